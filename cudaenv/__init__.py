@@ -1,0 +1,3 @@
+"""cudaenv: a CUDA environment doctor and manager."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from cudaenv.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,247 @@
+"""The frozen snapshot of a machine: what the probes saw, and the JSON contract (``schema_version`` 1).
+
+Probes build these records; diagnosis, recommendation and planning read them; renderers print them.
+Versions are strings ("12.4", "550.54.15"); absent facts are ``None``; every list is a tuple.
+``Snapshot.to_dict()`` is the public JSON (documented in README.md); ``Snapshot.from_dict`` reads it back.
+"""
+
+import dataclasses
+import typing
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Tuple
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something a probe could not do, or saw fail ("nvidia-smi timed out after 5 s")."""
+
+    probe: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Platform:
+    system: str  # linux | windows | darwin
+    distro: Optional[str] = None  # PRETTY_NAME from /etc/os-release: "Ubuntu 22.04.4 LTS"
+    distro_id: Optional[str] = None  # ID: "ubuntu"
+    distro_version: Optional[str] = None  # VERSION_ID: "22.04"
+    kernel: Optional[str] = None  # "5.15.153.1-microsoft-standard-WSL2"
+    machine: Optional[str] = None  # x86_64 | aarch64 | AMD64
+    wsl: Optional[int] = None  # None | 1 | 2
+    wsl_signals: Tuple[str, ...] = ()  # what said WSL: "osrelease", "WSLInterop", "/dev/dxg", ...
+    container: Optional[str] = None  # docker | podman | kubernetes | containerd | lxc | None
+    container_signals: Tuple[str, ...] = ()
+    nvidia_visible_devices: Optional[str] = None  # as set (container runtime)
+    dev_nvidia: Tuple[str, ...] = ()  # /dev/nvidia* nodes present ("/dev/nvidia0", "/dev/nvidiactl")
+    dev_dxg: bool = False  # WSL2's GPU paravirtualisation device
+    pci_nvidia_devices: Tuple[str, ...] = ()  # PCI addresses of vendor 0x10de display/3D controllers in /sys
+    secure_boot: Optional[bool] = None  # from efivars when readable
+    nouveau_loaded: bool = False  # /sys/module/nouveau present
+
+
+@dataclass(frozen=True)
+class Driver:
+    version: Optional[str]  # userspace driver version (NVML/nvidia-smi), else the kernel module's
+    cuda_version: Optional[str] = None  # highest CUDA the driver supports: "12.4"
+    kernel_module: Optional[str] = None  # open | proprietary | None
+    kernel_module_version: Optional[str] = None  # /proc/driver/nvidia/version or /sys/module/nvidia/version
+    source: str = "unknown"  # nvml | nvidia-smi | proc | sys | wsl | env
+    nvidia_smi: Optional[str] = None  # the nvidia-smi that answered (or was tried)
+    wsl_windows_side: bool = False  # WSL2: the driver is the Windows host's
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int  # nvidia-smi / NVML index (PCI bus order)
+    name: Optional[str] = None
+    uuid: Optional[str] = None
+    pci_bus_id: Optional[str] = None
+    memory_total_mib: Optional[int] = None
+    memory_used_mib: Optional[int] = None
+    compute_capability: Optional[str] = None  # "8.6"
+    mig_uuids: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuProcess:
+    pid: int
+    name: Optional[str] = None
+    used_memory_mib: Optional[int] = None
+    gpu_uuid: Optional[str] = None
+    gpu_index: Optional[int] = None
+    owner: Optional[str] = None  # user name from /proc/PID/status when readable
+    state: Optional[str] = None  # "running" | "zombie" | "gone" (no such pid) | None (not checked)
+
+
+@dataclass(frozen=True)
+class DeviceMapping:
+    logical: int  # cuda:N
+    physical: int  # nvidia-smi index
+    uuid: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class VisibleDevices:
+    cuda_visible_devices: Optional[str] = None  # None = unset (all GPUs)
+    device_order: Optional[str] = None  # CUDA_DEVICE_ORDER as set
+    mapping: Tuple[DeviceMapping, ...] = ()
+    entries: Tuple[str, ...] = ()  # the comma-separated entries as written
+    invalid_entry: Optional[str] = None  # the first entry CUDA rejected (it and all after it are ignored)
+    problems: Tuple[str, ...] = ()  # human sentences: "entry 'GPU-12' matches no GPU", "duplicate entry 1"
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    version: Optional[str]  # "12.4.131" or "12.4" where only major.minor is known
+    path: str  # the toolkit root, as the inspected system names it
+    source: str  # where it was found: "/usr/local/cuda-*", "CUDA_HOME", "PATH", "conda", "pip", ...
+    install_method: str = "unknown"  # runfile | deb | rpm | conda | pip | windows-installer | distro | unknown
+    active: bool = False  # the toolkit a build would use now (nvcc on PATH, else CUDA_HOME)
+    version_source: Optional[str] = None  # version.json | version.txt | cuda.h | nvcc
+    nvcc: Optional[str] = None  # path of bin/nvcc when present
+    lib_dir: Optional[str] = None  # lib64 or lib (targets/*/lib on some)
+    on_path: bool = False  # its bin is on PATH
+    in_ld_library_path: bool = False
+    is_cuda_home: bool = False  # CUDA_HOME (or CUDA_PATH) points at it
+    is_link_target: bool = False  # /usr/local/cuda points at it
+    bundled_driver: Optional[str] = None  # version.json's nvidia_driver (the installer's, not the installed one)
+    sources: Tuple[str, ...] = ()  # every source that found it
+
+
+@dataclass(frozen=True)
+class CudaSymlink:
+    path: str  # "/usr/local/cuda"
+    target: Optional[str]  # the link's text as written ("/usr/local/cuda-13.0" or "cuda-12.1")
+    resolved: Optional[str] = None  # the final path, None when dangling or looping
+    dangling: bool = False
+    alternatives: bool = False  # managed through /etc/alternatives/cuda
+
+
+@dataclass(frozen=True)
+class ActiveToolkit:
+    path: Optional[str]
+    nvcc: Optional[str] = None  # the nvcc PATH resolves (a wrapper's exec target followed)
+    version: Optional[str] = None
+    via: str = "PATH"  # PATH | CUDA_HOME | CUDA_PATH
+    nvcc_on_path: Tuple[str, ...] = ()  # every nvcc on PATH, in PATH order, before resolving
+
+
+@dataclass(frozen=True)
+class Cudnn:
+    version: Optional[str]  # "9.1.0"
+    header: Optional[str] = None
+    source: str = "unknown"  # system | toolkit | CUDNN_PATH | pip | windows | conda
+    major: Optional[int] = None
+    toolkit: Optional[str] = None  # the toolkit path whose include dir holds it
+
+
+@dataclass(frozen=True)
+class TorchDevice:
+    name: Optional[str] = None
+    capability: Optional[str] = None  # "8.6"
+    total_memory_mib: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Torch:
+    python: Optional[str]  # the interpreter probed
+    installed: bool = False
+    version: Optional[str] = None  # "2.13.0+cpu"
+    cuda: Optional[str] = None  # torch.version.cuda: "12.6" or None
+    hip: Optional[str] = None
+    cuda_available: Optional[bool] = None  # None when the dynamic pass did not run
+    device_count: Optional[int] = None
+    arch_list: Tuple[str, ...] = ()  # get_arch_list(): ("sm_50", ..., "compute_90")
+    devices: Tuple[TorchDevice, ...] = ()
+    cudnn: Optional[str] = None  # "91002" as torch reports it, normalised to "9.10.2"
+    nccl: Optional[str] = None
+    installer: Optional[str] = None  # pip | uv | conda | poetry | None
+    python_version: Optional[str] = None  # "3.11.7"
+    python_source: Optional[str] = None  # --python | VIRTUAL_ENV | CONDA_PREFIX | PATH
+    location: Optional[str] = None  # site-packages dir holding torch
+    requires: Tuple[str, ...] = ()  # nvidia-* requirements from the dist metadata
+    nvidia_packages: Tuple[str, ...] = ()  # installed nvidia-* distributions "nvidia-cudnn-cu12==9.1.0.70"
+    dynamic: bool = False  # True when torch was imported in the child
+    import_error: Optional[str] = None  # the exception text when `import torch` failed
+    cuda_error: Optional[str] = None  # the warning/exception text when CUDA init failed
+    externally_managed: bool = False  # PEP 668 marker on a system interpreter
+    in_virtualenv: bool = False
+    platform_tag: Optional[str] = None  # sysconfig.get_platform() of the target interpreter
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    platform: Platform
+    driver: Optional[Driver] = None
+    gpus: Tuple[Gpu, ...] = ()
+    visible_devices: VisibleDevices = field(default_factory=VisibleDevices)
+    toolkits: Tuple[Toolkit, ...] = ()
+    cuda_symlink: Optional[CudaSymlink] = None
+    active_toolkit: Optional[ActiveToolkit] = None
+    cudnn: Tuple[Cudnn, ...] = ()
+    env: Tuple[Tuple[str, str], ...] = ()  # CUDA_*, NVIDIA_*, NCCL_*, TORCH_*, PYTORCH_*, LD_LIBRARY_PATH
+    torch: Optional[Torch] = None
+    processes: Tuple[GpuProcess, ...] = ()
+    notes: Tuple[Note, ...] = ()
+    root: str = "/"
+    cudaenv_version: Optional[str] = None
+
+    @property
+    def env_map(self) -> Dict[str, str]:
+        return dict(self.env)
+
+    def notes_for(self, probe: str) -> Tuple[Note, ...]:
+        return tuple(n for n in self.notes if n.probe == probe)
+
+    def to_dict(self) -> Dict[str, Any]:
+        data = {"schema_version": SCHEMA_VERSION}
+        data.update(_to_jsonable(self))
+        data["env"] = dict(self.env)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Snapshot":
+        data = dict(data)
+        data.pop("schema_version", None)
+        data.pop("findings", None)
+        env = data.get("env") or {}
+        data["env"] = tuple(sorted(env.items())) if isinstance(env, dict) else tuple(tuple(x) for x in env)
+        return _from_jsonable(cls, data)
+
+
+def _to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_to_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _to_jsonable(v) for k, v in value.items()}
+    return value
+
+
+def _from_jsonable(tp: Any, value: Any) -> Any:
+    """Rebuild dataclasses and tuples from JSON data, following the type hints."""
+    if value is None:
+        return None
+    origin = typing.get_origin(tp) if hasattr(typing, "get_origin") else getattr(tp, "__origin__", None)
+    args = typing.get_args(tp) if hasattr(typing, "get_args") else getattr(tp, "__args__", ())
+    if origin is typing.Union:
+        inner = [a for a in args if a is not type(None)]
+        return _from_jsonable(inner[0], value) if inner else value
+    if origin in (tuple, Tuple):
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_from_jsonable(args[0], v) for v in value)
+        return tuple(value)
+    if dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        known = {f.name for f in dataclasses.fields(tp)}
+        kwargs = {k: _from_jsonable(hints[k], v) for k, v in value.items() if k in known}
+        return tp(**kwargs)
+    return value
+
+
+def replace(obj: Any, **changes: Any) -> Any:
+    """``dataclasses.replace`` under a shorter name (snapshots are frozen)."""
+    return dataclasses.replace(obj, **changes)

@@ -1,0 +1,118 @@
+"""The Host seam: paths read inside the root, links followed inside it, commands as values."""
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cudaenv.host import CommandResult, Host, host_from_environment
+from cudaenv.errors import UserError
+
+
+def test_absolute_link_targets_resolve_inside_the_root(fake_root):
+    fake_root.toolkit("12.4.131")
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-12.4")
+    host = fake_root.host()
+    assert host.resolve("/usr/local/cuda") == "/usr/local/cuda-12.4"
+    assert host.is_dir("/usr/local/cuda/bin")
+    assert host.read_text("/usr/local/cuda/version.json").count("12.4.131") == 1
+
+
+def test_relative_and_chained_links(fake_root):
+    fake_root.toolkit("12.1.1")
+    fake_root.link("etc/alternatives/cuda", "/usr/local/cuda-12.1")
+    fake_root.link("usr/local/cuda", "/etc/alternatives/cuda")
+    fake_root.link("usr/local/cuda-rel", "cuda-12.1")
+    host = fake_root.host()
+    assert host.resolve("/usr/local/cuda") == "/usr/local/cuda-12.1"
+    assert host.resolve("/usr/local/cuda-rel") == "/usr/local/cuda-12.1"
+    assert host.readlink("/usr/local/cuda") == "/etc/alternatives/cuda"
+
+
+def test_dangling_and_looping_links_resolve_to_none(fake_root):
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-11.8")
+    fake_root.link("opt/a", "/opt/b")
+    fake_root.link("opt/b", "/opt/a")
+    host = fake_root.host()
+    assert host.resolve("/usr/local/cuda") is None
+    assert host.resolve("/opt/a") is None
+    assert host.listdir("/opt/a") == []
+    assert host.lexists("/usr/local/cuda") and not host.exists("/usr/local/cuda")
+
+
+def test_unroot_is_the_inverse_of_path(fake_root):
+    host = fake_root.host()
+    real = host.path("/usr/local/cuda-12.4/bin/nvcc")
+    assert str(real).startswith(str(fake_root.path))
+    assert host.unroot(real) == "/usr/local/cuda-12.4/bin/nvcc"
+
+
+def test_windows_paths_map_drive_letters_into_the_root(fake_root):
+    fake_root.file("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.1/version.json", "{}")
+    host = fake_root.host(system="windows")
+    p = r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.1"
+    assert host.listdir(p) == ["version.json"]
+    assert host.unroot(host.path(p)) == p
+
+
+def test_missing_program_is_a_value(fake_root):
+    result = fake_root.host().run(["definitely-not-a-program-xyz"])
+    assert result.error == "missing" and not result.ok
+    assert result.describe() == "definitely-not-a-program-xyz was not found"
+
+
+def test_nonzero_exit_is_a_value(fake_root, fake_bin):
+    fake_bin.command("nvidia-smi", stdout="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n", exit_code=9)
+    result = fake_root.host(path=fake_bin.env_path).run(["nvidia-smi"])
+    assert result.returncode == 9 and result.error is None and not result.ok
+    assert "couldn't communicate" in result.describe()
+
+
+def test_a_hanging_command_is_killed_at_the_timeout(fake_root, fake_bin):
+    fake_bin.command("nvidia-smi", stdout="never\n", sleep=30)
+    host = fake_root.host(path=fake_bin.env_path, timeout=0.5)
+    start = time.monotonic()
+    result = host.run(["nvidia-smi"])
+    assert time.monotonic() - start < 2.5
+    assert result.error == "timeout"
+    assert result.describe() == "nvidia-smi timed out after 0.5 s"
+
+
+def test_undecodable_output_is_replaced_not_raised(fake_root, fake_bin, tmp_path):
+    script = fake_bin.path / "garbage"
+    script.write_bytes(b"#!/bin/sh\nprintf '\\377\\376ok'\n")
+    script.chmod(0o755)
+    result = fake_root.host(path=fake_bin.env_path).run(["garbage"])
+    assert result.ok and result.undecodable and result.stdout.endswith("ok")
+
+
+def test_which_uses_the_real_path_and_which_in_root_the_image(fake_root, fake_bin):
+    fake_bin.command("nvidia-smi", stdout="x")
+    fake_root.toolkit("12.4.131")
+    host = fake_root.host(path="/usr/local/cuda-12.4/bin:" + fake_bin.env_path)
+    assert host.which("nvidia-smi") == str(fake_bin.path / "nvidia-smi")
+    assert host.which_in_root("nvcc") == "/usr/local/cuda-12.4/bin/nvcc"
+
+
+def test_bad_root_is_a_user_error(tmp_path):
+    with pytest.raises(UserError) as info:
+        host_from_environment({}, root=str(tmp_path / "nope"))
+    assert "not a directory" in info.value.message and info.value.hint
+
+
+def test_root_from_environment(tmp_path):
+    host = host_from_environment({"CUDAENV_ROOT": str(tmp_path), "CUDAENV_TIMEOUT": "2.5"})
+    assert host.root == tmp_path and host.timeout == 2.5 and host.rooted
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_resolve_never_raises_on_any_path(fake_root_text):
+    host = Host(root="/nonexistent-cudaenv-root", env={})
+    assert host.resolve(fake_root_text) is None or isinstance(host.resolve(fake_root_text), str)
+
+
+def test_command_result_describe_mentions_first_output_line():
+    r = CommandResult(("nvidia-smi",), 18, "Failed to initialize NVML: Driver/library version mismatch\n")
+    assert r.describe() == "nvidia-smi exited with status 18: Failed to initialize NVML: Driver/library version mismatch"

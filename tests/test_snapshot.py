@@ -1,0 +1,29 @@
+"""The JSON contract round-trips and carries schema_version 1."""
+
+import json
+
+from cudaenv.snapshot import (
+    SCHEMA_VERSION, CudaSymlink, DeviceMapping, Driver, Gpu, Note, Platform, Snapshot, Toolkit, Torch, TorchDevice,
+    VisibleDevices,
+)
+
+
+def test_round_trip_through_json():
+    snap = Snapshot(
+        platform=Platform(system="linux", distro="Ubuntu 22.04.4 LTS", machine="x86_64", wsl=2),
+        driver=Driver(version="550.54.15", cuda_version="12.4", source="nvidia-smi"),
+        gpus=(Gpu(index=0, name="NVIDIA GeForce RTX 4090", compute_capability="8.9", memory_total_mib=24564),),
+        visible_devices=VisibleDevices(cuda_visible_devices="0", mapping=(DeviceMapping(0, 0, "GPU-1"),), entries=("0",)),
+        toolkits=(Toolkit(version="12.4.131", path="/usr/local/cuda-12.4", source="/usr/local/cuda-*", active=True),),
+        cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-12.4", resolved="/usr/local/cuda-12.4"),
+        env=(("CUDA_HOME", "/usr/local/cuda"),),
+        torch=Torch(python="/usr/bin/python3", installed=True, version="2.13.0+cpu", arch_list=("sm_90",),
+                    devices=(TorchDevice(name="x", capability="9.0"),)),
+        notes=(Note("driver", "nvidia-smi timed out after 5 s"),),
+    )
+    data = json.loads(json.dumps(snap.to_dict()))
+    assert data["schema_version"] == SCHEMA_VERSION == 1
+    assert data["env"] == {"CUDA_HOME": "/usr/local/cuda"}
+    assert data["gpus"][0]["compute_capability"] == "8.9"
+    assert data["platform"]["wsl"] == 2
+    assert Snapshot.from_dict(data) == snap
