@@ -53,6 +53,18 @@ class Driver:
 
 
 @dataclass(frozen=True)
+class ToolStatus:
+    """How a driver tool answered: NVML (in a child process) or nvidia-smi."""
+
+    tool: str  # "nvml" | "nvidia-smi"
+    path: Optional[str] = None  # the library or program tried
+    status: str = "ok"  # ok | missing | timeout | failed
+    failure: Optional[str] = None  # driver-not-loaded | driver-library-mismatch | gpu-lost | no-devices | no-permission | None
+    message: Optional[str] = None  # the first line of the failure text, verbatim
+    seconds: Optional[float] = None
+
+
+@dataclass(frozen=True)
 class Gpu:
     index: int  # nvidia-smi / NVML index (PCI bus order)
     name: Optional[str] = None
@@ -169,6 +181,7 @@ class Torch:
     externally_managed: bool = False  # PEP 668 marker on a system interpreter
     in_virtualenv: bool = False
     platform_tag: Optional[str] = None  # sysconfig.get_platform() of the target interpreter
+    site_packages: Tuple[str, ...] = ()  # the target interpreter's site-packages dirs (for pip nvidia-* wheels)
 
 
 @dataclass(frozen=True)
@@ -184,6 +197,7 @@ class Snapshot:
     env: Tuple[Tuple[str, str], ...] = ()  # CUDA_*, NVIDIA_*, NCCL_*, TORCH_*, PYTORCH_*, LD_LIBRARY_PATH
     torch: Optional[Torch] = None
     processes: Tuple[GpuProcess, ...] = ()
+    tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()
     root: str = "/"
     cudaenv_version: Optional[str] = None

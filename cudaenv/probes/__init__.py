@@ -1,0 +1,1 @@
+"""Probes: each reads one part of the machine through a Host (``probe_*``) beside pure parsers (``parse_*``)."""

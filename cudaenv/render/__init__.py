@@ -1,0 +1,1 @@
+"""Renderers: pure functions from snapshots, findings and plans to text, JSON or Markdown."""
