@@ -1,0 +1,1 @@
+"""Typed access to the facts tables in data/ (drivers, torch variants, architectures)."""
