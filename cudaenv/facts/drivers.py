@@ -1,0 +1,152 @@
+"""Which NVIDIA driver runs which CUDA: the facts in ``data/cuda_drivers.json``, asked as questions.
+
+Two tables (sources in the JSON):
+
+* ``minimum``: the lowest driver that runs a CUDA X.Y *runtime* (a torch wheel, a conda cudatoolkit)
+  through minor-version compatibility. ``min_driver_for_cuda("12.8", "linux") == "525.60.13"``.
+* ``bundled``: the driver each toolkit release ships. Code that nvcc of that toolkit built with PTX needs
+  it to JIT that PTX (minor-version compatibility cannot JIT newer PTX).
+  ``toolkit_driver("12.4", "linux") == "550.54.14"``.
+
+``system`` is ``linux`` or ``windows`` (WSL2 reports the Windows driver: ask with ``windows``).
+Every function takes an optional ``table`` (the loaded JSON) so that callers and tests can pass their own.
+"""
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+TABLE = "cuda_drivers"
+
+
+def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    if table is not None:
+        return table
+    from cudaenv.resources import load_table
+
+    return load_table(TABLE)
+
+
+def version_tuple(text: Optional[str]) -> Tuple[int, ...]:
+    """``"550.54.15"`` -> ``(550, 54, 15)``; leading digits of each part, non-numeric tails ignored."""
+    if not text:
+        return ()
+    parts = []
+    for piece in str(text).strip().lstrip("vV").split("."):
+        m = re.match(r"\d+", piece)
+        if not m:
+            break
+        parts.append(int(m.group(0)))
+    return tuple(parts)
+
+
+def compare_versions(a: Optional[str], b: Optional[str]) -> int:
+    """-1, 0 or 1, numerically and part by part, a missing part counting as 0 (``"580" < "580.65.06"``)."""
+    ta, tb = list(version_tuple(a)), list(version_tuple(b))
+    n = max(len(ta), len(tb))
+    ta += [0] * (n - len(ta))
+    tb += [0] * (n - len(tb))
+    return (ta > tb) - (ta < tb)
+
+
+def major_minor(text: Optional[str]) -> Optional[str]:
+    """``"12.4.131"`` -> ``"12.4"``; ``"12"`` -> ``"12.0"``; None when there is no number."""
+    t = version_tuple(text)
+    if not t:
+        return None
+    return "%d.%d" % (t[0], t[1] if len(t) > 1 else 0)
+
+
+def _column(system: str) -> str:
+    return "windows" if (system or "").lower().startswith("win") else "linux"
+
+
+def _rows(table: Optional[Dict[str, Any]], kind: str) -> List[Dict[str, Any]]:
+    return [r for r in _table(table)["rows"] if r.get("table") == kind]
+
+
+def _covers(row: Dict[str, Any], cuda: Tuple[int, int]) -> bool:
+    lo = version_tuple(row["cuda_from"])[:2]
+    hi = version_tuple(row["cuda_to"])
+    if cuda < tuple(lo):
+        return False
+    if len(hi) == 1:  # a whole major: every minor of it
+        return cuda[0] == hi[0]
+    return cuda <= tuple(hi[:2])
+
+
+def min_driver_for_cuda(cuda: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """The lowest driver that runs a CUDA ``cuda`` runtime (minor-version compatibility); None when unknown."""
+    mm = version_tuple(major_minor(cuda))
+    if not mm:
+        return None
+    for row in _rows(table, "minimum"):
+        if _covers(row, (mm[0], mm[1])):
+            return row.get(_column(system))
+    return None
+
+
+def known_cuda_versions(table: Optional[Dict[str, Any]] = None) -> List[str]:
+    """Every toolkit major.minor the bundled table knows, oldest first."""
+    seen = {major_minor(r["toolkit"]) for r in _rows(table, "bundled")}
+    return sorted((v for v in seen if v), key=version_tuple)
+
+
+def max_cuda_for_driver(driver: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """The highest CUDA major.minor a runtime may have and still run on ``driver`` (minor-version compatibility).
+
+    A family row (``12.x``) counts up to the newest 12 minor the tables know: 535.x -> ``"12.9"``.
+    None when the driver is older than every row or not a version.
+    """
+    if not version_tuple(driver):
+        return None
+    col = _column(system)
+    known = known_cuda_versions(table)
+    best: Optional[str] = None
+    for row in _rows(table, "minimum"):
+        minimum = row.get(col)
+        if not minimum or compare_versions(driver, minimum) < 0:
+            continue
+        hi = version_tuple(row["cuda_to"])
+        if len(hi) == 1:
+            in_major = [v for v in known if version_tuple(v)[0] == hi[0]]
+            top = in_major[-1] if in_major else "%d.0" % hi[0]
+        else:
+            top = "%d.%d" % hi[:2]
+        if best is None or compare_versions(top, best) > 0:
+            best = top
+    return best
+
+
+def toolkit_driver(toolkit_version: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """The driver bundled with that toolkit release (what its nvcc-built PTX needs); None when unknown or not bundled.
+
+    An exact release (``"12.4.1"``) gives its own row; otherwise the GA release of that major.minor
+    (``"12.4"``, or nvcc's ``"12.4.131"``) gives the lowest driver of that minor.
+    """
+    col = _column(system)
+    rows = _rows(table, "bundled")
+    for row in rows:
+        if compare_versions(row["toolkit"], toolkit_version) == 0 and len(version_tuple(toolkit_version)) >= 3:
+            return row.get(col)
+    mm = major_minor(toolkit_version)
+    if mm is None:
+        return None
+    same = [r for r in rows if major_minor(r["toolkit"]) == mm]
+    same.sort(key=lambda r: version_tuple(r["toolkit"]))
+    return same[0].get(col) if same else None
+
+
+def native_cuda_for_driver(driver: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[str]:
+    """The newest toolkit major.minor whose bundled driver ``driver`` reaches (what nvidia-smi's "CUDA Version" says)."""
+    if not version_tuple(driver):
+        return None
+    best: Optional[str] = None
+    for mm in known_cuda_versions(table):
+        needed = toolkit_driver(mm, system, table)
+        if needed and compare_versions(driver, needed) >= 0:
+            best = mm
+    return best
+
+
+def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
+    return dict(_table(table)["sources"])
