@@ -1,0 +1,377 @@
+"""Facts about torch in the interpreter this runs in, as one JSON line on stdout.
+
+Run by cudaenv as ``python -c <this source> static`` or ``... dynamic``. Stdlib only, Python 3.7+.
+
+* ``static``: never imports torch. Finds the package with ``importlib.util.find_spec``, reads
+  ``torch/version.py`` as text (``ast.literal_eval`` of its assignments, never ``exec``), the
+  distribution's METADATA and INSTALLER, the installed ``nvidia-*`` distributions, and facts about the
+  interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
+* ``dynamic``: imports torch and asks it about CUDA; every call is guarded, warnings are captured.
+
+The result is printed on one line starting with ``MARKER`` (torch or a CUDA library may print on
+stdout themselves; the caller looks for the marker).
+"""
+
+import ast
+import json
+import os
+import sys
+
+MARKER = "CUDAENV_TORCH_PROBE "
+VERSION_KEYS = ("__version__", "cuda", "hip", "git_version", "debug")
+
+
+def _strip_cwd_from_path():
+    """``python -c`` puts the current directory first on sys.path; the installation is what we describe."""
+    cwd = os.getcwd()
+    while sys.path and sys.path[0] in ("", ".", cwd):
+        sys.path.pop(0)
+    return cwd
+
+
+def parse_version_py(text):
+    """The literal assignments of torch/version.py: {"__version__": "2.13.0+cpu", "cuda": None, ...}."""
+    found = {}
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return found
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            if isinstance(target, ast.Name) and target.id in VERSION_KEYS:
+                try:
+                    value = ast.literal_eval(node.value)
+                except (ValueError, SyntaxError, TypeError):
+                    continue
+                if value is None or isinstance(value, (str, bool)):
+                    found[target.id] = value
+    return found
+
+
+def _read(path, limit=2 * 1024 * 1024):
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(limit).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+
+
+def _listdir(path):
+    try:
+        return sorted(os.listdir(path))
+    except (OSError, ValueError):
+        return []
+
+
+def _find_torch_spec():
+    """(kind, path): ("package", dir) | ("module", file) | ("namespace", dir) | (None, None)."""
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError, AttributeError):
+        spec = None
+    if spec is not None:
+        locations = list(spec.submodule_search_locations or [])
+        origin = spec.origin if spec.origin not in (None, "namespace") else None
+        if origin and os.path.basename(origin) == "__init__.py":
+            return "package", os.path.dirname(origin)
+        if origin:
+            return "module", origin
+        if locations:
+            return "namespace", locations[0]
+        return None, None
+    if sys.version_info < (3, 4):  # pragma: no cover
+        return None, None
+    return None, None
+
+
+def _scan_path_for_torch():
+    """Python 3.7 without a usable find_spec answer: the first sys.path entry with torch/version.py."""
+    for entry in sys.path:
+        if entry and os.path.isfile(os.path.join(entry, "torch", "version.py")):
+            return os.path.join(entry, "torch")
+    return None
+
+
+def parse_metadata(text):
+    """(name, version, requires) from a METADATA / PKG-INFO header block."""
+    name = version = None
+    requires = []
+    for line in (text or "").splitlines():
+        if not line.strip():
+            break
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip().lower(), value.strip()
+        if key == "name" and name is None:
+            name = value
+        elif key == "version" and version is None:
+            version = value
+        elif key == "requires-dist":
+            requires.append(value)
+    return name, version, requires
+
+
+def _dist_name(folder):
+    """``nvidia_cudnn_cu12-9.5.1.17.dist-info`` -> ("nvidia-cudnn-cu12", "9.5.1.17")."""
+    for suffix in (".dist-info", ".egg-info"):
+        if folder.endswith(suffix):
+            stem = folder[: -len(suffix)]
+            name, sep, version = stem.partition("-")
+            if not sep:
+                return None
+            return name.replace("_", "-").replace(".", "-").lower(), version.split("-py")[0]
+    return None
+
+
+def _torch_distribution(location):
+    """The dist-info (or egg-info) folder of torch in ``location``, or None."""
+    for entry in _listdir(location):
+        parsed = _dist_name(entry)
+        if parsed and parsed[0] in ("torch", "pytorch"):
+            return os.path.join(location, entry)
+    return None
+
+
+def _installer(dist_dir):
+    if dist_dir is None:
+        return None
+    text = _read(os.path.join(dist_dir, "INSTALLER"))
+    if text and text.strip():
+        return text.strip().splitlines()[0].strip().lower()
+    return None
+
+
+def _conda_owns_torch(prefix):
+    meta = os.path.join(prefix, "conda-meta")
+    for entry in _listdir(meta):
+        if entry.endswith(".json") and (entry.startswith("pytorch-") or entry.startswith("torch-")):
+            rest = entry.split("-", 1)[1]
+            if rest[:1].isdigit():
+                return True
+    return False
+
+
+def _site_packages():
+    dirs = []
+    try:
+        import site
+
+        getsite = getattr(site, "getsitepackages", None)
+        if getsite is not None:
+            dirs.extend(getsite())
+        if getattr(site, "ENABLE_USER_SITE", False):
+            user = site.getusersitepackages()
+            if user:
+                dirs.append(user)
+    except Exception:  # an old virtualenv's site.py lacks these
+        pass
+    for entry in sys.path:
+        if entry and os.path.basename(entry.rstrip("/\\")) in ("site-packages", "dist-packages"):
+            dirs.append(entry)
+    seen = []
+    for d in dirs:
+        if d not in seen and os.path.isdir(d):
+            seen.append(d)
+    return seen
+
+
+def _nvidia_packages(dirs):
+    found = {}
+    for d in dirs:
+        for entry in _listdir(d):
+            parsed = _dist_name(entry)
+            if parsed and parsed[0].startswith("nvidia-") and parsed[0] not in found:
+                found[parsed[0]] = parsed[1]
+    return ["%s==%s" % (name, found[name]) for name in sorted(found)]
+
+
+def _interpreter_facts():
+    import sysconfig
+
+    base = getattr(sys, "base_prefix", sys.prefix)
+    in_venv = sys.prefix != base or hasattr(sys, "real_prefix")
+    managed = False
+    if not in_venv:
+        try:
+            stdlib = sysconfig.get_path("stdlib")
+            managed = bool(stdlib) and os.path.isfile(os.path.join(stdlib, "EXTERNALLY-MANAGED"))
+        except Exception:
+            managed = False
+    try:
+        platform_tag = sysconfig.get_platform()
+    except Exception:
+        platform_tag = None
+    return {
+        "executable": sys.executable,
+        "python_version": "%d.%d.%d" % tuple(sys.version_info[:3]),
+        "prefix": sys.prefix,
+        "in_virtualenv": in_venv,
+        "externally_managed": managed,
+        "platform_tag": platform_tag,
+    }
+
+
+def static():
+    cwd = _strip_cwd_from_path()
+    result = _interpreter_facts()
+    result.update({"mode": "static", "installed": False, "notes": []})
+    site_dirs = _site_packages()
+    kind, path = _find_torch_spec()
+    if kind is None:
+        scanned = _scan_path_for_torch()
+        if scanned:
+            kind, path = "package", scanned
+    torch_dir = None
+    if kind == "module":
+        result["notes"].append("%s is a module named torch, not the torch package; it shadows any installed torch" % path)
+        result["shadow"] = path
+    elif kind in ("package", "namespace"):
+        version_py = os.path.join(path, "version.py")
+        text = _read(version_py)
+        if text is None:
+            result["notes"].append("%s is a folder named torch without version.py; it is not an installed torch" % path)
+            result["shadow"] = path
+        else:
+            torch_dir = path
+            values = parse_version_py(text)
+            result["installed"] = True
+            result["version"] = values.get("__version__")
+            result["cuda"] = values.get("cuda")
+            result["hip"] = values.get("hip")
+            result["git_version"] = values.get("git_version")
+            if result["version"] is None:
+                result["notes"].append("%s has no readable __version__" % version_py)
+    if torch_dir is not None:
+        location = os.path.dirname(torch_dir)
+        result["location"] = location
+        if location not in site_dirs and os.path.isdir(location):
+            site_dirs.append(location)
+        dist = _torch_distribution(location)
+        result["dist_info"] = dist
+        if dist is not None:
+            meta = _read(os.path.join(dist, "METADATA")) or _read(os.path.join(dist, "PKG-INFO")) or ""
+            name, version, requires = parse_metadata(meta)
+            result["dist_version"] = version
+            result["requires"] = [r for r in requires if r.lower().startswith("nvidia-") or r.lower().startswith("nvidia_")]
+            result["installer"] = _installer(dist)
+        if result.get("installer") in (None, "") and _conda_owns_torch(sys.prefix):
+            result["installer"] = "conda"
+        elif result.get("installer") == "pip" and _conda_owns_torch(sys.prefix):
+            result["installer"] = "conda"
+    for name in ("torch", "torch.py"):
+        candidate = os.path.join(cwd, name)
+        if os.path.exists(candidate) and (torch_dir is None or os.path.dirname(torch_dir) != cwd):
+            result["cwd_shadow"] = candidate
+    result["site_packages"] = site_dirs
+    result["nvidia_packages"] = _nvidia_packages(site_dirs)
+    return result
+
+
+def _guard(result, key, func):
+    try:
+        return func()
+    except Exception as exc:  # noqa: BLE001 - every torch call may fail on a broken install
+        result.setdefault("errors", {})[key] = "%s: %s" % (type(exc).__name__, exc)
+        return None
+
+
+def _nccl_text(value):
+    if value is None:
+        return None
+    if isinstance(value, (tuple, list)):
+        return ".".join(str(v) for v in value)
+    if isinstance(value, int):
+        # old torch: 2708 or 21805 (major*1000+minor*100+patch, or major*10000+minor*100+patch from 2.9)
+        if value >= 10000:
+            return "%d.%d.%d" % (value // 10000, (value % 10000) // 100, value % 100)
+        return "%d.%d.%d" % (value // 1000, (value % 1000) // 100, value % 100)
+    return str(value)
+
+
+def dynamic():
+    _strip_cwd_from_path()
+    import warnings
+
+    result = {"mode": "dynamic", "dynamic": True, "executable": sys.executable}
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # anything torch prints must not mix with our JSON
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                import torch
+            except BaseException as exc:  # ImportError, OSError (a missing .so), even SystemExit
+                result["import_error"] = "%s: %s" % (type(exc).__name__, exc)
+                return result
+            result["version"] = str(getattr(torch, "__version__", "") or "") or None
+            result["file"] = getattr(torch, "__file__", None)
+            version = getattr(torch, "version", None)
+            result["cuda"] = getattr(version, "cuda", None)
+            result["hip"] = getattr(version, "hip", None)
+            cuda = getattr(torch, "cuda", None)
+            if cuda is None:
+                result["cuda_error"] = "torch has no torch.cuda module"
+                return result
+            available = _guard(result, "is_available", cuda.is_available)
+            result["cuda_available"] = bool(available) if available is not None else None
+            count = _guard(result, "device_count", cuda.device_count)
+            result["device_count"] = int(count) if count is not None else None
+            devices = []
+            if available:
+                for i in range(result["device_count"] or 0):
+                    name = _guard(result, "get_device_name", lambda: cuda.get_device_name(i))
+                    cap = _guard(result, "get_device_capability", lambda: cuda.get_device_capability(i))
+                    props = _guard(result, "get_device_properties", lambda: cuda.get_device_properties(i))
+                    total = getattr(props, "total_memory", None) if props is not None else None
+                    devices.append(
+                        {
+                            "name": name,
+                            "capability": "%d.%d" % tuple(cap) if cap else None,
+                            "total_memory_mib": int(total) // (1024 * 1024) if total else None,
+                        }
+                    )
+            result["devices"] = devices
+            arch = _guard(result, "get_arch_list", cuda.get_arch_list)
+            result["arch_list"] = [str(a) for a in arch] if arch else []
+            backends = getattr(torch, "backends", None)
+            cudnn = getattr(backends, "cudnn", None)
+            if cudnn is not None:
+                result["cudnn"] = _guard(result, "cudnn.version", cudnn.version)
+            nccl = getattr(cuda, "nccl", None)
+            if nccl is not None and (result.get("cuda") or result.get("hip")):
+                result["nccl"] = _nccl_text(_guard(result, "nccl.version", nccl.version))
+        messages = []
+        for w in caught:
+            text = str(w.message).strip()
+            if text and ("CUDA" in text or "cuda" in text or "NVIDIA" in text) and text not in messages:
+                messages.append(text)
+        for key in ("is_available", "device_count"):
+            if key in result.get("errors", {}):
+                messages.append(result["errors"][key])
+        if messages:
+            result["cuda_error"] = "\n".join(messages)
+        return result
+    finally:
+        sys.stdout = real_stdout
+
+
+def main(argv):
+    mode = argv[1] if len(argv) > 1 else "static"
+    try:
+        result = dynamic() if mode == "dynamic" else static()
+    except Exception as exc:  # the probe itself must always answer
+        result = {"mode": mode, "probe_error": "%s: %s" % (type(exc).__name__, exc)}
+    sys.stdout.write(MARKER + json.dumps(result, sort_keys=True, default=str) + "\n")
+    sys.stdout.flush()
+    if mode == "dynamic":
+        os._exit(0)  # skip torch's slow interpreter teardown; everything is written
+    return 0
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,144 @@
+"""Assemble a :class:`~cudaenv.snapshot.Snapshot` from every probe, concurrently.
+
+Order: find the interpreter, run the static torch pass (tens of milliseconds; it gives the
+site-packages dirs where pip ``nvidia-*`` wheels live), then in threads at once:
+
+* platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping
+* toolkits -> cuDNN
+* the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it)
+
+A probe that raises becomes ``Note("collect", "probe X failed: ...")``, never a crash. Each chain
+keeps its own notes; they are joined in a fixed order so the output does not depend on timing.
+"""
+
+import importlib
+from typing import Any, Callable, List, Optional, Tuple
+
+from cudaenv.snapshot import Note, Platform, Snapshot, Torch, VisibleDevices
+
+Progress = Callable[[str], None]
+
+
+class _Failed(Exception):
+    """A probe that could not run; already recorded as a note."""
+
+
+def _call(notes: List[Note], label: str, module: str, func: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``module.func(*args)``; a missing module or an exception becomes a note and raises _Failed."""
+    try:
+        mod = importlib.import_module(module)
+        fn = getattr(mod, func)
+    except (ImportError, AttributeError) as exc:
+        notes.append(Note("collect", "probe %s is not available in this cudaenv: %s" % (label, exc)))
+        raise _Failed(label)
+    try:
+        return fn(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - one broken probe must not take the report down
+        notes.append(Note("collect", "probe %s failed: %s: %s" % (label, type(exc).__name__, exc)))
+        raise _Failed(label)
+
+
+def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:
+    try:
+        platform = _call(notes, "platform", "cudaenv.probes.platform", "probe_platform", host, notes)
+    except _Failed:
+        platform = Platform(system=host.system, machine=host.machine)
+    try:
+        nvidia = _call(notes, "nvidia", "cudaenv.probes.nvidia", "probe_nvidia", host, notes, platform=platform)
+    except _Failed:
+        nvidia = None
+    gpus = tuple(getattr(nvidia, "gpus", ()) or ())
+    try:
+        visible = _call(notes, "visibility", "cudaenv.probes.visibility", "probe_visibility", host, gpus)
+    except _Failed:
+        visible = VisibleDevices(
+            cuda_visible_devices=host.env.get("CUDA_VISIBLE_DEVICES"), device_order=host.env.get("CUDA_DEVICE_ORDER")
+        )
+    return platform, nvidia, visible
+
+
+def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
+    try:
+        state = _call(notes, "toolkits", "cudaenv.probes.toolkits", "probe_toolkits", host, notes, site_packages=site_packages)
+    except _Failed:
+        state = None
+    toolkits = tuple(getattr(state, "toolkits", ()) or ())
+    try:
+        cudnn = tuple(_call(notes, "cudnn", "cudaenv.probes.cudnn", "probe_cudnn", host, notes, toolkits, site_packages=site_packages) or ())
+    except _Failed:
+        cudnn = ()
+    return state, cudnn
+
+
+def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
+    try:
+        return _call(notes, "torch", "cudaenv.probes.torch", "probe_torch_dynamic", host, interpreter, static, notes)
+    except _Failed:
+        return static
+
+
+def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None) -> Snapshot:
+    """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``.
+
+    ``progress(message)`` is called from the calling thread before each phase (for a spinner).
+    A ``--python`` that does not exist raises :class:`cudaenv.errors.UserError`.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import cudaenv
+    from cudaenv.probes.env import probe_env
+    from cudaenv.probes.python import find_interpreter
+    from cudaenv.probes.torch import probe_torch_static
+
+    def say(message: str) -> None:
+        if progress is not None:
+            progress(message)
+
+    collect_notes: List[Note] = []
+    python_notes: List[Note] = []
+    torch_notes: List[Note] = []
+    hw_notes: List[Note] = []
+    tk_notes: List[Note] = []
+
+    interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
+    say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
+    try:
+        torch = probe_torch_static(host, interpreter, torch_notes)
+    except Exception as exc:  # noqa: BLE001
+        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
+        torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
+    site_packages = tuple(torch.site_packages)
+
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="cudaenv-probe") as pool:
+        hw_future = pool.submit(_hardware, host, hw_notes)
+        tk_future = pool.submit(_toolkits, host, tk_notes, site_packages)
+        torch_future = None
+        if not quick and interpreter is not None and torch.installed:
+            say("importing torch in %s" % interpreter.path)
+            torch_future = pool.submit(_torch_dynamic, host, interpreter, torch, torch_notes)
+        else:
+            say("probing the driver, GPUs and toolkits")
+        env = probe_env(host)
+        platform, nvidia, visible = hw_future.result()
+        toolkit_state, cudnn = tk_future.result()
+        if torch_future is not None:
+            torch = torch_future.result()
+    say("done")
+
+    return Snapshot(
+        platform=platform,
+        driver=getattr(nvidia, "driver", None),
+        gpus=tuple(getattr(nvidia, "gpus", ()) or ()),
+        visible_devices=visible,
+        toolkits=tuple(getattr(toolkit_state, "toolkits", ()) or ()),
+        cuda_symlink=getattr(toolkit_state, "cuda_symlink", None),
+        active_toolkit=getattr(toolkit_state, "active_toolkit", None),
+        cudnn=cudnn,
+        env=env,
+        torch=torch,
+        processes=tuple(getattr(nvidia, "processes", ()) or ()),
+        tools=tuple(getattr(nvidia, "tools", ()) or ()),
+        notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes),
+        root=str(host.root),
+        cudaenv_version=cudaenv.__version__,
+    )

@@ -1,0 +1,81 @@
+"""Which Python's torch to inspect: ``--python``, else the active venv, else the conda env, else PATH.
+
+Interpreters are host programs: real paths on this machine, run with ``host.run``, never read inside
+``--root`` (an image's Python cannot run here anyway).
+"""
+
+import ntpath
+import os
+import posixpath
+from dataclasses import dataclass
+from typing import List, Optional
+
+from cudaenv.errors import UserError
+
+SOURCES = ("--python", "VIRTUAL_ENV", "CONDA_PREFIX", "PATH")
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    path: str
+    source: str  # --python | VIRTUAL_ENV | CONDA_PREFIX | PATH
+
+
+def _runnable(path: str) -> bool:
+    try:
+        return os.path.isfile(path) and os.access(path, os.X_OK)
+    except (OSError, ValueError):
+        return False
+
+
+def env_interpreter(prefix: str, system: str, conda: bool = False) -> str:
+    """The interpreter inside a venv or conda prefix: bin/python, Scripts\\python.exe (venv) or python.exe (conda)."""
+    if system == "windows":
+        return ntpath.join(prefix, "python.exe") if conda else ntpath.join(prefix, "Scripts", "python.exe")
+    return posixpath.join(prefix, "bin", "python")
+
+
+def _explicit(host, explicit: str) -> Interpreter:
+    looks_like_path = os.sep in explicit or "/" in explicit or (host.system == "windows" and "\\" in explicit)
+    if looks_like_path:
+        if os.path.isdir(explicit):
+            candidate = env_interpreter(explicit, host.system)
+            if _runnable(candidate):
+                return Interpreter(os.path.abspath(candidate), "--python")
+        if _runnable(explicit):
+            return Interpreter(os.path.abspath(explicit), "--python")
+    else:
+        found = host.which(explicit)
+        if found:
+            return Interpreter(found, "--python")
+    raise UserError(
+        "--python %s does not exist" % explicit,
+        hint="give the path of a Python interpreter (for example --python .venv/bin/python) or a name on PATH",
+    )
+
+
+def find_interpreter(host, explicit: Optional[str] = None, notes: Optional[List] = None) -> Optional[Interpreter]:
+    """The interpreter whose torch the doctor inspects, or None when there is none.
+
+    Order: ``--python`` (a path, a venv folder, or a name on PATH; a missing one is a UserError), the
+    active venv (``VIRTUAL_ENV``), the conda env (``CONDA_PREFIX``), then ``python3`` and ``python`` on PATH.
+    A set ``VIRTUAL_ENV``/``CONDA_PREFIX`` without an interpreter adds a note (when ``notes`` is given).
+    """
+    if explicit:
+        return _explicit(host, explicit)
+    for variable, conda in (("VIRTUAL_ENV", False), ("CONDA_PREFIX", True)):
+        prefix = host.env.get(variable)
+        if not prefix:
+            continue
+        candidate = env_interpreter(prefix, host.system, conda=conda)
+        if _runnable(candidate):
+            return Interpreter(candidate, variable)
+        if notes is not None:
+            from cudaenv.snapshot import Note
+
+            notes.append(Note("python", "%s=%s has no interpreter at %s" % (variable, prefix, candidate)))
+    for name in ("python3", "python"):
+        found = host.which(name)
+        if found:
+            return Interpreter(found, "PATH")
+    return None

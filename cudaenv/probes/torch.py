@@ -1,0 +1,196 @@
+"""torch in the user's Python, seen from a child process (cudaenv never imports torch itself).
+
+The child script is ``cudaenv/_child/torch_probe.py`` (stdlib only, Python 3.7+), run as
+``python -c SCRIPT static`` (no torch import: version.py read as text, dist metadata, the interpreter's
+facts) and ``python -c SCRIPT dynamic`` (``import torch``: CUDA availability, devices, arch list, cuDNN,
+NCCL). The static pass takes the host timeout; the dynamic pass ``CUDAENV_TORCH_TIMEOUT`` seconds, by
+default ``max(host timeout, 60)``: importing torch takes seconds.
+"""
+
+import json
+from typing import Any, Dict, List, Optional
+
+from cudaenv.snapshot import Note, Torch, TorchDevice, replace
+
+MARKER = "CUDAENV_TORCH_PROBE "
+DYNAMIC_TIMEOUT_FLOOR = 60.0
+PROBE = "torch"
+
+
+def child_script() -> str:
+    """The source of the child script (read when needed, never at import time)."""
+    try:
+        from importlib.resources import files
+
+        return files("cudaenv._child").joinpath("torch_probe.py").read_text(encoding="utf-8")
+    except (ImportError, AttributeError):  # pragma: no cover
+        import os
+
+        import cudaenv._child
+
+        with open(os.path.join(os.path.dirname(cudaenv._child.__file__), "torch_probe.py"), encoding="utf-8") as fh:
+            return fh.read()
+
+
+def dynamic_timeout(host) -> float:
+    raw = host.env.get("CUDAENV_TORCH_TIMEOUT")
+    if raw:
+        try:
+            value = float(raw)
+            if value > 0:
+                return value
+        except ValueError:
+            pass
+    return max(host.timeout, DYNAMIC_TIMEOUT_FLOOR)
+
+
+def parse_child_output(text: str) -> Optional[Dict[str, Any]]:
+    """The child's JSON from its stdout (the last line starting with the marker), or None."""
+    for line in reversed((text or "").splitlines()):
+        if line.startswith(MARKER):
+            try:
+                data = json.loads(line[len(MARKER):])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def format_cudnn_version(value: Any) -> Optional[str]:
+    """torch.backends.cudnn.version() as "9.10.2": 91002 (v9+: M*10000+m*100+p) or 8902 (v8: M*1000+m*100+p)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.isdigit():
+            return text or None
+        value = int(text)
+    if not isinstance(value, int) or value <= 0:
+        return None
+    if value >= 10000:
+        return "%d.%d.%d" % (value // 10000, (value % 10000) // 100, value % 100)
+    return "%d.%d.%d" % (value // 1000, (value % 1000) // 100, value % 100)
+
+
+def _text(value: Any) -> Optional[str]:
+    if value is None or isinstance(value, bool):
+        return None
+    return str(value)
+
+
+def _strs(values: Any) -> tuple:
+    return tuple(str(v) for v in values) if isinstance(values, (list, tuple)) else ()
+
+
+def torch_from_static(data: Dict[str, Any], python: Optional[str], source: Optional[str]) -> Torch:
+    """Map the static pass's JSON onto a Torch record (pure)."""
+    return Torch(
+        python=python,
+        installed=bool(data.get("installed")),
+        version=_text(data.get("version")) or _text(data.get("dist_version")) if data.get("installed") else None,
+        cuda=_text(data.get("cuda")) if data.get("installed") else None,
+        hip=_text(data.get("hip")) if data.get("installed") else None,
+        installer=_text(data.get("installer")),
+        python_version=_text(data.get("python_version")),
+        python_source=source,
+        location=_text(data.get("location")),
+        requires=_strs(data.get("requires")),
+        nvidia_packages=_strs(data.get("nvidia_packages")),
+        externally_managed=bool(data.get("externally_managed")),
+        in_virtualenv=bool(data.get("in_virtualenv")),
+        platform_tag=_text(data.get("platform_tag")),
+        site_packages=_strs(data.get("site_packages")),
+    )
+
+
+def merge_dynamic(torch: Torch, data: Dict[str, Any]) -> Torch:
+    """Add the dynamic pass's JSON to the static record (pure)."""
+    if data.get("import_error"):
+        return replace(torch, dynamic=False, import_error=_text(data["import_error"]))
+    devices = tuple(
+        TorchDevice(
+            name=_text(d.get("name")),
+            capability=_text(d.get("capability")),
+            total_memory_mib=d.get("total_memory_mib") if isinstance(d.get("total_memory_mib"), int) else None,
+        )
+        for d in data.get("devices") or ()
+        if isinstance(d, dict)
+    )
+    count = data.get("device_count")
+    available = data.get("cuda_available")
+    return replace(
+        torch,
+        installed=True,
+        version=torch.version or _text(data.get("version")),
+        cuda=torch.cuda if torch.installed else _text(data.get("cuda")),
+        hip=torch.hip if torch.installed else _text(data.get("hip")),
+        dynamic=True,
+        cuda_available=available if isinstance(available, bool) else None,
+        device_count=count if isinstance(count, int) and not isinstance(count, bool) else None,
+        arch_list=_strs(data.get("arch_list")),
+        devices=devices,
+        cudnn=format_cudnn_version(data.get("cudnn")),
+        nccl=_text(data.get("nccl")),
+        cuda_error=_text(data.get("cuda_error")),
+    )
+
+
+def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note]) -> Optional[Dict[str, Any]]:
+    result = host.run([python, "-c", child_script(), mode], timeout=timeout)
+    if result.error is not None:
+        what = "the torch probe (%s pass) in %s" % (mode, python)
+        if result.error == "timeout":
+            hint = " (set CUDAENV_TORCH_TIMEOUT to wait longer)" if mode == "dynamic" else ""
+            notes.append(Note(PROBE, "%s timed out after %g s%s" % (what, result.timeout, hint)))
+        else:
+            notes.append(Note(PROBE, "%s could not run: %s" % (what, result.describe())))
+        return None
+    data = parse_child_output(result.stdout)
+    if data is None:
+        first = next((line.strip() for line in result.output.splitlines() if line.strip()), "no output")
+        notes.append(Note(PROBE, "the torch probe (%s pass) in %s gave no answer (exit %s): %s" % (mode, python, result.returncode, first[:300])))
+        return None
+    if data.get("probe_error"):
+        notes.append(Note(PROBE, "the torch probe (%s pass) failed inside %s: %s" % (mode, python, data["probe_error"])))
+        return None
+    return data
+
+
+def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
+    """The static pass: no torch import. ``interpreter`` None -> python=None, installed=False and a note."""
+    if interpreter is None:
+        notes.append(Note(PROBE, "no Python interpreter found (no --python, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)"))
+        return Torch(python=None)
+    data = _run_child(host, interpreter.path, "static", host.timeout, notes)
+    if data is None:
+        return Torch(python=interpreter.path, python_source=interpreter.source)
+    for message in data.get("notes") or ():
+        notes.append(Note(PROBE, str(message)))
+    if data.get("cwd_shadow"):
+        notes.append(
+            Note(PROBE, "%s shadows torch for Python started in this directory (python -c, python -m, the REPL)" % data["cwd_shadow"])
+        )
+    return torch_from_static(data, interpreter.path, interpreter.source)
+
+
+def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
+    """The dynamic pass: ``import torch`` in the child, with the user's own environment (CUDA_VISIBLE_DEVICES untouched)."""
+    if interpreter is None or static.python is None:
+        return static
+    if not static.installed and static.python_version is not None:
+        return static  # the static pass looked and found no torch: nothing to import
+    data = _run_child(host, interpreter.path, "dynamic", dynamic_timeout(host), notes)
+    if data is None:
+        return static
+    merged = merge_dynamic(static, data)
+    if merged.import_error:
+        notes.append(Note(PROBE, "import torch failed in %s: %s" % (interpreter.path, merged.import_error.splitlines()[0][:300])))
+    return merged
+
+
+def probe_torch(host, interpreter, notes: List[Note], quick: bool = False) -> Torch:
+    """Both passes, one after the other (``quick`` skips the import)."""
+    static = probe_torch_static(host, interpreter, notes)
+    if quick:
+        return static
+    return probe_torch_dynamic(host, interpreter, static, notes)
