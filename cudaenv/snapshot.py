@@ -39,6 +39,7 @@ class Platform:
     pci_nvidia_devices: Tuple[str, ...] = ()  # PCI addresses of vendor 0x10de display/3D controllers in /sys
     secure_boot: Optional[bool] = None  # from efivars when readable
     nouveau_loaded: bool = False  # /sys/module/nouveau present
+    libcuda: Tuple[str, ...] = ()  # every libcuda.so* in the system library dirs and ld.so.conf dirs (WSL2: one outside /usr/lib/wsl/lib shadows it)
 
 
 @dataclass(frozen=True)
