@@ -37,9 +37,13 @@ def parse_version_py(text):
     except (SyntaxError, ValueError):
         return found
     for node in tree.body:
-        if not isinstance(node, ast.Assign):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets = [node.target]  # cuda: Optional[str] = '12.6'
+        else:
             continue
-        for target in node.targets:
+        for target in targets:
             if isinstance(target, ast.Name) and target.id in VERSION_KEYS:
                 try:
                     value = ast.literal_eval(node.value)

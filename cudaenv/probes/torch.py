@@ -177,8 +177,8 @@ def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> 
     """The dynamic pass: ``import torch`` in the child, with the user's own environment (CUDA_VISIBLE_DEVICES untouched)."""
     if interpreter is None or static.python is None:
         return static
-    if not static.installed and static.python_version is not None:
-        return static  # the static pass looked and found no torch: nothing to import
+    if not static.installed:
+        return static  # no torch found (or the interpreter did not answer): nothing to import
     data = _run_child(host, interpreter.path, "dynamic", dynamic_timeout(host), notes)
     if data is None:
         return static

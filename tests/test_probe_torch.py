@@ -1,0 +1,377 @@
+"""The torch probe: a child script in the user's Python, a static pass (no import) and a dynamic pass.
+
+Fake torch distributions are real files in a temporary site-packages, put in front of a real
+interpreter through a venv or PYTHONPATH; the `torch`-marked tests use the real CPU torch 2.13.0.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cudaenv._child import torch_probe as child
+from cudaenv.host import Host
+from cudaenv.probes.python import Interpreter
+from cudaenv.probes.torch import (
+    dynamic_timeout,
+    format_cudnn_version,
+    parse_child_output,
+    probe_torch,
+    probe_torch_dynamic,
+    probe_torch_static,
+)
+
+PY37 = "/root/.pyenv/versions/3.7.16/bin/python"
+PY39 = next((str(p) for p in sorted(Path("/root/.pyenv/versions").glob("3.9*/bin/python"))), "/nonexistent")
+
+FAKE_CUDA = '''
+import os, warnings
+class _Props:
+    total_memory = 24 * 1024 ** 3
+def is_available():
+    return True
+def device_count():
+    return 1
+def get_device_name(i):
+    return "Fake GPU CVD=%s" % os.environ.get("CUDA_VISIBLE_DEVICES")
+def get_device_capability(i):
+    return (8, 6)
+def get_device_properties(i):
+    return _Props()
+def get_arch_list():
+    return ["sm_80", "sm_86", "sm_90"]
+class nccl:
+    @staticmethod
+    def version():
+        return (2, 21, 5)
+'''
+
+FAKE_CUDA_BROKEN = '''
+import warnings
+def is_available():
+    warnings.warn("CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+                  "before calling NumCudaDevices() that might have already set an error? Error 804: forward "
+                  "compatibility was attempted on non supported HW")
+    return False
+def device_count():
+    return 0
+def get_arch_list():
+    return []
+'''
+
+
+def make_fake_torch(site, version="2.7.1+cu126", cuda="'12.6'", init="", cuda_module=FAKE_CUDA, cudnn=91002,
+                    installer="uv", requires=('nvidia-cudnn-cu12==9.5.1.17; platform_system == "Linux"',),
+                    nvidia=(("nvidia_cudnn_cu12", "9.5.1.17"),)):
+    site = Path(site)
+    pkg = site / "torch"
+    (pkg / "backends").mkdir(parents=True)
+    (pkg / "version.py").write_text(
+        "from typing import Optional\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+        "__version__ = '%s'\ndebug = False\ncuda: Optional[str] = %s\ngit_version = 'e2d141dbde55c2a4370fac5165b0561b6af4798b'\n"
+        "hip: Optional[str] = None\n" % (version, cuda)
+    )
+    (pkg / "__init__.py").write_text(
+        init or "print('torch writes on stdout too')\nfrom . import version, cuda, backends\n__version__ = version.__version__\n"
+    )
+    (pkg / "cuda.py").write_text(cuda_module)
+    (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
+    (pkg / "backends" / "cudnn.py").write_text("def version():\n    return %r\n" % (cudnn,))
+    dist = site / ("torch-%s.dist-info" % version)
+    dist.mkdir()
+    meta = ["Metadata-Version: 2.1", "Name: torch", "Version: %s" % version, "Requires-Dist: filelock"]
+    meta += ["Requires-Dist: %s" % r for r in requires]
+    (dist / "METADATA").write_text("\n".join(meta) + "\n\nThe long description\nRequires-Dist: not-a-header\n")
+    if installer is not None:
+        (dist / "INSTALLER").write_text(installer + "\n")
+    for name, ver in nvidia:
+        d = site / ("%s-%s.dist-info" % (name, ver))
+        d.mkdir()
+        (d / "METADATA").write_text("Name: %s\nVersion: %s\n" % (name.replace("_", "-"), ver))
+    return pkg
+
+
+@pytest.fixture
+def site(tmp_path):
+    d = tmp_path / "lib" / "site-packages"
+    d.mkdir(parents=True)
+    return d
+
+
+def host_with_path(site, **extra):
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.update(extra)
+    return Host(env=env, system="linux", timeout=20)
+
+
+def me():
+    return Interpreter(sys.executable, "--python")
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    base = tmp_path_factory.mktemp("venv") / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(base)], check=True, timeout=60)
+    sp = next(base.glob("lib/python3*/site-packages"))
+    make_fake_torch(sp)
+    return base, sp
+
+
+def test_static_pass_reads_a_fake_torch_in_a_real_venv(venv):
+    base, sp = venv
+    notes = []
+    h = Host(env={"PATH": "/usr/bin:/bin"}, system="linux", timeout=20)
+    t = probe_torch_static(h, Interpreter(str(base / "bin" / "python"), "VIRTUAL_ENV"), notes)
+    assert notes == []
+    assert t.installed and t.version == "2.7.1+cu126" and t.cuda == "12.6" and t.hip is None
+    assert t.requires == ('nvidia-cudnn-cu12==9.5.1.17; platform_system == "Linux"',)
+    assert t.nvidia_packages == ("nvidia-cudnn-cu12==9.5.1.17",)
+    assert t.installer == "uv"
+    assert t.in_virtualenv and not t.externally_managed
+    assert t.location == str(sp) and str(sp) in t.site_packages
+    assert t.python_source == "VIRTUAL_ENV" and t.python_version == "%d.%d.%d" % sys.version_info[:3]
+    assert t.platform_tag and t.platform_tag.startswith("linux")
+    assert not t.dynamic and t.cuda_available is None
+
+
+def test_static_pass_never_imports_torch(site):
+    make_fake_torch(site, init="raise SystemExit('imported!')\n")
+    notes = []
+    t = probe_torch_static(host_with_path(site), me(), notes)
+    assert t.installed and t.version == "2.7.1+cu126" and notes == []
+
+
+def test_dynamic_pass_maps_devices_cudnn_and_nccl(site):
+    make_fake_torch(site)
+    notes = []
+    t = probe_torch(host_with_path(site, CUDA_VISIBLE_DEVICES="1"), me(), notes)
+    assert notes == []
+    assert t.dynamic and t.cuda_available is True and t.device_count == 1
+    assert t.devices[0].capability == "8.6" and t.devices[0].total_memory_mib == 24576
+    # the child ran with the user's CUDA_VISIBLE_DEVICES, unchanged
+    assert t.devices[0].name == "Fake GPU CVD=1"
+    assert t.arch_list == ("sm_80", "sm_86", "sm_90")
+    assert t.cudnn == "9.10.2" and t.nccl == "2.21.5"
+    assert t.import_error is None and t.cuda_error is None
+
+
+def test_cuda_initialization_warning_becomes_cuda_error(site):
+    make_fake_torch(site, cuda_module=FAKE_CUDA_BROKEN, cudnn=8902)
+    t = probe_torch(host_with_path(site), me(), [])
+    assert t.dynamic and t.cuda_available is False and t.device_count == 0
+    assert t.cuda_error.startswith("CUDA initialization: Unexpected error from cudaGetDeviceCount()")
+    assert "Error 804" in t.cuda_error
+    assert t.cudnn == "8.9.2"
+
+
+def test_torch_whose_import_raises(site):
+    make_fake_torch(site, init="raise OSError('libcudnn.so.9: cannot open shared object file: No such file or directory')\n")
+    notes = []
+    t = probe_torch(host_with_path(site), me(), notes)
+    assert t.installed and t.version == "2.7.1+cu126" and not t.dynamic
+    assert t.import_error == "OSError: libcudnn.so.9: cannot open shared object file: No such file or directory"
+    assert any("import torch failed" in n.message and "libcudnn.so.9" in n.message for n in notes)
+
+
+def test_doctor_finishes_when_import_torch_raises(site, cli):
+    make_fake_torch(site, init="raise ImportError('broken torch')\n")
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
+    r = cli("doctor", "--json", "--python", sys.executable, env=env)
+    assert r.code == 0, r
+    torch = r.json()["torch"]
+    assert torch["installed"] is True and torch["import_error"] == "ImportError: broken torch"
+    text = cli("doctor", "--python", sys.executable, env=env)
+    assert text.code == 0 and "failed: ImportError: broken torch" in text.out
+
+
+def test_no_torch_is_absent_not_an_error(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    notes = []
+    t = probe_torch(host_with_path(empty), me(), notes)
+    assert not t.installed and t.version is None and not t.dynamic and t.import_error is None
+    assert t.python == sys.executable and t.python_version
+    assert notes == []
+
+
+def test_no_interpreter_is_reported_with_a_note():
+    notes = []
+    t = probe_torch(Host(env={}, system="linux"), None, notes)
+    assert t.python is None and not t.installed
+    assert notes and notes[0].probe == "torch" and "no Python interpreter" in notes[0].message
+
+
+def test_a_torch_folder_without_version_py_is_not_torch(site):
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text("raise SystemExit('must not be imported')\n")
+    notes = []
+    t = probe_torch(host_with_path(site), me(), notes)
+    assert not t.installed and not t.dynamic
+    assert any("without version.py" in n.message and str(site / "torch") in n.message for n in notes)
+
+
+def test_a_torch_py_module_shadows_torch(site):
+    (site / "torch.py").write_text("x = 1\n")
+    notes = []
+    t = probe_torch(host_with_path(site), me(), notes)
+    assert not t.installed
+    assert any("torch.py is a module named torch" in n.message for n in notes)
+
+
+def test_a_torch_py_in_the_current_directory_is_reported(site, tmp_path):
+    make_fake_torch(site)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "torch.py").write_text("raise SystemExit('not this one')\n")
+    notes = []
+    h = host_with_path(site)
+    old = os.getcwd()
+    os.chdir(work)
+    try:
+        t = probe_torch_static(h, me(), notes)
+    finally:
+        os.chdir(old)
+    assert t.installed and t.version == "2.7.1+cu126"  # the installation, not the stray file
+    assert any(str(work / "torch.py") in n.message and "shadows" in n.message for n in notes)
+
+
+def test_conda_meta_means_conda(tmp_path):
+    base = tmp_path / "condaenv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(base)], check=True, timeout=60)
+    sp = next(base.glob("lib/python3*/site-packages"))
+    make_fake_torch(sp, installer=None, requires=(), nvidia=())
+    (base / "conda-meta").mkdir()
+    (base / "conda-meta" / "pytorch-2.7.1-py3.11_cuda12.6_cudnn9.5.1_0.json").write_text("{}")
+    t = probe_torch_static(Host(env={"PATH": "/usr/bin:/bin"}, timeout=20), Interpreter(str(base / "bin" / "python"), "CONDA_PREFIX"), [])
+    assert t.installer == "conda" and t.requires == () and t.nvidia_packages == ()
+
+
+def test_dynamic_timeout_is_reported(site):
+    make_fake_torch(site, init="import time\ntime.sleep(30)\n")
+    notes = []
+    h = host_with_path(site, CUDAENV_TORCH_TIMEOUT="1")
+    start = time.monotonic()
+    t = probe_torch(h, me(), notes)
+    assert time.monotonic() - start < 6
+    assert t.installed and not t.dynamic and t.cuda_available is None
+    assert any("dynamic pass" in n.message and "timed out after 1 s" in n.message and "CUDAENV_TORCH_TIMEOUT" in n.message for n in notes)
+
+
+def test_dynamic_timeout_setting():
+    assert dynamic_timeout(Host(env={}, timeout=5)) == 60
+    assert dynamic_timeout(Host(env={}, timeout=90)) == 90
+    assert dynamic_timeout(Host(env={"CUDAENV_TORCH_TIMEOUT": "7.5"}, timeout=5)) == 7.5
+    assert dynamic_timeout(Host(env={"CUDAENV_TORCH_TIMEOUT": "soon"}, timeout=5)) == 60
+
+
+def test_an_interpreter_that_crashes_gives_a_note(tmp_path):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\necho 'Fatal Python error: init_fs_encoding' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    notes = []
+    t = probe_torch(Host(env={"PATH": "/usr/bin:/bin"}), Interpreter(str(fake), "--python"), notes)
+    assert t.python == str(fake) and not t.installed
+    assert len(notes) == 1 and "gave no answer (exit 1): Fatal Python error" in notes[0].message
+
+
+@pytest.mark.parametrize("python", [PY37, PY39], ids=["py3.7", "py3.9"])
+def test_old_interpreters_run_the_child(python, site):
+    if not os.path.exists(python):
+        pytest.skip("%s is not installed" % python)
+    make_fake_torch(site)
+    notes = []
+    t = probe_torch(host_with_path(site), Interpreter(python, "--python"), notes)
+    assert notes == []
+    assert t.python_version.startswith(python.split("versions/")[1][:3])
+    assert t.installed and t.version == "2.7.1+cu126" and t.cuda == "12.6" and t.installer == "uv"
+    assert t.nvidia_packages == ("nvidia-cudnn-cu12==9.5.1.17",)
+    assert t.dynamic and t.cudnn == "9.10.2" and t.devices[0].capability == "8.6"
+
+
+def test_the_child_script_is_valid_python_3_7():
+    if not os.path.exists(PY37):
+        pytest.skip("no Python 3.7")
+    src = Path(child.__file__).read_text()
+    r = subprocess.run([PY37, "-c", "import ast, sys; ast.parse(sys.stdin.read())"], input=src, text=True, capture_output=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [(91002, "9.10.2"), (90100, "9.1.0"), (8902, "8.9.2"), (8700, "8.7.0"), (7605, "7.6.5"), ("91002", "9.10.2"),
+     (None, None), (0, None), (True, None)],
+)
+def test_cudnn_version_formats(value, text):
+    assert format_cudnn_version(value) == text
+
+
+def test_version_py_is_read_as_literals_only():
+    text = "__version__ = '2.13.0+cpu'\ncuda: Optional[str] = None\nhip = os.system('rm -rf /')\ngit_version = 'abc'\nother = 1\n"
+    assert child.parse_version_py(text) == {"__version__": "2.13.0+cpu", "cuda": None, "git_version": "abc"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_parsers_take_any_text(text):
+    child.parse_version_py(text)
+    child.parse_metadata(text)
+    assert parse_child_output(text) is None or isinstance(parse_child_output(text), dict)
+
+
+def test_child_output_is_found_among_stray_lines():
+    out = "torch says hi\nCUDAENV_TORCH_PROBE {\"installed\": true}\n"
+    assert parse_child_output(out) == {"installed": True}
+    assert parse_child_output("CUDAENV_TORCH_PROBE [1]") is None
+    assert parse_child_output("CUDAENV_TORCH_PROBE {broken") is None
+
+
+# ---------------------------------------------------------------- the real CPU torch 2.13.0 (nox -s torch)
+def _real_torch():
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed in the test interpreter")
+
+
+@pytest.mark.torch
+def test_real_torch_static_pass():
+    _real_torch()
+    notes = []
+    t = probe_torch_static(Host(env=dict(os.environ)), me(), notes)
+    assert t.installed and t.version == "2.13.0+cpu" and t.cuda is None and t.hip is None
+    assert t.location and os.path.isdir(os.path.join(t.location, "torch"))
+    assert t.installer in ("pip", "uv")
+
+
+@pytest.mark.torch
+def test_real_torch_dynamic_pass():
+    _real_torch()
+    notes = []
+    t = probe_torch(Host(env=dict(os.environ)), me(), notes)
+    assert t.dynamic and t.cuda_available is False and t.device_count == 0
+    assert t.arch_list == () and t.devices == () and t.import_error is None
+    assert t.cudnn is None and t.nccl is None
+
+
+@pytest.mark.torch
+def test_real_doctor_json_and_quick(cli_subprocess):
+    _real_torch()
+    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
+    full = cli_subprocess("doctor", "--json", "--python", sys.executable, env=env)
+    assert full.code == 0, full
+    t = full.json()["torch"]
+    assert t["version"] == "2.13.0+cpu" and t["dynamic"] is True and t["cuda_available"] is False
+    start = time.monotonic()
+    quick = cli_subprocess("doctor", "--json", "--quick", "--python", sys.executable, env=env)
+    quick_s = time.monotonic() - start
+    assert quick.code == 0, quick
+    q = quick.json()["torch"]
+    assert q["version"] == "2.13.0+cpu" and q["dynamic"] is False and q["cuda_available"] is None
+    assert quick_s < 2.0  # importing torch alone takes longer than this on this machine
