@@ -1,0 +1,713 @@
+"""CUDA toolkits: where they are, which version each is, how it was installed, and which one is active.
+
+Discovery proposes candidate folders from many places, then keeps those that look like a toolkit
+(``bin/nvcc``, ``version.json``, ``version.txt`` or ``include/cuda.h``), merging candidates that resolve
+to the same folder (every place that found it stays in ``Toolkit.sources``):
+
+* ``/usr/local/cuda-*`` and ``/opt/cuda``, ``/opt/cuda-*`` (``/Developer/NVIDIA/CUDA-*`` on macOS),
+  ``C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*`` on Windows;
+* distro packages: ``/usr/bin/nvcc`` with ``/usr/lib/cuda`` (the toolkit is ``/usr``);
+* ``CUDAENV_TOOLKITS`` (each entry a toolkit root or a folder of toolkit roots, like ``/sw/cuda``);
+* the active conda env (``CONDA_PREFIX``) and pip ``nvidia`` wheels in the given site-packages;
+* ``CUDA_HOME``, ``CUDA_PATH``, ``CUDA_PATH_V12_1``-style variables, ``CUDA_ROOT``;
+* every ``nvcc`` on PATH (shell wrappers and links followed), ``/usr/local/cuda``, ``/etc/alternatives/cuda``.
+
+The version comes from ``version.json``, ``version.txt``, the package metadata (pip/conda), ``cuda.h``,
+and only then from running ``nvcc --version``, so the common case runs no program at all.
+This module is on ``cudaenv use``'s hot path: stdlib only, nothing heavy.
+"""
+
+import json
+import ntpath
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field, replace
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+
+PROBE = "toolkits"
+CUDA_H_LIMIT = 256 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h
+WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
+LINK_NAMES = ("/usr/local/cuda", "/etc/alternatives/cuda")
+
+_TOOLKIT_NAME = re.compile(r"^(?:cuda|CUDA)-?v?(\d+(?:\.\d+)*)$")
+_WIN_NAME = re.compile(r"^v(\d+(?:\.\d+)*)$", re.IGNORECASE)
+_VERSION_LIKE = re.compile(r"^\s*(\d+(?:\.\d+)*)")
+_VERSION_TXT = re.compile(r"CUDA\s+Version\s+(\d+(?:\.\d+)+)")
+_CUDA_H = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b", re.MULTILINE)
+_NVCC_FULL = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V(\d+(?:\.\d+)+)")
+_NVCC_SHORT = re.compile(r"release\s+(\d+\.\d+)")
+_META_VERSION = re.compile(r"^Version:[ \t]*(\S+)", re.MULTILINE)
+_EXEC_LINE = re.compile(r"""^\s*exec\s+(?:-a\s+\S+\s+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""", re.MULTILINE)
+_ENV_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_CUDA_PATH_V = re.compile(r"^CUDA_PATH_V\d+_\d+$", re.IGNORECASE)
+_PIP_DIST = re.compile(r"^nvidia_cuda_(nvcc|runtime)(?:_cu(\d+))?-([^-]+)\.dist-info$", re.IGNORECASE)
+_PIP_CU = re.compile(r"^cu(\d+)$")
+
+
+@dataclass(frozen=True)
+class ToolkitState:
+    """What toolkit discovery found: the toolkits (newest first), the /usr/local/cuda link, the active one."""
+
+    toolkits: Tuple[Toolkit, ...] = ()
+    cuda_symlink: Optional[CudaSymlink] = None
+    active_toolkit: Optional[ActiveToolkit] = None
+
+
+# --------------------------------------------------------------------------------------- parsers
+def parse_version_json(text: str) -> Optional[str]:
+    """``cuda.version`` of a toolkit's version.json, as written (``12.4.131``, or date-stamped ``12.1.20230222``).
+
+    Sample::
+
+        {"cuda" : {"name" : "CUDA SDK", "version" : "11.8.20220929"}, "nvidia_driver" : {...}}
+    """
+    return _json_component_version(text, "cuda")
+
+
+def parse_bundled_driver(text: str) -> Optional[str]:
+    """``nvidia_driver.version`` of a version.json: the driver the installer bundled, not the installed one."""
+    return _json_component_version(text, "nvidia_driver")
+
+
+def _json_component_version(text: str, key: str) -> Optional[str]:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    value = None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        part = data.get(key)
+        if isinstance(part, dict):
+            value = part.get("version")
+    else:  # a truncated or hand-edited file: look for the entry itself
+        match = re.search(r'"%s"\s*:\s*\{[^{}]*?"version"\s*:\s*"([^"]*)"' % re.escape(key), text)
+        value = match.group(1) if match else None
+    if not isinstance(value, str):
+        return None
+    value = value.strip()
+    return value if _VERSION_LIKE.match(value) else None
+
+
+def parse_version_txt(text: str) -> Optional[str]:
+    """``CUDA Version 10.2.89`` (toolkits up to 11.0) -> ``10.2.89``."""
+    if not isinstance(text, str):
+        return None
+    match = _VERSION_TXT.search(text)
+    return match.group(1) if match else None
+
+
+def parse_cuda_h(text: str) -> Optional[str]:
+    """``#define CUDA_VERSION 13000`` in include/cuda.h -> ``13.0`` (12040 -> 12.4, 9020 -> 9.2)."""
+    if not isinstance(text, str):
+        return None
+    match = _CUDA_H.search(text)
+    if not match:
+        return None
+    number = int(match.group(1)[:9])
+    if number < 1000:
+        return None
+    return "%d.%d" % (number // 1000, (number % 1000) // 10)
+
+
+def parse_nvcc_version(text: str) -> Optional[str]:
+    """``Cuda compilation tools, release 13.0, V13.0.88`` -> ``13.0.88`` (``13.0`` when only the release is there)."""
+    if not isinstance(text, str):
+        return None
+    match = _NVCC_FULL.search(text)
+    if match:
+        return match.group(2)
+    match = _NVCC_SHORT.search(text)
+    return match.group(1) if match else None
+
+
+def parse_dist_metadata_version(text: str) -> Optional[str]:
+    """The ``Version:`` header of a wheel's METADATA."""
+    if not isinstance(text, str):
+        return None
+    match = _META_VERSION.search(text)
+    if not match or not _VERSION_LIKE.match(match.group(1)):
+        return None
+    return match.group(1)
+
+
+def parse_wrapper_target(text: str, env: Optional[Dict[str, str]] = None) -> Optional[str]:
+    """The nvcc a small shell wrapper ``exec``s (``exec /usr/local/cuda-13.0/bin/nvcc "$@"``), ``$VAR`` expanded."""
+    if not isinstance(text, str) or not text.startswith("#!"):
+        return None
+    match = _EXEC_LINE.search(text)
+    if not match:
+        return None
+    target = match.group(2)
+    if "$" in target:
+        env = env or {}
+        missing = [name for name in _ENV_REF.findall(target) if not env.get(name)]
+        if missing:
+            return None
+        target = _ENV_REF.sub(lambda m: env.get(m.group(1), ""), target)
+    return target or None
+
+
+def version_key(version: Optional[str]) -> Tuple[int, ...]:
+    """Sort key for versions: ``12.10`` after ``12.9``; unknown versions sort lowest."""
+    if not version:
+        return ()
+    return tuple(int(part[:9]) for part in re.findall(r"\d+", version)[:4])
+
+
+# ------------------------------------------------------------------------------------ discovery
+@dataclass
+class _Candidate:
+    path: str  # as the inspected system names it
+    source: str
+    method: Optional[str] = None  # an install method the place itself tells (conda, pip, windows-installer)
+    version: Optional[str] = None  # from package metadata (pip dist-info, conda-meta)
+    version_source: Optional[str] = None
+    strict: bool = False  # note it when the folder holds no toolkit (named like one, or given by the user)
+    force: bool = False  # keep it even without toolkit markers (a pip runtime wheel)
+    label: Optional[str] = None  # how to name it in a note ("CUDA_HOME=/x")
+
+
+@dataclass
+class _Found:
+    path: str
+    key: str
+    sources: List[str] = field(default_factory=list)
+    candidate: Optional[_Candidate] = None
+
+
+def probe_toolkits(host, notes: list, site_packages: Sequence[str] = ()) -> ToolkitState:
+    """Every CUDA toolkit on ``host``, the /usr/local/cuda link, and the active toolkit. Problems go into ``notes``."""
+    finder = _Finder(host, notes)
+    nvccs = finder.nvccs = finder.nvccs_on_path()
+    for candidate in _candidates(host, notes, site_packages, nvccs):
+        finder.consider(candidate)
+    symlink = find_cuda_symlink(host)
+    toolkits = [finder.build(found) for found in finder.found]
+    active = finder.active(toolkits, nvccs)
+    toolkits = [finder.flag(tk, active, symlink) for tk in toolkits]
+    toolkits.sort(key=lambda tk: (tuple(-x for x in version_key(tk.version)), tk.version is None, tk.path))
+    return ToolkitState(tuple(toolkits), symlink, active)
+
+
+def _candidates(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]]) -> List[_Candidate]:
+    out: List[_Candidate] = []
+    if host.system == "windows":
+        base = _clean_env_path(host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES")) or "C:\\Program Files"
+        root = ntpath.join(base, "NVIDIA GPU Computing Toolkit", "CUDA")
+        for name in host.listdir(root):
+            out.append(_Candidate(ntpath.join(root, name), "Program Files", "windows-installer", strict=bool(_WIN_NAME.match(name))))
+    else:
+        out += _named_dirs(host, "/usr/local", "cuda-", "/usr/local/cuda-*")
+        out.append(_Candidate("/opt/cuda", "/opt/cuda"))
+        out += _named_dirs(host, "/opt", "cuda-", "/opt/cuda")
+        if host.system == "darwin":
+            out += _named_dirs(host, "/Developer/NVIDIA", "CUDA-", "/Developer/NVIDIA/CUDA-*")
+        if host.is_file("/usr/bin/nvcc") or host.is_dir("/usr/lib/cuda"):
+            out.append(_Candidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
+    out += _cudaenv_toolkits(host, notes)
+    out += _conda(host)
+    out += _pip(host, site_packages)
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        out += _from_env(host, notes, name)
+    for name in sorted(k for k in host.env if _CUDA_PATH_V.match(k)):
+        out += _from_env(host, notes, name)
+    out += _from_env(host, notes, "CUDA_ROOT")
+    for _listed, real in nvccs:
+        root = _root_of_nvcc(host, real)
+        if root:
+            out.append(_Candidate(root, "PATH"))
+    if host.system != "windows":
+        for name in LINK_NAMES:
+            out.append(_Candidate(name, name))
+    return out
+
+
+def _named_dirs(host, directory: str, prefix: str, source: str) -> List[_Candidate]:
+    """``cuda-12.1`` style entries of ``directory``; oddly named ones (``cuda-12.1.bak``) only when they hold a toolkit."""
+    out = []
+    for name in host.listdir(directory):
+        if name.startswith(prefix) or name.lower().startswith(prefix.lower()):
+            out.append(_Candidate(host.join(directory, name), source, strict=bool(_TOOLKIT_NAME.match(name))))
+    return out
+
+
+def _cudaenv_toolkits(host, notes: list) -> List[_Candidate]:
+    out = []
+    for entry in (host.env.get("CUDAENV_TOOLKITS") or "").split(host.pathsep):
+        entry = _clean_env_path(entry)
+        if not entry:
+            continue
+        if not _is_absolute(host, entry):
+            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %r is not an absolute path; ignored" % entry))
+            continue
+        if not host.exists(entry):
+            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s does not exist" % entry))
+            continue
+        if has_toolkit_markers(host, entry):
+            out.append(_Candidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
+            continue
+        children = [host.join(entry, name) for name in host.listdir(entry)]
+        kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]
+        if not kept:
+            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % entry))
+        out += [_Candidate(c, "CUDAENV_TOOLKITS") for c in kept]
+    return out
+
+
+def _conda(host) -> List[_Candidate]:
+    prefix = _clean_env_path(host.env.get("CONDA_PREFIX"))
+    if not prefix or not _is_absolute(host, prefix) or not host.is_dir(prefix):
+        return []
+    meta = host.join(prefix, "conda-meta")
+    version, what = None, None
+    packages = {}
+    for name in host.listdir(meta):
+        if name.endswith(".json"):
+            parts = name[:-5].rsplit("-", 2)
+            if len(parts) == 3:
+                packages.setdefault(parts[0], parts[1])
+    for package in ("cuda-nvcc", "cuda-cudart", "cudatoolkit", "cuda-toolkit", "cuda-version"):
+        if package in packages and _VERSION_LIKE.match(packages[package]):
+            version, what = packages[package], package
+            break
+    root = prefix
+    if host.system == "windows" and host.is_dir(host.join(prefix, "Library", "bin")):
+        root = host.join(prefix, "Library")  # conda on Windows keeps the toolkit under Library\
+    nvcc = _nvcc_in(host, root) is not None
+    targets = host.is_dir(host.join(prefix, "targets"))
+    if not (nvcc or targets or what):
+        return []
+    return [_Candidate(root, "conda", "conda", version, "conda-meta" if version else None, force=True)]
+
+
+def _pip(host, site_packages: Sequence[str]) -> List[_Candidate]:
+    out = []
+    for sp in site_packages:
+        nvidia = host.join(sp, "nvidia")
+        if not host.is_dir(nvidia):
+            continue
+        dists: Dict[Tuple[str, Optional[str]], str] = {}
+        for name in host.listdir(sp):
+            match = _PIP_DIST.match(name)
+            if match:
+                component, suffix, dist_version = match.groups()
+                meta = host.read_text(host.join(sp, name, "METADATA"), limit=8192)
+                dists[(component.lower(), suffix)] = parse_dist_metadata_version(meta or "") or dist_version
+
+        def pick(component: str, major: Optional[str] = None) -> Optional[str]:
+            for (comp, suffix), ver in sorted(dists.items(), key=lambda kv: str(kv[0])):
+                if comp == component and (major is None or suffix == major or ver.split(".")[0] == major):
+                    return ver
+            return None
+
+        entries = host.listdir(nvidia)
+        for name in entries:
+            match = _PIP_CU.match(name)
+            if match:  # CUDA 13 wheels share one tree: nvidia/cu13/{bin,include,lib}
+                major = match.group(1)
+                ver = pick("nvcc", major) or pick("runtime", major)
+                out.append(_Candidate(host.join(nvidia, name), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
+        if "cuda_nvcc" in entries:
+            ver = pick("nvcc")
+            out.append(_Candidate(host.join(nvidia, "cuda_nvcc"), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
+        elif "cuda_runtime" in entries:
+            ver = pick("runtime")
+            out.append(_Candidate(host.join(nvidia, "cuda_runtime"), "pip", "pip", ver, "dist-info" if ver else None, force=True))
+    return out
+
+
+def _from_env(host, notes: list, name: str) -> List[_Candidate]:
+    value = _clean_env_path(host.env.get(name))
+    if not value:
+        return []
+    label = "%s=%s" % (name, value)
+    if not _is_absolute(host, value):
+        notes.append(Note(PROBE, "%s is not an absolute path; ignored" % label))
+        return []
+    if not host.exists(value):
+        notes.append(Note(PROBE, "%s does not exist" % label))
+        return []
+    sep = "\\" if host.system == "windows" else "/"
+    base = value.rstrip(sep)
+    if _basename(host, base).lower() == "bin" and not has_toolkit_markers(host, value):
+        parent = _dirname(host, base)
+        if has_toolkit_markers(host, parent):
+            notes.append(Note(PROBE, "%s names the bin folder; it should be the toolkit folder %s" % (label, parent)))
+            value = parent
+    method = "windows-installer" if host.system == "windows" and name.upper().startswith("CUDA_PATH") else None
+    return [_Candidate(value, name, method, strict=True, label=label)]
+
+
+# ------------------------------------------------------------------------------------- the finder
+class _Finder:
+    """Merges candidates by resolved path and turns each kept folder into a Toolkit."""
+
+    def __init__(self, host, notes: list):
+        self.host = host
+        self.notes = notes
+        self.found: List[_Found] = []
+        self._by_key: Dict[str, _Found] = {}
+        self._dpkg: Optional[List[Tuple[str, str]]] = None
+        self.nvccs: List[Tuple[str, str]] = []
+
+    def key(self, path: str) -> Optional[str]:
+        host = self.host
+        if host.system == "windows":
+            return ntpath.normpath(path).rstrip("\\").lower() if host.lexists(path) else None
+        resolved = host.resolve(path)
+        if resolved is None:
+            return None
+        if resolved == "/usr/lib/cuda" and host.is_file("/usr/bin/nvcc"):
+            return "/usr"  # Debian's nvidia-cuda-toolkit: /usr/lib/cuda is the same toolkit as /usr/bin/nvcc
+        return resolved
+
+    def consider(self, cand: _Candidate) -> None:
+        host = self.host
+        key = self.key(cand.path)
+        if key is None:
+            if cand.strict and host.lexists(cand.path):
+                self.notes.append(Note(PROBE, "%s is a dangling or looping link" % (cand.label or cand.path)))
+            return
+        if key in self._by_key:
+            found = self._by_key[key]
+            if cand.source not in found.sources:
+                found.sources.append(cand.source)
+            return
+        path = ntpath.normpath(cand.path) if host.system == "windows" else key
+        if not host.is_dir(path):
+            if cand.strict:
+                self.notes.append(Note(PROBE, "%s is not a folder; skipped" % (cand.label or path)))
+            return
+        if not (cand.force or has_toolkit_markers(host, path)):
+            if cand.strict:
+                if not _readable(host, path):
+                    self.notes.append(Note(PROBE, "%s cannot be read (permission denied); skipped" % (cand.label or path)))
+                else:
+                    self.notes.append(
+                        Note(PROBE, "%s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % (cand.label or path))
+                    )
+            return
+        found = _Found(path, key, [cand.source], cand)
+        self._by_key[key] = found
+        self.found.append(found)
+
+    # -------------------------------------------------------------- one toolkit
+    def build(self, found: _Found) -> Toolkit:
+        host, path, cand = self.host, found.path, found.candidate
+        version, version_source, bundled = self._version(path, cand)
+        nvcc = "/usr/bin/nvcc" if path == "/usr" else _nvcc_in(host, path)
+        if version is None and nvcc is not None:
+            version = self._run_nvcc(nvcc)
+            version_source = "nvcc" if version else None
+        return Toolkit(
+            version=version,
+            path=path,
+            source=found.sources[0],
+            install_method=self._install_method(path, cand),
+            version_source=version_source,
+            nvcc=nvcc,
+            lib_dir=_lib_dir(host, path),
+            bundled_driver=bundled,
+            sources=tuple(found.sources),
+        )
+
+    def _version(self, path: str, cand: Optional[_Candidate]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+        host = self.host
+        roots = [path, "/usr/lib/cuda"] if path == "/usr" else [path]
+        for root in roots:
+            text = host.read_text(host.join(root, "version.json"), limit=256 * 1024)
+            if text is not None:
+                version = parse_version_json(text)
+                if version:
+                    return version, "version.json", parse_bundled_driver(text)
+                self.notes.append(Note(PROBE, "%s has no readable cuda.version" % host.join(root, "version.json")))
+        for root in roots:
+            version = parse_version_txt(host.read_text(host.join(root, "version.txt"), limit=4096) or "")
+            if version:
+                return version, "version.txt", None
+        if cand is not None and cand.version:
+            return cand.version, cand.version_source, None
+        for header in _cuda_h_files(host, path):
+            version = parse_cuda_h(host.read_text(header, limit=CUDA_H_LIMIT) or "")
+            if version:
+                return version, "cuda.h", None
+        return None, None, None
+
+    def _run_nvcc(self, nvcc: str) -> Optional[str]:
+        real = self.host.path(nvcc)
+        result = self.host.run([str(real), "--version"])
+        version = parse_nvcc_version(result.stdout) if result.ok else None
+        if version is None:
+            why = result.describe() if not result.ok else "nvcc --version printed no release"
+            self.notes.append(Note(PROBE, "could not tell the version of %s: %s" % (nvcc, why)))
+        return version
+
+    def _install_method(self, path: str, cand: Optional[_Candidate]) -> str:
+        host = self.host
+        if cand is not None and cand.method in ("pip", "conda"):
+            return cand.method
+        bin_dir = host.join(path, "bin")
+        if host.is_file(host.join(bin_dir, "cuda-uninstaller")) or any(
+            n.startswith("uninstall_cuda_") and n.endswith(".pl") for n in host.listdir(bin_dir)
+        ):
+            return "runfile"
+        if host.system == "windows":
+            if (cand is not None and cand.method == "windows-installer") or "nvidia gpu computing toolkit" in path.lower():
+                return "windows-installer"
+            return "conda" if host.is_dir(host.join(_dirname(host, path), "conda-meta")) else "unknown"
+        if self.dpkg_owners(path):
+            return "deb"
+        if host.is_dir(host.join(path, "conda-meta")):
+            return "conda"
+        rpm = host.is_dir("/var/lib/rpm") and not host.is_dir("/var/lib/dpkg/info")
+        if path == "/usr":
+            return "rpm" if rpm else "distro"
+        if rpm and path.startswith("/usr/local/cuda-"):
+            return "rpm"  # a weak signal: an rpm system and a toolkit without the runfile's uninstaller
+        return "unknown"
+
+    def dpkg_owners(self, path: str) -> Tuple[str, ...]:
+        if self._dpkg is None:
+            self._dpkg = _read_dpkg_lists(self.host)
+        probe = "/usr/bin/nvcc" if path == "/usr" else path.rstrip("/") + "/"
+        owners = []
+        for package, text in self._dpkg:
+            hit = ("\n" + probe + "\n" in "\n" + text + "\n") if path == "/usr" else (("\n" + probe) in ("\n" + text))
+            if hit:
+                owners.append(package)
+        return tuple(owners)
+
+    # ---------------------------------------------------------- which is active
+    def nvccs_on_path(self) -> List[Tuple[str, str]]:
+        """Every nvcc on PATH in PATH order, each with the real nvcc it ends at (links and wrappers followed)."""
+        out = []
+        for listed in self.host.which_all_in_root("nvcc"):
+            out.append((listed, follow_nvcc(self.host, listed)))
+        return out
+
+    def active(self, toolkits: List[Toolkit], nvccs: List[Tuple[str, str]]) -> Optional[ActiveToolkit]:
+        listed = tuple(n for n, _ in nvccs)
+        if nvccs:
+            real = nvccs[0][1]
+            root = _root_of_nvcc(self.host, real)
+            tk = self._toolkit_at(toolkits, root) if root else None
+            return ActiveToolkit(tk.path if tk else root, real, tk.version if tk else None, "PATH", listed)
+        for name in ("CUDA_HOME", "CUDA_PATH"):
+            value = _clean_env_path(self.host.env.get(name))
+            tk = self._toolkit_at(toolkits, value) if value else None
+            if tk is not None:
+                return ActiveToolkit(tk.path, tk.nvcc, tk.version, name, listed)
+        return None
+
+    def _toolkit_at(self, toolkits: List[Toolkit], path: Optional[str]) -> Optional[Toolkit]:
+        if not path or not _is_absolute(self.host, path):
+            return None
+        key = self.key(path)
+        found = self._by_key.get(key) if key is not None else None
+        if found is None:
+            return None
+        return next((tk for tk in toolkits if tk.path == found.path), None)
+
+    def flag(self, tk: Toolkit, active: Optional[ActiveToolkit], symlink: Optional[CudaSymlink]) -> Toolkit:
+        host = self.host
+        me = self.key_of(tk)
+        path_dirs = {self.key(entry) for entry in host.env_path() if _is_absolute(host, entry)}
+        on_path = self.key(host.join(tk.path, "bin")) in path_dirs - {None}
+        if not on_path and tk.nvcc:  # reached through a wrapper or link elsewhere on PATH
+            nvcc_key = self.key(tk.nvcc)
+            on_path = nvcc_key is not None and any(self.key(real) == nvcc_key for _, real in self.nvccs)
+        in_ld = False
+        if host.system != "windows":
+            prefix = "/usr/lib/cuda" if me == "/usr" else me
+            for entry in (host.env.get("LD_LIBRARY_PATH") or "").split(":"):
+                key = self.key(entry) if entry.startswith("/") else None
+                if key and (key == prefix or key.startswith(prefix.rstrip("/") + "/")):
+                    in_ld = True
+                    break
+        homes = (_clean_env_path(host.env.get(name)) for name in ("CUDA_HOME", "CUDA_PATH"))
+        cuda_home = any(self._toolkit_at([tk], value) is not None for value in homes)
+        link = symlink is not None and symlink.resolved is not None and self.key(symlink.resolved) == me
+        return replace(
+            tk,
+            active=active is not None and active.path == tk.path,
+            on_path=on_path,
+            in_ld_library_path=in_ld,
+            is_cuda_home=cuda_home,
+            is_link_target=link,
+        )
+
+    def key_of(self, tk: Toolkit) -> str:
+        return next(found.key for found in self.found if found.path == tk.path)
+
+
+# --------------------------------------------------------------------------------------- helpers
+def has_toolkit_markers(host, path: str) -> bool:
+    """True when ``path`` holds bin/nvcc, version.json, version.txt or include/cuda.h (or targets/*/include/cuda.h)."""
+    if _nvcc_in(host, path) is not None:
+        return True
+    for name in ("version.json", "version.txt"):
+        if host.is_file(host.join(path, name)):
+            return True
+    return bool(_cuda_h_files(host, path))
+
+
+def _cuda_h_files(host, path: str) -> List[str]:
+    out = []
+    direct = host.join(path, "include", "cuda.h")
+    if host.is_file(direct):
+        out.append(direct)
+    targets = host.join(path, "targets")
+    for arch in host.listdir(targets):
+        header = host.join(targets, arch, "include", "cuda.h")
+        if host.is_file(header):
+            out.append(header)
+    return out
+
+
+def _nvcc_in(host, path: str) -> Optional[str]:
+    names = ("nvcc.exe", "nvcc") if host.system == "windows" else ("nvcc",)
+    for name in names:
+        candidate = host.join(path, "bin", name)
+        if host.is_file(candidate):
+            return candidate
+    return None
+
+
+def _lib_dir(host, path: str) -> Optional[str]:
+    if host.system == "windows":
+        for rel in (("lib", "x64"), ("lib",)):
+            if host.is_dir(host.join(path, *rel)):
+                return host.join(*rel)
+        return None
+    if path == "/usr":
+        return None
+    for rel in ("lib64", "lib"):
+        if host.is_dir(host.join(path, rel)):
+            return rel
+    targets = host.join(path, "targets")
+    for arch in host.listdir(targets):
+        if host.is_dir(host.join(targets, arch, "lib")):
+            return "targets/%s/lib" % arch
+    return None
+
+
+def follow_nvcc(host, path: str) -> str:
+    """The real nvcc behind ``path``: symbolic links followed inside the root, and small shell wrappers that exec another."""
+    current = path
+    seen = set()
+    for _ in range(8):
+        resolved = host.resolve(current) if host.system != "windows" else current
+        if resolved is None or resolved in seen:
+            return current
+        seen.add(resolved)
+        data = host.read_bytes(resolved, limit=WRAPPER_LIMIT)
+        if not data or not data.startswith(b"#!"):
+            return resolved
+        target = parse_wrapper_target(data.decode("utf-8", errors="replace"), host.env)
+        if not target or not _is_absolute(host, target) or not host.exists(target):
+            return resolved
+        current = target
+    return current
+
+
+def _root_of_nvcc(host, nvcc: str) -> Optional[str]:
+    """``/usr/local/cuda-13.0/bin/nvcc`` -> ``/usr/local/cuda-13.0``."""
+    bin_dir = _dirname(host, nvcc)
+    if _basename(host, bin_dir).lower() != "bin":
+        return None
+    root = _dirname(host, bin_dir)
+    return root or None
+
+
+def find_cuda_symlink(host) -> Optional[CudaSymlink]:
+    """The /usr/local/cuda link (or /etc/alternatives/cuda when that is all there is); None when neither is a link."""
+    if host.system == "windows":
+        return None
+    for name in LINK_NAMES:
+        target = host.readlink(name)
+        if target is None:
+            continue
+        resolved = host.resolve(name)
+        return CudaSymlink(name, target, resolved, resolved is None, _through_alternatives(host, name))
+    return None
+
+
+def _through_alternatives(host, name: str) -> bool:
+    current = name
+    for _ in range(40):
+        if current.startswith("/etc/alternatives/"):
+            return True
+        target = host.readlink(current)
+        if target is None:
+            return False
+        current = posixpath.normpath(target if target.startswith("/") else posixpath.join(posixpath.dirname(current), target))
+    return False
+
+
+def dpkg_owners(host, path: str) -> Tuple[str, ...]:
+    """Names of the dpkg packages whose file lists (/var/lib/dpkg/info/*.list) put files in ``path``."""
+    return _Finder(host, []).dpkg_owners(path)
+
+
+def _read_dpkg_lists(host) -> List[Tuple[str, str]]:
+    info = "/var/lib/dpkg/info"
+    out = []
+    for name in host.listdir(info):
+        if name.endswith(".list") and ("cuda" in name or "nvcc" in name):
+            text = host.read_text(host.join(info, name))
+            if text:
+                out.append((name[: -len(".list")], text))
+    return out
+
+
+def env_site_packages(host) -> Tuple[str, ...]:
+    """site-packages of the active venv (VIRTUAL_ENV) and conda env (CONDA_PREFIX), found without running Python."""
+    out: List[str] = []
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        prefix = _clean_env_path(host.env.get(name))
+        if not prefix or not _is_absolute(host, prefix):
+            continue
+        if host.system == "windows":
+            candidates = [host.join(prefix, "Lib", "site-packages")]
+        else:
+            lib = host.join(prefix, "lib")
+            candidates = [host.join(lib, n, "site-packages") for n in host.listdir(lib) if n.startswith("python")]
+        out += [c for c in candidates if host.is_dir(c) and c not in out]
+    return tuple(out)
+
+
+def _clean_env_path(value: Optional[str]) -> Optional[str]:
+    if not value:
+        return None
+    value = value.strip().strip('"').strip("'").strip()
+    if len(value) > 1:
+        value = value.rstrip("/\\") or value[:1]
+        if len(value) == 2 and value[1] == ":":
+            value += "\\"
+    return value or None
+
+
+def _is_absolute(host, path: str) -> bool:
+    if host.system == "windows":
+        return bool(re.match(r"^[A-Za-z]:[\\/]", path)) or path.startswith("\\\\")
+    return path.startswith("/")
+
+
+def _dirname(host, path: str) -> str:
+    return ntpath.dirname(path.rstrip("\\/")) if host.system == "windows" else posixpath.dirname(path.rstrip("/"))
+
+
+def _basename(host, path: str) -> str:
+    return ntpath.basename(path.rstrip("\\/")) if host.system == "windows" else posixpath.basename(path.rstrip("/"))
+
+
+def _readable(host, path: str) -> bool:
+    try:
+        return os.access(host.path(path), os.R_OK | os.X_OK)
+    except (OSError, ValueError):
+        return False
