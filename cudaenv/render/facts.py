@@ -4,7 +4,7 @@ import textwrap
 from typing import List, Optional
 
 WIDTH = 80
-KEY = 16  # width of the key column, indent included
+KEY = 18  # width of the key column, indent included
 
 SECTIONS = ("Platform", "Driver", "GPUs", "Visibility", "Toolkits", "cuDNN", "Torch", "Notes")
 
@@ -154,7 +154,10 @@ def _toolkits(s) -> List[str]:
         lines += _kv(link.path, "-> " + target)
     a = s.active_toolkit
     if a is not None:
-        lines += _kv("active nvcc", "%s (%s, via %s)" % (a.nvcc or "none", a.version or "unknown version", a.via))
+        nvcc = a.nvcc or "none"
+        if a.nvcc_on_path and a.nvcc and a.nvcc_on_path[0] != a.nvcc:
+            nvcc = "%s -> %s" % (a.nvcc_on_path[0], a.nvcc)  # a wrapper or a link on PATH
+        lines += _kv("active nvcc", "%s (%s, via %s)" % (nvcc, a.version or "unknown version", a.via))
         if a.path:
             lines += _kv("active root", a.path)
         if len(a.nvcc_on_path) > 1:

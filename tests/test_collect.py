@@ -1,0 +1,147 @@
+"""Assembling the snapshot: every probe once, the slow ones side by side, failures as notes."""
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cudaenv.collect import _call, _Failed, collect_snapshot
+from cudaenv.host import Host
+from cudaenv.probes.env import parse_env, probe_env
+from cudaenv.snapshot import Note, Snapshot
+
+
+
+def _sibling(name):
+    """A helper from another test module (the suite runs with --import-mode=importlib: tests/ is not on sys.path)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_cudaenv_" + name, Path(__file__).with_name(name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+make_fake_torch = _sibling("test_probe_torch").make_fake_torch
+
+
+def test_a_probe_that_raises_becomes_a_note():
+    notes = []
+    with pytest.raises(_Failed):
+        _call(notes, "json", "json", "loads", "{not json")
+    assert len(notes) == 1 and notes[0].probe == "collect"
+    assert notes[0].message.startswith("probe json failed: JSONDecodeError: ")
+
+
+def test_a_probe_module_that_is_missing_becomes_a_note():
+    notes = []
+    with pytest.raises(_Failed):
+        _call(notes, "gone", "cudaenv.probes.no_such_probe", "probe")
+    assert notes == [Note("collect", "probe gone is not available in this cudaenv: No module named 'cudaenv.probes.no_such_probe'")]
+
+
+def test_env_probe_picks_the_cuda_variables_sorted():
+    env = {
+        "PATH": "/usr/bin",
+        "HOME": "/root",
+        "CUDA_VISIBLE_DEVICES": "1",
+        "CUDA_HOME": "/usr/local/cuda-12.4",
+        "NCCL_DEBUG": "INFO",
+        "NVIDIA_VISIBLE_DEVICES": "all",
+        "TORCH_CUDA_ARCH_LIST": "8.6",
+        "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True",
+        "CUDNN_PATH": "/opt/cudnn",
+        "LD_LIBRARY_PATH": "/usr/local/cuda/lib64",
+        "CUDAENV_ROOT": "/mnt",
+        "MY_CUDA_THING": "x",
+    }
+    assert [k for k, _ in parse_env(env)] == [
+        "CUDA_HOME", "CUDA_VISIBLE_DEVICES", "CUDNN_PATH", "LD_LIBRARY_PATH", "NCCL_DEBUG",
+        "NVIDIA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_CUDA_ARCH_LIST",
+    ]
+    assert dict(probe_env(Host(env=env)))["CUDA_VISIBLE_DEVICES"] == "1"
+    assert parse_env({"Cuda_Path": "C:\\CUDA"}, "windows") == (("Cuda_Path", "C:\\CUDA"),)
+    assert parse_env({"Cuda_Path": "C:\\CUDA"}, "linux") == ()
+
+
+def test_snapshot_of_a_fake_root(fake_root, tmp_path):
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    make_fake_torch(site)
+    fake_root.toolkit("12.4.131")
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-12.4")
+    host = fake_root.host(env={"PYTHONPATH": str(site), "CUDA_VISIBLE_DEVICES": "0", "CUDA_HOME": "/usr/local/cuda"})
+    seen = []
+    snap = collect_snapshot(host, python=sys.executable, quick=True, progress=seen.append)
+    assert isinstance(snap, Snapshot)
+    assert snap.root == str(fake_root.path)
+    assert snap.env == (("CUDA_HOME", "/usr/local/cuda"), ("CUDA_VISIBLE_DEVICES", "0"))
+    assert snap.torch.python == sys.executable and snap.torch.python_source == "--python"
+    assert snap.torch.version == "2.7.1+cu126" and not snap.torch.dynamic
+    assert snap.visible_devices.cuda_visible_devices == "0"
+    assert snap.platform.system == "linux"
+    assert snap.cudaenv_version
+    assert seen[0].startswith("reading torch in ") and seen[-1] == "done"
+    assert not any("failed" in n.message for n in snap.notes if n.probe == "collect"), snap.notes
+    # the JSON contract reads back into the same snapshot
+    assert Snapshot.from_dict(snap.to_dict()) == snap
+
+
+def test_the_torch_import_runs_beside_the_other_probes(fake_root, fake_bin, tmp_path):
+    """A 2 s torch import and a 2 s nvidia-smi take about 2 s together, not 4."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    make_fake_torch(site, init="import time\ntime.sleep(2)\nfrom . import version, cuda, backends\n")
+    fake_bin.command("nvidia-smi", "", exit_code=9, stderr="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.", sleep=2)
+    host = fake_root.host(env={"PYTHONPATH": str(site)}, path=fake_bin.env_path)
+    seen = []
+    start = time.monotonic()
+    snap = collect_snapshot(host, python=sys.executable, progress=seen.append)
+    took = time.monotonic() - start
+    assert snap.torch.dynamic and snap.torch.cuda_available is True
+    assert any(t.tool == "nvidia-smi" for t in snap.tools)
+    assert took < 3.6, took
+    assert any(m.startswith("importing torch in ") for m in seen)
+
+
+def test_quick_never_imports_torch(fake_root, tmp_path):
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    marker = tmp_path / "imported"
+    make_fake_torch(site, init="open(%r, 'w').write('yes')\n" % str(marker))
+    snap = collect_snapshot(fake_root.host(env={"PYTHONPATH": str(site)}), python=sys.executable, quick=True)
+    assert snap.torch.installed and not snap.torch.dynamic
+    assert not marker.exists()
+    collect_snapshot(fake_root.host(env={"PYTHONPATH": str(site)}), python=sys.executable)
+    assert marker.read_text() == "yes"  # and without --quick it does
+
+
+def test_interpreter_comes_from_virtual_env(fake_root, tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    os.symlink(os.path.realpath(sys.executable), venv / "bin" / "python")
+    snap = collect_snapshot(fake_root.host(env={"VIRTUAL_ENV": str(venv)}), quick=True)
+    assert snap.torch.python == str(venv / "bin" / "python") and snap.torch.python_source == "VIRTUAL_ENV"
+
+
+@pytest.mark.real_machine
+def test_real_machine_smoke(cli_subprocess):
+    """This machine: CUDA 13.0 at /usr/local/cuda-13.0 (no version.json), the /usr/local/cuda link, an nvcc wrapper, no driver."""
+    if not Path("/usr/local/cuda-13.0/bin/nvcc").exists() or Path("/proc/driver/nvidia").exists():
+        pytest.skip("not the machine with the wheel-assembled CUDA 13.0 toolkit and no driver")
+    r = cli_subprocess("doctor", "--json", "--quick", env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/root"})
+    assert r.code == 0, r
+    data = r.json()
+    assert data["schema_version"] == 1
+    assert data["driver"] is None and data["gpus"] == []
+    tk = [t for t in data["toolkits"] if t["path"] == "/usr/local/cuda-13.0"]
+    assert len(tk) == 1 and tk[0]["version"].startswith("13.0") and tk[0]["active"] is True
+    assert tk[0]["version_source"] in ("cuda.h", "nvcc")  # there is no version.json or version.txt
+    assert data["cuda_symlink"]["path"] == "/usr/local/cuda"
+    assert data["cuda_symlink"]["resolved"] == "/usr/local/cuda-13.0" and not data["cuda_symlink"]["dangling"]
+    active = data["active_toolkit"]
+    assert active["path"] == "/usr/local/cuda-13.0" and active["version"].startswith("13.0")
+    assert active["nvcc_on_path"][0] == "/usr/local/bin/nvcc"  # the wrapper, followed to the real nvcc
+    assert active["nvcc"] == "/usr/local/cuda-13.0/bin/nvcc"

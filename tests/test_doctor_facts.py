@@ -1,0 +1,178 @@
+"""`cudaenv doctor` facts: the readable report, --json, user errors, and a hung nvidia-smi."""
+
+import json
+import re
+import sys
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cudaenv.render.facts import SECTIONS, render_facts
+from cudaenv.render.json_out import dumps, render_snapshot_json
+from cudaenv.snapshot import (
+    ActiveToolkit,
+    CudaSymlink,
+    Cudnn,
+    DeviceMapping,
+    Driver,
+    Gpu,
+    GpuProcess,
+    Note,
+    Platform,
+    Snapshot,
+    ToolStatus,
+    Toolkit,
+    Torch,
+    TorchDevice,
+    VisibleDevices,
+)
+
+LONG = "/home/someone/projects/a-rather-long-project-name/.venv/lib/python3.11/site-packages/nvidia/cuda_nvcc"
+
+
+def squash(text: str) -> str:
+    """The report with runs of spaces made one (column widths are layout, not content)."""
+    return re.sub(r" +", " ", text)
+
+
+def full_snapshot() -> Snapshot:
+    return Snapshot(
+        platform=Platform(
+            system="linux", distro="Ubuntu 22.04.4 LTS", kernel="5.15.153.1-microsoft-standard-WSL2", machine="x86_64",
+            wsl=2, wsl_signals=("osrelease", "WSLInterop", "/dev/dxg"), container=None, dev_dxg=True,
+        ),
+        driver=Driver(version="550.54.15", cuda_version="12.4", kernel_module=None, source="nvidia-smi",
+                      nvidia_smi="/usr/lib/wsl/lib/nvidia-smi", wsl_windows_side=True),
+        gpus=(
+            Gpu(0, "NVIDIA GeForce RTX 3090", "GPU-2f5a8c7e-1b3d-4e6f-9a0b-7c8d9e0f1a2b", "00000000:01:00.0", 24576, 1024, "8.6"),
+            Gpu(1, "NVIDIA GeForce GTX 1080 Ti", None, "00000000:02:00.0", 11264, None, "6.1"),
+        ),
+        visible_devices=VisibleDevices("1,0,-1,2", None, (DeviceMapping(0, 1), DeviceMapping(1, 0)), ("1", "0", "-1", "2"), "-1",
+                                       ("entry '-1' is invalid: it and every entry after it are ignored",)),
+        toolkits=(
+            Toolkit("12.4.131", "/usr/local/cuda-12.4", "/usr/local/cuda-*", "runfile", active=True, is_link_target=True),
+            Toolkit("12.6.77", LONG, "pip", "pip"),
+        ),
+        cuda_symlink=CudaSymlink("/usr/local/cuda", "/usr/local/cuda-12.4", "/usr/local/cuda-12.4"),
+        active_toolkit=ActiveToolkit("/usr/local/cuda-12.4", "/usr/local/cuda-12.4/bin/nvcc", "12.4.131", "PATH",
+                                     ("/usr/local/bin/nvcc", "/usr/bin/nvcc")),
+        cudnn=(Cudnn("9.1.0", "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h", "system", 9),),
+        env=(("CUDA_VISIBLE_DEVICES", "1,0,-1,2"), ("LD_LIBRARY_PATH", "/usr/local/cuda/lib64")),
+        torch=Torch(
+            python="/home/someone/.venv/bin/python", installed=True, version="2.5.1+cu124", cuda="12.4", cuda_available=True,
+            device_count=2, arch_list=("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"),
+            devices=(TorchDevice("NVIDIA GeForce RTX 3090", "8.6", 24135), TorchDevice("NVIDIA GeForce GTX 1080 Ti", "6.1")),
+            cudnn="9.1.0", nccl="2.21.5", installer="pip", python_version="3.11.7", python_source="VIRTUAL_ENV",
+            location="/home/someone/.venv/lib/python3.11/site-packages", dynamic=True, in_virtualenv=True,
+            nvidia_packages=("nvidia-cudnn-cu12==9.1.0.70", "nvidia-nccl-cu12==2.21.5"),
+        ),
+        processes=(GpuProcess(4242, "python", 1000, gpu_index=0, state="zombie"),),
+        tools=(ToolStatus("nvml", "/usr/lib/wsl/lib/libnvidia-ml.so.1", "ok", seconds=0.05), ToolStatus("nvidia-smi", "/usr/lib/wsl/lib/nvidia-smi")),
+        notes=(Note("nvidia", "nvidia-smi timed out after 5 s " + "and this note is long enough to need wrapping " * 3),),
+    )
+
+
+def test_report_has_every_section_in_order_within_80_columns():
+    text = render_facts(full_snapshot())
+    lines = text.splitlines()
+    titles = [line for line in lines if line and not line.startswith(" ")]
+    assert titles == list(SECTIONS)
+    assert max(len(line) for line in lines) <= 80, [line for line in lines if len(line) > 80]
+    for fact in ("Ubuntu 22.04.4 LTS", "WSL2", "550.54.15", "12.4", "RTX 3090", "compute 8.6", "24576 MiB (1024 used)",
+                 "cuda:0 is GPU 1", "'-1'", "12.4.131", "[active, /usr/local/cuda]", "9.1.0", "2.5.1+cu124",
+                 "CUDA available yes, 2 devices", "sm_86", "2.21.5", "pid 4242 python: 1000 MiB on GPU 0 (zombie)",
+                 "/usr/local/bin/nvcc -> /usr/local/cuda-12.4/bin/nvcc", "nvidia-smi timed out after 5 s"):
+        assert fact in squash(text), fact
+    assert LONG in text.replace("\n", "").replace(" ", "")  # the long path is wrapped, not cut
+
+
+def test_report_of_an_empty_machine():
+    text = squash(render_facts(Snapshot(platform=Platform(system="linux"), torch=Torch(python=None))))
+    assert "driver none found" in text
+    assert "no GPUs seen" in text and "no CUDA toolkit found" in text and "no cuDNN headers found" in text
+    assert "python none found" in text
+    assert "Notes\n none\n" in text
+
+
+def test_report_of_a_quick_run_says_torch_was_not_imported():
+    snap = Snapshot(platform=Platform(system="linux"), torch=Torch(python="/usr/bin/python3", installed=True, version="2.13.0+cpu"))
+    text = render_facts(snap)
+    assert "2.13.0+cpu (CPU only)" in text and "not imported (--quick)" in text
+
+
+_names = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=120)
+
+
+@settings(max_examples=100, deadline=None)
+@given(name=_names, path=_names, version=st.one_of(st.none(), _names), message=_names)
+def test_report_never_fails_and_stays_narrow(name, path, version, message):
+    snap = Snapshot(
+        platform=Platform(system="linux", distro=name),
+        gpus=(Gpu(0, name),),
+        toolkits=(Toolkit(version, path, "CUDA_HOME"),),
+        torch=Torch(python=path, installed=True, version=version, dynamic=True, cuda_error=message or None),
+        notes=(Note("x", message),),
+    )
+    for line in render_facts(snap).splitlines():
+        if "\n" not in name + path + message:
+            assert len(line) <= 80
+
+
+def test_json_is_the_contract_in_field_order():
+    snap = full_snapshot()
+    text = render_snapshot_json(snap)
+    data = json.loads(text)
+    assert list(data)[:3] == ["schema_version", "platform", "driver"]
+    assert data["schema_version"] == 1 and data["env"]["CUDA_VISIBLE_DEVICES"] == "1,0,-1,2"
+    assert data["torch"]["arch_list"][-1] == "sm_90" and data["gpus"][1]["compute_capability"] == "6.1"
+    assert text.startswith('{\n  "schema_version": 1,') and text.endswith("}\n")
+    assert Snapshot.from_dict(data) == snap
+    assert dumps({"b": 1, "a": "é"}) == '{\n  "b": 1,\n  "a": "é"\n}\n'
+
+
+def test_doctor_json_on_a_fake_root(cli, fake_root):
+    fake_root.file("etc/os-release", 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nID=ubuntu\nVERSION_ID="24.04"\n')
+    r = cli("doctor", "--json", "--quick", "--root", str(fake_root.path), "--python", sys.executable,
+            env={"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""})
+    assert r.code == 0, r
+    data = r.json()
+    assert data["root"] == str(fake_root.path)
+    assert data["platform"]["distro"] == "Ubuntu 24.04.1 LTS"
+    assert data["env"] == {"CUDA_VISIBLE_DEVICES": ""}
+    assert data["torch"]["python"] == sys.executable and data["torch"]["dynamic"] is False
+
+
+def test_doctor_text_on_a_fake_root(cli, fake_root):
+    r = cli("doctor", "--quick", env={"PATH": "/usr/bin:/bin", "CUDAENV_ROOT": str(fake_root.path)})
+    assert r.code == 0, r
+    assert r.out.startswith("Platform\n") and "\nTorch\n" in r.out and r.err == ""
+    assert max(len(line) for line in r.out.splitlines()) <= 80
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (("--python", "/no/such/python"), "cudaenv: error: --python /no/such/python does not exist\n"),
+        (("--root", "/no/such/root"), "cudaenv: error: --root /no/such/root is not a directory\n"),
+    ],
+)
+def test_user_errors_are_one_line_and_a_hint(cli, argv, message):
+    r = cli("doctor", "--json", *argv)
+    assert r.code == 2 and r.out == ""
+    lines = r.err.splitlines()
+    assert r.err.startswith(message) and len(lines) == 2 and lines[1].startswith("hint: ")
+
+
+def test_a_hung_nvidia_smi_costs_one_timeout(cli_subprocess, fake_root, fake_bin):
+    fake_bin.command("nvidia-smi", "never printed", sleep=30)
+    env = {"PATH": fake_bin.env_path, "CUDAENV_ROOT": str(fake_root.path), "HOME": str(fake_root.path)}
+    start = time.monotonic()
+    r = cli_subprocess("doctor", "--json", "--timeout", "1", "--quick", env=env, timeout=30)
+    took = time.monotonic() - start
+    assert r.code == 0, r
+    data = r.json()
+    assert any("nvidia-smi" in n["message"] and "timed out after 1 s" in n["message"] for n in data["notes"]), data["notes"]
+    # interpreter start-up and the other probes, plus one timeout: well under two timeouts
+    assert took < 1 + 1.2, took
