@@ -1,0 +1,309 @@
+"""Platform probe: OS, distro, kernel, WSL 1/2, containers, GPU device nodes, PCI devices, Secure Boot.
+
+Pure parsers (``parse_os_release``, ``parse_wsl``, ``parse_cgroup_container``, ``parse_pci_class``) sit beside
+:func:`probe_platform`, which only reads files through the :class:`~cudaenv.host.Host`.
+
+Sample inputs::
+
+    /etc/os-release           PRETTY_NAME="Ubuntu 22.04.4 LTS"\\nID=ubuntu\\nVERSION_ID="22.04"
+    /proc/sys/kernel/osrelease 5.15.153.1-microsoft-standard-WSL2      (WSL2)
+                               4.4.0-18985-Microsoft                   (WSL1)
+    /proc/1/cgroup             0::/system.slice/docker-3f1c...scope    (docker, cgroup v2)
+"""
+
+import re
+import shlex
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.snapshot import Note, Platform
+
+NVIDIA_VENDOR = "0x10de"
+# PCI class codes of GPUs: 0x0300xx VGA controller, 0x0302xx 3D controller (data-centre GPUs).
+GPU_CLASSES = ("0x0300", "0x0302")
+
+
+# ----------------------------------------------------------------------------- parsers
+def parse_os_release(text: Optional[str]) -> Dict[str, str]:
+    """KEY=value lines of an os-release file, with shell quoting removed. Never raises."""
+    result: Dict[str, str] = {}
+    for raw in (text or "").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.partition("=")
+        key = key.strip()
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
+            continue
+        value = value.strip()
+        try:
+            parts = shlex.split(value, posix=True)
+            value = " ".join(parts) if parts else ""
+        except ValueError:
+            value = value.strip("\"'")
+        result[key] = value
+    return result
+
+
+def parse_wsl(
+    osrelease_text: Optional[str],
+    proc_version_text: Optional[str] = None,
+    interop: bool = False,
+    run_wsl: bool = False,
+    dev_dxg: bool = False,
+    wsl_lib: bool = False,
+    distro_name: Optional[str] = None,
+) -> Tuple[Optional[int], Tuple[str, ...]]:
+    """Decide WSL 1, WSL 2 or neither from several signals; returns ``(wsl, signals)``.
+
+    The kernel release tells the generation: WSL2 kernels say ``microsoft-standard`` (lower case,
+    ``5.15.153.1-microsoft-standard-WSL2``); WSL1 reports a fake ``4.4.0-18985-Microsoft``. ``/dev/dxg`` and
+    ``/usr/lib/wsl/lib`` exist only on WSL2 (GPU paravirtualisation). ``WSL_DISTRO_NAME`` is one more signal,
+    never enough alone to decide the generation (it is lost under sudo and in systemd units).
+    """
+    signals: List[str] = []
+    kernel_text = " ".join(t for t in (osrelease_text, proc_version_text) if t)
+    wsl2_kernel = bool(re.search(r"microsoft-standard|WSL2", kernel_text))
+    wsl1_kernel = bool(re.search(r"-Microsoft\b", kernel_text)) and not wsl2_kernel
+    if osrelease_text and re.search(r"microsoft", osrelease_text, re.I):
+        signals.append("osrelease")
+    if proc_version_text and re.search(r"microsoft", proc_version_text, re.I):
+        signals.append("/proc/version")
+    if interop:
+        signals.append("WSLInterop")
+    if run_wsl:
+        signals.append("/run/WSL")
+    if dev_dxg:
+        signals.append("/dev/dxg")
+    if wsl_lib:
+        signals.append("/usr/lib/wsl/lib")
+    if distro_name:
+        signals.append("WSL_DISTRO_NAME")
+    if not signals:
+        return None, ()
+    if wsl2_kernel or dev_dxg or wsl_lib:
+        return 2, tuple(signals)
+    if wsl1_kernel:
+        return 1, tuple(signals)
+    # Only interop / /run/WSL / the variable: WSL for sure, generation unknown from the kernel.
+    strong = [s for s in signals if s != "WSL_DISTRO_NAME"]
+    if not strong:
+        return None, tuple(signals)  # the variable alone proves nothing (it can be copied into a container)
+    return 2, tuple(signals)
+
+
+def parse_cgroup_container(text: Optional[str]) -> Optional[str]:
+    """The container runtime named in ``/proc/1/cgroup`` (docker, podman, kubernetes, containerd, lxc)."""
+    body = text or ""
+    if re.search(r"kubepods", body):
+        return "kubernetes"
+    if re.search(r"libpod|podman", body):
+        return "podman"
+    if re.search(r"docker", body):
+        return "docker"
+    if re.search(r"containerd|cri-containerd", body):
+        return "containerd"
+    if re.search(r"/lxc/|lxc\.payload", body):
+        return "lxc"
+    return None
+
+
+def parse_pci_class(vendor: Optional[str], pci_class: Optional[str]) -> bool:
+    """True for an NVIDIA display or 3D controller (vendor 0x10de, class 0x0300xx or 0x0302xx)."""
+    if not vendor or not pci_class:
+        return False
+    return vendor.strip().lower() == NVIDIA_VENDOR and pci_class.strip().lower().startswith(GPU_CLASSES)
+
+
+def parse_secure_boot(data: Optional[bytes]) -> Optional[bool]:
+    """The SecureBoot efivar: 4 attribute bytes then one value byte (1 = enabled)."""
+    if not data or len(data) < 5:
+        return None
+    return data[-1] == 1
+
+
+# ------------------------------------------------------------------------------ probe
+def probe_platform(host, notes: list) -> Platform:
+    """What the inspected system is. Linux files are read only on linux hosts."""
+    import platform as _platform
+
+    system = host.system
+    machine = host.machine or _platform.machine() or None
+    if system != "linux":
+        return Platform(
+            system=system,
+            distro=_non_linux_distro(system),
+            machine=machine,
+            nvidia_visible_devices=host.env.get("NVIDIA_VISIBLE_DEVICES"),
+        )
+
+    os_release_text = host.read_text("/etc/os-release") or host.read_text("/usr/lib/os-release")
+    osr = parse_os_release(os_release_text)
+    if os_release_text is None:
+        notes.append(Note("platform", "no /etc/os-release or /usr/lib/os-release: the distribution is unknown"))
+
+    kernel_text = host.read_text("/proc/sys/kernel/osrelease")
+    kernel = kernel_text.strip() if kernel_text and kernel_text.strip() else None
+    proc_version = host.read_text("/proc/version")
+
+    dev_entries = host.listdir("/dev")
+    dev_nvidia = tuple("/dev/" + n for n in dev_entries if n.startswith("nvidia"))
+    dev_dxg = "dxg" in dev_entries or host.lexists("/dev/dxg")
+
+    wsl, wsl_signals = parse_wsl(
+        kernel_text,
+        proc_version,
+        interop=host.lexists("/proc/sys/fs/binfmt_misc/WSLInterop") or host.lexists("/proc/sys/fs/binfmt_misc/WSLInterop-late"),
+        run_wsl=host.lexists("/run/WSL"),
+        dev_dxg=dev_dxg,
+        wsl_lib=host.is_dir("/usr/lib/wsl/lib"),
+        distro_name=host.env.get("WSL_DISTRO_NAME"),
+    )
+
+    container, container_signals = _container(host)
+
+    return Platform(
+        system=system,
+        distro=osr.get("PRETTY_NAME") or _join(osr.get("NAME"), osr.get("VERSION")) or None,
+        distro_id=osr.get("ID") or None,
+        distro_version=osr.get("VERSION_ID") or None,
+        kernel=kernel,
+        machine=machine,
+        wsl=wsl,
+        wsl_signals=wsl_signals,
+        container=container,
+        container_signals=container_signals,
+        nvidia_visible_devices=host.env.get("NVIDIA_VISIBLE_DEVICES"),
+        dev_nvidia=dev_nvidia,
+        dev_dxg=dev_dxg,
+        pci_nvidia_devices=_pci_nvidia(host),
+        secure_boot=_secure_boot(host),
+        nouveau_loaded=host.lexists("/sys/module/nouveau"),
+        libcuda=_libcuda(host),
+    )
+
+
+def _container(host) -> Tuple[Optional[str], Tuple[str, ...]]:
+    signals: List[str] = []
+    kinds: List[str] = []
+    if host.env.get("KUBERNETES_SERVICE_HOST"):
+        signals.append("KUBERNETES_SERVICE_HOST")
+        kinds.append("kubernetes")
+    if host.lexists("/run/.containerenv"):
+        signals.append("/run/.containerenv")
+        kinds.append("podman")
+    if host.lexists("/.dockerenv"):
+        signals.append("/.dockerenv")
+        kinds.append("docker")
+    from_cgroup = parse_cgroup_container(host.read_text("/proc/1/cgroup"))
+    if from_cgroup:
+        signals.append("/proc/1/cgroup")
+        kinds.append(from_cgroup)
+    env_container = host.env.get("container")  # set by podman, systemd-nspawn, lxc, flatpak
+    if env_container:
+        signals.append("container=" + env_container)
+        kinds.append({"oci": "podman", "systemd-nspawn": "nspawn"}.get(env_container, env_container))
+    # Kubernetes wins (a pod also looks like its runtime), then the most specific runtime marker.
+    for kind in ("kubernetes", "podman", "docker", "containerd", "lxc"):
+        if kind in kinds:
+            return kind, tuple(signals)
+    return (kinds[0] if kinds else None), tuple(signals)
+
+
+def _pci_nvidia(host) -> Tuple[str, ...]:
+    found = []
+    base = "/sys/bus/pci/devices"
+    for address in host.listdir(base):
+        vendor = host.read_text("%s/%s/vendor" % (base, address), limit=64)
+        if vendor is None or vendor.strip().lower() != NVIDIA_VENDOR:
+            continue
+        if parse_pci_class(vendor, host.read_text("%s/%s/class" % (base, address), limit=64)):
+            found.append(address)
+    return tuple(found)
+
+
+LIBRARY_DIRS = (
+    "/usr/lib/wsl/lib",
+    "/usr/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib64/nvidia",
+    "/usr/lib",
+    "/usr/local/lib",
+    "/lib/x86_64-linux-gnu",
+    "/lib64",
+)
+
+
+def parse_ld_so_conf(text: Optional[str]) -> Tuple[List[str], List[str]]:
+    """Library folders and ``include`` globs of an ld.so.conf file."""
+    dirs: List[str] = []
+    includes: List[str] = []
+    for raw in (text or "").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include "):
+            includes.extend(p if p.startswith("/") else "/etc/" + p for p in line.split()[1:])
+        elif line.startswith("/"):
+            dirs.append(line.rstrip("/") or "/")
+    return dirs, includes
+
+
+def _ld_so_conf_dirs(host) -> List[str]:
+    import fnmatch
+    import posixpath
+
+    dirs, pending = parse_ld_so_conf(host.read_text("/etc/ld.so.conf"))
+    if not host.exists("/etc/ld.so.conf"):
+        pending = ["/etc/ld.so.conf.d/*.conf"]
+    seen = set()
+    while pending:
+        pattern = pending.pop(0)
+        folder, name = posixpath.split(pattern)
+        for entry in host.listdir(folder):
+            path = posixpath.join(folder, entry)
+            if path in seen or not fnmatch.fnmatch(entry, name):
+                continue
+            seen.add(path)
+            more, nested = parse_ld_so_conf(host.read_text(path, limit=65536))
+            dirs.extend(more)
+            pending.extend(n for n in nested if len(seen) < 200)
+    return dirs
+
+
+def _libcuda(host) -> Tuple[str, ...]:
+    """Every ``libcuda.so*`` in the usual library folders and those ld.so.conf names (one name per real file)."""
+    found: List[str] = []
+    real_seen = set()
+    for folder in list(LIBRARY_DIRS) + _ld_so_conf_dirs(host):
+        for name in host.listdir(folder):
+            if not name.startswith("libcuda.so"):
+                continue
+            path = folder.rstrip("/") + "/" + name
+            real = host.resolve(path) or path
+            if path in found or (real, name) in real_seen:
+                continue
+            real_seen.add((real, name))
+            found.append(path)
+    return tuple(found)
+
+
+def _secure_boot(host) -> Optional[bool]:
+    base = "/sys/firmware/efi/efivars"
+    for name in host.listdir(base):
+        if name.startswith("SecureBoot-"):
+            return parse_secure_boot(host.read_bytes(base + "/" + name, limit=64))
+    return None
+
+
+def _non_linux_distro(system: str) -> Optional[str]:
+    return {"windows": "Windows", "darwin": "macOS"}.get(system)
+
+
+def _join(*parts: Optional[str]) -> str:
+    return " ".join(p for p in parts if p)
+
+
+def signals_text(signals: Sequence[str]) -> str:
+    """``osrelease, /dev/dxg`` for a report line."""
+    return ", ".join(signals)
