@@ -1,0 +1,268 @@
+"""`cudaenv use VERSION`: print shell code that switches this shell to a CUDA toolkit.
+
+stdout carries only shell code (``source <(cudaenv use 12.1)``); every message goes to stderr. When nothing
+matches, stdout stays empty and the exit code is 1, so sourcing the output is harmless.
+This is the hot path of the shell hook: only the stdlib, host, snapshot, switch, shells and the toolkit
+probe are imported.
+"""
+
+import argparse
+import os
+from typing import List, Optional, Tuple
+
+HELP = "print shell code that switches this shell to a CUDA toolkit"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cudaenv.cli import add_host_options
+
+    parser.add_argument(
+        "version",
+        nargs="?",
+        help="12 (newest 12.x), 12.1 (newest 12.1.x), 12.1.105, a toolkit path, or `system` (what /usr/local/cuda "
+        "points at); default: the nearest .cuda-version",
+    )
+    parser.add_argument("--shell", help="bash, zsh, fish, pwsh, sh (default: CUDAENV_SHELL, else $SHELL)")
+    parser.add_argument("--off", action="store_true", help="remove every toolkit from PATH/LD_LIBRARY_PATH and undo cudaenv's variables")
+    parser.add_argument("--local", action="store_true", help="also write VERSION to .cuda-version in this directory")
+    parser.add_argument("--write", metavar="FILE", help="write a standalone bash switch script to FILE instead (for machines without cudaenv)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no confirmation on stderr")
+    parser.add_argument("--auto", action="store_true", help=argparse.SUPPRESS)  # the .cuda-version hook
+    parser.add_argument("--complete", action="store_true", help=argparse.SUPPRESS)  # versions for tab completion
+    add_host_options(parser, python=False)
+
+
+def run(args: argparse.Namespace, ctx) -> int:
+    from cudaenv import switch
+
+    host = ctx.host(args)
+    if args.complete:
+        toolkits, _link = load_toolkits(host)
+        ctx.out.write("".join(w + "\n" for w in switch.completion_words(toolkits)))
+        return 0
+    if args.off and (args.version or args.local or args.write):
+        return _fail(ctx, "--off takes no VERSION, --local or --write")
+    if args.local and not args.version:
+        return _fail(ctx, "--local needs a VERSION: cudaenv use --local 12.1")
+    shell = None
+    if not args.write:
+        shell = _shell(args, ctx, host.system)
+        if shell is None:
+            return 2
+    toolkits, link = load_toolkits(host)
+    try:
+        if args.auto:
+            found = find_version_file(_start_dir(ctx))
+            spec_found = None
+            if found is not None:
+                spec = read_version_file(found)
+                if spec is None:
+                    ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % switch.printable(found))
+                    return 1
+                spec_found = (found, _spec_path(spec, os.path.dirname(found), host, ctx.env))
+            change = switch.plan_auto(toolkits, ctx.env, spec_found, host.system, link)
+        elif args.off:
+            change = switch.plan_off(toolkits, ctx.env, host.system, link)
+        else:
+            spec = args.version
+            if spec is None:
+                found = find_version_file(_start_dir(ctx))
+                if found is None:
+                    return _fail(ctx, "no VERSION given and no .cuda-version here or in a parent directory", toolkits, host.system)
+                spec = read_version_file(found)
+                if spec is None:
+                    return _fail(ctx, "%s names no CUDA version" % switch.printable(found), toolkits, host.system)
+                spec = _spec_path(spec, os.path.dirname(found), host, ctx.env)
+            else:
+                spec = _spec_path(spec, _start_dir(ctx), host, ctx.env)
+            toolkit = switch.find_toolkit(toolkits, spec, host.system)
+            if args.local:
+                written = write_version_file(ctx.cwd, args.version)
+                ctx.err.write("cudaenv: wrote %s (%s)\n" % (switch.printable(written), args.version))
+            if args.write:
+                return _write_script(args.write, toolkit, toolkits, link, host.system, ctx)
+            change = switch.plan_switch(toolkit, toolkits, ctx.env, host.system, link)
+    except switch.SwitchError as exc:
+        if args.auto:
+            ctx.err.write("cudaenv: .cuda-version: %s\n" % exc.message)
+            return 1
+        return _fail(ctx, exc.message, toolkits, host.system, exc.candidates)
+    _write_code(ctx.out, shell.render(change))
+    if change.message and not args.quiet:
+        ctx.err.write("%s\n" % change.message)
+        if ctx.is_tty and not args.auto:
+            ctx.err.write(
+                "cudaenv: this is shell code for your shell to run: source <(cudaenv use ...) or load the hook with "
+                'eval "$(cudaenv init %s)"\n' % (shell.name if shell.name != "sh" else "bash")
+            )
+    return 0
+
+
+def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()) -> int:
+    from cudaenv import switch
+
+    ctx.err.write("cudaenv: error: %s\n" % message)
+    if candidates:
+        ctx.err.write("matching:\n%s\n" % switch.render_installed(candidates, system).split("\n", 1)[-1])
+    if toolkits is not None:
+        ctx.err.write(switch.render_installed(toolkits, system) + "\n")
+    return 1
+
+
+def _shell(args, ctx, system: str):
+    from cudaenv.shells import UnknownShell, detect_shell
+
+    try:
+        return detect_shell(args.shell, ctx.env, system)
+    except UnknownShell as exc:
+        ctx.err.write("cudaenv: error: %s\nhint: pass --shell bash|zsh|fish|pwsh (or set CUDAENV_SHELL)\n" % exc.message)
+        return None
+
+
+def _write_code(out, text: str) -> None:
+    """Write shell code; paths that are not valid UTF-8 (os.environ's surrogates) go out as their bytes."""
+    try:
+        out.write(text)
+    except UnicodeEncodeError:
+        out.flush()
+        out.buffer.write(text.encode("utf-8", "surrogateescape"))
+    out.flush()
+
+
+# ------------------------------------------------------------------------------------ toolkits
+def load_toolkits(host) -> Tuple[list, Optional[str]]:
+    """The toolkits found on ``host`` with paths as this machine names them, and the /usr/local/cuda link's path.
+
+    Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this machine.
+    """
+    from dataclasses import replace
+
+    from cudaenv.probes.toolkits import env_site_packages, probe_toolkits
+
+    state = probe_toolkits(host, [], site_packages=env_site_packages(host))
+    toolkits = list(state.toolkits)
+    link = None if host.system == "windows" else "/usr/local/cuda"
+    if host.rooted:
+        toolkits = [
+            replace(t, path=str(host.path(t.path)), nvcc=str(host.path(t.nvcc)) if t.nvcc else None) for t in toolkits
+        ]
+        link = str(host.path(link)) if link else None
+    return toolkits, link
+
+
+def _spec_path(spec: str, base: str, host, env) -> str:
+    """A path spec made absolute (``~``, relative to ``base``) and mapped into ``--root``; versions unchanged."""
+    from cudaenv import switch
+
+    if not switch.looks_like_path(spec) or host.system == "windows":
+        return spec
+    if spec.startswith("~"):
+        home = env.get("HOME")
+        if home and (spec == "~" or spec.startswith("~/")):
+            spec = home + spec[1:]
+    if not spec.startswith("/"):
+        spec = os.path.join(base, spec)
+    spec = os.path.normpath(spec)
+    if host.rooted and not spec.startswith(str(host.root).rstrip("/") + "/"):
+        spec = str(host.path(spec))
+    return spec
+
+
+# ------------------------------------------------------------------------------- .cuda-version
+def _start_dir(ctx) -> str:
+    """The shell's own spelling of the current directory ($PWD keeps symbolic links) when it is the same dir."""
+    pwd = ctx.env.get("PWD")
+    if pwd and pwd != ctx.cwd:
+        try:
+            if os.path.samefile(pwd, ctx.cwd):
+                return pwd
+        except OSError:
+            pass
+    return ctx.cwd
+
+
+def find_version_file(start: str) -> Optional[str]:
+    """The nearest ``.cuda-version`` in ``start`` or a parent directory, or None."""
+    from cudaenv.switch import VERSION_FILE
+
+    current = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(current, VERSION_FILE)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def read_version_file(path: str) -> Optional[str]:
+    from cudaenv.switch import parse_version_file
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return parse_version_file(fh.read(4096))
+    except OSError:
+        return None
+
+
+def write_version_file(directory: str, spec: str) -> str:
+    from cudaenv.switch import VERSION_FILE
+
+    path = os.path.join(directory, VERSION_FILE)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(spec.strip() + "\n")
+    return path
+
+
+# --------------------------------------------------------------------------------- --write FILE
+def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: str, ctx) -> int:
+    from cudaenv.switch import describe
+
+    if system == "windows":
+        return _fail(ctx, "--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`")
+    text = render_switch_script(toolkit, toolkits, link, ctx.env)
+    path = os.path.join(ctx.cwd, os.path.expanduser(target)) if not os.path.isabs(target) else target
+    tmp = path + ".cudaenv-tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        return _fail(ctx, "cannot write %s: %s" % (path, exc.strerror or exc))
+    ctx.err.write("cudaenv: wrote %s: `source %s` switches a shell to %s\n" % (path, path, describe(toolkit)))
+    return 0
+
+
+def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
+    """The standalone bash script for ``--write``: the toolkit and the known toolkit folders filled in, quoted."""
+    from cudaenv import __version__
+    from cudaenv.resources import read_shell_template
+    from cudaenv.shells.posix import Bash
+    from cudaenv.switch import _Paths, _lib_entry, is_dedicated
+
+    bash = Bash()
+    paths = _Paths("linux")
+    roots: List[str] = []
+    for t in list(toolkits) + [toolkit]:
+        if is_dedicated(t, env) and t.path not in roots:
+            roots.append(t.path)
+    if link and link not in roots:
+        roots.append(link)
+    lib = _lib_entry(toolkit, paths) or ""
+    return bash.render_template(
+        read_shell_template("switch-cuda.bash"),
+        {
+            "VERSION": __version__,
+            "CUDA_VERSION": toolkit.version or "unknown",
+            "ROOT": toolkit.path,
+            "LIB": lib,
+            "LINK": link or "/usr/local/cuda",
+        },
+        raw={"KNOWN": " ".join(bash.quote(r) for r in roots)},
+    )

@@ -1,0 +1,62 @@
+"""Shell code for each shell: ``get_shell(name)`` and ``detect_shell(...)`` (direnv-style, one file per shell).
+
+The environment change is computed once in :mod:`cudaenv.switch`; a :class:`Shell` only writes it with its
+own quoting. bash, zsh and other POSIX shells share :mod:`posix`; fish and PowerShell have their own.
+"""
+
+import ntpath
+import posixpath
+from typing import Mapping, Optional
+
+from cudaenv.shells.base import Shell, UnknownShell
+
+# name -> (module, class); every name a user may give (or $SHELL may end in).
+SHELLS = {
+    "bash": ("cudaenv.shells.posix", "Bash"),
+    "zsh": ("cudaenv.shells.posix", "Zsh"),
+    "sh": ("cudaenv.shells.posix", "Posix"),
+    "dash": ("cudaenv.shells.posix", "Posix"),
+    "ksh": ("cudaenv.shells.posix", "Posix"),
+    "fish": ("cudaenv.shells.fish", "Fish"),
+    "pwsh": ("cudaenv.shells.pwsh", "Pwsh"),
+    "powershell": ("cudaenv.shells.pwsh", "Pwsh"),
+}
+HOOK_SHELLS = ("bash", "zsh", "fish", "pwsh")
+
+
+def get_shell(name: str) -> Shell:
+    """The :class:`Shell` for ``bash``, ``zsh``, ``fish``, ``pwsh`` (``powershell``), ``sh``; raises UnknownShell."""
+    import importlib
+
+    key = _clean(name)
+    if key not in SHELLS:
+        raise UnknownShell(name)
+    module_name, class_name = SHELLS[key]
+    return getattr(importlib.import_module(module_name), class_name)()
+
+
+def _clean(name: str) -> str:
+    base = ntpath.basename(posixpath.basename((name or "").strip())).lower()
+    base = base.lstrip("-")  # login shells: "-bash"
+    if base.endswith(".exe"):
+        base = base[:-4]
+    return base
+
+
+def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str) -> Shell:
+    """``--shell``, else ``CUDAENV_SHELL``, else the basename of ``$SHELL``, else PowerShell on Windows."""
+    for candidate in (explicit, env.get("CUDAENV_SHELL")):
+        if candidate:
+            return get_shell(candidate)
+    shell = env.get("SHELL")
+    if shell:
+        try:
+            return get_shell(shell)
+        except UnknownShell:
+            pass
+    if system == "windows":
+        return get_shell("pwsh")
+    raise UnknownShell(shell or "", detected=True)
+
+
+__all__ = ["Shell", "UnknownShell", "get_shell", "detect_shell", "SHELLS", "HOOK_SHELLS"]

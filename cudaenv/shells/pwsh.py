@@ -1,0 +1,34 @@
+"""PowerShell: ``$env:NAME = 'value'`` (a quote inside is doubled; PowerShell also ends quotes at ‘ ’ ‚ ‛)."""
+
+import ntpath
+import posixpath
+from typing import Mapping
+
+from cudaenv.shells.base import Shell
+
+# PowerShell treats these as single quotes too; each is escaped by doubling it.
+_QUOTES = ("'", "\u2018", "\u2019", "\u201a", "\u201b")
+
+
+class Pwsh(Shell):
+    name = "pwsh"
+    template = "cudaenv.ps1"
+    hook_line = "if (Get-Command cudaenv -CommandType Application -ErrorAction SilentlyContinue) { (& cudaenv init pwsh) -join \"`n\" | Invoke-Expression }"
+
+    def quote(self, value: str) -> str:
+        for q in _QUOTES:
+            value = value.replace(q, q + q)
+        return "'" + value + "'"
+
+    def export(self, name: str, value: str) -> str:
+        return "$env:%s = %s" % (self.check_name(name), self.quote(value))
+
+    def unset(self, name: str) -> str:
+        return "Remove-Item -LiteralPath Env:%s -ErrorAction SilentlyContinue" % self.check_name(name)
+
+    def rc_file(self, env: Mapping[str, str], system: str) -> str:
+        if system == "windows":
+            docs = ntpath.join(env.get("USERPROFILE") or "~", "Documents")
+            return ntpath.join(docs, "PowerShell", "Microsoft.PowerShell_profile.ps1")
+        config = env.get("XDG_CONFIG_HOME") or posixpath.join(env.get("HOME") or "~", ".config")
+        return posixpath.join(config, "powershell", "Microsoft.PowerShell_profile.ps1")
