@@ -1,0 +1,264 @@
+"""Which torch exists for what: the facts in ``data/torch_*.json``, asked as questions.
+
+* ``torch_variants``: the wheel indexes (``cu126``, ``rocm6.3``, ``xpu``, ``cpu``, ``default`` = plain PyPI)
+  published for each torch release, per platform (``linux-x86_64``, ``linux-aarch64``, ``windows-x86_64``,
+  ``macos-arm64``, ``macos-x86_64``).  ``variants_for("2.7.1", "linux", "x86_64")`` ->
+  ``("cu118", "cu126", "cu128", "rocm6.2.4", "rocm6.3", "xpu", "cpu")``.
+* ``torch_arch``: the compute capabilities compiled into a release x variant x platform, and the PTX.
+  ``arch_list_for("2.7.1", "cu128", "linux")`` -> ``(("7.5", "8.0", "8.6", "9.0", "10.0", "12.0"), None)``.
+* ``torch_companions``: torchvision/torchaudio for each torch release.
+* ``torch_python``: CPython versions with wheels for each release series.
+
+Every function takes an optional ``table`` (the loaded JSON) so tests can pass their own.
+"""
+
+import re
+from typing import Any, Dict, List, Optional, Tuple
+
+from cudaenv.facts.drivers import compare_versions, version_tuple
+
+VARIANTS, ARCH, COMPANIONS, PYTHONS = "torch_variants", "torch_arch", "torch_companions", "torch_python"
+
+_MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64", "aarch64": "aarch64", "arm64": "arm64"}
+
+
+def _table(name: str, table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    if table is not None:
+        return table
+    from cudaenv.resources import load_table
+
+    return load_table(name)
+
+
+def platform_key(system: Optional[str], machine: Optional[str] = None) -> str:
+    """``("linux", "x86_64")`` -> ``"linux-x86_64"``; Windows AMD64 -> ``windows-x86_64``; macOS arm64 -> ``macos-arm64``."""
+    system = (system or "linux").lower()
+    m = _MACHINES.get((machine or "").lower(), (machine or "").lower() or None)
+    if system.startswith("win"):
+        return "windows-%s" % ("arm64" if m in ("arm64", "aarch64") else "x86_64")
+    if system in ("darwin", "macos", "mac"):
+        return "macos-%s" % ("x86_64" if m == "x86_64" else "arm64")
+    return "linux-%s" % ("aarch64" if m in ("aarch64", "arm64") else "x86_64")
+
+
+def public_version(version: Optional[str]) -> Optional[str]:
+    """``"2.7.1+cu126"`` -> ``"2.7.1"``; ``"2.7"`` stays ``"2.7"``."""
+    if not version:
+        return None
+    return str(version).split("+", 1)[0].strip() or None
+
+
+def local_tag(version: Optional[str]) -> Optional[str]:
+    """``"2.7.1+cu126"`` -> ``"cu126"``; None without a local part."""
+    if not version or "+" not in str(version):
+        return None
+    return str(version).split("+", 1)[1].strip() or None
+
+
+def variant_cuda(variant: Optional[str]) -> Optional[str]:
+    """``"cu126"`` -> ``"12.6"``, ``"cu118"`` -> ``"11.8"``, ``"cu92"`` -> ``"9.2"``; None for cpu, rocm, xpu."""
+    m = re.fullmatch(r"cu(\d+)", variant or "")
+    if not m:
+        return None
+    digits = m.group(1)
+    return "%s.%s" % (digits[:-1], digits[-1]) if len(digits) >= 2 else None
+
+
+def variant_kind(variant: Optional[str]) -> str:
+    """``cuda`` | ``rocm`` | ``xpu`` | ``cpu`` | ``default`` | ``other``."""
+    v = variant or ""
+    if variant_cuda(v):
+        return "cuda"
+    if v.startswith("rocm"):
+        return "rocm"
+    if v in ("xpu", "cpu", "default"):
+        return v
+    return "other"
+
+
+def variant_sort_key(variant: str) -> Tuple[int, Tuple[int, ...]]:
+    """Orders variants oldest to newest within a kind (``cu118`` < ``cu126`` < ``cu130``)."""
+    kind = variant_kind(variant)
+    if kind == "cuda":
+        return (0, version_tuple(variant_cuda(variant)))
+    if kind == "rocm":
+        return (1, version_tuple(variant[4:]))
+    return ({"xpu": 2, "cpu": 3, "default": 4}.get(kind, 5), ())
+
+
+def _rows(name: str, table: Optional[Dict[str, Any]], unreleased: bool = False) -> List[Dict[str, Any]]:
+    data = _table(name, table)
+    rows = list(data.get("rows", []))
+    if unreleased:
+        rows += list(data.get("unreleased", []))
+    return rows
+
+
+def _release_row(torch_version: str, key: str, table: Optional[Dict[str, Any]], unreleased: bool = True) -> Optional[Dict[str, Any]]:
+    version = public_version(torch_version)
+    for row in _rows(VARIANTS, table, unreleased):
+        if row["platform"] == key and version in row["releases"]:
+            return row
+    return None
+
+
+def known_torch_versions(table: Optional[Dict[str, Any]] = None, include_unreleased: bool = False) -> Tuple[str, ...]:
+    """Every torch release the bundled table knows, oldest first."""
+    seen = set()
+    for row in _rows(VARIANTS, table, include_unreleased):
+        seen.update(row["releases"])
+    return tuple(sorted(seen, key=version_tuple))
+
+
+def is_released(torch_version: str, table: Optional[Dict[str, Any]] = None) -> bool:
+    return public_version(torch_version) in known_torch_versions(table)
+
+
+def latest_torch(table: Optional[Dict[str, Any]] = None) -> str:
+    """The newest released torch in the bundled table."""
+    return known_torch_versions(table)[-1]
+
+
+def resolve_torch_version(spec: str, known: Tuple[str, ...]) -> Optional[str]:
+    """``"2.7"`` -> the newest 2.7.x in ``known``; ``"2.7.1"`` -> itself when known; None when unknown."""
+    spec = public_version(spec) or ""
+    if spec in known:
+        return spec
+    want = version_tuple(spec)
+    if len(want) == 2:
+        same = [v for v in known if version_tuple(v)[:2] == want]
+        return same[-1] if same else None
+    return None
+
+
+def variants_for(
+    torch_version: str, system: Optional[str] = "linux", machine: Optional[str] = None, table: Optional[Dict[str, Any]] = None
+) -> Tuple[str, ...]:
+    """The variants published for this torch release on this platform, oldest CUDA first; () when unknown."""
+    row = _release_row(torch_version, platform_key(system, machine), table)
+    return tuple(row["variants"]) if row else ()
+
+
+def pypi_default_for(
+    torch_version: str, system: Optional[str] = "linux", machine: Optional[str] = None, table: Optional[Dict[str, Any]] = None
+) -> Optional[str]:
+    """The variant the plain PyPI ``torch`` wheel is (``cu128`` on Linux x86_64 for 2.8, ``cpu`` on Windows)."""
+    row = _release_row(torch_version, platform_key(system, machine), table)
+    return row.get("pypi_default") if row else None
+
+
+def last_torch_for_variant(
+    variant: str, system: Optional[str] = "linux", machine: Optional[str] = None, table: Optional[Dict[str, Any]] = None
+) -> Tuple[Optional[str], Optional[str]]:
+    """(first, last) torch release published for ``variant`` on this platform: cu121 -> ("2.1.0", "2.5.1")."""
+    key = platform_key(system, machine)
+    versions = sorted(
+        (v for row in _rows(VARIANTS, table) if row["platform"] == key and variant in row["variants"] for v in row["releases"]),
+        key=version_tuple,
+    )
+    return (versions[0], versions[-1]) if versions else (None, None)
+
+
+def arch_list_for(
+    torch_version: str,
+    variant: str,
+    system: Optional[str] = "linux",
+    machine: Optional[str] = None,
+    table: Optional[Dict[str, Any]] = None,
+) -> Optional[Tuple[Tuple[str, ...], Optional[str]]]:
+    """(compute capabilities with SASS, the PTX one or None) for the wheel; None when the table has no row."""
+    row = arch_row_for(torch_version, variant, system, machine, table)
+    if row is None:
+        return None
+    return tuple(row["archs"]), row.get("ptx")
+
+
+def arch_row_for(
+    torch_version: str,
+    variant: str,
+    system: Optional[str] = "linux",
+    machine: Optional[str] = None,
+    table: Optional[Dict[str, Any]] = None,
+) -> Optional[Dict[str, Any]]:
+    key = platform_key(system, machine)
+    version = public_version(torch_version)
+    for row in _rows(ARCH, table):
+        if row["platform"] != key or row["variant"] != variant:
+            continue
+        if compare_versions(row["from"], version) <= 0 <= compare_versions(row["to"], version):
+            return row
+    return None
+
+
+def newest_arch_row(
+    variant_kind_filter: str = "cuda", system: Optional[str] = "linux", machine: Optional[str] = None, table: Optional[Dict[str, Any]] = None
+) -> Optional[Dict[str, Any]]:
+    """The arch row of the newest CUDA variant of the newest torch (a guess for a variant the table does not know)."""
+    key = platform_key(system, machine)
+    rows = [r for r in _rows(ARCH, table) if r["platform"] == key and variant_kind(r["variant"]) == variant_kind_filter]
+    if not rows:
+        return None
+    return max(rows, key=lambda r: (version_tuple(r["to"]), variant_sort_key(r["variant"])))
+
+
+def companions_for(torch_version: str, table: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Optional[str]]]:
+    """``{"torchvision": "0.22.1", "torchaudio": "2.7.1"}`` for torch 2.7.1; None when unknown."""
+    version = public_version(torch_version)
+    for row in _rows(COMPANIONS, table):
+        if row["torch"] == version:
+            return {"torchvision": row.get("torchvision"), "torchaudio": row.get("torchaudio")}
+    return None
+
+
+def pythons_for(torch_version: str, table: Optional[Dict[str, Any]] = None, experimental: bool = True) -> Tuple[str, ...]:
+    """CPython major.minor versions with wheels for this release series ("3.13t" for free-threaded); () when unknown."""
+    series = ".".join(str(x) for x in version_tuple(public_version(torch_version))[:2])
+    for row in _rows(PYTHONS, table):
+        if row["torch"] == series:
+            found = list(row["python"]) + (list(row.get("experimental", [])) if experimental else [])
+            return tuple(found + list(row.get("free_threaded", [])))
+    return ()
+
+
+def data_date(table: Optional[Dict[str, Any]] = None) -> str:
+    """When the bundled variant table was last checked against its sources (``YYYY-MM-DD``)."""
+    return str(_table(VARIANTS, table).get("data_date", "1970-01-01"))
+
+
+def cc_tuple(capability: Optional[str]) -> Tuple[int, ...]:
+    """``"8.6"`` -> ``(8, 6)``; ``"sm_86"`` -> ``(8, 6)``; ``"12.0"`` -> ``(12, 0)``."""
+    text = (capability or "").strip().lower()
+    m = re.fullmatch(r"(?:sm_|compute_)(\d+)([a-z]?)", text)
+    if m:
+        digits = m.group(1)
+        return (int(digits[:-1]), int(digits[-1])) if len(digits) >= 2 else ()
+    return version_tuple(text)[:2]
+
+
+def sm_name(capability: str) -> str:
+    """``"6.1"`` -> ``"sm_61"``."""
+    t = cc_tuple(capability)
+    return "sm_%d%d" % t if len(t) == 2 else "sm_?"
+
+
+def gpu_runs(capability: str, archs: Tuple[str, ...], ptx: Optional[str], ptx_jit_ok: bool = True) -> Optional[str]:
+    """How a GPU of ``capability`` runs the wheel: ``"exact"``, ``"binary"`` (same major, older minor), ``"ptx"``, or None.
+
+    A cubin for sm_X.a runs on sm_X.b with b >= a; PTX compute_P is JIT-compiled for any GPU at or above P
+    when the driver can JIT it (``ptx_jit_ok``: the driver is at least the wheel's CUDA natively).
+    """
+    cc = cc_tuple(capability)
+    if len(cc) != 2:
+        return None
+    built = [cc_tuple(a) for a in archs]
+    if cc in built:
+        return "exact"
+    if any(len(b) == 2 and b[0] == cc[0] and b[1] <= cc[1] for b in built):
+        return "binary"
+    if ptx and ptx_jit_ok and len(cc_tuple(ptx)) == 2 and cc_tuple(ptx) <= cc:
+        return "ptx"
+    return None
+
+
+def sources(name: str, table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
+    return dict(_table(name, table)["sources"])
