@@ -17,7 +17,6 @@ and only then from running ``nvcc --version``, so the common case runs no progra
 This module is on ``cudaenv use``'s hot path: stdlib only, nothing heavy.
 """
 
-import json
 import ntpath
 import os
 import posixpath
@@ -75,6 +74,8 @@ def parse_bundled_driver(text: str) -> Optional[str]:
 def _json_component_version(text: str, key: str) -> Optional[str]:
     if not isinstance(text, str) or not text.strip():
         return None
+    import json  # only when a version.json exists: json is not free on the `cudaenv use` path
+
     value = None
     try:
         data = json.loads(text)
@@ -332,13 +333,10 @@ def _from_env(host, notes: list, name: str) -> List[_Candidate]:
     if not host.exists(value):
         notes.append(Note(PROBE, "%s does not exist" % label))
         return []
-    sep = "\\" if host.system == "windows" else "/"
-    base = value.rstrip(sep)
-    if _basename(host, base).lower() == "bin" and not has_toolkit_markers(host, value):
-        parent = _dirname(host, base)
-        if has_toolkit_markers(host, parent):
-            notes.append(Note(PROBE, "%s names the bin folder; it should be the toolkit folder %s" % (label, parent)))
-            value = parent
+    fixed = _home_value(host, value)
+    if fixed != value:
+        notes.append(Note(PROBE, "%s names the bin folder; it should be the toolkit folder %s" % (label, fixed)))
+        value = fixed
     method = "windows-installer" if host.system == "windows" and name.upper().startswith("CUDA_PATH") else None
     return [_Candidate(value, name, method, strict=True, label=label)]
 
@@ -498,7 +496,7 @@ class _Finder:
             tk = self._toolkit_at(toolkits, root) if root else None
             return ActiveToolkit(tk.path if tk else root, real, tk.version if tk else None, "PATH", listed)
         for name in ("CUDA_HOME", "CUDA_PATH"):
-            value = _clean_env_path(self.host.env.get(name))
+            value = _home_value(self.host, _clean_env_path(self.host.env.get(name)))
             tk = self._toolkit_at(toolkits, value) if value else None
             if tk is not None:
                 return ActiveToolkit(tk.path, tk.nvcc, tk.version, name, listed)
@@ -529,7 +527,7 @@ class _Finder:
                 if key and (key == prefix or key.startswith(prefix.rstrip("/") + "/")):
                     in_ld = True
                     break
-        homes = (_clean_env_path(host.env.get(name)) for name in ("CUDA_HOME", "CUDA_PATH"))
+        homes = (_home_value(host, _clean_env_path(host.env.get(name))) for name in ("CUDA_HOME", "CUDA_PATH"))
         cuda_home = any(self._toolkit_at([tk], value) is not None for value in homes)
         link = symlink is not None and symlink.resolved is not None and self.key(symlink.resolved) == me
         return replace(
@@ -679,6 +677,14 @@ def env_site_packages(host) -> Tuple[str, ...]:
             candidates = [host.join(lib, n, "site-packages") for n in host.listdir(lib) if n.startswith("python")]
         out += [c for c in candidates if host.is_dir(c) and c not in out]
     return tuple(out)
+
+
+def _home_value(host, value: Optional[str]) -> Optional[str]:
+    """A CUDA_HOME-style value, with a trailing ``bin`` dropped when that is what makes it a toolkit."""
+    if not value or _basename(host, value).lower() != "bin" or has_toolkit_markers(host, value):
+        return value
+    parent = _dirname(host, value)
+    return parent if parent and has_toolkit_markers(host, parent) else value
 
 
 def _clean_env_path(value: Optional[str]) -> Optional[str]:

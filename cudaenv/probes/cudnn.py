@@ -1,0 +1,157 @@
+"""cuDNN installations, read from their version headers.
+
+cuDNN 8 and newer keep the version in ``cudnn_version.h`` (Debian's packages install it as
+``cudnn_version_v9.h`` under ``/usr/include/<multiarch>/`` and point an alternatives link at it);
+cuDNN 7 and older in ``cudnn.h``. Places, in this order: ``/usr/include`` and its multiarch folders,
+each toolkit's include dir, ``CUDNN_PATH``, pip ``nvidia/cudnn`` in the given site-packages, Windows
+``Program Files\\NVIDIA\\CUDNN\\v*``, the active conda env. torch's own ``ATen/cudnn`` headers are
+wrappers, not cuDNN, and are never read (only the folders named above are looked in, never recursively).
+"""
+
+import ntpath
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.snapshot import Cudnn, Note, Toolkit
+
+PROBE = "cudnn"
+HEADER_LIMIT = 32 * 1024  # the macros sit right after the licence comment
+MULTIARCH = ("x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", "sbsa-linux-gnu")
+
+_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_(MAJOR|MINOR|PATCHLEVEL)[ \t]+(\d+)\b", re.MULTILINE)
+_NUMBER = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_VERSION[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*$", re.MULTILINE)
+_VERSION_HEADER = re.compile(r"^cudnn_version(?:_v\d+)?\.h$")
+_OLD_HEADER = re.compile(r"^cudnn(?:_v\d+)?\.h$")
+_DIST = re.compile(r"^nvidia_cudnn_cu\d+-([^-]+)\.dist-info$", re.IGNORECASE)
+
+
+def parse_cudnn_header(text: str) -> Optional[str]:
+    """The cuDNN version a header declares: ``9.1.0``.
+
+    Sample (cudnn_version.h, cuDNN 9)::
+
+        #define CUDNN_MAJOR 9
+        #define CUDNN_MINOR 1
+        #define CUDNN_PATCHLEVEL 0
+        #define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)
+
+    A bare number is decoded with both encodings: ``CUDNN_VERSION 90100`` (v9: MAJOR*10000+MINOR*100+PATCH)
+    and ``CUDNN_VERSION 8907`` (up to v8: MAJOR*1000+MINOR*100+PATCH).
+    """
+    if not isinstance(text, str):
+        return None
+    macros: Dict[str, str] = {}
+    for name, value in _MACRO.findall(text):
+        macros.setdefault(name, str(int(value[:9])))
+    if "MAJOR" in macros:
+        parts = [macros["MAJOR"]]
+        if "MINOR" in macros:
+            parts.append(macros["MINOR"])
+            if "PATCHLEVEL" in macros:
+                parts.append(macros["PATCHLEVEL"])
+        return ".".join(parts)
+    match = _NUMBER.search(text)
+    if match:
+        return decode_cudnn_version(int(match.group(1)[:9]))
+    return None
+
+
+def decode_cudnn_version(number: int) -> Optional[str]:
+    """``90100`` -> ``9.1.0`` (v9 and newer), ``8907`` -> ``8.9.7`` (v8 and older); None for nonsense."""
+    if number >= 10000:
+        return "%d.%d.%d" % (number // 10000, (number % 10000) // 100, number % 100)
+    if number >= 1000:
+        return "%d.%d.%d" % (number // 1000, (number % 1000) // 100, number % 100)
+    return None
+
+
+def probe_cudnn(host, notes: list, toolkits: Sequence[Toolkit], site_packages: Sequence[str] = ()) -> Tuple[Cudnn, ...]:
+    """Every cuDNN whose header is found on ``host`` (one entry per distinct header file)."""
+    places: List[Tuple[str, str, Optional[str]]] = []  # (include dir, source, toolkit path)
+    if host.system == "windows":
+        base = host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES") or "C:\\Program Files"
+        root = ntpath.join(base.strip().strip('"'), "NVIDIA", "CUDNN")
+        for version_dir in host.listdir(root):
+            include = ntpath.join(root, version_dir, "include")
+            places.append((include, "windows", None))
+            places += [(ntpath.join(include, sub), "windows", None) for sub in host.listdir(include)]
+    else:
+        places.append(("/usr/include", "system", None))
+        places += [("/usr/include/" + arch, "system", None) for arch in MULTIARCH]
+    for tk in toolkits:
+        include = host.join(tk.path, "include")
+        places.append((include, "toolkit", tk.path))
+        targets = host.join(tk.path, "targets")
+        places += [(host.join(targets, arch, "include"), "toolkit", tk.path) for arch in host.listdir(targets)]
+    cudnn_path = (host.env.get("CUDNN_PATH") or "").strip().strip('"')
+    if cudnn_path:
+        if host.is_dir(cudnn_path):
+            places += [(host.join(cudnn_path, "include"), "CUDNN_PATH", None), (cudnn_path, "CUDNN_PATH", None)]
+        else:
+            notes.append(Note(PROBE, "CUDNN_PATH=%s does not exist" % cudnn_path))
+    for sp in site_packages:
+        places.append((host.join(sp, "nvidia", "cudnn", "include"), "pip", None))
+    conda = (host.env.get("CONDA_PREFIX") or "").strip()
+    if conda:
+        sub = ("Library", "include") if host.system == "windows" else ("include",)
+        places.append((host.join(conda, *sub), "conda", None))
+
+    found: List[Cudnn] = []
+    seen = set()
+    for include, source, toolkit in places:
+        for header, version in _headers_in(host, include):
+            key = _key(host, header)
+            if key in seen:
+                continue
+            seen.add(key)
+            found.append(Cudnn(version, header, source, _major(version), toolkit))
+    for sp in site_packages:  # a pip wheel without its headers still names its version
+        version = _dist_version(host, sp)
+        if version and not any(c.source == "pip" and c.header and c.header.startswith(sp) for c in found):
+            if host.is_dir(host.join(sp, "nvidia", "cudnn")):
+                found.append(Cudnn(version, None, "pip", _major(version), None))
+    return tuple(found)
+
+
+def _headers_in(host, include: str) -> List[Tuple[str, str]]:
+    """(header, version) for the cuDNN version headers in one folder; cudnn.h only when no cudnn_version*.h tells."""
+    names = host.listdir(include)
+    if not names:
+        return []
+    out = []
+    for name in names:
+        if _VERSION_HEADER.match(name):
+            header = host.join(include, name)
+            version = parse_cudnn_header(host.read_text(header, limit=HEADER_LIMIT) or "")
+            if version:
+                out.append((header, version))
+    if out:
+        return out
+    for name in names:
+        if _OLD_HEADER.match(name):
+            header = host.join(include, name)
+            version = parse_cudnn_header(host.read_text(header, limit=HEADER_LIMIT) or "")
+            if version:
+                out.append((header, version))
+    return out
+
+
+def _key(host, header: str) -> str:
+    if host.system == "windows":
+        return ntpath.normpath(header).lower()
+    return host.resolve(header) or header
+
+
+def _major(version: Optional[str]) -> Optional[int]:
+    try:
+        return int(version.split(".")[0]) if version else None
+    except ValueError:
+        return None
+
+
+def _dist_version(host, sp: str) -> Optional[str]:
+    for name in host.listdir(sp):
+        match = _DIST.match(name)
+        if match:
+            return match.group(1)
+    return None
