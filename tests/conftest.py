@@ -19,6 +19,10 @@ import pytest
 import cudaenv
 
 RECORDED = Path(__file__).parent / "recorded"
+
+# Test modules may `from conftest import recorded, FakeRoot` (the suite runs with --import-mode=importlib).
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
 SYSTEM_BIN = "/usr/bin:/bin"
 
 # The package under test must be the installed one (data/ and shell/ are read from it), never ./cudaenv.
@@ -189,6 +193,12 @@ class FakeBin:
     @property
     def env_path(self) -> str:
         return "%s:%s" % (self.path, SYSTEM_BIN)
+
+
+@pytest.fixture(name="recorded")
+def recorded_fixture():
+    """The `recorded(name)` function as a fixture."""
+    return recorded
 
 
 @pytest.fixture
