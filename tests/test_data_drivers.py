@@ -16,7 +16,7 @@ def test_every_row_names_a_known_source():
     assert TABLE["rows"]
     for row in TABLE["rows"]:
         assert row["source"] in TABLE["sources"], row
-        assert row["table"] in ("minimum", "bundled"), row
+        assert row["table"] in ("minimum", "bundled", "cudnn"), row
         assert row.get("confirmed", True) in (True, False)
 
 
@@ -149,3 +149,12 @@ def test_questions_never_raise(text):
     drivers.max_cuda_for_driver(text, "windows")
     drivers.toolkit_driver(text, "linux")
     drivers.native_cuda_for_driver(text, "linux")
+
+
+@pytest.mark.parametrize(
+    "major, cuda, expected",
+    [(9, "12.4", True), (9, "13.0", True), (9, "11.8", True), (9, "11.7", False), (8, "12.1", True), (8, "13.0", False),
+     (7, "12.1", False), (5, "12.1", None), (None, "12.1", None)],
+)
+def test_cudnn_fits_cuda(major, cuda, expected):
+    assert drivers.cudnn_fits_cuda(major, cuda) == expected

@@ -1,29 +1,56 @@
-"""`cudaenv doctor`: inspect this machine's CUDA setup and report it (``--json``: the snapshot contract)."""
+"""`cudaenv doctor`: inspect this machine's CUDA setup, say what is wrong and give the exact fix.
+
+Output: the checklist (text), ``--json`` / ``--format json`` (the snapshot contract plus ``findings``), or
+``--format markdown`` (a paste-ready report). Exit 0 when no finding is an error, 1 when one is (``--strict``:
+also on warnings), 2 on usage errors.
+"""
 
 import argparse
 
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
+FORMATS = ("text", "json", "markdown")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from cudaenv.cli import add_host_options
 
     add_host_options(parser)
-    parser.add_argument("--json", action="store_true", help="print the snapshot as JSON (schema_version 1)")
+    parser.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
+    parser.add_argument("--json", action="store_true", help="same as --format json: the snapshot (schema_version 1) with findings")
     parser.add_argument("--quick", action="store_true", help="do not import torch (static torch facts only)")
+    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too (CI pipelines, cluster health checks)")
+
+
+def _format(args) -> str:
+    from cudaenv.errors import UserError
+
+    if args.json and args.format not in (None, "json"):
+        raise UserError("--json and --format %s disagree" % args.format, hint="use one of them")
+    return "json" if args.json else (args.format or "text")
 
 
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.collect import collect_snapshot
+    from cudaenv.diagnose import diagnose, exit_code
+    from cudaenv.render.spinner import Spinner
 
+    fmt = _format(args)
     host = ctx.host(args)
-    snapshot = collect_snapshot(host, python=args.python, quick=args.quick)
-    if args.json:
-        from cudaenv.render.json_out import render_snapshot_json
+    with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
+        snapshot = collect_snapshot(host, python=args.python, quick=args.quick, progress=spinner)
+        findings = diagnose(snapshot)
+    if fmt == "json":
+        from cudaenv.render.json_out import dumps
 
-        ctx.out.write(render_snapshot_json(snapshot))
+        data = snapshot.to_dict()
+        data["findings"] = [f.to_dict() for f in findings]
+        ctx.out.write(dumps(data))
+    elif fmt == "markdown":
+        from cudaenv.render.markdown import render_markdown
+
+        ctx.out.write(render_markdown(snapshot, findings))
     else:
-        from cudaenv.render.facts import render_facts
+        from cudaenv.render.report import render_report
 
-        ctx.out.write(render_facts(snapshot))
-    return 0
+        ctx.out.write(render_report(snapshot, findings, color=ctx.color))
+    return exit_code(findings, strict=args.strict)

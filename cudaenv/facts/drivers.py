@@ -69,8 +69,8 @@ def _covers(row: Dict[str, Any], cuda: Tuple[int, int]) -> bool:
     hi = version_tuple(row["cuda_to"])
     if cuda < tuple(lo):
         return False
-    if len(hi) == 1:  # a whole major: every minor of it
-        return cuda[0] == hi[0]
+    if len(hi) == 1:  # up to and including every minor of that major
+        return cuda[0] <= hi[0]
     return cuda <= tuple(hi[:2])
 
 
@@ -150,3 +150,14 @@ def native_cuda_for_driver(driver: Optional[str], system: str = "linux", table: 
 
 def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
     return dict(_table(table)["sources"])
+
+
+def cudnn_fits_cuda(cudnn_major: Optional[int], cuda: Optional[str], table: Optional[Dict[str, Any]] = None) -> Optional[bool]:
+    """True when NVIDIA builds cuDNN ``cudnn_major`` for CUDA ``cuda``, False when not, None when the table does not know."""
+    mm = version_tuple(major_minor(cuda))
+    if cudnn_major is None or not mm:
+        return None
+    rows = [r for r in _rows(table, "cudnn") if r.get("cudnn_major") == cudnn_major]
+    if not rows:
+        return None
+    return any(_covers(r, (mm[0], mm[1])) for r in rows)

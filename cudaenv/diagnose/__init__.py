@@ -1,0 +1,82 @@
+"""Turn a :class:`~cudaenv.snapshot.Snapshot` into an expert's findings: what is wrong, why, and the exact fix.
+
+Rules are pure functions ``(snapshot, tables) -> list of Finding``, one module per section, run in the order an
+expert checks a machine: environment -> driver -> visibility -> versions -> toolkits -> resources -> hints.
+``tables`` maps a facts-table name (``"cuda_drivers"``) to its loaded JSON; None reads the shipped ``data/``.
+
+Every finding id is stable and shared with ``cudaenv explain`` and ``cudaenv verify`` (see README).
+"""
+
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+SEVERITIES = ("error", "warning", "info")
+SECTIONS = ("environment", "driver", "visibility", "versions", "toolkits", "resources", "hints")
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: str  # error | warning | info
+    title: str  # one line
+    detail: str  # the cause in plain words, with this machine's values
+    fix: Tuple[str, ...] = ()  # concrete commands or code, this machine's values filled in
+    section: str = "environment"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "detail": self.detail,
+            "fix": list(self.fix),
+            "section": self.section,
+        }
+
+
+Rule = Callable[[Any, Optional[Mapping[str, Any]]], List[Finding]]
+
+
+def rules() -> Sequence[Tuple[str, Rule]]:
+    """(section, rule) in the expert's order (imported lazily: nothing happens at import time)."""
+    from cudaenv.diagnose import driver, environment, hints, resources, toolkits, versions, visibility
+
+    return (
+        ("environment", environment.check),
+        ("driver", driver.check),
+        ("visibility", visibility.check),
+        ("versions", versions.check),
+        ("toolkits", toolkits.check),
+        ("resources", resources.check),
+        ("hints", hints.check),
+    )
+
+
+def diagnose(snapshot, tables: Optional[Mapping[str, Any]] = None) -> Tuple[Finding, ...]:
+    """Every finding for ``snapshot``, sections in order; a hint comes after what it hints about."""
+    found: List[Finding] = []
+    seen = set()
+    for section, rule in rules():
+        for f in rule(snapshot, tables, found) if section == "hints" else rule(snapshot, tables):
+            if f.id in seen:  # an id is reported once
+                continue
+            seen.add(f.id)
+            found.append(f)
+    return tuple(found)
+
+
+def worst(findings: Sequence[Finding]) -> Optional[str]:
+    """The most severe severity among ``findings`` (None when there are none)."""
+    for sev in SEVERITIES:
+        if any(f.severity == sev for f in findings):
+            return sev
+    return None
+
+
+def exit_code(findings: Sequence[Finding], strict: bool = False) -> int:
+    """0 when nothing is an error (and, with ``strict``, nothing is a warning); else 1."""
+    if any(f.severity == "error" for f in findings):
+        return 1
+    if strict and any(f.severity == "warning" for f in findings):
+        return 1
+    return 0

@@ -1,0 +1,239 @@
+"""Small questions the rules share: which driver column applies, is the GPU usable, how to call pip."""
+
+import posixpath
+import shlex
+from typing import Any, List, Mapping, Optional, Tuple
+
+from cudaenv.diagnose import Finding
+from cudaenv.facts import drivers as drv
+
+BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")
+
+
+def make(section: str):
+    """A finding builder bound to one section: ``F(id, severity, title, detail, fix)``."""
+
+    def build(id: str, severity: str, title: str, detail: str, fix=()) -> Finding:
+        return Finding(id=id, severity=severity, title=title, detail=detail, fix=tuple(x for x in fix if x), section=section)
+
+    return build
+
+
+def table(tables: Optional[Mapping[str, Any]], name: str = "cuda_drivers") -> Optional[Mapping[str, Any]]:
+    """The facts table ``name`` the caller passed, or None (the facts module then reads the shipped one)."""
+    if tables is None:
+        return None
+    return tables.get(name)
+
+
+def driver_system(s) -> str:
+    """Which column of the driver tables applies: WSL2 reports the Windows host's driver."""
+    p = s.platform
+    if p.system == "windows" or p.wsl == 2 or (s.driver is not None and s.driver.wsl_windows_side):
+        return "windows"
+    return "linux"
+
+
+def driver_version(s) -> Optional[str]:
+    d = s.driver
+    if d is None:
+        return None
+    v = d.version or d.kernel_module_version
+    return v if drv.version_tuple(v) else None
+
+
+def driver_cuda(s, tables=None) -> Optional[str]:
+    """The CUDA version the driver reports (nvidia-smi's "CUDA Version"), else what the tables say it ships."""
+    d = s.driver
+    if d is not None and drv.version_tuple(d.cuda_version):
+        return drv.major_minor(d.cuda_version)
+    return drv.native_cuda_for_driver(driver_version(s), driver_system(s), table(tables))
+
+
+def tool(s, name: str):
+    return next((t for t in s.tools if t.tool == name), None)
+
+
+def failures(s) -> Tuple[str, ...]:
+    """The failure kinds NVML / nvidia-smi reported, in tool order, without repeats."""
+    out: List[str] = []
+    for t in s.tools:
+        kind = t.failure
+        if kind and kind not in out:
+            out.append(kind)
+    return tuple(out)
+
+
+def hung(s) -> bool:
+    return any(t.status == "timeout" for t in s.tools)
+
+
+def driver_broken(s) -> bool:
+    """The driver is installed but does not answer (not loaded, mismatch, GPU lost, a hang...)."""
+    return bool(set(failures(s)) & set(BROKEN_FAILURES)) or hung(s)
+
+
+def usable_gpu(s) -> bool:
+    """An NVIDIA GPU that CUDA should be able to use: seen by NVML/nvidia-smi with a working driver."""
+    return bool(s.gpus) and driver_version(s) is not None and not driver_broken(s)
+
+
+def nvidia_present(s) -> bool:
+    """Any sign of an NVIDIA GPU at all (usable or not)."""
+    p = s.platform
+    return bool(s.gpus or p.pci_nvidia_devices or p.dev_nvidia or s.driver is not None)
+
+
+def gpu_label(g) -> str:
+    bits = [b for b in (g.name, ("compute %s" % g.compute_capability) if g.compute_capability else None) if b]
+    return "GPU %d%s" % (g.index, (" (%s)" % ", ".join(bits)) if bits else "")
+
+
+def gpu_by_index(s, index: int):
+    return next((g for g in s.gpus if g.index == index), None)
+
+
+def python_cmd(s) -> str:
+    """The probed interpreter, quoted for a shell (``python3`` when unknown)."""
+    t = s.torch
+    exe = t.python if t is not None and t.python else "python3"
+    return shlex.quote(exe)
+
+
+def pip_cmd(s) -> str:
+    t = s.torch
+    if t is not None and t.installer == "uv":
+        return "uv pip --python %s" % python_cmd(s)
+    return "%s -m pip" % python_cmd(s)
+
+
+def torch_installed(s) -> bool:
+    return s.torch is not None and s.torch.installed
+
+
+def torch_cuda_build(s) -> bool:
+    t = s.torch
+    return t is not None and t.installed and bool(t.cuda)
+
+
+def torch_cpu_build(s) -> bool:
+    t = s.torch
+    if t is None or not t.installed or t.cuda or t.hip:
+        return False
+    return True
+
+
+def torch_public_version(s) -> Optional[str]:
+    """``2.13.0+cpu`` -> ``2.13.0``."""
+    t = s.torch
+    if t is None or not t.version:
+        return None
+    return t.version.split("+", 1)[0]
+
+
+def norm(p: Optional[str]) -> Optional[str]:
+    if not p:
+        return None
+    return posixpath.normpath(p.replace("\\", "/")).rstrip("/") or "/"
+
+
+def canonical(s, p: Optional[str]) -> Optional[str]:
+    """A toolkit path with the /usr/local/cuda link replaced by its target (so the two compare equal)."""
+    p = norm(p)
+    link = s.cuda_symlink
+    if p and link is not None and link.resolved:
+        lp, lr = norm(link.path), norm(link.resolved)
+        if p == lp or p.startswith(lp + "/"):
+            p = lr + p[len(lp):]
+    return p
+
+
+def toolkit_root_of_nvcc(nvcc: Optional[str]) -> Optional[str]:
+    """``/usr/local/cuda-12.1/bin/nvcc`` -> ``/usr/local/cuda-12.1``."""
+    n = norm(nvcc)
+    if not n:
+        return None
+    d = posixpath.dirname(n)
+    return posixpath.dirname(d) if posixpath.basename(d) == "bin" else d
+
+
+def active_toolkit(s):
+    """(path, version) of the toolkit a build would use now, from ActiveToolkit or the Toolkit flags."""
+    a = s.active_toolkit
+    if a is not None and (a.path or a.nvcc):
+        path = a.path or toolkit_root_of_nvcc(a.nvcc)
+        version = a.version
+        if version is None:
+            tk = toolkit_at(s, path)
+            version = tk.version if tk is not None else None
+        return canonical(s, path), version, a.via
+    tk = next((t for t in s.toolkits if t.active), None)
+    if tk is not None:
+        return canonical(s, tk.path), tk.version, "PATH" if tk.on_path else "CUDA_HOME"
+    return None, None, None
+
+
+def toolkit_at(s, path: Optional[str]):
+    c = canonical(s, path)
+    if c is None:
+        return None
+    return next((t for t in s.toolkits if canonical(s, t.path) == c), None)
+
+
+def distinct_toolkits(s, pred) -> List[Any]:
+    """Toolkits matching ``pred``, one per canonical path."""
+    out, seen = [], set()
+    for t in s.toolkits:
+        c = canonical(s, t.path)
+        if pred(t) and c not in seen:
+            seen.add(c)
+            out.append(t)
+    return out
+
+
+def installed_toolkit(s, major_minor: Optional[str] = None, major: Optional[int] = None):
+    """The newest installed toolkit of that major.minor (or major), or None."""
+    best = None
+    for t in s.toolkits:
+        v = drv.version_tuple(t.version)
+        if not v:
+            continue
+        if major_minor is not None and drv.major_minor(t.version) != major_minor:
+            continue
+        if major is not None and v[0] != major:
+            continue
+        if best is None or drv.compare_versions(t.version, best.version) > 0:
+            best = t
+    return best
+
+
+def short(version: Optional[str]) -> str:
+    return drv.major_minor(version) or str(version)
+
+
+def quote(p: str) -> str:
+    return shlex.quote(p)
+
+
+def distro_id(s) -> str:
+    return (s.platform.distro_id or "").lower()
+
+
+def driver_install_commands(s, series: Optional[str] = None) -> List[str]:
+    """How this distro installs (or upgrades) the NVIDIA driver; ``series`` like ``"570"`` when known."""
+    d = distro_id(s)
+    if s.platform.wsl == 2 or s.platform.system == "windows":
+        return ["# install or update the NVIDIA driver on Windows (https://www.nvidia.com/Download/index.aspx); "
+                "inside WSL never install a Linux driver"]
+    if d in ("ubuntu", "pop", "linuxmint"):
+        return ["sudo ubuntu-drivers install" + (" nvidia:%s" % series if series else ""), "sudo reboot"]
+    if d == "debian":
+        return ["sudo apt-get update && sudo apt-get install nvidia-driver", "sudo reboot"]
+    if d in ("fedora",):
+        return ["sudo dnf install akmod-nvidia  # from RPM Fusion", "sudo reboot"]
+    if d in ("rhel", "rocky", "almalinux", "centos"):
+        return ["sudo dnf module install nvidia-driver:%s-dkms" % (series or "latest"), "sudo reboot"]
+    if d in ("arch", "manjaro", "endeavouros"):
+        return ["sudo pacman -S nvidia-open", "sudo reboot"]
+    return ["# install the NVIDIA driver%s from https://www.nvidia.com/Download/index.aspx or your distribution's packages"
+            % (" %s or newer" % series if series else ""), "sudo reboot"]

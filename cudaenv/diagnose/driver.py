@@ -1,0 +1,185 @@
+"""Driver: none installed, not loaded, userspace/kernel mismatch, a GPU off the bus, a hung nvidia-smi."""
+
+from typing import List
+
+from cudaenv.diagnose import _common as c
+
+F = c.make("driver")
+
+
+def check(s, tables=None) -> List:
+    out = []
+    out += hang(s)
+    out += library_mismatch(s)
+    out += not_loaded(s)
+    out += gpu_lost(s)
+    out += no_permission(s)
+    out += no_devices(s)
+    out += no_driver(s)
+    return out
+
+
+def _message(s, kind: str) -> str:
+    t = next((t for t in s.tools if t.failure == kind), None)
+    return (t.message or "").strip() if t is not None else ""
+
+
+def _said(s, kind: str) -> str:
+    msg = _message(s, kind)
+    tool = next((t.tool for t in s.tools if t.failure == kind), "nvidia-smi")
+    return (' %s said: "%s".' % (tool, msg)) if msg else ""
+
+
+def hang(s) -> List:
+    hung = [t for t in s.tools if t.status == "timeout"]
+    if not hung:
+        return []
+    t = hung[0]
+    secs = ("%g s" % t.seconds) if t.seconds else "the timeout"
+    return [
+        F(
+            "nvidia-smi-hang",
+            "error",
+            "%s hung: the GPU or driver is wedged" % t.tool,
+            "%s (%s) did not answer within %s; cudaenv stopped it. A hang usually means a GPU stuck after an error "
+            "(an Xid in the kernel log), a process in uninterruptible sleep holding the device, or a driver "
+            "without persistence mode taking long to initialise." % (t.tool, t.path or t.tool, secs),
+            [
+                "sudo dmesg -T | grep -i -E 'NVRM|Xid' | tail -20    # the error that wedged it",
+                "ps -eo pid,stat,user,cmd | awk '$2 ~ /D/'    # processes stuck on the device",
+                "sudo nvidia-smi -pm 1    # persistence mode, if it answers again",
+                "sudo reboot    # when it stays hung",
+            ],
+        )
+    ]
+
+
+def library_mismatch(s) -> List:
+    if "driver-library-mismatch" not in c.failures(s):
+        return []
+    d = s.driver
+    kernel = d.kernel_module_version if d is not None else None
+    user = d.version if d is not None else None
+    versions = ""
+    if kernel and user and kernel != user:
+        versions = " The loaded kernel module is %s, the userspace libraries are %s." % (kernel, user)
+    elif kernel:
+        versions = " The loaded kernel module is %s (cat /proc/driver/nvidia/version)." % kernel
+    return [
+        F(
+            "driver-library-mismatch",
+            "error",
+            "driver/library version mismatch: reboot or reload the module",
+            "NVML refuses to work because the kernel module that is loaded is not the version of the userspace "
+            "libraries: the driver was upgraded (often by an automatic update) and the machine was not rebooted."
+            + versions + _said(s, "driver-library-mismatch"),
+            [
+                "sudo reboot",
+                "# or, with no process using the GPU:",
+                "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia",
+                "cat /proc/driver/nvidia/version    # afterwards: the kernel module and nvidia-smi agree",
+            ],
+        )
+    ]
+
+
+def not_loaded(s) -> List:
+    if "driver-not-loaded" not in c.failures(s):
+        return []
+    p = s.platform
+    causes, fix = [], []
+    if p.nouveau_loaded:
+        causes.append("the open-source nouveau driver is loaded and holds the GPU")
+        fix += [
+            "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
+            "sudo update-initramfs -u    # Fedora/RHEL: sudo dracut --force",
+        ]
+    if p.secure_boot:
+        causes.append("Secure Boot is on and refuses an unsigned nvidia module")
+        fix += [
+            "sudo mokutil --import /var/lib/dkms/mok.pub    # enrol the DKMS key, then confirm it at the next boot",
+            "# or disable Secure Boot in the firmware settings",
+        ]
+    kernel = p.kernel or "$(uname -r)"
+    causes.append("the kernel was updated and the module was not rebuilt for %s" % kernel)
+    if c.distro_id(s) in ("fedora", "rhel", "rocky", "almalinux", "centos"):
+        fix += ["sudo dnf install kernel-devel-%s" % kernel, "sudo akmods --force || sudo dkms autoinstall"]
+    else:
+        fix += ["sudo apt-get install linux-headers-%s" % kernel, "sudo dkms autoinstall    # dkms status shows what is built"]
+    fix += ["sudo modprobe nvidia && nvidia-smi", "sudo reboot    # if modprobe fails, then read: sudo dmesg | grep -i nvidia"]
+    return [
+        F(
+            "driver-not-loaded",
+            "error",
+            "the NVIDIA driver is installed but its kernel module is not loaded",
+            "nvidia-smi cannot talk to the driver: the nvidia kernel module is not loaded. Likely causes here: %s.%s"
+            % ("; ".join(causes), _said(s, "driver-not-loaded")),
+            fix,
+        )
+    ]
+
+
+def gpu_lost(s) -> List:
+    if "gpu-lost" not in c.failures(s):
+        return []
+    return [
+        F(
+            "gpu-lost",
+            "error",
+            "a GPU fell off the bus (unable to determine the device handle)",
+            "The driver knows a GPU but cannot reach it: usually Xid 79 (fallen off the bus) after a power, heat or "
+            "PCIe problem. Nothing can use that GPU until it is reset." + _said(s, "gpu-lost"),
+            [
+                "sudo dmesg -T | grep -i -E 'Xid|fallen off the bus'",
+                "sudo reboot    # a cold power cycle if it comes back lost",
+                "# check the power cables, PSU capacity and cooling; reseat the card",
+                "sudo nvidia-bug-report.sh    # collects everything NVIDIA support asks for",
+            ],
+        )
+    ]
+
+
+def no_permission(s) -> List:
+    if "no-permission" not in c.failures(s):
+        return []
+    nodes = " ".join(s.platform.dev_nvidia) or "/dev/nvidia*"
+    return [
+        F(
+            "driver-no-permission",
+            "error",
+            "no permission to use the GPU device nodes",
+            "The driver answered with insufficient permissions: this user cannot open %s.%s" % (nodes, _said(s, "no-permission")),
+            ["ls -l %s" % nodes, "sudo usermod -aG video \"$USER\"    # then log out and in again"],
+        )
+    ]
+
+
+def no_devices(s) -> List:
+    if "no-devices" not in c.failures(s):
+        return []
+    pci = ", ".join(s.platform.pci_nvidia_devices)
+    return [
+        F(
+            "driver-no-devices",
+            "error",
+            "the driver is loaded but finds no GPU",
+            "nvidia-smi found no devices%s: the GPU is not bound to the nvidia driver (vfio/passthrough), "
+            "is too old for this driver branch, or is not seated.%s"
+            % ((" although the PCI bus has NVIDIA devices at %s" % pci) if pci else "", _said(s, "no-devices")),
+            ["lspci -nnk -d 10de:    # 'Kernel driver in use' should be nvidia", "sudo dmesg | grep -i -E 'NVRM|nvidia'"],
+        )
+    ]
+
+
+def no_driver(s) -> List:
+    p = s.platform
+    if not p.pci_nvidia_devices or s.driver is not None or c.failures(s) or c.hung(s):
+        return []
+    if p.wsl == 2:
+        return []
+    detail = "The PCI bus has an NVIDIA GPU (vendor 0x10de at %s) but no NVIDIA driver is installed: no NVML, no nvidia-smi." % (
+        ", ".join(p.pci_nvidia_devices)
+    )
+    if p.nouveau_loaded:
+        detail += " The open-source nouveau driver runs the display; it cannot run CUDA."
+    return [F("no-driver", "error", "NVIDIA GPU present but no NVIDIA driver", detail, c.driver_install_commands(s))]

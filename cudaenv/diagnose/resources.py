@@ -1,0 +1,82 @@
+"""Resources: a GPU whose memory is nearly full, and memory held by processes that are gone or zombies."""
+
+from typing import List
+
+from cudaenv.diagnose import _common as c
+
+F = c.make("resources")
+BUSY = 0.90  # used / total at or above this is "nearly full"
+
+
+def check(s, tables=None) -> List:
+    return busy(s) + stale(s)
+
+
+def _procs_on(s, g) -> List:
+    return [p for p in s.processes if (p.gpu_index is not None and p.gpu_index == g.index) or (g.uuid and p.gpu_uuid == g.uuid)]
+
+
+def _who(p) -> str:
+    bits = ["pid %d" % p.pid]
+    if p.owner:
+        bits.append("user %s" % p.owner)
+    if p.name:
+        bits.append(p.name)
+    if p.used_memory_mib is not None:
+        bits.append("%d MiB" % p.used_memory_mib)
+    if p.state and p.state != "running":
+        bits.append(p.state)
+    return ", ".join(bits)
+
+
+def busy(s) -> List:
+    out = []
+    for g in s.gpus:
+        if not g.memory_total_mib or g.memory_used_mib is None or g.memory_used_mib < BUSY * g.memory_total_mib:
+            continue
+        procs = sorted(_procs_on(s, g), key=lambda p: -(p.used_memory_mib or 0))
+        running = [p for p in procs if p.state in (None, "running")]
+        if procs:
+            held = "Held by: %s." % "; ".join(_who(p) for p in procs)
+        else:
+            held = "No process is listed: it belongs to another container or PID namespace (or nvidia-smi may not show it)."
+        fix = ["kill %d    # %s; then kill -9 %d if it does not exit" % (p.pid, p.name or "the process", p.pid) for p in running]
+        if not procs:
+            fix.append("sudo fuser -v /dev/nvidia%d    # who has the GPU open" % g.index)
+        fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %d" % g.index)
+        out.append(
+            F(
+                "gpu-memory-busy",
+                "warning",
+                "GPU %d memory is nearly full: %d of %d MiB used" % (g.index, g.memory_used_mib, g.memory_total_mib),
+                "%s has %d MiB of %d MiB in use (%d%%); a new job there fails with \"CUDA out of memory\". %s"
+                % (c.gpu_label(g), g.memory_used_mib, g.memory_total_mib, round(100.0 * g.memory_used_mib / g.memory_total_mib), held),
+                fix,
+            )
+        )
+    return out
+
+
+def stale(s) -> List:
+    stale_procs = [p for p in s.processes if p.state in ("gone", "zombie")]
+    if not stale_procs:
+        return []
+    fix = []
+    for p in stale_procs:
+        gpu = "" if p.gpu_index is None else " -i %d" % p.gpu_index
+        if p.state == "zombie":
+            fix.append("kill -9 $(ps -o ppid= -p %d)    # a zombie frees its GPU memory when its parent reaps it" % p.pid)
+        else:
+            fix.append("sudo fuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device" % p.pid)
+            fix.append("sudo nvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % gpu)
+    return [
+        F(
+            "stale-gpu-process",
+            "warning",
+            "GPU memory is held by %s" % ("a dead process" if len(stale_procs) == 1 else "%d dead processes" % len(stale_procs)),
+            "nvidia-smi lists %s. A zombie keeps its GPU memory until its parent reaps it; a pid that no longer exists "
+            "here is in another PID namespace (a container) or its memory leaked in the driver."
+            % "; ".join(_who(p) + ("" if p.gpu_index is None else " on GPU %d" % p.gpu_index) for p in stale_procs),
+            fix,
+        )
+    ]

@@ -1,0 +1,307 @@
+"""Toolkits: nvcc against torch and the driver, the /usr/local/cuda link, PATH, CUDA_HOME, LD_LIBRARY_PATH, cuDNN."""
+
+import posixpath
+from typing import List
+
+from cudaenv.diagnose import _common as c
+from cudaenv.facts import drivers as drv
+
+F = c.make("toolkits")
+
+
+def check(s, tables=None) -> List:
+    out = []
+    out += nvcc_torch(s)
+    out += newer_than_driver(s, tables)
+    out += link_dangling(s)
+    out += link_not_active(s)
+    out += several_on_path(s)
+    out += cuda_home(s)
+    out += ld_library_path(s)
+    out += cudnn(s, tables)
+    return out
+
+
+def _use(version) -> str:
+    return "source <(cudaenv use %s)    # fish: cudaenv use %s --shell fish | source" % (c.short(version), c.short(version))
+
+
+def _install_toolkit(s, mm: str) -> str:
+    dashed = mm.replace(".", "-")
+    if c.distro_id(s) in ("ubuntu", "debian", "pop", "linuxmint") or s.platform.wsl == 2:
+        return "sudo apt-get install cuda-toolkit-%s    # from NVIDIA's CUDA apt repository" % dashed
+    if c.distro_id(s) in ("fedora", "rhel", "rocky", "almalinux", "centos"):
+        return "sudo dnf install cuda-toolkit-%s    # from NVIDIA's CUDA repository" % dashed
+    return "conda install -c nvidia cuda-toolkit=%s    # or NVIDIA's runfile for %s" % (mm, mm)
+
+
+def nvcc_torch(s) -> List:
+    if not c.torch_cuda_build(s):
+        return []
+    path, version, via = c.active_toolkit(s)
+    if not version or not path:
+        return []
+    t = s.torch
+    tv, nv = drv.version_tuple(t.cuda), drv.version_tuple(version)
+    if not tv or not nv or tv[0] == nv[0]:
+        return []
+    mm = c.short(t.cuda)
+    match = c.installed_toolkit(s, major_minor=mm) or c.installed_toolkit(s, major=tv[0])
+    fix = [_use(match.version)] if match is not None else [_install_toolkit(s, mm), _use(mm)]
+    return [
+        F(
+            "nvcc-torch-mismatch",
+            "warning",
+            "nvcc is CUDA %s but torch is built with CUDA %s" % (c.short(version), t.cuda),
+            "The active toolkit (%s, via %s) is CUDA %s; torch %s is built with CUDA %s. Building a CUDA extension "
+            "(torch.utils.cpp_extension, pip install of flash-attn, apex, ...) stops with \"The detected CUDA version "
+            "(%s) mismatches the version that was used to compile PyTorch (%s)\".%s"
+            % (path, via, c.short(version), t.version, t.cuda, c.short(version), t.cuda,
+               (" CUDA %s is installed at %s." % (c.short(match.version), match.path)) if match is not None else ""),
+            fix,
+        )
+    ]
+
+
+def newer_than_driver(s, tables) -> List:
+    dv = c.driver_version(s)
+    if dv is None or c.driver_broken(s):
+        return []
+    path, version, via = c.active_toolkit(s)
+    if not version:
+        return []
+    system = c.driver_system(s)
+    tbl = c.table(tables)
+    minimum = drv.min_driver_for_cuda(version, system, tbl)
+    bundled = drv.toolkit_driver(version, system, tbl)
+    older = [t for t in s.toolkits if drv.version_tuple(t.version) and (
+        drv.min_driver_for_cuda(t.version, system, tbl) and drv.compare_versions(dv, drv.min_driver_for_cuda(t.version, system, tbl)) >= 0)
+        and drv.compare_versions(t.version, version) < 0]
+    older.sort(key=lambda t: drv.version_tuple(t.version))
+    alt = [_use(older[-1].version)] if older else []
+    cap = next((g.compute_capability for g in s.gpus if g.compute_capability), None)
+    sm = ("sm_%s" % cap.replace(".", "")) if cap else None
+    if minimum and drv.compare_versions(dv, minimum) < 0:
+        return [
+            F(
+                "toolkit-newer-than-driver",
+                "error",
+                "CUDA %s toolkit needs driver %s or newer; this one is %s" % (c.short(version), minimum, dv),
+                "Programs built with the active toolkit (%s, CUDA %s) fail on driver %s (CUDA %s) with \"CUDA driver "
+                "version is insufficient for CUDA runtime version\": CUDA %s needs driver %s or newer."
+                % (path, c.short(version), dv, c.driver_cuda(s, tables) or "?", c.short(version), minimum),
+                ["# upgrade the driver to %s or newer:" % (bundled or minimum)]
+                + c.driver_install_commands(s, str(drv.version_tuple(bundled or minimum)[0]))
+                + (["# or build with an older toolkit:"] + alt if alt else []),
+            )
+        ]
+    if bundled and drv.compare_versions(dv, bundled) < 0:
+        return [
+            F(
+                "toolkit-newer-than-driver",
+                "warning",
+                "CUDA %s toolkit is newer than driver %s (CUDA %s)" % (c.short(version), dv, c.driver_cuda(s, tables) or "?"),
+                "Programs built with %s (CUDA %s) run on driver %s only through minor-version compatibility: PTX they "
+                "embed cannot be JIT-compiled by this driver (cudaErrorUnsupportedPtxVersion, \"the provided PTX was "
+                "compiled with an unsupported toolchain\"). CUDA %s ships driver %s."
+                % (path, c.short(version), dv, c.short(version), bundled),
+                (["nvcc -arch=%s ...    # build real code for this GPU, no PTX JIT needed" % sm] if sm else [])
+                + ["# or upgrade the driver to %s or newer:" % bundled]
+                + c.driver_install_commands(s, str(drv.version_tuple(bundled)[0]))
+                + (["# or build with an older toolkit:"] + alt if alt else []),
+            )
+        ]
+    return []
+
+
+def _newest(s):
+    best = None
+    for t in s.toolkits:
+        if drv.version_tuple(t.version) and (best is None or drv.compare_versions(t.version, best.version) > 0):
+            if c.norm(t.path) != c.norm(s.cuda_symlink.path if s.cuda_symlink else None):
+                best = t
+    return best
+
+
+def link_dangling(s) -> List:
+    link = s.cuda_symlink
+    if link is None or not link.dangling:
+        return []
+    path, version, _ = c.active_toolkit(s)
+    target = path if path and c.norm(path) != c.norm(link.path) else (_newest(s).path if _newest(s) else None)
+    fix = []
+    if link.alternatives:
+        fix.append("sudo update-alternatives --config cuda")
+    if target:
+        fix.append("sudo ln -sfn %s %s    # or: cudaenv link %s" % (c.quote(target), c.quote(link.path), c.short(version) if version and path == target else target))
+    fix.append("sudo rm %s    # if no toolkit should be the default" % c.quote(link.path))
+    return [
+        F(
+            "cuda-link-dangling",
+            "warning",
+            "%s points at %s, which does not exist" % (link.path, link.target),
+            "The %s link%s points at %s, which is gone (a toolkit was removed). Builds and scripts that use %s "
+            "(CUDA_HOME defaults, CMake's FindCUDAToolkit, rc files) find no toolkit."
+            % (link.path, " (through /etc/alternatives/cuda)" if link.alternatives else "", link.target, link.path),
+            fix,
+        )
+    ]
+
+
+def link_not_active(s) -> List:
+    link = s.cuda_symlink
+    if link is None or link.dangling or not link.resolved:
+        return []
+    path, version, via = c.active_toolkit(s)
+    if not path or via != "PATH":
+        return []
+    if c.canonical(s, path) == c.canonical(s, link.path):
+        return []
+    target = c.toolkit_at(s, link.resolved)
+    tv = target.version if target is not None else None
+    nvcc = s.active_toolkit.nvcc if s.active_toolkit is not None and s.active_toolkit.nvcc else posixpath.join(path, "bin", "nvcc")
+    return [
+        F(
+            "cuda-link-not-active",
+            "warning",
+            "%s is CUDA %s, but the nvcc on PATH is CUDA %s" % (link.path, c.short(tv) if tv else link.target, c.short(version)),
+            "%s points at %s%s, while PATH finds %s (%s%s). Tools that use the link (CMake, CUDA_HOME=%s) and tools "
+            "that run nvcc from PATH build with different toolkits."
+            % (link.path, link.resolved, (" (CUDA %s)" % tv) if tv else "", nvcc, path, (", CUDA %s" % version) if version else "", link.path),
+            [
+                ("%s    # use the link's toolkit in this shell" % _use(tv).split("    #")[0]) if tv else None,
+                "sudo ln -sfn %s %s    # or point the link at the one on PATH (cudaenv link %s)" % (c.quote(path), c.quote(link.path), c.short(version)),
+            ],
+        )
+    ]
+
+
+def several_on_path(s) -> List:
+    tks = c.distinct_toolkits(s, lambda t: t.on_path)
+    if len(tks) < 2:
+        return []
+    path, version, _ = c.active_toolkit(s)
+    listing = ", ".join("%s (%s)" % (t.path, c.short(t.version)) for t in tks)
+    keep = version or tks[0].version
+    return [
+        F(
+            "multiple-toolkits-on-path",
+            "warning",
+            "%d CUDA toolkits are on PATH" % len(tks),
+            "PATH holds the bin folders of %s. The first one wins for nvcc, but other tools (ptxas, nvdisasm, "
+            "cuda-gdb) and build systems may pick another, mixing CUDA versions." % listing,
+            [_use(keep) + " (it removes the other toolkits from PATH)"] if keep else [],
+        )
+    ]
+
+
+def cuda_home(s) -> List:
+    env = s.env_map
+    name = "CUDA_HOME" if "CUDA_HOME" in env else ("CUDA_PATH" if "CUDA_PATH" in env else None)
+    if name is None:
+        return []
+    value = env[name]
+    path, version, via = c.active_toolkit(s)
+    home = c.toolkit_at(s, value)
+    if home is None:
+        fix = ["export %s=%s" % (name, c.quote(path))] if path else ["unset %s" % name]
+        return [
+            F(
+                "cuda-home-mismatch",
+                "warning",
+                "%s=%s is not a CUDA toolkit" % (name, value),
+                "%s points at %s, where cudaenv found no toolkit. torch.utils.cpp_extension, CMake and setup.py files "
+                "read %s first and fail or fall back to guessing.%s"
+                % (name, value, name, (" The nvcc on PATH is in %s." % path) if path else ""),
+                fix,
+            )
+        ]
+    if not path or via != "PATH" or c.canonical(s, home.path) == c.canonical(s, path):
+        return []
+    return [
+        F(
+            "cuda-home-mismatch",
+            "warning",
+            "%s is CUDA %s, the nvcc on PATH is CUDA %s" % (name, c.short(home.version), c.short(version)),
+            "%s=%s (CUDA %s) while PATH finds nvcc in %s (CUDA %s). torch.utils.cpp_extension uses %s; a Makefile "
+            "that calls nvcc uses PATH: the two builds disagree." % (name, value, home.version, path, version, name),
+            ["export %s=%s    # match the nvcc on PATH" % (name, c.quote(path)), _use(home.version) + "    # or switch PATH to %s" % name],
+        )
+    ]
+
+
+def ld_library_path(s) -> List:
+    path, version, _ = c.active_toolkit(s)
+    in_ld = c.distinct_toolkits(s, lambda t: t.in_ld_library_path)
+    if not in_ld:
+        return []
+    others = [t for t in in_ld if path is None or c.canonical(s, t.path) != c.canonical(s, path)]
+    if path is None and len(in_ld) < 2:
+        return []
+    if not others:
+        return []
+    value = s.env_map.get("LD_LIBRARY_PATH", "")
+    roots = set()
+    for t in others:
+        roots.add(c.norm(t.path))
+        roots.add(c.canonical(s, t.path))
+    link = s.cuda_symlink
+    if link is not None and link.resolved and c.norm(link.resolved) in roots:
+        roots.add(c.norm(link.path))
+    kept = [e for e in value.split(":") if e and not any(c.norm(e) == r or (c.norm(e) or "").startswith(r + "/") for r in roots if r)]
+    listing = ", ".join("%s (CUDA %s)" % (t.path, c.short(t.version)) for t in others)
+    return [
+        F(
+            "ld-library-path-mismatch",
+            "warning",
+            "LD_LIBRARY_PATH holds another toolkit's libraries",
+            "LD_LIBRARY_PATH has the lib folder of %s%s. Programs then load libcudart/libcublas of a different CUDA "
+            "than the one they were built with (\"undefined symbol\", \"version `libcublas.so.12' not found\")."
+            % (listing, (", but the active toolkit is %s (CUDA %s)" % (path, c.short(version))) if path else ""),
+            ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
+             (_use(version) + " (sets PATH and LD_LIBRARY_PATH together)") if version else None],
+        )
+    ]
+
+
+def cudnn(s, tables) -> List:
+    entries = [d for d in s.cudnn if d.source != "pip" and d.major is not None]
+    out = []
+    majors = sorted({d.major for d in entries})
+    if len(majors) > 1:
+        listing = ", ".join("cuDNN %s in %s" % (d.version, d.header) for d in entries)
+        out.append(
+            F(
+                "cudnn-mismatch",
+                "warning",
+                "several cuDNN majors are installed: %s" % ", ".join(str(m) for m in majors),
+                "Found %s. A build picks whichever header comes first on its include path and may link the other "
+                "library (\"cuDNN version incompatibility\" at run time). torch wheels bring their own cuDNN; these "
+                "matter for builds." % listing,
+                ["dpkg -l | grep -i cudnn    # then remove the package of the major you do not build with",
+                 "sudo update-alternatives --config libcudnn    # Debian packages: choose the header in use"],
+            )
+        )
+        return out
+    tbl = c.table(tables)
+    for d in entries:
+        if not d.toolkit:
+            continue
+        tk = c.toolkit_at(s, d.toolkit)
+        if tk is None or not tk.version:
+            continue
+        if drv.cudnn_fits_cuda(d.major, tk.version, tbl) is False:
+            out.append(
+                F(
+                    "cudnn-mismatch",
+                    "warning",
+                    "cuDNN %s does not fit the CUDA %s toolkit it sits in" % (d.version, c.short(tk.version)),
+                    "%s (cuDNN %s) is inside %s, a CUDA %s toolkit; NVIDIA builds cuDNN %d for other CUDA versions, "
+                    "so builds against this toolkit link a cuDNN that cannot load."
+                    % (d.header, d.version, tk.path, tk.version, d.major),
+                    ["# install the cuDNN build for CUDA %d (cudnn9-cuda-%d, or the cuDNN tarball for CUDA %d.x) and "
+                     "remove %s" % (drv.version_tuple(tk.version)[0], drv.version_tuple(tk.version)[0], drv.version_tuple(tk.version)[0], d.header)],
+                )
+            )
+            break
+    return out

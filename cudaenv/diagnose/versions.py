@@ -1,0 +1,282 @@
+"""Versions: torch against the driver and the GPUs (missing, CPU-only, too new for the driver, no kernel image)."""
+
+import re
+from typing import List, Optional, Tuple
+
+from cudaenv.diagnose import _common as c
+from cudaenv.facts import drivers as drv
+
+F = c.make("versions")
+INDEX = "https://download.pytorch.org/whl/"
+
+
+def check(s, tables=None) -> List:
+    out = []
+    out += torch_missing(s, tables)
+    out += torch_import_error(s, tables)
+    out += torch_cpu_only(s, tables)
+    too_old = driver_too_old(s, tables)
+    out += too_old
+    out += gpu_arch(s, tables)
+    if not any(f.id == "driver-too-old-for-torch" for f in too_old):
+        out += torch_cuda_unavailable(s, tables)
+    return out
+
+
+# ------------------------------------------------------------------ the fix: which torch to install
+def recommendation(s):
+    """helper "torch"'s recommend() for this snapshot, or None while it is not there or fails."""
+    try:
+        from cudaenv.recommend import recommend
+    except ImportError:
+        return None
+    try:
+        return recommend(s, torch_version=c.torch_public_version(s))
+    except Exception:  # noqa: BLE001 - a broken recommender must not take the diagnosis down
+        return None
+
+
+def _fallback_variant(s, tables) -> Optional[str]:
+    """A CUDA variant for this driver and GPU when recommend() is not available (rough, conservative)."""
+    system = c.driver_system(s)
+    top = drv.max_cuda_for_driver(c.driver_version(s), system, c.table(tables))
+    if top is None:
+        return None
+    caps = [_cap(g.compute_capability) for g in s.gpus if g.compute_capability]
+    old_gpu = any(cap is not None and cap < (7, 5) for cap in caps)
+    major = drv.version_tuple(top)[0]
+    if major >= 13 and not old_gpu:
+        return "cu130"
+    if major >= 12:
+        return "cu126"
+    if drv.compare_versions(top, "11.8") >= 0:
+        return "cu118"
+    return None
+
+
+def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
+    """(commands, variant) that put the right torch into the probed interpreter."""
+    rec = recommendation(s)
+    if rec is not None and getattr(rec, "commands", None):
+        return list(rec.commands), getattr(rec, "variant", None)
+    version = c.torch_public_version(s)
+    variant = getattr(rec, "variant", None) if rec is not None else None
+    index = getattr(rec, "index_url", None) if rec is not None else None
+    variant = variant or _fallback_variant(s, tables)
+    if variant is None:
+        return [], None
+    index = index or (INDEX + variant)
+    spec = "torch==%s" % version if version else "torch"
+    cmds = []
+    if reinstall and c.torch_installed(s):
+        cmds.append("%s uninstall -y torch" % c.pip_cmd(s))
+    cmds.append("%s install %s --index-url %s" % (c.pip_cmd(s), spec, index))
+    return cmds, variant
+
+
+# ------------------------------------------------------------------ rules
+def torch_missing(s, tables) -> List:
+    t = s.torch
+    if t is not None and (t.installed or t.import_error):
+        return []
+    where = "in %s" % t.python if t is not None and t.python else "(no Python interpreter found: give one with --python)"
+    fix, variant = install_commands(s, tables, reinstall=False)
+    detail = "torch is not installed %s." % where
+    if variant:
+        detail += " For this machine the %s build fits." % variant
+    return [F("torch-missing", "info", "torch is not installed", detail, fix)]
+
+
+def torch_import_error(s, tables) -> List:
+    t = s.torch
+    if t is None or not t.import_error:
+        return []
+    fix, _ = install_commands(s, tables)
+    first = t.import_error.strip().splitlines()[0] if t.import_error.strip() else t.import_error
+    return [
+        F(
+            "torch-import-error",
+            "error",
+            "torch is installed but `import torch` fails",
+            "In %s, `import torch` raised: %s. A torch whose CUDA libraries (nvidia-* wheels) are missing or from "
+            "another CUDA, or a half-finished install, does this." % (t.python, first),
+            fix or ["%s install --force-reinstall torch==%s" % (c.pip_cmd(s), c.torch_public_version(s))],
+        )
+    ]
+
+
+def torch_cpu_only(s, tables) -> List:
+    if not c.torch_cpu_build(s) or not c.usable_gpu(s):
+        return []
+    t = s.torch
+    g = s.gpus[0]
+    fix, variant = install_commands(s, tables)
+    return [
+        F(
+            "torch-cpu-only",
+            "error",
+            "torch %s is a CPU-only build, but this machine has an NVIDIA GPU" % t.version,
+            "torch %s in %s has no CUDA (torch.version.cuda is None), so torch.cuda.is_available() is False. "
+            "The machine has %s with driver %s (CUDA %s)%s."
+            % (t.version, t.python, c.gpu_label(g) + (" and %d more" % (len(s.gpus) - 1) if len(s.gpus) > 1 else ""),
+               c.driver_version(s), c.driver_cuda(s, tables) or "?",
+               ("; the %s build fits it" % variant) if variant else ""),
+            fix,
+        )
+    ]
+
+
+def driver_too_old(s, tables) -> List:
+    t = s.torch
+    version = c.driver_version(s)
+    if not c.torch_cuda_build(s) or version is None or c.driver_broken(s):
+        return []
+    system = c.driver_system(s)
+    tbl = c.table(tables)
+    minimum = drv.min_driver_for_cuda(t.cuda, system, tbl)
+    bundled = drv.toolkit_driver(t.cuda, system, tbl)
+    if minimum and drv.compare_versions(version, minimum) < 0:
+        top = drv.max_cuda_for_driver(version, system, tbl)
+        fix, variant = install_commands(s, tables)
+        series = drv.version_tuple(bundled or minimum)[0]
+        fixes = ["# upgrade the driver to %s or newer:" % (bundled or minimum)] + c.driver_install_commands(s, str(series))
+        if fix:
+            fixes += ["# or keep driver %s and install the %s build:" % (version, variant)] + fix
+        return [
+            F(
+                "driver-too-old-for-torch",
+                "error",
+                "driver %s is too old for torch %s (CUDA %s)" % (version, t.version, t.cuda),
+                "torch %s is built with CUDA %s, which needs NVIDIA driver %s or newer (minor-version compatibility; "
+                "%s is what CUDA %s ships). This driver, %s, runs CUDA up to %s%s: CUDA initialisation fails with "
+                "\"The NVIDIA driver on your system is too old\"."
+                % (t.version, t.cuda, minimum, bundled or "?", c.short(t.cuda), version, top or "none of the torch builds",
+                   ("; the newest torch variant it can run is %s" % variant) if variant else ""),
+                fixes,
+            )
+        ]
+    if bundled and drv.compare_versions(version, bundled) < 0:
+        return [
+            F(
+                "driver-minor-compat",
+                "warning",
+                "torch's CUDA %s is newer than driver %s: minor-version compatibility only" % (t.cuda, version),
+                "torch %s is built with CUDA %s, whose own driver is %s; driver %s (CUDA %s) runs it through "
+                "minor-version compatibility (needs %s), with a limited feature set: PTX newer than the driver cannot "
+                "be JIT-compiled (\"the provided PTX was compiled with an unsupported toolchain\"), which hits GPUs "
+                "without a matching cubin and code that JITs PTX."
+                % (t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?"),
+                ["# upgrade the driver to %s or newer:" % bundled] + c.driver_install_commands(s, str(drv.version_tuple(bundled)[0])),
+            )
+        ]
+    return []
+
+
+def _cap(text: Optional[str]) -> Optional[Tuple[int, int]]:
+    m = re.match(r"^\s*(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+_ARCH = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
+
+
+def arch_support(arch_list, cap: Tuple[int, int]) -> Optional[str]:
+    """How a GPU of compute capability ``cap`` runs this build: "cubin sm_80", "PTX compute_90", or None (no kernel image).
+
+    A cubin for sm_X.a runs on X.b with b >= a (same major only; ``a``-suffixed ones only on their exact GPU);
+    PTX for compute_XY is JIT-compiled for any GPU of capability >= X.Y.
+    """
+    ptx = None
+    for entry in arch_list:
+        m = _ARCH.match(str(entry).strip())
+        if not m:
+            continue
+        num = int(m.group(2))
+        arch = (num // 10, num % 10)
+        exact_only = m.group(3) == "a"
+        if m.group(1) == "sm":
+            if arch == cap or (not exact_only and arch[0] == cap[0] and arch[1] <= cap[1]):
+                return "cubin %s" % entry
+        elif arch == cap or (not exact_only and arch <= cap):
+            ptx = ptx or "PTX %s" % entry
+    return ptx
+
+
+def gpu_arch(s, tables) -> List:
+    t = s.torch
+    if not c.torch_cuda_build(s) or not t.dynamic or not t.arch_list:
+        return []
+    gpus = [(c.gpu_label(g), _cap(g.compute_capability), g.name) for g in s.gpus if _cap(g.compute_capability)]
+    if not gpus:
+        gpus = [("cuda:%d (%s, compute %s)" % (i, d.name, d.capability), _cap(d.capability), d.name)
+                for i, d in enumerate(t.devices) if _cap(d.capability)]
+    bad, jit = [], []
+    for label, cap, name in gpus:
+        how = arch_support(t.arch_list, cap)
+        if how is None:
+            bad.append((label, cap, name))
+        elif how.startswith("PTX"):
+            jit.append((label, cap, how))
+    out = []
+    if bad:
+        label, cap, name = bad[0]
+        fix, variant = install_commands(s, tables)
+        archs = " ".join(t.arch_list)
+        out.append(
+            F(
+                "gpu-arch-unsupported",
+                "error",
+                "torch %s has no kernels for %s" % (t.version, label),
+                "%s has compute capability %d.%d; torch %s was built for %s. No cubin of the same major at or below "
+                "sm_%d%d and no PTX at or below compute_%d%d is in it, so every CUDA kernel fails with \"no kernel image "
+                "is available for execution on the device\" (torch.cuda.is_available() still says True)%s."
+                % (", ".join(b[0] for b in bad), cap[0], cap[1], t.version, archs, cap[0], cap[1], cap[0], cap[1],
+                   ("; the %s build has kernels for it" % variant) if variant else ""),
+                fix,
+            )
+        )
+    elif jit and c.driver_version(s):
+        bundled = drv.toolkit_driver(t.cuda, c.driver_system(s), c.table(tables))
+        version = c.driver_version(s)
+        if bundled and drv.compare_versions(version, bundled) < 0:
+            label, cap, how = jit[0]
+            out.append(
+                F(
+                    "gpu-arch-unsupported",
+                    "error",
+                    "%s needs PTX JIT, and driver %s is too old to JIT CUDA %s PTX" % (label, version, t.cuda),
+                    "torch %s has no cubin for compute %d.%d, only %s; JIT-compiling that PTX needs the driver of CUDA %s "
+                    "(%s or newer), this one is %s." % (t.version, cap[0], cap[1], how, t.cuda, bundled, version),
+                    ["# upgrade the driver to %s or newer:" % bundled] + c.driver_install_commands(s, str(drv.version_tuple(bundled)[0])),
+                )
+            )
+    return out
+
+
+def torch_cuda_unavailable(s, tables) -> List:
+    t = s.torch
+    if not c.torch_cuda_build(s) or not t.dynamic or t.cuda_available is not False or t.import_error:
+        return []
+    if not c.usable_gpu(s):
+        return []
+    v = s.visible_devices
+    if v.cuda_visible_devices is not None and not v.mapping:
+        return []  # explained by visible-devices-empty / -invalid
+    if s.platform.container and not s.platform.dev_nvidia and not s.platform.dev_dxg:
+        return []  # explained by container-no-gpu
+    said = (t.cuda_error or "").strip()
+    detail = (
+        "torch %s is a CUDA %s build and driver %s should run it, yet torch.cuda.is_available() is False in %s."
+        % (t.version, t.cuda, c.driver_version(s), t.python)
+    )
+    detail += (" torch said: %s" % said.splitlines()[0]) if said else " torch gave no warning."
+    fix = ["%s -c \"import torch; torch.cuda.init()\"    # shows the real CUDA error" % c.python_cmd(s)]
+    low = said.lower()
+    if "libcuda" in low or "cannot open shared object" in low:
+        fix.append("ldconfig -p | grep libcuda.so.1    # the driver's libcuda must be on the loader path")
+    if "operation not permitted" in low or "permission" in low or "error 304" in low:
+        fix.append("ls -l /dev/nvidia*    # every node must be readable and writable by you")
+    if not s.platform.dev_nvidia and s.platform.wsl != 2:
+        fix.append("sudo nvidia-modprobe -u -c=0    # creates /dev/nvidia-uvm and /dev/nvidia0")
+    fix.append("env | grep -E '^(CUDA|NVIDIA)_'    # a stray CUDA_VISIBLE_DEVICES in the job's environment")
+    return [F("torch-cuda-unavailable", "error", "torch.cuda.is_available() is False on a working GPU", detail, fix)]

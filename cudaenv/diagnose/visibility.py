@@ -1,0 +1,173 @@
+"""Visibility: CUDA_VISIBLE_DEVICES that hides GPUs, CUDA's order against nvidia-smi's, torch's device count."""
+
+from typing import List, Optional
+
+from cudaenv.diagnose import _common as c
+
+F = c.make("visibility")
+
+
+def check(s, tables=None) -> List:
+    if not s.gpus:
+        return []
+    out = []
+    out += empty(s)
+    out += invalid(s)
+    out += order(s)
+    out += torch_count(s)
+    return out
+
+
+def mapping_text(s) -> str:
+    """``cuda:0 = GPU 2 (NVIDIA A100), cuda:1 = GPU 3 (NVIDIA A100)``."""
+    parts = []
+    for m in s.visible_devices.mapping:
+        g = c.gpu_by_index(s, m.physical)
+        parts.append("cuda:%d = GPU %d%s" % (m.logical, m.physical, (" (%s)" % g.name) if g is not None and g.name else ""))
+    return ", ".join(parts) if parts else "no GPU"
+
+
+def _all_indices(s) -> str:
+    return ",".join(str(g.index) for g in sorted(s.gpus, key=lambda g: g.index))
+
+
+def _entry_gpu(s, entry: str):
+    """The GPU an entry names (an index, or a unique GPU-/MIG- UUID prefix), or None."""
+    e = entry.strip()
+    if e.lstrip("+").isdigit():
+        return c.gpu_by_index(s, int(e))
+    if e.startswith("GPU-") or e.startswith("MIG-"):
+        hits = [g for g in s.gpus if (g.uuid or "").startswith(e) or any(m.startswith(e) for m in g.mig_uuids)]
+        return hits[0] if len(hits) == 1 else None
+    return None
+
+
+def corrected_value(s) -> Optional[str]:
+    """CUDA_VISIBLE_DEVICES with the entries that name no GPU, and repeats, dropped; None when nothing is left."""
+    kept, seen = [], set()
+    for e in s.visible_devices.entries:
+        g = _entry_gpu(s, e)
+        if g is None or g.index in seen:
+            continue
+        seen.add(g.index)
+        kept.append(e.strip())
+    return ",".join(kept) if kept else None
+
+
+def empty(s) -> List:
+    cvd = s.visible_devices.cuda_visible_devices
+    if cvd is None or cvd.strip() != "":
+        return []
+    return [
+        F(
+            "visible-devices-empty",
+            "error",
+            "CUDA_VISIBLE_DEVICES is set but empty: no GPU is visible",
+            "CUDA_VISIBLE_DEVICES=%r hides every GPU from CUDA programs, although nvidia-smi shows %d (%s)."
+            % (cvd, len(s.gpus), ", ".join(c.gpu_label(g) for g in s.gpus)),
+            ["unset CUDA_VISIBLE_DEVICES    # all GPUs", "export CUDA_VISIBLE_DEVICES=%s" % _all_indices(s)],
+        )
+    ]
+
+
+def invalid(s) -> List:
+    v = s.visible_devices
+    if v.cuda_visible_devices is None or not v.cuda_visible_devices.strip():
+        return []
+    if not v.invalid_entry and not v.problems:
+        return []
+    visible = mapping_text(s)
+    reason = "; ".join(v.problems) or ("entry %r matches no GPU" % v.invalid_entry)
+    if v.invalid_entry:
+        detail = (
+            "CUDA_VISIBLE_DEVICES=%s: %s. CUDA stops at the first invalid entry and ignores it and everything after it, "
+            "so the GPUs actually visible are: %s. nvidia-smi shows %d GPU%s, numbered %s."
+            % (v.cuda_visible_devices, reason, visible, len(s.gpus), "" if len(s.gpus) == 1 else "s", _all_indices(s))
+        )
+    else:
+        detail = "CUDA_VISIBLE_DEVICES=%s: %s. Visible: %s." % (v.cuda_visible_devices, reason, visible)
+    fixed = corrected_value(s)
+    fix = []
+    if fixed and fixed != v.cuda_visible_devices:
+        fix.append("export CUDA_VISIBLE_DEVICES=%s" % fixed)
+    elif not fixed:
+        fix.append("export CUDA_VISIBLE_DEVICES=%s" % _all_indices(s))
+    fix.append("unset CUDA_VISIBLE_DEVICES    # all %d GPU%s" % (len(s.gpus), "" if len(s.gpus) == 1 else "s"))
+    severity = "error" if not v.mapping else "warning"
+    return [F("visible-devices-invalid", severity, "CUDA_VISIBLE_DEVICES hides GPUs: an entry is invalid", detail, fix)]
+
+
+def _visible_gpus(s):
+    v = s.visible_devices
+    if v.cuda_visible_devices is None or not v.mapping:
+        return list(s.gpus) if v.cuda_visible_devices is None else []
+    return [g for g in (c.gpu_by_index(s, m.physical) for m in v.mapping) if g is not None]
+
+
+def order(s) -> List:
+    v = s.visible_devices
+    gpus = _visible_gpus(s)
+    models = {g.name for g in gpus if g.name}
+    if len(models) < 2 or (v.device_order or "").strip().upper() == "PCI_BUS_ID":
+        return []
+    smi = ", ".join("%d: %s" % (g.index, g.name) for g in gpus)
+    t = s.torch
+    if t is not None and t.dynamic and t.devices:
+        cuda = ", ".join("cuda:%d: %s" % (i, d.name) for i, d in enumerate(t.devices))
+        seen = "torch sees, in CUDA's order: %s." % cuda
+    else:
+        ranked = sorted(gpus, key=lambda g: tuple(int(x) for x in (g.compute_capability or "0.0").split(".")[:2]), reverse=True)
+        seen = "CUDA's default order (FASTEST_FIRST) would likely start with %s." % ranked[0].name
+    return [
+        F(
+            "device-order-differs",
+            "warning",
+            "different GPU models and CUDA_DEVICE_ORDER is not PCI_BUS_ID: cuda:0 may not be GPU 0",
+            "nvidia-smi numbers GPUs in PCI bus order (%s); CUDA numbers them fastest first unless "
+            "CUDA_DEVICE_ORDER=PCI_BUS_ID%s. %s"
+            % (smi, (" (it is %s)" % v.device_order) if v.device_order else " (unset here)", seen),
+            ["export CUDA_DEVICE_ORDER=PCI_BUS_ID    # cuda:N is then nvidia-smi's GPU N (within CUDA_VISIBLE_DEVICES)"],
+        )
+    ]
+
+
+def torch_count(s) -> List:
+    t = s.torch
+    if t is None or not t.dynamic or t.device_count is None or not t.cuda_available:
+        return []
+    v = s.visible_devices
+    expected = len(v.mapping) if v.cuda_visible_devices is not None else len(s.gpus)
+    n = t.device_count
+    if n == len(s.gpus) and n == expected:
+        return []
+    if n == expected:
+        return [
+            F(
+                "torch-count-differs",
+                "info",
+                "torch sees %d of the %d GPUs: CUDA_VISIBLE_DEVICES=%s" % (n, len(s.gpus), v.cuda_visible_devices),
+                "nvidia-smi lists %d GPUs; CUDA_VISIBLE_DEVICES=%s leaves %d, renumbered from 0: %s. "
+                "cuda:%d and above do not exist in this environment."
+                % (len(s.gpus), v.cuda_visible_devices, n, mapping_text(s), n),
+                ["unset CUDA_VISIBLE_DEVICES    # to use all %d" % len(s.gpus)],
+            )
+        ]
+    causes = []
+    if s.platform.nvidia_visible_devices not in (None, "", "all"):
+        causes.append("the container runtime exposes NVIDIA_VISIBLE_DEVICES=%s" % s.platform.nvidia_visible_devices)
+    if any(g.mig_uuids for g in s.gpus):
+        causes.append("MIG is on: CUDA sees MIG instances, not whole GPUs")
+    causes.append("a GPU is in a bad state (nvidia-smi -q -d PAGE_RETIREMENT,ECC), or torch ran with another environment")
+    return [
+        F(
+            "torch-count-differs",
+            "warning",
+            "torch sees %d GPU%s, nvidia-smi %d" % (n, "" if n == 1 else "s", len(s.gpus)),
+            "torch.cuda.device_count() is %d but %d %s expected (%s). Possible causes: %s."
+            % (n, expected, "is" if expected == 1 else "are",
+               ("CUDA_VISIBLE_DEVICES=%s: %s" % (v.cuda_visible_devices, mapping_text(s))) if v.cuda_visible_devices is not None
+               else "CUDA_VISIBLE_DEVICES is unset", "; ".join(causes)),
+            ["%s -c \"import torch; print([torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())])\"" % c.python_cmd(s),
+             "nvidia-smi -L"],
+        )
+    ]

@@ -1,0 +1,102 @@
+"""``cudaenv doctor --format markdown``: a paste-ready report for a forum or an issue tracker (pure).
+
+The facts a helper asks for first (driver and its CUDA, GPUs, CUDA_VISIBLE_DEVICES, torch and its CUDA, device
+count, toolkits, cuDNN), then the findings with their fixes.
+"""
+
+from typing import List, Sequence
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def facts_rows(s) -> List[tuple]:
+    p = s.platform
+    d = s.driver
+    rows = []
+    osline = ", ".join(x for x in (p.distro or p.system, p.machine, p.kernel and "kernel %s" % p.kernel) if x)
+    if p.wsl:
+        osline += ", WSL %d" % p.wsl
+    if p.container:
+        osline += ", %s container" % p.container
+    rows.append(("OS", osline))
+    if d is not None and (d.version or d.kernel_module_version):
+        rows.append(("Driver", "%s (supports CUDA %s)%s" % (d.version or d.kernel_module_version, d.cuda_version or "?",
+                                                             ", %s module" % d.kernel_module if d.kernel_module else "")))
+    else:
+        failed = [t for t in s.tools if t.status != "ok"]
+        rows.append(("Driver", "none" + ("" if not failed else " (%s)" % "; ".join(
+            "%s: %s" % (t.tool, t.message or t.failure or t.status) for t in failed))))
+    if s.gpus:
+        rows.append(("GPUs", "<br>".join(
+            "%d: %s, compute %s, %s/%s MiB used" % (g.index, g.name or "?", g.compute_capability or "?",
+                                                   "?" if g.memory_used_mib is None else g.memory_used_mib,
+                                                   "?" if g.memory_total_mib is None else g.memory_total_mib)
+            for g in s.gpus)))
+    else:
+        rows.append(("GPUs", "none seen"))
+    v = s.visible_devices
+    if v.cuda_visible_devices is None:
+        rows.append(("CUDA_VISIBLE_DEVICES", "unset"))
+    else:
+        mapping = ", ".join("cuda:%d = GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU visible"
+        rows.append(("CUDA_VISIBLE_DEVICES", "`%s` (%s)" % (v.cuda_visible_devices, mapping)))
+    if v.device_order:
+        rows.append(("CUDA_DEVICE_ORDER", v.device_order))
+    t = s.torch
+    if t is None or not t.installed:
+        rows.append(("torch", "not installed" + (" in `%s`" % t.python if t is not None and t.python else "")))
+    else:
+        rows.append(("torch", "%s, CUDA %s, Python %s at `%s`" % (t.version, t.cuda or "none (CPU build)",
+                                                                t.python_version or "?", t.python)))
+        if t.dynamic:
+            rows.append(("torch devices", "%s (cuda.is_available() = %s)" % (t.device_count, t.cuda_available)))
+            if t.arch_list:
+                rows.append(("torch arch list", " ".join(t.arch_list)))
+        else:
+            rows.append(("torch devices", "not checked (torch not imported)"))
+    a = s.active_toolkit
+    tks = []
+    for tk in s.toolkits:
+        flags = [x for x, on in (("active", tk.active), ("/usr/local/cuda", tk.is_link_target), ("CUDA_HOME", tk.is_cuda_home)) if on]
+        tks.append("%s at `%s` (%s%s)" % (tk.version or "?", tk.path, tk.install_method, (", " + ", ".join(flags)) if flags else ""))
+    rows.append(("Toolkits", "<br>".join(tks) if tks else "none found"))
+    if a is not None and (a.nvcc or a.path):
+        rows.append(("nvcc", "`%s` (CUDA %s)" % (a.nvcc or a.path, a.version or "?")))
+    rows.append(("cuDNN", "<br>".join("%s (%s, `%s`)" % (c.version or "?", c.source, c.header) for c in s.cudnn) or "none found"))
+    return rows
+
+
+def render_markdown(snapshot, findings: Sequence) -> str:
+    s = snapshot
+    out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + s.cudaenv_version) if s.cudaenv_version else ""), ""]
+    out.append("| | |")
+    out.append("|---|---|")
+    for key, value in facts_rows(s):
+        out.append("| %s | %s |" % (_cell(key), _cell(value)))
+    out.append("")
+    shown = [f for f in findings if f.severity in ("error", "warning")] + [f for f in findings if f.severity == "info" and f.section != "hints"]
+    if not shown:
+        out.append("**Findings:** none.")
+    else:
+        out.append("**Findings**")
+        out.append("")
+        for f in shown:
+            out.append("- **%s** `%s`: %s" % (f.severity, f.id, f.title))
+            out.append("  %s" % f.detail.replace("\n", " "))
+            if f.fix:
+                out.append("  ```sh")
+                for cmd in f.fix:
+                    for line in cmd.split("\n"):
+                        out.append("  " + line)
+                out.append("  ```")
+    if s.notes:
+        out.append("")
+        out.append("<details><summary>Probe notes</summary>")
+        out.append("")
+        for n in s.notes:
+            out.append("- %s: %s" % (n.probe, n.message))
+        out.append("")
+        out.append("</details>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,268 @@
+"""The doctor's checklist: sections in the expert's order, one marked line per check, then each problem with its fix.
+
+Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 columns.
+"""
+
+import textwrap
+from typing import Dict, List, Optional, Sequence, Tuple
+
+WIDTH = 80
+MARK_W = 8  # "warning " / "error   " / "ok      "
+LABEL_W = 21
+
+COLORS = {"ok": "32", "info": "36", "warning": "33", "error": "31", "bold": "1", "dim": "2"}
+TITLES = {
+    "environment": "Environment",
+    "driver": "Driver",
+    "visibility": "Visibility",
+    "versions": "Versions (torch)",
+    "toolkits": "Toolkits",
+    "resources": "Resources",
+}
+RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def _paint(text: str, what: str, color: bool) -> str:
+    return "\033[%sm%s\033[0m" % (COLORS[what], text) if color and what in COLORS else text
+
+
+def _wrap(text: str, first: str, rest: str, width: int = WIDTH) -> List[str]:
+    out: List[str] = []
+    for i, para in enumerate(str(text).split("\n")):
+        out += textwrap.wrap(para, width=width, initial_indent=first if i == 0 else rest, subsequent_indent=rest,
+                             break_long_words=True, break_on_hyphens=False) or [(first if i == 0 else rest).rstrip()]
+    return out
+
+
+def _cc(g) -> str:
+    return g.compute_capability or "?"
+
+
+def _mib(v: Optional[int]) -> str:
+    return "?" if v is None else "%d" % v
+
+
+# ------------------------------------------------------------------ the checks: (label, facts, finding ids)
+Check = Tuple[str, str, Tuple[str, ...]]
+
+
+def _environment(s) -> List[Check]:
+    p = s.platform
+    system = ", ".join(x for x in (p.distro or p.system, p.machine, ("kernel " + p.kernel) if p.kernel else None) if x)
+    wsl = "no" if not p.wsl else "WSL %d (%s)" % (p.wsl, ", ".join(p.wsl_signals) or "detected")
+    if p.container:
+        nodes = ", ".join(p.dev_nvidia) if p.dev_nvidia else ("/dev/dxg" if p.dev_dxg else "no /dev/nvidia*")
+        container = "%s, %s" % (p.container, nodes)
+        if p.nvidia_visible_devices is not None:
+            container += ", NVIDIA_VISIBLE_DEVICES=%s" % p.nvidia_visible_devices
+    else:
+        container = "no"
+    return [
+        ("system", system, ()),
+        ("WSL", wsl, ("wsl1-no-cuda", "wsl-linux-driver-installed")),
+        ("container", container, ("container-no-gpu",)),
+    ]
+
+
+def _driver(s) -> List[Check]:
+    d = s.driver
+    if d is not None and (d.version or d.kernel_module_version):
+        bits = [d.version or d.kernel_module_version]
+        if d.cuda_version:
+            bits[0] += " (CUDA %s)" % d.cuda_version
+        if d.kernel_module:
+            bits.append("%s module" % d.kernel_module)
+        if d.wsl_windows_side:
+            bits.append("Windows host driver")
+        bits.append("via %s" % d.source)
+        driver = ", ".join(bits)
+    else:
+        failed = [t for t in s.tools if t.status != "ok"]
+        driver = "none" + ("" if not failed else " (%s)" % "; ".join(
+            "%s: %s" % (t.tool, t.failure or t.status) for t in failed))
+    if s.gpus:
+        gpus = "%d: %s" % (len(s.gpus), "; ".join("%d %s (%s)" % (g.index, g.name or "?", _cc(g)) for g in s.gpus))
+    elif s.platform.pci_nvidia_devices:
+        gpus = "on the PCI bus: %s" % ", ".join(s.platform.pci_nvidia_devices)
+    else:
+        gpus = "none seen"
+    ids = ("no-driver", "driver-not-loaded", "driver-library-mismatch", "gpu-lost", "nvidia-smi-hang",
+           "driver-no-permission", "driver-no-devices")
+    return [("driver", driver, ids), ("GPUs", gpus, ())]
+
+
+def _visibility(s) -> List[Check]:
+    v = s.visible_devices
+    if v.cuda_visible_devices is None:
+        cvd = "unset (all %d GPUs)" % len(s.gpus) if s.gpus else "unset"
+    else:
+        shown = ", ".join("cuda:%d=GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU"
+        cvd = "%r -> %s" % (v.cuda_visible_devices, shown)
+    order = v.device_order or "unset (FASTEST_FIRST)"
+    checks = [("CUDA_VISIBLE_DEVICES", cvd, ("visible-devices-empty", "visible-devices-invalid")),
+              ("CUDA_DEVICE_ORDER", order, ("device-order-differs",))]
+    t = s.torch
+    if t is not None and t.dynamic and t.installed:
+        checks.append(("torch devices", "%s (is_available: %s)" % (t.device_count, t.cuda_available), ("torch-count-differs",)))
+    return checks
+
+
+def _versions(s) -> List[Check]:
+    t = s.torch
+    if t is None or not t.installed:
+        torch = "not installed" + ((" in %s" % t.python) if t is not None and t.python else "")
+    else:
+        kind = ("CUDA %s" % t.cuda) if t.cuda else (("ROCm %s" % t.hip) if t.hip else "CPU-only")
+        torch = "%s (%s) in %s" % (t.version, kind, t.python)
+    checks = [("torch", torch, ("torch-missing", "torch-import-error", "torch-cpu-only"))]
+    if t is not None and t.installed and t.cuda:
+        from cudaenv.diagnose import _common as c
+        from cudaenv.facts import drivers as drv
+
+        need = drv.min_driver_for_cuda(t.cuda, c.driver_system(s))
+        have = c.driver_version(s) or "none"
+        checks.append(("torch + driver", "needs driver >= %s, have %s" % (need or "?", have),
+                       ("driver-too-old-for-torch", "driver-minor-compat", "torch-cuda-unavailable")))
+        if t.arch_list:
+            caps = ", ".join(sorted({g.compute_capability for g in s.gpus if g.compute_capability})) or "?"
+            checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), ("gpu-arch-unsupported",)))
+        elif not t.dynamic:
+            checks.append(("GPU arch", "not checked (torch was not imported: --quick)", ("gpu-arch-unsupported",)))
+    return checks
+
+
+def _toolkits(s) -> List[Check]:
+    a = s.active_toolkit
+    if a is not None and (a.path or a.nvcc):
+        active = "%s (CUDA %s, via %s)" % (a.path or a.nvcc, a.version or "?", a.via)
+    else:
+        active = "none (no nvcc on PATH, no CUDA_HOME)"
+    others = len(s.toolkits)
+    checks = [("active toolkit", active + ("; %d installed" % others if others else ""),
+               ("nvcc-torch-mismatch", "toolkit-newer-than-driver", "multiple-toolkits-on-path"))]
+    link = s.cuda_symlink
+    if link is not None:
+        checks.append((link.path, "-> %s%s" % (link.target, " (dangling)" if link.dangling else ""),
+                       ("cuda-link-dangling", "cuda-link-not-active")))
+    env = s.env_map
+    home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
+    checks.append(("CUDA_HOME", home or "unset", ("cuda-home-mismatch",)))
+    in_ld = [t.path for t in s.toolkits if t.in_ld_library_path]
+    checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", ("ld-library-path-mismatch",)))
+    cudnn = "; ".join("%s (%s)" % (d.version, d.source) for d in s.cudnn) or "none found"
+    checks.append(("cuDNN", cudnn, ("cudnn-mismatch",)))
+    return checks
+
+
+def _resources(s) -> List[Check]:
+    mem = "; ".join("GPU %d %s/%s MiB" % (g.index, _mib(g.memory_used_mib), _mib(g.memory_total_mib)) for g in s.gpus) or "no GPU"
+    return [("GPU memory", mem, ("gpu-memory-busy",)),
+            ("GPU processes", "%d" % len(s.processes), ("stale-gpu-process",))]
+
+
+CHECKS = {
+    "environment": _environment,
+    "driver": _driver,
+    "visibility": _visibility,
+    "versions": _versions,
+    "toolkits": _toolkits,
+    "resources": _resources,
+}
+
+
+def _mark(findings) -> str:
+    if not findings:
+        return "ok"
+    return min((f.severity for f in findings), key=lambda sev: RANK.get(sev, 3))
+
+
+def _line(mark: str, label: str, facts: str, color: bool) -> List[str]:
+    head = "  %-*s" % (MARK_W, mark)
+    lab = label if len(label) < LABEL_W else label + " "
+    first = head + "%-*s" % (LABEL_W, lab)
+    lines = _wrap(facts, first, " " * (2 + MARK_W + LABEL_W))
+    if color:
+        lines[0] = lines[0].replace(head, "  " + _paint("%-*s" % (MARK_W, mark), mark, True), 1)
+    return lines
+
+
+def render_report(snapshot, findings: Sequence, color: bool = False) -> str:
+    s = snapshot
+    out: List[str] = []
+    by_section: Dict[str, List] = {}
+    for f in findings:
+        by_section.setdefault(f.section, []).append(f)
+    version = s.cudaenv_version or ""
+    out.append(_paint("cudaenv doctor%s" % ((" " + version) if version else ""), "bold", color)
+               + ("   (root %s)" % s.root if s.root not in ("/", "") else ""))
+    for section, build in CHECKS.items():
+        out.append("")
+        out.append(_paint(TITLES[section], "bold", color))
+        mine = by_section.get(section, [])
+        claimed = set()
+        for label, facts, ids in build(s):
+            hits = [f for f in mine if f.id in ids]
+            claimed.update(f.id for f in hits)
+            out += _line(_mark(hits), label, facts, color)
+        for f in mine:
+            if f.id not in claimed:
+                out += _line(f.severity, f.id, f.title, color)
+    problems = [f for f in findings if f.section != "hints" and f.severity in ("error", "warning")]
+    infos = [f for f in findings if f.section != "hints" and f.severity == "info"]
+    if problems or infos:
+        errors = sum(1 for f in problems if f.severity == "error")
+        warnings = len(problems) - errors
+        out.append("")
+        out.append(_paint("Problems: %d error%s, %d warning%s" % (errors, "" if errors == 1 else "s", warnings,
+                                                                "" if warnings == 1 else "s"), "bold", color))
+        for f in sorted(problems, key=lambda f: RANK[f.severity]) + infos:
+            out.append("")
+            out += _finding(f, color)
+    hints = [f for f in findings if f.section == "hints"]
+    if hints:
+        out.append("")
+        out.append(_paint("Hints", "bold", color))
+        for f in hints:
+            out += _wrap(f.title, "  - ", "    ")
+            for cmd in f.fix[:1]:
+                out += fix_lines(cmd, "      ")
+    if s.notes:
+        out.append("")
+        out.append(_paint("Notes", "bold", color))
+        for n in s.notes:
+            out += _wrap("%s: %s" % (n.probe, n.message), "  - ", "    ")
+    if not problems:
+        out.append("")
+        out.append(_paint("No problems found.", "ok", color))
+    return "\n".join(out) + "\n"
+
+
+def _finding(f, color: bool) -> List[str]:
+    head = "%s  %s" % (_paint(f.severity.upper(), f.severity, color), f.id)
+    lines = [head]
+    lines += _wrap(f.title, "  ", "  ")
+    lines += _wrap(f.detail, "  ", "  ")
+    if f.fix:
+        lines.append("  fix:")
+        for cmd in f.fix:
+            lines += fix_lines(cmd, "    ")
+    return lines
+
+
+def fix_lines(item: str, indent: str, width: int = WIDTH) -> List[str]:
+    """One fix item as lines: a trailing ``    # comment`` goes above its command; long commands continue with ``\\``."""
+    out: List[str] = []
+    if item.startswith("#"):
+        return _wrap(item[1:].strip(), indent + "# ", indent + "# ", width)
+    cmd, sep, comment = item.partition("    # ")
+    if sep and "\n" not in cmd and len(indent + cmd + "  # " + comment.strip()) <= width:
+        return [indent + cmd + "  # " + comment.strip()]
+    if sep:
+        out += _wrap(comment.strip(), indent + "# ", indent + "# ", width)
+    for raw in cmd.split("\n"):
+        ws = raw[: len(raw) - len(raw.lstrip())]
+        pieces = textwrap.wrap(raw, width=width - len(indent) - len(ws) - 4, break_long_words=False, break_on_hyphens=False) or [raw]
+        for i, piece in enumerate(pieces):
+            lead = indent + ws if i == 0 else indent + ws + "    "
+            out.append(lead + piece + (" \\" if i < len(pieces) - 1 else ""))
+    return out

@@ -1,0 +1,70 @@
+"""A one-line spinner on stderr while the slow probes run; only drawn when stderr is a terminal."""
+
+import threading
+from typing import IO, Optional
+
+FRAMES = "|/-\\"
+
+
+class Spinner:
+    """``with Spinner(stream, enabled) as sp: sp.update("importing torch")``; a no-op when not enabled."""
+
+    def __init__(self, stream: IO[str], enabled: bool, interval: float = 0.1, width: int = 79):
+        self.stream = stream
+        self.enabled = enabled
+        self.interval = interval
+        self.width = width
+        self.message = ""
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._lock = threading.Lock()
+        self._drawn = False
+
+    def update(self, message: str) -> None:
+        with self._lock:
+            self.message = message
+
+    def __call__(self, message: str) -> None:  # usable as collect_snapshot's progress callback
+        self.update(message)
+
+    def _draw(self, frame: str) -> None:
+        with self._lock:
+            text = ("%s %s" % (frame, self.message))[: self.width]
+            try:
+                self.stream.write("\r" + text.ljust(self.width))
+                self.stream.flush()
+                self._drawn = True
+            except (OSError, ValueError):
+                self._stop.set()
+
+    def _run(self) -> None:
+        i = 0
+        while not self._stop.is_set():
+            self._draw(FRAMES[i % len(FRAMES)])
+            i += 1
+            self._stop.wait(self.interval)
+
+    def start(self) -> "Spinner":
+        if self.enabled and self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="cudaenv-spinner", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+        self._thread = None
+        if self._drawn:
+            try:
+                self.stream.write("\r" + " " * self.width + "\r")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass
+
+    def __enter__(self) -> "Spinner":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()

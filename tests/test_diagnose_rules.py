@@ -1,0 +1,454 @@
+"""Every finding id on a hand-built Snapshot (the rules are pure), plus a healthy machine with nothing above info.
+
+End-to-end scenarios through `cudaenv doctor --json` live in test_diagnose_scenarios.py.
+"""
+
+import re
+
+import pytest
+
+from cudaenv.diagnose import Finding, diagnose, exit_code
+from cudaenv.diagnose.versions import arch_support
+from cudaenv.snapshot import (
+    ActiveToolkit,
+    CudaSymlink,
+    Cudnn,
+    DeviceMapping,
+    Driver,
+    Gpu,
+    GpuProcess,
+    Platform,
+    Snapshot,
+    ToolStatus,
+    Torch,
+    TorchDevice,
+    Toolkit,
+    VisibleDevices,
+    replace,
+)
+
+PY = "/opt/venv/bin/python"
+A100 = Gpu(index=0, name="NVIDIA A100-SXM4-80GB", uuid="GPU-1111aaaa-0000-0000-0000-000000000000", pci_bus_id="00000000:07:00.0",
+           memory_total_mib=81920, memory_used_mib=1024, compute_capability="8.0")
+
+
+def gpu(i, name="NVIDIA A100-SXM4-80GB", cc="8.0", used=1024, total=81920):
+    return Gpu(index=i, name=name, uuid="GPU-%d111aaaa-0000-0000-0000-00000000000%d" % (i, i), memory_total_mib=total,
+               memory_used_mib=used, compute_capability=cc)
+
+
+def all_visible(gpus):
+    return VisibleDevices(mapping=tuple(DeviceMapping(g.index, g.index, g.uuid) for g in gpus))
+
+
+def cuda_torch(version="2.13.0+cu130", cuda="13.0", count=1, arch=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"), **kw):
+    base = dict(python=PY, installed=True, version=version, cuda=cuda, dynamic=True, cuda_available=True, device_count=count,
+                arch_list=tuple(arch), devices=tuple(TorchDevice(name="NVIDIA A100-SXM4-80GB", capability="8.0") for _ in range(count)),
+                installer="pip")
+    base.update(kw)
+    return Torch(**base)
+
+
+def healthy(**changes):
+    """One A100, driver 580.95.05 (CUDA 13.0), torch 2.13.0+cu130 that works, toolkit 13.0 active and linked."""
+    tk = Toolkit(version="13.0.2", path="/usr/local/cuda-13.0", source="/usr/local/cuda-*", active=True, on_path=True,
+                 is_link_target=True, nvcc="/usr/local/cuda-13.0/bin/nvcc")
+    s = Snapshot(
+        platform=Platform(system="linux", distro="Ubuntu 24.04.1 LTS", distro_id="ubuntu", distro_version="24.04",
+                          kernel="6.8.0-45-generic", machine="x86_64", dev_nvidia=("/dev/nvidia0", "/dev/nvidiactl"),
+                          pci_nvidia_devices=("0000:07:00.0",)),
+        driver=Driver(version="580.95.05", cuda_version="13.0", kernel_module="open", kernel_module_version="580.95.05", source="nvml"),
+        gpus=(A100,),
+        visible_devices=all_visible((A100,)),
+        toolkits=(tk,),
+        cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-13.0", resolved="/usr/local/cuda-13.0"),
+        active_toolkit=ActiveToolkit(path="/usr/local/cuda-13.0", nvcc="/usr/local/cuda-13.0/bin/nvcc", version="13.0.2",
+                                     nvcc_on_path=("/usr/local/cuda-13.0/bin/nvcc",)),
+        torch=cuda_torch(count=1),
+        tools=(ToolStatus("nvml", "libnvidia-ml.so.1"), ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi")),
+    )
+    return replace(s, **changes) if changes else s
+
+
+def ids(s):
+    return [f.id for f in diagnose(s)]
+
+
+def one(s, fid) -> Finding:
+    found = [f for f in diagnose(s) if f.id == fid]
+    assert found, "no %s in %s" % (fid, ids(s))
+    return found[0]
+
+
+def no_placeholders(f: Finding):
+    for cmd in f.fix:
+        assert not re.search(r"<[A-Za-z ]+>", cmd) or "wsl" in cmd, cmd
+
+
+# ----------------------------------------------------------------- healthy
+def test_healthy_machine_has_nothing_above_info():
+    found = diagnose(healthy())
+    assert [f for f in found if f.severity != "info"] == []
+    assert exit_code(found) == 0 and exit_code(found, strict=True) == 0
+    assert {f.id for f in found} <= {"hint-launch-blocking"}
+
+
+def test_findings_are_in_section_order_and_serialise():
+    s = healthy(platform=replace(healthy().platform, wsl=1, wsl_signals=("osrelease",)),
+                torch=cuda_torch(version="2.13.0+cpu", cuda=None, dynamic=False, arch_list=()))
+    found = diagnose(s)
+    order = ["environment", "driver", "visibility", "versions", "toolkits", "resources", "hints"]
+    ranks = [order.index(f.section) for f in found]
+    assert ranks == sorted(ranks)
+    d = found[0].to_dict()
+    assert set(d) == {"id", "severity", "title", "detail", "fix", "section"} and isinstance(d["fix"], list)
+
+
+# ----------------------------------------------------------------- environment
+def test_wsl1():
+    s = healthy(platform=Platform(system="linux", wsl=1, wsl_signals=("osrelease",)), driver=None, gpus=(), tools=())
+    f = one(s, "wsl1-no-cuda")
+    assert f.severity == "error" and any("--set-version" in x for x in f.fix)
+
+
+def test_wsl2_with_a_linux_libcuda_shadowing():
+    p = Platform(system="linux", wsl=2, dev_dxg=True, libcuda=("/usr/lib/wsl/lib/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"))
+    s = healthy(platform=p, driver=Driver(version="560.94", cuda_version="12.6", source="nvidia-smi",
+                                         nvidia_smi="/usr/lib/wsl/lib/nvidia-smi", wsl_windows_side=True))
+    f = one(s, "wsl-linux-driver-installed")
+    assert "/usr/lib/x86_64-linux-gnu/libcuda.so.1" in f.detail
+    assert any("mv /usr/lib/x86_64-linux-gnu/libcuda.so.1" in x for x in f.fix)
+
+
+def test_wsl2_clean_has_no_driver_finding():
+    p = Platform(system="linux", wsl=2, dev_dxg=True, libcuda=("/usr/lib/wsl/lib/libcuda.so.1",))
+    s = healthy(platform=p, driver=Driver(version="560.94", cuda_version="12.6", source="nvidia-smi",
+                                         nvidia_smi="/usr/lib/wsl/lib/nvidia-smi", wsl_windows_side=True),
+                torch=cuda_torch(version="2.13.0+cu126", cuda="12.6"), toolkits=(), active_toolkit=None, cuda_symlink=None)
+    assert [f for f in diagnose(s) if f.severity != "info"] == []
+
+
+def test_container_without_gpu():
+    p = Platform(system="linux", container="docker", container_signals=("/.dockerenv",), nvidia_visible_devices="all")
+    s = healthy(platform=p, driver=None, gpus=(), tools=(ToolStatus("nvidia-smi", None, status="missing"),),
+                visible_devices=VisibleDevices())
+    f = one(s, "container-no-gpu")
+    assert f.severity == "error" and "NVIDIA_VISIBLE_DEVICES=all" in f.detail
+    assert any("--gpus all" in x for x in f.fix)
+
+
+def test_container_without_gpu_and_no_sign_of_wanting_one_is_a_warning():
+    p = Platform(system="linux", container="docker")
+    s = Snapshot(platform=p, torch=Torch(python=PY))
+    assert one(s, "container-no-gpu").severity == "warning"
+
+
+# ----------------------------------------------------------------- driver
+def test_no_driver():
+    p = Platform(system="linux", distro_id="ubuntu", pci_nvidia_devices=("0000:01:00.0",), nouveau_loaded=True)
+    s = Snapshot(platform=p, tools=(ToolStatus("nvml", status="missing"), ToolStatus("nvidia-smi", status="missing")))
+    f = one(s, "no-driver")
+    assert "0000:01:00.0" in f.detail and "nouveau" in f.detail
+    assert "sudo ubuntu-drivers install" in f.fix
+
+
+@pytest.mark.parametrize(
+    "failure, fid",
+    [("driver-not-loaded", "driver-not-loaded"), ("driver-library-mismatch", "driver-library-mismatch"),
+     ("gpu-lost", "gpu-lost"), ("no-permission", "driver-no-permission"), ("no-devices", "driver-no-devices")],
+)
+def test_driver_failures(failure, fid):
+    tools = (ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi", status="failed", failure=failure, message="the verbatim line"),)
+    s = healthy(driver=Driver(version=None, kernel_module_version="550.54.15", source="proc"), gpus=(), tools=tools,
+                visible_devices=VisibleDevices())
+    f = one(s, fid)
+    assert f.severity == "error" and "the verbatim line" in f.detail
+    assert "no-driver" not in ids(s)
+
+
+def test_driver_not_loaded_names_secure_boot_nouveau_and_the_kernel():
+    p = replace(healthy().platform, secure_boot=True, nouveau_loaded=True, dev_nvidia=())
+    tools = (ToolStatus("nvidia-smi", status="failed", failure="driver-not-loaded",
+                        message="NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."),)
+    f = one(healthy(platform=p, driver=None, gpus=(), tools=tools), "driver-not-loaded")
+    assert "Secure Boot" in f.detail and "nouveau" in f.detail and "6.8.0-45-generic" in f.detail
+    assert "sudo apt-get install linux-headers-6.8.0-45-generic" in f.fix
+
+
+def test_library_mismatch_shows_both_versions():
+    tools = (ToolStatus("nvml", status="failed", failure="driver-library-mismatch", message="Driver/library version mismatch"),)
+    s = healthy(driver=Driver(version="550.127.05", kernel_module_version="550.120", source="proc"), tools=tools)
+    f = one(s, "driver-library-mismatch")
+    assert "550.120" in f.detail and "550.127.05" in f.detail and "sudo reboot" in f.fix
+
+
+def test_nvidia_smi_hang():
+    tools = (ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi", status="timeout", seconds=5.0),)
+    f = one(healthy(tools=tools), "nvidia-smi-hang")
+    assert f.severity == "error" and "5 s" in f.detail
+
+
+# ----------------------------------------------------------------- visibility
+def test_one_gpu_with_cuda_visible_devices_1():
+    v = VisibleDevices(cuda_visible_devices="1", entries=("1",), invalid_entry="1", problems=("entry '1' matches no GPU",))
+    s = healthy(visible_devices=v, torch=cuda_torch(cuda_available=False, device_count=0, devices=()))
+    f = one(s, "visible-devices-invalid")
+    assert f.severity == "error" and "no GPU" in f.detail
+    assert f.fix[0] == "export CUDA_VISIBLE_DEVICES=0"
+    assert "torch-cuda-unavailable" not in ids(s)  # explained by the visibility finding
+
+
+def test_invalid_entry_keeps_the_ones_before_it():
+    gpus = tuple(gpu(i) for i in range(4))
+    v = VisibleDevices(cuda_visible_devices="0,2,-1,1", entries=("0", "2", "-1", "1"), invalid_entry="-1",
+                       mapping=(DeviceMapping(0, 0), DeviceMapping(1, 2)))
+    f = one(healthy(gpus=gpus, visible_devices=v, torch=cuda_torch(count=2)), "visible-devices-invalid")
+    assert f.severity == "warning" and "cuda:0 = GPU 0" in f.detail and "cuda:1 = GPU 2" in f.detail
+    assert f.fix[0] == "export CUDA_VISIBLE_DEVICES=0,2,1"
+
+
+def test_empty_cuda_visible_devices():
+    v = VisibleDevices(cuda_visible_devices="", entries=())
+    f = one(healthy(visible_devices=v), "visible-devices-empty")
+    assert f.severity == "error" and "unset CUDA_VISIBLE_DEVICES" in f.fix[0]
+
+
+def test_four_gpus_with_cuda_visible_devices_2_3():
+    gpus = tuple(gpu(i) for i in range(4))
+    v = VisibleDevices(cuda_visible_devices="2,3", entries=("2", "3"), mapping=(DeviceMapping(0, 2), DeviceMapping(1, 3)))
+    s = healthy(gpus=gpus, visible_devices=v, torch=cuda_torch(count=2))
+    f = one(s, "torch-count-differs")
+    assert f.severity == "info"
+    assert "cuda:0 = GPU 2" in f.detail and "cuda:1 = GPU 3" in f.detail and "cuda:2 and above do not exist" in f.detail
+    assert "visible-devices-invalid" not in ids(s)
+    assert exit_code(diagnose(s), strict=True) == 0
+
+
+def test_torch_count_differs_unexplained():
+    gpus = tuple(gpu(i) for i in range(2))
+    f = one(healthy(gpus=gpus, visible_devices=all_visible(gpus), torch=cuda_torch(count=1)), "torch-count-differs")
+    assert f.severity == "warning" and "is 1 but 2 are expected" in f.detail
+
+
+def test_device_order_differs_shows_both_orders():
+    gpus = (gpu(0, "NVIDIA GeForce GTX 1080 Ti", "6.1", total=11264), gpu(1, "NVIDIA GeForce RTX 3090", "8.6", total=24576))
+    t = cuda_torch(version="2.13.0+cu126", cuda="12.6", count=2, arch=("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"),
+                   devices=(TorchDevice("NVIDIA GeForce RTX 3090", "8.6"), TorchDevice("NVIDIA GeForce GTX 1080 Ti", "6.1")))
+    f = one(healthy(gpus=gpus, visible_devices=all_visible(gpus), torch=t), "device-order-differs")
+    assert "0: NVIDIA GeForce GTX 1080 Ti, 1: NVIDIA GeForce RTX 3090" in f.detail
+    assert "cuda:0: NVIDIA GeForce RTX 3090" in f.detail
+    assert f.fix == ("export CUDA_DEVICE_ORDER=PCI_BUS_ID    # cuda:N is then nvidia-smi's GPU N (within CUDA_VISIBLE_DEVICES)",)
+    with_order = healthy(gpus=gpus, visible_devices=replace(all_visible(gpus), device_order="PCI_BUS_ID"), torch=t)
+    assert "device-order-differs" not in ids(with_order)
+
+
+# ----------------------------------------------------------------- versions
+def test_torch_missing_is_info():
+    f = one(healthy(torch=Torch(python=PY)), "torch-missing")
+    assert f.severity == "info" and PY in f.detail
+    assert exit_code(diagnose(healthy(torch=Torch(python=PY)))) == 0
+
+
+def test_torch_import_error():
+    t = Torch(python=PY, installed=True, version="2.13.0+cu130", cuda="13.0", dynamic=True,
+              import_error="ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory")
+    f = one(healthy(torch=t), "torch-import-error")
+    assert "libcudnn.so.9" in f.detail and f.severity == "error"
+
+
+def test_cpu_torch_beside_a_gpu():
+    t = Torch(python=PY, installed=True, version="2.13.0+cpu", cuda=None, dynamic=True, cuda_available=False, device_count=0,
+              installer="pip")
+    f = one(healthy(torch=t), "torch-cpu-only")
+    assert f.severity == "error" and "2.13.0+cpu" in f.title and "580.95.05" in f.detail
+    joined = "\n".join(f.fix)
+    assert PY in joined and "torch==2.13.0" in joined and "https://download.pytorch.org/whl/cu13" in joined
+    assert "torch-cuda-unavailable" not in ids(healthy(torch=t))
+
+
+def test_cu128_torch_beside_a_535_driver():
+    d = Driver(version="535.104.05", cuda_version="12.2", source="nvidia-smi")
+    t = cuda_torch(version="2.9.0+cu128", cuda="12.8", arch=("sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"))
+    s = healthy(driver=d, torch=t, toolkits=(), active_toolkit=None, cuda_symlink=None)
+    f = one(s, "driver-minor-compat")
+    assert f.severity == "warning" and "525.60.13" in f.detail and "570.26" in f.detail and "535.104.05" in f.detail
+    assert "driver-too-old-for-torch" not in ids(s)
+
+
+def test_driver_too_old_for_torch_names_the_minimum_and_the_newest_variant():
+    d = Driver(version="470.82.01", cuda_version="11.4", source="nvidia-smi")
+    t = cuda_torch(version="2.13.0+cu130", cuda="13.0")
+    s = healthy(driver=d, torch=t, toolkits=(), active_toolkit=None, cuda_symlink=None)
+    f = one(s, "driver-too-old-for-torch")
+    assert f.severity == "error" and "580" in f.detail and "470.82.01" in f.detail and "11.8" in f.detail
+    assert any("ubuntu-drivers" in x for x in f.fix)
+    assert "torch-cuda-unavailable" not in ids(s)
+
+
+def test_gtx_1080_ti_with_an_arch_list_from_sm_75():
+    g = gpu(0, "NVIDIA GeForce GTX 1080 Ti", "6.1", total=11264)
+    t = cuda_torch(version="2.13.0+cu130", cuda="13.0", devices=(TorchDevice("NVIDIA GeForce GTX 1080 Ti", "6.1"),))
+    f = one(healthy(gpus=(g,), visible_devices=all_visible((g,)), torch=t), "gpu-arch-unsupported")
+    assert f.severity == "error" and "6.1" in f.detail and "sm_75" in f.detail and "no kernel image" in f.detail
+    assert "cu126" in "\n".join(f.fix)
+
+
+def test_torch_cuda_unavailable_says_what_torch_saw():
+    t = cuda_torch(cuda_available=False, device_count=0, devices=(),
+                   cuda_error="CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment")
+    f = one(healthy(torch=t), "torch-cuda-unavailable")
+    assert "CUDA unknown error" in f.detail and PY in f.fix[0]
+
+
+@pytest.mark.parametrize(
+    "arch, cap, expected",
+    [
+        (("sm_80",), (8, 6), "cubin sm_80"),
+        (("sm_80",), (9, 0), None),
+        (("sm_90",), (10, 0), None),
+        (("sm_90", "compute_90"), (10, 0), "PTX compute_90"),
+        (("sm_90", "compute_90"), (12, 0), "PTX compute_90"),
+        (("sm_90a",), (9, 0), "cubin sm_90a"),
+        (("sm_86",), (8, 0), None),
+        (("sm_75", "sm_120"), (6, 1), None),
+        (("sm_60",), (6, 1), "cubin sm_60"),
+        (("sm_100", "sm_120"), (12, 1), "cubin sm_120"),
+        (("compute_120",), (10, 0), None),
+    ],
+)
+def test_arch_support(arch, cap, expected):
+    assert arch_support(arch, cap) == expected
+
+
+# ----------------------------------------------------------------- toolkits
+def _two_toolkits(active="11.8", link="12.1", **flags):
+    tks = (
+        Toolkit(version="11.8.0", path="/usr/local/cuda-11.8", source="/usr/local/cuda-*", active=active == "11.8",
+                on_path=active == "11.8" or flags.get("both_on_path", False), nvcc="/usr/local/cuda-11.8/bin/nvcc",
+                is_link_target=link == "11.8", in_ld_library_path=flags.get("ld") == "11.8"),
+        Toolkit(version="12.1.1", path="/usr/local/cuda-12.1", source="/usr/local/cuda-*", active=active == "12.1",
+                on_path=active == "12.1" or flags.get("both_on_path", False), nvcc="/usr/local/cuda-12.1/bin/nvcc",
+                is_link_target=link == "12.1", in_ld_library_path=flags.get("ld") == "12.1"),
+    )
+    act = "/usr/local/cuda-%s" % active
+    return dict(
+        toolkits=tks,
+        cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-%s" % link, resolved="/usr/local/cuda-%s" % link),
+        active_toolkit=ActiveToolkit(path=act, nvcc=act + "/bin/nvcc", version=[t.version for t in tks if t.path == act][0]),
+    )
+
+
+def test_link_to_12_1_while_path_has_11_8():
+    s = healthy(driver=Driver(version="550.54.15", cuda_version="12.4", source="nvml"),
+                torch=cuda_torch(version="2.5.1+cu121", cuda="12.1", arch=("sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90")),
+                **_two_toolkits(active="11.8", link="12.1"))
+    found = {f.id: f for f in diagnose(s)}
+    f = found["cuda-link-not-active"]
+    assert "/usr/local/cuda-12.1" in f.detail and "/usr/local/cuda-11.8/bin/nvcc" in f.detail
+    assert any("cudaenv use 12.1" in x for x in f.fix)
+    assert "nvcc-torch-mismatch" in found  # nvcc 11.8 against torch's 12.1
+    assert any("cudaenv use 12.1" in x for x in found["nvcc-torch-mismatch"].fix)
+
+
+def test_nvcc_torch_mismatch_suggests_installing_when_no_toolkit_fits():
+    s = healthy(torch=cuda_torch(version="2.7.1+cu126", cuda="12.6", arch=("sm_50", "sm_80", "sm_90")))
+    f = one(s, "nvcc-torch-mismatch")
+    assert "cuda-toolkit-12-6" in f.fix[0]
+
+
+def test_toolkit_newer_than_driver():
+    s = healthy(driver=Driver(version="535.104.05", cuda_version="12.2", source="nvml"),
+                torch=cuda_torch(version="2.13.0+cu126", cuda="12.6", arch=("sm_80",)))
+    f = one(s, "toolkit-newer-than-driver")
+    assert f.severity == "error" and "580" in f.detail and "535.104.05" in f.detail
+    s2 = healthy(driver=Driver(version="575.57.08", cuda_version="12.9", source="nvml"),
+                 torch=Torch(python=PY), **_two_toolkits(active="12.1", link="12.1"))
+    assert "toolkit-newer-than-driver" not in ids(s2)
+    s3 = healthy(driver=Driver(version="530.30.02", cuda_version="12.1", source="nvml"), torch=Torch(python=PY),
+                 toolkits=(Toolkit(version="12.4.1", path="/usr/local/cuda-12.4", source="x", active=True, on_path=True),),
+                 active_toolkit=ActiveToolkit(path="/usr/local/cuda-12.4", version="12.4.1"), cuda_symlink=None)
+    f3 = one(s3, "toolkit-newer-than-driver")
+    assert f3.severity == "warning" and "550.54.14" in f3.detail and "nvcc -arch=sm_80 ...  # build real code" in "\n".join(f3.fix) \
+        or "nvcc -arch=sm_80" in "\n".join(f3.fix)
+
+
+def test_dangling_cuda_link():
+    s = healthy(cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-12.4", dangling=True))
+    f = one(s, "cuda-link-dangling")
+    assert "/usr/local/cuda-12.4" in f.title and any("ln -sfn /usr/local/cuda-13.0 /usr/local/cuda" in x for x in f.fix)
+
+
+def test_multiple_toolkits_on_path():
+    s = healthy(torch=Torch(python=PY), driver=Driver(version="575.57.08", cuda_version="12.9", source="nvml"),
+                **_two_toolkits(active="12.1", link="12.1", both_on_path=True))
+    f = one(s, "multiple-toolkits-on-path")
+    assert "/usr/local/cuda-11.8" in f.detail and "cudaenv use 12.1" in f.fix[0]
+
+
+def test_cuda_home_mismatch():
+    kw = _two_toolkits(active="12.1", link="12.1")
+    tks = (replace(kw["toolkits"][0], is_cuda_home=True), kw["toolkits"][1])
+    kw["toolkits"] = tks
+    s = healthy(torch=Torch(python=PY), driver=Driver(version="575.57.08", cuda_version="12.9", source="nvml"),
+                env=(("CUDA_HOME", "/usr/local/cuda-11.8"),), **kw)
+    f = one(s, "cuda-home-mismatch")
+    assert "CUDA_HOME=/usr/local/cuda-11.8" in f.detail and f.fix[0].startswith("export CUDA_HOME=/usr/local/cuda-12.1")
+    s2 = healthy(env=(("CUDA_HOME", "/opt/nowhere"),))
+    assert "is not a CUDA toolkit" in one(s2, "cuda-home-mismatch").title
+
+
+def test_ld_library_path_mismatch_gives_the_cleaned_value():
+    s = healthy(torch=Torch(python=PY), driver=Driver(version="575.57.08", cuda_version="12.9", source="nvml"),
+                env=(("LD_LIBRARY_PATH", "/usr/local/cuda-11.8/lib64:/opt/other/lib"),),
+                **_two_toolkits(active="12.1", link="12.1", ld="11.8"))
+    f = one(s, "ld-library-path-mismatch")
+    assert f.fix[0] == "export LD_LIBRARY_PATH=/opt/other/lib"
+
+
+def test_cudnn_mismatch():
+    c8 = Cudnn(version="8.9.7", header="/usr/include/cudnn_version.h", source="system", major=8)
+    c9 = Cudnn(version="9.1.0", header="/usr/local/cuda-13.0/include/cudnn_version.h", source="toolkit", major=9,
+               toolkit="/usr/local/cuda-13.0")
+    assert "several cuDNN majors" in one(healthy(cudnn=(c8, c9)), "cudnn-mismatch").title
+    c8_in_13 = replace(c8, header="/usr/local/cuda-13.0/include/cudnn_version.h", source="toolkit", toolkit="/usr/local/cuda-13.0")
+    assert "does not fit" in one(healthy(cudnn=(c8_in_13,)), "cudnn-mismatch").title
+    pip9 = Cudnn(version="9.10.2", header="/opt/venv/lib/python3.11/site-packages/nvidia/cudnn/include/cudnn_version.h",
+                 source="pip", major=9)
+    assert "cudnn-mismatch" not in ids(healthy(cudnn=(c8, pip9)))
+
+
+# ----------------------------------------------------------------- resources
+def test_gpu_memory_busy_lists_pids_owners_and_kill_commands():
+    g = replace(A100, memory_used_mib=80000)
+    procs = (GpuProcess(pid=4242, name="python train.py", used_memory_mib=79000, gpu_index=0, owner="alice", state="running"),)
+    f = one(healthy(gpus=(g,), processes=procs), "gpu-memory-busy")
+    assert "pid 4242" in f.detail and "alice" in f.detail and "80000 of 81920" in f.title
+    assert f.fix[0].startswith("kill 4242")
+
+
+def test_stale_gpu_process():
+    procs = (GpuProcess(pid=999, name="python", used_memory_mib=4000, gpu_index=0, state="gone"),
+             GpuProcess(pid=1001, name="python", used_memory_mib=2000, gpu_index=0, state="zombie"))
+    f = one(healthy(processes=procs), "stale-gpu-process")
+    assert "pid 999" in f.detail and "pid 1001" in f.detail
+    assert any("ps -o ppid= -p 1001" in x for x in f.fix) and any("--gpu-reset -i 0" in x for x in f.fix)
+
+
+# ----------------------------------------------------------------- hints
+def test_hints_for_multi_gpu_and_launch_blocking():
+    gpus = tuple(gpu(i) for i in range(2))
+    s = healthy(gpus=gpus, visible_devices=all_visible(gpus), torch=cuda_torch(count=2, nccl="2.27.3"))
+    found = ids(s)
+    assert {"hint-launch-blocking", "hint-distributed-debug", "hint-nccl-debug"} <= set(found)
+    s2 = healthy(env=(("CUDA_LAUNCH_BLOCKING", "1"),))
+    assert "launch-blocking-set" in ids(s2) and "hint-launch-blocking" not in ids(s2)
+    assert all(f.severity == "info" for f in diagnose(s) if f.section == "hints")
+
+
+def test_every_id_is_reported_once_and_fixes_have_no_placeholders():
+    t = Torch(python=PY, installed=True, version="2.13.0+cpu", cuda=None, dynamic=True, cuda_available=False, device_count=0)
+    s = healthy(torch=t, cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="cuda-9", dangling=True))
+    found = diagnose(s)
+    assert len({f.id for f in found}) == len(found)
+    for f in found:
+        no_placeholders(f)
