@@ -1,0 +1,121 @@
+"""`cudaenv list`: the toolkit table (80 columns) and its JSON. Pure: data in, text out."""
+
+import dataclasses
+from typing import Any, Dict, List, Sequence
+
+SCHEMA_VERSION = 1
+WIDTH = 80
+ACTIVE = "*"
+LINK = "->"
+
+# Where discovery looks, for the "nothing found" message.
+SEARCHED_LINUX = (
+    "/usr/local/cuda-*, /usr/local/cuda, /etc/alternatives/cuda, /opt/cuda, /usr/bin/nvcc, CUDA_HOME, CUDA_PATH, "
+    "every nvcc on PATH, the conda env (CONDA_PREFIX) and pip nvidia wheels of the active venv"
+)
+SEARCHED_WINDOWS = (
+    "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*, CUDA_PATH, CUDA_PATH_V*_*, CUDA_HOME, "
+    "every nvcc on PATH, the conda env (CONDA_PREFIX) and pip nvidia wheels of the active venv"
+)
+
+
+def toolkits_to_json(state, notes: Sequence[Any] = ()) -> Dict[str, Any]:
+    """The JSON of `cudaenv list --json`: schema_version, toolkits, cuda_symlink, active_toolkit, notes."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "toolkits": [_plain(tk) for tk in state.toolkits],
+        "cuda_symlink": _plain(state.cuda_symlink),
+        "active_toolkit": _plain(state.active_toolkit),
+        "notes": [_plain(n) for n in notes],
+    }
+
+
+def _plain(value: Any) -> Any:
+    if value is None:
+        return None
+    data = dataclasses.asdict(value)
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+
+
+def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux", width: int = WIDTH) -> str:
+    """The human table: marks, version, install method, path; a legend, the link's state and the notes below."""
+    lines: List[str] = []
+    if not state.toolkits:
+        lines.append("No CUDA toolkit found.")
+        lines += _wrap("Looked in " + (SEARCHED_WINDOWS if system == "windows" else SEARCHED_LINUX) + ".", width)
+        sep = ";" if system == "windows" else ":"
+        example = "D:\\cuda" if system == "windows" else "/sw/cuda"
+        lines += _wrap(
+            "Toolkits elsewhere: set CUDAENV_TOOLKITS=%s (folders separated by '%s'; each a toolkit or a folder of toolkits)."
+            % (example, sep),
+            width,
+        )
+    else:
+        rows = [("", "VERSION", "INSTALLED BY", "PATH")]
+        for tk in state.toolkits:
+            mark = (ACTIVE if tk.active else " ") + (LINK if tk.is_link_target else "  ")
+            method = tk.install_method + ("" if tk.nvcc else ", no nvcc")
+            rows.append((mark, tk.version or "?", method, tk.path))
+        w_ver = max(len(r[1]) for r in rows)
+        w_method = max(len(r[2]) for r in rows)
+        for mark, version, method, path in rows:
+            head = "%-3s %-*s  %-*s  " % (mark, w_ver, version, w_method, method)
+            lines.append((head + _fit(path, max(20, width - len(head)))).rstrip())
+        lines.append("")
+        lines += _legend(state, width)
+    for note in notes:
+        lines += _wrap("note: %s" % getattr(note, "message", note), width, indent="      ")
+    return "\n".join(lines) + "\n"
+
+
+def _legend(state, width: int) -> List[str]:
+    out: List[str] = []
+    active = state.active_toolkit
+    if active is not None and active.path:
+        if active.via == "PATH":
+            shown = active.nvcc_on_path[0] if active.nvcc_on_path else active.nvcc
+            what = "the nvcc on PATH (%s)" % shown
+            if active.nvcc and shown != active.nvcc:
+                what += " runs %s" % active.nvcc
+        else:
+            what = "%s points here (no nvcc on PATH)" % active.via
+        out += _wrap("%-3s active: %s" % (ACTIVE, what), width, indent="    ")
+        if active.path not in {tk.path for tk in state.toolkits}:
+            out += _wrap("    (the active nvcc lives in %s, which holds no complete toolkit)" % active.path, width, indent="    ")
+    else:
+        out.append("    no toolkit is active: no nvcc on PATH and no CUDA_HOME")
+    link = state.cuda_symlink
+    if link is not None:
+        if link.dangling:
+            out += _wrap("%-3s %s -> %s is dangling: its target does not exist" % ("!", link.path, link.target), width, indent="    ")
+        else:
+            via = " (through /etc/alternatives)" if link.alternatives else ""
+            out += _wrap("%-3s %s points here%s" % (LINK, link.path, via), width, indent="    ")
+    if len(state.toolkits) > 1 and sum(1 for tk in state.toolkits if tk.on_path) > 1:
+        out.append("    several toolkits have nvcc on PATH: the first one wins")
+    return out
+
+
+def _fit(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    keep = room - 3
+    return text[: keep // 2] + "..." + text[len(text) - (keep - keep // 2):]
+
+
+def _wrap(text: str, width: int, indent: str = "  ") -> List[str]:
+    words = text.split(" ")
+    lines: List[str] = []
+    current = ""
+    for word in words:
+        if len(word) > width - len(indent):
+            word = _fit(word, width - len(indent))  # a path longer than a line: elide its middle
+        candidate = word if not current else current + " " + word
+        if len(candidate) > width and current:
+            lines.append(current)
+            current = indent + word
+        else:
+            current = candidate
+    if current:
+        lines.append(current)
+    return [line.rstrip() for line in lines]
