@@ -1,7 +1,8 @@
 """Assemble a :class:`~cudaenv.snapshot.Snapshot` from every probe, concurrently.
 
-Order: find the interpreter, run the static torch pass (tens of milliseconds; it gives the
-site-packages dirs where pip ``nvidia-*`` wheels live), then in threads at once:
+Order: find the interpreter; start the platform/driver chain in a thread; meanwhile run the static
+torch pass (tens of milliseconds; it gives the site-packages dirs where pip ``nvidia-*`` wheels live),
+then, in threads at once:
 
 * platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping
 * toolkits -> cuDNN
@@ -101,17 +102,15 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     tk_notes: List[Note] = []
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
-    say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
-    try:
-        torch = probe_torch_static(host, interpreter, torch_notes)
-    except Exception as exc:  # noqa: BLE001
-        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
-        torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
-    site_packages = tuple(torch.site_packages)
-
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="cudaenv-probe") as pool:
-        hw_future = pool.submit(_hardware, host, hw_notes)
-        tk_future = pool.submit(_toolkits, host, tk_notes, site_packages)
+        hw_future = pool.submit(_hardware, host, hw_notes)  # needs nothing from torch: start it first
+        say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
+        try:
+            torch = probe_torch_static(host, interpreter, torch_notes)
+        except Exception as exc:  # noqa: BLE001
+            collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
+            torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
+        tk_future = pool.submit(_toolkits, host, tk_notes, tuple(torch.site_packages))
         torch_future = None
         if not quick and interpreter is not None and torch.installed:
             say("importing torch in %s" % interpreter.path)

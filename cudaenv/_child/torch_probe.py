@@ -2,7 +2,7 @@
 
 Run by cudaenv as ``python -c <this source> static`` or ``... dynamic``. Stdlib only, Python 3.7+.
 
-* ``static``: never imports torch. Finds the package with ``importlib.util.find_spec``, reads
+* ``static``: never imports torch. Finds the package on sys.path (then ``importlib.util.find_spec``), reads
   ``torch/version.py`` as text (``ast.literal_eval`` of its assignments, never ``exec``), the
   distribution's METADATA and INSTALLER, the installed ``nvidia-*`` distributions, and facts about the
   interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
@@ -12,8 +12,6 @@ The result is printed on one line starting with ``MARKER`` (torch or a CUDA libr
 stdout themselves; the caller looks for the marker).
 """
 
-import ast
-import json
 import os
 import sys
 
@@ -29,8 +27,55 @@ def _strip_cwd_from_path():
     return cwd
 
 
+_WORDS = {"None": None, "True": True, "False": False}
+
+
+def _simple_assignment(line):
+    """``name = 'text'``, ``name: Optional[str] = None`` -> (name, value); anything else -> None."""
+    left, sep, right = line.partition("=")
+    if not sep:
+        return None
+    name = left.split(":", 1)[0].strip()
+    if not name.isidentifier():
+        return None
+    right = right.strip()
+    if right in _WORDS:
+        return name, _WORDS[right]
+    if len(right) >= 2 and right[0] in "'\"":
+        quote = right[0]
+        end = right.find(quote, 1)
+        body, rest = right[1:end], right[end + 1:].strip()
+        if end > 0 and "\\" not in body and (not rest or rest.startswith("#")):
+            return name, body
+    return None
+
+
 def parse_version_py(text):
-    """The literal assignments of torch/version.py: {"__version__": "2.13.0+cpu", "cuda": None, ...}."""
+    """The literal assignments of torch/version.py: {"__version__": "2.13.0+cpu", "cuda": None, ...}.
+
+    Plain ``name = 'text'`` / ``name: Optional[str] = None`` lines are read by hand (importing ``ast``
+    costs more than the whole rest of the static pass); anything else goes through
+    ``ast.literal_eval``. Nothing is ever executed.
+    """
+    found = {}
+    hard = False
+    for line in text.splitlines():
+        line = line.strip()
+        if not line.startswith(VERSION_KEYS):
+            continue
+        parsed = _simple_assignment(line)
+        if parsed is None:
+            hard = True
+        elif parsed[0] in VERSION_KEYS:
+            found[parsed[0]] = parsed[1]
+    if hard:
+        found.update(_parse_version_py_ast(text))
+    return found
+
+
+def _parse_version_py_ast(text):
+    import ast
+
     found = {}
     try:
         tree = ast.parse(text)
@@ -54,6 +99,43 @@ def parse_version_py(text):
     return found
 
 
+def to_json(value):
+    """A small JSON encoder (importing ``json`` is a measurable part of this script's start-up)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if value == value and value not in (float("inf"), float("-inf")) else "null"
+    if isinstance(value, dict):
+        return "{" + ", ".join(_json_str(str(k)) + ": " + to_json(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(to_json(v) for v in value) + "]"
+    return _json_str(str(value))
+
+
+def _json_str(text):
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif code < 0x20 or code > 0x7E:
+            if code > 0xFFFF:
+                code -= 0x10000
+                out.append("\\u%04x\\u%04x" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)))
+            else:
+                out.append("\\u%04x" % code)
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
 def _read(path, limit=2 * 1024 * 1024):
     try:
         with open(path, "rb") as fh:
@@ -69,35 +151,46 @@ def _listdir(path):
         return []
 
 
+def _scan_path_for_torch():
+    """What ``import torch`` would find, from sys.path, the way the path finder looks (no importlib import).
+
+    (kind, path): ("package", dir) | ("module", file) | ("namespace", dir) | (None, None).
+    """
+    namespace = None
+    for entry in sys.path:
+        base = os.path.join(entry or ".", "torch")
+        if os.path.isfile(os.path.join(base, "__init__.py")):
+            return "package", base
+        for name in _listdir(entry or "."):
+            if name == "torch.py" or (name.startswith("torch.") and name.endswith((".so", ".pyd", ".pyc"))):
+                return "module", os.path.join(entry or ".", name)
+        if namespace is None and os.path.isdir(base):
+            namespace = base
+    if namespace is not None:
+        return "namespace", namespace
+    return None, None
+
+
 def _find_torch_spec():
-    """(kind, path): ("package", dir) | ("module", file) | ("namespace", dir) | (None, None)."""
+    """The sys.path scan, then ``importlib.util.find_spec`` for import hooks (editable installs, zips)."""
+    kind, path = _scan_path_for_torch()
+    if kind is not None:
+        return kind, path
     try:
         import importlib.util
 
         spec = importlib.util.find_spec("torch")
     except (ImportError, ValueError, AttributeError):
         spec = None
-    if spec is not None:
-        locations = list(spec.submodule_search_locations or [])
-        origin = spec.origin if spec.origin not in (None, "namespace") else None
-        if origin and os.path.basename(origin) == "__init__.py":
-            return "package", os.path.dirname(origin)
-        if origin:
-            return "module", origin
-        if locations:
-            return "namespace", locations[0]
+    if spec is None:
         return None, None
-    if sys.version_info < (3, 4):  # pragma: no cover
-        return None, None
-    return None, None
-
-
-def _scan_path_for_torch():
-    """Python 3.7 without a usable find_spec answer: the first sys.path entry with torch/version.py."""
-    for entry in sys.path:
-        if entry and os.path.isfile(os.path.join(entry, "torch", "version.py")):
-            return os.path.join(entry, "torch")
-    return None
+    origin = spec.origin if spec.origin not in (None, "namespace") else None
+    if origin and os.path.basename(origin) == "__init__.py":
+        return "package", os.path.dirname(origin)
+    if origin:
+        return "module", origin
+    locations = list(spec.submodule_search_locations or [])
+    return ("namespace", locations[0]) if locations else (None, None)
 
 
 def parse_metadata(text):
@@ -226,10 +319,6 @@ def static():
     result.update({"mode": "static", "installed": False, "notes": []})
     site_dirs = _site_packages()
     kind, path = _find_torch_spec()
-    if kind is None:
-        scanned = _scan_path_for_torch()
-        if scanned:
-            kind, path = "package", scanned
     torch_dir = None
     if kind == "module":
         result["notes"].append("%s is a module named torch, not the torch package; it shadows any installed torch" % path)
@@ -370,7 +459,7 @@ def main(argv):
         result = dynamic() if mode == "dynamic" else static()
     except Exception as exc:  # the probe itself must always answer
         result = {"mode": mode, "probe_error": "%s: %s" % (type(exc).__name__, exc)}
-    sys.stdout.write(MARKER + json.dumps(result, sort_keys=True, default=str) + "\n")
+    sys.stdout.write(MARKER + to_json(result) + "\n")
     sys.stdout.flush()
     if mode == "dynamic":
         os._exit(0)  # skip torch's slow interpreter teardown; everything is written
