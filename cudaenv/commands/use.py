@@ -143,9 +143,19 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
     toolkits = list(state.toolkits)
     link = None if host.system == "windows" else "/usr/local/cuda"
     if host.rooted:
-        toolkits = [
-            replace(t, path=str(host.path(t.path)), nvcc=str(host.path(t.nvcc)) if t.nvcc else None) for t in toolkits
-        ]
+        # The shell's PATH holds real paths inside the root; the probe may find the same toolkit under that
+        # name too. Map every toolkit to its real path and merge such twins (keeping their flags).
+        merged: dict = {}
+        for t in toolkits:
+            real = replace(t, path=str(host.path(t.path)), nvcc=str(host.path(t.nvcc)) if t.nvcc else None)
+            twin = merged.get(real.path)
+            if twin is None:
+                merged[real.path] = real
+            else:
+                merged[real.path] = replace(
+                    twin, is_link_target=twin.is_link_target or real.is_link_target, active=twin.active or real.active
+                )
+        toolkits = list(merged.values())
         link = str(host.path(link)) if link else None
     return toolkits, link
 
