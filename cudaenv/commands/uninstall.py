@@ -1,0 +1,94 @@
+"""`cudaenv uninstall VERSION|PATH`: print a precise removal plan (never executed by cudaenv itself)."""
+
+import os
+import stat
+
+from cudaenv.cli import add_host_options
+from cudaenv.errors import UserError
+
+HELP = "plan the removal of a CUDA toolkit, leaving nothing behind"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("spec", nargs="?", metavar="VERSION|PATH", help="the toolkit to remove: 11.8, or its folder")
+    parser.add_argument("--all", action="store_true", help="every toolkit matching VERSION (every toolkit without one)")
+    parser.add_argument("--driver", action="store_true", help="also plan the removal of the NVIDIA driver")
+    parser.add_argument("--json", action="store_true", help="print the plan (or --check result) as JSON")
+    parser.add_argument("--script", metavar="FILE", help="write the plan as a bash script that asks before each step")
+    parser.add_argument("--check", action="store_true", help="after removal: report what is still left (exit 1 if anything)")
+    link = parser.add_mutually_exclusive_group()
+    link.add_argument("--repoint", metavar="VERSION|PATH", help="point /usr/local/cuda at this toolkit instead of removing the link")
+    link.add_argument("--remove-link", action="store_true", help="remove /usr/local/cuda (also when it dangles elsewhere)")
+    add_host_options(parser)
+
+
+def _repoint(value, toolkits, targets):
+    removing = {t.path for t in targets}
+    candidates = [t for t in toolkits if t.path not in removing and t.install_method not in ("conda", "pip")]
+    for t in candidates:
+        if value == t.path or (t.version and (t.version == value or t.version.startswith(value + "."))):
+            return t.path
+    listing = ", ".join("%s (%s)" % (t.version or "?", t.path) for t in candidates) or "none"
+    raise UserError("--repoint %s: no other installed toolkit matches" % value, hint="installed and not being removed: %s" % listing)
+
+
+def _site_packages(host, python):
+    if not python:
+        return ()
+    if not os.path.exists(python):
+        raise UserError("--python %s does not exist" % python, hint="give the interpreter of the environment holding the nvidia-* wheels")
+    code = "import json,site,sysconfig;print(json.dumps([sysconfig.get_paths()['purelib'],sysconfig.get_paths()['platlib']]))"
+    result = host.run([python, "-c", code], timeout=max(host.timeout, 10.0))
+    if not result.ok:
+        raise UserError("--python %s could not be run: %s" % (python, result.describe()))
+    import json
+
+    try:
+        return tuple(dict.fromkeys(json.loads(result.stdout)))
+    except ValueError:
+        return ()
+
+
+def run(args, ctx) -> int:
+    from cudaenv.render.plan import render_plan_json, render_plan_text, render_residue_json, render_residue_text
+    from cudaenv.uninstall.inspect import inspect_uninstall, load_toolkits, select_targets
+    from cudaenv.uninstall.plan import Options, plan_uninstall
+    from cudaenv.uninstall.residue import find_residue
+
+    host = ctx.host(args)
+    notes = []
+    toolkits, link = load_toolkits(host, notes, site_packages=_site_packages(host, args.python))
+    targets = select_targets(host, args.spec, toolkits, args.all)
+    active = next((t.path for t in toolkits if t.active), None)
+    inspection = inspect_uninstall(
+        host, targets, toolkits, link, notes, driver=args.driver, python=args.python, active_path=active
+    )
+    names = [t.path for t in targets]
+    if args.check:
+        residue = find_residue(inspection)
+        ctx.out.write(render_residue_json(names, residue) if args.json else render_residue_text(names, residue))
+        return 1 if residue else 0
+    repoint = _repoint(args.repoint, toolkits, targets) if args.repoint else None
+    plan = plan_uninstall(inspection, Options(driver=args.driver, repoint=repoint, remove_link=args.remove_link, python=args.python))
+    ghosts = [t for t in targets if t.source == "residue"]
+    if ghosts and not plan.steps:
+        found = ", ".join("%s (%s)" % (t.version or "?", t.path) for t in toolkits) or "none"
+        raise UserError("no CUDA %s toolkit was found here, and nothing of it is left" % args.spec, hint="toolkits found: %s" % found)
+    if args.script:
+        if plan.system == "windows":
+            raise UserError("--script writes a bash script; on Windows follow the printed steps", hint="drop --script")
+        from cudaenv.uninstall.script import render_script
+
+        try:
+            with open(args.script, "w", encoding="utf-8") as fh:
+                fh.write(render_script(plan))
+            os.chmod(args.script, os.stat(args.script).st_mode | stat.S_IXUSR)
+        except OSError as exc:
+            raise UserError("cannot write %s: %s" % (args.script, exc.strerror or exc))
+    if args.json:
+        ctx.out.write(render_plan_json(plan))
+    else:
+        ctx.out.write(render_plan_text(plan))
+        if args.script:
+            ctx.out.write("\nWrote the plan to %s: read it, then run `bash %s` (asks before each step).\n" % (args.script, args.script))
+    return 0

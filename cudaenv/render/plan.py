@@ -1,0 +1,69 @@
+"""Text and JSON of a removal plan and of ``--check`` residue. Pure: returns strings."""
+
+import json
+import shlex
+from typing import Sequence
+
+from cudaenv.uninstall.plan import Plan
+from cudaenv.uninstall.rcfiles import EDIT_LINES_CODE
+from cudaenv.uninstall.residue import Residue
+
+_EDITOR = "<line editor: keeps FILE.cudaenv-backup, checks each line; full code in --script/--json>"
+
+
+def _cmd(argv: Sequence[str], root: bool) -> str:
+    shown = " ".join(shlex.quote(_EDITOR) if a == EDIT_LINES_CODE else shlex.quote(a) for a in argv)
+    return ("sudo " if root else "") + shown
+
+
+def render_plan_text(plan: Plan) -> str:
+    lines = []
+    if plan.targets:
+        lines.append("Plan: remove " + "; ".join("CUDA %s at %s (%s)" % (t.version or "?", t.path, t.install_method) for t in plan.targets))
+    lines.append("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE.")
+    for warning in plan.in_use:
+        lines += ["", "IN USE: " + warning]
+    if not plan.steps:
+        lines += ["", "Nothing to remove."]
+    for n, step in enumerate(plan.steps, 1):
+        tags = [t for t, on in (("root", step.needs_root), ("removes", step.destructive)) if on]
+        lines.append("")
+        lines.append("%d. %s%s" % (n, ("[%s] " % ", ".join(tags)) if tags else "", step.description))
+        for d in step.details:
+            lines.append("     " + d)
+        for argv in step.commands:
+            lines.append("     $ " + _cmd(argv, step.needs_root))
+        if step.only_if is not None:
+            lines.append("     (only while %s)" % step.only_if.describe())
+    if plan.choices:
+        lines += ["", "Choices:"] + ["  " + c for c in plan.choices]
+    if plan.notes:
+        lines += ["", "Notes:"] + ["  - %s" % n.message for n in plan.notes]
+    return "\n".join(lines) + "\n"
+
+
+def render_plan_json(plan: Plan) -> str:
+    return json.dumps(plan.to_dict(), indent=2) + "\n"
+
+
+def render_residue_text(targets: Sequence[str], residue: Sequence[Residue]) -> str:
+    if not residue:
+        return "Nothing is left of %s.\n" % ", ".join(targets)
+    lines = ["Still left of %s:" % ", ".join(targets)]
+    lines += ["  - [%s] %s" % (r.kind, r.detail) for r in residue]
+    lines.append("Run `cudaenv uninstall %s` again for a plan that removes it." % " ".join(shlex.quote(t) for t in targets))
+    return "\n".join(lines) + "\n"
+
+
+def render_residue_json(targets: Sequence[str], residue: Sequence[Residue]) -> str:
+    return (
+        json.dumps(
+            {
+                "targets": list(targets),
+                "clean": not residue,
+                "residue": [{"kind": r.kind, "path": r.path, "detail": r.detail, "target": r.target} for r in residue],
+            },
+            indent=2,
+        )
+        + "\n"
+    )

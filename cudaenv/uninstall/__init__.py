@@ -1,0 +1,1 @@
+"""Planning clean removals of CUDA toolkits (``cudaenv uninstall``). cudaenv never removes anything itself."""

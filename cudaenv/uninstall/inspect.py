@@ -1,0 +1,405 @@
+"""Read what a removal plan needs from the Host: the I/O half of ``cudaenv uninstall``.
+
+``select_targets`` turns ``VERSION|PATH`` into toolkit records; ``inspect_uninstall`` reads, for each,
+who installed it (its uninstaller, the dpkg/rpm packages owning its files, conda-meta, pip dist-info),
+what is in its folder, the ``/usr/local/cuda`` link, update-alternatives, ``/etc/ld.so.conf.d`` and the
+shell startup lines naming it. Unreadable files and a broken package database become Notes.
+"""
+
+import json
+import os
+import posixpath
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.errors import UserError
+from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
+from cudaenv.uninstall import dpkg as dpkg_mod
+from cudaenv.uninstall import rpm as rpm_mod
+from cudaenv.uninstall.plan import PROTECTED
+from cudaenv.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
+from cudaenv.uninstall.rcfiles import mentions, probe_rc_lines, system_path
+
+LINK = "/usr/local/cuda"
+LDCONF_D = "/etc/ld.so.conf.d"
+MAX_WALK = 200000
+
+
+def _rows(kind: str) -> List[dict]:
+    from cudaenv.resources import table_rows
+
+    return [r for r in table_rows("uninstall") if r.get("kind") == kind]
+
+
+def _prefixes(kind: str) -> Tuple[str, ...]:
+    return tuple(r["prefix"] for r in _rows(kind))
+
+
+# ------------------------------------------------------------------------------------ toolkits
+
+
+def load_toolkits(host, notes: List[Note], site_packages: Sequence[str] = ()) -> Tuple[Tuple[Toolkit, ...], Optional[CudaSymlink]]:
+    """Every toolkit the toolkits probe finds, and the /usr/local/cuda link (a small scan while that probe is absent)."""
+    try:
+        from cudaenv.probes.toolkits import probe_toolkits
+    except ImportError:
+        return tuple(_scan_toolkits(host)), _find_symlink(host)
+    state = probe_toolkits(host, notes, site_packages=tuple(site_packages))
+    return tuple(state.toolkits), state.cuda_symlink
+
+
+def _version_of(host, path: str) -> Optional[str]:
+    text = host.read_text(path + "/version.json")
+    if text:
+        try:
+            return str(json.loads(text)["cuda"]["version"])
+        except (ValueError, KeyError, TypeError):
+            pass
+    text = host.read_text(path + "/version.txt") or ""
+    m = re.search(r"CUDA Version (\d+\.\d+(?:\.\d+)?)", text)
+    if m:
+        return m.group(1)
+    text = host.read_text(path + "/include/cuda.h") or ""
+    m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", text)
+    if m:
+        n = int(m.group(1))
+        return "%d.%d" % (n // 1000, (n % 1000) // 10)
+    m = re.search(r"cuda-(\d+\.\d+)$", path)
+    return m.group(1) if m else None
+
+
+def _scan_toolkits(host) -> List[Toolkit]:
+    found = []
+    for folder in ("/usr/local", "/opt"):
+        for name in host.listdir(folder):
+            path = posixpath.join(folder, name)
+            if not re.match(r"cuda(-\d+(\.\d+)*)?$", name) or host.is_link(path) or not host.is_dir(path):
+                continue
+            if not any(host.exists(path + x) for x in ("/bin/nvcc", "/version.json", "/include/cuda.h")):
+                continue
+            found.append(Toolkit(version=_version_of(host, path), path=path, source=folder + "/cuda-*"))
+    return found
+
+
+def _find_symlink(host) -> Optional[CudaSymlink]:
+    text = host.readlink(LINK)
+    if text is None:
+        return None
+    resolved = host.resolve(LINK)
+    managed = text.startswith("/etc/alternatives/") or (host.readlink("/etc/alternatives/cuda") is not None and "alternatives" in text)
+    return CudaSymlink(LINK, text, resolved, resolved is None, managed)
+
+
+def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], everything: bool) -> List[Toolkit]:
+    """The toolkits ``VERSION|PATH`` names (``--all``: every match, or every toolkit without a spec)."""
+    if spec is None:
+        if not everything:
+            raise UserError("say which toolkit to remove", hint="cudaenv uninstall 12.4, cudaenv uninstall /usr/local/cuda-12.4, or --all")
+        if not toolkits:
+            raise UserError("no CUDA toolkit was found here", hint="`cudaenv list` shows what cudaenv finds")
+        return list(toolkits)
+    if "/" in spec or "\\" in spec:
+        path = spec if host.system == "windows" else posixpath.normpath(spec)
+        if not (path.startswith("/") or re.match(r"^[A-Za-z]:\\", path)):
+            raise UserError("%s is not an absolute path" % spec, hint="give the toolkit's folder, e.g. /usr/local/cuda-12.4")
+        real = host.resolve(path)
+        for t in toolkits:
+            if t.path == path or (real is not None and host.resolve(t.path) == real):
+                return [t]
+        if not host.lexists(path):
+            return [Toolkit(version=None, path=path, source="residue")]
+        return [Toolkit(version=_version_of(host, path) if host.is_dir(path) else None, path=path, source="argument")]
+    if not re.match(r"^\d+(\.\d+)*$", spec):
+        raise UserError("%r is neither a CUDA version nor a path" % spec, hint="for example `cudaenv uninstall 12.4`")
+    matches = [t for t in toolkits if t.version and (t.version == spec or t.version.startswith(spec + "."))]
+    if len(matches) > 1 and not everything:
+        listing = ", ".join("%s (%s)" % (t.path, t.version) for t in matches)
+        raise UserError("%s matches %d toolkits: %s" % (spec, len(matches), listing), hint="give the path, or --all to remove every one")
+    if matches:
+        return matches
+    mm = ".".join(spec.split(".")[:2])
+    return [Toolkit(version=spec, path="/usr/local/cuda-%s" % mm, source="residue")]
+
+
+# ------------------------------------------------------------------------------------ per target
+
+
+def _walk(host, path: str, notes: List[Note]) -> List[str]:
+    """Every path under ``path`` (inspected-system names), links not followed."""
+    real = host.path(path)
+    out: List[str] = []
+    for dirpath, dirnames, filenames in os.walk(real, onerror=lambda e: notes.append(Note("uninstall", "cannot read %s" % host.unroot(e.filename or "")))):
+        for name in dirnames + filenames:
+            out.append(host.unroot(os.path.join(dirpath, name)))
+            if len(out) >= MAX_WALK:
+                notes.append(Note("uninstall", "%s holds more than %d entries; only the first were compared" % (path, MAX_WALK)))
+                return out
+    return out
+
+
+def _unowned(host, path: str, owned: frozenset, notes: List[Note]) -> Tuple[str, ...]:
+    tops = set()
+    for p in _walk(host, path, notes):
+        if p not in owned:
+            tops.add(p[len(path.rstrip("/")) + 1 :].split("/")[0])
+    return tuple(sorted(tops))
+
+
+def _uninstaller(host, path: str) -> Optional[str]:
+    for row in _rows("runfile-uninstaller"):
+        folder, pattern = posixpath.split(row["glob"])
+        prefix, _, suffix = pattern.partition("*")
+        for name in host.listdir(posixpath.join(path, folder)):
+            if name.startswith(prefix) and name.endswith(suffix) and (("*" in pattern) or name == pattern):
+                return posixpath.join(path, folder, name)
+    return None
+
+
+def _conda(host, path: str, notes: List[Note]) -> Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...]]:
+    prefix = path
+    for _ in range(4):
+        if host.is_dir(posixpath.join(prefix, "conda-meta")):
+            break
+        prefix = posixpath.dirname(prefix)
+    else:
+        return None, (), ()
+    wanted = _prefixes("conda-package-prefix")
+    names, files = [], []
+    for entry in host.listdir(posixpath.join(prefix, "conda-meta")):
+        if not entry.endswith(".json"):
+            continue
+        meta = posixpath.join(prefix, "conda-meta", entry)
+        text = host.read_text(meta, limit=64 * 1024 * 1024)
+        try:
+            name = json.loads(text)["name"] if text else None
+        except (ValueError, KeyError, TypeError):
+            name = None
+        if name is None:
+            notes.append(Note("uninstall", "cannot read the conda record %s" % meta))
+            continue
+        if name.startswith(wanted):
+            names.append(name)
+            files.append(meta)
+    return prefix, tuple(sorted(set(names))), tuple(sorted(files))
+
+
+def _pip(host, path: str, python: Optional[str]) -> Optional[PipEnv]:
+    parts = path.replace("\\", "/").split("/")
+    if "site-packages" in parts:
+        site = "/".join(parts[: parts.index("site-packages") + 1])
+    elif "dist-packages" in parts:
+        site = "/".join(parts[: parts.index("dist-packages") + 1])
+    else:
+        return None
+    dists, dirs, torch = [], [], False
+    wanted = _prefixes("pip-dist-prefix")
+    for entry in host.listdir(site):
+        if entry == "torch" or (entry.startswith("torch-") and entry.endswith(".dist-info")):
+            torch = True
+        if not entry.endswith(".dist-info"):
+            continue
+        meta = host.read_text(posixpath.join(site, entry, "METADATA"), limit=65536) or ""
+        m = re.search(r"^Name:\s*(\S+)", meta, re.M)
+        name = m.group(1) if m else entry.rsplit("-", 1)[0]
+        norm = re.sub(r"[-_.]+", "-", name).lower()
+        if norm.startswith(wanted):
+            dists.append(norm)
+            dirs.append(posixpath.join(site, entry))
+    env_python = None
+    if python is None:
+        prefix = posixpath.dirname(posixpath.dirname(posixpath.dirname(site)))
+        for candidate in ("bin/python3", "bin/python", "Scripts/python.exe"):
+            if host.exists(posixpath.join(prefix, candidate)):
+                env_python = posixpath.join(prefix, candidate)
+                break
+    return PipEnv(site, python or env_python, tuple(sorted(set(dists))), tuple(sorted(dirs)), torch)
+
+
+def _link_points_here(host, link: Optional[CudaSymlink], path: str) -> bool:
+    if link is None or link.target is None:
+        return False
+    text = link.target if link.target.startswith("/") else posixpath.normpath(posixpath.join(posixpath.dirname(link.path), link.target))
+    real = host.resolve(path)
+    return text.rstrip("/") == path.rstrip("/") or (link.resolved is not None and real is not None and link.resolved == real)
+
+
+def inspect_target(host, tk: Toolkit, ctx: Dict, notes: List[Note], python: Optional[str] = None) -> TargetFacts:
+    path = tk.path
+    present = host.lexists(path)
+    is_link = host.is_link(path)
+    entries = tuple(host.listdir(path)) if present and not is_link else ()
+    db = ctx.get("dpkg")
+    packages: Tuple[str, ...] = ()
+    dependents: Tuple[str, ...] = ()
+    manager = None
+    unknown = False
+    unowned: Tuple[str, ...] = ()
+    shared = path.rstrip("/") in PROTECTED or path.count("/") < 2
+    if db is not None:
+        if shared:  # a distro toolkit in /usr: only the owners of its own nvcc and /usr/lib/cuda, never all of /usr
+            packages = tuple(sorted(set(db.owners_of(posixpath.join(path, "bin/nvcc"))) | set(db.owners_under("/usr/lib/cuda"))))
+        else:
+            packages = db.owners_under(path)
+            real = host.resolve(path)
+            if real and real != path:
+                packages = tuple(sorted(set(packages) | set(db.owners_under(real))))
+        packages = tuple(p.name for p in db.present(packages))
+        if packages:
+            manager = "dpkg"
+            dependents = db.dependents(packages)
+            if present and not is_link and not shared:
+                unowned = _unowned(host, path, db.owned_paths(packages), notes)
+    elif tk.install_method == "rpm" or (present and ctx.get("rpm_db")):
+        files = [p for p in _walk(host, path, notes) if host.is_file(p)][:2000] if present else []
+        owners = rpm_mod.rpm_owners(host, files, notes) if files else ()
+        if owners is None:
+            unknown = tk.install_method == "rpm"
+        elif owners:
+            manager, packages = "rpm", owners
+    uninstaller = _uninstaller(host, path) if present and not is_link else None
+    method = tk.install_method
+    if method == "unknown":
+        method = {"dpkg": "deb", "rpm": "rpm"}.get(manager or "", "runfile" if uninstaller else "unknown")
+        if method == "unknown" and "site-packages" in path:
+            method = "pip"
+        tk = replace(tk, install_method=method)
+    conda_prefix, conda_pkgs, conda_files = (None, (), ())
+    if method == "conda" or (method == "unknown" and present):
+        conda_prefix, conda_pkgs, conda_files = _conda(host, path, notes)
+        if conda_prefix and method == "unknown":
+            tk = replace(tk, install_method="conda")
+    pip = _pip(host, path, python) if tk.install_method == "pip" else None
+    windows = ()
+    if tk.install_method == "windows-installer" or host.system == "windows":
+        mm = ".".join((tk.version or "").split(".")[:2])
+        windows = tuple(r["name"].format(mm=mm).strip() for r in _rows("windows-entry"))
+    alts = []
+    for group in ctx.get("alternatives", ()):
+        if path in group.paths:
+            alts.append(AltEntry(group.name, path, group.admin_file, group.link, tuple(p for p in group.paths if p != path)))
+    related: Tuple[str, ...] = ()
+    if db is not None and tk.version and tk.install_method not in ("conda", "pip"):
+        suffix = "-" + "-".join(tk.version.split(".")[:2])
+        wanted = _prefixes("toolkit-package-prefix")
+        related = tuple(
+            sorted(p.name for p in db.packages.values() if p.present and p.name.startswith(wanted) and p.name.endswith(suffix) and p.name not in packages)
+        )
+    in_use = []
+    active = ctx.get("active_path")
+    if active and active.rstrip("/") == path.rstrip("/") and not tk.active:
+        in_use.append("it is the active toolkit (the nvcc a build uses now)")
+    return TargetFacts(
+        toolkit=tk,
+        present=present,
+        is_link=is_link,
+        entries=entries,
+        uninstaller=uninstaller,
+        package_manager=manager,
+        packages=packages,
+        dependents=dependents,
+        packages_unknown=unknown,
+        unowned_entries=unowned,
+        conda_prefix=conda_prefix,
+        conda_packages=conda_pkgs,
+        conda_meta_files=conda_files,
+        pip=pip,
+        windows_entries=windows,
+        alternatives=tuple(alts),
+        link_points_here=_link_points_here(host, ctx.get("link"), path),
+        in_use=tuple(in_use),
+        related_packages=related,
+    )
+
+
+# ------------------------------------------------------------------------------------ system-wide
+
+
+def probe_ldconf(host, targets: Sequence[str], db, notes: List[Note]) -> Tuple[LdConf, ...]:
+    found = []
+    for file in host.glob(LDCONF_D):
+        if not file.endswith(".conf"):
+            continue
+        text = host.read_text(file)
+        if text is None:
+            if host.lexists(file):
+                notes.append(Note("uninstall", "cannot read %s" % file))
+            continue
+        lines, other = [], False
+        hit_targets = set()
+        for n, raw in enumerate(text.split("\n"), 1):
+            line = raw.rstrip("\r")
+            if not line.strip() or line.strip().startswith("#"):
+                continue
+            hits = [t for t in targets if mentions(line, t)]
+            if hits:
+                lines.append((n, line))
+                hit_targets.update(hits)
+            else:
+                other = True
+        if lines:
+            owners = db.owners_of(file) if db is not None else ()
+            found.append(LdConf(file, tuple(lines), not other, owners[0] if owners else None, tuple(sorted(hit_targets))))
+    return tuple(found)
+
+
+def _is_wsl(host, notes: List[Note]) -> bool:
+    try:
+        from cudaenv.probes.platform import probe_platform
+    except ImportError:
+        text = (host.read_text("/proc/sys/kernel/osrelease") or "") + (host.read_text("/proc/version") or "")
+        return "microsoft" in text.lower() or host.exists("/proc/sys/fs/binfmt_misc/WSLInterop")
+    return probe_platform(host, notes).wsl == 2
+
+
+def probe_driver(host, db, notes: List[Note]) -> DriverFacts:
+    if host.system == "windows":
+        return DriverFacts(system="windows")
+    if _is_wsl(host, notes):
+        return DriverFacts(wsl=True)
+    packages: Tuple[str, ...] = ()
+    manager = None
+    if db is not None:
+        wanted = _prefixes("driver-package-prefix")
+        packages = tuple(sorted(p.name for p in db.packages.values() if p.present and p.name.startswith(wanted)))
+        manager = "dpkg" if packages else None
+    uninstaller = None
+    for row in _rows("driver-uninstaller"):
+        if host.exists(row["path"]):
+            uninstaller = row["path"]
+    return DriverFacts(package_manager=manager, packages=packages, runfile_uninstaller=uninstaller)
+
+
+def inspect_uninstall(
+    host,
+    targets: Sequence[Toolkit],
+    toolkits: Sequence[Toolkit],
+    link: Optional[CudaSymlink],
+    notes: List[Note],
+    driver: bool = False,
+    python: Optional[str] = None,
+    active_path: Optional[str] = None,
+) -> Inspection:
+    db = dpkg_mod.probe_dpkg(host, notes)
+    ctx = {
+        "dpkg": db,
+        "rpm_db": db is None and rpm_mod.has_rpm_database(host),
+        "alternatives": dpkg_mod.probe_alternatives(host, notes),
+        "link": link,
+        "active_path": active_path,
+    }
+    facts = tuple(inspect_target(host, t, ctx, notes, python) for t in targets)
+    # a toolkit in /usr (distro packages) is never searched for by path: every line naming /usr would match
+    paths = [t.path for t in targets if t.path.rstrip("/") not in PROTECTED and t.path.count("/") >= 2]
+    home = host.env.get("HOME")
+    return Inspection(
+        system=host.system,
+        targets=facts,
+        toolkits=tuple(toolkits),
+        cuda_symlink=link,
+        ldconf=probe_ldconf(host, paths, db, notes) if host.system != "windows" else (),
+        rc_lines=probe_rc_lines(host, paths, notes) if host.system != "windows" else (),
+        driver=probe_driver(host, db, notes) if driver else None,
+        home=system_path(host, home) if home else None,
+        root=str(host.root) if host.rooted else "/",
+        notes=tuple(notes),
+    )

@@ -1,0 +1,45 @@
+"""``cudaenv uninstall --check``: what is still left of a toolkit after its removal. Pure over an Inspection."""
+
+from dataclasses import dataclass
+from typing import List, Tuple
+
+from cudaenv.uninstall.facts import Inspection
+
+
+@dataclass(frozen=True)
+class Residue:
+    kind: str  # folder | link | alternatives | ldconf | rc-line | package | conda-package | pip-wheel
+    path: str
+    detail: str
+    target: str  # the toolkit path it belongs to
+
+
+def find_residue(inspection: Inspection) -> Tuple[Residue, ...]:
+    out: List[Residue] = []
+    link = inspection.cuda_symlink
+    for t in inspection.targets:
+        path = t.toolkit.path
+        if t.present:
+            what = ("a link to elsewhere" if t.is_link else "%d entries: %s" % (len(t.entries), ", ".join(t.entries[:8]) + (" ..." if len(t.entries) > 8 else "")))
+            if t.toolkit.install_method not in ("conda", "pip"):
+                out.append(Residue("folder", path, "the folder is still there (%s)" % what, path))
+        if t.link_points_here and link is not None:
+            state = "dangling" if link.dangling else "points at it"
+            out.append(Residue("link", link.path, "%s -> %s (%s)" % (link.path, link.target, state), path))
+        for alt in t.alternatives:
+            out.append(Residue("alternatives", alt.admin_file, "update-alternatives group '%s' still lists %s" % (alt.name, alt.path), path))
+        for name in t.packages:
+            out.append(Residue("package", name, "the %s package %s still owns files in %s" % (t.package_manager or "system", name, path), path))
+        for name in t.related_packages:
+            out.append(Residue("package", name, "the package %s (named for this version) is still installed" % name, path))
+        for name in t.conda_packages:
+            out.append(Residue("conda-package", t.conda_prefix or path, "conda package %s is still in %s" % (name, t.conda_prefix), path))
+        if t.pip is not None:
+            for name in t.pip.dists:
+                out.append(Residue("pip-wheel", t.pip.site_packages, "%s is still installed in %s" % (name, t.pip.site_packages), path))
+    for conf in inspection.ldconf:
+        for n, text in conf.lines:
+            out.append(Residue("ldconf", conf.file, "%s:%d: %s" % (conf.file, n, text), ",".join(conf.targets)))
+    for line in inspection.rc_lines:
+        out.append(Residue("rc-line", line.file, "%s:%d: %s" % (line.file, line.lineno, line.text), ",".join(line.targets)))
+    return tuple(out)

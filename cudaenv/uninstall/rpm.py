@@ -1,0 +1,51 @@
+"""The rpm database: which packages own a toolkit's files (``rpm --root ROOT -qf``).
+
+The rpm database is a Berkeley DB / sqlite file that only ``rpm`` reads reliably, so this asks ``rpm``
+itself, and only where it is installed on this machine; elsewhere it says so in a Note.
+"""
+
+from typing import List, Optional, Sequence, Tuple
+
+from cudaenv.snapshot import Note
+
+RPM_DB_DIRS = ("/var/lib/rpm", "/usr/lib/sysimage/rpm")
+CHUNK = 200
+
+
+def has_rpm_database(host) -> bool:
+    return any(host.is_dir(d) and host.listdir(d) for d in RPM_DB_DIRS)
+
+
+def parse_qf(text: str) -> Tuple[str, ...]:
+    """Names printed by ``rpm -qf --qf '%{NAME}\\n'``; 'file ... is not owned by any package' lines dropped."""
+    names = set()
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or " " in line or line.startswith("error:"):
+            continue
+        names.add(line)
+    return tuple(sorted(names))
+
+
+def rpm_owners(host, files: Sequence[str], notes: List[Note]) -> Optional[Tuple[str, ...]]:
+    """Exact names of the packages owning ``files`` (inspected-system paths), or None when rpm cannot tell."""
+    rpm = host.which("rpm")
+    if rpm is None:
+        notes.append(
+            Note(
+                "uninstall",
+                "this looks like an rpm install but rpm is not installed here, so the owning packages cannot be read; "
+                "on the machine itself run `rpm -qf %s` to name them" % (files[0] if files else "PATH"),
+            )
+        )
+        return None
+    names: set = set()
+    root = str(host.root)
+    for start in range(0, len(files), CHUNK):
+        argv = [rpm, "--root", root, "-qf", "--qf", "%{NAME}\\n", *files[start : start + CHUNK]]
+        result = host.run(argv, timeout=max(host.timeout, 30.0))
+        if result.error is not None:
+            notes.append(Note("uninstall", result.describe()))
+            return None
+        names.update(parse_qf(result.stdout))
+    return tuple(sorted(names))

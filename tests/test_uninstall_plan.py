@@ -1,0 +1,324 @@
+"""`cudaenv uninstall`: the plan for fake roots that look like real installs (runfile, deb, conda, pip, Windows)."""
+
+import importlib.util
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from cudaenv.snapshot import CudaSymlink, Toolkit
+from cudaenv.uninstall.dpkg import parse_alternatives, parse_list, parse_status
+from cudaenv.uninstall.inspect import inspect_uninstall, load_toolkits, select_targets
+from cudaenv.uninstall.plan import HostPath, Options, plan_uninstall
+
+_spec = importlib.util.spec_from_file_location("uninstall_trees", Path(__file__).parent / "uninstall_trees.py")
+trees = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(trees)
+
+recorded = trees.recorded
+
+
+def kinds(plan):
+    return [s.kind for s in plan.steps]
+
+
+def step(plan, kind):
+    found = [s for s in plan.steps if s.kind == kind]
+    assert found, "no %s step in %s" % (kind, kinds(plan))
+    return found[0]
+
+
+def allowed_paths(inspection):
+    """The only paths a plan may name: the targets' own folders and the residue files found."""
+    allowed = [t.toolkit.path for t in inspection.targets]
+    allowed += [t.conda_prefix for t in inspection.targets if t.conda_prefix]
+    allowed += [d for t in inspection.targets if t.pip for d in t.pip.dist_dirs]
+    allowed += [t.pip.python for t in inspection.targets if t.pip and t.pip.python]
+    if inspection.cuda_symlink is not None:
+        allowed.append(inspection.cuda_symlink.path)
+    allowed += [c.file for c in inspection.ldconf] + [l.file for l in inspection.rc_lines]
+    if inspection.driver and inspection.driver.runfile_uninstaller:
+        allowed.append(inspection.driver.runfile_uninstaller)
+    return allowed
+
+
+def assert_safe(plan, inspection):
+    allowed = allowed_paths(inspection)
+    for s in plan.steps:
+        for argv in s.commands:
+            for arg in argv:
+                assert "*" not in arg or arg.startswith("import") or "\n" in arg, "glob in %r" % (argv,)
+                if isinstance(arg, HostPath):
+                    assert any(arg == a or arg.startswith(a.rstrip("/") + "/") for a in allowed), "%s is outside the plan's scope" % arg
+            if argv[0] == "rm":
+                assert "-rf" not in argv or not argv[-1].endswith("/")
+
+
+def inspect(host, targets, toolkits=None, link=None, **kw):
+    notes = []
+    if toolkits is None or link is None:
+        found, found_link = load_toolkits(host, notes)
+        toolkits = found if toolkits is None else toolkits
+        link = found_link if link is None else link
+    return inspect_uninstall(host, targets, toolkits, link, notes, **kw)
+
+
+@pytest.fixture
+def mixed(fake_root):
+    """runfile 11.8 + deb 12.4 (alternatives own /usr/local/cuda) + rc files + ld.so.conf.d."""
+    trees.runfile_118(fake_root)
+    trees.deb_124(fake_root, recorded)
+    trees.alternatives_124(fake_root)
+    trees.rc_files(fake_root)
+    trees.ldconf_118(fake_root)
+    return fake_root
+
+
+T118 = Toolkit(version="11.8.89", path="/usr/local/cuda-11.8", source="/usr/local/cuda-*", install_method="runfile")
+T124 = Toolkit(version="12.4.131", path="/usr/local/cuda-12.4", source="/usr/local/cuda-*", install_method="deb", is_link_target=True)
+
+
+# ------------------------------------------------------------------------ runfile
+
+
+def test_runfile_plan_order_and_residue(mixed):
+    host = mixed.host()
+    insp = inspect(host, [T118], toolkits=[T118, T124])
+    plan = plan_uninstall(insp)
+    assert kinds(plan) == [
+        "runfile-uninstaller", "remove-folder", "remove-ldconf", "edit-ldconf", "edit-rc", "rc-by-hand", "edit-rc", "edit-rc", "ldconfig",
+    ]
+    assert plan.steps[0].commands == (("/usr/local/cuda-11.8/bin/cuda-uninstaller",),)
+    assert plan.steps[0].needs_root and plan.steps[0].destructive
+    folder = step(plan, "remove-folder")
+    assert folder.commands == (("rm", "-rf", "--", "/usr/local/cuda-11.8"),)
+    assert folder.after == ("s1",)
+    assert "/usr/local/cuda-11.8/extras" in folder.details
+    assert step(plan, "remove-ldconf").commands == (("rm", "--", "/etc/ld.so.conf.d/cuda-11-8.conf"),)
+    mixed_conf = step(plan, "edit-ldconf").commands[0]
+    assert mixed_conf[3:] == ("/etc/ld.so.conf.d/mixed.conf", "3", "remove", "/usr/local/cuda-11.8/extras/CUPTI/lib64", "")
+    assert plan.steps[-1].commands == (("ldconfig",),)
+    assert_safe(plan, insp)
+
+
+def test_rc_lines_only_the_target_and_exactly_shown(mixed):
+    insp = inspect(mixed.host(), [T118], toolkits=[T118, T124])
+    by_file = {}
+    for line in insp.rc_lines:
+        by_file.setdefault(line.file, []).append((line.lineno, line.action))
+    assert by_file["/root/.bashrc"] == [(3, "remove")]  # the 12.4 line and the unrelated ones stay
+    assert by_file["/root/.zshrc"] == [(2, "hand"), (3, "hand")]  # cuda-11.80 is another toolkit; if-block lines by hand
+    assert by_file["/etc/environment"] == [(1, "rewrite")]
+    env = [l for l in insp.rc_lines if l.file == "/etc/environment"][0]
+    assert env.new_text == 'PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"'
+    assert "/root/.config/fish/config.fish" not in by_file
+    plan = plan_uninstall(insp)
+    bashrc = [s for s in plan.steps if s.kind == "edit-rc" and s.paths == ("/root/.bashrc",)][0]
+    assert "/root/.bashrc:3: export PATH=/usr/local/cuda-11.8/bin:$PATH" in bashrc.details
+    assert bashrc.needs_root is False  # under HOME
+    assert bashrc.commands[0][3:] == ("/root/.bashrc", "3", "remove", "export PATH=/usr/local/cuda-11.8/bin:$PATH", "")
+
+
+# ------------------------------------------------------------------------ deb
+
+
+def test_deb_plan_names_exact_packages(mixed):
+    insp = inspect(mixed.host(), [T124], toolkits=[T118, T124])
+    plan = plan_uninstall(insp)
+    apt = step(plan, "apt-remove")
+    assert apt.commands == (("apt-get", "--purge", "remove", "cuda-cudart-12-4", "cuda-nvcc-12-4"),)
+    assert any("cuda-toolkit-12-4" in d for d in apt.details)  # apt removes the meta package with them
+    folder = step(plan, "remove-folder")
+    assert folder.details == ("/usr/local/cuda-12.4/extras",)  # only what no package owns
+    alt = step(plan, "alternatives-remove")
+    assert alt.commands == (("update-alternatives", "--remove", "cuda", "/usr/local/cuda-12.4"),)
+    assert "remove-link" not in kinds(plan)  # update-alternatives manages /usr/local/cuda
+    assert kinds(plan).index("apt-remove") < kinds(plan).index("remove-folder") < kinds(plan).index("alternatives-remove")
+    assert any("988_cuda-12.conf" in n.message and "cuda-toolkit-12-4-config-common" in n.message for n in plan.notes)
+    assert [l.lineno for l in insp.rc_lines if l.file == "/root/.bashrc"] == [4]
+    assert plan.in_use and "/usr/local/cuda link points at it" in plan.in_use[0]
+    assert_safe(plan, insp)
+
+
+def test_deb_found_by_dpkg_when_method_unknown(mixed):
+    unknown = Toolkit(version="12.4", path="/usr/local/cuda-12.4", source="CUDA_HOME")
+    insp = inspect(mixed.host(), [unknown], toolkits=[unknown])
+    assert insp.targets[0].toolkit.install_method == "deb"
+    assert insp.targets[0].packages == ("cuda-cudart-12-4", "cuda-nvcc-12-4")
+    assert insp.targets[0].related_packages == ("cuda-toolkit-12-4",)  # named for 12.4, owns nothing there
+
+
+def test_recorded_dpkg_files_parse():
+    pkgs, problems = parse_status(recorded("dpkg-status-real"))
+    assert problems == []
+    assert pkgs["libc6"].state == "installed" and pkgs["libc6"].version == "2.36-9+deb12u14"
+    assert "libgcc-s1" in pkgs["libc6"].depends and "passwd" in pkgs["adduser"].depends
+    assert "/etc/ld.so.conf.d/x86_64-linux-gnu.conf" in parse_list(recorded("dpkg-list-libc6-amd64"))
+    link, paths = parse_alternatives(recorded("dpkg-alternatives-awk"))
+    assert link == "/usr/bin/awk" and paths == ("/usr/bin/mawk",)
+
+
+def test_broken_dpkg_database_gives_notes(fake_root):
+    fake_root.toolkit("12.4")
+    fake_root.file("var/lib/dpkg/status", "Package: cuda-nvcc-12-4\nStatus: install ok installed\n\ngarbage without a name\n\x00\xff")
+    fake_root.dir("var/lib/dpkg/info/cuda-nvcc-12-4.list")  # a folder where a file should be: unreadable
+    insp = inspect(fake_root.host(), [Toolkit("12.4", "/usr/local/cuda-12.4", "x")], toolkits=[])
+    messages = " ".join(n.message for n in insp.notes)
+    assert "looks damaged" in messages and "cannot read 1 dpkg file list" in messages
+    plan = plan_uninstall(insp)
+    assert step(plan, "remove-folder")  # nothing owns it as far as can be read: the folder as a whole
+
+
+# ------------------------------------------------------------------------ the /usr/local/cuda link
+
+
+def test_plain_link_removed_or_repointed(fake_root):
+    trees.runfile_118(fake_root)
+    fake_root.toolkit("12.4")
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-11.8")
+    host = fake_root.host()
+    toolkits, link = load_toolkits(host, [])
+    targets = select_targets(host, "11.8", toolkits, False)
+    assert [t.path for t in targets] == ["/usr/local/cuda-11.8"]
+    insp = inspect(host, targets, toolkits, link)
+    plan = plan_uninstall(insp)
+    rm = step(plan, "remove-link")
+    assert rm.commands == (("rm", "--", "/usr/local/cuda"),) and rm.only_if.kind == "link-to"
+    assert any(c.startswith("--repoint 12.4") for c in plan.choices)
+    assert kinds(plan).index("runfile-uninstaller") < kinds(plan).index("remove-link")
+    plan2 = plan_uninstall(insp, Options(repoint="/usr/local/cuda-12.4"))
+    assert step(plan2, "repoint-link").commands == (("ln", "-sfn", "--", "/usr/local/cuda-12.4", "/usr/local/cuda"),)
+    assert "remove-link" not in kinds(plan2)
+    assert_safe(plan2, insp)
+
+
+def test_dangling_link_of_a_removed_toolkit(fake_root):
+    """CUDA 11.3 was deleted by hand: its link, rc line and ld.so.conf.d file remain."""
+    fake_root.toolkit("12.4")
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-11.3")
+    fake_root.file("root/.bashrc", "export PATH=/usr/local/cuda-11.3/bin:$PATH\nexport PATH=/usr/local/cuda-12.4/bin:$PATH\n")
+    fake_root.file("etc/ld.so.conf.d/cuda-11-3.conf", "/usr/local/cuda-11.3/lib64\n")
+    host = fake_root.host()
+    toolkits, link = load_toolkits(host, [])
+    assert link.dangling
+    targets = select_targets(host, "11.3", toolkits, False)
+    assert targets[0].path == "/usr/local/cuda-11.3" and targets[0].source == "residue"
+    plan = plan_uninstall(inspect(host, targets, toolkits, link))
+    assert kinds(plan) == ["remove-link", "remove-ldconf", "edit-rc", "ldconfig"]
+
+
+def test_unrelated_dangling_link_is_only_noted(fake_root):
+    trees.runfile_118(fake_root)
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-10.2")
+    plan = plan_uninstall(inspect(fake_root.host(), [T118], toolkits=[T118]))
+    assert "remove-link" not in kinds(plan)
+    assert any("dangling" in n.message for n in plan.notes)
+
+
+# ------------------------------------------------------------------------ conda, pip, Windows, rpm
+
+
+def test_conda_env_plan(fake_root):
+    prefix = trees.conda_env(fake_root)
+    tk = Toolkit(version="12.1.105", path=prefix, source="conda", install_method="conda")
+    insp = inspect(fake_root.host(), [tk], toolkits=[tk], link=CudaSymlink("/usr/local/cuda", None))
+    plan = plan_uninstall(insp)
+    assert kinds(plan) == ["conda-remove"]  # no rm -rf of an environment, no ldconfig
+    assert plan.steps[0].commands == (("conda", "remove", "-p", prefix, "cuda-cudart", "cuda-nvcc", "libcublas"),)
+    assert plan.steps[0].needs_root  # /opt/conda is not under HOME
+    assert_safe(plan, insp)
+
+
+def test_pip_venv_plan(fake_root, tmp_path):
+    nvcc_dir = trees.pip_venv(fake_root, tmp_path / "log")
+    tk = Toolkit(version="12.4.131", path=nvcc_dir, source="pip", install_method="pip")
+    insp = inspect(fake_root.host(), [tk], toolkits=[tk], link=CudaSymlink("/usr/local/cuda", None))
+    plan = plan_uninstall(insp)
+    assert plan.steps[0].commands == (
+        ("/root/venvs/old/bin/python3", "-m", "pip", "uninstall", "-y", "nvidia-cuda-nvcc-cu12", "nvidia-cudnn-cu12"),
+    )
+    assert not plan.steps[0].needs_root
+    assert any("torch" in w for w in plan.in_use)
+    plan2 = plan_uninstall(insp, Options(python="/usr/bin/python3.11"))
+    assert plan2.steps[0].commands[0][0] == "/usr/bin/python3.11"
+    assert_safe(plan, insp)
+
+
+def test_windows_plan_names_apps_entries(fake_root):
+    from cudaenv.host import Host
+
+    fake_root.dir("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.1/bin")
+    host = Host(root=fake_root.path, env={"PATH": ""}, system="windows")
+    tk = Toolkit("12.1", "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1", "CUDA_PATH", install_method="windows-installer")
+    plan = plan_uninstall(inspect_uninstall(host, [tk], [tk], None, []))
+    win = step(plan, "windows-uninstall")
+    assert '"NVIDIA CUDA Development 12.1"' in win.details and "MsiExec" in win.description
+    assert all(not s.commands for s in plan.steps)
+
+
+def test_rpm_without_rpm_tool_is_a_note(fake_root):
+    fake_root.toolkit("12.4")
+    fake_root.file("var/lib/rpm/rpmdb.sqlite", "x")
+    tk = Toolkit("12.4", "/usr/local/cuda-12.4", "x", install_method="rpm")
+    plan = plan_uninstall(inspect(fake_root.host(path="/nonexistent"), [tk], toolkits=[tk]))
+    assert "rpm-unknown" in kinds(plan)
+    assert any("rpm is not installed here" in n.message for n in plan.notes)
+
+
+# ------------------------------------------------------------------------ driver
+
+
+def test_driver_apt_and_wsl(mixed):
+    plan = plan_uninstall(inspect(mixed.host(), [T118], toolkits=[T118, T124], driver=True), Options(driver=True))
+    drv = step(plan, "driver-apt-remove")
+    assert drv.commands == (("apt-get", "--purge", "remove", "libnvidia-compute-550", "nvidia-driver-550"),)
+    assert kinds(plan)[-1] == "ldconfig" and kinds(plan).index("driver-apt-remove") < len(plan.steps) - 1
+    mixed.file("proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n")
+    mixed.file("proc/version", "Linux version 5.15.153.1-microsoft-standard-WSL2\n")
+    mixed.dir("proc/sys/fs/binfmt_misc/WSLInterop")
+    plan = plan_uninstall(inspect(mixed.host(), [T118], toolkits=[T118, T124], driver=True), Options(driver=True))
+    wsl = step(plan, "driver-wsl")
+    assert not wsl.commands and "Windows" in wsl.description
+    assert "driver-apt-remove" not in kinds(plan)
+
+
+# ------------------------------------------------------------------------ CLI
+
+
+def test_cli_text_and_json(mixed, cli):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(mixed.path / "root")}
+    res = cli("uninstall", "--root", str(mixed.path), "/usr/local/cuda-11.8", env=env)
+    assert res.code == 0, res
+    assert "cuda-uninstaller" in res.out and "rm -rf -- /usr/local/cuda-11.8" in res.out
+    res = cli("uninstall", "--root", str(mixed.path), "/usr/local/cuda-12.4", "--json", env=env)
+    data = res.json()
+    cmds = [c for s in data["steps"] for c in s["commands"]]
+    assert ["apt-get", "--purge", "remove", "cuda-cudart-12-4", "cuda-nvcc-12-4"] in cmds
+    assert data["targets"][0]["path"] == "/usr/local/cuda-12.4"
+
+
+def test_cli_errors(mixed, cli):
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(mixed.path / "root")}
+    res = cli("uninstall", "--root", str(mixed.path), "9.0", env=env)
+    assert res.code == 2 and "nothing of it is left" in res.err
+    res = cli("uninstall", "--root", str(mixed.path), env=env)
+    assert res.code == 2 and "say which toolkit" in res.err
+    res = cli("uninstall", "--root", str(mixed.path), "/usr/local/cuda-11.8", "--repoint", "7.5", env=env)
+    assert res.code == 2 and "--repoint 7.5" in res.err
+    res = cli("uninstall", "--root", str(mixed.path), "cuda; rm -rf /", env=env)
+    assert res.code == 2 and "not an absolute path" in res.err
+    res = cli("uninstall", "--root", str(mixed.path), "/opt/nothing here", env=env)
+    assert res.code == 2 and "nothing of it is left" in res.err
+
+
+def test_ambiguous_version_needs_all(fake_root):
+    fake_root.toolkit("12.1")
+    fake_root.toolkit("12.4")
+    host = fake_root.host()
+    toolkits, _ = load_toolkits(host, [])
+    from cudaenv.errors import UserError
+
+    with pytest.raises(UserError):
+        select_targets(host, "12", toolkits, False)
+    assert len(select_targets(host, "12", toolkits, True)) == 2
