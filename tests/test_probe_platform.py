@@ -240,3 +240,16 @@ def test_machine_from_host(fake_root):
 
     p, _ = probe(Host(root=fake_root.path, env={}, system="linux", machine="aarch64"))
     assert p.machine == "aarch64"
+
+
+def test_this_machine_kernel_is_read():
+    """The real /proc/sys/kernel/osrelease (a 4 MiB read of it fails with ENOMEM on some kernels)."""
+    import os
+    import sys
+
+    from cudaenv.host import Host
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("Linux only")
+    p = pf.probe_platform(Host(env={}), [])
+    assert p.kernel == os.uname().release

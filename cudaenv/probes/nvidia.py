@@ -56,6 +56,9 @@ SMI_FAILURES = (
 )
 NVML_FAILURES = {9: "driver-not-loaded", 18: "driver-library-mismatch", 4: "no-permission", 15: "gpu-lost", 6: "no-devices"}
 
+# Kernel files (/proc, /sys) refuse very large reads on some kernels (ENOMEM): read them in small pieces.
+SMALL = 65536
+
 _NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "unknown error", "err!", "[err!]", "[gpu is lost]"}
 
 
@@ -290,7 +293,8 @@ def parse_nvml_output(json_text: Optional[str]) -> NvmlResult:
             stage=_str(data.get("stage")),
         )
     gpus: List[Gpu] = []
-    for dev in data.get("devices") or []:
+    devices = data.get("devices")
+    for dev in devices if isinstance(devices, list) else []:
         if not isinstance(dev, dict) or not isinstance(dev.get("index"), int):
             continue
         migs = dev.get("mig_uuids")
@@ -385,8 +389,8 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
 
     module = kmod_version = None
     if host.system == "linux":
-        module = parse_proc_driver_version(host.read_text("/proc/driver/nvidia/version"))
-        kmod_version = module.version if module else parse_sys_module_version(host.read_text("/sys/module/nvidia/version"))
+        module = parse_proc_driver_version(host.read_text("/proc/driver/nvidia/version", limit=SMALL))
+        kmod_version = module.version if module else parse_sys_module_version(host.read_text("/sys/module/nvidia/version", limit=SMALL))
 
     gpus = _merge_gpus(smi_state.gpus, nvml.gpus if nvml and nvml.ok else ())
     processes = _processes(host, smi_state.processes, gpus)
@@ -572,7 +576,7 @@ def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu]) -> Tuple[
     for p in found:
         owner = state = None
         if check:
-            status = host.read_text("/proc/%d/status" % p.pid)
+            status = host.read_text("/proc/%d/status" % p.pid, limit=SMALL)
             if status is None and not host.is_dir("/proc/%d" % p.pid):
                 state = "gone"
             else:

@@ -20,6 +20,8 @@ from cudaenv.snapshot import Note, Platform
 NVIDIA_VENDOR = "0x10de"
 # PCI class codes of GPUs: 0x0300xx VGA controller, 0x0302xx 3D controller (data-centre GPUs).
 GPU_CLASSES = ("0x0300", "0x0302")
+# /proc/sys files refuse a 4 MiB read (ENOMEM, seen on a 6.18 kernel): read kernel files in small pieces.
+SMALL = 65536
 
 
 # ----------------------------------------------------------------------------- parsers
@@ -141,9 +143,9 @@ def probe_platform(host, notes: list) -> Platform:
     if os_release_text is None:
         notes.append(Note("platform", "no /etc/os-release or /usr/lib/os-release: the distribution is unknown"))
 
-    kernel_text = host.read_text("/proc/sys/kernel/osrelease")
+    kernel_text = host.read_text("/proc/sys/kernel/osrelease", limit=SMALL)
     kernel = kernel_text.strip() if kernel_text and kernel_text.strip() else None
-    proc_version = host.read_text("/proc/version")
+    proc_version = host.read_text("/proc/version", limit=SMALL)
 
     dev_entries = host.listdir("/dev")
     dev_nvidia = tuple("/dev/" + n for n in dev_entries if n.startswith("nvidia"))
@@ -194,7 +196,7 @@ def _container(host) -> Tuple[Optional[str], Tuple[str, ...]]:
     if host.lexists("/.dockerenv"):
         signals.append("/.dockerenv")
         kinds.append("docker")
-    from_cgroup = parse_cgroup_container(host.read_text("/proc/1/cgroup"))
+    from_cgroup = parse_cgroup_container(host.read_text("/proc/1/cgroup", limit=SMALL))
     if from_cgroup:
         signals.append("/proc/1/cgroup")
         kinds.append(from_cgroup)
