@@ -75,7 +75,13 @@ def _depth_change(text: str) -> int:
     """Blocks opened minus blocks closed on this line (``${VAR}`` braces are not blocks)."""
     if text.lstrip().startswith("#"):
         return 0
-    code = re.sub(r"(^|\s)#.*$", "", re.sub(r"\$\{[^}]*\}", "", text))
+    code = text
+    while True:  # ${VAR}, ${VAR:+:${VAR}}: parameter expansions, innermost first
+        stripped = re.sub(r"\$\{[^{}]*\}", "", code)
+        if stripped == code:
+            break
+        code = stripped
+    code = re.sub(r"(^|\s)#.*$", "", code)
     opens = len(_OPENERS.findall(code)) + code.count("{")
     closes = len(_CLOSERS.findall(code)) + code.count("}")
     return opens - closes
