@@ -405,6 +405,7 @@ def test_nvml_library_that_cannot_load(fake_root):
 
 # A stand-in libnvidia-ml built from C, so the real ctypes child runs end to end.
 FAKE_NVML_C = r"""
+#include <stdlib.h>
 #include <string.h>
 #define RET(x) return (x)
 static const char *names[] = {"NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB"};
@@ -413,11 +414,11 @@ typedef struct { char legacy[16]; unsigned int domain, bus, device, pciDeviceId,
 typedef struct { unsigned long long total, free, used; } mem_t;
 int nvmlInit_v2(void) { RET(INIT_RC); }
 int nvmlShutdown(void) { return 0; }
-const char *nvmlErrorString(int rc) { return rc == 18 ? "RM has detected an NVML/RM version mismatch." : "Unknown Error"; }
+const char *nvmlErrorString(int rc) { return rc == 18 ? "RM has detected an NVML/RM version mismatch." : rc == 15 ? "GPU is lost" : "Unknown Error"; }
 int nvmlSystemGetDriverVersion(char *b, unsigned int n) { strncpy(b, "550.54.15", n); return 0; }
 int nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = 12040; return 0; }
 int nvmlDeviceGetCount_v2(unsigned int *c) { *c = 2; return 0; }
-int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **h) { *h = (void *)(long)(i + 1); return 0; }
+int nvmlDeviceGetHandleByIndex_v2(unsigned int i, void **h) { if (i == 1 && getenv("FAKE_NVML_LOST")) return 15; *h = (void *)(long)(i + 1); return 0; }
 static int idx(void *h) { long v = (long)h; return v >= 100 ? -1 : (int)v - 1; }
 int nvmlDeviceGetName(void *h, char *b, unsigned int n) { strncpy(b, names[idx(h)], n); return 0; }
 int nvmlDeviceGetUUID(void *h, char *b, unsigned int n) {
@@ -475,3 +476,37 @@ def test_nvml_child_version_mismatch(fake_root, tmp_path):
     assert (t.status, t.failure, t.message) == ("failed", "driver-library-mismatch", "RM has detected an NVML/RM version mismatch.")
     assert any("NVML_ERROR_LIB_RM_VERSION_MISMATCH" in n.message for n in notes)
     assert state.driver is None
+
+
+def test_nvml_child_one_gpu_lost(fake_root, tmp_path):
+    lib = build_fake_nvml(tmp_path, 0, fake_root)
+    state, notes = probe(fake_root.host(env={"CUDAENV_NVML_LIBRARY": lib, "FAKE_NVML_LOST": "1"}))
+    assert [g.name for g in state.gpus] == ["NVIDIA H100 80GB HBM3"]
+    t = tool(state, "nvml")
+    assert (t.status, t.failure) == ("ok", "gpu-lost")
+    assert [n.message for n in notes] == ["NVML could not read GPU 1: GPU is lost (NVML_ERROR_GPU_IS_LOST)"]
+
+
+def test_nvml_child_runs_on_python37(tmp_path, fake_root):
+    """The child script must run in old interpreters too (it is stdlib only)."""
+    import glob
+
+    pythons = sorted(glob.glob("/root/.pyenv/versions/3.7*/bin/python"))
+    if not pythons:
+        pytest.skip("no Python 3.7 here")
+    from importlib.resources import files
+
+    lib = build_fake_nvml(tmp_path, 0, fake_root)
+    script = files("cudaenv._child").joinpath("nvml_probe.py").read_text(encoding="utf-8")
+    out = subprocess.run([pythons[0], "-c", script, str(fake_root / lib)], capture_output=True, text=True, timeout=60)
+    result = nv.parse_nvml_output(out.stdout)
+    assert result.ok and result.cuda_version == "12.4" and len(result.gpus) == 2, out
+
+
+def test_wsl2_prefers_the_windows_drivers_nvml(fake_root):
+    fake_root.file("usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "a Linux driver installed inside WSL")
+    fake_root.file("usr/lib/wsl/lib/libnvidia-ml.so.1", "the Windows driver's library")
+    assert nv.find_nvml_library(fake_root.host()).endswith("usr/lib/wsl/lib/libnvidia-ml.so.1")
+    fake_root.file("C/Windows/System32/nvml.dll", "MZ")
+    # a Windows DLL cannot be loaded on this Linux machine: not tried
+    assert nv.find_nvml_library(fake_root.host(system="windows")) is None

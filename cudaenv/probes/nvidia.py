@@ -100,6 +100,7 @@ class NvmlResult(NamedTuple):
     error_name: Optional[str] = None
     message: Optional[str] = None
     stage: Optional[str] = None
+    device_errors: Tuple[str, ...] = ()  # "GPU 1: GPU is lost (NVML_ERROR_GPU_IS_LOST)"
 
 
 # ----------------------------------------------------------------------------- parsers
@@ -310,12 +311,19 @@ def parse_nvml_output(json_text: Optional[str]) -> NvmlResult:
                 mig_uuids=tuple(u for u in migs if isinstance(u, str)) if isinstance(migs, list) else (),
             )
         )
+    errors = data.get("device_errors")
+    device_errors = tuple(
+        "GPU %s: %s%s" % (e.get("index"), _str(e.get("message")) or "error", " (%s)" % e["error_name"] if _str(e.get("error_name")) else "")
+        for e in (errors if isinstance(errors, list) else [])
+        if isinstance(e, dict) and isinstance(e.get("index"), int) and not isinstance(e.get("index"), bool)
+    )
     cuda = data.get("cuda_driver_version")
     return NvmlResult(
         True,
         driver_version=_str(data.get("driver_version")),
         cuda_version=cuda_version_from_int(cuda if isinstance(cuda, int) else None),
         gpus=tuple(gpus),
+        device_errors=device_errors,
     )
 
 
@@ -342,9 +350,14 @@ def find_nvml_library(host) -> Optional[str]:
     override = host.env.get("CUDAENV_NVML_LIBRARY")
     if override:
         return str(host.path(override))
+    from cudaenv.host import current_system
+
+    if host.system == "darwin" or host.system != current_system():
+        return None  # a library of another OS cannot be loaded here
     candidates = NVML_LIBRARIES_WINDOWS if host.system == "windows" else NVML_LIBRARIES_LINUX
-    if host.system == "darwin":
-        return None
+    if host.system == "linux" and host.is_dir("/usr/lib/wsl/lib"):
+        # WSL 2: the Windows driver's NVML first, even where a Linux driver was (wrongly) installed too
+        candidates = ("/usr/lib/wsl/lib/libnvidia-ml.so.1",) + candidates
     for candidate in candidates:
         if host.exists(candidate):
             real = host.real(candidate)
@@ -415,7 +428,9 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
         return None
     result = parse_nvml_output(run.stdout) if run.error is None else NvmlResult(False, message=run.describe(), stage="run")
     if result.ok:
-        tools.append(ToolStatus("nvml", lib, "ok", seconds=run.seconds))
+        lost = next((e for e in result.device_errors if "GPU_IS_LOST" in e), None)
+        tools.append(ToolStatus("nvml", lib, "ok", "gpu-lost" if lost else None, lost, run.seconds))
+        notes.extend(Note("nvml", "NVML could not read " + e) for e in result.device_errors)
         return result
     failure = NVML_FAILURES.get(result.error_code) if result.error_code is not None else classify_smi_failure(result.message)
     message = result.message or "NVML failed"
