@@ -491,6 +491,17 @@ def test_distro_package(fake_root):
     assert state.toolkits[0].install_method == "deb"
 
 
+def test_distro_nvcc_wrapper_is_one_toolkit(fake_root):
+    # Debian/Ubuntu: /usr/bin/nvcc is a script that execs /usr/lib/nvidia-cuda-toolkit/bin/nvcc
+    fake_root.executable("usr/lib/nvidia-cuda-toolkit/bin/nvcc", fake_nvcc_script("12.0.140"))
+    fake_root.executable("usr/bin/nvcc", '#!/bin/sh\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc "$@"\n')
+    fake_root.file("usr/include/cuda.h", "#define CUDA_VERSION 12000\n")
+    state, _ = probe(fake_root.host())
+    assert [(tk.path, tk.version, tk.install_method) for tk in state.toolkits] == [("/usr", "12.0", "distro")]
+    assert state.active_toolkit.path == "/usr" and state.active_toolkit.nvcc == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc"
+    assert state.toolkits[0].active and state.toolkits[0].on_path
+
+
 # ---------------------------------------------------------------------------------- odd trees
 def test_odd_trees_never_break_it(fake_root):
     fake_root.toolkit("12.1.105", name="cuda-12.1.bak")  # a real toolkit under an odd name

@@ -30,6 +30,7 @@ PROBE = "toolkits"
 CUDA_H_LIMIT = 256 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h
 WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
 LINK_NAMES = ("/usr/local/cuda", "/etc/alternatives/cuda")
+DISTRO_ALIASES = ("/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
 
 _TOOLKIT_NAME = re.compile(r"^(?:cuda|CUDA)-?v?(\d+(?:\.\d+)*)$")
 _WIN_NAME = re.compile(r"^v(\d+(?:\.\d+)*)$", re.IGNORECASE)
@@ -352,16 +353,23 @@ class _Finder:
         self._by_key: Dict[str, _Found] = {}
         self._dpkg: Optional[List[Tuple[str, str]]] = None
         self.nvccs: List[Tuple[str, str]] = []
+        self._keys: Dict[str, Optional[str]] = {}
 
     def key(self, path: str) -> Optional[str]:
+        """The identity of a folder: its path with links followed (lower-cased on Windows); None when it is not there."""
+        if path not in self._keys:
+            self._keys[path] = self._key(path)
+        return self._keys[path]
+
+    def _key(self, path: str) -> Optional[str]:
         host = self.host
         if host.system == "windows":
             return ntpath.normpath(path).rstrip("\\").lower() if host.lexists(path) else None
         resolved = host.resolve(path)
         if resolved is None:
             return None
-        if resolved == "/usr/lib/cuda" and host.is_file("/usr/bin/nvcc"):
-            return "/usr"  # Debian's nvidia-cuda-toolkit: /usr/lib/cuda is the same toolkit as /usr/bin/nvcc
+        if resolved in DISTRO_ALIASES and host.is_file("/usr/bin/nvcc"):
+            return "/usr"  # Debian's nvidia-cuda-toolkit: one toolkit behind /usr/bin/nvcc (a wrapper) and /usr/lib/cuda
         return resolved
 
     def consider(self, cand: _Candidate) -> None:
