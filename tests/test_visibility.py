@@ -130,6 +130,12 @@ def test_mig_devices_map_to_their_parent():
     assert vd.mapping == () and vd.invalid_entry is None and "MIG entries cannot be checked" in vd.problems[0]
 
 
+def test_uuids_without_known_uuids_are_not_called_invalid():
+    banner_gpus = (Gpu(0, "NVIDIA B200"), Gpu(1, "NVIDIA B200"))  # rows from the nvidia-smi table carry no UUID
+    vd = parse_visible_devices("GPU-8a1", banner_gpus)
+    assert vd.mapping == () and vd.invalid_entry is None and "cannot be checked" in vd.problems[0]
+
+
 def test_different_models_warn_about_the_order():
     vd = parse_visible_devices(None, MIXED)
     assert pairs(vd) == [(0, 0), (1, 1)]

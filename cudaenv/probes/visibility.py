@@ -117,6 +117,9 @@ def _by_uuid(
     # (uuid, physical index) candidates: whole GPUs, or MIG devices with their parent GPU.
     if prefix == "GPU-":
         targets = [(g.uuid, g.index) for g in ordered if g.uuid]
+        if not targets:
+            problems.append("GPU UUID entries cannot be checked: the driver probe listed no GPU UUIDs")
+            return [], invalid
     else:
         targets = [(u, g.index) for g in ordered for u in g.mig_uuids]
         if not targets:
