@@ -24,6 +24,35 @@ class _Failed(Exception):
     """A probe that could not run; already recorded as a note."""
 
 
+class _Job:
+    """``fn(*args)`` in a daemon thread; ``result()`` joins it and returns (or re-raises).
+
+    Plain ``threading``: ``concurrent.futures`` pulls in ``logging`` and costs more to import than
+    the whole platform probe takes to run, and daemon threads let Ctrl-C end the doctor at once.
+    """
+
+    def __init__(self, fn: Callable[..., Any], *args: Any):
+        import threading
+
+        self._fn, self._args = fn, args
+        self._value: Any = None
+        self._error: Optional[BaseException] = None
+        self._thread = threading.Thread(target=self._run, name="cudaenv-" + getattr(fn, "__name__", "probe"), daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn(*self._args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
+            self._error = exc
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 def _call(notes: List[Note], label: str, module: str, func: str, *args: Any, **kwargs: Any) -> Any:
     """Run ``module.func(*args)``; a missing module or an exception becomes a note and raises _Failed."""
     try:
@@ -84,8 +113,6 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     ``progress(message)`` is called from the calling thread before each phase (for a spinner).
     A ``--python`` that does not exist raises :class:`cudaenv.errors.UserError`.
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     import cudaenv
     from cudaenv.probes.env import probe_env
     from cudaenv.probes.python import find_interpreter
@@ -102,26 +129,25 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     tk_notes: List[Note] = []
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
-    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="cudaenv-probe") as pool:
-        hw_future = pool.submit(_hardware, host, hw_notes)  # needs nothing from torch: start it first
-        say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
-        try:
-            torch = probe_torch_static(host, interpreter, torch_notes)
-        except Exception as exc:  # noqa: BLE001
-            collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
-            torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
-        tk_future = pool.submit(_toolkits, host, tk_notes, tuple(torch.site_packages))
-        torch_future = None
-        if not quick and interpreter is not None and torch.installed:
-            say("importing torch in %s" % interpreter.path)
-            torch_future = pool.submit(_torch_dynamic, host, interpreter, torch, torch_notes)
-        else:
-            say("probing the driver, GPUs and toolkits")
-        env = probe_env(host)
-        platform, nvidia, visible = hw_future.result()
-        toolkit_state, cudnn = tk_future.result()
-        if torch_future is not None:
-            torch = torch_future.result()
+    hw_job = _Job(_hardware, host, hw_notes)  # needs nothing from torch: start it first
+    say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
+    try:
+        torch = probe_torch_static(host, interpreter, torch_notes)
+    except Exception as exc:  # noqa: BLE001
+        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
+        torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
+    tk_job = _Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
+    torch_job = None
+    if not quick and interpreter is not None and torch.installed:
+        say("importing torch in %s" % interpreter.path)
+        torch_job = _Job(_torch_dynamic, host, interpreter, torch, torch_notes)
+    else:
+        say("probing the driver, GPUs and toolkits")
+    env = probe_env(host)
+    platform, nvidia, visible = hw_job.result()
+    toolkit_state, cudnn = tk_job.result()
+    if torch_job is not None:
+        torch = torch_job.result()
     say("done")
 
     return Snapshot(

@@ -1,0 +1,172 @@
+"""Speed and memory targets, as ratios against baselines measured in the same run (``nox -s bench``).
+
+Run with the interpreter that has cudaenv and torch==2.13.0 installed::
+
+    python bench/run.py [--runs 7] [--json FILE]
+
+Each command runs N times as a child process; its wall time and peak RSS come from ``os.wait4``.
+The medians are compared:
+
+====================================  ===================================  ==========
+measured                              against                              target
+====================================  ===================================  ==========
+``cudaenv doctor --json --python PY``  ``PY -m torch.utils.collect_env``    <= 0.8 x
+``cudaenv doctor --json --quick``      ``PY -m torch.utils.collect_env``    <= 0.1 x
+``cudaenv list``                       ``PY -c pass``                       <= 3 x
+``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 2 x wall, <= 1.5 x peak RSS
+====================================  ===================================  ==========
+
+Prints one line per target with PASS/FAIL and exits 1 when a target fails.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+HERE = Path(__file__).resolve().parent
+
+
+def measure(argv: Sequence[str], env: Dict[str, str], cwd: str) -> Dict[str, float]:
+    """One run of ``argv``: wall seconds and peak RSS (MiB) of the child, from wait4."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+    try:
+        _, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        proc.returncode = 0  # reaped above; keep Popen from waiting again
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    if proc.stderr:
+        proc.stderr.close()
+    code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
+    if code != 0:
+        # doctor exits 1 when it finds an error (no driver here); anything else is a broken run
+        if not (code == 1 and "doctor" in argv):
+            raise SystemExit("bench: %s exited with %s:\n%s" % (" ".join(argv), code, err[-2000:]))
+    return {"wall": wall, "rss_mib": usage.ru_maxrss / 1024.0}
+
+
+def medians(commands: Dict[str, Sequence[str]], envs: Dict[str, Dict[str, str]], cwd: str, runs: int) -> Dict[str, Dict[str, float]]:
+    """Median wall time and peak RSS of each command over ``runs`` rounds.
+
+    The rounds interleave the commands (A B C, A B C, ...) so that a change in machine load affects the
+    baselines and the measured commands alike; one warm-up round first fills the file cache.
+    """
+    samples: Dict[str, List[Dict[str, float]]] = {name: [] for name in commands}
+    for round_no in range(runs + 1):
+        for name, argv in commands.items():
+            sample = measure(argv, envs[name], cwd)
+            if round_no:
+                samples[name].append(sample)
+    return {
+        name: {
+            "wall": statistics.median(s["wall"] for s in got),
+            "rss_mib": statistics.median(s["rss_mib"] for s in got),
+            "runs": runs,
+        }
+        for name, got in samples.items()
+    }
+
+
+def fake_toolkits(base: Path) -> Path:
+    """A folder of two toolkits, like an HPC site's /sw/cuda (for `cudaenv use` through CUDAENV_TOOLKITS)."""
+    for version in ("12.4.131", "12.1.105"):
+        mm = ".".join(version.split(".")[:2])
+        root = base / mm
+        (root / "bin").mkdir(parents=True)
+        (root / "lib64").mkdir()
+        (root / "include").mkdir()
+        (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}))
+        (root / "include" / "cuda.h").write_text("#define CUDA_VERSION %d%02d0\n" % tuple(int(x) for x in mm.split(".")))
+        nvcc = root / "bin" / "nvcc"
+        nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release %s, V%s'\n" % (mm, version))
+        nvcc.chmod(0o755)
+    return base
+
+
+def has_command(cudaenv: str, name: str, env: Dict[str, str]) -> bool:
+    """True when this cudaenv has the subcommand (a missing module answers 'not available', exit 2)."""
+    r = subprocess.run([cudaenv, name, "--help"], capture_output=True, text=True, env=env, timeout=60)
+    return r.returncode == 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7, help="runs per command (median; default 7)")
+    parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    args = parser.parse_args(argv)
+
+    python = sys.executable
+    cudaenv = str(Path(python).parent / "cudaenv")
+    if not os.path.exists(cudaenv):
+        raise SystemExit("bench: no cudaenv next to %s; install it first (nox -s bench does)" % python)
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        raise SystemExit("bench: torch is not installed in %s (pip install torch==2.13.0)" % python)
+
+    env = dict(os.environ)
+    env.pop("CUDAENV_ROOT", None)
+    env.pop("PYTHONPATH", None)
+    work = tempfile.mkdtemp(prefix="cudaenv-bench-")
+    runs = max(1, args.runs)
+
+    use_env = dict(env)
+    use_env.update({"CUDAENV_TOOLKITS": str(fake_toolkits(Path(work) / "sw" / "cuda")), "SHELL": "/bin/bash"})
+    commands: Dict[str, Sequence[str]] = {
+        "python -c pass": [python, "-c", "pass"],
+        "collect_env": [python, "-m", "torch.utils.collect_env"],
+        "doctor --json": [cudaenv, "doctor", "--json", "--python", python],
+        "doctor --json --quick": [cudaenv, "doctor", "--json", "--quick", "--python", python],
+        "list": [cudaenv, "list"],
+    }
+    envs = {name: env for name in commands}
+    if has_command(cudaenv, "use", env):
+        commands["use 12.4"] = [cudaenv, "use", "12.4", "--shell", "bash"]
+        envs["use 12.4"] = use_env
+    figures = medians(commands, envs, work, runs)
+
+    def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
+        if a not in figures or b not in figures:
+            return None
+        return figures[a][key] / figures[b][key]
+
+    checks = [
+        ("doctor --json / collect_env", ratio("doctor --json", "collect_env"), 0.8),
+        ("doctor --json --quick / collect_env", ratio("doctor --json --quick", "collect_env"), 0.1),
+        ("list / python -c pass", ratio("list", "python -c pass"), 3.0),
+        ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 2.0),
+        ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),
+    ]
+
+    print("cudaenv bench: %s, median of %d interleaved runs each (after one warm-up round)" % (python, runs))
+    print()
+    print("%-24s %10s %12s" % ("command", "wall (s)", "peak RSS MiB"))
+    for name, fig in figures.items():
+        print("%-24s %10.3f %12.1f" % (name, fig["wall"], fig["rss_mib"]))
+    print()
+    failed = False
+    results = []
+    for label, value, target in checks:
+        if value is None:
+            print("%-38s %8s   target <= %-4g SKIP (command not in this cudaenv)" % (label, "-", target))
+            results.append({"check": label, "ratio": None, "target": target, "status": "SKIP"})
+            continue
+        ok = value <= target
+        failed = failed or not ok
+        print("%-38s %8.3f   target <= %-4g %s" % (label, value, target, "PASS" if ok else "FAIL"))
+        results.append({"check": label, "ratio": round(value, 4), "target": target, "status": "PASS" if ok else "FAIL"})
+    if args.json:
+        Path(args.json).write_text(json.dumps({"python": python, "runs": runs, "figures": figures, "checks": results}, indent=2) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
