@@ -1,0 +1,267 @@
+"""`cudaenv init SHELL`: the hook's function and the .cuda-version auto-switch, in the real shells (a pty where needed)."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+VENV_BIN = str(Path(sys.executable).parent)
+CUDAENV = str(Path(sys.executable).parent / "cudaenv")
+REAL_SHELLS = [s for s in ("bash", "zsh", "fish") if shutil.which(s)]
+
+
+@pytest.fixture
+def world(fake_root, tmp_path):
+    """Two fake toolkits, a project with .cuda-version (12.1), a plain folder, and a PATH with a counting cudaenv."""
+    fake_root.toolkit("12.1.105")
+    fake_root.toolkit("12.4.131")
+    project = tmp_path / "proj"
+    (project / "sub" / "deeper").mkdir(parents=True)
+    (project / ".cuda-version").write_text("# the toolkit this project builds with\n12.1\n")
+    (tmp_path / "out").mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    wrap = tmp_path / "wrap"
+    wrap.mkdir()
+    log = tmp_path / "calls.log"
+    (wrap / "cudaenv").write_text('#!/bin/sh\necho "$*" >> %s\nexec %s "$@"\n' % (log, CUDAENV))
+    (wrap / "cudaenv").chmod(0o755)
+    env = {
+        "PATH": "%s:%s:/usr/bin:/bin" % (wrap, VENV_BIN),
+        "HOME": str(home),
+        "CUDAENV_ROOT": str(fake_root.path),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg"),
+    }
+
+    class World:
+        pass
+
+    w = World()
+    w.root, w.r, w.tmp, w.env, w.log, w.project = fake_root, str(fake_root.path), tmp_path, env, log, project
+    w.calls = lambda: log.read_text().splitlines() if log.exists() else []
+    return w
+
+
+def hook(shell_name, env=None):
+    proc = subprocess.run([CUDAENV, "init", shell_name], capture_output=True, text=True, env=env or {"PATH": "/usr/bin:/bin"}, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("name", ["bash", "zsh", "fish", "pwsh"])
+def test_hook_text_is_filled_in(name):
+    text = hook(name)
+    assert "__CUDAENV_" not in text
+    assert "doctor list use link init" in text
+    assert "use --auto --quiet --shell %s" % name in text
+    assert {"bash": "PROMPT_COMMAND", "zsh": "add-zsh-hook chpwd", "fish": "--on-variable PWD", "pwsh": "function global:prompt"}[name] in text
+
+
+@pytest.mark.parametrize("shell", REAL_SHELLS)
+def test_hook_parses(shell):
+    flag = {"bash": ["bash", "-n"], "zsh": ["zsh", "-n"], "fish": ["fish", "--no-execute"]}[shell]
+    proc = subprocess.run(flag, input=hook(shell), capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_bash_prompt_command_by_hand(world):
+    script = r"""
+eval "$(cudaenv init bash)"
+eval "$(cudaenv init bash)"   # loading twice adds the hook once
+printf 'PC=%s\n' "$PROMPT_COMMAND"
+cudaenv use 12.4; printf 'A=%s\n' "$CUDA_HOME"
+eval "$PROMPT_COMMAND"
+cd proj/sub; eval "$PROMPT_COMMAND"; printf 'B=%s\n' "$CUDA_HOME"; nvcc --version | grep release
+cd deeper; eval "$PROMPT_COMMAND"; eval "$PROMPT_COMMAND"; eval "$PROMPT_COMMAND"
+cd ../../../out; eval "$PROMPT_COMMAND"; printf 'C=%s\n' "$CUDA_HOME"
+eval "$PROMPT_COMMAND"; eval "$PROMPT_COMMAND"
+cudaenv use --off; printf 'D=%s\n' "${CUDA_HOME-unset}"
+cudaenv --version
+"""
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True, env=world.env, cwd=str(world.tmp), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    r = world.r
+    assert "PC=_cudaenv_hook\n" in out
+    assert "A=%s/usr/local/cuda-12.4\n" % r in out
+    assert "B=%s/usr/local/cuda-12.1\n" % r in out
+    assert "release 12.1" in out
+    assert "C=%s/usr/local/cuda-12.4\n" % r in out  # back to what was active before the project
+    assert "D=unset\n" in out
+    assert "cudaenv 0.1.0" in out
+    calls = world.calls()
+    # the hook ran the program only when crossing into or out of the project; never on an unchanged prompt
+    assert [c for c in calls if "--auto" in c] == ["use --auto --quiet --shell bash"] * 2  # into proj, out of it
+    assert "use --shell bash 12.4" in calls and "use --shell bash --off" in calls and "--version" in calls
+
+
+def test_bash_hook_is_fast_when_nothing_changed(world):
+    script = 'eval "$(cudaenv init bash)"; cd proj; _cudaenv_hook; s=$(date +%s%N); for i in $(seq 200); do _cudaenv_hook; done; e=$(date +%s%N); echo $(( (e - s) / 200000 ))'
+    proc = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, text=True, env=world.env, cwd=str(world.tmp), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    per_call_us = int(proc.stdout.split()[-1]) * 1000 // 1000
+    assert per_call_us < 5000  # microseconds; measured ~10-20 us here
+
+
+def _interactive(world, argv, prompt, env_extra=None):
+    pexpect = pytest.importorskip("pexpect")
+    env = dict(world.env)
+    env.update(env_extra or {})
+    child = pexpect.spawn(argv[0], argv[1:], env=env, cwd=str(world.tmp / "out"), encoding="utf-8", timeout=30, dimensions=(40, 200))
+    child.expect_exact(prompt)
+    return child
+
+
+def _ask(child, prompt, shell, var="CUDA_HOME"):
+    """Print a variable between markers; the typed line holds `$`, the printed one never does."""
+    expr = "$%s" % var
+    child.sendline('printf "V=<%%s>\\n" "%s"' % expr)
+    child.expect(r"V=<([^>$%\r\n]*)>")
+    value = child.match.group(1)
+    child.expect_exact(prompt)
+    return value
+
+
+def _drive(world, child, prompt, shell):
+    r = world.r
+    try:
+        assert _ask(child, prompt, shell) == ""
+        child.sendline("cd ../proj/sub")
+        child.expect_exact(prompt)
+        assert _ask(child, prompt, shell) == r + "/usr/local/cuda-12.1"
+        child.sendline("nvcc --version")
+        child.expect(r"release 12\.1, V12\.1\.105")
+        child.expect_exact(prompt)
+        child.sendline("cd deeper")
+        child.expect_exact(prompt)
+        child.sendline("cd ../../../out")
+        child.expect_exact(prompt)
+        assert _ask(child, prompt, shell) == ""  # switched back (nothing was active before)
+        child.sendline("cudaenv use 12.4")
+        child.expect_exact(prompt)
+        assert _ask(child, prompt, shell) == r + "/usr/local/cuda-12.4"
+        child.sendline("cd ../proj")
+        child.expect_exact(prompt)
+        assert _ask(child, prompt, shell) == r + "/usr/local/cuda-12.1"
+        child.sendline("cd ..")
+        child.expect_exact(prompt)
+        assert _ask(child, prompt, shell) == r + "/usr/local/cuda-12.4"
+        child.sendline("cudaenv use --off")
+        child.expect_exact(prompt)
+        assert _ask(child, prompt, shell) == ""
+        child.sendline("exit")
+        child.expect(pytest.importorskip("pexpect").EOF)
+    finally:
+        child.close(force=True)
+    auto = [c for c in world.calls() if "--auto" in c]
+    # start (none) + into proj + out + into proj + out: `cd deeper` and every unchanged prompt run nothing
+    assert len(auto) <= 5, auto
+    assert all(c == "use --auto --quiet --shell %s" % shell for c in auto)
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="no bash")
+def test_bash_interactive_auto_switch(world):
+    rc = world.tmp / "bashrc"
+    rc.write_text("PS1='BP> '\neval \"$(cudaenv init bash)\"\n")
+    child = _interactive(world, ["bash", "--noprofile", "--rcfile", str(rc), "-i"], "BP> ")
+    _drive(world, child, "BP> ", "bash")
+
+
+@pytest.mark.skipif(not shutil.which("zsh"), reason="no zsh")
+def test_zsh_interactive_auto_switch(world):
+    zdot = world.tmp / "zdot"
+    zdot.mkdir()
+    (zdot / ".zshrc").write_text("PS1='ZP> '\nunsetopt BEEP\neval \"$(cudaenv init zsh)\"\n")
+    child = _interactive(world, ["zsh", "-i"], "ZP> ", {"ZDOTDIR": str(zdot)})
+    _drive(world, child, "ZP> ", "zsh")
+
+
+@pytest.mark.skipif(not shutil.which("fish"), reason="no fish")
+def test_fish_interactive_auto_switch(world):
+    conf = Path(world.env["XDG_CONFIG_HOME"]) / "fish"
+    conf.mkdir(parents=True)
+    (conf / "config.fish").write_text(
+        "set -g fish_greeting ''\nfunction fish_prompt; echo -n 'FP> '; end\ncudaenv init fish | source\n"
+    )
+    child = _interactive(world, ["fish", "-i"], "FP> ")
+    _drive(world, child, "FP> ", "fish")
+
+
+@pytest.mark.skipif(not shutil.which("pwsh"), reason="pwsh is not installed here")
+def test_pwsh_hook_for_real(world):
+    script = (
+        "(& cudaenv init pwsh) -join \"`n\" | Invoke-Expression; cudaenv use 12.4; $env:CUDA_HOME; "
+        "Set-Location ../proj; _cudaenv_hook; $env:CUDA_HOME; Set-Location ../out; _cudaenv_hook; $env:CUDA_HOME"
+    )
+    proc = subprocess.run(["pwsh", "-NoProfile", "-NonInteractive", "-Command", script], capture_output=True, text=True,
+                          env=world.env, cwd=str(world.tmp / "out"), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-3:] == [world.r + "/usr/local/cuda-12.4", world.r + "/usr/local/cuda-12.1", world.r + "/usr/local/cuda-12.4"]
+
+
+# ------------------------------------------------------------------------------------ --install
+@pytest.mark.parametrize("shell,rc", [("bash", ".bashrc"), ("zsh", ".zshrc"), ("fish", ".config/fish/config.fish"),
+                                      ("pwsh", ".config/powershell/Microsoft.PowerShell_profile.ps1")])
+def test_install_once_with_a_backup(shell, rc, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    target = home / rc
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("# my settings\nalias ll='ls -l'")  # no trailing newline
+    target.chmod(0o600)
+    first = subprocess.run([CUDAENV, "init", shell, "--install"], capture_output=True, text=True, env=env, timeout=30)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == ""
+    text = target.read_text()
+    assert text.startswith("# my settings\nalias ll='ls -l'\n\n# >>> cudaenv init >>>\n")
+    assert text.count("# >>> cudaenv init >>>") == 1 and text.rstrip().endswith("# <<< cudaenv init <<<")
+    assert "cudaenv init %s" % shell in text
+    backup = Path(str(target) + ".cudaenv-backup")
+    assert backup.read_text() == "# my settings\nalias ll='ls -l'"
+    assert oct(target.stat().st_mode & 0o777) == "0o600"
+    second = subprocess.run([CUDAENV, "init", shell, "--install"], capture_output=True, text=True, env=env, timeout=30)
+    assert second.returncode == 0 and "already" in second.stderr
+    assert target.read_text() == text
+    assert sorted(p.name for p in target.parent.iterdir() if "cudaenv" in p.name) == [target.name + ".cudaenv-backup"]
+
+
+def test_install_creates_a_missing_rc_and_follows_a_linked_one(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "ZDOTDIR": str(tmp_path / "zdot")}
+    proc = subprocess.run([CUDAENV, "init", "zsh", "--install"], capture_output=True, text=True, env=env, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    made = tmp_path / "zdot" / ".zshrc"
+    assert made.read_text().startswith("# >>> cudaenv init >>>\n")
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "bashrc").write_text("export X=1\n")
+    os.symlink(str(dotfiles / "bashrc"), str(home / ".bashrc"))
+    proc = subprocess.run([CUDAENV, "init", "bash", "--install"], capture_output=True, text=True, env=env, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert (home / ".bashrc").is_symlink()
+    assert "cudaenv init bash" in (dotfiles / "bashrc").read_text()
+
+
+def test_installed_block_loads_the_hook_in_bash(tmp_path, world):
+    env = dict(world.env)
+    subprocess.run([CUDAENV, "init", "bash", "--install"], check=True, capture_output=True, env=env, timeout=30)
+    rc = Path(env["HOME"]) / ".bashrc"
+    proc = subprocess.run(["bash", "--norc", "-c", 'source "$0"; type -t cudaenv; cudaenv use 12.4; printf "%s\\n" "$CUDA_HOME"', str(rc)],
+                          capture_output=True, text=True, env=env, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["function", world.r + "/usr/local/cuda-12.4"]
+
+
+def test_init_unknown_shell_is_a_user_error(cli):
+    res = cli("init", "tcsh")
+    assert res.code == 2 and res.out == "" and "tcsh" in res.err
