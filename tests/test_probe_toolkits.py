@@ -548,3 +548,35 @@ def test_real_machine_cuda_13():
     assert state.cuda_symlink.target == "/usr/local/cuda-13.0" and state.cuda_symlink.resolved == "/usr/local/cuda-13.0"
     assert state.active_toolkit.nvcc == "/usr/local/cuda-13.0/bin/nvcc"
     assert state.active_toolkit.nvcc_on_path[0] == "/usr/local/bin/nvcc"
+
+
+_NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=12).filter(
+    lambda n: n not in (".", "..")
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["dir", "file", "link", "toolkit"]), _NAMES, _NAMES), max_size=6))
+def test_any_tree_under_usr_local_never_raises(tmp_path_factory, entries):
+    root = tmp_path_factory.mktemp("odd")
+    local = root / "usr" / "local"
+    local.mkdir(parents=True)
+    for kind, name, other in entries:
+        target = local / ("cuda-" + name)
+        try:
+            if kind == "dir":
+                target.mkdir(exist_ok=True)
+            elif kind == "file":
+                target.write_text(other)
+            elif kind == "link":
+                os.symlink(other if not other.startswith("/") else "/usr/local/" + other, target)
+            else:
+                (target / "bin").mkdir(parents=True, exist_ok=True)
+                (target / "version.json").write_text(other)
+        except OSError:
+            continue
+    host = Host(root=str(root), env={"PATH": "/usr/local/cuda-%s/bin" % entries[0][1] if entries else "/usr/bin",
+                                     "CUDA_HOME": "/usr/local/cuda-" + (entries[-1][2] if entries else "x")})
+    notes = []
+    state = probe_toolkits(host, notes)
+    assert all(tk.path.startswith("/usr/local/") for tk in state.toolkits)
