@@ -52,6 +52,8 @@ def _platform(s) -> List[str]:
     lines += _kv("GPU devices", ", ".join(devices) if devices else "none in /dev")
     if p.pci_nvidia_devices:
         lines += _kv("NVIDIA PCI", ", ".join(p.pci_nvidia_devices))
+    if p.libcuda:
+        lines += _kv("libcuda", ", ".join(p.libcuda))
     if p.secure_boot is not None:
         lines += _kv("Secure Boot", "on" if p.secure_boot else "off")
     if p.nouveau_loaded:
