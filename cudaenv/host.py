@@ -151,6 +151,23 @@ def _kill_tree(proc: "subprocess.Popen[bytes]") -> None:
             pass
 
 
+def _read_limited(real: Path, limit: int) -> Optional[bytes]:
+    """Up to ``limit`` bytes, read in small chunks: some /proc and /sys files refuse one large read (ENOMEM)."""
+    chunks: List[bytes] = []
+    size = 0
+    try:
+        with open(real, "rb") as fh:
+            while size < limit:
+                chunk = fh.read(min(65536, limit - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+    except (OSError, ValueError):
+        return None
+    return b"".join(chunks)
+
+
 class Host:
     """The machine as cudaenv sees it. Cheap to build; holds no state besides its settings."""
 
@@ -227,22 +244,14 @@ class Host:
         real = self.real(p)
         if real is None:
             return None
-        try:
-            with open(real, "rb") as fh:
-                data = fh.read(limit)
-        except (OSError, ValueError):
-            return None
-        return data.decode("utf-8", errors="replace")
+        data = _read_limited(real, limit)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
     def read_bytes(self, p: str, limit: int = MAX_READ) -> Optional[bytes]:
         real = self.real(p)
         if real is None:
             return None
-        try:
-            with open(real, "rb") as fh:
-                return fh.read(limit)
-        except (OSError, ValueError):
-            return None
+        return _read_limited(real, limit)
 
     def exists(self, p: str) -> bool:
         """True when ``p`` exists (links followed inside the root)."""

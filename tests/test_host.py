@@ -116,3 +116,18 @@ def test_resolve_never_raises_on_any_path(fake_root_text):
 def test_command_result_describe_mentions_first_output_line():
     r = CommandResult(("nvidia-smi",), 18, "Failed to initialize NVML: Driver/library version mismatch\n")
     assert r.describe() == "nvidia-smi exited with status 18: Failed to initialize NVML: Driver/library version mismatch"
+
+
+def test_read_text_reads_proc_files_that_refuse_large_reads():
+    # /proc/sys files answer ENOMEM to one 4 MiB read on some kernels; the Host reads in chunks.
+    import os
+
+    if not os.path.exists("/proc/sys/kernel/osrelease"):
+        pytest.skip("no /proc here")
+    text = Host(root="/", env={}).read_text("/proc/sys/kernel/osrelease")
+    assert text is not None and text.strip() == os.uname().release
+
+
+def test_read_text_respects_the_limit(fake_root):
+    fake_root.file("big.txt", "x" * 200000)
+    assert len(fake_root.host().read_text("/big.txt", limit=70000)) == 70000
