@@ -1,0 +1,279 @@
+"""``cudaenv verify --toolkit``: compile a tiny CUDA program with the active nvcc for the GPUs' architectures.
+
+It asks nvcc what it can target (``--list-gpu-code``), compiles one small kernel with ``-arch=sm_XY``
+(one GPU architecture) or one ``-gencode`` per architecture, and runs the program when a GPU is
+present; with no GPU it compiles for nvcc's default architecture and says that it could not run it.
+nvcc's refusals ("Unsupported gpu architecture 'compute_61'" from CUDA 13 for a Pascal card) are
+classified by :mod:`cudaenv.explain` like every other error.
+"""
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.host import Host
+
+MARKER = "CUDAENV_TOOLKIT "
+COMPILE_TIMEOUT = 300.0
+RUN_TIMEOUT = 60.0
+
+CU_SOURCE = r"""
+#include <cstdio>
+#include <cuda_runtime.h>
+
+__global__ void add(const float *a, const float *b, float *c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+
+static int fail(int dev, const char *stage, cudaError_t err) {
+    printf("CUDAENV_TOOLKIT {\"device\": %d, \"ok\": false, \"stage\": \"%s\", \"code\": %d, \"error\": \"%s\"}\n",
+           dev, stage, (int)err, cudaGetErrorString(err));
+    return 1;
+}
+
+int main(void) {
+    int runtime = 0, driver = 0, count = 0, failed = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    cudaError_t err = cudaGetDeviceCount(&count);
+    printf("CUDAENV_TOOLKIT {\"runtime\": %d, \"driver\": %d, \"count\": %d}\n", runtime, driver, err == cudaSuccess ? count : 0);
+    if (err != cudaSuccess) return fail(-1, "cudaGetDeviceCount", err);
+    const int n = 1 << 16;
+    static float ha[1 << 16], hb[1 << 16], hc[1 << 16];
+    for (int i = 0; i < n; ++i) { ha[i] = (float)i; hb[i] = 2.0f * i; }
+    for (int dev = 0; dev < count; ++dev) {
+        cudaDeviceProp p;
+        float *a = 0, *b = 0, *c = 0;
+        if ((err = cudaSetDevice(dev)) != cudaSuccess) { failed |= fail(dev, "cudaSetDevice", err); continue; }
+        if ((err = cudaGetDeviceProperties(&p, dev)) != cudaSuccess) { failed |= fail(dev, "cudaGetDeviceProperties", err); continue; }
+        if ((err = cudaMalloc(&a, n * sizeof(float))) != cudaSuccess ||
+            (err = cudaMalloc(&b, n * sizeof(float))) != cudaSuccess ||
+            (err = cudaMalloc(&c, n * sizeof(float))) != cudaSuccess) { failed |= fail(dev, "cudaMalloc", err); continue; }
+        cudaMemcpy(a, ha, n * sizeof(float), cudaMemcpyHostToDevice);
+        cudaMemcpy(b, hb, n * sizeof(float), cudaMemcpyHostToDevice);
+        add<<<(n + 255) / 256, 256>>>(a, b, c, n);
+        if ((err = cudaGetLastError()) != cudaSuccess) { failed |= fail(dev, "launch", err); continue; }
+        if ((err = cudaDeviceSynchronize()) != cudaSuccess) { failed |= fail(dev, "synchronize", err); continue; }
+        if ((err = cudaMemcpy(hc, c, n * sizeof(float), cudaMemcpyDeviceToHost)) != cudaSuccess) { failed |= fail(dev, "copy", err); continue; }
+        int wrong = 0;
+        for (int i = 0; i < n; ++i) if (hc[i] != 3.0f * i) ++wrong;
+        printf("CUDAENV_TOOLKIT {\"device\": %d, \"name\": \"%s\", \"capability\": \"%d.%d\", \"ok\": %s, \"wrong\": %d}\n",
+               dev, p.name, p.major, p.minor, wrong ? "false" : "true", wrong);
+        failed |= wrong != 0;
+        cudaFree(a); cudaFree(b); cudaFree(c);
+    }
+    return failed;
+}
+"""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str  # nvcc | targets | compile | run
+    ok: bool
+    seconds: float = 0.0
+    detail: str = ""
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "seconds": round(self.seconds, 3), "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ToolkitReport:
+    nvcc: Optional[str]  # as the inspected system names it
+    version: Optional[str] = None
+    archs: Tuple[str, ...] = ()  # requested: ("sm_61",); () = nvcc's default
+    supported: Tuple[str, ...] = ()  # what `nvcc --list-gpu-code` says it can target
+    unsupported: Tuple[str, ...] = ()  # requested but not in `supported`
+    compiled: bool = False
+    ran: Optional[bool] = None  # None: not run (no GPU)
+    ok: bool = False
+    stages: Tuple[Stage, ...] = ()
+    devices: Tuple[Dict[str, Any], ...] = ()  # what the program reported per device
+    error: Optional[Any] = None  # cudaenv.verify.VerifyError
+    note: Optional[str] = None
+    command: Tuple[str, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"nvcc": self.nvcc, "version": self.version, "archs": list(self.archs), "supported": list(self.supported),
+                "unsupported": list(self.unsupported), "compiled": self.compiled, "ran": self.ran, "ok": self.ok,
+                "stages": [s.to_dict() for s in self.stages], "devices": list(self.devices),
+                "error": self.error.to_dict() if self.error is not None else None, "note": self.note,
+                "command": list(self.command)}
+
+
+# ----------------------------------------------------------------------------- pure parts
+def parse_nvcc_release(text: str) -> Optional[str]:
+    """``Cuda compilation tools, release 13.0, V13.0.88`` -> ``13.0.88`` (or ``13.0``)."""
+    m = re.search(r"release (\d+\.\d+)(?:, V(\d+\.\d+\.\d+))?", text or "")
+    if not m:
+        return None
+    return m.group(2) or m.group(1)
+
+
+def parse_gpu_code_list(text: str) -> Tuple[str, ...]:
+    """``nvcc --list-gpu-code`` output (one ``sm_XY`` per line) -> ("sm_75", "sm_80", ...)."""
+    found = dict.fromkeys(m.group(0) for m in re.finditer(r"\bsm_\d+[a-z]?\b", text or ""))
+    return tuple(sorted(found, key=lambda a: (int(re.sub(r"\D", "", a)), a)))
+
+
+def arch_from_capability(value: str) -> Optional[str]:
+    """``6.1`` / ``61`` / ``sm_61`` / ``compute_61`` -> ``sm_61``; None when it is not a capability."""
+    text = (value or "").strip().lower()
+    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)\.?(\d)?([a-z])?", text)
+    if not m:
+        return None
+    if m.group(2) is not None:
+        return "sm_%s%s%s" % (m.group(1), m.group(2), m.group(3) or "")
+    digits = m.group(1)
+    if len(digits) < 2:
+        return None
+    return "sm_%s%s" % (digits, m.group(3) or "")
+
+
+def target_archs(capabilities: Sequence[str]) -> Tuple[str, ...]:
+    out: List[str] = []
+    for cap in capabilities:
+        arch = arch_from_capability(cap)
+        if arch and arch not in out:
+            out.append(arch)
+    return tuple(out)
+
+
+def plan_compile(nvcc: str, source: str, output: str, archs: Sequence[str]) -> List[str]:
+    """``nvcc -arch=sm_XY`` for one architecture, one ``-gencode`` per architecture for several, none for the default."""
+    argv = [nvcc, "-O2", "-o", output, source]
+    if len(archs) == 1:
+        argv.insert(1, "-arch=%s" % archs[0])
+    else:
+        for arch in archs:
+            num = arch[3:]
+            argv[1:1] = ["-gencode", "arch=compute_%s,code=%s" % (num, arch)]
+    return argv
+
+
+def parse_run_output(text: str) -> Tuple[Dict[str, Any], Tuple[Dict[str, Any], ...]]:
+    """The program's JSON lines: (header {runtime, driver, count}, per-device records)."""
+    header: Dict[str, Any] = {}
+    devices: List[Dict[str, Any]] = []
+    for line in (text or "").splitlines():
+        if not line.startswith(MARKER):
+            continue
+        try:
+            value = json.loads(line[len(MARKER):])
+        except ValueError:
+            continue
+        if not isinstance(value, dict):
+            continue
+        if "count" in value and "device" not in value:
+            header = value
+        else:
+            devices.append(value)
+    return header, tuple(devices)
+
+
+# ----------------------------------------------------------------------------- finding nvcc
+def find_nvcc(host: Host) -> Optional[str]:
+    """The active nvcc (the toolkits probe when present; else PATH inside the root, CUDA_HOME, /usr/local/cuda)."""
+    try:
+        from cudaenv.probes.toolkits import probe_toolkits
+    except ImportError:
+        probe_toolkits = None  # type: ignore
+    if probe_toolkits is not None:
+        try:
+            found = probe_toolkits(host, [])
+            active = getattr(found, "active_toolkit", None)
+            if active is not None and getattr(active, "nvcc", None):
+                return active.nvcc
+        except Exception:  # noqa: BLE001 - fall back to the plain lookup
+            pass
+    on_path = host.which_all_in_root("nvcc")
+    if on_path:
+        return on_path[0]
+    exe = "nvcc.exe" if host.system == "windows" else "nvcc"
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        home = host.env.get(var)
+        if home and host.is_file(host.join(home, "bin", exe)):
+            return host.join(home, "bin", exe)
+    default = "/usr/local/cuda/bin/nvcc"
+    return default if host.system != "windows" and host.is_file(default) else None
+
+
+# ----------------------------------------------------------------------------- running
+def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: bool = False, nvcc: Optional[str] = None,
+                  compile_timeout: float = COMPILE_TIMEOUT, run_timeout: float = RUN_TIMEOUT) -> ToolkitReport:
+    """Compile (and with a GPU, run) the test program; ``capabilities`` like ("6.1",) pick the targets."""
+    from cudaenv.verify import classify, from_id
+
+    stages: List[Stage] = []
+    nvcc = nvcc or find_nvcc(host)
+    archs = target_archs(capabilities)
+    if nvcc is None:
+        err = from_id("nvcc-missing", "no nvcc found on PATH, in CUDA_HOME or at /usr/local/cuda/bin", "nvcc")
+        return ToolkitReport(None, archs=archs, error=err, stages=(Stage("nvcc", False, 0.0, err.message),),
+                             note="install a CUDA toolkit or put its bin folder on PATH (cudaenv use VERSION)")
+    real = host.real(nvcc)
+    exe = str(real) if real is not None else nvcc
+    res = host.run([exe, "--version"], timeout=max(host.timeout, 15.0))
+    version = parse_nvcc_release(res.stdout)
+    stages.append(Stage("nvcc", res.ok and version is not None, res.seconds, "%s: release %s" % (nvcc, version) if version else res.describe()))
+    if not res.ok:
+        err = classify(res.output or res.describe(), stage="nvcc")
+        return ToolkitReport(nvcc, version, archs, stages=tuple(stages), error=err)
+    listing = host.run([exe, "--list-gpu-code"], timeout=max(host.timeout, 15.0))
+    supported = parse_gpu_code_list(listing.stdout) if listing.ok else ()
+    unsupported = tuple(a for a in archs if supported and a.rstrip("abcdefghijklmnopqrstuvwxyz") not in supported and a not in supported)
+    if supported:
+        detail = "nvcc %s targets %s .. %s" % (version, supported[0], supported[-1])
+        if unsupported:
+            detail += "; not %s" % ", ".join(unsupported)
+        stages.append(Stage("targets", not unsupported, listing.seconds, detail))
+    with tempfile.TemporaryDirectory(prefix="cudaenv-nvcc-") as tmp:
+        src = os.path.join(tmp, "cudaenv_check.cu")
+        out = os.path.join(tmp, "cudaenv_check.exe" if host.system == "windows" else "cudaenv_check")
+        with open(src, "w", encoding="utf-8") as fh:
+            fh.write(CU_SOURCE)
+        argv = plan_compile(exe, src, out, archs)
+        start = time.monotonic()
+        comp = host.run(argv, timeout=compile_timeout, cwd=tmp)
+        seconds = time.monotonic() - start
+        shown = tuple([nvcc] + [a.replace(tmp + os.sep, "") for a in argv[1:]])
+        target = ", ".join(archs) if archs else "nvcc's default architecture"
+        if not comp.ok or not os.path.exists(out):
+            text = comp.output.strip() or comp.describe()
+            err = classify(text, stage="compile")
+            if unsupported and err.id is None:
+                err = from_id("nvcc-arch-unsupported", text, "compile", {"arch": unsupported[0]})
+            stages.append(Stage("compile", False, seconds, text.splitlines()[0] if text else comp.describe()))
+            note = None
+            if unsupported and supported:
+                note = "nvcc %s cannot compile for %s; it targets %s to %s" % (version, ", ".join(unsupported), supported[0], supported[-1])
+            return ToolkitReport(nvcc, version, archs, supported, unsupported, False, None, False, tuple(stages), (), err, note, shown)
+        stages.append(Stage("compile", True, seconds, "compiled for %s" % target))
+        if not gpu_present:
+            note = "compiled for %s, but there is no GPU here, so it could not run" % target
+            return ToolkitReport(nvcc, version, archs, supported, unsupported, True, None, True, tuple(stages), (), None, note, shown)
+        run = host.run([out], timeout=run_timeout, cwd=tmp)
+    header, devices = parse_run_output(run.stdout)
+    failed = [d for d in devices if not d.get("ok")]
+    ok = run.ok and bool(devices) and not failed
+    error = None
+    if run.error == "timeout":
+        error = classify("no progress for %g s in stage run" % run_timeout, stage="run")
+    elif failed:
+        first = failed[0]
+        message = first.get("error") or ("%s wrong results" % first.get("wrong")) if first.get("error") or first.get("wrong") else "device %s failed" % first.get("device")
+        error = classify(str(message), stage=str(first.get("stage") or "run"))
+        if error.id is None and first.get("wrong"):
+            error = from_id("wrong-result", "the compiled kernel gave a wrong result on device %s" % first.get("device"), "run")
+    elif not run.ok:
+        error = classify(run.output or run.describe(), stage="run")
+    detail = "%d device(s) ran the kernel" % len([d for d in devices if d.get("ok")]) if ok else (error.message if error else run.describe())
+    stages.append(Stage("run", ok, run.seconds, detail))
+    return ToolkitReport(nvcc, version, archs, supported, unsupported, True, ok, ok, tuple(stages), devices, error,
+                         None if ok else "compiled for %s, but running it failed" % target, shown)

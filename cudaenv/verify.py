@@ -1,0 +1,598 @@
+"""``cudaenv verify``: real work on every device, in the user's interpreter, and across processes.
+
+The work itself happens in child scripts (``cudaenv/_child/verify_device.py`` one process per device,
+``verify_dist.py`` one process per torchrun rank), never in cudaenv's own process. This module builds
+their command lines (``plan_*``), reads what they printed (``parse_*``), turns it into results
+(``*_result``) and classifies failures with :func:`cudaenv.explain.classify_error`, the same ids and
+advice as ``cudaenv explain`` and the doctor. ``verify_devices`` / ``verify_distributed`` are the thin
+parts that run the children through ``host.run``.
+"""
+
+import json
+import os
+import shlex
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv.host import CommandResult, Host
+
+MARKER = "CUDAENV_VERIFY "
+DEFAULT_DEVICE_TIMEOUT = 120.0
+DEFAULT_DIST_TIMEOUT = 120.0
+NCCL_DEBUG_LINES = 400
+
+
+# ----------------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    seconds: float = 0.0
+    detail: str = ""
+    skipped: bool = False
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "seconds": self.seconds, "detail": self.detail, "skipped": self.skipped}
+
+
+@dataclass(frozen=True)
+class VerifyError:
+    """Why a device (or rank, or the whole run) failed; ``id`` is an error_patterns id, or None if unrecognised."""
+
+    id: Optional[str]
+    message: str
+    stage: Optional[str] = None
+    title: Optional[str] = None
+    explanation: Optional[str] = None
+    details: Tuple[str, ...] = ()
+    advice: Tuple[str, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"id": self.id, "message": self.message, "stage": self.stage, "title": self.title,
+                "explanation": self.explanation, "details": list(self.details), "advice": list(self.advice)}
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    logical: Optional[int]  # cuda:N; None for --cpu
+    physical: Optional[int] = None  # nvidia-smi index of the GPU behind cuda:N
+    name: Optional[str] = None
+    capability: Optional[str] = None
+    ok: bool = False
+    checks: Tuple[Check, ...] = ()
+    tflops: Optional[float] = None
+    gbps: Optional[float] = None
+    memory_free_mib: Optional[int] = None
+    memory_total_mib: Optional[int] = None
+    uuid: Optional[str] = None
+    seconds: float = 0.0
+    error: Optional[VerifyError] = None
+    output_tail: str = ""  # the child's stderr tail when it failed
+
+    @property
+    def device(self) -> str:
+        return "cpu" if self.logical is None else "cuda:%d" % self.logical
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "logical": self.logical, "device": self.device, "physical": self.physical, "name": self.name,
+            "capability": self.capability, "uuid": self.uuid, "ok": self.ok,
+            "checks": [c.to_dict() for c in self.checks], "tflops": self.tflops, "gbps": self.gbps,
+            "memory_free_mib": self.memory_free_mib, "memory_total_mib": self.memory_total_mib,
+            "seconds": round(self.seconds, 3), "error": self.error.to_dict() if self.error else None,
+        }
+
+
+@dataclass(frozen=True)
+class ChildReport:
+    """What one verify_device.py run printed."""
+
+    info: Dict[str, Any] = field(default_factory=dict)
+    device: Dict[str, Any] = field(default_factory=dict)
+    checks: Tuple[Check, ...] = ()
+    figure: Dict[str, Any] = field(default_factory=dict)
+    memory: Dict[str, Any] = field(default_factory=dict)
+    errors: Tuple[Dict[str, Any], ...] = ()
+    done: Optional[bool] = None  # None: the child never said it finished
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why there is nothing to verify on a GPU (no torch, a CPU build, no driver): ``id`` is the doctor's finding id."""
+
+    id: Optional[str]
+    message: str
+    error: Optional[VerifyError] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"id": self.id, "message": self.message, "error": self.error.to_dict() if self.error else None}
+
+
+@dataclass(frozen=True)
+class DevicesReport:
+    python: str
+    info: Dict[str, Any] = field(default_factory=dict)
+    results: Tuple[DeviceResult, ...] = ()
+    problem: Optional[Problem] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and bool(self.results) and all(r.ok for r in self.results)
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"python": self.python, "torch": self.info.get("torch"), "torch_cuda": self.info.get("cuda"),
+                "ok": self.ok, "devices": [r.to_dict() for r in self.results],
+                "problem": self.problem.to_dict() if self.problem else None}
+
+
+# ----------------------------------------------------------------------------- classification
+def classify(message: str, extra: str = "", stage: Optional[str] = None, fallback: Optional[str] = None) -> VerifyError:
+    """A VerifyError for ``message``, classified on the message first, then on ``extra`` (stderr, traceback)."""
+    from cudaenv.explain import classify_error, describe
+
+    match = classify_error(message) or (classify_error(extra) if extra else None)
+    if match is None and fallback:
+        match = describe(fallback)
+    if match is None:
+        return VerifyError(None, message, stage)
+    return VerifyError(match.id, message, stage, match.title, match.explanation, match.details, match.advice)
+
+
+def from_id(error_id: str, message: str, stage: Optional[str] = None, values: Optional[Mapping[str, str]] = None) -> VerifyError:
+    """A VerifyError for a problem cudaenv found itself (no text to classify)."""
+    from cudaenv.explain import describe
+
+    match = describe(error_id, values)
+    if match is None:
+        return VerifyError(error_id, message, stage)
+    return VerifyError(match.id, message, stage, match.title, match.explanation, match.details, match.advice)
+
+
+# ----------------------------------------------------------------------------- the device child
+def child_source(name: str) -> str:
+    """The text of ``cudaenv/_child/NAME`` from the installed package."""
+    try:
+        from importlib.resources import files
+    except ImportError:  # pragma: no cover - Python < 3.9
+        from importlib_resources import files  # type: ignore
+    return files("cudaenv._child").joinpath(name).read_text(encoding="utf-8")
+
+
+def child_env(env: Mapping[str, str], nccl_debug: bool = False) -> Dict[str, str]:
+    """The environment for a child: the user's, with CUDA_LAUNCH_BLOCKING=1 so errors point at their call."""
+    out = dict(env)
+    out["CUDA_LAUNCH_BLOCKING"] = "1"
+    out["PYTHONUNBUFFERED"] = "1"
+    out["PYTHONDONTWRITEBYTECODE"] = "1"
+    out.setdefault("PYTHONIOENCODING", "utf-8")
+    if nccl_debug:
+        out["NCCL_DEBUG"] = "INFO"
+    return out
+
+
+def plan_device_argv(python: str, source: str, device: Optional[int] = None, cpu: bool = False, info: bool = False,
+                     deadline: float = DEFAULT_DEVICE_TIMEOUT - 5, size: int = 256, bench: int = 2048) -> List[str]:
+    argv = [python, "-c", source]
+    if info:
+        argv.append("--info")
+    elif cpu:
+        argv.append("--cpu")
+    else:
+        argv += ["--device", str(device or 0)]
+    argv += ["--size", str(size), "--bench", str(bench), "--deadline", "%g" % max(1.0, deadline)]
+    return argv
+
+
+def _json_lines(text: str, marker: str = "") -> List[Dict[str, Any]]:
+    events = []
+    for line in (text or "").splitlines():
+        if marker:
+            pos = line.find(marker)
+            if pos < 0:
+                continue
+            line = line[pos + len(marker):]
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            events.append(value)
+    return events
+
+
+def _check(event: Mapping[str, Any]) -> Check:
+    try:
+        seconds = float(event.get("seconds") or 0.0)
+    except (TypeError, ValueError):
+        seconds = 0.0
+    return Check(str(event.get("name") or "?"), bool(event.get("ok")), seconds, str(event.get("detail") or ""),
+                 bool(event.get("skipped")))
+
+
+def parse_device_output(stdout: str) -> ChildReport:
+    """Read verify_device.py's JSON lines (other output, torch's own prints, is ignored)."""
+    info: Dict[str, Any] = {}
+    device: Dict[str, Any] = {}
+    figure: Dict[str, Any] = {}
+    memory: Dict[str, Any] = {}
+    checks: List[Check] = []
+    errors: List[Dict[str, Any]] = []
+    done = None
+    for event in _json_lines(stdout, MARKER):
+        kind = event.pop("event", None)
+        if kind == "info":
+            info = event
+        elif kind == "device":
+            device = event
+        elif kind == "check":
+            checks.append(_check(event))
+        elif kind == "figure":
+            figure = event
+        elif kind == "memory":
+            memory = event
+        elif kind == "error":
+            errors.append(event)
+        elif kind == "done":
+            done = bool(event.get("ok"))
+    return ChildReport(info, device, tuple(checks), figure, memory, tuple(errors), done)
+
+
+def parse_devices_arg(text: Optional[str]) -> Optional[List[int]]:
+    """``--device 0,2`` -> [0, 2]; ``all`` or nothing -> None (every visible device). ValueError when malformed."""
+    if text is None or text.strip().lower() in ("", "all"):
+        return None
+    out: List[int] = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part.startswith("cuda:"):
+            part = part[5:]
+        if not part.isdigit():
+            raise ValueError(part or text)
+        if int(part) not in out:
+            out.append(int(part))
+    return out
+
+
+def _norm_bus(bus: Optional[str]) -> Optional[str]:
+    """'00000000:01:00.0' and '0000:01:00.0' -> '01:00.0' (domain dropped, lower case)."""
+    if not bus:
+        return None
+    parts = bus.strip().lower().split(":")
+    return ":".join(parts[-2:]) if len(parts) >= 2 else bus.lower()
+
+
+def map_physical(logical: Optional[int], device: Mapping[str, Any], gpus: Sequence[Any] = (), mapping: Sequence[Any] = ()) -> Tuple[Optional[int], Any]:
+    """The nvidia-smi GPU behind cuda:N: by UUID, else PCI bus id, else the CUDA_VISIBLE_DEVICES mapping."""
+    if logical is None:
+        return None, None
+    uuid = (device.get("uuid") or "").lower()
+    if uuid:
+        for gpu in gpus:
+            if (getattr(gpu, "uuid", None) or "").lower() == uuid or uuid in [m.lower() for m in getattr(gpu, "mig_uuids", ()) or ()]:
+                return gpu.index, gpu
+    bus = _norm_bus(device.get("pci_bus_id"))
+    if bus:
+        for gpu in gpus:
+            if _norm_bus(getattr(gpu, "pci_bus_id", None)) == bus:
+                return gpu.index, gpu
+    for entry in mapping:
+        if getattr(entry, "logical", None) == logical:
+            for gpu in gpus:
+                if gpu.index == entry.physical:
+                    return entry.physical, gpu
+            return entry.physical, None
+    return None, None
+
+
+def _tail(text: str, lines: int = 20) -> str:
+    kept = [line for line in (text or "").splitlines() if not line.startswith(MARKER)]
+    return "\n".join(kept[-lines:])
+
+
+def device_result(logical: Optional[int], report: ChildReport, result: Optional[CommandResult] = None,
+                  gpus: Sequence[Any] = (), mapping: Sequence[Any] = (), timeout: Optional[float] = None) -> DeviceResult:
+    """One device's result from what its child printed and how the child ended."""
+    physical, gpu = map_physical(logical, report.device, gpus, mapping)
+    name = report.device.get("name") or (getattr(gpu, "name", None) if gpu is not None else None)
+    capability = report.device.get("capability") or (getattr(gpu, "compute_capability", None) if gpu is not None else None)
+    error: Optional[VerifyError] = None
+    stderr = result.stderr if result is not None else ""
+    label = "cpu" if logical is None else "cuda:%d" % logical
+    if report.errors:
+        first = report.errors[0]
+        message = str(first.get("message") or first.get("type") or "error")
+        if first.get("type") and first["type"] not in ("Timeout",) and not message.startswith(first["type"]):
+            shown = "%s: %s" % (first["type"], message)
+        else:
+            shown = message
+        error = classify(message, (first.get("traceback") or "") + "\n" + (stderr or ""), first.get("stage"))
+        error = VerifyError(error.id, shown, first.get("stage"), error.title, error.explanation, error.details, error.advice)
+    elif result is not None and result.error == "timeout":
+        message = "no progress for %g s in stage %s" % (timeout or result.timeout, "import" if not report.info else "device")
+        error = classify(message, stage="timeout")
+    elif report.done is None:
+        code = result.returncode if result is not None else None
+        how = "exit status %s" % code if code is not None and code >= 0 else "signal %s" % (-code if code is not None else "?")
+        message = "the check process for %s ended without a result (%s)" % (label, how)
+        error = classify(message, stage="crash")
+        extra = classify(stderr) if stderr else None
+        if extra is not None and extra.id is not None:
+            error = VerifyError(extra.id, message + ": " + (_tail(stderr, 1) or ""), "crash", extra.title, extra.explanation, extra.details, extra.advice)
+    else:
+        bad = [c for c in report.checks if not c.ok]
+        if bad:
+            message = "%s gave a wrong result: %s" % (bad[0].name, bad[0].detail)
+            error = classify(message, stage=bad[0].name)
+    ok = error is None and report.done is True and all(c.ok for c in report.checks)
+    tail = _tail(stderr) if not ok else ""
+    return DeviceResult(
+        logical=logical, physical=physical, name=name, capability=capability, ok=ok, checks=report.checks,
+        tflops=report.figure.get("tflops"), gbps=report.figure.get("gbps"),
+        memory_free_mib=report.memory.get("free_mib"), memory_total_mib=report.memory.get("total_mib") or report.device.get("total_memory_mib"),
+        uuid=report.device.get("uuid") or (getattr(gpu, "uuid", None) if gpu is not None else None),
+        seconds=result.seconds if result is not None else 0.0, error=error, output_tail=tail,
+    )
+
+
+def problem_from_report(report: ChildReport, python: str, result: Optional[CommandResult] = None) -> Optional[Problem]:
+    """Why no GPU can be verified at all (no torch, a CPU build, no usable driver); None when GPUs are there."""
+    info = report.info
+    torch = info.get("torch")
+    where = "in %s" % python
+    first = report.errors[0] if report.errors else {}
+    stage = first.get("stage")
+    if stage == "import":
+        message = str(first.get("message") or "")
+        err = classify(message, first.get("traceback") or "", "import")
+        if err.id == "torch-missing":
+            return Problem("torch-missing", "torch is not installed %s" % where, err)
+        return Problem(err.id, "torch does not import %s: %s" % (where, message), err)
+    if not info:
+        if result is not None and result.error == "timeout":
+            err = classify("no progress for %g s in stage import" % result.timeout, stage="import")
+            return Problem(err.id, "importing torch %s did not finish within %g s" % (where, result.timeout), err)
+        if result is not None and not result.ok:
+            message = "the check process for %s ended without a result (%s)" % (python, result.describe())
+            err = classify(message, result.stderr, "start")
+            return Problem(err.id, message, err)
+        return None
+    if stage == "select":
+        message = str(first.get("message") or "")
+        err = classify(message, "", "select", fallback="torch-cuda-unavailable")
+        if err.id == "invalid-device-ordinal":
+            return None
+        if err.id == "torch-cpu-only" or not (info.get("cuda") or info.get("hip")):
+            err = classify("Torch not compiled with CUDA enabled", stage="select")
+            return Problem("torch-cpu-only", "torch %s %s is a CPU-only build (torch.version.cuda is None): there is no GPU to verify" % (torch, where), err)
+        return Problem(err.id, "torch %s %s (built for CUDA %s) cannot use a GPU here: %s" % (torch, where, info.get("cuda") or info.get("hip"), message), err)
+    return None
+
+
+# ----------------------------------------------------------------------------- running the device checks
+def _hardware(host: Host) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
+    """The GPUs nvidia-smi / NVML see and the CUDA_VISIBLE_DEVICES mapping (for naming cuda:N); () when unknown."""
+    try:
+        from cudaenv.probes.nvidia import probe_nvidia
+    except ImportError:
+        return (), ()
+    notes: List[Any] = []
+    try:
+        found = probe_nvidia(host, notes)
+    except Exception:  # noqa: BLE001 - naming GPUs is a nicety; verify must not fail on it
+        return (), ()
+    gpus = tuple(getattr(found, "gpus", None) or ())
+    if not gpus and isinstance(found, tuple):
+        for item in found:
+            if isinstance(item, tuple) and item and hasattr(item[0], "compute_capability"):
+                gpus = item
+    mapping: Tuple[Any, ...] = ()
+    try:
+        from cudaenv.probes.visibility import probe_visibility
+
+        visible = probe_visibility(host, gpus)
+        mapping = tuple(getattr(visible, "mapping", ()) or ())
+    except Exception:  # noqa: BLE001
+        mapping = ()
+    return gpus, mapping
+
+
+def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None, cpu: bool = False,
+                   timeout: float = DEFAULT_DEVICE_TIMEOUT, size: int = 256, bench: int = 2048,
+                   hardware: Optional[Tuple[Sequence[Any], Sequence[Any]]] = None) -> DevicesReport:
+    """Run verify_device.py once per device (each in its own process, with its own timeout)."""
+    source = child_source("verify_device.py")
+    env = child_env(host.env)
+    deadline = max(1.0, timeout - 5.0) if timeout > 10 else timeout * 0.8
+
+    def run_one(logical: Optional[int]) -> Tuple[ChildReport, CommandResult]:
+        argv = plan_device_argv(python, source, device=logical, cpu=logical is None, deadline=deadline, size=size, bench=bench)
+        res = host.run(argv, timeout=timeout, env=env)
+        return parse_device_output(res.stdout), res
+
+    if cpu:
+        report, res = run_one(None)
+        if not report.info:
+            problem = problem_from_report(report, python, res)
+            if problem is not None:
+                return DevicesReport(python, report.info, (), problem)
+        return DevicesReport(python, report.info, (device_result(None, report, res, timeout=timeout),), None)
+    gpus, mapping = hardware if hardware is not None else _hardware(host)
+    order = list(devices) if devices else [0]
+    first_report, first_res = run_one(order[0])
+    problem = problem_from_report(first_report, python, first_res)
+    if problem is not None:
+        return DevicesReport(python, first_report.info, (), problem)
+    results = [device_result(order[0], first_report, first_res, gpus, mapping, timeout)]
+    info = first_report.info
+    if not devices:
+        count = int(info.get("device_count") or 0)
+        order = list(range(count))
+    for logical in order[1:]:
+        report, res = run_one(logical)
+        results.append(device_result(logical, report, res, gpus, mapping, timeout))
+    return DevicesReport(python, info, tuple(results), None)
+
+
+def probe_info(host: Host, python: str, timeout: float = 60.0) -> Tuple[ChildReport, CommandResult]:
+    """verify_device.py --info: torch version, CUDA build, device count, arch list (imports torch in the child)."""
+    argv = plan_device_argv(python, child_source("verify_device.py"), info=True, deadline=max(1.0, timeout - 2))
+    res = host.run(argv, timeout=timeout, env=child_env(host.env))
+    return parse_device_output(res.stdout), res
+
+
+# ----------------------------------------------------------------------------- distributed
+@dataclass(frozen=True)
+class RankResult:
+    rank: int
+    local_rank: Optional[int] = None
+    device: Optional[str] = None
+    physical: Optional[int] = None
+    name: Optional[str] = None
+    nccl: Optional[str] = None
+    ok: bool = False
+    checks: Tuple[Check, ...] = ()
+    busbw_gbps: Optional[float] = None
+    error: Optional[VerifyError] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"rank": self.rank, "local_rank": self.local_rank, "device": self.device, "physical": self.physical,
+                "name": self.name, "nccl": self.nccl, "ok": self.ok, "checks": [c.to_dict() for c in self.checks],
+                "busbw_gbps": self.busbw_gbps, "error": self.error.to_dict() if self.error else None}
+
+
+@dataclass(frozen=True)
+class DistributedReport:
+    python: str
+    backend: str
+    nproc: int
+    ok: bool = False
+    ranks: Tuple[RankResult, ...] = ()
+    error: Optional[VerifyError] = None
+    command: str = ""
+    seconds: float = 0.0
+    output_tail: str = ""
+    nccl_debug: Tuple[str, ...] = ()
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"python": self.python, "backend": self.backend, "nproc": self.nproc, "ok": self.ok,
+                "ranks": [r.to_dict() for r in self.ranks], "error": self.error.to_dict() if self.error else None,
+                "command": self.command, "seconds": round(self.seconds, 3),
+                "output_tail": self.output_tail if not self.ok else "", "nccl_debug": list(self.nccl_debug)}
+
+
+def plan_distributed_argv(python: str, script: str, nproc: int, backend: str, results_dir: str, deadline: float,
+                          hang_rank: Optional[int] = None) -> List[str]:
+    """``python -m torch.distributed.run --standalone --nproc_per_node N verify_dist.py ...``."""
+    argv = [python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(nproc), script,
+            "--backend", backend, "--results", results_dir, "--deadline", "%g" % deadline]
+    if hang_rank is not None:
+        argv += ["--hang-rank", str(hang_rank)]
+    return argv
+
+
+def parse_rank_events(text: str) -> Dict[str, Any]:
+    """One rank's JSON lines, folded: {"start", "info", "checks", "figure", "errors", "done"}."""
+    folded: Dict[str, Any] = {"start": {}, "info": {}, "checks": [], "figure": {}, "errors": [], "done": None}
+    for event in _json_lines(text):
+        kind = event.pop("event", None)
+        if kind in ("start", "info", "figure"):
+            folded[kind] = event
+        elif kind == "check":
+            folded["checks"].append(_check(event))
+        elif kind == "error":
+            folded["errors"].append(event)
+        elif kind == "done":
+            folded["done"] = bool(event.get("ok"))
+    return folded
+
+
+def nccl_debug_lines(output: str, limit: int = NCCL_DEBUG_LINES) -> Tuple[str, ...]:
+    lines = [line for line in (output or "").splitlines() if " NCCL " in line or "NCCL INFO" in line or "NCCL WARN" in line]
+    return tuple(lines[:limit])
+
+
+def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mapping[int, str], result: CommandResult,
+                       timeout: float, command: str = "", gpus: Sequence[Any] = (), mapping: Sequence[Any] = (),
+                       nccl_debug: bool = False) -> DistributedReport:
+    output = result.output
+    ranks: List[RankResult] = []
+    for rank in range(nproc):
+        text = rank_texts.get(rank)
+        if text is None:
+            ranks.append(RankResult(rank, error=VerifyError(None, "rank %d did not start or wrote nothing" % rank, "start")))
+            continue
+        folded = parse_rank_events(text)
+        info, start = folded["info"], folded["start"]
+        error = None
+        if folded["errors"]:
+            first = folded["errors"][0]
+            message = str(first.get("message") or first.get("type") or "error")
+            err = classify(message, (first.get("traceback") or "") + "\n" + output, first.get("stage"))
+            shown = message if first.get("type") in (None, "Timeout", "Orphaned") or message.startswith(str(first.get("type"))) else "%s: %s" % (first["type"], message)
+            error = VerifyError(err.id, shown, first.get("stage"), err.title, err.explanation, err.details, err.advice)
+        elif folded["done"] is None:
+            error = VerifyError(None, "rank %d ended without a result" % rank, "crash")
+        else:
+            bad = [c for c in folded["checks"] if not c.ok]
+            if bad:
+                error = classify("%s gave a wrong result: %s" % (bad[0].name, bad[0].detail), stage=bad[0].name)
+        local = start.get("local_rank")
+        physical = None
+        if info.get("device", "cpu") != "cpu" and local is not None:
+            physical, _ = map_physical(int(local), info, gpus, mapping)
+        ranks.append(RankResult(rank, local, info.get("device"), physical, info.get("device_name"), info.get("nccl"),
+                                error is None and folded["done"] is True, tuple(folded["checks"]),
+                                folded["figure"].get("busbw_gbps"), error))
+    overall: Optional[VerifyError] = None
+    secondary = ("Terminated", "Orphaned")
+    rank_errors = [r.error for r in ranks if r.error is not None and r.error.stage != "start"]
+    primary = [e for e in rank_errors if not e.message.startswith(secondary) and "was stopped by torchrun" not in e.message]
+    if result.error == "timeout":
+        overall = from_id("dist-timeout", "the ranks did not finish within %g s; all were stopped" % timeout, "timeout")
+    elif result.error is not None:
+        overall = VerifyError(None, result.describe(), "launch")
+    elif not result.ok and not rank_errors:
+        overall = classify("torchrun exited with status %s" % result.returncode, output, "launch")
+    ok = result.ok and all(r.ok for r in ranks)
+    if not ok and overall is None:
+        chosen = (primary or rank_errors or [None])[0]
+        if chosen is not None:
+            overall = chosen
+        else:
+            overall = classify("torchrun exited with status %s" % result.returncode, output, "launch")
+    return DistributedReport(python, backend, nproc, ok, tuple(ranks), overall, command, result.seconds,
+                             _tail(output, 30), nccl_debug_lines(output) if nccl_debug else ())
+
+
+def verify_distributed(host: Host, python: str, nproc: int, backend: str, timeout: float = DEFAULT_DIST_TIMEOUT,
+                       nccl_debug: bool = False, hang_rank: Optional[int] = None,
+                       hardware: Optional[Tuple[Sequence[Any], Sequence[Any]]] = None) -> DistributedReport:
+    """Launch torchrun with verify_dist.py in the probed interpreter; every rank reports into a temp dir."""
+    deadline = max(5.0, timeout - 10.0) if timeout > 20 else max(2.0, timeout * 0.6)
+    gpus, mapping = hardware if hardware is not None else ((), ())
+    if hardware is None and backend == "nccl":
+        gpus, mapping = _hardware(host)
+    with tempfile.TemporaryDirectory(prefix="cudaenv-verify-") as tmp:
+        script = os.path.join(tmp, "verify_dist.py")
+        with open(script, "w", encoding="utf-8") as fh:
+            fh.write(child_source("verify_dist.py"))
+        results_dir = os.path.join(tmp, "results")
+        os.makedirs(results_dir)
+        argv = plan_distributed_argv(python, script, nproc, backend, results_dir, deadline, hang_rank)
+        env = child_env(host.env, nccl_debug)
+        env.setdefault("OMP_NUM_THREADS", "1")
+        result = host.run(argv, timeout=timeout, env=env, cwd=tmp)
+        texts: Dict[int, str] = {}
+        for name in os.listdir(results_dir):
+            if name.startswith("rank-") and name.endswith(".jsonl"):
+                try:
+                    with open(os.path.join(results_dir, name), encoding="utf-8", errors="replace") as fh:
+                        texts[int(name[5:-6])] = fh.read()
+                except (OSError, ValueError):
+                    continue
+    shown = " ".join(shlex.quote(a) for a in argv[:6]) + " verify_dist.py --backend %s" % backend
+    return distributed_result(python, backend, nproc, texts, result, timeout, shown, gpus, mapping, nccl_debug)
