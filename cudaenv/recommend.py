@@ -93,6 +93,7 @@ class _Machine:
     python_version: Optional[str]
     accelerator: Optional[str]
     notes: List[str] = field(default_factory=list)
+    native_cuda: Optional[str] = None  # the newest CUDA whose PTX this driver can JIT (what nvidia-smi calls "CUDA Version")
 
 
 # ------------------------------------------------------------------ reading the inputs
@@ -144,7 +145,8 @@ def _machine(snapshot: Any, driver: Optional[str], ccs: Optional[Sequence[str]],
     py = _mm(python_version or getattr(torch, "python_version", None))
     if python_version and python_version.rstrip().endswith("t") and py:
         py += "t"
-    return _Machine(sys_name, mach, tf.platform_key(sys_name, mach), drv_version, driver_system, gpus, nvidia, py, accelerator, notes)
+    native = drv.native_cuda_for_driver(drv_version, driver_system) if drv_version else None
+    return _Machine(sys_name, mach, tf.platform_key(sys_name, mach), drv_version, driver_system, gpus, nvidia, py, accelerator, notes, native)
 
 
 # ------------------------------------------------------------------ facts with the live data folded in
@@ -180,7 +182,7 @@ class _Facts:
         found = tf.arch_list_for(version, variant, m.system, m.machine)
         if found:
             return found[0], found[1], None
-        row = tf.newest_arch_row("cuda", m.system, m.machine)
+        row = tf.newest_arch_row("cuda", m.system, m.machine, variant=variant) or tf.newest_arch_row("cuda", m.system, m.machine)
         if row is None:
             return None, None, "the arch list of torch %s %s is not known" % (version, variant)
         return (tuple(row["archs"]), row.get("ptx"),
@@ -202,8 +204,7 @@ def _judge(version: str, variant: str, m: _Machine, facts: _Facts) -> Tuple[Cand
         if m.driver and min_driver and drv.compare_versions(m.driver, min_driver) < 0:
             problems.append("%s needs driver >= %s (this one is %s)" % (variant, min_driver, m.driver))
             driver_problem = True
-        native = drv.native_cuda_for_driver(m.driver, m.driver_system) if m.driver else None
-        ptx_jit_ok = m.driver is None or (native is not None and drv.compare_versions(native, cuda) >= 0)
+        ptx_jit_ok = m.driver is None or (m.native_cuda is not None and drv.compare_versions(m.native_cuda, cuda) >= 0)
         archs, ptx, note = facts.arch(version, variant, m)
         if note:
             notes.append(note)

@@ -239,9 +239,9 @@ def build_index_data(
                 pythons.append(py)
                 pythons.sort(key=_py_key)
 
-    for name in root_files:
+    for name in root_files:  # the root listing counts for variants whose own page was read (or when none was)
         wheel = parse_wheel_filename(name)
-        if wheel and wheel.local:
+        if wheel and wheel.local and (not variant_files or wheel.local in variant_files):
             add(wheel.local, wheel)
     for variant, names in variant_files.items():
         for name in names:
@@ -323,10 +323,8 @@ def refresh(
     except (FetchError, PageError) as exc:
         failed += 1
         notes.append("root listing: %s" % exc)
-    wanted = variants_in_listing(root_files)
-    for v in extra_variants:
-        if v not in wanted:
-            wanted.append(v)
+    # the root listing names every variant; without it (a mirror may not have one) try the bundled ones
+    wanted = variants_in_listing(root_files) if root_files else list(extra_variants)
 
     def one(variant: str) -> Tuple[str, Optional[List[str]], Optional[str]]:
         try:

@@ -245,8 +245,9 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
 
 # ------------------------------------------------------------------ refresh
 def run_refresh(args: argparse.Namespace, ctx: Any) -> int:
-    from cudaenv.facts.torch import known_torch_versions, variant_sort_key, variants_for
     from cudaenv import torch_index as ti
+    from cudaenv.facts.drivers import compare_versions
+    from cudaenv.facts.torch import known_torch_versions, variant_sort_key, variants_for
 
     base = ti.index_base(ctx.env, args.index_base)
     timeout = index_timeout(ctx.env, args.timeout)
@@ -270,7 +271,8 @@ def run_refresh(args: argparse.Namespace, ctx: Any) -> int:
     learned = sorted(result.data.variants, key=variant_sort_key)
     new = [v for v in learned if v not in bundled]
     versions = result.data.torch_versions()
-    new_versions = [v for v in versions if v not in known_torch_versions(include_unreleased=True)]
+    released = known_torch_versions()
+    new_versions = [v for v in versions if v not in released and compare_versions(v, released[-1]) > 0]
     if args.json:
         ctx.out.write(json.dumps({
             "ok": True, "index_base": base, "cache_file": path, "pages_read": result.pages_read, "pages_failed": result.pages_failed,

@@ -191,11 +191,16 @@ def arch_row_for(
 
 
 def newest_arch_row(
-    variant_kind_filter: str = "cuda", system: Optional[str] = "linux", machine: Optional[str] = None, table: Optional[Dict[str, Any]] = None
+    variant_kind_filter: str = "cuda",
+    system: Optional[str] = "linux",
+    machine: Optional[str] = None,
+    table: Optional[Dict[str, Any]] = None,
+    variant: Optional[str] = None,
 ) -> Optional[Dict[str, Any]]:
-    """The arch row of the newest CUDA variant of the newest torch (a guess for a variant the table does not know)."""
+    """The arch row of the newest torch for ``variant`` (or of the newest CUDA variant): a guess for a release the table lacks."""
     key = platform_key(system, machine)
-    rows = [r for r in _rows(ARCH, table) if r["platform"] == key and variant_kind(r["variant"]) == variant_kind_filter]
+    rows = [r for r in _rows(ARCH, table) if r["platform"] == key and variant_kind(r["variant"]) == variant_kind_filter
+            and (variant is None or r["variant"] == variant)]
     if not rows:
         return None
     return max(rows, key=lambda r: (version_tuple(r["to"]), variant_sort_key(r["variant"])))

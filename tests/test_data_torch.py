@@ -1,0 +1,129 @@
+"""Invariants of the torch facts tables (data/torch_*.json), table-driven."""
+
+import re
+
+import pytest
+
+from cudaenv.facts import drivers as drv
+from cudaenv.facts import torch as tf
+from cudaenv.resources import load_table
+
+TABLES = ["torch_variants", "torch_arch", "torch_companions", "torch_python"]
+PLATFORMS = ["linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64", "macos-x86_64"]
+VARIANT = re.compile(r"^(cu\d{3}|rocm\d+(\.\d+)+|xpu|cpu|default)$")
+CC = re.compile(r"^\d{1,2}\.\d$")
+
+
+def _all_rows(name):
+    table = load_table(name)
+    return list(table["rows"]) + list(table.get("unreleased", []))
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_row_names_a_known_source(name):
+    table = load_table(name)
+    assert table["description"] and table["sources"]
+    for row in _all_rows(name):
+        assert row["source"] in table["sources"], row
+        assert isinstance(row.get("confirmed", True), bool)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_every_source_is_used(name):
+    table = load_table(name)
+    used = {row["source"] for row in _all_rows(name)}
+    assert set(table["sources"]) == used
+
+
+def test_variant_rows_well_formed_and_complete():
+    seen = {}
+    for row in load_table("torch_variants")["rows"]:
+        assert row["platform"] in PLATFORMS
+        assert row["variants"], row
+        for v in row["variants"]:
+            assert VARIANT.match(v), v
+        assert row["variants"] == sorted(row["variants"], key=tf.variant_sort_key) or row["platform"].startswith("macos")
+        for release in row["releases"]:
+            assert drv.version_tuple(release)[:2] == drv.version_tuple(row["torch"])
+            key = (release, row["platform"])
+            assert key not in seen, "duplicate row for %s" % (key,)
+            seen[key] = row
+    # every release is on the three main platforms
+    for release in tf.known_torch_versions():
+        for plat in ("linux-x86_64", "windows-x86_64", "linux-aarch64"):
+            assert (release, plat) in seen, (release, plat)
+
+
+def test_newest_driver_runs_every_variant_and_an_old_one_none():
+    newest = max((r["linux"] for r in drv._table(None)["rows"] if r.get("table") == "bundled" and r.get("linux")), key=drv.version_tuple)
+    newest_win = max((r["windows"] for r in drv._table(None)["rows"] if r.get("table") == "bundled" and r.get("windows")), key=drv.version_tuple)
+    cudas = set()
+    for row in load_table("torch_variants")["rows"]:
+        cudas.update(tf.variant_cuda(v) for v in row["variants"] if tf.variant_cuda(v))
+    assert {"11.8", "12.6", "13.0", "13.2"} <= cudas
+    for cuda in cudas:
+        need = drv.min_driver_for_cuda(cuda, "linux")
+        assert need, cuda
+        assert drv.compare_versions(newest, need) >= 0, (cuda, need, newest)
+        assert drv.compare_versions("418.39", need) < 0, cuda  # an old driver runs none of them
+        assert drv.compare_versions("580.95.05", drv.min_driver_for_cuda(cuda, "windows")) >= 0
+    assert drv.compare_versions(newest_win, drv.min_driver_for_cuda("12.6", "windows")) >= 0
+
+
+def test_arch_rows_well_formed_and_cover_every_cuda_variant():
+    rows = load_table("torch_arch")["rows"]
+    for row in rows:
+        assert row["platform"] in PLATFORMS
+        assert tf.variant_cuda(row["variant"]), row
+        assert drv.compare_versions(row["from"], row["to"]) <= 0
+        assert row["archs"] and all(CC.match(a) for a in row["archs"]), row
+        assert len(set(row["archs"])) == len(row["archs"])
+        assert row["ptx"] is None or (CC.match(row["ptx"]) and row["ptx"] in row["archs"]), row
+    # no two rows overlap for the same platform x variant
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            if a["platform"] == b["platform"] and a["variant"] == b["variant"]:
+                assert drv.compare_versions(a["to"], b["from"]) < 0 or drv.compare_versions(b["to"], a["from"]) < 0, (a, b)
+    # every published CUDA variant of x86_64 Linux and Windows has an arch list
+    for release in tf.known_torch_versions():
+        for system in ("linux", "windows"):
+            for v in tf.variants_for(release, system, "x86_64"):
+                if tf.variant_cuda(v):
+                    assert tf.arch_list_for(release, v, system, "x86_64"), (release, v, system)
+
+
+def test_companions_and_pythons_cover_every_release():
+    for release in tf.known_torch_versions():
+        comp = tf.companions_for(release)
+        assert comp and re.match(r"^0\.\d+\.\d+$", comp["torchvision"]) and comp["torchaudio"], release
+        pys = tf.pythons_for(release)
+        assert pys and all(re.match(r"^3\.\d+t?$", p) for p in pys), release
+
+
+def test_facts_answer_the_known_questions():
+    assert tf.variants_for("2.7.1", "linux", "x86_64")[:3] == ("cu118", "cu126", "cu128")
+    assert tf.last_torch_for_variant("cu121") == ("2.1.0", "2.5.1")
+    archs, ptx = tf.arch_list_for("2.7.1", "cu128", "linux", "x86_64")
+    assert "6.1" not in archs and "12.0" in archs and ptx is None
+    assert tf.arch_list_for("2.13.0", "cu130", "linux")[1] == "12.0"
+    assert tf.companions_for("2.7.1+cu126") == {"torchvision": "0.22.1", "torchaudio": "2.7.1"}
+    assert "3.9" not in tf.pythons_for("2.9.0") and "3.9" in tf.pythons_for("2.8.0")
+    assert tf.variants_for("2.7.1", "darwin", "arm64") == ("default",)
+    assert tf.variants_for("2.7.1", "darwin", "x86_64") == ()
+    assert tf.latest_torch() == "2.13.0"
+    assert "2.14.0" not in tf.known_torch_versions() and "2.14.0" in tf.known_torch_versions(include_unreleased=True)
+    assert tf.platform_key("windows", "AMD64") == "windows-x86_64"
+
+
+@pytest.mark.parametrize("cc, archs, ptx, jit, expected", [
+    ("6.1", ("5.0", "6.0", "7.0"), None, True, "binary"),
+    ("6.1", ("7.5", "8.0"), None, True, None),
+    ("8.6", ("8.6",), None, True, "exact"),
+    ("8.9", ("8.0", "8.6"), None, True, "binary"),
+    ("12.0", ("8.0", "9.0"), "9.0", True, "ptx"),
+    ("12.0", ("8.0", "9.0"), "9.0", False, None),
+    ("8.0", ("9.0",), "9.0", True, None),
+    ("7.0", ("7.5",), None, True, None),
+])
+def test_gpu_runs(cc, archs, ptx, jit, expected):
+    assert tf.gpu_runs(cc, archs, ptx, jit) == expected

@@ -1,0 +1,236 @@
+"""Scenarios for `cudaenv torch recommend`: the pure decision, then the command with fake GPUs on PATH."""
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from cudaenv.recommend import recommend, render_pyproject, render_requirements, render_text
+from cudaenv.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
+
+from conftest import recorded
+
+PY = "/venv/bin/python"
+
+
+def machine(driver=None, gpus=(), torch=None, system="linux", arch="x86_64", py="3.11.7", installer="pip", visible=None, wsl=None):
+    vis = VisibleDevices()
+    if visible is not None:
+        vis = VisibleDevices(cuda_visible_devices=visible, mapping=tuple(DeviceMapping(i, int(p)) for i, p in enumerate(x for x in visible.split(",") if x)))
+    return Snapshot(
+        platform=Platform(system=system, machine=arch, wsl=wsl),
+        driver=Driver(version=driver) if driver else None,
+        gpus=tuple(Gpu(i, name=name, compute_capability=cc) for i, (name, cc) in enumerate(gpus)),
+        visible_devices=vis,
+        torch=Torch(python=PY, installed=bool(torch), version=torch, python_version=py, installer=installer),
+    )
+
+
+GTX1080TI = ("NVIDIA GeForce GTX 1080 Ti", "6.1")
+RTX5090 = ("NVIDIA GeForce RTX 5090", "12.0")
+H100 = ("NVIDIA H100 80GB HBM3", "9.0")
+RTX3090 = ("NVIDIA GeForce RTX 3090", "8.6")
+
+
+def test_gtx_1080_ti_driver_560_torch_271_gets_cu126_not_cu128():
+    rec = recommend(machine("560.35.03", [GTX1080TI], "2.7.1+cpu"), companions={"torchvision": "0.22.1+cpu"})
+    assert (rec.variant, rec.torch_version, rec.ok) == ("cu126", "2.7.1", True)
+    assert rec.index_url == "https://download.pytorch.org/whl/cu126"
+    text = " | ".join(rec.reasons)
+    assert "driver 560.35.03 runs CUDA <= 12.x" in text
+    assert "sm_61" in text and "cu128" in text and "cu118, cu126, cu128" in text
+    # the same public version is installed as +cpu: the pins carry the local tag, or pip says "already satisfied"
+    assert rec.commands == (PY + " -m pip install torch==2.7.1+cu126 torchvision==0.22.1+cu126 --index-url https://download.pytorch.org/whl/cu126",)
+    assert [a.variant for a in rec.alternatives] == ["cu118"]
+
+
+def test_rtx_5090_driver_570_torch_26_nothing_fits_says_torch_27_cu128():
+    rec = recommend(machine("570.86.15", [RTX5090], "2.6.0+cu124"))
+    assert rec.variant is None and not rec.ok and rec.commands == ()
+    assert rec.torch_version == "2.6.0"
+    assert all("sm_120" in r for r in rec.reasons if r.startswith("cu1"))
+    newer = [a for a in rec.alternatives if a.kind == "torch"]
+    assert newer and newer[0].torch_version == "2.7.0" and newer[0].variant == "cu128"
+    assert "torch >= 2.7.0 with cu128" in newer[0].summary
+    assert "What to change" in render_text(rec)
+
+
+def test_h100_driver_535_torch_251_gets_cu124():
+    rec = recommend(machine("535.104.05", [H100]), torch_version="2.5.1")
+    assert (rec.variant, rec.ok) == ("cu124", True)
+    assert rec.commands == (PY + " -m pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",)
+
+
+def test_no_gpu_gets_cpu():
+    rec = recommend(machine(None, []))
+    assert (rec.variant, rec.torch_version) == ("cpu", "2.13.0")
+    assert rec.index_url.endswith("/whl/cpu")
+    assert "no NVIDIA GPU" in " ".join(rec.reasons)
+
+
+def test_windows_driver_52833_gets_a_12x_variant():
+    rec = recommend(machine("528.33", [], system="windows", arch="AMD64"))
+    assert rec.variant.startswith("cu12") and rec.ok
+    assert rec.variant == "cu126"
+    assert any("cu130 needs driver >= 580" in r for r in rec.reasons)
+    # one below the Windows 12.x minimum: only older CUDA 11.8 builds (torch <= 2.7.1)
+    rec = recommend(machine("527.41", [], system="windows", arch="AMD64"))
+    assert (rec.variant, rec.torch_version) == ("cu118", "2.7.1")
+
+
+def test_cu121_request_for_torch_26_explains_it_stops_at_251():
+    rec = recommend(machine("560.35.03", [RTX3090]), torch_version="2.6", variant="cu121")
+    assert rec.variant is None and not rec.ok
+    assert any("cu121 stops at torch 2.5.1" in r for r in rec.reasons)
+    kinds = {(a.kind, a.variant, a.torch_version) for a in rec.alternatives}
+    assert ("torch", "cu121", "2.5.1") in kinds and ("variant", "cu126", "2.6.0") in kinds
+
+
+def test_requested_variant_that_is_published_but_does_not_fit_says_why():
+    rec = recommend(machine("560.35.03", [GTX1080TI]), torch_version="2.7.1", variant="cu128")
+    assert rec.variant == "cu128" and not rec.ok and rec.commands
+    assert any("does not fit" in r and "sm_61" in r for r in rec.reasons)
+
+
+def test_every_visible_gpu_counts():
+    # a 1080 Ti beside an RTX 5090: torch 2.7.1 has no variant for both (cu126 lacks sm_120, cu128 lacks sm_61)
+    rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090]), torch_version="2.7.1")
+    assert rec.variant is None
+    # hide the 1080 Ti with CUDA_VISIBLE_DEVICES=1: cu128
+    rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible="1"), torch_version="2.7.1")
+    assert rec.variant == "cu128"
+    # CUDA_VISIBLE_DEVICES= hides all: cpu
+    rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible=""), torch_version="2.7.1")
+    assert rec.variant == "cpu" and any("hides every GPU" in n for n in rec.notes)
+
+
+def test_old_driver_nothing_fits_names_the_driver_upgrade_and_older_torch():
+    rec = recommend(machine("520.61.05", [("NVIDIA GeForce RTX 2080 Ti", "7.5")]), torch_version="2.13.0")
+    assert rec.variant is None
+    drivers = [a for a in rec.alternatives if a.kind == "driver"]
+    assert drivers[0].driver == "525.60.13" and drivers[0].variant == "cu126"
+    older = [a for a in rec.alternatives if a.kind == "torch"]
+    assert older[0].torch_version == "2.7.1" and older[0].variant == "cu118"
+
+
+def test_no_torch_installed_picks_the_newest_release_that_fits():
+    # Kepler K80 (3.7): only cu118 builds carry sm_37, the last one is torch 2.7.1
+    rec = recommend(machine("470.82.01", [("Tesla K80", "3.7")]))
+    assert (rec.variant, rec.torch_version) == ("cu118", "2.7.1")
+
+
+def test_ptx_needs_a_driver_that_can_jit_it():
+    # torch 2.13.0 cu130 shipped 12.0+PTX: a hypothetical 12.x-major GPU newer than sm_120 would run it via PTX
+    ok = recommend(machine("580.95.05", [("future GPU", "12.9")]), torch_version="2.13.0", variant="cu130")
+    assert ok.ok
+    # cu132 has no PTX: no kernels for it
+    assert not recommend(machine("580.95.05", [("future GPU", "13.5")]), torch_version="2.13.0", variant="cu132").ok
+
+
+def test_python_version_outside_the_release():
+    rec = recommend(machine("560.35.03", [RTX3090], py="3.9.18"), torch_version="2.13.0")
+    assert rec.variant is None
+    assert any(a.kind == "python" for a in rec.alternatives)
+    assert any(a.kind == "torch" and a.torch_version == "2.8.0" for a in rec.alternatives)
+    # no version asked for: the newest torch for Python 3.9
+    assert recommend(machine("560.35.03", [RTX3090], py="3.9.18")).torch_version == "2.8.0"
+
+
+def test_what_if_flags_replace_the_probed_facts():
+    rec = recommend(machine(None, []), driver="550.54.15", compute_capabilities=["8.6"], system="windows", python_version="3.12", torch_version="latest")
+    assert rec.variant == "cu126" and rec.platform == "windows-x86_64"
+    assert any("Python 3.12" in r for r in rec.reasons)
+
+
+def test_macos_gets_the_plain_pypi_wheel():
+    rec = recommend(machine(None, [], system="darwin", arch="arm64"), torch_version="2.7.1", companions={"torchaudio": "2.7.0"})
+    assert rec.variant == "default" and rec.index_url is None
+    assert rec.commands == (PY + " -m pip install torch==2.7.1 torchaudio==2.7.1",)
+    intel = recommend(machine(None, [], system="darwin", arch="x86_64"), torch_version="2.7.1")
+    assert intel.variant is None and any(a.torch_version == "2.2.2" for a in intel.alternatives)
+
+
+def test_rocm_and_xpu_from_the_accelerator_signal():
+    assert recommend(machine(None, []), torch_version="2.7.1", accelerator="rocm").variant == "rocm6.3"
+    assert recommend(machine(None, []), torch_version="2.7.1", accelerator="xpu").variant == "xpu"
+    # ROCm wheels exist on Linux x86_64 only
+    assert recommend(machine(None, [], system="windows"), torch_version="2.7.1", accelerator="rocm").variant == "cpu"
+
+
+def test_uv_environment_gets_uv_pip_and_mirror_base():
+    rec = recommend(machine("560.35.03", [RTX3090], installer="uv"), torch_version="2.7.1", index_base="https://mirror.example/pytorch/whl/")
+    assert rec.commands == ("uv pip install --python %s torch==2.7.1 --index-url https://mirror.example/pytorch/whl/cu128" % PY,)
+
+
+def test_wsl2_driver_is_judged_with_the_windows_minimums():
+    # 527.41 is above Linux's 525.60.13 but below Windows' 528.33: WSL2 runs the Windows driver
+    rec = recommend(machine("527.41", [RTX3090], wsl=2), torch_version="2.7.1")
+    assert rec.variant == "cu118"
+
+
+def test_requirements_and_pyproject_snippets():
+    rec = recommend(machine("560.35.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0", "torchaudio": "2.6.0"})
+    req = render_requirements(rec)
+    assert req.splitlines()[1:] == ["--extra-index-url https://download.pytorch.org/whl/cu128", "torch==2.7.1+cu128",
+                                   "torchvision==0.22.1+cu128", "torchaudio==2.7.1+cu128"]
+    pyproject = render_pyproject(rec)
+    assert 'dependencies = ["torch==2.7.1", "torchvision==0.22.1", "torchaudio==2.7.1"]' in pyproject
+    assert 'url = "https://download.pytorch.org/whl/cu128"' in pyproject and 'torch = [{ index = "pytorch-cu128" }]' in pyproject
+    import tomllib  # noqa: F401  (3.11+ in the test venvs); the snippet must parse
+
+    data = tomllib.loads(pyproject)
+    assert data["tool"]["uv"]["index"][0]["explicit"] is True
+
+
+def test_to_dict_has_the_documented_keys():
+    d = recommend(machine("560.35.03", [GTX1080TI]), torch_version="2.7.1").to_dict()
+    assert {"variant", "index_url", "torch_version", "commands", "reasons", "alternatives"} <= set(d)
+    assert d["variant"] == "cu126" and isinstance(d["alternatives"][0], dict)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["2.0.1", "2.5.1", "2.7.1", "2.8.0", "2.13.0", "latest", None]),
+       st.one_of(st.none(), st.sampled_from(["418.39", "470.82.01", "525.60.13", "560.35.03", "580.95.05", "600.1"])),
+       st.lists(st.sampled_from(["3.5", "3.7", "5.0", "6.1", "7.0", "7.5", "8.6", "8.9", "9.0", "10.0", "12.0", "12.1"]), max_size=3),
+       st.sampled_from(["linux", "windows", "darwin"]), st.sampled_from(["x86_64", "aarch64"]))
+def test_any_machine_gets_an_answer_or_a_way_out(torch, driver, ccs, system, arch):
+    rec = recommend(machine(driver, [("gpu", c) for c in ccs]), torch_version=torch, system=system, machine=arch)
+    assert rec.reasons
+    if rec.ok:
+        assert rec.commands and rec.variant
+    render_text(rec)
+
+
+# ------------------------------------------------------------------ the command, with a fake nvidia-smi
+def _smi(fake_bin):
+    fake_bin.command("nvidia-smi", recorded("smi-banner-550-single.txt"), by_args={"--query-gpu": (recorded("smi-query-2080ti-x4.txt"), 0)})
+
+
+def test_command_with_four_2080ti_and_driver_520(cli, fake_root, fake_bin, tmp_path):
+    _smi(fake_bin)
+    env = {"PATH": fake_bin.env_path, "CUDAENV_CACHE_DIR": str(tmp_path / "cache")}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--torch", "2.13.0", "--python-version", "3.11", "--json", env=env)
+    assert res.code == 1, res
+    data = res.json()
+    assert data["variant"] is None
+    assert any("driver 520.61.05" in r for r in data["reasons"])
+    assert any(a["kind"] == "driver" and a["driver"] == "525.60.13" for a in data["alternatives"])
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--torch", "2.7.1", "--python", "3.11", env=env)
+    assert res.code == 0 and "torch 2.7.1, cu118" in res.out, res
+    assert "NVIDIA GeForce RTX 2080 Ti is sm_75" in res.out
+
+
+def test_command_what_if_env_driver_and_formats(cli, fake_root, tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "CUDAENV_DRIVER_VERSION": "560.35.03", "CUDAENV_CACHE_DIR": str(tmp_path / "c"),
+           "CUDAENV_TORCH_INDEX": "https://mirror.example/whl"}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--compute-capability", "6.1", "--torch", "2.7.1",
+              "--format", "requirements", env=env)
+    assert res.code == 0, res
+    assert "--extra-index-url https://mirror.example/whl/cu126" in res.out and "torch==2.7.1+cu126" in res.out
+    bad = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "five-fifty", env=env)
+    assert bad.code == 2 and "not a driver version" in bad.err
+
+
+def test_command_python_version_and_variant(cli, fake_root, tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "8.6",
+              "--torch", "2.6", "--variant", "cu121", env=env)
+    assert res.code == 1 and "cu121 stops at torch 2.5.1" in res.out, res
