@@ -10,7 +10,8 @@ F = c.make("hints")
 def check(s, tables=None, found: Sequence = ()) -> List:
     out = []
     env = s.env_map
-    cuda_torch = c.torch_cuda_build(s) and c.usable_gpu(s)
+    # debugging hints only for a setup that works: with an error found, that error comes first
+    cuda_torch = c.torch_cuda_build(s) and c.usable_gpu(s) and not any(f.severity == "error" for f in found)
     if env.get("CUDA_LAUNCH_BLOCKING", "").strip() not in ("", "0"):
         out.append(
             F(

@@ -40,7 +40,9 @@ def busy(s) -> List:
             held = "Held by: %s." % "; ".join(_who(p) for p in procs)
         else:
             held = "No process is listed: it belongs to another container or PID namespace (or nvidia-smi may not show it)."
-        fix = ["kill %d    # %s; then kill -9 %d if it does not exit" % (p.pid, p.name or "the process", p.pid) for p in running]
+        fix = ["kill %d    # %s" % (p.pid, p.name if p.name and len(p.name) <= 24 else "pid %d" % p.pid) for p in running]
+        if running:
+            fix.append("# a process that does not exit: kill -9 PID; another user's: sudo kill PID")
         if not procs:
             fix.append("sudo fuser -v /dev/nvidia%d    # who has the GPU open" % g.index)
         fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %d" % g.index)

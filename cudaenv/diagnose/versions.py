@@ -24,14 +24,14 @@ def check(s, tables=None) -> List:
 
 
 # ------------------------------------------------------------------ the fix: which torch to install
-def recommendation(s):
+def recommendation(s, torch_version=None):
     """helper "torch"'s recommend() for this snapshot, or None while it is not there or fails."""
     try:
         from cudaenv.recommend import recommend
     except ImportError:
         return None
     try:
-        return recommend(s, torch_version=c.torch_public_version(s))
+        return recommend(s, torch_version=torch_version)
     except Exception:  # noqa: BLE001 - a broken recommender must not take the diagnosis down
         return None
 
@@ -55,22 +55,30 @@ def _fallback_variant(s, tables) -> Optional[str]:
 
 
 def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
-    """(commands, variant) that put the right torch into the probed interpreter."""
-    rec = recommendation(s)
-    if rec is not None and getattr(rec, "commands", None):
-        return list(rec.commands), getattr(rec, "variant", None)
+    """(commands, variant) that put the right torch into the probed interpreter.
+
+    recommend() decides when it is there: the installed torch version first; when no build of it fits this
+    machine, the newest older torch it names that does ("cu118 (torch 2.7.1)"); nothing when nothing fits.
+    """
     version = c.torch_public_version(s)
-    variant = getattr(rec, "variant", None) if rec is not None else None
-    index = getattr(rec, "index_url", None) if rec is not None else None
-    variant = variant or _fallback_variant(s, tables)
+    rec = recommendation(s, torch_version=version)
+    if rec is not None:
+        if getattr(rec, "ok", False) and rec.commands:
+            return list(rec.commands), rec.variant
+        older = next((a for a in getattr(rec, "alternatives", ()) if a.kind == "torch" and a.torch_version), None)
+        if older is not None:
+            rec2 = recommendation(s, torch_version=older.torch_version)
+            if rec2 is not None and getattr(rec2, "ok", False) and rec2.commands:
+                return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
+        return [], None
+    variant = _fallback_variant(s, tables)
     if variant is None:
         return [], None
-    index = index or (INDEX + variant)
     spec = "torch==%s" % version if version else "torch"
     cmds = []
     if reinstall and c.torch_installed(s):
         cmds.append("%s uninstall -y torch" % c.pip_cmd(s))
-    cmds.append("%s install %s --index-url %s" % (c.pip_cmd(s), spec, index))
+    cmds.append("%s install %s --index-url %s" % (c.pip_cmd(s), spec, INDEX + variant))
     return cmds, variant
 
 
@@ -148,8 +156,8 @@ def driver_too_old(s, tables) -> List:
                 "error",
                 "driver %s is too old for torch %s (CUDA %s)" % (version, t.version, t.cuda),
                 "torch %s is built with CUDA %s, which needs NVIDIA driver %s or newer (minor-version compatibility; "
-                "%s is what CUDA %s ships). This driver, %s, runs CUDA up to %s%s: CUDA initialisation fails with "
-                "\"The NVIDIA driver on your system is too old\"."
+                "%s is what CUDA %s ships), so CUDA initialisation fails with \"The NVIDIA driver on your system is "
+                "too old\". This driver, %s, runs CUDA up to %s%s."
                 % (t.version, t.cuda, minimum, bundled or "?", c.short(t.cuda), version, top or "none of the torch builds",
                    ("; the newest torch variant it can run is %s" % variant) if variant else ""),
                 fixes,
@@ -206,9 +214,9 @@ def gpu_arch(s, tables) -> List:
     t = s.torch
     if not c.torch_cuda_build(s) or not t.dynamic or not t.arch_list:
         return []
-    gpus = [(c.gpu_label(g), _cap(g.compute_capability), g.name) for g in s.gpus if _cap(g.compute_capability)]
+    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name) for g in s.gpus if _cap(g.compute_capability)]
     if not gpus:
-        gpus = [("cuda:%d (%s, compute %s)" % (i, d.name, d.capability), _cap(d.capability), d.name)
+        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), _cap(d.capability), d.name)
                 for i, d in enumerate(t.devices) if _cap(d.capability)]
     bad, jit = [], []
     for label, cap, name in gpus:

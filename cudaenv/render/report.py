@@ -81,7 +81,7 @@ def _driver(s) -> List[Check]:
         driver = "none" + ("" if not failed else " (%s)" % "; ".join(
             "%s: %s" % (t.tool, t.failure or t.status) for t in failed))
     if s.gpus:
-        gpus = "%d: %s" % (len(s.gpus), "; ".join("%d %s (%s)" % (g.index, g.name or "?", _cc(g)) for g in s.gpus))
+        gpus = "; ".join("GPU %d: %s, compute %s" % (g.index, g.name or "?", _cc(g)) for g in s.gpus)
     elif s.platform.pci_nvidia_devices:
         gpus = "on the PCI bus: %s" % ", ".join(s.platform.pci_nvidia_devices)
     else:
@@ -94,7 +94,7 @@ def _driver(s) -> List[Check]:
 def _visibility(s) -> List[Check]:
     v = s.visible_devices
     if v.cuda_visible_devices is None:
-        cvd = "unset (all %d GPUs)" % len(s.gpus) if s.gpus else "unset"
+        cvd = ("unset (all %d GPU%s)" % (len(s.gpus), "" if len(s.gpus) == 1 else "s")) if s.gpus else "unset"
     else:
         shown = ", ".join("cuda:%d=GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU"
         cvd = "%r -> %s" % (v.cuda_visible_devices, shown)

@@ -1,0 +1,457 @@
+"""End-to-end: `cudaenv doctor --json` on scenarios built like bug reports, one per finding id.
+
+Each scenario is a fake root (toolkits, /proc, /sys, /dev files), a fake `nvidia-smi` printing recorded real
+outputs (tests/recorded/smi-*, diag-*), an environment mapping, and a real interpreter: an empty venv, with a
+small FAKE torch distribution on PYTHONPATH where the scenario needs a CUDA build that cannot be installed here
+(it mimics exactly what cudaenv/_child/torch_probe.py calls, and applies CUDA_VISIBLE_DEVICES like CUDA does).
+The real CPU torch 2.13.0 scenario is marked `torch`.
+"""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import recorded
+
+ARCH_CU130 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+ARCH_CU126 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+ARCH_CU121 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+ARCH_CU118 = ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+ARCH_CU128 = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+
+A10G = [("NVIDIA A10G", (8, 6), 23028)]
+GTX1080TI = [("NVIDIA GeForce GTX 1080 Ti", (6, 1), 11264)]
+RTX2080TI_X4 = [("NVIDIA GeForce RTX 2080 Ti", (7, 5), 11264)] * 4
+TITANV_5880 = [("NVIDIA TITAN V", (7, 0), 12288), ("NVIDIA RTX 5880 Ada Generation", (8, 9), 49140)]
+
+FAKE_CUDA = '''\
+"""A fake torch.cuda for cudaenv's tests: the GPUs below, numbered like CUDA does, CUDA_VISIBLE_DEVICES applied."""
+import os
+import warnings
+
+_GPUS = %(gpus)r          # (name, capability, MiB) in PCI order
+_ORDER = %(order)r         # CUDA's enumeration order (physical indices)
+_ARCH = %(arch)r
+_WARNING = %(warning)r     # a CUDA initialisation failure, as torch warns it
+
+
+def _visible():
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return list(_ORDER)
+    out = []
+    for entry in value.split(","):
+        entry = entry.strip()
+        if not entry.isdigit() or int(entry) >= len(_GPUS) or int(entry) in out:
+            break
+        out.append(int(entry))
+    return out
+
+
+def is_available():
+    if _WARNING:
+        warnings.warn("CUDA initialization: " + _WARNING)
+        return False
+    return bool(_visible())
+
+
+def device_count():
+    return 0 if _WARNING else len(_visible())
+
+
+def get_device_name(i):
+    return _GPUS[_visible()[i]][0]
+
+
+def get_device_capability(i):
+    return _GPUS[_visible()[i]][1]
+
+
+class _Props(object):
+    def __init__(self, mib):
+        self.total_memory = mib * 1024 * 1024
+
+
+def get_device_properties(i):
+    return _Props(_GPUS[_visible()[i]][2])
+
+
+def get_arch_list():
+    return list(_ARCH)
+'''
+
+
+def make_fake_torch(site: Path, version: str, cuda, gpus=(), arch=(), order=None, warning=None, init_raises=None):
+    """A `torch` package + dist-info in ``site`` (the fake of a CUDA build that cannot be installed here)."""
+    pkg = site / "torch"
+    (pkg / "cuda").mkdir(parents=True)
+    (pkg / "backends").mkdir()
+    init = "from . import version, cuda, backends\n__version__ = version.__version__\n"
+    if init_raises:
+        init = "raise %s\n" % init_raises
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "version.py").write_text("__version__ = %r\ncuda = %r\nhip = None\ngit_version = 'fake'\n" % (version, cuda))
+    cuda_src = FAKE_CUDA % {"gpus": [tuple(g) for g in gpus], "order": list(order if order is not None else range(len(gpus))),
+                            "arch": list(arch), "warning": warning}
+    (pkg / "cuda" / "__init__.py").write_text(cuda_src + "\nfrom . import nccl\n")
+    (pkg / "cuda" / "nccl.py").write_text("def version():\n    return (2, 27, 3)\n")
+    (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
+    (pkg / "backends" / "cudnn.py").write_text("def version():\n    return 91002\n")
+    dist = site / ("torch-%s.dist-info" % version)
+    dist.mkdir()
+    requires = "" if cuda is None else "Requires-Dist: nvidia-cudnn-cu%s==9.10.2.21\n" % str(cuda).split(".")[0]
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: %s\n%s\n" % (version, requires))
+    (dist / "INSTALLER").write_text("pip\n")
+    return site
+
+
+@pytest.fixture(scope="module")
+def bare_python(tmp_path_factory):
+    """A real interpreter without torch (a venv made from the test interpreter, without pip)."""
+    base = tmp_path_factory.mktemp("bare") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(base)], check=True, timeout=120)
+    return str(base / "bin" / "python")
+
+
+class Machine:
+    """One scenario: a fake root, fake nvidia-smi, environment, interpreter; ``doctor()`` runs the CLI."""
+
+    def __init__(self, fake_root, fake_bin, tmp_path, cli, python):
+        self.root, self.bin, self.tmp, self.cli, self.python = fake_root, fake_bin, tmp_path, cli, python
+        self.env = {"HOME": str(fake_root.path / "root")}
+        self.path_in_root = []
+        self.site = None
+
+    def smi(self, query=None, apps="", banner="", code=0, **kw):
+        table = {}
+        if query is not None:
+            table["--query-gpu"] = (query, code)
+        table["--query-compute-apps"] = (apps, 0)
+        self.bin.command("nvidia-smi", stdout=banner, exit_code=code if query is None else 0, by_args=table, **kw)
+        self.root.file("dev/nvidia0", "")
+        self.root.file("dev/nvidiactl", "")
+        return self
+
+    def torch(self, *args, **kwargs):
+        self.site = make_fake_torch(self.tmp / "site", *args, **kwargs)
+        self.env["PYTHONPATH"] = str(self.site)
+        return self
+
+    def toolkit(self, version, on_path=False, **kw):
+        self.root.toolkit(version, **kw)
+        if on_path:
+            self.path_in_root.append("/usr/local/cuda-%s/bin" % ".".join(version.split(".")[:2]))
+        return self
+
+    def doctor(self, *extra, fmt="--json"):
+        env = dict(self.env)
+        env["PATH"] = ":".join(self.path_in_root + [self.bin.env_path])
+        env["CUDAENV_ROOT"] = str(self.root.path)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        args = ["doctor"] + ([fmt] if fmt else []) + ["--python", self.python] + list(extra)
+        r = self.cli(*args, env=env)
+        assert r.code in (0, 1), r
+        return r
+
+    def findings(self, *extra):
+        r = self.doctor(*extra)
+        data = r.json()
+        return r.code, {f["id"]: f for f in data["findings"]}, data
+
+
+@pytest.fixture
+def machine(fake_root, fake_bin, tmp_path, cli, bare_python):
+    return Machine(fake_root, fake_bin, tmp_path, cli, bare_python)
+
+
+def a10g_535(m):
+    return m.smi(query=recorded("diag-query-535-a10g.txt"), banner=recorded("diag-banner-535-a10g.txt"))
+
+
+# ------------------------------------------------------------------ healthy
+def test_healthy_machine_has_no_finding_above_info(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("12.1.1", on_path=True)
+    machine.root.link("usr/local/cuda", "/usr/local/cuda-12.1")
+    code, found, data = machine.findings("--strict")
+    assert code == 0, found
+    assert {f["severity"] for f in found.values()} <= {"info"}
+    assert data["driver"]["version"] == "535.247.01" and data["torch"]["cuda_available"] is True
+    assert all(set(f) >= {"id", "severity", "title", "detail", "fix"} for f in found.values())
+
+
+# ------------------------------------------------------------------ environment
+def test_wsl1(machine):
+    machine.root.file("proc/version", recorded("proc-version-wsl1.txt"))
+    machine.root.file("proc/sys/kernel/osrelease", "4.4.0-18985-Microsoft\n")
+    code, found, _ = machine.findings()
+    assert code == 1 and found["wsl1-no-cuda"]["severity"] == "error"
+
+
+def test_wsl2_with_a_linux_driver_inside(machine):
+    machine.root.file("proc/version", recorded("proc-version-wsl2.txt"))
+    machine.root.file("proc/sys/kernel/osrelease", "5.4.72-microsoft-standard-WSL2\n")
+    machine.root.file("dev/dxg", "")
+    machine.root.file("usr/lib/wsl/lib/libcuda.so.1", "")
+    machine.root.file("usr/lib/x86_64-linux-gnu/libcuda.so.1", "")
+    machine.bin.command("nvidia-smi", stdout=recorded("smi-banner-wsl2.txt"))
+    code, found, data = machine.findings()
+    assert data["platform"]["wsl"] == 2
+    f = found["wsl-linux-driver-installed"]
+    assert code == 1 and "/usr/lib/x86_64-linux-gnu/libcuda.so.1" in f["detail"]
+
+
+def test_container_started_without_gpus(machine):
+    machine.root.file(".dockerenv", "")
+    machine.env["NVIDIA_VISIBLE_DEVICES"] = "all"
+    code, found, _ = machine.findings()
+    f = found["container-no-gpu"]
+    assert code == 1 and f["severity"] == "error" and any("--gpus all" in x for x in f["fix"])
+
+
+# ------------------------------------------------------------------ driver
+def _pci_gpu(m, address="0000:01:00.0"):
+    m.root.file("sys/bus/pci/devices/%s/vendor" % address, "0x10de\n")
+    m.root.file("sys/bus/pci/devices/%s/class" % address, "0x030000\n")
+
+
+def test_no_driver(machine):
+    _pci_gpu(machine)
+    machine.root.file("etc/os-release", recorded("osrelease-ubuntu-2204.txt"))
+    code, found, _ = machine.findings()
+    f = found["no-driver"]
+    assert code == 1 and "0000:01:00.0" in f["detail"] and "sudo ubuntu-drivers install" in f["fix"]
+
+
+@pytest.mark.parametrize(
+    "name, exit_code, fid",
+    [
+        ("smi-fail-no-driver.txt", 9, "driver-not-loaded"),
+        ("smi-fail-mismatch.txt", 18, "driver-library-mismatch"),
+        ("smi-fail-gpu-lost.txt", 15, "gpu-lost"),
+        ("smi-fail-no-permission.txt", 4, "driver-no-permission"),
+        ("smi-fail-no-devices.txt", 6, "driver-no-devices"),
+    ],
+)
+def test_driver_failure_texts(machine, name, exit_code, fid):
+    _pci_gpu(machine)
+    machine.bin.command("nvidia-smi", stdout=recorded(name), exit_code=exit_code)
+    code, found, _ = machine.findings()
+    assert code == 1 and found[fid]["severity"] == "error", found
+    assert recorded(name).splitlines()[0].strip() in found[fid]["detail"]
+    assert "no-driver" not in found
+
+
+def test_hung_nvidia_smi(machine):
+    machine.bin.command("nvidia-smi", "never printed", sleep=30)
+    code, found, _ = machine.findings("--timeout", "1", "--quick")
+    assert code == 1 and "nvidia-smi-hang" in found
+
+
+# ------------------------------------------------------------------ visibility
+def test_four_gpus_with_cuda_visible_devices_2_3(machine):
+    machine.smi(query=recorded("smi-query-2080ti-x4.txt"))  # driver 520.61.05: a cu118 torch fits it
+    machine.torch("2.7.1+cu118", "11.8", RTX2080TI_X4, ARCH_CU118)
+    machine.env["CUDA_VISIBLE_DEVICES"] = "2,3"
+    code, found, data = machine.findings()
+    assert code == 0 and data["torch"]["device_count"] == 2
+    f = found["torch-count-differs"]
+    assert f["severity"] == "info" and "cuda:0 = GPU 2" in f["detail"] and "cuda:1 = GPU 3" in f["detail"]
+    assert "visible-devices-invalid" not in found
+
+
+def test_one_gpu_with_cuda_visible_devices_1(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121)
+    machine.env["CUDA_VISIBLE_DEVICES"] = "1"
+    code, found, data = machine.findings()
+    f = found["visible-devices-invalid"]
+    assert code == 1 and f["severity"] == "error" and "no GPU" in f["detail"]
+    assert f["fix"][0] == "export CUDA_VISIBLE_DEVICES=0"
+    assert data["torch"]["cuda_available"] is False and "torch-cuda-unavailable" not in found
+
+
+def test_empty_cuda_visible_devices(machine):
+    a10g_535(machine)
+    machine.env["CUDA_VISIBLE_DEVICES"] = ""
+    code, found, _ = machine.findings("--quick")
+    assert code == 1 and found["visible-devices-empty"]["severity"] == "error"
+
+
+def test_two_models_without_pci_bus_order(machine):
+    machine.smi(query=recorded("smi-query-titanv-5880.txt"))
+    machine.torch("2.13.0+cu126", "12.6", TITANV_5880, ARCH_CU126, order=[1, 0])  # CUDA puts the faster Ada first
+    code, found, _ = machine.findings()
+    f = found["device-order-differs"]
+    assert "0: NVIDIA TITAN V, 1: NVIDIA RTX 5880 Ada Generation" in f["detail"]
+    assert "cuda:0: NVIDIA RTX 5880 Ada Generation" in f["detail"]
+    machine.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    _, found2, _ = machine.findings("--quick")
+    assert "device-order-differs" not in found2
+
+
+def test_torch_sees_fewer_gpus_than_nvidia_smi(machine):
+    machine.smi(query=recorded("smi-query-2080ti-x4.txt"))
+    machine.torch("2.13.0+cu130", "13.0", RTX2080TI_X4, ARCH_CU130, order=[0])
+    code, found, _ = machine.findings()
+    assert found["torch-count-differs"]["severity"] == "warning"
+
+
+# ------------------------------------------------------------------ versions
+def test_torch_missing_is_info(machine):
+    a10g_535(machine)
+    code, found, _ = machine.findings()
+    assert code == 0 and found["torch-missing"]["severity"] == "info"
+    assert machine.python in found["torch-missing"]["detail"]
+
+
+def test_fake_cpu_torch_beside_a_gpu(machine):
+    a10g_535(machine).torch("2.13.0+cpu", None)
+    code, found, _ = machine.findings()
+    f = found["torch-cpu-only"]
+    assert code == 1 and "2.13.0+cpu" in f["title"]
+    fix = "\n".join(f["fix"])
+    assert machine.python in fix and "torch==2.13.0" in fix and "https://download.pytorch.org/whl/cu126" in fix
+
+
+@pytest.mark.torch
+def test_real_cpu_torch_2_13_beside_a_gpu(fake_root, fake_bin, tmp_path, cli):
+    pytest.importorskip("torch")
+    m = Machine(fake_root, fake_bin, tmp_path, cli, sys.executable)
+    a10g_535(m)
+    code, found, data = m.findings()
+    assert data["torch"]["version"].startswith("2.13.0") and data["torch"]["cuda"] is None and data["torch"]["dynamic"] is True
+    f = found["torch-cpu-only"]
+    assert code == 1 and sys.executable in "\n".join(f["fix"]) and "torch==2.13.0" in "\n".join(f["fix"])
+
+
+def test_cu128_torch_beside_a_535_driver(machine):
+    a10g_535(machine).torch("2.9.0+cu128", "12.8", A10G, ARCH_CU128)
+    code, found, _ = machine.findings()
+    f = found["driver-minor-compat"]
+    assert f["severity"] == "warning" and "535.247.01" in f["detail"] and "570.26" in f["detail"]
+    assert code == 0 and "driver-too-old-for-torch" not in found
+    strict = machine.doctor("--strict")
+    assert strict.code == 1
+
+
+def test_cu130_torch_beside_a_535_driver(machine):
+    a10g_535(machine).torch("2.13.0+cu130", "13.0", A10G, ARCH_CU130,
+                            warning="The NVIDIA driver on your system is too old (found version 12020).")
+    code, found, _ = machine.findings()
+    f = found["driver-too-old-for-torch"]
+    assert code == 1 and "580" in f["detail"] and "535.247.01" in f["detail"]
+    assert "cu126" in " ".join(f["fix"]) or "cu126" in f["detail"]
+    assert "torch-cuda-unavailable" not in found
+
+
+def test_gtx_1080_ti_with_an_arch_list_from_sm_75(machine):
+    machine.smi(query=recorded("diag-query-1080ti.txt"), banner=recorded("diag-banner-1080ti.txt"))
+    machine.torch("2.13.0+cu130", "13.0", GTX1080TI, ARCH_CU130)
+    code, found, _ = machine.findings()
+    f = found["gpu-arch-unsupported"]
+    assert code == 1 and "6.1" in f["detail"] and "sm_75" in f["detail"]
+    assert "whl/cu126" in "\n".join(f["fix"])
+
+
+def test_torch_cuda_unavailable_on_a_working_driver(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121,
+                            warning="CUDA unknown error - this may be due to an incorrectly set up environment")
+    code, found, _ = machine.findings()
+    f = found["torch-cuda-unavailable"]
+    assert code == 1 and "CUDA unknown error" in f["detail"]
+
+
+def test_torch_whose_import_fails(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", init_raises="OSError('libcudnn.so.9: cannot open shared object file')")
+    code, found, _ = machine.findings()
+    assert code == 1 and "libcudnn.so.9" in found["torch-import-error"]["detail"]
+
+
+# ------------------------------------------------------------------ toolkits
+def test_cuda_link_to_12_1_while_path_has_11_8(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121)
+    machine.toolkit("11.8.0", on_path=True).toolkit("12.1.1")
+    machine.root.link("usr/local/cuda", "/usr/local/cuda-12.1")
+    code, found, data = machine.findings()
+    f = found["cuda-link-not-active"]
+    assert "/usr/local/cuda-12.1" in f["detail"] and "/usr/local/cuda-11.8" in f["detail"]
+    assert any("cudaenv use 12.1" in x for x in f["fix"])
+    assert "nvcc-torch-mismatch" in found
+
+
+def test_toolkit_newer_than_the_driver(machine):
+    a10g_535(machine).toolkit("13.0.2", on_path=True)
+    code, found, _ = machine.findings("--quick")
+    f = found["toolkit-newer-than-driver"]
+    assert code == 1 and f["severity"] == "error" and "580" in f["detail"]
+
+
+def test_dangling_cuda_link(machine):
+    machine.toolkit("12.1.1", on_path=True)
+    machine.root.link("usr/local/cuda", "/usr/local/cuda-12.4")
+    code, found, _ = machine.findings("--quick")
+    f = found["cuda-link-dangling"]
+    assert any("ln -sfn /usr/local/cuda-12.1 /usr/local/cuda" in x for x in f["fix"])
+
+
+def test_two_toolkits_on_path(machine):
+    machine.toolkit("12.1.1", on_path=True).toolkit("11.8.0", on_path=True)
+    code, found, _ = machine.findings("--quick")
+    assert "/usr/local/cuda-11.8" in found["multiple-toolkits-on-path"]["detail"]
+
+
+def test_cuda_home_points_at_another_toolkit(machine):
+    machine.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
+    machine.env["CUDA_HOME"] = "/usr/local/cuda-11.8"
+    code, found, _ = machine.findings("--quick")
+    f = found["cuda-home-mismatch"]
+    assert f["fix"][0].startswith("export CUDA_HOME=/usr/local/cuda-12.1")
+
+
+def test_ld_library_path_holds_another_toolkit(machine):
+    machine.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
+    machine.env["LD_LIBRARY_PATH"] = "/usr/local/cuda-11.8/lib64:/opt/intel/lib"
+    code, found, _ = machine.findings("--quick")
+    assert found["ld-library-path-mismatch"]["fix"][0] == "export LD_LIBRARY_PATH=/opt/intel/lib"
+
+
+def test_two_cudnn_majors(machine):
+    machine.toolkit("12.4.1", on_path=True, cudnn="8.9.7")
+    machine.root.file("usr/include/cudnn_version.h", recorded("cudnn-9.6.0-cudnn_version.h"))
+    code, found, data = machine.findings("--quick")
+    assert "cudnn-mismatch" in found, data["cudnn"]
+
+
+# ------------------------------------------------------------------ resources and hints
+def test_busy_gpu_and_stale_processes(machine):
+    machine.smi(query=recorded("smi-query-2080ti-x4.txt"), apps=recorded("smi-apps-2080ti.txt"))
+    machine.root.file("proc/4054862/status", "Name:\tpython\nState:\tS (sleeping)\nUid:\t1000\t1000\t1000\t1000\n")
+    machine.root.file("proc/4055325/status", "Name:\tpython3\nState:\tZ (zombie)\nUid:\t0\t0\t0\t0\n")
+    machine.root.file("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/bash\n")
+    code, found, _ = machine.findings("--quick")
+    busy = found["gpu-memory-busy"]
+    assert "GPU 1" in busy["title"] and "pid 4054862" in busy["detail"] and "alice" in busy["detail"]
+    assert busy["fix"][0].startswith("kill 4054862")
+    stale = found["stale-gpu-process"]
+    assert "pid 777" in stale["detail"] and "pid 4055325" in stale["detail"]
+
+
+def test_multi_gpu_hints(machine):
+    machine.smi(query=recorded("smi-query-2080ti-x4.txt"))
+    machine.torch("2.7.1+cu118", "11.8", RTX2080TI_X4, ARCH_CU118)
+    _, found, _ = machine.findings()
+    assert {"hint-launch-blocking", "hint-distributed-debug", "hint-nccl-debug"} <= set(found)
+    assert all(found[i]["severity"] == "info" for i in ("hint-launch-blocking", "hint-distributed-debug", "hint-nccl-debug"))
+
+
+def test_no_debugging_hints_while_an_error_stands(machine):
+    machine.smi(query=recorded("smi-query-2080ti-x4.txt"))  # driver 520.61.05 cannot run a cu130 torch
+    machine.torch("2.13.0+cu130", "13.0", RTX2080TI_X4, ARCH_CU130)
+    code, found, _ = machine.findings()
+    assert code == 1 and "driver-too-old-for-torch" in found
+    assert not any(fid.startswith("hint-") for fid in found)
+    assert "torch 2.7.1" in found["driver-too-old-for-torch"]["detail"]  # the newest torch with a build for this driver
+    assert any("whl/cu118" in x for x in found["driver-too-old-for-torch"]["fix"])
