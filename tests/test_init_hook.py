@@ -265,3 +265,26 @@ def test_installed_block_loads_the_hook_in_bash(tmp_path, world):
 def test_init_unknown_shell_is_a_user_error(cli):
     res = cli("init", "tcsh")
     assert res.code == 2 and res.out == "" and "tcsh" in res.err
+
+
+def test_bash_completion_of_subcommands_and_versions(world):
+    script = (
+        'eval "$(cudaenv init bash)"\n'
+        'COMP_WORDS=(cudaenv li); COMP_CWORD=1; _cudaenv_complete; printf "S=%s\\n" "${COMPREPLY[@]}"\n'
+        'COMP_WORDS=(cudaenv use 12); COMP_CWORD=2; _cudaenv_complete; printf "V=%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    proc = subprocess.run(["bash", "--norc", "-c", script], capture_output=True, text=True, env=world.env, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [x for x in lines if x.startswith("S=")] == ["S=list", "S=link"]
+    assert {x for x in lines if x.startswith("V=")} == {"V=12.4", "V=12.4.131", "V=12.1", "V=12.1.105"}
+
+
+@pytest.mark.skipif(not shutil.which("fish"), reason="no fish")
+def test_fish_completion_of_subcommands_and_versions(world):
+    script = "cudaenv init fish | source; complete -C 'cudaenv ver'; complete -C 'cudaenv use 12.'"
+    proc = subprocess.run(["fish", "--no-config", "-c", script], capture_output=True, text=True, env=world.env, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    words = [line.split("\t")[0] for line in proc.stdout.splitlines()]
+    assert "verify" in words
+    assert {"12.4", "12.4.131", "12.1", "12.1.105"} <= set(words)
