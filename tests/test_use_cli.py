@@ -187,3 +187,13 @@ def test_real_toolkit_13_0_in_bash(tmp_path):
     assert lines[-2] == "/usr/local/cuda-13.0"
     assert lines[-1].startswith("/usr/local/cuda-13.0/lib")
     assert "CUDA 13.0" in proc.stderr
+
+
+def test_cuda_version_with_a_relative_path_counts_from_its_folder(root, tmp_path):
+    r = str(root.path)
+    project = Path(r) / "opt" / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / ".cuda-version").write_text("# pinned\n../cuda-12.1-old\n")
+    proc = run(["use", "--shell", "bash", "--root", r], env_for(tmp_path), cwd=str(project / "src"))
+    assert proc.returncode == 0, proc.stderr
+    assert "CUDA 12.1.66 at %s/opt/cuda-12.1-old" % r in proc.stderr
