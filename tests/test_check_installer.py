@@ -72,6 +72,17 @@ def test_makeself_agrees_with_our_verdicts(tmp_path):
 
 
 @needs_makeself
+def test_large_crc_only_archive_uses_system_cksum(tmp_path):
+    path = build(tmp_path, "--nomd5", "--nocomp", payload=12 * 1024 * 1024)  # over FAST_CKSUM_OVER
+    assert check_installer(str(path)).ok
+    data = bytearray(path.read_bytes())
+    data[payload_offset(path) + 7_000_000] ^= 0x10
+    path.write_bytes(bytes(data))
+    report = check_installer(str(path))
+    assert any(c.name == "crc" and c.status == "bad" for c in report.checks)
+
+
+@needs_makeself
 def test_truncated_download(tmp_path, cli):
     path = build(tmp_path)
     data = path.read_bytes()
