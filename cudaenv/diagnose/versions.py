@@ -106,7 +106,7 @@ def torch_import_error(s, tables) -> List:
             "torch-import-error",
             "error",
             "torch is installed but `import torch` fails",
-            "In %s, `import torch` raised: %s. A torch whose CUDA libraries (nvidia-* wheels) are missing or from "
+            "In %s, `import torch` raised:\n%s\nA torch whose CUDA libraries (nvidia-* wheels) are missing or from "
             "another CUDA, or a half-finished install, does this." % (t.python, first),
             fix or ["%s install --force-reinstall torch==%s" % (c.pip_cmd(s), c.torch_public_version(s))],
         )

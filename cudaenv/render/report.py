@@ -193,8 +193,9 @@ def render_report(snapshot, findings: Sequence, color: bool = False) -> str:
     for f in findings:
         by_section.setdefault(f.section, []).append(f)
     version = s.cudaenv_version or ""
-    out.append(_paint("cudaenv doctor%s" % ((" " + version) if version else ""), "bold", color)
-               + ("   (root %s)" % s.root if s.root not in ("/", "") else ""))
+    out.append(_paint("cudaenv doctor%s" % ((" " + version) if version else ""), "bold", color))
+    if s.root not in ("/", ""):
+        out += _wrap("inspecting files under %s" % s.root, "", "  ")
     for section, build in CHECKS.items():
         out.append("")
         out.append(_paint(TITLES[section], "bold", color))

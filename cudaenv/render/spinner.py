@@ -38,7 +38,7 @@ class Spinner:
                 self._stop.set()
 
     def _run(self) -> None:
-        i = 0
+        i = 1  # frame 0 was drawn by start()
         while not self._stop.is_set():
             self._draw(FRAMES[i % len(FRAMES)])
             i += 1
@@ -46,6 +46,7 @@ class Spinner:
 
     def start(self) -> "Spinner":
         if self.enabled and self._thread is None:
+            self._draw(FRAMES[0])
             self._thread = threading.Thread(target=self._run, name="cudaenv-spinner", daemon=True)
             self._thread.start()
         return self
