@@ -60,12 +60,12 @@ def _call(notes: List[Note], label: str, module: str, func: str, *args: Any, **k
         fn = getattr(mod, func)
     except (ImportError, AttributeError) as exc:
         notes.append(Note("collect", "probe %s is not available in this cudaenv: %s" % (label, exc)))
-        raise _Failed(label)
+        raise _Failed(label) from exc
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one broken probe must not take the report down
         notes.append(Note("collect", "probe %s failed: %s: %s" % (label, type(exc).__name__, exc)))
-        raise _Failed(label)
+        raise _Failed(label) from exc
 
 
 def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:

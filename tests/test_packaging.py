@@ -1,7 +1,6 @@
 """The wheel: built from this tree, installed in a fresh venv, and run from there (data/ and shell/ inside it)."""
 
 import json
-import os
 import subprocess
 import sys
 import zipfile

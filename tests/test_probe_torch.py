@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -24,7 +23,6 @@ from cudaenv.probes.torch import (
     format_cudnn_version,
     parse_child_output,
     probe_torch,
-    probe_torch_dynamic,
     probe_torch_static,
 )
 

@@ -417,9 +417,9 @@ def dynamic():
             devices = []
             if available:
                 for i in range(result["device_count"] or 0):
-                    name = _guard(result, "get_device_name", lambda: cuda.get_device_name(i))
-                    cap = _guard(result, "get_device_capability", lambda: cuda.get_device_capability(i))
-                    props = _guard(result, "get_device_properties", lambda: cuda.get_device_properties(i))
+                    name = _guard(result, "get_device_name", lambda i=i: cuda.get_device_name(i))
+                    cap = _guard(result, "get_device_capability", lambda i=i: cuda.get_device_capability(i))
+                    props = _guard(result, "get_device_properties", lambda i=i: cuda.get_device_properties(i))
                     total = getattr(props, "total_memory", None) if props is not None else None
                     devices.append(
                         {
