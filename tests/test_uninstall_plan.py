@@ -1,8 +1,7 @@
 """`cudaenv uninstall`: the plan for fake roots that look like real installs (runfile, deb, conda, pip, Windows)."""
 
 import importlib.util
-import json
-import shlex
+import os
 from pathlib import Path
 
 import pytest
@@ -38,6 +37,7 @@ def allowed_paths(inspection):
     if inspection.cuda_symlink is not None:
         allowed.append(inspection.cuda_symlink.path)
     allowed += [c.file for c in inspection.ldconf] + [l.file for l in inspection.rc_lines]
+    allowed += [w.path for w in inspection.wrappers]
     if inspection.driver and inspection.driver.runfile_uninstaller:
         allowed.append(inspection.driver.runfile_uninstaller)
     return allowed
@@ -274,6 +274,10 @@ def test_driver_apt_and_wsl(mixed):
     drv = step(plan, "driver-apt-remove")
     assert drv.commands == (("apt-get", "--purge", "remove", "libnvidia-compute-550", "nvidia-driver-550"),)
     assert kinds(plan)[-1] == "ldconfig" and kinds(plan).index("driver-apt-remove") < len(plan.steps) - 1
+    mixed.executable("usr/bin/nvidia-uninstall", "#!/bin/sh\n")
+    plan = plan_uninstall(inspect(mixed.host(), [T118], toolkits=[T118, T124], driver=True), Options(driver=True))
+    assert step(plan, "driver-runfile-uninstall").commands == (("/usr/bin/nvidia-uninstall",),)
+    assert "driver-apt-remove" in kinds(plan)
     mixed.file("proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n")
     mixed.file("proc/version", "Linux version 5.15.153.1-microsoft-standard-WSL2\n")
     mixed.dir("proc/sys/fs/binfmt_misc/WSLInterop")
@@ -322,3 +326,49 @@ def test_ambiguous_version_needs_all(fake_root):
     with pytest.raises(UserError):
         select_targets(host, "12", toolkits, False)
     assert len(select_targets(host, "12", toolkits, True)) == 2
+
+
+# ------------------------------------------------------------------------ wrappers on PATH and sudo
+
+
+def test_wrappers_on_path(fake_root):
+    """Seen on a real machine: /usr/local/bin/nvcc is `exec /usr/local/cuda-13.0/bin/nvcc "$@"`."""
+    trees.runfile_118(fake_root)
+    fake_root.executable("usr/local/bin/nvcc", '#!/bin/sh\nexec /usr/local/cuda-11.8/bin/nvcc "$@"\n')
+    fake_root.executable("usr/local/bin/mynvcc", '#!/bin/sh\necho building\n/usr/local/cuda-11.8/bin/nvcc "$@"\n')
+    fake_root.executable("usr/local/bin/other", '#!/bin/sh\nexec /usr/local/cuda-11.80/bin/nvcc "$@"\n')
+    fake_root.link("usr/local/bin/ptxas", "../cuda-11.8/bin/ptxas")
+    fake_root.link("usr/local/bin/gcc-12", "/usr/bin/gcc-12")
+    insp = inspect(fake_root.host(), [T118], toolkits=[T118])
+    plan = plan_uninstall(insp)
+    rm = step(plan, "remove-wrappers")
+    assert rm.commands == (("rm", "-f", "--", "/usr/local/bin/nvcc", "/usr/local/bin/ptxas"),)
+    assert step(plan, "wrappers-by-hand").paths == ("/usr/local/bin/mynvcc",)
+    assert_safe(plan, insp)
+
+
+def test_sudo_user_home_is_searched(fake_root):
+    trees.runfile_118(fake_root)
+    fake_root.file("etc/passwd", "root:x:0:0:root:/root:/bin/bash\nann:x:1000:1000:Ann:/home/ann:/bin/zsh\n")
+    fake_root.file("home/ann/.zshrc", "export PATH=/usr/local/cuda-11.8/bin:$PATH\n")
+    insp = inspect(fake_root.host(env={"SUDO_USER": "ann"}), [T118], toolkits=[T118])
+    assert [l.file for l in insp.rc_lines] == ["/home/ann/.zshrc"]
+
+
+@pytest.mark.real_machine
+@pytest.mark.skipif(not Path("/usr/local/cuda-13.0/bin/nvcc").exists(), reason="this machine's CUDA 13.0 toolkit is absent")
+def test_real_machine_plan_for_13_0(cli):
+    """This machine: /usr/local/cuda-13.0 built from wheels (no uninstaller, no package), the link, nvcc wrappers."""
+    res = cli("uninstall", "13.0", "--json", env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent"})
+    assert res.code == 0, res
+    data = res.json()
+    assert data["targets"][0]["path"] == "/usr/local/cuda-13.0"
+    cmds = [c for s in data["steps"] for c in s["commands"]]
+    assert ["rm", "-rf", "--", "/usr/local/cuda-13.0"] in cmds
+    if os.path.islink("/usr/local/cuda") and os.readlink("/usr/local/cuda") == "/usr/local/cuda-13.0":
+        assert ["rm", "--", "/usr/local/cuda"] in cmds
+    wrappers = [c for c in cmds if c[:3] == ["rm", "-f", "--"]]
+    if Path("/usr/local/bin/nvcc").exists() and "cuda-13.0" in Path("/usr/local/bin/nvcc").read_text():
+        assert wrappers and "/usr/local/bin/nvcc" in wrappers[0]
+    assert data["in_use"]
+    assert Path("/usr/local/cuda-13.0/bin/nvcc").exists()  # planning removed nothing

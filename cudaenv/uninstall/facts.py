@@ -10,6 +10,7 @@ from typing import Optional, Tuple
 
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit
 from cudaenv.uninstall.rcfiles import RcLine
+from cudaenv.uninstall.wrappers import Wrapper
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class Inspection:
     cuda_symlink: Optional[CudaSymlink] = None
     ldconf: Tuple[LdConf, ...] = ()
     rc_lines: Tuple[RcLine, ...] = ()
+    wrappers: Tuple[Wrapper, ...] = ()  # links and wrapper scripts on PATH leading into a target
     driver: Optional[DriverFacts] = None
     home: Optional[str] = None
     root: str = "/"

@@ -19,6 +19,7 @@ from cudaenv.uninstall import rpm as rpm_mod
 from cudaenv.uninstall.plan import PROTECTED
 from cudaenv.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
 from cudaenv.uninstall.rcfiles import mentions, probe_rc_lines, system_path
+from cudaenv.uninstall.wrappers import probe_wrappers
 
 LINK = "/usr/local/cuda"
 LDCONF_D = "/etc/ld.so.conf.d"
@@ -398,6 +399,7 @@ def inspect_uninstall(
         cuda_symlink=link,
         ldconf=probe_ldconf(host, paths, db, notes) if host.system != "windows" else (),
         rc_lines=probe_rc_lines(host, paths, notes) if host.system != "windows" else (),
+        wrappers=probe_wrappers(host, paths, notes) if host.system != "windows" else (),
         driver=probe_driver(host, db, notes) if driver else None,
         home=system_path(host, home) if home else None,
         root=str(host.root) if host.rooted else "/",

@@ -9,8 +9,9 @@ Order (each step only ever depends on the ones before it):
 3. ``update-alternatives --remove NAME DIR`` for every alternatives group listing it;
 4. the ``/usr/local/cuda`` link when it points at it: removed (``rm -- LINK``, never following it) or,
    with ``--repoint``, pointed at another toolkit;
-5. ``/etc/ld.so.conf.d`` files naming it; 6. shell startup lines (with a backup); 7. the driver (``--driver``);
-8. ``ldconfig`` last.
+5. links and exec-only wrapper scripts on PATH leading into it (``/usr/local/bin/nvcc``);
+6. ``/etc/ld.so.conf.d`` files naming it; 7. shell startup lines (with a backup); 8. the driver (``--driver``);
+9. ``ldconfig`` last.
 
 Steps after the first carry a guard (``only_if``): the script skips a step whose residue the removal tool
 already took away. Paths in commands that name the inspected system's files are :class:`HostPath` values,
@@ -153,6 +154,7 @@ def plan_uninstall(inspection: Inspection, options: Options = Options()) -> Plan
         _folder_step(b, t, tool_steps[t.toolkit.path])
     _alternatives_steps(b, inspection, options)
     choices = _link_steps(b, inspection, options)
+    _wrapper_steps(b, inspection)
     touched_ld = _ldconf_steps(b, inspection)
     _rc_steps(b, inspection)
     if options.driver:
@@ -169,7 +171,7 @@ def plan_uninstall(inspection: Inspection, options: Options = Options()) -> Plan
             Note(
                 "uninstall",
                 "paths are those of the system under %s; system tools in the plan (apt-get, dnf, update-alternatives, "
-                "ldconfig) act on the system they run on: run the script inside that system (chroot) with ROOT=" % inspection.root,
+                "ldconfig) act on the system they run on: for an image, run the script inside it (chroot) with CUDAENV_SCRIPT_ROOT= (empty)" % inspection.root,
             )
         )
     return Plan(
@@ -223,7 +225,7 @@ def _tool_step(b: _Builder, t: TargetFacts, options: Options) -> Optional[Step]:
             details.append("apt will also remove these installed packages that depend on them: %s" % " ".join(t.dependents))
         return b.add(
             "apt-remove",
-            "Remove the %d Debian package(s) that own %s's files (exact names from the dpkg database)" % (len(t.packages), _label(tk)),
+            "Remove the %d Debian package(s) that own the files of %s (exact names from the dpkg database)" % (len(t.packages), _label(tk)),
             commands=(("apt-get", "--purge", "remove", *t.packages),),
             needs_root=True,
             destructive=True,
@@ -234,7 +236,7 @@ def _tool_step(b: _Builder, t: TargetFacts, options: Options) -> Optional[Step]:
     if t.packages and t.package_manager == "rpm":
         return b.add(
             "dnf-remove",
-            "Remove the %d rpm package(s) that own %s's files (exact names from the rpm database)" % (len(t.packages), _label(tk)),
+            "Remove the %d rpm package(s) that own the files of %s (exact names from the rpm database)" % (len(t.packages), _label(tk)),
             commands=(("dnf", "remove", *t.packages),),
             needs_root=True,
             destructive=True,
@@ -446,6 +448,28 @@ def _link_steps(b: _Builder, inspection: Inspection, options: Options) -> List[s
     if not options.remove_link:
         choices.extend("--repoint %s   (point %s at %s instead of removing it)" % (k.version or k.path, link.path, k.path) for k in others)
     return choices
+
+
+def _wrapper_steps(b: _Builder, inspection: Inspection) -> None:
+    auto = [w for w in inspection.wrappers if w.action == "remove"]
+    hand = [w for w in inspection.wrappers if w.action == "hand"]
+    if auto:
+        b.add(
+            "remove-wrappers",
+            "Remove the programs on PATH that only lead into the removed toolkit (links are removed as links)",
+            commands=(("rm", "-f", "--", *(HostPath(w.path) for w in auto)),),
+            needs_root=any(b.root_for(w.path) for w in auto),
+            destructive=True,
+            paths=tuple(w.path for w in auto),
+            details=tuple("%s %s %s" % (w.path, "->" if w.kind == "link" else "runs", w.text) for w in auto),
+        )
+    if hand:
+        b.add(
+            "wrappers-by-hand",
+            "Check these scripts on PATH by hand: they use the removed toolkit but also do other things",
+            paths=tuple(w.path for w in hand),
+            details=tuple("%s: %s" % (w.path, w.text) for w in hand),
+        )
 
 
 # ----------------------------------------------------------------------------- steps 5-6: ld.so.conf.d and rc files

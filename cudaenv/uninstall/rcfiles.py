@@ -45,10 +45,18 @@ class RcLine:
 def rc_files(host) -> List[str]:
     """The startup files to look in (inspected-system paths), whether or not they exist."""
     files = []
+    homes = []
     home = host.env.get("HOME")
     if home:
-        home = system_path(host, home)
-        files.extend(posixpath.join(home, name) for name in HOME_FILES)
+        homes.append(system_path(host, home))
+    sudo_user = host.env.get("SUDO_USER")
+    if sudo_user:  # under sudo HOME is root's: the user's own startup files matter too
+        for line in (host.read_text("/etc/passwd") or "").splitlines():
+            fields = line.split(":")
+            if len(fields) >= 6 and fields[0] == sudo_user and fields[5] and fields[5] not in homes:
+                homes.append(fields[5])
+    for h in homes:
+        files.extend(posixpath.join(h, name) for name in HOME_FILES)
     files.extend(SYSTEM_FILES)
     files.extend(p for p in host.glob(PROFILE_D) if p.endswith(".sh"))
     return files

@@ -8,7 +8,7 @@ from cudaenv.uninstall.facts import Inspection
 
 @dataclass(frozen=True)
 class Residue:
-    kind: str  # folder | link | alternatives | ldconf | rc-line | package | conda-package | pip-wheel
+    kind: str  # folder | link | alternatives | ldconf | rc-line | wrapper | package | conda-package | pip-wheel
     path: str
     detail: str
     target: str  # the toolkit path it belongs to
@@ -40,6 +40,8 @@ def find_residue(inspection: Inspection) -> Tuple[Residue, ...]:
     for conf in inspection.ldconf:
         for n, text in conf.lines:
             out.append(Residue("ldconf", conf.file, "%s:%d: %s" % (conf.file, n, text), ",".join(conf.targets)))
+    for w in inspection.wrappers:
+        out.append(Residue("wrapper", w.path, "%s %s %s" % (w.path, "->" if w.kind == "link" else "runs", w.text), w.target))
     for line in inspection.rc_lines:
         out.append(Residue("rc-line", line.file, "%s:%d: %s" % (line.file, line.lineno, line.text), ",".join(line.targets)))
     return tuple(out)
