@@ -372,3 +372,26 @@ def test_real_machine_plan_for_13_0(cli):
         assert wrappers and "/usr/local/bin/nvcc" in wrappers[0]
     assert data["in_use"]
     assert Path("/usr/local/cuda-13.0/bin/nvcc").exists()  # planning removed nothing
+
+
+# ------------------------------------------------------------------------ parsers: any text in, no exception out
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from cudaenv.uninstall.rpm import parse_qf  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_dpkg_parsers_any_text(text):
+    pkgs, problems = parse_status(text)
+    assert all(p.name for p in pkgs.values())
+    parse_list(text)
+    parse_alternatives(text)
+    assert all(" " not in n for n in parse_qf(text))
+
+
+def test_parse_qf():
+    out = "cuda-nvcc-12-4\nfile /usr/local/cuda-12.4/extras/x is not owned by any package\ncuda-cudart-12-4\ncuda-nvcc-12-4\n"
+    assert parse_qf(out) == ("cuda-cudart-12-4", "cuda-nvcc-12-4")
