@@ -183,6 +183,7 @@ class Torch:
     in_virtualenv: bool = False
     platform_tag: Optional[str] = None  # sysconfig.get_platform() of the target interpreter
     site_packages: Tuple[str, ...] = ()  # the target interpreter's site-packages dirs (for pip nvidia-* wheels)
+    executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
 
 
 @dataclass(frozen=True)

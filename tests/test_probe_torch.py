@@ -397,3 +397,18 @@ def test_real_doctor_json_and_quick(cli_subprocess):
     q = quick.json()["torch"]
     assert q["version"] == "2.13.0+cpu" and q["dynamic"] is False and q["cuda_available"] is None
     assert quick_s < 2.0  # importing torch alone takes longer than this on this machine
+
+
+def test_a_shim_is_run_once_then_the_real_interpreter(site, tmp_path):
+    """pyenv-style shims: the static pass goes through the shim, the torch import runs the interpreter it found."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    log = tmp_path / "shim.log"
+    shim = shims / "python3"
+    shim.write_text('#!/bin/sh\necho run >> "%s"\nexec "%s" "$@"\n' % (log, sys.executable))
+    shim.chmod(0o755)
+    make_fake_torch(site)
+    t = probe_torch(host_with_path(site), Interpreter(str(shim), "PATH"), [])
+    assert t.python == str(shim) and t.executable == sys.executable
+    assert t.dynamic and t.cudnn == "9.10.2"
+    assert log.read_text() == "run\n"  # the shim ran for the static pass only

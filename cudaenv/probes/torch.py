@@ -98,6 +98,7 @@ def torch_from_static(data: Dict[str, Any], python: Optional[str], source: Optio
         in_virtualenv=bool(data.get("in_virtualenv")),
         platform_tag=_text(data.get("platform_tag")),
         site_packages=_strs(data.get("site_packages")),
+        executable=_text(data.get("executable")),
     )
 
 
@@ -154,6 +155,23 @@ def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note]) 
     return data
 
 
+def is_shim(path: str) -> bool:
+    """A pyenv or asdf shim (``~/.pyenv/shims/python3``): a script that finds and execs the real interpreter.
+
+    Other wrappers (module systems, ``conda run`` scripts) may set variables the import needs, so only
+    shims are replaced by the interpreter they lead to.
+    """
+    import os
+
+    return os.path.basename(os.path.dirname(path)) == "shims"
+
+
+def _runnable(path: str) -> bool:
+    import os
+
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
 def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
     """The static pass: no torch import. ``interpreter`` None -> python=None, installed=False and a note."""
     if interpreter is None:
@@ -177,7 +195,10 @@ def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> 
         return static
     if not static.installed:
         return static  # no torch found (or the interpreter did not answer): nothing to import
-    data = _run_child(host, interpreter.path, "dynamic", dynamic_timeout(host), notes)
+    python = interpreter.path
+    if is_shim(python) and static.executable and _runnable(static.executable):
+        python = static.executable  # a pyenv/asdf shim costs a shell and `pyenv exec` on every start
+    data = _run_child(host, python, "dynamic", dynamic_timeout(host), notes)
     if data is None:
         return static
     merged = merge_dynamic(static, data)
