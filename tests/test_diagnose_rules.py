@@ -452,3 +452,57 @@ def test_every_id_is_reported_once_and_fixes_have_no_placeholders():
     assert len({f.id for f in found}) == len(found)
     for f in found:
         no_placeholders(f)
+
+
+def test_duplicate_entry_gives_the_deduplicated_value():
+    gpus = tuple(gpu(i) for i in range(2))
+    v = VisibleDevices(cuda_visible_devices="0,0", entries=("0", "0"), invalid_entry="0",
+                       problems=("duplicate entry '0' (device 0 twice): CUDA treats the whole list as invalid and sees no GPU",))
+    f = one(healthy(gpus=gpus, visible_devices=v, torch=cuda_torch(count=0, cuda_available=False, devices=())),
+            "visible-devices-invalid")
+    assert f.severity == "error" and "duplicate entry" in f.detail and f.fix[0] == "export CUDA_VISIBLE_DEVICES=0"
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_text = st.one_of(st.none(), st.text(max_size=12), st.sampled_from(["12.4", "535.104.05", "N/A", "ERR!", "13", "", "6.1"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(driver=_text, cuda=_text, tcuda=_text, cap=_text, tk=_text, cvd=_text, arch=st.lists(st.text(max_size=10), max_size=4),
+       used=st.one_of(st.none(), st.integers(-5, 10 ** 6)), total=st.one_of(st.none(), st.integers(-5, 10 ** 6)))
+def test_rules_never_raise_on_odd_values(driver, cuda, tcuda, cap, tk, cvd, arch, used, total):
+    g = Gpu(index=0, name="x", compute_capability=cap, memory_used_mib=used, memory_total_mib=total)
+    entries = tuple((cvd or "").split(","))
+    s = healthy(
+        driver=Driver(version=driver, cuda_version=cuda, source="nvml"),
+        gpus=(g,),
+        visible_devices=VisibleDevices(cuda_visible_devices=cvd, entries=entries, invalid_entry=entries[0] if cvd else None),
+        torch=cuda_torch(version="2.13.0+x", cuda=tcuda, arch=tuple(arch)),
+        toolkits=(Toolkit(version=tk, path="/usr/local/cuda-x", source="x", active=True, on_path=True, in_ld_library_path=True),),
+        active_toolkit=ActiveToolkit(path="/usr/local/cuda-x", version=tk),
+        env=(("LD_LIBRARY_PATH", "/usr/local/cuda-x/lib64"), ("CUDA_HOME", "/nowhere")),
+    )
+    for f in diagnose(s):
+        assert f.severity in ("error", "warning", "info") and f.title and f.detail
+
+
+def test_wsl2_without_the_windows_driver():
+    p = Platform(system="linux", wsl=2, wsl_signals=("osrelease", "/dev/dxg"), dev_dxg=True)
+    s = Snapshot(platform=p, tools=(ToolStatus("nvml", status="missing"), ToolStatus("nvidia-smi", status="missing")),
+                 torch=Torch(python=PY))
+    f = one(s, "no-driver")
+    assert "Windows" in f.title and "wsl --update" in f.fix
+    with_lib = replace(s, platform=replace(p, libcuda=("/usr/lib/wsl/lib/libcuda.so.1",)))
+    assert "no-driver" not in ids(with_lib)
+
+
+def test_fallback_variant_without_recommend():
+    from cudaenv.diagnose.versions import _fallback_variant
+
+    assert _fallback_variant(healthy(), None) == "cu130"
+    old_gpu = healthy(gpus=(gpu(0, "NVIDIA GeForce GTX 1080 Ti", "6.1"),))
+    assert _fallback_variant(old_gpu, None) == "cu126"
+    assert _fallback_variant(healthy(driver=Driver(version="520.61.05", source="nvml")), None) == "cu118"
+    assert _fallback_variant(healthy(driver=Driver(version="418.39", source="nvml")), None) is None

@@ -173,9 +173,11 @@ def no_devices(s) -> List:
 
 def no_driver(s) -> List:
     p = s.platform
-    if not p.pci_nvidia_devices or s.driver is not None or c.failures(s) or c.hung(s):
+    if s.driver is not None or c.failures(s) or c.hung(s):
         return []
     if p.wsl == 2:
+        return _wsl2_no_driver(s)
+    if not p.pci_nvidia_devices:
         return []
     detail = "The PCI bus has an NVIDIA GPU (vendor 0x10de at %s) but no NVIDIA driver is installed: no NVML, no nvidia-smi." % (
         ", ".join(p.pci_nvidia_devices)
@@ -183,3 +185,26 @@ def no_driver(s) -> List:
     if p.nouveau_loaded:
         detail += " The open-source nouveau driver runs the display; it cannot run CUDA."
     return [F("no-driver", "error", "NVIDIA GPU present but no NVIDIA driver", detail, c.driver_install_commands(s))]
+
+
+def _wsl2_no_driver(s) -> List:
+    """WSL 2 shows no PCI bus: no driver answering and no Windows libcuda means the Windows side lacks it."""
+    p = s.platform
+    if any(c.norm(lib).startswith("/usr/lib/wsl/") for lib in p.libcuda):
+        return []
+    if not (p.dev_dxg or c.torch_cuda_build(s)):
+        return []
+    return [
+        F(
+            "no-driver",
+            "error",
+            "WSL 2 sees no NVIDIA driver from Windows",
+            "Under WSL 2 the GPU driver is the Windows host's, exposed as /usr/lib/wsl/lib/libcuda.so.1 and "
+            "/usr/lib/wsl/lib/nvidia-smi; neither is here%s." % (" although /dev/dxg exists" if p.dev_dxg else ""),
+            [
+                "# install the NVIDIA driver on Windows (https://www.nvidia.com/Download/index.aspx), then in PowerShell:",
+                "wsl --update",
+                "wsl --shutdown    # then reopen the distribution; /usr/lib/wsl/lib/nvidia-smi must work",
+            ],
+        )
+    ]

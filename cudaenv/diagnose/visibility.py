@@ -78,14 +78,11 @@ def invalid(s) -> List:
         return []
     visible = mapping_text(s)
     reason = "; ".join(v.problems) or ("entry %r matches no GPU" % v.invalid_entry)
-    if v.invalid_entry:
-        detail = (
-            "CUDA_VISIBLE_DEVICES=%s: %s. CUDA stops at the first invalid entry and ignores it and everything after it, "
-            "so the GPUs actually visible are: %s. nvidia-smi shows %d GPU%s, numbered %s."
-            % (v.cuda_visible_devices, reason, visible, len(s.gpus), "" if len(s.gpus) == 1 else "s", _all_indices(s))
-        )
-    else:
-        detail = "CUDA_VISIBLE_DEVICES=%s: %s. Visible: %s." % (v.cuda_visible_devices, reason, visible)
+    rule = "" if v.problems else " CUDA stops at the first invalid entry and ignores it and everything after it."
+    detail = (
+        "CUDA_VISIBLE_DEVICES=%s: %s.%s The GPUs actually visible: %s. nvidia-smi shows %d GPU%s, numbered %s."
+        % (v.cuda_visible_devices, reason, rule, visible, len(s.gpus), "" if len(s.gpus) == 1 else "s", _all_indices(s))
+    )
     fixed = corrected_value(s)
     fix = []
     if fixed and fixed != v.cuda_visible_devices:
