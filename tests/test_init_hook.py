@@ -1,11 +1,9 @@
 """`cudaenv init SHELL`: the hook's function and the .cuda-version auto-switch, in the real shells (a pty where needed)."""
 
 import os
-import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest

@@ -4,7 +4,6 @@ bash, zsh and fish run for real; PowerShell output is checked as text and run wh
 Toolkits are fake trees (bin/nvcc prints its version) under a fake root given with --root.
 """
 
-import os
 import shutil
 import subprocess
 import sys
@@ -58,7 +57,7 @@ def base_env(tmp_path, **extra):
 def test_quote_round_trips_every_hostile_value_in_the_real_shell(shell, tmp_path):
     sh = get_shell(shell)
     script = "".join(
-        ("printf '%%s\\0' %s\n" if shell != "fish" else "printf '%%s\\0' %s\n") % sh.quote(v) for v in HOSTILE
+        "printf '%%s\\0' %s\n" % sh.quote(v) for v in HOSTILE
     )
     proc = run_shell(shell, script, base_env(tmp_path), cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr

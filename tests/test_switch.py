@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from cudaenv import switch
 from cudaenv.snapshot import Toolkit
-from cudaenv.switch import SwitchError, find_toolkit, plan_auto, plan_off, plan_switch, plan_use
+from cudaenv.switch import SwitchError, find_toolkit, plan_auto, plan_off, plan_use
 
 
 def tk(version, path, **kw):

@@ -1,7 +1,6 @@
 """`cudaenv use` end to end: errors, .cuda-version, --local, --write scripts, CUDAENV_TOOLKITS, the real toolkit."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path

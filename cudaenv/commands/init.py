@@ -30,7 +30,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         shell = detect_shell(args.shell, ctx.env, system)
     except UnknownShell as exc:
-        raise UserError(exc.message, hint="cudaenv init bash|zsh|fish|pwsh")
+        raise UserError(exc.message, hint="cudaenv init bash|zsh|fish|pwsh") from None
     if shell.name not in HOOK_SHELLS:
         raise UserError("no hook for %s" % shell.name, hint="cudaenv init bash|zsh|fish|pwsh")
     if not args.install:
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         status, backup = install_hook(rc, shell.hook_line, "cudaenv init %s --install" % shell.name)
     except OSError as exc:
-        raise UserError("cannot update %s: %s" % (rc, exc.strerror or exc), hint="give another file with --rc FILE")
+        raise UserError("cannot update %s: %s" % (rc, exc.strerror or exc), hint="give another file with --rc FILE") from None
     if status == "present":
         ctx.err.write("cudaenv: the hook is already in %s; nothing changed\n" % rc)
     else:

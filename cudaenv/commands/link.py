@@ -11,7 +11,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass
-from typing import List, Mapping, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 HELP = "print the commands that repoint /usr/local/cuda"
 LINK = "/usr/local/cuda"
