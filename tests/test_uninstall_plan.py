@@ -312,6 +312,12 @@ def test_cli_errors(mixed, cli):
     assert res.code == 2 and "--repoint 7.5" in res.err
     res = cli("uninstall", "--root", str(mixed.path), "cuda; rm -rf /", env=env)
     assert res.code == 2 and "not an absolute path" in res.err
+    res = cli("uninstall", "--root", str(mixed.path), "/usr/local", env=env)
+    assert res.code == 2 and "system folder" in res.err
+    res = cli("uninstall", "--root", str(mixed.path), "/etc", env=env)
+    assert res.code == 2 and "system folder" in res.err
+    res = cli("uninstall", "--root", str(mixed.path), "/var/lib/dpkg", env=env)
+    assert res.code == 2 and "does not look like a CUDA toolkit" in res.err
     res = cli("uninstall", "--root", str(mixed.path), "/opt/nothing here", env=env)
     assert res.code == 2 and "nothing of it is left" in res.err
 

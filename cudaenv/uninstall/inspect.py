@@ -107,8 +107,16 @@ def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], every
         for t in toolkits:
             if t.path == path or (real is not None and host.resolve(t.path) == real):
                 return [t]
+        if path.rstrip("/") in PROTECTED or (host.system != "windows" and path.count("/") < 2):
+            raise UserError("%s is a system folder, not a toolkit" % path, hint="give the toolkit's own folder, e.g. /usr/local/cuda-12.4")
         if not host.lexists(path):
             return [Toolkit(version=None, path=path, source="residue")]
+        markers = ("bin/nvcc", "version.json", "version.txt", "include/cuda.h", "conda-meta", "bin/cuda-uninstaller")
+        if host.is_dir(path) and not host.is_link(path) and "site-packages" not in path and not any(
+            host.lexists(posixpath.join(path, m)) for m in markers
+        ):
+            raise UserError("%s does not look like a CUDA toolkit (no bin/nvcc, version.json or include/cuda.h)" % path,
+                            hint="`cudaenv list` shows the toolkits cudaenv finds")
         return [Toolkit(version=_version_of(host, path) if host.is_dir(path) else None, path=path, source="argument")]
     if not re.match(r"^\d+(\.\d+)*$", spec):
         raise UserError("%r is neither a CUDA version nor a path" % spec, hint="for example `cudaenv uninstall 12.4`")

@@ -159,7 +159,8 @@ def plan_uninstall(inspection: Inspection, options: Options = Options()) -> Plan
     _rc_steps(b, inspection)
     if options.driver:
         _driver_steps(b, inspection)
-    if inspection.system == "linux" and (touched_ld or any(_system_toolkit(t) for t in inspection.targets)):
+    removed_libs = any(s.kind in ("runfile-uninstaller", "apt-remove", "dnf-remove", "remove-folder") for s in b.steps)
+    if inspection.system == "linux" and (touched_ld or removed_libs):
         b.add(
             "ldconfig",
             "Rebuild the shared-library cache so nothing still finds the removed libraries",
@@ -183,10 +184,6 @@ def plan_uninstall(inspection: Inspection, options: Options = Options()) -> Plan
         system=inspection.system,
         root=inspection.root,
     )
-
-
-def _system_toolkit(t: TargetFacts) -> bool:
-    return t.present and t.toolkit.install_method not in ("conda", "pip", "windows-installer")
 
 
 def _in_use(inspection: Inspection) -> List[str]:
