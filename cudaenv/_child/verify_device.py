@@ -320,7 +320,7 @@ def run_device(torch, opts):
             run.ok = False
             raise _Stop()
         emit("check", name="benchmark", ok=True, seconds=round(time.perf_counter() - start, 6),
-             detail="timed fp32 matmul n=%d, %d MiB %s" % (bench_n, copy_mib, "device->host copy" if run.cuda else "memory copy"))
+             detail="timed matmul n=%d, %d MiB copy" % (bench_n, copy_mib))
         emit("figure", **figures)
     except _Stop:
         pass

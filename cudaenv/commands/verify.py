@@ -230,7 +230,7 @@ def render_devices(report, color: bool = False) -> str:
     head = "cudaenv verify: %s" % report.python
     if torch:
         head += ", torch %s" % torch
-    lines.append(head)
+    lines += _wrap(head, "")
     if report.problem is not None:
         p = report.problem
         lines.append("")

@@ -1,0 +1,98 @@
+"""cudaenv verify for real against the CPU torch 2.13.0 of the test interpreter (`nox -s torch`).
+
+The interpreter under test is ``sys.executable`` (it has torch); nothing here needs a GPU. Each test stays
+well under 30 s: tiny tensors, two ranks.
+"""
+
+import importlib.util
+import sys
+import time
+
+import pytest
+
+pytestmark = [
+    pytest.mark.torch,
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed in the test interpreter"),
+]
+
+ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+
+
+def test_verify_cpu_passes_with_real_numbers(cli):
+    r = cli("verify", "--cpu", "--json", "--python", sys.executable, env=ENV)
+    assert r.code == 0, r
+    data = r.json()
+    dev = data["devices"]["devices"][0]
+    assert dev["ok"] and dev["device"] == "cpu" and dev["logical"] is None
+    assert [c["name"] for c in dev["checks"]] == ["allocate", "elementwise", "matmul-fp32", "matmul-fp16", "matmul-bf16",
+                                                  "copy-to-host", "synchronize", "benchmark"]
+    assert all(c["ok"] for c in dev["checks"])
+    assert dev["tflops"] > 0 and dev["gbps"] > 0
+    assert data["devices"]["torch"].startswith("2.13.0")
+    text = cli("verify", "--cpu", "--python", sys.executable, env=ENV)
+    assert text.code == 0 and "all checks passed on 1 device" in text.out
+    assert "TFLOP/s fp32 matmul" in text.out
+
+
+def test_verify_without_a_gpu_says_why_and_exits_1(cli):
+    r = cli("verify", "--json", "--python", sys.executable, env=ENV)
+    assert r.code == 1
+    problem = r.json()["devices"]["problem"]
+    assert problem["id"] in ("torch-cpu-only", "torch-cuda-unavailable", "no-driver")
+    if r.json()["devices"]["torch_cuda"] is None:
+        assert problem["id"] == "torch-cpu-only"
+        assert "CPU-only build" in problem["message"]
+    text = cli("verify", "--python", sys.executable, env=ENV).out
+    assert "Nothing ran on a GPU (finding %s)" % problem["id"] in text
+
+
+def test_verify_distributed_gloo_two_real_ranks(cli):
+    start = time.monotonic()
+    r = cli("verify", "--distributed", "--backend", "gloo", "--nproc", "2", "--json", "--python", sys.executable, env=ENV)
+    assert r.code == 0, r
+    data = r.json()["distributed"]
+    assert data["ok"] and data["backend"] == "gloo" and data["nproc"] == 2
+    assert [x["rank"] for x in data["ranks"]] == [0, 1]
+    for rank in data["ranks"]:
+        assert rank["ok"] and rank["device"] == "cpu"
+        names = [c["name"] for c in rank["checks"]]
+        assert names == ["init", "all-reduce", "broadcast", "barrier", "bandwidth"]
+        assert rank["checks"][1]["detail"] == "sum of ranks 1..2 = 3 (got 3)"
+    assert time.monotonic() - start < 30
+
+
+def test_verify_distributed_a_hung_rank_is_stopped_and_explained(cli):
+    start = time.monotonic()
+    r = cli("verify", "--distributed", "--backend", "gloo", "--nproc", "2", "--hang-rank", "1", "--device-timeout", "15",
+            "--json", "--python", sys.executable, env=ENV)
+    elapsed = time.monotonic() - start
+    assert r.code == 1
+    data = r.json()["distributed"]
+    assert data["error"]["id"] == "dist-timeout"
+    assert not data["ranks"][0]["ok"] and data["ranks"][0]["error"]["stage"] == "all-reduce"
+    assert elapsed < 25, elapsed
+
+
+def test_verify_distributed_without_gpus_defaults_to_nccl_and_says_use_gloo(cli):
+    r = cli("verify", "--distributed", "--json", "--python", sys.executable, env=ENV)
+    if "+cpu" in r.out:
+        assert r.code == 1
+        err = r.json()["distributed"]["error"]
+        assert err["id"] == "torch-cpu-only" and "--backend gloo" in err["message"]
+
+
+def test_explain_probe_adds_this_machines_facts(cli):
+    r = cli("explain", "--probe", "--json", "--python", sys.executable, "RuntimeError: CUDA error: invalid device ordinal", env=ENV)
+    assert r.code == 0, r
+    data = r.json()
+    assert data["facts"]["torch"].startswith("2.13.0")
+    assert data["context"][0] == "Here torch sees 0 GPU(s): no GPU."
+
+
+def test_device_child_directly_on_a_cpu_torch():
+    from cudaenv.host import Host
+    from cudaenv.verify import verify_devices
+
+    report = verify_devices(Host(env=ENV), sys.executable, [0], timeout=60, hardware=((), ()))
+    assert report.problem is not None and report.results == ()
+    assert report.info["device_count"] == 0
