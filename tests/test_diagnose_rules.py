@@ -506,3 +506,11 @@ def test_fallback_variant_without_recommend():
     assert _fallback_variant(old_gpu, None) == "cu126"
     assert _fallback_variant(healthy(driver=Driver(version="520.61.05", source="nvml")), None) == "cu118"
     assert _fallback_variant(healthy(driver=Driver(version="418.39", source="nvml")), None) is None
+
+
+def test_arch_check_looks_at_the_visible_gpus_only():
+    gpus = (gpu(0, "NVIDIA GeForce GTX 1080 Ti", "6.1", total=11264), gpu(1))
+    v = VisibleDevices(cuda_visible_devices="1", entries=("1",), mapping=(DeviceMapping(0, 1),))
+    t = cuda_torch(version="2.13.0+cu130", cuda="13.0")
+    assert "gpu-arch-unsupported" not in ids(healthy(gpus=gpus, visible_devices=v, torch=t))
+    assert "gpu-arch-unsupported" in ids(healthy(gpus=gpus, visible_devices=all_visible(gpus), torch=replace(t, device_count=2)))

@@ -214,7 +214,10 @@ def gpu_arch(s, tables) -> List:
     t = s.torch
     if not c.torch_cuda_build(s) or not t.dynamic or not t.arch_list:
         return []
-    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name) for g in s.gpus if _cap(g.compute_capability)]
+    from cudaenv.diagnose.visibility import visible_gpus
+
+    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name)
+            for g in visible_gpus(s) if _cap(g.compute_capability)]
     if not gpus:
         gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), _cap(d.capability), d.name)
                 for i, d in enumerate(t.devices) if _cap(d.capability)]

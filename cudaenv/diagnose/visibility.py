@@ -94,7 +94,8 @@ def invalid(s) -> List:
     return [F("visible-devices-invalid", severity, "CUDA_VISIBLE_DEVICES hides GPUs: an entry is invalid", detail, fix)]
 
 
-def _visible_gpus(s):
+def visible_gpus(s):
+    """The GPUs CUDA programs see here (all when CUDA_VISIBLE_DEVICES is unset)."""
     v = s.visible_devices
     if v.cuda_visible_devices is None or not v.mapping:
         return list(s.gpus) if v.cuda_visible_devices is None else []
@@ -103,7 +104,7 @@ def _visible_gpus(s):
 
 def order(s) -> List:
     v = s.visible_devices
-    gpus = _visible_gpus(s)
+    gpus = visible_gpus(s)
     models = {g.name for g in gpus if g.name}
     if len(models) < 2 or (v.device_order or "").strip().upper() == "PCI_BUS_ID":
         return []
