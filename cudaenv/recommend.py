@@ -202,7 +202,7 @@ def _judge(version: str, variant: str, m: _Machine, facts: _Facts) -> Tuple[Cand
     if cuda:
         min_driver = drv.min_driver_for_cuda(cuda, m.driver_system)
         if m.driver and min_driver and drv.compare_versions(m.driver, min_driver) < 0:
-            problems.append("%s needs driver >= %s (this one is %s)" % (variant, min_driver, m.driver))
+            problems.append("needs driver >= %s (this one is %s)" % (min_driver, m.driver))
             driver_problem = True
         ptx_jit_ok = m.driver is None or (m.native_cuda is not None and drv.compare_versions(m.native_cuda, cuda) >= 0)
         archs, ptx, note = facts.arch(version, variant, m)
