@@ -234,3 +234,11 @@ def test_command_python_version_and_variant(cli, fake_root, tmp_path):
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "8.6",
               "--torch", "2.6", "--variant", "cu121", env=env)
     assert res.code == 1 and "cu121 stops at torch 2.5.1" in res.out, res
+
+
+def test_command_os_macos_means_apple_silicon_unless_told(cli, fake_root, tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--os", "macos", "--torch", "2.7.1", "--json", env=env)
+    assert res.code == 0 and res.json()["platform"] == "macos-arm64" and res.json()["index_url"] is None, res
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--os", "macos", "--machine", "x86_64", "--torch", "2.7.1", "--json", env=env)
+    assert res.code == 1 and res.json()["variant"] is None

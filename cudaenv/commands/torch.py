@@ -191,6 +191,10 @@ def build_recommendation(args: argparse.Namespace, ctx: Any, host: Any, snapshot
             raise UserError("--compute-capability %s is not a compute capability" % cc, hint="for example --compute-capability 8.6")
     os_name = getattr(args, "os", None)
     system = {"macos": "darwin"}.get(os_name, os_name)
+    machine = getattr(args, "machine", None)
+    probed = getattr(getattr(snapshot, "platform", None), "system", None)
+    if system and system != probed and not machine:
+        machine = "arm64" if system == "darwin" else "x86_64"  # planning for another OS: its usual CPU
     torch = getattr(snapshot, "torch", None)
     python = getattr(torch, "python", None)
     return recommend(
@@ -199,7 +203,7 @@ def build_recommendation(args: argparse.Namespace, ctx: Any, host: Any, snapshot
         driver=driver.strip() if driver else None,
         compute_capabilities=[c.strip() for c in ccs] if ccs else None,
         system=system,
-        machine=getattr(args, "machine", None),
+        machine=machine,
         python_version=python_version,
         index_base=index_base(ctx.env, getattr(args, "index_base", None)),
         index_data=index_data,
