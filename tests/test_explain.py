@@ -1,7 +1,6 @@
 """cudaenv explain: every pattern matched by its real recorded text, the table's invariants, the CLI."""
 
 import inspect
-import json
 import re
 import sys
 from pathlib import Path

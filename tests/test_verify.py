@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import RECORDED, SYSTEM_BIN, recorded
+from conftest import RECORDED, recorded
 from cudaenv.host import CommandResult
 from cudaenv.snapshot import DeviceMapping, Gpu
 from cudaenv.verify import (

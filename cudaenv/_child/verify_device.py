@@ -157,7 +157,7 @@ class Runner(object):
             emit("check", name=name, ok=False, seconds=round(seconds, 6), detail="%s: %s" % (type(exc).__name__, exc))
             emit("error", stage=name, type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())
             self.ok = False
-            raise _Stop()
+            raise _Stop() from None
         seconds = time.perf_counter() - start
         ok, detail, skipped = True, "", False
         if isinstance(result, tuple):
@@ -318,7 +318,7 @@ def run_device(torch, opts):
                  detail="%s: %s" % (type(exc).__name__, exc))
             emit("error", stage="benchmark", type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())
             run.ok = False
-            raise _Stop()
+            raise _Stop() from None
         emit("check", name="benchmark", ok=True, seconds=round(time.perf_counter() - start, 6),
              detail="timed matmul n=%d, %d MiB copy" % (bench_n, copy_mib))
         emit("figure", **figures)

@@ -102,10 +102,10 @@ def check(name, fn):
         emit("check", name=name, ok=False, seconds=round(time.perf_counter() - start, 6),
              detail="%s: %s" % (type(exc).__name__, exc))
         emit("error", stage=name, type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())
-        raise _Stop()
+        raise _Stop() from None
     emit("check", name=name, ok=bool(ok), seconds=round(time.perf_counter() - start, 6), detail=detail)
     if not ok:
-        raise _Stop()
+        raise _Stop() from None
 
 
 class _Stop(Exception):

@@ -13,7 +13,7 @@ Exit 0 when everything asked for passed, 1 when something failed or there is no 
 import argparse
 import json
 import textwrap
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional
 
 HELP = "run real GPU work in your Python to prove it works"
 WIDTH = 80
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpu", action="store_true", help="run the same checks on the CPU")
     parser.add_argument("--distributed", action="store_true", help="launch torchrun and check all-reduce, broadcast, barrier")
     parser.add_argument("--nproc", type=int, metavar="N", help="ranks for --distributed (default: visible GPUs; 2 with gloo and no GPU)")
-    parser.add_argument("--backend", choices=("nccl", "gloo"), help="process group backend (default: nccl with GPUs, else gloo)")
+    parser.add_argument("--backend", choices=("nccl", "gloo"), help="process group backend (default nccl, which needs GPUs; gloo runs on the CPU)")
     parser.add_argument("--nccl-debug", action="store_true", help="run the ranks with NCCL_DEBUG=INFO and attach its output")
     parser.add_argument("--toolkit", action="store_true", help="compile (and run) a tiny CUDA program with the active nvcc")
     parser.add_argument("--arch", action="append", default=[], metavar="CC",
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         devices = V.parse_devices_arg(args.device)
     except ValueError as exc:
-        raise UserError("--device %s: %r is not a device number" % (args.device, str(exc)), hint="for example --device 0,2 or --device all")
+        raise UserError("--device %s: %r is not a device number" % (args.device, str(exc)), hint="for example --device 0,2 or --device all") from None
     if args.cpu and args.device:
         raise UserError("--cpu and --device cannot be combined", hint="use one of them")
     host = ctx.host(args)
@@ -195,7 +195,8 @@ def render_error(error: Any, indent: str = "  ") -> List[str]:
     lines = _wrap(head, "")
     lines = [lines[0]] + ["%s  %s" % (indent, x) for x in lines[1:]]
     if error.title:
-        lines += _wrap(error.message, indent + "  ")
+        first = next((x.strip() for x in error.message.splitlines() if x.strip()), "")
+        lines += _wrap(first, indent + "  ")
     if error.explanation:
         lines += _wrap(error.explanation, indent + "  ")
     for detail in error.details:
