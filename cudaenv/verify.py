@@ -425,6 +425,9 @@ def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None,
     first_report, first_res = run_one(order[0])
     problem = problem_from_report(first_report, python, first_res)
     if problem is not None:
+        if problem.id == "torch-cuda-unavailable" and not gpus:
+            problem = Problem(problem.id, problem.message + "; nvidia-smi and NVML show no GPU either "
+                              "(cudaenv doctor tells whether the driver or the GPU is missing)", problem.error)
         return DevicesReport(python, first_report.info, (), problem)
     results = [device_result(order[0], first_report, first_res, gpus, mapping, timeout)]
     info = first_report.info

@@ -60,6 +60,15 @@ def fake_python(tmp_path, cases, default="", name="python"):
     return str(path)
 
 
+def vcli(cli, tmp_path, *argv, env=None):
+    """`cudaenv ARGV` with files read inside an empty root: the real machine's NVML library is never loaded."""
+    root = tmp_path / "emptyroot"
+    root.mkdir(exist_ok=True)
+    full = dict(env or {"PATH": "/usr/bin:/bin"})
+    full["CUDAENV_ROOT"] = str(root)
+    return cli(*argv, env=full)
+
+
 def smi(fake_bin, query="smi-query-2080ti-x4.txt"):
     fake_bin.command("nvidia-smi", "", 0, by_args={"--query-gpu": (recorded(query), 0), "--query-compute-apps": ("", 0)})
 
@@ -181,14 +190,14 @@ def test_problem_from_report():
 def test_verify_names_physical_gpus_behind_cuda_visible_devices(cli, tmp_path, fake_bin):
     smi(fake_bin)
     py = fake_python(tmp_path, {"--device 0": ("verify-2080ti-cuda0-ok.txt", 0), "--device 1": ("verify-2080ti-cuda1-ok.txt", 0)})
-    r = cli("verify", "--json", "--python", py, env={"PATH": fake_bin.env_path, "CUDA_VISIBLE_DEVICES": "2,3"})
+    r = vcli(cli, tmp_path, "verify", "--json", "--python", py, env={"PATH": fake_bin.env_path, "CUDA_VISIBLE_DEVICES": "2,3"})
     assert r.code == 0, r
     data = r.json()
     assert data["ok"] is True
     devices = data["devices"]["devices"]
     assert [(d["logical"], d["physical"], d["ok"]) for d in devices] == [(0, 2, True), (1, 3, True)]
     assert data["devices"]["torch"] == "2.7.1+cu118" and data["devices"]["problem"] is None
-    text = cli("verify", "--python", py, env={"PATH": fake_bin.env_path, "CUDA_VISIBLE_DEVICES": "2,3"})
+    text = vcli(cli, tmp_path, "verify", "--python", py, env={"PATH": fake_bin.env_path, "CUDA_VISIBLE_DEVICES": "2,3"})
     assert "cuda:0 = GPU 2: NVIDIA GeForce RTX 2080 Ti (sm_75)" in text.out
     assert "cuda:1 = GPU 3: NVIDIA GeForce RTX 2080 Ti (sm_75)" in text.out
     assert "12.41 TFLOP/s fp32 matmul, 12.9 GB/s device->host, 10.6 of 10.8 GiB free" in text.out
@@ -198,13 +207,13 @@ def test_verify_names_physical_gpus_behind_cuda_visible_devices(cli, tmp_path, f
 
 def test_one_failing_device_does_not_stop_the_others(cli, tmp_path):
     py = fake_python(tmp_path, {"--device 0": ("verify-2080ti-cuda0-ok.txt", 0), "--device 1": ("verify-1080ti-cu128-no-kernel.txt", 1)})
-    r = cli("verify", "--json", "--python", py)
+    r = vcli(cli, tmp_path, "verify", "--json", "--python", py)
     assert r.code == 1
     devices = r.json()["devices"]["devices"]
     assert [d["ok"] for d in devices] == [True, False]
     assert devices[1]["error"]["id"] == "gpu-arch-unsupported"
     assert devices[1]["name"] == "NVIDIA GeForce GTX 1080 Ti" and devices[1]["capability"] == "6.1"
-    text = cli("verify", "--python", py)
+    text = vcli(cli, tmp_path, "verify", "--python", py)
     assert "error gpu-arch-unsupported: torch has no kernels for this GPU" in text.out
     assert "1 of 2 devices passed" in text.out
 
@@ -212,7 +221,7 @@ def test_one_failing_device_does_not_stop_the_others(cli, tmp_path):
 def test_a_hung_device_is_stopped_and_the_next_one_runs(cli, tmp_path):
     py = fake_python(tmp_path, {"--device 0": ("verify-h100-hang-partial.txt", 0, 30), "--device 1": ("verify-h100-ok.txt", 0)})
     start = time.monotonic()
-    r = cli("verify", "--json", "--python", py, "--device-timeout", "2")
+    r = vcli(cli, tmp_path, "verify", "--json", "--python", py, "--device-timeout", "2")
     elapsed = time.monotonic() - start
     assert r.code == 1
     assert elapsed < 8, elapsed
@@ -223,7 +232,7 @@ def test_a_hung_device_is_stopped_and_the_next_one_runs(cli, tmp_path):
 
 def test_a_crashed_device_is_reported_and_the_next_one_runs(cli, tmp_path):
     py = fake_python(tmp_path, {"--device 0": ("verify-h100-hang-partial.txt", 0, None, "SEGV"), "--device 1": ("verify-h100-ok.txt", 0)})
-    r = cli("verify", "--json", "--python", py)
+    r = vcli(cli, tmp_path, "verify", "--json", "--python", py)
     assert r.code == 1
     devices = r.json()["devices"]["devices"]
     assert devices[0]["error"]["id"] == "verify-crashed" and "signal 11" in devices[0]["error"]["message"]
@@ -232,18 +241,18 @@ def test_a_crashed_device_is_reported_and_the_next_one_runs(cli, tmp_path):
 
 def test_explicit_device_list(cli, tmp_path):
     py = fake_python(tmp_path, {"--device 1": ("verify-2080ti-cuda1-ok.txt", 0)})
-    r = cli("verify", "--json", "--device", "1", "--python", py)
+    r = vcli(cli, tmp_path, "verify", "--json", "--device", "1", "--python", py)
     assert r.code == 0, r
     assert [d["logical"] for d in r.json()["devices"]["devices"]] == [1]
 
 
 def test_no_usable_gpu_says_why_with_the_doctor_id(cli, tmp_path):
     py = fake_python(tmp_path, {"--device 0": ("verify-driver-too-old.txt", 1)})
-    r = cli("verify", "--python", py)
+    r = vcli(cli, tmp_path, "verify", "--python", py)
     assert r.code == 1
     assert "cannot use a GPU here" in r.out and "error driver-too-old-for-torch" in r.out
     assert "finding driver-too-old-for-torch" in r.out
-    j = cli("verify", "--json", "--python", py).json()
+    j = vcli(cli, tmp_path, "verify", "--json", "--python", py).json()
     assert j["ok"] is False and j["devices"]["devices"] == [] and j["devices"]["problem"]["id"] == "driver-too-old-for-torch"
 
 
@@ -251,26 +260,37 @@ def test_cpu_only_torch_in_a_fake_python(cli, tmp_path):
     cpu_info = MARKER + json.dumps({"event": "info", "torch": "2.13.0+cpu", "cuda": None, "cuda_available": False, "device_count": 0})
     select = MARKER + json.dumps({"event": "error", "stage": "select", "type": "AssertionError", "message": "Torch not compiled with CUDA enabled"})
     py = fake_python(tmp_path, {"--device 0": (cpu_info + "\n" + select + "\n", 1)})
-    r = cli("verify", "--json", "--python", py)
+    r = vcli(cli, tmp_path, "verify", "--json", "--python", py)
     assert r.code == 1 and r.json()["devices"]["problem"]["id"] == "torch-cpu-only"
+
+
+def test_cuda_torch_that_sees_no_gpu_and_no_driver_answers(cli, tmp_path):
+    info = MARKER + json.dumps({"event": "info", "torch": "2.13.0+cu130", "cuda": "13.0", "cuda_available": False, "device_count": 0})
+    select = MARKER + json.dumps({"event": "error", "stage": "select", "type": "RuntimeError", "message": "No CUDA GPUs are available"})
+    py = fake_python(tmp_path, {"--device 0": (info + "\n" + select + "\n", 1)})
+    r = vcli(cli, tmp_path, "verify", "--json", "--python", py)
+    assert r.code == 1
+    problem = r.json()["devices"]["problem"]
+    assert problem["id"] == "torch-cuda-unavailable"
+    assert "nvidia-smi and NVML show no GPU either" in problem["message"]
 
 
 def test_torch_missing(cli, tmp_path):
     err = MARKER + json.dumps({"event": "error", "stage": "import", "type": "ModuleNotFoundError", "message": "No module named 'torch'"})
     py = fake_python(tmp_path, {"--device": (err + "\n", 1), "--cpu": (err + "\n", 1)})
     for extra in ((), ("--cpu",)):
-        r = cli("verify", "--json", "--python", py, *extra)
+        r = vcli(cli, tmp_path, "verify", "--json", "--python", py, *extra)
         assert r.code == 1
         assert r.json()["devices"]["problem"]["id"] == "torch-missing"
 
 
 def test_usage_errors(cli, tmp_path):
-    assert cli("verify", "--device", "0,x").code == 2
-    assert cli("verify", "--cpu", "--device", "0").code == 2
-    r = cli("verify", "--python", str(tmp_path / "nope"))
+    assert vcli(cli, tmp_path, "verify", "--device", "0,x").code == 2
+    assert vcli(cli, tmp_path, "verify", "--cpu", "--device", "0").code == 2
+    r = vcli(cli, tmp_path, "verify", "--python", str(tmp_path / "nope"))
     assert r.code == 2 and "does not exist" in r.err
-    assert cli("verify", "--toolkit", "--arch", "banana").code == 2
-    assert cli("verify", "--distributed", "--nproc", "0").code == 2
+    assert vcli(cli, tmp_path, "verify", "--toolkit", "--arch", "banana").code == 2
+    assert vcli(cli, tmp_path, "verify", "--distributed", "--nproc", "0").code == 2
 
 
 # ----------------------------------------------------------------------------- distributed, recorded ranks
@@ -342,13 +362,13 @@ def test_distributed_cli_with_recorded_ranks(cli, tmp_path, fake_bin):
     py = fake_torchrun_python(tmp_path, GPU_INFO, ["verify-dist-nccl-rank0-ok.jsonl", "verify-dist-nccl-rank1-ok.jsonl"],
                               "host:5100:5100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\nsomething else\n")
     env = {"PATH": fake_bin.env_path, "CUDA_VISIBLE_DEVICES": "2,3"}
-    r = cli("verify", "--distributed", "--json", "--nccl-debug", "--python", py, env=env)
+    r = vcli(cli, tmp_path, "verify", "--distributed", "--json", "--nccl-debug", "--python", py, env=env)
     assert r.code == 0, r
     data = r.json()["distributed"]
     assert data["backend"] == "nccl" and data["nproc"] == 2 and data["ok"] is True
     assert [x["physical"] for x in data["ranks"]] == [2, 3]
     assert data["nccl_debug"] == ["host:5100:5100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>"]
-    text = cli("verify", "--distributed", "--python", py, env=env).out
+    text = vcli(cli, tmp_path, "verify", "--distributed", "--python", py, env=env).out
     assert "rank 0: cuda:0 = GPU 2 (NVIDIA GeForce RTX 2080 Ti) ok  NCCL 2.21.5, 9.84 GB/s all-reduce" in text
     assert "distributed check passed" in text
 
@@ -356,7 +376,7 @@ def test_distributed_cli_with_recorded_ranks(cli, tmp_path, fake_bin):
 def test_distributed_without_gpus_needs_gloo(cli, tmp_path):
     info = MARKER + json.dumps({"event": "info", "torch": "2.13.0+cpu", "cuda": None, "cuda_available": False, "device_count": 0}) + "\n"
     py = fake_torchrun_python(tmp_path, info, [])
-    r = cli("verify", "--distributed", "--json", "--python", py)
+    r = vcli(cli, tmp_path, "verify", "--distributed", "--json", "--python", py)
     assert r.code == 1
     err = r.json()["distributed"]["error"]
     assert err["id"] == "torch-cpu-only" and "--backend gloo" in err["message"]
