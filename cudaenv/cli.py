@@ -13,15 +13,17 @@ Commands write through ``ctx.out`` / ``ctx.err`` (never ``print`` to sys.stdout 
 :class:`cudaenv.errors.UserError` for the user's mistakes, and return the exit code.
 """
 
-import argparse
-import importlib
+from __future__ import annotations
+
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import IO, Dict, List, Mapping, Optional, Sequence
 
 from cudaenv import __version__
 from cudaenv.errors import UserError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import IO, Dict, List, Mapping, Optional, Sequence
 
 # name -> (module, one-line help). Order is the order of `cudaenv --help`.
 COMMANDS: Dict[str, Sequence[str]] = {
@@ -39,15 +41,73 @@ COMMANDS: Dict[str, Sequence[str]] = {
 }
 
 
-@dataclass
+FAST_COMMANDS = ("use", "list")
+
+
+def parse_simple(argv: Sequence[str], options: Dict[str, Sequence], positional: Optional[str]):
+    """Parse ``argv`` for a hot-path command without argparse.
+
+    ``options`` maps an option to ``(dest, takes_value)``; ``positional`` names the one optional positional
+    argument (or None). Returns a namespace, or None for anything unusual (help, an unknown option, a
+    repeated positional, a bad --timeout), so that the caller falls back to argparse and its messages.
+    """
+    from types import SimpleNamespace
+
+    values = {dest: (None if takes else False) for dest, takes in options.values()}
+    if positional:
+        values[positional] = None
+    i, only_positional = 0, False
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        if only_positional or not token.startswith("-") or token == "-":
+            if not positional or values[positional] is not None:
+                return None
+            values[positional] = token
+        elif token == "--":
+            only_positional = True
+        else:
+            name, eq, value = token.partition("=")
+            if name not in options:
+                return None
+            dest, takes = options[name]
+            if not takes:
+                if eq:
+                    return None
+                values[dest] = True
+                continue
+            if not eq:
+                if i >= len(argv):
+                    return None
+                value = argv[i]
+                i += 1
+            values[dest] = value
+    if values.get("timeout") is not None:
+        try:
+            values["timeout"] = float(values["timeout"])
+        except ValueError:
+            return None
+        if not values["timeout"] > 0:
+            return None
+    return SimpleNamespace(**values)
+
+
 class Context:
     """What a command gets: the environment, the streams, and a way to build the Host."""
 
-    env: Mapping[str, str]
-    out: IO[str]
-    err: IO[str]
-    stdin: Optional[IO[str]] = None
-    cwd: str = field(default_factory=os.getcwd)
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        out: IO[str],
+        err: IO[str],
+        stdin: Optional[IO[str]] = None,
+        cwd: Optional[str] = None,
+    ):
+        self.env = env
+        self.out = out
+        self.err = err
+        self.stdin = stdin
+        self.cwd = cwd if cwd is not None else os.getcwd()
 
     def host(self, args: argparse.Namespace):
         from cudaenv.host import host_from_environment
@@ -74,7 +134,7 @@ class Context:
         return self.is_tty and "NO_COLOR" not in self.env and self.env.get("TERM") != "dumb"
 
 
-def add_host_options(parser: argparse.ArgumentParser, python: bool = True) -> None:
+def add_host_options(parser, python: bool = True) -> None:
     """The options every probing command shares."""
     parser.add_argument("--root", metavar="DIR", help="inspect files under DIR as if it were / (env: CUDAENV_ROOT)")
     parser.add_argument("--timeout", metavar="SECONDS", type=_positive_float, help="timeout for each command run (default 5)")
@@ -85,6 +145,8 @@ def add_host_options(parser: argparse.ArgumentParser, python: bool = True) -> No
 
 
 def _positive_float(text: str) -> float:
+    import argparse
+
     try:
         value = float(text)
     except ValueError:
@@ -94,11 +156,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits 2 with one line and a hint instead of the usage dump on errors."""
+def _parser_class():
+    import argparse
 
-    def error(self, message: str) -> "None":  # type: ignore[override]
-        raise UserError(message, hint="see `%s --help`" % self.prog)
+    class _Parser(argparse.ArgumentParser):
+        """argparse that exits 2 with one line and a hint instead of the usage dump on errors."""
+
+        def error(self, message: str) -> "None":  # type: ignore[override]
+            raise UserError(message, hint="see `%s --help`" % self.prog)
+
+    return _Parser
 
 
 def _first_command(argv: Sequence[str]) -> Optional[str]:
@@ -110,12 +177,20 @@ def _first_command(argv: Sequence[str]) -> Optional[str]:
     return None
 
 
-def build_parser(argv: Sequence[str]) -> argparse.ArgumentParser:
-    parser = _Parser(prog="cudaenv", description="A CUDA environment doctor and manager.")
+def build_parser(argv: Sequence[str]):
+    """The parser; only the chosen subcommand's module is imported and only its subparser is built."""
+    import importlib
+
+    parser_class = _parser_class()
+    parser = parser_class(prog="cudaenv", description="A CUDA environment doctor and manager.")
     parser.add_argument("--version", action="version", version="cudaenv %s" % __version__)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     chosen = _first_command(argv)
-    for name, (module_name, help_text) in COMMANDS.items():
+    # Building every subparser costs milliseconds (argparse looks up translations for each): build only
+    # the one asked for, unless help or an unknown name needs the whole list.
+    names = [chosen] if chosen in COMMANDS else list(COMMANDS)
+    for name in names:
+        module_name, help_text = COMMANDS[name]
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
             module = importlib.import_module(module_name)
@@ -133,6 +208,12 @@ def main(
     argv = list(sys.argv[1:] if argv is None else argv)
     ctx = Context(env=dict(os.environ if env is None else env), out=out or sys.stdout, err=err or sys.stderr, stdin=sys.stdin)
     try:
+        if argv[:1] and argv[0] in FAST_COMMANDS:
+            # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
+            module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
+            fast = parse_simple(argv[1:], module.FAST_OPTIONS, module.FAST_POSITIONAL)
+            if fast is not None:
+                return int(module.run(fast, ctx) or 0)
         parser = build_parser(argv)
         args = parser.parse_args(argv)
         module = getattr(args, "_module", None)

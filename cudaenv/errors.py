@@ -1,6 +1,10 @@
 """The one error type for mistakes the user made (exit code 2, one line and a hint)."""
 
-from typing import Optional
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
 
 
 class UserError(Exception):

@@ -14,17 +14,18 @@ even under a root: the driver and GPUs belong to the host, the files inspected t
 :meth:`Host.which_in_root` resolves a program on PATH inside the root (for ``nvcc``).
 """
 
-import errno
+from __future__ import annotations
+
 import ntpath
 import os
 import posixpath
-import signal
-import subprocess
 import sys
-import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv._record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 DEFAULT_TIMEOUT = 5.0
 MAX_READ = 4 * 1024 * 1024
@@ -40,8 +41,7 @@ def current_system() -> str:
     return "linux"
 
 
-@dataclass(frozen=True)
-class CommandResult:
+class CommandResult(Record):
     """What running a command gave. ``error`` is ``missing``, ``timeout`` or ``oserror`` when it did not run to the end."""
 
     argv: Tuple[str, ...]
@@ -95,11 +95,15 @@ def _decode(data: Optional[bytes]) -> Tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
-Runner = Callable[[Sequence[str], float, Mapping[str, str], Optional[str]], CommandResult]
+# A runner: (argv, timeout, env, cwd) -> CommandResult
 
 
 def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str], cwd: Optional[str] = None) -> CommandResult:
     """Run ``argv`` with a hard timeout; the whole process group is killed when it expires."""
+    import errno
+    import subprocess
+    import time
+
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
     kwargs = {}
@@ -138,7 +142,9 @@ def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str
     return CommandResult(argv, proc.returncode, so, se, None, time.monotonic() - start, timeout, bad1 or bad2)
 
 
-def _kill_tree(proc: "subprocess.Popen[bytes]") -> None:
+def _kill_tree(proc) -> None:
+    import signal
+
     try:
         if os.name == "posix":
             os.killpg(proc.pid, signal.SIGKILL)
@@ -151,7 +157,7 @@ def _kill_tree(proc: "subprocess.Popen[bytes]") -> None:
             pass
 
 
-def _read_limited(real: Path, limit: int) -> Optional[bytes]:
+def _read_limited(real: str, limit: int) -> Optional[bytes]:
     """Up to ``limit`` bytes, read in small chunks: some /proc and /sys files refuse one large read (ENOMEM)."""
     chunks: List[bytes] = []
     size = 0
@@ -177,10 +183,12 @@ class Host:
         env: Optional[Mapping[str, str]] = None,
         system: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
-        runner: Optional[Runner] = None,
+        runner: Optional[Callable[..., CommandResult]] = None,
         machine: Optional[str] = None,
     ):
-        self.root = Path(root)
+        self._root_str = os.fspath(root) or "/"
+        if len(self._root_str) > 1:
+            self._root_str = self._root_str.rstrip("/\\") or "/"
         self.env: Dict[str, str] = dict(env if env is not None else {})
         self.system = system or current_system()
         self.timeout = float(timeout)
@@ -191,7 +199,15 @@ class Host:
     @property
     def rooted(self) -> bool:
         """True when files are read inside a root other than the real ``/``."""
-        return str(self.root) not in ("/", "") and self.root != Path(self.root.anchor)
+        root = self._root_str
+        return root not in ("/", "") and not (len(root) <= 3 and root[1:2] == ":")
+
+    @property
+    def root(self):
+        """The root as a :class:`pathlib.Path` (pathlib is imported only when asked for)."""
+        from pathlib import Path
+
+        return Path(self._root_str)
 
     @property
     def pathsep(self) -> str:
@@ -205,50 +221,67 @@ class Host:
             return ([drive.rstrip(":")] if drive else []) + parts
         return [x for x in p.split("/") if x]
 
-    def path(self, p: "str | os.PathLike[str]") -> Path:
-        """Where the inspected system's absolute path ``p`` lives on this machine (inside the root)."""
-        p = os.fspath(p)
+    def path(self, p: "str | os.PathLike[str]"):
+        """Where the inspected system's absolute path ``p`` lives on this machine (inside the root), as a Path."""
+        from pathlib import Path
+
+        return Path(self._rooted(os.fspath(p)))
+
+    def local(self, p: "str | os.PathLike[str]") -> str:
+        """:meth:`path` as a string."""
+        return self._rooted(os.fspath(p))
+
+    def _rooted(self, p: str) -> str:
+        """:meth:`path` as a string (the probes' hot loops avoid building Path objects)."""
         if not self.rooted:
-            return Path(p)
-        if isinstance(p, str) and self.root in Path(p).parents:
-            return Path(p)  # already inside the root
-        return self.root.joinpath(*self._parts(p)) if self._parts(p) else self.root
+            return p
+        root = self._root_str
+        if p == root or p.startswith(root + os.sep):
+            return p  # already inside the root
+        parts = self._parts(p)
+        return root + os.sep + os.sep.join(parts) if parts else root
 
     def unroot(self, real: "str | os.PathLike[str]") -> str:
         """The inspected system's name for a path on this machine (the inverse of :meth:`path`)."""
-        real = Path(real)
+        real = os.fspath(real)
         if not self.rooted:
-            return str(real)
-        try:
-            rel = real.relative_to(self.root)
-        except ValueError:
-            return str(real)
+            return real
+        root = self._root_str
+        if real == root:
+            parts: List[str] = []
+        elif real.startswith(root + os.sep):
+            parts = [x for x in real[len(root) + 1:].split(os.sep) if x]
+        else:
+            return real
         if self.system == "windows":
-            parts = rel.parts
             if not parts:
                 return "C:\\"
             return parts[0] + ":\\" + "\\".join(parts[1:])
-        return "/" + "/".join(rel.parts)
+        return "/" + "/".join(parts)
 
     def join(self, *parts: str) -> str:
         """Join path parts with the inspected system's separator."""
         return ntpath.join(*parts) if self.system == "windows" else posixpath.join(*parts)
 
-    def real(self, p: str) -> Optional[Path]:
-        """The file on this machine that ``p`` names after following links inside the root (None if dangling)."""
+    def real(self, p: str):
+        """The file on this machine (a Path) that ``p`` names after following links inside the root (None if dangling)."""
         resolved = self.resolve(p)
         return None if resolved is None else self.path(resolved)
 
+    def _real(self, p: str) -> Optional[str]:
+        resolved = self.resolve(p)
+        return None if resolved is None else self._rooted(resolved)
+
     def read_text(self, p: str, limit: int = MAX_READ) -> Optional[str]:
         """The file's text (UTF-8, undecodable bytes replaced), or None when it cannot be read."""
-        real = self.real(p)
+        real = self._real(p)
         if real is None:
             return None
         data = _read_limited(real, limit)
         return None if data is None else data.decode("utf-8", errors="replace")
 
     def read_bytes(self, p: str, limit: int = MAX_READ) -> Optional[bytes]:
-        real = self.real(p)
+        real = self._real(p)
         if real is None:
             return None
         return _read_limited(real, limit)
@@ -259,33 +292,33 @@ class Host:
         if resolved is None:
             return False
         try:
-            return os.path.lexists(self.path(resolved))
+            return os.path.lexists(self._rooted(resolved))
         except (OSError, ValueError):
             return False
 
     def lexists(self, p: str) -> bool:
         try:
-            return os.path.lexists(self.path(p))
+            return os.path.lexists(self._rooted(p))
         except (OSError, ValueError):
             return False
 
     def is_dir(self, p: str) -> bool:
         resolved = self.resolve(p)
         try:
-            return resolved is not None and self.path(resolved).is_dir()
+            return resolved is not None and os.path.isdir(self._rooted(resolved))
         except (OSError, ValueError):
             return False
 
     def is_file(self, p: str) -> bool:
         resolved = self.resolve(p)
         try:
-            return resolved is not None and self.path(resolved).is_file()
+            return resolved is not None and os.path.isfile(self._rooted(resolved))
         except (OSError, ValueError):
             return False
 
     def is_link(self, p: str) -> bool:
         try:
-            return self.path(p).is_symlink()
+            return os.path.islink(self._rooted(p))
         except (OSError, ValueError):
             return False
 
@@ -295,14 +328,14 @@ class Host:
         if resolved is None:
             return []
         try:
-            return sorted(os.listdir(self.path(resolved)))
+            return sorted(os.listdir(self._rooted(resolved)))
         except (OSError, ValueError):
             return []
 
     def readlink(self, p: str) -> Optional[str]:
         """The text of the link ``p`` (as written in the image), or None when ``p`` is no link."""
         try:
-            return os.readlink(self.path(p))
+            return os.readlink(self._rooted(p))
         except (OSError, ValueError):
             return None
 
@@ -374,9 +407,9 @@ class Host:
         for entry in self.env_path():
             for candidate_name in names:
                 candidate = self.join(entry, candidate_name)
-                real = self.real(candidate)
+                real = self._real(candidate)
                 try:
-                    if real is not None and real.is_file() and (self.system == "windows" or os.access(real, os.X_OK)):
+                    if real is not None and os.path.isfile(real) and (self.system == "windows" or os.access(real, os.X_OK)):
                         if candidate not in found:
                             found.append(candidate)
                 except OSError:
@@ -405,7 +438,7 @@ class Host:
                 env.pop(key, None)
             else:
                 env[key] = value
-        return Host(self.root, env, self.system, self.timeout, self._runner, self.machine)
+        return Host(self._root_str, env, self.system, self.timeout, self._runner, self.machine)
 
 
 def host_from_environment(

@@ -5,24 +5,26 @@ Versions are strings ("12.4", "550.54.15"); absent facts are ``None``; every lis
 ``Snapshot.to_dict()`` is the public JSON (documented in README.md); ``Snapshot.from_dict`` reads it back.
 """
 
-import dataclasses
-import typing
-from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple
+from __future__ import annotations
+
+from cudaenv._record import Record, asdict, factory
+from cudaenv._record import replace as _replace
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing is not imported on the fast path
+    from typing import Any, Dict, Optional, Tuple
 
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(Record):
     """Something a probe could not do, or saw fail ("nvidia-smi timed out after 5 s")."""
 
     probe: str
     message: str
 
 
-@dataclass(frozen=True)
-class Platform:
+class Platform(Record):
     system: str  # linux | windows | darwin
     distro: Optional[str] = None  # PRETTY_NAME from /etc/os-release: "Ubuntu 22.04.4 LTS"
     distro_id: Optional[str] = None  # ID: "ubuntu"
@@ -42,8 +44,7 @@ class Platform:
     libcuda: Tuple[str, ...] = ()  # every libcuda.so* in the system library dirs and ld.so.conf dirs (WSL2: one outside /usr/lib/wsl/lib shadows it)
 
 
-@dataclass(frozen=True)
-class Driver:
+class Driver(Record):
     version: Optional[str]  # userspace driver version (NVML/nvidia-smi), else the kernel module's
     cuda_version: Optional[str] = None  # highest CUDA the driver supports: "12.4"
     kernel_module: Optional[str] = None  # open | proprietary | None
@@ -53,8 +54,7 @@ class Driver:
     wsl_windows_side: bool = False  # WSL2: the driver is the Windows host's
 
 
-@dataclass(frozen=True)
-class ToolStatus:
+class ToolStatus(Record):
     """How a driver tool answered: NVML (in a child process) or nvidia-smi."""
 
     tool: str  # "nvml" | "nvidia-smi"
@@ -65,8 +65,7 @@ class ToolStatus:
     seconds: Optional[float] = None
 
 
-@dataclass(frozen=True)
-class Gpu:
+class Gpu(Record):
     index: int  # nvidia-smi / NVML index (PCI bus order)
     name: Optional[str] = None
     uuid: Optional[str] = None
@@ -77,8 +76,7 @@ class Gpu:
     mig_uuids: Tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class GpuProcess:
+class GpuProcess(Record):
     pid: int
     name: Optional[str] = None
     used_memory_mib: Optional[int] = None
@@ -88,15 +86,13 @@ class GpuProcess:
     state: Optional[str] = None  # "running" | "zombie" | "gone" (no such pid) | None (not checked)
 
 
-@dataclass(frozen=True)
-class DeviceMapping:
+class DeviceMapping(Record):
     logical: int  # cuda:N
     physical: int  # nvidia-smi index
     uuid: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class VisibleDevices:
+class VisibleDevices(Record):
     cuda_visible_devices: Optional[str] = None  # None = unset (all GPUs)
     device_order: Optional[str] = None  # CUDA_DEVICE_ORDER as set
     mapping: Tuple[DeviceMapping, ...] = ()
@@ -105,8 +101,7 @@ class VisibleDevices:
     problems: Tuple[str, ...] = ()  # human sentences: "entry 'GPU-12' matches no GPU", "duplicate entry 1"
 
 
-@dataclass(frozen=True)
-class Toolkit:
+class Toolkit(Record):
     version: Optional[str]  # "12.4.131" or "12.4" where only major.minor is known
     path: str  # the toolkit root, as the inspected system names it
     source: str  # where it was found: "/usr/local/cuda-*", "CUDA_HOME", "PATH", "conda", "pip", ...
@@ -123,8 +118,7 @@ class Toolkit:
     sources: Tuple[str, ...] = ()  # every source that found it
 
 
-@dataclass(frozen=True)
-class CudaSymlink:
+class CudaSymlink(Record):
     path: str  # "/usr/local/cuda"
     target: Optional[str]  # the link's text as written ("/usr/local/cuda-13.0" or "cuda-12.1")
     resolved: Optional[str] = None  # the final path, None when dangling or looping
@@ -132,8 +126,7 @@ class CudaSymlink:
     alternatives: bool = False  # managed through /etc/alternatives/cuda
 
 
-@dataclass(frozen=True)
-class ActiveToolkit:
+class ActiveToolkit(Record):
     path: Optional[str]
     nvcc: Optional[str] = None  # the nvcc PATH resolves (a wrapper's exec target followed)
     version: Optional[str] = None
@@ -141,8 +134,7 @@ class ActiveToolkit:
     nvcc_on_path: Tuple[str, ...] = ()  # every nvcc on PATH, in PATH order, before resolving
 
 
-@dataclass(frozen=True)
-class Cudnn:
+class Cudnn(Record):
     version: Optional[str]  # "9.1.0"
     header: Optional[str] = None
     source: str = "unknown"  # system | toolkit | CUDNN_PATH | pip | windows | conda
@@ -150,15 +142,13 @@ class Cudnn:
     toolkit: Optional[str] = None  # the toolkit path whose include dir holds it
 
 
-@dataclass(frozen=True)
-class TorchDevice:
+class TorchDevice(Record):
     name: Optional[str] = None
     capability: Optional[str] = None  # "8.6"
     total_memory_mib: Optional[int] = None
 
 
-@dataclass(frozen=True)
-class Torch:
+class Torch(Record):
     python: Optional[str]  # the interpreter probed
     installed: bool = False
     version: Optional[str] = None  # "2.13.0+cpu"
@@ -186,12 +176,11 @@ class Torch:
     executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
 
 
-@dataclass(frozen=True)
-class Snapshot:
+class Snapshot(Record):
     platform: Platform
     driver: Optional[Driver] = None
     gpus: Tuple[Gpu, ...] = ()
-    visible_devices: VisibleDevices = field(default_factory=VisibleDevices)
+    visible_devices: VisibleDevices = factory(VisibleDevices)
     toolkits: Tuple[Toolkit, ...] = ()
     cuda_symlink: Optional[CudaSymlink] = None
     active_toolkit: Optional[ActiveToolkit] = None
@@ -213,7 +202,7 @@ class Snapshot:
 
     def to_dict(self) -> Dict[str, Any]:
         data = {"schema_version": SCHEMA_VERSION}
-        data.update(_to_jsonable(self))
+        data.update(asdict(self))
         data["env"] = dict(self.env)
         return data
 
@@ -224,40 +213,27 @@ class Snapshot:
         data.pop("findings", None)
         env = data.get("env") or {}
         data["env"] = tuple(sorted(env.items())) if isinstance(env, dict) else tuple(tuple(x) for x in env)
-        return _from_jsonable(cls, data)
+        return _from_jsonable("Snapshot", data)
 
 
-def _to_jsonable(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (list, tuple)):
-        return [_to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _to_jsonable(v) for k, v in value.items()}
-    return value
-
-
-def _from_jsonable(tp: Any, value: Any) -> Any:
-    """Rebuild dataclasses and tuples from JSON data, following the type hints."""
+def _from_jsonable(hint: str, value: Any) -> Any:
+    """Rebuild records and tuples from JSON data, following the annotation text of each field."""
     if value is None:
         return None
-    origin = typing.get_origin(tp) if hasattr(typing, "get_origin") else getattr(tp, "__origin__", None)
-    args = typing.get_args(tp) if hasattr(typing, "get_args") else getattr(tp, "__args__", ())
-    if origin is typing.Union:
-        inner = [a for a in args if a is not type(None)]
-        return _from_jsonable(inner[0], value) if inner else value
-    if origin in (tuple, Tuple):
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_from_jsonable(args[0], v) for v in value)
-        return tuple(value)
-    if dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
-        known = {f.name for f in dataclasses.fields(tp)}
-        kwargs = {k: _from_jsonable(hints[k], v) for k, v in value.items() if k in known}
-        return tp(**kwargs)
+    hint = hint.strip()
+    if hint.startswith("Optional[") and hint.endswith("]"):
+        return _from_jsonable(hint[len("Optional["):-1], value)
+    if hint.startswith("Tuple[") and hint.endswith("]"):
+        inner = hint[len("Tuple["):-1]
+        if inner.endswith(", ...") and isinstance(value, (list, tuple)):
+            return tuple(_from_jsonable(inner[: -len(", ...")], v) for v in value)
+        return tuple(value) if isinstance(value, (list, tuple)) else value
+    cls = globals().get(hint)
+    if isinstance(cls, type) and issubclass(cls, Record) and isinstance(value, dict):
+        return cls(**{k: _from_jsonable(cls._hints[k], v) for k, v in value.items() if k in cls._fields})
     return value
 
 
 def replace(obj: Any, **changes: Any) -> Any:
-    """``dataclasses.replace`` under a shorter name (snapshots are frozen)."""
-    return dataclasses.replace(obj, **changes)
+    """A copy of a frozen record with some fields changed."""
+    return _replace(obj, **changes)

@@ -19,13 +19,18 @@ The switch is exact and reversible:
   (the toolkit active before it, empty for none), so leaving the project switches back.
 """
 
+from __future__ import annotations
+
 import ntpath
 import posixpath
 import re
-from dataclasses import dataclass, replace
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from cudaenv._record import Record, replace
 
 from cudaenv.snapshot import Toolkit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 ACTIVE = "CUDAENV_ACTIVE"
 SAVED_PREFIX = "CUDAENV_SAVED_"
@@ -54,8 +59,7 @@ class SwitchError(Exception):
         return self.message
 
 
-@dataclass(frozen=True)
-class EnvChange:
+class EnvChange(Record):
     """What to do to a shell's environment: ``(name, value)`` pairs in order, value None = unset."""
 
     changes: Tuple[Tuple[str, Optional[str]], ...] = ()

@@ -27,3 +27,27 @@ def test_round_trip_through_json():
     assert data["gpus"][0]["compute_capability"] == "8.9"
     assert data["platform"]["wsl"] == 2
     assert Snapshot.from_dict(data) == snap
+
+
+def test_records_are_frozen_hashable_and_replaceable():
+    import pytest
+
+    from cudaenv._record import FrozenInstanceError, asdict, fields
+    from cudaenv.snapshot import replace
+
+    gpu = Gpu(index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
+    with pytest.raises(FrozenInstanceError):
+        gpu.name = "x"
+    assert hash(gpu) == hash(Gpu(0, "NVIDIA H100 80GB HBM3", compute_capability="9.0"))
+    assert replace(gpu, index=3) == Gpu(index=3, name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
+    assert fields(Gpu)[:3] == ("index", "name", "uuid")
+    assert asdict(gpu)["memory_total_mib"] is None
+    with pytest.raises(TypeError):
+        Gpu(index=0, bogus=1)
+    with pytest.raises(TypeError):
+        Gpu()  # index has no default
+
+
+def test_default_factories_give_each_snapshot_its_own_value():
+    a, b = Snapshot(platform=Platform(system="linux")), Snapshot(platform=Platform(system="linux"))
+    assert a.visible_devices == VisibleDevices() and a.visible_devices is not b.visible_devices

@@ -4,19 +4,21 @@ Fast by design (at most 3x `python -c pass`): it reads files only (no nvcc run w
 cuda.h tells the version), never starts the user's Python, and imports nothing heavy.
 """
 
-import argparse
-
 HELP = "list the CUDA toolkits installed here"
 
+# Read by `cudaenv.cli.parse_simple` without argparse: option -> (dest, takes a value).
+FAST_POSITIONAL = None
+FAST_OPTIONS = {"--json": ("json", False), "--root": ("root", True), "--timeout": ("timeout", True)}
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+
+def add_arguments(parser) -> None:
     from cudaenv.cli import add_host_options
 
     add_host_options(parser, python=False)
     parser.add_argument("--json", action="store_true", help="print the toolkits as JSON (schema_version 1)")
 
 
-def run(args: argparse.Namespace, ctx) -> int:
+def run(args, ctx) -> int:
     from cudaenv.probes.toolkits import env_site_packages, probe_toolkits
     from cudaenv.render import toolkits as render
 

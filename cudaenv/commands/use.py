@@ -6,14 +6,29 @@ This is the hot path of the shell hook: only the stdlib, host, snapshot, switch,
 probe are imported.
 """
 
-import argparse
+from __future__ import annotations
+
 import os
-from typing import List, Optional, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import List, Optional, Tuple
 
 HELP = "print shell code that switches this shell to a CUDA toolkit"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+# The options `cudaenv.cli.parse_simple` reads without argparse on this hot path: option -> (dest, takes a value).
+FAST_POSITIONAL = "version"
+FAST_OPTIONS = {
+    "--off": ("off", False), "--local": ("local", False), "-q": ("quiet", False), "--quiet": ("quiet", False),
+    "--auto": ("auto", False), "--complete": ("complete", False),
+    "--shell": ("shell", True), "--write": ("write", True), "--root": ("root", True), "--timeout": ("timeout", True),
+}
+
+
+def add_arguments(parser) -> None:
+    import argparse
+
     from cudaenv.cli import add_host_options
 
     parser.add_argument(
@@ -32,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_host_options(parser, python=False)
 
 
-def run(args: argparse.Namespace, ctx) -> int:
+def run(args, ctx) -> int:
     from cudaenv import switch
 
     host = ctx.host(args)
@@ -135,11 +150,11 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
 
     Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this machine.
     """
-    from dataclasses import replace
+    from cudaenv.snapshot import replace
 
     from cudaenv.probes.toolkits import env_site_packages, probe_toolkits
 
-    state = probe_toolkits(host, [], site_packages=env_site_packages(host))
+    state = probe_toolkits(host, [], site_packages=env_site_packages(host), install_methods=False)
     toolkits = list(state.toolkits)
     link = None if host.system == "windows" else "/usr/local/cuda"
     if host.rooted:
@@ -147,7 +162,7 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
         # name too. Map every toolkit to its real path and merge such twins (keeping their flags).
         merged: dict = {}
         for t in toolkits:
-            real = replace(t, path=str(host.path(t.path)), nvcc=str(host.path(t.nvcc)) if t.nvcc else None)
+            real = replace(t, path=host.local(t.path), nvcc=host.local(t.nvcc) if t.nvcc else None)
             twin = merged.get(real.path)
             if twin is None:
                 merged[real.path] = real
@@ -156,7 +171,7 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
                     twin, is_link_target=twin.is_link_target or real.is_link_target, active=twin.active or real.active
                 )
         toolkits = list(merged.values())
-        link = str(host.path(link)) if link else None
+        link = host.local(link) if link else None
     return toolkits, link
 
 
@@ -173,8 +188,8 @@ def _spec_path(spec: str, base: str, host, env) -> str:
     if not spec.startswith("/"):
         spec = os.path.join(base, spec)
     spec = os.path.normpath(spec)
-    if host.rooted and not spec.startswith(str(host.root).rstrip("/") + "/"):
-        spec = str(host.path(spec))
+    if host.rooted and not spec.startswith(host.local("/").rstrip("/") + "/"):
+        spec = host.local(spec)
     return spec
 
 

@@ -18,7 +18,7 @@ nvidia-smi costs one timeout, never one per query.
 import json
 import re
 import sys
-from dataclasses import dataclass
+from cudaenv._record import Record
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
@@ -62,8 +62,7 @@ SMALL = 65536
 _NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "unknown error", "err!", "[err!]", "[gpu is lost]"}
 
 
-@dataclass(frozen=True)
-class NvidiaState:
+class NvidiaState(Record):
     """What the driver probe saw: the driver (None when no source named a version), GPUs, processes, tools."""
 
     driver: Optional[Driver]
@@ -532,7 +531,7 @@ def _merge_gpus(smi_gpus: Sequence[Gpu], nvml_gpus: Sequence[Gpu]) -> Tuple[Gpu,
         if other is None:
             merged.append(g)
             continue
-        from dataclasses import replace
+        from cudaenv.snapshot import replace
 
         merged.append(
             replace(
@@ -582,7 +581,7 @@ def _driver(host, nvml, smi: _SmiState, module, kmod_version, smi_path, lib, pla
 
 
 def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu]) -> Tuple[GpuProcess, ...]:
-    from dataclasses import replace
+    from cudaenv.snapshot import replace
 
     index_of = {g.uuid: g.index for g in gpus if g.uuid}
     check = host.system == "linux" and host.is_dir("/proc")

@@ -7,7 +7,7 @@ Interpreters are host programs: real paths on this machine, run with ``host.run`
 import ntpath
 import os
 import posixpath
-from dataclasses import dataclass
+from cudaenv._record import Record
 from typing import List, Optional
 
 from cudaenv.errors import UserError
@@ -15,8 +15,7 @@ from cudaenv.errors import UserError
 SOURCES = ("--python", "VIRTUAL_ENV", "CONDA_PREFIX", "PATH")
 
 
-@dataclass(frozen=True)
-class Interpreter:
+class Interpreter(Record):
     path: str
     source: str  # --python | VIRTUAL_ENV | CONDA_PREFIX | PATH
 

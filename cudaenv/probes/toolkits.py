@@ -17,14 +17,19 @@ and only then from running ``nvcc --version``, so the common case runs no progra
 This module is on ``cudaenv use``'s hot path: stdlib only, nothing heavy.
 """
 
+from __future__ import annotations
+
 import ntpath
 import os
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
-from typing import Dict, List, Optional, Sequence, Tuple
 
+from cudaenv._record import Record, replace
 from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
+    from typing import Dict, List, Optional, Sequence, Tuple
 
 PROBE = "toolkits"
 CUDA_H_LIMIT = 256 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h
@@ -47,8 +52,7 @@ _PIP_DIST = re.compile(r"^nvidia_cuda_(nvcc|runtime)(?:_cu(\d+))?-([^-]+)\.dist-
 _PIP_CU = re.compile(r"^cu(\d+)$")
 
 
-@dataclass(frozen=True)
-class ToolkitState:
+class ToolkitState(Record):
     """What toolkit discovery found: the toolkits (newest first), the /usr/local/cuda link, the active one."""
 
     toolkits: Tuple[Toolkit, ...] = ()
@@ -162,29 +166,43 @@ def version_key(version: Optional[str]) -> Tuple[int, ...]:
 
 
 # ------------------------------------------------------------------------------------ discovery
-@dataclass
 class _Candidate:
-    path: str  # as the inspected system names it
-    source: str
-    method: Optional[str] = None  # an install method the place itself tells (conda, pip, windows-installer)
-    version: Optional[str] = None  # from package metadata (pip dist-info, conda-meta)
-    version_source: Optional[str] = None
-    strict: bool = False  # note it when the folder holds no toolkit (named like one, or given by the user)
-    force: bool = False  # keep it even without toolkit markers (a pip runtime wheel)
-    label: Optional[str] = None  # how to name it in a note ("CUDA_HOME=/x")
+    """A folder some place proposes as a toolkit."""
+
+    __slots__ = ("path", "source", "method", "version", "version_source", "strict", "force", "label")
+
+    def __init__(
+        self,
+        path: str,  # as the inspected system names it
+        source: str,
+        method: Optional[str] = None,  # an install method the place itself tells (conda, pip, windows-installer)
+        version: Optional[str] = None,  # from package metadata (pip dist-info, conda-meta)
+        version_source: Optional[str] = None,
+        strict: bool = False,  # note it when the folder holds no toolkit (named like one, or given by the user)
+        force: bool = False,  # keep it even without toolkit markers (a pip runtime wheel)
+        label: Optional[str] = None,  # how to name it in a note ("CUDA_HOME=/x")
+    ):
+        self.path, self.source, self.method, self.version = path, source, method, version
+        self.version_source, self.strict, self.force, self.label = version_source, strict, force, label
 
 
-@dataclass
 class _Found:
-    path: str
-    key: str
-    sources: List[str] = field(default_factory=list)
-    candidate: Optional[_Candidate] = None
+    """A toolkit folder found, with every source that proposed it."""
+
+    __slots__ = ("path", "key", "sources", "candidate")
+
+    def __init__(self, path: str, key: str, sources: Optional[List[str]] = None, candidate: Optional[_Candidate] = None):
+        self.path, self.key, self.candidate = path, key, candidate
+        self.sources = [] if sources is None else sources
 
 
-def probe_toolkits(host, notes: list, site_packages: Sequence[str] = ()) -> ToolkitState:
-    """Every CUDA toolkit on ``host``, the /usr/local/cuda link, and the active toolkit. Problems go into ``notes``."""
-    finder = _Finder(host, notes)
+def probe_toolkits(host, notes: list, site_packages: Sequence[str] = (), install_methods: bool = True) -> ToolkitState:
+    """Every CUDA toolkit on ``host``, the /usr/local/cuda link, and the active toolkit. Problems go into ``notes``.
+
+    ``install_methods=False`` skips reading the dpkg database (a deb toolkit then says "unknown"): `cudaenv use`
+    needs paths and versions only, and the database is the slowest thing to read here.
+    """
+    finder = _Finder(host, notes, install_methods)
     nvccs = finder.nvccs = finder.nvccs_on_path()
     for candidate in _candidates(host, notes, site_packages, nvccs):
         finder.consider(candidate)
@@ -346,9 +364,10 @@ def _from_env(host, notes: list, name: str) -> List[_Candidate]:
 class _Finder:
     """Merges candidates by resolved path and turns each kept folder into a Toolkit."""
 
-    def __init__(self, host, notes: list):
+    def __init__(self, host, notes: list, install_methods: bool = True):
         self.host = host
         self.notes = notes
+        self.install_methods = install_methods
         self.found: List[_Found] = []
         self._by_key: Dict[str, _Found] = {}
         self._dpkg: Optional[List[Tuple[str, str]]] = None
@@ -445,7 +464,7 @@ class _Finder:
         return None, None, None
 
     def _run_nvcc(self, nvcc: str) -> Optional[str]:
-        real = self.host.path(nvcc)
+        real = self.host.local(nvcc)
         result = self.host.run([str(real), "--version"])
         version = parse_nvcc_version(result.stdout) if result.ok else None
         if version is None:
@@ -466,7 +485,7 @@ class _Finder:
             if (cand is not None and cand.method == "windows-installer") or "nvidia gpu computing toolkit" in path.lower():
                 return "windows-installer"
             return "conda" if host.is_dir(host.join(_dirname(host, path), "conda-meta")) else "unknown"
-        if self.dpkg_owners(path):
+        if self.install_methods and self.dpkg_owners(path):
             return "deb"
         if host.is_dir(host.join(path, "conda-meta")):
             return "conda"
@@ -722,6 +741,6 @@ def _basename(host, path: str) -> str:
 
 def _readable(host, path: str) -> bool:
     try:
-        return os.access(host.path(path), os.R_OK | os.X_OK)
+        return os.access(host.local(path), os.R_OK | os.X_OK)
     except (OSError, ValueError):
         return False

@@ -1,6 +1,6 @@
 """`cudaenv list`: the toolkit table (80 columns) and its JSON. Pure: data in, text out."""
 
-import dataclasses
+from cudaenv._record import asdict
 from typing import Any, Dict, List, Sequence
 
 SCHEMA_VERSION = 1
@@ -33,7 +33,7 @@ def toolkits_to_json(state, notes: Sequence[Any] = ()) -> Dict[str, Any]:
 def _plain(value: Any) -> Any:
     if value is None:
         return None
-    data = dataclasses.asdict(value)
+    data = asdict(value)
     return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
 
 

@@ -4,11 +4,16 @@ The environment change is computed once in :mod:`cudaenv.switch`; a :class:`Shel
 own quoting. bash, zsh and other POSIX shells share :mod:`posix`; fish and PowerShell have their own.
 """
 
+from __future__ import annotations
+
 import ntpath
 import posixpath
-from typing import Mapping, Optional
 
 from cudaenv.shells.base import Shell, UnknownShell
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Mapping, Optional
 
 # name -> (module, class); every name a user may give (or $SHELL may end in).
 SHELLS = {
@@ -26,13 +31,12 @@ HOOK_SHELLS = ("bash", "zsh", "fish", "pwsh")
 
 def get_shell(name: str) -> Shell:
     """The :class:`Shell` for ``bash``, ``zsh``, ``fish``, ``pwsh`` (``powershell``), ``sh``; raises UnknownShell."""
-    import importlib
 
     key = _clean(name)
     if key not in SHELLS:
         raise UnknownShell(name)
     module_name, class_name = SHELLS[key]
-    return getattr(importlib.import_module(module_name), class_name)()
+    return getattr(__import__(module_name, fromlist=[class_name]), class_name)()
 
 
 def _clean(name: str) -> str:

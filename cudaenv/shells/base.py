@@ -1,7 +1,12 @@
 """The Shell interface: how one shell writes an assignment, an unset and a quoted value."""
 
+from __future__ import annotations
+
 import re
-from typing import Mapping, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Mapping, Optional
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PLACEHOLDER = re.compile(r"__CUDAENV_([A-Z_]+)__")

@@ -1,9 +1,14 @@
 """fish: ``set -gx NAME 'value'``; variables ending in PATH are lists, written one element per colon entry."""
 
+from __future__ import annotations
+
 import posixpath
-from typing import Mapping
 
 from cudaenv.shells.base import Shell
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Mapping
 
 
 class Fish(Shell):

@@ -1,9 +1,14 @@
 """bash, zsh and POSIX sh: ``export NAME='value'`` with single quotes (a quote inside becomes '\\'')."""
 
+from __future__ import annotations
+
 import posixpath
-from typing import Mapping
 
 from cudaenv.shells.base import Shell
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Mapping
 
 
 class Posix(Shell):

@@ -1,10 +1,15 @@
 """PowerShell: ``$env:NAME = 'value'`` (a quote inside is doubled; PowerShell also ends quotes at ‘ ’ ‚ ‛)."""
 
+from __future__ import annotations
+
 import ntpath
 import posixpath
-from typing import Mapping
 
 from cudaenv.shells.base import Shell
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Mapping
 
 # PowerShell treats these as single quotes too; each is escaped by doubling it.
 _QUOTES = ("'", "\u2018", "\u2019", "\u201a", "\u201b")

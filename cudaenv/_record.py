@@ -1,0 +1,152 @@
+"""Frozen value records that cost microseconds to define.
+
+``@dataclass(frozen=True)`` compiles six methods per class at import time, and ``dataclasses`` pulls in
+``inspect``: for the two dozen snapshot records that alone took several times a bare interpreter start,
+which ``cudaenv use`` cannot afford. A :class:`Record` subclass declares its fields as annotations with
+optional defaults, exactly like a dataclass::
+
+    class Toolkit(Record):
+        version: Optional[str]
+        path: str
+        active: bool = False
+        sources: Tuple[str, ...] = ()
+
+and gets keyword/positional construction, immutability, equality, hashing and a readable repr from one
+shared implementation. :func:`replace`, :func:`fields` and :func:`asdict` stand in for their
+``dataclasses`` namesakes. Mutable defaults are given as ``factory(callable)``.
+"""
+
+
+class FrozenInstanceError(AttributeError):
+    pass
+
+
+class factory:
+    """A default made fresh for each instance (like ``field(default_factory=...)``)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+
+_MISSING = object()
+
+
+class Record:
+    _fields = ()  # field names in declaration order (inherited fields first)
+    _defaults = {}  # name -> default value or factory
+    _hints = {}  # name -> annotation text
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__annotations__", {})
+        fields = list(cls._fields)
+        defaults = dict(cls._defaults)
+        hints = dict(cls._hints)
+        for name, hint in own.items():
+            if name.startswith("_"):
+                continue
+            if name not in fields:
+                fields.append(name)
+            hints[name] = hint if isinstance(hint, str) else getattr(hint, "__name__", repr(hint))
+            if name in cls.__dict__:
+                defaults[name] = cls.__dict__[name]
+                delattr(cls, name)
+            elif name in defaults:
+                del defaults[name]
+        seen_default = False
+        for name in fields:
+            if name in defaults:
+                seen_default = True
+            elif seen_default:
+                raise TypeError("%s: field %r without a default follows one with a default" % (cls.__name__, name))
+        cls._fields = tuple(fields)
+        cls._defaults = defaults
+        cls._hints = hints
+
+    def __init__(self, *args, **kwargs):
+        names = self._fields
+        if len(args) > len(names):
+            raise TypeError("%s takes at most %d positional arguments" % (type(self).__name__, len(names)))
+        values = dict(zip(names, args))
+        for key, value in kwargs.items():
+            if key in values:
+                raise TypeError("%s got multiple values for %r" % (type(self).__name__, key))
+            if key not in self._defaults and key not in names:
+                raise TypeError("%s got an unexpected keyword argument %r" % (type(self).__name__, key))
+            values[key] = value
+        setter = object.__setattr__
+        for name in names:
+            value = values.get(name, _MISSING)
+            if value is _MISSING:
+                value = self._defaults.get(name, _MISSING)
+                if value is _MISSING:
+                    raise TypeError("%s missing required argument %r" % (type(self).__name__, name))
+                if isinstance(value, factory):
+                    value = value.make()
+            setter(self, name, value)
+        post = getattr(self, "__post_init__", None)
+        if post is not None:
+            post()
+
+    def _astuple(self):
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return self._astuple() == other._astuple()
+        return NotImplemented
+
+    def __ne__(self, other):
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self):
+        return hash((self.__class__.__name__,) + self._astuple())
+
+    def __repr__(self):
+        return "%s(%s)" % (type(self).__name__, ", ".join("%s=%r" % (n, getattr(self, n)) for n in self._fields))
+
+    def __setattr__(self, name, value):
+        raise FrozenInstanceError("cannot assign to field %r of a frozen %s" % (name, type(self).__name__))
+
+    def __delattr__(self, name):
+        raise FrozenInstanceError("cannot delete field %r of a frozen %s" % (name, type(self).__name__))
+
+    def __reduce__(self):
+        return (_rebuild, (self.__class__, self._astuple()))
+
+
+def _rebuild(cls, values):
+    return cls(*values)
+
+
+def is_record(value) -> bool:
+    return isinstance(value, Record)
+
+
+def fields(record_or_class):
+    """The field names of a record (or record class), in order."""
+    return tuple(record_or_class._fields)
+
+
+def replace(record, **changes):
+    """A copy of ``record`` with some fields changed."""
+    values = {name: getattr(record, name) for name in record._fields}
+    for key in changes:
+        if key not in values:
+            raise TypeError("%s has no field %r" % (type(record).__name__, key))
+    values.update(changes)
+    return record.__class__(**values)
+
+
+def asdict(value):
+    """Records, tuples, lists and dicts turned into JSON-ready dicts and lists, recursively."""
+    if isinstance(value, Record):
+        return {name: asdict(getattr(value, name)) for name in value._fields}
+    if isinstance(value, (list, tuple)):
+        return [asdict(v) for v in value]
+    if isinstance(value, dict):
+        return {k: asdict(v) for k, v in value.items()}
+    return value
