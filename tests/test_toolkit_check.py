@@ -6,6 +6,8 @@ import shlex
 import shutil
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import recorded
 from cudaenv.toolkit_check import (
@@ -165,3 +167,14 @@ def test_real_nvcc_gencode_for_two_archs(fake_root):
     rep = check_toolkit(Host(env={"PATH": "/usr/bin:/bin"}), ["7.5", "9.0"], gpu_present=False, nvcc=REAL_NVCC)
     assert rep.compiled and rep.ok, rep
     assert "arch=compute_90,code=sm_90" in rep.command
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=1500))
+def test_toolkit_parsers_any_text_no_exception(text):
+    parse_nvcc_release(text)
+    parse_gpu_code_list(text)
+    parse_run_output(text)
+    parse_run_output("CUDAENV_TOOLKIT " + text)
+    arch_from_capability(text)
+    target_archs([text, text[:3]])
