@@ -350,7 +350,7 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
         err = classify(message, first.get("traceback") or "", "import")
         if err.id == "torch-missing":
             return Problem("torch-missing", "torch is not installed %s" % where, err)
-        return Problem(err.id, "torch does not import %s: %s" % (where, message), err)
+        return Problem(err.id or "torch-import-error", "torch does not import %s: %s" % (where, message), err)
     if not info:
         if result is not None and result.error == "timeout":
             err = classify("no progress for %g s in stage import" % result.timeout, stage="import")

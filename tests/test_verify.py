@@ -179,6 +179,8 @@ def test_problem_from_report():
     assert problem_from_report(missing, "/usr/bin/python3").id == "torch-missing"
     libs = ChildReport(errors=({"stage": "import", "type": "ImportError", "message": recorded("err-libcudart-missing.txt")},))
     assert problem_from_report(libs, "p").id == "libcudart-missing"
+    odd = ChildReport(errors=({"stage": "import", "type": "SyntaxError", "message": "invalid syntax"},))
+    assert problem_from_report(odd, "p").id == "torch-import-error"  # the doctor's id for a torch that fails to import
     cpu = ChildReport(info={"torch": "2.13.0+cpu", "cuda": None}, errors=({"stage": "select", "message": "Torch not compiled with CUDA enabled"},))
     assert problem_from_report(cpu, "p").id == "torch-cpu-only"
     nogpu = ChildReport(info={"torch": "2.13.0+cu130", "cuda": "13.0"}, errors=({"stage": "select", "message": "No CUDA GPUs are available"},))
