@@ -405,6 +405,9 @@ class Host:
         names = [name + ".exe", name] if self.system == "windows" else [name]
         found: List[str] = []
         for entry in self.env_path():
+            # A PATH entry that already names a folder inside the root (a shell switched by `cudaenv use
+            # --root`) is the image's folder under its own name, not a second toolkit.
+            entry = self.unroot(entry)
             for candidate_name in names:
                 candidate = self.join(entry, candidate_name)
                 real = self._real(candidate)

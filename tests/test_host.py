@@ -131,3 +131,10 @@ def test_read_text_reads_proc_files_that_refuse_large_reads():
 def test_read_text_respects_the_limit(fake_root):
     fake_root.file("big.txt", "x" * 200000)
     assert len(fake_root.host().read_text("/big.txt", limit=70000)) == 70000
+
+
+def test_path_entries_inside_the_root_are_named_as_the_image_names_them(fake_root):
+    fake_root.toolkit("11.8.89")
+    real_bin = str(fake_root / "usr/local/cuda-11.8/bin")
+    host = fake_root.host(path=real_bin + ":/usr/bin:/bin")
+    assert host.which_all_in_root("nvcc") == ["/usr/local/cuda-11.8/bin/nvcc"]
