@@ -514,3 +514,20 @@ def test_arch_check_looks_at_the_visible_gpus_only():
     t = cuda_torch(version="2.13.0+cu130", cuda="13.0")
     assert "gpu-arch-unsupported" not in ids(healthy(gpus=gpus, visible_devices=v, torch=t))
     assert "gpu-arch-unsupported" in ids(healthy(gpus=gpus, visible_devices=all_visible(gpus), torch=replace(t, device_count=2)))
+
+
+def test_visible_devices_invalid_only_for_an_invalid_entry_not_for_the_order_warning():
+    # Two different models with CUDA_VISIBLE_DEVICES=1: the probe notes the order problem, but entry 1 is valid.
+    from cudaenv.diagnose import diagnose
+    from cudaenv.probes.visibility import parse_visible_devices
+    from cudaenv.snapshot import Gpu, Platform, Snapshot
+
+    gpus = (Gpu(index=0, name="NVIDIA TITAN V", compute_capability="7.0"),
+            Gpu(index=1, name="NVIDIA RTX 5880 Ada Generation", compute_capability="8.9"))
+    vis = parse_visible_devices("1", gpus)
+    assert vis.problems and not vis.invalid_entry
+    ids = {f.id for f in diagnose(Snapshot(platform=Platform(system="linux"), gpus=gpus, visible_devices=vis))}
+    assert "visible-devices-invalid" not in ids
+    bad = parse_visible_devices("1,7", gpus)
+    ids = {f.id for f in diagnose(Snapshot(platform=Platform(system="linux"), gpus=gpus, visible_devices=bad))}
+    assert "visible-devices-invalid" in ids

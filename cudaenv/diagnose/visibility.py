@@ -74,11 +74,14 @@ def invalid(s) -> List:
     v = s.visible_devices
     if v.cuda_visible_devices is None or not v.cuda_visible_devices.strip():
         return []
-    if not v.invalid_entry and not v.problems:
-        return []
+    if not v.invalid_entry:
+        return []  # other problems (the device order, an entry read like strtoul, unverifiable UUIDs) are not this finding
+    from cudaenv.probes.visibility import ORDER_PROBLEM
+
     visible = mapping_text(s)
-    reason = "; ".join(v.problems) or ("entry %r matches no GPU" % v.invalid_entry)
-    rule = "" if v.problems else " CUDA stops at the first invalid entry and ignores it and everything after it."
+    problems = [p for p in v.problems if ORDER_PROBLEM not in p]
+    reason = "; ".join(problems) or ("entry %r matches no GPU" % v.invalid_entry)
+    rule = "" if problems else " CUDA stops at the first invalid entry and ignores it and everything after it."
     detail = (
         "CUDA_VISIBLE_DEVICES=%s: %s.%s The GPUs actually visible: %s. nvidia-smi shows %d GPU%s, numbered %s."
         % (v.cuda_visible_devices, reason, rule, visible, len(s.gpus), "" if len(s.gpus) == 1 else "s", _all_indices(s))
