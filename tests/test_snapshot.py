@@ -51,3 +51,14 @@ def test_records_are_frozen_hashable_and_replaceable():
 def test_default_factories_give_each_snapshot_its_own_value():
     a, b = Snapshot(platform=Platform(system="linux")), Snapshot(platform=Platform(system="linux"))
     assert a.visible_devices == VisibleDevices() and a.visible_devices is not b.visible_devices
+
+
+def test_lazy_patterns_compile_on_first_use_and_behave_like_re():
+    import re
+
+    from cudaenv._record import LazyPattern
+
+    lazy = LazyPattern(r"^cuda-(\d+)\.(\d+)$", re.IGNORECASE)
+    assert lazy._compiled is None
+    assert lazy.match("CUDA-12.1").groups() == ("12", "1")
+    assert lazy._compiled is not None and lazy.sub("x", "cuda-1.2") == "x"

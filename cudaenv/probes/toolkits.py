@@ -24,7 +24,7 @@ import os
 import posixpath
 import re
 
-from cudaenv._record import Record, replace
+from cudaenv._record import LazyPattern, Record, replace
 from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 
 TYPE_CHECKING = False
@@ -32,24 +32,24 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Dict, List, Optional, Sequence, Tuple
 
 PROBE = "toolkits"
-CUDA_H_LIMIT = 256 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h
+CUDA_H_LIMIT = 64 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h (about 12 KB in, for 13.0)
 WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
 LINK_NAMES = ("/usr/local/cuda", "/etc/alternatives/cuda")
 DISTRO_ALIASES = ("/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
 
-_TOOLKIT_NAME = re.compile(r"^(?:cuda|CUDA)-?v?(\d+(?:\.\d+)*)$")
-_WIN_NAME = re.compile(r"^v(\d+(?:\.\d+)*)$", re.IGNORECASE)
-_VERSION_LIKE = re.compile(r"^\s*(\d+(?:\.\d+)*)")
-_VERSION_TXT = re.compile(r"CUDA\s+Version\s+(\d+(?:\.\d+)+)")
-_CUDA_H = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b", re.MULTILINE)
-_NVCC_FULL = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V(\d+(?:\.\d+)+)")
-_NVCC_SHORT = re.compile(r"release\s+(\d+\.\d+)")
-_META_VERSION = re.compile(r"^Version:[ \t]*(\S+)", re.MULTILINE)
-_EXEC_LINE = re.compile(r"""^\s*exec\s+(?:-a\s+\S+\s+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""", re.MULTILINE)
-_ENV_REF = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
-_CUDA_PATH_V = re.compile(r"^CUDA_PATH_V\d+_\d+$", re.IGNORECASE)
-_PIP_DIST = re.compile(r"^nvidia_cuda_(nvcc|runtime)(?:_cu(\d+))?-([^-]+)\.dist-info$", re.IGNORECASE)
-_PIP_CU = re.compile(r"^cu(\d+)$")
+_TOOLKIT_NAME = LazyPattern(r"^(?:cuda|CUDA)-?v?(\d+(?:\.\d+)*)$")
+_WIN_NAME = LazyPattern(r"^v(\d+(?:\.\d+)*)$", re.IGNORECASE)
+_VERSION_LIKE = LazyPattern(r"^\s*(\d+(?:\.\d+)*)")
+_VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\d+(?:\.\d+)+)")
+_CUDA_H = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b", re.MULTILINE)
+_NVCC_FULL = LazyPattern(r"release\s+(\d+\.\d+)\s*,\s*V(\d+(?:\.\d+)+)")
+_NVCC_SHORT = LazyPattern(r"release\s+(\d+\.\d+)")
+_META_VERSION = LazyPattern(r"^Version:[ \t]*(\S+)", re.MULTILINE)
+_EXEC_LINE = LazyPattern(r"""^\s*exec\s+(?:-a\s+\S+\s+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""", re.MULTILINE)
+_ENV_REF = LazyPattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_CUDA_PATH_V = LazyPattern(r"^CUDA_PATH_V\d+_\d+$", re.IGNORECASE)
+_PIP_DIST = LazyPattern(r"^nvidia_cuda_(nvcc|runtime)(?:_cu(\d+))?-([^-]+)\.dist-info$", re.IGNORECASE)
+_PIP_CU = LazyPattern(r"^cu(\d+)$")
 
 
 class ToolkitState(Record):
@@ -79,20 +79,20 @@ def parse_bundled_driver(text: str) -> Optional[str]:
 def _json_component_version(text: str, key: str) -> Optional[str]:
     if not isinstance(text, str) or not text.strip():
         return None
-    import json  # only when a version.json exists: json is not free on the `cudaenv use` path
+    # The entry itself first: version.json files are flat {"component": {"name": ..., "version": ...}} maps,
+    # and `re` is loaded anyway while json is not free on the `cudaenv use` path. Anything else goes to json.
+    match = re.search(r'"%s"\s*:\s*\{[^{}]*?"version"\s*:\s*"([^"\\]*)"' % re.escape(key), text)
+    value = match.group(1) if match else None
+    if value is None:
+        import json
 
-    value = None
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        data = None
-    if isinstance(data, dict):
-        part = data.get(key)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            data = None
+        part = data.get(key) if isinstance(data, dict) else None
         if isinstance(part, dict):
             value = part.get("version")
-    else:  # a truncated or hand-edited file: look for the entry itself
-        match = re.search(r'"%s"\s*:\s*\{[^{}]*?"version"\s*:\s*"([^"]*)"' % re.escape(key), text)
-        value = match.group(1) if match else None
     if not isinstance(value, str):
         return None
     value = value.strip()

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 
+from cudaenv._record import LazyPattern
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
     from typing import Mapping, Optional
 
-NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-PLACEHOLDER = re.compile(r"__CUDAENV_([A-Z_]+)__")
+NAME = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PLACEHOLDER = LazyPattern(r"__CUDAENV_([A-Z_]+)__")
 
 
 class UnknownShell(ValueError):
