@@ -151,28 +151,3 @@ def asdict(value):
         return {k: asdict(v) for k, v in value.items()}
     return value
 
-
-class LazyPattern:
-    """A regular expression compiled on first use: module import stays cheap on the `cudaenv use` path.
-
-    ``LazyPattern(r"...", flags)`` behaves like ``re.compile(r"...", flags)`` for method calls
-    (``.match``, ``.search``, ``.findall``, ``.sub``, ...).
-    """
-
-    __slots__ = ("_pattern", "_flags", "_compiled")
-
-    def __init__(self, pattern: str, flags: int = 0):
-        self._pattern = pattern
-        self._flags = flags
-        self._compiled = None
-
-    def __getattr__(self, name):
-        compiled = self._compiled
-        if compiled is None:
-            import re
-
-            compiled = self._compiled = re.compile(self._pattern, self._flags)
-        return getattr(compiled, name)
-
-    def __repr__(self) -> str:
-        return "LazyPattern(%r)" % self._pattern

@@ -16,12 +16,14 @@ even under a root: the driver and GPUs belong to the host, the files inspected t
 
 from __future__ import annotations
 
-import ntpath
 import os
 import posixpath
 import sys
 
+from cudaenv._lazy import LazyModule
 from cudaenv._record import Record
+
+ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path

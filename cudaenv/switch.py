@@ -21,12 +21,13 @@ The switch is exact and reversible:
 
 from __future__ import annotations
 
-import ntpath
 import posixpath
 import re
+from cudaenv._lazy import LazyModule
 from cudaenv._record import Record, replace
-
 from cudaenv.snapshot import Toolkit
+
+ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path

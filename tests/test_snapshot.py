@@ -56,7 +56,7 @@ def test_default_factories_give_each_snapshot_its_own_value():
 def test_lazy_patterns_compile_on_first_use_and_behave_like_re():
     import re
 
-    from cudaenv._record import LazyPattern
+    from cudaenv._lazy import LazyPattern
 
     lazy = LazyPattern(r"^cuda-(\d+)\.(\d+)$", re.IGNORECASE)
     assert lazy._compiled is None

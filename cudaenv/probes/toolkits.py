@@ -19,13 +19,15 @@ This module is on ``cudaenv use``'s hot path: stdlib only, nothing heavy.
 
 from __future__ import annotations
 
-import ntpath
 import os
 import posixpath
 import re
 
-from cudaenv._record import LazyPattern, Record, replace
+from cudaenv._lazy import LazyModule, LazyPattern
+from cudaenv._record import Record, replace
 from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+
+ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
@@ -77,7 +79,7 @@ def parse_bundled_driver(text: str) -> Optional[str]:
 
 
 def _json_component_version(text: str, key: str) -> Optional[str]:
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or ('"%s"' % key) not in text:
         return None
     # The entry itself first: version.json files are flat {"component": {"name": ..., "version": ...}} maps,
     # and `re` is loaded anyway while json is not free on the `cudaenv use` path. Anything else goes to json.
@@ -101,7 +103,7 @@ def _json_component_version(text: str, key: str) -> Optional[str]:
 
 def parse_version_txt(text: str) -> Optional[str]:
     """``CUDA Version 10.2.89`` (toolkits up to 11.0) -> ``10.2.89``."""
-    if not isinstance(text, str):
+    if not isinstance(text, str) or "Version" not in text:
         return None
     match = _VERSION_TXT.search(text)
     return match.group(1) if match else None
@@ -109,7 +111,7 @@ def parse_version_txt(text: str) -> Optional[str]:
 
 def parse_cuda_h(text: str) -> Optional[str]:
     """``#define CUDA_VERSION 13000`` in include/cuda.h -> ``13.0`` (12040 -> 12.4, 9020 -> 9.2)."""
-    if not isinstance(text, str):
+    if not isinstance(text, str) or "CUDA_VERSION" not in text:
         return None
     match = _CUDA_H.search(text)
     if not match:
@@ -143,7 +145,7 @@ def parse_dist_metadata_version(text: str) -> Optional[str]:
 
 def parse_wrapper_target(text: str, env: Optional[Dict[str, str]] = None) -> Optional[str]:
     """The nvcc a small shell wrapper ``exec``s (``exec /usr/local/cuda-13.0/bin/nvcc "$@"``), ``$VAR`` expanded."""
-    if not isinstance(text, str) or not text.startswith("#!"):
+    if not isinstance(text, str) or not text.startswith("#!") or "exec" not in text:
         return None
     match = _EXEC_LINE.search(text)
     if not match:
@@ -234,7 +236,7 @@ def _candidates(host, notes: list, site_packages: Sequence[str], nvccs: Sequence
     out += _pip(host, site_packages)
     for name in ("CUDA_HOME", "CUDA_PATH"):
         out += _from_env(host, notes, name)
-    for name in sorted(k for k in host.env if _CUDA_PATH_V.match(k)):
+    for name in sorted(k for k in host.env if k[:11].upper() == "CUDA_PATH_V" and _CUDA_PATH_V.match(k)):
         out += _from_env(host, notes, name)
     out += _from_env(host, notes, "CUDA_ROOT")
     for _listed, real in nvccs:

@@ -6,7 +6,6 @@ own quoting. bash, zsh and other POSIX shells share :mod:`posix`; fish and Power
 
 from __future__ import annotations
 
-import ntpath
 import posixpath
 
 from cudaenv.shells.base import Shell, UnknownShell
@@ -40,7 +39,7 @@ def get_shell(name: str) -> Shell:
 
 
 def _clean(name: str) -> str:
-    base = ntpath.basename(posixpath.basename((name or "").strip())).lower()
+    base = posixpath.basename((name or "").strip().replace("\\", "/")).lower()  # a Windows path too (C:\Program Files\PowerShell\7\pwsh.exe)
     base = base.lstrip("-")  # login shells: "-bash"
     if base.endswith(".exe"):
         base = base[:-4]

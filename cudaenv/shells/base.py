@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 
-from cudaenv._record import LazyPattern
+from cudaenv._lazy import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
     from typing import Mapping, Optional
 
-NAME = LazyPattern(r"^[A-Za-z_][A-Za-z0-9_]*$")
 PLACEHOLDER = LazyPattern(r"__CUDAENV_([A-Z_]+)__")
 
 
@@ -46,7 +45,7 @@ class Shell:
         return ""
 
     def check_name(self, name: str) -> str:
-        if not NAME.match(name):
+        if not (name.isascii() and name.isidentifier()):  # [A-Za-z_][A-Za-z0-9_]*, without compiling NAME
             raise ValueError("not a variable name: %r" % name)
         return name
 

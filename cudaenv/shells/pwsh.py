@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import ntpath
 import posixpath
 
+from cudaenv._lazy import LazyModule
 from cudaenv.shells.base import Shell
+
+ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path

@@ -1,0 +1,47 @@
+"""Things made on first use, so that importing a module on the `cudaenv use` path stays cheap."""
+
+
+class LazyPattern:
+    """A regular expression compiled on first use: module import stays cheap on the `cudaenv use` path.
+
+    ``LazyPattern(r"...", flags)`` behaves like ``re.compile(r"...", flags)`` for method calls
+    (``.match``, ``.search``, ``.findall``, ``.sub``, ...).
+    """
+
+    __slots__ = ("_pattern", "_flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._pattern = pattern
+        self._flags = flags
+        self._compiled = None
+
+    def __getattr__(self, name):
+        compiled = self._compiled
+        if compiled is None:
+            import re
+
+            compiled = self._compiled = re.compile(self._pattern, self._flags)
+        return getattr(compiled, name)
+
+    def __repr__(self) -> str:
+        return "LazyPattern(%r)" % self._pattern
+
+
+class LazyModule:
+    """A module imported on first attribute access: ``ntpath = LazyModule("ntpath")`` costs nothing on Linux
+    until a Windows path is actually handled."""
+
+    __slots__ = ("_name", "_module")
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module = None
+
+    def __getattr__(self, attr):
+        module = self._module
+        if module is None:
+            module = self._module = __import__(self._name)
+        return getattr(module, attr)
+
+    def __repr__(self) -> str:
+        return "LazyModule(%r)" % self._name
