@@ -4,7 +4,8 @@ Run with the interpreter that has cudaenv and torch==2.13.0 installed::
 
     python bench/run.py [--runs 7] [--json FILE]
 
-Each command runs N times as a child process; its wall time and peak RSS come from ``os.wait4``.
+Each command runs N times as a child process; its wall time and peak RSS come from ``os.wait4`` in a
+small launcher (a fork of the bench process itself would inflate the peak RSS).
 The medians are compared:
 
 ====================================  ===================================  ==========
@@ -33,24 +34,47 @@ from typing import Dict, List, Optional, Sequence
 HERE = Path(__file__).resolve().parent
 
 
-def measure(argv: Sequence[str], env: Dict[str, str], cwd: str) -> Dict[str, float]:
-    """One run of ``argv``: wall seconds and peak RSS (MiB) of the child, from wait4."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd)
+# A small launcher that starts the measured command and reports its wall time and peak RSS. Peak RSS from
+# wait4 counts the memory a child had *before* exec, and a fork of this bench process is already bigger
+# than `python -c pass`: so the fork happens in a bare `python -I -S` (a few MiB, less than any command
+# measured here), never in this process.
+SPAWNER = r"""
+import os, sys, time
+argv = sys.argv[1:]
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
     try:
-        _, status, usage = os.wait4(proc.pid, 0)
+        os.execvp(argv[0], argv)
     finally:
-        proc.returncode = 0  # reaped above; keep Popen from waiting again
-    wall = time.perf_counter() - start
-    err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
-    if proc.stderr:
-        proc.stderr.close()
-    code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+code = os.waitstatus_to_exitcode(status) if hasattr(os, "waitstatus_to_exitcode") else status >> 8
+sys.stdout.write("%r %r %r" % (wall, usage.ru_maxrss, code))
+"""
+
+
+def measure(argv: Sequence[str], env: Dict[str, str], cwd: str) -> Dict[str, float]:
+    """One run of ``argv``: wall seconds and peak RSS (MiB) of the child, measured by SPAWNER."""
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", SPAWNER, *argv],
+        stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=cwd, timeout=600,
+    )
+    try:
+        wall_text, rss_text, code_text = proc.stdout.decode().split()
+        wall, rss_kib, code = float(wall_text), int(rss_text), int(code_text)
+    except ValueError:
+        raise SystemExit("bench: could not measure %s:\n%s" % (" ".join(argv), proc.stderr.decode("utf-8", "replace")[-2000:]))
     if code != 0:
         # doctor exits 1 when it finds an error (no driver here); anything else is a broken run
         if not (code == 1 and "doctor" in argv):
+            err = proc.stderr.decode("utf-8", "replace")
             raise SystemExit("bench: %s exited with %s:\n%s" % (" ".join(argv), code, err[-2000:]))
-    return {"wall": wall, "rss_mib": usage.ru_maxrss / 1024.0}
+    return {"wall": wall, "rss_mib": rss_kib / 1024.0}
 
 
 def medians(commands: Dict[str, Sequence[str]], envs: Dict[str, Dict[str, str]], cwd: str, runs: int) -> Dict[str, Dict[str, float]]:
