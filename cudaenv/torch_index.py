@@ -274,20 +274,53 @@ class FetchError(Exception):
     pass
 
 
-def fetch_page(url: str, timeout: float, session: Any = None) -> Tuple[str, str]:
-    """GET a simple-index page (JSON preferred); (text, content type). Raises FetchError with a one-line reason."""
-    import requests
+def _failure(url: str, exc: BaseException, timeout: float) -> str:
+    import socket
 
+    if isinstance(exc, socket.timeout) or "Timeout" in type(exc).__name__:
+        return "%s timed out after %g s" % (url, timeout)
+    return "%s could not be read: %s" % (url, type(exc).__name__)
+
+
+def page_deadline(timeout: float) -> float:
+    """The most one page may take in all: a server that trickles bytes resets a per-read timeout forever."""
+    return max(60.0, 4.0 * timeout)
+
+
+def fetch_page(url: str, timeout: float, session: Any = None, deadline: Optional[float] = None) -> Tuple[str, str]:
+    """GET a simple-index page (JSON preferred); (text, content type). Raises FetchError with a one-line reason.
+
+    ``timeout`` bounds the connect and each read; ``deadline`` (default ``page_deadline(timeout)``) bounds the
+    whole body: it is read as it arrives and abandoned once the deadline has passed.
+    """
+    import requests
+    from requests.utils import get_encoding_from_headers
+
+    total = page_deadline(timeout) if deadline is None else deadline
+    started = time.monotonic()
     getter = session.get if session is not None else requests.get
     try:
-        resp = getter(url, headers={"Accept": ACCEPT}, timeout=(timeout, timeout))
-    except requests.exceptions.Timeout:
-        raise FetchError("%s timed out after %g s" % (url, timeout))
+        resp = getter(url, headers={"Accept": ACCEPT}, timeout=(timeout, timeout), stream=True)
     except requests.exceptions.RequestException as exc:
-        raise FetchError("%s could not be read: %s" % (url, type(exc).__name__))
-    if resp.status_code != 200:
-        raise FetchError("%s answered HTTP %d" % (url, resp.status_code))
-    return resp.text, resp.headers.get("Content-Type", "")
+        raise FetchError(_failure(url, exc, timeout)) from None
+    try:
+        if resp.status_code != 200:
+            raise FetchError("%s answered HTTP %d" % (url, resp.status_code))
+        read1 = getattr(resp.raw, "read1", None)  # urllib3 >= 2.3: whatever one recv brings
+        chunks = iter(lambda: read1(65536, decode_content=True) or b"", b"") if read1 else resp.iter_content(8192)
+        body = []
+        for chunk in chunks:
+            body.append(chunk)
+            if time.monotonic() - started > total:
+                raise FetchError("%s took longer than %g s in all; abandoned" % (url, total))
+    except FetchError:
+        raise
+    except Exception as exc:  # requests', urllib3's (ReadTimeoutError, ProtocolError) and socket errors mid-body
+        raise FetchError(_failure(url, exc, timeout)) from None
+    finally:
+        resp.close()
+    ctype = resp.headers.get("Content-Type", "")
+    return b"".join(body).decode(get_encoding_from_headers(resp.headers) or "utf-8", "replace"), ctype
 
 
 @dataclass
@@ -305,8 +338,12 @@ def refresh(
     extra_variants: Sequence[str] = (),
     workers: int = 8,
     clock: Any = time.time,
+    deadline: Optional[float] = None,
 ) -> RefreshResult:
-    """Read the root listing and every variant page it names (plus ``extra_variants``); never raises."""
+    """Read the root listing and every variant page it names (plus ``extra_variants``); never raises.
+
+    ``timeout`` bounds the connect and each read, ``deadline`` each page in all (``page_deadline(timeout)``).
+    """
     from concurrent.futures import ThreadPoolExecutor
 
     import requests
@@ -317,7 +354,7 @@ def refresh(
     root_files: List[str] = []
     session = requests.Session()
     try:
-        text, ctype = fetch_page(base + "/torch/", timeout, session)
+        text, ctype = fetch_page(base + "/torch/", timeout, session, deadline)
         root_files = parse_index_page(text, ctype)
         read += 1
     except (FetchError, PageError) as exc:
@@ -328,7 +365,7 @@ def refresh(
 
     def one(variant: str) -> Tuple[str, Optional[List[str]], Optional[str]]:
         try:
-            text, ctype = fetch_page("%s/%s/torch/" % (base, variant), timeout)
+            text, ctype = fetch_page("%s/%s/torch/" % (base, variant), timeout, deadline=deadline)
             return variant, parse_index_page(text, ctype), None
         except (FetchError, PageError) as exc:
             return variant, None, "%s: %s" % (variant, exc)

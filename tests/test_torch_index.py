@@ -289,3 +289,99 @@ def test_recommend_ignores_a_corrupt_cache(cli, fake_root, tmp_path):
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "6.1",
               "--torch", "2.7.1", env=env)
     assert res.code == 0 and "cu126" in res.out and "corrupt; ignored" in res.out, res
+
+
+# ------------------------------------------------------------------ a server that trickles bytes
+class TrickleServer:
+    """/whl/torch/ lists cu126 and cu997 wheels; /whl/cu997/torch/ promises a page and sends one byte every 0.1 s."""
+
+    def __init__(self):
+        self.requests = []
+        server = self
+        self.stop = threading.Event()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                server.requests.append(self.path)
+                if self.path == "/whl/cu997/torch/":
+                    body = html_page([_wheel("2.14.0", "cu997")] * 50).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(body)):
+                            if server.stop.is_set():
+                                return
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(0.1)
+                    except (BrokenPipeError, ConnectionResetError):
+                        return
+                    return
+                if self.path == "/whl/torch/":
+                    names = [_wheel("2.13.0", "cu126"), _wheel("2.14.0", "cu997")]
+                elif self.path == "/whl/cu126/torch/":
+                    names = [_wheel("2.13.0", "cu126")]
+                else:
+                    self.send_error(404)
+                    return
+                body = html_page(names).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.base = "http://127.0.0.1:%d/whl" % self.httpd.server_address[1]
+
+    def close(self):
+        self.stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def trickle_server():
+    srv = TrickleServer()
+    yield srv
+    srv.close()
+
+
+def test_a_trickling_page_is_cut_off_by_the_overall_deadline(trickle_server):
+    # each byte comes well inside the 1 s read timeout, so only the deadline per page can stop it
+    start = time.monotonic()
+    with pytest.raises(ti.FetchError, match="took longer than 1.5 s in all"):
+        ti.fetch_page(trickle_server.base + "/cu997/torch/", timeout=1.0, deadline=1.5)
+    assert time.monotonic() - start < 3.0
+    text, ctype = ti.fetch_page(trickle_server.base + "/cu126/torch/", timeout=1.0, deadline=1.5)
+    assert ti.parse_index_page(text, ctype) == [_wheel("2.13.0", "cu126")]
+    assert ti.page_deadline(1.0) == 60.0 and ti.page_deadline(30.0) == 120.0
+
+
+def test_refresh_finishes_despite_a_trickling_page(trickle_server):
+    start = time.monotonic()
+    result = ti.refresh(trickle_server.base, timeout=1.0, deadline=1.5)
+    assert time.monotonic() - start < 4.0
+    assert result.pages_read == 2 and result.pages_failed == 1
+    assert "cu997" in " ".join(result.notes) and "took longer" in " ".join(result.notes)
+    assert set(result.data.variants) == {"cu126"}
+
+
+def test_recommend_touches_no_network_unless_asked(cli, fake_root, tmp_path, index_server):
+    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_TORCH_INDEX": index_server.base}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "6.1",
+              "--torch", "2.7.1", "--json", env=env)
+    assert res.code == 0, res
+    assert res.json()["index_url"] == index_server.base + "/cu126"
+    assert index_server.requests == []
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "6.1",
+              "--torch", "2.7.1", "--refresh", "--json", env=dict(env, CUDAENV_INDEX_TIMEOUT="1"))
+    assert res.code == 0, res
+    assert ("/whl/torch/", ti.ACCEPT) in index_server.requests
