@@ -2,18 +2,21 @@
 
 import io
 import re
+import shlex
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import SYSTEM_BIN, recorded
 from cudaenv.cli import main
 from cudaenv.diagnose import Finding, diagnose, exit_code
 from cudaenv.render.markdown import render_markdown
-from cudaenv.render.report import fix_lines, render_report
+from cudaenv.render.report import fix_lines, render_report, shell_words
 from cudaenv.render.spinner import Spinner
 from test_diagnose_rules import healthy
-from test_diagnose_scenarios import A10G, ARCH_CU121, ARCH_CU128, Machine, a10g_535
+from test_diagnose_scenarios import A10G, ARCH_CU118, ARCH_CU121, ARCH_CU128, RTX2080TI_X4, Machine, a10g_535
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -164,3 +167,112 @@ def test_render_functions_are_pure_and_fit(monkeypatch):
     assert all(len(line) <= 80 for line in text.splitlines())
     md = render_markdown(s, found)
     assert "| Driver | 580.95.05 (supports CUDA 13.0), open module |" in md and "**Findings:** none." in md
+
+
+# ------------------------------------------------------------------ 80 columns with long paths and many GPUs
+LONG = "opt/site software/very-long-directory-name-for-hpc-modules/cuda/toolkits/by-version"
+LONG_TK = "cuda-12.1.1-with-a-long-suffix-name"
+
+
+def _crowded(m):
+    """Four GPUs, a busy one, toolkits in a long folder with a space, CUDA_HOME/LD_LIBRARY_PATH on another one."""
+    m.smi(query=recorded("smi-query-2080ti-x4.txt"), apps=recorded("smi-apps-2080ti.txt"))
+    m.torch("2.7.1+cu118", "11.8", RTX2080TI_X4, ARCH_CU118)
+    m.root.toolkit("12.1.1", where=LONG, name=LONG_TK)
+    m.root.toolkit("11.8.0", cudnn="8.9.7")
+    m.env["CUDAENV_TOOLKITS"] = "/" + LONG
+    m.path_in_root += ["/%s/%s/bin" % (LONG, LONG_TK), "/usr/local/cuda-11.8/bin"]
+    m.env["CUDA_HOME"] = "/usr/local/cuda-11.8"
+    m.env["LD_LIBRARY_PATH"] = "/usr/local/cuda-11.8/lib64:/%s/x/lib64" % LONG
+    m.env["CUDA_VISIBLE_DEVICES"] = "1,2,3"
+    return m
+
+
+def _over(text, width=80):
+    """Lines wider than ``width`` that are not explained by one shell word too long for any line."""
+    bad = []
+    for line in text.splitlines():
+        if len(line) <= width:
+            continue
+        words, _ = shell_words(line.rstrip(" \\"))
+        if not any(len(w) > width - 10 for w in words):
+            bad.append(line)
+    return bad
+
+
+def test_long_paths_and_many_gpus_fit_80_columns(machine):
+    r = _crowded(machine).doctor(fmt=None)
+    assert r.code == 1
+    found = set(re.findall(r"^(?:ERROR|WARNING|INFO)  (\S+)$", r.out, re.M))
+    assert {"nvcc-torch-mismatch", "multiple-toolkits-on-path", "cuda-home-mismatch", "ld-library-path-mismatch",
+            "gpu-memory-busy"} <= found, found
+    assert _over(r.out) == []
+    long_lines = [x for x in r.out.splitlines() if len(x) > 80]
+    # the only wider lines are the quoted long paths, kept whole so that they paste
+    assert long_lines and all(("'/%s/" % LONG.split("/")[0]) in x for x in long_lines), long_lines
+    v = machine.doctor("--verbose", fmt=None)
+    assert _over(v.out) == []
+
+
+def _pasted(lines):
+    """What a shell reads from pasted lines: backslash-newline joins, comments drop."""
+    text = "\n".join(x.strip() for x in lines).replace(" \\\n", " ")
+    return [w for line in text.split("\n") for w in shlex.split(line, comments=True)]
+
+
+def test_fix_lines_never_break_a_quoted_word_or_a_comment():
+    path = "/opt/site software/%s/cuda-12.1" % ("x" * 40)
+    item = "export CUDA_HOME=%s    # match the nvcc on PATH" % shlex.quote(path)
+    lines = fix_lines(item, "    ")
+    assert lines[0] == "    # match the nvcc on PATH"
+    assert _pasted(lines) == ["export", "CUDA_HOME=" + path]
+    item = "sudo dnf install akmod-nvidia kernel-devel-6.18.44-fc-v1045 kernel-headers-6.18.44-fc-v1045  # from RPM Fusion"
+    lines = fix_lines(item, "    ")
+    assert lines[0] == "    # from RPM Fusion" and all(len(x) <= 80 for x in lines)
+    assert _pasted(lines) == shlex.split(item, comments=True)
+    item = '/very/long/path/to/a/virtual/environment/bin/python -c "import torch; torch.cuda.init()"'
+    lines = fix_lines(item, "    ")
+    assert lines[-1].strip() == '"import torch; torch.cuda.init()"' and _pasted(lines) == shlex.split(item)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=60),
+                min_size=1, max_size=12),
+       st.text(alphabet="abc def#", max_size=40))
+def test_fix_lines_paste_back_to_the_same_words(words, comment):
+    item = " ".join(shlex.quote(w) for w in words)
+    if comment.strip():
+        item += "    # " + comment
+    lines = fix_lines(item, "    ")
+    assert _pasted(lines) == words
+    for line in lines:
+        if len(line) > 80:
+            assert any(len(shlex.quote(w)) > 80 - 10 for w in words), lines
+
+
+def test_shell_words_never_raise_on_any_text():
+    @settings(max_examples=200, deadline=None)
+    @given(st.text(max_size=200))
+    def check(text):
+        words, comment = shell_words(text)
+        assert isinstance(words, list) and isinstance(comment, str)
+
+    check()
+
+
+# ------------------------------------------------------------------ --verbose: every fact the probes saw
+def test_verbose_adds_every_fact_a_helper_asks_for(machine):
+    _crowded(machine)
+    plain = machine.doctor(fmt=None).out
+    text = machine.doctor("--verbose", fmt=None).out
+    md = machine.doctor("--verbose", fmt="--format=markdown").out
+    uuids = re.findall(r"GPU-[0-9a-f-]{36}", recorded("smi-query-2080ti-x4.txt"))
+    assert len(uuids) == 4 and not any(u in plain for u in uuids)
+    for out in (text, md):
+        for fact in uuids + ["00000000:0B:00.0", "/usr/local/cuda-11.8", LONG_TK, "sm_37 sm_50", "cuDNN",
+                             "cuda:0 is GPU 1", "cuda:2 is GPU 3", "11264 MiB"]:
+            assert fact in out, fact
+    assert text.index("Problems:") < text.index("Facts (--verbose")
+    assert text.count("\nNotes\n") == 1
+    assert "<details><summary>All facts</summary>" in md and md.count("```") % 2 == 0
+    assert machine.doctor("--verbose").json()["findings"] == machine.doctor().json()["findings"]

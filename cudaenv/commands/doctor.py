@@ -1,7 +1,8 @@
 """`cudaenv doctor`: inspect this machine's CUDA setup, say what is wrong and give the exact fix.
 
 Output: the checklist (text), ``--json`` / ``--format json`` (the snapshot contract plus ``findings``), or
-``--format markdown`` (a paste-ready report). Exit 0 when no finding is an error, 1 when one is (``--strict``:
+``--format markdown`` (a paste-ready report); ``--verbose`` adds every fact the probes saw (render.facts) to
+the text and markdown reports. Exit 0 when no finding is an error, 1 when one is (``--strict``:
 also on warnings), 2 on usage errors.
 """
 
@@ -19,6 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="same as --format json: the snapshot (schema_version 1) with findings")
     parser.add_argument("--quick", action="store_true", help="do not import torch (static torch facts only)")
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too (CI pipelines, cluster health checks)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)")
 
 
 def _format(args) -> str:
@@ -48,9 +51,9 @@ def run(args: argparse.Namespace, ctx) -> int:
     elif fmt == "markdown":
         from cudaenv.render.markdown import render_markdown
 
-        ctx.out.write(render_markdown(snapshot, findings))
+        ctx.out.write(render_markdown(snapshot, findings, verbose=args.verbose))
     else:
         from cudaenv.render.report import render_report
 
-        ctx.out.write(render_report(snapshot, findings, color=ctx.color))
+        ctx.out.write(render_report(snapshot, findings, color=ctx.color, verbose=args.verbose))
     return exit_code(findings, strict=args.strict)

@@ -16,6 +16,12 @@ def _procs_on(s, g) -> List:
     return [p for p in s.processes if (p.gpu_index is not None and p.gpu_index == g.index) or (g.uuid and p.gpu_uuid == g.uuid)]
 
 
+def _short_name(p, limit: int = 32) -> str:
+    """A process's command for a comment: at most ``limit`` characters."""
+    name = (p.name or "").strip() or "pid %d" % p.pid
+    return name if len(name) <= limit else name[: limit - 3] + "..."
+
+
 def _who(p) -> str:
     bits = ["pid %d" % p.pid]
     if p.owner:
@@ -40,9 +46,10 @@ def busy(s) -> List:
             held = "Held by: %s." % "; ".join(_who(p) for p in procs)
         else:
             held = "No process is listed: it belongs to another container or PID namespace (or nvidia-smi may not show it)."
-        fix = ["kill %d    # %s" % (p.pid, p.name if p.name and len(p.name) <= 24 else "pid %d" % p.pid) for p in running]
+        fix = ["kill %d    # %s" % (p.pid, _short_name(p)) for p in running]
         if running:
-            fix.append("# a process that does not exit: kill -9 PID; another user's: sudo kill PID")
+            pids = " ".join(str(p.pid) for p in running)
+            fix.append("kill -9 %s    # if %s not exit; sudo for another user's" % (pids, "it does" if len(running) == 1 else "they do"))
         if not procs:
             fix.append("sudo fuser -v /dev/nvidia%d    # who has the GPU open" % g.index)
         fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %d" % g.index)

@@ -22,8 +22,10 @@ def check(s, tables=None) -> List:
     return out
 
 
-def _use(version) -> str:
-    return "source <(cudaenv use %s)    # fish: cudaenv use %s --shell fish | source" % (c.short(version), c.short(version))
+def _use(version, why: str = "") -> str:
+    """The shell command that switches to ``version``; the trailing comment says why, then the fish form."""
+    v = c.short(version)
+    return "source <(cudaenv use %s)    # %sfish: cudaenv use %s --shell fish | source" % (v, (why + "; ") if why else "", v)
 
 
 def _install_toolkit(s, mm: str) -> str:
@@ -169,7 +171,7 @@ def link_not_active(s) -> List:
             "that run nvcc from PATH build with different toolkits."
             % (link.path, link.resolved, (" (CUDA %s)" % tv) if tv else "", nvcc, path, (", CUDA %s" % version) if version else "", link.path),
             [
-                ("%s    # use the link's toolkit in this shell" % _use(tv).split("    #")[0]) if tv else None,
+                _use(tv, "use the link's toolkit in this shell") if tv else None,
                 "sudo ln -sfn %s %s    # or point the link at the one on PATH (cudaenv link %s)" % (c.quote(path), c.quote(link.path), c.short(version)),
             ],
         )
@@ -190,7 +192,7 @@ def several_on_path(s) -> List:
             "%d CUDA toolkits are on PATH" % len(tks),
             "PATH holds the bin folders of %s. The first one wins for nvcc, but other tools (ptxas, nvdisasm, "
             "cuda-gdb) and build systems may pick another, mixing CUDA versions." % listing,
-            [_use(keep) + " (it removes the other toolkits from PATH)"] if keep else [],
+            [_use(keep, "keeps one toolkit on PATH, removes the others")] if keep else [],
         )
     ]
 
@@ -225,7 +227,7 @@ def cuda_home(s) -> List:
             "%s is CUDA %s, the nvcc on PATH is CUDA %s" % (name, c.short(home.version), c.short(version)),
             "%s=%s (CUDA %s) while PATH finds nvcc in %s (CUDA %s). torch.utils.cpp_extension uses %s; a Makefile "
             "that calls nvcc uses PATH: the two builds disagree." % (name, value, home.version, path, version, name),
-            ["export %s=%s    # match the nvcc on PATH" % (name, c.quote(path)), _use(home.version) + "    # or switch PATH to %s" % name],
+            ["export %s=%s    # match the nvcc on PATH" % (name, c.quote(path)), _use(home.version, "or switch PATH to %s's toolkit" % name)],
         )
     ]
 
@@ -259,7 +261,7 @@ def ld_library_path(s) -> List:
             "than the one they were built with (\"undefined symbol\", \"version `libcublas.so.12' not found\")."
             % (listing, (", but the active toolkit is %s (CUDA %s)" % (path, c.short(version))) if path else ""),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
-             (_use(version) + " (sets PATH and LD_LIBRARY_PATH together)") if version else None],
+             _use(version, "sets PATH and LD_LIBRARY_PATH together") if version else None],
         )
     ]
 

@@ -22,7 +22,9 @@ def facts_rows(s) -> List[tuple]:
         osline += ", %s container" % p.container
     rows.append(("OS", osline))
     if d is not None and (d.version or d.kernel_module_version):
-        rows.append(("Driver", "%s (supports CUDA %s)%s" % (d.version or d.kernel_module_version, d.cuda_version or "?",
+        from cudaenv.diagnose._common import driver_cuda
+
+        rows.append(("Driver", "%s (supports CUDA %s)%s" % (d.version or d.kernel_module_version, d.cuda_version or driver_cuda(s) or "?",
                                                              ", %s module" % d.kernel_module if d.kernel_module else "")))
     else:
         failed = [t for t in s.tools if t.status != "ok"]
@@ -68,7 +70,8 @@ def facts_rows(s) -> List[tuple]:
     return rows
 
 
-def render_markdown(snapshot, findings: Sequence) -> str:
+def render_markdown(snapshot, findings: Sequence, verbose: bool = False) -> str:
+    """The report; ``verbose`` adds every fact the probes saw (render.facts) in a folded block."""
     s = snapshot
     out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + s.cudaenv_version) if s.cudaenv_version else ""), ""]
     out.append("| | |")
@@ -91,7 +94,7 @@ def render_markdown(snapshot, findings: Sequence) -> str:
                     for line in cmd.split("\n"):
                         out.append("  " + line)
                 out.append("  ```")
-    if s.notes:
+    if s.notes and not verbose:  # the facts block below ends with the notes
         out.append("")
         out.append("<details><summary>Probe notes</summary>")
         out.append("")
@@ -99,4 +102,10 @@ def render_markdown(snapshot, findings: Sequence) -> str:
             out.append("- %s: %s" % (n.probe, n.message))
         out.append("")
         out.append("</details>")
+    if verbose:
+        from cudaenv.render.facts import render_facts
+
+        out += ["", "<details><summary>All facts</summary>", "", "```text"]
+        out += render_facts(s).rstrip("\n").replace("```", "'''").split("\n")
+        out += ["```", "", "</details>"]
     return "\n".join(out) + "\n"

@@ -67,9 +67,12 @@ def _environment(s) -> List[Check]:
 def _driver(s) -> List[Check]:
     d = s.driver
     if d is not None and (d.version or d.kernel_module_version):
+        from cudaenv.diagnose import _common as c
+
         bits = [d.version or d.kernel_module_version]
-        if d.cuda_version:
-            bits[0] += " (CUDA %s)" % d.cuda_version
+        cuda = d.cuda_version or c.driver_cuda(s)  # nvidia-smi's, else what that driver ships (data/cuda_drivers.json)
+        if cuda:
+            bits[0] += " (CUDA %s)" % cuda
         if d.kernel_module:
             bits.append("%s module" % d.kernel_module)
         if d.wsl_windows_side:
@@ -186,7 +189,8 @@ def _line(mark: str, label: str, facts: str, color: bool) -> List[str]:
     return lines
 
 
-def render_report(snapshot, findings: Sequence, color: bool = False) -> str:
+def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bool = False) -> str:
+    """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts)."""
     s = snapshot
     out: List[str] = []
     by_section: Dict[str, List] = {}
@@ -227,7 +231,7 @@ def render_report(snapshot, findings: Sequence, color: bool = False) -> str:
             out += _wrap(f.title, "  - ", "    ")
             for cmd in f.fix[:1]:
                 out += fix_lines(cmd, "      ")
-    if s.notes:
+    if s.notes and not verbose:  # the facts below end with the notes
         out.append("")
         out.append(_paint("Notes", "bold", color))
         for n in s.notes:
@@ -235,6 +239,13 @@ def render_report(snapshot, findings: Sequence, color: bool = False) -> str:
     if not problems:
         out.append("")
         out.append(_paint("No problems found.", "ok", color))
+    if verbose:
+        from cudaenv.render.facts import SECTIONS, render_facts
+
+        out.append("")
+        out.append(_paint("Facts (--verbose: everything the probes saw)", "bold", color))
+        for line in render_facts(s).rstrip("\n").split("\n"):
+            out.append(_paint(line, "bold", color) if line in SECTIONS else line)
     return "\n".join(out) + "\n"
 
 
@@ -250,20 +261,68 @@ def _finding(f, color: bool) -> List[str]:
     return lines
 
 
+def shell_words(line: str) -> Tuple[List[str], str]:
+    """(words, comment) of one shell line: quotes and backslashes keep a word whole; an unquoted ``#`` starting a
+    word begins the comment (returned without the ``#``). Unbalanced quotes leave the rest as one word."""
+    words: List[str] = []
+    cur, quote, i = "", None, 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            cur += ch
+            if ch == "\\" and quote == '"' and i + 1 < len(line):
+                cur += line[i + 1]
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch == "\\" and i + 1 < len(line):
+            cur += line[i : i + 2]
+            i += 1
+        elif ch in "'\"":
+            cur += ch
+            quote = ch
+        elif ch in " \t":
+            if cur:
+                words.append(cur)
+                cur = ""
+        elif ch == "#" and not cur:
+            return words, line[i + 1 :].strip()
+        else:
+            cur += ch
+        i += 1
+    if cur:
+        words.append(cur)
+    return words, ""
+
+
 def fix_lines(item: str, indent: str, width: int = WIDTH) -> List[str]:
-    """One fix item as lines: a trailing ``    # comment`` goes above its command; long commands continue with ``\\``."""
-    out: List[str] = []
+    """One fix item as lines that paste into a shell as they are.
+
+    A trailing comment (``    # why``, or an inline ``  # why``) goes above its command when the two do not fit on
+    one line; a long command continues with `` \\`` between words, never inside a quoted word or a comment; a single
+    word longer than the line (a long path) is kept whole, since breaking it would break the command.
+    """
     if item.startswith("#"):
         return _wrap(item[1:].strip(), indent + "# ", indent + "# ", width)
-    cmd, sep, comment = item.partition("    # ")
-    if sep and "\n" not in cmd and len(indent + cmd + "  # " + comment.strip()) <= width:
-        return [indent + cmd + "  # " + comment.strip()]
-    if sep:
-        out += _wrap(comment.strip(), indent + "# ", indent + "# ", width)
-    for raw in cmd.split("\n"):
+    out: List[str] = []
+    for raw in item.split("\n"):
         ws = raw[: len(raw) - len(raw.lstrip())]
-        pieces = textwrap.wrap(raw, width=width - len(indent) - len(ws) - 4, break_long_words=False, break_on_hyphens=False) or [raw]
-        for i, piece in enumerate(pieces):
-            lead = indent + ws if i == 0 else indent + ws + "    "
-            out.append(lead + piece + (" \\" if i < len(pieces) - 1 else ""))
+        words, comment = shell_words(raw)
+        code = " ".join(words)
+        if not words:
+            out += _wrap(comment, indent + ws + "# ", indent + ws + "# ", width) if comment else [indent + ws]
+            continue
+        if comment and len(indent + ws + code + "  # " + comment) <= width:
+            out.append(indent + ws + code + "  # " + comment)
+            continue
+        if comment:
+            out += _wrap(comment, indent + ws + "# ", indent + ws + "# ", width)
+        lines, cur, more = [], indent + ws + words[0], indent + ws + "    "
+        for w in words[1:]:
+            if len(cur + " " + w + " \\") <= width or len(more + w + " \\") > width:
+                cur += " " + w  # it fits, or it fits nowhere: a new line would not help
+            else:
+                lines.append(cur + " \\")
+                cur = more + w
+        out += lines + [cur]
     return out
