@@ -401,3 +401,73 @@ def test_dpkg_parsers_any_text(text):
 def test_parse_qf():
     out = "cuda-nvcc-12-4\nfile /usr/local/cuda-12.4/extras/x is not owned by any package\ncuda-cudart-12-4\ncuda-nvcc-12-4\n"
     assert parse_qf(out) == ("cuda-cudart-12-4", "cuda-nvcc-12-4")
+
+
+# ------------------------------------------------------------------------ review additions: old .pl uninstaller, rpm with rpm
+
+
+def test_old_perl_uninstaller_of_a_runfile_install(fake_root):
+    """Before CUDA 10.1 the runfile left bin/uninstall_cuda_X.Y.pl: run it with perl, then remove what it leaves."""
+    base = fake_root.toolkit("9.0.176", version_json=False, version_txt=True)
+    fake_root.file("usr/local/cuda-9.0/bin/uninstall_cuda_9.0.pl", "#!/usr/bin/perl\n")
+    fake_root.file("usr/local/cuda-9.0/bin/uninstall_cuda_toolkit_9.0.log", "")  # not an uninstaller: not matched
+    host = fake_root.host()
+    toolkits, link = load_toolkits(host, [])
+    targets = select_targets(host, "9.0", toolkits, False)
+    inspection = inspect(host, targets, toolkits, link)
+    plan = plan_uninstall(inspection)
+    tool = step(plan, "runfile-uninstaller")
+    assert tool.commands == (("perl", "/usr/local/cuda-9.0/bin/uninstall_cuda_9.0.pl"),)
+    assert tool.needs_root and tool.destructive
+    assert kinds(plan).index("runfile-uninstaller") < kinds(plan).index("remove-folder")
+    assert inspection.targets[0].toolkit.install_method == "runfile"
+    assert base.is_dir()  # planning removes nothing
+    assert_safe(plan, inspection)
+
+
+def test_rpm_install_names_exact_packages_from_rpm(fake_root, fake_bin):
+    fake_root.toolkit("12.4")
+    fake_root.file("var/lib/rpm/rpmdb.sqlite", "x")
+    log = fake_root.path.parent / "rpm-args.txt"
+    fake_bin.command("rpm", "")
+    (fake_bin.path / "rpm").write_text(
+        "#!/bin/sh\nprintf '%%s\\n' \"$@\" > %s\n"
+        "printf 'cuda-nvcc-12-4\\ncuda-cudart-12-4\\ncuda-nvcc-12-4\\nfile /usr/local/cuda-12.4/x is not owned by any package\\n'\n" % log
+    )
+    tk = Toolkit("12.4", "/usr/local/cuda-12.4", "x", install_method="rpm")
+    host = fake_root.host(path=fake_bin.env_path)
+    plan = plan_uninstall(inspect(host, [tk], toolkits=[tk]))
+    dnf = step(plan, "dnf-remove")
+    assert dnf.commands == (("dnf", "remove", "cuda-cudart-12-4", "cuda-nvcc-12-4"),)
+    assert dnf.needs_root and "rpm-unknown" not in kinds(plan)
+    args = log.read_text().splitlines()
+    assert args[:2] == ["--root", str(fake_root.path)] and "-qf" in args
+    assert "/usr/local/cuda-12.4/bin/nvcc" in args  # inspected-system paths, read by rpm under --root
+
+
+def test_driver_on_an_rpm_system_names_exact_packages(fake_root, fake_bin):
+    fake_root.toolkit("12.4")
+    fake_root.file("var/lib/rpm/rpmdb.sqlite", "x")
+    fake_bin.command("rpm", "", by_args={"-qa": (
+        "bash\nkmod-nvidia-latest-dkms\nnvidia-driver\nnvidia-driver-cuda\nnvidia-settings\ncuda-drivers\ncuda-nvcc-12-4\n", 0)})
+    tk = Toolkit("12.4", "/usr/local/cuda-12.4", "x", install_method="rpm")
+    host = fake_root.host(path=fake_bin.env_path)
+    plan = plan_uninstall(inspect(host, [tk], toolkits=[tk], driver=True), Options(driver=True))
+    drv = step(plan, "driver-dnf-remove")
+    assert drv.commands == (("dnf", "remove", "cuda-drivers", "kmod-nvidia-latest-dkms", "nvidia-driver", "nvidia-driver-cuda"),)
+    assert drv.needs_root and drv.destructive
+    without_rpm = plan_uninstall(inspect(fake_root.host(path="/nonexistent"), [tk], toolkits=[tk], driver=True), Options(driver=True))
+    assert "driver-dnf-remove" not in kinds(without_rpm)
+    assert any("rpm -qa" in n.message for n in without_rpm.notes)
+
+
+def test_driver_on_windows_is_the_apps_entry(fake_root):
+    from cudaenv.host import Host
+
+    fake_root.dir("C/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.1/bin")
+    host = Host(root=fake_root.path, env={"PATH": ""}, system="windows")
+    tk = Toolkit("12.1", "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.1", "CUDA_PATH", install_method="windows-installer")
+    plan = plan_uninstall(inspect_uninstall(host, [tk], [tk], None, [], driver=True), Options(driver=True))
+    drv = step(plan, "driver-windows")
+    assert "NVIDIA Graphics Driver" in drv.description and not drv.commands and drv.needs_root
+    assert kinds(plan).index("windows-uninstall") < kinds(plan).index("driver-windows")

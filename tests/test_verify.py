@@ -6,7 +6,9 @@ A fake ``python`` prints a recorded output depending on the ``--device N`` / ``-
 """
 
 import json
+import os
 import shlex
+import subprocess
 import time
 
 import pytest
@@ -382,3 +384,65 @@ def test_distributed_without_gpus_needs_gloo(cli, tmp_path):
     assert r.code == 1
     err = r.json()["distributed"]["error"]
     assert err["id"] == "torch-cpu-only" and "--backend gloo" in err["message"]
+
+
+def env_recording(tmp_path, inner, log_name):
+    """A fake python that appends its CUDA_LAUNCH_BLOCKING / NCCL_DEBUG to a log, then runs ``inner``."""
+    log = tmp_path / log_name
+    path = tmp_path / ("rec-" + log_name)
+    path.write_text('#!/bin/sh\necho "CLB=${CUDA_LAUNCH_BLOCKING-unset} NCCL_DEBUG=${NCCL_DEBUG-unset}" >> %s\nexec %s "$@"\n'
+                    % (shlex.quote(str(log)), shlex.quote(inner)))
+    path.chmod(0o755)
+    return str(path), log
+
+
+def test_children_run_with_launch_blocking_and_nccl_debug_only_on_request(cli, tmp_path, fake_bin):
+    smi(fake_bin)
+    env = {"PATH": fake_bin.env_path, "CUDA_VISIBLE_DEVICES": "2,3"}
+    dev = fake_python(tmp_path, {"--device 0": ("verify-2080ti-cuda0-ok.txt", 0), "--device 1": ("verify-2080ti-cuda1-ok.txt", 0)},
+                      name="devpython")
+    py, log = env_recording(tmp_path, dev, "device.log")
+    assert vcli(cli, tmp_path, "verify", "--json", "--python", py, env=env).code == 0
+    runs = log.read_text().splitlines()
+    assert len(runs) >= 2 and all(line.startswith("CLB=1 ") for line in runs), runs  # one child per device
+    dist = fake_torchrun_python(tmp_path, GPU_INFO, ["verify-dist-nccl-rank0-ok.jsonl", "verify-dist-nccl-rank1-ok.jsonl"],
+                                "host:5100:5100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>\n")
+    py, log = env_recording(tmp_path, dist, "dist.log")
+    plain = vcli(cli, tmp_path, "verify", "--distributed", "--json", "--python", py, env=env)
+    assert plain.code == 0 and plain.json()["distributed"]["nccl_debug"] == []
+    assert log.read_text().splitlines()[-1] == "CLB=1 NCCL_DEBUG=unset"
+    debug = vcli(cli, tmp_path, "verify", "--distributed", "--json", "--nccl-debug", "--python", py, env=env)
+    assert debug.code == 0 and log.read_text().splitlines()[-1] == "CLB=1 NCCL_DEBUG=INFO"
+    assert debug.json()["distributed"]["nccl_debug"] == ["host:5100:5100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>"]
+
+
+def test_json_device_shape_has_every_documented_key(cli, tmp_path):
+    """Issue 6's --json shape: {logical, physical, name, capability, ok, checks[{name, ok, seconds, detail}], tflops, gbps,
+    error{id, message}}, for a passing and a failing device alike."""
+    py = fake_python(tmp_path, {"--device 0": ("verify-2080ti-cuda0-ok.txt", 0), "--device 1": ("verify-1080ti-cu128-no-kernel.txt", 1)})
+    devices = vcli(cli, tmp_path, "verify", "--json", "--python", py).json()["devices"]["devices"]
+    assert len(devices) == 2
+    for d in devices:
+        assert {"logical", "physical", "name", "capability", "ok", "checks", "tflops", "gbps", "error"} <= set(d)
+        assert d["checks"] and all({"name", "ok", "seconds", "detail"} <= set(c) for c in d["checks"])
+        assert all(isinstance(c["seconds"], float) for c in d["checks"])
+    assert devices[0]["error"] is None and isinstance(devices[0]["tflops"], float)
+    assert {"id", "message"} <= set(devices[1]["error"]) and devices[1]["error"]["id"] == "gpu-arch-unsupported"
+    assert devices[1]["tflops"] is None and devices[1]["logical"] == 1
+
+
+PY37 = "/root/.pyenv/versions/3.7.16/bin/python"
+
+
+@pytest.mark.skipif(not os.path.exists(PY37), reason="no Python 3.7 here")
+def test_children_run_on_python_37(cli, tmp_path):
+    """The child scripts must run in an old interpreter too: compiled by 3.7, and a 3.7 without torch says so."""
+    from cudaenv.verify import child_source
+
+    for name in ("verify_device.py", "verify_dist.py"):
+        res = subprocess.run([PY37, "-c", "import sys; compile(sys.stdin.read(), %r, 'exec')" % name],
+                             input=child_source(name), capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, (name, res.stderr)
+    for extra in ((), ("--cpu",)):
+        r = vcli(cli, tmp_path, "verify", "--json", "--python", PY37, *extra)
+        assert r.code == 1 and r.json()["devices"]["problem"]["id"] == "torch-missing", r

@@ -74,11 +74,16 @@ def test_verify_distributed_a_hung_rank_is_stopped_and_explained(cli):
 
 
 def test_verify_distributed_without_gpus_defaults_to_nccl_and_says_use_gloo(cli):
+    from importlib.metadata import version
+
     r = cli("verify", "--distributed", "--json", "--python", sys.executable, env=ENV)
-    if "+cpu" in r.out:
-        assert r.code == 1
-        err = r.json()["distributed"]["error"]
-        assert err["id"] == "torch-cpu-only" and "--backend gloo" in err["message"]
+    assert r.code == 1  # nothing here has a GPU: nccl cannot run
+    err = r.json()["distributed"]["error"]
+    assert "--backend gloo" in err["message"]
+    if version("torch").endswith("+cpu"):  # the pinned CPU torch 2.13.0 of `nox -s torch`
+        assert err["id"] == "torch-cpu-only"
+    else:
+        assert err["id"] in ("torch-cuda-unavailable", "no-driver")
 
 
 def test_explain_probe_adds_this_machines_facts(cli):

@@ -371,6 +371,9 @@ def probe_driver(host, db, notes: List[Note]) -> DriverFacts:
         wanted = _prefixes("driver-package-prefix")
         packages = tuple(sorted(p.name for p in db.packages.values() if p.present and p.name.startswith(wanted)))
         manager = "dpkg" if packages else None
+    elif rpm_mod.has_rpm_database(host):
+        packages = rpm_mod.rpm_installed(host, _prefixes("driver-rpm-package-prefix"), notes) or ()
+        manager = "rpm" if packages else None
     uninstaller = None
     for row in _rows("driver-uninstaller"):
         if host.exists(row["path"]):

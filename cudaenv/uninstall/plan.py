@@ -585,6 +585,7 @@ def _driver_steps(b: _Builder, inspection: Inspection) -> None:
             commands=(("dnf", "remove", *d.packages),),
             needs_root=True,
             destructive=True,
+            details=("driver packages: %s" % " ".join(d.packages),),
         )
         planned = True
     if d.runfile_uninstaller:

@@ -27,17 +27,35 @@ def parse_qf(text: str) -> Tuple[str, ...]:
     return tuple(sorted(names))
 
 
-def rpm_owners(host, files: Sequence[str], notes: List[Note]) -> Optional[Tuple[str, ...]]:
-    """Exact names of the packages owning ``files`` (inspected-system paths), or None when rpm cannot tell."""
+def _rpm_or_note(host, notes: List[Note], what: str, example: str) -> Optional[str]:
     rpm = host.which("rpm")
     if rpm is None:
         notes.append(
             Note(
                 "uninstall",
-                "this looks like an rpm install but rpm is not installed here, so the owning packages cannot be read; "
-                "on the machine itself run `rpm -qf %s` to name them" % (files[0] if files else "PATH"),
+                "this looks like an rpm install but rpm is not installed here, so %s cannot be read; "
+                "on the machine itself run `%s` to name them" % (what, example),
             )
         )
+    return rpm
+
+
+def rpm_installed(host, prefixes: Sequence[str], notes: List[Note]) -> Optional[Tuple[str, ...]]:
+    """Exact names of the installed packages starting with one of ``prefixes`` (``rpm --root ROOT -qa``), or None."""
+    rpm = _rpm_or_note(host, notes, "the driver packages", "rpm -qa 'nvidia-driver*' 'kmod-nvidia*'")
+    if rpm is None:
+        return None
+    result = host.run([rpm, "--root", str(host.root), "-qa", "--qf", "%{NAME}\\n"], timeout=max(host.timeout, 30.0))
+    if not result.ok:
+        notes.append(Note("uninstall", "rpm -qa: " + result.describe()))
+        return None
+    return tuple(n for n in parse_qf(result.stdout) if n.startswith(tuple(prefixes)))
+
+
+def rpm_owners(host, files: Sequence[str], notes: List[Note]) -> Optional[Tuple[str, ...]]:
+    """Exact names of the packages owning ``files`` (inspected-system paths), or None when rpm cannot tell."""
+    rpm = _rpm_or_note(host, notes, "the owning packages", "rpm -qf %s" % (files[0] if files else "PATH"))
+    if rpm is None:
         return None
     names: set = set()
     root = str(host.root)
