@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cudaenv.render.facts import SECTIONS, render_facts
-from cudaenv.render.json_out import dumps, render_snapshot_json
+from cudaenv.render.json_out import dumps
 from cudaenv.snapshot import (
     ActiveToolkit,
     CudaSymlink,
@@ -89,6 +89,14 @@ def test_report_has_every_section_in_order_within_80_columns():
     assert LONG in text.replace("\n", "").replace(" ", "")  # the long path is wrapped, not cut
 
 
+def test_facts_name_what_the_checklist_leaves_out():
+    """doctor --verbose appends these facts: the ids a helper asks for, which the checklist lines do not carry."""
+    text = render_facts(full_snapshot())
+    for fact in ("GPU-2f5a8c7e-1b3d-4e6f-9a0b-7c8d9e0f1a2b", "00000000:02:00.0", "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h",
+                 "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", "cuda:1 NVIDIA GeForce GTX 1080 Ti, compute 6.1"):
+        assert fact in squash(text), fact
+
+
 def test_report_of_an_empty_machine():
     text = squash(render_facts(Snapshot(platform=Platform(system="linux"), torch=Torch(python=None))))
     assert "driver none found" in text
@@ -123,7 +131,7 @@ def test_report_never_fails_and_stays_narrow(name, path, version, message):
 
 def test_json_is_the_contract_in_field_order():
     snap = full_snapshot()
-    text = render_snapshot_json(snap)
+    text = dumps(snap.to_dict())
     data = json.loads(text)
     assert list(data)[:3] == ["schema_version", "platform", "driver"]
     assert data["schema_version"] == 1 and data["env"]["CUDA_VISIBLE_DEVICES"] == "1,0,-1,2"
@@ -174,5 +182,75 @@ def test_a_hung_nvidia_smi_costs_one_timeout(cli_subprocess, fake_root, fake_bin
     assert r.code in (0, 1), r
     data = r.json()
     assert any("nvidia-smi" in n["message"] and "timed out after 1 s" in n["message"] for n in data["notes"]), data["notes"]
-    # interpreter start-up and the other probes, plus one timeout: well under two timeouts
-    assert took < 1 + 1.2, took
+    assert [t["status"] for t in data["tools"] if t["tool"] == "nvidia-smi"] == ["timeout"]
+    assert "nvidia-smi-hang" in [f["id"] for f in data["findings"]]
+    # interpreter start-up and the other probes, plus one timeout: within the timeout plus a second
+    assert took < 1 + 1.0, took
+
+
+# ------------------------------------------------------------------ the JSON contract of issue 2, by name
+CONTRACT = {
+    "platform": ("system", "distro", "kernel", "machine", "wsl", "container"),
+    "driver": ("version", "cuda_version", "kernel_module", "source"),
+    "gpus": ("index", "name", "uuid", "pci_bus_id", "memory_total_mib", "memory_used_mib", "compute_capability"),
+    "visible_devices": ("cuda_visible_devices", "device_order", "mapping"),
+    "toolkits": ("version", "path", "source", "install_method", "active"),
+    "cuda_symlink": ("path", "target"),
+    "active_toolkit": ("path", "nvcc", "version"),
+    "cudnn": ("version", "header", "source"),
+    "torch": ("python", "installed", "version", "cuda", "hip", "cuda_available", "device_count", "arch_list", "devices",
+              "cudnn", "nccl", "installer"),
+}
+
+
+def _load_sibling(name):
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("_cudaenv_" + name, Path(__file__).with_name(name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_doctor_json_has_every_field_the_contract_names(cli, fake_root, fake_bin, tmp_path):
+    """A machine where every list is filled: 4 GPUs, processes, a link, a toolkit, cuDNN, a torch that imports."""
+    query = _load_sibling("test_probe_nvidia").recorded("smi-query-2080ti-x4.txt")
+    apps = _load_sibling("test_probe_nvidia").recorded("smi-apps-2080ti.txt")
+    banner = _load_sibling("test_probe_nvidia").recorded("smi-banner-550-single.txt")  # only its "CUDA Version" is used here
+    fake_bin.command("nvidia-smi", stdout=banner, by_args={"--query-gpu": (query, 0), "--query-compute-apps": (apps, 0)})
+    fake_root.file("etc/os-release", 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nID=ubuntu\nVERSION_ID="22.04"\n')
+    fake_root.file("proc/driver/nvidia/version", _load_sibling("test_probe_nvidia").recorded("proc-nvidia-open-565.txt"))
+    fake_root.toolkit("12.4.131", cudnn="9.1.0")
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-12.4")
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    _load_sibling("test_probe_torch").make_fake_torch(site)
+    env = {"PATH": "/usr/local/cuda/bin:" + fake_bin.env_path, "CUDAENV_ROOT": str(fake_root.path), "PYTHONPATH": str(site),
+           "CUDA_VISIBLE_DEVICES": "2,3", "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "NCCL_DEBUG": "INFO", "HOME": str(tmp_path)}
+    r = cli("doctor", "--json", "--python", sys.executable, env=env)
+    assert r.code in (0, 1), r
+    data = r.json()
+    assert data["schema_version"] == 1
+    for key, names in CONTRACT.items():
+        value = data[key]
+        rows = value if isinstance(value, list) else [value]
+        assert rows and all(isinstance(row, dict) for row in rows), (key, value)
+        for row in rows:
+            missing = [n for n in names if n not in row]
+            assert not missing, (key, missing)
+    assert [set(m) >= {"logical", "physical"} for m in data["visible_devices"]["mapping"]] == [True, True]
+    assert [(m["logical"], m["physical"]) for m in data["visible_devices"]["mapping"]] == [(0, 2), (1, 3)]
+    assert all(set(d) >= {"name", "capability"} for d in data["torch"]["devices"]) and data["torch"]["devices"]
+    assert data["processes"] and all(isinstance(p["pid"], int) for p in data["processes"])
+    assert data["notes"] == [] or all(set(n) == {"probe", "message"} for n in data["notes"])
+    assert data["env"]["NCCL_DEBUG"] == "INFO" and data["env"]["CUDA_VISIBLE_DEVICES"] == "2,3"
+    assert "PATH" not in data["env"] and "HOME" not in data["env"]
+    # versions are strings
+    versions = [data["driver"]["version"], data["driver"]["cuda_version"], data["torch"]["version"], data["torch"]["cuda"],
+                data["active_toolkit"]["version"]] + [t["version"] for t in data["toolkits"]] + [c["version"] for c in data["cudnn"]]
+    assert all(isinstance(v, str) for v in versions), versions
+    assert data["driver"]["version"] == "520.61.05" and data["gpus"][1]["pci_bus_id"].endswith("0B:00.0")
+    assert data["cuda_symlink"]["target"] == "/usr/local/cuda-12.4" and data["active_toolkit"]["path"] == "/usr/local/cuda-12.4"
+    assert [c["version"] for c in data["cudnn"]] == ["9.1.0"]
+    assert data["torch"]["installed"] is True and data["torch"]["arch_list"]

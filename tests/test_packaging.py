@@ -67,6 +67,8 @@ def test_installed_wheel_runs_and_reads_its_data(installed):
     env = {"PATH": "%s:/usr/bin:/bin" % (installed / "bin"), "HOME": str(installed)}
     version = _run([exe, "--version"], env=env, cwd=str(installed))
     assert version.stdout.strip() == "cudaenv %s" % cudaenv.__version__
+    as_module = _run([installed / "bin" / "python", "-m", "cudaenv", "--version"], env=env, cwd=str(installed))
+    assert as_module.stdout == version.stdout
 
     # every facts table reads back from the installed package (not from this tree), equal to the source
     check = (
@@ -94,3 +96,14 @@ def test_installed_wheel_runs_and_reads_its_data(installed):
     else:
         r = _run([exe, "list", "--json"], env=env, cwd=str(installed))
         assert "toolkits" in json.loads(r.stdout)
+
+
+def test_python_dash_m_cudaenv_is_the_cli(tmp_path):
+    """`python -m cudaenv` runs the same CLI as the console script: its version, and exit 2 with one line for a bad option."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    ok = subprocess.run([sys.executable, "-m", "cudaenv", "--version"], capture_output=True, text=True, env=env, timeout=60)
+    assert (ok.returncode, ok.stdout.strip()) == (0, "cudaenv %s" % cudaenv.__version__)
+    bad = subprocess.run([sys.executable, "-m", "cudaenv", "doctor", "--root", str(tmp_path / "nope")],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
+    assert bad.stderr.startswith("cudaenv: error: --root ")

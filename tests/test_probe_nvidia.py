@@ -382,12 +382,13 @@ def test_wsl2_platform_marks_windows_side(fake_root, fake_bin):
     assert "nvidia-smi prints CUDA Version: ERR!" in [n.message for n in notes]
 
 
-def test_windows_nvidia_smi_places(fake_root):
-    fake_root.executable("C/Program Files/NVIDIA Corporation/NVSMI/nvidia-smi.exe",
+@pytest.mark.parametrize("place", ["C/Program Files/NVIDIA Corporation/NVSMI/nvidia-smi.exe", "C/Windows/System32/nvidia-smi.exe"])
+def test_windows_nvidia_smi_places(fake_root, place):
+    fake_root.executable(place,
                          "#!/bin/sh\necho '0, NVIDIA GeForce RTX 4090, 561.09, 8.9, 24564, 1200, GPU-4090, 00000000:01:00.0'\n")
     state, _ = probe(fake_root.host(system="windows"))
     assert state.driver.version == "561.09" and state.gpus[0].compute_capability == "8.9"
-    assert state.driver.nvidia_smi.endswith("nvidia-smi.exe")
+    assert state.driver.nvidia_smi == str(fake_root.path / place)
 
 
 def test_driver_version_override_for_planning(fake_root):

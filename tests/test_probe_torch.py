@@ -22,9 +22,15 @@ from cudaenv.probes.torch import (
     dynamic_timeout,
     format_cudnn_version,
     parse_child_output,
-    probe_torch,
+    probe_torch_dynamic,
     probe_torch_static,
 )
+
+
+def probe_torch(host, interpreter, notes):
+    """Both passes one after the other, as the doctor runs them (collect runs them beside other probes)."""
+    return probe_torch_dynamic(host, interpreter, probe_torch_static(host, interpreter, notes), notes)
+
 
 PY37 = "/root/.pyenv/versions/3.7.16/bin/python"
 PY39 = next((str(p) for p in sorted(Path("/root/.pyenv/versions").glob("3.9*/bin/python"))), "/nonexistent")

@@ -115,25 +115,18 @@ def probe_cudnn(host, notes: list, toolkits: Sequence[Toolkit], site_packages: S
 
 def _headers_in(host, include: str) -> List[Tuple[str, str]]:
     """(header, version) for the cuDNN version headers in one folder; cudnn.h only when no cudnn_version*.h tells."""
-    names = host.listdir(include)
-    if not names:
-        return []
-    out = []
-    for name in names:
-        if _VERSION_HEADER.match(name):
-            header = host.join(include, name)
-            version = parse_cudnn_header(host.read_text(header, limit=HEADER_LIMIT) or "")
-            if version:
-                out.append((header, version))
-    if out:
-        return out
-    for name in names:
-        if _OLD_HEADER.match(name):
-            header = host.join(include, name)
-            version = parse_cudnn_header(host.read_text(header, limit=HEADER_LIMIT) or "")
-            if version:
-                out.append((header, version))
-    return out
+    names = host.listdir(include) or []
+    for pattern in (_VERSION_HEADER, _OLD_HEADER):
+        out = []
+        for name in names:
+            if pattern.match(name):
+                header = host.join(include, name)
+                version = parse_cudnn_header(host.read_text(header, limit=HEADER_LIMIT) or "")
+                if version:
+                    out.append((header, version))
+        if out:
+            return out
+    return []
 
 
 def _key(host, header: str) -> str:

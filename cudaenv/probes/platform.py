@@ -13,7 +13,7 @@ Sample inputs::
 
 import re
 import shlex
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from cudaenv.snapshot import Note, Platform
 
@@ -305,7 +305,3 @@ def _non_linux_distro(system: str) -> Optional[str]:
 def _join(*parts: Optional[str]) -> str:
     return " ".join(p for p in parts if p)
 
-
-def signals_text(signals: Sequence[str]) -> str:
-    """``osrelease, /dev/dxg`` for a report line."""
-    return ", ".join(signals)

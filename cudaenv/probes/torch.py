@@ -206,10 +206,3 @@ def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> 
         notes.append(Note(PROBE, "import torch failed in %s: %s" % (interpreter.path, merged.import_error.splitlines()[0][:300])))
     return merged
 
-
-def probe_torch(host, interpreter, notes: List[Note], quick: bool = False) -> Torch:
-    """Both passes, one after the other (``quick`` skips the import)."""
-    static = probe_torch_static(host, interpreter, notes)
-    if quick:
-        return static
-    return probe_torch_dynamic(host, interpreter, static, notes)
