@@ -6,6 +6,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cudaenv.collect import _call, _Failed, collect_snapshot
 from cudaenv.host import Host
@@ -64,6 +66,18 @@ def test_env_probe_picks_the_cuda_variables_sorted():
     assert dict(probe_env(Host(env=env)))["CUDA_VISIBLE_DEVICES"] == "1"
     assert parse_env({"Cuda_Path": "C:\\CUDA"}, "windows") == (("Cuda_Path", "C:\\CUDA"),)
     assert parse_env({"Cuda_Path": "C:\\CUDA"}, "linux") == ()
+
+
+_env_names = st.one_of(st.text(max_size=12), st.sampled_from(["CUDA_HOME", "cuda_path", "NCCL_DEBUG", "LD_LIBRARY_PATH", "PATH"]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(_env_names, st.text(max_size=20), max_size=8), st.sampled_from(["linux", "windows", "darwin"]))
+def test_env_parser_takes_any_mapping(env, system):
+    picked = parse_env(env, system)
+    assert [k for k, _ in picked] == sorted(k for k, _ in picked)
+    assert all(env[k] == v for k, v in picked)
+    assert "PATH" not in dict(picked)  # PATH is never part of the env facts
 
 
 def test_snapshot_of_a_fake_root(fake_root, tmp_path):
@@ -136,9 +150,15 @@ def test_real_machine_smoke(cli_subprocess):
     data = r.json()
     assert data["schema_version"] == 1
     assert data["driver"] is None and data["gpus"] == []
+    # exactly this machine: one toolkit under /usr/local, 13.0 read from cuda.h (no version.json or version.txt,
+    # and cuda.h is read before nvcc is run), active through the wrapper on PATH, the link's target
+    assert [t["path"] for t in data["toolkits"] if t["path"].startswith("/usr/local/")] == ["/usr/local/cuda-13.0"]
     tk = [t for t in data["toolkits"] if t["path"] == "/usr/local/cuda-13.0"]
-    assert len(tk) == 1 and tk[0]["version"].startswith("13.0") and tk[0]["active"] is True
-    assert tk[0]["version_source"] in ("cuda.h", "nvcc")  # there is no version.json or version.txt
+    assert (tk[0]["version"], tk[0]["version_source"]) == ("13.0", "cuda.h")
+    assert tk[0]["active"] is True and tk[0]["is_link_target"] is True and tk[0]["on_path"] is True
+    assert tk[0]["nvcc"] == "/usr/local/cuda-13.0/bin/nvcc" and tk[0]["lib_dir"] == "lib64"  # lib64 -> lib
+    assert [t["path"] for t in data["toolkits"] if t["active"]] == ["/usr/local/cuda-13.0"]
+    assert not any(n["probe"] in ("toolkits", "collect") for n in data["notes"]), data["notes"]
     assert data["cuda_symlink"]["path"] == "/usr/local/cuda"
     assert data["cuda_symlink"]["resolved"] == "/usr/local/cuda-13.0" and not data["cuda_symlink"]["dangling"]
     active = data["active_toolkit"]

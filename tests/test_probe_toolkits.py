@@ -323,6 +323,16 @@ def test_cudaenv_toolkits_hpc_tree(fake_root):
     assert messages(notes) == ["CUDAENV_TOOLKITS entry /nowhere does not exist"]
 
 
+def test_cudaenv_toolkits_on_windows_splits_on_semicolons(fake_root):
+    fake_root.toolkit("12.4.131", where="D/sw/cuda", name="12.4", nvcc=False, lib="lib/x64")
+    fake_root.toolkit("11.8.89", where="E/cuda 11.8", name="v11.8", nvcc=False, lib="lib/x64")
+    env = {"CUDAENV_TOOLKITS": "D:\\sw\\cuda;E:\\cuda 11.8\\v11.8;relative\\dir", "PATH": "C:\\Windows"}
+    state, notes = probe(fake_root.host(system="windows", env=env))
+    assert [(tk.path, tk.version) for tk in state.toolkits] == [("D:\\sw\\cuda\\12.4", "12.4.131"), ("E:\\cuda 11.8\\v11.8", "11.8.89")]
+    assert all(tk.source == "CUDAENV_TOOLKITS" for tk in state.toolkits)
+    assert messages(notes) == ["CUDAENV_TOOLKITS entry 'relative\\\\dir' is not an absolute path; ignored"]
+
+
 def test_cudaenv_toolkits_folder_without_toolkits(fake_root):
     fake_root.dir("sw/empty/a")
     state, notes = probe(fake_root.host(env={"CUDAENV_TOOLKITS": "/sw/empty"}))
