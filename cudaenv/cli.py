@@ -23,6 +23,7 @@ from cudaenv.errors import UserError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    import argparse
     from typing import IO, Dict, List, Mapping, Optional, Sequence
 
 # name -> (module, one-line help). Order is the order of `cudaenv --help`.

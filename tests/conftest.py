@@ -94,7 +94,7 @@ class FakeRoot:
     ) -> Path:
         """A toolkit tree: bin/nvcc (prints its version), version.json or version.txt, include/cuda.h, lib64/."""
         parts = (version.split(".") + ["0", "0"])[:3]
-        major, minor, patch = parts[0], parts[1], parts[2]
+        major, minor = parts[0], parts[1]
         folder = name or ("cuda-%s.%s" % (major, minor))
         base = "%s/%s" % (where.strip("/"), folder)
         self.dir(base + "/" + lib)
