@@ -379,7 +379,9 @@ def plan_off(toolkits: Sequence[Toolkit], env: Mapping[str, str], system: str = 
             desired.append((SAVED_PREFIX + name, None))
         desired.append((ACTIVE, None))
     desired += [(AUTO, None), (AUTO_PREV, None)]
-    return EnvChange(_diff(env, desired, paths), None, "CUDA toolkit entries removed from this shell")
+    changes = _diff(env, desired, paths)
+    message = "CUDA toolkit entries removed from this shell" if changes else "no CUDA toolkit entries in this shell; nothing to undo"
+    return EnvChange(changes, None, message)
 
 
 def parse_version_file(text: str) -> Optional[str]:

@@ -61,6 +61,10 @@ if (-not $global:_CUDAENV_HOOKED) {
     }
 }
 
+# The `cudaenv` function above declares no parameters (it takes $args), so PowerShell binds none of its
+# arguments and completes them with the completer registered for the command's name in native mode. This
+# is also what -CommandName without -ParameterName does (PowerShell-Docs#11248, PowerShell#24031); the
+# script block then gets ($wordToComplete, $commandAst, $cursorPosition), never the parameter-style five.
 Register-ArgumentCompleter -Native -CommandName cudaenv -ScriptBlock {
     param($wordToComplete, $commandAst, $cursorPosition)
     $words = @($commandAst.CommandElements | ForEach-Object { $_.ToString() })

@@ -3,7 +3,7 @@
 # It defines:
 #   * a `cudaenv` function: `cudaenv use 12.1` and `cudaenv use --off` change this shell (the function
 #     evals what the real `cudaenv use` prints); every other subcommand goes straight to the program;
-#   * completion of subcommands and installed toolkit versions (when compinit is loaded);
+#   * completion of subcommands and installed toolkit versions (compinit loaded before or after the hook);
 #   * the .cuda-version auto-switch from a chpwd hook: entering a directory with a .cuda-version (or
 #     below one) switches, leaving it switches back; nothing runs while the directory stays the same.
 
@@ -58,8 +58,16 @@ _cudaenv_zsh_complete() {
         esac
     fi
 }
-(( $+functions[compdef] )) && compdef _cudaenv_zsh_complete cudaenv
+# Register now when compinit ran before the hook, and again at the first prompt: that covers a compinit
+# that runs after the hook (later in .zshrc, or in a framework loaded after it). Then the check removes itself.
+_cudaenv_compdef() {
+    (( $+functions[compdef] )) && compdef _cudaenv_zsh_complete cudaenv
+    add-zsh-hook -d precmd _cudaenv_compdef
+    return 0
+}
 
 autoload -Uz add-zsh-hook
+(( $+functions[compdef] )) && compdef _cudaenv_zsh_complete cudaenv
+add-zsh-hook precmd _cudaenv_compdef
 add-zsh-hook chpwd _cudaenv_hook
 _cudaenv_hook

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from cudaenv.shells import get_shell
+
 VENV_BIN = str(Path(sys.executable).parent)
 CUDAENV = str(Path(sys.executable).parent / "cudaenv")
 REAL_SHELLS = [s for s in ("bash", "zsh", "fish") if shutil.which(s)]
@@ -286,3 +288,105 @@ def test_fish_completion_of_subcommands_and_versions(world):
     words = [line.split("\t")[0] for line in proc.stdout.splitlines()]
     assert "verify" in words
     assert {"12.4", "12.4.131", "12.1", "12.1.105"} <= set(words)
+
+
+@pytest.mark.skipif(not shutil.which("zsh"), reason="no zsh")
+@pytest.mark.parametrize("order", ["compinit-first", "hook-first"])
+def test_zsh_tab_completion_in_a_pty(world, order):
+    """`cudaenv us<TAB>` and `cudaenv use 12.4.<TAB>` complete in a real zsh, whether compinit runs before or after the hook."""
+    zdot = world.tmp / "zdot"
+    zdot.mkdir()
+    compinit = "autoload -Uz compinit && compinit -u -D\n"
+    hook_line = 'eval "$(cudaenv init zsh)"\n'
+    body = compinit + hook_line if order == "compinit-first" else hook_line + compinit
+    (zdot / ".zshrc").write_text("PS1='ZP> '\nunsetopt BEEP\n" + body)
+    child = _interactive(world, ["zsh", "-i"], "ZP> ", {"ZDOTDIR": str(zdot)})
+    try:
+        # the list of versions: two TABs after `use 1` show every installed version
+        child.send("cudaenv use 1\t\t")
+        child.expect_exact("12.1.105")  # zsh lists them sorted: 12.1 12.1.105 12.4 12.4.131
+        child.expect_exact("12.4.131")
+        child.expect_exact("ZP> cudaenv use 12.")  # the line redrawn below the list, the common prefix filled in
+        child.send("\x15")  # kill the line
+        # completing both words, then Enter, runs `cudaenv use 12.4.131` through the hook's function
+        child.send("cudaenv us\t")
+        child.send("12.4.\t")
+        child.send("\r")
+        child.expect_exact("CUDA 12.4.131 at ")
+        child.expect_exact("ZP> ")
+        assert _ask(child, "ZP> ", "zsh") == world.r + "/usr/local/cuda-12.4"
+        # the one-shot registration removed itself from precmd after the first prompt
+        assert "_cudaenv_compdef" not in _ask(child, "ZP> ", "zsh", var="{precmd_functions[*]}")
+    finally:
+        child.close(force=True)
+    assert "use --shell zsh 12.4.131" in world.calls()
+
+
+def test_pwsh_completer_is_the_native_form_for_a_parameterless_function():
+    """PowerShell completes a function's unbound arguments with the completer registered for its name in native
+    mode; that completer gets ($wordToComplete, $commandAst, $cursorPosition). A parameter-style script block
+    (five arguments) or a param() block on the function would leave `cudaenv use <TAB>` without versions."""
+    import re
+
+    text = hook("pwsh")
+    function = re.search(r"function global:cudaenv \{\n(.*?)\n\}\n", text, re.S).group(1)
+    assert "param(" not in function and "$args" in function  # no parameters: every argument stays unbound
+    reg = re.search(r"Register-ArgumentCompleter (.*?) -ScriptBlock \{\n\s*param\(([^)]*)\)", text)
+    assert reg, text
+    assert set(reg.group(1).split()) == {"-Native", "-CommandName", "cudaenv"}
+    assert [p.strip() for p in reg.group(2).split(",")] == ["$wordToComplete", "$commandAst", "$cursorPosition"]
+    assert "use --complete" in text and "$global:_CUDAENV_COMMANDS -split ' '" in text
+
+
+@pytest.mark.skipif(not shutil.which("pwsh"), reason="pwsh is not installed here")
+def test_pwsh_completion_for_real(world):
+    script = (
+        "(& cudaenv init pwsh) -join \"`n\" | Invoke-Expression; "
+        "(TabExpansion2 -inputScript 'cudaenv us' -cursorColumn 10).CompletionMatches.CompletionText; "
+        "(TabExpansion2 -inputScript 'cudaenv use 12.4' -cursorColumn 16).CompletionMatches.CompletionText"
+    )
+    proc = subprocess.run(["pwsh", "-NoProfile", "-NonInteractive", "-Command", script], capture_output=True, text=True,
+                          env=world.env, cwd=str(world.tmp / "out"), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["use", "12.4", "12.4.131"]
+
+
+HOSTILE_PROJECT = "p $(touch pwned) `touch pwned`; touch pwned 'q\" ${HOME} ünï"
+
+
+@pytest.mark.parametrize("shell", REAL_SHELLS)
+def test_auto_switch_in_a_hostile_project_folder_is_inert(world, shell):
+    """A project folder named like shell code: the hook enters and leaves it, and nothing runs."""
+    proj = world.tmp / HOSTILE_PROJECT
+    proj.mkdir()
+    (proj / ".cuda-version").write_text("12.1\n")
+    enter = {"bash": 'eval "$PROMPT_COMMAND"', "zsh": ":", "fish": "true"}[shell]
+    show = {"bash": 'printf "H=%s\\n" "${CUDA_HOME-}"', "zsh": 'printf "H=%s\\n" "${CUDA_HOME-}"',
+            "fish": 'printf "H=%s\\n" "$CUDA_HOME"'}[shell]
+    load = {"bash": 'eval "$(cudaenv init bash)"', "zsh": 'eval "$(cudaenv init zsh)"', "fish": "cudaenv init fish | source"}[shell]
+    script = "\n".join([load, "cd %s" % get_shell(shell).quote(str(proj)), enter, show, "cd ..", enter, show, ""])
+    argv = {"bash": ["bash", "--norc", "--noprofile", "-c"], "zsh": ["zsh", "-f", "-c"], "fish": ["fish", "--no-config", "-c"]}[shell]
+    proc = subprocess.run(argv + [script], capture_output=True, text=True, env=world.env, cwd=str(world.tmp / "out"), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    homes = [line[2:] for line in proc.stdout.splitlines() if line.startswith("H=")]
+    assert homes == [world.r + "/usr/local/cuda-12.1", ""], proc.stdout + proc.stderr
+    assert not list(world.tmp.rglob("pwned")), "a folder name ran as code"
+    auto = [c for c in world.calls() if "--auto" in c]
+    assert len(auto) == 2, auto  # into and out of the project; loading the hook outside a project runs nothing
+
+
+def test_bash_local_pins_the_project_and_leaving_switches_back(world):
+    script = r"""
+eval "$(cudaenv init bash)"
+cudaenv use 12.4; eval "$PROMPT_COMMAND"
+mkdir pinned; cd pinned; eval "$PROMPT_COMMAND"
+cudaenv use --local 12.1; eval "$PROMPT_COMMAND"; printf 'IN=%s\n' "$CUDA_HOME"; cat .cuda-version
+cd ..; eval "$PROMPT_COMMAND"; printf 'OUT=%s\n' "$CUDA_HOME"
+cd pinned; eval "$PROMPT_COMMAND"; printf 'AGAIN=%s\n' "$CUDA_HOME"
+"""
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], capture_output=True, text=True, env=world.env,
+                          cwd=str(world.tmp / "out"), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    r = world.r
+    assert proc.stdout.splitlines() == ["IN=%s/usr/local/cuda-12.1" % r, "12.1", "OUT=%s/usr/local/cuda-12.4" % r,
+                                        "AGAIN=%s/usr/local/cuda-12.1" % r]

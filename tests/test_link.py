@@ -3,6 +3,8 @@
 import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cudaenv.commands.link import LinkState, find_ld_mentions, find_rc_mentions, parse_alternatives, plan_link
 
@@ -92,3 +94,14 @@ def test_cli_unknown_version_and_real_folder(root, cli):
     root.dir("usr/local/cuda/bin")
     res = cli("link", "12.1", "--root", str(root.path))
     assert res.code == 1 and res.out == "" and "real folder" in res.err
+
+lines = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(["", "auto", "manual", "/usr/local/cuda", "/usr/local/cuda-12.1", "121",
+                                                                  "export CUDA_HOME=/usr/local/cuda-11.8", "CUDA_PATH=$X"])), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=lines.map("\n".join), toolkit=st.sampled_from(["/usr/local/cuda-12.1", "/opt/cuda", "/"]))
+def test_property_link_parsers_take_any_text(text, toolkit):
+    assert all(isinstance(p, str) and p for p in parse_alternatives(text))
+    for line in find_rc_mentions("~/.bashrc", text, toolkit) + find_ld_mentions("/etc/ld.so.conf.d/x.conf", text, toolkit):
+        assert line.startswith(("~/.bashrc:", "/etc/ld.so.conf.d/x.conf:")) and "\n" not in line

@@ -220,3 +220,30 @@ def test_property_idempotent_exact_and_reversible(path, ld, spec, home):
     assert off.get("CUDA_HOME") == home
     assert "CUDAENV_ACTIVE" not in off
     assert all(not e.startswith(("/usr/local/cuda", "/opt/cuda-")) for e in off["PATH"].split(":") if e)
+
+
+def test_off_with_nothing_to_undo_says_so():
+    change = plan_off(ALL, {"PATH": BASE_PATH})
+    assert change.changes == ()
+    assert "nothing to undo" in change.message
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_property_version_file_parser_takes_any_text(text):
+    spec = switch.parse_version_file(text)
+    assert spec is None or (spec == spec.strip() and spec and not spec.startswith("#"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(spec=st.one_of(st.text(max_size=30), st.from_regex(r"\A\d{1,2}(\.\d{1,3}){0,2}\Z")))
+def test_property_find_toolkit_returns_a_toolkit_or_raises_switch_error(spec):
+    for system in ("linux", "windows"):
+        try:
+            found = find_toolkit(ALL, spec, system)
+        except SwitchError as exc:
+            assert exc.message and exc.toolkits  # the error always lists what is installed
+        else:
+            assert found in ALL
+        assert isinstance(switch.version_key(spec), tuple)
+        assert switch.looks_like_path(spec) in (True, False)

@@ -1,6 +1,7 @@
 """`cudaenv use` end to end: errors, .cuda-version, --local, --write scripts, CUDAENV_TOOLKITS, the real toolkit."""
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -129,19 +130,18 @@ def test_write_makes_a_standalone_script_bash_runs(root, tmp_path):
     # cudaenv must not be needed: run it with a PATH without the venv
     plain = {"PATH": r + "/usr/local/cuda-11.8/bin:" + r + "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": env["HOME"],
              "LD_LIBRARY_PATH": r + "/usr/local/cuda-11.8/lib64:/opt/keep"}
-    sourced = subprocess.run(
-        ["bash", "--norc", "--noprofile", "-c",
-         'source "$0"; source "$0"; command -v nvcc; nvcc --version; printf "P=%s\\nL=%s\\nH=%s\\n" "$PATH" "$LD_LIBRARY_PATH" "$CUDA_HOME"',
-         str(script)],
-        capture_output=True, text=True, env=plain, timeout=30,
-    )
-    assert sourced.returncode == 0, sourced.stderr
-    out = sourced.stdout
-    assert out.splitlines()[0] == r + "/usr/local/cuda-12.1/bin/nvcc"
-    assert "release 12.1, V12.1.105" in out
-    assert "P=%s/usr/local/cuda-12.1/bin:/usr/bin:/bin\n" % r in out
-    assert "L=%s/usr/local/cuda-12.1/lib64:/opt/keep\n" % r in out
-    assert "H=%s/usr/local/cuda-12.1\n" % r in out
+    body = 'source "$0"; source "$0"; command -v nvcc; nvcc --version; printf "P=%s\\nL=%s\\nH=%s\\n" "$PATH" "$LD_LIBRARY_PATH" "$CUDA_HOME"'
+    shells = [["bash", "--norc", "--noprofile", "-c", body]] + ([["zsh", "-f", "-c", body]] if shutil.which("zsh") else [])
+    for argv in shells:  # the script says `source FILE` works in bash and zsh
+        sourced = subprocess.run(argv + [str(script)], capture_output=True, text=True, env=plain, timeout=30)
+        assert sourced.returncode == 0, (argv[0], sourced.stderr)
+        out = sourced.stdout
+        assert out.splitlines()[0] == r + "/usr/local/cuda-12.1/bin/nvcc"
+        assert "release 12.1, V12.1.105" in out
+        assert "P=%s/usr/local/cuda-12.1/bin:/usr/bin:/bin\n" % r in out
+        assert "L=%s/usr/local/cuda-12.1/lib64:/opt/keep\n" % r in out
+        assert "H=%s/usr/local/cuda-12.1\n" % r in out
+        assert sourced.stderr.count("CUDA 12.1.105 at ") == 2  # sourced, not run: no hint to source it
     ran = subprocess.run(["bash", str(script), "nvcc", "--version"], capture_output=True, text=True, env=plain, timeout=30)
     assert ran.returncode == 0 and "release 12.1" in ran.stdout
 

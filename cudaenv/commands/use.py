@@ -91,12 +91,16 @@ def run(args, ctx) -> int:
             else:
                 spec = _spec_path(spec, _start_dir(ctx), host, ctx.env)
             toolkit = switch.find_toolkit(toolkits, spec, host.system)
+            written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)
                 ctx.err.write("cudaenv: wrote %s (%s)\n" % (switch.printable(written), args.version))
             if args.write:
                 return _write_script(args.write, toolkit, toolkits, link, host.system, ctx)
-            change = switch.plan_switch(toolkit, toolkits, ctx.env, host.system, link)
+            if written:  # as if the hook had entered the project: leaving it switches back to what was active
+                change = switch.plan_auto(toolkits, ctx.env, (written, spec), host.system, link)
+            else:
+                change = switch.plan_switch(toolkit, toolkits, ctx.env, host.system, link)
     except switch.SwitchError as exc:
         if args.auto:
             ctx.err.write("cudaenv: .cuda-version: %s\n" % exc.message)
