@@ -8,6 +8,7 @@ The real CPU torch 2.13.0 scenario is marked `torch`.
 """
 
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -160,7 +161,21 @@ class Machine:
     def findings(self, *extra):
         r = self.doctor(*extra)
         data = r.json()
+        for f in data["findings"]:
+            filled_in(f)
         return r.code, {f["id"]: f for f in data["findings"]}, data
+
+
+PLACEHOLDER = re.compile(r"<(?!\()[^>]*>|\bPID\b|\bX\.Y\b|\bVERSION\b|\bDISTRO\b|\.\.\.\s*$")
+
+
+def filled_in(f):
+    """A fix names this machine's values: no <...>, PID, X.Y placeholders (a hint's your_script.py is the user's)."""
+    for cmd in f["fix"]:
+        body = cmd.split("    # ")[0] if not cmd.startswith("#") else ""
+        hit = PLACEHOLDER.search(body)
+        # `docker run --gpus all ...`: the user's image; wsl1's distribution name while WSL_DISTRO_NAME is unset
+        assert hit is None or f["id"] in ("container-no-gpu", "wsl1-no-cuda"), (f["id"], cmd)
 
 
 @pytest.fixture
@@ -187,8 +202,11 @@ def test_healthy_machine_has_no_finding_above_info(machine):
 def test_wsl1(machine):
     machine.root.file("proc/version", recorded("proc-version-wsl1.txt"))
     machine.root.file("proc/sys/kernel/osrelease", "4.4.0-18985-Microsoft\n")
-    code, found, _ = machine.findings()
+    machine.env["WSL_DISTRO_NAME"] = "Ubuntu-22.04"
+    code, found, data = machine.findings()
     assert code == 1 and found["wsl1-no-cuda"]["severity"] == "error"
+    # the distribution's name is filled in once the env probe records WSL_DISTRO_NAME (probes/env.py NAMES)
+    assert ("wsl --set-version Ubuntu-22.04 2" in found["wsl1-no-cuda"]["fix"]) == ("WSL_DISTRO_NAME" in data["env"])
 
 
 def test_wsl2_with_a_linux_driver_inside(machine):
@@ -455,3 +473,63 @@ def test_no_debugging_hints_while_an_error_stands(machine):
     assert not any(fid.startswith("hint-") for fid in found)
     assert "torch 2.7.1" in found["driver-too-old-for-torch"]["detail"]  # the newest torch with a build for this driver
     assert any("whl/cu118" in x for x in found["driver-too-old-for-torch"]["fix"])
+
+
+# ------------------------------------------------------------------ more toolkit and hint scenarios
+def test_nvcc_torch_mismatch_with_no_matching_toolkit_installed(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True)
+    machine.root.file("etc/os-release", recorded("osrelease-ubuntu-2204.txt"))
+    code, found, _ = machine.findings()
+    f = found["nvcc-torch-mismatch"]
+    assert f["severity"] == "warning" and code == 0
+    assert "(11.8) mismatches the version that was used to compile PyTorch (12.1)" in f["detail"]
+    assert f["fix"][0].startswith("sudo apt-get install cuda-toolkit-12-1") and "cudaenv use 12.1" in f["fix"][1]
+
+
+def test_nvcc_torch_mismatch_points_at_the_installed_toolkit(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True).toolkit("12.1.1")
+    _, found, _ = machine.findings()
+    f = found["nvcc-torch-mismatch"]
+    assert "CUDA 12.1 is installed at /usr/local/cuda-12.1" in f["detail"]
+    assert f["fix"] == ["source <(cudaenv use 12.1)    # fish: cudaenv use 12.1 --shell fish | source"]
+
+
+def test_cudnn_8_inside_a_cuda_13_toolkit(machine):
+    machine.toolkit("13.0.2", on_path=True, cudnn="8.9.7")
+    code, found, data = machine.findings("--quick")
+    f = found["cudnn-mismatch"]
+    assert "cuDNN 8.9.7 does not fit the CUDA 13.0 toolkit" in f["title"], data["cudnn"]
+    assert "/usr/local/cuda-13.0" in f["detail"] and "cudnn9-cuda-13" in f["fix"][0]
+
+
+def test_launch_blocking_left_set(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121)
+    machine.env["CUDA_LAUNCH_BLOCKING"] = "1"
+    code, found, _ = machine.findings("--strict")
+    assert code == 0 and found["launch-blocking-set"]["severity"] == "info"
+    assert found["launch-blocking-set"]["fix"] == ["unset CUDA_LAUNCH_BLOCKING"] and "hint-launch-blocking" not in found
+
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def _pep668_marked(python):
+    r = subprocess.run([python, "-c", "import sys, sysconfig, os; print(sys.prefix != sys.base_prefix or "
+                        "not os.path.exists(os.path.join(sysconfig.get_path('stdlib'), 'EXTERNALLY-MANAGED')))"],
+                       capture_output=True, text=True, timeout=60)
+    return r.returncode == 0 and r.stdout.strip() == "False"
+
+
+def test_torch_missing_beside_a_pep_668_system_python(fake_root, fake_bin, tmp_path, cli):
+    """A real system interpreter marked EXTERNALLY-MANAGED: the fix makes a venv (pip would refuse), as `cudaenv fix` does."""
+    if not Path(SYSTEM_PYTHON).exists() or not _pep668_marked(SYSTEM_PYTHON):
+        pytest.skip("no PEP 668 system Python at %s" % SYSTEM_PYTHON)
+    m = a10g_535(Machine(fake_root, fake_bin, tmp_path, cli, SYSTEM_PYTHON))
+    code, found, data = m.findings("--quick")
+    if data["torch"]["installed"]:
+        pytest.skip("%s has torch" % SYSTEM_PYTHON)
+    assert data["torch"]["externally_managed"] is True
+    fix = found["torch-missing"]["fix"]
+    assert fix[0].startswith("/usr/bin/python3 -m venv ~/.venvs/torch") and "PEP 668" in fix[0]
+    assert fix[1].startswith("~/.venvs/torch/bin/python -m pip install torch") and "whl/cu126" in fix[1]

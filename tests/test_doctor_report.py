@@ -276,3 +276,23 @@ def test_verbose_adds_every_fact_a_helper_asks_for(machine):
     assert text.count("\nNotes\n") == 1
     assert "<details><summary>All facts</summary>" in md and md.count("```") % 2 == 0
     assert machine.doctor("--verbose").json()["findings"] == machine.doctor().json()["findings"]
+
+
+# ------------------------------------------------------------------ this machine
+@pytest.mark.real_machine
+def test_real_machine_checklist(cli_subprocess):
+    """This machine: CUDA 13.0 at /usr/local/cuda-13.0 behind /usr/local/cuda and an nvcc wrapper, no driver, no GPU."""
+    from pathlib import Path
+
+    if not Path("/usr/local/cuda-13.0/bin/nvcc").exists() or Path("/proc/driver/nvidia").exists():
+        pytest.skip("not the machine with the CUDA 13.0 toolkit and no driver")
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/root"}
+    r = cli_subprocess("doctor", "--quick", env=env)
+    assert r.code == 0, r  # no GPU and no driver is not an error: nothing here wants one
+    out = r.out
+    assert re.search(r"^  ok +active toolkit +/usr/local/cuda-13\.0 \(CUDA 13\.0[.\d]*, via PATH\)", out, re.M), out
+    assert re.search(r"^  ok +/usr/local/cuda +-> /usr/local/cuda-13\.0", out, re.M)
+    assert re.search(r"^  ok +GPUs +none seen", out, re.M)
+    assert "ERROR" not in out and all(len(line) <= 80 for line in out.splitlines())
+    md = cli_subprocess("doctor", "--quick", "--format", "markdown", "--verbose", env=env).out
+    assert "/usr/local/cuda-13.0" in md and "| GPUs | none seen |" in md and "<summary>All facts</summary>" in md

@@ -140,9 +140,9 @@ def _toolkits(s) -> List[Check]:
         active = "%s (CUDA %s, via %s)" % (a.path or a.nvcc, a.version or "?", a.via)
     else:
         active = "none (no nvcc on PATH, no CUDA_HOME)"
-    others = len(s.toolkits)
-    checks = [("active toolkit", active + ("; %d installed" % others if others else ""),
-               ("nvcc-torch-mismatch", "toolkit-newer-than-driver", "multiple-toolkits-on-path"))]
+    checks = [("active toolkit", active, ("nvcc-torch-mismatch", "toolkit-newer-than-driver", "multiple-toolkits-on-path"))]
+    if s.toolkits:
+        checks.append(("installed", "; ".join("%s %s" % (t.version or "?", t.path) for t in s.toolkits), ()))
     link = s.cuda_symlink
     if link is not None:
         checks.append((link.path, "-> %s%s" % (link.target, " (dangling)" if link.dangling else ""),
