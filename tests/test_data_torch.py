@@ -104,7 +104,10 @@ def test_facts_answer_the_known_questions():
     assert tf.variants_for("2.7.1", "linux", "x86_64")[:3] == ("cu118", "cu126", "cu128")
     assert tf.last_torch_for_variant("cu121") == ("2.1.0", "2.5.1")
     archs, ptx = tf.arch_list_for("2.7.1", "cu128", "linux", "x86_64")
-    assert "6.1" not in archs and "12.0" in archs and ptx is None
+    assert "6.1" not in archs and "12.0" in archs and ptx == "12.0"  # measured: 2.7.1+cu128 ships compute_120
+    # the Windows cu128 wheel of 2.7.x still had Maxwell/Pascal (measured), from 2.10 it has the Linux list
+    assert {"5.0", "6.1", "12.0"} <= set(tf.arch_list_for("2.7.1", "cu128", "windows", "AMD64")[0])
+    assert tf.arch_list_for("2.10.0", "cu128", "windows")[0][0] == "7.0"
     assert tf.arch_list_for("2.13.0", "cu130", "linux")[1] == "12.0"
     assert tf.companions_for("2.7.1+cu126") == {"torchvision": "0.22.1", "torchaudio": "2.7.1"}
     assert "3.9" not in tf.pythons_for("2.9.0") and "3.9" in tf.pythons_for("2.8.0")

@@ -43,6 +43,11 @@ def test_driver_steps_per_platform():
     assert any("nvidia-driver" in s for s in debian)
     win = driver_steps(_snap(system="windows"), "528.33")
     assert "at least 528.33" in win[0]
+    wsl1 = driver_steps(_snap(wsl=1), "525.60.13")
+    assert "WSL1 cannot use the GPU" in wsl1[0] and any("wsl --set-version" in s for s in wsl1)
+    assert not any("apt-get" in s or "ubuntu-drivers" in s for s in wsl + wsl1)  # never a driver inside WSL
+    other = driver_steps(_snap(distro_id="fedora"), "580")
+    assert "at least 580" in other[0] and "cuda-drivers" in other[0]
 
 
 def test_plan_offers_recommended_then_driver_then_nothing():
@@ -55,6 +60,12 @@ def test_plan_offers_recommended_then_driver_then_nothing():
     older = recommend(snap, torch_version="2.7.1")
     choices = plan_choices(snap, older, [], [])
     assert choices[0].key == "install" and "recommended" in choices[0].title and "cu118" in choices[0].title
+    assert [c.key for c in choices] == ["install", "quit"]
+    # fell back from the wanted 2.13.0 to 2.7.1: the driver upgrade that gets 2.13.0 stays on offer
+    choices = plan_choices(snap, older, [], [], wanted=rec)
+    assert [c.key for c in choices] == ["install", "driver", "quit"]
+    assert choices[1].title == "Fix the driver instead (>= 525.60.13 for torch 2.13.0)"
+    assert "sudo ubuntu-drivers install nvidia:525" in choices[1].steps
 
 
 def test_stream_times_out_and_kills(tmp_path):
@@ -271,3 +282,34 @@ def test_fix_interactive_through_a_pty(tmp_path, fake_root, fake_bin, wheel_inde
     assert child.exitstatus == 1
     out = subprocess.run([str(py), "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "2.13.0+cu126"
+
+
+@pytest.mark.slow
+def test_fix_interactive_choose_the_driver_through_a_pty(tmp_path, fake_root, fake_bin):
+    """Driver 520 on Ubuntu, no torch: torch 2.13.0 needs driver >= 525.60.13, so the plan offers torch 2.7.1 cu118
+    first and the driver upgrade second. Choosing the driver prints the Ubuntu steps and installs nothing."""
+    pexpect = pytest.importorskip("pexpect")
+    fake_root.file("etc/os-release", 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n')
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    py = tmp_path / "venv" / "bin" / "python"
+    fake_bin.command("nvidia-smi", recorded("smi-banner-550-single.txt"), by_args={"--query-gpu": (recorded("smi-query-2080ti-x4.txt"), 0)})
+    env = clean_env({"PATH": fake_bin.env_path, "HOME": str(tmp_path / "home"), "CUDAENV_CACHE_DIR": str(tmp_path / "cache"),
+                     "TERM": "xterm"})
+    exe = str(Path(sys.executable).parent / "cudaenv")
+    child = pexpect.spawn(exe, ["fix", "--root", str(fake_root.path), "--python", str(py), "--index-base", "http://127.0.0.1:9/whl"],
+                          env=env, encoding="utf-8", timeout=60, dimensions=(40, 160))
+    try:
+        child.expect(r"\[torch-missing\]")
+        child.expect("What should cudaenv do")
+        child.expect("Fix the driver instead \\(>= 525.60.13 for torch 2.13.0\\)")
+        child.send("\x1b[B")  # down arrow: from the recommended install to the driver
+        child.send("\r")
+        child.expect("Fix the driver:")
+        child.expect("sudo ubuntu-drivers install nvidia:525")
+        child.expect("Then run `cudaenv fix` again.")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 0
+    assert "Running" not in child.before
+    assert not list((tmp_path / "venv").glob("lib/python*/site-packages/torch"))

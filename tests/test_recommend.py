@@ -242,3 +242,13 @@ def test_command_os_macos_means_apple_silicon_unless_told(cli, fake_root, tmp_pa
     assert res.code == 0 and res.json()["platform"] == "macos-arm64" and res.json()["index_url"] is None, res
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--os", "macos", "--machine", "x86_64", "--torch", "2.7.1", "--json", env=env)
     assert res.code == 1 and res.json()["variant"] is None
+
+
+def test_gtx_1080_ti_on_windows_torch_271_gets_cu128():
+    # measured (data/torch_arch.json S23): the Windows 2.7.1+cu128 wheel still carries sm_61, unlike Linux
+    rec = recommend(machine("576.02", [GTX1080TI], "2.7.1+cpu", system="windows", arch="AMD64"))
+    assert (rec.variant, rec.platform, rec.ok) == ("cu128", "windows-x86_64", True)
+    linux = recommend(machine("576.02", [GTX1080TI], "2.7.1+cpu"))
+    assert linux.variant == "cu126"
+    # torch 2.10 on Windows: cu128 has the Linux list (sm_70 and up), so cu126 again
+    assert recommend(machine("576.02", [GTX1080TI], "2.10.0+cpu", system="windows", arch="AMD64")).variant == "cu126"

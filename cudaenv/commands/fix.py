@@ -4,7 +4,7 @@ Runs the doctor (probe + diagnose). For each fixable torch finding (torch-cpu-on
 driver-too-old-for-torch, gpu-arch-unsupported, torch-missing) it shows the diagnosis and offers the
 recommended variant, the other builds that fit, or "fix the driver instead" (the steps for this
 platform). It confirms, runs the install in the probed interpreter with its output streaming, probes
-again and shows the result, then runs `cudaenv verify` when that command exists.
+again and shows the result, then runs `cudaenv verify`.
 
 ``--yes`` takes the recommendation, ``--dry-run`` only prints the plan; with no terminal and no ``--yes``
 it prints the plan and exits 1. An externally managed system Python (PEP 668) is refused.
@@ -51,6 +51,13 @@ def driver_steps(snapshot: Any, min_driver: Optional[str]) -> Tuple[str, ...]:
     """How to upgrade the NVIDIA driver on this platform (WSL2: on Windows, never inside WSL)."""
     platform = snapshot.platform
     want = "at least %s" % min_driver if min_driver else "a newer one"
+    if platform.wsl == 1:
+        return (
+            "WSL1 cannot use the GPU at all: convert this distribution to WSL2; never install a Linux NVIDIA driver inside WSL.",
+            "In Windows PowerShell: wsl -l -v   (find this distribution), then: wsl --set-version DISTRO 2",
+            "Install driver %s on Windows from https://www.nvidia.com/Download/index.aspx (or the NVIDIA App)." % want,
+            "Check inside WSL2: /usr/lib/wsl/lib/nvidia-smi",
+        )
     if platform.wsl == 2:
         return (
             "The GPU driver of WSL2 is the Windows driver: install %s on Windows, never a Linux NVIDIA driver inside WSL." % want,
@@ -87,20 +94,22 @@ def driver_steps(snapshot: Any, min_driver: Optional[str]) -> Tuple[str, ...]:
     )
 
 
-def plan_choices(snapshot: Any, rec: Any, others: Sequence[Any], findings: Sequence[Any]) -> List[Choice]:
-    """Recommended install first, then the other builds that fit, then the driver, then quit."""
+def plan_choices(snapshot: Any, rec: Any, others: Sequence[Any], findings: Sequence[Any], wanted: Any = None) -> List[Choice]:
+    """Recommended install first, then the other builds that fit, then the driver, then quit.
+
+    ``wanted`` is the recommendation for the torch release asked for when ``rec`` fell back to an older one:
+    its driver upgrade is still offered (a newer driver gets the wanted release)."""
     choices: List[Choice] = []
     if rec is not None and rec.ok and rec.commands:
         choices.append(Choice("install", "Install torch %s %s (recommended)" % (rec.torch_version, rec.variant), rec))
     for other in others:
         if other.ok and other.commands:
             choices.append(Choice("install", "Install torch %s %s" % (other.torch_version, other.variant), other))
-    driver_alt = None
-    if rec is not None:
-        driver_alt = next((a for a in rec.alternatives if a.kind == "driver"), None)
+    driver_alt = next((a for r in (rec, wanted) if r is not None for a in r.alternatives if a.kind == "driver"), None)
     if driver_alt is not None or any(f.id == "driver-too-old-for-torch" for f in findings):
         min_driver = driver_alt.driver if driver_alt is not None else None
-        choices.append(Choice("driver", "Fix the driver instead%s" % (" (>= %s)" % min_driver if min_driver else ""),
+        goal = " for torch %s" % driver_alt.torch_version if driver_alt is not None and driver_alt.torch_version else ""
+        choices.append(Choice("driver", "Fix the driver instead%s" % (" (>= %s%s)" % (min_driver, goal) if min_driver else ""),
                               steps=driver_steps(snapshot, min_driver)))
     choices.append(Choice("quit", "Do nothing"))
     return choices
@@ -144,7 +153,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
     base = index_base(ctx.env, args.index_base)
     index_data, notes = load_index_data(ctx.env, base, args.refresh, index_timeout(ctx.env))
-    rec = build_recommendation(args, ctx, host, snapshot, index_data, None)
+    rec = wanted = build_recommendation(args, ctx, host, snapshot, index_data, None)
     if not rec.ok:
         # nothing fits the installed release: the nearest release that does
         alt = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
@@ -154,7 +163,12 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     for a in rec.alternatives:
         if a.kind == "variant" and a.variant:
             others.append(build_recommendation(_with(args, torch=a.torch_version, variant=a.variant), ctx, host, snapshot, index_data, None))
-    choices = plan_choices(snapshot, rec, others, fixable)
+    wanted = wanted if wanted is not rec else None
+    if wanted is None and not getattr(args, "torch", None):
+        # no release asked for and the newest that fits is older than the latest: a newer driver may get the latest
+        latest = build_recommendation(_with(args, torch="latest"), ctx, host, snapshot, index_data, None)
+        wanted = latest if latest.torch_version != rec.torch_version else None
+    choices = plan_choices(snapshot, rec, others, fixable, wanted)
     for n in list(notes) + list(rec.notes):
         out.write("note: %s\n" % n)
 
@@ -348,7 +362,7 @@ def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any)
     if not remaining:
         out.write("The doctor finds no torch problem now.\n")
     verify_code = 0
-    if not args.no_verify and _verify_available():
+    if not args.no_verify:
         out.write("\nRunning the GPU check: cudaenv verify --python %s\n" % python)
         out.flush()
         verify_code, verify_timed_out = stream([sys.executable, "-m", "cudaenv", "verify", "--python", python], ctx.env, out,
@@ -357,11 +371,3 @@ def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any)
             out.write("cudaenv verify timed out.\n")
     return 1 if any(f.severity == "error" for f in remaining) or verify_code else 0
 
-
-def _verify_available() -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("cudaenv.commands.verify") is not None
-    except (ImportError, ValueError):
-        return False
