@@ -220,3 +220,18 @@ def test_check_any_bytes(tmp_path_factory, data):
     path.write_bytes(data)
     report = check_installer(str(path))
     assert report.ok is False or report.kind == "makeself"
+
+
+@needs_makeself
+def test_versions_from_the_label_of_a_renamed_download(tmp_path, cli):
+    """A browser saves the installer as download.run: the version comes from the header's label instead."""
+    renamed = build(tmp_path, name="download.run")
+    report = check_installer(str(renamed))
+    assert report.ok and report.toolkit_version == "12.1.0" and report.driver_version is None
+    mismatch = build(tmp_path, name="cuda_11.8.0_520.61.05_linux.run")
+    report = check_installer(str(mismatch))
+    assert report.toolkit_version == "11.8.0" and not report.ok
+    bad = [c for c in report.checks if c.name == "name" and c.status == "bad"]
+    assert bad and "renamed" in bad[0].message and "12.1.0" in bad[0].message
+    data = cli("check-installer", str(mismatch), "--json").json()
+    assert data["ok"] is False and data["toolkit_version"] == "11.8.0" and data["label"] == "CUDA Toolkit 12.1.0"

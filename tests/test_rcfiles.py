@@ -145,3 +145,15 @@ def test_editor_removes_exactly_the_found_lines(tmp_path_factory, lines):
             continue
         expected.append(rewrites.get(n, line))
     assert f.read_text() == "\n".join(expected)
+
+
+def test_a_line_with_bytes_that_are_not_utf8_is_left_for_the_user(fake_root):
+    """The plan reads text with replacement characters; the editor could never match such a line exactly."""
+    fake_root.file("root/.bashrc", "")
+    (fake_root / "root/.bashrc").write_bytes(b"export PATH=/usr/local/cuda-11.8/bin:$PATH # caf\xe9\nexport CUDA_HOME=/usr/local/cuda-11.8\n\xff\n")
+    lines = probe_rc_lines(fake_root.host(), (T,), [])
+    assert [(l.lineno, l.action) for l in lines] == [(1, "hand"), (2, "remove")]
+    assert "not UTF-8" in lines[0].reason
+    run = run_editor(fake_root / "root/.bashrc", [l for l in lines if l.action != "hand"])
+    assert run.returncode == 0, run.stderr
+    assert (fake_root / "root/.bashrc").read_bytes() == b"export PATH=/usr/local/cuda-11.8/bin:$PATH # caf\xe9\n\xff\n"

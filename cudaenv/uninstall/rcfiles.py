@@ -152,6 +152,8 @@ def find_lines(file: str, text: str, targets: Sequence[str]) -> List[RcLine]:
         action, new, reason = classify(line, previous, hit)
         if inside and action != "hand" and not line.lstrip().startswith("#"):
             action, new, reason = "hand", None, "it is inside an if/for/while/case/{ ... } block; removing it alone could leave the block empty"
+        if "\ufffd" in line and action != "hand":  # bytes that are not UTF-8: the exact text cannot be shown or matched
+            action, new, reason = "hand", None, "it holds bytes that are not UTF-8, so it cannot be matched exactly"
         found.append(RcLine(file, index + 1, line, action, new, reason, hit))
     return found
 
