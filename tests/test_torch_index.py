@@ -385,3 +385,17 @@ def test_recommend_touches_no_network_unless_asked(cli, fake_root, tmp_path, ind
               "--torch", "2.7.1", "--refresh", "--json", env=dict(env, CUDAENV_INDEX_TIMEOUT="1"))
     assert res.code == 0, res
     assert ("/whl/torch/", ti.ACCEPT) in index_server.requests
+
+
+def test_timeout_settings_are_checked(cli, tmp_path):
+    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c"), "CUDAENV_TORCH_INDEX": _dead_base()}
+    res = cli("torch", "refresh", "--timeout", "0", env=env)
+    assert res.code == 2 and "--timeout must be more than 0 seconds" in res.err
+    res = cli("torch", "refresh", env=dict(env, CUDAENV_INDEX_TIMEOUT="soon"))
+    assert res.code == 2 and "CUDAENV_INDEX_TIMEOUT=soon is not a number of seconds" in res.err
+    from cudaenv.commands.fix import install_timeout
+    from cudaenv.errors import UserError
+
+    assert install_timeout({}) == 1800.0 and install_timeout({"CUDAENV_INSTALL_TIMEOUT": "60"}) == 60.0
+    with pytest.raises(UserError, match="CUDAENV_INSTALL_TIMEOUT must be more than 0"):
+        install_timeout({"CUDAENV_INSTALL_TIMEOUT": "-5"})

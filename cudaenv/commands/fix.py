@@ -256,14 +256,9 @@ def _confirm(message: str) -> bool:
 
 # ------------------------------------------------------------------ applying
 def install_timeout(env: Any) -> float:
-    raw = env.get("CUDAENV_INSTALL_TIMEOUT")
-    try:
-        value = float(raw) if raw else DEFAULT_INSTALL_TIMEOUT
-    except ValueError:
-        raise UserError("CUDAENV_INSTALL_TIMEOUT=%s is not a number of seconds" % raw, hint="for example CUDAENV_INSTALL_TIMEOUT=3600")
-    if value <= 0:
-        raise UserError("CUDAENV_INSTALL_TIMEOUT must be more than 0 seconds")
-    return value
+    from cudaenv.commands.torch import seconds_setting
+
+    return seconds_setting(env, "CUDAENV_INSTALL_TIMEOUT", DEFAULT_INSTALL_TIMEOUT)
 
 
 def stream(argv: Sequence[str], env: Any, out: Any, timeout: float) -> Tuple[Optional[int], bool]:
@@ -317,9 +312,11 @@ def _kill(proc: "subprocess.Popen[bytes]") -> None:
 
 def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any) -> int:
     from cudaenv.collect import collect_snapshot
+    from cudaenv.commands.torch import seconds_setting
     from cudaenv.recommend import install_argv
 
     out = ctx.out
+    verify_timeout = seconds_setting(ctx.env, "CUDAENV_VERIFY_TIMEOUT", 600.0)
     python = before.torch.python
     installer = rec.installer
     if installer == "uv" and host.which("uv") is None:
@@ -366,7 +363,7 @@ def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any)
         out.write("\nRunning the GPU check: cudaenv verify --python %s\n" % python)
         out.flush()
         verify_code, verify_timed_out = stream([sys.executable, "-m", "cudaenv", "verify", "--python", python], ctx.env, out,
-                                               float(ctx.env.get("CUDAENV_VERIFY_TIMEOUT") or 600))
+                                               verify_timeout)
         if verify_timed_out:
             out.write("cudaenv verify timed out.\n")
     return 1 if any(f.severity == "error" for f in remaining) or verify_code else 0

@@ -79,18 +79,26 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
 
 # ------------------------------------------------------------------ shared with `cudaenv fix`
+def seconds_setting(env: Mapping[str, str], name: str, default: float, explicit: Optional[float] = None, flag: str = "--timeout") -> float:
+    """A number of seconds from ``explicit`` (a flag), else the environment variable ``name``, else ``default``; > 0."""
+    if explicit is not None:
+        if explicit <= 0:
+            raise UserError("%s must be more than 0 seconds" % flag, hint="for example %s 10" % flag)
+        return explicit
+    raw = env.get(name)
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise UserError("%s=%s is not a number of seconds" % (name, raw), hint="for example %s=10" % name) from None
+    if value <= 0:
+        raise UserError("%s must be more than 0 seconds" % name, hint="for example %s=10" % name)
+    return value
+
+
 def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
     from cudaenv.torch_index import DEFAULT_TIMEOUT
 
-    if explicit is not None:
-        if explicit <= 0:
-            raise UserError("--timeout must be more than 0 seconds", hint="for example --timeout 10")
-        return explicit
-    raw = env.get("CUDAENV_INDEX_TIMEOUT")
-    try:
-        return float(raw) if raw else DEFAULT_TIMEOUT
-    except ValueError:
-        raise UserError("CUDAENV_INDEX_TIMEOUT=%s is not a number of seconds" % raw, hint="for example CUDAENV_INDEX_TIMEOUT=10")
+    return seconds_setting(env, "CUDAENV_INDEX_TIMEOUT", DEFAULT_TIMEOUT, explicit)
 
 
 def split_python(value: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
