@@ -34,10 +34,6 @@ def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
     return (explicit or env.get("CUDAENV_TORCH_INDEX") or DEFAULT_BASE).rstrip("/")
 
 
-def variant_url(base: str, variant: str) -> str:
-    return "%s/%s" % (base.rstrip("/"), variant)
-
-
 # ------------------------------------------------------------------ parsing (pure)
 @dataclass(frozen=True)
 class Wheel:

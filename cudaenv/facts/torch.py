@@ -139,14 +139,6 @@ def variants_for(
     return tuple(row["variants"]) if row else ()
 
 
-def pypi_default_for(
-    torch_version: str, system: Optional[str] = "linux", machine: Optional[str] = None, table: Optional[Dict[str, Any]] = None
-) -> Optional[str]:
-    """The variant the plain PyPI ``torch`` wheel is (``cu128`` on Linux x86_64 for 2.8, ``cpu`` on Windows)."""
-    row = _release_row(torch_version, platform_key(system, machine), table)
-    return row.get("pypi_default") if row else None
-
-
 def last_torch_for_variant(
     variant: str, system: Optional[str] = "linux", machine: Optional[str] = None, table: Optional[Dict[str, Any]] = None
 ) -> Tuple[Optional[str], Optional[str]]:
