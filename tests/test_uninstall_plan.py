@@ -471,3 +471,19 @@ def test_driver_on_windows_is_the_apps_entry(fake_root):
     drv = step(plan, "driver-windows")
     assert "NVIDIA Graphics Driver" in drv.description and not drv.commands and drv.needs_root
     assert kinds(plan).index("windows-uninstall") < kinds(plan).index("driver-windows")
+
+
+def test_the_toolkit_on_path_is_called_out_before_any_step(mixed, cli, tmp_path):
+    env = {"PATH": "/usr/local/cuda-11.8/bin:/usr/bin:/bin", "HOME": str(mixed.path / "root")}
+    res = cli("uninstall", "--root", str(mixed.path), "11.8", env=env)
+    assert res.code == 0, res
+    lines = res.out.splitlines()
+    warn = next(i for i, line in enumerate(lines) if line.startswith("IN USE:"))
+    first_step = next(i for i, line in enumerate(lines) if line.startswith("1. "))
+    assert warn < first_step
+    assert "active toolkit" in lines[warn] or "on PATH" in lines[warn]
+    assert "cudaenv use 12.4" in lines[warn]
+    script = tmp_path / "plan.sh"
+    assert cli("uninstall", "--root", str(mixed.path), "11.8", "--script", str(script), env=env).code == 0
+    text = script.read_text()
+    assert "IN USE" in text and text.index("IN USE") < text.index("# --- s1:")
