@@ -446,3 +446,13 @@ def test_children_run_on_python_37(cli, tmp_path):
     for extra in ((), ("--cpu",)):
         r = vcli(cli, tmp_path, "verify", "--json", "--python", PY37, *extra)
         assert r.code == 1 and r.json()["devices"]["problem"]["id"] == "torch-missing", r
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_parse_devices_arg_any_text_is_a_list_none_or_valueerror(text):
+    try:
+        got = parse_devices_arg(text)
+    except ValueError:
+        return
+    assert got is None or (got and all(isinstance(i, int) and i >= 0 for i in got) and len(set(got)) == len(got))
