@@ -158,3 +158,10 @@ def test_questions_never_raise(text):
 )
 def test_cudnn_fits_cuda(major, cuda, expected):
     assert drivers.cudnn_fits_cuda(major, cuda) == expected
+
+
+def test_cudnn_majors_for_cuda_newest_first():
+    assert drivers.cudnn_majors_for_cuda("12.4") == [9, 8]
+    assert drivers.cudnn_majors_for_cuda("13.0") == [9]
+    assert drivers.cudnn_majors_for_cuda("10.2")[:1] == [8]
+    assert drivers.cudnn_majors_for_cuda(None) == [] and drivers.cudnn_majors_for_cuda("junk") == []

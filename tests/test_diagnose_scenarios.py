@@ -499,7 +499,7 @@ def test_cudnn_8_inside_a_cuda_13_toolkit(machine):
     code, found, data = machine.findings("--quick")
     f = found["cudnn-mismatch"]
     assert "cuDNN 8.9.7 does not fit the CUDA 13.0 toolkit" in f["title"], data["cudnn"]
-    assert "/usr/local/cuda-13.0" in f["detail"] and "cudnn9-cuda-13" in f["fix"][0]
+    assert "/usr/local/cuda-13.0" in f["detail"] and "cudnn9-cuda-13" in f["fix"][0] and "cuDNN 9 for CUDA 13" in f["fix"][0]
 
 
 def test_launch_blocking_left_set(machine):

@@ -65,14 +65,6 @@ def diagnose(snapshot, tables: Optional[Mapping[str, Any]] = None) -> Tuple[Find
     return tuple(found)
 
 
-def worst(findings: Sequence[Finding]) -> Optional[str]:
-    """The most severe severity among ``findings`` (None when there are none)."""
-    for sev in SEVERITIES:
-        if any(f.severity == sev for f in findings):
-            return sev
-    return None
-
-
 def exit_code(findings: Sequence[Finding], strict: bool = False) -> int:
     """0 when nothing is an error (and, with ``strict``, nothing is a warning); else 1."""
     if any(f.severity == "error" for f in findings):

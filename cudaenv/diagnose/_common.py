@@ -78,12 +78,6 @@ def usable_gpu(s) -> bool:
     return bool(s.gpus) and driver_version(s) is not None and not driver_broken(s)
 
 
-def nvidia_present(s) -> bool:
-    """Any sign of an NVIDIA GPU at all (usable or not)."""
-    p = s.platform
-    return bool(s.gpus or p.pci_nvidia_devices or p.dev_nvidia or s.driver is not None)
-
-
 def gpu_label(g) -> str:
     bits = [b for b in (g.name, ("compute %s" % g.compute_capability) if g.compute_capability else None) if b]
     return "GPU %d%s" % (g.index, (" (%s)" % ", ".join(bits)) if bits else "")

@@ -301,9 +301,18 @@ def cudnn(s, tables) -> List:
                     "%s (cuDNN %s) is inside %s, a CUDA %s toolkit; NVIDIA builds cuDNN %d for other CUDA versions, "
                     "so builds against this toolkit link a cuDNN that cannot load."
                     % (d.header, d.version, tk.path, tk.version, d.major),
-                    ["# install the cuDNN build for CUDA %d (cudnn9-cuda-%d, or the cuDNN tarball for CUDA %d.x) and "
-                     "remove %s" % (drv.version_tuple(tk.version)[0], drv.version_tuple(tk.version)[0], drv.version_tuple(tk.version)[0], d.header)],
+                    [_cudnn_install(tk.version, d.header, tbl)],
                 )
             )
             break
     return out
+
+
+def _cudnn_install(cuda: str, header: str, tbl) -> str:
+    """Which cuDNN to put in place of one that does not fit toolkit ``cuda`` (the newest major built for it)."""
+    major = drv.version_tuple(cuda)[0]
+    fits = drv.cudnn_majors_for_cuda(cuda, tbl)
+    if not fits:
+        return "# install a cuDNN built for CUDA %d (NVIDIA's cuDNN support matrix) and remove %s" % (major, header)
+    return "# install cuDNN %d for CUDA %d (package cudnn%d-cuda-%d, or the cuDNN tarball for CUDA %d.x) and remove %s" % (
+        fits[0], major, fits[0], major, major, header)

@@ -161,3 +161,12 @@ def cudnn_fits_cuda(cudnn_major: Optional[int], cuda: Optional[str], table: Opti
     if not rows:
         return None
     return any(_covers(r, (mm[0], mm[1])) for r in rows)
+
+
+def cudnn_majors_for_cuda(cuda: Optional[str], table: Optional[Dict[str, Any]] = None) -> List[int]:
+    """The cuDNN majors NVIDIA builds for CUDA ``cuda``, newest first (empty when the table does not know)."""
+    mm = version_tuple(major_minor(cuda))
+    if not mm:
+        return []
+    return sorted({r["cudnn_major"] for r in _rows(table, "cudnn") if isinstance(r.get("cudnn_major"), int)
+                   and _covers(r, (mm[0], mm[1]))}, reverse=True)
