@@ -390,3 +390,21 @@ cd pinned; eval "$PROMPT_COMMAND"; printf 'AGAIN=%s\n' "$CUDA_HOME"
     r = world.r
     assert proc.stdout.splitlines() == ["IN=%s/usr/local/cuda-12.1" % r, "12.1", "OUT=%s/usr/local/cuda-12.4" % r,
                                         "AGAIN=%s/usr/local/cuda-12.1" % r]
+
+
+def test_install_keeps_an_older_backup_and_leaves_no_temp_file(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    rc = home / ".bashrc"
+    rc.write_text("export A=1\n")
+    old_backup = home / ".bashrc.cudaenv-backup"
+    old_backup.write_text("an older backup\n")
+    proc = subprocess.run([CUDAENV, "init", "bash", "--install"], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert old_backup.read_text() == "an older backup\n"  # never overwritten
+    stamped = [p for p in home.iterdir() if p.name.startswith(".bashrc.cudaenv-backup-")]
+    assert len(stamped) == 1 and stamped[0].read_text() == "export A=1\n"
+    assert stamped[0].name in proc.stderr
+    assert not [p for p in home.iterdir() if "cudaenv-tmp" in p.name]
+    assert rc.read_text().startswith("export A=1\n\n# >>> cudaenv init >>>\n")

@@ -136,7 +136,7 @@ def _which(shell):
 
 def _print_env(shell):
     if shell == "fish":
-        return "printf 'PATH=%s\\n' (string join : $PATH); printf 'LD=%s\\n' \"$LD_LIBRARY_PATH\"; set -q CUDA_HOME; and printf 'HOME=%s\\n' $CUDA_HOME; or echo HOME=unset\n"
+        return "printf 'PATH=%s\\n' (string join : $PATH | string collect); printf 'LD=%s\\n' \"$LD_LIBRARY_PATH\"; set -q CUDA_HOME; and printf 'HOME=%s\\n' $CUDA_HOME; or echo HOME=unset\n"
     return "printf 'PATH=%s\\n' \"$PATH\"; printf 'LD=%s\\n' \"${LD_LIBRARY_PATH-unset}\"; printf 'HOME=%s\\n' \"${CUDA_HOME-unset}\"\n"
 
 
@@ -208,8 +208,6 @@ def test_hostile_folder_names_stay_inert(shell, fake_root, tmp_path):
     work.mkdir()
     env = base_env(tmp_path)
     for version, name in HOSTILE_FOLDERS:
-        if shell == "fish" and "\n" in name:
-            continue  # fish's command substitution splits on newlines; the value itself is tested above
         script = _use(shell, [version, "--root", r]) + _use(shell, [version, "--root", r]) + _which(shell) + "nvcc --version\n" + _print_env(shell)
         proc = run_shell(shell, script, env, cwd=str(work))
         assert proc.returncode == 0, (name, proc.stderr)
