@@ -24,7 +24,7 @@ class _Failed(Exception):
     """A probe that could not run; already recorded as a note."""
 
 
-class _Job:
+class Job:
     """``fn(*args)`` in a daemon thread; ``result()`` joins it and returns (or re-raises).
 
     Plain ``threading``: ``concurrent.futures`` pulls in ``logging`` and costs more to import than
@@ -129,18 +129,18 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     tk_notes: List[Note] = []
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
-    hw_job = _Job(_hardware, host, hw_notes)  # needs nothing from torch: start it first
+    hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch: start it first
     say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
     try:
         torch = probe_torch_static(host, interpreter, torch_notes)
     except Exception as exc:  # noqa: BLE001
         collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
         torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
-    tk_job = _Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
+    tk_job = Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
     torch_job = None
     if not quick and interpreter is not None and torch.installed:
         say("importing torch in %s" % interpreter.path)
-        torch_job = _Job(_torch_dynamic, host, interpreter, torch, torch_notes)
+        torch_job = Job(_torch_dynamic, host, interpreter, torch, torch_notes)
     else:
         say("probing the driver, GPUs and toolkits")
     env = probe_env(host)

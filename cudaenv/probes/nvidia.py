@@ -378,17 +378,16 @@ def find_nvidia_smi(host) -> Optional[str]:
 
 def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     """Ask every driver source once (NVML and nvidia-smi concurrently), then merge what they said."""
-    from concurrent.futures import ThreadPoolExecutor
+    from cudaenv.collect import Job  # plain threads: concurrent.futures costs more to import than this takes
 
     smi = find_nvidia_smi(host)
     lib = find_nvml_library(host)
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        nvml_future = pool.submit(_run_nvml, host, lib) if lib else None
-        query_future = pool.submit(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi else None
-        apps_future = pool.submit(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi else None
-        nvml_run = nvml_future.result() if nvml_future else None
-        query_run = query_future.result() if query_future else None
-        apps_run = apps_future.result() if apps_future else None
+    nvml_job = Job(_run_nvml, host, lib) if lib else None
+    query_job = Job(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi else None
+    apps_job = Job(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi else None
+    nvml_run = nvml_job.result() if nvml_job else None
+    query_run = query_job.result() if query_job else None
+    apps_run = apps_job.result() if apps_job else None
 
     tools: List[ToolStatus] = []
     nvml = _nvml_status(host, lib, nvml_run, notes, tools)
