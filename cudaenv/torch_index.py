@@ -397,23 +397,10 @@ def cache_file(env: Mapping[str, str]) -> str:
 
 def write_cache(path: str, data: IndexData) -> str:
     """Atomic: a temporary file in the same folder, flushed, then ``os.replace`` over the old one."""
-    import tempfile
+    from cudaenv._fs import atomic_write_text
 
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".torch-index.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data.to_dict(), fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    atomic_write_text(path, json.dumps(data.to_dict(), indent=1, sort_keys=True))
     return path
 
 

@@ -102,17 +102,6 @@ def install_hook(rc: str, hook_line: str, how: str) -> Tuple[str, Optional[str]]
 
 
 def _atomic_write(path: str, text: str, mode: int) -> None:
-    tmp = "%s.cudaenv-tmp-%d" % (path, os.getpid())
-    try:
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from cudaenv._fs import atomic_write_text
+
+    atomic_write_text(path, text, mode=mode, errors="surrogateescape")

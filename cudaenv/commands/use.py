@@ -252,17 +252,11 @@ def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: s
         return _fail(ctx, "--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`")
     text = render_switch_script(toolkit, toolkits, link, ctx.env)
     path = os.path.join(ctx.cwd, os.path.expanduser(target)) if not os.path.isabs(target) else target
-    tmp = path + ".cudaenv-tmp"
+    from cudaenv._fs import atomic_write_text
+
     try:
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
+        atomic_write_text(path, text, mode=0o755, errors="surrogateescape")
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         return _fail(ctx, "cannot write %s: %s" % (path, exc.strerror or exc))
     ctx.err.write("cudaenv: wrote %s: `source %s` switches a shell to %s\n" % (path, path, describe(toolkit)))
     return 0
