@@ -484,8 +484,15 @@ def test_rules_never_raise_on_odd_values(driver, cuda, tcuda, cap, tk, cvd, arch
         active_toolkit=ActiveToolkit(path="/usr/local/cuda-x", version=tk),
         env=(("LD_LIBRARY_PATH", "/usr/local/cuda-x/lib64"), ("CUDA_HOME", "/nowhere")),
     )
-    for f in diagnose(s):
+    found = diagnose(s)
+    for f in found:
         assert f.severity in ("error", "warning", "info") and f.title and f.detail
+    from cudaenv.render.markdown import render_markdown
+    from cudaenv.render.report import render_report
+
+    for verbose in (False, True):  # the renderers take whatever the rules and the probes made
+        text = render_report(s, found, verbose=verbose)
+        assert text.startswith("cudaenv doctor") and render_markdown(s, found, verbose=verbose).startswith("### CUDA")
 
 
 def test_wsl2_without_the_windows_driver():

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import recorded
+from cudaenv.diagnose import SECTIONS
 
 ARCH_CU130 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 ARCH_CU126 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
@@ -163,6 +164,8 @@ class Machine:
         data = r.json()
         for f in data["findings"]:
             filled_in(f)
+        order = [SECTIONS.index(f["section"]) for f in data["findings"]]
+        assert order == sorted(order), [f["id"] for f in data["findings"]]  # the expert's order
         return r.code, {f["id"]: f for f in data["findings"]}, data
 
 

@@ -97,6 +97,12 @@ def test_markdown_is_paste_ready(machine):
     assert md.count("```") % 2 == 0
 
 
+def test_markdown_names_torch_cudnn_and_nccl(machine):
+    md = a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).doctor(fmt="--format=markdown").out
+    assert "| torch cuDNN / NCCL | 9.10.2 / 2.27.3 |" in md  # what the (fake) torch build reports
+    assert "| torch arch list | sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90 |" in md
+
+
 # ------------------------------------------------------------------ colours and the spinner
 def test_colours_only_on_a_terminal_and_never_with_no_color(machine):
     _cpu_torch_on_a10g(machine)

@@ -54,6 +54,8 @@ def facts_rows(s) -> List[tuple]:
                                                                 t.python_version or "?", t.python)))
         if t.dynamic:
             rows.append(("torch devices", "%s (cuda.is_available() = %s)" % (t.device_count, t.cuda_available)))
+            if t.cudnn or t.nccl:
+                rows.append(("torch cuDNN / NCCL", "%s / %s" % (t.cudnn or "none", t.nccl or "none")))
             if t.arch_list:
                 rows.append(("torch arch list", " ".join(t.arch_list)))
         else:
