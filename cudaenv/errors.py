@@ -4,7 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional
+    from typing import Mapping, Optional
 
 
 class UserError(Exception):
@@ -18,3 +18,19 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def seconds_setting(env: Mapping[str, str], name: str, default: float, explicit: Optional[float] = None, flag: str = "--timeout") -> float:
+    """A number of seconds from ``explicit`` (a flag), else the environment variable ``name``, else ``default``; > 0."""
+    if explicit is not None:
+        if explicit <= 0:
+            raise UserError("%s must be more than 0 seconds" % flag, hint="for example %s 10" % flag)
+        return explicit
+    raw = env.get(name)
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise UserError("%s=%s is not a number of seconds" % (name, raw), hint="for example %s=10" % name) from None
+    if value <= 0:
+        raise UserError("%s must be more than 0 seconds" % name, hint="for example %s=10" % name)
+    return value

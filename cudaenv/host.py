@@ -450,17 +450,10 @@ def host_from_environment(
     env: Mapping[str, str], root: Optional[str] = None, timeout: Optional[float] = None, system: Optional[str] = None
 ) -> Host:
     """The host the CLI inspects: ``--root`` or ``CUDAENV_ROOT``, ``--timeout`` or ``CUDAENV_TIMEOUT``."""
-    from cudaenv.errors import UserError
+    from cudaenv.errors import UserError, seconds_setting
 
     root = root or env.get("CUDAENV_ROOT") or "/"
     if not os.path.isdir(root):
         raise UserError("--root %s is not a directory" % root, hint="give the folder where the image or chroot is mounted")
-    if timeout is None:
-        raw = env.get("CUDAENV_TIMEOUT")
-        try:
-            timeout = float(raw) if raw else DEFAULT_TIMEOUT
-        except ValueError:
-            raise UserError("CUDAENV_TIMEOUT=%s is not a number of seconds" % raw, hint="for example CUDAENV_TIMEOUT=10")
-    if timeout <= 0:
-        raise UserError("--timeout must be more than 0 seconds", hint="for example --timeout 10")
+    timeout = seconds_setting(env, "CUDAENV_TIMEOUT", DEFAULT_TIMEOUT, explicit=timeout)
     return Host(root=os.path.abspath(root), env=env, system=system or env.get("CUDAENV_SYSTEM") or None, timeout=timeout)

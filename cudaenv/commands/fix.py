@@ -256,7 +256,7 @@ def _confirm(message: str) -> bool:
 
 # ------------------------------------------------------------------ applying
 def install_timeout(env: Any) -> float:
-    from cudaenv.commands.torch import seconds_setting
+    from cudaenv.errors import seconds_setting
 
     return seconds_setting(env, "CUDAENV_INSTALL_TIMEOUT", DEFAULT_INSTALL_TIMEOUT)
 
@@ -312,7 +312,7 @@ def _kill(proc: "subprocess.Popen[bytes]") -> None:
 
 def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any) -> int:
     from cudaenv.collect import collect_snapshot
-    from cudaenv.commands.torch import seconds_setting
+    from cudaenv.errors import seconds_setting
     from cudaenv.recommend import install_argv
 
     out = ctx.out

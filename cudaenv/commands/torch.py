@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from cudaenv.errors import UserError
+from cudaenv.errors import UserError, seconds_setting
 
 HELP = "recommend the right torch build for this machine"
 
@@ -79,22 +79,6 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
 
 # ------------------------------------------------------------------ shared with `cudaenv fix`
-def seconds_setting(env: Mapping[str, str], name: str, default: float, explicit: Optional[float] = None, flag: str = "--timeout") -> float:
-    """A number of seconds from ``explicit`` (a flag), else the environment variable ``name``, else ``default``; > 0."""
-    if explicit is not None:
-        if explicit <= 0:
-            raise UserError("%s must be more than 0 seconds" % flag, hint="for example %s 10" % flag)
-        return explicit
-    raw = env.get(name)
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        raise UserError("%s=%s is not a number of seconds" % (name, raw), hint="for example %s=10" % name) from None
-    if value <= 0:
-        raise UserError("%s must be more than 0 seconds" % name, hint="for example %s=10" % name)
-    return value
-
-
 def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
     from cudaenv.torch_index import DEFAULT_TIMEOUT
 
