@@ -73,6 +73,12 @@ def test_usage_errors_exit_2(cli):
     assert r.code == 2 and "invalid choice" in r.err
     r = cli("doctor", "--json", "--format", "markdown")
     assert r.code == 2 and "disagree" in r.err
+    r = cli("doctor", "--bogus")
+    assert r.code == 2 and "--bogus" in r.err
+    r = cli("doctor", "--python", "/nonexistent/python3")
+    assert r.code == 2 and "does not exist" in r.err and "Traceback" not in r.err
+    r = cli("doctor", "--root", "/nonexistent-root")
+    assert r.code == 2 and "not a directory" in r.err and "Traceback" not in r.err
 
 
 def test_json_findings_are_added_to_the_snapshot(machine):
@@ -115,6 +121,9 @@ def test_colours_only_on_a_terminal_and_never_with_no_color(machine):
     out2 = Tty()
     main(args, env=dict(env, NO_COLOR="1"), out=out2, err=io.StringIO())
     assert not ANSI.search(out2.getvalue())
+    out3 = Tty()
+    main(args, env=dict(env, TERM="dumb"), out=out3, err=io.StringIO())
+    assert not ANSI.search(out3.getvalue()) and ANSI.sub("", out.getvalue()) == out3.getvalue()
 
 
 def test_spinner_on_a_terminal_stderr_only(machine):
