@@ -45,13 +45,17 @@ def bench(session):
 
 @nox.session
 def gpu(session):
-    """Real GPU checks; run on a machine with an NVIDIA GPU."""
+    """Real GPU checks, on a machine with an NVIDIA GPU and its driver (nvidia-smi on PATH; nvcc and a host
+    compiler for the toolkit check). CUDAENV_GPU_TORCH picks the torch requirement (default: the newest torch,
+    a CUDA build on Linux x86_64); CUDAENV_GPU_INDEX_URL an index for it (e.g. .../whl/cu126)."""
     _install(session)
-    session.install(os.environ.get("CUDAENV_GPU_TORCH", "torch"))
-    session.run("pytest", "-m", "gpu", "-v", *session.posargs)
+    index = os.environ.get("CUDAENV_GPU_INDEX_URL")
+    session.install(os.environ.get("CUDAENV_GPU_TORCH", "torch"), *(["--index-url", index] if index else []))
+    session.run("pytest", "-m", "gpu", "-v", "-s", *session.posargs)
 
 
 @nox.session
 def lint(session):
+    """Pyflakes-class errors and likely bugs (rules in pyproject.toml)."""
     session.install("ruff")
     session.run("ruff", "check", "cudaenv", "tests", "bench", "noxfile.py")
