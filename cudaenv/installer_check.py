@@ -23,7 +23,7 @@ The file is only ever read, never executed.
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import BinaryIO, Dict, List, Optional, Tuple
 
 HEADER_LIMIT = 1024 * 1024  # a makeself header is a few hundred lines

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.commands.fix import Choice, driver_steps, plan_choices, stream
+from cudaenv.commands.fix import driver_steps, plan_choices, stream
 from cudaenv.recommend import recommend
 from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
-from conftest import SYSTEM_BIN, recorded
+from conftest import recorded
 
 TITAN_QUERY = "smi-query-titanv-5880.txt"  # TITAN V (7.0) + RTX 5880 Ada (8.9), driver 570.86.15
 

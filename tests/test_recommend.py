@@ -1,6 +1,5 @@
 """Scenarios for `cudaenv torch recommend`: the pure decision, then the command with fake GPUs on PATH."""
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from cudaenv.recommend import recommend, render_pyproject, render_requirements, render_text

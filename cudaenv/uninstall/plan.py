@@ -18,9 +18,8 @@ already took away. Paths in commands that name the inspected system's files are 
 so the script can read them through ``$ROOT`` (``--root``).
 """
 
-import posixpath
-from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.snapshot import Note, Toolkit
 from cudaenv.uninstall.facts import Inspection, TargetFacts
