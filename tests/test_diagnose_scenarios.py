@@ -7,11 +7,9 @@ small FAKE torch distribution on PYTHONPATH where the scenario needs a CUDA buil
 The real CPU torch 2.13.0 scenario is marked `torch`.
 """
 
-import json
 import re
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -208,8 +206,9 @@ def test_wsl1(machine):
     machine.env["WSL_DISTRO_NAME"] = "Ubuntu-22.04"
     code, found, data = machine.findings()
     assert code == 1 and found["wsl1-no-cuda"]["severity"] == "error"
-    # the distribution's name is filled in once the env probe records WSL_DISTRO_NAME (probes/env.py NAMES)
-    assert ("wsl --set-version Ubuntu-22.04 2" in found["wsl1-no-cuda"]["fix"]) == ("WSL_DISTRO_NAME" in data["env"])
+    # the env probe records WSL_DISTRO_NAME, so the fix names this distribution
+    assert data["env"]["WSL_DISTRO_NAME"] == "Ubuntu-22.04"
+    assert "wsl --set-version Ubuntu-22.04 2" in found["wsl1-no-cuda"]["fix"]
 
 
 def test_wsl2_with_a_linux_driver_inside(machine):

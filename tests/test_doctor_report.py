@@ -3,13 +3,12 @@
 import io
 import re
 import shlex
-import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import SYSTEM_BIN, recorded
+from conftest import recorded
 from cudaenv.cli import main
 from cudaenv.diagnose import Finding, diagnose, exit_code
 from cudaenv.render.markdown import render_markdown
@@ -27,7 +26,7 @@ class Tty(io.StringIO):
 
 
 @pytest.fixture
-def machine(fake_root, fake_bin, tmp_path, cli, bare_python):
+def machine(fake_root, fake_bin, tmp_path, cli, bare_python):  # noqa: F811 (the imported fixture)
     return Machine(fake_root, fake_bin, tmp_path, cli, bare_python)
 
 

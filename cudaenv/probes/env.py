@@ -3,7 +3,7 @@
 from typing import Mapping, Tuple
 
 PREFIXES = ("CUDA_", "NVIDIA_", "NCCL_", "TORCH_", "PYTORCH_", "CUDNN_")
-NAMES = ("LD_LIBRARY_PATH",)
+NAMES = ("LD_LIBRARY_PATH", "WSL_DISTRO_NAME")  # the distro name fills the WSL fixes (wsl --set-version NAME 2)
 
 
 def parse_env(env: Mapping[str, str], system: str = "linux") -> Tuple[Tuple[str, str], ...]:
