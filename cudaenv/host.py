@@ -114,7 +114,7 @@ def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str
     else:  # pragma: no cover - Windows only
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     try:
-        proc = subprocess.Popen(
+        proc = subprocess.Popen(  # bounded: communicate(timeout=timeout) below, then the group is killed
             argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -267,6 +267,7 @@ def stream(argv: Sequence[str], env: Any, out: Any, timeout: float) -> Tuple[Opt
     if os.name == "posix":
         kwargs["start_new_session"] = True
     try:
+        # bounded: proc.wait(timeout=timeout) below kills the whole group when the install runs too long
         proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 env=dict(env), **kwargs)
     except OSError as exc:
