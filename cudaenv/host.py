@@ -131,7 +131,7 @@ def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str
     try:
         out, err_b = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        _kill_tree(proc)
+        kill_process_group(proc)
         try:
             out, err_b = proc.communicate(timeout=1.0)
         except (subprocess.TimeoutExpired, ValueError, OSError):
@@ -144,7 +144,8 @@ def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str
     return CommandResult(argv, proc.returncode, so, se, None, time.monotonic() - start, timeout, bad1 or bad2)
 
 
-def _kill_tree(proc) -> None:
+def kill_process_group(proc) -> None:
+    """Kill ``proc`` and every process in its group (it was started with ``start_new_session``)."""
     import signal
 
     try:
@@ -349,6 +350,10 @@ class Host:
         """
         if self.system == "windows":
             return p if self.lexists(p) else None
+        if self.rooted:
+            # A path already inside the root (a PATH or CUDA_HOME that `cudaenv use --root` wrote) is the image's
+            # folder under another name: resolve it under the image's name, so one folder has one name.
+            p = self.unroot(p)
         sep = "/"
         if not p.startswith(sep):
             p = sep + p

@@ -138,3 +138,18 @@ def test_path_entries_inside_the_root_are_named_as_the_image_names_them(fake_roo
     real_bin = str(fake_root / "usr/local/cuda-11.8/bin")
     host = fake_root.host(path=real_bin + ":/usr/bin:/bin")
     assert host.which_all_in_root("nvcc") == ["/usr/local/cuda-11.8/bin/nvcc"]
+
+
+def test_a_path_already_inside_the_root_resolves_to_the_images_name(fake_root):
+    # CUDA_HOME written by `cudaenv use --root` names the toolkit by its real path inside the root.
+    fake_root.toolkit("12.1.105")
+    host = fake_root.host()
+    assert host.resolve(str(fake_root / "usr/local/cuda-12.1")) == "/usr/local/cuda-12.1"
+
+
+def test_cuda_home_inside_the_root_is_the_same_toolkit_not_a_twin(fake_root):
+    from cudaenv.probes.toolkits import probe_toolkits
+
+    fake_root.toolkit("12.1.105")
+    state = probe_toolkits(fake_root.host(env={"CUDA_HOME": str(fake_root / "usr/local/cuda-12.1")}), [])
+    assert [(t.path, t.is_cuda_home) for t in state.toolkits] == [("/usr/local/cuda-12.1", True)]

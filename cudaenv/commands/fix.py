@@ -296,15 +296,9 @@ def stream(argv: Sequence[str], env: Any, out: Any, timeout: float) -> Tuple[Opt
 
 
 def _kill(proc: "subprocess.Popen[bytes]") -> None:
-    import signal
+    from cudaenv.host import kill_process_group
 
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:  # pragma: no cover
-            proc.kill()
-    except OSError:
-        pass
+    kill_process_group(proc)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:

@@ -162,19 +162,8 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
     toolkits = list(state.toolkits)
     link = None if host.system == "windows" else "/usr/local/cuda"
     if host.rooted:
-        # The shell's PATH holds real paths inside the root; the probe may find the same toolkit under that
-        # name too. Map every toolkit to its real path and merge such twins (keeping their flags).
-        merged: dict = {}
-        for t in toolkits:
-            real = replace(t, path=host.local(t.path), nvcc=host.local(t.nvcc) if t.nvcc else None)
-            twin = merged.get(real.path)
-            if twin is None:
-                merged[real.path] = real
-            else:
-                merged[real.path] = replace(
-                    twin, is_link_target=twin.is_link_target or real.is_link_target, active=twin.active or real.active
-                )
-        toolkits = list(merged.values())
+        # The shell code runs on this machine: name the toolkits where they are here, inside the root.
+        toolkits = [replace(t, path=host.local(t.path), nvcc=host.local(t.nvcc) if t.nvcc else None) for t in toolkits]
         link = host.local(link) if link else None
     return toolkits, link
 
