@@ -234,6 +234,25 @@ def _from_jsonable(hint: str, value: Any) -> Any:
     return value
 
 
+def version_key(version: Optional[str]) -> Tuple[int, ...]:
+    """The one reading of a version string for comparing and sorting: ``"12.1.105"`` -> ``(12, 1, 105)``.
+
+    Each dot-separated part gives its leading digits (``"131-1"`` -> 131); a leading ``v`` is ignored; the
+    first part without digits ends it; ``12.10`` sorts after ``12.9``; unknown -> ``()`` (sorts lowest).
+    """
+    if not version:
+        return ()
+    out = []
+    for part in str(version).strip().lstrip("vV").split("."):
+        n = 0
+        while n < len(part) and "0" <= part[n] <= "9":
+            n += 1
+        if not n:
+            break
+        out.append(int(part[: min(n, 18)]))
+    return tuple(out)
+
+
 def replace(obj: Any, **changes: Any) -> Any:
     """A copy of a frozen record with some fields changed."""
     return _replace(obj, **changes)

@@ -25,7 +25,7 @@ import posixpath
 import re
 from cudaenv._lazy import LazyModule
 from cudaenv._record import Record, replace
-from cudaenv.snapshot import Toolkit
+from cudaenv.snapshot import Toolkit, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -131,19 +131,6 @@ def _get(env: Mapping[str, str], name: str, paths: _Paths) -> Optional[str]:
 
 
 # ------------------------------------------------------------------------------------------ matching
-def version_key(version: Optional[str]) -> Tuple[int, ...]:
-    """``"12.1.105"`` -> ``(12, 1, 105)``; unknown -> ``()``."""
-    if not version:
-        return ()
-    out = []
-    for part in version.split("."):
-        m = re.match(r"\d+", part)
-        if not m:
-            break
-        out.append(int(m.group()))
-    return tuple(out)
-
-
 def looks_like_path(spec: str) -> bool:
     return spec.startswith(("/", ".", "~")) or "/" in spec or "\\" in spec or bool(re.match(r"^[A-Za-z]:", spec))
 

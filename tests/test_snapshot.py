@@ -62,3 +62,22 @@ def test_lazy_patterns_compile_on_first_use_and_behave_like_re():
     assert lazy._compiled is None
     assert lazy.match("CUDA-12.1").groups() == ("12", "1")
     assert lazy._compiled is not None and lazy.sub("x", "cuda-1.2") == "x"
+
+
+def test_version_key_is_the_one_reading_of_versions():
+    from hypothesis import given, strategies as st
+
+    from cudaenv.snapshot import version_key
+
+    assert version_key("12.1.105") == (12, 1, 105)
+    assert version_key("12.10") > version_key("12.9")
+    assert version_key("V13.0.88") == (13, 0, 88)
+    assert version_key("12.4.131-1") == (12, 4, 131)
+    assert version_key("2.13.0+cpu") == (2, 13, 0)
+    assert version_key("") == () and version_key(None) == () and version_key("abc") == ()
+
+    @given(st.text())
+    def never_raises(text):
+        assert all(isinstance(n, int) for n in version_key(text))
+
+    never_raises()

@@ -12,8 +12,9 @@ Two tables (sources in the JSON):
 Every function takes an optional ``table`` (the loaded JSON) so that callers and tests can pass their own.
 """
 
-import re
 from typing import Any, Dict, List, Optional, Tuple
+
+from cudaenv.snapshot import version_key as version_tuple  # the one version reading (re-exported here)
 
 TABLE = "cuda_drivers"
 
@@ -24,19 +25,6 @@ def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     from cudaenv.resources import load_table
 
     return load_table(TABLE)
-
-
-def version_tuple(text: Optional[str]) -> Tuple[int, ...]:
-    """``"550.54.15"`` -> ``(550, 54, 15)``; leading digits of each part, non-numeric tails ignored."""
-    if not text:
-        return ()
-    parts = []
-    for piece in str(text).strip().lstrip("vV").split("."):
-        m = re.match(r"\d+", piece)
-        if not m:
-            break
-        parts.append(int(m.group(0)))
-    return tuple(parts)
 
 
 def compare_versions(a: Optional[str], b: Optional[str]) -> int:

@@ -25,7 +25,7 @@ import re
 
 from cudaenv._lazy import LazyModule, LazyPattern
 from cudaenv._record import Record, replace
-from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -158,13 +158,6 @@ def parse_wrapper_target(text: str, env: Optional[Dict[str, str]] = None) -> Opt
             return None
         target = _ENV_REF.sub(lambda m: env.get(m.group(1), ""), target)
     return target or None
-
-
-def version_key(version: Optional[str]) -> Tuple[int, ...]:
-    """Sort key for versions: ``12.10`` after ``12.9``; unknown versions sort lowest."""
-    if not version:
-        return ()
-    return tuple(int(part[:9]) for part in re.findall(r"\d+", version)[:4])
 
 
 # ------------------------------------------------------------------------------------ discovery
