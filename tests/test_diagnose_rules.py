@@ -505,16 +505,6 @@ def test_wsl2_without_the_windows_driver():
     assert "no-driver" not in ids(with_lib)
 
 
-def test_fallback_variant_without_recommend():
-    from cudaenv.diagnose.versions import _fallback_variant
-
-    assert _fallback_variant(healthy(), None) == "cu130"
-    old_gpu = healthy(gpus=(gpu(0, "NVIDIA GeForce GTX 1080 Ti", "6.1"),))
-    assert _fallback_variant(old_gpu, None) == "cu126"
-    assert _fallback_variant(healthy(driver=Driver(version="520.61.05", source="nvml")), None) == "cu118"
-    assert _fallback_variant(healthy(driver=Driver(version="418.39", source="nvml")), None) is None
-
-
 def test_arch_check_looks_at_the_visible_gpus_only():
     gpus = (gpu(0, "NVIDIA GeForce GTX 1080 Ti", "6.1", total=11264), gpu(1))
     v = VisibleDevices(cuda_visible_devices="1", entries=("1",), mapping=(DeviceMapping(0, 1),))

@@ -7,7 +7,6 @@ from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
 
 F = c.make("versions")
-INDEX = "https://download.pytorch.org/whl/"
 
 
 def check(s, tables=None) -> List:
@@ -25,33 +24,13 @@ def check(s, tables=None) -> List:
 
 # ------------------------------------------------------------------ the fix: which torch to install
 def recommendation(s, torch_version=None):
-    """helper "torch"'s recommend() for this snapshot, or None while it is not there or fails."""
-    try:
-        from cudaenv.recommend import recommend
-    except ImportError:
-        return None
+    """recommend()'s decision for this snapshot, or None when it fails (the diagnosis must still finish)."""
+    from cudaenv.recommend import recommend
+
     try:
         return recommend(s, torch_version=torch_version)
     except Exception:  # noqa: BLE001 - a broken recommender must not take the diagnosis down
         return None
-
-
-def _fallback_variant(s, tables) -> Optional[str]:
-    """A CUDA variant for this driver and GPU when recommend() is not available (rough, conservative)."""
-    system = c.driver_system(s)
-    top = drv.max_cuda_for_driver(c.driver_version(s), system, c.table(tables))
-    if top is None:
-        return None
-    caps = [_cap(g.compute_capability) for g in s.gpus if g.compute_capability]
-    old_gpu = any(cap is not None and cap < (7, 5) for cap in caps)
-    major = drv.version_tuple(top)[0]
-    if major >= 13 and not old_gpu:
-        return "cu130"
-    if major >= 12:
-        return "cu126"
-    if drv.compare_versions(top, "11.8") >= 0:
-        return "cu118"
-    return None
 
 
 VENV = "~/.venvs/torch"
@@ -73,29 +52,21 @@ def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Opti
 def _install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
     """(commands, variant) that put the right torch into the probed interpreter.
 
-    recommend() decides when it is there: the installed torch version first; when no build of it fits this
+    recommend() decides: the installed torch version first; when no build of it fits this
     machine, the newest older torch it names that does ("cu118 (torch 2.7.1)"); nothing when nothing fits.
     """
     version = c.torch_public_version(s)
     rec = recommendation(s, torch_version=version)
-    if rec is not None:
-        if getattr(rec, "ok", False) and rec.commands:
-            return list(rec.commands), rec.variant
-        older = next((a for a in getattr(rec, "alternatives", ()) if a.kind == "torch" and a.torch_version), None)
-        if older is not None:
-            rec2 = recommendation(s, torch_version=older.torch_version)
-            if rec2 is not None and getattr(rec2, "ok", False) and rec2.commands:
-                return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
+    if rec is None:
         return [], None
-    variant = _fallback_variant(s, tables)
-    if variant is None:
-        return [], None
-    spec = "torch==%s" % version if version else "torch"
-    cmds = []
-    if reinstall and c.torch_installed(s):
-        cmds.append("%s uninstall -y torch" % c.pip_cmd(s))
-    cmds.append("%s install %s --index-url %s" % (c.pip_cmd(s), spec, INDEX + variant))
-    return cmds, variant
+    if rec.ok and rec.commands:
+        return list(rec.commands), rec.variant
+    older = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
+    if older is not None:
+        rec2 = recommendation(s, torch_version=older.torch_version)
+        if rec2 is not None and rec2.ok and rec2.commands:
+            return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
+    return [], None
 
 
 # ------------------------------------------------------------------ rules
