@@ -166,6 +166,7 @@ class Torch(Record):
     location: Optional[str] = None  # site-packages dir holding torch
     requires: Tuple[str, ...] = ()  # nvidia-* requirements from the dist metadata
     nvidia_packages: Tuple[str, ...] = ()  # installed nvidia-* distributions "nvidia-cudnn-cu12==9.1.0.70"
+    companions: Tuple[str, ...] = ()  # installed torchvision / torchaudio: "torchvision==0.28.0"
     dynamic: bool = False  # True when torch was imported in the child
     import_error: Optional[str] = None  # the exception text when `import torch` failed
     cuda_error: Optional[str] = None  # the warning/exception text when CUDA init failed

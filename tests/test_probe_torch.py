@@ -145,6 +145,29 @@ def test_static_pass_reads_a_fake_torch_in_a_real_venv(venv):
     assert not t.dynamic and t.cuda_available is None
 
 
+def test_static_pass_reports_torchs_companions(site):
+    # The recommendation installs torchvision/torchaudio from the same index at matching versions: the static
+    # pass reads which are installed, beside the nvidia-* distributions, in the same scan.
+    make_fake_torch(site)
+    for folder in ("torchvision-0.22.1+cu126.dist-info", "torchaudio-2.7.1+cu126.dist-info"):
+        (site / folder).mkdir()
+        (site / folder / "METADATA").write_text("Name: %s\n" % folder.split("-")[0])
+    t = probe_torch_static(host_with_path(site), me(), [])
+    assert t.companions == ("torchvision==0.22.1+cu126", "torchaudio==2.7.1+cu126")
+    assert t.nvidia_packages == ("nvidia-cudnn-cu12==9.5.1.17",)
+
+
+def test_torch_recommend_pins_the_installed_companions(site, cli):
+    make_fake_torch(site, version="2.7.1+cpu", cuda="None")
+    (site / "torchvision-0.22.1+cpu.dist-info").mkdir()
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    res = cli("torch", "recommend", "--json", "--driver", "560.35.03", "--compute-capability", "6.1",
+              "--python", sys.executable, env=env)
+    data = res.json()
+    assert data["variant"] == "cu126" and data["torch_version"] == "2.7.1"
+    assert any("torchvision==0.22.1" in cmd for cmd in data["commands"]), data["commands"]
+
+
 def test_static_pass_never_imports_torch(site):
     make_fake_torch(site, init="raise SystemExit('imported!')\n")
     notes = []

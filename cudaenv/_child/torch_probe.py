@@ -277,14 +277,20 @@ def _site_packages():
     return seen
 
 
-def _nvidia_packages(dirs):
+COMPANIONS = ("torchvision", "torchaudio")
+
+
+def _distributions(dirs):
+    """``name==version`` of the installed nvidia-* distributions and of torch's companions, first hit wins."""
     found = {}
     for d in dirs:
         for entry in _listdir(d):
             parsed = _dist_name(entry)
-            if parsed and parsed[0].startswith("nvidia-") and parsed[0] not in found:
+            if parsed and (parsed[0].startswith("nvidia-") or parsed[0] in COMPANIONS) and parsed[0] not in found:
                 found[parsed[0]] = parsed[1]
-    return ["%s==%s" % (name, found[name]) for name in sorted(found)]
+    nvidia = ["%s==%s" % (name, found[name]) for name in sorted(found) if name.startswith("nvidia-")]
+    companions = ["%s==%s" % (name, found[name]) for name in COMPANIONS if name in found]
+    return nvidia, companions
 
 
 def _interpreter_facts():
@@ -361,7 +367,7 @@ def static():
         if os.path.exists(candidate) and (torch_dir is None or os.path.dirname(torch_dir) != cwd):
             result["cwd_shadow"] = candidate
     result["site_packages"] = site_dirs
-    result["nvidia_packages"] = _nvidia_packages(site_dirs)
+    result["nvidia_packages"], result["companions"] = _distributions(site_dirs)
     return result
 
 

@@ -17,31 +17,6 @@ HELP = "recommend the right torch build for this machine"
 _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?t?$")
 _CC_RE = re.compile(r"^(\d+\.\d+|sm_\d+[a-z]?)$")
 
-# Installed torchvision/torchaudio in the target interpreter: stdlib only, Python 3.7+.
-COMPANIONS_SCRIPT = r"""
-import json, os, sys
-found = {}
-try:
-    from importlib import metadata
-    for name in ("torchvision", "torchaudio"):
-        try:
-            found[name] = metadata.version(name)
-        except Exception:
-            pass
-except ImportError:
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for n in names:
-            for name in ("torchvision", "torchaudio"):
-                if n.startswith(name + "-") and n.endswith(".dist-info") and name not in found:
-                    found[name] = n[len(name) + 1:-len(".dist-info")]
-print(json.dumps(found))
-"""
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from cudaenv.cli import add_host_options
 
@@ -136,18 +111,11 @@ def _bundled_variants() -> List[str]:
     return seen
 
 
-def detect_companions(host: Any, python: Optional[str]) -> Dict[str, str]:
-    """torchvision/torchaudio installed in the target interpreter (a tiny stdlib child run)."""
-    if not python:
-        return {}
-    result = host.run([python, "-c", COMPANIONS_SCRIPT])
-    if not result.ok:
-        return {}
-    try:
-        data = json.loads(result.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        return {}
-    return {k: str(v) for k, v in data.items() if k in ("torchvision", "torchaudio")} if isinstance(data, dict) else {}
+def installed_companions(snapshot: Any) -> Dict[str, str]:
+    """torchvision/torchaudio installed beside torch, as the torch probe's static pass found them."""
+    torch = getattr(snapshot, "torch", None)
+    pairs = (entry.partition("==") for entry in getattr(torch, "companions", ()) or ())
+    return {name: version for name, _, version in pairs if version}
 
 
 def detect_accelerator(host: Any, snapshot: Any) -> Optional[str]:
@@ -187,8 +155,6 @@ def build_recommendation(args: argparse.Namespace, ctx: Any, host: Any, snapshot
     probed = getattr(getattr(snapshot, "platform", None), "system", None)
     if system and system != probed and not machine:
         machine = "arm64" if system == "darwin" else "x86_64"  # planning for another OS: its usual CPU
-    torch = getattr(snapshot, "torch", None)
-    python = getattr(torch, "python", None)
     return recommend(
         snapshot,
         torch_version=getattr(args, "torch", None),
@@ -200,7 +166,7 @@ def build_recommendation(args: argparse.Namespace, ctx: Any, host: Any, snapshot
         index_base=index_base(ctx.env, getattr(args, "index_base", None)),
         index_data=index_data,
         variant=getattr(args, "variant", None),
-        companions=detect_companions(host, python),
+        companions=installed_companions(snapshot),
         accelerator=detect_accelerator(host, snapshot),
     )
 

@@ -94,6 +94,7 @@ def torch_from_static(data: Dict[str, Any], python: Optional[str], source: Optio
         location=_text(data.get("location")),
         requires=_strs(data.get("requires")),
         nvidia_packages=_strs(data.get("nvidia_packages")),
+        companions=_strs(data.get("companions")),
         externally_managed=bool(data.get("externally_managed")),
         in_virtualenv=bool(data.get("in_virtualenv")),
         platform_tag=_text(data.get("platform_tag")),
