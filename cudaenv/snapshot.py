@@ -39,6 +39,7 @@ class Platform(Record):
     dev_nvidia: Tuple[str, ...] = ()  # /dev/nvidia* nodes present ("/dev/nvidia0", "/dev/nvidiactl")
     dev_dxg: bool = False  # WSL2's GPU paravirtualisation device
     pci_nvidia_devices: Tuple[str, ...] = ()  # PCI addresses of vendor 0x10de display/3D controllers in /sys
+    pci_amd_devices: Tuple[str, ...] = ()  # PCI addresses of vendor 0x1002 display controllers (a ROCm signal)
     secure_boot: Optional[bool] = None  # from efivars when readable
     nouveau_loaded: bool = False  # /sys/module/nouveau present
     libcuda: Tuple[str, ...] = ()  # every libcuda.so* in the system library dirs and ld.so.conf dirs (WSL2: one outside /usr/lib/wsl/lib shadows it)

@@ -253,3 +253,23 @@ def test_this_machine_kernel_is_read():
         pytest.skip("Linux only")
     p = pf.probe_platform(Host(env={}), [])
     assert p.kernel == os.uname().release
+
+
+def test_amd_display_controllers_are_found_in_the_same_pci_scan(fake_root):
+    from cudaenv.probes.platform import probe_platform
+
+    for address, vendor, klass in (("0000:03:00.0", "0x1002", "0x038000"),  # an Instinct: "other display" class
+                                   ("0000:03:00.1", "0x1002", "0x040300"),  # its HDMI audio function
+                                   ("0000:65:00.0", "0x10de", "0x030000")):
+        fake_root.file("sys/bus/pci/devices/%s/vendor" % address, vendor + "\n")
+        fake_root.file("sys/bus/pci/devices/%s/class" % address, klass + "\n")
+    p = probe_platform(fake_root.host(), [])
+    assert p.pci_amd_devices == ("0000:03:00.0",) and p.pci_nvidia_devices == ("0000:65:00.0",)
+
+
+def test_torch_recommend_picks_rocm_for_an_amd_gpu_on_the_pci_bus(fake_root, cli):
+    fake_root.file("sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
+    fake_root.file("sys/bus/pci/devices/0000:03:00.0/class", "0x038000\n")
+    res = cli("torch", "recommend", "--json", "--torch", "2.7.1", "--root", str(fake_root.path), "--python", "3.11",
+              env={"PATH": "/usr/bin:/bin"})
+    assert res.json()["variant"].startswith("rocm"), res

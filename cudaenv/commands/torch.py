@@ -128,11 +128,8 @@ def detect_accelerator(host: Any, snapshot: Any) -> Optional[str]:
         return "xpu"
     if host.is_dir("/opt/rocm") or host.exists("/dev/kfd"):
         return "rocm"
-    for dev in host.listdir("/sys/bus/pci/devices"):
-        vendor = (host.read_text("/sys/bus/pci/devices/%s/vendor" % dev) or "").strip().lower()
-        klass = (host.read_text("/sys/bus/pci/devices/%s/class" % dev) or "").strip().lower()
-        if vendor == "0x1002" and klass.startswith("0x03"):
-            return "rocm"
+    if getattr(getattr(snapshot, "platform", None), "pci_amd_devices", ()):
+        return "rocm"
     if host.which("xpu-smi"):
         return "xpu"
     return None

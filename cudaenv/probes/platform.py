@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Tuple
 from cudaenv.snapshot import Note, Platform
 
 NVIDIA_VENDOR = "0x10de"
+AMD_VENDOR = "0x1002"
 # PCI class codes of GPUs: 0x0300xx VGA controller, 0x0302xx 3D controller (data-centre GPUs).
 GPU_CLASSES = ("0x0300", "0x0302")
 # /proc/sys files refuse a 4 MiB read (ENOMEM, seen on a 6.18 kernel): read kernel files in small pieces.
@@ -162,6 +163,7 @@ def probe_platform(host, notes: list) -> Platform:
     )
 
     container, container_signals = _container(host)
+    nvidia_pci, amd_pci = _pci_gpus(host)
 
     return Platform(
         system=system,
@@ -177,7 +179,8 @@ def probe_platform(host, notes: list) -> Platform:
         nvidia_visible_devices=host.env.get("NVIDIA_VISIBLE_DEVICES"),
         dev_nvidia=dev_nvidia,
         dev_dxg=dev_dxg,
-        pci_nvidia_devices=_pci_nvidia(host),
+        pci_nvidia_devices=nvidia_pci,
+        pci_amd_devices=amd_pci,
         secure_boot=_secure_boot(host),
         nouveau_loaded=host.lexists("/sys/module/nouveau"),
         libcuda=_libcuda(host),
@@ -211,16 +214,24 @@ def _container(host) -> Tuple[Optional[str], Tuple[str, ...]]:
     return (kinds[0] if kinds else None), tuple(signals)
 
 
-def _pci_nvidia(host) -> Tuple[str, ...]:
-    found = []
+def _pci_gpus(host) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """(NVIDIA display/3D controllers, AMD display controllers) on the PCI bus, by address, in one scan.
+
+    AMD's data-centre GPUs (Instinct) report the "other display controller" class 0x0380, so for AMD any
+    display class counts; the AMD list only steers `torch recommend` towards a ROCm index.
+    """
+    nvidia, amd = [], []
     base = "/sys/bus/pci/devices"
     for address in host.listdir(base):
-        vendor = host.read_text("%s/%s/vendor" % (base, address), limit=64)
-        if vendor is None or vendor.strip().lower() != NVIDIA_VENDOR:
+        vendor = (host.read_text("%s/%s/vendor" % (base, address), limit=64) or "").strip().lower()
+        if vendor not in (NVIDIA_VENDOR, AMD_VENDOR):
             continue
-        if parse_pci_class(vendor, host.read_text("%s/%s/class" % (base, address), limit=64)):
-            found.append(address)
-    return tuple(found)
+        pci_class = host.read_text("%s/%s/class" % (base, address), limit=64)
+        if parse_pci_class(vendor, pci_class):
+            nvidia.append(address)
+        elif vendor == AMD_VENDOR and (pci_class or "").strip().lower().startswith("0x03"):
+            amd.append(address)
+    return tuple(nvidia), tuple(amd)
 
 
 LIBRARY_DIRS = (
