@@ -70,6 +70,20 @@ def get_arch_list():
     return []
 '''
 
+# A CUDA build on a machine without a driver, as the real torch 2.14.1+cu130 behaves here
+# (tests/recorded/verify-cu130-no-driver.txt): is_available() is False with no warning; init() says why.
+FAKE_CUDA_NO_DRIVER = '''
+def is_available():
+    return False
+def device_count():
+    return 0
+def get_arch_list():
+    return ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+def init():
+    raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
+                       "a driver from http://www.nvidia.com/Download/index.aspx")
+'''
+
 
 def make_fake_torch(site, version="2.7.1+cu126", cuda="'12.6'", init="", cuda_module=FAKE_CUDA, cudnn=91002,
                     installer="uv", requires=('nvidia-cudnn-cu12==9.5.1.17; platform_system == "Linux"',),
@@ -196,6 +210,20 @@ def test_cuda_initialization_warning_becomes_cuda_error(site):
     assert t.cuda_error.startswith("CUDA initialization: Unexpected error from cudaGetDeviceCount()")
     assert "Error 804" in t.cuda_error
     assert t.cudnn == "8.9.2"
+
+
+def test_cuda_build_without_a_driver_reports_what_init_says(site):
+    make_fake_torch(site, version="2.14.1+cu130", cuda="'13.0'", cuda_module=FAKE_CUDA_NO_DRIVER)
+    t = probe_torch(host_with_path(site), me(), [])
+    assert t.dynamic and t.cuda_available is False and t.device_count == 0
+    assert t.cuda_error.startswith("RuntimeError: Found no NVIDIA driver on your system.")
+
+
+def test_cpu_build_is_not_asked_to_initialise_cuda(site):
+    cuda = FAKE_CUDA_NO_DRIVER.replace("Found no NVIDIA driver", "init must not be called on a CPU build")
+    make_fake_torch(site, version="2.13.0+cpu", cuda="None", cuda_module=cuda)
+    t = probe_torch(host_with_path(site), me(), [])
+    assert t.dynamic and t.cuda_available is False and t.cuda_error is None
 
 
 def test_torch_whose_import_raises(site):

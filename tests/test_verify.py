@@ -279,6 +279,42 @@ def test_cuda_torch_that_sees_no_gpu_and_no_driver_answers(cli, tmp_path):
     assert "nvidia-smi and NVML show no GPU either" in problem["message"]
 
 
+def test_cuda_torch_without_a_driver_real_output_is_no_driver(cli, tmp_path):
+    """Recorded for real (torch 2.14.1+cu130, no driver): is_available() is False with no warning, and the child's
+    torch.cuda.init() gives the reason, so verify names the doctor's no-driver, not a generic "sees no GPU"."""
+    py = fake_python(tmp_path, {"--device 0": ("verify-cu130-no-driver.txt", 1)})
+    r = vcli(cli, tmp_path, "verify", "--python", py)
+    assert r.code == 1
+    assert "error no-driver" in r.out and "finding no-driver" in r.out
+    problem = vcli(cli, tmp_path, "verify", "--json", "--python", py).json()["devices"]["problem"]
+    assert problem["id"] == "no-driver" and problem["error"]["id"] == "no-driver"
+    assert "Found no NVIDIA driver on your system" in problem["message"]
+    assert "nvidia-smi and NVML show no GPU either" not in problem["message"]  # said only of the generic case
+
+
+def test_distributed_with_a_cuda_torch_and_no_driver_is_no_driver(cli, tmp_path):
+    info = recorded("verify-cu130-no-driver.txt").splitlines()[0] + "\n"  # the real info line
+    py = fake_torchrun_python(tmp_path, info, [])
+    err = vcli(cli, tmp_path, "verify", "--distributed", "--json", "--python", py).json()["distributed"]["error"]
+    assert err["id"] == "no-driver"
+    assert "Found no NVIDIA driver" in err["message"] and "--backend gloo" in err["message"]
+
+
+def test_device_child_asks_torch_cuda_init_why_no_gpu(cli, tmp_path):
+    """verify_device.py itself, in a real interpreter, against a fake CUDA torch whose init() raises the real text."""
+    import sys
+
+    from test_probe_torch import FAKE_CUDA_NO_DRIVER, make_fake_torch
+
+    site = tmp_path / "site"
+    site.mkdir()
+    make_fake_torch(site, version="2.14.1+cu130", cuda="'13.0'", cuda_module=FAKE_CUDA_NO_DRIVER)
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
+    problem = vcli(cli, tmp_path, "verify", "--json", "--python", sys.executable, env=env).json()["devices"]["problem"]
+    assert problem["id"] == "no-driver", problem
+    assert "torch 2.14.1+cu130" in problem["message"] and "Found no NVIDIA driver" in problem["message"]
+
+
 def test_torch_missing(cli, tmp_path):
     err = MARKER + json.dumps({"event": "error", "stage": "import", "type": "ModuleNotFoundError", "message": "No module named 'torch'"})
     py = fake_python(tmp_path, {"--device": (err + "\n", 1), "--cpu": (err + "\n", 1)})

@@ -420,6 +420,9 @@ def dynamic():
             result["cuda_available"] = bool(available) if available is not None else None
             count = _guard(result, "device_count", cuda.device_count)
             result["device_count"] = int(count) if count is not None else None
+            if (result["cuda"] or result["hip"]) and not (available and count) and hasattr(cuda, "init"):
+                # is_available() only says False; initialising CUDA raises the reason (no driver, error 804, ...)
+                _guard(result, "init", cuda.init)
             devices = []
             if available:
                 for i in range(result["device_count"] or 0):
@@ -449,7 +452,7 @@ def dynamic():
             text = str(w.message).strip()
             if text and ("CUDA" in text or "cuda" in text or "NVIDIA" in text) and text not in messages:
                 messages.append(text)
-        for key in ("is_available", "device_count"):
+        for key in ("is_available", "device_count", "init"):
             if key in result.get("errors", {}):
                 messages.append(result["errors"][key])
         if messages:

@@ -95,6 +95,13 @@ def _info(torch, caught):
         except Exception as exc:  # noqa: BLE001
             info["device_count"] = 0
             info.setdefault("cuda_error", "%s: %s" % (type(exc).__name__, exc))
+        if (info["cuda"] or info["hip"]) and "cuda_error" not in info and not (info["cuda_available"] and info["device_count"]):
+            # is_available() only says False; initialising CUDA raises the reason (no driver, a driver too
+            # old, no device, error 804, ...), which is what the parent classifies.
+            try:
+                torch.cuda.init()
+            except Exception as exc:  # noqa: BLE001
+                info["cuda_error"] = "%s: %s" % (type(exc).__name__, exc)
     messages = [str(w.message) for w in list(caught) + list(seen)]
     if messages:
         info["warnings"] = messages
