@@ -84,6 +84,16 @@ def test_debian_multiarch_with_alternatives_link(fake_root):
     assert notes == []
 
 
+def test_pip_wheel_with_plain_and_versioned_copies_is_one_cudnn(fake_root):
+    """nvidia-cudnn-cu13 9.24.0.43 (seen in a real torch 2.14.1+cu130 venv here) ships cudnn_version.h and
+    cudnn_version_v9.h in nvidia/cudnn/include as two real files, not a link: one cuDNN, reported once."""
+    sp = "venv/lib/python3.11/site-packages"
+    for name in ("cudnn_version_v9.h", "cudnn_version.h"):
+        fake_root.file(sp + "/nvidia/cudnn/include/" + name, recorded("cudnn-9.6.0-cudnn_version.h"))
+    found, _ = probe(fake_root.host(), site_packages=["/" + sp])
+    assert [(c.source, c.version, c.header) for c in found] == [("pip", "9.6.0", "/" + sp + "/nvidia/cudnn/include/cudnn_version.h")]
+
+
 def test_two_majors_side_by_side(fake_root):
     fake_root.file("usr/include/aarch64-linux-gnu/cudnn_version_v8.h", recorded("cudnn-8.2.1-cudnn_version.h"))
     fake_root.file("usr/include/aarch64-linux-gnu/cudnn_version_v9.h", recorded("cudnn-9.6.0-cudnn_version.h"))

@@ -114,15 +114,19 @@ def probe_cudnn(host, notes: list, toolkits: Sequence[Toolkit], site_packages: S
 
 
 def _headers_in(host, include: str) -> List[Tuple[str, str]]:
-    """(header, version) for the cuDNN version headers in one folder; cudnn.h only when no cudnn_version*.h tells."""
-    names = host.listdir(include) or []
+    """(header, version) for the cuDNN version headers in one folder; cudnn.h only when no cudnn_version*.h tells.
+
+    One entry per version: cuDNN 9 ships ``cudnn_version.h`` and ``cudnn_version_v9.h`` side by side as two real
+    files (the pip wheel does), which are one install; the plain name is the one reported.
+    """
+    names = sorted(host.listdir(include) or [], key=lambda n: (len(n), n))
     for pattern in (_VERSION_HEADER, _OLD_HEADER):
-        out = []
+        out: List[Tuple[str, str]] = []
         for name in names:
             if pattern.match(name):
                 header = host.join(include, name)
                 version = parse_cudnn_header(host.read_text(header, limit=HEADER_LIMIT) or "")
-                if version:
+                if version and all(version != v for _, v in out):
                     out.append((header, version))
         if out:
             return out
