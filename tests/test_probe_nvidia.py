@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FakeRoot
 from cudaenv.probes import nvidia as nv
 from cudaenv.snapshot import Platform
 
@@ -355,11 +356,11 @@ def test_hung_nvidia_smi_costs_one_timeout(fake_root, fake_bin):
     assert any(n.probe == "nvidia-smi" and n.message.startswith("nvidia-smi timed out after 1 s") for n in notes)
 
 
-def wsl_smi_script(root, query, banner):
+def wsl_smi_script(root, query, banner, at="usr/lib/wsl/lib/nvidia-smi"):
     q = root.file("opt/out/query", query)
     b = root.file("opt/out/banner", banner)
     return root.executable(
-        "usr/lib/wsl/lib/nvidia-smi",
+        at,
         '#!/bin/sh\ncase "$*" in *--query-gpu*) /bin/cat "%s";; *--query-compute-apps*) ;; *) /bin/cat "%s";; esac\n' % (q, b),
     )
 
@@ -372,6 +373,41 @@ def test_wsl2_nvidia_smi_from_usr_lib_wsl(fake_root):
     assert (d.version, d.cuda_version, d.wsl_windows_side, d.kernel_module) == ("555.99", "12.5", True, None)
     assert d.nvidia_smi.endswith("usr/lib/wsl/lib/nvidia-smi")
     assert state.gpus[0].name == "NVIDIA GeForce RTX 4070 Laptop GPU"
+
+
+def test_driver_mounted_at_usr_local_nvidia_off_path(fake_root):
+    """GKE-style containers (and this project's GPU machines) mount the driver at /usr/local/nvidia; an image whose
+    PATH lacks its bin still has a driver: found, named, and the PATH fix said."""
+    wsl_smi_script(fake_root, "0, NVIDIA A100-SXM4-40GB, 580.126.09, 8.0, 40960, 0, GPU-a100, 00000000:10:1C.0\n",
+                   recorded("smi-banner-580-a100x2.txt"), at="usr/local/nvidia/bin/nvidia-smi")
+    state, notes = probe(fake_root.host())  # PATH is /usr/bin:/bin
+    assert state.driver.version == "580.126.09" and state.driver.nvidia_smi.endswith("usr/local/nvidia/bin/nvidia-smi")
+    assert [g.name for g in state.gpus] == ["NVIDIA A100-SXM4-40GB"]
+    assert any(n.probe == "nvidia-smi" and "export PATH=/usr/local/nvidia/bin:$PATH" in n.message for n in notes)
+
+
+def test_nvidia_smi_on_path_wins_over_the_mount_and_says_nothing(fake_root, fake_bin):
+    fake_root.executable("usr/local/nvidia/bin/nvidia-smi", "#!/bin/sh\nexit 9\n")
+    smi(fake_bin, query="0, NVIDIA A100-SXM4-40GB, 580.126.09, 8.0, 40960, 0, GPU-a100, 00000000:10:1C.0\n",
+        banner=recorded("smi-banner-580-a100x2.txt"))
+    state, notes = probe(fake_root.host(path=fake_bin.env_path))
+    assert state.driver.nvidia_smi == str(fake_bin.path / "nvidia-smi")
+    assert not any("not on PATH" in n.message for n in notes)
+
+
+def test_nvml_library_in_the_driver_mount_or_ld_library_path(fake_root):
+    fake_root.file("usr/local/nvidia/lib64/libnvidia-ml.so.1", "mounted driver")
+    assert nv.find_nvml_library(fake_root.host()).endswith("usr/local/nvidia/lib64/libnvidia-ml.so.1")
+
+    other = FakeRoot(fake_root.path / "other")
+    other.file("opt/driver-580/lib64/libnvidia-ml.so.1", "a driver in its own prefix")
+    other.file("usr/local/cuda/lib64/stubs/libnvidia-ml.so.1", "a stub: links, never runs")
+    stubs_first = {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64/stubs:relative/dir::/opt/driver-580/lib64/"}
+    assert nv.find_nvml_library(other.host(env=stubs_first)).endswith("opt/driver-580/lib64/libnvidia-ml.so.1")
+    assert nv.find_nvml_library(other.host()) is None
+    # the usual places come before LD_LIBRARY_PATH
+    other.file("usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "the distribution's driver")
+    assert nv.find_nvml_library(other.host(env=stubs_first)).endswith("usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
 
 
 def test_wsl2_platform_marks_windows_side(fake_root, fake_bin):

@@ -273,3 +273,11 @@ def test_torch_recommend_picks_rocm_for_an_amd_gpu_on_the_pci_bus(fake_root, cli
     res = cli("torch", "recommend", "--json", "--torch", "2.7.1", "--root", str(fake_root.path), "--python", "3.11",
               env={"PATH": "/usr/bin:/bin"})
     assert res.json()["variant"].startswith("rocm"), res
+
+
+def test_libcuda_of_a_driver_mounted_at_usr_local_nvidia(fake_root):
+    ubuntu_root(fake_root)
+    fake_root.file("usr/local/nvidia/lib64/libcuda.so.580.126.09", "the driver")
+    fake_root.link("usr/local/nvidia/lib64/libcuda.so.1", "libcuda.so.580.126.09")
+    p, _ = probe(fake_root.host())
+    assert p.libcuda == ("/usr/local/nvidia/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.580.126.09")

@@ -35,12 +35,17 @@ NVML_LIBRARIES_LINUX = (
     "/usr/lib64/nvidia/libnvidia-ml.so.1",
     "/usr/lib/libnvidia-ml.so.1",
     "/usr/lib/nvidia/libnvidia-ml.so.1",
+    # the driver mounted into a container at /usr/local/nvidia (GKE, CDI specs, this project's GPU machines),
+    # whose lib64 reaches the loader only through LD_LIBRARY_PATH
+    "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+    "/usr/local/nvidia/lib/libnvidia-ml.so.1",
 )
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",
     "C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvml.dll",
 )
 WSL_SMI = "/usr/lib/wsl/lib/nvidia-smi"
+MOUNTED_SMI = "/usr/local/nvidia/bin/nvidia-smi"  # the /usr/local/nvidia driver mount, when PATH lacks its bin
 WINDOWS_SMI = (
     "C:\\Windows\\System32\\nvidia-smi.exe",
     "C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvidia-smi.exe",
@@ -357,6 +362,13 @@ def find_nvml_library(host) -> Optional[str]:
     if host.system == "linux" and host.is_dir("/usr/lib/wsl/lib"):
         # WSL 2: the Windows driver's NVML first, even where a Linux driver was (wrongly) installed too
         candidates = ("/usr/lib/wsl/lib/libnvidia-ml.so.1",) + candidates
+    if host.system == "linux":
+        # then wherever LD_LIBRARY_PATH points (a driver in a non-standard prefix); never a CUDA stubs folder,
+        # whose libnvidia-ml.so (no .so.1) only links and cannot run
+        for folder in (host.env.get("LD_LIBRARY_PATH") or "").split(":"):
+            folder = folder.strip()
+            if folder.startswith("/") and "stubs" not in folder.split("/"):
+                candidates += (folder.rstrip("/") + "/libnvidia-ml.so.1",)
     for candidate in candidates:
         if host.exists(candidate):
             real = host.real(candidate)
@@ -365,11 +377,12 @@ def find_nvml_library(host) -> Optional[str]:
 
 
 def find_nvidia_smi(host) -> Optional[str]:
-    """nvidia-smi on the real PATH, else WSL's /usr/lib/wsl/lib/nvidia-smi, else Windows' usual places."""
+    """nvidia-smi on the real PATH, else WSL's /usr/lib/wsl/lib/nvidia-smi or a /usr/local/nvidia driver mount's,
+    else Windows' usual places."""
     found = host.which("nvidia-smi")
     if found:
         return found
-    places = WINDOWS_SMI if host.system == "windows" else (WSL_SMI,) if host.system == "linux" else ()
+    places = WINDOWS_SMI if host.system == "windows" else (WSL_SMI, MOUNTED_SMI) if host.system == "linux" else ()
     for place in places:
         if host.is_file(place):
             return str(host.path(place))
@@ -382,6 +395,9 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
 
     smi = find_nvidia_smi(host)
     lib = find_nvml_library(host)
+    if smi and smi == str(host.path(MOUNTED_SMI)):
+        notes.append(Note("nvidia-smi", "nvidia-smi is at %s (a container's driver mount) but not on PATH: "
+                          "export PATH=/usr/local/nvidia/bin:$PATH" % MOUNTED_SMI))
     nvml_job = Job(_run_nvml, host, lib) if lib else None
     query_job = Job(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi else None
     apps_job = Job(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi else None

@@ -244,6 +244,7 @@ LIBRARY_DIRS = (
     "/usr/local/lib",
     "/lib/x86_64-linux-gnu",
     "/lib64",
+    "/usr/local/nvidia/lib64",  # a container's driver mount (GKE, CDI), reached through LD_LIBRARY_PATH
 )
 
 
