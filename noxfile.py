@@ -45,12 +45,17 @@ def bench(session):
 
 @nox.session
 def gpu(session):
-    """Real GPU checks, on a machine with an NVIDIA GPU and its driver (nvidia-smi on PATH; nvcc and a host
-    compiler for the toolkit check). CUDAENV_GPU_TORCH picks the torch requirement (default: the newest torch,
-    a CUDA build on Linux x86_64); CUDAENV_GPU_INDEX_URL an index for it (e.g. .../whl/cu126)."""
+    """Real GPU checks, on a machine with an NVIDIA GPU and its driver (nvcc and a host compiler for the toolkit
+    check). The torch verified is CUDAENV_GPU_PYTHON's (an interpreter with a CUDA torch, e.g. the machine's
+    python3); without it, a torch is installed here: CUDAENV_GPU_TORCH (default: the newest torch, a CUDA build
+    on Linux x86_64) from CUDAENV_GPU_INDEX_URL if set (e.g. .../whl/cu126). Offline: see .ci/gpu."""
+    # .ci/gpu puts nox itself on PYTHONPATH; it must not shadow the packages of this session's environment.
+    session.env["PYTHONPATH"] = None
+    session.env["CUDAENV_GPU_REQUIRED"] = "1"  # no GPU here is a failure of this session, not five skips
     _install(session)
-    index = os.environ.get("CUDAENV_GPU_INDEX_URL")
-    session.install(os.environ.get("CUDAENV_GPU_TORCH", "torch"), *(["--index-url", index] if index else []))
+    if not os.environ.get("CUDAENV_GPU_PYTHON"):
+        index = os.environ.get("CUDAENV_GPU_INDEX_URL")
+        session.install(os.environ.get("CUDAENV_GPU_TORCH", "torch"), *(["--index-url", index] if index else []))
     session.run("pytest", "-m", "gpu", "-v", "-s", *session.posargs)
 
 
