@@ -113,8 +113,13 @@ def test_facts_answer_the_known_questions():
     assert "3.9" not in tf.pythons_for("2.9.0") and "3.9" in tf.pythons_for("2.8.0")
     assert tf.variants_for("2.7.1", "darwin", "arm64") == ("default",)
     assert tf.variants_for("2.7.1", "darwin", "x86_64") == ()
-    assert tf.latest_torch() == "2.13.0"
-    assert "2.14.0" not in tf.known_torch_versions() and "2.14.0" in tf.known_torch_versions(include_unreleased=True)
+    assert tf.latest_torch() == "2.14.1"
+    assert {"2.14.0", "2.14.1"} <= set(tf.known_torch_versions())
+    # measured on the real 2.14.1 wheel: cu130 without PTX (2.13.0 shipped 12.0+PTX), cu126 keeps Maxwell..Volta
+    assert tf.arch_list_for("2.14.1", "cu130", "linux", "x86_64") == (("7.5", "8.0", "8.6", "9.0", "10.0", "12.0"), None)
+    assert tf.arch_list_for("2.14.0", "cu126", "linux", "x86_64")[0][:3] == ("5.0", "6.0", "7.0")
+    assert "cu134" not in tf.variants_for("2.14.1", "linux", "x86_64")  # pytorch#194374
+    assert tf.companions_for("2.14.0") == {"torchvision": "0.29.0", "torchaudio": "2.11.0"}
     assert tf.platform_key("windows", "AMD64") == "windows-x86_64"
 
 

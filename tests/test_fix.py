@@ -157,7 +157,8 @@ def wheel_index(tmp_path):
     cu = www / "whl" / "cu126"
     cpu = www / "whl" / "cpu"
     build_index(www, {
-        "cu126": [stand_in_torch(cu, "2.13.0+cu126", "12.6"), stand_in_torchvision(cu, "0.28.0+cu126")],
+        "cu126": [stand_in_torch(cu, "2.13.0+cu126", "12.6"), stand_in_torchvision(cu, "0.28.0+cu126"),
+                  stand_in_torch(cu, "2.14.1+cu126", "12.6"), stand_in_torchvision(cu, "0.29.1+cu126")],
         "cpu": [stand_in_torchvision(cpu, "0.28.0+cpu")],
     })
     handler = functools.partial(SimpleHTTPRequestHandler, directory=str(www))
@@ -254,7 +255,8 @@ def test_fix_refuses_an_externally_managed_python(tmp_path, fake_root, fake_bin,
 
 @pytest.mark.slow
 def test_fix_interactive_through_a_pty(tmp_path, fake_root, fake_bin, wheel_index):
-    """torch-missing in a fresh venv: choose the recommendation with Enter, confirm, watch it install, then verify runs.
+    """torch-missing in a fresh venv: choose the recommendation (the newest torch, 2.14.1) with Enter, confirm, watch it
+    install, then verify runs.
 
     The stand-in torch cannot run kernels, so `cudaenv verify` fails and so does the fix's exit status: that is the point
     of running it (is_available() alone would say True)."""
@@ -268,12 +270,12 @@ def test_fix_interactive_through_a_pty(tmp_path, fake_root, fake_bin, wheel_inde
     try:
         child.expect(r"\[torch-missing\]")
         child.expect("What should cudaenv do")
-        child.expect("Install torch 2.13.0 cu126 \\(recommended\\)")
+        child.expect("Install torch 2.14.1 cu126 \\(recommended\\)")
         child.send("\r")
-        child.expect(r"Run: .*torch==2.13.0")
+        child.expect(r"Run: .*torch==2.14.1")
         child.send("y")
-        child.expect("Successfully installed torch-2.13.0")
-        child.expect("not installed -> 2.13.0\\+cu126")
+        child.expect("Successfully installed torch-2.14.1")
+        child.expect("not installed -> 2.14.1\\+cu126")
         child.expect("The doctor finds no torch problem now.")
         child.expect("Running the GPU check: cudaenv verify --python")
         child.expect(pexpect.EOF)
@@ -281,12 +283,12 @@ def test_fix_interactive_through_a_pty(tmp_path, fake_root, fake_bin, wheel_inde
         child.close()
     assert child.exitstatus == 1
     out = subprocess.run([str(py), "-c", "import torch; print(torch.__version__)"], capture_output=True, text=True, timeout=60)
-    assert out.stdout.strip() == "2.13.0+cu126"
+    assert out.stdout.strip() == "2.14.1+cu126"
 
 
 @pytest.mark.slow
 def test_fix_interactive_choose_the_driver_through_a_pty(tmp_path, fake_root, fake_bin):
-    """Driver 520 on Ubuntu, no torch: torch 2.13.0 needs driver >= 525.60.13, so the plan offers torch 2.7.1 cu118
+    """Driver 520 on Ubuntu, no torch: torch 2.14.1 needs driver >= 525.60.13, so the plan offers torch 2.7.1 cu118
     first and the driver upgrade second. Choosing the driver prints the Ubuntu steps and installs nothing."""
     pexpect = pytest.importorskip("pexpect")
     fake_root.file("etc/os-release", 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n')
@@ -301,7 +303,7 @@ def test_fix_interactive_choose_the_driver_through_a_pty(tmp_path, fake_root, fa
     try:
         child.expect(r"\[torch-missing\]")
         child.expect("What should cudaenv do")
-        child.expect("Fix the driver instead \\(>= 525.60.13 for torch 2.13.0\\)")
+        child.expect("Fix the driver instead \\(>= 525.60.13 for torch 2.14.1\\)")
         child.send("\x1b[B")  # down arrow: from the recommended install to the driver
         child.send("\r")
         child.expect("Fix the driver:")

@@ -60,7 +60,7 @@ def test_h100_driver_535_torch_251_gets_cu124():
 
 def test_no_gpu_gets_cpu():
     rec = recommend(machine(None, []))
-    assert (rec.variant, rec.torch_version) == ("cpu", "2.13.0")
+    assert (rec.variant, rec.torch_version) == ("cpu", "2.14.1")
     assert rec.index_url.endswith("/whl/cpu")
     assert "no NVIDIA GPU" in " ".join(rec.reasons)
 

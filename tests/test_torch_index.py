@@ -22,9 +22,9 @@ def _wheel(version, local, py="cp311", plat="manylinux_2_28_x86_64"):
 
 ROOT_FILES = [
     _wheel("2.13.0", "cu126"), _wheel("2.13.0", "cu126", "cp312"), _wheel("2.13.0", "cpu"),
-    _wheel("2.14.0", "cu134"), _wheel("2.14.0", "cu134", "cp312"), _wheel("2.14.0", "cu134", plat="win_amd64"),
-    _wheel("2.14.0", "cu126"), _wheel("2.14.0", "cpu"),
-    _wheel("2.14.0", "cu999"), _wheel("2.14.0", "cu998"),
+    _wheel("2.15.0", "cu134"), _wheel("2.15.0", "cu134", "cp312"), _wheel("2.15.0", "cu134", plat="win_amd64"),
+    _wheel("2.15.0", "cu126"), _wheel("2.15.0", "cpu"),
+    _wheel("2.15.0", "cu999"), _wheel("2.15.0", "cu998"),
     _wheel("1.13.1", "cu117"),  # older than 2.0: not fetched
 ]
 
@@ -167,11 +167,11 @@ def test_refresh_learns_cu134_and_survives_slow_and_broken_pages(index_server):
     assert elapsed < 2.9, "the slow page must be cut off by the timeout"
     data = result.data
     assert data is not None
-    assert "cu134" in data.variants and data.variants["cu134"]["2.14.0"]["linux-x86_64"] == ["3.11", "3.12"]
-    assert data.variants["cu134"]["2.14.0"]["windows-x86_64"] == ["3.11"]
-    assert data.variants_for("2.14.0", "linux-x86_64", "3.12") == ("cu134",)  # cu126 has only a cp311 wheel
-    assert data.variants_for("2.14.0", "linux-x86_64", "3.11") == ("cu126", "cu134", "cpu")
-    assert data.torch_versions()[-1] == "2.14.0"
+    assert "cu134" in data.variants and data.variants["cu134"]["2.15.0"]["linux-x86_64"] == ["3.11", "3.12"]
+    assert data.variants["cu134"]["2.15.0"]["windows-x86_64"] == ["3.11"]
+    assert data.variants_for("2.15.0", "linux-x86_64", "3.12") == ("cu134",)  # cu126 has only a cp311 wheel
+    assert data.variants_for("2.15.0", "linux-x86_64", "3.11") == ("cu126", "cu134", "cpu")
+    assert data.torch_versions()[-1] == "2.15.0"
     notes = " ".join(result.notes)
     assert "cu999" in notes and "timed out" in notes
     assert "cu998" in notes and "JSON" in notes
@@ -194,20 +194,20 @@ def test_recommend_with_learned_data_picks_cu134(index_server):
                     gpus=(Gpu(0, name="NVIDIA GeForce RTX 5090", compute_capability="12.0"),),
                     torch=Torch(python="/venv/bin/python", python_version="3.12.1"))
     rec = recommend(snap, torch_version="latest", index_data=data, index_base=index_server.base)
-    assert (rec.torch_version, rec.variant) == ("2.14.0", "cu134")
+    assert (rec.torch_version, rec.variant) == ("2.15.0", "cu134")
     assert rec.index_url == index_server.base + "/cu134"
     assert any("not in the bundled table" in n for n in rec.notes)
     # an older driver: cu126 from the same live data
-    # an older driver: cu134 needs 580, and cu126 (arch list borrowed from torch 2.13.0 cu126) has no sm_120
-    old = recommend(snap, torch_version="2.14.0", driver="560.35.03", index_data=data)
+    # an older driver: cu134 needs 580, and cu126 (arch list borrowed from the newest bundled cu126) has no sm_120
+    old = recommend(snap, torch_version="2.15.0", driver="560.35.03", index_data=data)
     assert old.variant is None
     assert any(a.kind == "driver" and a.driver == "580" for a in old.alternatives)
-    # an RTX 3090 on that driver runs the learned 2.14.0 cu126
-    ampere = recommend(snap, torch_version="2.14.0", driver="560.35.03", compute_capabilities=["8.6"], python_version="3.11",
+    # an RTX 3090 on that driver runs the learned 2.15.0 cu126
+    ampere = recommend(snap, torch_version="2.15.0", driver="560.35.03", compute_capabilities=["8.6"], python_version="3.11",
                        index_data=data)
     assert ampere.variant == "cu126"
     # ... but the live data has no cp312 wheel of it
-    assert recommend(snap, torch_version="2.14.0", driver="560.35.03", compute_capabilities=["8.6"], index_data=data).variant is None
+    assert recommend(snap, torch_version="2.15.0", driver="560.35.03", compute_capabilities=["8.6"], index_data=data).variant is None
 
 
 # ------------------------------------------------------------------ the cache
@@ -260,14 +260,14 @@ def test_refresh_command_then_recommend_offline_uses_the_cache(cli, fake_root, t
         assert "new since the bundled table: cu134" in res.out and "cu999" in res.out and "cu999" not in res.out.split("variants:")[1].split("\n")[0]
         assert (tmp_path / "cache" / ti.CACHE_NAME).is_file()
         js = cli("torch", "refresh", "--timeout", "1", "--json", env=env).json()
-        assert "cu134" in js["new_variants"] and "2.14.0" in js["new_torch_versions"]
+        assert "cu134" in js["new_variants"] and "2.15.0" in js["new_torch_versions"]
     finally:
         srv.close()
     # the server is gone: recommend reads only the cache
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--torch", "latest", "--driver", "595.45.04",
               "--compute-capability", "12.0", "--python-version", "3.11", "--json", env=env)
     assert res.code == 0, res
-    assert (res.json()["torch_version"], res.json()["variant"]) == ("2.14.0", "cu134")
+    assert (res.json()["torch_version"], res.json()["variant"]) == ("2.15.0", "cu134")
 
 
 def test_recommend_refresh_offline_falls_back_with_a_note(cli, fake_root, tmp_path):
@@ -307,7 +307,7 @@ class TrickleServer:
             def do_GET(self):
                 server.requests.append(self.path)
                 if self.path == "/whl/cu997/torch/":
-                    body = html_page([_wheel("2.14.0", "cu997")] * 50).encode()
+                    body = html_page([_wheel("2.15.0", "cu997")] * 50).encode()
                     self.send_response(200)
                     self.send_header("Content-Type", "text/html")
                     self.send_header("Content-Length", str(len(body)))
@@ -323,7 +323,7 @@ class TrickleServer:
                         return
                     return
                 if self.path == "/whl/torch/":
-                    names = [_wheel("2.13.0", "cu126"), _wheel("2.14.0", "cu997")]
+                    names = [_wheel("2.13.0", "cu126"), _wheel("2.15.0", "cu997")]
                 elif self.path == "/whl/cu126/torch/":
                     names = [_wheel("2.13.0", "cu126")]
                 else:
