@@ -281,3 +281,14 @@ def test_libcuda_of_a_driver_mounted_at_usr_local_nvidia(fake_root):
     fake_root.link("usr/local/nvidia/lib64/libcuda.so.1", "libcuda.so.580.126.09")
     p, _ = probe(fake_root.host())
     assert p.libcuda == ("/usr/local/nvidia/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.580.126.09")
+
+
+def test_libcuda_in_ld_library_path_but_never_cuda_stubs(fake_root):
+    """The same driver folders as NVML's: a driver in its own prefix counts (it shadows a WSL 2 driver just the
+    same); the toolkit's stubs/libcuda.so, which only links, never does."""
+    ubuntu_root(fake_root)
+    fake_root.file("opt/driver-580/lib64/libcuda.so.1", "a driver in its own prefix")
+    fake_root.file("usr/local/cuda/lib64/stubs/libcuda.so", "the toolkit's link-time stub")
+    env = {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64/stubs:/opt/driver-580/lib64/"}
+    p, _ = probe(fake_root.host(env=env))
+    assert p.libcuda == ("/opt/driver-580/lib64/libcuda.so.1",)

@@ -21,25 +21,13 @@ import sys
 from cudaenv._record import Record
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from cudaenv.probes.platform import driver_library_dirs
 from cudaenv.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "memory.used", "uuid", "pci.bus_id")
 QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")  # 470 and older: no compute_cap
 APPS_FIELDS = ("pid", "process_name", "used_memory", "gpu_uuid")
 
-NVML_LIBRARIES_LINUX = (
-    "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
-    "/usr/lib64/libnvidia-ml.so.1",
-    "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1",
-    "/usr/lib/wsl/lib/libnvidia-ml.so.1",
-    "/usr/lib64/nvidia/libnvidia-ml.so.1",
-    "/usr/lib/libnvidia-ml.so.1",
-    "/usr/lib/nvidia/libnvidia-ml.so.1",
-    # the driver mounted into a container at /usr/local/nvidia (GKE, CDI specs, this project's GPU machines),
-    # whose lib64 reaches the loader only through LD_LIBRARY_PATH
-    "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
-    "/usr/local/nvidia/lib/libnvidia-ml.so.1",
-)
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",
     "C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvml.dll",
@@ -350,7 +338,8 @@ def first_line(text: Optional[str]) -> str:
 
 # ------------------------------------------------------------------------------ probe
 def find_nvml_library(host) -> Optional[str]:
-    """The NVML library to load: ``CUDAENV_NVML_LIBRARY``, else the first known place that exists inside the root."""
+    """The NVML library to load: ``CUDAENV_NVML_LIBRARY``, else the first of the driver's library folders (the
+    platform probe's, WSL 2's first) that holds it, inside the root."""
     override = host.env.get("CUDAENV_NVML_LIBRARY")
     if override:
         return str(host.path(override))
@@ -358,17 +347,10 @@ def find_nvml_library(host) -> Optional[str]:
 
     if host.system == "darwin" or host.system != current_system():
         return None  # a library of another OS cannot be loaded here
-    candidates = NVML_LIBRARIES_WINDOWS if host.system == "windows" else NVML_LIBRARIES_LINUX
-    if host.system == "linux" and host.is_dir("/usr/lib/wsl/lib"):
-        # WSL 2: the Windows driver's NVML first, even where a Linux driver was (wrongly) installed too
-        candidates = ("/usr/lib/wsl/lib/libnvidia-ml.so.1",) + candidates
-    if host.system == "linux":
-        # then wherever LD_LIBRARY_PATH points (a driver in a non-standard prefix); never a CUDA stubs folder,
-        # whose libnvidia-ml.so (no .so.1) only links and cannot run
-        for folder in (host.env.get("LD_LIBRARY_PATH") or "").split(":"):
-            folder = folder.strip()
-            if folder.startswith("/") and "stubs" not in folder.split("/"):
-                candidates += (folder.rstrip("/") + "/libnvidia-ml.so.1",)
+    if host.system == "windows":
+        candidates: Sequence[str] = NVML_LIBRARIES_WINDOWS
+    else:
+        candidates = [folder + "/libnvidia-ml.so.1" for folder in driver_library_dirs(host)]
     for candidate in candidates:
         if host.exists(candidate):
             real = host.real(candidate)

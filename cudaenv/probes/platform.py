@@ -234,6 +234,8 @@ def _pci_gpus(host) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     return tuple(nvidia), tuple(amd)
 
 
+# Where the NVIDIA driver's libraries (libcuda, libnvidia-ml) live, WSL 2's first: there the Windows driver's
+# libraries must win even where a Linux driver was (wrongly) installed too.
 LIBRARY_DIRS = (
     "/usr/lib/wsl/lib",
     "/usr/lib/x86_64-linux-gnu",
@@ -241,11 +243,25 @@ LIBRARY_DIRS = (
     "/usr/lib64",
     "/usr/lib64/nvidia",
     "/usr/lib",
+    "/usr/lib/nvidia",
     "/usr/local/lib",
     "/lib/x86_64-linux-gnu",
     "/lib64",
-    "/usr/local/nvidia/lib64",  # a container's driver mount (GKE, CDI), reached through LD_LIBRARY_PATH
+    # a container's driver mount (GKE, CDI specs), which reaches the loader only through LD_LIBRARY_PATH
+    "/usr/local/nvidia/lib64",
+    "/usr/local/nvidia/lib",
 )
+
+
+def driver_library_dirs(host) -> List[str]:
+    """LIBRARY_DIRS, then each absolute LD_LIBRARY_PATH folder (a driver in a prefix of its own), never a CUDA
+    ``stubs`` folder: its libcuda.so and libnvidia-ml.so only link, they cannot run."""
+    dirs = list(LIBRARY_DIRS)
+    for folder in (host.env.get("LD_LIBRARY_PATH") or "").split(":"):
+        folder = folder.strip().rstrip("/")
+        if folder.startswith("/") and "stubs" not in folder.split("/") and folder not in dirs:
+            dirs.append(folder)
+    return dirs
 
 
 def parse_ld_so_conf(text: Optional[str]) -> Tuple[List[str], List[str]]:
@@ -286,10 +302,10 @@ def _ld_so_conf_dirs(host) -> List[str]:
 
 
 def _libcuda(host) -> Tuple[str, ...]:
-    """Every ``libcuda.so*`` in the usual library folders and those ld.so.conf names (one name per real file)."""
+    """Every ``libcuda.so*`` in the driver's library folders and those ld.so.conf names (one name per real file)."""
     found: List[str] = []
     real_seen = set()
-    for folder in list(LIBRARY_DIRS) + _ld_so_conf_dirs(host):
+    for folder in driver_library_dirs(host) + _ld_so_conf_dirs(host):
         for name in host.listdir(folder):
             if not name.startswith("libcuda.so"):
                 continue
