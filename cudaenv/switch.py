@@ -26,6 +26,7 @@ import re
 from cudaenv._lazy import LazyModule
 from cudaenv._record import Record, replace
 from cudaenv.snapshot import Toolkit, version_key
+from cudaenv.text import printable  # the one escaping function, re-exported for older callers
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -189,9 +190,6 @@ def describe(toolkit: Toolkit) -> str:
     return "CUDA %s at %s" % (toolkit.version or "(unknown version)", printable(toolkit.path))
 
 
-def printable(text: str) -> str:
-    """A path for a message line: control characters (a newline in a folder name) shown escaped."""
-    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
 
 
 def render_installed(toolkits: Sequence[Toolkit], system: str = "linux") -> str:

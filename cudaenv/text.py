@@ -1,0 +1,36 @@
+"""Text that came from outside (an image's files, a tool's output, a paste, a folder name) made safe to print.
+
+:func:`printable` is the one escaping function: every renderer passes strings it did not write itself through
+it, so an escape sequence in an ``os-release`` ``PRETTY_NAME`` or a newline in a folder name is shown, never
+obeyed by the terminal. Stdlib only and cheap to import: it sits on the ``cudaenv use`` path.
+"""
+
+from __future__ import annotations
+
+# Characters a terminal acts on or that reorder text: C0/C1 controls, DEL, and the bidirectional overrides.
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
+
+
+def _escape(c: str) -> str:
+    code = ord(c)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8, carried by surrogateescape
+        return "\\x%02x" % (code - 0xDC00)
+    if c == "\n":
+        return "\\n"
+    if c == "\t":
+        return "\\t"
+    if c == "\r":
+        return "\\r"
+    if code < 0x100:
+        return "\\x%02x" % code
+    if code < 0x10000:
+        return "\\u%04x" % code
+    return "\\U%08x" % code
+
+
+def printable(text: object) -> str:
+    """``text`` with every control character, bidi override and undecodable byte shown escaped (``\\x1b``)."""
+    s = text if isinstance(text, str) else str(text)
+    if s.isprintable() and not _BIDI.intersection(s):
+        return s
+    return "".join(c if (c.isprintable() or c == " ") and c not in _BIDI else _escape(c) for c in s)
