@@ -131,8 +131,10 @@ class Context:
 
     @property
     def color(self) -> bool:
-        """Colours only on a terminal and never with NO_COLOR."""
-        return self.is_tty and "NO_COLOR" not in self.env and self.env.get("TERM") != "dumb"
+        """Colours only on a terminal and never with NO_COLOR or TERM=dumb (render.text.color_enabled)."""
+        from cudaenv.render.text import color_enabled
+
+        return color_enabled(self.is_tty, self.env)
 
 
 def add_host_options(parser, python: bool = True) -> None:

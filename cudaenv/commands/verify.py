@@ -12,8 +12,9 @@ Exit 0 when everything asked for passed, 1 when something failed or there is no 
 
 import argparse
 import json
-import textwrap
 from typing import Any, List, Optional
+
+from cudaenv.render.text import paint, wrap
 
 HELP = "run real GPU work in your Python to prove it works"
 WIDTH = 80
@@ -176,16 +177,20 @@ def _toolkit(host, args, hardware):
 # ----------------------------------------------------------------------------- rendering (pure)
 def _mark(ok: Optional[bool], color: bool, skipped: bool = False) -> str:
     if skipped:
-        text, code = "skipped", "33"
+        text, code = "skipped", "warning"
     elif ok:
-        text, code = "ok", "32"
+        text, code = "ok", "ok"
     else:
-        text, code = "FAILED", "31"
-    return "\033[%sm%s\033[0m" % (code, text) if color else text
+        text, code = "FAILED", "error"
+    return paint(text, code, color)
 
 
 def _wrap(text: str, indent: str) -> List[str]:
-    return textwrap.wrap(text, width=WIDTH, initial_indent=indent, subsequent_indent=indent) or [indent.rstrip()]
+    return wrap(text, indent, indent, WIDTH, newlines=False)
+
+
+def _wrap_item(text: str, first: str, rest: str) -> List[str]:
+    return wrap(text, first, rest, WIDTH, newlines=False)
 
 
 def render_error(error: Any, indent: str = "  ") -> List[str]:
@@ -204,8 +209,7 @@ def render_error(error: Any, indent: str = "  ") -> List[str]:
     if error.advice:
         lines.append(indent + "  What to do:")
         for item in error.advice:
-            wrapped = textwrap.wrap(item, width=WIDTH, initial_indent=indent + "    - ", subsequent_indent=indent + "      ")
-            lines += wrapped
+            lines += _wrap_item(item, indent + "    - ", indent + "      ")
     if error.id is None:
         lines += _wrap("cudaenv explain can help with the full message; paste it with: cudaenv explain -", indent + "  ")
     return lines

@@ -1,19 +1,16 @@
 """The readable facts report: what the snapshot saw, section by section, within 80 columns (pure)."""
 
-import textwrap
 from typing import List, Optional
 
-WIDTH = 80
+from cudaenv.render.text import WIDTH, wrap
+
 KEY = 18  # width of the key column, indent included
 
 SECTIONS = ("Platform", "Driver", "GPUs", "Visibility", "Toolkits", "cuDNN", "Torch", "Notes")
 
 
 def _wrap(text: str, first: str, rest: str, width: int) -> List[str]:
-    lines = textwrap.wrap(
-        text, width=width, initial_indent=first, subsequent_indent=rest, break_long_words=True, break_on_hyphens=False
-    )
-    return lines or [first.rstrip()]
+    return wrap(text, first, rest, width, newlines=False)
 
 
 def _kv(key: str, value: object, width: int = WIDTH) -> List[str]:

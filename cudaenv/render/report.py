@@ -3,14 +3,15 @@
 Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 columns.
 """
 
-import textwrap
 from typing import Dict, List, Optional, Sequence, Tuple
 
-WIDTH = 80
+from cudaenv.render.text import paint as _paint, shell_words, wrap as _wrap, wrap_command as fix_lines
+
+__all__ = ["render_report", "fix_lines", "shell_words"]  # fix_lines, shell_words: kept importable from here
+
 MARK_W = 8  # "warning " / "error   " / "ok      "
 LABEL_W = 21
 
-COLORS = {"ok": "32", "info": "36", "warning": "33", "error": "31", "bold": "1", "dim": "2"}
 TITLES = {
     "environment": "Environment",
     "driver": "Driver",
@@ -20,18 +21,6 @@ TITLES = {
     "resources": "Resources",
 }
 RANK = {"error": 0, "warning": 1, "info": 2}
-
-
-def _paint(text: str, what: str, color: bool) -> str:
-    return "\033[%sm%s\033[0m" % (COLORS[what], text) if color and what in COLORS else text
-
-
-def _wrap(text: str, first: str, rest: str, width: int = WIDTH) -> List[str]:
-    out: List[str] = []
-    for i, para in enumerate(str(text).split("\n")):
-        out += textwrap.wrap(para, width=width, initial_indent=first if i == 0 else rest, subsequent_indent=rest,
-                             break_long_words=True, break_on_hyphens=False) or [(first if i == 0 else rest).rstrip()]
-    return out
 
 
 def _cc(g) -> str:
@@ -259,70 +248,3 @@ def _finding(f, color: bool) -> List[str]:
         for cmd in f.fix:
             lines += fix_lines(cmd, "    ")
     return lines
-
-
-def shell_words(line: str) -> Tuple[List[str], str]:
-    """(words, comment) of one shell line: quotes and backslashes keep a word whole; an unquoted ``#`` starting a
-    word begins the comment (returned without the ``#``). Unbalanced quotes leave the rest as one word."""
-    words: List[str] = []
-    cur, quote, i = "", None, 0
-    while i < len(line):
-        ch = line[i]
-        if quote:
-            cur += ch
-            if ch == "\\" and quote == '"' and i + 1 < len(line):
-                cur += line[i + 1]
-                i += 1
-            elif ch == quote:
-                quote = None
-        elif ch == "\\" and i + 1 < len(line):
-            cur += line[i : i + 2]
-            i += 1
-        elif ch in "'\"":
-            cur += ch
-            quote = ch
-        elif ch in " \t":
-            if cur:
-                words.append(cur)
-                cur = ""
-        elif ch == "#" and not cur:
-            return words, line[i + 1 :].strip()
-        else:
-            cur += ch
-        i += 1
-    if cur:
-        words.append(cur)
-    return words, ""
-
-
-def fix_lines(item: str, indent: str, width: int = WIDTH) -> List[str]:
-    """One fix item as lines that paste into a shell as they are.
-
-    A trailing comment (``    # why``, or an inline ``  # why``) goes above its command when the two do not fit on
-    one line; a long command continues with `` \\`` between words, never inside a quoted word or a comment; a single
-    word longer than the line (a long path) is kept whole, since breaking it would break the command.
-    """
-    if item.startswith("#"):
-        return _wrap(item[1:].strip(), indent + "# ", indent + "# ", width)
-    out: List[str] = []
-    for raw in item.split("\n"):
-        ws = raw[: len(raw) - len(raw.lstrip())]
-        words, comment = shell_words(raw)
-        code = " ".join(words)
-        if not words:
-            out += _wrap(comment, indent + ws + "# ", indent + ws + "# ", width) if comment else [indent + ws]
-            continue
-        if comment and len(indent + ws + code + "  # " + comment) <= width:
-            out.append(indent + ws + code + "  # " + comment)
-            continue
-        if comment:
-            out += _wrap(comment, indent + ws + "# ", indent + ws + "# ", width)
-        lines, cur, more = [], indent + ws + words[0], indent + ws + "    "
-        for w in words[1:]:
-            if len(cur + " " + w + " \\") <= width or len(more + w + " \\") > width:
-                cur += " " + w  # it fits, or it fits nowhere: a new line would not help
-            else:
-                lines.append(cur + " \\")
-                cur = more + w
-        out += lines + [cur]
-    return out

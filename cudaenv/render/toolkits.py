@@ -1,10 +1,11 @@
 """`cudaenv list`: the toolkit table (80 columns) and its JSON. Pure: data in, text out."""
 
-from cudaenv._record import asdict
 from typing import Any, Dict, List, Sequence
 
+from cudaenv._record import asdict
+from cudaenv.render.text import WIDTH, fit, wrap
+
 SCHEMA_VERSION = 1
-WIDTH = 80
 ACTIVE = "*"
 LINK = "->"
 
@@ -60,7 +61,7 @@ def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux"
         w_method = max(len(r[2]) for r in rows)
         for mark, version, method, path in rows:
             head = "%-3s %-*s  %-*s  " % (mark, w_ver, version, w_method, method)
-            lines.append((head + _fit(path, max(20, width - len(head)))).rstrip())
+            lines.append((head + fit(path, max(20, width - len(head)))).rstrip())
         lines.append("")
         lines += _legend(state, width)
     for note in notes:
@@ -96,26 +97,6 @@ def _legend(state, width: int) -> List[str]:
     return out
 
 
-def _fit(text: str, room: int) -> str:
-    if len(text) <= room:
-        return text
-    keep = room - 3
-    return text[: keep // 2] + "..." + text[len(text) - (keep - keep // 2):]
-
-
 def _wrap(text: str, width: int, indent: str = "  ") -> List[str]:
-    words = text.split(" ")
-    lines: List[str] = []
-    current = ""
-    for word in words:
-        if len(word) > width - len(indent):
-            word = _fit(word, width - len(indent))  # a path longer than a line: elide its middle
-        candidate = word if not current else current + " " + word
-        if len(candidate) > width and current:
-            lines.append(current)
-            current = indent + word
-        else:
-            current = candidate
-    if current:
-        lines.append(current)
-    return [line.rstrip() for line in lines]
+    """The first line as given, the others under ``indent``; a path longer than a line keeps both ends."""
+    return wrap(text, "", indent, width, newlines=False, long_words="fit") if text.strip() else []

@@ -1,0 +1,143 @@
+"""The one text helper of the human renderers: prose wrapping, paste-safe shell commands, fitting, width, colour.
+
+Pure (``terminal_width`` and ``color_enabled`` read only the mapping they are given). Every text renderer wraps
+through :func:`wrap`, lays a shell command out through :func:`wrap_command`, elides a long word with :func:`fit`
+and colours through :func:`paint`; no renderer keeps its own ``textwrap`` call or escape codes.
+
+Not on the ``cudaenv use`` path: import it inside the functions that render (``textwrap`` is imported lazily).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Mapping, Optional, Tuple
+
+WIDTH = 80  # everything cudaenv prints fits 80 columns unless a narrower terminal asks for less
+MIN_WIDTH = 40
+
+# SGR codes by what they mark: a finding's severity or a check's mark, and two emphases.
+COLORS: Dict[str, str] = {"ok": "32", "info": "36", "warning": "33", "error": "31", "bold": "1", "dim": "2"}
+
+
+# ------------------------------------------------------------------ terminal
+def terminal_width(env: Mapping[str, str], default: int = WIDTH, cap: int = WIDTH) -> int:
+    """The width to render for: ``COLUMNS`` when it is a sane number, else ``default``; never over ``cap`` (output
+    stays readable and within the documented 80 columns) nor under ``MIN_WIDTH`` (a fix must stay legible)."""
+    raw = (env.get("COLUMNS") or "").strip()
+    width = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 6 else default
+    return max(MIN_WIDTH, min(width, cap))
+
+
+def color_enabled(is_tty: bool, env: Mapping[str, str]) -> bool:
+    """Colours only on a terminal, and never with ``NO_COLOR`` set (any value, https://no-color.org) or ``TERM=dumb``."""
+    return bool(is_tty) and "NO_COLOR" not in env and env.get("TERM") != "dumb"
+
+
+def paint(text: str, what: str, color: bool) -> str:
+    """``text`` in the colour of ``what`` (a key of :data:`COLORS`) when ``color``; unchanged otherwise."""
+    return "\033[%sm%s\033[0m" % (COLORS[what], text) if color and what in COLORS else text
+
+
+# ------------------------------------------------------------------ prose
+def fit(text: str, room: int) -> str:
+    """``text`` in at most ``room`` characters: the middle of a longer one becomes ``...`` (a path keeps both ends)."""
+    if len(text) <= room:
+        return text
+    if room <= 3:
+        return text[:room]
+    keep = room - 3
+    return text[: keep // 2] + "..." + text[len(text) - (keep - keep // 2):]
+
+
+def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int = WIDTH, newlines: bool = True,
+         long_words: str = "break") -> List[str]:
+    """Prose as lines of at most ``width``: the first begins with ``first``, the others with ``rest`` (default: as
+    wide as ``first`` in spaces). Never breaks at a hyphen (ids and flags stay whole).
+
+    ``newlines``: a newline in ``text`` starts a new line (else it is a space). ``long_words``: a word longer than a
+    line is ``"break"``-ed across lines, ``"fit"``-ted (its middle elided, for paths in a table) or ``"keep"``-t whole.
+    Always at least one line (``first`` without its trailing blanks for an empty text).
+    """
+    import textwrap
+
+    if rest is None:
+        rest = " " * len(first)
+    s = str(text)
+    paras = s.split("\n") if newlines else [s]
+    out: List[str] = []
+    for i, para in enumerate(paras):
+        lead = first if i == 0 else rest
+        if long_words == "fit":
+            room = width - len(rest)
+            para = " ".join(fit(w, room) if len(w) > room else w for w in para.split(" "))
+        lines = textwrap.wrap(para, width=width, initial_indent=lead, subsequent_indent=rest,
+                              break_long_words=long_words == "break", break_on_hyphens=False)
+        out += [line.rstrip() for line in lines] or [lead.rstrip()]
+    return out
+
+
+# ------------------------------------------------------------------ shell commands
+def shell_words(line: str) -> Tuple[List[str], str]:
+    """(words, comment) of one shell line: quotes and backslashes keep a word whole; an unquoted ``#`` starting a
+    word begins the comment (returned without the ``#``). Unbalanced quotes leave the rest as one word."""
+    words: List[str] = []
+    cur, quote, i = "", None, 0
+    while i < len(line):
+        ch = line[i]
+        if quote:
+            cur += ch
+            if ch == "\\" and quote == '"' and i + 1 < len(line):
+                cur += line[i + 1]
+                i += 1
+            elif ch == quote:
+                quote = None
+        elif ch == "\\" and i + 1 < len(line):
+            cur += line[i : i + 2]
+            i += 1
+        elif ch in "'\"":
+            cur += ch
+            quote = ch
+        elif ch in " \t":
+            if cur:
+                words.append(cur)
+                cur = ""
+        elif ch == "#" and not cur:
+            return words, line[i + 1 :].strip()
+        else:
+            cur += ch
+        i += 1
+    if cur:
+        words.append(cur)
+    return words, ""
+
+
+def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
+    """One fix item (a shell command, or ``# words``) as lines that paste into a shell as they are.
+
+    A trailing comment (``    # why``, or an inline ``  # why``) goes above its command when the two do not fit on
+    one line; a long command continues with `` \\`` between words, never inside a quoted word, a path or a comment;
+    a single word longer than the line (a long path) is kept whole, since breaking it would break the command.
+    """
+    if item.startswith("#"):
+        return wrap(item[1:].strip(), indent + "# ", indent + "# ", width)
+    out: List[str] = []
+    for raw in item.split("\n"):
+        ws = raw[: len(raw) - len(raw.lstrip())]
+        words, comment = shell_words(raw)
+        code = " ".join(words)
+        if not words:
+            out += wrap(comment, indent + ws + "# ", indent + ws + "# ", width) if comment else [indent + ws]
+            continue
+        if comment and len(indent + ws + code + "  # " + comment) <= width:
+            out.append(indent + ws + code + "  # " + comment)
+            continue
+        if comment:
+            out += wrap(comment, indent + ws + "# ", indent + ws + "# ", width)
+        lines, cur, more = [], indent + ws + words[0], indent + ws + "    "
+        for w in words[1:]:
+            if len(cur + " " + w + " \\") <= width or len(more + w + " \\") > width:
+                cur += " " + w  # it fits, or it fits nowhere: a new line would not help
+            else:
+                lines.append(cur + " \\")
+                cur = more + w
+        out += lines + [cur]
+    return out
