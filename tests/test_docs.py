@@ -1,0 +1,114 @@
+"""The documentation: generated reference pages match the code, links resolve, the README stays a front page.
+
+The pages under docs/reference/ that ``cudaenv._docgen`` writes are regenerated here (from the installed
+package, into a temporary folder) and compared with the repository's copies.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from cudaenv import _docgen
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+README = REPO / "README.md"
+README_MAX_LINES = 200  # a front page (about 150 lines); the rest lives in docs/
+
+
+
+@pytest.mark.parametrize("name", sorted(_docgen.PAGES))
+def test_generated_reference_page_is_current(name, tmp_path):
+    _docgen.write(str(tmp_path))
+    fresh = (tmp_path / name).read_text(encoding="utf-8")
+    page = DOCS / "reference" / name
+    current = page.read_text(encoding="utf-8") if page.is_file() else None
+    assert current == fresh, (
+        "docs/reference/%s is stale: the code or data/ changed. Regenerate it from the repository root with "
+        "`pip install . && python -m cudaenv._docgen` (writes docs/reference/*.md) and commit the result" % name
+    )
+
+
+def test_check_mode_names_a_stale_page(tmp_path, capsys):
+    _docgen.write(str(tmp_path))
+    assert _docgen.main(["--check", str(tmp_path)]) == 0
+    (tmp_path / "finding-ids.md").write_text("old\n", encoding="utf-8")
+    assert _docgen.main(["--check", str(tmp_path)]) == 1
+    assert "finding-ids.md" in capsys.readouterr().err
+
+
+def test_finding_ids_are_read_from_the_rules():
+    findings = {f["id"]: f for f in _docgen.doctor_findings()}
+    assert findings["no-driver"]["section"] == "driver"
+    assert findings["container-no-gpu"]["severities"] == ["error", "warning"]  # `"error" if wants else "warning"`
+    assert set(findings["visible-devices-invalid"]["severities"]) == {"error", "warning"}  # through a variable
+    assert all(f["severities"] and f["modules"] for f in findings.values()), findings
+    # every explain row marked as a doctor finding is one the rules really build
+    from cudaenv.resources import load_table
+
+    shared = {r["id"] for r in load_table("error_patterns")["rows"] if r.get("doctor_finding")}
+    assert shared and shared <= set(findings), shared - set(findings)
+
+
+def test_doctor_page_describes_only_ids_that_exist():
+    """The hand-written 'when' table of docs/commands/doctor.md names no id the rules no longer build."""
+    text = (DOCS / "commands" / "doctor.md").read_text(encoding="utf-8")
+    table = text.split("## Findings", 1)[1].split("\n## ", 1)[0]
+    described = set(re.findall(r"^\| `([a-z0-9-]+)` \|", table, re.M))
+    code = {f["id"] for f in _docgen.doctor_findings()}
+    assert len(described) > 20
+    assert described <= code, "docs/commands/doctor.md describes ids the doctor no longer has: %s" % sorted(described - code)
+
+
+def test_configuration_page_names_every_setting_the_code_reads():
+    names = set(_docgen.settings_from_code())
+    assert {"CUDAENV_ROOT", "CUDAENV_TIMEOUT", "CUDAENV_TORCH_TIMEOUT"} <= names
+    text = _docgen.page_configuration()
+    for name in names:
+        assert "`%s`" % name in text
+
+
+def test_readme_stays_a_front_page():
+    lines = README.read_text(encoding="utf-8").count("\n")
+    assert lines <= README_MAX_LINES, (
+        "README.md has %d lines (at most %d): it is the front page; put the detail in docs/ and link it" % (lines, README_MAX_LINES)
+    )
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = heading.strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def _anchors(path: Path):
+    out, fence = set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            out.add(_slug(line.lstrip("#")))
+    return out
+
+
+def _markdown_files():
+    return [README] + sorted(DOCS.rglob("*.md")) + sorted((REPO / "bench").glob("*.md"))
+
+
+@pytest.mark.parametrize("path", _markdown_files(), ids=lambda p: str(p.relative_to(REPO)))
+def test_relative_links_resolve(path):
+    text = path.read_text(encoding="utf-8")
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"^[a-z]+:", target):
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            broken.append(target)
+        elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+            broken.append(target)
+    assert not broken, "%s: links to nothing: %s" % (path.relative_to(REPO), broken)
