@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from cudaenv.version import cuda_from_int, sm_name
+
 TABLE = "error_patterns"
 MAX_TEXT = 1_000_000  # characters of a pasted log that are searched
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -89,9 +91,8 @@ def _derive(values: Dict[str, str]) -> Dict[str, str]:
     """Values computed from the groups: ``driver_cuda_int`` 11040 -> ``driver_cuda`` 11.4."""
     out = dict(values)
     for key, value in values.items():
-        if key.endswith("_cuda_int") and value.isdigit():
-            number = int(value)
-            out[key[: -len("_int")]] = "%d.%d" % (number // 1000, (number % 1000) // 10)
+        if key.endswith("_cuda_int") and cuda_from_int(value):
+            out[key[: -len("_int")]] = cuda_from_int(value)
     return out
 
 
@@ -215,7 +216,7 @@ def context_lines(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> List
         for i, dev in enumerate(facts.get("devices") or []):
             cap = dev.get("capability")
             if cap:
-                lines.append("cuda:%d %s is sm_%s." % (i, dev.get("name") or "", cap.replace(".", "")))
+                lines.append("cuda:%d %s is %s." % (i, dev.get("name") or "", sm_name(cap) or "sm_" + cap.replace(".", "")))
     return lines
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from cudaenv._record import Record, asdict, factory
 from cudaenv._record import replace as _replace
+from cudaenv.version import version_key  # noqa: F401  (re-exported: the one reading lives in cudaenv.version)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing is not imported on the fast path
@@ -234,25 +235,6 @@ def _from_jsonable(hint: str, value: Any) -> Any:
     if isinstance(cls, type) and issubclass(cls, Record) and isinstance(value, dict):
         return cls(**{k: _from_jsonable(cls._hints[k], v) for k, v in value.items() if k in cls._fields})
     return value
-
-
-def version_key(version: Optional[str]) -> Tuple[int, ...]:
-    """The one reading of a version string for comparing and sorting: ``"12.1.105"`` -> ``(12, 1, 105)``.
-
-    Each dot-separated part gives its leading digits (``"131-1"`` -> 131); a leading ``v`` is ignored; the
-    first part without digits ends it; ``12.10`` sorts after ``12.9``; unknown -> ``()`` (sorts lowest).
-    """
-    if not version:
-        return ()
-    out = []
-    for part in str(version).strip().lstrip("vV").split("."):
-        n = 0
-        while n < len(part) and "0" <= part[n] <= "9":
-            n += 1
-        if not n:
-            break
-        out.append(int(part[: min(n, 18)]))
-    return tuple(out)
 
 
 def replace(obj: Any, **changes: Any) -> Any:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.host import Host
+from cudaenv.version import sm_name
 
 MARKER = "CUDAENV_TOOLKIT "
 COMPILE_TIMEOUT = 300.0
@@ -123,17 +124,8 @@ def parse_gpu_code_list(text: str) -> Tuple[str, ...]:
 
 
 def arch_from_capability(value: str) -> Optional[str]:
-    """``6.1`` / ``61`` / ``sm_61`` / ``compute_61`` -> ``sm_61``; None when it is not a capability."""
-    text = (value or "").strip().lower()
-    m = re.fullmatch(r"(?:sm_|compute_)?(\d+)\.?(\d)?([a-z])?", text)
-    if not m:
-        return None
-    if m.group(2) is not None:
-        return "sm_%s%s%s" % (m.group(1), m.group(2), m.group(3) or "")
-    digits = m.group(1)
-    if len(digits) < 2:
-        return None
-    return "sm_%s%s" % (digits, m.group(3) or "")
+    """``6.1`` / ``61`` / ``sm_61`` / ``compute_61`` -> ``sm_61``; None when it is not a capability (cudaenv.version)."""
+    return sm_name(value)
 
 
 def target_archs(capabilities: Sequence[str]) -> Tuple[str, ...]:

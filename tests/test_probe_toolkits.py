@@ -590,3 +590,27 @@ def test_any_tree_under_usr_local_never_raises(tmp_path_factory, entries):
     notes = []
     state = probe_toolkits(host, notes)
     assert all(tk.path.startswith("/usr/local/") for tk in state.toolkits)
+
+
+# ------------------------------------------------------------------ issue 12: a version is a version
+def test_version_json_with_shell_code_is_rejected_with_a_note(fake_root):
+    base = fake_root.toolkit("12.4.1")
+    (base / "version.json").write_text('{"cuda": {"name": "CUDA SDK", "version": "12.4$(touch PWNED)"}}')
+    state, notes = probe(fake_root.host())
+    tk = by_path(state, "/usr/local/cuda-12.4")
+    assert tk.version == "12.4" and tk.version_source == "cuda.h"  # the next file tells it
+    assert any("version.json has a malformed version '12.4$(touch PWNED)', ignored" in m for m in messages(notes))
+
+
+def test_huge_cuda_version_define_is_no_version(fake_root):
+    fake_root.file("usr/local/cuda-12.4/include/cuda.h", "#define CUDA_VERSION %s\n" % ("9" * 60_000))
+    assert parse_cuda_h("#define CUDA_VERSION %s\n" % ("9" * 60_000)) is None
+    state, notes = probe(fake_root.host())
+    tk = by_path(state, "/usr/local/cuda-12.4")
+    assert tk.version != "999999.99" and tk.version is None
+    assert any("CUDA_VERSION has a malformed version" in m and "characters), ignored" in m for m in messages(notes))
+
+
+def test_a_3000_digit_nvcc_release_is_no_version():
+    assert parse_nvcc_version("Cuda compilation tools, release %s.0, V%s.0.1" % ("1" * 3000, "1" * 3000)) is None
+    assert parse_nvcc_version("Cuda compilation tools, release 13.0, V13.0.88") == "13.0.88"

@@ -384,11 +384,8 @@ def _nccl_text(value):
         return None
     if isinstance(value, (tuple, list)):
         return ".".join(str(v) for v in value)
-    if isinstance(value, int):
-        # old torch: 2708 or 21805 (major*1000+minor*100+patch, or major*10000+minor*100+patch from 2.9)
-        if value >= 10000:
-            return "%d.%d.%d" % (value // 10000, (value % 10000) // 100, value % 100)
-        return "%d.%d.%d" % (value // 1000, (value % 1000) // 100, value % 100)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value  # old torch: 2708 or 21805; decoded by the parent (cudaenv.version.cudnn_from_int, same scheme)
     return str(value)
 
 

@@ -15,6 +15,7 @@ import json
 from typing import Any, List, Optional
 
 from cudaenv.render.text import paint, wrap
+from cudaenv.version import sm_name
 
 HELP = "run real GPU work in your Python to prove it works"
 WIDTH = 80
@@ -225,7 +226,7 @@ def _device_header(r) -> str:
         if r.name:
             label += ": %s" % r.name
         if r.capability:
-            label += " (sm_%s)" % r.capability.replace(".", "")
+            label += " (%s)" % (sm_name(r.capability) or "sm_" + r.capability.replace(".", ""))
     return label
 
 

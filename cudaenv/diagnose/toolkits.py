@@ -5,6 +5,7 @@ from typing import List
 
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
+from cudaenv.version import sm_name
 
 F = c.make("toolkits")
 
@@ -82,7 +83,7 @@ def newer_than_driver(s, tables) -> List:
     older.sort(key=lambda t: drv.version_tuple(t.version))
     alt = [_use(older[-1].version)] if older else []
     cap = next((g.compute_capability for g in s.gpus if g.compute_capability), None)
-    sm = ("sm_%s" % cap.replace(".", "")) if cap else None
+    sm = sm_name(cap) if cap else None
     if minimum and drv.compare_versions(dv, minimum) < 0:
         return [
             F(

@@ -5,6 +5,7 @@ from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
+from cudaenv.version import cc_tuple
 
 F = c.make("versions")
 
@@ -168,8 +169,7 @@ def driver_too_old(s, tables) -> List:
 
 
 def _cap(text: Optional[str]) -> Optional[Tuple[int, int]]:
-    m = re.match(r"^\s*(\d+)\.(\d+)", text or "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    return cc_tuple(text)
 
 
 _ARCH = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")

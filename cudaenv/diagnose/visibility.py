@@ -3,6 +3,7 @@
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
+from cudaenv.version import cc_tuple
 
 F = c.make("visibility")
 
@@ -117,7 +118,7 @@ def order(s) -> List:
         cuda = ", ".join("cuda:%d: %s" % (i, d.name) for i, d in enumerate(t.devices))
         seen = "torch sees, in CUDA's order: %s." % cuda
     else:
-        ranked = sorted(gpus, key=lambda g: tuple(int(x) for x in (g.compute_capability or "0.0").split(".")[:2]), reverse=True)
+        ranked = sorted(gpus, key=lambda g: cc_tuple(g.compute_capability) or (0, 0), reverse=True)
         seen = "CUDA's default order (FASTEST_FIRST) would likely start with %s." % ranked[0].name
     return [
         F(

@@ -14,7 +14,8 @@ Every function takes an optional ``table`` (the loaded JSON) so that callers and
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.snapshot import version_key as version_tuple  # the one version reading (re-exported here)
+from cudaenv.version import compare_versions, major_minor  # noqa: F401  (re-exported: the one home is cudaenv.version)
+from cudaenv.version import version_key as version_tuple  # the one version reading (re-exported here)
 
 TABLE = "cuda_drivers"
 
@@ -25,23 +26,6 @@ def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     from cudaenv.resources import load_table
 
     return load_table(TABLE)
-
-
-def compare_versions(a: Optional[str], b: Optional[str]) -> int:
-    """-1, 0 or 1, numerically and part by part, a missing part counting as 0 (``"580" < "580.65.06"``)."""
-    ta, tb = list(version_tuple(a)), list(version_tuple(b))
-    n = max(len(ta), len(tb))
-    ta += [0] * (n - len(ta))
-    tb += [0] * (n - len(tb))
-    return (ta > tb) - (ta < tb)
-
-
-def major_minor(text: Optional[str]) -> Optional[str]:
-    """``"12.4.131"`` -> ``"12.4"``; ``"12"`` -> ``"12.0"``; None when there is no number."""
-    t = version_tuple(text)
-    if not t:
-        return None
-    return "%d.%d" % (t[0], t[1] if len(t) > 1 else 0)
 
 
 def _column(system: str) -> str:

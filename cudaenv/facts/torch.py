@@ -15,6 +15,7 @@ Every function takes an optional ``table`` (the loaded JSON) so tests can pass t
 import re
 from typing import Any, Dict, List, Optional, Tuple
 
+from cudaenv import version as _version
 from cudaenv.facts.drivers import compare_versions, version_tuple
 
 VARIANTS, ARCH, COMPANIONS, PYTHONS = "torch_variants", "torch_arch", "torch_companions", "torch_python"
@@ -223,19 +224,13 @@ def data_date(table: Optional[Dict[str, Any]] = None) -> str:
 
 
 def cc_tuple(capability: Optional[str]) -> Tuple[int, ...]:
-    """``"8.6"`` -> ``(8, 6)``; ``"sm_86"`` -> ``(8, 6)``; ``"12.0"`` -> ``(12, 0)``."""
-    text = (capability or "").strip().lower()
-    m = re.fullmatch(r"(?:sm_|compute_)(\d+)([a-z]?)", text)
-    if m:
-        digits = m.group(1)
-        return (int(digits[:-1]), int(digits[-1])) if len(digits) >= 2 else ()
-    return version_tuple(text)[:2]
+    """``"8.6"`` -> ``(8, 6)``; ``"sm_86"`` -> ``(8, 6)``; ``"12.0"`` -> ``(12, 0)``; ``()`` when not one (cudaenv.version)."""
+    return _version.cc_tuple(capability) or ()
 
 
 def sm_name(capability: str) -> str:
     """``"6.1"`` -> ``"sm_61"``."""
-    t = cc_tuple(capability)
-    return "sm_%d%d" % t if len(t) == 2 else "sm_?"
+    return _version.sm_name(capability, suffix=False) or "sm_?"
 
 
 def gpu_runs(capability: str, archs: Tuple[str, ...], ptx: Optional[str], ptx_jit_ok: bool = True) -> Optional[str]:

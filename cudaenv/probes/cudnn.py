@@ -13,6 +13,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.snapshot import Cudnn, Note, Toolkit
+from cudaenv.version import cudnn_from_int, version_key
 
 PROBE = "cudnn"
 HEADER_LIMIT = 32 * 1024  # the macros sit right after the licence comment
@@ -56,13 +57,7 @@ def parse_cudnn_header(text: str) -> Optional[str]:
     return None
 
 
-def decode_cudnn_version(number: int) -> Optional[str]:
-    """``90100`` -> ``9.1.0`` (v9 and newer), ``8907`` -> ``8.9.7`` (v8 and older); None for nonsense."""
-    if number >= 10000:
-        return "%d.%d.%d" % (number // 10000, (number % 10000) // 100, number % 100)
-    if number >= 1000:
-        return "%d.%d.%d" % (number // 1000, (number % 1000) // 100, number % 100)
-    return None
+decode_cudnn_version = cudnn_from_int  # ``90100`` -> ``9.1.0``, ``8907`` -> ``8.9.7``: decoded in cudaenv.version
 
 
 def probe_cudnn(host, notes: list, toolkits: Sequence[Toolkit], site_packages: Sequence[str] = ()) -> Tuple[Cudnn, ...]:
@@ -141,7 +136,7 @@ def _key(host, header: str) -> str:
 
 def _major(version: Optional[str]) -> Optional[int]:
     try:
-        return int(version.split(".")[0]) if version else None
+        return version_key(version)[0] if version_key(version) else None
     except ValueError:
         return None
 

@@ -23,6 +23,7 @@ from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.probes.platform import driver_library_dirs
 from cudaenv.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
+from cudaenv.version import cc_text, cuda_from_int
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "memory.used", "uuid", "pci.bus_id")
 QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")  # 470 and older: no compute_cap
@@ -116,10 +117,10 @@ def parse_sys_module_version(text: Optional[str]) -> Optional[str]:
 
 
 def cuda_version_from_int(value: Optional[int]) -> Optional[str]:
-    """NVML/CUDA's integer version: 12040 -> "12.4", 13000 -> "13.0"."""
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+    """NVML/CUDA's integer version: 12040 -> "12.4", 13000 -> "13.0" (an int only; decoded by cudaenv.version)."""
+    if not isinstance(value, int):
         return None
-    return "%d.%d" % (value // 1000, (value % 1000) // 10)
+    return cuda_from_int(value)
 
 
 def _clean(value: Optional[str]) -> Optional[str]:
@@ -139,7 +140,7 @@ def _int(value: Optional[str]) -> Optional[int]:
 
 def _capability(value: Optional[str]) -> Optional[str]:
     v = _clean(value)
-    return v if v and re.match(r"^\d+\.\d+$", v) else None
+    return cc_text(v) if v and "." in v else None
 
 
 def _header_fields(line: str) -> Optional[Tuple[str, ...]]:

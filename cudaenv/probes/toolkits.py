@@ -25,7 +25,8 @@ import re
 
 from cudaenv._lazy import LazyModule, LazyPattern
 from cudaenv._record import Record, replace
-from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit, version_key
+from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.version import cuda_from_int, is_version, malformed, parse_version, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -41,9 +42,9 @@ DISTRO_ALIASES = ("/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
 
 _TOOLKIT_NAME = LazyPattern(r"^(?:cuda|CUDA)-?v?(\d+(?:\.\d+)*)$")
 _WIN_NAME = LazyPattern(r"^v(\d+(?:\.\d+)*)$", re.IGNORECASE)
-_VERSION_LIKE = LazyPattern(r"^\s*(\d+(?:\.\d+)*)")
-_VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\d+(?:\.\d+)+)")
+_VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\S+)")
 _CUDA_H = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b", re.MULTILINE)
+_CUDA_H_RAW = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\S+)", re.MULTILINE)
 _NVCC_FULL = LazyPattern(r"release\s+(\d+\.\d+)\s*,\s*V(\d+(?:\.\d+)+)")
 _NVCC_SHORT = LazyPattern(r"release\s+(\d+\.\d+)")
 _META_VERSION = LazyPattern(r"^Version:[ \t]*(\S+)", re.MULTILINE)
@@ -78,7 +79,16 @@ def parse_bundled_driver(text: str) -> Optional[str]:
     return _json_component_version(text, "nvidia_driver")
 
 
+def version_json_raw(text: str) -> Optional[str]:
+    """``cuda.version`` of a version.json as written, not checked (for the note when it is not a version)."""
+    return _json_component_raw(text, "cuda")
+
+
 def _json_component_version(text: str, key: str) -> Optional[str]:
+    return parse_version(_json_component_raw(text, key))
+
+
+def _json_component_raw(text: str, key: str) -> Optional[str]:
     if not isinstance(text, str) or ('"%s"' % key) not in text:
         return None
     # The entry itself first: version.json files are flat {"component": {"name": ..., "version": ...}} maps,
@@ -95,10 +105,7 @@ def _json_component_version(text: str, key: str) -> Optional[str]:
         part = data.get(key) if isinstance(data, dict) else None
         if isinstance(part, dict):
             value = part.get("version")
-    if not isinstance(value, str):
-        return None
-    value = value.strip()
-    return value if _VERSION_LIKE.match(value) else None
+    return value.strip() if isinstance(value, str) else None
 
 
 def parse_version_txt(text: str) -> Optional[str]:
@@ -106,7 +113,7 @@ def parse_version_txt(text: str) -> Optional[str]:
     if not isinstance(text, str) or "Version" not in text:
         return None
     match = _VERSION_TXT.search(text)
-    return match.group(1) if match else None
+    return parse_version(match.group(1)) if match else None
 
 
 def parse_cuda_h(text: str) -> Optional[str]:
@@ -114,12 +121,13 @@ def parse_cuda_h(text: str) -> Optional[str]:
     if not isinstance(text, str) or "CUDA_VERSION" not in text:
         return None
     match = _CUDA_H.search(text)
-    if not match:
-        return None
-    number = int(match.group(1)[:9])
-    if number < 1000:
-        return None
-    return "%d.%d" % (number // 1000, (number % 1000) // 10)
+    return cuda_from_int(match.group(1)) if match else None  # 60,000 digits are no version: None
+
+
+def cuda_h_raw(text: str) -> Optional[str]:
+    """The ``CUDA_VERSION`` define of a cuda.h as written, not checked (for the note when it is not a CUDA int)."""
+    match = _CUDA_H_RAW.search(text) if isinstance(text, str) and "CUDA_VERSION" in text else None
+    return match.group(1) if match else None
 
 
 def parse_nvcc_version(text: str) -> Optional[str]:
@@ -128,9 +136,9 @@ def parse_nvcc_version(text: str) -> Optional[str]:
         return None
     match = _NVCC_FULL.search(text)
     if match:
-        return match.group(2)
+        return parse_version(match.group(2))
     match = _NVCC_SHORT.search(text)
-    return match.group(1) if match else None
+    return parse_version(match.group(1)) if match else None
 
 
 def parse_dist_metadata_version(text: str) -> Optional[str]:
@@ -138,9 +146,7 @@ def parse_dist_metadata_version(text: str) -> Optional[str]:
     if not isinstance(text, str):
         return None
     match = _META_VERSION.search(text)
-    if not match or not _VERSION_LIKE.match(match.group(1)):
-        return None
-    return match.group(1)
+    return parse_version(match.group(1)) if match else None
 
 
 def parse_wrapper_target(text: str, env: Optional[Dict[str, str]] = None) -> Optional[str]:
@@ -287,7 +293,7 @@ def _conda(host) -> List[_Candidate]:
             if len(parts) == 3:
                 packages.setdefault(parts[0], parts[1])
     for package in ("cuda-nvcc", "cuda-cudart", "cudatoolkit", "cuda-toolkit", "cuda-version"):
-        if package in packages and _VERSION_LIKE.match(packages[package]):
+        if package in packages and is_version(packages[package]):
             version, what = packages[package], package
             break
     root = prefix
@@ -312,11 +318,13 @@ def _pip(host, site_packages: Sequence[str]) -> List[_Candidate]:
             if match:
                 component, suffix, dist_version = match.groups()
                 meta = host.read_text(host.join(sp, name, "METADATA"), limit=8192)
-                dists[(component.lower(), suffix)] = parse_dist_metadata_version(meta or "") or dist_version
+                version = parse_dist_metadata_version(meta or "") or parse_version(dist_version)
+                if version:
+                    dists[(component.lower(), suffix)] = version
 
         def pick(component: str, major: Optional[str] = None) -> Optional[str]:
             for (comp, suffix), ver in sorted(dists.items(), key=lambda kv: str(kv[0])):
-                if comp == component and (major is None or suffix == major or ver.split(".")[0] == major):
+                if comp == component and (major is None or suffix == major or version_key(ver)[:1] == version_key(major)):
                     return ver
             return None
 
@@ -445,7 +453,8 @@ class _Finder:
                 version = parse_version_json(text)
                 if version:
                     return version, "version.json", parse_bundled_driver(text)
-                self.notes.append(Note(PROBE, "%s has no readable cuda.version" % host.join(root, "version.json")))
+                raw, where = version_json_raw(text), host.join(root, "version.json")
+                self.notes.append(Note(PROBE, malformed(where, raw) if raw else "%s has no readable cuda.version" % where))
         for root in roots:
             version = parse_version_txt(host.read_text(host.join(root, "version.txt"), limit=4096) or "")
             if version:
@@ -453,9 +462,13 @@ class _Finder:
         if cand is not None and cand.version:
             return cand.version, cand.version_source, None
         for header in _cuda_h_files(host, path):
-            version = parse_cuda_h(host.read_text(header, limit=CUDA_H_LIMIT) or "")
+            text = host.read_text(header, limit=CUDA_H_LIMIT) or ""
+            version = parse_cuda_h(text)
             if version:
                 return version, "cuda.h", None
+            raw = cuda_h_raw(text)
+            if raw:
+                self.notes.append(Note(PROBE, malformed("%s CUDA_VERSION" % header, raw)))
         return None, None, None
 
     def _run_nvcc(self, nvcc: str) -> Optional[str]:

@@ -11,6 +11,7 @@ import json
 from typing import Any, Dict, List, Optional
 
 from cudaenv.snapshot import Note, Torch, TorchDevice, replace
+from cudaenv.version import cudnn_from_int
 
 MARKER = "CUDAENV_TORCH_PROBE "
 DYNAMIC_TIMEOUT_FLOOR = 60.0
@@ -63,11 +64,7 @@ def format_cudnn_version(value: Any) -> Optional[str]:
         if not text.isdigit():
             return text or None
         value = int(text)
-    if not isinstance(value, int) or value <= 0:
-        return None
-    if value >= 10000:
-        return "%d.%d.%d" % (value // 10000, (value % 10000) // 100, value % 100)
-    return "%d.%d.%d" % (value // 1000, (value % 1000) // 100, value % 100)
+    return cudnn_from_int(value)
 
 
 def _text(value: Any) -> Optional[str]:
@@ -130,7 +127,7 @@ def merge_dynamic(torch: Torch, data: Dict[str, Any]) -> Torch:
         arch_list=_strs(data.get("arch_list")),
         devices=devices,
         cudnn=format_cudnn_version(data.get("cudnn")),
-        nccl=_text(data.get("nccl")),
+        nccl=cudnn_from_int(data["nccl"]) if isinstance(data.get("nccl"), int) else _text(data.get("nccl")),
         cuda_error=_text(data.get("cuda_error")),
     )
 

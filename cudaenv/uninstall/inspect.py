@@ -20,6 +20,7 @@ from cudaenv.uninstall.plan import PROTECTED
 from cudaenv.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
 from cudaenv.uninstall.rcfiles import mentions, probe_rc_lines, system_path
 from cudaenv.uninstall.wrappers import probe_wrappers
+from cudaenv.version import cuda_from_int
 
 LINK = "/usr/local/cuda"
 LDCONF_D = "/etc/ld.so.conf.d"
@@ -63,8 +64,7 @@ def _version_of(host, path: str) -> Optional[str]:
     text = host.read_text(path + "/include/cuda.h") or ""
     m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", text)
     if m:
-        n = int(m.group(1))
-        return "%d.%d" % (n // 1000, (n % 1000) // 10)
+        return cuda_from_int(m.group(1))
     m = re.search(r"cuda-(\d+\.\d+)$", path)
     return m.group(1) if m else None
 

@@ -1,0 +1,163 @@
+"""cudaenv.version: the one reading of version strings, CUDA/cuDNN ints and compute capabilities."""
+
+import subprocess
+import sys
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cudaenv import version as v
+
+
+# ------------------------------------------------------------------------------ strict versions
+@pytest.mark.parametrize("text", ["12", "12.4", "12.4.131", "11.8.20220929", "9.1.0.70", "550.54.15", "0"])
+def test_versions_are_versions(text):
+    assert v.is_version(text)
+    assert v.parse_version("  %s\n" % text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "12.4$(touch /tmp/x)",  # issue 12: version.json ran code at a TAB
+        "12.4`id`",
+        "12.4 1",
+        "12 .4",
+        "12..4",
+        ".12",
+        "12.",
+        "v12.4",
+        "-1",
+        "+12",
+        "12.4a",
+        "\u00b2",  # str.isdigit() is true for this
+        "\u0663.\u0660",  # Arabic-Indic digits
+        "1" * 3000,  # a 3000-digit nvcc release
+        "1.2.3.4.5.6.7",  # too many parts
+        "1234567890.1",  # too many digits
+        "",
+        None,
+        12.4,
+    ],
+)
+def test_anything_else_is_not_a_version(text):
+    assert not v.is_version(text)
+    assert v.parse_version(text) is None
+    assert not v.is_version(" 12.4") and not v.is_version("12.4\n")  # parse_version strips; is_version is exact
+
+
+def test_a_huge_value_is_cheap_to_reject():
+    start = time.perf_counter()
+    assert v.parse_version("9" * 60_000) is None
+    assert v.cuda_from_int("9" * 60_000) is None
+    assert v.version_key("9." * 60_000) == (9,) * 16
+    assert time.perf_counter() - start < 0.5
+
+
+def test_malformed_note_is_short_and_says_what():
+    note = v.malformed("/x/version.json", "12.4$(touch PWNED)" + "9" * 60_000)
+    assert note.startswith("/x/version.json has a malformed version '12.4$(touch PWNED)")
+    assert note.endswith("(60018 characters), ignored")
+    assert len(note) < 120
+    assert v.malformed("f", "12.4$(x)") == "f has a malformed version '12.4$(x)', ignored"
+
+
+@settings(max_examples=300, deadline=200)
+@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("utf-8", "surrogateescape"))))
+def test_strict_reading_never_raises_and_is_digits_and_dots(text):
+    value = v.parse_version(text)
+    if value is not None:
+        assert value == text.strip()
+        assert set(value) <= set("0123456789.")
+        assert len(value.split(".")) <= v.MAX_PARTS
+    assert v.is_version(text) == (value == text)
+
+
+@settings(max_examples=200, deadline=200)
+@given(st.lists(st.integers(0, 10 ** v.MAX_DIGITS - 1), min_size=1, max_size=v.MAX_PARTS))
+def test_every_real_version_round_trips(parts):
+    text = ".".join(str(p) for p in parts)
+    assert v.parse_version(text) == text
+    assert v.version_key(text) == tuple(parts)
+
+
+# ------------------------------------------------------------------------------ sort key
+def test_version_key_and_comparisons():
+    assert v.version_key("12.10") > v.version_key("12.9") > v.version_key("12.1.20230222") > v.version_key(None)
+    assert v.version_key("V13.0.88") == (13, 0, 88)
+    assert v.version_key("2.13.0+cpu") == (2, 13, 0)
+    assert v.compare_versions("580", "580.65.06") == -1
+    assert v.compare_versions("12.4.0", "12.4") == 0
+    assert v.major_minor("12.4.131") == "12.4" and v.major_minor("12") == "12.0" and v.major_minor("x") is None
+
+
+def test_the_old_homes_re_export_the_one_reading():
+    from cudaenv import snapshot
+    from cudaenv.facts import drivers
+
+    assert snapshot.version_key is v.version_key
+    assert drivers.version_tuple is v.version_key
+    assert drivers.compare_versions is v.compare_versions and drivers.major_minor is v.major_minor
+
+
+@settings(max_examples=300, deadline=200)
+@given(st.one_of(st.text(), st.integers(), st.none(), st.floats()))
+def test_everything_never_raises(value):
+    assert isinstance(v.version_key(value), tuple)
+    for fn in (v.cuda_from_int, v.cudnn_from_int, v.cc_tuple, v.cc_text, v.sm_name, v.split_arch, v.cuda_to_int):
+        fn(value)
+
+
+# ------------------------------------------------------------------------------ CUDA and cuDNN ints
+@pytest.mark.parametrize(
+    "value, expected",
+    [(12040, "12.4"), (11080, "11.8"), (13000, "13.0"), (9020, "9.2"), ("12040", "12.4"), (12090, "12.9"),
+     (0, None), (999, None), (-12040, None), (True, None), (None, None), ("12040x", None), ("1" * 7, None), (10 ** 7, None)],
+)
+def test_cuda_from_int(value, expected):
+    assert v.cuda_from_int(value) == expected
+
+
+def test_cuda_to_int_is_the_inverse():
+    assert v.cuda_to_int("12.4") == 12040 and v.cuda_to_int("11.8") == 11080 and v.cuda_to_int("13") == 13000
+    assert v.cuda_to_int("12.4$(x)") is None
+    for n in (9020, 11080, 12040, 13000):
+        assert v.cuda_to_int(v.cuda_from_int(n)) == n
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(90100, "9.1.0"), (91002, "9.10.2"), (8907, "8.9.7"), (7605, "7.6.5"), (21805, "2.18.5"), ("8902", "8.9.2"),
+     (999, None), (0, None), (10 ** 7, None), (False, None)],
+)
+def test_cudnn_from_int_both_schemes(value, expected):
+    assert v.cudnn_from_int(value) == expected
+
+
+# ------------------------------------------------------------------------------ compute capability
+@pytest.mark.parametrize(
+    "value, cc, sm",
+    [("8.6", (8, 6), "sm_86"), ((8, 6), (8, 6), "sm_86"), ("sm_86", (8, 6), "sm_86"), ("86", (8, 6), "sm_86"),
+     ("compute_90", (9, 0), "sm_90"), ("sm_90a", (9, 0), "sm_90a"), ("12.0", (12, 0), "sm_120"), ("sm_100f", (10, 0), "sm_100f"),
+     ("120", (12, 0), "sm_120"), (" SM_61 ", (6, 1), "sm_61"), ("6", None, None), ("8.10", None, None), ("x", None, None),
+     ("8.6$(x)", None, None), ((8,), None, None), ((True, 1), None, None)],
+)
+def test_compute_capability_forms(value, cc, sm):
+    assert v.cc_tuple(value) == cc
+    assert v.sm_name(value) == sm
+    assert v.cc_text(value) == ("%d.%d" % cc if cc else None)
+
+
+def test_split_arch_keeps_the_kind_and_suffix():
+    assert v.split_arch("sm_90a") == ("sm", 9, 0, "a")
+    assert v.split_arch("compute_86") == ("compute", 8, 6, "")
+    assert v.sm_name("sm_90a", suffix=False) == "sm_90"
+
+
+# ------------------------------------------------------------------------------ cheap to import
+def test_importing_it_loads_nothing_heavy():
+    code = "import sys; import cudaenv.version; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    assert not loaded & {"re", "typing", "json", "pathlib", "subprocess", "argparse", "dataclasses", "packaging"}
