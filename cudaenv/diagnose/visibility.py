@@ -35,7 +35,7 @@ def _all_indices(s) -> str:
 def _entry_gpu(s, entry: str):
     """The GPU an entry names (an index, or a unique GPU-/MIG- UUID prefix), or None."""
     e = entry.strip()
-    if e.lstrip("+").isdigit():
+    if e.lstrip("+").isdigit() and e.isascii():  # CUDA reads ASCII digits only ("¹" is no index)
         return c.gpu_by_index(s, int(e))
     if e.startswith("GPU-") or e.startswith("MIG-"):
         hits = [g for g in s.gpus if (g.uuid or "").startswith(e) or any(m.startswith(e) for m in g.mig_uuids)]
