@@ -212,7 +212,7 @@ def _judge(version: str, variant: str, m: _Machine, facts: _Facts) -> Tuple[Cand
             for label, cc in m.gpus:
                 if not cc:
                     continue
-                if tf.gpu_runs(cc, archs, ptx, ptx_jit_ok) is None:
+                if tf.gpu_runs(tf.arch_list_of(archs, ptx), cc, ptx_jit_ok) is None:
                     problems.append("%s (%s) has no kernels in torch %s %s (%s)" % (label, tf.sm_name(cc), version, variant, _describe_archs(archs, ptx)))
     only_driver = driver_problem and len(problems) == 1
     return Candidate(variant, tuple(problems), only_driver, min_driver), notes

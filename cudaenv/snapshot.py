@@ -25,6 +25,15 @@ class Note(Record):
     message: str
 
 
+class Jetson(Record):
+    """A Jetson (L4T) board: the driver, CUDA and torch come with its JetPack release, not from the usual indexes."""
+
+    l4t: Optional[str] = None  # L4T release "35.4.1" (/etc/nv_tegra_release, else the L4T kernel module's version)
+    jetpack: Optional[str] = None  # "5.1.2" where data/jetson.json knows the L4T release
+    soc: Optional[str] = None  # "tegra234" from the device tree
+    signals: Tuple[str, ...] = ()  # "/etc/nv_tegra_release", "/proc/device-tree/compatible", "l4t-driver"
+
+
 class Platform(Record):
     system: str  # linux | windows | darwin
     distro: Optional[str] = None  # PRETTY_NAME from /etc/os-release: "Ubuntu 22.04.4 LTS"
@@ -44,6 +53,8 @@ class Platform(Record):
     secure_boot: Optional[bool] = None  # from efivars when readable
     nouveau_loaded: bool = False  # /sys/module/nouveau present
     libcuda: Tuple[str, ...] = ()  # every libcuda.so* in the system library dirs and ld.so.conf dirs (WSL2: one outside /usr/lib/wsl/lib shadows it)
+    jetson: Optional[Jetson] = None  # a Jetson/L4T board (aarch64 with a Tegra device tree or nv_tegra_release)
+    pid_namespace: Optional[str] = None  # "initial" | "container" (its own PID namespace) | None (not readable)
 
 
 class Driver(Record):
@@ -85,13 +96,19 @@ class GpuProcess(Record):
     gpu_uuid: Optional[str] = None
     gpu_index: Optional[int] = None
     owner: Optional[str] = None  # user name from /proc/PID/status when readable
-    state: Optional[str] = None  # "running" | "zombie" | "gone" (no such pid) | None (not checked)
+    state: Optional[str] = None  # "running" | "zombie" | "gone" (no such pid) | "elsewhere" (a pid of another PID namespace: a container sees host pids) | None (not checked)
 
 
 class DeviceMapping(Record):
     logical: int  # cuda:N
     physical: int  # nvidia-smi index
     uuid: Optional[str] = None
+
+
+class VisibleProblem(Record):
+    kind: str  # a code of cudaenv.parse.visible_devices.KINDS: "out-of-range", "duplicate", "order-differs", ...
+    entry: Optional[str] = None  # the entry it is about (cut to 200 characters)
+    message: str = ""  # the sentence for people (also in VisibleDevices.problems)
 
 
 class VisibleDevices(Record):
@@ -101,6 +118,7 @@ class VisibleDevices(Record):
     entries: Tuple[str, ...] = ()  # the comma-separated entries as written
     invalid_entry: Optional[str] = None  # the first entry CUDA rejected (it and all after it are ignored)
     problems: Tuple[str, ...] = ()  # human sentences: "entry 'GPU-12' matches no GPU", "duplicate entry 1"
+    issues: Tuple[VisibleProblem, ...] = ()  # the same problems, structured: match on .kind, never on the sentence
 
 
 class Toolkit(Record):

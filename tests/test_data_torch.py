@@ -134,4 +134,5 @@ def test_facts_answer_the_known_questions():
     ("7.0", ("7.5",), None, True, None),
 ])
 def test_gpu_runs(cc, archs, ptx, jit, expected):
-    assert tf.gpu_runs(cc, archs, ptx, jit) == expected
+    how = tf.gpu_runs(tf.arch_list_of(archs, ptx), cc, jit)
+    assert (how.kind if how else None) == expected

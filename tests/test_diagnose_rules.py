@@ -8,7 +8,8 @@ import re
 import pytest
 
 from cudaenv.diagnose import Finding, diagnose, exit_code
-from cudaenv.diagnose.versions import arch_support
+from cudaenv.facts.torch import gpu_runs
+from cudaenv.snapshot import VisibleProblem
 from cudaenv.snapshot import (
     ActiveToolkit,
     CudaSymlink,
@@ -314,10 +315,24 @@ def test_torch_cuda_unavailable_says_what_torch_saw():
         (("sm_60",), (6, 1), "cubin sm_60"),
         (("sm_100", "sm_120"), (12, 1), "cubin sm_120"),
         (("compute_120",), (10, 0), None),
+        # arch-specific (a) and family-specific (f) targets, CUDA C++ Programming Guide "Feature Availability"
+        (("sm_90a",), (9, 1), None),  # sm_90a is Hopper 9.0's own: no later minor
+        (("sm_100a",), (10, 3), None),  # B300 (10.3) cannot run B200's arch-specific cubin
+        (("sm_100a", "sm_100f"), (10, 3), "cubin sm_100f"),  # ... but the 10.x family cubin
+        (("sm_100f",), (10, 0), "cubin sm_100f"),
+        (("sm_100f",), (12, 0), None),  # a family is one major
+        (("sm_120f",), (12, 1), "cubin sm_120f"),
+        (("compute_90a",), (10, 0), None),  # arch-specific PTX is no forward-compatible PTX
+        (("compute_90a",), (9, 0), "PTX compute_90a"),
+        (("compute_100f",), (10, 3), "PTX compute_100f"),
+        (("compute_100f",), (12, 0), None),
+        (("compute_90", "sm_90"), (9, 0), "cubin sm_90"),  # a cubin wins over PTX
+        (("sm_80", "sm_86"), (8, 6), "cubin sm_86"),  # the exact cubin over a compatible one
     ],
 )
 def test_arch_support(arch, cap, expected):
-    assert arch_support(arch, cap) == expected
+    how = gpu_runs(arch, cap)
+    assert (how.describe() if how else None) == expected
 
 
 # ----------------------------------------------------------------- toolkits
@@ -456,8 +471,9 @@ def test_every_id_is_reported_once_and_fixes_have_no_placeholders():
 
 def test_duplicate_entry_gives_the_deduplicated_value():
     gpus = tuple(gpu(i) for i in range(2))
-    v = VisibleDevices(cuda_visible_devices="0,0", entries=("0", "0"), invalid_entry="0",
-                       problems=("duplicate entry '0' (device 0 twice): CUDA treats the whole list as invalid and sees no GPU",))
+    msg = "duplicate entry '0' (device 0 twice): CUDA treats the whole list as invalid and sees no GPU"
+    v = VisibleDevices(cuda_visible_devices="0,0", entries=("0", "0"), invalid_entry="0", problems=(msg,),
+                       issues=(VisibleProblem("duplicate", "0", msg),))
     f = one(healthy(gpus=gpus, visible_devices=v, torch=cuda_torch(count=0, cuda_available=False, devices=())),
             "visible-devices-invalid")
     assert f.severity == "error" and "duplicate entry" in f.detail and f.fix[0] == "export CUDA_VISIBLE_DEVICES=0"
@@ -516,7 +532,7 @@ def test_arch_check_looks_at_the_visible_gpus_only():
 def test_visible_devices_invalid_only_for_an_invalid_entry_not_for_the_order_warning():
     # Two different models with CUDA_VISIBLE_DEVICES=1: the probe notes the order problem, but entry 1 is valid.
     from cudaenv.diagnose import diagnose
-    from cudaenv.probes.visibility import parse_visible_devices
+    from cudaenv.parse.visible_devices import parse_visible_devices
     from cudaenv.snapshot import Gpu, Platform, Snapshot
 
     gpus = (Gpu(index=0, name="NVIDIA TITAN V", compute_capability="7.0"),
@@ -528,3 +544,19 @@ def test_visible_devices_invalid_only_for_an_invalid_entry_not_for_the_order_war
     bad = parse_visible_devices("1,7", gpus)
     ids = {f.id for f in diagnose(Snapshot(platform=Platform(system="linux"), gpus=gpus, visible_devices=bad))}
     assert "visible-devices-invalid" in ids
+
+
+def test_doctor_and_recommend_share_one_gpu_runs():
+    """Issue 11: the doctor's arch_support and facts.torch.gpu_runs answered sm_90a differently; one copy is left."""
+    from importlib.resources import files
+
+    import cudaenv.diagnose.versions as versions
+    from cudaenv.facts import torch as tf
+
+    assert not hasattr(versions, "arch_support") and versions.tf.gpu_runs is tf.gpu_runs
+    for module in ("diagnose/versions.py", "recommend.py"):
+        text = files("cudaenv").joinpath(module).read_text(encoding="utf-8") if (files("cudaenv") / module).is_file() else ""
+        assert "def gpu_runs" not in text and "def arch_support" not in text
+    # the recommend side reads data rows through the same function: sm_90a-only builds do not run a 9.x GPU other than 9.0
+    assert tf.gpu_runs(tf.arch_list_of(("9.0a",)), "9.0").kind == "exact"
+    assert tf.gpu_runs(tf.arch_list_of(("9.0a",)), "9.1") is None

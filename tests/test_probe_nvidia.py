@@ -11,6 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FakeRoot
+from cudaenv.parse import nvidia_smi as nsmi
+from cudaenv.parse import nvml, proc
 from cudaenv.probes import nvidia as nv
 from cudaenv.snapshot import Platform
 
@@ -51,23 +53,23 @@ def recorded(name: str) -> str:
     ],
 )
 def test_banner_recorded(name, smi, driver, cuda, cuda_raw, rows):
-    banner = nv.parse_smi_banner(recorded(name))
+    banner = nsmi.parse_banner(recorded(name))
     assert (banner.smi_version, banner.driver_version, banner.cuda_version, banner.cuda_raw) == (smi, driver, cuda, cuda_raw)
     assert [(g.index, g.name, g.pci_bus_id, g.memory_used_mib, g.memory_total_mib) for g in banner.gpus] == rows
 
 
 def test_banner_process_table_keeps_compute_rows_only():
     # Windows rows are C+G (kept; "Insufficient Permissions" is no name); the 384 table holds only G rows (Xorg).
-    win = nv.parse_smi_banner(recorded("smi-banner-windows-processes.txt"))
+    win = nsmi.parse_banner(recorded("smi-banner-windows-processes.txt"))
     assert [(p.pid, p.name, p.used_memory_mib, p.gpu_index) for p in win.processes] == [
         (1752, None, None, 0),
         (2424, "...b3d8bbwe\\WinStore.App.exe", None, 0),
     ]
-    assert nv.parse_smi_banner(recorded("smi-banner-384-processes.txt")).processes == ()
+    assert nsmi.parse_banner(recorded("smi-banner-384-processes.txt")).processes == ()
 
 
 def test_query_csv_four_gpus():
-    q = nv.parse_smi_query_csv(recorded("smi-query-2080ti-x4.txt"))
+    q = nsmi.parse_query_csv(recorded("smi-query-2080ti-x4.txt"))
     assert q.driver_version == "520.61.05"
     assert [g.index for g in q.gpus] == [0, 1, 2, 3]
     g1 = q.gpus[1]
@@ -77,7 +79,7 @@ def test_query_csv_four_gpus():
 
 
 def test_query_csv_with_header_names_its_own_fields():
-    q = nv.parse_smi_query_csv(recorded("smi-query-header-titanv-5880.txt"))
+    q = nsmi.parse_query_csv(recorded("smi-query-header-titanv-5880.txt"))
     assert [(g.index, g.name, g.compute_capability) for g in q.gpus] == [
         (0, "NVIDIA TITAN V", "7.0"),
         (1, "NVIDIA RTX 5880 Ada Generation", "8.9"),
@@ -91,7 +93,7 @@ def test_query_csv_other_fields_and_na():
         "temperature.gpu,temperature.memory,clocks.current.graphics,clocks.sm,clocks.mem,utilization.gpu,"
         "utilization.memory,fan.speed,pcie.link.width.current,pstate"
     ).split(",")
-    q = nv.parse_smi_query_csv(recorded("smi-query-gpu-utils-440.txt"), fields)
+    q = nsmi.parse_query_csv(recorded("smi-query-gpu-utils-440.txt"), fields)
     assert [(g.index, g.name, g.uuid, g.memory_total_mib) for g in q.gpus] == [
         (0, "GeForce RTX 2080", "GPU-22b2c6ac-2d49-4863-197c-9c469071178a", 7979)
     ]
@@ -99,27 +101,27 @@ def test_query_csv_other_fields_and_na():
 
 
 def test_query_csv_without_compute_cap():
-    q = nv.parse_smi_query_csv(recorded("smi-query-470-nocc.txt"), nv.QUERY_FIELDS_OLD)
+    q = nsmi.parse_query_csv(recorded("smi-query-470-nocc.txt"), nsmi.QUERY_FIELDS_OLD)
     assert [(g.name, g.compute_capability, g.memory_total_mib) for g in q.gpus] == [("Tesla V100-SXM2-16GB", None, 16160)]
     # read with the wrong (new) field list the rows do not fit: nothing is made up
-    assert nv.parse_smi_query_csv(recorded("smi-query-470-nocc.txt")).gpus == ()
+    assert nsmi.parse_query_csv(recorded("smi-query-470-nocc.txt")).gpus == ()
 
 
 @pytest.mark.parametrize("name", ["smi-fail-no-driver.txt", "smi-fail-mismatch.txt", "smi-fail-gpu-lost.txt", "smi-fail-compute-cap.txt"])
 def test_query_csv_failure_texts_give_no_gpus(name):
-    assert nv.parse_smi_query_csv(recorded(name)).gpus == ()
+    assert nsmi.parse_query_csv(recorded(name)).gpus == ()
 
 
 def test_apps_csv_names_with_commas_and_na_memory():
-    procs = nv.parse_smi_apps_csv(recorded("smi-apps-2080ti.txt"))
+    procs = nsmi.parse_apps_csv(recorded("smi-apps-2080ti.txt"))
     assert [(p.pid, p.name, p.used_memory_mib, p.gpu_uuid[:12]) for p in procs] == [
         (4054862, "python", 990, "GPU-3e34e62f"),
         (4055325, "/usr/bin/python3 train.py --name=a,b", 2404, "GPU-3e34e62f"),
         (777, "ollama", None, "GPU-67a571b1"),
     ]
-    assert nv.parse_smi_apps_csv("No running processes found\n") == ()
+    assert nsmi.parse_apps_csv("No running processes found\n") == ()
     # another field order (uuid first, with a header) is not misread as ours
-    assert nv.parse_smi_apps_csv(recorded("smi-apps-header-dcgm.txt")) == ()
+    assert nsmi.parse_apps_csv(recorded("smi-apps-header-dcgm.txt")) == ()
 
 
 @pytest.mark.parametrize(
@@ -133,14 +135,14 @@ def test_apps_csv_names_with_commas_and_na_memory():
     ],
 )
 def test_proc_driver_version(name, expected):
-    assert tuple(nv.parse_proc_driver_version(recorded(name))) == expected
+    assert tuple(proc.parse_proc_driver_version(recorded(name))) == expected
 
 
 def test_proc_and_sys_odd_inputs():
-    assert nv.parse_proc_driver_version("") is None
-    assert nv.parse_proc_driver_version("GCC version:  gcc version 12.2.0 (GCC)") is None
-    assert nv.parse_sys_module_version("550.54.15\n") == "550.54.15"
-    assert nv.parse_sys_module_version("garbage") is None
+    assert proc.parse_proc_driver_version("") is None
+    assert proc.parse_proc_driver_version("GCC version:  gcc version 12.2.0 (GCC)") is None
+    assert proc.parse_sys_module_version("550.54.15\n") == "550.54.15"
+    assert proc.parse_sys_module_version("garbage") is None
 
 
 @pytest.mark.parametrize(
@@ -160,26 +162,26 @@ def test_classify_failure(name, failure):
 
 
 def test_cuda_version_from_int():
-    assert nv.cuda_version_from_int(12040) == "12.4"
-    assert nv.cuda_version_from_int(13000) == "13.0"
-    assert nv.cuda_version_from_int(11080) == "11.8"
-    assert nv.cuda_version_from_int(0) is None
-    assert nv.cuda_version_from_int(None) is None
+    assert nvml.cuda_version_from_int(12040) == "12.4"
+    assert nvml.cuda_version_from_int(13000) == "13.0"
+    assert nvml.cuda_version_from_int(11080) == "11.8"
+    assert nvml.cuda_version_from_int(0) is None
+    assert nvml.cuda_version_from_int(None) is None
 
 
 def test_nvml_output_success_error_and_garbage():
-    ok = nv.parse_nvml_output(json.dumps({
+    ok = nvml.parse_nvml_output(json.dumps({
         "ok": True, "driver_version": "550.54.15", "cuda_driver_version": 12040,
         "devices": [{"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-1", "pci_bus_id": "00000000:18:00.0",
                      "memory_total": 85520809984, "memory_used": 1048576, "compute_capability": "9.0", "mig_uuids": ["MIG-a"]}],
     }))
     assert ok.ok and ok.driver_version == "550.54.15" and ok.cuda_version == "12.4"
     assert (ok.gpus[0].memory_total_mib, ok.gpus[0].memory_used_mib, ok.gpus[0].compute_capability, ok.gpus[0].mig_uuids) == (81559, 1, "9.0", ("MIG-a",))
-    err = nv.parse_nvml_output('{"ok": false, "stage": "init", "error_code": 18, "error_name": "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "message": "RM has detected an NVML/RM version mismatch."}')
+    err = nvml.parse_nvml_output('{"ok": false, "stage": "init", "error_code": 18, "error_name": "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "message": "RM has detected an NVML/RM version mismatch."}')
     assert (err.ok, err.error_code, err.error_name, err.stage) == (False, 18, "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "init")
-    assert nv.parse_nvml_output("Segmentation fault").ok is False
-    assert nv.parse_nvml_output('[1, 2]').ok is False
-    assert nv.parse_nvml_output('{"ok": true, "devices": [{"index": "x"}, 5]}').gpus == ()
+    assert nvml.parse_nvml_output("Segmentation fault").ok is False
+    assert nvml.parse_nvml_output('[1, 2]').ok is False
+    assert nvml.parse_nvml_output('{"ok": true, "devices": [{"index": "x"}, 5]}').gpus == ()
 
 
 text_st = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=400)
@@ -200,16 +202,16 @@ smi_like = st.lists(
 @settings(max_examples=150, deadline=None)
 @given(smi_like)
 def test_parsers_never_raise(text):
-    nv.parse_smi_banner(text)
-    nv.parse_smi_query_csv(text)
-    nv.parse_smi_query_csv(text, nv.QUERY_FIELDS_OLD)
-    nv.parse_smi_apps_csv(text)
-    nv.parse_proc_driver_version(text)
-    nv.parse_sys_module_version(text)
+    nsmi.parse_banner(text)
+    nsmi.parse_query_csv(text)
+    nsmi.parse_query_csv(text, nsmi.QUERY_FIELDS_OLD)
+    nsmi.parse_apps_csv(text)
+    proc.parse_proc_driver_version(text)
+    proc.parse_sys_module_version(text)
     nv.classify_smi_failure(text)
-    nv.parse_nvml_output(text)
-    nv.parse_proc_status(text)
-    nv.parse_passwd(text)
+    nvml.parse_nvml_output(text)
+    proc.parse_proc_status(text)
+    proc.parse_passwd(text)
 
 
 @settings(max_examples=100, deadline=None)
@@ -218,7 +220,7 @@ def test_parsers_never_raise(text):
                         ["ok", "devices", "index", "name", "uuid", "cuda_driver_version", "driver_version",
                          "error_code", "memory_total", "mig_uuids", "compute_capability"]), inner, max_size=6), max_leaves=20))
 def test_nvml_output_any_json(value):
-    result = nv.parse_nvml_output(json.dumps(value))
+    result = nvml.parse_nvml_output(json.dumps(value))
     assert isinstance(result.ok, bool)
 
 
@@ -536,7 +538,7 @@ def test_nvml_child_runs_on_python37(tmp_path, fake_root):
     lib = build_fake_nvml(tmp_path, 0, fake_root)
     script = files("cudaenv._child").joinpath("nvml_probe.py").read_text(encoding="utf-8")
     out = subprocess.run([pythons[0], "-c", script, str(fake_root / lib)], capture_output=True, text=True, timeout=60)
-    result = nv.parse_nvml_output(out.stdout)
+    result = nvml.parse_nvml_output(out.stdout)
     assert result.ok and result.cuda_version == "12.4" and len(result.gpus) == 2, out
 
 
@@ -547,3 +549,44 @@ def test_wsl2_prefers_the_windows_drivers_nvml(fake_root):
     fake_root.file("C/Windows/System32/nvml.dll", "MZ")
     # a Windows DLL cannot be loaded on this Linux machine: not tried
     assert nv.find_nvml_library(fake_root.host(system="windows")) is None
+
+
+# ------------------------------------------------------------------------------------ a crashing nvidia-smi
+def crashing_smi(fake_bin, how):
+    """A fake nvidia-smi killed by SIGSEGV (``kill``) or exiting 139 the way a shell reports it (``exit``)."""
+    p = fake_bin.path / "nvidia-smi"
+    body = "kill -SEGV $$" if how == "kill" else "echo 'Segmentation fault (core dumped)' >&2; exit 139"
+    p.write_text("#!/bin/sh\n%s\n" % body)
+    p.chmod(0o755)
+
+
+@pytest.mark.parametrize("how", ["kill", "exit"])
+def test_a_segfaulting_nvidia_smi_is_a_crash_with_its_signal(fake_root, fake_bin, how):
+    crashing_smi(fake_bin, how)
+    state, notes = probe(fake_root.host(path=fake_bin.env_path))
+    t = tool(state, "nvidia-smi")
+    assert (t.status, t.failure) == ("failed", "crashed") and "SIGSEGV" in t.message and "signal 11" in t.message
+    assert any("SIGSEGV" in n.message for n in notes)
+
+
+@pytest.mark.parametrize("how", ["kill", "exit"])
+def test_the_doctor_reports_a_crashing_nvidia_smi_as_an_error(cli, fake_root, fake_bin, how):
+    """Issue 12: a segfaulting nvidia-smi was `ok ... nvidia-smi: failed`, 0 errors, exit 0."""
+    crashing_smi(fake_bin, how)
+    fake_root.file("etc/os-release", 'ID=ubuntu\nVERSION_ID="22.04"\nPRETTY_NAME="Ubuntu 22.04.4 LTS"\n')
+    r = cli("doctor", "--quick", "--json", "--root", str(fake_root.path), env={"PATH": fake_bin.env_path})
+    f = next(f for f in r.json()["findings"] if f["id"] == "nvidia-smi-crashed")
+    assert f["severity"] == "error" and "SIGSEGV" in f["detail"] and r.code == 1
+    assert any("dmesg" in x for x in f["fix"]) and any("reinstall" in x for x in f["fix"])
+    text = cli("doctor", "--quick", "--root", str(fake_root.path), env={"PATH": fake_bin.env_path})
+    assert "nvidia-smi crashed" in text.out and text.code == 1
+
+
+def test_crash_signal_reads_the_field_or_the_return_code():
+    from cudaenv.host import CommandResult
+
+    assert nv.crash_signal(CommandResult(("nvidia-smi",), -11)) == 11
+    assert nv.crash_signal(CommandResult(("nvidia-smi",), 139)) == 11
+    assert nv.crash_signal(CommandResult(("nvidia-smi",), 9)) is None  # nvidia-smi's own "driver not loaded" code
+    assert nv.crash_signal(CommandResult(("nvidia-smi",), 255)) is None
+    assert nv.crash_signal(CommandResult(("nvidia-smi",), None, error="timeout")) is None

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from cudaenv.parse import proc
 from cudaenv.probes import platform as pf
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -35,16 +36,16 @@ def probe(host):
 # ------------------------------------------------------------------------------------------------ parsers
 
 def test_os_release_recorded():
-    osr = pf.parse_os_release(UBUNTU)
+    osr = proc.parse_os_release(UBUNTU)
     assert (osr["PRETTY_NAME"], osr["ID"], osr["VERSION_ID"], osr["VERSION_CODENAME"]) == ("Ubuntu 22.04.4 LTS", "ubuntu", "22.04", "jammy")
 
 
 def test_os_release_quoting_and_junk():
     text = "# comment\nNAME='Fedora Linux'\nVERSION=\"40 (Workstation \\\"Edition\\\")\"\nbad line\n=x\nID=fedora\nEMPTY=\nUNBALANCED=\"oops\n"
-    osr = pf.parse_os_release(text)
+    osr = proc.parse_os_release(text)
     assert osr["NAME"] == "Fedora Linux" and osr["ID"] == "fedora" and osr["EMPTY"] == ""
     assert osr["VERSION"] == '40 (Workstation "Edition")' and osr["UNBALANCED"] == "oops"
-    assert pf.parse_os_release(None) == {}
+    assert proc.parse_os_release(None) == {}
 
 
 @pytest.mark.parametrize(
@@ -63,7 +64,7 @@ def test_os_release_quoting_and_junk():
     ],
 )
 def test_parse_wsl(osrelease, proc_version, kwargs, expected):
-    assert pf.parse_wsl(osrelease, proc_version, **kwargs) == expected
+    assert proc.parse_wsl(osrelease, proc_version, **kwargs) == expected
 
 
 @pytest.mark.parametrize(
@@ -81,16 +82,16 @@ def test_parse_wsl(osrelease, proc_version, kwargs, expected):
 )
 def test_cgroup_container(cgroup, kind):
     # constructed in the shapes cgroup v1 and v2 print for each runtime
-    assert pf.parse_cgroup_container(cgroup) == kind
+    assert proc.parse_cgroup_container(cgroup) == kind
 
 
 def test_pci_class_and_secure_boot():
-    assert pf.parse_pci_class("0x10de\n", "0x030000\n") and pf.parse_pci_class("0x10de", "0x030200")
-    assert not pf.parse_pci_class("0x10de", "0x040300")  # the GPU's HDMI audio function
-    assert not pf.parse_pci_class("0x8086", "0x030000")
-    assert pf.parse_secure_boot(b"\x06\x00\x00\x00\x01") is True
-    assert pf.parse_secure_boot(b"\x06\x00\x00\x00\x00") is False
-    assert pf.parse_secure_boot(b"\x06") is None
+    assert proc.parse_pci_class("0x10de\n", "0x030000\n") and proc.parse_pci_class("0x10de", "0x030200")
+    assert not proc.parse_pci_class("0x10de", "0x040300")  # the GPU's HDMI audio function
+    assert not proc.parse_pci_class("0x8086", "0x030000")
+    assert proc.parse_secure_boot(b"\x06\x00\x00\x00\x01") is True
+    assert proc.parse_secure_boot(b"\x06\x00\x00\x00\x00") is False
+    assert proc.parse_secure_boot(b"\x06") is None
 
 
 def test_ld_so_conf():
@@ -101,12 +102,12 @@ def test_ld_so_conf():
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300), st.text(max_size=100), st.booleans(), st.booleans())
 def test_parsers_never_raise(text, other, flag1, flag2):
-    pf.parse_os_release(text)
-    wsl, signals = pf.parse_wsl(text, other, interop=flag1, dev_dxg=flag2, distro_name=other or None)
+    proc.parse_os_release(text)
+    wsl, signals = proc.parse_wsl(text, other, interop=flag1, dev_dxg=flag2, distro_name=other or None)
     assert wsl in (None, 1, 2) and (wsl is None or signals)
-    pf.parse_cgroup_container(text)
-    pf.parse_pci_class(text, other)
-    pf.parse_secure_boot(text.encode("utf-8", "replace"))
+    proc.parse_cgroup_container(text)
+    proc.parse_pci_class(text, other)
+    proc.parse_secure_boot(text.encode("utf-8", "replace"))
     pf.parse_ld_so_conf(text)
 
 
@@ -292,3 +293,12 @@ def test_libcuda_in_ld_library_path_but_never_cuda_stubs(fake_root):
     env = {"LD_LIBRARY_PATH": "/usr/local/cuda/lib64/stubs:/opt/driver-580/lib64/"}
     p, _ = probe(fake_root.host(env=env))
     assert p.libcuda == ("/opt/driver-580/lib64/libcuda.so.1",)
+
+
+def test_escape_sequences_in_os_release_print_escaped_in_the_text_doctor(cli, fake_root):
+    """Issue 12: an image's PRETTY_NAME set the terminal title and cleared the screen."""
+    fake_root.file("etc/os-release", 'ID=ubuntu\nPRETTY_NAME="Evil \x1b]0;title\x07\x1b[2J Linux"\n')
+    for fmt in ((), ("--format", "markdown"), ("--verbose",)):
+        r = cli("doctor", "--quick", "--root", str(fake_root.path), *fmt)
+        assert "\x1b" not in r.out and "\x07" not in r.out, fmt
+        assert "Evil \\x1b]0;title\\x07\\x1b[2J Linux" in r.out, fmt

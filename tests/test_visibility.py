@@ -5,8 +5,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv.probes.nvidia import parse_smi_query_csv
-from cudaenv.probes.visibility import ORDER_PROBLEM, parse_visible_devices, probe_visibility, strtoul
+from cudaenv.parse.nvidia_smi import parse_query_csv as parse_smi_query_csv
+from cudaenv.parse.visible_devices import parse_visible_devices, strtoul
+from cudaenv.probes.visibility import probe_visibility
 from cudaenv.snapshot import Gpu
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -138,8 +139,9 @@ def test_uuids_without_known_uuids_are_not_called_invalid():
 def test_different_models_warn_about_the_order():
     vd = parse_visible_devices(None, MIXED)
     assert pairs(vd) == [(0, 0), (1, 1)]
-    assert len(vd.problems) == 1 and ORDER_PROBLEM in vd.problems[0] and "NVIDIA TITAN V" in vd.problems[0]
-    assert ORDER_PROBLEM in parse_visible_devices("1", MIXED, "FASTEST_FIRST").problems[0]
+    assert len(vd.problems) == 1 and [p.kind for p in vd.issues] == ["order-differs"] and "NVIDIA TITAN V" in vd.problems[0]
+    assert "may not be nvidia-smi's GPU" in vd.problems[0]
+    assert [p.kind for p in parse_visible_devices("1", MIXED, "FASTEST_FIRST").issues] == ["order-differs"]
     assert parse_visible_devices("1", MIXED, "PCI_BUS_ID").problems == ()
     assert parse_visible_devices(None, FOUR).problems == ()  # same model: both orders agree
     # UUIDs name the GPU itself: the order question does not arise

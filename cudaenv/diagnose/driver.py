@@ -10,6 +10,7 @@ F = c.make("driver")
 def check(s, tables=None) -> List:
     out = []
     out += hang(s)
+    out += crashed(s)
     out += library_mismatch(s)
     out += not_loaded(s)
     out += gpu_lost(s)
@@ -50,6 +51,34 @@ def hang(s) -> List:
                 "sudo nvidia-smi -pm 1    # persistence mode, if it answers again",
                 "sudo reboot    # when it stays hung",
             ],
+        )
+    ]
+
+
+def crashed(s) -> List:
+    """nvidia-smi (or the NVML child) killed by a signal: a damaged driver install, or a driver fault."""
+    t = next((t for t in s.tools if t.failure == "crashed"), None)
+    if t is None:
+        return []
+    d = s.driver
+    series = (d.kernel_module_version or d.version or "").split(".")[0] if d is not None else ""
+    what = (t.message or "%s crashed" % t.tool).strip()
+    return [
+        F(
+            "nvidia-smi-crashed",
+            "error",
+            "%s crashed: the driver's tools or libraries are damaged" % t.tool,
+            "%s. A driver tool that dies by a signal (a segmentation fault most often) points at a damaged or "
+            "half-upgraded driver install (libnvidia-ml from one version, nvidia-smi or the kernel module from "
+            "another), a library of another driver earlier on the loader path, or a driver fault the kernel log "
+            "names (Xid)." % what,
+            [
+                "sudo dmesg -T | grep -i -E 'NVRM|Xid|segfault' | tail -20    # what the kernel logged at the crash",
+                "ldd \"$(command -v nvidia-smi)\" | grep -i nvidia    # which libnvidia-ml it loads",
+                "# reinstall (repair) the driver:",
+            ]
+            + c.driver_install_commands(s, series if series.isdigit() and series.isascii() else None)
+            + ["nvidia-smi    # afterwards it prints the GPU table"],
         )
     ]
 

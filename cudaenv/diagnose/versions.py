@@ -6,6 +6,7 @@ from typing import List, Optional, Tuple
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
 from cudaenv.version import cc_tuple
+from cudaenv.facts import torch as tf
 
 F = c.make("versions")
 
@@ -172,31 +173,6 @@ def _cap(text: Optional[str]) -> Optional[Tuple[int, int]]:
     return cc_tuple(text)
 
 
-_ARCH = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
-
-
-def arch_support(arch_list, cap: Tuple[int, int]) -> Optional[str]:
-    """How a GPU of compute capability ``cap`` runs this build: "cubin sm_80", "PTX compute_90", or None (no kernel image).
-
-    A cubin for sm_X.a runs on X.b with b >= a (same major only; ``a``-suffixed ones only on their exact GPU);
-    PTX for compute_XY is JIT-compiled for any GPU of capability >= X.Y.
-    """
-    ptx = None
-    for entry in arch_list:
-        m = _ARCH.match(str(entry).strip())
-        if not m:
-            continue
-        num = int(m.group(2))
-        arch = (num // 10, num % 10)
-        exact_only = m.group(3) == "a"
-        if m.group(1) == "sm":
-            if arch == cap or (not exact_only and arch[0] == cap[0] and arch[1] <= cap[1]):
-                return "cubin %s" % entry
-        elif arch == cap or (not exact_only and arch <= cap):
-            ptx = ptx or "PTX %s" % entry
-    return ptx
-
-
 def gpu_arch(s, tables) -> List:
     t = s.torch
     if not c.torch_cuda_build(s) or not t.dynamic or not t.arch_list:
@@ -210,11 +186,11 @@ def gpu_arch(s, tables) -> List:
                 for i, d in enumerate(t.devices) if _cap(d.capability)]
     bad, jit = [], []
     for label, cap, name in gpus:
-        how = arch_support(t.arch_list, cap)
+        how = tf.gpu_runs(t.arch_list, cap)
         if how is None:
             bad.append((label, cap, name))
-        elif how.startswith("PTX"):
-            jit.append((label, cap, how))
+        elif how.kind == "ptx":
+            jit.append((label, cap, how.describe()))
     out = []
     if bad:
         label, cap, name = bad[0]

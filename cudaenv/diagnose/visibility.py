@@ -32,27 +32,11 @@ def _all_indices(s) -> str:
     return ",".join(str(g.index) for g in sorted(s.gpus, key=lambda g: g.index))
 
 
-def _entry_gpu(s, entry: str):
-    """The GPU an entry names (an index, or a unique GPU-/MIG- UUID prefix), or None."""
-    e = entry.strip()
-    if e.lstrip("+").isdigit() and e.isascii():  # CUDA reads ASCII digits only ("¹" is no index)
-        return c.gpu_by_index(s, int(e))
-    if e.startswith("GPU-") or e.startswith("MIG-"):
-        hits = [g for g in s.gpus if (g.uuid or "").startswith(e) or any(m.startswith(e) for m in g.mig_uuids)]
-        return hits[0] if len(hits) == 1 else None
-    return None
-
-
 def corrected_value(s) -> Optional[str]:
     """CUDA_VISIBLE_DEVICES with the entries that name no GPU, and repeats, dropped; None when nothing is left."""
-    kept, seen = [], set()
-    for e in s.visible_devices.entries:
-        g = _entry_gpu(s, e)
-        if g is None or g.index in seen:
-            continue
-        seen.add(g.index)
-        kept.append(e.strip())
-    return ",".join(kept) if kept else None
+    from cudaenv.parse.visible_devices import corrected_value as corrected
+
+    return corrected(s.visible_devices.entries, s.gpus)
 
 
 def empty(s) -> List:
@@ -77,10 +61,8 @@ def invalid(s) -> List:
         return []
     if not v.invalid_entry:
         return []  # other problems (the device order, an entry read like strtoul, unverifiable UUIDs) are not this finding
-    from cudaenv.probes.visibility import ORDER_PROBLEM
-
     visible = mapping_text(s)
-    problems = [p for p in v.problems if ORDER_PROBLEM not in p]
+    problems = [p.message for p in v.issues if p.kind != "order-differs"]
     reason = "; ".join(problems) or ("entry %r matches no GPU" % v.invalid_entry)
     rule = "" if problems else " CUDA stops at the first invalid entry and ignores it and everything after it."
     detail = (

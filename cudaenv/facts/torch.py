@@ -13,7 +13,7 @@ Every function takes an optional ``table`` (the loaded JSON) so tests can pass t
 """
 
 import re
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv import version as _version
 from cudaenv.facts.drivers import compare_versions, version_tuple
@@ -233,23 +233,90 @@ def sm_name(capability: str) -> str:
     return _version.sm_name(capability, suffix=False) or "sm_?"
 
 
-def gpu_runs(capability: str, archs: Tuple[str, ...], ptx: Optional[str], ptx_jit_ok: bool = True) -> Optional[str]:
-    """How a GPU of ``capability`` runs the wheel: ``"exact"``, ``"binary"`` (same major, older minor), ``"ptx"``, or None.
+class KernelMatch(NamedTuple):
+    """How a GPU runs a build: ``kind`` ``exact`` (a cubin for its very capability), ``binary`` (a cubin of the
+    same major and an older minor), ``family`` (a family cubin ``sm_XYf`` of its family) or ``ptx`` (PTX the
+    driver JIT-compiles), and the arch-list entry that does it."""
 
-    A cubin for sm_X.a runs on sm_X.b with b >= a; PTX compute_P is JIT-compiled for any GPU at or above P
-    when the driver can JIT it (``ptx_jit_ok``: the driver is at least the wheel's CUDA natively).
+    kind: str
+    arch: str
+
+    def describe(self) -> str:
+        """``cubin sm_80`` or ``PTX compute_90``."""
+        return ("PTX %s" if self.kind == "ptx" else "cubin %s") % self.arch
+
+
+def _arch_entry(entry) -> Optional[Tuple[str, Tuple[int, int], str]]:
+    """``"sm_90a"`` -> ("sm", (9, 0), "a"); ``"compute_100f"`` -> ("compute", (10, 0), "f"); ``"8.6"`` -> ("sm", (8, 6), "")
+    (read by cudaenv.version.split_arch)."""
+    arch = _version.split_arch(entry.strip() if isinstance(entry, str) else entry)
+    if arch is None:
+        return None
+    return arch[0] or "sm", (arch[1], arch[2]), arch[3]
+
+
+def arch_list_of(archs: Sequence[str], ptx: Optional[str] = None) -> Tuple[str, ...]:
+    """A ``data/torch_arch.json`` row as torch's ``get_arch_list()`` names it: ("7.5", "8.0") + PTX "9.0" ->
+    ("sm_75", "sm_80", "compute_90")."""
+    out = []
+    for a in archs:
+        parsed = _arch_entry(a)
+        if parsed:
+            out.append("sm_%d%d%s" % (parsed[1][0], parsed[1][1], parsed[2]))
+    parsed = _arch_entry(ptx) if ptx else None
+    if parsed:
+        out.append("compute_%d%d%s" % (parsed[1][0], parsed[1][1], parsed[2]))
+    return tuple(out)
+
+
+def gpu_runs(arch_list: Sequence[str], capability, ptx_jit_ok: bool = True) -> Optional[KernelMatch]:
+    """How a GPU of ``capability`` ("8.6" or (8, 6)) runs a build compiled for ``arch_list`` (torch's
+    ``get_arch_list()``: ``sm_80``, ``sm_90a``, ``sm_100f``, ``compute_90``; bare ``"8.6"`` is a cubin), or
+    None: "no kernel image is available for execution on the device".
+
+    NVIDIA's rules (CUDA C++ Programming Guide, "Binary Compatibility", "PTX Compatibility" and "Feature
+    Availability": https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#binary-compatibility and
+    #feature-availability; PTX ISA "Target ISA notes": https://docs.nvidia.com/cuda/parallel-thread-execution/):
+
+    * a cubin ``sm_XY`` runs on compute capability X.Z for Z >= Y, same major only;
+    * an arch-specific cubin ``sm_XYa`` (and PTX ``compute_XYa``) uses features of X.Y alone: it runs on X.Y
+      exactly, neither on a later minor nor on a later major ("not forward or backward compatible");
+    * a family-specific cubin ``sm_XYf`` (CUDA 12.9+) runs on the devices of its family: same major, minor >= Y
+      (``sm_100f`` on 10.0 and 10.3, not on 11.0 or 12.0);
+    * PTX ``compute_XY`` is JIT-compiled by the driver for any capability >= X.Y (``compute_XYf``: within the
+      family), when the driver can JIT that PTX (``ptx_jit_ok``: the driver is at least the build's CUDA).
+
+    A cubin wins over PTX, an exact cubin over a compatible one.
     """
-    cc = cc_tuple(capability)
+    cc = capability if isinstance(capability, tuple) else cc_tuple(capability)
     if len(cc) != 2:
         return None
-    built = [cc_tuple(a) for a in archs]
-    if cc in built:
-        return "exact"
-    if any(len(b) == 2 and b[0] == cc[0] and b[1] <= cc[1] for b in built):
-        return "binary"
-    if ptx and ptx_jit_ok and len(cc_tuple(ptx)) == 2 and cc_tuple(ptx) <= cc:
-        return "ptx"
-    return None
+    best: Optional[KernelMatch] = None
+    rank = {"exact": 0, "binary": 1, "family": 1, "ptx": 2}
+    for entry in arch_list or ():
+        parsed = _arch_entry(entry)
+        if parsed is None:
+            continue
+        kind, arch, suffix = parsed
+        if suffix == "a":
+            fits = arch == cc
+        elif suffix == "f" or kind == "sm":
+            fits = arch[0] == cc[0] and arch[1] <= cc[1]
+        else:
+            fits = arch <= cc
+        if not fits:
+            continue
+        if kind == "compute":
+            if not ptx_jit_ok:
+                continue
+            found = KernelMatch("ptx", str(entry).strip())
+        elif arch == cc:
+            found = KernelMatch("exact", str(entry).strip())
+        else:
+            found = KernelMatch("family" if suffix == "f" else "binary", str(entry).strip())
+        if best is None or rank[found.kind] < rank[best.kind]:
+            best = found
+    return best
 
 
 def sources(name: str, table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:

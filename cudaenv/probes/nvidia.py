@@ -1,33 +1,38 @@
 """Driver, GPU and GPU-process probe: NVML (in a child process), /proc and /sys, and nvidia-smi.
 
-Pure parsers, each fed recorded real outputs in the tests:
-
-* :func:`parse_proc_driver_version`  ``NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.135  Fri ...`` and the
-  open module's ``NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  565.57.01  Release Build ...``
-* :func:`parse_smi_query_csv`        ``0, NVIDIA B200, 610.43.02, 10.0, 183359, 0, GPU-..., 00000000:63:00.0``
-* :func:`parse_smi_banner`           the ``nvidia-smi`` table (``Driver Version:``/``KMD Version:``,
-  ``CUDA Version:``/``CUDA UMD Version:``, ``N/A``, ``ERR!``)
-* :func:`parse_smi_apps_csv`         ``12345, python, 4096, GPU-...``
-* :func:`parse_nvml_output`          the JSON printed by ``cudaenv/_child/nvml_probe.py``
-* :func:`classify_smi_failure`       known failure texts -> ``driver-not-loaded`` ...
+Only Host I/O lives here; what is read is understood by the pure parsers of :mod:`cudaenv.parse.nvidia_smi`
+(banner, CSV queries, failure texts), :mod:`cudaenv.parse.nvml` (the NVML child's JSON) and
+:mod:`cudaenv.parse.proc` (``/proc/driver/nvidia/version``, ``/proc/PID/status``, ``/etc/passwd``). The
+failure texts are the rows of ``data/error_patterns.json`` with a ``tool_failure`` (one table for the doctor
+and ``cudaenv explain``).
 
 :func:`probe_nvidia` runs NVML and nvidia-smi concurrently, each once, with the host timeout: a hung
-nvidia-smi costs one timeout, never one per query.
+nvidia-smi costs one timeout, never one per query. A tool killed by a signal (a segfaulting nvidia-smi)
+is the failure ``crashed``, with the signal named.
 """
 
-import json
-import re
+import signal as _signal
 import sys
 from cudaenv._record import Record
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.parse._lines import excerpt
+from cudaenv.parse.nvidia_smi import (
+    APPS_FIELDS,
+    QUERY_FIELDS,
+    QUERY_FIELDS_OLD,
+    SmiQuery,
+    classify_failure,
+    failure_for_nvml_code,
+    failure_patterns,
+    parse_apps_csv,
+    parse_banner,
+    parse_query_csv,
+)
+from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
+from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_proc_status, parse_sys_module_version
 from cudaenv.probes.platform import driver_library_dirs
 from cudaenv.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
-from cudaenv.version import cc_text, cuda_from_int
-
-QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "memory.used", "uuid", "pci.bus_id")
-QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")  # 470 and older: no compute_cap
-APPS_FIELDS = ("pid", "process_name", "used_memory", "gpu_uuid")
 
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",
@@ -40,20 +45,8 @@ WINDOWS_SMI = (
     "C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvidia-smi.exe",
 )
 
-# Failure texts, most specific first. Each maps to a ToolStatus.failure id the diagnosis reads.
-SMI_FAILURES = (
-    (r"Driver/library version mismatch", "driver-library-mismatch"),
-    (r"couldn't communicate with the NVIDIA driver|Driver Not Loaded", "driver-not-loaded"),
-    (r"Unable to (?:determine|detect) the device handle|GPU is lost|GPU has fallen off the bus", "gpu-lost"),
-    (r"Insufficient Permissions", "no-permission"),
-    (r"No devices were found", "no-devices"),
-)
-NVML_FAILURES = {9: "driver-not-loaded", 18: "driver-library-mismatch", 4: "no-permission", 15: "gpu-lost", 6: "no-devices"}
-
 # Kernel files (/proc, /sys) refuse very large reads on some kernels (ENOMEM): read them in small pieces.
 SMALL = 65536
-
-_NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "unknown error", "err!", "[err!]", "[gpu is lost]"}
 
 
 class NvidiaState(Record):
@@ -65,276 +58,50 @@ class NvidiaState(Record):
     tools: Tuple[ToolStatus, ...] = ()
 
 
-class KernelModule(NamedTuple):
-    version: str
-    flavor: str  # open | proprietary
+def _failure_patterns():
+    """The failure rows of data/error_patterns.json, compiled once."""
+    global _PATTERNS
+    if _PATTERNS is None:
+        from cudaenv.resources import load_table
+
+        _PATTERNS = failure_patterns(load_table("error_patterns")["rows"])
+    return _PATTERNS
 
 
-class SmiQuery(NamedTuple):
-    gpus: Tuple[Gpu, ...]
-    driver_version: Optional[str]
-
-
-class SmiBanner(NamedTuple):
-    smi_version: Optional[str]  # the NVIDIA-SMI (Linux-side on WSL2) version
-    driver_version: Optional[str]  # Driver Version / KMD Version
-    cuda_version: Optional[str]  # None for N/A, ERR! or absent
-    cuda_raw: Optional[str]  # the text as printed: "12.4", "N/A", "ERR!"
-    gpus: Tuple[Gpu, ...]
-    processes: Tuple[GpuProcess, ...]
-
-
-class NvmlResult(NamedTuple):
-    ok: bool
-    driver_version: Optional[str] = None
-    cuda_version: Optional[str] = None
-    gpus: Tuple[Gpu, ...] = ()
-    error_code: Optional[int] = None
-    error_name: Optional[str] = None
-    message: Optional[str] = None
-    stage: Optional[str] = None
-    device_errors: Tuple[str, ...] = ()  # "GPU 1: GPU is lost (NVML_ERROR_GPU_IS_LOST)"
-
-
-# ----------------------------------------------------------------------------- parsers
-def parse_proc_driver_version(text: Optional[str]) -> Optional[KernelModule]:
-    """The kernel module's version and flavour from ``/proc/driver/nvidia/version`` (None when absent or odd).
-
-    >>> parse_proc_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.135  Fri Jan 10 2025")
-    KernelModule(version='550.135', flavor='proprietary')
-    """
-    for line in (text or "").splitlines():
-        m = re.search(r"NVRM version:.*?(Open )?Kernel Module(?: for \S+)?\s+(\d+(?:\.\d+)+)", line)
-        if m:
-            return KernelModule(m.group(2), "open" if m.group(1) else "proprietary")
-    return None
-
-
-def parse_sys_module_version(text: Optional[str]) -> Optional[str]:
-    """``/sys/module/nvidia/version``: just ``550.54.15``."""
-    value = (text or "").strip()
-    return value if re.match(r"^\d+(?:\.\d+)+$", value) else None
-
-
-def cuda_version_from_int(value: Optional[int]) -> Optional[str]:
-    """NVML/CUDA's integer version: 12040 -> "12.4", 13000 -> "13.0" (an int only; decoded by cudaenv.version)."""
-    if not isinstance(value, int):
-        return None
-    return cuda_from_int(value)
-
-
-def _clean(value: Optional[str]) -> Optional[str]:
-    if value is None:
-        return None
-    v = value.strip()
-    return None if v.lower() in _NA else v
-
-
-def _int(value: Optional[str]) -> Optional[int]:
-    v = _clean(value)
-    if v is None:
-        return None
-    m = re.match(r"^(\d+)(?:\.\d+)?\s*(?:MiB|MB)?$", v)
-    return int(m.group(1)) if m else None
-
-
-def _capability(value: Optional[str]) -> Optional[str]:
-    v = _clean(value)
-    return cc_text(v) if v and "." in v else None
-
-
-def _header_fields(line: str) -> Optional[Tuple[str, ...]]:
-    names = tuple(re.sub(r"\s*\[.*?\]\s*$", "", cell.strip()) for cell in line.split(","))
-    known = set(QUERY_FIELDS) | {"gpu_uuid", "gpu_name", "gpu_bus_id", "compute_mode", "pstate", "count", "timestamp"}
-    return names if names and all(re.match(r"^[a-z_][a-z0-9_.]*$", n) for n in names) and any(n in known for n in names) else None
-
-
-def parse_smi_query_csv(text: Optional[str], fields: Sequence[str] = QUERY_FIELDS) -> SmiQuery:
-    """GPUs from ``nvidia-smi --query-gpu=... --format=csv,noheader,nounits`` (a header line, if any, names the fields)."""
-    gpus: List[Gpu] = []
-    driver: Optional[str] = None
-    lines = [line for line in (text or "").splitlines() if line.strip()]
-    if lines:
-        header = _header_fields(lines[0])
-        if header:
-            fields, lines = header, lines[1:]
-    fields = tuple(fields)
-    for row, line in enumerate(lines):
-        cells = [c.strip() for c in line.split(",")]
-        if len(cells) != len(fields):
-            continue
-        rec = dict(zip(fields, cells))
-        index = _int(rec.get("index")) if "index" in rec else row
-        if index is None:
-            continue
-        uuid = _clean(rec.get("uuid") or rec.get("gpu_uuid"))
-        if uuid is not None and not re.match(r"^(GPU|MIG)-[0-9A-Za-z-]+$", uuid):
-            continue
-        gpus.append(
-            Gpu(
-                index=index,
-                name=_clean(rec.get("name") or rec.get("gpu_name")),
-                uuid=uuid,
-                pci_bus_id=_clean(rec.get("pci.bus_id") or rec.get("gpu_bus_id")),
-                memory_total_mib=_int(rec.get("memory.total")),
-                memory_used_mib=_int(rec.get("memory.used")),
-                compute_capability=_capability(rec.get("compute_cap")),
-            )
-        )
-        driver = driver or _clean(rec.get("driver_version"))
-    return SmiQuery(tuple(gpus), driver)
-
-
-_BUS_RE = re.compile(r"\b([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\b")
-_GPU_ROW = re.compile(r"^\|\s*(\d+)\s+(.*?)\s+(On|Off|N/A|WDDM|TCC|MCDM)\s*\|(.*)$")
-_MEM_RE = re.compile(r"(\d+)\s*MiB\s*/\s*(\d+)\s*MiB")
-_PROC_ROW = re.compile(
-    r"^\|\s+(\d+)\s+(?:(\S+)\s+(\S+)\s+)?(\d+)\s+(C\+G|M\+C|C|G|M)\s+(.*?)\s+(\d+\s*MiB|N/A)\s*\|\s*$"
-)
-
-
-def parse_smi_banner(text: Optional[str]) -> SmiBanner:
-    """Versions, GPU rows and the process table of plain ``nvidia-smi`` output (any era of its layout)."""
-    body = text or ""
-    smi = _search(r"NVIDIA-SMI\s+(\d+(?:\.\d+)+)", body)
-    driver = _search(r"(?:Driver|KMD) Version:\s*(\d+(?:\.\d+)+)", body)
-    cuda_raw = _search(r"CUDA (?:UMD )?Version:\s*(\S+?)\s*(?:\||$)", body, re.M)
-    cuda = cuda_raw if cuda_raw and re.match(r"^\d+\.\d+$", cuda_raw) else None
-    gpus: List[Gpu] = []
-    processes: List[GpuProcess] = []
-    lines = body.splitlines()
-    in_processes = False
-    for i, line in enumerate(lines):
-        if "Processes:" in line:
-            in_processes = True
-            continue
-        if in_processes:
-            m = _PROC_ROW.match(line.strip())
-            if m and "C" in m.group(5):
-                name = m.group(6).strip()
-                processes.append(
-                    GpuProcess(
-                        pid=int(m.group(4)),
-                        name=None if name == "Insufficient Permissions" else name,
-                        used_memory_mib=_int(m.group(7).replace(" ", "")),
-                        gpu_index=int(m.group(1)),
-                    )
-                )
-            continue
-        m = _GPU_ROW.match(line.strip())
-        if not m:
-            continue
-        bus = _BUS_RE.search(m.group(4))
-        used = total = None
-        if i + 1 < len(lines):
-            mem = _MEM_RE.search(lines[i + 1])
-            if mem:
-                used, total = int(mem.group(1)), int(mem.group(2))
-        gpus.append(
-            Gpu(
-                index=int(m.group(1)),
-                name=m.group(2).strip() or None,
-                pci_bus_id=bus.group(1) if bus else None,
-                memory_total_mib=total,
-                memory_used_mib=used,
-            )
-        )
-    return SmiBanner(smi, driver, cuda, cuda_raw, tuple(gpus), tuple(processes))
-
-
-def parse_smi_apps_csv(text: Optional[str]) -> Tuple[GpuProcess, ...]:
-    """Processes from ``--query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv,noheader,nounits``.
-
-    The process name comes from the workload and may hold commas: pid is read from the left, memory and
-    uuid from the right.
-    """
-    found: List[GpuProcess] = []
-    for line in (text or "").splitlines():
-        cells = [c.strip() for c in line.split(",")]
-        if len(cells) < 4 or not cells[0].isdigit():
-            continue
-        uuid = _clean(cells[-1])
-        if uuid is not None and not re.match(r"^(GPU|MIG)-[0-9A-Za-z-]+$", uuid):
-            continue
-        name = ",".join(cells[1:-2]).strip()
-        found.append(GpuProcess(pid=int(cells[0]), name=_clean(name), used_memory_mib=_int(cells[-2]), gpu_uuid=uuid))
-    return tuple(found)
+_PATTERNS = None
 
 
 def classify_smi_failure(text: Optional[str]) -> Optional[str]:
-    """The failure id a known nvidia-smi/NVML error text stands for, or None."""
-    for pattern, failure in SMI_FAILURES:
-        if text and re.search(pattern, text, re.I):
-            return failure
+    """The failure id a known nvidia-smi/NVML error text stands for (the error table's rows), or None."""
+    return classify_failure(text, _failure_patterns())
+
+
+def crash_signal(run) -> Optional[int]:
+    """The signal that killed a command: its ``signal`` field when Host gives one, else a negative return code
+    (killed directly) or 128+N (killed under a shell; nvidia-smi's own exit codes stay below 128 or are 255)."""
+    sig = getattr(run, "signal", None)
+    if isinstance(sig, int) and sig > 0:
+        return sig
+    code = run.returncode
+    if run.error is not None or not isinstance(code, int):
+        return None
+    if code < 0:
+        return -code
+    if 128 < code <= 128 + 64:
+        return code - 128
     return None
 
 
-def parse_nvml_output(json_text: Optional[str]) -> NvmlResult:
-    """The child's JSON (see ``cudaenv/_child/nvml_probe.py``); anything else is a failure, never an exception."""
+def signal_name(number: int) -> str:
     try:
-        data = json.loads((json_text or "").strip().splitlines()[-1] if (json_text or "").strip() else "")
-    except (ValueError, IndexError):
-        return NvmlResult(False, message="the NVML probe printed no JSON", stage="output")
-    if not isinstance(data, dict):
-        return NvmlResult(False, message="the NVML probe printed no JSON object", stage="output")
-    if not data.get("ok"):
-        code = data.get("error_code")
-        return NvmlResult(
-            False,
-            error_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-            error_name=_str(data.get("error_name")),
-            message=_str(data.get("message")),
-            stage=_str(data.get("stage")),
-        )
-    gpus: List[Gpu] = []
-    devices = data.get("devices")
-    for dev in devices if isinstance(devices, list) else []:
-        if not isinstance(dev, dict) or not isinstance(dev.get("index"), int):
-            continue
-        migs = dev.get("mig_uuids")
-        gpus.append(
-            Gpu(
-                index=dev["index"],
-                name=_str(dev.get("name")),
-                uuid=_str(dev.get("uuid")),
-                pci_bus_id=_str(dev.get("pci_bus_id")),
-                memory_total_mib=_mib(dev.get("memory_total")),
-                memory_used_mib=_mib(dev.get("memory_used")),
-                compute_capability=_capability(_str(dev.get("compute_capability"))),
-                mig_uuids=tuple(u for u in migs if isinstance(u, str)) if isinstance(migs, list) else (),
-            )
-        )
-    errors = data.get("device_errors")
-    device_errors = tuple(
-        "GPU %s: %s%s" % (e.get("index"), _str(e.get("message")) or "error", " (%s)" % e["error_name"] if _str(e.get("error_name")) else "")
-        for e in (errors if isinstance(errors, list) else [])
-        if isinstance(e, dict) and isinstance(e.get("index"), int) and not isinstance(e.get("index"), bool)
-    )
-    cuda = data.get("cuda_driver_version")
-    return NvmlResult(
-        True,
-        driver_version=_str(data.get("driver_version")),
-        cuda_version=cuda_version_from_int(cuda if isinstance(cuda, int) else None),
-        gpus=tuple(gpus),
-        device_errors=device_errors,
-    )
+        return _signal.Signals(number).name
+    except ValueError:
+        return "signal %d" % number
 
 
-def _str(value) -> Optional[str]:
-    return value.strip() or None if isinstance(value, str) else None
-
-
-def _mib(value) -> Optional[int]:
-    return value // (1024 * 1024) if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _search(pattern: str, text: str, flags: int = 0) -> Optional[str]:
-    m = re.search(pattern, text, flags)
-    return m.group(1) if m else None
-
-
-def first_line(text: Optional[str]) -> str:
-    return next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
+def crash_message(run, sig: int) -> str:
+    how = "exit status %d" % run.returncode if isinstance(run.returncode, int) and run.returncode > 0 else "killed"
+    return "%s crashed: %s (signal %d, %s)" % (run.name, signal_name(sig), sig, how)
 
 
 # ------------------------------------------------------------------------------ probe
@@ -403,7 +170,7 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
         kmod_version = module.version if module else parse_sys_module_version(host.read_text("/sys/module/nvidia/version", limit=SMALL))
 
     gpus = _merge_gpus(smi_state.gpus, nvml.gpus if nvml and nvml.ok else ())
-    processes = _processes(host, smi_state.processes, gpus)
+    processes = _processes(host, smi_state.processes, gpus, platform)
     driver = _driver(host, nvml, smi_state, module, kmod_version, smi, lib, platform)
     return NvidiaState(driver=driver, gpus=gpus, processes=processes, tools=tuple(tools))
 
@@ -423,14 +190,21 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
         tools.append(ToolStatus("nvml", lib, "timeout", None, None, run.seconds))
         notes.append(Note("nvml", "the NVML probe timed out after %s s (a hung driver or GPU)" % _secs(run.timeout)))
         return None
-    result = parse_nvml_output(run.stdout) if run.error is None else NvmlResult(False, message=run.describe(), stage="run")
+    sig = crash_signal(run)
+    if sig is not None:
+        message = crash_message(run, sig).replace("%s crashed" % run.name, "the NVML probe crashed", 1)
+        tools.append(ToolStatus("nvml", lib, "failed", "crashed", message, run.seconds))
+        notes.append(Note("nvml", message))
+        return NvmlResult(False, message=message, stage="run")
+    result = parse_nvml_output(run.stdout) if run.error is None else NvmlResult(False, message=excerpt(run.describe()), stage="run")
     if result.ok:
         lost = next((e for e in result.device_errors if "GPU_IS_LOST" in e), None)
         tools.append(ToolStatus("nvml", lib, "ok", "gpu-lost" if lost else None, lost, run.seconds))
         notes.extend(Note("nvml", "NVML could not read " + e) for e in result.device_errors)
         return result
-    failure = NVML_FAILURES.get(result.error_code) if result.error_code is not None else classify_smi_failure(result.message)
-    message = result.message or "NVML failed"
+    patterns = _failure_patterns()
+    failure = failure_for_nvml_code(result.error_code, patterns) if result.error_code is not None else classify_failure(result.message, patterns)
+    message = excerpt(result.message) or "NVML failed"
     tools.append(ToolStatus("nvml", lib, "failed", failure, message, run.seconds))
     detail = " (%s, %s)" % (result.error_name, result.error_code) if result.error_name else ""
     notes.append(Note("nvml", "NVML %s failed: %s%s" % (result.stage or "probe", message, detail)))
@@ -470,21 +244,32 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
         notes.append(Note("nvidia-smi", "nvidia-smi timed out after %s s: the driver or a GPU may be hung; "
                           "it was not asked again" % _secs(query_run.timeout)))
         return
+    crashed = next((r for r in (query_run, apps_run) if crash_signal(r) is not None), None)
+    if crashed is not None:
+        message = crash_message(crashed, crash_signal(crashed))
+        state.fail("crashed", message)
+        notes.append(Note("nvidia-smi", message))
+        return
     run = query_run
-    parsed = parse_smi_query_csv(run.stdout) if run.ok else SmiQuery((), None)
-    if not run.ok and re.search(r'Field "compute_cap" is not a valid field', run.output):
+    parsed = parse_query_csv(run.stdout) if run.ok else SmiQuery((), None)
+    if not run.ok and 'Field "compute_cap" is not a valid field' in run.output[:4096]:
         run = host.run([smi, "--query-gpu=" + ",".join(QUERY_FIELDS_OLD), "--format=csv,noheader,nounits"])
         state.seconds += run.seconds
         if run.error == "timeout":
             state.timed_out, state.message = True, run.describe()
             notes.append(Note("nvidia-smi", "%s: the driver or a GPU may be hung; it was not asked again" % run.describe()))
             return
-        parsed = parse_smi_query_csv(run.stdout, QUERY_FIELDS_OLD) if run.ok else SmiQuery((), None)
+        if crash_signal(run) is not None:
+            message = crash_message(run, crash_signal(run))
+            state.fail("crashed", message)
+            notes.append(Note("nvidia-smi", message))
+            return
+        parsed = parse_query_csv(run.stdout, QUERY_FIELDS_OLD) if run.ok else SmiQuery((), None)
     state.gpus, state.driver = parsed.gpus, parsed.driver_version
     if not parsed.gpus:
         _record_failure(run, state, notes)
     if apps_run.ok:
-        state.processes = parse_smi_apps_csv(apps_run.stdout)
+        state.processes = parse_apps_csv(apps_run.stdout)
     need_banner = not parsed.gpus or not (nvml and nvml.ok and nvml.cuda_version)
     if need_banner and state.failure not in ("driver-not-loaded", "driver-library-mismatch", "no-permission"):
         banner_run = host.run([smi])
@@ -493,7 +278,12 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
             state.timed_out, state.message = True, banner_run.describe()
             notes.append(Note("nvidia-smi", "%s: the driver or a GPU may be hung; it was not asked again" % banner_run.describe()))
             return
-        banner = parse_smi_banner(banner_run.stdout)
+        if crash_signal(banner_run) is not None:
+            message = crash_message(banner_run, crash_signal(banner_run))
+            state.fail("crashed", message)
+            notes.append(Note("nvidia-smi", message))
+            return
+        banner = parse_banner(banner_run.stdout)
         state.cuda = banner.cuda_version
         state.driver = state.driver or banner.driver_version
         if banner.cuda_raw and not banner.cuda_version:
@@ -509,7 +299,7 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
 def _record_failure(run, state: _SmiState, notes) -> None:
     text = run.output
     failure = classify_smi_failure(text)
-    line = first_line(text) or run.describe()
+    line = excerpt(text) or excerpt(run.describe())
     if failure is None and run.ok and not text.strip():
         return  # ran fine and listed nothing: no GPU, no failure
     if state.failure is None and state.status_text == "ok":
@@ -578,19 +368,23 @@ def _driver(host, nvml, smi: _SmiState, module, kmod_version, smi_path, lib, pla
     )
 
 
-def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu]) -> Tuple[GpuProcess, ...]:
+def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu], platform=None) -> Tuple[GpuProcess, ...]:
+    """Each process with its GPU index, owner and state. In a container of its own PID namespace nvidia-smi
+    lists host pids: one this /proc does not have is ``elsewhere`` (another container's job), never ``gone``."""
     from cudaenv.snapshot import replace
 
     index_of = {g.uuid: g.index for g in gpus if g.uuid}
     check = host.system == "linux" and host.is_dir("/proc")
     users = parse_passwd(host.read_text("/etc/passwd")) if check and found else {}
+    namespace = getattr(platform, "pid_namespace", None)
+    foreign = namespace == "container" or (namespace is None and bool(getattr(platform, "container", None)))
     result = []
     for p in found:
         owner = state = None
         if check:
             status = host.read_text("/proc/%d/status" % p.pid, limit=SMALL)
             if status is None and not host.is_dir("/proc/%d" % p.pid):
-                state = "gone"
+                state = "elsewhere" if foreign else "gone"
             else:
                 fields = parse_proc_status(status)
                 state = "zombie" if fields.get("State", "").startswith("Z") else "running"
@@ -599,26 +393,6 @@ def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu]) -> Tuple[
         gpu_index = p.gpu_index if p.gpu_index is not None else index_of.get(p.gpu_uuid) if p.gpu_uuid else None
         result.append(replace(p, gpu_index=gpu_index, owner=owner, state=state))
     return tuple(result)
-
-
-def parse_proc_status(text: Optional[str]) -> Dict[str, str]:
-    """``Key:\\tvalue`` lines of ``/proc/PID/status``."""
-    out: Dict[str, str] = {}
-    for line in (text or "").splitlines():
-        key, sep, value = line.partition(":")
-        if sep:
-            out[key.strip()] = value.strip()
-    return out
-
-
-def parse_passwd(text: Optional[str]) -> Mapping[str, str]:
-    """uid -> user name from ``/etc/passwd``."""
-    out: Dict[str, str] = {}
-    for line in (text or "").splitlines():
-        parts = line.split(":")
-        if len(parts) >= 3 and parts[2].isdigit():
-            out.setdefault(parts[2], parts[0])
-    return out
 
 
 def _secs(value: float) -> str:

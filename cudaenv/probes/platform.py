@@ -1,127 +1,30 @@
-"""Platform probe: OS, distro, kernel, WSL 1/2, containers, GPU device nodes, PCI devices, Secure Boot.
+"""Platform probe: OS, distro, kernel, WSL 1/2, containers and their PID namespace, Jetson boards, GPU device
+nodes, PCI devices, Secure Boot.
 
-Pure parsers (``parse_os_release``, ``parse_wsl``, ``parse_cgroup_container``, ``parse_pci_class``) sit beside
-:func:`probe_platform`, which only reads files through the :class:`~cudaenv.host.Host`.
-
-Sample inputs::
-
-    /etc/os-release           PRETTY_NAME="Ubuntu 22.04.4 LTS"\\nID=ubuntu\\nVERSION_ID="22.04"
-    /proc/sys/kernel/osrelease 5.15.153.1-microsoft-standard-WSL2      (WSL2)
-                               4.4.0-18985-Microsoft                   (WSL1)
-    /proc/1/cgroup             0::/system.slice/docker-3f1c...scope    (docker, cgroup v2)
+:func:`probe_platform` only reads files through the :class:`~cudaenv.host.Host`; the parsers of what it reads
+are in :mod:`cudaenv.parse.proc`.
 """
 
-import re
-import shlex
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
-from cudaenv.snapshot import Note, Platform
+from cudaenv.parse.proc import (
+    NVIDIA_VENDOR,
+    parse_cgroup_container,
+    parse_device_tree_compatible,
+    parse_nv_tegra_release,
+    parse_os_release,
+    parse_pci_class,
+    parse_pid_namespace,
+    parse_proc_driver_version,
+    parse_secure_boot,
+    parse_wsl,
+    tegra_soc,
+)
+from cudaenv.snapshot import Jetson, Note, Platform
 
-NVIDIA_VENDOR = "0x10de"
 AMD_VENDOR = "0x1002"
-# PCI class codes of GPUs: 0x0300xx VGA controller, 0x0302xx 3D controller (data-centre GPUs).
-GPU_CLASSES = ("0x0300", "0x0302")
 # /proc/sys files refuse a 4 MiB read (ENOMEM, seen on a 6.18 kernel): read kernel files in small pieces.
 SMALL = 65536
-
-
-# ----------------------------------------------------------------------------- parsers
-def parse_os_release(text: Optional[str]) -> Dict[str, str]:
-    """KEY=value lines of an os-release file, with shell quoting removed. Never raises."""
-    result: Dict[str, str] = {}
-    for raw in (text or "").splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.partition("=")
-        key = key.strip()
-        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", key):
-            continue
-        value = value.strip()
-        try:
-            parts = shlex.split(value, posix=True)
-            value = " ".join(parts) if parts else ""
-        except ValueError:
-            value = value.strip("\"'")
-        result[key] = value
-    return result
-
-
-def parse_wsl(
-    osrelease_text: Optional[str],
-    proc_version_text: Optional[str] = None,
-    interop: bool = False,
-    run_wsl: bool = False,
-    dev_dxg: bool = False,
-    wsl_lib: bool = False,
-    distro_name: Optional[str] = None,
-) -> Tuple[Optional[int], Tuple[str, ...]]:
-    """Decide WSL 1, WSL 2 or neither from several signals; returns ``(wsl, signals)``.
-
-    The kernel release tells the generation: WSL2 kernels say ``microsoft-standard`` (lower case,
-    ``5.15.153.1-microsoft-standard-WSL2``); WSL1 reports a fake ``4.4.0-18985-Microsoft``. ``/dev/dxg`` and
-    ``/usr/lib/wsl/lib`` exist only on WSL2 (GPU paravirtualisation). ``WSL_DISTRO_NAME`` is one more signal,
-    never enough alone to decide the generation (it is lost under sudo and in systemd units).
-    """
-    signals: List[str] = []
-    kernel_text = " ".join(t for t in (osrelease_text, proc_version_text) if t)
-    wsl2_kernel = bool(re.search(r"microsoft-standard|WSL2", kernel_text))
-    wsl1_kernel = bool(re.search(r"-Microsoft\b", kernel_text)) and not wsl2_kernel
-    if osrelease_text and re.search(r"microsoft", osrelease_text, re.I):
-        signals.append("osrelease")
-    if proc_version_text and re.search(r"microsoft", proc_version_text, re.I):
-        signals.append("/proc/version")
-    if interop:
-        signals.append("WSLInterop")
-    if run_wsl:
-        signals.append("/run/WSL")
-    if dev_dxg:
-        signals.append("/dev/dxg")
-    if wsl_lib:
-        signals.append("/usr/lib/wsl/lib")
-    if distro_name:
-        signals.append("WSL_DISTRO_NAME")
-    if not signals:
-        return None, ()
-    if wsl2_kernel or dev_dxg or wsl_lib:
-        return 2, tuple(signals)
-    if wsl1_kernel:
-        return 1, tuple(signals)
-    # Only interop / /run/WSL / the variable: WSL for sure, generation unknown from the kernel.
-    strong = [s for s in signals if s != "WSL_DISTRO_NAME"]
-    if not strong:
-        return None, tuple(signals)  # the variable alone proves nothing (it can be copied into a container)
-    return 2, tuple(signals)
-
-
-def parse_cgroup_container(text: Optional[str]) -> Optional[str]:
-    """The container runtime named in ``/proc/1/cgroup`` (docker, podman, kubernetes, containerd, lxc)."""
-    body = text or ""
-    if re.search(r"kubepods", body):
-        return "kubernetes"
-    if re.search(r"libpod|podman", body):
-        return "podman"
-    if re.search(r"docker", body):
-        return "docker"
-    if re.search(r"containerd|cri-containerd", body):
-        return "containerd"
-    if re.search(r"/lxc/|lxc\.payload", body):
-        return "lxc"
-    return None
-
-
-def parse_pci_class(vendor: Optional[str], pci_class: Optional[str]) -> bool:
-    """True for an NVIDIA display or 3D controller (vendor 0x10de, class 0x0300xx or 0x0302xx)."""
-    if not vendor or not pci_class:
-        return False
-    return vendor.strip().lower() == NVIDIA_VENDOR and pci_class.strip().lower().startswith(GPU_CLASSES)
-
-
-def parse_secure_boot(data: Optional[bytes]) -> Optional[bool]:
-    """The SecureBoot efivar: 4 attribute bytes then one value byte (1 = enabled)."""
-    if not data or len(data) < 5:
-        return None
-    return data[-1] == 1
 
 
 # ------------------------------------------------------------------------------ probe
@@ -164,6 +67,7 @@ def probe_platform(host, notes: list) -> Platform:
 
     container, container_signals = _container(host)
     nvidia_pci, amd_pci = _pci_gpus(host)
+    jetson = _jetson(host, machine)
 
     return Platform(
         system=system,
@@ -184,7 +88,44 @@ def probe_platform(host, notes: list) -> Platform:
         secure_boot=_secure_boot(host),
         nouveau_loaded=host.lexists("/sys/module/nouveau"),
         libcuda=_libcuda(host),
+        jetson=jetson,
+        pid_namespace=_pid_namespace(host),
     )
+
+
+def _pid_namespace(host) -> Optional[str]:
+    """``initial`` or ``container`` from the ``/proc/self/ns/pid`` link; None where it cannot be read (an
+    image under ``--root`` has no live /proc)."""
+    initial = parse_pid_namespace(host.readlink("/proc/self/ns/pid"))
+    return None if initial is None else "initial" if initial else "container"
+
+
+def _jetson(host, machine: Optional[str]) -> Optional[Jetson]:
+    """A Jetson board: ``/etc/nv_tegra_release``, a Tegra device tree, or the L4T kernel module (an aarch64
+    ``Open Kernel Module`` whose version is an L4T release, 3x.y.z, not a driver series)."""
+    if (machine or "").lower() not in ("aarch64", "arm64"):
+        return None
+    signals: List[str] = []
+    l4t = parse_nv_tegra_release(host.read_text("/etc/nv_tegra_release", limit=4096))
+    if l4t:
+        signals.append("/etc/nv_tegra_release")
+    soc = tegra_soc(parse_device_tree_compatible(host.read_bytes("/proc/device-tree/compatible", limit=4096)))
+    if soc:
+        signals.append("/proc/device-tree/compatible")
+    module = parse_proc_driver_version(host.read_text("/proc/driver/nvidia/version", limit=SMALL))
+    if module and module.version.split(".")[0].isdigit() and int(module.version.split(".")[0]) < 100:
+        signals.append("l4t-driver")  # desktop and server drivers are 100 and above since 2006
+        l4t = l4t or module.version
+    if not signals:
+        return None
+    from cudaenv.parse.proc import jetpack_for_l4t
+    from cudaenv.resources import load_table
+
+    try:
+        rows = load_table("jetson")["rows"]
+    except Exception:  # noqa: BLE001 - a missing or broken table must not hide the board
+        rows = []
+    return Jetson(l4t=l4t, jetpack=jetpack_for_l4t(l4t, rows), soc=soc, signals=tuple(signals))
 
 
 def _container(host) -> Tuple[Optional[str], Tuple[str, ...]]:

@@ -3,6 +3,7 @@
 from typing import List, Optional
 
 from cudaenv.render.text import WIDTH, wrap
+from cudaenv.text import printable
 
 KEY = 18  # width of the key column, indent included
 
@@ -17,11 +18,11 @@ def _kv(key: str, value: object, width: int = WIDTH) -> List[str]:
     first = ("  %-*s" % (KEY - 3, key)) + " "
     if len(first) > KEY:
         first = "  " + key + " "
-    return _wrap("" if value is None else str(value), first, " " * KEY, width)
+    return _wrap("" if value is None else printable(value), first, " " * KEY, width)
 
 
 def _item(text: str, width: int = WIDTH, bullet: str = "- ") -> List[str]:
-    return _wrap(text, "  " + bullet, "  " + " " * len(bullet), width)
+    return _wrap(printable(text), "  " + bullet, "  " + " " * len(bullet), width)
 
 
 def _yes(value: Optional[bool]) -> str:

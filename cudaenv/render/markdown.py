@@ -6,9 +6,11 @@ count, toolkits, cuDNN), then the findings with their fixes.
 
 from typing import List, Sequence
 
+from cudaenv.text import printable
+
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return printable(str(text).replace("\n", " ")).replace("|", "\\|")
 
 
 def facts_rows(s) -> List[tuple]:
@@ -88,20 +90,20 @@ def render_markdown(snapshot, findings: Sequence, verbose: bool = False) -> str:
         out.append("**Findings**")
         out.append("")
         for f in shown:
-            out.append("- **%s** `%s`: %s" % (f.severity, f.id, f.title))
-            out.append("  %s" % f.detail.replace("\n", " "))
+            out.append("- **%s** `%s`: %s" % (f.severity, f.id, printable(f.title)))
+            out.append("  %s" % printable(f.detail.replace("\n", " ")))
             if f.fix:
                 out.append("  ```sh")
                 for cmd in f.fix:
                     for line in cmd.split("\n"):
-                        out.append("  " + line)
+                        out.append("  " + printable(line))
                 out.append("  ```")
     if s.notes and not verbose:  # the facts block below ends with the notes
         out.append("")
         out.append("<details><summary>Probe notes</summary>")
         out.append("")
         for n in s.notes:
-            out.append("- %s: %s" % (n.probe, n.message))
+            out.append(printable("- %s: %s" % (n.probe, n.message)))
         out.append("")
         out.append("</details>")
     if verbose:

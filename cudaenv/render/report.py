@@ -6,6 +6,7 @@ Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 colum
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.render.text import paint as _paint, shell_words, wrap as _wrap, wrap_command as fix_lines
+from cudaenv.text import printable
 
 __all__ = ["render_report", "fix_lines", "shell_words"]  # fix_lines, shell_words: kept importable from here
 
@@ -21,6 +22,12 @@ TITLES = {
     "resources": "Resources",
 }
 RANK = {"error": 0, "warning": 1, "info": 2}
+
+
+def _safe(text) -> str:
+    """Text that holds strings from outside (tool output, an image's os-release, GPU names) made safe to print;
+    its paragraph breaks are kept."""
+    return "\n".join(printable(part) for part in str(text).split("\n"))
 
 
 def _cc(g) -> str:
@@ -78,7 +85,7 @@ def _driver(s) -> List[Check]:
         gpus = "on the PCI bus: %s" % ", ".join(s.platform.pci_nvidia_devices)
     else:
         gpus = "none seen"
-    ids = ("no-driver", "driver-not-loaded", "driver-library-mismatch", "gpu-lost", "nvidia-smi-hang",
+    ids = ("no-driver", "driver-not-loaded", "driver-library-mismatch", "gpu-lost", "nvidia-smi-hang", "nvidia-smi-crashed",
            "driver-no-permission", "driver-no-devices")
     return [("driver", driver, ids), ("GPUs", gpus, ())]
 
@@ -172,7 +179,7 @@ def _line(mark: str, label: str, facts: str, color: bool) -> List[str]:
     head = "  %-*s" % (MARK_W, mark)
     lab = label if len(label) < LABEL_W else label + " "
     first = head + "%-*s" % (LABEL_W, lab)
-    lines = _wrap(facts, first, " " * (2 + MARK_W + LABEL_W))
+    lines = _wrap(printable(facts), first, " " * (2 + MARK_W + LABEL_W))
     if color:
         lines[0] = lines[0].replace(head, "  " + _paint("%-*s" % (MARK_W, mark), mark, True), 1)
     return lines
@@ -224,7 +231,7 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
         out.append("")
         out.append(_paint("Notes", "bold", color))
         for n in s.notes:
-            out += _wrap("%s: %s" % (n.probe, n.message), "  - ", "    ")
+            out += _wrap(printable("%s: %s" % (n.probe, n.message)), "  - ", "    ")
     if not problems:
         out.append("")
         out.append(_paint("No problems found.", "ok", color))
@@ -241,10 +248,10 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
 def _finding(f, color: bool) -> List[str]:
     head = "%s  %s" % (_paint(f.severity.upper(), f.severity, color), f.id)
     lines = [head]
-    lines += _wrap(f.title, "  ", "  ")
-    lines += _wrap(f.detail, "  ", "  ")
+    lines += _wrap(_safe(f.title), "  ", "  ")
+    lines += _wrap(_safe(f.detail), "  ", "  ")
     if f.fix:
         lines.append("  fix:")
         for cmd in f.fix:
-            lines += fix_lines(cmd, "    ")
+            lines += fix_lines(printable(cmd), "    ")
     return lines

@@ -1,0 +1,59 @@
+"""Shared reading of tool output, captured or pasted: text or bytes in, bounded lines out.
+
+Pasted text comes quoted (``> `` or ``>>`` prefixes from mail and forums), indented, fenced in markdown
+(```` ``` ````), with ``\\r\\n`` endings or undecodable bytes. :func:`lines` undoes all of that so the parsers
+of ``parse/`` read a paste as they read the tool's own output, and bounds the work: at most ``MAX_LINES``
+lines of at most ``MAX_LINE`` characters each (no real nvidia-smi or /proc line is longer than 200), so a
+parser that is linear per line is linear in its input, whatever it is given.
+"""
+
+from typing import List, Optional, Union
+
+MAX_LINES = 20000
+MAX_LINE = 1000
+EXCERPT = 200  # characters of a foreign text that go into a note
+
+
+def as_text(data: Union[str, bytes, None]) -> str:
+    """``data`` as text: bytes are decoded as UTF-8 with undecodable bytes replaced; None is ``""``."""
+    if data is None:
+        return ""
+    if isinstance(data, (bytes, bytearray)):
+        return bytes(data).decode("utf-8", "replace")
+    return data if isinstance(data, str) else str(data)
+
+
+def unquote(line: str) -> str:
+    """One line without its paste decoration: leading ``>`` quote marks (any depth) and surrounding blanks."""
+    s = line.strip()
+    while s.startswith(">"):
+        s = s[1:].lstrip()
+    return s
+
+
+def lines(data: Union[str, bytes, None], limit: int = MAX_LINES) -> List[str]:
+    """The lines of ``data``, unquoted and stripped, each cut to ``MAX_LINE`` characters; code fences dropped."""
+    out: List[str] = []
+    for raw in as_text(data).splitlines():
+        if len(out) >= limit:
+            break
+        s = unquote(raw[: MAX_LINE * 2])[:MAX_LINE]
+        if s.startswith("```") or s.startswith("~~~"):
+            continue
+        out.append(s)
+    return out
+
+
+def is_uint(text: str, max_digits: int = 18) -> bool:
+    """True for 1..max_digits ASCII digits (``str.isdigit`` is also true for ``²`` and ``٣``, which ``int`` refuses)."""
+    return 0 < len(text) <= max_digits and all("0" <= c <= "9" for c in text)
+
+
+def excerpt(text: Optional[str], limit: int = EXCERPT) -> str:
+    """The first non-blank line of ``text``, cut to ``limit`` characters (with ``...``): what a note may quote."""
+    first = ""
+    for raw in as_text(text)[: limit * 50].splitlines():
+        if raw.strip():
+            first = raw.strip()
+            break
+    return first if len(first) <= limit else first[: limit - 3].rstrip() + "..."

@@ -1,0 +1,332 @@
+"""``nvidia-smi`` outputs -> values, captured or pasted (``> `` quoted, indented, cut mid-table).
+
+* :func:`parse_banner`      plain ``nvidia-smi``: the versions line of every era (``Driver Version:`` /
+  ``CUDA Version:``; the ``KMD Version:`` / ``CUDA UMD Version:`` of R610 drivers; WSL 2, where ``NVIDIA-SMI``
+  is the Linux side and ``Driver Version`` the Windows one; ``N/A`` and ``ERR!``), the GPU rows and the
+  process table::
+
+      | NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |
+      |   0  NVIDIA B200                    On  |   00000000:63:00.0 Off |                    0 |
+      | N/A   26C    P0            139W / 1000W |       0MiB / 183359MiB |      0%      Default |
+      |    0   N/A  N/A      1752    C+G   Insufficient Permissions        N/A      |
+
+* :func:`parse_query_csv`   ``--query-gpu=index,name,... --format=csv,noheader,nounits`` (a header line,
+  when there is one, names the fields): ``0, NVIDIA B200, 610.43.02, 10.0, 183359, 0, GPU-..., 00000000:63:00.0``
+* :func:`parse_apps_csv`    ``--query-compute-apps=pid,process_name,used_memory,gpu_uuid``: ``12345, python, 4096, GPU-...``
+* :func:`parse_list`        ``nvidia-smi -L``: ``GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-...)`` and its MIG lines
+* :func:`classify_failure`  a known failure text -> its failure id, from the rows of ``data/error_patterns.json``
+  that carry a ``tool_failure`` (the table ``cudaenv explain`` reads too)
+
+Every function is pure, never raises, and is linear in its input (see :mod:`cudaenv.parse._lines`).
+"""
+
+import re
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+from cudaenv.parse._lines import is_uint, lines
+from cudaenv.snapshot import Gpu, GpuProcess
+from cudaenv.version import cc_text
+
+QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "memory.used", "uuid", "pci.bus_id")
+QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")  # 470 and older: no compute_cap
+APPS_FIELDS = ("pid", "process_name", "used_memory", "gpu_uuid")
+
+# What nvidia-smi prints where a value is unknown or unreadable.
+_NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]", "unknown error", "err!", "[err!]", "[gpu is lost]"}
+_MODES = ("On", "Off", "N/A", "WDDM", "TCC", "MCDM")  # the Persistence-M / TCC/WDDM column closing a GPU row
+_PROCESS_TYPES = ("C", "G", "C+G", "M", "M+C")
+_KNOWN_FIELDS = set(QUERY_FIELDS) | {"gpu_uuid", "gpu_name", "gpu_bus_id", "compute_mode", "pstate", "count", "timestamp"}
+
+Text = Union[str, bytes, None]
+
+
+class SmiQuery(NamedTuple):
+    gpus: Tuple[Gpu, ...]
+    driver_version: Optional[str]
+
+
+class SmiBanner(NamedTuple):
+    smi_version: Optional[str]  # the NVIDIA-SMI (Linux-side on WSL2) version
+    driver_version: Optional[str]  # Driver Version / KMD Version
+    cuda_version: Optional[str]  # None for N/A, ERR! or absent
+    cuda_raw: Optional[str]  # the text as printed: "12.4", "N/A", "ERR!"
+    gpus: Tuple[Gpu, ...]
+    processes: Tuple[GpuProcess, ...]
+
+
+# Bounded quantifiers only: no pattern here can backtrack over a long run of digits or blanks.
+_VERSION = r"(\d{1,4}(?:\.\d{1,4}){1,3})"
+_SMI_RE = re.compile(r"NVIDIA-SMI\s{1,40}" + _VERSION)
+_DRIVER_RE = re.compile(r"(?:Driver|KMD) Version:\s{0,40}" + _VERSION)
+_CUDA_RE = re.compile(r"CUDA (?:UMD )?Version:\s{0,40}([^\s|]{1,16})")
+_BUS_RE = re.compile(r"(?<![0-9A-Fa-f:])([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])(?![0-9A-Za-z])")
+_MEM_RE = re.compile(r"(\d{1,9}) {0,3}MiB {0,20}/ {0,20}(\d{1,9}) {0,3}MiB")
+_UUID_RE = re.compile(r"^(?:GPU|MIG)-[0-9A-Za-z/-]{1,120}$")  # R450 MIG names: MIG-GPU-<uuid>/<gi>/<ci>
+_CAP_RE = re.compile(r"^\d{1,2}\.\d{1,2}$")
+_CUDA_VALUE_RE = re.compile(r"^\d{1,3}\.\d{1,3}$")
+
+
+def clean(value: Optional[str]) -> Optional[str]:
+    """A cell's value, or None for what nvidia-smi prints when it has none (``N/A``, ``[Not Supported]``, ``ERR!``)."""
+    if value is None:
+        return None
+    v = value.strip()
+    return None if v.lower() in _NA else v
+
+
+def name(value: Optional[str], limit: int = 200) -> Optional[str]:
+    """A GPU or process name: cleaned, and cut to ``limit`` characters (names go into notes and reports)."""
+    v = clean(value)
+    return v[:limit] if v else None
+
+
+def mib(value: Optional[str]) -> Optional[int]:
+    """``"4096"``, ``"4096 MiB"``, ``"4096MiB"`` -> 4096; None for N/A or anything else."""
+    v = clean(value)
+    if v is None:
+        return None
+    for unit in ("MiB", "MB"):
+        if v.endswith(unit):
+            v = v[: -len(unit)].rstrip()
+            break
+    number = v.split(".", 1)[0] if v.count(".") == 1 and is_uint(v.split(".", 1)[1] or "0") else v
+    return int(number) if is_uint(number, 12) else None
+
+
+def capability(value: Optional[str]) -> Optional[str]:
+    """``"8.6"`` as nvidia-smi prints it (read by cudaenv.version); None for N/A or anything else."""
+    v = clean(value)
+    return cc_text(v) if v and _CAP_RE.match(v) else None
+
+
+def uuid(value: Optional[str]) -> Optional[str]:
+    v = clean(value)
+    return v if v and _UUID_RE.match(v) else None
+
+
+def _first(pattern: "re.Pattern[str]", rows: Iterable[str]) -> Optional[str]:
+    for row in rows:
+        m = pattern.search(row)
+        if m:
+            return m.group(1)
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- banner
+def parse_banner(text: Text) -> SmiBanner:
+    """Versions, GPU rows and the process table of plain ``nvidia-smi`` output (any era of its layout)."""
+    rows = lines(text)
+    smi = _first(_SMI_RE, rows)
+    driver = _first(_DRIVER_RE, rows)
+    cuda_raw = _first(_CUDA_RE, rows)
+    cuda = cuda_raw if cuda_raw and _CUDA_VALUE_RE.match(cuda_raw) else None
+    gpus: List[Gpu] = []
+    processes: List[GpuProcess] = []
+    in_processes = False
+    for i, row in enumerate(rows):
+        if "Processes:" in row:
+            in_processes = True
+            continue
+        if not row.startswith("|"):
+            continue
+        cells = row.split("|")
+        if in_processes:
+            p = _process_row(cells[1])
+            if p is not None:
+                processes.append(p)
+            continue
+        gpu = _gpu_row(cells, rows[i + 1] if i + 1 < len(rows) else "")
+        if gpu is not None:
+            gpus.append(gpu)
+    return SmiBanner(smi, driver, cuda, cuda_raw, tuple(gpus), tuple(processes))
+
+
+def _gpu_row(cells: Sequence[str], next_row: str) -> Optional[Gpu]:
+    """``|   0  NVIDIA B200   On  |   00000000:63:00.0 Off |   0 |`` and the memory on the row below it."""
+    if len(cells) < 3:
+        return None
+    first = cells[1].strip()
+    tokens = first.split()
+    if len(tokens) < 3 or not is_uint(tokens[0], 3) or tokens[-1] not in _MODES:
+        return None
+    label = first[len(tokens[0]):].strip()
+    label = label[: len(label) - len(tokens[-1])].strip()
+    bus = _BUS_RE.search(cells[2])
+    used = total = None
+    mem = _MEM_RE.search(next_row)
+    if mem:
+        used, total = int(mem.group(1)), int(mem.group(2))
+    return Gpu(
+        index=int(tokens[0]),
+        name=name(label),
+        pci_bus_id=bus.group(1) if bus else None,
+        memory_total_mib=total,
+        memory_used_mib=used,
+    )
+
+
+def _process_row(cell: str) -> Optional[GpuProcess]:
+    """A compute process row, with or without the GI/CI columns (before 450 there were none)."""
+    spans = [(m.start(), m.end()) for m in re.finditer(r"\S+", cell)]
+    tokens = [cell[a:b] for a, b in spans]
+    if len(tokens) < 4 or not is_uint(tokens[0], 3):
+        return None
+    for at in (1, 3):  # PID right after GPU (old layout), or after GI and CI
+        if len(tokens) > at + 2 and is_uint(tokens[at], 10) and tokens[at + 1] in _PROCESS_TYPES:
+            break
+    else:
+        return None
+    kind = tokens[at + 1]
+    last = len(tokens) - 1
+    if tokens[last] == "MiB" and last > at + 2 and is_uint(tokens[last - 1], 9):
+        memory, name_end = tokens[last - 1], spans[last - 1][0]
+    elif tokens[last] == "N/A" or (tokens[last].endswith("MiB") and is_uint(tokens[last][:-3], 9)):
+        memory, name_end = tokens[last], spans[last][0]
+    else:
+        return None  # a row cut before its memory column
+    if last <= at + 1 or "C" not in kind:
+        return None  # graphics-only rows hold no CUDA memory
+    label = cell[spans[at + 1][1]: name_end].strip()
+    return GpuProcess(
+        pid=int(tokens[at]),
+        name=None if label == "Insufficient Permissions" else name(label),
+        used_memory_mib=mib(memory),
+        gpu_index=int(tokens[0]),
+    )
+
+
+# ------------------------------------------------------------------------------------------------- CSV
+def _header_fields(row: str) -> Optional[Tuple[str, ...]]:
+    names = []
+    for cell in row.split(","):
+        field = cell.strip()
+        if field.endswith("]") and "[" in field:  # "memory.total [MiB]"
+            field = field[: field.rfind("[")].rstrip()
+        names.append(field)
+    plain = all(n and re.match(r"^[a-z_][a-z0-9_.]{0,63}$", n) for n in names)
+    return tuple(names) if names and plain and any(n in _KNOWN_FIELDS for n in names) else None
+
+
+def parse_query_csv(text: Text, fields: Sequence[str] = QUERY_FIELDS) -> SmiQuery:
+    """GPUs from ``nvidia-smi --query-gpu=... --format=csv,noheader,nounits`` (a header line, if any, names the fields)."""
+    gpus: List[Gpu] = []
+    driver: Optional[str] = None
+    rows = [row for row in lines(text) if row]
+    if rows:
+        header = _header_fields(rows[0])
+        if header:
+            fields, rows = header, rows[1:]
+    fields = tuple(fields)
+    for position, row in enumerate(rows):
+        cells = [c.strip() for c in row.split(",")]
+        if len(cells) != len(fields):
+            continue
+        rec = dict(zip(fields, cells))
+        index = mib(rec.get("index")) if "index" in rec else position
+        if index is None:
+            continue
+        raw_uuid = clean(rec.get("uuid") or rec.get("gpu_uuid"))
+        if raw_uuid is not None and uuid(raw_uuid) is None:
+            continue  # a row of another layout: nothing is made up
+        gpus.append(
+            Gpu(
+                index=index,
+                name=name(rec.get("name") or rec.get("gpu_name")),
+                uuid=raw_uuid,
+                pci_bus_id=clean(rec.get("pci.bus_id") or rec.get("gpu_bus_id")),
+                memory_total_mib=mib(rec.get("memory.total")),
+                memory_used_mib=mib(rec.get("memory.used")),
+                compute_capability=capability(rec.get("compute_cap")),
+            )
+        )
+        driver = driver or clean(rec.get("driver_version"))
+    return SmiQuery(tuple(gpus), driver)
+
+
+def parse_apps_csv(text: Text) -> Tuple[GpuProcess, ...]:
+    """Processes from ``--query-compute-apps=pid,process_name,used_memory,gpu_uuid --format=csv,noheader,nounits``.
+
+    The process name comes from the workload and may hold commas: pid is read from the left, memory and
+    uuid from the right.
+    """
+    found: List[GpuProcess] = []
+    for row in lines(text):
+        cells = [c.strip() for c in row.split(",")]
+        if len(cells) < 4 or not is_uint(cells[0], 10):
+            continue
+        raw_uuid = clean(cells[-1])
+        if raw_uuid is not None and uuid(raw_uuid) is None:
+            continue
+        found.append(GpuProcess(pid=int(cells[0]), name=name(",".join(cells[1:-2])), used_memory_mib=mib(cells[-2]), gpu_uuid=raw_uuid))
+    return tuple(found)
+
+
+# ------------------------------------------------------------------------------------------------- -L
+def parse_list(text: Text) -> Tuple[Gpu, ...]:
+    """GPUs from ``nvidia-smi -L``: ``GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-...)``, MIG devices below their GPU::
+
+        GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-5c89852c-d268-c3f3-1b07-005d5ae1dc3f)
+          MIG 1g.5gb      Device  0: (UUID: MIG-a4d5f9d0-...)
+    """
+    gpus: List[Gpu] = []
+    migs: Dict[int, List[str]] = {}
+    for row in lines(text):
+        head, sep, tail = row.partition("(UUID:")
+        if not sep:
+            continue
+        value = uuid(tail.split(")", 1)[0])
+        if value is None:
+            continue
+        if row.startswith("GPU ") and value.startswith("GPU-"):
+            number, colon, label = head[4:].partition(":")
+            if colon and is_uint(number.strip(), 3):
+                gpus.append(Gpu(index=int(number.strip()), name=name(label), uuid=value))
+                migs[len(gpus) - 1] = []
+        elif row.startswith("MIG ") and value.startswith("MIG-") and gpus:
+            migs[len(gpus) - 1].append(value)
+    from cudaenv.snapshot import replace
+
+    return tuple(replace(g, mig_uuids=tuple(migs.get(i, ()))) if migs.get(i) else g for i, g in enumerate(gpus))
+
+
+# -------------------------------------------------------------------------------------------- failures
+class FailurePattern(NamedTuple):
+    failure: str  # the ToolStatus.failure id: driver-not-loaded, no-permission, ...
+    finding: str  # the doctor's (and explain's) id: driver-not-loaded, driver-no-permission, ...
+    patterns: Tuple["re.Pattern[str]", ...]
+    nvml_codes: Tuple[int, ...]  # NVML return codes that mean the same (NVML_ERROR_NO_PERMISSION = 4, ...)
+
+
+def failure_patterns(rows: Iterable[Mapping]) -> Tuple[FailurePattern, ...]:
+    """The rows of ``data/error_patterns.json`` that name a ``tool_failure``, in table order, compiled."""
+    out: List[FailurePattern] = []
+    for row in rows:
+        failure = row.get("tool_failure") if isinstance(row, Mapping) else None
+        if not isinstance(failure, str):
+            continue
+        compiled = []
+        for p in row.get("patterns", ()):
+            try:
+                compiled.append(re.compile(p, re.IGNORECASE))
+            except (re.error, TypeError):
+                continue
+        codes = tuple(c for c in row.get("nvml_codes", ()) if isinstance(c, int) and not isinstance(c, bool))
+        out.append(FailurePattern(failure, str(row.get("id")), tuple(compiled), codes))
+    return tuple(out)
+
+
+def classify_failure(text: Text, patterns: Sequence[FailurePattern]) -> Optional[str]:
+    """The failure id a known nvidia-smi/NVML error text stands for (the first row that matches), or None."""
+    rows = lines(text, limit=200)
+    for row in patterns:
+        if any(p.search(line) for p in row.patterns for line in rows):
+            return row.failure
+    return None
+
+
+def failure_for_nvml_code(code: Optional[int], patterns: Sequence[FailurePattern]) -> Optional[str]:
+    """The failure id of an NVML return code (9: driver-not-loaded, 18: driver-library-mismatch, ...), or None."""
+    for row in patterns:
+        if code is not None and code in row.nvml_codes:
+            return row.failure
+    return None
