@@ -199,12 +199,14 @@ def page_finding_ids() -> str:
         "## `cudaenv explain` and `cudaenv verify` ids",
         "",
         "The rows of `data/error_patterns.json`, in priority order (the first row whose pattern matches wins):",
-        "%d ids, %d patterns, %d sources. Each id is tested against a real error text in `tests/recorded/err-*.txt`."
+        "%d ids, %d patterns, %d sources. Each id is tested against a real error text in `tests/recorded/err-*.txt`. A row"
+        " with an nvidia-smi/NVML failure id is also how the doctor's driver probe names that tool's failure"
+        " (`tools[].failure`), with the NVML return codes that mean the same."
         % (len(rows), sum(len(r.get("patterns", ())) for r in rows), len(patterns.get("sources", {}))),
         "",
     ]
     lines += _table(
-        ["id", "title", "patterns", "source", "doctor finding"],
+        ["id", "title", "patterns", "source", "doctor finding", "nvidia-smi/NVML failure"],
         (
             (
                 _code(r["id"]),
@@ -212,6 +214,7 @@ def page_finding_ids() -> str:
                 len(r.get("patterns", ())),
                 _code(r.get("source", "")),
                 "yes" if r["id"] in doctor_ids else "",
+                " ".join(x for x in (_code(r.get("tool_failure", "")), "NVML %s" % ", ".join(map(str, r["nvml_codes"])) if r.get("nvml_codes") else "") if x),
             )
             for r in rows
         ),
