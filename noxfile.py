@@ -1,30 +1,63 @@
-"""Test sessions. `nox` runs the default ones (the whole suite); `nox -s bench` and `nox -s gpu` are opt-in."""
+"""Test sessions. `nox` runs the default ones (`tests`, `torch`); the others are opt-in (`nox -s NAME`):
+
+    tests      the default suite: no torch installed, no `slow`, `gpu` or `real_machine` test
+    torch      the `torch` tests against a real CPU torch 2.13.0
+    slow       the `slow` tests (ptys, wheel builds, timeouts)
+    full       everything but `gpu` and `real_machine`: the default suite, `slow`, then `torch`
+    isolation  the default suite with a stand-in nvidia-smi that prints a GPU on PATH (and, as root in CI, in
+               /usr/bin): proves that no unit test reads this machine's GPU state
+    machine    the `real_machine` tests: this development machine's own toolkit (CUDA 13.0 in /usr/local)
+    bench      speed and memory targets;  gpu  real GPU checks;  lint  ruff
+    (CI: .ci/run runs `nox`, then its CI_SESSIONS; the Slurm and Chromium sessions go there too.)
+
+The test dependencies are the `test` extra of pyproject.toml (one list: `pip install ".[test]"` gives the same).
+"""
 
 import os
+import shutil
+import signal
+import tempfile
+from pathlib import Path
 
 import nox
 
 nox.options.sessions = ["tests", "torch"]
 nox.options.reuse_existing_virtualenvs = True
 
-TEST_DEPS = ["pytest>=7", "hypothesis>=6", "pexpect>=4.8", "build", "hatchling"]
 TORCH = "torch==2.13.0"  # a CPU build; pinned so that pip never pulls a multi-GB CUDA build
+DEFAULT = "not gpu and not torch and not slow and not real_machine"
+# pytest-xdist workers (`-n`): CUDAENV_TEST_WORKERS=auto|N; 0 (the default) runs the suite in one process.
+WORKERS = os.environ.get("CUDAENV_TEST_WORKERS", "0")
 
 
 def _install(session):
     # A real (non-editable) install: data/ and shell/ are read from the installed package.
-    session.install(*TEST_DEPS)
     session.install("--force-reinstall", "--no-deps", ".")
-    session.install(".")
+    session.install(".[test]")
+
+
+def _xdist():
+    return [] if WORKERS in ("", "0", "1") else ["-n", WORKERS]
+
+
+def _no_torch(session):
+    session.run("python", "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)",
+                silent=True)
 
 
 @nox.session
 def tests(session):
-    """The whole suite, with no torch installed in the test interpreter."""
+    """The default suite, with no torch installed in the test interpreter."""
     _install(session)
-    session.run("python", "-c", "import importlib.util, sys; sys.exit(importlib.util.find_spec('torch') is not None)",
-                success_codes=[0], silent=True)
-    session.run("pytest", "-m", "not gpu and not torch", *session.posargs)
+    _no_torch(session)
+    session.run("pytest", "-m", DEFAULT, *_xdist(), *session.posargs)
+
+
+@nox.session
+def slow(session):
+    """The `slow` tests (a pty driving `cudaenv fix`, wheel builds, real timeouts)."""
+    _install(session)
+    session.run("pytest", "-m", "slow and not gpu and not torch and not real_machine", *_xdist(), *session.posargs)
 
 
 @nox.session
@@ -32,7 +65,86 @@ def torch(session):
     """The torch probe, verify --cpu and the distributed gloo check, against a real CPU torch 2.13.0."""
     _install(session)
     session.install(TORCH)
-    session.run("pytest", "-m", "torch and not gpu", *session.posargs)
+    session.run("pytest", "-m", "torch and not gpu and not real_machine", *session.posargs)
+
+
+@nox.session
+def full(session):
+    """Everything that runs without a GPU and off the development machine: the default suite and `slow` (with no
+    torch installed), then the `torch` tests."""
+    _install(session)
+    _no_torch(session)
+    session.run("pytest", "-m", "not gpu and not torch and not real_machine", *_xdist(), *session.posargs)
+    session.install(TORCH)
+    session.run("pytest", "-m", "torch and not gpu and not real_machine", *session.posargs)
+
+
+@nox.session
+def machine(session):
+    """Tests tied to this development machine's own toolkit (`real_machine`: CUDA 13.0 in /usr/local, its nvcc)."""
+    _install(session)
+    session.run("pytest", "-m", "real_machine", "-v", *session.posargs)
+
+
+# The stand-in: what a contributor's machine with a driver has on PATH (banner, --query-gpu, no processes).
+_STAND_IN = """#!/bin/sh
+case "$*" in
+  *--query-gpu*) cat '{query}';;
+  *--query-compute-apps*) ;;
+  *) cat '{banner}';;
+esac
+"""
+
+
+def _recorded(name):
+    text = (Path("tests") / "recorded" / name).read_text(encoding="utf-8")
+    return text.split("\n# ---\n", 1)[1] if text.startswith("# source:") else text
+
+
+def _stand_in(folder: Path) -> Path:
+    """Writes FOLDER/nvidia-smi printing a real A10G's recorded output (tests/recorded/diag-*-535-a10g.txt)."""
+    for name in ("banner", "query"):
+        (folder / (name + ".txt")).write_text(_recorded("diag-%s-535-a10g.txt" % name), encoding="utf-8")
+    smi = folder / "nvidia-smi"
+    smi.write_text(_STAND_IN.format(query=folder / "query.txt", banner=folder / "banner.txt"))
+    smi.chmod(0o755)
+    return smi
+
+
+def _exit_on_signal(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+@nox.session
+def isolation(session):
+    """The default suite with a GPU-printing nvidia-smi first on the real PATH, then (as root in CI) in /usr/bin."""
+    _install(session)
+    folder = Path(tempfile.mkdtemp(prefix="cudaenv-stand-in-"))
+    placed = None
+    # the /usr/bin copy must go even when the session is stopped: SIGTERM/SIGHUP become SystemExit, so `finally` runs
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
+    try:
+        _stand_in(folder)
+        path = str(folder) + os.pathsep + os.environ.get("PATH", "")
+        session.run("nvidia-smi", env={"PATH": path}, external=True)  # the stand-in answers: a GPU is "there"
+        session.log("1/2: the default suite with the stand-in first on PATH")
+        session.run("pytest", "-m", DEFAULT, *_xdist(), *session.posargs, env={"PATH": path})
+        target = Path("/usr/bin/nvidia-smi")
+        if os.geteuid() != 0 or not os.environ.get("CI"):
+            session.log("2/2 skipped: the /usr/bin placement runs only as root with CI set (a throwaway CI machine)")
+        elif target.exists() or target.is_symlink():
+            session.log("2/2 skipped: %s already exists (a real driver?); it is left alone" % target)
+        else:
+            shutil.copy(str(folder / "nvidia-smi"), str(target))
+            placed = target
+            session.log("2/2: the default suite with the stand-in at %s" % target)
+            session.run(str(target), external=True)
+            session.run("pytest", "-m", DEFAULT, *_xdist(), *session.posargs)
+    finally:
+        if placed is not None:
+            placed.unlink()
+        shutil.rmtree(str(folder), ignore_errors=True)
 
 
 @nox.session

@@ -144,6 +144,11 @@ def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str
     return CommandResult(argv, proc.returncode, so, se, None, time.monotonic() - start, timeout, bad1 or bad2)
 
 
+# The runner a Host uses when it is given none. Only the test suite sets it (tests/conftest.py installs a runner
+# that refuses any program outside the test's fake machine); cudaenv itself never does.
+default_runner: Optional[Callable[..., CommandResult]] = None
+
+
 def kill_process_group(proc) -> None:
     """Kill ``proc`` and every process in its group (it was started with ``start_new_session``)."""
     import signal
@@ -195,7 +200,7 @@ class Host:
         self.env: Dict[str, str] = dict(env if env is not None else {})
         self.system = system or current_system()
         self.timeout = float(timeout)
-        self._runner = runner or subprocess_runner
+        self._runner = runner or default_runner or subprocess_runner
         self.machine = machine
 
     # ------------------------------------------------------------------ paths

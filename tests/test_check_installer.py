@@ -3,23 +3,17 @@
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import recorded
 from cudaenv.installer_check import check_installer, cksum, parse_file_name, parse_header
 
-RECORDED = Path(__file__).parent / "recorded"
 NAME = "cuda_12.1.0_530.30.02_linux.run"
 MAKESELF = shutil.which("makeself") or shutil.which("makeself.sh")
 needs_makeself = pytest.mark.skipif(MAKESELF is None, reason="Debian's makeself is not installed")
-
-
-def recorded(name):
-    text = (RECORDED / name).read_text(encoding="utf-8")
-    return text.split("\n# ---\n", 1)[1]
 
 
 def build(tmp_path, *flags, name=NAME, label="CUDA Toolkit 12.1.0", payload=65536):

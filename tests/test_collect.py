@@ -13,20 +13,7 @@ from cudaenv.collect import _call, _Failed, collect_snapshot
 from cudaenv.host import Host
 from cudaenv.probes.env import parse_env, probe_env
 from cudaenv.snapshot import Note, Snapshot
-
-
-
-def _sibling(name):
-    """A helper from another test module (the suite runs with --import-mode=importlib: tests/ is not on sys.path)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("_cudaenv_" + name, Path(__file__).with_name(name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-make_fake_torch = _sibling("test_probe_torch").make_fake_torch
+from machine import make_probe_torch as make_fake_torch
 
 
 def test_a_probe_that_raises_becomes_a_note():
@@ -103,6 +90,7 @@ def test_snapshot_of_a_fake_root(fake_root, tmp_path):
     assert Snapshot.from_dict(snap.to_dict()) == snap
 
 
+@pytest.mark.slow  # a 2 s torch import, by design
 def test_the_torch_import_runs_beside_the_other_probes(fake_root, fake_bin, tmp_path):
     """A 2 s torch import and a 2 s nvidia-smi take about 2 s together, not 4."""
     site = tmp_path / "site-packages"

@@ -28,47 +28,7 @@ from cudaenv.snapshot import (
     replace,
 )
 
-PY = "/opt/venv/bin/python"
-A100 = Gpu(index=0, name="NVIDIA A100-SXM4-80GB", uuid="GPU-1111aaaa-0000-0000-0000-000000000000", pci_bus_id="00000000:07:00.0",
-           memory_total_mib=81920, memory_used_mib=1024, compute_capability="8.0")
-
-
-def gpu(i, name="NVIDIA A100-SXM4-80GB", cc="8.0", used=1024, total=81920):
-    return Gpu(index=i, name=name, uuid="GPU-%d111aaaa-0000-0000-0000-00000000000%d" % (i, i), memory_total_mib=total,
-               memory_used_mib=used, compute_capability=cc)
-
-
-def all_visible(gpus):
-    return VisibleDevices(mapping=tuple(DeviceMapping(g.index, g.index, g.uuid) for g in gpus))
-
-
-def cuda_torch(version="2.13.0+cu130", cuda="13.0", count=1, arch=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"), **kw):
-    base = dict(python=PY, installed=True, version=version, cuda=cuda, dynamic=True, cuda_available=True, device_count=count,
-                arch_list=tuple(arch), devices=tuple(TorchDevice(name="NVIDIA A100-SXM4-80GB", capability="8.0") for _ in range(count)),
-                installer="pip")
-    base.update(kw)
-    return Torch(**base)
-
-
-def healthy(**changes):
-    """One A100, driver 580.95.05 (CUDA 13.0), torch 2.13.0+cu130 that works, toolkit 13.0 active and linked."""
-    tk = Toolkit(version="13.0.2", path="/usr/local/cuda-13.0", source="/usr/local/cuda-*", active=True, on_path=True,
-                 is_link_target=True, nvcc="/usr/local/cuda-13.0/bin/nvcc")
-    s = Snapshot(
-        platform=Platform(system="linux", distro="Ubuntu 24.04.1 LTS", distro_id="ubuntu", distro_version="24.04",
-                          kernel="6.8.0-45-generic", machine="x86_64", dev_nvidia=("/dev/nvidia0", "/dev/nvidiactl"),
-                          pci_nvidia_devices=("0000:07:00.0",)),
-        driver=Driver(version="580.95.05", cuda_version="13.0", kernel_module="open", kernel_module_version="580.95.05", source="nvml"),
-        gpus=(A100,),
-        visible_devices=all_visible((A100,)),
-        toolkits=(tk,),
-        cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-13.0", resolved="/usr/local/cuda-13.0"),
-        active_toolkit=ActiveToolkit(path="/usr/local/cuda-13.0", nvcc="/usr/local/cuda-13.0/bin/nvcc", version="13.0.2",
-                                     nvcc_on_path=("/usr/local/cuda-13.0/bin/nvcc",)),
-        torch=cuda_torch(count=1),
-        tools=(ToolStatus("nvml", "libnvidia-ml.so.1"), ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi")),
-    )
-    return replace(s, **changes) if changes else s
+from machine import A100, PY, all_visible, cuda_torch, gpu, healthy  # noqa: F401 (shared with other modules)
 
 
 def ids(s):

@@ -7,185 +7,26 @@ small FAKE torch distribution on PYTHONPATH where the scenario needs a CUDA buil
 The real CPU torch 2.13.0 scenario is marked `torch`.
 """
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import recorded
-from cudaenv.diagnose import SECTIONS
-
-ARCH_CU130 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
-ARCH_CU126 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
-ARCH_CU121 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
-ARCH_CU118 = ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
-ARCH_CU128 = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
-
-A10G = [("NVIDIA A10G", (8, 6), 23028)]
-GTX1080TI = [("NVIDIA GeForce GTX 1080 Ti", (6, 1), 11264)]
-RTX2080TI_X4 = [("NVIDIA GeForce RTX 2080 Ti", (7, 5), 11264)] * 4
-TITANV_5880 = [("NVIDIA TITAN V", (7, 0), 12288), ("NVIDIA RTX 5880 Ada Generation", (8, 9), 49140)]
-
-FAKE_CUDA = '''\
-"""A fake torch.cuda for cudaenv's tests: the GPUs below, numbered like CUDA does, CUDA_VISIBLE_DEVICES applied."""
-import os
-import warnings
-
-_GPUS = %(gpus)r          # (name, capability, MiB) in PCI order
-_ORDER = %(order)r         # CUDA's enumeration order (physical indices)
-_ARCH = %(arch)r
-_WARNING = %(warning)r     # a CUDA initialisation failure, as torch warns it
-
-
-def _visible():
-    value = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if value is None:
-        return list(_ORDER)
-    out = []
-    for entry in value.split(","):
-        entry = entry.strip()
-        if not entry.isdigit() or int(entry) >= len(_GPUS) or int(entry) in out:
-            break
-        out.append(int(entry))
-    return out
-
-
-def is_available():
-    if _WARNING:
-        warnings.warn("CUDA initialization: " + _WARNING)
-        return False
-    return bool(_visible())
-
-
-def device_count():
-    return 0 if _WARNING else len(_visible())
-
-
-def get_device_name(i):
-    return _GPUS[_visible()[i]][0]
-
-
-def get_device_capability(i):
-    return _GPUS[_visible()[i]][1]
-
-
-class _Props(object):
-    def __init__(self, mib):
-        self.total_memory = mib * 1024 * 1024
-
-
-def get_device_properties(i):
-    return _Props(_GPUS[_visible()[i]][2])
-
-
-def get_arch_list():
-    return list(_ARCH)
-'''
-
-
-def make_fake_torch(site: Path, version: str, cuda, gpus=(), arch=(), order=None, warning=None, init_raises=None):
-    """A `torch` package + dist-info in ``site`` (the fake of a CUDA build that cannot be installed here)."""
-    pkg = site / "torch"
-    (pkg / "cuda").mkdir(parents=True)
-    (pkg / "backends").mkdir()
-    init = "from . import version, cuda, backends\n__version__ = version.__version__\n"
-    if init_raises:
-        init = "raise %s\n" % init_raises
-    (pkg / "__init__.py").write_text(init)
-    (pkg / "version.py").write_text("__version__ = %r\ncuda = %r\nhip = None\ngit_version = 'fake'\n" % (version, cuda))
-    cuda_src = FAKE_CUDA % {"gpus": [tuple(g) for g in gpus], "order": list(order if order is not None else range(len(gpus))),
-                            "arch": list(arch), "warning": warning}
-    (pkg / "cuda" / "__init__.py").write_text(cuda_src + "\nfrom . import nccl\n")
-    (pkg / "cuda" / "nccl.py").write_text("def version():\n    return (2, 27, 3)\n")
-    (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
-    (pkg / "backends" / "cudnn.py").write_text("def version():\n    return 91002\n")
-    dist = site / ("torch-%s.dist-info" % version)
-    dist.mkdir()
-    requires = "" if cuda is None else "Requires-Dist: nvidia-cudnn-cu%s==9.10.2.21\n" % str(cuda).split(".")[0]
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: %s\n%s\n" % (version, requires))
-    (dist / "INSTALLER").write_text("pip\n")
-    return site
-
-
-@pytest.fixture(scope="module")
-def bare_python(tmp_path_factory):
-    """A real interpreter without torch (a venv made from the test interpreter, without pip)."""
-    base = tmp_path_factory.mktemp("bare") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(base)], check=True, timeout=120)
-    return str(base / "bin" / "python")
-
-
-class Machine:
-    """One scenario: a fake root, fake nvidia-smi, environment, interpreter; ``doctor()`` runs the CLI."""
-
-    def __init__(self, fake_root, fake_bin, tmp_path, cli, python):
-        self.root, self.bin, self.tmp, self.cli, self.python = fake_root, fake_bin, tmp_path, cli, python
-        self.env = {"HOME": str(fake_root.path / "root")}
-        self.path_in_root = []
-        self.site = None
-
-    def smi(self, query=None, apps="", banner="", code=0, **kw):
-        table = {}
-        if query is not None:
-            table["--query-gpu"] = (query, code)
-        table["--query-compute-apps"] = (apps, 0)
-        self.bin.command("nvidia-smi", stdout=banner, exit_code=code if query is None else 0, by_args=table, **kw)
-        self.root.file("dev/nvidia0", "")
-        self.root.file("dev/nvidiactl", "")
-        return self
-
-    def torch(self, *args, **kwargs):
-        self.site = make_fake_torch(self.tmp / "site", *args, **kwargs)
-        self.env["PYTHONPATH"] = str(self.site)
-        return self
-
-    def toolkit(self, version, on_path=False, **kw):
-        self.root.toolkit(version, **kw)
-        if on_path:
-            self.path_in_root.append("/usr/local/cuda-%s/bin" % ".".join(version.split(".")[:2]))
-        return self
-
-    def doctor(self, *extra, fmt="--json"):
-        env = dict(self.env)
-        env["PATH"] = ":".join(self.path_in_root + [self.bin.env_path])
-        env["CUDAENV_ROOT"] = str(self.root.path)
-        env["PYTHONDONTWRITEBYTECODE"] = "1"
-        args = ["doctor"] + ([fmt] if fmt else []) + ["--python", self.python] + list(extra)
-        r = self.cli(*args, env=env)
-        assert r.code in (0, 1), r
-        return r
-
-    def findings(self, *extra):
-        r = self.doctor(*extra)
-        data = r.json()
-        for f in data["findings"]:
-            filled_in(f)
-        order = [SECTIONS.index(f["section"]) for f in data["findings"]]
-        assert order == sorted(order), [f["id"] for f in data["findings"]]  # the expert's order
-        return r.code, {f["id"]: f for f in data["findings"]}, data
-
-
-PLACEHOLDER = re.compile(r"<(?!\()[^>]*>|\bPID\b|\bX\.Y\b|\bVERSION\b|\bDISTRO\b|\.\.\.\s*$")
-
-
-def filled_in(f):
-    """A fix names this machine's values: no <...>, PID, X.Y placeholders (a hint's your_script.py is the user's)."""
-    for cmd in f["fix"]:
-        body = cmd.split("    # ")[0] if not cmd.startswith("#") else ""
-        hit = PLACEHOLDER.search(body)
-        # `docker run --gpus all ...`: the user's image; wsl1's distribution name while WSL_DISTRO_NAME is unset
-        assert hit is None or f["id"] in ("container-no-gpu", "wsl1-no-cuda"), (f["id"], cmd)
-
-
-@pytest.fixture
-def machine(fake_root, fake_bin, tmp_path, cli, bare_python):
-    return Machine(fake_root, fake_bin, tmp_path, cli, bare_python)
-
-
-def a10g_535(m):
-    return m.smi(query=recorded("diag-query-535-a10g.txt"), banner=recorded("diag-banner-535-a10g.txt"))
+from builders import recorded
+from machine import (
+    A10G,
+    ARCH_CU118,
+    ARCH_CU121,
+    ARCH_CU126,
+    ARCH_CU128,
+    ARCH_CU130,
+    GTX1080TI,
+    RTX2080TI_X4,
+    TITANV_5880,
+    Machine,
+    a10g_535,
+)
 
 
 # ------------------------------------------------------------------ healthy
@@ -512,7 +353,6 @@ def test_launch_blocking_left_set(machine):
     assert found["launch-blocking-set"]["fix"] == ["unset CUDA_LAUNCH_BLOCKING"] and "hint-launch-blocking" not in found
 
 
-
 SYSTEM_PYTHON = "/usr/bin/python3"
 
 
@@ -523,6 +363,7 @@ def _pep668_marked(python):
     return r.returncode == 0 and r.stdout.strip() == "False"
 
 
+@pytest.mark.allow_run(SYSTEM_PYTHON)  # a real system interpreter, on purpose
 def test_torch_missing_beside_a_pep_668_system_python(fake_root, fake_bin, tmp_path, cli):
     """A real system interpreter marked EXTERNALLY-MANAGED: the fix makes a venv (pip would refuse), as `cudaenv fix` does."""
     if not Path(SYSTEM_PYTHON).exists() or not _pep668_marked(SYSTEM_PYTHON):

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import TOOLS, recorded
 from cudaenv.render.facts import SECTIONS, render_facts
 from cudaenv.render.json_out import dumps
 from cudaenv.snapshot import (
@@ -28,6 +29,7 @@ from cudaenv.snapshot import (
     TorchDevice,
     VisibleDevices,
 )
+from machine import make_probe_torch
 
 LONG = "/home/someone/projects/a-rather-long-project-name/.venv/lib/python3.11/site-packages/nvidia/cuda_nvcc"
 
@@ -144,7 +146,7 @@ def test_json_is_the_contract_in_field_order():
 def test_doctor_json_on_a_fake_root(cli, fake_root):
     fake_root.file("etc/os-release", 'PRETTY_NAME="Ubuntu 24.04.1 LTS"\nID=ubuntu\nVERSION_ID="24.04"\n')
     r = cli("doctor", "--json", "--quick", "--root", str(fake_root.path), "--python", sys.executable,
-            env={"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""})
+            env={"PATH": TOOLS, "CUDA_VISIBLE_DEVICES": ""})
     assert r.code in (0, 1), r
     data = r.json()
     assert data["root"] == str(fake_root.path)
@@ -154,7 +156,7 @@ def test_doctor_json_on_a_fake_root(cli, fake_root):
 
 
 def test_doctor_text_on_a_fake_root(cli, fake_root):
-    r = cli("doctor", "--quick", env={"PATH": "/usr/bin:/bin", "CUDAENV_ROOT": str(fake_root.path)})
+    r = cli("doctor", "--quick", env={"PATH": TOOLS, "CUDAENV_ROOT": str(fake_root.path)})
     assert r.code in (0, 1), r  # 1: the diagnosis found an error (no driver, no GPU); never a crash
     assert r.out and r.err == ""
 
@@ -203,29 +205,19 @@ CONTRACT = {
 }
 
 
-def _load_sibling(name):
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location("_cudaenv_" + name, Path(__file__).with_name(name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_doctor_json_has_every_field_the_contract_names(cli, fake_root, fake_bin, tmp_path):
     """A machine where every list is filled: 4 GPUs, processes, a link, a toolkit, cuDNN, a torch that imports."""
-    query = _load_sibling("test_probe_nvidia").recorded("smi-query-2080ti-x4.txt")
-    apps = _load_sibling("test_probe_nvidia").recorded("smi-apps-2080ti.txt")
-    banner = _load_sibling("test_probe_nvidia").recorded("smi-banner-550-single.txt")  # only its "CUDA Version" is used here
+    query = recorded("smi-query-2080ti-x4.txt")
+    apps = recorded("smi-apps-2080ti.txt")
+    banner = recorded("smi-banner-550-single.txt")  # only its "CUDA Version" is used here
     fake_bin.command("nvidia-smi", stdout=banner, by_args={"--query-gpu": (query, 0), "--query-compute-apps": (apps, 0)})
     fake_root.file("etc/os-release", 'PRETTY_NAME="Ubuntu 22.04.4 LTS"\nID=ubuntu\nVERSION_ID="22.04"\n')
-    fake_root.file("proc/driver/nvidia/version", _load_sibling("test_probe_nvidia").recorded("proc-nvidia-open-565.txt"))
+    fake_root.file("proc/driver/nvidia/version", recorded("proc-nvidia-open-565.txt"))
     fake_root.toolkit("12.4.131", cudnn="9.1.0")
     fake_root.link("usr/local/cuda", "/usr/local/cuda-12.4")
     site = tmp_path / "site-packages"
     site.mkdir()
-    _load_sibling("test_probe_torch").make_fake_torch(site)
+    make_probe_torch(site)
     env = {"PATH": "/usr/local/cuda/bin:" + fake_bin.env_path, "CUDAENV_ROOT": str(fake_root.path), "PYTHONPATH": str(site),
            "CUDA_VISIBLE_DEVICES": "2,3", "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "NCCL_DEBUG": "INFO", "HOME": str(tmp_path)}
     r = cli("doctor", "--json", "--python", sys.executable, env=env)

@@ -8,14 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import recorded
+from builders import recorded
 from cudaenv.cli import main
 from cudaenv.diagnose import Finding, diagnose, exit_code
 from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import fix_lines, render_report, shell_words
 from cudaenv.render.spinner import Spinner
-from test_diagnose_rules import healthy
-from test_diagnose_scenarios import A10G, ARCH_CU118, ARCH_CU121, ARCH_CU128, RTX2080TI_X4, Machine, a10g_535
+from machine import A10G, ARCH_CU118, ARCH_CU121, ARCH_CU128, RTX2080TI_X4, a10g_535, healthy
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -23,14 +22,6 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 class Tty(io.StringIO):
     def isatty(self):
         return True
-
-
-@pytest.fixture
-def machine(fake_root, fake_bin, tmp_path, cli, bare_python):  # noqa: F811 (the imported fixture)
-    return Machine(fake_root, fake_bin, tmp_path, cli, bare_python)
-
-
-from test_diagnose_scenarios import bare_python  # noqa: E402,F401  (the module-scoped venv fixture)
 
 
 def _cpu_torch_on_a10g(m):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import RECORDED, recorded
+from builders import RECORDED, TOOLS, recorded
 from cudaenv.explain import classify_all, classify_error, context_lines, describe, known_ids, render_match, render_unknown
 from cudaenv.resources import load_table
 
@@ -216,7 +216,7 @@ def test_cli_probe_reports_a_python_without_torch(cli, tmp_path):
     import importlib.util
 
     r = cli("explain", "--probe", "--json", "--python", sys.executable, "RuntimeError: No CUDA GPUs are available",
-            env={"PATH": "/usr/bin:/bin"})
+            env={"PATH": TOOLS})
     assert r.code == 0, r
     data = r.json()
     assert data["facts"]["python"] == sys.executable

@@ -22,7 +22,7 @@ from cudaenv.commands.fix import driver_steps, plan_choices, stream
 from cudaenv.recommend import recommend
 from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
-from conftest import recorded
+from builders import recorded
 
 TITAN_QUERY = "smi-query-titanv-5880.txt"  # TITAN V (7.0) + RTX 5880 Ada (8.9), driver 570.86.15
 
@@ -237,6 +237,7 @@ def test_fix_replaces_a_real_cpu_torch(tmp_path, fake_root, fake_bin, wheel_inde
     assert res.code == 0 and "Nothing to fix" in res.out, res
 
 
+@pytest.mark.allow_run("/usr/bin/python3")  # this machine's system Python, on purpose
 def test_fix_refuses_an_externally_managed_python(tmp_path, fake_root, fake_bin, cli):
     """This machine's /usr/bin/python3 is a Debian system Python with EXTERNALLY-MANAGED (PEP 668) and no torch."""
     system_python = "/usr/bin/python3"

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import TOOLS
 from cudaenv.host import CommandResult, Host, host_from_environment
 from cudaenv.errors import UserError
 
@@ -136,7 +137,7 @@ def test_read_text_respects_the_limit(fake_root):
 def test_path_entries_inside_the_root_are_named_as_the_image_names_them(fake_root):
     fake_root.toolkit("11.8.89")
     real_bin = str(fake_root / "usr/local/cuda-11.8/bin")
-    host = fake_root.host(path=real_bin + ":/usr/bin:/bin")
+    host = fake_root.host(path=real_bin + ":" + TOOLS)
     assert host.which_all_in_root("nvcc") == ["/usr/local/cuda-11.8/bin/nvcc"]
 
 

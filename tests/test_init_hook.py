@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from builders import TOOLS, SHELL_TOOLS
 from cudaenv.shells import get_shell
 
 VENV_BIN = str(Path(sys.executable).parent)
@@ -32,7 +33,7 @@ def world(fake_root, tmp_path):
     (wrap / "cudaenv").write_text('#!/bin/sh\necho "$*" >> %s\nexec %s "$@"\n' % (log, CUDAENV))
     (wrap / "cudaenv").chmod(0o755)
     env = {
-        "PATH": "%s:%s:/usr/bin:/bin" % (wrap, VENV_BIN),
+        "PATH": "%s:%s:%s" % (wrap, VENV_BIN, SHELL_TOOLS),
         "HOME": str(home),
         "CUDAENV_ROOT": str(fake_root.path),
         "LANG": "C.UTF-8",
@@ -51,7 +52,7 @@ def world(fake_root, tmp_path):
 
 
 def hook(shell_name, env=None):
-    proc = subprocess.run([CUDAENV, "init", shell_name], capture_output=True, text=True, env=env or {"PATH": "/usr/bin:/bin"}, timeout=30)
+    proc = subprocess.run([CUDAENV, "init", shell_name], capture_output=True, text=True, env=env or {"PATH": SHELL_TOOLS}, timeout=30)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -213,7 +214,7 @@ def test_pwsh_hook_for_real(world):
 def test_install_once_with_a_backup(shell, rc, tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+    env = {"PATH": TOOLS, "HOME": str(home)}
     target = home / rc
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("# my settings\nalias ll='ls -l'")  # no trailing newline
@@ -237,7 +238,7 @@ def test_install_once_with_a_backup(shell, rc, tmp_path):
 def test_install_creates_a_missing_rc_and_follows_a_linked_one(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "ZDOTDIR": str(tmp_path / "zdot")}
+    env = {"PATH": TOOLS, "HOME": str(home), "ZDOTDIR": str(tmp_path / "zdot")}
     proc = subprocess.run([CUDAENV, "init", "zsh", "--install"], capture_output=True, text=True, env=env, timeout=30)
     assert proc.returncode == 0, proc.stderr
     made = tmp_path / "zdot" / ".zshrc"
@@ -400,7 +401,7 @@ def test_install_keeps_an_older_backup_and_leaves_no_temp_file(tmp_path):
     old_backup = home / ".bashrc.cudaenv-backup"
     old_backup.write_text("an older backup\n")
     proc = subprocess.run([CUDAENV, "init", "bash", "--install"], capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "HOME": str(home)}, timeout=30)
+                          env={"PATH": TOOLS, "HOME": str(home)}, timeout=30)
     assert proc.returncode == 0, proc.stderr
     assert old_backup.read_text() == "an older backup\n"  # never overwritten
     stamped = [p for p in home.iterdir() if p.name.startswith(".bashrc.cudaenv-backup-")]

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import TOOLS
 from cudaenv.commands.link import LinkState, find_ld_mentions, find_rc_mentions, parse_alternatives, plan_link
 
 ALTERNATIVES = """manual
@@ -66,7 +67,7 @@ def test_cli_plain_link_in_a_writable_usr_local(root, cli):
     root.file("etc/ld.so.conf.d/000_cuda.conf", "/usr/local/cuda/lib64\n")
     root.file("home/u/.bashrc", "export CUDA_HOME=/usr/local/cuda-11.8\nexport PATH=/usr/local/cuda-11.8/bin:$PATH\n")
     root.file("home/u/.profile", "export PATH=$HOME/bin:$PATH\n")
-    res = cli("link", "12.1", "--root", str(root.path), env={"PATH": "/usr/bin:/bin", "HOME": "/home/u", "CUDA_HOME": "/opt/else"})
+    res = cli("link", "12.1", "--root", str(root.path), env={"PATH": TOOLS, "HOME": "/home/u", "CUDA_HOME": "/opt/else"})
     assert res.code == 0, res.err
     writable = os.access(str(root.path / "usr/local"), os.W_OK)
     sudo = "" if writable else "sudo "

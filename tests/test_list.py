@@ -4,11 +4,12 @@ import os
 
 import pytest
 
+from builders import TOOLS
 from cudaenv.render.toolkits import render_toolkit_table, toolkits_to_json
 from cudaenv.probes.toolkits import ToolkitState
 from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 
-BIN = "/usr/bin:/bin"
+BIN = TOOLS
 
 
 def run_list(cli, fake_root, *extra, env=None):

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from builders import TOOLS
+
 import cudaenv
 
 REPO = Path(__file__).resolve().parent.parent
@@ -64,7 +66,7 @@ def test_the_wheel_carries_data_and_shell(wheel):
 @pytest.mark.slow
 def test_installed_wheel_runs_and_reads_its_data(installed):
     exe = installed / "bin" / "cudaenv"
-    env = {"PATH": "%s:/usr/bin:/bin" % (installed / "bin"), "HOME": str(installed)}
+    env = {"PATH": "%s:%s" % (installed / "bin", TOOLS), "HOME": str(installed)}
     version = _run([exe, "--version"], env=env, cwd=str(installed))
     assert version.stdout.strip() == "cudaenv %s" % cudaenv.__version__
     as_module = _run([installed / "bin" / "python", "-m", "cudaenv", "--version"], env=env, cwd=str(installed))
@@ -100,7 +102,7 @@ def test_installed_wheel_runs_and_reads_its_data(installed):
 
 def test_python_dash_m_cudaenv_is_the_cli(tmp_path):
     """`python -m cudaenv` runs the same CLI as the console script: its version, and exit 2 with one line for a bad option."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"PATH": TOOLS, "HOME": str(tmp_path)}
     ok = subprocess.run([sys.executable, "-m", "cudaenv", "--version"], capture_output=True, text=True, env=env, timeout=60)
     assert (ok.returncode, ok.stdout.strip()) == (0, "cudaenv %s" % cudaenv.__version__)
     bad = subprocess.run([sys.executable, "-m", "cudaenv", "doctor", "--root", str(tmp_path / "nope")],

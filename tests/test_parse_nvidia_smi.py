@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import RECORDED, recorded
+from builders import RECORDED, recorded
 from cudaenv.parse import nvidia_smi as smi
 from cudaenv.parse import nvml
 from cudaenv.parse._lines import excerpt, lines

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import recorded
+from builders import recorded
 from cudaenv.host import Host
 from cudaenv.parse import proc
 from cudaenv.probes import platform as pf

@@ -63,7 +63,7 @@ def test_any_value_never_raises(value, order):
 
 def test_doctor_with_superscript_two_does_not_crash(cli, fake_root, fake_bin):
     """Issue 12: CUDA_VISIBLE_DEVICES=² crashed the doctor (str.isdigit is true for ²)."""
-    from conftest import recorded
+    from builders import recorded
 
     fake_bin.command("nvidia-smi", stdout="", by_args={
         "--query-gpu": (recorded("smi-query-2080ti-x4.txt"), 0), "--query-compute-apps": ("", 0)})

@@ -1,21 +1,15 @@
 """cuDNN: headers of every generation, in every place, and never torch's ATen wrappers."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import recorded
 from cudaenv.probes.cudnn import decode_cudnn_version, parse_cudnn_header, probe_cudnn
 from cudaenv.snapshot import Toolkit
 
-RECORDED = Path(__file__).parent / "recorded"
 WIN_CUDNN_REL = "C/Program Files/NVIDIA/CUDNN"
-
-
-def recorded(name):
-    text = (RECORDED / name).read_text(encoding="utf-8")
-    return text.split("\n# ---\n", 1)[1] if text.startswith("# source:") else text
 
 
 def tk(path):

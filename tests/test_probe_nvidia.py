@@ -10,19 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import FakeRoot
+from builders import FakeRoot, recorded
 from cudaenv.parse import nvidia_smi as nsmi
 from cudaenv.parse import nvml, proc
 from cudaenv.probes import nvidia as nv
 from cudaenv.snapshot import Platform
 
-RECORDED = Path(__file__).parent / "recorded"
-
-
-def recorded(name: str) -> str:
-    """A recorded real output minus its provenance header (tests/ is not importable: same rule as conftest's)."""
-    text = (RECORDED / name).read_text(encoding="utf-8")
-    return text.split("\n# ---\n", 1)[1] if text.startswith("# source:") else text
 
 # ------------------------------------------------------------------------------------------------ parsers
 

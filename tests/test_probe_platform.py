@@ -1,20 +1,13 @@
 """Platform probe: os-release, WSL 1/2 from several signals, containers, device nodes, PCI, Secure Boot, libcuda."""
 
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import TOOLS, recorded
 from cudaenv.parse import proc
 from cudaenv.probes import platform as pf
-
-RECORDED = Path(__file__).parent / "recorded"
-
-
-def recorded(name: str) -> str:
-    text = (RECORDED / name).read_text(encoding="utf-8")
-    return text.split("\n# ---\n", 1)[1] if text.startswith("# source:") else text
 
 
 def kernel_of(proc_version: str) -> str:
@@ -272,7 +265,7 @@ def test_torch_recommend_picks_rocm_for_an_amd_gpu_on_the_pci_bus(fake_root, cli
     fake_root.file("sys/bus/pci/devices/0000:03:00.0/vendor", "0x1002\n")
     fake_root.file("sys/bus/pci/devices/0000:03:00.0/class", "0x038000\n")
     res = cli("torch", "recommend", "--json", "--torch", "2.7.1", "--root", str(fake_root.path), "--python", "3.11",
-              env={"PATH": "/usr/bin:/bin"})
+              env={"PATH": TOOLS})
     assert res.json()["variant"].startswith("rocm"), res
 
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import recorded
 from cudaenv.host import Host
 from cudaenv.probes.toolkits import (
     ToolkitState,
@@ -24,14 +25,6 @@ from cudaenv.probes.toolkits import (
     probe_toolkits,
     version_key,
 )
-
-RECORDED = Path(__file__).parent / "recorded"
-
-
-def recorded(name):
-    """tests/recorded/NAME without its `# source:` provenance header."""
-    text = (RECORDED / name).read_text(encoding="utf-8")
-    return text.split("\n# ---\n", 1)[1] if text.startswith("# source:") else text
 
 
 def fake_nvcc_script(version):
@@ -490,7 +483,7 @@ def test_distro_package(fake_root):
     fake_root.executable("usr/bin/nvcc", fake_nvcc_script("11.5.119"))
     fake_root.file("usr/lib/cuda/version.txt", "CUDA Version 11.5.1\n")
     fake_root.file("usr/include/cuda.h", "#define CUDA_VERSION 11050\n")
-    host = fake_root.host(env={"CUDA_HOME": "/usr/lib/cuda"})
+    host = fake_root.host(env={"CUDA_HOME": "/usr/lib/cuda"}, path="/usr/bin:/bin")  # the image's PATH, read inside the root
     state, _ = probe(host)
     assert len(state.toolkits) == 1
     tk = state.toolkits[0]
@@ -506,7 +499,7 @@ def test_distro_nvcc_wrapper_is_one_toolkit(fake_root):
     fake_root.executable("usr/lib/nvidia-cuda-toolkit/bin/nvcc", fake_nvcc_script("12.0.140"))
     fake_root.executable("usr/bin/nvcc", '#!/bin/sh\nexec /usr/lib/nvidia-cuda-toolkit/bin/nvcc "$@"\n')
     fake_root.file("usr/include/cuda.h", "#define CUDA_VERSION 12000\n")
-    state, _ = probe(fake_root.host())
+    state, _ = probe(fake_root.host(path="/usr/bin:/bin"))  # the image's PATH, read inside the root
     assert [(tk.path, tk.version, tk.install_method) for tk in state.toolkits] == [("/usr", "12.0", "distro")]
     assert state.active_toolkit.path == "/usr" and state.active_toolkit.nvcc == "/usr/lib/nvidia-cuda-toolkit/bin/nvcc"
     assert state.toolkits[0].active and state.toolkits[0].on_path

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import TOOLS
 from cudaenv._child import torch_probe as child
 from cudaenv.host import Host
 from cudaenv.probes.python import Interpreter
@@ -25,6 +26,9 @@ from cudaenv.probes.torch import (
     probe_torch_dynamic,
     probe_torch_static,
 )
+from machine import PROBE_CUDA_BROKEN as FAKE_CUDA_BROKEN
+from machine import PROBE_CUDA_NO_DRIVER as FAKE_CUDA_NO_DRIVER
+from machine import make_probe_torch as make_fake_torch
 
 
 def probe_torch(host, interpreter, notes):
@@ -35,86 +39,6 @@ def probe_torch(host, interpreter, notes):
 PY37 = "/root/.pyenv/versions/3.7.16/bin/python"
 PY39 = next((str(p) for p in sorted(Path("/root/.pyenv/versions").glob("3.9*/bin/python"))), "/nonexistent")
 
-FAKE_CUDA = '''
-import os, warnings
-class _Props:
-    total_memory = 24 * 1024 ** 3
-def is_available():
-    return True
-def device_count():
-    return 1
-def get_device_name(i):
-    return "Fake GPU CVD=%s" % os.environ.get("CUDA_VISIBLE_DEVICES")
-def get_device_capability(i):
-    return (8, 6)
-def get_device_properties(i):
-    return _Props()
-def get_arch_list():
-    return ["sm_80", "sm_86", "sm_90"]
-class nccl:
-    @staticmethod
-    def version():
-        return (2, 21, 5)
-'''
-
-FAKE_CUDA_BROKEN = '''
-import warnings
-def is_available():
-    warnings.warn("CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
-                  "before calling NumCudaDevices() that might have already set an error? Error 804: forward "
-                  "compatibility was attempted on non supported HW")
-    return False
-def device_count():
-    return 0
-def get_arch_list():
-    return []
-'''
-
-# A CUDA build on a machine without a driver, as the real torch 2.14.1+cu130 behaves here
-# (tests/recorded/verify-cu130-no-driver.txt): is_available() is False with no warning; init() says why.
-FAKE_CUDA_NO_DRIVER = '''
-def is_available():
-    return False
-def device_count():
-    return 0
-def get_arch_list():
-    return ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
-def init():
-    raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
-                       "a driver from http://www.nvidia.com/Download/index.aspx")
-'''
-
-
-def make_fake_torch(site, version="2.7.1+cu126", cuda="'12.6'", init="", cuda_module=FAKE_CUDA, cudnn=91002,
-                    installer="uv", requires=('nvidia-cudnn-cu12==9.5.1.17; platform_system == "Linux"',),
-                    nvidia=(("nvidia_cudnn_cu12", "9.5.1.17"),)):
-    site = Path(site)
-    pkg = site / "torch"
-    (pkg / "backends").mkdir(parents=True)
-    (pkg / "version.py").write_text(
-        "from typing import Optional\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
-        "__version__ = '%s'\ndebug = False\ncuda: Optional[str] = %s\ngit_version = 'e2d141dbde55c2a4370fac5165b0561b6af4798b'\n"
-        "hip: Optional[str] = None\n" % (version, cuda)
-    )
-    (pkg / "__init__.py").write_text(
-        init or "print('torch writes on stdout too')\nfrom . import version, cuda, backends\n__version__ = version.__version__\n"
-    )
-    (pkg / "cuda.py").write_text(cuda_module)
-    (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
-    (pkg / "backends" / "cudnn.py").write_text("def version():\n    return %r\n" % (cudnn,))
-    dist = site / ("torch-%s.dist-info" % version)
-    dist.mkdir()
-    meta = ["Metadata-Version: 2.1", "Name: torch", "Version: %s" % version, "Requires-Dist: filelock"]
-    meta += ["Requires-Dist: %s" % r for r in requires]
-    (dist / "METADATA").write_text("\n".join(meta) + "\n\nThe long description\nRequires-Dist: not-a-header\n")
-    if installer is not None:
-        (dist / "INSTALLER").write_text(installer + "\n")
-    for name, ver in nvidia:
-        d = site / ("%s-%s.dist-info" % (name, ver))
-        d.mkdir()
-        (d / "METADATA").write_text("Name: %s\nVersion: %s\n" % (name.replace("_", "-"), ver))
-    return pkg
-
 
 @pytest.fixture
 def site(tmp_path):
@@ -124,7 +48,7 @@ def site(tmp_path):
 
 
 def host_with_path(site, **extra):
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"PATH": TOOLS, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
     env.update(extra)
     return Host(env=env, system="linux", timeout=20)
 
@@ -145,7 +69,7 @@ def venv(tmp_path_factory):
 def test_static_pass_reads_a_fake_torch_in_a_real_venv(venv):
     base, sp = venv
     notes = []
-    h = Host(env={"PATH": "/usr/bin:/bin"}, system="linux", timeout=20)
+    h = Host(env={"PATH": TOOLS}, system="linux", timeout=20)
     t = probe_torch_static(h, Interpreter(str(base / "bin" / "python"), "VIRTUAL_ENV"), notes)
     assert notes == []
     assert t.installed and t.version == "2.7.1+cu126" and t.cuda == "12.6" and t.hip is None
@@ -174,7 +98,7 @@ def test_static_pass_reports_torchs_companions(site):
 def test_torch_recommend_pins_the_installed_companions(site, cli):
     make_fake_torch(site, version="2.7.1+cpu", cuda="None")
     (site / "torchvision-0.22.1+cpu.dist-info").mkdir()
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {"PATH": TOOLS, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
     res = cli("torch", "recommend", "--json", "--driver", "560.35.03", "--compute-capability", "6.1",
               "--python", sys.executable, env=env)
     data = res.json()
@@ -237,7 +161,7 @@ def test_torch_whose_import_raises(site):
 
 def test_doctor_finishes_when_import_torch_raises(site, cli):
     make_fake_torch(site, init="raise ImportError('broken torch')\n")
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
+    env = {"PATH": TOOLS, "PYTHONPATH": str(site)}
     r = cli("doctor", "--json", "--python", sys.executable, env=env)
     assert r.code in (0, 1), r  # 1: the diagnosis reports the broken import as an error
     torch = r.json()["torch"]
@@ -304,7 +228,7 @@ def test_conda_meta_means_conda(tmp_path):
     make_fake_torch(sp, installer=None, requires=(), nvidia=())
     (base / "conda-meta").mkdir()
     (base / "conda-meta" / "pytorch-2.7.1-py3.11_cuda12.6_cudnn9.5.1_0.json").write_text("{}")
-    t = probe_torch_static(Host(env={"PATH": "/usr/bin:/bin"}, timeout=20), Interpreter(str(base / "bin" / "python"), "CONDA_PREFIX"), [])
+    t = probe_torch_static(Host(env={"PATH": TOOLS}, timeout=20), Interpreter(str(base / "bin" / "python"), "CONDA_PREFIX"), [])
     assert t.installer == "conda" and t.requires == () and t.nvidia_packages == ()
 
 
@@ -331,12 +255,13 @@ def test_an_interpreter_that_crashes_gives_a_note(tmp_path):
     fake.write_text("#!/bin/sh\necho 'Fatal Python error: init_fs_encoding' >&2\nexit 1\n")
     fake.chmod(0o755)
     notes = []
-    t = probe_torch(Host(env={"PATH": "/usr/bin:/bin"}), Interpreter(str(fake), "--python"), notes)
+    t = probe_torch(Host(env={"PATH": TOOLS}), Interpreter(str(fake), "--python"), notes)
     assert t.python == str(fake) and not t.installed
     assert len(notes) == 1 and "gave no answer (exit 1): Fatal Python error" in notes[0].message
 
 
 @pytest.mark.parametrize("python", [PY37, PY39], ids=["py3.7", "py3.9"])
+@pytest.mark.allow_run(PY37, PY39)  # this machine's old interpreters, on purpose (skipped where absent)
 def test_old_interpreters_run_the_child(python, site):
     if not os.path.exists(python):
         pytest.skip("%s is not installed" % python)
@@ -442,7 +367,7 @@ def test_real_torch_dynamic_pass():
 @pytest.mark.torch
 def test_real_doctor_json_and_quick(cli_subprocess):
     _real_torch()
-    env = {"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/root")}
+    env = {"PATH": TOOLS, "HOME": os.environ.get("HOME", "/root")}
     full = cli_subprocess("doctor", "--json", "--python", sys.executable, env=env)
     assert full.code in (0, 1), full
     t = full.json()["torch"]

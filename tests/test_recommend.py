@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from cudaenv.recommend import recommend, render_pyproject, render_requirements, render_text
 from cudaenv.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
 
-from conftest import recorded
+from builders import TOOLS, recorded
 
 PY = "/venv/bin/python"
 
@@ -218,7 +218,7 @@ def test_command_with_four_2080ti_and_driver_520(cli, fake_root, fake_bin, tmp_p
 
 
 def test_command_what_if_env_driver_and_formats(cli, fake_root, tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_DRIVER_VERSION": "560.35.03", "CUDAENV_CACHE_DIR": str(tmp_path / "c"),
+    env = {"PATH": TOOLS, "CUDAENV_DRIVER_VERSION": "560.35.03", "CUDAENV_CACHE_DIR": str(tmp_path / "c"),
            "CUDAENV_TORCH_INDEX": "https://mirror.example/whl"}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--compute-capability", "6.1", "--torch", "2.7.1",
               "--format", "requirements", env=env)
@@ -229,14 +229,14 @@ def test_command_what_if_env_driver_and_formats(cli, fake_root, tmp_path):
 
 
 def test_command_python_version_and_variant(cli, fake_root, tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "8.6",
               "--torch", "2.6", "--variant", "cu121", env=env)
     assert res.code == 1 and "cu121 stops at torch 2.5.1" in res.out, res
 
 
 def test_command_os_macos_means_apple_silicon_unless_told(cli, fake_root, tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--os", "macos", "--torch", "2.7.1", "--json", env=env)
     assert res.code == 0 and res.json()["platform"] == "macos-arm64" and res.json()["index_url"] is None, res
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--os", "macos", "--machine", "x86_64", "--torch", "2.7.1", "--json", env=env)

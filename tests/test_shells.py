@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from builders import TOOLS, SHELL_TOOLS
 from cudaenv.shells import UnknownShell, detect_shell, get_shell
 from cudaenv.switch import EnvChange
 
@@ -48,7 +49,7 @@ def run_shell(shell, script, env, cwd=None, timeout=30):
 def base_env(tmp_path, **extra):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {"PATH": VENV_BIN + ":/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+    env = {"PATH": VENV_BIN + ":" + SHELL_TOOLS, "HOME": str(home), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
     env.update(extra)
     return env
 
@@ -181,13 +182,13 @@ def test_use_switches_replaces_and_turns_off(shell, toolkits, tmp_path):
 @pytest.mark.parametrize("shell", REAL_SHELLS)
 def test_use_removes_the_link_and_old_entries_already_on_path(shell, toolkits, tmp_path):
     r = str(toolkits.path)
-    start = r + "/usr/local/cuda/bin:" + r + "/usr/local/cuda-12.4/bin:" + VENV_BIN + ":/usr/bin:/bin"
+    start = r + "/usr/local/cuda/bin:" + r + "/usr/local/cuda-12.4/bin:" + VENV_BIN + ":" + SHELL_TOOLS
     env = base_env(tmp_path, PATH=start, LD_LIBRARY_PATH=r + "/usr/local/cuda/lib64:/opt/keep")
     proc = run_shell(shell, _use(shell, ["system", "--root", r]) + _which(shell) + _print_env(shell), env, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     values = _values(proc.stdout)
     assert proc.stdout.splitlines()[0] == r + "/usr/local/cuda-12.4/bin/nvcc"
-    assert values["PATH"] == r + "/usr/local/cuda-12.4/bin:" + VENV_BIN + ":/usr/bin:/bin"
+    assert values["PATH"] == r + "/usr/local/cuda-12.4/bin:" + VENV_BIN + ":" + SHELL_TOOLS
     assert values["LD"] == r + "/usr/local/cuda-12.4/lib64:/opt/keep"
 
 
@@ -221,11 +222,11 @@ def test_hostile_folder_names_stay_inert(shell, fake_root, tmp_path):
 
 
 def test_code_goes_to_stdout_messages_to_stderr(cli, toolkits):
-    ok = cli("use", "12.1", "--shell", "bash", "--root", str(toolkits.path), env={"PATH": "/usr/bin:/bin"})
+    ok = cli("use", "12.1", "--shell", "bash", "--root", str(toolkits.path), env={"PATH": TOOLS})
     assert ok.code == 0
     assert all(line.startswith(("export ", "unset ", "hash ")) for line in ok.out.splitlines())
     assert ok.err.startswith("CUDA 12.1.105 at ")
-    bad = cli("use", "12.3", "--shell", "bash", "--root", str(toolkits.path), env={"PATH": "/usr/bin:/bin"})
+    bad = cli("use", "12.3", "--shell", "bash", "--root", str(toolkits.path), env={"PATH": TOOLS})
     assert bad.code == 1 and bad.out == ""
     assert "no installed CUDA toolkit matches 12.3" in bad.err
     for version in ("12.1.105", "12.4.131", "11.8.89"):

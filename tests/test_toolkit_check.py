@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import recorded
+from builders import TOOLS, recorded
 from cudaenv.toolkit_check import (
     arch_from_capability,
     check_toolkit,
@@ -75,7 +75,7 @@ def fake_nvcc(fake_root, program_output="", program_exit=0, refuse=("sm_61", "co
 
 def test_compiles_for_the_default_arch_without_a_gpu(fake_root):
     nvcc = fake_nvcc(fake_root)
-    host = fake_root.host(path="%s:/usr/bin:/bin" % nvcc.parent)
+    host = fake_root.host(path="%s:%s" % (nvcc.parent, TOOLS))
     rep = check_toolkit(host, [], gpu_present=False)
     assert rep.ok and rep.compiled and rep.ran is None
     assert rep.version == "13.0.88" and rep.archs == ()
@@ -85,7 +85,7 @@ def test_compiles_for_the_default_arch_without_a_gpu(fake_root):
 
 def test_cuda13_refuses_pascal_with_a_clear_report(fake_root):
     nvcc = fake_nvcc(fake_root)
-    host = fake_root.host(path="%s:/usr/bin:/bin" % nvcc.parent)
+    host = fake_root.host(path="%s:%s" % (nvcc.parent, TOOLS))
     rep = check_toolkit(host, ["6.1"], gpu_present=True)
     assert not rep.ok and not rep.compiled
     assert rep.unsupported == ("sm_61",)
@@ -98,7 +98,7 @@ def test_runs_on_a_gpu_and_reads_the_program_output(fake_root):
     output = ('CUDAENV_TOOLKIT {"runtime": 13000, "driver": 13000, "count": 1}\n'
               'CUDAENV_TOOLKIT {"device": 0, "name": "NVIDIA H100 80GB HBM3", "capability": "9.0", "ok": true, "wrong": 0}\n')
     nvcc = fake_nvcc(fake_root, output)
-    host = fake_root.host(path="%s:/usr/bin:/bin" % nvcc.parent)
+    host = fake_root.host(path="%s:%s" % (nvcc.parent, TOOLS))
     rep = check_toolkit(host, ["9.0"], gpu_present=True)
     assert rep.ok and rep.ran is True
     assert rep.devices[0]["name"] == "NVIDIA H100 80GB HBM3"
@@ -110,7 +110,7 @@ def test_a_failing_run_is_classified(fake_root):
               'CUDAENV_TOOLKIT {"device": 0, "ok": false, "stage": "launch", "code": 35, '
               '"error": "CUDA driver version is insufficient for CUDA runtime version"}\n')
     nvcc = fake_nvcc(fake_root, output, program_exit=1)
-    host = fake_root.host(path="%s:/usr/bin:/bin" % nvcc.parent)
+    host = fake_root.host(path="%s:%s" % (nvcc.parent, TOOLS))
     rep = check_toolkit(host, ["9.0"], gpu_present=True)
     assert not rep.ok and rep.ran is False and rep.compiled
     assert rep.error.id == "driver-too-old-for-torch" and rep.error.stage == "launch"

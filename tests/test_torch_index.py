@@ -13,7 +13,7 @@ from cudaenv import torch_index as ti
 from cudaenv.recommend import recommend
 from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
-from conftest import recorded
+from builders import TOOLS, recorded
 
 
 def _wheel(version, local, py="cp311", plat="manylinux_2_28_x86_64"):
@@ -253,7 +253,7 @@ def test_stale_or_foreign_cache_is_ignored(tmp_path):
 # ------------------------------------------------------------------ the commands
 def test_refresh_command_then_recommend_offline_uses_the_cache(cli, fake_root, tmp_path):
     srv = IndexServer()
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_TORCH_INDEX": srv.base}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_TORCH_INDEX": srv.base}
     try:
         res = cli("torch", "refresh", "--timeout", "1", env=env)
         assert res.code == 0, res
@@ -271,7 +271,7 @@ def test_refresh_command_then_recommend_offline_uses_the_cache(cli, fake_root, t
 
 
 def test_recommend_refresh_offline_falls_back_with_a_note(cli, fake_root, tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_INDEX_TIMEOUT": "1"}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_INDEX_TIMEOUT": "1"}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--refresh", "--index-base", _dead_base(), "--driver", "560.35.03",
               "--compute-capability", "8.6", "--torch", "2.7.1", env=env)
     assert res.code == 0, res
@@ -285,7 +285,7 @@ def test_recommend_ignores_a_corrupt_cache(cli, fake_root, tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / ti.CACHE_NAME).write_text("{garbage")
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(cache)}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(cache)}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "6.1",
               "--torch", "2.7.1", env=env)
     assert res.code == 0 and "cu126" in res.out and "corrupt; ignored" in res.out, res
@@ -375,7 +375,7 @@ def test_refresh_finishes_despite_a_trickling_page(trickle_server):
 
 
 def test_recommend_touches_no_network_unless_asked(cli, fake_root, tmp_path, index_server):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_TORCH_INDEX": index_server.base}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_TORCH_INDEX": index_server.base}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "6.1",
               "--torch", "2.7.1", "--json", env=env)
     assert res.code == 0, res
@@ -388,7 +388,7 @@ def test_recommend_touches_no_network_unless_asked(cli, fake_root, tmp_path, ind
 
 
 def test_timeout_settings_are_checked(cli, tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c"), "CUDAENV_TORCH_INDEX": _dead_base()}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c"), "CUDAENV_TORCH_INDEX": _dead_base()}
     res = cli("torch", "refresh", "--timeout", "0", env=env)
     assert res.code == 2 and "--timeout must be more than 0 seconds" in res.err
     res = cli("torch", "refresh", env=dict(env, CUDAENV_INDEX_TIMEOUT="soon"))

@@ -1,19 +1,17 @@
 """`cudaenv uninstall`: the plan for fake roots that look like real installs (runfile, deb, conda, pip, Windows)."""
 
-import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
+import builders as trees  # the fake install trees
+from builders import TOOLS
 from cudaenv.snapshot import CudaSymlink, Toolkit
 from cudaenv.uninstall.dpkg import parse_alternatives, parse_list, parse_status
 from cudaenv.uninstall.inspect import inspect_uninstall, load_toolkits, select_targets
 from cudaenv.uninstall.plan import HostPath, Options, plan_uninstall
 
-_spec = importlib.util.spec_from_file_location("uninstall_trees", Path(__file__).parent / "uninstall_trees.py")
-trees = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(trees)
 
 recorded = trees.recorded
 
@@ -291,7 +289,7 @@ def test_driver_apt_and_wsl(mixed):
 
 
 def test_cli_text_and_json(mixed, cli):
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(mixed.path / "root")}
+    env = {"PATH": TOOLS, "HOME": str(mixed.path / "root")}
     res = cli("uninstall", "--root", str(mixed.path), "/usr/local/cuda-11.8", env=env)
     assert res.code == 0, res
     assert "cuda-uninstaller" in res.out and "rm -rf -- /usr/local/cuda-11.8" in res.out
@@ -303,7 +301,7 @@ def test_cli_text_and_json(mixed, cli):
 
 
 def test_cli_errors(mixed, cli):
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(mixed.path / "root")}
+    env = {"PATH": TOOLS, "HOME": str(mixed.path / "root")}
     res = cli("uninstall", "--root", str(mixed.path), "9.0", env=env)
     assert res.code == 2 and "nothing of it is left" in res.err
     res = cli("uninstall", "--root", str(mixed.path), env=env)

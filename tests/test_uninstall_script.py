@@ -4,21 +4,19 @@ System tools (apt-get, update-alternatives, ldconfig, conda, a venv's python) ar
 arguments; every other file of the tree is hashed before and after, so the test sees exactly what went.
 """
 
-import importlib.util
 import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
-_spec = importlib.util.spec_from_file_location("uninstall_trees", Path(__file__).parent / "uninstall_trees.py")
-trees = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(trees)
+from builders import TOOLS
+
+import builders as trees  # the fake install trees
 
 
 def make_script(cli, root, *args):
     script = root.path.parent / "plan.sh"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(root.path / "root")}
+    env = {"PATH": TOOLS, "HOME": str(root.path / "root")}
     res = cli("uninstall", "--root", str(root.path), *args, "--script", str(script), env=env)
     assert res.code == 0, res
     check = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True, timeout=30)
@@ -80,7 +78,7 @@ def test_runfile_removal_runs_for_real(world, cli):
 
 def test_check_after_runfile_removal_is_half_clean(world, cli):
     root, log, stubs = world
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(root.path / "root")}
+    env = {"PATH": TOOLS, "HOME": str(root.path / "root")}
     res = cli("uninstall", "--root", str(root.path), "--check", "11.8", env=env)
     assert res.code == 1 and "[folder]" in res.out
     script = make_script(cli, root, "11.8")
@@ -158,7 +156,7 @@ def test_dangling_link_ghost_then_clean_check(fake_root, tmp_path, cli):
     fake_root.file("root/.bashrc", "export PATH=/usr/local/cuda-11.3/bin:$PATH\nexport PATH=/usr/local/cuda-12.4/bin:$PATH\n")
     log = tmp_path / "log"
     stubs = trees.stub_bin(tmp_path / "stubs", log)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(fake_root.path / "root")}
+    env = {"PATH": TOOLS, "HOME": str(fake_root.path / "root")}
     assert cli("uninstall", "--root", str(fake_root.path), "--check", "11.3", env=env).code == 1
     script = make_script(cli, fake_root, "11.3")
     before = trees.snapshot_tree(fake_root.path)

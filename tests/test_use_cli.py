@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from builders import SHELL_TOOLS
+
 VENV_BIN = str(Path(sys.executable).parent)
 CUDAENV = str(Path(sys.executable).parent / "cudaenv")
 
@@ -15,7 +17,7 @@ CUDAENV = str(Path(sys.executable).parent / "cudaenv")
 def env_for(tmp_path, **extra):
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {"PATH": VENV_BIN + ":/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    env = {"PATH": VENV_BIN + ":" + SHELL_TOOLS, "HOME": str(home), "LANG": "C.UTF-8"}
     env.update(extra)
     return env
 
@@ -128,7 +130,7 @@ def test_write_makes_a_standalone_script_bash_runs(root, tmp_path):
     text = script.read_text()
     assert text.startswith("#!/usr/bin/env bash\n# A standalone CUDA toolkit switch script")
     # cudaenv must not be needed: run it with a PATH without the venv
-    plain = {"PATH": r + "/usr/local/cuda-11.8/bin:" + r + "/usr/local/cuda/bin:/usr/bin:/bin", "HOME": env["HOME"],
+    plain = {"PATH": r + "/usr/local/cuda-11.8/bin:" + r + "/usr/local/cuda/bin:" + SHELL_TOOLS, "HOME": env["HOME"],
              "LD_LIBRARY_PATH": r + "/usr/local/cuda-11.8/lib64:/opt/keep"}
     body = 'source "$0"; source "$0"; command -v nvcc; nvcc --version; printf "P=%s\\nL=%s\\nH=%s\\n" "$PATH" "$LD_LIBRARY_PATH" "$CUDA_HOME"'
     shells = [["bash", "--norc", "--noprofile", "-c", body]] + ([["zsh", "-f", "-c", body]] if shutil.which("zsh") else [])
@@ -138,7 +140,7 @@ def test_write_makes_a_standalone_script_bash_runs(root, tmp_path):
         out = sourced.stdout
         assert out.splitlines()[0] == r + "/usr/local/cuda-12.1/bin/nvcc"
         assert "release 12.1, V12.1.105" in out
-        assert "P=%s/usr/local/cuda-12.1/bin:/usr/bin:/bin\n" % r in out
+        assert "P=%s/usr/local/cuda-12.1/bin:%s\n" % (r, SHELL_TOOLS) in out
         assert "L=%s/usr/local/cuda-12.1/lib64:/opt/keep\n" % r in out
         assert "H=%s/usr/local/cuda-12.1\n" % r in out
         assert sourced.stderr.count("CUDA 12.1.105 at ") == 2  # sourced, not run: no hint to source it
@@ -155,10 +157,10 @@ def test_write_script_with_a_hostile_toolkit_folder(fake_root, tmp_path):
     work.mkdir()
     out = subprocess.run(
         ["bash", "--norc", "-c", 'source "$0"; source "$0"; command -v nvcc; printf "%s\\n" "$PATH"', str(script)],
-        capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, cwd=str(work), timeout=30,
+        capture_output=True, text=True, env={"PATH": SHELL_TOOLS}, cwd=str(work), timeout=30,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == [str(folder) + "/bin/nvcc", str(folder) + "/bin:/usr/bin:/bin"]
+    assert out.stdout.splitlines() == [str(folder) + "/bin/nvcc", str(folder) + "/bin:" + SHELL_TOOLS]
     assert not list(tmp_path.rglob("pwned"))
 
 

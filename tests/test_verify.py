@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import RECORDED, recorded
+from builders import RECORDED, TOOLS, recorded
 from cudaenv.host import CommandResult
 from cudaenv.snapshot import DeviceMapping, Gpu
 from cudaenv.verify import (
@@ -66,7 +66,7 @@ def vcli(cli, tmp_path, *argv, env=None):
     """`cudaenv ARGV` with files read inside an empty root: the real machine's NVML library is never loaded."""
     root = tmp_path / "emptyroot"
     root.mkdir(exist_ok=True)
-    full = dict(env or {"PATH": "/usr/bin:/bin"})
+    full = dict(env or {"PATH": TOOLS})
     full["CUDAENV_ROOT"] = str(root)
     return cli(*argv, env=full)
 
@@ -222,6 +222,7 @@ def test_one_failing_device_does_not_stop_the_others(cli, tmp_path):
     assert "1 of 2 devices passed" in text.out
 
 
+@pytest.mark.slow  # waits out a real device timeout
 def test_a_hung_device_is_stopped_and_the_next_one_runs(cli, tmp_path):
     py = fake_python(tmp_path, {"--device 0": ("verify-h100-hang-partial.txt", 0, 30), "--device 1": ("verify-h100-ok.txt", 0)})
     start = time.monotonic()
@@ -304,12 +305,12 @@ def test_device_child_asks_torch_cuda_init_why_no_gpu(cli, tmp_path):
     """verify_device.py itself, in a real interpreter, against a fake CUDA torch whose init() raises the real text."""
     import sys
 
-    from test_probe_torch import FAKE_CUDA_NO_DRIVER, make_fake_torch
+    from machine import PROBE_CUDA_NO_DRIVER, make_probe_torch
 
     site = tmp_path / "site"
     site.mkdir()
-    make_fake_torch(site, version="2.14.1+cu130", cuda="'13.0'", cuda_module=FAKE_CUDA_NO_DRIVER)
-    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(site)}
+    make_probe_torch(site, version="2.14.1+cu130", cuda="'13.0'", cuda_module=PROBE_CUDA_NO_DRIVER)
+    env = {"PATH": TOOLS, "PYTHONPATH": str(site)}
     problem = vcli(cli, tmp_path, "verify", "--json", "--python", sys.executable, env=env).json()["devices"]["problem"]
     assert problem["id"] == "no-driver", problem
     assert "torch 2.14.1+cu130" in problem["message"] and "Found no NVIDIA driver" in problem["message"]
@@ -471,6 +472,7 @@ PY37 = "/root/.pyenv/versions/3.7.16/bin/python"
 
 
 @pytest.mark.skipif(not os.path.exists(PY37), reason="no Python 3.7 here")
+@pytest.mark.allow_run(PY37)  # this machine's Python 3.7, on purpose
 def test_children_run_on_python_37(cli, tmp_path):
     """The child scripts must run in an old interpreter too: compiled by 3.7, and a 3.7 without torch says so."""
     from cudaenv.verify import child_source

@@ -10,12 +10,14 @@ import time
 
 import pytest
 
+from builders import TOOLS
+
 pytestmark = [
     pytest.mark.torch,
     pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed in the test interpreter"),
 ]
 
-ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+ENV = {"PATH": TOOLS, "HOME": "/tmp"}
 
 
 def test_verify_cpu_passes_with_real_numbers(cli):

@@ -1,21 +1,14 @@
 """CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER read with CUDA's rules (as torch's _parse_visible_devices reads them)."""
 
-from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import recorded
 from cudaenv.parse.nvidia_smi import parse_query_csv as parse_smi_query_csv
 from cudaenv.parse.visible_devices import parse_visible_devices, strtoul
 from cudaenv.probes.visibility import probe_visibility
 from cudaenv.snapshot import Gpu
-
-RECORDED = Path(__file__).parent / "recorded"
-
-
-def recorded(name: str) -> str:
-    text = (RECORDED / name).read_text(encoding="utf-8")
-    return text.split("\n# ---\n", 1)[1] if text.startswith("# source:") else text
 
 
 FOUR = parse_smi_query_csv(recorded("smi-query-2080ti-x4.txt")).gpus  # four identical RTX 2080 Ti

@@ -1,0 +1,317 @@
+"""Whole fake machines for the doctor tests, and the fake torch builds and hand-built Snapshots they share.
+
+- Machine: one scenario (a fake root, a fake `nvidia-smi` printing recorded real outputs, an environment, a real
+  interpreter) whose ``doctor()`` runs the CLI in-process; the `machine` and `bare_python` fixtures are in conftest.
+- make_fake_torch: a small FAKE torch distribution for a CUDA build that cannot be installed here (it mimics
+  exactly what cudaenv/_child/torch_probe.py calls, and applies CUDA_VISIBLE_DEVICES like CUDA does).
+- make_probe_torch: the torch probe's fake (one GPU, or a broken CUDA, or a CUDA build without a driver).
+- healthy(): a Snapshot of a healthy A100 machine, for the pure rules.
+"""
+
+import re
+from pathlib import Path
+
+from cudaenv.diagnose import SECTIONS
+from cudaenv.snapshot import (
+    ActiveToolkit,
+    CudaSymlink,
+    DeviceMapping,
+    Driver,
+    Gpu,
+    Platform,
+    Snapshot,
+    ToolStatus,
+    Torch,
+    TorchDevice,
+    Toolkit,
+    VisibleDevices,
+    replace,
+)
+
+
+from builders import recorded
+
+# ------------------------------------------------------------------ doctor scenarios
+ARCH_CU130 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+ARCH_CU126 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+ARCH_CU121 = ["sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+ARCH_CU118 = ["sm_37", "sm_50", "sm_60", "sm_70", "sm_75", "sm_80", "sm_86", "sm_90"]
+ARCH_CU128 = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+
+A10G = [("NVIDIA A10G", (8, 6), 23028)]
+GTX1080TI = [("NVIDIA GeForce GTX 1080 Ti", (6, 1), 11264)]
+RTX2080TI_X4 = [("NVIDIA GeForce RTX 2080 Ti", (7, 5), 11264)] * 4
+TITANV_5880 = [("NVIDIA TITAN V", (7, 0), 12288), ("NVIDIA RTX 5880 Ada Generation", (8, 9), 49140)]
+
+SCENARIO_CUDA = '''\
+"""A fake torch.cuda for cudaenv's tests: the GPUs below, numbered like CUDA does, CUDA_VISIBLE_DEVICES applied."""
+import os
+import warnings
+
+_GPUS = %(gpus)r          # (name, capability, MiB) in PCI order
+_ORDER = %(order)r         # CUDA's enumeration order (physical indices)
+_ARCH = %(arch)r
+_WARNING = %(warning)r     # a CUDA initialisation failure, as torch warns it
+
+
+def _visible():
+    value = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if value is None:
+        return list(_ORDER)
+    out = []
+    for entry in value.split(","):
+        entry = entry.strip()
+        if not entry.isdigit() or int(entry) >= len(_GPUS) or int(entry) in out:
+            break
+        out.append(int(entry))
+    return out
+
+
+def is_available():
+    if _WARNING:
+        warnings.warn("CUDA initialization: " + _WARNING)
+        return False
+    return bool(_visible())
+
+
+def device_count():
+    return 0 if _WARNING else len(_visible())
+
+
+def get_device_name(i):
+    return _GPUS[_visible()[i]][0]
+
+
+def get_device_capability(i):
+    return _GPUS[_visible()[i]][1]
+
+
+class _Props(object):
+    def __init__(self, mib):
+        self.total_memory = mib * 1024 * 1024
+
+
+def get_device_properties(i):
+    return _Props(_GPUS[_visible()[i]][2])
+
+
+def get_arch_list():
+    return list(_ARCH)
+'''
+
+
+def make_fake_torch(site: Path, version: str, cuda, gpus=(), arch=(), order=None, warning=None, init_raises=None):
+    """A `torch` package + dist-info in ``site`` (the fake of a CUDA build that cannot be installed here)."""
+    pkg = site / "torch"
+    (pkg / "cuda").mkdir(parents=True)
+    (pkg / "backends").mkdir()
+    init = "from . import version, cuda, backends\n__version__ = version.__version__\n"
+    if init_raises:
+        init = "raise %s\n" % init_raises
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "version.py").write_text("__version__ = %r\ncuda = %r\nhip = None\ngit_version = 'fake'\n" % (version, cuda))
+    cuda_src = SCENARIO_CUDA % {"gpus": [tuple(g) for g in gpus], "order": list(order if order is not None else range(len(gpus))),
+                            "arch": list(arch), "warning": warning}
+    (pkg / "cuda" / "__init__.py").write_text(cuda_src + "\nfrom . import nccl\n")
+    (pkg / "cuda" / "nccl.py").write_text("def version():\n    return (2, 27, 3)\n")
+    (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
+    (pkg / "backends" / "cudnn.py").write_text("def version():\n    return 91002\n")
+    dist = site / ("torch-%s.dist-info" % version)
+    dist.mkdir()
+    requires = "" if cuda is None else "Requires-Dist: nvidia-cudnn-cu%s==9.10.2.21\n" % str(cuda).split(".")[0]
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: %s\n%s\n" % (version, requires))
+    (dist / "INSTALLER").write_text("pip\n")
+    return site
+
+
+class Machine:
+    """One scenario: a fake root, fake nvidia-smi, environment, interpreter; ``doctor()`` runs the CLI."""
+
+    def __init__(self, fake_root, fake_bin, tmp_path, cli, python):
+        self.root, self.bin, self.tmp, self.cli, self.python = fake_root, fake_bin, tmp_path, cli, python
+        self.env = {"HOME": str(fake_root.path / "root")}
+        self.path_in_root = []
+        self.site = None
+
+    def smi(self, query=None, apps="", banner="", code=0, **kw):
+        table = {}
+        if query is not None:
+            table["--query-gpu"] = (query, code)
+        table["--query-compute-apps"] = (apps, 0)
+        self.bin.command("nvidia-smi", stdout=banner, exit_code=code if query is None else 0, by_args=table, **kw)
+        self.root.file("dev/nvidia0", "")
+        self.root.file("dev/nvidiactl", "")
+        return self
+
+    def torch(self, *args, **kwargs):
+        self.site = make_fake_torch(self.tmp / "site", *args, **kwargs)
+        self.env["PYTHONPATH"] = str(self.site)
+        return self
+
+    def toolkit(self, version, on_path=False, **kw):
+        self.root.toolkit(version, **kw)
+        if on_path:
+            self.path_in_root.append("/usr/local/cuda-%s/bin" % ".".join(version.split(".")[:2]))
+        return self
+
+    def doctor(self, *extra, fmt="--json"):
+        env = dict(self.env)
+        env["PATH"] = ":".join(self.path_in_root + [self.bin.env_path])
+        env["CUDAENV_ROOT"] = str(self.root.path)
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        args = ["doctor"] + ([fmt] if fmt else []) + ["--python", self.python] + list(extra)
+        r = self.cli(*args, env=env)
+        assert r.code in (0, 1), r
+        return r
+
+    def findings(self, *extra):
+        r = self.doctor(*extra)
+        data = r.json()
+        for f in data["findings"]:
+            filled_in(f)
+        order = [SECTIONS.index(f["section"]) for f in data["findings"]]
+        assert order == sorted(order), [f["id"] for f in data["findings"]]  # the expert's order
+        return r.code, {f["id"]: f for f in data["findings"]}, data
+
+
+PLACEHOLDER = re.compile(r"<(?!\()[^>]*>|\bPID\b|\bX\.Y\b|\bVERSION\b|\bDISTRO\b|\.\.\.\s*$")
+
+
+def filled_in(f):
+    """A fix names this machine's values: no <...>, PID, X.Y placeholders (a hint's your_script.py is the user's)."""
+    for cmd in f["fix"]:
+        body = cmd.split("    # ")[0] if not cmd.startswith("#") else ""
+        hit = PLACEHOLDER.search(body)
+        # `docker run --gpus all ...`: the user's image; wsl1's distribution name while WSL_DISTRO_NAME is unset
+        assert hit is None or f["id"] in ("container-no-gpu", "wsl1-no-cuda"), (f["id"], cmd)
+
+
+def a10g_535(m):
+    return m.smi(query=recorded("diag-query-535-a10g.txt"), banner=recorded("diag-banner-535-a10g.txt"))
+
+
+
+# ------------------------------------------------------------------ the torch probe's fake torch
+PROBE_CUDA = '''
+import os, warnings
+class _Props:
+    total_memory = 24 * 1024 ** 3
+def is_available():
+    return True
+def device_count():
+    return 1
+def get_device_name(i):
+    return "Fake GPU CVD=%s" % os.environ.get("CUDA_VISIBLE_DEVICES")
+def get_device_capability(i):
+    return (8, 6)
+def get_device_properties(i):
+    return _Props()
+def get_arch_list():
+    return ["sm_80", "sm_86", "sm_90"]
+class nccl:
+    @staticmethod
+    def version():
+        return (2, 21, 5)
+'''
+
+PROBE_CUDA_BROKEN = '''
+import warnings
+def is_available():
+    warnings.warn("CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+                  "before calling NumCudaDevices() that might have already set an error? Error 804: forward "
+                  "compatibility was attempted on non supported HW")
+    return False
+def device_count():
+    return 0
+def get_arch_list():
+    return []
+'''
+
+# A CUDA build on a machine without a driver, as the real torch 2.14.1+cu130 behaves here
+# (tests/recorded/verify-cu130-no-driver.txt): is_available() is False with no warning; init() says why.
+PROBE_CUDA_NO_DRIVER = '''
+def is_available():
+    return False
+def device_count():
+    return 0
+def get_arch_list():
+    return ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
+def init():
+    raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed "
+                       "a driver from http://www.nvidia.com/Download/index.aspx")
+'''
+
+
+def make_probe_torch(site, version="2.7.1+cu126", cuda="'12.6'", init="", cuda_module=PROBE_CUDA, cudnn=91002,
+                    installer="uv", requires=('nvidia-cudnn-cu12==9.5.1.17; platform_system == "Linux"',),
+                    nvidia=(("nvidia_cudnn_cu12", "9.5.1.17"),)):
+    site = Path(site)
+    pkg = site / "torch"
+    (pkg / "backends").mkdir(parents=True)
+    (pkg / "version.py").write_text(
+        "from typing import Optional\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+        "__version__ = '%s'\ndebug = False\ncuda: Optional[str] = %s\ngit_version = 'e2d141dbde55c2a4370fac5165b0561b6af4798b'\n"
+        "hip: Optional[str] = None\n" % (version, cuda)
+    )
+    (pkg / "__init__.py").write_text(
+        init or "print('torch writes on stdout too')\nfrom . import version, cuda, backends\n__version__ = version.__version__\n"
+    )
+    (pkg / "cuda.py").write_text(cuda_module)
+    (pkg / "backends" / "__init__.py").write_text("from . import cudnn\n")
+    (pkg / "backends" / "cudnn.py").write_text("def version():\n    return %r\n" % (cudnn,))
+    dist = site / ("torch-%s.dist-info" % version)
+    dist.mkdir()
+    meta = ["Metadata-Version: 2.1", "Name: torch", "Version: %s" % version, "Requires-Dist: filelock"]
+    meta += ["Requires-Dist: %s" % r for r in requires]
+    (dist / "METADATA").write_text("\n".join(meta) + "\n\nThe long description\nRequires-Dist: not-a-header\n")
+    if installer is not None:
+        (dist / "INSTALLER").write_text(installer + "\n")
+    for name, ver in nvidia:
+        d = site / ("%s-%s.dist-info" % (name, ver))
+        d.mkdir()
+        (d / "METADATA").write_text("Name: %s\nVersion: %s\n" % (name.replace("_", "-"), ver))
+    return pkg
+
+
+# ------------------------------------------------------------------ hand-built Snapshots
+PY = "/opt/venv/bin/python"
+A100 = Gpu(index=0, name="NVIDIA A100-SXM4-80GB", uuid="GPU-1111aaaa-0000-0000-0000-000000000000", pci_bus_id="00000000:07:00.0",
+           memory_total_mib=81920, memory_used_mib=1024, compute_capability="8.0")
+
+
+def gpu(i, name="NVIDIA A100-SXM4-80GB", cc="8.0", used=1024, total=81920):
+    return Gpu(index=i, name=name, uuid="GPU-%d111aaaa-0000-0000-0000-00000000000%d" % (i, i), memory_total_mib=total,
+               memory_used_mib=used, compute_capability=cc)
+
+
+def all_visible(gpus):
+    return VisibleDevices(mapping=tuple(DeviceMapping(g.index, g.index, g.uuid) for g in gpus))
+
+
+def cuda_torch(version="2.13.0+cu130", cuda="13.0", count=1, arch=("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"), **kw):
+    base = dict(python=PY, installed=True, version=version, cuda=cuda, dynamic=True, cuda_available=True, device_count=count,
+                arch_list=tuple(arch), devices=tuple(TorchDevice(name="NVIDIA A100-SXM4-80GB", capability="8.0") for _ in range(count)),
+                installer="pip")
+    base.update(kw)
+    return Torch(**base)
+
+
+def healthy(**changes):
+    """One A100, driver 580.95.05 (CUDA 13.0), torch 2.13.0+cu130 that works, toolkit 13.0 active and linked."""
+    tk = Toolkit(version="13.0.2", path="/usr/local/cuda-13.0", source="/usr/local/cuda-*", active=True, on_path=True,
+                 is_link_target=True, nvcc="/usr/local/cuda-13.0/bin/nvcc")
+    s = Snapshot(
+        platform=Platform(system="linux", distro="Ubuntu 24.04.1 LTS", distro_id="ubuntu", distro_version="24.04",
+                          kernel="6.8.0-45-generic", machine="x86_64", dev_nvidia=("/dev/nvidia0", "/dev/nvidiactl"),
+                          pci_nvidia_devices=("0000:07:00.0",)),
+        driver=Driver(version="580.95.05", cuda_version="13.0", kernel_module="open", kernel_module_version="580.95.05", source="nvml"),
+        gpus=(A100,),
+        visible_devices=all_visible((A100,)),
+        toolkits=(tk,),
+        cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-13.0", resolved="/usr/local/cuda-13.0"),
+        active_toolkit=ActiveToolkit(path="/usr/local/cuda-13.0", nvcc="/usr/local/cuda-13.0/bin/nvcc", version="13.0.2",
+                                     nvcc_on_path=("/usr/local/cuda-13.0/bin/nvcc",)),
+        torch=cuda_torch(count=1),
+        tools=(ToolStatus("nvml", "libnvidia-ml.so.1"), ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi")),
+    )
+    return replace(s, **changes) if changes else s
