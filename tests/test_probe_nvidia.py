@@ -375,7 +375,7 @@ def test_driver_mounted_at_usr_local_nvidia_off_path(fake_root):
     PATH lacks its bin still has a driver: found, named, and the PATH fix said."""
     wsl_smi_script(fake_root, "0, NVIDIA A100-SXM4-40GB, 580.126.09, 8.0, 40960, 0, GPU-a100, 00000000:10:1C.0\n",
                    recorded("smi-banner-580-a100x2.txt"), at="usr/local/nvidia/bin/nvidia-smi")
-    state, notes = probe(fake_root.host())  # PATH is /usr/bin:/bin
+    state, notes = probe(fake_root.host())  # PATH is the tools folder: no nvidia-smi on it
     assert state.driver.version == "580.126.09" and state.driver.nvidia_smi.endswith("usr/local/nvidia/bin/nvidia-smi")
     assert [g.name for g in state.gpus] == ["NVIDIA A100-SXM4-40GB"]
     assert any(n.probe == "nvidia-smi" and "export PATH=/usr/local/nvidia/bin:$PATH" in n.message for n in notes)
