@@ -20,6 +20,43 @@ def check(s, tables=None) -> List:
     return out
 
 
+def driver_place(s):
+    """Where the driver comes from when it is not this system's to install: ``jetson`` (part of L4T),
+    ``kubernetes`` (the node's), ``container`` (the host's); None on a machine that installs its own."""
+    p = s.platform
+    if getattr(p, "jetson", None) is not None:
+        return "jetson"
+    if p.container == "kubernetes":
+        return "kubernetes"
+    if p.container and p.wsl != 2:
+        return "container"
+    return None
+
+
+def upgrade_driver_fix(s, target: str, cuda=None) -> List[str]:
+    """The fix lines that get driver ``target`` (or newer) for CUDA ``cuda``: this distro's install command, or,
+    in a container, on a Kubernetes node or a Jetson, the words of ``data/host_driver.json`` for that place."""
+    from cudaenv.facts import drivers as drv
+
+    place = driver_place(s)
+    if place is None:
+        return ["# upgrade the driver to %s or newer:" % target] + c.driver_install_commands(s, str(drv.version_tuple(target)[0]))
+    from cudaenv.resources import load_table
+
+    row = next((r for r in load_table("host_driver")["rows"] if r.get("place") == place), None)
+    if row is None:
+        return ["# upgrade the host's driver to %s or newer" % target]
+    jetson = getattr(s.platform, "jetson", None)
+    values = {"{target}": target, "{cuda}": cuda or "?", "{l4t}": (jetson.l4t if jetson else None) or "?",
+              "{jetpack}": (jetson.jetpack if jetson else None) or "?"}
+    out = []
+    for line in row["fix"]:
+        for key, value in values.items():
+            line = line.replace(key, value)
+        out.append(line)
+    return out
+
+
 def _message(s, kind: str) -> str:
     t = next((t for t in s.tools if t.failure == kind), None)
     return (t.message or "").strip() if t is not None else ""
@@ -75,9 +112,9 @@ def crashed(s) -> List:
             [
                 "sudo dmesg -T | grep -i -E 'NVRM|Xid|segfault' | tail -20    # what the kernel logged at the crash",
                 "ldd \"$(command -v nvidia-smi)\" | grep -i nvidia    # which libnvidia-ml it loads",
-                "# reinstall (repair) the driver:",
             ]
-            + c.driver_install_commands(s, series if series.isdigit() and series.isascii() else None)
+            + (["# reinstall (repair) the driver:"] + c.driver_install_commands(s, series if series.isdigit() and series.isascii() else None)
+               if driver_place(s) is None else ["# reinstall (repair) the driver where it is installed: the host, the node or the L4T image"])
             + ["nvidia-smi    # afterwards it prints the GPU table"],
         )
     ]

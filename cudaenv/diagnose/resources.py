@@ -30,7 +30,9 @@ def _who(p) -> str:
         bits.append(p.name)
     if p.used_memory_mib is not None:
         bits.append("%d MiB" % p.used_memory_mib)
-    if p.state and p.state != "running":
+    if p.state == "elsewhere":
+        bits.append("a pid of another PID namespace (another container's job, not this one's to end)")
+    elif p.state and p.state != "running":
         bits.append(p.state)
     return ", ".join(bits)
 
@@ -77,7 +79,8 @@ def stale(s) -> List:
             fix.append("kill -9 $(ps -o ppid= -p %d)    # a zombie frees its GPU memory when its parent reaps it" % p.pid)
         else:
             fix.append("sudo fuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device" % p.pid)
-            fix.append("sudo nvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % gpu)
+            if not s.platform.container:  # a container's GPU is shared: never reset it under other containers' jobs
+                fix.append("sudo nvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % gpu)
     return [
         F(
             "stale-gpu-process",

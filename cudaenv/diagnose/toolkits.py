@@ -4,6 +4,7 @@ import posixpath
 from typing import List
 
 from cudaenv.diagnose import _common as c
+from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
 from cudaenv.version import sm_name
 
@@ -68,8 +69,8 @@ def nvcc_torch(s) -> List:
 
 def newer_than_driver(s, tables) -> List:
     dv = c.driver_version(s)
-    if dv is None or c.driver_broken(s):
-        return []
+    if dv is None or c.driver_broken(s) or s.platform.jetson is not None:
+        return []  # a Jetson's version is an L4T release, not a driver series (its JetPack fixes the CUDA)
     path, version, via = c.active_toolkit(s)
     if not version:
         return []
@@ -93,8 +94,7 @@ def newer_than_driver(s, tables) -> List:
                 "Programs built with the active toolkit (%s, CUDA %s) fail on driver %s (CUDA %s) with \"CUDA driver "
                 "version is insufficient for CUDA runtime version\": CUDA %s needs driver %s or newer."
                 % (path, c.short(version), dv, c.driver_cuda(s, tables) or "?", c.short(version), minimum),
-                ["# upgrade the driver to %s or newer:" % (bundled or minimum)]
-                + c.driver_install_commands(s, str(drv.version_tuple(bundled or minimum)[0]))
+                upgrade_driver_fix(s, bundled or minimum, version)
                 + (["# or build with an older toolkit:"] + alt if alt else []),
             )
         ]
@@ -109,8 +109,7 @@ def newer_than_driver(s, tables) -> List:
                 "compiled with an unsupported toolchain\"). CUDA %s ships driver %s."
                 % (path, c.short(version), dv, c.short(version), bundled),
                 (["nvcc -arch=%s ...    # build real code for this GPU, no PTX JIT needed" % sm] if sm else [])
-                + ["# or upgrade the driver to %s or newer:" % bundled]
-                + c.driver_install_commands(s, str(drv.version_tuple(bundled)[0]))
+                + upgrade_driver_fix(s, bundled, version)
                 + (["# or build with an older toolkit:"] + alt if alt else []),
             )
         ]

@@ -7,6 +7,7 @@ from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
 from cudaenv.version import cc_tuple
 from cudaenv.facts import torch as tf
+from cudaenv.diagnose.driver import upgrade_driver_fix
 
 F = c.make("versions")
 
@@ -128,6 +129,8 @@ def driver_too_old(s, tables) -> List:
     version = c.driver_version(s)
     if not c.torch_cuda_build(s) or version is None or c.driver_broken(s):
         return []
+    if s.platform.jetson is not None:
+        return []  # an L4T release, not a driver series: the JetPack decides which CUDA runs (recommend says which torch)
     system = c.driver_system(s)
     tbl = c.table(tables)
     minimum = drv.min_driver_for_cuda(t.cuda, system, tbl)
@@ -135,8 +138,7 @@ def driver_too_old(s, tables) -> List:
     if minimum and drv.compare_versions(version, minimum) < 0:
         top = drv.max_cuda_for_driver(version, system, tbl)
         fix, variant = install_commands(s, tables)
-        series = drv.version_tuple(bundled or minimum)[0]
-        fixes = ["# upgrade the driver to %s or newer:" % (bundled or minimum)] + c.driver_install_commands(s, str(series))
+        fixes = upgrade_driver_fix(s, bundled or minimum, t.cuda)
         if fix:
             fixes += ["# or keep driver %s and install the %s build:" % (version, variant)] + fix
         return [
@@ -163,7 +165,7 @@ def driver_too_old(s, tables) -> List:
                 "be JIT-compiled (\"the provided PTX was compiled with an unsupported toolchain\"), which hits GPUs "
                 "without a matching cubin and code that JITs PTX."
                 % (t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?"),
-                ["# upgrade the driver to %s or newer:" % bundled] + c.driver_install_commands(s, str(drv.version_tuple(bundled)[0])),
+                upgrade_driver_fix(s, bundled, t.cuda),
             )
         ]
     return []
@@ -173,10 +175,28 @@ def _cap(text: Optional[str]) -> Optional[Tuple[int, int]]:
     return cc_tuple(text)
 
 
+def static_arch_list(s, tables=None) -> Optional[Tuple[str, ...]]:
+    """The arch list of the installed torch build from ``data/torch_arch.json``, for when torch was not imported
+    (``--quick``, a failed import): ``2.8.0+cu128`` on linux-x86_64 -> ("sm_70", ..., "sm_120"). None when torch
+    was imported (its own list counts), is no CUDA build, runs on a Jetson, or the table has no row for it."""
+    t = s.torch
+    if not c.torch_cuda_build(s) or (t.dynamic and t.arch_list) or s.platform.jetson is not None:
+        return None
+    variant = tf.local_tag(t.version) or "cu" + (t.cuda or "").replace(".", "")
+    if tf.variant_cuda(variant) is None:
+        return None
+    row = tf.arch_list_for(t.version, variant, s.platform.system, s.platform.machine, c.table(tables, "torch_arch"))
+    return tf.arch_list_of(*row) if row else None
+
+
 def gpu_arch(s, tables) -> List:
     t = s.torch
-    if not c.torch_cuda_build(s) or not t.dynamic or not t.arch_list:
+    if not c.torch_cuda_build(s):
         return []
+    arch_list = t.arch_list if t.dynamic and t.arch_list else static_arch_list(s, tables)
+    if not arch_list:
+        return []
+    static = not (t.dynamic and t.arch_list)
     from cudaenv.diagnose.visibility import visible_gpus
 
     gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name)
@@ -186,7 +206,7 @@ def gpu_arch(s, tables) -> List:
                 for i, d in enumerate(t.devices) if _cap(d.capability)]
     bad, jit = [], []
     for label, cap, name in gpus:
-        how = tf.gpu_runs(t.arch_list, cap)
+        how = tf.gpu_runs(arch_list, cap)
         if how is None:
             bad.append((label, cap, name))
         elif how.kind == "ptx":
@@ -195,7 +215,10 @@ def gpu_arch(s, tables) -> List:
     if bad:
         label, cap, name = bad[0]
         fix, variant = install_commands(s, tables)
-        archs = " ".join(t.arch_list)
+        archs = " ".join(arch_list)
+        if static:
+            why = "import torch failed" if t.import_error else "--quick"
+            archs += " (its arch list in cudaenv's tables: torch was not imported, %s)" % why
         out.append(
             F(
                 "gpu-arch-unsupported",
@@ -221,7 +244,7 @@ def gpu_arch(s, tables) -> List:
                     "%s needs PTX JIT, and driver %s is too old to JIT CUDA %s PTX" % (label, version, t.cuda),
                     "torch %s has no cubin for compute %d.%d, only %s; JIT-compiling that PTX needs the driver of CUDA %s "
                     "(%s or newer), this one is %s." % (t.version, cap[0], cap[1], how, t.cuda, bundled, version),
-                    ["# upgrade the driver to %s or newer:" % bundled] + c.driver_install_commands(s, str(drv.version_tuple(bundled)[0])),
+                    upgrade_driver_fix(s, bundled, t.cuda),
                 )
             )
     return out

@@ -54,8 +54,11 @@ def facts_rows(s) -> List[tuple]:
     else:
         rows.append(("torch", "%s, CUDA %s, Python %s at `%s`" % (t.version, t.cuda or "none (CPU build)",
                                                                 t.python_version or "?", t.python)))
-        if t.dynamic:
-            rows.append(("torch devices", "%s (cuda.is_available() = %s)" % (t.device_count, t.cuda_available)))
+        if t.import_error:
+            rows.append(("torch devices", "not known: import torch failed"))
+        elif t.dynamic:
+            rows.append(("torch devices", "%s (cuda.is_available() = %s)" % (t.device_count, t.cuda_available)
+                         if t.device_count is not None and t.cuda_available is not None else "not known: torch did not report them"))
             if t.cudnn or t.nccl:
                 rows.append(("torch cuDNN / NCCL", "%s / %s" % (t.cudnn or "none", t.nccl or "none")))
             if t.arch_list:

@@ -101,9 +101,22 @@ def _visibility(s) -> List[Check]:
     checks = [("CUDA_VISIBLE_DEVICES", cvd, ("visible-devices-empty", "visible-devices-invalid")),
               ("CUDA_DEVICE_ORDER", order, ("device-order-differs",))]
     t = s.torch
-    if t is not None and t.dynamic and t.installed:
-        checks.append(("torch devices", "%s (is_available: %s)" % (t.device_count, t.cuda_available), ("torch-count-differs",)))
+    if t is not None and t.installed and (t.dynamic or t.import_error):
+        checks.append(("torch devices", torch_devices_text(t), ("torch-count-differs",)))
     return checks
+
+
+def torch_devices_text(t) -> str:
+    """``1 (is_available: True)``, or why it is not known (never ``None``)."""
+    if t.import_error:
+        return "not known: import torch failed (see torch-import-error)"
+    if t.device_count is None or t.cuda_available is None:
+        return "not known: torch did not report them (see Notes)"
+    return "%s (is_available: %s)" % (t.device_count, t.cuda_available)
+
+
+def _not_imported(t) -> str:
+    return "import torch failed" if t.import_error else "--quick" if not t.dynamic else "it gave no arch list"
 
 
 def _versions(s) -> List[Check]:
@@ -122,11 +135,20 @@ def _versions(s) -> List[Check]:
         have = c.driver_version(s) or "none"
         checks.append(("torch + driver", "needs driver >= %s, have %s" % (need or "?", have),
                        ("driver-too-old-for-torch", "driver-minor-compat", "torch-cuda-unavailable")))
-        if t.arch_list:
-            caps = ", ".join(sorted({g.compute_capability for g in s.gpus if g.compute_capability})) or "?"
+        caps = ", ".join(sorted({g.compute_capability for g in s.gpus if g.compute_capability})) or "?"
+        if t.arch_list and t.dynamic:
             checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), ("gpu-arch-unsupported",)))
-        elif not t.dynamic:
-            checks.append(("GPU arch", "not checked (torch was not imported: --quick)", ("gpu-arch-unsupported",)))
+        else:
+            from cudaenv.diagnose.versions import static_arch_list
+
+            table = static_arch_list(s)
+            if table:
+                facts = "GPU %s; torch %s has %s..%s (cudaenv's tables; torch not imported: %s)" % (
+                    caps, t.version, table[0], table[-1], _not_imported(t))
+            else:
+                facts = "not checked: cudaenv's tables have no arch list for torch %s (torch not imported: %s)" % (
+                    t.version, _not_imported(t))
+            checks.append(("GPU arch", facts, ("gpu-arch-unsupported",)))
     return checks
 
 
@@ -214,8 +236,10 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
         errors = sum(1 for f in problems if f.severity == "error")
         warnings = len(problems) - errors
         out.append("")
-        out.append(_paint("Problems: %d error%s, %d warning%s" % (errors, "" if errors == 1 else "s", warnings,
-                                                                "" if warnings == 1 else "s"), "bold", color))
+        counted = "Problems: %d error%s, %d warning%s" % (errors, "" if errors == 1 else "s", warnings, "" if warnings == 1 else "s")
+        if infos:  # count what is shown below
+            counted += ", %d info" % len(infos)
+        out.append(_paint(counted, "bold", color))
         for f in sorted(problems, key=lambda f: RANK[f.severity]) + infos:
             out.append("")
             out += _finding(f, color)
