@@ -5,7 +5,18 @@ from cudaenv.diagnose import diagnose
 from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import render_report
 from cudaenv.snapshot import Driver, GpuProcess, Jetson, Platform, Torch, replace
-from test_diagnose_rules import PY, cuda_torch, gpu, healthy, ids, one
+from builders import recorded
+from machine import ARCH_CU128, GTX1080TI as GTX1080TI_GPUS, PY, cuda_torch, gpu, healthy
+
+
+def ids(s):
+    return [f.id for f in diagnose(s)]
+
+
+def one(s, fid):
+    found = [f for f in diagnose(s) if f.id == fid]
+    assert found, "no %s in %s" % (fid, ids(s))
+    return found[0]
 
 def check_line(text: str, label: str) -> str:
     """A checklist line with its wrapped continuation lines joined."""
@@ -75,7 +86,6 @@ def test_a_gone_pid_in_a_container_never_gets_a_gpu_reset():
 
 
 def test_the_probe_marks_pids_outside_this_pid_namespace(fake_root, fake_bin):
-    from conftest import recorded
     from cudaenv.probes import nvidia as nv
 
     fake_bin.command("nvidia-smi", by_args={"--query-gpu": (recorded("smi-query-2080ti-x4.txt"), 0),
@@ -156,3 +166,22 @@ def test_problems_line_counts_the_infos_it_shows():
     s = replace(s, processes=(GpuProcess(pid=1, state="zombie", gpu_index=0),))  # stale-gpu-process: a warning
     text = render_report(s, diagnose(s))
     assert "Problems: 0 errors, 1 warning, 1 info" in text
+
+
+# ------------------------------------------------------------------------------------- end to end (doctor CLI)
+def test_doctor_quick_on_a_1080_ti_with_torch_2_8_cu128(machine):
+    """Issue 13: `doctor --quick` said "not checked"; the build's arch list is in data/torch_arch.json."""
+    machine.smi(query=recorded("diag-query-1080ti.txt"), banner=recorded("diag-banner-1080ti.txt"))
+    machine.torch("2.8.0+cu128", "12.8", GTX1080TI_GPUS, ARCH_CU128)
+    code, found, _ = machine.findings("--quick")
+    f = found["gpu-arch-unsupported"]
+    assert code == 1 and "6.1" in f["detail"] and "--quick" in f["detail"]
+
+
+def test_doctor_with_a_failed_import_on_a_1080_ti(machine):
+    machine.smi(query=recorded("diag-query-1080ti.txt"), banner=recorded("diag-banner-1080ti.txt"))
+    machine.torch("2.8.0+cu128", "12.8", GTX1080TI_GPUS, ARCH_CU128, init_raises="ImportError('libcudnn.so.9: cannot open shared object file')")
+    code, found, _ = machine.findings()
+    assert "torch-import-error" in found and "import torch failed" in found["gpu-arch-unsupported"]["detail"]
+    text = machine.doctor(fmt=None).out
+    assert "None" not in check_line(text, "torch devices") and "not known" in check_line(text, "torch devices")
