@@ -113,6 +113,9 @@ def test_jetson_is_never_told_to_upgrade_the_driver_to_a_desktop_series():
     text = "\n".join([f.detail for f in found] + [x for f in found for x in f.fix])
     assert "525.60.13" not in text and "ubuntu-drivers" not in text
     assert "driver-too-old-for-torch" not in [f.id for f in found]
+    report = render_report(jetson(), found)
+    assert "525.60.13" not in report and "L4T 36.4.3 (JetPack 6.2)" in check_line(report, "driver")
+    assert "| Driver | Jetson L4T 36.4.3 (JetPack 6.2) |" in render_markdown(jetson(), found)
 
 
 # ------------------------------------------------------------------------ GPU arch without importing torch

@@ -47,7 +47,9 @@ def upgrade_driver_fix(s, target: str, cuda=None) -> List[str]:
     if row is None:
         return ["# upgrade the host's driver to %s or newer" % target]
     jetson = getattr(s.platform, "jetson", None)
-    values = {"{target}": target, "{cuda}": cuda or "?", "{l4t}": (jetson.l4t if jetson else None) or "?",
+    from cudaenv.version import major_minor
+
+    values = {"{target}": target, "{cuda}": major_minor(cuda) or cuda or "?", "{l4t}": (jetson.l4t if jetson else None) or "?",
               "{jetpack}": (jetson.jetpack if jetson else None) or "?"}
     out = []
     for line in row["fix"]:

@@ -23,7 +23,10 @@ def facts_rows(s) -> List[tuple]:
     if p.container:
         osline += ", %s container" % p.container
     rows.append(("OS", osline))
-    if d is not None and (d.version or d.kernel_module_version):
+    if d is not None and (d.version or d.kernel_module_version) and p.jetson is not None:
+        rows.append(("Driver", "Jetson L4T %s%s" % (p.jetson.l4t or d.version or d.kernel_module_version,
+                                                   " (JetPack %s)" % p.jetson.jetpack if p.jetson.jetpack else "")))
+    elif d is not None and (d.version or d.kernel_module_version):
         from cudaenv.diagnose._common import driver_cuda
 
         rows.append(("Driver", "%s (supports CUDA %s)%s" % (d.version or d.kernel_module_version, d.cuda_version or driver_cuda(s) or "?",

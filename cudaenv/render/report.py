@@ -67,7 +67,10 @@ def _driver(s) -> List[Check]:
 
         bits = [d.version or d.kernel_module_version]
         cuda = d.cuda_version or c.driver_cuda(s)  # nvidia-smi's, else what that driver ships (data/cuda_drivers.json)
-        if cuda:
+        j = s.platform.jetson
+        if j is not None:  # an L4T release, not a driver series
+            bits[0] = "L4T %s%s" % (j.l4t or bits[0], " (JetPack %s)" % j.jetpack if j.jetpack else "")
+        elif cuda:
             bits[0] += " (CUDA %s)" % cuda
         if d.kernel_module:
             bits.append("%s module" % d.kernel_module)
@@ -133,8 +136,11 @@ def _versions(s) -> List[Check]:
 
         need = drv.min_driver_for_cuda(t.cuda, c.driver_system(s))
         have = c.driver_version(s) or "none"
-        checks.append(("torch + driver", "needs driver >= %s, have %s" % (need or "?", have),
-                       ("driver-too-old-for-torch", "driver-minor-compat", "torch-cuda-unavailable")))
+        if s.platform.jetson is not None:
+            facts = "a Jetson: its L4T/JetPack release, not a driver series, decides which CUDA runs"
+        else:
+            facts = "needs driver >= %s, have %s" % (need or "?", have)
+        checks.append(("torch + driver", facts, ("driver-too-old-for-torch", "driver-minor-compat", "torch-cuda-unavailable")))
         caps = ", ".join(sorted({g.compute_capability for g in s.gpus if g.compute_capability})) or "?"
         if t.arch_list and t.dynamic:
             checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), ("gpu-arch-unsupported",)))
