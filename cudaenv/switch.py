@@ -25,7 +25,8 @@ import posixpath
 import re
 from cudaenv._lazy import LazyModule
 from cudaenv._record import Record, replace
-from cudaenv.snapshot import Toolkit, version_key
+from cudaenv.snapshot import Toolkit
+from cudaenv.version import is_version, version_key
 from cudaenv.text import printable  # the one escaping function, re-exported for older callers
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
@@ -210,7 +211,7 @@ def completion_words(toolkits: Sequence[Toolkit]) -> List[str]:
     for t in sorted(toolkits, key=lambda t: version_key(t.version), reverse=True):
         key = version_key(t.version)
         for w in (".".join(map(str, key[:2])) if len(key) >= 2 else None, t.version):
-            if w and w not in words:
+            if w and w not in words and is_version(w):  # a version is a version: never shell code at a TAB
                 words.append(w)
     if any(t.is_link_target for t in toolkits):
         words.append("system")

@@ -54,16 +54,24 @@ _cudaenv_hook() {
     return "$_cudaenv_status"
 }
 
+# Candidates never pass through shell expansion: no `compgen -W` (it expands $(...) and backticks in its
+# word list) and no unquoted $(...) (word splitting and globbing). Each word is compared as a literal prefix.
 _cudaenv_complete() {
-    local cur=${COMP_WORDS[COMP_CWORD]} IFS=$'\n'
+    local cur=${COMP_WORDS[COMP_CWORD]} _cudaenv_word
+    local -a _cudaenv_words
+    COMPREPLY=()
     if [ "$COMP_CWORD" -eq 1 ]; then
-        IFS=$' \t\n'
-        COMPREPLY=($(compgen -W "$_CUDAENV_COMMANDS" -- "$cur"))
+        IFS=' ' read -r -a _cudaenv_words <<< "$_CUDAENV_COMMANDS"
+        for _cudaenv_word in "${_cudaenv_words[@]}"; do
+            case "$_cudaenv_word" in "$cur"*) COMPREPLY+=("$_cudaenv_word");; esac
+        done
         return
     fi
     case "${COMP_WORDS[1]}" in
         use|link|uninstall)
-            COMPREPLY=($(compgen -W "$(command cudaenv use --complete 2>/dev/null)" -- "$cur"))
+            while IFS= read -r _cudaenv_word; do
+                case "$_cudaenv_word" in "$cur"*) COMPREPLY+=("$_cudaenv_word");; esac
+            done < <(command cudaenv use --complete 2>/dev/null)
             ;;
     esac
 }

@@ -1,5 +1,6 @@
 """`cudaenv init SHELL`: the hook's function and the .cuda-version auto-switch, in the real shells (a pty where needed)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -409,3 +410,46 @@ def test_install_keeps_an_older_backup_and_leaves_no_temp_file(tmp_path):
     assert stamped[0].name in proc.stderr
     assert not [p for p in home.iterdir() if "cudaenv-tmp" in p.name]
     assert rc.read_text().startswith("export A=1\n\n# >>> cudaenv init >>>\n")
+
+
+# ------------------------------------------------- issue 12: completion never runs what a candidate holds
+def _complete_in_bash(env, cwd, cur):
+    script = (
+        'eval "$(cudaenv init bash)"\n'
+        'COMP_WORDS=(cudaenv use "$1"); COMP_CWORD=2; _cudaenv_complete; printf "V=%s\\n" "${COMPREPLY[@]}"\n'
+    )
+    proc = subprocess.run(["bash", "--norc", "--noprofile", "-c", script, "bash", cur], capture_output=True, text=True,
+                          env=env, timeout=30, cwd=str(cwd))
+    assert proc.returncode == 0, proc.stderr
+    return [x[2:] for x in proc.stdout.splitlines() if x.startswith("V=")]
+
+
+def test_bash_completion_never_expands_a_hostile_version_json_or_folder_name(world):
+    pwned = world.tmp / "PWNED"
+    hostile = world.root.toolkit("12.9.1")
+    (hostile / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.4$(touch %s)" % pwned}}))
+    (hostile / "include" / "cuda.h").unlink()  # nothing else tells its version
+    (hostile / "bin" / "nvcc").unlink()
+    named = world.root.toolkit("12.6.1", name="cuda-$(touch PWNED)`touch PWNED`")  # run in out/, it would make out/PWNED
+    assert named.is_dir()
+    words = _complete_in_bash(world.env, world.tmp / "out", "")
+    assert not pwned.exists() and not (world.tmp / "out" / "PWNED").exists()
+    assert set(words) == {"12.4", "12.4.131", "12.1", "12.1.105", "12.6", "12.6.1"}
+
+
+def test_bash_completion_takes_candidates_literally(world):
+    """Even a candidate list holding shell code, backticks and a glob is matched and offered as plain text."""
+    pwned = world.tmp / "PWNED"
+    fake = world.tmp / "fakebin"
+    fake.mkdir()
+    words = ["12.4$(touch %s)" % pwned, "`touch %s`" % pwned, "*", "12.8"]
+    (fake / "cudaenv").write_text(
+        "#!/bin/sh\nif [ \"$1 $2\" = 'use --complete' ]; then printf '%%s\\n' %s; else exec %s \"$@\"; fi\n"
+        % (" ".join("'%s'" % w for w in words), CUDAENV))
+    (fake / "cudaenv").chmod(0o755)
+    env = dict(world.env, PATH="%s:%s" % (fake, world.env["PATH"]))
+    (world.tmp / "out" / "a-file").write_text("")  # what an unquoted * would glob to
+    assert _complete_in_bash(env, world.tmp / "out", "") == words
+    assert _complete_in_bash(env, world.tmp / "out", "12") == [words[0], "12.8"]
+    assert _complete_in_bash(env, world.tmp / "out", "*") == ["*"]
+    assert not pwned.exists()
