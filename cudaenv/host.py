@@ -27,7 +27,7 @@ ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
-    from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+    from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 DEFAULT_TIMEOUT = 5.0
 MAX_READ = 4 * 1024 * 1024
@@ -392,6 +392,51 @@ class Host:
     def glob(self, directory: str, prefix: str = "") -> List[str]:
         """Paths of entries in ``directory`` whose names start with ``prefix`` (sorted)."""
         return [self.join(directory, name) for name in self.listdir(directory) if name.startswith(prefix)]
+
+    def iter_chunks(self, p: str, limit: int = MAX_READ, size: int = 1024 * 1024) -> Iterator[bytes]:
+        """The regular file ``p`` in pieces of ``size`` bytes, ``limit`` bytes in all: a big file (a 300 MB dpkg
+        status, a 30 MB nvcc) is streamed, never held whole. Nothing when it cannot be read or is no regular file."""
+        real = self._real(p)
+        if real is None:
+            return
+        try:
+            if not os.path.isfile(real):
+                return
+            fh = open(real, "rb")
+        except (OSError, ValueError):
+            return
+        with fh:
+            left = limit
+            while left > 0:
+                try:
+                    chunk = fh.read(min(size, left))
+                except (OSError, ValueError):
+                    return
+                if not chunk:
+                    return
+                left -= len(chunk)
+                yield chunk
+
+    def iter_lines(self, p: str, limit: int = MAX_READ, max_line: int = 64 * 1024) -> Iterator[str]:
+        """The lines of ``p`` (without line ends; bytes that are not UTF-8 kept as surrogates, like ``os.listdir``),
+        streamed through :meth:`iter_chunks`; a line longer than ``max_line`` is cut there (the rest skipped)."""
+        rest, skipping = b"", False
+        for chunk in self.iter_chunks(p, limit):
+            data, start = rest + chunk, 0
+            while True:
+                end = data.find(b"\n", start)
+                if end < 0:
+                    break
+                if not skipping:
+                    yield data[start : min(end, start + max_line)].decode("utf-8", "surrogateescape")
+                skipping, start = False, end + 1
+            rest = data[start:]
+            if len(rest) > max_line:
+                if not skipping:
+                    yield rest[:max_line].decode("utf-8", "surrogateescape")
+                rest, skipping = b"", True
+        if rest and not skipping:
+            yield rest.decode("utf-8", "surrogateescape")
 
     # --------------------------------------------------------------- programs
     def env_path(self) -> List[str]:

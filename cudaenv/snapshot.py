@@ -127,7 +127,7 @@ class Toolkit(Record):
     source: str  # where it was found: "/usr/local/cuda-*", "CUDA_HOME", "PATH", "conda", "pip", ...
     install_method: str = "unknown"  # runfile | deb | rpm | conda | pip | windows-installer | distro | unknown
     active: bool = False  # the toolkit a build would use now (nvcc on PATH, else CUDA_HOME)
-    version_source: Optional[str] = None  # version.json | version.txt | cuda.h | nvcc
+    version_source: Optional[str] = None  # version.json | version.txt | dist-info | conda-meta | cuda.h | nvcc-file (read from nvcc's bytes) | nvcc (run)
     nvcc: Optional[str] = None  # path of bin/nvcc when present
     lib_dir: Optional[str] = None  # lib64 or lib (targets/*/lib on some)
     on_path: bool = False  # its bin is on PATH

@@ -9,13 +9,13 @@ classified by :mod:`cudaenv.explain` like every other error.
 
 import json
 import os
-import re
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.host import Host
+from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
 from cudaenv.version import sm_name
 
 MARKER = "CUDAENV_TOOLKIT "
@@ -109,18 +109,7 @@ class ToolkitReport:
 
 
 # ----------------------------------------------------------------------------- pure parts
-def parse_nvcc_release(text: str) -> Optional[str]:
-    """``Cuda compilation tools, release 13.0, V13.0.88`` -> ``13.0.88`` (or ``13.0``)."""
-    m = re.search(r"release (\d+\.\d+)(?:, V(\d+\.\d+\.\d+))?", text or "")
-    if not m:
-        return None
-    return m.group(2) or m.group(1)
-
-
-def parse_gpu_code_list(text: str) -> Tuple[str, ...]:
-    """``nvcc --list-gpu-code`` output (one ``sm_XY`` per line) -> ("sm_75", "sm_80", ...)."""
-    found = dict.fromkeys(m.group(0) for m in re.finditer(r"\bsm_\d+[a-z]?\b", text or ""))
-    return tuple(sorted(found, key=lambda a: (int(re.sub(r"\D", "", a)), a)))
+parse_nvcc_release = parse_nvcc_version  # ``... release 13.0, V13.0.88`` -> ``13.0.88``: the one parser is cudaenv.parse.nvcc
 
 
 def arch_from_capability(value: str) -> Optional[str]:

@@ -150,7 +150,7 @@ def test_version_from_each_kind_of_file_in_order(fake_root):
     state, notes = probe(fake_root.host())
     assert [(tk.path, tk.version, tk.version_source) for tk in state.toolkits] == [
         ("/usr/local/cuda-12.4", "12.4.131", "version.json"),
-        ("/usr/local/cuda-12.1", "12.1.105", "nvcc"),
+        ("/usr/local/cuda-12.1", "12.1.105", "nvcc-file"),  # the release string read from nvcc's bytes, not run
         ("/usr/local/cuda-11.8", "11.8", "cuda.h"),
         ("/usr/local/cuda-10.2", "10.2.89", "version.txt"),
     ]

@@ -8,7 +8,7 @@ import pytest
 import builders as trees  # the fake install trees
 from builders import TOOLS
 from cudaenv.snapshot import CudaSymlink, Toolkit
-from cudaenv.uninstall.dpkg import parse_alternatives, parse_list, parse_status
+from cudaenv.parse.dpkg import parse_alternatives, parse_list, parse_status
 from cudaenv.uninstall.inspect import inspect_uninstall, load_toolkits, select_targets
 from cudaenv.uninstall.plan import HostPath, Options, plan_uninstall
 

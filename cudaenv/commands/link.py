@@ -9,15 +9,15 @@ import argparse
 import os
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass
 from typing import List, Optional, Sequence, Tuple
+
+from cudaenv.shells.posix import quote_exact
 
 HELP = "print the commands that repoint /usr/local/cuda"
 LINK = "/usr/local/cuda"
 ALTDIR = "/etc/alternatives"
 ADMINDIR = "/var/lib/dpkg/alternatives"
-RC_FILES = (".bashrc", ".zshrc", ".profile", ".bash_profile")
 _TOOLKIT_PATH = re.compile(r"/[^\s:;\"'=$]*cuda-\d[^\s:;\"'/]*")
 
 
@@ -49,7 +49,7 @@ class LinkPlan:
 
 def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldconfig: bool = False, ldconfig_sudo: bool = True) -> LinkPlan:
     """The commands that make /usr/local/cuda point at ``toolkit_path`` (pure)."""
-    q = shlex.quote
+    q = quote_exact
     if state.kind == "directory":
         return LinkPlan(
             (),
@@ -110,10 +110,12 @@ def find_rc_mentions(name: str, text: str, toolkit_path: str) -> List[str]:
 
 
 def find_ld_mentions(name: str, text: str, toolkit_path: str) -> List[str]:
+    from cudaenv.parse.ldconf import ld_conf_lines
+
     out = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in ld_conf_lines(text):
         entry = line.strip()
-        if entry and not entry.startswith("#") and not _same_toolkit(entry, toolkit_path) and not _same_toolkit(entry, LINK):
+        if not _same_toolkit(entry, toolkit_path) and not _same_toolkit(entry, LINK):
             if "cuda" in entry:
                 out.append("%s:%d: %s" % (name, number, _printable(entry)))
     return out
@@ -161,14 +163,13 @@ def run(args: argparse.Namespace, ctx) -> int:
     notes = list(plan.notes)
     for line in ld_notes:
         notes.append("still points elsewhere (the loader's search path): %s" % line)
-    home = host.env.get("HOME")
-    if home:
-        for rc in RC_FILES:
-            path = posixpath.join(home, rc)
-            text = host.read_text(path, limit=1024 * 1024)
-            if text:
-                for line in find_rc_mentions(path, text, toolkit.path):
-                    notes.append("still points elsewhere (shell startup): %s" % line)
+    from cudaenv.uninstall.rcfiles import rc_files
+
+    for path in rc_files(host):
+        text = host.read_text(path, limit=1024 * 1024)
+        if text:
+            for line in find_rc_mentions(path, text, toolkit.path):
+                notes.append("still points elsewhere (shell startup): %s" % line)
     for name in ("CUDA_HOME", "CUDA_PATH"):
         value = ctx.env.get(name)
         if value and not _same_toolkit(value, toolkit.path) and not _same_toolkit(value, LINK):
@@ -208,17 +209,15 @@ def _writable(host, path: str) -> bool:
 
 
 def _ld_conf(host, toolkit_path: str) -> Tuple[List[str], bool]:
+    from cudaenv.parse.ldconf import ld_conf_lines
+    from cudaenv.probes.ldconf import read_ld_conf
+
     notes: List[str] = []
     uses_link = False
-    folder = "/etc/ld.so.conf.d"
-    for name in host.listdir(folder):
-        if not name.endswith(".conf"):
-            continue
-        path = posixpath.join(folder, name)
-        text = host.read_text(path, limit=65536) or ""
-        if "cuda" not in text and "cuda" not in name:
+    for path, text in read_ld_conf(host):
+        if text is None or ("cuda" not in text and "cuda" not in posixpath.basename(path)):
             continue
         notes += find_ld_mentions(path, text, toolkit_path)
-        if any(_same_toolkit(line.strip(), LINK) for line in text.splitlines()):
+        if any(_same_toolkit(line.strip(), LINK) for _n, line in ld_conf_lines(text)):
             uses_link = True
     return notes, uses_link

@@ -26,9 +26,9 @@ def run(args, ctx) -> int:
     notes: list = []
     state = probe_toolkits(host, notes, site_packages=env_site_packages(host))
     if args.json:
-        import json
+        from cudaenv.render.json_out import dumps
 
-        ctx.out.write(json.dumps(render.toolkits_to_json(state, notes), indent=2, ensure_ascii=False) + "\n")
+        ctx.out.write(dumps(render.toolkits_to_json(state, notes)))
     else:
         ctx.out.write(render.render_toolkit_table(state, notes, system=host.system))
     return 0

@@ -10,8 +10,9 @@ wrappers, not cuDNN, and are never read (only the folders named above are looked
 
 import ntpath
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.parse.cudnn import parse_cudnn_dist_info_name, parse_cudnn_header
 from cudaenv.snapshot import Cudnn, Note, Toolkit
 from cudaenv.version import cudnn_from_int, version_key
 
@@ -19,42 +20,8 @@ PROBE = "cudnn"
 HEADER_LIMIT = 32 * 1024  # the macros sit right after the licence comment
 MULTIARCH = ("x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", "sbsa-linux-gnu")
 
-_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_(MAJOR|MINOR|PATCHLEVEL)[ \t]+(\d+)\b", re.MULTILINE)
-_NUMBER = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_VERSION[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*$", re.MULTILINE)
 _VERSION_HEADER = re.compile(r"^cudnn_version(?:_v\d+)?\.h$")
 _OLD_HEADER = re.compile(r"^cudnn(?:_v\d+)?\.h$")
-_DIST = re.compile(r"^nvidia_cudnn_cu\d+-([^-]+)\.dist-info$", re.IGNORECASE)
-
-
-def parse_cudnn_header(text: str) -> Optional[str]:
-    """The cuDNN version a header declares: ``9.1.0``.
-
-    Sample (cudnn_version.h, cuDNN 9)::
-
-        #define CUDNN_MAJOR 9
-        #define CUDNN_MINOR 1
-        #define CUDNN_PATCHLEVEL 0
-        #define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)
-
-    A bare number is decoded with both encodings: ``CUDNN_VERSION 90100`` (v9: MAJOR*10000+MINOR*100+PATCH)
-    and ``CUDNN_VERSION 8907`` (up to v8: MAJOR*1000+MINOR*100+PATCH).
-    """
-    if not isinstance(text, str):
-        return None
-    macros: Dict[str, str] = {}
-    for name, value in _MACRO.findall(text):
-        macros.setdefault(name, str(int(value[:9])))
-    if "MAJOR" in macros:
-        parts = [macros["MAJOR"]]
-        if "MINOR" in macros:
-            parts.append(macros["MINOR"])
-            if "PATCHLEVEL" in macros:
-                parts.append(macros["PATCHLEVEL"])
-        return ".".join(parts)
-    match = _NUMBER.search(text)
-    if match:
-        return decode_cudnn_version(int(match.group(1)[:9]))
-    return None
 
 
 decode_cudnn_version = cudnn_from_int  # ``90100`` -> ``9.1.0``, ``8907`` -> ``8.9.7``: decoded in cudaenv.version
@@ -143,7 +110,7 @@ def _major(version: Optional[str]) -> Optional[int]:
 
 def _dist_version(host, sp: str) -> Optional[str]:
     for name in host.listdir(sp):
-        match = _DIST.match(name)
-        if match:
-            return match.group(1)
+        version = parse_cudnn_dist_info_name(name)
+        if version:
+            return version
     return None

@@ -7,6 +7,7 @@ are in :mod:`cudaenv.parse.proc`.
 
 from typing import List, Optional, Tuple
 
+from cudaenv.parse.ldconf import parse_ld_so_conf  # noqa: F401  (re-exported: the one parser)
 from cudaenv.parse.proc import (
     NVIDIA_VENDOR,
     parse_cgroup_container,
@@ -20,6 +21,7 @@ from cudaenv.parse.proc import (
     parse_wsl,
     tegra_soc,
 )
+from cudaenv.probes.ldconf import ld_conf_dirs
 from cudaenv.snapshot import Jetson, Note, Platform
 
 AMD_VENDOR = "0x1002"
@@ -205,48 +207,11 @@ def driver_library_dirs(host) -> List[str]:
     return dirs
 
 
-def parse_ld_so_conf(text: Optional[str]) -> Tuple[List[str], List[str]]:
-    """Library folders and ``include`` globs of an ld.so.conf file."""
-    dirs: List[str] = []
-    includes: List[str] = []
-    for raw in (text or "").splitlines():
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if line.startswith("include "):
-            includes.extend(p if p.startswith("/") else "/etc/" + p for p in line.split()[1:])
-        elif line.startswith("/"):
-            dirs.append(line.rstrip("/") or "/")
-    return dirs, includes
-
-
-def _ld_so_conf_dirs(host) -> List[str]:
-    import fnmatch
-    import posixpath
-
-    dirs, pending = parse_ld_so_conf(host.read_text("/etc/ld.so.conf"))
-    if not host.exists("/etc/ld.so.conf"):
-        pending = ["/etc/ld.so.conf.d/*.conf"]
-    seen = set()
-    while pending:
-        pattern = pending.pop(0)
-        folder, name = posixpath.split(pattern)
-        for entry in host.listdir(folder):
-            path = posixpath.join(folder, entry)
-            if path in seen or not fnmatch.fnmatch(entry, name):
-                continue
-            seen.add(path)
-            more, nested = parse_ld_so_conf(host.read_text(path, limit=65536))
-            dirs.extend(more)
-            pending.extend(n for n in nested if len(seen) < 200)
-    return dirs
-
-
 def _libcuda(host) -> Tuple[str, ...]:
     """Every ``libcuda.so*`` in the driver's library folders and those ld.so.conf names (one name per real file)."""
     found: List[str] = []
     real_seen = set()
-    for folder in driver_library_dirs(host) + _ld_so_conf_dirs(host):
+    for folder in driver_library_dirs(host) + ld_conf_dirs(host):
         for name in host.listdir(folder):
             if not name.startswith("libcuda.so"):
                 continue

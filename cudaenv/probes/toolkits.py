@@ -25,8 +25,22 @@ import re
 
 from cudaenv._lazy import LazyModule, LazyPattern
 from cudaenv._record import Record, replace
+from cudaenv.parse.nvcc import EXCERPT as RELEASE_EXCERPT
+from cudaenv.parse.nvcc import RELEASE_MARKER, parse_nvcc_version, parse_release_excerpt
+from cudaenv.parse.toolkit_files import (  # noqa: F401  (parse_bundled_driver, parse_version_txt: re-exported)
+    cuda_h_raw,
+    parse_bundled_driver,
+    parse_conda_meta_name,
+    parse_cuda_h,
+    parse_dist_info_name,
+    parse_dist_metadata_version,
+    parse_version_json,
+    parse_version_txt,
+    parse_wrapper_target,
+    version_json_raw,
+)
 from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
-from cudaenv.version import cuda_from_int, is_version, malformed, parse_version, version_key
+from cudaenv.version import malformed, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -36,22 +50,14 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
 
 PROBE = "toolkits"
 CUDA_H_LIMIT = 64 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h (about 12 KB in, for 13.0)
+NVCC_SCAN_LIMIT = 256 * 1024 * 1024  # bytes of an nvcc searched for its release string (13.0's is 30 MB)
 WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
 LINK_NAMES = ("/usr/local/cuda", "/etc/alternatives/cuda")
 DISTRO_ALIASES = ("/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
 
 _TOOLKIT_NAME = LazyPattern(r"^(?:cuda|CUDA)-?v?(\d+(?:\.\d+)*)$")
 _WIN_NAME = LazyPattern(r"^v(\d+(?:\.\d+)*)$", re.IGNORECASE)
-_VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\S+)")
-_CUDA_H = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b", re.MULTILINE)
-_CUDA_H_RAW = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\S+)", re.MULTILINE)
-_NVCC_FULL = LazyPattern(r"release\s+(\d+\.\d+)\s*,\s*V(\d+(?:\.\d+)+)")
-_NVCC_SHORT = LazyPattern(r"release\s+(\d+\.\d+)")
-_META_VERSION = LazyPattern(r"^Version:[ \t]*(\S+)", re.MULTILINE)
-_EXEC_LINE = LazyPattern(r"""^\s*exec\s+(?:-a\s+\S+\s+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""", re.MULTILINE)
-_ENV_REF = LazyPattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 _CUDA_PATH_V = LazyPattern(r"^CUDA_PATH_V\d+_\d+$", re.IGNORECASE)
-_PIP_DIST = LazyPattern(r"^nvidia_cuda_(nvcc|runtime)(?:_cu(\d+))?-([^-]+)\.dist-info$", re.IGNORECASE)
 _PIP_CU = LazyPattern(r"^cu(\d+)$")
 
 
@@ -61,109 +67,6 @@ class ToolkitState(Record):
     toolkits: Tuple[Toolkit, ...] = ()
     cuda_symlink: Optional[CudaSymlink] = None
     active_toolkit: Optional[ActiveToolkit] = None
-
-
-# --------------------------------------------------------------------------------------- parsers
-def parse_version_json(text: str) -> Optional[str]:
-    """``cuda.version`` of a toolkit's version.json, as written (``12.4.131``, or date-stamped ``12.1.20230222``).
-
-    Sample::
-
-        {"cuda" : {"name" : "CUDA SDK", "version" : "11.8.20220929"}, "nvidia_driver" : {...}}
-    """
-    return _json_component_version(text, "cuda")
-
-
-def parse_bundled_driver(text: str) -> Optional[str]:
-    """``nvidia_driver.version`` of a version.json: the driver the installer bundled, not the installed one."""
-    return _json_component_version(text, "nvidia_driver")
-
-
-def version_json_raw(text: str) -> Optional[str]:
-    """``cuda.version`` of a version.json as written, not checked (for the note when it is not a version)."""
-    return _json_component_raw(text, "cuda")
-
-
-def _json_component_version(text: str, key: str) -> Optional[str]:
-    return parse_version(_json_component_raw(text, key))
-
-
-def _json_component_raw(text: str, key: str) -> Optional[str]:
-    if not isinstance(text, str) or ('"%s"' % key) not in text:
-        return None
-    # The entry itself first: version.json files are flat {"component": {"name": ..., "version": ...}} maps,
-    # and `re` is loaded anyway while json is not free on the `cudaenv use` path. Anything else goes to json.
-    match = re.search(r'"%s"\s*:\s*\{[^{}]*?"version"\s*:\s*"([^"\\]*)"' % re.escape(key), text)
-    value = match.group(1) if match else None
-    if value is None:
-        import json
-
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            data = None
-        part = data.get(key) if isinstance(data, dict) else None
-        if isinstance(part, dict):
-            value = part.get("version")
-    return value.strip() if isinstance(value, str) else None
-
-
-def parse_version_txt(text: str) -> Optional[str]:
-    """``CUDA Version 10.2.89`` (toolkits up to 11.0) -> ``10.2.89``."""
-    if not isinstance(text, str) or "Version" not in text:
-        return None
-    match = _VERSION_TXT.search(text)
-    return parse_version(match.group(1)) if match else None
-
-
-def parse_cuda_h(text: str) -> Optional[str]:
-    """``#define CUDA_VERSION 13000`` in include/cuda.h -> ``13.0`` (12040 -> 12.4, 9020 -> 9.2)."""
-    if not isinstance(text, str) or "CUDA_VERSION" not in text:
-        return None
-    match = _CUDA_H.search(text)
-    return cuda_from_int(match.group(1)) if match else None  # 60,000 digits are no version: None
-
-
-def cuda_h_raw(text: str) -> Optional[str]:
-    """The ``CUDA_VERSION`` define of a cuda.h as written, not checked (for the note when it is not a CUDA int)."""
-    match = _CUDA_H_RAW.search(text) if isinstance(text, str) and "CUDA_VERSION" in text else None
-    return match.group(1) if match else None
-
-
-def parse_nvcc_version(text: str) -> Optional[str]:
-    """``Cuda compilation tools, release 13.0, V13.0.88`` -> ``13.0.88`` (``13.0`` when only the release is there)."""
-    if not isinstance(text, str):
-        return None
-    match = _NVCC_FULL.search(text)
-    if match:
-        return parse_version(match.group(2))
-    match = _NVCC_SHORT.search(text)
-    return parse_version(match.group(1)) if match else None
-
-
-def parse_dist_metadata_version(text: str) -> Optional[str]:
-    """The ``Version:`` header of a wheel's METADATA."""
-    if not isinstance(text, str):
-        return None
-    match = _META_VERSION.search(text)
-    return parse_version(match.group(1)) if match else None
-
-
-def parse_wrapper_target(text: str, env: Optional[Dict[str, str]] = None) -> Optional[str]:
-    """The nvcc a small shell wrapper ``exec``s (``exec /usr/local/cuda-13.0/bin/nvcc "$@"``), ``$VAR`` expanded."""
-    if not isinstance(text, str) or not text.startswith("#!") or "exec" not in text:
-        return None
-    match = _EXEC_LINE.search(text)
-    if not match:
-        return None
-    target = match.group(2)
-    if "$" in target:
-        env = env or {}
-        missing = [name for name in _ENV_REF.findall(target) if not env.get(name)]
-        if missing:
-            return None
-        target = _ENV_REF.sub(lambda m: env.get(m.group(1), ""), target)
-    return target or None
 
 
 # ------------------------------------------------------------------------------------ discovery
@@ -288,12 +191,11 @@ def _conda(host) -> List[_Candidate]:
     version, what = None, None
     packages = {}
     for name in host.listdir(meta):
-        if name.endswith(".json"):
-            parts = name[:-5].rsplit("-", 2)
-            if len(parts) == 3:
-                packages.setdefault(parts[0], parts[1])
+        record = parse_conda_meta_name(name)
+        if record:
+            packages.setdefault(record[0], record[1])
     for package in ("cuda-nvcc", "cuda-cudart", "cudatoolkit", "cuda-toolkit", "cuda-version"):
-        if package in packages and is_version(packages[package]):
+        if package in packages:
             version, what = packages[package], package
             break
     root = prefix
@@ -314,13 +216,13 @@ def _pip(host, site_packages: Sequence[str]) -> List[_Candidate]:
             continue
         dists: Dict[Tuple[str, Optional[str]], str] = {}
         for name in host.listdir(sp):
-            match = _PIP_DIST.match(name)
-            if match:
-                component, suffix, dist_version = match.groups()
+            dist = parse_dist_info_name(name)
+            if dist:
+                component, suffix, dist_version = dist
                 meta = host.read_text(host.join(sp, name, "METADATA"), limit=8192)
-                version = parse_dist_metadata_version(meta or "") or parse_version(dist_version)
+                version = parse_dist_metadata_version(meta or "") or dist_version
                 if version:
-                    dists[(component.lower(), suffix)] = version
+                    dists[(component, suffix)] = version
 
         def pick(component: str, major: Optional[str] = None) -> Optional[str]:
             for (comp, suffix), ver in sorted(dists.items(), key=lambda kv: str(kv[0])):
@@ -373,7 +275,7 @@ class _Finder:
         self.install_methods = install_methods
         self.found: List[_Found] = []
         self._by_key: Dict[str, _Found] = {}
-        self._dpkg: Optional[List[Tuple[str, str]]] = None
+        self._dpkg: Optional[Dict[str, Tuple[str, ...]]] = None
         self.nvccs: List[Tuple[str, str]] = []
         self._keys: Dict[str, Optional[str]] = {}
 
@@ -430,8 +332,16 @@ class _Finder:
         version, version_source, bundled = self._version(path, cand)
         nvcc = "/usr/bin/nvcc" if path == "/usr" else _nvcc_in(host, path)
         if version is None and nvcc is not None:
-            version = self._run_nvcc(nvcc)
-            version_source = "nvcc" if version else None
+            version = self._nvcc_file_version(nvcc)
+            version_source = "nvcc-file" if version else None
+            if version is None and host.rooted:
+                # nothing inside --root runs on this machine: its nvcc is an image's program
+                self.notes.append(Note(PROBE, "could not tell the version of %s: no version.json, version.txt, cuda.h or "
+                                       "release string in its nvcc, and only running that nvcc could tell (nothing inside "
+                                       "--root is run)" % path))
+            elif version is None:
+                version = self._run_nvcc(nvcc)
+                version_source = "nvcc" if version else None
         return Toolkit(
             version=version,
             path=path,
@@ -471,6 +381,20 @@ class _Finder:
                 self.notes.append(Note(PROBE, malformed("%s CUDA_VERSION" % header, raw)))
         return None, None, None
 
+    def _nvcc_file_version(self, nvcc: str) -> Optional[str]:
+        """The release string stored inside the nvcc executable (``Cuda compilation tools, release 13.0, V13.0.88``),
+        read as bytes, streamed and bounded (about 23 MB into the 30 MB nvcc of 13.0): nvcc is never run for it."""
+        real = follow_nvcc(self.host, nvcc)
+        keep = len(RELEASE_MARKER) + RELEASE_EXCERPT
+        tail = b""
+        for chunk in self.host.iter_chunks(real, limit=NVCC_SCAN_LIMIT):
+            data = tail + chunk
+            at = data.find(RELEASE_MARKER)
+            if at >= 0 and at + keep <= len(data):
+                return parse_release_excerpt(data[at : at + keep])
+            tail = data[at:] if at >= 0 else data[-keep:]
+        return parse_release_excerpt(tail)
+
     def _run_nvcc(self, nvcc: str) -> Optional[str]:
         real = self.host.local(nvcc)
         result = self.host.run([str(real), "--version"])
@@ -506,14 +430,13 @@ class _Finder:
 
     def dpkg_owners(self, path: str) -> Tuple[str, ...]:
         if self._dpkg is None:
-            self._dpkg = _read_dpkg_lists(self.host)
-        probe = "/usr/bin/nvcc" if path == "/usr" else path.rstrip("/") + "/"
-        owners = []
-        for package, text in self._dpkg:
-            hit = ("\n" + probe + "\n" in "\n" + text + "\n") if path == "/usr" else (("\n" + probe) in ("\n" + text))
-            if hit:
-                owners.append(package)
-        return tuple(owners)
+            from cudaenv.probes.dpkg import probe_dpkg_lists  # dataclasses: off the `cudaenv use` path
+
+            self._dpkg, _unreadable = probe_dpkg_lists(self.host, lambda name: "cuda" in name or "nvcc" in name)
+        if path == "/usr":
+            return tuple(package for package, paths in self._dpkg.items() if "/usr/bin/nvcc" in paths)
+        prefix = path.rstrip("/") + "/"
+        return tuple(package for package, paths in self._dpkg.items() if any(p.startswith(prefix) for p in paths))
 
     # ---------------------------------------------------------- which is active
     def nvccs_on_path(self) -> List[Tuple[str, str]]:
@@ -685,17 +608,6 @@ def _through_alternatives(host, name: str) -> bool:
 def dpkg_owners(host, path: str) -> Tuple[str, ...]:
     """Names of the dpkg packages whose file lists (/var/lib/dpkg/info/*.list) put files in ``path``."""
     return _Finder(host, []).dpkg_owners(path)
-
-
-def _read_dpkg_lists(host) -> List[Tuple[str, str]]:
-    info = "/var/lib/dpkg/info"
-    out = []
-    for name in host.listdir(info):
-        if name.endswith(".list") and ("cuda" in name or "nvcc" in name):
-            text = host.read_text(host.join(info, name))
-            if text:
-                out.append((name[: -len(".list")], text))
-    return out
 
 
 def env_site_packages(host) -> Tuple[str, ...]:

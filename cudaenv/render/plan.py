@@ -1,7 +1,8 @@
 """Text and JSON of a removal plan and of ``--check`` residue. Pure: returns strings."""
 
 import json
-import shlex
+from cudaenv.shells.posix import quote_exact
+from cudaenv.text import printable
 from typing import Sequence
 
 from cudaenv.uninstall.plan import Plan
@@ -12,33 +13,33 @@ _EDITOR = "<line editor: keeps FILE.cudaenv-backup, checks each line; full code 
 
 
 def _cmd(argv: Sequence[str], root: bool) -> str:
-    shown = " ".join(shlex.quote(_EDITOR) if a == EDIT_LINES_CODE else shlex.quote(a) for a in argv)
+    shown = " ".join(quote_exact(_EDITOR) if a == EDIT_LINES_CODE else quote_exact(a) for a in argv)
     return ("sudo " if root else "") + shown
 
 
 def render_plan_text(plan: Plan) -> str:
     lines = []
     if plan.targets:
-        lines.append("Plan: remove " + "; ".join("CUDA %s at %s (%s)" % (t.version or "?", t.path, t.install_method) for t in plan.targets))
+        lines.append("Plan: remove " + "; ".join("CUDA %s at %s (%s)" % (t.version or "?", printable(t.path), t.install_method) for t in plan.targets))
     lines.append("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE.")
     for warning in plan.in_use:
-        lines += ["", "IN USE: " + warning]
+        lines += ["", "IN USE: " + printable(warning)]
     if not plan.steps:
         lines += ["", "Nothing to remove."]
     for n, step in enumerate(plan.steps, 1):
         tags = [t for t, on in (("root", step.needs_root), ("removes", step.destructive)) if on]
         lines.append("")
-        lines.append("%d. %s%s" % (n, ("[%s] " % ", ".join(tags)) if tags else "", step.description))
+        lines.append("%d. %s%s" % (n, ("[%s] " % ", ".join(tags)) if tags else "", printable(step.description)))
         for d in step.details:
-            lines.append("     " + d)
+            lines.append("     " + printable(d))
         for argv in step.commands:
             lines.append("     $ " + _cmd(argv, step.needs_root))
         if step.only_if is not None:
-            lines.append("     (only while %s)" % step.only_if.describe())
+            lines.append("     (only while %s)" % printable(step.only_if.describe()))
     if plan.choices:
-        lines += ["", "Choices:"] + ["  " + c for c in plan.choices]
+        lines += ["", "Choices:"] + ["  " + printable(c) for c in plan.choices]
     if plan.notes:
-        lines += ["", "Notes:"] + ["  - %s" % n.message for n in plan.notes]
+        lines += ["", "Notes:"] + ["  - %s" % printable(n.message) for n in plan.notes]
     return "\n".join(lines) + "\n"
 
 
@@ -48,10 +49,10 @@ def render_plan_json(plan: Plan) -> str:
 
 def render_residue_text(targets: Sequence[str], residue: Sequence[Residue]) -> str:
     if not residue:
-        return "Nothing is left of %s.\n" % ", ".join(targets)
-    lines = ["Still left of %s:" % ", ".join(targets)]
-    lines += ["  - [%s] %s" % (r.kind, r.detail) for r in residue]
-    lines.append("Run `cudaenv uninstall %s` again for a plan that removes it." % " ".join(shlex.quote(t) for t in targets))
+        return "Nothing is left of %s.\n" % ", ".join(printable(t) for t in targets)
+    lines = ["Still left of %s:" % ", ".join(printable(t) for t in targets)]
+    lines += ["  - [%s] %s" % (r.kind, printable(r.detail)) for r in residue]
+    lines.append("Run `cudaenv uninstall %s` again for a plan that removes it." % " ".join(quote_exact(t) for t in targets))
     return "\n".join(lines) + "\n"
 
 

@@ -4,6 +4,7 @@ from typing import Any, Dict, List, Sequence
 
 from cudaenv._record import asdict
 from cudaenv.render.text import WIDTH, fit, wrap
+from cudaenv.text import printable
 
 SCHEMA_VERSION = 1
 ACTIVE = "*"
@@ -56,7 +57,7 @@ def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux"
         for tk in state.toolkits:
             mark = (ACTIVE if tk.active else " ") + (LINK if tk.is_link_target else "  ")
             method = tk.install_method + ("" if tk.nvcc else ", no nvcc")
-            rows.append((mark, tk.version or "?", method, tk.path))
+            rows.append((mark, tk.version or "?", method, printable(tk.path)))
         w_ver = max(len(r[1]) for r in rows)
         w_method = max(len(r[2]) for r in rows)
         for mark, version, method, path in rows:
@@ -65,7 +66,7 @@ def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux"
         lines.append("")
         lines += _legend(state, width)
     for note in notes:
-        lines += _wrap("note: %s" % getattr(note, "message", note), width, indent="      ")
+        lines += _wrap("note: %s" % printable(getattr(note, "message", note)), width, indent="      ")
     return "\n".join(lines) + "\n"
 
 
@@ -75,23 +76,23 @@ def _legend(state, width: int) -> List[str]:
     if active is not None and active.path:
         if active.via == "PATH":
             shown = active.nvcc_on_path[0] if active.nvcc_on_path else active.nvcc
-            what = "the nvcc on PATH (%s)" % shown
+            what = "the nvcc on PATH (%s)" % printable(shown)
             if active.nvcc and shown != active.nvcc:
-                what += " runs %s" % active.nvcc
+                what += " runs %s" % printable(active.nvcc)
         else:
             what = "%s points here (no nvcc on PATH)" % active.via
         out += _wrap("%-3s active: %s" % (ACTIVE, what), width, indent="    ")
         if active.path not in {tk.path for tk in state.toolkits}:
-            out += _wrap("    (the active nvcc lives in %s, which holds no complete toolkit)" % active.path, width, indent="    ")
+            out += _wrap("    (the active nvcc lives in %s, which holds no complete toolkit)" % printable(active.path), width, indent="    ")
     else:
         out.append("    no toolkit is active: no nvcc on PATH and no CUDA_HOME")
     link = state.cuda_symlink
     if link is not None:
         if link.dangling:
-            out += _wrap("%-3s %s -> %s is dangling: its target does not exist" % ("!", link.path, link.target), width, indent="    ")
+            out += _wrap("%-3s %s -> %s is dangling: its target does not exist" % ("!", printable(link.path), printable(link.target)), width, indent="    ")
         else:
             via = " (through /etc/alternatives)" if link.alternatives else ""
-            out += _wrap("%-3s %s points here%s" % (LINK, link.path, via), width, indent="    ")
+            out += _wrap("%-3s %s points here%s" % (LINK, printable(link.path), via), width, indent="    ")
     if len(state.toolkits) > 1 and sum(1 for tk in state.toolkits if tk.on_path) > 1:
         out.append("    several toolkits have nvcc on PATH: the first one wins")
     return out

@@ -47,3 +47,33 @@ class Zsh(Posix):
 
     def rc_file(self, env: Mapping[str, str], system: str) -> str:
         return posixpath.join(env.get("ZDOTDIR") or env.get("HOME") or "~", ".zshrc")
+
+
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+
+
+def quote_exact(value: str) -> str:
+    """``value`` as one bash/zsh word that means exactly its bytes, and is printable ASCII to look at.
+
+    Plain text is single-quoted as by :func:`shlex.quote`; text holding bytes that are not UTF-8 (carried as
+    surrogates, as ``os.listdir`` gives them), control characters or other non-ASCII characters becomes an ANSI-C
+    string, ``$'cuda-12.4-\\xff'``, every such byte written ``\\xNN``: the uninstall script and the printed plan
+    name the very folder, and nothing reaches the terminal raw.
+    """
+    if value and _SAFE.issuperset(value):
+        return value
+    if value.isascii() and value.isprintable():
+        return "'" + value.replace("'", "'\"'\"'") + "'"
+    out = []
+    for c in value:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif " " <= c <= "~":
+            out.append(c)
+        else:
+            try:
+                data = c.encode("utf-8", "surrogateescape")  # a byte that was not UTF-8 is that byte again
+            except UnicodeEncodeError:
+                data = c.encode("utf-8", "surrogatepass")
+            out.extend("\\x%02x" % b for b in data)
+    return "$'" + "".join(out) + "'"

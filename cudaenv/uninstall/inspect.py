@@ -14,6 +14,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.errors import UserError
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
+from cudaenv.parse.ldconf import ld_conf_lines
+from cudaenv.probes.dpkg import probe_alternatives
+from cudaenv.probes.ldconf import LD_SO_CONF_D as LDCONF_D
+from cudaenv.probes.ldconf import read_ld_conf
 from cudaenv.uninstall import dpkg as dpkg_mod
 from cudaenv.uninstall import rpm as rpm_mod
 from cudaenv.uninstall.plan import PROTECTED
@@ -23,7 +27,6 @@ from cudaenv.uninstall.wrappers import probe_wrappers
 from cudaenv.version import cuda_from_int
 
 LINK = "/usr/local/cuda"
-LDCONF_D = "/etc/ld.so.conf.d"
 MAX_WALK = 200000
 
 
@@ -324,21 +327,17 @@ def inspect_target(host, tk: Toolkit, ctx: Dict, notes: List[Note], python: Opti
 
 
 def probe_ldconf(host, targets: Sequence[str], db, notes: List[Note]) -> Tuple[LdConf, ...]:
+    """The ``/etc/ld.so.conf.d/*.conf`` files with lines naming a target (only those files: never ld.so.conf itself)."""
     found = []
-    for file in host.glob(LDCONF_D):
-        if not file.endswith(".conf"):
+    for file, text in read_ld_conf(host):
+        if posixpath.dirname(file) != LDCONF_D or not file.endswith(".conf"):
             continue
-        text = host.read_text(file)
         if text is None:
-            if host.lexists(file):
-                notes.append(Note("uninstall", "cannot read %s" % file))
+            notes.append(Note("uninstall", "cannot read %s" % file))
             continue
         lines, other = [], False
         hit_targets = set()
-        for n, raw in enumerate(text.split("\n"), 1):
-            line = raw.rstrip("\r")
-            if not line.strip() or line.strip().startswith("#"):
-                continue
+        for n, line in ld_conf_lines(text):
             hits = [t for t in targets if mentions(line, t)]
             if hits:
                 lines.append((n, line))
@@ -395,7 +394,7 @@ def inspect_uninstall(
     ctx = {
         "dpkg": db,
         "rpm_db": db is None and rpm_mod.has_rpm_database(host),
-        "alternatives": dpkg_mod.probe_alternatives(host, notes),
+        "alternatives": probe_alternatives(host, notes),
         "link": link,
         "active_path": active_path,
     }

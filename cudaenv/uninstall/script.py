@@ -7,9 +7,10 @@ path of the inspected system through ``$ROOT`` (``CUDAENV_SCRIPT_ROOT``; default
 plan was made with, empty for ``/``), so a plan made with ``--root DIR`` acts on DIR.
 """
 
-import shlex
 from typing import List, Sequence
 
+from cudaenv.shells.posix import quote_exact
+from cudaenv.text import printable
 from cudaenv.uninstall.plan import Guard, HostPath, Plan, Step
 from cudaenv.uninstall.rcfiles import EDIT_LINES_CODE
 
@@ -55,19 +56,19 @@ was_skipped() {
 
 
 def _comment(text: str) -> str:
-    return "# " + text.replace("\r", "\\r").replace("\n", "\\n")
+    return "# " + printable(text)  # newlines, escapes and undecodable bytes shown, never raw
 
 
 def _arg(arg: str) -> str:
     if arg == EDIT_LINES_CODE:
         return '"$EDIT_LINES"'
     if isinstance(arg, HostPath):
-        return '"$ROOT"' + shlex.quote(arg)
-    return shlex.quote(arg)
+        return '"$ROOT"' + quote_exact(arg)
+    return quote_exact(arg)
 
 
 def _display(argv: Sequence[str]) -> str:
-    return " ".join("\"$EDIT_LINES\"" if a == EDIT_LINES_CODE else shlex.quote(a) for a in argv)
+    return " ".join("\"$EDIT_LINES\"" if a == EDIT_LINES_CODE else quote_exact(a) for a in argv)
 
 
 def _guard(g: Guard) -> str:
@@ -75,12 +76,12 @@ def _guard(g: Guard) -> str:
     if g.kind == "exists":
         return "{ [ -e %s ] || [ -L %s ]; }" % (p, p)
     if g.kind == "link-to":
-        return '{ [ -L %s ] && [ "$(readlink -- %s)" = %s ]; }' % (p, p, shlex.quote(g.value or ""))
-    return "grep -qxF -- %s %s 2>/dev/null" % (shlex.quote(g.value or ""), p)
+        return '{ [ -L %s ] && [ "$(readlink -- %s)" = %s ]; }' % (p, p, quote_exact(g.value or ""))
+    return "grep -qxF -- %s %s 2>/dev/null" % (quote_exact(g.value or ""), p)
 
 
 def _echo(text: str) -> str:
-    return "echo %s" % shlex.quote(text.replace("\n", "\\n"))
+    return "echo %s" % quote_exact(printable(text))
 
 
 def _step(step: Step) -> List[str]:
@@ -107,7 +108,7 @@ def _step(step: Step) -> List[str]:
         body.append(sudo + " ".join(_arg(a) for a in argv))
     if step.destructive:
         question = "%s: %s?" % (step.id, step.description)
-        branches.append(("ask %s" % shlex.quote(question.replace("\n", "\\n")), body))
+        branches.append(("ask %s" % quote_exact(printable(question)), body))
         tail = ['skipped="$skipped %s "; %s' % (step.id, _echo("%s: skipped" % step.id))]
     else:
         tail = None
@@ -138,10 +139,10 @@ def render_script(plan: Plan) -> str:
         lines.append(_comment("IN USE: " + warning))
     for note in plan.notes:
         lines.append(_comment("note: " + note.message))
-    lines.append(_PRELUDE % {"root": shlex.quote(root), "edit": EDIT_LINES_CODE})
+    lines.append(_PRELUDE % {"root": quote_exact(root), "edit": EDIT_LINES_CODE})
     for warning in plan.in_use:
         lines.append(_echo("warning: " + warning) + " >&2")
     for step in plan.steps:
         lines.extend(_step(step))
-    lines += ["", _echo("done. Check what is left with: cudaenv uninstall --check %s" % " ".join(shlex.quote(t.path) for t in plan.targets))]
+    lines += ["", _echo("done. Check what is left with: cudaenv uninstall --check %s" % " ".join(printable(t.path) for t in plan.targets))]
     return "\n".join(lines) + "\n"

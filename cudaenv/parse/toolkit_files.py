@@ -1,0 +1,151 @@
+"""A toolkit's own files: version.json, version.txt, cuda.h's CUDA_VERSION, a wheel's METADATA and dist-info name,
+conda-meta record names, and the small shell wrappers some installs put in front of nvcc.
+
+Samples::
+
+    version.json   {"cuda" : {"name" : "CUDA SDK", "version" : "11.8.20220929"}, "nvidia_driver" : {...}}
+    version.txt    CUDA Version 10.2.89
+    cuda.h         #define CUDA_VERSION 13000
+    METADATA       Version: 13.0.88
+    dist-info      nvidia_cuda_nvcc-13.0.88.dist-info, nvidia_cuda_nvcc_cu12-12.4.131.dist-info
+    conda-meta     cuda-nvcc-12.4.131-0.json
+
+Every version returned is strict (:func:`cudaenv.version.parse_version`): ``"12.4$(touch x)"`` or a 60,000-digit
+``CUDA_VERSION`` give None; the ``*_raw`` readers return the field as written so the probe can say what it ignored.
+Pure, stdlib only (on the ``cudaenv use`` path: ``json`` is imported only for files the quick reading misses).
+"""
+
+from __future__ import annotations
+
+import re
+
+from cudaenv._lazy import LazyPattern
+from cudaenv.version import cuda_from_int, parse_version
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
+    from typing import Mapping, Optional, Tuple
+
+_VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\S+)")
+_CUDA_H = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b", re.MULTILINE)
+_CUDA_H_RAW = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\S+)", re.MULTILINE)
+_META_VERSION = LazyPattern(r"^Version:[ \t]*(\S+)", re.MULTILINE)
+_EXEC_LINE = LazyPattern(r"""^[ \t]*exec[ \t]+(?:-a[ \t]+\S+[ \t]+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""", re.MULTILINE)
+_ENV_REF = LazyPattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
+_DIST_INFO = LazyPattern(r"^nvidia_cuda_(nvcc|runtime)(?:_cu(\d{1,3}))?-([^-]+)\.dist-info$", re.IGNORECASE)
+
+
+def parse_version_json(text: str) -> Optional[str]:
+    """``cuda.version`` of a toolkit's version.json, as written (``12.4.131``, or date-stamped ``12.1.20230222``).
+
+    Sample::
+
+        {"cuda" : {"name" : "CUDA SDK", "version" : "11.8.20220929"}, "nvidia_driver" : {...}}
+    """
+    return _json_component_version(text, "cuda")
+
+
+def parse_bundled_driver(text: str) -> Optional[str]:
+    """``nvidia_driver.version`` of a version.json: the driver the installer bundled, not the installed one."""
+    return _json_component_version(text, "nvidia_driver")
+
+
+def version_json_raw(text: str) -> Optional[str]:
+    """``cuda.version`` of a version.json as written, not checked (for the note when it is not a version)."""
+    return _json_component_raw(text, "cuda")
+
+
+def _json_component_version(text: str, key: str) -> Optional[str]:
+    return parse_version(_json_component_raw(text, key))
+
+
+def _json_component_raw(text: str, key: str) -> Optional[str]:
+    if not isinstance(text, str) or ('"%s"' % key) not in text:
+        return None
+    # The entry itself first: version.json files are flat {"component": {"name": ..., "version": ...}} maps,
+    # and `re` is loaded anyway while json is not free on the `cudaenv use` path. Anything else goes to json.
+    import re
+
+    match = re.search(r'"%s"\s*:\s*\{[^{}]*?"version"\s*:\s*"([^"\\]*)"' % re.escape(key), text)
+    value = match.group(1) if match else None
+    if value is None:
+        import json
+
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            data = None
+        part = data.get(key) if isinstance(data, dict) else None
+        if isinstance(part, dict):
+            value = part.get("version")
+    return value.strip() if isinstance(value, str) else None
+
+
+def parse_version_txt(text: str) -> Optional[str]:
+    """``CUDA Version 10.2.89`` (toolkits up to 11.0) -> ``10.2.89``."""
+    if not isinstance(text, str) or "Version" not in text:
+        return None
+    match = _VERSION_TXT.search(text)
+    return parse_version(match.group(1)) if match else None
+
+
+def parse_cuda_h(text: str) -> Optional[str]:
+    """``#define CUDA_VERSION 13000`` in include/cuda.h -> ``13.0`` (12040 -> 12.4, 9020 -> 9.2)."""
+    if not isinstance(text, str) or "CUDA_VERSION" not in text:
+        return None
+    match = _CUDA_H.search(text)
+    return cuda_from_int(match.group(1)) if match else None  # 60,000 digits are no version: None
+
+
+def cuda_h_raw(text: str) -> Optional[str]:
+    """The ``CUDA_VERSION`` define of a cuda.h as written, not checked (for the note when it is not a CUDA int)."""
+    match = _CUDA_H_RAW.search(text) if isinstance(text, str) and "CUDA_VERSION" in text else None
+    return match.group(1) if match else None
+
+
+def parse_dist_metadata_version(text: str) -> Optional[str]:
+    """The ``Version:`` header of a wheel's METADATA."""
+    if not isinstance(text, str):
+        return None
+    match = _META_VERSION.search(text)
+    return parse_version(match.group(1)) if match else None
+
+
+def parse_wrapper_target(text: str, env: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The nvcc a small shell wrapper ``exec``s (``exec /usr/local/cuda-13.0/bin/nvcc "$@"``), ``$VAR`` expanded."""
+    if not isinstance(text, str) or not text.startswith("#!") or "exec" not in text:
+        return None
+    match = _EXEC_LINE.search(text)
+    if not match:
+        return None
+    target = match.group(2)
+    if "$" in target:
+        env = env or {}
+        missing = [name for name in _ENV_REF.findall(target) if not env.get(name)]
+        if missing:
+            return None
+        target = _ENV_REF.sub(lambda m: env.get(m.group(1), ""), target)
+    return target or None
+
+
+def parse_dist_info_name(name: str) -> Optional[Tuple[str, Optional[str], Optional[str]]]:
+    """``nvidia_cuda_nvcc_cu12-12.4.131.dist-info`` -> ``("nvcc", "12", "12.4.131")``; ``nvidia_cuda_runtime-13.0.96
+    .dist-info`` -> ``("runtime", None, "13.0.96")``. The version is None when the name's is not a version; None for
+    any other name."""
+    match = _DIST_INFO.match(name) if isinstance(name, str) and len(name) < 256 else None
+    if not match:
+        return None
+    component, suffix, version = match.groups()
+    return component.lower(), suffix, parse_version(version)
+
+
+def parse_conda_meta_name(name: str) -> Optional[Tuple[str, str]]:
+    """``cuda-nvcc-12.4.131-0.json`` (conda-meta/) -> ``("cuda-nvcc", "12.4.131")``; None when it is not a record
+    name or its version is not a version."""
+    if not isinstance(name, str) or not name.endswith(".json") or len(name) > 256:
+        return None
+    parts = name[:-5].rsplit("-", 2)
+    if len(parts) != 3 or not parts[0]:
+        return None
+    version = parse_version(parts[1])
+    return (parts[0], version) if version else None

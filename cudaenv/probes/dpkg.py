@@ -1,0 +1,87 @@
+"""The dpkg database under the root, read through the Host (nothing runs dpkg, so ``--root`` inspects an image).
+
+``status`` and the ``info/*.list`` files are streamed line by line (:meth:`cudaenv.host.Host.iter_lines`): an
+image with a 300 MB status costs the packages kept, not the file. The parsing is :mod:`cudaenv.parse.dpkg`.
+"""
+
+import posixpath
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Tuple
+
+from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
+from cudaenv.snapshot import Note
+
+STATUS = "/var/lib/dpkg/status"
+INFO = "/var/lib/dpkg/info"
+ALTERNATIVES = ("/var/lib/dpkg/alternatives", "/var/lib/alternatives")
+STATUS_LIMIT = 1024 * 1024 * 1024  # bytes of status streamed (a real one is a few MB)
+LIST_LIMIT = 64 * 1024 * 1024
+
+
+def probe_dpkg_status(host, notes: List[Note], probe: str = "uninstall") -> Optional[Dict[str, Package]]:
+    """The packages in the dpkg status file under the root; None where there is none (not a Debian-style system)."""
+    if not host.exists(STATUS):
+        return None
+    if not host.is_file(STATUS):
+        notes.append(Note(probe, "%s is not a regular file: package ownership unknown" % STATUS))
+        return None
+    packages, problems = parse_status(host.iter_lines(STATUS, limit=STATUS_LIMIT))
+    if not packages and not problems and host.read_bytes(STATUS, limit=1) is None:
+        notes.append(Note(probe, "%s exists but cannot be read: package ownership unknown" % STATUS))
+        return None
+    if problems:
+        notes.append(Note(probe, "%s looks damaged (%s); package ownership may be incomplete" % (STATUS, problems[0])))
+    return packages
+
+
+def probe_dpkg_lists(host, wanted: Callable[[str], bool]) -> Tuple[Dict[str, Tuple[str, ...]], List[str]]:
+    """{package: the paths its ``info/NAME.list`` names} for the packages ``wanted(name)`` keeps, and the names of
+    the list files that could not be read. The one reader of ``/var/lib/dpkg/info/*.list``."""
+    files: Dict[str, Tuple[str, ...]] = {}
+    unreadable: List[str] = []
+    for entry in host.listdir(INFO):
+        name = list_package_name(entry)
+        if name is None or not wanted(name):
+            continue
+        path = posixpath.join(INFO, entry)
+        if not host.is_file(path):
+            unreadable.append(entry)
+            continue
+        files[name] = tuple(parse_list(host.iter_lines(path, limit=LIST_LIMIT))) + files.get(name, ())
+    return files, unreadable
+
+
+@dataclass(frozen=True)
+class Alternative:
+    name: str  # "cuda", "cuda-12"
+    admin_file: str  # /var/lib/dpkg/alternatives/cuda
+    link: Optional[str]  # /usr/local/cuda
+    paths: Tuple[str, ...]
+
+
+def read_alternative(host, name: str) -> Optional[Alternative]:
+    """The update-alternatives group ``name`` (its admin file in the first folder that has it), or None."""
+    for folder in ALTERNATIVES:
+        admin = posixpath.join(folder, name)
+        text = host.read_text(admin, limit=1024 * 1024)
+        if text is not None:
+            link, paths = parse_alternatives(text)
+            return Alternative(name, admin, link, paths)
+    return None
+
+
+def probe_alternatives(host, notes: List[Note], names_like: str = "cuda", probe: str = "uninstall") -> Tuple[Alternative, ...]:
+    """The update-alternatives groups whose name starts with ``names_like`` (cuda, cuda-12, ...)."""
+    found = []
+    for folder in ALTERNATIVES:
+        for name in host.listdir(folder):
+            if not name.startswith(names_like):
+                continue
+            admin = posixpath.join(folder, name)
+            text = host.read_text(admin, limit=1024 * 1024)
+            if text is None:
+                notes.append(Note(probe, "cannot read %s" % admin))
+                continue
+            link, paths = parse_alternatives(text)
+            found.append(Alternative(name, admin, link, paths))
+    return tuple(found)

@@ -1,0 +1,157 @@
+"""The pure toolkit parsers (cudaenv.parse.{nvcc,toolkit_files,cudnn,dpkg,ldconf}): recorded inputs, hostile
+inputs, and any text or bytes in -> no exception, no hang."""
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import recorded
+from cudaenv.parse import cudnn, dpkg, ldconf, nvcc, toolkit_files
+
+TEXT = st.one_of(st.text(), st.binary().map(lambda b: b.decode("utf-8", "surrogateescape")))
+ADVERSARIAL = [
+    "release " * 20000,
+    "release 1." + "1" * 50000,
+    "#define CUDA_VERSION " + "9" * 60000,
+    '"cuda": {' * 20000,
+    '{"cuda": {"version": "' + "1." * 30000 + '"}}',
+    "\n" * 100000 + "exec nvcc",
+    "#!/bin/sh\n" + " " * 4000 + "\n" * 4000,
+    "Version: " + "9" * 100000,
+    "#define CUDNN_MAJOR " + "9" * 60000,
+    "sm_" + "9" * 50000,
+    "Package: a\n " + "x" * 200000,
+    "include " * 30000,
+    "[" * 100000,
+]
+
+
+def _all_text_parsers():
+    return [
+        nvcc.parse_nvcc_version, nvcc.parse_gpu_code_list, toolkit_files.parse_version_json, toolkit_files.parse_bundled_driver,
+        toolkit_files.version_json_raw, toolkit_files.parse_version_txt, toolkit_files.parse_cuda_h, toolkit_files.cuda_h_raw,
+        toolkit_files.parse_dist_metadata_version, toolkit_files.parse_wrapper_target, toolkit_files.parse_dist_info_name,
+        toolkit_files.parse_conda_meta_name, cudnn.parse_cudnn_header, cudnn.parse_cudnn_dist_info_name, dpkg.parse_status,
+        dpkg.parse_list, dpkg.list_package_name, dpkg.parse_alternatives, ldconf.ld_conf_lines, ldconf.parse_ld_so_conf,
+    ]
+
+
+@settings(max_examples=150, deadline=500)
+@given(TEXT)
+def test_every_parser_takes_any_text(text):
+    for parse in _all_text_parsers():
+        parse(text)
+    nvcc.parse_release_excerpt(text.encode("utf-8", "surrogateescape"))
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+def test_adversarial_inputs_are_quick(text):
+    for parse in _all_text_parsers():
+        start = time.perf_counter()
+        value = parse(text)
+        assert time.perf_counter() - start < 1.0, parse.__name__
+        if isinstance(value, str) and not parse.__name__.endswith("_raw"):  # the raw readers return what the note shortens
+            assert len(value) < 200, parse.__name__  # never a huge "version"
+    assert toolkit_files.parse_cuda_h(ADVERSARIAL[2]) is None
+    assert toolkit_files.cuda_h_raw(ADVERSARIAL[2]) == "9" * 60000  # what the note shortens
+
+
+# ------------------------------------------------------------------------------------ nvcc
+def test_nvcc_version_recorded_and_bounded():
+    assert nvcc.parse_nvcc_version(recorded("nvcc-13.0.88-this-machine.txt")) == "13.0.88"
+    assert nvcc.parse_nvcc_version("Cuda compilation tools, release 9.0") == "9.0"
+    assert nvcc.parse_nvcc_version("release %s.0, V%s.0.1" % ("1" * 3000, "1" * 3000)) is None
+    assert nvcc.parse_nvcc_version("release 12.4, V12.4.131$(touch x)") == "12.4.131"
+
+
+def test_release_string_inside_a_binary():
+    blob = b"\x7fELF" + b"\0" * 1000 + b"Cuda compilation tools, release 13.0, V13.0.88\nBuild cuda_13.0.r13.0/compiler\0more"
+    assert nvcc.parse_release_excerpt(blob) == "13.0.88"
+    assert nvcc.parse_release_excerpt(b"\0" * 100) is None
+    assert nvcc.parse_release_excerpt(nvcc.RELEASE_MARKER + b"1" * 5000) is None
+
+
+def test_gpu_code_list_sorted_and_bounded():
+    assert nvcc.parse_gpu_code_list("sm_90\nsm_75\nsm_100a\nsm_80\n") == ("sm_75", "sm_80", "sm_90", "sm_100a")
+    assert nvcc.parse_gpu_code_list("sm_" + "9" * 5000) == ()
+
+
+# ---------------------------------------------------------------------------- toolkit files
+def test_dist_info_and_conda_names():
+    assert toolkit_files.parse_dist_info_name("nvidia_cuda_nvcc_cu12-12.4.131.dist-info") == ("nvcc", "12", "12.4.131")
+    assert toolkit_files.parse_dist_info_name("nvidia_cuda_nvcc-13.0.88.dist-info") == ("nvcc", None, "13.0.88")
+    assert toolkit_files.parse_dist_info_name("nvidia_cuda_nvcc-12.4$(x).dist-info") == ("nvcc", None, None)
+    assert toolkit_files.parse_dist_info_name("numpy-2.0.dist-info") is None
+    assert toolkit_files.parse_conda_meta_name("cuda-nvcc-12.4.131-0.json") == ("cuda-nvcc", "12.4.131")
+    assert toolkit_files.parse_conda_meta_name("cuda-nvcc-12.4`id`-0.json") is None
+
+
+def test_version_json_strict_and_raw():
+    text = '{"cuda": {"name": "CUDA SDK", "version": "12.4$(touch PWNED)"}}'
+    assert toolkit_files.parse_version_json(text) is None
+    assert toolkit_files.version_json_raw(text) == "12.4$(touch PWNED)"
+    assert toolkit_files.parse_version_json('{"cuda": {"version": " 12.4.131 "}}') == "12.4.131"
+
+
+# ------------------------------------------------------------------------------------ cuDNN
+def test_cudnn_headers_both_int_schemes_and_macros():
+    assert cudnn.parse_cudnn_header("#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n") == "9.1.0"
+    assert cudnn.parse_cudnn_header("#define CUDNN_VERSION 90100\n") == "9.1.0"
+    assert cudnn.parse_cudnn_header("#define CUDNN_VERSION 8907\n") == "8.9.7"
+    assert cudnn.parse_cudnn_header("#define CUDNN_MAJOR %s\n" % ("9" * 60000)) is None
+    assert cudnn.parse_cudnn_dist_info_name("nvidia_cudnn_cu12-9.1.0.70.dist-info") == "9.1.0.70"
+
+
+# ------------------------------------------------------------------------------------ dpkg
+STATUS = """Package: cuda-nvcc-12-4
+Status: install ok installed
+Architecture: amd64
+Version: 12.4.131-1
+Depends: cuda-cudart-dev-12-4 (>= 12.4), libc6 | libc6-udeb
+Description: nvcc
+ a long description line
+
+Package: cuda-toolkit-12-4
+Status: deinstall ok config-files
+Version: 12.4.1-1
+"""
+
+
+def test_status_from_text_and_from_lines_is_the_same():
+    from_text = dpkg.parse_status(STATUS)
+    from_lines = dpkg.parse_status(iter(STATUS.splitlines(True)))
+    assert from_text == from_lines
+    packages, problems = from_text
+    assert problems == []
+    assert packages["cuda-nvcc-12-4"].depends == ("cuda-cudart-dev-12-4", "libc6", "libc6-udeb")
+    assert packages["cuda-toolkit-12-4"].state == "config-files" and packages["cuda-toolkit-12-4"].present
+
+
+def test_status_is_streamed_not_held():
+    """A generator of a million description lines is consumed one line at a time (nothing keeps the text)."""
+    def lines():
+        yield "Package: big\n"
+        yield "Status: install ok installed\n"
+        yield "Description: x\n"
+        for _ in range(1_000_000):
+            yield " " + "d" * 100 + "\n"
+
+    packages, _ = dpkg.parse_status(lines())
+    assert list(packages) == ["big"] and packages["big"].state == "installed"
+
+
+def test_list_and_alternatives():
+    assert dpkg.parse_list("/.\n/usr\n/usr/local/cuda-12.4/bin/nvcc\n\n") == ["/usr", "/usr/local/cuda-12.4/bin/nvcc"]
+    assert dpkg.list_package_name("cuda-nvcc-12-4:amd64.list") == "cuda-nvcc-12-4"
+    assert dpkg.parse_alternatives("manual\n/usr/local/cuda\n\n/usr/local/cuda-12.4\n124\n/usr/local/cuda-11.8\n118\n") == (
+        "/usr/local/cuda", ("/usr/local/cuda-12.4", "/usr/local/cuda-11.8"))
+
+
+# ------------------------------------------------------------------------------------ ld.so.conf
+def test_ld_so_conf_lines_dirs_and_includes():
+    text = "# c\ninclude /etc/ld.so.conf.d/*.conf\n/usr/local/cuda/lib64/\r\nrelative\n\n  \ninclude x/*.conf\n"
+    assert ldconf.ld_conf_lines(text) == [(2, "include /etc/ld.so.conf.d/*.conf"), (3, "/usr/local/cuda/lib64/"), (4, "relative"),
+                                          (7, "include x/*.conf")]
+    assert ldconf.parse_ld_so_conf(text) == (["/usr/local/cuda/lib64"], ["/etc/ld.so.conf.d/*.conf", "/etc/x/*.conf"])
