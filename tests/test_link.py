@@ -7,7 +7,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import TOOLS
-from cudaenv.commands.link import LinkState, find_ld_mentions, find_rc_mentions, parse_alternatives, plan_link
+from cudaenv.parse.dpkg import parse_alternatives as _parse_alternatives
+from cudaenv.toolkit.link import LinkState, find_ld_mentions, find_rc_mentions, plan_link
+
+
+def parse_alternatives(text):
+    return _parse_alternatives(text)[1]  # the alternatives' paths
 
 ALTERNATIVES = """manual
 /usr/local/cuda

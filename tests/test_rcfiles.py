@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv.uninstall.rcfiles import EDIT_LINES_CODE, RcLine, classify, edit_args, find_lines, mentions, probe_rc_lines
+from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE, RcLine, classify, edit_args, find_lines, mentions, probe_rc_lines
 
 T = "/usr/local/cuda-11.8"
 

@@ -13,7 +13,7 @@ import pytest
 
 from builders import TOOLS, SHELL_TOOLS
 from cudaenv.shells import UnknownShell, detect_shell, get_shell
-from cudaenv.switch import EnvChange
+from cudaenv.toolkit.switch import EnvChange
 
 VENV_BIN = str(Path(sys.executable).parent)
 HOSTILE = [

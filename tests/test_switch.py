@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv import switch
+from cudaenv.toolkit import switch
 from cudaenv.snapshot import Toolkit
-from cudaenv.switch import SwitchError, find_toolkit, plan_auto, plan_off, plan_use
+from cudaenv.toolkit.switch import SwitchError, find_toolkit, plan_auto, plan_off, plan_use
 
 
 def tk(version, path, **kw):

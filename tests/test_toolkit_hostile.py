@@ -3,7 +3,6 @@ toolkit paths never crash or reach the terminal; a huge dpkg database is streame
 
 import json
 import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from cudaenv.host import Host
 
-BIN = "/usr/bin:/bin"
+from builders import TOOLS as BIN  # sh, cat, touch, ... only: never the machine's own programs
 CUDAENV = str(Path(sys.executable).parent / "cudaenv")
 
 
@@ -176,8 +175,10 @@ def test_a_big_dpkg_status_is_streamed(tmp_path, fake_root):
             fh.write(stanza % i)
     (fake_root / "var/lib/dpkg/info").mkdir()
     size = status.stat().st_size
-    code = ("import resource, sys; from cudaenv.cli import main; rc = main(['uninstall', '12.4', '--json', '--root', %r], "
-            "env={'PATH': '/usr/bin:/bin'}); print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)" % str(fake_root.path))
+    # VmHWM, not ru_maxrss: Linux keeps the forking parent's (pytest's) high-water mark in ru_maxrss across exec
+    code = ("import io; from cudaenv.cli import main; rc = main(['uninstall', '12.4', '--json', '--root', %r], "
+            "env={'PATH': %r}, out=io.StringIO(), err=io.StringIO()); "
+            "print([l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')][0])" % (str(fake_root.path), BIN))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     peak_kib = int(proc.stdout.strip().splitlines()[-1])

@@ -9,8 +9,8 @@ import builders as trees  # the fake install trees
 from builders import TOOLS
 from cudaenv.snapshot import CudaSymlink, Toolkit
 from cudaenv.parse.dpkg import parse_alternatives, parse_list, parse_status
-from cudaenv.uninstall.inspect import inspect_uninstall, load_toolkits, select_targets
-from cudaenv.uninstall.plan import HostPath, Options, plan_uninstall
+from cudaenv.toolkit.uninstall.inspect import inspect_uninstall, load_toolkits, select_targets
+from cudaenv.toolkit.uninstall.plan import HostPath, Options, plan_uninstall
 
 
 recorded = trees.recorded
@@ -383,7 +383,7 @@ def test_real_machine_plan_for_13_0(cli):
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cudaenv.uninstall.rpm import parse_qf  # noqa: E402
+from cudaenv.toolkit.uninstall.rpm import parse_qf  # noqa: E402
 
 
 @settings(max_examples=300, deadline=None)

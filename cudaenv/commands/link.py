@@ -2,23 +2,12 @@
 
 stdout: the commands, one per line, quoted for the shell (``cudaenv link 12.1 | sh`` is safe).
 stderr: what the link does not change: ``/etc/ld.so.conf.d/cuda*.conf`` entries, ``CUDA_HOME`` and toolkit
-paths in ``~/.bashrc``, ``~/.zshrc``, ``~/.profile``, ``~/.bash_profile``, and this shell's own variables.
+paths in the shell startup files, and this shell's own variables. The logic is :mod:`cudaenv.toolkit.link`.
 """
 
 import argparse
-import os
-import posixpath
-import re
-from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
-
-from cudaenv.shells.posix import quote_exact
 
 HELP = "print the commands that repoint /usr/local/cuda"
-LINK = "/usr/local/cuda"
-ALTDIR = "/etc/alternatives"
-ADMINDIR = "/var/lib/dpkg/alternatives"
-_TOOLKIT_PATH = re.compile(r"/[^\s:;\"'=$]*cuda-\d[^\s:;\"'/]*")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -28,196 +17,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_host_options(parser, python=False)
 
 
-@dataclass(frozen=True)
-class LinkState:
-    """What /usr/local/cuda is now, as read from the inspected system."""
-
-    kind: str  # missing | link | alternatives | directory | file
-    target: Optional[str] = None  # where it resolves now
-    alternative_name: Optional[str] = None  # "cuda" for /etc/alternatives/cuda
-    registered: Tuple[str, ...] = ()  # the alternatives' paths (from /var/lib/dpkg/alternatives/NAME)
-    writable: bool = False  # the user may create the link without sudo
-    alternatives_writable: bool = False
-
-
-@dataclass(frozen=True)
-class LinkPlan:
-    commands: Tuple[str, ...] = ()
-    notes: Tuple[str, ...] = ()
-    ok: bool = True
-
-
-def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldconfig: bool = False, ldconfig_sudo: bool = True) -> LinkPlan:
-    """The commands that make /usr/local/cuda point at ``toolkit_path`` (pure)."""
-    q = quote_exact
-    if state.kind == "directory":
-        return LinkPlan(
-            (),
-            ("%s is a real folder (a toolkit installed right there), not a link; cudaenv will not replace it. "
-             "Move it to a versioned name first (e.g. %s-%s) and run this again." % (LINK, LINK, version or "X.Y"),),
-            ok=False,
-        )
-    if state.target is not None and state.target.rstrip("/") == toolkit_path.rstrip("/"):
-        return LinkPlan((), ("%s already points at %s" % (LINK, toolkit_path),))
-    commands: List[str] = []
-    if state.kind == "alternatives" and state.alternative_name:
-        sudo = "" if state.alternatives_writable else "sudo "
-        name = q(state.alternative_name)
-        if toolkit_path not in state.registered:
-            commands.append("%supdate-alternatives --install %s %s %s %d" % (sudo, q(LINK), name, q(toolkit_path), _priority(version)))
-        commands.append("%supdate-alternatives --set %s %s" % (sudo, name, q(toolkit_path)))
-    else:
-        sudo = "" if state.writable else "sudo "
-        commands.append("%sln -sfn %s %s" % (sudo, q(toolkit_path), q(LINK)))
-    if ldconfig:
-        commands.append("%sldconfig" % ("sudo " if ldconfig_sudo else ""))
-    return LinkPlan(tuple(commands))
-
-
-def _priority(version: Optional[str]) -> int:
-    nums = [int(x) for x in re.findall(r"\d+", version or "")[:2]]
-    return nums[0] * 10 + (nums[1] if len(nums) > 1 else 0) if nums else 10
-
-
-def parse_alternatives(text: str) -> Tuple[str, ...]:
-    """The alternatives' paths in a dpkg alternatives file (mode, link, slave pairs, blank line, then path/priority/slaves)."""
-    lines = text.split("\n")
-    try:
-        start = lines.index("", 2)
-    except ValueError:
-        return ()
-    paths = []
-    slaves = (start - 2) // 2
-    i = start + 1
-    while i < len(lines) and lines[i]:
-        paths.append(lines[i])
-        i += 2 + slaves
-    return tuple(paths)
-
-
-def find_rc_mentions(name: str, text: str, toolkit_path: str) -> List[str]:
-    """Lines of an rc file that set CUDA_HOME/CUDA_PATH or name a toolkit folder other than ``toolkit_path``."""
-    out = []
-    for number, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        named = [p for p in _TOOLKIT_PATH.findall(stripped) if not _same_toolkit(p, toolkit_path)]
-        sets_home = re.search(r"\bCUDA_(HOME|PATH)\s*=", stripped) and not _names_only(stripped, (LINK, toolkit_path))
-        if named or sets_home:
-            out.append("%s:%d: %s" % (name, number, _printable(stripped)))
-    return out
-
-
-def find_ld_mentions(name: str, text: str, toolkit_path: str) -> List[str]:
-    from cudaenv.parse.ldconf import ld_conf_lines
-
-    out = []
-    for number, line in ld_conf_lines(text):
-        entry = line.strip()
-        if not _same_toolkit(entry, toolkit_path) and not _same_toolkit(entry, LINK):
-            if "cuda" in entry:
-                out.append("%s:%d: %s" % (name, number, _printable(entry)))
-    return out
-
-
-def _same_toolkit(path: str, root: str) -> bool:
-    path, root = path.rstrip("/"), root.rstrip("/")
-    return path == root or path.startswith(root + "/")
-
-
-def _names_only(line: str, allowed: Sequence[str]) -> bool:
-    value = line.split("=", 1)[1].strip().strip("\"'")
-    value = value.split(":", 1)[0].strip().strip("\"'")
-    return any(_same_toolkit(value, a) for a in allowed) or value.startswith("$")
-
-
-def _printable(text: str) -> str:
-    from cudaenv.switch import printable
-
-    return printable(text)
-
-
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv import switch
     from cudaenv.errors import UserError
     from cudaenv.probes.toolkits import probe_toolkits
+    from cudaenv.toolkit import switch
+    from cudaenv.toolkit.link import LINK, plan_link_for
+    from cudaenv.toolkit.select import SelectError, select_toolkit
 
     host = ctx.host(args)
     if host.system == "windows":
         raise UserError("Windows has no /usr/local/cuda link", hint="switch with `cudaenv use VERSION --shell pwsh` (it sets CUDA_PATH)")
     state = probe_toolkits(host, [])
     try:
-        toolkit = switch.find_toolkit(state.toolkits, _spec(args.version, ctx), host.system)
-    except switch.SwitchError as exc:
+        toolkit = select_toolkit(state.toolkits, _spec(args.version, ctx), host.system)
+    except SelectError as exc:
         ctx.err.write("cudaenv: error: %s\n%s\n" % (exc.message, switch.render_installed(state.toolkits, host.system)))
         return 1
-    link_state = read_link_state(host)
-    ld_notes, ld_uses_link = _ld_conf(host, toolkit.path)
-    plan = plan_link(toolkit.path, toolkit.version, link_state, ldconfig=ld_uses_link, ldconfig_sudo=not _writable(host, "/etc"))
-    if plan.commands:
+    report = plan_link_for(host, toolkit, ctx.env)
+    if report.plan.commands:
         ctx.err.write("cudaenv: to point %s at %s, run:\n" % (LINK, switch.describe(toolkit)))
         ctx.err.flush()
-    ctx.out.write("".join(c + "\n" for c in plan.commands))
+    ctx.out.write("".join(c + "\n" for c in report.plan.commands))
     ctx.out.flush()
-    notes = list(plan.notes)
-    for line in ld_notes:
-        notes.append("still points elsewhere (the loader's search path): %s" % line)
-    from cudaenv.uninstall.rcfiles import rc_files
-
-    for path in rc_files(host):
-        text = host.read_text(path, limit=1024 * 1024)
-        if text:
-            for line in find_rc_mentions(path, text, toolkit.path):
-                notes.append("still points elsewhere (shell startup): %s" % line)
-    for name in ("CUDA_HOME", "CUDA_PATH"):
-        value = ctx.env.get(name)
-        if value and not _same_toolkit(value, toolkit.path) and not _same_toolkit(value, LINK):
-            notes.append("this shell has %s=%s; `cudaenv use system` switches it to the link" % (name, _printable(value)))
-    for note in notes:
+    for note in report.notes:
         ctx.err.write(note + "\n")
-    return 0 if plan.ok else 1
+    return 0 if report.plan.ok else 1
 
 
 def _spec(spec: str, ctx) -> str:
     if spec.startswith("~") and ctx.env.get("HOME"):
         spec = ctx.env["HOME"] + spec[1:]
     return spec
-
-
-def read_link_state(host) -> LinkState:
-    writable = _writable(host, "/usr/local")
-    if not host.lexists(LINK):
-        return LinkState("missing", writable=writable)
-    text = host.readlink(LINK)
-    if text is None:
-        return LinkState("directory" if host.is_dir(LINK) else "file", writable=writable)
-    target = host.resolve(LINK)
-    absolute = text if text.startswith("/") else posixpath.normpath(posixpath.join("/usr/local", text))
-    if absolute.startswith(ALTDIR + "/"):
-        name = absolute[len(ALTDIR) + 1 :].split("/")[0]
-        registered = parse_alternatives(host.read_text(posixpath.join(ADMINDIR, name)) or "")
-        return LinkState("alternatives", target, name, registered, writable, _writable(host, ALTDIR))
-    return LinkState("link", target, writable=writable)
-
-
-def _writable(host, path: str) -> bool:
-    try:
-        return os.access(host.path(path), os.W_OK)
-    except (OSError, ValueError):
-        return False
-
-
-def _ld_conf(host, toolkit_path: str) -> Tuple[List[str], bool]:
-    from cudaenv.parse.ldconf import ld_conf_lines
-    from cudaenv.probes.ldconf import read_ld_conf
-
-    notes: List[str] = []
-    uses_link = False
-    for path, text in read_ld_conf(host):
-        if text is None or ("cuda" not in text and "cuda" not in posixpath.basename(path)):
-            continue
-        notes += find_ld_mentions(path, text, toolkit_path)
-        if any(_same_toolkit(line.strip(), LINK) for _n, line in ld_conf_lines(text)):
-            uses_link = True
-    return notes, uses_link

@@ -22,16 +22,6 @@ def add_arguments(parser) -> None:
     add_host_options(parser)
 
 
-def _repoint(value, toolkits, targets):
-    removing = {t.path for t in targets}
-    candidates = [t for t in toolkits if t.path not in removing and t.install_method not in ("conda", "pip")]
-    for t in candidates:
-        if value == t.path or (t.version and (t.version == value or t.version.startswith(value + "."))):
-            return t.path
-    listing = ", ".join("%s (%s)" % (t.version or "?", t.path) for t in candidates) or "none"
-    raise UserError("--repoint %s: no other installed toolkit matches" % value, hint="installed and not being removed: %s" % listing)
-
-
 def _site_packages(host, python):
     if not python:
         return ()
@@ -51,14 +41,14 @@ def _site_packages(host, python):
 
 def run(args, ctx) -> int:
     from cudaenv.render.plan import render_plan_json, render_plan_text, render_residue_json, render_residue_text
-    from cudaenv.uninstall.inspect import inspect_uninstall, load_toolkits, select_targets
-    from cudaenv.uninstall.plan import Options, plan_uninstall
-    from cudaenv.uninstall.residue import find_residue
+    from cudaenv.toolkit.uninstall.inspect import inspect_uninstall, load_toolkits, repoint_target, select_targets
+    from cudaenv.toolkit.uninstall.plan import Options, plan_uninstall
+    from cudaenv.toolkit.uninstall.residue import find_residue
 
     host = ctx.host(args)
     notes = []
     toolkits, link = load_toolkits(host, notes, site_packages=_site_packages(host, args.python))
-    targets = select_targets(host, args.spec, toolkits, args.all)
+    targets = select_targets(host, args.spec, toolkits, args.all, notes)
     active = next((t.path for t in toolkits if t.active), None)
     inspection = inspect_uninstall(
         host, targets, toolkits, link, notes, driver=args.driver, python=args.python, active_path=active
@@ -68,7 +58,7 @@ def run(args, ctx) -> int:
         residue = find_residue(inspection)
         ctx.out.write(render_residue_json(names, residue) if args.json else render_residue_text(names, residue))
         return 1 if residue else 0
-    repoint = _repoint(args.repoint, toolkits, targets) if args.repoint else None
+    repoint = repoint_target(args.repoint, toolkits, targets, host.system) if args.repoint else None
     plan = plan_uninstall(inspection, Options(driver=args.driver, repoint=repoint, remove_link=args.remove_link, python=args.python))
     ghosts = [t for t in targets if t.source == "residue"]
     if ghosts and not plan.steps:
@@ -77,7 +67,7 @@ def run(args, ctx) -> int:
     if args.script:
         if plan.system == "windows":
             raise UserError("--script writes a bash script; on Windows follow the printed steps", hint="drop --script")
-        from cudaenv.uninstall.script import render_script
+        from cudaenv.toolkit.uninstall.script import render_script
 
         try:
             with open(args.script, "w", encoding="utf-8") as fh:

@@ -48,7 +48,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx) -> int:
-    from cudaenv import switch
+    from cudaenv.toolkit import switch
 
     host = ctx.host(args)
     if args.complete:
@@ -118,7 +118,7 @@ def run(args, ctx) -> int:
 
 
 def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()) -> int:
-    from cudaenv import switch
+    from cudaenv.toolkit import switch
 
     ctx.err.write("cudaenv: error: %s\n" % message)
     if candidates:
@@ -170,7 +170,7 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
 
 def _spec_path(spec: str, base: str, host, env) -> str:
     """A path spec made absolute (``~``, relative to ``base``) and mapped into ``--root``; versions unchanged."""
-    from cudaenv import switch
+    from cudaenv.toolkit import switch
 
     if not switch.looks_like_path(spec) or host.system == "windows":
         return spec
@@ -201,7 +201,7 @@ def _start_dir(ctx) -> str:
 
 def find_version_file(start: str) -> Optional[str]:
     """The nearest ``.cuda-version`` in ``start`` or a parent directory, or None."""
-    from cudaenv.switch import VERSION_FILE
+    from cudaenv.toolkit.switch import VERSION_FILE
 
     current = os.path.abspath(start)
     while True:
@@ -215,7 +215,7 @@ def find_version_file(start: str) -> Optional[str]:
 
 
 def read_version_file(path: str) -> Optional[str]:
-    from cudaenv.switch import parse_version_file
+    from cudaenv.toolkit.switch import parse_version_file
 
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
@@ -225,7 +225,7 @@ def read_version_file(path: str) -> Optional[str]:
 
 
 def write_version_file(directory: str, spec: str) -> str:
-    from cudaenv.switch import VERSION_FILE
+    from cudaenv.toolkit.switch import VERSION_FILE
 
     path = os.path.join(directory, VERSION_FILE)
     with open(path, "w", encoding="utf-8") as fh:
@@ -235,7 +235,7 @@ def write_version_file(directory: str, spec: str) -> str:
 
 # --------------------------------------------------------------------------------- --write FILE
 def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: str, ctx) -> int:
-    from cudaenv.switch import describe
+    from cudaenv.toolkit.switch import describe
 
     if system == "windows":
         return _fail(ctx, "--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`")
@@ -256,7 +256,7 @@ def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
     from cudaenv import __version__
     from cudaenv.resources import read_shell_template
     from cudaenv.shells.posix import Bash
-    from cudaenv.switch import _Paths, _lib_entry, is_dedicated
+    from cudaenv.toolkit.switch import _Paths, _lib_entry, is_dedicated
 
     bash = Bash()
     paths = _Paths("linux")

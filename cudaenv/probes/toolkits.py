@@ -103,7 +103,8 @@ class _Found:
 def probe_toolkits(host, notes: list, site_packages: Sequence[str] = (), install_methods: bool = True) -> ToolkitState:
     """Every CUDA toolkit on ``host``, the /usr/local/cuda link, and the active toolkit. Problems go into ``notes``.
 
-    ``install_methods=False`` skips reading the dpkg database (a deb toolkit then says "unknown"): `cudaenv use`
+    ``install_methods=False`` skips reading the dpkg database and the runfile table (a deb or runfile toolkit then says
+    "unknown"): `cudaenv use`
     needs paths and versions only, and the database is the slowest thing to read here.
     """
     finder = _Finder(host, notes, install_methods)
@@ -355,45 +356,10 @@ class _Finder:
         )
 
     def _version(self, path: str, cand: Optional[_Candidate]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
-        host = self.host
-        roots = [path, "/usr/lib/cuda"] if path == "/usr" else [path]
-        for root in roots:
-            text = host.read_text(host.join(root, "version.json"), limit=256 * 1024)
-            if text is not None:
-                version = parse_version_json(text)
-                if version:
-                    return version, "version.json", parse_bundled_driver(text)
-                raw, where = version_json_raw(text), host.join(root, "version.json")
-                self.notes.append(Note(PROBE, malformed(where, raw) if raw else "%s has no readable cuda.version" % where))
-        for root in roots:
-            version = parse_version_txt(host.read_text(host.join(root, "version.txt"), limit=4096) or "")
-            if version:
-                return version, "version.txt", None
-        if cand is not None and cand.version:
-            return cand.version, cand.version_source, None
-        for header in _cuda_h_files(host, path):
-            text = host.read_text(header, limit=CUDA_H_LIMIT) or ""
-            version = parse_cuda_h(text)
-            if version:
-                return version, "cuda.h", None
-            raw = cuda_h_raw(text)
-            if raw:
-                self.notes.append(Note(PROBE, malformed("%s CUDA_VERSION" % header, raw)))
-        return None, None, None
+        return toolkit_version_from_files(self.host, path, self.notes, cand)
 
     def _nvcc_file_version(self, nvcc: str) -> Optional[str]:
-        """The release string stored inside the nvcc executable (``Cuda compilation tools, release 13.0, V13.0.88``),
-        read as bytes, streamed and bounded (about 23 MB into the 30 MB nvcc of 13.0): nvcc is never run for it."""
-        real = follow_nvcc(self.host, nvcc)
-        keep = len(RELEASE_MARKER) + RELEASE_EXCERPT
-        tail = b""
-        for chunk in self.host.iter_chunks(real, limit=NVCC_SCAN_LIMIT):
-            data = tail + chunk
-            at = data.find(RELEASE_MARKER)
-            if at >= 0 and at + keep <= len(data):
-                return parse_release_excerpt(data[at : at + keep])
-            tail = data[at:] if at >= 0 else data[-keep:]
-        return parse_release_excerpt(tail)
+        return nvcc_file_version(self.host, nvcc)
 
     def _run_nvcc(self, nvcc: str) -> Optional[str]:
         real = self.host.local(nvcc)
@@ -408,11 +374,10 @@ class _Finder:
         host = self.host
         if cand is not None and cand.method in ("pip", "conda"):
             return cand.method
-        bin_dir = host.join(path, "bin")
-        if host.is_file(host.join(bin_dir, "cuda-uninstaller")) or any(
-            n.startswith("uninstall_cuda_") and n.endswith(".pl") for n in host.listdir(bin_dir)
-        ):
+        if self.install_methods and runfile_uninstaller(host, path):
             return "runfile"
+        if wheel_dists(host, path):
+            return "pip-wheels"  # a toolkit folder assembled from NVIDIA's wheels (their dist-info kept in it)
         if host.system == "windows":
             if (cand is not None and cand.method == "windows-installer") or "nvidia gpu computing toolkit" in path.lower():
                 return "windows-installer"
@@ -502,6 +467,87 @@ class _Finder:
 
 
 # --------------------------------------------------------------------------------------- helpers
+def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[_Candidate] = None) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    """(version, where it came from, bundled driver) from a toolkit's files, in order: version.json, version.txt,
+    the package metadata discovery found (pip, conda), the nvcc wheel's dist-info kept in the folder, cuda.h.
+    Nothing is run. A malformed version field gives a note and the next file is asked."""
+    roots = [path, "/usr/lib/cuda"] if path == "/usr" else [path]
+    for root in roots:
+        text = host.read_text(host.join(root, "version.json"), limit=256 * 1024)
+        if text is not None:
+            version = parse_version_json(text)
+            if version:
+                return version, "version.json", parse_bundled_driver(text)
+            raw, where = version_json_raw(text), host.join(root, "version.json")
+            notes.append(Note(PROBE, malformed(where, raw) if raw else "%s has no readable cuda.version" % where))
+    for root in roots:
+        version = parse_version_txt(host.read_text(host.join(root, "version.txt"), limit=4096) or "")
+        if version:
+            return version, "version.txt", None
+    if cand is not None and cand.version:
+        return cand.version, cand.version_source, None
+    nvcc_dist = wheel_dists(host, path).get("nvcc")
+    if nvcc_dist:
+        return nvcc_dist, "dist-info", None
+    for header in _cuda_h_files(host, path):
+        text = host.read_text(header, limit=CUDA_H_LIMIT) or ""
+        version = parse_cuda_h(text)
+        if version:
+            return version, "cuda.h", None
+        raw = cuda_h_raw(text)
+        if raw:
+            notes.append(Note(PROBE, malformed("%s CUDA_VERSION" % header, raw)))
+    return None, None, None
+
+
+def wheel_dists(host, path: str) -> Dict[str, str]:
+    """{component: version} of the NVIDIA wheels whose dist-info a wheel-assembled toolkit keeps in
+    ``PATH/dist-info/`` (``nvidia_cuda_nvcc-13.0.88.dist-info`` -> ``{"nvcc": "13.0.88"}``; METADATA's Version wins)."""
+    folder = host.join(path, "dist-info")
+    out: Dict[str, str] = {}
+    for name in host.listdir(folder):
+        dist = parse_dist_info_name(name)
+        if dist is None:
+            continue
+        component, _suffix, version = dist
+        meta = host.read_text(host.join(folder, name, "METADATA"), limit=8192)
+        version = parse_dist_metadata_version(meta or "") or version
+        if version:
+            out.setdefault(component, version)
+    return out
+
+
+def nvcc_file_version(host, nvcc: str) -> Optional[str]:
+    """The release string stored inside the nvcc executable (``Cuda compilation tools, release 13.0, V13.0.88``),
+    read as bytes, streamed and bounded (about 23 MB into the 30 MB nvcc of 13.0): nvcc is never run for it."""
+    real = follow_nvcc(host, nvcc)
+    keep = len(RELEASE_MARKER) + RELEASE_EXCERPT
+    tail = b""
+    for chunk in host.iter_chunks(real, limit=NVCC_SCAN_LIMIT):
+        data = tail + chunk
+        at = data.find(RELEASE_MARKER)
+        if at >= 0 and at + keep <= len(data):
+            return parse_release_excerpt(data[at : at + keep])
+        tail = data[at:] if at >= 0 else data[-keep:]
+    return parse_release_excerpt(tail)
+
+
+def runfile_uninstaller(host, path: str) -> Optional[str]:
+    """The runfile installer's uninstaller in a toolkit folder (``bin/cuda-uninstaller``, ``bin/uninstall_cuda_*.pl``:
+    the globs are data/uninstall.json's ``runfile-uninstaller`` rows), or None."""
+    from cudaenv.resources import table_rows  # json: off the `cudaenv use` path
+
+    for row in table_rows("uninstall"):
+        if row.get("kind") != "runfile-uninstaller":
+            continue
+        folder, pattern = posixpath.split(row["glob"])
+        prefix, star, suffix = pattern.partition("*")
+        for name in host.listdir(host.join(path, folder)):
+            if (name.startswith(prefix) and name.endswith(suffix) and len(name) >= len(prefix) + len(suffix)) if star else name == pattern:
+                return host.join(path, folder, name)
+    return None
+
+
 def has_toolkit_markers(host, path: str) -> bool:
     """True when ``path`` holds bin/nvcc, version.json, version.txt or include/cuda.h (or targets/*/include/cuda.h)."""
     if _nvcc_in(host, path) is not None:

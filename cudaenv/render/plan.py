@@ -5,9 +5,9 @@ from cudaenv.shells.posix import quote_exact
 from cudaenv.text import printable
 from typing import Sequence
 
-from cudaenv.uninstall.plan import Plan
-from cudaenv.uninstall.rcfiles import EDIT_LINES_CODE
-from cudaenv.uninstall.residue import Residue
+from cudaenv.toolkit.uninstall.plan import Plan
+from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE
+from cudaenv.toolkit.uninstall.residue import Residue
 
 _EDITOR = "<line editor: keeps FILE.cudaenv-backup, checks each line; full code in --script/--json>"
 

@@ -1,6 +1,6 @@
 """Shell code for each shell: ``get_shell(name)`` and ``detect_shell(...)`` (direnv-style, one file per shell).
 
-The environment change is computed once in :mod:`cudaenv.switch`; a :class:`Shell` only writes it with its
+The environment change is computed once in :mod:`cudaenv.toolkit.switch`; a :class:`Shell` only writes it with its
 own quoting. bash, zsh and other POSIX shells share :mod:`posix`; fish and PowerShell have their own.
 """
 

@@ -50,7 +50,7 @@ class Shell:
         return name
 
     def render(self, change) -> str:
-        """The code for a whole :class:`cudaenv.switch.EnvChange` (empty when nothing changes)."""
+        """The code for a whole :class:`cudaenv.toolkit.switch.EnvChange` (empty when nothing changes)."""
         lines = []
         for name, value in change.changes:
             self.check_name(name)

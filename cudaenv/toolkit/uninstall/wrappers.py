@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import List, Sequence, Tuple
 
 from cudaenv.snapshot import Note
-from cudaenv.uninstall.rcfiles import mentions
+from cudaenv.toolkit.uninstall.rcfiles import mentions
 
 BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/opt/bin")
 SCRIPT_LIMIT = 4096

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.snapshot import Note, Toolkit
-from cudaenv.uninstall.facts import Inspection, TargetFacts
-from cudaenv.uninstall.rcfiles import EDIT_LINES_CODE, edit_args
+from cudaenv.toolkit.uninstall.facts import Inspection, TargetFacts
+from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE, edit_args
 
 # Folders the plan refuses to remove whole, whatever a toolkit record says.
 PROTECTED = frozenset(["/", "/usr", "/usr/local", "/opt", "/usr/lib", "/usr/lib64", "/etc", "/home", "/root", "/var", "/bin", "/lib"])

@@ -22,10 +22,11 @@ The switch is exact and reversible:
 from __future__ import annotations
 
 import posixpath
-import re
+
 from cudaenv._lazy import LazyModule
 from cudaenv._record import Record, replace
 from cudaenv.snapshot import Toolkit
+from cudaenv.toolkit.select import SelectError, looks_like_path, norm_path, select_toolkit, unique_toolkits  # noqa: F401  (looks_like_path re-exported)
 from cudaenv.version import is_version, version_key
 from cudaenv.text import printable  # the one escaping function, re-exported for older callers
 
@@ -49,17 +50,7 @@ SHARED_METHODS = ("conda", "pip", "distro")
 SHARED_POSIX = ("/", "/usr", "/usr/local", "/opt", "/usr/lib", "/bin", "/sbin", "/snap")
 
 
-class SwitchError(Exception):
-    """No toolkit, or more than one, matches what the user asked for."""
-
-    def __init__(self, message: str, toolkits: Sequence[Toolkit] = (), candidates: Sequence[Toolkit] = ()):
-        super().__init__(message)
-        self.message = message
-        self.toolkits = tuple(toolkits)
-        self.candidates = tuple(candidates)
-
-    def __str__(self) -> str:
-        return self.message
+SwitchError = SelectError  # no toolkit, or more than one, matches what the user asked for (cudaenv.toolkit.select)
 
 
 class EnvChange(Record):
@@ -96,13 +87,7 @@ class _Paths:
         self.pathsep = ";" if self.windows else ":"
 
     def norm(self, p: str) -> str:
-        if not p:
-            return ""
-        if self.windows:
-            n = ntpath.normpath(p.replace("/", "\\"))
-            return n.rstrip("\\").lower() if len(n) > 3 else n.lower()
-        n = posixpath.normpath(p)
-        return "/" if n in ("/", "//") else n.rstrip("/")
+        return norm_path(p, "windows" if self.windows else "linux")
 
     def under(self, entry: str, root: str) -> bool:
         """True when ``entry`` is ``root`` or lies below it (both normalised)."""
@@ -133,57 +118,17 @@ def _get(env: Mapping[str, str], name: str, paths: _Paths) -> Optional[str]:
 
 
 # ------------------------------------------------------------------------------------------ matching
-def looks_like_path(spec: str) -> bool:
-    return spec.startswith(("/", ".", "~")) or "/" in spec or "\\" in spec or bool(re.match(r"^[A-Za-z]:", spec))
-
-
 def find_toolkit(toolkits: Sequence[Toolkit], spec: str, system: str = "linux") -> Toolkit:
     """The toolkit ``spec`` names: ``12`` (newest 12.x), ``12.1`` (newest 12.1.x), ``12.1.105``, a path, ``system``.
 
-    Raises :class:`SwitchError` (with the installed toolkits) when none or several match.
+    The grammar and the newest-match policy are :mod:`cudaenv.toolkit.select`'s. Raises :class:`SwitchError`
+    (with the installed toolkits) when none or several match.
     """
-    paths = _Paths(system)
-    spec = (spec or "").strip()
-    toolkits = _unique(toolkits, paths)
-    if not spec:
-        raise SwitchError("no CUDA version given", toolkits)
-    if spec == "system":
-        linked = [t for t in toolkits if t.is_link_target]
-        if len(linked) == 1:
-            return linked[0]
-        raise SwitchError("%s points at no installed toolkit" % LINK if not linked else "%s is ambiguous" % LINK, toolkits, linked)
-    if looks_like_path(spec):
-        want = paths.norm(spec)
-        for t in toolkits:
-            if paths.norm(t.path) == want:
-                return t
-        raise SwitchError("no installed CUDA toolkit at %s" % spec, toolkits)
-    key = version_key(spec)
-    if not key or not re.match(r"^\d+(\.\d+)*$", spec):
-        raise SwitchError("%r is not a CUDA version (give 12, 12.1, 12.1.105, a toolkit path or `system`)" % spec, toolkits)
-    matching = [t for t in toolkits if version_key(t.version)[: len(key)] == key]
-    if not matching:
-        raise SwitchError("no installed CUDA toolkit matches %s" % spec, toolkits)
-    newest = max(version_key(t.version) for t in matching)
-    best = [t for t in matching if version_key(t.version) == newest]
-    if len(best) > 1:
-        raise SwitchError(
-            "CUDA %s is ambiguous: %d toolkits have version %s; give the path instead" % (spec, len(best), best[0].version),
-            toolkits,
-            best,
-        )
-    return best[0]
+    return select_toolkit(toolkits, spec, system)
 
 
 def _unique(toolkits: Iterable[Toolkit], paths: _Paths) -> List[Toolkit]:
-    seen = set()
-    out = []
-    for t in toolkits:
-        key = paths.norm(t.path)
-        if key and key not in seen:
-            seen.add(key)
-            out.append(t)
-    return out
+    return unique_toolkits(list(toolkits), "windows" if paths.windows else "linux")
 
 
 def describe(toolkit: Toolkit) -> str:
@@ -280,7 +225,7 @@ class _Stripper:
             return True
         if self.link and normed.startswith(self.link + "-"):
             rest = normed[len(self.link) + 1 :]
-            return bool(re.match(r"\d", rest))  # /usr/local/cuda-11.3/... left behind by an old install
+            return "0" <= rest[:1] <= "9"  # /usr/local/cuda-11.3/... left behind by an old install
         return False
 
     def strip(self, value: Optional[str]) -> List[str]:

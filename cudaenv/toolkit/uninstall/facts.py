@@ -1,7 +1,7 @@
 """What was inspected before planning a removal: plain frozen records, no I/O.
 
-:func:`cudaenv.uninstall.inspect.inspect_uninstall` fills them from a Host; tests build them by hand;
-:func:`cudaenv.uninstall.plan.plan_uninstall` and :func:`cudaenv.uninstall.residue.find_residue` read them.
+:func:`cudaenv.toolkit.uninstall.inspect.inspect_uninstall` fills them from a Host; tests build them by hand;
+:func:`cudaenv.toolkit.uninstall.plan.plan_uninstall` and :func:`cudaenv.toolkit.uninstall.residue.find_residue` read them.
 Every path is the inspected system's path (``/usr/local/cuda-11.8``), never the path on this machine.
 """
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit
-from cudaenv.uninstall.rcfiles import RcLine
-from cudaenv.uninstall.wrappers import Wrapper
+from cudaenv.toolkit.uninstall.rcfiles import RcLine
+from cudaenv.toolkit.uninstall.wrappers import Wrapper
 
 
 @dataclass(frozen=True)

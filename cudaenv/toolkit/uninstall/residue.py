@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from typing import List, Tuple
 
-from cudaenv.uninstall.facts import Inspection
+from cudaenv.toolkit.uninstall.facts import Inspection
 
 
 @dataclass(frozen=True)

@@ -13,18 +13,20 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.errors import UserError
+from cudaenv.probes.toolkits import nvcc_file_version, probe_toolkits, runfile_uninstaller, toolkit_version_from_files
+from cudaenv.text import printable
+from cudaenv.toolkit.select import NEWEST, UNIQUE, SelectError, looks_like_path, match_toolkits, select_toolkits
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
 from cudaenv.parse.ldconf import ld_conf_lines
 from cudaenv.probes.dpkg import probe_alternatives
 from cudaenv.probes.ldconf import LD_SO_CONF_D as LDCONF_D
 from cudaenv.probes.ldconf import read_ld_conf
-from cudaenv.uninstall import dpkg as dpkg_mod
-from cudaenv.uninstall import rpm as rpm_mod
-from cudaenv.uninstall.plan import PROTECTED
-from cudaenv.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
-from cudaenv.uninstall.rcfiles import mentions, probe_rc_lines, system_path
-from cudaenv.uninstall.wrappers import probe_wrappers
-from cudaenv.version import cuda_from_int
+from cudaenv.toolkit.uninstall import dpkg as dpkg_mod
+from cudaenv.toolkit.uninstall import rpm as rpm_mod
+from cudaenv.toolkit.uninstall.plan import PROTECTED
+from cudaenv.toolkit.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
+from cudaenv.toolkit.uninstall.rcfiles import mentions, probe_rc_lines, system_path
+from cudaenv.toolkit.uninstall.wrappers import probe_wrappers
 
 LINK = "/usr/local/cuda"
 MAX_WALK = 200000
@@ -44,93 +46,79 @@ def _prefixes(kind: str) -> Tuple[str, ...]:
 
 
 def load_toolkits(host, notes: List[Note], site_packages: Sequence[str] = ()) -> Tuple[Tuple[Toolkit, ...], Optional[CudaSymlink]]:
-    """Every toolkit the toolkits probe finds, and the /usr/local/cuda link (a small scan while that probe is absent)."""
-    try:
-        from cudaenv.probes.toolkits import probe_toolkits
-    except ImportError:
-        return tuple(_scan_toolkits(host)), _find_symlink(host)
+    """Every toolkit the toolkits probe finds, and the /usr/local/cuda link."""
     state = probe_toolkits(host, notes, site_packages=tuple(site_packages))
     return tuple(state.toolkits), state.cuda_symlink
 
 
-def _version_of(host, path: str) -> Optional[str]:
-    text = host.read_text(path + "/version.json")
-    if text:
-        try:
-            return str(json.loads(text)["cuda"]["version"])
-        except (ValueError, KeyError, TypeError):
-            pass
-    text = host.read_text(path + "/version.txt") or ""
-    m = re.search(r"CUDA Version (\d+\.\d+(?:\.\d+)?)", text)
-    if m:
-        return m.group(1)
-    text = host.read_text(path + "/include/cuda.h") or ""
-    m = re.search(r"#define\s+CUDA_VERSION\s+(\d+)", text)
-    if m:
-        return cuda_from_int(m.group(1))
-    m = re.search(r"cuda-(\d+\.\d+)$", path)
-    return m.group(1) if m else None
+def _version_of(host, path: str, notes: List[Note]) -> Optional[str]:
+    """The version of a folder given by path that discovery did not list (its files only; nothing is run)."""
+    version, _source, _bundled = toolkit_version_from_files(host, path, notes)
+    nvcc = posixpath.join(path, "bin", "nvcc")
+    if version is None and host.is_file(nvcc):
+        version = nvcc_file_version(host, nvcc)
+    return version
 
 
-def _scan_toolkits(host) -> List[Toolkit]:
-    found = []
-    for folder in ("/usr/local", "/opt"):
-        for name in host.listdir(folder):
-            path = posixpath.join(folder, name)
-            if not re.match(r"cuda(-\d+(\.\d+)*)?$", name) or host.is_link(path) or not host.is_dir(path):
-                continue
-            if not any(host.exists(path + x) for x in ("/bin/nvcc", "/version.json", "/include/cuda.h")):
-                continue
-            found.append(Toolkit(version=_version_of(host, path), path=path, source=folder + "/cuda-*"))
-    return found
+def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], everything: bool,
+                   notes: Optional[List[Note]] = None) -> List[Toolkit]:
+    """The toolkits ``VERSION|PATH`` names (``--all``: every match, or every toolkit without a spec).
 
-
-def _find_symlink(host) -> Optional[CudaSymlink]:
-    text = host.readlink(LINK)
-    if text is None:
-        return None
-    resolved = host.resolve(LINK)
-    managed = text.startswith("/etc/alternatives/") or (host.readlink("/etc/alternatives/cuda") is not None and "alternatives" in text)
-    return CudaSymlink(LINK, text, resolved, resolved is None, managed)
-
-
-def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], everything: bool) -> List[Toolkit]:
-    """The toolkits ``VERSION|PATH`` names (``--all``: every match, or every toolkit without a spec)."""
+    Matching is :mod:`cudaenv.toolkit.select`'s grammar with the refuse-ambiguity policy; what is left here is
+    what only a removal needs: a path that is no longer a toolkit (residue) or was never found, and a version
+    with nothing installed (its residue under /usr/local/cuda-X.Y).
+    """
+    notes = [] if notes is None else notes
     if spec is None:
         if not everything:
             raise UserError("say which toolkit to remove", hint="cudaenv uninstall 12.4, cudaenv uninstall /usr/local/cuda-12.4, or --all")
         if not toolkits:
             raise UserError("no CUDA toolkit was found here", hint="`cudaenv list` shows what cudaenv finds")
         return list(toolkits)
-    if "/" in spec or "\\" in spec:
-        path = spec if host.system == "windows" else posixpath.normpath(spec)
-        if not (path.startswith("/") or re.match(r"^[A-Za-z]:\\", path)):
-            raise UserError("%s is not an absolute path" % spec, hint="give the toolkit's folder, e.g. /usr/local/cuda-12.4")
-        real = host.resolve(path)
-        for t in toolkits:
-            if t.path == path or (real is not None and host.resolve(t.path) == real):
-                return [t]
-        if path.rstrip("/") in PROTECTED or (host.system != "windows" and path.count("/") < 2):
-            raise UserError("%s is a system folder, not a toolkit" % path, hint="give the toolkit's own folder, e.g. /usr/local/cuda-12.4")
+    system = host.system
+    if looks_like_path(spec):
+        path = spec if system == "windows" else posixpath.normpath(spec)
+        if not (path.startswith("/") or (system == "windows" and len(path) > 2 and path[1:3] in (":\\", ":/"))):
+            raise UserError("%s is not an absolute path" % printable(spec), hint="give the toolkit's folder, e.g. /usr/local/cuda-12.4")
+        found = match_toolkits(toolkits, path, system, resolve=host.resolve)
+        if found:
+            return found[:1]
+        if path.rstrip("/") in PROTECTED or (system != "windows" and path.count("/") < 2):
+            raise UserError("%s is a system folder, not a toolkit" % printable(path), hint="give the toolkit's own folder, e.g. /usr/local/cuda-12.4")
         if not host.lexists(path):
             return [Toolkit(version=None, path=path, source="residue")]
         markers = ("bin/nvcc", "version.json", "version.txt", "include/cuda.h", "conda-meta", "bin/cuda-uninstaller")
         if host.is_dir(path) and not host.is_link(path) and "site-packages" not in path and not any(
             host.lexists(posixpath.join(path, m)) for m in markers
         ):
-            raise UserError("%s does not look like a CUDA toolkit (no bin/nvcc, version.json or include/cuda.h)" % path,
+            raise UserError("%s does not look like a CUDA toolkit (no bin/nvcc, version.json or include/cuda.h)" % printable(path),
                             hint="`cudaenv list` shows the toolkits cudaenv finds")
-        return [Toolkit(version=_version_of(host, path) if host.is_dir(path) else None, path=path, source="argument")]
-    if not re.match(r"^\d+(\.\d+)*$", spec):
-        raise UserError("%r is neither a CUDA version nor a path" % spec, hint="for example `cudaenv uninstall 12.4`")
-    matches = [t for t in toolkits if t.version and (t.version == spec or t.version.startswith(spec + "."))]
-    if len(matches) > 1 and not everything:
-        listing = ", ".join("%s (%s)" % (t.path, t.version) for t in matches)
-        raise UserError("%s matches %d toolkits: %s" % (spec, len(matches), listing), hint="give the path, or --all to remove every one")
-    if matches:
-        return matches
-    mm = ".".join(spec.split(".")[:2])
-    return [Toolkit(version=spec, path="/usr/local/cuda-%s" % mm, source="residue")]
+        return [Toolkit(version=_version_of(host, path, notes) if host.is_dir(path) else None, path=path, source="argument")]
+    try:
+        return select_toolkits(toolkits, spec, UNIQUE, system, every=everything)
+    except SelectError as exc:
+        if exc.kind == "not-a-spec":
+            raise UserError("%r is neither a CUDA version nor a path" % spec, hint="for example `cudaenv uninstall 12.4`") from None
+        if exc.kind == "ambiguous":
+            raise UserError(exc.message, hint="give the path, or --all to remove every one") from None
+    return [Toolkit(version=spec, path="/usr/local/cuda-%s" % major_minor_of(spec), source="residue")]
+
+
+def repoint_target(value: str, toolkits: Sequence[Toolkit], targets: Sequence[Toolkit], system: str = "linux") -> str:
+    """The folder ``--repoint VERSION|PATH`` names among the toolkits that stay (not conda/pip): the newest match."""
+    removing = {t.path for t in targets}
+    candidates = [t for t in toolkits if t.path not in removing and t.install_method not in ("conda", "pip")]
+    try:
+        return select_toolkits(candidates, value, NEWEST, system)[0].path
+    except SelectError:
+        listing = ", ".join("%s (%s)" % (t.version or "?", printable(t.path)) for t in candidates) or "none"
+        raise UserError("--repoint %s: no other installed toolkit matches" % printable(value),
+                        hint="installed and not being removed: %s" % listing) from None
+
+
+def major_minor_of(spec: str) -> str:
+    """``12.4.1`` -> ``12.4``; ``12`` -> ``12`` (the folder name a runfile install of that version has)."""
+    return ".".join(spec.split(".")[:2])
 
 
 # ------------------------------------------------------------------------------------ per target
@@ -158,13 +146,7 @@ def _unowned(host, path: str, owned: frozenset, notes: List[Note]) -> Tuple[str,
 
 
 def _uninstaller(host, path: str) -> Optional[str]:
-    for row in _rows("runfile-uninstaller"):
-        folder, pattern = posixpath.split(row["glob"])
-        prefix, _, suffix = pattern.partition("*")
-        for name in host.listdir(posixpath.join(path, folder)):
-            if name.startswith(prefix) and name.endswith(suffix) and (("*" in pattern) or name == pattern):
-                return posixpath.join(path, folder, name)
-    return None
+    return runfile_uninstaller(host, path)
 
 
 def _conda(host, path: str, notes: List[Note]) -> Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...]]:
@@ -351,11 +333,8 @@ def probe_ldconf(host, targets: Sequence[str], db, notes: List[Note]) -> Tuple[L
 
 
 def _is_wsl(host, notes: List[Note]) -> bool:
-    try:
-        from cudaenv.probes.platform import probe_platform
-    except ImportError:
-        text = (host.read_text("/proc/sys/kernel/osrelease") or "") + (host.read_text("/proc/version") or "")
-        return "microsoft" in text.lower() or host.exists("/proc/sys/fs/binfmt_misc/WSLInterop")
+    from cudaenv.probes.platform import probe_platform
+
     return probe_platform(host, notes).wsl == 2
 
 

@@ -1,0 +1,176 @@
+"""Repointing /usr/local/cuda: what the link is now, the commands that repoint it (never run by cudaenv), and what
+else still names another toolkit (``/etc/ld.so.conf.d`` entries, ``CUDA_HOME`` and toolkit paths in the shell
+startup files, this shell's own variables). The domain half of ``cudaenv link``; the command only prints.
+"""
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Sequence, Tuple
+
+from cudaenv.probes.dpkg import read_alternative
+from cudaenv.shells.posix import quote_exact
+from cudaenv.text import printable
+
+LINK = "/usr/local/cuda"
+ALTDIR = "/etc/alternatives"
+_TOOLKIT_PATH = re.compile(r"/[^\s:;\"'=$]*cuda-\d[^\s:;\"'/]*")
+
+
+@dataclass(frozen=True)
+class LinkState:
+    """What /usr/local/cuda is now, as read from the inspected system."""
+
+    kind: str  # missing | link | alternatives | directory | file
+    target: Optional[str] = None  # where it resolves now
+    alternative_name: Optional[str] = None  # "cuda" for /etc/alternatives/cuda
+    registered: Tuple[str, ...] = ()  # the alternatives' paths (from /var/lib/dpkg/alternatives/NAME)
+    writable: bool = False  # the user may create the link without sudo
+    alternatives_writable: bool = False
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    commands: Tuple[str, ...] = ()
+    notes: Tuple[str, ...] = ()
+    ok: bool = True
+
+
+def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldconfig: bool = False, ldconfig_sudo: bool = True) -> LinkPlan:
+    """The commands that make /usr/local/cuda point at ``toolkit_path`` (pure)."""
+    q = quote_exact
+    if state.kind == "directory":
+        return LinkPlan(
+            (),
+            ("%s is a real folder (a toolkit installed right there), not a link; cudaenv will not replace it. "
+             "Move it to a versioned name first (e.g. %s-%s) and run this again." % (LINK, LINK, version or "X.Y"),),
+            ok=False,
+        )
+    if state.target is not None and state.target.rstrip("/") == toolkit_path.rstrip("/"):
+        return LinkPlan((), ("%s already points at %s" % (LINK, toolkit_path),))
+    commands: List[str] = []
+    if state.kind == "alternatives" and state.alternative_name:
+        sudo = "" if state.alternatives_writable else "sudo "
+        name = q(state.alternative_name)
+        if toolkit_path not in state.registered:
+            commands.append("%supdate-alternatives --install %s %s %s %d" % (sudo, q(LINK), name, q(toolkit_path), _priority(version)))
+        commands.append("%supdate-alternatives --set %s %s" % (sudo, name, q(toolkit_path)))
+    else:
+        sudo = "" if state.writable else "sudo "
+        commands.append("%sln -sfn %s %s" % (sudo, q(toolkit_path), q(LINK)))
+    if ldconfig:
+        commands.append("%sldconfig" % ("sudo " if ldconfig_sudo else ""))
+    return LinkPlan(tuple(commands))
+
+
+def _priority(version: Optional[str]) -> int:
+    nums = [int(x) for x in re.findall(r"\d+", version or "")[:2]]
+    return nums[0] * 10 + (nums[1] if len(nums) > 1 else 0) if nums else 10
+
+
+def find_rc_mentions(name: str, text: str, toolkit_path: str) -> List[str]:
+    """Lines of an rc file that set CUDA_HOME/CUDA_PATH or name a toolkit folder other than ``toolkit_path``."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        named = [p for p in _TOOLKIT_PATH.findall(stripped) if not _same_toolkit(p, toolkit_path)]
+        sets_home = re.search(r"\bCUDA_(HOME|PATH)\s*=", stripped) and not _names_only(stripped, (LINK, toolkit_path))
+        if named or sets_home:
+            out.append("%s:%d: %s" % (name, number, printable(stripped)))
+    return out
+
+
+def find_ld_mentions(name: str, text: str, toolkit_path: str) -> List[str]:
+    from cudaenv.parse.ldconf import ld_conf_lines
+
+    out = []
+    for number, line in ld_conf_lines(text):
+        entry = line.strip()
+        if not _same_toolkit(entry, toolkit_path) and not _same_toolkit(entry, LINK):
+            if "cuda" in entry:
+                out.append("%s:%d: %s" % (name, number, printable(entry)))
+    return out
+
+
+def _same_toolkit(path: str, root: str) -> bool:
+    path, root = path.rstrip("/"), root.rstrip("/")
+    return path == root or path.startswith(root + "/")
+
+
+def _names_only(line: str, allowed: Sequence[str]) -> bool:
+    value = line.split("=", 1)[1].strip().strip("\"'")
+    value = value.split(":", 1)[0].strip().strip("\"'")
+    return any(_same_toolkit(value, a) for a in allowed) or value.startswith("$")
+
+
+def read_link_state(host) -> LinkState:
+    writable = _writable(host, "/usr/local")
+    if not host.lexists(LINK):
+        return LinkState("missing", writable=writable)
+    text = host.readlink(LINK)
+    if text is None:
+        return LinkState("directory" if host.is_dir(LINK) else "file", writable=writable)
+    target = host.resolve(LINK)
+    absolute = text if text.startswith("/") else posixpath.normpath(posixpath.join("/usr/local", text))
+    if absolute.startswith(ALTDIR + "/"):
+        name = absolute[len(ALTDIR) + 1 :].split("/")[0]
+        alternative = read_alternative(host, name)
+        registered = alternative.paths if alternative is not None else ()
+        return LinkState("alternatives", target, name, registered, writable, _writable(host, ALTDIR))
+    return LinkState("link", target, writable=writable)
+
+
+def _writable(host, path: str) -> bool:
+    try:
+        return os.access(host.path(path), os.W_OK)
+    except (OSError, ValueError):
+        return False
+
+
+def _ld_conf(host, toolkit_path: str) -> Tuple[List[str], bool]:
+    from cudaenv.parse.ldconf import ld_conf_lines
+    from cudaenv.probes.ldconf import read_ld_conf
+
+    notes: List[str] = []
+    uses_link = False
+    for path, text in read_ld_conf(host):
+        if text is None or ("cuda" not in text and "cuda" not in posixpath.basename(path)):
+            continue
+        notes += find_ld_mentions(path, text, toolkit_path)
+        if any(_same_toolkit(line.strip(), LINK) for _n, line in ld_conf_lines(text)):
+            uses_link = True
+    return notes, uses_link
+
+
+class LinkReport:
+    """What `cudaenv link` prints: the plan's commands (stdout) and what still points elsewhere (stderr)."""
+
+    __slots__ = ("toolkit", "plan", "notes")
+
+    def __init__(self, toolkit, plan: LinkPlan, notes: Sequence[str]):
+        self.toolkit, self.plan, self.notes = toolkit, plan, tuple(notes)
+
+
+def plan_link_for(host, toolkit, env) -> LinkReport:
+    """Read the link, ld.so.conf and the startup files on ``host`` and plan repointing /usr/local/cuda at ``toolkit``."""
+    from cudaenv.toolkit.uninstall.rcfiles import rc_files
+
+    link_state = read_link_state(host)
+    ld_notes, ld_uses_link = _ld_conf(host, toolkit.path)
+    plan = plan_link(toolkit.path, toolkit.version, link_state, ldconfig=ld_uses_link, ldconfig_sudo=not _writable(host, "/etc"))
+    notes = list(plan.notes)
+    for line in ld_notes:
+        notes.append("still points elsewhere (the loader's search path): %s" % line)
+    for path in rc_files(host):
+        text = host.read_text(path, limit=1024 * 1024)
+        if text:
+            for line in find_rc_mentions(path, text, toolkit.path):
+                notes.append("still points elsewhere (shell startup): %s" % line)
+    for name in ("CUDA_HOME", "CUDA_PATH"):
+        value = env.get(name)
+        if value and not _same_toolkit(value, toolkit.path) and not _same_toolkit(value, LINK):
+            notes.append("this shell has %s=%s; `cudaenv use system` switches it to the link" % (name, printable(value)))
+    return LinkReport(toolkit, plan, notes)
