@@ -142,7 +142,7 @@ def test_real_machine_smoke(cli_subprocess):
     # and cuda.h is read before nvcc is run), active through the wrapper on PATH, the link's target
     assert [t["path"] for t in data["toolkits"] if t["path"].startswith("/usr/local/")] == ["/usr/local/cuda-13.0"]
     tk = [t for t in data["toolkits"] if t["path"] == "/usr/local/cuda-13.0"]
-    assert (tk[0]["version"], tk[0]["version_source"]) == ("13.0", "cuda.h")
+    assert (tk[0]["version"], tk[0]["version_source"]) == ("13.0.88", "dist-info")  # issue 13: the nvcc wheel's dist-info
     assert tk[0]["active"] is True and tk[0]["is_link_target"] is True and tk[0]["on_path"] is True
     assert tk[0]["nvcc"] == "/usr/local/cuda-13.0/bin/nvcc" and tk[0]["lib_dir"] == "lib64"  # lib64 -> lib
     assert [t["path"] for t in data["toolkits"] if t["active"]] == ["/usr/local/cuda-13.0"]

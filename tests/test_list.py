@@ -116,7 +116,7 @@ def test_real_machine_list(cli_subprocess):
     result = cli_subprocess("list", env={"PATH": "/usr/local/bin:/usr/bin:/bin"})
     assert result.code == 0, result
     row = next(line for line in result.out.splitlines() if line.endswith("/usr/local/cuda-13.0"))
-    assert row.split()[1] == "13.0"
+    assert row.split()[1] == "13.0.88" and row.split()[2] == "pip-wheels"  # issue 13: from the nvcc wheel's dist-info
     assert row.startswith("*->")
     assert "/usr/local/cuda-13.0/bin/nvcc" in result.out and "/usr/local/cuda points here" in result.out
     data = cli_subprocess("list", "--json", env={"PATH": "/usr/local/bin:/usr/bin:/bin"}).json()

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import recorded
+from builders import recorded
 from cudaenv.parse import cudnn, dpkg, ldconf, nvcc, toolkit_files
 
 TEXT = st.one_of(st.text(), st.binary().map(lambda b: b.decode("utf-8", "surrogateescape")))

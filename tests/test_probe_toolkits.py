@@ -546,7 +546,7 @@ def test_real_machine_cuda_13():
     versions_13 = [tk for tk in state.toolkits if tk.version and tk.version.startswith("13.0")]
     assert len(versions_13) == 1
     tk = versions_13[0]
-    assert (tk.path, tk.version, tk.version_source) == ("/usr/local/cuda-13.0", "13.0", "cuda.h")
+    assert (tk.path, tk.version, tk.version_source, tk.install_method) == ("/usr/local/cuda-13.0", "13.0.88", "dist-info", "pip-wheels")
     assert tk.lib_dir == "lib64" and tk.is_link_target and tk.active
     assert state.cuda_symlink.target == "/usr/local/cuda-13.0" and state.cuda_symlink.resolved == "/usr/local/cuda-13.0"
     assert state.active_toolkit.nvcc == "/usr/local/cuda-13.0/bin/nvcc"
@@ -607,3 +607,18 @@ def test_huge_cuda_version_define_is_no_version(fake_root):
 def test_a_3000_digit_nvcc_release_is_no_version():
     assert parse_nvcc_version("Cuda compilation tools, release %s.0, V%s.0.1" % ("1" * 3000, "1" * 3000)) is None
     assert parse_nvcc_version("Cuda compilation tools, release 13.0, V13.0.88") == "13.0.88"
+
+
+# ------------------------------------------------------------ issue 13: a toolkit assembled from NVIDIA's wheels
+def test_wheel_assembled_toolkit_has_its_full_version_and_method(fake_root):
+    """Like this project's build machine: /usr/local/cuda-13.0 made from nvidia-cuda-nvcc & co, their dist-info kept."""
+    base = fake_root.toolkit("13.0.88", version_json=False, nvcc=False, lib="lib")
+    for name, version in (("nvidia_cuda_nvcc-13.0.88", "13.0.88"), ("nvidia_cuda_runtime-13.0.96", "13.0.96"),
+                          ("nvidia_cuda_cccl-13.0.85", "13.0.85")):
+        fake_root.file("usr/local/cuda-13.0/dist-info/%s.dist-info/METADATA" % name,
+                       "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name.split("-")[0], version))
+    fake_root.file("usr/local/cuda-13.0/bin/nvcc", "\x7fELF stand-in without a release string", mode=0o755)
+    state, notes = probe(fake_root.host())
+    tk = by_path(state, "/usr/local/cuda-13.0")
+    assert (tk.version, tk.version_source, tk.install_method) == ("13.0.88", "dist-info", "pip-wheels")
+    assert base.is_dir() and notes == []
