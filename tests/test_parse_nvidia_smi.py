@@ -68,6 +68,26 @@ def test_list_with_mig_devices():
     assert smi.parse_list("GPU 0: Quadro (UUID: N/A)\n") == ()  # no UUID, no made-up one
 
 
+def test_query_log_of_two_driver_eras():
+    new = smi.parse_query_log(recorded("smi-q-450-gtx780.txt"))
+    assert (new.driver_version, new.cuda_version) == ("450.66", "11.0")
+    assert [(g.index, g.name, g.uuid, g.pci_bus_id) for g in new.gpus] == [
+        (0, "GeForce GTX 780", "GPU-a230e637-c9e1-1b61-3830-a437b874d88d", "00000000:01:00.0")]
+    old = smi.parse_query_log(quoted(recorded("smi-q-375-quadro-m1000m.txt")))  # pasted, quoted
+    assert (old.driver_version, old.cuda_version, old.cuda_raw) == ("375.82", None, None)
+    assert [(g.name, g.pci_bus_id) for g in old.gpus] == [("Quadro M1000M", "0000:01:00.0")]
+
+
+def test_query_log_memory_counts_the_framebuffer_only():
+    # the FB and BAR1 sections as nvidia-smi -q -d MEMORY prints them, indentation lost as in many pastes
+    text = recorded("smi-q-450-gtx780.txt") + (
+        "FB Memory Usage\nTotal : 3018 MiB\nUsed : 1 MiB\nFree : 3017 MiB\n"
+        "BAR1 Memory Usage\nTotal : 256 MiB\nUsed : 5 MiB\n")
+    g = smi.parse_query_log(text).gpus[0]
+    assert (g.memory_total_mib, g.memory_used_mib) == (3018, 1)
+    assert smi.parse_query_log("CUDA Version : Not Found\n").cuda_raw == "Not Found"
+
+
 @pytest.mark.parametrize("name, failure", [
     ("smi-fail-no-driver.txt", "driver-not-loaded"),
     ("smi-fail-mismatch.txt", "driver-library-mismatch"),
@@ -128,6 +148,7 @@ def every_parser(text):
     smi.parse_query_csv(text, smi.QUERY_FIELDS_OLD)
     smi.parse_apps_csv(text)
     smi.parse_list(text)
+    smi.parse_query_log(text)
     smi.classify_failure(text, PATTERNS)
     nvml.parse_nvml_output(text)
 

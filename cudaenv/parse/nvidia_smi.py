@@ -13,6 +13,9 @@
 * :func:`parse_query_csv`   ``--query-gpu=index,name,... --format=csv,noheader,nounits`` (a header line,
   when there is one, names the fields): ``0, NVIDIA B200, 610.43.02, 10.0, 183359, 0, GPU-..., 00000000:63:00.0``
 * :func:`parse_apps_csv`    ``--query-compute-apps=pid,process_name,used_memory,gpu_uuid``: ``12345, python, 4096, GPU-...``
+* :func:`parse_query_log`   ``nvidia-smi -q`` / ``-a`` (the "NVSMI LOG": ``Driver Version : 450.66``, a
+  ``GPU 00000000:01:00.0`` block per GPU with ``Product Name``, ``GPU UUID``, ``FB Memory Usage``); indentation
+  is not needed, so a paste that lost it reads the same
 * :func:`parse_list`        ``nvidia-smi -L``: ``GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-...)`` and its MIG lines
 * :func:`classify_failure`  a known failure text -> its failure id, from the rows of ``data/error_patterns.json``
   that carry a ``tool_failure`` (the table ``cudaenv explain`` reads too)
@@ -259,6 +262,59 @@ def parse_apps_csv(text: Text) -> Tuple[GpuProcess, ...]:
             continue
         found.append(GpuProcess(pid=int(cells[0]), name=name(",".join(cells[1:-2])), used_memory_mib=mib(cells[-2]), gpu_uuid=raw_uuid))
     return tuple(found)
+
+
+# ------------------------------------------------------------------------------------------- -q / -a
+class SmiLog(NamedTuple):
+    driver_version: Optional[str]
+    cuda_version: Optional[str]  # None for "Not Found", N/A or absent (drivers before 410 print no CUDA line)
+    cuda_raw: Optional[str]
+    gpus: Tuple[Gpu, ...]
+
+
+_GPU_BLOCK = re.compile(r"^GPU\s{1,8}([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$")
+
+
+def parse_query_log(text: Text) -> SmiLog:
+    """Driver, CUDA and each GPU (bus id, name, UUID, framebuffer memory) from ``nvidia-smi -q`` output.
+
+    GPUs are numbered in the order they are printed (nvidia-smi's order). A line without ``:`` opens a section
+    (``FB Memory Usage``, ``BAR1 Memory Usage``, ``PCI``): ``Total`` and ``Used`` count only under the first.
+    """
+    driver = cuda_raw = None
+    gpus: List[Dict[str, object]] = []
+    section = ""
+    for row in lines(text):
+        block = _GPU_BLOCK.match(row)
+        if block:
+            gpus.append({"bus": block.group(1)})
+            section = ""
+            continue
+        key, sep, value = row.partition(":")
+        key, value = key.strip(), value.strip()
+        if not sep:
+            section = row.strip().lower()
+            continue
+        if not gpus:
+            if key == "Driver Version" and driver is None:
+                driver = value if re.match(r"^" + _VERSION + r"$", value) else None
+            elif key == "CUDA Version" and cuda_raw is None:
+                cuda_raw = value[:16] or None
+            continue
+        gpu = gpus[-1]
+        if key == "Product Name":
+            gpu.setdefault("name", name(value))
+        elif key == "GPU UUID":
+            gpu.setdefault("uuid", uuid(value))
+        elif section == "fb memory usage" and key in ("Total", "Used"):
+            gpu.setdefault(key, mib(value))
+    cuda = cuda_raw if cuda_raw and _CUDA_VALUE_RE.match(cuda_raw) else None
+    found = tuple(
+        Gpu(index=i, name=g.get("name"), uuid=g.get("uuid"), pci_bus_id=g["bus"],  # type: ignore[arg-type]
+            memory_total_mib=g.get("Total"), memory_used_mib=g.get("Used"))  # type: ignore[arg-type]
+        for i, g in enumerate(gpus)
+    )
+    return SmiLog(driver, cuda, cuda_raw, found)
 
 
 # ------------------------------------------------------------------------------------------------- -L
