@@ -193,3 +193,16 @@ def test_lines_are_bounded():
     rows = lines("y" * 10_000_000)
     assert len(rows) == 1 and len(rows[0]) == 1000
     assert len(lines("a\n" * 100000)) == 20000
+
+
+@pytest.mark.parametrize("unit", ["0", "a:", "0000:", " ", "Unable to determine the device handle for GPU ", "NVML: ", "GPU is lost ",
+                                  "NVIDIA-SMI has failed because it couldn't ", "Driver/library version "])
+def test_the_failure_rows_are_linear_on_the_whole_text(unit):
+    """explain runs these rows over a whole paste (not line by line): a 1 MB run of each unit stays fast."""
+    prefix = "Unable to determine the device handle for GPU "
+    for text in (unit * (1_000_000 // len(unit)), prefix + unit * (1_000_000 // len(unit))):
+        start = time.perf_counter()
+        for row in PATTERNS:
+            for p in row.patterns:
+                p.search(text)
+        assert time.perf_counter() - start < 2, unit
