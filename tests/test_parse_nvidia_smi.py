@@ -195,6 +195,16 @@ def test_lines_are_bounded():
     assert len(lines("a\n" * 100000)) == 20000
 
 
+def test_a_100_mb_output_is_read_in_bounded_time():
+    """Issue 12: an nvidia-smi printing 100 MB took 25 s and 632 MB; only its head is looked at."""
+    head = recorded("smi-banner-580-a100x2.txt")
+    text = head + "x" * 100 + "\n" + ("| junk line " * 10 + "\n") * 900_000
+    start = time.perf_counter()
+    banner = smi.parse_banner(text)
+    assert banner.driver_version == "580.126.09" and len(banner.gpus) == 2
+    assert time.perf_counter() - start < 5
+
+
 @pytest.mark.parametrize("unit", ["0", "a:", "0000:", " ", "Unable to determine the device handle for GPU ", "NVML: ", "GPU is lost ",
                                   "NVIDIA-SMI has failed because it couldn't ", "Driver/library version "])
 def test_the_failure_rows_are_linear_on_the_whole_text(unit):

@@ -295,3 +295,9 @@ def test_escape_sequences_in_os_release_print_escaped_in_the_text_doctor(cli, fa
         r = cli("doctor", "--quick", "--root", str(fake_root.path), *fmt)
         assert "\x1b" not in r.out and "\x07" not in r.out, fmt
         assert "Evil \\x1b]0;title\\x07\\x1b[2J Linux" in r.out, fmt
+
+
+def test_a_huge_pretty_name_is_cut(fake_root):
+    fake_root.file("etc/os-release", 'PRETTY_NAME="%s"\n' % ("A" * 100000))
+    p, _ = probe(fake_root.host())
+    assert 0 < len(p.distro) <= 200

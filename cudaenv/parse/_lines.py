@@ -11,16 +11,18 @@ from typing import List, Optional, Union
 
 MAX_LINES = 20000
 MAX_LINE = 1000
+MAX_TEXT = 8 * 1024 * 1024  # characters (or bytes) looked at: no tool output this reads comes near it
 EXCERPT = 200  # characters of a foreign text that go into a note
 
 
 def as_text(data: Union[str, bytes, None]) -> str:
-    """``data`` as text: bytes are decoded as UTF-8 with undecodable bytes replaced; None is ``""``."""
+    """``data`` as text, at most ``MAX_TEXT`` of it: bytes are decoded as UTF-8 with undecodable bytes replaced;
+    None is ``""``."""
     if data is None:
         return ""
     if isinstance(data, (bytes, bytearray)):
-        return bytes(data).decode("utf-8", "replace")
-    return data if isinstance(data, str) else str(data)
+        return bytes(data[:MAX_TEXT]).decode("utf-8", "replace")
+    return (data if isinstance(data, str) else str(data))[:MAX_TEXT]
 
 
 def unquote(line: str) -> str:

@@ -50,7 +50,7 @@ def probe_platform(host, notes: list) -> Platform:
         notes.append(Note("platform", "no /etc/os-release or /usr/lib/os-release: the distribution is unknown"))
 
     kernel_text = host.read_text("/proc/sys/kernel/osrelease", limit=SMALL)
-    kernel = kernel_text.strip() if kernel_text and kernel_text.strip() else None
+    kernel = kernel_text.strip()[:200] if kernel_text and kernel_text.strip() else None
     proc_version = host.read_text("/proc/version", limit=SMALL)
 
     dev_entries = host.listdir("/dev")
@@ -73,7 +73,7 @@ def probe_platform(host, notes: list) -> Platform:
 
     return Platform(
         system=system,
-        distro=osr.get("PRETTY_NAME") or _join(osr.get("NAME"), osr.get("VERSION")) or None,
+        distro=(osr.get("PRETTY_NAME") or _join(osr.get("NAME"), osr.get("VERSION")))[:200] or None,  # bounded: an image's text
         distro_id=osr.get("ID") or None,
         distro_version=osr.get("VERSION_ID") or None,
         kernel=kernel,
