@@ -14,6 +14,11 @@ optional defaults, exactly like a dataclass::
 and gets keyword/positional construction, immutability, equality, hashing and a readable repr from one
 shared implementation. :func:`replace`, :func:`fields` and :func:`asdict` stand in for their
 ``dataclasses`` namesakes. Mutable defaults are given as ``factory(callable)``.
+
+Every subclass is registered (:func:`registered`, one list append at class creation) and gets ``to_dict()`` /
+``from_dict()`` from the one JSON codec, :mod:`cudaenv.model.codec`, imported only when called: a record's JSON
+shape is declared by class attributes the codec reads (``_json_omit``, ``_json_maps``, ``_json_flatten``,
+``_json_skip_none``, ``_json_envelope``, ``_json_adjust``), never by a hand-written ``to_dict``.
 """
 
 
@@ -31,6 +36,7 @@ class factory:
 
 
 _MISSING = object()
+_REGISTRY = []  # every Record subclass, in creation order (cudaenv.model.registry reads it)
 
 
 class Record:
@@ -64,6 +70,7 @@ class Record:
         cls._fields = tuple(fields)
         cls._defaults = defaults
         cls._hints = hints
+        _REGISTRY.append(cls)
 
     def __init__(self, *args, **kwargs):
         names = self._fields
@@ -117,9 +124,27 @@ class Record:
     def __reduce__(self):
         return (_rebuild, (self.__class__, self._astuple()))
 
+    def to_dict(self):
+        """The JSON-ready dict of this record (:func:`cudaenv.model.codec.to_jsonable`)."""
+        from cudaenv.model.codec import to_jsonable
+
+        return to_jsonable(self)
+
+    @classmethod
+    def from_dict(cls, data, notes=None):
+        """The record ``data`` (parsed JSON) describes; see :func:`cudaenv.model.codec.from_jsonable`."""
+        from cudaenv.model.codec import from_jsonable
+
+        return from_jsonable(cls, data, notes)
+
 
 def _rebuild(cls, values):
     return cls(*values)
+
+
+def registered():
+    """Every Record subclass created so far (import a module to register its records)."""
+    return tuple(_REGISTRY)
 
 
 def is_record(value) -> bool:

@@ -2,20 +2,22 @@
 
 Probes build these records; diagnosis, recommendation and planning read them; renderers print them.
 Versions are strings ("12.4", "550.54.15"); absent facts are ``None``; every list is a tuple.
-``Snapshot.to_dict()`` is the public JSON (documented in README.md); ``Snapshot.from_dict`` reads it back.
+``Snapshot.to_dict()`` is the public JSON (documented in README.md); ``Snapshot.from_dict`` reads it back, checking
+the version (both are the one codec, :mod:`cudaenv.model.codec`; the doctor's whole output is
+:class:`cudaenv.model.reports.DoctorReport`).
 """
 
 from __future__ import annotations
 
-from cudaenv._record import Record, asdict, factory
+from cudaenv._record import Record, factory
 from cudaenv._record import replace as _replace
+from cudaenv.model.schema import SCHEMA_VERSION  # noqa: F401 - the one definition, re-exported
 from cudaenv.version import version_key  # noqa: F401  (re-exported: the one reading lives in cudaenv.version)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing is not imported on the fast path
     from typing import Any, Dict, Optional, Tuple
 
-SCHEMA_VERSION = 1
 
 
 class Note(Record):
@@ -198,6 +200,11 @@ class Torch(Record):
 
 
 class Snapshot(Record):
+    """What the probes saw; its JSON (``to_dict()``, schema_version first, ``env`` as an object) is the contract."""
+
+    _json_envelope = True
+    _json_maps = ("env",)
+
     platform: Platform
     driver: Optional[Driver] = None
     gpus: Tuple[Gpu, ...] = ()
@@ -220,39 +227,6 @@ class Snapshot(Record):
 
     def notes_for(self, probe: str) -> Tuple[Note, ...]:
         return tuple(n for n in self.notes if n.probe == probe)
-
-    def to_dict(self) -> Dict[str, Any]:
-        data = {"schema_version": SCHEMA_VERSION}
-        data.update(asdict(self))
-        data["env"] = dict(self.env)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> "Snapshot":
-        data = dict(data)
-        data.pop("schema_version", None)
-        data.pop("findings", None)
-        env = data.get("env") or {}
-        data["env"] = tuple(sorted(env.items())) if isinstance(env, dict) else tuple(tuple(x) for x in env)
-        return _from_jsonable("Snapshot", data)
-
-
-def _from_jsonable(hint: str, value: Any) -> Any:
-    """Rebuild records and tuples from JSON data, following the annotation text of each field."""
-    if value is None:
-        return None
-    hint = hint.strip()
-    if hint.startswith("Optional[") and hint.endswith("]"):
-        return _from_jsonable(hint[len("Optional["):-1], value)
-    if hint.startswith("Tuple[") and hint.endswith("]"):
-        inner = hint[len("Tuple["):-1]
-        if inner.endswith(", ...") and isinstance(value, (list, tuple)):
-            return tuple(_from_jsonable(inner[: -len(", ...")], v) for v in value)
-        return tuple(value) if isinstance(value, (list, tuple)) else value
-    cls = globals().get(hint)
-    if isinstance(cls, type) and issubclass(cls, Record) and isinstance(value, dict):
-        return cls(**{k: _from_jsonable(cls._hints[k], v) for k, v in value.items() if k in cls._fields})
-    return value
 
 
 def replace(obj: Any, **changes: Any) -> Any:

@@ -43,11 +43,10 @@ def run(args: argparse.Namespace, ctx) -> int:
         snapshot = collect_snapshot(host, python=args.python, quick=args.quick, progress=spinner)
         findings = diagnose(snapshot)
     if fmt == "json":
+        from cudaenv.model.reports import DoctorReport
         from cudaenv.render.json_out import dumps
 
-        data = snapshot.to_dict()
-        data["findings"] = [f.to_dict() for f in findings]
-        ctx.out.write(dumps(data))
+        ctx.out.write(dumps(DoctorReport(snapshot, tuple(findings)).to_dict()))
     elif fmt == "markdown":
         from cudaenv.render.markdown import render_markdown
 

@@ -7,31 +7,12 @@ expert checks a machine: environment -> driver -> visibility -> versions -> tool
 Every finding id is stable and shared with ``cudaenv explain`` and ``cudaenv verify`` (see README).
 """
 
-from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv.model.reports import Finding  # noqa: F401 - the finding record lives with the JSON contract
 
 SEVERITIES = ("error", "warning", "info")
 SECTIONS = ("environment", "driver", "visibility", "versions", "toolkits", "resources", "hints")
-
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    severity: str  # error | warning | info
-    title: str  # one line
-    detail: str  # the cause in plain words, with this machine's values
-    fix: Tuple[str, ...] = ()  # concrete commands or code, this machine's values filled in
-    section: str = "environment"
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "detail": self.detail,
-            "fix": list(self.fix),
-            "section": self.section,
-        }
 
 
 Rule = Callable[[Any, Optional[Mapping[str, Any]]], List[Finding]]

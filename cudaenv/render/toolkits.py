@@ -2,11 +2,9 @@
 
 from typing import Any, Dict, List, Sequence
 
-from cudaenv._record import asdict
 from cudaenv.render.text import WIDTH, fit, wrap
 from cudaenv.text import printable
 
-SCHEMA_VERSION = 1
 ACTIVE = "*"
 LINK = "->"
 
@@ -23,20 +21,9 @@ SEARCHED_WINDOWS = (
 
 def toolkits_to_json(state, notes: Sequence[Any] = ()) -> Dict[str, Any]:
     """The JSON of `cudaenv list --json`: schema_version, toolkits, cuda_symlink, active_toolkit, notes."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "toolkits": [_plain(tk) for tk in state.toolkits],
-        "cuda_symlink": _plain(state.cuda_symlink),
-        "active_toolkit": _plain(state.active_toolkit),
-        "notes": [_plain(n) for n in notes],
-    }
+    from cudaenv.model.reports import ToolkitList
 
-
-def _plain(value: Any) -> Any:
-    if value is None:
-        return None
-    data = asdict(value)
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in data.items()}
+    return ToolkitList(tuple(state.toolkits), state.cuda_symlink, state.active_toolkit, tuple(notes)).to_dict()
 
 
 def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux", width: int = WIDTH) -> str:

@@ -1,0 +1,50 @@
+"""Each command's JSON output as one record (an envelope: ``schema_version`` first), and the finding record.
+
+The snapshot records live in :mod:`cudaenv.snapshot` (they are on the ``cudaenv use`` path); the envelopes here
+hold them. Every record is written and read by the one codec (``to_dict()`` / ``from_dict()``,
+:mod:`cudaenv.model.codec`)::
+
+    report = DoctorReport.from_dict(json.loads(text))   # checks schema_version, ignores unknown keys
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from cudaenv._record import Record
+from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Snapshot, Toolkit
+
+
+class Finding(Record):
+    """One thing the doctor found: a stable id (shared with explain and verify), the cause, the exact fix."""
+
+    id: str
+    severity: str  # error | warning | info
+    title: str  # one line
+    detail: str  # the cause in plain words, with this machine's values
+    fix: Tuple[str, ...] = ()  # concrete commands or code, this machine's values filled in
+    section: str = "environment"
+
+
+class DoctorReport(Record):
+    """``cudaenv doctor --json``: the snapshot's keys (schema_version first), then ``findings``."""
+
+    _json_envelope = True
+    _json_flatten = ("snapshot",)
+
+    snapshot: Snapshot
+    findings: Tuple[Finding, ...] = ()
+
+
+class ToolkitList(Record):
+    """``cudaenv list --json``."""
+
+    _json_envelope = True
+
+    toolkits: Tuple[Toolkit, ...] = ()
+    cuda_symlink: Optional[CudaSymlink] = None
+    active_toolkit: Optional[ActiveToolkit] = None
+    notes: Tuple[Note, ...] = ()
+
+
+ENVELOPES = (DoctorReport, ToolkitList)
