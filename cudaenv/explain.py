@@ -12,10 +12,10 @@ with a matching pattern classifies the text. ``cudaenv explain`` and ``cudaenv v
 
 import re
 import textwrap
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from cudaenv._record import Record, factory
 from cudaenv.version import cuda_from_int, sm_name
 
 TABLE = "error_patterns"
@@ -23,8 +23,10 @@ MAX_TEXT = 1_000_000  # characters of a pasted log that are searched
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
-@dataclass(frozen=True)
-class ErrorMatch:
+class ErrorMatch(Record):
+    _json_omit = ("source",)
+    _json_maps = ("values",)
+
     id: str
     title: str
     explanation: str
@@ -35,21 +37,24 @@ class ErrorMatch:
     source: Optional[str] = None  # source key in the table
     doctor_finding: bool = False  # the id is also a `cudaenv doctor` finding
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "explanation": self.explanation,
-            "details": list(self.details),
-            "advice": list(self.advice),
-            "matched": self.matched,
-            "values": dict(self.values),
-            "doctor_finding": self.doctor_finding,
-        }
+
+class ExplainReport(Record):
+    """``cudaenv explain --json``: the best match (with its context lines), the others, the probed facts."""
+
+    _json_envelope = True
+
+    recognised: bool
+    match: Optional[ErrorMatch] = None
+    others: Tuple[ErrorMatch, ...] = ()
+    context: Tuple[str, ...] = ()
+    facts: Optional[Dict[str, Any]] = None
+
+    def _json_adjust(self, data: Dict[str, Any]) -> None:
+        if data["match"] is not None:
+            data["match"]["context"] = data["context"]
 
 
-@dataclass(frozen=True)
-class _Row:
+class _Row(Record):
     id: str
     patterns: Tuple["re.Pattern[str]", ...]
     title: str
@@ -58,7 +63,7 @@ class _Row:
     advice: Tuple[str, ...]
     source: Optional[str]
     doctor_finding: bool = False
-    extra: Dict[str, Any] = field(default_factory=dict)
+    extra: Dict[str, Any] = factory(dict)
 
 
 @lru_cache(maxsize=1)

@@ -23,8 +23,9 @@ The file is only ever read, never executed.
 import hashlib
 import os
 import re
-from dataclasses import dataclass
 from typing import BinaryIO, Dict, List, Optional, Tuple
+
+from cudaenv._record import Record
 
 HEADER_LIMIT = 1024 * 1024  # a makeself header is a few hundred lines
 CHUNK = 4 * 1024 * 1024
@@ -85,8 +86,7 @@ def cksum(data: bytes) -> int:
 # ------------------------------------------------------------------------------------ header
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(Record):
     makeself_version: Optional[str] = None
     label: Optional[str] = None
     filesizes: Tuple[int, ...] = ()
@@ -151,15 +151,17 @@ def parse_file_name(name: str) -> Dict[str, Optional[str]]:
 # ------------------------------------------------------------------------------------ the check
 
 
-@dataclass(frozen=True)
-class Check:
+class Check(Record):
     name: str  # size | sha256 | md5 | crc | compression | name
     status: str  # ok | bad | skipped
     message: str
 
 
-@dataclass(frozen=True)
-class InstallerReport:
+class InstallerReport(Record):
+    """``cudaenv check-installer --json``."""
+
+    _json_envelope = True
+
     path: str
     size: int
     kind: str  # makeself | html | empty | zeros | not-makeself
@@ -177,10 +179,6 @@ class InstallerReport:
     problems: Tuple[str, ...] = ()
     advice: Tuple[str, ...] = ()
 
-    def to_dict(self) -> dict:
-        from dataclasses import asdict
-
-        return asdict(self)
 
 
 def _mb(n: int) -> str:

@@ -15,14 +15,14 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from cudaenv._record import Record
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 
 DEFAULT_BASE = "https://download.pytorch.org/whl"
 
 
-@dataclass(frozen=True)
-class Alternative:
+class Alternative(Record):
     kind: str  # variant | torch | driver | python
     summary: str
     variant: Optional[str] = None
@@ -30,13 +30,9 @@ class Alternative:
     index_url: Optional[str] = None
     driver: Optional[str] = None
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"kind": self.kind, "summary": self.summary, "variant": self.variant, "torch_version": self.torch_version,
-                "index_url": self.index_url, "driver": self.driver}
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(Record):
     variant: str
     problems: Tuple[str, ...] = ()
     driver_only: bool = False  # the only problem is the driver (an upgrade fixes it)
@@ -47,8 +43,12 @@ class Candidate:
         return not self.problems
 
 
-@dataclass(frozen=True)
-class Recommendation:
+class Recommendation(Record):
+    """``cudaenv torch recommend --json`` (without the working values ``plain_packages`` and ``candidates``)."""
+
+    _json_envelope = True
+    _json_omit = ("plain_packages", "candidates")
+
     variant: Optional[str]  # None when nothing fits
     index_url: Optional[str]  # None for the plain PyPI wheel
     torch_version: Optional[str]
@@ -63,22 +63,6 @@ class Recommendation:
     installer: str = "pip"
     candidates: Tuple[Candidate, ...] = ()
     platform: Optional[str] = None  # linux-x86_64 | linux-aarch64 | windows-x86_64 | macos-arm64 | ...
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            "variant": self.variant,
-            "index_url": self.index_url,
-            "torch_version": self.torch_version,
-            "commands": list(self.commands),
-            "reasons": list(self.reasons),
-            "alternatives": [a.to_dict() for a in self.alternatives],
-            "ok": self.ok,
-            "packages": list(self.packages),
-            "notes": list(self.notes),
-            "python": self.python,
-            "installer": self.installer,
-            "platform": self.platform,
-        }
 
 
 @dataclass

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from cudaenv._record import Record, factory
 from cudaenv._record import replace as _replace
-from cudaenv.model.schema import SCHEMA_VERSION  # noqa: F401 - the one definition, re-exported
 from cudaenv.version import version_key  # noqa: F401  (re-exported: the one reading lives in cudaenv.version)
 
 TYPE_CHECKING = False
@@ -227,6 +226,16 @@ class Snapshot(Record):
 
     def notes_for(self, probe: str) -> Tuple[Note, ...]:
         return tuple(n for n in self.notes if n.probe == probe)
+
+
+def __getattr__(name: str) -> Any:
+    """``SCHEMA_VERSION``, re-exported from its one home (:mod:`cudaenv.model.schema`) only when asked for: the
+    ``cudaenv use`` path imports this module and never needs it."""
+    if name == "SCHEMA_VERSION":
+        from cudaenv.model.schema import SCHEMA_VERSION
+
+        return SCHEMA_VERSION
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def replace(obj: Any, **changes: Any) -> Any:

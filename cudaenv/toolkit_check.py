@@ -11,9 +11,9 @@ import json
 import os
 import tempfile
 import time
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from cudaenv._record import Record
 from cudaenv.host import Host
 from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
 from cudaenv.version import sm_name
@@ -73,19 +73,19 @@ int main(void) {
 """
 
 
-@dataclass(frozen=True)
-class Stage:
+class Stage(Record):
+    _json_lossy = True  # seconds rounded
+
     name: str  # nvcc | targets | compile | run
     ok: bool
     seconds: float = 0.0
     detail: str = ""
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "seconds": round(self.seconds, 3), "detail": self.detail}
+    def _json_adjust(self, data: Dict[str, Any]) -> None:
+        data["seconds"] = round(self.seconds, 3)
 
 
-@dataclass(frozen=True)
-class ToolkitReport:
+class ToolkitReport(Record):
     nvcc: Optional[str]  # as the inspected system names it
     version: Optional[str] = None
     archs: Tuple[str, ...] = ()  # requested: ("sm_61",); () = nvcc's default
@@ -96,16 +96,9 @@ class ToolkitReport:
     ok: bool = False
     stages: Tuple[Stage, ...] = ()
     devices: Tuple[Dict[str, Any], ...] = ()  # what the program reported per device
-    error: Optional[Any] = None  # cudaenv.verify.VerifyError
+    error: Optional[Any] = None  # cudaenv.verify.VerifyError (read back as its JSON object)
     note: Optional[str] = None
     command: Tuple[str, ...] = ()
-
-    def to_dict(self) -> Dict[str, Any]:
-        return {"nvcc": self.nvcc, "version": self.version, "archs": list(self.archs), "supported": list(self.supported),
-                "unsupported": list(self.unsupported), "compiled": self.compiled, "ran": self.ran, "ok": self.ok,
-                "stages": [s.to_dict() for s in self.stages], "devices": list(self.devices),
-                "error": self.error.to_dict() if self.error is not None else None, "note": self.note,
-                "command": list(self.command)}
 
 
 # ----------------------------------------------------------------------------- pure parts

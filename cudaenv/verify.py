@@ -12,9 +12,9 @@ import json
 import os
 import shlex
 import tempfile
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from cudaenv._record import Record, factory
 from cudaenv.host import CommandResult, Host
 
 MARKER = "CUDAENV_VERIFY "
@@ -24,20 +24,16 @@ NCCL_DEBUG_LINES = 400
 
 
 # ----------------------------------------------------------------------------- results
-@dataclass(frozen=True)
-class Check:
+class Check(Record):
     name: str
     ok: bool
     seconds: float = 0.0
     detail: str = ""
     skipped: bool = False
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "seconds": self.seconds, "detail": self.detail, "skipped": self.skipped}
 
 
-@dataclass(frozen=True)
-class VerifyError:
+class VerifyError(Record):
     """Why a device (or rank, or the whole run) failed; ``id`` is an error_patterns id, or None if unrecognised."""
 
     id: Optional[str]
@@ -48,13 +44,12 @@ class VerifyError:
     details: Tuple[str, ...] = ()
     advice: Tuple[str, ...] = ()
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"id": self.id, "message": self.message, "stage": self.stage, "title": self.title,
-                "explanation": self.explanation, "details": list(self.details), "advice": list(self.advice)}
 
 
-@dataclass(frozen=True)
-class DeviceResult:
+class DeviceResult(Record):
+    _json_omit = ("output_tail",)
+    _json_lossy = True  # seconds rounded
+
     logical: Optional[int]  # cuda:N; None for --cpu
     physical: Optional[int] = None  # nvidia-smi index of the GPU behind cuda:N
     name: Optional[str] = None
@@ -74,45 +69,41 @@ class DeviceResult:
     def device(self) -> str:
         return "cpu" if self.logical is None else "cuda:%d" % self.logical
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            "logical": self.logical, "device": self.device, "physical": self.physical, "name": self.name,
-            "capability": self.capability, "uuid": self.uuid, "ok": self.ok,
-            "checks": [c.to_dict() for c in self.checks], "tflops": self.tflops, "gbps": self.gbps,
-            "memory_free_mib": self.memory_free_mib, "memory_total_mib": self.memory_total_mib,
-            "seconds": round(self.seconds, 3), "error": self.error.to_dict() if self.error else None,
-        }
+    def _json_adjust(self, data: Dict[str, Any]) -> None:
+        """JSON order: ``device`` after ``logical``, ``uuid`` after ``capability``; seconds to the millisecond."""
+        data["seconds"] = round(self.seconds, 3)
+        order = ("logical", "device", "physical", "name", "capability", "uuid", "ok", "checks", "tflops", "gbps",
+                 "memory_free_mib", "memory_total_mib", "seconds", "error")
+        data["device"] = self.device
+        _reorder(data, order)
 
 
-@dataclass(frozen=True)
-class ChildReport:
+class ChildReport(Record):
     """What one verify_device.py run printed."""
 
-    info: Dict[str, Any] = field(default_factory=dict)
-    device: Dict[str, Any] = field(default_factory=dict)
+    info: Dict[str, Any] = factory(dict)
+    device: Dict[str, Any] = factory(dict)
     checks: Tuple[Check, ...] = ()
-    figure: Dict[str, Any] = field(default_factory=dict)
-    memory: Dict[str, Any] = field(default_factory=dict)
+    figure: Dict[str, Any] = factory(dict)
+    memory: Dict[str, Any] = factory(dict)
     errors: Tuple[Dict[str, Any], ...] = ()
     done: Optional[bool] = None  # None: the child never said it finished
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(Record):
     """Why there is nothing to verify on a GPU (no torch, a CPU build, no driver): ``id`` is the doctor's finding id."""
 
     id: Optional[str]
     message: str
     error: Optional[VerifyError] = None
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"id": self.id, "message": self.message, "error": self.error.to_dict() if self.error else None}
 
 
-@dataclass(frozen=True)
-class DevicesReport:
+class DevicesReport(Record):
+    _json_lossy = True  # only torch and cuda of the child's info
+
     python: str
-    info: Dict[str, Any] = field(default_factory=dict)
+    info: Dict[str, Any] = factory(dict)
     results: Tuple[DeviceResult, ...] = ()
     problem: Optional[Problem] = None
 
@@ -120,10 +111,26 @@ class DevicesReport:
     def ok(self) -> bool:
         return self.problem is None and bool(self.results) and all(r.ok for r in self.results)
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"python": self.python, "torch": self.info.get("torch"), "torch_cuda": self.info.get("cuda"),
-                "ok": self.ok, "devices": [r.to_dict() for r in self.results],
-                "problem": self.problem.to_dict() if self.problem else None}
+    def _json_adjust(self, data: Dict[str, Any]) -> None:
+        """JSON: torch's version and CUDA from the child's info (not the whole info), ``devices`` for the results."""
+        info = data.pop("info")
+        data.update(torch=info.get("torch"), torch_cuda=info.get("cuda"), ok=self.ok, devices=data.pop("results"))
+        _reorder(data, ("python", "torch", "torch_cuda", "ok", "devices", "problem"))
+
+    @classmethod
+    def _json_read(cls, data: Dict[str, Any]) -> Dict[str, Any]:
+        """The inverse of :meth:`_json_adjust` (the rest of the child's info is not in the JSON)."""
+        data = dict(data)
+        info = {k: v for k, v in (("torch", data.pop("torch", None)), ("cuda", data.pop("torch_cuda", None))) if v is not None}
+        data.update(info=info, results=data.pop("devices", ()))
+        return data
+
+
+def _reorder(data: Dict[str, Any], order: Sequence[str]) -> None:
+    """Put ``data``'s keys in ``order`` (the documented JSON order), in place."""
+    items = [(k, data.pop(k)) for k in order if k in data] + list(data.items())
+    data.clear()
+    data.update(items)
 
 
 # ----------------------------------------------------------------------------- classification
@@ -448,8 +455,7 @@ def probe_info(host: Host, python: str, timeout: float = 60.0) -> Tuple[ChildRep
 
 
 # ----------------------------------------------------------------------------- distributed
-@dataclass(frozen=True)
-class RankResult:
+class RankResult(Record):
     rank: int
     local_rank: Optional[int] = None
     device: Optional[str] = None
@@ -461,14 +467,11 @@ class RankResult:
     busbw_gbps: Optional[float] = None
     error: Optional[VerifyError] = None
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"rank": self.rank, "local_rank": self.local_rank, "device": self.device, "physical": self.physical,
-                "name": self.name, "nccl": self.nccl, "ok": self.ok, "checks": [c.to_dict() for c in self.checks],
-                "busbw_gbps": self.busbw_gbps, "error": self.error.to_dict() if self.error else None}
 
 
-@dataclass(frozen=True)
-class DistributedReport:
+class DistributedReport(Record):
+    _json_lossy = True  # seconds rounded, the output tail of a run that passed
+
     python: str
     backend: str
     nproc: int
@@ -480,11 +483,22 @@ class DistributedReport:
     output_tail: str = ""
     nccl_debug: Tuple[str, ...] = ()
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {"python": self.python, "backend": self.backend, "nproc": self.nproc, "ok": self.ok,
-                "ranks": [r.to_dict() for r in self.ranks], "error": self.error.to_dict() if self.error else None,
-                "command": self.command, "seconds": round(self.seconds, 3),
-                "output_tail": self.output_tail if not self.ok else "", "nccl_debug": list(self.nccl_debug)}
+    def _json_adjust(self, data: Dict[str, Any]) -> None:
+        """JSON: seconds to the millisecond; the output tail only when the run failed."""
+        data["seconds"] = round(self.seconds, 3)
+        data["output_tail"] = self.output_tail if not self.ok else ""
+
+
+class VerifyReport(Record):
+    """``cudaenv verify --json``: ``ok``, then one section per check that ran."""
+
+    _json_envelope = True
+    _json_skip_none = ("devices", "distributed", "toolkit")
+
+    ok: bool
+    devices: Optional[DevicesReport] = None
+    distributed: Optional[DistributedReport] = None
+    toolkit: Optional[Any] = None  # cudaenv.toolkit_check.ToolkitReport
 
 
 def plan_distributed_argv(python: str, script: str, nproc: int, backend: str, results_dir: str, deadline: float,

@@ -81,16 +81,11 @@ def run(args: argparse.Namespace, ctx) -> int:
     if args.probe:
         facts = _probe(ctx.host(args), args.python)
     if args.json:
-        data = {
-            "recognised": bool(matches),
-            "match": matches[0].to_dict() if matches else None,
-            "others": [m.to_dict() for m in matches[1:]],
-            "context": context_lines(matches[0], facts) if matches else [],
-            "facts": facts,
-        }
-        if matches:
-            data["match"]["context"] = data["context"]
-        ctx.out.write(json.dumps(data, indent=2) + "\n")
+        from cudaenv.explain import ExplainReport
+
+        report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]),
+                               tuple(context_lines(matches[0], facts)) if matches else (), facts)
+        ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n")
         return 0 if matches else 1
     if not matches:
         ctx.out.write(render_unknown(WIDTH))

@@ -170,8 +170,7 @@ def build_recommendation(args: argparse.Namespace, ctx: Any, host: Any, snapshot
 
 # ------------------------------------------------------------------ recommend
 def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
-    import dataclasses
-
+    from cudaenv._record import replace
     from cudaenv.collect import collect_snapshot
     from cudaenv.recommend import render_pyproject, render_requirements, render_text
     from cudaenv.torch_index import index_base
@@ -186,7 +185,7 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
     index_data, notes = load_index_data(ctx.env, base, args.refresh, index_timeout(ctx.env))
     rec = build_recommendation(args, ctx, host, snapshot, index_data, python_version)
     if notes:
-        rec = dataclasses.replace(rec, notes=tuple(rec.notes) + tuple(notes))
+        rec = replace(rec, notes=tuple(rec.notes) + tuple(notes))
     fmt = "json" if args.json else args.format
     if fmt == "json":
         ctx.out.write(json.dumps(rec.to_dict(), indent=2) + "\n")
@@ -215,7 +214,9 @@ def run_refresh(args: argparse.Namespace, ctx: Any) -> int:
     if result.data is None:
         message = "offline: nothing could be read from %s (%s); the bundled tables stay in use" % (base, "; ".join(result.notes[:3]))
         if args.json:
-            ctx.out.write(json.dumps({"ok": False, "index_base": base, "notes": result.notes, "cache_file": None}, indent=2) + "\n")
+            from cudaenv.model.reports import RefreshReport
+
+            ctx.out.write(json.dumps(RefreshReport(False, base, notes=tuple(result.notes)).to_dict(), indent=2) + "\n")
         else:
             ctx.err.write("cudaenv: %s\n" % message)
         return 1
@@ -233,10 +234,11 @@ def run_refresh(args: argparse.Namespace, ctx: Any) -> int:
     released = known_torch_versions()
     new_versions = [v for v in versions if v not in released and compare_versions(v, released[-1]) > 0]
     if args.json:
-        ctx.out.write(json.dumps({
-            "ok": True, "index_base": base, "cache_file": path, "pages_read": result.pages_read, "pages_failed": result.pages_failed,
-            "variants": learned, "new_variants": new, "torch_versions": list(versions), "new_torch_versions": new_versions,
-            "notes": result.notes}, indent=2) + "\n")
+        from cudaenv.model.reports import RefreshReport
+
+        report = RefreshReport(True, base, path, result.pages_read, result.pages_failed, tuple(learned), tuple(new),
+                               tuple(versions), tuple(new_versions), tuple(result.notes))
+        ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n")
         return 0
     ctx.out.write("read %d index page(s) from %s%s\n" % (result.pages_read, base,
                   " (%d could not be read)" % result.pages_failed if result.pages_failed else ""))

@@ -89,10 +89,7 @@ def run(args: argparse.Namespace, ctx) -> int:
         sections["toolkit"] = tk
         ok = ok and tk.ok
     if args.json:
-        data = {"ok": ok}
-        for key, value in sections.items():
-            data[key] = value.to_dict()
-        ctx.out.write(json.dumps(data, indent=2) + "\n")
+        ctx.out.write(json.dumps(V.VerifyReport(ok, **sections).to_dict(), indent=2) + "\n")
     else:
         color = ctx.color
         parts = []

@@ -5,3 +5,10 @@ schema version check (:mod:`cudaenv.model.schema`) and the registry of every con
 
 This package file imports nothing: :mod:`cudaenv.model.schema` is imported on the ``cudaenv use`` path.
 """
+
+
+def registry():
+    """Every record class of the JSON contract (:func:`cudaenv.model.records.contract_records`)."""
+    from cudaenv.model.records import contract_records
+
+    return contract_records()

@@ -8,7 +8,10 @@ class, never written as a hand-made ``to_dict``:
 * ``_json_maps``: ``Tuple[Tuple[str, str], ...]`` fields written as a JSON object (``env``).
 * ``_json_flatten``: a record field whose keys are written into this object (the doctor's snapshot).
 * ``_json_skip_none``: fields left out when ``None`` (sections a command did not run).
-* ``_json_adjust(self, data)``: derived keys (``device``), rounding; called on the finished dict.
+* ``_json_adjust(self, data)``: derived keys (``device``), rounding, renames; called on the finished dict.
+* ``_json_read(cls, data)``: the inverse of a rename in ``_json_adjust`` (classmethod), before reading.
+* ``_json_lossy = True``: the JSON leaves out working values (rounded seconds, a child's full info), so the
+  round trip is a JSON fixpoint, not the same record.
 
 Reading is driven by the record registry (:func:`cudaenv._record.registered`) and the field types, resolved by
 ``typing`` against each record's own module (never by parsing annotation text): records, tuples, optional values,
@@ -121,7 +124,7 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
             return _decode(options[0], value, where)
         return value
     if origin is tuple:
-        if isinstance(value, dict) and len(args) == 2 and args[1] is Ellipsis:
+        if isinstance(value, dict) and len(args) == 2 and args[1] is Ellipsis and typing.get_origin(args[0]) is tuple:
             value = list(value.items())  # a mapping written as an object (_json_maps)
         if not isinstance(value, (list, tuple)):
             raise SchemaError("%s: expected a list, found %s" % (where, type(value).__name__))
@@ -146,6 +149,9 @@ def _decode(hint: Any, value: Any, where: str) -> Any:
 def _decode_record(cls: type, value: Any, where: str) -> Record:
     if not isinstance(value, dict):
         raise SchemaError("%s: expected an object, found %s" % (where, type(value).__name__))
+    read = getattr(cls, "_json_read", None)
+    if read is not None:
+        value = read(value)
     types = field_types(cls)
     flatten = getattr(cls, "_json_flatten", ())
     kwargs: Dict[str, Any] = {}

@@ -47,4 +47,19 @@ class ToolkitList(Record):
     notes: Tuple[Note, ...] = ()
 
 
-ENVELOPES = (DoctorReport, ToolkitList)
+class RefreshReport(Record):
+    """``cudaenv torch refresh --json``: what was learned from the index (the counts only when it was read)."""
+
+    _json_envelope = True
+    _json_skip_none = ("pages_read", "pages_failed", "variants", "new_variants", "torch_versions", "new_torch_versions")
+
+    ok: bool
+    index_base: str
+    cache_file: Optional[str] = None
+    pages_read: Optional[int] = None
+    pages_failed: Optional[int] = None
+    variants: Optional[Tuple[str, ...]] = None
+    new_variants: Optional[Tuple[str, ...]] = None
+    torch_versions: Optional[Tuple[str, ...]] = None
+    new_torch_versions: Optional[Tuple[str, ...]] = None
+    notes: Tuple[str, ...] = ()

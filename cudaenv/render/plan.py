@@ -57,14 +57,6 @@ def render_residue_text(targets: Sequence[str], residue: Sequence[Residue]) -> s
 
 
 def render_residue_json(targets: Sequence[str], residue: Sequence[Residue]) -> str:
-    return (
-        json.dumps(
-            {
-                "targets": list(targets),
-                "clean": not residue,
-                "residue": [{"kind": r.kind, "path": r.path, "detail": r.detail, "target": r.target} for r in residue],
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    from cudaenv.toolkit.uninstall.residue import ResidueReport
+
+    return json.dumps(ResidueReport(tuple(targets), not residue, tuple(residue)).to_dict(), indent=2) + "\n"

@@ -18,9 +18,9 @@ already took away. Paths in commands that name the inspected system's files are 
 so the script can read them through ``$ROOT`` (``--root``).
 """
 
-from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from cudaenv._record import Record
 from cudaenv.snapshot import Note, Toolkit
 from cudaenv.toolkit.uninstall.facts import Inspection, TargetFacts
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE, edit_args
@@ -35,8 +35,7 @@ class HostPath(str):
     __slots__ = ()
 
 
-@dataclass(frozen=True)
-class Guard:
+class Guard(Record):
     """Run a step only while its residue is still there."""
 
     kind: str  # exists | link-to | line-in
@@ -51,8 +50,7 @@ class Guard:
         return "%s still lists %s" % (self.path, self.value)
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Record):
     id: str
     kind: str
     description: str
@@ -66,16 +64,19 @@ class Step:
     target: Optional[str] = None  # the toolkit path it belongs to
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Record):
     driver: bool = False
     repoint: Optional[str] = None  # a toolkit path for /usr/local/cuda
     remove_link: bool = False
     python: Optional[str] = None  # --python for pip wheels
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Record):
+    """``cudaenv uninstall --json``: the targets (version, path, install method), what is in use, the steps."""
+
+    _json_envelope = True
+    _json_lossy = True  # a target is written as its version, path and install method only
+
     targets: Tuple[Toolkit, ...]
     steps: Tuple[Step, ...]
     in_use: Tuple[str, ...] = ()  # called out before anything else
@@ -88,31 +89,18 @@ class Plan:
     def needs_root(self) -> bool:
         return any(s.needs_root for s in self.steps)
 
-    def to_dict(self) -> Dict[str, Any]:
-        return {
-            "targets": [{"version": t.version, "path": t.path, "install_method": t.install_method} for t in self.targets],
-            "in_use": list(self.in_use),
-            "steps": [
-                {
-                    "id": s.id,
-                    "kind": s.kind,
-                    "description": s.description,
-                    "commands": [list(c) for c in s.commands],
-                    "needs_root": s.needs_root,
-                    "destructive": s.destructive,
-                    "paths": list(s.paths),
-                    "details": list(s.details),
-                    "only_if": None if s.only_if is None else {"kind": s.only_if.kind, "path": s.only_if.path, "value": s.only_if.value},
-                    "after": list(s.after),
-                    "target": s.target,
-                }
-                for s in self.steps
-            ],
-            "choices": list(self.choices),
-            "notes": [{"probe": n.probe, "message": n.message} for n in self.notes],
-            "system": self.system,
-            "root": self.root,
-        }
+    def _json_adjust(self, data: Dict[str, Any]) -> None:
+        data["targets"] = [{k: t[k] for k in ("version", "path", "install_method")} for t in data["targets"]]
+        order = ("schema_version", "targets", "in_use", "steps", "choices", "notes", "system", "root")
+        items = [(k, data.pop(k)) for k in order if k in data] + list(data.items())
+        data.clear()
+        data.update(items)
+
+    @classmethod
+    def _json_read(cls, data: Dict[str, Any]) -> Dict[str, Any]:
+        data = dict(data)
+        data["targets"] = [dict(t, source=t.get("source", "plan")) if isinstance(t, dict) else t for t in data.get("targets") or ()]
+        return data
 
 
 def _label(t: Toolkit) -> str:

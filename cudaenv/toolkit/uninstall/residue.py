@@ -1,17 +1,26 @@
 """``cudaenv uninstall --check``: what is still left of a toolkit after its removal. Pure over an Inspection."""
 
-from dataclasses import dataclass
 from typing import List, Tuple
 
+from cudaenv._record import Record
 from cudaenv.toolkit.uninstall.facts import Inspection
 
 
-@dataclass(frozen=True)
-class Residue:
+class Residue(Record):
     kind: str  # folder | link | alternatives | ldconf | rc-line | wrapper | package | conda-package | pip-wheel
     path: str
     detail: str
     target: str  # the toolkit path it belongs to
+
+
+class ResidueReport(Record):
+    """``cudaenv uninstall --check --json``."""
+
+    _json_envelope = True
+
+    targets: Tuple[str, ...]
+    clean: bool
+    residue: Tuple[Residue, ...] = ()
 
 
 def find_residue(inspection: Inspection) -> Tuple[Residue, ...]:

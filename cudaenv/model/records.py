@@ -1,0 +1,42 @@
+"""The registry of the JSON contract: every record class the JSON outputs are made of, for the codec's readers, the
+round-trip property test and the generated reference (docs/reference/json-fields.md).
+
+Records register themselves when their class is created (:func:`cudaenv._record.registered`, one list append);
+this module only imports the modules that hold contract records, so the registry costs nothing on the
+``cudaenv use`` path.
+"""
+
+from typing import Tuple
+
+from cudaenv._record import registered
+
+# The modules whose Record classes are the JSON contract (the snapshot, the command envelopes and what they hold).
+CONTRACT_MODULES = (
+    "cudaenv.snapshot",
+    "cudaenv.model.reports",
+    "cudaenv.verify",
+    "cudaenv.toolkit_check",
+    "cudaenv.recommend",
+    "cudaenv.explain",
+    "cudaenv.installer_check",
+    "cudaenv.toolkit.uninstall.plan",
+    "cudaenv.toolkit.uninstall.residue",
+)
+# Records in those modules that are working values, never written as JSON.
+INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.Candidate", "cudaenv.explain._Row",
+                      "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.plan.Options"])
+
+
+def contract_records() -> Tuple[type, ...]:
+    """Every record class of the JSON contract, in creation order."""
+    import importlib
+
+    for name in CONTRACT_MODULES:
+        importlib.import_module(name)
+    return tuple(cls for cls in registered()
+                 if cls.__module__ in CONTRACT_MODULES and "%s.%s" % (cls.__module__, cls.__qualname__) not in INTERNAL)
+
+
+def envelopes() -> Tuple[type, ...]:
+    """The records that are a whole command output (``schema_version`` first)."""
+    return tuple(cls for cls in contract_records() if getattr(cls, "_json_envelope", False))
