@@ -20,17 +20,9 @@ class UserError(Exception):
         return self.message
 
 
-def seconds_setting(env: Mapping[str, str], name: str, default: float, explicit: Optional[float] = None, flag: str = "--timeout") -> float:
-    """A number of seconds from ``explicit`` (a flag), else the environment variable ``name``, else ``default``; > 0."""
-    if explicit is not None:
-        if explicit <= 0:
-            raise UserError("%s must be more than 0 seconds" % flag, hint="for example %s 10" % flag)
-        return explicit
-    raw = env.get(name)
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        raise UserError("%s=%s is not a number of seconds" % (name, raw), hint="for example %s=10" % name) from None
-    if value <= 0:
-        raise UserError("%s must be more than 0 seconds" % name, hint="for example %s=10" % name)
-    return value
+def seconds_setting(env: Mapping[str, str], name: str, default: float = None, explicit: Optional[float] = None, flag: str = "--timeout") -> float:
+    """Kept for callers not yet moved: :func:`cudaenv.config.seconds` reads every ``CUDAENV_*`` timeout (its table
+    holds the default; ``default`` is ignored for a setting in the table)."""
+    from cudaenv import config
+
+    return config.seconds(env, name, explicit, flag)

@@ -20,6 +20,7 @@ import os
 import posixpath
 import sys
 
+from cudaenv import config as _config
 from cudaenv._lazy import LazyModule
 from cudaenv._record import Record
 
@@ -29,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
     from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-DEFAULT_TIMEOUT = 5.0
+DEFAULT_TIMEOUT = _config.setting("CUDAENV_TIMEOUT").default  # 5 s: the one default lives in config's table
 MAX_READ = 4 * 1024 * 1024
 MAX_LINKS = 40
 
@@ -505,10 +506,12 @@ def host_from_environment(
     env: Mapping[str, str], root: Optional[str] = None, timeout: Optional[float] = None, system: Optional[str] = None
 ) -> Host:
     """The host the CLI inspects: ``--root`` or ``CUDAENV_ROOT``, ``--timeout`` or ``CUDAENV_TIMEOUT``."""
-    from cudaenv.errors import UserError, seconds_setting
+    from cudaenv import config
+    from cudaenv.errors import UserError
 
-    root = root or env.get("CUDAENV_ROOT") or "/"
+    root = root or config.value(env, "CUDAENV_ROOT") or "/"
     if not os.path.isdir(root):
         raise UserError("--root %s is not a directory" % root, hint="give the folder where the image or chroot is mounted")
-    timeout = seconds_setting(env, "CUDAENV_TIMEOUT", DEFAULT_TIMEOUT, explicit=timeout)
-    return Host(root=os.path.abspath(root), env=env, system=system or env.get("CUDAENV_SYSTEM") or None, timeout=timeout)
+    timeout = config.seconds(env, "CUDAENV_TIMEOUT", explicit=timeout)
+    config.check(env, ("CUDAENV_TORCH_TIMEOUT",))  # read by a probe: a wrong value fails here, not as a probe note
+    return Host(root=os.path.abspath(root), env=env, system=system or config.value(env, "CUDAENV_SYSTEM"), timeout=timeout)

@@ -21,17 +21,21 @@ from html.parser import HTMLParser
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlsplit
 
+from cudaenv import config as _config
+
 DEFAULT_BASE = "https://download.pytorch.org/whl"
 CACHE_NAME = "torch-index.json"
 SCHEMA = 1
 ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
-DEFAULT_TIMEOUT = 15.0
+DEFAULT_TIMEOUT = _config.setting("CUDAENV_INDEX_TIMEOUT").default  # the one default lives in config's table
 _VARIANT_RE = re.compile(r"^(cu\d{2,3}|rocm\d+(?:\.\d+)*|xpu|cpu)$")
 
 
 def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
     """``--index-base``, else ``CUDAENV_TORCH_INDEX``, else https://download.pytorch.org/whl (no trailing slash)."""
-    return (explicit or env.get("CUDAENV_TORCH_INDEX") or DEFAULT_BASE).rstrip("/")
+    from cudaenv import config
+
+    return (explicit or config.value(env, "CUDAENV_TORCH_INDEX") or DEFAULT_BASE).rstrip("/")
 
 
 # ------------------------------------------------------------------ parsing (pure)
@@ -383,7 +387,9 @@ def refresh(
 
 # ------------------------------------------------------------------ the cache
 def cache_dir(env: Mapping[str, str]) -> str:
-    explicit = env.get("CUDAENV_CACHE_DIR")
+    from cudaenv import config
+
+    explicit = config.value(env, "CUDAENV_CACHE_DIR")
     if explicit:
         return explicit
     import platformdirs

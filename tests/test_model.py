@@ -15,8 +15,7 @@ from cudaenv.model.codec import field_types, to_jsonable
 from cudaenv.model.reports import DoctorReport, Finding, ToolkitList
 from cudaenv.model.schema import SCHEMA_VERSION, SchemaError, check_schema
 from cudaenv.snapshot import Note, Platform, Snapshot, Toolkit
-from test_diagnose_scenarios import A10G, ARCH_CU121, Machine, a10g_535
-from test_diagnose_scenarios import bare_python  # noqa: F401  (the module-scoped venv fixture)
+from machine import A10G, ARCH_CU121, a10g_535
 
 _text = st.text(max_size=12)
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), _text)
@@ -149,11 +148,6 @@ def test_versions_older_same_newer_minor_other_major_and_non_reports():
         with pytest.raises(SchemaError, match=why):
             DoctorReport.from_dict(bad)
     assert check_schema({"schema_version": 1}) == (1, 0)
-
-
-@pytest.fixture
-def machine(fake_root, fake_bin, tmp_path, cli, bare_python):  # noqa: F811 (the imported fixture)
-    return Machine(fake_root, fake_bin, tmp_path, cli, bare_python)
 
 
 def test_real_doctor_output_round_trips(machine):

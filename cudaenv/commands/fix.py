@@ -23,7 +23,6 @@ from cudaenv.errors import UserError
 
 HELP = "guided fix for a CPU-only or wrong-CUDA torch"
 FIXABLE = ("torch-cpu-only", "driver-too-old-for-torch", "gpu-arch-unsupported", "torch-missing")
-DEFAULT_INSTALL_TIMEOUT = 1800.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -256,9 +255,9 @@ def _confirm(message: str) -> bool:
 
 # ------------------------------------------------------------------ applying
 def install_timeout(env: Any) -> float:
-    from cudaenv.errors import seconds_setting
+    from cudaenv import config
 
-    return seconds_setting(env, "CUDAENV_INSTALL_TIMEOUT", DEFAULT_INSTALL_TIMEOUT)
+    return config.value(env, "CUDAENV_INSTALL_TIMEOUT")
 
 
 def stream(argv: Sequence[str], env: Any, out: Any, timeout: float) -> Tuple[Optional[int], bool]:
@@ -306,12 +305,12 @@ def _kill(proc: "subprocess.Popen[bytes]") -> None:
 
 
 def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any) -> int:
+    from cudaenv import config
     from cudaenv.collect import collect_snapshot
-    from cudaenv.errors import seconds_setting
     from cudaenv.recommend import install_argv
 
     out = ctx.out
-    verify_timeout = seconds_setting(ctx.env, "CUDAENV_VERIFY_TIMEOUT", 600.0)
+    verify_timeout = config.value(ctx.env, "CUDAENV_VERIFY_TIMEOUT")
     python = before.torch.python
     installer = rec.installer
     if installer == "uv" and host.which("uv") is None:

@@ -26,7 +26,9 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.host import current_system
     from cudaenv.shells import HOOK_SHELLS, UnknownShell, detect_shell
 
-    system = ctx.env.get("CUDAENV_SYSTEM") or current_system()
+    from cudaenv import config
+
+    system = config.value(ctx.env, "CUDAENV_SYSTEM") or current_system()
     try:
         shell = detect_shell(args.shell, ctx.env, system)
     except UnknownShell as exc:

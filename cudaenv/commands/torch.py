@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from cudaenv.errors import UserError, seconds_setting
+from cudaenv.errors import UserError
 
 HELP = "recommend the right torch build for this machine"
 
@@ -55,9 +55,9 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
 # ------------------------------------------------------------------ shared with `cudaenv fix`
 def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
-    from cudaenv.torch_index import DEFAULT_TIMEOUT
+    from cudaenv import config
 
-    return seconds_setting(env, "CUDAENV_INDEX_TIMEOUT", DEFAULT_TIMEOUT, explicit)
+    return config.seconds(env, "CUDAENV_INDEX_TIMEOUT", explicit)
 
 
 def split_python(value: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
@@ -139,7 +139,9 @@ def build_recommendation(args: argparse.Namespace, ctx: Any, host: Any, snapshot
     from cudaenv.recommend import recommend
     from cudaenv.torch_index import index_base
 
-    driver = getattr(args, "driver", None) or ctx.env.get("CUDAENV_DRIVER_VERSION") or None
+    from cudaenv import config
+
+    driver = getattr(args, "driver", None) or config.value(ctx.env, "CUDAENV_DRIVER_VERSION")
     if driver and not re.match(r"^\d+(\.\d+)*$", driver.strip()):
         raise UserError("--driver %s is not a driver version" % driver, hint="for example --driver 550.54.15")
     ccs = getattr(args, "compute_capability", None) or None

@@ -28,13 +28,15 @@ INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.Candidate
 
 
 def contract_records() -> Tuple[type, ...]:
-    """Every record class of the JSON contract, in creation order."""
+    """Every record class of the JSON contract: module by module (in :data:`CONTRACT_MODULES` order), each module's
+    in the order it defines them (whatever order the modules happened to be imported in)."""
     import importlib
 
     for name in CONTRACT_MODULES:
         importlib.import_module(name)
-    return tuple(cls for cls in registered()
-                 if cls.__module__ in CONTRACT_MODULES and "%s.%s" % (cls.__module__, cls.__qualname__) not in INTERNAL)
+    found = [(CONTRACT_MODULES.index(cls.__module__), i, cls) for i, cls in enumerate(registered())
+             if cls.__module__ in CONTRACT_MODULES and "%s.%s" % (cls.__module__, cls.__qualname__) not in INTERNAL]
+    return tuple(cls for _, _, cls in sorted(found, key=lambda x: x[:2]))
 
 
 def envelopes() -> Tuple[type, ...]:

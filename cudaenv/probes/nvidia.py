@@ -108,7 +108,9 @@ def crash_message(run, sig: int) -> str:
 def find_nvml_library(host) -> Optional[str]:
     """The NVML library to load: ``CUDAENV_NVML_LIBRARY``, else the first of the driver's library folders (the
     platform probe's, WSL 2's first) that holds it, inside the root."""
-    override = host.env.get("CUDAENV_NVML_LIBRARY")
+    from cudaenv import config
+
+    override = config.value(host.env, "CUDAENV_NVML_LIBRARY")
     if override:
         return str(host.path(override))
     from cudaenv.host import current_system
@@ -346,7 +348,9 @@ def _driver(host, nvml, smi: _SmiState, module, kmod_version, smi_path, lib, pla
         version, source = module.version, "proc"
     elif kmod_version:
         version, source = kmod_version, "sys"
-    override = (host.env.get("CUDAENV_DRIVER_VERSION") or "").strip()
+    from cudaenv import config
+
+    override = config.value(host.env, "CUDAENV_DRIVER_VERSION")
     if override:
         version, source = override, "env"
     if version is None:

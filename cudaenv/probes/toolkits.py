@@ -163,7 +163,9 @@ def _named_dirs(host, directory: str, prefix: str, source: str) -> List[_Candida
 
 def _cudaenv_toolkits(host, notes: list) -> List[_Candidate]:
     out = []
-    for entry in (host.env.get("CUDAENV_TOOLKITS") or "").split(host.pathsep):
+    from cudaenv import config
+
+    for entry in (config.value(host.env, "CUDAENV_TOOLKITS") or "").split(host.pathsep):
         entry = _clean_env_path(entry)
         if not entry:
             continue

@@ -32,15 +32,9 @@ def child_script() -> str:
 
 
 def dynamic_timeout(host) -> float:
-    raw = host.env.get("CUDAENV_TORCH_TIMEOUT")
-    if raw:
-        try:
-            value = float(raw)
-            if value > 0:
-                return value
-        except ValueError:
-            pass
-    return max(host.timeout, DYNAMIC_TIMEOUT_FLOOR)
+    from cudaenv import config
+
+    return config.value(host.env, "CUDAENV_TORCH_TIMEOUT") or max(host.timeout, DYNAMIC_TIMEOUT_FLOOR)
 
 
 def parse_child_output(text: str) -> Optional[Dict[str, Any]]:

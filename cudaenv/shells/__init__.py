@@ -48,7 +48,9 @@ def _clean(name: str) -> str:
 
 def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str) -> Shell:
     """``--shell``, else ``CUDAENV_SHELL``, else the basename of ``$SHELL``, else PowerShell on Windows."""
-    for candidate in (explicit, env.get("CUDAENV_SHELL")):
+    from cudaenv import config
+
+    for candidate in (explicit, config.value(env, "CUDAENV_SHELL")):
         if candidate:
             return get_shell(candidate)
     shell = env.get("SHELL")
