@@ -162,6 +162,6 @@ def test_real_doctor_output_round_trips(machine):
 
 
 def test_the_codec_stays_off_the_use_path():
-    code = "import sys, cudaenv.snapshot, cudaenv.switch; print(sorted(m for m in sys.modules if m in ('typing', 'json') or m.startswith('cudaenv.model')))"
+    code = "import sys, cudaenv.snapshot, cudaenv.toolkit.switch; print(sorted(m for m in sys.modules if m in ('typing', 'json') or m.startswith('cudaenv.model')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip()
     assert out == "[]"

@@ -247,7 +247,11 @@ def test_dynamic_timeout_setting():
     assert dynamic_timeout(Host(env={}, timeout=5)) == 60
     assert dynamic_timeout(Host(env={}, timeout=90)) == 90
     assert dynamic_timeout(Host(env={"CUDAENV_TORCH_TIMEOUT": "7.5"}, timeout=5)) == 7.5
-    assert dynamic_timeout(Host(env={"CUDAENV_TORCH_TIMEOUT": "soon"}, timeout=5)) == 60
+    from cudaenv.errors import UserError
+
+    # issue 11: one parsing style for every setting; "soon" used to be ignored here, while CUDAENV_TIMEOUT=soon failed
+    with pytest.raises(UserError, match="CUDAENV_TORCH_TIMEOUT=soon is not a number of seconds"):
+        dynamic_timeout(Host(env={"CUDAENV_TORCH_TIMEOUT": "soon"}, timeout=5))
 
 
 def test_an_interpreter_that_crashes_gives_a_note(tmp_path):

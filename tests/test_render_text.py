@@ -1,5 +1,6 @@
 """render/text: the one wrapping / fitting / width / colour helper of the human renderers."""
 
+import re
 import subprocess
 import sys
 
@@ -83,3 +84,73 @@ def test_cudaenv_use_does_not_import_the_text_helper(fake_root, tmp_path):
                           timeout=60, cwd=str(tmp_path))
     assert "export CUDA_HOME=" in proc.stdout, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+# ------------------------------------------------------------------ outside strings (issue 12)
+from cudaenv.render.text import md_code, md_inline, md_text  # noqa: E402
+
+HOSTILE = "evil\x1b]0;owned\x07\x1b[2J|`x`<b>*y*\n\u202e"
+
+
+def test_markdown_escapes_show_outside_strings_as_written():
+    assert md_text("a|b*c_`d`<e>") == "a\\|b\\*c\\_\\`d\\`\\<e\\>"
+    assert md_code("/opt/a`b") == "``/opt/a`b``"
+    assert md_code("`x`") == "`` `x` ``"
+    assert md_code("/x|y") == "`/x\\|y`"
+    assert md_inline("torch `import` <script> & a|b") == "torch `import` &lt;script&gt; &amp; a\\|b"
+    for out in (md_text(HOSTILE), md_code(HOSTILE), md_inline(HOSTILE)):
+        assert "\x1b" not in out and "\x07" not in out and "\n" not in out and "\u202e" not in out
+
+
+def _hostile_snapshot():
+    from cudaenv.snapshot import ActiveToolkit, Driver, Gpu, Note, Platform, Snapshot, Toolkit
+
+    path = "/opt/cuda`12|4\x1b[31m"
+    return Snapshot(platform=Platform(system="linux", distro=HOSTILE, machine="x86_64"),
+                    driver=Driver(version="550.54.15\x1b[2J", source="nvidia-smi"),
+                    gpus=(Gpu(0, name="GPU|<img src=x>`\x1b]0;t\x07", compute_capability="8.6"),),
+                    toolkits=(Toolkit("12.4", path, "PATH", active=True),),
+                    active_toolkit=ActiveToolkit(path, nvcc=path + "/bin/nvcc", version="12.4"),
+                    notes=(Note("driver", "nvidia-smi said \x1b[5m|<x>"),))
+
+
+def test_doctor_text_and_markdown_never_pass_a_control_character_or_markup():
+    from cudaenv.diagnose import Finding
+    from cudaenv.render.markdown import render_markdown
+    from cudaenv.render.report import render_report
+
+    s = _hostile_snapshot()
+    findings = [Finding("cuda-home-mismatch", "warning", "CUDA_HOME points at %s" % s.toolkits[0].path, "detail " + HOSTILE,
+                        ("export CUDA_HOME=%s" % s.toolkits[0].path,), "toolkits")]
+    for verbose in (False, True):
+        text = render_report(s, findings, verbose=verbose)
+        md = render_markdown(s, findings, verbose=verbose)
+        for out in (text, md):
+            assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+        prose = re.sub(r"(?ms)^```text$.*?^```$", "", md)  # inside the fenced facts block markup is inert
+        assert re.search(r"(?<!\\)<(img|b|x)\b", prose) is None, prose  # a tag from outside is escaped (\< or &lt;)
+        table = [line for line in md.splitlines() if line.startswith("| ")]
+        assert table and all(line.replace("\\|", "").count("|") == 3 for line in table), table  # no cell split
+        assert "``/opt/cuda`12\\|4\\x1b[31m``" in md  # a path with a backtick stays one code span
+
+
+def test_list_and_plan_text_escape_folder_names():
+    from types import SimpleNamespace
+
+    from cudaenv.render.toolkits import render_toolkit_table
+    from cudaenv.snapshot import Note, Toolkit
+
+    tk = Toolkit("12.4\x1b[2J", "/opt/cu\nda\t12\x1b[31m", "CUDAENV_TOOLKITS", nvcc="/opt/x/bin/nvcc")
+    state = SimpleNamespace(toolkits=(tk,), cuda_symlink=None, active_toolkit=None)
+    out = render_toolkit_table(state, [Note("toolkits", "odd \x1b[5m name\n")])
+    assert "\x1b" not in out and "\t" not in out and "/opt/cu\\nda\\t12\\x1b[31m" in out
+    row = next(line for line in out.splitlines() if "/opt/cu" in line)
+    assert "12.4\\x1b[2J" in row and row.endswith("/opt/cu\\nda\\t12\\x1b[31m")  # one row, escaped
+    from cudaenv.render.plan import render_plan_text
+    from cudaenv.toolkit.uninstall.plan import Plan, Step
+
+    plan = Plan(targets=(tk,), steps=(Step("s1", "folder", "remove %s" % tk.path, commands=(("rm", "-rf", tk.path),),
+                                           details=("line\x1b[2J",)),), notes=(Note("uninstall", "n\x1b]0;x\x07"),))
+    text = render_plan_text(plan)
+    assert "\x1b" not in text and "\x07" not in text and "\t" not in text
+    assert "remove /opt/cu\\nda\\t12\\x1b[31m" in text

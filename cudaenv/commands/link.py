@@ -7,6 +7,8 @@ paths in the shell startup files, and this shell's own variables. The logic is :
 
 import argparse
 
+from cudaenv.text import printable
+
 HELP = "print the commands that repoint /usr/local/cuda"
 
 

@@ -49,6 +49,7 @@ def add_arguments(parser) -> None:
 
 def run(args, ctx) -> int:
     from cudaenv.toolkit import switch
+    from cudaenv.text import printable
 
     host = ctx.host(args)
     if args.complete:
@@ -72,7 +73,7 @@ def run(args, ctx) -> int:
             if found is not None:
                 spec = read_version_file(found)
                 if spec is None:
-                    ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % switch.printable(found))
+                    ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % printable(found))
                     return 1
                 spec_found = (found, _spec_path(spec, os.path.dirname(found), host, ctx.env))
             change = switch.plan_auto(toolkits, ctx.env, spec_found, host.system, link)
@@ -86,7 +87,7 @@ def run(args, ctx) -> int:
                     return _fail(ctx, "no VERSION given and no .cuda-version here or in a parent directory", toolkits, host.system)
                 spec = read_version_file(found)
                 if spec is None:
-                    return _fail(ctx, "%s names no CUDA version" % switch.printable(found), toolkits, host.system)
+                    return _fail(ctx, "%s names no CUDA version" % printable(found), toolkits, host.system)
                 spec = _spec_path(spec, os.path.dirname(found), host, ctx.env)
             else:
                 spec = _spec_path(spec, _start_dir(ctx), host, ctx.env)
@@ -94,7 +95,7 @@ def run(args, ctx) -> int:
             written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)
-                ctx.err.write("cudaenv: wrote %s (%s)\n" % (switch.printable(written), args.version))
+                ctx.err.write("cudaenv: wrote %s (%s)\n" % (printable(written), args.version))
             if args.write:
                 return _write_script(args.write, toolkit, toolkits, link, host.system, ctx)
             if written:  # as if the hook had entered the project: leaving it switches back to what was active

@@ -15,6 +15,7 @@ import json
 from typing import Any, List, Optional
 
 from cudaenv.render.text import paint, wrap
+from cudaenv.text import printable
 from cudaenv.version import sm_name
 
 HELP = "run real GPU work in your Python to prove it works"
@@ -184,11 +185,11 @@ def _mark(ok: Optional[bool], color: bool, skipped: bool = False) -> str:
 
 
 def _wrap(text: str, indent: str) -> List[str]:
-    return wrap(text, indent, indent, WIDTH, newlines=False)
+    return wrap(printable(text), indent, indent, WIDTH, newlines=False)  # error texts come from the child
 
 
 def _wrap_item(text: str, first: str, rest: str) -> List[str]:
-    return wrap(text, first, rest, WIDTH, newlines=False)
+    return wrap(printable(text), first, rest, WIDTH, newlines=False)
 
 
 def render_error(error: Any, indent: str = "  ") -> List[str]:
@@ -224,7 +225,7 @@ def _device_header(r) -> str:
             label += ": %s" % r.name
         if r.capability:
             label += " (%s)" % (sm_name(r.capability) or "sm_" + r.capability.replace(".", ""))
-    return label
+    return printable(label)  # the GPU's name as the child read it
 
 
 def render_devices(report, color: bool = False) -> str:
@@ -253,7 +254,7 @@ def render_devices(report, color: bool = False) -> str:
         for c in r.checks:
             status = _mark(c.ok, color, c.skipped)
             plain = _mark(c.ok, False, c.skipped)
-            row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - len(plain)), c.seconds, c.detail)
+            row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - len(plain)), c.seconds, printable(c.detail))
             lines.append(row if len(row) <= WIDTH + (len(status) - len(plain)) else row[: WIDTH + (len(status) - len(plain)) - 3] + "...")
         figures = []
         if r.tflops is not None:
@@ -268,7 +269,7 @@ def render_devices(report, color: bool = False) -> str:
             lines += render_error(r.error)
             if r.output_tail:
                 lines.append("  last output:")
-                lines += ["    " + x[: WIDTH - 4] for x in r.output_tail.splitlines()[-8:]]
+                lines += ["    " + printable(x)[: WIDTH - 4] for x in r.output_tail.splitlines()[-8:]]
     good = sum(1 for r in report.results if r.ok)
     lines.append("")
     if report.ok:
@@ -304,7 +305,7 @@ def render_distributed(report, color: bool = False) -> str:
         lines += render_error(report.error)
     if report.output_tail and not report.ok:
         lines.append("  torchrun's last output:")
-        lines += ["    " + x[: WIDTH - 4] for x in report.output_tail.splitlines()[-12:]]
+        lines += ["    " + printable(x)[: WIDTH - 4] for x in report.output_tail.splitlines()[-12:]]
     if report.nccl_debug:
         lines.append("  NCCL_DEBUG=INFO output:")
         lines += ["    " + x for x in report.nccl_debug]
@@ -316,7 +317,7 @@ def render_distributed(report, color: bool = False) -> str:
 def render_toolkit(report, color: bool = False) -> str:
     lines = ["cudaenv verify --toolkit: %s%s" % (report.nvcc or "no nvcc", (" (CUDA %s)" % report.version) if report.version else "")]
     for s in report.stages:
-        lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - len(_mark(s.ok, False))), s.seconds, s.detail))
+        lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - len(_mark(s.ok, False))), s.seconds, printable(s.detail)))
     for d in report.devices:
         if d.get("ok"):
             lines.append("    device %s: %s (%s) ran the kernel" % (d.get("device"), d.get("name"), d.get("capability")))

@@ -6,22 +6,27 @@ count, toolkits, cuDNN), then the findings with their fixes.
 
 from typing import List, Sequence
 
+from cudaenv.render.text import backtick_run
+from cudaenv.render.text import md_code as _code
+from cudaenv.render.text import md_inline as _inline
+from cudaenv.render.text import md_text as _t
 from cudaenv.text import printable
 
 
 def _cell(text) -> str:
-    return printable(str(text).replace("\n", " ")).replace("|", "\\|")
+    """A table cell: its parts are escaped where they are composed (facts_rows); one line."""
+    return str(text).replace("\n", " ")
 
 
 def facts_rows(s) -> List[tuple]:
     p = s.platform
     d = s.driver
     rows = []
-    osline = ", ".join(x for x in (p.distro or p.system, p.machine, p.kernel and "kernel %s" % p.kernel) if x)
+    osline = ", ".join(_t(x) for x in (p.distro or p.system, p.machine, p.kernel and "kernel %s" % p.kernel) if x)
     if p.wsl:
         osline += ", WSL %d" % p.wsl
     if p.container:
-        osline += ", %s container" % p.container
+        osline += ", %s container" % _t(p.container)
     rows.append(("OS", osline))
     if d is not None and (d.version or d.kernel_module_version) and p.jetson is not None:
         rows.append(("Driver", "Jetson L4T %s%s" % (p.jetson.l4t or d.version or d.kernel_module_version,
@@ -29,15 +34,15 @@ def facts_rows(s) -> List[tuple]:
     elif d is not None and (d.version or d.kernel_module_version):
         from cudaenv.diagnose._common import driver_cuda
 
-        rows.append(("Driver", "%s (supports CUDA %s)%s" % (d.version or d.kernel_module_version, d.cuda_version or driver_cuda(s) or "?",
-                                                             ", %s module" % d.kernel_module if d.kernel_module else "")))
+        rows.append(("Driver", "%s (supports CUDA %s)%s" % (_t(d.version or d.kernel_module_version), _t(d.cuda_version or driver_cuda(s) or "?"),
+                                                             ", %s module" % _t(d.kernel_module) if d.kernel_module else "")))
     else:
         failed = [t for t in s.tools if t.status != "ok"]
         rows.append(("Driver", "none" + ("" if not failed else " (%s)" % "; ".join(
-            "%s: %s" % (t.tool, t.message or t.failure or t.status) for t in failed))))
+            "%s: %s" % (_t(t.tool), _t(t.message or t.failure or t.status)) for t in failed))))
     if s.gpus:
         rows.append(("GPUs", "<br>".join(
-            "%d: %s, compute %s, %s/%s MiB used" % (g.index, g.name or "?", g.compute_capability or "?",
+            "%d: %s, compute %s, %s/%s MiB used" % (g.index, _t(g.name or "?"), _t(g.compute_capability or "?"),
                                                    "?" if g.memory_used_mib is None else g.memory_used_mib,
                                                    "?" if g.memory_total_mib is None else g.memory_total_mib)
             for g in s.gpus)))
@@ -48,42 +53,42 @@ def facts_rows(s) -> List[tuple]:
         rows.append(("CUDA_VISIBLE_DEVICES", "unset"))
     else:
         mapping = ", ".join("cuda:%d = GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU visible"
-        rows.append(("CUDA_VISIBLE_DEVICES", "`%s` (%s)" % (v.cuda_visible_devices, mapping)))
+        rows.append(("CUDA_VISIBLE_DEVICES", "%s (%s)" % (_code(v.cuda_visible_devices), mapping)))
     if v.device_order:
-        rows.append(("CUDA_DEVICE_ORDER", v.device_order))
+        rows.append(("CUDA_DEVICE_ORDER", _t(v.device_order)))
     t = s.torch
     if t is None or not t.installed:
-        rows.append(("torch", "not installed" + (" in `%s`" % t.python if t is not None and t.python else "")))
+        rows.append(("torch", "not installed" + (" in %s" % _code(t.python) if t is not None and t.python else "")))
     else:
-        rows.append(("torch", "%s, CUDA %s, Python %s at `%s`" % (t.version, t.cuda or "none (CPU build)",
-                                                                t.python_version or "?", t.python)))
+        rows.append(("torch", "%s, CUDA %s, Python %s at %s" % (_t(t.version), _t(t.cuda) if t.cuda else "none (CPU build)",
+                                                              _t(t.python_version or "?"), _code(t.python))))
         if t.import_error:
             rows.append(("torch devices", "not known: import torch failed"))
         elif t.dynamic:
             rows.append(("torch devices", "%s (cuda.is_available() = %s)" % (t.device_count, t.cuda_available)
                          if t.device_count is not None and t.cuda_available is not None else "not known: torch did not report them"))
             if t.cudnn or t.nccl:
-                rows.append(("torch cuDNN / NCCL", "%s / %s" % (t.cudnn or "none", t.nccl or "none")))
+                rows.append(("torch cuDNN / NCCL", "%s / %s" % (_t(t.cudnn or "none"), _t(t.nccl or "none"))))
             if t.arch_list:
-                rows.append(("torch arch list", " ".join(t.arch_list)))
+                rows.append(("torch arch list", " ".join(_t(a) for a in t.arch_list)))
         else:
             rows.append(("torch devices", "not checked (torch not imported)"))
     a = s.active_toolkit
     tks = []
     for tk in s.toolkits:
         flags = [x for x, on in (("active", tk.active), ("/usr/local/cuda", tk.is_link_target), ("CUDA_HOME", tk.is_cuda_home)) if on]
-        tks.append("%s at `%s` (%s%s)" % (tk.version or "?", tk.path, tk.install_method, (", " + ", ".join(flags)) if flags else ""))
+        tks.append("%s at %s (%s%s)" % (_t(tk.version or "?"), _code(tk.path), _t(tk.install_method), (", " + ", ".join(flags)) if flags else ""))
     rows.append(("Toolkits", "<br>".join(tks) if tks else "none found"))
     if a is not None and (a.nvcc or a.path):
-        rows.append(("nvcc", "`%s` (CUDA %s)" % (a.nvcc or a.path, a.version or "?")))
-    rows.append(("cuDNN", "<br>".join("%s (%s, `%s`)" % (c.version or "?", c.source, c.header) for c in s.cudnn) or "none found"))
+        rows.append(("nvcc", "%s (CUDA %s)" % (_code(a.nvcc or a.path), _t(a.version or "?"))))
+    rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (_t(c.version or "?"), _t(c.source), _code(c.header)) for c in s.cudnn) or "none found"))
     return rows
 
 
 def render_markdown(snapshot, findings: Sequence, verbose: bool = False) -> str:
     """The report; ``verbose`` adds every fact the probes saw (render.facts) in a folded block."""
     s = snapshot
-    out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + s.cudaenv_version) if s.cudaenv_version else ""), ""]
+    out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + _t(s.cudaenv_version)) if s.cudaenv_version else ""), ""]
     out.append("| | |")
     out.append("|---|---|")
     for key, value in facts_rows(s):
@@ -96,20 +101,20 @@ def render_markdown(snapshot, findings: Sequence, verbose: bool = False) -> str:
         out.append("**Findings**")
         out.append("")
         for f in shown:
-            out.append("- **%s** `%s`: %s" % (f.severity, f.id, printable(f.title)))
-            out.append("  %s" % printable(f.detail.replace("\n", " ")))
+            out.append("- **%s** `%s`: %s" % (f.severity, f.id, _inline(f.title)))
+            out.append("  %s" % _inline(f.detail))
             if f.fix:
-                out.append("  ```sh")
-                for cmd in f.fix:
-                    for line in cmd.split("\n"):
-                        out.append("  " + printable(line))
-                out.append("  ```")
+                lines = [printable(line) for cmd in f.fix for line in cmd.split("\n")]
+                fence = "`" * max([3] + [backtick_run(line) + 1 for line in lines])  # a ``` in a command cannot close it
+                out.append("  %ssh" % fence)
+                out += ["  " + line for line in lines]
+                out.append("  " + fence)
     if s.notes and not verbose:  # the facts block below ends with the notes
         out.append("")
         out.append("<details><summary>Probe notes</summary>")
         out.append("")
         for n in s.notes:
-            out.append(printable("- %s: %s" % (n.probe, n.message)))
+            out.append("- %s: %s" % (_t(n.probe), _inline(n.message)))
         out.append("")
         out.append("</details>")
     if verbose:

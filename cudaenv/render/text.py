@@ -141,3 +141,46 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
                 cur = more + w
         out += lines + [cur]
     return out
+
+
+# ------------------------------------------------------------------ Markdown (strings from outside)
+_MD_SPECIAL = frozenset("\\`*_[]<>|#!~")
+
+
+def backtick_run(text: str) -> int:
+    """The longest run of backticks in ``text`` (a fence must be longer)."""
+    longest = run = 0
+    for c in text:
+        run = run + 1 if c == "`" else 0
+        longest = max(longest, run)
+    return longest
+
+
+def md_text(text: object) -> str:
+    """A string from outside (a GPU name, a distro, a version) as Markdown text that shows as written: escaped for
+    the terminal (:func:`cudaenv.text.printable`), on one line, every character Markdown or HTML would act on
+    backslash-escaped (``|`` stays inside its table cell, ``<b>`` is not a tag, a backtick opens no code span)."""
+    from cudaenv.text import printable
+
+    s = printable(str(text).replace("\n", " "))
+    return "".join("\\" + c if c in _MD_SPECIAL else c for c in s)
+
+
+def md_code(text: object) -> str:
+    """A string from outside (a path, a value) as one Markdown code span that holds it whatever it contains: the
+    fence is one backtick longer than any run inside it; ``|`` is escaped (GFM reads it as a cell border even there)."""
+    from cudaenv.text import printable
+
+    s = printable(str(text).replace("\n", " "))
+    fence = "`" * (backtick_run(s) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or (s.startswith(" ") and s.endswith(" ") and s.strip()) else ""
+    return fence + pad + s.replace("|", "\\|") + pad + fence
+
+
+def md_inline(text: object) -> str:
+    """Text cudaenv composed around outside values (a finding's title or detail, which may use `code` itself):
+    escaped for the terminal, on one line, HTML made inert (``<`` and ``>`` as entities) and ``|`` escaped."""
+    from cudaenv.text import printable
+
+    s = printable(str(text).replace("\n", " "))
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")

@@ -44,7 +44,7 @@ def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux"
         for tk in state.toolkits:
             mark = (ACTIVE if tk.active else " ") + (LINK if tk.is_link_target else "  ")
             method = tk.install_method + ("" if tk.nvcc else ", no nvcc")
-            rows.append((mark, tk.version or "?", method, printable(tk.path)))
+            rows.append((mark, printable(tk.version or "?"), printable(method), printable(tk.path)))
         w_ver = max(len(r[1]) for r in rows)
         w_method = max(len(r[2]) for r in rows)
         for mark, version, method, path in rows:
@@ -86,5 +86,6 @@ def _legend(state, width: int) -> List[str]:
 
 
 def _wrap(text: str, width: int, indent: str = "  ") -> List[str]:
-    """The first line as given, the others under ``indent``; a path longer than a line keeps both ends."""
-    return wrap(text, "", indent, width, newlines=False, long_words="fit") if text.strip() else []
+    """The first line as given, the others under ``indent``; a path longer than a line keeps both ends; every
+    string from outside in it (paths, versions, notes) escaped."""
+    return wrap(printable(text), "", indent, width, newlines=False, long_words="fit") if text.strip() else []

@@ -28,7 +28,7 @@ from cudaenv._record import Record, replace
 from cudaenv.snapshot import Toolkit
 from cudaenv.toolkit.select import SelectError, looks_like_path, norm_path, select_toolkit, unique_toolkits  # noqa: F401  (looks_like_path re-exported)
 from cudaenv.version import is_version, version_key
-from cudaenv.text import printable  # the one escaping function, re-exported for older callers
+from cudaenv.text import printable
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
