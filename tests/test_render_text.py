@@ -154,3 +154,30 @@ def test_list_and_plan_text_escape_folder_names():
     text = render_plan_text(plan)
     assert "\x1b" not in text and "\x07" not in text and "\t" not in text
     assert "remove /opt/cu\\nda\\t12\\x1b[31m" in text
+
+
+def test_the_doctor_renderers_read_derived_facts_from_the_view():
+    """render/report and render/markdown format a ReportView built once by diagnose; they compute no facts."""
+    import ast as _ast
+    import os as _os
+
+    import cudaenv.render as render_pkg
+    from cudaenv.diagnose.view import ReportView, build_view
+    from cudaenv.render.markdown import render_markdown
+    from cudaenv.render.report import render_report
+    from cudaenv.snapshot import Driver, Platform, Snapshot, Torch
+
+    s = Snapshot(platform=Platform(system="linux"), driver=Driver("535.247.01", source="nvidia-smi"),
+                 torch=Torch("/usr/bin/python3", installed=True, version="2.5.1+cu121", cuda="12.1"))
+    view = build_view(s)
+    assert view.driver_cuda == "12.2" and view.torch_min_driver and view.driver_system == "linux"
+    assert render_report(s, []) == render_report(s, [], view=view)
+    other = ReportView("535.247.01", "linux", "99.9", "999.1")
+    assert "535.247.01 (CUDA 99.9)" in render_report(s, [], view=other)
+    assert "needs driver >= 999.1" in render_report(s, [], view=other)
+    assert "supports CUDA 99.9" in render_markdown(s, [], view=other)
+    for name in ("report.py", "markdown.py", "facts.py", "toolkits.py", "plan.py"):
+        tree = _ast.parse(open(_os.path.join(_os.path.dirname(render_pkg.__file__), name), encoding="utf-8").read())
+        imported = {n.module for n in _ast.walk(tree) if isinstance(n, _ast.ImportFrom) and n.module}
+        imported |= {a.name for n in _ast.walk(tree) if isinstance(n, _ast.Import) for a in n.names}
+        assert not {m for m in imported if m.startswith(("cudaenv.diagnose._common", "cudaenv.facts", "cudaenv.diagnose.versions"))}, name

@@ -35,6 +35,7 @@ def _format(args) -> str:
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.collect import collect_snapshot
     from cudaenv.diagnose import diagnose, exit_code
+    from cudaenv.diagnose.view import build_view
     from cudaenv.render.spinner import Spinner
 
     fmt = _format(args)
@@ -50,9 +51,9 @@ def run(args: argparse.Namespace, ctx) -> int:
     elif fmt == "markdown":
         from cudaenv.render.markdown import render_markdown
 
-        ctx.out.write(render_markdown(snapshot, findings, verbose=args.verbose))
+        ctx.out.write(render_markdown(snapshot, findings, verbose=args.verbose, view=build_view(snapshot)))
     else:
         from cudaenv.render.report import render_report
 
-        ctx.out.write(render_report(snapshot, findings, color=ctx.color, verbose=args.verbose))
+        ctx.out.write(render_report(snapshot, findings, color=ctx.color, verbose=args.verbose, view=build_view(snapshot)))
     return exit_code(findings, strict=args.strict)

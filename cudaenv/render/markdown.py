@@ -18,7 +18,12 @@ def _cell(text) -> str:
     return str(text).replace("\n", " ")
 
 
-def facts_rows(s) -> List[tuple]:
+def facts_rows(s, view=None) -> List[tuple]:
+    """(key, value) rows of the facts table; ``view``: the derived facts (diagnose.view), built when not given."""
+    if view is None:
+        from cudaenv.diagnose.view import build_view
+
+        view = build_view(s)
     p = s.platform
     d = s.driver
     rows = []
@@ -32,9 +37,7 @@ def facts_rows(s) -> List[tuple]:
         rows.append(("Driver", "Jetson L4T %s%s" % (p.jetson.l4t or d.version or d.kernel_module_version,
                                                    " (JetPack %s)" % p.jetson.jetpack if p.jetson.jetpack else "")))
     elif d is not None and (d.version or d.kernel_module_version):
-        from cudaenv.diagnose._common import driver_cuda
-
-        rows.append(("Driver", "%s (supports CUDA %s)%s" % (_t(d.version or d.kernel_module_version), _t(d.cuda_version or driver_cuda(s) or "?"),
+        rows.append(("Driver", "%s (supports CUDA %s)%s" % (_t(d.version or d.kernel_module_version), _t(d.cuda_version or view.driver_cuda or "?"),
                                                              ", %s module" % _t(d.kernel_module) if d.kernel_module else "")))
     else:
         failed = [t for t in s.tools if t.status != "ok"]
@@ -85,13 +88,13 @@ def facts_rows(s) -> List[tuple]:
     return rows
 
 
-def render_markdown(snapshot, findings: Sequence, verbose: bool = False) -> str:
+def render_markdown(snapshot, findings: Sequence, verbose: bool = False, view=None) -> str:
     """The report; ``verbose`` adds every fact the probes saw (render.facts) in a folded block."""
     s = snapshot
     out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + _t(s.cudaenv_version)) if s.cudaenv_version else ""), ""]
     out.append("| | |")
     out.append("|---|---|")
-    for key, value in facts_rows(s):
+    for key, value in facts_rows(s, view):
         out.append("| %s | %s |" % (_cell(key), _cell(value)))
     out.append("")
     shown = [f for f in findings if f.severity in ("error", "warning")] + [f for f in findings if f.severity == "info" and f.section != "hints"]

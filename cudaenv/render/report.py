@@ -42,7 +42,7 @@ def _mib(v: Optional[int]) -> str:
 Check = Tuple[str, str, Tuple[str, ...]]
 
 
-def _environment(s) -> List[Check]:
+def _environment(s, view) -> List[Check]:
     p = s.platform
     system = ", ".join(x for x in (p.distro or p.system, p.machine, ("kernel " + p.kernel) if p.kernel else None) if x)
     wsl = "no" if not p.wsl else "WSL %d (%s)" % (p.wsl, ", ".join(p.wsl_signals) or "detected")
@@ -60,13 +60,11 @@ def _environment(s) -> List[Check]:
     ]
 
 
-def _driver(s) -> List[Check]:
+def _driver(s, view) -> List[Check]:
     d = s.driver
     if d is not None and (d.version or d.kernel_module_version):
-        from cudaenv.diagnose import _common as c
-
         bits = [d.version or d.kernel_module_version]
-        cuda = d.cuda_version or c.driver_cuda(s)  # nvidia-smi's, else what that driver ships (data/cuda_drivers.json)
+        cuda = d.cuda_version or view.driver_cuda  # nvidia-smi's, else what that driver ships (data/cuda_drivers.json)
         j = s.platform.jetson
         if j is not None:  # an L4T release, not a driver series
             bits[0] = "L4T %s%s" % (j.l4t or bits[0], " (JetPack %s)" % j.jetpack if j.jetpack else "")
@@ -93,7 +91,7 @@ def _driver(s) -> List[Check]:
     return [("driver", driver, ids), ("GPUs", gpus, ())]
 
 
-def _visibility(s) -> List[Check]:
+def _visibility(s, view) -> List[Check]:
     v = s.visible_devices
     if v.cuda_visible_devices is None:
         cvd = ("unset (all %d GPU%s)" % (len(s.gpus), "" if len(s.gpus) == 1 else "s")) if s.gpus else "unset"
@@ -122,7 +120,7 @@ def _not_imported(t) -> str:
     return "import torch failed" if t.import_error else "--quick" if not t.dynamic else "it gave no arch list"
 
 
-def _versions(s) -> List[Check]:
+def _versions(s, view) -> List[Check]:
     t = s.torch
     if t is None or not t.installed:
         torch = "not installed" + ((" in %s" % t.python) if t is not None and t.python else "")
@@ -131,11 +129,8 @@ def _versions(s) -> List[Check]:
         torch = "%s (%s) in %s" % (t.version, kind, t.python)
     checks = [("torch", torch, ("torch-missing", "torch-import-error", "torch-cpu-only"))]
     if t is not None and t.installed and t.cuda:
-        from cudaenv.diagnose import _common as c
-        from cudaenv.facts import drivers as drv
-
-        need = drv.min_driver_for_cuda(t.cuda, c.driver_system(s))
-        have = c.driver_version(s) or "none"
+        need = view.torch_min_driver
+        have = view.driver_version or "none"
         if s.platform.jetson is not None:
             facts = "a Jetson: its L4T/JetPack release, not a driver series, decides which CUDA runs"
         else:
@@ -145,9 +140,7 @@ def _versions(s) -> List[Check]:
         if t.arch_list and t.dynamic:
             checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), ("gpu-arch-unsupported",)))
         else:
-            from cudaenv.diagnose.versions import static_arch_list
-
-            table = static_arch_list(s)
+            table = view.static_arch_list
             if table:
                 facts = "GPU %s; torch %s has %s..%s (cudaenv's tables; torch not imported: %s)" % (
                     caps, t.version, table[0], table[-1], _not_imported(t))
@@ -158,7 +151,7 @@ def _versions(s) -> List[Check]:
     return checks
 
 
-def _toolkits(s) -> List[Check]:
+def _toolkits(s, view) -> List[Check]:
     a = s.active_toolkit
     if a is not None and (a.path or a.nvcc):
         active = "%s (CUDA %s, via %s)" % (a.path or a.nvcc, a.version or "?", a.via)
@@ -181,7 +174,7 @@ def _toolkits(s) -> List[Check]:
     return checks
 
 
-def _resources(s) -> List[Check]:
+def _resources(s, view) -> List[Check]:
     mem = "; ".join("GPU %d %s/%s MiB" % (g.index, _mib(g.memory_used_mib), _mib(g.memory_total_mib)) for g in s.gpus) or "no GPU"
     return [("GPU memory", mem, ("gpu-memory-busy",)),
             ("GPU processes", "%d" % len(s.processes), ("stale-gpu-process",))]
@@ -213,9 +206,15 @@ def _line(mark: str, label: str, facts: str, color: bool) -> List[str]:
     return lines
 
 
-def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bool = False) -> str:
-    """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts)."""
+def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bool = False, view=None) -> str:
+    """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts).
+
+    ``view``: the derived facts (:func:`cudaenv.diagnose.view.build_view`), built here when not given."""
     s = snapshot
+    if view is None:
+        from cudaenv.diagnose.view import build_view
+
+        view = build_view(s)
     out: List[str] = []
     by_section: Dict[str, List] = {}
     for f in findings:
@@ -229,7 +228,7 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
         out.append(_paint(TITLES[section], "bold", color))
         mine = by_section.get(section, [])
         claimed = set()
-        for label, facts, ids in build(s):
+        for label, facts, ids in build(s, view):
             hits = [f for f in mine if f.id in ids]
             claimed.update(f.id for f in hits)
             out += _line(_mark(hits), label, facts, color)

@@ -144,7 +144,8 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
 
 
 # ------------------------------------------------------------------ Markdown (strings from outside)
-_MD_SPECIAL = frozenset("\\`*_[]<>|#!~")
+_MD_ALWAYS = frozenset("`*|<>")  # code spans, emphasis, table cells, HTML
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 
 def backtick_run(text: str) -> int:
@@ -158,12 +159,23 @@ def backtick_run(text: str) -> int:
 
 def md_text(text: object) -> str:
     """A string from outside (a GPU name, a distro, a version) as Markdown text that shows as written: escaped for
-    the terminal (:func:`cudaenv.text.printable`), on one line, every character Markdown or HTML would act on
-    backslash-escaped (``|`` stays inside its table cell, ``<b>`` is not a tag, a backtick opens no code span)."""
+    the terminal (:func:`cudaenv.text.printable`), on one line, and backslash-escaped where Markdown or HTML would act
+    on it: ``` ` * | < > ``` always, ``_`` at a word's edge (``sm_90`` stays as is), ``]`` before ``( [ :`` (a link),
+    ``~~``, and a backslash before punctuation (``\\x1b`` from printable stays as is)."""
     from cudaenv.text import printable
 
     s = printable(str(text).replace("\n", " "))
-    return "".join("\\" + c if c in _MD_SPECIAL else c for c in s)
+    out = []
+    for i, c in enumerate(s):
+        before = s[i - 1] if i else " "
+        after = s[i + 1] if i + 1 < len(s) else " "
+        if (c in _MD_ALWAYS or (c == "_" and not (before.isalnum() and after.isalnum()))
+                or (c == "]" and after in "([:") or (c == "~" and "~" in (before, after))
+                or (c == "\\" and after in _ASCII_PUNCT)):
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def md_code(text: object) -> str:

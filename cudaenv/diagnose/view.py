@@ -1,0 +1,30 @@
+"""What the doctor's renderers show besides the snapshot: the derived facts, computed once by the diagnosis side.
+
+``render/report.py`` (text) and ``render/markdown.py`` read a :class:`ReportView` instead of calling the rules'
+helpers and the facts tables themselves (renderers format; they do not compute facts).
+"""
+
+from typing import Any, Mapping, Optional, Tuple
+
+from cudaenv._record import Record
+
+
+class ReportView(Record):
+    driver_version: Optional[str] = None  # the driver's version when it reads as one (userspace, else the module's)
+    driver_system: str = "linux"  # which column of the driver tables applies (WSL 2: windows)
+    driver_cuda: Optional[str] = None  # nvidia-smi's "CUDA Version", else what that driver ships (data/cuda_drivers.json)
+    torch_min_driver: Optional[str] = None  # the minimum driver for torch's CUDA (minor-version compatibility)
+    static_arch_list: Optional[Tuple[str, ...]] = None  # torch's arch list from data/torch_arch.json when not imported
+
+
+def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
+    """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/)."""
+    from cudaenv.diagnose import _common as c
+    from cudaenv.diagnose.versions import static_arch_list
+    from cudaenv.facts import drivers as drv
+
+    s = snapshot
+    system = c.driver_system(s)
+    t = s.torch
+    need = drv.min_driver_for_cuda(t.cuda, system) if t is not None and t.installed and t.cuda else None
+    return ReportView(c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables))
