@@ -20,7 +20,7 @@ def _cmd(argv: Sequence[str], root: bool) -> str:
 def render_plan_text(plan: Plan) -> str:
     lines = []
     if plan.targets:
-        lines.append("Plan: remove " + "; ".join("CUDA %s at %s (%s)" % (t.version or "?", printable(t.path), t.install_method) for t in plan.targets))
+        lines.append("Plan: remove " + "; ".join("CUDA %s at %s (%s)" % (printable(t.version or "?"), printable(t.path), printable(t.install_method)) for t in plan.targets))
     lines.append("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE.")
     for warning in plan.in_use:
         lines += ["", "IN USE: " + printable(warning)]
