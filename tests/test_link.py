@@ -76,7 +76,11 @@ def test_cli_plain_link_in_a_writable_usr_local(root, cli):
     assert res.code == 0, res.err
     writable = os.access(str(root.path / "usr/local"), os.W_OK)
     sudo = "" if writable else "sudo "
-    assert res.out == "%sln -sfn /usr/local/cuda-12.1 /usr/local/cuda\n%sldconfig\n" % (sudo, "" if os.access(str(root.path / "etc"), os.W_OK) else "sudo ")
+    # issue 13: under --root the commands act on the image (its link, its loader cache), never on this machine's
+    r = str(root.path)
+    assert res.out == "%sln -sfn /usr/local/cuda-12.1 %s/usr/local/cuda\n%sldconfig -r %s\n" % (
+        sudo, r, "" if os.access(str(root.path / "etc"), os.W_OK) else "sudo ", r)
+    assert "/usr/local/cuda inside %s" % r in res.err
     assert "/etc/ld.so.conf.d/cuda-11-8.conf:1: /usr/local/cuda-11.8/lib64" in res.err
     assert "/home/u/.bashrc:1: export CUDA_HOME=/usr/local/cuda-11.8" in res.err
     assert "/home/u/.bashrc:2:" in res.err
@@ -89,9 +93,9 @@ def test_cli_alternatives(root, cli):
     root.link("usr/local/cuda", "/etc/alternatives/cuda")
     root.file("var/lib/dpkg/alternatives/cuda", ALTERNATIVES)
     res = cli("link", "12.1", "--root", str(root.path))
-    assert res.code == 0, res.err
-    sudo = "" if os.access(str(root.path / "etc/alternatives"), os.W_OK) else "sudo "
-    assert res.out == "%supdate-alternatives --set cuda /usr/local/cuda-12.1\n" % sudo
+    # issue 13: update-alternatives here would change this machine's alternatives: refused with a note
+    assert res.code == 1 and res.out == "", res
+    assert "managed by update-alternatives" in res.err and "update-alternatives --set cuda /usr/local/cuda-12.1" in res.err
 
 
 def test_cli_unknown_version_and_real_folder(root, cli):
@@ -111,3 +115,25 @@ def test_property_link_parsers_take_any_text(text, toolkit):
     assert all(isinstance(p, str) and p for p in parse_alternatives(text))
     for line in find_rc_mentions("~/.bashrc", text, toolkit) + find_ld_mentions("/etc/ld.so.conf.d/x.conf", text, toolkit):
         assert line.startswith(("~/.bashrc:", "/etc/ld.so.conf.d/x.conf:")) and "\n" not in line
+
+
+# ------------------------------------------------------------------ issue 13: sudo only when needed and present
+def test_sudo_only_when_needed_and_present():
+    state = LinkState("link", "/usr/local/cuda-12.4", writable=False)
+    assert plan_link("/usr/local/cuda-12.1", "12.1", state, ldconfig=True).commands == (
+        "sudo ln -sfn /usr/local/cuda-12.1 /usr/local/cuda", "sudo ldconfig")
+    no_sudo = plan_link("/usr/local/cuda-12.1", "12.1", state, ldconfig=True, sudo_available=False)
+    assert no_sudo.commands == ("ln -sfn /usr/local/cuda-12.1 /usr/local/cuda", "ldconfig")
+    assert any("sudo is not installed here" in n for n in no_sudo.notes)
+    root_user = plan_link("/usr/local/cuda-12.1", "12.1", LinkState("link", "/x", writable=True), ldconfig=True,
+                          ldconfig_sudo=False, sudo_available=False)
+    assert root_user.commands == ("ln -sfn /usr/local/cuda-12.1 /usr/local/cuda", "ldconfig") and root_user.notes == ()
+
+
+def test_link_under_root_never_names_this_machines_link(root, cli):
+    root.link("usr/local/cuda", "/usr/local/cuda-12.4")
+    res = cli("link", "12.1", "--root", str(root.path))
+    assert res.code == 0, res
+    for line in res.out.splitlines():
+        words = line.split()
+        assert words[-1] != "/usr/local/cuda" and (words[0] != "ldconfig" or "-r" in words), line

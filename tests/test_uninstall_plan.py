@@ -479,9 +479,78 @@ def test_the_toolkit_on_path_is_called_out_before_any_step(mixed, cli, tmp_path)
     warn = next(i for i, line in enumerate(lines) if line.startswith("IN USE:"))
     first_step = next(i for i, line in enumerate(lines) if line.startswith("1. "))
     assert warn < first_step
-    assert "active toolkit" in lines[warn] or "on PATH" in lines[warn]
-    assert "cudaenv use 12.4" in lines[warn]
+    block = lines[warn]  # the warning, wrapped to 80 columns (its continuation lines are indented)
+    for line in lines[warn + 1 :]:
+        if not line.startswith("  "):
+            break
+        block += " " + line.strip()
+    assert "active toolkit" in block or "on PATH" in block
+    assert "cudaenv use 12.4" in block
     script = tmp_path / "plan.sh"
     assert cli("uninstall", "--root", str(mixed.path), "11.8", "--script", str(script), env=env).code == 0
     text = script.read_text()
     assert "IN USE" in text and text.index("IN USE") < text.index("# --- s1:")
+
+
+# ------------------------------------------------------------------ issue 13: sudo, and 80 columns
+def _sudo_bin(tmp_path):
+    fake = tmp_path / "sudobin"
+    fake.mkdir()
+    (fake / "sudo").write_text("#!/bin/sh\nexit 1\n")
+    (fake / "sudo").chmod(0o755)
+    return "%s:%s" % (fake, TOOLS)
+
+
+def test_sudo_only_when_needed_and_present(mixed, tmp_path):
+    from cudaenv.render.plan import render_plan_text
+
+    host = mixed.host(path=TOOLS)
+    target = select_targets(host, "11.8", load_toolkits(host, [])[0], False)
+    as_root = plan_uninstall(inspect(host, target, root_user=True), Options())
+    assert " sudo " not in render_plan_text(as_root) and "$ sudo" not in render_plan_text(as_root)
+    user_no_sudo = plan_uninstall(inspect(host, target, root_user=False), Options())
+    text = render_plan_text(user_no_sudo)
+    assert "$ sudo" not in text and "sudo is not installed here" in text
+    with_sudo = mixed.host(path=_sudo_bin(tmp_path))
+    user = plan_uninstall(inspect(with_sudo, target, root_user=False), Options())
+    text = render_plan_text(user)
+    assert "$ sudo rm -rf -- /usr/local/cuda-11.8" in text and "sudo is not installed" not in text
+
+
+def _commands(text):
+    """Each printed command, its continuation lines joined back (what a paste runs)."""
+    out, cur = [], None
+    for line in text.splitlines():
+        if line.startswith("     $ "):
+            cur = line[len("     $ "):]
+        elif cur is not None and line.startswith("         "):
+            cur = cur[:-2] + " " + line.strip()
+        else:
+            cur = None
+            continue
+        if not cur.endswith(" \\"):
+            out.append(cur)
+            cur = None
+    return out
+
+
+@pytest.mark.parametrize("columns", [None, "60"])
+def test_uninstall_fits_the_terminal_and_commands_stay_paste_safe(mixed, cli, columns):
+    import shlex
+
+    long_dir = "usr/local/cuda-11.8/" + "/".join(["a-rather-long-folder-name"] * 2)
+    mixed.file(long_dir + "/x.txt", "")
+    env = {"PATH": TOOLS, "HOME": str(mixed.path / "root")}
+    if columns:
+        env["COLUMNS"] = columns
+    width = int(columns or 80)
+    res = cli("uninstall", "--root", str(mixed.path), "11.8", "--driver", env=env)
+    assert res.code == 0, res
+    for line in res.out.splitlines():
+        words = line.split()
+        assert len(line) <= width or len(words) <= 2, line  # only an unbreakable word (a long path) may stick out
+    json_cmds = [" ".join(shlex.quote(a) for a in c) for s in cli("uninstall", "--root", str(mixed.path), "11.8", "--driver", "--json",
+                                                              env=env).json()["steps"] for c in s["commands"]]
+    printed = _commands(res.out)
+    assert printed and all(shlex.split(p) for p in printed)
+    assert {tuple(shlex.split(p)) for p in printed if "<line editor" not in p} <= {tuple(shlex.split(c)) for c in json_cmds}

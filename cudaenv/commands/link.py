@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.errors import UserError
     from cudaenv.probes.toolkits import probe_toolkits
+    from cudaenv.text import printable
     from cudaenv.toolkit import switch
     from cudaenv.toolkit.link import LINK, plan_link_for
     from cudaenv.toolkit.select import SelectError, select_toolkit
@@ -37,12 +38,13 @@ def run(args: argparse.Namespace, ctx) -> int:
         return 1
     report = plan_link_for(host, toolkit, ctx.env)
     if report.plan.commands:
-        ctx.err.write("cudaenv: to point %s at %s, run:\n" % (LINK, switch.describe(toolkit)))
+        where = LINK if not host.rooted else "%s inside %s" % (LINK, printable(host.local("/").rstrip("/") or "/"))
+        ctx.err.write("cudaenv: to point %s at %s, run:\n" % (where, switch.describe(toolkit)))
         ctx.err.flush()
     ctx.out.write("".join(c + "\n" for c in report.plan.commands))
     ctx.out.flush()
     for note in report.notes:
-        ctx.err.write(note + "\n")
+        ctx.err.write(printable(note) + "\n")
     return 0 if report.plan.ok else 1
 
 

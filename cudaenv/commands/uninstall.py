@@ -5,6 +5,7 @@ import stat
 
 from cudaenv.cli import add_host_options
 from cudaenv.errors import UserError
+from cudaenv.text import printable
 
 HELP = "plan the removal of a CUDA toolkit, leaving nothing behind"
 
@@ -78,7 +79,11 @@ def run(args, ctx) -> int:
     if args.json:
         ctx.out.write(render_plan_json(plan))
     else:
-        ctx.out.write(render_plan_text(plan))
+        from cudaenv.render.text import terminal_width, wrap
+
+        width = terminal_width(ctx.env)
+        ctx.out.write(render_plan_text(plan, width))
         if args.script:
-            ctx.out.write("\nWrote the plan to %s: read it, then run `bash %s` (asks before each step).\n" % (args.script, args.script))
+            done = "Wrote the plan to %s: read it, then run `bash %s` (asks before each step)." % (args.script, args.script)
+            ctx.out.write("\n" + "\n".join(wrap(printable(done), "", "", width, long_words="keep")) + "\n")
     return 0

@@ -132,11 +132,25 @@ def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()
 def _shell(args, ctx, system: str):
     from cudaenv.shells import UnknownShell, detect_shell
 
+    from cudaenv import config
+
+    parent = None
+    if not args.shell and not config.value(ctx.env, "CUDAENV_SHELL") and system != "windows":
+        parent = parent_process_name(ctx.env, system)
     try:
-        return detect_shell(args.shell, ctx.env, system)
+        return detect_shell(args.shell, ctx.env, system, parent)
     except UnknownShell as exc:
         ctx.err.write("cudaenv: error: %s\nhint: pass --shell bash|zsh|fish|pwsh (or set CUDAENV_SHELL)\n" % exc.message)
         return None
+
+
+def parent_process_name(env, system: str) -> Optional[str]:
+    """The name of the process that ran cudaenv (``/proc/PPID/comm``: ``fish``), read through a Host of this machine
+    (never inside ``--root``: the caller runs here); None where there is no /proc."""
+    from cudaenv.host import Host
+
+    text = Host(root="/", env=env, system=system).read_text("/proc/%d/comm" % os.getppid(), limit=64)
+    return text.strip() or None if text else None
 
 
 def _write_code(out, text: str) -> None:

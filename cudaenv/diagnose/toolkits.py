@@ -1,12 +1,12 @@
 """Toolkits: nvcc against torch and the driver, the /usr/local/cuda link, PATH, CUDA_HOME, LD_LIBRARY_PATH, cuDNN."""
 
 import posixpath
-from typing import List
+from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
 from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
-from cudaenv.version import sm_name
+from cudaenv.version import is_version, sm_name
 
 F = c.make("toolkits")
 
@@ -20,6 +20,7 @@ def check(s, tables=None) -> List:
     out += several_on_path(s)
     out += cuda_home(s)
     out += ld_library_path(s)
+    out += ld_library_path_missing(s)
     out += cudnn(s, tables)
     return out
 
@@ -262,6 +263,50 @@ def ld_library_path(s) -> List:
             % (listing, (", but the active toolkit is %s (CUDA %s)" % (path, c.short(version))) if path else ""),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
              _use(version, "sets PATH and LD_LIBRARY_PATH together") if version else None],
+        )
+    ]
+
+
+def _toolkit_root(entry: str) -> Optional[str]:
+    """``/usr/local/cuda-11.8/lib64`` -> ``/usr/local/cuda-11.8``: the folder of an entry named like a toolkit
+    (``cuda-11.8``, ``CUDA-12``, ``cuda-v12.4``), or None."""
+    parts = (c.norm(entry) or "").split("/")
+    for i, part in enumerate(parts):
+        name = part[5:] if part[:5].lower() == "cuda-" else ""
+        name = name[1:] if name[:1] in ("v", "V") else name
+        if name and is_version(name):
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def ld_library_path_missing(s) -> List:
+    """LD_LIBRARY_PATH entries inside a toolkit folder that is not here (removed, or never installed on this machine)."""
+    if c.driver_system(s) == "windows":
+        return []
+    value = s.env_map.get("LD_LIBRARY_PATH", "")
+    entries = [e for e in value.split(":") if e]
+    missing = []
+    for e in entries:
+        root = _toolkit_root(e) if e.startswith("/") else None
+        if root and c.toolkit_at(s, root) is None and root not in missing:
+            missing.append(root)
+    if not missing:
+        return []
+    path, version, _ = c.active_toolkit(s)
+    kept = [e for e in entries if not any(c.norm(e) == r or (c.norm(e) or "").startswith(r + "/") for r in missing)]
+    named = ", ".join(missing)
+    return [
+        F(
+            "ld-library-path-missing-toolkit",
+            "warning",
+            "LD_LIBRARY_PATH names a toolkit that is not installed here: %s" % named,
+            "LD_LIBRARY_PATH has entries inside %s, where cudaenv found no CUDA toolkit (it was removed, or the line was "
+            "copied from another machine). The loader skips them, so they do no harm now, but a toolkit installed "
+            "there later would be picked up silently; a startup file probably still sets them." % named,
+            ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
+             "grep -n %s ~/.bashrc ~/.profile ~/.zshrc /etc/environment 2>/dev/null    # the line that sets it"
+             % c.quote(missing[0]),
+             _use(version, "sets PATH and LD_LIBRARY_PATH together") if version and path else None],
         )
     ]
 

@@ -1,45 +1,58 @@
 """Text and JSON of a removal plan and of ``--check`` residue. Pure: returns strings."""
 
 import json
+from typing import List, Sequence
+
+from cudaenv.render.text import WIDTH, wrap, wrap_command
 from cudaenv.shells.posix import quote_exact
 from cudaenv.text import printable
-from typing import Sequence
-
 from cudaenv.toolkit.uninstall.plan import Plan
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE
 from cudaenv.toolkit.uninstall.residue import Residue
 
-_EDITOR = "<line editor: keeps FILE.cudaenv-backup, checks each line; full code in --script/--json>"
+_PROMPT = "     $ "
+_EDITOR = "<line editor: its code is in --script/--json>"  # keeps FILE.cudaenv-backup, checks each line
 
 
-def _cmd(argv: Sequence[str], root: bool) -> str:
+def _cmd(argv: Sequence[str], sudo: bool) -> str:
     shown = " ".join(quote_exact(_EDITOR) if a == EDIT_LINES_CODE else quote_exact(a) for a in argv)
-    return ("sudo " if root else "") + shown
+    return ("sudo " if sudo else "") + shown
 
 
-def render_plan_text(plan: Plan) -> str:
-    lines = []
+def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
+    """The plan for a person: prose wrapped to ``width``; each command paste-safe, continued with `` \\`` only
+    between shell words (render.text.wrap_command); ``sudo`` only where the plan says it is needed and present."""
+    lines: List[str] = []
     if plan.targets:
-        lines.append("Plan: remove " + "; ".join("CUDA %s at %s (%s)" % (printable(t.version or "?"), printable(t.path), printable(t.install_method)) for t in plan.targets))
-    lines.append("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE.")
+        targets = "; ".join("CUDA %s at %s (%s)" % (printable(t.version or "?"), printable(t.path), printable(t.install_method))
+                            for t in plan.targets)
+        lines += wrap("Plan: remove " + targets, "", "  ", width, long_words="keep")
+    lines += wrap("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE.",
+                  "", "", width)
     for warning in plan.in_use:
-        lines += ["", "IN USE: " + printable(warning)]
+        lines += [""] + wrap("IN USE: " + printable(warning), "", "  ", width, long_words="keep")
     if not plan.steps:
         lines += ["", "Nothing to remove."]
     for n, step in enumerate(plan.steps, 1):
         tags = [t for t, on in (("root", step.needs_root), ("removes", step.destructive)) if on]
         lines.append("")
-        lines.append("%d. %s%s" % (n, ("[%s] " % ", ".join(tags)) if tags else "", printable(step.description)))
+        head = "%d. %s" % (n, ("[%s] " % ", ".join(tags)) if tags else "")
+        lines += wrap(printable(step.description), head, "   ", width, long_words="keep")
         for d in step.details:
-            lines.append("     " + printable(d))
+            lines += wrap(printable(d), "     ", "       ", width, long_words="keep")
         for argv in step.commands:
-            lines.append("     $ " + _cmd(argv, step.needs_root))
+            cmd = wrap_command(_cmd(argv, step.needs_root and plan.sudo), " " * len(_PROMPT), width)
+            lines += [_PROMPT + cmd[0][len(_PROMPT):]] + cmd[1:]
         if step.only_if is not None:
-            lines.append("     (only while %s)" % printable(step.only_if.describe()))
+            lines += wrap("(only while %s)" % printable(step.only_if.describe()), "     ", "      ", width, long_words="keep")
     if plan.choices:
-        lines += ["", "Choices:"] + ["  " + printable(c) for c in plan.choices]
+        lines += ["", "Choices:"]
+        for c in plan.choices:
+            lines += wrap(printable(c), "  ", "    ", width, long_words="keep")
     if plan.notes:
-        lines += ["", "Notes:"] + ["  - %s" % printable(n.message) for n in plan.notes]
+        lines += ["", "Notes:"]
+        for n in plan.notes:
+            lines += wrap(printable(n.message), "  - ", "    ", width, long_words="keep")
     return "\n".join(lines) + "\n"
 
 

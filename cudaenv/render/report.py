@@ -168,7 +168,7 @@ def _toolkits(s, view) -> List[Check]:
     home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
     checks.append(("CUDA_HOME", home or "unset", ("cuda-home-mismatch",)))
     in_ld = [t.path for t in s.toolkits if t.in_ld_library_path]
-    checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", ("ld-library-path-mismatch",)))
+    checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", ("ld-library-path-mismatch", "ld-library-path-missing-toolkit")))
     cudnn = "; ".join("%s (%s)" % (d.version, d.source) for d in s.cudnn) or "none found"
     checks.append(("cuDNN", cudnn, ("cudnn-mismatch",)))
     return checks

@@ -115,7 +115,8 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
 
     A trailing comment (``    # why``, or an inline ``  # why``) goes above its command when the two do not fit on
     one line; a long command continues with `` \\`` between words, never inside a quoted word, a path or a comment;
-    a single word longer than the line (a long path) is kept whole, since breaking it would break the command.
+    a single word longer than the line (a long path) is kept whole on a line of its own: breaking it would break the
+    command, and the other words still fit.
     """
     if item.startswith("#"):
         return wrap(item[1:].strip(), indent + "# ", indent + "# ", width)
@@ -133,10 +134,11 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
         if comment:
             out += wrap(comment, indent + ws + "# ", indent + ws + "# ", width)
         lines, cur, more = [], indent + ws + words[0], indent + ws + "    "
-        for w in words[1:]:
-            if len(cur + " " + w + " \\") <= width or len(more + w + " \\") > width:
-                cur += " " + w  # it fits, or it fits nowhere: a new line would not help
-            else:
+        for n, w in enumerate(words[1:], 2):
+            end = "" if n == len(words) else " \\"
+            if len(cur + " " + w + end) <= width:
+                cur += " " + w
+            else:  # a word too long for any line gets a line of its own: only that line sticks out
                 lines.append(cur + " \\")
                 cur = more + w
         out += lines + [cur]

@@ -46,13 +46,22 @@ def _clean(name: str) -> str:
     return base
 
 
-def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str) -> Shell:
-    """``--shell``, else ``CUDAENV_SHELL``, else the basename of ``$SHELL``, else PowerShell on Windows."""
+def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str, parent: Optional[str] = None) -> Shell:
+    """``--shell``, else ``CUDAENV_SHELL``, else fish when the caller is fish, else the basename of ``$SHELL``, else
+    PowerShell on Windows.
+
+    The caller is fish when ``FISH_VERSION`` is in the environment or ``parent`` (the name of the process that ran
+    cudaenv, from /proc/PPID/comm) is ``fish``: fish started from a bash login keeps ``SHELL=/bin/bash``, and
+    ``cudaenv use 13.0 | source`` must still get fish code. Only fish overrides ``$SHELL`` this way: a bash or zsh
+    parent is also what ``$(...)`` in a script looks like, where ``$SHELL`` is the better guess.
+    """
     from cudaenv import config
 
     for candidate in (explicit, config.value(env, "CUDAENV_SHELL")):
         if candidate:
             return get_shell(candidate)
+    if env.get("FISH_VERSION") or (parent is not None and _clean(parent) == "fish"):
+        return get_shell("fish")
     shell = env.get("SHELL")
     if shell:
         try:

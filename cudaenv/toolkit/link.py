@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 from cudaenv.probes.dpkg import read_alternative
 from cudaenv.shells.posix import quote_exact
 from cudaenv.text import printable
+from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, sudo_prefix
 
 LINK = "/usr/local/cuda"
 ALTDIR = "/etc/alternatives"
@@ -37,31 +38,54 @@ class LinkPlan:
     ok: bool = True
 
 
-def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldconfig: bool = False, ldconfig_sudo: bool = True) -> LinkPlan:
-    """The commands that make /usr/local/cuda point at ``toolkit_path`` (pure)."""
+def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldconfig: bool = False, ldconfig_sudo: bool = True,
+              sudo_available: bool = True, root: Optional[str] = None) -> LinkPlan:
+    """The commands that make /usr/local/cuda point at ``toolkit_path`` (pure).
+
+    ``sudo`` leads a command only where it is needed and present (:mod:`cudaenv.toolkit.sudo`). ``root``: the
+    inspected image's folder on this machine (``--root``): the link made is the image's own (``ln -sfn
+    /usr/local/cuda-12.1 ROOT/usr/local/cuda``, a link that resolves inside the image) and the loader cache the
+    image's (``ldconfig -r ROOT``); nothing printed touches this machine's /usr/local/cuda. An image whose link is
+    managed by update-alternatives is refused with a note: this machine's update-alternatives would change this
+    machine's alternatives, not the image's.
+    """
     q = quote_exact
+    where = LINK if root is None else "%s inside %s" % (LINK, printable(root))
     if state.kind == "directory":
         return LinkPlan(
             (),
             ("%s is a real folder (a toolkit installed right there), not a link; cudaenv will not replace it. "
-             "Move it to a versioned name first (e.g. %s-%s) and run this again." % (LINK, LINK, version or "X.Y"),),
+             "Move it to a versioned name first (e.g. %s-%s) and run this again." % (where, LINK, version or "X.Y"),),
             ok=False,
         )
     if state.target is not None and state.target.rstrip("/") == toolkit_path.rstrip("/"):
-        return LinkPlan((), ("%s already points at %s" % (LINK, toolkit_path),))
+        return LinkPlan((), ("%s already points at %s" % (where, printable(toolkit_path)),))
     commands: List[str] = []
+    notes: List[str] = []
+    needed = []
     if state.kind == "alternatives" and state.alternative_name:
-        sudo = "" if state.alternatives_writable else "sudo "
+        if root is not None:
+            return LinkPlan((), (
+                "%s is managed by update-alternatives (%s/%s) in the image; cudaenv prints no command for it under "
+                "--root, since update-alternatives here would change this machine's alternatives. Inside the image "
+                "run: update-alternatives --set %s %s" % (where, ALTDIR, printable(state.alternative_name),
+                                                          q(state.alternative_name), q(toolkit_path)),), ok=False)
+        needed.append(not state.alternatives_writable)
+        sudo = sudo_prefix(needed[-1], sudo_available)
         name = q(state.alternative_name)
         if toolkit_path not in state.registered:
             commands.append("%supdate-alternatives --install %s %s %s %d" % (sudo, q(LINK), name, q(toolkit_path), _priority(version)))
         commands.append("%supdate-alternatives --set %s %s" % (sudo, name, q(toolkit_path)))
     else:
-        sudo = "" if state.writable else "sudo "
-        commands.append("%sln -sfn %s %s" % (sudo, q(toolkit_path), q(LINK)))
+        needed.append(not state.writable)
+        sudo = sudo_prefix(needed[-1], sudo_available)
+        commands.append("%sln -sfn %s %s" % (sudo, q(toolkit_path), q(LINK if root is None else root.rstrip("/") + LINK)))
     if ldconfig:
-        commands.append("%sldconfig" % ("sudo " if ldconfig_sudo else ""))
-    return LinkPlan(tuple(commands))
+        needed.append(ldconfig_sudo)
+        commands.append("%sldconfig%s" % (sudo_prefix(ldconfig_sudo, sudo_available), "" if root is None else " -r " + q(root)))
+    if any(needed) and not sudo_available:
+        notes.append(NO_SUDO_NOTE.replace("the commands marked [root]", "these commands"))
+    return LinkPlan(tuple(commands), tuple(notes))
 
 
 def _priority(version: Optional[str]) -> int:
@@ -160,7 +184,8 @@ def plan_link_for(host, toolkit, env) -> LinkReport:
 
     link_state = read_link_state(host)
     ld_notes, ld_uses_link = _ld_conf(host, toolkit.path)
-    plan = plan_link(toolkit.path, toolkit.version, link_state, ldconfig=ld_uses_link, ldconfig_sudo=not _writable(host, "/etc"))
+    plan = plan_link(toolkit.path, toolkit.version, link_state, ldconfig=ld_uses_link, ldconfig_sudo=not _writable(host, "/etc"),
+                     sudo_available=has_sudo(host), root=host.local("/") if host.rooted else None)
     notes = list(plan.notes)
     for line in ld_notes:
         notes.append("still points elsewhere (the loader's search path): %s" % line)

@@ -84,4 +84,5 @@ class Inspection:
     driver: Optional[DriverFacts] = None
     home: Optional[str] = None
     root: str = "/"
+    sudo: bool = True  # print `sudo` before commands that need root (not root, and a sudo is there)
     notes: Tuple[Note, ...] = field(default=())

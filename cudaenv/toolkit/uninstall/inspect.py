@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from cudaenv.errors import UserError
 from cudaenv.probes.toolkits import nvcc_file_version, probe_toolkits, runfile_uninstaller, toolkit_version_from_files
 from cudaenv.text import printable
+from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, is_root, sudo_prefix
 from cudaenv.toolkit.select import NEWEST, UNIQUE, SelectError, looks_like_path, match_toolkits, select_toolkits
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
 from cudaenv.parse.ldconf import ld_conf_lines
@@ -368,6 +369,7 @@ def inspect_uninstall(
     driver: bool = False,
     python: Optional[str] = None,
     active_path: Optional[str] = None,
+    root_user: Optional[bool] = None,
 ) -> Inspection:
     db = dpkg_mod.probe_dpkg(host, notes)
     ctx = {
@@ -381,6 +383,10 @@ def inspect_uninstall(
     # a toolkit in /usr (distro packages) is never searched for by path: every line naming /usr would match
     paths = [t.path for t in targets if t.path.rstrip("/") not in PROTECTED and t.path.count("/") >= 2]
     home = host.env.get("HOME")
+    root_user = is_root() if root_user is None else root_user
+    sudo = has_sudo(host)
+    if not root_user and not sudo and host.system != "windows":
+        notes.append(Note("uninstall", NO_SUDO_NOTE))
     return Inspection(
         system=host.system,
         targets=facts,
@@ -393,4 +399,5 @@ def inspect_uninstall(
         home=system_path(host, home) if home else None,
         root=str(host.root) if host.rooted else "/",
         notes=tuple(notes),
+        sudo=bool(sudo_prefix(not root_user, sudo)),
     )

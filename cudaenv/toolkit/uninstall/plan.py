@@ -84,6 +84,7 @@ class Plan(Record):
     notes: Tuple[Note, ...] = ()
     system: str = "linux"
     root: str = "/"
+    sudo: bool = True  # printed commands that need root start with `sudo` (cudaenv.toolkit.sudo)
 
     @property
     def needs_root(self) -> bool:
@@ -170,6 +171,7 @@ def plan_uninstall(inspection: Inspection, options: Options = Options()) -> Plan
         notes=tuple(b.notes),
         system=inspection.system,
         root=inspection.root,
+        sudo=inspection.sudo,
     )
 
 
