@@ -67,7 +67,7 @@ def _literal(node: ast.AST) -> Optional[str]:
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
         left = _literal(node.left)
-        return None if left is None else re.sub(r"%[-#0 +]*\d*(?:\.\d+)?[sdrif]", "…", left)
+        return None if left is None else re.sub(r"%[-#0 +]{0,5}\d{0,4}(?:\.\d{1,4})?[sdrif]", "…", left)
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
     return None

@@ -1,9 +1,14 @@
 """What a pasted CUDA / torch / NCCL / nvcc error means and what to do: one classification for all of cudaenv.
 
 The patterns are facts in ``data/error_patterns.json`` (each row: ``id``, ``patterns``, ``title``,
-``explanation``, optional ``details``, ``advice``, ``source``). Rows are tried in order; the first row
-with a matching pattern classifies the text. ``cudaenv explain`` and ``cudaenv verify`` both use
-:func:`classify_error`, and ids shared with ``cudaenv doctor`` findings mean the same thing.
+``explanation``, optional ``details``, ``advice``, ``context``, ``source``). Rows are tried in order; the first
+row with a matching pattern classifies the text. ``cudaenv explain`` and ``cudaenv verify`` both use
+:func:`classify_error`, and ids shared with ``cudaenv doctor`` findings mean the same thing. A row's
+``context`` names which of this machine's facts (:data:`CONTEXTS`) sharpen its explanation.
+
+Bounded: a text over :data:`MAX_TEXT` characters is searched in its head and its tail (a traceback is at the
+end of a log), and :func:`read_paste` reads a paste of any size and encoding in bounded memory. Rendering is
+:mod:`cudaenv.render.explain`.
 
 >>> m = classify_error("RuntimeError: CUDA error: no kernel image is available for execution on the device")
 >>> m.id
@@ -11,7 +16,6 @@ with a matching pattern classifies the text. ``cudaenv explain`` and ``cudaenv v
 """
 
 import re
-import textwrap
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -19,7 +23,9 @@ from cudaenv._record import Record, factory
 from cudaenv.version import cuda_from_int, sm_name
 
 TABLE = "error_patterns"
-MAX_TEXT = 1_000_000  # characters of a pasted log that are searched
+MAX_TEXT = 1_000_000  # characters of a pasted log that are searched: the first and the last half of it
+MAX_READ = 512 * 1024 * 1024  # bytes of a paste read at all (a stream that never ends stops here)
+CONTEXTS = ("devices", "torch_build", "arch")  # the kinds of machine facts a row's "context" may name
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
@@ -48,6 +54,7 @@ class ExplainReport(Record):
     others: Tuple[ErrorMatch, ...] = ()
     context: Tuple[str, ...] = ()
     facts: Optional[Dict[str, Any]] = None
+    cut: Optional[Dict[str, Any]] = None  # {size, stopped} when only the head and tail of a long paste were searched
 
     def _json_adjust(self, data: Dict[str, Any]) -> None:
         if data["match"] is not None:
@@ -63,6 +70,7 @@ class _Row(Record):
     advice: Tuple[str, ...]
     source: Optional[str]
     doctor_finding: bool = False
+    context: Tuple[str, ...] = ()
     extra: Dict[str, Any] = factory(dict)
 
 
@@ -82,6 +90,7 @@ def _rows() -> Tuple[_Row, ...]:
                 advice=tuple(raw.get("advice", ())),
                 source=raw.get("source"),
                 doctor_finding=bool(raw.get("doctor_finding", False)),
+                context=tuple(raw.get("context", ())),
             )
         )
     return tuple(rows)
@@ -115,7 +124,16 @@ def _fill(template: str, values: Mapping[str, str]) -> Optional[str]:
     return None if missing else result
 
 
-def _match_row(row: _Row, text: str) -> Optional[ErrorMatch]:
+def _match_row(row: _Row, text: str, joined: Optional[str] = None) -> Optional[ErrorMatch]:
+    """The row's match in ``text``; else in ``joined`` (the text with its lines joined: a message a terminal
+    wrapped across two lines)."""
+    found = _match_row_in(row, text)
+    if found is None and joined is not None and joined != text:
+        found = _match_row_in(row, joined)
+    return found
+
+
+def _match_row_in(row: _Row, text: str) -> Optional[ErrorMatch]:
     first = None
     values: Dict[str, str] = {}
     for pattern in row.patterns:
@@ -146,29 +164,99 @@ def _match_row(row: _Row, text: str) -> Optional[ErrorMatch]:
     )
 
 
-def classify_all(text: str) -> List[ErrorMatch]:
-    """Every row that matches ``text``, in priority order (a traceback can show several problems)."""
+def searched_text(text: str) -> str:
+    """The part of ``text`` that is searched: all of it up to MAX_TEXT characters, else its head and its tail."""
+    if len(text) <= MAX_TEXT:
+        return text
+    half = MAX_TEXT // 2
+    return text[:half] + "\n" + text[-half:]
+
+
+def is_cut(length: int) -> bool:
+    """True when a text of ``length`` characters is searched only in its head and tail."""
+    return length > MAX_TEXT
+
+
+def _joined(text: str) -> str:
+    """``text`` with every line break (and the blanks around it) made one space: a terminal's hard wrap undone."""
+    return " ".join(part for part in (line.strip() for line in text.splitlines()) if part)
+
+
+def _matches(text: object, first_only: bool) -> List[ErrorMatch]:
     if not isinstance(text, str) or not text.strip():
         return []
-    text = text[:MAX_TEXT]
+    text = searched_text(text)
+    joined = _joined(text) if "\n" in text else None
     found = []
     for row in _rows():
-        m = _match_row(row, text)
+        m = _match_row(row, text, joined)
         if m is not None:
             found.append(m)
+            if first_only:
+                break
     return found
+
+
+def classify_all(text: str) -> List[ErrorMatch]:
+    """Every row that matches ``text``, in priority order (a traceback can show several problems)."""
+    return _matches(text, first_only=False)
 
 
 def classify_error(text: str) -> Optional[ErrorMatch]:
     """The classification of an error text, or None when no known pattern matches."""
-    if not isinstance(text, str) or not text.strip():
-        return None
-    text = text[:MAX_TEXT]
-    for row in _rows():
-        m = _match_row(row, text)
-        if m is not None:
-            return m
-    return None
+    found = _matches(text, first_only=True)
+    return found[0] if found else None
+
+
+class Paste:
+    """What :func:`read_paste` read: the text to search, and how much there was."""
+
+    __slots__ = ("text", "size", "cut", "stopped")
+
+    def __init__(self, text: str, size: int, cut: bool, stopped: bool):
+        self.text = text  # all of it, or its head and tail joined by a line break
+        self.size = size  # bytes (or characters) read in all
+        self.cut = cut  # the middle was dropped
+        self.stopped = stopped  # reading stopped at MAX_READ: the stream did not end
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def read_paste(stream, limit: int = MAX_TEXT, max_read: int = MAX_READ, chunk: int = 1 << 20) -> Paste:
+    """A paste from a binary (or text) stream in bounded memory: the first and the last ``limit // 2`` bytes are
+    kept, the middle of a longer paste is dropped (and said). Any encoding: undecodable bytes are replaced."""
+    half = max(1, limit // 2)
+    head = tail = None
+    size = 0
+    stopped = False
+    while True:
+        try:
+            block = stream.read(chunk)
+        except (OSError, ValueError):
+            break
+        if not block:
+            break
+        size += len(block)
+        if head is None:
+            head = tail = block[:0]  # bytes from a binary stream, str from a text one
+        if len(head) < half:
+            room = half - len(head)
+            head, block = head + block[:room], block[room:]
+        if block:
+            tail = (tail + block)[-half:]
+        if size >= max_read:
+            stopped = True
+            break
+    if head is None:
+        return Paste("", 0, False, False)
+    cut = size > len(head) + len(tail)
+    if isinstance(head, bytes):
+        text = _decode(head) + ("\n" if cut else "") + _decode(tail)
+    else:
+        text = head + ("\n" if cut else "") + tail
+    return Paste(text, size, cut, stopped)
 
 
 def describe(error_id: str, values: Optional[Mapping[str, str]] = None) -> Optional[ErrorMatch]:
@@ -190,76 +278,46 @@ def describe(error_id: str, values: Optional[Mapping[str, str]] = None) -> Optio
 
 
 # ------------------------------------------------------------------ facts from a probe
+def context_kinds(error_id: str) -> Tuple[str, ...]:
+    """Which kinds of machine facts (:data:`CONTEXTS`) the table says sharpen ``error_id``'s explanation."""
+    return next((row.context for row in _rows() if row.id == error_id), ())
+
+
+def _small(value: Any) -> Optional[int]:
+    text = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 6 else None
+
+
 def context_lines(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> List[str]:
     """Sentences about this machine that sharpen an explanation (``facts``: verify_device.py's ``info``)."""
     if not facts:
         return []
     lines: List[str] = []
-    count = facts.get("device_count")
+    kinds = context_kinds(match.id)
+    count = _small(facts.get("device_count"))
     visible = facts.get("cuda_visible_devices")
     torch_version = facts.get("torch")
     if torch_version is None and facts.get("import_error"):
         return ["torch does not import in %s: %s" % (facts.get("python") or "this Python", facts["import_error"])]
-    if match.id in ("invalid-device-ordinal", "checkpoint-device-missing", "torch-cuda-unavailable", "tensors-on-different-devices"):
+    if "devices" in kinds:
         if count is not None:
-            names = ["cuda:%d" % i for i in range(int(count))]
+            names = ["cuda:%d" % i for i in range(min(count, 64))]
             seen = ", ".join(names) if names else "no GPU"
-            lines.append("Here torch sees %d GPU(s): %s." % (int(count), seen))
+            lines.append("Here torch sees %d GPU(s): %s." % (count, seen))
         if visible is not None:
             lines.append("CUDA_VISIBLE_DEVICES=%r in this environment." % visible)
-        device = dict(match.values).get("device")
-        if device is not None and count is not None and int(device) >= int(count):
-            target = "cuda:0" if int(count) else "cpu"
+        device = _small(dict(match.values).get("device"))
+        if device is not None and count is not None and device >= count:
+            target = "cuda:0" if count else "cpu"
             lines.append("Use map_location=%r here (cuda:%s does not exist)." % (target, device))
-    if match.id in ("torch-cpu-only", "driver-too-old-for-torch", "gpu-arch-unsupported", "torch-cuda-unavailable", "no-driver"):
-        if torch_version:
-            lines.append("torch %s in %s (built for CUDA %s)." % (torch_version, facts.get("python") or "this Python", facts.get("cuda") or "none: a CPU build"))
-    if match.id == "gpu-arch-unsupported":
+    if "torch_build" in kinds and torch_version:
+        lines.append("torch %s in %s (built for CUDA %s)." % (torch_version, facts.get("python") or "this Python", facts.get("cuda") or "none: a CPU build"))
+    if "arch" in kinds:
         arch = facts.get("arch_list") or []
         if arch:
-            lines.append("This torch has kernels for: %s." % " ".join(arch))
+            lines.append("This torch has kernels for: %s." % " ".join(str(a) for a in arch))
         for i, dev in enumerate(facts.get("devices") or []):
-            cap = dev.get("capability")
+            cap = dev.get("capability") if isinstance(dev, Mapping) else None
             if cap:
-                lines.append("cuda:%d %s is %s." % (i, dev.get("name") or "", sm_name(cap) or "sm_" + cap.replace(".", "")))
+                lines.append("cuda:%d %s is %s." % (i, dev.get("name") or "", sm_name(cap) or "sm_" + str(cap).replace(".", "")))
     return lines
-
-
-# ------------------------------------------------------------------ rendering
-def render_match(match: ErrorMatch, width: int = 80, context: Sequence[str] = (), others: Sequence[ErrorMatch] = ()) -> str:
-    wrap = lambda text, indent: textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent)  # noqa: E731
-    out = ["%s: %s" % (match.id, match.title)]
-    if match.matched:
-        shown = match.matched if len(match.matched) <= width - 14 else match.matched[: width - 17] + "..."
-        out.append("  matched: %s" % shown)
-    out.append("")
-    out.append(wrap(match.explanation, "  "))
-    for line in list(match.details) + list(context):
-        out.append(wrap(line, "  "))
-    if match.advice:
-        out.append("")
-        out.append("  What to do:")
-        for item in match.advice:
-            out.append(textwrap.fill(item, width=width, initial_indent="    - ", subsequent_indent="      "))
-    rest = [m for m in others if m.id != match.id]
-    if rest:
-        out.append("")
-        out.append("  Also in this text: " + ", ".join("%s (%s)" % (m.id, m.title) for m in rest))
-        out.append("  (cudaenv explain --all shows each)")
-    return "\n".join(out) + "\n"
-
-
-UNKNOWN_ADVICE = (
-    "Paste the whole error: from 'Traceback (most recent call last)' down to the last line, plus any "
-    "'UserWarning: CUDA initialization' lines printed before it.",
-    "Include the machine's facts: cudaenv doctor --format markdown",
-    "Run real work on each GPU, which classifies what fails: cudaenv verify",
-    "Asynchronous CUDA errors point at the wrong line: rerun with CUDA_LAUNCH_BLOCKING=1 and paste that error",
-)
-
-
-def render_unknown(width: int = 80) -> str:
-    out = ["cudaenv did not recognise this error.", "", "  What to paste:"]
-    for item in UNKNOWN_ADVICE:
-        out.append(textwrap.fill(item, width=width, initial_indent="    - ", subsequent_indent="      "))
-    return "\n".join(out) + "\n"

@@ -13,29 +13,40 @@ compressed payload. The header declares what the payload must be::
     totalsize="166"                         (2.4+)
     skip="715"                              (header lines; makeself 2.1 writes `head -n 403 "$1"` instead)
 
-``parse_header`` reads those fields (pure); ``check_installer`` finds the payload after the header's lines,
+:mod:`cudaenv.parse.makeself` reads those fields (pure); ``check_installer`` finds the payload after the header's lines,
 compares its size with ``filesizes`` (a truncated download), verifies SHA-256, MD5 or makeself's CRC
 (POSIX ``cksum``, implemented here) the way makeself itself does (the strongest declared one), and
 recognises an HTML/XML error page or an empty or zero-filled file saved under the installer's name.
-The file is only ever read, never executed.
+The file is only ever read (a regular file only: a FIFO or device is refused), never executed; the header is
+read bounded (its first MB), and a file of 200,000 archives gives 21 checks. An archive that declares no checksum
+is ``unverified``, never "intact". Rendering is :mod:`cudaenv.render.installer`.
 """
 
 import hashlib
 import os
 import re
-from typing import BinaryIO, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, BinaryIO, List, Optional, Tuple
 
+from cudaenv._fs import open_regular
 from cudaenv._record import Record
+from cudaenv.parse.makeself import Header, label_versions, looks_like_makeself, parse_file_name, parse_header, payload_offset
 
-HEADER_LIMIT = 1024 * 1024  # a makeself header is a few hundred lines
+if TYPE_CHECKING:
+    from cudaenv.host import Host
+
+HEADER_LIMIT = 1024 * 1024  # a makeself header is a few hundred lines (a CUDA 12 one: about 25 KB)
 CHUNK = 4 * 1024 * 1024
 ZERO_TAIL_MIN = 512
+MAX_LISTED = 20  # archives listed one by one; the rest are summed up in one check
+CKSUM_RATE = 50e6  # bytes a second the system's cksum is given on top of the host's timeout
 
-_NAME = re.compile(r"cuda_(\d+\.\d+(?:\.\d+)?)_(\d+\.\d+(?:\.\d+)?)_(linux(?:_[a-z0-9]+)?|windows)", re.IGNORECASE)
-_DRIVER_NAME = re.compile(r"NVIDIA-Linux-([a-z0-9_]+)-(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
-_VERSION_IN_LABEL = re.compile(r"(\d+\.\d+(?:\.\d+)?)")
+# Bounded, and no '<' inside: a page of 200,000 `<title` is read in one pass
+_TITLE = re.compile(r"<title\b[^<>]{0,200}>([^<]{0,1000})</title", re.I)
+_CODE = re.compile(r"<Code>([^<]{0,200})</Code>")
 _MAGIC = {b"\x1f\x8b": "gzip", b"\xfd7zXZ\x00": "xz", b"BZh": "bzip2", b"\x28\xb5\x2f\xfd": "zstd", b"\x89LZO": "lzo", b"\x04\x22\x4d\x18": "lz4"}
-_DECOMPRESS = (("gzip -cd", "gzip"), ("pigz -cd", "gzip"), ("xz -d", "xz"), ("zstd -d", "zstd"), ("bzip2 -d", "bzip2"), ("lz4 -d", "lz4"), ("lzop -d", "lzo"))
+
+__all__ = ["Check", "Cksum", "Header", "InstallerReport", "check_installer", "cksum", "looks_like_makeself", "parse_file_name",
+           "parse_header"]
 
 
 # ------------------------------------------------------------------------------------ POSIX cksum
@@ -83,78 +94,16 @@ def cksum(data: bytes) -> int:
     return c.value()
 
 
-# ------------------------------------------------------------------------------------ header
-
-
-class Header(Record):
-    makeself_version: Optional[str] = None
-    label: Optional[str] = None
-    filesizes: Tuple[int, ...] = ()
-    totalsize: Optional[int] = None
-    crcsums: Tuple[str, ...] = ()
-    md5s: Tuple[str, ...] = ()
-    shas: Tuple[str, ...] = ()
-    skip_lines: Optional[int] = None
-    compression: Optional[str] = None  # from the header's decompress command
-    script: Optional[str] = None
-
-
-def _field(text: str, name: str) -> Optional[str]:
-    m = re.search(r'^%s="([^"\n]*)"' % re.escape(name), text, re.M) or re.search(r"^%s='([^'\n]*)'" % re.escape(name), text, re.M)
-    return m.group(1) if m else None
-
-
-def looks_like_makeself(text: str) -> bool:
-    return text.startswith("#!") and ("Makeself" in text[:4096] or ("filesizes=" in text and ("CRCsum=" in text or "MD5=" in text)))
-
-
-def parse_header(text: str) -> Header:
-    """The fields a makeself header declares (absent ones None/empty). Any text in, no exception out."""
-    version = re.search(r"generated using Makeself (\S+)", text[:4096])
-    sizes = tuple(int(x) for x in (_field(text, "filesizes") or "").split() if x.isdigit())
-    total = _field(text, "totalsize")
-    skip = _field(text, "skip")
-    skip_lines = int(skip) if skip and skip.isdigit() else None
-    if skip_lines is None:
-        m = re.search(r'head -n (\d+) "?\$[01]', text)
-        skip_lines = int(m.group(1)) if m else None
-    compression = None
-    for needle, kind in _DECOMPRESS:
-        if needle in text:
-            compression = kind
-            break
-    return Header(
-        makeself_version=version.group(1) if version else None,
-        label=_field(text, "label"),
-        filesizes=sizes,
-        totalsize=int(total) if total and total.isdigit() else None,
-        crcsums=tuple((_field(text, "CRCsum") or "").split()),
-        md5s=tuple((_field(text, "MD5") or "").split()),
-        shas=tuple((_field(text, "SHA") or "").split()),
-        skip_lines=skip_lines,
-        compression=compression,
-        script=_field(text, "script"),
-    )
-
-
-def parse_file_name(name: str) -> Dict[str, Optional[str]]:
-    """Toolkit/driver versions and platform from ``cuda_12.1.0_530.30.02_linux.run`` or ``NVIDIA-Linux-x86_64-550.54.15.run``."""
-    m = _NAME.search(name)
-    if m:
-        return {"toolkit": m.group(1), "driver": m.group(2), "platform": m.group(3).lower()}
-    m = _DRIVER_NAME.search(name)
-    if m:
-        return {"toolkit": None, "driver": m.group(2), "platform": "linux_" + m.group(1).lower()}
-    return {"toolkit": None, "driver": None, "platform": None}
-
-
 # ------------------------------------------------------------------------------------ the check
 
 
 class Check(Record):
-    name: str  # size | sha256 | md5 | crc | compression | name
+    name: str  # size | sha256 | md5 | crc | checksum | compression | name | header
     status: str  # ok | bad | skipped
     message: str
+
+
+VERDICTS = ("ok", "bad", "unverified")  # unverified: nothing wrong found, but no checksum vouches for the content
 
 
 class InstallerReport(Record):
@@ -165,7 +114,7 @@ class InstallerReport(Record):
     path: str
     size: int
     kind: str  # makeself | html | empty | zeros | not-makeself
-    ok: bool
+    ok: bool  # verdict == "ok": intact and verified by a checksum
     makeself_version: Optional[str] = None
     label: Optional[str] = None
     toolkit_version: Optional[str] = None
@@ -178,19 +127,23 @@ class InstallerReport(Record):
     checks: Tuple[Check, ...] = ()
     problems: Tuple[str, ...] = ()
     advice: Tuple[str, ...] = ()
+    verdict: str = "bad"
+    archives: int = 0  # archives the header declares (checks lists at most MAX_LISTED of them one by one)
 
 
-
-def _mb(n: int) -> str:
+def mb(n: int) -> str:
     return "%.1f MB" % (n / 1e6) if n >= 100000 else "%d bytes" % n
+
+
+_mb = mb
 
 
 def _html_title(head: bytes) -> Optional[str]:
     text = head.decode("utf-8", "replace")
-    m = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+    m = _TITLE.search(text)
     if m:
         return " ".join(m.group(1).split())[:120]
-    m = re.search(r"<Code>(.*?)</Code>", text, re.S)
+    m = _CODE.search(text)
     return m.group(1).strip() if m else None
 
 
@@ -216,14 +169,18 @@ def _zero_tail(fh: BinaryIO, size: int) -> int:
     return count
 
 
-def check_installer(path: str) -> InstallerReport:
-    """Read ``path`` (never run it) and say whether it is an intact makeself installer."""
+def check_installer(path: str, host: "Optional[Host]" = None) -> InstallerReport:
+    """Read ``path`` (never run it) and say whether it is an intact makeself installer.
+
+    ``host``: runs the system's ``cksum`` for large CRC-only archives (bounded by its timeout); without one the CRC
+    is computed here. Raises OSError when the file cannot be opened or is not a regular file (a FIFO never blocks).
+    """
     names = parse_file_name(os.path.basename(path))
     base = dict(path=path, toolkit_version=names["toolkit"], driver_version=names["driver"], platform=names["platform"])
-    size = os.path.getsize(path)
     redownload = "download the installer again (resume a cut download with `wget -c URL` or `curl -C - -O URL`)"
     space = "check the free space where you saved it (`df -h %s`): a full disk cuts downloads short" % (os.path.dirname(os.path.abspath(path)))
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
         if size == 0:
             return InstallerReport(size=0, kind="empty", ok=False, problems=("the file is empty",), advice=(redownload, space), **base)
         head = fh.read(HEADER_LIMIT)
@@ -253,43 +210,48 @@ def check_installer(path: str) -> InstallerReport:
                 advice=(redownload,), **base
             )
         header = parse_header(text)
-        return _check_makeself(fh, size, header, base, redownload, space)
+        return _check_makeself(fh, size, head, header, base, redownload, space, host)
 
 
-def _check_makeself(fh: BinaryIO, size: int, header: Header, base: dict, redownload: str, space: str) -> InstallerReport:
+def _damaged(size: int, base: dict, fields: dict, checks: List[Check], problem: str, redownload: str) -> InstallerReport:
+    return InstallerReport(size=size, kind="makeself", ok=False, checks=tuple(checks), problems=(problem,), advice=(redownload,),
+                           archives=fields.pop("archives", 0), **base, **fields)
+
+
+def _check_makeself(fh: BinaryIO, size: int, head: bytes, header: Header, base: dict, redownload: str, space: str,
+                    host: "Optional[Host]") -> InstallerReport:
     checks: List[Check] = []
     problems: List[str] = []
     advice: List[str] = []
-    label_versions = _VERSION_IN_LABEL.findall(header.label or "")
-    if base["toolkit_version"] is None and label_versions:
-        base = dict(base, toolkit_version=label_versions[0])
-    elif base["toolkit_version"] and label_versions and not any(v.startswith(base["toolkit_version"][:4]) for v in label_versions):
+    versions = label_versions(header.label)
+    if base["toolkit_version"] is None and versions:
+        base = dict(base, toolkit_version=versions[0])
+    elif base["toolkit_version"] and versions and not any(v.startswith(base["toolkit_version"][:4]) for v in versions):
         checks.append(Check("name", "bad", "the file name says %s but the header's label says %r: the file was renamed?" % (base["toolkit_version"], header.label)))
-    fields = dict(makeself_version=header.makeself_version, label=header.label, header_lines=header.skip_lines)
+    fields = dict(makeself_version=header.makeself_version, label=header.label, header_lines=header.skip_lines, archives=len(header.filesizes))
+    if header.bad_numbers:
+        return _damaged(size, base, fields, checks, "the makeself header's %s is not a number: it is damaged" % " and ".join(header.bad_numbers), redownload)
     if header.skip_lines is None or not header.filesizes:
-        problems.append("the makeself header has no %s field: it is damaged" % ("skip/head -n" if header.skip_lines is None else "filesizes"))
-        return InstallerReport(size=size, kind="makeself", ok=False, checks=tuple(checks), problems=tuple(problems), advice=(redownload,), **base, **fields)
-    fh.seek(0)
-    offset = 0
-    for _ in range(header.skip_lines):
-        line = fh.readline()
-        if not line:
-            break
-        offset += len(line)
+        missing = "skip/head -n" if header.skip_lines is None else "filesizes"
+        return _damaged(size, base, fields, checks, "the makeself header has no %s field: it is damaged" % missing, redownload)
+    offset = payload_offset(head, header.skip_lines, complete=len(head) >= size)
+    if offset is None:
+        return _damaged(size, base, fields, checks, "the makeself header says its script is %d lines long, but those lines run past the "
+                        "first %s of the file: the header is damaged" % (header.skip_lines, mb(HEADER_LIMIT)), redownload)
     expected = header.totalsize if header.totalsize is not None else sum(header.filesizes)
     actual = size - offset
     fields.update(payload_offset=offset, expected_payload=expected, actual_payload=actual)
     zeros = _zero_tail(fh, size)
     if actual < expected:
-        problems.append("the download is incomplete: %s of %s of payload (%s missing)" % (_mb(actual), _mb(expected), _mb(expected - actual)))
+        problems.append("the download is incomplete: %s of %s of payload (%s missing)" % (mb(actual), mb(expected), mb(expected - actual)))
         checks.append(Check("size", "bad", "payload %d bytes, header expects %d" % (actual, expected)))
         advice += [redownload, space]
     elif actual > expected:
         checks.append(Check("size", "bad", "%d bytes more than the header expects" % (actual - expected)))
-        problems.append("the file is %s longer than its header says: something was appended or two downloads were joined" % _mb(actual - expected))
+        problems.append("the file is %s longer than its header says: something was appended or two downloads were joined" % mb(actual - expected))
         advice.append(redownload)
     else:
-        checks.append(Check("size", "ok", "payload is %s, as the header expects" % _mb(expected)))
+        checks.append(Check("size", "ok", "payload is %s, as the header expects" % mb(expected)))
     truncated = actual < expected
     if header.compression and actual > 0:
         fh.seek(offset)
@@ -303,11 +265,14 @@ def _check_makeself(fh: BinaryIO, size: int, header: Header, base: dict, redownl
             checks.append(Check("compression", "bad", "payload starts with %r, not %s" % (magic[:4], header.compression)))
         else:
             checks.append(Check("compression", "ok", "payload is %s data" % kind))
-    bad_sum = _verify_sums(fh, offset, header, checks)
-    verified = any(c.status == "ok" and c.name in ("sha256", "md5", "crc") for c in checks)
+    sums = _verify_sums(fh, base["path"], offset, header, host)
+    checks += _list_sums(sums)
+    bad_sum = next((which for _, which, status, _ in sums if status == "bad"), None)
+    verified = any(status == "ok" for _, _, status, _ in sums)
+    unverified = [i for i, _, status, _ in sums if status == "skipped"]
     # a tar ends in zero blocks: zeros only mean an unfinished download when the sums fail or nothing vouches for them
     if zeros >= ZERO_TAIL_MIN and (bad_sum or (not verified and header.compression)):
-        problems.append("the file ends in %s of zero bytes: the download was preallocated and never finished" % _mb(zeros))
+        problems.append("the file ends in %s of zero bytes: the download was preallocated and never finished" % mb(zeros))
         if redownload not in advice:
             advice += [redownload, space]
     if bad_sum and not truncated:
@@ -315,47 +280,40 @@ def _check_makeself(fh: BinaryIO, size: int, header: Header, base: dict, redownl
         if redownload not in advice:
             advice.append(redownload)
         advice.append("compare with the checksum NVIDIA publishes beside the download (`md5sum FILE`)")
-    ok = not problems and not any(c.status == "bad" for c in checks)
-    if ok:
+    name = os.path.basename(base["path"])
+    if problems or any(c.status == "bad" for c in checks):
+        verdict = "bad"
+    elif unverified:
+        verdict = "unverified"
+        which = "its archive" if len(sums) == 1 else "%d of its %d archives" % (len(unverified), len(sums))
+        problems.append("the header declares no checksum for %s: its size and format are right, but the content could not be "
+                        "verified" % which)
+        advice.append("compare the file with the checksum NVIDIA publishes beside the download (`md5sum %s` or `sha256sum %s`)" % (name, name))
+    else:
+        verdict = "ok"
+    if verdict != "bad":
         advice.append(
-            "the file is intact. If `sh FILE` still fails while extracting (gzip/tar errors, 'No space left'), the temporary "
-            "folder is full: check `df -h /tmp` and run `sh %s --tmpdir=/a/folder/with/space`" % os.path.basename(base["path"])
+            "%sf `sh FILE` still fails while extracting (gzip/tar errors, 'No space left'), the temporary "
+            "folder is full: check `df -h /tmp` and run `sh %s --tmpdir=/a/folder/with/space`" % ("the file is intact. I" if verdict == "ok" else "i", name)
         )
-    return InstallerReport(size=size, kind="makeself", ok=ok, checks=tuple(checks), problems=tuple(problems), advice=tuple(advice), **base, **fields)
+    return InstallerReport(size=size, kind="makeself", ok=verdict == "ok", verdict=verdict, checks=tuple(checks), problems=tuple(problems),
+                           advice=tuple(advice), archives=fields.pop("archives"), **base, **fields)
 
 
 FAST_CKSUM_OVER = 8 * 1024 * 1024  # the Python CRC runs at about 6 MB/s; the system's cksum is C
+PY_CRC_MAX = 256 * 1024 * 1024  # beyond this the built-in CRC would take minutes: the archive stays unverified
+_CKSUM_SLICE = 'tail -c +"$1" "$2" | head -c "$3" | cksum'  # the file and numbers are arguments, never shell text
 
 
-def _system_cksum(fh: BinaryIO, pos: int, length: int) -> Tuple[Optional[str], int]:
-    """(CRC, bytes not read) from the system's POSIX ``cksum`` fed the slice; (None, length) when it cannot run."""
-    import shutil
-    import subprocess
-
-    exe = shutil.which("cksum")
-    if exe is None:
-        return None, length
-    try:
-        # bounded: communicate(timeout=60) below; cksum reads its input as fast as it is written
-        proc = subprocess.Popen([exe], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except OSError:
-        return None, length
-    fh.seek(pos)
-    left = length
-    try:
-        while left > 0:
-            block = fh.read(min(CHUNK, left))
-            if not block:
-                break
-            proc.stdin.write(block)
-            left -= len(block)
-        out, _ = proc.communicate(timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        proc.kill()
-        proc.wait()
-        return None, length
-    words = out.split()
-    return (words[0].decode() if proc.returncode == 0 and words else None), left
+def _system_cksum(host: "Host", path: str, pos: int, length: int) -> Optional[str]:
+    """The POSIX CRC of ``length`` bytes at ``pos`` from the system's ``cksum``, run through the host's runner (its
+    timeout, plus time for the size, kills the whole pipeline); None when it did not give one."""
+    argv = ["sh", "-c", _CKSUM_SLICE, "cudaenv-cksum", str(pos + 1), os.path.abspath(path), str(length)]
+    res = host.run(argv, timeout=host.timeout + length / CKSUM_RATE)
+    words = res.stdout.split() if res.ok else []
+    if len(words) >= 2 and words[0].isdigit() and words[1] == str(length) and len(words[0]) <= 10:
+        return words[0]
+    return None
 
 
 def _declared(values: Tuple[str, ...], i: int) -> Optional[str]:
@@ -364,22 +322,29 @@ def _declared(values: Tuple[str, ...], i: int) -> Optional[str]:
     return None
 
 
-def _verify_sums(fh: BinaryIO, offset: int, header: Header, checks: List[Check]) -> Optional[str]:
-    """Verify each archive with its strongest declared sum (SHA-256, else MD5, else CRC), as makeself does."""
-    bad = None
+def _verify_sums(fh: BinaryIO, path: str, offset: int, header: Header, host: "Optional[Host]") -> List[Tuple[int, str, str, str]]:
+    """(archive number, which sum, ok|bad|skipped, message) for each archive, checked with its strongest declared sum
+    (SHA-256, else MD5, else CRC), as makeself does."""
+    out = []
     pos = offset
     for i, length in enumerate(header.filesizes):
+        n = i + 1
         sha, md5, crc = _declared(header.shas, i), _declared(header.md5s, i), _declared(header.crcsums, i)
         which = "sha256" if sha else "md5" if md5 else "crc" if crc else None
         if which is None:
-            checks.append(Check("checksum", "skipped", "archive %d declares no checksum" % (i + 1)))
+            out.append((n, "checksum", "skipped", "archive %d declares no checksum" % n))
             pos += length
             continue
-        if which == "crc" and length > FAST_CKSUM_OVER:
-            got, left = _system_cksum(fh, pos, length)
-        else:
-            got, left = None, length
+        got = None
+        if which == "crc" and length > FAST_CKSUM_OVER and host is not None:
+            got = _system_cksum(host, path, pos, length)
+        left = 0
         if got is None:
+            if which == "crc" and length > PY_CRC_MAX:
+                out.append((n, "crc", "skipped", "archive %d: the system's cksum gave no answer, and the built-in CRC of %s would "
+                            "take minutes: not checked" % (n, mb(length))))
+                pos += length
+                continue
             hasher = hashlib.sha256() if which == "sha256" else hashlib.md5() if which == "md5" else Cksum()
             fh.seek(pos)
             left = length
@@ -392,35 +357,27 @@ def _verify_sums(fh: BinaryIO, offset: int, header: Header, checks: List[Check])
             got = hasher.hexdigest() if which != "crc" else str(hasher.value())
         want = (sha or md5 or crc).lower()
         if left > 0:
-            checks.append(Check(which, "bad", "archive %d is cut short: its %s cannot match" % (i + 1, which)))
-            bad = bad or which
+            out.append((n, which, "bad", "archive %d is cut short: its %s cannot match" % (n, which)))
         elif got.lower() != want:
-            checks.append(Check(which, "bad", "archive %d: %s is %s, the header declares %s" % (i + 1, which, got, want)))
-            bad = bad or which
+            out.append((n, which, "bad", "archive %d: %s is %s, the header declares %s" % (n, which, got, want)))
         else:
-            checks.append(Check(which, "ok", "archive %d: %s matches" % (i + 1, which)))
+            out.append((n, which, "ok", "archive %d: %s matches" % (n, which)))
         pos += length
-    return bad
+    return out
 
 
-def render_report(report: InstallerReport) -> str:
-    lines = ["%s: %s" % (report.path, "OK, an intact installer" if report.ok else "BAD")]
-    what = []
-    if report.toolkit_version:
-        what.append("CUDA %s" % report.toolkit_version)
-    if report.driver_version:
-        what.append("driver %s" % report.driver_version)
-    if report.platform:
-        what.append(report.platform)
-    if what:
-        lines.append("  for: " + ", ".join(what))
-    if report.label:
-        lines.append("  label: %s (makeself %s)" % (report.label, report.makeself_version or "?"))
-    lines.append("  size: %s" % (_mb(report.size) if report.size < 100000 else "%s (%d bytes)" % (_mb(report.size), report.size)))
-    for c in report.checks:
-        lines.append("  [%s] %s: %s" % (c.status, c.name, c.message))
-    for p in report.problems:
-        lines.append("  problem: " + p)
-    for a in report.advice:
-        lines.append("  what to do: " + a)
-    return "\n".join(lines) + "\n"
+def _list_sums(sums: List[Tuple[int, str, str, str]]) -> List[Check]:
+    """The first MAX_LISTED archives one by one; the rest as one check with the counts (200,000 archives are 21 lines)."""
+    listed = [Check(which, status, message) for _, which, status, message in sums[:MAX_LISTED]]
+    rest = sums[MAX_LISTED:]
+    if rest:
+        count = {s: sum(1 for _, _, status, _ in rest if status == s) for s in ("ok", "bad", "skipped")}
+        bad = [n for n, _, status, _ in rest if status == "bad"]
+        parts = ["%d match" % count["ok"]] if count["ok"] else []
+        if count["bad"]:
+            parts.append("%d do not (archive %s%s)" % (count["bad"], ", ".join(str(n) for n in bad[:5]), ", ..." if len(bad) > 5 else ""))
+        if count["skipped"]:
+            parts.append("%d not checked" % count["skipped"])
+        status = "bad" if count["bad"] else "skipped" if count["skipped"] else "ok"
+        listed.append(Check("checksum", status, "archives %d-%d: %s" % (rest[0][0], rest[-1][0], ", ".join(parts))))
+    return listed

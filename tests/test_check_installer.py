@@ -3,12 +3,13 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import recorded
+from builders import TOOLS, recorded, tools
 from cudaenv.installer_check import check_installer, cksum, parse_file_name, parse_header
 
 NAME = "cuda_12.1.0_530.30.02_linux.run"
@@ -65,15 +66,162 @@ def test_makeself_agrees_with_our_verdicts(tmp_path):
     assert not report.ok and any(c.name == "crc" and c.status == "bad" for c in report.checks)
 
 
+def recording_host(env_path, timeout=5.0):
+    """A Host running commands through the test's (refusing) runner, PATH = env_path, that keeps each CommandResult."""
+    import cudaenv.host as host_module
+    from cudaenv.host import Host
+
+    runs = []
+
+    def runner(argv, timeout, env, cwd=None):
+        res = (host_module.default_runner or host_module.subprocess_runner)(argv, timeout, env, cwd)
+        runs.append(res)
+        return res
+
+    return Host(env={"PATH": env_path}, timeout=timeout, runner=runner), runs
+
+
 @needs_makeself
 def test_large_crc_only_archive_uses_system_cksum(tmp_path):
     path = build(tmp_path, "--nomd5", "--nocomp", payload=12 * 1024 * 1024)  # over FAST_CKSUM_OVER
-    assert check_installer(str(path)).ok
+    host, runs = recording_host(tools("cksum", "tail", "head"))
+    assert check_installer(str(path), host).ok
+    assert len(runs) == 1 and runs[0].ok and "cksum" in " ".join(runs[0].argv)  # through the Host's runner
     data = bytearray(path.read_bytes())
     data[payload_offset(path) + 7_000_000] ^= 0x10
     path.write_bytes(bytes(data))
-    report = check_installer(str(path))
+    report = check_installer(str(path), host)
     assert any(c.name == "crc" and c.status == "bad" for c in report.checks)
+    assert len(runs) == 2 and runs[1].ok
+
+
+@needs_makeself
+def test_a_cksum_that_never_reads_its_input_costs_one_timeout(tmp_path, fake_bin):
+    """Issue 12: a `cksum` that never reads stdin blocked the writer forever; now the runner's timeout ends it (the
+    whole pipeline) and the built-in CRC gives the verdict."""
+    import time
+
+    path = build(tmp_path, "--nomd5", "--nocomp", payload=12 * 1024 * 1024)
+    fake_bin.command("cksum", stdout="1 2\n", sleep=1000)
+    host, runs = recording_host(fake_bin.env_path, timeout=1.0)
+    start = time.monotonic()
+    report = check_installer(str(path), host)
+    took = time.monotonic() - start
+    assert runs and runs[0].error == "timeout"
+    assert report.ok and any(c.name == "crc" and c.status == "ok" for c in report.checks)
+    assert runs[0].seconds < 1.0 + 12 * 1024 * 1024 / 50e6 + 2, runs[0]  # one timeout (the old code blocked here forever)
+    assert took < 120, took  # plus the built-in CRC of 12 MB (about 2 s on an idle machine)
+
+
+@needs_makeself
+def test_a_cksum_that_lies_is_not_believed(tmp_path, fake_bin):
+    path = build(tmp_path, "--nomd5", "--nocomp", payload=12 * 1024 * 1024)
+    fake_bin.command("cksum", stdout="12345 99\n")  # not the length it was given: not a cksum answer
+    host, _ = recording_host(fake_bin.env_path)
+    assert check_installer(str(path), host).ok
+
+
+def test_a_fifo_is_refused_and_never_opened_for_reading(tmp_path, cli_subprocess):
+    fifo = tmp_path / NAME
+    os.mkfifo(fifo)
+    r = cli_subprocess("check-installer", str(fifo), timeout=20)
+    assert r.code == 2 and "FIFO" in r.err and "not a regular file" in r.err, r
+    with pytest.raises(OSError):
+        check_installer(str(fifo))
+
+
+def handmade(tmp_path, header_fields, payload=b"", name=NAME):
+    """A makeself-like file: the header's fields, a skip= line count that is right, then the payload."""
+    lines = ["#!/bin/sh", "# This script was generated using Makeself 2.4.5"] + header_fields
+    skip = len(lines) + 2
+    lines.append('skip="%d"' % skip)
+    lines.append("exit 0")
+    path = tmp_path / name
+    path.write_bytes(("\n".join(lines) + "\n").encode("latin-1") + payload)
+    return path
+
+
+def test_sizes_of_5000_digits_are_a_damaged_header(tmp_path, cli):
+    path = handmade(tmp_path, ['label="CUDA Toolkit 12.1.0"', 'CRCsum="0"', 'MD5="0"', 'filesizes="%s"' % ("9" * 5000), 'totalsize="%s"' % ("9" * 5000)])
+    report = check_installer(str(path))
+    assert report.verdict == "bad" and not report.ok
+    assert any("not a number" in p and "filesizes" in p for p in report.problems)
+    r = cli("check-installer", str(path))
+    assert r.code == 1 and "damaged" in r.out
+
+
+def test_skip_pointing_into_a_gigabyte_of_zeros_is_read_bounded(tmp_path):
+    """Issue 12: `skip=` past the header made the old reader take 1 GB of zeros as one line (2 GB RSS)."""
+    import resource
+
+    path = tmp_path / NAME
+    header = '#!/bin/sh\n# This script was generated using Makeself 2.4.5\nCRCsum="0"\nMD5="0"\nfilesizes="10"\nskip="1000000"\n'
+    with open(path, "wb") as fh:
+        fh.write(header.encode())
+        fh.truncate(1 << 30)  # sparse: 1 GB of zeros after the header
+    code = "from cudaenv.installer_check import check_installer; r = check_installer(%r); print(r.verdict, r.problems[0])" % str(path)
+    limit = 512 * 1024 * 1024
+
+    def cap():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, preexec_fn=cap)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.startswith("bad ") and "run past the first" in res.stdout
+
+
+def test_two_hundred_thousand_archives_give_a_short_report(tmp_path, cli):
+    n = 200_000
+    path = handmade(tmp_path, ['label="CUDA Toolkit 12.1.0"', 'CRCsum="0"', 'MD5="0"', 'filesizes="%s"' % " ".join(["1"] * n)], b"x" * n)
+    report = check_installer(str(path))
+    assert report.archives == n and len(report.checks) <= 25
+    assert report.checks[-1].message.startswith("archives 21-200000:")
+    r = cli("check-installer", str(path))
+    assert len(r.out.splitlines()) <= 40, r.out[-3000:]
+    assert "200000" in r.out
+
+
+@needs_makeself
+def test_an_archive_without_any_checksum_is_not_called_intact(tmp_path, cli):
+    """Issue 12: `--nomd5 --nocrc` declares no checksum; it was "OK, an intact installer". It is not verified: exit 3."""
+    path = build(tmp_path, "--nomd5", "--nocrc")
+    report = check_installer(str(path))
+    assert report.verdict == "unverified" and report.ok is False
+    assert any("could not be verified" in p for p in report.problems)
+    assert any("sha256sum" in a for a in report.advice)
+    r = cli("check-installer", str(path))
+    assert r.code == 3 and "NOT VERIFIED" in r.out and "intact" not in r.out.splitlines()[0]
+    assert cli("check-installer", str(path), "--json").json()["verdict"] == "unverified"
+
+
+@needs_makeself
+def test_the_label_and_path_are_printed_escaped(tmp_path, cli):
+    """A downloaded file's label= can hold escape sequences (set the title, clear the screen): shown, never obeyed."""
+    path = build(tmp_path, label="CUDA Toolkit 12.1.0 \x1b]0;pwned\x07\x1b[2J")
+    r = cli("check-installer", str(path))
+    assert r.code == 0, r
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    assert "\\x1b]0;pwned\\x07" in r.out
+
+
+def test_a_page_of_200000_title_tags_is_read_in_linear_time(tmp_path):
+    import time
+
+    path = tmp_path / NAME
+    path.write_bytes(b"<!DOCTYPE html>\n<html>" + b"<title" * 200_000)
+    start = time.monotonic()
+    report = check_installer(str(path))
+    assert report.kind == "html" and time.monotonic() - start < 5
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=4000), st.integers(min_value=0, max_value=10**30))
+def test_payload_offset_any_bytes(head, skip):
+    from cudaenv.parse.makeself import payload_offset as offset
+
+    got = offset(head, skip, complete=True)
+    assert got is not None and 0 <= got <= len(head)
+    assert got == len(head) or head[:got].count(b"\n") == skip
 
 
 @needs_makeself
@@ -229,3 +377,30 @@ def test_versions_from_the_label_of_a_renamed_download(tmp_path, cli):
     assert bad and "renamed" in bad[0].message and "12.1.0" in bad[0].message
     data = cli("check-installer", str(mismatch), "--json").json()
     assert data["ok"] is False and data["toolkit_version"] == "11.8.0" and data["label"] == "CUDA Toolkit 12.1.0"
+
+
+def _fits(out, width):
+    """Every line within ``width``, except one holding a single word longer than a line (a path: never cut)."""
+    for line in out.splitlines():
+        if len(line) > width:
+            words = line.split()
+            assert any(len(w) > width // 2 for w in words), (width, line)
+
+
+@needs_makeself
+@pytest.mark.parametrize("columns", [None, "60", "44"])
+def test_output_fits_the_terminal_and_wraps_between_words(tmp_path, cli, columns):
+    """Issue 13: check-installer fits 80 columns (or a narrower COLUMNS) and never breaks a command or a path."""
+    path = build(tmp_path, "--nomd5", "--nocrc", name="cuda_12.1.0_530.30.02_linux.run")
+    env = {"PATH": TOOLS}
+    if columns:
+        env["COLUMNS"] = columns
+    r = cli("check-installer", str(path), env=env)
+    width = int(columns or 80)
+    _fits(r.out, width)
+    flat = " ".join(r.out.split())
+    assert "sh cuda_12.1.0_530.30.02_linux.run --tmpdir=/a/folder/with/space" in flat
+    assert any("--tmpdir=/a/folder/with/space" in line for line in r.out.splitlines())
+    if columns is None:
+        long_line = [line for line in r.out.splitlines() if len(line) > 80]
+        assert all(str(tmp_path) in line for line in long_line), long_line

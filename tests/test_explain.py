@@ -1,6 +1,8 @@
 """cudaenv explain: every pattern matched by its real recorded text, the table's invariants, the CLI."""
 
 import inspect
+import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -10,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import RECORDED, TOOLS, recorded
-from cudaenv.explain import classify_all, classify_error, context_lines, describe, known_ids, render_match, render_unknown
+from cudaenv.explain import classify_all, classify_error, context_lines, describe, known_ids
+from cudaenv.render.explain import render_match, render_unknown
 from cudaenv.resources import load_table
 
 ERR_FILES = sorted(p.name for p in RECORDED.glob("err-*.txt"))
@@ -73,8 +76,8 @@ def test_values_fill_the_details_and_advice():
     assert dict(m.values) == {"device": "2", "count": "1"}
     assert "The checkpoint wants cuda:2; torch here sees 1 GPU(s)." in m.details
     assert any('{"cuda:2": "cuda:0"}' in a for a in m.advice)
-    m = classify_error(recorded("err-checkpoint-device-missing-2.txt"))  # no device number: that advice line is dropped
-    assert m.id == "checkpoint-device-missing" and not any("{device}" in a or "cuda:{" in a for a in m.advice)
+    m = classify_error(recorded("err-checkpoint-needs-cuda.txt"))  # the is_available() form: its own row (no device number)
+    assert m.id == "checkpoint-needs-cuda" and not any("{device}" in a or "cuda:{" in a for a in m.advice)
     m = classify_error(recorded("err-driver-too-old-for-torch.txt"))
     assert m.details == ("The driver reports CUDA 11.4 as the newest it supports.",)
     m = classify_error(recorded("err-cuda-oom.txt"))
@@ -230,3 +233,119 @@ def test_cli_probe_reports_a_python_without_torch(cli, tmp_path):
 def test_cli_probe_with_a_missing_python_is_a_usage_error(cli):
     r = cli("explain", "--probe", "--python", "/nonexistent/python", "invalid device ordinal")
     assert r.code == 2 and "--python /nonexistent/python does not exist" in r.err
+
+
+# ------------------------------------------------------------------ hostile and large pastes (issue 12)
+def _run_bytes(argv, data, timeout=120, limit_bytes=None):
+    """The installed console script fed raw bytes on stdin (optionally under an address-space limit)."""
+    import resource
+    import subprocess
+
+    def cap():
+        if limit_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    exe = str(Path(sys.executable).parent / "cudaenv")
+    return subprocess.run([exe, *argv], input=data, capture_output=True, timeout=timeout, env={"PATH": TOOLS},
+                          preexec_fn=cap)
+
+
+def test_stdin_with_an_invalid_utf8_byte_is_still_explained():
+    """Issue 12: one byte that is not UTF-8 made `explain -` say "no error text given" (exit 2)."""
+    data = b"caf\xe9 log\nRuntimeError: CUDA error: invalid device ordinal\n"
+    res = _run_bytes(["explain", "-"], data)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.decode().startswith("invalid-device-ordinal:")
+
+
+def test_file_of_any_encoding_and_a_fifo(tmp_path, cli):
+    log = tmp_path / "train.log"
+    log.write_bytes("Fehler \u00fcberall\n".encode("latin-1") + b"\xff\xfe RuntimeError: No CUDA GPUs are available\n")
+    r = cli("explain", "--file", str(log))
+    assert r.code == 0 and r.out.startswith("torch-cuda-unavailable:"), r
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    r = cli("explain", "--file", str(fifo))
+    assert r.code == 2 and "FIFO" in r.err
+    r = cli("explain", "--file", str(tmp_path / "missing.log"))
+    assert r.code == 2 and "cannot read" in r.err
+
+
+def test_a_50_mb_paste_is_read_bounded_and_its_tail_searched():
+    """A 50 MB log with the error on its last line: found (the old reader kept the first 4 MB), said to be cut,
+    under a 300 MB address-space limit."""
+    import time
+
+    data = b"step 1 loss 0.25 " * (50 * 1024 * 1024 // 17) + b"\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+    start = time.monotonic()
+    res = _run_bytes(["explain", "-"], data, limit_bytes=300 * 1024 * 1024)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = res.stdout.decode()
+    assert "illegal-memory-access:" in out and "cudaenv searched its first and last" in out
+    assert time.monotonic() - start < 60
+    res = _run_bytes(["explain", "--json", "-"], data, limit_bytes=300 * 1024 * 1024)
+    got = json.loads(res.stdout)
+    assert got["recognised"] and got["cut"]["size"] == len(data)
+
+
+def test_a_long_log_with_the_error_on_its_last_line_is_found():
+    """Issue 14 section 6: a 1.3 MB log (over the searched million characters) with the traceback at its end."""
+    text = "epoch 3 batch 17 ok\n" * 65_000 + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert len(text) > 1_300_000
+    m = classify_error(text)
+    assert m is not None and m.id == "cuda-oom" and dict(m.values)["size"] == "2.00 GiB"
+
+
+def test_a_message_wrapped_by_the_terminal_is_found_like_the_one_line_form():
+    one = "RuntimeError: The NVIDIA driver on your system is too old (found version 12040). Please update"
+    two = "RuntimeError: The NVIDIA driver on your system is too old (found version\n12040). Please update"
+    assert classify_error(one).id == classify_error(two).id == "driver-too-old-for-torch"
+    assert dict(classify_error(two).values)["driver_cuda"] == "12.4"
+
+
+def test_pasted_strings_are_printed_escaped(cli):
+    """An assertion's text and the matched line come from the paste: escape sequences are shown, never obeyed."""
+    text = "Indexing.cu:1: Assertion `idx \x1b]0;pwned\x07\x1b[2J< size` failed.\nRuntimeError: CUDA error: device-side assert triggered"
+    r = cli("explain", text)
+    assert r.code == 0, r
+    assert "\x1b" not in r.out and "\x07" not in r.out
+    assert "\\x1b]0;pwned\\x07" in r.out
+
+
+def test_which_ids_get_which_machine_context_is_table_data():
+    from cudaenv.explain import CONTEXTS, context_kinds
+
+    rows = load_table("error_patterns")["rows"]
+    for row in rows:
+        assert set(row.get("context", [])) <= set(CONTEXTS), row["id"]
+    assert context_kinds("gpu-arch-unsupported") == ("torch_build", "arch")
+    assert "devices" in context_kinds("invalid-device-ordinal") and context_kinds("cuda-oom") == ()
+    m = classify_error(recorded("err-checkpoint-device-missing.txt"))
+    huge = context_lines(m, {"torch": "2.13.0", "device_count": "9" * 5000})  # a count that is no number: no crash
+    assert not any("map_location" in line for line in huge)
+
+
+def test_a_checkpoint_on_a_machine_without_cuda_is_not_told_to_map_to_cuda():
+    """Issue 14 section 6: for "... but torch.cuda.is_available() is False" the first advice was map_location="cuda:0",
+    which raises the very same error there. The two forms have different explanations and fixes."""
+    unavailable = classify_error(recorded("err-checkpoint-needs-cuda.txt"))
+    assert unavailable.id == "checkpoint-needs-cuda"
+    assert 'map_location="cpu"' in unavailable.advice[0] and not any('"cuda:0"' in a for a in unavailable.advice)
+    assert "is_available() is False" in unavailable.explanation and "cudaenv doctor" in " ".join(unavailable.advice)
+    count = classify_error(recorded("err-checkpoint-device-missing.txt"))
+    assert count.id == "checkpoint-device-missing" and '"cuda:0"' in count.advice[0]
+    assert count.explanation != unavailable.explanation
+
+
+def test_advice_wraps_between_shell_words_only(cli):
+    """Issue 14 section 6: an advice line wrapped inside `python -c "..."` broke when pasted (IndentationError)."""
+    text = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    for columns in ("80", "60", "40"):
+        r = cli("explain", text, env={"PATH": TOOLS, "COLUMNS": columns})
+        assert r.code == 0
+        span = '"import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"'  # one shell word
+        assert any(span in line for line in r.out.splitlines()), r.out
+        for line in r.out.splitlines():
+            assert len(line) <= int(columns) or '"' in line or "/" in line, (columns, line)
+    r = cli("explain", recorded("err-driver-not-loaded.txt"), env={"PATH": TOOLS, "COLUMNS": "40"})
+    assert any("'nvidia|nouveau'" in line for line in r.out.splitlines()), r.out

@@ -1,4 +1,9 @@
-"""`cudaenv check-installer FILE`: check a downloaded CUDA .run installer without running it."""
+"""`cudaenv check-installer FILE`: check a downloaded CUDA .run installer without running it.
+
+Exit 0: intact (sizes right, a declared checksum matches); 1: bad (cut, corrupt, a web page, not an installer);
+3: not verified (nothing wrong found, but the header declares no checksum to compare with); 2: usage (a missing
+file, a folder, a FIFO or device, an unreadable file).
+"""
 
 import json
 import os
@@ -6,6 +11,7 @@ import os
 from cudaenv.errors import UserError
 
 HELP = "check a downloaded CUDA .run installer without running it"
+EXIT = {"ok": 0, "bad": 1, "unverified": 3}
 
 
 def add_arguments(parser) -> None:
@@ -14,16 +20,19 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx) -> int:
-    from cudaenv.installer_check import check_installer, render_report
+    from cudaenv.installer_check import check_installer
+    from cudaenv.render.installer import render_report
+    from cudaenv.render.text import terminal_width
+    from cudaenv.text import printable
 
     path = args.file
     if not os.path.exists(path):
-        raise UserError("%s does not exist" % path, hint="give the path of the downloaded .run file")
+        raise UserError("%s does not exist" % printable(path), hint="give the path of the downloaded .run file")
     if os.path.isdir(path):
-        raise UserError("%s is a folder, not an installer" % path)
+        raise UserError("%s is a folder, not an installer" % printable(path))
     try:
-        report = check_installer(path)
+        report = check_installer(path, ctx.host(args))
     except OSError as exc:
-        raise UserError("cannot read %s: %s" % (path, exc.strerror or exc))
-    ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_report(report))
-    return 0 if report.ok else 1
+        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+    ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_report(report, terminal_width(ctx.env)))
+    return EXIT.get(report.verdict, 1)

@@ -1,10 +1,11 @@
 """`cudaenv explain`: what a pasted CUDA / torch / NCCL / nvcc error means, and what to do about it.
 
 ``cudaenv explain "RuntimeError: CUDA error: invalid device ordinal"``, ``cudaenv explain -`` (or no
-argument with text piped in) reads a whole traceback from stdin. Pure and instant by default; ``--probe``
-also imports torch in your Python (``--python``, same rules as the doctor) to add this machine's facts
-(device count, CUDA_VISIBLE_DEVICES, torch build, arch list). Exit 0 when the error was recognised,
-1 when not, 2 on usage errors.
+argument with text piped in) reads a whole traceback from stdin, ``--file F`` reads a log file. Any size and
+any encoding (undecodable bytes are replaced); a text over a million characters is searched in its head and
+tail, and the output says so. Pure and instant by default; ``--probe`` also imports torch in your Python
+(``--python``, same rules as the doctor) to add this machine's facts (device count, CUDA_VISIBLE_DEVICES,
+torch build, arch list). Exit 0 when the error was recognised, 1 when not, 2 on usage errors.
 """
 
 import argparse
@@ -12,7 +13,7 @@ import json
 import sys
 
 HELP = "explain a pasted CUDA/torch error message"
-WIDTH = 80
+NO_TEXT_HINT = 'cudaenv explain "the error message", or pipe a log: cudaenv explain - < log.txt'
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,30 +21,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_host_options(parser)
     parser.add_argument("text", nargs="*", help="the error text; '-' or nothing (with text piped in) reads stdin")
+    parser.add_argument("--file", metavar="F", help="read the text from a file (a log of any size or encoding)")
     parser.add_argument("--json", action="store_true", help="machine-readable: {recognised, match, others, context}")
     parser.add_argument("--all", action="store_true", help="explain every recognised problem in the text, not only the first")
     parser.add_argument("--probe", action="store_true", help="also ask torch in your Python about this machine (imports torch)")
     parser.add_argument("--list", action="store_true", help="list every error id cudaenv knows")
 
 
-def _read_text(args, ctx) -> str:
+def _read(args, ctx):
+    """The Paste to explain: --file, stdin (as bytes when it has them), or the arguments."""
+    from cudaenv._fs import open_regular
     from cudaenv.errors import UserError
+    from cudaenv.explain import Paste, read_paste
+    from cudaenv.text import printable
 
+    if args.file:
+        try:
+            with open_regular(args.file) as fh:
+                return read_paste(fh)
+        except OSError as exc:
+            raise UserError("cannot read %s: %s" % (printable(args.file), printable(exc.strerror or exc)))
     parts = list(args.text)
+    if parts and parts != ["-"]:
+        text = " ".join(parts)
+        return Paste(text, len(text), False, False)
     stdin = ctx.stdin if ctx.stdin is not None else sys.stdin
-    if parts == ["-"] or not parts:
+    try:
+        interactive = stdin is None or stdin.isatty()
+    except (AttributeError, ValueError):
         interactive = False
-        try:
-            interactive = stdin is None or stdin.isatty()
-        except (AttributeError, ValueError):
-            interactive = False
-        if not parts and interactive:
-            raise UserError("no error text given", hint='cudaenv explain "the error message", or pipe a log: cudaenv explain - < log.txt')
-        try:
-            return stdin.read(4 * 1024 * 1024) if stdin is not None else ""
-        except (OSError, ValueError):
-            return ""
-    return " ".join(parts)
+    if not parts and interactive:
+        raise UserError("no error text given", hint=NO_TEXT_HINT)
+    return read_paste(getattr(stdin, "buffer", stdin)) if stdin is not None else Paste("", 0, False, False)
 
 
 def _probe(host, python_arg):
@@ -62,7 +71,10 @@ def _probe(host, python_arg):
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv.explain import classify_all, context_lines, known_ids, render_match, render_unknown, describe
+    from cudaenv.errors import UserError
+    from cudaenv.explain import classify_all, context_lines, describe, is_cut, known_ids
+    from cudaenv.render.explain import cut_note, render_match, render_unknown
+    from cudaenv.render.text import terminal_width
 
     if args.list:
         if args.json:
@@ -71,29 +83,26 @@ def run(args: argparse.Namespace, ctx) -> int:
             for error_id in known_ids():
                 ctx.out.write("%-32s %s\n" % (error_id, describe(error_id).title))
         return 0
-    text = _read_text(args, ctx)
-    if not text.strip():
-        from cudaenv.errors import UserError
-
-        raise UserError("no error text given", hint='cudaenv explain "the error message", or pipe a log: cudaenv explain - < log.txt')
-    matches = classify_all(text)
-    facts = None
-    if args.probe:
-        facts = _probe(ctx.host(args), args.python)
+    paste = _read(args, ctx)
+    if not paste.text.strip():
+        raise UserError("no error text given", hint=NO_TEXT_HINT)
+    matches = classify_all(paste.text)
+    cut = paste.cut or is_cut(len(paste.text))
+    facts = _probe(ctx.host(args), args.python) if args.probe else None
     if args.json:
         from cudaenv.explain import ExplainReport
 
         report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]),
-                               tuple(context_lines(matches[0], facts)) if matches else (), facts)
+                               tuple(context_lines(matches[0], facts)) if matches else (), facts,
+                               {"size": paste.size, "stopped": paste.stopped} if cut else None)
         ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n")
         return 0 if matches else 1
+    width = terminal_width(ctx.env)
+    note = cut_note(paste.size, paste.stopped) + "\n" if cut else ""
     if not matches:
-        ctx.out.write(render_unknown(WIDTH))
+        ctx.out.write(note + render_unknown(width))
         return 1
     shown = matches if args.all else matches[:1]
-    blocks = []
-    for i, match in enumerate(shown):
-        others = matches if (i == 0 and not args.all) else ()
-        blocks.append(render_match(match, WIDTH, context_lines(match, facts), others))
-    ctx.out.write("\n".join(blocks))
+    blocks = [render_match(m, width, context_lines(m, facts), matches if (i == 0 and not args.all) else ()) for i, m in enumerate(shown)]
+    ctx.out.write(note + "\n".join(blocks))
     return 0

@@ -16,7 +16,8 @@ from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, sudo_prefix
 
 LINK = "/usr/local/cuda"
 ALTDIR = "/etc/alternatives"
-_TOOLKIT_PATH = re.compile(r"/[^\s:;\"'=$]*cuda-\d[^\s:;\"'/]*")
+# From the start of a word only (linear: a long run of '/' is scanned once, not once per '/'); the group is the path
+_TOOLKIT_PATH = re.compile(r"(?<![^\s:;\"'=$])[^\s:;\"'=$/]*(/[^\s:;\"'=$]*cuda-\d[^\s:;\"'/]*)")
 
 
 @dataclass(frozen=True)
