@@ -349,3 +349,30 @@ def test_advice_wraps_between_shell_words_only(cli):
             assert len(line) <= int(columns) or '"' in line or "/" in line, (columns, line)
     r = cli("explain", recorded("err-driver-not-loaded.txt"), env={"PATH": TOOLS, "COLUMNS": "40"})
     assert any("'nvidia|nouveau'" in line for line in r.out.splitlines()), r.out
+
+
+def test_probe_is_bounded_by_the_users_timeout_and_names_a_hang_at_import(cli, fake_bin):
+    """Issue 12: `explain --probe --timeout 2` with a Python that hangs at import waited 30 s."""
+    import time
+
+    python = fake_bin.command("python3", sleep=1000)
+    start = time.monotonic()
+    r = cli("explain", "--probe", "--json", "--timeout", "1", "--python", str(python), "RuntimeError: No CUDA GPUs are available",
+            env={"PATH": fake_bin.env_path})
+    took = time.monotonic() - start
+    assert r.code == 0, r
+    assert took < 6, took
+    facts = r.json()["facts"]
+    assert "did not finish within 1 s" in facts["import_error"] and "hang" in facts["import_error"]
+
+
+def test_common_errors_cudaenv_could_not_name_before():
+    """Issue 14 section 6: CUDA_HOME unset, an nvJitLink symbol mixup, docker without the GPU runtime, and
+    "no CUDA-capable device is detected" were "not recognised"."""
+    m = classify_error(recorded("err-cuda-library-version-mixup.txt"))
+    assert m.id == "cuda-library-version-mixup"
+    assert "The symbol __nvJitLinkAddData_12_1 is missing from the libnvJitLink.so.12 that was loaded." in m.details
+    assert any("LD_LIBRARY_PATH" in a for a in m.advice)
+    assert classify_error(recorded("err-cuda-home-not-set.txt")).advice[0].startswith("cudaenv list")
+    assert any("nvidia-ctk runtime configure" in a for a in classify_error(recorded("err-docker-gpu-runtime-missing-2.txt")).advice)
+    assert classify_error("CUDA error: no CUDA-capable device is detected").id == "torch-cuda-unavailable"
