@@ -12,6 +12,7 @@ command's path: it is imported only by this entry point and the test.
 """
 
 import ast
+import functools
 import io
 import json
 import os
@@ -287,32 +288,6 @@ def _columns(rows: Iterable[Dict[str, Any]]) -> List[str]:
 # ---------------------------------------------------------------------------------------------------------
 # configuration: every CUDAENV_* setting
 
-# Used until cudaenv/config.py declares the settings table: then that table is the one home and this goes.
-# name -> (default, meaning). Names the package only writes (the shell switch's own bookkeeping) are
-# marked "set by cudaenv".
-_UNTIL_CONFIG = {
-    "CUDAENV_ROOT": ("/", "inspect files under this folder as if it were `/` (same as `--root`)"),
-    "CUDAENV_TIMEOUT": ("5", "seconds allowed to each command run: nvidia-smi, nvcc, the NVML child, the static torch pass (same as `--timeout`)"),
-    "CUDAENV_TORCH_TIMEOUT": ("max(timeout, 60)", "seconds allowed to the dynamic torch pass (the `import torch` child)"),
-    "CUDAENV_NVML_LIBRARY": ("", "the NVML library to load instead of searching the driver's library folders"),
-    "CUDAENV_DRIVER_VERSION": ("", "plan for this driver version instead of the probed one (`driver.source` becomes `env`; same as `torch recommend --driver`)"),
-    "CUDAENV_TOOLKITS": ("", "more toolkit folders, `:`-separated (`;` on Windows): each a toolkit or a folder of toolkits"),
-    "CUDAENV_SHELL": ("basename of `$SHELL`", "the shell `use` and `init` write for (same as `--shell`)"),
-    "CUDAENV_TORCH_INDEX": ("https://download.pytorch.org/whl", "the wheel index base every printed and read URL uses (same as `--index-base`)"),
-    "CUDAENV_INDEX_TIMEOUT": ("15", "seconds per index request of `torch refresh` (connect and each read)"),
-    "CUDAENV_CACHE_DIR": ("platformdirs user cache dir", "where `torch-index.json`, the index cache, lives"),
-    "CUDAENV_INSTALL_TIMEOUT": ("1800", "seconds `cudaenv fix` allows the pip/uv install"),
-    "CUDAENV_VERIFY_TIMEOUT": ("600", "seconds `cudaenv fix` allows the `cudaenv verify` it runs after the install"),
-    "CUDAENV_SYSTEM": ("the running OS", "the OS to act as (linux, windows, darwin): used by the tests and for planning another machine"),
-    "CUDAENV_YES": ("0", "`1` answers yes to every step of an uninstall `--script`"),
-    "CUDAENV_SCRIPT_ROOT": ("the plan's `--root`", "the root an uninstall `--script` acts on"),
-    "CUDAENV_ACTIVE": ("", "set by cudaenv: the toolkit `use` switched to"),
-    "CUDAENV_SAVED_CUDA_HOME": ("", "set by cudaenv: the `CUDA_HOME` you had before the first `use`"),
-    "CUDAENV_SAVED_CUDA_PATH": ("", "set by cudaenv: the `CUDA_PATH` you had before the first `use`"),
-    "CUDAENV_AUTO": ("", "set by cudaenv: the `.cuda-version` file the hook applied"),
-    "CUDAENV_AUTO_PREV": ("", "set by cudaenv: the toolkit active before the hook switched"),
-}
-
 _NAME = re.compile(r"^CUDAENV_[A-Z0-9]+(?:_[A-Z0-9]+)*$")
 
 
@@ -337,82 +312,71 @@ def settings_from_code() -> Dict[str, List[str]]:
     return found
 
 
-def _config_table() -> Optional[List[Dict[str, str]]]:
-    """The settings table of ``cudaenv/config.py`` when it exists: [{name, default, meaning}], else None."""
-    try:
-        from cudaenv import config  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    table = None
-    for attr in ("SETTINGS", "settings", "TABLE"):
-        table = getattr(config, attr, None)
-        if table is not None:
-            break
-    if table is None:
-        return None
-    if callable(table):
-        table = table()
-    if isinstance(table, dict):
-        table = [dict(name=k, **(v if isinstance(v, dict) else {"meaning": v})) if not hasattr(v, "__dict__") else v for k, v in table.items()]
-    out = []
-    for item in table:
-        get = item.get if isinstance(item, dict) else (lambda key, default=None, _i=item: getattr(_i, key, default))
-        name = get("name") or get("env")
-        if not name:
-            continue
-        out.append({
-            "name": str(name),
-            "default": "" if get("default") is None else str(get("default")),
-            "meaning": str(get("meaning") or get("help") or get("doc") or get("description") or ""),
-            "flag": str(get("flag") or ""),
-        })
-    return out
-
-
 def page_configuration() -> str:
+    from cudaenv import config
+
     in_code = settings_from_code()
-    table = _config_table()
-    lines = [BANNER, "", "# Configuration", ""]
-    if table is not None:
-        lines += [
-            "Every `CUDAENV_*` setting, from the settings table of `cudaenv/config.py` (the one place they are parsed).",
-            "A flag given on the command line wins over its variable.",
-            "",
-        ]
-        lines += _table(
-            ["variable", "flag", "default", "meaning", "read in"],
-            ((_code(s["name"]), _code(s["flag"]), s["default"], s["meaning"], ", ".join(_code(m) for m in in_code.get(s["name"], ())))
-             for s in table),
-        )
-        known = {s["name"] for s in table}
-        rest = sorted(n for n in in_code if n not in known)
-        if rest:
-            lines += ["", "Other `CUDAENV_*` names in the code (not settings: variables cudaenv itself writes, or not in the table yet):", ""]
-            lines += _table(["name", "meaning", "in"], ((_code(n), _UNTIL_CONFIG.get(n, ("", "not documented yet"))[1], ", ".join(_code(m) for m in in_code[n])) for n in rest))
-    else:
-        lines += [
-            "Every `CUDAENV_*` name the package's code uses (read from its source: each appears as a string literal).",
-            "A flag given on the command line wins over its variable. Variables marked *set by cudaenv* are written by",
-            "`cudaenv use` into your shell; do not set them yourself.",
-            "",
-        ]
-        lines += _table(
-            ["variable", "default", "meaning", "read in"],
-            ((_code(n), _UNTIL_CONFIG.get(n, ("", ""))[0], _UNTIL_CONFIG.get(n, ("", "not documented yet"))[1], ", ".join(_code(m) for m in in_code[n]))
-             for n in sorted(in_code)),
-        )
+    table = config.settings()
+    kinds = "; ".join("`%s`: %s" % (k, _kind_meaning(config, k)) for k in _kinds(table))
+    lines = [
+        BANNER,
+        "",
+        "# Configuration",
+        "",
+        "Every `CUDAENV_*` variable, from the settings table of `cudaenv/config.py`, the one place they are parsed",
+        "(`config.value(env, NAME)`, `config.seconds(...)`): an empty variable is unset, and a value that cannot be read",
+        "is a usage error (exit 2) naming the variable and an example, the same for every setting. A flag given on the",
+        "command line wins over its variable.",
+        "",
+        "Kinds: %s." % kinds,
+        "",
+    ]
+    lines += _table(
+        ["variable", "kind", "flag", "default", "meaning", "read in"],
+        (
+            (_code(s["name"]), s.get("type", ""), _code(s.get("flag", "")), s.get("default", ""), s.get("meaning", ""),
+             ", ".join(_code(m) for m in in_code.get(s["name"], ()) if m != "cudaenv/config.py"))
+            for s in table
+        ),
+    )
+    known = {s["name"] for s in table}
+    rest = sorted(n for n in in_code if n not in known)
+    if rest:
+        lines += ["", "`CUDAENV_*` names in the code that the table does not list:", ""]
+        lines += _table(["name", "in"], ((_code(n), ", ".join(_code(m) for m in in_code[n])) for n in rest))
     lines += [
         "",
         "The test suite's own variables (`CUDAENV_GPU_PYTHON`, `CUDAENV_GPU_TORCH`, `CUDAENV_GPU_INDEX_URL`,",
-        "`CUDAENV_GPU_REQUIRED`) are described in [contributing](../contributing.md#running-the-real-gpu-checks-nox--s-gpu).",
+        "`CUDAENV_GPU_REQUIRED`, `CUDAENV_TEST_WORKERS`) are described in [contributing](../contributing.md).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _kinds(table: Sequence[Dict[str, str]]) -> List[str]:
+    out: List[str] = []
+    for s in table:
+        if s.get("type") and s["type"] not in out:
+            out.append(s["type"])
+    return out
+
+
+def _kind_meaning(config: Any, kind: str) -> str:
+    """The comment beside the kind's constant in config.py (``SECONDS = "seconds"  # a number of seconds > 0``)."""
+    import inspect
+
+    try:
+        source = inspect.getsource(config)
+    except (OSError, TypeError):
+        return kind
+    m = re.search(r'^[A-Z_]{1,40} = "%s" {0,8}# ?([^\n]{1,300})$' % re.escape(kind), source, re.M)
+    return m.group(1).strip() if m else kind
 
 
 # ---------------------------------------------------------------------------------------------------------
 # JSON fields: every record of the JSON contract
 
 
+@functools.lru_cache(maxsize=None)
 def _field_comments(cls: type) -> Dict[str, str]:
     """The trailing ``# comment`` of each field line in the class body (the records document their fields there)."""
     import inspect
@@ -433,22 +397,47 @@ def _field_comments(cls: type) -> Dict[str, str]:
     return out
 
 
-def _fields_of(cls: type) -> List[Tuple[str, str, str]]:
-    """(name, annotation text, default) of a Record (``cudaenv._record``) or a dataclass."""
+def _type_text(hint: Any) -> str:
+    """``typing.Optional[cudaenv.snapshot.Driver]`` -> ``Optional[Driver]``."""
+    if isinstance(hint, str):
+        return hint
+    if isinstance(hint, type):
+        return hint.__name__
+    text = str(hint).replace("typing.", "")
+    return re.sub(r"\b(?:[a-z_][a-z0-9_]*\.)+([A-Za-z_][A-Za-z0-9_]*)", r"\1", text)
+
+
+def _records_in(hint: Any) -> List[type]:
+    """The record classes a resolved annotation names (``Tuple[Gpu, ...]`` -> [Gpu])."""
+    import typing
+
+    if _is_record(hint):
+        return [hint]
+    out: List[type] = []
+    for arg in typing.get_args(hint):
+        out.extend(_records_in(arg))
+    return out
+
+
+def _fields_of(cls: type) -> List[Tuple[str, Any, str]]:
+    """(name, resolved annotation, default) of a Record (``cudaenv._record``) or a dataclass."""
     if hasattr(cls, "_fields") and hasattr(cls, "_hints"):
-        return [(name, cls._hints.get(name, ""), _default(cls, name)) for name in cls._fields]
+        from cudaenv.model.codec import field_types
+
+        types = field_types(cls)
+        omit = getattr(cls, "_json_omit", ())  # working values the codec keeps out of the JSON
+        return [(name, types.get(name, cls._hints.get(name, "")), _default(cls, name)) for name in cls._fields if name not in omit]
     import dataclasses
 
     out = []
     for f in dataclasses.fields(cls):
-        hint = f.type if isinstance(f.type, str) else re.sub(r"\btyping\.", "", getattr(f.type, "__name__", None) if isinstance(f.type, type) else str(f.type))
         if f.default is not dataclasses.MISSING:
             default = _code(json.dumps(list(f.default) if isinstance(f.default, tuple) else f.default))
         elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
             default = "`%s()`" % getattr(f.default_factory, "__name__", "factory")
         else:
             default = "required"
-        out.append((f.name, hint, default))
+        out.append((f.name, f.type, default))
     return out
 
 
@@ -458,85 +447,100 @@ def _is_record(cls: Any) -> bool:
     return isinstance(cls, type) and ((hasattr(cls, "_fields") and hasattr(cls, "_hints")) or dataclasses.is_dataclass(cls))
 
 
-def _records() -> List[Tuple[str, type]]:
-    """(JSON path, record class) for every record reachable from the doctor's output, in reading order."""
-    try:  # the record registry, once cudaenv/model/ declares one
-        from cudaenv import model  # type: ignore[attr-defined]
+def _contract():
+    """(envelopes, every contract record, the modules they live in) from the record registry of cudaenv/model/."""
+    from cudaenv.model import records
 
-        registry = getattr(model, "REGISTRY", None) or getattr(model, "registry", None)
-        if callable(registry):
-            registry = registry()
-    except ImportError:
-        registry = None
-    from cudaenv import snapshot
+    return tuple(records.envelopes()), tuple(records.contract_records())
 
+
+def _walk(root: type, seen: set) -> List[Tuple[str, type]]:
+    """(JSON path, record class) for ``root`` and every record reachable from it not in ``seen``, in reading order."""
     out: List[Tuple[str, type]] = []
-    seen = set()
-
-    def find(word: str) -> Optional[type]:
-        target = _lookup(registry, word) if registry else None
-        return target or getattr(snapshot, word, None)
 
     def walk(path: str, cls: type) -> None:
         if cls in seen:
             return
         seen.add(cls)
         out.append((path, cls))
+        flatten = getattr(cls, "_json_flatten", ())
         for name, hint, _ in _fields_of(cls):
-            for word in re.findall(r"[A-Z][A-Za-z0-9]*", hint):
-                target = find(word)
-                if _is_record(target):
-                    walk((path + "." if path else "") + name + ("[]" if hint.startswith(("Tuple[", "Optional[Tuple[")) else ""), target)
+            for target in _records_in(hint):
+                if name in flatten:  # its keys are written at this record's level
+                    walk(path, target)
+                else:
+                    many = _type_text(hint).startswith(("Tuple[", "Optional[Tuple["))
+                    walk((path + "." if path else "") + name + ("[]" if many else ""), target)
 
-    walk("", snapshot.Snapshot)
-    from cudaenv.diagnose import Finding
-
-    walk("findings[]", Finding)  # `doctor --json` adds the diagnosis after the snapshot's keys
-    if registry:
-        for name in _registry_names(registry):
-            cls = _lookup(registry, name)
-            if _is_record(cls) and cls not in seen:
-                walk(name, cls)
+    walk("", root)
     return out
 
 
-def _registry_names(registry: Any) -> List[str]:
-    if isinstance(registry, dict):
-        return [str(k) for k in registry]
-    return [getattr(c, "__name__", str(c)) for c in registry]
+def _doc_line(cls: type) -> str:
+    """The first paragraph of the record's own docstring, on one line."""
+    doc = (cls.__dict__.get("__doc__") or "").strip()
+    if not doc:
+        return ""
+    return re.sub(r"``([^`]{1,200})``", r"`\1`", " ".join(doc.split("\n\n")[0].split()))
 
 
-def _lookup(registry: Any, name: str) -> Optional[type]:
-    if isinstance(registry, dict):
-        return registry.get(name)
-    for c in registry:
-        if getattr(c, "__name__", None) == name:
-            return c
-    return None
+def _meaning(cls: type, name: str) -> str:
+    text = _field_comments(cls).get(name, "")
+    how = []
+    if name in getattr(cls, "_json_flatten", ()):
+        how.append("its keys are written at this level")
+    if name in getattr(cls, "_json_maps", ()):
+        how.append("written as an object, name -> value")
+    if name in getattr(cls, "_json_skip_none", ()):
+        how.append("left out when null")
+    parts = [text] if text else []
+    if how:
+        parts.append("(%s)" % ", ".join(how))
+    return " ".join(parts)
+
+
+def _output_name(envelope: type) -> str:
+    """``cudaenv list --json`` from the envelope's docstring, else its class name."""
+    m = re.match(r"\s*``([^`]{1,200})``", envelope.__dict__.get("__doc__") or "")
+    return "`%s`" % (m.group(1) if m else envelope.__name__)
 
 
 def page_json_fields() -> str:
-    from cudaenv import snapshot
+    from cudaenv.model.schema import SCHEMA_VERSION
 
+    envelopes, everything = _contract()
     lines = [
         BANNER,
         "",
         "# JSON fields",
         "",
-        "Every field of every record in the JSON outputs, read from the records themselves (`cudaenv/snapshot.py`):",
-        "name, type as annotated, default, and the comment the record gives it. The rules of the contract (versions",
-        "as strings, absent is `null`, what may change within a schema): [the JSON contract](json-contract.md).",
+        "Every field of every record in the JSON outputs, from the record registry of `cudaenv/model/`",
+        "(`cudaenv.model.records.contract_records()`): name, type as annotated, default, and the comment the record",
+        "gives it. Each output is one envelope record (`schema_version` first), written and read by the one codec",
+        "(`cudaenv/model/codec.py`). The rules of the contract (versions as strings, absent is `null`, what may change",
+        "within a schema): [the JSON contract](json-contract.md).",
         "",
-        "`schema_version`: %d." % getattr(snapshot, "SCHEMA_VERSION", 0),
+        "`schema_version`: %d. A record already shown under an earlier output is not repeated." % SCHEMA_VERSION,
     ]
-    for path, cls in _records():
-        comments = _field_comments(cls)
-        where = "`%s`" % path if path else "the top level of `cudaenv doctor --json`"
-        lines += ["", "## `%s` (%s)" % (cls.__name__, where), ""]
-        lines += _table(
-            ["field", "type", "default", "meaning"],
-            ((_code(name), _code(hint), default, comments.get(name, "")) for name, hint, default in _fields_of(cls)),
-        )
+    seen: set = set()
+    # the doctor's output first: its snapshot keys are written flat, at its top level
+    ordered = sorted(envelopes, key=lambda c: 0 if getattr(c, "_json_flatten", ()) else 1)
+    groups = [(_output_name(env), _walk(env, seen)) for env in ordered]
+    rest = [cls for cls in everything if cls not in seen]
+    groups.append(("Other records of the contract", [x for cls in rest for x in _walk(cls, seen)]))
+    for title, records in groups:
+        if not records:
+            continue
+        lines += ["", "## %s" % title]
+        for i, (path, cls) in enumerate(records):
+            lines += ["", "### `%s` (%s)" % (cls.__name__, "`%s`" % path if path else "top level"), ""]
+            doc = _doc_line(cls)
+            if doc:
+                lines += [doc, ""]
+            rows = [(_code(name), _code(_type_text(hint)), default, _meaning(cls, name)) for name, hint, default in _fields_of(cls)]
+            if i == 0 and getattr(cls, "_json_envelope", False):  # the output itself (not one flattened into it)
+                rows.insert(0, ("`schema_version`", "`int`", "", "written first by the codec"))
+            lines += _table(["field", "type", "default", "meaning"], rows)
     return "\n".join(lines) + "\n"
 
 

@@ -168,6 +168,18 @@ def _parser_class():
         def error(self, message: str) -> "None":  # type: ignore[override]
             raise UserError(message, hint="see `%s --help`" % self.prog)
 
+        def _print_message(self, message, file=None):  # argparse swallows write errors; a full stdout is one
+            if not message:
+                return
+            if file is not None and file is sys.stdout:
+                try:
+                    file.write(message)
+                    file.flush()
+                except OSError as exc:
+                    raise OutputError(exc) from None
+                return
+            _Stderr(file or sys.stderr).write(message)
+
     return _Parser
 
 
@@ -202,28 +214,181 @@ def build_parser(argv: Sequence[str]):
     return parser
 
 
+class Interrupted(BaseException):
+    """SIGTERM (or SIGHUP) arrived: unwinds like KeyboardInterrupt, so ``except Exception`` never swallows it."""
+
+    def __init__(self, code: int):
+        super().__init__(code)
+        self.code = code
+
+
+class OutputError(Exception):
+    """Writing to stdout failed (closed, full, a broken pipe); ``cause`` is the OSError."""
+
+    def __init__(self, cause: BaseException):
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+class _Stdout:
+    """The real stdout for commands: write/flush failures become :class:`OutputError` (one message, no traceback).
+
+    ``stream`` None is a closed file descriptor 1 (``cudaenv list >&-``): the first write fails.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is None:
+            raise OutputError(OSError(9, "stdout is closed"))
+        try:
+            return self._stream.write(text)
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    def flush(self) -> None:
+        if self._stream is None:
+            return
+        try:
+            self._stream.flush()
+        except OSError as exc:
+            raise OutputError(exc) from None
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str):
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+class _Stderr:
+    """The real stderr: a closed or failing stderr is silence, never an error (``use`` must still exit 0)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is not None:
+            try:
+                return self._stream.write(text)
+            except (OSError, ValueError):
+                self._give_up()
+        return len(text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.flush()
+            except (OSError, ValueError):
+                self._give_up()
+
+    def _give_up(self) -> None:
+        """A full stderr: drop it, and point its descriptor at /dev/null so the interpreter's last flush succeeds."""
+        if self._stream is sys.__stderr__:
+            _discard_fd(2)
+        self._stream = None
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str):
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+def _discard_stdout() -> None:
+    """Point file descriptor 1 at /dev/null, so that the interpreter's last flush cannot fail after we reported."""
+    _discard_fd(1)
+
+
+def _discard_fd(target: int) -> None:
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(fd, target)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
+
+
+def _install_signal_handlers(saved: List) -> None:
+    """SIGTERM -> exit 143, SIGHUP -> 129, after every child is killed (see :func:`cudaenv.host.kill_all_children`).
+
+    Only for commands that may run children (not the ``use``/``list`` fast path); a signal the caller set to
+    be ignored (``nohup``) stays ignored.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        raise Interrupted(128 + signum)
+
+    for name in ("SIGTERM", "SIGHUP"):
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            old = signal.getsignal(number)
+            if old is not signal.SIG_IGN:
+                signal.signal(number, handler)
+                saved.append((number, old))
+        except (OSError, ValueError, TypeError):
+            pass
+
+
+def _restore_signal_handlers(saved: List) -> None:
+    if saved:
+        import signal
+
+        for number, old in saved:
+            try:
+                signal.signal(number, old)
+            except (OSError, ValueError, TypeError):
+                pass
+
+
+def _stop_children(final: bool) -> None:
+    """Kill whatever children are still running (an interrupt, an error path) and reap re-parented orphans.
+
+    ``final``: the process is about to exit (the console script): no thread may start a new child after this.
+    """
+    host = sys.modules.get("cudaenv.host")
+    if host is not None:
+        host.kill_all_children(stop_new=final)
+
+
 def main(
     argv: Optional[List[str]] = None,
     env: Optional[Mapping[str, str]] = None,
     out: Optional[IO[str]] = None,
     err: Optional[IO[str]] = None,
 ) -> int:
+    entry = argv is None  # the console script: this process ends when main returns
     argv = list(sys.argv[1:] if argv is None else argv)
-    ctx = Context(env=dict(os.environ if env is None else env), out=out or sys.stdout, err=err or sys.stderr, stdin=sys.stdin)
+    real_out = out is None
+    out = out if out is not None else _Stdout(sys.stdout)
+    err = err if err is not None else _Stderr(sys.stderr)
+    ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
+    saved: List = []
     try:
-        if argv[:1] and argv[0] in FAST_COMMANDS:
-            # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
-            module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
-            fast = parse_simple(argv[1:], module.FAST_OPTIONS, module.FAST_POSITIONAL)
-            if fast is not None:
-                return int(module.run(fast, ctx) or 0)
-        parser = build_parser(argv)
-        args = parser.parse_args(argv)
-        module = getattr(args, "_module", None)
-        if module is None:
-            parser.print_help(ctx.out)
-            return 0 if not argv else 2
-        return int(module.run(args, ctx) or 0)
+        code = _dispatch(argv, ctx, saved)
+        if real_out:
+            out.flush()
+        return code
     except UserError as exc:
         ctx.err.write("cudaenv: error: %s\n" % exc.message)
         if exc.hint:
@@ -235,11 +400,54 @@ def main(
             return 2
         raise
     except KeyboardInterrupt:
+        _stop_children(entry)
         ctx.err.write("cudaenv: interrupted\n")
         return 130
-    except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
-        return 0
+    except Interrupted as exc:
+        _stop_children(entry)
+        ctx.err.write("cudaenv: interrupted\n")
+        return exc.code
+    except SystemExit:
+        # argparse printed --help or --version to sys.stdout itself: a full or closed stdout is still an error.
+        if real_out:
+            try:
+                if sys.stdout is None:
+                    raise OSError(9, "stdout is closed")
+                sys.stdout.flush()
+            except OSError as exc:
+                if sys.stdout is not None:
+                    _discard_stdout()
+                ctx.err.write("cudaenv: error: cannot write the output: %s\n" % (exc.strerror or exc))
+                return 1
+        raise
+    except (OutputError, BrokenPipeError) as exc:
+        _stop_children(entry)
+        cause = getattr(exc, "cause", exc)
+        if real_out:
+            _discard_stdout()
+        if isinstance(cause, BrokenPipeError):
+            return 0  # `cudaenv list | head -1`: the reader has what it wanted
+        ctx.err.write("cudaenv: error: cannot write the output: %s\n" % (getattr(cause, "strerror", None) or cause))
+        return 1
+    finally:
+        _stop_children(entry)
+        _restore_signal_handlers(saved)
+        if isinstance(err, _Stderr):
+            err.flush()
+
+
+def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
+    if argv[:1] and argv[0] in FAST_COMMANDS:
+        # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
+        module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
+        fast = parse_simple(argv[1:], module.FAST_OPTIONS, module.FAST_POSITIONAL)
+        if fast is not None:
+            return int(module.run(fast, ctx) or 0)
+    _install_signal_handlers(saved)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    module = getattr(args, "_module", None)
+    if module is None:
+        parser.print_help(ctx.out)
+        return 0 if not argv else 2
+    return int(module.run(args, ctx) or 0)

@@ -15,6 +15,7 @@ keeps its own notes; they are joined in a fixed order so the output does not dep
 import importlib
 from typing import Any, Callable, List, Optional, Tuple
 
+from cudaenv._jobs import Job
 from cudaenv.snapshot import Note, Platform, Snapshot, Torch, VisibleDevices
 
 Progress = Callable[[str], None]
@@ -22,35 +23,6 @@ Progress = Callable[[str], None]
 
 class _Failed(Exception):
     """A probe that could not run; already recorded as a note."""
-
-
-class Job:
-    """``fn(*args)`` in a daemon thread; ``result()`` joins it and returns (or re-raises).
-
-    Plain ``threading``: ``concurrent.futures`` pulls in ``logging`` and costs more to import than
-    the whole platform probe takes to run, and daemon threads let Ctrl-C end the doctor at once.
-    """
-
-    def __init__(self, fn: Callable[..., Any], *args: Any):
-        import threading
-
-        self._fn, self._args = fn, args
-        self._value: Any = None
-        self._error: Optional[BaseException] = None
-        self._thread = threading.Thread(target=self._run, name="cudaenv-" + getattr(fn, "__name__", "probe"), daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._value = self._fn(*self._args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
-            self._error = exc
-
-    def result(self) -> Any:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
 
 
 def _call(notes: List[Note], label: str, module: str, func: str, *args: Any, **kwargs: Any) -> Any:

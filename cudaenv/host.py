@@ -33,6 +33,12 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 DEFAULT_TIMEOUT = _config.setting("CUDAENV_TIMEOUT").default  # 5 s: the one default lives in config's table
 MAX_READ = 4 * 1024 * 1024
 MAX_LINKS = 40
+MAX_CAPTURE = 1024 * 1024  # bytes kept per output stream of a command; the rest is read and dropped
+EXIT_GRACE = 0.25  # seconds to collect output after the direct child exited (a grandchild may hold the pipe)
+EXCERPT = 200  # characters of a command's output that go into a note (as parse._lines.EXCERPT)
+
+# Signals that mean "the program crashed" when a shell wrapper reports them as exit status 128+N.
+_CRASH_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP", "SIGKILL")
 
 
 def current_system() -> str:
@@ -45,7 +51,10 @@ def current_system() -> str:
 
 
 class CommandResult(Record):
-    """What running a command gave. ``error`` is ``missing``, ``timeout`` or ``oserror`` when it did not run to the end."""
+    """What running a command gave. ``error`` is ``missing``, ``timeout``, ``oserror`` or ``interrupted`` when it
+    did not run to the end; ``truncated`` when a stream printed more than the capture limit (the rest was
+    dropped); ``signal`` (``SIGSEGV``) when the program was killed by a signal, or a shell wrapper said so
+    with exit status 128+N."""
 
     argv: Tuple[str, ...]
     returncode: Optional[int]
@@ -55,6 +64,8 @@ class CommandResult(Record):
     seconds: float = 0.0
     timeout: float = DEFAULT_TIMEOUT
     undecodable: bool = False
+    truncated: bool = False
+    signal: Optional[str] = None
 
     @property
     def ok(self) -> bool:
@@ -71,22 +82,70 @@ class CommandResult(Record):
     def name(self) -> str:
         return posixpath.basename(self.argv[0].replace("\\", "/")) if self.argv else "?"
 
+    @property
+    def crashed(self) -> bool:
+        """Killed by a signal other than cudaenv's own timeout kill."""
+        return self.signal is not None and self.error is None
+
+    def excerpt(self, limit: int = EXCERPT) -> str:
+        """The first non-empty output line, cut to ``limit`` characters (what a note may quote)."""
+        return excerpt(self.output, limit)
+
     def describe(self) -> str:
-        """One line for a note: ``nvidia-smi timed out after 5 s``."""
+        """One line for a note: ``nvidia-smi timed out after 5 s``, ``nvidia-smi crashed (SIGSEGV)``."""
         if self.error == "missing":
             return "%s was not found" % self.name
         if self.error == "timeout":
-            return "%s timed out after %s s" % (self.name, _fmt_seconds(self.timeout))
+            return "%s timed out after %s s" % (self.name, fmt_seconds(self.timeout))
+        if self.error == "interrupted":
+            return "%s was stopped: cudaenv was interrupted" % self.name
         if self.error == "oserror":
-            return "%s could not be run: %s" % (self.name, self.stderr.strip() or "OS error")
+            return "%s could not be run: %s" % (self.name, excerpt(self.stderr) or "OS error")
+        if self.signal is not None:
+            how = "crashed" if self.signal != "SIGKILL" else "was killed"
+            first = self.excerpt()
+            return "%s %s (%s)%s" % (self.name, how, self.signal, (": " + first) if first else "")
         if self.returncode != 0:
-            first = next((line.strip() for line in self.output.splitlines() if line.strip()), "")
+            first = self.excerpt()
             return "%s exited with status %s%s" % (self.name, self.returncode, (": " + first) if first else "")
         return "%s ran" % self.name
 
 
-def _fmt_seconds(value: float) -> str:
-    return ("%g" % value) if value != int(value) else str(int(value))
+def excerpt(text: str, limit: int = EXCERPT) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters (the one copy: :func:`cudaenv.parse._lines.excerpt`)."""
+    from cudaenv.parse._lines import excerpt as first_line_excerpt  # typing: kept off the `use` path
+
+    return first_line_excerpt(text, limit)
+
+
+def fmt_seconds(value: float) -> str:
+    """Seconds for people: ``2``, ``0.5``, ``12``; never ``2.01819`` (two significant digits below 10 s)."""
+    if value >= 10 or value == int(value):
+        return str(int(round(value)))
+    return "%.2g" % value
+
+
+_fmt_seconds = fmt_seconds  # the old private name
+
+
+def signal_name(returncode: Optional[int]) -> Optional[str]:
+    """``-11`` (killed by signal 11) or ``139`` (a shell's 128+11 for a crashed child) -> ``SIGSEGV``."""
+    if returncode is None or returncode == 0:
+        return None
+    import signal
+
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return "signal %d" % -returncode
+    if 128 < returncode < 160:
+        try:
+            name = signal.Signals(returncode - 128).name
+        except ValueError:
+            return None
+        return name if name in _CRASH_SIGNALS else None
+    return None
 
 
 def _decode(data: Optional[bytes]) -> Tuple[str, bool]:
@@ -98,26 +157,242 @@ def _decode(data: Optional[bytes]) -> Tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
+# ------------------------------------------------------------------ deadlines
+class Deadline:
+    """The time a whole run may take (``verify --timeout 2``): every child takes its timeout from what is left."""
+
+    def __init__(self, seconds: Optional[float]):
+        import time
+
+        self.seconds = seconds
+        self._end = None if seconds is None else time.monotonic() + seconds
+
+    def remaining(self) -> Optional[float]:
+        if self._end is None:
+            return None
+        import time
+
+        return max(0.0, self._end - time.monotonic())
+
+    def clip(self, timeout: float) -> float:
+        """``timeout``, or less when the deadline comes first (never below 0.05 s, so a child still gets to start)."""
+        left = self.remaining()
+        return timeout if left is None else max(0.05, min(timeout, left))
+
+    @property
+    def expired(self) -> bool:
+        left = self.remaining()
+        return left is not None and left <= 0
+
+
+# ------------------------------------------------------------------ live children
+# Every child started by subprocess_runner is registered here until it is reaped, so that an interrupt
+# (Ctrl-C, SIGTERM) or an error path can kill them all: they run in their own sessions and do not get the
+# terminal's signals.
+_LIVE: Dict[int, object] = {}
+_STATE = {"closing": False, "subreaper": None, "lock": None, "spawning": 0}
+
+
+def _lock():
+    lock = _STATE["lock"]
+    if lock is None:
+        import threading
+
+        lock = _STATE["lock"] = threading.RLock()
+    return lock
+
+
+def _spawning(delta: int) -> None:
+    with _lock():
+        _STATE["spawning"] += delta
+
+
+def _register(proc) -> bool:
+    """Record a started child; False when cudaenv is shutting down (the caller kills it at once)."""
+    with _lock():
+        _STATE["spawning"] -= 1
+        if _STATE["closing"]:
+            return False
+        _LIVE[proc.pid] = proc
+        return True
+
+
+def _unregister(proc) -> None:
+    with _lock():
+        _LIVE.pop(proc.pid, None)
+
+
+def live_children() -> List[int]:
+    """Process ids of the children running now (started through :func:`subprocess_runner`)."""
+    with _lock():
+        return sorted(_LIVE)
+
+
+def kill_all_children(wait: float = 1.0, stop_new: bool = True) -> List[int]:
+    """Kill every running child's process group and every re-parented descendant; wait up to ``wait`` s for them.
+
+    Called on Ctrl-C, SIGTERM, error paths and when a command ends. With ``stop_new`` (the process is about to
+    exit) no new child starts afterwards: a probe thread still running gets ``interrupted`` instead.
+    Returns the process ids that were signalled.
+    """
+    import time
+
+    if not _LIVE and not _STATE["subreaper"]:
+        if stop_new:
+            _STATE["closing"] = True  # no child ever ran (use, list): no lock, no threading import
+        return []
+    with _lock():
+        if stop_new:
+            _STATE["closing"] = True
+        procs = list(_LIVE.values())
+    for proc in procs:
+        kill_process_group(proc)
+    killed = [p.pid for p in procs]
+    killed += reap_orphans()
+    end = time.monotonic() + wait
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, end - time.monotonic()))
+        except Exception:  # noqa: BLE001 - a child that does not die in time is left to init
+            pass
+    return killed
+
+
+def _become_subreaper() -> bool:
+    """On Linux, make this process the reaper of its orphaned descendants (``PR_SET_CHILD_SUBREAPER``), once.
+
+    A grandchild that escapes its process group with ``setsid`` is then re-parented to cudaenv instead of
+    init, and :func:`reap_orphans` can find and kill it. Elsewhere it stays where it went (documented limit).
+    """
+    done = _STATE["subreaper"]
+    if done is not None:
+        return done
+    ok = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            ok = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        except Exception:  # noqa: BLE001 - no libc prctl: the limit stays as documented
+            ok = False
+    _STATE["subreaper"] = ok
+    return ok
+
+
+def _children_of_self() -> List[int]:
+    pids: List[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return pids
+    for task in tasks:
+        data = read_regular("/proc/self/task/%s/children" % task, 65536)
+        if data:
+            pids.extend(int(x) for x in data.split() if x.isdigit())
+    return pids
+
+
+def reap_orphans() -> List[int]:
+    """Kill and reap this process's children that no running command owns (descendants re-parented to cudaenv
+    because it is a subreaper). Returns their process ids. A no-op unless :func:`_become_subreaper` worked."""
+    if not _STATE["subreaper"]:
+        return []
+    import signal
+
+    with _lock():
+        if _STATE["spawning"] and not _STATE["closing"]:
+            return []  # a child is being started and not registered yet: the next sweep gets the orphans
+        owned = set(_LIVE)
+        orphans = [pid for pid in _children_of_self() if pid not in owned]
+    for pid in orphans:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid in orphans:
+        _reap(pid)
+    return orphans
+
+
+def _reap(pid: int, wait: float = 0.5) -> None:
+    import time
+
+    end = time.monotonic() + wait
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except OSError:
+            return
+        if done or time.monotonic() >= end:
+            return
+        time.sleep(0.005)
+
+
+# ------------------------------------------------------------------ running commands
 # A runner: (argv, timeout, env, cwd) -> CommandResult
 
 
-def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str], cwd: Optional[str] = None) -> CommandResult:
-    """Run ``argv`` with a hard timeout; the whole process group is killed when it expires."""
+class _Capture:
+    """One output stream: keeps the first ``limit`` bytes, counts (and drops) the rest."""
+
+    __slots__ = ("chunks", "size", "limit", "dropped")
+
+    def __init__(self, limit: int):
+        self.chunks: List[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.limit - self.size
+        if room > 0:
+            kept = data[:room]
+            self.chunks.append(kept)
+            self.size += len(kept)
+        self.dropped += max(0, len(data) - max(0, room))
+
+    def value(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def subprocess_runner(
+    argv: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str],
+    cwd: Optional[str] = None,
+    limit: int = MAX_CAPTURE,
+    stdin_chunks=None,
+) -> CommandResult:
+    """Run ``argv`` in its own session with a hard timeout and bounded capture.
+
+    * stdout/stderr are read as they come; each keeps its first ``limit`` bytes (``truncated`` when more came).
+    * When the direct child exits, what is in the pipes is collected for :data:`EXIT_GRACE` s; then the
+      whole process group is killed (a ``(sleep 1000 &)`` grandchild cannot hold the answer hostage).
+    * At the timeout the group is killed and the result says ``timeout``.
+    * ``stdin_chunks``: an iterable of bytes written to the child's stdin without blocking (else /dev/null).
+    """
     import errno
     import subprocess
     import time
 
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
+    if _STATE["closing"]:
+        return CommandResult(argv, None, error="interrupted", timeout=timeout)
     kwargs = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
+        _become_subreaper()
     else:  # pragma: no cover - Windows only
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    _spawning(1)
     try:
-        proc = subprocess.Popen(  # bounded: communicate(timeout=timeout) below, then the group is killed
+        proc = subprocess.Popen(  # bounded: _collect() waits at most `timeout`, then the group is killed
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stdin_chunks is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=dict(env),
@@ -125,24 +400,170 @@ def subprocess_runner(argv: Sequence[str], timeout: float, env: Mapping[str, str
             **kwargs,
         )
     except FileNotFoundError:
+        _spawning(-1)
         return CommandResult(argv, None, error="missing", timeout=timeout)
     except OSError as exc:
+        _spawning(-1)
         err = "missing" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else "oserror"
         return CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout)
-    try:
-        out, err_b = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except BaseException:
+        _spawning(-1)
+        raise
+    if not _register(proc):
         kill_process_group(proc)
+        proc.wait()
+        return CommandResult(argv, None, error="interrupted", timeout=timeout)
+    out, err_c = _Capture(limit), _Capture(limit)
+    try:
+        if os.name == "posix":
+            timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks)
+        else:  # pragma: no cover - Windows only
+            timed_out = _collect_threads(proc, out, err_c, start + timeout, stdin_chunks)
+    finally:
+        kill_process_group(proc)  # the direct child is a zombie or dead: its pid (the group id) is not reused yet
         try:
-            out, err_b = proc.communicate(timeout=1.0)
-        except (subprocess.TimeoutExpired, ValueError, OSError):
-            out, err_b = b"", b""
-        so, bad1 = _decode(out)
-        se, bad2 = _decode(err_b)
-        return CommandResult(argv, None, so, se, "timeout", time.monotonic() - start, timeout, bad1 or bad2)
-    so, bad1 = _decode(out)
-    se, bad2 = _decode(err_b)
-    return CommandResult(argv, proc.returncode, so, se, None, time.monotonic() - start, timeout, bad1 or bad2)
+            proc.wait(timeout=1.0)
+        except Exception:  # noqa: BLE001
+            pass
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        _unregister(proc)
+        reap_orphans()
+    so, bad1 = _decode(out.value())
+    se, bad2 = _decode(err_c.value())
+    truncated = bool(out.dropped or err_c.dropped)
+    seconds = time.monotonic() - start
+    if _STATE["closing"] and proc.returncode is not None and proc.returncode < 0:
+        return CommandResult(argv, None, so, se, "interrupted", seconds, timeout, bad1 or bad2, truncated)
+    if timed_out:
+        return CommandResult(argv, None, so, se, "timeout", seconds, timeout, bad1 or bad2, truncated)
+    code = proc.returncode
+    return CommandResult(argv, code, so, se, None, seconds, timeout, bad1 or bad2, truncated, signal_name(code))
+
+
+def _exited(pid: int) -> bool:
+    """True when the child ``pid`` has exited, without reaping it (its pid stays reserved for killpg)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    except (AttributeError, OSError):  # pragma: no cover - no waitid
+        return False
+    return info is not None
+
+
+def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks) -> bool:
+    """Read both pipes until EOF (or the grace after the child's exit); True when ``end`` passed first."""
+    import selectors
+    import time
+
+    sel = selectors.DefaultSelector()
+    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    for fd in streams:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    feed = None
+    pending = b""
+    if stdin_chunks is not None and proc.stdin is not None:
+        feed = iter(stdin_chunks)
+        os.set_blocking(proc.stdin.fileno(), False)
+        sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+            sel.register(pidfd, selectors.EVENT_READ)
+        except OSError:
+            pidfd = None
+    exit_seen: Optional[float] = None
+    try:
+        while True:
+            now = time.monotonic()
+            if exit_seen is None and (pidfd is None or not streams) and _exited(proc.pid):
+                exit_seen = now
+            if exit_seen is not None and (not streams or now >= exit_seen + EXIT_GRACE):
+                return False
+            if now >= end:
+                return True
+            wait = end - now
+            if exit_seen is not None:
+                wait = min(wait, exit_seen + EXIT_GRACE - now)
+            elif pidfd is None:
+                wait = min(wait, 0.01 if not streams else 0.05)
+            for key, _ in sel.select(max(0.0, wait)):
+                fd = key.fd
+                if fd == pidfd:
+                    sel.unregister(pidfd)
+                    exit_seen = time.monotonic()
+                    continue
+                if feed is not None and proc.stdin is not None and fd == proc.stdin.fileno():
+                    try:
+                        if not pending:
+                            pending = next(feed, b"")
+                        if pending:
+                            pending = pending[os.write(fd, pending):]
+                        else:
+                            raise BrokenPipeError
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        sel.unregister(fd)
+                        proc.stdin.close()
+                        feed = None
+                    continue
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if data:
+                    streams[fd].add(data)
+                else:
+                    sel.unregister(fd)
+                    del streams[fd]
+    finally:
+        sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _collect_threads(proc, out: _Capture, err: _Capture, end: float, stdin_chunks) -> bool:  # pragma: no cover - Windows
+    import threading
+    import time
+
+    def pump(stream, capture):
+        try:
+            for block in iter(lambda: stream.read(65536), b""):
+                capture.add(block)
+        except (OSError, ValueError):
+            pass
+
+    def feed():
+        try:
+            for block in stdin_chunks:
+                proc.stdin.write(block)
+            proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, err), daemon=True)]
+    if stdin_chunks is not None:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
+    try:
+        proc.wait(timeout=max(0.0, end - time.monotonic()))
+    except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired
+        return True
+    for t in threads[:2]:
+        t.join(EXIT_GRACE)
+    return False
 
 
 # The runner a Host uses when it is given none. Only the test suite sets it (tests/conftest.py installs a runner
@@ -166,21 +587,101 @@ def kill_process_group(proc) -> None:
             pass
 
 
-def _read_limited(real: str, limit: int) -> Optional[bytes]:
-    """Up to ``limit`` bytes, read in small chunks: some /proc and /sys files refuse one large read (ENOMEM)."""
+# ------------------------------------------------------------------ reading files
+class NotRegularFile(OSError):
+    """The path names a FIFO, a device, a socket or a folder where a file was expected (never opened for reading)."""
+
+
+_KINDS = ((0o010000, "a FIFO"), (0o020000, "a character device"), (0o060000, "a block device"),
+          (0o140000, "a socket"), (0o040000, "a folder"))
+
+
+def _kind(mode: int) -> str:
+    fmt = mode & 0o170000
+    for bits, name in _KINDS:
+        if fmt == bits:
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str):
+    """Open ``path`` for binary reading only if it is a regular file; :class:`NotRegularFile` otherwise.
+
+    The one way cudaenv opens a file it did not write: ``O_NONBLOCK`` so that a FIFO or a device never blocks
+    the open, ``fstat`` on what was opened (no race with a swapped path), and a refusal (``OSError`` EINVAL whose
+    ``strerror`` names what it is). Streaming readers (``check-installer``, ``explain --file``) use the returned
+    file; everything else uses :func:`read_regular`.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    st = os.stat(path)
+    if (st.st_mode & 0o170000) != 0o100000:
+        raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)  # EINVAL
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if (st.st_mode & 0o170000) != 0o100000:
+            raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)
+        if flags & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str, limit: int = MAX_READ) -> Optional[bytes]:
+    """Up to ``limit`` bytes of the regular file ``path`` (a plain local path: no root); None when it cannot be
+    read or is not a regular file. Read in small chunks: some /proc and /sys files refuse one large read."""
+    data, _ = read_regular_why(path, limit)
+    return data
+
+
+def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes], Optional[str]]:
+    """:func:`read_regular` and why it gave None: ``(None, None)`` for a missing file, ``(None, reason)`` else."""
     chunks: List[bytes] = []
     size = 0
     try:
-        with open(real, "rb") as fh:
+        fh = open_regular(path)
+    except FileNotFoundError:
+        return None, None
+    except NotRegularFile as exc:
+        return None, "%s: %s" % (path, exc.strerror)
+    except (OSError, ValueError) as exc:
+        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+    try:
+        with fh:
             while size < limit:
                 chunk = fh.read(min(65536, limit - size))
                 if not chunk:
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-    except (OSError, ValueError):
-        return None
-    return b"".join(chunks)
+    except (OSError, ValueError) as exc:
+        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+    return b"".join(chunks), None
+
+
+_read_limited = read_regular  # the old private name
+
+
+def scratch_dir(prefix: str, files: Optional[Mapping[str, str]] = None):
+    """A private temporary folder (removed on exit, whatever happens) holding ``files`` (name -> text).
+
+    The one place cudaenv makes temporary files for its children (``verify --toolkit``'s ``check.cu``,
+    ``verify --distributed``'s rank script and results); use as ``with scratch_dir("cudaenv-x-", {...}) as tmp:``.
+    """
+    import tempfile
+
+    holder = tempfile.TemporaryDirectory(prefix=prefix)
+    try:
+        for name, text in (files or {}).items():
+            with open(os.path.join(holder.name, name), "w", encoding="utf-8") as fh:  # our own new file
+                fh.write(text)
+    except BaseException:
+        holder.cleanup()
+        raise
+    return holder
 
 
 class Host:
@@ -194,6 +695,7 @@ class Host:
         timeout: float = DEFAULT_TIMEOUT,
         runner: Optional[Callable[..., CommandResult]] = None,
         machine: Optional[str] = None,
+        deadline: Optional[Deadline] = None,
     ):
         self._root_str = os.fspath(root) or "/"
         if len(self._root_str) > 1:
@@ -203,6 +705,7 @@ class Host:
         self.timeout = float(timeout)
         self._runner = runner or default_runner or subprocess_runner
         self.machine = machine
+        self.deadline = deadline  # when set, no command runs past it (``verify --timeout``)
 
     # ------------------------------------------------------------------ paths
     @property
@@ -286,14 +789,15 @@ class Host:
         real = self._real(p)
         if real is None:
             return None
-        data = _read_limited(real, limit)
+        data = read_regular(real, limit)
         return None if data is None else data.decode("utf-8", errors="replace")
 
     def read_bytes(self, p: str, limit: int = MAX_READ) -> Optional[bytes]:
+        """Up to ``limit`` bytes of the regular file ``p``; None when missing, unreadable, or a FIFO/device/socket."""
         real = self._real(p)
         if real is None:
             return None
-        return _read_limited(real, limit)
+        return read_regular(real, limit)
 
     def exists(self, p: str) -> bool:
         """True when ``p`` exists (links followed inside the root)."""
@@ -401,9 +905,7 @@ class Host:
         if real is None:
             return
         try:
-            if not os.path.isfile(real):
-                return
-            fh = open(real, "rb")
+            fh = open_regular(real)  # a FIFO or a device is refused, never waited on
         except (OSError, ValueError):
             return
         with fh:
@@ -488,8 +990,16 @@ class Host:
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
     ) -> CommandResult:
-        """Run a host command with the host's environment (or ``env``) and a timeout."""
-        return self._runner(list(argv), self.timeout if timeout is None else timeout, self.env if env is None else env, cwd)
+        """Run a host command with the host's environment (or ``env``) and a timeout (cut to the deadline, if any)."""
+        seconds = self.timeout if timeout is None else timeout
+        if self.deadline is not None:
+            seconds = self.deadline.clip(seconds)
+        return self._runner(list(argv), seconds, self.env if env is None else env, cwd)
+
+    def with_deadline(self, seconds: Optional[float]) -> "Host":
+        """A copy of this host whose commands together take at most ``seconds`` from now (None: no deadline)."""
+        return Host(self._root_str, self.env, self.system, self.timeout, self._runner, self.machine,
+                    None if seconds is None else Deadline(seconds))
 
     def with_env(self, **changes: Optional[str]) -> "Host":
         """A copy of this host with some environment variables set (or removed when None)."""
@@ -499,7 +1009,7 @@ class Host:
                 env.pop(key, None)
             else:
                 env[key] = value
-        return Host(self._root_str, env, self.system, self.timeout, self._runner, self.machine)
+        return Host(self._root_str, env, self.system, self.timeout, self._runner, self.machine, self.deadline)
 
 
 def host_from_environment(

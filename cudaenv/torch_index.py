@@ -410,15 +410,19 @@ def write_cache(path: str, data: IndexData) -> str:
     return path
 
 
+CACHE_LIMIT = 32 * 1024 * 1024  # the cache cudaenv writes is about 100 KB
+
+
 def load_cache(path: str, base: str, bundled_date: str) -> Tuple[Optional[IndexData], Optional[str]]:
     """(data, note). A missing cache is (None, None); a corrupt, foreign or stale one is (None, why)."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        return None, None
-    except OSError as exc:
-        return None, "the torch index cache %s could not be read (%s); using the bundled tables" % (path, exc.strerror or exc)
+    from cudaenv.host import read_regular_why
+
+    data, why = read_regular_why(path, CACHE_LIMIT + 1)  # a FIFO, a device or /dev/zero is refused, not read
+    if data is None:
+        return None, (None if why is None else "the torch index cache: %s; using the bundled tables" % why)
+    if len(data) > CACHE_LIMIT:
+        return None, "the torch index cache %s is over %d MB; ignored (`cudaenv torch refresh` rebuilds it)" % (path, CACHE_LIMIT >> 20)
+    raw = data.decode("utf-8", errors="replace")
     try:
         data = IndexData.from_dict(json.loads(raw))
     except (ValueError, KeyError, TypeError, AttributeError):

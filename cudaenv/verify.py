@@ -11,11 +11,11 @@ parts that run the children through ``host.run``.
 import json
 import os
 import shlex
-import tempfile
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from cudaenv._child import source as child_source  # the one child-script loader
 from cudaenv._record import Record, factory
-from cudaenv.host import CommandResult, Host
+from cudaenv.host import CommandResult, Host, fmt_seconds, read_regular, scratch_dir
 
 MARKER = "CUDAENV_VERIFY "
 DEFAULT_DEVICE_TIMEOUT = 120.0
@@ -157,15 +157,6 @@ def from_id(error_id: str, message: str, stage: Optional[str] = None, values: Op
 
 
 # ----------------------------------------------------------------------------- the device child
-def child_source(name: str) -> str:
-    """The text of ``cudaenv/_child/NAME`` from the installed package."""
-    try:
-        from importlib.resources import files
-    except ImportError:  # pragma: no cover - Python < 3.9
-        from importlib_resources import files  # type: ignore
-    return files("cudaenv._child").joinpath(name).read_text(encoding="utf-8")
-
-
 def child_env(env: Mapping[str, str], nccl_debug: bool = False) -> Dict[str, str]:
     """The environment for a child: the user's, with CUDA_LAUNCH_BLOCKING=1 so errors point at their call."""
     out = dict(env)
@@ -319,7 +310,7 @@ def device_result(logical: Optional[int], report: ChildReport, result: Optional[
         error = classify(message, (first.get("traceback") or "") + "\n" + (stderr or ""), first.get("stage"))
         error = VerifyError(error.id, shown, first.get("stage"), error.title, error.explanation, error.details, error.advice)
     elif result is not None and result.error == "timeout":
-        message = "no progress for %g s in stage %s" % (timeout or result.timeout, "import" if not report.info else "device")
+        message = "no progress for %s s in stage %s" % (fmt_seconds(result.timeout), "import" if not report.info else "device")
         error = classify(message, stage="timeout")
     elif report.done is None:
         code = result.returncode if result is not None else None
@@ -352,6 +343,8 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
     where = "in %s" % python
     first = report.errors[0] if report.errors else {}
     stage = first.get("stage")
+    if stage == "import" and first.get("type") == "Timeout":
+        return import_hang(python, result.timeout if result is not None else None)
     if stage == "import":
         message = str(first.get("message") or "")
         err = classify(message, first.get("traceback") or "", "import")
@@ -360,8 +353,7 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
         return Problem(err.id or "torch-import-error", "torch does not import %s: %s" % (where, message), err)
     if not info:
         if result is not None and result.error == "timeout":
-            err = classify("no progress for %g s in stage import" % result.timeout, stage="import")
-            return Problem(err.id, "importing torch %s did not finish within %g s" % (where, result.timeout), err)
+            return import_hang(python, result.timeout)
         if result is not None and not result.ok:
             message = "the check process for %s ended without a result (%s)" % (python, result.describe())
             err = classify(message, result.stderr, "start")
@@ -377,6 +369,23 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
             return Problem("torch-cpu-only", "torch %s %s is a CPU-only build (torch.version.cuda is None): there is no GPU to verify" % (torch, where), err)
         return Problem(err.id, "torch %s %s (built for CUDA %s) cannot use a GPU here: %s" % (torch, where, info.get("cuda") or info.get("hip"), message), err)
     return None
+
+
+def import_hang(python: str, seconds: Optional[float]) -> Problem:
+    """The interpreter gave no answer while importing torch: named as that, never as a GPU hang."""
+    shown = fmt_seconds(seconds) if seconds is not None else "?"
+    message = "importing torch in %s hung: no answer within %s s" % (python, shown)
+    return Problem("torch-import-hang", message, from_id("torch-import-hang", message, "import", {"python": python, "seconds": shown}))
+
+
+def _child_timeout(host: Host, timeout: float) -> float:
+    """``timeout``, cut to what is left of the run's deadline (``--timeout``)."""
+    return host.deadline.clip(timeout) if host.deadline is not None else timeout
+
+
+def _child_deadline(timeout: float) -> float:
+    """The child's own watchdog fires before the parent kills it, so that it can say which stage hung."""
+    return max(1.0, timeout - 5.0) if timeout > 10 else timeout * 0.8
 
 
 # ----------------------------------------------------------------------------- running the device checks
@@ -413,11 +422,12 @@ def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None,
     """Run verify_device.py once per device (each in its own process, with its own timeout)."""
     source = child_source("verify_device.py")
     env = child_env(host.env)
-    deadline = max(1.0, timeout - 5.0) if timeout > 10 else timeout * 0.8
 
     def run_one(logical: Optional[int]) -> Tuple[ChildReport, CommandResult]:
-        argv = plan_device_argv(python, source, device=logical, cpu=logical is None, deadline=deadline, size=size, bench=bench)
-        res = host.run(argv, timeout=timeout, env=env)
+        allowed = _child_timeout(host, timeout)
+        argv = plan_device_argv(python, source, device=logical, cpu=logical is None, deadline=_child_deadline(allowed),
+                                size=size, bench=bench)
+        res = host.run(argv, timeout=allowed, env=env)
         return parse_device_output(res.stdout), res
 
     if cpu:
@@ -449,7 +459,8 @@ def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None,
 
 def probe_info(host: Host, python: str, timeout: float = 60.0) -> Tuple[ChildReport, CommandResult]:
     """verify_device.py --info: torch version, CUDA build, device count, arch list (imports torch in the child)."""
-    argv = plan_device_argv(python, child_source("verify_device.py"), info=True, deadline=max(1.0, timeout - 2))
+    timeout = _child_timeout(host, timeout)
+    argv = plan_device_argv(python, child_source("verify_device.py"), info=True, deadline=max(0.8 * timeout, timeout - 2))
     res = host.run(argv, timeout=timeout, env=child_env(host.env))
     return parse_device_output(res.stdout), res
 
@@ -569,7 +580,7 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
     rank_errors = [r.error for r in ranks if r.error is not None and r.error.stage != "start"]
     primary = [e for e in rank_errors if not e.message.startswith(secondary) and "was stopped by torchrun" not in e.message]
     if result.error == "timeout":
-        overall = from_id("dist-timeout", "the ranks did not finish within %g s; all were stopped" % timeout, "timeout")
+        overall = from_id("dist-timeout", "the ranks did not finish within %s s; all were stopped" % fmt_seconds(timeout), "timeout")
     elif result.error is not None:
         overall = VerifyError(None, result.describe(), "launch")
     elif not result.ok and not rank_errors:
@@ -589,14 +600,13 @@ def verify_distributed(host: Host, python: str, nproc: int, backend: str, timeou
                        nccl_debug: bool = False, hang_rank: Optional[int] = None,
                        hardware: Optional[Tuple[Sequence[Any], Sequence[Any]]] = None) -> DistributedReport:
     """Launch torchrun with verify_dist.py in the probed interpreter; every rank reports into a temp dir."""
-    deadline = max(5.0, timeout - 10.0) if timeout > 20 else max(2.0, timeout * 0.6)
+    timeout = _child_timeout(host, timeout)
+    deadline = max(5.0, timeout - 10.0) if timeout > 20 else max(min(2.0, timeout * 0.8), timeout * 0.6)
     gpus, mapping = hardware if hardware is not None else ((), ())
     if hardware is None and backend == "nccl":
         gpus, mapping = _hardware(host)
-    with tempfile.TemporaryDirectory(prefix="cudaenv-verify-") as tmp:
+    with scratch_dir("cudaenv-verify-", {"verify_dist.py": child_source("verify_dist.py")}) as tmp:
         script = os.path.join(tmp, "verify_dist.py")
-        with open(script, "w", encoding="utf-8") as fh:
-            fh.write(child_source("verify_dist.py"))
         results_dir = os.path.join(tmp, "results")
         os.makedirs(results_dir)
         argv = plan_distributed_argv(python, script, nproc, backend, results_dir, deadline, hang_rank)
@@ -606,10 +616,8 @@ def verify_distributed(host: Host, python: str, nproc: int, backend: str, timeou
         texts: Dict[int, str] = {}
         for name in os.listdir(results_dir):
             if name.startswith("rank-") and name.endswith(".jsonl"):
-                try:
-                    with open(os.path.join(results_dir, name), encoding="utf-8", errors="replace") as fh:
-                        texts[int(name[5:-6])] = fh.read()
-                except (OSError, ValueError):
-                    continue
+                data = read_regular(os.path.join(results_dir, name))
+                if data is not None and name[5:-6].isdigit():
+                    texts[int(name[5:-6])] = data.decode("utf-8", errors="replace")
     shown = " ".join(shlex.quote(a) for a in argv[:6]) + " verify_dist.py --backend %s" % backend
     return distributed_result(python, backend, nproc, texts, result, timeout, shown, gpus, mapping, nccl_debug)

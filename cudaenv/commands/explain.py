@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _read(args, ctx):
     """The Paste to explain: --file, stdin (as bytes when it has them), or the arguments."""
-    from cudaenv._fs import open_regular
+    from cudaenv.host import open_regular
     from cudaenv.errors import UserError
     from cudaenv.explain import Paste, read_paste
     from cudaenv.text import printable
@@ -55,26 +55,23 @@ def _read(args, ctx):
     return read_paste(getattr(stdin, "buffer", stdin)) if stdin is not None else Paste("", 0, False, False)
 
 
-PROBE_TIMEOUT = 30.0  # importing torch can take long; a --timeout the user gives bounds it instead
-
-
-def _probe(host, python_arg, explicit_timeout: bool):
+def _probe(host, python_arg):
     from cudaenv.probes.python import find_interpreter
     from cudaenv.verify import probe_info
 
     interp = find_interpreter(host, python_arg)
     if interp is None:
         return {"python": None, "import_error": "no Python interpreter found"}
-    timeout = host.timeout if explicit_timeout else max(PROBE_TIMEOUT, host.timeout)
-    report, res = probe_info(host, interp.path, timeout=timeout)
+    report, res = probe_info(host, interp.path, timeout=max(30.0, host.timeout))
     facts = dict(report.info)
     if not facts:
+        from cudaenv.verify import problem_from_report
+
+        problem = problem_from_report(report, interp.path, res)  # names a hang at `import torch` as such
         errors = report.errors
-        if res.error == "timeout" and not errors:
-            message = "importing torch in %s did not finish within %s s (a hang at import, not a GPU problem)" % (
-                interp.path, "%g" % timeout)
-        else:
-            message = errors[0].get("message") if errors else res.describe()
+        message = errors[0].get("message") if errors else res.describe()
+        if problem is not None and problem.id == "torch-import-hang":
+            message = problem.message
         facts = {"python": interp.path, "import_error": message}
     return facts
 
@@ -97,7 +94,10 @@ def run(args: argparse.Namespace, ctx) -> int:
         raise UserError("no error text given", hint=NO_TEXT_HINT)
     matches = classify_all(paste.text)
     cut = paste.cut or is_cut(len(paste.text))
-    facts = _probe(ctx.host(args), args.python, getattr(args, "timeout", None) is not None) if args.probe else None
+    facts = None
+    if args.probe:
+        host = ctx.host(args)
+        facts = _probe(host.with_deadline(args.timeout) if args.timeout is not None else host, args.python)
     if args.json:
         from cudaenv.explain import ExplainReport
 

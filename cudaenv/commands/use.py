@@ -232,11 +232,10 @@ def find_version_file(start: str) -> Optional[str]:
 def read_version_file(path: str) -> Optional[str]:
     from cudaenv.toolkit.switch import parse_version_file
 
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return parse_version_file(fh.read(4096))
-    except OSError:
-        return None
+    from cudaenv.host import read_regular
+
+    data = read_regular(path, 4096)  # a FIFO named .cuda-version must not hang the shell hook
+    return None if data is None else parse_version_file(data.decode("utf-8", errors="replace"))
 
 
 def write_version_file(directory: str, spec: str) -> str:

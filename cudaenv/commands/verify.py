@@ -69,6 +69,8 @@ def run(args: argparse.Namespace, ctx) -> int:
     if args.cpu and args.device:
         raise UserError("--cpu and --device cannot be combined", hint="use one of them")
     host = ctx.host(args)
+    if args.timeout is not None:
+        host = host.with_deadline(args.timeout)  # --timeout bounds the whole run; each child gets what is left
     devices_mode = bool(args.cpu or args.device) or not (args.distributed or args.toolkit)
     python = _interpreter(host, args.python) if (devices_mode or args.distributed) else None
     hardware = None if not args.cpu else ((), ())

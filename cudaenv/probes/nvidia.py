@@ -143,7 +143,7 @@ def find_nvidia_smi(host) -> Optional[str]:
 
 def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     """Ask every driver source once (NVML and nvidia-smi concurrently), then merge what they said."""
-    from cudaenv.collect import Job  # plain threads: concurrent.futures costs more to import than this takes
+    from cudaenv._jobs import Job  # plain threads: concurrent.futures costs more to import than this takes
 
     smi = find_nvidia_smi(host)
     lib = find_nvml_library(host)
@@ -178,9 +178,9 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
 
 
 def _run_nvml(host, lib: str):
-    from importlib.resources import files
+    from cudaenv._child import source
 
-    script = files("cudaenv._child").joinpath("nvml_probe.py").read_text(encoding="utf-8")
+    script = source("nvml_probe.py")
     return host.run([sys.executable, "-c", script, lib])
 
 

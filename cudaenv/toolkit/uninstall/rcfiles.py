@@ -173,35 +173,15 @@ def probe_rc_lines(host, targets: Sequence[str], notes: List[Note]) -> Tuple[RcL
     return tuple(found)
 
 
-EDIT_LINES_CODE = r"""
-import os, shutil, sys
-path, ops = sys.argv[1], sys.argv[2:]
-if len(ops) % 4:
-    sys.exit("cudaenv edit: arguments must come in fours: LINE ACTION OLD NEW")
-with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
-    lines = fh.read().split("\n")
-plain = [l[:-1] if l.endswith("\r") else l for l in lines]
-todo = {}
-for i in range(0, len(ops), 4):
-    n, action, old, new = int(ops[i]), ops[i + 1], ops[i + 2], ops[i + 3]
-    if 0 < n <= len(lines) and plain[n - 1] == old:
-        todo[n] = None if action == "remove" else new + ("\r" if lines[n - 1].endswith("\r") else "")
-    elif old in plain:
-        sys.exit("cudaenv edit: %s line %d no longer reads %r (the file changed since the plan was made); nothing was changed" % (path, n, old))
-if not todo:
-    print("nothing to do in %s: the lines are already gone" % path)
-    sys.exit(0)
-backup = path + ".cudaenv-backup"
-k = 0
-while os.path.lexists(backup):
-    k += 1
-    backup = "%s.cudaenv-backup.%d" % (path, k)
-shutil.copy2(path, backup)
-out = [todo.get(i + 1, line) for i, line in enumerate(lines) if not (i + 1 in todo and todo[i + 1] is None)]
-with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-    fh.write("\n".join(out))
-print("edited %s (%d line(s)); backup: %s" % (path, len(todo), backup))
-""".strip()
+def __getattr__(name: str):
+    """``EDIT_LINES_CODE``: the line editor's source, ``cudaenv/_child/line_editor.py`` (read when first asked for)."""
+    if name == "EDIT_LINES_CODE":
+        from cudaenv._child import source
+
+        value = source("line_editor.py").strip()
+        globals()[name] = value
+        return value
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 
 def edit_args(lines: Iterable[RcLine]) -> List[str]:
