@@ -104,19 +104,12 @@ def parse_run_output(text: str) -> Tuple[Dict[str, Any], Tuple[Dict[str, Any], .
 
 # ----------------------------------------------------------------------------- finding nvcc
 def find_nvcc(host: Host) -> Optional[str]:
-    """The active nvcc (the toolkits probe when present; else PATH inside the root, CUDA_HOME, /usr/local/cuda)."""
-    try:
-        from cudaenv.probes.toolkits import probe_toolkits
-    except ImportError:
-        probe_toolkits = None  # type: ignore
-    if probe_toolkits is not None:
-        try:
-            found = probe_toolkits(host, [])
-            active = getattr(found, "active_toolkit", None)
-            if active is not None and getattr(active, "nvcc", None):
-                return active.nvcc
-        except Exception:  # noqa: BLE001 - fall back to the plain lookup
-            pass
+    """The active nvcc (the toolkits probe's; else PATH inside the root, CUDA_HOME, /usr/local/cuda)."""
+    from cudaenv.probes.toolkits import probe_toolkits
+
+    active = probe_toolkits(host, [], install_methods=False).active_toolkit
+    if active is not None and active.nvcc:
+        return active.nvcc
     on_path = host.which_all_in_root("nvcc")
     if on_path:
         return on_path[0]

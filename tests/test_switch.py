@@ -47,7 +47,9 @@ def test_unknown_and_ambiguous_errors_list_the_installed_toolkits():
     with pytest.raises(SwitchError) as exc:
         find_toolkit(ALL, "12.3")
     assert exc.value.toolkits == tuple(ALL)
-    listing = switch.render_installed(exc.value.toolkits)
+    from cudaenv.render.switch import render_installed
+
+    listing = render_installed(exc.value.toolkits)
     for t in ALL:
         assert t.path in listing and t.version in listing
     twin = tk("12.4.131", "/sw/cuda/12.4")

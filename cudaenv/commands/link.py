@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.errors import UserError
     from cudaenv.probes.toolkits import probe_toolkits
-    from cudaenv.text import printable
+    from cudaenv.render.switch import render_installed
     from cudaenv.toolkit import switch
     from cudaenv.toolkit.link import LINK, plan_link_for
     from cudaenv.toolkit.select import SelectError, select_toolkit
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         toolkit = select_toolkit(state.toolkits, _spec(args.version, ctx), host.system)
     except SelectError as exc:
-        ctx.err.write("cudaenv: error: %s\n%s\n" % (exc.message, switch.render_installed(state.toolkits, host.system)))
+        ctx.err.write("cudaenv: error: %s\n%s\n" % (exc.message, render_installed(state.toolkits, host.system)))
         return 1
     report = plan_link_for(host, toolkit, ctx.env)
     if report.plan.commands:

@@ -12,7 +12,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
-    from typing import List, Optional, Tuple
+    from typing import Optional
 
 HELP = "print shell code that switches this shell to a CUDA toolkit"
 
@@ -49,6 +49,7 @@ def add_arguments(parser) -> None:
 
 def run(args, ctx) -> int:
     from cudaenv.toolkit import switch
+    from cudaenv.toolkit.project import find_version_file, load_toolkits, read_version_file, spec_path, write_version_file
     from cudaenv.text import printable
 
     host = ctx.host(args)
@@ -75,7 +76,7 @@ def run(args, ctx) -> int:
                 if spec is None:
                     ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % printable(found))
                     return 1
-                spec_found = (found, _spec_path(spec, os.path.dirname(found), host, ctx.env))
+                spec_found = (found, spec_path(spec, os.path.dirname(found), host, ctx.env))
             change = switch.plan_auto(toolkits, ctx.env, spec_found, host.system, link)
         elif args.off:
             change = switch.plan_off(toolkits, ctx.env, host.system, link)
@@ -88,9 +89,9 @@ def run(args, ctx) -> int:
                 spec = read_version_file(found)
                 if spec is None:
                     return _fail(ctx, "%s names no CUDA version" % printable(found), toolkits, host.system)
-                spec = _spec_path(spec, os.path.dirname(found), host, ctx.env)
+                spec = spec_path(spec, os.path.dirname(found), host, ctx.env)
             else:
-                spec = _spec_path(spec, _start_dir(ctx), host, ctx.env)
+                spec = spec_path(spec, _start_dir(ctx), host, ctx.env)
             toolkit = switch.find_toolkit(toolkits, spec, host.system)
             written = None
             if args.local:
@@ -119,13 +120,13 @@ def run(args, ctx) -> int:
 
 
 def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()) -> int:
-    from cudaenv.toolkit import switch
+    from cudaenv.render.switch import render_installed
 
     ctx.err.write("cudaenv: error: %s\n" % message)
     if candidates:
-        ctx.err.write("matching:\n%s\n" % switch.render_installed(candidates, system).split("\n", 1)[-1])
+        ctx.err.write("matching:\n%s\n" % render_installed(candidates, system).split("\n", 1)[-1])
     if toolkits is not None:
-        ctx.err.write(switch.render_installed(toolkits, system) + "\n")
+        ctx.err.write(render_installed(toolkits, system) + "\n")
     return 1
 
 
@@ -163,44 +164,6 @@ def _write_code(out, text: str) -> None:
     out.flush()
 
 
-# ------------------------------------------------------------------------------------ toolkits
-def load_toolkits(host) -> Tuple[list, Optional[str]]:
-    """The toolkits found on ``host`` with paths as this machine names them, and the /usr/local/cuda link's path.
-
-    Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this machine.
-    """
-    from cudaenv.snapshot import replace
-
-    from cudaenv.probes.toolkits import env_site_packages, probe_toolkits
-
-    state = probe_toolkits(host, [], site_packages=env_site_packages(host), install_methods=False)
-    toolkits = list(state.toolkits)
-    link = None if host.system == "windows" else "/usr/local/cuda"
-    if host.rooted:
-        # The shell code runs on this machine: name the toolkits where they are here, inside the root.
-        toolkits = [replace(t, path=host.local(t.path), nvcc=host.local(t.nvcc) if t.nvcc else None) for t in toolkits]
-        link = host.local(link) if link else None
-    return toolkits, link
-
-
-def _spec_path(spec: str, base: str, host, env) -> str:
-    """A path spec made absolute (``~``, relative to ``base``) and mapped into ``--root``; versions unchanged."""
-    from cudaenv.toolkit import switch
-
-    if not switch.looks_like_path(spec) or host.system == "windows":
-        return spec
-    if spec.startswith("~"):
-        home = env.get("HOME")
-        if home and (spec == "~" or spec.startswith("~/")):
-            spec = home + spec[1:]
-    if not spec.startswith("/"):
-        spec = os.path.join(base, spec)
-    spec = os.path.normpath(spec)
-    if host.rooted and not spec.startswith(host.local("/").rstrip("/") + "/"):
-        spec = host.local(spec)
-    return spec
-
-
 # ------------------------------------------------------------------------------- .cuda-version
 def _start_dir(ctx) -> str:
     """The shell's own spelling of the current directory ($PWD keeps symbolic links) when it is the same dir."""
@@ -214,45 +177,14 @@ def _start_dir(ctx) -> str:
     return ctx.cwd
 
 
-def find_version_file(start: str) -> Optional[str]:
-    """The nearest ``.cuda-version`` in ``start`` or a parent directory, or None."""
-    from cudaenv.toolkit.switch import VERSION_FILE
-
-    current = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(current, VERSION_FILE)
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(current)
-        if parent == current:
-            return None
-        current = parent
-
-
-def read_version_file(path: str) -> Optional[str]:
-    from cudaenv.toolkit.switch import parse_version_file
-
-    from cudaenv.host import read_regular
-
-    data = read_regular(path, 4096)  # a FIFO named .cuda-version must not hang the shell hook
-    return None if data is None else parse_version_file(data.decode("utf-8", errors="replace"))
-
-
-def write_version_file(directory: str, spec: str) -> str:
-    from cudaenv.toolkit.switch import VERSION_FILE
-
-    path = os.path.join(directory, VERSION_FILE)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(spec.strip() + "\n")
-    return path
-
-
 # --------------------------------------------------------------------------------- --write FILE
 def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: str, ctx) -> int:
     from cudaenv.toolkit.switch import describe
 
     if system == "windows":
         return _fail(ctx, "--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`")
+    from cudaenv.toolkit.project import render_switch_script
+
     text = render_switch_script(toolkit, toolkits, link, ctx.env)
     path = os.path.join(ctx.cwd, os.path.expanduser(target)) if not os.path.isabs(target) else target
     from cudaenv._fs import atomic_write_text
@@ -263,32 +195,3 @@ def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: s
         return _fail(ctx, "cannot write %s: %s" % (path, exc.strerror or exc))
     ctx.err.write("cudaenv: wrote %s: `source %s` switches a shell to %s\n" % (path, path, describe(toolkit)))
     return 0
-
-
-def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
-    """The standalone bash script for ``--write``: the toolkit and the known toolkit folders filled in, quoted."""
-    from cudaenv import __version__
-    from cudaenv.resources import read_shell_template
-    from cudaenv.shells.posix import Bash
-    from cudaenv.toolkit.switch import _Paths, _lib_entry, is_dedicated
-
-    bash = Bash()
-    paths = _Paths("linux")
-    roots: List[str] = []
-    for t in list(toolkits) + [toolkit]:
-        if is_dedicated(t, env) and t.path not in roots:
-            roots.append(t.path)
-    if link and link not in roots:
-        roots.append(link)
-    lib = _lib_entry(toolkit, paths) or ""
-    return bash.render_template(
-        read_shell_template("switch-cuda.bash"),
-        {
-            "VERSION": __version__,
-            "CUDA_VERSION": toolkit.version or "unknown",
-            "ROOT": toolkit.path,
-            "LIB": lib,
-            "LINK": link or "/usr/local/cuda",
-        },
-        raw={"KNOWN": " ".join(bash.quote(r) for r in roots)},
-    )

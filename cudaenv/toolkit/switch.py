@@ -136,20 +136,6 @@ def describe(toolkit: Toolkit) -> str:
     return "CUDA %s at %s" % (toolkit.version or "(unknown version)", printable(toolkit.path))
 
 
-
-
-def render_installed(toolkits: Sequence[Toolkit], system: str = "linux") -> str:
-    """The installed toolkits, one per line: version, path, where found, and which is active or linked."""
-    toolkits = _unique(toolkits, _Paths(system))
-    if not toolkits:
-        return "no CUDA toolkits found (looked in /usr/local/cuda-*, /opt, CUDA_HOME, CUDA_PATH, PATH, CUDAENV_TOOLKITS)"
-    rows = []
-    for t in sorted(toolkits, key=lambda t: (version_key(t.version), t.path), reverse=True):
-        flags = [f for f, on in (("active", t.active), ("/usr/local/cuda", t.is_link_target)) if on]
-        rows.append("  %-10s %s%s" % (t.version or "?", printable(t.path), ("  (%s)" % ", ".join(flags)) if flags else ""))
-    return "installed CUDA toolkits:\n" + "\n".join(rows)
-
-
 def completion_words(toolkits: Sequence[Toolkit]) -> List[str]:
     """What `cudaenv use <TAB>` offers: each version, its major.minor, and `system` where a link exists."""
     words: List[str] = []

@@ -1,0 +1,27 @@
+"""The installed toolkits as `cudaenv use` and `cudaenv link` list them after an error. Pure and cheap (on the
+``cudaenv use`` error path): no render.text, no textwrap.
+"""
+
+from __future__ import annotations
+
+from cudaenv.text import printable
+from cudaenv.toolkit.select import unique_toolkits
+from cudaenv.version import version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from typing import Sequence
+
+    from cudaenv.snapshot import Toolkit
+
+
+def render_installed(toolkits: Sequence[Toolkit], system: str = "linux") -> str:
+    """The installed toolkits, one per line: version, path, where found, and which is active or linked."""
+    toolkits = unique_toolkits(toolkits, system)
+    if not toolkits:
+        return "no CUDA toolkits found (looked in /usr/local/cuda-*, /opt, CUDA_HOME, CUDA_PATH, PATH, CUDAENV_TOOLKITS)"
+    rows = []
+    for t in sorted(toolkits, key=lambda t: (version_key(t.version), t.path), reverse=True):
+        flags = [f for f, on in (("active", t.active), ("/usr/local/cuda", t.is_link_target)) if on]
+        rows.append("  %-10s %s%s" % (t.version or "?", printable(t.path), ("  (%s)" % ", ".join(flags)) if flags else ""))
+    return "installed CUDA toolkits:\n" + "\n".join(rows)

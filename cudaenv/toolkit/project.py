@@ -1,0 +1,112 @@
+"""What `cudaenv use` needs besides the switch itself: the toolkits as this machine names them, a path spec made
+absolute, the project's ``.cuda-version`` file, and the standalone ``--write`` script. Cheap imports only: this
+is on the ``cudaenv use`` path.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
+    from typing import List, Optional, Tuple
+
+
+def load_toolkits(host) -> Tuple[list, Optional[str]]:
+    """The toolkits found on ``host`` with paths as this machine names them, and the /usr/local/cuda link's path.
+
+    Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this machine.
+    """
+    from cudaenv.snapshot import replace
+
+    from cudaenv.probes.toolkits import env_site_packages, probe_toolkits
+
+    state = probe_toolkits(host, [], site_packages=env_site_packages(host), install_methods=False)
+    toolkits = list(state.toolkits)
+    link = None if host.system == "windows" else "/usr/local/cuda"
+    if host.rooted:
+        # The shell code runs on this machine: name the toolkits where they are here, inside the root.
+        toolkits = [replace(t, path=host.local(t.path), nvcc=host.local(t.nvcc) if t.nvcc else None) for t in toolkits]
+        link = host.local(link) if link else None
+    return toolkits, link
+
+
+def spec_path(spec: str, base: str, host, env) -> str:
+    """A path spec made absolute (``~``, relative to ``base``) and mapped into ``--root``; versions unchanged."""
+    from cudaenv.toolkit import switch
+
+    if not switch.looks_like_path(spec) or host.system == "windows":
+        return spec
+    if spec.startswith("~"):
+        home = env.get("HOME")
+        if home and (spec == "~" or spec.startswith("~/")):
+            spec = home + spec[1:]
+    if not spec.startswith("/"):
+        spec = os.path.join(base, spec)
+    spec = os.path.normpath(spec)
+    if host.rooted and not spec.startswith(host.local("/").rstrip("/") + "/"):
+        spec = host.local(spec)
+    return spec
+
+
+def find_version_file(start: str) -> Optional[str]:
+    """The nearest ``.cuda-version`` in ``start`` or a parent directory, or None."""
+    from cudaenv.toolkit.switch import VERSION_FILE
+
+    current = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(current, VERSION_FILE)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def read_version_file(path: str) -> Optional[str]:
+    """The spec a ``.cuda-version`` names (its first line that is not blank or a comment), read as a regular file
+    (bounded; a FIFO or device is not read: cudaenv.host.read_regular)."""
+    from cudaenv.host import read_regular
+    from cudaenv.toolkit.switch import parse_version_file
+
+    data = read_regular(path, 4096)  # a FIFO named .cuda-version must not hang the shell hook
+    return None if data is None else parse_version_file(data.decode("utf-8", errors="replace"))
+
+
+def write_version_file(directory: str, spec: str) -> str:
+    from cudaenv.toolkit.switch import VERSION_FILE
+
+    path = os.path.join(directory, VERSION_FILE)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(spec.strip() + "\n")
+    return path
+
+
+def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
+    """The standalone bash script for ``--write``: the toolkit and the known toolkit folders filled in, quoted."""
+    from cudaenv import __version__
+    from cudaenv.resources import read_shell_template
+    from cudaenv.shells.posix import Bash
+    from cudaenv.toolkit.switch import _Paths, _lib_entry, is_dedicated
+
+    bash = Bash()
+    paths = _Paths("linux")
+    roots: List[str] = []
+    for t in list(toolkits) + [toolkit]:
+        if is_dedicated(t, env) and t.path not in roots:
+            roots.append(t.path)
+    if link and link not in roots:
+        roots.append(link)
+    lib = _lib_entry(toolkit, paths) or ""
+    return bash.render_template(
+        read_shell_template("switch-cuda.bash"),
+        {
+            "VERSION": __version__,
+            "CUDA_VERSION": toolkit.version or "unknown",
+            "ROOT": toolkit.path,
+            "LIB": lib,
+            "LINK": link or "/usr/local/cuda",
+        },
+        raw={"KNOWN": " ".join(bash.quote(r) for r in roots)},
+    )
