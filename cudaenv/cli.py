@@ -447,7 +447,7 @@ def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     module = getattr(args, "_module", None)
-    if module is None:
-        parser.print_help(ctx.out)
-        return 0 if not argv else 2
+    if module is None:  # `cudaenv` alone: a usage error, as in most CLIs (the help goes to stderr)
+        parser.print_help(ctx.err)
+        return 2
     return int(module.run(args, ctx) or 0)

@@ -378,6 +378,37 @@ def import_hang(python: str, seconds: Optional[float]) -> Problem:
     return Problem("torch-import-hang", message, from_id("torch-import-hang", message, "import", {"python": python, "seconds": shown}))
 
 
+# What torch says when the machine has no GPU for it; the machine's own reason (the doctor's) comes first.
+NO_GPU_SYMPTOMS = ("torch-cpu-only", "torch-cuda-unavailable")  # no-driver already is the machine's reason
+MACHINE_SECTIONS = ("environment", "driver")
+
+
+def machine_problem(host: Host, python: str, symptom: Optional[Problem] = None) -> Optional[Problem]:
+    """Why no GPU can run anything on this machine, in the doctor's own words: its first environment or driver
+    finding (container-no-gpu, no-driver, driver-not-loaded, ...), else "no GPU" when no driver answers and
+    there is no /dev/nvidia* device; None when the machine has a usable GPU (then torch is to blame)."""
+    from cudaenv.collect import collect_snapshot
+    from cudaenv.diagnose import diagnose
+
+    snapshot = collect_snapshot(host, python=python, quick=True)
+    if snapshot.gpus and snapshot.driver is not None:
+        return None
+    also = ()
+    if symptom is not None:
+        also = ("torch: %s" % symptom.message,)
+    for f in diagnose(snapshot):
+        if f.section in MACHINE_SECTIONS and f.severity in ("error", "warning"):
+            message = "nothing can run on a GPU here: %s" % f.title
+            return Problem(f.id, message, VerifyError(f.id, "nothing can run on a GPU here", "setup", f.title, f.detail, also, tuple(f.fix)))
+    if symptom is not None and symptom.id != "torch-cpu-only":
+        return None  # a CUDA torch that sees no GPU already says that nvidia-smi and NVML see none either
+    if snapshot.driver is None and not snapshot.platform.dev_nvidia:
+        message = "nothing can run on a GPU here: no NVIDIA driver answers (nvidia-smi, NVML) and there is no /dev/nvidia* device"
+        return Problem("no-gpu", message, VerifyError("no-gpu", message, "setup", "no NVIDIA GPU on this machine", None, also,
+                                                      ("cudaenv verify --cpu    (the same checks on the CPU)",)))
+    return None
+
+
 def _child_timeout(host: Host, timeout: float) -> float:
     """``timeout``, cut to what is left of the run's deadline (``--timeout``)."""
     return host.deadline.clip(timeout) if host.deadline is not None else timeout
@@ -442,9 +473,13 @@ def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None,
     first_report, first_res = run_one(order[0])
     problem = problem_from_report(first_report, python, first_res)
     if problem is not None:
-        if problem.id == "torch-cuda-unavailable" and not gpus:
-            problem = Problem(problem.id, problem.message + "; nvidia-smi and NVML show no GPU either "
-                              "(cudaenv doctor tells whether the driver or the GPU is missing)", problem.error)
+        if problem.id in NO_GPU_SYMPTOMS and not gpus:
+            machine = machine_problem(host, python, problem)
+            if machine is not None:
+                problem = machine
+            elif problem.id == "torch-cuda-unavailable":
+                problem = Problem(problem.id, problem.message + "; nvidia-smi and NVML show no GPU either "
+                                  "(cudaenv doctor tells whether the driver or the GPU is missing)", problem.error)
         return DevicesReport(python, first_report.info, (), problem)
     results = [device_result(order[0], first_report, first_res, gpus, mapping, timeout)]
     info = first_report.info

@@ -69,7 +69,8 @@ def _watchdog(seconds):
 
     def fire():
         emit("error", stage=_STAGE["name"], type="Timeout",
-             message="no progress for %g s in stage %s (a hung kernel or a wedged GPU)" % (seconds, _STAGE["name"]))
+             message="no progress for %s s in stage %s (a hung kernel or a wedged GPU)"
+             % (("%d" % round(seconds)) if seconds >= 10 else ("%.2g" % seconds), _STAGE["name"]))
         sys.stdout.flush()
         os._exit(3)
 
@@ -268,7 +269,7 @@ def run_device(torch, opts):
     def allocate():
         holder["a"] = a_cpu.to(device)
         holder["b"] = b_cpu.to(device)
-        return True, "%d x %d fp32 host->device" % (n, n)
+        return True, ("%d x %d fp32 host->device" if run.cuda else "%d x %d fp32 in CPU memory") % (n, n)
 
     def elementwise():
         got = holder["a"] * 2.0 + holder["b"]
@@ -280,7 +281,7 @@ def run_device(torch, opts):
     def copy_back():
         got = holder["c"].to("cpu")
         same = bool(torch.equal(got, holder["c"].cpu()))
-        return same, "%d bytes device->host" % (got.numel() * 4)
+        return same, ("%d bytes device->host" if run.cuda else "%d bytes copied") % (got.numel() * 4)
 
     def synchronize():
         run.sync()

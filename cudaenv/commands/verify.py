@@ -122,6 +122,8 @@ def _distributed(host, python: str, args, hardware):
             backend = "nccl"
         if backend == "nccl" and not count:
             problem = _no_gpu_problem(report, python)
+            if problem.id in V.NO_GPU_SYMPTOMS:
+                problem = V.machine_problem(host, python, problem) or problem
             return _dist_problem(python, backend, nproc or 0, problem, "NCCL needs GPUs; --backend gloo checks the process group on the CPU")
         if nproc is None:
             nproc = count or 2
@@ -282,7 +284,10 @@ def render_devices(report, color: bool = False) -> str:
 
 
 def render_distributed(report, color: bool = False) -> str:
-    lines = ["cudaenv verify --distributed: %d rank%s, backend %s" % (report.nproc, "" if report.nproc == 1 else "s", report.backend)]
+    if report.ranks or report.nproc:
+        lines = ["cudaenv verify --distributed: %d rank%s, backend %s" % (report.nproc, "" if report.nproc == 1 else "s", report.backend)]
+    else:  # it could not start: no rank count to report
+        lines = ["cudaenv verify --distributed: not run (backend %s)" % report.backend]
     if report.command:
         lines += _wrap(report.command, "  ")
     for r in report.ranks:
