@@ -19,77 +19,67 @@ import os
 import sys
 
 from cudaenv import __version__
+from cudaenv.commands import COMMANDS
 from cudaenv.errors import UserError
+from cudaenv.options import add_host_options  # noqa: F401 - re-exported for callers not yet moved to cudaenv.options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
     import argparse
-    from typing import IO, Dict, List, Mapping, Optional, Sequence
-
-# name -> (module, one-line help). Order is the order of `cudaenv --help`.
-COMMANDS: Dict[str, Sequence[str]] = {
-    "doctor": ("cudaenv.commands.doctor", "inspect this machine's CUDA setup, say what is wrong and how to fix it"),
-    "list": ("cudaenv.commands.list_toolkits", "list the CUDA toolkits installed here"),
-    "use": ("cudaenv.commands.use", "print shell code that switches this shell to a CUDA toolkit"),
-    "link": ("cudaenv.commands.link", "print the commands that repoint /usr/local/cuda"),
-    "init": ("cudaenv.commands.init", "print the shell hook for your rc file"),
-    "torch": ("cudaenv.commands.torch", "recommend the right torch build for this machine"),
-    "fix": ("cudaenv.commands.fix", "guided fix for a CPU-only or wrong-CUDA torch"),
-    "verify": ("cudaenv.commands.verify", "run real GPU work in your Python to prove it works"),
-    "explain": ("cudaenv.commands.explain", "explain a pasted CUDA/torch error message"),
-    "uninstall": ("cudaenv.commands.uninstall", "plan the removal of a CUDA toolkit, leaving nothing behind"),
-    "check-installer": ("cudaenv.commands.check_installer", "check a downloaded CUDA .run installer without running it"),
-}
-
+    from typing import IO, List, Mapping, Optional, Sequence
 
 FAST_COMMANDS = ("use", "list")
 
 
-def parse_simple(argv: Sequence[str], options: Dict[str, Sequence], positional: Optional[str]):
-    """Parse ``argv`` for a hot-path command without argparse.
+def parse_simple(argv: Sequence[str], options: Sequence, positional=None):
+    """Parse ``argv`` for a hot-path command without argparse, from the command's one declaration.
 
-    ``options`` maps an option to ``(dest, takes_value)``; ``positional`` names the one optional positional
-    argument (or None). Returns a namespace, or None for anything unusual (help, an unknown option, a
-    repeated positional, a bad --timeout), so that the caller falls back to argparse and its messages.
+    ``options``: the command's :class:`cudaenv.options.Option` tuple; ``positional``: its optional
+    :class:`cudaenv.options.Positional` (or its dest, or None). Returns a namespace, or None for anything unusual
+    (help, an unknown or abbreviated option, a value that looks like an option, a repeated positional, a bad
+    --timeout), so that the caller falls back to argparse and its messages. tests/test_cli_fast.py checks that whatever this accepts,
+    argparse reads the same way.
     """
     from types import SimpleNamespace
 
-    values = {dest: (None if takes else False) for dest, takes in options.values()}
-    if positional:
-        values[positional] = None
+    from cudaenv.options import seconds
+
+    table = {flag: opt for opt in options for flag in opt.flags}
+    values = {opt.dest: (None if opt.takes_value else False) for opt in options}
+    pos = positional if isinstance(positional, str) or positional is None else positional.dest
+    if pos is not None:
+        values[pos] = None
     i, only_positional = 0, False
     while i < len(argv):
         token = argv[i]
         i += 1
         if only_positional or not token.startswith("-") or token == "-":
-            if not positional or values[positional] is not None:
+            if pos is None or values[pos] is not None:
                 return None
-            values[positional] = token
+            values[pos] = token
         elif token == "--":
             only_positional = True
         else:
             name, eq, value = token.partition("=")
-            if name not in options:
+            opt = table.get(name)
+            if opt is None or (eq and not opt.takes_value):
                 return None
-            dest, takes = options[name]
-            if not takes:
-                if eq:
-                    return None
-                values[dest] = True
+            if not opt.takes_value:
+                values[opt.dest] = True
                 continue
             if not eq:
-                if i >= len(argv):
-                    return None
+                if i >= len(argv) or argv[i].startswith("-"):
+                    return None  # argparse would read a value that looks like an option as a flag
                 value = argv[i]
                 i += 1
-            values[dest] = value
-    if values.get("timeout") is not None:
-        try:
-            values["timeout"] = float(values["timeout"])
-        except ValueError:
-            return None
-        if not values["timeout"] > 0:
-            return None
+            if opt.kind == "seconds":
+                try:
+                    value = seconds(value)
+                except ValueError:
+                    return None
+            elif opt.choices and value not in opt.choices:
+                return None
+            values[opt.dest] = value
     return SimpleNamespace(**values)
 
 
@@ -135,28 +125,6 @@ class Context:
         from cudaenv.render.text import color_enabled
 
         return color_enabled(self.is_tty, self.env)
-
-
-def add_host_options(parser, python: bool = True) -> None:
-    """The options every probing command shares."""
-    parser.add_argument("--root", metavar="DIR", help="inspect files under DIR as if it were / (env: CUDAENV_ROOT)")
-    parser.add_argument("--timeout", metavar="SECONDS", type=_positive_float, help="timeout for each command run (default 5)")
-    if python:
-        parser.add_argument(
-            "--python", metavar="PATH", help="the Python whose torch to inspect (default: active venv, conda env, python3 on PATH)"
-        )
-
-
-def _positive_float(text: str) -> float:
-    import argparse
-
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("%r is not a number of seconds" % text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return value
 
 
 def _parser_class():
@@ -440,7 +408,7 @@ def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
     if argv[:1] and argv[0] in FAST_COMMANDS:
         # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
         module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
-        fast = parse_simple(argv[1:], module.FAST_OPTIONS, module.FAST_POSITIONAL)
+        fast = parse_simple(argv[1:], module.OPTIONS, getattr(module, "POSITIONAL", None))
         if fast is not None:
             return int(module.run(fast, ctx) or 0)
     _install_signal_handlers(saved)

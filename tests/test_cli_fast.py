@@ -1,8 +1,14 @@
 """The hot-path argument parser (`use`, `list`) agrees with argparse, and falls back to it for anything odd."""
 
-from cudaenv.cli import parse_simple
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-OPTIONS = {"--off": ("off", False), "--shell": ("shell", True), "--timeout": ("timeout", True)}
+from cudaenv.cli import build_parser, parse_simple
+from cudaenv.errors import UserError
+from cudaenv.options import Option
+
+OPTIONS = (Option("--off"), Option("--shell", takes_value=True), Option("--timeout", metavar="SECONDS", kind="seconds"))
 
 
 def test_reads_flags_values_and_one_positional():
@@ -22,3 +28,49 @@ def test_fast_path_errors_still_come_from_argparse(cli):
     assert result.code == 2 and "unrecognized arguments: --bogus" in result.err and result.out == ""
     result = cli("list", "--timeout", "0")
     assert result.code == 2 and "more than 0" in result.err
+
+
+# ------------------------------------------------------------------ parity: one declaration, two parsers
+def _tokens(module):
+    flags = [f for opt in module.OPTIONS for f in opt.flags]
+    words = st.sampled_from(["12.4", "12", "system", "bash", "fish", "/opt/cuda-12.4", "2", "0", "-1", "1e3", "nan", "inf",
+                             "x y", "", "-", "--", "-x", "--bogus", "-h", "--help", "a=b", "--sh", "--jso", "-qq"])
+    with_value = st.builds(lambda f, v: "%s=%s" % (f, v), st.sampled_from(flags), words)
+    return st.lists(st.one_of(st.sampled_from(flags), words, with_value, st.text(max_size=4)), max_size=7)
+
+
+def _argparse(command, argv):
+    try:
+        args = build_parser([command] + argv).parse_args([command] + argv)
+    except (UserError, SystemExit) as exc:
+        return exc
+    return {k: v for k, v in vars(args).items() if k not in ("command", "_module")}
+
+
+@pytest.mark.parametrize("command, module_name", [("use", "cudaenv.commands.use"), ("list", "cudaenv.commands.list_toolkits")])
+def test_whatever_the_fast_parser_accepts_argparse_reads_the_same(command, module_name):
+    """The hot path's parser and argparse come from the same declaration (OPTIONS, POSITIONAL) and agree."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    accepted = []
+
+    @settings(max_examples=400, deadline=None)
+    @given(_tokens(module))
+    def check(argv):
+        fast = parse_simple(argv, module.OPTIONS, getattr(module, "POSITIONAL", None))
+        if fast is None:
+            return  # argparse decides (and gives the messages)
+        accepted.append(argv)
+        assert _argparse(command, argv) == vars(fast), argv
+
+    check()
+    assert accepted  # the property was exercised, not vacuous
+    for argv in (["12.4", "--shell", "fish", "--timeout=2", "-q"], ["--off", "--root", "/r", "--"]) if command == "use" else (["--json", "--timeout", "3"],):
+        fast = parse_simple(argv, module.OPTIONS, getattr(module, "POSITIONAL", None))
+        assert fast is not None and _argparse(command, argv) == vars(fast)
+
+
+def test_a_value_that_looks_like_an_option_goes_to_argparse():
+    assert parse_simple(["--shell", "-x"], OPTIONS, "version") is None
+    assert parse_simple(["--shell=-x"], OPTIONS, "version").shell == "-x"

@@ -13,7 +13,7 @@ FORMATS = ("text", "json", "markdown")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.cli import add_host_options
+    from cudaenv.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")

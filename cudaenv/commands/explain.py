@@ -17,7 +17,7 @@ NO_TEXT_HINT = 'cudaenv explain "the error message", or pipe a log: cudaenv expl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.cli import add_host_options
+    from cudaenv.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("text", nargs="*", help="the error text; '-' or nothing (with text piped in) reads stdin")

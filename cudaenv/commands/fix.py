@@ -26,7 +26,7 @@ FIXABLE = ("torch-cpu-only", "driver-too-old-for-torch", "gpu-arch-unsupported",
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.cli import add_host_options
+    from cudaenv.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("--yes", "-y", action="store_true", help="take the recommendation without asking")

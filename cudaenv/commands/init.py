@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, ctx) -> int:
 def render_hook(shell) -> str:
     """The hook for ``shell``: its template with the version and the subcommand list filled in."""
     from cudaenv import __version__
-    from cudaenv.cli import COMMANDS
+    from cudaenv.commands import COMMANDS
     from cudaenv.resources import read_shell_template
 
     return shell.render_template(read_shell_template(shell.template), {"VERSION": __version__, "COMMANDS": " ".join(COMMANDS)})

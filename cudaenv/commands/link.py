@@ -13,7 +13,7 @@ HELP = "print the commands that repoint /usr/local/cuda"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.cli import add_host_options
+    from cudaenv.options import add_host_options
 
     parser.add_argument("version", help="12, 12.1, 12.1.105, a toolkit path, or `system`")
     add_host_options(parser, python=False)

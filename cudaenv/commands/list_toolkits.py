@@ -4,18 +4,16 @@ Fast by design (at most 3x `python -c pass`): it reads files only (no nvcc run w
 cuda.h tells the version), never starts the user's Python, and imports nothing heavy.
 """
 
+from cudaenv.options import Option, add_options, host_options
+
 HELP = "list the CUDA toolkits installed here"
 
-# Read by `cudaenv.cli.parse_simple` without argparse: option -> (dest, takes a value).
-FAST_POSITIONAL = None
-FAST_OPTIONS = {"--json": ("json", False), "--root": ("root", True), "--timeout": ("timeout", True)}
+# The one declaration of `list`'s options: argparse (add_arguments) and the hot path's parser (cli.parse_simple).
+OPTIONS = host_options(python=False) + (Option("--json", help="print the toolkits as JSON (schema_version 1)"),)
 
 
 def add_arguments(parser) -> None:
-    from cudaenv.cli import add_host_options
-
-    add_host_options(parser, python=False)
-    parser.add_argument("--json", action="store_true", help="print the toolkits as JSON (schema_version 1)")
+    add_options(parser, OPTIONS)
 
 
 def run(args, ctx) -> int:

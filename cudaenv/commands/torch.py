@@ -18,7 +18,7 @@ _VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?t?$")
 _CC_RE = re.compile(r"^(\d+\.\d+|sm_\d+[a-z]?)$")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.cli import add_host_options
+    from cudaenv.options import add_host_options
 
     sub = parser.add_subparsers(dest="torch_command", metavar="ACTION", parser_class=type(parser))
     rec = sub.add_parser("recommend", help="pick the torch wheel index for this machine and print the install command",

@@ -3,7 +3,7 @@
 import os
 import stat
 
-from cudaenv.cli import add_host_options
+from cudaenv.options import add_host_options
 from cudaenv.errors import UserError
 from cudaenv.text import printable
 

@@ -10,41 +10,33 @@ from __future__ import annotations
 
 import os
 
+from cudaenv.options import Option, Positional, add_options, host_options
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
     from typing import Optional
 
 HELP = "print shell code that switches this shell to a CUDA toolkit"
 
-
-# The options `cudaenv.cli.parse_simple` reads without argparse on this hot path: option -> (dest, takes a value).
-FAST_POSITIONAL = "version"
-FAST_OPTIONS = {
-    "--off": ("off", False), "--local": ("local", False), "-q": ("quiet", False), "--quiet": ("quiet", False),
-    "--auto": ("auto", False), "--complete": ("complete", False),
-    "--shell": ("shell", True), "--write": ("write", True), "--root": ("root", True), "--timeout": ("timeout", True),
-}
+# The one declaration of `use`'s arguments: argparse (add_arguments) and the hot path's parser (cli.parse_simple).
+POSITIONAL = Positional(
+    "version",
+    help="12 (newest 12.x), 12.1 (newest 12.1.x), 12.1.105, a toolkit path, or `system` (what /usr/local/cuda "
+    "points at); default: the nearest .cuda-version",
+)
+OPTIONS = (
+    Option("--shell", takes_value=True, help="bash, zsh, fish, pwsh, sh (default: CUDAENV_SHELL, else $SHELL)"),
+    Option("--off", help="remove every toolkit from PATH/LD_LIBRARY_PATH and undo cudaenv's variables"),
+    Option("--local", help="also write VERSION to .cuda-version in this directory"),
+    Option("--write", metavar="FILE", help="write a standalone bash switch script to FILE instead (for machines without cudaenv)"),
+    Option("-q", "--quiet", help="no confirmation on stderr"),
+    Option("--auto", hidden=True),  # the .cuda-version hook
+    Option("--complete", hidden=True),  # versions for tab completion
+) + host_options(python=False)
 
 
 def add_arguments(parser) -> None:
-    import argparse
-
-    from cudaenv.cli import add_host_options
-
-    parser.add_argument(
-        "version",
-        nargs="?",
-        help="12 (newest 12.x), 12.1 (newest 12.1.x), 12.1.105, a toolkit path, or `system` (what /usr/local/cuda "
-        "points at); default: the nearest .cuda-version",
-    )
-    parser.add_argument("--shell", help="bash, zsh, fish, pwsh, sh (default: CUDAENV_SHELL, else $SHELL)")
-    parser.add_argument("--off", action="store_true", help="remove every toolkit from PATH/LD_LIBRARY_PATH and undo cudaenv's variables")
-    parser.add_argument("--local", action="store_true", help="also write VERSION to .cuda-version in this directory")
-    parser.add_argument("--write", metavar="FILE", help="write a standalone bash switch script to FILE instead (for machines without cudaenv)")
-    parser.add_argument("-q", "--quiet", action="store_true", help="no confirmation on stderr")
-    parser.add_argument("--auto", action="store_true", help=argparse.SUPPRESS)  # the .cuda-version hook
-    parser.add_argument("--complete", action="store_true", help=argparse.SUPPRESS)  # versions for tab completion
-    add_host_options(parser, python=False)
+    add_options(parser, OPTIONS, POSITIONAL)
 
 
 def run(args, ctx) -> int:

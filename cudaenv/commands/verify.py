@@ -23,7 +23,7 @@ WIDTH = 80
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.cli import add_host_options
+    from cudaenv.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("--device", metavar="LIST", help="devices to check: 0,2 or all (default: every visible GPU)")

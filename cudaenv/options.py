@@ -1,0 +1,93 @@
+"""Command-line options declared once: each declaration builds the argparse option and the fast parser's entry.
+
+A command lists its options as :class:`Option` values (and at most one optional :class:`Positional`)::
+
+    OPTIONS = (Option("--json", help="print JSON"),) + host_options(python=False)
+
+``add_options(parser, OPTIONS, POSITIONAL)`` declares them to argparse; :func:`cudaenv.cli.parse_simple` reads the
+same tuple on the hot path (``use``, ``list``) without importing argparse; tests/test_cli_fast.py checks with
+hypothesis that any argv the fast parser accepts gives argparse's namespace.
+
+Infrastructure on the ``cudaenv use`` path: no imports at module level.
+"""
+
+
+class Option:
+    """One option: its flags (``"-q", "--quiet"``), whether it takes a value, and how argparse shows it.
+
+    ``kind="seconds"``: the value is a number of seconds > 0 (argparse's type and the fast parser agree);
+    ``hidden``: not in ``--help`` (internal switches the shell hook passes)."""
+
+    __slots__ = ("flags", "dest", "takes_value", "metavar", "help", "hidden", "kind", "choices")
+
+    def __init__(self, *flags, dest=None, takes_value=False, metavar=None, help="", hidden=False, kind=None, choices=None):
+        self.flags = flags
+        self.dest = dest or flags[-1].lstrip("-").replace("-", "_")
+        self.takes_value = takes_value or metavar is not None or kind is not None or choices is not None
+        self.metavar, self.help, self.hidden, self.kind, self.choices = metavar, help, hidden, kind, choices
+
+
+class Positional:
+    """The one optional positional argument of a fast command."""
+
+    __slots__ = ("dest", "help")
+
+    def __init__(self, dest, help=""):
+        self.dest, self.help = dest, help
+
+
+def host_options(python=True):
+    """The options every probing command shares (``--root``, ``--timeout``, and ``--python`` unless told not to)."""
+    opts = (
+        Option("--root", metavar="DIR", help="inspect files under DIR as if it were / (env: CUDAENV_ROOT)"),
+        Option("--timeout", metavar="SECONDS", kind="seconds", help="timeout for each command run (default 5)"),
+    )
+    if python:
+        opts += (Option("--python", metavar="PATH",
+                        help="the Python whose torch to inspect (default: active venv, conda env, python3 on PATH)"),)
+    return opts
+
+
+def seconds(text):
+    """``--timeout``'s reading: a number of seconds > 0 (ValueError otherwise), the same in both parsers."""
+    value = float(text)
+    if not value > 0:
+        raise ValueError("must be more than 0 seconds")
+    return value
+
+
+def _argparse_seconds(text):
+    import argparse
+
+    try:
+        return seconds(text)
+    except ValueError:
+        try:
+            float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r is not a number of seconds" % text) from None
+        raise argparse.ArgumentTypeError("must be more than 0 seconds") from None
+
+
+def add_options(parser, options, positional=None):
+    """Declare ``options`` (and ``positional``) to an argparse parser, in their order (the positional first)."""
+    import argparse
+
+    if positional is not None:
+        parser.add_argument(positional.dest, nargs="?", help=positional.help)
+    for opt in options:
+        kw = {"dest": opt.dest, "help": argparse.SUPPRESS if opt.hidden else opt.help}
+        if opt.takes_value:
+            if opt.metavar:
+                kw["metavar"] = opt.metavar
+            if opt.kind == "seconds":
+                kw["type"] = _argparse_seconds
+            if opt.choices:
+                kw["choices"] = opt.choices
+        else:
+            kw["action"] = "store_true"
+        parser.add_argument(*opt.flags, **kw)
+
+
+def add_host_options(parser, python=True):
+    add_options(parser, host_options(python))

@@ -1,0 +1,155 @@
+"""The import rules of the house as a test, read from every module's import statements (``ast``, lazy imports too).
+
+Layers, highest first: commands > render > capabilities > facts > probes > parse > model > infrastructure. A module
+imports only from its own layer or below; nothing imports ``cudaenv.cli`` (the entry point) except ``__main__``;
+``subprocess`` and ``tempfile`` only in host.py and the modules that apply changes. What still breaks a rule on
+main is in ALLOWED with its reason: the list shows what is left to do, and an entry that is no longer needed fails.
+"""
+
+import ast
+import os
+
+import cudaenv
+
+PACKAGE = os.path.dirname(cudaenv.__file__)
+
+ORDER = ("infrastructure", "model", "parse", "probes", "facts", "capabilities", "render", "commands", "entry")
+
+# module (or package prefix) -> layer; the longest matching prefix wins.
+LAYERS = {
+    "cudaenv": "infrastructure",  # the package itself (__version__)
+    "cudaenv._record": "infrastructure", "cudaenv._lazy": "infrastructure", "cudaenv._fs": "infrastructure",
+    "cudaenv.errors": "infrastructure", "cudaenv.text": "infrastructure", "cudaenv.config": "infrastructure",
+    "cudaenv.options": "infrastructure", "cudaenv.host": "infrastructure", "cudaenv.resources": "infrastructure",
+    "cudaenv.version": "infrastructure",
+    "cudaenv.snapshot": "model", "cudaenv.model": "model",
+    "cudaenv.parse": "parse",
+    "cudaenv.probes": "probes",
+    "cudaenv.facts": "facts",
+    "cudaenv.collect": "capabilities", "cudaenv.diagnose": "capabilities", "cudaenv.recommend": "capabilities",
+    "cudaenv.torch_index": "capabilities", "cudaenv.index": "capabilities", "cudaenv.toolkit": "capabilities",
+    "cudaenv.verify": "capabilities", "cudaenv.toolkit_check": "capabilities", "cudaenv.explain": "capabilities",
+    "cudaenv.installer_check": "capabilities", "cudaenv.shells": "capabilities",
+    "cudaenv.render": "render",
+    "cudaenv.commands": "commands", "cudaenv._docgen": "commands",
+    "cudaenv.cli": "entry", "cudaenv.__main__": "entry",
+}
+
+# The modules that apply changes or run programs besides host.py (subprocess / tempfile allowed).
+APPLY = {
+    "cudaenv.host": "the one runner: timeouts, bounded capture, process groups",
+    "cudaenv._fs": "atomic writes (a temp file beside the target, then rename): the torch index cache, rc files",
+    "cudaenv.commands.fix": "applies the fix: runs the pip/uv install and the verify after it (streamed to the terminal)",
+}
+
+# (importer, imported) -> why it is still there. Each entry must still be needed (the test fails on a stale one).
+ALLOWED = {
+    ("cudaenv._record", "cudaenv.model.codec"): "Record.to_dict()/from_dict() are the codec's entry points on every record "
+                                                "(a lazy import inside the methods: never loaded on the use path)",
+    ("cudaenv.probes.nvidia", "cudaenv.collect"): "the nvidia probe runs NVML and nvidia-smi concurrently with collect.Job "
+                                                  "(issue 11: the job runner belongs below the probes)",
+}
+ALLOWED_PROCESS = {
+    ("cudaenv.installer_check", "subprocess"): "cksum and the decompressors run outside Host (issue 11/12: through Host.run)",
+    ("cudaenv.toolkit_check", "tempfile"): "the compile check's work folder is made outside Host (issue 11)",
+    ("cudaenv.verify", "tempfile"): "torchrun's results folder is made outside Host (issue 11)",
+}
+
+
+def _modules():
+    for folder, dirs, files in os.walk(PACKAGE):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(folder, name)
+            rel = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].replace(os.sep, ".")
+            yield (rel[: -len(".__init__")] if rel.endswith(".__init__") else rel), path
+
+
+def _type_checking(node):
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+
+
+def imports_of(path, module):
+    """Every module ``module`` imports at run time (lazy ones inside functions included; TYPE_CHECKING blocks not)."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    skip = set()
+    for node in ast.walk(tree):
+        if _type_checking(node):
+            skip.update(id(n) for b in node.body for n in ast.walk(b))
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "%s: a relative import (the house uses absolute ones)" % module
+            base = node.module or ""
+            out.add(base)
+            for a in node.names:  # from cudaenv import config -> cudaenv.config
+                out.add(base + "." + a.name)
+    return out
+
+
+def layer(module):
+    best = None
+    for prefix, name in LAYERS.items():
+        if module == prefix or module.startswith(prefix + "."):
+            if best is None or len(prefix) > len(best[0]):
+                best = (prefix, name)
+    return best[1] if best else None
+
+
+MODULES = dict(_modules())
+
+
+def _edges():
+    for module, path in MODULES.items():
+        for target in imports_of(path, module):
+            if target.startswith("cudaenv") and (target in MODULES or target == "cudaenv"):
+                yield module, target
+            elif not target.startswith("cudaenv"):
+                yield module, target
+
+
+def test_every_module_has_a_layer():
+    assert [m for m in MODULES if not m.startswith("cudaenv._child") and layer(m) is None] == []
+
+
+def test_child_scripts_import_nothing_of_cudaenv():
+    """The _child scripts run inside other interpreters (the user's Python): stdlib only."""
+    bad = sorted((m, t) for m, t in _edges() if m.startswith("cudaenv._child") and t.startswith("cudaenv") and m != "cudaenv._child")
+    assert bad == []
+
+
+def test_imports_go_down_the_layers():
+    found = {}
+    for module, target in _edges():
+        if not target.startswith("cudaenv") or module.startswith("cudaenv._child") or target.startswith("cudaenv._child"):
+            continue
+        a, b = layer(module), layer(target)
+        if a and b and ORDER.index(b) > ORDER.index(a):
+            found[(module, target)] = "%s imports %s" % (a, b)
+    unexplained = sorted(set(found) - set(ALLOWED))
+    stale = sorted(set(ALLOWED) - set(found))
+    assert unexplained == [], "\n".join("%s -> %s (%s)" % (m, t, found[(m, t)]) for m, t in unexplained)
+    assert stale == [], "fixed, so remove from ALLOWED: %s" % stale
+
+
+def test_nothing_imports_the_cli_from_below():
+    bad = sorted(m for m, t in _edges() if t == "cudaenv.cli" and m != "cudaenv.__main__")
+    assert bad == []
+
+
+def test_processes_and_temp_files_only_where_changes_are_applied():
+    found = {}
+    for module, target in _edges():
+        if target in ("subprocess", "tempfile") and module not in APPLY and not module.startswith("cudaenv._child"):
+            found[(module, target)] = True
+    unexplained = sorted(set(found) - set(ALLOWED_PROCESS))
+    stale = sorted(set(ALLOWED_PROCESS) - set(found))
+    assert unexplained == [], unexplained
+    assert stale == [], "fixed, so remove from ALLOWED_PROCESS: %s" % stale
