@@ -49,16 +49,16 @@ def parse_simple(argv: Sequence[str], options: Sequence, positional=None):
     pos = positional if isinstance(positional, str) or positional is None else positional.dest
     if pos is not None:
         values[pos] = None
-    i, only_positional = 0, False
+    i = 0
     while i < len(argv):
         token = argv[i]
         i += 1
-        if only_positional or not token.startswith("-") or token == "-":
+        if not token.startswith("-") or token == "-":
             if pos is None or values[pos] is not None:
                 return None
             values[pos] = token
         elif token == "--":
-            only_positional = True
+            return None  # argparse's reading of "--" depends on what came before (the parity test found three cases)
         else:
             name, eq, value = token.partition("=")
             opt = table.get(name)
@@ -72,6 +72,8 @@ def parse_simple(argv: Sequence[str], options: Sequence, positional=None):
                     return None  # argparse would read a value that looks like an option as a flag
                 value = argv[i]
                 i += 1
+            elif value == "--":
+                return None  # argparse drops a "--" even as --opt=-- (its value becomes [])
             if opt.kind == "seconds":
                 try:
                     value = seconds(value)
