@@ -50,7 +50,6 @@ ALLOWED = {
                                                   "(issue 11: the job runner belongs below the probes)",
 }
 ALLOWED_PROCESS = {
-    ("cudaenv.installer_check", "subprocess"): "cksum and the decompressors run outside Host (issue 11/12: through Host.run)",
     ("cudaenv.toolkit_check", "tempfile"): "the compile check's work folder is made outside Host (issue 11)",
     ("cudaenv.verify", "tempfile"): "torchrun's results folder is made outside Host (issue 11)",
 }
