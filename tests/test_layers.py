@@ -46,13 +46,10 @@ APPLY = {
 ALLOWED = {
     ("cudaenv._record", "cudaenv.model.codec"): "Record.to_dict()/from_dict() are the codec's entry points on every record "
                                                 "(a lazy import inside the methods: never loaded on the use path)",
-    ("cudaenv.probes.nvidia", "cudaenv.collect"): "the nvidia probe runs NVML and nvidia-smi concurrently with collect.Job "
-                                                  "(issue 11: the job runner belongs below the probes)",
+    ("cudaenv.host", "cudaenv.parse._lines"): "a note's excerpt of a command's output uses parse/_lines' excerpt (lazily); "
+                                              "the excerpt helper belongs below the Host",
 }
-ALLOWED_PROCESS = {
-    ("cudaenv.toolkit_check", "tempfile"): "the compile check's work folder is made outside Host (issue 11)",
-    ("cudaenv.verify", "tempfile"): "torchrun's results folder is made outside Host (issue 11)",
-}
+ALLOWED_PROCESS = {}  # empty since verify and toolkit_check make their folders through Host
 
 
 def _modules():
@@ -150,5 +147,7 @@ def test_processes_and_temp_files_only_where_changes_are_applied():
             found[(module, target)] = True
     unexplained = sorted(set(found) - set(ALLOWED_PROCESS))
     stale = sorted(set(ALLOWED_PROCESS) - set(found))
+    users = {m for m, t in _edges() if t in ("subprocess", "tempfile")}
+    assert sorted(set(APPLY) - users) == [], "no longer runs programs or makes temp files: remove from APPLY"
     assert unexplained == [], unexplained
     assert stale == [], "fixed, so remove from ALLOWED_PROCESS: %s" % stale
