@@ -71,7 +71,30 @@ class _Row(Record):
     source: Optional[str]
     doctor_finding: bool = False
     context: Tuple[str, ...] = ()
+    needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains ("" when none is known)
     extra: Dict[str, Any] = factory(dict)
+
+
+def _needle(pattern: str) -> str:
+    """The longest run of literal characters at the top level of ``pattern`` (so in every match), lower-cased; ""
+    when it has none of 4+ ASCII characters. A text without it cannot match, so the search is skipped."""
+    try:
+        from re import _parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse  # type: ignore
+    try:
+        items = list(sre_parse.parse(pattern, re.IGNORECASE))
+    except Exception:  # noqa: BLE001 - the pattern compiled already; no needle is always safe
+        return ""
+    best, run = "", []
+    for op, av in items + [(None, None)]:
+        if str(op) == "LITERAL":
+            run.append(chr(av))
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    return best.lower() if len(best) >= 4 and best.isascii() else ""
 
 
 @lru_cache(maxsize=1)
@@ -84,6 +107,7 @@ def _rows() -> Tuple[_Row, ...]:
             _Row(
                 id=raw["id"],
                 patterns=tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"]),
+                needles=tuple(_needle(p) for p in raw["patterns"]),
                 title=raw["title"],
                 explanation=raw["explanation"],
                 details=tuple(raw.get("details", ())),
@@ -124,19 +148,29 @@ def _fill(template: str, values: Mapping[str, str]) -> Optional[str]:
     return None if missing else result
 
 
-def _match_row(row: _Row, text: str, joined: Optional[str] = None) -> Optional[ErrorMatch]:
+def _lowered(text: Optional[str]) -> Optional[str]:
+    """``text`` lower-cased for the literal pre-filter, only when it is ASCII (then lower() is exactly what
+    re.IGNORECASE compares; other scripts have case folds, such as the Kelvin sign for k, it does not)."""
+    return text.lower() if text is not None and text.isascii() else None
+
+
+def _match_row(row: _Row, text: str, joined: Optional[str] = None, low: Optional[str] = None,
+               joined_low: Optional[str] = None) -> Optional[ErrorMatch]:
     """The row's match in ``text``; else in ``joined`` (the text with its lines joined: a message a terminal
-    wrapped across two lines)."""
-    found = _match_row_in(row, text)
+    wrapped across two lines). ``low``/``joined_low``: the same lower-cased, for the pre-filter (or None)."""
+    found = _match_row_in(row, text, low)
     if found is None and joined is not None and joined != text:
-        found = _match_row_in(row, joined)
+        found = _match_row_in(row, joined, joined_low)
     return found
 
 
-def _match_row_in(row: _Row, text: str) -> Optional[ErrorMatch]:
+def _match_row_in(row: _Row, text: str, low: Optional[str] = None) -> Optional[ErrorMatch]:
     first = None
     values: Dict[str, str] = {}
-    for pattern in row.patterns:
+    for i, pattern in enumerate(row.patterns):
+        needle = row.needles[i] if i < len(row.needles) else ""
+        if low is not None and needle and needle not in low:
+            continue  # the pattern's literal is not in the text: it cannot match
         m = pattern.search(text)
         if m is None:
             continue
@@ -187,9 +221,10 @@ def _matches(text: object, first_only: bool) -> List[ErrorMatch]:
         return []
     text = searched_text(text)
     joined = _joined(text) if "\n" in text else None
+    low, joined_low = _lowered(text), _lowered(joined)
     found = []
     for row in _rows():
-        m = _match_row(row, text, joined)
+        m = _match_row(row, text, joined, low, joined_low)
         if m is not None:
             found.append(m)
             if first_only:
@@ -211,13 +246,14 @@ def classify_error(text: str) -> Optional[ErrorMatch]:
 class Paste:
     """What :func:`read_paste` read: the text to search, and how much there was."""
 
-    __slots__ = ("text", "size", "cut", "stopped")
+    __slots__ = ("text", "size", "cut", "stopped", "unit")
 
-    def __init__(self, text: str, size: int, cut: bool, stopped: bool):
+    def __init__(self, text: str, size: int, cut: bool, stopped: bool, unit: str = "characters"):
         self.text = text  # all of it, or its head and tail joined by a line break
         self.size = size  # bytes (or characters) read in all
         self.cut = cut  # the middle was dropped
         self.stopped = stopped  # reading stopped at MAX_READ: the stream did not end
+        self.unit = unit  # what size counts: "bytes" (a binary stream) or "characters"
 
 
 def _decode(data: bytes) -> str:
@@ -253,10 +289,8 @@ def read_paste(stream, limit: int = MAX_TEXT, max_read: int = MAX_READ, chunk: i
         return Paste("", 0, False, False)
     cut = size > len(head) + len(tail)
     if isinstance(head, bytes):
-        text = _decode(head) + ("\n" if cut else "") + _decode(tail)
-    else:
-        text = head + ("\n" if cut else "") + tail
-    return Paste(text, size, cut, stopped)
+        return Paste(_decode(head) + ("\n" if cut else "") + _decode(tail), size, cut, stopped, "bytes")
+    return Paste(head + ("\n" if cut else "") + tail, size, cut, stopped)
 
 
 def describe(error_id: str, values: Optional[Mapping[str, str]] = None) -> Optional[ErrorMatch]:

@@ -107,7 +107,7 @@ def run(args: argparse.Namespace, ctx) -> int:
         ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n")
         return 0 if matches else 1
     width = terminal_width(ctx.env)
-    note = cut_note(paste.size, paste.stopped) + "\n" if cut else ""
+    note = cut_note(paste.size, paste.stopped, paste.unit) + "\n" if cut else ""
     if not matches:
         ctx.out.write(note + render_unknown(width))
         return 1

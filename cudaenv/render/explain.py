@@ -63,10 +63,10 @@ def _advice(text: str, width: int) -> List[str]:
     return [line.replace(_GLUE, " ") for line in lines]
 
 
-def cut_note(size: int, stopped: bool = False) -> str:
+def cut_note(size: int, stopped: bool = False, unit: str = "characters") -> str:
     """One line saying that only the head and tail of a long paste were searched."""
-    return "(the text is %s characters long%s: cudaenv searched its first and last %s)" % (
-        "{:,}".format(size), " or more (reading stopped there)" if stopped else "", "{:,}".format(MAX_TEXT // 2))
+    return "(the text is %s %s long%s: cudaenv searched its first and last %s)" % (
+        "{:,}".format(size), unit, " or more (reading stopped there)" if stopped else "", "{:,}".format(MAX_TEXT // 2))
 
 
 def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] = (), others: Sequence[ErrorMatch] = ()) -> str:
