@@ -43,7 +43,7 @@ _TABLE = (
             shown="basename of `$SHELL`"),
     Setting("CUDAENV_TORCH_INDEX", TEXT, None, "the wheel index base every printed and read URL uses", "--index-base",
             shown="https://download.pytorch.org/whl"),
-    Setting("CUDAENV_INDEX_TIMEOUT", SECONDS, 15.0, "seconds per index request of `torch refresh` (connect and each read)",
+    Setting("CUDAENV_INDEX_TIMEOUT", SECONDS, 15.0, "seconds the whole `torch refresh` (and `--refresh`) may take: one deadline for every page, connect and read",
             "--timeout (torch refresh)"),
     Setting("CUDAENV_CACHE_DIR", PATH, None, "where `torch-index.json`, the index cache, lives", shown="the user cache dir (platformdirs)"),
     Setting("CUDAENV_INSTALL_TIMEOUT", SECONDS, 1800.0, "seconds `cudaenv fix` allows the pip/uv install"),

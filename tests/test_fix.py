@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.commands.fix import driver_steps, plan_choices, stream
+from cudaenv.host import Host
+from cudaenv.recommend.apply import run_install
+from cudaenv.recommend.fix_plan import driver_steps, plan_choices
 from cudaenv.recommend import recommend
 from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
@@ -35,18 +37,18 @@ def _snap(**platform):
 
 
 def test_driver_steps_per_platform():
-    wsl = driver_steps(_snap(wsl=2), "525.60.13")
+    wsl = driver_steps(_snap(wsl=2).platform, "525.60.13")
     assert "never a Linux NVIDIA driver inside WSL" in wsl[0] and any("wsl --shutdown" in s for s in wsl)
-    ubuntu = driver_steps(_snap(distro_id="ubuntu"), "525.60.13")
+    ubuntu = driver_steps(_snap(distro_id="ubuntu").platform, "525.60.13")
     assert "sudo ubuntu-drivers install nvidia:525" in ubuntu
-    debian = driver_steps(_snap(distro_id="debian"), "580")
+    debian = driver_steps(_snap(distro_id="debian").platform, "580")
     assert any("nvidia-driver" in s for s in debian)
-    win = driver_steps(_snap(system="windows"), "528.33")
+    win = driver_steps(_snap(system="windows").platform, "528.33")
     assert "at least 528.33" in win[0]
-    wsl1 = driver_steps(_snap(wsl=1), "525.60.13")
+    wsl1 = driver_steps(_snap(wsl=1).platform, "525.60.13")
     assert "WSL1 cannot use the GPU" in wsl1[0] and any("wsl --set-version" in s for s in wsl1)
     assert not any("apt-get" in s or "ubuntu-drivers" in s for s in wsl + wsl1)  # never a driver inside WSL
-    other = driver_steps(_snap(distro_id="fedora"), "580")
+    other = driver_steps(_snap(distro_id="fedora").platform, "580")
     assert "at least 580" in other[0] and "cuda-drivers" in other[0]
 
 
@@ -54,15 +56,15 @@ def test_plan_offers_recommended_then_driver_then_nothing():
     snap = _snap(distro_id="ubuntu")
     rec = recommend(snap)  # 520 driver: torch 2.13.0 does not fit; driver upgrade named
     assert not rec.ok
-    choices = plan_choices(snap, rec, [], [])
+    choices = plan_choices(snap.platform, rec, [], [])
     assert [c.key for c in choices] == ["driver", "quit"]
     assert "525.60.13" in choices[0].title
     older = recommend(snap, torch_version="2.7.1")
-    choices = plan_choices(snap, older, [], [])
+    choices = plan_choices(snap.platform, older, [], [])
     assert choices[0].key == "install" and "recommended" in choices[0].title and "cu118" in choices[0].title
     assert [c.key for c in choices] == ["install", "quit"]
     # fell back from the wanted 2.13.0 to 2.7.1: the driver upgrade that gets 2.13.0 stays on offer
-    choices = plan_choices(snap, older, [], [], wanted=rec)
+    choices = plan_choices(snap.platform, older, [], [], wanted=rec)
     assert [c.key for c in choices] == ["install", "driver", "quit"]
     assert choices[1].title == "Fix the driver instead (>= 525.60.13 for torch 2.13.0)"
     assert "sudo ubuntu-drivers install nvidia:525" in choices[1].steps
@@ -72,11 +74,11 @@ def test_stream_times_out_and_kills(tmp_path):
     import io
     import time
 
-    out = io.StringIO()
     start = time.monotonic()
-    code, timed_out = stream([sys.executable, "-c", "import time; print('hi', flush=True); time.sleep(30)"], os.environ, out, 1.0)
+    host = Host("/", dict(os.environ))
+    code, timed_out, output, _ = run_install(host, [sys.executable, "-c", "import time; print('hi', flush=True); time.sleep(30)"], 1.0)
     assert timed_out and code is None and time.monotonic() - start < 10
-    assert "| hi" in out.getvalue()
+    assert "hi" in output
 
 
 # ------------------------------------------------------------------ stand-in wheels and the index

@@ -2,7 +2,8 @@
 
 from hypothesis import given, settings, strategies as st
 
-from cudaenv.recommend import recommend, render_pyproject, render_requirements, render_text
+from cudaenv.recommend import recommend
+from cudaenv.render.recommend import render_pyproject, render_requirements, render_text
 from cudaenv.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
 
 from builders import TOOLS, recorded

@@ -9,7 +9,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from hypothesis import given, strategies as st
 
-from cudaenv import torch_index as ti
+from cudaenv.index import cache, client
+from cudaenv.index import torch as ti
+from cudaenv.parse import index_pages as pages
 from cudaenv.recommend import recommend
 from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
@@ -114,7 +116,7 @@ def _dead_base():
 # ------------------------------------------------------------------ parsing
 def test_parse_real_wheel_links():
     names = [line for line in recorded("index-wheel-links-cu126.txt").splitlines() if line]
-    wheels = [ti.parse_wheel_filename(n) for n in names]
+    wheels = [pages.parse_wheel_filename(n) for n in names]
     assert [(w.name, w.version, w.local, w.platform, w.pythons) for w in wheels] == [
         ("torch", "2.13.0", "cu126", "linux-x86_64", ("3.12",)),
         ("torchvision", "0.28.0", "cu126", "linux-x86_64", ("3.12",)),
@@ -130,33 +132,29 @@ def test_parse_real_wheel_links():
     ("torch-2.1.0+rocm5.6-cp310-cp310-linux_x86_64.whl", ("2.1.0", "rocm5.6", "linux-x86_64", ("3.10",))),
 ])
 def test_parse_wheel_filename(name, expected):
-    w = ti.parse_wheel_filename(name)
+    w = pages.parse_wheel_filename(name)
     assert (w.version, w.local, w.platform, w.pythons) == expected
 
 
 @pytest.mark.parametrize("name", ["torch-2.7.1.tar.gz", "torch.whl", "torch-2.7.1-cp311.whl", "", "-----.whl"])
 def test_not_wheels(name):
-    assert ti.parse_wheel_filename(name) is None
+    assert pages.parse_wheel_filename(name) is None
 
 
 @given(st.text(max_size=200))
 def test_parsers_take_any_text(text):
-    ti.parse_wheel_filename(text)
-    try:
-        ti.parse_index_page(text, "text/html")
-        ti.parse_index_page(text, "application/vnd.pypi.simple.v1+json")
-    except ti.PageError:
-        pass
+    pages.parse_wheel_filename(text)
+    for ctype in ("text/html", "application/vnd.pypi.simple.v1+json"):
+        page = pages.parse_index_page(text, ctype)
+        assert isinstance(page.files, tuple) and (page.problem is None or not page.files)
 
 
 def test_parse_pages_both_formats():
     names = ROOT_FILES[:3]
-    assert ti.parse_index_page(html_page(names), "text/html") == names
-    assert ti.parse_index_page(json_page(names), "application/vnd.pypi.simple.v1+json") == names
-    with pytest.raises(ti.PageError):
-        ti.parse_index_page('{"files": [', "application/vnd.pypi.simple.v1+json")
-    with pytest.raises(ti.PageError):
-        ti.parse_index_page("just text", "text/plain")
+    assert pages.parse_index_page(html_page(names), "text/html").files == tuple(names)
+    assert pages.parse_index_page(json_page(names), "application/vnd.pypi.simple.v1+json").files == tuple(names)
+    assert "not valid JSON" in pages.parse_index_page('{"files": [', "application/vnd.pypi.simple.v1+json").problem
+    assert pages.parse_index_page("just text", "text/plain").problem == "neither JSON nor HTML"
 
 
 # ------------------------------------------------------------------ refresh against the server
@@ -213,41 +211,41 @@ def test_recommend_with_learned_data_picks_cu134(index_server):
 # ------------------------------------------------------------------ the cache
 def test_cache_written_atomically_and_read_back(tmp_path, index_server):
     data = ti.refresh(index_server.base, timeout=1.0).data
-    path = str(tmp_path / "c" / ti.CACHE_NAME)
-    ti.write_cache(path, data)
+    path = str(tmp_path / "c" / cache.CACHE_NAME)
+    cache.write_cache(path, data)
     first_inode = os.stat(path).st_ino
-    ti.write_cache(path, data)
+    cache.write_cache(path, data)
     assert os.stat(path).st_ino != first_inode  # replaced, never rewritten in place
-    assert os.listdir(tmp_path / "c") == [ti.CACHE_NAME]  # no temporary files left
-    back, note = ti.load_cache(path, index_server.base, "2026-08-21")
+    assert os.listdir(tmp_path / "c") == [cache.CACHE_NAME]  # no temporary files left
+    back, note = cache.load_cache(path, index_server.base, "2026-08-21")
     assert note is None and back.variants == data.variants
     # a write that fails half-way leaves the old cache intact and no temporary file
     broken = ti.IndexData(index_server.base, time.time(), {"cu126": {"2.13.0": {"linux-x86_64": {object()}}}})
     with pytest.raises(TypeError):
-        ti.write_cache(path, broken)
-    assert os.listdir(tmp_path / "c") == [ti.CACHE_NAME]
-    assert ti.load_cache(path, index_server.base, "2026-08-21")[0].variants == data.variants
+        cache.write_cache(path, broken)
+    assert os.listdir(tmp_path / "c") == [cache.CACHE_NAME]
+    assert cache.load_cache(path, index_server.base, "2026-08-21")[0].variants == data.variants
 
 
 @pytest.mark.parametrize("content", ["{not json", '{"schema": 1}', '{"schema": 99, "variants": {}}', "",
                                      '{"schema": 1, "index_base": "x", "fetched_at": 1, "variants": {"cu1": {"2": {"p": 5}}}}'])
 def test_corrupt_cache_is_ignored_with_a_note(tmp_path, content):
-    path = tmp_path / ti.CACHE_NAME
+    path = tmp_path / cache.CACHE_NAME
     path.write_text(content)
-    data, note = ti.load_cache(str(path), "x", "2026-08-21")
+    data, note = cache.load_cache(str(path), "x", "2026-08-21")
     assert data is None and "ignored" in note
 
 
 def test_stale_or_foreign_cache_is_ignored(tmp_path):
-    path = str(tmp_path / ti.CACHE_NAME)
+    path = str(tmp_path / cache.CACHE_NAME)
     old = ti.IndexData("http://a/whl", time.mktime((2025, 1, 1, 0, 0, 0, 0, 0, 0)), {"cu126": {}})
-    ti.write_cache(path, old)
-    data, note = ti.load_cache(path, "http://a/whl", "2026-08-21")
+    cache.write_cache(path, old)
+    data, note = cache.load_cache(path, "http://a/whl", "2026-08-21")
     assert data is None and "older than the bundled tables" in note
-    ti.write_cache(path, ti.IndexData("http://a/whl", time.time(), {}))
-    data, note = ti.load_cache(path, "http://b/whl", "2026-08-21")
+    cache.write_cache(path, ti.IndexData("http://a/whl", time.time(), {}))
+    data, note = cache.load_cache(path, "http://b/whl", "2026-08-21")
     assert data is None and "not http://b/whl" in note
-    assert ti.load_cache(str(tmp_path / "missing.json"), "x", "2026-08-21") == (None, None)
+    assert cache.load_cache(str(tmp_path / "missing.json"), "x", "2026-08-21") == (None, None)
 
 
 # ------------------------------------------------------------------ the commands
@@ -258,7 +256,7 @@ def test_refresh_command_then_recommend_offline_uses_the_cache(cli, fake_root, t
         res = cli("torch", "refresh", "--timeout", "1", env=env)
         assert res.code == 0, res
         assert "new since the bundled table: cu134" in res.out and "cu999" in res.out and "cu999" not in res.out.split("variants:")[1].split("\n")[0]
-        assert (tmp_path / "cache" / ti.CACHE_NAME).is_file()
+        assert (tmp_path / "cache" / cache.CACHE_NAME).is_file()
         js = cli("torch", "refresh", "--timeout", "1", "--json", env=env).json()
         assert "cu134" in js["new_variants"] and "2.15.0" in js["new_torch_versions"]
     finally:
@@ -282,13 +280,13 @@ def test_recommend_refresh_offline_falls_back_with_a_note(cli, fake_root, tmp_pa
 
 
 def test_recommend_ignores_a_corrupt_cache(cli, fake_root, tmp_path):
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    (cache / ti.CACHE_NAME).write_text("{garbage")
-    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(cache)}
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    (folder / cache.CACHE_NAME).write_text("{garbage")
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(folder)}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "6.1",
               "--torch", "2.7.1", env=env)
-    assert res.code == 0 and "cu126" in res.out and "corrupt; ignored" in res.out, res
+    assert res.code == 0 and "cu126" in res.out and "is corrupt" in res.out and res.out.count("torch index cache") == 1, res
 
 
 # ------------------------------------------------------------------ a server that trickles bytes
@@ -357,12 +355,11 @@ def trickle_server():
 def test_a_trickling_page_is_cut_off_by_the_overall_deadline(trickle_server):
     # each byte comes well inside the 1 s read timeout, so only the deadline per page can stop it
     start = time.monotonic()
-    with pytest.raises(ti.FetchError, match="took longer than 1.5 s in all"):
-        ti.fetch_page(trickle_server.base + "/cu997/torch/", timeout=1.0, deadline=1.5)
+    with pytest.raises(client.FetchError, match="took longer than 1.5 s in all"):
+        client.fetch_page(trickle_server.base + "/cu997/torch/", client.Deadline(1.5))
     assert time.monotonic() - start < 3.0
-    text, ctype = ti.fetch_page(trickle_server.base + "/cu126/torch/", timeout=1.0, deadline=1.5)
-    assert ti.parse_index_page(text, ctype) == [_wheel("2.13.0", "cu126")]
-    assert ti.page_deadline(1.0) == 60.0 and ti.page_deadline(30.0) == 120.0
+    text, ctype = client.fetch_page(trickle_server.base + "/cu126/torch/", client.Deadline(1.5))  # a fresh run
+    assert pages.parse_index_page(text, ctype).files == (_wheel("2.13.0", "cu126"),)
 
 
 def test_refresh_finishes_despite_a_trickling_page(trickle_server):
@@ -384,7 +381,7 @@ def test_recommend_touches_no_network_unless_asked(cli, fake_root, tmp_path, ind
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "6.1",
               "--torch", "2.7.1", "--refresh", "--json", env=dict(env, CUDAENV_INDEX_TIMEOUT="1"))
     assert res.code == 0, res
-    assert ("/whl/torch/", ti.ACCEPT) in index_server.requests
+    assert ("/whl/torch/", client.ACCEPT) in index_server.requests
 
 
 def test_timeout_settings_are_checked(cli, tmp_path):
@@ -393,7 +390,7 @@ def test_timeout_settings_are_checked(cli, tmp_path):
     assert res.code == 2 and "--timeout must be more than 0 seconds" in res.err
     res = cli("torch", "refresh", env=dict(env, CUDAENV_INDEX_TIMEOUT="soon"))
     assert res.code == 2 and "CUDAENV_INDEX_TIMEOUT=soon is not a number of seconds" in res.err
-    from cudaenv.commands.fix import install_timeout
+    from cudaenv.recommend.apply import install_timeout
     from cudaenv.errors import UserError
 
     assert install_timeout({}) == 1800.0 and install_timeout({"CUDAENV_INSTALL_TIMEOUT": "60"}) == 60.0

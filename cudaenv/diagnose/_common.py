@@ -213,21 +213,11 @@ def distro_id(s) -> str:
     return (s.platform.distro_id or "").lower()
 
 
-def driver_install_commands(s, series: Optional[str] = None) -> List[str]:
-    """How this distro installs (or upgrades) the NVIDIA driver; ``series`` like ``"570"`` when known."""
-    d = distro_id(s)
-    if s.platform.wsl == 2 or s.platform.system == "windows":
-        return ["# install or update the NVIDIA driver on Windows (https://www.nvidia.com/Download/index.aspx); "
-                "inside WSL never install a Linux driver"]
-    if d in ("ubuntu", "pop", "linuxmint"):
-        return ["sudo ubuntu-drivers install" + (" nvidia:%s" % series if series else ""), "sudo reboot"]
-    if d == "debian":
-        return ["sudo apt-get update && sudo apt-get install nvidia-driver", "sudo reboot"]
-    if d in ("fedora",):
-        return ["sudo dnf install akmod-nvidia  # from RPM Fusion", "sudo reboot"]
-    if d in ("rhel", "rocky", "almalinux", "centos"):
-        return ["sudo dnf module install nvidia-driver:%s-dkms" % (series or "latest"), "sudo reboot"]
-    if d in ("arch", "manjaro", "endeavouros"):
-        return ["sudo pacman -S nvidia-open", "sudo reboot"]
-    return ["# install the NVIDIA driver%s from https://www.nvidia.com/Download/index.aspx or your distribution's packages"
-            % (" %s or newer" % series if series else ""), "sudo reboot"]
+def driver_install_commands(s, series: Optional[str] = None, tables=None) -> List[str]:
+    """How this platform installs (or upgrades) the NVIDIA driver; ``series`` like ``"570"`` (or a full minimum) when known.
+
+    The one table shared with `cudaenv fix`: ``data/driver_install.json``."""
+    from cudaenv.facts import driver_install
+
+    kind = driver_install.where(s.platform.system, s.platform.wsl)
+    return list(driver_install.install_steps(kind, distro_id(s), series, table(tables, driver_install.TABLE)))

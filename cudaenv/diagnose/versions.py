@@ -26,14 +26,11 @@ def check(s, tables=None) -> List:
 
 
 # ------------------------------------------------------------------ the fix: which torch to install
-def recommendation(s, torch_version=None):
-    """recommend()'s decision for this snapshot, or None when it fails (the diagnosis must still finish)."""
+def recommendation(s, tables, torch_version=None):
+    """The torch decision for this snapshot, with the same facts tables as the rest of the diagnosis."""
     from cudaenv.recommend import recommend
 
-    try:
-        return recommend(s, torch_version=torch_version)
-    except Exception:  # noqa: BLE001 - a broken recommender must not take the diagnosis down
-        return None
+    return recommend(s, torch_version=torch_version, tables=tables)
 
 
 VENV = "~/.venvs/torch"
@@ -59,15 +56,13 @@ def _install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Opt
     machine, the newest older torch it names that does ("cu118 (torch 2.7.1)"); nothing when nothing fits.
     """
     version = c.torch_public_version(s)
-    rec = recommendation(s, torch_version=version)
-    if rec is None:
-        return [], None
+    rec = recommendation(s, tables, torch_version=version)
     if rec.ok and rec.commands:
         return list(rec.commands), rec.variant
     older = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
     if older is not None:
-        rec2 = recommendation(s, torch_version=older.torch_version)
-        if rec2 is not None and rec2.ok and rec2.commands:
+        rec2 = recommendation(s, tables, torch_version=older.torch_version)
+        if rec2.ok and rec2.commands:
             return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
     return [], None
 

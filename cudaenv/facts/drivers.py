@@ -47,14 +47,32 @@ def _covers(row: Dict[str, Any], cuda: Tuple[int, int]) -> bool:
 
 
 def min_driver_for_cuda(cuda: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[str]:
-    """The lowest driver that runs a CUDA ``cuda`` runtime (minor-version compatibility); None when unknown."""
+    """The lowest driver that runs a CUDA ``cuda`` runtime (minor-version compatibility); None when unknown.
+
+    A CUDA newer than every row (``14.0`` when the table stops at 13.x) needs at least the newest known
+    minimum, never "any driver": :func:`beyond_tables` tells the caller to add a note.
+    """
     mm = version_tuple(major_minor(cuda))
     if not mm:
         return None
-    for row in _rows(table, "minimum"):
+    rows = _rows(table, "minimum")
+    for row in rows:
         if _covers(row, (mm[0], mm[1])):
             return row.get(_column(system))
+    if beyond_tables(cuda, table):
+        newest = max(rows, key=lambda r: version_tuple(r["cuda_from"]))
+        return newest.get(_column(system))
     return None
+
+
+def beyond_tables(cuda: Optional[str], table: Optional[Dict[str, Any]] = None) -> bool:
+    """True when CUDA ``cuda`` is newer than every CUDA the minimum-driver table knows (its minimum is a floor)."""
+    mm = version_tuple(major_minor(cuda))
+    rows = _rows(table, "minimum")
+    if not mm or not rows:
+        return False
+    return not any(_covers(r, (mm[0], mm[1])) for r in rows) and all(
+        tuple(mm[:2]) > tuple(version_tuple(r["cuda_from"])[:2]) for r in rows)
 
 
 def known_cuda_versions(table: Optional[Dict[str, Any]] = None) -> List[str]:

@@ -16,14 +16,15 @@ CONTRACT_MODULES = (
     "cudaenv.model.reports",
     "cudaenv.verify",
     "cudaenv.toolkit_check",
-    "cudaenv.recommend",
+    "cudaenv.recommend.records",
     "cudaenv.explain",
     "cudaenv.installer_check",
     "cudaenv.toolkit.uninstall.plan",
     "cudaenv.toolkit.uninstall.residue",
 )
 # Records in those modules that are working values, never written as JSON.
-INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.Candidate", "cudaenv.explain._Row",
+INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.records.Candidate",
+                      "cudaenv.recommend.records.Request", "cudaenv.explain._Row",
                       "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.plan.Options"])
 
 

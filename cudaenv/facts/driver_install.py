@@ -1,0 +1,61 @@
+"""How to install or upgrade the NVIDIA driver here: the steps of ``data/driver_install.json``, filled in.
+
+One table for the doctor's fixes and `cudaenv fix`::
+
+    install_steps("linux", "ubuntu", "525.60.13") -> ("sudo apt-get update", ..., "sudo ubuntu-drivers install nvidia:525", ...)
+
+``where`` is ``wsl1``, ``wsl2``, ``windows`` or ``linux`` (then ``distro`` picks the row, else ``other``).
+"""
+
+from typing import Any, Dict, Optional, Tuple
+
+TABLE = "driver_install"
+
+
+def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    if table is not None:
+        return table
+    from cudaenv.resources import load_table
+
+    return load_table(TABLE)
+
+
+def where(system: Optional[str], wsl: Optional[int]) -> str:
+    """The row kind for a platform: WSL first (its driver is Windows'), then Windows, else linux."""
+    if wsl == 1:
+        return "wsl1"
+    if wsl == 2:
+        return "wsl2"
+    if (system or "").lower().startswith("win"):
+        return "windows"
+    return "linux"
+
+
+def _row(kind: str, distro: str, table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    rows = _table(table)["rows"]
+    for row in rows:
+        when = row["when"]
+        if kind != "linux" and when == kind:
+            return row
+        if kind == "linux" and isinstance(when, list) and distro in when:
+            return row
+    return next(r for r in rows if r["when"] == "other")
+
+
+def install_steps(kind: str, distro: Optional[str] = None, min_driver: Optional[str] = None,
+                  table: Optional[Dict[str, Any]] = None) -> Tuple[str, ...]:
+    """The steps for this platform, with the minimum driver (``"525.60.13"`` or a branch ``"570"``) filled in."""
+    branch = (min_driver or "").split(".")[0] if min_driver and min_driver.split(".")[0].isdigit() else ""
+    values = {
+        "want": "at least %s" % min_driver if min_driver else "a newer one",
+        "min": min_driver or "the version you need",
+        "branch": branch or "the version you need",
+        "pin": " nvidia:%s" % branch if branch else "",
+        "dnf_stream": branch or "latest",
+    }
+    row = _row(kind, (distro or "").lower(), table)
+    return tuple(step.format(**values) for step in row["steps"])
+
+
+def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
+    return dict(_table(table)["sources"])

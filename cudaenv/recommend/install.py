@@ -1,0 +1,88 @@
+"""The packages and the install commands for a chosen build (pure).
+
+Every install from a variant index pins the local tag (``torch==2.7.1+cu126``) where that index's wheels carry
+one, for torch and its companions: with an ``extra-index-url`` in the user's pip configuration, a plain
+``torch==2.7.1`` may be satisfied by PyPI's build of the same version. A companion that is not rebuilt per
+torch release (torchaudio >= 2.11) keeps its plain pin.
+"""
+
+import shlex
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv.facts import torch as tf
+from cudaenv.facts import torch_policy as policy
+
+VENV = "~/.venvs/torch"
+
+
+def local_pins(variant: str, platform: str, table=None) -> bool:
+    """Whether wheels of this variant carry the variant as a local tag (``2.7.1+cu126``)."""
+    return policy.local_tag(tf.variant_kind(variant), platform, table)
+
+
+def packages(target: str, variant: str, platform: str, companions: Mapping[str, str], installed: Optional[str] = None,
+             tables=None) -> Tuple[List[str], List[str], List[str]]:
+    """("torch==2.7.1+cu126", ...) plus the same without local tags, and notes."""
+    tables = tables or {}
+    notes: List[str] = []
+    local = variant if local_pins(variant, platform, tables.get("torch_policy")) else None
+    wanted: List[Tuple[str, Optional[str], Optional[str]]] = [("torch", target, installed)]
+    table = tf.companions_for(target, tables.get("torch_companions")) or {}
+    for name in ("torchvision", "torchaudio"):
+        have = companions.get(name)
+        if not have:
+            continue
+        version = table.get(name)
+        if not version:
+            notes.append("the %s matching torch %s is not in the tables: pin it yourself" % (name, target))
+        wanted.append((name, version, have))
+    pkgs, plain = [], []
+    for name, version, have in wanted:
+        if version is None:
+            pkgs.append(name)
+            plain.append(name)
+            continue
+        same = tf.public_version(have) == version and tf.local_tag(have) != local
+        pin_local = local and same and not policy.not_rebuilt(name, version, target, tables.get("torch_policy"))
+        pkgs.append("%s==%s%s" % (name, version, "+" + local if pin_local else ""))
+        plain.append("%s==%s" % (name, version))
+    return pkgs, plain, notes
+
+
+def quote(text: str, system: str) -> str:
+    if system == "windows":
+        return '"%s"' % text if (" " in text or not text) else text
+    return shlex.quote(text)
+
+
+def commands(pkgs: Sequence[str], index_url: Optional[str], installer: str, python: Optional[str], system: str,
+             managed: bool = False) -> List[str]:
+    """The install command(s); for an externally managed Python (PEP 668) the venv recipe instead."""
+    py = quote(python or ("python" if system == "windows" else "python3"), system)
+    tail = " ".join(quote(p, system) for p in pkgs)
+    idx = " --index-url %s" % index_url if index_url else ""
+    if managed:
+        return venv_recipe(py, tail + idx)
+    if installer == "uv":
+        return ["uv pip install --python %s %s%s" % (py, tail, idx)]
+    return ["%s -m pip install %s%s" % (py, tail, idx)]
+
+
+def venv_recipe(python: str, pip_args: str) -> List[str]:
+    """THE recipe beside an externally managed system Python (PEP 668 makes pip refuse to install into it)."""
+    return ["%s -m venv %s    # %s is externally managed (PEP 668): pip will not install into it" % (python, VENV, python),
+            "%s/bin/python -m pip install %s" % (VENV, pip_args)]
+
+
+def install_argv(pkgs: Sequence[str], index_url: Optional[str], python: str, installer: str = "pip",
+                 retries: Optional[int] = None, timeout: Optional[float] = None) -> List[str]:
+    """The argv that runs the install in ``python`` (for `cudaenv fix`)."""
+    tail = list(pkgs) + (["--index-url", index_url] if index_url else [])
+    if installer == "uv":
+        return ["uv", "pip", "install", "--python", python] + tail
+    extra = []
+    if retries is not None:
+        extra += ["--retries", str(retries)]
+    if timeout is not None:
+        extra += ["--timeout", "%d" % max(1, round(timeout))]
+    return [python, "-m", "pip", "install"] + extra + tail

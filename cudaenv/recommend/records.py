@@ -1,0 +1,75 @@
+"""The records of the torch decision: the frozen request in, the recommendation out."""
+
+from typing import Optional, Tuple
+
+from cudaenv._record import Record
+
+
+class Request(Record):
+    """Everything the decision reads, frozen: the machine (probed, or what-if flags) and what was asked.
+
+    ``gpus`` are (label, compute capability) of the GPUs CUDA would see; ``installed`` is the installed torch
+    version with its local tag (``2.7.1+cpu``); ``companions`` are (name, installed version) pairs.
+    """
+
+    system: str = "linux"  # linux | windows | darwin
+    machine: str = "x86_64"
+    driver: Optional[str] = None
+    driver_system: str = "linux"  # the driver table column: windows for Windows and WSL2
+    gpus: Tuple[Tuple[str, Optional[str]], ...] = ()
+    nvidia: bool = False
+    python_version: Optional[str] = None  # "3.11", "3.13t"
+    accelerator: Optional[str] = None  # rocm | xpu (non-NVIDIA GPUs seen)
+    torch_version: Optional[str] = None  # asked for: "2.7.1", "2.7", "latest"; None = the installed one
+    variant: Optional[str] = None  # asked for: "cu126"
+    installed: Optional[str] = None  # "2.7.1+cpu" when torch is installed
+    installer: str = "pip"  # pip | uv | conda
+    python: Optional[str] = None  # the interpreter that gets the install
+    companions: Tuple[Tuple[str, str], ...] = ()
+    index_base: str = "https://download.pytorch.org/whl"
+    externally_managed: bool = False  # PEP 668 and not a virtual environment
+    jetson: Optional[str] = None  # the L4T release ("36.4.3") on a Jetson board
+    python_asked: bool = False  # the Python version is a what-if, not the interpreter's
+    notes: Tuple[str, ...] = ()
+
+
+class Alternative(Record):
+    kind: str  # variant | torch | driver | python | source
+    summary: str
+    variant: Optional[str] = None
+    torch_version: Optional[str] = None
+    index_url: Optional[str] = None
+    driver: Optional[str] = None
+
+
+class Candidate(Record):
+    variant: str
+    problems: Tuple[str, ...] = ()
+    driver_only: bool = False  # the only problem is the driver (an upgrade fixes it)
+    min_driver: Optional[str] = None
+
+    @property
+    def fits(self) -> bool:
+        return not self.problems
+
+
+class Recommendation(Record):
+    """``cudaenv torch recommend --json`` (without the working values ``plain_packages`` and ``candidates``)."""
+
+    _json_envelope = True
+    _json_omit = ("plain_packages", "candidates")
+
+    variant: Optional[str]  # None when nothing fits
+    index_url: Optional[str]  # None for the plain PyPI wheel
+    torch_version: Optional[str]
+    commands: Tuple[str, ...] = ()
+    reasons: Tuple[str, ...] = ()
+    alternatives: Tuple[Alternative, ...] = ()
+    ok: bool = False  # the variant fits this machine
+    packages: Tuple[str, ...] = ()  # "torch==2.7.1+cu126", "torchvision==0.22.1+cu126"
+    plain_packages: Tuple[str, ...] = ()  # without local tags (for pyproject)
+    notes: Tuple[str, ...] = ()
+    python: Optional[str] = None
+    installer: str = "pip"
+    candidates: Tuple[Candidate, ...] = ()
+    platform: Optional[str] = None  # linux-x86_64 | linux-aarch64 | windows-x86_64 | macos-arm64 | ...

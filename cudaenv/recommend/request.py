@@ -1,0 +1,93 @@
+"""The frozen :class:`~cudaenv.recommend.records.Request` from a Snapshot and the what-if flags (pure)."""
+
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv.facts import drivers as drv
+from cudaenv.recommend.records import Request
+
+DEFAULT_BASE = "https://download.pytorch.org/whl"
+
+
+def _mm(version: Optional[str]) -> Optional[str]:
+    t = drv.version_tuple(version)
+    return "%d.%d" % t[:2] if len(t) >= 2 else None
+
+
+def _visible_gpus(snapshot: Any) -> Tuple[List[Tuple[str, Optional[str]]], bool]:
+    """(label, capability) of the GPUs CUDA_VISIBLE_DEVICES leaves visible; and whether it hides every GPU."""
+    gpus = list(getattr(snapshot, "gpus", ()) or ())
+    vis = getattr(snapshot, "visible_devices", None)
+    if gpus and vis is not None and vis.cuda_visible_devices is not None:
+        physical = {m.physical for m in vis.mapping}
+        if not physical:
+            return [], True
+        gpus = [g for g in gpus if g.index in physical]
+    if not gpus:
+        torch = getattr(snapshot, "torch", None)
+        devices = list(getattr(torch, "devices", ()) or ()) if torch else []
+        return [(d.name or "cuda:%d" % i, d.capability) for i, d in enumerate(devices)], False
+    return [(g.name or "GPU %d" % g.index, g.compute_capability) for g in gpus], False
+
+
+def installed_companions(snapshot: Any) -> dict:
+    """torchvision/torchaudio installed beside torch, as the torch probe's static pass found them."""
+    torch = getattr(snapshot, "torch", None)
+    pairs = (entry.partition("==") for entry in getattr(torch, "companions", ()) or ())
+    return {name: version for name, _, version in pairs if version}
+
+
+def request_from_snapshot(
+    snapshot: Any = None,
+    torch_version: Optional[str] = None,
+    driver: Optional[str] = None,
+    compute_capabilities: Optional[Sequence[str]] = None,
+    system: Optional[str] = None,
+    python_version: Optional[str] = None,
+    index_base: Optional[str] = None,
+    machine: Optional[str] = None,
+    variant: Optional[str] = None,
+    companions: Optional[Mapping[str, str]] = None,
+    accelerator: Optional[str] = None,
+    installer: Optional[str] = None,
+    python: Optional[str] = None,
+    jetson: Optional[str] = None,
+) -> Request:
+    """The request for this snapshot; every argument given overrides what the snapshot says (a what-if)."""
+    platform = getattr(snapshot, "platform", None)
+    sys_name = (system or getattr(platform, "system", None) or "linux").lower()
+    if sys_name.startswith("win"):
+        sys_name = "windows"
+    elif sys_name in ("mac", "macos", "osx"):
+        sys_name = "darwin"
+    mach = machine or getattr(platform, "machine", None) or "x86_64"
+    snap_driver = getattr(snapshot, "driver", None)
+    drv_version = driver or getattr(snap_driver, "version", None)
+    wsl = getattr(platform, "wsl", None) == 2 or bool(getattr(snap_driver, "wsl_windows_side", False))
+    driver_system = "windows" if (sys_name == "windows" or (wsl and system is None)) else "linux"
+    notes: List[str] = []
+    if compute_capabilities:
+        gpus = [("compute capability %s" % cc, cc) for cc in compute_capabilities]
+        hidden = False
+    else:
+        gpus, hidden = _visible_gpus(snapshot)
+    if hidden:
+        notes.append("CUDA_VISIBLE_DEVICES hides every GPU: planning for no visible GPU")
+    jetson = jetson or getattr(platform, "jetson", None) or None
+    if jetson and not isinstance(jetson, str):
+        jetson = getattr(jetson, "l4t", None) or getattr(jetson, "release", None) or "unknown"
+    if jetson and driver is None and drv_version and drv.version_tuple(drv_version)[:1] and drv.version_tuple(drv_version)[0] < 100:
+        drv_version = None  # an L4T release where a driver version usually is: not a desktop driver
+    nvidia = bool(gpus) or (drv_version is not None and not hidden) or bool(jetson)
+    torch = getattr(snapshot, "torch", None)
+    py = _mm(python_version or getattr(torch, "python_version", None))
+    if python_version and python_version.rstrip().endswith("t") and py:
+        py += "t"
+    installed = getattr(torch, "version", None) if getattr(torch, "installed", False) else None
+    managed = bool(getattr(torch, "externally_managed", False)) and not bool(getattr(torch, "in_virtualenv", False))
+    return Request(
+        system=sys_name, machine=mach, driver=drv_version, driver_system=driver_system, gpus=tuple(gpus), nvidia=nvidia,
+        python_version=py, accelerator=accelerator, torch_version=torch_version, variant=variant, installed=installed,
+        installer=installer or getattr(torch, "installer", None) or "pip", python=python or getattr(torch, "python", None),
+        companions=tuple(sorted((installed_companions(snapshot) if companions is None else companions).items())), index_base=(index_base or DEFAULT_BASE).rstrip("/"),
+        externally_managed=managed, jetson=jetson, python_asked=bool(python_version), notes=tuple(notes),
+    )

@@ -1,0 +1,221 @@
+"""The I/O the torch commands share: probe, read the index cache (or refresh it), decide.
+
+``recommend_for(env, host, options)`` is `cudaenv torch recommend` without the printing; ``refresh_cache(env,
+base, timeout)`` is `cudaenv torch refresh`; `cudaenv fix` calls :func:`load_index_data` and
+:func:`request_for`. Every misuse is a :class:`~cudaenv.errors.UserError` (exit 2).
+"""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv._record import Record
+from cudaenv import config
+from cudaenv.errors import UserError
+
+VERSION_RE = re.compile(r"^\d{1,2}\.\d{1,3}(\.\d{1,4})?t?$")
+_CC_RE = re.compile(r"^(\d{1,2}\.\d{1,2}|sm_\d{2,3}[a-z]?)$")
+_DRIVER_RE = re.compile(r"^\d{1,4}(\.\d{1,4}){0,3}$")
+
+
+class Options(Record):
+    """What the user asked (flags), before any probing."""
+
+    python: Optional[str] = None  # --python: an interpreter, or a version ("3.11")
+    python_version: Optional[str] = None
+    torch: Optional[str] = None
+    variant: Optional[str] = None
+    driver: Optional[str] = None
+    compute_capabilities: Tuple[str, ...] = ()
+    os: Optional[str] = None
+    machine: Optional[str] = None
+    index_base: Optional[str] = None
+    refresh: bool = False
+
+
+def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
+    return config.seconds(env, "CUDAENV_INDEX_TIMEOUT", explicit)
+
+
+def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
+    """The wheel index base; a malformed one is a usage error (exit 2), never "offline"."""
+    from cudaenv.index.client import check_url
+    from cudaenv.index.torch import index_base as base_of
+
+    base = base_of(env, explicit)
+    problem = check_url(base)
+    if problem:
+        flag = "--index-base" if explicit else "CUDAENV_TORCH_INDEX"
+        raise UserError("%s: %s" % (flag, problem), hint="for example --index-base https://download.pytorch.org/whl")
+    return base
+
+
+def split_python(value: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+    """``--python 3.11`` is a what-if Python version; ``--python /path/python`` (or a name) is the interpreter."""
+    if value and VERSION_RE.match(value.strip()):
+        return None, value.strip()
+    return value, None
+
+
+def load_index_data(env: Mapping[str, str], base: str, refresh_first: bool, timeout: float) -> Tuple[Any, List[str], bool]:
+    """(live data or None, notes, index reachable?): refreshed when asked, else the cache when it is newer than
+    the bundled tables. A bad cache gives one note."""
+    from cudaenv.facts.torch import data_date
+    from cudaenv.index import cache as ic
+    from cudaenv.index import torch as it
+
+    notes: List[str] = []
+    path = ic.cache_file(env)
+    reachable = True
+    if refresh_first:
+        result = it.refresh(base, timeout, extra_variants=bundled_variants())
+        reachable = result.reachable
+        if result.data is not None:
+            try:
+                ic.write_cache(path, result.data)
+            except OSError as exc:
+                notes.append("could not write the cache %s: %s" % (path, exc.strerror or exc))
+            if result.pages_failed:
+                notes.append("%d index page(s) could not be read: %s" % (result.pages_failed, "; ".join(result.notes[:3])))
+            return result.data, notes, True
+        data, note = ic.load_cache(path, base, data_date())
+        notes.append("offline: %s; using %s" % ("; ".join(result.notes[:2]), "the cache" if data is not None else "the bundled tables"))
+        if note:
+            notes.append(note)
+        return data, notes, reachable
+    data, note = ic.load_cache(path, base, data_date())
+    if note:
+        notes.append(note)
+    if data is not None and ic.cache_age_days(data) > 30:
+        notes.append("the torch index cache is %d days old: `cudaenv torch refresh` updates it" % ic.cache_age_days(data))
+    return data, notes, reachable
+
+
+def bundled_variants() -> List[str]:
+    from cudaenv.facts.torch import known_torch_versions, variants_for
+
+    seen: List[str] = []
+    for version in known_torch_versions()[-8:]:
+        for system, machine in (("linux", "x86_64"), ("windows", "x86_64"), ("linux", "aarch64")):
+            for v in variants_for(version, system, machine):
+                if v not in seen and v != "default":
+                    seen.append(v)
+    return seen
+
+
+def check_options(options: Options, env: Mapping[str, str]) -> None:
+    driver = options.driver or config.value(env, "CUDAENV_DRIVER_VERSION")
+    if driver and not _DRIVER_RE.match(driver.strip()):
+        raise UserError("--driver %s is not a driver version" % driver, hint="for example --driver 550.54.15")
+    for cc in options.compute_capabilities:
+        if not _CC_RE.match(cc.strip().lower()):
+            raise UserError("--compute-capability %s is not a compute capability" % cc, hint="for example --compute-capability 8.6")
+    if options.python_version and not VERSION_RE.match(options.python_version):
+        raise UserError("--python-version %s is not a Python version" % options.python_version, hint="for example --python-version 3.11")
+
+
+def request_for(options: Options, env: Mapping[str, str], host: Any, snapshot: Any, python_version: Optional[str]) -> Any:
+    """The frozen request: the probed snapshot with the what-if flags laid over it."""
+    from cudaenv.probes.accelerator import probe_accelerator
+    from cudaenv.recommend.request import request_from_snapshot
+
+    check_options(options, env)
+    driver = options.driver or config.value(env, "CUDAENV_DRIVER_VERSION")
+    ccs = [c.strip() for c in options.compute_capabilities] or None
+    system = {"macos": "darwin"}.get(options.os or "", options.os)
+    machine = options.machine
+    probed = getattr(getattr(snapshot, "platform", None), "system", None)
+    if system and system != probed and not machine:
+        machine = "arm64" if system == "darwin" else "x86_64"  # planning for another OS: its usual CPU
+    return request_from_snapshot(
+        snapshot, torch_version=options.torch, driver=driver.strip() if driver else None, compute_capabilities=ccs,
+        system=system, machine=machine, python_version=python_version, index_base=index_base(env, options.index_base),
+        variant=options.variant, accelerator=probe_accelerator(host, snapshot),
+    )
+
+
+def recommend_for(env: Mapping[str, str], make_host: Any, options: Options) -> Any:
+    """Probe (static torch pass only), fold in the cache and decide: the Recommendation with the notes."""
+    from cudaenv._record import replace
+    from cudaenv.collect import collect_snapshot
+    from cudaenv.recommend.decide import decide
+
+    interpreter, what_if_python = split_python(options.python)
+    python_version = options.python_version or what_if_python
+    check_options(dataclasses_replace(options, python_version=python_version), env)
+    base = index_base(env, options.index_base)
+    host = make_host()
+    snapshot = collect_snapshot(host, python=interpreter, quick=True)
+    index_data, notes, _ = load_index_data(env, base, options.refresh, index_timeout(env))
+    rec = decide(request_for(options, env, host, snapshot, python_version), index_data)
+    if notes:
+        rec = replace(rec, notes=tuple(rec.notes) + tuple(notes))
+    return rec
+
+
+def dataclasses_replace(record: Any, **changes: Any) -> Any:
+    from cudaenv._record import replace
+
+    return replace(record, **changes)
+
+
+# ------------------------------------------------------------------ refresh
+@dataclass
+class RefreshOutcome:
+    ok: bool
+    base: str
+    notes: List[str] = field(default_factory=list)
+    cache_file: Optional[str] = None
+    pages_read: int = 0
+    pages_failed: int = 0
+    variants: List[str] = field(default_factory=list)
+    new_variants: List[str] = field(default_factory=list)
+    versions: Sequence[str] = ()
+    new_versions: List[str] = field(default_factory=list)
+    message: Optional[str] = None  # why nothing was cached
+    cache_note: Optional[str] = None  # the cache in place is bad (said once)
+
+    def report(self) -> Any:
+        """The JSON contract record (``cudaenv torch refresh --json``)."""
+        from cudaenv.model.reports import RefreshReport
+
+        if not self.ok:
+            notes = [self.message] + self.notes + ([self.cache_note] if self.cache_note else [])
+            return RefreshReport(False, self.base, notes=tuple(n for n in notes if n))
+        return RefreshReport(True, self.base, self.cache_file, self.pages_read, self.pages_failed, tuple(self.variants),
+                             tuple(self.new_variants), tuple(self.versions), tuple(self.new_versions), tuple(self.notes))
+
+
+def refresh_cache(env: Mapping[str, str], base_flag: Optional[str], timeout_flag: Optional[float]) -> RefreshOutcome:
+    """`cudaenv torch refresh`: read the index within the timeout, write the cache only when it listed torch wheels."""
+    from cudaenv.facts.drivers import compare_versions
+    from cudaenv.facts.torch import data_date, known_torch_versions, variant_sort_key, variants_for
+    from cudaenv.index import cache as ic
+    from cudaenv.index import torch as it
+
+    base = index_base(env, base_flag)
+    timeout = index_timeout(env, timeout_flag)
+    result = it.refresh(base, timeout, extra_variants=bundled_variants())
+    path = ic.cache_file(env)
+    if result.data is None:
+        _, note = ic.load_cache(path, base, data_date())
+        listed_nothing = result.reachable and result.pages_read > 0
+        if listed_nothing:
+            message = "%s lists no torch wheels; the cache was not written" % base
+        else:
+            message = "offline: nothing could be read from %s; the bundled tables stay in use" % base
+        return RefreshOutcome(False, base, result.notes, message=message, cache_note=note)
+    try:
+        ic.write_cache(path, result.data)
+    except OSError as exc:
+        raise UserError("could not write the cache %s: %s" % (path, exc.strerror or exc), hint="set CUDAENV_CACHE_DIR to a writable folder")
+    bundled = set()
+    for version in known_torch_versions(include_unreleased=True):
+        for system, machine in (("linux", "x86_64"), ("windows", "x86_64"), ("linux", "aarch64")):
+            bundled.update(variants_for(version, system, machine))
+    learned = sorted(result.data.variants, key=variant_sort_key)
+    versions = result.data.torch_versions()
+    released = known_torch_versions()
+    return RefreshOutcome(
+        True, base, result.notes, path, result.pages_read, result.pages_failed, learned, [v for v in learned if v not in bundled],
+        versions, [v for v in versions if v not in released and compare_versions(v, released[-1]) > 0])

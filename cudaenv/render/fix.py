@@ -1,0 +1,80 @@
+"""`cudaenv fix`'s text: the findings, the plan, the PEP 668 recipe, what the install did."""
+
+from typing import Any, List, Sequence
+
+from cudaenv.text import printable
+
+
+def render_findings(findings: Sequence[Any]) -> str:
+    return "".join("\n[%s] %s\n  %s\n" % (f.id, f.title, printable(f.detail)) for f in findings)
+
+
+def render_plan(python: str, plan: Any, notes: Sequence[str]) -> str:
+    rec = plan.recommendation
+    lines = ["note: %s" % printable(n) for n in list(notes) + list(rec.notes)]
+    lines += ["", "Plan for %s:" % printable(python)]
+    lines += ["  - %s" % printable(r) for r in rec.reasons]
+    for i, choice in enumerate(plan.choices, 1):
+        lines.append("  %d. %s" % (i, choice.title))
+        if choice.recommendation is not None:
+            lines += ["       %s" % cmd for cmd in choice.recommendation.commands]
+        lines += ["       %s" % step for step in choice.steps]
+    return "\n".join(lines) + "\n"
+
+
+def render_pep668(python: str, plan: Any) -> str:
+    from cudaenv.recommend.install import quote, venv_recipe
+
+    choice = plan.installable[0] if plan.installable else None
+    rec = choice.recommendation if choice else None
+    args = " ".join(rec.packages) if rec is not None and rec.packages else "torch"
+    if rec is not None and rec.index_url:
+        args += " --index-url %s" % rec.index_url
+    steps = venv_recipe(quote(python, "linux"), args) + ["# then use ~/.venvs/torch/bin/python (or `source ~/.venvs/torch/bin/activate`)"]
+    return ("\n%s is an externally managed system Python (PEP 668): cudaenv will not install into it.\n"
+            "Make a virtual environment instead:\n%s" % (printable(python), "".join("  %s\n" % s for s in steps)))
+
+
+def render_driver(steps: Sequence[str]) -> str:
+    return "\nFix the driver:\n%sThen run `cudaenv fix` again.\n" % "".join("  %s\n" % s for s in steps)
+
+
+def _seconds(value: float) -> str:
+    from cudaenv.index.client import seconds_text
+
+    return seconds_text(value)
+
+
+def render_install(outcome: Any, python: str, installer: str) -> str:
+    lines: List[str] = ["  | %s" % line for line in printable_lines(outcome.output)]
+    t = outcome.after.torch if outcome.after is not None else None
+    now = t.version if t is not None and t.installed else None
+    old = outcome.before
+    if not outcome.ok:
+        if outcome.timed_out:
+            lines.append("\nThe install was stopped after %s (CUDAENV_INSTALL_TIMEOUT)." % _seconds(outcome.timeout))
+        else:
+            lines.append("\nThe install failed: %s exited with status %s after %s." % (
+                outcome.argv[0] if installer != "uv" else "uv", outcome.code, _seconds(outcome.seconds)))
+        lines.append("torch in %s is now: %s (before: %s)." % (python, now or "not installed", old or "not installed"))
+        if installer == "uv":
+            lines.append("uv does not promise to restore the previous torch after a failure: check it before use.")
+        elif outcome.timed_out:
+            lines.append("pip was killed mid-way, so the environment may be half-installed: "
+                         "run `%s -m pip install --force-reinstall %s` to repair it." % (python, "torch==%s" % old if old else "torch"))
+        else:
+            lines.append("pip resolves and downloads everything before it removes the old torch, and puts the old one back "
+                         "when installing the new one fails; it cannot promise that for a process that is killed.")
+        return "\n".join(lines) + "\n"
+    head = "\nInstalled in %s. torch in %s: %s -> %s" % (_seconds(outcome.seconds), python, old or "not installed", now or "not installed")
+    if t is not None and t.installed:
+        head += " (CUDA %s, cuda.is_available() = %s)" % (t.cuda or "none", t.cuda_available)
+    lines.append(head)
+    lines += ["still: [%s] %s" % (f.id, f.title) for f in outcome.remaining]
+    if not outcome.remaining:
+        lines.append("The doctor finds no torch problem now.")
+    return "\n".join(lines) + "\n"
+
+
+def printable_lines(text: str) -> List[str]:
+    return [printable(line) for line in (text or "").splitlines()]

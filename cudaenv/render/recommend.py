@@ -1,0 +1,112 @@
+"""Text forms of a torch recommendation and of a refresh: the text answer, requirements.txt, pyproject.toml."""
+
+from typing import Any, List
+
+from cudaenv.text import printable
+
+
+def render_text(rec: Any) -> str:
+    lines = []
+    if rec.variant:
+        head = "torch %s, %s" % (rec.torch_version, rec.variant if rec.variant != "default" else "plain PyPI wheel")
+        lines.append(("Recommended: " if rec.ok else "Asked for (does not fit): ") + head + (" (%s)" % rec.index_url if rec.index_url else ""))
+    else:
+        lines.append("No torch %s build fits this machine." % (rec.torch_version or ""))
+    lines.append("")
+    lines.append("Why:")
+    lines.extend("  - %s" % printable(r) for r in rec.reasons)
+    if rec.commands:
+        lines.append("")
+        lines.append("Install:")
+        lines.extend("  %s" % c for c in rec.commands)
+    if rec.alternatives:
+        lines.append("")
+        lines.append("Alternatives:" if rec.variant else "What to change:")
+        lines.extend("  - %s" % printable(a.summary) for a in rec.alternatives)
+    if rec.notes:
+        lines.append("")
+        lines.extend("note: %s" % printable(n) for n in rec.notes)
+    return "\n".join(lines) + "\n"
+
+
+def render_requirements(rec: Any) -> str:
+    """A requirements.txt snippet. Local tags pinned with --extra-index-url, so PyPI's build of the same version cannot win."""
+    from cudaenv.facts import torch_policy as policy
+    from cudaenv.recommend.install import local_pins
+
+    if not rec.variant:
+        return "# no torch build fits this machine: see `cudaenv torch recommend`\n"
+    out = ["# torch %s, %s (cudaenv torch recommend)" % (rec.torch_version, rec.variant)]
+    if rec.index_url and local_pins(rec.variant, rec.platform or "linux-x86_64"):
+        out.append("--extra-index-url %s" % rec.index_url)
+        for pkg in rec.plain_packages:
+            name, _, version = pkg.partition("==")
+            if version and not policy.not_rebuilt(name, version, rec.torch_version):
+                pkg = "%s+%s" % (pkg, rec.variant)
+            out.append(pkg)
+    else:
+        if rec.index_url:
+            out.append("--index-url %s" % rec.index_url)
+        out.extend(rec.plain_packages)
+    return "\n".join(out) + "\n"
+
+
+def render_pyproject(rec: Any) -> str:
+    if not rec.variant:
+        return "# no torch build fits this machine: see `cudaenv torch recommend`\n"
+    deps = ", ".join('"%s"' % p for p in rec.plain_packages)
+    out = ["# torch %s, %s (cudaenv torch recommend)" % (rec.torch_version, rec.variant), "[project]", "dependencies = [%s]" % deps]
+    if rec.index_url:
+        name = "pytorch-%s" % rec.variant
+        out += ["", "[[tool.uv.index]]", 'name = "%s"' % name, 'url = "%s"' % rec.index_url, "explicit = true", "", "[tool.uv.sources]"]
+        out += ['%s = [{ index = "%s" }]' % (p.split("==", 1)[0], name) for p in rec.plain_packages]
+    return "\n".join(out) + "\n"
+
+
+def render_refresh(outcome: Any) -> List[str]:
+    """The lines `cudaenv torch refresh` prints on stdout for a refresh that learned something."""
+    lines = ["read %d index page(s) from %s%s" % (outcome.pages_read, outcome.base,
+                                                  " (%d could not be read)" % outcome.pages_failed if outcome.pages_failed else "")]
+    if outcome.versions:
+        lines.append("torch releases: %s to %s" % (outcome.versions[0], outcome.versions[-1]))
+    lines.append("variants: %s" % (", ".join(outcome.variants) or "none"))
+    if outcome.new_variants:
+        lines.append("new since the bundled table: %s" % ", ".join(outcome.new_variants))
+    if outcome.new_versions:
+        lines.append("torch releases the bundled table does not know: %s" % ", ".join(outcome.new_versions))
+    lines.extend("note: %s" % printable(n) for n in outcome.notes)
+    lines.append("cache written to %s" % printable(outcome.cache_file))
+    return lines
+
+
+def render_refresh_failure(outcome: Any) -> List[str]:
+    """The lines on stderr when the refresh cached nothing."""
+    lines = ["cudaenv: %s" % printable(outcome.message)]
+    lines += ["  - %s" % printable(n) for n in grouped_notes(outcome.notes)[:3]]
+    if outcome.cache_note:
+        lines.append("note: %s" % printable(outcome.cache_note))
+    return lines
+
+
+def grouped_notes(notes: List[str]) -> List[str]:
+    """``cu126: X`` and ``cu128: X`` said once: ``cu126, cu128: X`` (the summary line is left out)."""
+    order: List[str] = []
+    pages: dict = {}
+    for note in notes:
+        if note.startswith("nothing could be read"):
+            continue
+        where, sep, why = note.partition(": ")
+        if not sep or " " in where.replace("root listing", "root"):
+            where, why = "", note
+        if why not in pages:
+            pages[why] = []
+            order.append(why)
+        if where:
+            pages[why].append(where)
+    out = []
+    for why in order:
+        where = pages[why]
+        if len(where) > 3:
+            where = where[:2] + ["%d more" % (len(where) - 2)]
+        out.append(("%s: %s" % (", ".join(where), why)) if where else why)
+    return out
