@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from builders import TOOLS
 from cudaenv.index import cache, client
 from cudaenv.index import torch as ti
 from cudaenv.parse import index_pages as pages
@@ -161,7 +162,7 @@ def test_a_5000_digit_python_tag_is_no_wheel(hostile):
 
 
 def test_links_but_no_wheels_do_not_write_a_cache(cli, hostile, tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
     res = cli("torch", "refresh", "--index-base", hostile.base("nowheels"), "--timeout", "5", env=env)
     assert res.code == 1, res
     assert "cache written" not in res.out + res.err
@@ -170,7 +171,7 @@ def test_links_but_no_wheels_do_not_write_a_cache(cli, hostile, tmp_path):
 
 
 def test_a_mirror_trickling_a_byte_a_second_honours_timeout_2(cli, hostile, tmp_path):
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
     start = time.monotonic()
     res = cli("torch", "refresh", "--index-base", hostile.base("trickle"), "--timeout", "2", env=env)
     elapsed = time.monotonic() - start
@@ -227,7 +228,7 @@ def test_a_bad_cache_is_ignored_with_one_note(tmp_path, name):
 def test_recommend_and_refresh_ignore_a_bad_cache_with_one_note(cli, fake_root, tmp_path, name):
     folder = tmp_path / "c"
     _write_case(folder, name, _cache_cases(tmp_path).get(name))
-    env = {"PATH": "/usr/bin:/bin", "CUDAENV_CACHE_DIR": str(folder), "CUDAENV_TORCH_INDEX": ti.DEFAULT_BASE}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(folder), "CUDAENV_TORCH_INDEX": ti.DEFAULT_BASE}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "8.6",
               "--torch", "2.7.1", env=env)
     assert res.code == 0, res
@@ -240,7 +241,7 @@ def test_recommend_and_refresh_ignore_a_bad_cache_with_one_note(cli, fake_root, 
 
 @pytest.mark.parametrize("name", ["invalid-utf8", "fetched_at-NaN", "dev-zero", "500MB"])
 def test_fix_ignores_a_bad_cache_with_one_note(cli, fake_root, fake_bin, tmp_path, name):
-    from conftest import recorded
+    from builders import recorded
 
     folder = tmp_path / "c"
     _write_case(folder, name, _cache_cases(tmp_path).get(name))
