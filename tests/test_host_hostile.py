@@ -142,7 +142,7 @@ def test_proc_files_are_still_read(tmp_path):
 
 @pytest.mark.timeout(20)
 def test_the_torch_index_cache_fifo_or_dev_zero_is_a_note_not_a_hang(tmp_path):
-    from cudaenv.torch_index import load_cache
+    from cudaenv.index.cache import load_cache
 
     fifo = tmp_path / "fifo.json"
     os.mkfifo(str(fifo))

@@ -27,7 +27,7 @@ LAYERS = {
     "cudaenv.probes": "probes",
     "cudaenv.facts": "facts",
     "cudaenv.collect": "capabilities", "cudaenv.diagnose": "capabilities", "cudaenv.recommend": "capabilities",
-    "cudaenv.torch_index": "capabilities", "cudaenv.index": "capabilities", "cudaenv.toolkit": "capabilities",
+    "cudaenv.index": "capabilities", "cudaenv.toolkit": "capabilities",
     "cudaenv.verify": "capabilities", "cudaenv.toolkit_check": "capabilities", "cudaenv.explain": "capabilities",
     "cudaenv.installer_check": "capabilities", "cudaenv.shells": "capabilities",
     "cudaenv.render": "render",
@@ -39,7 +39,6 @@ LAYERS = {
 APPLY = {
     "cudaenv.host": "the one runner: timeouts, bounded capture, process groups",
     "cudaenv._fs": "atomic writes (a temp file beside the target, then rename): the torch index cache, rc files",
-    "cudaenv.commands.fix": "applies the fix: runs the pip/uv install and the verify after it (streamed to the terminal)",
 }
 
 # (importer, imported) -> why it is still there. Each entry must still be needed (the test fails on a stale one).

@@ -58,7 +58,7 @@ def read_cache_bytes(path: str, limit: int = MAX_CACHE) -> Tuple[Optional[bytes]
             return None, None
         return None, "was not read (%s)" % (why[len(path) + 2:] if why.startswith(path + ": ") else why.replace(path + " ", ""))
     if len(data) > limit:
-        return None, "is larger than %d MiB" % (limit // (1024 * 1024))
+        return None, "is over %d MiB" % (limit // (1024 * 1024))
     return data, None
 
 
