@@ -363,7 +363,7 @@ def test_probe_is_bounded_by_the_users_timeout_and_names_a_hang_at_import(cli, f
     assert r.code == 0, r
     assert took < 6, took
     facts = r.json()["facts"]
-    assert "within 1 s" in facts["import_error"] and "hung" in facts["import_error"]
+    assert re.search(r"hung: no answer within (1|0\.9\d*) s", facts["import_error"]), facts  # the deadline: 1 s, less what ran before
 
 
 def test_common_errors_cudaenv_could_not_name_before():
