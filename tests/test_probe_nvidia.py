@@ -575,11 +575,11 @@ def test_the_doctor_reports_a_crashing_nvidia_smi_as_an_error(cli, fake_root, fa
     assert "nvidia-smi crashed" in text.out and text.code == 1
 
 
-def test_crash_signal_reads_the_field_or_the_return_code():
+def test_crash_signal_is_hosts_signal_field():
     from cudaenv.host import CommandResult
 
-    assert nv.crash_signal(CommandResult(("nvidia-smi",), -11)) == 11
-    assert nv.crash_signal(CommandResult(("nvidia-smi",), 139)) == 11
+    assert nv.crash_signal(CommandResult(("nvidia-smi",), -11, signal="SIGSEGV")) == "SIGSEGV"
     assert nv.crash_signal(CommandResult(("nvidia-smi",), 9)) is None  # nvidia-smi's own "driver not loaded" code
-    assert nv.crash_signal(CommandResult(("nvidia-smi",), 255)) is None
-    assert nv.crash_signal(CommandResult(("nvidia-smi",), None, error="timeout")) is None
+    assert nv.crash_signal(CommandResult(("nvidia-smi",), None, error="timeout", signal="SIGKILL")) is None  # our kill
+    message = nv.crash_message(CommandResult(("nvidia-smi",), 139, signal="SIGSEGV"), "SIGSEGV")
+    assert message == "nvidia-smi crashed: SIGSEGV (signal 11, exit status 139)"

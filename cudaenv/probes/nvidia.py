@@ -76,32 +76,19 @@ def classify_smi_failure(text: Optional[str]) -> Optional[str]:
     return classify_failure(text, _failure_patterns())
 
 
-def crash_signal(run) -> Optional[int]:
-    """The signal that killed a command: its ``signal`` field when Host gives one, else a negative return code
-    (killed directly) or 128+N (killed under a shell; nvidia-smi's own exit codes stay below 128 or are 255)."""
-    sig = getattr(run, "signal", None)
-    if isinstance(sig, int) and sig > 0:
-        return sig
-    code = run.returncode
-    if run.error is not None or not isinstance(code, int):
-        return None
-    if code < 0:
-        return -code
-    if 128 < code <= 128 + 64:
-        return code - 128
-    return None
+def crash_signal(run) -> Optional[str]:
+    """The signal (``SIGSEGV``) that killed a command: Host's ``signal`` field (a kill, or a shell's exit status
+    128+N), not cudaenv's own timeout kill."""
+    return run.signal if getattr(run, "crashed", False) else None
 
 
-def signal_name(number: int) -> str:
+def crash_message(run, sig: str) -> str:
     try:
-        return _signal.Signals(number).name
-    except ValueError:
-        return "signal %d" % number
-
-
-def crash_message(run, sig: int) -> str:
-    how = "exit status %d" % run.returncode if isinstance(run.returncode, int) and run.returncode > 0 else "killed"
-    return "%s crashed: %s (signal %d, %s)" % (run.name, signal_name(sig), sig, how)
+        number = " (signal %d%s)" % (_signal.Signals[sig].value, ", exit status %d" % run.returncode
+                                     if isinstance(run.returncode, int) and run.returncode > 0 else "")
+    except KeyError:
+        number = ""
+    return "%s crashed: %s%s" % (run.name, sig, number)
 
 
 # ------------------------------------------------------------------------------ probe
