@@ -56,7 +56,8 @@ def test_rtx_5090_driver_570_torch_26_nothing_fits_says_torch_27_cu128():
 def test_h100_driver_535_torch_251_gets_cu124():
     rec = recommend(machine("535.104.05", [H100]), torch_version="2.5.1")
     assert (rec.variant, rec.ok) == ("cu124", True)
-    assert rec.commands == (PY + " -m pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124",)
+    # issue 13: pinned with the local tag, so an extra index's build of 2.5.1 cannot win
+    assert rec.commands == (PY + " -m pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124",)
 
 
 def test_no_gpu_gets_cpu():
@@ -157,7 +158,7 @@ def test_rocm_and_xpu_from_the_accelerator_signal():
 
 def test_uv_environment_gets_uv_pip_and_mirror_base():
     rec = recommend(machine("560.35.03", [RTX3090], installer="uv"), torch_version="2.7.1", index_base="https://mirror.example/pytorch/whl/")
-    assert rec.commands == ("uv pip install --python %s torch==2.7.1 --index-url https://mirror.example/pytorch/whl/cu128" % PY,)
+    assert rec.commands == ("uv pip install --python %s torch==2.7.1+cu128 --index-url https://mirror.example/pytorch/whl/cu128" % PY,)
 
 
 def test_wsl2_driver_is_judged_with_the_windows_minimums():

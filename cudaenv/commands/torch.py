@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from cudaenv.errors import UserError
+from cudaenv.render.text import terminal_width
 
 HELP = "recommend the right torch build for this machine"
 
@@ -69,7 +70,7 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
     elif fmt == "pyproject":
         ctx.out.write(render.render_pyproject(rec))
     else:
-        ctx.out.write(render.render_text(rec))
+        ctx.out.write(render.render_text(rec, terminal_width(ctx.env)))
     if fmt in ("requirements", "pyproject"):
         for note in rec.notes:
             ctx.err.write("note: %s\n" % note)
@@ -84,7 +85,7 @@ def run_refresh(args: argparse.Namespace, ctx: Any) -> int:
         ctx.out.write(json.dumps(outcome.report().to_dict(), indent=2) + "\n")
         return 0 if outcome.ok else 1
     if not outcome.ok:
-        ctx.err.write("".join(line + "\n" for line in render.render_refresh_failure(outcome)))
+        ctx.err.write("".join(line + "\n" for line in render.render_refresh_failure(outcome, terminal_width(ctx.env))))
         return 1
-    ctx.out.write("\n".join(render.render_refresh(outcome)) + "\n")
+    ctx.out.write("\n".join(render.render_refresh(outcome, terminal_width(ctx.env))) + "\n")
     return 0

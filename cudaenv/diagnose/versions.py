@@ -33,20 +33,12 @@ def recommendation(s, tables, torch_version=None):
     return recommend(s, torch_version=torch_version, tables=tables)
 
 
-VENV = "~/.venvs/torch"
 
 
 def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
-    """(commands, variant) that put the right torch into the probed interpreter (a new venv beside a PEP 668
-    system Python, which pip refuses to install into, like `cudaenv fix` does)."""
-    cmds, variant = _install_commands(s, tables, reinstall)
-    t = s.torch
-    if not cmds or t is None or not t.externally_managed or t.in_virtualenv:
-        return cmds, variant
-    py = c.python_cmd(s)
-    moved = [x.replace("--python %s " % py, "--python %s/bin/python " % VENV).replace("%s -m pip" % py, "%s/bin/python -m pip" % VENV)
-             for x in cmds if " uninstall " not in x]
-    return ["%s -m venv %s    # %s is externally managed (PEP 668): pip will not install into it" % (py, VENV, py)] + moved, variant
+    """(commands, variant) that put the right torch into the probed interpreter. Beside a PEP 668 system Python the
+    decision itself gives the one venv recipe (cudaenv.recommend.install.venv_recipe), as `torch recommend` and `fix` do."""
+    return _install_commands(s, tables, reinstall)
 
 
 def _install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:

@@ -69,6 +69,17 @@ def check_url(url: str) -> Optional[str]:
     return None
 
 
+def unreachable(url: str, seconds: float = 3.0) -> Optional[str]:
+    """Why ``url``'s server cannot be reached at all (name resolution, refused, timed out), or None when it answers
+    (any HTTP status counts as an answer): `cudaenv fix` asks before it runs pip, which would retry for minutes."""
+    try:
+        fetch_page(url, Deadline(seconds), limit=1024 * 1024)
+    except FetchError as exc:
+        text = str(exc)
+        return None if " answered " in text or "larger than" in text or "inflates" in text else text
+    return None
+
+
 def _host_of(url: str) -> str:
     try:
         parts = urlsplit(url)

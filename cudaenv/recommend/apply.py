@@ -33,10 +33,11 @@ class InstallOutcome:
     before: Optional[str]  # torch version before
     after: Any = None  # the Snapshot probed after the install
     remaining: Tuple[Any, ...] = ()  # torch findings still there
+    unreachable: Optional[str] = None  # the index could not be reached: the install was not run
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and self.code == 0
+        return not self.timed_out and self.code == 0 and not self.unreachable
 
 
 def run_install(host: Any, argv: Sequence[str], timeout: float) -> Tuple[Optional[int], bool, str, float]:
@@ -66,6 +67,13 @@ def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, star
         raise UserError("this environment is managed by uv, but `uv` is not on PATH", hint="install uv, or run the pip command above by hand")
     argv = install_argv(rec, python)
     timeout = install_timeout(env)
+    if rec.index_url:
+        from cudaenv.index.client import unreachable
+
+        why = unreachable(rec.index_url.rstrip("/") + "/torch/")
+        if why:
+            return InstallOutcome(tuple(argv), None, False, 0.0, "", timeout, before.torch.version if before.torch.installed else None,
+                                  before, unreachable=why)
     if started is not None:
         started(argv, timeout)
     code, timed_out, output, seconds = run_install(host, argv, timeout)

@@ -84,6 +84,12 @@ class _Facts:
         return (tuple(row["archs"]), row.get("ptx"),
                 "the arch list of torch %s %s is not in the bundled table; assumed like %s (torch %s)" % (version, variant, row["variant"], row["to"]))
 
+    def arch_rows(self, m: _Machine) -> List[Any]:
+        from cudaenv.resources import load_table
+
+        table = self.t(tf.ARCH) or load_table(tf.ARCH)
+        return [r for r in table["rows"] if r["platform"] == m.platform]
+
     def resolve(self, spec: str, known: Tuple[str, ...]) -> Optional[str]:
         return tf.resolve_torch_version(spec, known) or tf.resolve_torch_version(
             spec, tf.known_torch_versions(self.t(tf.VARIANTS), include_unreleased=True))
@@ -126,6 +132,13 @@ def _judge(version: str, variant: str, m: _Machine, facts: _Facts) -> Tuple[Cand
         if m.driver and min_driver and drv.compare_versions(m.driver, min_driver) < 0:
             problems.append("needs driver >= %s (this one is %s)" % (min_driver, m.driver))
             driver_problem = True
+        for label, cc in m.gpus:
+            floor = policy.gpu_min_driver(cc, m.driver_system, facts.t(policy.TABLE)) if cc else None
+            if floor and m.driver and drv.compare_versions(m.driver, floor[0]) < 0:
+                problems.append("no driver below %s runs %s (%s, %s): the driver is the first fix" % (floor[0], label, floor[1], tf.sm_name(cc)))
+                driver_problem = True
+                if not min_driver or drv.compare_versions(floor[0], min_driver) > 0:
+                    min_driver = floor[0]
         ptx_jit_ok = m.driver is None or (m.native_cuda is not None and drv.compare_versions(m.native_cuda, cuda) >= 0)
         archs, ptx, note = facts.arch(version, variant, m)
         if note:
@@ -136,7 +149,7 @@ def _judge(version: str, variant: str, m: _Machine, facts: _Facts) -> Tuple[Cand
                     continue
                 if tf.gpu_runs(tf.arch_list_of(archs, ptx), cc, ptx_jit_ok) is None:
                     problems.append("%s (%s) has no kernels in torch %s %s (%s)" % (label, tf.sm_name(cc), version, variant, _describe_archs(archs, ptx)))
-    only_driver = driver_problem and len(problems) == 1
+    only_driver = driver_problem and all("driver" in p for p in problems)
     return Candidate(variant, tuple(problems), only_driver, min_driver), notes
 
 
@@ -178,6 +191,8 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     """The variant, index URL and install commands for the request (see the module docstring)."""
     base = req.index_base.rstrip("/")
     facts = _Facts(index_data, tables)
+    if req.jetson:
+        return _jetson(req, facts)
     m = _machine(req, facts)
     installed = tf.public_version(req.installed)
     installer, python = req.installer, req.python
@@ -190,11 +205,17 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
 
     # which torch
     explicit = torch_version not in (None, "", "installed")
+    series = _release_of(installed)
+    if not explicit and installed and installed not in known and series in known:
+        notes.append("torch %s is a nightly or pre-release: judged as its release, torch %s" % (req.installed, series))
+        installed = series
     if torch_version == "latest":
         target = _latest(facts, m)
         reasons.append("latest torch known: %s" % target)
     elif explicit:
         target = facts.resolve(torch_version, known)
+        if target is None and known and drv.compare_versions(tf.public_version(torch_version), known[0]) < 0:
+            return _older_than_tables(req, tf.public_version(torch_version), m, facts, kind, known, base, notes)
         if target is None:
             return Recommendation(None, None, tf.public_version(torch_version), (), (
                 "torch %s is not in the bundled table (it knows %s to %s)" % (torch_version, known[0], known[-1]),
@@ -239,19 +260,122 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
             reasons.append("torch %s has no %s wheels for %s" % (target, kind, m.platform))
 
     alternatives = _alternatives(target, m, facts, kind, cands, chosen, base, known, variant)
+    have = tf.local_tag(req.installed)
+    current = next((c for c in cands if c.variant == have and c.fits), None) if installed == target and not variant else None
+    if current is not None:
+        return _already_installed(req, target, current, chosen, reasons, alternatives, notes, m, facts, kind, known, base, cands)
     if chosen is None:
         return Recommendation(None, None, target, (), tuple(reasons), tuple(alternatives), False, notes=tuple(notes),
-                              python=python, installer=installer, candidates=tuple(cands), platform=m.platform)
+                              python=python, installer=installer, candidates=tuple(cands), platform=m.platform, asked_variant=variant)
     if not variant:
         reasons.append("-> %s" % chosen.variant if kind != "default" else "-> the plain PyPI wheel (macOS has no CUDA builds)")
     index_url = None if chosen.variant == "default" else "%s/%s" % (base, chosen.variant)
     pkgs, plain, pkg_notes = install.packages(target, chosen.variant, m.platform, companions, req.installed, facts.tables)
     notes.extend(pkg_notes)
-    commands = tuple(install.commands(pkgs, index_url, installer, python, m.system))
+    if req.python_asked and req.interpreter_version and m.python_version and m.python_version != req.interpreter_version:
+        python = ("py -%s" % m.python_version) if m.system == "windows" else "python%s" % m.python_version.rstrip("t")
+        notes.append("planned for Python %s, but %s is Python %s: run the install with a Python %s interpreter (%s)"
+                      % (m.python_version, req.python or "the probed interpreter", req.interpreter_version, m.python_version, python))
+    commands = tuple(install.commands(pkgs, index_url, installer, python, m.system, req.externally_managed and python == req.python))
     if installer == "conda":
         notes.append("conda no longer gets torch packages from the pytorch channel: this installs the pip wheel into the conda env")
     return Recommendation(chosen.variant, index_url, target, commands, tuple(reasons), tuple(alternatives), chosen.fits, tuple(pkgs),
-                          tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform)
+                          tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform, asked_variant=variant)
+
+
+def _jetson(req: Request, facts: _Facts) -> Recommendation:
+    """A Jetson board: NVIDIA's wheels for its JetPack release; never PyTorch's aarch64 index, never a driver upgrade."""
+    from cudaenv.resources import load_table
+
+    table = facts.t("jetson_torch") or load_table("jetson_torch")
+    where = "L4T %s%s" % (req.jetson, ", JetPack %s" % req.jetpack if req.jetpack else "")
+    reasons = ["this is a Jetson board (%s): PyTorch's indexes have no build for it (their aarch64 wheels are for SBSA "
+               "servers), and its driver and CUDA come with JetPack (never a desktop driver upgrade)" % where]
+    row = next((r for r in sorted(table["rows"], key=lambda r: drv.version_tuple(r["jetpack"]), reverse=True)
+                if req.jetpack and (req.jetpack + ".").startswith(r["jetpack"] + ".")), None)
+    alts: List[Alternative] = []
+    notes = list(req.notes)
+    if row is None:
+        reasons.append("the tables have no torch for %s: see NVIDIA's PyTorch for Jetson page" % (("JetPack " + req.jetpack) if req.jetpack else "this JetPack"))
+        alts.append(Alternative("jetpack", "NVIDIA's torch wheels for Jetson: https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform/index.html"))
+    else:
+        pys = ", ".join(row["python"])
+        alts.append(Alternative("jetpack", "install NVIDIA's torch %s for JetPack %s (Python %s) from %s" % (row["torch"], row["jetpack"], pys, row["where"]),
+                                torch_version=row["torch"], index_url=row["where"]))
+        if req.python_version and req.python_version not in row["python"]:
+            notes.append("those wheels are for Python %s (the JetPack's system Python), not %s" % (pys, req.python_version))
+        if not row.get("confirmed", True):
+            notes.append("the JetPack %s row of the Jetson table is not confirmed against NVIDIA's page" % row["jetpack"])
+    return Recommendation(None, None, None, (), tuple(reasons), tuple(alts), False, notes=tuple(notes), python=req.python,
+                          installer=req.installer, platform="linux-aarch64")
+
+
+def _release_of(version: Optional[str]) -> Optional[str]:
+    """``2.7.0.dev20250310`` -> ``2.7.0``; ``2.8.0rc1`` -> ``2.8.0``."""
+    import re
+
+    m = re.match(r"^(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?)", version or "")
+    return m.group(1) if m else None
+
+
+def _older_than_tables(req: Request, asked: str, m: _Machine, facts: _Facts, kind: str, known: Sequence[str], base: str,
+                       notes: List[str]) -> Recommendation:
+    """A release older than every row: the oldest release that does fit, as a real answer."""
+    reasons = ["torch %s is older than the bundled tables (they start at torch %s)" % (asked, known[0])]
+    for version in known:
+        best = _best(_evaluate(version, m, facts, kind)[0])
+        if best:
+            gpus = ", ".join(tf.sm_name(cc) for _, cc in m.gpus if cc)
+            reasons.append("the oldest release with a build for this machine%s is torch %s %s"
+                           % (" (%s)" % gpus if gpus else "", version, best.variant))
+            alt = Alternative("torch", "install torch >= %s with %s or newer" % (version, best.variant), best.variant, version,
+                              "%s/%s" % (base, best.variant))
+            return Recommendation(None, None, asked, (), tuple(reasons), (alt,), False, notes=tuple(notes), python=req.python,
+                                  installer=req.installer, platform=m.platform)
+    reasons.append("no release in the tables fits this machine either")
+    return Recommendation(None, None, asked, (), tuple(reasons), tuple(_no_build_options(m, facts)), False, notes=tuple(notes),
+                          python=req.python, installer=req.installer, platform=m.platform)
+
+
+def _no_build_options(m: _Machine, facts: _Facts) -> List[Alternative]:
+    """For GPUs no build in the tables has kernels for (sm_35): the CPU build, a source build, the last torch with them."""
+    ccs = [cc for _, cc in m.gpus if cc]
+    names = ", ".join(tf.sm_name(cc) for cc in ccs) or "this GPU"
+    last = None
+    for row in facts.arch_rows(m):
+        if all(tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) for cc in ccs):
+            if last is None or drv.compare_versions(row["to"], last[0]) > 0:
+                last = (row["to"], row["variant"])
+    out = [Alternative("variant", "use the CPU build (torch with the cpu variant): it runs everywhere, without the GPU", "cpu")]
+    out.append(Alternative("source", "build torch from source with TORCH_CUDA_ARCH_LIST=\"%s\" (and a CUDA toolkit that still "
+                                     "targets it)" % ";".join(".".join(str(x) for x in tf.cc_tuple(cc)) for cc in ccs)))
+    if last:
+        out.append(Alternative("torch", "the last torch with kernels for %s is torch %s %s" % (names, last[0], last[1]), last[1], last[0]))
+    else:
+        out.append(Alternative("torch", "no torch in the tables (from %s) has kernels for %s: only older official builds did"
+                               % (facts.known_versions()[0], names)))
+    return out
+
+
+def _already_installed(req: Request, target: str, current: Candidate, chosen: Optional[Candidate], reasons: List[str],
+                       alternatives: List[Alternative], notes: List[str], m: _Machine, facts: _Facts, kind: str,
+                       known: Sequence[str], base: str, cands: Sequence[Candidate]) -> Recommendation:
+    """The installed build runs here: nothing to install; a newer build or release is an option, never an order."""
+    reasons = list(reasons) + ["torch %s is installed and runs on this machine: nothing to install" % req.installed]
+    options = [a for a in alternatives if not (a.kind == "variant" and a.variant == current.variant)]
+    if chosen is not None and chosen.variant != current.variant:
+        options.insert(0, Alternative("variant", "torch %s %s also fits (a newer CUDA), if you want it" % (target, chosen.variant),
+                                      chosen.variant, target, "%s/%s" % (base, chosen.variant)))
+    for version in reversed([v for v in known if drv.compare_versions(v, target) > 0]):
+        best = _best(_evaluate(version, m, facts, kind)[0])
+        if best:
+            options.append(Alternative("torch", "torch %s %s is newer and fits, if you want to upgrade" % (version, best.variant),
+                                       best.variant, version, "%s/%s" % (base, best.variant)))
+            break
+    options = [a for a in options if a.kind in ("variant", "torch")]
+    return Recommendation(current.variant, "%s/%s" % (base, current.variant) if current.variant != "default" else None, target, (),
+                          tuple(reasons), tuple(options), True, notes=tuple(notes), python=req.python, installer=req.installer,
+                          candidates=tuple(cands), platform=m.platform, installed_fits=True)
 
 
 def _latest(facts: _Facts, m: _Machine) -> str:
@@ -366,6 +490,9 @@ def _alternatives(target: str, m: _Machine, facts: _Facts, kind: str, cands: Seq
             alts.append(Alternative("torch", "use torch >= %s with %s%s" % (version, best.variant, why), best.variant, version,
                                     "%s/%s" % (base, best.variant)))
             break
+    if not any(a.kind in ("torch", "driver") for a in alts) and cands and all(
+            any("has no kernels" in p for p in c.problems) for c in cands):
+        alts.extend(_no_build_options(m, facts))
     if m.python_version and all(any("Python" in p for p in c.problems) for c in cands) and cands:
         pys = [p for p in facts.pythons(target) if not p.endswith("t")]
         if pys:

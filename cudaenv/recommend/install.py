@@ -26,7 +26,7 @@ def packages(target: str, variant: str, platform: str, companions: Mapping[str, 
     tables = tables or {}
     notes: List[str] = []
     local = variant if local_pins(variant, platform, tables.get("torch_policy")) else None
-    wanted: List[Tuple[str, Optional[str], Optional[str]]] = [("torch", target, installed)]
+    wanted: List[Tuple[str, Optional[str], Optional[str]]] = [("torch", target, installed)]  # (name, version, installed)
     table = tf.companions_for(target, tables.get("torch_companions")) or {}
     for name in ("torchvision", "torchaudio"):
         have = companions.get(name)
@@ -42,8 +42,13 @@ def packages(target: str, variant: str, platform: str, companions: Mapping[str, 
             pkgs.append(name)
             plain.append(name)
             continue
-        same = tf.public_version(have) == version and tf.local_tag(have) != local
-        pin_local = local and same and not policy.not_rebuilt(name, version, target, tables.get("torch_policy"))
+        reused = policy.not_rebuilt(name, version, target, tables.get("torch_policy"))
+        pin_local = local and not reused
+        if reused and local:
+            built_for = tf.variants_for(version, platform.split("-")[0], platform.split("-")[-1], tables.get("torch_variants"))
+            if built_for and variant not in built_for:
+                notes.append("%s %s was built only for %s: no build of it is known on the %s index; install it from one of those "
+                             "indexes or leave it out" % (name, version, ", ".join(v for v in built_for if v != "default"), variant))
         pkgs.append("%s==%s%s" % (name, version, "+" + local if pin_local else ""))
         plain.append("%s==%s" % (name, version))
     return pkgs, plain, notes

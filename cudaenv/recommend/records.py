@@ -29,7 +29,9 @@ class Request(Record):
     index_base: str = "https://download.pytorch.org/whl"
     externally_managed: bool = False  # PEP 668 and not a virtual environment
     jetson: Optional[str] = None  # the L4T release ("36.4.3") on a Jetson board
+    jetpack: Optional[str] = None  # its JetPack release ("6.2"), where the tables know it
     python_asked: bool = False  # the Python version is a what-if, not the interpreter's
+    interpreter_version: Optional[str] = None  # the probed interpreter's major.minor
     notes: Tuple[str, ...] = ()
 
 
@@ -73,3 +75,5 @@ class Recommendation(Record):
     installer: str = "pip"
     candidates: Tuple[Candidate, ...] = ()
     platform: Optional[str] = None  # linux-x86_64 | linux-aarch64 | windows-x86_64 | macos-arm64 | ...
+    installed_fits: bool = False  # the installed build already runs on this machine: nothing to install
+    asked_variant: Optional[str] = None  # --variant, when it was asked for

@@ -73,8 +73,10 @@ def request_from_snapshot(
     if hidden:
         notes.append("CUDA_VISIBLE_DEVICES hides every GPU: planning for no visible GPU")
     jetson = jetson or getattr(platform, "jetson", None) or None
+    jetpack = None
     if jetson and not isinstance(jetson, str):
-        jetson = getattr(jetson, "l4t", None) or getattr(jetson, "release", None) or "unknown"
+        jetpack = getattr(jetson, "jetpack", None)
+        jetson = getattr(jetson, "l4t", None) or "unknown"
     if jetson and driver is None and drv_version and drv.version_tuple(drv_version)[:1] and drv.version_tuple(drv_version)[0] < 100:
         drv_version = None  # an L4T release where a driver version usually is: not a desktop driver
     nvidia = bool(gpus) or (drv_version is not None and not hidden) or bool(jetson)
@@ -83,6 +85,7 @@ def request_from_snapshot(
     if python_version and python_version.rstrip().endswith("t") and py:
         py += "t"
     installed = getattr(torch, "version", None) if getattr(torch, "installed", False) else None
+    interpreter_version = _mm(getattr(torch, "python_version", None))
     managed = bool(getattr(torch, "externally_managed", False)) and not bool(getattr(torch, "in_virtualenv", False))
     return Request(
         system=sys_name, machine=mach, driver=drv_version, driver_system=driver_system, gpus=tuple(gpus), nvidia=nvidia,
@@ -90,4 +93,5 @@ def request_from_snapshot(
         installer=installer or getattr(torch, "installer", None) or "pip", python=python or getattr(torch, "python", None),
         companions=tuple(sorted((installed_companions(snapshot) if companions is None else companions).items())), index_base=(index_base or DEFAULT_BASE).rstrip("/"),
         externally_managed=managed, jetson=jetson, python_asked=bool(python_version), notes=tuple(notes),
+        interpreter_version=interpreter_version, jetpack=jetpack,
     )

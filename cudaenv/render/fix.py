@@ -50,6 +50,10 @@ def render_install(outcome: Any, python: str, installer: str) -> str:
     t = outcome.after.torch if outcome.after is not None else None
     now = t.version if t is not None and t.installed else None
     old = outcome.before
+    if outcome.unreachable:
+        return ("\nThe index cannot be reached (%s): the install was not run and nothing was changed.\n"
+                "Check the network or the index (--index-base, CUDAENV_TORCH_INDEX), then run `cudaenv fix` again.\n"
+                % printable(outcome.unreachable))
     if not outcome.ok:
         if outcome.timed_out:
             lines.append("\nThe install was stopped after %s (CUDAENV_INSTALL_TIMEOUT)." % _seconds(outcome.timeout))

@@ -5,27 +5,40 @@ from typing import Any, List
 from cudaenv.text import printable
 
 
-def render_text(rec: Any) -> str:
-    lines = []
-    if rec.variant:
-        head = "torch %s, %s" % (rec.torch_version, rec.variant if rec.variant != "default" else "plain PyPI wheel")
-        lines.append(("Recommended: " if rec.ok else "Asked for (does not fit): ") + head + (" (%s)" % rec.index_url if rec.index_url else ""))
+def render_text(rec: Any, width: int = 80) -> str:
+    """The answer as a person reads it: within ``width`` columns, commands continued only between shell words."""
+    from cudaenv.render.text import wrap, wrap_command
+
+    def prose(text: str, first: str, rest: str) -> List[str]:
+        return wrap(printable(text), first, rest, width, long_words="keep")
+
+    lines: List[str] = []
+    if rec.variant and getattr(rec, "installed_fits", False):
+        head = "Installed and fits: torch %s, %s. Nothing to install." % (rec.torch_version, rec.variant)
+    elif rec.variant:
+        what = "torch %s, %s" % (rec.torch_version, rec.variant if rec.variant != "default" else "plain PyPI wheel")
+        head = ("Recommended: " if rec.ok else "Asked for (does not fit): ") + what + (" (%s)" % rec.index_url if rec.index_url else "")
+    elif getattr(rec, "asked_variant", None) and not any(c.variant == rec.asked_variant for c in rec.candidates or ()):
+        head = "%s has no torch %s." % (rec.asked_variant, rec.torch_version or "")
     else:
-        lines.append("No torch %s build fits this machine." % (rec.torch_version or ""))
-    lines.append("")
-    lines.append("Why:")
-    lines.extend("  - %s" % printable(r) for r in rec.reasons)
+        head = "No torch %s build fits this machine." % (rec.torch_version or "")
+    lines += prose(head, "", "  ")
+    lines += ["", "Why:"]
+    for r in rec.reasons:
+        lines += prose(r, "  - ", "    ")
     if rec.commands:
-        lines.append("")
-        lines.append("Install:")
-        lines.extend("  %s" % c for c in rec.commands)
+        lines += ["", "Install:"]
+        for c in rec.commands:
+            lines += wrap_command(c, "  ", width)
     if rec.alternatives:
         lines.append("")
-        lines.append("Alternatives:" if rec.variant else "What to change:")
-        lines.extend("  - %s" % printable(a.summary) for a in rec.alternatives)
+        lines.append(("Options:" if getattr(rec, "installed_fits", False) else "Alternatives:") if rec.variant else "What to change:")
+        for a in rec.alternatives:
+            lines += prose(a.summary, "  - ", "    ")
     if rec.notes:
         lines.append("")
-        lines.extend("note: %s" % printable(n) for n in rec.notes)
+        for n in rec.notes:
+            lines += prose(n, "note: ", "      ")
     return "\n".join(lines) + "\n"
 
 
@@ -63,8 +76,10 @@ def render_pyproject(rec: Any) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_refresh(outcome: Any) -> List[str]:
+def render_refresh(outcome: Any, width: int = 80) -> List[str]:
     """The lines `cudaenv torch refresh` prints on stdout for a refresh that learned something."""
+    from cudaenv.render.text import wrap
+
     lines = ["read %d index page(s) from %s%s" % (outcome.pages_read, outcome.base,
                                                   " (%d could not be read)" % outcome.pages_failed if outcome.pages_failed else "")]
     if outcome.versions:
@@ -74,17 +89,21 @@ def render_refresh(outcome: Any) -> List[str]:
         lines.append("new since the bundled table: %s" % ", ".join(outcome.new_variants))
     if outcome.new_versions:
         lines.append("torch releases the bundled table does not know: %s" % ", ".join(outcome.new_versions))
-    lines.extend("note: %s" % printable(n) for n in outcome.notes)
+    for n in outcome.notes:
+        lines += wrap(printable(n), "note: ", "      ", width, long_words="keep")
     lines.append("cache written to %s" % printable(outcome.cache_file))
     return lines
 
 
-def render_refresh_failure(outcome: Any) -> List[str]:
-    """The lines on stderr when the refresh cached nothing."""
-    lines = ["cudaenv: %s" % printable(outcome.message)]
-    lines += ["  - %s" % printable(n) for n in grouped_notes(outcome.notes)[:3]]
+def render_refresh_failure(outcome: Any, width: int = 80) -> List[str]:
+    """The lines on stderr when the refresh cached nothing, within ``width`` columns."""
+    from cudaenv.render.text import wrap
+
+    lines = wrap(printable(outcome.message), "cudaenv: ", "  ", width, long_words="keep")
+    for n in grouped_notes(outcome.notes)[:3]:
+        lines += wrap(printable(n), "  - ", "    ", width, long_words="keep")
     if outcome.cache_note:
-        lines.append("note: %s" % printable(outcome.cache_note))
+        lines += wrap(printable(outcome.cache_note), "note: ", "      ", width, long_words="keep")
     return lines
 
 
