@@ -4,7 +4,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Mapping, Optional
+    from typing import Optional
 
 
 class UserError(Exception):
@@ -19,10 +19,3 @@ class UserError(Exception):
     def __str__(self) -> str:
         return self.message
 
-
-def seconds_setting(env: Mapping[str, str], name: str, default: float = None, explicit: Optional[float] = None, flag: str = "--timeout") -> float:
-    """Kept for callers not yet moved: :func:`cudaenv.config.seconds` reads every ``CUDAENV_*`` timeout (its table
-    holds the default; ``default`` is ignored for a setting in the table)."""
-    from cudaenv import config
-
-    return config.seconds(env, name, explicit, flag)

@@ -109,3 +109,44 @@ def test_python_dash_m_cudaenv_is_the_cli(tmp_path):
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and bad.stdout == "" and "Traceback" not in bad.stderr
     assert bad.stderr.startswith("cudaenv: error: --root ")
+
+
+@pytest.mark.slow
+def test_an_editable_install_reads_data_and_shell_from_the_checkout(tmp_path):
+    """`pip install -e .` (a contributor's habit) has no cudaenv/data copies: the checkout's data/ and shell/ serve."""
+    if not (REPO / "pyproject.toml").is_file():
+        pytest.skip("no source tree next to the tests")
+    env_dir = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", env_dir], timeout=120)
+    python = env_dir / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--disable-pip-version-check"]
+    _run(pip + DEPS)
+    _run(pip + ["--no-deps", "-e", REPO])  # as a contributor types it: pip fetches hatchling and editables itself
+    env = {"PATH": "%s:%s" % (env_dir / "bin", TOOLS), "HOME": str(tmp_path)}
+    where = _run([python, "-c", "import cudaenv, pathlib; print(pathlib.Path(cudaenv.__file__).resolve())"], env=env, cwd=str(tmp_path))
+    assert where.stdout.strip() == str(REPO / "cudaenv" / "__init__.py")  # really the checkout, not a copy
+    r = _run([env_dir / "bin" / "cudaenv", "torch", "recommend", "--json", "--driver", "550.54", "--compute-capability", "8.6",
+              "--torch", "2.5.1"], env=env, cwd=str(tmp_path))
+    assert "whl/cu124" in r.stdout, r.stdout
+    init = _run([env_dir / "bin" / "cudaenv", "init", "bash"], env=env, cwd=str(tmp_path))
+    assert "cudaenv" in init.stdout and init.stdout.strip()
+
+
+def test_a_missing_data_file_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    """A broken install (a data file gone) says so in one line with the reinstall command, never a traceback."""
+    import io
+
+    from cudaenv import cli, resources
+
+    monkeypatch.setattr(resources, "_files", lambda package: tmp_path)  # an installed package without data/
+    monkeypatch.setattr(resources, "_checkout_file", lambda folder, name: None)  # and not a checkout
+    resources.load_table.cache_clear()
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        code = cli.main(["torch", "recommend", "--driver", "550.54", "--compute-capability", "8.6"],
+                        env={"PATH": TOOLS, "HOME": str(tmp_path)}, out=out, err=err)
+    finally:
+        resources.load_table.cache_clear()
+    assert code == 2 and out.getvalue() == ""
+    assert err.getvalue().startswith("cudaenv: error: cudaenv is installed without its data/")
+    assert "pip install --force-reinstall cudaenv" in err.getvalue() and "Traceback" not in err.getvalue()
