@@ -13,4 +13,5 @@ COMMANDS = {
     "explain": ("cudaenv.commands.explain", "explain a pasted CUDA/torch error message"),
     "uninstall": ("cudaenv.commands.uninstall", "plan the removal of a CUDA toolkit, leaving nothing behind"),
     "check-installer": ("cudaenv.commands.check_installer", "check a downloaded CUDA .run installer without running it"),
+    "checkpoint": ("cudaenv.commands.checkpoint", "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"),
 }

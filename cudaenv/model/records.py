@@ -21,6 +21,7 @@ CONTRACT_MODULES = (
     "cudaenv.installer_check",
     "cudaenv.toolkit.uninstall.plan",
     "cudaenv.toolkit.uninstall.residue",
+    "cudaenv.checkpoint.report",
 )
 # Records in those modules that are working values, never written as JSON.
 INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.records.Candidate",

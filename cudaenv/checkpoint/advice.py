@@ -1,0 +1,138 @@
+"""What will happen when this machine loads the checkpoint, and the line that makes it load. Pure: the report
+holds the saved devices and this machine's visible GPUs (:func:`probe_visible_gpus` reads those, cheaply).
+
+The torch.load errors quoted are torch 2.13's ``_validate_device`` (``T:serialization.py:601-650``, messages at
+635-649; the project's checkpoint facts, section 1.6).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Dict, List, Optional
+
+from cudaenv.checkpoint.report import CheckpointReport, VisibleGpus
+
+_CUDA = re.compile(r"^cuda(?::(\d{1,4}))?$")
+
+
+def probe_visible_gpus(host) -> VisibleGpus:
+    """The GPUs CUDA would show a process here: ``nvidia-smi -L`` (one run, the host's timeout) filtered by
+    CUDA_VISIBLE_DEVICES; no nvidia-smi means none. torch is never imported."""
+    from cudaenv.parse.nvidia_smi import parse_list
+    from cudaenv.probes.nvidia import find_nvidia_smi
+    from cudaenv.probes.visibility import probe_visibility
+
+    gpus = ()
+    source = "nvidia-smi -L"
+    smi = find_nvidia_smi(host)
+    if smi is None:
+        source = "no nvidia-smi"
+    else:
+        run = host.run([smi, "-L"])
+        if run.ok:
+            gpus = parse_list(run.stdout)
+        else:
+            source = "nvidia-smi -L failed"
+    visible = probe_visibility(host, gpus)
+    if visible.cuda_visible_devices is not None:
+        source += " and CUDA_VISIBLE_DEVICES"
+    return VisibleGpus(len(visible.mapping), tuple("cuda:%d" % m.logical for m in visible.mapping), source)
+
+
+def target_device(choice: str, visible: Optional[VisibleGpus]) -> str:
+    """``--map-location auto``: the first visible device, else cpu; anything else as given."""
+    if choice == "auto":
+        return "cuda:0" if visible is not None and visible.count > 0 else "cpu"
+    return choice
+
+
+def _q(path: str) -> str:
+    return shlex.quote(path)
+
+
+def advise(report: CheckpointReport) -> List[str]:
+    """Sentences (with the exact code to run) for a person on this machine."""
+    out: List[str] = []
+    path = report.path
+    saved = [d for d in report.devices if d.via == "storage"]
+    cuda: Dict[str, int] = {}
+    others: Dict[str, int] = {}
+    for d in saved:
+        if _CUDA.match(d.device):
+            cuda[d.device] = d.count
+        elif d.device != "cpu":
+            others[d.device] = d.count
+    vis = report.visible
+    if cuda and vis is not None:
+        seen = vis.count
+        where = "this machine sees %s" % ("no GPU" if seen == 0 else "%d GPU%s (%s)" % (seen, "" if seen == 1 else "s", ", ".join(vis.devices[:4])))
+        names = sorted(cuda, key=lambda d: int(_CUDA.match(d).group(1) or 0))
+        too_high = [d for d in names if int(_CUDA.match(d).group(1) or 0) >= seen]
+        if seen == 0:
+            out.append("saved on %s; %s: plain torch.load fails ('Attempting to deserialize object on a CUDA device but "
+                       "torch.cuda.is_available() is False'). Load it with torch.load(%r, map_location=\"cpu\"), or rewrite it "
+                       "once: cudaenv checkpoint fix %s -o %s --map-location cpu" % (", ".join(names), where, path, _q(path), _q(_fixed(path))))
+        elif too_high:
+            mapping = ", ".join('"%s": "cuda:0"' % d for d in too_high)
+            out.append("saved on %s; %s: torch.load fails for %s ('Attempting to deserialize object on CUDA device N but "
+                       "torch.cuda.device_count() is %d'). Load it with torch.load(%r, map_location={%s}), or rewrite it: "
+                       "cudaenv checkpoint fix %s -o %s --map-location cuda:0" % (", ".join(names), where, ", ".join(too_high), seen,
+                                                                                   path, mapping, _q(path), _q(_fixed(path))))
+        else:
+            out.append("saved on %s; %s: it loads onto the same devices (map_location=\"cpu\" keeps it off the GPU)" % (", ".join(names), where))
+    elif cuda:
+        out.append("saved on %s: on a machine without those GPUs load it with map_location=\"cpu\" or a mapping such as "
+                   "map_location={\"%s\": \"cuda:0\"}" % (", ".join(sorted(cuda)), sorted(cuda)[-1]))
+    for d, n in sorted(others.items()):
+        out.append("%d storage%s saved on %s: torch.load needs that backend, or map_location=\"cpu\"" % (n, "" if n == 1 else "s", d))
+    for d in report.devices:
+        if d.via != "storage":
+            out.append("%d tensor%s rebuilt on %s (%s), outside the storage locations: map_location does not change that"
+                       % (d.count, "" if d.count == 1 else "s", d.device, d.via))
+    strip = sorted({p.prefix for p in report.prefixes if p.where == "keys" and p.prefix in _WRAPPER_CHAINS})
+    if strip:
+        flags = " ".join("--strip-prefix %s" % p for p in _split_chains(strip))
+        out.append("keys carry wrapper prefixes (%s: DataParallel/DDP `module.`, torch.compile `_orig_mod.`): "
+                   "cudaenv checkpoint fix %s -o %s %s, or cudaenv.portable.load_state_dict(model, %r), which strips or adds "
+                   "what the model needs" % (", ".join(strip), _q(path), _q(_fixed(path)), flags, path))
+    if report.weights_only is False and report.format not in ("unknown", "zip"):
+        if report.security:
+            out.append("torch.load(weights_only=True), the default since torch 2.6, refuses it; do not load it with "
+                       "weights_only=False unless you trust where it came from")
+        else:
+            out.append("torch.load(weights_only=True), the default since torch 2.6, refuses it: %s" % report.weights_only_reasons[0])
+    return out
+
+
+_WRAPPER_CHAINS = set()
+for a in ("module.", "_orig_mod."):
+    _WRAPPER_CHAINS.add(a)
+    for b in ("module.", "_orig_mod."):
+        _WRAPPER_CHAINS.add(a + b)
+        for c in ("module.", "_orig_mod."):
+            _WRAPPER_CHAINS.add(a + b + c)
+
+
+def _split_chains(chains) -> List[str]:
+    """The --strip-prefix flags for these chains (the longest first, so nested prefixes come off in one run)."""
+    return sorted(set(chains), key=lambda c: -len(c))
+
+
+def _fixed(path: str) -> str:
+    base, dot, ext = path.rpartition(".")
+    if dot and "/" not in ext and base:
+        return "%s.fixed.%s" % (base, ext)
+    return path + ".fixed"
+
+
+def needs_mapping(report: CheckpointReport) -> bool:
+    """True when a plain torch.load here would fail on a saved device (cuda:N beyond the visible GPUs)."""
+    vis = report.visible
+    for d in report.devices:
+        if d.via != "storage":
+            continue
+        m = _CUDA.match(d.device)
+        if m and (vis is None or int(m.group(1) or 0) >= vis.count):
+            return True
+    return False

@@ -1,0 +1,286 @@
+"""The containers a checkpoint comes in, read bounded: never the tensor bytes.
+
+* **torch zip** (``torch.save`` since 1.6): the central directory through :mod:`zipfile` (ZIP64 included), then
+  ``<prefix>/data.pkl`` read from its local header ourselves (torch ignores CRC and saves CRC 0 when asked to;
+  ``ZipFile.read`` would refuse that), the small records (``.format_version``, ``version``, ``byteorder``,
+  ``.storage_alignment``, ``.data/serialization_id``) and the size of every ``data/<key>`` record. As in torch, a
+  repeated name means the last entry, and the archive prefix is the first entry's folder.
+* **TorchScript** (``torch.jit.save``): a torch zip with ``constants.pkl`` (torch's own test).
+* **legacy** (``_use_new_zipfile_serialization=False``): five pickles (magic number, protocol, sys_info, the object,
+  the storage keys), then per storage an int64 element count and the bytes; the layout is computed, not read.
+* **legacy tar** (before torch 0.4): named, not read.
+* **safetensors**: the 8-byte little-endian header length and the JSON header, bounded.
+* anything else that starts like a pickle: walked as a plain pickle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from typing import Dict, List, Optional, Tuple
+
+from cudaenv.checkpoint import pickle_vm
+
+MAX_PICKLE = 512 * 1024 * 1024  # the largest data.pkl read (an LLM shard's is a few MB)
+MAX_RECORD = 4096  # the small text records
+MAX_SAFETENSORS_HEADER = 100 * 1024 * 1024  # the safetensors library's own cap
+LEGACY_MAGIC = 0x1950A86A20F9469CFC6C  # T:serialization.py:65 (MAGIC_NUMBER)
+LEGACY_PROTOCOL = 1001  # T:serialization.py:66
+
+
+class Entry:
+    """One zip entry as the central directory gives it."""
+
+    __slots__ = ("name", "header_offset", "compress_size", "file_size", "compress_type", "crc")
+
+    def __init__(self, info):
+        self.name = info.filename
+        self.header_offset = info.header_offset
+        self.compress_size = info.compress_size
+        self.file_size = info.file_size
+        self.compress_type = info.compress_type
+        self.crc = info.CRC
+
+
+class Container:
+    """What :func:`open_container` found: the format, the pickles to walk, the records around them."""
+
+    def __init__(self, path: str, size: int):
+        self.path = path
+        self.size = size
+        self.format = "unknown"  # torch-zip | torchscript | torch-legacy | torch-legacy-tar | safetensors | pickle | unknown
+        self.prefix: Optional[str] = None
+        self.prefixes: List[str] = []  # every top folder seen (torch refuses more than one)
+        self.markers: Dict[str, str] = {}
+        self.entries: Dict[str, Entry] = {}  # name -> last entry of that name
+        self.order: List[str] = []  # names in central-directory order (repeats kept)
+        self.pickle: Optional[pickle_vm.WalkResult] = None  # data.pkl, or the legacy object pickle
+        self.extra_pickles: Dict[str, pickle_vm.WalkResult] = {}  # constants.pkl
+        self.legacy_keys: List[str] = []
+        self.legacy_data_start: Optional[int] = None
+        self.safetensors: Optional[dict] = None
+        self.safetensors_data_start: Optional[int] = None
+        self.notes: List[str] = []
+        self.problems: List[str] = []  # inconsistencies torch would trip over
+
+    def record_size(self, key: str) -> Optional[int]:
+        entry = self.entries.get("%s/data/%s" % (self.prefix, key)) if self.prefix is not None else None
+        return entry.file_size if entry is not None else None
+
+
+def open_container(path: str, limits: Optional[pickle_vm.Limits] = None) -> Container:
+    """Read ``path``'s container; OSError for an unreadable file, never another exception for any content."""
+    from cudaenv.host import open_regular
+
+    with open_regular(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        box = Container(path, size)
+        head = fh.read(512)
+        try:
+            _dispatch(fh, head, box, limits)
+        except OSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a hostile container must end in a note, never a crash
+            box.notes.append("the file could not be read to the end: %s" % (str(exc)[:200] or type(exc).__name__))
+    return box
+
+
+def _dispatch(fh, head: bytes, box: Container, limits) -> None:
+    if head[:4] == b"PK\x03\x04" or _looks_zip(fh, box.size):
+        _read_zip(fh, box, limits)
+    elif len(head) >= 262 and head[257:262] == b"ustar":
+        box.format = "torch-legacy-tar"
+        box.notes.append("a tar archive: torch before 0.4 wrote checkpoints this way; weights_only refuses it")
+    elif _looks_safetensors(head, box.size):
+        _read_safetensors(fh, box)
+    elif head[:1] == b"\x80" or head[:1] in (b"(", b"}", b"]", b"c", b"."):
+        _read_pickles(fh, box, limits)
+    else:
+        box.format = "unknown"
+        box.notes.append("neither a torch zip, a legacy torch file, TorchScript, safetensors nor a pickle")
+
+
+def _looks_zip(fh, size: int) -> bool:
+    """A zip whose first entry is not at byte 0 (bytes prepended): its end-of-central-directory record."""
+    if size < 22:
+        return False
+    fh.seek(max(0, size - 22 - 65535))
+    tail = fh.read()
+    return tail.rfind(b"PK\x05\x06") >= 0
+
+
+def _looks_safetensors(head: bytes, size: int) -> bool:
+    if len(head) < 10:
+        return False
+    n = struct.unpack_from("<Q", head, 0)[0]
+    return 2 <= n <= MAX_SAFETENSORS_HEADER and 8 + n <= size and head[8:9] == b"{"
+
+
+# ------------------------------------------------------------------ zip
+def _read_zip(fh, box: Container, limits) -> None:
+    import zipfile
+
+    fh.seek(0)
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, struct.error, EOFError) as exc:
+        box.format = "unknown"
+        box.notes.append("starts like a zip but its central directory cannot be read: %s" % str(exc)[:200])
+        return
+    for info in zf.infolist():
+        box.order.append(info.filename)
+        box.entries[info.filename] = Entry(info)  # a repeated name: the last one wins, as in torch
+        top = info.filename.split("/", 1)[0] if "/" in info.filename else ""
+        if top not in box.prefixes:
+            box.prefixes.append(top)
+    if not box.order:
+        box.format = "unknown"
+        box.notes.append("an empty zip")
+        return
+    first = box.order[0]
+    box.prefix = first.split("/", 1)[0] if "/" in first else ""
+    if len(box.prefixes) > 1:
+        box.problems.append("entries under %d archive prefixes (%s): torch 2.13 refuses the archive "
+                            "('file in archive is not in a subdirectory')" % (len(box.prefixes), ", ".join(repr(p) for p in box.prefixes[:4])))
+    p = box.prefix
+    for record, marker in ((".format_version", "format_version"), ("version", "version"), ("byteorder", "byteorder"),
+                           (".storage_alignment", "storage_alignment"), (".data/serialization_id", "serialization_id"),
+                           (".data/version", "data_version")):
+        entry = box.entries.get("%s/%s" % (p, record))
+        if entry is not None:
+            raw = _read_entry(fh, entry, MAX_RECORD, box)
+            if raw is not None:
+                box.markers[marker] = raw.decode("utf-8", "replace").strip()
+    torchscript = "%s/constants.pkl" % p in box.entries
+    box.format = "torchscript" if torchscript else "torch-zip"
+    if torchscript and any(n.startswith("%s/code/" % p) for n in box.entries):
+        box.markers["code"] = "code/"
+    data_pkl = box.entries.get("%s/data.pkl" % p)
+    if data_pkl is None:
+        box.format = "zip" if not torchscript else box.format
+        box.notes.append("a zip without %s/data.pkl: not a torch checkpoint" % p)
+        return
+    raw = _read_entry(fh, data_pkl, MAX_PICKLE, box)
+    if raw is not None:
+        box.pickle = pickle_vm.walk(raw, 0, limits)
+        box.markers["protocol"] = str(box.pickle.protocol) if box.pickle.protocol is not None else "0-1"
+    if torchscript:
+        raw = _read_entry(fh, box.entries["%s/constants.pkl" % p], MAX_PICKLE, box)
+        if raw is not None:
+            box.extra_pickles["constants.pkl"] = pickle_vm.walk(raw, 0, limits)
+
+
+def _read_entry(fh, entry: Entry, limit: int, box: Container) -> Optional[bytes]:
+    """An entry's bytes from its local header (CRC not checked, as torch does), at most ``limit`` bytes."""
+    if entry.compress_size > limit or entry.file_size > limit:
+        box.notes.append("%s is %d bytes, more than the %d read" % (entry.name, entry.file_size, limit))
+        return None
+    fh.seek(entry.header_offset)
+    header = fh.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        box.problems.append("the local header of %s is missing or damaged" % entry.name)
+        return None
+    name_len, extra_len = struct.unpack_from("<HH", header, 26)
+    fh.seek(entry.header_offset + 30 + name_len + extra_len)
+    raw = fh.read(entry.compress_size)
+    if len(raw) < entry.compress_size:
+        box.problems.append("%s is cut short (%d of %d bytes)" % (entry.name, len(raw), entry.compress_size))
+    if entry.compress_type == 0:
+        return raw
+    if entry.compress_type == 8:
+        d = zlib.decompressobj(-15)
+        out = d.decompress(raw, limit + 1)
+        if len(out) > limit:
+            box.notes.append("%s inflates past %d bytes" % (entry.name, limit))
+            return None
+        box.notes.append("%s is deflate-compressed (torch writes every entry stored)" % entry.name)
+        return out
+    box.notes.append("%s uses zip compression method %d, which cudaenv does not read" % (entry.name, entry.compress_type))
+    return None
+
+
+def data_offset(fh, entry: Entry) -> int:
+    """Where ``entry``'s stored bytes start (after its local header's name and extra field)."""
+    fh.seek(entry.header_offset)
+    header = fh.read(30)
+    if len(header) < 30 or header[:4] != b"PK\x03\x04":
+        raise ValueError("the local header of %s is missing or damaged" % entry.name)
+    name_len, extra_len = struct.unpack_from("<HH", header, 26)
+    return entry.header_offset + 30 + name_len + extra_len
+
+
+# ------------------------------------------------------------------ legacy and plain pickles
+def _walk_at(fh, offset: int, size: int, limits) -> Tuple[pickle_vm.WalkResult, int]:
+    """The pickle at ``offset``, reading as little as needed: 64 KiB, doubled while the walk runs out of bytes."""
+    chunk = 64 * 1024
+    while True:
+        fh.seek(offset)
+        raw = fh.read(min(chunk, MAX_PICKLE))
+        res = pickle_vm.walk(raw, 0, limits)
+        if res.complete or len(raw) < chunk or chunk >= MAX_PICKLE:
+            return res, offset + res.end
+        chunk *= 4
+
+
+def _read_pickles(fh, box: Container, limits) -> None:
+    first, offset = _walk_at(fh, 0, box.size, limits)
+    if first.complete and first.root == LEGACY_MAGIC:
+        box.format = "torch-legacy"
+        proto, offset = _walk_at(fh, offset, box.size, limits)
+        box.markers["legacy_protocol"] = str(proto.root)
+        if proto.root != LEGACY_PROTOCOL:
+            box.problems.append("legacy protocol version %r, torch reads %d" % (proto.root, LEGACY_PROTOCOL))
+        info, offset = _walk_at(fh, offset, box.size, limits)
+        little = _sdict_get(info.root, "little_endian")
+        if little is not None:
+            box.markers["byteorder"] = "little" if little else "big"
+        sizes = _sdict_get(info.root, "type_sizes")
+        if sizes is not None:
+            box.markers["type_sizes"] = ",".join("%s=%s" % (k, v) for k, v in getattr(sizes, "pairs", ()))
+        box.markers["protocol"] = str(first.protocol) if first.protocol is not None else "0-1"
+        box.pickle, offset = _walk_at(fh, offset, box.size, limits)
+        keys, offset = _walk_at(fh, offset, box.size, limits)
+        items = getattr(keys.root, "items", None)
+        if keys.complete and items is not None:
+            box.legacy_keys = [k for k in items if isinstance(k, str)]
+            box.legacy_data_start = offset
+        else:
+            box.problems.append("the legacy storage-key list is missing or damaged")
+        return
+    box.format = "pickle"
+    box.pickle = first
+    box.markers["protocol"] = str(first.protocol) if first.protocol is not None else "0-1"
+
+
+def _sdict_get(obj, key):
+    for k, v in getattr(obj, "pairs", ()):
+        if k == key:
+            return v
+    return None
+
+
+# ------------------------------------------------------------------ safetensors
+def _read_safetensors(fh, box: Container) -> None:
+    fh.seek(0)
+    n = struct.unpack("<Q", fh.read(8))[0]
+    raw = fh.read(n)
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        box.format = "unknown"
+        box.notes.append("starts like safetensors but its header is not JSON: %s" % str(exc)[:200])
+        return
+    if not isinstance(header, dict):
+        box.format = "unknown"
+        box.notes.append("starts like safetensors but its header is not a JSON object")
+        return
+    box.format = "safetensors"
+    box.safetensors = header
+    box.safetensors_data_start = 8 + n
+    meta = header.get("__metadata__")
+    if isinstance(meta, dict):
+        for k, v in list(meta.items())[:20]:
+            if isinstance(k, str) and isinstance(v, str):
+                box.markers["metadata." + k[:60]] = v[:200]

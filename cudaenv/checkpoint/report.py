@@ -1,0 +1,106 @@
+"""The records of ``cudaenv checkpoint inspect --json`` and ``fix --json`` (the JSON contract: written and read by
+:mod:`cudaenv.model.codec`)."""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from cudaenv._record import Record
+
+
+class DeviceCount(Record):
+    """A device string and how many storages (or tensors, for devices outside the storage tuple) name it."""
+
+    device: str
+    count: int
+    via: str = "storage"  # storage | meta | rebuild-argument | torch.device
+
+
+class DtypeCount(Record):
+    """A dtype and how many tensors have it."""
+
+    dtype: str
+    count: int
+
+
+class KeyPrefix(Record):
+    """A wrapper prefix (``module.``, ``_orig_mod.``, ``_orig_mod.module.`` ...) on keys of one state_dict."""
+
+    container: str  # the path of the state_dict in the checkpoint ("" for the top level, "state_dict", "model")
+    prefix: str
+    keys: int  # keys that carry it
+    of: int  # the state_dict's keys
+    where: str = "keys"  # keys | _metadata
+
+
+class GlobalRef(Record):
+    """A global the pickle names (never imported): how often, and what torch.load(weights_only=True) makes of it."""
+
+    name: str
+    count: int
+    verdict: str  # allowed | not-allowed | dangerous | blocked | needs-import
+
+
+class TensorEntry(Record):
+    """One tensor as the pickle describes it."""
+
+    key: str
+    dtype: Optional[str] = None
+    shape: Tuple[int, ...] = ()
+    device: Optional[str] = None
+    storage: Optional[str] = None  # the storage key (data/<key>)
+    offset: int = 0  # storage_offset in elements
+
+
+class VisibleGpus(Record):
+    """What this machine shows CUDA, read cheaply (CUDA_VISIBLE_DEVICES and ``nvidia-smi -L``; torch is not imported)."""
+
+    count: int
+    devices: Tuple[str, ...] = ()  # cuda:0, cuda:1, ...
+    source: str = "nvidia-smi -L"
+
+
+class CheckpointReport(Record):
+    """``cudaenv checkpoint inspect --json``."""
+
+    _json_envelope = True
+    _json_maps = ("markers",)
+
+    path: str
+    format: str  # torch-zip | torchscript | torch-legacy | torch-legacy-tar | safetensors | pickle | zip | unknown
+    size: int
+    whole_module: Optional[str] = None  # the class of a torch.save(model) pickle
+    archive_prefix: Optional[str] = None
+    markers: Tuple[Tuple[str, str], ...] = ()  # format_version, version, byteorder, storage_alignment, protocol, ...
+    kind: Optional[str] = None  # state_dict | training checkpoint | lightning checkpoint | whole module | ...
+    structure: Tuple[str, ...] = ()  # "state_dict: 412 tensors", "epoch: int"
+    tensors: int = 0
+    storages: int = 0
+    total_bytes: int = 0  # per unique storage (tied weights and views once)
+    dtypes: Tuple[DtypeCount, ...] = ()
+    devices: Tuple[DeviceCount, ...] = ()
+    prefixes: Tuple[KeyPrefix, ...] = ()
+    globals: Tuple[GlobalRef, ...] = ()
+    weights_only: Optional[bool] = None  # would torch.load(weights_only=True) of torch 2.13 load it in a fresh process
+    weights_only_reasons: Tuple[str, ...] = ()
+    security: Tuple[str, ...] = ()
+    inconsistencies: Tuple[str, ...] = ()
+    notes: Tuple[str, ...] = ()
+    visible: Optional[VisibleGpus] = None
+    advice: Tuple[str, ...] = ()
+    tensor_list: Tuple[TensorEntry, ...] = ()
+
+
+class FixReport(Record):
+    """``cudaenv checkpoint fix --json``: what changed, before and after."""
+
+    _json_envelope = True
+
+    source: str
+    output: str
+    method: str  # rewrite (no torch) | torch (--trust, in the user's interpreter)
+    changes: Tuple[str, ...] = ()
+    before: Optional[CheckpointReport] = None
+    after: Optional[CheckpointReport] = None
+    backup: Optional[str] = None
+    warnings: Tuple[str, ...] = ()

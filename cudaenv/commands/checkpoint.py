@@ -1,0 +1,89 @@
+"""`cudaenv checkpoint inspect FILE` and `cudaenv checkpoint fix FILE -o OUT`: a PyTorch checkpoint's format, saved
+devices, key prefixes and weights_only verdict, read without running it (no torch, no import of anything it names),
+and a rewrite that loads on this machine.
+
+inspect exits 0 when torch.load(weights_only=True) would load the file here as it is, 1 when it would not (another
+device, a refused global, an inconsistency), 3 when it names a dangerous global, 2 on usage errors.
+fix exits 0 when OUT was written, 1 when it refused, 2 on usage errors.
+"""
+
+import argparse
+import json
+from typing import Any
+
+from cudaenv.errors import UserError
+
+HELP = "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from cudaenv.options import add_host_options
+
+    sub = parser.add_subparsers(dest="checkpoint_command", metavar="ACTION", parser_class=type(parser))
+    ins = sub.add_parser("inspect", help="format, devices, prefixes, weights_only verdict (never runs the file)",
+                         description="Read a checkpoint's pickle and zip directory (never its tensor bytes, never its code).")
+    add_host_options(ins, python=False)
+    ins.add_argument("file", metavar="FILE")
+    ins.add_argument("--json", action="store_true", help="print the report as JSON (with every tensor)")
+    fix = sub.add_parser("fix", help="write a copy that loads here: devices, key prefixes, one entry",
+                         description="Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry.")
+    add_host_options(fix)
+    fix.add_argument("file", metavar="FILE")
+    fix.add_argument("-o", "--output", metavar="OUT", help="where to write the result")
+    fix.add_argument("--in-place", action="store_true", help="replace FILE (a backup FILE.bak is kept)")
+    fix.add_argument("--map-location", metavar="DEV", help="cpu, cuda:N or auto (the first visible GPU, else cpu)")
+    fix.add_argument("--strip-prefix", metavar="P", action="append", default=[], help="remove P from keys that start with it (repeatable)")
+    fix.add_argument("--add-prefix", metavar="P", help="put P in front of every key")
+    fix.add_argument("--extract", metavar="KEY", help="keep only this top-level entry (e.g. state_dict)")
+    fix.add_argument("--trust", action="store_true", help="for a file outside the weights_only allowlist: load it with torch in your Python (runs its code)")
+    fix.add_argument("--json", action="store_true", help="print the before/after report as JSON")
+
+
+def _check_file(path: str) -> None:
+    import os
+
+    from cudaenv.text import printable
+
+    if not os.path.exists(path):
+        raise UserError("%s does not exist" % printable(path), hint="give the path of the checkpoint file")
+    if os.path.isdir(path):
+        raise UserError("%s is a folder, not a checkpoint file" % printable(path),
+                        hint="a sharded checkpoint is a folder of files: inspect one of them")
+
+
+def run(args: argparse.Namespace, ctx: Any) -> int:
+    action = getattr(args, "checkpoint_command", None)
+    if action == "inspect":
+        return run_inspect(args, ctx)
+    if action == "fix":
+        from cudaenv.checkpoint.fix import run_fix
+
+        return run_fix(args, ctx)
+    raise UserError("say what to do: `cudaenv checkpoint inspect FILE` or `cudaenv checkpoint fix FILE -o OUT`",
+                    hint="see `cudaenv checkpoint --help`")
+
+
+def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
+    from cudaenv.checkpoint.advice import probe_visible_gpus
+    from cudaenv.checkpoint.analyze import inspect_file
+    from cudaenv.render.checkpoint import render_inspect
+    from cudaenv.render.text import terminal_width
+    from cudaenv.text import printable
+
+    _check_file(args.file)
+    visible = probe_visible_gpus(ctx.host(args))
+    try:
+        report = inspect_file(args.file, visible, with_tensors=args.json)
+    except OSError as exc:
+        raise UserError("cannot read %s: %s" % (printable(args.file), printable(exc.strerror or exc)))
+    ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_inspect(report, terminal_width(ctx.env)))
+    if any(g.verdict in ("dangerous", "blocked") for g in report.globals) or any("STACK_GLOBAL" in s for s in report.security):
+        return 3
+    loads_here = report.weights_only is not False and not report.inconsistencies and not _needs_mapping(report)
+    return 0 if loads_here else 1
+
+
+def _needs_mapping(report) -> bool:
+    from cudaenv.checkpoint.advice import needs_mapping
+
+    return needs_mapping(report)

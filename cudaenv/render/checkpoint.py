@@ -1,0 +1,114 @@
+"""``cudaenv checkpoint inspect`` and ``fix`` as text: format, structure, tensors and bytes, saved devices, key
+prefixes, the weights_only verdict with security warnings, inconsistencies, and what to do on this machine.
+
+Everything that came from the file (keys, global names, device strings, markers) and the path pass through
+:func:`cudaenv.text.printable`; lines wrap through :func:`cudaenv.render.text.wrap`.
+"""
+
+from typing import List
+
+from cudaenv.checkpoint.report import CheckpointReport, FixReport
+from cudaenv.render.text import WIDTH, wrap
+from cudaenv.text import printable
+
+FORMAT_NAMES = {
+    "torch-zip": "torch zip checkpoint (torch.save)",
+    "torchscript": "TorchScript archive (torch.jit.save)",
+    "torch-legacy": "legacy torch checkpoint (_use_new_zipfile_serialization=False)",
+    "torch-legacy-tar": "legacy torch tar archive (before torch 0.4)",
+    "safetensors": "safetensors",
+    "pickle": "plain pickle",
+    "zip": "zip archive without data.pkl",
+    "unknown": "not a checkpoint cudaenv recognizes",
+}
+
+
+def human_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
+            return ("%d %s" % (value, unit)) if unit == "B" else "%.1f %s" % (value, unit)
+        value /= 1024
+    return "%d B" % n
+
+
+def _item(label: str, text: str, width: int) -> List[str]:
+    return wrap(printable(text), "  %s: " % label, "      ", width, newlines=False, long_words="keep")
+
+
+def device_summary(report: CheckpointReport) -> str:
+    """``cuda:2 ×412, cpu ×3`` (storages), then devices outside the storage tuple."""
+    parts = ["%s ×%d" % (d.device, d.count) for d in report.devices if d.via == "storage"]
+    parts += ["%s ×%d (%s)" % (d.device, d.count, d.via) for d in report.devices if d.via != "storage"]
+    return ", ".join(parts) if parts else "none stored"
+
+
+def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
+    fmt = FORMAT_NAMES.get(report.format, report.format)
+    lines = wrap(printable(report.path) + ": " + fmt, "", "  ", width, long_words="keep")
+    if report.kind:
+        what = report.kind + (" of %s" % report.whole_module if report.whole_module and not report.whole_module.startswith("(") else "")
+        lines += _item("content", what, width)
+    markers = ", ".join("%s %s" % (k, v) for k, v in report.markers if k != "serialization_id")
+    if report.archive_prefix is not None:
+        markers = ("archive %s/, " % report.archive_prefix if report.archive_prefix else "") + markers
+    if markers:
+        lines += _item("markers", markers, width)
+    if report.format not in ("unknown", "zip", "torch-legacy-tar"):
+        lines += _item("tensors", "%d in %d storage%s, %s (shared storages counted once)" % (
+            report.tensors, report.storages, "" if report.storages == 1 else "s", human_bytes(report.total_bytes)), width)
+        if report.dtypes:
+            lines += _item("dtypes", ", ".join("%s ×%d" % (d.dtype, d.count) for d in report.dtypes), width)
+        if report.format != "safetensors":
+            lines += _item("saved on", device_summary(report), width)
+    shown = 5 if report.kind == "state_dict" else 20
+    for s in report.structure[:shown]:
+        lines += _item("key", s, width)
+    if len(report.structure) > shown:
+        lines.append("  ... %d more keys (--json lists them)" % (len(report.structure) - shown))
+    for p in report.prefixes:
+        where = "keys" if p.where == "keys" else "_metadata keys"
+        scope = "all %d %s" % (p.of, where) if p.keys == p.of else "%d of %d %s" % (p.keys, p.of, where)
+        container = "the top level" if not p.container else repr(p.container)
+        lines += _item("prefix", "%s on %s of %s" % (p.prefix, scope, container), width)
+    if report.weights_only is not None:
+        verdict = "yes" if report.weights_only else "no"
+        lines += _item("weights_only", "torch.load(weights_only=True) on torch 2.13 in a fresh process: %s" % verdict, width)
+        for r in report.weights_only_reasons[:8]:
+            lines += wrap(printable(r), "    - ", "      ", width, newlines=False, long_words="keep")
+    odd = [g.name for g in report.globals if g.verdict != "allowed"]
+    if report.globals:
+        lines += _item("globals", "%d referenced%s" % (len(report.globals), (", outside the allowlist: " + ", ".join(odd[:12])) if odd else ", all on torch's weights_only allowlist"), width)
+    for s in report.security:
+        lines += _item("SECURITY", s, width)
+    for p in report.inconsistencies[:12]:
+        lines += _item("problem", p, width)
+    for n in report.notes[:12]:
+        lines += _item("note", n, width)
+    if report.visible is not None:
+        lines += _item("this machine", "%d GPU%s visible%s (%s)" % (report.visible.count, "" if report.visible.count == 1 else "s",
+                                                                   (": " + ", ".join(report.visible.devices[:8])) if report.visible.devices else "",
+                                                                   report.visible.source), width)
+    for a in report.advice:
+        lines += _item("what to do", a, width)
+    return "\n".join(lines) + "\n"
+
+
+def render_fix(report: FixReport, width: int = WIDTH) -> str:
+    lines = wrap("%s -> %s (%s)" % (printable(report.source), printable(report.output),
+                                    "rewritten without torch" if report.method == "rewrite" else "through torch, --trust"),
+                 "", "  ", width, long_words="keep")
+    for w in report.warnings:
+        lines += _item("WARNING", w, width)
+    for c in report.changes:
+        lines += _item("changed", c, width)
+    if report.backup:
+        lines += _item("backup", report.backup, width)
+    for label, r in (("before", report.before), ("after", report.after)):
+        if r is None:
+            continue
+        keys = ", ".join("%s on %d/%d keys" % (p.prefix, p.keys, p.of) for p in r.prefixes if p.where == "keys") or "no wrapper prefix"
+        lines += _item(label, "%d tensors, %s; saved on %s; %s; weights_only %s" % (
+            r.tensors, human_bytes(r.total_bytes), device_summary(r), keys,
+            "yes" if r.weights_only else "no" if r.weights_only is False else "n/a"), width)
+    return "\n".join(lines) + "\n"

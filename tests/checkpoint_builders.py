@@ -1,0 +1,221 @@
+"""Checkpoints built without torch, the way torch 2.13 writes them (the project's checkpoint facts, sections 1-2).
+
+The pickles come from the stdlib's own (pure Python) pickler: stand-in objects make it write the same opcodes as
+torch's: ``Glob("torch._utils", "_rebuild_tensor_v2")`` is written as ``GLOBAL 'torch._utils _rebuild_tensor_v2'``
+(memoized like any global), a :class:`Tensor` reduces to ``_rebuild_tensor_v2(storage, offset, size, stride,
+requires_grad, OrderedDict())``, and a :class:`Storage` becomes the persistent id ``('storage', GLOBAL torch
+FloatStorage, key, location, numel)``. A state_dict is an ``OrderedDict`` with a ``_metadata`` attribute, pickled
+(REDUCE, SETITEMS, BUILD) exactly as torch's is. Nothing here imports torch or anything the pickles name.
+"""
+
+import collections
+import io
+import pickle
+import struct
+import zipfile
+
+ITEMSIZE = {"FloatStorage": 4, "DoubleStorage": 8, "HalfStorage": 2, "LongStorage": 8, "IntStorage": 4,
+            "BFloat16Storage": 2, "ByteStorage": 1, "BoolStorage": 1, "UntypedStorage": 1}
+
+
+class Glob:
+    """A global written as ``GLOBAL 'module name'`` (never imported)."""
+
+    def __init__(self, module, name):
+        self.module = module
+        self.name = name
+
+    def __call__(self, *args):  # the pickler wants a callable; it is never called
+        raise AssertionError("a stand-in global was called")
+
+
+class Storage:
+    def __init__(self, key, numel, location="cpu", kind="FloatStorage"):
+        self.key = key
+        self.numel = numel
+        self.location = location
+        self.kind = kind
+
+    @property
+    def nbytes(self):
+        return self.numel * ITEMSIZE[self.kind]
+
+
+_GLOBS = {}
+
+
+def glob(module, name):
+    """One stand-in per name, so that the pickler memoizes it like torch's memoized classes."""
+    return _GLOBS.setdefault((module, name), Glob(module, name))
+
+
+class Tensor:
+    def __init__(self, storage, size, offset=0, stride=None, dtype=None):
+        self.storage = storage
+        self.size = tuple(size)
+        self.offset = offset
+        if stride is None:
+            stride, acc = [], 1
+            for d in reversed(self.size):
+                stride.insert(0, acc)
+                acc *= d
+        self.stride = tuple(stride)
+        self.dtype = dtype  # a v3 dtype name ("uint16"): the storage is then an UntypedStorage
+
+    def __reduce__(self):
+        if self.dtype:
+            return (glob("torch._utils", "_rebuild_tensor_v3"),
+                    (self.storage, self.offset, self.size, self.stride, False, collections.OrderedDict(), glob("torch", self.dtype)))
+        return (glob("torch._utils", "_rebuild_tensor_v2"),
+                (self.storage, self.offset, self.size, self.stride, False, collections.OrderedDict()))
+
+
+class Parameter:
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __reduce__(self):
+        return (glob("torch._utils", "_rebuild_parameter"), (self.tensor, True, collections.OrderedDict()))
+
+
+class Reduce:
+    """Any ``func(*args)``: ``Reduce(glob('os', 'system'), ('touch x',))``."""
+
+    def __init__(self, func, args, state=None):
+        self.func = func
+        self.args = args
+        self.state = state
+
+    def __reduce__(self):
+        return (self.func, self.args) if self.state is None else (self.func, self.args, self.state)
+
+
+class _Pickler(pickle._Pickler):
+    dispatch = pickle._Pickler.dispatch.copy()
+
+    def __init__(self, fh, protocol=2, legacy=False):
+        super().__init__(fh, protocol)
+        self.legacy = legacy
+
+    def persistent_id(self, obj):
+        if isinstance(obj, Storage):
+            module = "torch.storage" if obj.kind == "UntypedStorage" else "torch"  # as torch 2.13 writes it
+            pid = ("storage", glob(module, obj.kind), obj.key, obj.location, obj.numel)
+            return pid + (None,) if self.legacy else pid
+        return None
+
+    def _save_glob(self, obj):
+        if self.proto >= 4:  # as the C pickler does: the two strings, then STACK_GLOBAL
+            self.save(obj.module)
+            self.save(obj.name)
+            self.write(pickle.STACK_GLOBAL)
+        else:
+            self.write(pickle.GLOBAL + obj.module.encode() + b"\n" + obj.name.encode() + b"\n")
+        self.memoize(obj)
+
+    dispatch[Glob] = _save_glob
+
+
+def dumps(obj, protocol=2, legacy=False) -> bytes:
+    buf = io.BytesIO()
+    _Pickler(buf, protocol, legacy).dump(obj)
+    return buf.getvalue()
+
+
+def state_dict(items, metadata=None):
+    """An OrderedDict of ``items`` with torch's ``_metadata`` (module prefix -> {'version': 1})."""
+    sd = collections.OrderedDict(items)
+    if metadata is not None:
+        sd._metadata = collections.OrderedDict((k, {"version": 1}) for k in metadata)
+    return sd
+
+
+def storages_in(obj, found=None):
+    """Every Storage reachable from ``obj`` by key (first seen wins)."""
+    found = collections.OrderedDict() if found is None else found
+    todo = [obj]
+    while todo:
+        o = todo.pop()
+        if isinstance(o, Storage):
+            found.setdefault(o.key, o)
+        elif isinstance(o, Tensor):
+            todo.append(o.storage)
+        elif isinstance(o, Parameter):
+            todo.append(o.tensor)
+        elif isinstance(o, Reduce):
+            todo.extend(o.args)
+        elif isinstance(o, dict):
+            todo.extend(o.values())
+            todo.extend(getattr(o, "__dict__", {}).values())
+        elif isinstance(o, (list, tuple)):
+            todo.extend(o)
+    return found
+
+
+def torch_zip(obj, prefix="archive", byteorder="little", protocol=2, data_pkl=None, record_sizes=None, extra=()):
+    """The bytes of a torch.save zip of ``obj`` (records filled with zeros; ``record_sizes`` overrides a size)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("%s/data.pkl" % prefix, data_pkl if data_pkl is not None else dumps(obj, protocol))
+        zf.writestr("%s/.format_version" % prefix, b"1")
+        zf.writestr("%s/.storage_alignment" % prefix, b"64")
+        if byteorder:
+            zf.writestr("%s/byteorder" % prefix, byteorder.encode())
+        for key, s in storages_in(obj).items():
+            size = (record_sizes or {}).get(key, s.nbytes)
+            zf.writestr("%s/data/%s" % (prefix, key), b"\0" * size)
+        for name, data in extra:
+            zf.writestr(name, data)
+        zf.writestr("%s/version" % prefix, b"3\n")
+        zf.writestr("%s/.data/serialization_id" % prefix, b"1234567890" * 4)
+    return buf.getvalue()
+
+
+MAGIC = 0x1950A86A20F9469CFC6C
+
+
+def legacy_file(obj) -> bytes:
+    """``_use_new_zipfile_serialization=False``: magic, protocol 1001, sys_info, the object, sorted keys, then per
+    storage an int64 element count and the bytes (T:serialization.py:1021-1180)."""
+    out = io.BytesIO()
+    out.write(pickle.dumps(MAGIC, 2))
+    out.write(pickle.dumps(1001, 2))
+    out.write(pickle.dumps({"protocol_version": 1001, "little_endian": True, "type_sizes": {"short": 2, "int": 4, "long": 4}}, 2))
+    out.write(dumps(obj, 2, legacy=True))
+    stores = storages_in(obj)
+    keys = sorted(stores)
+    out.write(pickle.dumps(keys, 2))
+    for k in keys:
+        out.write(struct.pack("<q", stores[k].numel))
+        out.write(b"\0" * stores[k].nbytes)
+    return out.getvalue()
+
+
+def safetensors_file(tensors, metadata=None) -> bytes:
+    """8-byte little-endian header length, the JSON header, the data (the safetensors README's format)."""
+    import json
+
+    header, offset = {}, 0
+    if metadata:
+        header["__metadata__"] = metadata
+    for name, (dtype, shape, size) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header).encode()
+    raw += b" " * (-len(raw) % 8)
+    return struct.pack("<Q", len(raw)) + raw + b"\0" * offset
+
+
+def cnn(location="cpu", prefix="", start=0):
+    """The CNN state_dict of the facts (conv1, bn1, fc), storages on ``location``, keys with ``prefix``."""
+    shapes = [("conv1.weight", (8, 3, 3, 3)), ("conv1.bias", (8,)), ("bn1.weight", (8,)), ("bn1.bias", (8,)),
+              ("fc.weight", (4, 8)), ("fc.bias", (4,))]
+    items = []
+    for i, (name, shape) in enumerate(shapes):
+        n = 1
+        for d in shape:
+            n *= d
+        items.append((prefix + name, Tensor(Storage(str(start + i), n, location), shape)))
+    base = prefix.rstrip(".")
+    meta = (["", base] + ["%s%s" % (prefix, m) for m in ("conv1", "bn1", "fc")]) if prefix else ["", "conv1", "bn1", "fc"]
+    return state_dict(items, meta)
