@@ -32,3 +32,46 @@ def atomic_write_text(path: str, text: str, mode: Optional[int] = None, errors: 
         except OSError:
             pass
         raise
+
+
+class atomic_binary:
+    """``with atomic_binary(path) as fh: fh.write(...)``: a binary file written beside ``path`` and moved onto it
+    in one step when the block ends without an exception (removed otherwise); ``fh`` is seekable."""
+
+    def __init__(self, path: str, mode: Optional[int] = None):
+        self.path = path
+        self.mode = mode
+        self.tmp = None
+        self.fh = None
+
+    def __enter__(self):
+        import tempfile
+
+        folder = os.path.dirname(self.path) or "."
+        fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".cudaenv-tmp", dir=folder)
+        self.fh = os.fdopen(fd, "w+b")
+        return self.fh
+
+    def __exit__(self, kind, value, tb):
+        try:
+            if kind is None:
+                self.fh.flush()
+                os.fsync(self.fh.fileno())
+            self.fh.close()
+            if kind is None:
+                if self.mode is not None:
+                    os.chmod(self.tmp, self.mode)
+                os.replace(self.tmp, self.path)
+                return False
+        except BaseException:
+            _unlink(self.tmp)
+            raise
+        _unlink(self.tmp)
+        return False
+
+
+def _unlink(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

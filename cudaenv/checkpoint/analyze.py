@@ -635,3 +635,31 @@ def inspect_file(path: str, visible=None, with_tensors: bool = True) -> Checkpoi
     from cudaenv.checkpoint.container import open_container
 
     return build_report(open_container(path), visible, with_tensors)
+
+
+def storages_of(box: Container) -> Dict[str, Storage]:
+    """Every storage the container's pickle names, by key (the first persistent id of a key wins)."""
+    f = facts()
+    found: Dict[str, Storage] = {}
+    if box.pickle is not None:
+        for p in box.pickle.persids:
+            s = storage_of(p, f)
+            if s is not None and s.key not in found:
+                found[s.key] = s
+    return found
+
+
+def graph(root: Any, storages: Dict[str, Storage]) -> Analysis:
+    """The walk of ``root``'s object graph (tensors, state_dict candidates with their paths)."""
+    an = Analysis(facts(), storages)
+    an.run(root)
+    return an
+
+
+def is_model_state_dict(path: str, obj: Any, an: Analysis) -> bool:
+    """A state_dict of a model (not an optimizer's per-parameter state): the top level or a known top-level key,
+    at least half of its values tensors."""
+    pairs = pairs_of(obj)
+    if not pairs or sum(1 for _, v in pairs if an.tensor(v) is not None) * 2 < len(pairs):
+        return False
+    return path == "" or path in STATE_DICT_NAMES or path in EMA_NAMES

@@ -4,7 +4,7 @@ and a rewrite that loads on this machine.
 
 inspect exits 0 when torch.load(weights_only=True) would load the file here as it is, 1 when it would not (another
 device, a refused global, an inconsistency), 3 when it names a dangerous global, 2 on usage errors.
-fix exits 0 when OUT was written, 1 when it refused, 2 on usage errors.
+fix exits 0 when OUT was written, 2 when it refused (an unsafe file without --trust) or on usage errors.
 """
 
 import argparse
@@ -56,8 +56,6 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     if action == "inspect":
         return run_inspect(args, ctx)
     if action == "fix":
-        from cudaenv.checkpoint.fix import run_fix
-
         return run_fix(args, ctx)
     raise UserError("say what to do: `cudaenv checkpoint inspect FILE` or `cudaenv checkpoint fix FILE -o OUT`",
                     hint="see `cudaenv checkpoint --help`")
@@ -81,6 +79,51 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
         return 3
     loads_here = report.weights_only is not False and not report.inconsistencies and not _needs_mapping(report)
     return 0 if loads_here else 1
+
+
+def run_fix(args: argparse.Namespace, ctx: Any) -> int:
+    import os
+
+    from cudaenv.checkpoint.advice import probe_visible_gpus, target_device
+    from cudaenv.checkpoint.fix import DEVICE, Options, fix_checkpoint
+    from cudaenv.render.checkpoint import render_fix
+    from cudaenv.render.text import terminal_width
+    from cudaenv.text import printable
+
+    path = args.file
+    _check_file(path)
+    if args.in_place and args.output:
+        raise UserError("give -o OUT or --in-place, not both")
+    if not args.in_place and not args.output:
+        raise UserError("say where to write the result: -o OUT (or --in-place, which keeps FILE.bak)")
+    out = path if args.in_place else args.output
+    if not args.in_place and os.path.exists(out) and os.path.samefile(out, path):
+        raise UserError("OUT is FILE: fix never overwrites its input unless --in-place", hint="give another -o path")
+    if os.path.isdir(out):
+        raise UserError("%s is a folder" % printable(out), hint="give a file path: -o %s/fixed.pt" % printable(out))
+    if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        raise UserError("the folder of %s does not exist" % printable(out))
+    if not (args.map_location or args.strip_prefix or args.add_prefix or args.extract is not None):
+        raise UserError("nothing to change", hint="--map-location cpu|cuda:N|auto, --strip-prefix module., "
+                                                  "--add-prefix P, --extract state_dict")
+    for p in args.strip_prefix + ([args.add_prefix] if args.add_prefix is not None else []):
+        if not p:
+            raise UserError("an empty prefix", hint="for example --strip-prefix module.")
+    host = ctx.host(args)
+    visible = probe_visible_gpus(host)
+    target = None
+    if args.map_location:
+        target = target_device(args.map_location, visible)
+        if not DEVICE.match(target):
+            raise UserError("--map-location %s is not a device" % printable(args.map_location), hint="cpu, cuda:0 or auto")
+    if args.trust:
+        ctx.err.write("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
+                      "with weights_only=False, which runs any code it carries\n")
+    opts = Options(target, args.strip_prefix, args.add_prefix, args.extract)
+    report = fix_checkpoint(host, path, out, opts, visible, in_place=args.in_place, trust=args.trust,
+                            python=getattr(args, "python", None), timeout=getattr(args, "timeout", None))
+    ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_fix(report, terminal_width(ctx.env)))
+    return 0
 
 
 def _needs_mapping(report) -> bool:

@@ -1,0 +1,101 @@
+"""Run by `cudaenv checkpoint fix --trust` in the user's Python: load a checkpoint with torch (weights_only=False:
+the user said they trust it), change it, save it. Stdlib + torch only; one JSON argument; prints one line
+``CUDAENV-CHECKPOINT {json}``.
+
+The argument: {"source", "output", "map_location" (or null), "strip": [prefixes], "add" (or null), "extract" (or
+null)}. Keys are changed in every dict whose values are mostly tensors (strip) or in the model state_dicts (add:
+the top level or its state_dict/model/ema entries), and in their ``_metadata`` like
+torch.nn.modules.utils.consume_prefix_in_state_dict_if_present.
+"""
+
+import json
+import sys
+
+MODEL_KEYS = ("state_dict", "model", "model_state_dict", "model_state", "net", "network", "weights", "params",
+              "ema", "model_ema", "ema_model", "state_dict_ema", "ema_state_dict", "ema_state")
+
+
+def main(argv):
+    spec = json.loads(argv[1])
+    import torch
+
+    changes = []
+    kwargs = {"weights_only": False}
+    if spec.get("map_location"):
+        kwargs["map_location"] = spec["map_location"]
+        changes.append("storages mapped to %s" % spec["map_location"])
+    obj = torch.load(spec["source"], **kwargs)
+    if spec.get("extract") is not None:
+        if not isinstance(obj, dict) or spec["extract"] not in obj:
+            raise KeyError("no top-level entry %r" % spec["extract"])
+        obj = obj[spec["extract"]]
+        changes.append("kept only the entry %r" % spec["extract"])
+
+    def tensor_dict(d):
+        return isinstance(d, dict) and d and sum(1 for v in d.values() if isinstance(v, torch.Tensor)) * 2 >= len(d)
+
+    def rename(d, fn, fn_meta):
+        items = list(d.items())
+        d.clear()
+        n = 0
+        for k, v in items:
+            new = fn(k) if isinstance(k, str) else k
+            n += new != k
+            d[new] = v
+        meta = getattr(d, "_metadata", None)
+        if isinstance(meta, dict):
+            items = list(meta.items())
+            meta.clear()
+            for k, v in items:
+                meta[fn_meta(k) if isinstance(k, str) else k] = v
+        return n
+
+    def walk(o, depth=0):
+        if depth > 50:
+            return
+        if isinstance(o, dict):
+            yield o
+            for v in list(o.values()):
+                for x in walk(v, depth + 1):
+                    yield x
+        elif isinstance(o, (list, tuple)):
+            for v in o:
+                for x in walk(v, depth + 1):
+                    yield x
+
+    strip = spec.get("strip") or []
+    if strip:
+        def s_key(k):
+            for p in strip:
+                if k.startswith(p):
+                    k = k[len(p):]
+            return k
+
+        def s_meta(k):
+            for p in strip:
+                bare = p[:-1] if p.endswith(".") else p
+                if k == bare:
+                    k = ""
+                elif k.startswith(p):
+                    k = k[len(p):]
+            return k
+
+        n = sum(rename(d, s_key, s_meta) for d in list(walk(obj)) if tensor_dict(d))
+        changes.append("stripped %s from %d keys" % (" then ".join(strip), n))
+    add = spec.get("add")
+    if add:
+        bare = add[:-1] if add.endswith(".") else add
+        targets = [obj] if tensor_dict(obj) else [v for k, v in obj.items() if k in MODEL_KEYS and tensor_dict(v)] if isinstance(obj, dict) else []
+        n = sum(rename(d, lambda k: add + k, lambda k: bare if k == "" else add + k) for d in targets)
+        changes.append("added %s to %d keys" % (add, n))
+    torch.save(obj, spec["output"])
+    return changes
+
+
+if __name__ == "__main__":
+    try:
+        done = main(sys.argv)
+        sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": True, "changes": done}) + "\n")
+    except BaseException as exc:  # noqa: BLE001 - the parent reads the error from this line
+        sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
+        sys.exit(1)

@@ -1,0 +1,260 @@
+"""``cudaenv checkpoint fix FILE -o OUT``: a copy of a checkpoint that loads here.
+
+For a safe file (a torch zip or legacy file that torch.load(weights_only=True) would load) nothing is executed and
+torch is not needed: the walked pickle is changed (storage locations, keys and ``_metadata`` keys, one entry kept),
+written back by :mod:`cudaenv.checkpoint.rewrite`, and the storage records are copied byte for byte into a new torch
+zip. The result is inspected again before it replaces OUT; it must be weights_only-loadable and consistent.
+
+Anything else is refused unless ``--trust``: then ``cudaenv/_child/checkpoint_fix.py`` runs in the user's Python
+(the one the doctor would pick, or ``--python``), loads the file with torch (its code runs) and saves the result.
+OUT is always written atomically; FILE is replaced only with ``--in-place``, which keeps ``FILE.bak``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, List, Optional
+
+from cudaenv.errors import UserError
+
+DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?|mps|meta|xpu(:\d{1,4})?)$")
+SAFE_FORMATS = ("torch-zip", "torch-legacy")
+TRUST_TIMEOUT = 600.0
+
+
+class Options:
+    def __init__(self, map_location: Optional[str] = None, strip: Optional[List[str]] = None, add: Optional[str] = None,
+                 extract: Optional[str] = None):
+        self.map_location = map_location
+        self.strip = list(strip or [])
+        self.add = add
+        self.extract = extract
+
+
+def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
+    """Write the fixed checkpoint of ``path`` into ``out_fh`` (a seekable binary file); the changes, in words.
+    Raises :class:`UserError` for what cannot be rewritten without torch."""
+    from cudaenv.checkpoint import analyze as A
+    from cudaenv.checkpoint import rewrite as R
+    from cudaenv.checkpoint.container import data_offset, open_container
+    from cudaenv.host import open_regular
+    from cudaenv.text import printable
+
+    box = open_container(path)
+    if box.format not in SAFE_FORMATS or box.pickle is None or not box.pickle.complete:
+        raise UserError("%s is a %s file: only torch zip and legacy checkpoints are rewritten without torch" % (printable(path), box.format))
+    storages = A.storages_of(box)
+    root = box.pickle.root
+    changes: List[str] = []
+    if opts.extract is not None:
+        found = [v for k, v in A.pairs_of(root) if k == opts.extract]
+        if not found:
+            keys = ", ".join(printable(k) for k, _ in A.pairs_of(root)[:20] if isinstance(k, str))
+            raise UserError("%s has no top-level entry %s" % (printable(path), printable(opts.extract)),
+                            hint="its top-level keys: %s" % (keys or "none (not a dict)"))
+        root = found[-1]
+        changes.append("kept only the entry %r" % opts.extract)
+    an = A.graph(root, storages)
+    if opts.strip:
+        n_keys = n_meta = 0
+        for cpath, obj in an.candidates:
+            n, clash = R.rename_pairs(obj.pairs, lambda k: R.strip_key(k, opts.strip))
+            n_keys += n
+            if clash:
+                changes.append("keys that now repeat in %s (the later one wins, as in torch's "
+                               "consume_prefix_in_state_dict_if_present): %s" % (cpath or "the top level", ", ".join(clash[:5])))
+            meta = R.metadata_pairs(obj)
+            if meta is not None:
+                n_meta += R.rename_pairs(meta, lambda k: R.strip_metadata_key(k, opts.strip))[0]
+        changes.append("stripped %s from %d keys and %d _metadata keys" % (" then ".join(opts.strip), n_keys, n_meta))
+    if opts.add:
+        n_keys = n_meta = 0
+        for cpath, obj in an.candidates:
+            if not A.is_model_state_dict(cpath, obj, an):
+                continue
+            n_keys += R.rename_pairs(obj.pairs, lambda k: opts.add + k)[0]
+            meta = R.metadata_pairs(obj)
+            if meta is not None:
+                n_meta += R.rename_pairs(meta, lambda k: R.add_metadata_key(k, opts.add))[0]
+        changes.append("added %s to %d keys and %d _metadata keys" % (opts.add, n_keys, n_meta))
+
+    used: List[str] = []
+    moved = {}
+
+    def persid(p):
+        pid = p.pid
+        if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"):
+            raise UserError("a persistent id that is not a storage: not rewritten")
+        if len(pid) == 6 and pid[5] is not None:
+            raise UserError("a legacy storage view (view_metadata): not rewritten without torch", hint="use --trust")
+        key = pid[2] if isinstance(pid[2], str) else str(pid[2])
+        location = pid[3]
+        if opts.map_location and location != opts.map_location:
+            moved[location] = moved.get(location, 0) + (0 if key in used else 1)
+            location = opts.map_location
+        if key not in used:
+            used.append(key)
+        return ("storage", pid[1], key, location, pid[4])
+
+    try:
+        data_pkl = R.PickleWriter(persid).dumps(root)
+    except R.Unsupported as exc:
+        raise UserError("cannot rewrite %s without torch: %s" % (printable(path), exc), hint="use --trust to rewrite it with torch")
+    for old, n in sorted(moved.items(), key=lambda x: str(x[0])):
+        changes.append("%d storage%s %s -> %s" % (n, "" if n == 1 else "s", printable(old), opts.map_location))
+    if box.format == "torch-legacy":
+        changes.append("legacy format rewritten as a torch zip")
+
+    zout = R.ZipOut(out_fh)
+    zout.write_bytes("%s/data.pkl" % prefix, data_pkl)
+    with open_regular(path) as src:
+        if box.format == "torch-zip":
+            small = {}
+            for record in (".format_version", ".storage_alignment", "byteorder", "version", ".data/serialization_id"):
+                entry = box.entries.get("%s/%s" % (box.prefix, record))
+                if entry is not None and entry.compress_type == 0 and entry.file_size <= 4096:
+                    src.seek(data_offset(src, entry))
+                    small[record] = src.read(entry.compress_size)
+            for record in (".format_version", ".storage_alignment", "byteorder"):
+                if record in small:
+                    zout.write_bytes("%s/%s" % (prefix, record), small[record])
+            for key in used:
+                entry = box.entries.get("%s/data/%s" % (box.prefix, key))
+                if entry is None or entry.compress_type != 0:
+                    raise UserError("storage record data/%s is missing or compressed: not rewritten" % printable(key))
+                zout.copy_from("%s/data/%s" % (prefix, key), src, data_offset(src, entry), entry.compress_size)
+            zout.write_bytes("%s/version" % prefix, small.get("version", b"3\n"))
+            zout.write_bytes("%s/.data/serialization_id" % prefix, small.get(".data/serialization_id", _serial()))
+        else:
+            offsets = {}
+            offset = box.legacy_data_start or 0
+            for key in box.legacy_keys:
+                s = storages.get(key)
+                if s is None or not isinstance(s.nbytes, int):
+                    raise UserError("legacy storage %s has no size: not rewritten" % printable(key))
+                offsets[key] = (offset + 8, s.nbytes)
+                offset += 8 + s.nbytes
+            if offset > box.size:
+                raise UserError("%s is cut short: its storages need %d bytes, it has %d" % (printable(path), offset, box.size))
+            zout.write_bytes("%s/.format_version" % prefix, b"1")
+            zout.write_bytes("%s/.storage_alignment" % prefix, b"64")
+            zout.write_bytes("%s/byteorder" % prefix, box.markers.get("byteorder", "little").encode())
+            for key in used:
+                if key not in offsets:
+                    raise UserError("legacy storage %s is not in the file's key list" % printable(key))
+                start, size = offsets[key]
+                zout.copy_from("%s/data/%s" % (prefix, key), src, start, size)
+            zout.write_bytes("%s/version" % prefix, b"3\n")
+            zout.write_bytes("%s/.data/serialization_id" % prefix, _serial())
+    zout.close()
+    if len(used) < len(storages):
+        changes.append("%d storage records no longer referenced were left out" % (len(storages) - len(used)))
+    return changes
+
+
+def _serial() -> bytes:
+    return "".join(str(b % 10) for b in os.urandom(40)).encode()
+
+
+def archive_name(out: str) -> str:
+    """The archive prefix torch gives a file: its basename without the last extension (``inline_container.cc``)."""
+    base = os.path.basename(out)
+    stem = base.rsplit(".", 1)[0] if "." in base[1:] else base
+    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in stem)
+    return stem or "archive"
+
+
+# ------------------------------------------------------------------ the whole fix
+def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: bool = False, trust: bool = False,
+                   python: Optional[str] = None, timeout: Optional[float] = None):
+    """Write the fixed ``path`` at ``out`` (atomically) and return the :class:`FixReport` (before and after)."""
+    from cudaenv._fs import atomic_binary
+    from cudaenv.checkpoint.analyze import inspect_file
+    from cudaenv.checkpoint.report import FixReport
+    from cudaenv.text import printable
+
+    try:
+        before = inspect_file(path, visible, with_tensors=False)
+    except OSError as exc:
+        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+    warnings: List[str] = []
+    safe = before.format in SAFE_FORMATS and before.weights_only is True and not before.inconsistencies
+    backup = None
+    if safe:
+        method = "rewrite"
+        writer = atomic_binary(out)
+        with writer as fh:
+            changes = rewrite_file(path, fh, opts, archive_name(out))
+            fh.flush()
+            check = _inspect_written(writer.tmp, visible)
+            if check.weights_only is not True or check.inconsistencies:
+                raise UserError("the rewritten file did not check out (%s); nothing was written" % printable(
+                    "; ".join(check.inconsistencies + check.weights_only_reasons)[:300]))
+            if in_place:
+                backup = _backup(path)
+    else:
+        why = "; ".join(before.weights_only_reasons[:3] + before.inconsistencies[:2]) or before.format
+        if not trust:
+            raise UserError("%s is not safe to rewrite without running it (%s)" % (printable(path), printable(why)),
+                            hint="only if you trust where it came from: add --trust (torch loads it in your Python, "
+                                 "which runs its code)")
+        warnings.append("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)" % why)
+        method = "torch"
+        writer = atomic_binary(out)
+        with writer:
+            changes = _trusted_fix(host, python, timeout, path, writer.tmp, opts)
+            if in_place:
+                backup = _backup(path)
+    after = inspect_file(out, visible, with_tensors=False)
+    return FixReport(path, out, method, tuple(changes), before, after, backup, tuple(warnings))
+
+
+def _inspect_written(tmp: str, visible):
+    from cudaenv.checkpoint.analyze import inspect_file
+
+    return inspect_file(tmp, visible, with_tensors=False)
+
+
+def _backup(path: str) -> str:
+    """``FILE.bak`` (``FILE.bak.1``, ... when taken): a hard link where possible, else a copy."""
+    import shutil
+
+    n = 0
+    backup = path + ".bak"
+    while os.path.exists(backup):
+        n += 1
+        backup = "%s.bak.%d" % (path, n)
+    try:
+        os.link(path, backup)
+    except OSError:
+        shutil.copy2(path, backup)
+    return backup
+
+
+def _trusted_fix(host, python: Optional[str], timeout: Optional[float], path: str, tmp: str, opts: Options) -> List[str]:
+    """Run ``_child/checkpoint_fix.py`` in the user's Python: torch loads FILE and saves the result at ``tmp``."""
+    import json
+
+    from cudaenv._child import source
+    from cudaenv.probes.python import find_interpreter
+    from cudaenv.text import printable
+
+    found = find_interpreter(host, python)
+    if found is None:
+        raise UserError("no Python interpreter found to run torch in", hint="give one with --python /path/to/python")
+    spec = {"source": os.path.abspath(path), "output": tmp, "map_location": opts.map_location, "strip": opts.strip,
+            "add": opts.add, "extract": opts.extract}
+    timeout = max(float(timeout or 0), TRUST_TIMEOUT)
+    run = host.run([found.path, "-c", source("checkpoint_fix.py"), json.dumps(spec)], timeout=timeout)
+    result: Any = None
+    for line in (run.stdout or "").splitlines():
+        if line.startswith("CUDAENV-CHECKPOINT "):
+            try:
+                result = json.loads(line[len("CUDAENV-CHECKPOINT "):])
+            except ValueError:
+                result = None
+    if not run.ok or not isinstance(result, dict) or not result.get("ok"):
+        error = result.get("error") if isinstance(result, dict) else run.describe()
+        raise UserError("torch could not rewrite %s: %s" % (printable(path), printable(str(error))[:500]))
+    return [str(c) for c in result.get("changes", [])]

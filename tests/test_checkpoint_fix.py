@@ -1,0 +1,165 @@
+"""`cudaenv checkpoint fix` without torch: the rewritten pickle and zip (tests/checkpoint_builders.py checkpoints).
+The torch tests (test_checkpoint_torch.py) load the results with the real torch."""
+
+import struct
+import zipfile
+
+import pytest
+
+import checkpoint_builders as cb
+from cudaenv.checkpoint import pickle_vm
+from cudaenv.checkpoint.analyze import inspect_file, pairs_of
+from cudaenv.checkpoint.rewrite import strip_key, strip_metadata_key
+
+
+def write(tmp_path, name, data):
+    p = tmp_path / name
+    p.write_bytes(data)
+    return str(p)
+
+
+def devices(r):
+    return {(d.device, d.via): d.count for d in r.devices}
+
+
+def keys_of(path, member_suffix="data.pkl"):
+    with zipfile.ZipFile(path) as zf:
+        name = [n for n in zf.namelist() if n.endswith("/" + member_suffix)][0]
+        root = pickle_vm.walk(zf.read(name)).root
+    return root
+
+
+def records(path):
+    """data/<key> -> bytes, and every entry's data offset (from the local header)."""
+    out, offsets = {}, {}
+    with open(path, "rb") as fh, zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            fh.seek(info.header_offset)
+            h = fh.read(30)
+            n, e = struct.unpack_from("<HH", h, 26)
+            offsets[info.filename] = info.header_offset + 30 + n + e
+            if "/data/" in info.filename:
+                out[info.filename.split("/data/")[1]] = zf.read(info.filename)
+    return out, offsets
+
+
+def test_map_location_and_strip_prefix(tmp_path, cli):
+    src = write(tmp_path, "dp.pt", cb.torch_zip(cb.cnn("cuda:2", prefix="module."), prefix="dp"))
+    out = str(tmp_path / "fixed.pt")
+    res = cli("checkpoint", "fix", src, "-o", out, "--map-location", "cpu", "--strip-prefix", "module.")
+    assert res.code == 0, res.err
+    flat = " ".join(res.out.split())
+    assert "6 storages cuda:2 -> cpu" in flat and "stripped module. from 6 keys and 4 _metadata keys" in flat
+    r = inspect_file(out)
+    assert devices(r) == {("cpu", "storage"): 6} and r.weights_only is True and not r.inconsistencies
+    assert not [p for p in r.prefixes if p.prefix == "module."]
+    root = keys_of(out)
+    assert [k for k, _ in pairs_of(root)] == ["conv1.weight", "conv1.bias", "bn1.weight", "bn1.bias", "fc.weight", "fc.bias"]
+    meta = [k for k, _ in pairs_of(dict(pairs_of(root.states[0]))["_metadata"])]
+    assert meta == ["", "", "conv1", "bn1", "fc"]  # 'module' became '' (the later one wins, as in torch)
+    before, _ = records(src)
+    after, offsets = records(out)
+    assert before == after  # every storage record copied byte for byte
+    assert all(off % 64 == 0 for name, off in offsets.items()), offsets
+    with zipfile.ZipFile(out) as zf:
+        names = zf.namelist()
+        assert names[0] == "fixed/data.pkl" and "fixed/byteorder" in names and "fixed/version" in names
+        assert zf.read("fixed/byteorder") == b"little" and zf.read("fixed/.storage_alignment") == b"64"
+        assert zf.testzip() is None  # real CRCs
+
+
+def test_only_keys_with_the_prefix_change(tmp_path, cli):
+    sd = cb.state_dict([("module.a", cb.Tensor(cb.Storage("0", 1), (1,))), ("b", cb.Tensor(cb.Storage("1", 1), (1,))),
+                        ("_orig_mod.module.c", cb.Tensor(cb.Storage("2", 1), (1,)))])
+    src = write(tmp_path, "m.pt", cb.torch_zip(sd))
+    out = str(tmp_path / "o.pt")
+    assert cli("checkpoint", "fix", src, "-o", out, "--strip-prefix", "_orig_mod.", "--strip-prefix", "module.").code == 0
+    assert [k for k, _ in pairs_of(keys_of(out))] == ["a", "b", "c"]
+    assert strip_key("modules.x", ["module."]) == "modules.x"
+    assert strip_metadata_key("module", ["module."]) == "" and strip_metadata_key("module.fc", ["module."]) == "fc"
+
+
+def test_extract_and_add_prefix(tmp_path, cli):
+    opt = {"state": {0: {"exp_avg": cb.Tensor(cb.Storage("20", 216), (8, 3, 3, 3))}}, "param_groups": []}
+    src = write(tmp_path, "t.pt", cb.torch_zip({"state_dict": cb.cnn("cuda:1"), "optimizer": opt, "epoch": 3}))
+    out = str(tmp_path / "sd.pt")
+    res = cli("checkpoint", "fix", src, "-o", out, "--extract", "state_dict", "--add-prefix", "module.")
+    assert res.code == 0, res.err
+    r = inspect_file(out)
+    assert r.kind == "state_dict" and r.tensors == 6 and r.storages == 6
+    assert [(p.prefix, p.keys, p.where) for p in r.prefixes] == [("module.", 6, "keys"), ("module.", 4, "_metadata")]
+    assert devices(r) == {("cuda:1", "storage"): 6}  # no --map-location: locations kept
+    assert "20" not in records(out)[0]  # the optimizer's storage is left out
+    res = cli("checkpoint", "fix", src, "-o", out, "--extract", "nope")
+    assert res.code == 2 and "state_dict" in res.err
+
+
+def test_add_prefix_skips_optimizer_state(tmp_path, cli):
+    opt = {"state": {0: {"exp_avg": cb.Tensor(cb.Storage("20", 4), (4,))}}, "param_groups": []}
+    src = write(tmp_path, "t.pt", cb.torch_zip({"model": cb.cnn(), "optimizer": opt}))
+    out = str(tmp_path / "o.pt")
+    assert cli("checkpoint", "fix", src, "-o", out, "--add-prefix", "module.").code == 0
+    keys = {t.key for t in inspect_file(out).tensor_list}
+    assert "model.module.conv1.weight" in keys and "optimizer.state.0.exp_avg" in keys
+
+
+def test_legacy_becomes_a_torch_zip(tmp_path, cli):
+    src = write(tmp_path, "leg.pt", cb.legacy_file(cb.cnn("cuda:2")))
+    out = str(tmp_path / "z.pt")
+    res = cli("checkpoint", "fix", src, "-o", out, "--map-location", "cpu")
+    assert res.code == 0, res.err
+    r = inspect_file(out)
+    assert r.format == "torch-zip" and devices(r) == {("cpu", "storage"): 6} and not r.inconsistencies
+    after, _ = records(out)
+    assert after["0"] == cb.pattern("0", 216 * 4)
+
+
+def test_big_endian_record_is_kept(tmp_path, cli):
+    src = write(tmp_path, "be.pt", cb.torch_zip(cb.cnn("cuda:0"), byteorder="big"))
+    out = str(tmp_path / "o.pt")
+    assert cli("checkpoint", "fix", src, "-o", out, "--map-location", "cpu").code == 0
+    with zipfile.ZipFile(out) as zf:
+        assert zf.read("o/byteorder") == b"big"
+
+
+def test_auto_is_cpu_without_a_gpu(tmp_path, cli):
+    src = write(tmp_path, "a.pt", cb.torch_zip(cb.cnn("cuda:3")))
+    out = str(tmp_path / "o.pt")
+    assert cli("checkpoint", "fix", src, "-o", out, "--map-location", "auto").code == 0
+    assert devices(inspect_file(out)) == {("cpu", "storage"): 6}
+
+
+def test_malicious_file_is_refused_and_never_runs(tmp_path, cli):
+    marker = tmp_path / "PWNED"
+    cmd = ("touch %s" % marker).encode()
+    pkl = b"\x80\x02cos\nsystem\nq\x00X" + struct.pack("<I", len(cmd)) + cmd + b"\x85R."
+    src = write(tmp_path, "evil.pt", cb.torch_zip(None, prefix="evil", data_pkl=pkl))
+    out = tmp_path / "o.pt"
+    res = cli("checkpoint", "fix", src, "-o", str(out), "--map-location", "cpu")
+    assert res.code == 2 and "--trust" in res.err and "os.system" in res.err
+    assert not out.exists() and not marker.exists()
+
+
+def test_never_overwrites_the_input_and_in_place_keeps_a_backup(tmp_path, cli):
+    data = cb.torch_zip(cb.cnn("cuda:2"))
+    src = write(tmp_path, "a.pt", data)
+    res = cli("checkpoint", "fix", src, "-o", src, "--map-location", "cpu")
+    assert res.code == 2 and open(src, "rb").read() == data
+    assert cli("checkpoint", "fix", src, "--map-location", "cpu").code == 2
+    res = cli("checkpoint", "fix", src, "--in-place", "--map-location", "cpu")
+    assert res.code == 0, res.err
+    assert open(src + ".bak", "rb").read() == data
+    assert devices(inspect_file(src)) == {("cpu", "storage"): 6}
+    assert [p.name for p in tmp_path.iterdir() if "cudaenv-tmp" in p.name] == []
+
+
+def test_protocol4_file_is_not_rewritten_without_trust(tmp_path, cli):
+    src = write(tmp_path, "p4.pt", cb.torch_zip(cb.cnn(), protocol=4))
+    res = cli("checkpoint", "fix", src, "-o", str(tmp_path / "o.pt"), "--map-location", "cpu")
+    assert res.code == 2 and "FRAME" in res.err
+
+
+def test_nothing_to_change_is_a_usage_error(tmp_path, cli):
+    src = write(tmp_path, "a.pt", cb.torch_zip(cb.cnn()))
+    assert cli("checkpoint", "fix", src, "-o", str(tmp_path / "o.pt")).code == 2
+    assert cli("checkpoint", "fix", src, "-o", str(tmp_path / "o.pt"), "--map-location", "gpu7").code == 2
