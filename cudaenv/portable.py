@@ -1,0 +1,190 @@
+"""Device-portable helpers for your own training and inference code (``from cudaenv.portable import ...``).
+
+Importing this module does nothing: torch is imported inside the functions, when they are called.
+
+* :func:`pick_device`: the device to use here (``CUDA_VISIBLE_DEVICES`` is honoured, as torch honours it), falling
+  back to cpu; ``prefer="cuda:1"`` degrades with a warning when that GPU is absent.
+* :func:`to_device`: tensors inside dicts, lists, tuples, namedtuples and dataclasses moved to a device
+  (``non_blocking`` only from pinned memory, where it is safe).
+* :func:`load_state_dict`: a checkpoint into a model whatever it was saved on and however it was wrapped
+  (``map_location``, ``state_dict``/``model`` nesting, ``module.``/``_orig_mod.`` prefixes stripped or added to match
+  the model), with a message listing the missing and unexpected keys when it still does not fit.
+"""
+
+from __future__ import annotations
+
+WRAPPERS = ("module.", "_orig_mod.")
+NESTED = ("state_dict", "model", "model_state_dict", "model_state", "net", "network", "weights", "params")
+
+
+def pick_device(prefer=None):
+    """A ``torch.device`` that exists here: ``prefer`` when it does, else the first visible GPU, else cpu."""
+    import warnings
+
+    import torch
+
+    if prefer is not None:
+        want = torch.device(prefer)
+        if want.type == "cpu":
+            return want
+        if want.type == "cuda":
+            count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+            if (want.index or 0) < count:
+                return want
+            fallback = torch.device("cuda:0") if count else torch.device("cpu")
+            warnings.warn("%s is not available here (%d visible GPU%s): using %s" % (want, count, "" if count == 1 else "s", fallback),
+                          RuntimeWarning, stacklevel=2)
+            return fallback
+        if want.type == "mps" and _mps_available(torch):
+            return want
+        warnings.warn("%s is not available here: using the default device" % want, RuntimeWarning, stacklevel=2)
+    if torch.cuda.is_available() and torch.cuda.device_count() > 0:
+        return torch.device("cuda:0")
+    if _mps_available(torch):
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def _mps_available(torch) -> bool:
+    mps = getattr(getattr(torch, "backends", None), "mps", None)
+    try:
+        return bool(mps is not None and mps.is_available())
+    except Exception:  # noqa: BLE001 - an odd build
+        return False
+
+
+def to_device(obj, device):
+    """``obj`` with every tensor inside it on ``device``; containers keep their type (OrderedDict, namedtuple,
+    dataclass). ``non_blocking=True`` is used only for a copy from pinned memory to a GPU."""
+    import dataclasses
+
+    import torch
+
+    device = torch.device(device)
+
+    def move(o, depth):
+        if depth > 100:
+            return o
+        if isinstance(o, torch.Tensor):
+            pinned = o.device.type == "cpu" and device.type != "cpu" and o.is_pinned()
+            return o.to(device, non_blocking=pinned)
+        if isinstance(o, torch.nn.Module):
+            return o.to(device)
+        if isinstance(o, dict):
+            items = [(k, move(v, depth + 1)) for k, v in o.items()]
+            try:
+                out = o.__class__()
+            except TypeError:
+                out = {}
+            if hasattr(o, "default_factory"):  # a defaultdict
+                out.default_factory = o.default_factory
+            out.update(items)
+            return out
+        if isinstance(o, tuple) and hasattr(o, "_fields"):  # a namedtuple
+            return o.__class__(*(move(v, depth + 1) for v in o))
+        if isinstance(o, (list, tuple)):
+            return o.__class__(move(v, depth + 1) for v in o)
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            changes = {f.name: move(getattr(o, f.name), depth + 1) for f in dataclasses.fields(o) if f.init}
+            return dataclasses.replace(o, **changes)
+        return o
+
+    return move(obj, 0)
+
+
+def _strip_wrappers(key: str) -> str:
+    while True:
+        for w in WRAPPERS:
+            if key.startswith(w):
+                key = key[len(w):]
+                break
+        else:
+            return key
+
+
+def find_state_dict(obj):
+    """The model weights in a loaded checkpoint: ``obj`` itself, or its ``state_dict``/``model``/... entry."""
+    import torch
+
+    def tensors(d):
+        return isinstance(d, dict) and d and sum(isinstance(v, torch.Tensor) for v in d.values()) * 2 >= len(d)
+
+    if tensors(obj):
+        return obj
+    if isinstance(obj, dict):
+        for name in NESTED:
+            value = obj.get(name)
+            if isinstance(value, torch.nn.Module):
+                return value.state_dict()
+            if tensors(value):
+                return value
+    if isinstance(obj, torch.nn.Module):
+        return obj.state_dict()
+    raise ValueError("no state_dict found in the checkpoint (top-level keys: %s)"
+                     % (", ".join(map(str, list(obj)[:10])) if isinstance(obj, dict) else type(obj).__name__))
+
+
+def match_keys(state_dict, model_keys):
+    """``state_dict`` renamed to the model's keys: wrapper prefixes (``module.``, ``_orig_mod.``, nested) stripped or
+    added, and a prefix every checkpoint key shares (Lightning's ``model.``) dropped when that makes keys match.
+    ``_metadata`` follows. Keys that match nothing are kept as they are (they show up as unexpected)."""
+    import collections
+
+    model_keys = list(model_keys)
+    by_base = {}
+    for k in model_keys:
+        by_base.setdefault(_strip_wrappers(k), k)
+    keys = [k for k in state_dict.keys() if isinstance(k, str)]
+    common = ""
+    if keys and all("." in k for k in keys):
+        first = _strip_wrappers(keys[0]).split(".", 1)[0] + "."
+        if all(_strip_wrappers(k).startswith(first) for k in keys):
+            hits = sum(_strip_wrappers(k) in by_base for k in keys)
+            if hits * 2 < len(keys) and sum(_strip_wrappers(k)[len(first):] in by_base for k in keys) > hits:
+                common = first
+
+    def rename(k):
+        if not isinstance(k, str):
+            return k
+        base = _strip_wrappers(k)
+        if common and base.startswith(common):
+            base = base[len(common):]
+        return by_base.get(base, k)
+
+    out = collections.OrderedDict((rename(k), v) for k, v in state_dict.items())
+    meta = getattr(state_dict, "_metadata", None)
+    if meta is not None:
+        model_modules = {}
+        for k in model_keys:
+            module = k.rsplit(".", 1)[0] if "." in k else ""
+            model_modules.setdefault(_strip_wrappers(module + ".")[:-1] if module else "", module)
+
+        def rename_meta(k):
+            base = _strip_wrappers(k + ".")[:-1] if k else ""
+            if common and (base + ".").startswith(common):
+                base = (base + ".")[len(common):][:-1]
+            return model_modules.get(base, k)
+
+        out._metadata = collections.OrderedDict((rename_meta(k), v) for k, v in meta.items())
+    return out
+
+
+def load_state_dict(model, path, device=None, strict=True):
+    """Load the checkpoint at ``path`` into ``model`` on ``device`` (default :func:`pick_device`); returns the
+    ``(missing_keys, unexpected_keys)`` result of ``model.load_state_dict``. With ``strict``, a mismatch raises a
+    ``RuntimeError`` that lists both. The file is loaded with ``weights_only=True``."""
+    import torch
+
+    device = pick_device() if device is None else torch.device(device)
+    loaded = torch.load(path, map_location=device, weights_only=True)
+    sd = match_keys(find_state_dict(loaded), model.state_dict().keys())
+    wanted = set(model.state_dict().keys())
+    missing = sorted(wanted - set(sd))
+    unexpected = sorted(k for k in sd if k not in wanted)
+    if strict and (missing or unexpected):
+        raise RuntimeError("the checkpoint %s does not fit %s:\n  missing keys (%d): %s\n  unexpected keys (%d): %s"
+                           % (path, type(model).__name__, len(missing), ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else ""),
+                              len(unexpected), ", ".join(unexpected[:20]) + (" ..." if len(unexpected) > 20 else "")))
+    result = model.load_state_dict(sd, strict=strict)
+    model.to(device)
+    return result

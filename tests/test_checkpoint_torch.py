@@ -1,0 +1,184 @@
+"""`cudaenv checkpoint` and `cudaenv.portable` against checkpoints the real torch 2.13 (CPU) writes (`nox -s torch`).
+
+No GPU here: storages claim `cuda:2` through a registered location tagger (torch.serialization.register_package,
+removed again after each test), the way the project's checkpoint facts (section 1.6) made them.
+"""
+
+import collections
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+
+from cudaenv.checkpoint.analyze import inspect_file  # noqa: E402
+from cudaenv import portable  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.fc = nn.Linear(8, 4)
+
+
+class Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 4)
+        self.head = nn.Linear(4, 10, bias=False)
+        self.head.weight = self.emb.weight
+
+
+class Compiled(nn.Module):
+    """What torch.compile's OptimizedModule puts in a state_dict: the model under ``_orig_mod``."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self._orig_mod = inner
+
+
+@pytest.fixture
+def tagger():
+    """Storages saved while this fixture is active claim ``cuda:2``."""
+    registry = torch.serialization._package_registry
+    before = list(registry)
+    torch.serialization.register_package(0, lambda s: "cuda:2" if s.device.type == "cpu" else None, lambda s, loc: None)
+    yield
+    registry[:] = before
+
+
+def devices(r):
+    return {(d.device, d.via): d.count for d in r.devices}
+
+
+def test_cuda2_checkpoint_fails_plain_load_and_fix_makes_it_load(tmp_path, tagger, cli):
+    model = CNN()
+    src = tmp_path / "dp.pt"
+    torch.save({"state_dict": nn.DataParallel(model).state_dict(), "optimizer": torch.optim.Adam(model.parameters()).state_dict(),
+                "epoch": 7}, src)
+    torch.serialization._package_registry[:] = [r for r in torch.serialization._package_registry if r[0] != 0]
+    r = inspect_file(str(src))
+    assert devices(r) == {("cuda:2", "storage"): 9} and r.tensors == 9
+    assert [(p.container, p.prefix, p.keys, p.of) for p in r.prefixes if p.where == "keys"] == [("state_dict", "module.", 9, 9)]
+    assert r.weights_only is True and r.kind == "training checkpoint"
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.load(src)
+    out = tmp_path / "fixed.pt"
+    res = cli("checkpoint", "fix", str(src), "-o", str(out), "--map-location", "cpu", "--strip-prefix", "module.")
+    assert res.code == 0, res.err
+    loaded = torch.load(out, weights_only=True)
+    fresh = CNN()
+    result = fresh.load_state_dict(loaded["state_dict"])
+    assert not result.missing_keys and not result.unexpected_keys
+    original = torch.load(src, map_location="cpu", weights_only=True)
+    for k, v in loaded["state_dict"].items():
+        assert torch.equal(v, original["state_dict"]["module." + k])
+    assert loaded["epoch"] == 7 and loaded["state_dict"]._metadata[""] == {"version": 1}
+    assert torch.load(out, weights_only=True, mmap=True)["state_dict"]["fc.bias"].shape == (4,)
+
+
+def test_report_matches_torch_for_dtypes_views_and_tied_weights(tmp_path):
+    base = torch.arange(100, dtype=torch.float32)
+    sd = {"f16": torch.ones(3, dtype=torch.float16), "bf16": torch.ones(2, dtype=torch.bfloat16),
+          "u16": torch.ones(4, dtype=torch.uint16), "f8": torch.zeros(4, dtype=torch.float8_e4m3fn),
+          "view": base[10:20], "full": base, "t": base.view(10, 10).t(), "b": torch.tensor([True]),
+          "meta": torch.empty(2, 2, device="meta"), "nested": {"x": torch.zeros(2, dtype=torch.int64)}}
+    path = tmp_path / "mixed.pt"
+    torch.save(sd, path)
+    r = inspect_file(str(path))
+    assert {d.dtype: d.count for d in r.dtypes} == {"float32": 4, "float16": 1, "bfloat16": 1, "uint16": 1,
+                                                     "float8_e4m3fn": 1, "bool": 1, "int64": 1}
+    # 7 storages with data (base shared by three tensors) plus the meta tensor's none
+    assert r.storages == 7 and devices(r)[("meta", "meta")] == 1
+    assert r.total_bytes == 6 + 4 + 8 + 4 + 400 + 1 + 16
+    assert not r.inconsistencies and r.weights_only is True
+    torch.load(path, weights_only=True)  # torch agrees
+    tied = tmp_path / "tied.pt"
+    torch.save(Tied().state_dict(), tied)
+    rt = inspect_file(str(tied))
+    assert rt.tensors == 2 and rt.storages == 1 and rt.total_bytes == 160
+
+
+def test_compile_and_dataparallel_prefixes_and_portable_load(tmp_path, cli):
+    inner = CNN()
+    path = tmp_path / "c.pt"
+    torch.save(Compiled(nn.DataParallel(inner)).state_dict(), path)
+    r = inspect_file(str(path))
+    assert [(p.prefix, p.keys, p.where) for p in r.prefixes] == [("_orig_mod.module.", 9, "keys"), ("_orig_mod.module.", 4, "_metadata"),
+                                                                  ("_orig_mod.", 1, "_metadata")]
+    model = CNN()
+    result = portable.load_state_dict(model, str(path), device="cpu")
+    assert not result.missing_keys and not result.unexpected_keys
+    assert torch.equal(model.fc.weight, inner.fc.weight)
+    wrapped = nn.DataParallel(CNN())
+    portable.load_state_dict(wrapped, str(path), device="cpu")  # adds module. back
+    assert torch.equal(wrapped.module.conv1.weight, inner.conv1.weight)
+    out = tmp_path / "plain.pt"
+    res = cli("checkpoint", "fix", str(path), "-o", str(out), "--strip-prefix", "_orig_mod.", "--strip-prefix", "module.")
+    assert res.code == 0, res.err
+    assert CNN().load_state_dict(torch.load(out, weights_only=True))
+
+
+def test_portable_reports_missing_and_unexpected(tmp_path):
+    path = tmp_path / "x.pt"
+    torch.save({"model": nn.Linear(3, 3).state_dict()}, path)
+    with pytest.raises(RuntimeError, match=r"(?s)missing keys \(\d+\).*unexpected keys \(2\): bias, weight"):
+        portable.load_state_dict(CNN(), str(path), device="cpu")
+
+
+def test_portable_to_device_and_pick_device():
+    Pair = collections.namedtuple("Pair", "a b")
+    batch = {"x": torch.ones(2), "pair": Pair(torch.zeros(1), [torch.ones(1), 3]), "od": collections.OrderedDict(y=torch.ones(1))}
+    moved = portable.to_device(batch, "cpu")
+    assert isinstance(moved["pair"], Pair) and moved["pair"].b[1] == 3 and isinstance(moved["od"], collections.OrderedDict)
+    assert portable.pick_device().type == "cpu"
+    with pytest.warns(RuntimeWarning, match="cuda:1 is not available"):
+        assert portable.pick_device("cuda:1").type == "cpu"
+
+
+def test_legacy_and_protocol4_verdicts_agree_with_torch(tmp_path, tagger):
+    legacy = tmp_path / "legacy.pt"
+    torch.save(CNN().state_dict(), legacy, _use_new_zipfile_serialization=False)
+    torch.serialization._package_registry[:] = [r for r in torch.serialization._package_registry if r[0] != 0]
+    r = inspect_file(str(legacy))
+    assert r.format == "torch-legacy" and devices(r) == {("cuda:2", "storage"): 9} and not r.inconsistencies
+    with pytest.raises(RuntimeError, match="Attempting to deserialize object on a CUDA device"):
+        torch.load(legacy)
+    assert torch.load(legacy, map_location="cpu", weights_only=True)
+    p4 = tmp_path / "p4.pt"
+    torch.save(CNN().state_dict(), p4, pickle_protocol=4)
+    assert inspect_file(str(p4)).weights_only is False
+    with pytest.raises(Exception, match="Unsupported operand 149"):
+        torch.load(p4, weights_only=True)
+
+
+def test_torchscript_and_whole_module(tmp_path, cli):
+    ts = tmp_path / "scripted.pt"
+    torch.jit.save(torch.jit.script(nn.Linear(2, 2)), ts)
+    r = inspect_file(str(ts))
+    assert r.format == "torchscript" and r.weights_only is False and r.tensors == 2
+    with pytest.raises(Exception, match="TorchScript"):
+        torch.load(ts, weights_only=True)
+    whole = tmp_path / "whole.pt"
+    torch.save(nn.Sequential(nn.Linear(2, 2)), whole)
+    rw = inspect_file(str(whole))
+    assert rw.kind == "whole module (torch.save(model))" and rw.whole_module == "torch.nn.modules.container.Sequential"
+    assert rw.weights_only is False
+    out = tmp_path / "sd.pt"
+    assert cli("checkpoint", "fix", str(whole), "-o", str(out), "--map-location", "cpu").code == 2
+    res = cli("checkpoint", "fix", str(whole), "-o", str(out), "--map-location", "cpu", "--trust", "--python", sys.executable)
+    assert res.code == 0, res.err
+    assert isinstance(torch.load(out, weights_only=False), nn.Sequential)
+
+
+def test_safetensors_when_available(tmp_path):
+    st = pytest.importorskip("safetensors.torch")
+    path = tmp_path / "m.safetensors"
+    st.save_file(nn.DataParallel(CNN()).state_dict(), str(path))
+    r = inspect_file(str(path))
+    assert r.format == "safetensors" and r.tensors == 9 and not r.inconsistencies
