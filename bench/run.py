@@ -15,7 +15,15 @@ measured                              against                              targe
 ``cudaenv doctor --json --quick``      ``PY -m torch.utils.collect_env``    <= 0.1 x
 ``cudaenv list``                       ``PY -c pass``                       <= 3 x
 ``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 2 x wall, <= 1.5 x peak RSS
+``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
+``checkpoint inspect`` (1.5 GiB file)  ``torch.load(map_location="cpu")``   <= 0.05 x wall
+``checkpoint inspect`` (1.5 GiB file)  (absolute)                           <= 50 MiB peak RSS
+``checkpoint inspect`` (20,000 tensors) (absolute)                          <= 0.5 s wall
 ====================================  ===================================  ==========
+
+The checkpoints are written without torch by ``tests/checkpoint_builders.py`` (the pickle torch 2.13 writes; the
+1.5 GiB file's 24 storage records are streamed as zeros) into the run's temporary folder, and deleted at the end.
+The torch.load baseline is a whole ``PY -c 'import torch; torch.load(FILE, map_location="cpu")'`` process.
 
 Prints one line per target with PASS/FAIL and exits 1 when a target fails.
 """
@@ -114,6 +122,43 @@ def fake_toolkits(base: Path) -> Path:
     return base
 
 
+def _builders():
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    import checkpoint_builders
+
+    return checkpoint_builders
+
+
+def big_checkpoint(path: Path, count: int = 24, numel: int = 16 * 1024 * 1024) -> Path:
+    """A torch zip state_dict of ``count`` float32 tensors of ``numel`` elements (24 x 64 MiB = 1.5 GiB), on cpu;
+    the records are streamed, never held in memory."""
+    import zipfile
+
+    cb = _builders()
+    items = [("layers.%d.weight" % i, cb.Tensor(cb.Storage(str(i), numel), (4096, numel // 4096))) for i in range(count)]
+    sd = cb.state_dict(items, [""] + ["layers.%d" % i for i in range(count)])
+    chunk = bytes(1 << 24)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+        zf.writestr("big/data.pkl", cb.dumps(sd))
+        zf.writestr("big/.format_version", b"1")
+        zf.writestr("big/.storage_alignment", b"64")
+        zf.writestr("big/byteorder", b"little")
+        for i in range(count):
+            with zf.open("big/data/%d" % i, "w", force_zip64=True) as fh:
+                for _ in range(numel * 4 // len(chunk)):
+                    fh.write(chunk)
+        zf.writestr("big/version", b"3\n")
+    return path
+
+
+def many_tensors_checkpoint(path: Path, count: int = 20_000) -> Path:
+    """A torch zip state_dict of ``count`` small tensors (4 float32 each), each its own storage."""
+    cb = _builders()
+    items = [("blocks.%d.w" % i, cb.Tensor(cb.Storage(str(i), 4), (4,))) for i in range(count)]
+    path.write_bytes(cb.torch_zip(cb.state_dict(items, [""] + ["blocks.%d" % i for i in range(count)]), prefix="many"))
+    return path
+
+
 def has_command(cudaenv: str, name: str, env: Dict[str, str]) -> bool:
     """True when this cudaenv has the subcommand (a missing module answers 'not available', exit 2)."""
     r = subprocess.run([cudaenv, name, "--help"], capture_output=True, text=True, env=env, timeout=60)
@@ -124,6 +169,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="runs per command (median; default 7)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    parser.add_argument("--only", metavar="WORDS", help="only the commands whose name has one of these comma-separated "
+                        "words (and the python -c pass baseline), e.g. --only checkpoint,torch.load")
     args = parser.parse_args(argv)
 
     python = sys.executable
@@ -154,7 +201,27 @@ def main(argv: Optional[List[str]] = None) -> int:
     if has_command(cudaenv, "use", env):
         commands["use 12.4"] = [cudaenv, "use", "12.4", "--shell", "bash"]
         envs["use 12.4"] = use_env
-    figures = medians(commands, envs, work, runs)
+    big = many = None
+    if has_command(cudaenv, "checkpoint", env):
+        big = big_checkpoint(Path(work) / "big.pt")
+        many = many_tensors_checkpoint(Path(work) / "many.pt")
+        commands["checkpoint inspect 1.5G"] = [cudaenv, "checkpoint", "inspect", str(big)]
+        commands["torch.load 1.5G"] = [python, "-c", "import sys, torch; torch.load(sys.argv[1], map_location='cpu')", str(big)]
+        commands["checkpoint inspect 20k"] = [cudaenv, "checkpoint", "inspect", str(many)]
+        tiny = Path(work) / "tiny.pt"
+        tiny.write_bytes(_builders().torch_zip(_builders().cnn()))
+        commands["checkpoint inspect tiny"] = [cudaenv, "checkpoint", "inspect", str(tiny)]  # the fixed cost
+        for name in ("checkpoint inspect 1.5G", "torch.load 1.5G", "checkpoint inspect 20k", "checkpoint inspect tiny"):
+            envs[name] = env
+    if args.only:
+        words = [w for w in args.only.split(",") if w]
+        commands = {k: v for k, v in commands.items() if k == "python -c pass" or any(w in k for w in words)}
+    try:
+        figures = medians(commands, envs, work, runs)
+    finally:
+        for f in (big, many):
+            if f is not None:
+                f.unlink()
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
         if a not in figures or b not in figures:
@@ -167,19 +234,23 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("list / python -c pass", ratio("list", "python -c pass"), 3.0),
         ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 2.0),
         ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),
+        ("checkpoint inspect 1.5G / python -c pass", ratio("checkpoint inspect 1.5G", "python -c pass"), 2.0),
+        ("checkpoint inspect 1.5G / torch.load", ratio("checkpoint inspect 1.5G", "torch.load 1.5G"), 0.05),
+        ("checkpoint inspect 1.5G peak RSS (MiB)", figures.get("checkpoint inspect 1.5G", {}).get("rss_mib"), 50.0),
+        ("checkpoint inspect 20k tensors (s)", figures.get("checkpoint inspect 20k", {}).get("wall"), 0.5),
     ]
 
     print("cudaenv bench: %s, median of %d interleaved runs each (after one warm-up round)" % (python, runs))
     print()
-    print("%-24s %10s %12s" % ("command", "wall (s)", "peak RSS MiB"))
+    print("%-26s %10s %12s" % ("command", "wall (s)", "peak RSS MiB"))
     for name, fig in figures.items():
-        print("%-24s %10.3f %12.1f" % (name, fig["wall"], fig["rss_mib"]))
+        print("%-26s %10.3f %12.1f" % (name, fig["wall"], fig["rss_mib"]))
     print()
     failed = False
     results = []
     for label, value, target in checks:
         if value is None:
-            print("%-38s %8s   target <= %-4g SKIP (command not in this cudaenv)" % (label, "-", target))
+            print("%-38s %8s   target <= %-4g SKIP (not measured: not in this cudaenv, or --only)" % (label, "-", target))
             results.append({"check": label, "ratio": None, "target": target, "status": "SKIP"})
             continue
         ok = value <= target

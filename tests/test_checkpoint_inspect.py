@@ -397,3 +397,21 @@ def test_pickle_walk_follows_the_stdlib_on_plain_data():
         pairs = dict(res.root.pairs)
         assert pairs["a"].items == [1, 2.5, "x", None, True]
         assert pairs["b"] == (1, 2) and dict(pairs[3].pairs) == {"n": -7, "big": 2 ** 70}
+
+
+@settings(max_examples=300, deadline=2000)
+@given(st.binary(max_size=512), st.sampled_from([b"", b"\x80\x02", b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00"]))
+def test_walk_of_any_bytes_ends_in_stop_or_a_note(data, head):
+    res = pickle_vm.walk(head + data, limits=pickle_vm.Limits(max_ops=5000, max_memo=100, max_stack=100, max_string=64))
+    assert res.complete or res.notes
+    assert sum(res.opcodes.values()) <= 5000 + 1024
+
+
+def test_walk_bounds_are_enforced_on_the_memo_and_the_stack():
+    many_puts = b"\x80\x02N" + b"".join(b"r" + struct.pack("<I", i) for i in range(5000)) + b"."
+    res = pickle_vm.walk(many_puts, limits=pickle_vm.Limits(max_memo=1000))
+    assert not res.complete and "memo passes 1000" in res.notes[0]
+    deep = b"\x80\x02" + b"N" * 5000 + b"."
+    res = pickle_vm.walk(deep, limits=pickle_vm.Limits(max_stack=1000))
+    assert not res.complete and "stack passes 1000" in res.notes[0]
+    assert pickle_vm.walk(deep).complete

@@ -178,21 +178,22 @@ def _decode_line_str(raw: bytes) -> Any:
 def walk(data: bytes, start: int = 0, limits: Optional[Limits] = None) -> WalkResult:
     """Walk the pickle that starts at ``data[start]``; never raises for any ``data``."""
     res = WalkResult()
+    counts = [0] * 256
     try:
-        _walk(memoryview(data), start, limits or Limits(), res)
+        _walk(data if isinstance(data, bytes) else memoryview(data), start, limits or Limits(), res, counts)
     except _Stop:
         pass
     except RecursionError:  # pragma: no cover - nothing here recurses on input
         res.notes.append("the pickle is nested too deeply to follow")
+    res.opcodes = {op: c for op, c in enumerate(counts) if c}
     return res
 
 
-def _walk(buf: memoryview, pos: int, lim: Limits, res: WalkResult) -> None:  # noqa: C901 - one opcode dispatch
+def _walk(buf, pos: int, lim: Limits, res: WalkResult, counts: List[int]) -> None:  # noqa: C901 - one opcode dispatch
     n = len(buf)
     stack: List[Any] = []
     metastack: List[List[Any]] = []
     memo: Dict[int, Any] = {}
-    opcodes = res.opcodes
     globals_ = res.globals
     unpack_from = struct.unpack_from
     max_string = lim.max_string
@@ -279,44 +280,95 @@ def _walk(buf: memoryview, pos: int, lim: Limits, res: WalkResult) -> None:  # n
         elif isinstance(target, SSet):
             target.items.extend(items)
 
+    max_stack = lim.max_stack
+    max_memo = lim.max_memo
+    max_ops = lim.max_ops
+    missing = MARK
+    short = min(256, max_string)
+    # The hot opcodes of a torch pickle come first and are inlined; the bounds on the stack, the memo and the opcode
+    # count are checked every 1024 opcodes (an overshoot of at most 1024 entries), MARK nesting at every MARK.
     while True:
         if pos >= n:
             fail("the pickle ends without STOP at byte %d" % pos)
         op = buf[pos]
         pos += 1
+        counts[op] += 1
         ops += 1
-        if ops > lim.max_ops:
-            fail("the pickle has more than %d opcodes" % lim.max_ops)
-        opcodes[op] = opcodes.get(op, 0) + 1
-        if len(stack) > lim.max_stack or len(metastack) > lim.max_stack:
-            fail("the pickle's stack passes %d entries" % lim.max_stack)
-        if op == 0x68:  # h BINGET
-            need(1)
-            get(buf[pos])
-            pos += 1
-        elif op == 0x71:  # q BINPUT
-            need(1)
-            put(buf[pos])
-            pos += 1
-        elif op == 0x58:  # X BINUNICODE
-            need(4)
-            length = unpack_from("<I", buf, pos)[0]
+        if not ops & 1023:
+            if ops > max_ops:
+                fail("the pickle has more than %d opcodes" % max_ops)
+            if len(stack) > max_stack:
+                fail("the pickle's stack passes %d entries" % max_stack)
+            if len(memo) > max_memo:
+                fail("the pickle's memo passes %d entries" % max_memo)
+        if op == 0x72:  # r LONG_BINPUT
+            if pos + 4 > n:
+                need(4)
+            if not stack:
+                put(0)
+            memo[unpack_from("<I", buf, pos)[0]] = stack[-1]
             pos += 4
-            stack.append(text(length, "str", "utf-8"))
+        elif op == 0x68:  # h BINGET
+            if pos >= n:
+                need(1)
+            value = memo.get(buf[pos], missing)
+            if value is missing:
+                get(buf[pos])
+            stack.append(value)
+            pos += 1
         elif op == 0x4B:  # K BININT1
-            need(1)
+            if pos >= n:
+                need(1)
             stack.append(buf[pos])
             pos += 1
+        elif op == 0x58:  # X BINUNICODE
+            if pos + 4 > n:
+                need(4)
+            length = unpack_from("<I", buf, pos)[0]
+            pos += 4
+            if length <= short and pos + length <= n:  # a key, 'storage', a location: decoded at once
+                raw = bytes(buf[pos:pos + length])
+                pos += length
+                try:
+                    stack.append(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    stack.append(raw.decode("utf-8", "replace"))
+            else:
+                stack.append(text(length, "str", "utf-8"))
         elif op == 0x28:  # ( MARK
+            if len(metastack) >= max_stack:
+                fail("the pickle's stack passes %d entries" % max_stack)
             metastack.append(stack)
             stack = []
+        elif op == 0x52:  # R REDUCE
+            if len(stack) < 2:
+                pop()
+                pop()
+            args = stack.pop()
+            stack[-1] = Call(stack[-1], args)
         elif op == 0x74:  # t TUPLE
             items = pop_mark()
             stack.append(tuple(items))
-        elif op == 0x52:  # R REDUCE
-            args = pop()
-            func = pop()
-            stack.append(Call(func, args))
+        elif op == 0x71:  # q BINPUT
+            if pos >= n:
+                need(1)
+            if not stack:
+                put(0)
+            memo[buf[pos]] = stack[-1]
+            pos += 1
+        elif op == 0x6A:  # j LONG_BINGET
+            need(4)
+            get(unpack_from("<I", buf, pos)[0])
+            pos += 4
+        elif op == 0x73:  # s SETITEM
+            value = pop()
+            key = pop()
+            target = stack[-1] if stack else fail("SETITEM on an empty stack")
+            setitems(target, [(key, value)])
+        elif op == 0x7D:  # } EMPTY_DICT
+            stack.append(SDict())
+        elif op == 0x89:  # NEWFALSE
+            stack.append(False)
         elif op == 0x51:  # Q BINPERSID
             p = Persid(pop())
             res.persids.append(p)
@@ -338,14 +390,6 @@ def _walk(buf: memoryview, pos: int, lim: Limits, res: WalkResult) -> None:  # n
             module = line().decode("utf-8", "replace")
             name = line().decode("utf-8", "replace")
             push_global(module, name)
-        elif op == 0x6A:  # j LONG_BINGET
-            need(4)
-            get(unpack_from("<I", buf, pos)[0])
-            pos += 4
-        elif op == 0x72:  # r LONG_BINPUT
-            need(4)
-            put(unpack_from("<I", buf, pos)[0])
-            pos += 4
         elif op == 0x4D:  # M BININT2
             need(2)
             stack.append(unpack_from("<H", buf, pos)[0])
@@ -356,21 +400,12 @@ def _walk(buf: memoryview, pos: int, lim: Limits, res: WalkResult) -> None:  # n
             pos += 4
         elif op == 0x88:  # NEWTRUE
             stack.append(True)
-        elif op == 0x89:  # NEWFALSE
-            stack.append(False)
         elif op == 0x4E:  # N NONE
             stack.append(None)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
             target = stack[-1] if stack else fail("SETITEMS on an empty stack")
             setitems(target, [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])
-        elif op == 0x73:  # s SETITEM
-            value = pop()
-            key = pop()
-            target = stack[-1] if stack else fail("SETITEM on an empty stack")
-            setitems(target, [(key, value)])
-        elif op == 0x7D:  # } EMPTY_DICT
-            stack.append(SDict())
         elif op == 0x5D:  # ] EMPTY_LIST
             stack.append(SList())
         elif op == 0x65:  # e APPENDS
