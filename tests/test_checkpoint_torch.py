@@ -182,3 +182,74 @@ def test_safetensors_when_available(tmp_path):
     st.save_file(nn.DataParallel(CNN()).state_dict(), str(path))
     r = inspect_file(str(path))
     assert r.format == "safetensors" and r.tensors == 9 and not r.inconsistencies
+
+
+def test_mixed_prefixes_come_out_right_and_load_every_key(tmp_path, cli):
+    model = CNN()
+    sd = collections.OrderedDict()
+    for i, (k, v) in enumerate(model.state_dict().items()):
+        sd[("module." + k) if i % 2 else k] = v  # half the keys wrapped, as a hand-merged file has them
+    path = tmp_path / "mixed.pt"
+    torch.save(sd, path)
+    r = inspect_file(str(path))
+    assert [(p.prefix, p.keys, p.of) for p in r.prefixes if p.where == "keys"] == [("module.", 4, 9)]
+    out = tmp_path / "fixed.pt"
+    assert cli("checkpoint", "fix", str(path), "-o", str(out), "--strip-prefix", "module.").code == 0
+    fresh = CNN()
+    result = fresh.load_state_dict(torch.load(out, weights_only=True))
+    assert not result.missing_keys and not result.unexpected_keys
+    assert torch.equal(fresh.fc.weight, model.fc.weight) and torch.equal(fresh.bn1.running_var, model.bn1.running_var)
+    again = CNN()
+    portable.load_state_dict(again, str(path), device="cpu")  # the runtime helper does the same from the mixed file
+    assert torch.equal(again.conv1.bias, model.conv1.bias)
+
+
+def test_big_endian_file_loads_the_same_after_fix(tmp_path, cli):
+    import array
+    import zipfile
+
+    t = torch.arange(6, dtype=torch.float32) * 1.5
+    little = tmp_path / "little.pt"
+    torch.save({"w": t}, little)
+    big = tmp_path / "big.pt"
+    with zipfile.ZipFile(little) as zin, zipfile.ZipFile(big, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("/byteorder"):
+                data = b"big"
+            elif "/data/" in info.filename:
+                a = array.array("f", data)
+                a.byteswap()
+                data = a.tobytes()
+            zout.writestr(info.filename, data)
+    assert torch.equal(torch.load(big, weights_only=True)["w"], t)  # torch swaps the bytes back
+    r = inspect_file(str(big))
+    assert dict(r.markers)["byteorder"] == "big" and any("big-endian" in n for n in r.notes)
+    out = tmp_path / "fixed.pt"
+    assert cli("checkpoint", "fix", str(big), "-o", str(out), "--map-location", "cpu").code == 0
+    assert dict(inspect_file(str(out)).markers)["byteorder"] == "big"
+    assert torch.equal(torch.load(out, weights_only=True)["w"], t)
+
+
+def test_malicious_payload_is_live_yet_inspect_and_fix_never_run_it(tmp_path, cli):
+    import pickle
+    import zipfile
+
+    marker = tmp_path / "PWNED"
+    code = "open(%r, 'w').close()" % str(marker)
+    pkl = b"\x80\x02cbuiltins\nexec\nq\x00X" + len(code).to_bytes(4, "little") + code.encode() + b"\x85R."
+    path = tmp_path / "evil.pt"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("evil/data.pkl", pkl)
+        zf.writestr("evil/version", b"3\n")
+    r = inspect_file(str(path))
+    assert {g.name: g.verdict for g in r.globals} == {"builtins.exec": "dangerous"} and r.weights_only is False
+    res = cli("checkpoint", "inspect", str(path))
+    assert res.code == 3 and "builtins.exec" in res.out
+    assert cli("checkpoint", "fix", str(path), "-o", str(tmp_path / "o.pt"), "--map-location", "cpu").code == 2
+    assert not marker.exists()
+    with pytest.raises(pickle.UnpicklingError, match="Unsupported global: GLOBAL exec"):
+        torch.load(path, weights_only=True)  # torch agrees it is refused
+    assert not marker.exists()
+    torch.load(path, weights_only=False)  # and the payload is real: a plain load runs it
+    assert marker.exists()
