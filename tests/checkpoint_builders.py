@@ -158,10 +158,18 @@ def pattern(key, size):
     return bytes((seed * 31 + i * 7) % 251 for i in range(size))
 
 
-def torch_zip(obj, prefix="archive", byteorder="little", protocol=2, data_pkl=None, record_sizes=None, extra=()):
-    """The bytes of a torch.save zip of ``obj`` (records filled with zeros; ``record_sizes`` overrides a size)."""
+def torch_zip(obj, prefix="archive", byteorder="little", protocol=2, data_pkl=None, record_sizes=None, extra=(), zip64=False):
+    """The bytes of a torch.save zip of ``obj`` (records filled with ``pattern`` bytes; ``record_sizes`` overrides a
+    size; ``zip64``: every entry with ZIP64 sizes, as a writer does for records past 4 GiB)."""
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as zf:
+        if zip64:
+
+            def writestr(name, data):
+                with zf.open(name, "w", force_zip64=True) as fh:
+                    fh.write(data if isinstance(data, bytes) else data.encode())
+
+            zf.writestr = writestr  # type: ignore[method-assign]
         zf.writestr("%s/data.pkl" % prefix, data_pkl if data_pkl is not None else dumps(obj, protocol))
         zf.writestr("%s/.format_version" % prefix, b"1")
         zf.writestr("%s/.storage_alignment" % prefix, b"64")

@@ -68,6 +68,20 @@ def test_map_location_and_strip_prefix(tmp_path, cli):
         assert zf.testzip() is None  # real CRCs
 
 
+def test_zip64_and_prepended_inputs_are_copied_byte_for_byte(tmp_path, cli):
+    for name, data in (("z64.pt", cb.torch_zip(cb.cnn("cuda:2"), prefix="z", zip64=True)),
+                       ("pre.pt", b"junk before the archive\n" * 3 + cb.torch_zip(cb.cnn("cuda:2"), prefix="p"))):
+        src = write(tmp_path, name, data)
+        out = str(tmp_path / ("fixed-" + name))
+        assert cli("checkpoint", "fix", src, "-o", out, "--map-location", "cpu").code == 0
+        r = inspect_file(out)
+        assert devices(r) == {("cpu", "storage"): 6} and r.weights_only is True and not r.inconsistencies
+        stores = cb.storages_in(cb.cnn())  # keys 0..5, each record the builder's pattern bytes
+        after, _ = records(out)
+        assert sorted(after) == sorted(stores)
+        assert all(after[k] == cb.pattern(k, stores[k].nbytes) for k in after)
+
+
 def test_only_keys_with_the_prefix_change(tmp_path, cli):
     sd = cb.state_dict([("module.a", cb.Tensor(cb.Storage("0", 1), (1,))), ("b", cb.Tensor(cb.Storage("1", 1), (1,))),
                         ("_orig_mod.module.c", cb.Tensor(cb.Storage("2", 1), (1,)))])

@@ -2,6 +2,7 @@
 opcodes torch 2.13 writes), no torch. Malicious pickles are only ever read: a marker file they would create never
 appears."""
 
+import io
 import json
 import struct
 import zipfile
@@ -179,6 +180,23 @@ def test_big_endian_byteorder_and_other_prefix(tmp_path):
     r = report_of(tmp_path, cb.torch_zip(cb.cnn(), prefix="my.model.v2", byteorder="big"))
     assert dict(r.markers)["byteorder"] == "big" and r.archive_prefix == "my.model.v2"
     assert any("big-endian" in n for n in r.notes)
+
+
+def test_zip64_entries_are_read(tmp_path):
+    data = cb.torch_zip(cb.cnn("cuda:1", prefix="module."), zip64=True)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:  # the builder really wrote ZIP64 local headers
+        for info in zf.infolist():
+            name_len, extra_len = struct.unpack_from("<HH", data, info.header_offset + 26)
+            assert extra_len and data[info.header_offset + 30 + name_len:][:2] == b"\x01\x00"
+    r = report_of(tmp_path, data)
+    assert r.format == "torch-zip" and devices(r) == {("cuda:1", "storage"): 6} and not r.inconsistencies
+    assert r.weights_only is True and r.total_bytes == sum(4 * n for n in (216, 8, 8, 8, 32, 4))
+
+
+def test_bytes_before_the_zip_are_skipped(tmp_path):
+    data = b"#!junk header\n" * 7 + cb.torch_zip(cb.cnn("cuda:3"))
+    r = report_of(tmp_path, data)
+    assert r.format == "torch-zip" and devices(r) == {("cuda:3", "storage"): 6}
 
 
 def test_two_archive_prefixes_are_refused_like_torch(tmp_path):

@@ -149,9 +149,10 @@ def device_string(value: Any) -> Optional[str]:
 class Analysis:
     """The walk of the object graph: tensors by path, state_dict candidates, devices outside storages."""
 
-    def __init__(self, f: Facts, storages: Dict[str, Storage]):
+    def __init__(self, f: Facts, storages: Dict[str, Storage], by_persid: Optional[Dict[int, Storage]] = None):
         self.f = f
         self.storages = storages
+        self.by_persid = by_persid or {}  # id(Persid) -> its storage (the walk's persistent ids stay alive)
         self.tensors: Dict[int, Tensor] = {}  # id(call) -> tensor
         self.entries: List[Tuple[str, Tensor]] = []
         self.candidates: List[Tuple[str, Any]] = []  # (path, dict-like) with tensor values
@@ -179,7 +180,7 @@ class Analysis:
             t = Tensor()
             t.func = name.rsplit(".", 1)[-1]
             if si is not None and si < len(args) and isinstance(args[si], Persid):
-                t.storage = storage_of(args[si], self.f)
+                t.storage = self.by_persid.get(id(args[si])) or storage_of(args[si], self.f)
                 if t.storage is not None:
                     t.storage = self.storages.get(t.storage.key, t.storage)
                     t.dtype = t.storage.dtype
@@ -396,17 +397,20 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     notes.extend(res.notes)
     pickles = [res] + list(box.extra_pickles.values())
     storages: Dict[str, Storage] = {}
+    by_persid: Dict[int, Storage] = {}
     other_persids = 0
     for r in pickles:
         for p in r.persids:
             s = storage_of(p, f)
+            if s is not None:
+                by_persid[id(p)] = s
             if s is None:
                 other_persids += 1
                 if isinstance(p.pid, tuple) and p.pid and p.pid[0] == "module":
                     notes.append("a legacy ('module', class, file, source) persistent id: the file carries module source")
             elif s.key not in storages:
                 storages[s.key] = s
-    an = Analysis(f, storages)
+    an = Analysis(f, storages, by_persid)
     an.run(res.root)
     for name, extra in box.extra_pickles.items():
         an.run(extra.root)

@@ -58,6 +58,9 @@ class Unresolved:
     full = "<computed STACK_GLOBAL>"
 
 
+_NONE: Tuple[()] = ()
+
+
 class Call:
     """``func(*args)`` (REDUCE), ``cls.__new__(cls, *args)`` (NEWOBJ) or ``INST``/``OBJ``, never performed."""
 
@@ -67,9 +70,11 @@ class Call:
         self.func = func
         self.args = args
         self.kind = kind  # reduce | newobj | newobj_ex | inst | obj
-        self.pairs: List[Tuple[Any, Any]] = []  # SETITEM(S) done to the result
-        self.items: List[Any] = []  # APPEND(S) done to the result
-        self.states: List[Any] = []  # BUILD states, in order
+        # what SETITEM(S), APPEND(S) and BUILD did to the result, in order: a list once there is one (most calls have
+        # none, and a 20,000-tensor state_dict makes 40,000 calls)
+        self.pairs: List[Tuple[Any, Any]] = _NONE  # type: ignore[assignment]
+        self.items: List[Any] = _NONE  # type: ignore[assignment]
+        self.states: List[Any] = _NONE  # type: ignore[assignment]
 
     @property
     def name(self) -> str:
@@ -271,12 +276,16 @@ def _walk(buf, pos: int, lim: Limits, res: WalkResult, counts: List[int]) -> Non
     def setitems(target: Any, pairs: List[Tuple[Any, Any]]) -> None:
         kind = target.name if isinstance(target, Call) else type(target).__name__
         res.setitem_targets[kind] = res.setitem_targets.get(kind, 0) + 1
-        if isinstance(target, (SDict, Call)):
+        if isinstance(target, SDict) or (isinstance(target, Call) and target.pairs):
             target.pairs.extend(pairs)
+        elif isinstance(target, Call):
+            target.pairs = list(pairs)
 
     def appends(target: Any, items: List[Any]) -> None:
-        if isinstance(target, (SList, Call)):
+        if isinstance(target, SList) or (isinstance(target, Call) and target.items):
             target.items.extend(items)
+        elif isinstance(target, Call):
+            target.items = list(items)
         elif isinstance(target, SSet):
             target.items.extend(items)
 
@@ -421,7 +430,10 @@ def _walk(buf, pos: int, lim: Limits, res: WalkResult, counts: List[int]) -> Non
             target = stack[-1] if stack else fail("BUILD on an empty stack")
             res.build_targets[type(target).__name__] = res.build_targets.get(type(target).__name__, 0) + 1
             if isinstance(target, Call):
-                target.states.append(state)
+                if target.states:
+                    target.states.append(state)
+                else:
+                    target.states = [state]
         elif op == 0x47:  # G BINFLOAT
             need(8)
             stack.append(unpack_from(">d", buf, pos)[0])
