@@ -101,6 +101,8 @@ class CommandResult(Record):
             return "%s was stopped: cudaenv was interrupted" % self.name
         if self.error == "oserror":
             return "%s could not be run: %s" % (self.name, excerpt(self.stderr) or "OS error")
+        if self.error == "refused":
+            return "%s was not run: it belongs to the inspected root (--root), and cudaenv never runs its programs" % self.name
         if self.signal is not None:
             how = "crashed" if self.signal != "SIGKILL" else "was killed"
             first = self.excerpt()
@@ -696,6 +698,7 @@ class Host:
         runner: Optional[Callable[..., CommandResult]] = None,
         machine: Optional[str] = None,
         deadline: Optional[Deadline] = None,
+        root_is_this_machine: bool = False,
     ):
         self._root_str = os.fspath(root) or "/"
         if len(self._root_str) > 1:
@@ -706,6 +709,10 @@ class Host:
         self._runner = runner or default_runner or subprocess_runner
         self.machine = machine
         self.deadline = deadline  # when set, no command runs past it (``verify --timeout``)
+        # False (always, from the CLI): the root is an image or a shared folder, whose programs are read, never run.
+        # True only for a root that *is* this machine seen at a prefix: the test suite's fake machine, whose
+        # programs (a WSL /usr/lib/wsl/lib/nvidia-smi, C:/Windows/System32/nvidia-smi.exe) are the test's stand-ins.
+        self.root_is_this_machine = root_is_this_machine
 
     # ------------------------------------------------------------------ paths
     @property
@@ -994,12 +1001,23 @@ class Host:
         seconds = self.timeout if timeout is None else timeout
         if self.deadline is not None:
             seconds = self.deadline.clip(seconds)
+        if self.rooted and not self.root_is_this_machine and argv and self._inside_root(argv[0]):
+            return CommandResult(tuple(argv), None, error="refused", timeout=seconds)
         return self._runner(list(argv), seconds, self.env if env is None else env, cwd)
+
+    def _inside_root(self, program: str) -> bool:
+        """Whether ``program`` (as given, or after following links on this machine) lies inside ``--root``: a
+        mounted image's or a shared folder's programs are inspected as files, never run."""
+        root = self._root_str
+        for name in (os.path.abspath(program), os.path.realpath(program)):
+            if name == root or name.startswith(root + os.sep):
+                return True
+        return False
 
     def with_deadline(self, seconds: Optional[float]) -> "Host":
         """A copy of this host whose commands together take at most ``seconds`` from now (None: no deadline)."""
         return Host(self._root_str, self.env, self.system, self.timeout, self._runner, self.machine,
-                    None if seconds is None else Deadline(seconds))
+                    None if seconds is None else Deadline(seconds), self.root_is_this_machine)
 
     def with_env(self, **changes: Optional[str]) -> "Host":
         """A copy of this host with some environment variables set (or removed when None)."""
@@ -1009,7 +1027,8 @@ class Host:
                 env.pop(key, None)
             else:
                 env[key] = value
-        return Host(self._root_str, env, self.system, self.timeout, self._runner, self.machine, self.deadline)
+        return Host(self._root_str, env, self.system, self.timeout, self._runner, self.machine, self.deadline,
+                    self.root_is_this_machine)
 
 
 def host_from_environment(

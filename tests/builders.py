@@ -220,7 +220,8 @@ class FakeRoot:
 
         full_env: Dict[str, str] = {"PATH": path or TOOLS, "HOME": str(self.path / "root")}
         full_env.update(env or {})
-        return Host(root=self.path, env=full_env, system=system, timeout=timeout)
+        # the fake root is the test's machine: its stand-in programs run (the CLI's --root never runs any)
+        return Host(root=self.path, env=full_env, system=system, timeout=timeout, root_is_this_machine=True)
 
 
 def fake_nvcc_script(version: str) -> str:

@@ -51,7 +51,7 @@ def test_parse_run_output():
     assert header["count"] == 1 and devices[0]["name"] == "NVIDIA H100"
 
 
-def fake_nvcc(fake_root, program_output="", program_exit=0, refuse=("sm_61", "compute_61")):
+def fake_nvcc(fake_root, program_output="", program_exit=0, refuse=("sm_61", "compute_61"), outside=None):
     """A fake toolkit's nvcc: --version, --list-gpu-code, refuses Pascal like CUDA 13, else writes a program
     that prints ``program_output`` (standing for the compiled CUDA program run on a GPU)."""
     out_file = fake_root / "program-output.txt"
@@ -70,6 +70,11 @@ def fake_nvcc(fake_root, program_output="", program_exit=0, refuse=("sm_61", "co
         'out=""; prev=""; for a in "$@"; do [ "$prev" = "-o" ] && out="$a"; prev="$a"; done',
         'printf "#!/bin/sh\\n/bin/cat %s\\nexit %d\\n" > "$out"; /bin/chmod +x "$out"' % (shlex.quote(str(out_file)), program_exit),
         "exit 0", ""])
+    if outside is not None:  # a toolkit outside the root (the CLI never runs a program inside --root)
+        path = outside / "nvcc"
+        path.write_text(script)
+        path.chmod(0o755)
+        return path
     return fake_root.executable("usr/local/cuda-13.0/bin/nvcc", script)
 
 
@@ -124,14 +129,15 @@ def test_no_nvcc(fake_root):
 def test_cli_toolkit_with_a_fake_gpu(cli, fake_root, fake_bin):
     fake_bin.command("nvidia-smi", "", 0, by_args={"--query-gpu": (recorded("smi-query-2080ti-x4.txt"), 0), "--query-compute-apps": ("", 0)})
     output = 'CUDAENV_TOOLKIT {"runtime": 13000, "driver": 13000, "count": 1}\nCUDAENV_TOOLKIT {"device": 0, "name": "NVIDIA GeForce RTX 2080 Ti", "capability": "7.5", "ok": true, "wrong": 0}\n'
-    nvcc = fake_nvcc(fake_root, output)
-    r = cli("verify", "--toolkit", "--json", "--root", str(fake_root.path),
-            env={"PATH": "/usr/local/cuda-13.0/bin:%s" % fake_bin.env_path})
+    toolkit = fake_root.path.parent / "shared-toolkit-bin"
+    toolkit.mkdir()
+    nvcc = fake_nvcc(fake_root, output, outside=toolkit)
+    r = cli("verify", "--toolkit", "--nvcc", str(nvcc), "--json", "--root", str(fake_root.path), env={"PATH": fake_bin.env_path})
     assert r.code == 0, r
     data = r.json()["toolkit"]
-    assert data["archs"] == ["sm_75"] and data["ran"] is True and data["nvcc"] == "/usr/local/cuda-13.0/bin/nvcc"
+    assert data["archs"] == ["sm_75"] and data["ran"] is True and data["nvcc"] == str(nvcc)
     assert "devices" not in r.json()  # --toolkit alone runs no torch
-    text = cli("verify", "--toolkit", "--root", str(fake_root.path), env={"PATH": "/usr/local/cuda-13.0/bin:%s" % fake_bin.env_path}).out
+    text = cli("verify", "--toolkit", "--nvcc", str(nvcc), "--root", str(fake_root.path), env={"PATH": fake_bin.env_path}).out
     assert "device 0: NVIDIA GeForce RTX 2080 Ti (7.5) ran the kernel" in text and "toolkit check passed" in text
     assert os.path.isfile(str(nvcc))
 

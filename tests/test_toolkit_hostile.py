@@ -37,6 +37,8 @@ def _trap_toolkit(fake_root, tmp_path, name="cuda-12.4"):
         ("uninstall", "/usr/local/cuda-12.4", "--json"),
         ("doctor", "--quick"),
         ("doctor", "--quick", "--json"),
+        ("verify", "--toolkit"),
+        ("verify", "--toolkit", "--json"),
     ],
 )
 def test_an_images_nvcc_is_never_run(cli, fake_root, tmp_path, argv):
@@ -45,6 +47,30 @@ def test_an_images_nvcc_is_never_run(cli, fake_root, tmp_path, argv):
     res = cli(*argv, "--root", str(fake_root.path), env=env)
     assert not marker.exists(), res
     assert "Traceback" not in res.err
+
+
+def test_verify_toolkit_under_root_says_why_it_cannot_compile(cli, fake_root, tmp_path):
+    _base, marker = _trap_toolkit(fake_root, tmp_path)
+    res = cli("verify", "--toolkit", "--root", str(fake_root.path), env={"PATH": BIN, "HOME": str(tmp_path)})
+    assert res.code == 2 and res.out == ""
+    assert "cudaenv never runs a program found under --root" in res.err and "--nvcc PATH" in res.err
+    assert not marker.exists()
+
+
+def test_host_refuses_a_program_inside_the_root_even_by_its_real_path(fake_root, tmp_path):
+    """The seam itself: whatever a caller passes (the image's path on this machine, or a link to it from outside),
+    a program inside --root is a 'refused' result, never a process."""
+    _base, marker = _trap_toolkit(fake_root, tmp_path)
+    host = Host(root=str(fake_root.path), env={"PATH": BIN})
+    inside = str(fake_root.path / "usr/local/cuda-12.4/bin/nvcc")
+    outside = tmp_path / "nvcc-link"
+    outside.symlink_to(inside)
+    for program in (inside, str(outside)):
+        res = host.run([program, "--version"], timeout=5)
+        assert (res.error, res.returncode, res.ok) == ("refused", None, False)
+        assert "never runs its programs" in res.describe()
+    assert not marker.exists()
+    assert Host(root=str(fake_root.path), env={"PATH": BIN}).run([sys.executable, "-c", "print(1)"], timeout=30).stdout.strip() == "1"
 
 
 def test_the_note_says_only_running_nvcc_could_tell(cli, fake_root, tmp_path):
@@ -184,3 +210,15 @@ def test_a_big_dpkg_status_is_streamed(tmp_path, fake_root):
     peak_kib = int(proc.stdout.strip().splitlines()[-1])
     assert size > 100 * 1024 * 1024
     assert peak_kib * 1024 < size * 0.6, "peak RSS %d MiB for a %d MiB status" % (peak_kib // 1024, size // 2 ** 20)
+
+
+@pytest.mark.parametrize("place", ["usr/lib/wsl/lib/nvidia-smi", "usr/local/nvidia/bin/nvidia-smi", "usr/bin/nvidia-smi"])
+def test_an_images_nvidia_smi_is_never_run(cli, fake_root, tmp_path, place):
+    """The driver places the probe looks at (WSL, a GKE-style mount, PATH inside the image) are the image's files."""
+    marker = tmp_path / "SMI-RAN"
+    fake_root.executable(place, "#!/bin/sh\ntouch %s\necho '0, NVIDIA A100, 580.126.09, 8.0, 40960, 0, GPU-a, 0:10:1C.0'\n" % marker)
+    res = cli("doctor", "--json", "--python", sys.executable, "--root", str(fake_root.path),
+              env={"PATH": "/usr/bin:" + BIN, "HOME": str(tmp_path)})
+    assert not marker.exists(), res
+    assert "Traceback" not in res.err
+    assert res.json()["gpus"] == []  # nothing it could only have learnt by running the image's program

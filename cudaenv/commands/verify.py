@@ -71,6 +71,9 @@ def run(args: argparse.Namespace, ctx) -> int:
     host = ctx.host(args)
     if args.timeout is not None:
         host = host.with_deadline(args.timeout)  # --timeout bounds the whole run; each child gets what is left
+    if args.toolkit and host.rooted and not args.nvcc:
+        raise UserError("verify --toolkit compiles with the inspected root's nvcc, and cudaenv never runs a program found under --root",
+                        hint="run `cudaenv verify --toolkit` inside the image (chroot, container), or give --nvcc PATH of a toolkit outside it")
     devices_mode = bool(args.cpu or args.device) or not (args.distributed or args.toolkit)
     python = _interpreter(host, args.python) if (devices_mode or args.distributed) else None
     hardware = None if not args.cpu else ((), ())
