@@ -126,7 +126,7 @@ class Toolkit(Record):
     version: Optional[str]  # "12.4.131" or "12.4" where only major.minor is known
     path: str  # the toolkit root, as the inspected system names it
     source: str  # where it was found: "/usr/local/cuda-*", "CUDA_HOME", "PATH", "conda", "pip", ...
-    install_method: str = "unknown"  # runfile | deb | rpm | conda | pip | windows-installer | distro | unknown
+    install_method: str = "unknown"  # runfile | deb | rpm | conda | pip | pip-wheels | cudaenv | windows-installer | distro | unknown
     active: bool = False  # the toolkit a build would use now (nvcc on PATH, else CUDA_HOME)
     version_source: Optional[str] = None  # version.json | version.txt | dist-info | conda-meta | cuda.h | nvcc-file (read from nvcc's bytes) | nvcc (run)
     nvcc: Optional[str] = None  # path of bin/nvcc when present

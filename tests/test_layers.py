@@ -40,6 +40,7 @@ LAYERS = {
 APPLY = {
     "cudaenv.host": "the one runner: timeouts, bounded capture, process groups",
     "cudaenv._fs": "atomic writes (a temp file beside the target, then rename): the torch index cache, rc files",
+    "cudaenv.toolkit.install.apply": "`cudaenv install`: a staging folder beside the target, renamed into place",
 }
 
 # (importer, imported) -> why it is still there. Each entry must still be needed (the test fails on a stale one).

@@ -11,6 +11,7 @@ COMMANDS = {
     "fix": ("cudaenv.commands.fix", "guided fix for a CPU-only or wrong-CUDA torch"),
     "verify": ("cudaenv.commands.verify", "run real GPU work in your Python to prove it works"),
     "explain": ("cudaenv.commands.explain", "explain a pasted CUDA/torch error message"),
+    "install": ("cudaenv.commands.install", "install a CUDA toolkit side by side, without root"),
     "uninstall": ("cudaenv.commands.uninstall", "plan the removal of a CUDA toolkit, leaving nothing behind"),
     "check-installer": ("cudaenv.commands.check_installer", "check a downloaded CUDA .run installer without running it"),
     "checkpoint": ("cudaenv.commands.checkpoint", "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"),

@@ -17,6 +17,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--json", action="store_true", help="print the plan (or --check result) as JSON")
     parser.add_argument("--script", metavar="FILE", help="write the plan as a bash script that asks before each step")
     parser.add_argument("--check", action="store_true", help="after removal: report what is still left (exit 1 if anything)")
+    parser.add_argument("--yes", action="store_true", help="a toolkit `cudaenv install` made: remove it without asking")
     link = parser.add_mutually_exclusive_group()
     link.add_argument("--repoint", metavar="VERSION|PATH", help="point /usr/local/cuda at this toolkit instead of removing the link")
     link.add_argument("--remove-link", action="store_true", help="remove /usr/local/cuda (also when it dangles elsewhere)")
@@ -55,6 +56,8 @@ def run(args, ctx) -> int:
         host, targets, toolkits, link, notes, driver=args.driver, python=args.python, active_path=active
     )
     names = [t.path for t in targets]
+    if targets and all(t.install_method == "cudaenv" for t in targets) and not host.rooted and not (args.check or args.script or args.json):
+        return _remove_cudaenv_installs(ctx, host, targets, args.yes)
     if args.check:
         residue = find_residue(inspection)
         ctx.out.write(render_residue_json(names, residue) if args.json else render_residue_text(names, residue))
@@ -86,4 +89,37 @@ def run(args, ctx) -> int:
         if args.script:
             done = "Wrote the plan to %s: read it, then run `bash %s` (asks before each step)." % (args.script, args.script)
             ctx.out.write("\n" + "\n".join(wrap(printable(done), "", "", width, long_words="keep")) + "\n")
+    return 0
+
+
+def _remove_cudaenv_installs(ctx, host, targets, yes: bool) -> int:
+    """Toolkits `cudaenv install` made: cudaenv owns their folders, so it removes them itself (after asking; no sudo)."""
+    import sys
+
+    from cudaenv.toolkit.install.apply import remove_install
+    from cudaenv.probes.toolkit_store import is_cudaenv_install
+
+    lines = ["This removes (made by `cudaenv install`; nothing else is touched):"]
+    for t in targets:
+        files = sum(len(names) for _d, _s, names in os.walk(host.local(t.path)))
+        lines.append("  %s  (CUDA %s, %d files)" % (printable(t.path), printable(t.version or "?"), files))
+    ctx.out.write("\n".join(lines) + "\n")
+    if not yes:
+        stdin = ctx.stdin if ctx.stdin is not None else sys.stdin
+        if stdin is None or not stdin.isatty():
+            raise UserError("not removed: no terminal to ask on", hint="give --yes to remove it without asking")
+        ctx.out.write("Remove? [y/N] ")
+        ctx.out.flush()
+        if stdin.readline().strip().lower() not in ("y", "yes"):
+            ctx.out.write("Nothing removed.\n")
+            return 1
+    for t in targets:
+        path = host.local(t.path)
+        if not is_cudaenv_install(host, t.path):
+            raise UserError("%s is no longer a cudaenv install; not removed" % printable(t.path))
+        try:
+            remove_install(path)
+        except OSError as exc:
+            raise UserError("could not remove %s: %s" % (printable(t.path), printable(exc.strerror or exc)), exit_code=1)
+        ctx.out.write("Removed %s\n" % printable(t.path))
     return 0

@@ -22,11 +22,13 @@ CONTRACT_MODULES = (
     "cudaenv.toolkit.uninstall.plan",
     "cudaenv.toolkit.uninstall.residue",
     "cudaenv.checkpoint.report",
+    "cudaenv.toolkit.install.plan",
 )
 # Records in those modules that are working values, never written as JSON.
 INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.records.Candidate",
                       "cudaenv.recommend.records.Request", "cudaenv.explain._Row",
-                      "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.plan.Options"])
+                      "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.plan.Options",
+                      "cudaenv.toolkit.install.plan.InstallPlan"])
 
 
 def contract_records() -> Tuple[type, ...]:

@@ -7,6 +7,7 @@ to the same folder (every place that found it stays in ``Toolkit.sources``):
 * ``/usr/local/cuda-*`` and ``/opt/cuda``, ``/opt/cuda-*`` (``/Developer/NVIDIA/CUDA-*`` on macOS),
   ``C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*`` on Windows;
 * distro packages: ``/usr/bin/nvcc`` with ``/usr/lib/cuda`` (the toolkit is ``/usr``);
+* the toolkits ``cudaenv install`` put in the data dir (``CUDAENV_DATA_DIR``; install method ``cudaenv``);
 * ``CUDAENV_TOOLKITS`` (each entry a toolkit root or a folder of toolkit roots, like ``/sw/cuda``);
 * the active conda env (``CONDA_PREFIX``) and pip ``nvidia`` wheels in the given site-packages;
 * ``CUDA_HOME``, ``CUDA_PATH``, ``CUDA_PATH_V12_1``-style variables, ``CUDA_ROOT``;
@@ -40,6 +41,7 @@ from cudaenv.parse.toolkit_files import (  # noqa: F401  (parse_bundled_driver, 
     version_json_raw,
 )
 from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.probes.toolkit_store import is_cudaenv_install
 from cudaenv.version import malformed, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
@@ -135,6 +137,7 @@ def _candidates(host, notes: list, site_packages: Sequence[str], nvccs: Sequence
         if host.is_file("/usr/bin/nvcc") or host.is_dir("/usr/lib/cuda"):
             out.append(_Candidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
     out += _cudaenv_toolkits(host, notes)
+    out += _installed(host)
     out += _conda(host)
     out += _pip(host, site_packages)
     for name in ("CUDA_HOME", "CUDA_PATH"):
@@ -184,6 +187,13 @@ def _cudaenv_toolkits(host, notes: list) -> List[_Candidate]:
             notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % entry))
         out += [_Candidate(c, "CUDAENV_TOOLKITS") for c in kept]
     return out
+
+
+def _installed(host) -> List[_Candidate]:
+    """The toolkits `cudaenv install` put in the data dir (finished ones only: they hold the install marker)."""
+    from cudaenv.probes.toolkit_store import METHOD, installed
+
+    return [_Candidate(path, "cudaenv install", METHOD) for path in installed(host, host.system)]
 
 
 def _conda(host) -> List[_Candidate]:
@@ -376,6 +386,8 @@ class _Finder:
         host = self.host
         if cand is not None and cand.method in ("pip", "conda"):
             return cand.method
+        if is_cudaenv_install(host, path):
+            return "cudaenv"  # `cudaenv install` (the data dir or a --prefix), found by any source
         if self.install_methods and runfile_uninstaller(host, path):
             return "runfile"
         if wheel_dists(host, path):

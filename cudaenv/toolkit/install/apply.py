@@ -1,0 +1,256 @@
+"""``cudaenv install`` from wheels, through the Host: resolve, download, check, assemble, rename into place.
+
+1. ``pip index versions cuda-toolkit`` -> the releases; the spec picks one (:func:`plan.choose_release`);
+2. ``pip install --dry-run --ignore-installed --report`` of ``cuda-toolkit[nvcc,cudart,cccl,crt,nvvm]==R``: the
+   meta-package's Requires-Dist (the pins), each component's file and the index's sha256 (:func:`plan.plan_components`);
+3. ``pip download --no-deps --require-hashes`` of exactly those files (``uv pip install --target`` with
+   ``--installer uv``) into a staging folder *beside* the target, each file's sha256 checked again here;
+4. the wheels unpacked into the staging folder's tree (:mod:`assemble`), the links added, ``version.json`` and the
+   marker written last; then one ``rename`` puts the tree in place.
+
+All of it runs under an exclusive lock on ``.<release>.lock`` in the store: a second install of the same release
+waits, then finds it installed. Whatever stops the install (an exception, Ctrl-C, SIGTERM, a failed download, a
+full disk) removes the staging folder; discovery never lists a folder without the marker.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from typing import Callable, Optional, Sequence
+
+from cudaenv.errors import UserError
+from cudaenv.probes import toolkit_store as store
+from cudaenv.toolkit.install import assemble, plan
+
+HASH_CHUNK = 1024 * 1024
+MAX_WHEEL = 2 * 1024 * 1024 * 1024
+
+
+class InstallError(UserError):
+    """The install failed; nothing was left behind. Exit code 1."""
+
+    def __init__(self, message: str, hint: Optional[str] = None):
+        super().__init__(message, hint, exit_code=1)
+
+
+class Outcome:
+    """What :func:`install_from_wheels` did (the command turns it into an InstallReport)."""
+
+    def __init__(self, status: str, release: str, path: str, components=(), download_bytes: int = 0, files: int = 0,
+                 links=()):
+        self.status, self.release, self.path, self.components = status, release, path, tuple(components)
+        self.download_bytes, self.files, self.links = download_bytes, files, tuple(links)
+
+
+def _quiet(_line: str) -> None:
+    pass
+
+
+def find_installer(host, installer: str) -> list:
+    """The argv prefix of the installer: ``pip`` (or ``pip3``) on PATH, or ``uv`` for ``--installer uv``."""
+    if installer == "uv":
+        uv = host.which("uv")
+        if uv is None:
+            raise UserError("--installer uv: uv is not on PATH", hint="install uv, or drop --installer uv (pip is used)")
+        return [uv]
+    pip = host.which("pip") or host.which("pip3")
+    if pip is None:
+        raise UserError("pip is not on PATH", hint="activate an environment that has pip, or give --installer uv")
+    return [pip]
+
+
+def _failed(what: str, result) -> InstallError:
+    text = (result.stderr or "") + (result.stdout or "")
+    if "No space left on device" in text or "Errno 28" in text:
+        return InstallError("%s failed: no space left on device" % what, hint="free some space, or give --prefix DIR on another disk")
+    return InstallError("%s failed: %s" % (what, result.describe()), hint=(result.excerpt() or None))
+
+
+def releases(host, pip: Sequence[str], timeout: float) -> tuple:
+    from cudaenv.parse.pip_output import parse_index_versions
+
+    result = host.run(list(pip) + ["index", "versions", plan.META], timeout=timeout)
+    if not result.ok:
+        raise _failed("`pip index versions %s`" % plan.META, result)
+    found = parse_index_versions(result.stdout)
+    if not found:
+        raise InstallError("pip listed no %s releases" % plan.META)
+    return found
+
+
+def sha256_of(path: str) -> str:
+    from cudaenv.host import open_regular
+
+    digest = hashlib.sha256()
+    with open_regular(path) as fh:
+        left = MAX_WHEEL
+        while left > 0:
+            chunk = fh.read(min(HASH_CHUNK, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _lock(path: str, progress: Callable[[str], None], release: str):
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            progress("waiting for another install of %s to finish" % release)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _remove_tree(path: str) -> None:
+    if os.path.lexists(path):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def install_from_wheels(host, release: str, base: str, installer: str = "pip", reinstall: bool = False,
+                        progress: Callable[[str], None] = _quiet, timeout: float = 1800.0, version: str = "") -> Outcome:
+    """Install ``release`` (a cuda-toolkit release from :func:`plan.choose_release`) into ``base/release``."""
+    from cudaenv.parse.pip_output import parse_install_report
+
+    target = os.path.join(base, release)
+    if store.is_cudaenv_install(host, target) and not reinstall:
+        return Outcome("already-installed", release, target)
+    if os.path.lexists(target) and not store.is_cudaenv_install(host, target):
+        raise UserError("%s exists and is not a cudaenv install" % target, hint="move it away, or give --prefix DIR")
+    argv = find_installer(host, installer)
+    pip = argv if installer != "uv" else (find_installer(host, "pip") if (host.which("pip") or host.which("pip3")) else None)
+    try:
+        os.makedirs(base, exist_ok=True)
+    except OSError as exc:
+        raise UserError("cannot create %s: %s" % (base, exc.strerror or exc), hint="give --prefix DIR you can write") from None
+    fd = _lock(os.path.join(base, ".%s.lock" % release), progress, release)
+    stage = None
+    try:
+        if store.is_cudaenv_install(host, target) and not reinstall:
+            return Outcome("already-installed", release, target)
+        import tempfile
+
+        stage = tempfile.mkdtemp(prefix=".%s.tmp-" % release, dir=base)
+        progress("resolving cuda-toolkit %s" % release)
+        report_file = os.path.join(stage, "report.json")
+        resolver = pip if pip is not None else argv
+        if resolver is argv and installer == "uv":
+            raise UserError("--installer uv still needs pip to read the index's pins and hashes", hint="put pip on PATH")
+        result = host.run(list(resolver) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file,
+                                            plan.requirement(release)], timeout=timeout)
+        if not result.ok:
+            raise _failed("resolving %s" % plan.requirement(release), result)
+        text = host.read_text(report_file, limit=8 * 1024 * 1024)
+        try:
+            the_plan = plan.plan_components(release, parse_install_report(text or ""))
+        except plan.PlanError as exc:
+            raise InstallError(exc.message, exc.hint) from None
+        reqs = os.path.join(stage, "requirements.txt")
+        with open(reqs, "w", encoding="utf-8") as fh:
+            for c in the_plan.components:
+                fh.write("%s==%s --hash=sha256:%s\n" % (c.name, c.version, c.sha256))
+        tree = os.path.join(stage, "tree")
+        names = ", ".join("%s %s" % (c.name, c.version) for c in the_plan.components)
+        download_bytes = 0
+        if installer == "uv":
+            progress("installing %s with uv" % names)
+            site = os.path.join(stage, "site")
+            result = host.run(argv + ["pip", "install", "--no-deps", "--require-hashes", "--target", site, "-r", reqs],
+                              timeout=timeout)
+            if not result.ok:
+                raise _failed("uv pip install", result)
+            files, links = _tree_from_site(site, tree, host.machine or os.uname().machine)
+        else:
+            progress("downloading %s" % names)
+            wheels = os.path.join(stage, "wheels")
+            result = host.run(argv + ["download", "--no-deps", "--require-hashes", "--only-binary", ":all:",
+                                      "--dest", wheels, "-r", reqs], timeout=timeout)
+            if not result.ok:
+                raise _failed("pip download", result)
+            paths = []
+            for c in the_plan.components:
+                path = os.path.join(wheels, c.filename)
+                if not os.path.isfile(path):
+                    raise InstallError("pip download did not leave %s" % c.filename)
+                got = sha256_of(path)
+                if got != c.sha256:
+                    raise InstallError("sha256 mismatch for %s: the index says %s, the file has %s" % (c.filename, c.sha256, got),
+                                       hint="nothing was installed; try again (a proxy or mirror may have changed the file)")
+                download_bytes += os.path.getsize(path)
+                paths.append(path)
+            progress("unpacking %d wheels (%d MB)" % (len(paths), download_bytes // 1000000))
+            files, links = _tree_from_wheels(paths, tree, host.machine or os.uname().machine)
+        _write(os.path.join(tree, "version.json"), assemble.version_json(release, the_plan.components))
+        _write(os.path.join(tree, store.MARKER), assemble.marker(release, the_plan.components, installer, version))
+        if os.path.lexists(target):
+            old = os.path.join(stage, "old")
+            os.rename(target, old)
+        os.rename(tree, target)
+        progress("installed CUDA %s in %s" % (release, target))
+        return Outcome("installed", release, target, the_plan.components, download_bytes, files, links)
+    except OSError as exc:
+        import errno
+
+        if exc.errno == errno.ENOSPC:
+            raise InstallError("no space left on device while installing into %s" % base,
+                               hint="free some space, or give --prefix DIR on another disk") from None
+        raise InstallError("installing into %s failed: %s" % (base, exc.strerror or exc)) from None
+    except assemble.AssembleError as exc:
+        raise InstallError(str(exc), hint="nothing was installed") from None
+    finally:
+        if stage is not None:
+            _remove_tree(stage)
+        os.close(fd)
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _tree_from_wheels(paths: Sequence[str], tree: str, machine: str):
+    os.makedirs(tree)
+    seen: dict = {}
+    total = [0]
+    files = sum(assemble.unpack_wheel(p, tree, seen, total) for p in paths)
+    return files, assemble.fix_layout(tree, machine)
+
+
+def _tree_from_site(site: str, tree: str, machine: str):
+    """uv's ``--target`` folder -> the tree: ``nvidia/cuNN/*`` moved up (uv kept the exec bits and checked the hashes)."""
+    nvidia = os.path.join(site, "nvidia")
+    roots = [os.path.join(nvidia, n) for n in (os.listdir(nvidia) if os.path.isdir(nvidia) else [])
+             if n.startswith("cu") and n[2:].isdigit()]
+    if len(roots) != 1:
+        raise InstallError("uv installed no single nvidia/cuNN tree into %s" % site)
+    os.makedirs(tree)
+    files = 0
+    for name in sorted(os.listdir(roots[0])):
+        if name in ("__init__.py", "__pycache__", ".metadata"):
+            continue
+        os.rename(os.path.join(roots[0], name), os.path.join(tree, name))
+    for _dir, _sub, names in os.walk(tree):
+        files += len(names)
+    return files, assemble.fix_layout(tree, machine)
+
+
+def remove_install(path: str) -> None:
+    """Remove a cudaenv install: renamed to a hidden name first (discovery stops listing it at once), then deleted."""
+    import tempfile
+
+    parent = os.path.dirname(path.rstrip("/"))
+    hidden = tempfile.mkdtemp(prefix=".%s.rm-" % os.path.basename(path.rstrip("/")), dir=parent)
+    try:
+        os.rename(path, os.path.join(hidden, "tree"))
+    finally:
+        shutil.rmtree(hidden, ignore_errors=True)

@@ -1,0 +1,470 @@
+"""`cudaenv install` from wheels: a real HTTP server on 127.0.0.1 serves small fake CUDA 13 wheels and a fake
+`cuda-toolkit` meta wheel; a stand-in `pip` in the fake bin (a Python script run by the test interpreter) answers
+`index versions`, `install --dry-run --report` (built from the meta wheel's METADATA and the served files' sha256)
+and `download` (over HTTP). Behaviours switched by STANDIN_* variables: a failing download, a full disk, a slow
+download (for SIGINT/SIGTERM and two installs at once), a served file whose hash differs from the index's."""
+
+import functools
+import hashlib
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from builders import TOOLS
+
+from cudaenv.parse.pip_output import parse_index_versions, parse_install_report
+from cudaenv.toolkit.install import assemble, plan
+
+RELEASES = ["13.1.0", "13.0.2", "13.0.1", "12.9.1", "12.4.1"]
+COMPONENTS = {  # project -> (version, extra, files below nvidia/cu13/)
+    "nvidia-cuda-nvcc": ("13.0.88", "nvcc", {"bin/nvcc": "#!/bin/sh\necho nvcc\n", "bin/nvcc.profile": "TOP = $(_HERE_)/..\n",
+                                              "bin/crt/link.stub": "stub"}),
+    "nvidia-cuda-runtime": ("13.0.96", "cudart", {"lib/libcudart.so.13": "ELF-cudart", "lib/libcudart_static.a": "ar",
+                                                   "include/cuda_runtime.h": "#pragma once\n",
+                                                   "include/cuda.h": "#define CUDA_VERSION 13000\n"}),
+    "nvidia-cuda-cccl": ("13.0.85", "cccl", {"include/cccl/thrust/version.h": "#define THRUST_VERSION 300000\n"}),
+    "nvidia-cuda-crt": ("13.0.88", "crt", {"include/crt/host_config.h": "#pragma once\n"}),
+    "nvidia-nvvm": ("13.0.88", "nvvm", {"nvvm/bin/cicc": "#!/bin/sh\n", "lib/libnvvm.so.4": "ELF-nvvm",
+                                         "nvvm/libdevice/libdevice.10.bc": "BC"}),
+}
+
+
+def _wheel_name(project, version, tag="py3-none-manylinux2014_x86_64"):
+    return "%s-%s-%s.whl" % (project.replace("-", "_"), version, tag)
+
+
+def make_wheel(folder: Path, project, version, files, extra_members=(), tag="py3-none-manylinux2014_x86_64"):
+    path = folder / _wheel_name(project, version, tag)
+    dist = "%s-%s.dist-info" % (project.replace("-", "_"), version)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("nvidia/__init__.py", "")
+        for rel, text in files.items():
+            zf.writestr("nvidia/cu13/" + rel, text)
+        for info, data in extra_members:
+            zf.writestr(info, data)
+        zf.writestr(dist + "/METADATA", "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (project, version))
+        zf.writestr(dist + "/RECORD", "")
+    return path
+
+
+def make_meta(folder: Path, release="13.0.2", components=COMPONENTS):
+    lines = ["Metadata-Version: 2.1", "Name: cuda-toolkit", "Version: %s" % release]
+    for project, (version, extra, _files) in components.items():
+        pin = ".".join(version.split(".")[:3]) + ".*"
+        lines.append("Requires-Dist: %s==%s; (sys_platform == 'linux' or sys_platform == 'win32') and extra == '%s'" % (project, pin, extra))
+        lines.append("Requires-Dist: %s==%s; sys_platform == 'linux' and extra == 'all'" % (project, pin))
+    lines.append("Requires-Dist: nvidia-cublas==13.0.0.19.*; sys_platform == 'linux' and extra == 'cublas'")
+    path = folder / ("cuda_toolkit-%s-py2.py3-none-any.whl" % release)
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("cuda_toolkit-%s.dist-info/METADATA" % release, "\n".join(lines) + "\n")
+    return path
+
+
+STANDIN = r'''
+import hashlib, json, os, sys, time, urllib.request, zipfile, io
+base = os.environ["STANDIN_BASE"]
+log = os.environ.get("STANDIN_LOG")
+args = sys.argv[1:]
+if log:
+    with open(log, "a") as fh:
+        fh.write(" ".join(args) + "\n")
+def get(path):
+    with urllib.request.urlopen(base + "/" + path, timeout=10) as r:
+        return r.read()
+table = json.loads(get("files.json"))
+if args[:2] == ["index", "versions"]:
+    print("%s (%s)" % (args[2], table["releases"][0]))
+    print("Available versions: " + ", ".join(table["releases"]))
+    sys.exit(0)
+if args[:2] == ["install", "--dry-run"]:
+    report = args[args.index("--report") + 1]
+    req = args[-1]
+    release = req.split("==")[1]
+    meta_file = table["meta"][release]
+    data = get(meta_file)
+    text = zipfile.ZipFile(io.BytesIO(data)).read("cuda_toolkit-%s.dist-info/METADATA" % release).decode()
+    requires = [l.split(": ", 1)[1] for l in text.splitlines() if l.startswith("Requires-Dist: ")]
+    items = [{"metadata": {"name": "cuda-toolkit", "version": release, "requires_dist": requires},
+              "download_info": {"url": base + "/" + meta_file, "archive_info": {"hashes": {"sha256": hashlib.sha256(data).hexdigest()}}},
+              "requested_extras": ["nvcc", "cudart", "cccl", "crt", "nvvm"]}]
+    for name, row in table["components"].items():
+        items.append({"metadata": {"name": name, "version": row["version"]},
+                      "download_info": {"url": base + "/" + row["file"], "archive_info": {"hashes": {"sha256": row["sha256"]}}}})
+    with open(report, "w") as fh:
+        json.dump({"version": "1", "install": items}, fh)
+    sys.exit(0)
+if args and args[0] == "download":
+    if os.environ.get("STANDIN_FAIL") == "download":
+        print("ERROR: Could not find a version that satisfies the requirement nvidia-cuda-nvcc==13.0.88", file=sys.stderr)
+        sys.exit(1)
+    dest = args[args.index("--dest") + 1]
+    reqs = args[args.index("-r") + 1]
+    os.makedirs(dest, exist_ok=True)
+    for line in open(reqs):
+        name = line.split("==")[0]
+        row = table["components"][name]
+        with open(os.path.join(dest, row["file"]), "wb") as fh:
+            fh.write(get(row.get("served", row["file"])))
+        if os.environ.get("STANDIN_SLOW"):
+            open(os.environ["STANDIN_SLOW"], "a").close()
+            time.sleep(30)
+        if os.environ.get("STANDIN_FAIL") == "enospc":
+            print("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device", file=sys.stderr)
+            sys.exit(1)
+    sys.exit(0)
+print("stand-in pip: unexpected arguments %r" % args, file=sys.stderr)
+sys.exit(2)
+'''
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class Index:
+    """The served folder (wheels, meta wheels, files.json) and the fake bin's stand-in pip."""
+
+    def __init__(self, tmp: Path):
+        self.www = tmp / "www"
+        self.www.mkdir()
+        self.bin = tmp / "bin"
+        self.bin.mkdir()
+        self.log = tmp / "pip.log"
+        self.table = {"releases": RELEASES, "meta": {}, "components": {}}
+        for project, (version, _extra, files) in COMPONENTS.items():
+            self.add(project, version, files)
+        self.table["meta"]["13.0.2"] = make_meta(self.www).name
+        handler = functools.partial(_Quiet, directory=str(self.www))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.base = "http://127.0.0.1:%d" % self.httpd.server_address[1]
+        pip = self.bin / "pip"
+        pip.write_text("#!%s\n%s" % (sys.executable, STANDIN))
+        pip.chmod(0o755)
+        self.write()
+
+    def add(self, project, version, files, extra_members=()):
+        path = make_wheel(self.www, project, version, files, extra_members)
+        self.table["components"][project] = {"version": version, "file": path.name,
+                                             "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+        return path
+
+    def write(self):
+        (self.www / "files.json").write_text(json.dumps(self.table))
+
+    def env(self, data: Path, **extra):
+        env = {"PATH": "%s:%s" % (self.bin, TOOLS), "STANDIN_BASE": self.base, "STANDIN_LOG": str(self.log),
+               "CUDAENV_DATA_DIR": str(data), "HOME": str(data.parent)}
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def index(tmp_path):
+    idx = Index(tmp_path)
+    yield idx
+    idx.close()
+
+
+def _store(data: Path):
+    folder = data / "toolkits"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def _nothing_left(data: Path):
+    """Nothing discovery could list and no staging folder: only lock files may remain."""
+    left = [n for n in _store(data) if not n.endswith(".lock")]
+    assert left == [], left
+
+
+# ------------------------------------------------------------------------------------------- the planner
+def test_choose_release_uses_the_toolkit_spec_grammar():
+    assert plan.choose_release("13", RELEASES) == "13.1.0"
+    assert plan.choose_release("13.0", RELEASES) == "13.0.2"
+    assert plan.choose_release("13.0.1", RELEASES) == "13.0.1"
+    assert plan.choose_release("13.0", ["13.0.2", "13.0.3.0", "13.0.10"]) == "13.0.10"
+    with pytest.raises(plan.PlanError) as err:
+        plan.choose_release("13.9", RELEASES)
+    assert "13.1.0" in err.value.hint
+    with pytest.raises(plan.PlanError):
+        plan.choose_release("13.0$(x)", RELEASES)
+    # 13.1 never matches 13.10
+    assert plan.choose_release("13.1", ["13.10.0", "13.1.0"]) == "13.1.0"
+
+
+def test_component_pins_come_from_the_meta_metadata_not_a_pattern():
+    requires = [
+        "nvidia-cuda-nvcc==13.0.88.*; (sys_platform == 'linux' or sys_platform == 'win32') and extra == 'nvcc'",
+        "nvidia-nvvm==13.0.88.*; sys_platform == 'linux' and extra == 'nvcc'",
+        "nvidia-cuda-runtime==13.0.96.*; sys_platform == 'linux' and extra == 'cudart'",
+        "nvidia-cuda-runtime==99.0.0; sys_platform == 'win32' and extra == 'cudart'",
+        "nvidia-cuda-cccl==13.3.5.0.6.*; extra == 'cccl'",
+        "nvidia-cuda-crt==13.0.88.*; extra == 'crt'",
+        "nvidia-nvvm==13.0.88.*; extra == 'nvvm'",
+        "nvidia-cublas==13.0.0.19.*; extra == 'cublas'",
+        "not a requirement ;;;",
+    ]
+    pins = plan.component_pins(requires)
+    assert pins["nvidia-cuda-runtime"] == ("==13.0.96.*", "cudart")  # Linux row, not Windows'
+    assert pins["nvidia-cuda-cccl"] == ("==13.3.5.0.6.*", "cccl")  # cccl's own numbering
+    assert pins["nvidia-nvvm"][1] == "nvvm"  # the extra named after it wins over nvcc's
+    assert "nvidia-cublas" not in pins
+    with pytest.raises(plan.PlanError):
+        plan.component_pins(requires[:3])  # no crt/nvvm/cccl extra (a 12.x meta)
+
+
+def test_twelve_and_older_get_the_plain_answer(cli, tmp_path):
+    assert plan.needs_runfile("12.9.1") and plan.needs_runfile("11.8") and not plan.needs_runfile("13.0")
+    r = cli("install", "12.4", env={"PATH": TOOLS, "CUDAENV_DATA_DIR": str(tmp_path / "d")})
+    assert r.code == 1
+    assert "no pip build of nvcc exists" in r.out and "--runfile FILE" in r.out and "--plan" in r.out
+    assert "conda install -c nvidia cuda-toolkit=12.4" in r.out
+    data = json.loads(cli("install", "12.4", "--json", env={"PATH": TOOLS}).out)
+    assert data["schema_version"] == 1 and data["status"] == "no-wheels" and data["ok"] is False
+
+
+def test_report_parser_never_raises_and_reads_hashes():
+    assert parse_install_report("") == () and parse_install_report("[1]") == () and parse_install_report("{" * 10000) == ()
+    text = json.dumps({"install": [{"metadata": {"name": "x", "version": "1"}, "download_info": {
+        "url": "https://h/p/x-1-py3-none-any.whl#sha256=ab", "archive_info": {"hashes": {"sha256": "A" * 64}}}}, {"bad": 1}]})
+    (item,) = parse_install_report(text)
+    assert item.filename == "x-1-py3-none-any.whl" and item.sha256 == "a" * 64
+    assert parse_index_versions("x (1)\nAvailable versions: 13.0.2, 13.0.0rc1, 12.4.1\n") == ("13.0.2", "12.4.1")
+
+
+# ------------------------------------------------------------------------------------------- the installer
+def test_install_assembles_a_normal_toolkit_layout(index, cli, tmp_path, fake_root):
+    data = fake_root.path / "data"  # inside the root `list --root` reads
+    r = cli("install", "13.0", "--json", env=index.env(data))
+    assert r.code == 0, r.err + r.out
+    report = r.json()
+    assert report["status"] == "installed" and report["release"] == "13.0.2" and report["schema_version"] == 1
+    tk = data / "toolkits" / "13.0.2"
+    assert report["path"] == str(tk)
+    assert {c["name"]: c["version"] for c in report["components"]} == {p: v[0] for p, v in COMPONENTS.items()}
+    assert os.readlink(tk / "lib64") == "lib"
+    assert os.readlink(tk / "targets/x86_64-linux/include") == "../../include"
+    assert os.readlink(tk / "targets/x86_64-linux/lib") == "../../lib"
+    assert os.readlink(tk / "lib/libcudart.so") == "libcudart.so.13"
+    assert os.readlink(tk / "lib/libnvvm.so") == "libnvvm.so.4"
+    assert (tk / "targets/x86_64-linux/include/cccl/thrust/version.h").is_file()
+    assert os.access(tk / "bin/nvcc", os.X_OK) and os.access(tk / "nvvm/bin/cicc", os.X_OK)
+    assert not os.access(tk / "include/cuda.h", os.X_OK)
+    assert not list(tk.glob("*.dist-info")) and not (tk / "__init__.py").exists()
+    version = json.loads((tk / "version.json").read_text())
+    assert version["cuda"]["version"] == "13.0.2" and version["cuda_nvcc"]["version"] == "13.0.88"
+    assert version["cuda_cudart"]["version"] == "13.0.96" and version["libnvvm"]["version"] == "13.0.88"
+    _nothing_left_but(data, ["13.0.2"])
+    # discovery: list finds it, install method cudaenv
+    listed = cli("list", "--json", "--root", str(fake_root.path), env={"PATH": TOOLS, "CUDAENV_DATA_DIR": str(data)})
+    (found,) = [t for t in listed.json()["toolkits"] if t["path"] == "/data/toolkits/13.0.2"]
+    assert found["install_method"] == "cudaenv" and found["version"] == "13.0.2"
+    use = cli("use", "13.0", "--root", str(fake_root.path), "--shell", "bash", env={"PATH": TOOLS, "CUDAENV_DATA_DIR": str(data)})
+    assert use.code == 0 and "export CUDA_HOME='%s'" % tk in use.out
+    # a second install says it is there; --reinstall does it again
+    again = cli("install", "13.0", env=index.env(data))
+    assert again.code == 0 and "already installed" in again.out
+    assert sum("download" in line.split()[:1] for line in index.log.read_text().splitlines()) == 1
+    re = cli("install", "13.0.2", "--reinstall", "--json", env=index.env(data))
+    assert re.code == 0 and re.json()["status"] == "installed"
+    _nothing_left_but(data, ["13.0.2"])
+
+
+def _nothing_left_but(data, names):
+    assert [n for n in _store(data) if not n.endswith(".lock")] == names
+
+
+def test_hash_mismatch_installs_nothing(index, cli, tmp_path):
+    other = make_wheel(index.www, "nvidia-cuda-crt", "13.0.88", {"include/crt/evil.h": "x"}, tag="py3-none-other")
+    index.table["components"]["nvidia-cuda-crt"]["served"] = other.name
+    index.write()
+    data = tmp_path / "data"
+    r = cli("install", "13.0", env=index.env(data))
+    assert r.code == 1 and "sha256 mismatch" in r.err
+    _nothing_left(data)
+
+
+@pytest.mark.parametrize("member, why", [
+    ("nvidia/cu13/../../../evil", "climbs out"),
+    ("/etc/evil", "absolute"),
+])
+def test_traversal_member_names_are_refused(index, cli, tmp_path, member, why):
+    index.add("nvidia-cuda-crt", "13.0.88", {"include/crt/host_config.h": "x"}, extra_members=[(member, "boom")])
+    index.write()
+    data = tmp_path / "data"
+    r = cli("install", "13.0", env=index.env(data))
+    assert r.code == 1 and why in r.err, r.err
+    _nothing_left(data)
+    assert not (tmp_path / "evil").exists()
+
+
+def test_symlink_members_and_oversize_are_refused(tmp_path, monkeypatch):
+    link = zipfile.ZipInfo("nvidia/cu13/lib/libx.so")
+    link.external_attr = (0o120777 << 16)
+    wheel = make_wheel(tmp_path, "nvidia-x", "1", {}, extra_members=[(link, "/etc/passwd")])
+    dest = tmp_path / "tree"
+    dest.mkdir()
+    with pytest.raises(assemble.AssembleError, match="symlink"):
+        assemble.unpack_wheel(str(wheel), str(dest), {}, [0])
+    big = make_wheel(tmp_path, "nvidia-y", "1", {"lib/big.bin": "0" * 5000})
+    monkeypatch.setattr(assemble, "MAX_MEMBER", 4000)
+    with pytest.raises(assemble.AssembleError, match="bytes unpacked"):
+        assemble.unpack_wheel(str(big), str(dest), {}, [0])
+    assert not (dest / "lib" / "libx.so").exists()
+
+
+def test_two_wheels_with_different_files_at_one_path_conflict(tmp_path):
+    a = make_wheel(tmp_path, "nvidia-a", "1", {"include/x.h": "one"})
+    b = make_wheel(tmp_path, "nvidia-b", "1", {"include/x.h": "two"})
+    dest = tmp_path / "tree"
+    dest.mkdir()
+    seen = {}
+    assemble.unpack_wheel(str(a), str(dest), seen, [0])
+    with pytest.raises(assemble.AssembleError, match="different files"):
+        assemble.unpack_wheel(str(b), str(dest), seen, [0])
+
+
+def test_failing_download_leaves_nothing(index, cli, tmp_path):
+    data = tmp_path / "data"
+    r = cli("install", "13.0", env=index.env(data, STANDIN_FAIL="download"))
+    assert r.code == 1 and "pip download failed" in r.err
+    _nothing_left(data)
+
+
+def test_full_disk_leaves_nothing(index, cli, tmp_path):
+    data = tmp_path / "data"
+    r = cli("install", "13.0", env=index.env(data, STANDIN_FAIL="enospc"))
+    assert r.code == 1 and "no space left on device" in r.err
+    _nothing_left(data)
+
+
+def test_full_disk_while_unpacking_leaves_nothing(index, cli, tmp_path, monkeypatch):
+    import errno
+
+    real = assemble.fix_layout
+
+    def full(*a, **k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(assemble, "fix_layout", full)
+    data = tmp_path / "data"
+    r = cli("install", "13.0", env=index.env(data))
+    assert r.code == 1 and "no space left on device" in r.err
+    _nothing_left(data)
+    assert real is not full
+
+
+def test_interrupt_mid_assembly_leaves_nothing(index, cli, tmp_path, monkeypatch):
+    def ctrl_c(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(assemble, "fix_layout", ctrl_c)  # Ctrl-C arriving after the unpacking, before the rename
+    data = tmp_path / "data"
+    r = cli("install", "13.0", env=index.env(data))
+    assert r.code == 130
+    _nothing_left(data)
+
+
+def _spawn(env):
+    exe = str(Path(sys.executable).parent / "cudaenv")
+    return subprocess.Popen([exe, "install", "13.0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for(path: Path, seconds=30):
+    end = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < end, "the stand-in pip never started downloading"
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_mid_download_leaves_nothing(index, tmp_path, sig):
+    data = tmp_path / "data"
+    started = tmp_path / "downloading"
+    proc = _spawn(index.env(data, STANDIN_SLOW=started))
+    try:
+        _wait_for(started)
+        assert any(n.startswith(".13.0.2.tmp-") for n in _store(data))  # the staging folder exists mid-download
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode in (130, 143, -sig), (proc.returncode, err)
+    _nothing_left(data)
+
+
+def test_two_installs_at_once_one_waits(index, tmp_path):
+    data = tmp_path / "data"
+    started = tmp_path / "downloading"
+    env = index.env(data, STANDIN_SLOW=started)
+    first = _spawn(env)
+    try:
+        _wait_for(started)
+        env2 = dict(env)
+        env2.pop("STANDIN_SLOW")
+        second = _spawn(env2)
+        time.sleep(1.0)
+        assert second.poll() is None  # it waits on the lock
+        first.send_signal(signal.SIGINT)  # the first is interrupted: the second then installs it
+        first.communicate(timeout=30)
+        out, err = second.communicate(timeout=60)
+    finally:
+        for p in (first,):
+            if p.poll() is None:
+                p.kill()
+    assert second.returncode == 0, err
+    assert "Installed CUDA 13.0.2" in out
+    _nothing_left_but(data, ["13.0.2"])
+
+
+def test_two_installs_at_once_the_second_finds_it_installed(index, tmp_path):
+    data = tmp_path / "data"
+    started = tmp_path / "downloading"
+    env = index.env(data, STANDIN_SLOW=started)
+    first = _spawn(env)
+    try:
+        _wait_for(started)
+        second = _spawn({k: v for k, v in env.items() if k != "STANDIN_SLOW"})
+        time.sleep(0.5)
+        assert second.poll() is None
+    finally:
+        for p in (first,):
+            p.send_signal(signal.SIGINT)
+            p.communicate(timeout=30)
+    out, _err = second.communicate(timeout=60)
+    assert second.returncode == 0
+    again = _spawn({k: v for k, v in env.items() if k != "STANDIN_SLOW"})
+    out2, _ = again.communicate(timeout=60)
+    assert "already installed" in out2
+    downloads = [l for l in index.log.read_text().splitlines() if l.startswith("download")]
+    assert len(downloads) == 2  # the interrupted one and the one that finished; the third found it installed
+
+
+def test_uninstall_removes_a_cudaenv_install_after_asking(index, cli, tmp_path):
+    data = tmp_path / "data"
+    assert cli("install", "13.0", env=index.env(data)).code == 0
+    env = {"PATH": TOOLS, "CUDAENV_DATA_DIR": str(data), "HOME": str(tmp_path)}
+    tk = data / "toolkits" / "13.0.2"
+    asked = cli("uninstall", "13.0.2", env=env)  # no terminal: nothing removed without --yes
+    assert asked.code == 2 and "--yes" in asked.err and str(tk) in asked.out and tk.is_dir()
+    gone = cli("uninstall", "13.0.2", "--yes", env=env)
+    assert gone.code == 0 and "Removed %s" % tk in gone.out, gone.err
+    _nothing_left(data)
+    assert "13.0.2" not in cli("list", env=env).out
