@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TOOLS
+from builders import TOOLS, tools
 
 from cudaenv.parse.pip_output import parse_index_versions, parse_install_report
 from cudaenv.toolkit.install import assemble, plan
@@ -468,3 +468,111 @@ def test_uninstall_removes_a_cudaenv_install_after_asking(index, cli, tmp_path):
     assert gone.code == 0 and "Removed %s" % tk in gone.out, gone.err
     _nothing_left(data)
     assert "13.0.2" not in cli("list", env=env).out
+
+
+# ------------------------------------------------------------------------------------------- 12.x: --plan and --runfile
+from cudaenv.toolkit.install import repos  # noqa: E402
+
+
+@pytest.mark.parametrize("distro, version, wsl, expected", [
+    ("debian", "12", None, ["wget https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb",
+                            "sudo dpkg -i cuda-keyring_1.1-1_all.deb", "sudo apt-get update",
+                            "sudo apt-get install cuda-toolkit-12-4    # the toolkit only: not `cuda`, which also installs a driver"]),
+    ("ubuntu", "22.04", None, ["wget https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb"]),
+    ("rocky", "9.4", None, ["sudo dnf config-manager --add-repo https://developer.download.nvidia.com/compute/cuda/repos/rhel9/x86_64/cuda-rhel9.repo",
+                            "sudo dnf clean expire-cache",
+                            "sudo dnf install cuda-toolkit-12-4    # the toolkit only: not `cuda`, which also installs a driver"]),
+    ("rhel", "8.10", None, ["sudo dnf config-manager --add-repo https://developer.download.nvidia.com/compute/cuda/repos/rhel8/x86_64/cuda-rhel8.repo"]),
+    ("sles", "15.5", None, ["sudo zypper addrepo https://developer.download.nvidia.com/compute/cuda/repos/sles15/x86_64/cuda-sles15.repo",
+                            "sudo zypper --gpg-auto-import-keys refresh",
+                            "sudo zypper install cuda-toolkit-12-4    # the toolkit only: not `cuda`, which also installs a driver"]),
+    ("ubuntu", "22.04", 2, ["# WSL2: the driver is the Windows one; the WSL-Ubuntu repository holds no driver. Never install `cuda`, "
+                            "`cuda-drivers` or a Linux NVIDIA driver here.",
+                            "wget https://developer.download.nvidia.com/compute/cuda/repos/wsl-ubuntu/x86_64/cuda-keyring_1.1-1_all.deb",
+                            "sudo dpkg -i cuda-keyring_1.1-1_all.deb", "sudo apt-get update", "sudo apt-get install cuda-toolkit-12-4"]),
+])
+def test_plan_commands_per_distribution(distro, version, wsl, expected):
+    commands, source = repos.plan_commands("12.4", distro, version, wsl, "x86_64")
+    assert list(commands[: len(expected)]) == expected
+    assert commands[-1].startswith("conda install -c nvidia cuda-toolkit=12.4")
+    assert "docs.nvidia.com" in source
+    installs = [c for c in commands if " install " in c and not c.startswith("#")]
+    assert all("cuda-toolkit-12-4" in c or c.startswith("conda") for c in installs)
+    assert not any(c.split("#")[0].split()[-1] in ("cuda", "cuda-drivers", "cuda-12-4") for c in installs)
+
+
+def test_plan_on_a_wsl2_ubuntu_root(cli, fake_root, recorded):
+    fake_root.file("etc/os-release", recorded("osrelease-ubuntu-2204.txt"))
+    fake_root.file("proc/version", recorded("proc-version-wsl2.txt"))
+    fake_root.file("proc/sys/kernel/osrelease", "5.15.153.1-microsoft-standard-WSL2\n")
+    r = cli("install", "12.4", "--plan", env={"PATH": TOOLS, "CUDAENV_ROOT": str(fake_root.path)})
+    assert r.code == 0, r.err
+    assert "WSL2 Ubuntu 22.04.4 LTS" in r.out and "repos/wsl-ubuntu/x86_64" in r.out and "apt-get install cuda-toolkit-12-4" in r.out
+    assert "ubuntu2204" not in r.out
+
+
+def test_plan_is_for_twelve_and_older(cli):
+    r = cli("install", "13.0", "--plan", env={"PATH": TOOLS})
+    assert r.code == 2 and "12.x and older" in r.err
+
+
+MAKESELF = __import__("shutil").which("makeself") or __import__("shutil").which("makeself.sh")
+# what a makeself header calls when it runs
+RUN_TOOLS = tools("dirname", "basename", "tar", "gzip", "md5sum", "sha256sum", "cksum", "head", "tail", "dd", "mkdir", "rm",
+                  "wc", "mktemp", "df", "sed", "awk", "expr", "cut", "pwd", "id", "tr", "ls", "grep", "uname", "find", "sleep")
+
+
+def _runfile(tmp_path, version="12.4.1", log=None):
+    """A makeself archive standing in for NVIDIA's runfile: NVIDIA's header passes installer flags through (Debian's
+    makeself stops at an unknown flag), so that one header line is changed to pass them, keeping the line count."""
+    src = tmp_path / "runsrc"
+    src.mkdir()
+    (src / "cuda-installer").write_text("""#!/bin/sh
+printf '%%s\\n' "$@" > %s
+for a in "$@"; do case "$a" in --toolkitpath=*) tk="${a#--toolkitpath=}";; esac; done
+[ -n "$tk" ] || exit 3
+/bin/mkdir -p "$tk/bin" "$tk/lib64" "$tk/include" || exit 4
+printf '#!/bin/sh\\necho nvcc\\n' > "$tk/bin/nvcc"; /bin/chmod +x "$tk/bin/nvcc"
+printf '{"cuda" : {"name" : "CUDA SDK", "version" : "%s"}}\\n' > "$tk/version.json"
+printf '#define CUDA_VERSION 12040\\n' > "$tk/include/cuda.h"
+""" % (log, version))
+    (src / "cuda-installer").chmod(0o755)
+    out = tmp_path / ("cuda_%s_550.54.15_linux.run" % version)
+    res = subprocess.run([MAKESELF, "--quiet", str(src), str(out), "CUDA Toolkit %s" % version, "./cuda-installer"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    text = out.read_bytes()
+    patched = text.replace(b'\techo Unrecognized flag : "$1" >&2\n', b"\tbreak\n", 1)
+    assert patched != text
+    out.write_bytes(patched)
+    return out
+
+
+@pytest.mark.skipif(MAKESELF is None, reason="makeself is not installed")
+def test_runfile_installs_the_toolkit_only_into_the_data_dir(cli, tmp_path):
+    log = tmp_path / "args.txt"
+    runfile = _runfile(tmp_path, log=log)
+    data = tmp_path / "data"
+    env = {"PATH": RUN_TOOLS, "CUDAENV_DATA_DIR": str(data), "HOME": str(tmp_path)}
+    r = cli("install", "12.4", "--runfile", str(runfile), "--json", env=env)
+    assert r.code == 0, r.err
+    args = log.read_text().split("\n")
+    assert "--silent" in args and "--toolkit" in args
+    assert not any(a.startswith("--driver") for a in args)
+    (toolkitpath,) = [a.split("=", 1)[1] for a in args if a.startswith("--toolkitpath=")]
+    assert toolkitpath.startswith(str(data / "toolkits" / ".12.4.1.tmp-"))  # staged inside the data dir
+    tk = data / "toolkits" / "12.4.1"
+    assert r.json()["path"] == str(tk) and (tk / "bin/nvcc").is_file() and (tk / ".cudaenv-install.json").is_file()
+    _nothing_left_but(data, ["12.4.1"])
+
+
+@pytest.mark.skipif(MAKESELF is None, reason="makeself is not installed")
+def test_a_damaged_runfile_is_refused_unrun(cli, tmp_path):
+    log = tmp_path / "args.txt"
+    runfile = _runfile(tmp_path, log=log)
+    runfile.write_bytes(runfile.read_bytes()[:-200])  # a cut download
+    data = tmp_path / "data"
+    r = cli("install", "12.4", "--runfile", str(runfile), env={"PATH": RUN_TOOLS, "CUDAENV_DATA_DIR": str(data)})
+    assert r.code == 1 and "check-installer" in r.err + r.out
+    assert not log.exists()
+    _nothing_left(data)

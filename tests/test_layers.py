@@ -41,6 +41,7 @@ APPLY = {
     "cudaenv.host": "the one runner: timeouts, bounded capture, process groups",
     "cudaenv._fs": "atomic writes (a temp file beside the target, then rename): the torch index cache, rc files",
     "cudaenv.toolkit.install.apply": "`cudaenv install`: a staging folder beside the target, renamed into place",
+    "cudaenv.toolkit.install.runfile": "`cudaenv install --runfile`: the same staging folder, for the runfile's toolkit",
 }
 
 # (importer, imported) -> why it is still there. Each entry must still be needed (the test fails on a stale one).

@@ -1,0 +1,91 @@
+"""``cudaenv install 12.4 --runfile FILE``: NVIDIA's runfile, toolkit only, without root, into the data dir.
+
+``check-installer``'s checks first (a cut download, a web page saved as .run, a corrupt payload: refused, never
+run); then the runfile runs with the flags of ``data/toolkit_install.json``'s runfile row (``--silent --toolkit
+--toolkitpath=<staging> ...``; never ``--driver``), into a staging folder beside the target, under the same lock
+as a wheel install; the finished tree gets the marker and is renamed into place."""
+
+from __future__ import annotations
+
+import os
+
+from cudaenv.errors import UserError
+from cudaenv.text import printable
+
+
+def runfile_argv(sh: str, runfile: str, toolkit: str, tmp: str, table=None) -> list:
+    """The command that installs the toolkit only into ``toolkit`` (pure; no driver flag is ever in it)."""
+    from cudaenv.toolkit.install.repos import row
+
+    flags = [f.format(path=toolkit, tmp=tmp) for f in row("runfile", table)["flags"]]
+    if any(f.startswith("--driver") for f in flags):
+        raise UserError("the runfile row of toolkit_install.json names a driver flag; refused")
+    return [sh, runfile] + flags
+
+
+def run_runfile(args, ctx, host, spec: str, emit) -> int:
+    import tempfile
+    import time
+
+    from cudaenv import __version__, config
+    from cudaenv.installer_check import check_installer
+    from cudaenv.parse.toolkit_files import parse_version_json
+    from cudaenv.probes import toolkit_store as store
+    from cudaenv.toolkit.install import apply, plan
+    from cudaenv.version import version_key
+
+    path = os.path.abspath(args.runfile)
+    if not os.path.isfile(path):
+        raise UserError("--runfile %s is not a file" % printable(args.runfile), hint="give the downloaded cuda_*_linux.run")
+    try:
+        report = check_installer(path, host)
+    except OSError as exc:
+        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+    if report.verdict not in ("ok", "unverified"):
+        raise UserError("%s failed check-installer: %s" % (printable(path), printable("; ".join(report.problems) or report.verdict)),
+                        hint="`cudaenv check-installer %s` says why; download it again" % printable(path), exit_code=1)
+    if report.toolkit_version and version_key(report.toolkit_version)[: len(version_key(spec))] != version_key(spec):
+        raise UserError("%s holds CUDA %s, not %s" % (printable(path), printable(report.toolkit_version), spec))
+    sh = host.which("sh")
+    if sh is None:
+        raise UserError("sh is not on PATH")
+    timeout = config.seconds(ctx.env, "CUDAENV_INSTALL_TIMEOUT", explicit=args.timeout)
+    base = os.path.abspath(args.prefix) if args.prefix else store.toolkits_dir(ctx.env, host.system)
+    os.makedirs(base, exist_ok=True)
+    name = report.toolkit_version or spec
+    target = os.path.join(base, name)
+    start = time.monotonic()
+    if store.is_cudaenv_install(host, target) and not args.reinstall:
+        out = plan.InstallReport(True, "already-installed", spec, name, target, installer="runfile")
+        emit(ctx, args, out, ["CUDA %s is already installed in %s (give --reinstall to install it again)." % (name, target)])
+        return 0
+    if os.path.lexists(target) and not store.is_cudaenv_install(host, target):
+        raise UserError("%s exists and is not a cudaenv install" % target, hint="move it away, or give --prefix DIR")
+    fd = apply._lock(os.path.join(base, ".%s.lock" % name), lambda line: None, name)
+    stage = None
+    try:
+        stage = tempfile.mkdtemp(prefix=".%s.tmp-" % name, dir=base)
+        tree, scratch = os.path.join(stage, "tree"), os.path.join(stage, "tmp")
+        os.makedirs(scratch)
+        result = host.run(runfile_argv(sh, path, tree, scratch), timeout=timeout, cwd=stage)
+        if not result.ok:
+            raise apply.InstallError("the runfile failed: %s" % result.describe(), hint=result.excerpt() or None)
+        if not os.path.isfile(os.path.join(tree, "bin", "nvcc")):
+            raise apply.InstallError("the runfile finished but left no bin/nvcc in %s" % tree)
+        text = host.read_text(os.path.join(tree, "version.json"), limit=1024 * 1024)
+        release = (parse_version_json(text) if text else None) or name
+        with open(os.path.join(tree, store.MARKER), "x", encoding="utf-8") as fh:
+            fh.write('{"installer": "cudaenv", "cudaenv_version": "%s", "release": "%s", "source": "runfile"}\n' % (__version__, release))
+        if os.path.lexists(target):
+            os.rename(target, os.path.join(stage, "old"))
+        os.rename(tree, target)
+    except OSError as exc:
+        raise apply.InstallError("installing into %s failed: %s" % (base, exc.strerror or exc)) from None
+    finally:
+        if stage is not None:
+            apply._remove_tree(stage)
+        os.close(fd)
+    out = plan.InstallReport(True, "installed", spec, release, target, installer="runfile", seconds=round(time.monotonic() - start, 1))
+    emit(ctx, args, out, ["Installed CUDA %s from %s in %s (toolkit only, no driver)." % (release, path, target),
+                          "Use it in this shell: source <(cudaenv use %s)" % release])
+    return 0
