@@ -8,6 +8,7 @@
                /usr/bin): proves that no unit test reads this machine's GPU state
     machine    the `real_machine` tests: this development machine's own toolkit (CUDA 13.0 in /usr/local)
     bench      speed and memory targets;  gpu  real GPU checks;  lint  ruff
+    install    `cudaenv install 13.0` for real (the package index), then compile/link with it, then uninstall
     (CI: .ci/run runs `nox`, then its CI_SESSIONS; the Slurm and Chromium sessions go there too.)
 
 The test dependencies are the `test` extra of pyproject.toml (one list: `pip install ".[test]"` gives the same).
@@ -171,6 +172,17 @@ def gpu(session):
         index = os.environ.get("CUDAENV_GPU_INDEX_URL")
         session.install(os.environ.get("CUDAENV_GPU_TORCH", "torch"), *(["--index-url", index] if index else []))
     session.run("pytest", "-m", "gpu", "-v", "-s", *session.posargs)
+
+
+@nox.session
+def install(session):
+    """`cudaenv install 13.0` from the package index into a temp data dir; thrust, -rdc and CMake builds (compile and
+    link only: no GPU needed) in a bash shell switched by `cudaenv use`; then `cudaenv uninstall --yes` leaves nothing."""
+    _install(session)
+    if shutil.which("cmake") is None:
+        session.install("cmake")
+    with tempfile.TemporaryDirectory(prefix="cudaenv-install-session-") as work:
+        session.run("bash", str(Path(__file__).parent / "tests" / "install_session" / "check.sh"), work, external=True)
 
 
 @nox.session

@@ -576,3 +576,38 @@ def test_a_damaged_runfile_is_refused_unrun(cli, tmp_path):
     assert r.code == 1 and "check-installer" in r.err + r.out
     assert not log.exists()
     _nothing_left(data)
+
+
+def test_list_splits_wheels_from_runfile_releases_and_caches(index, cli, tmp_path):
+    cache = tmp_path / "cache"
+    env = index.env(tmp_path / "data", CUDAENV_CACHE_DIR=cache)
+    r = cli("install", "--list", "--json", env=env)
+    assert r.code == 0, r.err
+    data = r.json()
+    assert data["wheels"] == ["13.1.0", "13.0.2", "13.0.1"] and data["runfile_or_repository"] == ["12.9.1", "12.4.1"]
+    assert data["source"] == "index" and (cache / "toolkit-releases.json").is_file()
+    # offline first: the fresh cache answers without pip
+    index.table["releases"] = ["13.2.0"]
+    index.write()
+    again = cli("install", "--list", env=env)
+    assert again.code == 0 and "13.1.0, 13.0.2, 13.0.1" in again.out and "13.2.0" not in again.out
+    assert sum(l.startswith("index versions") for l in index.log.read_text().splitlines()) == 1
+
+
+def test_driver_older_than_the_release_minimum_is_a_warning():
+    from cudaenv.toolkit.install.precheck import driver_warnings
+
+    (warning,) = driver_warnings("550.54.15", "13.0.2")
+    assert "550.54.15 is older than 580" in warning and "CUDA 12." in warning
+    assert driver_warnings("580.65.06", "13.0.2") == [] and driver_warnings(None, "13.0.2") == []
+
+
+def test_a_gpu_the_release_cannot_build_for_is_a_warning():
+    from cudaenv.snapshot import Gpu
+    from cudaenv.toolkit.install.precheck import gpu_warnings, oldest_cc
+
+    assert oldest_cc("13.0.2") == "7.5" and oldest_cc("12.9.1") == "5.0"
+    gpus = [Gpu(0, "Tesla V100-SXM2-16GB", compute_capability="7.0"), Gpu(1, "NVIDIA A100", compute_capability="8.0")]
+    (warning,) = gpu_warnings(gpus, "13.0.2")
+    assert warning.startswith("GPU 0 (Tesla V100-SXM2-16GB, sm_70): CUDA 13.0 builds nothing for it") and "sm_75" in warning
+    assert "12.9" in warning and gpu_warnings(gpus[1:], "13.0.2") == []

@@ -6,5 +6,6 @@
 | (``cudaenv.probes.toolkit_store``) | where installs live (the user data dir, ``CUDAENV_DATA_DIR``) and the marker file: discovery reads it too |
 | ``assemble`` | wheels -> a toolkit tree: bounded unpacking, the symlinks a normal toolkit has, ``version.json`` |
 | ``apply`` | the install itself through the Host: pip download, hashes, staging beside the target, rename under a lock |
-| ``system`` | 12.x and older: the repository/conda commands (``--plan``) and the rootless runfile install |
+| ``repos``, ``runfile`` | 12.x and older: the repository commands of ``--plan`` (pure), the rootless runfile install |
+| ``listing``, ``precheck`` | ``--list``'s releases (cached), the driver and GPU warnings |
 """

@@ -22,6 +22,38 @@ def driver_warnings(driver_version, release: str) -> List[str]:
             "upgrade the driver, or install a CUDA this driver runs%s" % (driver_version, need, major_minor(release), instead)]
 
 
+def oldest_cc(release: str, table=None):
+    """The oldest compute capability CUDA ``release``'s nvcc builds for (``data/toolkit_install.json``), or None."""
+    from cudaenv.toolkit.install.repos import _table
+    from cudaenv.version import version_key
+
+    want = version_key(release)[:2]
+    for row in _table(table)["rows"]:
+        if row["when"] != "nvcc_arch":
+            continue
+        lo, hi = version_key(row["cuda_from"])[:2], version_key(row["cuda_to"])
+        if want >= lo and (want[0] <= hi[0] if len(hi) == 1 else want <= hi[:2]):
+            return row["oldest_cc"]
+    return None
+
+
+def gpu_warnings(gpus, release: str, table=None) -> List[str]:
+    """Pure: a warning per GPU that CUDA ``release`` cannot build for (older than its oldest architecture)."""
+    from cudaenv.version import cc_tuple, sm_name
+
+    oldest = oldest_cc(release, table)
+    if oldest is None:
+        return []
+    out = []
+    for gpu in gpus:
+        cc = cc_tuple(gpu.compute_capability)
+        if cc and cc < cc_tuple(oldest):
+            out.append("GPU %d (%s, %s): CUDA %s builds nothing for it (its oldest target is %s); CUDA 12.x still does: "
+                       "`cudaenv install 12.9 --runfile FILE` or `--plan`" % (
+                           gpu.index, gpu.name or "?", sm_name(gpu.compute_capability), major_minor(release), sm_name(oldest)))
+    return out
+
+
 def machine_warnings(host, release: str) -> List[str]:
     from cudaenv.probes.nvidia import probe_nvidia
 
@@ -31,4 +63,4 @@ def machine_warnings(host, release: str) -> List[str]:
     except Exception:  # noqa: BLE001 - the check is advice; it never stops an install
         return []
     driver = state.driver.version if state.driver is not None else None
-    return driver_warnings(driver, release)
+    return driver_warnings(driver, release) + gpu_warnings(state.gpus, release)

@@ -56,22 +56,3 @@ def plan_commands(version: str, distro_id: Optional[str], distro_version: Option
     mm = ".".join(str(x) for x in version_key(version)[:2])
     conda = tuple(step.format(mm=mm) for step in row("conda", tbl)["steps"])
     return steps + ("# or, without root:",) + conda, tbl["sources"][r["source"]]
-
-
-def run_plan(args, ctx, host, spec: str, emit) -> int:
-    from cudaenv.probes.platform import probe_platform
-    from cudaenv.toolkit.install import plan
-
-    if not plan.needs_runfile(spec):
-        from cudaenv.errors import UserError
-
-        raise UserError("--plan is for CUDA 12.x and older", hint="cudaenv install %s installs it from wheels, without root" % spec)
-    notes: list = []
-    platform = probe_platform(host, notes)
-    commands, source = plan_commands(spec, platform.distro_id, platform.distro_version, platform.wsl, platform.machine or host.machine)
-    where = "WSL2 " if platform.wsl == 2 else ""
-    title = "CUDA %s toolkit, system-wide, without a driver, on %s%s (cudaenv runs none of this):" % (
-        spec, where, platform.distro or platform.distro_id or "this system")
-    report = plan.InstallReport(True, "planned", spec, spec, installer="repository", commands=commands, message=title)
-    emit(ctx, args, report, [title] + ["  " + c for c in commands] + ["Source: " + source])
-    return 0

@@ -23,20 +23,18 @@ def runfile_argv(sh: str, runfile: str, toolkit: str, tmp: str, table=None) -> l
     return [sh, runfile] + flags
 
 
-def run_runfile(args, ctx, host, spec: str, emit) -> int:
+def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, timeout: float, version: str):
+    """Check, then run the runfile toolkit-only into a staging folder of ``base``; returns an apply.Outcome."""
     import tempfile
-    import time
 
-    from cudaenv import __version__, config
     from cudaenv.installer_check import check_installer
     from cudaenv.parse.toolkit_files import parse_version_json
     from cudaenv.probes import toolkit_store as store
-    from cudaenv.toolkit.install import apply, plan
+    from cudaenv.toolkit.install import apply
     from cudaenv.version import version_key
 
-    path = os.path.abspath(args.runfile)
     if not os.path.isfile(path):
-        raise UserError("--runfile %s is not a file" % printable(args.runfile), hint="give the downloaded cuda_*_linux.run")
+        raise UserError("--runfile %s is not a file" % printable(path), hint="give the downloaded cuda_*_linux.run")
     try:
         report = check_installer(path, host)
     except OSError as exc:
@@ -49,16 +47,14 @@ def run_runfile(args, ctx, host, spec: str, emit) -> int:
     sh = host.which("sh")
     if sh is None:
         raise UserError("sh is not on PATH")
-    timeout = config.seconds(ctx.env, "CUDAENV_INSTALL_TIMEOUT", explicit=args.timeout)
-    base = os.path.abspath(args.prefix) if args.prefix else store.toolkits_dir(ctx.env, host.system)
-    os.makedirs(base, exist_ok=True)
+    try:
+        os.makedirs(base, exist_ok=True)
+    except OSError as exc:
+        raise UserError("cannot create %s: %s" % (base, exc.strerror or exc), hint="give --prefix DIR you can write") from None
     name = report.toolkit_version or spec
     target = os.path.join(base, name)
-    start = time.monotonic()
-    if store.is_cudaenv_install(host, target) and not args.reinstall:
-        out = plan.InstallReport(True, "already-installed", spec, name, target, installer="runfile")
-        emit(ctx, args, out, ["CUDA %s is already installed in %s (give --reinstall to install it again)." % (name, target)])
-        return 0
+    if store.is_cudaenv_install(host, target) and not reinstall:
+        return apply.Outcome("already-installed", name, target)
     if os.path.lexists(target) and not store.is_cudaenv_install(host, target):
         raise UserError("%s exists and is not a cudaenv install" % target, hint="move it away, or give --prefix DIR")
     fd = apply._lock(os.path.join(base, ".%s.lock" % name), lambda line: None, name)
@@ -75,7 +71,7 @@ def run_runfile(args, ctx, host, spec: str, emit) -> int:
         text = host.read_text(os.path.join(tree, "version.json"), limit=1024 * 1024)
         release = (parse_version_json(text) if text else None) or name
         with open(os.path.join(tree, store.MARKER), "x", encoding="utf-8") as fh:
-            fh.write('{"installer": "cudaenv", "cudaenv_version": "%s", "release": "%s", "source": "runfile"}\n' % (__version__, release))
+            fh.write('{"installer": "cudaenv", "cudaenv_version": "%s", "release": "%s", "source": "runfile"}\n' % (version, release))
         if os.path.lexists(target):
             os.rename(target, os.path.join(stage, "old"))
         os.rename(tree, target)
@@ -85,7 +81,4 @@ def run_runfile(args, ctx, host, spec: str, emit) -> int:
         if stage is not None:
             apply._remove_tree(stage)
         os.close(fd)
-    out = plan.InstallReport(True, "installed", spec, release, target, installer="runfile", seconds=round(time.monotonic() - start, 1))
-    emit(ctx, args, out, ["Installed CUDA %s from %s in %s (toolkit only, no driver)." % (release, path, target),
-                          "Use it in this shell: source <(cudaenv use %s)" % release])
-    return 0
+    return apply.Outcome("installed", release, target)

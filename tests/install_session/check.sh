@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `nox -s install`: install CUDA 13.0 from the package index into a temp data dir, switch a bash shell to it with
+# `cudaenv use`, compile and link (no GPU needed) a thrust program, an -rdc=true program and a CMake
+# project (enable_language(CUDA) + find_package(CUDAToolkit)), then `cudaenv uninstall --yes` and check nothing is left.
+set -euo pipefail
+work=$1
+src=$(cd "$(dirname "$0")" && pwd)
+export CUDAENV_DATA_DIR=$work/data
+mkdir -p "$work/build"
+
+start=$(date +%s.%N)
+cudaenv install 13.0 --json > "$work/install.json"
+end=$(date +%s.%N)
+release=$(python -c 'import json,sys; print(json.load(open(sys.argv[1]))["release"])' "$work/install.json")
+python - "$work/install.json" "$start" "$end" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print("install: release %s, %d files, %.1f MB downloaded, %.1f s wall (cudaenv says %s s)" % (
+    r["release"], r["files"], r["download_bytes"] / 1e6, float(sys.argv[3]) - float(sys.argv[2]), r["seconds"]))
+for c in r["components"]:
+    print("  %s %s" % (c["name"], c["version"]))
+PY
+tk=$CUDAENV_DATA_DIR/toolkits/$release
+test -f "$tk/.cudaenv-install.json"
+cudaenv list | grep -F "$tk" | grep -q cudaenv
+cudaenv install 13.0 | grep -q "already installed"
+
+# This machine also has /usr/local/cuda-13.0, whose version reads 13.0.88 (nvcc's number, no version.json): it is
+# the newest 13.0 here, so the session names the release it installed.
+source <(cudaenv use "$release" --shell bash)
+test "$CUDA_HOME" = "$tk"
+test "$(command -v nvcc)" = "$tk/bin/nvcc"
+nvcc --version | tail -2
+
+cd "$work/build"
+t0=$(date +%s)
+nvcc -o thrust_sort "$src/thrust_sort.cu"
+nvcc -rdc=true -c -o rdc_a.o "$src/rdc_a.cu"
+nvcc -rdc=true -c -o rdc_b.o "$src/rdc_b.cu"
+nvcc -rdc=true -o rdc rdc_a.o rdc_b.o
+nvcc -cudart shared -o shared_rt "$src/rdc_b.cu" -DSTANDALONE
+cmake -S "$src/cmake" -B cm -DCMAKE_CUDA_ARCHITECTURES=75 > cmake-configure.log
+grep -F "CUDAToolkit_BIN_DIR=$tk/bin" cmake-configure.log
+cmake --build cm > cmake-build.log
+test -x cm/cm_kernel
+echo "compiled and linked: thrust, -rdc=true, -cudart shared, CMake ($(( $(date +%s) - t0 )) s)"
+ls -la thrust_sort rdc shared_rt cm/cm_kernel
+
+cd "$work"
+source <(cudaenv use --off --shell bash)
+cudaenv uninstall "$release" --yes
+test ! -e "$tk"
+left=$(ls -A "$CUDAENV_DATA_DIR/toolkits" | grep -v '\.lock$' || true)
+test -z "$left"
+if cudaenv list | grep -qF "$CUDAENV_DATA_DIR"; then echo "still listed"; exit 1; fi
+echo "uninstalled: nothing left in $CUDAENV_DATA_DIR/toolkits"
