@@ -1001,9 +1001,14 @@ class Host:
         seconds = self.timeout if timeout is None else timeout
         if self.deadline is not None:
             seconds = self.deadline.clip(seconds)
-        if self.rooted and not self.root_is_this_machine and argv and self._inside_root(argv[0]):
+        if argv and self.inspected_only(argv[0]):
             return CommandResult(tuple(argv), None, error="refused", timeout=seconds)
         return self._runner(list(argv), seconds, self.env if env is None else env, cwd)
+
+    def inspected_only(self, path: str) -> bool:
+        """True when ``path`` (a program, a library) lies inside an image's ``--root``: read as a file, never run
+        and never loaded."""
+        return self.rooted and not self.root_is_this_machine and self._inside_root(path)
 
     def _inside_root(self, program: str) -> bool:
         """Whether ``program`` (as given, or after following links on this machine) lies inside ``--root``: a

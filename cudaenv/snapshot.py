@@ -73,7 +73,7 @@ class ToolStatus(Record):
 
     tool: str  # "nvml" | "nvidia-smi"
     path: Optional[str] = None  # the library or program tried
-    status: str = "ok"  # ok | missing | timeout | failed
+    status: str = "ok"  # ok | missing | timeout | failed | not run (an image's driver under --root: read, never run)
     failure: Optional[str] = None  # driver-not-loaded | driver-library-mismatch | gpu-lost | no-devices | no-permission | None
     message: Optional[str] = None  # the first line of the failure text, verbatim
     seconds: Optional[float] = None

@@ -221,4 +221,20 @@ def test_an_images_nvidia_smi_is_never_run(cli, fake_root, tmp_path, place):
               env={"PATH": "/usr/bin:" + BIN, "HOME": str(tmp_path)})
     assert not marker.exists(), res
     assert "Traceback" not in res.err
-    assert res.json()["gpus"] == []  # nothing it could only have learnt by running the image's program
+    data = res.json()
+    assert data["gpus"] == []  # nothing it could only have learnt by running the image's program
+    smi = next(t for t in data["tools"] if t["tool"] == "nvidia-smi")
+    if place == "usr/bin/nvidia-smi":  # PATH names this machine's folders: the image's /usr/bin is not searched
+        assert smi["status"] == "missing"
+    else:  # the driver places the probe looks at inside the root: found, named, not run
+        assert smi["status"] == "not run" and smi["path"].endswith(place)
+
+
+def test_an_images_nvml_library_is_never_loaded(cli, fake_root, tmp_path):
+    """Loading the image's libnvidia-ml.so.1 would run its code (constructors) in cudaenv's NVML child."""
+    fake_root.file("usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "not an ELF file, and never opened as one")
+    res = cli("doctor", "--json", "--python", sys.executable, "--root", str(fake_root.path), env={"PATH": BIN, "HOME": str(tmp_path)})
+    nvml = next(t for t in res.json()["tools"] if t["tool"] == "nvml")
+    assert nvml["status"] == "not run" and nvml["failure"] is None  # a load attempt would have said "failed"
+    notes = " ".join(n["message"] for n in res.json()["notes"])
+    assert "never run or loaded" in notes

@@ -137,17 +137,27 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     if smi and smi == str(host.path(MOUNTED_SMI)):
         notes.append(Note("nvidia-smi", "nvidia-smi is at %s (a container's driver mount) but not on PATH: "
                           "export PATH=/usr/local/nvidia/bin:$PATH" % MOUNTED_SMI))
-    nvml_job = Job(_run_nvml, host, lib) if lib else None
-    query_job = Job(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi else None
-    apps_job = Job(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi else None
+    tools: List[ToolStatus] = []
+    image_lib, image_smi = bool(lib) and host.inspected_only(lib), bool(smi) and host.inspected_only(smi)
+    if image_lib or image_smi:
+        notes.append(Note("nvidia", "the inspected root's driver (%s) is read as files, never run or loaded: its GPUs "
+                          "are not known from here" % ", ".join(n for n, image in (("libnvidia-ml", image_lib), ("nvidia-smi", image_smi)) if image)))
+    nvml_job = Job(_run_nvml, host, lib) if lib and not image_lib else None
+    query_job = Job(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
+    apps_job = Job(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
     nvml_run = nvml_job.result() if nvml_job else None
     query_run = query_job.result() if query_job else None
     apps_run = apps_job.result() if apps_job else None
 
-    tools: List[ToolStatus] = []
-    nvml = _nvml_status(host, lib, nvml_run, notes, tools)
+    if image_lib:
+        tools.append(ToolStatus("nvml", lib, "not run"))
+        nvml = None
+    else:
+        nvml = _nvml_status(host, lib, nvml_run, notes, tools)
     smi_state = _SmiState(smi)
-    if smi:
+    if image_smi:
+        tools.append(ToolStatus("nvidia-smi", smi, "not run"))
+    elif smi:
         _smi_queries(host, smi, query_run, apps_run, nvml, smi_state, notes)
         tools.append(smi_state.status())
     else:
