@@ -44,6 +44,14 @@ class ErrorMatch(Record):
     doctor_finding: bool = False  # the id is also a `cudaenv doctor` finding
 
 
+class ErrorCatalog(Record):
+    """``cudaenv explain --list --json``: every error id cudaenv knows, with its title, explanation and advice."""
+
+    _json_envelope = True
+
+    errors: Tuple[ErrorMatch, ...] = ()
+
+
 class ExplainReport(Record):
     """``cudaenv explain --json``: the best match (with its context lines), the others, the probed facts."""
 

@@ -421,30 +421,13 @@ def _child_deadline(timeout: float) -> float:
 
 # ----------------------------------------------------------------------------- running the device checks
 def _hardware(host: Host) -> Tuple[Tuple[Any, ...], Tuple[Any, ...]]:
-    """The GPUs nvidia-smi / NVML see and the CUDA_VISIBLE_DEVICES mapping (for naming cuda:N); () when unknown."""
-    try:
-        from cudaenv.probes.nvidia import probe_nvidia
-    except ImportError:
-        return (), ()
-    notes: List[Any] = []
-    try:
-        found = probe_nvidia(host, notes)
-    except Exception:  # noqa: BLE001 - naming GPUs is a nicety; verify must not fail on it
-        return (), ()
-    gpus = tuple(getattr(found, "gpus", None) or ())
-    if not gpus and isinstance(found, tuple):
-        for item in found:
-            if isinstance(item, tuple) and item and hasattr(item[0], "compute_capability"):
-                gpus = item
-    mapping: Tuple[Any, ...] = ()
-    try:
-        from cudaenv.probes.visibility import probe_visibility
+    """The GPUs nvidia-smi / NVML see and the CUDA_VISIBLE_DEVICES mapping (for naming cuda:N); () when none.
+    The probes never raise: what they could not learn is a note, and an empty answer here."""
+    from cudaenv.probes.nvidia import probe_nvidia
+    from cudaenv.probes.visibility import probe_visibility
 
-        visible = probe_visibility(host, gpus)
-        mapping = tuple(getattr(visible, "mapping", ()) or ())
-    except Exception:  # noqa: BLE001
-        mapping = ()
-    return gpus, mapping
+    gpus = tuple(probe_nvidia(host, []).gpus)
+    return gpus, tuple(probe_visibility(host, gpus).mapping)
 
 
 def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None, cpu: bool = False,

@@ -200,6 +200,19 @@ def test_cli_list(cli):
     assert "nccl-timeout" in r.out
 
 
+def test_cli_list_json_is_a_versioned_catalog(cli):
+    from cudaenv.explain import ErrorCatalog
+
+    r = cli("explain", "--list", "--json")
+    assert r.code == 0
+    data = r.json()
+    assert list(data) == ["schema_version", "errors"] and data["schema_version"] == 1
+    assert [e["id"] for e in data["errors"]] == list(known_ids())
+    oom = next(e for e in data["errors"] if e["id"] == "cuda-oom")
+    assert oom["title"] and oom["advice"]
+    assert ErrorCatalog.from_dict(data).to_dict() == data  # the model reads it back
+
+
 def test_cli_reads_a_pasted_traceback_from_stdin(cli_subprocess):
     r = cli_subprocess("explain", "-", input=recorded("err-nccl-error.txt"))
     assert r.code == 0, r

@@ -78,7 +78,7 @@ def lossy(cls, seen=()):
 def test_the_registry_holds_the_snapshot_and_every_envelope():
     names = {cls.__name__ for cls in CONTRACT}
     assert {"Snapshot", "Platform", "Gpu", "Toolkit", "Finding", "DoctorReport", "ToolkitList", "VerifyReport",
-            "DeviceResult", "ToolkitReport", "Recommendation", "ExplainReport", "ErrorMatch", "InstallerReport", "Plan",
+            "DeviceResult", "ToolkitReport", "Recommendation", "ExplainReport", "ErrorCatalog", "ErrorMatch", "InstallerReport", "Plan",
             "ResidueReport", "RefreshReport"} <= names
     assert not names & {"ChildReport", "Candidate", "_Row", "Header", "Options"}  # working values, not JSON
     assert all(issubclass(cls, Record) for cls in CONTRACT)

@@ -84,7 +84,9 @@ def run(args: argparse.Namespace, ctx) -> int:
 
     if args.list:
         if args.json:
-            ctx.out.write(json.dumps([describe(i).to_dict() for i in known_ids()], indent=2) + "\n")
+            from cudaenv.explain import ErrorCatalog
+
+            ctx.out.write(json.dumps(ErrorCatalog(tuple(describe(i) for i in known_ids())).to_dict(), indent=2) + "\n")
         else:
             for error_id in known_ids():
                 ctx.out.write("%-32s %s\n" % (error_id, describe(error_id).title))
