@@ -201,7 +201,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if has_command(cudaenv, "use", env):
         commands["use 12.4"] = [cudaenv, "use", "12.4", "--shell", "bash"]
         envs["use 12.4"] = use_env
-    big = many = None
+    big = many = tiny = None
     if has_command(cudaenv, "checkpoint", env):
         big = big_checkpoint(Path(work) / "big.pt")
         many = many_tensors_checkpoint(Path(work) / "many.pt")
@@ -219,7 +219,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         figures = medians(commands, envs, work, runs)
     finally:
-        for f in (big, many):
+        for f in (big, many, tiny):
             if f is not None:
                 f.unlink()
 
