@@ -1,5 +1,7 @@
 """The hot-path argument parser (`use`, `list`) agrees with argparse, and falls back to it for anything odd."""
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -78,3 +80,41 @@ def test_a_value_that_looks_like_an_option_goes_to_argparse():
     # not, `--shell=--` gives []): the parity test found each, so the fast parser leaves every "--" to argparse
     for argv in (["--"], ["12.4", "--shell", "x", "--"], ["--", "12.4"], ["--shell=--"]):
         assert parse_simple(argv, OPTIONS, "version") is None, argv
+
+
+HEAVY = ("argparse", "json", "subprocess", "pathlib", "typing", "dataclasses", "packaging", "re", "enum", "tempfile")
+
+
+def test_cudaenv_use_imports_nothing_heavy(tmp_path):
+    """`cudaenv use` must feel instant: a switch between two toolkits (version.json, cuda.h, nvcc on disk) imports
+    none of the modules that cost milliseconds each. (The timing itself is a benchmark: bench/run.py.)"""
+    import json
+    import subprocess
+    import sys
+
+    from builders import TOOLS
+
+    for version in ("12.4.131", "12.1.105"):
+        mm = ".".join(version.split(".")[:2])
+        top = tmp_path / "root" / "sw" / mm
+        (top / "bin").mkdir(parents=True)
+        (top / "lib64").mkdir()
+        (top / "include").mkdir()
+        (top / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}))
+        (top / "include" / "cuda.h").write_text("#define CUDA_VERSION %d%02d0\n" % tuple(int(x) for x in mm.split(".")))
+        (top / "bin" / "nvcc").write_text("#!/bin/sh\necho 'Cuda compilation tools, release %s, V%s'\n" % (mm, version))
+        (top / "bin" / "nvcc").chmod(0o755)
+    probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(['use', '12.4', '--shell', 'bash'])\n"
+             "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (HEAVY,))
+    # inside a fake root: the machine's own /usr/local (a cuda-13.0 here, none there) must not decide the answer
+    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "SHELL": "/bin/bash", "CUDAENV_TOOLKITS": "/sw",
+           "CUDAENV_ROOT": str(tmp_path / "root")}
+    # -S: no site (its .pth files may import anything); -I would also drop the installed package, so PYTHONPATH names it
+    import cudaenv
+
+    env["PYTHONPATH"] = str(Path(cudaenv.__file__).resolve().parent.parent)
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "export PATH=" in run.stdout and "/sw/12.4/bin" in run.stdout, run.stdout
+    loaded = run.stderr.rsplit("LOADED", 1)[1].split()
+    assert loaded == [], loaded

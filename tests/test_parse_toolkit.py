@@ -155,3 +155,24 @@ def test_ld_so_conf_lines_dirs_and_includes():
     assert ldconf.ld_conf_lines(text) == [(2, "include /etc/ld.so.conf.d/*.conf"), (3, "/usr/local/cuda/lib64/"), (4, "relative"),
                                           (7, "include x/*.conf")]
     assert ldconf.parse_ld_so_conf(text) == (["/usr/local/cuda/lib64"], ["/etc/ld.so.conf.d/*.conf", "/etc/x/*.conf"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["cuda", "cuda_nvcc", "name", "version"]),
+                       st.one_of(st.text(max_size=12), st.integers(),
+                                 st.dictionaries(st.sampled_from(["name", "version", "cuda"]),
+                                                 st.one_of(st.text(max_size=12), st.integers()), max_size=3)),
+                       max_size=4),
+       st.sampled_from([None, 0, 2]))
+def test_the_fast_version_json_scan_agrees_with_json(doc, indent):
+    """The string scan on the `cudaenv use` path reads what json reads, or leaves the file to json."""
+    import json
+
+    from cudaenv.parse.toolkit_files import _flat_entry_version, _json_component_raw
+
+    text = json.dumps(doc, indent=indent)
+    part = doc.get("cuda")
+    expected = part.get("version") if isinstance(part, dict) and isinstance(part.get("version"), str) else None
+    fast = _flat_entry_version(text, "cuda")
+    assert fast is None or fast == expected
+    assert _json_component_raw(text, "cuda") == (expected.strip() if expected is not None else None)

@@ -17,8 +17,6 @@ Pure, stdlib only (on the ``cudaenv use`` path: ``json`` is imported only for fi
 
 from __future__ import annotations
 
-import re
-
 from cudaenv._lazy import LazyPattern
 from cudaenv.version import cuda_from_int, parse_version
 
@@ -27,12 +25,12 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Mapping, Optional, Tuple
 
 _VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\S+)")
-_CUDA_H = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b", re.MULTILINE)
-_CUDA_H_RAW = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\S+)", re.MULTILINE)
-_META_VERSION = LazyPattern(r"^Version:[ \t]*(\S+)", re.MULTILINE)
-_EXEC_LINE = LazyPattern(r"""^[ \t]*exec[ \t]+(?:-a[ \t]+\S+[ \t]+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""", re.MULTILINE)
+_CUDA_H = LazyPattern(r"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b")
+_CUDA_H_RAW = LazyPattern(r"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\S+)")
+_META_VERSION = LazyPattern(r"(?m)^Version:[ \t]*(\S+)")
+_EXEC_LINE = LazyPattern(r"""(?m)^[ \t]*exec[ \t]+(?:-a[ \t]+\S+[ \t]+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""")
 _ENV_REF = LazyPattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
-_DIST_INFO = LazyPattern(r"^nvidia_cuda_(nvcc|runtime)(?:_cu(\d{1,3}))?-([^-]+)\.dist-info$", re.IGNORECASE)
+_DIST_INFO = LazyPattern(r"(?i)^nvidia_cuda_(nvcc|runtime)(?:_cu(\d{1,3}))?-([^-]+)\.dist-info$")
 
 
 def parse_version_json(text: str) -> Optional[str]:
@@ -59,16 +57,44 @@ def _json_component_version(text: str, key: str) -> Optional[str]:
     return parse_version(_json_component_raw(text, key))
 
 
+_JSON_SPACE = " \t\r\n"
+
+
+def _after(text: str, at: int, char: str) -> int:
+    """The index just past ``char`` when it is the next non-space character from ``at``, else -1."""
+    n = len(text)
+    while at < n and text[at] in _JSON_SPACE:
+        at += 1
+    return at + 1 if at < n and text[at] == char else -1
+
+
+def _flat_entry_version(text: str, key: str) -> Optional[str]:
+    """``"KEY": {..., "version": "12.4.131", ...}`` read with string scans: version.json files are flat maps of
+    components, and neither json nor re is free on the `cudaenv use` path. None for anything less plain."""
+    needle = '"%s"' % key
+    at = text.find(needle)
+    while at != -1:
+        start = _after(text, at + len(needle), ":")
+        start = _after(text, start, "{") if start != -1 else -1
+        if start != -1:
+            end = text.find("}", start)
+            body = text[start:end] if end != -1 else ""
+            if "{" not in body:
+                v = body.find('"version"')
+                colon = _after(body, v + len('"version"'), ":") if v != -1 else -1
+                quote = _after(body, colon, '"') if colon != -1 else -1
+                close = body.find('"', quote) if quote != -1 else -1
+                if close != -1 and "\\" not in body[quote:close]:
+                    return body[quote:close]
+        at = text.find(needle, at + 1)
+    return None
+
+
 def _json_component_raw(text: str, key: str) -> Optional[str]:
     if not isinstance(text, str) or ('"%s"' % key) not in text:
         return None
-    # The entry itself first: version.json files are flat {"component": {"name": ..., "version": ...}} maps,
-    # and `re` is loaded anyway while json is not free on the `cudaenv use` path. Anything else goes to json.
-    import re
-
-    match = re.search(r'"%s"\s*:\s*\{[^{}]*?"version"\s*:\s*"([^"\\]*)"' % re.escape(key), text)
-    value = match.group(1) if match else None
-    if value is None:
+    value = _flat_entry_version(text, key)
+    if value is None:  # escapes, nesting, anything unusual: the real JSON reader
         import json
 
         try:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 
 from cudaenv._lazy import LazyModule, LazyPattern
 from cudaenv._record import Record, replace
@@ -57,9 +56,9 @@ WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read furt
 LINK_NAMES = ("/usr/local/cuda", "/etc/alternatives/cuda")
 DISTRO_ALIASES = ("/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
 
-_TOOLKIT_NAME = LazyPattern(r"^(?:cuda|CUDA)-?v?(\d+(?:\.\d+)*)$")
-_WIN_NAME = LazyPattern(r"^v(\d+(?:\.\d+)*)$", re.IGNORECASE)
-_CUDA_PATH_V = LazyPattern(r"^CUDA_PATH_V\d+_\d+$", re.IGNORECASE)
+# (?i), not re.IGNORECASE: importing re (and enum, functools) at import time costs the `cudaenv use` path ~10 ms
+_WIN_NAME = LazyPattern(r"(?i)^v(\d+(?:\.\d+)*)$")
+_CUDA_PATH_V = LazyPattern(r"(?i)^CUDA_PATH_V\d+_\d+$")
 _PIP_CU = LazyPattern(r"^cu(\d+)$")
 
 
@@ -155,12 +154,23 @@ def _candidates(host, notes: list, site_packages: Sequence[str], nvccs: Sequence
     return out
 
 
+def _is_toolkit_name(name: str) -> bool:
+    """``cuda-12.1``, ``CUDA12.4``, ``cuda-v11.8``: cuda or CUDA, an optional ``-`` and ``v``, then dotted ASCII digits.
+    (Plain string tests: this runs on every `cudaenv use`, and a regular expression would import re.)"""
+    if name[:4] not in ("cuda", "CUDA"):
+        return False
+    rest = name[4:]
+    rest = rest[1:] if rest[:1] == "-" else rest
+    rest = rest[1:] if rest[:1] == "v" else rest
+    return all(part.isascii() and part.isdigit() for part in rest.split("."))
+
+
 def _named_dirs(host, directory: str, prefix: str, source: str) -> List[_Candidate]:
     """``cuda-12.1`` style entries of ``directory``; oddly named ones (``cuda-12.1.bak``) only when they hold a toolkit."""
     out = []
     for name in host.listdir(directory):
         if name.startswith(prefix) or name.lower().startswith(prefix.lower()):
-            out.append(_Candidate(host.join(directory, name), source, strict=bool(_TOOLKIT_NAME.match(name))))
+            out.append(_Candidate(host.join(directory, name), source, strict=_is_toolkit_name(name)))
     return out
 
 
@@ -707,7 +717,8 @@ def _clean_env_path(value: Optional[str]) -> Optional[str]:
 
 def _is_absolute(host, path: str) -> bool:
     if host.system == "windows":
-        return bool(re.match(r"^[A-Za-z]:[\\/]", path)) or path.startswith("\\\\")
+        return (len(path) >= 3 and path[0].isascii() and path[0].isalpha() and path[1] == ":" and path[2] in "\\/") \
+            or path.startswith("\\\\")
     return path.startswith("/")
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from cudaenv._lazy import LazyPattern
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+if TYPE_CHECKING:  # annotations are strings at run time: typing (and re) stay off the fast path
+    import re
     from typing import Mapping, Optional
 
 PLACEHOLDER = LazyPattern(r"__CUDAENV_([A-Z_]+)__")
