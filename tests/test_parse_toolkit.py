@@ -176,3 +176,22 @@ def test_the_fast_version_json_scan_agrees_with_json(doc, indent):
     fast = _flat_entry_version(text, "cuda")
     assert fast is None or fast == expected
     assert _json_component_raw(text, "cuda") == (expected.strip() if expected is not None else None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(
+    st.text(alphabet=" \t\"'$/-aexcnvdhb.{}\r", max_size=30),
+    st.builds(lambda pre, a, q, path, post: "%sexec%s%s%s%s%s" % (pre, a, q, path, q, post),
+              st.sampled_from(["", " ", "\t", "  "]), st.sampled_from([" ", "\t", " -a nvcc ", " -a x\t"]),
+              st.sampled_from(["", '"', "'"]), st.sampled_from(["/usr/local/cuda-13.0/bin/nvcc", "/x/nvcc.exe", "${CUDA_HOME}/bin/nvcc",
+                                                               "/opt/my cuda/bin/nvcc", "/x/nvcc-real", "nvcc"]),
+              st.sampled_from(["", ' "$@"', "\r"]))), max_size=4))
+def test_the_wrapper_scan_reads_what_the_exec_line_says(lines):
+    """Against the regular expression it replaced (kept here as the specification), on wrapper-like scripts; the
+    only difference allowed: a bare path that merely starts with ...nvcc (nvcc-real) is not read as nvcc."""
+    import re
+
+    spec = re.compile(r"""(?m)^[ \t]*exec[ \t]+(?:-a[ \t]+\S+[ \t]+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""")
+    text = "#!/bin/sh\n" + "\n".join(lines)
+    whole = [m.group(2) for m in spec.finditer(text) if m.group(1) or text[m.end():m.end() + 1] in ("", " ", "\t", "\n", "\r")]
+    assert toolkit_files._exec_target(text) == (whole[0] if whole else None)

@@ -28,7 +28,6 @@ _VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\S+)")
 _CUDA_H = LazyPattern(r"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b")
 _CUDA_H_RAW = LazyPattern(r"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\S+)")
 _META_VERSION = LazyPattern(r"(?m)^Version:[ \t]*(\S+)")
-_EXEC_LINE = LazyPattern(r"""(?m)^[ \t]*exec[ \t]+(?:-a[ \t]+\S+[ \t]+)?(["']?)([^"'\s]*nvcc(?:\.exe)?)\1""")
 _ENV_REF = LazyPattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
 _DIST_INFO = LazyPattern(r"(?i)^nvidia_cuda_(nvcc|runtime)(?:_cu(\d{1,3}))?-([^-]+)\.dist-info$")
 
@@ -137,14 +136,38 @@ def parse_dist_metadata_version(text: str) -> Optional[str]:
     return parse_version(match.group(1)) if match else None
 
 
+def _exec_target(text: str) -> Optional[str]:
+    """The program of the first ``exec [-a NAME] PATH`` line whose PATH (bare, or in matching quotes, with no quote
+    or space inside) ends in nvcc or nvcc.exe. String scans, not a regular expression: a wrapper on PATH is read on
+    every `cudaenv use`, and re costs that path ~10 ms to import."""
+    for line in text.split("\n"):
+        rest = line.lstrip(" \t")
+        if not (rest.startswith("exec") and rest[4:5] in (" ", "\t")):
+            continue
+        words = rest[5:].split(None, 3)
+        if words[:1] == ["-a"]:  # exec -a NAME PATH
+            words = words[2:]
+        if not words:
+            continue
+        word = words[0]
+        quote = word[0] if word[0] in "\"'" else ""
+        if quote:
+            if len(word) < 2 or not word.endswith(quote):
+                continue
+            word = word[1:-1]
+        if '"' in word or "'" in word or not (word.endswith("nvcc") or word.endswith("nvcc.exe")):
+            continue
+        return word
+    return None
+
+
 def parse_wrapper_target(text: str, env: Optional[Mapping[str, str]] = None) -> Optional[str]:
     """The nvcc a small shell wrapper ``exec``s (``exec /usr/local/cuda-13.0/bin/nvcc "$@"``), ``$VAR`` expanded."""
     if not isinstance(text, str) or not text.startswith("#!") or "exec" not in text:
         return None
-    match = _EXEC_LINE.search(text)
-    if not match:
+    target = _exec_target(text)
+    if target is None:
         return None
-    target = match.group(2)
     if "$" in target:
         env = env or {}
         missing = [name for name in _ENV_REF.findall(target) if not env.get(name)]
