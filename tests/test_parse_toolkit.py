@@ -195,3 +195,33 @@ def test_the_wrapper_scan_reads_what_the_exec_line_says(lines):
     text = "#!/bin/sh\n" + "\n".join(lines)
     whole = [m.group(2) for m in spec.finditer(text) if m.group(1) or text[m.end():m.end() + 1] in ("", " ", "\t", "\n", "\r")]
     assert toolkit_files._exec_target(text) == (whole[0] if whole else None)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.text(max_size=40),
+                 st.builds(lambda a, b, c, d, e: "%s%s%s-%s%s" % (a, b, c, d, e),
+                           st.sampled_from(["nvidia_cuda_", "NVIDIA_CUDA_", "nvidia_cudax", ""]),
+                           st.sampled_from(["nvcc", "runtime", "RUNTIME", "cupti", "nvcc_"]),
+                           st.sampled_from(["", "_cu12", "_CU13", "_cu", "_cu1234", "_cu1x", "_x12"]),
+                           st.sampled_from(["12.4.131", "13.0.96", "1-2", "", "٣.٠", "x"]),
+                           st.sampled_from([".dist-info", ".DIST-INFO", ".dist-info\n", ".egg-info", ""]))))
+def test_the_dist_info_name_scan_matches_its_specification(name):
+    """Against the regular expression it replaced (the specification), ASCII names only: a non-ASCII digit or a
+    trailing newline, which the expression let through, is no wheel's folder name."""
+    import re
+
+    spec = re.compile(r"(?i)^nvidia_cuda_(nvcc|runtime)(?:_cu(\d{1,3}))?-([^-]+)\.dist-info$")
+    m = spec.match(name) if name.isascii() and not name.endswith("\n") else None
+    want = None if m is None else (m.group(1).lower(), m.group(2), toolkit_files.parse_version(m.group(3)))
+    assert toolkit_files.parse_dist_info_name(name) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.text(alphabet="Vesrion: \t12.3x\r", max_size=20),
+                          st.sampled_from(["Version: 13.0.88", "Version:\t12.4", "Version:", "Version:  ", "Version: 1 2"])), max_size=5))
+def test_the_metadata_version_scan_matches_its_specification(lines):
+    import re
+
+    text = "\n".join(lines)
+    m = re.compile(r"(?m)^Version:[ \t]*(\S+)").search(text)
+    assert toolkit_files.parse_dist_metadata_version(text) == (toolkit_files.parse_version(m.group(1)) if m else None)

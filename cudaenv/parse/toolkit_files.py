@@ -27,9 +27,7 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
 _VERSION_TXT = LazyPattern(r"CUDA\s+Version\s+(\S+)")
 _CUDA_H = LazyPattern(r"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\d+)\b")
 _CUDA_H_RAW = LazyPattern(r"(?m)^[ \t]*#[ \t]*define[ \t]+CUDA_VERSION[ \t]+(\S+)")
-_META_VERSION = LazyPattern(r"(?m)^Version:[ \t]*(\S+)")
 _ENV_REF = LazyPattern(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
-_DIST_INFO = LazyPattern(r"(?i)^nvidia_cuda_(nvcc|runtime)(?:_cu(\d{1,3}))?-([^-]+)\.dist-info$")
 
 
 def parse_version_json(text: str) -> Optional[str]:
@@ -132,8 +130,12 @@ def parse_dist_metadata_version(text: str) -> Optional[str]:
     """The ``Version:`` header of a wheel's METADATA."""
     if not isinstance(text, str):
         return None
-    match = _META_VERSION.search(text)
-    return parse_version(match.group(1)) if match else None
+    for line in text.split("\n"):  # the first "Version: X" line (string scans: this is on the `cudaenv use` path)
+        if line.startswith("Version:"):
+            rest = line[8:].lstrip(" \t")
+            if rest and not rest[0].isspace():
+                return parse_version(rest.split(None, 1)[0])
+    return None
 
 
 def _exec_target(text: str) -> Optional[str]:
@@ -181,11 +183,22 @@ def parse_dist_info_name(name: str) -> Optional[Tuple[str, Optional[str], Option
     """``nvidia_cuda_nvcc_cu12-12.4.131.dist-info`` -> ``("nvcc", "12", "12.4.131")``; ``nvidia_cuda_runtime-13.0.96
     .dist-info`` -> ``("runtime", None, "13.0.96")``. The version is None when the name's is not a version; None for
     any other name."""
-    match = _DIST_INFO.match(name) if isinstance(name, str) and len(name) < 256 else None
-    if not match:
+    if not isinstance(name, str) or len(name) >= 256 or not name.isascii():
         return None
-    component, suffix, version = match.groups()
-    return component.lower(), suffix, parse_version(version)
+    lower = name.lower()
+    if not (lower.startswith("nvidia_cuda_") and lower.endswith(".dist-info")):
+        return None
+    project, dash, version = name[12:-10].partition("-")
+    if not dash or not version or "-" in version:
+        return None
+    component, _, suffix = project.partition("_")
+    if component.lower() not in ("nvcc", "runtime"):
+        return None
+    if _:
+        if not (suffix[:2].lower() == "cu" and 1 <= len(suffix) - 2 <= 3 and suffix[2:].isdigit()):
+            return None
+        suffix = suffix[2:]
+    return component.lower(), (suffix or None), parse_version(version)
 
 
 def parse_conda_meta_name(name: str) -> Optional[Tuple[str, str]]:
