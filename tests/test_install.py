@@ -122,6 +122,17 @@ if args and args[0] == "download":
             print("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device", file=sys.stderr)
             sys.exit(1)
     sys.exit(0)
+if args[:2] == ["pip", "install"] and os.path.basename(sys.argv[0]) == "uv":
+    site = args[args.index("--target") + 1]
+    reqs = args[args.index("-r") + 1]
+    for line in open(reqs):
+        row = table["components"][line.split("==")[0]]
+        zf = zipfile.ZipFile(io.BytesIO(get(row["file"])))
+        zf.extractall(site)
+        for info in zf.infolist():  # uv keeps the exec bits
+            if info.filename.startswith(("nvidia/cu13/bin/", "nvidia/cu13/nvvm/bin/")) and not info.is_dir():
+                os.chmod(os.path.join(site, info.filename), 0o755)
+    sys.exit(0)
 print("stand-in pip: unexpected arguments %r" % args, file=sys.stderr)
 sys.exit(2)
 '''
@@ -153,6 +164,9 @@ class Index:
         pip = self.bin / "pip"
         pip.write_text("#!%s\n%s" % (sys.executable, STANDIN))
         pip.chmod(0o755)
+        self.uv = self.bin / "uv-standin"
+        self.uv.write_text(pip.read_text())
+        self.uv.chmod(0o755)
         self.write()
 
     def add(self, project, version, files, extra_members=()):
@@ -611,3 +625,39 @@ def test_a_gpu_the_release_cannot_build_for_is_a_warning():
     (warning,) = gpu_warnings(gpus, "13.0.2")
     assert warning.startswith("GPU 0 (Tesla V100-SXM2-16GB, sm_70): CUDA 13.0 builds nothing for it") and "sm_75" in warning
     assert "12.9" in warning and gpu_warnings(gpus[1:], "13.0.2") == []
+
+
+def test_installer_uv_gives_the_same_layout(index, cli, tmp_path):
+    data = tmp_path / "data"
+    assert cli("install", "13.0", "--installer", "uv", env=index.env(data)).code == 2  # no uv on PATH: said, not guessed
+    index.uv.rename(index.bin / "uv")
+    r = cli("install", "13.0", "--installer", "uv", "--json", env=index.env(data))
+    assert r.code == 0, r.err
+    assert r.json()["installer"] == "uv"
+    tk = data / "toolkits" / "13.0.2"
+    assert os.readlink(tk / "lib/libcudart.so") == "libcudart.so.13" and os.access(tk / "bin/nvcc", os.X_OK)
+    assert not (tk / "__init__.py").exists() and json.loads((tk / "version.json").read_text())["cuda"]["version"] == "13.0.2"
+    log = index.log.read_text().splitlines()
+    assert any(l.startswith("pip install --no-deps --require-hashes --target") for l in log)
+    assert not any(l.startswith("download") for l in log)
+    _nothing_left_but(data, ["13.0.2"])
+
+
+def test_a_failed_swap_keeps_the_installed_toolkit(tmp_path, monkeypatch):
+    from cudaenv.toolkit.install import apply
+
+    target, tree, old = tmp_path / "13.0.2", tmp_path / "tree", tmp_path / "old"
+    target.mkdir()
+    (target / "keep").write_text("x")
+    tree.mkdir()
+    real = os.rename
+
+    def rename(a, b):
+        if str(a) == str(tree):
+            raise KeyboardInterrupt
+        return real(a, b)
+
+    monkeypatch.setattr(os, "rename", rename)
+    with pytest.raises(KeyboardInterrupt):
+        apply.swap_into_place(str(tree), str(target), str(old))
+    assert (target / "keep").read_text() == "x" and not old.exists()

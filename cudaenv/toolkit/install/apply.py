@@ -126,8 +126,8 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         return Outcome("already-installed", release, target)
     if os.path.lexists(target) and not store.is_cudaenv_install(host, target):
         raise UserError("%s exists and is not a cudaenv install" % target, hint="move it away, or give --prefix DIR")
-    argv = find_installer(host, installer)
-    pip = argv if installer != "uv" else (find_installer(host, "pip") if (host.which("pip") or host.which("pip3")) else None)
+    pip = find_installer(host, "pip")  # pip reads the pins and hashes (uv has no --report)
+    argv = find_installer(host, installer) if installer == "uv" else pip
     try:
         os.makedirs(base, exist_ok=True)
     except OSError as exc:
@@ -142,10 +142,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         stage = tempfile.mkdtemp(prefix=".%s.tmp-" % release, dir=base)
         progress("resolving cuda-toolkit %s" % release)
         report_file = os.path.join(stage, "report.json")
-        resolver = pip if pip is not None else argv
-        if resolver is argv and installer == "uv":
-            raise UserError("--installer uv still needs pip to read the index's pins and hashes", hint="put pip on PATH")
-        result = host.run(list(resolver) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file,
+        result = host.run(list(pip) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file,
                                             plan.requirement(release)], timeout=timeout)
         if not result.ok:
             raise _failed("resolving %s" % plan.requirement(release), result)
@@ -191,10 +188,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             files, links = _tree_from_wheels(paths, tree, host.machine or os.uname().machine)
         _write(os.path.join(tree, "version.json"), assemble.version_json(release, the_plan.components))
         _write(os.path.join(tree, store.MARKER), assemble.marker(release, the_plan.components, installer, version))
-        if os.path.lexists(target):
-            old = os.path.join(stage, "old")
-            os.rename(target, old)
-        os.rename(tree, target)
+        swap_into_place(tree, target, os.path.join(stage, "old"))
         progress("installed CUDA %s in %s" % (release, target))
         return Outcome("installed", release, target, the_plan.components, download_bytes, files, links)
     except OSError as exc:
@@ -210,6 +204,21 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         if stage is not None:
             _remove_tree(stage)
         os.close(fd)
+
+
+def swap_into_place(tree: str, target: str, old: str) -> None:
+    """Rename ``tree`` to ``target``; a ``target`` already there (``--reinstall``) is moved to ``old`` first and put
+    back if the second rename fails or is interrupted."""
+    if not os.path.lexists(target):
+        os.rename(tree, target)
+        return
+    os.rename(target, old)
+    try:
+        os.rename(tree, target)
+    except BaseException:
+        if not os.path.lexists(target):
+            os.rename(old, target)
+        raise
 
 
 def _write(path: str, text: str) -> None:

@@ -72,9 +72,7 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
         release = (parse_version_json(text) if text else None) or name
         with open(os.path.join(tree, store.MARKER), "x", encoding="utf-8") as fh:
             fh.write('{"installer": "cudaenv", "cudaenv_version": "%s", "release": "%s", "source": "runfile"}\n' % (version, release))
-        if os.path.lexists(target):
-            os.rename(target, os.path.join(stage, "old"))
-        os.rename(tree, target)
+        apply.swap_into_place(tree, target, os.path.join(stage, "old"))
     except OSError as exc:
         raise apply.InstallError("installing into %s failed: %s" % (base, exc.strerror or exc)) from None
     finally:
