@@ -3,6 +3,7 @@
 # `cudaenv use`, compile and link (no GPU needed) a thrust program, an -rdc=true program and a CMake
 # project (enable_language(CUDA) + find_package(CUDAToolkit)), then `cudaenv uninstall --yes` and check nothing is left.
 set -euo pipefail
+trap 'echo "check.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 work=$1
 src=$(cd "$(dirname "$0")" && pwd)
 export CUDAENV_DATA_DIR=$work/data
@@ -22,15 +23,24 @@ for c in r["components"]:
 PY
 tk=$CUDAENV_DATA_DIR/toolkits/$release
 test -f "$tk/.cudaenv-install.json"
-cudaenv list | grep -F "$tk" | grep -q cudaenv
-cudaenv install 13.0 | grep -q "already installed"
+# (outputs captured first: with pipefail, `grep -q` closing the pipe early would fail the writer)
+cudaenv list --json > "$work/list.json"
+python - "$work/list.json" "$tk" <<'PY'
+import json, sys
+found = [t for t in json.load(open(sys.argv[1]))["toolkits"] if t["path"] == sys.argv[2]]
+assert found and found[0]["install_method"] == "cudaenv", found
+print("listed: %s %s (install method %s)" % (found[0]["version"], found[0]["path"], found[0]["install_method"]))
+PY
+again=$(cudaenv install 13.0)
+grep -q "already installed" <<<"$again"
 
 # This machine also has /usr/local/cuda-13.0, whose version reads 13.0.88 (nvcc's number, no version.json): it is
 # the newest 13.0 here, so the session names the release it installed.
 source <(cudaenv use "$release" --shell bash)
 test "$CUDA_HOME" = "$tk"
 test "$(command -v nvcc)" = "$tk/bin/nvcc"
-nvcc --version | tail -2
+version=$(nvcc --version)
+tail -2 <<<"$version"
 
 cd "$work/build"
 t0=$(date +%s)
@@ -52,5 +62,6 @@ cudaenv uninstall "$release" --yes
 test ! -e "$tk"
 left=$(ls -A "$CUDAENV_DATA_DIR/toolkits" | grep -v '\.lock$' || true)
 test -z "$left"
-if cudaenv list | grep -qF "$CUDAENV_DATA_DIR"; then echo "still listed"; exit 1; fi
+listed=$(cudaenv list --json)
+if grep -qF "$CUDAENV_DATA_DIR" <<<"$listed"; then echo "still listed"; exit 1; fi
 echo "uninstalled: nothing left in $CUDAENV_DATA_DIR/toolkits"
