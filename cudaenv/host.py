@@ -806,6 +806,23 @@ class Host:
             return None
         return read_regular(real, limit)
 
+    def hostname(self) -> Optional[str]:
+        """The inspected system's host name: under a root, the first line of its ``/etc/hostname`` (read bounded,
+        never a program of the root); else this machine's (``socket.gethostname``). None when there is none. The
+        name came from outside: escape it before printing, sanitise it before using it as a file name."""
+        if self.rooted:
+            text = self.read_text("/etc/hostname", limit=4096)
+            lines = (text or "").strip().splitlines()
+            name = lines[0].strip() if lines else ""
+        else:
+            import socket
+
+            try:
+                name = socket.gethostname()
+            except OSError:
+                name = ""
+        return name[:255] or None
+
     def exists(self, p: str) -> bool:
         """True when ``p`` exists (links followed inside the root)."""
         resolved = self.resolve(p)

@@ -1,7 +1,9 @@
 """`cudaenv doctor`: inspect this machine's CUDA setup, say what is wrong and give the exact fix.
 
-Output: the checklist (text), ``--json`` / ``--format json`` (the snapshot contract plus ``findings``), or
-``--format markdown`` (a paste-ready report); ``--verbose`` adds every fact the probes saw (render.facts) to
+Output: the checklist (text), ``--json`` / ``--format json`` (the snapshot contract plus ``findings``, the
+``hostname`` and ``generated_at``), ``--format markdown`` (a paste-ready report) or ``--format prometheus`` (the
+node_exporter textfile-collector format); ``--output DIR/`` writes DIR/<hostname>.json (.prom, .md, .txt) atomically
+instead of printing, ``--output FILE`` that file (one report per node of a cluster: docs/commands/fleet.md); ``--verbose`` adds every fact the probes saw (render.facts) to
 the text and markdown reports. Exit 0 when no finding is an error, 1 when one is (``--strict``:
 also on warnings), 2 on usage errors.
 """
@@ -9,7 +11,7 @@ also on warnings), 2 on usage errors.
 import argparse
 
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
-FORMATS = ("text", "json", "markdown")
+FORMATS = ("text", "json", "markdown", "prometheus")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too (CI pipelines, cluster health checks)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)")
+    parser.add_argument("--output", metavar="PATH",
+                        help="write the report to PATH instead of stdout, atomically; PATH/ (or an existing folder): "
+                             "PATH/<hostname>.json (.prom, .md, .txt by --format)")
 
 
 def _format(args) -> str:
@@ -33,6 +38,8 @@ def _format(args) -> str:
 
 
 def run(args: argparse.Namespace, ctx) -> int:
+    import os
+
     from cudaenv.collect import collect_snapshot
     from cudaenv.diagnose import diagnose, exit_code
     from cudaenv.diagnose.view import build_view
@@ -43,17 +50,55 @@ def run(args: argparse.Namespace, ctx) -> int:
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
         snapshot = collect_snapshot(host, python=args.python, quick=args.quick, progress=spinner)
         findings = diagnose(snapshot)
-    if fmt == "json":
-        from cudaenv.model.reports import DoctorReport
-        from cudaenv.render.json_out import dumps
+    hostname = host.hostname()
+    if fmt in ("json", "prometheus"):
+        import time
 
-        ctx.out.write(dumps(DoctorReport(snapshot, tuple(findings)).to_dict()))
+        from cudaenv.model.reports import DoctorReport
+
+        report = DoctorReport(snapshot, hostname=hostname, findings=tuple(findings),
+                              generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+        if fmt == "json":
+            from cudaenv.render.json_out import dumps
+
+            text = dumps(report.to_dict())
+        else:
+            from cudaenv.render.prometheus import render_prometheus
+
+            text = render_prometheus(report)
     elif fmt == "markdown":
         from cudaenv.render.markdown import render_markdown
 
-        ctx.out.write(render_markdown(snapshot, findings, verbose=args.verbose, view=build_view(snapshot)))
+        text = render_markdown(snapshot, findings, verbose=args.verbose, view=build_view(snapshot))
     else:
         from cudaenv.render.report import render_report
 
-        ctx.out.write(render_report(snapshot, findings, color=ctx.color, verbose=args.verbose, view=build_view(snapshot)))
+        color = ctx.color and not args.output
+        text = render_report(snapshot, findings, color=color, verbose=args.verbose, view=build_view(snapshot))
+    if args.output:
+        _write(os.path.join(ctx.cwd, args.output), hostname, fmt, text)
+    else:
+        ctx.out.write(text)
     return exit_code(findings, strict=args.strict)
+
+
+def _write(output: str, hostname, fmt: str, text: str) -> None:
+    """``--output``: the report written atomically (a summary running meanwhile never reads half of it), readable by
+    the site's other users like any file this user writes (umask), the folder made when missing."""
+    import os
+
+    from cudaenv._fs import atomic_write_text
+    from cudaenv.errors import UserError
+    from cudaenv.fleet.files import output_path
+    from cudaenv.text import printable
+
+    path, folder = output_path(output, hostname, fmt)
+    try:
+        if folder:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        mask = os.umask(0)
+        os.umask(mask)
+        atomic_write_text(path, text, mode=0o666 & ~mask)
+    except OSError as exc:
+        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
+                        hint="give --output a folder (ending in /) or a file this user can write") from None

@@ -27,13 +27,20 @@ class Finding(Record):
 
 
 class DoctorReport(Record):
-    """``cudaenv doctor --json``: the snapshot's keys (schema_version first), then ``findings``."""
+    """``cudaenv doctor --json``: the snapshot's keys (schema_version first, ``cudaenv_version`` among them), the
+    node's ``hostname`` (the inspected root's /etc/hostname under ``--root``) and ``generated_at`` (UTC, ISO 8601:
+    ``2026-12-03T05:53:48Z``; both null in reports of cudaenv versions before them), then ``findings``."""
 
     _json_envelope = True
     _json_flatten = ("snapshot",)
 
     snapshot: Snapshot
     findings: Tuple[Finding, ...] = ()
+    hostname: Optional[str] = None
+    generated_at: Optional[str] = None
+
+    def _json_adjust(self, data):
+        data["findings"] = data.pop("findings")  # the long list last, after the node's name and time
 
 
 class ToolkitList(Record):
