@@ -19,7 +19,14 @@ measured                              against                              targe
 ``checkpoint inspect`` (1.5 GiB file)  ``torch.load(map_location="cpu")``   <= 0.05 x wall
 ``checkpoint inspect`` (1.5 GiB file)  (absolute)                           <= 50 MiB peak RSS
 ``checkpoint inspect`` (20,000 tensors) (absolute)                          <= 0.5 s wall
+``fleet summarize`` (10,000 reports)   (absolute)                           <= 3 s wall, <= 300 MiB peak RSS
+``fleet summarize`` (100,000 reports)  (absolute)                           <= 30 s wall
 ====================================  ===================================  ==========
+
+The fleet's reports are one real ``cudaenv doctor --json --quick`` report of this machine, written N times with
+the host name changed and drift planted (2% of the nodes an older driver, 0.5% a CPU torch with an error finding,
+0.5% one GPU fewer), into the run's temporary folder (deleted at the end); the 100,000-report case runs
+``--runs`` rounds too, at most 3 (``--only fleet`` runs only these and needs no torch).
 
 The checkpoints are written without torch by ``tests/checkpoint_builders.py`` (the pickle torch 2.13 writes; the
 1.5 GiB file's 24 storage records are streamed as zeros) into the run's temporary folder, and deleted at the end.
@@ -78,7 +85,7 @@ def measure(argv: Sequence[str], env: Dict[str, str], cwd: str) -> Dict[str, flo
         raise SystemExit("bench: could not measure %s:\n%s" % (" ".join(argv), proc.stderr.decode("utf-8", "replace")[-2000:]))
     if code != 0:
         # doctor exits 1 when it finds an error (no driver here); anything else is a broken run
-        if not (code == 1 and "doctor" in argv):
+        if not (code == 1 and ("doctor" in argv or "fleet" in argv)):  # fleet: the planted drift
             err = proc.stderr.decode("utf-8", "replace")
             raise SystemExit("bench: %s exited with %s:\n%s" % (" ".join(argv), code, err[-2000:]))
     return {"wall": wall, "rss_mib": rss_kib / 1024.0}
@@ -159,6 +166,33 @@ def many_tensors_checkpoint(path: Path, count: int = 20_000) -> Path:
     return path
 
 
+def fleet_reports(folder: Path, count: int, cudaenv: str, env: Dict[str, str]) -> Path:
+    """``count`` doctor reports in ``folder``: this machine's real report with the host name changed, and drift
+    planted every 50th (an older driver), 200th (a CPU torch, an error) and 199th node (one GPU fewer)."""
+    folder.mkdir(parents=True)
+    real = subprocess.run([cudaenv, "doctor", "--json", "--quick"], capture_output=True, text=True, env=env, timeout=120)
+    base = json.loads(real.stdout)
+    base["gpus"] = [{"index": i, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-%08d-0000-0000-0000-000000000000" % i,
+                     "memory_total_mib": 81559, "compute_capability": "9.0"} for i in range(8)]
+    base["driver"] = {"version": "580.95.05", "cuda_version": "13.0", "source": "nvml"}
+
+    def variant(**changes) -> str:
+        data = dict(base, **changes)
+        data["hostname"] = "@@HOST@@"
+        return json.dumps(data, indent=2)
+
+    plain = variant()
+    old = variant(driver={"version": "535.247.01", "cuda_version": "12.2", "source": "nvml"})
+    cpu = variant(torch={"python": "/usr/bin/python3", "installed": True, "version": "2.13.0+cpu"},
+                  findings=base.get("findings", []) + [{"id": "torch-cpu-only", "severity": "error", "title": "t", "detail": "d"}])
+    short = variant(gpus=base["gpus"][:7])
+    for i in range(count):
+        text = old if i % 50 == 7 else cpu if i % 200 == 11 else short if i % 199 == 5 else plain
+        name = "node%06d" % i
+        (folder / (name + ".json")).write_text(text.replace("@@HOST@@", name))
+    return folder
+
+
 def has_command(cudaenv: str, name: str, env: Dict[str, str]) -> bool:
     """True when this cudaenv has the subcommand (a missing module answers 'not available', exit 2)."""
     r = subprocess.run([cudaenv, name, "--help"], capture_output=True, text=True, env=env, timeout=60)
@@ -179,7 +213,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise SystemExit("bench: no cudaenv next to %s; install it first (nox -s bench does)" % python)
     import importlib.util
 
-    if importlib.util.find_spec("torch") is None:
+    fleet_only = bool(args.only) and all("fleet" in w for w in args.only.split(",") if w)
+    if importlib.util.find_spec("torch") is None and not fleet_only:
         raise SystemExit("bench: torch is not installed in %s (pip install torch==2.13.0)" % python)
 
     env = dict(os.environ)
@@ -216,12 +251,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.only:
         words = [w for w in args.only.split(",") if w]
         commands = {k: v for k, v in commands.items() if k == "python -c pass" or any(w in k for w in words)}
+    fleet: Dict[str, Sequence[str]] = {}
+    if has_command(cudaenv, "fleet", env) and (not args.only or "fleet" in args.only):
+        for label, count in (("fleet summarize 10k", 10_000), ("fleet summarize 100k", 100_000)):
+            folder = fleet_reports(Path(work) / label.split()[-1], count, cudaenv, env)
+            fleet[label] = [cudaenv, "fleet", "summarize", str(folder)]
     try:
         figures = medians(commands, envs, work, runs)
+        if fleet:
+            figures.update(medians({"fleet summarize 10k": fleet["fleet summarize 10k"]}, {"fleet summarize 10k": env}, work, runs))
+            figures.update(medians({"fleet summarize 100k": fleet["fleet summarize 100k"]}, {"fleet summarize 100k": env}, work,
+                                   min(runs, 3)))
     finally:
         for f in (big, many, tiny):
             if f is not None:
                 f.unlink()
+        import shutil
+
+        for label in fleet:
+            shutil.rmtree(os.path.join(work, label.split()[-1]), ignore_errors=True)
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
         if a not in figures or b not in figures:
@@ -238,6 +286,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("checkpoint inspect 1.5G / torch.load", ratio("checkpoint inspect 1.5G", "torch.load 1.5G"), 0.05),
         ("checkpoint inspect 1.5G peak RSS (MiB)", figures.get("checkpoint inspect 1.5G", {}).get("rss_mib"), 50.0),
         ("checkpoint inspect 20k tensors (s)", figures.get("checkpoint inspect 20k", {}).get("wall"), 0.5),
+        ("fleet summarize 10k reports (s)", figures.get("fleet summarize 10k", {}).get("wall"), 3.0),
+        ("fleet summarize 10k peak RSS (MiB)", figures.get("fleet summarize 10k", {}).get("rss_mib"), 300.0),
+        ("fleet summarize 100k reports (s)", figures.get("fleet summarize 100k", {}).get("wall"), 30.0),
     ]
 
     print("cudaenv bench: %s, median of %d interleaved runs each (after one warm-up round)" % (python, runs))

@@ -15,4 +15,5 @@ COMMANDS = {
     "uninstall": ("cudaenv.commands.uninstall", "plan the removal of a CUDA toolkit, leaving nothing behind"),
     "check-installer": ("cudaenv.commands.check_installer", "check a downloaded CUDA .run installer without running it"),
     "checkpoint": ("cudaenv.commands.checkpoint", "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"),
+    "fleet": ("cudaenv.commands.fleet", "summarize many nodes' doctor reports: configurations, drift, failing nodes"),
 }

@@ -23,6 +23,7 @@ CONTRACT_MODULES = (
     "cudaenv.toolkit.uninstall.residue",
     "cudaenv.checkpoint.report",
     "cudaenv.toolkit.install.plan",
+    "cudaenv.fleet.records",
 )
 # Records in those modules that are working values, never written as JSON.
 INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.records.Candidate",

@@ -1,0 +1,95 @@
+"""``cudaenv fleet summarize --json``: the summary of many doctor reports as records (one envelope, registered in
+the model registry like the other command outputs).
+
+A node's configuration is a mapping dimension -> value (:data:`cudaenv.fleet.summary.DIMENSIONS`: the driver, the
+driver's CUDA, the GPUs, the toolkit set, the torch build, cuDNN); values are the reports' strings, untrusted: a
+renderer escapes them.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+from cudaenv._record import Record
+
+
+class FleetNode(Record):
+    """One node whose report was read: its configuration, its error and warning finding ids, and the dimensions in
+    which it differs from the reference (the majority, or ``--baseline``)."""
+
+    _json_maps = ("config",)
+
+    name: str  # the report's hostname, else the file name without .json
+    file: str
+    config: Tuple[Tuple[str, str], ...] = ()
+    errors: Tuple[str, ...] = ()  # finding ids of severity error
+    warnings: Tuple[str, ...] = ()  # finding ids of severity warning
+    deviations: Tuple[str, ...] = ()  # dimensions whose value is not the reference's
+    generated_at: Optional[str] = None
+    cudaenv_version: Optional[str] = None
+
+
+class ValueCount(Record):
+    """One value of a dimension and how many nodes have it."""
+
+    value: str
+    nodes: int
+    reference: bool = False  # the reference configuration's value
+
+
+class DimensionGroup(Record):
+    """The nodes grouped by one dimension, most nodes first."""
+
+    dimension: str
+    values: Tuple[ValueCount, ...] = ()
+
+
+class Configuration(Record):
+    """One whole configuration (every dimension) and how many nodes have exactly it."""
+
+    _json_maps = ("config",)
+
+    config: Tuple[Tuple[str, str], ...]
+    nodes: int
+    reference: bool = False
+
+
+class FindingCount(Record):
+    """One finding id over the fleet: on how many nodes, and the first few of them by name."""
+
+    id: str
+    severity: str
+    nodes: int
+    examples: Tuple[str, ...] = ()
+
+
+class Unreadable(Record):
+    """A report file that could not be read as a doctor report, and why (never fatal)."""
+
+    file: str
+    why: str
+
+
+class FleetSummary(Record):
+    """``cudaenv fleet summarize --json``."""
+
+    _json_envelope = True
+    _json_maps = ("reference_config",)
+
+    nodes_read: int
+    reference: str  # "majority" | "baseline"
+    reference_config: Tuple[Tuple[str, str], ...] = ()
+    baseline_file: Optional[str] = None
+    deviating: int = 0  # nodes that differ from the reference in any dimension
+    with_errors: int = 0  # nodes with an error finding
+    dimensions: Tuple[DimensionGroup, ...] = ()
+    configurations: Tuple[Configuration, ...] = ()
+    findings: Tuple[FindingCount, ...] = ()
+    nodes: Tuple[FleetNode, ...] = ()
+    unreadable: Tuple[Unreadable, ...] = ()
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """No node deviates or has an error, and at least one report was read."""
+        return self.nodes_read > 0 and not self.deviating and not self.with_errors

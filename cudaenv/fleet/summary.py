@@ -1,0 +1,208 @@
+"""``cudaenv fleet summarize``: many doctor reports reduced to the fleet's configurations, its drift and its failures.
+
+Pure but for reading the report files (bounded, regular files only: :mod:`cudaenv.fleet.files`), and streaming: a
+report is read, decoded by the one codec (``DoctorReport.from_dict``: the schema check, unknown keys ignored, a newer
+minor read as far as understood with a note), reduced to a small per-node key (its name, its configuration, its error
+and warning ids) and dropped, so 100,000 reports take a few tens of MB. Identical configurations and id lists are
+shared, not copied per node::
+
+    acc = Summarizer()
+    for path in report_paths(["reports/"]):
+        acc.add_file(path)
+    summary = acc.summary()            # or acc.summary(baseline=read_baseline("good-node.json"))
+
+A file that is not a doctor report (a folder named ``x.json``, a FIFO, empty, truncated, binary, another schema) is
+an :class:`~cudaenv.fleet.records.Unreadable` entry with why, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Dict, List, Optional, Tuple
+
+from cudaenv.fleet.files import read_report_bytes
+from cudaenv.fleet.records import (Configuration, DimensionGroup, FindingCount, FleetNode, FleetSummary, Unreadable,
+                                   ValueCount)
+from cudaenv.model.schema import SchemaError
+
+# (key, label): the dimensions a node's configuration is made of, in the order they are shown.
+DIMENSIONS = (("driver", "driver"), ("driver_cuda", "driver CUDA"), ("gpus", "GPUs"), ("toolkits", "toolkits"),
+              ("torch", "torch"), ("cudnn", "cuDNN"))
+DIMENSION_KEYS = tuple(k for k, _ in DIMENSIONS)
+LABELS = dict(DIMENSIONS)
+NONE = "none"
+EXAMPLES = 5  # node names kept per finding id
+_MAX_VALUE = 200  # a value longer than this (a hostile report) is cut
+# The top-level keys of a doctor report a summary reads (the rest is never decoded: 10,000 reports in seconds).
+_READ = frozenset(["schema_version", "platform", "driver", "gpus", "toolkits", "cudnn", "torch", "findings", "hostname",
+                   "generated_at", "cudaenv_version"])
+
+
+def _s(value: object) -> str:
+    """A report's value as a short string (a report may hold any JSON where a string belongs)."""
+    text = value if isinstance(value, str) else str(value)
+    return text[:_MAX_VALUE]
+
+
+def node_config(report) -> Tuple[str, ...]:
+    """The configuration of one node (:data:`DIMENSIONS` order) from its :class:`DoctorReport`."""
+    s = report.snapshot
+    d = s.driver
+    driver = _s(d.version) if d is not None and d.version else NONE
+    cuda = _s(d.cuda_version) if d is not None and d.cuda_version else NONE
+    models: Dict[str, int] = {}
+    for g in s.gpus or ():
+        name = _s(g.name) if g.name else "unknown GPU"
+        models[name] = models.get(name, 0) + 1
+    gpus = " + ".join("%d x %s" % (n, name) for name, n in sorted(models.items())) or NONE
+    toolkits = ", ".join(sorted({_s(t.version) if t.version else "unknown" for t in s.toolkits or ()})) or NONE
+    t = s.torch
+    torch = (_s(t.version) if t.version else "unknown") if t is not None and t.installed else NONE
+    cudnn = ", ".join(sorted({_s(c.version) if c.version else "unknown" for c in s.cudnn or ()})) or NONE
+    return (driver, cuda, gpus, toolkits, torch, cudnn)
+
+
+def decode_report(data: bytes, notes: Optional[List[str]] = None):
+    """``(DoctorReport, None)`` or ``(None, why)`` for the bytes of one report file."""
+    from cudaenv.model.reports import DoctorReport
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, "not UTF-8 text (a binary file?): byte %d" % exc.start
+    try:
+        parsed = json.loads(text)
+    except RecursionError:
+        return None, "not a doctor report: JSON nested too deeply"
+    except ValueError as exc:  # JSONDecodeError, and integers too long to convert
+        where = " at line %d column %d" % (exc.lineno, exc.colno) if hasattr(exc, "lineno") else ""
+        return None, "not JSON (truncated?): %s%s" % (getattr(exc, "msg", str(exc))[:100], where)
+    if isinstance(parsed, dict):
+        # only the sections a summary uses are decoded (by the one codec: schema check, types); the platform is
+        # required by the snapshot and kept to its system; the rest of a report (env, tools, notes, ...) is not read
+        parsed = {k: v for k, v in parsed.items() if k in _READ}
+        if isinstance(parsed.get("platform"), dict):
+            parsed["platform"] = {"system": parsed["platform"].get("system")}
+    try:
+        report = DoctorReport.from_dict(parsed, notes)
+        node_config(report)  # the values it holds are readable as a configuration
+        return report, None
+    except SchemaError as exc:
+        return None, "not a doctor report: %s" % _s(exc)
+    except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+        return None, "not a doctor report: wrong shape (%s)" % type(exc).__name__
+
+
+def read_report(path: str, notes: Optional[List[str]] = None):
+    """``(DoctorReport, None)`` or ``(None, why)`` for the report file ``path`` (bounded; regular files only)."""
+    data, why = read_report_bytes(path)
+    if data is None:
+        prefix = path + ": "
+        why = why or "not read"
+        return None, why[len(prefix):] if why.startswith(prefix) else why
+    return decode_report(data, notes)
+
+
+def natural_key(name: str):
+    """``node-2`` before ``node-10``."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p]
+
+
+class Summarizer:
+    """The streaming accumulator: :meth:`add_file` (or :meth:`add_report`) per report, then :meth:`summary`."""
+
+    def __init__(self) -> None:
+        self._shared: Dict[object, object] = {}  # one copy of each configuration and id list
+        self._configs: Dict[Tuple[str, ...], int] = {}
+        self._dims: List[Dict[str, int]] = [{} for _ in DIMENSIONS]
+        self._findings: Dict[Tuple[str, str], list] = {}
+        self._nodes: list = []  # (name, file, config, errors, warnings, generated_at, version)
+        self._unreadable: List[Unreadable] = []
+        self._notes: Dict[str, int] = {}
+
+    def _share(self, value):
+        return self._shared.setdefault(value, value)
+
+    def add_file(self, path: str) -> bool:
+        """Read and reduce one report file; False (and an unreadable entry) when it is not one."""
+        notes: List[str] = []
+        report, why = read_report(path, notes)
+        if report is None:
+            self._unreadable.append(Unreadable(file=path, why=why or "not read"))
+            return False
+        for note in notes:
+            self._notes[note] = self._notes.get(note, 0) + 1
+        self.add_report(report, path)
+        return True
+
+    def add_report(self, report, path: str) -> None:
+        config = self._share(node_config(report))
+        self._configs[config] = self._configs.get(config, 0) + 1
+        for counts, value in zip(self._dims, config):
+            counts[value] = counts.get(value, 0) + 1
+        name = _s(report.hostname) if report.hostname else os.path.basename(path)[:-5] if path.endswith(".json") else os.path.basename(path)
+        errors: List[str] = []
+        warnings: List[str] = []
+        for fid, severity in dict.fromkeys((_s(f.id), _s(f.severity)) for f in report.findings or ()):
+            (errors if severity == "error" else warnings if severity == "warning" else []).append(fid)
+            entry = self._findings.get((fid, severity))
+            if entry is None:
+                entry = self._findings[(fid, severity)] = [0, []]
+            entry[0] += 1
+            if len(entry[1]) < EXAMPLES:
+                entry[1].append(name)
+        self._nodes.append((name, path, config, self._share(tuple(errors)),
+                            self._share(tuple(warnings)),
+                            _s(report.generated_at) if report.generated_at else None,
+                            _s(report.snapshot.cudaenv_version) if report.snapshot.cudaenv_version else None))
+
+    def majority(self) -> Tuple[str, ...]:
+        """Each dimension's most common value (ties: the first in sorted order)."""
+        return tuple(min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0] if counts else NONE for counts in self._dims)
+
+    def summary(self, baseline: Optional[Tuple[str, ...]] = None, baseline_file: Optional[str] = None) -> FleetSummary:
+        """The :class:`FleetSummary`: against ``baseline`` (a :func:`node_config`) when given, else the majority."""
+        reference = baseline if baseline is not None else self.majority()
+        nodes = []
+        deviating = with_errors = 0
+        for name, path, config, errors, warnings, stamp, version in sorted(self._nodes, key=lambda n: (natural_key(n[0]), n[1])):
+            deviations = tuple(k for k, mine, ref in zip(DIMENSION_KEYS, config, reference) if mine != ref)
+            deviating += bool(deviations)
+            with_errors += bool(errors)
+            nodes.append(FleetNode(name=name, file=path, config=tuple(zip(DIMENSION_KEYS, config)), errors=errors,
+                                   warnings=warnings, deviations=deviations, generated_at=stamp, cudaenv_version=version))
+        dims = tuple(DimensionGroup(dimension=key, values=tuple(
+            ValueCount(value=v, nodes=n, reference=v == ref) for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))))
+            for key, counts, ref in zip(DIMENSION_KEYS, self._dims, reference))
+        configs = tuple(Configuration(config=tuple(zip(DIMENSION_KEYS, c)), nodes=n, reference=c == reference)
+                        for c, n in sorted(self._configs.items(), key=lambda kv: (-kv[1], kv[0])))
+        order = {"error": 0, "warning": 1, "info": 2}
+        findings = tuple(FindingCount(id=fid, severity=sev, nodes=entry[0], examples=tuple(entry[1]))
+                         for (fid, sev), entry in sorted(self._findings.items(),
+                                                         key=lambda kv: (order.get(kv[0][1], 3), -kv[1][0], kv[0][0])))
+        notes = tuple(note if n == 1 else "%d reports: %s" % (n, note) for note, n in sorted(self._notes.items()))
+        return FleetSummary(nodes_read=len(self._nodes), reference="baseline" if baseline is not None else "majority",
+                            reference_config=tuple(zip(DIMENSION_KEYS, reference)), baseline_file=baseline_file,
+                            deviating=deviating, with_errors=with_errors, dimensions=dims, configurations=configs,
+                            findings=findings, nodes=tuple(nodes), unreadable=tuple(self._unreadable), notes=notes)
+
+
+def summarize(paths, baseline_file: Optional[str] = None) -> FleetSummary:
+    """The summary of the report files ``paths`` (an iterable, consumed once), against ``baseline_file`` when given
+    (:class:`BaselineError` when it is not a readable doctor report)."""
+    baseline = None
+    if baseline_file is not None:
+        report, why = read_report(baseline_file)
+        if report is None:
+            raise BaselineError(why or "not read")
+        baseline = node_config(report)
+    acc = Summarizer()
+    for path in paths:
+        acc.add_file(path)
+    return acc.summary(baseline, baseline_file)
+
+
+class BaselineError(ValueError):
+    """``--baseline FILE`` is not a doctor report this cudaenv can read (the message says why)."""

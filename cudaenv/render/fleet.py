@@ -1,0 +1,253 @@
+"""``cudaenv fleet summarize``: the summary (:class:`cudaenv.fleet.records.FleetSummary`) as text for a terminal
+(80 columns: groups, the first nodes of each list; ``all_nodes`` lists every node), as Markdown, and as one
+self-contained HTML file (inline CSS and a small inline script: no network, no external scripts or fonts).
+
+Every value in a summary came from a report file, untrusted: text goes through :func:`cudaenv.text.printable`,
+Markdown through the md_* helpers of :mod:`cudaenv.render.text`, HTML through ``html.escape``.
+"""
+
+from __future__ import annotations
+
+from typing import List
+
+from cudaenv.render.text import WIDTH, fit, md_code, md_inline, md_text, paint, wrap
+from cudaenv.text import printable
+
+LABELS = {"driver": "driver", "driver_cuda": "driver CUDA", "gpus": "GPUs", "toolkits": "toolkits",
+          "torch": "torch", "cudnn": "cuDNN"}
+LIST_LIMIT = 20  # nodes shown per list in text and Markdown unless every node is asked for
+
+
+def _label(key: str) -> str:
+    return LABELS.get(key, key)
+
+
+def _plural(n: int, word: str) -> str:
+    return "%d %s%s" % (n, word, "" if n == 1 else "s")
+
+
+def headline(summary) -> str:
+    """One sentence: how many nodes, against what, how many deviate, have errors, could not be read."""
+    ref = ("the baseline %s" % printable(summary.baseline_file)) if summary.reference == "baseline" else "the majority"
+    parts = ["%s read" % _plural(summary.nodes_read, "node")]
+    if summary.unreadable:
+        parts.append("%s unreadable" % _plural(len(summary.unreadable), "report"))
+    parts.append("%d deviate from %s" % (summary.deviating, ref))
+    parts.append("%d with errors" % summary.with_errors)
+    return ", ".join(parts)
+
+
+def _deviation_text(node, reference) -> str:
+    ref = dict(reference)
+    config = dict(node.config)
+    return "; ".join("%s %s (not %s)" % (_label(k), printable(config.get(k, "")), printable(ref.get(k, "")))
+                     for k in node.deviations)
+
+
+def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: bool = False) -> str:
+    out: List[str] = []
+    out += wrap(headline(summary), width=width)
+    if summary.nodes_read:
+        out += ["", paint("Configuration", "bold", color) + " (* the %s's value; node counts)" % summary.reference]
+        for group in summary.dimensions:
+            items = ["%s%s (%d)" % ("*" if v.reference else "", fit(printable(v.value), 40), v.nodes) for v in group.values]
+            out += wrap("   ".join(items[:8]) + ("   +%d more" % (len(items) - 8) if len(items) > 8 else ""),
+                        first="  %-12s " % _label(group.dimension), width=width, long_words="fit")
+        if len(summary.configurations) > 1:
+            out += ["", "%s whole configurations; the largest:" % len(summary.configurations)]
+            for c in summary.configurations[:5]:
+                values = ", ".join(printable(v) for _, v in c.config)
+                out += wrap(values, first="  %s%6d  " % ("*" if c.reference else " ", c.nodes), width=width, long_words="fit")
+    if summary.findings:
+        out += ["", paint("Findings", "bold", color) + " (nodes)"]
+        for f in summary.findings:
+            mark = paint("%-7s" % printable(f.severity), "error" if f.severity == "error" else "warning"
+                         if f.severity == "warning" else "dim", color)
+            line = "  %s %-28s %6d  " % (mark, fit(printable(f.id), 28), f.nodes)
+            names = ", ".join(printable(n) for n in f.examples) + (", ..." if f.nodes > len(f.examples) else "")
+            out.append(line + fit(names, max(10, width - 48)))
+    deviating = [n for n in summary.nodes if n.deviations]
+    if deviating:
+        out += ["", paint("Deviating nodes", "bold", color) + " (%d)" % len(deviating)]
+        shown = deviating if all_nodes else deviating[:LIST_LIMIT]
+        for n in shown:
+            out += wrap(_deviation_text(n, summary.reference_config), first="  %-18s " % fit(printable(n.name), 18),
+                        width=width, long_words="fit")
+        if len(shown) < len(deviating):
+            out.append("  ... %d more (--all lists every node)" % (len(deviating) - len(shown)))
+    failing = [n for n in summary.nodes if n.errors]
+    if failing:
+        out += ["", paint("Nodes with errors", "bold", color) + " (%d)" % len(failing)]
+        shown = failing if all_nodes else failing[:LIST_LIMIT]
+        for n in shown:
+            out += wrap(", ".join(printable(e) for e in n.errors), first="  %-18s " % fit(printable(n.name), 18),
+                        width=width, long_words="fit")
+        if len(shown) < len(failing):
+            out.append("  ... %d more (--all lists every node)" % (len(failing) - len(shown)))
+    if summary.unreadable:
+        out += ["", paint("Unreadable reports", "bold", color) + " (%d)" % len(summary.unreadable)]
+        shown = summary.unreadable if all_nodes else summary.unreadable[:LIST_LIMIT]
+        for u in shown:
+            out += wrap(printable(u.why), first="  %s: " % fit(printable(u.file), width // 2), rest="    ", width=width)
+        if len(shown) < len(summary.unreadable):
+            out.append("  ... %d more (--all lists them all)" % (len(summary.unreadable) - len(shown)))
+    if summary.notes:
+        out += [""] + [line for note in summary.notes for line in wrap(printable(note), first="note: ", width=width)]
+    if all_nodes and summary.nodes:
+        out += ["", paint("Every node", "bold", color) + " (%d)" % len(summary.nodes)]
+        for n in summary.nodes:
+            cfg = dict(n.config)
+            state = "error" if n.errors else "deviates" if n.deviations else "ok"
+            out += wrap("%s; driver %s; %s; torch %s" % (state, printable(cfg.get("driver", "")), printable(cfg.get("gpus", "")),
+                                                        printable(cfg.get("torch", ""))),
+                        first="  %-18s " % fit(printable(n.name), 18), width=width, long_words="fit")
+    out += ["", "Result: %s" % ("ok (exit 0)" if summary.ok else "exit 1: %s" % (
+        "no report could be read" if not summary.nodes_read else
+        "%s deviate, %s with errors" % (_plural(summary.deviating, "node"), summary.with_errors)))]
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------ Markdown
+def render_markdown(summary, all_nodes: bool = False) -> str:
+    out = ["### cudaenv fleet summary", "", md_inline(headline(summary)), ""]
+    if summary.nodes_read:
+        out += ["| dimension | reference | other values (nodes) |", "|---|---|---|"]
+        for group in summary.dimensions:
+            ref = [v for v in group.values if v.reference]
+            others = ", ".join("%s (%d)" % (md_code(v.value), v.nodes) for v in group.values if not v.reference)
+            out.append("| %s | %s | %s |" % (_label(group.dimension),
+                                              "%s (%d)" % (md_code(ref[0].value), ref[0].nodes) if ref else "",
+                                              others or "-"))
+        out.append("")
+    if summary.findings:
+        out += ["| finding | severity | nodes | e.g. |", "|---|---|---|---|"]
+        out += ["| %s | %s | %d | %s |" % (md_code(f.id), md_text(f.severity), f.nodes, ", ".join(md_text(n) for n in f.examples))
+                for f in summary.findings]
+        out.append("")
+    rows = [n for n in summary.nodes if all_nodes or n.deviations or n.errors]
+    if rows:
+        shown = rows if all_nodes else rows[:LIST_LIMIT]
+        out += ["| node | deviates in | errors |", "|---|---|---|"]
+        ref = dict(summary.reference_config)
+        for n in shown:
+            cfg = dict(n.config)
+            dev = "; ".join("%s %s (not %s)" % (_label(k), md_code(cfg.get(k, "")), md_code(ref.get(k, ""))) for k in n.deviations)
+            out.append("| %s | %s | %s |" % (md_text(n.name), dev or "-", ", ".join(md_code(e) for e in n.errors) or "-"))
+        if len(shown) < len(rows):
+            out.append("")
+            out.append("... and %d more nodes (`--all` lists every node)" % (len(rows) - len(shown)))
+        out.append("")
+    if summary.unreadable:
+        out += ["Unreadable reports:", ""]
+        out += ["- %s: %s" % (md_code(u.file), md_text(u.why)) for u in summary.unreadable[: None if all_nodes else LIST_LIMIT]]
+        out.append("")
+    for note in summary.notes:
+        out += ["> note: %s" % md_text(note), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+# ------------------------------------------------------------------ HTML
+_CSS = """
+body{font:14px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5em;color:#1b1f24;background:#fff}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.5em}
+table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #d0d7de;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f6f8fa}#nodes th{cursor:pointer;user-select:none}
+tr.error td{background:#ffebe9}tr.deviates td{background:#fff8c5}
+.ref{font-weight:600}.num{text-align:right}code{font-family:ui-monospace,monospace}
+.summary span{display:inline-block;margin-right:1.2em;padding:.3em .7em;border-radius:4px;background:#f6f8fa}
+.bad{color:#cf222e;font-weight:600}.good{color:#1a7f37;font-weight:600}
+#filter{padding:.3em;width:22em}
+"""
+
+_SCRIPT = """
+(function(){
+var table=document.getElementById("nodes");if(!table)return;
+var body=table.tBodies[0],heads=table.tHead.rows[0].cells,filter=document.getElementById("filter"),
+shown=document.getElementById("shown");
+function text(row,i){return row.cells[i].getAttribute("data-v")||row.cells[i].textContent;}
+function cmp(a,b){var x=parseFloat(a),y=parseFloat(b);
+ if(!isNaN(x)&&!isNaN(y)&&String(x)===a&&String(y)===b)return x-y;
+ return a.localeCompare(b,undefined,{numeric:true});}
+Array.prototype.forEach.call(heads,function(th,i){th.addEventListener("click",function(){
+ var dir=th.getAttribute("data-dir")==="asc"?-1:1;
+ Array.prototype.forEach.call(heads,function(h){h.removeAttribute("data-dir");});
+ th.setAttribute("data-dir",dir===1?"asc":"desc");
+ var rows=Array.prototype.slice.call(body.rows);
+ rows.sort(function(a,b){return dir*cmp(text(a,i),text(b,i));});
+ rows.forEach(function(r){body.appendChild(r);});});});
+function apply(){var q=filter.value.toLowerCase(),n=0;
+ Array.prototype.forEach.call(body.rows,function(r){var hit=r.textContent.toLowerCase().indexOf(q)>=0;
+  r.style.display=hit?"":"none";if(hit)n++;});shown.textContent=String(n);}
+filter.addEventListener("input",apply);apply();
+})();
+"""
+
+
+def _h(value: object) -> str:
+    import html
+
+    return html.escape(printable(value), quote=True)
+
+
+def render_html(summary) -> str:
+    """One HTML file: the summary at the top, the configurations with node counts, the findings, the deviating and
+    failing nodes highlighted in a sortable, filterable table of every node, and the unreadable reports."""
+    ok = summary.ok
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
+           'script-src \'unsafe-inline\'">',
+           "<title>cudaenv fleet summary</title><style>%s</style></head><body>" % _CSS,
+           "<h1>cudaenv fleet summary</h1>",
+           '<p class="summary"><span>nodes read: <b id="nodes-read">%d</b></span>'
+           '<span>deviating: <b id="deviating" class="%s">%d</b></span>'
+           '<span>with errors: <b id="with-errors" class="%s">%d</b></span>'
+           '<span>unreadable: <b id="unreadable-count">%d</b></span>'
+           '<span>reference: <b>%s</b></span><span>result: <b id="result" class="%s">%s</b></span></p>' % (
+               summary.nodes_read, "bad" if summary.deviating else "good", summary.deviating,
+               "bad" if summary.with_errors else "good", summary.with_errors, len(summary.unreadable),
+               _h("baseline " + summary.baseline_file if summary.reference == "baseline" and summary.baseline_file
+                  else summary.reference), "good" if ok else "bad", "ok" if ok else "drift or errors")]
+    if summary.dimensions:
+        out += ["<h2>Configuration</h2>", '<table id="dimensions"><thead><tr><th>dimension</th><th>values (nodes)</th>'
+                "</tr></thead><tbody>"]
+        for group in summary.dimensions:
+            cells = ", ".join('<span class="%s">%s</span> (%d)' % ("ref" if v.reference else "", _h(v.value), v.nodes)
+                              for v in group.values)
+            out.append("<tr><th>%s</th><td>%s</td></tr>" % (_h(_label(group.dimension)), cells))
+        out.append("</tbody></table>")
+        keys = [k for k, _ in summary.configurations[0].config] if summary.configurations else []
+        out += ["<h2>Configurations</h2>", '<table id="configurations"><thead><tr><th>nodes</th>%s</tr></thead><tbody>'
+                % "".join("<th>%s</th>" % _h(_label(k)) for k in keys)]
+        for c in summary.configurations:
+            out.append('<tr class="%s"><td class="num">%d</td>%s</tr>' % (
+                "ref" if c.reference else "deviates", c.nodes, "".join("<td>%s</td>" % _h(v) for _, v in c.config)))
+        out.append("</tbody></table>")
+    if summary.findings:
+        out += ["<h2>Findings</h2>", '<table id="findings"><thead><tr><th>finding</th><th>severity</th><th>nodes</th>'
+                "<th>e.g.</th></tr></thead><tbody>"]
+        for f in summary.findings:
+            out.append('<tr class="%s"><td><code>%s</code></td><td>%s</td><td class="num">%d</td><td>%s</td></tr>' % (
+                "error" if f.severity == "error" else "", _h(f.id), _h(f.severity), f.nodes,
+                _h(", ".join(f.examples))))
+        out.append("</tbody></table>")
+    if summary.nodes:
+        keys = [k for k, _ in summary.nodes[0].config]
+        out += ["<h2>Nodes</h2>", '<p><input id="filter" type="search" placeholder="filter: a name, a version, a finding id" '
+                'aria-label="filter nodes"> <span id="shown">%d</span> of %d shown; click a column to sort</p>'
+                % (len(summary.nodes), len(summary.nodes)),
+                '<table id="nodes"><thead><tr><th>node</th><th>state</th>%s<th>errors</th><th>warnings</th>'
+                "<th>deviates in</th></tr></thead><tbody>" % "".join("<th>%s</th>" % _h(_label(k)) for k in keys)]
+        for n in summary.nodes:
+            state = "error" if n.errors else "deviates" if n.deviations else "ok"
+            out.append('<tr class="%s"><td>%s</td><td>%s</td>%s<td>%s</td><td>%s</td><td>%s</td></tr>' % (
+                state, _h(n.name), state, "".join("<td>%s</td>" % _h(v) for _, v in n.config), _h(", ".join(n.errors)),
+                _h(", ".join(n.warnings)), _h(", ".join(_label(d) for d in n.deviations))))
+        out.append("</tbody></table>")
+    if summary.unreadable:
+        out += ["<h2>Unreadable reports</h2>", '<table id="unreadable"><thead><tr><th>file</th><th>why</th></tr></thead><tbody>']
+        out += ["<tr><td><code>%s</code></td><td>%s</td></tr>" % (_h(u.file), _h(u.why)) for u in summary.unreadable]
+        out.append("</tbody></table>")
+    if summary.notes:
+        out += ["<h2>Notes</h2>", "<ul>"] + ["<li>%s</li>" % _h(n) for n in summary.notes] + ["</ul>"]
+    out += ["<script>%s</script>" % _SCRIPT, "</body></html>"]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,288 @@
+"""Issue 16: `cudaenv fleet summarize` over generated report sets with planted drift, broken files, reports of other
+versions, and reports written by the doctor itself on stand-in nodes; any bytes as a report never crash it."""
+
+import json
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import recorded
+from machine import A10G, ARCH_CU121, a10g_535, cuda_torch, gpu, healthy
+
+from cudaenv.fleet.records import FleetSummary
+from cudaenv.fleet.summary import Summarizer, decode_report, natural_key, node_config, summarize
+from cudaenv.fleet.files import report_paths
+from cudaenv.model.reports import DoctorReport, Finding, ToolkitList
+from cudaenv.snapshot import Driver, replace
+
+GPUS8 = tuple(gpu(i) for i in range(8))
+
+
+def node_report(name, **changes):
+    """A healthy 8 x A100 node (driver 580.95.05, torch 2.13.0+cu130), changed as asked."""
+    findings = changes.pop("findings", ())
+    s = replace(healthy(gpus=GPUS8), cudaenv_version="0.1.0", **changes)
+    return DoctorReport(s, tuple(findings), hostname=name, generated_at="2026-12-03T05:00:00Z")
+
+
+OLD_DRIVER = Driver(version="535.247.01", cuda_version="12.2", source="nvidia-smi")
+CPU_TORCH = cuda_torch(version="2.13.0+cpu", cuda=None, cuda_available=False, device_count=0)
+
+
+def planted(folder, n=20):
+    """n nodes; node-03 and node-04 with an older driver, node-07 with a CPU torch (an error), node-09 missing a GPU."""
+    folder.mkdir(exist_ok=True)
+    for i in range(1, n + 1):
+        name = "node-%02d" % i
+        changes = {}
+        if i in (3, 4):
+            changes["driver"] = OLD_DRIVER
+        if i == 7:
+            changes.update(torch=CPU_TORCH, findings=(Finding("torch-cpu-only", "error", "CPU torch", "d"),))
+        if i == 9:
+            changes["gpus"] = GPUS8[:7]
+            changes["findings"] = (Finding("gpu-count-differs", "warning", "7 of 8", "d"),)
+        (folder / (name + ".json")).write_text(json.dumps(node_report(name, **changes).to_dict()))
+    return folder
+
+
+def run(cli, *args):
+    return cli("fleet", "summarize", *args, env={"PATH": "/nonexistent", "COLUMNS": "80"})
+
+
+def test_planted_drift_is_found_and_named(tmp_path):
+    s = summarize(report_paths([str(planted(tmp_path / "r"))]))
+    assert s.nodes_read == 20 and s.reference == "majority" and not s.unreadable
+    ref = dict(s.reference_config)
+    assert ref == {"driver": "580.95.05", "driver_cuda": "13.0", "gpus": "8 x NVIDIA A100-SXM4-80GB",
+                   "toolkits": "13.0.2", "torch": "2.13.0+cu130", "cudnn": "none"}
+    dev = {n.name: n.deviations for n in s.nodes if n.deviations}
+    assert dev == {"node-03": ("driver", "driver_cuda"), "node-04": ("driver", "driver_cuda"), "node-07": ("torch",),
+                   "node-09": ("gpus",)}
+    assert s.deviating == 4 and s.with_errors == 1 and not s.ok
+    assert [n.name for n in s.nodes if n.errors] == ["node-07"]
+    drivers = {v.value: v.nodes for g in s.dimensions if g.dimension == "driver" for v in g.values}
+    assert drivers == {"580.95.05": 18, "535.247.01": 2}
+    assert {(f.id, f.severity, f.nodes, f.examples) for f in s.findings} == {
+        ("torch-cpu-only", "error", 1, ("node-07",)), ("gpu-count-differs", "warning", 1, ("node-09",))}
+    assert [c.nodes for c in s.configurations] == [16, 2, 1, 1] and s.configurations[0].reference
+
+
+def test_cli_text_fits_80_columns_and_exits_1_on_drift(cli, tmp_path):
+    r = run(cli, str(planted(tmp_path / "r")))
+    assert r.code == 1, r
+    assert all(len(line) <= 80 for line in r.out.splitlines()), r.out
+    assert "20 nodes read, 4 deviate from the majority, 1 with errors" in r.out
+    assert ("  node-03            driver 535.247.01 (not 580.95.05); driver CUDA 12.2 (not\n"
+            "                     13.0)\n") in r.out  # wrapped under its column
+    assert "  node-07            torch 2.13.0+cpu (not 2.13.0+cu130)\n" in r.out
+    assert "*580.95.05 (18)   535.247.01 (2)" in r.out
+    assert "Every node" not in r.out
+    assert "Every node (20)" in run(cli, "--all", str(tmp_path / "r")).out
+
+
+def test_clean_fleet_exits_0(cli, tmp_path):
+    folder = tmp_path / "ok"
+    folder.mkdir()
+    for i in range(3):
+        (folder / ("n%d.json" % i)).write_text(json.dumps(node_report("n%d" % i).to_dict()))
+    r = run(cli, str(folder))
+    assert r.code == 0 and "Result: ok (exit 0)" in r.out, r
+
+
+def test_baseline_replaces_the_majority(cli, tmp_path):
+    folder = planted(tmp_path / "r")
+    r = run(cli, "--json", "--baseline", str(folder / "node-03.json"), str(folder))
+    data = r.json()
+    assert r.code == 1 and data["reference"] == "baseline" and data["reference_config"]["driver"] == "535.247.01"
+    assert data["deviating"] == 18  # every node but the two old-driver ones
+    bad = run(cli, "--baseline", str(tmp_path / "missing.json"), str(folder))
+    assert bad.code == 2 and "--baseline" in bad.err
+
+
+def test_json_is_a_registered_envelope_that_reads_back(cli, tmp_path):
+    from cudaenv.model.records import envelopes
+
+    assert FleetSummary in envelopes()
+    r = run(cli, "--format", "json", str(planted(tmp_path / "r")))
+    data = r.json()
+    assert list(data)[0] == "schema_version" and data["nodes_read"] == 20
+    back = FleetSummary.from_dict(data)
+    assert back.deviating == 4 and back.nodes[6].name == "node-07" and dict(back.nodes[6].config)["torch"] == "2.13.0+cpu"
+
+
+def _broken(folder):
+    folder.mkdir()
+    good = json.dumps(node_report("good").to_dict())
+    (folder / "good.json").write_text(good)
+    (folder / "truncated.json").write_text(good[: len(good) // 2])
+    (folder / "empty.json").write_text("")
+    (folder / "binary.json").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    (folder / "x.json").mkdir()
+    (folder / "list.json").write_text(json.dumps(ToolkitList().to_dict()))  # another command's output
+    (folder / "v2.json").write_text(json.dumps(dict(json.loads(good), schema_version=2)))
+    (folder / "array.json").write_text("[1, 2]")
+    (folder / "shape.json").write_text(json.dumps(dict(json.loads(good), gpus="many", hostname=["x"])))
+    os.mkfifo(folder / "fifo.json")
+    (folder / ".good.json.abc.cudaenv-tmp").write_text("half")  # the atomic writer's temporary file: skipped
+    (folder / "notes.txt").write_text("not a report")  # not *.json: skipped in a folder
+    return folder
+
+
+def test_broken_files_are_unreadable_entries_never_fatal(cli, tmp_path):
+    folder = _broken(tmp_path / "b")
+    s = summarize(report_paths([str(folder)]))
+    why = {os.path.basename(u.file): u.why for u in s.unreadable}
+    assert s.nodes_read == 1 and set(why) == {"truncated.json", "empty.json", "binary.json", "x.json", "list.json",
+                                              "v2.json", "array.json", "shape.json", "fifo.json"}
+    assert why["truncated.json"].startswith("not JSON (truncated?)")
+    assert why["empty.json"] == "empty file"
+    assert why["binary.json"].startswith("not UTF-8 text")
+    assert "folder" in why["x.json"] and "FIFO" in why["fifo.json"]
+    assert why["list.json"].startswith("not a doctor report") and "platform" in why["list.json"]
+    assert "schema_version 2" in why["v2.json"]
+    assert why["array.json"] == "not a doctor report: not a cudaenv report: a JSON list, not an object"
+    assert why["shape.json"].startswith("not a doctor report")
+    r = run(cli, str(folder), str(folder / "x.json"))
+    assert r.code == 0 and "Unreadable reports (10)" in r.out and "Traceback" not in r.err, r
+
+
+def test_newer_minor_and_unknown_fields_are_read_with_a_note(tmp_path):
+    data = dict(node_report("new").to_dict(), schema_version="1.4", gpu_health={"ecc": 0})
+    data["driver"]["new_field"] = 1
+    (tmp_path / "new.json").write_text(json.dumps(data))
+    s = summarize([str(tmp_path / "new.json")])
+    assert s.nodes_read == 1 and dict(s.reference_config)["driver"] == "580.95.05"
+    assert len(s.notes) == 1 and "1.4" in s.notes[0] and "newer" in s.notes[0]
+
+
+def test_no_reports_is_a_usage_error(cli, tmp_path):
+    (tmp_path / "none").mkdir()
+    r = run(cli, str(tmp_path / "none"))
+    assert r.code == 2 and "no reports found" in r.err
+
+
+def test_only_unreadable_reports_exit_1(cli, tmp_path):
+    (tmp_path / "a.json").write_text("{")
+    r = run(cli, str(tmp_path / "a.json"))
+    assert r.code == 1 and "no report could be read" in r.out
+
+
+HOSTILE = 'evil\x1b]0;pwned\x07<script>alert(1)</script>|`*_"&\u202e' + "x" * 300
+
+
+def _hostile(folder):
+    folder.mkdir()
+    for i, name in enumerate(("n1", "n2", HOSTILE)):
+        gpus = GPUS8 if i < 2 else (replace(GPUS8[0], name="GPU <img src=x onerror=alert(1)> " + "y" * 200),)
+        (folder / ("%d.json" % i)).write_text(json.dumps(node_report(name, gpus=gpus,
+                                                                     findings=(Finding(HOSTILE, "error", "t", "d"),)).to_dict()))
+    return folder
+
+
+def test_text_escapes_and_fits_hostile_values(cli, tmp_path):
+    r = run(cli, "--all", str(_hostile(tmp_path / "h")))
+    assert r.code == 1
+    assert "\x1b" not in r.out and "\x07" not in r.out and "\u202e" not in r.out and "\\x1b]0;pwned" in r.out
+    assert all(len(line) <= 80 for line in r.out.splitlines()), [l for l in r.out.splitlines() if len(l) > 80]
+
+
+def test_markdown_escapes_values(cli, tmp_path):
+    r = run(cli, "--format", "markdown", str(_hostile(tmp_path / "h")))
+    assert r.code == 1 and r.out.startswith("### cudaenv fleet summary")
+    import re
+
+    assert "\x1b" not in r.out and "\u202e" not in r.out and "\\<script\\>alert(1)" in r.out  # md_text escapes it
+    from cudaenv.render.text import md_code
+
+    s = summarize(report_paths([str(tmp_path / "h")]))
+    rest = r.out
+    for value in [v for n in s.nodes for _, v in n.config] + [f.id for f in s.findings]:
+        rest = rest.replace(md_code(value), "")  # a code span shows its text literally
+    assert not re.search(r"(?<!\\)<", rest), rest  # raw HTML nowhere else
+
+    tables, current = [], []
+    for line in r.out.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(len(re.findall(r"(?<!\\)\|", line)))  # cell borders: unescaped pipes
+        elif current:
+            tables.append(current)
+            current = []
+    assert len(tables) == 3 and all(len(set(t)) == 1 for t in tables), tables  # no row has a leaked | border
+
+
+def test_html_is_self_contained_and_escaped(cli, tmp_path):
+    r = run(cli, "--format", "html", str(planted(tmp_path / "r")))
+    page = r.out
+    assert r.code == 1 and page.startswith("<!DOCTYPE html>")
+    assert '<b id="nodes-read">20</b>' in page and '<b id="deviating" class="bad">4</b>' in page
+    assert '<b id="with-errors" class="bad">1</b>' in page
+    assert page.count('<tr class="deviates">') >= 3 and page.count('<tr class="error">') >= 2  # node-07: nodes and findings
+    for external in ("http://", "https://", "src=", "href=", "@import", "url("):
+        assert external not in page, external
+    h = run(cli, "--format", "html", str(_hostile(tmp_path / "h"))).out
+    assert "<script>alert" not in h and "<img" not in h and "&lt;script&gt;alert(1)&lt;/script&gt;" in h
+    assert h.count("<script>") == 1  # only the page's own
+
+
+def test_natural_order():
+    assert sorted(["node-10", "node-2", "node-1"], key=natural_key) == ["node-1", "node-2", "node-10"]
+
+
+# ------------------------------------------------------------------ reports made by the doctor on stand-in nodes
+def test_reports_written_by_the_doctor_on_stand_in_nodes(machine, cli, tmp_path):
+    out = tmp_path / "reports"
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121)
+    for name in ("gpu-a", "gpu-b", "gpu-c"):
+        machine.root.file("etc/hostname", name + "\n")
+        machine.doctor("--output", str(out) + "/")
+    # gpu-d: the same machine with the other recorded driver (a GTX 1080 Ti on 470)
+    machine.smi(query=recorded("diag-query-1080ti.txt"), banner=recorded("diag-banner-1080ti.txt"))
+    machine.root.file("etc/hostname", "gpu-d\n")
+    machine.doctor("--output", str(out) + "/")
+    assert sorted(os.listdir(out)) == ["gpu-a.json", "gpu-b.json", "gpu-c.json", "gpu-d.json"]
+    r = run(cli, "--json", str(out))
+    data = r.json()
+    assert data["nodes_read"] == 4 and not data["unreadable"]
+    assert data["reference_config"]["driver"] == "535.247.01"
+    (odd,) = [n for n in data["nodes"] if n["deviations"]]
+    assert odd["name"] == "gpu-d" and "driver" in odd["deviations"] and "gpus" in odd["deviations"]
+    assert r.code == 1
+
+
+# ------------------------------------------------------------------ any bytes
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=2000))
+def test_any_bytes_never_crash(data):
+    report, why = decode_report(data)
+    assert (report is None) != (why is None)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=10), kids, max_size=4),
+                     max_leaves=20)
+_KEYS = st.sampled_from(["driver", "gpus", "toolkits", "torch", "cudnn", "platform", "findings", "hostname",
+                         "generated_at", "cudaenv_version", "env", "notes"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_KEYS, _JSON, max_size=6), st.data())
+def test_any_values_in_a_real_report_never_crash(changes, data):
+    """A real report with any JSON in its known keys (or in the fields of its driver, GPUs, torch)."""
+    base = node_report("n").to_dict()
+    base.update(changes)
+    for key in ("driver", "torch"):
+        if isinstance(base.get(key), dict):
+            base[key].update(data.draw(st.dictionaries(st.sampled_from(["version", "cuda_version", "installed", "cuda"]),
+                                                       _JSON, max_size=2)))
+    acc = Summarizer()
+    report, why = decode_report(json.dumps(base).encode())
+    if report is not None:
+        acc.add_report(report, "n.json")
+    s = acc.summary()
+    assert s.nodes_read == (report is not None)
+    from cudaenv.render.fleet import render_html, render_markdown, render_text
+
+    render_text(s, all_nodes=True), render_markdown(s), render_html(s)
