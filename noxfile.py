@@ -8,6 +8,7 @@
                /usr/bin): proves that no unit test reads this machine's GPU state
     machine    the `real_machine` tests: this development machine's own toolkit (CUDA 13.0 in /usr/local)
     bench      speed and memory targets;  gpu  real GPU checks;  lint  ruff
+    browser    the `browser` tests: the fleet HTML summary in a headless Chromium (Debian's `chromium`)
     install    `cudaenv install 13.0` for real (the package index), then compile/link with it, then uninstall
     (CI: .ci/run runs `nox`, then its CI_SESSIONS; the Slurm and Chromium sessions go there too.)
 
@@ -26,7 +27,7 @@ nox.options.sessions = ["tests", "torch"]
 nox.options.reuse_existing_virtualenvs = True
 
 TORCH = "torch==2.13.0"  # a CPU build; pinned so that pip never pulls a multi-GB CUDA build
-DEFAULT = "not gpu and not torch and not slow and not real_machine"
+DEFAULT = "not gpu and not torch and not slow and not real_machine and not browser"
 # pytest-xdist workers (`-n`): CUDAENV_TEST_WORKERS=auto|N; 0 (the default) runs the suite in one process. On the
 # 2-core build machine (shared, load 6-8) `-n auto` took 3m26s against 3m30s serial, with more CPU time: no gain.
 WORKERS = os.environ.get("CUDAENV_TEST_WORKERS", "0")
@@ -183,6 +184,14 @@ def install(session):
         session.install("cmake")
     with tempfile.TemporaryDirectory(prefix="cudaenv-install-session-") as work:
         session.run("bash", str(Path(__file__).parent / "tests" / "install_session" / "check.sh"), work, external=True)
+
+
+@nox.session
+def browser(session):
+    """The `browser` tests: `fleet summarize --format html` loaded in Debian's headless `chromium` (not installed
+    by this session: `apt-get install -y chromium`)."""
+    _install(session)
+    session.run("pytest", "-m", "browser", "-v", *session.posargs)
 
 
 @nox.session

@@ -178,7 +178,9 @@ Array.prototype.forEach.call(heads,function(th,i){th.addEventListener("click",fu
 function apply(){var q=filter.value.toLowerCase(),n=0;
  Array.prototype.forEach.call(body.rows,function(r){var hit=r.textContent.toLowerCase().indexOf(q)>=0;
   r.style.display=hit?"":"none";if(hit)n++;});shown.textContent=String(n);}
-filter.addEventListener("input",apply);apply();
+filter.addEventListener("input",apply);
+if(location.hash.length>1){try{filter.value=decodeURIComponent(location.hash.slice(1));}catch(e){}}
+apply();
 })();
 """
 
