@@ -66,19 +66,25 @@ def node_config(report) -> Tuple[str, ...]:
 
 def decode_report(data: bytes, notes: Optional[List[str]] = None):
     """``(DoctorReport, None)`` or ``(None, why)`` for the bytes of one report file."""
+    report, _, why = _decode_node(data, notes)
+    return report, why
+
+
+def _decode_node(data: bytes, notes: Optional[List[str]] = None):
+    """``(DoctorReport, its node_config, None)`` or ``(None, None, why)``."""
     from cudaenv.model.reports import DoctorReport
 
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, "not UTF-8 text (a binary file?): byte %d" % exc.start
+        return None, None, "not UTF-8 text (a binary file?): byte %d" % exc.start
     try:
         parsed = json.loads(text)
     except RecursionError:
-        return None, "not a doctor report: JSON nested too deeply"
+        return None, None, "not a doctor report: JSON nested too deeply"
     except ValueError as exc:  # JSONDecodeError, and integers too long to convert
         where = " at line %d column %d" % (exc.lineno, exc.colno) if hasattr(exc, "lineno") else ""
-        return None, "not JSON (truncated?): %s%s" % (getattr(exc, "msg", str(exc))[:100], where)
+        return None, None, "not JSON (truncated?): %s%s" % (getattr(exc, "msg", str(exc))[:100], where)
     if isinstance(parsed, dict):
         # only the sections a summary uses are decoded (by the one codec: schema check, types); the platform is
         # required by the snapshot and kept to its system; the rest of a report (env, tools, notes, ...) is not read
@@ -87,22 +93,26 @@ def decode_report(data: bytes, notes: Optional[List[str]] = None):
             parsed["platform"] = {"system": parsed["platform"].get("system")}
     try:
         report = DoctorReport.from_dict(parsed, notes)
-        node_config(report)  # the values it holds are readable as a configuration
-        return report, None
+        return report, node_config(report), None  # the values it holds are readable as a configuration
     except SchemaError as exc:
-        return None, "not a doctor report: %s" % _s(exc)
+        return None, None, "not a doctor report: %s" % _s(exc)
     except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
-        return None, "not a doctor report: wrong shape (%s)" % type(exc).__name__
+        return None, None, "not a doctor report: wrong shape (%s)" % type(exc).__name__
 
 
 def read_report(path: str, notes: Optional[List[str]] = None):
     """``(DoctorReport, None)`` or ``(None, why)`` for the report file ``path`` (bounded; regular files only)."""
+    report, _, why = _read_node(path, notes)
+    return report, why
+
+
+def _read_node(path: str, notes: Optional[List[str]] = None):
     data, why = read_report_bytes(path)
     if data is None:
         prefix = path + ": "
         why = why or "not read"
-        return None, why[len(prefix):] if why.startswith(prefix) else why
-    return decode_report(data, notes)
+        return None, None, why[len(prefix):] if why.startswith(prefix) else why
+    return _decode_node(data, notes)
 
 
 def natural_key(name: str):
@@ -128,17 +138,17 @@ class Summarizer:
     def add_file(self, path: str) -> bool:
         """Read and reduce one report file; False (and an unreadable entry) when it is not one."""
         notes: List[str] = []
-        report, why = read_report(path, notes)
+        report, config, why = _read_node(path, notes)
         if report is None:
             self._unreadable.append(Unreadable(file=path, why=why or "not read"))
             return False
         for note in notes:
             self._notes[note] = self._notes.get(note, 0) + 1
-        self.add_report(report, path)
+        self.add_report(report, path, config)
         return True
 
-    def add_report(self, report, path: str) -> None:
-        config = self._share(node_config(report))
+    def add_report(self, report, path: str, config: Optional[Tuple[str, ...]] = None) -> None:
+        config = self._share(node_config(report) if config is None else config)
         self._configs[config] = self._configs.get(config, 0) + 1
         for counts, value in zip(self._dims, config):
             counts[value] = counts.get(value, 0) + 1
