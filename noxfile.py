@@ -9,6 +9,7 @@
     machine    the `real_machine` tests: this development machine's own toolkit (CUDA 13.0 in /usr/local)
     bench      speed and memory targets;  gpu  real GPU checks;  lint  ruff
     browser    the `browser` tests: the fleet HTML summary in a headless Chromium (Debian's `chromium`)
+    slurm      doctor --output through a real single-node Slurm started by the session, then fleet summarize
     install    `cudaenv install 13.0` for real (the package index), then compile/link with it, then uninstall
     (CI: .ci/run runs `nox`, then its CI_SESSIONS; the Slurm and Chromium sessions go there too.)
 
@@ -192,6 +193,15 @@ def browser(session):
     by this session: `apt-get install -y chromium`)."""
     _install(session)
     session.run("pytest", "-m", "browser", "-v", *session.posargs)
+
+
+@nox.session
+def slurm(session):
+    """`cudaenv doctor --json --output` through a real single-node Slurm started (and stopped by pid) by this session
+    (as root: installs Debian's slurm-wlm and munge where missing), then `fleet summarize` over what it wrote."""
+    _install(session)
+    cudaenv = os.path.join(session.bin, "cudaenv")
+    session.run("python", str(Path(__file__).parent / "tests" / "slurm_session" / "run.py"), cudaenv)
 
 
 @nox.session
