@@ -661,3 +661,25 @@ def test_a_failed_swap_keeps_the_installed_toolkit(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         apply.swap_into_place(str(tree), str(target), str(old))
     assert (target / "keep").read_text() == "x" and not old.exists()
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("latin-1")), st.none(), st.integers()))
+def test_pip_output_parsers_never_raise(text):
+    versions = parse_index_versions(text)
+    assert isinstance(versions, tuple) and all(isinstance(v, str) for v in versions)
+    assert isinstance(parse_install_report(text), tuple)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(
+                        ["install", "metadata", "download_info", "name", "version", "url", "archive_info", "hashes",
+                         "sha256", "requires_dist", "requested_extras"]), kids, max_size=5), max_leaves=30))
+def test_install_report_parser_takes_any_json_shape(value):
+    items = parse_install_report(json.dumps({"install": [value]}))
+    assert all(item.name and item.version and item.url for item in items)
