@@ -192,6 +192,8 @@ def browser(session):
     """The `browser` tests: `fleet summarize --format html` loaded in Debian's headless `chromium` (not installed
     by this session: `apt-get install -y chromium`)."""
     _install(session)
+    if os.environ.get("CI") and not (shutil.which("chromium") or shutil.which("chromium-browser")):
+        session.error("CI: chromium is not installed, so the browser test would only be skipped (.ci/run installs it)")
     session.run("pytest", "-m", "browser", "-v", *session.posargs)
 
 
