@@ -133,6 +133,15 @@ class RefusingRunner:
         return self.real(argv, timeout, env, cwd)
 
 
+def interruptible() -> None:
+    """``preexec_fn`` for a child a test will Ctrl-C: SIGINT back to its default, as at a terminal. A suite started in
+    the background (``cmd &`` without job control) inherits SIGINT ignored, and Python then never turns it into
+    KeyboardInterrupt: cudaenv rightly keeps an ignored SIGINT ignored, as it keeps SIGHUP under nohup."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def recorded(name: str) -> str:
     """A recorded real output from tests/recorded/ (each file's first lines say where it came from)."""
     text = (RECORDED / name).read_text(encoding="utf-8")

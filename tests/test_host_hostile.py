@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import tools
+from builders import interruptible, tools
 from cudaenv.host import (
     CommandResult,
     Deadline,
@@ -255,7 +255,8 @@ def _sleepy_python(tmp_path) -> Path:
 
 def _interrupt(argv, tmp_path, sig, env_path=None, wait_for=None):
     env = {"PATH": env_path or "%s:%s" % (tmp_path / "bin", SYSTEM_BIN)}
-    proc = subprocess.Popen([CUDAENV, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen([CUDAENV, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=interruptible)
     pidfile = wait_for or (tmp_path / "pids")
     end = time.monotonic() + 20
     while time.monotonic() < end and not _pids(pidfile):

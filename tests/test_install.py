@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TOOLS, tools
+from builders import TOOLS, interruptible, tools
 
 from cudaenv.parse.pip_output import parse_index_versions, parse_install_report
 from cudaenv.toolkit.install import assemble, plan
@@ -397,7 +397,8 @@ def test_interrupt_mid_assembly_leaves_nothing(index, cli, tmp_path, monkeypatch
 
 def _spawn(env):
     exe = str(Path(sys.executable).parent / "cudaenv")
-    return subprocess.Popen([exe, "install", "13.0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([exe, "install", "13.0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=interruptible)
 
 
 def _wait_for(path: Path, seconds=30):
