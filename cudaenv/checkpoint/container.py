@@ -177,13 +177,11 @@ def _read_entry(fh, entry: Entry, limit: int, box: Container) -> Optional[bytes]
     if entry.compress_size > limit or entry.file_size > limit:
         box.notes.append("%s is %d bytes, more than the %d read" % (entry.name, entry.file_size, limit))
         return None
-    fh.seek(entry.header_offset)
-    header = fh.read(30)
-    if len(header) < 30 or header[:4] != b"PK\x03\x04":
-        box.problems.append("the local header of %s is missing or damaged" % entry.name)
+    try:
+        fh.seek(data_offset(fh, entry))
+    except ValueError as exc:
+        box.problems.append(str(exc))
         return None
-    name_len, extra_len = struct.unpack_from("<HH", header, 26)
-    fh.seek(entry.header_offset + 30 + name_len + extra_len)
     raw = fh.read(entry.compress_size)
     if len(raw) < entry.compress_size:
         box.problems.append("%s is cut short (%d of %d bytes)" % (entry.name, len(raw), entry.compress_size))
@@ -202,7 +200,10 @@ def _read_entry(fh, entry: Entry, limit: int, box: Container) -> Optional[bytes]
 
 
 def data_offset(fh, entry: Entry) -> int:
-    """Where ``entry``'s stored bytes start (after its local header's name and extra field)."""
+    """Where ``entry``'s stored bytes start (after its local header's name and extra field). ValueError when the
+    header is not there (a central directory whose offsets, less the bytes before the zip, point before it)."""
+    if entry.header_offset < 0:
+        raise ValueError("the local header of %s is missing or damaged" % entry.name)
     fh.seek(entry.header_offset)
     header = fh.read(30)
     if len(header) < 30 or header[:4] != b"PK\x03\x04":

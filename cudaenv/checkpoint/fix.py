@@ -32,12 +32,22 @@ class Options:
         self.extract = extract
 
 
+
+def _stored_at(src, entry) -> int:
+    """:func:`container.data_offset`, a damaged local header said as the user's error (nothing is written)."""
+    from cudaenv.checkpoint.container import data_offset
+
+    try:
+        return data_offset(src, entry)
+    except ValueError as exc:
+        raise UserError("cannot rewrite: %s" % exc)
+
 def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     """Write the fixed checkpoint of ``path`` into ``out_fh`` (a seekable binary file); the changes, in words.
     Raises :class:`UserError` for what cannot be rewritten without torch."""
     from cudaenv.checkpoint import analyze as A
     from cudaenv.checkpoint import rewrite as R
-    from cudaenv.checkpoint.container import data_offset, open_container
+    from cudaenv.checkpoint.container import open_container
     from cudaenv.host import open_regular
     from cudaenv.text import printable
 
@@ -114,7 +124,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
             for record in (".format_version", ".storage_alignment", "byteorder", "version", ".data/serialization_id"):
                 entry = box.entries.get("%s/%s" % (box.prefix, record))
                 if entry is not None and entry.compress_type == 0 and entry.file_size <= 4096:
-                    src.seek(data_offset(src, entry))
+                    src.seek(_stored_at(src, entry))
                     small[record] = src.read(entry.compress_size)
             for record in (".format_version", ".storage_alignment", "byteorder"):
                 if record in small:
@@ -123,7 +133,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
                 entry = box.entries.get("%s/data/%s" % (box.prefix, key))
                 if entry is None or entry.compress_type != 0:
                     raise UserError("storage record data/%s is missing or compressed: not rewritten" % printable(key))
-                zout.copy_from("%s/data/%s" % (prefix, key), src, data_offset(src, entry), entry.compress_size)
+                zout.copy_from("%s/data/%s" % (prefix, key), src, _stored_at(src, entry), entry.compress_size)
             zout.write_bytes("%s/version" % prefix, small.get("version", b"3\n"))
             zout.write_bytes("%s/.data/serialization_id" % prefix, small.get(".data/serialization_id", _serial()))
         else:

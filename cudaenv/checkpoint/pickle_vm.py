@@ -168,6 +168,20 @@ class _Stop(Exception):
     pass
 
 
+
+# Length-prefixed strings and bytes: opcode -> (bytes of the length field, its struct format (None: one byte), kind,
+# codec). One table, so that every such opcode skips its length field and reads its kind the same way.
+_COUNTED = {
+    0x8C: (1, None, "str", "utf-8"),  # SHORT_BINUNICODE
+    0x8D: (8, "<Q", "str", "utf-8"),  # BINUNICODE8
+    0x55: (1, None, "short", "bytes"),  # U SHORT_BINSTRING
+    0x54: (4, "<i", "short", "bytes"),  # T BINSTRING
+    0x43: (1, None, "bytes", "bytes"),  # C SHORT_BINBYTES
+    0x42: (4, "<I", "bytes", "bytes"),  # B BINBYTES
+    0x8E: (8, "<Q", "bytes", "bytes"),  # BINBYTES8
+    0x96: (8, "<Q", "bytes", "bytes"),  # BYTEARRAY8
+}
+
 def _decode_line_str(raw: bytes) -> Any:
     """The argument of protocol-0 ``STRING`` (a Python string literal), kept as bytes, never ``eval``-ed."""
     if len(raw) >= 2 and raw[:1] == raw[-1:] and raw[:1] in (b"'", b'"'):
@@ -474,16 +488,12 @@ def _walk(buf, pos: int, lim: Limits, res: WalkResult, counts: List[int]) -> Non
             args = pop()
             cls = pop()
             stack.append(Call(cls, (args, kwargs), "newobj_ex"))
-        elif op == 0x8C:  # SHORT_BINUNICODE
-            need(1)
-            length = buf[pos]
-            pos += 1
-            stack.append(text(length, "str", "utf-8"))
-        elif op == 0x8D:  # BINUNICODE8
-            need(8)
-            length = unpack_from("<Q", buf, pos)[0]
-            pos += 8
-            stack.append(text(length, "str", "utf-8"))
+        elif op in _COUNTED:  # length-prefixed strings and bytes
+            width, fmt, kind, codec = _COUNTED[op]
+            need(width)
+            length = buf[pos] if fmt is None else unpack_from(fmt, buf, pos)[0]
+            pos += width
+            stack.append(text(length, kind, codec))
         elif op == 0x94:  # MEMOIZE
             put(len(memo))
         elif op == 0x93:  # STACK_GLOBAL
@@ -493,31 +503,6 @@ def _walk(buf, pos: int, lim: Limits, res: WalkResult, counts: List[int]) -> Non
         elif op == 0x95:  # FRAME
             need(8)
             pos += 8
-        elif op == 0x55:  # U SHORT_BINSTRING
-            need(1)
-            length = buf[pos]
-            pos += 1
-            stack.append(text(length, "short", "bytes"))
-        elif op == 0x54:  # T BINSTRING
-            need(4)
-            length = unpack_from("<i", buf, pos)[0]
-            pos += 4
-            stack.append(text(length, "short", "bytes"))
-        elif op == 0x43:  # C SHORT_BINBYTES
-            need(1)
-            length = buf[pos]
-            pos += 1
-            stack.append(text(length, "bytes", "bytes"))
-        elif op == 0x42:  # B BINBYTES
-            need(4)
-            length = unpack_from("<I", buf, pos)[0]
-            pos += 4
-            stack.append(text(length, "bytes", "bytes"))
-        elif op == 0x8E or op == 0x96:  # BINBYTES8, BYTEARRAY8
-            need(8)
-            length = unpack_from("<Q", buf, pos)[0]
-            pos += 8
-            stack.append(text(length, "bytes", "bytes"))
         elif op == 0x8F:  # EMPTY_SET
             stack.append(SSet())
         elif op == 0x90:  # ADDITEMS
