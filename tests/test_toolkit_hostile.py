@@ -218,13 +218,13 @@ def test_an_images_nvidia_smi_is_never_run(cli, fake_root, tmp_path, place):
     marker = tmp_path / "SMI-RAN"
     fake_root.executable(place, "#!/bin/sh\ntouch %s\necho '0, NVIDIA A100, 580.126.09, 8.0, 40960, 0, GPU-a, 0:10:1C.0'\n" % marker)
     res = cli("doctor", "--json", "--python", sys.executable, "--root", str(fake_root.path),
-              env={"PATH": "/usr/bin:" + BIN, "HOME": str(tmp_path)})
+              env={"PATH": BIN, "HOME": str(tmp_path)})  # never this machine's /usr/bin (a GPU box's nvidia-smi)
     assert not marker.exists(), res
     assert "Traceback" not in res.err
     data = res.json()
     assert data["gpus"] == []  # nothing it could only have learnt by running the image's program
     smi = next(t for t in data["tools"] if t["tool"] == "nvidia-smi")
-    if place == "usr/bin/nvidia-smi":  # PATH names this machine's folders: the image's /usr/bin is not searched
+    if place == "usr/bin/nvidia-smi":  # not one of the driver places the probe looks at inside the root
         assert smi["status"] == "missing"
     else:  # the driver places the probe looks at inside the root: found, named, not run
         assert smi["status"] == "not run" and smi["path"].endswith(place)
