@@ -146,3 +146,20 @@ def test_recommend_and_refresh_errors_fit_the_terminal(cli, fake_root, tmp_path)
         assert res.code == 1 and _width_ok(res.err, int(columns)), res.err
         err = " ".join(res.err.split())
         assert "refused the connection" in err and "ConnectionError" not in err
+
+
+def test_python_support_is_per_platform():
+    # torch 2.5.1 had Python 3.13 wheels as experimental Linux builds only (data/torch_python.json's note, S13)
+    windows = recommend(machine("560.35.03", [A100], py="3.13.1", system="windows"), torch_version="2.5.1")
+    linux = recommend(machine("560.35.03", [A100], py="3.13.1", system="linux"), torch_version="2.5.1")
+    assert linux.ok and not windows.ok
+    assert any("no torch 2.5.1 cu124 wheel for Python 3.13" in p for c in windows.candidates for p in c.problems)
+    summaries = [a.summary for a in windows.alternatives]
+    assert "use torch >= 2.6.0 with cu126" in summaries and "use Python 3.9 to 3.12 for torch 2.5.1" in summaries
+
+
+def test_when_no_release_fits_the_reasons_do_not_claim_one_does():
+    rec = recommend(machine("535.104.05", [("Tesla K40m", "3.5")]))
+    assert not rec.ok
+    assert not any("the newest release that fits" in r for r in rec.reasons)
+    assert any(r.startswith("no torch version asked for: no release fits") for r in rec.reasons)

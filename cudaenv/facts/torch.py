@@ -208,9 +208,13 @@ def companions_for(torch_version: str, table: Optional[Dict[str, Any]] = None) -
     return None
 
 
-def pythons_for(torch_version: str, table: Optional[Dict[str, Any]] = None, experimental: bool = True) -> Tuple[str, ...]:
-    """CPython major.minor versions with wheels for this release series ("3.13t" for free-threaded); () when unknown."""
+def pythons_for(torch_version: str, table: Optional[Dict[str, Any]] = None, experimental: bool = True,
+                system: Optional[str] = None) -> Tuple[str, ...]:
+    """CPython major.minor versions with wheels for this release series ("3.13t" for free-threaded); () when unknown.
+    ``system`` (``linux``, ``windows``, ``macos``): the table's ``experimental`` Pythons had wheels on Linux only,
+    so they count for ``linux`` (and when no system is given), not for the other two."""
     series = ".".join(str(x) for x in version_tuple(public_version(torch_version))[:2])
+    experimental = experimental and system in (None, "linux")
     for row in _rows(PYTHONS, table):
         if row["torch"] == series:
             found = list(row["python"]) + (list(row.get("experimental", [])) if experimental else [])

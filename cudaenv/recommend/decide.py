@@ -66,11 +66,11 @@ class _Facts:
             pys = self.index.pythons_for(version, m.platform, variant)
             if pys:
                 return m.python_version in pys or "any" in pys
-        pys = tf.pythons_for(version, self.t(tf.PYTHONS))
+        pys = tf.pythons_for(version, self.t(tf.PYTHONS), system=m.system)
         return (m.python_version in pys) if pys else None
 
-    def pythons(self, version: str) -> Tuple[str, ...]:
-        return tf.pythons_for(version, self.t(tf.PYTHONS))
+    def pythons(self, version: str, m: _Machine) -> Tuple[str, ...]:
+        return tf.pythons_for(version, self.t(tf.PYTHONS), system=m.system)
 
     def arch(self, version: str, variant: str, m: _Machine) -> Tuple[Optional[Tuple[str, ...]], Optional[str], Optional[str]]:
         """(archs, ptx, note); a variant the table does not know borrows the newest known CUDA row, with a note."""
@@ -228,8 +228,12 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     else:
         if installed:
             notes.append("the installed torch %s is not in the bundled table; planning for the newest release" % installed)
-        target = _newest_fitting(facts, m, kind, known) or _latest(facts, m)
-        reasons.append("no torch version asked for: the newest release that fits is %s" % target)
+        fitting = _newest_fitting(facts, m, kind, known)
+        target = fitting or _latest(facts, m)
+        if fitting:
+            reasons.append("no torch version asked for: the newest release that fits is %s" % target)
+        else:
+            reasons.append("no torch version asked for: no release fits, so this is about the newest, %s" % target)
 
     reasons.extend(_machine_reasons(m, kind, facts))
     cands, eval_notes = _evaluate(target, m, facts, kind)
@@ -237,7 +241,7 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     published = [c.variant for c in cands]
     all_published = facts.variants(target, m)
     if m.python_version:
-        pys = facts.pythons(target)
+        pys = facts.pythons(target, m)
         reasons.append("Python %s%s" % (m.python_version, " (torch %s has wheels for %s)" % (target, ", ".join(pys)) if pys else ""))
     if published:
         reasons.append("torch %s exists for %s" % (target, ", ".join(published)))
@@ -494,7 +498,7 @@ def _alternatives(target: str, m: _Machine, facts: _Facts, kind: str, cands: Seq
             any("has no kernels" in p for p in c.problems) for c in cands):
         alts.extend(_no_build_options(m, facts))
     if m.python_version and all(any("Python" in p for p in c.problems) for c in cands) and cands:
-        pys = [p for p in facts.pythons(target) if not p.endswith("t")]
+        pys = [p for p in facts.pythons(target, m) if not p.endswith("t")]
         if pys:
             alts.append(Alternative("python", "use Python %s to %s for torch %s" % (pys[0], pys[-1], target), None, target))
     return alts
