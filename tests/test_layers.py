@@ -30,7 +30,7 @@ LAYERS = {
     "cudaenv.index": "capabilities", "cudaenv.toolkit": "capabilities",
     "cudaenv.verify": "capabilities", "cudaenv.toolkit_check": "capabilities", "cudaenv.explain": "capabilities",
     "cudaenv.installer_check": "capabilities", "cudaenv.shells": "capabilities", "cudaenv.checkpoint": "capabilities",
-    "cudaenv.portable": "capabilities", "cudaenv.fleet": "capabilities",
+    "cudaenv.portable": "capabilities", "cudaenv.fleet": "capabilities", "cudaenv.pasted": "capabilities",
     "cudaenv.render": "render",
     "cudaenv.commands": "commands", "cudaenv._docgen": "commands",
     "cudaenv.cli": "entry", "cudaenv.__main__": "entry",

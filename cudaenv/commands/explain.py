@@ -3,9 +3,12 @@
 ``cudaenv explain "RuntimeError: CUDA error: invalid device ordinal"``, ``cudaenv explain -`` (or no
 argument with text piped in) reads a whole traceback from stdin, ``--file F`` reads a log file. Any size and
 any encoding (undecodable bytes are replaced); a text over a million characters is searched in its head and
-tail, and the output says so. Pure and instant by default; ``--probe`` also imports torch in your Python
-(``--python``, same rules as the doctor) to add this machine's facts (device count, CUDA_VISIBLE_DEVICES,
-torch build, arch list). Exit 0 when the error was recognised, 1 when not, 2 on usage errors.
+tail, and the output says so. Pasted tool outputs (nvidia-smi, collect_env, nvcc, deviceQuery, ...) fill
+``facts`` and get the doctor's ``findings`` (:mod:`cudaenv.pasted`). Unless ``--offline``, what this machine says
+about the error is added cheaply, without importing torch (:mod:`cudaenv.pasted.context`); ``--probe`` also
+imports torch in your Python (``--python``, same rules as the doctor) to add its facts (device count,
+CUDA_VISIBLE_DEVICES, torch build, arch list). Exit 0 when the error (or a tool output) was recognised, 1 when
+not, 2 on usage errors.
 """
 
 import argparse
@@ -26,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--all", action="store_true", help="explain every recognised problem in the text, not only the first")
     parser.add_argument("--probe", action="store_true", help="also ask torch in your Python about this machine (imports torch)")
     parser.add_argument("--list", action="store_true", help="list every error id cudaenv knows")
+    parser.add_argument("--offline", action="store_true",
+                        help="read nothing of this machine: the answer is a function of the text alone")
 
 
 def _read(args, ctx):
@@ -100,20 +105,43 @@ def run(args: argparse.Namespace, ctx) -> int:
     if args.probe:
         host = ctx.host(args)
         facts = _probe(host.with_deadline(args.timeout) if args.timeout is not None else host, args.python)
+    pasted, findings, here = _pasted(args, ctx, paste.text, matches)  # issue 14 sec. 4-5: cudaenv.pasted
     if args.json:
         from cudaenv.explain import ExplainReport
 
-        report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]),
-                               tuple(context_lines(matches[0], facts)) if matches else (), facts,
+        context = (tuple(context_lines(matches[0], facts)) if matches else ()) + here
+        merged = dict(pasted.to_dict(), **facts) if pasted is not None and facts else (pasted.to_dict() if pasted is not None else facts)
+        report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]), context, merged,
                                {"size": paste.size, "stopped": paste.stopped} if cut else None)
-        ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n")
-        return 0 if matches else 1
+        data = report.to_dict()
+        data["findings"] = [f.to_dict() for f in findings]
+        ctx.out.write(json.dumps(data, indent=2) + "\n")
+        return 0 if matches or pasted is not None else 1
     width = terminal_width(ctx.env)
     note = cut_note(paste.size, paste.stopped, paste.unit) + "\n" if cut else ""
+    from cudaenv.render.pasted import render_machine, render_pasted
+
+    tail = "".join("\n" + b for b in (render_machine(here, width), render_pasted(pasted, findings, width)) if b)
     if not matches:
-        ctx.out.write(note + render_unknown(width))
-        return 1
+        ctx.out.write(note + (tail.lstrip("\n") if pasted is not None else render_unknown(width) + tail))
+        return 0 if pasted is not None else 1
     shown = matches if args.all else matches[:1]
     blocks = [render_match(m, width, context_lines(m, facts), matches if (i == 0 and not args.all) else ()) for i, m in enumerate(shown)]
-    ctx.out.write(note + "\n".join(blocks))
+    ctx.out.write(note + "\n".join(blocks) + tail)
     return 0
+
+
+def _pasted(args, ctx, text, matches):
+    """(pasted facts, the doctor's findings on them, this machine's context lines): :mod:`cudaenv.pasted`."""
+    from cudaenv.pasted import paste_findings, read_facts
+
+    pasted = read_facts(text)
+    here = ()
+    if not args.offline:
+        from cudaenv.pasted.context import machine_context, wanted
+
+        if wanted(text, [m.id for m in matches]):
+            host = ctx.host(args)
+            here = machine_context(host.with_deadline(args.timeout) if args.timeout is not None else host, text,
+                                   [m.id for m in matches], args.python)
+    return pasted, paste_findings(pasted), here

@@ -55,6 +55,7 @@ class SmiBanner(NamedTuple):
     cuda_raw: Optional[str]  # the text as printed: "12.4", "N/A", "ERR!"
     gpus: Tuple[Gpu, ...]
     processes: Tuple[GpuProcess, ...]
+    driver_model: Optional[str] = None  # "WDDM" / "TCC" / "MCDM" when a GPU row shows one (Windows, not WSL 2)
 
 
 # Bounded quantifiers only: no pattern here can backtrack over a long run of digits or blanks.
@@ -125,6 +126,7 @@ def parse_banner(text: Text) -> SmiBanner:
     cuda = cuda_raw if cuda_raw and _CUDA_VALUE_RE.match(cuda_raw) else None
     gpus: List[Gpu] = []
     processes: List[GpuProcess] = []
+    model: Optional[str] = None
     in_processes = False
     for i, row in enumerate(rows):
         if "Processes:" in row:
@@ -141,7 +143,9 @@ def parse_banner(text: Text) -> SmiBanner:
         gpu = _gpu_row(cells, rows[i + 1] if i + 1 < len(rows) else "")
         if gpu is not None:
             gpus.append(gpu)
-    return SmiBanner(smi, driver, cuda, cuda_raw, tuple(gpus), tuple(processes))
+            mode = cells[1].split()[-1]
+            model = model or (mode if mode in ("WDDM", "TCC", "MCDM") else None)
+    return SmiBanner(smi, driver, cuda, cuda_raw, tuple(gpus), tuple(processes), model)
 
 
 def _gpu_row(cells: Sequence[str], next_row: str) -> Optional[Gpu]:

@@ -36,13 +36,14 @@ class KernelModule(NamedTuple):
     flavor: str  # open | proprietary
 
 
-def parse_proc_driver_version(text: Text) -> Optional[KernelModule]:
+def parse_proc_driver_version(text: Text, limit: int = 50) -> Optional[KernelModule]:
     """The kernel module's version and flavour from ``/proc/driver/nvidia/version`` (None when absent or odd).
+    ``limit``: the lines looked at (the file has two; a paste holds it anywhere).
 
     >>> parse_proc_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.135  Fri Jan 10 2025")
     KernelModule(version='550.135', flavor='proprietary')
     """
-    for line in lines(text, limit=50):
+    for line in lines(text, limit=limit):
         at = line.find("NVRM version:")
         if at < 0:
             continue

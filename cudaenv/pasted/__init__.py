@@ -1,0 +1,218 @@
+"""Facts from tool outputs pasted into ``cudaenv explain``, and the doctor's own findings on them.
+
+People paste ``nvidia-smi``, ``collect_env``, ``nvcc --version`` and the like beside an error, so a helper can
+diagnose someone else's machine. :func:`read_facts` runs the probes' pure parsers (:mod:`cudaenv.parse`) over the
+text and merges what they recognised into one :class:`PastedFacts`; :func:`paste_findings` builds the partial
+:class:`~cudaenv.snapshot.Snapshot` those facts describe (:func:`snapshot_of`) and runs the doctor's rules
+(:func:`cudaenv.diagnose.diagnose`) on it, keeping the findings a paste can support (:data:`PASTE_FINDINGS`: a rule
+about something the paste does not show would judge an absence, not the machine). Pure: text in, records out.
+
+Recognised (``sources``): ``nvidia-smi`` (the table of every era), ``nvidia-smi -q``, ``nvidia-smi -L``,
+``nvcc --version``, ``collect_env``, ``/proc/driver/nvidia/version``, ``deviceQuery``.
+Machine context for an error (this machine, not the paste's) is :mod:`cudaenv.pasted.context`.
+"""
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv._record import Record
+from cudaenv.parse._lines import as_text, lines
+from cudaenv.version import compare_versions, major_minor
+
+PLATFORMS = ("linux", "windows", "wsl2", "macos")
+# The doctor's findings whose every input a paste can show (driver, GPUs, torch build, nvcc): the others would
+# be about what the paste leaves out (no toolkit listed is not "no toolkit installed").
+PASTE_FINDINGS = (
+    "driver-too-old-for-torch",
+    "driver-minor-compat",
+    "gpu-arch-unsupported",
+    "torch-cpu-only",
+    "torch-cuda-unavailable",
+    "nvcc-torch-mismatch",
+    "toolkit-newer-than-driver",
+)
+PASTED_TOOLKIT = "the pasted nvcc"  # the toolkit path the snapshot names: a paste shows nvcc's version, not where it is
+
+
+class PastedGpu(Record):
+    index: int
+    name: Optional[str] = None
+    bus_id: Optional[str] = None
+    uuid: Optional[str] = None
+    memory_total_mib: Optional[int] = None
+    memory_used_mib: Optional[int] = None
+    compute_capability: Optional[str] = None  # deviceQuery's "8.6" (nvidia-smi's table does not show it)
+
+
+class PastedFacts(Record):
+    """``facts`` in ``cudaenv explain --json``: what the pasted tool outputs say (absent is None)."""
+
+    driver_version: Optional[str] = None  # the userspace driver (on WSL 2 the Windows one), else the kernel module's
+    cuda_version: Optional[str] = None  # the newest CUDA the driver supports ("CUDA Version: 12.4")
+    gpus: Tuple[PastedGpu, ...] = ()
+    toolkit_version: Optional[str] = None  # nvcc's full version: "12.4.131"
+    torch_version: Optional[str] = None  # "1.13.1+cu117"
+    torch_cuda: Optional[str] = None  # torch.version.cuda: "11.7"
+    cuda_available: Optional[bool] = None
+    cudnn_version: Optional[str] = None
+    rocm_version: Optional[str] = None  # "ROCM used to build PyTorch" (an AMD build: torch.cuda runs on HIP)
+    platform: Optional[str] = None  # linux | windows | wsl2 | macos
+    machine: Optional[str] = None  # x86_64 | aarch64 | arm64 (collect_env's OS line)
+    kernel_module: Optional[str] = None  # open | proprietary (/proc/driver/nvidia/version)
+    sources: Tuple[str, ...] = ()  # the tool outputs recognised, in the order above
+
+
+def _nvcc(text: str) -> Optional[str]:
+    """nvcc's version from its ``Cuda compilation tools, release 12.4, V12.4.131`` line (only that line: "release
+    22.04" elsewhere in a paste is not a toolkit)."""
+    from cudaenv.parse.nvcc import parse_nvcc_version
+
+    for line in lines(text):
+        at = line.find("Cuda compilation tools")
+        if at >= 0:
+            found = parse_nvcc_version(line[at:])
+            if found:
+                return found
+    return None
+
+
+def _merge_gpus(lists: Sequence[Sequence[Any]]) -> Tuple[PastedGpu, ...]:
+    """One GPU list: the longest source's, each GPU's missing fields filled from the others at the same index."""
+    lists = [lst for lst in lists if lst]
+    if not lists:
+        return ()
+    base = max(lists, key=len)  # max keeps the first of equal length: the sources are in priority order
+    out = []
+    for g in base[:64]:
+        fields = {"index": g.index, "name": g.name, "bus_id": g.pci_bus_id, "uuid": g.uuid,
+                  "memory_total_mib": g.memory_total_mib, "memory_used_mib": g.memory_used_mib,
+                  "compute_capability": g.compute_capability}
+        for other in lists:
+            o = next((x for x in other if x.index == g.index), None)
+            if o is None:
+                continue
+            for key, value in (("name", o.name), ("bus_id", o.pci_bus_id), ("uuid", o.uuid),
+                               ("memory_total_mib", o.memory_total_mib), ("memory_used_mib", o.memory_used_mib),
+                               ("compute_capability", o.compute_capability)):
+                if fields[key] is None and value is not None:
+                    fields[key] = value
+        out.append(PastedGpu(**fields))
+    return tuple(out)
+
+
+def read_facts(text: Any) -> Optional[PastedFacts]:
+    """The facts of every tool output in ``text`` (str or bytes), merged; None when it holds none."""
+    from cudaenv.parse import nvidia_smi as smi
+    from cudaenv.parse._lines import MAX_LINES
+    from cudaenv.parse.collect_env import parse_collect_env
+    from cudaenv.parse.device_query import parse_device_query
+    from cudaenv.parse.proc import parse_proc_driver_version
+    from cudaenv.snapshot import Gpu
+
+    body = as_text(text)
+    sources: List[str] = []
+    banner = smi.parse_banner(body)
+    if banner.smi_version or banner.driver_version or banner.gpus:
+        sources.append("nvidia-smi")
+    else:
+        banner = None
+    log = smi.parse_query_log(body)
+    if log.gpus or log.driver_version:
+        sources.append("nvidia-smi -q")
+    else:
+        log = None
+    listed = smi.parse_list(body)
+    if listed:
+        sources.append("nvidia-smi -L")
+    nvcc = _nvcc(body)
+    if nvcc:
+        sources.append("nvcc --version")
+    env = parse_collect_env(body)
+    if env is not None:
+        sources.append("collect_env")
+    module = parse_proc_driver_version(body, limit=MAX_LINES)
+    if module is not None:
+        sources.append("/proc/driver/nvidia/version")
+    query = parse_device_query(body)
+    if query is not None:
+        sources.append("deviceQuery")
+    if not sources:
+        return None
+
+    def first(*values: Optional[str]) -> Optional[str]:
+        return next((v for v in values if v), None)
+
+    driver = first(banner and banner.driver_version, log and log.driver_version, env and env.driver_version,
+                   module and module.version)
+    cuda = first(banner and banner.cuda_version, log and log.cuda_version, query and query.driver_cuda)
+    env_gpus = [Gpu(index=i, name=n) for i, n in env.gpus] if env is not None else []
+    gpus = _merge_gpus([log.gpus if log else (), banner.gpus if banner else (), listed, query.gpus if query else (), env_gpus])
+    torch_version = env.torch_version if env else None
+    torch_cuda = env.torch_cuda if env else None
+    if torch_version and torch_cuda is None and not (env and env.cpu_build):
+        from cudaenv.facts.torch import local_tag, variant_cuda
+
+        torch_cuda = variant_cuda(local_tag(torch_version))
+    platform = env.platform if env else None
+    if platform is None and banner is not None:
+        smi_v, drv_v = banner.smi_version, banner.driver_version
+        if smi_v and drv_v and compare_versions(drv_v, smi_v) > 0:
+            # WSL 2: NVIDIA-SMI is the Linux side, Driver Version the (newer) Windows host's. An older kernel
+            # driver under a newer nvidia-smi (a container's tools over the host's 418) is not WSL.
+            platform = "wsl2"
+        elif banner.driver_model:
+            platform = "windows"
+    if platform is None and module is not None:
+        platform = "linux"
+    return PastedFacts(
+        driver_version=driver,
+        cuda_version=cuda,
+        gpus=gpus,
+        toolkit_version=first(nvcc, env and env.toolkit_version),
+        torch_version=torch_version,
+        torch_cuda=torch_cuda,
+        cuda_available=env.cuda_available if env else None,
+        cudnn_version=env.cudnn_version if env else None,
+        rocm_version=env.rocm if env else None,
+        platform=platform,
+        machine=env.machine if env else None,
+        kernel_module=module.flavor if module else None,
+        sources=tuple(sources),
+    )
+
+
+def snapshot_of(facts: PastedFacts):
+    """The partial Snapshot the pasted facts describe (what the paste does not show is absent)."""
+    from cudaenv.snapshot import ActiveToolkit, Driver, Gpu, Platform, Snapshot, Torch
+
+    f = facts
+    system = {"windows": "windows", "macos": "darwin"}.get(f.platform or "", "linux")
+    platform = Platform(system=system, machine=f.machine, wsl=2 if f.platform == "wsl2" else None)
+    driver = None
+    if f.driver_version or f.cuda_version:
+        driver = Driver(version=f.driver_version, cuda_version=f.cuda_version, kernel_module=f.kernel_module,
+                        source="paste", wsl_windows_side=f.platform == "wsl2")
+    gpus = tuple(Gpu(index=g.index, name=g.name, uuid=g.uuid, pci_bus_id=g.bus_id, memory_total_mib=g.memory_total_mib,
+                     memory_used_mib=g.memory_used_mib, compute_capability=g.compute_capability) for g in f.gpus)
+    torch = None
+    if f.torch_version:
+        torch = Torch(python=None, installed=True, version=f.torch_version, cuda=major_minor(f.torch_cuda) if f.torch_cuda else None,
+                      hip=f.rocm_version, cuda_available=f.cuda_available, dynamic=f.cuda_available is not None,
+                      cudnn=f.cudnn_version)
+    toolkit = ActiveToolkit(path=PASTED_TOOLKIT, version=f.toolkit_version) if f.toolkit_version else None
+    return Snapshot(platform=platform, driver=driver, gpus=gpus, torch=torch, active_toolkit=toolkit, root="(paste)")
+
+
+def paste_findings(facts: Optional[PastedFacts], tables: Optional[Mapping[str, Any]] = None) -> Tuple[Any, ...]:
+    """The doctor's findings (:class:`~cudaenv.model.reports.Finding`) on the pasted facts: its own rules, run on
+    :func:`snapshot_of`, those of :data:`PASTE_FINDINGS` kept."""
+    if facts is None:
+        return ()
+    from cudaenv.diagnose import diagnose
+
+    return tuple(f for f in diagnose(snapshot_of(facts), tables) if f.id in PASTE_FINDINGS)
+
+
+def facts_dict(facts: Optional[PastedFacts]) -> Optional[Dict[str, Any]]:
+    """``facts`` as the JSON shows it (None when no tool output was recognised)."""
+    return facts.to_dict() if facts is not None else None
+

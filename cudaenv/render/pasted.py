@@ -1,0 +1,85 @@
+"""`cudaenv explain` as text, the paste's side: the facts read from pasted tool outputs, the doctor's findings on
+them, and what this machine says about the error (:mod:`cudaenv.pasted`, :mod:`cudaenv.pasted.context`).
+
+Every value came from outside (the paste, this machine's tools): each passes through :func:`cudaenv.text.printable`.
+"""
+
+from typing import List, Optional, Sequence
+
+from cudaenv.render.text import WIDTH, wrap, wrap_command
+from cudaenv.text import printable
+
+
+def _gpu(g) -> str:
+    bits = [printable(g.name) if g.name else "GPU"]
+    if g.compute_capability:
+        bits.append("compute %s" % printable(g.compute_capability))
+    if g.bus_id:
+        bits.append(printable(g.bus_id))
+    if g.memory_total_mib is not None:
+        used = "%d of " % g.memory_used_mib if g.memory_used_mib is not None else ""
+        bits.append("%s%d MiB" % (used, g.memory_total_mib))
+    if g.uuid:
+        bits.append(printable(g.uuid))
+    return "GPU %d: %s" % (g.index, ", ".join(bits))
+
+
+def fact_lines(facts) -> List[str]:
+    """The pasted facts as short sentences (nothing for what the paste did not show)."""
+    f = facts
+    out: List[str] = []
+    where = " ".join(printable(x) for x in (f.platform, f.machine) if x)
+    if f.driver_version or f.cuda_version:
+        driver = "driver %s" % printable(f.driver_version) if f.driver_version else "a driver"
+        module = " (%s kernel module)" % f.kernel_module if f.kernel_module else ""
+        cuda = ", CUDA up to %s" % printable(f.cuda_version) if f.cuda_version else ""
+        out.append("%s%s%s%s" % (driver, module, cuda, (" on " + where) if where else ""))
+    elif where:
+        out.append("platform: %s" % where)
+    for g in f.gpus[:16]:
+        out.append(_gpu(g))
+    if len(f.gpus) > 16:
+        out.append("... and %d more GPUs" % (len(f.gpus) - 16))
+    if f.torch_version:
+        build = "CUDA %s" % printable(f.torch_cuda) if f.torch_cuda else "no CUDA: a CPU build"
+        bits = ["torch %s (%s)" % (printable(f.torch_version), build)]
+        if f.cuda_available is not None:
+            bits.append("torch.cuda.is_available() %s" % f.cuda_available)
+        if f.cudnn_version:
+            bits.append("cuDNN %s" % printable(f.cudnn_version))
+        out.append(", ".join(bits))
+    if f.toolkit_version:
+        out.append("nvcc %s" % printable(f.toolkit_version))
+    return out
+
+
+def render_pasted(facts, findings: Sequence = (), width: int = WIDTH) -> str:
+    """The facts block and the findings block ("" when no tool output was recognised)."""
+    if facts is None:
+        return ""
+    out = wrap("From the pasted %s:" % ", ".join(printable(s) for s in facts.sources), "", "  ", width, newlines=False)
+    for line in fact_lines(facts):
+        out += wrap(line, "  ", "    ", width, newlines=False)
+    if findings:
+        out.append("")
+        out.append("The doctor's findings on those facts:")
+        for f in findings:
+            out += wrap("%s %s: %s" % (f.severity.upper(), f.id, printable(f.title)), "  ", "    ", width, newlines=False)
+            out += wrap(printable(f.detail), "    ", "    ", width, newlines=False)
+            if f.fix:
+                out.append("    fix:")
+                for cmd in f.fix:
+                    out += wrap_command(printable(cmd), "      ", width)
+    elif facts.torch_version or facts.driver_version:
+        out.append("  (the doctor's rules find nothing wrong in these facts)")
+    return "\n".join(out) + "\n"
+
+
+def render_machine(lines: Sequence[str], width: int = WIDTH, title: Optional[str] = None) -> str:
+    """This machine's context lines under a heading ("" when there are none)."""
+    if not lines:
+        return ""
+    out = [title or "On this machine:"]
+    for line in lines:
+        out += wrap(printable(line), "  ", "    ", width, newlines=False)
+    return "\n".join(out) + "\n"
