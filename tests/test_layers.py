@@ -2,7 +2,7 @@
 
 Layers, highest first: commands > render > capabilities > facts > probes > parse > model > infrastructure. A module
 imports only from its own layer or below; nothing imports ``cudaenv.cli`` (the entry point) except ``__main__``;
-``subprocess`` and ``tempfile`` only in host.py and the modules that apply changes. What still breaks a rule on
+``subprocess`` and ``tempfile`` only in the host package (host/process.py, host/files.py) and the modules that apply changes. What still breaks a rule on
 main is in ALLOWED with its reason: the list shows what is left to do, and an entry that is no longer needed fails.
 """
 
@@ -36,9 +36,10 @@ LAYERS = {
     "cudaenv.cli": "entry", "cudaenv.__main__": "entry",
 }
 
-# The modules that apply changes or run programs besides host.py (subprocess / tempfile allowed).
+# The modules that run programs or make temp folders (the host package) and those that apply changes (subprocess / tempfile allowed).
 APPLY = {
-    "cudaenv.host": "the one runner: timeouts, bounded capture, process groups",
+    "cudaenv.host.process": "the one runner: timeouts, bounded capture, process groups",
+    "cudaenv.host.files": "scratch_dir: the one private temporary folder for cudaenv's children",
     "cudaenv._fs": "atomic writes (a temp file beside the target, then rename): the torch index cache, rc files",
     "cudaenv.toolkit.install.apply": "`cudaenv install`: a staging folder beside the target, renamed into place",
     "cudaenv.toolkit.install.runfile": "`cudaenv install --runfile`: the same staging folder, for the runfile's toolkit",
@@ -48,7 +49,7 @@ APPLY = {
 ALLOWED = {
     ("cudaenv._record", "cudaenv.model.codec"): "Record.to_dict()/from_dict() are the codec's entry points on every record "
                                                 "(a lazy import inside the methods: never loaded on the use path)",
-    ("cudaenv.host", "cudaenv.parse._lines"): "a note's excerpt of a command's output uses parse/_lines' excerpt (lazily); "
+    ("cudaenv.host.process", "cudaenv.parse._lines"): "a note's excerpt of a command's output uses parse/_lines' excerpt (lazily); "
                                               "the excerpt helper belongs below the Host",
 }
 ALLOWED_PROCESS = {}  # empty since verify and toolkit_check make their folders through Host

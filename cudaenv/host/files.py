@@ -1,0 +1,113 @@
+"""Reading files cudaenv did not write: regular files only, bounded, never blocking on a FIFO or a device.
+
+:func:`open_regular` is the one way such a file is opened; :func:`read_regular` / :func:`read_regular_why` read one
+whole (up to a limit); :func:`scratch_dir` is the one private temporary folder for cudaenv's children. Plain local
+paths: :class:`cudaenv.host.Host` maps the inspected system's paths (``--root``) onto these.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import List, Mapping, Optional, Tuple
+
+MAX_READ = 4 * 1024 * 1024
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, a device, a socket or a folder where a file was expected (never opened for reading)."""
+
+
+_KINDS = ((0o010000, "a FIFO"), (0o020000, "a character device"), (0o060000, "a block device"),
+          (0o140000, "a socket"), (0o040000, "a folder"))
+
+
+def _kind(mode: int) -> str:
+    fmt = mode & 0o170000
+    for bits, name in _KINDS:
+        if fmt == bits:
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: str):
+    """Open ``path`` for binary reading only if it is a regular file; :class:`NotRegularFile` otherwise.
+
+    The one way cudaenv opens a file it did not write: ``O_NONBLOCK`` so that a FIFO or a device never blocks
+    the open, ``fstat`` on what was opened (no race with a swapped path), and a refusal (``OSError`` EINVAL whose
+    ``strerror`` names what it is). Streaming readers (``check-installer``, ``explain --file``) use the returned
+    file; everything else uses :func:`read_regular`.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    st = os.stat(path)
+    if (st.st_mode & 0o170000) != 0o100000:
+        raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)  # EINVAL
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if (st.st_mode & 0o170000) != 0o100000:
+            raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)
+        if flags & getattr(os, "O_NONBLOCK", 0):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str, limit: int = MAX_READ) -> Optional[bytes]:
+    """Up to ``limit`` bytes of the regular file ``path`` (a plain local path: no root); None when it cannot be
+    read or is not a regular file. Read in small chunks: some /proc and /sys files refuse one large read."""
+    data, _ = read_regular_why(path, limit)
+    return data
+
+
+def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes], Optional[str]]:
+    """:func:`read_regular` and why it gave None: ``(None, None)`` for a missing file, ``(None, reason)`` else."""
+    chunks: List[bytes] = []
+    size = 0
+    try:
+        fh = open_regular(path)
+    except FileNotFoundError:
+        return None, None
+    except NotRegularFile as exc:
+        return None, "%s: %s" % (path, exc.strerror)
+    except (OSError, ValueError) as exc:
+        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+    try:
+        with fh:
+            while size < limit:
+                chunk = fh.read(min(65536, limit - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+    except (OSError, ValueError) as exc:
+        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+    return b"".join(chunks), None
+
+
+_read_limited = read_regular  # the old private name
+
+
+def scratch_dir(prefix: str, files: Optional[Mapping[str, str]] = None):
+    """A private temporary folder (removed on exit, whatever happens) holding ``files`` (name -> text).
+
+    The one place cudaenv makes temporary files for its children (``verify --toolkit``'s ``check.cu``,
+    ``verify --distributed``'s rank script and results); use as ``with scratch_dir("cudaenv-x-", {...}) as tmp:``.
+    """
+    import tempfile
+
+    holder = tempfile.TemporaryDirectory(prefix=prefix)
+    try:
+        for name, text in (files or {}).items():
+            with open(os.path.join(holder.name, name), "w", encoding="utf-8") as fh:  # our own new file
+                fh.write(text)
+    except BaseException:
+        holder.cleanup()
+        raise
+    return holder
+

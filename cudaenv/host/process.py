@@ -1,0 +1,561 @@
+"""Running programs: the one runner (its own session, a hard timeout, bounded capture, the process group killed),
+the registry of live children (killed on Ctrl-C, SIGTERM and error paths; orphans reaped as a subreaper), the
+:class:`Deadline` of a whole run, and :class:`CommandResult`, what a run gave as a value (never an exception).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import sys
+
+from cudaenv._record import Record
+from cudaenv.host import _STATE, DEFAULT_TIMEOUT  # the package's own constants (it is loaded before this module)
+from cudaenv.host.files import read_regular
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+MAX_CAPTURE = 1024 * 1024  # bytes kept per output stream of a command; the rest is read and dropped
+EXIT_GRACE = 0.25  # seconds to collect output after the direct child exited (a grandchild may hold the pipe)
+EXCERPT = 200  # characters of a command's output that go into a note (as parse._lines.EXCERPT)
+
+# Signals that mean "the program crashed" when a shell wrapper reports them as exit status 128+N.
+_CRASH_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP", "SIGKILL")
+
+
+class CommandResult(Record):
+    """What running a command gave. ``error`` is ``missing``, ``timeout``, ``oserror`` or ``interrupted`` when it
+    did not run to the end; ``truncated`` when a stream printed more than the capture limit (the rest was
+    dropped); ``signal`` (``SIGSEGV``) when the program was killed by a signal, or a shell wrapper said so
+    with exit status 128+N."""
+
+    argv: Tuple[str, ...]
+    returncode: Optional[int]
+    stdout: str = ""
+    stderr: str = ""
+    error: Optional[str] = None
+    seconds: float = 0.0
+    timeout: float = DEFAULT_TIMEOUT
+    undecodable: bool = False
+    truncated: bool = False
+    signal: Optional[str] = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.returncode == 0
+
+    @property
+    def output(self) -> str:
+        """stdout and stderr together (many NVIDIA tools print errors on stdout)."""
+        if self.stdout and self.stderr:
+            return self.stdout + "\n" + self.stderr
+        return self.stdout or self.stderr
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.argv[0].replace("\\", "/")) if self.argv else "?"
+
+    @property
+    def crashed(self) -> bool:
+        """Killed by a signal other than cudaenv's own timeout kill."""
+        return self.signal is not None and self.error is None
+
+    def excerpt(self, limit: int = EXCERPT) -> str:
+        """The first non-empty output line, cut to ``limit`` characters (what a note may quote)."""
+        return excerpt(self.output, limit)
+
+    def describe(self) -> str:
+        """One line for a note: ``nvidia-smi timed out after 5 s``, ``nvidia-smi crashed (SIGSEGV)``."""
+        if self.error == "missing":
+            return "%s was not found" % self.name
+        if self.error == "timeout":
+            return "%s timed out after %s s" % (self.name, fmt_seconds(self.timeout))
+        if self.error == "interrupted":
+            return "%s was stopped: cudaenv was interrupted" % self.name
+        if self.error == "oserror":
+            return "%s could not be run: %s" % (self.name, excerpt(self.stderr) or "OS error")
+        if self.error == "refused":
+            return "%s was not run: it belongs to the inspected root (--root), and cudaenv never runs its programs" % self.name
+        if self.signal is not None:
+            how = "crashed" if self.signal != "SIGKILL" else "was killed"
+            first = self.excerpt()
+            return "%s %s (%s)%s" % (self.name, how, self.signal, (": " + first) if first else "")
+        if self.returncode != 0:
+            first = self.excerpt()
+            return "%s exited with status %s%s" % (self.name, self.returncode, (": " + first) if first else "")
+        return "%s ran" % self.name
+
+
+def excerpt(text: str, limit: int = EXCERPT) -> str:
+    """The first non-empty line of ``text``, cut to ``limit`` characters (the one copy: :func:`cudaenv.parse._lines.excerpt`)."""
+    from cudaenv.parse._lines import excerpt as first_line_excerpt  # typing: kept off the `use` path
+
+    return first_line_excerpt(text, limit)
+
+
+def fmt_seconds(value: float) -> str:
+    """Seconds for people: ``2``, ``0.5``, ``12``; never ``2.01819`` (two significant digits below 10 s)."""
+    if value >= 10 or value == int(value):
+        return str(int(round(value)))
+    return "%.2g" % value
+
+
+_fmt_seconds = fmt_seconds  # the old private name
+
+
+def signal_name(returncode: Optional[int]) -> Optional[str]:
+    """``-11`` (killed by signal 11) or ``139`` (a shell's 128+11 for a crashed child) -> ``SIGSEGV``."""
+    if returncode is None or returncode == 0:
+        return None
+    import signal
+
+    if returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return "signal %d" % -returncode
+    if 128 < returncode < 160:
+        try:
+            name = signal.Signals(returncode - 128).name
+        except ValueError:
+            return None
+        return name if name in _CRASH_SIGNALS else None
+    return None
+
+
+def _decode(data: Optional[bytes]) -> Tuple[str, bool]:
+    if not data:
+        return "", False
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True
+
+
+# ------------------------------------------------------------------ deadlines
+class Deadline:
+    """The time a whole run may take (``verify --timeout 2``): every child takes its timeout from what is left."""
+
+    def __init__(self, seconds: Optional[float]):
+        import time
+
+        self.seconds = seconds
+        self._end = None if seconds is None else time.monotonic() + seconds
+
+    def remaining(self) -> Optional[float]:
+        if self._end is None:
+            return None
+        import time
+
+        return max(0.0, self._end - time.monotonic())
+
+    def clip(self, timeout: float) -> float:
+        """``timeout``, or less when the deadline comes first (never below 0.05 s, so a child still gets to start)."""
+        left = self.remaining()
+        return timeout if left is None else max(0.05, min(timeout, left))
+
+    @property
+    def expired(self) -> bool:
+        left = self.remaining()
+        return left is not None and left <= 0
+
+
+# ------------------------------------------------------------------ live children
+# Every child started by subprocess_runner is registered here until it is reaped, so that an interrupt
+# (Ctrl-C, SIGTERM) or an error path can kill them all: they run in their own sessions and do not get the
+# terminal's signals.
+# The flags (closing, subreaper, lock, spawning) are cudaenv.host._STATE, so that an exit can close them without
+# loading this module.
+_LIVE: Dict[int, object] = {}
+
+
+def _lock():
+    lock = _STATE["lock"]
+    if lock is None:
+        import threading
+
+        lock = _STATE["lock"] = threading.RLock()
+    return lock
+
+
+def _spawning(delta: int) -> None:
+    with _lock():
+        _STATE["spawning"] += delta
+
+
+def _register(proc) -> bool:
+    """Record a started child; False when cudaenv is shutting down (the caller kills it at once)."""
+    with _lock():
+        _STATE["spawning"] -= 1
+        if _STATE["closing"]:
+            return False
+        _LIVE[proc.pid] = proc
+        return True
+
+
+def _unregister(proc) -> None:
+    with _lock():
+        _LIVE.pop(proc.pid, None)
+
+
+def live_children() -> List[int]:
+    """Process ids of the children running now (started through :func:`subprocess_runner`)."""
+    with _lock():
+        return sorted(_LIVE)
+
+
+def kill_all_children(wait: float = 1.0, stop_new: bool = True) -> List[int]:
+    """Kill every running child's process group and every re-parented descendant; wait up to ``wait`` s for them.
+
+    Called on Ctrl-C, SIGTERM, error paths and when a command ends. With ``stop_new`` (the process is about to
+    exit) no new child starts afterwards: a probe thread still running gets ``interrupted`` instead.
+    Returns the process ids that were signalled.
+    """
+    import time
+
+    if not _LIVE and not _STATE["subreaper"]:
+        if stop_new:
+            _STATE["closing"] = True  # no child ever ran (use, list): no lock, no threading import
+        return []
+    with _lock():
+        if stop_new:
+            _STATE["closing"] = True
+        procs = list(_LIVE.values())
+    for proc in procs:
+        kill_process_group(proc)
+    killed = [p.pid for p in procs]
+    killed += reap_orphans()
+    end = time.monotonic() + wait
+    for proc in procs:
+        try:
+            proc.wait(timeout=max(0.0, end - time.monotonic()))
+        except Exception:  # noqa: BLE001 - a child that does not die in time is left to init
+            pass
+    return killed
+
+
+def _become_subreaper() -> bool:
+    """On Linux, make this process the reaper of its orphaned descendants (``PR_SET_CHILD_SUBREAPER``), once.
+
+    A grandchild that escapes its process group with ``setsid`` is then re-parented to cudaenv instead of
+    init, and :func:`reap_orphans` can find and kill it. Elsewhere it stays where it went (documented limit).
+    """
+    done = _STATE["subreaper"]
+    if done is not None:
+        return done
+    ok = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            ok = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+        except Exception:  # noqa: BLE001 - no libc prctl: the limit stays as documented
+            ok = False
+    _STATE["subreaper"] = ok
+    return ok
+
+
+def _children_of_self() -> List[int]:
+    pids: List[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return pids
+    for task in tasks:
+        data = read_regular("/proc/self/task/%s/children" % task, 65536)
+        if data:
+            pids.extend(int(x) for x in data.split() if x.isdigit())
+    return pids
+
+
+def reap_orphans() -> List[int]:
+    """Kill and reap this process's children that no running command owns (descendants re-parented to cudaenv
+    because it is a subreaper). Returns their process ids. A no-op unless :func:`_become_subreaper` worked."""
+    if not _STATE["subreaper"]:
+        return []
+    import signal
+
+    with _lock():
+        if _STATE["spawning"] and not _STATE["closing"]:
+            return []  # a child is being started and not registered yet: the next sweep gets the orphans
+        owned = set(_LIVE)
+        orphans = [pid for pid in _children_of_self() if pid not in owned]
+    for pid in orphans:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    for pid in orphans:
+        _reap(pid)
+    return orphans
+
+
+def _reap(pid: int, wait: float = 0.5) -> None:
+    import time
+
+    end = time.monotonic() + wait
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except OSError:
+            return
+        if done or time.monotonic() >= end:
+            return
+        time.sleep(0.005)
+
+
+# ------------------------------------------------------------------ running commands
+# A runner: (argv, timeout, env, cwd) -> CommandResult
+
+
+class _Capture:
+    """One output stream: keeps the first ``limit`` bytes, counts (and drops) the rest."""
+
+    __slots__ = ("chunks", "size", "limit", "dropped")
+
+    def __init__(self, limit: int):
+        self.chunks: List[bytes] = []
+        self.size = 0
+        self.limit = limit
+        self.dropped = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.limit - self.size
+        if room > 0:
+            kept = data[:room]
+            self.chunks.append(kept)
+            self.size += len(kept)
+        self.dropped += max(0, len(data) - max(0, room))
+
+    def value(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def subprocess_runner(
+    argv: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str],
+    cwd: Optional[str] = None,
+    limit: int = MAX_CAPTURE,
+    stdin_chunks=None,
+) -> CommandResult:
+    """Run ``argv`` in its own session with a hard timeout and bounded capture.
+
+    * stdout/stderr are read as they come; each keeps its first ``limit`` bytes (``truncated`` when more came).
+    * When the direct child exits, what is in the pipes is collected for :data:`EXIT_GRACE` s; then the
+      whole process group is killed (a ``(sleep 1000 &)`` grandchild cannot hold the answer hostage).
+    * At the timeout the group is killed and the result says ``timeout``.
+    * ``stdin_chunks``: an iterable of bytes written to the child's stdin without blocking (else /dev/null).
+    """
+    import errno
+    import subprocess
+    import time
+
+    argv = tuple(str(a) for a in argv)
+    start = time.monotonic()
+    if _STATE["closing"]:
+        return CommandResult(argv, None, error="interrupted", timeout=timeout)
+    kwargs = {}
+    if os.name == "posix":
+        kwargs["start_new_session"] = True
+        _become_subreaper()
+    else:  # pragma: no cover - Windows only
+        kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+    _spawning(1)
+    try:
+        proc = subprocess.Popen(  # bounded: _collect() waits at most `timeout`, then the group is killed
+            argv,
+            stdin=subprocess.PIPE if stdin_chunks is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            **kwargs,
+        )
+    except FileNotFoundError:
+        _spawning(-1)
+        return CommandResult(argv, None, error="missing", timeout=timeout)
+    except OSError as exc:
+        _spawning(-1)
+        err = "missing" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else "oserror"
+        return CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout)
+    except BaseException:
+        _spawning(-1)
+        raise
+    if not _register(proc):
+        kill_process_group(proc)
+        proc.wait()
+        return CommandResult(argv, None, error="interrupted", timeout=timeout)
+    out, err_c = _Capture(limit), _Capture(limit)
+    try:
+        if os.name == "posix":
+            timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks)
+        else:  # pragma: no cover - Windows only
+            timed_out = _collect_threads(proc, out, err_c, start + timeout, stdin_chunks)
+    finally:
+        kill_process_group(proc)  # the direct child is a zombie or dead: its pid (the group id) is not reused yet
+        try:
+            proc.wait(timeout=1.0)
+        except Exception:  # noqa: BLE001
+            pass
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        _unregister(proc)
+        reap_orphans()
+    so, bad1 = _decode(out.value())
+    se, bad2 = _decode(err_c.value())
+    truncated = bool(out.dropped or err_c.dropped)
+    seconds = time.monotonic() - start
+    if _STATE["closing"] and proc.returncode is not None and proc.returncode < 0:
+        return CommandResult(argv, None, so, se, "interrupted", seconds, timeout, bad1 or bad2, truncated)
+    if timed_out:
+        return CommandResult(argv, None, so, se, "timeout", seconds, timeout, bad1 or bad2, truncated)
+    code = proc.returncode
+    return CommandResult(argv, code, so, se, None, seconds, timeout, bad1 or bad2, truncated, signal_name(code))
+
+
+def _exited(pid: int) -> bool:
+    """True when the child ``pid`` has exited, without reaping it (its pid stays reserved for killpg)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    except (AttributeError, OSError):  # pragma: no cover - no waitid
+        return False
+    return info is not None
+
+
+def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks) -> bool:
+    """Read both pipes until EOF (or the grace after the child's exit); True when ``end`` passed first."""
+    import selectors
+    import time
+
+    sel = selectors.DefaultSelector()
+    streams = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
+    for fd in streams:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    feed = None
+    pending = b""
+    if stdin_chunks is not None and proc.stdin is not None:
+        feed = iter(stdin_chunks)
+        os.set_blocking(proc.stdin.fileno(), False)
+        sel.register(proc.stdin.fileno(), selectors.EVENT_WRITE)
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+            sel.register(pidfd, selectors.EVENT_READ)
+        except OSError:
+            pidfd = None
+    exit_seen: Optional[float] = None
+    try:
+        while True:
+            now = time.monotonic()
+            if exit_seen is None and (pidfd is None or not streams) and _exited(proc.pid):
+                exit_seen = now
+            if exit_seen is not None and (not streams or now >= exit_seen + EXIT_GRACE):
+                return False
+            if now >= end:
+                return True
+            wait = end - now
+            if exit_seen is not None:
+                wait = min(wait, exit_seen + EXIT_GRACE - now)
+            elif pidfd is None:
+                wait = min(wait, 0.01 if not streams else 0.05)
+            for key, _ in sel.select(max(0.0, wait)):
+                fd = key.fd
+                if fd == pidfd:
+                    sel.unregister(pidfd)
+                    exit_seen = time.monotonic()
+                    continue
+                if feed is not None and proc.stdin is not None and fd == proc.stdin.fileno():
+                    try:
+                        if not pending:
+                            pending = next(feed, b"")
+                        if pending:
+                            pending = pending[os.write(fd, pending):]
+                        else:
+                            raise BrokenPipeError
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        sel.unregister(fd)
+                        proc.stdin.close()
+                        feed = None
+                    continue
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if data:
+                    streams[fd].add(data)
+                else:
+                    sel.unregister(fd)
+                    del streams[fd]
+    finally:
+        sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _collect_threads(proc, out: _Capture, err: _Capture, end: float, stdin_chunks) -> bool:  # pragma: no cover - Windows
+    import threading
+    import time
+
+    def pump(stream, capture):
+        try:
+            for block in iter(lambda: stream.read(65536), b""):
+                capture.add(block)
+        except (OSError, ValueError):
+            pass
+
+    def feed():
+        try:
+            for block in stdin_chunks:
+                proc.stdin.write(block)
+            proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+
+    threads = [threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=pump, args=(proc.stderr, err), daemon=True)]
+    if stdin_chunks is not None:
+        threads.append(threading.Thread(target=feed, daemon=True))
+    for t in threads:
+        t.start()
+    try:
+        proc.wait(timeout=max(0.0, end - time.monotonic()))
+    except Exception:  # noqa: BLE001 - subprocess.TimeoutExpired
+        return True
+    for t in threads[:2]:
+        t.join(EXIT_GRACE)
+    return False
+
+
+def kill_process_group(proc) -> None:
+    """Kill ``proc`` and every process in its group (it was started with ``start_new_session``)."""
+    import signal
+
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:  # pragma: no cover - Windows only
+            proc.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        try:
+            proc.kill()
+        except OSError:
+            pass
+

@@ -1,0 +1,63 @@
+"""The host package: files (bounded reads), process (the runner) and the Host record, every public name still
+importable from ``cudaenv.host``, and the runner kept off the paths that run no program (`use`, `list`)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import cudaenv.host as host_module
+from cudaenv.host import files, process
+
+PUBLIC = {
+    files: ("MAX_READ", "NotRegularFile", "open_regular", "read_regular", "read_regular_why", "scratch_dir"),
+    process: ("CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "fmt_seconds",
+              "kill_process_group", "live_children", "reap_orphans", "signal_name", "subprocess_runner"),
+}
+
+
+def test_every_name_of_the_parts_is_the_same_object_from_cudaenv_host():
+    for module, names in PUBLIC.items():
+        for name in names:
+            assert getattr(host_module, name) is getattr(module, name), name
+    assert set(host_module.__all__) >= {n for names in PUBLIC.values() for n in names} | {"Host", "host_from_environment"}
+    from cudaenv.host import CommandResult, Deadline, read_regular  # the form the code uses
+
+    assert CommandResult is process.CommandResult and Deadline is process.Deadline and read_regular is files.read_regular
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    try:
+        host_module.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("no AttributeError")
+
+
+def _fresh(code: str) -> str:
+    import cudaenv
+
+    env = {"PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent), "PATH": ""}
+    run = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_reading_files_does_not_load_the_runner(tmp_path):
+    (tmp_path / "f").write_text("hello")
+    out = _fresh(
+        "import sys\nfrom cudaenv.host import Host, kill_all_children\nh = Host(root=%r, env={})\n"
+        "print(h.read_text('/f'), 'cudaenv.host.process' in sys.modules, kill_all_children(stop_new=False),\n"
+        "      'cudaenv.host.process' in sys.modules)\n" % str(tmp_path)
+    )
+    assert out.split() == ["hello", "False", "[]", "False"]
+
+
+def test_closing_before_the_runner_is_loaded_still_stops_every_later_child():
+    """`use` ends with kill_all_children(stop_new=True) without loading the runner; a thread that runs a program
+    afterwards must still get `interrupted`, as when everything was one module."""
+    out = _fresh(
+        "from cudaenv.host import Host, kill_all_children\nkill_all_children(stop_new=True)\n"
+        "r = Host(env={}).run([%r, '-c', 'print(1)'])\nprint(r.error, r.returncode)\n" % sys.executable
+    )
+    assert out.split() == ["interrupted", "None"]
