@@ -79,6 +79,7 @@ class _Row(Record):
     source: Optional[str]
     doctor_finding: bool = False
     context: Tuple[str, ...] = ()
+    check: Optional[str] = None  # a cudaenv.explain_checks check that decides whether the row fits the text
     needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains ("" when none is known)
     extra: Dict[str, Any] = factory(dict)
 
@@ -123,6 +124,7 @@ def _rows() -> Tuple[_Row, ...]:
                 source=raw.get("source"),
                 doctor_finding=bool(raw.get("doctor_finding", False)),
                 context=tuple(raw.get("context", ())),
+                check=raw.get("check"),
             )
         )
     return tuple(rows)
@@ -190,6 +192,13 @@ def _match_row_in(row: _Row, text: str, low: Optional[str] = None) -> Optional[E
     if first is None:
         return None
     values = _derive(values)
+    if row.check:  # the patterns matched; the row's check reads the text and decides (cudaenv.explain_checks)
+        from cudaenv.explain_checks import run_check
+
+        extra = run_check(row.check, values, text)
+        if extra is None:
+            return None
+        values.update(extra)
     details = tuple(d for d in (_fill(t, values) for t in row.details) if d)
     advice = tuple(a for a in (_fill(t, values) for t in row.advice) if a)
     explanation = _fill(row.explanation, values) or row.explanation

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import RECORDED, TOOLS, recorded
+from cudaenv.explain_checks import PROVIDES
 from cudaenv.explain import classify_all, classify_error, context_lines, describe, known_ids
 from cudaenv.render.explain import render_match, render_unknown
 from cudaenv.resources import load_table
@@ -56,7 +57,8 @@ def test_table_invariants():
             groups |= set(re.compile(pattern).groupindex)
         for template in row.get("details", []) + row["advice"] + [row["explanation"]]:
             for name in re.findall(r"\{(\w+)\}", template):
-                assert name in groups or name[: -len("_cuda")] + "_cuda_int" in groups or name.endswith("_cuda"), (row["id"], name)
+                assert (name in groups or name[: -len("_cuda")] + "_cuda_int" in groups or name.endswith("_cuda")
+                        or name in PROVIDES.get(row.get("check"), ())), (row["id"], name)  # a check's values
 
 
 def test_ids_shared_with_the_doctor_are_doctor_findings():

@@ -1,0 +1,344 @@
+"""Checks that decide whether an error-table row really fits a text, and the values it then fills in.
+
+A row of ``data/error_patterns.json`` may name a ``check``; when its patterns match, the check reads the values
+of the patterns (and the text they matched in) and returns more values, or None when the row does not fit after
+all. Two rows with the same patterns and opposite checks tell causes apart that one message can show:
+
+* ``state_dict_prefix`` / ``state_dict_mismatch``: the quoted ``Missing key(s)`` and ``Unexpected key(s)``
+  lists of ``load_state_dict`` differ only by a ``module.`` (DataParallel/DDP) or ``_orig_mod.`` (torch.compile)
+  prefix, in either direction, or by something else (a checkpoint nested under ``state_dict``, renamed layers);
+* ``capability_harmless`` / ``capability_too_old`` / ``capability_no_kernels``: torch's capability warnings,
+  by where the GPU's compute capability lies against torch's range (a newer minor of the newest major runs the
+  older minor's code; an older one than the oldest never runs);
+* ``nvcc_arch``: the first CUDA whose nvcc compiles for the architecture (``data/cuda_arch.json``);
+* ``torch_wheel``: the Pythons and platforms a torch release has wheels for (``data/torch_python.json``,
+  ``data/torch_variants.json``);
+* ``runfile``: a corrupt download, a full /tmp, or not a CUDA installer at all.
+
+A value set to "" is a flag: an advice line that starts with ``{flag}`` is shown only when the check set it.
+Pure functions of their input; bounded (every list is capped), never raise.
+"""
+
+import re
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+MAX_SEGMENT = 200_000  # characters of one key list read
+MAX_KEYS = 5_000
+PREFIXES = ("module.", "_orig_mod.")
+NESTED = ("state_dict", "model_state_dict", "model", "state", "net", "network", "ema", "model_ema", "module", "params")
+
+_LABEL = re.compile(r"(Missing|Unexpected) key\(s\) in state_dict\s{0,4}[:：]", re.IGNORECASE)
+_STOP = re.compile(r"(?:Missing|Unexpected) key\(s\) in state_dict|size mismatch for |\n\s*\n|\n[^\s\"'“”‘’`]", re.IGNORECASE)
+_KEY = re.compile(r"[\"'“”‘’`]([\w.]{1,300})[\"'“”‘’`]")
+_SIZE = re.compile(r"size mismatch for ([\w.]{1,300})\s{0,4}[:：]", re.IGNORECASE)
+_OLD_KEY = re.compile(r"(?:unexpected|missing) key[\"'\s]{1,4}([\w.]{1,300})[\"']{0,2} in state_dict", re.IGNORECASE)
+
+
+# ------------------------------------------------------------------------------------------- state dicts
+def key_lists(text: str) -> Tuple[List[str], List[str]]:
+    """(missing, unexpected) keys quoted in a ``load_state_dict`` error; each list in the order printed."""
+    out: Dict[str, List[str]] = {"missing": [], "unexpected": []}
+    for label in _LABEL.finditer(text):
+        start = label.end()
+        stop = _STOP.search(text, start, start + MAX_SEGMENT)
+        segment = text[start: stop.start() if stop else start + MAX_SEGMENT]
+        keys = out[label.group(1).lower()]
+        for m in _KEY.finditer(segment):
+            if len(keys) >= MAX_KEYS:
+                break
+            keys.append(m.group(1))
+    return out["missing"], out["unexpected"]
+
+
+def _strip(key: str) -> str:
+    changed = True
+    while changed:
+        changed = False
+        for p in PREFIXES:
+            if key.startswith(p):
+                key, changed = key[len(p):], True
+    return key
+
+
+def _extra_prefix(more: Sequence[str], fewer: Sequence[str]) -> Optional[str]:
+    """The prefix every key of ``more`` has beyond the same key in ``fewer`` (None when not one prefix)."""
+    for p in PREFIXES + ("_orig_mod.module.", "module._orig_mod."):
+        if all(k.startswith(p) for k in more) and {k[len(p):] for k in more} == set(fewer):
+            return p
+    return None
+
+
+def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str]]:
+    """The prefix values when the key lists differ only by a prefix; None otherwise."""
+    missing, unexpected = key_lists(text)
+    if missing and unexpected:
+        if {_strip(k) for k in missing} != {_strip(k) for k in unexpected}:
+            return None
+        p = _extra_prefix(unexpected, missing)
+        if p:
+            return {"prefix": p, "if_ckpt_prefixed": "", "key_count": str(len(unexpected))}
+        p = _extra_prefix(missing, unexpected)
+        if p:
+            return {"prefix": p, "if_model_prefixed": "", "key_count": str(len(missing))}
+        return None
+    one_side = missing or unexpected
+    if one_side and not (missing and unexpected):  # only one list pasted: every key must carry the prefix
+        for p in PREFIXES:
+            if all(k.startswith(p) for k in one_side):
+                side = "if_ckpt_prefixed" if unexpected else "if_model_prefixed"
+                return {"prefix": p, side: "", "key_count": str(len(one_side))}
+        return None
+    if not missing and not unexpected:
+        old = _OLD_KEY.search(text)
+        key = old.group(1) if old else values.get("old_key")
+        if key and "unexpected" in (old.group(0).lower() if old else "unexpected"):
+            for p in PREFIXES:
+                if key.startswith(p):
+                    return {"prefix": p, "if_ckpt_prefixed": "", "key_count": "1"}
+    return None
+
+
+def state_dict_prefix(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    if _SIZE.search(text):
+        return None
+    found = _prefix_verdict(text, values)
+    if found is None:
+        return None
+    found["wrapper"] = "DataParallel/DistributedDataParallel" if "module." in found["prefix"] else "torch.compile"
+    return found
+
+
+def state_dict_mismatch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    if state_dict_prefix(values, text) is not None:
+        return None
+    missing, unexpected = key_lists(text)
+    out: Dict[str, str] = {}
+    if missing:
+        out["missing_count"] = str(len(missing))
+        out["missing_first"] = missing[0]
+    if unexpected:
+        out["unexpected_count"] = str(len(unexpected))
+        out["unexpected_first"] = unexpected[0]
+    nested = [k for k in unexpected if "." not in k]
+    if unexpected and set(unexpected) <= {"state", "param_groups"}:
+        out["if_optimizer"] = ""
+    elif unexpected and len(nested) == len(unexpected) and len(nested) <= 12:
+        pick = next((n for n in NESTED if n in nested), None)
+        pick = pick or next((n for n in nested if "state_dict" in n.lower() or "model" in n.lower()), nested[0])
+        out["nested_key"] = pick
+        out["if_nested"] = ""
+    else:
+        size = _SIZE.search(text)
+        if size:
+            out["size_param"] = size.group(1)
+            out["if_size"] = ""
+        else:
+            out["if_renamed"] = ""
+    return out
+
+
+# ------------------------------------------------------------------------------------------- capabilities
+def _cc(text: Optional[str]) -> Optional[Tuple[int, int]]:
+    from cudaenv.version import cc_tuple
+
+    return cc_tuple(text) if text else None
+
+
+def _cc_str(cc: Tuple[int, int]) -> str:
+    return "%d.%d" % cc
+
+
+def last_torch_for(cc: Tuple[int, int]) -> Optional[Tuple[str, str]]:
+    """(torch release, variant) of the newest torch wheel (``data/torch_arch.json``) with kernels for ``cc``."""
+    from cudaenv.facts import torch as tf
+    from cudaenv.facts.drivers import version_tuple
+    from cudaenv.resources import load_table
+
+    best = None
+    for row in load_table(tf.ARCH)["rows"]:
+        if row.get("platform") != "linux-x86_64":
+            continue
+        if tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) is None:
+            continue
+        key = (version_tuple(row["to"]), tf.variant_sort_key(row["variant"]))
+        if best is None or key > best[0]:
+            best = (key, (row["to"], row["variant"]))
+    return best[1] if best else None
+
+
+def _capability(values: Dict[str, str], text: str) -> Optional[str]:
+    """'harmless', 'too_old', 'no_kernels' or None (not enough to tell)."""
+    gpu = _cc(values.get("gpu_cc"))
+    if gpu is None:
+        return None
+    low, high = _cc(values.get("min_cc")), _cc(values.get("max_cc"))
+    if low is not None and gpu < low:
+        return "too_old"
+    if high is not None and gpu > high:
+        return "harmless" if gpu[0] == high[0] else "no_kernels"
+    if low is not None and high is not None:
+        return "harmless"  # inside the range the build has: the warning's own comparison was too strict
+    if values.get("torch_release") and values.get("torch_variant"):
+        from cudaenv.facts import torch as tf
+
+        found = tf.arch_list_for(values["torch_release"], values["torch_variant"])
+        if found is not None:
+            runs = tf.gpu_runs(tf.arch_list_of(found[0], found[1]), gpu)
+            if runs is not None:
+                return "harmless"
+            return "too_old" if all(_cc(a) is not None and gpu < _cc(a) for a in found[0]) else "no_kernels"
+    if "no longer supports this gpu" in text.lower():
+        return "too_old"
+    return None
+
+
+def _capability_values(values: Dict[str, str]) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    gpu = _cc(values.get("gpu_cc"))
+    if gpu is not None:
+        from cudaenv.version import sm_name
+
+        out["gpu_sm"] = sm_name(_cc_str(gpu)) or ""
+        last = last_torch_for(gpu)
+        if last:
+            out["last_torch"], out["last_variant"] = last
+        else:
+            out["if_no_wheel"] = ""
+    return out
+
+
+def capability_harmless(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    return _capability_values(values) if _capability(values, text) == "harmless" else None
+
+
+def capability_too_old(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    return _capability_values(values) if _capability(values, text) == "too_old" else None
+
+
+def capability_no_kernels(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """The arch row's own patterns always fit; a capability warning only when the GPU really has no kernels."""
+    if values.get("gpu_cc") is None:
+        return {}
+    verdict = _capability(values, text)
+    return _capability_values(values) if verdict in ("no_kernels", None) else None
+
+
+# ------------------------------------------------------------------------------------------- nvcc, wheels
+def first_cuda_for(cc: Tuple[int, int]) -> Optional[Tuple[str, str]]:
+    """(first CUDA whose nvcc compiles for ``cc``, the GPU family) from ``data/cuda_arch.json``."""
+    from cudaenv.resources import load_table
+
+    for row in load_table("cuda_arch")["rows"]:
+        if _cc(row["cc"]) == cc:
+            return row["cuda_from"], row["label"]
+    return None
+
+
+def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    from cudaenv.version import split_arch
+
+    arch = split_arch(values.get("arch") or "")
+    out: Dict[str, str] = {}
+    if arch:
+        found = first_cuda_for((arch[1], arch[2]))
+        if found:
+            out["first_cuda"], out["family"] = found
+            out["arch_cc"] = "%d.%d" % (arch[1], arch[2])
+    return out
+
+
+def torch_wheel(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    from cudaenv.facts import torch as tf
+    from cudaenv.resources import load_table
+
+    out: Dict[str, str] = {}
+    wanted = values.get("torch_req") or ""
+    version = tf.public_version(wanted.split("+")[0].strip(".")) if wanted else None
+    if not version or not re.fullmatch(r"\d{1,3}(?:\.\d{1,4}){1,3}", version):
+        return out
+    pythons = tf.pythons_for(version)
+    if pythons:
+        out["pythons"] = ", ".join(pythons)
+    platforms = sorted({row["platform"] for row in load_table(tf.VARIANTS)["rows"]
+                        if version in row.get("releases", ()) or row.get("torch") == version})
+    if platforms:
+        out["platforms"] = ", ".join(platforms)
+    if "+" in wanted:
+        out["local_tag"] = wanted.split("+", 1)[1]
+    return out
+
+
+def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    low = text.lower()
+    if "enough space" in low or "no space left on device" in low:
+        return {"if_tmp_full": ""}
+    cuda = "cuda" in low or "nvidia" in low
+    if "<!doctype" in low or "<html" in low:
+        return {"if_html": "", "if_cuda": ""} if cuda else {"if_html": ""}
+    return {"if_corrupt": "", "if_cuda": ""} if cuda else {"if_corrupt": "", "if_not_cuda": ""}
+
+
+def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """``(8, 7, 0)`` -> 8.7.0 and the old integers (``7102`` -> 7.1.2) of both sides of a cuDNN mismatch."""
+    from cudaenv.version import cudnn_from_int
+
+    out: Dict[str, str] = {}
+    for side in ("compiled", "runtime"):
+        raw = (values.get(side) or "").strip()
+        if raw.startswith("("):
+            parts = [p.strip() for p in raw.strip("()").split(",")]
+            if all(p.isdigit() for p in parts):
+                out[side + "_version"] = ".".join(parts)
+        elif raw.isdigit():
+            decoded = cudnn_from_int(raw)
+            if decoded:
+                out[side + "_version"] = decoded
+        elif raw:
+            out[side + "_version"] = raw.rstrip(".")
+    return out
+
+
+def flags(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """Each ``is_X`` group that matched becomes the flag ``if_X``."""
+    return {"if_" + key[3:]: "" for key, value in values.items() if key.startswith("is_") and value}
+
+
+CHECKS: Dict[str, Callable[[Dict[str, str], str], Optional[Dict[str, str]]]] = {
+    "state_dict_prefix": state_dict_prefix,
+    "state_dict_mismatch": state_dict_mismatch,
+    "capability_harmless": capability_harmless,
+    "capability_too_old": capability_too_old,
+    "capability_no_kernels": capability_no_kernels,
+    "nvcc_arch": nvcc_arch,
+    "torch_wheel": torch_wheel,
+    "runfile": runfile,
+    "cudnn_versions": cudnn_versions,
+    "flags": flags,
+}
+
+
+_CAPABILITY = ("gpu_sm", "last_torch", "last_variant", "if_no_wheel")
+PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the table's placeholders may name them)
+    "state_dict_prefix": ("prefix", "wrapper", "key_count", "if_ckpt_prefixed", "if_model_prefixed"),
+    "state_dict_mismatch": ("missing_count", "missing_first", "unexpected_count", "unexpected_first", "nested_key",
+                            "size_param", "if_nested", "if_size", "if_renamed", "if_optimizer"),
+    "capability_harmless": _CAPABILITY,
+    "capability_too_old": _CAPABILITY,
+    "capability_no_kernels": _CAPABILITY,
+    "nvcc_arch": ("first_cuda", "family", "arch_cc"),
+    "torch_wheel": ("pythons", "platforms", "local_tag"),
+    "runfile": ("if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
+    "cudnn_versions": ("compiled_version", "runtime_version"),
+    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps"),
+}
+
+
+def run_check(name: str, values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """More values for a row whose patterns matched, or None when the row does not fit the text after all."""
+    check = CHECKS.get(name)
+    if check is None:
+        return {}
+    try:
+        return check(values, text)
+    except (KeyError, ValueError, TypeError, IndexError, OSError):  # a table without a field: the row still fits
+        return {}

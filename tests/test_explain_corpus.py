@@ -1,0 +1,149 @@
+"""The explain corpus: real messages people pasted into public issue threads, one file per paste.
+
+``tests/corpus/explain/<id>--<n>.txt``: the first line is ``# source: URL`` (the thread it was copied from), an
+optional second line ``# xfail: REASON`` marks a messy form the classifier does not read yet; the rest is the
+text as it was posted (markdown, log prefixes, wrapped lines, other languages around it), trimmed of unrelated
+parts. Every file must be classified as its id; each id has at least :data:`MIN_PER_ID` files, except the ids
+of messages only cudaenv itself prints (:data:`CUDAENV_OWN`: no public thread quotes them).
+"""
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from cudaenv.explain import classify_error, known_ids
+from cudaenv.explain_checks import CHECKS, PROVIDES
+from cudaenv.resources import load_table
+
+CORPUS = Path(__file__).parent / "corpus" / "explain"
+NAME = re.compile(r"^(?P<id>[a-z0-9-]+)--(?P<n>\d+)\.txt$")
+MIN_PER_ID = 5
+CUDAENV_OWN = {"dist-timeout", "verify-timeout", "verify-crashed", "torch-import-hang", "wrong-result"}
+NOT_YET_FIVE = {  # ids whose five real pastes are still being collected (the test fails when one is added or missing)
+    "nccl-timeout", "dist-port-in-use", "nccl-error", "gpu-arch-unsupported", "driver-too-old-for-torch",
+    "cuda-forward-compat", "cuda-system-not-ready", "no-driver", "torch-cpu-only", "checkpoint-device-missing",
+    "checkpoint-needs-cuda", "invalid-device-ordinal", "tensors-on-different-devices", "cuda-unknown-error",
+    "gpu-busy-or-unavailable", "cuda-oom", "cublas-not-initialized", "cudnn-not-initialized", "illegal-memory-access",
+    "device-side-assert", "cuda-launch-failure", "libcudart-missing", "cuda-library-missing",
+    "cuda-library-version-mixup", "torch-missing", "nvcc-arch-unsupported", "cuda-home-not-set", "nvcc-missing",
+    "nvcc-host-compiler-unsupported", "driver-not-loaded", "driver-library-mismatch", "gpu-lost",
+    "driver-no-permission", "driver-no-devices", "docker-gpu-runtime-missing", "torch-cuda-unavailable",
+}
+FILES = sorted(p.name for p in CORPUS.glob("*.txt"))
+
+
+def read(name):
+    """(expected id, source URL, xfail reason or None, the pasted text)."""
+    raw = (CORPUS / name).read_bytes().decode("utf-8")
+    first, _, rest = raw.partition("\n")
+    reason = None
+    if rest.startswith("# xfail: "):
+        line, _, rest = rest.partition("\n")
+        reason = line[len("# xfail: "):].strip()
+    return NAME.match(name).group("id"), first[len("# source: "):].strip(), reason, rest
+
+
+def test_every_file_is_named_and_sourced():
+    assert FILES
+    for name in FILES:
+        assert NAME.match(name), name
+        expected, source, _, text = read(name)
+        assert expected in known_ids(), name
+        assert re.match(r"https?://\S+$", source), name
+        assert text.strip(), name
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_each_paste_is_classified_as_its_id(name, request):
+    expected, _, reason, text = read(name)
+    if reason:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+    match = classify_error(text)
+    assert match is not None, name
+    assert match.id == expected, (name, match.id, match.matched)
+
+
+def test_at_least_five_real_pastes_per_id():
+    counts = Counter(read(name)[0] for name in FILES)
+    short = {i for i in known_ids() if i not in CUDAENV_OWN and counts.get(i, 0) < MIN_PER_ID}
+    assert short == NOT_YET_FIVE
+
+
+def test_every_check_the_table_names_exists_and_declares_its_values():
+    for row in load_table("error_patterns")["rows"]:
+        if "check" in row:
+            assert row["check"] in CHECKS and row["check"] in PROVIDES, row["id"]
+    assert set(CHECKS) == set(PROVIDES)
+
+
+# ------------------------------------------------------------------ what the checks read from the lists
+def _classify(text):
+    m = classify_error(text)
+    return m.id, dict(m.values)
+
+
+def test_prefix_in_either_direction_and_only_when_the_lists_differ_by_it():
+    head = 'RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: %s. \n\tUnexpected key(s) in state_dict: %s. '
+    ids, values = _classify(head % ('"fc.weight", "fc.bias"', '"module.fc.weight", "module.fc.bias"'))
+    assert ids == "state-dict-prefix" and values["prefix"] == "module." and "if_ckpt_prefixed" in values
+    ids, values = _classify(head % ('"_orig_mod.fc.weight"', '"fc.weight"'))
+    assert ids == "state-dict-prefix" and values["prefix"] == "_orig_mod." and "if_model_prefixed" in values
+    ids, values = _classify(head % ('"fc.weight", "fc.bias"', '"module.fc.weight", "module.head.bias"'))
+    assert ids == "state-dict-mismatch" and "if_renamed" in values
+    ids, values = _classify(head % ('"fc.weight"', '"state_dict", "epoch"'))
+    assert ids == "state-dict-mismatch" and values["nested_key"] == "state_dict"
+
+
+def test_prefix_advice_strips_only_the_keys_that_have_it():
+    m = classify_error('Missing key(s) in state_dict: "a.w". \n\tUnexpected key(s) in state_dict: "module.a.w". ')
+    assert any('if k.startswith("module.") else k' in a for a in m.advice)
+    assert any("cudaenv checkpoint fix FILE --strip-prefix module." in a for a in m.advice)
+    assert not any("{" + "if_" in a for a in m.advice + m.details)
+
+
+def test_capability_warnings_split_by_where_the_gpu_lies():
+    warn = "Found GPU0 %s which is of cuda capability %s.\n    Minimum and Maximum cuda capability supported by this version of PyTorch is\n    (%s) - (%s)"
+    assert classify_error(warn % ("NVIDIA GB10", "12.1", "8.0", "12.0")).id == "gpu-capability-warning"
+    m = classify_error(warn % ("NVIDIA GeForce GTX 1080 Ti", "6.1", "7.0", "12.0"))
+    assert m.id == "gpu-too-old-for-torch" and dict(m.values)["last_variant"].startswith("cu")
+    assert classify_error(warn % ("Future GPU", "13.0", "7.5", "12.0")).id == "gpu-arch-unsupported"
+
+
+def test_nvcc_arch_names_the_first_cuda_from_the_table():
+    m = classify_error("nvcc fatal   : Unsupported gpu architecture 'compute_89'")
+    row = next(r for r in load_table("cuda_arch")["rows"] if r["cc"] == "8.9")
+    assert dict(m.values)["first_cuda"] == row["cuda_from"]
+
+
+def test_pip_names_the_pythons_of_the_release_from_the_table():
+    from cudaenv.facts.torch import pythons_for
+
+    m = classify_error("ERROR: Could not find a version that satisfies the requirement torch==2.1.0 (from versions: none)")
+    assert m.id == "torch-wheel-not-found"
+    assert dict(m.values)["pythons"] == ", ".join(pythons_for("2.1.0"))
+
+
+def test_runfile_tells_a_full_tmp_from_a_corrupt_download_and_from_a_web_page():
+    tmp = classify_error("Extraction failed.\nEnsure there is enough space in /tmp and that the installation package is not corrupt")
+    assert "if_tmp_full" in dict(tmp.values) and any("--tmpdir=" in a for a in tmp.advice)
+    html = classify_error("cuda_12.4.0_550.54.14_linux.run: line 1: syntax error near unexpected token `newline'\n"
+                          "cuda_12.4.0_550.54.14_linux.run: line 1: `<!DOCTYPE html>'")
+    assert html.id == "runfile-corrupt" and "if_html" in dict(html.values)
+    tar = classify_error("gzip: stdin: not in gzip format\ntar: Child returned status 1")
+    assert "if_not_cuda" in dict(tar.values) and not any("cudaenv check-installer" in a for a in tar.advice)
+
+
+def test_not_cuda_names_where_to_look():
+    m = classify_error("adb: device unauthorized.\nThis adb server's $ADB_VENDOR_KEYS is not set")
+    assert m.id == "not-cuda" and any("adb" in d for d in m.details)
+    m = classify_error("RuntimeError: MPS backend out of memory (MPS allocated: 18.04 GB, other allocations: 384.00 KB)")
+    assert m.id == "not-cuda" and any("mps" in d for d in m.details)
+
+
+def test_cudnn_versions_in_both_forms():
+    m = classify_error("RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600")
+    assert dict(m.values)["compiled_version"] == "7.1.2" and dict(m.values)["runtime_version"] == "7.6.0"
+    m = classify_error("cuDNN version incompatibility: PyTorch was compiled  against (8, 7, 0) but found runtime version (8, 2, 4).")
+    assert dict(m.values)["compiled_version"] == "8.7.0"
