@@ -31,6 +31,7 @@ LAYERS = {
     "cudaenv.verify": "capabilities", "cudaenv.toolkit_check": "capabilities", "cudaenv.explain": "capabilities",
     "cudaenv.installer_check": "capabilities", "cudaenv.shells": "capabilities", "cudaenv.checkpoint": "capabilities",
     "cudaenv.portable": "capabilities", "cudaenv.fleet": "capabilities", "cudaenv.pasted": "capabilities",
+    "cudaenv.explain_checks": "capabilities",
     "cudaenv.render": "render",
     "cudaenv.commands": "commands", "cudaenv._docgen": "commands",
     "cudaenv.cli": "entry", "cudaenv.__main__": "entry",
