@@ -63,6 +63,17 @@ def test_arch_not_in_that_torchs_list_from_device_query_and_collect_env():
     assert "sm_61" in found["gpu-arch-unsupported"].detail or "6.1" in found["gpu-arch-unsupported"].detail
 
 
+def test_a_query_csv_with_compute_cap_gives_the_arch_finding():
+    text = COLLECT_ENV_117.replace("1.13.1+cu117", "2.8.0+cu128").replace("11.7", "12.8").replace("450.36.06", "570.86.10")
+    text += ("\n$ nvidia-smi --query-gpu=index,name,compute_cap,memory.total --format=csv\n"
+             "index, name, compute_cap, memory.total [MiB]\n0, NVIDIA GeForce GTX 1080 Ti, 6.1, 11264 MiB\n")
+    facts = read_facts(text)
+    assert "nvidia-smi --query-gpu" in facts.sources
+    assert facts.gpus[0].compute_capability == "6.1" and facts.gpus[0].memory_total_mib == 11264
+    assert "gpu-arch-unsupported" in [f.id for f in paste_findings(facts)]
+    assert read_facts("name, value\nfoo, bar\n") is None  # a CSV without GPU fields is not a GPU list
+
+
 def test_findings_are_the_doctors_own_rules_on_the_partial_snapshot():
     from cudaenv.diagnose import diagnose
 
@@ -329,6 +340,11 @@ def test_cli_tool_output_alone_is_understood_in_text(cli):
     assert r.code == 0, r
     assert r.out.startswith("From the pasted collect_env:")
     assert "ERROR driver-too-old-for-torch" in r.out and "did not recognise" not in r.out
+
+
+def test_cli_offline_and_probe_contradict(cli):
+    r = cli("explain", "--offline", "--probe", "invalid device ordinal")
+    assert r.code == 2 and "--offline" in r.err
 
 
 def test_cli_plain_error_keeps_facts_null_and_no_findings(cli):

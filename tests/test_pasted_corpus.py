@@ -51,6 +51,8 @@ EXPECTED = {
     'smi-list-a100-mig.txt': ({}, ('nvidia-smi -L',), [(0, 'NVIDIA A100-SXM4-80GB', None, 'GPU-513536b6-7d19-9063-b049-1e69664bb298', None, None), (1, 'NVIDIA A100-SXM4-80GB', None, 'GPU-d8594bd4-0fc3-8595-e355-7c98138f3b95', None, None), (2, 'NVIDIA A100-SXM4-80GB', None, 'GPU-5e375e7e-b41f-155b-dcdc-534524c356fc', None, None), (3, 'NVIDIA A100-SXM4-80GB', None, 'GPU-69ec2344-ebac-b028-f88f-452abb3d7f11', None, None)], []),
     'smi-list-and-banner-quadro-rtx4000.txt': ({'driver_version': '535.129.03', 'cuda_version': '12.2'}, ('nvidia-smi', 'nvidia-smi -L'), [(0, 'Quadro RTX 4000', '00000000:06:00.0', 'GPU-c7b57be0-94ff-d352-a59b-d0ee00aeed43', 8192, 1), (1, 'Quadro RTX 4000', '00000000:07:00.0', 'GPU-d6de6afc-bdfe-75c4-5273-0544439153fc', None, None)], []),
     'smi-list-no-uuid-and-q-410.txt': ({'driver_version': '410.57'}, ('nvidia-smi -q',), [], []),
+    'smi-query-csv-name-header.txt': ({}, ('nvidia-smi -L', 'nvidia-smi --query-gpu'), [(0, 'NVIDIA GeForce GTX 1080 Ti', None, 'GPU-b4ffae3c-ec4e-5aa8-8804-e83359cbc19f', None, None)], []),
+    'smi-query-csv-units-unknown-error.txt': ({}, ('nvidia-smi --query-gpu',), [(0, 'GeForce RTX 2080 Ti', None, None, None, None)], []),
     'smi-rows-err-v100-fragment.txt': ({}, ('nvidia-smi',), [(1, 'Tesla V100-PCIE...', '00008ED0:00:00.0', None, 16160, 593)], []),
     'smi-banner-331-multi.txt': ({'driver_version': '331.62'}, ('nvidia-smi',), [(0, 'GeForce GTX 680', '0000:03:00.0', None, 4095, 9), (1, 'GeForce GTX 680', '0000:04:00.0', None, 4095, 9), (2, 'GeForce GTX 680', '0000:83:00.0', None, 4095, 9)], []),
     'smi-banner-384-processes.txt': ({'driver_version': '384.66'}, ('nvidia-smi',), [(0, 'TITAN Xp', '00000000:41:00.0', None, 12174, 2789)], []),
@@ -96,7 +98,7 @@ def test_the_corpus_holds_forty_real_outputs_each_with_its_source():
         first = (CORPUS / name).read_text(encoding="utf-8").splitlines()[0]
         assert first.startswith("# source: https://"), name
     kinds = {EXPECTED[n][1] for n in EXPECTED}
-    for source in ("nvidia-smi", "nvidia-smi -q", "nvidia-smi -L", "nvcc --version", "collect_env",
+    for source in ("nvidia-smi", "nvidia-smi -q", "nvidia-smi -L", "nvidia-smi --query-gpu", "nvcc --version", "collect_env",
                    "/proc/driver/nvidia/version", "deviceQuery"):
         assert any(source in k for k in kinds), source
 

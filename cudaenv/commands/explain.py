@@ -96,6 +96,8 @@ def run(args: argparse.Namespace, ctx) -> int:
             for error_id in known_ids():
                 ctx.out.write("%-32s %s\n" % (error_id, describe(error_id).title))
         return 0
+    if args.offline and args.probe:
+        raise UserError("--offline and --probe contradict each other", hint="--probe reads this machine (it imports torch); drop one")
     paste = _read(args, ctx)
     if not paste.text.strip():
         raise UserError("no error text given", hint=NO_TEXT_HINT)

@@ -214,6 +214,16 @@ def _header_fields(row: str) -> Optional[Tuple[str, ...]]:
     return tuple(names) if names and plain and any(n in _KNOWN_FIELDS for n in names) else None
 
 
+def is_query_header(row: str) -> bool:
+    """True for the header line ``--format=csv`` prints (``index, name, memory.total [MiB]``): where a paste's
+    query output starts."""
+    if not isinstance(row, str) or len(row) > 2000:
+        return False
+    names = _header_fields(row)
+    # nvidia-smi's own field names: the known ones, or dotted ones (utilization.gpu, power.draw); "name, value" is not
+    return names is not None and all(n in _KNOWN_FIELDS or "." in n for n in names)
+
+
 def parse_query_csv(text: Text, fields: Sequence[str] = QUERY_FIELDS) -> SmiQuery:
     """GPUs from ``nvidia-smi --query-gpu=... --format=csv,noheader,nounits`` (a header line, if any, names the fields)."""
     gpus: List[Gpu] = []

@@ -8,6 +8,7 @@ text and merges what they recognised into one :class:`PastedFacts`; :func:`paste
 about something the paste does not show would judge an absence, not the machine). Pure: text in, records out.
 
 Recognised (``sources``): ``nvidia-smi`` (the table of every era), ``nvidia-smi -q``, ``nvidia-smi -L``,
+``nvidia-smi --query-gpu`` (pasted with its header line),
 ``nvcc --version``, ``collect_env``, ``/proc/driver/nvidia/version``, ``deviceQuery``.
 Machine context for an error (this machine, not the paste's) is :mod:`cudaenv.pasted.context`.
 """
@@ -75,6 +76,24 @@ def _nvcc(text: str) -> Optional[str]:
     return None
 
 
+def _query_csv(text: str, tries: int = 8):
+    """``nvidia-smi --query-gpu=... --format=csv`` pasted with its header line (the header names the fields; the
+    parser reads from there, at most 64 rows). Without a header a paste's CSV is not read as GPUs."""
+    from cudaenv.parse.nvidia_smi import is_query_header, parse_query_csv
+
+    rows = lines(text)
+    for i, row in enumerate(rows):
+        if tries <= 0:
+            break
+        if not is_query_header(row):
+            continue
+        tries -= 1
+        found = parse_query_csv("\n".join(rows[i: i + 65]), fields=())
+        if found.gpus and any(g.name or g.uuid or g.compute_capability for g in found.gpus):
+            return found
+    return None
+
+
 def _merge_gpus(lists: Sequence[Sequence[Any]]) -> Tuple[PastedGpu, ...]:
     """One GPU list: the longest source's, each GPU's missing fields filled from the others at the same index."""
     lists = [lst for lst in lists if lst]
@@ -123,6 +142,9 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     listed = smi.parse_list(body)
     if listed:
         sources.append("nvidia-smi -L")
+    csv = _query_csv(body)
+    if csv:
+        sources.append("nvidia-smi --query-gpu")
     nvcc = _nvcc(body)
     if nvcc:
         sources.append("nvcc --version")
@@ -141,11 +163,13 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     def first(*values: Optional[str]) -> Optional[str]:
         return next((v for v in values if v), None)
 
-    driver = first(banner and banner.driver_version, log and log.driver_version, env and env.driver_version,
+    driver = first(banner and banner.driver_version, log and log.driver_version, csv and csv.driver_version,
+                   env and env.driver_version,
                    module and module.version)
     cuda = first(banner and banner.cuda_version, log and log.cuda_version, query and query.driver_cuda)
     env_gpus = [Gpu(index=i, name=n) for i, n in env.gpus] if env is not None else []
-    gpus = _merge_gpus([log.gpus if log else (), banner.gpus if banner else (), listed, query.gpus if query else (), env_gpus])
+    gpus = _merge_gpus([log.gpus if log else (), banner.gpus if banner else (), csv.gpus if csv else (), listed,
+                        query.gpus if query else (), env_gpus])
     torch_version = env.torch_version if env else None
     torch_cuda = env.torch_cuda if env else None
     if torch_version and torch_cuda is None and not (env and env.cpu_build):
