@@ -45,6 +45,8 @@ _TABLE = (
             shown="https://download.pytorch.org/whl"),
     Setting("CUDAENV_INDEX_TIMEOUT", SECONDS, 15.0, "seconds the whole `torch refresh` (and `--refresh`) may take: one deadline for every page, connect and read",
             "--timeout (torch refresh)"),
+    Setting("CUDAENV_PACKAGE_INDEX", TEXT, None, "the package index (simple API) `cudaenv install` reads the cuda-toolkit releases from",
+            shown="PIP_INDEX_URL, else pip's configured or default index"),
     Setting("CUDAENV_CACHE_DIR", PATH, None, "where `torch-index.json`, the index cache, lives", shown="the user cache dir (platformdirs)"),
     Setting("CUDAENV_DATA_DIR", PATH, None, "where `cudaenv install` puts toolkits (`toolkits/<release>/` under it)",
             shown="the user data dir (platformdirs)"),

@@ -122,7 +122,7 @@ class RefusingRunner:
         # a venv made from the test interpreter inside the temp folder (its python links to the base interpreter)
         return any(_inside(os.path.realpath(os.path.dirname(a)), t) for t in self.temp) and r in self.interpreters
 
-    def __call__(self, argv, timeout, env, cwd=None):
+    def __call__(self, argv, timeout, env, cwd=None, **streaming):
         program = str(argv[0]) if argv else ""
         found = locate_program(program, env, cwd) if program else None
         if found is not None and not self.allows(found):
@@ -130,7 +130,7 @@ class RefusingRunner:
                 program, found)
             self.refused.append(message)
             raise RefusedProgram(message)
-        return self.real(argv, timeout, env, cwd)
+        return self.real(argv, timeout, env, cwd, **streaming)  # on_output: `cudaenv install`'s progress passthrough
 
 
 def interruptible() -> None:

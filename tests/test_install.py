@@ -43,18 +43,25 @@ def _wheel_name(project, version, tag="py3-none-manylinux2014_x86_64"):
     return "%s-%s-%s.whl" % (project.replace("-", "_"), version, tag)
 
 
-def make_wheel(folder: Path, project, version, files, extra_members=(), tag="py3-none-manylinux2014_x86_64"):
+def make_wheel(folder: Path, project, version, files, extra_members=(), tag="py3-none-manylinux2014_x86_64", root="nvidia/cu13/"):
     path = folder / _wheel_name(project, version, tag)
     dist = "%s-%s.dist-info" % (project.replace("-", "_"), version)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("nvidia/__init__.py", "")
         for rel, text in files.items():
-            zf.writestr("nvidia/cu13/" + rel, text)
+            zf.writestr(root + rel, text)
         for info, data in extra_members:
             zf.writestr(info, data)
         zf.writestr(dist + "/METADATA", "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (project, version))
         zf.writestr(dist + "/RECORD", "")
     return path
+
+
+# the libraries of --components: pinned by the meta wheel's extras (cudnn: not an extra, the newest is taken)
+LIBRARIES = {
+    "nvidia-cublas": ("13.1.0.3", "cublas", {"lib/libcublas.so.13": "ELF-cublas", "include/cublas_v2.h": "#pragma once\n"}),
+    "nvidia-nvtx": ("13.0.85", "nvtx", {"include/nvtx3/nvToolsExt.h": "#pragma once\n"}),
+}
 
 
 def make_meta(folder: Path, release="13.0.2", components=COMPONENTS):
@@ -63,7 +70,8 @@ def make_meta(folder: Path, release="13.0.2", components=COMPONENTS):
         pin = ".".join(version.split(".")[:3]) + ".*"
         lines.append("Requires-Dist: %s==%s; (sys_platform == 'linux' or sys_platform == 'win32') and extra == '%s'" % (project, pin, extra))
         lines.append("Requires-Dist: %s==%s; sys_platform == 'linux' and extra == 'all'" % (project, pin))
-    lines.append("Requires-Dist: nvidia-cublas==13.0.0.19.*; sys_platform == 'linux' and extra == 'cublas'")
+    for project, (version, extra, _files) in LIBRARIES.items():
+        lines.append("Requires-Dist: %s==%s.*; (sys_platform == 'linux' or sys_platform == 'win32') and extra == '%s'" % (project, version, extra))
     path = folder / ("cuda_toolkit-%s-py2.py3-none-any.whl" % release)
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("cuda_toolkit-%s.dist-info/METADATA" % release, "\n".join(lines) + "\n")
@@ -88,7 +96,9 @@ if args[:2] == ["index", "versions"]:
     sys.exit(0)
 if args[:2] == ["install", "--dry-run"]:
     report = args[args.index("--report") + 1]
-    req = args[-1]
+    at = [i for i, a in enumerate(args) if a.startswith("cuda-toolkit[")][0]
+    req, others = args[at], args[at + 1:]
+    extras = req[req.index("[") + 1:req.index("]")].split(",")
     release = req.split("==")[1]
     meta_file = table["meta"][release]
     data = get(meta_file)
@@ -96,8 +106,10 @@ if args[:2] == ["install", "--dry-run"]:
     requires = [l.split(": ", 1)[1] for l in text.splitlines() if l.startswith("Requires-Dist: ")]
     items = [{"metadata": {"name": "cuda-toolkit", "version": release, "requires_dist": requires},
               "download_info": {"url": base + "/" + meta_file, "archive_info": {"hashes": {"sha256": hashlib.sha256(data).hexdigest()}}},
-              "requested_extras": ["nvcc", "cudart", "cccl", "crt", "nvvm"]}]
+              "requested_extras": extras}]
     for name, row in table["components"].items():
+        if not (row.get("extra") in extras or name in others):
+            continue
         items.append({"metadata": {"name": name, "version": row["version"]},
                       "download_info": {"url": base + "/" + row["file"], "archive_info": {"hashes": {"sha256": row["sha256"]}}}})
     with open(report, "w") as fh:
@@ -113,6 +125,11 @@ if args and args[0] == "download":
     for line in open(reqs):
         name = line.split("==")[0]
         row = table["components"][name]
+        if os.environ.get("STANDIN_PROGRESS"):
+            print("Collecting %s" % line.split(" ")[0])
+            print("  Downloading %s (1.0 kB)" % row["file"])
+            sys.stdout.write("     \x1b[32m----\x1b[0m 0.5/1.0 kB\r     \x1b[32m--------\x1b[0m 1.0/1.0 kB\n")
+            sys.stdout.flush()
         with open(os.path.join(dest, row["file"]), "wb") as fh:
             fh.write(get(row.get("served", row["file"])))
         if os.environ.get("STANDIN_SLOW"):
@@ -130,6 +147,8 @@ if args[:2] == ["pip", "install"] and os.path.basename(sys.argv[0]) == "uv":
         zf = zipfile.ZipFile(io.BytesIO(get(row["file"])))
         zf.extractall(site)
         for info in zf.infolist():  # uv keeps the exec bits
+            if info.filename.startswith("nvidia/cudnn/"):
+                continue
             if info.filename.startswith(("nvidia/cu13/bin/", "nvidia/cu13/nvvm/bin/")) and not info.is_dir():
                 os.chmod(os.path.join(site, info.filename), 0o755)
     sys.exit(0)
@@ -142,6 +161,10 @@ class _Quiet(SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def do_GET(self):
+        self.server.paths.append(self.path)
+        super().do_GET()
+
 
 class Index:
     """The served folder (wheels, meta wheels, files.json) and the fake bin's stand-in pip."""
@@ -153,11 +176,12 @@ class Index:
         self.bin.mkdir()
         self.log = tmp / "pip.log"
         self.table = {"releases": RELEASES, "meta": {}, "components": {}}
-        for project, (version, _extra, files) in COMPONENTS.items():
-            self.add(project, version, files)
+        for project, (version, extra, files) in COMPONENTS.items():
+            self.add(project, version, files, extra=extra)
         self.table["meta"]["13.0.2"] = make_meta(self.www).name
         handler = functools.partial(_Quiet, directory=str(self.www))
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.paths = []  # every GET, in order
         self.httpd.daemon_threads = True
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
         self.base = "http://127.0.0.1:%d" % self.httpd.server_address[1]
@@ -169,18 +193,29 @@ class Index:
         self.uv.chmod(0o755)
         self.write()
 
-    def add(self, project, version, files, extra_members=()):
-        path = make_wheel(self.www, project, version, files, extra_members)
-        self.table["components"][project] = {"version": version, "file": path.name,
+    def add(self, project, version, files, extra_members=(), extra=None, root="nvidia/cu13/"):
+        path = make_wheel(self.www, project, version, files, extra_members, root=root)
+        extra = extra or self.table["components"].get(project, {}).get("extra")
+        self.table["components"][project] = {"version": version, "file": path.name, "extra": extra,
                                              "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
         return path
 
     def write(self):
         (self.www / "files.json").write_text(json.dumps(self.table))
+        # the simple index's cuda-toolkit page (PEP 503 HTML), which `install` and `install --list` read
+        page = self.www / "simple" / "cuda-toolkit"
+        page.mkdir(parents=True, exist_ok=True)
+        links = "".join('<a href="../../files/cuda_toolkit-%s-py2.py3-none-any.whl#sha256=%s">cuda_toolkit-%s-py2.py3-none-any.whl</a>\n'
+                        % (v, "0" * 64, v) for v in self.table["releases"])
+        (page / "index.html").write_text("<!DOCTYPE html><html><body>\n%s</body></html>\n" % links)
+
+    def page_reads(self):
+        return sum(p.startswith("/simple/cuda-toolkit/") for p in self.httpd.paths)
 
     def env(self, data: Path, **extra):
         env = {"PATH": "%s:%s" % (self.bin, TOOLS), "STANDIN_BASE": self.base, "STANDIN_LOG": str(self.log),
-               "CUDAENV_DATA_DIR": str(data), "HOME": str(data.parent)}
+               "CUDAENV_DATA_DIR": str(data), "HOME": str(data.parent), "CUDAENV_PACKAGE_INDEX": self.base + "/simple",
+               "CUDAENV_CACHE_DIR": str(data.parent / "cache")}
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
@@ -559,6 +594,9 @@ def test_runfile_installs_the_toolkit_only_into_the_data_dir(cli, tmp_path):
     assert not any(a.startswith("--driver") for a in args)
     (toolkitpath,) = [a.split("=", 1)[1] for a in args if a.startswith("--toolkitpath=")]
     assert toolkitpath.startswith(str(data / "toolkits" / ".12.4.1.tmp-"))  # staged inside the data dir
+    (tmpdir,) = [a.split("=", 1)[1] for a in args if a.startswith("--tmpdir=")]
+    assert tmpdir.startswith(str(data / "toolkits" / ".12.4.1.tmp-"))  # the installer's scratch folder too
+    assert "--no-man-page" in args and "--override" in args and "--no-opengl-libs" not in args
     tk = data / "toolkits" / "12.4.1"
     assert r.json()["path"] == str(tk) and (tk / "bin/nvcc").is_file() and (tk / ".cudaenv-install.json").is_file()
     _nothing_left_but(data, ["12.4.1"])
@@ -589,7 +627,8 @@ def test_list_splits_wheels_from_runfile_releases_and_caches(index, cli, tmp_pat
     index.write()
     again = cli("install", "--list", env=env)
     assert again.code == 0 and "13.1.0, 13.0.2, 13.0.1" in again.out and "13.2.0" not in again.out
-    assert sum(l.startswith("index versions") for l in index.log.read_text().splitlines()) == 1
+    assert index.page_reads() == 1  # the index page was read once; the second --list was the cache's
+    assert not index.log.exists()  # the index client read it: pip was never run
 
 
 def test_driver_older_than_the_release_minimum_is_a_warning():

@@ -425,14 +425,20 @@ class Host:
         timeout: Optional[float] = None,
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
+        on_output: Optional[Callable[[bytes], None]] = None,
     ) -> CommandResult:
-        """Run a host command with the host's environment (or ``env``) and a timeout (cut to the deadline, if any)."""
+        """Run a host command with the host's environment (or ``env``) and a timeout (cut to the deadline, if any).
+
+        ``on_output``: each chunk of the command's output as it arrives, besides the bounded capture (``cudaenv
+        install`` passes pip's progress through); only then is the runner called with it."""
         seconds = self.timeout if timeout is None else timeout
         if self.deadline is not None:
             seconds = self.deadline.clip(seconds)
         if argv and self.inspected_only(argv[0]):
             return _process().CommandResult(tuple(argv), None, error="refused", timeout=seconds)
         runner = self._runner or _process().subprocess_runner
+        if on_output is not None:  # a runner given ``on_output`` streams (subprocess_runner does)
+            return runner(list(argv), seconds, self.env if env is None else env, cwd, on_output=on_output)
         return runner(list(argv), seconds, self.env if env is None else env, cwd)
 
     def inspected_only(self, path: str) -> bool:

@@ -15,7 +15,7 @@ from cudaenv.host.files import read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
-    from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+    from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 MAX_CAPTURE = 1024 * 1024  # bytes kept per output stream of a command; the rest is read and dropped
 EXIT_GRACE = 0.25  # seconds to collect output after the direct child exited (a grandchild may hold the pipe)
@@ -316,15 +316,18 @@ def _reap(pid: int, wait: float = 0.5) -> None:
 class _Capture:
     """One output stream: keeps the first ``limit`` bytes, counts (and drops) the rest."""
 
-    __slots__ = ("chunks", "size", "limit", "dropped")
+    __slots__ = ("chunks", "size", "limit", "dropped", "tee")
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, tee: Optional[Callable[[bytes], None]] = None):
         self.chunks: List[bytes] = []
         self.size = 0
         self.limit = limit
         self.dropped = 0
+        self.tee = tee  # called with every chunk as it arrives (``run(..., on_output=)``: progress passed through)
 
     def add(self, data: bytes) -> None:
+        if self.tee is not None:
+            self.tee(data)
         room = self.limit - self.size
         if room > 0:
             kept = data[:room]
@@ -343,6 +346,7 @@ def subprocess_runner(
     cwd: Optional[str] = None,
     limit: int = MAX_CAPTURE,
     stdin_chunks=None,
+    on_output: Optional[Callable[[bytes], None]] = None,
 ) -> CommandResult:
     """Run ``argv`` in its own session with a hard timeout and bounded capture.
 
@@ -351,6 +355,8 @@ def subprocess_runner(
       whole process group is killed (a ``(sleep 1000 &)`` grandchild cannot hold the answer hostage).
     * At the timeout the group is killed and the result says ``timeout``.
     * ``stdin_chunks``: an iterable of bytes written to the child's stdin without blocking (else /dev/null).
+    * ``on_output``: called with each chunk of stdout and stderr as it is read (the capture stays bounded; the
+      callback bounds what it shows).
     """
     import errno
     import subprocess
@@ -391,7 +397,7 @@ def subprocess_runner(
         kill_process_group(proc)
         proc.wait()
         return CommandResult(argv, None, error="interrupted", timeout=timeout)
-    out, err_c = _Capture(limit), _Capture(limit)
+    out, err_c = _Capture(limit, on_output), _Capture(limit, on_output)
     try:
         if os.name == "posix":
             timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks)

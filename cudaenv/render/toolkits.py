@@ -82,6 +82,32 @@ def _legend(state, width: int) -> List[str]:
             out += _wrap("%-3s %s points here%s" % (LINK, printable(link.path), via), width, indent="    ")
     if len(state.toolkits) > 1 and sum(1 for tk in state.toolkits if tk.on_path) > 1:
         out.append("    several toolkits have nvcc on PATH: the first one wins")
+    out += _numbering_legend(state.toolkits, width)
+    return out
+
+
+def _numbering_legend(toolkits, width: int) -> List[str]:
+    """Where one major.minor has a release number (13.0.2) and an nvcc number (13.0.88): which one `use X.Y` picks."""
+    from cudaenv.toolkit.select import newest_toolkits, numbering
+    from cudaenv.version import version_key
+
+    out: List[str] = []
+    groups: Dict[tuple, list] = {}
+    for tk in toolkits:
+        key = version_key(tk.version or "")[:2]
+        if len(key) == 2:
+            groups.setdefault(key, []).append(tk)
+    for key, group in sorted(groups.items()):
+        if len({numbering(tk) for tk in group}) < 2:
+            continue
+        best = newest_toolkits(group)
+        if len(best) != 1:
+            continue
+        mm = "%d.%d" % key
+        others = ", ".join(tk.version for tk in group if numbering(tk) == "component")
+        out += _wrap("    `cudaenv use %s` picks %s (release %s); %s is nvcc's own number, not a release: give it exactly "
+                     "(`cudaenv use %s`) or the path" % (mm, best[0].path, best[0].version, others, others.split(", ")[0]),
+                     width, indent="      ")
     return out
 
 

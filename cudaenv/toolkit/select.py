@@ -11,7 +11,10 @@ A spec is
 :func:`select_toolkits` applies a policy to the matches:
 
 * :data:`NEWEST` (``use``, ``link``, ``--repoint``): the newest match; two toolkits with that same newest version
-  are ambiguous (give the path);
+  are ambiguous (give the path). A release number (``version.json``: 13.0.2) and nvcc's component number (a
+  toolkit with no version.json: 13.0.88) agree on major.minor only: at the same major.minor the release-numbered
+  toolkit wins (:func:`newest_toolkits`), so ``use 13.0`` right after ``cudaenv install 13.0`` picks that install;
+  ``use 13.0.88`` still names the other exactly;
 * :data:`UNIQUE` (``uninstall``): exactly one match, or every match with ``every=True``; several are an error
   that lists them.
 
@@ -36,6 +39,7 @@ if TYPE_CHECKING:  # annotations only
 NEWEST = "newest"
 UNIQUE = "unique"
 LINK = "/usr/local/cuda"
+RELEASE_SOURCES = ("version.json",)  # where a toolkit's version is its release number (cudaenv installs write one)
 
 
 class SelectError(Exception):
@@ -134,13 +138,32 @@ def select_toolkits(toolkits: Sequence[Toolkit], spec: str, policy: str = NEWEST
         return matching
     if spec == "system" and len(matching) > 1:
         raise SelectError("%s is ambiguous" % LINK, toolkits, matching, kind="ambiguous")
-    newest = max(version_key(t.version) for t in matching)
-    best = [t for t in matching if version_key(t.version) == newest]
+    best = newest_toolkits(matching)
     if len(best) > 1:
         raise SelectError(
             "CUDA %s is ambiguous: %d toolkits have version %s; give the path instead" % (spec, len(best), best[0].version),
             toolkits, best, kind="ambiguous", hint="give the path instead")
     return best
+
+
+def numbering(toolkit: Toolkit) -> str:
+    """``release`` when the version is the CUDA release (``version.json``: 13.0.2), else ``component`` (nvcc's own
+    number, 13.0.88, read from nvcc, version.txt or a package): the two agree on major.minor only."""
+    return "release" if getattr(toolkit, "version_source", None) in RELEASE_SOURCES else "component"
+
+
+def newest_toolkits(matching: Sequence[Toolkit]) -> List[Toolkit]:
+    """The newest of ``matching`` (several when they tie). Versions of one numbering compare part by part; a release
+    number (13.0.2) and a component number (13.0.88) compare at major.minor only, and at the same major.minor the
+    toolkit whose version names its release wins (the other's release is not known)."""
+    if not matching:
+        return []
+    top = max(version_key(t.version)[:2] for t in matching)
+    group = [t for t in matching if version_key(t.version)[:2] == top]
+    if len({numbering(t) for t in group}) > 1:
+        group = [t for t in group if numbering(t) == "release"]
+    newest = max(version_key(t.version) for t in group)
+    return [t for t in group if version_key(t.version) == newest]
 
 
 def select_toolkit(toolkits: Sequence[Toolkit], spec: str, system: str = "linux",

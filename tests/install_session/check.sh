@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `nox -s install`: install CUDA 13.0 from the package index into a temp data dir, switch a bash shell to it with
-# `cudaenv use`, compile and link (no GPU needed) a thrust program, an -rdc=true program and a CMake
+# `cudaenv use`, compile and link (no GPU needed) a thrust program, an -rdc=true program, an NVTX one (--components nvtx) and a CMake
 # project (enable_language(CUDA) + find_package(CUDAToolkit)), then `cudaenv uninstall --yes` and check nothing is left.
 set -euo pipefail
 trap 'echo "check.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
@@ -10,7 +10,7 @@ export CUDAENV_DATA_DIR=$work/data
 mkdir -p "$work/build"
 
 start=$(date +%s.%N)
-cudaenv install 13.0 --json > "$work/install.json"
+cudaenv install 13.0 --components nvtx --json > "$work/install.json"
 end=$(date +%s.%N)
 release=$(python -c 'import json,sys; print(json.load(open(sys.argv[1]))["release"])' "$work/install.json")
 python - "$work/install.json" "$start" "$end" <<'PY'
@@ -23,6 +23,8 @@ for c in r["components"]:
 PY
 tk=$CUDAENV_DATA_DIR/toolkits/$release
 test -f "$tk/.cudaenv-install.json"
+test -f "$tk/include/nvtx3/nvToolsExt.h"   # --components nvtx: at the release's pin, in the same tree
+python -c 'import json,sys; r=json.load(open(sys.argv[1])); assert any(c["name"]=="nvidia-nvtx" for c in r["components"]), r' "$work/install.json"
 # (outputs captured first: with pipefail, `grep -q` closing the pipe early would fail the writer)
 cudaenv list --json > "$work/list.json"
 python - "$work/list.json" "$tk" <<'PY'
@@ -34,9 +36,10 @@ PY
 again=$(cudaenv install 13.0)
 grep -q "already installed" <<<"$again"
 
-# This machine also has /usr/local/cuda-13.0, whose version reads 13.0.88 (nvcc's number, no version.json): it is
-# the newest 13.0 here, so the session names the release it installed.
-source <(cudaenv use "$release" --shell bash)
+# This machine may also have /usr/local/cuda-13.0, whose version reads 13.0.88 (nvcc's number, no version.json):
+# a release number and a component number compare at major.minor only, and the release-numbered install wins,
+# so `use 13.0` right after `install 13.0` picks the install (issue 17).
+source <(cudaenv use 13.0 --shell bash)
 test "$CUDA_HOME" = "$tk"
 test "$(command -v nvcc)" = "$tk/bin/nvcc"
 version=$(nvcc --version)
@@ -49,11 +52,12 @@ nvcc -rdc=true -c -o rdc_a.o "$src/rdc_a.cu"
 nvcc -rdc=true -c -o rdc_b.o "$src/rdc_b.cu"
 nvcc -rdc=true -o rdc rdc_a.o rdc_b.o
 nvcc -cudart shared -o shared_rt "$src/rdc_b.cu" -DSTANDALONE
+nvcc -o nvtx_range "$src/nvtx_range.cu"
 cmake -S "$src/cmake" -B cm -DCMAKE_CUDA_ARCHITECTURES=75 > cmake-configure.log
 grep -F "CUDAToolkit_BIN_DIR=$tk/bin" cmake-configure.log
 cmake --build cm > cmake-build.log
 test -x cm/cm_kernel
-echo "compiled and linked: thrust, -rdc=true, -cudart shared, CMake ($(( $(date +%s) - t0 )) s)"
+echo "compiled and linked: thrust, -rdc=true, -cudart shared, NVTX, CMake ($(( $(date +%s) - t0 )) s)"
 ls -la thrust_sort rdc shared_rt cm/cm_kernel
 
 cd "$work"

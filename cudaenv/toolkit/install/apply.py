@@ -117,8 +117,12 @@ def _remove_tree(path: str) -> None:
 
 
 def install_from_wheels(host, release: str, base: str, installer: str = "pip", reinstall: bool = False,
-                        progress: Callable[[str], None] = _quiet, timeout: float = 1800.0, version: str = "") -> Outcome:
-    """Install ``release`` (a cuda-toolkit release from :func:`plan.choose_release`) into ``base/release``."""
+                        progress: Callable[[str], None] = _quiet, timeout: float = 1800.0, version: str = "",
+                        added: Optional[plan.Extras] = None, output: Optional[Callable[[bytes], None]] = None) -> Outcome:
+    """Install ``release`` (a cuda-toolkit release from :func:`plan.choose_release`) into ``base/release``.
+
+    ``added``: the ``--components`` (more extras of the meta-package, and cuDNN); ``output``: pip's (or uv's) output
+    as it arrives, for a terminal (the download step only; the capture stays bounded either way)."""
     from cudaenv.parse.pip_output import parse_install_report
 
     target = os.path.join(base, release)
@@ -142,13 +146,15 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         stage = tempfile.mkdtemp(prefix=".%s.tmp-" % release, dir=base)
         progress("resolving cuda-toolkit %s" % release)
         report_file = os.path.join(stage, "report.json")
-        result = host.run(list(pip) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file,
-                                            plan.requirement(release)], timeout=timeout)
+        extras = plan.EXTRAS + (added.extras if added else ())
+        wanted = [plan.requirement(release, extras)] + list(added.unpinned if added else ())
+        result = host.run(list(pip) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file]
+                          + wanted, timeout=timeout)
         if not result.ok:
-            raise _failed("resolving %s" % plan.requirement(release), result)
+            raise _failed("resolving %s" % " ".join(wanted), result)
         text = host.read_text(report_file, limit=8 * 1024 * 1024)
         try:
-            the_plan = plan.plan_components(release, parse_install_report(text or ""))
+            the_plan = plan.plan_components(release, parse_install_report(text or ""), added)
         except plan.PlanError as exc:
             raise InstallError(exc.message, exc.hint) from None
         reqs = os.path.join(stage, "requirements.txt")
@@ -162,7 +168,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             progress("installing %s with uv" % names)
             site = os.path.join(stage, "site")
             result = host.run(argv + ["pip", "install", "--no-deps", "--require-hashes", "--target", site, "-r", reqs],
-                              timeout=timeout)
+                              timeout=timeout, on_output=output)
             if not result.ok:
                 raise _failed("uv pip install", result)
             files, links = _tree_from_site(site, tree, host.machine or os.uname().machine)
@@ -170,7 +176,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             progress("downloading %s" % names)
             wheels = os.path.join(stage, "wheels")
             result = host.run(argv + ["download", "--no-deps", "--require-hashes", "--only-binary", ":all:",
-                                      "--dest", wheels, "-r", reqs], timeout=timeout)
+                                      "--dest", wheels, "-r", reqs], timeout=timeout, on_output=output)
             if not result.ok:
                 raise _failed("pip download", result)
             paths = []
@@ -187,7 +193,8 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             progress("unpacking %d wheels (%d MB)" % (len(paths), download_bytes // 1000000))
             files, links = _tree_from_wheels(paths, tree, host.machine or os.uname().machine)
         _write(os.path.join(tree, "version.json"), assemble.version_json(release, the_plan.components))
-        _write(os.path.join(tree, store.MARKER), assemble.marker(release, the_plan.components, installer, version))
+        _write(os.path.join(tree, store.MARKER), assemble.marker(release, the_plan.components, installer, version,
+                                                                   plan.component_names(added)))
         swap_into_place(tree, target, os.path.join(stage, "old"))
         progress("installed CUDA %s in %s" % (release, target))
         return Outcome("installed", release, target, the_plan.components, download_bytes, files, links)
@@ -248,6 +255,20 @@ def _tree_from_site(site: str, tree: str, machine: str):
         if name in ("__init__.py", "__pycache__", ".metadata"):
             continue
         os.rename(os.path.join(roots[0], name), os.path.join(tree, name))
+    for folder in assemble.LIBRARY_FOLDERS:  # cuDNN: nvidia/cudnn/{include,lib} into the tree's include/ and lib/
+        top = os.path.join(nvidia, folder)
+        for sub in ("include", "lib"):
+            src = os.path.join(top, sub)
+            if not os.path.isdir(src) or os.path.islink(src):
+                continue
+            for dirpath, _sub, names in os.walk(src):
+                rel = os.path.relpath(dirpath, src)
+                dest = os.path.normpath(os.path.join(tree, sub, rel))
+                os.makedirs(dest, exist_ok=True)
+                for name in names:
+                    if os.path.lexists(os.path.join(dest, name)):
+                        raise InstallError("two wheels hold %s/%s" % (sub, os.path.join(rel, name)))
+                    os.rename(os.path.join(dirpath, name), os.path.join(dest, name))
     for _dir, _sub, names in os.walk(tree):
         files += len(names)
     return files, assemble.fix_layout(tree, machine)

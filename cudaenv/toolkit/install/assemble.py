@@ -1,7 +1,8 @@
 """NVIDIA's CUDA 13 wheels -> one toolkit folder laid out like the runfile's.
 
 Every CUDA 13 component wheel unpacks into ``nvidia/cu13/{bin,include,lib,nvvm}``; that prefix is stripped, so the
-five wheels make ``bin/``, ``include/``, ``lib/`` and ``nvvm/``. Wheels hold no symlinks, so :func:`fix_layout` adds
+five wheels make ``bin/``, ``include/``, ``lib/`` and ``nvvm/`` (and ``--components`` wheels add to ``lib/`` and
+``include/``; cuDNN's ``nvidia/cudnn/{include,lib}`` is laid into the same two). Wheels hold no symlinks, so :func:`fix_layout` adds
 what a normal toolkit has and nvcc, CMake and linkers look for (toolkit-wheels facts): ``lib64 -> lib``,
 ``targets/<arch>-linux/{include,lib}`` (nvcc.profile's ``-I``/``-L``; without them ``cannot find -lcudadevrt``),
 and ``libX.so -> libX.so.N`` for each versioned library (``libcudart.so``, ``libnvvm.so``).
@@ -26,6 +27,7 @@ EXEC_DIRS = ("bin/", "nvvm/bin/")
 # version.json's component keys (the runfile's names) by wheel project
 VERSION_KEYS = {"nvidia-cuda-nvcc": "cuda_nvcc", "nvidia-cuda-runtime": "cuda_cudart", "nvidia-cuda-cccl": "cuda_cccl",
                 "nvidia-cuda-crt": "cuda_crt", "nvidia-nvvm": "libnvvm"}
+LIBRARY_FOLDERS = ("cudnn",)  # wheels below nvidia/<folder>/{include,lib} (data/toolkit_install.json's cudnn row)
 ARCH_DIRS = {"x86_64": "x86_64-linux", "amd64": "x86_64-linux", "aarch64": "sbsa-linux", "arm64": "sbsa-linux"}
 COPY_CHUNK = 1024 * 1024
 
@@ -41,7 +43,8 @@ def _member_path(name: str) -> Optional[str]:
     parts = name.split("/")
     if ".." in parts:
         raise AssembleError("refused member name %r (it climbs out with ..)" % name[:120])
-    if len(parts) < 3 or parts[0] != "nvidia" or not (parts[1].startswith("cu") and parts[1][2:].isdigit()):
+    if len(parts) < 3 or parts[0] != "nvidia" or not ((parts[1].startswith("cu") and parts[1][2:].isdigit())
+                                                      or parts[1] in LIBRARY_FOLDERS):
         return None  # dist-info, nvidia/__init__.py: not part of the toolkit
     rel = "/".join(p for p in parts[2:] if p not in ("", "."))
     if not rel or rel.startswith(".metadata/") or "__pycache__" in parts or parts[-1] == "__init__.py":
@@ -135,13 +138,18 @@ def fix_layout(dest: str, machine: str) -> Tuple[str, ...]:
 def version_json(release: str, components: Sequence) -> str:
     """The toolkit's ``version.json`` (the runfile's shape): ``cuda`` is the release, one entry per component."""
     data = {"cuda": {"name": "CUDA SDK", "version": release}}
+    from cudaenv.toolkit.install.repos import row
+
+    keys = dict(VERSION_KEYS, **row("components")["version_keys"])
     for comp in components:
-        key = VERSION_KEYS.get(comp.name, comp.name.replace("-", "_"))
+        key = keys.get(comp.name, comp.name.replace("-", "_"))
         data[key] = {"name": comp.name, "version": comp.version}
     return json.dumps(data, indent=3, sort_keys=True) + "\n"
 
 
-def marker(release: str, components: Sequence, source: str, cudaenv_version: str) -> str:
+def marker(release: str, components: Sequence, source: str, cudaenv_version: str, extras: Sequence[str] = ()) -> str:
+    """The marker file (written last): what was installed, from which files; ``extras``: the ``--components`` given."""
     return json.dumps({"installer": "cudaenv", "cudaenv_version": cudaenv_version, "release": release, "source": source,
+                       "extras": list(extras),
                        "components": [{"name": c.name, "version": c.version, "file": c.filename, "sha256": c.sha256}
                                       for c in components]}, indent=1, sort_keys=True) + "\n"

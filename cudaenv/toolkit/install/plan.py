@@ -65,9 +65,41 @@ def needs_runfile(version: str) -> bool:
     return bool(key) and key[0] < FIRST_WHEEL_MAJOR
 
 
-def requirement(spec: str) -> str:
+def requirement(spec: str, extras: Sequence[str] = EXTRAS) -> str:
     """The pip requirement of the meta-package for a spec: ``cuda-toolkit[nvcc,...]==13.0.2``."""
-    return "%s[%s]==%s" % (META, ",".join(EXTRAS), spec)
+    return "%s[%s]==%s" % (META, ",".join(extras), spec)
+
+
+class Extras(Record):
+    """What ``--components`` adds: more extras of the meta-package (pinned by it) and projects taken at their newest."""
+
+    extras: Tuple[str, ...] = ()  # "cublas", "nvtx": extras of cuda-toolkit
+    unpinned: Tuple[str, ...] = ()  # "nvidia-cudnn-cu13": not in the meta-package; pip picks the newest
+
+
+def component_names(added: Optional[Extras]) -> Tuple[str, ...]:
+    """The ``--components`` names ``added`` stands for (``cudnn`` for the unpinned cuDNN project)."""
+    if added is None:
+        return ()
+    return tuple(added.extras) + (("cudnn",) if added.unpinned else ())
+
+
+def parse_components(text: Optional[str], release: str, table=None) -> Extras:
+    """``--components cublas,nvtx,cudnn`` -> :class:`Extras` for ``release`` (the names of data/toolkit_install.json's
+    components row, and ``cudnn``); an unknown name is a :class:`PlanError` that lists the known ones."""
+    from cudaenv.toolkit.install.repos import row
+
+    known = tuple(row("components", table)["extras"])
+    names = [n.strip().lower() for n in (text or "").split(",") if n.strip()]
+    bad = [n for n in names if n not in known and n != "cudnn"]
+    if bad:
+        raise PlanError("unknown component %s" % ", ".join(repr(n[:40]) for n in bad[:5]),
+                        hint="--components takes %s, cudnn" % ",".join(known))
+    extras = tuple(n for n in known if n in names)  # the table's order, each once
+    unpinned = ()
+    if "cudnn" in names:
+        unpinned = (row("cudnn", table)["project"].format(major=version_key(release)[0]),)
+    return Extras(extras, unpinned)
 
 
 def choose_release(spec: str, releases: Sequence[str]) -> str:
@@ -128,8 +160,11 @@ def _named_for(project: str, extra: str) -> bool:
     return project.rsplit("-", 1)[-1] in (extra, {"cudart": "runtime"}.get(extra, extra))
 
 
-def plan_components(spec: str, report: Sequence[ReportItem]) -> InstallPlan:
-    """pip's dry-run report of :func:`requirement` -> the release and its components, each checked against its pin."""
+def plan_components(spec: str, report: Sequence[ReportItem], added: Optional[Extras] = None) -> InstallPlan:
+    """pip's dry-run report of :func:`requirement` -> the release and its components, each checked against its pin.
+
+    ``added``: the ``--components`` extras (pinned by the meta-package like the core five) and the unpinned
+    projects (cuDNN), whose version is the one pip picked (the newest for that CUDA major)."""
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
     from packaging.utils import canonicalize_name
 
@@ -139,15 +174,19 @@ def plan_components(spec: str, report: Sequence[ReportItem]) -> InstallPlan:
     release = parse_version(meta[0].version)
     if release is None:
         raise PlanError("pip picked %s %r, which is not a plain release" % (META, meta[0].version[:40]))
-    pins = component_pins(meta[0].requires_dist)
+    extras = EXTRAS + (added.extras if added else ())
+    pins = component_pins(meta[0].requires_dist, extras)
+    for project in (added.unpinned if added else ()):
+        pins[canonicalize_name(project)] = ("", "")
     by_name = {canonicalize_name(item.name): item for item in report}
     components = []
-    for name, (pin, extra) in sorted(pins.items(), key=lambda kv: EXTRAS.index(kv[1][1])):
+    order = extras + ("",)
+    for name, (pin, extra) in sorted(pins.items(), key=lambda kv: order.index(kv[1][1])):
         item = by_name.get(name)
         if item is None:
             raise PlanError("pip's report holds no %s (pinned %s by %s %s)" % (name, pin, META, release))
         try:
-            fits = SpecifierSet(pin).contains(item.version, prereleases=True)
+            fits = SpecifierSet(pin).contains(item.version, prereleases=True) if pin else parse_version(item.version) is not None
         except InvalidSpecifier:
             fits = False
         if not fits:
@@ -157,7 +196,7 @@ def plan_components(spec: str, report: Sequence[ReportItem]) -> InstallPlan:
         if item.sha256 is None:
             raise PlanError("the index gave no sha256 for %s" % item.filename[:80],
                             hint="cudaenv installs only files whose hash it can check")
-        components.append(Component(name, pin, item.version, item.filename, item.sha256, extra))
+        components.append(Component(name, pin, item.version, item.filename, item.sha256, extra or None))
     return InstallPlan(release, tuple(components))
 
 
@@ -181,7 +220,7 @@ class InstallReport(Record):
     _json_envelope = True
 
     ok: bool
-    status: str  # installed | already-installed | no-wheels | planned | failed
+    status: str  # installed | already-installed | no-wheels | planned | refused (a machine check; --force) | failed
     spec: str
     release: Optional[str] = None
     path: Optional[str] = None
@@ -194,3 +233,6 @@ class InstallReport(Record):
     commands: Tuple[str, ...] = ()  # --plan: the commands to run (never run by cudaenv)
     warnings: Tuple[str, ...] = ()
     message: Optional[str] = None
+    source: Optional[str] = None  # --plan: the guide the commands come from
+    forced: bool = False  # --force: installed although the machine checks warned (the warnings are still here)
+    hint: Optional[str] = None
