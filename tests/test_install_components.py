@@ -292,3 +292,14 @@ def test_the_runfile_flags_are_the_tables_and_never_a_driver():
     bad = {"rows": [{"when": "runfile", "flags": ["--silent", "--driver"]}, {"when": "other", "steps": []}]}
     with pytest.raises(Exception, match="driver"):
         runfile_argv("/bin/sh", "/x", "/t", "/s", bad)
+
+
+def test_list_available_is_install_list(index, cli, tmp_path):
+    env = index.env(tmp_path / "data")
+    r = cli("list", "--available", "--json", env=env)
+    assert r.code == 0, r.err
+    data = r.json()
+    assert data["wheels"] == ["13.1.0", "13.0.2", "13.0.1"] and data["runfile_or_repository"] == ["12.9.1", "12.4.1"]
+    text = cli("list", "--available", env=env)
+    assert text.code == 0 and "From wheels (cudaenv install VERSION, no root):" in text.out and "13.1.0, 13.0.2" in text.out
+    assert index.page_reads() == 1  # the second answer was the cache's, the same one `install --list` writes

@@ -66,9 +66,7 @@ def run(args, ctx) -> int:
     host = ctx.host(args)
     timeout = config.seconds(ctx.env, "CUDAENV_INSTALL_TIMEOUT", explicit=args.timeout)
     if args.list:
-        listed = service.available(ctx.env, host, timeout)
-        _print(ctx, args, listed, render.render_releases(listed))
-        return 0
+        return run_list(args, ctx, host)
     if args.force and (args.plan or args.runfile):
         raise UserError("--force is for installs from wheels", hint="--plan runs nothing; a runfile checks its own machine")
     request = service.InstallRequest(args.spec, args.prefix, args.installer, bool(args.reinstall), bool(args.plan),
@@ -81,3 +79,14 @@ def run(args, ctx) -> int:
             passthrough.close()
     _print(ctx, args, report, render.render_install(report))
     return 0 if report.ok else 1
+
+
+def run_list(args, ctx, host) -> int:
+    """``cudaenv install --list`` and ``cudaenv list --available``."""
+    from cudaenv import config
+    from cudaenv.render import install as render
+    from cudaenv.toolkit.install import service
+
+    listed = service.available(ctx.env, host, config.seconds(ctx.env, "CUDAENV_INSTALL_TIMEOUT", explicit=getattr(args, "timeout", None)))
+    _print(ctx, args, listed, render.render_releases(listed))
+    return 0

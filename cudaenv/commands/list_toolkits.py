@@ -9,7 +9,9 @@ from cudaenv.options import Option, add_options, host_options
 HELP = "list the CUDA toolkits installed here"
 
 # The one declaration of `list`'s options: argparse (add_arguments) and the hot path's parser (cli.parse_simple).
-OPTIONS = host_options(python=False) + (Option("--json", help="print the toolkits as JSON (schema_version 1)"),)
+OPTIONS = host_options(python=False) + (Option("--json", help="print the toolkits as JSON (schema_version 1)"),
+                                         Option("--available", help="the CUDA releases `cudaenv install` can install "
+                                                "(as `cudaenv install --list`)"))
 
 
 def add_arguments(parser) -> None:
@@ -21,6 +23,10 @@ def run(args, ctx) -> int:
     from cudaenv.render import toolkits as render
 
     host = ctx.host(args)
+    if getattr(args, "available", False):
+        from cudaenv.commands.install import run_list
+
+        return run_list(args, ctx, host)
     notes: list = []
     state = probe_toolkits(host, notes, site_packages=env_site_packages(host))
     if args.json:
