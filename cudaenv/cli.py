@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
     import argparse
     from typing import IO, List, Mapping, Optional, Sequence
 
-FAST_COMMANDS = ("use", "list")
+FAST_COMMANDS = ("use", "list", "checkpoint")  # checkpoint: its FAST_ACTIONS (inspect)
 
 
 def parse_simple(argv: Sequence[str], options: Sequence, positional=None):
@@ -298,10 +298,13 @@ def _install_signal_handlers(saved: List) -> None:
     Only for commands that may run children (not the ``use``/``list`` fast path); a signal the caller set to
     be ignored (``nohup``) stays ignored.
     """
-    import signal
-    import threading
+    try:  # the C module: `signal` imports enum, milliseconds of `checkpoint inspect`'s start-up budget
+        import _signal as signal
+    except ImportError:  # pragma: no cover - every CPython has it
+        import signal  # type: ignore[no-redef]
 
-    if threading.current_thread() is not threading.main_thread():
+    threading = sys.modules.get("threading")  # not imported: no thread was started through it
+    if threading is not None and threading.current_thread() is not threading.main_thread():
         return
 
     def handler(signum, frame):
@@ -313,7 +316,7 @@ def _install_signal_handlers(saved: List) -> None:
             continue
         try:
             old = signal.getsignal(number)
-            if old is not signal.SIG_IGN:
+            if old != signal.SIG_IGN:
                 signal.signal(number, handler)
                 saved.append((number, old))
         except (OSError, ValueError, TypeError):
@@ -322,7 +325,10 @@ def _install_signal_handlers(saved: List) -> None:
 
 def _restore_signal_handlers(saved: List) -> None:
     if saved:
-        import signal
+        try:
+            import _signal as signal
+        except ImportError:  # pragma: no cover
+            import signal  # type: ignore[no-redef]
 
         for number, old in saved:
             try:
@@ -406,12 +412,32 @@ def main(
             err.flush()
 
 
+def _parse_fast(module, argv: Sequence[str]):
+    """The fast parser's namespace for a hot-path command, or None (argparse decides).
+
+    A command with actions (``checkpoint inspect``) declares ``FAST_ACTIONS`` (action -> (options, positional)) and
+    ``ACTION_DEST``; its positional is required, so a namespace without it goes to argparse and its message."""
+    actions = getattr(module, "FAST_ACTIONS", None)
+    if actions is None:
+        return parse_simple(argv, module.OPTIONS, getattr(module, "POSITIONAL", None))
+    if not argv or argv[0] not in actions:
+        return None
+    options, positional = actions[argv[0]]
+    fast = parse_simple(argv[1:], options, positional)
+    if fast is None or getattr(fast, positional.dest) is None:
+        return None
+    setattr(fast, module.ACTION_DEST, argv[0])
+    return fast
+
+
 def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
     if argv[:1] and argv[0] in FAST_COMMANDS:
         # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
         module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
-        fast = parse_simple(argv[1:], module.OPTIONS, getattr(module, "POSITIONAL", None))
+        fast = _parse_fast(module, argv[1:])
         if fast is not None:
+            if getattr(module, "FAST_ACTIONS", None) is not None:  # checkpoint inspect reads a file and runs nvidia-smi
+                _install_signal_handlers(saved)
             return int(module.run(fast, ctx) or 0)
     _install_signal_handlers(saved)
     parser = build_parser(argv)

@@ -1,22 +1,52 @@
 """Shipped files: the facts tables in ``data/`` and the shell templates in ``shell/``.
 
-Both are mapped into the wheel as ``cudaenv/data`` and ``cudaenv/shell`` and read through
-``importlib.resources``. An editable install (``pip install -e .``) has no such copies (hatchling maps
+Both are mapped into the wheel as ``cudaenv/data`` and ``cudaenv/shell`` and read as plain files beside this
+package (``importlib.resources`` costs about 30 ms to import, with pathlib, zipfile and tempfile: more than
+``cudaenv list``'s whole budget; it is used only when the package is not a folder, a zip import). An editable install (``pip install -e .``) has no such copies (hatchling maps
 force-included folders only into a built wheel): there the package is a checkout, and the files are read from
 the repository's top-level ``data/`` and ``shell/`` beside ``pyproject.toml``.
 """
 
-import json
+import os
+import sys
 from functools import lru_cache
-from pathlib import Path
-from typing import Any, Dict, List
 
 from cudaenv.errors import UserError
 
-try:  # Python 3.9+
-    from importlib.resources import files as _files
-except ImportError:  # pragma: no cover
-    from importlib_resources import files as _files  # type: ignore
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
+
+
+class _Folder:
+    """A folder on disk, with the three methods of ``importlib.resources``' Traversable this module uses."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def joinpath(self, name: str) -> "_Folder":
+        return _Folder(os.path.join(self.path, name))
+
+    def is_file(self) -> bool:
+        return os.path.isfile(self.path)
+
+    def read_text(self, encoding: str = "utf-8") -> str:
+        with open(self.path, encoding=encoding) as fh:
+            return fh.read()
+
+
+def _files(package: str):
+    """The package's files: its folder when it is one (always, but for a zip import), else importlib.resources'."""
+    folder = os.path.dirname(os.path.abspath(sys.modules[package].__file__ or ""))
+    if os.path.isdir(folder):
+        return _Folder(folder)
+    try:  # Python 3.9+
+        from importlib.resources import files
+    except ImportError:  # pragma: no cover
+        from importlib_resources import files  # type: ignore
+    return files(package)
 
 
 class MissingResource(UserError):
@@ -25,9 +55,9 @@ class MissingResource(UserError):
 
 def _checkout_file(folder: str, name: str):
     """FOLDER/NAME of the repository when this package is imported from a checkout (an editable install)."""
-    top = Path(__file__).resolve().parent.parent
-    item = top / folder / name
-    return item if (top / "pyproject.toml").is_file() and item.is_file() else None
+    top = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    item = _Folder(os.path.join(top, folder, name))
+    return item if os.path.isfile(os.path.join(top, "pyproject.toml")) and item.is_file() else None
 
 
 def _resource(folder: str, name: str):
@@ -50,10 +80,12 @@ def read_shell_template(name: str) -> str:
 
 
 @lru_cache(maxsize=None)
-def load_table(name: str) -> Dict[str, Any]:
+def load_table(name: str) -> "Dict[str, Any]":
     """A facts table: ``data/NAME.json`` = {"description", "sources": {key: text}, "rows": [{..., "source": key}]}."""
+    import json
+
     return json.loads(read_data_text(name + ".json"))
 
 
-def table_rows(name: str) -> List[Dict[str, Any]]:
+def table_rows(name: str) -> "List[Dict[str, Any]]":
     return list(load_table(name)["rows"])

@@ -458,3 +458,48 @@ def test_walk_bounds_are_enforced_on_the_memo_and_the_stack():
     res = pickle_vm.walk(deep, limits=pickle_vm.Limits(max_stack=1000))
     assert not res.complete and "stack passes 1000" in res.notes[0]
     assert pickle_vm.walk(deep).complete
+
+
+def _directory_as_zipfile_reads_it(data: bytes):
+    try:
+        return [(i.filename, i.header_offset, i.compress_size, i.file_size, i.compress_type, i.CRC)
+                for i in zipfile.ZipFile(io.BytesIO(data)).infolist()]
+    except zipfile.BadZipFile as exc:
+        return ("error", str(exc))
+    except (ValueError, NotImplementedError, struct.error, EOFError) as exc:
+        return ("error", type(exc).__name__)
+
+
+def _directory_as_cudaenv_reads_it(data: bytes):
+    from cudaenv.checkpoint.container import BadZip, read_directory
+
+    try:
+        return [(e.name, e.header_offset, e.compress_size, e.file_size, e.compress_type, e.crc) for e in read_directory(io.BytesIO(data))]
+    except BadZip as exc:
+        return ("error", str(exc))
+    except (ValueError, NotImplementedError, struct.error, EOFError) as exc:
+        return ("error", type(exc).__name__)
+
+
+def _zip_samples():
+    plain = cb.torch_zip(cb.cnn())
+    z64 = cb.torch_zip(cb.cnn(), zip64=True)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("a/data.pkl", b"x")
+        zf.writestr("a/\u00e9t\u00e9", b"y")  # a UTF-8-flagged name
+        zf.comment = b"an archive comment"
+    return [plain, z64, b"#!/bin/sh\nprepended\n" + plain, buf.getvalue()]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(_zip_samples()), st.lists(st.tuples(st.integers(min_value=1, max_value=400), st.integers(0, 255)), max_size=4),
+       st.integers(min_value=0, max_value=10))
+def test_the_zip_directory_is_read_as_zipfile_reads_it(data, edits, cut):
+    """container.read_directory (zipfile stays unimported: it costs more than inspecting a small file) gives
+    zipfile's entries, offsets and sizes, and its error for a damaged directory, for real and mutated archives."""
+    raw = bytearray(data)
+    for back, value in edits:  # the directory and end records are at the end
+        raw[max(0, len(raw) - back)] = value
+    raw = bytes(raw[: len(raw) - cut * 7])
+    assert _directory_as_cudaenv_reads_it(raw) == _directory_as_zipfile_reads_it(raw)

@@ -73,6 +73,59 @@ def test_whatever_the_fast_parser_accepts_argparse_reads_the_same(command, modul
         assert fast is not None and _argparse(command, argv) == vars(fast)
 
 
+def test_checkpoint_inspect_fast_parser_reads_what_argparse_reads():
+    """`checkpoint inspect` (a start-up benchmark) has the fast path too: FILE is required, so a namespace without it
+    goes to argparse; whatever the fast parser accepts, argparse reads the same way."""
+    from cudaenv.cli import _parse_fast
+    from cudaenv.commands import checkpoint
+
+    accepted = []
+    flags = [f for opt in checkpoint.INSPECT_OPTIONS for f in opt.flags]
+    words = st.sampled_from(["m.pt", "/x/y.pt", "2", "0", "-1", "", "-", "--", "-x", "--bogus", "-h", "--help", "--js", "a=b"])
+    tokens = st.lists(st.one_of(st.sampled_from(flags), words, st.builds(lambda f, v: "%s=%s" % (f, v), st.sampled_from(flags), words),
+                                st.text(max_size=4)), max_size=6)
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.sampled_from(["inspect", "fix", "--json", "bogus"]), tokens)
+    def check(action, argv):
+        fast = _parse_fast(checkpoint, [action] + argv)
+        if fast is None:
+            return
+        accepted.append(argv)
+        assert action == "inspect" and fast.file is not None
+        assert _argparse("checkpoint", [action] + argv) == vars(fast), argv
+
+    check()
+    assert accepted
+    for argv in (["m.pt"], ["m.pt", "--json", "--timeout", "3", "--root", "/r"]):
+        fast = _parse_fast(checkpoint, ["inspect"] + argv)
+        assert fast is not None and _argparse("checkpoint", ["inspect"] + argv) == vars(fast)
+    assert _parse_fast(checkpoint, ["inspect"]) is None and _parse_fast(checkpoint, ["inspect", "--json"]) is None
+
+
+def test_checkpoint_inspect_imports_nothing_heavy(tmp_path):
+    """`checkpoint inspect` of a small file stays within 2x `python -c pass`: no argparse, zipfile, typing, json for
+    the text report, importlib.resources or textwrap (the timing itself is bench/run.py's)."""
+    import subprocess
+    import sys
+
+    import cudaenv
+    from builders import TOOLS
+    from checkpoint_builders import cnn, torch_zip
+
+    path = tmp_path / "small.pt"
+    path.write_bytes(torch_zip(cnn()))
+    heavy = ("argparse", "zipfile", "typing", "importlib.resources", "textwrap", "pathlib", "tempfile", "subprocess")
+    probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(['checkpoint', 'inspect', %r])\n"
+             "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (str(path), heavy))
+    env = {"PATH": TOOLS, "HOME": str(tmp_path), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    text = " ".join(run.stdout.split())  # the long path wraps the first line
+    assert "torch zip checkpoint" in text and "saved on: cpu ×6" in text, run.stdout
+    assert run.stderr.rsplit("LOADED", 1)[1].split() == []
+
+
 def test_a_value_that_looks_like_an_option_goes_to_argparse():
     assert parse_simple(["--shell", "-x"], OPTIONS, "version") is None
     assert parse_simple(["--shell=-x"], OPTIONS, "version").shell == "-x"

@@ -72,6 +72,36 @@ def test_wrap_never_raises_and_fits(text, width):
     assert all(len(x) <= width for x in lines)
 
 
+_WORDS = st.lists(st.sampled_from(["a", "b", "word", "x" * 25, "-", "/", "\u00e9", "\u2003", "\u00a0", " ", "  ", "\t", "\r",
+                                    "\x0b", "\n"]), max_size=40).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_WORDS, st.integers(min_value=1, max_value=90), st.sampled_from(["", "  ", "note: ", "x" * 30, " " * 45]),
+       st.sampled_from([None, "", "    ", "x" * 50]), st.sampled_from(["break", "keep", "fit"]), st.booleans())
+def test_wrap_is_textwraps_reading(text, width, first, rest, long_words, newlines):
+    """wrap's own greedy loop (textwrap stays unimported for plain text) gives textwrap's lines, word for word."""
+    import textwrap
+
+    from hypothesis import assume
+
+    from cudaenv.render.text import fit as fit_word
+
+    rest_ = " " * len(first) if rest is None else rest
+    assume(width > max(len(first), len(rest_)))  # an indent as wide as the line: textwrap itself never ends
+    got = wrap(text, first, rest, width=width, newlines=newlines, long_words=long_words)
+    want = []
+    for i, para in enumerate(text.split("\n") if newlines else [text]):
+        lead = first if i == 0 else rest_
+        if long_words == "fit":
+            room = width - len(rest_)
+            para = " ".join(fit_word(w, room) if len(w) > room else w for w in para.split(" "))
+        lines = textwrap.wrap(para, width=width, initial_indent=lead, subsequent_indent=rest_,
+                              break_long_words=long_words == "break", break_on_hyphens=False)
+        want += [line.rstrip() for line in lines] or [lead.rstrip()]
+    assert got == want
+
+
 def test_cudaenv_use_does_not_import_the_text_helper(fake_root, tmp_path):
     """The helper (and its textwrap) stays off the `cudaenv use` path."""
     fake_root.toolkit("12.4.131")

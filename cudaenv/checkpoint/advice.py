@@ -8,20 +8,22 @@ The torch.load errors quoted are torch 2.13's ``_validate_device`` (``T:serializ
 from __future__ import annotations
 
 import re
-import shlex
-from typing import Dict, List, Optional
 
-from cudaenv.checkpoint.report import CheckpointReport, VisibleGpus
+from cudaenv.checkpoint.report import VisibleGpus
 
-_CUDA = re.compile(r"^cuda(?::(\d{1,4}))?$")
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # off inspect's start-up (typing costs more than the whole walk of a small file)
+    from typing import Dict, List, Optional
+
+    from cudaenv.checkpoint.report import CheckpointReport
+
+_CUDA = re.compile(r"^cuda(?::(\d{1,4}))?$")  # re is loaded anyway: the console script imports it
 
 
 def probe_visible_gpus(host) -> VisibleGpus:
     """The GPUs CUDA would show a process here: ``nvidia-smi -L`` (one run, the host's timeout) filtered by
     CUDA_VISIBLE_DEVICES; no nvidia-smi means none. torch is never imported."""
-    from cudaenv.parse.nvidia_smi import parse_list
-    from cudaenv.probes.nvidia import find_nvidia_smi
-    from cudaenv.probes.visibility import probe_visibility
+    from cudaenv.probes.nvidia_smi_path import find_nvidia_smi
 
     gpus = ()
     source = "nvidia-smi -L"
@@ -31,9 +33,15 @@ def probe_visible_gpus(host) -> VisibleGpus:
     else:
         run = host.run([smi, "-L"])
         if run.ok:
+            from cudaenv.parse.nvidia_smi import parse_list  # its patterns: only for an output to read
+
             gpus = parse_list(run.stdout)
         else:
             source = "nvidia-smi -L failed"
+    if not gpus:  # no GPU listed: none is visible whatever CUDA_VISIBLE_DEVICES says (and its parser stays unimported)
+        return VisibleGpus(0, (), source + (" and CUDA_VISIBLE_DEVICES" if host.env.get("CUDA_VISIBLE_DEVICES") is not None else ""))
+    from cudaenv.probes.visibility import probe_visibility
+
     visible = probe_visibility(host, gpus)
     if visible.cuda_visible_devices is not None:
         source += " and CUDA_VISIBLE_DEVICES"
@@ -48,6 +56,8 @@ def target_device(choice: str, visible: Optional[VisibleGpus]) -> str:
 
 
 def _q(path: str) -> str:
+    import shlex
+
     return shlex.quote(path)
 
 

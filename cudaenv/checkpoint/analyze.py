@@ -9,7 +9,9 @@ storage, dtype and device is the project's checkpoint facts, section 1.4 (``T:_t
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Dict, List, Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.checkpoint.container import Container
 from cudaenv.checkpoint.pickle_vm import OPCODE_NAMES, Blob, Call, Global, Persid, SDict, SList, SSet, Unresolved

@@ -15,7 +15,9 @@ a note, and what was built so far is kept.
 from __future__ import annotations
 
 import struct
-from typing import Any, Dict, List, Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import Any, Dict, List, Optional, Tuple
 
 
 class Limits:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import Optional, Tuple
 
 from cudaenv._record import Record
 

@@ -7,24 +7,34 @@ device, a refused global, an inconsistency), 3 when it names a dangerous global,
 fix exits 0 when OUT was written, 2 when it refused (an unsafe file without --trust) or on usage errors.
 """
 
-import argparse
-import json
-from typing import Any
+from __future__ import annotations
 
 from cudaenv.errors import UserError
+from cudaenv.options import Option, Positional, add_options, host_options
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # inspect's start-up is a benchmark target (2x `python -c pass`): no argparse, typing or json
+    import argparse
+    from typing import Any
 
 HELP = "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"
+
+# The one declaration of `checkpoint inspect`'s arguments: argparse (add_arguments) and the fast parser
+# (cli.parse_simple, through FAST_ACTIONS) read it. FILE is required: the fast parser hands a missing one to argparse.
+INSPECT_POSITIONAL = Positional("file")
+INSPECT_OPTIONS = host_options(python=False) + (Option("--json", help="print the report as JSON (with every tensor)"),)
+FAST_ACTIONS = {"inspect": (INSPECT_OPTIONS, INSPECT_POSITIONAL)}  # action -> (options, required positional)
+ACTION_DEST = "checkpoint_command"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from cudaenv.options import add_host_options
 
-    sub = parser.add_subparsers(dest="checkpoint_command", metavar="ACTION", parser_class=type(parser))
+    sub = parser.add_subparsers(dest=ACTION_DEST, metavar="ACTION", parser_class=type(parser))
     ins = sub.add_parser("inspect", help="format, devices, prefixes, weights_only verdict (never runs the file)",
                          description="Read a checkpoint's pickle and zip directory (never its tensor bytes, never its code).")
-    add_host_options(ins, python=False)
-    ins.add_argument("file", metavar="FILE")
-    ins.add_argument("--json", action="store_true", help="print the report as JSON (with every tensor)")
+    ins.add_argument(INSPECT_POSITIONAL.dest, metavar="FILE")
+    add_options(ins, INSPECT_OPTIONS)
     fix = sub.add_parser("fix", help="write a copy that loads here: devices, key prefixes, one entry",
                          description="Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry.")
     add_host_options(fix)
@@ -74,7 +84,7 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
         report = inspect_file(args.file, visible, with_tensors=args.json)
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(args.file), printable(exc.strerror or exc)))
-    ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_inspect(report, terminal_width(ctx.env)))
+    ctx.out.write(_json(report) if args.json else render_inspect(report, terminal_width(ctx.env)))
     if any(g.verdict in ("dangerous", "blocked") for g in report.globals) or any("STACK_GLOBAL" in s for s in report.security):
         return 3
     loads_here = report.weights_only is not False and not report.inconsistencies and not _needs_mapping(report)
@@ -122,8 +132,14 @@ def run_fix(args: argparse.Namespace, ctx: Any) -> int:
     opts = Options(target, args.strip_prefix, args.add_prefix, args.extract)
     report = fix_checkpoint(host, path, out, opts, visible, in_place=args.in_place, trust=args.trust,
                             python=getattr(args, "python", None), timeout=getattr(args, "timeout", None))
-    ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_fix(report, terminal_width(ctx.env)))
+    ctx.out.write(_json(report) if args.json else render_fix(report, terminal_width(ctx.env)))
     return 0
+
+
+def _json(report) -> str:
+    import json
+
+    return json.dumps(report.to_dict(), indent=2) + "\n"
 
 
 def _needs_mapping(report) -> bool:

@@ -23,7 +23,11 @@ Each problem is a :class:`~cudaenv.snapshot.VisibleProblem`: a ``kind`` code (th
 diagnosis matches on, the entry it is about, and the sentence shown to people.
 """
 
-from typing import List, Optional, Sequence, Tuple
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.snapshot import DeviceMapping, Gpu, VisibleDevices, VisibleProblem
 

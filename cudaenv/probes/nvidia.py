@@ -31,18 +31,13 @@ from cudaenv.parse.nvidia_smi import (
 )
 from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
 from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_proc_status, parse_sys_module_version
+from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WINDOWS_SMI, WSL_SMI, find_nvidia_smi  # noqa: F401 (re-exported)
 from cudaenv.probes.platform import driver_library_dirs
 from cudaenv.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
 
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",
     "C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvml.dll",
-)
-WSL_SMI = "/usr/lib/wsl/lib/nvidia-smi"
-MOUNTED_SMI = "/usr/local/nvidia/bin/nvidia-smi"  # the /usr/local/nvidia driver mount, when PATH lacks its bin
-WINDOWS_SMI = (
-    "C:\\Windows\\System32\\nvidia-smi.exe",
-    "C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvidia-smi.exe",
 )
 
 # Kernel files (/proc, /sys) refuse very large reads on some kernels (ENOMEM): read them in small pieces.
@@ -112,19 +107,6 @@ def find_nvml_library(host) -> Optional[str]:
         if host.exists(candidate):
             real = host.real(candidate)
             return str(real) if real is not None else str(host.path(candidate))
-    return None
-
-
-def find_nvidia_smi(host) -> Optional[str]:
-    """nvidia-smi on the real PATH, else WSL's /usr/lib/wsl/lib/nvidia-smi or a /usr/local/nvidia driver mount's,
-    else Windows' usual places."""
-    found = host.which("nvidia-smi")
-    if found:
-        return found
-    places = WINDOWS_SMI if host.system == "windows" else (WSL_SMI, MOUNTED_SMI) if host.system == "linux" else ()
-    for place in places:
-        if host.is_file(place):
-            return str(host.path(place))
     return None
 
 

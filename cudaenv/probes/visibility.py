@@ -1,7 +1,11 @@
 """CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER from the host environment; the rules are in
 :mod:`cudaenv.parse.visible_devices`."""
 
-from typing import Sequence
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import Sequence
 
 from cudaenv.parse.visible_devices import parse_visible_devices
 from cudaenv.snapshot import Gpu, VisibleDevices

@@ -5,7 +5,11 @@ Everything that came from the file (keys, global names, device strings, markers)
 :func:`cudaenv.text.printable`; lines wrap through :func:`cudaenv.render.text.wrap`.
 """
 
-from typing import List
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import List
 
 from cudaenv.checkpoint.report import CheckpointReport, FixReport
 from cudaenv.render.text import WIDTH, wrap

@@ -4,12 +4,17 @@ Pure (``terminal_width`` and ``color_enabled`` read only the mapping they are gi
 through :func:`wrap`, lays a shell command out through :func:`wrap_command`, elides a long word with :func:`fit`
 and colours through :func:`paint`; no renderer keeps its own ``textwrap`` call or escape codes.
 
-Not on the ``cudaenv use`` path: import it inside the functions that render (``textwrap`` is imported lazily).
+Not on the ``cudaenv use`` path: import it inside the functions that render (``textwrap`` only for text with tabs
+or other whitespace it rewrites: :func:`wrap` does its greedy loop itself).
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, Optional, Tuple
+from cudaenv._lazy import LazyPattern
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing costs milliseconds (it imports re): `cudaenv list` renders through here
+    from typing import Dict, List, Mapping, Optional, Tuple
 
 WIDTH = 80  # everything cudaenv prints fits 80 columns unless a narrower terminal asks for less
 MIN_WIDTH = 40
@@ -57,8 +62,6 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
     line is ``"break"``-ed across lines, ``"fit"``-ted (its middle elided, for paths in a table) or ``"keep"``-t whole.
     Always at least one line (``first`` without its trailing blanks for an empty text).
     """
-    import textwrap
-
     if rest is None:
         rest = " " * len(first)
     s = str(text)
@@ -69,10 +72,51 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
         if long_words == "fit":
             room = width - len(rest)
             para = " ".join(fit(w, room) if len(w) > room else w for w in para.split(" "))
-        lines = textwrap.wrap(para, width=width, initial_indent=lead, subsequent_indent=rest,
-                              break_long_words=long_words == "break", break_on_hyphens=False)
+        if width > 0 and not any(c in para for c in _REWRITTEN):
+            lines = _wrap_spaces(para, width, lead, rest, long_words == "break")
+        else:
+            import textwrap
+
+            lines = textwrap.wrap(para, width=width, initial_indent=lead, subsequent_indent=rest,
+                                  break_long_words=long_words == "break", break_on_hyphens=False)
         out += [line.rstrip() for line in lines] or [lead.rstrip()]
     return out
+
+
+_REWRITTEN = "\t\n\x0b\x0c\r"  # the whitespace textwrap turns into spaces (and tabs it expands) before it splits
+_SPACES = LazyPattern(r"( +)")
+
+
+def _wrap_spaces(text: str, width: int, first: str, rest: str, break_long: bool) -> List[str]:
+    """``textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=break_long,
+    break_on_hyphens=False)`` for a text without the whitespace textwrap rewrites: its chunks (words and runs of
+    spaces) and its greedy loop, without importing textwrap (its patterns cost more than rendering a report;
+    tests/test_render_text.py checks the two agree)."""
+    chunks = [c for c in _SPACES.split(text) if c]
+    chunks.reverse()
+    lines: List[str] = []
+    while chunks:
+        indent = rest if lines else first
+        room = width - len(indent)
+        if lines and chunks[-1].strip() == "":
+            del chunks[-1]  # a line after the first does not start with whitespace
+        line: List[str] = []
+        used = 0
+        while chunks and used + len(chunks[-1]) <= room:
+            used += len(chunks[-1])
+            line.append(chunks.pop())
+        if chunks and len(chunks[-1]) > room:  # a word longer than a line
+            if break_long:
+                cut = 1 if room < 1 else room - used
+                line.append(chunks[-1][:cut])
+                chunks[-1] = chunks[-1][cut:]
+            elif not line:
+                line.append(chunks.pop())
+        if line and line[-1].strip() == "":
+            del line[-1]
+        if line:
+            lines.append(indent + "".join(line))
+    return lines
 
 
 # ------------------------------------------------------------------ shell commands

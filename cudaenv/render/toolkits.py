@@ -1,6 +1,10 @@
 """`cudaenv list`: the toolkit table (80 columns) and its JSON. Pure: data in, text out."""
 
-from typing import Any, Dict, List, Sequence
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # off `cudaenv list`'s import path (typing imports re)
+    from typing import Any, Dict, List, Sequence
 
 from cudaenv.render.text import WIDTH, fit, wrap
 from cudaenv.text import printable
