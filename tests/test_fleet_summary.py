@@ -286,3 +286,30 @@ def test_any_values_in_a_real_report_never_crash(changes, data):
     from cudaenv.render.fleet import render_html, render_markdown, render_text
 
     render_text(s, all_nodes=True), render_markdown(s), render_html(s)
+
+
+def test_reports_that_differ_only_per_node_are_decoded_once_and_read_alike(tmp_path, monkeypatch):
+    """The decoding a summary shares between reports whose sections are the same (bounded by CACHE_SIZE) gives each
+    node its own host name, time, notes and findings, exactly as decoding every report would."""
+    from cudaenv.fleet import summary as fleet_summary
+
+    folder = tmp_path / "r"
+    folder.mkdir()
+    for i in range(12):
+        data = dict(node_report("n%d" % i).to_dict(), schema_version="1.4" if i < 3 else "1.0",
+                    generated_at="2026-12-03T05:53:%02dZ" % i)
+        data["gpus"][0]["uuid"] = "GPU-%d" % i  # a field the summary never reads
+        if i == 5:
+            data["findings"] = [{"id": "torch-cpu-only", "severity": "error", "title": "t", "detail": "d"}]
+        (folder / ("n%d.json" % i)).write_text(json.dumps(data))
+    results = []
+    for size in (256, 1, 0):  # shared, a cache that fills at once, none at all
+        monkeypatch.setattr(fleet_summary, "CACHE_SIZE", size)
+        s = summarize(report_paths([str(folder)]))
+        results.append(s.to_dict())
+        assert s.nodes_read == 12 and [n.name for n in s.nodes] == ["n%d" % i for i in range(12)]
+        assert [n.generated_at for n in s.nodes] == ["2026-12-03T05:53:%02dZ" % i for i in range(12)]
+        assert [n.name for n in s.nodes if n.errors] == ["n5"] and s.with_errors == 1
+        assert len(s.configurations) == 1  # the UUIDs differ, the configuration does not
+        assert len(s.notes) == 1 and s.notes[0].startswith("3 reports: ")
+    assert results[0] == results[1] == results[2]

@@ -40,6 +40,23 @@ _READ = frozenset(["schema_version", "platform", "driver", "gpus", "toolkits", "
                    "generated_at", "cudaenv_version"])
 
 
+# Within those sections, the fields a summary reads (node_config, the finding ids) and the ones their records require;
+# the rest (a GPU's UUID and memory, a toolkit's paths, torch's packages, a finding's fix) is never decoded, so the codec
+# builds small records and nodes that differ only there decode alike.
+_FIELDS = {"driver": ("version", "cuda_version"), "torch": ("python", "installed", "version"), "gpus": ("index", "name"),
+           "toolkits": ("version", "path", "source"), "cudnn": ("version",), "findings": ("id", "severity", "title", "detail")}
+
+
+def _trim(value, keep):
+    """``value`` (an object, or a list of them) with only the ``keep`` fields of each object; any other shape as it is
+    (the codec says why it is wrong)."""
+    if isinstance(value, dict):
+        return {k: value[k] for k in keep if k in value}
+    if isinstance(value, list):
+        return [{k: v[k] for k in keep if k in v} if isinstance(v, dict) else v for v in value]
+    return value
+
+
 def _s(value: object) -> str:
     """A report's value as a short string (a report may hold any JSON where a string belongs)."""
     text = value if isinstance(value, str) else str(value)
@@ -65,13 +82,25 @@ def node_config(report) -> Tuple[str, ...]:
 
 
 def decode_report(data: bytes, notes: Optional[List[str]] = None):
-    """``(DoctorReport, None)`` or ``(None, why)`` for the bytes of one report file."""
+    """``(DoctorReport, None)`` or ``(None, why)`` for the bytes of one report file (the sections and fields a summary
+    reads: :data:`_READ`, :data:`_FIELDS`)."""
     report, _, why = _decode_node(data, notes)
     return report, why
 
 
-def _decode_node(data: bytes, notes: Optional[List[str]] = None):
-    """``(DoctorReport, its node_config, None)`` or ``(None, None, why)``."""
+# How many distinct report bodies one summary remembers decoded (a fleet has a few configurations; a hostile folder of
+# all-different reports only misses: the memory stays bounded, ~6 kB a key).
+CACHE_SIZE = 256
+_NODE_FIELDS = ("hostname", "generated_at")  # per node, read by the codec as they are (Optional[str]: no check, no change)
+_ABSENT = object()
+
+
+def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional[dict] = None):
+    """``(DoctorReport, its node_config, None)`` or ``(None, None, why)``.
+
+    ``cache`` (a summary's): the nodes of a fleet mostly differ only in their host name and time, so a report whose
+    other decoded sections are the same text as an earlier one's reuses that decoding (and its notes, its error) and
+    takes its own hostname and generated_at, which the codec passes through unchanged."""
     from cudaenv.model.reports import DoctorReport
 
     try:
@@ -88,9 +117,40 @@ def _decode_node(data: bytes, notes: Optional[List[str]] = None):
     if isinstance(parsed, dict):
         # only the sections a summary uses are decoded (by the one codec: schema check, types); the platform is
         # required by the snapshot and kept to its system; the rest of a report (env, tools, notes, ...) is not read
-        parsed = {k: v for k, v in parsed.items() if k in _READ}
+        parsed = {k: (_trim(v, _FIELDS[k]) if k in _FIELDS else v) for k, v in parsed.items() if k in _READ}
         if isinstance(parsed.get("platform"), dict):
             parsed["platform"] = {"system": parsed["platform"].get("system")}
+        if cache is not None:
+            return _decode_shared(parsed, notes, cache)
+    return _decode_parsed(parsed, notes)
+
+
+def _decode_shared(parsed: dict, notes: Optional[List[str]], cache: dict):
+    from cudaenv._record import replace
+
+    own = [(k, parsed.pop(k, _ABSENT)) for k in _NODE_FIELDS]
+    try:
+        key = json.dumps(parsed, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        key = None
+    hit = cache.get(key) if key is not None else None
+    if hit is None:
+        added: List[str] = []
+        hit = _decode_parsed(parsed, added) + (tuple(added),)
+        if key is not None and len(cache) < CACHE_SIZE:
+            cache[key] = hit
+    report, config, why, added = hit
+    if notes is not None:
+        notes.extend(added)
+    changes = {k: v for k, v in own if v is not _ABSENT}
+    if report is not None and changes:
+        report = replace(report, **changes)
+    return report, config, why
+
+
+def _decode_parsed(parsed, notes: Optional[List[str]]):
+    from cudaenv.model.reports import DoctorReport
+
     try:
         report = DoctorReport.from_dict(parsed, notes)
         return report, node_config(report), None  # the values it holds are readable as a configuration
@@ -106,13 +166,13 @@ def read_report(path: str, notes: Optional[List[str]] = None):
     return report, why
 
 
-def _read_node(path: str, notes: Optional[List[str]] = None):
+def _read_node(path: str, notes: Optional[List[str]] = None, cache: Optional[dict] = None):
     data, why = read_report_bytes(path)
     if data is None:
         prefix = path + ": "
         why = why or "not read"
         return None, None, why[len(prefix):] if why.startswith(prefix) else why
-    return _decode_node(data, notes)
+    return _decode_node(data, notes, cache)
 
 
 def natural_key(name: str):
@@ -131,6 +191,7 @@ class Summarizer:
         self._nodes: list = []  # (name, file, config, errors, warnings, generated_at, version)
         self._unreadable: List[Unreadable] = []
         self._notes: Dict[str, int] = {}
+        self._decoded: dict = {}  # report body (less hostname, generated_at) -> its decoding (_decode_node)
 
     def _share(self, value):
         return self._shared.setdefault(value, value)
@@ -138,7 +199,7 @@ class Summarizer:
     def add_file(self, path: str) -> bool:
         """Read and reduce one report file; False (and an unreadable entry) when it is not one."""
         notes: List[str] = []
-        report, config, why = _read_node(path, notes)
+        report, config, why = _read_node(path, notes, self._decoded)
         if report is None:
             self._unreadable.append(Unreadable(file=path, why=why or "not read"))
             return False
