@@ -138,3 +138,35 @@ def test_cudnn_versions_in_both_forms():
     assert dict(m.values)["compiled_version"] == "7.1.2" and dict(m.values)["runtime_version"] == "7.6.0"
     m = classify_error("cuDNN version incompatibility: PyTorch was compiled  against (8, 7, 0) but found runtime version (8, 2, 4).")
     assert dict(m.values)["compiled_version"] == "8.7.0"
+
+
+# ------------------------------------------------------------------ the checks never fail on hostile text
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from cudaenv.explain_checks import key_lists, run_check  # noqa: E402
+
+_PIECES = st.sampled_from(['Missing key(s) in state_dict: ', 'Unexpected key(s) in state_dict: ', '"module.a"', '"a"',
+                           ', ', '\n', '\n\t', 'size mismatch for a: ', '“', '`', 'gzip: stdin: ', 'enough space',
+                           '<!DOCTYPE', '(8, 7, 0)', '7102', '12.1', 'sm_89', 'compute_', 'torch==', '+cu121'])
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.one_of(st.text(max_size=400), st.lists(_PIECES, max_size=60).map("".join)),
+       values=st.dictionaries(st.sampled_from(["gpu_cc", "min_cc", "max_cc", "torch_release", "torch_variant", "arch",
+                                               "torch_req", "compiled", "runtime", "old_key", "is_adb"]),
+                              st.text(max_size=20), max_size=6))
+def test_every_check_takes_any_text_and_values(text, values):
+    for name in CHECKS:
+        out = run_check(name, dict(values), text)
+        assert out is None or all(isinstance(k, str) and isinstance(v, str) for k, v in out.items())
+
+
+def test_key_lists_are_bounded_on_a_huge_paste():
+    import time
+
+    huge = "Missing key(s) in state_dict: " + '"module.layer.weight", ' * 200_000 + "\n"
+    start = time.process_time()
+    missing, unexpected = key_lists(huge + "Unexpected key(s) in state_dict: " + '"' + 'x' * 300_000)
+    assert time.process_time() - start < 2.0
+    assert 0 < len(missing) <= 5_000 and unexpected == []
