@@ -199,7 +199,9 @@ def page_finding_ids() -> str:
         "",
         "## `cudaenv explain` and `cudaenv verify` ids",
         "",
-        "The rows of `data/error_patterns.json`, in priority order (the first row whose pattern matches wins):",
+        "The rows of `data/error_patterns.json`, in table order (among the rows that match a text on the same footing the"
+        " earlier wins; `data/explain_rules.json` ranks the rest: context lines and boilerplate last, a wrapper after what it"
+        " wraps, the first raised error of a chained traceback first):",
         "%d ids, %d patterns, %d sources. Each id is tested against a real error text in `tests/recorded/err-*.txt`. A row"
         " with an nvidia-smi/NVML failure id is also how the doctor's driver probe names that tool's failure"
         " (`tools[].failure`), with the NVML return codes that mean the same."

@@ -400,19 +400,19 @@ def test_the_literal_prefilter_never_changes_a_result(monkeypatch_name, seed, no
     instead of 2.5 s. Same answers with and without it, in any letter case."""
     import random
 
-    import cudaenv.explain as explain
+    import cudaenv.explain.table as explain
 
     rng = random.Random(seed)
     text = "".join(c.upper() if rng.random() < 0.3 else c for c in recorded(monkeypatch_name)) + "\n" + noise
     fast = [(m.id, m.matched, m.values) for m in classify_all(text)]
-    real = explain._lowered
-    explain._lowered = lambda _text: None  # no pre-filter: every pattern searched
+    real = explain.lowered
+    explain.lowered = lambda _text: None  # no pre-filter: every pattern searched
     try:
         slow = [(m.id, m.matched, m.values) for m in classify_all(text)]
     finally:
-        explain._lowered = real
+        explain.lowered = real
     assert fast == slow
-    for row in explain._rows():
+    for row in explain.rows():
         for pattern, needle in zip(row.patterns, row.needles):
             m = pattern.search(text)
             if m is not None and needle and text.isascii():

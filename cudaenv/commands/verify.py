@@ -14,7 +14,7 @@ import argparse
 import json
 from typing import Any, List, Optional
 
-from cudaenv.render.text import paint, wrap
+from cudaenv.render.text import paint, wrap, wrap_advice
 from cudaenv.text import printable
 from cudaenv.version import sm_name
 
@@ -196,7 +196,7 @@ def _wrap(text: str, indent: str) -> List[str]:
 
 
 def _wrap_item(text: str, first: str, rest: str) -> List[str]:
-    return wrap(printable(text), first, rest, WIDTH, newlines=False)
+    return wrap_advice(printable(text), first, rest, WIDTH)  # between shell words only, like explain and the doctor
 
 
 def render_error(error: Any, indent: str = "  ") -> List[str]:

@@ -8,7 +8,7 @@ details and advice, an assertion's text, the probe's context lines) passes throu
 from typing import List, Sequence
 
 from cudaenv.explain import MAX_TEXT, ErrorMatch
-from cudaenv.render.text import WIDTH, fit, wrap
+from cudaenv.render.text import WIDTH, fit, wrap, wrap_advice
 from cudaenv.text import printable
 
 UNKNOWN_ADVICE = (
@@ -24,43 +24,9 @@ def _prose(text: str, indent: str, width: int) -> List[str]:
     return wrap(printable(text), indent, indent, width, newlines=False)
 
 
-_GLUE = "\u00a0"  # stands for a blank inside a quoted span while wrapping (printable() escapes a real one)
-_QUOTES = "\"'`"
-_OPENS_AFTER = " \t=(:"  # a quote opens a span only at the start of a word (not the apostrophe of "torch's")
-_CLOSES_BEFORE = " \t),.;:|"
-MAX_SPAN = 300
-
-
-def _glue_quoted(text: str) -> str:
-    """``text`` with the blanks inside each quoted span (``"import torch; print(x)"``, ``'nvidia|nouveau'``, a
-    backticked command) made unbreakable, so wrapping happens between shell words only."""
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if c in _QUOTES and (i == 0 or text[i - 1] in _OPENS_AFTER):
-            j = i + 1
-            end = -1
-            while j < n and j - i <= MAX_SPAN:
-                k = text.find(c, j, i + MAX_SPAN + 1)
-                if k < 0:
-                    break
-                if k + 1 == n or text[k + 1] in _CLOSES_BEFORE:
-                    end = k
-                    break
-                j = k + 1
-            if end > 0:
-                out.append(text[i:end + 1].replace(" ", _GLUE))
-                i = end + 1
-                continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
 def _advice(text: str, width: int) -> List[str]:
     """An advice item as lines that paste as they are: broken between words, never inside a quoted span or a path."""
-    lines = wrap(_glue_quoted(printable(text)), "    - ", "      ", width, newlines=False, long_words="keep")
-    return [line.replace(_GLUE, " ") for line in lines]
+    return wrap_advice(printable(text), "    - ", "      ", width)
 
 
 def cut_note(size: int, stopped: bool = False, unit: str = "characters") -> str:
@@ -73,6 +39,9 @@ def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] =
     out = wrap("%s: %s" % (match.id, printable(match.title)), "", "  ", width, newlines=False)
     if match.matched:
         out.append("  matched: %s" % fit(printable(" ".join(match.matched.split())), width - len("  matched: ")))
+    if match.confidence in ("medium", "low"):
+        why = "; ".join(match.notes)
+        out += wrap("confidence: %s%s" % (match.confidence, " (%s)" % why if why else ""), "  ", "    ", width, newlines=False)
     out.append("")
     out += _prose(match.explanation, "  ", width)
     for line in list(match.details) + list(context):

@@ -1,7 +1,8 @@
 """The one text helper of the human renderers: prose wrapping, paste-safe shell commands, fitting, width, colour.
 
 Pure (``terminal_width`` and ``color_enabled`` read only the mapping they are given). Every text renderer wraps
-through :func:`wrap`, lays a shell command out through :func:`wrap_command`, elides a long word with :func:`fit`
+through :func:`wrap`, lays a shell command out through :func:`wrap_command` (and prose naming commands, such as
+advice, through :func:`wrap_advice`), elides a long word with :func:`fit`
 and colours through :func:`paint`; no renderer keeps its own ``textwrap`` call or escape codes.
 
 Not on the ``cudaenv use`` path: import it inside the functions that render (``textwrap`` only for text with tabs
@@ -187,6 +188,48 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
                 cur = more + w
         out += lines + [cur]
     return out
+
+
+_GLUE = "\u00a0"  # stands for a blank inside a quoted span while wrapping (printable() escapes a real one)
+_QUOTES = "\"'`"
+_OPENS_AFTER = " \t=(:"  # a quote opens a span only at the start of a word (not the apostrophe of "torch's")
+_CLOSES_BEFORE = " \t),.;:|"
+MAX_SPAN = 300
+
+
+def _glue_quoted(text: str) -> str:
+    """``text`` with the blanks inside each quoted span (``"import torch; print(x)"``, ``'nvidia|nouveau'``, a
+    backticked command) made unbreakable, so wrapping happens between shell words only."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in _QUOTES and (i == 0 or text[i - 1] in _OPENS_AFTER):
+            j = i + 1
+            end = -1
+            while j < n and j - i <= MAX_SPAN:
+                k = text.find(c, j, i + MAX_SPAN + 1)
+                if k < 0:
+                    break
+                if k + 1 == n or text[k + 1] in _CLOSES_BEFORE:
+                    end = k
+                    break
+                j = k + 1
+            if end > 0:
+                out.append(text[i:end + 1].replace(" ", _GLUE))
+                i = end + 1
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[str]:
+    """An advice item (prose that names commands: ``Check it: python -c "import torch; print(x)"``) as lines that
+    paste as they are, like :func:`wrap_command`'s: broken between shell words only, never inside a quoted span
+    (``"..."``, ``'...'``, a backticked command) or a word (a path, a URL, ``--flag=value``); a word longer than the
+    line keeps a line of its own. ``text`` is already escaped (:func:`cudaenv.text.printable`)."""
+    lines = wrap(_glue_quoted(text), first, rest, width, newlines=False, long_words="keep")
+    return [line.replace(_GLUE, " ") for line in lines]
 
 
 # ------------------------------------------------------------------ Markdown (strings from outside)

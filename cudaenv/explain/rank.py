@@ -1,0 +1,342 @@
+"""The root cause of a paste: every row of the error table that matches is a candidate, and the rules of
+``data/explain_rules.json`` rank them the way an expert reads a traceback (issue 14 section 1).
+
+A candidate is the row, the line it matched (the first occurrence that is not on a context line) and its
+position. Ranked by, in this order:
+
+1. a match on a *context* line (pip's progress, a traceback's source excerpt, a compiler's warning or note, a C++
+   frame, a shell command, Python code) or inside *boilerplate* (the sentences torch appends to every CUDA error)
+   comes after every other: they are never the error;
+2. a match inside a *wrapper* message (``Could not load library X. Error: Y``, ``Error building extension``,
+   ``Error(s) in loading state_dict for``) comes after a match in what it wraps (its ``inner`` group, or the
+   lines around it): ``Error: libcuda.so: cannot open shared object file`` is the library really missing;
+3. the *section* of a chained traceback: the first raised error (above "During handling of the above exception"
+   or "The above exception was the direct cause") is the cause of what follows;
+4. the row's place in ``data/error_patterns.json`` (specific rows come first there);
+5. the line.
+
+Each candidate gets a confidence: ``low`` on a context line or in boilerplate; ``medium`` inside a wrapper, when
+found only by gluing lines a terminal wrapped mid-word, or for a short match (under :data:`SHORT` characters) on
+a line that does not report an error; ``high`` otherwise.
+"""
+
+import re
+from bisect import bisect_right
+from functools import lru_cache
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from cudaenv.explain import normalize as N
+from cudaenv.explain import table as T
+
+RULES = "explain_rules"
+CONFIDENCE = ("high", "medium", "low")
+SHORT = 20  # characters: a shorter match on a line that reports no error is only medium evidence
+MAX_OCCURRENCES = 32  # matches of one pattern looked at for one that is not on a context line
+EVIDENCE = 300  # characters of an original line kept as the evidence around a match
+
+_ERROR_LINE = re.compile(
+    r"\A[\w.]{0,100}(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)\b"
+    r"|\b(?:error|fatal|failed|failure|aborted)\b ?:|terminate called|what\(\):|command not found"
+    r"|Segmentation fault|cannot open shared object file|\bCUDA error\b|\bNCCL error\b|\bnvcc fatal\b",
+    re.IGNORECASE,
+)
+
+
+class Rule(NamedTuple):
+    kind: str
+    pattern: "re.Pattern[str]"
+    needle: str
+    name: str
+    then_next: bool
+
+
+class Variant(NamedTuple):
+    id: str
+    name: str
+    platform: Optional[str]
+    value: Optional[str]
+    value_pattern: Optional["re.Pattern[str]"]
+    title: Optional[str]
+    explanation: Optional[str]
+    advice: Optional[Tuple[str, ...]]
+
+
+class Rules(NamedTuple):
+    chain: Tuple[Rule, ...]
+    boilerplate: Tuple[Rule, ...]
+    wrapper: Tuple[Rule, ...]
+    context: Tuple[Rule, ...]
+    platforms: Tuple[Tuple[str, Tuple[Rule, ...]], ...]
+    variants: Tuple[Variant, ...]
+
+
+@lru_cache(maxsize=1)
+def rules() -> Rules:
+    from cudaenv.resources import load_table
+
+    kinds: Dict[str, List[Rule]] = {"chain": [], "boilerplate": [], "wrapper": [], "context": []}
+    platforms: Dict[str, List[Rule]] = {}
+    variants: List[Variant] = []
+    for raw in load_table(RULES)["rows"]:
+        kind = raw["kind"]
+        if kind in kinds:
+            kinds[kind].append(_rule(kind, raw["pattern"], raw.get("name", kind), raw.get("then") == "next"))
+        elif kind == "platform":
+            platforms.setdefault(raw["name"], []).extend(_rule(kind, p, raw["name"], False) for p in raw["patterns"])
+        elif kind == "variant":
+            vp = raw.get("value_pattern")
+            variants.append(Variant(raw["id"], raw.get("name") or raw.get("platform") or raw["id"], raw.get("platform"),
+                                    raw.get("value"), re.compile(vp, re.IGNORECASE) if vp else None, raw.get("title"),
+                                    raw.get("explanation"), tuple(raw["advice"]) if "advice" in raw else None))
+    return Rules(tuple(kinds["chain"]), tuple(kinds["boilerplate"]), tuple(kinds["wrapper"]), tuple(kinds["context"]),
+                 tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants))
+
+
+def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
+    return Rule(kind, re.compile(pattern, re.IGNORECASE), T.needle(pattern), name, then_next)
+
+
+# ------------------------------------------------------------------ the text, in three views
+class View:
+    """One way of reading the normalized lines: ``text`` made of pieces (one line each), ``starts`` where each
+    piece begins in it, ``lines`` the line each piece is."""
+
+    __slots__ = ("name", "text", "starts", "lines", "low", "_spans")
+
+    def __init__(self, name: str, pieces: Sequence[Tuple[int, str]], seps: Sequence[str]):
+        self.name = name
+        parts, starts, lines, pos = [], [], [], 0
+        for k, (line, piece) in enumerate(pieces):
+            if k:
+                parts.append(seps[k - 1])
+                pos += len(seps[k - 1])
+            starts.append(pos)
+            lines.append(line)
+            parts.append(piece)
+            pos += len(piece)
+        self.text = "".join(parts)
+        self.starts = starts
+        self.lines = lines
+        self.low = T.lowered(self.text)
+        self._spans: Dict[str, Any] = {}
+
+    def line_of(self, offset: int) -> int:
+        i = bisect_right(self.starts, offset) - 1
+        return self.lines[max(i, 0)] if self.lines else 0
+
+    def finditer(self, rule: Rule):
+        if self.low is not None and rule.needle and rule.needle not in self.low:
+            return ()
+        return rule.pattern.finditer(self.text)
+
+    def spans(self, kind: str, found: Sequence[Rule]):
+        """(start, end, inner_start, inner_end) of every match of the rules of one kind, cached."""
+        if kind not in self._spans:
+            out = []
+            for rule in found:
+                for m in self.finditer(rule):
+                    inner = m.span("inner") if "inner" in rule.pattern.groupindex and m.group("inner") is not None else (-1, -1)
+                    out.append((m.start(), m.end()) + inner)
+            out.sort()
+            self._spans[kind] = out
+        return self._spans[kind]
+
+
+class Paste(NamedTuple):
+    raw: List[str]  # the lines as pasted
+    norm: List[str]  # the same lines normalized
+    views: Tuple[View, ...]  # "lines", then "joined" and "glued" when they differ
+    context: Dict[int, str]  # line -> the context kind it is (pip, traceback-frame, ...)
+
+
+def read(text: str) -> Paste:
+    raw = N.lines_of(text)
+    norm = N.normalize(text)
+    views = [View("lines", list(enumerate(norm)), ["\n"] * max(0, len(norm) - 1))]
+    pieces = [(i, line) for i, line in enumerate(norm) if line]
+    if len(pieces) > 1:
+        views.append(View("joined", pieces, [" "] * (len(pieces) - 1)))
+        width = N.wrap_width(raw)
+        if width:
+            seps = []
+            for k in range(1, len(pieces)):
+                prev = raw[pieces[k - 1][0]]
+                seps.append("" if len(prev) == width and not prev[-1:].isspace() else " ")
+            if "" in seps:
+                views.append(View("glued", pieces, seps))
+    context: Dict[int, str] = {}
+    lines_view = views[0]
+    for rule in rules().context:
+        for m in lines_view.finditer(rule):
+            line = lines_view.line_of(m.start())
+            context.setdefault(line, rule.name)
+            if rule.then_next:
+                nxt = line + 1
+                while nxt < len(norm) and not norm[nxt]:
+                    nxt += 1
+                if nxt < len(norm) and not _ERROR_LINE.search(norm[nxt]):
+                    context.setdefault(nxt, rule.name + " source")
+    return Paste(raw, norm, tuple(views), context)
+
+
+# ------------------------------------------------------------------ candidates
+class Candidate(NamedTuple):
+    index: int  # the row's place in the table
+    row: T.Row
+    view: View
+    match: "re.Match[str]"  # the row's first pattern that matched, at its chosen occurrence
+    found: Tuple[Tuple["re.Pattern[str]", "re.Match[str]"], ...]  # every pattern that matched, with its match
+    first: int  # the lines the match covers
+    last: int
+
+
+def _occurrence(pattern: "re.Pattern[str]", view: View, context: Mapping[int, str]) -> Optional["re.Match[str]"]:
+    """The first match of ``pattern`` in ``view`` that is not on a context line (else the first match)."""
+    first = None
+    for n, m in enumerate(pattern.finditer(view.text)):
+        if first is None:
+            first = m
+        if view.line_of(m.start()) not in context:
+            return m
+        if n + 1 >= MAX_OCCURRENCES:
+            break
+    return first
+
+
+def _candidate(index: int, row: T.Row, view: View, context: Mapping[int, str]) -> Optional[Candidate]:
+    found = []
+    for i, pattern in enumerate(row.patterns):
+        needle = row.needles[i] if i < len(row.needles) else ""
+        if view.low is not None and needle and needle not in view.low:
+            continue  # the pattern's literal is not in the text: it cannot match
+        m = _occurrence(pattern, view, context)
+        if m is not None:
+            found.append((pattern, m))
+    if not found:
+        return None
+    primary = found[0][1]
+    return Candidate(index, row, view, primary, tuple(found), view.line_of(primary.start()),
+                     view.line_of(max(primary.start(), primary.end() - 1)))
+
+
+def candidates(paste: Paste) -> List[Candidate]:
+    """Every row that matches, once: in the lines view, else across joined lines, else across glued ones."""
+    found = []
+    for index, row in enumerate(T.rows()):
+        for view in paste.views:
+            c = _candidate(index, row, view, paste.context)
+            if c is not None:
+                found.append(c)
+                break
+    return found
+
+
+# ------------------------------------------------------------------ ranking
+class Ranked(NamedTuple):
+    candidate: Candidate
+    key: Tuple[int, ...]
+    confidence: str
+    notes: Tuple[str, ...]
+
+
+def _inside(spans, start: int, end: int) -> bool:
+    for s, e, i0, i1 in spans:
+        if s > start:
+            break
+        if end <= e and not (i0 >= 0 and start < i1 and end > i0):
+            return True
+    return False
+
+
+def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
+    r = rules()
+    out = []
+    for c in found:
+        view, start, end = c.view, c.match.start(), c.match.end()
+        notes = []
+        kind = paste.context.get(c.first)
+        boiler = _inside(view.spans("boilerplate", r.boilerplate), start, end)
+        wrapped = not boiler and _inside(view.spans("wrapper", r.wrapper), start, end)
+        chain = view.spans("chain", r.chain)
+        section = sum(1 for s in chain if s[0] < start)
+        low = kind is not None or boiler
+        if kind is not None:
+            notes.append("matched on a %s line, which is not an error itself" % kind)
+        if boiler:
+            notes.append("matched in the boilerplate torch adds to every CUDA error")
+        if wrapped:
+            notes.append("matched in a message that wraps another error")
+        if section:
+            notes.append("raised while handling an earlier error (chained traceback)")
+        if view.name == "glued":
+            notes.append("found only by joining lines a terminal wrapped mid-word")
+        short = len(" ".join(c.match.group(0).split())) < SHORT and not any(
+            _ERROR_LINE.search(paste.norm[i]) for i in range(c.first, c.last + 1))
+        if short and not low:
+            notes.append("a short match on a line that reports no error")
+        confidence = "low" if low else "medium" if (wrapped or short or view.name == "glued") else "high"
+        key = (1 if low else 0, 1 if wrapped else 0, section, c.index, c.first)
+        out.append(Ranked(c, key, confidence, tuple(notes)))
+    out.sort(key=lambda x: x.key)
+    return out
+
+
+# ------------------------------------------------------------------ platforms and variants
+def platforms(paste: Paste) -> Tuple[str, ...]:
+    """The platforms the paste shows (``macos``, ``rocm``), in the table's order."""
+    view = paste.views[0]
+    return tuple(name for name, found in rules().platforms if any(next(iter(view.finditer(rule)), None) for rule in found))
+
+
+def variant(error_id: str, values: Mapping[str, str], shown: Sequence[str]) -> Optional[Variant]:
+    """The variant of row ``error_id`` that fits: the platform the paste shows, or a value of the match."""
+    for v in rules().variants:
+        if v.id != error_id:
+            continue
+        if v.platform is not None and v.platform in shown:
+            return v
+        if v.value is not None and v.value_pattern is not None and v.value_pattern.search(values.get(v.value, "") or ""):
+            return v
+    return None
+
+
+# ------------------------------------------------------------------ evidence
+def _as_pasted(paste: Paste, view: View, pattern: "re.Pattern[str]", m: "re.Match[str]") -> Tuple[Optional["re.Match[str]"], bool]:
+    """The same pattern's match in the lines as pasted (``None`` when it matches only once normalized), and whether
+    normalizing changed nothing on those lines (then ``m`` itself is what was pasted)."""
+    first, last = view.line_of(m.start()), view.line_of(max(m.start(), m.end() - 1))
+    lines = range(first, last + 1)
+    if all(paste.raw[i].strip() == paste.norm[i] for i in lines):
+        return m, True
+    sep = "\n" if view.name == "lines" else " "
+    return pattern.search(sep.join(paste.raw[i].strip() for i in lines)), False
+
+
+def values(paste: Paste, c: Candidate) -> Dict[str, str]:
+    """The named groups of every pattern that matched, as pasted where the pattern matches the pasted lines too
+    (an assertion's text keeps its escape sequences: the renderer shows them escaped)."""
+    out: Dict[str, str] = {}
+    for pattern, m in c.found:
+        pasted, _ = _as_pasted(paste, c.view, pattern, m)
+        for key, value in (pasted or m).groupdict().items():
+            if value is not None and key not in out:
+                out[key] = value
+    return out
+
+
+def evidence(paste: Paste, c: Candidate) -> str:
+    """The part of what the user pasted that matched: the match in the lines as pasted, else (a match only the
+    normalized text has) those original lines, around the match when they are long."""
+    pasted, _ = _as_pasted(paste, c.view, c.found[0][0], c.match)
+    if pasted is not None:
+        return pasted.group(0).strip()
+    lines = range(c.first, c.last + 1)
+    original = "\n".join(paste.raw[i].strip() for i in lines)
+    if len(original) <= EVIDENCE:
+        return original
+    view = c.view
+    line_start = view.starts[view.lines.index(c.first)] if c.first in view.lines else 0
+    norm_len = max(1, sum(len(paste.norm[i]) + 1 for i in lines))
+    centre = int(len(original) * (c.match.start() - line_start) / norm_len)
+    lo = max(0, min(centre - EVIDENCE // 3, len(original) - EVIDENCE))
+    return original[lo:lo + EVIDENCE].strip()

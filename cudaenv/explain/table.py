@@ -1,0 +1,113 @@
+"""The error table, ``data/error_patterns.json``, as compiled rows, and the filling of a row's sentences.
+
+Each row: ``id``, ``patterns`` (Python ``re``, case-insensitive), ``title``, ``explanation``, optional
+``details``, ``advice``, ``context``, ``source``. Named groups of the patterns fill ``{name}`` placeholders; a
+sentence with a placeholder that has no value is left out. A row's position in the table is its priority among
+rows that match on the same footing (:mod:`cudaenv.explain.rank` says what footing means).
+
+Each pattern also has a *needle*: the longest literal run at its top level, lower-cased. A text without the
+needle cannot match, so the search is skipped (a 1 MB log is classified in about a tenth of the time).
+"""
+
+import re
+from functools import lru_cache
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from cudaenv._record import Record, factory
+from cudaenv.version import cuda_from_int
+
+TABLE = "error_patterns"
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+class Row(Record):
+    id: str
+    patterns: Tuple["re.Pattern[str]", ...]
+    title: str
+    explanation: str
+    details: Tuple[str, ...]
+    advice: Tuple[str, ...]
+    source: Optional[str]
+    doctor_finding: bool = False
+    context: Tuple[str, ...] = ()
+    needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains ("" when none is known)
+    extra: Dict[str, Any] = factory(dict)
+
+
+def needle(pattern: str) -> str:
+    """The longest run of literal characters at the top level of ``pattern`` (so in every match), lower-cased; ""
+    when it has none of 4+ ASCII characters. A text without it cannot match, so the search is skipped."""
+    try:
+        from re import _parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse  # type: ignore
+    try:
+        items = list(sre_parse.parse(pattern, re.IGNORECASE))
+    except Exception:  # noqa: BLE001 - the pattern compiled already; no needle is always safe
+        return ""
+    best, run = "", []
+    for op, av in items + [(None, None)]:
+        if str(op) == "LITERAL":
+            run.append(chr(av))
+            continue
+        if len(run) > len(best):
+            best = "".join(run)
+        run = []
+    return best.lower() if len(best) >= 4 and best.isascii() else ""
+
+
+@lru_cache(maxsize=1)
+def rows() -> Tuple[Row, ...]:
+    from cudaenv.resources import load_table
+
+    out = []
+    for raw in load_table(TABLE)["rows"]:
+        out.append(
+            Row(
+                id=raw["id"],
+                patterns=tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"]),
+                needles=tuple(needle(p) for p in raw["patterns"]),
+                title=raw["title"],
+                explanation=raw["explanation"],
+                details=tuple(raw.get("details", ())),
+                advice=tuple(raw.get("advice", ())),
+                source=raw.get("source"),
+                doctor_finding=bool(raw.get("doctor_finding", False)),
+                context=tuple(raw.get("context", ())),
+            )
+        )
+    return tuple(out)
+
+
+def derive(values: Mapping[str, str]) -> Dict[str, str]:
+    """Values computed from the groups: ``driver_cuda_int`` 11040 -> ``driver_cuda`` 11.4."""
+    out = dict(values)
+    for key, value in values.items():
+        if key.endswith("_cuda_int") and cuda_from_int(value):
+            out[key[: -len("_int")]] = cuda_from_int(value)
+    return out
+
+
+def fill(template: str, values: Mapping[str, str]) -> Optional[str]:
+    """``template`` with ``{name}`` filled in; None when a placeholder has no value."""
+    missing = []
+
+    def sub(m: "re.Match[str]") -> str:
+        if m.group(1) in values:
+            return values[m.group(1)]
+        missing.append(m.group(1))
+        return m.group(0)
+
+    result = _PLACEHOLDER.sub(sub, template)
+    return None if missing else result
+
+
+def filled(templates, values: Mapping[str, str]) -> Tuple[str, ...]:
+    """The sentences of ``templates`` whose placeholders all have a value, filled."""
+    return tuple(s for s in (fill(t, values) for t in templates) if s)
+
+
+def lowered(text: Optional[str]) -> Optional[str]:
+    """``text`` lower-cased for the literal pre-filter, only when it is ASCII (then lower() is exactly what
+    re.IGNORECASE compares; other scripts have case folds, such as the Kelvin sign for k, it does not)."""
+    return text.lower() if text is not None and text.isascii() else None
