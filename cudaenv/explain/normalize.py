@@ -87,7 +87,8 @@ def normalize(text: str) -> List[str]:
         s = _FENCE.sub("", s)
     if "**" in s:
         s = s.replace("**", "")
-    s = _QUOTE.sub("", s)
+    if ">" in s:
+        s = _QUOTE.sub("", s)
     for _ in range(_PASSES):
         s, n = _PREFIX.subn("", s)
         if not n:

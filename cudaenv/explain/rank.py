@@ -22,6 +22,7 @@ a line that does not report an error; ``high`` otherwise.
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -103,19 +104,19 @@ class View:
 
     __slots__ = ("name", "text", "starts", "lines", "low", "_spans")
 
-    def __init__(self, name: str, pieces: Sequence[Tuple[int, str]], seps: Sequence[str]):
+    def __init__(self, name: str, lines: Sequence[int], pieces: Sequence[str], seps):
+        """``seps``: the one separator between all pieces (a string), or one per gap (a list)."""
         self.name = name
-        parts, starts, lines, pos = [], [], [], 0
-        for k, (line, piece) in enumerate(pieces):
-            if k:
-                parts.append(seps[k - 1])
-                pos += len(seps[k - 1])
-            starts.append(pos)
-            lines.append(line)
-            parts.append(piece)
-            pos += len(piece)
-        self.text = "".join(parts)
-        self.starts = starts
+        if isinstance(seps, str):
+            self.text = seps.join(pieces)
+            step = len(seps)
+            self.starts = [0] + list(accumulate(len(p) + step for p in pieces[:-1])) if pieces else []
+        else:
+            parts = [None] * (2 * len(pieces) - 1) if pieces else []
+            parts[::2] = pieces
+            parts[1::2] = seps
+            self.text = "".join(parts)
+            self.starts = [0] + list(accumulate(len(p) + len(sep) for p, sep in zip(pieces, seps))) if pieces else []
         self.lines = lines
         self.low = T.lowered(self.text)
         self._spans: Dict[str, Any] = {}
@@ -142,40 +143,59 @@ class View:
         return self._spans[kind]
 
 
+class Context(dict):
+    """line -> the context kind it is (pip, traceback-frame, ...) or None: worked out for a line when first asked
+    (only the lines a pattern matched on are ever asked about, so a paste of a million lines costs nothing here)."""
+
+    __slots__ = ("norm",)
+
+    def __init__(self, norm: Sequence[str]):
+        super().__init__()
+        self.norm = norm
+
+    def __missing__(self, line: int) -> Optional[str]:
+        kind = _context_kind(self.norm, line)
+        self[line] = kind
+        return kind
+
+
+def _context_kind(norm: Sequence[str], line: int) -> Optional[str]:
+    text = norm[line] if 0 <= line < len(norm) else ""
+    found = rules().context
+    for rule in found:
+        if rule.pattern.match(text):
+            return rule.name
+    prev = line - 1
+    while prev >= 0 and not norm[prev]:
+        prev -= 1
+    if prev >= 0 and not _ERROR_LINE.search(text):
+        for rule in found:
+            if rule.then_next and rule.pattern.match(norm[prev]):
+                return rule.name + " source"
+    return None
+
+
 class Paste(NamedTuple):
     raw: List[str]  # the lines as pasted
     norm: List[str]  # the same lines normalized
     views: Tuple[View, ...]  # "lines", then "joined" and "glued" when they differ
-    context: Dict[int, str]  # line -> the context kind it is (pip, traceback-frame, ...)
+    context: Context  # line -> the context kind it is, or None
 
 
 def read(text: str) -> Paste:
     raw = N.lines_of(text)
     norm = N.normalize(text)
-    views = [View("lines", list(enumerate(norm)), ["\n"] * max(0, len(norm) - 1))]
-    pieces = [(i, line) for i, line in enumerate(norm) if line]
-    if len(pieces) > 1:
-        views.append(View("joined", pieces, [" "] * (len(pieces) - 1)))
+    views = [View("lines", range(len(norm)), norm, "\n")]
+    idx = [i for i, line in enumerate(norm) if line]
+    if len(idx) > 1:
+        pieces = [norm[i] for i in idx]
+        views.append(View("joined", idx, pieces, " "))
         width = N.wrap_width(raw)
         if width:
-            seps = []
-            for k in range(1, len(pieces)):
-                prev = raw[pieces[k - 1][0]]
-                seps.append("" if len(prev) == width and not prev[-1:].isspace() else " ")
+            seps = ["" if len(raw[i]) == width and not raw[i][-1:].isspace() else " " for i in idx[:-1]]
             if "" in seps:
-                views.append(View("glued", pieces, seps))
-    context: Dict[int, str] = {}
-    lines_view = views[0]
-    for rule in rules().context:
-        for m in lines_view.finditer(rule):
-            line = lines_view.line_of(m.start())
-            context.setdefault(line, rule.name)
-            if rule.then_next:
-                nxt = line + 1
-                while nxt < len(norm) and not norm[nxt]:
-                    nxt += 1
-                if nxt < len(norm) and not _ERROR_LINE.search(norm[nxt]):
-                    context.setdefault(nxt, rule.name + " source")
+                views.append(View("glued", idx, pieces, seps))
+    context = Context(norm)
     return Paste(raw, norm, tuple(views), context)
 
 
@@ -190,20 +210,20 @@ class Candidate(NamedTuple):
     last: int
 
 
-def _occurrence(pattern: "re.Pattern[str]", view: View, context: Mapping[int, str]) -> Optional["re.Match[str]"]:
+def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Optional["re.Match[str]"]:
     """The first match of ``pattern`` in ``view`` that is not on a context line (else the first match)."""
     first = None
     for n, m in enumerate(pattern.finditer(view.text)):
         if first is None:
             first = m
-        if view.line_of(m.start()) not in context:
+        if context[view.line_of(m.start())] is None:
             return m
         if n + 1 >= MAX_OCCURRENCES:
             break
     return first
 
 
-def _candidate(index: int, row: T.Row, view: View, context: Mapping[int, str]) -> Optional[Candidate]:
+def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional[Candidate]:
     found = []
     for i, pattern in enumerate(row.patterns):
         needle = row.needles[i] if i < len(row.needles) else ""
@@ -254,7 +274,7 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
     for c in found:
         view, start, end = c.view, c.match.start(), c.match.end()
         notes = []
-        kind = paste.context.get(c.first)
+        kind = paste.context[c.first]
         boiler = _inside(view.spans("boilerplate", r.boilerplate), start, end)
         wrapped = not boiler and _inside(view.spans("wrapper", r.wrapper), start, end)
         chain = view.spans("chain", r.chain)
@@ -335,7 +355,7 @@ def evidence(paste: Paste, c: Candidate) -> str:
     if len(original) <= EVIDENCE:
         return original
     view = c.view
-    line_start = view.starts[view.lines.index(c.first)] if c.first in view.lines else 0
+    line_start = view.starts[bisect_right(view.lines, c.first) - 1] if view.starts else 0
     norm_len = max(1, sum(len(paste.norm[i]) + 1 for i in lines))
     centre = int(len(original) * (c.match.start() - line_start) / norm_len)
     lo = max(0, min(centre - EVIDENCE // 3, len(original) - EVIDENCE))
