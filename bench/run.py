@@ -21,12 +21,14 @@ measured                              against                              targe
 ``checkpoint inspect`` (20,000 tensors) (absolute)                          <= 0.5 s wall
 ``fleet summarize`` (10,000 reports)   (absolute)                           <= 3 s wall, <= 300 MiB peak RSS
 ``fleet summarize`` (100,000 reports)  (absolute)                           <= 30 s wall
+``explain --file`` (50 MB paste)       (absolute)                           <= 2 s wall
+``explain`` hostile inputs, the worst  (absolute)                           <= 2 s (each pattern's, 100 KB)
 ====================================  ===================================  ==========
 
 The fleet's reports are one real ``cudaenv doctor --json --quick`` report of this machine, written N times with
 the host name changed and drift planted (2% of the nodes an older driver, 0.5% a CPU torch with an error finding,
 0.5% one GPU fewer), into the run's temporary folder (deleted at the end); the 100,000-report case runs
-``--runs`` rounds too, at most 3 (``--only fleet`` runs only these and needs no torch).
+``--runs`` rounds too, at most 3 (``--only fleet`` runs only these and needs no torch, as ``--only explain`` does).
 
 The checkpoints are written without torch by ``tests/checkpoint_builders.py`` (the pickle torch 2.13 writes; the
 1.5 GiB file's 24 storage records are streamed as zeros) into the run's temporary folder, and deleted at the end.
@@ -193,6 +195,83 @@ def fleet_reports(folder: Path, count: int, cudaenv: str, env: Dict[str, str]) -
     return folder
 
 
+# `cudaenv explain` (issue 14): a 50 MB paste through the CLI, and every pattern's hostile inputs through
+# classify_all (each input alone: the worst one is the figure). The inputs are the regex-safety test's kind, 100 KB:
+# a pattern's literal runs repeated, each followed by a long run, its needle glued to progress-bar noise, and lines.
+EXPLAIN_HOSTILE = r"""
+import json, re, sys, time
+try:
+    from re import _parser as sp
+except ImportError:
+    import sre_parse as sp
+from cudaenv.explain import classify_all, normalize
+from cudaenv.resources import load_table
+
+def literals(p):
+    out, run = [], []
+    for op, av in list(sp.parse(p, re.IGNORECASE)) + [(None, None)]:
+        if str(op) == "LITERAL":
+            run.append(chr(av))
+            continue
+        if len(run) >= 3:
+            out.append("".join(run))
+        run = []
+    return out or ["x"]
+
+pats = [p for r in load_table("error_patterns")["rows"] for p in r["patterns"]]
+pats += [x for r in load_table("explain_rules")["rows"] for x in ([r["pattern"]] if "pattern" in r else r.get("patterns", []))]
+pats += [v.pattern for v in vars(normalize).values() if isinstance(v, re.Pattern)]
+size = 100_000
+worst, which, count = 0.0, "", 0
+for p in pats:
+    for lit in literals(p)[:3]:
+        for text in (lit * (size // len(lit) + 1), (lit + " ") * (size // (len(lit) + 1) + 1), lit + "a" * size,
+                     lit + " " * size, (lit + "\n") * (size // (len(lit) + 1) + 1), ("[rank0]: \x1b[31m" + lit) * (size // (len(lit) + 14) + 1)):
+            start = time.perf_counter()
+            classify_all(text)
+            took = time.perf_counter() - start
+            count += 1
+            if took > worst:
+                worst, which = took, "%r x %d" % (text[:40], len(text))
+for text in ("\n" * size * 10, "x\n" * size * 5, "[" * size * 10, "\uff1a" * size * 10):
+    start = time.perf_counter()
+    classify_all(text)
+    took = time.perf_counter() - start
+    count += 1
+    if took > worst:
+        worst, which = took, "%r x %d" % (text[:40], len(text))
+print(json.dumps({"patterns": len(pats), "inputs": count, "worst_s": worst, "worst": which}))
+"""
+
+
+def explain_figures(python: str, cudaenv: str, work: str, env: Dict[str, str]) -> Dict[str, float]:
+    """The explain figures: ``cudaenv explain --file`` of a 50 MB log (wall, the best of 3, its error on the last
+    line), and the worst single hostile input of every pattern through ``classify_all`` (seconds)."""
+    import time
+
+    paste = Path(work) / "paste-50M.log"
+    line = b"2024-05-01 12:00:01,123 - train - INFO - [rank0]: step 17 loss 0.2512 \x1b[32mok\x1b[0m 45%|####  |\r\n"
+    with paste.open("wb") as fh:
+        for _ in range(50 * 1024 * 1024 // (len(line) * 1024)):
+            fh.write(line * 1024)
+        fh.write(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    walls = []
+    try:
+        for _ in range(3):
+            start = time.perf_counter()
+            r = subprocess.run([cudaenv, "explain", "--file", str(paste)], capture_output=True, text=True, env=env, timeout=300)
+            walls.append(time.perf_counter() - start)
+            if not r.stdout.startswith("cuda-oom:"):
+                raise SystemExit("bench: explain did not find the OOM at the end of the 50 MB paste: %s" % r.stdout[:200])
+    finally:
+        paste.unlink()
+    hostile = subprocess.run([python, "-c", EXPLAIN_HOSTILE], capture_output=True, text=True, env=env, timeout=1200)
+    data = json.loads(hostile.stdout)
+    print("explain: 50 MB paste %.3f s (best of 3); %d hostile inputs of %d patterns, worst %.3f s on %s"
+          % (min(walls), data["inputs"], data["patterns"], data["worst_s"], data["worst"]))
+    return {"explain 50M": min(walls), "explain hostile": data["worst_s"]}
+
+
 def has_command(cudaenv: str, name: str, env: Dict[str, str]) -> bool:
     """True when this cudaenv has the subcommand (a missing module answers 'not available', exit 2)."""
     r = subprocess.run([cudaenv, name, "--help"], capture_output=True, text=True, env=env, timeout=60)
@@ -213,7 +292,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise SystemExit("bench: no cudaenv next to %s; install it first (nox -s bench does)" % python)
     import importlib.util
 
-    fleet_only = bool(args.only) and all("fleet" in w for w in args.only.split(",") if w)
+    fleet_only = bool(args.only) and all("fleet" in w or "explain" in w for w in args.only.split(",") if w)  # no torch needed
     if importlib.util.find_spec("torch") is None and not fleet_only:
         raise SystemExit("bench: torch is not installed in %s (pip install torch==2.13.0)" % python)
 
@@ -256,7 +335,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         for label, count in (("fleet summarize 10k", 10_000), ("fleet summarize 100k", 100_000)):
             folder = fleet_reports(Path(work) / label.split()[-1], count, cudaenv, env)
             fleet[label] = [cudaenv, "fleet", "summarize", str(folder)]
+    explain: Dict[str, float] = {}
     try:
+        if not args.only or "explain" in args.only:
+            explain = explain_figures(python, cudaenv, work, env)
         figures = medians(commands, envs, work, runs)
         if fleet:
             figures.update(medians({"fleet summarize 10k": fleet["fleet summarize 10k"]}, {"fleet summarize 10k": env}, work, runs))
@@ -289,6 +371,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("fleet summarize 10k reports (s)", figures.get("fleet summarize 10k", {}).get("wall"), 3.0),
         ("fleet summarize 10k peak RSS (MiB)", figures.get("fleet summarize 10k", {}).get("rss_mib"), 300.0),
         ("fleet summarize 100k reports (s)", figures.get("fleet summarize 100k", {}).get("wall"), 30.0),
+        ("explain 50 MB paste (s)", explain.get("explain 50M"), 2.0),
+        ("explain worst hostile input (s)", explain.get("explain hostile"), 2.0),
     ]
 
     print("cudaenv bench: %s, median of %d interleaved runs each (after one warm-up round)" % (python, runs))

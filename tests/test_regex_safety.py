@@ -1,12 +1,13 @@
 """Every regular expression cudaenv ships runs in linear time on hostile text (issue 12: regex backtracking).
 
-One property, two sources of patterns:
+One property, three sources of patterns:
 
 * every ``pattern``/``patterns`` string in the installed ``data/*.json`` tables (the error table's rows, and
   any row another table adds later), compiled as cudaenv compiles them (case-insensitive);
 * every literal pattern in the package's code, collected from the source with ``ast`` (``re.compile``,
   ``re.search``, ..., ``LazyPattern``), with its flags when they are spelled ``re.X``; a pattern built with
-  ``%`` from ``re.escape(...)`` is tried with a plain word in the hole.
+  ``%`` from ``re.escape(...)`` is tried with a plain word in the hole;
+* the compiled module-level patterns of explain's normalizer and ranker (built from pieces the ast cannot read).
 
 Each is run, the way the code runs it (``search`` for compiled ones, whose use is unknown), against inputs
 made from the pattern itself: 100 KB runs of a character each of its classes accepts, its literal pieces
@@ -117,7 +118,21 @@ def code_patterns():
     return found
 
 
-ALL = data_patterns() + code_patterns()
+def module_patterns(modules=("cudaenv.explain.normalize", "cudaenv.explain.rank")):
+    """(where, pattern, flags, method) for the compiled patterns these modules hold, however their source spells
+    them (explain's normalizer builds its prefix pattern from pieces, which the ast collector cannot read)."""
+    import importlib
+
+    found = []
+    for name in modules:
+        module = importlib.import_module(name)
+        for attr, value in sorted(vars(module).items()):
+            if isinstance(value, re.Pattern):
+                found.append(("%s.%s" % (name, attr), value.pattern, value.flags & ~re.UNICODE, "search"))
+    return found
+
+
+ALL = data_patterns() + code_patterns() + module_patterns()
 
 
 # ------------------------------------------------------------------------------------ adversarial inputs
@@ -271,6 +286,8 @@ def test_the_collection_sees_the_patterns_it_must():
     assert any(w.endswith("installer_check.py") and "title" in p for w, p in code)
     assert any(w.endswith("_lazy.py") is False and "CUDA_VERSION" in p for w, p in code)  # a LazyPattern
     assert len(code) >= 60
+    modules = {w: p for w, p, _, _ in module_patterns()}
+    assert "cudaenv.explain.normalize._PREFIX" in modules and "ERROR" in modules["cudaenv.explain.normalize._PREFIX"]
 
 
 def test_a_quadratic_pattern_fails_this_check(runner):

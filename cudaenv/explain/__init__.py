@@ -100,6 +100,7 @@ def _match(ranked, paste, shown) -> ErrorMatch:
     c = ranked.candidate
     row = c.row
     values = derive(R.values(paste, c))
+    values.update(c.extra)
     v = R.variant(row.id, values, shown)
     title = (v.title if v is not None and v.title else row.title)
     explanation = v.explanation if v is not None and v.explanation else row.explanation

@@ -28,7 +28,7 @@ _QUOTE = re.compile(r"(?m)^[ \t]{0,12}(?:>[ \t]?){1,12}")
 _BOX = re.compile(r"(?m)^[ \t]{0,12}[\u2502\u2503\u2551]|[\u2502\u2503\u2551][ \t]{0,8}$")  # rich's traceback box
 _LEVELS = r"(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL|TRACE|SUCCESS|NOTICE)"
 _PREFIX = re.compile(
-    r"(?m)^[ \t]{0,16}(?:"
+    r"(?m)^[ \t]{0,16}(?=[\[\d|A-Z])(?:"
     r"\[(?:rank|default|worker|proc|node)?\d{1,6}\]:?"  # torchrun's [rank0]: / [default0]:, [0]:
     r"|\[\d{1,5},\d{1,5}\]<std(?:out|err)>:"  # mpirun --tag-output
     r"|\d{1,5}:(?= )"  # srun --label
@@ -36,11 +36,11 @@ _PREFIX = re.compile(
     r"|\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?(?:[ \t]{0,4}[|-](?= ))?"
     r"|[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,6}[ \t]{1,8}\d{1,10} [\w.-]{1,80}:\d{1,6}\]"  # glog
     r"|E(?=[ \t]{3})"  # pytest's error lines
-    r"|[\w.]{1,60} - " + _LEVELS + r" - "  # logging's "name - LEVEL - "
     r"|\|?[ \t]{0,4}\[?" + _LEVELS + r"\]?(?:[ \t]{0,8}\|[ \t]{0,4}[\w.<>-]{1,80}(?::[\w.<>-]{1,80}){0,2}[ \t]{0,4}-(?= )"
     r"|[ \t]{0,8}\||:(?:[\w.-]{1,60}:)?|[ \t]{0,4}-(?= )|(?=[ \t]))"
     r")[ \t]{0,8}"
 )
+_LOGGER = re.compile(r"(?m)^[ \t]{0,16}[\w.]{1,60} - " + _LEVELS + r" - [ \t]{0,8}")  # logging's "name - LEVEL - "
 _RICH_COLUMN = re.compile(r"(?m)(?<![ \t])[ \t]{2,}[\w.-]{1,80}\.py:\d{1,6}[ \t]{0,8}$")
 _BLANKS = re.compile(r"[ \t\f\v\u00a0\u3000]{2,}")
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -91,12 +91,17 @@ def normalize(text: str) -> List[str]:
         s = _QUOTE.sub("", s)
     for _ in range(_PASSES):
         s, n = _PREFIX.subn("", s)
+        if " - " in s:
+            s, more = _LOGGER.subn("", s)
+            n += more
         if not n:
             break
     if ".py:" in s:
         s = _RICH_COLUMN.sub("", s)
     s = _BLANKS.sub(" ", s.replace("\t", " "))
-    out = [line.strip().strip("`").strip() if "`" in line else line.strip() for line in s.split("\n")]
+    out = list(map(str.strip, s.split("\n")))
+    if "`" in s:
+        out = [line.strip("`").strip() if "`" in line else line for line in out]
     if len(out) != len(raw):  # a pass may never add or remove a line; if one did, keep the paste's own lines
         return [line.strip() for line in raw]
     return out
@@ -109,7 +114,7 @@ def joined(lines: Sequence[str]) -> str:
 
 def wrap_width(raw: Sequence[str]) -> int:
     """The width a terminal wrapped ``raw`` at: the longest line, when it is at least 40 characters; 0 else."""
-    longest = max((len(line) for line in raw), default=0)
+    longest = max(map(len, raw), default=0)
     return longest if longest >= 40 else 0
 
 

@@ -22,7 +22,8 @@ a line that does not report an error; ``high`` otherwise.
 
 import re
 from bisect import bisect_right
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
+from operator import add
 from functools import lru_cache
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
@@ -102,24 +103,31 @@ class View:
     """One way of reading the normalized lines: ``text`` made of pieces (one line each), ``starts`` where each
     piece begins in it, ``lines`` the line each piece is."""
 
-    __slots__ = ("name", "text", "starts", "lines", "low", "_spans")
+    __slots__ = ("name", "text", "lines", "low", "_pieces", "_seps", "_starts", "_spans")
 
     def __init__(self, name: str, lines: Sequence[int], pieces: Sequence[str], seps):
         """``seps``: the one separator between all pieces (a string), or one per gap (a list)."""
         self.name = name
         if isinstance(seps, str):
             self.text = seps.join(pieces)
-            step = len(seps)
-            self.starts = [0] + list(accumulate(len(p) + step for p in pieces[:-1])) if pieces else []
         else:
-            parts = [None] * (2 * len(pieces) - 1) if pieces else []
+            parts = [""] * (2 * len(pieces) - 1) if pieces else []
             parts[::2] = pieces
             parts[1::2] = seps
             self.text = "".join(parts)
-            self.starts = [0] + list(accumulate(len(p) + len(sep) for p, sep in zip(pieces, seps))) if pieces else []
         self.lines = lines
         self.low = T.lowered(self.text)
+        self._pieces, self._seps, self._starts = pieces, seps, None
         self._spans: Dict[str, Any] = {}
+
+    @property
+    def starts(self) -> List[int]:
+        """Where each piece begins in ``text`` (made when first needed, in C-level passes)."""
+        if self._starts is None:
+            lens = list(map(len, self._pieces[:-1]))
+            gaps = repeat(len(self._seps)) if isinstance(self._seps, str) else map(len, self._seps)
+            self._starts = [0] + list(accumulate(map(add, lens, gaps))) if self._pieces else []
+        return self._starts
 
     def line_of(self, offset: int) -> int:
         i = bisect_right(self.starts, offset) - 1
@@ -186,9 +194,9 @@ def read(text: str) -> Paste:
     raw = N.lines_of(text)
     norm = N.normalize(text)
     views = [View("lines", range(len(norm)), norm, "\n")]
-    idx = [i for i, line in enumerate(norm) if line]
+    idx = list(compress(range(len(norm)), norm))
     if len(idx) > 1:
-        pieces = [norm[i] for i in idx]
+        pieces = list(filter(None, norm))
         views.append(View("joined", idx, pieces, " "))
         width = N.wrap_width(raw)
         if width:
@@ -208,6 +216,7 @@ class Candidate(NamedTuple):
     found: Tuple[Tuple["re.Pattern[str]", "re.Match[str]"], ...]  # every pattern that matched, with its match
     first: int  # the lines the match covers
     last: int
+    extra: Tuple[Tuple[str, str], ...] = ()  # the values the row's check added
 
 
 def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Optional["re.Match[str]"]:
@@ -240,11 +249,22 @@ def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional
 
 
 def candidates(paste: Paste) -> List[Candidate]:
-    """Every row that matches, once: in the lines view, else across joined lines, else across glued ones."""
+    """Every row that matches, once: in the lines view, else across joined lines, else across glued ones (a row
+    whose check rejects the text in one view is tried in the next, as a row that did not match)."""
     found = []
     for index, row in enumerate(T.rows()):
         for view in paste.views:
             c = _candidate(index, row, view, paste.context)
+            if c is not None and row.check:  # the patterns matched; the row's check reads the text and decides
+                from cudaenv.explain_checks import run_check
+
+                groups: Dict[str, str] = {}
+                for _, m in c.found:
+                    for key, value in m.groupdict().items():
+                        if value is not None:
+                            groups.setdefault(key, value)
+                extra = run_check(row.check, T.derive(groups), view.text)
+                c = None if extra is None else c._replace(extra=tuple(sorted(extra.items())))
             if c is not None:
                 found.append(c)
                 break

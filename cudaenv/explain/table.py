@@ -1,7 +1,8 @@
 """The error table, ``data/error_patterns.json``, as compiled rows, and the filling of a row's sentences.
 
 Each row: ``id``, ``patterns`` (Python ``re``, case-insensitive), ``title``, ``explanation``, optional
-``details``, ``advice``, ``context``, ``source``. Named groups of the patterns fill ``{name}`` placeholders; a
+``details``, ``advice``, ``context``, ``source``, ``check`` (a function of ``cudaenv.explain_checks`` that reads
+the text once the patterns matched: more values, or None when the row does not fit after all). Named groups of the patterns fill ``{name}`` placeholders; a
 sentence with a placeholder that has no value is left out. A row's position in the table is its priority among
 rows that match on the same footing (:mod:`cudaenv.explain.rank` says what footing means).
 
@@ -30,6 +31,7 @@ class Row(Record):
     source: Optional[str]
     doctor_finding: bool = False
     context: Tuple[str, ...] = ()
+    check: Optional[str] = None  # a cudaenv.explain_checks check that decides whether the row fits the text
     needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains ("" when none is known)
     extra: Dict[str, Any] = factory(dict)
 
@@ -74,6 +76,7 @@ def rows() -> Tuple[Row, ...]:
                 source=raw.get("source"),
                 doctor_finding=bool(raw.get("doctor_finding", False)),
                 context=tuple(raw.get("context", ())),
+                check=raw.get("check"),
             )
         )
     return tuple(out)
