@@ -105,6 +105,30 @@ def test_a_wrapper_message_is_ranked_by_what_is_under_it(monkeypatch):
     assert classify_error(text.split("\n")[0]).id == "state-dict-mismatch"  # the wrapper alone: it is what there is
 
 
+def test_a_row_with_evidence_beyond_the_wrapper_is_not_wrapped(monkeypatch):
+    """A row whose first pattern is the wrapper line but another pattern reads the lists under it (the state_dict rows
+    and their checks) ranks by those lists: it is not 'inside the wrapper'."""
+    _table(monkeypatch, [{"id": "header-only", "patterns": [r"Error\(s\) in loading state_dict for \w+"]},
+                         {"id": "reads-the-lists", "patterns": [r"Error\(s\) in loading state_dict for \w+", r"Missing key\(s\) in state_dict"]}])
+    text = 'RuntimeError: Error(s) in loading state_dict for VGG:\n\tMissing key(s) in state_dict: "features.0.weight".'
+    found = classify_all(text)
+    assert [(m.id, m.confidence) for m in found] == [("reads-the-lists", "high"), ("header-only", "medium")]
+
+
+def test_a_prompt_line_is_context_only_up_to_the_output_glued_after_it():
+    text = ("(base) lg@lg-robot:~/web_project$ tar -xvf cuda-header.tar.gz tar: This does not look like a tar archive "
+            "gzip: stdin: unexpected end of file tar: Child returned status 1")
+    for m in classify_all(text):
+        assert m.confidence != "low", m
+    assert classify_error("$ grep -n 'invalid device ordinal' train.log").confidence == "low"  # the command itself
+
+
+def test_a_compilers_source_excerpt_of_an_error_directive_is_the_message():
+    m = classify_error("  132 | #error -- unsupported GNU version! gcc versions later than 12 are not supported!")
+    assert m.id == "nvcc-host-compiler-unsupported" and m.confidence == "high"
+    assert classify_error("  12 |     x = 'CUDA out of memory. Tried to allocate 2 GiB'").confidence == "low"
+
+
 def test_a_match_in_a_source_excerpt_or_a_pip_line_is_low_and_the_real_error_line_wins():
     text = ('Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
             '    raise AssertionError("Torch not compiled with CUDA enabled")\nAssertionError: Torch not compiled with CUDA enabled')

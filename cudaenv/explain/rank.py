@@ -39,7 +39,8 @@ EVIDENCE = 300  # characters of an original line kept as the evidence around a m
 _ERROR_LINE = re.compile(
     r"\A[\w.]{0,100}(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)\b"
     r"|\b(?:error|fatal|failed|failure|aborted)\b ?:|terminate called|what\(\):|command not found"
-    r"|Segmentation fault|cannot open shared object file|\bCUDA error\b|\bNCCL error\b|\bnvcc fatal\b",
+    r"|Segmentation fault|cannot open shared object file|\bCUDA error\b|\bNCCL error\b|\bnvcc fatal\b"
+    r"|: not found\b|\bNVRM\b|\bXid\b",
     re.IGNORECASE,
 )
 
@@ -50,6 +51,7 @@ class Rule(NamedTuple):
     needle: str
     name: str
     then_next: bool
+    until: Optional["re.Pattern[str]"] = None  # context only before this (a prompt's command, not its output)
 
 
 class Variant(NamedTuple):
@@ -82,7 +84,10 @@ def rules() -> Rules:
     for raw in load_table(RULES)["rows"]:
         kind = raw["kind"]
         if kind in kinds:
-            kinds[kind].append(_rule(kind, raw["pattern"], raw.get("name", kind), raw.get("then") == "next"))
+            rule = _rule(kind, raw["pattern"], raw.get("name", kind), raw.get("then") == "next")
+            if raw.get("until"):
+                rule = rule._replace(until=re.compile(raw["until"], re.IGNORECASE))
+            kinds[kind].append(rule)
         elif kind == "platform":
             platforms.setdefault(raw["name"], []).extend(_rule(kind, p, raw["name"], False) for p in raw["patterns"])
         elif kind == "variant":
@@ -152,7 +157,8 @@ class View:
 
 
 class Context(dict):
-    """line -> the context kind it is (pip, traceback-frame, ...) or None: worked out for a line when first asked
+    """line -> (the context kind it is: pip, traceback-frame, ..., where on the line that part ends) or None: worked
+    out for a line when first asked
     (only the lines a pattern matched on are ever asked about, so a paste of a million lines costs nothing here)."""
 
     __slots__ = ("norm",)
@@ -161,25 +167,28 @@ class Context(dict):
         super().__init__()
         self.norm = norm
 
-    def __missing__(self, line: int) -> Optional[str]:
+    def __missing__(self, line: int) -> Optional[Tuple[str, int]]:
         kind = _context_kind(self.norm, line)
         self[line] = kind
         return kind
 
 
-def _context_kind(norm: Sequence[str], line: int) -> Optional[str]:
+def _context_kind(norm: Sequence[str], line: int) -> Optional[Tuple[str, int]]:
+    """(the context kind of ``line``, the column where the context part of the line ends) or None."""
     text = norm[line] if 0 <= line < len(norm) else ""
     found = rules().context
     for rule in found:
-        if rule.pattern.match(text):
-            return rule.name
+        m = rule.pattern.match(text)
+        if m:
+            stop = rule.until.search(text, m.end()) if rule.until is not None else None
+            return rule.name, stop.start() if stop else len(text) + 1
     prev = line - 1
     while prev >= 0 and not norm[prev]:
         prev -= 1
     if prev >= 0 and not _ERROR_LINE.search(text):
         for rule in found:
             if rule.then_next and rule.pattern.match(norm[prev]):
-                return rule.name + " source"
+                return rule.name + " source", len(text) + 1
     return None
 
 
@@ -187,7 +196,7 @@ class Paste(NamedTuple):
     raw: List[str]  # the lines as pasted
     norm: List[str]  # the same lines normalized
     views: Tuple[View, ...]  # "lines", then "joined" and "glued" when they differ
-    context: Context  # line -> the context kind it is, or None
+    context: Context  # line -> (the context kind it is, where it ends on the line), or None
 
 
 def read(text: str) -> Paste:
@@ -219,13 +228,24 @@ class Candidate(NamedTuple):
     extra: Tuple[Tuple[str, str], ...] = ()  # the values the row's check added
 
 
+def _context_at(view: View, context: Context, offset: int) -> Optional[str]:
+    """The context kind at ``offset`` of ``view``: its line's, when the offset lies in the context part of the line."""
+    i = max(bisect_right(view.starts, offset) - 1, 0)
+    line = view.lines[i] if view.lines else 0
+    found = context[line]
+    if found is None:
+        return None
+    kind, stop = found
+    return kind if offset - (view.starts[i] if view.starts else 0) < stop else None
+
+
 def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Optional["re.Match[str]"]:
     """The first match of ``pattern`` in ``view`` that is not on a context line (else the first match)."""
     first = None
     for n, m in enumerate(pattern.finditer(view.text)):
         if first is None:
             first = m
-        if context[view.line_of(m.start())] is None:
+        if _context_at(view, context, m.start()) is None:
             return m
         if n + 1 >= MAX_OCCURRENCES:
             break
@@ -294,9 +314,10 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
     for c in found:
         view, start, end = c.view, c.match.start(), c.match.end()
         notes = []
-        kind = paste.context[c.first]
+        kind = _context_at(view, paste.context, start)
         boiler = _inside(view.spans("boilerplate", r.boilerplate), start, end)
-        wrapped = not boiler and _inside(view.spans("wrapper", r.wrapper), start, end)
+        wrappers = view.spans("wrapper", r.wrapper)
+        wrapped = not boiler and all(_inside(wrappers, m.start(), m.end()) for _, m in c.found)  # nothing outside it
         chain = view.spans("chain", r.chain)
         section = sum(1 for s in chain if s[0] < start)
         low = kind is not None or boiler
