@@ -47,10 +47,14 @@ _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_EDGE = re.compile(r"(?<=[%s])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9.:)])(?=[%s])" % (_CJK, _CJK))
 
 
+_STOP = "\ue000"  # an ideographic full stop, until it is known whether a sentence or a name (torch。cuda) goes on
+_STOP_SENTENCE = re.compile("\ue000(?=[A-Z\\s]|$)")
+
+
 def _table():
     table = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # full-width ASCII: "（）＝" -> "()="
     table.update({0xFF1A: ": ", 0xFF0C: ", ", 0xFF1B: "; ", 0xFF01: "! ", 0xFF1F: "? ",  # a blank after, as typed in ASCII
-                  0x3000: " ", 0x00A0: " ", 0x3002: ". ", 0xFF61: ". ", 0x3001: ", ", 0xFF64: ", ",
+                  0x3000: " ", 0x00A0: " ", 0x3002: _STOP, 0xFF61: _STOP, 0x3001: ", ", 0xFF64: ", ",
                   0x2018: "'", 0x2019: "'", 0x201A: "'", 0x201B: "'", 0x2032: "'",
                   0x201C: '"', 0x201D: '"', 0x201E: '"', 0x201F: '"', 0x2033: '"', 0x00AB: '"', 0x00BB: '"',
                   0x300C: '"', 0x300D: '"', 0x300E: '"', 0x300F: '"', 0x3010: "[", 0x3011: "]",
@@ -80,6 +84,8 @@ def normalize(text: str) -> List[str]:
         s = _BARE_SGR.sub("", s)
     if not s.isascii():
         s = s.translate(_TRANSLATE)
+        if _STOP in s:  # "memory。Tried" is a sentence: ". "; "torch。cuda" a dotted name: "."
+            s = _STOP_SENTENCE.sub(". ", s).replace(_STOP, ".")
         s = _BOX.sub("", s)
         if not s.isascii():
             s = _CJK_EDGE.sub(" ", s)
