@@ -443,7 +443,8 @@ def test_one_child_script_loader():
 
 def test_verify_and_toolkit_check_run_children_only_through_host():
     pkg = Path(__import__("cudaenv").__file__).parent
-    for rel in ("verify.py", "toolkit_check.py", "commands/verify.py", "collect.py", "probes/torch.py", "probes/nvidia.py"):
+    for rel in ("verify/__init__.py", "verify/records.py", "verify/child.py", "verify/classify.py", "verify/run.py",
+                "toolkit_check.py", "commands/verify.py", "collect.py", "probes/torch.py", "probes/nvidia.py"):
         text = (pkg / rel).read_text(encoding="utf-8")
         for word in ("import subprocess", "import tempfile", "from subprocess", "from tempfile"):
             assert word not in text, (rel, word)

@@ -41,7 +41,7 @@ def add_arguments(parser) -> None:
 
 def run(args, ctx) -> int:
     from cudaenv.toolkit import switch
-    from cudaenv.toolkit.project import find_version_file, load_toolkits, read_version_file, spec_path, write_version_file
+    from cudaenv.toolkit.project import load_toolkits, spec_path, start_dir, version_file_spec, write_version_file
     from cudaenv.text import printable
 
     host = ctx.host(args)
@@ -53,37 +53,29 @@ def run(args, ctx) -> int:
         return _fail(ctx, "--off takes no VERSION, --local or --write")
     if args.local and not args.version:
         return _fail(ctx, "--local needs a VERSION: cudaenv use --local 12.1")
-    shell = None
-    if not args.write:
-        shell = _shell(args, ctx, host.system)
-        if shell is None:
-            return 2
+    shell = None if args.write else _shell(args, ctx, host.system)
+    if shell is None and not args.write:
+        return 2
     toolkits, link = load_toolkits(host)
     try:
         if args.auto:
-            found = find_version_file(_start_dir(ctx))
-            spec_found = None
-            if found is not None:
-                spec = read_version_file(found)
-                if spec is None:
-                    ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % printable(found))
-                    return 1
-                spec_found = (found, spec_path(spec, os.path.dirname(found), host, ctx.env))
-            change = switch.plan_auto(toolkits, ctx.env, spec_found, host.system, link)
+            found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env)
+            if found is not None and spec is None:
+                ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % printable(found))
+                return 1
+            change = switch.plan_auto(toolkits, ctx.env, (found, spec) if found else None, host.system, link)
         elif args.off:
             change = switch.plan_off(toolkits, ctx.env, host.system, link)
         else:
             spec = args.version
             if spec is None:
-                found = find_version_file(_start_dir(ctx))
+                found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env)
                 if found is None:
                     return _fail(ctx, "no VERSION given and no .cuda-version here or in a parent directory", toolkits, host.system)
-                spec = read_version_file(found)
                 if spec is None:
                     return _fail(ctx, "%s names no CUDA version" % printable(found), toolkits, host.system)
-                spec = spec_path(spec, os.path.dirname(found), host, ctx.env)
             else:
-                spec = spec_path(spec, _start_dir(ctx), host, ctx.env)
+                spec = spec_path(spec, start_dir(ctx.env, ctx.cwd), host, ctx.env)
             toolkit = switch.find_toolkit(toolkits, spec, host.system)
             written = None
             if args.local:
@@ -112,20 +104,15 @@ def run(args, ctx) -> int:
 
 
 def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()) -> int:
-    from cudaenv.render.switch import render_installed
+    from cudaenv.render.switch import render_use_error
 
-    ctx.err.write("cudaenv: error: %s\n" % message)
-    if candidates:
-        ctx.err.write("matching:\n%s\n" % render_installed(candidates, system).split("\n", 1)[-1])
-    if toolkits is not None:
-        ctx.err.write(render_installed(toolkits, system) + "\n")
+    ctx.err.write(render_use_error(message, toolkits, system, candidates))
     return 1
 
 
 def _shell(args, ctx, system: str):
-    from cudaenv.shells import UnknownShell, detect_shell
-
     from cudaenv import config
+    from cudaenv.shells import UnknownShell, detect_shell, parent_process_name
 
     parent = None
     if not args.shell and not config.value(ctx.env, "CUDAENV_SHELL") and system != "windows":
@@ -135,15 +122,6 @@ def _shell(args, ctx, system: str):
     except UnknownShell as exc:
         ctx.err.write("cudaenv: error: %s\nhint: pass --shell bash|zsh|fish|pwsh (or set CUDAENV_SHELL)\n" % exc.message)
         return None
-
-
-def parent_process_name(env, system: str) -> Optional[str]:
-    """The name of the process that ran cudaenv (``/proc/PPID/comm``: ``fish``), read through a Host of this machine
-    (never inside ``--root``: the caller runs here); None where there is no /proc."""
-    from cudaenv.host import Host
-
-    text = Host(root="/", env=env, system=system).read_text("/proc/%d/comm" % os.getppid(), limit=64)
-    return text.strip() or None if text else None
 
 
 def _write_code(out, text: str) -> None:
@@ -156,33 +134,16 @@ def _write_code(out, text: str) -> None:
     out.flush()
 
 
-# ------------------------------------------------------------------------------- .cuda-version
-def _start_dir(ctx) -> str:
-    """The shell's own spelling of the current directory ($PWD keeps symbolic links) when it is the same dir."""
-    pwd = ctx.env.get("PWD")
-    if pwd and pwd != ctx.cwd:
-        try:
-            if os.path.samefile(pwd, ctx.cwd):
-                return pwd
-        except OSError:
-            pass
-    return ctx.cwd
-
-
 # --------------------------------------------------------------------------------- --write FILE
 def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: str, ctx) -> int:
+    from cudaenv.toolkit.project import write_switch_script
     from cudaenv.toolkit.switch import describe
 
     if system == "windows":
         return _fail(ctx, "--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`")
-    from cudaenv.toolkit.project import render_switch_script
-
-    text = render_switch_script(toolkit, toolkits, link, ctx.env)
     path = os.path.join(ctx.cwd, os.path.expanduser(target)) if not os.path.isabs(target) else target
-    from cudaenv._fs import atomic_write_text
-
     try:
-        atomic_write_text(path, text, mode=0o755, errors="surrogateescape")
+        write_switch_script(path, toolkit, toolkits, link, ctx.env)
     except OSError as exc:
         return _fail(ctx, "cannot write %s: %s" % (path, exc.strerror or exc))
     ctx.err.write("cudaenv: wrote %s: `source %s` switches a shell to %s\n" % (path, path, describe(toolkit)))

@@ -14,7 +14,7 @@ from cudaenv._record import registered
 CONTRACT_MODULES = (
     "cudaenv.snapshot",
     "cudaenv.model.reports",
-    "cudaenv.verify",
+    "cudaenv.verify.records",
     "cudaenv.toolkit_check",
     "cudaenv.recommend.records",
     "cudaenv.explain",
@@ -26,7 +26,7 @@ CONTRACT_MODULES = (
     "cudaenv.fleet.records",
 )
 # Records in those modules that are working values, never written as JSON.
-INTERNAL = frozenset(["cudaenv.verify.ChildReport", "cudaenv.recommend.records.Candidate",
+INTERNAL = frozenset(["cudaenv.verify.records.ChildReport", "cudaenv.recommend.records.Candidate",
                       "cudaenv.recommend.records.Request", "cudaenv.explain._Row",
                       "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.plan.Options",
                       "cudaenv.toolkit.install.plan.InstallPlan"])

@@ -16,6 +16,11 @@ to the same folder (every place that found it stays in ``Toolkit.sources``):
 The version comes from ``version.json``, ``version.txt``, the package metadata (pip/conda), ``cuda.h``,
 and only then from running ``nvcc --version``, so the common case runs no program at all.
 This module is on ``cudaenv use``'s hot path: stdlib only, nothing heavy.
+
+The probe is cut in three: :mod:`cudaenv.probes.toolkit_candidates` proposes the folders,
+:mod:`cudaenv.probes.toolkit_folder` reads one folder's files, and this module merges the candidates into
+:class:`Toolkit` records, tells which one is active and reads the /usr/local/cuda link. The names of the other two
+are importable from here, as are the parsers of :mod:`cudaenv.parse.toolkit_files` it used to hold.
 """
 
 from __future__ import annotations
@@ -23,11 +28,10 @@ from __future__ import annotations
 import os
 import posixpath
 
-from cudaenv._lazy import LazyModule, LazyPattern
+from cudaenv._lazy import LazyModule
 from cudaenv._record import Record, replace
-from cudaenv.parse.nvcc import EXCERPT as RELEASE_EXCERPT
-from cudaenv.parse.nvcc import RELEASE_MARKER, parse_nvcc_version, parse_release_excerpt
-from cudaenv.parse.toolkit_files import (  # noqa: F401  (parse_bundled_driver, parse_version_txt: re-exported)
+from cudaenv.parse.nvcc import parse_nvcc_version
+from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parsers' old import place)
     cuda_h_raw,
     parse_bundled_driver,
     parse_conda_meta_name,
@@ -39,9 +43,28 @@ from cudaenv.parse.toolkit_files import (  # noqa: F401  (parse_bundled_driver, 
     parse_wrapper_target,
     version_json_raw,
 )
-from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.probes.toolkit_candidates import LINK_NAMES, _Candidate, _candidates, _home_value  # noqa: F401
+from cudaenv.probes.toolkit_folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
+    CUDA_H_LIMIT,
+    NVCC_SCAN_LIMIT,
+    PROBE,
+    WRAPPER_LIMIT,
+    _clean_env_path,
+    _dirname,
+    _is_absolute,
+    _lib_dir,
+    _nvcc_in,
+    _root_of_nvcc,
+    follow_nvcc,
+    has_toolkit_markers,
+    nvcc_file_version,
+    runfile_uninstaller,
+    toolkit_version_from_files,
+    wheel_dists,
+)
 from cudaenv.probes.toolkit_store import is_cudaenv_install
-from cudaenv.version import malformed, version_key
+from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.version import version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -49,17 +72,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Dict, List, Optional, Sequence, Tuple
 
-PROBE = "toolkits"
-CUDA_H_LIMIT = 64 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h (about 12 KB in, for 13.0)
-NVCC_SCAN_LIMIT = 256 * 1024 * 1024  # bytes of an nvcc searched for its release string (13.0's is 30 MB)
-WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
-LINK_NAMES = ("/usr/local/cuda", "/etc/alternatives/cuda")
 DISTRO_ALIASES = ("/usr/lib/cuda", "/usr/lib/nvidia-cuda-toolkit")
-
-# (?i), not re.IGNORECASE: importing re (and enum, functools) at import time costs the `cudaenv use` path ~10 ms
-_WIN_NAME = LazyPattern(r"(?i)^v(\d+(?:\.\d+)*)$")
-_CUDA_PATH_V = LazyPattern(r"(?i)^CUDA_PATH_V\d+_\d+$")
-_PIP_CU = LazyPattern(r"^cu(\d+)$")
 
 
 class ToolkitState(Record):
@@ -71,26 +84,6 @@ class ToolkitState(Record):
 
 
 # ------------------------------------------------------------------------------------ discovery
-class _Candidate:
-    """A folder some place proposes as a toolkit."""
-
-    __slots__ = ("path", "source", "method", "version", "version_source", "strict", "force", "label")
-
-    def __init__(
-        self,
-        path: str,  # as the inspected system names it
-        source: str,
-        method: Optional[str] = None,  # an install method the place itself tells (conda, pip, windows-installer)
-        version: Optional[str] = None,  # from package metadata (pip dist-info, conda-meta)
-        version_source: Optional[str] = None,
-        strict: bool = False,  # note it when the folder holds no toolkit (named like one, or given by the user)
-        force: bool = False,  # keep it even without toolkit markers (a pip runtime wheel)
-        label: Optional[str] = None,  # how to name it in a note ("CUDA_HOME=/x")
-    ):
-        self.path, self.source, self.method, self.version = path, source, method, version
-        self.version_source, self.strict, self.force, self.label = version_source, strict, force, label
-
-
 class _Found:
     """A toolkit folder found, with every source that proposed it."""
 
@@ -118,174 +111,6 @@ def probe_toolkits(host, notes: list, site_packages: Sequence[str] = (), install
     toolkits = [finder.flag(tk, active, symlink) for tk in toolkits]
     toolkits.sort(key=lambda tk: (tuple(-x for x in version_key(tk.version)), tk.version is None, tk.path))
     return ToolkitState(tuple(toolkits), symlink, active)
-
-
-def _candidates(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]]) -> List[_Candidate]:
-    out: List[_Candidate] = []
-    if host.system == "windows":
-        base = _clean_env_path(host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES")) or "C:\\Program Files"
-        root = ntpath.join(base, "NVIDIA GPU Computing Toolkit", "CUDA")
-        for name in host.listdir(root):
-            out.append(_Candidate(ntpath.join(root, name), "Program Files", "windows-installer", strict=bool(_WIN_NAME.match(name))))
-    else:
-        out += _named_dirs(host, "/usr/local", "cuda-", "/usr/local/cuda-*")
-        out.append(_Candidate("/opt/cuda", "/opt/cuda"))
-        out += _named_dirs(host, "/opt", "cuda-", "/opt/cuda")
-        if host.system == "darwin":
-            out += _named_dirs(host, "/Developer/NVIDIA", "CUDA-", "/Developer/NVIDIA/CUDA-*")
-        if host.is_file("/usr/bin/nvcc") or host.is_dir("/usr/lib/cuda"):
-            out.append(_Candidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
-    out += _cudaenv_toolkits(host, notes)
-    out += _installed(host)
-    out += _conda(host)
-    out += _pip(host, site_packages)
-    for name in ("CUDA_HOME", "CUDA_PATH"):
-        out += _from_env(host, notes, name)
-    for name in sorted(k for k in host.env if k[:11].upper() == "CUDA_PATH_V" and _CUDA_PATH_V.match(k)):
-        out += _from_env(host, notes, name)
-    out += _from_env(host, notes, "CUDA_ROOT")
-    for _listed, real in nvccs:
-        root = _root_of_nvcc(host, real)
-        if root:
-            out.append(_Candidate(root, "PATH"))
-    if host.system != "windows":
-        for name in LINK_NAMES:
-            out.append(_Candidate(name, name))
-    return out
-
-
-def _is_toolkit_name(name: str) -> bool:
-    """``cuda-12.1``, ``CUDA12.4``, ``cuda-v11.8``: cuda or CUDA, an optional ``-`` and ``v``, then dotted ASCII digits.
-    (Plain string tests: this runs on every `cudaenv use`, and a regular expression would import re.)"""
-    if name[:4] not in ("cuda", "CUDA"):
-        return False
-    rest = name[4:]
-    rest = rest[1:] if rest[:1] == "-" else rest
-    rest = rest[1:] if rest[:1] == "v" else rest
-    return all(part.isascii() and part.isdigit() for part in rest.split("."))
-
-
-def _named_dirs(host, directory: str, prefix: str, source: str) -> List[_Candidate]:
-    """``cuda-12.1`` style entries of ``directory``; oddly named ones (``cuda-12.1.bak``) only when they hold a toolkit."""
-    out = []
-    for name in host.listdir(directory):
-        if name.startswith(prefix) or name.lower().startswith(prefix.lower()):
-            out.append(_Candidate(host.join(directory, name), source, strict=_is_toolkit_name(name)))
-    return out
-
-
-def _cudaenv_toolkits(host, notes: list) -> List[_Candidate]:
-    out = []
-    from cudaenv import config
-
-    for entry in (config.value(host.env, "CUDAENV_TOOLKITS") or "").split(host.pathsep):
-        entry = _clean_env_path(entry)
-        if not entry:
-            continue
-        if not _is_absolute(host, entry):
-            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %r is not an absolute path; ignored" % entry))
-            continue
-        if not host.exists(entry):
-            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s does not exist" % entry))
-            continue
-        if has_toolkit_markers(host, entry):
-            out.append(_Candidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
-            continue
-        children = [host.join(entry, name) for name in host.listdir(entry)]
-        kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]
-        if not kept:
-            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % entry))
-        out += [_Candidate(c, "CUDAENV_TOOLKITS") for c in kept]
-    return out
-
-
-def _installed(host) -> List[_Candidate]:
-    """The toolkits `cudaenv install` put in the data dir (finished ones only: they hold the install marker)."""
-    from cudaenv.probes.toolkit_store import METHOD, installed
-
-    return [_Candidate(path, "cudaenv install", METHOD) for path in installed(host, host.system)]
-
-
-def _conda(host) -> List[_Candidate]:
-    prefix = _clean_env_path(host.env.get("CONDA_PREFIX"))
-    if not prefix or not _is_absolute(host, prefix) or not host.is_dir(prefix):
-        return []
-    meta = host.join(prefix, "conda-meta")
-    version, what = None, None
-    packages = {}
-    for name in host.listdir(meta):
-        record = parse_conda_meta_name(name)
-        if record:
-            packages.setdefault(record[0], record[1])
-    for package in ("cuda-nvcc", "cuda-cudart", "cudatoolkit", "cuda-toolkit", "cuda-version"):
-        if package in packages:
-            version, what = packages[package], package
-            break
-    root = prefix
-    if host.system == "windows" and host.is_dir(host.join(prefix, "Library", "bin")):
-        root = host.join(prefix, "Library")  # conda on Windows keeps the toolkit under Library\
-    nvcc = _nvcc_in(host, root) is not None
-    targets = host.is_dir(host.join(prefix, "targets"))
-    if not (nvcc or targets or what):
-        return []
-    return [_Candidate(root, "conda", "conda", version, "conda-meta" if version else None, force=True)]
-
-
-def _pip(host, site_packages: Sequence[str]) -> List[_Candidate]:
-    out = []
-    for sp in site_packages:
-        nvidia = host.join(sp, "nvidia")
-        if not host.is_dir(nvidia):
-            continue
-        dists: Dict[Tuple[str, Optional[str]], str] = {}
-        for name in host.listdir(sp):
-            dist = parse_dist_info_name(name)
-            if dist:
-                component, suffix, dist_version = dist
-                meta = host.read_text(host.join(sp, name, "METADATA"), limit=8192)
-                version = parse_dist_metadata_version(meta or "") or dist_version
-                if version:
-                    dists[(component, suffix)] = version
-
-        def pick(component: str, major: Optional[str] = None) -> Optional[str]:
-            for (comp, suffix), ver in sorted(dists.items(), key=lambda kv: str(kv[0])):
-                if comp == component and (major is None or suffix == major or version_key(ver)[:1] == version_key(major)):
-                    return ver
-            return None
-
-        entries = host.listdir(nvidia)
-        for name in entries:
-            match = _PIP_CU.match(name)
-            if match:  # CUDA 13 wheels share one tree: nvidia/cu13/{bin,include,lib}
-                major = match.group(1)
-                ver = pick("nvcc", major) or pick("runtime", major)
-                out.append(_Candidate(host.join(nvidia, name), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
-        if "cuda_nvcc" in entries:
-            ver = pick("nvcc")
-            out.append(_Candidate(host.join(nvidia, "cuda_nvcc"), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
-        elif "cuda_runtime" in entries:
-            ver = pick("runtime")
-            out.append(_Candidate(host.join(nvidia, "cuda_runtime"), "pip", "pip", ver, "dist-info" if ver else None, force=True))
-    return out
-
-
-def _from_env(host, notes: list, name: str) -> List[_Candidate]:
-    value = _clean_env_path(host.env.get(name))
-    if not value:
-        return []
-    label = "%s=%s" % (name, value)
-    if not _is_absolute(host, value):
-        notes.append(Note(PROBE, "%s is not an absolute path; ignored" % label))
-        return []
-    if not host.exists(value):
-        notes.append(Note(PROBE, "%s does not exist" % label))
-        return []
-    fixed = _home_value(host, value)
-    if fixed != value:
-        notes.append(Note(PROBE, "%s names the bin folder; it should be the toolkit folder %s" % (label, fixed)))
-        value = fixed
-    method = "windows-installer" if host.system == "windows" and name.upper().startswith("CUDA_PATH") else None
-    return [_Candidate(value, name, method, strict=True, label=label)]
 
 
 # ------------------------------------------------------------------------------------- the finder
@@ -490,166 +315,6 @@ class _Finder:
         return next(found.key for found in self.found if found.path == tk.path)
 
 
-# --------------------------------------------------------------------------------------- helpers
-def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[_Candidate] = None) -> Tuple[Optional[str], Optional[str], Optional[str]]:
-    """(version, where it came from, bundled driver) from a toolkit's files, in order: version.json, version.txt,
-    the package metadata discovery found (pip, conda), the nvcc wheel's dist-info kept in the folder, cuda.h.
-    Nothing is run. A malformed version field gives a note and the next file is asked."""
-    roots = [path, "/usr/lib/cuda"] if path == "/usr" else [path]
-    for root in roots:
-        text = host.read_text(host.join(root, "version.json"), limit=256 * 1024)
-        if text is not None:
-            version = parse_version_json(text)
-            if version:
-                return version, "version.json", parse_bundled_driver(text)
-            raw, where = version_json_raw(text), host.join(root, "version.json")
-            notes.append(Note(PROBE, malformed(where, raw) if raw else "%s has no readable cuda.version" % where))
-    for root in roots:
-        version = parse_version_txt(host.read_text(host.join(root, "version.txt"), limit=4096) or "")
-        if version:
-            return version, "version.txt", None
-    if cand is not None and cand.version:
-        return cand.version, cand.version_source, None
-    nvcc_dist = wheel_dists(host, path).get("nvcc")
-    if nvcc_dist:
-        return nvcc_dist, "dist-info", None
-    for header in _cuda_h_files(host, path):
-        text = host.read_text(header, limit=CUDA_H_LIMIT) or ""
-        version = parse_cuda_h(text)
-        if version:
-            return version, "cuda.h", None
-        raw = cuda_h_raw(text)
-        if raw:
-            notes.append(Note(PROBE, malformed("%s CUDA_VERSION" % header, raw)))
-    return None, None, None
-
-
-def wheel_dists(host, path: str) -> Dict[str, str]:
-    """{component: version} of the NVIDIA wheels whose dist-info a wheel-assembled toolkit keeps in
-    ``PATH/dist-info/`` (``nvidia_cuda_nvcc-13.0.88.dist-info`` -> ``{"nvcc": "13.0.88"}``; METADATA's Version wins)."""
-    folder = host.join(path, "dist-info")
-    out: Dict[str, str] = {}
-    for name in host.listdir(folder):
-        dist = parse_dist_info_name(name)
-        if dist is None:
-            continue
-        component, _suffix, version = dist
-        meta = host.read_text(host.join(folder, name, "METADATA"), limit=8192)
-        version = parse_dist_metadata_version(meta or "") or version
-        if version:
-            out.setdefault(component, version)
-    return out
-
-
-def nvcc_file_version(host, nvcc: str) -> Optional[str]:
-    """The release string stored inside the nvcc executable (``Cuda compilation tools, release 13.0, V13.0.88``),
-    read as bytes, streamed and bounded (about 23 MB into the 30 MB nvcc of 13.0): nvcc is never run for it."""
-    real = follow_nvcc(host, nvcc)
-    keep = len(RELEASE_MARKER) + RELEASE_EXCERPT
-    tail = b""
-    for chunk in host.iter_chunks(real, limit=NVCC_SCAN_LIMIT):
-        data = tail + chunk
-        at = data.find(RELEASE_MARKER)
-        if at >= 0 and at + keep <= len(data):
-            return parse_release_excerpt(data[at : at + keep])
-        tail = data[at:] if at >= 0 else data[-keep:]
-    return parse_release_excerpt(tail)
-
-
-def runfile_uninstaller(host, path: str) -> Optional[str]:
-    """The runfile installer's uninstaller in a toolkit folder (``bin/cuda-uninstaller``, ``bin/uninstall_cuda_*.pl``:
-    the globs are data/uninstall.json's ``runfile-uninstaller`` rows), or None."""
-    from cudaenv.resources import table_rows  # json: off the `cudaenv use` path
-
-    for row in table_rows("uninstall"):
-        if row.get("kind") != "runfile-uninstaller":
-            continue
-        folder, pattern = posixpath.split(row["glob"])
-        prefix, star, suffix = pattern.partition("*")
-        for name in host.listdir(host.join(path, folder)):
-            if (name.startswith(prefix) and name.endswith(suffix) and len(name) >= len(prefix) + len(suffix)) if star else name == pattern:
-                return host.join(path, folder, name)
-    return None
-
-
-def has_toolkit_markers(host, path: str) -> bool:
-    """True when ``path`` holds bin/nvcc, version.json, version.txt or include/cuda.h (or targets/*/include/cuda.h)."""
-    if _nvcc_in(host, path) is not None:
-        return True
-    for name in ("version.json", "version.txt"):
-        if host.is_file(host.join(path, name)):
-            return True
-    return bool(_cuda_h_files(host, path))
-
-
-def _cuda_h_files(host, path: str) -> List[str]:
-    out = []
-    direct = host.join(path, "include", "cuda.h")
-    if host.is_file(direct):
-        out.append(direct)
-    targets = host.join(path, "targets")
-    for arch in host.listdir(targets):
-        header = host.join(targets, arch, "include", "cuda.h")
-        if host.is_file(header):
-            out.append(header)
-    return out
-
-
-def _nvcc_in(host, path: str) -> Optional[str]:
-    names = ("nvcc.exe", "nvcc") if host.system == "windows" else ("nvcc",)
-    for name in names:
-        candidate = host.join(path, "bin", name)
-        if host.is_file(candidate):
-            return candidate
-    return None
-
-
-def _lib_dir(host, path: str) -> Optional[str]:
-    if host.system == "windows":
-        for rel in (("lib", "x64"), ("lib",)):
-            if host.is_dir(host.join(path, *rel)):
-                return host.join(*rel)
-        return None
-    if path == "/usr":
-        return None
-    for rel in ("lib64", "lib"):
-        if host.is_dir(host.join(path, rel)):
-            return rel
-    targets = host.join(path, "targets")
-    for arch in host.listdir(targets):
-        if host.is_dir(host.join(targets, arch, "lib")):
-            return "targets/%s/lib" % arch
-    return None
-
-
-def follow_nvcc(host, path: str) -> str:
-    """The real nvcc behind ``path``: symbolic links followed inside the root, and small shell wrappers that exec another."""
-    current = path
-    seen = set()
-    for _ in range(8):
-        resolved = host.resolve(current) if host.system != "windows" else current
-        if resolved is None or resolved in seen:
-            return current
-        seen.add(resolved)
-        data = host.read_bytes(resolved, limit=WRAPPER_LIMIT)
-        if not data or not data.startswith(b"#!"):
-            return resolved
-        target = parse_wrapper_target(data.decode("utf-8", errors="replace"), host.env)
-        if not target or not _is_absolute(host, target) or not host.exists(target):
-            return resolved
-        current = target
-    return current
-
-
-def _root_of_nvcc(host, nvcc: str) -> Optional[str]:
-    """``/usr/local/cuda-13.0/bin/nvcc`` -> ``/usr/local/cuda-13.0``."""
-    bin_dir = _dirname(host, nvcc)
-    if _basename(host, bin_dir).lower() != "bin":
-        return None
-    root = _dirname(host, bin_dir)
-    return root or None
-
-
 def find_cuda_symlink(host) -> Optional[CudaSymlink]:
     """The /usr/local/cuda link (or /etc/alternatives/cuda when that is all there is); None when neither is a link."""
     if host.system == "windows":
@@ -694,40 +359,6 @@ def env_site_packages(host) -> Tuple[str, ...]:
             candidates = [host.join(lib, n, "site-packages") for n in host.listdir(lib) if n.startswith("python")]
         out += [c for c in candidates if host.is_dir(c) and c not in out]
     return tuple(out)
-
-
-def _home_value(host, value: Optional[str]) -> Optional[str]:
-    """A CUDA_HOME-style value, with a trailing ``bin`` dropped when that is what makes it a toolkit."""
-    if not value or _basename(host, value).lower() != "bin" or has_toolkit_markers(host, value):
-        return value
-    parent = _dirname(host, value)
-    return parent if parent and has_toolkit_markers(host, parent) else value
-
-
-def _clean_env_path(value: Optional[str]) -> Optional[str]:
-    if not value:
-        return None
-    value = value.strip().strip('"').strip("'").strip()
-    if len(value) > 1:
-        value = value.rstrip("/\\") or value[:1]
-        if len(value) == 2 and value[1] == ":":
-            value += "\\"
-    return value or None
-
-
-def _is_absolute(host, path: str) -> bool:
-    if host.system == "windows":
-        return (len(path) >= 3 and path[0].isascii() and path[0].isalpha() and path[1] == ":" and path[2] in "\\/") \
-            or path.startswith("\\\\")
-    return path.startswith("/")
-
-
-def _dirname(host, path: str) -> str:
-    return ntpath.dirname(path.rstrip("\\/")) if host.system == "windows" else posixpath.dirname(path.rstrip("/"))
-
-
-def _basename(host, path: str) -> str:
-    return ntpath.basename(path.rstrip("\\/")) if host.system == "windows" else posixpath.basename(path.rstrip("/"))
 
 
 def _readable(host, path: str) -> bool:

@@ -10,7 +10,7 @@ from cudaenv.version import version_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only
-    from typing import Sequence
+    from typing import Optional, Sequence
 
     from cudaenv.snapshot import Toolkit
 
@@ -25,3 +25,14 @@ def render_installed(toolkits: Sequence[Toolkit], system: str = "linux") -> str:
         flags = [f for f, on in (("active", t.active), ("/usr/local/cuda", t.is_link_target)) if on]
         rows.append("  %-10s %s%s" % (t.version or "?", printable(t.path), ("  (%s)" % ", ".join(flags)) if flags else ""))
     return "installed CUDA toolkits:\n" + "\n".join(rows)
+
+
+def render_use_error(message: str, toolkits: Optional[Sequence[Toolkit]] = None, system: str = "linux",
+                     candidates: Sequence[Toolkit] = ()) -> str:
+    """`cudaenv use`'s error on stderr: the message, the toolkits that matched an ambiguous spec, then every toolkit."""
+    text = "cudaenv: error: %s\n" % message
+    if candidates:
+        text += "matching:\n%s\n" % render_installed(candidates, system).split("\n", 1)[-1]
+    if toolkits is not None:
+        text += render_installed(toolkits, system) + "\n"
+    return text

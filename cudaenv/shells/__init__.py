@@ -73,4 +73,15 @@ def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str, p
     raise UnknownShell(shell or "", detected=True)
 
 
-__all__ = ["Shell", "UnknownShell", "get_shell", "detect_shell", "SHELLS", "HOOK_SHELLS"]
+def parent_process_name(env: Mapping[str, str], system: str) -> Optional[str]:
+    """The name of the process that ran cudaenv (``/proc/PPID/comm``: ``fish``), read through a Host of this machine
+    (never inside ``--root``: the caller runs here); None where there is no /proc. ``detect_shell``'s ``parent``."""
+    import os
+
+    from cudaenv.host import Host
+
+    text = Host(root="/", env=env, system=system).read_text("/proc/%d/comm" % os.getppid(), limit=64)
+    return text.strip() or None if text else None
+
+
+__all__ = ["Shell", "UnknownShell", "get_shell", "detect_shell", "parent_process_name", "SHELLS", "HOOK_SHELLS"]

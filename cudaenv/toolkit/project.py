@@ -49,6 +49,19 @@ def spec_path(spec: str, base: str, host, env) -> str:
     return spec
 
 
+def start_dir(env, cwd: str) -> str:
+    """Where to look for ``.cuda-version``: the shell's own spelling of the current directory ($PWD keeps symbolic
+    links) when it is the same dir as ``cwd``."""
+    pwd = env.get("PWD")
+    if pwd and pwd != cwd:
+        try:
+            if os.path.samefile(pwd, cwd):
+                return pwd
+        except OSError:
+            pass
+    return cwd
+
+
 def find_version_file(start: str) -> Optional[str]:
     """The nearest ``.cuda-version`` in ``start`` or a parent directory, or None."""
     from cudaenv.toolkit.switch import VERSION_FILE
@@ -72,6 +85,16 @@ def read_version_file(path: str) -> Optional[str]:
 
     data = read_regular(path, 4096)  # a FIFO named .cuda-version must not hang the shell hook
     return None if data is None else parse_version_file(data.decode("utf-8", errors="replace"))
+
+
+def version_file_spec(start: str, host, env) -> Tuple[Optional[str], Optional[str]]:
+    """The nearest ``.cuda-version`` from ``start`` up, and the spec it names (a path spec made absolute against the
+    file's folder, :func:`spec_path`): ``(None, None)`` when there is none, ``(file, None)`` when it names no version."""
+    found = find_version_file(start)
+    if found is None:
+        return None, None
+    spec = read_version_file(found)
+    return found, (None if spec is None else spec_path(spec, os.path.dirname(found), host, env))
 
 
 def write_version_file(directory: str, spec: str) -> str:
@@ -110,3 +133,11 @@ def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
         },
         raw={"KNOWN": " ".join(bash.quote(r) for r in roots)},
     )
+
+
+def write_switch_script(path: str, toolkit, toolkits, link: Optional[str], env) -> None:
+    """``--write FILE``: :func:`render_switch_script` written to ``path`` atomically, executable (``OSError`` when
+    it cannot be)."""
+    from cudaenv._fs import atomic_write_text
+
+    atomic_write_text(path, render_switch_script(toolkit, toolkits, link, env), mode=0o755, errors="surrogateescape")

@@ -1,0 +1,189 @@
+"""``cudaenv verify``'s output: the text report of each section (devices, distributed, toolkit) and the JSON.
+
+Every string that came from a child (error texts, GPU names, torchrun's output) goes through ``text.printable``.
+"""
+
+import json
+from typing import Any, List, Optional
+
+from cudaenv.render.text import paint, wrap, wrap_advice
+from cudaenv.text import printable
+from cudaenv.version import sm_name
+
+WIDTH = 80
+
+
+def render_json(report) -> str:
+    """``cudaenv verify --json``: the :class:`cudaenv.verify.VerifyReport` envelope."""
+    return json.dumps(report.to_dict(), indent=2) + "\n"
+
+
+def render_text(report, color: bool = False) -> str:
+    """Each section that ran, in order: devices, distributed, toolkit."""
+    parts = []
+    if report.devices is not None:
+        parts.append(render_devices(report.devices, color))
+    if report.distributed is not None:
+        parts.append(render_distributed(report.distributed, color))
+    if report.toolkit is not None:
+        parts.append(render_toolkit(report.toolkit, color))
+    return "\n".join(parts)
+
+
+def _mark(ok: Optional[bool], color: bool, skipped: bool = False) -> str:
+    if skipped:
+        text, code = "skipped", "warning"
+    elif ok:
+        text, code = "ok", "ok"
+    else:
+        text, code = "FAILED", "error"
+    return paint(text, code, color)
+
+
+def _wrap(text: str, indent: str) -> List[str]:
+    return wrap(printable(text), indent, indent, WIDTH, newlines=False)  # error texts come from the child
+
+
+def _wrap_item(text: str, first: str, rest: str) -> List[str]:
+    return wrap_advice(printable(text), first, rest, WIDTH)  # between shell words only, like explain and the doctor
+
+
+def render_error(error: Any, indent: str = "  ") -> List[str]:
+    if error is None:
+        return []
+    head = "%serror %s: %s" % (indent, error.id or "(not recognised)", error.title or error.message)
+    lines = _wrap(head, "")
+    lines = [lines[0]] + ["%s  %s" % (indent, x) for x in lines[1:]]
+    if error.title:
+        first = next((x.strip() for x in error.message.splitlines() if x.strip()), "")
+        lines += _wrap(first, indent + "  ")
+    if error.explanation:
+        lines += _wrap(error.explanation, indent + "  ")
+    for detail in error.details:
+        lines += _wrap(detail, indent + "  ")
+    if error.advice:
+        lines.append(indent + "  What to do:")
+        for item in error.advice:
+            lines += _wrap_item(item, indent + "    - ", indent + "      ")
+    if error.id is None:
+        lines += _wrap("cudaenv explain can help with the full message; paste it with: cudaenv explain -", indent + "  ")
+    return lines
+
+
+def _device_header(r) -> str:
+    if r.logical is None:
+        label = "CPU: %s" % (r.name or "CPU")
+    else:
+        label = r.device
+        if r.physical is not None:
+            label += " = GPU %d" % r.physical
+        if r.name:
+            label += ": %s" % r.name
+        if r.capability:
+            label += " (%s)" % (sm_name(r.capability) or "sm_" + r.capability.replace(".", ""))
+    return printable(label)  # the GPU's name as the child read it
+
+
+def render_devices(report, color: bool = False) -> str:
+    lines: List[str] = []
+    torch = report.info.get("torch")
+    head = "cudaenv verify: %s" % report.python
+    if torch:
+        head += ", torch %s" % torch
+    lines += _wrap(head, "")
+    if report.problem is not None:
+        p = report.problem
+        lines.append("")
+        lines += _wrap("%s: %s" % (_mark(False, color), p.message), "")
+        if p.error is not None:
+            lines += render_error(p.error)
+        lines.append("")
+        lines += _wrap("Nothing ran on a GPU (finding %s). `cudaenv verify --cpu` checks the CPU path; "
+                       "`cudaenv doctor` explains the whole setup." % (p.id or "unknown"), "")
+        return "\n".join(lines) + "\n"
+    for r in report.results:
+        lines.append("")
+        header = _device_header(r)
+        mark = _mark(r.ok, color)
+        pad = max(1, WIDTH - len(header) - len(_mark(r.ok, False)))
+        lines.append(header + " " * pad + mark)
+        for c in r.checks:
+            status = _mark(c.ok, color, c.skipped)
+            plain = _mark(c.ok, False, c.skipped)
+            row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - len(plain)), c.seconds, printable(c.detail))
+            lines.append(row if len(row) <= WIDTH + (len(status) - len(plain)) else row[: WIDTH + (len(status) - len(plain)) - 3] + "...")
+        figures = []
+        if r.tflops is not None:
+            figures.append("%.2f TFLOP/s fp32 matmul" % r.tflops)
+        if r.gbps is not None:
+            figures.append("%.1f GB/s %s" % (r.gbps, "memory copy" if r.logical is None else "device->host"))
+        if r.memory_free_mib is not None and r.memory_total_mib:
+            figures.append("%.1f of %.1f GiB free" % (r.memory_free_mib / 1024.0, r.memory_total_mib / 1024.0))
+        if figures:
+            lines += _wrap(", ".join(figures), "  ")
+        if r.error is not None:
+            lines += render_error(r.error)
+            if r.output_tail:
+                lines.append("  last output:")
+                lines += ["    " + printable(x)[: WIDTH - 4] for x in r.output_tail.splitlines()[-8:]]
+    good = sum(1 for r in report.results if r.ok)
+    lines.append("")
+    if report.ok:
+        lines.append("all checks passed on %d device%s" % (good, "" if good == 1 else "s"))
+    else:
+        lines.append("%d of %d device%s passed" % (good, len(report.results), "" if len(report.results) == 1 else "s"))
+    return "\n".join(lines) + "\n"
+
+
+def render_distributed(report, color: bool = False) -> str:
+    if report.ranks or report.nproc:
+        lines = ["cudaenv verify --distributed: %d rank%s, backend %s" % (report.nproc, "" if report.nproc == 1 else "s", report.backend)]
+    else:  # it could not start: no rank count to report
+        lines = ["cudaenv verify --distributed: not run (backend %s)" % report.backend]
+    if report.command:
+        lines += _wrap(report.command, "  ")
+    for r in report.ranks:
+        where = r.device or "?"
+        if r.physical is not None:
+            where += " = GPU %d" % r.physical
+        if r.name and r.name != "CPU":
+            where += " (%s)" % r.name
+        extra = []
+        if r.nccl:
+            extra.append("NCCL %s" % r.nccl)
+        if r.busbw_gbps is not None:
+            extra.append("%.2f GB/s all-reduce" % r.busbw_gbps)
+        lines.append("  rank %d: %s %s%s" % (r.rank, where, _mark(r.ok, color), ("  " + ", ".join(extra)) if extra else ""))
+        if r.error is not None:
+            lines += _wrap("%s: %s" % (r.error.stage or "error", r.error.message), "    ")
+        else:
+            for c in r.checks:
+                if not c.ok:
+                    lines += _wrap("%s: %s" % (c.name, c.detail), "    ")
+    if report.error is not None:
+        lines += render_error(report.error)
+    if report.output_tail and not report.ok:
+        lines.append("  torchrun's last output:")
+        lines += ["    " + printable(x)[: WIDTH - 4] for x in report.output_tail.splitlines()[-12:]]
+    if report.nccl_debug:
+        lines.append("  NCCL_DEBUG=INFO output:")
+        lines += ["    " + x for x in report.nccl_debug]
+    lines.append("")
+    lines.append("distributed check %s" % ("passed" if report.ok else "FAILED"))
+    return "\n".join(lines) + "\n"
+
+
+def render_toolkit(report, color: bool = False) -> str:
+    lines = ["cudaenv verify --toolkit: %s%s" % (report.nvcc or "no nvcc", (" (CUDA %s)" % report.version) if report.version else "")]
+    for s in report.stages:
+        lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - len(_mark(s.ok, False))), s.seconds, printable(s.detail)))
+    for d in report.devices:
+        if d.get("ok"):
+            lines.append("    device %s: %s (%s) ran the kernel" % (d.get("device"), d.get("name"), d.get("capability")))
+    if report.note:
+        lines += _wrap(report.note, "  ")
+    if report.error is not None:
+        lines += render_error(report.error)
+    lines.append("")
+    lines.append("toolkit check %s" % ("passed" if report.ok else "FAILED"))
+    return "\n".join(lines) + "\n"
