@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from test_fleet_summary import planted
+from fleet_builders import planted
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -6,12 +6,13 @@ import sys
 from pathlib import Path
 
 import cudaenv.host as host_module
-from cudaenv.host import files, process
+from cudaenv.host import children, files, process
 
 PUBLIC = {
     files: ("MAX_READ", "NotRegularFile", "open_regular", "read_regular", "read_regular_why", "scratch_dir"),
     process: ("CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "fmt_seconds",
-              "kill_process_group", "live_children", "reap_orphans", "signal_name", "subprocess_runner"),
+              "signal_name", "subprocess_runner"),
+    children: ("kill_process_group", "live_children", "reap_orphans"),
 }
 
 
@@ -48,7 +49,7 @@ def test_reading_files_does_not_load_the_runner(tmp_path):
     out = _fresh(
         "import sys\nfrom cudaenv.host import Host, kill_all_children\nh = Host(root=%r, env={})\n"
         "print(h.read_text('/f'), 'cudaenv.host.process' in sys.modules, kill_all_children(stop_new=False),\n"
-        "      'cudaenv.host.process' in sys.modules)\n" % str(tmp_path)
+        "      'cudaenv.host.children' in sys.modules)\n" % str(tmp_path)
     )
     assert out.split() == ["hello", "False", "[]", "False"]
 

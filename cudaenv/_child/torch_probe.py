@@ -1,6 +1,7 @@
 """Facts about torch in the interpreter this runs in, as one JSON line on stdout.
 
-Run by cudaenv as ``python -c <this source> static`` or ``... dynamic``. Stdlib only, Python 3.7+.
+Run by cudaenv as ``python -c <this source> static`` or ``... dynamic`` (or ``... site-packages``: only the
+interpreter's site-packages dirs, for ``cudaenv uninstall --python``). Stdlib only, Python 3.7+.
 
 * ``static``: never imports torch. Finds the package on sys.path (then ``importlib.util.find_spec``), reads
   ``torch/version.py`` as text (``ast.literal_eval`` of its assignments, never ``exec``), the
@@ -254,6 +255,9 @@ def _conda_owns_torch(prefix):
 
 
 def _site_packages():
+    """This interpreter's site-packages dirs: site's (and the user site), sysconfig's purelib and platlib, and the
+    sys.path entries named site-packages or dist-packages; existing folders only, each once, in that order. The one
+    place cudaenv learns them (``static`` and ``site-packages`` modes; parsed by cudaenv.probes.site_packages)."""
     dirs = []
     try:
         import site
@@ -266,6 +270,13 @@ def _site_packages():
             if user:
                 dirs.append(user)
     except Exception:  # an old virtualenv's site.py lacks these
+        pass
+    try:
+        import sysconfig
+
+        paths = sysconfig.get_paths()
+        dirs.extend(p for p in (paths.get("purelib"), paths.get("platlib")) if p)
+    except Exception:  # a broken sysconfig: the other sources still count
         pass
     for entry in sys.path:
         if entry and os.path.basename(entry.rstrip("/\\")) in ("site-packages", "dist-packages"):
@@ -459,10 +470,15 @@ def dynamic():
         sys.stdout = real_stdout
 
 
+def site_packages():
+    _strip_cwd_from_path()
+    return {"mode": "site-packages", "site_packages": _site_packages()}
+
+
 def main(argv):
     mode = argv[1] if len(argv) > 1 else "static"
     try:
-        result = dynamic() if mode == "dynamic" else static()
+        result = dynamic() if mode == "dynamic" else site_packages() if mode == "site-packages" else static()
     except Exception as exc:  # the probe itself must always answer
         result = {"mode": mode, "probe_error": "%s: %s" % (type(exc).__name__, exc)}
     sys.stdout.write(MARKER + to_json(result) + "\n")

@@ -19,7 +19,8 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx) -> int:
-    from cudaenv.probes.toolkits import env_site_packages, probe_toolkits
+    from cudaenv.probes.site_packages import env_site_packages
+    from cudaenv.probes.toolkits import probe_toolkits
     from cudaenv.render import toolkits as render
 
     host = ctx.host(args)

@@ -25,20 +25,16 @@ def add_arguments(parser) -> None:
 
 
 def _site_packages(host, python):
+    from cudaenv.probes.site_packages import probe_site_packages
+
     if not python:
         return ()
     if not os.path.exists(python):
         raise UserError("--python %s does not exist" % python, hint="give the interpreter of the environment holding the nvidia-* wheels")
-    code = "import json,site,sysconfig;print(json.dumps([sysconfig.get_paths()['purelib'],sysconfig.get_paths()['platlib']]))"
-    result = host.run([python, "-c", code], timeout=max(host.timeout, 10.0))
-    if not result.ok:
-        raise UserError("--python %s could not be run: %s" % (python, result.describe()))
-    import json
-
-    try:
-        return tuple(dict.fromkeys(json.loads(result.stdout)))
-    except ValueError:
-        return ()
+    dirs, why = probe_site_packages(host, python, timeout=max(host.timeout, 10.0))
+    if why is not None:
+        raise UserError("--python %s could not be run: %s" % (python, why))
+    return dirs
 
 
 def run(args, ctx) -> int:

@@ -13,10 +13,10 @@ Host tools (``nvidia-smi``, the user's Python) are found on the *real* PATH with
 even under a root: the driver and GPUs belong to the host, the files inspected to the image.
 :meth:`Host.which_in_root` resolves a program on PATH inside the root (for ``nvcc``).
 
-The code is cut in three: :mod:`cudaenv.host.files` (regular files, bounded reads, the scratch folder),
-:mod:`cudaenv.host.process` (the runner, live children, deadlines, :class:`CommandResult`) and this module, the
-:class:`Host` record that maps the inspected system onto them. Every public name of the three is importable from
-``cudaenv.host``.
+The code is cut in four: :mod:`cudaenv.host.files` (regular files, bounded reads, the scratch folder),
+:mod:`cudaenv.host.process` (the runner, deadlines, :class:`CommandResult`), :mod:`cudaenv.host.children` (the
+children running now, killed on an interrupt; orphans reaped) and this module, the :class:`Host` record that maps
+the inspected system onto them. Every public name of the four is importable from ``cudaenv.host``.
 """
 
 from __future__ import annotations
@@ -44,12 +44,13 @@ MAX_LINKS = 40
 # command that never ran a program (`use`, `list`) closes it without loading the runner.
 _STATE = {"closing": False, "subreaper": None, "lock": None, "spawning": 0}
 
-# cudaenv.host.process is loaded on the first command run (never on the `use` path); its names are still
-# importable from here: ``from cudaenv.host import CommandResult``.
+# cudaenv.host.process and .children are loaded on the first command run (never on the `use` path); their names
+# are still importable from here: ``from cudaenv.host import CommandResult``.
 _PROCESS = frozenset((
-    "CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "fmt_seconds", "kill_process_group",
-    "live_children", "reap_orphans", "signal_name", "subprocess_runner",
+    "CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "fmt_seconds", "signal_name",
+    "subprocess_runner",
 ))
+_CHILDREN = frozenset(("kill_process_group", "live_children", "reap_orphans"))
 
 
 def __getattr__(name: str):
@@ -57,6 +58,10 @@ def __getattr__(name: str):
         from cudaenv.host import process
 
         return getattr(process, name)
+    if name in _CHILDREN:
+        from cudaenv.host import children
+
+        return getattr(children, name)
     raise AttributeError("module 'cudaenv.host' has no attribute %r" % name)
 
 
@@ -67,12 +72,12 @@ def _process():
 
 
 def kill_all_children(wait: float = 1.0, stop_new: bool = True) -> List[int]:
-    """:func:`cudaenv.host.process.kill_all_children` when a program was ever run; else only, with ``stop_new``,
+    """:func:`cudaenv.host.children.kill_all_children` when a program was ever run; else only, with ``stop_new``,
     no new child may start (``use``, ``list``: nothing more is imported)."""
     if stop_new:
         _STATE["closing"] = True  # before the look: a thread loading the runner now sees it
-    process = sys.modules.get("cudaenv.host.process")
-    kill = getattr(process, "kill_all_children", None)  # None too while another thread is still loading it
+    children = sys.modules.get("cudaenv.host.children")
+    kill = getattr(children, "kill_all_children", None)  # None too while another thread is still loading it
     return kill(wait, stop_new) if kill is not None else []
 
 

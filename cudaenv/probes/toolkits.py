@@ -62,6 +62,7 @@ from cudaenv.probes.toolkit_folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_S
     toolkit_version_from_files,
     wheel_dists,
 )
+from cudaenv.probes.site_packages import env_site_packages  # noqa: F401  (re-exported: its old import place)
 from cudaenv.probes.toolkit_store import is_cudaenv_install
 from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 from cudaenv.version import version_key
@@ -343,22 +344,6 @@ def _through_alternatives(host, name: str) -> bool:
 def dpkg_owners(host, path: str) -> Tuple[str, ...]:
     """Names of the dpkg packages whose file lists (/var/lib/dpkg/info/*.list) put files in ``path``."""
     return _Finder(host, []).dpkg_owners(path)
-
-
-def env_site_packages(host) -> Tuple[str, ...]:
-    """site-packages of the active venv (VIRTUAL_ENV) and conda env (CONDA_PREFIX), found without running Python."""
-    out: List[str] = []
-    for name in ("VIRTUAL_ENV", "CONDA_PREFIX"):
-        prefix = _clean_env_path(host.env.get(name))
-        if not prefix or not _is_absolute(host, prefix):
-            continue
-        if host.system == "windows":
-            candidates = [host.join(prefix, "Lib", "site-packages")]
-        else:
-            lib = host.join(prefix, "lib")
-            candidates = [host.join(lib, n, "site-packages") for n in host.listdir(lib) if n.startswith("python")]
-        out += [c for c in candidates if host.is_dir(c) and c not in out]
-    return tuple(out)
 
 
 def _readable(host, path: str) -> bool:

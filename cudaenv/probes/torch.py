@@ -10,6 +10,7 @@ default ``max(host timeout, 60)``: importing torch takes seconds.
 import json
 from typing import Any, Dict, List, Optional
 
+from cudaenv.probes.site_packages import site_packages_from
 from cudaenv.snapshot import Note, Torch, TorchDevice, replace
 from cudaenv.version import cudnn_from_int
 
@@ -83,7 +84,7 @@ def torch_from_static(data: Dict[str, Any], python: Optional[str], source: Optio
         externally_managed=bool(data.get("externally_managed")),
         in_virtualenv=bool(data.get("in_virtualenv")),
         platform_tag=_text(data.get("platform_tag")),
-        site_packages=_strs(data.get("site_packages")),
+        site_packages=site_packages_from(data),
         executable=_text(data.get("executable")),
     )
 

@@ -19,7 +19,8 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
     """
     from cudaenv.snapshot import replace
 
-    from cudaenv.probes.toolkits import env_site_packages, probe_toolkits
+    from cudaenv.probes.site_packages import env_site_packages
+    from cudaenv.probes.toolkits import probe_toolkits
 
     state = probe_toolkits(host, [], site_packages=env_site_packages(host), install_methods=False)
     toolkits = list(state.toolkits)

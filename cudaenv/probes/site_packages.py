@@ -1,0 +1,52 @@
+"""An interpreter's site-packages dirs (where pip's ``nvidia-*`` wheels and torch live): the one home of that fact.
+
+* :func:`probe_site_packages`: ask the interpreter itself: the child script ``cudaenv/_child/torch_probe.py`` in its
+  ``site-packages`` mode (its ``_site_packages()`` is the one in-interpreter reader; the doctor's ``static`` pass
+  reports the same list);
+* :func:`site_packages_from`: the one parser of that list in the child's JSON (the doctor's too);
+* :func:`env_site_packages`: without running anything, the site-packages of the active venv (``VIRTUAL_ENV``) and
+  conda env (``CONDA_PREFIX``): what `cudaenv use` and `list` can afford (they must stay instant).
+On ``cudaenv use``'s hot path (:func:`env_site_packages`): stdlib only, nothing heavy at import time.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
+    from typing import Any, List, Optional, Tuple
+
+MODE = "site-packages"  # the child's mode that prints only the list
+
+
+def site_packages_from(data: Any) -> Tuple[str, ...]:
+    """The ``site_packages`` list of the child's JSON object as strings; () when it is missing or not a list."""
+    values = data.get("site_packages") if isinstance(data, dict) else None
+    return tuple(str(v) for v in values) if isinstance(values, (list, tuple)) else ()
+
+
+def probe_site_packages(host, python: str, timeout: Optional[float] = None) -> Tuple[Tuple[str, ...], Optional[str]]:
+    """``python``'s site-packages dirs, as it reports them, and None; or ``((), why)`` when it could not be run."""
+    from cudaenv.probes.torch import child_script, parse_child_output
+
+    result = host.run([python, "-c", child_script(), MODE], timeout=timeout)
+    if not result.ok:
+        return (), result.describe()
+    return tuple(dict.fromkeys(site_packages_from(parse_child_output(result.stdout)))), None
+
+
+def env_site_packages(host) -> Tuple[str, ...]:
+    """site-packages of the active venv (VIRTUAL_ENV) and conda env (CONDA_PREFIX), found without running Python."""
+    from cudaenv.probes.toolkit_folder import _clean_env_path, _is_absolute
+
+    out: List[str] = []
+    for name in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+        prefix = _clean_env_path(host.env.get(name))
+        if not prefix or not _is_absolute(host, prefix):
+            continue
+        if host.system == "windows":
+            candidates = [host.join(prefix, "Lib", "site-packages")]
+        else:
+            lib = host.join(prefix, "lib")
+            candidates = [host.join(lib, n, "site-packages") for n in host.listdir(lib) if n.startswith("python")]
+        out += [c for c in candidates if host.is_dir(c) and c not in out]
+    return tuple(out)
