@@ -174,6 +174,8 @@ LONG_MODULES = {
     "cudaenv._child.torch_probe": "one thing: run as `python -c SOURCE` in the user's interpreter, so one file that "
                                   "imports nothing of cudaenv (the static and the dynamic torch pass)",
     "cudaenv._docgen": "one thing: the generator of docs/reference/ (one function per page)",
+    "cudaenv.parse.nvidia_smi": "one thing: every parser of nvidia-smi's outputs (banner, CSV, -q); grown past 400 by "
+                                "the pasted-outputs helper (issue 14) at the same time as this step",
     "cudaenv.cli": "not split yet: the entry point (argparse parser, fast parser, main); outside this step",
     "cudaenv.recommend.decide": "not split yet: the torch decision; outside this step",
     "cudaenv.toolkit.uninstall.plan": "not split yet: the uninstall plan; outside this step",
