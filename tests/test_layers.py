@@ -182,6 +182,8 @@ LONG_MODULES = {
     "cudaenv.toolkit.uninstall.inspect": "not split yet: what an uninstall would touch; outside this step",
     "cudaenv.checkpoint.pickle_vm": "the checkpoint helper's (issue 15), changed at the same time as this step",
     "cudaenv.checkpoint.analyze": "the checkpoint helper's (issue 15), changed at the same time as this step",
+    "cudaenv.explain.rank": "the explain helper's (issue 14: the ranking of candidate errors), 403 lines, written at "
+                            "the same time as this step",
     "cudaenv.checkpoint.container": "the checkpoint helper's (issue 15), grown past 400 at the same time as this step",
 }
 
