@@ -165,3 +165,15 @@ def test_the_codec_stays_off_the_use_path():
     code = "import sys, cudaenv.snapshot, cudaenv.toolkit.switch; print(sorted(m for m in sys.modules if m in ('typing', 'json') or m.startswith('cudaenv.model')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip()
     assert out == "[]"
+
+
+def test_every_internal_name_is_a_record_of_a_contract_module():
+    # a stale entry (a class that moved, as cudaenv.explain._Row did to cudaenv.explain.table) would silently do nothing
+    import importlib
+
+    from cudaenv.model.records import CONTRACT_MODULES, INTERNAL
+
+    for name in sorted(INTERNAL):
+        module, _, cls = name.rpartition(".")
+        assert module in CONTRACT_MODULES, name
+        assert hasattr(importlib.import_module(module), cls), name

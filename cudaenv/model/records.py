@@ -27,7 +27,7 @@ CONTRACT_MODULES = (
 )
 # Records in those modules that are working values, never written as JSON.
 INTERNAL = frozenset(["cudaenv.verify.records.ChildReport", "cudaenv.recommend.records.Candidate",
-                      "cudaenv.recommend.records.Request", "cudaenv.explain._Row",
+                      "cudaenv.recommend.records.Request",
                       "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.plan.Options",
                       "cudaenv.toolkit.install.plan.InstallPlan"])
 
