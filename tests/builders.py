@@ -19,6 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional
 
+# The tests folder (test modules live in subfolders that mirror cudaenv's packages) and the checkout above it.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 RECORDED = Path(__file__).parent / "recorded"
 
 # ------------------------------------------------------------------ the tools folder

@@ -4,224 +4,22 @@
 and `download` (over HTTP). Behaviours switched by STANDIN_* variables: a failing download, a full disk, a slow
 download (for SIGINT/SIGTERM and two installs at once), a served file whose hash differs from the index's."""
 
-import functools
-import hashlib
-import io
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import zipfile
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from builders import TOOLS, interruptible, tools
+from install_builders import COMPONENTS, RELEASES, Index, make_wheel, nothing_left, nothing_left_but, store
 
 from cudaenv.parse.pip_output import parse_index_versions, parse_install_report
 from cudaenv.toolkit.install import assemble, plan
-
-RELEASES = ["13.1.0", "13.0.2", "13.0.1", "12.9.1", "12.4.1"]
-COMPONENTS = {  # project -> (version, extra, files below nvidia/cu13/)
-    "nvidia-cuda-nvcc": ("13.0.88", "nvcc", {"bin/nvcc": "#!/bin/sh\necho nvcc\n", "bin/nvcc.profile": "TOP = $(_HERE_)/..\n",
-                                              "bin/crt/link.stub": "stub"}),
-    "nvidia-cuda-runtime": ("13.0.96", "cudart", {"lib/libcudart.so.13": "ELF-cudart", "lib/libcudart_static.a": "ar",
-                                                   "include/cuda_runtime.h": "#pragma once\n",
-                                                   "include/cuda.h": "#define CUDA_VERSION 13000\n"}),
-    "nvidia-cuda-cccl": ("13.0.85", "cccl", {"include/cccl/thrust/version.h": "#define THRUST_VERSION 300000\n"}),
-    "nvidia-cuda-crt": ("13.0.88", "crt", {"include/crt/host_config.h": "#pragma once\n"}),
-    "nvidia-nvvm": ("13.0.88", "nvvm", {"nvvm/bin/cicc": "#!/bin/sh\n", "lib/libnvvm.so.4": "ELF-nvvm",
-                                         "nvvm/libdevice/libdevice.10.bc": "BC"}),
-}
-
-
-def _wheel_name(project, version, tag="py3-none-manylinux2014_x86_64"):
-    return "%s-%s-%s.whl" % (project.replace("-", "_"), version, tag)
-
-
-def make_wheel(folder: Path, project, version, files, extra_members=(), tag="py3-none-manylinux2014_x86_64", root="nvidia/cu13/"):
-    path = folder / _wheel_name(project, version, tag)
-    dist = "%s-%s.dist-info" % (project.replace("-", "_"), version)
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("nvidia/__init__.py", "")
-        for rel, text in files.items():
-            zf.writestr(root + rel, text)
-        for info, data in extra_members:
-            zf.writestr(info, data)
-        zf.writestr(dist + "/METADATA", "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (project, version))
-        zf.writestr(dist + "/RECORD", "")
-    return path
-
-
-# the libraries of --components: pinned by the meta wheel's extras (cudnn: not an extra, the newest is taken)
-LIBRARIES = {
-    "nvidia-cublas": ("13.1.0.3", "cublas", {"lib/libcublas.so.13": "ELF-cublas", "include/cublas_v2.h": "#pragma once\n"}),
-    "nvidia-nvtx": ("13.0.85", "nvtx", {"include/nvtx3/nvToolsExt.h": "#pragma once\n"}),
-}
-
-
-def make_meta(folder: Path, release="13.0.2", components=COMPONENTS):
-    lines = ["Metadata-Version: 2.1", "Name: cuda-toolkit", "Version: %s" % release]
-    for project, (version, extra, _files) in components.items():
-        pin = ".".join(version.split(".")[:3]) + ".*"
-        lines.append("Requires-Dist: %s==%s; (sys_platform == 'linux' or sys_platform == 'win32') and extra == '%s'" % (project, pin, extra))
-        lines.append("Requires-Dist: %s==%s; sys_platform == 'linux' and extra == 'all'" % (project, pin))
-    for project, (version, extra, _files) in LIBRARIES.items():
-        lines.append("Requires-Dist: %s==%s.*; (sys_platform == 'linux' or sys_platform == 'win32') and extra == '%s'" % (project, version, extra))
-    path = folder / ("cuda_toolkit-%s-py2.py3-none-any.whl" % release)
-    with zipfile.ZipFile(path, "w") as zf:
-        zf.writestr("cuda_toolkit-%s.dist-info/METADATA" % release, "\n".join(lines) + "\n")
-    return path
-
-
-STANDIN = r'''
-import hashlib, json, os, sys, time, urllib.request, zipfile, io
-base = os.environ["STANDIN_BASE"]
-log = os.environ.get("STANDIN_LOG")
-args = sys.argv[1:]
-if log:
-    with open(log, "a") as fh:
-        fh.write(" ".join(args) + "\n")
-def get(path):
-    with urllib.request.urlopen(base + "/" + path, timeout=10) as r:
-        return r.read()
-table = json.loads(get("files.json"))
-if args[:2] == ["index", "versions"]:
-    print("%s (%s)" % (args[2], table["releases"][0]))
-    print("Available versions: " + ", ".join(table["releases"]))
-    sys.exit(0)
-if args[:2] == ["install", "--dry-run"]:
-    report = args[args.index("--report") + 1]
-    at = [i for i, a in enumerate(args) if a.startswith("cuda-toolkit[")][0]
-    req, others = args[at], args[at + 1:]
-    extras = req[req.index("[") + 1:req.index("]")].split(",")
-    release = req.split("==")[1]
-    meta_file = table["meta"][release]
-    data = get(meta_file)
-    text = zipfile.ZipFile(io.BytesIO(data)).read("cuda_toolkit-%s.dist-info/METADATA" % release).decode()
-    requires = [l.split(": ", 1)[1] for l in text.splitlines() if l.startswith("Requires-Dist: ")]
-    items = [{"metadata": {"name": "cuda-toolkit", "version": release, "requires_dist": requires},
-              "download_info": {"url": base + "/" + meta_file, "archive_info": {"hashes": {"sha256": hashlib.sha256(data).hexdigest()}}},
-              "requested_extras": extras}]
-    for name, row in table["components"].items():
-        if not (row.get("extra") in extras or name in others):
-            continue
-        items.append({"metadata": {"name": name, "version": row["version"]},
-                      "download_info": {"url": base + "/" + row["file"], "archive_info": {"hashes": {"sha256": row["sha256"]}}}})
-    with open(report, "w") as fh:
-        json.dump({"version": "1", "install": items}, fh)
-    sys.exit(0)
-if args and args[0] == "download":
-    if os.environ.get("STANDIN_FAIL") == "download":
-        print("ERROR: Could not find a version that satisfies the requirement nvidia-cuda-nvcc==13.0.88", file=sys.stderr)
-        sys.exit(1)
-    dest = args[args.index("--dest") + 1]
-    reqs = args[args.index("-r") + 1]
-    os.makedirs(dest, exist_ok=True)
-    for line in open(reqs):
-        name = line.split("==")[0]
-        row = table["components"][name]
-        if os.environ.get("STANDIN_PROGRESS"):
-            print("Collecting %s" % line.split(" ")[0])
-            print("  Downloading %s (1.0 kB)" % row["file"])
-            sys.stdout.write("     \x1b[32m----\x1b[0m 0.5/1.0 kB\r     \x1b[32m--------\x1b[0m 1.0/1.0 kB\n")
-            sys.stdout.flush()
-        with open(os.path.join(dest, row["file"]), "wb") as fh:
-            fh.write(get(row.get("served", row["file"])))
-        if os.environ.get("STANDIN_SLOW"):
-            open(os.environ["STANDIN_SLOW"], "a").close()
-            time.sleep(30)
-        if os.environ.get("STANDIN_FAIL") == "enospc":
-            print("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device", file=sys.stderr)
-            sys.exit(1)
-    sys.exit(0)
-if args[:2] == ["pip", "install"] and os.path.basename(sys.argv[0]) == "uv":
-    site = args[args.index("--target") + 1]
-    reqs = args[args.index("-r") + 1]
-    for line in open(reqs):
-        row = table["components"][line.split("==")[0]]
-        zf = zipfile.ZipFile(io.BytesIO(get(row["file"])))
-        zf.extractall(site)
-        for info in zf.infolist():  # uv keeps the exec bits
-            if info.filename.startswith("nvidia/cudnn/"):
-                continue
-            if info.filename.startswith(("nvidia/cu13/bin/", "nvidia/cu13/nvvm/bin/")) and not info.is_dir():
-                os.chmod(os.path.join(site, info.filename), 0o755)
-    sys.exit(0)
-print("stand-in pip: unexpected arguments %r" % args, file=sys.stderr)
-sys.exit(2)
-'''
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        self.server.paths.append(self.path)
-        super().do_GET()
-
-
-class Index:
-    """The served folder (wheels, meta wheels, files.json) and the fake bin's stand-in pip."""
-
-    def __init__(self, tmp: Path):
-        self.www = tmp / "www"
-        self.www.mkdir()
-        self.bin = tmp / "bin"
-        self.bin.mkdir()
-        self.log = tmp / "pip.log"
-        self.table = {"releases": RELEASES, "meta": {}, "components": {}}
-        for project, (version, extra, files) in COMPONENTS.items():
-            self.add(project, version, files, extra=extra)
-        self.table["meta"]["13.0.2"] = make_meta(self.www).name
-        handler = functools.partial(_Quiet, directory=str(self.www))
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.httpd.paths = []  # every GET, in order
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-        self.base = "http://127.0.0.1:%d" % self.httpd.server_address[1]
-        pip = self.bin / "pip"
-        pip.write_text("#!%s\n%s" % (sys.executable, STANDIN))
-        pip.chmod(0o755)
-        self.uv = self.bin / "uv-standin"
-        self.uv.write_text(pip.read_text())
-        self.uv.chmod(0o755)
-        self.write()
-
-    def add(self, project, version, files, extra_members=(), extra=None, root="nvidia/cu13/"):
-        path = make_wheel(self.www, project, version, files, extra_members, root=root)
-        extra = extra or self.table["components"].get(project, {}).get("extra")
-        self.table["components"][project] = {"version": version, "file": path.name, "extra": extra,
-                                             "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
-        return path
-
-    def write(self):
-        (self.www / "files.json").write_text(json.dumps(self.table))
-        # the simple index's cuda-toolkit page (PEP 503 HTML), which `install` and `install --list` read
-        page = self.www / "simple" / "cuda-toolkit"
-        page.mkdir(parents=True, exist_ok=True)
-        links = "".join('<a href="../../files/cuda_toolkit-%s-py2.py3-none-any.whl#sha256=%s">cuda_toolkit-%s-py2.py3-none-any.whl</a>\n'
-                        % (v, "0" * 64, v) for v in self.table["releases"])
-        (page / "index.html").write_text("<!DOCTYPE html><html><body>\n%s</body></html>\n" % links)
-
-    def page_reads(self):
-        return sum(p.startswith("/simple/cuda-toolkit/") for p in self.httpd.paths)
-
-    def env(self, data: Path, **extra):
-        env = {"PATH": "%s:%s" % (self.bin, TOOLS), "STANDIN_BASE": self.base, "STANDIN_LOG": str(self.log),
-               "CUDAENV_DATA_DIR": str(data), "HOME": str(data.parent), "CUDAENV_PACKAGE_INDEX": self.base + "/simple",
-               "CUDAENV_CACHE_DIR": str(data.parent / "cache")}
-        env.update({k: str(v) for k, v in extra.items()})
-        return env
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -229,17 +27,6 @@ def index(tmp_path):
     idx = Index(tmp_path)
     yield idx
     idx.close()
-
-
-def _store(data: Path):
-    folder = data / "toolkits"
-    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-
-
-def _nothing_left(data: Path):
-    """Nothing discovery could list and no staging folder: only lock files may remain."""
-    left = [n for n in _store(data) if not n.endswith(".lock")]
-    assert left == [], left
 
 
 # ------------------------------------------------------------------------------------------- the planner
@@ -319,7 +106,7 @@ def test_install_assembles_a_normal_toolkit_layout(index, cli, tmp_path, fake_ro
     version = json.loads((tk / "version.json").read_text())
     assert version["cuda"]["version"] == "13.0.2" and version["cuda_nvcc"]["version"] == "13.0.88"
     assert version["cuda_cudart"]["version"] == "13.0.96" and version["libnvvm"]["version"] == "13.0.88"
-    _nothing_left_but(data, ["13.0.2"])
+    nothing_left_but(data, ["13.0.2"])
     # discovery: list finds it, install method cudaenv
     listed = cli("list", "--json", "--root", str(fake_root.path), env={"PATH": TOOLS, "CUDAENV_DATA_DIR": str(data)})
     (found,) = [t for t in listed.json()["toolkits"] if t["path"] == "/data/toolkits/13.0.2"]
@@ -332,11 +119,7 @@ def test_install_assembles_a_normal_toolkit_layout(index, cli, tmp_path, fake_ro
     assert sum("download" in line.split()[:1] for line in index.log.read_text().splitlines()) == 1
     re = cli("install", "13.0.2", "--reinstall", "--json", env=index.env(data))
     assert re.code == 0 and re.json()["status"] == "installed"
-    _nothing_left_but(data, ["13.0.2"])
-
-
-def _nothing_left_but(data, names):
-    assert [n for n in _store(data) if not n.endswith(".lock")] == names
+    nothing_left_but(data, ["13.0.2"])
 
 
 def test_hash_mismatch_installs_nothing(index, cli, tmp_path):
@@ -346,7 +129,7 @@ def test_hash_mismatch_installs_nothing(index, cli, tmp_path):
     data = tmp_path / "data"
     r = cli("install", "13.0", env=index.env(data))
     assert r.code == 1 and "sha256 mismatch" in r.err
-    _nothing_left(data)
+    nothing_left(data)
 
 
 @pytest.mark.parametrize("member, why", [
@@ -359,7 +142,7 @@ def test_traversal_member_names_are_refused(index, cli, tmp_path, member, why):
     data = tmp_path / "data"
     r = cli("install", "13.0", env=index.env(data))
     assert r.code == 1 and why in r.err, r.err
-    _nothing_left(data)
+    nothing_left(data)
     assert not (tmp_path / "evil").exists()
 
 
@@ -393,14 +176,14 @@ def test_failing_download_leaves_nothing(index, cli, tmp_path):
     data = tmp_path / "data"
     r = cli("install", "13.0", env=index.env(data, STANDIN_FAIL="download"))
     assert r.code == 1 and "pip download failed" in r.err
-    _nothing_left(data)
+    nothing_left(data)
 
 
 def test_full_disk_leaves_nothing(index, cli, tmp_path):
     data = tmp_path / "data"
     r = cli("install", "13.0", env=index.env(data, STANDIN_FAIL="enospc"))
     assert r.code == 1 and "no space left on device" in r.err
-    _nothing_left(data)
+    nothing_left(data)
 
 
 def test_full_disk_while_unpacking_leaves_nothing(index, cli, tmp_path, monkeypatch):
@@ -415,7 +198,7 @@ def test_full_disk_while_unpacking_leaves_nothing(index, cli, tmp_path, monkeypa
     data = tmp_path / "data"
     r = cli("install", "13.0", env=index.env(data))
     assert r.code == 1 and "no space left on device" in r.err
-    _nothing_left(data)
+    nothing_left(data)
     assert real is not full
 
 
@@ -427,7 +210,7 @@ def test_interrupt_mid_assembly_leaves_nothing(index, cli, tmp_path, monkeypatch
     data = tmp_path / "data"
     r = cli("install", "13.0", env=index.env(data))
     assert r.code == 130
-    _nothing_left(data)
+    nothing_left(data)
 
 
 def _spawn(env):
@@ -450,14 +233,14 @@ def test_signal_mid_download_leaves_nothing(index, tmp_path, sig):
     proc = _spawn(index.env(data, STANDIN_SLOW=started))
     try:
         _wait_for(started)
-        assert any(n.startswith(".13.0.2.tmp-") for n in _store(data))  # the staging folder exists mid-download
+        assert any(n.startswith(".13.0.2.tmp-") for n in store(data))  # the staging folder exists mid-download
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode in (130, 143, -sig), (proc.returncode, err)
-    _nothing_left(data)
+    nothing_left(data)
 
 
 def test_two_installs_at_once_one_waits_then_a_third_finds_it_installed(index, tmp_path):
@@ -481,7 +264,7 @@ def test_two_installs_at_once_one_waits_then_a_third_finds_it_installed(index, t
                 p.kill()
     assert second.returncode == 0, err
     assert "Installed CUDA 13.0.2" in out
-    _nothing_left_but(data, ["13.0.2"])
+    nothing_left_but(data, ["13.0.2"])
     # a third install finds it installed and downloads nothing
     again = _spawn({k: v for k, v in env.items() if k != "STANDIN_SLOW"})
     out2, _ = again.communicate(timeout=60)
@@ -499,7 +282,7 @@ def test_uninstall_removes_a_cudaenv_install_after_asking(index, cli, tmp_path):
     assert asked.code == 2 and "--yes" in asked.err and str(tk) in asked.out and tk.is_dir()
     gone = cli("uninstall", "13.0.2", "--yes", env=env)
     assert gone.code == 0 and "Removed %s" % tk in gone.out, gone.err
-    _nothing_left(data)
+    nothing_left(data)
     assert "13.0.2" not in cli("list", env=env).out
 
 
@@ -599,7 +382,7 @@ def test_runfile_installs_the_toolkit_only_into_the_data_dir(cli, tmp_path):
     assert "--no-man-page" in args and "--override" in args and "--no-opengl-libs" not in args
     tk = data / "toolkits" / "12.4.1"
     assert r.json()["path"] == str(tk) and (tk / "bin/nvcc").is_file() and (tk / ".cudaenv-install.json").is_file()
-    _nothing_left_but(data, ["12.4.1"])
+    nothing_left_but(data, ["12.4.1"])
 
 
 @pytest.mark.skipif(MAKESELF is None, reason="makeself is not installed")
@@ -611,7 +394,7 @@ def test_a_damaged_runfile_is_refused_unrun(cli, tmp_path):
     r = cli("install", "12.4", "--runfile", str(runfile), env={"PATH": RUN_TOOLS, "CUDAENV_DATA_DIR": str(data)})
     assert r.code == 1 and "check-installer" in r.err + r.out
     assert not log.exists()
-    _nothing_left(data)
+    nothing_left(data)
 
 
 def test_list_splits_wheels_from_runfile_releases_and_caches(index, cli, tmp_path):
@@ -663,7 +446,7 @@ def test_installer_uv_gives_the_same_layout(index, cli, tmp_path):
     log = index.log.read_text().splitlines()
     assert any(l.startswith("pip install --no-deps --require-hashes --target") for l in log)
     assert not any(l.startswith("download") for l in log)
-    _nothing_left_but(data, ["13.0.2"])
+    nothing_left_but(data, ["13.0.2"])
 
 
 def test_a_failed_swap_keeps_the_installed_toolkit(tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ import ast
 import os
 
 import cudaenv
+from builders import TESTS
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 
@@ -209,17 +210,9 @@ def test_no_module_is_long_unless_listed():
     assert stale == [], "no longer over %d lines, so remove from LONG_MODULES: %s" % (MODULE_LINES, stale)
 
 
-# (importing test module, imported test module) -> why it is still there; each must still be needed.
-TEST_IMPORTS_ALLOWED = {
-    ("test_install_components.py", "test_install"): "the install helper's (issue 17), added at the same time as this "
-                                                    "check: its served index and stand-in pip belong in an install "
-                                                    "builders module",
-}
-
-
 def test_no_test_module_imports_another():
     """Shared scenario builders live in builders.py, machine.py and the *_builders.py modules, never in a test_*.py."""
-    tests = os.path.dirname(os.path.abspath(__file__))
+    tests = str(TESTS)
     found = set()
     for folder, dirs, files in os.walk(tests):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
@@ -232,5 +225,54 @@ def test_no_test_module_imports_another():
                         [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
                     found.update((os.path.relpath(path, tests), n) for n in names
                                  if n.split(".")[-1].startswith("test_") or n.startswith("test_"))
-    assert sorted(found - set(TEST_IMPORTS_ALLOWED)) == []
-    assert sorted(set(TEST_IMPORTS_ALLOWED) - found) == [], "no longer imported: remove from TEST_IMPORTS_ALLOWED"
+    assert sorted(found) == []
+
+
+# Test folders that mirror no package: the project-wide checks (docs, packaging, these import rules, the suite's
+# isolation, regex safety over the whole package). A data folder (recorded/, corpus/) mirrors no package either, so
+# a test module there fails too.
+PROJECT_TEST_FOLDERS = {"project": "checks over the whole project, not one package"}
+
+
+def _test_modules():
+    for folder, dirs, files in os.walk(str(TESTS)):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            if name.startswith("test_") and name.endswith(".py"):
+                yield os.path.relpath(os.path.join(folder, name), str(TESTS))
+
+
+def _misplaced(rel, package=PACKAGE):
+    """Why tests/REL is in the wrong place, or None: tests/X/ holds the tests of the package cudaenv/X/ (nested
+    alike: tests/toolkit/install/ for cudaenv/toolkit/install/); tests/ itself holds the tests of cudaenv's flat
+    modules (test_M.py or test_M_*.py for cudaenv/M.py); PROJECT_TEST_FOLDERS hold the project-wide checks."""
+    folder, name = os.path.split(rel)
+    if folder in PROJECT_TEST_FOLDERS:
+        return None
+    if folder:
+        if os.path.isfile(os.path.join(package, folder, "__init__.py")):
+            return None
+        return "tests/%s/ mirrors no package cudaenv/%s/" % (folder, folder)
+    flat = [m[:-3] for m in os.listdir(package) if m.endswith(".py") and not m.startswith("__")]
+    stem = name[len("test_"):-len(".py")]
+    if any(stem == m or stem.startswith(m + "_") for m in flat):
+        return None
+    return "names no flat module of cudaenv/ (a package's tests go in tests/PACKAGE/)"
+
+
+def test_test_folders_mirror_the_packages():
+    misplaced = {rel: why for rel in _test_modules() for why in [_misplaced(rel)] if why}
+    assert misplaced == {}
+    assert sorted(set(PROJECT_TEST_FOLDERS) - {os.path.dirname(r) for r in _test_modules()}) == [], \
+        "an empty project-wide folder: remove it from PROJECT_TEST_FOLDERS"
+
+
+def test_the_mirror_check_can_fail(tmp_path):
+    package = tmp_path / "cudaenv"
+    (package / "parse").mkdir(parents=True)
+    (package / "parse" / "__init__.py").write_text("")
+    (package / "snapshot.py").write_text("")
+    ok = ["parse/test_parse_x.py", "test_snapshot.py", "test_snapshot_json.py", "project/test_docs.py"]
+    assert [r for r in ok if _misplaced(r, str(package))] == []
+    bad = ["test_parse_x.py", "data/test_x.py", "parse/extra/test_x.py", "test_snapshots.py", "recorded/test_x.py"]
+    assert [r for r in bad if _misplaced(r, str(package))] == bad

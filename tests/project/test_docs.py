@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from builders import REPO
 from cudaenv import _docgen
 
-REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 README = REPO / "README.md"
 README_MAX_LINES = 200  # a front page (about 150 lines); the rest lives in docs/

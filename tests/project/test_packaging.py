@@ -4,15 +4,13 @@ import json
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
 
-from builders import TOOLS
+from builders import REPO, TOOLS
 
 import cudaenv
 
-REPO = Path(__file__).resolve().parent.parent
 DEPS = ["packaging", "requests", "platformdirs", "questionary"]
 
 

@@ -9,15 +9,15 @@ of messages only cudaenv itself prints (:data:`CUDAENV_OWN`: no public thread qu
 
 import re
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
+from builders import TESTS
 from cudaenv.explain import classify_error, known_ids
 from cudaenv.explain_checks import CHECKS, PROVIDES
 from cudaenv.resources import load_table
 
-CORPUS = Path(__file__).parent / "corpus" / "explain"
+CORPUS = TESTS / "corpus" / "explain"
 NAME = re.compile(r"^(?P<id>[a-z0-9-]+)--(?P<n>\d+)\.txt$")
 MIN_PER_ID = 5
 CUDAENV_OWN = {"dist-timeout", "verify-timeout", "verify-crashed", "torch-import-hang", "wrong-result"}

@@ -1,6 +1,6 @@
 """`cudaenv install` (issue 17, the rest): `--components` at the release's pins (cuDNN at its newest), `--force` over
 the machine checks, pip's progress passed through to a terminal, `--list` read with cudaenv's index client, and the
-runfile's flags from the data table. The served index, the fake wheels and the stand-in pip are test_install's."""
+runfile's flags from the data table. The served index, the fake wheels and the stand-in pip are install_builders'."""
 
 import json
 import os
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from builders import TOOLS
-from test_install import LIBRARIES, Index, _nothing_left, _nothing_left_but, _store  # noqa: F401
+from install_builders import LIBRARIES, Index, nothing_left, nothing_left_but
 
 from cudaenv.toolkit.install import plan
 
@@ -56,7 +56,7 @@ def test_components_come_at_the_releases_pins_into_the_same_tree(index, cli, tmp
     assert version["libcublas"]["version"] == "13.1.0.3" and version["cuda_nvtx"]["version"] == "13.0.85"
     assert version["cudnn"]["version"] == "9.28.1.4"
     assert json.loads((tk / ".cudaenv-install.json").read_text())["extras"] == ["cublas", "nvtx", "cudnn"]
-    _nothing_left_but(data, ["13.0.2"])
+    nothing_left_but(data, ["13.0.2"])
 
 
 def test_an_install_without_the_components_says_how_to_add_them(index, cli, tmp_path):
@@ -79,7 +79,7 @@ def test_unknown_components_and_components_without_wheels_are_usage_errors(index
     r12 = cli("install", "12.4", "--components", "nvtx", env={"PATH": TOOLS, "CUDAENV_DATA_DIR": str(data)})
     assert r12.code == 2 and "--components" in r12.err
     assert not index.log.exists() or not _dry_run_args(index)
-    _nothing_left(data)
+    nothing_left(data)
 
 
 def test_parse_components_follows_the_table():
@@ -118,7 +118,7 @@ def test_an_old_driver_stops_the_install_and_force_installs_with_the_warning(ind
     assert "Not installing CUDA 13.0.2" in r.out and "driver 520.61.05 is older than 580" in r.out
     assert "CUDA 11.8 runs on it" in r.out and "--force installs it anyway" in r.out  # what would work instead
     assert not index.log.exists() or not _dry_run_args(index)  # nothing resolved or downloaded
-    _nothing_left(data)
+    nothing_left(data)
     as_json = cli("install", "13.0", "--json", env=env).json()
     assert as_json["status"] == "refused" and as_json["ok"] is False and as_json["warnings"]
     forced = cli("install", "13.0", "--force", "--json", env=env)
