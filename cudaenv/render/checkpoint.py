@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from typing import List
 
 from cudaenv.checkpoint.report import CheckpointReport, FixReport
-from cudaenv.render.text import WIDTH, wrap
+from cudaenv.render.text import WIDTH, wrap, wrap_advice
 from cudaenv.text import printable
 
 FORMAT_NAMES = {
@@ -93,8 +93,8 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
         lines += _item("this machine", "%d GPU%s visible%s (%s)" % (report.visible.count, "" if report.visible.count == 1 else "s",
                                                                    (": " + ", ".join(report.visible.devices[:8])) if report.visible.devices else "",
                                                                    report.visible.source), width)
-    for a in report.advice:
-        lines += _item("what to do", a, width)
+    for a in report.advice:  # advice names commands: they paste as they are
+        lines += wrap_advice(printable(a), "  what to do: ", "      ", width)
     return "\n".join(lines) + "\n"
 
 

@@ -8,7 +8,7 @@ the path the user gave pass through :func:`cudaenv.text.printable`. Lines fit ``
 from typing import List
 
 from cudaenv.installer_check import InstallerReport, mb
-from cudaenv.render.text import WIDTH, wrap
+from cudaenv.render.text import WIDTH, wrap, wrap_advice
 from cudaenv.text import printable
 
 HEADLINE = {"ok": "OK, an intact installer", "bad": "BAD", "unverified": "NOT VERIFIED: no checksum to compare with"}
@@ -38,6 +38,6 @@ def render_report(report: InstallerReport, width: int = WIDTH) -> str:
         lines += wrap(printable(c.message), "  [%s] %s: " % (c.status, c.name), "      ", width, newlines=False, long_words="keep")
     for p in report.problems:
         lines += _item("problem", p, width)
-    for a in report.advice:
-        lines += _item("what to do", a, width)
+    for a in report.advice:  # advice names commands: they paste as they are
+        lines += wrap_advice(printable(a), "  what to do: ", "      ", width)
     return "\n".join(lines) + "\n"

@@ -223,13 +223,78 @@ def _glue_quoted(text: str) -> str:
     return "".join(out)
 
 
+# The words a long advice tail starts with when it is a command to paste (a shorter tail is kept whole anyway).
+_COMMAND_WORDS = frozenset(("sudo", "python", "python3", "pip", "nvidia-smi", "docker", "podman", "env", "export",
+                            "ldconfig", "torchrun", "nvcc", "sh", "wget", "curl", "apt-get", "dnf"))
+
+
+def _top_level(text: str, needle: str, start: int = 0) -> int:
+    """Where ``needle`` first occurs in ``text`` from ``start`` outside parentheses, brackets and braces; -1 if not."""
+    depth = 0
+    for i in range(start, len(text)):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(needle, i):
+            return i
+    return -1
+
+
+def advice_command(text: str) -> Tuple[int, int, bool]:
+    r"""Where the command of an advice item is, as ``(start, end, sure)``: the text after its last top-level ``": "``
+    (or all of it), up to a note set off by three blanks or more, or by two before a parenthesis
+    (``nvidia-smi    (on the host: ...)``). ``sure``: it
+    is written as a command (such a note follows it, or it chains with ``&&``/``|`` or starts with a program), so
+    a command longer than a line still pastes (`` \`` continuations); otherwise it is kept whole only when it
+    fits on a line, and wrapped as prose when it does not."""
+    start, i = 0, _top_level(text, ": ")
+    while i >= 0:
+        start = i + 2
+        i = _top_level(text, ": ", start)
+    notes = [i for i in (_top_level(text, "  (", start), _top_level(text, "   ", start)) if i >= 0]
+    note = min(notes) if notes else -1
+    end = note if note >= 0 else len(text)
+    while end > start and text[end - 1] == " ":
+        end -= 1
+    cmd = text[start:end]
+    words = cmd.split(" ")
+    sure = note >= 0 or any(_top_level(cmd, op) >= 0 for op in (" && ", " | ", " || ")) or words[0] in _COMMAND_WORDS
+    return start, end, sure
+
+
 def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[str]:
-    """An advice item (prose that names commands: ``Check it: python -c "import torch; print(x)"``) as lines that
-    paste as they are, like :func:`wrap_command`'s: broken between shell words only, never inside a quoted span
-    (``"..."``, ``'...'``, a backticked command) or a word (a path, a URL, ``--flag=value``); a word longer than the
-    line keeps a line of its own. ``text`` is already escaped (:func:`cudaenv.text.printable`)."""
-    lines = wrap(_glue_quoted(text), first, rest, width, newlines=False, long_words="keep")
-    return [line.replace(_GLUE, " ") for line in lines]
+    r"""An advice item (prose that names commands: ``Check it: python -c "import torch; print(x)"``) as lines that
+    paste as they are, like :func:`wrap_command`'s: never broken inside a quoted span (``"..."``, ``'...'``, a
+    backticked command) or a word (a path, a URL, ``--flag=value``); the command the item gives
+    (:func:`advice_command`) starts a line of its own when it does not fit on the current one, and one longer than a
+    line continues with `` \`` between shell words. ``text`` is already escaped (:func:`cudaenv.text.printable`)."""
+    start, end, sure = advice_command(text)
+    cmd = text[start:end]
+    room = width - len(rest)
+    if start == 0 and end == len(text) and not sure:
+        cmd = ""  # a sentence, not a command
+    if not cmd or (len(cmd) > room and not sure):
+        lines = wrap(_glue_quoted(text), first, rest, width, newlines=False, long_words="keep")
+        return [line.replace(_GLUE, " ") for line in lines]
+    head, tail = text[:start].rstrip(" "), text[end:].strip(" ")
+    lines = wrap(_glue_quoted(head), first, rest, width, newlines=False, long_words="keep") if head else []
+    lines = [line.replace(_GLUE, " ") for line in lines]
+    if lines and len(lines[-1]) + 1 + len(cmd) <= width:
+        lines[-1] += " " + cmd
+    elif len(cmd) <= room or not lines and len(first) + len(cmd) <= width:
+        lines.append((rest if lines else first) + cmd)
+    else:
+        cont = wrap_command(cmd, rest, width)
+        if not lines:
+            cont[0] = first + cont[0][len(rest):]
+        lines += cont
+    if tail:
+        gap = "    " if len(lines[-1]) + 4 + tail.find(" ") <= width else ""
+        more = wrap(_glue_quoted(tail), lines[-1] + gap if gap else rest, rest, width, newlines=False, long_words="keep")
+        lines[-1:] = [line.replace(_GLUE, " ") for line in more] if gap else lines[-1:] + [line.replace(_GLUE, " ") for line in more]
+    return lines
 
 
 # ------------------------------------------------------------------ Markdown (strings from outside)

@@ -6,7 +6,7 @@ Every string that came from a child (error texts, GPU names, torchrun's output) 
 import json
 from typing import Any, List, Optional
 
-from cudaenv.render.text import paint, wrap, wrap_advice
+from cudaenv.render.text import paint, wrap, wrap_advice, wrap_command
 from cudaenv.text import printable
 from cudaenv.version import sm_name
 
@@ -61,8 +61,10 @@ def render_error(error: Any, indent: str = "  ") -> List[str]:
         lines += _wrap(error.explanation, indent + "  ")
     for detail in error.details:
         lines += _wrap(detail, indent + "  ")
-    if error.advice:
+    if error.advice or error.fix:
         lines.append(indent + "  What to do:")
+        for item in error.fix:  # shell lines: as the doctor lays out a finding's fix (`` \`` continuations)
+            lines += wrap_command(printable(item), indent + "    ", WIDTH)
         for item in error.advice:
             lines += _wrap_item(item, indent + "    - ", indent + "      ")
     if error.id is None:
@@ -141,7 +143,7 @@ def render_distributed(report, color: bool = False) -> str:
     else:  # it could not start: no rank count to report
         lines = ["cudaenv verify --distributed: not run (backend %s)" % report.backend]
     if report.command:
-        lines += _wrap(report.command, "  ")
+        lines += wrap_command(printable(report.command), "  ", WIDTH)
     for r in report.ranks:
         where = r.device or "?"
         if r.physical is not None:

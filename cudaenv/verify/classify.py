@@ -5,6 +5,7 @@ the runs themselves are :mod:`cudaenv.verify.run`.
 
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
+from cudaenv._record import replace
 from cudaenv.host import CommandResult, fmt_seconds
 from cudaenv.verify.child import _tail, nccl_debug_lines, parse_rank_events
 from cudaenv.verify.records import ChildReport, DeviceResult, DistributedReport, Problem, RankResult, VerifyError
@@ -98,7 +99,7 @@ def device_result(logical: Optional[int], report: ChildReport, result: Optional[
         else:
             shown = message
         error = classify(message, (first.get("traceback") or "") + "\n" + (stderr or ""), first.get("stage"))
-        error = VerifyError(error.id, shown, first.get("stage"), error.title, error.explanation, error.details, error.advice)
+        error = replace(error, message=shown, stage=first.get("stage"))
     elif result is not None and result.error == "timeout":
         message = "no progress for %s s in stage %s" % (fmt_seconds(result.timeout), "import" if not report.info else "device")
         error = classify(message, stage="timeout")
@@ -109,7 +110,7 @@ def device_result(logical: Optional[int], report: ChildReport, result: Optional[
         error = classify(message, stage="crash")
         extra = classify(stderr) if stderr else None
         if extra is not None and extra.id is not None:
-            error = VerifyError(extra.id, message + ": " + (_tail(stderr, 1) or ""), "crash", extra.title, extra.explanation, extra.details, extra.advice)
+            error = replace(extra, message=message + ": " + (_tail(stderr, 1) or ""), stage="crash")
     else:
         bad = [c for c in report.checks if not c.ok]
         if bad:
@@ -191,7 +192,7 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
             message = str(first.get("message") or first.get("type") or "error")
             err = classify(message, (first.get("traceback") or "") + "\n" + output, first.get("stage"))
             shown = message if first.get("type") in (None, "Timeout", "Orphaned") or message.startswith(str(first.get("type"))) else "%s: %s" % (first["type"], message)
-            error = VerifyError(err.id, shown, first.get("stage"), err.title, err.explanation, err.details, err.advice)
+            error = replace(err, message=shown, stage=first.get("stage"))
         elif folded["done"] is None:
             error = VerifyError(None, "rank %d ended without a result" % rank, "crash")
         else:
@@ -242,5 +243,5 @@ def _dist_problem(python, backend, nproc, problem, hint: str = ""):
     message = problem.message if problem is not None else error.message
     if hint:
         message += " (%s)" % hint
-    error = VerifyError(problem.id if problem else error.id, message, "setup", error.title, error.explanation, error.details, error.advice)
+    error = replace(error, id=problem.id if problem else error.id, message=message, stage="setup")
     return DistributedReport(python, backend, nproc, False, (), error)

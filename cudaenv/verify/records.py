@@ -26,7 +26,8 @@ class VerifyError(Record):
     title: Optional[str] = None
     explanation: Optional[str] = None
     details: Tuple[str, ...] = ()
-    advice: Tuple[str, ...] = ()
+    advice: Tuple[str, ...] = ()  # prose that may name a command (an explain row's advice)
+    fix: Tuple[str, ...] = ()  # shell lines to paste, ``# why`` comments among them (a doctor finding's fix)
 
 
 

@@ -46,7 +46,8 @@ def machine_problem(host: Host, python: str, symptom: Optional[Problem] = None) 
     for f in diagnose(snapshot):
         if f.section in MACHINE_SECTIONS and f.severity in ("error", "warning"):
             message = "nothing can run on a GPU here: %s" % f.title
-            return Problem(f.id, message, VerifyError(f.id, "nothing can run on a GPU here", "setup", f.title, f.detail, also, tuple(f.fix)))
+            return Problem(f.id, message, VerifyError(f.id, "nothing can run on a GPU here", "setup", f.title, f.detail, also,
+                                                      fix=tuple(f.fix)))
     if symptom is not None and symptom.id != "torch-cpu-only":
         return None  # a CUDA torch that sees no GPU already says that nvidia-smi and NVML see none either
     if snapshot.driver is None and not snapshot.platform.dev_nvidia:

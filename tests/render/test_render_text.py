@@ -211,3 +211,60 @@ def test_the_doctor_renderers_read_derived_facts_from_the_view():
         imported = {n.module for n in _ast.walk(tree) if isinstance(n, _ast.ImportFrom) and n.module}
         imported |= {a.name for n in _ast.walk(tree) if isinstance(n, _ast.Import) for a in n.names}
         assert not {m for m in imported if m.startswith(("cudaenv.diagnose._common", "cudaenv.facts", "cudaenv.diagnose.versions"))}, name
+
+
+def _pasted(lines):
+    """The lines as a shell reads them: a line ending in `` \\`` goes on with the next one."""
+    out, cur = [], None
+    for line in lines:
+        body = line.strip() if cur is not None else line
+        cur = body if cur is None else cur + " " + body
+        if cur.endswith(" \\"):
+            cur = cur[:-2]
+        else:
+            out.append(cur)
+            cur = None
+    return out + ([cur] if cur is not None else [])
+
+
+def test_the_command_of_every_advice_item_pastes_whole():
+    """Issue 13: advice wrapped between any two words split a command over two lines, so a paste ran
+    `... && sudo systemctl` and then `restart docker`. The command an item gives stays on one line, or goes on
+    with `` \\``, for every advice item cudaenv has, at any width it renders."""
+    from cudaenv.render.text import advice_command, wrap_advice
+    from cudaenv.resources import table_rows
+    from cudaenv.text import printable
+
+    items = [re.sub(r"^\{if_\w+\}", "", a) for row in table_rows("error_patterns") for a in row.get("advice", ())]
+    assert len(items) > 150
+    checked = 0
+    for width in (80, 60, 40):
+        for item in items:
+            text = printable(item)
+            lines = wrap_advice(text, "    - ", "      ", width)
+            start, end, sure = advice_command(text)
+            cmd = text[start:end]
+            if cmd and (sure or len(cmd) <= width - 6) and not (start == 0 and end == len(text) and not sure):
+                checked += 1
+                assert any(cmd in line for line in _pasted(lines)), (width, item, lines)
+            for line in lines:
+                words, _ = shell_words(line.rstrip(" \\"))
+                assert len(line) <= width or len(words) <= 2, (width, line)  # only a word longer than a line sticks out
+    assert checked > 250  # about 95 items with a command, at each of three widths
+
+
+def test_advice_breaks_before_the_command_and_continues_a_long_one():
+    from cudaenv.render.text import wrap_advice
+
+    docker = ("Install the NVIDIA Container Toolkit (the nvidia-container-toolkit package from NVIDIA's repository), "
+              "then: sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker")
+    lines = wrap_advice(docker, "    - ", "      ", 80)
+    assert not any(line.endswith("systemctl") for line in lines), lines
+    assert "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker" in _pasted(lines)[-1]
+    assert lines[-2].endswith(" \\") and lines[-3].endswith("then:")
+    short = wrap_advice("Allow more time: cudaenv verify --timeout 300", "    - ", "      ", 40)
+    assert short == ["    - Allow more time:", "      cudaenv verify --timeout 300"]
+    note = wrap_advice("nvidia-smi    (on the host: the driver itself must work first)", "    - ", "      ", 80)
+    assert note == ["    - nvidia-smi    (on the host: the driver itself must work first)"]
+    prose = "Check that this driver branch supports the GPU, and the firmware settings (Above 4G decoding, Resizable BAR)"
+    assert wrap_advice(prose, "- ", "  ", 60) == wrap(prose, "- ", "  ", 60, newlines=False)

@@ -45,6 +45,24 @@ def test_verify_in_a_container_without_the_gpu_names_the_container(cli, fake_roo
     assert data["devices"]["problem"]["id"] == "container-no-gpu"
 
 
+def test_the_containers_fix_pastes_as_the_doctor_prints_it(cli, fake_root, fake_bin, cpu_python):
+    """Issue 13: verify wrapped the finding's fix like prose, so `... && sudo systemctl` and `restart docker` were
+    two commands when pasted. A finding's fix is shell lines (``fix`` in the JSON), laid out as the doctor does."""
+    fake_root.file(".dockerenv")
+    r = cli("verify", "--root", str(fake_root.path), "--python", cpu_python, env=_env(fake_bin))
+    lines = r.out.splitlines()
+    assert not any(line.rstrip().endswith("systemctl") for line in lines), r.out
+    at = next(i for i, line in enumerate(lines) if "nvidia-ctk runtime configure" in line)
+    whole = lines[at].rstrip()
+    while whole.endswith(" \\"):
+        at += 1
+        whole = whole[:-2] + " " + lines[at].strip()
+    assert whole.strip() == "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker"
+    error = cli("verify", "--json", "--root", str(fake_root.path), "--python", cpu_python, env=_env(fake_bin)).json()["devices"]["problem"]["error"]
+    assert "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker" in error["fix"]
+    assert error["advice"] == []
+
+
 def test_verify_on_a_machine_without_driver_or_device_says_no_gpu(cli, fake_root, fake_bin, cpu_python):
     r = cli("verify", "--json", "--root", str(fake_root.path), "--python", cpu_python, env=_env(fake_bin))
     problem = r.json()["devices"]["problem"]
