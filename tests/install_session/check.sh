@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `nox -s install`: install CUDA 13.0 from the package index into a temp data dir, switch a bash shell to it with
-# `cudaenv use`, compile and link (no GPU needed) a thrust program, an -rdc=true program, an NVTX one (--components nvtx) and a CMake
+# `cudaenv use`, compile and link (no GPU needed) a thrust program, an -rdc=true program, an NVTX one (--components nvtx), a
+# driver-API one (-lcuda, against the stub cudaenv builds) and a CMake
 # project (enable_language(CUDA) + find_package(CUDAToolkit)), then `cudaenv uninstall --yes` and check nothing is left.
 set -euo pipefail
 trap 'echo "check.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
@@ -53,11 +54,17 @@ nvcc -rdc=true -c -o rdc_b.o "$src/rdc_b.cu"
 nvcc -rdc=true -o rdc rdc_a.o rdc_b.o
 nvcc -cudart shared -o shared_rt "$src/rdc_b.cu" -DSTANDALONE
 nvcc -o nvtx_range "$src/nvtx_range.cu"
+# -lcuda with no driver here (a container build): the toolkit's stub links it; the program needs the driver's libcuda.so.1
+test -f "$tk/lib64/stubs/libcuda.so"
+readelf -d "$tk/lib64/stubs/libcuda.so" | grep -F "Library soname: [libcuda.so.1]"
+nvcc -o driver_api "$src/driver_api.cu" -L"$tk/lib64/stubs" -lcuda
+nvcc --default-stream per-thread -o driver_api_ptds "$src/driver_api.cu" -L"$tk/lib64/stubs" -lcuda
+readelf -d driver_api | grep -F "Shared library: [libcuda.so.1]"
 cmake -S "$src/cmake" -B cm -DCMAKE_CUDA_ARCHITECTURES=75 > cmake-configure.log
 grep -F "CUDAToolkit_BIN_DIR=$tk/bin" cmake-configure.log
 cmake --build cm > cmake-build.log
 test -x cm/cm_kernel
-echo "compiled and linked: thrust, -rdc=true, -cudart shared, NVTX, CMake ($(( $(date +%s) - t0 )) s)"
+echo "compiled and linked: thrust, -rdc=true, -cudart shared, NVTX, -lcuda, CMake ($(( $(date +%s) - t0 )) s)"
 ls -la thrust_sort rdc shared_rt cm/cm_kernel
 
 cd "$work"

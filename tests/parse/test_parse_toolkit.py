@@ -225,3 +225,28 @@ def test_the_metadata_version_scan_matches_its_specification(lines):
     text = "\n".join(lines)
     m = re.compile(r"(?m)^Version:[ \t]*(\S+)").search(text)
     assert toolkit_files.parse_dist_metadata_version(text) == (toolkit_files.parse_version(m.group(1)) if m else None)
+
+
+def test_the_driver_api_from_preprocessed_cuda_h():
+    """Issue 17's libcuda stub: the entry points cuda.h 13.0 declares, from cc's real output."""
+    from cudaenv.parse.cuda_header import driver_entry_points, stub_error_code
+
+    text = recorded("cc-E-cuda-h-13.0-default.txt")
+    names = driver_entry_points(text)
+    assert len(names) == 449 and names == tuple(sorted(set(names)))
+    assert "cuInit" in names and "cuLinkComplete" in names and "cuCtxCreate" not in names
+    assert stub_error_code(text) == 34
+    ptds = set(driver_entry_points(recorded("cc-E-cuda-h-13.0-ptds.txt")))
+    assert "cuMemcpy_ptds" in ptds - set(names) and "cuLaunchKernel_ptsz" in ptds
+    assert driver_entry_points("CUresult cuX(void); int cuY(void); CUresult  \n cuZ (int);") == ("cuX", "cuZ")
+    assert stub_error_code("enum { CUDA_ERROR_STUB_LIBRARY = 99999999 };") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=2000), st.binary(max_size=2000).map(lambda b: b.decode("latin-1"))))
+def test_the_cuda_header_readers_never_raise(text):
+    from cudaenv.parse.cuda_header import driver_entry_points, stub_error_code
+
+    assert isinstance(driver_entry_points(text), tuple)
+    code = stub_error_code(text)
+    assert code is None or 0 <= code < 10 ** 6

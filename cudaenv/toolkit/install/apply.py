@@ -5,8 +5,8 @@
    meta-package's Requires-Dist (the pins), each component's file and the index's sha256 (:func:`plan.plan_components`);
 3. ``pip download --no-deps --require-hashes`` of exactly those files (``uv pip install --target`` with
    ``--installer uv``) into a staging folder *beside* the target, each file's sha256 checked again here;
-4. the wheels unpacked into the staging folder's tree (:mod:`assemble`), the links added, ``version.json`` and the
-   marker written last; then one ``rename`` puts the tree in place.
+4. the wheels unpacked into the staging folder's tree (:mod:`assemble`), the links added, ``lib/stubs/libcuda.so``
+   built (:mod:`stub`), ``version.json`` and the marker written last; then one ``rename`` puts the tree in place.
 
 All of it runs under an exclusive lock on ``.<release>.lock`` in the store: a second install of the same release
 waits, then finds it installed. Whatever stops the install (an exception, Ctrl-C, SIGTERM, a failed download, a
@@ -22,7 +22,7 @@ from typing import Callable, Optional, Sequence
 
 from cudaenv.errors import UserError
 from cudaenv.probes import toolkit_store as store
-from cudaenv.toolkit.install import assemble, plan
+from cudaenv.toolkit.install import assemble, plan, stub
 
 HASH_CHUNK = 1024 * 1024
 MAX_WHEEL = 2 * 1024 * 1024 * 1024
@@ -39,9 +39,9 @@ class Outcome:
     """What :func:`install_from_wheels` did (the command turns it into an InstallReport)."""
 
     def __init__(self, status: str, release: str, path: str, components=(), download_bytes: int = 0, files: int = 0,
-                 links=()):
+                 links=(), notes=()):
         self.status, self.release, self.path, self.components = status, release, path, tuple(components)
-        self.download_bytes, self.files, self.links = download_bytes, files, tuple(links)
+        self.download_bytes, self.files, self.links, self.notes = download_bytes, files, tuple(links), tuple(notes)
 
 
 def _quiet(_line: str) -> None:
@@ -192,12 +192,14 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
                 paths.append(path)
             progress("unpacking %d wheels (%d MB)" % (len(paths), download_bytes // 1000000))
             files, links = _tree_from_wheels(paths, tree, host.machine or os.uname().machine)
+        progress("building lib64/stubs/libcuda.so (links -lcuda where no driver is)")
+        _stub, why = stub.build_stub(host, tree, stage, min(timeout, 120.0))
         _write(os.path.join(tree, "version.json"), assemble.version_json(release, the_plan.components))
         _write(os.path.join(tree, store.MARKER), assemble.marker(release, the_plan.components, installer, version,
                                                                    plan.component_names(added)))
         swap_into_place(tree, target, os.path.join(stage, "old"))
         progress("installed CUDA %s in %s" % (release, target))
-        return Outcome("installed", release, target, the_plan.components, download_bytes, files, links)
+        return Outcome("installed", release, target, the_plan.components, download_bytes, files, links, (why,) if why else ())
     except OSError as exc:
         import errno
 

@@ -103,7 +103,8 @@ def _wheels(req, host, env, spec, base, version, progress, output) -> plan.Insta
         hint = "it was installed without %s: give --reinstall --components %s" % (", ".join(missing), req.components)
     return plan.InstallReport(True, outcome.status, spec, outcome.release, outcome.path, "cudaenv", installer,
                               outcome.components, outcome.download_bytes, outcome.files,
-                              round(time.monotonic() - start, 1), (), warnings, forced=bool(stops and req.force), hint=hint)
+                              round(time.monotonic() - start, 1), (), tuple(warnings) + outcome.notes,
+                              forced=bool(stops and req.force), hint=hint)
 
 
 def _release(env, host, spec: str, timeout: float) -> str:

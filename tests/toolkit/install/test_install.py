@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TOOLS, interruptible, tools
+from builders import RECORDED, TOOLS, interruptible, tools
 from install_builders import COMPONENTS, RELEASES, Index, make_wheel, nothing_left, nothing_left_but, store
 
 from cudaenv.parse.pip_output import parse_index_versions, parse_install_report
@@ -120,6 +120,54 @@ def test_install_assembles_a_normal_toolkit_layout(index, cli, tmp_path, fake_ro
     re = cli("install", "13.0.2", "--reinstall", "--json", env=index.env(data))
     assert re.code == 0 and re.json()["status"] == "installed"
     nothing_left_but(data, ["13.0.2"])
+
+
+STANDIN_CC = r"""#!%s
+# A stand-in C compiler: `-E` prints cc's recorded preprocessing of cuda.h 13.0 (the per-thread variant when asked);
+# `-shared ... -o OUT SRC` writes OUT as the source it was given. Every call is logged.
+import os, sys
+args = sys.argv[1:]
+with open(os.environ["STANDIN_CC_LOG"], "a") as log:
+    log.write(" ".join(args) + "\n")
+if "-E" in args:
+    ptds = "-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1" in args
+    with open(os.environ["STANDIN_CC_RECORDED"] + ("ptds.txt" if ptds else "default.txt")) as fh:
+        sys.stdout.write(fh.read())
+elif "-shared" in args:
+    with open(args[-1]) as src, open(args[args.index("-o") + 1], "w") as out:
+        out.write(src.read())
+"""
+
+
+def test_the_install_builds_the_libcuda_stub_with_this_machines_compiler(index, cli, tmp_path):
+    """Issue 17: `lib64/stubs/libcuda.so`, as the real toolkit has, so `-lcuda` links without a driver. No wheel
+    ships it: it is built from the toolkit's own cuda.h (every CUresult entry point, the per-thread ones too)."""
+    cc = index.bin / "cc"
+    cc.write_text(STANDIN_CC % sys.executable)
+    cc.chmod(0o755)
+    data, log = tmp_path / "data", tmp_path / "cc.log"
+    base = str(RECORDED / "cc-E-cuda-h-13.0-")
+    r = cli("install", "13.0", "--json", env=index.env(data, STANDIN_CC_LOG=log, STANDIN_CC_RECORDED=base))
+    assert r.code == 0, r.err + r.out
+    assert not [w for w in r.json()["warnings"] if "libcuda" in w]
+    source = (data / "toolkits/13.0.2/lib64/stubs/libcuda.so").read_text()
+    assert "int cuInit(void) { return 34; }" in source  # CUDA_ERROR_STUB_LIBRARY, as cuda.h defines it
+    assert "int cuLinkCreate_v2(void)" in source  # declared over two lines in cuda.h
+    assert "int cuMemcpyHtoD_v2_ptds(void)" in source or "int cuMemcpy_ptds(void)" in source
+    assert "cuCtxCreate(void)" not in source  # cuda.h's macro makes it a versioned name
+    calls = log.read_text().splitlines()
+    assert len(calls) == 3 and all(c.endswith("include/cuda.h") for c in calls[:2])
+    assert "-Wl,-soname,libcuda.so.1" in calls[2] and "-fPIC" in calls[2]
+    nothing_left_but(data, ["13.0.2"])
+
+
+def test_without_a_compiler_the_install_says_that_lcuda_needs_a_driver(index, cli, tmp_path):
+    data = tmp_path / "data"
+    r = cli("install", "13.0", "--json", env=index.env(data))
+    assert r.code == 0 and r.json()["status"] == "installed"
+    (warning,) = [w for w in r.json()["warnings"] if "libcuda" in w]
+    assert "no C compiler" in warning and "--reinstall" in warning
+    assert not (data / "toolkits/13.0.2/lib/stubs").exists()
 
 
 def test_hash_mismatch_installs_nothing(index, cli, tmp_path):
