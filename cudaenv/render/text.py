@@ -92,7 +92,7 @@ def _wrap_spaces(text: str, width: int, first: str, rest: str, break_long: bool)
     """``textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=break_long,
     break_on_hyphens=False)`` for a text without the whitespace textwrap rewrites: its chunks (words and runs of
     spaces) and its greedy loop, without importing textwrap (its patterns cost more than rendering a report;
-    tests/test_render_text.py checks the two agree)."""
+    tests/render/test_render_text.py checks the two agree)."""
     chunks = [c for c in _SPACES.split(text) if c]
     chunks.reverse()
     lines: List[str] = []
