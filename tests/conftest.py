@@ -25,6 +25,12 @@ if str(Path(__file__).parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).parent))
 
 from builders import TOOLS, CliResult, FakeBin, FakeRoot, RefusingRunner, recorded  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# Property tests check "never a crash, never a hang", not speed: hypothesis's default 200 ms deadline per example is a
+# wall-clock assertion that fails on a loaded 2-core machine. Speed targets live in bench/.
+settings.register_profile("cudaenv", deadline=None)
+settings.load_profile("cudaenv")
 from machine import Machine  # noqa: E402
 
 # The package under test must be the installed one (data/ and shell/ are read from it), never ./cudaenv.
