@@ -4,7 +4,11 @@
 |---|---|
 | ``records`` | the frozen :class:`Request` in, the :class:`Recommendation` out |
 | ``request`` | a Request from a Snapshot and the what-if flags (pure) |
-| ``decide`` | the decision (pure; tables passed in, the live index data folded in) |
+| ``view`` | what the decision reads: the machine from the Request, the facts tables with the live index data folded in |
+| ``judge`` | one build against the machine (Python, driver, kernels for every GPU); the best that fits (pure) |
+| ``alternatives`` | other builds, releases, a driver upgrade, the CPU or a source build (pure) |
+| ``jetson`` | a Jetson board: NVIDIA's wheels for its JetPack (pure) |
+| ``decide`` | the decision: which torch, which build, the outcome and its reasons (pure; tables passed in) |
 | ``install`` | packages, local-tag pins and install commands; the one PEP 668 venv recipe |
 | ``fix_plan`` | `cudaenv fix`'s choices: install, another build, the driver, nothing (pure) |
 | ``apply`` | runs the chosen install through the Host's runner, with a timeout |

@@ -1,0 +1,94 @@
+"""What else the user could do, beside or instead of the chosen build (pure: no I/O).
+
+Other variants that fit, another torch release, a driver upgrade, another Python, and for a GPU no build in the
+tables has kernels for: the CPU build, a source build, the last torch that had them.
+"""
+
+from typing import List, Optional, Sequence
+
+from cudaenv.facts import drivers as drv
+from cudaenv.facts import torch as tf
+from cudaenv.facts import torch_policy as policy
+from cudaenv.recommend.judge import best_fitting, evaluate, newest_fitting
+from cudaenv.recommend.records import Alternative, Candidate
+from cudaenv.recommend.view import Facts, Machine
+
+
+def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Sequence[Candidate], chosen: Optional[Candidate],
+                  base: str, known: Sequence[str], requested: Optional[str] = None) -> List[Alternative]:
+    """The other builds that fit; for an asked variant that does not, the releases that have it; when nothing fits,
+    what to change (the driver, an older or newer torch, the CPU or a source build, another Python)."""
+    alts: List[Alternative] = []
+    for c in sorted(cands, key=lambda c: tf.variant_sort_key(c.variant), reverse=True):
+        if c.fits and (chosen is None or c.variant != chosen.variant):
+            alts.append(Alternative("variant", "torch %s %s %s" % (target, c.variant, "fits" if requested else "also fits"), c.variant, target,
+                                    "%s/%s" % (base, c.variant)))
+    if requested and chosen is None:
+        first, last = facts.variant_span(requested, m)
+        if last and drv.compare_versions(target, last) > 0:
+            alts.append(Alternative("torch", "use torch <= %s to stay on %s" % (last, requested), requested, last, "%s/%s" % (base, requested)))
+        elif first and drv.compare_versions(target, first) < 0:
+            alts.append(Alternative("torch", "use torch >= %s for %s" % (first, requested), requested, first, "%s/%s" % (base, requested)))
+        return alts
+    if chosen is not None and chosen.fits or kind not in ("cuda",):
+        if chosen is None and kind == "default":
+            older = newest_fitting(facts, m, kind, [v for v in known if drv.compare_versions(v, target) < 0])
+            if older:
+                alts.append(Alternative("torch", "use torch <= %s (the last release with wheels for %s)" % (older, m.platform), "default", older))
+        return alts
+    # nothing fits (or the asked variant does not): what to change
+    driver_fixes = [c for c in cands if c.driver_only and c.min_driver]
+    if driver_fixes:
+        best = max(driver_fixes, key=lambda c: tf.variant_sort_key(c.variant))
+        low = min(driver_fixes, key=lambda c: drv.version_tuple(c.min_driver))
+        alts.append(Alternative("driver", "upgrade the driver to at least %s (for torch %s %s)" % (low.min_driver, target, low.variant),
+                                low.variant, target, "%s/%s" % (base, low.variant), low.min_driver))
+        if best is not low:
+            alts.append(Alternative("driver", "upgrade the driver to at least %s (for torch %s %s)" % (best.min_driver, target, best.variant),
+                                    best.variant, target, "%s/%s" % (base, best.variant), best.min_driver))
+    older = [v for v in known if drv.compare_versions(v, target) < 0]
+    newer = [v for v in known if drv.compare_versions(v, target) > 0]
+    for version in reversed(older):
+        best = best_fitting(evaluate(version, m, facts, kind)[0])
+        if best:
+            alts.append(Alternative("torch", "use torch <= %s (torch %s %s fits this machine)" % (version, version, best.variant),
+                                    best.variant, version, "%s/%s" % (base, best.variant)))
+            break
+    for version in newer:
+        best = best_fitting(evaluate(version, m, facts, kind)[0])
+        if best:
+            why = ""
+            family = next((policy.gpu_min_cuda(cc, facts.t(policy.TABLE)) for _, cc in m.gpus if cc and policy.gpu_min_cuda(cc, facts.t(policy.TABLE))), None)
+            if family:
+                why = " (%s GPUs need CUDA >= %s builds)" % (family[1], family[0])
+            alts.append(Alternative("torch", "use torch >= %s with %s%s" % (version, best.variant, why), best.variant, version,
+                                    "%s/%s" % (base, best.variant)))
+            break
+    if not any(a.kind in ("torch", "driver") for a in alts) and cands and all(
+            any("has no kernels" in p for p in c.problems) for c in cands):
+        alts.extend(no_build_options(m, facts))
+    if m.python_version and all(any("Python" in p for p in c.problems) for c in cands) and cands:
+        pys = [p for p in facts.pythons(target, m) if not p.endswith("t")]
+        if pys:
+            alts.append(Alternative("python", "use Python %s to %s for torch %s" % (pys[0], pys[-1], target), None, target))
+    return alts
+
+
+def no_build_options(m: Machine, facts: Facts) -> List[Alternative]:
+    """For GPUs no build in the tables has kernels for (sm_35): the CPU build, a source build, the last torch with them."""
+    ccs = [cc for _, cc in m.gpus if cc]
+    names = ", ".join(tf.sm_name(cc) for cc in ccs) or "this GPU"
+    last = None
+    for row in facts.arch_rows(m):
+        if all(tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) for cc in ccs):
+            if last is None or drv.compare_versions(row["to"], last[0]) > 0:
+                last = (row["to"], row["variant"])
+    out = [Alternative("variant", "use the CPU build (torch with the cpu variant): it runs everywhere, without the GPU", "cpu")]
+    out.append(Alternative("source", "build torch from source with TORCH_CUDA_ARCH_LIST=\"%s\" (and a CUDA toolkit that still "
+                                     "targets it)" % ";".join(".".join(str(x) for x in tf.cc_tuple(cc)) for cc in ccs)))
+    if last:
+        out.append(Alternative("torch", "the last torch with kernels for %s is torch %s %s" % (names, last[0], last[1]), last[1], last[0]))
+    else:
+        out.append(Alternative("torch", "no torch in the tables (from %s) has kernels for %s: only older official builds did"
+                               % (facts.known_versions()[0], names)))
+    return out

@@ -1,0 +1,35 @@
+"""The torch answer for a Jetson board (pure: no I/O): NVIDIA's wheels for its JetPack release (data/jetson_torch.json)."""
+
+from typing import List
+
+from cudaenv.facts import drivers as drv
+from cudaenv.recommend.records import Alternative, Recommendation, Request
+from cudaenv.recommend.view import Facts
+
+
+def decide_jetson(req: Request, facts: Facts) -> Recommendation:
+    """A Jetson board: NVIDIA's wheels for its JetPack release; never PyTorch's aarch64 index, never a driver upgrade."""
+    from cudaenv.resources import load_table
+
+    table = facts.t("jetson_torch") or load_table("jetson_torch")
+    where = "L4T %s%s" % (req.jetson, ", JetPack %s" % req.jetpack if req.jetpack else "")
+    reasons = ["this is a Jetson board (%s): PyTorch's indexes have no build for it (their aarch64 wheels are for SBSA "
+               "servers), and its driver and CUDA come with JetPack (never a desktop driver upgrade)" % where]
+    row = next((r for r in sorted(table["rows"], key=lambda r: drv.version_tuple(r["jetpack"]), reverse=True)
+                if req.jetpack and (req.jetpack + ".").startswith(r["jetpack"] + ".")), None)
+    alts: List[Alternative] = []
+    notes = list(req.notes)
+    if row is None:
+        reasons.append("the tables have no torch for %s: see NVIDIA's PyTorch for Jetson page" % (("JetPack " + req.jetpack) if req.jetpack else "this JetPack"))
+        alts.append(Alternative("jetpack", "NVIDIA's torch wheels for Jetson: https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform/index.html"))
+    else:
+        pys = ", ".join(row["python"])
+        alts.append(Alternative("jetpack", "install NVIDIA's torch %s for JetPack %s (Python %s) from %s" % (row["torch"], row["jetpack"], pys, row["where"]),
+                                torch_version=row["torch"], index_url=row["where"]))
+        if req.python_version and req.python_version not in row["python"]:
+            notes.append("those wheels are for Python %s (the JetPack's system Python), not %s" % (pys, req.python_version))
+        if not row.get("confirmed", True):
+            notes.append("the JetPack %s row of the Jetson table is not confirmed against NVIDIA's page" % row["jetpack"])
+    return Recommendation(None, None, None, (), tuple(reasons), tuple(alts), False, notes=tuple(notes), python=req.python,
+                          installer=req.installer, platform="linux-aarch64")
+

@@ -1,0 +1,104 @@
+"""Judge torch builds against a machine (pure: no I/O): which variants fit, which is best, which release fits.
+
+A variant fits when there is a wheel for the Python, the driver is new enough for its CUDA runtime (and for every
+GPU's family), and every visible GPU has kernels in its arch list (exact sm, same-major binary compatibility, or
+PTX the driver can JIT). Among the variants that fit, the newest wins.
+"""
+
+from typing import List, Optional, Sequence, Tuple
+
+from cudaenv.facts import drivers as drv
+from cudaenv.facts import torch as tf
+from cudaenv.facts import torch_policy as policy
+from cudaenv.recommend.records import Candidate
+from cudaenv.recommend.view import Facts, Machine
+
+
+def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple[Candidate, List[str]]:
+    """One build against the machine: Python, the driver (CUDA minimum, per-GPU floor), kernels for every GPU."""
+    problems: List[str] = []
+    notes: List[str] = []
+    driver_problem = False
+    min_driver = None
+    py_ok = facts.python_ok(version, variant, m)
+    if py_ok is False:
+        problems.append("no torch %s %s wheel for Python %s" % (version, variant, m.python_version))
+    cuda = tf.variant_cuda(variant)
+    if cuda:
+        min_driver = facts.min_driver(cuda, m.driver_system)
+        if facts.beyond_tables(cuda) and min_driver:
+            notes.append("CUDA %s (%s) is newer than the driver tables: it needs at least driver %s (the newest known minimum), "
+                         "probably more" % (cuda, variant, min_driver))
+        if m.driver and min_driver and drv.compare_versions(m.driver, min_driver) < 0:
+            problems.append("needs driver >= %s (this one is %s)" % (min_driver, m.driver))
+            driver_problem = True
+        for label, cc in m.gpus:
+            floor = policy.gpu_min_driver(cc, m.driver_system, facts.t(policy.TABLE)) if cc else None
+            if floor and m.driver and drv.compare_versions(m.driver, floor[0]) < 0:
+                problems.append("no driver below %s runs %s (%s, %s): the driver is the first fix" % (floor[0], label, floor[1], tf.sm_name(cc)))
+                driver_problem = True
+                if not min_driver or drv.compare_versions(floor[0], min_driver) > 0:
+                    min_driver = floor[0]
+        ptx_jit_ok = m.driver is None or (m.native_cuda is not None and drv.compare_versions(m.native_cuda, cuda) >= 0)
+        archs, ptx, note = facts.arch(version, variant, m)
+        if note:
+            notes.append(note)
+        if archs is not None:
+            for label, cc in m.gpus:
+                if not cc:
+                    continue
+                if tf.gpu_runs(tf.arch_list_of(archs, ptx), cc, ptx_jit_ok) is None:
+                    problems.append("%s (%s) has no kernels in torch %s %s (%s)" % (label, tf.sm_name(cc), version, variant, describe_archs(archs, ptx)))
+    only_driver = driver_problem and all("driver" in p for p in problems)
+    return Candidate(variant, tuple(problems), only_driver, min_driver), notes
+
+
+def describe_archs(archs: Sequence[str], ptx: Optional[str]) -> str:
+    names = [tf.sm_name(a) for a in sorted(archs, key=tf.cc_tuple)]
+    text = "built for %s" % ", ".join(names) if len(names) <= 3 else "built for %s ... %s" % (names[0], names[-1])
+    return text + (", PTX %s" % tf.sm_name(ptx).replace("sm_", "compute_") if ptx else ", no PTX")
+
+
+def kind_wanted(m: Machine) -> str:
+    if m.platform.startswith("macos"):
+        return "default"
+    if m.nvidia:
+        return "cuda"
+    if m.accelerator in ("rocm", "xpu") and not (m.accelerator == "rocm" and m.platform != "linux-x86_64"):
+        return m.accelerator
+    return "cpu"
+
+
+def evaluate(version: str, m: Machine, facts: Facts, kind: str) -> Tuple[List[Candidate], List[str]]:
+    notes: List[str] = []
+    out = []
+    for variant in facts.variants(version, m):
+        if tf.variant_kind(variant) != kind:
+            continue
+        cand, n = judge_variant(version, variant, m, facts)
+        out.append(cand)
+        notes.extend(x for x in n if x not in notes)
+    return out, notes
+
+
+def best_fitting(cands: Sequence[Candidate]) -> Optional[Candidate]:
+    fitting = [c for c in cands if c.fits]
+    return max(fitting, key=lambda c: tf.variant_sort_key(c.variant)) if fitting else None
+
+
+def latest_known(facts: Facts, m: Machine) -> str:
+    known = [v for v in facts.known_versions() if facts.variants(v, m)]
+    return known[-1] if known else tf.latest_torch(facts.t(tf.VARIANTS))
+
+
+def newest_fitting(facts: Facts, m: Machine, kind: str, known: Sequence[str]) -> Optional[str]:
+    for version in reversed(list(known)):
+        if kind == "default":
+            if "default" in facts.variants(version, m) and facts.python_ok(version, "default", m) is not False:
+                return version
+            continue
+        cands, _ = evaluate(version, m, facts, kind)
+        if best_fitting(cands):
+            return version
+    return None
+
