@@ -39,9 +39,11 @@ def _site_packages(host, python):
 
 def run(args, ctx) -> int:
     from cudaenv.render.plan import render_plan_json, render_plan_text, render_residue_json, render_residue_text
-    from cudaenv.toolkit.uninstall.inspect import inspect_uninstall, load_toolkits, repoint_target, select_targets
-    from cudaenv.toolkit.uninstall.plan import Options, plan_uninstall
+    from cudaenv.toolkit.uninstall.inspect import inspect_uninstall
+    from cudaenv.toolkit.uninstall.plan import plan_uninstall
+    from cudaenv.toolkit.uninstall.records import Options
     from cudaenv.toolkit.uninstall.residue import find_residue
+    from cudaenv.toolkit.uninstall.targets import load_toolkits, repoint_target, select_targets
 
     host = ctx.host(args)
     notes = []

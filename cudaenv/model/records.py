@@ -19,7 +19,7 @@ CONTRACT_MODULES = (
     "cudaenv.recommend.records",
     "cudaenv.explain",
     "cudaenv.installer_check",
-    "cudaenv.toolkit.uninstall.plan",
+    "cudaenv.toolkit.uninstall.records",
     "cudaenv.toolkit.uninstall.residue",
     "cudaenv.checkpoint.report",
     "cudaenv.toolkit.install.plan",
@@ -28,7 +28,7 @@ CONTRACT_MODULES = (
 # Records in those modules that are working values, never written as JSON.
 INTERNAL = frozenset(["cudaenv.verify.records.ChildReport", "cudaenv.recommend.records.Candidate",
                       "cudaenv.recommend.records.Request",
-                      "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.plan.Options",
+                      "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.records.Options",
                       "cudaenv.toolkit.install.plan.InstallPlan"])
 
 

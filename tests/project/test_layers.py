@@ -178,8 +178,6 @@ LONG_MODULES = {
     "cudaenv.parse.nvidia_smi": "one thing: every parser of nvidia-smi's outputs (banner, CSV, -q); grown past 400 by "
                                 "the pasted-outputs helper (issue 14) at the same time as this step",
     "cudaenv.cli": "not split yet: the entry point (argparse parser, fast parser, main); outside this step",
-    "cudaenv.toolkit.uninstall.plan": "not split yet: the uninstall plan; outside this step",
-    "cudaenv.toolkit.uninstall.inspect": "not split yet: what an uninstall would touch; outside this step",
     "cudaenv.checkpoint.pickle_vm": "the checkpoint helper's (issue 15), changed at the same time as this step",
     "cudaenv.checkpoint.analyze": "the checkpoint helper's (issue 15), changed at the same time as this step",
     "cudaenv.explain.rank": "the explain helper's (issue 14: the ranking of candidate errors), 403 lines, written at "

@@ -177,7 +177,7 @@ def test_list_and_plan_text_escape_folder_names():
     row = next(line for line in out.splitlines() if "/opt/cu" in line)
     assert "12.4\\x1b[2J" in row and row.endswith("/opt/cu\\nda\\t12\\x1b[31m")  # one row, escaped
     from cudaenv.render.plan import render_plan_text
-    from cudaenv.toolkit.uninstall.plan import Plan, Step
+    from cudaenv.toolkit.uninstall.records import Plan, Step
 
     plan = Plan(targets=(tk,), steps=(Step("s1", "folder", "remove %s" % tk.path, commands=(("rm", "-rf", tk.path),),
                                            details=("line\x1b[2J",)),), notes=(Note("uninstall", "n\x1b]0;x\x07"),))

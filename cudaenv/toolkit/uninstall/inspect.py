@@ -1,6 +1,6 @@
 """Read what a removal plan needs from the Host: the I/O half of ``cudaenv uninstall``.
 
-``select_targets`` turns ``VERSION|PATH`` into toolkit records; ``inspect_uninstall`` reads, for each,
+``inspect_uninstall`` reads, for each target (:mod:`~cudaenv.toolkit.uninstall.targets` chose them),
 who installed it (its uninstaller, the dpkg/rpm packages owning its files, conda-meta, pip dist-info),
 what is in its folder, the ``/usr/local/cuda`` link, update-alternatives, ``/etc/ld.so.conf.d`` and the
 shell startup lines naming it. Unreadable files and a broken package database become Notes.
@@ -12,11 +12,8 @@ import posixpath
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.errors import UserError
-from cudaenv.probes.toolkits import nvcc_file_version, probe_toolkits, runfile_uninstaller, toolkit_version_from_files
-from cudaenv.text import printable
+from cudaenv.probes.toolkits import runfile_uninstaller
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, is_root, sudo_prefix
-from cudaenv.toolkit.select import NEWEST, UNIQUE, SelectError, looks_like_path, match_toolkits, select_toolkits
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
 from cudaenv.parse.ldconf import ld_conf_lines
 from cudaenv.probes.dpkg import probe_alternatives
@@ -24,12 +21,11 @@ from cudaenv.probes.ldconf import LD_SO_CONF_D as LDCONF_D
 from cudaenv.probes.ldconf import read_ld_conf
 from cudaenv.toolkit.uninstall import dpkg as dpkg_mod
 from cudaenv.toolkit.uninstall import rpm as rpm_mod
-from cudaenv.toolkit.uninstall.plan import PROTECTED
+from cudaenv.toolkit.uninstall.records import PROTECTED
 from cudaenv.toolkit.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
 from cudaenv.toolkit.uninstall.rcfiles import mentions, probe_rc_lines, system_path
 from cudaenv.toolkit.uninstall.wrappers import probe_wrappers
 
-LINK = "/usr/local/cuda"
 MAX_WALK = 200000
 
 
@@ -41,85 +37,6 @@ def _rows(kind: str) -> List[dict]:
 
 def _prefixes(kind: str) -> Tuple[str, ...]:
     return tuple(r["prefix"] for r in _rows(kind))
-
-
-# ------------------------------------------------------------------------------------ toolkits
-
-
-def load_toolkits(host, notes: List[Note], site_packages: Sequence[str] = ()) -> Tuple[Tuple[Toolkit, ...], Optional[CudaSymlink]]:
-    """Every toolkit the toolkits probe finds, and the /usr/local/cuda link."""
-    state = probe_toolkits(host, notes, site_packages=tuple(site_packages))
-    return tuple(state.toolkits), state.cuda_symlink
-
-
-def _version_of(host, path: str, notes: List[Note]) -> Optional[str]:
-    """The version of a folder given by path that discovery did not list (its files only; nothing is run)."""
-    version, _source, _bundled = toolkit_version_from_files(host, path, notes)
-    nvcc = posixpath.join(path, "bin", "nvcc")
-    if version is None and host.is_file(nvcc):
-        version = nvcc_file_version(host, nvcc)
-    return version
-
-
-def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], everything: bool,
-                   notes: Optional[List[Note]] = None) -> List[Toolkit]:
-    """The toolkits ``VERSION|PATH`` names (``--all``: every match, or every toolkit without a spec).
-
-    Matching is :mod:`cudaenv.toolkit.select`'s grammar with the refuse-ambiguity policy; what is left here is
-    what only a removal needs: a path that is no longer a toolkit (residue) or was never found, and a version
-    with nothing installed (its residue under /usr/local/cuda-X.Y).
-    """
-    notes = [] if notes is None else notes
-    if spec is None:
-        if not everything:
-            raise UserError("say which toolkit to remove", hint="cudaenv uninstall 12.4, cudaenv uninstall /usr/local/cuda-12.4, or --all")
-        if not toolkits:
-            raise UserError("no CUDA toolkit was found here", hint="`cudaenv list` shows what cudaenv finds")
-        return list(toolkits)
-    system = host.system
-    if looks_like_path(spec):
-        path = spec if system == "windows" else posixpath.normpath(spec)
-        if not (path.startswith("/") or (system == "windows" and len(path) > 2 and path[1:3] in (":\\", ":/"))):
-            raise UserError("%s is not an absolute path" % printable(spec), hint="give the toolkit's folder, e.g. /usr/local/cuda-12.4")
-        found = match_toolkits(toolkits, path, system, resolve=host.resolve)
-        if found:
-            return found[:1]
-        if path.rstrip("/") in PROTECTED or (system != "windows" and path.count("/") < 2):
-            raise UserError("%s is a system folder, not a toolkit" % printable(path), hint="give the toolkit's own folder, e.g. /usr/local/cuda-12.4")
-        if not host.lexists(path):
-            return [Toolkit(version=None, path=path, source="residue")]
-        markers = ("bin/nvcc", "version.json", "version.txt", "include/cuda.h", "conda-meta", "bin/cuda-uninstaller")
-        if host.is_dir(path) and not host.is_link(path) and "site-packages" not in path and not any(
-            host.lexists(posixpath.join(path, m)) for m in markers
-        ):
-            raise UserError("%s does not look like a CUDA toolkit (no bin/nvcc, version.json or include/cuda.h)" % printable(path),
-                            hint="`cudaenv list` shows the toolkits cudaenv finds")
-        return [Toolkit(version=_version_of(host, path, notes) if host.is_dir(path) else None, path=path, source="argument")]
-    try:
-        return select_toolkits(toolkits, spec, UNIQUE, system, every=everything)
-    except SelectError as exc:
-        if exc.kind == "not-a-spec":
-            raise UserError("%r is neither a CUDA version nor a path" % spec, hint="for example `cudaenv uninstall 12.4`") from None
-        if exc.kind == "ambiguous":
-            raise UserError(exc.message, hint="give the path, or --all to remove every one") from None
-    return [Toolkit(version=spec, path="/usr/local/cuda-%s" % major_minor_of(spec), source="residue")]
-
-
-def repoint_target(value: str, toolkits: Sequence[Toolkit], targets: Sequence[Toolkit], system: str = "linux") -> str:
-    """The folder ``--repoint VERSION|PATH`` names among the toolkits that stay (not conda/pip): the newest match."""
-    removing = {t.path for t in targets}
-    candidates = [t for t in toolkits if t.path not in removing and t.install_method not in ("conda", "pip")]
-    try:
-        return select_toolkits(candidates, value, NEWEST, system)[0].path
-    except SelectError:
-        listing = ", ".join("%s (%s)" % (t.version or "?", printable(t.path)) for t in candidates) or "none"
-        raise UserError("--repoint %s: no other installed toolkit matches" % printable(value),
-                        hint="installed and not being removed: %s" % listing) from None
-
-
-def major_minor_of(spec: str) -> str:
-    """``12.4.1`` -> ``12.4``; ``12`` -> ``12`` (the folder name a runfile install of that version has)."""
-    return ".".join(spec.split(".")[:2])
 
 
 # ------------------------------------------------------------------------------------ per target

@@ -11,7 +11,7 @@ from typing import List, Sequence
 
 from cudaenv.shells.posix import quote_exact
 from cudaenv.text import printable
-from cudaenv.toolkit.uninstall.plan import Guard, HostPath, Plan, Step
+from cudaenv.toolkit.uninstall.records import Guard, HostPath, Plan, Step
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE
 
 _PRELUDE = r"""set -euo pipefail
