@@ -17,7 +17,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Callable, Dict, Iterable, List, Mapping, Optional
 
 # The tests folder (test modules live in subfolders that mirror cudaenv's packages) and the checkout above it.
 TESTS = Path(__file__).resolve().parent
@@ -478,3 +478,27 @@ def read_log(log: Path):
     if not log.exists():
         return []
     return [tuple(line.split("\t")) for line in log.read_text().splitlines()]
+
+
+# ------------------------------------------------------------------ linear time, on a loaded machine
+def assert_linear(work: Callable[[str], object], text: str, factor: float = 30000.0, limit: float = 120.0) -> None:
+    """``work(text)`` runs in linear time: its best of three runs stays under ``factor`` times the best of three
+    sha256 passes over the same text, measured at the same moment (a pass is about 1 ms per MB). The parsers here
+    take 100 to 3,000 passes (dozens of patterns, each a scan); a quadratic one on a megabyte takes millions. The ratio holds on a loaded
+    machine, where a bound in seconds flaked; ``limit`` only rules out a hang."""
+    import time
+
+    data = text.encode("utf-8", "surrogatepass")
+
+    def best(fn) -> float:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    took = best(lambda: work(text))
+    ref = best(lambda: hashlib.sha256(data).digest())
+    assert took < limit, "%.1f s for %d characters" % (took, len(text))
+    assert took < factor * max(ref, 1e-4), "%.3f s for %d characters (%.0f sha256 passes): not linear" % (took, len(text), took / ref)

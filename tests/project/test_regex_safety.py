@@ -321,3 +321,14 @@ def mixed_text(draw):
 def test_every_pattern_is_linear_on_generated_text(runner, case):
     where, pattern, flags, method, text = case
     _check(runner, where, pattern, flags, method, "generated text of %d characters" % len(text), text)
+
+
+def test_the_linear_time_check_can_fail():
+    """builders.assert_linear, which the hostile-input tests use: a scan passes, a quadratic copy does not."""
+    import re as _re
+
+    from builders import assert_linear
+
+    assert_linear(lambda t: _re.search(r"y", t), "x" * 1_000_000, factor=500)
+    with pytest.raises(AssertionError, match="not linear"):
+        assert_linear(lambda t: [t[i:] for i in range(len(t))], "x" * 30_000, factor=500)
