@@ -4,9 +4,9 @@ A command lists its options as :class:`Option` values (and at most one optional 
 
     OPTIONS = (Option("--json", help="print JSON"),) + host_options(python=False)
 
-``add_options(parser, OPTIONS, POSITIONAL)`` declares them to argparse; :func:`cudaenv.cli.parse_simple` reads the
-same tuple on the hot path (``use``, ``list``) without importing argparse; tests/test_cli_fast.py checks with
-hypothesis that any argv the fast parser accepts gives argparse's namespace.
+``add_options(parser, OPTIONS, POSITIONAL)`` declares them to argparse; :func:`parse_simple` reads the same tuple on
+the hot path (``use``, ``list``, ``checkpoint inspect``) without importing argparse; tests/test_cli_fast.py checks
+with hypothesis that any argv the fast parser accepts gives argparse's namespace.
 
 Infrastructure on the ``cudaenv use`` path: no imports at module level.
 """
@@ -91,3 +91,55 @@ def add_options(parser, options, positional=None):
 
 def add_host_options(parser, python=True):
     add_options(parser, host_options(python))
+
+
+def parse_simple(argv, options, positional=None):
+    """Parse ``argv`` for a hot-path command without argparse, from the command's one declaration.
+
+    ``options``: the command's :class:`Option` tuple; ``positional``: its optional :class:`Positional` (or its
+    dest, or None). Returns a namespace, or None for anything unusual
+    (help, an unknown or abbreviated option, a value that looks like an option, a repeated positional, a bad
+    --timeout), so that the caller falls back to argparse and its messages. tests/test_cli_fast.py checks that whatever this accepts,
+    argparse reads the same way.
+    """
+    from types import SimpleNamespace
+
+    table = {flag: opt for opt in options for flag in opt.flags}
+    values = {opt.dest: (None if opt.takes_value else False) for opt in options}
+    pos = positional if isinstance(positional, str) or positional is None else positional.dest
+    if pos is not None:
+        values[pos] = None
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        i += 1
+        if not token.startswith("-") or token == "-":
+            if pos is None or values[pos] is not None:
+                return None
+            values[pos] = token
+        elif token == "--":
+            return None  # argparse's reading of "--" depends on what came before (the parity test found three cases)
+        else:
+            name, eq, value = token.partition("=")
+            opt = table.get(name)
+            if opt is None or (eq and not opt.takes_value):
+                return None
+            if not opt.takes_value:
+                values[opt.dest] = True
+                continue
+            if not eq:
+                if i >= len(argv) or argv[i].startswith("-"):
+                    return None  # argparse would read a value that looks like an option as a flag
+                value = argv[i]
+                i += 1
+            elif value == "--":
+                return None  # argparse drops a "--" even as --opt=-- (its value becomes [])
+            if opt.kind == "seconds":
+                try:
+                    value = seconds(value)
+                except ValueError:
+                    return None
+            elif opt.choices and value not in opt.choices:
+                return None
+            values[opt.dest] = value
+    return SimpleNamespace(**values)

@@ -305,6 +305,14 @@ class Host:
             # A path already inside the root (a PATH or CUDA_HOME that `cudaenv use --root` wrote) is the image's
             # folder under another name: resolve it under the image's name, so one folder has one name.
             p = self.unroot(p)
+        elif _KERNEL_RESOLVE and _kernel_may_resolve(p):
+            found = _kernel_resolve(p)
+            if found is not _WALK:
+                return found
+        return self._walk(p)
+
+    def _walk(self, p: str) -> Optional[str]:
+        """:meth:`resolve`'s reading, one component at a time (every link read inside the root)."""
         sep = "/"
         if not p.startswith(sep):
             p = sep + p
@@ -475,6 +483,42 @@ class Host:
                 env[key] = value
         return Host(self._root_str, env, self.system, self.timeout, self._runner, self.machine, self.deadline,
                     self.root_is_this_machine)
+
+
+# Under the real root on Linux, the kernel follows the links: open(O_PATH) and the name /proc gives the descriptor
+# are :meth:`Host.resolve`'s answer in three system calls, where the walk reads every component of every path (the
+# probes resolve each candidate folder, its bin/nvcc and every PATH entry: `cudaenv use` spent half its run there).
+# The walk stays the reading for a root (links must stay inside it), for Windows, without /proc, and for a path the
+# kernel reads differently (relative, "." or ".." in it, a trailing "/"); tests/test_host.py checks the two agree.
+_KERNEL_RESOLVE = sys.platform.startswith("linux") and hasattr(os, "O_PATH")
+_WALK = object()  # "the kernel cannot say: walk"
+
+
+def _kernel_may_resolve(p: str) -> bool:
+    return (p[:1] == "/" and (len(p) == 1 or p[-1] != "/") and "/./" not in p and "/../" not in p
+            and not p.endswith(("/.", "/..")))
+
+
+def _kernel_resolve(p: str):
+    """The real path of ``p`` as the kernel follows it; None when it names nothing (a dangling link, a loop, a
+    missing or unreachable component); ``_WALK`` when the kernel cannot say (no /proc, out of descriptors)."""
+    import errno
+
+    try:
+        fd = os.open(p, os.O_PATH | os.O_CLOEXEC)
+    except ValueError:  # a NUL in the path
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EACCES, errno.ENAMETOOLONG):
+            return None
+        return _WALK
+    try:
+        found = os.readlink("/proc/self/fd/%d" % fd)
+    except OSError:
+        return _WALK
+    finally:
+        os.close(fd)
+    return found if found[:1] == "/" and not found.endswith(" (deleted)") else _WALK
 
 
 def host_from_environment(

@@ -154,3 +154,54 @@ def test_cuda_home_inside_the_root_is_the_same_toolkit_not_a_twin(fake_root):
     fake_root.toolkit("12.1.105")
     state = probe_toolkits(fake_root.host(env={"CUDA_HOME": str(fake_root / "usr/local/cuda-12.1")}), [])
     assert [(t.path, t.is_cuda_home) for t in state.toolkits] == [("/usr/local/cuda-12.1", True)]
+
+
+# ------------------------------------------------------------------ resolve under the real root: kernel and walk agree
+_NAMES = ("a", "b", "c", "l1", "l2")
+_TARGETS = st.lists(st.sampled_from(_NAMES + (".", "..", "nope", "f")), min_size=1, max_size=4)
+_NODE = st.one_of(st.just(("dir",)), st.just(("file",)), st.tuples(st.just("rel"), _TARGETS), st.tuples(st.just("abs"), _TARGETS))
+
+
+@pytest.mark.skipif(not __import__("cudaenv.host", fromlist=["_KERNEL_RESOLVE"])._KERNEL_RESOLVE, reason="Linux only")
+def test_the_kernels_reading_of_links_is_the_walks(tmp_path):
+    """Under the real root `resolve` asks the kernel (open O_PATH + /proc/self/fd); for any tree of folders, files and
+    relative, absolute, dangling and looping links, and any path through it ("." and ".." and a trailing "/"
+    included, which go to the walk), it answers what the component walk answers."""
+    import itertools
+    import os
+
+    from cudaenv.host import _kernel_may_resolve
+
+    counter = itertools.count()
+    host = Host("/")
+    kernel_answered = []
+
+    @settings(max_examples=150, deadline=None)
+    @given(st.dictionaries(st.tuples(st.sampled_from(("", "a", "b", "a/b")), st.sampled_from(_NAMES)), _NODE, max_size=10),
+           st.lists(st.lists(st.sampled_from(_NAMES + (".", "..", "f", "x")), max_size=5), min_size=1, max_size=6),
+           st.booleans())
+    def check(tree, queries, trailing):
+        base = tmp_path / str(next(counter))
+        base.mkdir()
+        for (folder, name), node in sorted(tree.items()):
+            where = base / folder
+            if not where.is_dir():
+                continue  # its parent was made a file or a link
+            path = where / name
+            if path.exists() or path.is_symlink():
+                continue
+            if node[0] == "dir":
+                path.mkdir()
+            elif node[0] == "file":
+                path.write_text("x")
+            else:
+                target = "/".join(node[1])
+                os.symlink(target if node[0] == "rel" else str(base) + "/" + target, path)
+        for parts in queries:
+            p = str(base) + "".join("/" + x for x in parts) + ("/" if trailing and parts else "")
+            got, walked = host.resolve(p), host._walk(p)
+            assert got == walked, (p, got, walked)
+            kernel_answered.append(_kernel_may_resolve(p))
+
+    check()
+    assert True in kernel_answered and False in kernel_answered  # both readings were exercised

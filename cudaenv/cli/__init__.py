@@ -1,0 +1,210 @@
+"""The command line: parses arguments, builds the Host, runs one command, prints, picks the exit code.
+
+Subcommands live one per module in ``cudaenv.commands``; only the chosen one is imported, so
+``cudaenv use`` starts without loading the doctor, requests or questionary. The hot paths (``FAST_COMMANDS``) are
+read by :func:`cudaenv.options.parse_simple`; anything else, or anything unusual, by the argparse parser of
+:mod:`cudaenv.cli.parser` (imported only then). :mod:`cudaenv.cli.streams` holds the stdout/stderr wrappers and the
+SIGTERM/SIGHUP handling.
+
+A command module provides::
+
+    HELP = "one line for `cudaenv --help`"
+    def add_arguments(parser: argparse.ArgumentParser) -> None: ...
+    def run(args: argparse.Namespace, ctx: Context) -> int: ...
+
+Commands write through ``ctx.out`` / ``ctx.err`` (never ``print`` to sys.stdout directly), raise
+:class:`cudaenv.errors.UserError` for the user's mistakes, and return the exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cudaenv import __version__
+from cudaenv.cli.streams import (
+    Interrupted,
+    OutputError,
+    Stderr,
+    Stdout,
+    discard_stdout,
+    install_signal_handlers,
+    restore_signal_handlers,
+)
+from cudaenv.commands import COMMANDS
+from cudaenv.errors import UserError
+from cudaenv.options import parse_simple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
+    import argparse
+    from typing import IO, List, Mapping, Optional, Sequence
+
+FAST_COMMANDS = ("use", "list", "checkpoint")  # checkpoint: its FAST_ACTIONS (inspect)
+
+
+class Context:
+    """What a command gets: the environment, the streams, and a way to build the Host."""
+
+    def __init__(
+        self,
+        env: Mapping[str, str],
+        out: IO[str],
+        err: IO[str],
+        stdin: Optional[IO[str]] = None,
+        cwd: Optional[str] = None,
+    ):
+        self.env = env
+        self.out = out
+        self.err = err
+        self.stdin = stdin
+        self.cwd = cwd if cwd is not None else os.getcwd()
+
+    def host(self, args: argparse.Namespace):
+        from cudaenv.host import host_from_environment
+
+        return host_from_environment(self.env, root=getattr(args, "root", None), timeout=getattr(args, "timeout", None))
+
+    @property
+    def is_tty(self) -> bool:
+        try:
+            return self.out.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    @property
+    def err_is_tty(self) -> bool:
+        try:
+            return self.err.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+    @property
+    def color(self) -> bool:
+        """Colours only on a terminal and never with NO_COLOR or TERM=dumb (render.text.color_enabled)."""
+        from cudaenv.render.text import color_enabled
+
+        return color_enabled(self.is_tty, self.env)
+
+
+def _stop_children(final: bool) -> None:
+    """Kill whatever children are still running (an interrupt, an error path) and reap re-parented orphans.
+
+    ``final``: the process is about to exit (the console script): no thread may start a new child after this.
+    """
+    host = sys.modules.get("cudaenv.host")
+    if host is not None:
+        host.kill_all_children(stop_new=final)
+
+
+def main(
+    argv: Optional[List[str]] = None,
+    env: Optional[Mapping[str, str]] = None,
+    out: Optional[IO[str]] = None,
+    err: Optional[IO[str]] = None,
+) -> int:
+    entry = argv is None  # the console script: this process ends when main returns
+    argv = list(sys.argv[1:] if argv is None else argv)
+    real_out = out is None
+    out = out if out is not None else Stdout(sys.stdout)
+    err = err if err is not None else Stderr(sys.stderr)
+    ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
+    saved: List = []
+    try:
+        code = _dispatch(argv, ctx, saved)
+        if real_out:
+            out.flush()
+        return code
+    except UserError as exc:
+        ctx.err.write("cudaenv: error: %s\n" % exc.message)
+        if exc.hint:
+            ctx.err.write("hint: %s\n" % exc.hint)
+        return exc.exit_code
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("cudaenv.commands."):
+            ctx.err.write("cudaenv: error: this command is not available in cudaenv %s\n" % __version__)
+            return 2
+        raise
+    except KeyboardInterrupt:
+        _stop_children(entry)
+        ctx.err.write("cudaenv: interrupted\n")
+        return 130
+    except Interrupted as exc:
+        _stop_children(entry)
+        ctx.err.write("cudaenv: interrupted\n")
+        return exc.code
+    except SystemExit:
+        # argparse printed --help or --version to sys.stdout itself: a full or closed stdout is still an error.
+        if real_out:
+            try:
+                if sys.stdout is None:
+                    raise OSError(9, "stdout is closed")
+                sys.stdout.flush()
+            except OSError as exc:
+                if sys.stdout is not None:
+                    discard_stdout()
+                ctx.err.write("cudaenv: error: cannot write the output: %s\n" % (exc.strerror or exc))
+                return 1
+        raise
+    except (OutputError, BrokenPipeError) as exc:
+        _stop_children(entry)
+        cause = getattr(exc, "cause", exc)
+        if real_out:
+            discard_stdout()
+        if isinstance(cause, BrokenPipeError):
+            return 0  # `cudaenv list | head -1`: the reader has what it wanted
+        ctx.err.write("cudaenv: error: cannot write the output: %s\n" % (getattr(cause, "strerror", None) or cause))
+        return 1
+    finally:
+        _stop_children(entry)
+        restore_signal_handlers(saved)
+        if isinstance(err, Stderr):
+            err.flush()
+
+
+def _parse_fast(module, argv: Sequence[str]):
+    """The fast parser's namespace for a hot-path command, or None (argparse decides).
+
+    A command with actions (``checkpoint inspect``) declares ``FAST_ACTIONS`` (action -> (options, positional)) and
+    ``ACTION_DEST``; its positional is required, so a namespace without it goes to argparse and its message."""
+    actions = getattr(module, "FAST_ACTIONS", None)
+    if actions is None:
+        return parse_simple(argv, module.OPTIONS, getattr(module, "POSITIONAL", None))
+    if not argv or argv[0] not in actions:
+        return None
+    options, positional = actions[argv[0]]
+    fast = parse_simple(argv[1:], options, positional)
+    if fast is None or getattr(fast, positional.dest) is None:
+        return None
+    setattr(fast, module.ACTION_DEST, argv[0])
+    return fast
+
+
+def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
+    if argv[:1] and argv[0] in FAST_COMMANDS:
+        # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
+        module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
+        fast = _parse_fast(module, argv[1:])
+        if fast is not None:
+            if getattr(module, "FAST_ACTIONS", None) is not None:  # checkpoint inspect reads a file and runs nvidia-smi
+                install_signal_handlers(saved)
+            return int(module.run(fast, ctx) or 0)
+    install_signal_handlers(saved)
+    from cudaenv.cli.parser import build_parser
+
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    module = getattr(args, "_module", None)
+    if module is None:  # `cudaenv` alone: a usage error, as in most CLIs (the help goes to stderr)
+        parser.print_help(ctx.err)
+        return 2
+    return int(module.run(args, ctx) or 0)
+
+
+def __getattr__(name: str):
+    """``cudaenv.cli.build_parser``: the argparse parser's old import place, loaded only when asked for."""
+    if name == "build_parser":
+        from cudaenv.cli.parser import build_parser
+
+        return build_parser
+    raise AttributeError("module 'cudaenv.cli' has no attribute %r" % name)
