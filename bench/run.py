@@ -34,6 +34,10 @@ The checkpoints are written without torch by ``tests/checkpoint_builders.py`` (t
 1.5 GiB file's 24 storage records are streamed as zeros) into the run's temporary folder, and deleted at the end.
 The torch.load baseline is a whole ``PY -c 'import torch; torch.load(FILE, map_location="cpu")'`` process.
 
+Also measured, without a target: ``PY -c 'import re'``, the floor under every ``cudaenv ...`` ratio to ``PY -c pass``
+when ``bin/cudaenv`` is pip's generated console script (it imports re for its ``sys.argv[0]`` rewrite before cudaenv's
+first line runs); the run prints that ratio.
+
 Prints one line per target with PASS/FAIL and exits 1 when a target fails.
 """
 
@@ -272,6 +276,16 @@ def explain_figures(python: str, cudaenv: str, work: str, env: Dict[str, str]) -
     return {"explain 50M": min(walls), "explain hostile": data["worst_s"]}
 
 
+CONSOLE_FLOOR = "python -c 'import re'"
+
+
+def _console_imports_re(script: str) -> bool:
+    """True when the installed ``cudaenv`` is a Python script that imports re itself (pip's console-script template)."""
+    with open(script, "rb") as fh:
+        head = fh.read(4096)
+    return head.startswith(b"#!") and b"\nimport re\n" in head
+
+
 def has_command(cudaenv: str, name: str, env: Dict[str, str]) -> bool:
     """True when this cudaenv has the subcommand (a missing module answers 'not available', exit 2)."""
     r = subprocess.run([cudaenv, name, "--help"], capture_output=True, text=True, env=env, timeout=60)
@@ -306,6 +320,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     use_env.update({"CUDAENV_TOOLKITS": str(fake_toolkits(Path(work) / "sw" / "cuda")), "SHELL": "/bin/bash"})
     commands: Dict[str, Sequence[str]] = {
         "python -c pass": [python, "-c", "pass"],
+        # not a target: what pip's generated console script does before cudaenv's first line (`import re`, for its
+        # sys.argv[0] rewrite), the floor under every `cudaenv ...` ratio to `python -c pass`
+        CONSOLE_FLOOR: [python, "-c", "import re"],
         "collect_env": [python, "-m", "torch.utils.collect_env"],
         "doctor --json": [cudaenv, "doctor", "--json", "--python", python],
         "doctor --json --quick": [cudaenv, "doctor", "--json", "--quick", "--python", python],
@@ -329,7 +346,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             envs[name] = env
     if args.only:
         words = [w for w in args.only.split(",") if w]
-        commands = {k: v for k, v in commands.items() if k == "python -c pass" or any(w in k for w in words)}
+        commands = {k: v for k, v in commands.items() if k in ("python -c pass", CONSOLE_FLOOR) or any(w in k for w in words)}
     fleet: Dict[str, Sequence[str]] = {}
     if has_command(cudaenv, "fleet", env) and (not args.only or "fleet" in args.only):
         for label, count in (("fleet summarize 10k", 10_000), ("fleet summarize 100k", 100_000)):
@@ -380,6 +397,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     print("%-26s %10s %12s" % ("command", "wall (s)", "peak RSS MiB"))
     for name, fig in figures.items():
         print("%-26s %10.3f %12.1f" % (name, fig["wall"], fig["rss_mib"]))
+    floor = ratio(CONSOLE_FLOOR, "python -c pass")
+    if floor is not None and os.path.isfile(cudaenv) and _console_imports_re(cudaenv):
+        print()
+        print("%s: %.3f x python -c pass: bin/cudaenv is pip's generated script, which imports re before cudaenv starts"
+              % (CONSOLE_FLOOR, floor))
     print()
     failed = False
     results = []
