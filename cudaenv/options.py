@@ -5,7 +5,7 @@ A command lists its options as :class:`Option` values (and at most one optional 
     OPTIONS = (Option("--json", help="print JSON"),) + host_options(python=False)
 
 ``add_options(parser, OPTIONS, POSITIONAL)`` declares them to argparse; :func:`parse_simple` reads the same tuple on
-the hot path (``use``, ``list``, ``checkpoint inspect``) without importing argparse; tests/test_cli_fast.py checks
+the hot path (``use``, ``list``, ``checkpoint inspect``) without importing argparse; tests/cli/test_cli_fast.py checks
 with hypothesis that any argv the fast parser accepts gives argparse's namespace.
 
 Infrastructure on the ``cudaenv use`` path: no imports at module level.
@@ -97,10 +97,10 @@ def parse_simple(argv, options, positional=None):
     """Parse ``argv`` for a hot-path command without argparse, from the command's one declaration.
 
     ``options``: the command's :class:`Option` tuple; ``positional``: its optional :class:`Positional` (or its
-    dest, or None). Returns a namespace, or None for anything unusual
-    (help, an unknown or abbreviated option, a value that looks like an option, a repeated positional, a bad
-    --timeout), so that the caller falls back to argparse and its messages. tests/test_cli_fast.py checks that whatever this accepts,
-    argparse reads the same way.
+    dest, or None). Returns a namespace, or None for anything unusual (help, an unknown or abbreviated option, a
+    value that looks like an option, a repeated positional, a bad --timeout), so that the caller falls back to
+    argparse and its messages. tests/cli/test_cli_fast.py checks that whatever this accepts, argparse reads the
+    same way.
     """
     from types import SimpleNamespace
 

@@ -199,12 +199,3 @@ def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
         parser.print_help(ctx.err)
         return 2
     return int(module.run(args, ctx) or 0)
-
-
-def __getattr__(name: str):
-    """``cudaenv.cli.build_parser``: the argparse parser's old import place, loaded only when asked for."""
-    if name == "build_parser":
-        from cudaenv.cli.parser import build_parser
-
-        return build_parser
-    raise AttributeError("module 'cudaenv.cli' has no attribute %r" % name)

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv.cli import build_parser, parse_simple
+from cudaenv.cli.parser import build_parser
 from cudaenv.errors import UserError
-from cudaenv.options import Option
+from cudaenv.options import Option, parse_simple
 
 OPTIONS = (Option("--off"), Option("--shell", takes_value=True), Option("--timeout", metavar="SECONDS", kind="seconds"))
 
