@@ -13,7 +13,7 @@ F = c.make("toolkits")
 
 def check(s, tables=None) -> List:
     out = []
-    out += nvcc_torch(s)
+    out += nvcc_torch(s, tables)
     out += newer_than_driver(s, tables)
     out += link_dangling(s)
     out += link_not_active(s)
@@ -31,16 +31,29 @@ def _use(version, why: str = "") -> str:
     return "source <(cudaenv use %s)    # %sfish: cudaenv use %s --shell fish | source" % (v, (why + "; ") if why else "", v)
 
 
-def _install_toolkit(s, mm: str) -> str:
-    dashed = mm.replace(".", "-")
-    if c.distro_id(s) in ("ubuntu", "debian", "pop", "linuxmint") or s.platform.wsl == 2:
-        return "sudo apt-get install cuda-toolkit-%s    # from NVIDIA's CUDA apt repository" % dashed
-    if c.distro_id(s) in ("fedora", "rhel", "rocky", "almalinux", "centos"):
-        return "sudo dnf install cuda-toolkit-%s    # from NVIDIA's CUDA repository" % dashed
-    return "conda install -c nvidia cuda-toolkit=%s    # or NVIDIA's runfile for %s" % (mm, mm)
+def _startup_files() -> str:
+    """The shell startup files a line setting a variable may be in, as a shell reads them (``~/.bashrc ...``): the
+    list `cudaenv uninstall` and `cudaenv link` search (cudaenv.toolkit.uninstall.rcfiles)."""
+    from cudaenv.toolkit.uninstall.rcfiles import HOME_FILES, PROFILE_D, SYSTEM_FILES
+
+    return " ".join(["~/" + name for name in HOME_FILES] + list(SYSTEM_FILES) + [PROFILE_D + "/*.sh"])
 
 
-def nvcc_torch(s) -> List:
+def _install_toolkit(s, mm: str, tables=None) -> str:
+    """The one command that installs CUDA ``mm``'s toolkit here: the package step of this platform's row of
+    data/toolkit_install.json (the table `cudaenv install VERSION --plan` prints in full), else its conda step."""
+    from cudaenv.toolkit.install import repos
+
+    table = c.table(tables, repos.TABLE)
+    steps = repos.row("wsl2" if s.platform.wsl == 2 else c.distro_id(s) or "other", table)["steps"]
+    step = next((x for x in steps if "{pkg}" in x), None)
+    if step is None:
+        return repos.row("conda", table)["steps"][0].format(mm=mm)
+    return "%s    # from NVIDIA's repository (`cudaenv install %s --plan`)" % (
+        step.split("#")[0].strip().format(pkg=repos.package(mm)), mm)
+
+
+def nvcc_torch(s, tables=None) -> List:
     if not c.torch_cuda_build(s):
         return []
     path, version, via = c.active_toolkit(s)
@@ -52,7 +65,7 @@ def nvcc_torch(s) -> List:
         return []
     mm = c.short(t.cuda)
     match = c.installed_toolkit(s, major_minor=mm) or c.installed_toolkit(s, major=tv[0])
-    fix = [_use(match.version)] if match is not None else [_install_toolkit(s, mm), _use(mm)]
+    fix = [_use(match.version)] if match is not None else [_install_toolkit(s, mm, tables), _use(mm)]
     return [
         F(
             "nvcc-torch-mismatch",
@@ -304,8 +317,7 @@ def ld_library_path_missing(s) -> List:
             "copied from another machine). The loader skips them, so they do no harm now, but a toolkit installed "
             "there later would be picked up silently; a startup file probably still sets them." % named,
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
-             "grep -n %s ~/.bashrc ~/.profile ~/.zshrc /etc/environment 2>/dev/null    # the line that sets it"
-             % c.quote(missing[0]),
+             "grep -n %s %s 2>/dev/null    # the line that sets it" % (c.quote(missing[0]), _startup_files()),
              _use(version, "sets PATH and LD_LIBRARY_PATH together") if version and path else None],
         )
     ]

@@ -6,7 +6,7 @@ Samples::
     version.json   {"cuda" : {"name" : "CUDA SDK", "version" : "11.8.20220929"}, "nvidia_driver" : {...}}
     version.txt    CUDA Version 10.2.89
     cuda.h         #define CUDA_VERSION 13000
-    METADATA       Version: 13.0.88
+    METADATA       Name: nvidia-cuda-nvcc, Version: 13.0.88
     dist-info      nvidia_cuda_nvcc-13.0.88.dist-info, nvidia_cuda_nvcc_cu12-12.4.131.dist-info
     conda-meta     cuda-nvcc-12.4.131-0.json
 
@@ -128,13 +128,24 @@ def cuda_h_raw(text: str) -> Optional[str]:
 
 def parse_dist_metadata_version(text: str) -> Optional[str]:
     """The ``Version:`` header of a wheel's METADATA."""
+    value = _metadata_header(text, "Version:")
+    return parse_version(value) if value else None
+
+
+def parse_dist_metadata_name(text: str) -> Optional[str]:
+    """The ``Name:`` header of a wheel's METADATA (``Name: nvidia-cuda-nvcc-cu12``), as written; None without one."""
+    return _metadata_header(text, "Name:")
+
+
+def _metadata_header(text: str, key: str) -> Optional[str]:
+    """The first word after the first ``KEY: word`` line (string scans: this is on the `cudaenv use` path)."""
     if not isinstance(text, str):
         return None
-    for line in text.split("\n"):  # the first "Version: X" line (string scans: this is on the `cudaenv use` path)
-        if line.startswith("Version:"):
-            rest = line[8:].lstrip(" \t")
+    for line in text.split("\n"):
+        if line.startswith(key):
+            rest = line[len(key):].lstrip(" \t")
             if rest and not rest[0].isspace():
-                return parse_version(rest.split(None, 1)[0])
+                return rest.split(None, 1)[0]
     return None
 
 

@@ -32,7 +32,8 @@ def _all_text_parsers():
     return [
         nvcc.parse_nvcc_version, nvcc.parse_gpu_code_list, toolkit_files.parse_version_json, toolkit_files.parse_bundled_driver,
         toolkit_files.version_json_raw, toolkit_files.parse_version_txt, toolkit_files.parse_cuda_h, toolkit_files.cuda_h_raw,
-        toolkit_files.parse_dist_metadata_version, toolkit_files.parse_wrapper_target, toolkit_files.parse_dist_info_name,
+        toolkit_files.parse_dist_metadata_version, toolkit_files.parse_dist_metadata_name, toolkit_files.parse_wrapper_target,
+        toolkit_files.parse_dist_info_name,
         toolkit_files.parse_conda_meta_name, cudnn.parse_cudnn_header, cudnn.parse_cudnn_dist_info_name, dpkg.parse_status,
         dpkg.parse_list, dpkg.list_package_name, dpkg.parse_alternatives, ldconf.ld_conf_lines, ldconf.parse_ld_so_conf,
     ]

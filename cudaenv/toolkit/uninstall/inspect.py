@@ -9,13 +9,13 @@ shell startup lines naming it. Unreadable files and a broken package database be
 import json
 import os
 import posixpath
-import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.probes.toolkits import runfile_uninstaller
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, is_root, sudo_prefix
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
 from cudaenv.parse.ldconf import ld_conf_lines
+from cudaenv.parse.toolkit_files import parse_dist_metadata_name
 from cudaenv.probes.dpkg import probe_alternatives
 from cudaenv.probes.ldconf import LD_SO_CONF_D as LDCONF_D
 from cudaenv.probes.ldconf import read_ld_conf
@@ -103,6 +103,8 @@ def _pip(host, path: str, python: Optional[str]) -> Optional[PipEnv]:
         site = "/".join(parts[: parts.index("dist-packages") + 1])
     else:
         return None
+    from packaging.utils import canonicalize_name
+
     dists, dirs, torch = [], [], False
     wanted = _prefixes("pip-dist-prefix")
     for entry in host.listdir(site):
@@ -111,9 +113,7 @@ def _pip(host, path: str, python: Optional[str]) -> Optional[PipEnv]:
         if not entry.endswith(".dist-info"):
             continue
         meta = host.read_text(posixpath.join(site, entry, "METADATA"), limit=65536) or ""
-        m = re.search(r"^Name:\s*(\S+)", meta, re.M)
-        name = m.group(1) if m else entry.rsplit("-", 1)[0]
-        norm = re.sub(r"[-_.]+", "-", name).lower()
+        norm = canonicalize_name(parse_dist_metadata_name(meta) or entry.rsplit("-", 1)[0])
         if norm.startswith(wanted):
             dists.append(norm)
             dirs.append(posixpath.join(site, entry))
