@@ -94,12 +94,13 @@ def is_cut(length: int) -> bool:
 
 
 def _match(ranked, paste, shown) -> ErrorMatch:
+    from cudaenv.explain import evidence as E
     from cudaenv.explain import rank as R
     from cudaenv.explain.table import derive, fill, filled
 
     c = ranked.candidate
     row = c.row
-    values = derive(R.values(paste, c))
+    values = derive(E.values(paste, c))
     values.update(c.extra)
     v = R.variant(row.id, values, shown)
     title = (v.title if v is not None and v.title else row.title)
@@ -111,7 +112,7 @@ def _match(ranked, paste, shown) -> ErrorMatch:
         explanation=fill(explanation, values) or explanation,
         details=filled(row.details, values),
         advice=filled(advice, values),
-        matched=R.evidence(paste, c),
+        matched=E.evidence(paste, c),
         values=tuple(sorted(values.items())),
         source=row.source,
         doctor_finding=row.doctor_finding,

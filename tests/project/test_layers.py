@@ -179,8 +179,6 @@ LONG_MODULES = {
                                 "the pasted-outputs helper (issue 14) at the same time as this step",
     "cudaenv.checkpoint.pickle_vm": "the checkpoint helper's (issue 15), changed at the same time as this step",
     "cudaenv.checkpoint.analyze": "the checkpoint helper's (issue 15), changed at the same time as this step",
-    "cudaenv.explain.rank": "the explain helper's (issue 14: the ranking of candidate errors), 403 lines, written at "
-                            "the same time as this step",
     "cudaenv.checkpoint.container": "the checkpoint helper's (issue 15), grown past 400 at the same time as this step",
 }
 
