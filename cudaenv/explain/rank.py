@@ -109,7 +109,7 @@ class View:
     """One way of reading the normalized lines: ``text`` made of pieces (one line each), ``starts`` where each
     piece begins in it, ``lines`` the line each piece is."""
 
-    __slots__ = ("name", "text", "lines", "low", "_pieces", "_seps", "_starts", "_spans")
+    __slots__ = ("name", "text", "lines", "low", "_squeezed", "_pieces", "_seps", "_starts", "_spans")
 
     def __init__(self, name: str, lines: Sequence[int], pieces: Sequence[str], seps):
         """``seps``: the one separator between all pieces (a string), or one per gap (a list)."""
@@ -123,6 +123,7 @@ class View:
             self.text = "".join(parts)
         self.lines = lines
         self.low = T.lowered(self.text)
+        self._squeezed: Optional[str] = None
         self._pieces, self._seps, self._starts = pieces, seps, None
         self._spans: Dict[str, Any] = {}
 
@@ -134,6 +135,13 @@ class View:
             gaps = repeat(len(self._seps)) if isinstance(self._seps, str) else map(len, self._seps)
             self._starts = [0] + list(accumulate(map(add, lens, gaps))) if self._pieces else []
         return self._starts
+
+    @property
+    def squeezed(self) -> Optional[str]:
+        """``low`` without its blanks: where a row's needle is looked for (a re-typed message may lack a blank)."""
+        if self._squeezed is None and self.low is not None:
+            self._squeezed = T.squeezed(self.low)
+        return self._squeezed
 
     def line_of(self, offset: int) -> int:
         i = bisect_right(self.starts, offset) - 1
@@ -257,8 +265,8 @@ def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional
     found = []
     for i, pattern in enumerate(row.patterns):
         needle = row.needles[i] if i < len(row.needles) else ""
-        if view.low is not None and needle and needle not in view.low:
-            continue  # the pattern's literal is not in the text: it cannot match
+        if view.low is not None and needle and T.squeezed(needle) not in view.squeezed:
+            continue  # the pattern's literal (blanks aside: T.tolerant) is not in the text: it cannot match
         m = _occurrence(pattern, view, context)
         if m is not None:
             found.append((pattern, m))

@@ -8,6 +8,12 @@ rows that match on the same footing (:mod:`cudaenv.explain.rank` says what footi
 
 Each pattern also has a *needle*: the longest literal run at its top level, lower-cased. A text without the
 needle cannot match, so the search is skipped (a 1 MB log is classified in about a tenth of the time).
+
+A message re-typed by hand loses blanks (``Attempting todeserialize object``): :func:`tolerant` compiles each
+pattern so that a blank the pattern has between two letters may be missing in the text. Only a blank between two
+plain literal letters is made optional (never one next to a class, an escape or a quantifier), so the pattern
+stays as linear as it was: the letter after the optional blank is fixed, there is nothing to backtrack over. The
+needle is then looked for with its blanks removed, in the text with its blanks removed (``squeezed``).
 """
 
 import re
@@ -32,7 +38,7 @@ class Row(Record):
     doctor_finding: bool = False
     context: Tuple[str, ...] = ()
     check: Optional[str] = None  # a cudaenv.explain_checks check that decides whether the row fits the text
-    needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains ("" when none is known)
+    needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains, blanks aside ("" when none is known)
     extra: Dict[str, Any] = factory(dict)
 
 
@@ -58,6 +64,60 @@ def needle(pattern: str) -> str:
     return best.lower() if len(best) >= 4 and best.isascii() else ""
 
 
+_QUANTIFIER = "*+?{"
+
+
+def tolerant(pattern: str) -> str:
+    """``pattern`` where a literal blank between two literal letters (or digits) may be missing: ``to deserialize``
+    becomes ``to ?deserialize``. A blank inside a class, after an escape, before a quantified letter or next to
+    anything that is not a plain letter stays as it is."""
+    out = []
+    i, n = 0, len(pattern)
+    in_class = False
+    prev_plain = False  # the token before is one plain literal letter or digit, outside a class
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            prev_plain = False
+            continue
+        if in_class:
+            if ch == "]":
+                in_class = False
+            out.append(ch)
+            i += 1
+            prev_plain = False
+            continue
+        if ch == "[":
+            in_class = True
+            out.append(ch)
+            i += 1
+            if pattern[i:i + 1] == "^":
+                out.append("^")
+                i += 1
+            if pattern[i:i + 1] == "]":  # a "]" first in a class is a literal
+                out.append("]")
+                i += 1
+            prev_plain = False
+            continue
+        if ch == " " and prev_plain and i + 1 < n and pattern[i + 1].isascii() and pattern[i + 1].isalnum() \
+                and pattern[i + 2:i + 3] not in tuple(_QUANTIFIER) and pattern[i + 1:i + 2] != "":
+            out.append(" ?")
+            i += 1
+            prev_plain = False
+            continue
+        out.append(ch)
+        prev_plain = ch.isascii() and ch.isalnum() and pattern[i + 1:i + 2] not in tuple(_QUANTIFIER)
+        i += 1
+    return "".join(out)
+
+
+def squeezed(text: Optional[str]) -> Optional[str]:
+    """``text`` without its blanks (what a needle of a :func:`tolerant` pattern is looked for in)."""
+    return text.replace(" ", "") if text is not None else None
+
+
 @lru_cache(maxsize=1)
 def rows() -> Tuple[Row, ...]:
     from cudaenv.resources import load_table
@@ -67,7 +127,7 @@ def rows() -> Tuple[Row, ...]:
         out.append(
             Row(
                 id=raw["id"],
-                patterns=tuple(re.compile(p, re.IGNORECASE) for p in raw["patterns"]),
+                patterns=tuple(re.compile(tolerant(p), re.IGNORECASE) for p in raw["patterns"]),
                 needles=tuple(needle(p) for p in raw["patterns"]),
                 title=raw["title"],
                 explanation=raw["explanation"],

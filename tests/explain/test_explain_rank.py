@@ -188,6 +188,35 @@ def test_a_message_wrapped_by_a_terminal_in_the_middle_of_a_word():
         assert dict(m.values)["driver_cuda"] == "12.4"
 
 
+RETYPED = [  # re-typed by hand: a blank between two words is missing (the pattern has it)
+    ("RuntimeError: Attempting todeserialize object on a CUDA device but torch.cuda.is_available() is False.",
+     "checkpoint-needs-cuda"),
+    ("RuntimeError: CUDA error: no kernel imageis available for execution on the device", "gpu-arch-unsupported"),
+    ("ImportError: libcudart.so.12: cannot open sharedobject file: No such file or directory", "libcudart-missing"),
+    ("RuntimeError: CUDA error: invaliddevice ordinal", "invalid-device-ordinal"),
+    ("RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1269, unhandledsystem error, NCCL version 2.18.1",
+     "nccl-error"),
+]
+
+
+@pytest.mark.parametrize("text, error_id", RETYPED, ids=[e for _, e in RETYPED])
+def test_a_retyped_message_with_a_missing_blank_is_found(text, error_id):
+    m = classify_error(text)
+    assert m is not None and m.id == error_id and m.confidence == "high", (text, m)
+    assert m.matched in text  # the evidence is what was typed
+
+
+def test_only_a_blank_between_two_plain_letters_may_be_missing():
+    assert T.tolerant("Attempting to deserialize") == "Attempting ?to ?deserialize"
+    assert T.tolerant("torch\\.cuda\\.is_available\\(\\) is False") == "torch\\.cuda\\.is_available\\(\\) is ?False"
+    for kept in ("\\d+ \\d+", "[a b] c", "a +b", "a b?", "a b{2}", "x\\b y", "(?P<a>x) y", "a [^ ]"):
+        assert T.tolerant(kept) == kept, kept  # next to a class, an escape or a quantifier: unchanged
+    raw = load_table("error_patterns")["rows"]
+    assert [[p.pattern for p in row.patterns] for row in T.rows()] == [[T.tolerant(p) for p in r["patterns"]] for r in raw]
+    needs = [row for row in T.rows() if row.id == "checkpoint-needs-cuda"][0]
+    assert needs.needles[0] and T.squeezed(needs.needles[0]) in T.squeezed(RETYPED[0][0].lower())  # still prefiltered
+
+
 def test_normalizing_keeps_the_line_structure():
     text = "a\r\nb\rc\n\x1b[2J> d\n**e**"
     assert len(normalize(text)) == len(lines_of(text)) == 5
