@@ -61,6 +61,125 @@ def test_table_invariants():
                         or name in PROVIDES.get(row.get("check"), ())), (row["id"], name)  # a check's values
 
 
+WINDOW = 80  # characters: the longest window after a message's literal that may rescan the next occurrence of it
+
+
+def _windows(items, out):
+    """Every bounded or unbounded repeat in a parsed pattern, as (its upper bound, its item), depth first."""
+    for op, av in items:
+        name = str(op)
+        if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            out.append((av[1], av[2]))
+            _windows(av[2], out)
+        elif name == "SUBPATTERN":
+            _windows(av[-1], out)
+        elif name == "BRANCH":
+            for alt in av[1]:
+                _windows(alt, out)
+        elif name in ("ASSERT", "ASSERT_NOT", "ATOMIC_GROUP"):
+            _windows(av[-1] if name != "ATOMIC_GROUP" else av, out)
+    return out
+
+
+def _one_char_matches(item, ch):
+    """Whether a one-character item of a parsed pattern accepts ``ch`` (None: not a one-character item)."""
+    if len(item) != 1:
+        return None
+    op, av = item[0]
+    name = str(op)
+    cats = {"CATEGORY_DIGIT": str.isdigit, "CATEGORY_NOT_DIGIT": lambda c: not c.isdigit(),
+            "CATEGORY_WORD": lambda c: c.isalnum() or c == "_", "CATEGORY_NOT_WORD": lambda c: not (c.isalnum() or c == "_"),
+            "CATEGORY_SPACE": str.isspace, "CATEGORY_NOT_SPACE": lambda c: not c.isspace()}
+    if name == "LITERAL":
+        return chr(av).lower() == ch.lower()
+    if name == "NOT_LITERAL":
+        return chr(av).lower() != ch.lower()
+    if name == "ANY":
+        return ch != "\n"
+    if name == "IN":
+        negate, hit = False, False
+        for kind, value in av:
+            kind = str(kind)
+            if kind == "NEGATE":
+                negate = True
+            elif kind == "LITERAL":
+                hit = hit or chr(value).lower() == ch.lower()
+            elif kind == "RANGE":
+                hit = hit or value[0] <= ord(ch.lower()) <= value[1] or value[0] <= ord(ch.upper()) <= value[1]
+            elif kind == "CATEGORY":
+                hit = hit or cats[str(value)](ch)
+        return hit != negate
+    return None
+
+
+def _accepts(items, ch):
+    """Whether any one-character element of a parsed item accepts ``ch`` (an over-approximation of "the item can
+    consume ``ch``"); None when the item holds an element this check does not know."""
+    found = False
+    for op, av in items:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+            found = found or _one_char_matches([(op, av)], ch)
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            inner = _accepts(av[2], ch)
+            if inner is None:
+                return None
+            found = found or inner
+        elif name == "SUBPATTERN":
+            inner = _accepts(av[-1], ch)
+            if inner is None:
+                return None
+            found = found or inner
+        elif name == "BRANCH":
+            for alt in av[1]:
+                inner = _accepts(alt, ch)
+                if inner is None:
+                    return None
+                found = found or inner
+        elif name in ("AT", "ASSERT", "ASSERT_NOT"):
+            continue  # zero-width
+        else:
+            return None
+    return found
+
+
+def test_no_pattern_rescans_a_long_window_from_every_occurrence_of_its_message():
+    """Linear time, proved by structure (the time itself is bench/run.py's ``explain`` figures): a window after a
+    message's leading literal (``NCCL error[^\\n]{0,160}?(?P<reason>...)``) that can run over the next occurrence
+    of that literal is rescanned from each one, so 1 MB of ``NCCL error`` repeated costs 160 steps per character.
+    Such a window is at most WINDOW characters, or tempered (``(?:(?!NCCL error)[^\\n]){0,160}?``): it stops at the
+    next occurrence, so each character is scanned from one occurrence only."""
+    try:
+        from re import _parser as sre_parse
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse
+    checked = 0
+    for row in load_table("error_patterns")["rows"]:  # as written (the tolerant form adds no window: T.tolerant)
+        for pattern in row["patterns"]:
+            items = list(sre_parse.parse(pattern, re.IGNORECASE))
+            head = ""  # the message's leading literal
+            for op, av in items:
+                if str(op) != "LITERAL":
+                    break
+                head += chr(av)
+            if len(head) < 3:
+                continue
+            for upper, item in _windows(items, []):
+                if upper <= WINDOW:
+                    continue
+                item = list(item)
+                if item and str(item[0][0]) == "ASSERT_NOT":
+                    ahead = "".join(chr(av) if str(op) == "LITERAL" else "\0" for op, av in item[0][1][1])
+                    assert ahead.lower() == head.lower(), (row["id"], pattern, "tempered by another literal than %r" % head)
+                    checked += 1
+                    continue  # tempered: it stops at the next occurrence of its message
+                accepts = [_accepts(item, ch) for ch in head]
+                assert None not in accepts, (row["id"], pattern, "a long window of an unknown kind")
+                assert not all(accepts), (row["id"], pattern, "a window of %s characters runs over %r" % (upper, head))
+                checked += 1
+    assert checked >= 5  # the long windows of the table were looked at (state-dict keys, the assertion, NCCL's)
+
+
 def test_ids_shared_with_the_doctor_are_doctor_findings():
     """Rows marked doctor_finding use the doctor's own ids (issue 3), so both commands mean the same thing."""
     import cudaenv.diagnose as diagnose_pkg
