@@ -264,9 +264,12 @@ def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Opt
 def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional[Candidate]:
     found = []
     for i, pattern in enumerate(row.patterns):
-        needle = row.needles[i] if i < len(row.needles) else ""
-        if view.low is not None and needle and T.squeezed(needle) not in view.squeezed:
-            continue  # the pattern's literal (blanks aside: T.tolerant) is not in the text: it cannot match
+        if view.low is not None:  # the pattern's literals (blanks aside: T.tolerant) are not in the text: it cannot match
+            if i < len(row.prefilter):
+                if row.prefilter[i] and not any(n in view.squeezed for n in row.prefilter[i]):
+                    continue
+            elif i < len(row.needles) and row.needles[i] and T.squeezed(row.needles[i]) not in view.squeezed:
+                continue
         m = _occurrence(pattern, view, context)
         if m is not None:
             found.append((pattern, m))

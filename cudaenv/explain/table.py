@@ -7,7 +7,9 @@ sentence with a placeholder that has no value is left out. A row's position in t
 rows that match on the same footing (:mod:`cudaenv.explain.rank` says what footing means).
 
 Each pattern also has a *needle*: the longest literal run at its top level, lower-cased. A text without the
-needle cannot match, so the search is skipped (a 1 MB log is classified in about a tenth of the time).
+needle cannot match, so the search is skipped (a 1 MB log is classified in about a tenth of the time). A pattern
+without one, an alternation such as ``(?P<is_rocm>HIP error|No HIP GPUs are available|...)``, has a *prefilter*
+instead: one literal per alternative, and a text with none of them is skipped the same way.
 
 A message re-typed by hand loses blanks (``Attempting todeserialize object``): :func:`tolerant` compiles each
 pattern so that a blank the pattern has between two letters may be missing in the text. Only a blank between two
@@ -39,22 +41,24 @@ class Row(Record):
     context: Tuple[str, ...] = ()
     check: Optional[str] = None  # a cudaenv.explain_checks check that decides whether the row fits the text
     needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains, blanks aside ("" when none is known)
+    prefilter: Tuple[Tuple[str, ...], ...] = ()  # per pattern: lower-case literals one of which every match contains
     extra: Dict[str, Any] = factory(dict)
 
 
-def needle(pattern: str) -> str:
-    """The longest run of literal characters at the top level of ``pattern`` (so in every match), lower-cased; ""
-    when it has none of 4+ ASCII characters. A text without it cannot match, so the search is skipped."""
+def _parsed(pattern: str):
     try:
         from re import _parser as sre_parse  # Python 3.11+
     except ImportError:  # pragma: no cover - Python < 3.11
         import sre_parse  # type: ignore
     try:
-        items = list(sre_parse.parse(pattern, re.IGNORECASE))
+        return list(sre_parse.parse(pattern, re.IGNORECASE))
     except Exception:  # noqa: BLE001 - the pattern compiled already; no needle is always safe
-        return ""
+        return None
+
+
+def _longest_run(items) -> str:
     best, run = "", []
-    for op, av in items + [(None, None)]:
+    for op, av in list(items) + [(None, None)]:
         if str(op) == "LITERAL":
             run.append(chr(av))
             continue
@@ -62,6 +66,47 @@ def needle(pattern: str) -> str:
             best = "".join(run)
         run = []
     return best.lower() if len(best) >= 4 and best.isascii() else ""
+
+
+def needle(pattern: str) -> str:
+    """The longest run of literal characters at the top level of ``pattern`` (so in every match), lower-cased; ""
+    when it has none of 4+ ASCII characters. A text without it cannot match, so the search is skipped."""
+    items = _parsed(pattern)
+    return _longest_run(items) if items is not None else ""
+
+
+def _any_of(items, depth: int = 0) -> Tuple[str, ...]:
+    """Literals one of which every match of ``items`` contains: the longest top-level run, else those of a group
+    every match goes through, else one per alternative of a branch (each alternative must have one)."""
+    run = _longest_run(items)
+    if run:
+        return (run,)
+    if depth > 8:
+        return ()
+    for op, av in items:
+        name = str(op)
+        if name == "SUBPATTERN":
+            found = _any_of(av[-1], depth + 1)
+            if found:
+                return found
+        elif name == "BRANCH":
+            out = []
+            for alt in av[1]:
+                found = _any_of(alt, depth + 1)
+                if not found:
+                    break
+                out.extend(found)
+            else:
+                return tuple(dict.fromkeys(out))
+    return ()
+
+
+def prefilter(pattern: str) -> Tuple[str, ...]:
+    """Lower-case literals one of which every match of ``pattern`` contains (``(needle(pattern),)`` when it has a
+    needle; one per alternative for ``(?P<is_rocm>HIP error|No HIP GPUs are available|...)``); () when none is
+    known. A text with none of them cannot match, so the search is skipped."""
+    items = _parsed(pattern)
+    return _any_of(items) if items is not None else ()
 
 
 _QUANTIFIER = "*+?{"
@@ -129,6 +174,7 @@ def rows() -> Tuple[Row, ...]:
                 id=raw["id"],
                 patterns=tuple(re.compile(tolerant(p), re.IGNORECASE) for p in raw["patterns"]),
                 needles=tuple(needle(p) for p in raw["patterns"]),
+                prefilter=tuple(tuple(dict.fromkeys(squeezed(n) for n in prefilter(p))) for p in raw["patterns"]),
                 title=raw["title"],
                 explanation=raw["explanation"],
                 details=tuple(raw.get("details", ())),

@@ -532,7 +532,21 @@ def test_the_literal_prefilter_never_changes_a_result(monkeypatch_name, seed, no
         explain.lowered = real
     assert fast == slow
     for row in explain.rows():
-        for pattern, needle in zip(row.patterns, row.needles):
+        for pattern, needle, literals in zip(row.patterns, row.needles, row.prefilter):
             m = pattern.search(text)
             if m is not None and needle and text.isascii():
                 assert needle in m.group(0).lower(), (row.id, pattern.pattern, needle)
+            if m is not None and literals and text.isascii():
+                assert any(n in explain.squeezed(m.group(0).lower()) for n in literals), (row.id, pattern.pattern, literals)
+
+
+def test_an_alternation_without_a_needle_is_prefiltered_by_one_literal_per_alternative():
+    import cudaenv.explain.table as explain
+
+    assert explain.needle("(?P<is_rocm>\\bHIP error\\b|No HIP GPUs are available)") == ""
+    assert explain.prefilter("(?P<is_rocm>\\bHIP error\\b|No HIP GPUs are available)") == ("hip error", "no hip gpus are available")
+    assert explain.prefilter("CUDA out of memory") == ("cuda out of memory",)
+    assert explain.prefilter("(?:ab|cd)x") == ()  # an alternative without a literal: no prefilter
+    rows = {row.id: row for row in explain.rows()}
+    assert all(rows["not-cuda"].prefilter), rows["not-cuda"].prefilter  # every not-cuda pattern is skipped on other text
+    assert classify_all("x\n" * 1000) == []
