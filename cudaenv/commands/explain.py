@@ -145,5 +145,5 @@ def _pasted(args, ctx, text, matches):
         if wanted(text, [m.id for m in matches]):
             host = ctx.host(args)
             here = machine_context(host.with_deadline(args.timeout) if args.timeout is not None else host, text,
-                                   [m.id for m in matches], args.python)
+                                   [m.id for m in matches], args.python, {m.id: dict(m.values) for m in matches})
     return pasted, paste_findings(pasted), here

@@ -9,14 +9,19 @@ torch pass: never ``import torch``, that is ``--probe``):
   that works here;
 * ``no kernel image``: this GPU's compute capability, the arch list of the torch in the user's Python (cudaenv's
   tables, the static pass) and, when it lacks the GPU, the doctor's own finding with the build that fits;
-* out of memory: the processes holding GPU memory now.
+* out of memory: the processes holding GPU memory now;
+* ``nvcc fatal : Unsupported gpu architecture 'compute_89'``: the toolkits of this machine (the toolkit probe), which
+  of them compile for that architecture (``data/cuda_arch.json`` and the nvcc_arch rows of
+  ``data/toolkit_install.json``), and the one each way of picking nvcc gives (``CUDA_HOME``/``CUDA_PATH`` for
+  torch.utils.cpp_extension, the nvcc on PATH, ``/usr/local/cuda``): when one here does compile for it, another
+  nvcc than that one ran.
 
 :func:`wanted` is pure (text and match ids -> the kinds to gather); :func:`machine_context` does the I/O and returns
 sentences (the renderer escapes them).
 """
 
 import re
-from typing import Any, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.snapshot import Note, Snapshot
 
@@ -24,7 +29,9 @@ DEVICE_IDS = frozenset({"invalid-device-ordinal", "checkpoint-device-missing", "
                         "tensors-on-different-devices", "torch-cuda-unavailable"})
 ARCH_IDS = frozenset({"gpu-arch-unsupported"})
 MEMORY_IDS = frozenset({"cuda-oom", "gpu-memory-busy"})
-KINDS = ("devices", "load", "arch", "memory")
+NVCC_IDS = frozenset({"nvcc-arch-unsupported"})
+KINDS = ("devices", "load", "arch", "memory", "nvcc")
+GPU_KINDS = frozenset({"devices", "load", "arch", "memory"})  # the kinds nvidia-smi answers
 MAX_SCAN = 1_000_000  # characters of the error looked at for device numbers
 
 _CUDA_N = re.compile(r"\bcuda:(\d{1,4})\b")
@@ -45,6 +52,8 @@ def wanted(text: str, match_ids: Iterable[str]) -> FrozenSet[str]:
         kinds.add("arch")
     if ids & MEMORY_IDS or "out of memory" in low:
         kinds.add("memory")
+    if ids & NVCC_IDS:
+        kinds.add("nvcc")
     return frozenset(kinds)
 
 
@@ -71,28 +80,50 @@ def gather(host, kinds: FrozenSet[str], python: Optional[str] = None) -> Snapsho
 
     notes: List[Note] = []
     platform = probe_platform(host, notes)
-    nvidia = probe_nvidia(host, notes, platform=platform)
-    visible = probe_visibility(host, nvidia.gpus)
-    torch = None
+    parts: dict = {}
+    if kinds & GPU_KINDS:
+        nvidia = probe_nvidia(host, notes, platform=platform)
+        parts.update(driver=nvidia.driver, gpus=nvidia.gpus, visible_devices=probe_visibility(host, nvidia.gpus),
+                     processes=nvidia.processes, tools=nvidia.tools)
     if "arch" in kinds:
         from cudaenv.probes.python import find_interpreter
         from cudaenv.probes.torch import probe_torch_static
 
-        torch = probe_torch_static(host, find_interpreter(host, python, notes=notes), notes)
-    return Snapshot(platform=platform, driver=nvidia.driver, gpus=nvidia.gpus, visible_devices=visible, torch=torch,
-                    processes=nvidia.processes, tools=nvidia.tools, notes=tuple(notes), root=str(host.root))
+        parts["torch"] = probe_torch_static(host, find_interpreter(host, python, notes=notes), notes)
+    if "nvcc" in kinds:
+        from cudaenv.probes.env import probe_env
+        from cudaenv.probes.toolkits import probe_toolkits
+
+        state = probe_toolkits(host, notes, install_methods=False)  # paths and versions: no dpkg database
+        parts.update(toolkits=state.toolkits, cuda_symlink=state.cuda_symlink, active_toolkit=state.active_toolkit,
+                     env=probe_env(host))
+    return Snapshot(platform=platform, notes=tuple(notes), root=str(host.root), **parts)
 
 
-def machine_context(host, text: str, match_ids: Sequence[str], python: Optional[str] = None) -> Tuple[str, ...]:
-    """Sentences about this machine that sharpen the error (none when its kind needs none)."""
+def machine_context(host, text: str, match_ids: Sequence[str], python: Optional[str] = None,
+                    values: Optional[Mapping[str, Mapping[str, str]]] = None) -> Tuple[str, ...]:
+    """Sentences about this machine that sharpen the error (none when its kind needs none). ``values``: each
+    match's values by id (the ``nvcc`` kind needs the architecture nvcc refused)."""
     kinds = wanted(text, match_ids)
     if not kinds:
         return ()
-    return context_lines(gather(host, kinds, python), kinds, mentioned_devices(text), text)
+    nvcc = (values or {}).get("nvcc-arch-unsupported") or {}
+    return context_lines(gather(host, kinds, python), kinds, mentioned_devices(text), text, nvcc.get("arch"))
 
 
-def context_lines(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (), text: str = "") -> Tuple[str, ...]:
-    """The sentences for ``kinds`` from a (partial) Snapshot of this machine (pure)."""
+def context_lines(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (), text: str = "",
+                  arch: Optional[str] = None) -> Tuple[str, ...]:
+    """The sentences for ``kinds`` from a (partial) Snapshot of this machine (pure). ``arch``: the architecture
+    nvcc refused (``compute_89``), for the ``nvcc`` kind."""
+    from cudaenv.pasted.nvcc_context import nvcc_lines
+
+    out = list(nvcc_lines(s, arch)) if "nvcc" in kinds else []
+    if kinds & GPU_KINDS:
+        out += _gpu_lines(s, kinds, devices)
+    return tuple(out)
+
+
+def _gpu_lines(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int]) -> List[str]:
     from cudaenv.diagnose.visibility import visible_gpus
 
     out: List[str] = []
@@ -102,7 +133,7 @@ def context_lines(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (
         out.append("This machine: %s, so CUDA has no device here." % said)
         if "load" in kinds:
             out.append('Load the checkpoint here with: torch.load(path, map_location="cpu")')
-        return tuple(out)
+        return out
     seen = visible_gpus(s)
     if "devices" in kinds:
         out += _devices(s, seen, devices)
@@ -114,7 +145,7 @@ def context_lines(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (
         out += _arch(s, seen)
     if "memory" in kinds:
         out += _memory(s, seen)
-    return tuple(out)
+    return out
 
 
 def _devices(s: Snapshot, seen: Sequence[Any], devices: Sequence[int]) -> List[str]:

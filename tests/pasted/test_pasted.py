@@ -270,6 +270,62 @@ def test_no_gpu_here():
                      'Load the checkpoint here with: torch.load(path, map_location="cpu")')
 
 
+def _toolkits(*specs, env=(), on_path=None, home=None):
+    """A Snapshot's toolkit part: ``specs`` are versions under /usr/local/cuda-X.Y; ``on_path`` the one whose nvcc PATH
+    finds; ``env`` the CUDA_HOME-style variables."""
+    from cudaenv.snapshot import ActiveToolkit, Platform, Snapshot, Toolkit
+
+    tks = tuple(Toolkit(version=v, path="/usr/local/cuda-%s" % v[:4].rstrip("."), source="/usr/local/cuda-*",
+                        nvcc="/usr/local/cuda-%s/bin/nvcc" % v[:4].rstrip("."), on_path=v == on_path) for v in specs)
+    active = None
+    if on_path:
+        nvcc = "/usr/local/cuda-%s/bin/nvcc" % on_path[:4].rstrip(".")
+        active = ActiveToolkit(path=nvcc[:-len("/bin/nvcc")], nvcc=nvcc, version=on_path, via="PATH", nvcc_on_path=(nvcc,))
+    return Snapshot(platform=Platform(system="linux"), toolkits=tks, active_toolkit=active, env=tuple(sorted(env)))
+
+
+def test_nvcc_context_says_another_nvcc_ran_when_a_toolkit_here_compiles_for_the_arch():
+    s = _toolkits("12.4.131", "11.7.99", on_path="11.7.99")
+    lines = context_lines(s, frozenset({"nvcc"}), arch="compute_89")
+    assert lines[0] == ("Toolkits here: CUDA 12.4 (/usr/local/cuda-12.4): compiles for compute_89; "
+                        "CUDA 11.7 (/usr/local/cuda-11.7): cannot compile for compute_89.")
+    assert lines[1].startswith("The nvcc on PATH (/usr/local/cuda-11.7/bin/nvcc), which make, CMake and a plain nvcc use, "
+                               "and torch.utils.cpp_extension too: CUDA 11.7 (/usr/local/cuda-11.7), which cannot")
+    assert lines[-1].startswith("CUDA 12.4 (/usr/local/cuda-12.4) compiles for compute_89, but the build picks CUDA 11.7 "
+                                "(/usr/local/cuda-11.7) through PATH: another nvcc than that one ran.")
+    assert "cudaenv use 12.4" in lines[-1]
+
+
+def test_nvcc_context_names_cuda_home_which_cpp_extension_uses_before_path():
+    s = _toolkits("12.4.131", "11.7.99", on_path="12.4.131", env=[("CUDA_HOME", "/usr/local/cuda-11.7")])
+    lines = context_lines(s, frozenset({"nvcc"}), arch="compute_89")
+    assert ("CUDA_HOME=/usr/local/cuda-11.7, which torch.utils.cpp_extension uses: CUDA 11.7 (/usr/local/cuda-11.7), "
+            "which cannot compile for compute_89.") in lines
+    assert any(line.startswith("The nvcc on PATH (/usr/local/cuda-12.4/bin/nvcc), which make, CMake and a plain nvcc use: "
+                               "CUDA 12.4") for line in lines), lines
+    assert lines[-1].startswith("CUDA 12.4 (/usr/local/cuda-12.4) compiles for compute_89, but the build picks CUDA 11.7 "
+                                "(/usr/local/cuda-11.7) through CUDA_HOME: another nvcc than that one ran.")
+
+
+def test_nvcc_context_when_what_this_shell_picks_compiles_for_it_the_failing_nvcc_was_elsewhere():
+    s = _toolkits("12.4.131", on_path="12.4.131")
+    lines = context_lines(s, frozenset({"nvcc"}), arch="compute_89")
+    assert lines[-1].startswith("The toolkit this environment picks compiles for compute_89, so the nvcc that failed was "
+                                "another one")
+
+
+def test_nvcc_context_when_no_toolkit_here_compiles_for_it():
+    lines = context_lines(_toolkits("11.7.99", on_path="11.7.99"), frozenset({"nvcc"}), arch="compute_89")
+    assert lines[-1] == ("No toolkit here compiles for compute_89 (compute_89 needs CUDA 11.8 or newer; the newest "
+                         "here is CUDA 11.7 (/usr/local/cuda-11.7)).")
+    too_new = context_lines(_toolkits("13.0.48", on_path="13.0.48"), frozenset({"nvcc"}), arch="sm_61")  # dropped in 13
+    assert "CUDA 13.0 (/usr/local/cuda-13.0): cannot compile for sm_61" in too_new[0]
+    assert too_new[-1].startswith("No toolkit here compiles for sm_61")
+    assert context_lines(_toolkits(), frozenset({"nvcc"}), arch="compute_89")[0].startswith(
+        "cudaenv found no CUDA toolkit on this machine")
+    assert context_lines(_toolkits("12.4.131"), frozenset({"nvcc"}), arch=None) == ()  # no architecture: nothing to say
+
+
 # ------------------------------------------------------------------ the command
 def _env(machine, **extra):
     env = dict(machine.env, PATH=machine.bin.env_path, CUDAENV_ROOT=str(machine.root.path), PYTHONDONTWRITEBYTECODE="1")
@@ -322,6 +378,27 @@ def test_cli_oom_lists_the_processes_holding_memory(machine, cli):
     r = cli("explain", "--json", recorded("err-cuda-oom.txt"), env=_env(machine))
     context = r.json()["context"]
     assert "pid 4055325 /usr/bin/python3 train.py --name=a,b holds 2404 MiB on GPU 1." in context, context
+
+
+NVCC_FATAL = ("nvcc fatal   : Unsupported gpu architecture 'compute_89'\n"
+              "ninja: build stopped: subcommand failed.\nRuntimeError: Error building extension 'fused'")
+
+
+def test_cli_nvcc_arch_names_the_toolkit_here_that_compiles_for_it(machine, cli):
+    machine.toolkit("12.4.131").toolkit("11.7.99", on_path=True)
+    env = _env(machine, PATH=":".join(machine.path_in_root + [machine.bin.env_path]))
+    r = cli("explain", "--json", NVCC_FATAL, env=env)
+    assert r.code == 0, r
+    data = r.json()
+    assert data["match"]["id"] == "nvcc-arch-unsupported"
+    context = data["context"]
+    assert any(line.startswith("Toolkits here: CUDA 12.4 (/usr/local/cuda-12.4): compiles for compute_89") for line in context), context
+    assert any("another nvcc than that one ran" in line and "cudaenv use 12.4" in line for line in context), context
+    home = cli("explain", "--json", NVCC_FATAL, env=dict(env, CUDA_HOME="/usr/local/cuda-11.7")).json()["context"]
+    assert any(line.startswith("CUDA_HOME=/usr/local/cuda-11.7, which torch.utils.cpp_extension uses") for line in home), home
+    assert cli("explain", "--offline", "--json", NVCC_FATAL, env=env).json()["context"] == []
+    text = cli("explain", NVCC_FATAL, env=env).out
+    assert "On this machine:" in text and "another nvcc than that one ran" in text.replace("\n    ", " ")
 
 
 def test_cli_pasted_tool_output_fills_facts_and_findings(cli):
