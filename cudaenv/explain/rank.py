@@ -37,11 +37,11 @@ CONFIDENCE = ("high", "medium", "low")
 SHORT = 20  # characters: a shorter match on a line that reports no error is only medium evidence
 MAX_OCCURRENCES = 32  # matches of one pattern looked at for one that is not on a context line
 
-_ERROR_LINE = re.compile(
+_ERROR_LINE = re.compile(  # one word-boundary test gates the words: a case-insensitive branch has no fast first-letter check
     r"\A[\w.]{0,100}(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)\b"
-    r"|\b(?:error|fatal|failed|failure|aborted)\b ?:|terminate called|what\(\):|command not found"
-    r"|Segmentation fault|cannot open shared object file|\bCUDA error\b|\bNCCL error\b|\bnvcc fatal\b"
-    r"|: not found\b|\bNVRM\b|\bXid\b",
+    r"|\b(?:(?:error|fatal|failed|failure|aborted)\b ?:|terminate called|what\(\):|command not found"
+    r"|Segmentation fault|cannot open shared object file|(?:CUDA|NCCL) error\b|nvcc fatal\b|NVRM\b|Xid\b)"
+    r"|: not found\b",
     re.IGNORECASE,
 )
 
