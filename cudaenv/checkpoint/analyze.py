@@ -18,6 +18,7 @@ from cudaenv.checkpoint.pickle_vm import OPCODE_NAMES, Blob, Call, Global, Persi
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
 
 WRAPPER_PREFIXES = ("module.", "_orig_mod.")  # DataParallel/DDP, torch.compile's OptimizedModule
+_WRAPPER_NAMES = tuple(w[:-1] for w in WRAPPER_PREFIXES)  # how a _metadata key (no trailing dot) starts
 MAX_DEPTH = 200
 MAX_TENSOR_LIST = 200_000
 STATE_DICT_NAMES = ("state_dict", "model", "model_state_dict", "model_state", "net", "network", "weights", "params")
@@ -126,13 +127,17 @@ def _dtype_name(value: Any) -> Optional[str]:
 
 
 def _ints(value: Any) -> Optional[Tuple[int, ...]]:
-    if isinstance(value, Call) and value.name == "torch.Size" and isinstance(value.args, tuple) and value.args:
-        value = value.args[0]
-    if isinstance(value, SList):
-        value = tuple(value.items)
-    if isinstance(value, tuple) and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-        return value
-    return None
+    if type(value) is not tuple:
+        if isinstance(value, Call) and value.name == "torch.Size" and isinstance(value.args, tuple) and value.args:
+            value = value.args[0]
+        if isinstance(value, SList):
+            value = tuple(value.items)
+        if not isinstance(value, tuple):
+            return None
+    for v in value:
+        if type(v) is not int:  # the walk's ints are ints (a bool is not a size)
+            return None
+    return value
 
 
 def device_string(value: Any) -> Optional[str]:
@@ -177,22 +182,25 @@ class Analysis:
     def _tensor(self, call: Call, depth: int) -> Optional[Tensor]:
         name = call.name
         args = call.args if isinstance(call.args, tuple) else ()
-        if name in _TENSOR_FUNCS:
-            si, di, zi, ti, oi = _TENSOR_FUNCS[name]
+        spec = _TENSOR_FUNCS.get(name)
+        if spec is not None:
+            si, di, zi, ti, oi = spec
+            count = len(args)
             t = Tensor()
             t.func = name.rsplit(".", 1)[-1]
-            if si is not None and si < len(args) and isinstance(args[si], Persid):
-                t.storage = self.by_persid.get(id(args[si])) or storage_of(args[si], self.f)
-                if t.storage is not None:
-                    t.storage = self.storages.get(t.storage.key, t.storage)
-                    t.dtype = t.storage.dtype
-            if di is not None and di < len(args):
+            if si is not None and si < count and type(args[si]) is Persid:
+                storage = self.by_persid.get(id(args[si])) or storage_of(args[si], self.f)
+                if storage is not None:
+                    storage = self.storages.get(storage.key, storage)
+                    t.dtype = storage.dtype
+                t.storage = storage
+            if di is not None and di < count:
                 t.dtype = _dtype_name(args[di]) or t.dtype
-            if zi is not None and zi < len(args):
+            if zi is not None and zi < count:
                 t.shape = _ints(args[zi]) or ()
-            if ti is not None and ti < len(args):
+            if ti is not None and ti < count:
                 t.stride = _ints(args[ti])
-            if oi is not None and oi < len(args) and isinstance(args[oi], int):
+            if oi is not None and oi < count and isinstance(args[oi], int):
                 t.offset = args[oi]
             if name == "torch._utils._rebuild_meta_tensor_no_storage":
                 t.device = "meta"
@@ -228,45 +236,66 @@ class Analysis:
         self.extra_devices[(device, via)] = self.extra_devices.get((device, via), 0) + 1
 
     def run(self, root: Any) -> None:
+        """Every tensor under ``root`` with its path (depth first, children in order), every dict-like that holds a
+        tensor, devices outside storages. Only containers and calls are pushed: a string, a number, a global or a
+        persistent id under them changes nothing, so it gets no path."""
         seen = set()
+        walked = _WALKED
+        entries = self.entries
+        tensors = self.tensors
+        tensor = self.tensor
+        cache = self._cache
         todo: List[Tuple[Any, str, int]] = [(root, "", 0)]
+        pop = todo.pop
+        push = todo.append
         while todo:
-            obj, path, depth = todo.pop()
+            obj, path, depth = pop()
             if depth > MAX_DEPTH:
                 continue
-            t = self.tensor(obj)
-            if t is not None:
-                if len(self.entries) < MAX_TENSOR_LIST:
-                    self.entries.append((path, t))
-                self.tensors[id(t)] = t
-                if isinstance(obj, Call):
+            kind = type(obj)
+            if kind is Call:
+                key = id(obj)
+                t = cache[key] if key in cache else tensor(obj)
+                if t is not None:
+                    if len(entries) < MAX_TENSOR_LIST:
+                        entries.append((path, t))
+                    tensors[id(t)] = t
                     for state in obj.states:  # a Parameter's state, a subclass' attributes
-                        todo.append((state, path, depth + 1))
+                        push((state, path, depth + 1))
+                    continue
+                if obj.name == "torch.device":
+                    d = device_string(obj)
+                    if d:
+                        self._extra(d, "torch.device")
+            elif kind not in walked:
                 continue
-            if isinstance(obj, Call) and obj.name == "torch.device":
-                d = device_string(obj)
-                if d:
-                    self._extra(d, "torch.device")
-            if not isinstance(obj, (SDict, SList, SSet, Call, tuple)):
+            key = id(obj)
+            if key in seen:
                 continue
-            if id(obj) in seen:
-                continue
-            seen.add(id(obj))
+            seen.add(key)
             children: List[Tuple[Any, str]] = []
-            pairs = getattr(obj, "pairs", None)
+            pairs = obj.pairs if kind is SDict or kind is Call else None
             if pairs:
-                if any(self.tensor(v) is not None for _, v in pairs):
-                    self.candidates.append((path, obj))
-                children.extend((v, _join(path, k)) for k, v in pairs)
-            items = obj if isinstance(obj, tuple) else getattr(obj, "items", None)
+                for _, v in pairs:
+                    if type(v) is Call and (cache[id(v)] if id(v) in cache else tensor(v)) is not None:
+                        self.candidates.append((path, obj))
+                        break
+                children.extend((v, _join(path, k)) for k, v in pairs if type(v) in walked)
+            items = obj if kind is tuple else obj.items if kind is not SDict else None
             if items:
-                children.extend((v, _join(path, i)) for i, v in enumerate(items))
-            if isinstance(obj, Call):
-                children.extend((s, path) for s in obj.states)
-                children.append((obj.args, path))
-                children.append((obj.func, path))
-            for child in reversed(children):
-                todo.append((child[0], child[1], depth + 1))
+                children.extend((v, _join(path, i)) for i, v in enumerate(items) if type(v) in walked)
+            if kind is Call:
+                children.extend((s, path) for s in obj.states if type(s) in walked)
+                if type(obj.args) in walked:
+                    children.append((obj.args, path))
+                if type(obj.func) in walked:
+                    children.append((obj.func, path))
+            depth += 1
+            for child, child_path in reversed(children):
+                push((child, child_path, depth))
+
+
+_WALKED = frozenset((SDict, SList, SSet, Call, tuple))  # what Analysis.run looks into (and a Call may be a tensor)
 
 
 def _join(path: str, key: Any) -> str:
@@ -309,8 +338,8 @@ def prefix_findings(path: str, obj: Any) -> List[KeyPrefix]:
     found: List[KeyPrefix] = []
     counts: Dict[str, int] = {}
     for k in keys:
-        c = wrapper_chain(k)
-        if c:
+        if k.startswith(WRAPPER_PREFIXES):  # (most keys have none: the C test first)
+            c = wrapper_chain(k)
             counts[c] = counts.get(c, 0) + 1
     for c, n in sorted(counts.items(), key=lambda x: -x[1]):
         found.append(KeyPrefix(path, c, n, len(keys)))
@@ -322,9 +351,10 @@ def prefix_findings(path: str, obj: Any) -> List[KeyPrefix]:
     if meta:
         mcounts: Dict[str, int] = {}
         for k in meta:
-            c = wrapper_chain(k + ".")
-            if c:
-                mcounts[c] = mcounts.get(c, 0) + 1
+            if k.startswith(_WRAPPER_NAMES):
+                c = wrapper_chain(k + ".")
+                if c:
+                    mcounts[c] = mcounts.get(c, 0) + 1
         for c, n in sorted(mcounts.items(), key=lambda x: -x[1]):
             found.append(KeyPrefix(path, c, n, len(meta), "_metadata"))
     return found
@@ -482,7 +512,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         s = t.storage
         if s is None or not isinstance(s.numel, int) or t.stride is None or not t.shape:
             continue
-        if any(d == 0 for d in t.shape):
+        if 0 in t.shape:
             continue
         extent = t.offset + sum((d - 1) * st for d, st in zip(t.shape, t.stride)) + 1
         elements = s.numel

@@ -1,0 +1,447 @@
+"""The careful interpreter of :mod:`cudaenv.checkpoint.pickle_vm`: every opcode, every check, every message.
+
+:func:`run` executes opcodes from ``pos`` on the walk's state (stack, metastack, memo) with every bound and every
+precondition checked before anything changes, and hands back to the fast loop at the next opcode the fast loop
+knows. The fast loop comes here for everything it does not do itself: a rare opcode, an opcode whose argument or
+stack is not what it expects (this code then names the problem, or does the rare case right), the bounds checked
+every 1024 opcodes, ``STOP``. A failure ends the walk with a note (:class:`Stop`), never another exception.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import Any, Dict, List, Tuple
+
+    from cudaenv.checkpoint.nodes import Limits, WalkResult
+
+
+class Stop(Exception):
+    """The walk is over: STOP was reached (``res.complete``) or a note says why not."""
+
+
+_MISSING = object()
+
+
+# Length-prefixed strings and bytes: opcode -> (bytes of the length field, its struct format (None: one byte), kind,
+# codec). One table, so that every such opcode skips its length field and reads its kind the same way.
+_COUNTED = {
+    0x8C: (1, None, "str", "utf-8"),  # SHORT_BINUNICODE
+    0x8D: (8, "<Q", "str", "utf-8"),  # BINUNICODE8
+    0x55: (1, None, "short", "bytes"),  # U SHORT_BINSTRING
+    0x54: (4, "<i", "short", "bytes"),  # T BINSTRING
+    0x43: (1, None, "bytes", "bytes"),  # C SHORT_BINBYTES
+    0x42: (4, "<I", "bytes", "bytes"),  # B BINBYTES
+    0x8E: (8, "<Q", "bytes", "bytes"),  # BINBYTES8
+    0x96: (8, "<Q", "bytes", "bytes"),  # BYTEARRAY8
+}
+
+def _decode_line_str(raw: bytes) -> Any:
+    """The argument of protocol-0 ``STRING`` (a Python string literal), kept as bytes, never ``eval``-ed."""
+    if len(raw) >= 2 and raw[:1] == raw[-1:] and raw[:1] in (b"'", b'"'):
+        raw = raw[1:-1]
+    try:
+        import codecs
+
+        return ShortBytes(codecs.escape_decode(raw)[0])
+    except Exception:  # noqa: BLE001 - a malformed literal is just bytes
+        return ShortBytes(raw)
+
+
+def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo: Dict[int, Any], ops: int,
+        counts: List[int], lim: Limits, res: WalkResult, fast: bytes) -> Tuple[int, List[Any], int]:  # noqa: C901
+    """Execute opcodes from ``pos`` (at least one) until the next one that ``fast`` marks (and that is not the
+    1024th, whose bounds check is done here): ``(pos, stack, ops)`` then. Raises :class:`Stop` at the end."""
+    n = len(buf)
+    globals_ = res.globals
+    unpack_from = struct.unpack_from
+    max_string = lim.max_string
+
+    def fail(message: str) -> None:
+        res.notes.append(message)
+        res.end = pos
+        raise Stop
+
+    def need(count: int) -> None:
+        if pos + count > n:
+            fail("the pickle is cut short at byte %d" % pos)
+
+    def pop_mark() -> List[Any]:
+        nonlocal stack
+        if not metastack:
+            fail("a pickle opcode at byte %d needs a MARK that is not there" % (pos - 1))
+        items = stack
+        stack = metastack.pop()
+        return items
+
+    def pop() -> Any:
+        if not stack:
+            fail("the pickle pops an empty stack at byte %d" % (pos - 1))
+        return stack.pop()
+
+    def text(length: int, kind: str, codec: str) -> Any:
+        nonlocal pos
+        if length < 0 or pos + length > n:
+            fail("a string at byte %d runs past the end of the pickle" % pos)
+        start = pos
+        pos += length
+        if kind == "bytes" or length > max_string:
+            return Blob(kind if kind == "bytes" else "str", length)
+        raw = bytes(buf[start:pos])
+        if codec == "utf-8":
+            return raw.decode("utf-8", "surrogatepass") if _valid_utf8(raw) else raw.decode("utf-8", "replace")
+        return ShortBytes(raw)
+
+    def line() -> bytes:
+        nonlocal pos
+        end = pos
+        limit = min(n, pos + max_string + 2)
+        while end < limit and buf[end] != 10:
+            end += 1
+        if end >= limit:
+            fail("an unterminated text argument at byte %d" % pos)
+        raw = bytes(buf[pos:end])
+        pos = end + 1
+        return raw
+
+    def push_global(module: Any, name: Any) -> None:
+        if isinstance(module, str) and isinstance(name, str):
+            g = Global(module, name)
+            globals_[g.full] = globals_.get(g.full, 0) + 1
+            stack.append(g)
+        else:
+            res.computed_globals += 1
+            globals_[Unresolved.full] = globals_.get(Unresolved.full, 0) + 1
+            stack.append(Unresolved(module, name))
+
+    def put(index: int) -> None:
+        if not stack:
+            fail("the pickle memoizes from an empty stack at byte %d" % pos)
+        if index not in memo and len(memo) >= lim.max_memo:
+            fail("the pickle's memo passes %d entries" % lim.max_memo)
+        memo[index] = stack[-1]
+
+    def get(index: int) -> None:
+        if index not in memo:
+            fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos))
+        stack.append(memo[index])
+
+    def setitems(target: Any, pairs: List[Tuple[Any, Any]]) -> None:
+        kind = target.name if isinstance(target, Call) else type(target).__name__
+        res.setitem_targets[kind] = res.setitem_targets.get(kind, 0) + 1
+        if isinstance(target, SDict) or (isinstance(target, Call) and target.pairs):
+            target.pairs.extend(pairs)
+        elif isinstance(target, Call):
+            target.pairs = list(pairs)
+
+    def appends(target: Any, items: List[Any]) -> None:
+        if isinstance(target, SList) or (isinstance(target, Call) and target.items):
+            target.items.extend(items)
+        elif isinstance(target, Call):
+            target.items = list(items)
+        elif isinstance(target, SSet):
+            target.items.extend(items)
+
+    max_stack = lim.max_stack
+    max_memo = lim.max_memo
+    max_ops = lim.max_ops
+    missing = _MISSING
+    short = min(256, max_string)
+    # The bounds on the stack, the memo and the opcode count are checked every 1024 opcodes (an overshoot of at most
+    # 1024 entries), MARK nesting at every MARK.
+    first = True
+    while True:
+        if not first and pos < n and fast[buf[pos]] and (ops & 1023) != 1023:
+            return pos, stack, ops
+        first = False
+        if pos >= n:
+            fail("the pickle ends without STOP at byte %d" % pos)
+        op = buf[pos]
+        pos += 1
+        counts[op] += 1
+        ops += 1
+        if not ops & 1023:
+            if ops > max_ops:
+                fail("the pickle has more than %d opcodes" % max_ops)
+            if len(stack) > max_stack:
+                fail("the pickle's stack passes %d entries" % max_stack)
+            if len(memo) > max_memo:
+                fail("the pickle's memo passes %d entries" % max_memo)
+        if op == 0x72:  # r LONG_BINPUT
+            if pos + 4 > n:
+                need(4)
+            if not stack:
+                put(0)
+            memo[unpack_from("<I", buf, pos)[0]] = stack[-1]
+            pos += 4
+        elif op == 0x68:  # h BINGET
+            if pos >= n:
+                need(1)
+            value = memo.get(buf[pos], missing)
+            if value is missing:
+                get(buf[pos])
+            stack.append(value)
+            pos += 1
+        elif op == 0x4B:  # K BININT1
+            if pos >= n:
+                need(1)
+            stack.append(buf[pos])
+            pos += 1
+        elif op == 0x58:  # X BINUNICODE
+            if pos + 4 > n:
+                need(4)
+            length = unpack_from("<I", buf, pos)[0]
+            pos += 4
+            if length <= short and pos + length <= n:  # a key, 'storage', a location: decoded at once
+                raw = bytes(buf[pos:pos + length])
+                pos += length
+                try:
+                    stack.append(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    stack.append(raw.decode("utf-8", "replace"))
+            else:
+                stack.append(text(length, "str", "utf-8"))
+        elif op == 0x28:  # ( MARK
+            if len(metastack) >= max_stack:
+                fail("the pickle's stack passes %d entries" % max_stack)
+            metastack.append(stack)
+            stack = []
+        elif op == 0x52:  # R REDUCE
+            if len(stack) < 2:
+                pop()
+                pop()
+            args = stack.pop()
+            stack[-1] = Call(stack[-1], args)
+        elif op == 0x74:  # t TUPLE
+            items = pop_mark()
+            stack.append(tuple(items))
+        elif op == 0x71:  # q BINPUT
+            if pos >= n:
+                need(1)
+            if not stack:
+                put(0)
+            memo[buf[pos]] = stack[-1]
+            pos += 1
+        elif op == 0x6A:  # j LONG_BINGET
+            need(4)
+            get(unpack_from("<I", buf, pos)[0])
+            pos += 4
+        elif op == 0x73:  # s SETITEM
+            value = pop()
+            key = pop()
+            target = stack[-1] if stack else fail("SETITEM on an empty stack")
+            setitems(target, [(key, value)])
+        elif op == 0x7D:  # } EMPTY_DICT
+            stack.append(SDict())
+        elif op == 0x89:  # NEWFALSE
+            stack.append(False)
+        elif op == 0x51:  # Q BINPERSID
+            p = Persid(pop())
+            res.persids.append(p)
+            stack.append(p)
+        elif op == 0x85:  # TUPLE1
+            stack.append((pop(),))
+        elif op == 0x86:  # TUPLE2
+            b = pop()
+            a = pop()
+            stack.append((a, b))
+        elif op == 0x87:  # TUPLE3
+            c = pop()
+            b = pop()
+            a = pop()
+            stack.append((a, b, c))
+        elif op == 0x29:  # ) EMPTY_TUPLE
+            stack.append(())
+        elif op == 0x63:  # c GLOBAL
+            module = line().decode("utf-8", "replace")
+            name = line().decode("utf-8", "replace")
+            push_global(module, name)
+        elif op == 0x4D:  # M BININT2
+            need(2)
+            stack.append(unpack_from("<H", buf, pos)[0])
+            pos += 2
+        elif op == 0x4A:  # J BININT
+            need(4)
+            stack.append(unpack_from("<i", buf, pos)[0])
+            pos += 4
+        elif op == 0x88:  # NEWTRUE
+            stack.append(True)
+        elif op == 0x4E:  # N NONE
+            stack.append(None)
+        elif op == 0x75:  # u SETITEMS
+            items = pop_mark()
+            target = stack[-1] if stack else fail("SETITEMS on an empty stack")
+            setitems(target, [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])
+        elif op == 0x5D:  # ] EMPTY_LIST
+            stack.append(SList())
+        elif op == 0x65:  # e APPENDS
+            items = pop_mark()
+            target = stack[-1] if stack else fail("APPENDS on an empty stack")
+            appends(target, items)
+        elif op == 0x61:  # a APPEND
+            value = pop()
+            target = stack[-1] if stack else fail("APPEND on an empty stack")
+            appends(target, [value])
+        elif op == 0x62:  # b BUILD
+            state = pop()
+            target = stack[-1] if stack else fail("BUILD on an empty stack")
+            res.build_targets[type(target).__name__] = res.build_targets.get(type(target).__name__, 0) + 1
+            if isinstance(target, Call):
+                if target.states:
+                    target.states.append(state)
+                else:
+                    target.states = [state]
+        elif op == 0x47:  # G BINFLOAT
+            need(8)
+            stack.append(unpack_from(">d", buf, pos)[0])
+            pos += 8
+        elif op == 0x8A:  # LONG1
+            need(1)
+            length = buf[pos]
+            pos += 1
+            need(length)
+            stack.append(int.from_bytes(bytes(buf[pos:pos + length]), "little", signed=True))
+            pos += length
+        elif op == 0x8B:  # LONG4
+            need(4)
+            length = unpack_from("<i", buf, pos)[0]
+            pos += 4
+            if length < 0 or length > 4096:
+                fail("a LONG4 of %d bytes at byte %d" % (length, pos))
+            need(length)
+            stack.append(int.from_bytes(bytes(buf[pos:pos + length]), "little", signed=True))
+            pos += length
+        elif op == 0x80:  # PROTO
+            need(1)
+            if res.protocol is None:
+                res.protocol = buf[pos]
+            pos += 1
+        elif op == 0x2E:  # . STOP
+            res.root = stack.pop() if stack else None
+            res.complete = True
+            res.end = pos
+            res.op_count = ops
+            raise Stop
+        elif op == 0x81:  # NEWOBJ
+            args = pop()
+            cls = pop()
+            stack.append(Call(cls, args, "newobj"))
+        elif op == 0x92:  # NEWOBJ_EX
+            kwargs = pop()
+            args = pop()
+            cls = pop()
+            stack.append(Call(cls, (args, kwargs), "newobj_ex"))
+        elif op in _COUNTED:  # length-prefixed strings and bytes
+            width, fmt, kind, codec = _COUNTED[op]
+            need(width)
+            length = buf[pos] if fmt is None else unpack_from(fmt, buf, pos)[0]
+            pos += width
+            stack.append(text(length, kind, codec))
+        elif op == 0x94:  # MEMOIZE
+            put(len(memo))
+        elif op == 0x93:  # STACK_GLOBAL
+            name = pop()
+            module = pop()
+            push_global(module, name)
+        elif op == 0x95:  # FRAME
+            need(8)
+            pos += 8
+        elif op == 0x8F:  # EMPTY_SET
+            stack.append(SSet())
+        elif op == 0x90:  # ADDITEMS
+            items = pop_mark()
+            target = stack[-1] if stack else fail("ADDITEMS on an empty stack")
+            appends(target, items)
+        elif op == 0x91:  # FROZENSET
+            items = pop_mark()  # before naming stack: pop_mark rebinds it
+            stack.append(SSet(items, frozen=True))
+        elif op == 0x30:  # 0 POP
+            if stack:
+                stack.pop()
+            else:
+                pop_mark()
+        elif op == 0x31:  # 1 POP_MARK
+            pop_mark()
+        elif op == 0x32:  # 2 DUP
+            stack.append(stack[-1] if stack else fail("DUP on an empty stack"))
+        elif op == 0x64:  # d DICT
+            items = pop_mark()
+            stack.append(SDict([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]))
+        elif op == 0x6C:  # l LIST
+            items = pop_mark()
+            stack.append(SList(items))
+        elif op == 0x70:  # p PUT
+            raw = line()
+            put(int(raw) if raw.isdigit() and len(raw) < 12 else fail("a bad PUT argument"))
+        elif op == 0x67:  # g GET
+            raw = line()
+            get(int(raw) if raw.isdigit() and len(raw) < 12 else fail("a bad GET argument"))
+        elif op == 0x49:  # I INT
+            raw = line()
+            if raw == b"01":
+                stack.append(True)
+            elif raw == b"00":
+                stack.append(False)
+            else:
+                stack.append(_int(raw) if len(raw) < 4096 else fail("an INT of %d digits" % len(raw)))
+        elif op == 0x4C:  # L LONG
+            raw = line().rstrip(b"L")
+            stack.append(_int(raw) if len(raw) < 4096 else fail("a LONG of %d digits" % len(raw)))
+        elif op == 0x46:  # F FLOAT
+            raw = line()
+            try:
+                stack.append(float(raw))
+            except ValueError:
+                fail("a bad FLOAT argument at byte %d" % pos)
+        elif op == 0x53:  # S STRING
+            stack.append(_decode_line_str(line()))
+        elif op == 0x56:  # V UNICODE
+            raw = line()
+            stack.append(raw.decode("raw-unicode-escape", "replace"))
+        elif op == 0x50:  # P PERSID
+            p = Persid(line().decode("ascii", "replace"))
+            res.persids.append(p)
+            stack.append(p)
+        elif op == 0x69:  # i INST
+            module = line().decode("utf-8", "replace")
+            name = line().decode("utf-8", "replace")
+            push_global(module, name)
+            cls = stack.pop()
+            items = pop_mark()
+            stack.append(Call(cls, tuple(items), "inst"))
+        elif op == 0x6F:  # o OBJ
+            items = pop_mark()
+            if not items:
+                fail("OBJ without a class at byte %d" % pos)
+            stack.append(Call(items[0], tuple(items[1:]), "obj"))
+        elif op in (0x82, 0x83, 0x84):  # EXT1, EXT2, EXT4
+            width = {0x82: 1, 0x83: 2, 0x84: 4}[op]
+            need(width)
+            code = int.from_bytes(bytes(buf[pos:pos + width]), "little")
+            pos += width
+            push_global("<extension registry>", str(code))
+        elif op == 0x97:  # NEXT_BUFFER
+            stack.append(Blob("buffer", 0))
+        elif op == 0x98:  # READONLY_BUFFER
+            pass
+        else:
+            fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op))
+
+
+def _int(raw: bytes) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        return 0
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
