@@ -1,11 +1,15 @@
 """Checkpoints without running them: ``cudaenv checkpoint inspect`` and ``fix``.
 
 * :mod:`cudaenv.checkpoint.pickle_vm`: a symbolic walk of pickle opcodes (no ``find_class``, no import of any name
-  the file gives); values become plain data, :class:`~cudaenv.checkpoint.pickle_vm.Global`,
-  :class:`~cudaenv.checkpoint.pickle_vm.Call` and :class:`~cudaenv.checkpoint.pickle_vm.Persid` nodes.
+  the file gives): its fast loop, and :mod:`cudaenv.checkpoint.careful`, the interpreter of every opcode; values
+  become plain data and :mod:`cudaenv.checkpoint.nodes` (:class:`~cudaenv.checkpoint.nodes.Global`,
+  :class:`~cudaenv.checkpoint.nodes.Call`, :class:`~cudaenv.checkpoint.nodes.Persid`, ...).
 * :mod:`cudaenv.checkpoint.container`: the file formats (torch zip, legacy, TorchScript, safetensors), read bounded;
-  the tensor bytes are never read.
-* :mod:`cudaenv.checkpoint.analyze`: tensors, storages, devices, key prefixes, structure, weights_only verdict.
+  the tensor bytes are never read. :mod:`cudaenv.checkpoint.zipdir`: a zip's central directory.
+* :mod:`cudaenv.checkpoint.analyze`: the report: structure, devices, globals, weights_only verdict, from
+  :mod:`cudaenv.checkpoint.graph` (storages, tensors and their paths), :mod:`cudaenv.checkpoint.prefixes` (wrapper
+  prefixes) and :mod:`cudaenv.checkpoint.tables` (torch's allowlist, dtypes);
+  :mod:`cudaenv.checkpoint.safetensors_report` for safetensors.
 * :mod:`cudaenv.checkpoint.report`: the records of ``inspect --json``.
 * :mod:`cudaenv.checkpoint.rewrite`: the pickle and zip writers of ``fix``.
 

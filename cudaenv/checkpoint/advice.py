@@ -125,8 +125,9 @@ for a in ("module.", "_orig_mod."):
 
 
 def _split_chains(chains) -> List[str]:
-    """The --strip-prefix flags for these chains (the longest first, so nested prefixes come off in one run)."""
-    return sorted(set(chains), key=lambda c: -len(c))
+    """The --strip-prefix flags for these chains (the longest first, so nested prefixes come off in one run; then in
+    alphabetical order, so the line is the same in every run, whatever the string hashes)."""
+    return sorted(set(chains), key=lambda c: (-len(c), c))
 
 
 def _fixed(path: str) -> str:

@@ -1,10 +1,9 @@
 """The careful interpreter of :mod:`cudaenv.checkpoint.pickle_vm`: every opcode, every check, every message.
 
-:func:`run` executes opcodes from ``pos`` on the walk's state (stack, metastack, memo) with every bound and every
-precondition checked before anything changes, and hands back to the fast loop at the next opcode the fast loop
-knows. The fast loop comes here for everything it does not do itself: a rare opcode, an opcode whose argument or
-stack is not what it expects (this code then names the problem, or does the rare case right), the bounds checked
-every 1024 opcodes, ``STOP``. A failure ends the walk with a note (:class:`Stop`), never another exception.
+The fast loop comes to :func:`run` for everything it does not do itself: a rare opcode, an opcode whose argument,
+stack or memo entry is not what it expects (this code then names the problem, or does the rare case right), the
+bounds checked every 1024 opcodes, STOP. It runs from the same byte on the same state (stack, metastack, memo), and
+hands back at the next opcode the fast loop knows; a failure ends the walk with a note (:class:`Stop`).
 """
 
 from __future__ import annotations
@@ -24,12 +23,10 @@ class Stop(Exception):
     """The walk is over: STOP was reached (``res.complete``) or a note says why not."""
 
 
-_MISSING = object()
-
-
 # Length-prefixed strings and bytes: opcode -> (bytes of the length field, its struct format (None: one byte), kind,
 # codec). One table, so that every such opcode skips its length field and reads its kind the same way.
 _COUNTED = {
+    0x58: (4, "<I", "str", "utf-8"),  # X BINUNICODE
     0x8C: (1, None, "str", "utf-8"),  # SHORT_BINUNICODE
     0x8D: (8, "<Q", "str", "utf-8"),  # BINUNICODE8
     0x55: (1, None, "short", "bytes"),  # U SHORT_BINSTRING
@@ -39,6 +36,10 @@ _COUNTED = {
     0x8E: (8, "<Q", "bytes", "bytes"),  # BINBYTES8
     0x96: (8, "<Q", "bytes", "bytes"),  # BYTEARRAY8
 }
+
+_INTS = {0x4B: (1, "<B"), 0x4D: (2, "<H"), 0x4A: (4, "<i")}  # BININT1, BININT2, BININT: width, struct format
+_CONSTANTS = {0x29: (), 0x89: False, 0x88: True, 0x4E: None}  # EMPTY_TUPLE, NEWFALSE, NEWTRUE, NONE
+
 
 def _decode_line_str(raw: bytes) -> Any:
     """The argument of protocol-0 ``STRING`` (a Python string literal), kept as bytes, never ``eval``-ed."""
@@ -54,8 +55,7 @@ def _decode_line_str(raw: bytes) -> Any:
 
 def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo: Dict[int, Any], ops: int,
         counts: List[int], lim: Limits, res: WalkResult, fast: bytes) -> Tuple[int, List[Any], int]:  # noqa: C901
-    """Execute opcodes from ``pos`` (at least one) until the next one that ``fast`` marks (and that is not the
-    1024th, whose bounds check is done here): ``(pos, stack, ops)`` then. Raises :class:`Stop` at the end."""
+    """Opcodes from ``pos`` (one at least) to the next that ``fast`` marks and is not a 1024th: ``(pos, stack, ops)``."""
     n = len(buf)
     globals_ = res.globals
     unpack_from = struct.unpack_from
@@ -98,11 +98,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
 
     def line() -> bytes:
         nonlocal pos
-        end = pos
-        limit = min(n, pos + max_string + 2)
-        while end < limit and buf[end] != 10:
-            end += 1
-        if end >= limit:
+        end = buf.find(b"\n", pos, min(n, pos + max_string + 2))
+        if end < 0:
             fail("an unterminated text argument at byte %d" % pos)
         raw = bytes(buf[pos:end])
         pos = end + 1
@@ -149,8 +146,6 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
     max_stack = lim.max_stack
     max_memo = lim.max_memo
     max_ops = lim.max_ops
-    missing = _MISSING
-    short = min(256, max_string)
     # The bounds on the stack, the memo and the opcode count are checked every 1024 opcodes (an overshoot of at most
     # 1024 entries), MARK nesting at every MARK.
     first = True
@@ -171,40 +166,25 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
                 fail("the pickle's stack passes %d entries" % max_stack)
             if len(memo) > max_memo:
                 fail("the pickle's memo passes %d entries" % max_memo)
-        if op == 0x72:  # r LONG_BINPUT
-            if pos + 4 > n:
-                need(4)
+        if op == 0x72 or op == 0x71:  # r LONG_BINPUT, q BINPUT (the memo's bound: every 1024 opcodes)
+            width = 4 if op == 0x72 else 1
+            need(width)
             if not stack:
                 put(0)
-            memo[unpack_from("<I", buf, pos)[0]] = stack[-1]
-            pos += 4
-        elif op == 0x68:  # h BINGET
-            if pos >= n:
-                need(1)
-            value = memo.get(buf[pos], missing)
-            if value is missing:
-                get(buf[pos])
-            stack.append(value)
-            pos += 1
-        elif op == 0x4B:  # K BININT1
-            if pos >= n:
-                need(1)
-            stack.append(buf[pos])
-            pos += 1
-        elif op == 0x58:  # X BINUNICODE
-            if pos + 4 > n:
-                need(4)
-            length = unpack_from("<I", buf, pos)[0]
-            pos += 4
-            if length <= short and pos + length <= n:  # a key, 'storage', a location: decoded at once
-                raw = bytes(buf[pos:pos + length])
-                pos += length
-                try:
-                    stack.append(raw.decode("utf-8"))
-                except UnicodeDecodeError:
-                    stack.append(raw.decode("utf-8", "replace"))
-            else:
-                stack.append(text(length, "str", "utf-8"))
+            memo[unpack_from("<I", buf, pos)[0] if width == 4 else buf[pos]] = stack[-1]
+            pos += width
+        elif op == 0x68 or op == 0x6A:  # h BINGET, j LONG_BINGET
+            width = 4 if op == 0x6A else 1
+            need(width)
+            get(unpack_from("<I", buf, pos)[0] if width == 4 else buf[pos])
+            pos += width
+        elif op in _INTS:  # K BININT1, M BININT2, J BININT
+            width, fmt = _INTS[op]
+            need(width)
+            stack.append(unpack_from(fmt, buf, pos)[0])
+            pos += width
+        elif op in _CONSTANTS:  # ) EMPTY_TUPLE, NEWFALSE, NEWTRUE, N NONE
+            stack.append(_CONSTANTS[op])
         elif op == 0x28:  # ( MARK
             if len(metastack) >= max_stack:
                 fail("the pickle's stack passes %d entries" % max_stack)
@@ -219,17 +199,6 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x74:  # t TUPLE
             items = pop_mark()
             stack.append(tuple(items))
-        elif op == 0x71:  # q BINPUT
-            if pos >= n:
-                need(1)
-            if not stack:
-                put(0)
-            memo[buf[pos]] = stack[-1]
-            pos += 1
-        elif op == 0x6A:  # j LONG_BINGET
-            need(4)
-            get(unpack_from("<I", buf, pos)[0])
-            pos += 4
         elif op == 0x73:  # s SETITEM
             value = pop()
             key = pop()
@@ -237,8 +206,6 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             setitems(target, [(key, value)])
         elif op == 0x7D:  # } EMPTY_DICT
             stack.append(SDict())
-        elif op == 0x89:  # NEWFALSE
-            stack.append(False)
         elif op == 0x51:  # Q BINPERSID
             p = Persid(pop())
             res.persids.append(p)
@@ -254,24 +221,10 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             b = pop()
             a = pop()
             stack.append((a, b, c))
-        elif op == 0x29:  # ) EMPTY_TUPLE
-            stack.append(())
         elif op == 0x63:  # c GLOBAL
             module = line().decode("utf-8", "replace")
             name = line().decode("utf-8", "replace")
             push_global(module, name)
-        elif op == 0x4D:  # M BININT2
-            need(2)
-            stack.append(unpack_from("<H", buf, pos)[0])
-            pos += 2
-        elif op == 0x4A:  # J BININT
-            need(4)
-            stack.append(unpack_from("<i", buf, pos)[0])
-            pos += 4
-        elif op == 0x88:  # NEWTRUE
-            stack.append(True)
-        elif op == 0x4E:  # N NONE
-            stack.append(None)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
             target = stack[-1] if stack else fail("SETITEMS on an empty stack")

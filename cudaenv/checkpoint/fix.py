@@ -45,7 +45,7 @@ def _stored_at(src, entry) -> int:
 def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     """Write the fixed checkpoint of ``path`` into ``out_fh`` (a seekable binary file); the changes, in words.
     Raises :class:`UserError` for what cannot be rewritten without torch."""
-    from cudaenv.checkpoint import analyze as A
+    from cudaenv.checkpoint import graph as G
     from cudaenv.checkpoint import rewrite as R
     from cudaenv.checkpoint.container import open_container
     from cudaenv.host import open_regular
@@ -54,18 +54,18 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     box = open_container(path)
     if box.format not in SAFE_FORMATS or box.pickle is None or not box.pickle.complete:
         raise UserError("%s is a %s file: only torch zip and legacy checkpoints are rewritten without torch" % (printable(path), box.format))
-    storages = A.storages_of(box)
+    storages = G.storages_of(box)
     root = box.pickle.root
     changes: List[str] = []
     if opts.extract is not None:
-        found = [v for k, v in A.pairs_of(root) if k == opts.extract]
+        found = [v for k, v in G.pairs_of(root) if k == opts.extract]
         if not found:
-            keys = ", ".join(printable(k) for k, _ in A.pairs_of(root)[:20] if isinstance(k, str))
+            keys = ", ".join(printable(k) for k, _ in G.pairs_of(root)[:20] if isinstance(k, str))
             raise UserError("%s has no top-level entry %s" % (printable(path), printable(opts.extract)),
                             hint="its top-level keys: %s" % (keys or "none (not a dict)"))
         root = found[-1]
         changes.append("kept only the entry %r" % opts.extract)
-    an = A.graph(root, storages)
+    an = G.graph(root, storages)
     if opts.strip:
         n_keys = n_meta = 0
         for cpath, obj in an.candidates:
@@ -81,7 +81,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     if opts.add:
         n_keys = n_meta = 0
         for cpath, obj in an.candidates:
-            if not A.is_model_state_dict(cpath, obj, an):
+            if not G.is_model_state_dict(cpath, obj, an):
                 continue
             n_keys += R.rename_pairs(obj.pairs, lambda k: opts.add + k)[0]
             meta = R.metadata_pairs(obj)

@@ -15,7 +15,7 @@ import struct
 import zlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from cudaenv.checkpoint.pickle_vm import Blob, Call, Global, Persid, SDict, ShortBytes, SList
+from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList
 
 ALIGNMENT = 64
 COPY_CHUNK = 4 * 1024 * 1024

@@ -8,7 +8,8 @@ import pytest
 
 import checkpoint_builders as cb
 from cudaenv.checkpoint import pickle_vm
-from cudaenv.checkpoint.analyze import inspect_file, pairs_of
+from cudaenv.checkpoint.analyze import inspect_file
+from cudaenv.checkpoint.graph import pairs_of
 from cudaenv.checkpoint.rewrite import strip_key, strip_metadata_key
 
 

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 import checkpoint_builders as cb
 from builders import TOOLS, recorded
-from cudaenv.checkpoint import pickle_vm
-from cudaenv.checkpoint.analyze import inspect_file, wrapper_chain
+from cudaenv.checkpoint import nodes, pickle_vm
+from cudaenv.checkpoint.analyze import inspect_file
+from cudaenv.checkpoint.prefixes import wrapper_chain
 from cudaenv.checkpoint.report import CheckpointReport, VisibleGpus
 
 
@@ -131,6 +132,16 @@ def test_mixed_and_nested_prefixes(tmp_path):
     assert p[("", "module._orig_mod.", "keys")] == (1, 4)
     assert wrapper_chain("_orig_mod.module.conv.weight") == "_orig_mod.module."
     assert wrapper_chain("modules.x") == ""
+
+
+def test_strip_prefix_advice_is_the_same_in_every_run(tmp_path):
+    """Chains of one length come in alphabetical order after the longest-first sort (they came in a set's order,
+    which the string hashes change from one run to the next)."""
+    sd = cb.state_dict([("module.a", cb.Tensor(cb.Storage("0", 1), (1,))),
+                        ("_orig_mod.module.c", cb.Tensor(cb.Storage("2", 1), (1,))),
+                        ("module._orig_mod.d", cb.Tensor(cb.Storage("3", 1), (1,)))])
+    line = [a for a in report_of(tmp_path, cb.torch_zip(sd)).advice if "--strip-prefix" in a][0]
+    assert "--strip-prefix _orig_mod.module. --strip-prefix module._orig_mod. --strip-prefix module.," in line
 
 
 def test_training_checkpoint_with_optimizer_state(tmp_path):
@@ -347,7 +358,7 @@ def test_walk_limits_and_broken_input():
     res = pickle_vm.walk(b"X\xff\xff\xff\xff")
     assert not res.complete and "runs past" in res.notes[0]
     res = pickle_vm.walk(b"\x80\x02X\x05\x00\x00\x00hello.", limits=pickle_vm.Limits(max_string=2))
-    assert res.complete and isinstance(res.root, pickle_vm.Blob)
+    assert res.complete and isinstance(res.root, nodes.Blob)
     res = pickle_vm.walk(b"h\x07.")
     assert "never stored" in res.notes[0]
 
@@ -372,7 +383,7 @@ def test_every_length_prefixed_string_opcode_reads_as_pickle_does():
         if isinstance(want, str):
             assert got == want
         else:  # bytes are never read: a Blob (BINBYTES*) or the short bytes themselves (BINSTRING*)
-            assert (isinstance(got, pickle_vm.Blob) and got.length == 3) or bytes(got) == want
+            assert (isinstance(got, nodes.Blob) and got.length == 3) or bytes(got) == want
     assert "runs past" in pickle_vm.walk(b"\x80\x04\x8d" + struct.pack("<Q", 99) + b"hi.").notes[0]
 
 
@@ -471,7 +482,7 @@ def _directory_as_zipfile_reads_it(data: bytes):
 
 
 def _directory_as_cudaenv_reads_it(data: bytes):
-    from cudaenv.checkpoint.container import BadZip, read_directory
+    from cudaenv.checkpoint.zipdir import BadZip, read_directory
 
     try:
         return [(e.name, e.header_offset, e.compress_size, e.file_size, e.compress_type, e.crc) for e in read_directory(io.BytesIO(data))]

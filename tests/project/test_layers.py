@@ -177,9 +177,6 @@ LONG_MODULES = {
     "cudaenv._docgen": "one thing: the generator of docs/reference/ (one function per page)",
     "cudaenv.parse.nvidia_smi": "one thing: every parser of nvidia-smi's outputs (banner, CSV, -q); grown past 400 by "
                                 "the pasted-outputs helper (issue 14) at the same time as this step",
-    "cudaenv.checkpoint.pickle_vm": "the checkpoint helper's (issue 15), changed at the same time as this step",
-    "cudaenv.checkpoint.analyze": "the checkpoint helper's (issue 15), changed at the same time as this step",
-    "cudaenv.checkpoint.container": "the checkpoint helper's (issue 15), grown past 400 at the same time as this step",
 }
 
 

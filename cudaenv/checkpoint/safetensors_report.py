@@ -1,0 +1,72 @@
+"""The report of a safetensors file: its JSON header only (names, dtypes, shapes, data offsets); no device is
+stored there, so none is reported."""
+
+from __future__ import annotations
+
+from cudaenv.checkpoint.graph import MAX_TENSOR_LIST
+from cudaenv.checkpoint.nodes import SDict
+from cudaenv.checkpoint.prefixes import prefix_findings
+from cudaenv.checkpoint.report import CheckpointReport, DtypeCount, TensorEntry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+    from typing import Dict, List
+
+    from cudaenv.checkpoint.container import Container
+
+
+_ST_DTYPES = {"F64": ("float64", 8), "F32": ("float32", 4), "F16": ("float16", 2), "BF16": ("bfloat16", 2),
+              "I64": ("int64", 8), "I32": ("int32", 4), "I16": ("int16", 2), "I8": ("int8", 1), "U8": ("uint8", 1),
+              "U16": ("uint16", 2), "U32": ("uint32", 4), "U64": ("uint64", 8), "BOOL": ("bool", 1),
+              "F8_E4M3": ("float8_e4m3fn", 1), "F8_E5M2": ("float8_e5m2", 1), "C64": ("complex64", 8)}
+
+
+def safetensors_report(box: Container, notes, problems, visible) -> CheckpointReport:
+    header = box.safetensors or {}
+    data_len = box.size - (box.safetensors_data_start or 0)
+    dtypes: Dict[str, int] = {}
+    total = 0
+    count = 0
+    entries: List[TensorEntry] = []
+    keys: List[str] = []
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(info, dict):
+            problems.append("header entry %s is not an object" % name[:80])
+            continue
+        count += 1
+        keys.append(name)
+        st = info.get("dtype")
+        shape = info.get("shape")
+        offs = info.get("data_offsets")
+        dtype, size = _ST_DTYPES.get(st, (str(st)[:20], None))
+        dtypes[dtype] = dtypes.get(dtype, 0) + 1
+        shape_t = tuple(shape) if isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape) else ()
+        if isinstance(offs, list) and len(offs) == 2 and all(isinstance(o, int) for o in offs):
+            begin, end = offs
+            total += max(0, end - begin)
+            if end < begin or end > data_len:
+                problems.append("tensor %s has data offsets %d..%d outside the %d data bytes" % (name[:80], begin, end, data_len))
+            elif size is not None:
+                n = 1
+                for d in shape_t:
+                    n *= d
+                if n * size != end - begin:
+                    problems.append("tensor %s is %s %s = %d bytes, but its data offsets give %d" % (name[:80], dtype, list(shape_t), n * size, end - begin))
+        else:
+            problems.append("tensor %s has no valid data_offsets" % name[:80])
+        if len(entries) < MAX_TENSOR_LIST:
+            entries.append(TensorEntry(name, dtype, shape_t, None, None, 0))
+    sd = SDict([(k, None) for k in keys])
+    prefixes = prefix_findings("", sd)
+    notes.append("safetensors stores no device: tensors go where the loader puts them (safe_open(..., device=...))")
+    report = CheckpointReport(box.path, "safetensors", box.size, markers=tuple(box.markers.items()), kind="state_dict",
+                              tensors=count, storages=count, total_bytes=total,
+                              dtypes=tuple(DtypeCount(k, n) for k, n in sorted(dtypes.items(), key=lambda x: (-x[1], x[0]))), prefixes=tuple(prefixes),
+                              weights_only=None, notes=tuple(notes), inconsistencies=tuple(problems), visible=visible,
+                              tensor_list=tuple(entries))
+    from cudaenv._record import replace
+    from cudaenv.checkpoint.advice import advise
+
+    return replace(report, advice=tuple(advise(report)))
