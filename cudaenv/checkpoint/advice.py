@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from cudaenv.checkpoint.prefixes import WRAPPER_PREFIXES
 from cudaenv.checkpoint.report import VisibleGpus
 
 TYPE_CHECKING = False
@@ -116,11 +117,11 @@ def advise(report: CheckpointReport) -> List[str]:
 
 
 _WRAPPER_CHAINS = set()
-for a in ("module.", "_orig_mod."):
+for a in WRAPPER_PREFIXES:
     _WRAPPER_CHAINS.add(a)
-    for b in ("module.", "_orig_mod."):
+    for b in WRAPPER_PREFIXES:
         _WRAPPER_CHAINS.add(a + b)
-        for c in ("module.", "_orig_mod."):
+        for c in WRAPPER_PREFIXES:
             _WRAPPER_CHAINS.add(a + b + c)
 
 

@@ -29,6 +29,9 @@ _TENSOR_FUNCS = {
     "torch._utils._rebuild_wrapper_subclass": (None, 1, 2, 3, 4),
     "torch._utils._rebuild_device_tensor_from_numpy": (None, 1, None, None, None),
 }
+_SHORT = {name: name.rsplit(".", 1)[-1] for name in _TENSOR_FUNCS}
+_DEVICE_FUNCS = frozenset(("torch._utils._rebuild_meta_tensor_no_storage", "torch._utils._rebuild_wrapper_subclass",
+                           "torch._utils._rebuild_device_tensor_from_numpy"))  # the device is in their arguments
 _WRAPPERS = ("torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
              "torch._utils._rebuild_device_tensor_from_cpu_tensor", "torch._tensor._rebuild_from_type_v2")
 
@@ -65,14 +68,15 @@ def storage_of(p: Persid, f: Facts) -> Optional[Storage]:
 class Tensor:
     __slots__ = ("dtype", "shape", "stride", "offset", "storage", "device", "func")
 
-    def __init__(self):
-        self.dtype = None
-        self.shape: Tuple[int, ...] = ()
-        self.stride: Optional[Tuple[int, ...]] = None
-        self.offset = 0
-        self.storage: Optional[Storage] = None
+    def __init__(self, func: str = "", dtype: Optional[str] = None, shape: Tuple[int, ...] = (),
+                 stride: Optional[Tuple[int, ...]] = None, offset: Any = 0, storage: Optional[Storage] = None):
+        self.dtype = dtype
+        self.shape = shape
+        self.stride = stride
+        self.offset = offset
+        self.storage = storage
         self.device: Optional[str] = None  # a device outside the storage tuple
-        self.func = ""
+        self.func = func
 
 
 def _dtype_name(value: Any) -> Optional[str]:
@@ -141,22 +145,19 @@ class Analysis:
         if spec is not None:
             si, di, zi, ti, oi = spec
             count = len(args)
-            t = Tensor()
-            t.func = name.rsplit(".", 1)[-1]
+            storage = dtype = None
             if si is not None and si < count and type(args[si]) is Persid:
                 storage = self.by_persid.get(id(args[si])) or storage_of(args[si], self.f)
                 if storage is not None:
                     storage = self.storages.get(storage.key, storage)
-                    t.dtype = storage.dtype
-                t.storage = storage
+                    dtype = storage.dtype
             if di is not None and di < count:
-                t.dtype = _dtype_name(args[di]) or t.dtype
-            if zi is not None and zi < count:
-                t.shape = _ints(args[zi]) or ()
-            if ti is not None and ti < count:
-                t.stride = _ints(args[ti])
-            if oi is not None and oi < count and isinstance(args[oi], int):
-                t.offset = args[oi]
+                dtype = _dtype_name(args[di]) or dtype
+            t = Tensor(_SHORT[name], dtype, (_ints(args[zi]) or ()) if zi is not None and zi < count else (),
+                       _ints(args[ti]) if ti is not None and ti < count else None,
+                       args[oi] if oi is not None and oi < count and isinstance(args[oi], int) else 0, storage)
+            if name not in _DEVICE_FUNCS:
+                return t
             if name == "torch._utils._rebuild_meta_tensor_no_storage":
                 t.device = "meta"
                 self._extra("meta", "meta")
@@ -194,7 +195,9 @@ class Analysis:
         """Every tensor under ``root`` with its path (depth first, children in order), every dict-like that holds a
         tensor, devices outside storages. Only containers and calls are pushed (a string, a number, a global or a
         persistent id under them changes nothing), each with its parent's path and its key: the path is joined
-        only when it is used (a tensor's entry, a candidate, a child's parent)."""
+        only when it is used (a tensor's entry, a candidate, a child's parent). A container's first children that
+        are plain tensors (no state to look into: a state_dict's values) are listed at once, in order, without
+        being pushed; the others are pushed as they come."""
         seen = set()
         walked = _WALKED
         entries = self.entries
@@ -229,29 +232,54 @@ class Analysis:
             if id(obj) in seen:
                 continue
             seen.add(id(obj))
-            if key is not _HERE:
-                path = key if not path and type(key) is str else _join(path, key)
-            children: List[Tuple[Any, str, Any, int]] = []
             depth += 1
             pairs = obj.pairs if kind is SDict or kind is Call else None
-            if pairs:
-                for _, v in pairs:
-                    if type(v) is Call and (cache[id(v)] if id(v) in cache else tensor(v)) is not None:
-                        self.candidates.append((path, obj))
-                        break
-                children.extend((v, path, k, depth) for k, v in pairs if type(v) in walked)
             items = obj if kind is tuple else obj.items if kind is not SDict else None
+            children: List[Tuple[Any, Any, Any]] = []  # (child, key, its own path given)
+            candidate = False
+            if pairs:
+                for k, v in pairs:
+                    kv = type(v)
+                    if kv is Call:
+                        if not candidate and (cache[id(v)] if id(v) in cache else tensor(v)) is not None:
+                            candidate = True
+                    elif kv is SDict:
+                        for _, x in v.pairs:
+                            if type(x) in walked:
+                                break
+                        else:
+                            continue  # a dict of plain values (a {'version': 1} of _metadata): nothing to look at
+                    elif kv not in walked:
+                        continue
+                    children.append((v, k, False))
             if items:
-                children.extend((v, path, i, depth) for i, v in enumerate(items) if type(v) in walked)
+                children.extend((v, i, False) for i, v in enumerate(items) if type(v) in walked)
             if kind is Call:
-                children.extend((s, path, _HERE, depth) for s in obj.states if type(s) in walked)
+                children.extend((s, None, True) for s in obj.states if type(s) in walked)
                 if type(obj.args) in walked:
-                    children.append((obj.args, path, _HERE, depth))
+                    children.append((obj.args, None, True))
                 if type(obj.func) in walked:
-                    children.append((obj.func, path, _HERE, depth))
-            if children:
-                children.reverse()
-                todo.extend(children)
+                    children.append((obj.func, None, True))
+            if not children and not candidate:
+                continue  # nothing under it to list
+            if key is not _HERE:
+                path = key if not path and type(key) is str else _join(path, key)
+            if candidate:
+                self.candidates.append((path, obj))
+            first = 0
+            if depth <= MAX_DEPTH:
+                for child, k, own in children:  # the plain tensors in front: listed here, in order
+                    if own or type(child) is not Call or child.states:
+                        break
+                    t = cache[id(child)] if id(child) in cache else tensor(child)
+                    if t is None:
+                        break
+                    if len(entries) < MAX_TENSOR_LIST:
+                        entries.append((k if not path and type(k) is str else _join(path, k), t))
+                    tensors[id(t)] = t
+                    first += 1
+            for child, k, own in reversed(children[first:]):
+                push((child, path, _HERE if own else k, depth))
 
 
 _HERE = object()  # (in Analysis.run) the path given is the object's own, no key to join
