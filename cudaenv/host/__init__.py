@@ -502,16 +502,16 @@ def _kernel_may_resolve(p: str) -> bool:
 def _kernel_resolve(p: str):
     """The real path of ``p`` as the kernel follows it; None when it names nothing (a dangling link, a loop, a
     missing or unreachable component); ``_WALK`` when the kernel cannot say (no /proc, out of descriptors)."""
-    import errno
-
     try:
         fd = os.open(p, os.O_PATH | os.O_CLOEXEC)
     except ValueError:  # a NUL in the path
         return None
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
     except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EACCES, errno.ENAMETOOLONG):
-            return None
-        return _WALK
+        import errno
+
+        return None if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG) else _WALK
     try:
         found = os.readlink("/proc/self/fd/%d" % fd)
     except OSError:
