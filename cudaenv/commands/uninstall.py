@@ -96,10 +96,11 @@ def _remove_cudaenv_installs(ctx, host, targets, yes: bool) -> int:
 
     from cudaenv.toolkit.install.apply import remove_install
     from cudaenv.probes.toolkit_store import is_cudaenv_install
+    from cudaenv.toolkit.uninstall.inspect import count_files
 
     lines = ["This removes (made by `cudaenv install`; nothing else is touched):"]
     for t in targets:
-        files = sum(len(names) for _d, _s, names in os.walk(host.local(t.path)))
+        files = count_files(host, t.path)
         lines.append("  %s  (CUDA %s, %d files)" % (printable(t.path), printable(t.version or "?"), files))
     ctx.out.write("\n".join(lines) + "\n")
     if not yes:

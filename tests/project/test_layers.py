@@ -193,6 +193,19 @@ def test_commands_are_thin():
     assert stale == [], "no longer over %d lines, so remove from LONG_COMMANDS: %s" % (COMMAND_LINES, stale)
 
 
+def test_commands_walk_no_folders():
+    """Commands are thin: reading a folder tree is a capability's I/O through the Host, never ``os.walk`` in a command."""
+    found = []
+    for module, path in MODULES.items():
+        if not module.startswith("cudaenv.commands."):
+            continue
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if (isinstance(node, ast.Attribute) and node.attr in ("walk", "scandir", "listdir")
+                    and isinstance(node.value, ast.Name) and node.value.id == "os"):
+                found.append("%s:%d os.%s" % (module, node.lineno, node.attr))
+    assert found == []
+
+
 def test_no_module_is_long_unless_listed():
     long = {m: _lines(p) for m, p in MODULES.items() if _lines(p) > MODULE_LINES}
     unexplained = sorted(set(long) - set(LONG_MODULES))

@@ -55,6 +55,14 @@ def _walk(host, path: str, notes: List[Note]) -> List[str]:
     return out
 
 
+def count_files(host, path: str) -> int:
+    """How many files (not folders) are under ``path`` (an inspected-system path), links not followed.
+
+    What ``cudaenv uninstall`` shows before it removes a folder ``cudaenv install`` made; unreadable folders count 0.
+    """
+    return sum(len(files) for _dirpath, _dirnames, files in os.walk(host.local(path)))
+
+
 def _unowned(host, path: str, owned: frozenset, notes: List[Note]) -> Tuple[str, ...]:
     tops = set()
     for p in _walk(host, path, notes):

@@ -9,7 +9,7 @@ import builders as trees  # the fake install trees
 from builders import TOOLS
 from cudaenv.snapshot import CudaSymlink, Toolkit
 from cudaenv.parse.dpkg import parse_alternatives, parse_list, parse_status
-from cudaenv.toolkit.uninstall.inspect import inspect_uninstall
+from cudaenv.toolkit.uninstall.inspect import count_files, inspect_uninstall
 from cudaenv.toolkit.uninstall.plan import plan_uninstall
 from cudaenv.toolkit.uninstall.records import HostPath, Options
 from cudaenv.toolkit.uninstall.targets import load_toolkits, select_targets
@@ -556,3 +556,12 @@ def test_uninstall_fits_the_terminal_and_commands_stay_paste_safe(mixed, cli, co
     printed = _commands(res.out)
     assert printed and all(shlex.split(p) for p in printed)
     assert {tuple(shlex.split(p)) for p in printed if "<line editor" not in p} <= {tuple(shlex.split(c)) for c in json_cmds}
+
+
+def test_count_files_reads_through_the_root(fake_root):
+    """What `cudaenv uninstall` shows before removing a `cudaenv install` folder: its files, under --root's tree."""
+    fake_root.file("opt/cudaenv/12.4/bin/nvcc", "x")
+    fake_root.file("opt/cudaenv/12.4/lib64/libcudart.so.12", "x")
+    fake_root.file("opt/other/nvcc", "x")
+    assert count_files(fake_root.host(), "/opt/cudaenv/12.4") == 2
+    assert count_files(fake_root.host(), "/opt/cudaenv/11.8") == 0
