@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Tuple
 
-from cudaenv.version import version_key
+from cudaenv.version import major_minor, version_key
 
 TABLE = "toolkit_install"
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa"}
@@ -30,10 +30,19 @@ def row(when: str, table: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     return next(r for r in rows if r["when"] == "other")
 
 
+def package_suffix(version: str) -> Optional[str]:
+    """The version part of NVIDIA's package names: ``12.4.1`` -> ``-12-4`` (``cuda-nvcc-12-4``), ``12`` -> ``-12-0``;
+    None without a number."""
+    mm = major_minor(version)
+    return "-" + mm.replace(".", "-") if mm else None
+
+
 def package(version: str) -> str:
     """NVIDIA's toolkit-only package: ``12.4.1`` -> ``cuda-toolkit-12-4``."""
-    key = version_key(version)
-    return "cuda-toolkit-%d-%d" % (key[0], key[1] if len(key) > 1 else 0)
+    suffix = package_suffix(version)
+    if suffix is None:
+        raise ValueError("not a CUDA version: %r" % (version,))
+    return "cuda-toolkit" + suffix
 
 
 def plan_commands(version: str, distro_id: Optional[str], distro_version: Optional[str], wsl: Optional[int],

@@ -12,6 +12,7 @@ import posixpath
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.probes.toolkits import runfile_uninstaller
+from cudaenv.toolkit.install.repos import package_suffix
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, is_root, sudo_prefix
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
 from cudaenv.parse.ldconf import ld_conf_lines
@@ -25,6 +26,7 @@ from cudaenv.toolkit.uninstall.records import PROTECTED
 from cudaenv.toolkit.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
 from cudaenv.toolkit.uninstall.rcfiles import mentions, probe_rc_lines, system_path
 from cudaenv.toolkit.uninstall.wrappers import probe_wrappers
+from cudaenv.version import major_minor
 
 MAX_WALK = 200000
 
@@ -191,15 +193,15 @@ def inspect_target(host, tk: Toolkit, ctx: Dict, notes: List[Note], python: Opti
     pip = _pip(host, path, python) if tk.install_method == "pip" else None
     windows = ()
     if tk.install_method == "windows-installer" or host.system == "windows":
-        mm = ".".join((tk.version or "").split(".")[:2])
+        mm = major_minor(tk.version) or ""
         windows = tuple(r["name"].format(mm=mm).strip() for r in _rows("windows-entry"))
     alts = []
     for group in ctx.get("alternatives", ()):
         if path in group.paths:
             alts.append(AltEntry(group.name, path, group.admin_file, group.link, tuple(p for p in group.paths if p != path)))
     related: Tuple[str, ...] = ()
-    if db is not None and tk.version and tk.install_method not in ("conda", "pip"):
-        suffix = "-" + "-".join(tk.version.split(".")[:2])
+    suffix = package_suffix(tk.version) if db is not None and tk.version and tk.install_method not in ("conda", "pip") else None
+    if suffix is not None:
         wanted = _prefixes("toolkit-package-prefix")
         related = tuple(
             sorted(p.name for p in db.packages.values() if p.present and p.name.startswith(wanted) and p.name.endswith(suffix) and p.name not in packages)

@@ -14,6 +14,7 @@ from cudaenv.snapshot import CudaSymlink, Note, Toolkit
 from cudaenv.text import printable
 from cudaenv.toolkit.select import NEWEST, UNIQUE, SelectError, looks_like_path, match_toolkits, select_toolkits
 from cudaenv.toolkit.uninstall.records import PROTECTED
+from cudaenv.version import major_minor
 
 
 def load_toolkits(host, notes: List[Note], site_packages: Sequence[str] = ()) -> Tuple[Tuple[Toolkit, ...], Optional[CudaSymlink]]:
@@ -72,7 +73,9 @@ def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], every
             raise UserError("%r is neither a CUDA version nor a path" % spec, hint="for example `cudaenv uninstall 12.4`") from None
         if exc.kind == "ambiguous":
             raise UserError(exc.message, hint="give the path, or --all to remove every one") from None
-    return [Toolkit(version=spec, path="/usr/local/cuda-%s" % major_minor_of(spec), source="residue")]
+    # the folder a runfile or deb install of that version has: always major.minor (``12`` -> /usr/local/cuda-12.0;
+    # /usr/local/cuda-12 is only ever the deb packages' alternatives link, never a toolkit's folder)
+    return [Toolkit(version=spec, path="/usr/local/cuda-%s" % major_minor(spec), source="residue")]
 
 
 def repoint_target(value: str, toolkits: Sequence[Toolkit], targets: Sequence[Toolkit], system: str = "linux") -> str:
@@ -86,7 +89,3 @@ def repoint_target(value: str, toolkits: Sequence[Toolkit], targets: Sequence[To
         raise UserError("--repoint %s: no other installed toolkit matches" % printable(value),
                         hint="installed and not being removed: %s" % listing) from None
 
-
-def major_minor_of(spec: str) -> str:
-    """``12.4.1`` -> ``12.4``; ``12`` -> ``12`` (the folder name a runfile install of that version has)."""
-    return ".".join(spec.split(".")[:2])

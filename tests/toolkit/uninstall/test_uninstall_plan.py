@@ -565,3 +565,23 @@ def test_count_files_reads_through_the_root(fake_root):
     fake_root.file("opt/other/nvcc", "x")
     assert count_files(fake_root.host(), "/opt/cudaenv/12.4") == 2
     assert count_files(fake_root.host(), "/opt/cudaenv/11.8") == 0
+
+
+def test_a_bare_major_is_its_x_0_folder_and_packages(fake_root):
+    """`cudaenv uninstall 12` with no 12.x toolkit left: the residue is where a 12.0 install lives (/usr/local/cuda-12.0;
+    /usr/local/cuda-12 is only ever the deb packages' alternatives link) and the cuda-*-12-0 packages still installed."""
+    status = trees.stanza("cuda-cudart-12-0", "12.0.146-1") + "\n" + trees.stanza("cuda-cudart-12-4", "12.4.127-1") + "\n"
+    fake_root.file("var/lib/dpkg/status", status)
+    fake_root.dir("var/lib/dpkg/info")
+    host = fake_root.host()
+    toolkits, link = load_toolkits(host, [])
+    targets = select_targets(host, "12", toolkits, False)
+    assert [(t.path, t.source) for t in targets] == [("/usr/local/cuda-12.0", "residue")]
+    assert inspect(host, targets, toolkits, link).targets[0].related_packages == ("cuda-cudart-12-0",)
+
+
+def test_package_suffix_is_the_version_readers_major_minor():
+    from cudaenv.toolkit.install.repos import package, package_suffix
+
+    assert [package_suffix(v) for v in ("12.4.1", "12", "11.8", "x")] == ["-12-4", "-12-0", "-11-8", None]
+    assert package("12.4.131") == "cuda-toolkit-12-4"
