@@ -59,7 +59,7 @@ class TargetFacts:
     windows_entries: Tuple[str, ...] = ()  # Apps & features names
     alternatives: Tuple[AltEntry, ...] = ()
     link_points_here: bool = False  # /usr/local/cuda (its text or where it resolves) is this toolkit
-    in_use: Tuple[str, ...] = ()  # why it is in use: "its nvcc is the one on PATH", ...
+    active: bool = False  # it is the active toolkit (the nvcc a build uses now), also when the record does not say so
     related_packages: Tuple[str, ...] = ()  # installed cuda-*-X-Y style names (reported by --check, never removed)
 
 

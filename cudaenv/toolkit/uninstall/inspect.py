@@ -206,10 +206,7 @@ def inspect_target(host, tk: Toolkit, ctx: Dict, notes: List[Note], python: Opti
         related = tuple(
             sorted(p.name for p in db.packages.values() if p.present and p.name.startswith(wanted) and p.name.endswith(suffix) and p.name not in packages)
         )
-    in_use = []
     active = ctx.get("active_path")
-    if active and active.rstrip("/") == path.rstrip("/") and not tk.active:
-        in_use.append("it is the active toolkit (the nvcc a build uses now)")
     return TargetFacts(
         toolkit=tk,
         present=present,
@@ -228,7 +225,7 @@ def inspect_target(host, tk: Toolkit, ctx: Dict, notes: List[Note], python: Opti
         windows_entries=windows,
         alternatives=tuple(alts),
         link_points_here=_link_points_here(host, ctx.get("link"), path),
-        in_use=tuple(in_use),
+        active=bool(active) and active.rstrip("/") == path.rstrip("/"),
         related_packages=related,
     )
 

@@ -80,14 +80,14 @@ def _in_use(inspection: Inspection) -> List[str]:
     out = []
     for t in inspection.targets:
         tk = t.toolkit
-        why = list(t.in_use)
-        if tk.active and not any("active" in w for w in why):
+        why = []
+        if tk.active or t.active:
             why.append("it is the active toolkit (the nvcc a build uses now)")
-        if tk.on_path and not any("PATH" in w for w in why):
+        if tk.on_path:
             why.append("its bin folder is on PATH")
         if tk.is_cuda_home:
             why.append("CUDA_HOME/CUDA_PATH points at it")
-        if (tk.is_link_target or t.link_points_here) and not any("/usr/local/cuda" in w for w in why):
+        if tk.is_link_target or t.link_points_here:
             why.append("the /usr/local/cuda link points at it")
         if tk.in_ld_library_path:
             why.append("it is in LD_LIBRARY_PATH")

@@ -585,3 +585,32 @@ def test_package_suffix_is_the_version_readers_major_minor():
 
     assert [package_suffix(v) for v in ("12.4.1", "12", "11.8", "x")] == ["-12-4", "-12-0", "-11-8", None]
     assert package("12.4.131") == "cuda-toolkit-12-4"
+
+
+def test_in_use_reasons_come_from_flags_not_sentences():
+    """Each reason once, in order, from the records' flags: the active toolkit (the doctor's, also when the record was
+    not marked), PATH, CUDA_HOME, the link. No rule reads another rule's sentence."""
+    from cudaenv.toolkit.uninstall.facts import Inspection, TargetFacts
+
+    tk = Toolkit(version="12.4", path="/usr/local/cuda-12.4", source="CUDA_HOME", on_path=True, is_cuda_home=True)
+    other = Toolkit(version="12.1", path="/usr/local/cuda-12.1", source="/usr/local")
+    facts = TargetFacts(toolkit=tk, present=True, active=True, link_points_here=True)
+    plan = plan_uninstall(Inspection(system="linux", targets=(facts,), toolkits=(tk, other)))
+    assert plan.in_use == (
+        "CUDA 12.4 at /usr/local/cuda-12.4 is in use: it is the active toolkit (the nvcc a build uses now); its bin folder "
+        "is on PATH; CUDA_HOME/CUDA_PATH points at it; the /usr/local/cuda link points at it. Switch first, e.g. "
+        "`cudaenv use 12.1`.",
+    )
+    idle = plan_uninstall(Inspection(system="linux", targets=(TargetFacts(toolkit=other, present=True),), toolkits=(tk, other)))
+    assert idle.in_use == ()
+
+
+def test_the_doctors_active_toolkit_is_a_flag(fake_root):
+    trees.runfile_118(fake_root)
+    host = fake_root.host()
+    toolkits, link = load_toolkits(host, [])
+    targets = select_targets(host, "11.8", toolkits, False)
+    insp = inspect(host, targets, toolkits, link, active_path="/usr/local/cuda-11.8/")
+    assert insp.targets[0].active
+    assert "active toolkit" in plan_uninstall(insp).in_use[0]
+    assert not inspect(host, targets, toolkits, link, active_path="/usr/local/cuda-12.4").targets[0].active
