@@ -8,7 +8,7 @@ import ntpath
 import os
 import posixpath
 from cudaenv._record import Record
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from cudaenv.errors import UserError
 
@@ -27,20 +27,50 @@ def _runnable(path: str) -> bool:
         return False
 
 
+def env_interpreters(prefix: str, system: str, conda: Optional[bool] = None) -> Tuple[str, ...]:
+    """Where a venv or conda prefix keeps its interpreter, in the order to take them (the first that exists).
+
+    Linux and macOS: ``bin/python``, then ``bin/python3`` (venv and conda alike). Windows: ``Scripts\\python.exe`` (a
+    venv), ``python.exe`` (a conda env); only that one when ``conda`` says which. The one rule of the doctor
+    (``VIRTUAL_ENV``, ``CONDA_PREFIX``, ``--python DIR``) and of ``uninstall`` (the env a pip wheel is in).
+    """
+    if system == "windows":
+        join = posixpath.join if "/" in prefix and "\\" not in prefix else ntpath.join  # keep the prefix's own separator
+        venv, env = join(prefix, "Scripts", "python.exe"), join(prefix, "python.exe")
+        return (env,) if conda else (venv,) if conda is False else (venv, env)
+    return posixpath.join(prefix, "bin", "python"), posixpath.join(prefix, "bin", "python3")
+
+
 def env_interpreter(prefix: str, system: str, conda: bool = False) -> str:
     """The interpreter inside a venv or conda prefix: bin/python, Scripts\\python.exe (venv) or python.exe (conda)."""
-    if system == "windows":
-        return ntpath.join(prefix, "python.exe") if conda else ntpath.join(prefix, "Scripts", "python.exe")
-    return posixpath.join(prefix, "bin", "python")
+    return env_interpreters(prefix, system, conda)[0]
+
+
+def site_env_prefix(site: str) -> Optional[str]:
+    """The venv or conda prefix a site-packages folder belongs to, None for another layout.
+
+    ``PREFIX/lib/pythonX.Y/site-packages`` (Linux, macOS; also ``lib64`` and Debian's ``dist-packages``) and
+    ``PREFIX\\Lib\\site-packages`` (Windows venvs and conda envs). The prefix keeps the separators ``site`` has.
+    """
+    text = site.rstrip("/\\")
+    cut = [i for i, ch in enumerate(text) if ch in "/\\"]
+    parts = text.replace("\\", "/").split("/")
+    if len(parts) < 3 or parts[-1] not in ("site-packages", "dist-packages"):
+        return None
+    if parts[-2].lower() == "lib":  # Windows: PREFIX\Lib\site-packages
+        return text[: cut[-2]] or text[:1]
+    if len(parts) >= 4 and parts[-2].startswith("python") and parts[-3] in ("lib", "lib64"):
+        return text[: cut[-3]] or text[:1]
+    return None
 
 
 def _explicit(host, explicit: str) -> Interpreter:
     looks_like_path = os.sep in explicit or "/" in explicit or (host.system == "windows" and "\\" in explicit)
     if looks_like_path:
         if os.path.isdir(explicit):
-            candidate = env_interpreter(explicit, host.system)
-            if _runnable(candidate):
-                return Interpreter(os.path.abspath(candidate), "--python")
+            for candidate in env_interpreters(explicit, host.system, conda=False):
+                if _runnable(candidate):
+                    return Interpreter(os.path.abspath(candidate), "--python")
         if _runnable(explicit):
             return Interpreter(os.path.abspath(explicit), "--python")
     else:
@@ -66,13 +96,14 @@ def find_interpreter(host, explicit: Optional[str] = None, notes: Optional[List]
         prefix = host.env.get(variable)
         if not prefix:
             continue
-        candidate = env_interpreter(prefix, host.system, conda=conda)
-        if _runnable(candidate):
-            return Interpreter(candidate, variable)
+        candidates = env_interpreters(prefix, host.system, conda=conda)
+        found = next((c for c in candidates if _runnable(c)), None)
+        if found is not None:
+            return Interpreter(found, variable)
         if notes is not None:
             from cudaenv.snapshot import Note
 
-            notes.append(Note("python", "%s=%s has no interpreter at %s" % (variable, prefix, candidate)))
+            notes.append(Note("python", "%s=%s has no interpreter at %s" % (variable, prefix, candidates[0])))
     for name in ("python3", "python"):
         found = host.which(name)
         if found:

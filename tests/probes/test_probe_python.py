@@ -113,3 +113,35 @@ def test_windows_layouts():
     assert env_interpreter("C:\\venv", "windows") == "C:\\venv\\Scripts\\python.exe"
     assert env_interpreter("C:\\conda\\envs\\x", "windows", conda=True) == "C:\\conda\\envs\\x\\python.exe"
     assert env_interpreter("/opt/venv", "linux") == "/opt/venv/bin/python"
+
+
+@pytest.mark.parametrize("site, prefix", [
+    ("/root/venvs/old/lib/python3.11/site-packages", "/root/venvs/old"),
+    ("/usr/lib64/python3.9/site-packages/", "/usr"),
+    ("/usr/lib/python3/dist-packages", "/usr"),
+    ("C:\\Users\\me\\venv\\Lib\\site-packages", "C:\\Users\\me\\venv"),
+    ("C:/Users/me/miniconda3/Lib/site-packages", "C:/Users/me/miniconda3"),
+    ("/opt/odd/site-packages", None),
+    ("/root/venvs/old/lib/python3.11", None),
+])
+def test_site_env_prefix_knows_posix_and_windows_layouts(site, prefix):
+    from cudaenv.probes.python import site_env_prefix
+
+    assert site_env_prefix(site) == prefix
+
+
+def test_env_interpreters_is_the_one_rule():
+    from cudaenv.probes.python import env_interpreters
+
+    assert env_interpreters("/opt/venv", "linux") == ("/opt/venv/bin/python", "/opt/venv/bin/python3")
+    assert env_interpreters("C:\\venv", "windows") == ("C:\\venv\\Scripts\\python.exe", "C:\\venv\\python.exe")
+    assert env_interpreters("C:\\conda", "windows", conda=True) == ("C:\\conda\\python.exe",)
+    assert env_interpreters("C:/venv", "windows", conda=False) == ("C:/venv/Scripts/python.exe",)
+
+
+def test_virtual_env_with_only_python3_is_found(tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    os.symlink(REAL, venv / "bin" / "python3")
+    found = find_interpreter(host({"VIRTUAL_ENV": str(venv), "PATH": ""}))
+    assert found == Interpreter(str(venv / "bin" / "python3"), "VIRTUAL_ENV")

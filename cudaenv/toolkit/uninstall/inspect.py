@@ -20,6 +20,7 @@ from cudaenv.parse.toolkit_files import parse_dist_metadata_name
 from cudaenv.probes.dpkg import probe_alternatives
 from cudaenv.probes.ldconf import LD_SO_CONF_D as LDCONF_D
 from cudaenv.probes.ldconf import read_ld_conf
+from cudaenv.probes.python import env_interpreters, site_env_prefix
 from cudaenv.toolkit.uninstall import dpkg as dpkg_mod
 from cudaenv.toolkit.uninstall import rpm as rpm_mod
 from cudaenv.toolkit.uninstall.records import PROTECTED
@@ -128,12 +129,9 @@ def _pip(host, path: str, python: Optional[str]) -> Optional[PipEnv]:
             dists.append(norm)
             dirs.append(posixpath.join(site, entry))
     env_python = None
-    if python is None:
-        prefix = posixpath.dirname(posixpath.dirname(posixpath.dirname(site)))
-        for candidate in ("bin/python3", "bin/python", "Scripts/python.exe"):
-            if host.exists(posixpath.join(prefix, candidate)):
-                env_python = posixpath.join(prefix, candidate)
-                break
+    prefix = site_env_prefix(site) if python is None else None
+    if prefix is not None:
+        env_python = next((c for c in env_interpreters(prefix, host.system) if host.exists(c)), None)
     return PipEnv(site, python or env_python, tuple(sorted(set(dists))), tuple(sorted(dirs)), torch)
 
 

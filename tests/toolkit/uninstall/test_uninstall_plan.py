@@ -614,3 +614,21 @@ def test_the_doctors_active_toolkit_is_a_flag(fake_root):
     assert insp.targets[0].active
     assert "active toolkit" in plan_uninstall(insp).in_use[0]
     assert not inspect(host, targets, toolkits, link, active_path="/usr/local/cuda-12.4").targets[0].active
+
+
+def test_pip_wheels_in_a_windows_venv_use_its_scripts_python(fake_root):
+    """PREFIX\\Lib\\site-packages is two folders below the venv (not three, as lib/pythonX.Y/site-packages is)."""
+    from cudaenv.host import Host
+
+    site = "C/Users/me/venv/Lib/site-packages"
+    fake_root.file(site + "/nvidia/cuda_nvcc/bin/nvcc.exe", "")
+    fake_root.file(site + "/nvidia_cuda_nvcc_cu12-12.4.131.dist-info/METADATA", "Name: nvidia-cuda-nvcc-cu12\nVersion: 12.4.131\n")
+    fake_root.file("C/Users/me/venv/Scripts/python.exe", "")
+    fake_root.file("C/Users/me/Scripts/python.exe", "")  # one level too high: another environment's
+    host = Host(root=fake_root.path, env={"PATH": ""}, system="windows")
+    tk = Toolkit("12.4.131", "C:\\Users\\me\\venv\\Lib\\site-packages\\nvidia\\cuda_nvcc", "pip", install_method="pip")
+    insp = inspect(host, [tk], toolkits=[tk], link=CudaSymlink("/usr/local/cuda", None))
+    assert insp.targets[0].pip.python == "C:/Users/me/venv/Scripts/python.exe"
+    assert plan_uninstall(insp).steps[0].commands == (
+        ("C:/Users/me/venv/Scripts/python.exe", "-m", "pip", "uninstall", "-y", "nvidia-cuda-nvcc-cu12"),
+    )
