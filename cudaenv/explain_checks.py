@@ -20,6 +20,7 @@ Pure functions of their input; bounded (every list is capped), never raise.
 """
 
 import re
+from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 MAX_SEGMENT = 200_000  # characters of one key list read
@@ -27,17 +28,28 @@ MAX_KEYS = 5_000
 PREFIXES = ("module.", "_orig_mod.")
 NESTED = ("state_dict", "model_state_dict", "model", "state", "net", "network", "ema", "model_ema", "module", "params")
 
-_LABEL = re.compile(r"(Missing|Unexpected) key\(s\) in state_dict\s{0,4}[:：]", re.IGNORECASE)
-_STOP = re.compile(r"(?:Missing|Unexpected) key\(s\) in state_dict|size mismatch for |\n\s*\n|\n[^\s\"'“”‘’`]", re.IGNORECASE)
+# a leading \b gates each search: re gives a case-insensitive pattern no fast first-letter test, so without it every
+# position of a 1 MB paste enters the branch
+_LABEL = re.compile(r"\b(Missing|Unexpected) key\(s\) in state_dict\s{0,4}[:：]", re.IGNORECASE)
+_STOP = re.compile(r"\b(?:Missing|Unexpected) key\(s\) in state_dict|\bsize mismatch for |\n\s*\n|\n[^\s\"'“”‘’`]", re.IGNORECASE)
 _KEY = re.compile(r"[\"'“”‘’`]([\w.]{1,300})[\"'“”‘’`]")
-_SIZE = re.compile(r"size mismatch for ([\w.]{1,300})\s{0,4}[:：]", re.IGNORECASE)
-_OLD_KEY = re.compile(r"(?:unexpected|missing) key[\"'\s]{1,4}([\w.]{1,300})[\"']{0,2} in state_dict", re.IGNORECASE)
+_SIZE = re.compile(r"\bsize mismatch for ([\w.]{1,300})\s{0,4}[:：]", re.IGNORECASE)
+_OLD_KEY = re.compile(r"\b(?:unexpected|missing) key[\"'\s]{1,4}([\w.]{1,300})[\"']{0,2} in state_dict", re.IGNORECASE)
 
 
 # ------------------------------------------------------------------------------------------- state dicts
 def key_lists(text: str) -> Tuple[List[str], List[str]]:
     """(missing, unexpected) keys quoted in a ``load_state_dict`` error; each list in the order printed."""
+    missing, unexpected = _key_lists(text)
+    return list(missing), list(unexpected)
+
+
+@lru_cache(maxsize=2)
+def _key_lists(text: str) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """:func:`key_lists`, once per text (the prefix and mismatch rows both read the same text's lists)."""
     out: Dict[str, List[str]] = {"missing": [], "unexpected": []}
+    if text.isascii() and "key(s) in state_dict" not in text.lower():  # the label's literal (ASCII: lower() is what
+        return (), ()  # re.IGNORECASE compares): a text without it has no list, and 1 MB is not scanned twice
     for label in _LABEL.finditer(text):
         start = label.end()
         stop = _STOP.search(text, start, start + MAX_SEGMENT)
@@ -47,7 +59,7 @@ def key_lists(text: str) -> Tuple[List[str], List[str]]:
             if len(keys) >= MAX_KEYS:
                 break
             keys.append(m.group(1))
-    return out["missing"], out["unexpected"]
+    return tuple(out["missing"]), tuple(out["unexpected"])
 
 
 def _strip(key: str) -> str:
