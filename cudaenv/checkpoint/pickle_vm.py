@@ -46,7 +46,6 @@ class _Careful(Exception):
     """This opcode is for the careful loop (raised before the fast loop changed anything)."""
 
 
-_CAREFUL = _Careful()
 # What an opcode of the fast loop raises when its argument, its stack or the memo is not there; the careful loop
 # then names it. The fast loop changes nothing before the last read that can raise.
 _HAND_OVER = (IndexError, KeyError, struct.error, UnicodeDecodeError, _Careful)
@@ -114,12 +113,12 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                     length = u32(buf, pos + 1)[0]
                     end = pos + 5 + length
                     if length > short or end > n:
-                        raise _CAREFUL
+                        raise _Careful
                     stack.append(buf[pos + 5:end].decode("utf-8"))
                     pos = end
                 elif op == 0x28:  # ( MARK
                     if len(metastack) >= max_stack:
-                        raise _CAREFUL
+                        raise _Careful
                     metastack.append(stack)
                     stack = []
                     pos += 1
@@ -140,7 +139,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                 elif op == 0x73:  # s SETITEM
                     target = stack[-3]
                     if type(target) is not SDict:
-                        raise _CAREFUL
+                        raise _Careful
                     value = stack.pop()
                     target.pairs.append((stack.pop(), value))
                     set_targets["SDict"] = set_targets.get("SDict", 0) + 1
@@ -176,17 +175,17 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                     length = buf[pos + 1]
                     end = pos + 2 + length
                     if length > short or end > n:
-                        raise _CAREFUL
+                        raise _Careful
                     stack.append(buf[pos + 2:end].decode("utf-8"))
                     pos = end
                 elif op == 0x94:  # MEMOIZE
                     if len(memo) >= max_memo:
-                        raise _CAREFUL
+                        raise _Careful
                     memo[len(memo)] = stack[-1]
                     pos += 1
                 elif op == 0x95:  # FRAME
                     if pos + 9 > n:
-                        raise _CAREFUL
+                        raise _Careful
                     pos += 9
                 elif op == 0x4D:  # M BININT2
                     stack.append(u16(buf, pos + 1)[0])
@@ -203,7 +202,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                 elif op == 0x75:  # u SETITEMS
                     target = metastack[-1][-1]
                     if type(target) is not SDict:
-                        raise _CAREFUL
+                        raise _Careful
                     target.pairs.extend(zip(stack[::2], stack[1::2]))
                     stack = metastack.pop()
                     set_targets["SDict"] = set_targets.get("SDict", 0) + 1
@@ -214,20 +213,20 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                 elif op == 0x65:  # e APPENDS
                     target = metastack[-1][-1]
                     if type(target) is not SList:
-                        raise _CAREFUL
+                        raise _Careful
                     target.items.extend(stack)
                     stack = metastack.pop()
                     pos += 1
                 elif op == 0x61:  # a APPEND
                     target = stack[-2]
                     if type(target) is not SList:
-                        raise _CAREFUL
+                        raise _Careful
                     target.items.append(stack.pop())
                     pos += 1
                 elif op == 0x62:  # b BUILD
                     target = stack[-2]
                     if type(target) is not Call:
-                        raise _CAREFUL
+                        raise _Careful
                     state = stack.pop()
                     build_targets["Call"] = build_targets.get("Call", 0) + 1
                     if target.states:
@@ -241,7 +240,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                 elif op == 0x8A:  # LONG1
                     end = pos + 2 + buf[pos + 1]
                     if end > n:
-                        raise _CAREFUL
+                        raise _Careful
                     stack.append(int.from_bytes(buf[pos + 2:end], "little", signed=True))
                     pos = end
                 elif op == 0x81:  # NEWOBJ
@@ -254,7 +253,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                     stack.append(stack[-1])
                     pos += 1
                 else:
-                    raise _CAREFUL
+                    raise _Careful
             ops = k
         except _HAND_OVER:
             ops = k - 1  # opcode k raised before it changed anything: the careful loop does it
