@@ -23,9 +23,10 @@ import re
 from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from cudaenv.checkpoint.names import WRAPPER_PREFIXES as PREFIXES
+
 MAX_SEGMENT = 200_000  # characters of one key list read
 MAX_KEYS = 5_000
-PREFIXES = ("module.", "_orig_mod.")
 NESTED = ("state_dict", "model_state_dict", "model", "state", "net", "network", "ema", "model_ema", "module", "params")
 
 # a leading \b gates each search: re gives a case-insensitive pattern no fast first-letter test, so without it every

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from cudaenv.checkpoint.prefixes import WRAPPER_PREFIXES
+from cudaenv.checkpoint.names import WRAPPER_PREFIXES
 from cudaenv.checkpoint.report import VisibleGpus
 
 TYPE_CHECKING = False

@@ -4,13 +4,13 @@
 from __future__ import annotations
 
 from cudaenv.checkpoint.graph import metadata_keys, pairs_of
+from cudaenv.checkpoint.names import WRAPPER_PREFIXES
 from cudaenv.checkpoint.report import KeyPrefix
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import Any, Dict, List
 
-WRAPPER_PREFIXES = ("module.", "_orig_mod.")  # DataParallel/DDP, torch.compile's OptimizedModule
 _WRAPPER_NAMES = tuple(w[:-1] for w in WRAPPER_PREFIXES)  # how a _metadata key (no trailing dot) starts
 
 

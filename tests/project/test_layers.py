@@ -280,3 +280,16 @@ def test_the_mirror_check_can_fail(tmp_path):
     assert [r for r in ok if _misplaced(r, str(package))] == []
     bad = ["test_parse_x.py", "data/test_x.py", "parse/extra/test_x.py", "test_snapshots.py", "recorded/test_x.py"]
     assert [r for r in bad if _misplaced(r, str(package))] == bad
+
+
+def test_the_wrapper_prefixes_have_one_home():
+    """`module.` and `_orig_mod.` as a tuple of wrapper prefixes is written once (checkpoint/names.py): the reader,
+    its advice, explain's key-list check and cudaenv.portable import it."""
+    import re as _re
+
+    found = []
+    for module, path in MODULES.items():
+        with open(path, encoding="utf-8") as fh:
+            if _re.search(r"\(\s*[\"']module\.[\"']\s*,\s*[\"']_orig_mod\.[\"']\s*\)", fh.read()):
+                found.append(module)
+    assert found == ["cudaenv.checkpoint.names"], found
