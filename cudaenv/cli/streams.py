@@ -32,7 +32,24 @@ class OutputError(Exception):
         self.cause = cause
 
 
-class Stdout:
+class _Wrapped:
+    """What both wrappers pass through to the stream they wrap (None once it is given up)."""
+
+    _stream = None
+
+    def isatty(self) -> bool:
+        try:
+            return self._stream is not None and self._stream.isatty()
+        except (OSError, ValueError):
+            return False
+
+    def __getattr__(self, name: str):
+        if self._stream is None:
+            raise AttributeError(name)
+        return getattr(self._stream, name)
+
+
+class Stdout(_Wrapped):
     """The real stdout for commands: write/flush failures become :class:`OutputError` (one message, no traceback).
 
     ``stream`` None is a closed file descriptor 1 (``cudaenv list >&-``): the first write fails.
@@ -57,19 +74,8 @@ class Stdout:
         except OSError as exc:
             raise OutputError(exc) from None
 
-    def isatty(self) -> bool:
-        try:
-            return self._stream is not None and self._stream.isatty()
-        except (OSError, ValueError):
-            return False
 
-    def __getattr__(self, name: str):
-        if self._stream is None:
-            raise AttributeError(name)
-        return getattr(self._stream, name)
-
-
-class Stderr:
+class Stderr(_Wrapped):
     """The real stderr: a closed or failing stderr is silence, never an error (``use`` must still exit 0)."""
 
     def __init__(self, stream):
@@ -95,17 +101,6 @@ class Stderr:
         if self._stream is sys.__stderr__:
             discard_fd(2)
         self._stream = None
-
-    def isatty(self) -> bool:
-        try:
-            return self._stream is not None and self._stream.isatty()
-        except (OSError, ValueError):
-            return False
-
-    def __getattr__(self, name: str):
-        if self._stream is None:
-            raise AttributeError(name)
-        return getattr(self._stream, name)
 
 
 def discard_stdout() -> None:
