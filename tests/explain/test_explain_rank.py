@@ -271,6 +271,8 @@ NEGATIVES = [
     "RecursionError: maximum recursion depth exceeded while calling a Python object",
     'Traceback (most recent call last):\n  File "t.py", line 8, in step\n    except torch.cuda.OutOfMemoryError:\nNameError: name \'batch\' is not defined',
     "ModuleNotFoundError: No module named 'torchvision'",
+    'Exception in thread "main" java.lang.OutOfMemoryError: Java heap space\n\tat java.base/java.util.Arrays.copyOf(Arrays.java:3512)',
+    "kotlin.OutOfMemoryError: allocation failed",
     "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
     "Collecting torch==2.5.1\n  Downloading torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl (906.4 MB)\nCollecting nvidia-nccl-cu12==2.21.5\n"
     "Collecting nvidia-cudnn-cu12==9.1.0.70\nInstalling collected packages: nvidia-nccl-cu12, nvidia-cudnn-cu12, torch\n"
