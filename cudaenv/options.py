@@ -93,6 +93,17 @@ def add_host_options(parser, python=True):
     add_options(parser, host_options(python))
 
 
+class Namespace:
+    """:func:`parse_simple`'s result: one attribute per option, like argparse's namespace (``vars()`` gives them).
+    Not ``types.SimpleNamespace``: nothing else on the ``use`` path imports types (bin/cudaenv is no pip wrapper)."""
+
+    def __init__(self, values):
+        self.__dict__.update(values)
+
+    def __repr__(self) -> str:
+        return "Namespace(%s)" % ", ".join("%s=%r" % kv for kv in sorted(vars(self).items()))
+
+
 def parse_simple(argv, options, positional=None):
     """Parse ``argv`` for a hot-path command without argparse, from the command's one declaration.
 
@@ -102,8 +113,6 @@ def parse_simple(argv, options, positional=None):
     argparse and its messages. tests/cli/test_cli_fast.py checks that whatever this accepts, argparse reads the
     same way.
     """
-    from types import SimpleNamespace
-
     table = {flag: opt for opt in options for flag in opt.flags}
     values = {opt.dest: (None if opt.takes_value else False) for opt in options}
     pos = positional if isinstance(positional, str) or positional is None else positional.dest
@@ -142,4 +151,4 @@ def parse_simple(argv, options, positional=None):
             elif opt.choices and value not in opt.choices:
                 return None
             values[opt.dest] = value
-    return SimpleNamespace(**values)
+    return Namespace(values)

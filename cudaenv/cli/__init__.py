@@ -90,7 +90,7 @@ class Context:
 def _stop_children(final: bool) -> None:
     """Kill whatever children are still running (an interrupt, an error path) and reap re-parented orphans.
 
-    ``final``: the process is about to exit (the console script): no thread may start a new child after this.
+    ``final``: the process is about to exit (the `cudaenv` command): no thread may start a new child after this.
     """
     host = sys.modules.get("cudaenv.host")
     if host is not None:
@@ -103,7 +103,7 @@ def main(
     out: Optional[IO[str]] = None,
     err: Optional[IO[str]] = None,
 ) -> int:
-    entry = argv is None  # the console script: this process ends when main returns
+    entry = argv is None  # the `cudaenv` command: this process ends when main returns
     argv = list(sys.argv[1:] if argv is None else argv)
     real_out = out is None
     out = out if out is not None else Stdout(sys.stdout)

@@ -54,11 +54,55 @@ def test_the_wheel_carries_data_and_shell(wheel):
         assert "cudaenv/shell/%s" % name in names
     assert "cudaenv/_child/torch_probe.py" in names
     assert not any(n.startswith(("data/", "shell/", "tests/")) for n in names)
-    entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "cudaenv = cudaenv.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    # the command is the wheel's own script (hatch_build.py), with no entry point pip would shadow it with
+    assert not any(n.endswith(".dist-info/entry_points.txt") for n in names)
+    script = zipfile.ZipFile(wheel).read("cudaenv-%s.data/scripts/cudaenv" % cudaenv.__version__).decode()
+    assert script.startswith("#!python\n") and "from cudaenv.cli import main" in script and "import re" not in script
+    assert wheel.name.endswith("-py3-none-any.whl")
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = [line.split(":", 1)[1].strip().lower() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
     assert not any(r.startswith("torch") for r in requires)  # torch is never a runtime dependency
+
+
+@pytest.mark.slow
+def test_a_wheel_built_for_windows_declares_the_entry_point(tmp_path):
+    """On Windows an installer makes cudaenv.exe only for an entry point: that wheel has it, no script, and a
+    platform tag (so that, published beside the py3-none-any wheel, Windows installers pick it)."""
+    if not (REPO / "pyproject.toml").is_file():
+        pytest.skip("no source tree next to the tests")
+    import os
+
+    env = dict(os.environ, CUDAENV_WHEEL_PLATFORM="win_amd64")
+    _run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path, REPO], env=env)
+    (wheel,) = tmp_path.glob("cudaenv-*.whl")
+    assert wheel.name == "cudaenv-%s-py3-none-win_amd64.whl" % cudaenv.__version__
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
+    assert not any(".data/scripts/" in n for n in names)
+    entry = archive.read("cudaenv-%s.dist-info/entry_points.txt" % cudaenv.__version__).decode()
+    assert entry.split() == ["[console_scripts]", "cudaenv", "=", "cudaenv.cli:main"]
+    assert "Tag: py3-none-win_amd64" in archive.read("cudaenv-%s.dist-info/WHEEL" % cudaenv.__version__).decode()
+    bad = subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path / "bad", REPO],
+                         capture_output=True, text=True, timeout=300, env=dict(env, CUDAENV_WHEEL_PLATFORM="linux_x86_64"))
+    assert bad.returncode != 0 and "only a Windows platform tag" in bad.stdout + bad.stderr
+
+
+@pytest.mark.slow
+def test_the_installed_command_starts_without_re(installed, tmp_path):
+    """bin/cudaenv is the wheel's script with the venv's interpreter on its first line, and `cudaenv use` imports
+    neither re nor anything else pip's wrapper would (the start-up budget of docs/design.md)."""
+    exe = installed / "bin" / "cudaenv"
+    assert exe.read_text().splitlines()[0] == "#!" + str(installed / "bin" / "python")
+    tree = tmp_path / "sw" / "12.4"
+    (tree / "bin").mkdir(parents=True)
+    (tree / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.4.131"}}))
+    env = {"PATH": "%s:%s" % (installed / "bin", TOOLS), "HOME": str(tmp_path), "SHELL": "/bin/bash",
+           "CUDAENV_TOOLKITS": str(tmp_path / "sw"), "PYTHONPROFILEIMPORTTIME": "1"}
+    r = _run([exe, "use", "12.4", "--shell", "bash"], env=env, cwd=str(tmp_path))
+    assert str(tree / "bin") in r.stdout
+    imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert {"cudaenv.cli", "cudaenv.toolkit.switch"} <= imported  # the profile saw the command's own imports
+    assert not imported & {"re", "enum", "argparse", "json", "typing", "subprocess"}, sorted(imported)
 
 
 @pytest.mark.slow

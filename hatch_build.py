@@ -1,0 +1,55 @@
+"""How the wheel carries the ``cudaenv`` command (hatchling hooks, run where the wheel is built).
+
+On POSIX the command is the wheel's own script, ``bin/cudaenv`` (PEP 427 ``.data/scripts``; the installer replaces
+its ``#!`` line by the environment's interpreter). A ``[project.scripts]`` entry point would give the wrapper pip
+generates, which runs ``import re`` (for a ``sys.argv[0]`` rewrite that matters only on Windows) before cudaenv's
+first line: with enum, functools and collections that is 0.6 to 0.7 x a whole ``python -c pass``, a third of the
+start-up budget of ``cudaenv use`` (bench/RESULTS.md, 2026-12-03). pip also drops a wheel script that has an entry
+point's name, so the two cannot be shipped side by side.
+
+On Windows an installer makes a ``cudaenv.exe`` only for an entry point, so a wheel built there declares the entry
+point, carries no script, and is tagged for its platform (``py3-none-win_amd64``): published beside the POSIX wheel
+(``py3-none-any``), Windows installers pick it, because a platform tag outranks ``any``.
+
+``CUDAENV_WHEEL_PLATFORM=win_amd64`` (any Windows platform tag) builds the Windows layout elsewhere, for a release
+and for the packaging test; it is read only here, at build time.
+"""
+
+import os
+import sys
+import sysconfig
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+from hatchling.metadata.plugin.interface import MetadataHookInterface
+
+ENTRY_POINT = "cudaenv.cli:main"
+SCRIPT = "bin/cudaenv"
+
+
+def windows_tag(forced=None, platform=None, build_platform=None):
+    """The wheel's platform tag when the build is for Windows (``win_amd64``, ``win32``, ``win_arm64``), else None."""
+    forced = os.environ.get("CUDAENV_WHEEL_PLATFORM", "") if forced is None else forced
+    if forced:
+        if not forced.startswith("win"):
+            raise ValueError("CUDAENV_WHEEL_PLATFORM=%r: only a Windows platform tag (win_amd64, win32, win_arm64)" % forced)
+        return forced
+    if (sys.platform if platform is None else platform) != "win32":
+        return None
+    return (sysconfig.get_platform() if build_platform is None else build_platform).replace("-", "_").replace(".", "_")
+
+
+class CustomMetadataHook(MetadataHookInterface):
+    def update(self, metadata):
+        if windows_tag():
+            metadata["scripts"] = {"cudaenv": ENTRY_POINT}
+
+
+class CustomBuildHook(BuildHookInterface):
+    def initialize(self, version, build_data):
+        if self.target_name != "wheel":
+            return
+        tag = windows_tag()
+        if tag:
+            build_data["tag"] = "py3-none-" + tag
+        else:
+            build_data["shared_scripts"][SCRIPT] = "cudaenv"
