@@ -23,11 +23,13 @@ import re
 from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.checkpoint.names import WRAPPER_PREFIXES as PREFIXES
 
 MAX_SEGMENT = 200_000  # characters of one key list read
 MAX_KEYS = 5_000
-NESTED = ("state_dict", "model_state_dict", "model", "state", "net", "network", "ema", "model_ema", "module", "params")
+# the top-level key a "Missing key(s)" error most likely wants unwrapped, first found first (DeepSpeed saves "module")
+NESTED = WEIGHTS_ENTRIES + EMA_ENTRIES + ("module",)
 
 # a leading \b gates each search: re gives a case-insensitive pattern no fast first-letter test, so without it every
 # position of a 1 MB paste enters the branch

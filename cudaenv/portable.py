@@ -13,9 +13,8 @@ Importing this module does nothing: torch is imported inside the functions, when
 
 from __future__ import annotations
 
+from cudaenv.checkpoint.names import WEIGHTS_ENTRIES as NESTED
 from cudaenv.checkpoint.names import WRAPPER_PREFIXES as WRAPPERS
-
-NESTED = ("state_dict", "model", "model_state_dict", "model_state", "net", "network", "weights", "params")
 
 
 def pick_device(prefer=None):

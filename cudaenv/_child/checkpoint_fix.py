@@ -11,8 +11,6 @@ torch.nn.modules.utils.consume_prefix_in_state_dict_if_present.
 import json
 import sys
 
-MODEL_KEYS = ("state_dict", "model", "model_state_dict", "model_state", "net", "network", "weights", "params",
-              "ema", "model_ema", "ema_model", "state_dict_ema", "ema_state_dict", "ema_state")
 
 
 def main(argv):
@@ -85,7 +83,7 @@ def main(argv):
     add = spec.get("add")
     if add:
         bare = add[:-1] if add.endswith(".") else add
-        targets = [obj] if tensor_dict(obj) else [v for k, v in obj.items() if k in MODEL_KEYS and tensor_dict(v)] if isinstance(obj, dict) else []
+        targets = [obj] if tensor_dict(obj) else [v for k, v in obj.items() if k in spec["weights_entries"] and tensor_dict(v)] if isinstance(obj, dict) else []
         n = sum(rename(d, lambda k: add + k, lambda k: bare if k == "" else add + k) for d in targets)
         changes.append("added %s to %d keys" % (add, n))
     torch.save(obj, spec["output"])

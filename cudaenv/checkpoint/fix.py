@@ -16,6 +16,7 @@ import os
 import re
 from typing import Any, List, Optional
 
+from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.errors import UserError
 
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?|mps|meta|xpu(:\d{1,4})?)$")
@@ -254,7 +255,7 @@ def _trusted_fix(host, python: Optional[str], timeout: Optional[float], path: st
     if found is None:
         raise UserError("no Python interpreter found to run torch in", hint="give one with --python /path/to/python")
     spec = {"source": os.path.abspath(path), "output": tmp, "map_location": opts.map_location, "strip": opts.strip,
-            "add": opts.add, "extract": opts.extract}
+            "add": opts.add, "extract": opts.extract, "weights_entries": WEIGHTS_ENTRIES + EMA_ENTRIES}
     timeout = max(float(timeout or 0), TRUST_TIMEOUT)
     run = host.run([found.path, "-c", source("checkpoint_fix.py"), json.dumps(spec)], timeout=timeout)
     result: Any = None

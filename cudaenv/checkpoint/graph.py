@@ -7,6 +7,7 @@ Where each rebuild function keeps its storage, dtype and device is the project's
 
 from __future__ import annotations
 
+from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.checkpoint.nodes import Call, Global, Persid, SDict, SList, SSet
 from cudaenv.checkpoint.tables import Facts, facts
 
@@ -16,8 +17,8 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
 
 MAX_DEPTH = 200
 MAX_TENSOR_LIST = 200_000
-STATE_DICT_NAMES = ("state_dict", "model", "model_state_dict", "model_state", "net", "network", "weights", "params")
-EMA_NAMES = ("ema", "model_ema", "ema_model", "state_dict_ema", "ema_state_dict", "ema_state")
+STATE_DICT_NAMES = WEIGHTS_ENTRIES
+EMA_NAMES = EMA_ENTRIES
 
 # rebuild function -> (index of the storage, of the dtype argument, of the size, of the stride, of the offset)
 _TENSOR_FUNCS = {

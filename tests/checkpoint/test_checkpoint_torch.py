@@ -176,6 +176,23 @@ def test_torchscript_and_whole_module(tmp_path, cli):
     assert isinstance(torch.load(out, weights_only=False), nn.Sequential)
 
 
+def test_trusted_fix_adds_a_prefix_inside_the_weights_entry(tmp_path, cli):
+    """`--trust` runs torch in the user's Python: the child finds the weights under an EMA entry (the names it gets in
+    its spec from checkpoint/names.py) and prefixes only those keys; an argparse.Namespace makes the file unsafe."""
+    import argparse
+
+    path = tmp_path / "train.pt"
+    sd = CNN().state_dict()
+    torch.save({"model_ema": sd, "args": argparse.Namespace(lr=0.1), "epoch": 3}, path)
+    assert inspect_file(str(path)).weights_only is False
+    out = tmp_path / "fixed.pt"
+    res = cli("checkpoint", "fix", str(path), "-o", str(out), "--add-prefix", "module.", "--trust", "--python", sys.executable)
+    assert res.code == 0, res.err
+    fixed = torch.load(out, weights_only=False)
+    assert sorted(fixed["model_ema"]) == sorted("module." + k for k in sd) and fixed["epoch"] == 3
+    assert fixed["args"].lr == 0.1
+
+
 def test_safetensors_when_available(tmp_path):
     st = pytest.importorskip("safetensors.torch")
     path = tmp_path / "m.safetensors"

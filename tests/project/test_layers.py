@@ -293,3 +293,23 @@ def test_the_wrapper_prefixes_have_one_home():
             if _re.search(r"\(\s*[\"']module\.[\"']\s*,\s*[\"']_orig_mod\.[\"']\s*\)", fh.read()):
                 found.append(module)
     assert found == ["cudaenv.checkpoint.names"], found
+
+
+def test_the_weights_entries_have_one_home():
+    """The top-level entries that hold a model's weights (and its EMA) are written once (checkpoint/names.py): the
+    reader's structure, explain's nested-key hint, cudaenv.portable and `checkpoint fix --trust` (whose torch child
+    gets them in its spec, as it imports nothing of cudaenv's) use that tuple. Any module listing two of them next to
+    each other again is a second copy."""
+    import re as _re
+
+    found = []
+    for module, path in MODULES.items():
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        if _re.search(r"[\"']model_state_dict[\"']\s*,\s*[\"']model_state[\"']|[\"']state_dict_ema[\"']\s*,", text):
+            found.append(module)
+    assert found == ["cudaenv.checkpoint.names"], found
+    from cudaenv._child import source
+
+    child = source("checkpoint_fix.py")
+    assert 'spec["weights_entries"]' in child and "model_state" not in child
