@@ -15,11 +15,18 @@ and gets keyword/positional construction, immutability, equality, hashing and a 
 shared implementation. :func:`replace`, :func:`fields` and :func:`asdict` stand in for their
 ``dataclasses`` namesakes. Mutable defaults are given as ``factory(callable)``.
 
+A subclass's field tables (``_fields``, ``_defaults``, ...) are worked out from its annotations the first time
+anything reads one (an instance made, :func:`fields`, the codec), not when the class is made: a module of two dozen
+records costs `cudaenv use`, which builds four of them, no more than the class statements (a field without a default
+after one with a default is a TypeError then; tests/model checks every registered record).
+
 Every subclass is registered (:func:`registered`, one list append at class creation) and gets ``to_dict()`` /
 ``from_dict()`` from the one JSON codec, :mod:`cudaenv.model.codec`, imported only when called: a record's JSON
 shape is declared by class attributes the codec reads (``_json_omit``, ``_json_maps``, ``_json_flatten``,
 ``_json_skip_none``, ``_json_envelope``, ``_json_adjust``), never by a hand-written ``to_dict``.
 """
+
+import _thread
 
 
 class FrozenInstanceError(AttributeError):
@@ -39,20 +46,40 @@ _MISSING = object()
 _REGISTRY = []  # every Record subclass, in creation order (cudaenv.model.registry reads it)
 
 
-class Record:
-    _fields = ()  # field names in declaration order (inherited fields first)
-    _defaults = {}  # name -> default value or factory
-    _hints = {}  # name -> annotation text
-    _plain = {}  # name -> default, for the defaults that are not factories (the fast path of __init__)
-    _factories = ()  # the names whose default is a factory
-    _fieldset = frozenset()
+class _Table:
+    """One of :class:`Record`'s field tables, read through a subclass that has not worked its tables out yet: works
+    them all out (:func:`_build`), stores them on the subclass (later reads find them there) and gives this one."""
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
+    __slots__ = ("name", "empty")
+
+    def __init__(self, name, empty):
+        self.name = name
+        self.empty = empty
+
+    def __get__(self, obj, cls=None):
+        if cls is None:
+            cls = type(obj)
+        if cls is Record:
+            return self.empty
+        _build(cls)
+        return cls.__dict__[self.name]
+
+
+_TABLES = ("_fields", "_defaults", "_hints", "_plain", "_factories", "_fieldset")
+_LOCK = _thread.allocate_lock()  # two threads (the doctor's probes) making the first record of a class
+
+
+def _build(cls):
+    """Work out a Record subclass's field tables from its annotations (inherited fields first), once."""
+    parent = next(base for base in cls.__mro__[1:] if issubclass(base, Record))
+    inherited = (parent._fields, parent._defaults, parent._hints)  # the parent's first: never under the lock
+    with _LOCK:
+        if type(cls.__dict__.get("_fieldset")) is frozenset:
+            return  # another thread was first
         own = cls.__dict__.get("__annotations__", {})
-        fields = list(cls._fields)
-        defaults = dict(cls._defaults)
-        hints = dict(cls._hints)
+        fields = list(inherited[0])
+        defaults = dict(inherited[1])
+        hints = dict(inherited[2])
         for name, hint in own.items():
             if name.startswith("_"):
                 continue
@@ -75,7 +102,24 @@ class Record:
         cls._hints = hints
         cls._plain = {k: v for k, v in defaults.items() if not isinstance(v, factory)}
         cls._factories = tuple(k for k, v in defaults.items() if isinstance(v, factory))
-        cls._fieldset = frozenset(fields)
+        cls._fieldset = frozenset(fields)  # last: its presence says the tables are complete
+
+
+class Record:
+    # The field tables of a subclass, each worked out on first read (_Table, _build):
+    _fields = _Table("_fields", ())  # field names in declaration order (inherited fields first)
+    _defaults = _Table("_defaults", {})  # name -> default value or factory
+    _hints = _Table("_hints", {})  # name -> annotation text
+    _plain = _Table("_plain", {})  # name -> default, for the defaults that are not factories (the fast path of __init__)
+    _factories = _Table("_factories", ())  # the names whose default is a factory
+    _fieldset = _Table("_fieldset", frozenset())
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__bases__ != (Record,):
+            # a record of a record: a read would find the parent's own tables first, so it gets its own to work out
+            for name in _TABLES:
+                setattr(cls, name, Record.__dict__[name])
         _REGISTRY.append(cls)
 
     def __init__(self, *args, **kwargs):

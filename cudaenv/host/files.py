@@ -32,6 +32,10 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_READ_FLAGS = os.O_RDONLY | _NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
 def open_regular(path: str):
     """Open ``path`` for binary reading only if it is a regular file; :class:`NotRegularFile` otherwise.
 
@@ -40,19 +44,27 @@ def open_regular(path: str):
     ``strerror`` names what it is). Streaming readers (``check-installer``, ``explain --file``) use the returned
     file; everything else uses :func:`read_regular`.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    flags |= getattr(os, "O_BINARY", 0)
+    fd = _open_regular_fd(path)
+    try:
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _open_regular_fd(path: str) -> int:
+    """:func:`open_regular`'s checks and open, giving the bare descriptor (a whole read needs no file object)."""
     st = os.stat(path)
     if (st.st_mode & 0o170000) != 0o100000:
         raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)  # EINVAL
-    fd = os.open(path, flags)
+    fd = os.open(path, _READ_FLAGS)
     try:
         st = os.fstat(fd)
         if (st.st_mode & 0o170000) != 0o100000:
             raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)
-        if flags & getattr(os, "O_NONBLOCK", 0):
+        if _NONBLOCK:
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return fd
     except BaseException:
         os.close(fd)
         raise
@@ -70,7 +82,7 @@ def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes],
     chunks: List[bytes] = []
     size = 0
     try:
-        fh = open_regular(path)
+        fd = _open_regular_fd(path)
     except FileNotFoundError:
         return None, None
     except NotRegularFile as exc:
@@ -78,15 +90,16 @@ def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes],
     except (OSError, ValueError) as exc:
         return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
     try:
-        with fh:
-            while size < limit:
-                chunk = fh.read(min(65536, limit - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
+        while size < limit:
+            chunk = os.read(fd, min(65536, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
     except (OSError, ValueError) as exc:
         return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+    finally:
+        os.close(fd)
     return b"".join(chunks), None
 
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 import posixpath
 
 from cudaenv._lazy import LazyModule
-from cudaenv.parse.nvcc import EXCERPT as RELEASE_EXCERPT
-from cudaenv.parse.nvcc import RELEASE_MARKER, parse_release_excerpt
 from cudaenv.parse.toolkit_files import (
     cuda_h_raw,
     parse_bundled_driver,
@@ -30,7 +28,7 @@ ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
-    from typing import Dict, List, Optional, Tuple
+    from typing import Callable, Dict, List, Optional, Tuple
 
     from cudaenv.probes.toolkit_candidates import _Candidate
 
@@ -40,10 +38,12 @@ NVCC_SCAN_LIMIT = 256 * 1024 * 1024  # bytes of an nvcc searched for its release
 WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
 
 
-def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[_Candidate] = None) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[_Candidate] = None,
+                               dists: Optional[Callable[[str], Dict[str, str]]] = None) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     """(version, where it came from, bundled driver) from a toolkit's files, in order: version.json, version.txt,
     the package metadata discovery found (pip, conda), the nvcc wheel's dist-info kept in the folder, cuda.h.
-    Nothing is run. A malformed version field gives a note and the next file is asked."""
+    Nothing is run. A malformed version field gives a note and the next file is asked. ``dists``: the caller's
+    :func:`wheel_dists` of a folder (one that keeps what it read), when it asks for them again."""
     roots = [path, "/usr/lib/cuda"] if path == "/usr" else [path]
     for root in roots:
         text = host.read_text(host.join(root, "version.json"), limit=256 * 1024)
@@ -59,7 +59,7 @@ def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[_Can
             return version, "version.txt", None
     if cand is not None and cand.version:
         return cand.version, cand.version_source, None
-    nvcc_dist = wheel_dists(host, path).get("nvcc")
+    nvcc_dist = (wheel_dists(host, path) if dists is None else dists(path)).get("nvcc")
     if nvcc_dist:
         return nvcc_dist, "dist-info", None
     for header in _cuda_h_files(host, path):
@@ -93,6 +93,10 @@ def wheel_dists(host, path: str) -> Dict[str, str]:
 def nvcc_file_version(host, nvcc: str) -> Optional[str]:
     """The release string stored inside the nvcc executable (``Cuda compilation tools, release 13.0, V13.0.88``),
     read as bytes, streamed and bounded (about 23 MB into the 30 MB nvcc of 13.0): nvcc is never run for it."""
+    # only a toolkit without version files gets here: its parser stays off the `cudaenv use` path's imports
+    from cudaenv.parse.nvcc import EXCERPT as RELEASE_EXCERPT
+    from cudaenv.parse.nvcc import RELEASE_MARKER, parse_release_excerpt
+
     real = follow_nvcc(host, nvcc)
     keep = len(RELEASE_MARKER) + RELEASE_EXCERPT
     tail = b""

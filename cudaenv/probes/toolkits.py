@@ -30,7 +30,6 @@ import posixpath
 
 from cudaenv._lazy import LazyModule
 from cudaenv._record import Record, replace
-from cudaenv.parse.nvcc import parse_nvcc_version
 from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parsers' old import place)
     cuda_h_raw,
     parse_bundled_driver,
@@ -68,6 +67,16 @@ from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 from cudaenv.version import version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
+
+
+def __getattr__(name: str):
+    """``parse_nvcc_version``, re-exported from :mod:`cudaenv.parse.nvcc` only when asked for: nvcc is run (and its
+    parser loaded) only for a toolkit whose files name no version, never on the `cudaenv use` path's imports."""
+    if name == "parse_nvcc_version":
+        from cudaenv.parse.nvcc import parse_nvcc_version
+
+        return parse_nvcc_version
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
@@ -127,6 +136,8 @@ class _Finder:
         self._dpkg: Optional[Dict[str, Tuple[str, ...]]] = None
         self.nvccs: List[Tuple[str, str]] = []
         self._keys: Dict[str, Optional[str]] = {}
+        self._dists: Dict[str, Dict[str, str]] = {}  # folder -> its wheel_dists (the version and the method ask)
+        self._path_keys: Optional[set] = None  # the keys of the PATH entries (flag asks for each toolkit)
 
     def key(self, path: str) -> Optional[str]:
         """The identity of a folder: its path with links followed (lower-cased on Windows); None when it is not there."""
@@ -204,12 +215,19 @@ class _Finder:
         )
 
     def _version(self, path: str, cand: Optional[_Candidate]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
-        return toolkit_version_from_files(self.host, path, self.notes, cand)
+        return toolkit_version_from_files(self.host, path, self.notes, cand, dists=self.wheel_dists)
+
+    def wheel_dists(self, path: str) -> Dict[str, str]:
+        if path not in self._dists:
+            self._dists[path] = wheel_dists(self.host, path)
+        return self._dists[path]
 
     def _nvcc_file_version(self, nvcc: str) -> Optional[str]:
         return nvcc_file_version(self.host, nvcc)
 
     def _run_nvcc(self, nvcc: str) -> Optional[str]:
+        from cudaenv.parse.nvcc import parse_nvcc_version
+
         real = self.host.local(nvcc)
         result = self.host.run([str(real), "--version"])
         version = parse_nvcc_version(result.stdout) if result.ok else None
@@ -226,7 +244,7 @@ class _Finder:
             return "cudaenv"  # `cudaenv install` (the data dir or a --prefix), found by any source
         if self.install_methods and runfile_uninstaller(host, path):
             return "runfile"
-        if wheel_dists(host, path):
+        if self.wheel_dists(path):
             return "pip-wheels"  # a toolkit folder assembled from NVIDIA's wheels (their dist-info kept in it)
         if host.system == "windows":
             if (cand is not None and cand.method == "windows-installer") or "nvidia gpu computing toolkit" in path.lower():
@@ -287,8 +305,9 @@ class _Finder:
     def flag(self, tk: Toolkit, active: Optional[ActiveToolkit], symlink: Optional[CudaSymlink]) -> Toolkit:
         host = self.host
         me = self.key_of(tk)
-        path_dirs = {self.key(entry) for entry in host.env_path() if _is_absolute(host, entry)}
-        on_path = self.key(host.join(tk.path, "bin")) in path_dirs - {None}
+        if self._path_keys is None:
+            self._path_keys = {self.key(entry) for entry in host.env_path() if _is_absolute(host, entry)} - {None}
+        on_path = self.key(host.join(tk.path, "bin")) in self._path_keys
         if not on_path and tk.nvcc:  # reached through a wrapper or link elsewhere on PATH
             nvcc_key = self.key(tk.nvcc)
             on_path = nvcc_key is not None and any(self.key(real) == nvcc_key for _, real in self.nvccs)
