@@ -48,6 +48,54 @@ def test_records_are_frozen_hashable_and_replaceable():
         Gpu()  # index has no default
 
 
+def test_record_tables_are_worked_out_on_first_use_and_each_subclass_has_its_own():
+    """Defining a record costs a class statement: the field tables come on first use (an instance, fields(), the
+    codec), for a record of a record too, whichever of the two is used first; a bad declaration fails then."""
+    import threading
+
+    import pytest
+
+    from cudaenv._record import Record, factory, fields
+
+    class Base(Record):
+        a: int
+        b: int = 2
+
+    class Child(Base):
+        c: str = "c"
+        b: int = 5
+
+    assert "_fields" not in Base.__dict__ and type(Child.__dict__["_fields"]).__name__ == "_Table"  # not worked out
+    assert Base.__dict__["b"] == 2  # the default is still a class attribute: nothing was worked out yet
+    assert Child(1) == Child(a=1, b=5, c="c") and fields(Child) == ("a", "b", "c")
+    assert Base(1).b == 2 and fields(Base) == ("a", "b") and "b" not in Base.__dict__
+
+    class Late(Base):  # made after its parent's tables exist: still its own
+        d: list = factory(list)
+
+    assert fields(Late) == ("a", "b", "d") and Late(0).d == [] and Late(0).d is not Late(0).d
+    assert Record._fields == () and fields(Base) == ("a", "b")
+
+    class Bad(Record):
+        a: int = 1
+        b: int
+
+    with pytest.raises(TypeError, match="without a default follows one with a default"):
+        Bad(1, 2)
+
+    class Raced(Record):
+        x: int = 0
+        y: int = 1
+
+    made = []
+    threads = [threading.Thread(target=lambda: made.append(Raced(x=3))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert made == [Raced(3, 1)] * 8 and Raced._defaults == {"x": 0, "y": 1}
+
+
 def test_default_factories_give_each_snapshot_its_own_value():
     a, b = Snapshot(platform=Platform(system="linux")), Snapshot(platform=Platform(system="linux"))
     assert a.visible_devices == VisibleDevices() and a.visible_devices is not b.visible_devices

@@ -32,7 +32,6 @@ from cudaenv.cli.streams import (
     restore_signal_handlers,
 )
 from cudaenv.commands import COMMANDS
-from cudaenv.errors import UserError
 from cudaenv.options import parse_simple
 
 TYPE_CHECKING = False
@@ -87,6 +86,14 @@ class Context:
         return color_enabled(self.is_tty, self.env)
 
 
+def _user_error() -> type:
+    """:class:`cudaenv.errors.UserError`, imported when main's first ``except`` asks: a `cudaenv use` that succeeds
+    never loads the module."""
+    from cudaenv.errors import UserError
+
+    return UserError
+
+
 def _stop_children(final: bool) -> None:
     """Kill whatever children are still running (an interrupt, an error path) and reap re-parented orphans.
 
@@ -115,7 +122,7 @@ def main(
         if real_out:
             out.flush()
         return code
-    except UserError as exc:
+    except _user_error() as exc:  # evaluated only when an exception gets here: cudaenv.errors is loaded then
         ctx.err.write("cudaenv: error: %s\n" % exc.message)
         if exc.hint:
             ctx.err.write("hint: %s\n" % exc.hint)

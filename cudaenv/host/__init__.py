@@ -548,10 +548,11 @@ def host_from_environment(
 ) -> Host:
     """The host the CLI inspects: ``--root`` or ``CUDAENV_ROOT``, ``--timeout`` or ``CUDAENV_TIMEOUT``."""
     from cudaenv import config
-    from cudaenv.errors import UserError
 
     root = root or config.value(env, "CUDAENV_ROOT") or "/"
     if not os.path.isdir(root):
+        from cudaenv.errors import UserError  # only now: `cudaenv use` loads no module it does not need
+
         raise UserError("--root %s is not a directory" % root, hint="give the folder where the image or chroot is mounted")
     timeout = config.seconds(env, "CUDAENV_TIMEOUT", explicit=timeout)
     config.check(env, ("CUDAENV_TORCH_TIMEOUT",))  # read by a probe: a wrong value fails here, not as a probe note

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv.shells.base import Shell
+from cudaenv.shells import Shell
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 
 from cudaenv._lazy import LazyModule
-from cudaenv.shells.base import Shell
+from cudaenv.shells import Shell
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 

@@ -166,7 +166,8 @@ _NODE = st.one_of(st.just(("dir",)), st.just(("file",)), st.tuples(st.just("rel"
 def test_the_kernels_reading_of_links_is_the_walks(tmp_path):
     """Under the real root `resolve` asks the kernel (open O_PATH + /proc/self/fd); for any tree of folders, files and
     relative, absolute, dangling and looping links, and any path through it ("." and ".." and a trailing "/"
-    included, which go to the walk), it answers what the component walk answers."""
+    included, which go to the walk), it answers what the component walk answers; and so do exists, is_dir, is_file,
+    listdir and read_bytes, which give the kernel the path itself."""
     import itertools
     import os
 
@@ -202,6 +203,12 @@ def test_the_kernels_reading_of_links_is_the_walks(tmp_path):
             got, walked = host.resolve(p), host._walk(p)
             assert got == walked, (p, got, walked)
             kernel_answered.append(_kernel_may_resolve(p))
+            # the tests of a file hand such a path to the kernel as it is (Host._as_is): the answers of the walk
+            assert host.exists(p) == (walked is not None and os.path.exists(walked)), p
+            assert host.is_dir(p) == (walked is not None and os.path.isdir(walked)), p
+            assert host.is_file(p) == (walked is not None and os.path.isfile(walked)), p
+            assert host.listdir(p) == (sorted(os.listdir(walked)) if walked and os.path.isdir(walked) else []), p
+            assert host.read_bytes(p) == (b"x" if walked and os.path.isfile(walked) else None), p
 
     check()
     assert True in kernel_answered and False in kernel_answered  # both readings were exercised

@@ -622,3 +622,40 @@ def test_wheel_assembled_toolkit_has_its_full_version_and_method(fake_root):
     tk = by_path(state, "/usr/local/cuda-13.0")
     assert (tk.version, tk.version_source, tk.install_method) == ("13.0.88", "dist-info", "pip-wheels")
     assert base.is_dir() and notes == []
+
+
+def test_a_folders_dist_info_is_read_once_for_its_version_and_its_method(fake_root):
+    """The version (no version.json) and the install method both ask for the wheels' dist-info: one listing, one
+    read of each METADATA (the probe keeps what it read; `cudaenv use` runs it)."""
+    fake_root.toolkit("13.0.88", version_json=False, nvcc=False, lib="lib")
+    for name in ("nvidia_cuda_nvcc-13.0.88", "nvidia_cuda_runtime-13.0.96"):
+        fake_root.file("usr/local/cuda-13.0/dist-info/%s.dist-info/METADATA" % name,
+                       "Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % tuple(name.split("-")))
+    host = fake_root.host()
+    asked = []
+    listdir, read_text = host.listdir, host.read_text
+    host.listdir = lambda p: asked.append(("listdir", p)) or listdir(p)
+    host.read_text = lambda p, **kw: asked.append(("read", p)) or read_text(p, **kw)
+    state = probe_toolkits(host, [], install_methods=False)
+    tk = by_path(state, "/usr/local/cuda-13.0")
+    assert (tk.version, tk.version_source, tk.install_method) == ("13.0.88", "dist-info", "pip-wheels")
+    dist_info = [a for a in asked if "/dist-info" in a[1]]
+    assert dist_info.count(("listdir", "/usr/local/cuda-13.0/dist-info")) == 1
+    assert len(dist_info) == 3 and len(set(dist_info)) == 3, dist_info  # the listing and two METADATA, once each
+
+
+def test_the_nvcc_parser_is_loaded_only_when_nvcc_must_say_its_version(fake_root):
+    """A toolkit whose files name its version needs no nvcc parser (`cudaenv use` imports one module fewer); the name
+    stays importable from here."""
+    import subprocess
+    import sys
+
+    fake_root.toolkit("12.4.131")
+    probe_code = ("import sys\nfrom cudaenv.host import Host\nfrom cudaenv.probes.toolkits import probe_toolkits\n"
+                  "state = probe_toolkits(Host(root=%r, env={'PATH': '/usr/bin'}), [])\n"
+                  "print(state.toolkits[0].version, 'cudaenv.parse.nvcc' in sys.modules)\n"
+                  "from cudaenv.probes.toolkits import parse_nvcc_version\n"
+                  "print(parse_nvcc_version('Cuda compilation tools, release 12.4, V12.4.131'))\n" % str(fake_root.path))
+    run = subprocess.run([sys.executable, "-c", probe_code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["12.4.131", "False", "12.4.131"]
