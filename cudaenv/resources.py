@@ -9,7 +9,6 @@ the repository's top-level ``data/`` and ``shell/`` beside ``pyproject.toml``.
 
 import os
 import sys
-from functools import lru_cache
 
 from cudaenv.errors import UserError
 
@@ -79,12 +78,87 @@ def read_shell_template(name: str) -> str:
     return _resource("shell", name).read_text(encoding="utf-8")
 
 
-@lru_cache(maxsize=None)
+LINES_SUFFIX = ".txt"  # a facts table in the line format (parse_lines_table); any other table is NAME.json
+
+
+_TABLES: "Dict[str, Dict[str, Any]]" = {}
+
+
 def load_table(name: str) -> "Dict[str, Any]":
-    """A facts table: ``data/NAME.json`` = {"description", "sources": {key: text}, "rows": [{..., "source": key}]}."""
+    """A facts table: {"description", "sources": {key: text}, "rows": [{..., "source": key}]}, from ``data/NAME.txt``
+    (the line format, :func:`parse_lines_table`: read without json, whose import of re costs `checkpoint inspect`
+    more than half its start-up budget) when there is one, else ``data/NAME.json``. Read once per process (a dict,
+    not functools.lru_cache: functools and collections are not on inspect's path either)."""
+    table = _TABLES.get(name)
+    if table is None:
+        table = _TABLES[name] = _read_table(name)
+    return table
+
+
+load_table.cache_clear = _TABLES.clear  # type: ignore[attr-defined]  # as lru_cache's, for the tests
+
+
+def _read_table(name: str) -> "Dict[str, Any]":
+    lines = _files("cudaenv").joinpath("data").joinpath(name + LINES_SUFFIX)
+    if not lines.is_file():
+        lines = _checkout_file("data", name + LINES_SUFFIX)
+    if lines is not None:
+        return parse_lines_table(lines.read_text(encoding="utf-8"), name + LINES_SUFFIX)
     import json
 
     return json.loads(read_data_text(name + ".json"))
+
+
+def parse_lines_table(text: str, name: str = "table") -> "Dict[str, Any]":
+    """A facts table in the line format (``data/README.md``), as the dict a JSON table gives::
+
+        # a comment
+        description: what the table says
+        torch_version: 2.13.0
+        source map: torch 2.13.0+cpu wheel, site-packages/torch/storage.py:562-586
+        columns: storage | dtype | itemsize:int | source
+        DoubleStorage | float64 | 8 | map
+        - | bits8 | 1 | new
+
+    ``KEY: text`` lines before ``columns:`` are the table's own keys (``source KEY: text`` its sources); each line
+    after it is a row, its values split at ``|`` (spaces around one are not part of it) in the order of the columns
+    (``:int`` ones read as integers), ``-`` for a column the row has no value in. A malformed line is a broken
+    install: ValueError naming it.
+    """
+    table: Dict[str, Any] = {}
+    sources: Dict[str, str] = {}
+    rows: List[Dict[str, Any]] = []
+    columns = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        if columns is None:
+            key, sep, value = line.partition(": ")
+            if not sep or not key:
+                raise ValueError("%s line %d: not `KEY: text`: %r" % (name, number, line))
+            if key == "columns":
+                columns = [(c.strip().partition(":")[0], c.strip().partition(":")[2] == "int") for c in value.split("|")]
+            elif key.startswith("source "):
+                sources[key[len("source "):]] = value
+            else:
+                table[key] = value
+            continue
+        values = [v.strip() for v in line.split("|")]
+        if len(values) != len(columns):
+            raise ValueError("%s line %d: %d values for %d columns: %r" % (name, number, len(values), len(columns), line))
+        row: Dict[str, Any] = {}
+        for (column, is_int), value in zip(columns, values):
+            if value == "-":
+                continue
+            if is_int and not (value.isdigit() or value[:1] == "-" and value[1:].isdigit()):
+                raise ValueError("%s line %d: %s is not an integer: %r" % (name, number, column, line))
+            row[column] = int(value) if is_int else value
+        rows.append(row)
+    if columns is None:
+        raise ValueError("%s: no `columns:` line" % name)
+    table["sources"] = sources
+    table["rows"] = rows
+    return table
 
 
 def table_rows(name: str) -> "List[Dict[str, Any]]":

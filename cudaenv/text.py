@@ -34,3 +34,16 @@ def printable(text: object) -> str:
     if s.isprintable() and not _BIDI.intersection(s):
         return s
     return "".join(c if (c.isprintable() or c == " ") and c not in _BIDI else _escape(c) for c in s)
+
+
+# The characters shlex.quote leaves unquoted (its `[^\w@%+=:,./-]` with re.ASCII).
+SHELL_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+
+
+def shell_quote(word: str) -> str:
+    """``word`` as one POSIX shell word, exactly as :func:`shlex.quote` writes it (as it is when every character is
+    safe, else single-quoted, a quote inside written ``'"'"'``), without shlex's import of re: `checkpoint
+    inspect` names its file in the commands it prints, and re costs more than half its start-up budget."""
+    if word and SHELL_SAFE.issuperset(word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"

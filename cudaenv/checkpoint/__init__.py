@@ -13,6 +13,6 @@
 * :mod:`cudaenv.checkpoint.report`: the records of ``inspect --json``.
 * :mod:`cudaenv.checkpoint.rewrite`: the pickle and zip writers of ``fix``.
 
-Facts and sources: ``data/checkpoint_weights_only.json`` and the project's checkpoint facts (torch 2.13).
+Facts and sources: ``data/checkpoint_weights_only.txt`` and the project's checkpoint facts (torch 2.13).
 Nothing here imports torch.
 """

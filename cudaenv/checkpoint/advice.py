@@ -7,8 +7,6 @@ The torch.load errors quoted are torch 2.13's ``_validate_device`` (``T:serializ
 
 from __future__ import annotations
 
-import re
-
 from cudaenv.checkpoint.names import WRAPPER_PREFIXES
 from cudaenv.checkpoint.report import VisibleGpus
 
@@ -18,7 +16,20 @@ if TYPE_CHECKING:  # off inspect's start-up (typing costs more than the whole wa
 
     from cudaenv.checkpoint.report import CheckpointReport
 
-_CUDA = re.compile(r"^cuda(?::(\d{1,4}))?$")  # re is loaded anyway: the console script imports it
+
+def _cuda_index(device: str) -> Optional[int]:
+    """N of a ``cuda:N`` device string (1-4 decimal digits; ``cuda`` alone is 0), None for any other string.
+
+    Without re, which costs `checkpoint inspect` more than half a ``python -c pass`` to import: the test of
+    ``^cuda(?::(\\d{1,4}))?$`` as ``re.match`` reads it (``$`` also before one final newline, ``\\d`` any Unicode
+    decimal digit, which ``int`` reads)."""
+    s = device[:-1] if device.endswith("\n") else device
+    if s == "cuda":
+        return 0
+    digits = s[5:]
+    if s.startswith("cuda:") and 0 < len(digits) <= 4 and digits.isdecimal():
+        return int(digits)
+    return None
 
 
 def probe_visible_gpus(host) -> VisibleGpus:
@@ -57,9 +68,9 @@ def target_device(choice: str, visible: Optional[VisibleGpus]) -> str:
 
 
 def _q(path: str) -> str:
-    import shlex
+    from cudaenv.text import shell_quote
 
-    return shlex.quote(path)
+    return shell_quote(path)
 
 
 def advise(report: CheckpointReport) -> List[str]:
@@ -70,7 +81,7 @@ def advise(report: CheckpointReport) -> List[str]:
     cuda: Dict[str, int] = {}
     others: Dict[str, int] = {}
     for d in saved:
-        if _CUDA.match(d.device):
+        if _cuda_index(d.device) is not None:
             cuda[d.device] = d.count
         elif d.device != "cpu":
             others[d.device] = d.count
@@ -78,8 +89,8 @@ def advise(report: CheckpointReport) -> List[str]:
     if cuda and vis is not None:
         seen = vis.count
         where = "this machine sees %s" % ("no GPU" if seen == 0 else "%d GPU%s (%s)" % (seen, "" if seen == 1 else "s", ", ".join(vis.devices[:4])))
-        names = sorted(cuda, key=lambda d: int(_CUDA.match(d).group(1) or 0))
-        too_high = [d for d in names if int(_CUDA.match(d).group(1) or 0) >= seen]
+        names = sorted(cuda, key=_cuda_index)
+        too_high = [d for d in names if _cuda_index(d) >= seen]
         if seen == 0:
             out.append("saved on %s; %s: plain torch.load fails ('Attempting to deserialize object on a CUDA device but "
                        "torch.cuda.is_available() is False'). Load it with torch.load(%r, map_location=\"cpu\"), or rewrite it "
@@ -144,7 +155,7 @@ def needs_mapping(report: CheckpointReport) -> bool:
     for d in report.devices:
         if d.via != "storage":
             continue
-        m = _CUDA.match(d.device)
-        if m and (vis is None or int(m.group(1) or 0) >= vis.count):
+        n = _cuda_index(d.device)
+        if n is not None and (vis is None or n >= vis.count):
             return True
     return False

@@ -1,7 +1,7 @@
 """``checkpoint fix`` without torch: the walked object graph changed (locations, keys, one entry kept), written back as
 a protocol-2 pickle by a small writer of our own, and the storage records copied byte for byte into a new torch zip.
 
-The writer emits only the opcodes torch 2.13's weights_only unpickler accepts (``data/checkpoint_weights_only.json``)
+The writer emits only the opcodes torch 2.13's weights_only unpickler accepts (``data/checkpoint_weights_only.txt``)
 and refuses anything else (a set, a bytes payload, a computed global). The zip is what ``torch.save`` writes (the
 project's checkpoint facts, section 1.1): every entry stored, ``<prefix>/data.pkl`` first, the records' data at file
 offsets that are multiples of 64 (a local-header extra field ``FB`` filled with ``Z``, as

@@ -1,10 +1,10 @@
-"""The tables `checkpoint inspect` judges a pickle by, read once: ``data/checkpoint_weights_only.json`` (what torch
+"""The tables `checkpoint inspect` judges a pickle by, read once: ``data/checkpoint_weights_only.txt`` (what torch
 2.13's weights_only unpickler accepts: globals, opcodes, blocked modules, globals allowed after an import, dangerous
-names) and ``data/checkpoint_dtypes.json`` (storage classes, dtypes, bytes per element)."""
+names) and ``data/checkpoint_dtypes.txt`` (storage classes, dtypes, bytes per element). Both are in the line format
+(:func:`cudaenv.resources.parse_lines_table`), read without json: json imports re, which alone costs more than
+half of inspect's start-up budget (2x ``python -c pass``)."""
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 
 class Facts:
@@ -19,7 +19,7 @@ class Facts:
         self.conditional = {r["name"]: r["needs"] for r in wo["rows"] if r["kind"] == "conditional"}
         self.dangerous = tuple(r["name"] for r in wo["rows"] if r["kind"] == "dangerous")
         dt = load_table("checkpoint_dtypes")
-        self.storage_dtype = {r["storage"]: (r["dtype"], r["itemsize"]) for r in dt["rows"] if r["storage"]}
+        self.storage_dtype = {r["storage"]: (r["dtype"], r["itemsize"]) for r in dt["rows"] if r.get("storage")}
         self.itemsize = {r["dtype"]: r["itemsize"] for r in dt["rows"]}
 
     def verdict(self, name: str) -> str:
@@ -39,6 +39,10 @@ def _under(name: str, prefixes) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-@lru_cache(maxsize=1)
+_FACTS = []  # the one Facts, once read (not functools.lru_cache: functools and collections are not on this path)
+
+
 def facts() -> Facts:
-    return Facts()
+    if not _FACTS:
+        _FACTS.append(Facts())
+    return _FACTS[0]

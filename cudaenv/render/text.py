@@ -11,8 +11,6 @@ or other whitespace it rewrites: :func:`wrap` does its greedy loop itself).
 
 from __future__ import annotations
 
-from cudaenv._lazy import LazyPattern
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds (it imports re): `cudaenv list` renders through here
     from typing import Dict, List, Mapping, Optional, Tuple
@@ -85,7 +83,23 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
 
 
 _REWRITTEN = "\t\n\x0b\x0c\r"  # the whitespace textwrap turns into spaces (and tabs it expands) before it splits
-_SPACES = LazyPattern(r"( +)")
+
+
+def _space_chunks(text: str) -> List[str]:
+    """The words and the runs of spaces of ``text``, in order (``re.split("( +)", text)`` less its empty strings),
+    without re: a report's lines wrap on `checkpoint inspect`'s path, whose start-up budget re alone would halve."""
+    chunks: List[str] = []
+    spaces = -1  # the spaces since the last word: one fewer than the pieces since it
+    for piece in text.split(" "):
+        spaces += 1
+        if piece:
+            if spaces:
+                chunks.append(" " * spaces)
+            chunks.append(piece)
+            spaces = 0
+    if spaces > 0:
+        chunks.append(" " * spaces)
+    return chunks
 
 
 def _wrap_spaces(text: str, width: int, first: str, rest: str, break_long: bool) -> List[str]:
@@ -93,7 +107,7 @@ def _wrap_spaces(text: str, width: int, first: str, rest: str, break_long: bool)
     break_on_hyphens=False)`` for a text without the whitespace textwrap rewrites: its chunks (words and runs of
     spaces) and its greedy loop, without importing textwrap (its patterns cost more than rendering a report;
     tests/render/test_render_text.py checks the two agree)."""
-    chunks = [c for c in _SPACES.split(text) if c]
+    chunks = _space_chunks(text)
     chunks.reverse()
     lines: List[str] = []
     while chunks:
@@ -229,17 +243,23 @@ _COMMAND_WORDS = frozenset(("sudo", "python", "python3", "pip", "nvidia-smi", "d
 
 
 def _top_level(text: str, needle: str, start: int = 0) -> int:
-    """Where ``needle`` first occurs in ``text`` from ``start`` outside parentheses, brackets and braces; -1 if not."""
+    """Where ``needle`` first occurs in ``text`` from ``start`` outside parentheses, brackets and braces; -1 if not.
+    (A bracket closes only one that is open; a needle starting with one is never found.) From one bracket to the
+    next, by str.find: an advice text is read a character at a time otherwise, several times over."""
     depth = 0
-    for i in range(start, len(text)):
-        c = text[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth = max(0, depth - 1)
-        elif depth == 0 and text.startswith(needle, i):
-            return i
-    return -1
+    i = start
+    while True:
+        hit = text.find(needle, i)
+        if hit < 0:
+            return -1
+        found = [k for k in (text.find(c, i) for c in "([{)]}") if k >= 0]
+        bracket = min(found) if found else -1
+        if depth == 0 and (bracket < 0 or hit < bracket):
+            return hit
+        if bracket < 0:
+            return -1  # inside a bracket that never closes
+        depth = depth + 1 if text[bracket] in "([{" else max(0, depth - 1)
+        i = bracket + 1
 
 
 def advice_command(text: str) -> Tuple[int, int, bool]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 
 from cudaenv.shells import Shell
+from cudaenv.text import shell_quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
@@ -49,9 +50,6 @@ class Zsh(Posix):
         return posixpath.join(env.get("ZDOTDIR") or env.get("HOME") or "~", ".zshrc")
 
 
-_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
-
-
 def quote_exact(value: str) -> str:
     """``value`` as one bash/zsh word that means exactly its bytes, and is printable ASCII to look at.
 
@@ -60,10 +58,8 @@ def quote_exact(value: str) -> str:
     string, ``$'cuda-12.4-\\xff'``, every such byte written ``\\xNN``: the uninstall script and the printed plan
     name the very folder, and nothing reaches the terminal raw.
     """
-    if value and _SAFE.issuperset(value):
-        return value
     if value.isascii() and value.isprintable():
-        return "'" + value.replace("'", "'\"'\"'") + "'"
+        return shell_quote(value)
     out = []
     for c in value:
         if c in "\\'":

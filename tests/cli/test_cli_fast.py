@@ -115,15 +115,20 @@ def test_checkpoint_inspect_imports_nothing_heavy(tmp_path):
 
     path = tmp_path / "small.pt"
     path.write_bytes(torch_zip(cnn()))
-    heavy = ("argparse", "zipfile", "typing", "importlib.resources", "textwrap", "pathlib", "tempfile", "subprocess")
-    probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(['checkpoint', 'inspect', %r])\n"
-             "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (str(path), heavy))
-    env = {"PATH": TOOLS, "HOME": str(tmp_path), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
-    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
-    assert run.returncode == 0, run.stderr
-    text = " ".join(run.stdout.split())  # the long path wraps the first line
-    assert "torch zip checkpoint" in text and "saved on: cpu ×6" in text, run.stdout
-    assert run.stderr.rsplit("LOADED", 1)[1].split() == []
+    # and one whose report says what to do (the fix command quotes its path, the lines wrap): still none of them
+    moved = tmp_path / "it's on cuda 2.pt"
+    moved.write_bytes(torch_zip(cnn(location="cuda:2", prefix="module.")))
+    heavy = ("argparse", "zipfile", "typing", "importlib.resources", "textwrap", "pathlib", "tempfile", "subprocess",
+             "re", "json", "shlex", "enum", "functools", "collections")
+    for file, code, seen in ((path, 0, "saved on: cpu ×6"), (moved, 1, "--strip-prefix module.")):
+        probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(['checkpoint', 'inspect', %r])\n"
+                 "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (str(file), heavy))
+        env = {"PATH": TOOLS, "HOME": str(tmp_path), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+        run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+        assert run.returncode == code, run.stderr
+        text = " ".join(run.stdout.split())  # the long path wraps the first line
+        assert "torch zip checkpoint" in text and seen in text, run.stdout
+        assert run.stderr.rsplit("LOADED", 1)[1].split() == []
 
 
 def test_a_value_that_looks_like_an_option_goes_to_argparse():

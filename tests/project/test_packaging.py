@@ -10,6 +10,7 @@ import pytest
 from builders import REPO, TOOLS
 
 import cudaenv
+from cudaenv.resources import parse_lines_table
 
 DEPS = ["packaging", "requests", "platformdirs", "questionary"]
 
@@ -45,7 +46,7 @@ def installed(wheel, tmp_path_factory):
 @pytest.mark.slow
 def test_the_wheel_carries_data_and_shell(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    data = sorted(p.name for p in (REPO / "data").glob("*.json"))
+    data = sorted(p.name for p in (REPO / "data").glob("*.json")) + sorted(p.name for p in (REPO / "data").glob("*.txt"))
     shell = sorted(p.name for p in (REPO / "shell").iterdir() if p.is_file())
     assert data and shell
     for name in data:
@@ -122,10 +123,15 @@ def test_installed_wheel_runs_and_reads_its_data(installed):
         "print(json.dumps({n: r.load_table(n) for n in names}))\n"
     )
     tables = sorted(p.stem for p in (REPO / "data").glob("*.json"))
-    shown = _run([installed / "bin" / "python", "-c", check, REPO] + tables, env=env, cwd=str(installed))
+    lines_tables = sorted(p.stem for p in (REPO / "data").glob("*.txt"))  # the line format (data/README.md)
+    assert lines_tables and not set(tables) & set(lines_tables)
+    shown = _run([installed / "bin" / "python", "-c", check, REPO] + tables + lines_tables, env=env, cwd=str(installed))
     loaded = json.loads(shown.stdout)
     for name in tables:
         assert loaded[name] == json.loads((REPO / "data" / (name + ".json")).read_text(encoding="utf-8"))
+    for name in lines_tables:
+        source = (REPO / "data" / (name + ".txt")).read_text(encoding="utf-8")
+        assert loaded[name]["rows"] and loaded[name] == parse_lines_table(source, name)
 
     # and one command that reads data/ or shell/, whichever this cudaenv has
     commands = REPO / "cudaenv" / "commands"

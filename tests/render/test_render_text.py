@@ -268,3 +268,27 @@ def test_advice_breaks_before_the_command_and_continues_a_long_one():
     assert note == ["    - nvidia-smi    (on the host: the driver itself must work first)"]
     prose = "Check that this driver branch supports the GPU, and the firmware settings (Above 4G decoding, Resizable BAR)"
     assert wrap_advice(prose, "- ", "  ", 60) == wrap(prose, "- ", "  ", 60, newlines=False)
+
+
+@given(st.text(alphabet=" ab(){}[]:|&", max_size=30), st.sampled_from([": ", "  (", "   ", " && ", " | ", " || ", "(", " "]),
+       st.integers(0, 8))
+def test_top_level_finds_what_a_scan_of_each_character_finds(text, needle, start):
+    from cudaenv.render.text import _top_level
+
+    depth, expected = 0, -1  # the reading _top_level had before it jumped from bracket to bracket
+    for i in range(start, len(text)):
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            depth = max(0, depth - 1)
+        elif depth == 0 and text.startswith(needle, i):
+            expected = i
+            break
+    assert _top_level(text, needle, start) == expected
+
+
+@given(st.text(alphabet=" ab\u00e9", max_size=30))
+def test_space_chunks_are_res_split(text):
+    from cudaenv.render.text import _space_chunks
+
+    assert _space_chunks(text) == [c for c in re.split("( +)", text) if c]
