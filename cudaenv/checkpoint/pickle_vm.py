@@ -46,17 +46,29 @@ class _Careful(Exception):
     """This opcode is for the careful loop (raised before the fast loop changed anything)."""
 
 
+class _Entries(Exception):
+    """This BINUNICODE starts a state_dict's tensor entry that :mod:`cudaenv.checkpoint.template` does in one step."""
+
+
+TEMPLATE_FROM = 1 << 16  # a pickle of this many bytes or more is walked with the template (a smaller one gains nothing)
+
+
 # What an opcode of the fast loop raises when its argument, its stack or the memo is not there; the careful loop
 # then names it. The fast loop changes nothing before the last read that can raise.
 _HAND_OVER = (IndexError, KeyError, struct.error, UnicodeDecodeError, _Careful)
 
 
-def walk(data: bytes, start: int = 0, limits: Optional[Limits] = None) -> WalkResult:
-    """Walk the pickle that starts at ``data[start]``; never raises for any ``data``."""
+def walk(data: bytes, start: int = 0, limits: Optional[Limits] = None, template: Optional[bool] = None) -> WalkResult:
+    """Walk the pickle that starts at ``data[start]``; never raises for any ``data``. ``template``: do a state_dict's
+    tensor entries in one step each (:mod:`cudaenv.checkpoint.template`; the same result); by default for a pickle of
+    :data:`TEMPLATE_FROM` bytes or more."""
     res = WalkResult()
     counts = [0] * 256
+    buf = data if isinstance(data, bytes) else bytes(memoryview(data))
+    if template is None:
+        template = len(buf) - start >= TEMPLATE_FROM
     try:
-        _walk(data if isinstance(data, bytes) else bytes(memoryview(data)), start, limits or Limits(), res, counts)
+        _walk(buf, start, limits or Limits(), res, counts, template)
     except careful.Stop:
         pass
     except RecursionError:  # pragma: no cover - nothing here recurses on input
@@ -79,9 +91,16 @@ def reference_walk(data: bytes, start: int = 0, limits: Optional[Limits] = None)
     return res
 
 
-def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int]) -> None:  # noqa: C901 - one dispatch
-    """Both loops, until the careful one raises :class:`careful.Stop` (STOP, or a note)."""
+def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int], template: bool) -> None:  # noqa: C901
+    """Both loops (and the template's), until the careful one raises :class:`careful.Stop` (STOP, or a note)."""
     n = len(buf)
+    if template:
+        from cudaenv.checkpoint import template as tmpl
+
+        entry, meta = tmpl.match, tmpl.match_meta
+    else:
+        entry = meta = tmpl = None
+    m = end = None
     stack: List[Any] = []
     metastack: List[List[Any]] = []
     memo: Dict[int, Any] = {}
@@ -114,6 +133,10 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
                     end = pos + 5 + length
                     if length > short or end > n:
                         raise _Careful
+                    if entry is not None:
+                        m = entry(buf, end) or meta(buf, end)
+                        if m is not None:
+                            raise _Entries
                     stack.append(buf[pos + 5:end].decode("utf-8"))
                     pos = end
                 elif op == 0x28:  # ( MARK
@@ -259,4 +282,14 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int])
             ops = k - 1  # opcode k raised before it changed anything: the careful loop does it
             if pos < n:
                 counts[buf[pos]] -= 1
+        except _Entries:
+            ops = k - 1
+            counts[0x58] -= 1
+            at = pos
+            if m.re is tmpl.ENTRY:
+                pos, ops = tmpl.run(buf, pos, end, m, stack, memo, len(metastack), ops, counts, lim, persids, short)
+            else:
+                pos, ops = tmpl.run_meta(buf, pos, end, m, stack, memo, ops, counts, lim, short, set_targets)
+            if pos != at:
+                continue  # back to the fast loop (the bounds it passed could not be reached: the template checked)
         pos, stack, ops = careful.run(buf, pos, stack, metastack, memo, ops, counts, lim, res, FAST)

@@ -1,6 +1,7 @@
 """The pickle walk's two loops agree: `pickle_vm.walk` (the fast loop, handing rare opcodes and every problem to the
-careful loop) gives, for any bytes, what `pickle_vm.reference_walk` (the careful loop alone) gives: the same object
-graph (identity and sharing included), notes, end offset, opcode counts, globals, persistent ids and targets."""
+careful loop, and a state_dict's tensor and `_metadata` entries to the template, one step each) gives, for any
+bytes, what `pickle_vm.reference_walk` (the careful loop alone) gives: the same object graph (identity and sharing
+included), notes, end offset, opcode counts, globals, persistent ids and targets, with the template and without."""
 
 import pickle
 import struct
@@ -64,9 +65,10 @@ def summary(res):
 
 
 def same_walk(data, start=0, limits=None):
-    fast = pickle_vm.walk(data, start, limits)
+    fast = pickle_vm.walk(data, start, limits, template=True)
     ref = pickle_vm.reference_walk(data, start, limits)
     assert summary(fast) == summary(ref)
+    assert summary(pickle_vm.walk(data, start, limits, template=False)) == summary(ref)
     return fast
 
 
@@ -140,3 +142,70 @@ def test_the_fast_loop_leaves_rare_and_broken_opcodes_to_the_careful_loop():
     assert res.build_targets == {"SDict": 1} and res.root.pairs == [("k", 1)]
     res = same_walk(b"\x80\x02h\x07.")
     assert res.notes == ["the pickle reads memo entry 7 that was never stored (byte 3)"]
+
+
+# state_dicts as torch writes them, of every shape the template knows and some it does not: sizes of 0-6 dims (a
+# MARK tuple from 4), ints of each width, shared storages (a GET of the storage key), tied size tuples (a GET), other
+# storage types and locations (new strings), Parameters and v3 rebuilds (another pattern), big memos (LONG_BINPUT)
+_DIM = st.sampled_from([0, 1, 2, 3, 200, 255, 256, 70000, 2 ** 31 - 1])
+_KEY = st.sampled_from(["w", "module.layer.weight", "bias", "_orig_mod.x", "é", "a" * 300, "q", "r\x00"])
+
+
+@st.composite
+def state_dicts(draw):
+    count = draw(st.integers(1, 40))
+    pad = draw(st.integers(0, 300))  # strings before the entries: memo indices past 255 (LONG_BINPUT, LONG_BINGET)
+    storages, items = [], [("pad%d" % i, "s%d" % i) for i in range(pad)]
+    shared_size = (4,)
+    for i in range(count):
+        if storages and draw(st.integers(0, 5)) == 0:
+            storage = draw(st.sampled_from(storages))  # a shared storage
+        else:
+            storage = cb.Storage(draw(st.sampled_from([str(i), str(i) * 3, "k%d" % i])), draw(_DIM),
+                                 draw(st.sampled_from(["cpu", "cuda:0", "cuda:2"])),
+                                 draw(st.sampled_from(["FloatStorage", "FloatStorage", "HalfStorage", "UntypedStorage"])))
+            storages.append(storage)
+        size = shared_size if draw(st.integers(0, 4)) == 0 else tuple(draw(st.lists(_DIM, max_size=6)))
+        tensor = cb.Tensor(storage, size, draw(_DIM), dtype=draw(st.sampled_from([None, None, None, "uint16"])))
+        if draw(st.integers(0, 9)) == 0:
+            tensor = cb.Parameter(tensor)
+        items.append(("%s%d" % (draw(_KEY), i), tensor))
+    return cb.state_dict(items, [""] + ["m%d" % i for i in range(draw(st.integers(0, count)))])
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(state_dicts(), st.sampled_from([2, 2, 4]), st.sampled_from(LIMITS + [pickle_vm.Limits(max_ops=600, max_memo=300,
+       max_stack=40, max_string=256)]), st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)), max_size=4),
+       st.integers(0, 10 ** 6), st.booleans())
+def test_the_template_and_the_careful_loop_agree_on_state_dicts_and_mutated_ones(sd, protocol, limits, edits, cut, mutate):
+    """A template shortcut can never diverge silently: for generated state_dicts (and the same bytes with a few bytes
+    changed or cut short), the walk with the template, without it and the careful loop alone give the same."""
+    data = bytearray(cb.dumps(sd, protocol))
+    if mutate:
+        for pos, value in edits:
+            data[pos % len(data)] = value
+        data = data[: len(data) - cut % 200]
+    same_walk(bytes(data), 0, limits)
+
+
+def test_the_template_takes_a_state_dicts_entries(monkeypatch):
+    """The template really is the path for a torch state_dict's entries (else the tests above would prove nothing): all
+    but the first (its GLOBALs and strings are new) and the one where the memo passes 255 (BINPUT, then LONG_BINPUT)
+    of 300 tensor entries, all but the first of their 301 `_metadata` entries."""
+    from cudaenv.checkpoint import template
+
+    taken = []
+    for name in ("run", "run_meta"):
+        real = getattr(template, name)
+
+        def counting(buf, pos, *args, _real=real, _name=name):
+            end, ops = _real(buf, pos, *args)
+            taken.append((_name, ops - args[5 if _name == "run" else 4]))
+            return end, ops
+
+        monkeypatch.setattr(template, name, counting)
+    data = _REAL[2]
+    res = same_walk(data)
+    ops = {name: sum(n for k, n in taken if k == name) for name in ("run", "run_meta")}
+    assert res.complete and sum(res.opcodes.values()) == res.op_count
+    assert ops["run"] == 298 * 28 and ops["run_meta"] == 300 * 7  # 28 opcodes per tensor entry, 7 per metadata entry
