@@ -96,7 +96,7 @@ def _remove_cudaenv_installs(ctx, host, targets, yes: bool) -> int:
 
     from cudaenv.toolkit.install.apply import remove_install
     from cudaenv.probes.toolkit_store import is_cudaenv_install
-    from cudaenv.toolkit.uninstall.inspect import count_files
+    from cudaenv.host.tree import count_files
 
     lines = ["This removes (made by `cudaenv install`; nothing else is touched):"]
     for t in targets:

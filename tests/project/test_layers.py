@@ -313,3 +313,22 @@ def test_the_weights_entries_have_one_home():
 
     child = source("checkpoint_fix.py")
     assert 'spec["weights_entries"]' in child and "model_state" not in child
+
+
+# the modules that walk folders with os.walk: the writers over their own trees (readers use cudaenv.host.tree)
+WALKERS = {
+    "cudaenv.toolkit.install.apply": "`cudaenv install` moving the wheels' files of its own staging folder",
+    "cudaenv._docgen": "the docs generator reading cudaenv's own package",
+}
+
+
+def test_only_the_host_walks_what_it_inspects():
+    """A reader walks an inspected folder through cudaenv.host.tree (inspected-system names, links not followed, a
+    limit); os.walk elsewhere is a second walk that can leave --root or forget the limit."""
+    found = set()
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(open(path, encoding="utf-8").read())):
+            if (isinstance(node, ast.Attribute) and node.attr == "walk" and isinstance(node.value, ast.Name)
+                    and node.value.id == "os"):
+                found.add(module)
+    assert found == set(WALKERS), sorted(found ^ set(WALKERS))

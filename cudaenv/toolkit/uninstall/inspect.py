@@ -7,10 +7,10 @@ shell startup lines naming it. Unreadable files and a broken package database be
 """
 
 import json
-import os
 import posixpath
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from cudaenv.host.tree import walk
 from cudaenv.probes.toolkits import runfile_uninstaller
 from cudaenv.toolkit.install.repos import package_suffix
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, is_root, sudo_prefix
@@ -46,24 +46,15 @@ def _prefixes(kind: str) -> Tuple[str, ...]:
 
 
 def _walk(host, path: str, notes: List[Note]) -> List[str]:
-    """Every path under ``path`` (inspected-system names), links not followed."""
-    real = host.path(path)
-    out: List[str] = []
-    for dirpath, dirnames, filenames in os.walk(real, onerror=lambda e: notes.append(Note("uninstall", "cannot read %s" % host.unroot(e.filename or "")))):
-        for name in dirnames + filenames:
-            out.append(host.unroot(os.path.join(dirpath, name)))
-            if len(out) >= MAX_WALK:
-                notes.append(Note("uninstall", "%s holds more than %d entries; only the first were compared" % (path, MAX_WALK)))
-                return out
+    """Every path under ``path`` (inspected-system names), links not followed, at most MAX_WALK + 1."""
+    unreadable: List[str] = []
+    out = [posixpath.join(folder, name) for folder, dirs, files in walk(host, path, MAX_WALK + 1, unreadable)
+           for name in dirs + files]
+    notes.extend(Note("uninstall", "cannot read %s" % p) for p in unreadable)
+    if len(out) > MAX_WALK:
+        notes.append(Note("uninstall", "%s holds more than %d entries; only the first were compared" % (path, MAX_WALK)))
+        del out[MAX_WALK:]
     return out
-
-
-def count_files(host, path: str) -> int:
-    """How many files (not folders) are under ``path`` (an inspected-system path), links not followed.
-
-    What ``cudaenv uninstall`` shows before it removes a folder ``cudaenv install`` made; unreadable folders count 0.
-    """
-    return sum(len(files) for _dirpath, _dirnames, files in os.walk(host.local(path)))
 
 
 def _unowned(host, path: str, owned: frozenset, notes: List[Note]) -> Tuple[str, ...]:

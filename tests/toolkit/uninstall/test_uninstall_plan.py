@@ -9,7 +9,8 @@ import builders as trees  # the fake install trees
 from builders import TOOLS
 from cudaenv.snapshot import CudaSymlink, Toolkit
 from cudaenv.parse.dpkg import parse_alternatives, parse_list, parse_status
-from cudaenv.toolkit.uninstall.inspect import count_files, inspect_uninstall
+from cudaenv.host.tree import count_files
+from cudaenv.toolkit.uninstall.inspect import inspect_uninstall
 from cudaenv.toolkit.uninstall.plan import plan_uninstall
 from cudaenv.toolkit.uninstall.records import HostPath, Options
 from cudaenv.toolkit.uninstall.targets import load_toolkits, select_targets
