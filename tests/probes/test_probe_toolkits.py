@@ -479,6 +479,20 @@ def test_rpm_is_a_weak_signal(fake_root):
     assert state.toolkits[0].install_method == "rpm"
 
 
+def test_rpm_under_usr_lib_sysimage_is_the_same_signal(fake_root):
+    """Fedora 36+ and openSUSE keep the rpm database in /usr/lib/sysimage/rpm: the probe reads the one list of
+    database folders (probes/package_db.py) that uninstall's rpm lookup reads, not its own /var/lib/rpm."""
+    fake_root.toolkit("12.4.131")
+    state, _ = probe(fake_root.host())
+    assert state.toolkits[0].install_method == "unknown"
+    fake_root.file("usr/lib/sysimage/rpm/rpmdb.sqlite", "x")
+    state, _ = probe(fake_root.host())
+    assert state.toolkits[0].install_method == "rpm"
+    fake_root.dir("var/lib/dpkg/info")  # a Debian system with rpm installed is not an rpm system
+    state, _ = probe(fake_root.host())
+    assert state.toolkits[0].install_method == "unknown"
+
+
 def test_distro_package(fake_root):
     fake_root.executable("usr/bin/nvcc", fake_nvcc_script("11.5.119"))
     fake_root.file("usr/lib/cuda/version.txt", "CUDA Version 11.5.1\n")
