@@ -84,6 +84,7 @@ def test_version_txt_and_cuda_h():
     assert parse_cuda_h("#define CUDA_VERSION 0") is None
 
 
+@pytest.mark.real_machine
 def test_this_machines_cuda_h_line():
     real = Path("/usr/local/cuda-13.0/include/cuda.h")
     if not real.exists():
