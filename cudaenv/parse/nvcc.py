@@ -45,6 +45,21 @@ def parse_nvcc_version(text: str) -> Optional[str]:
     return parse_version(match.group(1)) if match else None
 
 
+def find_nvcc_version(text: str) -> Optional[str]:
+    """nvcc's version in a longer text (a paste, a log): read only from its ``Cuda compilation tools, release 12.4,
+    V12.4.131`` line, so a "release 22.04" elsewhere in it is not taken for a toolkit; None without that line."""
+    from cudaenv.parse._lines import lines  # typing: off the `cudaenv use` path
+
+    marker = RELEASE_MARKER.decode("ascii").split(",")[0]  # "Cuda compilation tools"
+    for line in lines(text):
+        at = line.find(marker)
+        if at >= 0:
+            found = parse_nvcc_version(line[at:])
+            if found:
+                return found
+    return None
+
+
 def parse_release_excerpt(data: bytes) -> Optional[str]:
     """The version in bytes that hold :data:`RELEASE_MARKER` (a piece of the nvcc binary): ``13.0.88``; None without it."""
     if not isinstance(data, (bytes, bytearray)):

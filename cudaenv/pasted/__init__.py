@@ -65,15 +65,9 @@ class PastedFacts(Record):
 def _nvcc(text: str) -> Optional[str]:
     """nvcc's version from its ``Cuda compilation tools, release 12.4, V12.4.131`` line (only that line: "release
     22.04" elsewhere in a paste is not a toolkit)."""
-    from cudaenv.parse.nvcc import parse_nvcc_version
+    from cudaenv.parse.nvcc import find_nvcc_version
 
-    for line in lines(text):
-        at = line.find("Cuda compilation tools")
-        if at >= 0:
-            found = parse_nvcc_version(line[at:])
-            if found:
-                return found
-    return None
+    return find_nvcc_version(text)
 
 
 def _query_csv(text: str, tries: int = 8):

@@ -9,11 +9,9 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
+from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO as INFO, DPKG_STATUS as STATUS  # noqa: F401  (the paths' one home)
 from cudaenv.snapshot import Note
 
-STATUS = "/var/lib/dpkg/status"
-INFO = "/var/lib/dpkg/info"
-ALTERNATIVES = ("/var/lib/dpkg/alternatives", "/var/lib/alternatives")
 STATUS_LIMIT = 1024 * 1024 * 1024  # bytes of status streamed (a real one is a few MB)
 LIST_LIMIT = 64 * 1024 * 1024
 

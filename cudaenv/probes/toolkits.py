@@ -42,6 +42,7 @@ from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parse
     parse_wrapper_target,
     version_json_raw,
 )
+from cudaenv.probes.package_db import is_rpm_system
 from cudaenv.probes.toolkit_candidates import LINK_NAMES, _Candidate, _candidates, _home_value  # noqa: F401
 from cudaenv.probes.toolkit_folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
     CUDA_H_LIMIT,
@@ -254,7 +255,7 @@ class _Finder:
             return "deb"
         if host.is_dir(host.join(path, "conda-meta")):
             return "conda"
-        rpm = host.is_dir("/var/lib/rpm") and not host.is_dir("/var/lib/dpkg/info")
+        rpm = is_rpm_system(host)
         if path == "/usr":
             return "rpm" if rpm else "distro"
         if rpm and path.startswith("/usr/local/cuda-"):

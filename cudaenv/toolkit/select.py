@@ -91,6 +91,13 @@ def is_version_spec(spec: str) -> bool:
     return is_version(spec)
 
 
+def names_version(spec: str, version: Optional[str]) -> bool:
+    """True when the version spec ``spec`` names ``version``: part by part, so ``12`` names 12.4.131, ``12.1``
+    names 12.1.105 and never 12.10."""
+    key = version_key(spec)
+    return version_key(version)[: len(key)] == key
+
+
 def match_toolkits(toolkits: Sequence[Toolkit], spec: str, system: str = "linux",
                    resolve: Optional[Callable[[str], Optional[str]]] = None) -> List[Toolkit]:
     """Every toolkit ``spec`` names, in the given order (no policy applied). A spec that is no version, path or
@@ -111,8 +118,7 @@ def match_toolkits(toolkits: Sequence[Toolkit], spec: str, system: str = "linux"
     if not is_version_spec(spec):
         raise SelectError("%r is not a CUDA version (give 12, 12.1, 12.1.105, a toolkit path or `system`)" % spec,
                           toolkits, kind="not-a-spec")
-    key = version_key(spec)
-    return [t for t in toolkits if version_key(t.version)[: len(key)] == key]
+    return [t for t in toolkits if names_version(spec, t.version)]
 
 
 def select_toolkits(toolkits: Sequence[Toolkit], spec: str, policy: str = NEWEST, system: str = "linux",

@@ -508,15 +508,22 @@ def test_visible_devices_invalid_only_for_an_invalid_entry_not_for_the_order_war
 
 def test_doctor_and_recommend_share_one_gpu_runs():
     """Issue 11: the doctor's arch_support and facts.torch.gpu_runs answered sm_90a differently; one copy is left."""
-    from importlib.resources import files
+    from pathlib import Path
 
+    import cudaenv
     import cudaenv.diagnose.versions as versions
     from cudaenv.facts import torch as tf
 
     assert not hasattr(versions, "arch_support") and versions.tf.gpu_runs is tf.gpu_runs
-    for module in ("diagnose/versions.py", "recommend.py"):
-        text = files("cudaenv").joinpath(module).read_text(encoding="utf-8") if (files("cudaenv") / module).is_file() else ""
-        assert "def gpu_runs" not in text and "def arch_support" not in text
+    package = Path(cudaenv.__file__).parent
+    scanned = [package / "diagnose" / "versions.py"] + sorted((package / "recommend").glob("*.py"))
+    assert len(scanned) > 3 and all(p.is_file() for p in scanned), scanned  # a path that moved fails, never scans nothing
+    for path in scanned:
+        text = path.read_text(encoding="utf-8")
+        assert "def gpu_runs" not in text and "def arch_support" not in text, path
+    defining = sorted(p.relative_to(package).as_posix() for p in package.rglob("*.py")
+                      if "def gpu_runs(" in p.read_text(encoding="utf-8") or "def arch_support(" in p.read_text(encoding="utf-8"))
+    assert defining == ["facts/torch.py"]
     # the recommend side reads data rows through the same function: sm_90a-only builds do not run a 9.x GPU other than 9.0
     assert tf.gpu_runs(tf.arch_list_of(("9.0a",)), "9.0").kind == "exact"
     assert tf.gpu_runs(tf.arch_list_of(("9.0a",)), "9.1") is None

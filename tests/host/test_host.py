@@ -119,6 +119,7 @@ def test_command_result_describe_mentions_first_output_line():
     assert r.describe() == "nvidia-smi exited with status 18: Failed to initialize NVML: Driver/library version mismatch"
 
 
+@pytest.mark.real_machine
 def test_read_text_reads_proc_files_that_refuse_large_reads():
     # /proc/sys files answer ENOMEM to one 4 MiB read on some kernels; the Host reads in chunks.
     import os

@@ -236,6 +236,7 @@ def test_machine_from_host(fake_root):
     assert p.machine == "aarch64"
 
 
+@pytest.mark.real_machine
 def test_this_machine_kernel_is_read():
     """The real /proc/sys/kernel/osrelease (a 4 MiB read of it fails with ENOMEM on some kernels)."""
     import os

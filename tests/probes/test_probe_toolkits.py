@@ -84,6 +84,7 @@ def test_version_txt_and_cuda_h():
     assert parse_cuda_h("#define CUDA_VERSION 0") is None
 
 
+@pytest.mark.real_machine
 def test_this_machines_cuda_h_line():
     real = Path("/usr/local/cuda-13.0/include/cuda.h")
     if not real.exists():
@@ -477,6 +478,20 @@ def test_rpm_is_a_weak_signal(fake_root):
     fake_root.dir("var/lib/rpm")
     state, _ = probe(fake_root.host())
     assert state.toolkits[0].install_method == "rpm"
+
+
+def test_rpm_under_usr_lib_sysimage_is_the_same_signal(fake_root):
+    """Fedora 36+ and openSUSE keep the rpm database in /usr/lib/sysimage/rpm: the probe reads the one list of
+    database folders (probes/package_db.py) that uninstall's rpm lookup reads, not its own /var/lib/rpm."""
+    fake_root.toolkit("12.4.131")
+    state, _ = probe(fake_root.host())
+    assert state.toolkits[0].install_method == "unknown"
+    fake_root.file("usr/lib/sysimage/rpm/rpmdb.sqlite", "x")
+    state, _ = probe(fake_root.host())
+    assert state.toolkits[0].install_method == "rpm"
+    fake_root.dir("var/lib/dpkg/info")  # a Debian system with rpm installed is not an rpm system
+    state, _ = probe(fake_root.host())
+    assert state.toolkits[0].install_method == "unknown"
 
 
 def test_distro_package(fake_root):

@@ -249,3 +249,11 @@ def test_property_find_toolkit_returns_a_toolkit_or_raises_switch_error(spec):
             assert found in ALL
         assert isinstance(switch.version_key(spec), tuple)
         assert switch.looks_like_path(spec) in (True, False)
+
+
+def test_a_version_spec_names_versions_part_by_part():
+    from cudaenv.toolkit.select import names_version
+
+    assert names_version("12", "12.4.131") and names_version("12.1", "12.1.105") and names_version("12.1.105", "12.1.105")
+    assert not names_version("12.1", "12.10.1") and not names_version("12.1.1", "12.1") and not names_version("13", "12.4")
+    assert not names_version("12.4", None)

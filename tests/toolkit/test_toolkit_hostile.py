@@ -100,14 +100,28 @@ def test_the_version_is_read_from_the_nvcc_binary_instead(cli, fake_root, tmp_pa
 
 
 def test_without_root_a_toolkit_nvcc_still_answers(fake_root, tmp_path):
-    """On the machine itself (no --root), running the toolkit's own nvcc stays the last resort."""
-    from cudaenv.probes.toolkits import probe_toolkits
+    """On the machine itself (no --root), running the toolkit's own nvcc stays the last resort.
 
-    _base, marker = _trap_toolkit(fake_root, tmp_path)
-    host = Host(root="/", env={"PATH": BIN, "CUDAENV_TOOLKITS": str(fake_root / "usr/local")}, system="linux")
-    state = probe_toolkits(host, [])
-    tk = next(t for t in state.toolkits if t.path.endswith("cuda-12.4"))
-    assert marker.exists() and (tk.version, tk.version_source) == ("12.4", "nvcc")
+    A Host on the real ``/`` is what "no --root" means, so the probe is not run whole (it would search this
+    machine's /usr/local, /opt, PATH and dpkg database, and a real /usr/local/cuda-12.4 could be the toolkit found):
+    only the one toolkit folder of the test is considered and built, with the dpkg database and runfile table off.
+    The same folder under --root is never run (test_the_note_says_only_running_nvcc_could_tell)."""
+    from cudaenv.probes.toolkit_candidates import _Candidate
+    from cudaenv.probes.toolkits import _Finder
+
+    base, marker = _trap_toolkit(fake_root, tmp_path)
+    host = Host(root="/", env={"PATH": BIN}, system="linux")
+    assert not host.rooted
+    finder = _Finder(host, [], install_methods=False)
+    finder.consider(_Candidate(str(base), "CUDAENV_TOOLKITS", strict=True))
+    (found,) = finder.found
+    tk = finder.build(found)
+    assert tk.path == os.path.realpath(str(base)) and marker.exists() and (tk.version, tk.version_source) == ("12.4", "nvcc")
+    rooted = Host(root=str(fake_root.path), env={"PATH": BIN}, system="linux")
+    marker.unlink()
+    finder = _Finder(rooted, [], install_methods=False)
+    finder.consider(_Candidate("/usr/local/cuda-12.4", "CUDAENV_TOOLKITS", strict=True))
+    assert finder.build(finder.found[0]).version is None and not marker.exists()  # the same build under --root: not run
 
 
 # -------------------------------------------------------------- odd bytes and escapes in paths

@@ -31,7 +31,7 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
     from cudaenv.parse.toolkit_files import parse_version_json
     from cudaenv.probes import toolkit_store as store
     from cudaenv.toolkit.install import apply
-    from cudaenv.version import version_key
+    from cudaenv.toolkit.select import names_version
 
     if not os.path.isfile(path):
         raise UserError("--runfile %s is not a file" % printable(path), hint="give the downloaded cuda_*_linux.run")
@@ -42,7 +42,7 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
     if report.verdict not in ("ok", "unverified"):
         raise UserError("%s failed check-installer: %s" % (printable(path), printable("; ".join(report.problems) or report.verdict)),
                         hint="`cudaenv check-installer %s` says why; download it again" % printable(path), exit_code=1)
-    if report.toolkit_version and version_key(report.toolkit_version)[: len(version_key(spec))] != version_key(spec):
+    if report.toolkit_version and not names_version(spec, report.toolkit_version):
         raise UserError("%s holds CUDA %s, not %s" % (printable(path), printable(report.toolkit_version), spec))
     sh = host.which("sh")
     if sh is None:

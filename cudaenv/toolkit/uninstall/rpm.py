@@ -6,14 +6,10 @@ itself, and only where it is installed on this machine; elsewhere it says so in 
 
 from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.probes.package_db import RPM_DB_DIRS, has_rpm_database  # noqa: F401  (the database paths' one home)
 from cudaenv.snapshot import Note
 
-RPM_DB_DIRS = ("/var/lib/rpm", "/usr/lib/sysimage/rpm")
 CHUNK = 200
-
-
-def has_rpm_database(host) -> bool:
-    return any(host.is_dir(d) and host.listdir(d) for d in RPM_DB_DIRS)
 
 
 def parse_qf(text: str) -> Tuple[str, ...]:

@@ -537,3 +537,15 @@ def test_pip_output_parsers_never_raise(text):
 def test_install_report_parser_takes_any_json_shape(value):
     items = parse_install_report(json.dumps({"install": [value]}))
     assert all(item.name and item.version and item.url for item in items)
+
+
+@pytest.mark.skipif(MAKESELF is None, reason="makeself is not installed")
+def test_a_runfile_of_another_release_than_the_spec_is_refused_unrun(cli, tmp_path):
+    """The runfile's release is matched against the spec with the toolkit selector's grammar
+    (cudaenv.toolkit.select.names_version): 12.1 does not name the 12.4.1 inside it."""
+    log = tmp_path / "args.txt"
+    runfile = _runfile(tmp_path, log=log)
+    data = tmp_path / "data"
+    r = cli("install", "12.1", "--runfile", str(runfile), env={"PATH": RUN_TOOLS, "CUDAENV_DATA_DIR": str(data)})
+    assert r.code != 0 and "holds CUDA 12.4.1, not 12.1" in r.err + r.out
+    assert not log.exists()
