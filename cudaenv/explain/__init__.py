@@ -22,6 +22,7 @@ end of a log), and :func:`read_paste` reads a paste of any size and encoding in 
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from cudaenv._record import Record
+from cudaenv.model.reports import Finding
 from cudaenv.version import sm_name
 
 MAX_TEXT = 1_000_000  # characters of a pasted log that are searched: the first and the last half of it
@@ -57,7 +58,8 @@ class ErrorCatalog(Record):
 
 
 class ExplainReport(Record):
-    """``cudaenv explain --json``: the root cause (with its context lines), the other matches ranked, the facts."""
+    """``cudaenv explain --json``: the root cause (with its context lines), the other matches ranked, the facts read
+    from pasted tool outputs and the doctor's findings on them (:func:`cudaenv.pasted.paste_findings`)."""
 
     _json_envelope = True
 
@@ -67,6 +69,7 @@ class ExplainReport(Record):
     context: Tuple[str, ...] = ()
     facts: Optional[Dict[str, Any]] = None
     cut: Optional[Dict[str, Any]] = None  # {size, stopped} when only the head and tail of a long paste were searched
+    findings: Tuple[Finding, ...] = ()  # the doctor's findings on the pasted facts (the last key of the JSON)
 
     def _json_adjust(self, data: Dict[str, Any]) -> None:
         if data["match"] is not None:
