@@ -83,8 +83,8 @@ def _probe(host, python_arg):
 
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.errors import UserError
-    from cudaenv.explain import classify_all, context_lines, describe, is_cut, known_ids
-    from cudaenv.render.explain import cut_note, render_match, render_unknown
+    from cudaenv.explain import classify_all, describe, is_cut, known_ids
+    from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown
     from cudaenv.render.text import terminal_width
 
     if args.list:
