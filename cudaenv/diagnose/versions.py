@@ -1,6 +1,5 @@
 """Versions: torch against the driver and the GPUs (missing, CPU-only, too new for the driver, no kernel image)."""
 
-import re
 from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
