@@ -26,13 +26,9 @@ class _Failed(Exception):
 
 
 def _call(notes: List[Note], label: str, module: str, func: str, *args: Any, **kwargs: Any) -> Any:
-    """Run ``module.func(*args)``; a missing module or an exception becomes a note and raises _Failed."""
-    try:
-        mod = importlib.import_module(module)
-        fn = getattr(mod, func)
-    except (ImportError, AttributeError) as exc:
-        notes.append(Note("collect", "probe %s is not available in this cudaenv: %s" % (label, exc)))
-        raise _Failed(label) from exc
+    """Run ``module.func(*args)``; an exception it raises becomes a note and raises _Failed. The probe modules are
+    cudaenv's own: a missing one is a broken install, and its ImportError goes up (it is no fact of the machine)."""
+    fn = getattr(importlib.import_module(module), func)
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one broken probe must not take the report down

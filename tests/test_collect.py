@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from cudaenv.collect import _call, _Failed, collect_snapshot
 from cudaenv.host import Host
 from cudaenv.probes.env import parse_env, probe_env
-from cudaenv.snapshot import Note, Snapshot
+from cudaenv.snapshot import Snapshot
 from machine import make_probe_torch as make_fake_torch
 
 
@@ -24,11 +24,14 @@ def test_a_probe_that_raises_becomes_a_note():
     assert notes[0].message.startswith("probe json failed: JSONDecodeError: ")
 
 
-def test_a_probe_module_that_is_missing_becomes_a_note():
+def test_a_missing_probe_module_is_a_broken_install_and_fails_loudly():
+    # cudaenv's own probe modules are not optional: no "not available" note hides a broken install
     notes = []
-    with pytest.raises(_Failed):
+    with pytest.raises(ModuleNotFoundError, match="cudaenv.probes.no_such_probe"):
         _call(notes, "gone", "cudaenv.probes.no_such_probe", "probe")
-    assert notes == [Note("collect", "probe gone is not available in this cudaenv: No module named 'cudaenv.probes.no_such_probe'")]
+    with pytest.raises(AttributeError):
+        _call(notes, "gone", "cudaenv.probes.platform", "no_such_function")
+    assert notes == []
 
 
 def test_env_probe_picks_the_cuda_variables_sorted():

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sys
 
-from cudaenv import __version__
 from cudaenv.cli.streams import (
     Interrupted,
     OutputError,
@@ -127,11 +126,6 @@ def main(
         if exc.hint:
             ctx.err.write("hint: %s\n" % exc.hint)
         return exc.exit_code
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("cudaenv.commands."):
-            ctx.err.write("cudaenv: error: this command is not available in cudaenv %s\n" % __version__)
-            return 2
-        raise
     except KeyboardInterrupt:
         _stop_children(entry)
         ctx.err.write("cudaenv: interrupted\n")

@@ -83,8 +83,8 @@ def _probe(host, python_arg):
 
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.errors import UserError
-    from cudaenv.explain import classify_all, context_lines, describe, is_cut, known_ids
-    from cudaenv.render.explain import cut_note, render_match, render_unknown
+    from cudaenv.explain import classify_all, describe, is_cut, known_ids
+    from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown
     from cudaenv.render.text import terminal_width
 
     if args.list:
@@ -114,10 +114,8 @@ def run(args: argparse.Namespace, ctx) -> int:
         context = (tuple(context_lines(matches[0], facts)) if matches else ()) + here
         merged = dict(pasted.to_dict(), **facts) if pasted is not None and facts else (pasted.to_dict() if pasted is not None else facts)
         report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]), context, merged,
-                               {"size": paste.size, "stopped": paste.stopped} if cut else None)
-        data = report.to_dict()
-        data["findings"] = [f.to_dict() for f in findings]
-        ctx.out.write(json.dumps(data, indent=2) + "\n")
+                               {"size": paste.size, "stopped": paste.stopped} if cut else None, tuple(findings))
+        ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n")
         return 0 if matches or pasted is not None else 1
     width = terminal_width(ctx.env)
     note = cut_note(paste.size, paste.stopped, paste.unit) + "\n" if cut else ""

@@ -1,6 +1,5 @@
 """Versions: torch against the driver and the GPUs (missing, CPU-only, too new for the driver, no kernel image)."""
 
-import re
 from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
@@ -255,12 +254,38 @@ def torch_cuda_unavailable(s, tables) -> List:
     )
     detail += (" torch said: %s" % said.splitlines()[0]) if said else " torch gave no warning."
     fix = ["%s -c \"import torch; torch.cuda.init()\"    # shows the real CUDA error" % c.python_cmd(s)]
-    low = said.lower()
-    if "libcuda" in low or "cannot open shared object" in low:
-        fix.append("ldconfig -p | grep libcuda.so.1    # the driver's libcuda must be on the loader path")
-    if "operation not permitted" in low or "permission" in low or "error 304" in low:
-        fix.append("ls -l /dev/nvidia*    # every node must be readable and writable by you")
+    known = torch_error_kind(said)
+    if known is not None:
+        detail += " cudaenv explain reads it as %s (%s)." % (known.id, known.title)
+        fix += cuda_error_fix(known)
     if not s.platform.dev_nvidia and s.platform.wsl != 2:
         fix.append("sudo nvidia-modprobe -u -c=0    # creates /dev/nvidia-uvm and /dev/nvidia0")
     fix.append("env | grep -E '^(CUDA|NVIDIA)_'    # a stray CUDA_VISIBLE_DEVICES in the job's environment")
     return [F("torch-cuda-unavailable", "error", "torch.cuda.is_available() is False on a working GPU", detail, fix)]
+
+
+# What torch's CUDA error means is the error table's to say (data/error_patterns.json, classified by
+# cudaenv.explain.classify_error, the classifier `cudaenv explain` and `verify` use): the doctor adds the check that
+# fits the row it names, and nothing for a text the table does not know.
+DEVICE_NODE_IDS = ("driver-no-permission", "cuda-unknown-error")  # rows whose advice is to check the /dev/nvidia* nodes
+LOADER_IDS = ("cuda-library-missing", "libcudart-missing")  # rows of a library the dynamic loader could not find
+
+
+def torch_error_kind(text: str):
+    """The error table's row for torch's CUDA error text (an :class:`~cudaenv.explain.ErrorMatch`), or None."""
+    if not text:
+        return None
+    from cudaenv.explain import classify_error
+
+    return classify_error(text)
+
+
+def cuda_error_fix(match) -> List[str]:
+    """The doctor's check for a CUDA error the table named (``match``: :func:`torch_error_kind`'s answer)."""
+    if match.id in LOADER_IDS:
+        library = dict(match.values).get("library") or "libcuda.so.1"
+        whose = "the driver's libcuda" if library.startswith("libcuda.") else library
+        return ["ldconfig -p | grep %s    # %s must be on the loader path" % (library, whose)]
+    if match.id in DEVICE_NODE_IDS:
+        return ["ls -l /dev/nvidia*    # every node must be readable and writable by you"]
+    return []

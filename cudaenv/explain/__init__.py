@@ -19,9 +19,10 @@ end of a log), and :func:`read_paste` reads a paste of any size and encoding in 
 ('gpu-arch-unsupported', 'high')
 """
 
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
 from cudaenv._record import Record
+from cudaenv.model.reports import Finding
 from cudaenv.version import sm_name
 
 MAX_TEXT = 1_000_000  # characters of a pasted log that are searched: the first and the last half of it
@@ -57,7 +58,8 @@ class ErrorCatalog(Record):
 
 
 class ExplainReport(Record):
-    """``cudaenv explain --json``: the root cause (with its context lines), the other matches ranked, the facts."""
+    """``cudaenv explain --json``: the root cause (with its context lines), the other matches ranked, the facts read
+    from pasted tool outputs and the doctor's findings on them (:func:`cudaenv.pasted.paste_findings`)."""
 
     _json_envelope = True
 
@@ -67,6 +69,7 @@ class ExplainReport(Record):
     context: Tuple[str, ...] = ()
     facts: Optional[Dict[str, Any]] = None
     cut: Optional[Dict[str, Any]] = None  # {size, stopped} when only the head and tail of a long paste were searched
+    findings: Tuple[Finding, ...] = ()  # the doctor's findings on the pasted facts (the last key of the JSON)
 
     def _json_adjust(self, data: Dict[str, Any]) -> None:
         if data["match"] is not None:
@@ -226,36 +229,47 @@ def _small(value: Any) -> Optional[int]:
     return int(text) if text.isascii() and text.isdigit() and len(text) <= 6 else None
 
 
-def context_lines(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> List[str]:
-    """Sentences about this machine that sharpen an explanation (``facts``: verify_device.py's ``info``)."""
+class ProbeContext(NamedTuple):
+    """What ``--probe``'s facts (verify_device.py's ``info``) say that sharpens an explanation, as data: only the kinds
+    the match's row names (:func:`context_kinds`) are filled. The sentences are
+    :func:`cudaenv.render.explain.context_lines`."""
+
+    python: Optional[str] = None  # the interpreter the facts come from (None: "this Python")
+    import_error: Any = None  # torch does not import there: nothing else is said
+    device_count: Optional[int] = None  # devices: the GPUs torch sees
+    visible: Any = None  # devices: CUDA_VISIBLE_DEVICES as the probe read it (None: unset)
+    missing_device: Optional[int] = None  # devices: the match's cuda:N, when it does not exist here
+    map_location: Optional[str] = None  # ... and what to load onto instead ("cuda:0" or "cpu")
+    torch_version: Any = None  # torch_build: the torch there, and the CUDA it was built for
+    torch_cuda: Any = None
+    arch_list: Tuple[str, ...] = ()  # arch: the kernels torch has
+    gpus: Tuple[Tuple[int, str, str], ...] = ()  # arch: (index, name, sm_NN) of each GPU torch sees
+
+
+def probe_context(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> Optional[ProbeContext]:
+    """The probe's facts that sharpen ``match`` (None without facts); untrusted values are checked, never trusted."""
     if not facts:
-        return []
-    lines: List[str] = []
-    kinds = context_kinds(match.id)
-    count = _small(facts.get("device_count"))
-    visible = facts.get("cuda_visible_devices")
+        return None
+    python = facts.get("python") or None
     torch_version = facts.get("torch")
     if torch_version is None and facts.get("import_error"):
-        return ["torch does not import in %s: %s" % (facts.get("python") or "this Python", facts["import_error"])]
+        return ProbeContext(python=python, import_error=facts["import_error"])
+    kinds = context_kinds(match.id)
+    found: Dict[str, Any] = {"python": python}
     if "devices" in kinds:
-        if count is not None:
-            names = ["cuda:%d" % i for i in range(min(count, 64))]
-            seen = ", ".join(names) if names else "no GPU"
-            lines.append("Here torch sees %d GPU(s): %s." % (count, seen))
-        if visible is not None:
-            lines.append("CUDA_VISIBLE_DEVICES=%r in this environment." % visible)
+        count = _small(facts.get("device_count"))
+        found.update(device_count=count, visible=facts.get("cuda_visible_devices"))
         device = _small(dict(match.values).get("device"))
         if device is not None and count is not None and device >= count:
-            target = "cuda:0" if count else "cpu"
-            lines.append("Use map_location=%r here (cuda:%s does not exist)." % (target, device))
+            found.update(missing_device=device, map_location="cuda:0" if count else "cpu")
     if "torch_build" in kinds and torch_version:
-        lines.append("torch %s in %s (built for CUDA %s)." % (torch_version, facts.get("python") or "this Python", facts.get("cuda") or "none: a CPU build"))
+        found.update(torch_version=torch_version, torch_cuda=facts.get("cuda"))
     if "arch" in kinds:
-        arch = facts.get("arch_list") or []
-        if arch:
-            lines.append("This torch has kernels for: %s." % " ".join(str(a) for a in arch))
+        found["arch_list"] = tuple(str(a) for a in facts.get("arch_list") or [])
+        gpus = []
         for i, dev in enumerate(facts.get("devices") or []):
             cap = dev.get("capability") if isinstance(dev, Mapping) else None
             if cap:
-                lines.append("cuda:%d %s is %s." % (i, dev.get("name") or "", sm_name(cap) or "sm_" + str(cap).replace(".", "")))
-    return lines
+                gpus.append((i, dev.get("name") or "", sm_name(cap) or "sm_" + str(cap).replace(".", "")))
+        found["gpus"] = tuple(gpus)
+    return ProbeContext(**found)

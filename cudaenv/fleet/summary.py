@@ -176,8 +176,10 @@ def _read_node(path: str, notes: Optional[List[str]] = None, cache: Optional[dic
 
 
 def natural_key(name: str):
-    """``node-2`` before ``node-10``."""
-    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", name) if p]
+    """``node-2`` before ``node-10``. A name is untrusted: only a run of ASCII digits is a number (``str.isdigit`` is
+    also true of ``²``, which ``int`` refuses), and a run too long to be a node number sorts as text."""
+    return [(0, int(p), "") if p.isascii() and p.isdigit() and len(p) <= 18 else (1, 0, p)
+            for p in re.split(r"([0-9]+)", name) if p]
 
 
 class Summarizer:

@@ -3,15 +3,17 @@
 ``write_cache`` writes a temporary file beside the cache and renames it over the old one. ``load_cache``
 reads at most :data:`MAX_CACHE` bytes of a regular file through ``host.read_regular_why`` (never a
 FIFO, a device or a link to one), checks UTF-8, nesting and every field (``fetched_at`` must be a time),
-and answers ``(data, note)``: a cache that is missing is ``(None, None)``; one that is corrupt, foreign or
-older than the bundled tables is ``(None, one note)``, and the caller goes on with the bundled tables.
+and answers ``(data, note)``: a cache that is missing is ``(None, None)``; one that is corrupt, foreign, of another
+cache layout (:data:`cudaenv.index.torch.CACHE_SCHEMA`: a newer or an older cudaenv wrote it) or older than the
+bundled tables is ``(None, one note)``, and the caller goes on with the bundled tables (``cudaenv torch refresh``
+writes a new cache over it).
 """
 
 import json
 import os
 from typing import Mapping, Optional, Tuple
 
-from cudaenv.index.torch import IndexData, iso_date
+from cudaenv.index.torch import CacheVersionError, IndexData, iso_date
 from cudaenv.parse.index_pages import json_depth_within
 
 CACHE_NAME = "torch-index.json"
@@ -77,6 +79,8 @@ def load_cache(path: str, base: str, bundled_date: str) -> Tuple[Optional[IndexD
         return None, _ignored(path, "is nested too deeply to be a cache")
     try:
         data = IndexData.from_dict(json.loads(text))
+    except CacheVersionError as exc:  # another cudaenv's layout: never half-read, rebuilt by the next refresh
+        return None, _ignored(path, "was %s" % exc if str(exc).startswith("written") else "has %s" % exc)
     except (ValueError, RecursionError, TypeError, AttributeError, KeyError) as exc:
         return None, _ignored(path, "is corrupt (%s)" % (str(exc)[:60] if isinstance(exc, ValueError) and "Expecting" not in str(exc)
                                                          else "not a cudaenv cache"))

@@ -17,7 +17,12 @@ from cudaenv.index.client import Deadline, FetchError, fetch_page
 from cudaenv.parse.index_pages import Wheel, parse_index_page, parse_wheel_filename, python_sort_key
 
 DEFAULT_BASE = "https://download.pytorch.org/whl"
-SCHEMA = 1
+# The version of the cache file's own layout (its "schema" key). The cache is no command output: it is not part of
+# the JSON contract (cudaenv.model, schema_version) and never goes through its codec, which reads a newer minor "as
+# far as it understands". A cache of any other version (newer or older) is not read at all: it is ignored with a
+# note and `cudaenv torch refresh` writes a new one (refetching costs a few seconds; a half-understood cache could
+# hide wheels that exist). Raise it whenever the layout changes.
+CACHE_SCHEMA = 1
 DEFAULT_TIMEOUT = _config.setting("CUDAENV_INDEX_TIMEOUT").default  # the one default lives in config's table
 LATEST_TIME = 4102444800.0  # 2100-01-01: a fetched_at beyond it is not a time
 MAX_VARIANTS = 200
@@ -38,6 +43,20 @@ def variant_ok(variant: Any) -> bool:
     return isinstance(variant, str) and len(variant) <= 24 and bool(re.fullmatch(r"cu\d{2,3}|rocm\d{1,3}(?:\.\d{1,3}){0,3}|xpu|cpu", variant))
 
 
+class CacheVersionError(ValueError):
+    """A cache written with another :data:`CACHE_SCHEMA` (by a newer or an older cudaenv): never read, rebuilt."""
+
+
+def check_cache_schema(value: Any) -> None:
+    """Nothing when ``value`` is :data:`CACHE_SCHEMA`; else :class:`CacheVersionError` saying which cache it is."""
+    if isinstance(value, int) and not isinstance(value, bool) and value == CACHE_SCHEMA:
+        return
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1000:
+        raise CacheVersionError("written by %s cudaenv (cache schema %d; this one reads %d)"
+                                % ("a newer" if value > CACHE_SCHEMA else "an older", value, CACHE_SCHEMA))
+    raise CacheVersionError("no cache schema this cudaenv knows (it reads %d)" % CACHE_SCHEMA)
+
+
 @dataclass
 class IndexData:
     """What the live index says: variant -> torch version -> platform -> Pythons ("any" for pure wheels)."""
@@ -48,14 +67,16 @@ class IndexData:
     notes: List[str] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"schema": SCHEMA, "index_base": self.index_base, "fetched_at": self.fetched_at,
+        return {"schema": CACHE_SCHEMA, "index_base": self.index_base, "fetched_at": self.fetched_at,
                 "fetched": iso_date(self.fetched_at), "variants": self.variants, "notes": list(self.notes)}
 
     @classmethod
     def from_dict(cls, data: Any) -> "IndexData":
-        """Checked field by field; ValueError says what is wrong (a cache is untrusted input)."""
-        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-            raise ValueError("unknown cache schema")
+        """Checked field by field; ValueError says what is wrong (a cache is untrusted input), and
+        :class:`CacheVersionError` when the cache has another :data:`CACHE_SCHEMA`."""
+        if not isinstance(data, dict):
+            raise ValueError("not a cache object")
+        check_cache_schema(data.get("schema"))
         base, fetched, variants = data.get("index_base"), data.get("fetched_at"), data.get("variants")
         if not isinstance(base, str) or not base:
             raise ValueError("no index_base")

@@ -46,24 +46,6 @@ def env_interpreter(prefix: str, system: str, conda: bool = False) -> str:
     return env_interpreters(prefix, system, conda)[0]
 
 
-def site_env_prefix(site: str) -> Optional[str]:
-    """The venv or conda prefix a site-packages folder belongs to, None for another layout.
-
-    ``PREFIX/lib/pythonX.Y/site-packages`` (Linux, macOS; also ``lib64`` and Debian's ``dist-packages``) and
-    ``PREFIX\\Lib\\site-packages`` (Windows venvs and conda envs). The prefix keeps the separators ``site`` has.
-    """
-    text = site.rstrip("/\\")
-    cut = [i for i, ch in enumerate(text) if ch in "/\\"]
-    parts = text.replace("\\", "/").split("/")
-    if len(parts) < 3 or parts[-1] not in ("site-packages", "dist-packages"):
-        return None
-    if parts[-2].lower() == "lib":  # Windows: PREFIX\Lib\site-packages
-        return text[: cut[-2]] or text[:1]
-    if len(parts) >= 4 and parts[-2].startswith("python") and parts[-3] in ("lib", "lib64"):
-        return text[: cut[-3]] or text[:1]
-    return None
-
-
 def _explicit(host, explicit: str) -> Interpreter:
     looks_like_path = os.sep in explicit or "/" in explicit or (host.system == "windows" and "\\" in explicit)
     if looks_like_path:

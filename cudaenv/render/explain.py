@@ -5,7 +5,7 @@ details and advice, an assertion's text, the probe's context lines) passes throu
 :func:`cudaenv.text.printable`. Lines fit ``width`` (80, or a narrower ``COLUMNS``).
 """
 
-from typing import List, Sequence
+from typing import Any, List, Mapping, Optional, Sequence
 
 from cudaenv.explain import MAX_TEXT, ErrorMatch
 from cudaenv.render.text import WIDTH, fit, wrap, wrap_advice
@@ -33,6 +33,33 @@ def cut_note(size: int, stopped: bool = False, unit: str = "characters") -> str:
     """One line saying that only the head and tail of a long paste were searched."""
     return "(the text is %s %s long%s: cudaenv searched its first and last %s)" % (
         "{:,}".format(size), unit, " or more (reading stopped there)" if stopped else "", "{:,}".format(MAX_TEXT // 2))
+
+
+def context_lines(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> List[str]:
+    """Sentences about this machine that sharpen an explanation (``facts``: verify_device.py's ``info``), from what
+    :func:`cudaenv.explain.probe_context` found in them. Unescaped: :func:`render_match` escapes what it shows."""
+    from cudaenv.explain import probe_context
+
+    ctx = probe_context(match, facts)
+    if ctx is None:
+        return []
+    where = ctx.python or "this Python"
+    if ctx.import_error:
+        return ["torch does not import in %s: %s" % (where, ctx.import_error)]
+    lines: List[str] = []
+    if ctx.device_count is not None:
+        seen = ", ".join("cuda:%d" % i for i in range(min(ctx.device_count, 64))) or "no GPU"
+        lines.append("Here torch sees %d GPU(s): %s." % (ctx.device_count, seen))
+    if ctx.visible is not None:
+        lines.append("CUDA_VISIBLE_DEVICES=%r in this environment." % ctx.visible)
+    if ctx.missing_device is not None:
+        lines.append("Use map_location=%r here (cuda:%s does not exist)." % (ctx.map_location, ctx.missing_device))
+    if ctx.torch_version:
+        lines.append("torch %s in %s (built for CUDA %s)." % (ctx.torch_version, where, ctx.torch_cuda or "none: a CPU build"))
+    if ctx.arch_list:
+        lines.append("This torch has kernels for: %s." % " ".join(ctx.arch_list))
+    lines += ["cuda:%d %s is %s." % gpu for gpu in ctx.gpus]
+    return lines
 
 
 def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] = (), others: Sequence[ErrorMatch] = ()) -> str:

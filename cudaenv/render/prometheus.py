@@ -18,6 +18,7 @@ import calendar
 import time
 from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.model.schema import SCHEMA_VERSION
 from cudaenv.text import printable
 
 SEVERITIES = ("error", "warning", "info")
@@ -57,7 +58,7 @@ def render_prometheus(report) -> str:
         families.append((name, help_text, samples))
 
     family("cudaenv_info", "The cudaenv that wrote this report (version, schema_version) and the node's host name.",
-           [_sample("cudaenv_info", (("version", s.cudaenv_version or ""), ("schema_version", 1),
+           [_sample("cudaenv_info", (("version", s.cudaenv_version or ""), ("schema_version", SCHEMA_VERSION),
                                      ("hostname", report.hostname or "")), 1)])
     stamp = _epoch(report.generated_at)
     if stamp is not None:

@@ -43,24 +43,17 @@ def render_text(rec: Any, width: int = 80) -> str:
 
 
 def render_requirements(rec: Any) -> str:
-    """A requirements.txt snippet. Local tags pinned with --extra-index-url, so PyPI's build of the same version cannot win."""
-    from cudaenv.facts import torch_policy as policy
-    from cudaenv.recommend.install import local_pins
-
+    """A requirements.txt snippet: the decision's own pins (``rec.packages``, :func:`cudaenv.recommend.install.packages`
+    made them with the tables the decision was given). When they carry local tags (``torch==2.7.1+cu126``) the variant
+    index is an ``--extra-index-url``: the tag already keeps PyPI's build of the same version from winning, and the
+    plain pins (a torchaudio that is not rebuilt) may come from either index; else it is the ``--index-url``."""
     if not rec.variant:
         return "# no torch build fits this machine: see `cudaenv torch recommend`\n"
     out = ["# torch %s, %s (cudaenv torch recommend)" % (rec.torch_version, rec.variant)]
-    if rec.index_url and local_pins(rec.variant, rec.platform or "linux-x86_64"):
-        out.append("--extra-index-url %s" % rec.index_url)
-        for pkg in rec.plain_packages:
-            name, _, version = pkg.partition("==")
-            if version and not policy.not_rebuilt(name, version, rec.torch_version):
-                pkg = "%s+%s" % (pkg, rec.variant)
-            out.append(pkg)
-    else:
-        if rec.index_url:
-            out.append("--index-url %s" % rec.index_url)
-        out.extend(rec.plain_packages)
+    if rec.index_url:
+        pinned = any(p.endswith("+" + rec.variant) for p in rec.packages)  # a pin carries the variant's local tag
+        out.append("%s %s" % ("--extra-index-url" if pinned else "--index-url", rec.index_url))
+    out.extend(rec.packages)
     return "\n".join(out) + "\n"
 
 

@@ -13,6 +13,7 @@ from cudaenv.probes.dpkg import read_alternative
 from cudaenv.shells.posix import quote_exact
 from cudaenv.text import printable
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, sudo_prefix
+from cudaenv.version import version_key
 
 LINK = "/usr/local/cuda"
 ALTDIR = "/etc/alternatives"
@@ -90,8 +91,10 @@ def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldcon
 
 
 def _priority(version: Optional[str]) -> int:
-    nums = [int(x) for x in re.findall(r"\d+", version or "")[:2]]
-    return nums[0] * 10 + (nums[1] if len(nums) > 1 else 0) if nums else 10
+    """The update-alternatives priority of a toolkit, as NVIDIA's packages give it: 12.4 -> 124, 11.8 -> 118 (10 when
+    the version is unknown). Read by :func:`cudaenv.version.version_key`, the one reader of a version."""
+    key = version_key(version)
+    return key[0] * 10 + (key[1] if len(key) > 1 else 0) if key else 10
 
 
 def find_rc_mentions(name: str, text: str, toolkit_path: str) -> List[str]:

@@ -176,3 +176,18 @@ def test_cudaenv_use_imports_nothing_heavy(tmp_path):
     assert "export PATH=" in run.stdout and "/sw/12.4/bin" in run.stdout, run.stdout
     loaded = run.stderr.rsplit("LOADED", 1)[1].split()
     assert loaded == [], loaded
+
+
+def test_a_missing_command_module_is_a_broken_install_and_fails_loudly(monkeypatch):
+    """cudaenv's own command modules are not optional: no 'not available' message (exit 2) hides a broken install
+    (bench/run.py's has_command needs none: a cudaenv without the command answers argparse's exit 2)."""
+    import io
+
+    from cudaenv import commands
+    from cudaenv.cli import main
+
+    monkeypatch.setitem(commands.COMMANDS, "gone", ("cudaenv.commands.no_such_module", "a command whose module is missing"))
+    with pytest.raises(ModuleNotFoundError, match="cudaenv.commands.no_such_module"):
+        main(["gone"], out=io.StringIO(), err=io.StringIO(), env={})
+    err = io.StringIO()
+    assert main(["no-such-command"], out=io.StringIO(), err=err, env={}) == 2 and "invalid choice" in err.getvalue()

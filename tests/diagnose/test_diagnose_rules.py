@@ -261,6 +261,64 @@ def test_torch_cuda_unavailable_says_what_torch_saw():
     assert "CUDA unknown error" in f.detail and PY in f.fix[0]
 
 
+def _recorded_errors():
+    from builders import RECORDED
+
+    return sorted(p.name for p in RECORDED.glob("err-*.txt"))
+
+
+@pytest.mark.parametrize("name", _recorded_errors())
+def test_the_doctor_reads_torchs_cuda_error_as_explain_does(name):
+    """torch's CUDA error is classified by the error table (cudaenv.explain.classify_error), never by the doctor's own
+    substrings: on every recorded error text the finding names explain's id, and adds the check of that row."""
+    from builders import recorded
+    from cudaenv.explain import classify_error
+
+    text = recorded(name)
+    t = cuda_torch(cuda_available=False, device_count=0, devices=(), cuda_error=text)
+    f = one(healthy(torch=t), "torch-cuda-unavailable")
+    m = classify_error(text)
+    assert m is not None and "cudaenv explain reads it as %s (%s)." % (m.id, m.title) in f.detail
+    extra = list(f.fix[1:-1])  # between "shows the real CUDA error" and the CUDA_VISIBLE_DEVICES check
+    if m.id in ("cuda-library-missing", "libcudart-missing"):
+        library = dict(m.values)["library"]
+        assert extra == ["ldconfig -p | grep %s    # %s must be on the loader path"
+                         % (library, "the driver's libcuda" if library.startswith("libcuda.") else library)]
+    elif m.id in ("driver-no-permission", "cuda-unknown-error"):
+        assert extra == ["ls -l /dev/nvidia*    # every node must be readable and writable by you"]
+    else:
+        assert extra == [], (m.id, extra)
+
+
+def test_a_cuda_error_the_table_does_not_know_gets_no_guess():
+    # torch's "Error 304: OS call failed or operation not supported on this OS" has no row in the error table:
+    # the doctor used to guess device-node permissions from the words "error 304" / "permission"; it says only
+    # what torch said (and explain, given the same text, recognises nothing either)
+    from cudaenv.explain import classify_error
+
+    said = ("CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+            "calling NumCudaDevices() that might have already set an error? Error 304: OS call failed or operation not "
+            "supported on this OS")
+    assert classify_error(said) is None
+    f = one(healthy(torch=cuda_torch(cuda_available=False, device_count=0, devices=(), cuda_error=said)), "torch-cuda-unavailable")
+    assert "Error 304" in f.detail and "cudaenv explain reads it" not in f.detail
+    assert not any("/dev/nvidia" in x or "ldconfig" in x for x in f.fix)
+    libcuda = "CUDA initialization: libcuda.so.1: cannot open shared object file: No such file or directory"
+    f = one(healthy(torch=cuda_torch(cuda_available=False, device_count=0, devices=(), cuda_error=libcuda)), "torch-cuda-unavailable")
+    assert "ldconfig -p | grep libcuda.so.1    # the driver's libcuda must be on the loader path" in f.fix
+
+
+def test_the_doctors_checks_follow_the_tables_advice():
+    """The ids the doctor keys its checks on are rows of the table, and each row's own advice says that check."""
+    from cudaenv.diagnose.versions import DEVICE_NODE_IDS, LOADER_IDS
+    from cudaenv.explain import describe
+
+    for error_id in DEVICE_NODE_IDS:
+        assert any("ls -l /dev/nvidia*" in a for a in describe(error_id).advice), error_id
+    for error_id in LOADER_IDS:
+        assert any("ldconfig -p | grep" in a for a in describe(error_id).advice), error_id
+
+
 @pytest.mark.parametrize(
     "arch, cap, expected",
     [

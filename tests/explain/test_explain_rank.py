@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import recorded
-from cudaenv.explain import classify_all, classify_error, context_lines, read_paste
+from cudaenv.explain import classify_all, classify_error, read_paste
 from cudaenv.explain import rank as R
 from cudaenv.explain import table as T
 from cudaenv.explain.normalize import lines_of, normalize
-from cudaenv.render.explain import render_match
+from cudaenv.render.explain import context_lines, render_match
 from cudaenv.resources import load_table
 
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB"

@@ -199,6 +199,9 @@ def test_html_is_self_contained_and_escaped(cli, tmp_path):
 
 def test_natural_order():
     assert sorted(["node-10", "node-2", "node-1"], key=natural_key) == ["node-1", "node-2", "node-10"]
+    # host names from reports are untrusted: a superscript digit, other scripts' digits, a 5000-digit run
+    odd = ["0²0", "n٣", "n" + "9" * 5000, "n3", "n" + "9" * 4999]
+    assert sorted(odd, key=natural_key)[:2] == ["0²0", "n3"]
 
 
 # ------------------------------------------------------------------ reports made by the doctor on stand-in nodes

@@ -236,6 +236,47 @@ def test_corrupt_cache_is_ignored_with_a_note(tmp_path, content):
     assert data is None and "ignored" in note
 
 
+@pytest.mark.parametrize("schema, why", [(ti.CACHE_SCHEMA + 1, "was written by a newer cudaenv (cache schema %d; this one reads %d)"
+                                         % (ti.CACHE_SCHEMA + 1, ti.CACHE_SCHEMA)),
+                                        (ti.CACHE_SCHEMA - 1, "was written by an older cudaenv (cache schema %d; this one reads %d)"
+                                         % (ti.CACHE_SCHEMA - 1, ti.CACHE_SCHEMA)),
+                                        (None, "has no cache schema this cudaenv knows"), (True, "has no cache schema"),
+                                        ("1", "has no cache schema"), (10**30, "has no cache schema")])
+def test_a_cache_of_another_layout_is_ignored_and_named(tmp_path, schema, why):
+    # an otherwise valid cache: only its version differs (a newer cudaenv may have added keys this one would misread)
+    path = tmp_path / cache.CACHE_NAME
+    good = ti.IndexData("http://a/whl", time.time(), {"cu126": {"2.13.0": {"linux-x86_64": ["3.12"]}}}).to_dict()
+    assert good["schema"] == ti.CACHE_SCHEMA and cache.load_cache(_write(path, good), "http://a/whl", "2026-08-21")[1] is None
+    data, note = cache.load_cache(_write(path, dict(good, schema=schema)), "http://a/whl", "2026-08-21")
+    assert data is None and why in note and note.endswith("ignored (`cudaenv torch refresh` rebuilds it)"), note
+    with pytest.raises(ti.CacheVersionError):
+        ti.IndexData.from_dict(dict(good, schema=schema))
+
+
+def _write(path, data):
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_refresh_writes_a_new_cache_over_one_of_a_newer_layout(cli, fake_root, tmp_path):
+    folder = tmp_path / "cache"
+    folder.mkdir()
+    newer = dict(ti.IndexData("x", time.time(), {}).to_dict(), schema=ti.CACHE_SCHEMA + 1, index_base="http://x/whl")
+    _write(folder / cache.CACHE_NAME, newer)
+    srv = IndexServer()
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(folder), "CUDAENV_TORCH_INDEX": srv.base}
+    try:
+        res = cli("torch", "recommend", "--root", str(fake_root.path), "--torch", "2.7.1", "--driver", "560.35.03",
+                  "--compute-capability", "8.6", env=env)
+        assert res.code == 0 and "written by a newer cudaenv" in " ".join((res.out + res.err).split()), res
+        assert cli("torch", "refresh", "--timeout", "1", env=env).code == 0
+    finally:
+        srv.close()
+    back, note = cache.load_cache(str(folder / cache.CACHE_NAME), srv.base, "2026-08-21")
+    assert note is None and "cu134" in back.variants  # refetched, in this version's layout
+    assert json.loads((folder / cache.CACHE_NAME).read_text())["schema"] == ti.CACHE_SCHEMA
+
+
 def test_stale_or_foreign_cache_is_ignored(tmp_path):
     path = str(tmp_path / cache.CACHE_NAME)
     old = ti.IndexData("http://a/whl", time.mktime((2025, 1, 1, 0, 0, 0, 0, 0, 0)), {"cu126": {}})

@@ -412,6 +412,22 @@ def test_cli_pasted_tool_output_fills_facts_and_findings(cli):
     assert data["findings"][0]["severity"] == "error"
 
 
+def test_explain_json_round_trips_with_its_findings(cli):
+    """The findings are a field of ExplainReport (written by the one codec), so from_dict reads them back."""
+    from cudaenv.explain import ExplainReport
+    from cudaenv.model.reports import Finding
+
+    r = cli("explain", "--json", "--offline", COLLECT_ENV_117 + recorded("err-driver-too-old-for-torch.txt"))
+    data = r.json()
+    notes = []
+    report = ExplainReport.from_dict(data, notes)
+    assert notes == [] and report.recognised and report.match.id == "driver-too-old-for-torch"
+    assert [f.id for f in report.findings] == ["driver-too-old-for-torch", "toolkit-newer-than-driver"]
+    assert all(isinstance(f, Finding) for f in report.findings) and report.findings[0].fix
+    assert report.to_dict() == data  # every key, findings last, read back and written again the same
+    assert list(data)[0] == "schema_version" and list(data)[-1] == "findings"
+
+
 def test_cli_tool_output_alone_is_understood_in_text(cli):
     r = cli("explain", "--offline", COLLECT_ENV_117)
     assert r.code == 0, r

@@ -125,7 +125,7 @@ def test_windows_layouts():
     ("/root/venvs/old/lib/python3.11", None),
 ])
 def test_site_env_prefix_knows_posix_and_windows_layouts(site, prefix):
-    from cudaenv.probes.python import site_env_prefix
+    from cudaenv.probes.site_packages import site_env_prefix
 
     assert site_env_prefix(site) == prefix
 

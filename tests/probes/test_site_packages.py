@@ -86,24 +86,49 @@ def test_env_guess_without_running_python(tmp_path):
     assert env_site_packages(host) == ("/venv/lib/python3.12/site-packages",)
 
 
-def _joins_site_packages(tree):
+def _docstrings(tree):
+    """The ids of the docstring constants of a module, its classes and functions (prose, not code)."""
+    out = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "join":
-            if any(isinstance(a, ast.Constant) and a.value in ("site-packages", "dist-packages") for a in node.args):
-                return True
-    return False
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def spells_site_packages(source):
+    """Lines of code (docstrings aside) that spell a site-packages folder name: a path built with it
+    (``join(p, "site-packages")``), a path cut at it (``parts.index("site-packages")``) or tested for it
+    (``"site-packages" in path``): each is a way to find a site-packages folder."""
+    tree = ast.parse(source)
+    prose = _docstrings(tree)
+    return sorted({node.lineno for node in ast.walk(tree)
+                   if isinstance(node, ast.Constant) and id(node) not in prose
+                   and isinstance(node.value, str) and ("site-packages" in node.value or "dist-packages" in node.value)})
 
 
 def test_one_home():
-    """Only the child asks Python for its dirs (site, sysconfig), and only probes/site_packages.py builds a
-    site-packages path from a prefix: a second reader anywhere else fails here."""
-    askers, builders = [], []
+    """Only the child asks Python for its dirs (site, sysconfig), and only probes/site_packages.py spells a
+    site-packages folder's name in code (to build one from a prefix, find the one a path lies in, or the prefix of
+    one): a second reader anywhere else fails here."""
+    askers, spellers = [], []
     for path in PACKAGE.rglob("*.py"):
         rel = path.relative_to(PACKAGE).as_posix()
         text = path.read_text(encoding="utf-8")
         if any(word in text for word in ("getsitepackages", "getusersitepackages", "purelib", "platlib")):
             askers.append(rel)
-        if _joins_site_packages(ast.parse(text)):
-            builders.append(rel)
+        if spells_site_packages(text) and not rel.startswith("_child/"):
+            spellers.append(rel)
     assert askers == ["_child/torch_probe.py"]
-    assert builders == ["probes/site_packages.py"]
+    assert spellers == ["probes/site_packages.py"]
+
+
+def test_the_one_home_check_catches_every_form():
+    # the forms that were once written outside the one home (uninstall/inspect.py, uninstall/targets.py, python.py)
+    for code in ('site = os.path.join(prefix, "lib", "python3.12", "site-packages")',
+                 'parts = p.split("/")\nif "site-packages" in parts:\n    site = "/".join(parts[: parts.index("site-packages") + 1])',
+                 'if "dist-packages" in path:\n    pass',
+                 'def f(parts):\n    """Finds site-packages."""\n    return parts[-1] in ("site-packages", "dist-packages")'):
+        assert spells_site_packages(code), code
+    assert spells_site_packages('"""A module about site-packages."""\ndef f():\n    """In site-packages."""\n    return 1') == []

@@ -1,5 +1,6 @@
 """Scenarios for `cudaenv torch recommend`: the pure decision, then the command with fake GPUs on PATH."""
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from cudaenv.recommend import recommend
@@ -179,6 +180,35 @@ def test_requirements_and_pyproject_snippets():
 
     data = tomllib.loads(pyproject)
     assert data["tool"]["uv"]["index"][0]["explicit"] is True
+
+
+@pytest.mark.parametrize("where, torch_version, companions, tagged", [
+    (("560.35.03", [RTX3090]), "2.7.1", {"torchvision": "0.21.0", "torchaudio": "2.6.0"}, 3),
+    # torchaudio 2.11 is not rebuilt for torch 2.14: it keeps its plain pin beside the tagged torch and torchvision
+    (("560.35.03", [RTX3090]), "2.14.1", {"torchvision": "0.28.0", "torchaudio": "2.11.0"}, 2),
+    ((None, []), "2.14.1", {"torchaudio": "2.11.0"}, 1),  # +cpu on linux-x86_64
+    ((None, [], None, "linux", "aarch64"), "2.7.1", {"torchvision": "0.21.0"}, 0),  # CPU wheels on aarch64 are untagged
+])
+def test_requirements_print_the_decisions_own_pins(where, torch_version, companions, tagged):
+    rec = recommend(machine(*where), torch_version=torch_version, companions=companions)
+    assert sum(p.endswith("+" + rec.variant) for p in rec.packages) == tagged, rec.packages
+    lines = render_requirements(rec).splitlines()
+    assert tuple(lines[2:]) == rec.packages and rec.packages
+    tagged = any(p.endswith("+" + rec.variant) for p in rec.packages)
+    assert lines[1] == ("--extra-index-url " if tagged else "--index-url ") + rec.index_url
+
+
+def test_requirements_follow_the_tables_the_decision_was_given():
+    # a policy table without local-tag rows: the decision pins plain versions, and so does the snippet
+    from cudaenv.resources import load_table
+
+    policy = load_table("torch_policy")
+    plain = dict(policy, rows=[r for r in policy["rows"] if r["rule"] != "local_tag"])
+    rec = recommend(machine("560.35.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0"},
+                    tables={"torch_policy": plain})
+    assert rec.packages == ("torch==2.7.1", "torchvision==0.22.1")
+    assert render_requirements(rec).splitlines()[1:] == ["--index-url https://download.pytorch.org/whl/cu128",
+                                                        "torch==2.7.1", "torchvision==0.22.1"]
 
 
 def test_to_dict_has_the_documented_keys():

@@ -137,3 +137,10 @@ def test_link_under_root_never_names_this_machines_link(root, cli):
     for line in res.out.splitlines():
         words = line.split()
         assert words[-1] != "/usr/local/cuda" and (words[0] != "ldconfig" or "-r" in words), line
+
+
+def test_alternatives_priority_is_read_by_the_one_version_reader():
+    from cudaenv.toolkit.link import _priority
+
+    assert [_priority(v) for v in ("12.4.131", "11.8", "13", "v12.1", None, "", "unknown")] == [124, 118, 130, 121, 10, 10, 10]
+    assert _priority("9" * 5000 + ".1") > 0  # bounded like every version read (a 5000-digit int() raised ValueError)

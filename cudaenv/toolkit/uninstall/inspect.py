@@ -20,7 +20,8 @@ from cudaenv.parse.toolkit_files import parse_dist_metadata_name
 from cudaenv.probes.dpkg import probe_alternatives
 from cudaenv.probes.ldconf import LD_SO_CONF_D as LDCONF_D
 from cudaenv.probes.ldconf import read_ld_conf
-from cudaenv.probes.python import env_interpreters, site_env_prefix
+from cudaenv.probes.python import env_interpreters
+from cudaenv.probes.site_packages import enclosing_site_packages, site_env_prefix
 from cudaenv.toolkit.uninstall import dpkg as dpkg_mod
 from cudaenv.toolkit.uninstall import rpm as rpm_mod
 from cudaenv.toolkit.uninstall.records import PROTECTED
@@ -98,12 +99,8 @@ def _conda(host, path: str, notes: List[Note]) -> Tuple[Optional[str], Tuple[str
 
 
 def _pip(host, path: str, python: Optional[str]) -> Optional[PipEnv]:
-    parts = path.replace("\\", "/").split("/")
-    if "site-packages" in parts:
-        site = "/".join(parts[: parts.index("site-packages") + 1])
-    elif "dist-packages" in parts:
-        site = "/".join(parts[: parts.index("dist-packages") + 1])
-    else:
+    site = enclosing_site_packages(path)
+    if site is None:
         return None
     from packaging.utils import canonicalize_name
 
@@ -171,7 +168,7 @@ def inspect_target(host, tk: Toolkit, ctx: Dict, notes: List[Note], python: Opti
     method = tk.install_method
     if method == "unknown":
         method = {"dpkg": "deb", "rpm": "rpm"}.get(manager or "", "runfile" if uninstaller else "unknown")
-        if method == "unknown" and "site-packages" in path:
+        if method == "unknown" and enclosing_site_packages(path) is not None:
             method = "pip"
         tk = replace(tk, install_method=method)
     conda_prefix, conda_pkgs, conda_files = (None, (), ())

@@ -9,6 +9,7 @@ import posixpath
 from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.errors import UserError
+from cudaenv.probes.site_packages import enclosing_site_packages
 from cudaenv.probes.toolkits import nvcc_file_version, probe_toolkits, toolkit_version_from_files
 from cudaenv.snapshot import CudaSymlink, Note, Toolkit
 from cudaenv.text import printable
@@ -60,7 +61,7 @@ def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], every
         if not host.lexists(path):
             return [Toolkit(version=None, path=path, source="residue")]
         markers = ("bin/nvcc", "version.json", "version.txt", "include/cuda.h", "conda-meta", "bin/cuda-uninstaller")
-        if host.is_dir(path) and not host.is_link(path) and "site-packages" not in path and not any(
+        if host.is_dir(path) and not host.is_link(path) and enclosing_site_packages(path) is None and not any(
             host.lexists(posixpath.join(path, m)) for m in markers
         ):
             raise UserError("%s does not look like a CUDA toolkit (no bin/nvcc, version.json or include/cuda.h)" % printable(path),
