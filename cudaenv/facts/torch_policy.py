@@ -1,6 +1,6 @@
 """Rules of the torch decision that are not release rows (``data/torch_policy.json``), asked as questions.
+(Which CUDA first builds kernels for a GPU is not here: :func:`cudaenv.facts.cuda_arch.gpu_min_cuda`.)
 
-* ``gpu_min_cuda("12.0")`` -> ``("12.8", "Blackwell")``: the oldest CUDA whose builds have kernels for the GPU family.
 * ``gpu_min_driver("12.0", "linux")`` -> ``("570", "Blackwell")``: no older driver branch runs the GPU at all.
 * ``not_rebuilt("torchaudio", "2.11.0", "2.13.0")``: the package is not rebuilt per torch release (never pin a local tag).
 * ``local_tag("cpu", "linux-x86_64")``: wheels of that variant carry it as a local tag (``2.7.1+cpu``).
@@ -29,11 +29,6 @@ def _family(capability: Optional[str], rule: str, table: Optional[Dict[str, Any]
         if row["cc_major_from"] <= cc[0] <= row["cc_major_to"]:
             return row
     return None
-
-
-def gpu_min_cuda(capability: Optional[str], table: Optional[Dict[str, Any]] = None) -> Optional[Tuple[str, str]]:
-    row = _family(capability, "gpu_needs_cuda", table)
-    return (row["min_cuda"], row["label"]) if row else None
 
 
 def gpu_min_driver(capability: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[Tuple[str, str]]:

@@ -1,0 +1,49 @@
+"""Facts with one home: a second copy of a table, a URL or a distro command in the package fails here (issue 11).
+
+Each check reads the installed package's sources and data (``ast`` or plain text), so it fails on the copy itself,
+whatever the copy's answer is.
+"""
+
+import ast
+import json
+import os
+
+import cudaenv
+from cudaenv.resources import load_table
+
+PACKAGE = os.path.dirname(cudaenv.__file__)
+DATA = os.path.join(PACKAGE, "data")
+
+
+def _sources():
+    for folder, _, files in os.walk(PACKAGE):
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8") as f:
+                    yield os.path.relpath(path, PACKAGE), f.read()
+
+
+def _data_tables():
+    for name in sorted(os.listdir(DATA)):
+        if name.endswith(".json"):
+            with open(os.path.join(DATA, name), encoding="utf-8") as f:
+                yield name, json.load(f)
+
+
+# ------------------------------------------------------------------ which CUDA first builds for which GPU
+def test_one_table_says_which_cuda_first_builds_for_a_gpu():
+    """data/cuda_arch.json only: torch_policy.json had a second table (every 10.x-12.x GPU needs 12.8) that disagreed
+    with it for 10.3, 11.0 and 12.1."""
+    for name, table in _data_tables():
+        if name == "cuda_arch.json" or not isinstance(table, dict):
+            continue
+        for row in table.get("rows") or ():
+            if isinstance(row, dict):
+                keys = set(row)
+                assert not (keys & {"cc", "cc_major_from", "capability"} and keys & {"min_cuda", "cuda_from", "first_cuda"}), (name, row)
+    for path, text in _sources():
+        assert "gpu_needs_cuda" not in text, path
+        if path != os.path.join("facts", "cuda_arch.py"):
+            assert 'load_table("cuda_arch")' not in text and "load_table('cuda_arch')" not in text, path
+    assert {r["cc"] for r in load_table("cuda_arch")["rows"]} >= {"10.0", "10.3", "11.0", "12.0", "12.1"}
