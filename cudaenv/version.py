@@ -5,6 +5,8 @@
   ASCII digits only, anchored at both ends, at most :data:`MAX_PARTS` parts of at most :data:`MAX_DIGITS` digits.
   ``"12.4$(touch x)"`` and a 60,000-digit number are not versions; callers drop them with a note built by
   :func:`malformed` ("version.json has a malformed version '12.4$(tou...' (23 characters), ignored").
+* :func:`parse_driver_version` / :func:`parse_python_version` -- the same for a driver version (``"550.54.15"``)
+  and a CPython version as asked for (``"3.11"``, ``"3.13t"``).
 * :func:`cuda_from_int` -- CUDA's integer version: ``12040`` -> ``"12.4"``, ``11080`` -> ``"11.8"``.
 * :func:`cudnn_from_int` -- cuDNN's: ``90100`` -> ``"9.1.0"`` (v9 on: major*10000+minor*100+patch),
   ``8907`` -> ``"8.9.7"`` (up to v8: major*1000+minor*100+patch).
@@ -73,6 +75,22 @@ def parse_version(text: Any, max_parts: int = MAX_PARTS, max_digits: int = MAX_D
         return None
     value = text.strip()
     return value if is_version(value, max_parts, max_digits) else None
+
+
+def parse_driver_version(text: Any) -> Optional[str]:
+    """An NVIDIA driver version as given or read: ``"550.54.15"``, ``"572.61"``, ``"570"`` (a branch), Windows'
+    ``"32.0.15.6094"``: one to four parts of at most four digits, else None (``"abc$(x)"``, ``"550.54.15 "`` inside)."""
+    return parse_version(text, 4, 4)
+
+
+def parse_python_version(text: Any) -> Optional[str]:
+    """A CPython version as asked for: ``"3.11"``, ``"3.11.4"``, ``"3.13t"`` (free-threaded); two or three parts of
+    at most four digits and an optional ``t``, else None (``"3"``, ``"3.11rc1"``, ``"py3.11"``)."""
+    if not isinstance(text, str) or len(text) > 32:
+        return None
+    value = text.strip()
+    bare = value[:-1] if value.endswith("t") else value
+    return value if is_version(bare, 3, 4) and bare.count(".") >= 1 else None
 
 
 def malformed(where: str, value: Any, limit: int = 24) -> str:

@@ -161,3 +161,16 @@ def test_importing_it_loads_nothing_heavy():
     code = "import sys; import cudaenv.version; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not loaded & {"re", "typing", "json", "pathlib", "subprocess", "argparse", "dataclasses", "packaging"}
+
+
+def test_driver_and_python_version_readers():
+    from cudaenv.version import parse_driver_version, parse_python_version
+
+    for good in ("550.54.15", "570", "572.61", "32.0.15.6094", " 535.104.05 "):
+        assert parse_driver_version(good) == good.strip()
+    for bad in ("abc$(x)", "550.54.15x", "550..54", "12345", "1.2.3.4.5", "", None, 550, "550 54"):
+        assert parse_driver_version(bad) is None, bad
+    for good in ("3.11", "3.11.4", "3.13t", " 3.9 "):
+        assert parse_python_version(good) == good.strip()
+    for bad in ("3", "3.11rc1", "py3.11", "3.11.4.1", "3.1t1", "t", "", None, 3.11, "3.11tt"):
+        assert parse_python_version(bad) is None, bad
