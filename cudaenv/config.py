@@ -9,6 +9,10 @@ On the ``cudaenv use`` path (the shell and toolkit settings): no imports at modu
 only when a value is wrong.
 """
 
+# PyTorch's wheel index (https://pytorch.org/get-started/locally/: pip install torch --index-url <this>/cu126): the one
+# literal of it in the package; index/, recommend/ and the commands' help read it from here.
+TORCH_INDEX = "https://download.pytorch.org/whl"
+
 # kinds: how the text of the variable is read
 SECONDS = "seconds"  # a number of seconds > 0
 TEXT = "text"  # any non-empty text
@@ -42,8 +46,7 @@ _TABLE = (
     Setting("CUDAENV_TOOLKITS", TEXT, None, "more toolkit folders, `:`-separated (`;` on Windows): each a toolkit or a folder of toolkits"),
     Setting("CUDAENV_SHELL", TEXT, None, "the shell `use` and `init` write for (bash, zsh, fish, pwsh, sh)", "--shell",
             shown="basename of `$SHELL`"),
-    Setting("CUDAENV_TORCH_INDEX", TEXT, None, "the wheel index base every printed and read URL uses", "--index-base",
-            shown="https://download.pytorch.org/whl"),
+    Setting("CUDAENV_TORCH_INDEX", TEXT, TORCH_INDEX, "the wheel index base every printed and read URL uses", "--index-base"),
     Setting("CUDAENV_INDEX_TIMEOUT", SECONDS, 15.0, "seconds the whole `torch refresh` (and `--refresh`) may take: one deadline for every page, connect and read",
             "--timeout (torch refresh)"),
     Setting("CUDAENV_PACKAGE_INDEX", TEXT, None, "the package index (simple API) `cudaenv install` reads the cuda-toolkit releases from",

@@ -16,7 +16,7 @@ from cudaenv import config as _config
 from cudaenv.index.client import Deadline, FetchError, fetch_page
 from cudaenv.parse.index_pages import Wheel, parse_index_page, parse_wheel_filename, python_sort_key
 
-DEFAULT_BASE = "https://download.pytorch.org/whl"
+DEFAULT_BASE = _config.TORCH_INDEX  # the one literal lives in config (the setting's default)
 SCHEMA = 1
 DEFAULT_TIMEOUT = _config.setting("CUDAENV_INDEX_TIMEOUT").default  # the one default lives in config's table
 LATEST_TIME = 4102444800.0  # 2100-01-01: a fetched_at beyond it is not a time
@@ -25,7 +25,7 @@ MAX_VERSIONS = 2000
 
 
 def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
-    """``--index-base``, else ``CUDAENV_TORCH_INDEX``, else https://download.pytorch.org/whl (no trailing slash)."""
+    """``--index-base``, else ``CUDAENV_TORCH_INDEX``, else its default, PyTorch's index (no trailing slash)."""
     from cudaenv import config
 
     return (explicit or config.value(env, "CUDAENV_TORCH_INDEX") or DEFAULT_BASE).strip().rstrip("/")

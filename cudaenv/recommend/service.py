@@ -42,7 +42,7 @@ def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
     problem = check_url(base)
     if problem:
         flag = "--index-base" if explicit else "CUDAENV_TORCH_INDEX"
-        raise UserError("%s: %s" % (flag, problem), hint="for example --index-base https://download.pytorch.org/whl")
+        raise UserError("%s: %s" % (flag, problem), hint="for example --index-base %s" % config.TORCH_INDEX)
     return base
 
 

@@ -47,3 +47,20 @@ def test_one_table_says_which_cuda_first_builds_for_a_gpu():
         if path != os.path.join("facts", "cuda_arch.py"):
             assert 'load_table("cuda_arch")' not in text and "load_table('cuda_arch')" not in text, path
     assert {r["cc"] for r in load_table("cuda_arch")["rows"]} >= {"10.0", "10.3", "11.0", "12.0", "12.1"}
+
+
+# ------------------------------------------------------------------ PyTorch's wheel index
+def test_the_torch_index_url_is_written_once():
+    """It was written in request.py, index/torch.py, records.py, config.py, service.py and two commands' help."""
+    from cudaenv import config
+    from cudaenv.index.torch import index_base
+    from cudaenv.recommend.records import Request
+    from cudaenv.recommend.request import request_from_snapshot
+    from cudaenv.snapshot import Platform, Snapshot
+
+    host = config.TORCH_INDEX.split("//", 1)[1].split("/", 1)[0]
+    found = [path for path, text in _sources() for _ in range(text.count(host))]
+    assert found == ["config.py"], found
+    assert Request().index_base == config.TORCH_INDEX == index_base({})
+    assert request_from_snapshot(Snapshot(platform=Platform(system="linux"))).index_base == config.TORCH_INDEX
+    assert index_base({"CUDAENV_TORCH_INDEX": "https://mirror.example/whl/"}) == "https://mirror.example/whl"
