@@ -8,7 +8,8 @@
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.facts.drivers import compare_versions, version_tuple
+from cudaenv.facts.drivers import version_tuple
+from cudaenv.version import compare_pep440
 
 TABLE = "torch_policy"
 
@@ -43,7 +44,7 @@ def not_rebuilt(package: str, version: Optional[str], torch_version: Optional[st
     local-tagged builds exist only for the variants of that older release, so it is never pinned with one."""
     if not version or not torch_version:
         return False
-    return any(r["package"] == package and compare_versions(version, r["from"]) >= 0 and compare_versions(torch_version, r["from"]) > 0
+    return any(r["package"] == package and compare_pep440(version, r["from"]) >= 0 and compare_pep440(torch_version, r["from"]) > 0
                for r in _rows("not_rebuilt_per_torch", table))
 
 

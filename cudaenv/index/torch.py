@@ -78,10 +78,10 @@ class IndexData:
         return cls(base, float(fetched), variants, notes)
 
     def torch_versions(self) -> Tuple[str, ...]:
-        from cudaenv.facts.drivers import version_tuple
+        from cudaenv.version import pep440_key
 
         seen = {v for per_version in self.variants.values() for v in per_version if _is_release(v)}
-        return tuple(sorted(seen, key=version_tuple))
+        return tuple(sorted(seen, key=pep440_key))
 
     def variants_for(self, torch_version: str, platform: str, python: Optional[str] = None) -> Tuple[str, ...]:
         """Variants with a wheel of this torch for the platform (and Python "3.11" when given)."""
@@ -102,9 +102,12 @@ class IndexData:
 
 
 def _is_release(version: str) -> bool:
-    import re
+    """A final release written canonically (``2.7.1``; not ``2.8.0rc1``, ``2.8.0.dev20250528``, ``2.7.1.post1``, ``v2.7``)."""
+    from cudaenv.version import pep440
 
-    return bool(re.fullmatch(r"\d{1,6}(\.\d{1,6}){0,4}", version))
+    parsed = pep440(version)
+    return parsed is not None and not (parsed.pre or parsed.dev or parsed.post or parsed.local or parsed.epoch) \
+        and str(parsed) == version and len(parsed.release) <= 5
 
 
 def iso_date(ts: float) -> str:

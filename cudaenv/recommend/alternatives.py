@@ -12,6 +12,7 @@ from cudaenv.facts import cuda_arch
 from cudaenv.recommend.judge import best_fitting, evaluate, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate
 from cudaenv.recommend.view import Facts, Machine
+from cudaenv.version import compare_pep440, pep440_key
 
 
 def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Sequence[Candidate], chosen: Optional[Candidate],
@@ -25,14 +26,14 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
                                     "%s/%s" % (base, c.variant)))
     if requested and chosen is None:
         first, last = facts.variant_span(requested, m)
-        if last and drv.compare_versions(target, last) > 0:
+        if last and compare_pep440(target, last) > 0:
             alts.append(Alternative("torch", "use torch <= %s to stay on %s" % (last, requested), requested, last, "%s/%s" % (base, requested)))
-        elif first and drv.compare_versions(target, first) < 0:
+        elif first and compare_pep440(target, first) < 0:
             alts.append(Alternative("torch", "use torch >= %s for %s" % (first, requested), requested, first, "%s/%s" % (base, requested)))
         return alts
     if chosen is not None and chosen.fits or kind not in ("cuda",):
         if chosen is None and kind == "default":
-            older = newest_fitting(facts, m, kind, [v for v in known if drv.compare_versions(v, target) < 0])
+            older = newest_fitting(facts, m, kind, [v for v in known if compare_pep440(v, target) < 0])
             if older:
                 alts.append(Alternative("torch", "use torch <= %s (the last release with wheels for %s)" % (older, m.platform), "default", older))
         return alts
@@ -46,8 +47,8 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
         if best is not low:
             alts.append(Alternative("driver", "upgrade the driver to at least %s (for torch %s %s)" % (best.min_driver, target, best.variant),
                                     best.variant, target, "%s/%s" % (base, best.variant), best.min_driver))
-    older = [v for v in known if drv.compare_versions(v, target) < 0]
-    newer = [v for v in known if drv.compare_versions(v, target) > 0]
+    older = [v for v in known if compare_pep440(v, target) < 0]
+    newer = [v for v in known if compare_pep440(v, target) > 0]
     for version in reversed(older):
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
@@ -92,9 +93,9 @@ def no_build_options(m: Machine, facts: Facts) -> List[Alternative]:
     rows = facts.arch_rows(m)
     for row in rows:
         if all(tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) for cc in ccs):
-            if last is None or drv.compare_versions(row["to"], last[0]) > 0:
+            if last is None or compare_pep440(row["to"], last[0]) > 0:
                 last = (row["to"], row["variant"])
-    latest = max((r["to"] for r in rows), key=drv.version_tuple, default=None)
+    latest = max((r["to"] for r in rows), key=pep440_key, default=None)
     oldest = min((tf.cc_tuple(a) for r in rows if r["to"] == latest for a in r["archs"] if tf.cc_tuple(a)), default=None)
     # not older than what the newest builds still target: a GPU the builds do not know yet (sm_110), not one they dropped
     newer = [(cc, cuda_arch.gpu_min_cuda(cc, facts.t(cuda_arch.TABLE))) for cc in ccs if oldest and (tf.cc_tuple(cc) or (0, 0)) > oldest]

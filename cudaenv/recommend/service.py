@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from cudaenv._record import Record
 from cudaenv import config
 from cudaenv.errors import UserError
-from cudaenv.version import cc_tuple, parse_driver_version, parse_python_version
+from cudaenv.version import cc_tuple, compare_pep440, parse_driver_version, parse_python_version
 
 
 class Options(Record):
@@ -184,7 +184,6 @@ class RefreshOutcome:
 
 def refresh_cache(env: Mapping[str, str], base_flag: Optional[str], timeout_flag: Optional[float]) -> RefreshOutcome:
     """`cudaenv torch refresh`: read the index within the timeout, write the cache only when it listed torch wheels."""
-    from cudaenv.facts.drivers import compare_versions
     from cudaenv.facts.torch import data_date, known_torch_versions, variant_sort_key, variants_for
     from cudaenv.index import cache as ic
     from cudaenv.index import torch as it
@@ -214,4 +213,4 @@ def refresh_cache(env: Mapping[str, str], base_flag: Optional[str], timeout_flag
     released = known_torch_versions()
     return RefreshOutcome(
         True, base, result.notes, path, result.pages_read, result.pages_failed, learned, [v for v in learned if v not in bundled],
-        versions, [v for v in versions if v not in released and compare_versions(v, released[-1]) > 0])
+        versions, [v for v in versions if v not in released and compare_pep440(v, released[-1]) > 0])

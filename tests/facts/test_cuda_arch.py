@@ -6,6 +6,7 @@ from cudaenv.facts import cuda_arch, torch as tf
 from cudaenv.recommend.decide import decide
 from cudaenv.recommend.records import Request
 from cudaenv.resources import load_table
+from cudaenv.version import compare_versions, version_key
 
 
 @pytest.mark.parametrize("cc, first", [("10.0", "12.8"), ("10.1", "12.8"), ("10.3", "12.9"), ("11.0", "13.0"),
@@ -30,8 +31,8 @@ def test_gpu_min_cuda_agrees_with_gpu_runs_on_every_row():
     rows = load_table("cuda_arch")["rows"]
     for row in rows:
         runs = [r["cuda_from"] for r in rows if tf.gpu_runs([tf.sm_name(r["cc"])], row["cc"])]
-        assert cuda_arch.gpu_min_cuda(row["cc"])[0] == min(runs, key=tf.version_tuple), row
-        assert tf.compare_versions(cuda_arch.gpu_min_cuda(row["cc"])[0], row["cuda_from"]) <= 0
+        assert cuda_arch.gpu_min_cuda(row["cc"])[0] == min(runs, key=version_key), row
+        assert compare_versions(cuda_arch.gpu_min_cuda(row["cc"])[0], row["cuda_from"]) <= 0
 
 
 def test_a_table_passed_in_is_the_one_read():

@@ -64,3 +64,33 @@ def test_the_torch_index_url_is_written_once():
     assert Request().index_base == config.TORCH_INDEX == index_base({})
     assert request_from_snapshot(Snapshot(platform=Platform(system="linux"))).index_base == config.TORCH_INDEX
     assert index_base({"CUDAENV_TORCH_INDEX": "https://mirror.example/whl/"}) == "https://mirror.example/whl"
+
+
+# ------------------------------------------------------------------ torch versions are PEP 440
+TORCH_VERSION_MODULES = ("recommend", os.path.join("facts", "torch.py"), os.path.join("facts", "torch_policy.py"),
+                         os.path.join("index", "torch.py"))
+LENIENT = ("compare_versions", "version_tuple", "version_key")
+TORCH_WORDS = ("torch", "target", "known", "release", '"to"', '"from"', "'to'", "'from'", "last", "first", "installed")
+
+
+def test_torch_versions_are_compared_by_pep440_not_by_the_driver_reading():
+    """cudaenv.version.compare_versions reads 2.6.0rc1 as 2.6.0: a call to it (or its sort keys) on a torch version in
+    the torch decision fails here; driver, CUDA and capability readings keep it."""
+    found = []
+    for path, text in _sources():
+        if not path.startswith(TORCH_VERSION_MODULES):
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Call):
+                name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                if name in ("sorted", "max", "min"):
+                    keys = [k.value for k in node.keywords if k.arg == "key"]
+                    used = [k for k in keys if (getattr(k, "attr", None) or getattr(k, "id", None)) in LENIENT]
+                    args = " ".join(ast.unparse(a) for a in node.args)
+                    if used and any(w in args for w in TORCH_WORDS):
+                        found.append("%s:%d %s" % (path, node.lineno, ast.unparse(node)))
+                elif name in LENIENT:
+                    args = " ".join(ast.unparse(a) for a in node.args)
+                    if any(w in args for w in TORCH_WORDS):
+                        found.append("%s:%d %s" % (path, node.lineno, ast.unparse(node)))
+    assert found == []
