@@ -94,3 +94,38 @@ def test_torch_versions_are_compared_by_pep440_not_by_the_driver_reading():
                     if any(w in args for w in TORCH_WORDS):
                         found.append("%s:%d %s" % (path, node.lineno, ast.unparse(node)))
     assert found == []
+
+
+# ------------------------------------------------------------------ distribution advice
+DISTRO_IDS = {"ubuntu", "debian", "pop", "linuxmint", "fedora", "rhel", "rocky", "almalinux", "centos", "arch", "manjaro",
+              "endeavouros", "opensuse", "sles", "gentoo", "alpine"}
+ADVICE = ("diagnose", "recommend", "commands", "render", "facts", "explain")
+
+
+def test_no_list_of_distributions_in_the_advice_code():
+    """Which distributions share a command is a row's 'when' in data/driver_install.json (or toolkit_install.json):
+    diagnose/driver.py had its own ("fedora", "rhel", "rocky", "almalinux", "centos") to pick dnf over apt-get."""
+    found = []
+    for path, text in _sources():
+        if not path.startswith(ADVICE):
+            continue
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                names = {e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+                if len(names & DISTRO_IDS) >= 2:
+                    found.append("%s:%d %s" % (path, node.lineno, sorted(names & DISTRO_IDS)))
+    assert found == []
+
+
+def test_every_driver_chore_has_a_row_for_every_distribution_and_a_source():
+    from cudaenv.facts import driver_install
+
+    table = load_table("driver_install")
+    for topic in driver_install.TOPICS:
+        rows = [r for r in table["rows"] if r.get("topic") == topic]
+        assert [r for r in rows if r["when"] == "other"], topic  # a fallback for any distribution
+        for row in rows:
+            assert row["source"] in table["sources"] and row["steps"], row
+    assert driver_install.chore_steps("initramfs", "rocky") == ("sudo dracut --force",)
+    # the install rows are not mixed up with the chores
+    assert driver_install.install_steps("linux", "rocky")[0].startswith("sudo dnf module install nvidia-driver")
