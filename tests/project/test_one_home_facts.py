@@ -129,3 +129,18 @@ def test_every_driver_chore_has_a_row_for_every_distribution_and_a_source():
     assert driver_install.chore_steps("initramfs", "rocky") == ("sudo dracut --force",)
     # the install rows are not mixed up with the chores
     assert driver_install.install_steps("linux", "rocky")[0].startswith("sudo dnf module install nvidia-driver")
+
+
+# ------------------------------------------------------------------ versions are read by cudaenv/version.py
+def test_the_torch_decision_and_config_read_versions_with_version_py_only():
+    """recommend/service.py kept three regexes of its own (driver, compute capability, Python version) and
+    decide.py one (a torch release): the readers are cudaenv.version's; no regular expression is left there."""
+    found = []
+    for path, text in _sources():
+        if path.startswith("recommend") or path == "config.py":
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                    if "re" in names:
+                        found.append("%s:%d" % (path, node.lineno))
+    assert found == []
