@@ -9,11 +9,16 @@ On the ``cudaenv use`` path (the shell and toolkit settings): no imports at modu
 only when a value is wrong.
 """
 
+# PyTorch's wheel index (https://pytorch.org/get-started/locally/: pip install torch --index-url <this>/cu126): the one
+# literal of it in the package; index/, recommend/ and the commands' help read it from here.
+TORCH_INDEX = "https://download.pytorch.org/whl"
+
 # kinds: how the text of the variable is read
 SECONDS = "seconds"  # a number of seconds > 0
 TEXT = "text"  # any non-empty text
 PATH = "path"  # a path (of the machine cudaenv runs on, or inside --root where the meaning says so)
 CHOICE = "choice"  # one of the listed words
+DRIVER = "driver version"  # an NVIDIA driver version: 1 to 4 dot-separated parts of at most 4 digits (550.54.15)
 STATE = "state"  # written by cudaenv itself into the shell: not a setting to give, listed so the names are documented
 SCRIPT = "script"  # read by the uninstall script cudaenv writes (a shell), not by cudaenv
 
@@ -36,13 +41,12 @@ _TABLE = (
     Setting("CUDAENV_TORCH_TIMEOUT", SECONDS, None, "seconds allowed to the dynamic torch pass (the `import torch` child)",
             shown="max(timeout, 60)"),
     Setting("CUDAENV_NVML_LIBRARY", PATH, None, "the NVML library to load (inside `--root`) instead of searching the driver's library folders"),
-    Setting("CUDAENV_DRIVER_VERSION", TEXT, None, "plan for this driver version instead of the probed one (`driver.source` becomes `env`)",
+    Setting("CUDAENV_DRIVER_VERSION", DRIVER, None, "plan for this driver version instead of the probed one (`driver.source` becomes `env`)",
             "--driver (torch recommend)"),
     Setting("CUDAENV_TOOLKITS", TEXT, None, "more toolkit folders, `:`-separated (`;` on Windows): each a toolkit or a folder of toolkits"),
     Setting("CUDAENV_SHELL", TEXT, None, "the shell `use` and `init` write for (bash, zsh, fish, pwsh, sh)", "--shell",
             shown="basename of `$SHELL`"),
-    Setting("CUDAENV_TORCH_INDEX", TEXT, None, "the wheel index base every printed and read URL uses", "--index-base",
-            shown="https://download.pytorch.org/whl"),
+    Setting("CUDAENV_TORCH_INDEX", TEXT, TORCH_INDEX, "the wheel index base every printed and read URL uses", "--index-base"),
     Setting("CUDAENV_INDEX_TIMEOUT", SECONDS, 15.0, "seconds the whole `torch refresh` (and `--refresh`) may take: one deadline for every page, connect and read",
             "--timeout (torch refresh)"),
     Setting("CUDAENV_PACKAGE_INDEX", TEXT, None, "the package index (simple API) `cudaenv install` reads the cuda-toolkit releases from",
@@ -84,6 +88,11 @@ def _error(message, example):
     return UserError(message, hint="for example %s" % example)
 
 
+def _shown(raw, limit=40):
+    """A value as an error shows it: shortened, so a huge one stays one line."""
+    return raw if len(raw) <= limit else raw[:limit] + "... (%d characters)" % len(raw)
+
+
 def _seconds(text, shown, name, example):
     """``text`` as seconds > 0 (finite); errors say ``shown`` ("CUDAENV_X=abc") or ``name`` ("--timeout")."""
     try:
@@ -107,6 +116,11 @@ def value(env, name):
     raw = str(raw).strip()
     if s.kind == SECONDS:
         return _seconds(raw, "%s=%s" % (name, raw), name, "%s=10" % name)
+    if s.kind == DRIVER:
+        from cudaenv.version import parse_driver_version
+
+        if parse_driver_version(raw) is None:
+            raise _error("%s=%s is not a driver version" % (name, _shown(raw)), "%s=550.54.15" % name)
     if s.kind == CHOICE and raw not in s.choices:
         raise _error("%s=%s is not one of %s" % (name, raw, ", ".join(s.choices)), "%s=%s" % (name, s.choices[0]))
     return raw

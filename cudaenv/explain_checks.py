@@ -241,12 +241,9 @@ def capability_no_kernels(values: Dict[str, str], text: str) -> Optional[Dict[st
 # ------------------------------------------------------------------------------------------- nvcc, wheels
 def first_cuda_for(cc: Tuple[int, int]) -> Optional[Tuple[str, str]]:
     """(first CUDA whose nvcc compiles for ``cc``, the GPU family) from ``data/cuda_arch.json``."""
-    from cudaenv.resources import load_table
+    from cudaenv.facts.cuda_arch import first_nvcc
 
-    for row in load_table("cuda_arch")["rows"]:
-        if _cc(row["cc"]) == cc:
-            return row["cuda_from"], row["label"]
-    return None
+    return first_nvcc(cc)
 
 
 def nvcc_compiles_for(release: Optional[str], cc: Tuple[int, int]) -> Optional[bool]:

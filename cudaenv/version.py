@@ -5,13 +5,21 @@
   ASCII digits only, anchored at both ends, at most :data:`MAX_PARTS` parts of at most :data:`MAX_DIGITS` digits.
   ``"12.4$(touch x)"`` and a 60,000-digit number are not versions; callers drop them with a note built by
   :func:`malformed` ("version.json has a malformed version '12.4$(tou...' (23 characters), ignored").
+* :func:`parse_driver_version` / :func:`parse_python_version` -- the same for a driver version (``"550.54.15"``)
+  and a CPython version as asked for (``"3.11"``, ``"3.13t"``).
 * :func:`cuda_from_int` -- CUDA's integer version: ``12040`` -> ``"12.4"``, ``11080`` -> ``"11.8"``.
 * :func:`cudnn_from_int` -- cuDNN's: ``90100`` -> ``"9.1.0"`` (v9 on: major*10000+minor*100+patch),
   ``8907`` -> ``"8.9.7"`` (up to v8: major*1000+minor*100+patch).
 * :func:`cc_tuple`, :func:`cc_text`, :func:`sm_name`, :func:`split_arch` -- compute capabilities written as
   ``"8.6"``, ``(8, 6)``, ``"sm_86"``, ``"compute_86"``, ``"86"`` or ``"sm_90a"``.
 
-Stdlib only, no regular expression, nothing done at import: it sits on the ``cudaenv use`` path.
+* :func:`pep440_key`, :func:`compare_pep440`, :func:`pep440_release` -- Python package versions (torch,
+  torchvision, torchaudio) by PEP 440 (``packaging.version``): ``2.6.0.dev20250101 < 2.6.0rc1 < 2.6.0 <
+  2.6.0+cu126 < 2.6.0.post1``, where :func:`compare_versions` (driver and CUDA versions, not PEP 440) sees
+  ``2.6.0rc1 == 2.6.0``.
+
+Stdlib only at import, no regular expression, nothing done at import: it sits on the ``cudaenv use`` path.
+``packaging`` (which imports ``re``) is imported inside the PEP 440 functions only, which that path never calls.
 Every function takes any value and never raises.
 """
 
@@ -73,6 +81,22 @@ def parse_version(text: Any, max_parts: int = MAX_PARTS, max_digits: int = MAX_D
         return None
     value = text.strip()
     return value if is_version(value, max_parts, max_digits) else None
+
+
+def parse_driver_version(text: Any) -> Optional[str]:
+    """An NVIDIA driver version as given or read: ``"550.54.15"``, ``"572.61"``, ``"570"`` (a branch), Windows'
+    ``"32.0.15.6094"``: one to four parts of at most four digits, else None (``"abc$(x)"``, ``"550.54.15 "`` inside)."""
+    return parse_version(text, 4, 4)
+
+
+def parse_python_version(text: Any) -> Optional[str]:
+    """A CPython version as asked for: ``"3.11"``, ``"3.11.4"``, ``"3.13t"`` (free-threaded); two or three parts of
+    at most four digits and an optional ``t``, else None (``"3"``, ``"3.11rc1"``, ``"py3.11"``)."""
+    if not isinstance(text, str) or len(text) > 32:
+        return None
+    value = text.strip()
+    bare = value[:-1] if value.endswith("t") else value
+    return value if is_version(bare, 3, 4) and bare.count(".") >= 1 else None
 
 
 def malformed(where: str, value: Any, limit: int = 24) -> str:
@@ -194,3 +218,39 @@ def sm_name(value: Any, suffix: bool = True) -> Optional[str]:
     if arch is None:
         return None
     return "sm_%d%d%s" % (arch[1], arch[2], arch[3] if suffix else "")
+
+
+# ------------------------------------------------------------------------------ PEP 440 (Python package versions)
+_PEP440_MAX = 128  # longer text is not read as a version (torch's longest: 2.8.0.dev20250528+cu128 is 24)
+
+
+def pep440(version: Any) -> Any:
+    """``packaging.version.Version`` of ``version``, or None when it is not a PEP 440 version (or over 128 characters)."""
+    if not isinstance(version, str) or not version.strip() or len(version) > _PEP440_MAX:
+        return None
+    from packaging.version import InvalidVersion, Version  # off the `cudaenv use` path: packaging imports re
+
+    try:
+        return Version(version.strip())
+    except InvalidVersion:
+        return None
+
+
+def pep440_key(version: Any) -> Tuple[Any, ...]:
+    """The sort key of a package version by PEP 440; text that is not one sorts below every version, by its
+    :func:`version_key`."""
+    parsed = pep440(version)
+    return (1, parsed) if parsed is not None else (0, version_key(version))
+
+
+def compare_pep440(a: Any, b: Any) -> int:
+    """-1, 0 or 1 by PEP 440: ``compare_pep440("2.6.0rc1", "2.6.0") == -1``, ``compare_pep440("2.6", "2.6.0") == 0``."""
+    ka, kb = pep440_key(a), pep440_key(b)
+    return (ka > kb) - (ka < kb)
+
+
+def pep440_release(version: Any) -> Optional[str]:
+    """The release a version is of, as written with its own number of parts: ``"2.8.0rc1"`` -> ``"2.8.0"``,
+    ``"2.7.0.dev20250310+cpu"`` -> ``"2.7.0"``, ``"2.7"`` -> ``"2.7"``; None when it is not a PEP 440 version."""
+    parsed = pep440(version)
+    return ".".join(str(part) for part in parsed.release) if parsed is not None else None

@@ -30,7 +30,7 @@ def test_every_setting_the_code_names_is_in_the_table():
     table = {s["name"] for s in config.settings()}
     assert set(settings_from_code()) - {"CUDAENV_VERIFY", "CUDAENV_TORCH_PROBE", "CUDAENV_TOOLKIT", "CUDAENV_EDIT_LINES"} <= table
     for row in config.settings():
-        assert row["meaning"] and row["type"] in ("seconds", "text", "path", "choice", "state", "script"), row
+        assert row["meaning"] and row["type"] in ("seconds", "text", "path", "choice", "driver version", "state", "script"), row
 
 
 def test_no_module_but_config_reads_a_setting_from_the_environment():
@@ -83,6 +83,29 @@ def test_a_bad_torch_timeout_is_a_usage_error_not_ignored(cli, tmp_path):
     for name in ("CUDAENV_TORCH_TIMEOUT", "CUDAENV_TIMEOUT"):
         r = cli("doctor", "--quick", "--root", str(tmp_path), env={"PATH": str(tmp_path), name: "abc"})
         assert r.code == 2 and "%s=abc is not a number of seconds" % name in r.err and "Traceback" not in r.err
+
+
+def test_a_driver_version_setting_is_checked_and_named():
+    """CUDAENV_DRIVER_VERSION took any text (the doctor wrote "version": "abc$(x)"); now it is read by
+    version.parse_driver_version, and a wrong one names the variable, not --driver."""
+    name = "CUDAENV_DRIVER_VERSION"
+    assert config.setting(name).kind == config.DRIVER
+    for good in ("550.54.15", "570", " 572.61 ", "32.0.15.6094"):
+        assert config.value({name: good}, name) == good.strip()
+    for bad in ("abc$(x)", "550.54.15; rm -rf /", "five-fifty", "550..54", "550.54.15.1.2", "12345.1", "9" * 5000):
+        with pytest.raises(UserError) as exc:
+            config.value({name: bad}, name)
+        assert exc.value.message.startswith("%s=" % name) and "is not a driver version" in exc.value.message
+        assert "--driver" not in exc.value.message and len(exc.value.message) < 120
+        assert exc.value.hint == "for example %s=550.54.15" % name
+
+
+def test_a_bad_driver_version_stops_doctor_and_recommend_naming_the_variable(cli, tmp_path):
+    env = {"PATH": str(tmp_path), "CUDAENV_DRIVER_VERSION": "abc$(x)", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    for args in (("doctor", "--json"), ("torch", "recommend")):
+        r = cli(*args, "--root", str(tmp_path), env=env)
+        assert r.code == 2 and "CUDAENV_DRIVER_VERSION=abc$(x) is not a driver version" in r.err, (args, r)
+        assert "abc$(x)" not in r.out and "--driver" not in r.err and "Traceback" not in r.err
 
 
 def test_config_is_cheap_to_import():

@@ -161,3 +161,43 @@ def test_importing_it_loads_nothing_heavy():
     code = "import sys; import cudaenv.version; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not loaded & {"re", "typing", "json", "pathlib", "subprocess", "argparse", "dataclasses", "packaging"}
+
+
+def test_driver_and_python_version_readers():
+    from cudaenv.version import parse_driver_version, parse_python_version
+
+    for good in ("550.54.15", "570", "572.61", "32.0.15.6094", " 535.104.05 "):
+        assert parse_driver_version(good) == good.strip()
+    for bad in ("abc$(x)", "550.54.15x", "550..54", "12345", "1.2.3.4.5", "", None, 550, "550 54"):
+        assert parse_driver_version(bad) is None, bad
+    for good in ("3.11", "3.11.4", "3.13t", " 3.9 "):
+        assert parse_python_version(good) == good.strip()
+    for bad in ("3", "3.11rc1", "py3.11", "3.11.4.1", "3.1t1", "t", "", None, 3.11, "3.11tt"):
+        assert parse_python_version(bad) is None, bad
+
+
+def test_pep440_orders_torch_pre_dev_post_and_local_versions():
+    """compare_versions (drivers, CUDA) reads 2.6.0rc1 and 2.6.0.dev builds as 2.6.0; package versions are PEP 440."""
+    from cudaenv.version import compare_pep440, pep440_key, pep440_release
+
+    ordered = ["2.5.1", "2.6.0.dev20241112", "2.6.0a0+git1234", "2.6.0rc1", "2.6.0rc2", "2.6.0", "2.6.0+cu118", "2.6.0+cu126",
+               "2.6.0.post1", "2.6.1", "2.10.0"]
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            assert compare_pep440(a, b) == -1 and compare_pep440(b, a) == 1, (a, b)
+    assert sorted(reversed(ordered), key=pep440_key) == ordered
+    assert v.compare_versions("2.6.0rc1", "2.6.0") == 0 and v.compare_versions("2.6.0.dev20241112", "2.6.0") == 0  # why
+    assert compare_pep440("2.6", "2.6.0") == 0 and compare_pep440("v2.6.0", "2.6.0") == 0
+    assert compare_pep440("not a version", "0.0.1") == -1 and compare_pep440(None, "") == 0
+    assert compare_pep440("9" * 200, "1.0") == -1  # too long to be read: sorts lowest, no work on it
+    assert pep440_release("2.7.0.dev20250310+cpu") == "2.7.0" and pep440_release("2.8.0rc1") == "2.8.0"
+    assert pep440_release("2.7") == "2.7" and pep440_release("abc") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_pep440_reads_any_text_without_raising(text):
+    from cudaenv.version import compare_pep440, pep440_key
+
+    pep440_key(text)
+    assert compare_pep440(text, text) == 0

@@ -11,6 +11,7 @@ import argparse
 import sys
 from typing import Any, Optional, Sequence
 
+from cudaenv.config import TORCH_INDEX
 from cudaenv.errors import UserError
 
 HELP = "guided fix for a CPU-only or wrong-CUDA torch"
@@ -23,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", "-y", action="store_true", help="take the recommendation without asking")
     parser.add_argument("--dry-run", action="store_true", help="only print the plan")
     parser.add_argument("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)")
-    parser.add_argument("--index-base", metavar="URL", help="wheel index base instead of https://download.pytorch.org/whl (env: CUDAENV_TORCH_INDEX)")
+    parser.add_argument("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX)
     parser.add_argument("--refresh", action="store_true", help="read the live index before deciding")
     parser.add_argument("--no-verify", action="store_true", help="do not run `cudaenv verify` after the install")
 

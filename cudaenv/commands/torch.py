@@ -10,6 +10,7 @@ import argparse
 import json
 from typing import Any
 
+from cudaenv.config import TORCH_INDEX
 from cudaenv.errors import UserError
 from cudaenv.render.text import terminal_width
 
@@ -31,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     rec.add_argument("--os", choices=("linux", "windows", "macos"), help="what if the OS were this")
     rec.add_argument("--machine", choices=("x86_64", "aarch64", "arm64"), help="what if the CPU architecture were this")
     rec.add_argument("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)")
-    rec.add_argument("--index-base", metavar="URL", help="wheel index base instead of https://download.pytorch.org/whl (env: CUDAENV_TORCH_INDEX)")
+    rec.add_argument("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX)
     rec.add_argument("--refresh", action="store_true", help="read the live index first (otherwise only the cache and bundled tables)")
     rec.add_argument("--format", choices=("text", "json", "requirements", "pyproject"), default="text", help="output form")
     rec.add_argument("--json", action="store_true", help="same as --format json")

@@ -213,6 +213,14 @@ def distro_id(s) -> str:
     return (s.platform.distro_id or "").lower()
 
 
+def driver_chore(s, topic: str, tables=None, kernel: Optional[str] = None) -> List[str]:
+    """One of the distribution's driver chores (``module_rebuild``, ``initramfs``, ``remove_linux_driver``), from the
+    same table as :func:`driver_install_commands`."""
+    from cudaenv.facts import driver_install
+
+    return list(driver_install.chore_steps(topic, distro_id(s), table(tables, driver_install.TABLE), kernel))
+
+
 def driver_install_commands(s, series: Optional[str] = None, tables=None) -> List[str]:
     """How this platform installs (or upgrades) the NVIDIA driver; ``series`` like ``"570"`` (or a full minimum) when known.
 

@@ -160,8 +160,7 @@ def not_loaded(s) -> List:
         causes.append("the open-source nouveau driver is loaded and holds the GPU")
         fix += [
             "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf",
-            "sudo update-initramfs -u    # Fedora/RHEL: sudo dracut --force",
-        ]
+        ] + c.driver_chore(s, "initramfs")
     if p.secure_boot:
         causes.append("Secure Boot is on and refuses an unsigned nvidia module")
         fix += [
@@ -170,10 +169,7 @@ def not_loaded(s) -> List:
         ]
     kernel = p.kernel or "$(uname -r)"
     causes.append("the kernel was updated and the module was not rebuilt for %s" % kernel)
-    if c.distro_id(s) in ("fedora", "rhel", "rocky", "almalinux", "centos"):
-        fix += ["sudo dnf install kernel-devel-%s" % kernel, "sudo akmods --force || sudo dkms autoinstall"]
-    else:
-        fix += ["sudo apt-get install linux-headers-%s" % kernel, "sudo dkms autoinstall    # dkms status shows what is built"]
+    fix += c.driver_chore(s, "module_rebuild", kernel=p.kernel)
     fix += ["sudo modprobe nvidia && nvidia-smi", "sudo reboot    # if modprobe fails, then read: sudo dmesg | grep -i nvidia"]
     return [
         F(

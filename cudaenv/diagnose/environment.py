@@ -51,8 +51,7 @@ def wsl_linux_driver(s) -> List:
         reasons.append("a Linux kernel module reports driver %s" % d.kernel_module_version)
     if not reasons:
         return []
-    fix.append("dpkg -l | grep -E 'nvidia-(driver|utils|dkms)|libnvidia-(compute|gl)'    # what installed it")
-    fix.append("sudo apt-get remove --purge 'nvidia-driver-*' 'nvidia-utils-*' 'libnvidia-compute-*' 'nvidia-dkms-*'")
+    fix += c.driver_chore(s, "remove_linux_driver")
     for lib in foreign:
         fix.append("sudo mv %s %s.bak    # if no package owns it (dpkg -S %s)" % (c.quote(lib), c.quote(lib), c.quote(lib)))
     fix.append("sudo ldconfig && ldconfig -p | grep libcuda.so.1    # must show /usr/lib/wsl/lib only")

@@ -5,6 +5,12 @@ One table for the doctor's fixes and `cudaenv fix`::
     install_steps("linux", "ubuntu", "525.60.13") -> ("sudo apt-get update", ..., "sudo ubuntu-drivers install nvidia:525", ...)
 
 ``where`` is ``wsl1``, ``wsl2``, ``windows`` or ``linux`` (then ``distro`` picks the row, else ``other``).
+
+The distribution's other driver chores are rows of the same table with a ``topic``, asked by :func:`chore_steps`::
+
+    chore_steps("module_rebuild", "fedora", kernel="6.8.0") -> ("sudo dnf install kernel-devel-6.8.0", "sudo akmods --force || ...")
+    chore_steps("initramfs", "ubuntu") -> ("sudo update-initramfs -u",)
+    chore_steps("remove_linux_driver", "ubuntu") -> ("dpkg -l | grep ...", "sudo apt-get remove --purge 'nvidia-driver-*' ...")
 """
 
 from typing import Any, Dict, Optional, Tuple
@@ -31,8 +37,8 @@ def where(system: Optional[str], wsl: Optional[int]) -> str:
     return "linux"
 
 
-def _row(kind: str, distro: str, table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    rows = _table(table)["rows"]
+def _row(kind: str, distro: str, table: Optional[Dict[str, Any]], topic: Optional[str] = None) -> Dict[str, Any]:
+    rows = [r for r in _table(table)["rows"] if r.get("topic") == topic]
     for row in rows:
         when = row["when"]
         if kind != "linux" and when == kind:
@@ -59,3 +65,17 @@ def install_steps(kind: str, distro: Optional[str] = None, min_driver: Optional[
 
 def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
     return dict(_table(table)["sources"])
+
+
+TOPICS = ("module_rebuild", "initramfs", "remove_linux_driver")
+
+
+def chore_steps(topic: str, distro: Optional[str] = None, table: Optional[Dict[str, Any]] = None, kernel: Optional[str] = None) -> Tuple[str, ...]:
+    """The steps of one driver chore on this Linux distribution (``other`` when no row names it); ``kernel``: the
+    running kernel release for ``module_rebuild`` (``$(uname -r)`` when unknown, or when it holds anything but
+    letters, digits and ``._+-~``: it is read from the machine and pasted into a command)."""
+    if topic not in TOPICS:
+        raise KeyError(topic)
+    row = _row("linux", (distro or "").lower(), table, topic)
+    safe = kernel if kernel and len(kernel) <= 100 and all(ch.isascii() and (ch.isalnum() or ch in "._+-~") for ch in kernel) else None
+    return tuple(step.format(kernel=safe or "$(uname -r)") for step in row["steps"])

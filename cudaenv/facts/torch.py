@@ -16,7 +16,8 @@ import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv import version as _version
-from cudaenv.facts.drivers import compare_versions, version_tuple
+from cudaenv.facts.drivers import version_tuple
+from cudaenv.version import compare_pep440, pep440, pep440_key, pep440_release
 
 VARIANTS, ARCH, COMPANIONS, PYTHONS = "torch_variants", "torch_arch", "torch_companions", "torch_python"
 
@@ -108,7 +109,7 @@ def known_torch_versions(table: Optional[Dict[str, Any]] = None, include_unrelea
     seen = set()
     for row in _rows(VARIANTS, table, include_unreleased):
         seen.update(row["releases"])
-    return tuple(sorted(seen, key=version_tuple))
+    return tuple(sorted(seen, key=pep440_key))
 
 
 def is_released(torch_version: str, table: Optional[Dict[str, Any]] = None) -> bool:
@@ -125,11 +126,17 @@ def resolve_torch_version(spec: str, known: Tuple[str, ...]) -> Optional[str]:
     spec = public_version(spec) or ""
     if spec in known:
         return spec
-    want = version_tuple(spec)
-    if len(want) == 2:
-        same = [v for v in known if version_tuple(v)[:2] == want]
+    parsed = pep440(spec)
+    if parsed is not None and str(parsed) == parsed.base_version and len(parsed.release) == 2:  # a series: "2.7"
+        same = [v for v in known if _release(v)[:2] == parsed.release]
         return same[-1] if same else None
     return None
+
+
+def _release(version: Optional[str]) -> Tuple[int, ...]:
+    """The release numbers of a torch version by PEP 440 (``2.8.0rc1`` -> (2, 8, 0)); () when it is not one."""
+    parsed = pep440(version)
+    return parsed.release if parsed is not None else ()
 
 
 def variants_for(
@@ -147,7 +154,7 @@ def last_torch_for_variant(
     key = platform_key(system, machine)
     versions = sorted(
         (v for row in _rows(VARIANTS, table) if row["platform"] == key and variant in row["variants"] for v in row["releases"]),
-        key=version_tuple,
+        key=pep440_key,
     )
     return (versions[0], versions[-1]) if versions else (None, None)
 
@@ -175,10 +182,11 @@ def arch_row_for(
 ) -> Optional[Dict[str, Any]]:
     key = platform_key(system, machine)
     version = public_version(torch_version)
+    version = pep440_release(version) or version  # 2.8.0rc1 and 2.8.0.dev2025... are built like the 2.8.0 they lead to
     for row in _rows(ARCH, table):
         if row["platform"] != key or row["variant"] != variant:
             continue
-        if compare_versions(row["from"], version) <= 0 <= compare_versions(row["to"], version):
+        if compare_pep440(row["from"], version) <= 0 <= compare_pep440(row["to"], version):
             return row
     return None
 
@@ -196,7 +204,7 @@ def newest_arch_row(
             and (variant is None or r["variant"] == variant)]
     if not rows:
         return None
-    return max(rows, key=lambda r: (version_tuple(r["to"]), variant_sort_key(r["variant"])))
+    return max(rows, key=lambda r: (pep440_key(r["to"]), variant_sort_key(r["variant"])))
 
 
 def companions_for(torch_version: str, table: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Optional[str]]]:
@@ -213,7 +221,7 @@ def pythons_for(torch_version: str, table: Optional[Dict[str, Any]] = None, expe
     """CPython major.minor versions with wheels for this release series ("3.13t" for free-threaded); () when unknown.
     ``system`` (``linux``, ``windows``, ``macos``): the table's ``experimental`` Pythons had wheels on Linux only,
     so they count for ``linux`` (and when no system is given), not for the other two."""
-    series = ".".join(str(x) for x in version_tuple(public_version(torch_version))[:2])
+    series = ".".join(str(x) for x in _release(public_version(torch_version))[:2])
     experimental = experimental and system in (None, "linux")
     for row in _rows(PYTHONS, table):
         if row["torch"] == series:

@@ -1,6 +1,6 @@
 """Rules of the torch decision that are not release rows (``data/torch_policy.json``), asked as questions.
+(Which CUDA first builds kernels for a GPU is not here: :func:`cudaenv.facts.cuda_arch.gpu_min_cuda`.)
 
-* ``gpu_min_cuda("12.0")`` -> ``("12.8", "Blackwell")``: the oldest CUDA whose builds have kernels for the GPU family.
 * ``gpu_min_driver("12.0", "linux")`` -> ``("570", "Blackwell")``: no older driver branch runs the GPU at all.
 * ``not_rebuilt("torchaudio", "2.11.0", "2.13.0")``: the package is not rebuilt per torch release (never pin a local tag).
 * ``local_tag("cpu", "linux-x86_64")``: wheels of that variant carry it as a local tag (``2.7.1+cpu``).
@@ -8,7 +8,8 @@
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.facts.drivers import compare_versions, version_tuple
+from cudaenv.facts.drivers import version_tuple
+from cudaenv.version import compare_pep440
 
 TABLE = "torch_policy"
 
@@ -31,11 +32,6 @@ def _family(capability: Optional[str], rule: str, table: Optional[Dict[str, Any]
     return None
 
 
-def gpu_min_cuda(capability: Optional[str], table: Optional[Dict[str, Any]] = None) -> Optional[Tuple[str, str]]:
-    row = _family(capability, "gpu_needs_cuda", table)
-    return (row["min_cuda"], row["label"]) if row else None
-
-
 def gpu_min_driver(capability: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[Tuple[str, str]]:
     row = _family(capability, "gpu_needs_driver", table)
     if not row:
@@ -48,7 +44,7 @@ def not_rebuilt(package: str, version: Optional[str], torch_version: Optional[st
     local-tagged builds exist only for the variants of that older release, so it is never pinned with one."""
     if not version or not torch_version:
         return False
-    return any(r["package"] == package and compare_versions(version, r["from"]) >= 0 and compare_versions(torch_version, r["from"]) > 0
+    return any(r["package"] == package and compare_pep440(version, r["from"]) >= 0 and compare_pep440(torch_version, r["from"]) > 0
                for r in _rows("not_rebuilt_per_torch", table))
 
 

@@ -555,5 +555,5 @@ def host_from_environment(
 
         raise UserError("--root %s is not a directory" % root, hint="give the folder where the image or chroot is mounted")
     timeout = config.seconds(env, "CUDAENV_TIMEOUT", explicit=timeout)
-    config.check(env, ("CUDAENV_TORCH_TIMEOUT",))  # read by a probe: a wrong value fails here, not as a probe note
+    config.check(env, ("CUDAENV_TORCH_TIMEOUT", "CUDAENV_DRIVER_VERSION"))  # read by probes: a wrong value fails here, not as a probe note
     return Host(root=os.path.abspath(root), env=env, system=system or config.value(env, "CUDAENV_SYSTEM"), timeout=timeout)

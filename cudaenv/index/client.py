@@ -2,7 +2,7 @@
 
 ``fetch_page(url, deadline)`` GETs one page (PEP 691 JSON preferred, PEP 503 HTML accepted) and returns its
 text and content type, or raises :class:`FetchError` with one line a person can read ("name resolution
-failed for download.pytorch.org", "127.0.0.1:9 refused the connection", "timed out after 2 s").
+failed for mirror.example", "127.0.0.1:9 refused the connection", "timed out after 2 s").
 
 Bounds, whatever the server does:
 

@@ -16,7 +16,7 @@ from cudaenv import config as _config
 from cudaenv.index.client import Deadline, FetchError, fetch_page
 from cudaenv.parse.index_pages import Wheel, parse_index_page, parse_wheel_filename, python_sort_key
 
-DEFAULT_BASE = "https://download.pytorch.org/whl"
+DEFAULT_BASE = _config.TORCH_INDEX  # the one literal lives in config (the setting's default)
 # The version of the cache file's own layout (its "schema" key). The cache is no command output: it is not part of
 # the JSON contract (cudaenv.model, schema_version) and never goes through its codec, which reads a newer minor "as
 # far as it understands". A cache of any other version (newer or older) is not read at all: it is ignored with a
@@ -30,7 +30,7 @@ MAX_VERSIONS = 2000
 
 
 def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
-    """``--index-base``, else ``CUDAENV_TORCH_INDEX``, else https://download.pytorch.org/whl (no trailing slash)."""
+    """``--index-base``, else ``CUDAENV_TORCH_INDEX``, else its default, PyTorch's index (no trailing slash)."""
     from cudaenv import config
 
     return (explicit or config.value(env, "CUDAENV_TORCH_INDEX") or DEFAULT_BASE).strip().rstrip("/")
@@ -99,10 +99,10 @@ class IndexData:
         return cls(base, float(fetched), variants, notes)
 
     def torch_versions(self) -> Tuple[str, ...]:
-        from cudaenv.facts.drivers import version_tuple
+        from cudaenv.version import pep440_key
 
         seen = {v for per_version in self.variants.values() for v in per_version if _is_release(v)}
-        return tuple(sorted(seen, key=version_tuple))
+        return tuple(sorted(seen, key=pep440_key))
 
     def variants_for(self, torch_version: str, platform: str, python: Optional[str] = None) -> Tuple[str, ...]:
         """Variants with a wheel of this torch for the platform (and Python "3.11" when given)."""
@@ -123,9 +123,12 @@ class IndexData:
 
 
 def _is_release(version: str) -> bool:
-    import re
+    """A final release written canonically (``2.7.1``; not ``2.8.0rc1``, ``2.8.0.dev20250528``, ``2.7.1.post1``, ``v2.7``)."""
+    from cudaenv.version import pep440
 
-    return bool(re.fullmatch(r"\d{1,6}(\.\d{1,6}){0,4}", version))
+    parsed = pep440(version)
+    return parsed is not None and not (parsed.pre or parsed.dev or parsed.post or parsed.local or parsed.epoch) \
+        and str(parsed) == version and len(parsed.release) <= 5
 
 
 def iso_date(ts: float) -> str:

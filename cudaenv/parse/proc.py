@@ -19,6 +19,7 @@ import shlex
 from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from cudaenv.parse._lines import as_text, is_uint, lines
+from cudaenv.version import parse_driver_version
 
 NVIDIA_VENDOR = "0x10de"
 # PCI class codes of GPUs: 0x0300xx VGA controller, 0x0302xx 3D controller (data-centre GPUs).
@@ -28,7 +29,11 @@ GPU_CLASSES = ("0x0300", "0x0302")
 INITIAL_PID_NAMESPACE = 4026531836
 
 Text = Union[str, bytes, None]
-_VERSION_RE = re.compile(r"^\d{1,4}(?:\.\d{1,4}){1,3}$")
+
+
+def _driver_version(text: str) -> Optional[str]:
+    """A kernel module's version (``550.54.15``; at least two parts): :func:`cudaenv.version.parse_driver_version`."""
+    return text if "." in text and parse_driver_version(text) == text else None
 
 
 class KernelModule(NamedTuple):
@@ -55,7 +60,7 @@ def parse_proc_driver_version(text: Text, limit: int = 50) -> Optional[KernelMod
         words = rest[km + len("Kernel Module"):].split()
         if words[:1] == ["for"]:
             words = words[2:]  # "for x86_64" / "for aarch64"
-        if words and _VERSION_RE.match(words[0]):
+        if words and _driver_version(words[0]):
             return KernelModule(words[0], flavor)
     return None
 
@@ -63,7 +68,7 @@ def parse_proc_driver_version(text: Text, limit: int = 50) -> Optional[KernelMod
 def parse_sys_module_version(text: Text) -> Optional[str]:
     """``/sys/module/nvidia/version``: just ``550.54.15``."""
     value = as_text(text)[:64].strip()
-    return value if _VERSION_RE.match(value) else None
+    return _driver_version(value)
 
 
 def parse_proc_status(text: Text) -> Dict[str, str]:

@@ -8,10 +8,11 @@ from typing import List, Optional, Sequence
 
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
-from cudaenv.facts import torch_policy as policy
+from cudaenv.facts import cuda_arch
 from cudaenv.recommend.judge import best_fitting, evaluate, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate
 from cudaenv.recommend.view import Facts, Machine
+from cudaenv.version import compare_pep440, pep440_key
 
 
 def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Sequence[Candidate], chosen: Optional[Candidate],
@@ -25,14 +26,14 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
                                     "%s/%s" % (base, c.variant)))
     if requested and chosen is None:
         first, last = facts.variant_span(requested, m)
-        if last and drv.compare_versions(target, last) > 0:
+        if last and compare_pep440(target, last) > 0:
             alts.append(Alternative("torch", "use torch <= %s to stay on %s" % (last, requested), requested, last, "%s/%s" % (base, requested)))
-        elif first and drv.compare_versions(target, first) < 0:
+        elif first and compare_pep440(target, first) < 0:
             alts.append(Alternative("torch", "use torch >= %s for %s" % (first, requested), requested, first, "%s/%s" % (base, requested)))
         return alts
     if chosen is not None and chosen.fits or kind not in ("cuda",):
         if chosen is None and kind == "default":
-            older = newest_fitting(facts, m, kind, [v for v in known if drv.compare_versions(v, target) < 0])
+            older = newest_fitting(facts, m, kind, [v for v in known if compare_pep440(v, target) < 0])
             if older:
                 alts.append(Alternative("torch", "use torch <= %s (the last release with wheels for %s)" % (older, m.platform), "default", older))
         return alts
@@ -46,8 +47,8 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
         if best is not low:
             alts.append(Alternative("driver", "upgrade the driver to at least %s (for torch %s %s)" % (best.min_driver, target, best.variant),
                                     best.variant, target, "%s/%s" % (base, best.variant), best.min_driver))
-    older = [v for v in known if drv.compare_versions(v, target) < 0]
-    newer = [v for v in known if drv.compare_versions(v, target) > 0]
+    older = [v for v in known if compare_pep440(v, target) < 0]
+    newer = [v for v in known if compare_pep440(v, target) > 0]
     for version in reversed(older):
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
@@ -57,11 +58,7 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
     for version in newer:
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
-            why = ""
-            family = next((policy.gpu_min_cuda(cc, facts.t(policy.TABLE)) for _, cc in m.gpus if cc and policy.gpu_min_cuda(cc, facts.t(policy.TABLE))), None)
-            if family:
-                why = " (%s GPUs need CUDA >= %s builds)" % (family[1], family[0])
-            alts.append(Alternative("torch", "use torch >= %s with %s%s" % (version, best.variant, why), best.variant, version,
+            alts.append(Alternative("torch", "use torch >= %s with %s%s" % (version, best.variant, _why_newer(m, facts, cands)), best.variant, version,
                                     "%s/%s" % (base, best.variant)))
             break
     if not any(a.kind in ("torch", "driver") for a in alts) and cands and all(
@@ -74,20 +71,45 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
     return alts
 
 
+def _why_newer(m: Machine, facts: Facts, cands: Sequence[Candidate]) -> str:
+    """Why a newer torch, when it is the GPU's: this release's builds have no kernels for it, and all of them are of
+    a CUDA older than the first whose builds can run on it (``data/cuda_arch.json``)."""
+    lacking = [c for c in cands if any("has no kernels" in p for p in c.problems)]
+    if not lacking:
+        return ""
+    for _, cc in m.gpus:
+        family = cuda_arch.gpu_min_cuda(cc, facts.t(cuda_arch.TABLE)) if cc else None
+        if family and all(drv.compare_versions(tf.variant_cuda(c.variant) or "0", family[0]) < 0 for c in lacking):
+            return " (%s GPUs need CUDA >= %s builds)" % (family[1], family[0])
+    return ""
+
+
 def no_build_options(m: Machine, facts: Facts) -> List[Alternative]:
-    """For GPUs no build in the tables has kernels for (sm_35): the CPU build, a source build, the last torch with them."""
+    """For GPUs no build in the tables has kernels for: the CPU build, a source build, the last torch with them (sm_35),
+    or for a GPU newer than every build (sm_110) the first CUDA whose builds can have them (``data/cuda_arch.json``)."""
     ccs = [cc for _, cc in m.gpus if cc]
     names = ", ".join(tf.sm_name(cc) for cc in ccs) or "this GPU"
     last = None
-    for row in facts.arch_rows(m):
+    rows = facts.arch_rows(m)
+    for row in rows:
         if all(tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) for cc in ccs):
-            if last is None or drv.compare_versions(row["to"], last[0]) > 0:
+            if last is None or compare_pep440(row["to"], last[0]) > 0:
                 last = (row["to"], row["variant"])
+    latest = max((r["to"] for r in rows), key=pep440_key, default=None)
+    oldest = min((tf.cc_tuple(a) for r in rows if r["to"] == latest for a in r["archs"] if tf.cc_tuple(a)), default=None)
+    # not older than what the newest builds still target: a GPU the builds do not know yet (sm_110), not one they dropped
+    newer = [(cc, cuda_arch.gpu_min_cuda(cc, facts.t(cuda_arch.TABLE))) for cc in ccs if oldest and (tf.cc_tuple(cc) or (0, 0)) > oldest]
+    newer = [(cc, family) for cc, family in newer if family]
+    toolkit = "a CUDA toolkit >= %s" % max((f[0] for _, f in newer), key=drv.version_tuple) if newer else "a CUDA toolkit that still targets it"
     out = [Alternative("variant", "use the CPU build (torch with the cpu variant): it runs everywhere, without the GPU", "cpu")]
-    out.append(Alternative("source", "build torch from source with TORCH_CUDA_ARCH_LIST=\"%s\" (and a CUDA toolkit that still "
-                                     "targets it)" % ";".join(".".join(str(x) for x in tf.cc_tuple(cc)) for cc in ccs)))
+    out.append(Alternative("source", "build torch from source with TORCH_CUDA_ARCH_LIST=\"%s\" (and %s)"
+                           % (";".join(".".join(str(x) for x in tf.cc_tuple(cc)) for cc in ccs), toolkit)))
     if last:
         out.append(Alternative("torch", "the last torch with kernels for %s is torch %s %s" % (names, last[0], last[1]), last[1], last[0]))
+    elif newer:
+        out.append(Alternative("torch", "no torch in the tables (up to %s) has kernels for %s yet: %s GPUs need builds of CUDA >= %s "
+                               "that target %s" % (facts.known_versions()[-1], names, newer[0][1][1], newer[0][1][0],
+                                                   tf.sm_name(newer[0][0]))))
     else:
         out.append(Alternative("torch", "no torch in the tables (from %s) has kernels for %s: only older official builds did"
                                % (facts.known_versions()[0], names)))

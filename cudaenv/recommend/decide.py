@@ -25,6 +25,7 @@ from cudaenv.recommend.jetson import decide_jetson
 from cudaenv.recommend.judge import best_fitting, evaluate, judge_variant, kind_wanted, latest_known, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate, Recommendation, Request
 from cudaenv.recommend.view import Facts, Machine, machine_of
+from cudaenv.version import compare_pep440, pep440_release
 
 
 def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:
@@ -54,7 +55,7 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
         reasons.append("latest torch known: %s" % target)
     elif explicit:
         target = facts.resolve(torch_version, known)
-        if target is None and known and drv.compare_versions(tf.public_version(torch_version), known[0]) < 0:
+        if target is None and known and compare_pep440(tf.public_version(torch_version), known[0]) < 0:
             return _older_than_tables(req, tf.public_version(torch_version), m, facts, kind, known, base, notes)
         if target is None:
             return Recommendation(None, None, tf.public_version(torch_version), (), (
@@ -128,11 +129,8 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
 
 
 def _release_of(version: Optional[str]) -> Optional[str]:
-    """``2.7.0.dev20250310`` -> ``2.7.0``; ``2.8.0rc1`` -> ``2.8.0``."""
-    import re
-
-    m = re.match(r"^(\d{1,4}\.\d{1,4}(?:\.\d{1,4})?)", version or "")
-    return m.group(1) if m else None
+    """``2.7.0.dev20250310`` -> ``2.7.0``; ``2.8.0rc1`` -> ``2.8.0`` (PEP 440)."""
+    return pep440_release(version)
 
 
 def _older_than_tables(req: Request, asked: str, m: Machine, facts: Facts, kind: str, known: Sequence[str], base: str,
@@ -163,7 +161,7 @@ def _already_installed(req: Request, target: str, current: Candidate, chosen: Op
     if chosen is not None and chosen.variant != current.variant:
         options.insert(0, Alternative("variant", "torch %s %s also fits (a newer CUDA), if you want it" % (target, chosen.variant),
                                       chosen.variant, target, "%s/%s" % (base, chosen.variant)))
-    for version in reversed([v for v in known if drv.compare_versions(v, target) > 0]):
+    for version in reversed([v for v in known if compare_pep440(v, target) > 0]):
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
             options.append(Alternative("torch", "torch %s %s is newer and fits, if you want to upgrade" % (version, best.variant),
@@ -205,9 +203,9 @@ def _requested(variant: str, target: str, m: Machine, facts: Facts, cands: Seque
     same_kind = [v for v in published if tf.variant_kind(v) == tf.variant_kind(variant)] or list(published)
     if variant not in published:
         first, last = facts.variant_span(variant, m)
-        if last and drv.compare_versions(target, last) > 0:
+        if last and compare_pep440(target, last) > 0:
             reasons.append("%s stops at torch %s: torch %s was not built for it (it has %s)" % (variant, last, target, ", ".join(same_kind)))
-        elif first and drv.compare_versions(target, first) < 0:
+        elif first and compare_pep440(target, first) < 0:
             reasons.append("%s starts at torch %s: torch %s was not built for it (it has %s)" % (variant, first, target, ", ".join(same_kind)))
         else:
             reasons.append("torch %s was not published for %s on %s (it has %s)" % (target, variant, m.platform, ", ".join(same_kind)))

@@ -3,6 +3,7 @@
 from typing import Optional, Tuple
 
 from cudaenv._record import Record
+from cudaenv.config import TORCH_INDEX
 
 
 class Request(Record):
@@ -26,7 +27,7 @@ class Request(Record):
     installer: str = "pip"  # pip | uv | conda
     python: Optional[str] = None  # the interpreter that gets the install
     companions: Tuple[Tuple[str, str], ...] = ()
-    index_base: str = "https://download.pytorch.org/whl"
+    index_base: str = TORCH_INDEX
     externally_managed: bool = False  # PEP 668 and not a virtual environment
     jetson: Optional[str] = None  # the L4T release ("36.4.3") on a Jetson board
     jetpack: Optional[str] = None  # its JetPack release ("6.2"), where the tables know it

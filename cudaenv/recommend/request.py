@@ -2,10 +2,9 @@
 
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
+from cudaenv.config import TORCH_INDEX
 from cudaenv.facts import drivers as drv
 from cudaenv.recommend.records import Request
-
-DEFAULT_BASE = "https://download.pytorch.org/whl"
 
 
 def _mm(version: Optional[str]) -> Optional[str]:
@@ -91,7 +90,7 @@ def request_from_snapshot(
         system=sys_name, machine=mach, driver=drv_version, driver_system=driver_system, gpus=tuple(gpus), nvidia=nvidia,
         python_version=py, accelerator=accelerator, torch_version=torch_version, variant=variant, installed=installed,
         installer=installer or getattr(torch, "installer", None) or "pip", python=python or getattr(torch, "python", None),
-        companions=tuple(sorted((installed_companions(snapshot) if companions is None else companions).items())), index_base=(index_base or DEFAULT_BASE).rstrip("/"),
+        companions=tuple(sorted((installed_companions(snapshot) if companions is None else companions).items())), index_base=(index_base or TORCH_INDEX).rstrip("/"),
         externally_managed=managed, jetson=jetson, python_asked=bool(python_version), notes=tuple(notes),
         interpreter_version=interpreter_version, jetpack=jetpack,
     )

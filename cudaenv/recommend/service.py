@@ -5,17 +5,13 @@ base, timeout)`` is `cudaenv torch refresh`; `cudaenv fix` calls :func:`load_ind
 :func:`request_for`. Every misuse is a :class:`~cudaenv.errors.UserError` (exit 2).
 """
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv._record import Record
 from cudaenv import config
 from cudaenv.errors import UserError
-
-VERSION_RE = re.compile(r"^\d{1,2}\.\d{1,3}(\.\d{1,4})?t?$")
-_CC_RE = re.compile(r"^(\d{1,2}\.\d{1,2}|sm_\d{2,3}[a-z]?)$")
-_DRIVER_RE = re.compile(r"^\d{1,4}(\.\d{1,4}){0,3}$")
+from cudaenv.version import cc_tuple, compare_pep440, parse_driver_version, parse_python_version
 
 
 class Options(Record):
@@ -46,13 +42,13 @@ def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
     problem = check_url(base)
     if problem:
         flag = "--index-base" if explicit else "CUDAENV_TORCH_INDEX"
-        raise UserError("%s: %s" % (flag, problem), hint="for example --index-base https://download.pytorch.org/whl")
+        raise UserError("%s: %s" % (flag, problem), hint="for example --index-base %s" % config.TORCH_INDEX)
     return base
 
 
 def split_python(value: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
     """``--python 3.11`` is a what-if Python version; ``--python /path/python`` (or a name) is the interpreter."""
-    if value and VERSION_RE.match(value.strip()):
+    if value and parse_python_version(value):
         return None, value.strip()
     return value, None
 
@@ -104,13 +100,13 @@ def bundled_variants() -> List[str]:
 
 
 def check_options(options: Options, env: Mapping[str, str]) -> None:
-    driver = options.driver or config.value(env, "CUDAENV_DRIVER_VERSION")
-    if driver and not _DRIVER_RE.match(driver.strip()):
-        raise UserError("--driver %s is not a driver version" % driver, hint="for example --driver 550.54.15")
+    config.check(env, ("CUDAENV_DRIVER_VERSION",))  # its own error, naming the variable
+    if options.driver and parse_driver_version(options.driver) is None:
+        raise UserError("--driver %s is not a driver version" % options.driver, hint="for example --driver 550.54.15")
     for cc in options.compute_capabilities:
-        if not _CC_RE.match(cc.strip().lower()):
+        if cc_tuple(cc) is None:
             raise UserError("--compute-capability %s is not a compute capability" % cc, hint="for example --compute-capability 8.6")
-    if options.python_version and not VERSION_RE.match(options.python_version):
+    if options.python_version and parse_python_version(options.python_version) is None:
         raise UserError("--python-version %s is not a Python version" % options.python_version, hint="for example --python-version 3.11")
 
 
@@ -188,7 +184,6 @@ class RefreshOutcome:
 
 def refresh_cache(env: Mapping[str, str], base_flag: Optional[str], timeout_flag: Optional[float]) -> RefreshOutcome:
     """`cudaenv torch refresh`: read the index within the timeout, write the cache only when it listed torch wheels."""
-    from cudaenv.facts.drivers import compare_versions
     from cudaenv.facts.torch import data_date, known_torch_versions, variant_sort_key, variants_for
     from cudaenv.index import cache as ic
     from cudaenv.index import torch as it
@@ -218,4 +213,4 @@ def refresh_cache(env: Mapping[str, str], base_flag: Optional[str], timeout_flag
     released = known_torch_versions()
     return RefreshOutcome(
         True, base, result.notes, path, result.pages_read, result.pages_failed, learned, [v for v in learned if v not in bundled],
-        versions, [v for v in versions if v not in released and compare_versions(v, released[-1]) > 0])
+        versions, [v for v in versions if v not in released and compare_pep440(v, released[-1]) > 0])

@@ -10,6 +10,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.recommend.records import Request
+from cudaenv.version import pep440_key
 
 
 @dataclass
@@ -41,7 +42,7 @@ class Facts:
         seen = set(tf.known_torch_versions(self.t(tf.VARIANTS)))
         if self.index is not None:
             seen.update(self.index.torch_versions())
-        return tuple(sorted(seen, key=drv.version_tuple))
+        return tuple(sorted(seen, key=pep440_key))
 
     def variants(self, version: str, m: Machine) -> Tuple[str, ...]:
         if self.index is not None:

@@ -585,3 +585,49 @@ def test_doctor_and_recommend_share_one_gpu_runs():
     # the recommend side reads data rows through the same function: sm_90a-only builds do not run a 9.x GPU other than 9.0
     assert tf.gpu_runs(tf.arch_list_of(("9.0a",)), "9.0").kind == "exact"
     assert tf.gpu_runs(tf.arch_list_of(("9.0a",)), "9.1") is None
+
+
+@pytest.mark.parametrize("distro, rebuild, initramfs", [
+    ("ubuntu", ["sudo apt-get install linux-headers-6.8.0-45-generic", "sudo dkms autoinstall    # dkms status shows what is built"],
+     "sudo update-initramfs -u"),
+    ("debian", ["sudo apt-get install linux-headers-6.8.0-45-generic", "sudo dkms autoinstall    # dkms status shows what is built"],
+     "sudo update-initramfs -u"),
+    ("rocky", ["sudo dnf install kernel-devel-6.8.0-45-generic", "sudo akmods --force || sudo dkms autoinstall"], "sudo dracut --force"),
+    ("fedora", ["sudo dnf install kernel-devel-6.8.0-45-generic", "sudo akmods --force || sudo dkms autoinstall"], "sudo dracut --force"),
+    ("arch", None, "sudo mkinitcpio -P"),
+    ("gentoo", None, "sudo update-initramfs -u    # Fedora/RHEL: sudo dracut --force"),
+])
+def test_driver_not_loaded_fix_is_the_distros_row(distro, rebuild, initramfs):
+    """The kernel-module rebuild and the initramfs line come from data/driver_install.json: Arch got apt-get before."""
+    from cudaenv.facts import driver_install
+
+    p = replace(healthy().platform, nouveau_loaded=True, dev_nvidia=(), distro_id=distro)
+    tools = (ToolStatus("nvidia-smi", status="failed", failure="driver-not-loaded", message="couldn't communicate with the NVIDIA driver"),)
+    f = one(healthy(platform=p, driver=None, gpus=(), tools=tools), "driver-not-loaded")
+    steps = list(driver_install.chore_steps("module_rebuild", distro, kernel="6.8.0-45-generic"))
+    assert rebuild is None or steps == rebuild
+    at = f.fix.index(steps[0])
+    assert list(f.fix[at:at + len(steps)]) == steps
+    assert initramfs in f.fix and f.fix.index(initramfs) == f.fix.index(next(x for x in f.fix if "blacklist-nouveau" in x)) + 1
+    if distro not in ("ubuntu", "debian", "gentoo"):
+        assert not any("apt-get" in x or "update-initramfs" in x for x in f.fix), f.fix
+
+
+def test_a_kernel_release_with_shell_text_is_not_pasted_into_the_fix():
+    p = replace(healthy().platform, dev_nvidia=(), kernel="6.8.0$(touch /tmp/x)")
+    tools = (ToolStatus("nvidia-smi", status="failed", failure="driver-not-loaded", message="couldn't communicate"),)
+    f = one(healthy(platform=p, driver=None, gpus=(), tools=tools), "driver-not-loaded")
+    assert "sudo apt-get install linux-headers-$(uname -r)" in f.fix and not any("touch" in x for x in f.fix)
+
+
+@pytest.mark.parametrize("distro, removes", [("ubuntu", "sudo apt-get remove --purge 'nvidia-driver-*'"), ("fedora", None)])
+def test_wsl2_linux_driver_removal_is_the_distros_row(distro, removes):
+    p = Platform(system="linux", wsl=2, dev_dxg=True, distro_id=distro,
+                 libcuda=("/usr/lib/wsl/lib/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"))
+    s = healthy(platform=p, driver=Driver(version="560.94", cuda_version="12.6", source="nvidia-smi",
+                                         nvidia_smi="/usr/lib/wsl/lib/nvidia-smi", wsl_windows_side=True))
+    fix = one(s, "wsl-linux-driver-installed").fix
+    if removes:
+        assert any(x.startswith(removes) for x in fix) and any(x.startswith("dpkg -l | grep") for x in fix)
+    else:
+        assert not any("apt-get" in x for x in fix) and any("package manager" in x for x in fix)

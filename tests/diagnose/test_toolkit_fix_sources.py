@@ -38,18 +38,44 @@ def test_the_doctors_install_line_is_the_install_tables(machine, distro, command
     assert "cudaenv use 12.1" in fix[1]
 
 
+# a package-manager or boot-image command of one distribution: written only in data/ (driver_install.json,
+# toolkit_install.json), each row with its source
+DISTRO_COMMANDS = ("apt-get install", "apt-get remove", "apt install", "apt remove", "dnf install", "dnf module install",
+                   "yum install", "zypper install", "pacman -S", "update-initramfs", "dracut --force", "mkinitcpio",
+                   "linux-headers-", "kernel-devel")
+
+
+def _code_strings(path):
+    """(line, text) of every string in the module's code, docstrings left out (they may show an example)."""
+    import ast
+
+    with open(path, encoding="utf-8") as fh:
+        tree = ast.parse(fh.read())
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+            yield node.lineno, node.value
+
+
 def test_no_distro_install_command_is_written_in_python():
-    """A toolkit package install (`apt-get install cuda-toolkit-...`) is spelled only in data/toolkit_install.json."""
+    """A toolkit package install (`apt-get install cuda-toolkit-...`) is spelled only in data/toolkit_install.json,
+    and the driver's per-distribution chores (kernel headers, initramfs, removing a Linux driver from WSL 2) only in
+    data/driver_install.json: the doctor had its own apt-get/dnf pair, initramfs line and `apt-get remove`."""
     package = os.path.dirname(cudaenv.__file__)
     found = []
     for folder, _dirs, files in os.walk(package):
         for name in files:
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as fh:
-                    for n, line in enumerate(fh, 1):
-                        if any(tool + " install cuda-toolkit" in line for tool in ("apt-get", "apt", "dnf", "yum", "zypper")):
-                            found.append("%s:%d" % (os.path.relpath(path, package), n))
+                for n, text in _code_strings(path):
+                    if any(tool + " install cuda-toolkit" in text for tool in ("apt-get", "apt", "dnf", "yum", "zypper")) \
+                            or any(command in text for command in DISTRO_COMMANDS):
+                        found.append("%s:%d %s" % (os.path.relpath(path, package), n, text[:60]))
     assert found == []
 
 

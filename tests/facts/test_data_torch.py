@@ -136,3 +136,23 @@ def test_facts_answer_the_known_questions():
 def test_gpu_runs(cc, archs, ptx, jit, expected):
     how = tf.gpu_runs(tf.arch_list_of(archs, ptx), cc, jit)
     assert (how.kind if how else None) == expected
+
+
+def test_torch_versions_are_ordered_by_pep440():
+    """rc, dev, post and local builds: compare_versions saw 2.6.0rc1 == 2.6.0 and 2.10.0 vs 2.9.1 only by its digits."""
+    from cudaenv.facts import torch_policy
+    from cudaenv.index.torch import IndexData
+
+    table = {"rows": [{"platform": "linux-x86_64", "releases": ["2.10.0", "2.6.0", "2.9.1", "2.6.0.post1"], "variants": ["cu126"]}]}
+    assert tf.known_torch_versions(table) == ("2.6.0", "2.6.0.post1", "2.9.1", "2.10.0")
+    assert tf.resolve_torch_version("2.6", ("2.6.0", "2.6.0.post1", "2.9.1")) == "2.6.0.post1"
+    assert tf.resolve_torch_version("2.6rc1", ("2.6.0", "2.9.1")) is None  # a pre-release is not a series
+    # a pre-release of torchaudio 2.11 predates the release that stopped being rebuilt per torch
+    assert torch_policy.not_rebuilt("torchaudio", "2.11.0", "2.13.0")
+    assert not torch_policy.not_rebuilt("torchaudio", "2.11.0rc1", "2.13.0")
+    # an rc or nightly of 2.8.0 is built like 2.8.0: the same arch row
+    assert tf.arch_list_for("2.8.0rc1", "cu128", "linux") == tf.arch_list_for("2.8.0", "cu128", "linux") is not None
+    assert tf.arch_list_for("2.8.0.dev20250528+cu128", "cu128", "linux") == tf.arch_list_for("2.8.0", "cu128", "linux")
+    data = IndexData("https://mirror.example/whl", 0.0, {"cu126": {v: {"linux-x86_64": ["3.11"]} for v in (
+        "2.9.1", "2.10.0", "2.10.0rc1", "2.11.0.dev20260101", "2.9.1.post1", "v2.9.0", "2.9.1+cu126")}})
+    assert data.torch_versions() == ("2.9.1", "2.10.0")

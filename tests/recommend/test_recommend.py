@@ -257,7 +257,10 @@ def test_command_what_if_env_driver_and_formats(cli, fake_root, tmp_path):
     assert res.code == 0, res
     assert "--extra-index-url https://mirror.example/whl/cu126" in res.out and "torch==2.7.1+cu126" in res.out
     bad = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "five-fifty", env=env)
-    assert bad.code == 2 and "not a driver version" in bad.err
+    assert bad.code == 2 and "--driver five-fifty is not a driver version" in bad.err
+    for what, flags in (("a compute capability", ("--compute-capability", "8.x")), ("a Python version", ("--python-version", "3.11rc1"))):
+        bad = cli("torch", "recommend", "--root", str(fake_root.path), *flags, env=env)
+        assert bad.code == 2 and "%s %s is not %s" % (flags[0], flags[1], what) in bad.err, bad
 
 
 def test_command_python_version_and_variant(cli, fake_root, tmp_path):
