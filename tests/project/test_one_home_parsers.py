@@ -209,10 +209,6 @@ CHECKS = {
         "cudaenv.parse.toolkit_files": "a toolkit's version.txt, `CUDA Version 10.2.89` (another file)",
     }),
     "package-manager": (package_manager_command, set(), {
-        "cudaenv.diagnose.driver": "driver-not-loaded: kernel headers by `dnf install kernel-devel` / `apt-get install "
-                                   "linux-headers` chosen in Python (to data/driver_install.json; owned by another change)",
-        "cudaenv.diagnose.environment": "WSL 2: `sudo apt-get remove --purge 'nvidia-driver-*' ...` of a Linux driver "
-                                        "(to data/driver_install.json's wsl2 row; owned by another change)",
         "cudaenv.toolkit.uninstall.tool_steps": "uninstall removes the exact packages owning a toolkit by package format "
                                                 "(deb: apt-get --purge remove, rpm: dnf remove), not by distro",
         "cudaenv.toolkit.uninstall.driver_steps": "uninstall --driver: the same apt-get / dnf removal of the driver's "
