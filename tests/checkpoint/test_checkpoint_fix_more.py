@@ -1,6 +1,7 @@
 """`cudaenv checkpoint fix`, more: the mode of what it writes (as cp would: a new OUT gets 0666 & ~umask, an
 overwritten OUT and an --in-place FILE keep theirs; it was 0600 for all), on hand-built checkpoints, no torch."""
 
+import io
 import os
 import stat
 
@@ -68,3 +69,39 @@ def test_a_refused_fix_leaves_the_existing_out_alone(tmp_path, cli):
     assert cli("checkpoint", "fix", str(src), "-o", str(out), "--map-location", "cpu").code == 2
     assert out.read_bytes() == b"keep" and mode(out) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == ["o.pt", "p4.pt"]
+
+
+def _patch_central(data, member_suffix, field_offset, value):
+    """``data`` with one 4-byte field of the central-directory record of the member ending in ``member_suffix``
+    set to ``value`` (20: compressed size, 24: uncompressed size)."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        name = [i.filename for i in zf.infolist() if i.filename.endswith(member_suffix)][0]
+    at = struct.unpack_from("<I", data, data.rindex(b"PK\x05\x06") + 16)[0]  # the central directory's offset
+    while True:
+        n, e, c = struct.unpack_from("<HHH", data, at + 28)
+        if data[at + 46:at + 46 + n].decode() == name:
+            break
+        at = data.index(b"PK\x01\x02", at + 46 + n + e + c)
+    out = bytearray(data)
+    struct.pack_into("<I", out, at + field_offset, value)
+    return bytes(out)
+
+
+@pytest.mark.parametrize("field, value", [(20, 10 ** 6), (20, 8), (24, 8)])
+def test_a_record_whose_directory_sizes_disagree_is_refused_in_words(tmp_path, cli, field, value):
+    """Found by the mutation test on real torch files: a compressed size larger than the file made fix end in an
+    OSError out of the copy (no words: the CLI raised it); a smaller one was copied cut, and only the check of the
+    written file caught it. Now fix refuses before it copies, in words."""
+    data = _patch_central(cb.torch_zip(cb.cnn("cuda:2")), "/data/0", field, value)
+    src = tmp_path / "a.pt"
+    src.write_bytes(data)
+    out = tmp_path / "o.pt"
+    res = cli("checkpoint", "fix", str(src), "-o", str(out), "--map-location", "cpu")
+    if field == 24:  # the size inspect checks: already an inconsistency, so fix refuses before any rewrite
+        assert res.code == 2 and "not safe to rewrite" in res.err
+    else:
+        assert res.code == 2 and "storage record data/0: the zip directory says" in res.err, res.err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a.pt"]
