@@ -1,7 +1,7 @@
 """Test sessions. `nox` runs the default ones (`tests`, `torch`); the others are opt-in (`nox -s NAME`):
 
     tests      the default suite: no torch installed, no `slow`, `gpu` or `real_machine` test
-    torch      the `torch` tests against a real CPU torch 2.13.0
+    torch      the `torch` tests against a real CPU torch 2.13.0 and the real safetensors library
     slow       the `slow` tests (ptys, wheel builds, timeouts)
     full       everything but `gpu` and `real_machine`: the default suite, `slow`, then `torch`
     isolation  the default suite with a stand-in nvidia-smi that prints a GPU on PATH (and, as root in CI, in
@@ -28,6 +28,9 @@ nox.options.sessions = ["tests", "torch"]
 nox.options.reuse_existing_virtualenvs = True
 
 TORCH = "torch==2.13.0"  # a CPU build; pinned so that pip never pulls a multi-GB CUDA build
+# the real library for the safetensors tests ([torch]: its save_file needs numpy, which safetensors alone lacks);
+# with CI set, those tests fail rather than skip where it is missing
+SAFETENSORS = "safetensors[torch]==0.8.0"
 DEFAULT = "not gpu and not torch and not slow and not real_machine and not browser"
 # pytest-xdist workers (`-n`): CUDAENV_TEST_WORKERS=auto|N; 0 (the default) runs the suite in one process. On the
 # 2-core build machine (shared, load 6-8) `-n auto` took 3m26s against 3m30s serial, with more CPU time: no gain.
@@ -66,9 +69,10 @@ def slow(session):
 
 @nox.session
 def torch(session):
-    """The torch probe, verify --cpu and the distributed gloo check, against a real CPU torch 2.13.0."""
+    """The torch probe, verify --cpu, the distributed gloo check and checkpoint inspect/fix, against a real CPU torch
+    2.13.0 (and the real safetensors library)."""
     _install(session)
-    session.install(TORCH)
+    session.install(TORCH, SAFETENSORS)
     session.run("pytest", "-m", "torch and not gpu and not real_machine", *session.posargs)
 
 
@@ -79,7 +83,7 @@ def full(session):
     _install(session)
     _no_torch(session)
     session.run("pytest", "-m", "not gpu and not torch and not real_machine", *_xdist(), *session.posargs)
-    session.install(TORCH)
+    session.install(TORCH, SAFETENSORS)
     session.run("pytest", "-m", "torch and not gpu and not real_machine", *session.posargs)
 
 

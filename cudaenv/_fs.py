@@ -1,5 +1,10 @@
 """Files the safe way: writing through a temporary file in the same folder, flushed to disk, then ``os.replace``.
 
+The mode of what is written is the one cp would give: a file that is replaced keeps its own mode (an in-place
+rewrite, an overwrite), a new one gets :func:`usual_mode` (``0666 & ~umask``). A caller passes ``mode`` to choose:
+:data:`PRIVATE` for what must stay the user's own (a cache that can hold an index URL with a token in it).
+The temporary file is created ``0600``, so nothing is readable by others before its mode is set.
+
 (Reading a file cudaenv did not write is :func:`cudaenv.host.open_regular` / :func:`cudaenv.host.read_regular`.)"""
 
 from __future__ import annotations
@@ -10,10 +15,34 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional
 
+PRIVATE = 0o600
+
+
+def umask() -> int:
+    """This process's umask (set back at once: reading it means setting it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def usual_mode(executable: bool = False) -> int:
+    """The mode a new file gets from ``open()`` (``0666 & ~umask``), or from a tool writing a script (``0777``)."""
+    return (0o777 if executable else 0o666) & ~umask()
+
+
+def _final_mode(path: str, mode: Optional[int]) -> int:
+    """``mode``, else the mode of the file at ``path`` (followed like ``open()`` follows it), else the usual one."""
+    if mode is not None:
+        return mode
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        return usual_mode()
+
 
 def atomic_write_text(path: str, text: str, mode: Optional[int] = None, errors: str = "strict") -> None:
     """Replace ``path`` with ``text`` in one step: readers see the old file or the new one, never half of
-    either, and a failure leaves the old file as it was (the temporary file is removed)."""
+    either, and a failure leaves the old file as it was (the temporary file is removed). ``mode``: see the module."""
     import tempfile
 
     folder = os.path.dirname(path) or "."
@@ -23,8 +52,7 @@ def atomic_write_text(path: str, text: str, mode: Optional[int] = None, errors: 
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, _final_mode(path, mode))
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -36,7 +64,8 @@ def atomic_write_text(path: str, text: str, mode: Optional[int] = None, errors: 
 
 class atomic_binary:
     """``with atomic_binary(path) as fh: fh.write(...)``: a binary file written beside ``path`` and moved onto it
-    in one step when the block ends without an exception (removed otherwise); ``fh`` is seekable."""
+    in one step when the block ends without an exception (removed otherwise); ``fh`` is seekable. ``mode``: see the
+    module (the mode of the file at ``path`` is read when the block ends, just before the move)."""
 
     def __init__(self, path: str, mode: Optional[int] = None):
         self.path = path
@@ -59,8 +88,7 @@ class atomic_binary:
                 os.fsync(self.fh.fileno())
             self.fh.close()
             if kind is None:
-                if self.mode is not None:
-                    os.chmod(self.tmp, self.mode)
+                os.chmod(self.tmp, _final_mode(self.path, self.mode))
                 os.replace(self.tmp, self.path)
                 return False
         except BaseException:

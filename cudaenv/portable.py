@@ -54,8 +54,11 @@ def _mps_available(torch) -> bool:
 
 
 def to_device(obj, device):
-    """``obj`` with every tensor inside it on ``device``; containers keep their type (OrderedDict, namedtuple,
-    dataclass). ``non_blocking=True`` is used only for a copy from pinned memory to a GPU."""
+    """``obj`` with every tensor inside it on ``device``; containers keep their type (OrderedDict, defaultdict,
+    namedtuple, dataclass) and what they carry besides their items (a state_dict's ``_metadata``, a dataclass's
+    ``init=False`` fields). ``obj`` itself is not changed. ``non_blocking=True`` is used only for a copy from pinned
+    memory to a GPU."""
+    import copy
     import dataclasses
 
     import torch
@@ -78,6 +81,9 @@ def to_device(obj, device):
                 out = {}
             if hasattr(o, "default_factory"):  # a defaultdict
                 out.default_factory = o.default_factory
+            if type(out) is type(o):  # the instance's own attributes: torch's state_dict()._metadata (versions)
+                for name, value in getattr(o, "__dict__", {}).items():
+                    setattr(out, name, copy.copy(value) if name == "_metadata" else value)
             out.update(items)
             return out
         if isinstance(o, tuple) and hasattr(o, "_fields"):  # a namedtuple
@@ -85,8 +91,13 @@ def to_device(obj, device):
         if isinstance(o, (list, tuple)):
             return o.__class__(move(v, depth + 1) for v in o)
         if dataclasses.is_dataclass(o) and not isinstance(o, type):
-            changes = {f.name: move(getattr(o, f.name), depth + 1) for f in dataclasses.fields(o) if f.init}
-            return dataclasses.replace(o, **changes)
+            # a copy with every field set, init=False ones too (dataclasses.replace would reset those to their
+            # default, and run __post_init__ again); object.__setattr__ also sets the fields of a frozen dataclass
+            out = copy.copy(o)
+            for f in dataclasses.fields(o):
+                if hasattr(o, f.name):
+                    object.__setattr__(out, f.name, move(getattr(o, f.name), depth + 1))
+            return out
         return o
 
     return move(obj, 0)

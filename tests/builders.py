@@ -8,6 +8,7 @@ and every program a Host runs in a test goes through RefusingRunner (installed b
 """
 
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -143,6 +144,16 @@ def interruptible() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def umask(mask: int):
+    """The process umask set to ``mask`` for the block (set back after): a file-mode test sees the mode it chose."""
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
 
 
 def recorded(name: str) -> str:

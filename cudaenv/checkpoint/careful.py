@@ -93,7 +93,10 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             return Blob(kind if kind == "bytes" else "str", length)
         raw = bytes(buf[start:pos])
         if codec == "utf-8":
-            return raw.decode("utf-8", "surrogatepass") if _valid_utf8(raw) else raw.decode("utf-8", "replace")
+            try:
+                return raw.decode("utf-8", "surrogatepass")  # as pickle decodes it
+            except UnicodeDecodeError as exc:  # pickle (so torch.load, either way) raises here: the walk ends too
+                fail("the string at byte %d is not UTF-8 (%s): pickle, and so torch.load, stops there" % (start, exc.reason))
         return ShortBytes(raw)
 
     def line() -> bytes:
@@ -390,11 +393,3 @@ def _int(raw: bytes) -> int:
         return int(raw)
     except ValueError:
         return 0
-
-
-def _valid_utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False

@@ -124,7 +124,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
             small = {}
             for record in (".format_version", ".storage_alignment", "byteorder", "version", ".data/serialization_id"):
                 entry = box.entries.get("%s/%s" % (box.prefix, record))
-                if entry is not None and entry.compress_type == 0 and entry.file_size <= 4096:
+                if entry is not None and entry.compress_type == 0 and entry.compress_size == entry.file_size <= 4096:
                     src.seek(_stored_at(src, entry))
                     small[record] = src.read(entry.compress_size)
             for record in (".format_version", ".storage_alignment", "byteorder"):
@@ -134,7 +134,13 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
                 entry = box.entries.get("%s/data/%s" % (box.prefix, key))
                 if entry is None or entry.compress_type != 0:
                     raise UserError("storage record data/%s is missing or compressed: not rewritten" % printable(key))
-                zout.copy_from("%s/data/%s" % (prefix, key), src, _stored_at(src, entry), entry.compress_size)
+                start = _stored_at(src, entry)
+                if entry.compress_size != entry.file_size or start + entry.compress_size > box.size:
+                    # the zip directory disagrees with itself or with the file: copying would write a wrong record
+                    raise UserError("storage record data/%s: the zip directory says %d bytes stored, %d bytes long, at "
+                                    "byte %d of a %d-byte file: not rewritten" % (printable(key), entry.compress_size,
+                                                                                  entry.file_size, start, box.size))
+                zout.copy_from("%s/data/%s" % (prefix, key), src, start, entry.compress_size)
             zout.write_bytes("%s/version" % prefix, small.get("version", b"3\n"))
             zout.write_bytes("%s/.data/serialization_id" % prefix, small.get(".data/serialization_id", _serial()))
         else:

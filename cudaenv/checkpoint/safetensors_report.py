@@ -15,10 +15,15 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from cudaenv.checkpoint.container import Container
 
 
-_ST_DTYPES = {"F64": ("float64", 8), "F32": ("float32", 4), "F16": ("float16", 2), "BF16": ("bfloat16", 2),
-              "I64": ("int64", 8), "I32": ("int32", 4), "I16": ("int16", 2), "I8": ("int8", 1), "U8": ("uint8", 1),
-              "U16": ("uint16", 2), "U32": ("uint32", 4), "U64": ("uint64", 8), "BOOL": ("bool", 1),
-              "F8_E4M3": ("float8_e4m3fn", 1), "F8_E5M2": ("float8_e5m2", 1), "C64": ("complex64", 8)}
+# the header's dtype -> (torch's name for it, bits per element): the dtypes of the safetensors format and library
+# 0.8 (F4 and F6 pack elements below a byte: n elements take n * bits / 8 bytes, a whole number; the F6 have no torch
+# dtype, so they keep their own name)
+_ST_DTYPES = {"F64": ("float64", 64), "F32": ("float32", 32), "F16": ("float16", 16), "BF16": ("bfloat16", 16),
+              "I64": ("int64", 64), "I32": ("int32", 32), "I16": ("int16", 16), "I8": ("int8", 8), "U8": ("uint8", 8),
+              "U16": ("uint16", 16), "U32": ("uint32", 32), "U64": ("uint64", 64), "BOOL": ("bool", 8),
+              "F8_E4M3": ("float8_e4m3fn", 8), "F8_E5M2": ("float8_e5m2", 8), "F8_E4M3FNUZ": ("float8_e4m3fnuz", 8),
+              "F8_E5M2FNUZ": ("float8_e5m2fnuz", 8), "F8_E8M0": ("float8_e8m0fnu", 8), "F4": ("float4_e2m1fn_x2", 4),
+              "F6_E2M3": ("F6_E2M3", 6), "F6_E3M2": ("F6_E3M2", 6), "C64": ("complex64", 64)}
 
 
 def safetensors_report(box: Container, notes, problems, visible) -> CheckpointReport:
@@ -40,7 +45,7 @@ def safetensors_report(box: Container, notes, problems, visible) -> CheckpointRe
         st = info.get("dtype")
         shape = info.get("shape")
         offs = info.get("data_offsets")
-        dtype, size = _ST_DTYPES.get(st, (str(st)[:20], None))
+        dtype, bits = _ST_DTYPES.get(st, (str(st)[:20], None))
         dtypes[dtype] = dtypes.get(dtype, 0) + 1
         shape_t = tuple(shape) if isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape) else ()
         if isinstance(offs, list) and len(offs) == 2 and all(isinstance(o, int) for o in offs):
@@ -48,12 +53,13 @@ def safetensors_report(box: Container, notes, problems, visible) -> CheckpointRe
             total += max(0, end - begin)
             if end < begin or end > data_len:
                 problems.append("tensor %s has data offsets %d..%d outside the %d data bytes" % (name[:80], begin, end, data_len))
-            elif size is not None:
+            elif bits is not None:
                 n = 1
                 for d in shape_t:
                     n *= d
-                if n * size != end - begin:
-                    problems.append("tensor %s is %s %s = %d bytes, but its data offsets give %d" % (name[:80], dtype, list(shape_t), n * size, end - begin))
+                if n * bits != (end - begin) * 8:
+                    need = "%d bytes" % (n * bits // 8) if n * bits % 8 == 0 else "%d bits, not whole bytes" % (n * bits)
+                    problems.append("tensor %s is %s %s = %s, but its data offsets give %d" % (name[:80], dtype, list(shape_t), need, end - begin))
         else:
             problems.append("tensor %s has no valid data_offsets" % name[:80])
         if len(entries) < MAX_TENSOR_LIST:

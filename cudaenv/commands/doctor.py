@@ -87,7 +87,7 @@ def _write(output: str, hostname, fmt: str, text: str) -> None:
     the site's other users like any file this user writes (umask), the folder made when missing."""
     import os
 
-    from cudaenv._fs import atomic_write_text
+    from cudaenv._fs import atomic_write_text, usual_mode
     from cudaenv.errors import UserError
     from cudaenv.fleet.files import output_path
     from cudaenv.text import printable
@@ -96,9 +96,7 @@ def _write(output: str, hostname, fmt: str, text: str) -> None:
     try:
         if folder:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        mask = os.umask(0)
-        os.umask(mask)
-        atomic_write_text(path, text, mode=0o666 & ~mask)
+        atomic_write_text(path, text, mode=usual_mode())
     except OSError as exc:
         raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
                         hint="give --output a folder (ending in /) or a file this user can write") from None

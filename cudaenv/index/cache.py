@@ -36,11 +36,12 @@ def cache_file(env: Mapping[str, str]) -> str:
 
 
 def write_cache(path: str, data: IndexData) -> str:
-    """Atomic: a temporary file in the same folder, flushed, then ``os.replace`` over the old one."""
-    from cudaenv._fs import atomic_write_text
+    """Atomic: a temporary file in the same folder, flushed, then ``os.replace`` over the old one. Private (0600):
+    ``index_base`` can be a URL with a token in it."""
+    from cudaenv._fs import PRIVATE, atomic_write_text
 
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    atomic_write_text(path, json.dumps(data.to_dict(), indent=1, sort_keys=True))
+    atomic_write_text(path, json.dumps(data.to_dict(), indent=1, sort_keys=True), mode=PRIVATE)
     return path
 
 

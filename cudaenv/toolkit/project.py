@@ -137,8 +137,9 @@ def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
 
 
 def write_switch_script(path: str, toolkit, toolkits, link: Optional[str], env) -> None:
-    """``--write FILE``: :func:`render_switch_script` written to ``path`` atomically, executable (``OSError`` when
-    it cannot be)."""
-    from cudaenv._fs import atomic_write_text
+    """``--write FILE``: :func:`render_switch_script` written to ``path`` atomically, executable as a new script is
+    (``0777 & ~umask``, and always by its owner; ``OSError`` when it cannot be written)."""
+    from cudaenv._fs import atomic_write_text, usual_mode
 
-    atomic_write_text(path, render_switch_script(toolkit, toolkits, link, env), mode=0o755, errors="surrogateescape")
+    atomic_write_text(path, render_switch_script(toolkit, toolkits, link, env), mode=usual_mode(executable=True) | 0o700,
+                      errors="surrogateescape")

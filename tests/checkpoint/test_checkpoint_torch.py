@@ -193,14 +193,6 @@ def test_trusted_fix_adds_a_prefix_inside_the_weights_entry(tmp_path, cli):
     assert fixed["args"].lr == 0.1
 
 
-def test_safetensors_when_available(tmp_path):
-    st = pytest.importorskip("safetensors.torch")
-    path = tmp_path / "m.safetensors"
-    st.save_file(nn.DataParallel(CNN()).state_dict(), str(path))
-    r = inspect_file(str(path))
-    assert r.format == "safetensors" and r.tensors == 9 and not r.inconsistencies
-
-
 def test_mixed_prefixes_come_out_right_and_load_every_key(tmp_path, cli):
     model = CNN()
     sd = collections.OrderedDict()

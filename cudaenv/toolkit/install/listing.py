@@ -186,7 +186,7 @@ def _listed(releases, source, index, path, fetched, notes) -> ReleaseList:
 
 def releases_cached(env, host, timeout: float, refresh: bool = False) -> ReleaseList:
     """The fresh cache (unless ``refresh``), else the index (then cached), else a stale cache with a note."""
-    from cudaenv._fs import atomic_write_text
+    from cudaenv._fs import PRIVATE, atomic_write_text
     from cudaenv.index.cache import cache_dir
 
     path = os.path.join(cache_dir(env), CACHE_NAME)
@@ -205,7 +205,8 @@ def releases_cached(env, host, timeout: float, refresh: bool = False) -> Release
     now = time.time()
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        atomic_write_text(path, json.dumps({"releases": releases, "fetched_at": now, "index": index}))
+        # private: the index URL can carry a token (PIP_INDEX_URL=https://user:token@host/simple)
+        atomic_write_text(path, json.dumps({"releases": releases, "fetched_at": now, "index": index}), mode=PRIVATE)
     except OSError as exc:
         notes.append("could not write the release cache %s: %s" % (path, exc.strerror or exc))
     return _listed(releases, "pip" if index == "pip" else "index", None if index == "pip" else index, path, now, notes)
