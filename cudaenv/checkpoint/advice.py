@@ -67,6 +67,9 @@ def target_device(choice: str, visible: Optional[VisibleGpus]) -> str:
     return choice
 
 
+UNREAD = "not read, so not checked: "  # how a weights_only reason for a pickle that was not read starts (analyze)
+
+
 def _q(path: str) -> str:
     from cudaenv.text import shell_quote
 
@@ -109,7 +112,11 @@ def advise(report: CheckpointReport) -> List[str]:
     for d, n in sorted(others.items()):
         out.append("%d storage%s saved on %s: torch.load needs that backend, or map_location=\"cpu\"" % (n, "" if n == 1 else "s", d))
     for d in report.devices:
-        if d.via != "storage":
+        if d.via == "device-value":
+            out.append("%s stored in the checkpoint (a device value, not a tensor): map_location does not change it, and "
+                       "code that moves tensors to it needs that device" % (
+                           "a torch.device %s is" % d.device if d.count == 1 else "%d torch.device %s values are" % (d.count, d.device)))
+        elif d.via != "storage":
             out.append("%d tensor%s rebuilt on %s (%s), outside the storage locations: map_location does not change that"
                        % (d.count, "" if d.count == 1 else "s", d.device, d.via))
     strip = sorted({p.prefix for p in report.prefixes if p.where == "keys" and p.prefix in _WRAPPER_CHAINS})
@@ -118,7 +125,11 @@ def advise(report: CheckpointReport) -> List[str]:
         out.append("keys carry wrapper prefixes (%s: DataParallel/DDP `module.`, torch.compile `_orig_mod.`): "
                    "cudaenv checkpoint fix %s -o %s %s, or cudaenv.portable.load_state_dict(model, %r), which strips or adds "
                    "what the model needs" % (", ".join(strip), _q(path), _q(_fixed(path)), flags, path))
-    if report.weights_only is False and report.format not in ("unknown", "zip"):
+    unread = [r for r in report.weights_only_reasons if r.startswith(UNREAD)]
+    if report.weights_only is False and unread:
+        out.append("cudaenv did not read the pickle torch.load would run (%s), so it cannot say what loading it does: "
+                   "load it only if you trust where it came from" % unread[0][len(UNREAD):])
+    elif report.weights_only is False and report.format not in ("unknown", "zip"):
         if report.security:
             out.append("torch.load(weights_only=True), the default since torch 2.6, refuses it; do not load it with "
                        "weights_only=False unless you trust where it came from")

@@ -11,9 +11,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.checkpoint.container import Container
-from cudaenv.checkpoint.graph import STATE_DICT_NAMES, Analysis, Storage, pairs_of, storage_of
-from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, Unresolved
+from cudaenv.checkpoint.advice import UNREAD
+from cudaenv.checkpoint.container import BYTES_BEFORE_ZIP, Container
+from cudaenv.checkpoint.graph import EMA_NAMES, STATE_DICT_NAMES, Analysis, Storage, pairs_of, storage_of
+from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, Unresolved, WalkResult
+from cudaenv.checkpoint.pickle_vm import first_seen
 from cudaenv.checkpoint.prefixes import prefix_findings
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
 from cudaenv.checkpoint.tables import Facts, facts
@@ -66,11 +68,12 @@ def _kind(root: Any, an: Analysis, f: Facts) -> Tuple[Optional[str], Optional[st
         return ("list" if isinstance(root, SList) else None), None
     if sum(1 for _, v in pairs if an.tensor(v) is not None) * 2 >= len(pairs):
         return "state_dict", None
+    ema = " with EMA weights" if any(k in EMA_NAMES for k in keys) else ""
     if any(k in LIGHTNING_KEYS for k in keys):
-        return "lightning checkpoint", None
+        return "lightning checkpoint" + ema, None
     if any(k in STATE_DICT_NAMES for k in keys) or any("optim" in k for k in keys):
-        return "training checkpoint", None
-    return "dict", None
+        return "training checkpoint" + ema, None
+    return ("EMA weights" if ema else "dict"), None
 
 
 def build_report(box: Container, visible=None, with_tensors: bool = True) -> CheckpointReport:
@@ -83,11 +86,12 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
 
         return safetensors_report(box, notes, problems, visible)
     res = box.pickle
-    if res is None:
-        return CheckpointReport(box.path, box.format, box.size, archive_prefix=box.prefix, markers=tuple(box.markers.items()),
-                                weights_only=False if box.format in ("unknown", "torch-legacy-tar", "zip") else None,
-                                weights_only_reasons=_format_reasons(box), notes=tuple(notes), inconsistencies=tuple(problems),
-                                visible=visible)
+    unread = _unread(box, notes)
+    if res is None:  # nothing to walk: not a checkpoint, or its data.pkl was not read (then nothing was checked)
+        return _advised(CheckpointReport(
+            box.path, box.format, box.size, archive_prefix=box.prefix, markers=tuple(box.markers.items()), weights_only=False,
+            weights_only_reasons=_format_reasons(box) + unread + tuple(p for p in problems if problems_block([p])),
+            notes=tuple(notes), inconsistencies=tuple(problems), visible=visible))
     notes.extend(res.notes)
     pickles = [res] + list(box.extra_pickles.values())
     storages: Dict[str, Storage] = {}
@@ -115,17 +119,19 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         for g, n in r.globals.items():
             gcount[g] = gcount.get(g, 0) + n
     grefs = tuple(GlobalRef(g, n, f.verdict(g)) for g, n in sorted(gcount.items()))
-    reasons: List[str] = list(_format_reasons(box))
+    reasons: List[str] = list(_format_reasons(box)) + list(unread)
     security: List[str] = []
     for g in grefs:
         if g.verdict == "allowed":
             continue
+        torch_name = f.torch_name(g.name)
+        name = g.name if torch_name == g.name else "%s (torch reads it as %s)" % (g.name, torch_name)
         if g.verdict == "needs-import":
-            reasons.append("GLOBAL %s is allowed only after `import %s` in the loading process" % (g.name, f.conditional[g.name]))
-        elif g.verdict == "blocked":
-            reasons.append("GLOBAL %s: its module is blocked even when allowlisted" % g.name)
+            reasons.append("GLOBAL %s is allowed only after `import %s` in the loading process" % (name, f.conditional[torch_name]))
+        elif torch_name.rpartition(".")[0] in f.blocked:  # (T:_weights_only_unpickler.py:334, the module exactly)
+            reasons.append("GLOBAL %s: torch blocks its module even when allowlisted" % name)
         else:
-            reasons.append("GLOBAL %s is not an allowed global" % g.name)
+            reasons.append("GLOBAL %s is not an allowed global" % name)
         if g.verdict == "dangerous":
             security.append("%s (%d×): can run code or reach the system when loaded with weights_only=False" % (g.name, g.count))
         elif g.verdict == "blocked":
@@ -136,13 +142,12 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
                         "torch.load(weights_only=False): %s" % (len(outside), "" if len(outside) == 1 else "s",
                                                                ", ".join(outside[:10]) + (" ..." if len(outside) > 10 else "")))
     for r in pickles:
-        bad_ops = sorted(op for op in r.opcodes if op not in f.opcodes)
+        bad_ops = [op for op in r.opcodes if op not in f.opcodes]
         if bad_ops:
+            bad_ops = first_seen(r, bad_ops)  # in the order the pickle has them: torch stops at the first
             reasons.append("opcodes weights_only does not support: %s (torch: 'Unsupported operand %d')" % (
                 ", ".join("%s (%d)" % (OPCODE_NAMES.get(op, "0x%02x" % op), op) for op in bad_ops), bad_ops[0]))
-        bad_targets = sorted(k for k in r.setitem_targets if k not in ("SDict", "collections.OrderedDict", "collections.Counter"))
-        if bad_targets:
-            reasons.append("SETITEM on a %s (weights_only allows dicts only)" % bad_targets[0])
+        reasons.extend(_target_reasons(r, f))
         if not r.complete:
             reasons.append("the pickle is incomplete")
     if other_persids:
@@ -199,7 +204,8 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     if whole is None and any(isinstance(p.pid, tuple) and p.pid and p.pid[0] == "module" for r in pickles for p in r.persids):
         whole = "(legacy module persistent id)"
         kind = "whole module (torch.save(model))"
-    structure = tuple("%s: %s" % (_short_key(k), _describe(v, an)) for k, v in pairs_of(res.root)[:40])
+    structure = tuple("%s: %s%s" % (_short_key(k), "EMA weights, " if k in EMA_NAMES else "", _describe(v, an))
+                      for k, v in pairs_of(res.root)[:40])
     if len(pairs_of(res.root)) > 40:
         structure += ("... %d more keys" % (len(pairs_of(res.root)) - 40),)
     if box.markers.get("byteorder") == "big":
@@ -214,16 +220,69 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         weights_only_reasons=tuple(reasons + [p for p in problems if problems_block([p])]),
         security=tuple(security), inconsistencies=tuple(problems), notes=tuple(notes), visible=visible,
         tensor_list=tensor_list)
-    from cudaenv.checkpoint.advice import advise
+    return _advised(report)
 
+
+def _advised(report: CheckpointReport) -> CheckpointReport:
     from cudaenv._record import replace
+    from cudaenv.checkpoint.advice import advise
 
     return replace(report, advice=tuple(advise(report)))
 
 
 def problems_block(problems: List[str]) -> bool:
-    """Container problems that make torch.load fail whatever the pickle says (mixed prefixes, wrong record sizes)."""
-    return any("archive prefixes" in p or "record data/" in p or "has no data/" in p for p in problems)
+    """Container problems that make torch.load fail whatever the pickle says (mixed prefixes, wrong record sizes,
+    bytes in front of the zip)."""
+    return any("archive prefixes" in p or "record data/" in p or "has no data/" in p or BYTES_BEFORE_ZIP in p for p in problems)
+
+
+def _unread(box: Container, notes: List[str]) -> Tuple[str, ...]:
+    """The weights_only reasons for pickles torch.load would run that were not read (a note for each: nothing in
+    it was checked)."""
+    for what in box.unread:
+        notes.append("nothing in the unread pickle was checked (%s): its globals, opcodes, tensors and devices are "
+                     "unknown, and it could call anything when loaded with weights_only=False" % what)
+    return tuple(UNREAD + what for what in box.unread)
+
+
+# torch's weights_only unpickler (T:_weights_only_unpickler.py:384-477, 578-583): what SETITEM(S), BUILD, APPEND(S),
+# REDUCE and NEWOBJ may be applied to, and its words when they are not
+_SETITEM_OK = ("SDict", "collections.OrderedDict", "collections.Counter")  # type dict, OrderedDict, Counter
+# the allowed callables whose result's type is not an allowed global's, so BUILD on it is refused
+_BUILD_REFUSED = {"_codecs.encode": "bytes", "torch.serialization._get_layout": "torch.layout"}
+_NODE_TYPES = {"SDict": "dict", "SList": "list", "SSet": "set", "tuple": "tuple", "str": "str", "int": "int",
+               "float": "float", "bool": "bool", "NoneType": "NoneType", "Blob": "bytes", "ShortBytes": "bytes",
+               "Global": "a global itself (a class or function)", "Unresolved": "a computed global",
+               "Persid": "a persistent id's object"}
+
+
+def _what(kind: str) -> str:
+    """A walk's target kind (:func:`cudaenv.checkpoint.nodes.target_kind`) as a person reads it."""
+    if "." in kind or kind.startswith("<"):  # a call's result
+        return "the result of %s(...)" % kind
+    return _NODE_TYPES.get(kind, kind)
+
+
+def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
+    out: List[str] = []
+    bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
+    if bad:
+        out.append("SETITEM on %s (torch: 'Can only SETITEM for dict, collections.OrderedDict, collections.Counter')"
+                   % ", ".join(_what(k) for k in bad[:3]))
+    bad = [k for k in r.build_targets if not ("." in k or k.startswith("<")) or f.torch_name(k) in _BUILD_REFUSED]
+    if bad:
+        out.append("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+                   "`add_safe_globals`')" % ", ".join(_what(k) for k in bad[:3]))
+    for op, message in (("APPEND", "Can only append to lists"), ("APPENDS", "Can only extend lists")):
+        kinds = [k.split(":", 1)[1] for k in r.append_targets if k.split(":", 1)[0] == op]
+        if kinds:
+            out.append("%s on %s (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
+    for op, message in (("REDUCE", "Trying to call reduce for unrecognized function"),
+                        ("NEWOBJ", "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals`")):
+        kinds = [k.split(":", 1)[1] for k in r.call_targets if k.startswith(op + ":")]
+        if kinds:
+            out.append("%s of %s, not a global (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
+    return out
 
 
 def _short_key(k: Any) -> str:
@@ -238,6 +297,9 @@ def _format_reasons(box: Container) -> Tuple[str, ...]:
         return ("the legacy .tar format: torch.load(weights_only=True) refuses it",)
     if box.format in ("unknown", "zip"):
         return ("not a torch checkpoint",)
+    if box.format == "pickle":
+        return ("a plain pickle, not a torch.save file: torch.load reads its first pickle as the legacy magic number and "
+                "fails ('Invalid magic number; corrupt file?'), after running that pickle when weights_only=False",)
     return ()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved
+from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, target_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -25,7 +25,7 @@ class Stop(Exception):
 
 # Length-prefixed strings and bytes: opcode -> (bytes of the length field, its struct format (None: one byte), kind,
 # codec). One table, so that every such opcode skips its length field and reads its kind the same way.
-_COUNTED = {
+COUNTED = {
     0x58: (4, "<I", "str", "utf-8"),  # X BINUNICODE
     0x8C: (1, None, "str", "utf-8"),  # SHORT_BINUNICODE
     0x8D: (8, "<Q", "str", "utf-8"),  # BINUNICODE8
@@ -130,15 +130,19 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos))
         stack.append(memo[index])
 
+    def count(table: Dict[str, int], kind: str) -> None:
+        table[kind] = table.get(kind, 0) + 1
+
     def setitems(target: Any, pairs: List[Tuple[Any, Any]]) -> None:
-        kind = target.name if isinstance(target, Call) else type(target).__name__
-        res.setitem_targets[kind] = res.setitem_targets.get(kind, 0) + 1
+        count(res.setitem_targets, target_kind(target))
         if isinstance(target, SDict) or (isinstance(target, Call) and target.pairs):
             target.pairs.extend(pairs)
         elif isinstance(target, Call):
             target.pairs = list(pairs)
 
-    def appends(target: Any, items: List[Any]) -> None:
+    def appends(target: Any, items: List[Any], opname: str = "") -> None:
+        if opname and type(target) is not SList:  # (the fast loop does the appends to a list, and records none)
+            count(res.append_targets, opname + ":" + target_kind(target))
         if isinstance(target, SList) or (isinstance(target, Call) and target.items):
             target.items.extend(items)
         elif isinstance(target, Call):
@@ -193,12 +197,12 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
                 fail("the pickle's stack passes %d entries" % max_stack)
             metastack.append(stack)
             stack = []
-        elif op == 0x52:  # R REDUCE
-            if len(stack) < 2:
-                pop()
-                pop()
-            args = stack.pop()
-            stack[-1] = Call(stack[-1], args)
+        elif op == 0x52 or op == 0x81:  # R REDUCE, NEWOBJ (the fast loop does a global's, and records none)
+            args = pop()
+            func = pop()
+            if type(func) is not Global:
+                count(res.call_targets, ("REDUCE:" if op == 0x52 else "NEWOBJ:") + target_kind(func))
+            stack.append(Call(func, args, "reduce" if op == 0x52 else "newobj"))
         elif op == 0x74:  # t TUPLE
             items = pop_mark()
             stack.append(tuple(items))
@@ -237,15 +241,15 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x65:  # e APPENDS
             items = pop_mark()
             target = stack[-1] if stack else fail("APPENDS on an empty stack")
-            appends(target, items)
+            appends(target, items, "APPENDS")
         elif op == 0x61:  # a APPEND
             value = pop()
             target = stack[-1] if stack else fail("APPEND on an empty stack")
-            appends(target, [value])
+            appends(target, [value], "APPEND")
         elif op == 0x62:  # b BUILD
             state = pop()
             target = stack[-1] if stack else fail("BUILD on an empty stack")
-            res.build_targets[type(target).__name__] = res.build_targets.get(type(target).__name__, 0) + 1
+            count(res.build_targets, target_kind(target))
             if isinstance(target, Call):
                 if target.states:
                     target.states.append(state)
@@ -282,17 +286,13 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             res.end = pos
             res.op_count = ops
             raise Stop
-        elif op == 0x81:  # NEWOBJ
-            args = pop()
-            cls = pop()
-            stack.append(Call(cls, args, "newobj"))
         elif op == 0x92:  # NEWOBJ_EX
             kwargs = pop()
             args = pop()
             cls = pop()
             stack.append(Call(cls, (args, kwargs), "newobj_ex"))
-        elif op in _COUNTED:  # length-prefixed strings and bytes
-            width, fmt, kind, codec = _COUNTED[op]
+        elif op in COUNTED:  # length-prefixed strings and bytes
+            width, fmt, kind, codec = COUNTED[op]
             need(width)
             length = buf[pos] if fmt is None else unpack_from(fmt, buf, pos)[0]
             pos += width

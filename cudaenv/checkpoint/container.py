@@ -11,7 +11,13 @@
   the storage keys), then per storage an int64 element count and the bytes; the layout is computed, not read.
 * **legacy tar** (before torch 0.4): named, not read.
 * **safetensors**: the 8-byte little-endian header length and the JSON header, bounded.
-* anything else that starts like a pickle: walked as a plain pickle.
+* anything else is walked as a pickle from its first byte, because that is what torch.load does with it (a plain
+  ``pickle.load`` when weights_only=False: whatever the pickle calls runs, whatever follows it).
+
+The format is decided as torch decides it (``T:serialization.py:428-441``, ``_is_zipfile``): a zip only when the file
+starts with a zip's local header (``PK\\x03\\x04``), never from an end-of-directory record found in its tail (a plain
+pickle with those four bytes appended, a legacy file whose last tensor holds them). A zip that starts later, after
+other bytes that are not a pickle, is read for what it holds and named as what torch will not load.
 """
 
 from __future__ import annotations
@@ -53,6 +59,7 @@ class Container:
         self.safetensors_data_start: Optional[int] = None
         self.notes: List[str] = []
         self.problems: List[str] = []  # inconsistencies torch would trip over
+        self.unread: List[str] = []  # pickles torch.load would run that were not read (what and why): nothing in them was checked
 
     def record_size(self, key: str) -> Optional[int]:
         entry = self.entries.get("%s/data/%s" % (self.prefix, key)) if self.prefix is not None else None
@@ -76,28 +83,35 @@ def open_container(path: str, limits: Optional[pickle_vm.Limits] = None) -> Cont
     return box
 
 
+ZIP_MAGIC = b"PK\x03\x04"  # T:serialization.py:438 (_is_zipfile: the file's first four bytes, nothing else)
+BYTES_BEFORE_ZIP = "bytes before the zip"  # the problem's words (analyze: a problem that makes torch.load fail)
+
+
 def _dispatch(fh, head: bytes, box: Container, limits) -> None:
-    if head[:4] == b"PK\x03\x04" or _looks_zip(fh, box.size):
+    if head[:4] == ZIP_MAGIC:
         _read_zip(fh, box, limits)
     elif len(head) >= 262 and head[257:262] == b"ustar":
         box.format = "torch-legacy-tar"
         box.notes.append("a tar archive: torch before 0.4 wrote checkpoints this way; weights_only refuses it")
     elif _looks_safetensors(head, box.size):
         _read_safetensors(fh, box)
-    elif head[:1] == b"\x80" or head[:1] in (b"(", b"}", b"]", b"c", b"."):
-        _read_pickles(fh, box, limits)
     else:
-        box.format = "unknown"
-        box.notes.append("neither a torch zip, a legacy torch file, TorchScript, safetensors nor a pickle")
+        _read_pickles(fh, box, limits)
 
 
-def _looks_zip(fh, size: int) -> bool:
-    """A zip whose first entry is not at byte 0 (bytes prepended): its end-of-central-directory record."""
-    if size < 22:
-        return False
-    fh.seek(max(0, size - 22 - 65535))
-    tail = fh.read()
-    return tail.rfind(b"PK\x05\x06") >= 0
+def _zip_after(fh, box: Container) -> Optional[int]:
+    """Where a zip starts in a file that does not start with one (bytes in front of it), when its directory reads and
+    has entries; None otherwise (the ``PK\\x05\\x06`` of a tail is not enough)."""
+    try:
+        fh.seek(0)
+        directory = read_directory(fh)
+    except (BadZip, ValueError, struct.error, EOFError, NotImplementedError, OSError):
+        return None
+    starts = [e.header_offset for e in directory if e.header_offset > 0]
+    if not directory or len(starts) != len(directory):
+        return None
+    fh.seek(min(starts))
+    return min(starts) if fh.read(4) == ZIP_MAGIC else None
 
 
 def _looks_safetensors(head: bytes, size: int) -> bool:
@@ -153,14 +167,24 @@ def _read_zip(fh, box: Container, limits) -> None:
         box.format = "zip" if not torchscript else box.format
         box.notes.append("a zip without %s/data.pkl: not a torch checkpoint" % p)
         return
-    raw = _read_entry(fh, data_pkl, MAX_PICKLE, box)
+    raw = _read_pickle(fh, data_pkl, box)
     if raw is not None:
         box.pickle = pickle_vm.walk(raw, 0, limits)
         box.markers["protocol"] = str(box.pickle.protocol) if box.pickle.protocol is not None else "0-1"
     if torchscript:
-        raw = _read_entry(fh, box.entries["%s/constants.pkl" % p], MAX_PICKLE, box)
+        raw = _read_pickle(fh, box.entries["%s/constants.pkl" % p], box)
         if raw is not None:
             box.extra_pickles["constants.pkl"] = pickle_vm.walk(raw, 0, limits)
+
+
+def _read_pickle(fh, entry: Entry, box: Container) -> Optional[bytes]:
+    """A pickle entry's bytes; one it cannot read (too big, damaged, compressed another way) is in ``box.unread``."""
+    notes, problems = len(box.notes), len(box.problems)
+    raw = _read_entry(fh, entry, MAX_PICKLE, box)
+    if raw is None:
+        said = box.notes[notes:] + box.problems[problems:]  # the one message _read_entry left
+        box.unread.append(said[-1] if said else "%s could not be read" % entry.name)
+    return raw
 
 
 def _read_entry(fh, entry: Entry, limit: int, box: Container) -> Optional[bytes]:
@@ -219,7 +243,19 @@ def _walk_at(fh, offset: int, size: int, limits) -> Tuple[pickle_vm.WalkResult, 
 
 
 def _read_pickles(fh, box: Container, limits) -> None:
+    """torch.load of a file that is not a zip: (not a tar) its pickles from byte 0, the legacy magic number first."""
     first, offset = _walk_at(fh, 0, box.size, limits)
+    if not first.complete and not first.globals and not first.persids:  # nothing a pickle.load of it would call
+        at = _zip_after(fh, box)
+        if at is not None:
+            _read_zip(fh, box, limits)
+            box.problems.insert(0, "%d %s archive: torch.load reads a file as a zip only when it starts with one "
+                                   "(PK\\x03\\x04), so it reads this one as a pickle and fails at its first byte" % (at, BYTES_BEFORE_ZIP))
+            return
+        if first.data[:1] not in _PICKLE_STARTS:
+            box.format = "unknown"
+            box.notes.append("neither a torch zip, a legacy torch file, TorchScript, safetensors nor a pickle")
+            return
     if first.complete and first.root == LEGACY_MAGIC:
         box.format = "torch-legacy"
         proto, offset = _walk_at(fh, offset, box.size, limits)
@@ -246,6 +282,13 @@ def _read_pickles(fh, box: Container, limits) -> None:
     box.format = "pickle"
     box.pickle = first
     box.markers["protocol"] = str(first.protocol) if first.protocol is not None else "0-1"
+    if first.complete and _zip_after(fh, box) is not None:
+        box.notes.append("a zip archive follows the pickle: torch.load never reads it (a zip only at byte 0)")
+
+
+# the bytes a pickle usually starts with (PROTO, MARK, EMPTY_DICT, EMPTY_LIST, GLOBAL, STOP): a file that starts with
+# another and whose walk stops at once, calling nothing, is not called a pickle
+_PICKLE_STARTS = (b"\x80", b"(", b"}", b"]", b"c", b".")
 
 
 def _sdict_get(obj, key):

@@ -224,10 +224,10 @@ class Analysis:
                     for state in obj.states:  # a Parameter's state, a subclass' attributes
                         push((state, path, _HERE, depth + 1))
                     continue
-                if obj.name == "torch.device":
+                if obj.name == "torch.device":  # a device value of its own (a tensor's is its rebuild's argument)
                     d = device_string(obj)
                     if d:
-                        self._extra(d, "torch.device")
+                        self._extra(d, "device-value")
             elif kind not in walked:
                 continue
             if id(obj) in seen:

@@ -148,10 +148,25 @@ class WalkResult:
         self.globals: Dict[str, int] = {}  # "module.name" -> how often it is pushed
         self.computed_globals = 0  # STACK_GLOBALs with a non-string module or name
         self.persids: List[Persid] = []
-        self.setitem_targets: Dict[str, int] = {}  # what SETITEM(S) was applied to, by type (weights_only checks it)
+        # what SETITEM(S), BUILD and APPEND(S) were applied to, and the callables of REDUCE and NEWOBJ that are not a
+        # global, by :func:`target_kind` (weights_only checks them): every SETITEM and BUILD target; only the APPEND
+        # targets that are not a list ("APPEND:" or "APPENDS:" and the kind) and only the callables that are not a
+        # global ("REDUCE:" or "NEWOBJ:" and the kind), which are what torch refuses
+        self.setitem_targets: Dict[str, int] = {}
         self.build_targets: Dict[str, int] = {}
+        self.append_targets: Dict[str, int] = {}
+        self.call_targets: Dict[str, int] = {}
         self.notes: List[str] = []
         self.op_count = 0
+        self.data = b""  # the bytes walked, from ``start`` (for :func:`cudaenv.checkpoint.pickle_vm.first_seen`)
+        self.start = 0
+
+
+def target_kind(obj: Any) -> str:
+    """What an opcode was applied to, as the walk records it: a call's callable (``collections.OrderedDict``; a name
+    with a dot, or ``<...>`` for a callable that is not a global) or the node's type (``SDict``, ``SList``, ``tuple``,
+    ``str``, ``Global``, ``Persid``, ...: no dot)."""
+    return obj.name if type(obj) is Call else type(obj).__name__
 
 
 OPCODE_NAMES = {

@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import careful
-from cudaenv.checkpoint.nodes import Call, Limits, Persid, SDict, SList, WalkResult
+from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -67,6 +67,7 @@ def walk(data: bytes, start: int = 0, limits: Optional[Limits] = None, template:
     buf = data if isinstance(data, bytes) else bytes(memoryview(data))
     if template is None:
         template = len(buf) - start >= TEMPLATE_FROM
+    res.data, res.start = buf, start
     try:
         _walk(buf, start, limits or Limits(), res, counts, template)
     except careful.Stop:
@@ -81,14 +82,63 @@ def reference_walk(data: bytes, start: int = 0, limits: Optional[Limits] = None)
     """The same walk by the careful loop alone: what :func:`walk` must give for any bytes (the tests compare them)."""
     res = WalkResult()
     counts = [0] * 256
+    res.data, res.start = bytes(memoryview(data)), start
     try:
-        careful.run(bytes(memoryview(data)), start, [], [], {}, 0, counts, limits or Limits(), res, bytes(256))
+        careful.run(res.data, start, [], [], {}, 0, counts, limits or Limits(), res, bytes(256))
     except careful.Stop:
         pass
     except RecursionError:  # pragma: no cover - nothing here recurses on input
         res.notes.append("the pickle is nested too deeply to follow")
     res.opcodes = {op: c for op, c in enumerate(counts) if c}
     return res
+
+
+# What follows each opcode's byte, for :func:`first_seen`: (0, n): n bytes; (1, n, format): a length of n bytes (one
+# byte when format is None), then that many bytes; (2, n): n lines. The widths are the careful loop's.
+_SKIP: Dict[int, Any] = {op: (0, 0) for op in b"(.012NQRabdelostu})]\x81\x85\x86\x87\x88\x89\x8f\x90\x91\x92\x93\x94\x97\x98"}
+_SKIP.update({0x4B: (0, 1), 0x4D: (0, 2), 0x4A: (0, 4), 0x68: (0, 1), 0x6A: (0, 4), 0x71: (0, 1), 0x72: (0, 4),
+              0x47: (0, 8), 0x80: (0, 1), 0x95: (0, 8), 0x82: (0, 1), 0x83: (0, 2), 0x84: (0, 4),
+              0x8A: (1, 1, None), 0x8B: (1, 4, "<i")})
+_SKIP.update({op: (1, width, fmt) for op, (width, fmt, _, _) in careful.COUNTED.items()})
+_SKIP.update({op: (2, 2) for op in b"ci"})
+_SKIP.update({op: (2, 1) for op in b"FILSVPpg"})
+
+
+def first_seen(res: WalkResult, wanted) -> List[int]:
+    """The opcodes of ``wanted`` in the order the walked pickle first has them (torch's weights_only unpickler stops
+    at the first it does not support: that one is the 'Unsupported operand N' it names). A scan of the opcodes'
+    widths over the bytes the walk kept, stopping once all are found; any the scan does not reach (past a broken
+    opcode) come last, in opcode order."""
+    buf, pos, n = res.data, res.start, len(res.data)
+    want = set(wanted)
+    found: List[int] = []
+    unpack_from = struct.unpack_from
+    try:
+        while want and pos < n:
+            op = buf[pos]
+            pos += 1
+            if op in want:
+                found.append(op)
+                want.discard(op)
+            skip = _SKIP.get(op)
+            if skip is None or op == 0x2E:  # not an opcode, or STOP
+                break
+            if skip[0] == 0:
+                pos += skip[1]
+            elif skip[0] == 1:
+                length = buf[pos] if skip[2] is None else unpack_from(skip[2], buf, pos)[0]
+                if length < 0:
+                    break
+                pos += skip[1] + length
+            else:
+                for _ in range(skip[1]):
+                    pos = buf.find(b"\n", pos) + 1
+                    if not pos:
+                        pos = n
+                        break
+    except (IndexError, struct.error):
+        pass
+    return found + sorted(want)
 
 
 def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int], template: bool) -> None:  # noqa: C901
@@ -145,7 +195,9 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                     metastack.append(stack)
                     stack = []
                     pos += 1
-                elif op == 0x52:  # R REDUCE
+                elif op == 0x52:  # R REDUCE (of a global: another callable is for the careful loop, which records it)
+                    if type(stack[-2]) is not Global:
+                        raise _Careful
                     stack[-1] = Call(stack[-2], stack.pop())
                     pos += 1
                 elif op == 0x74:  # t TUPLE
@@ -251,7 +303,8 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                     if type(target) is not Call:
                         raise _Careful
                     state = stack.pop()
-                    build_targets["Call"] = build_targets.get("Call", 0) + 1
+                    kind = target.name
+                    build_targets[kind] = build_targets.get(kind, 0) + 1
                     if target.states:
                         target.states.append(state)
                     else:
@@ -266,7 +319,9 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                         raise _Careful
                     stack.append(int.from_bytes(buf[pos + 2:end], "little", signed=True))
                     pos = end
-                elif op == 0x81:  # NEWOBJ
+                elif op == 0x81:  # NEWOBJ (of a global, as REDUCE)
+                    if type(stack[-2]) is not Global:
+                        raise _Careful
                     stack[-1] = Call(stack[-2], stack.pop(), "newobj")
                     pos += 1
                 elif op == 0x30:  # 0 POP

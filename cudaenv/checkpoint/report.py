@@ -15,7 +15,7 @@ class DeviceCount(Record):
 
     device: str
     count: int
-    via: str = "storage"  # storage | meta | rebuild-argument | torch.device
+    via: str = "storage"  # storage | meta | rebuild-argument | torch.device (a tensor's) | device-value (not a tensor)
 
 
 class DtypeCount(Record):

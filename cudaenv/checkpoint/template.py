@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 import struct
 
-from cudaenv.checkpoint.nodes import Call, Persid, SDict
+from cudaenv.checkpoint.nodes import Call, Global, Persid, SDict
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing stays off `checkpoint inspect`'s start-up
@@ -119,8 +119,11 @@ def _read(span: bytes, memo: Dict[int, Any]) -> List[Any]:
 def _entry(sig: Tuple[bytes, ...], memo: Dict[int, Any]) -> List[Any]:
     """What an entry's five spans give (read from ``memo``; KeyError: a GET's entry is not there): ``[the rebuild
     function, 'storage', the storage type, the location, numel, offset, size, whether it is a GET's (else a tuple to
-    copy), stride, the same, requires_grad, OrderedDict, opcodes, times used, the spans' opcodes]``."""
+    copy), stride, the same, requires_grad, OrderedDict, opcodes, times used, the spans' opcodes]``. KeyError too when
+    either REDUCE would call something that is not a global (the opcode loop records that: weights_only refuses it)."""
     head, locnum, size, stride, tail = (_read(span, memo) for span in sig)
+    if type(head[0][0]) is not Global or type(tail[0][1]) is not Global:
+        raise KeyError("a REDUCE of a value that is not a global")
     return (head[0] + locnum[0] + size[0] + [size[3]] + stride[0] + [stride[3]] + tail[0][:2]
             + [head[4] + locnum[4] + size[4] + stride[4] + tail[4], 0, head[1] + locnum[1] + size[1] + stride[1] + tail[1]])
 

@@ -3,7 +3,8 @@ devices, key prefixes and weights_only verdict, read without running it (no torc
 and a rewrite that loads on this machine.
 
 inspect exits 0 when torch.load(weights_only=True) would load the file here as it is, 1 when it would not (another
-device, a refused global, an inconsistency), 3 when it names a dangerous global, 2 on usage errors.
+device, a refused global, an inconsistency, a pickle it could not read), 3 when it names a dangerous global, 2 on
+usage errors.
 fix exits 0 when OUT was written, 2 when it refused (an unsafe file without --trust) or on usage errors.
 """
 

@@ -69,18 +69,25 @@ def test_map_location_and_strip_prefix(tmp_path, cli):
         assert zf.testzip() is None  # real CRCs
 
 
-def test_zip64_and_prepended_inputs_are_copied_byte_for_byte(tmp_path, cli):
-    for name, data in (("z64.pt", cb.torch_zip(cb.cnn("cuda:2"), prefix="z", zip64=True)),
-                       ("pre.pt", b"junk before the archive\n" * 3 + cb.torch_zip(cb.cnn("cuda:2"), prefix="p"))):
-        src = write(tmp_path, name, data)
-        out = str(tmp_path / ("fixed-" + name))
-        assert cli("checkpoint", "fix", src, "-o", out, "--map-location", "cpu").code == 0
-        r = inspect_file(out)
-        assert devices(r) == {("cpu", "storage"): 6} and r.weights_only is True and not r.inconsistencies
-        stores = cb.storages_in(cb.cnn())  # keys 0..5, each record the builder's pattern bytes
-        after, _ = records(out)
-        assert sorted(after) == sorted(stores)
-        assert all(after[k] == cb.pattern(k, stores[k].nbytes) for k in after)
+def test_zip64_inputs_are_copied_byte_for_byte(tmp_path, cli):
+    src = write(tmp_path, "z64.pt", cb.torch_zip(cb.cnn("cuda:2"), prefix="z", zip64=True))
+    out = str(tmp_path / "fixed-z64.pt")
+    assert cli("checkpoint", "fix", src, "-o", out, "--map-location", "cpu").code == 0
+    r = inspect_file(out)
+    assert devices(r) == {("cpu", "storage"): 6} and r.weights_only is True and not r.inconsistencies
+    stores = cb.storages_in(cb.cnn())  # keys 0..5, each record the builder's pattern bytes
+    after, _ = records(out)
+    assert sorted(after) == sorted(stores)
+    assert all(after[k] == cb.pattern(k, stores[k].nbytes) for k in after)
+
+
+def test_a_zip_with_bytes_in_front_is_refused_without_trust(tmp_path, cli):
+    """torch.load reads a file as a zip only when it starts with one: bytes in front make it fail, so inspect names
+    them as an inconsistency and fix (which rewrites only files torch loads) refuses, saying why."""
+    src = write(tmp_path, "pre.pt", b"junk before the archive\n" * 3 + cb.torch_zip(cb.cnn("cuda:2"), prefix="p"))
+    res = cli("checkpoint", "fix", src, "-o", str(tmp_path / "fixed-pre.pt"), "--map-location", "cpu")
+    assert res.code == 2 and "72 bytes before the zip archive" in " ".join(res.err.split())
+    assert not (tmp_path / "fixed-pre.pt").exists()
 
 
 def test_only_keys_with_the_prefix_change(tmp_path, cli):

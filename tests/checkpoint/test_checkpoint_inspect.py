@@ -109,8 +109,12 @@ def test_devices_outside_the_storage_tuple(tmp_path):
     dev = cb.Reduce(cb.glob("torch", "device"), ("cuda", 3))
     r = report_of(tmp_path, cb.torch_zip({"m": meta, "x": xla, "where": dev}))
     d = devices(r)
-    assert d[("meta", "meta")] == 1 and d[("xla:0", "rebuild-argument")] == 1 and d[("cuda:3", "torch.device")] == 1
+    assert d[("meta", "meta")] == 1 and d[("xla:0", "rebuild-argument")] == 1 and d[("cuda:3", "device-value")] == 1
     assert d[("cpu", "storage")] == 1
+    # a torch.device value is not a tensor: the advice says so (it said "1 tensor rebuilt on cuda:3")
+    text = " ".join(r.advice)
+    assert "a torch.device cuda:3 is stored in the checkpoint (a device value, not a tensor)" in text
+    assert "rebuilt on cuda:3" not in text and "1 tensor rebuilt on xla:0 (rebuild-argument)" in text
 
 
 # ------------------------------------------------------------------ prefixes and structure
@@ -161,9 +165,23 @@ def test_lightning_and_ema(tmp_path):
     ck = {"pytorch-lightning_version": "2.4.0", "state_dict": cb.cnn(prefix="model."), "ema": cb.cnn(start=10),
           "optimizer_states": [], "global_step": 100}
     r = report_of(tmp_path, cb.torch_zip(ck))
-    assert r.kind == "lightning checkpoint"
+    assert r.kind == "lightning checkpoint with EMA weights"
     assert prefixes(r)[("state_dict", "model.", "keys")] == (6, 6)
-    assert any(s.startswith("ema: state_dict, 6 tensors") for s in r.structure)
+    assert "ema: EMA weights, state_dict, 6 tensors" in r.structure
+    assert "state_dict: state_dict, 6 tensors" in r.structure
+
+
+@pytest.mark.parametrize("ck, kind", [
+    ({"model_ema": "sd"}, "EMA weights"),
+    ({"model": "sd", "state_dict_ema": "sd", "epoch": 3}, "training checkpoint with EMA weights"),
+    ({"model": "sd", "epoch": 3}, "training checkpoint"),
+])
+def test_ema_entries_are_named_in_the_kind_and_the_structure(tmp_path, ck, kind):
+    r = report_of(tmp_path, cb.torch_zip({k: cb.cnn(start=10 * i) if v == "sd" else v for i, (k, v) in enumerate(ck.items())}))
+    assert r.kind == kind
+    ema = [s for s in r.structure if "EMA" in s]
+    assert ema == [s for s in r.structure if s.split(":")[0] in ("model_ema", "state_dict_ema")]
+    assert all(s.endswith(": EMA weights, state_dict, 6 tensors") for s in ema)
 
 
 def test_parameters_are_one_tensor_each(tmp_path):
@@ -204,10 +222,17 @@ def test_zip64_entries_are_read(tmp_path):
     assert r.weights_only is True and r.total_bytes == sum(4 * n for n in (216, 8, 8, 8, 32, 4))
 
 
-def test_bytes_before_the_zip_are_skipped(tmp_path):
+def test_bytes_before_the_zip_make_it_fail_like_torch(tmp_path, cli):
+    """torch.load reads a file as a zip only when it starts with PK\\x03\\x04 (torch/serialization.py _is_zipfile):
+    with bytes in front it reads a pickle and fails. The zip is still read for what it holds; the verdict is no, and
+    the command exits 1 (it exited 0 and said weights_only yes)."""
     data = b"#!junk header\n" * 7 + cb.torch_zip(cb.cnn("cuda:3"))
     r = report_of(tmp_path, data)
     assert r.format == "torch-zip" and devices(r) == {("cuda:3", "storage"): 6}
+    assert r.inconsistencies[0].startswith("98 bytes before the zip archive: torch.load reads a file as a zip only")
+    assert r.weights_only is False and any("98 bytes before the zip" in x for x in r.weights_only_reasons)
+    res = cli("checkpoint", "inspect", write(tmp_path, "pre.pt", data))
+    assert res.code == 1 and "98 bytes before the zip archive" in " ".join(res.out.split())
 
 
 def test_two_archive_prefixes_are_refused_like_torch(tmp_path):

@@ -75,7 +75,17 @@ def test_the_checkpoint_tables_name_a_source_on_every_row():
     kinds = {}
     for r in wo["rows"]:
         kinds.setdefault(r["kind"], []).append(r)
-    assert set(kinds) == {"global", "opcode", "blocked_module", "conditional", "dangerous"}
+    assert set(kinds) == {"global", "opcode", "blocked_module", "conditional", "dangerous", "rename_global", "rename_module"}
+    # torch's renames (torch/_utils.py IMPORT_MAPPING, NAME_MAPPING) are the stdlib's _compat_pickle ones, fewer
+    import _compat_pickle
+
+    renames = kinds["rename_global"] + kinds["rename_module"]
+    assert all(("to" in r) == (r["kind"] in ("rename_global", "rename_module")) for r in wo["rows"])
+    assert len(kinds["rename_global"]) == 17 and len(kinds["rename_module"]) == 11 and len({r["name"] for r in renames}) == 28
+    for r in kinds["rename_global"]:
+        assert _compat_pickle.NAME_MAPPING[tuple(r["name"].rsplit(".", 1))] == tuple(r["to"].rsplit(".", 1)), r
+    for r in kinds["rename_module"]:
+        assert _compat_pickle.IMPORT_MAPPING[r["name"]] == r["to"], r
     assert len(kinds["global"]) == 144 and "the allowlist has 144 entries" in wo["description"]
     codes = [r["code"] for r in kinds["opcode"]]
     assert len(set(codes)) == len(codes) == 34 and all(0 < c < 256 for c in codes)

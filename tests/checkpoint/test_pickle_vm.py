@@ -61,7 +61,8 @@ def canon(root):
 def summary(res):
     return {"root": canon(res.root), "persids": canon(tuple(res.persids)), "complete": res.complete, "end": res.end,
             "protocol": res.protocol, "opcodes": res.opcodes, "globals": res.globals, "computed": res.computed_globals,
-            "setitem": res.setitem_targets, "build": res.build_targets, "notes": res.notes, "op_count": res.op_count}
+            "setitem": res.setitem_targets, "build": res.build_targets, "append": res.append_targets,
+            "call": res.call_targets, "notes": res.notes, "op_count": res.op_count}
 
 
 def same_walk(data, start=0, limits=None):
