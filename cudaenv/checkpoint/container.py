@@ -52,7 +52,7 @@ class Container:
         self.entries: Dict[str, Entry] = {}  # name -> last entry of that name
         self.order: List[str] = []  # names in central-directory order (repeats kept)
         self.pickle: Optional[pickle_vm.WalkResult] = None  # data.pkl, or the legacy object pickle
-        self.extra_pickles: Dict[str, pickle_vm.WalkResult] = {}  # constants.pkl
+        self.extra_pickles: Dict[str, pickle_vm.WalkResult] = {}  # constants.pkl; the legacy header pickles
         self.legacy_keys: List[str] = []
         self.legacy_data_start: Optional[int] = None
         self.safetensors: Optional[dict] = None
@@ -272,6 +272,10 @@ def _read_pickles(fh, box: Container, limits) -> None:
         box.markers["protocol"] = str(first.protocol) if first.protocol is not None else "0-1"
         box.pickle, offset = _walk_at(fh, offset, box.size, limits)
         keys, offset = _walk_at(fh, offset, box.size, limits)
+        # torch.load unpickles all five (with the weights_only unpickler when asked): a global, an opcode or a
+        # damage in any of them counts as in the object pickle
+        box.extra_pickles.update((("legacy magic number", first), ("legacy protocol", proto), ("legacy sys_info", info),
+                                  ("legacy storage keys", keys)))
         items = getattr(keys.root, "items", None)
         if keys.complete and items is not None:
             box.legacy_keys = [k for k in items if isinstance(k, str)]

@@ -181,21 +181,6 @@ def _regions(data):
         return [(0, 1024), whole]
 
 
-def _unchecked_pickles(data):
-    """The byte ranges of a legacy file's pickles inspect does not check (test_checkpoint_container_gaps.py): the
-    magic, protocol and sys_info pickles before the object, the storage-key list after it."""
-    import pickletools
-
-    f = io.BytesIO(data)
-    ends = []
-    for _ in range(5):
-        for op, _arg, _pos in pickletools.genops(f):
-            if op.name == "STOP":
-                break
-        ends.append(f.tell())
-    return [(0, ends[2]), (ends[3], ends[4])]
-
-
 class Bases:
     """The real files to mutate (and their regions), in a folder where the mutated copies are written."""
 
@@ -212,7 +197,6 @@ class Bases:
                 self.files.append((data, _regions(data)))
         legacy = open_container(str(folder / "legacy.pt"))
         assert len(legacy.legacy_keys) == 19
-        self.legacy_unchecked = _unchecked_pickles(self.files[1][0])
 
     def __repr__(self):  # hypothesis prints the arguments of a failing example
         return "Bases(zip, legacy, protocol 4)"
@@ -233,11 +217,9 @@ def test_mutated_real_checkpoints_never_crash_inspect_or_fix(bases, which, edits
     folder = bases.folder
     data, regions = bases.files[which]
     data = bytearray(data)
-    known_gap = False  # a mutation where inspect's verdict is known to be wrong: see the xfail tests
     for kind, region, pos, value in edits:
         lo, hi = regions[region % len(regions)]
         at = lo + pos % max(1, hi - lo)
-        known_gap |= which == 1 and any(a <= at < b for a, b in bases.legacy_unchecked)
         if kind == "set" and at < len(data):
             data[at] = value
         elif kind == "insert":
@@ -258,8 +240,7 @@ def test_mutated_real_checkpoints_never_crash_inspect_or_fix(bases, which, edits
     assert len(text) < 200_000 and len(json.dumps(r.to_dict())) < 2_000_000
     event("%s, weights_only %s, %s" % (r.format, r.weights_only, "inconsistent" if r.inconsistencies else "consistent"))
     if r.format in ("torch-zip", "torch-legacy") and r.weights_only is True and not r.inconsistencies:
-        known_gap |= bytes(data[:4]) != b"PK\x03\x04" and r.format == "torch-zip"
-        before = _torch_load(path, known_gap)
+        before = _torch_load(path)
         out = folder / "fixed.pt"
         try:
             fixed = fix_checkpoint(None, str(path), str(out), Options(map_location="cpu", strip=["module."]), None)
@@ -294,17 +275,16 @@ def _leaves(obj, depth=0):
             yield from _leaves(v, depth + 1)
 
 
-def _torch_load(path, known_gap):
-    """What torch loads, or None; a weights_only refusal (what inspect's verdict is about) fails the test, unless the
-    mutation is one of the known gaps (test_checkpoint_container_gaps.py). Data damage the verdict does not claim to
-    see (a rebuild call with an argument too few, a record of the wrong size) gives None."""
+def _torch_load(path):
+    """What torch loads, or None; a weights_only refusal (what inspect's verdict is about) fails the test. Data damage
+    the verdict does not claim to see (a rebuild call with an argument too few, a record of the wrong size) gives
+    None."""
     import pickle
 
     try:
         return torch.load(path, weights_only=True, map_location="cpu")
     except pickle.UnpicklingError as exc:
-        if not known_gap:
-            assert "Unsupported" not in str(exc), "inspect said weights_only loads it: %s" % str(exc)[-300:]
+        assert "Unsupported" not in str(exc), "inspect said weights_only loads it: %s" % str(exc)[-300:]
         return None
     except Exception:  # noqa: BLE001 - torch's own errors for damaged data
         return None
