@@ -188,6 +188,7 @@ def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: 
     """Write the fixed ``path`` at ``out`` (atomically) and return the :class:`FixReport` (before and after)."""
     from cudaenv._fs import atomic_binary
     from cudaenv.checkpoint.analyze import inspect_file
+    from cudaenv.checkpoint.container import BYTES_BEFORE_ZIP
     from cudaenv.checkpoint.report import FixReport
     from cudaenv.text import printable
 
@@ -196,13 +197,19 @@ def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: 
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
     warnings: List[str] = []
-    safe = before.format in SAFE_FORMATS and before.weights_only is True and not before.inconsistencies
+    # bytes before a zip are the one inconsistency a rewrite mends: it writes the archive from byte 0
+    mended = [p for p in before.inconsistencies if BYTES_BEFORE_ZIP in p]
+    blocking = [p for p in before.inconsistencies if p not in mended]
+    blocking += [r for r in before.weights_only_reasons if r not in mended]
+    safe = before.format in SAFE_FORMATS and before.weights_only is not None and not blocking
     backup = None
     if safe:
         method = "rewrite"
         writer = atomic_binary(out)
         with writer as fh:
             changes = rewrite_file(path, fh, opts, archive_name(out))
+            if mended:
+                changes.append("the archive starts at byte 0 (%s)" % mended[0].split(":")[0])
             fh.flush()
             check = _inspect_written(writer.tmp, visible)
             if check.weights_only is not True or check.inconsistencies:

@@ -81,13 +81,28 @@ def test_zip64_inputs_are_copied_byte_for_byte(tmp_path, cli):
     assert all(after[k] == cb.pattern(k, stores[k].nbytes) for k in after)
 
 
-def test_a_zip_with_bytes_in_front_is_refused_without_trust(tmp_path, cli):
+def test_a_zip_with_bytes_in_front_is_mended(tmp_path, cli):
     """torch.load reads a file as a zip only when it starts with one: bytes in front make it fail, so inspect names
-    them as an inconsistency and fix (which rewrites only files torch loads) refuses, saying why."""
+    them as an inconsistency; fix mends exactly that (the rewrite writes the archive from byte 0), and nothing else."""
     src = write(tmp_path, "pre.pt", b"junk before the archive\n" * 3 + cb.torch_zip(cb.cnn("cuda:2"), prefix="p"))
-    res = cli("checkpoint", "fix", src, "-o", str(tmp_path / "fixed-pre.pt"), "--map-location", "cpu")
-    assert res.code == 2 and "72 bytes before the zip archive" in " ".join(res.err.split())
-    assert not (tmp_path / "fixed-pre.pt").exists()
+    before = inspect_file(src)
+    assert before.weights_only is False and any("72 bytes before the zip archive" in p for p in before.inconsistencies)
+    out = tmp_path / "fixed-pre.pt"
+    res = cli("checkpoint", "fix", src, "-o", str(out), "--map-location", "cpu")
+    assert res.code == 0, res.err
+    assert "starts at byte 0" in " ".join(res.out.split())
+    assert out.read_bytes()[:4] == b"PK\x03\x04"
+    r = inspect_file(str(out))
+    assert r.weights_only is True and not r.inconsistencies and devices(r) == {("cpu", "storage"): 6}
+
+
+def test_bytes_before_a_zip_with_another_problem_are_not_mended(tmp_path, cli):
+    """A zip that is wrong in another way too (here a global outside the allowlist) is refused as before."""
+    evil = cb.torch_zip({"x": cb.Reduce(cb.glob("os", "system"), ("true",))}, prefix="p")
+    src = write(tmp_path, "pre-evil.pt", b"junk" + evil)
+    res = cli("checkpoint", "fix", src, "-o", str(tmp_path / "out.pt"), "--map-location", "cpu")
+    assert res.code == 2 and "os.system" in " ".join(res.err.split())
+    assert not (tmp_path / "out.pt").exists()
 
 
 def test_only_keys_with_the_prefix_change(tmp_path, cli):
