@@ -89,6 +89,7 @@ def advise(report: CheckpointReport) -> List[str]:
         elif d.device != "cpu":
             others[d.device] = d.count
     vis = report.visible
+    map_flag = None  # the --map-location of a fix command offered above, for the one-command line below
     if cuda and vis is not None:
         seen = vis.count
         where = "this machine sees %s" % ("no GPU" if seen == 0 else "%d GPU%s (%s)" % (seen, "" if seen == 1 else "s", ", ".join(vis.devices[:4])))
@@ -98,12 +99,14 @@ def advise(report: CheckpointReport) -> List[str]:
             out.append("saved on %s; %s: plain torch.load fails ('Attempting to deserialize object on a CUDA device but "
                        "torch.cuda.is_available() is False'). Load it with torch.load(%r, map_location=\"cpu\"), or rewrite it "
                        "once: cudaenv checkpoint fix %s -o %s --map-location cpu" % (", ".join(names), where, path, _q(path), _q(_fixed(path))))
+            map_flag = "--map-location cpu"
         elif too_high:
             mapping = ", ".join('"%s": "cuda:0"' % d for d in too_high)
             out.append("saved on %s; %s: torch.load fails for %s ('Attempting to deserialize object on CUDA device N but "
                        "torch.cuda.device_count() is %d'). Load it with torch.load(%r, map_location={%s}), or rewrite it: "
                        "cudaenv checkpoint fix %s -o %s --map-location cuda:0" % (", ".join(names), where, ", ".join(too_high), seen,
                                                                                    path, mapping, _q(path), _q(_fixed(path))))
+            map_flag = "--map-location cuda:0"
         else:
             out.append("saved on %s; %s: it loads onto the same devices (map_location=\"cpu\" keeps it off the GPU)" % (", ".join(names), where))
     elif cuda:
@@ -122,9 +125,11 @@ def advise(report: CheckpointReport) -> List[str]:
     strip = sorted({p.prefix for p in report.prefixes if p.where == "keys" and p.prefix in _WRAPPER_CHAINS})
     if strip:
         flags = " ".join("--strip-prefix %s" % p for p in _split_chains(strip))
-        out.append("keys carry wrapper prefixes (%s: DataParallel/DDP `module.`, torch.compile `_orig_mod.`): "
-                   "cudaenv checkpoint fix %s -o %s %s, or cudaenv.portable.load_state_dict(model, %r), which strips or adds "
-                   "what the model needs" % (", ".join(strip), _q(path), _q(_fixed(path)), flags, path))
+        out.append("keys carry wrapper prefixes (%s; DataParallel/DDP `module.`, torch.compile `_orig_mod.`); "
+                   "cudaenv.portable.load_state_dict(model, %r) strips or adds what the model needs as it loads, or "
+                   "rewrite the file once: cudaenv checkpoint fix %s -o %s %s" % (", ".join(strip), path, _q(path), _q(_fixed(path)), flags))
+        if map_flag:
+            out.append("both in one rewrite: cudaenv checkpoint fix %s -o %s %s %s" % (_q(path), _q(_fixed(path)), map_flag, flags))
     unread = [r for r in report.weights_only_reasons if r.startswith(UNREAD)]
     if report.weights_only is False and unread:
         out.append("cudaenv did not read the pickle torch.load would run (%s), so it cannot say what loading it does: "

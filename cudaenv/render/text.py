@@ -238,7 +238,7 @@ def _glue_quoted(text: str) -> str:
 
 
 # The words a long advice tail starts with when it is a command to paste (a shorter tail is kept whole anyway).
-_COMMAND_WORDS = frozenset(("sudo", "python", "python3", "pip", "nvidia-smi", "docker", "podman", "env", "export",
+_COMMAND_WORDS = frozenset(("cudaenv", "sudo", "python", "python3", "pip", "nvidia-smi", "docker", "podman", "env", "export",
                             "ldconfig", "torchrun", "nvcc", "sh", "wget", "curl", "apt-get", "dnf"))
 
 

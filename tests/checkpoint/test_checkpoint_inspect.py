@@ -145,7 +145,7 @@ def test_strip_prefix_advice_is_the_same_in_every_run(tmp_path):
                         ("_orig_mod.module.c", cb.Tensor(cb.Storage("2", 1), (1,))),
                         ("module._orig_mod.d", cb.Tensor(cb.Storage("3", 1), (1,)))])
     line = [a for a in report_of(tmp_path, cb.torch_zip(sd)).advice if "--strip-prefix" in a][0]
-    assert "--strip-prefix _orig_mod.module. --strip-prefix module._orig_mod. --strip-prefix module.," in line
+    assert line.endswith("--strip-prefix _orig_mod.module. --strip-prefix module._orig_mod. --strip-prefix module.")
 
 
 def test_training_checkpoint_with_optimizer_state(tmp_path):
@@ -539,3 +539,21 @@ def test_the_zip_directory_is_read_as_zipfile_reads_it(data, edits, cut):
         raw[max(0, len(raw) - back)] = value
     raw = bytes(raw[: len(raw) - cut * 7])
     assert _directory_as_cudaenv_reads_it(raw) == _directory_as_zipfile_reads_it(raw)
+
+
+def test_both_rewrites_are_offered_as_one_command_that_pastes(tmp_path):
+    """Saved on cuda:2 with `module.` keys, on a machine without a GPU: besides the two fixes, one command does both,
+    and it is printed as a shell reads it (its last words are flags, continued with ` \\` when the line is full)."""
+    from cudaenv.checkpoint.report import VisibleGpus
+    from cudaenv.render.checkpoint import render_inspect
+
+    path = tmp_path / "dp.pt"
+    path.write_bytes(cb.torch_zip(cb.cnn("cuda:2", prefix="module.")))
+    r = inspect_file(str(path), VisibleGpus(0, (), "no nvidia-smi"))
+    both = [a for a in r.advice if a.startswith("both in one rewrite: ")]
+    assert len(both) == 1 and both[0].endswith("--map-location cpu --strip-prefix module.")
+    text = render_inspect(r, 60)
+    block = [line for line in text[text.index("both in one rewrite:"):].split("\n")[1:] if line.startswith("      ")]
+    assert len(block) > 1 and all(line.endswith(" \\") for line in block[:-1]) and not block[-1].endswith("\\")
+    cmd = " ".join(line.strip().rstrip("\\").strip() for line in block)
+    assert cmd == "cudaenv checkpoint fix %s -o %s --map-location cpu --strip-prefix module." % (path, tmp_path / "dp.fixed.pt")
