@@ -110,7 +110,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
                 storages[s.key] = s
     an = Analysis(f, storages, by_persid)
     an.run(res.root)
-    for name, extra in box.extra_pickles.items():
+    for extra in box.extra_pickles.values():
         an.run(extra.root)
 
     # globals and the weights_only verdict

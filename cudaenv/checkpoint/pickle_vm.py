@@ -166,7 +166,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
         # opcodes number ops + 1 ... up to the next multiple of 1024 (that one's bounds check is the careful loop's)
         k = ops
         try:
-            for k in range(ops + 1, (ops | 1023) + 1):
+            for k in range(ops + 1, (ops | 1023) + 1):  # noqa: B007 - k is read after a break-out (the opcode count)
                 op = buf[pos]
                 counts[op] += 1
                 if op == 0x72:  # r LONG_BINPUT

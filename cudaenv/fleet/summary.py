@@ -101,7 +101,6 @@ def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional
     ``cache`` (a summary's): the nodes of a fleet mostly differ only in their host name and time, so a report whose
     other decoded sections are the same text as an earlier one's reuses that decoding (and its notes, its error) and
     takes its own hostname and generated_at, which the codec passes through unchanged."""
-    from cudaenv.model.reports import DoctorReport
 
     try:
         text = data.decode("utf-8")

@@ -37,7 +37,7 @@ def packages(target: str, variant: str, platform: str, companions: Mapping[str, 
             notes.append("the %s matching torch %s is not in the tables: pin it yourself" % (name, target))
         wanted.append((name, version, have))
     pkgs, plain = [], []
-    for name, version, have in wanted:
+    for name, version, _have in wanted:
         if version is None:
             pkgs.append(name)
             plain.append(name)

@@ -6,7 +6,7 @@ base, timeout)`` is `cudaenv torch refresh`; `cudaenv fix` calls :func:`load_ind
 """
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv._record import Record
 from cudaenv import config

@@ -4,7 +4,6 @@ The torch tests (test_checkpoint_torch.py) load the results with the real torch.
 import struct
 import zipfile
 
-import pytest
 
 import checkpoint_builders as cb
 from cudaenv.checkpoint import pickle_vm

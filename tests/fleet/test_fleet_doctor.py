@@ -8,7 +8,6 @@ import time
 
 import pytest
 
-from builders import recorded
 from machine import A10G, ARCH_CU121, a10g_535
 
 from cudaenv.fleet.files import output_path, report_filename

@@ -4,7 +4,6 @@ versions, and reports written by the doctor itself on stand-in nodes; any bytes 
 import json
 import os
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +12,7 @@ from fleet_builders import GPUS8, node_report, planted
 from machine import A10G, ARCH_CU121, a10g_535
 
 from cudaenv.fleet.records import FleetSummary
-from cudaenv.fleet.summary import Summarizer, decode_report, natural_key, node_config, summarize
+from cudaenv.fleet.summary import Summarizer, decode_report, natural_key, summarize
 from cudaenv.fleet.files import report_paths
 from cudaenv.model.reports import Finding, ToolkitList
 from cudaenv.snapshot import replace

@@ -71,7 +71,6 @@ def test_plan_offers_recommended_then_driver_then_nothing():
 
 
 def test_stream_times_out_and_kills(tmp_path):
-    import io
     import time
 
     start = time.monotonic()

@@ -112,7 +112,7 @@ def _release(env, host, spec: str, timeout: float) -> str:
     listed = available(env, host, timeout)
     try:
         return plan.choose_release(spec, listed.releases)
-    except plan.PlanError as exc:
+    except plan.PlanError:
         if listed.source == "cache":
             try:
                 return plan.choose_release(spec, available(env, host, timeout, refresh=True).releases)

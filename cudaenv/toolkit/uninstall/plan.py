@@ -33,8 +33,9 @@ from cudaenv.toolkit.uninstall.reference_steps import alternatives_steps, ldconf
 from cudaenv.toolkit.uninstall.tool_steps import folder_step, tool_step
 
 
-def plan_uninstall(inspection: Inspection, options: Options = Options()) -> Plan:
-    """The ordered removal plan for ``inspection.targets``."""
+def plan_uninstall(inspection: Inspection, options: Optional[Options] = None) -> Plan:
+    """The ordered removal plan for ``inspection.targets`` (``options``: the defaults when None)."""
+    options = Options() if options is None else options
     b = Builder(inspection)
     tool_steps: Dict[str, Optional[Step]] = {}
     for t in inspection.targets:
