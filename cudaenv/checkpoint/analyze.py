@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.checkpoint.advice import UNREAD
-from cudaenv.checkpoint.container import BYTES_BEFORE_ZIP, Container
+from cudaenv.checkpoint.container import MENDED_BY_REWRITE, Container
 from cudaenv.checkpoint.graph import EMA_NAMES, STATE_DICT_NAMES, Analysis, Storage, pairs_of, storage_of
 from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, Unresolved, WalkResult
 from cudaenv.checkpoint.pickle_vm import first_seen
@@ -81,6 +81,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     f = facts()
     notes = list(box.notes)
     problems = list(box.problems)
+    blocking = dict(box.blocking)  # problem -> kind, for the problems torch.load fails on (container.BLOCKING)
     if box.format == "safetensors":
         from cudaenv.checkpoint.safetensors_report import safetensors_report
 
@@ -90,8 +91,8 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     if res is None:  # nothing to walk: not a checkpoint, or its data.pkl was not read (then nothing was checked)
         return _advised(CheckpointReport(
             box.path, box.format, box.size, archive_prefix=box.prefix, markers=tuple(box.markers.items()), weights_only=False,
-            weights_only_reasons=_format_reasons(box) + unread + tuple(p for p in problems if problems_block([p])),
-            notes=tuple(notes), inconsistencies=tuple(problems), visible=visible))
+            weights_only_reasons=_format_reasons(box) + unread + tuple(p for p in problems if p in blocking),
+            notes=tuple(notes), inconsistencies=tuple(problems), mended_by_fix=_mended(problems, blocking), visible=visible))
     notes.extend(res.notes)
     pickles = [res] + list(box.extra_pickles.values())
     storages: Dict[str, Storage] = {}
@@ -169,10 +170,14 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         for s in storages.values():
             size = box.record_size(s.key)
             if size is None:
-                problems.append("storage %s has no data/%s record" % (s.key, s.key))
+                text = "storage %s has no data/%s record" % (s.key, s.key)
+                problems.append(text)
+                blocking[text] = "record-missing"
             elif isinstance(s.nbytes, int) and size != s.nbytes:
-                problems.append("record data/%s is %d bytes, but its storage says %s elements × %s bytes = %d bytes"
-                                % (s.key, size, s.numel, s.itemsize, s.nbytes))
+                text = "record data/%s is %d bytes, but its storage says %s elements × %s bytes = %d bytes" % (
+                    s.key, size, s.numel, s.itemsize, s.nbytes)
+                problems.append(text)
+                blocking[text] = "record-size"
     elif box.format == "torch-legacy" and box.legacy_data_start is not None:
         problems.extend(_legacy_layout(box, storages))
     for path, t in an.entries:
@@ -216,8 +221,8 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         box.path, box.format, box.size, whole_module=whole, archive_prefix=box.prefix, markers=tuple(box.markers.items()),
         kind=kind, structure=structure, tensors=len(an.tensors), storages=len(storages), total_bytes=total,
         dtypes=tuple(DtypeCount(k, n) for k, n in sorted(dtypes.items(), key=lambda x: (-x[1], x[0]))), devices=tuple(dev_counts),
-        prefixes=tuple(prefixes), globals=grefs, weights_only=weights_only and not problems_block(problems),
-        weights_only_reasons=tuple(reasons + [p for p in problems if problems_block([p])]),
+        prefixes=tuple(prefixes), globals=grefs, weights_only=weights_only and not any(p in blocking for p in problems),
+        weights_only_reasons=tuple(reasons + [p for p in problems if p in blocking]), mended_by_fix=_mended(problems, blocking),
         security=tuple(security), inconsistencies=tuple(problems), notes=tuple(notes), visible=visible,
         tensor_list=tensor_list)
     return _advised(report)
@@ -230,10 +235,9 @@ def _advised(report: CheckpointReport) -> CheckpointReport:
     return replace(report, advice=tuple(advise(report)))
 
 
-def problems_block(problems: List[str]) -> bool:
-    """Container problems that make torch.load fail whatever the pickle says (mixed prefixes, wrong record sizes,
-    bytes in front of the zip)."""
-    return any("archive prefixes" in p or "record data/" in p or "has no data/" in p or BYTES_BEFORE_ZIP in p for p in problems)
+def _mended(problems: List[str], blocking: Dict[str, str]) -> Tuple[str, ...]:
+    """The problems a rewrite by ``checkpoint fix`` mends (container.MENDED_BY_REWRITE), in report order."""
+    return tuple(p for p in problems if blocking.get(p) in MENDED_BY_REWRITE)
 
 
 def _unread(box: Container, notes: List[str]) -> Tuple[str, ...]:

@@ -39,6 +39,12 @@ LEGACY_MAGIC = 0x1950A86A20F9469CFC6C  # T:serialization.py:65 (MAGIC_NUMBER)
 LEGACY_PROTOCOL = 1001  # T:serialization.py:66
 
 
+# The kinds of inconsistency that make torch.load fail whatever the pickle says (so weights_only is no), and the ones
+# of them a rewrite by `checkpoint fix` mends (it writes a new archive from byte 0).
+BLOCKING = ("archive-prefixes", "bytes-before-zip", "record-missing", "record-size")
+MENDED_BY_REWRITE = ("bytes-before-zip",)
+
+
 class Container:
     """What :func:`open_container` found: the format, the pickles to walk, the records around them."""
 
@@ -59,7 +65,14 @@ class Container:
         self.safetensors_data_start: Optional[int] = None
         self.notes: List[str] = []
         self.problems: List[str] = []  # inconsistencies torch would trip over
+        self.blocking: Dict[str, str] = {}  # problem -> its kind (BLOCKING), for those that make torch.load fail
         self.unread: List[str] = []  # pickles torch.load would run that were not read (what and why): nothing in them was checked
+
+    def problem(self, text: str, kind: Optional[str] = None, first: bool = False) -> None:
+        """An inconsistency; ``kind`` (one of :data:`BLOCKING`) when torch.load fails on it whatever the pickle says."""
+        self.problems.insert(0, text) if first else self.problems.append(text)
+        if kind is not None:
+            self.blocking[text] = kind
 
     def record_size(self, key: str) -> Optional[int]:
         entry = self.entries.get("%s/data/%s" % (self.prefix, key)) if self.prefix is not None else None
@@ -84,7 +97,6 @@ def open_container(path: str, limits: Optional[pickle_vm.Limits] = None) -> Cont
 
 
 ZIP_MAGIC = b"PK\x03\x04"  # T:serialization.py:438 (_is_zipfile: the file's first four bytes, nothing else)
-BYTES_BEFORE_ZIP = "bytes before the zip"  # the problem's words (analyze: a problem that makes torch.load fail)
 
 
 def _dispatch(fh, head: bytes, box: Container, limits) -> None:
@@ -147,8 +159,8 @@ def _read_zip(fh, box: Container, limits) -> None:
     first = box.order[0]
     box.prefix = first.split("/", 1)[0] if "/" in first else ""
     if len(box.prefixes) > 1:
-        box.problems.append("entries under %d archive prefixes (%s): torch 2.13 refuses the archive "
-                            "('file in archive is not in a subdirectory')" % (len(box.prefixes), ", ".join(repr(p) for p in box.prefixes[:4])))
+        box.problem("entries under %d archive prefixes (%s): torch 2.13 refuses the archive ('file in archive is not in "
+                    "a subdirectory')" % (len(box.prefixes), ", ".join(repr(p) for p in box.prefixes[:4])), "archive-prefixes")
     p = box.prefix
     for record, marker in ((".format_version", "format_version"), ("version", "version"), ("byteorder", "byteorder"),
                            (".storage_alignment", "storage_alignment"), (".data/serialization_id", "serialization_id"),
@@ -249,8 +261,9 @@ def _read_pickles(fh, box: Container, limits) -> None:
         at = _zip_after(fh, box)
         if at is not None:
             _read_zip(fh, box, limits)
-            box.problems.insert(0, "%d %s archive: torch.load reads a file as a zip only when it starts with one "
-                                   "(PK\\x03\\x04), so it reads this one as a pickle and fails at its first byte" % (at, BYTES_BEFORE_ZIP))
+            box.problem("%d bytes before the zip archive: torch.load reads a file as a zip only when it starts with one "
+                        "(PK\\x03\\x04), so it reads this one as a pickle and fails at its first byte" % at, "bytes-before-zip",
+                        first=True)
             return
         if first.data[:1] not in _PICKLE_STARTS:
             box.format = "unknown"

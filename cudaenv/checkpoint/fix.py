@@ -188,7 +188,6 @@ def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: 
     """Write the fixed ``path`` at ``out`` (atomically) and return the :class:`FixReport` (before and after)."""
     from cudaenv._fs import atomic_binary
     from cudaenv.checkpoint.analyze import inspect_file
-    from cudaenv.checkpoint.container import BYTES_BEFORE_ZIP
     from cudaenv.checkpoint.report import FixReport
     from cudaenv.text import printable
 
@@ -198,9 +197,8 @@ def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: 
         raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
     warnings: List[str] = []
     # bytes before a zip are the one inconsistency a rewrite mends: it writes the archive from byte 0
-    mended = [p for p in before.inconsistencies if BYTES_BEFORE_ZIP in p]
-    blocking = [p for p in before.inconsistencies if p not in mended]
-    blocking += [r for r in before.weights_only_reasons if r not in mended]
+    mended = before.mended_by_fix
+    blocking = [p for p in before.inconsistencies + before.weights_only_reasons if p not in mended]
     safe = before.format in SAFE_FORMATS and before.weights_only is not None and not blocking
     backup = None
     if safe:

@@ -87,6 +87,7 @@ class CheckpointReport(Record):
     weights_only_reasons: Tuple[str, ...] = ()
     security: Tuple[str, ...] = ()
     inconsistencies: Tuple[str, ...] = ()
+    mended_by_fix: Tuple[str, ...] = ()  # the inconsistencies `checkpoint fix`'s rewrite mends (bytes before the zip)
     notes: Tuple[str, ...] = ()
     visible: Optional[VisibleGpus] = None
     advice: Tuple[str, ...] = ()

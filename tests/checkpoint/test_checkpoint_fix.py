@@ -86,6 +86,7 @@ def test_a_zip_with_bytes_in_front_is_mended(tmp_path, cli):
     src = write(tmp_path, "pre.pt", b"junk before the archive\n" * 3 + cb.torch_zip(cb.cnn("cuda:2"), prefix="p"))
     before = inspect_file(src)
     assert before.weights_only is False and any("72 bytes before the zip archive" in p for p in before.inconsistencies)
+    assert before.mended_by_fix == before.inconsistencies  # the one problem, and fix's rewrite mends it
     out = tmp_path / "fixed-pre.pt"
     res = cli("checkpoint", "fix", src, "-o", str(out), "--map-location", "cpu")
     assert res.code == 0, res.err
@@ -99,6 +100,7 @@ def test_bytes_before_a_zip_with_another_problem_are_not_mended(tmp_path, cli):
     """A zip that is wrong in another way too (here a global outside the allowlist) is refused as before."""
     evil = cb.torch_zip({"x": cb.Reduce(cb.glob("os", "system"), ("true",))}, prefix="p")
     src = write(tmp_path, "pre-evil.pt", b"junk" + evil)
+    assert len(inspect_file(src).mended_by_fix) == 1  # mended, but not enough: the global stays
     res = cli("checkpoint", "fix", src, "-o", str(tmp_path / "out.pt"), "--map-location", "cpu")
     assert res.code == 2 and "os.system" in " ".join(res.err.split())
     assert not (tmp_path / "out.pt").exists()
@@ -199,3 +201,15 @@ def test_nothing_to_change_is_a_usage_error(tmp_path, cli):
     src = write(tmp_path, "a.pt", cb.torch_zip(cb.cnn()))
     assert cli("checkpoint", "fix", src, "-o", str(tmp_path / "o.pt")).code == 2
     assert cli("checkpoint", "fix", src, "-o", str(tmp_path / "o.pt"), "--map-location", "gpu7").code == 2
+
+
+def test_a_wrong_record_size_blocks_and_is_not_mended(tmp_path, cli):
+    """A record shorter than its storage says makes torch.load fail (a blocking inconsistency, by its kind, not its
+    words); the rewrite would copy it as it is, so fix refuses."""
+    src = write(tmp_path, "short.pt", cb.torch_zip(cb.cnn(), record_sizes={"0": 4}))
+    r = inspect_file(src)
+    assert r.weights_only is False and r.mended_by_fix == ()
+    assert [p for p in r.inconsistencies if p.startswith("record data/0 is 4 bytes")] == [p for p in r.weights_only_reasons
+                                                                                          if p.startswith("record data/0")]
+    res = cli("checkpoint", "fix", src, "-o", str(tmp_path / "out.pt"), "--map-location", "cpu")
+    assert res.code == 2 and not (tmp_path / "out.pt").exists()
