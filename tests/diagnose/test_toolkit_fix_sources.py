@@ -80,7 +80,8 @@ def test_no_distro_install_command_is_written_in_python():
 
 
 def test_the_stale_ld_library_path_grep_reads_the_startup_files_uninstall_searches(cli, fake_root):
-    from cudaenv.toolkit.uninstall.rcfiles import HOME_FILES, PROFILE_D, SYSTEM_FILES
+    from cudaenv.shells.startup import startup_words
+    from cudaenv.toolkit.uninstall.rcfiles import PROFILE_D, SYSTEM_FILES
 
     fake_root.toolkit("12.4.131")
     env = {"PATH": TOOLS, "CUDAENV_ROOT": str(fake_root.path), "LD_LIBRARY_PATH": "/usr/local/cuda-11.8/lib64"}
@@ -89,5 +90,6 @@ def test_the_stale_ld_library_path_grep_reads_the_startup_files_uninstall_search
     assert len(found) == 1, res
     grep = next(x for x in found[0]["fix"] if x and x.startswith("grep -n /usr/local/cuda-11.8 "))
     words = grep.split("    #")[0].split()
-    assert [w for w in ["~/" + n for n in HOME_FILES] + list(SYSTEM_FILES) + [PROFILE_D + "/*.sh"] if w not in words] == []
-    assert "~/.bash_profile" in words and "~/.config/fish/config.fish" in words
+    assert [w for w in list(startup_words()) + list(SYSTEM_FILES) + [PROFILE_D + "/*.sh"] if w not in words] == []
+    assert "~/.bash_profile" in words and "${XDG_CONFIG_HOME:-~/.config}/fish/config.fish" in words
+    assert "${ZDOTDIR:-~}/.zshrc" in words  # the file zsh reads: ~/.zshrc only while ZDOTDIR is unset
