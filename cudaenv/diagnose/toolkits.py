@@ -47,7 +47,7 @@ def _install_toolkit(s, mm: str, tables=None) -> str:
     from cudaenv.toolkit.install import repos
 
     table = c.table(tables, repos.TABLE)
-    steps = repos.row("wsl2" if s.platform.wsl == 2 else c.distro_id(s) or "other", table)["steps"]
+    steps = repos.distro_row(c.distro_id(s), c.distro_like(s), s.platform.wsl, table)[0]["steps"]
     step = next((x for x in steps if "{pkg}" in x), None)
     if step is None:
         return repos.row("conda", table)["steps"][0].format(mm=mm)

@@ -20,6 +20,9 @@ OS_RELEASES = {
     "rocky": 'NAME="Rocky Linux"\nID="rocky"\nVERSION_ID="9.4"\n',
     "sles": 'NAME="SLES"\nID="sles"\nVERSION_ID="15.6"\n',
     "alpine": 'NAME="Alpine Linux"\nID=alpine\nVERSION_ID=3.20.3\n',
+    "pop": 'NAME="Pop!_OS"\nID=pop\nID_LIKE="ubuntu debian"\nVERSION_ID="22.04"\n',
+    "elementary": 'NAME="elementary OS"\nID=elementary\nID_LIKE=ubuntu\nVERSION_ID="7.1"\n',
+    "linuxmint": 'NAME="Linux Mint"\nID=linuxmint\nID_LIKE="ubuntu debian"\nVERSION_ID="21.3"\n',
 }
 
 
@@ -28,6 +31,10 @@ OS_RELEASES = {
     ("rocky", "sudo dnf install cuda-toolkit-12-1    # from NVIDIA's repository"),
     ("sles", "sudo zypper install cuda-toolkit-12-1    # from NVIDIA's repository"),
     ("alpine", "conda install -c nvidia cuda-toolkit=12.1    # in a conda environment: no root"),
+    ("pop", "sudo apt-get install cuda-toolkit-12-1    # from NVIDIA's repository"),  # ID_LIKE, VERSION_ID is Ubuntu's
+    # derivatives whose VERSION_ID is their own: no repository of the base can be named from it (was ubuntu213)
+    ("elementary", "conda install -c nvidia cuda-toolkit=12.1"),
+    ("linuxmint", "conda install -c nvidia cuda-toolkit=12.1"),
 ])
 def test_the_doctors_install_line_is_the_install_tables(machine, distro, command):
     a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True)
