@@ -84,3 +84,18 @@ def test_id_like_is_read_as_ids_only():
     assert parse_id_like(parse_os_release('ID_LIKE="ubuntu debian"\n').get("ID_LIKE")) == ("ubuntu", "debian")
     assert parse_id_like("rhel $(touch x) Fedora " + "a " * 50) == ("rhel", "a", "a", "a", "a", "a", "a", "a")
     assert parse_id_like(None) == () and parse_id_like("x" * 100) == ()
+
+
+@pytest.mark.parametrize("distro_id, like, base", CASES)
+def test_the_doctor_and_cudaenv_fix_give_the_same_driver_steps(distro_id, like, base):
+    """The doctor's finding fixes (diagnose._common) and `cudaenv fix` (recommend.fix_plan) read the platform's
+    ID_LIKE alike."""
+    from cudaenv.diagnose import _common
+    from cudaenv.recommend.fix_plan import driver_steps
+    from cudaenv.snapshot import Platform, Snapshot
+
+    platform = Platform(system="linux", distro_id=distro_id, distro_like=like)
+    s = Snapshot(platform=platform)
+    want = list(driver_install.install_steps("linux", base, "570"))
+    assert _common.driver_install_commands(s, "570") == want == list(driver_steps(platform, "570"))
+    assert _common.driver_chore(s, "initramfs") == list(driver_install.chore_steps("initramfs", base))
