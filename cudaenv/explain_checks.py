@@ -279,11 +279,13 @@ def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
 def torch_wheel(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     from cudaenv.facts import torch as tf
     from cudaenv.resources import load_table
+    from cudaenv.version import is_version, pep440, pep440_release
 
     out: Dict[str, str] = {}
-    wanted = values.get("torch_req") or ""
-    version = tf.public_version(wanted.split("+")[0].strip(".")) if wanted else None
-    if not version or not re.fullmatch(r"\d{1,3}(?:\.\d{1,4}){1,3}", version):
+    wanted = (values.get("torch_req") or "").rstrip(".")  # "torch==2.7.1." at the end of a sentence
+    parsed = pep440(wanted)  # a final release only: 2.8.0rc1, 2.7.*, 1!2.0 and 2.7.1.post1 get no wheel facts
+    version = pep440_release(wanted) if parsed is not None and parsed.public == pep440_release(wanted) else None
+    if not version or not is_version(version, 4, 4) or "." not in version:
         return out
     pythons = tf.pythons_for(version)
     if pythons:

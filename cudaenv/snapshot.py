@@ -40,6 +40,7 @@ class Platform(Record):
     distro: Optional[str] = None  # PRETTY_NAME from /etc/os-release: "Ubuntu 22.04.4 LTS"
     distro_id: Optional[str] = None  # ID: "ubuntu"
     distro_version: Optional[str] = None  # VERSION_ID: "22.04"
+    distro_like: Tuple[str, ...] = ()  # ID_LIKE, closest first: ("ubuntu", "debian") on Pop!_OS (cudaenv.facts.distro)
     kernel: Optional[str] = None  # "5.15.153.1-microsoft-standard-WSL2"
     machine: Optional[str] = None  # x86_64 | aarch64 | AMD64
     wsl: Optional[int] = None  # None | 1 | 2

@@ -139,9 +139,10 @@ def _pasted(args, ctx, text, matches):
     here = ()
     if not args.offline:
         from cudaenv.pasted.context import machine_context, wanted
+        from cudaenv.render.pasted_context import machine_context_lines
 
         if wanted(text, [m.id for m in matches]):
             host = ctx.host(args)
-            here = machine_context(host.with_deadline(args.timeout) if args.timeout is not None else host, text,
-                                   [m.id for m in matches], args.python, {m.id: dict(m.values) for m in matches})
+            here = machine_context_lines(machine_context(host.with_deadline(args.timeout) if args.timeout is not None else host,
+                                                         text, [m.id for m in matches], args.python, {m.id: dict(m.values) for m in matches}))
     return pasted, paste_findings(pasted), here

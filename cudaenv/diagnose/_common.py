@@ -213,12 +213,17 @@ def distro_id(s) -> str:
     return (s.platform.distro_id or "").lower()
 
 
+def distro_like(s) -> Tuple[str, ...]:
+    """os-release's ID_LIKE of the machine (older reports have none: cudaenv.facts.distro uses its table then)."""
+    return tuple(getattr(s.platform, "distro_like", None) or ())
+
+
 def driver_chore(s, topic: str, tables=None, kernel: Optional[str] = None) -> List[str]:
     """One of the distribution's driver chores (``module_rebuild``, ``initramfs``, ``remove_linux_driver``), from the
     same table as :func:`driver_install_commands`."""
     from cudaenv.facts import driver_install
 
-    return list(driver_install.chore_steps(topic, distro_id(s), table(tables, driver_install.TABLE), kernel))
+    return list(driver_install.chore_steps(topic, distro_id(s), table(tables, driver_install.TABLE), kernel, distro_like(s)))
 
 
 def driver_install_commands(s, series: Optional[str] = None, tables=None) -> List[str]:
@@ -228,4 +233,4 @@ def driver_install_commands(s, series: Optional[str] = None, tables=None) -> Lis
     from cudaenv.facts import driver_install
 
     kind = driver_install.where(s.platform.system, s.platform.wsl)
-    return list(driver_install.install_steps(kind, distro_id(s), series, table(tables, driver_install.TABLE)))
+    return list(driver_install.install_steps(kind, distro_id(s), series, table(tables, driver_install.TABLE), distro_like(s)))

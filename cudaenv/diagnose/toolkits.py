@@ -32,11 +32,13 @@ def _use(version, why: str = "") -> str:
 
 
 def _startup_files() -> str:
-    """The shell startup files a line setting a variable may be in, as a shell reads them (``~/.bashrc ...``): the
-    list `cudaenv uninstall` and `cudaenv link` search (cudaenv.toolkit.uninstall.rcfiles)."""
-    from cudaenv.toolkit.uninstall.rcfiles import HOME_FILES, PROFILE_D, SYSTEM_FILES
+    """The shell startup files a line setting a variable may be in, as the user's shell resolves them (``~/.bashrc
+    ${ZDOTDIR:-~}/.zshrc ...``): the rule `cudaenv uninstall`, `cudaenv link` and `cudaenv init --install` use
+    (cudaenv.shells.startup), and the system files uninstall searches (cudaenv.toolkit.uninstall.rcfiles)."""
+    from cudaenv.shells.startup import startup_words
+    from cudaenv.toolkit.uninstall.rcfiles import PROFILE_D, SYSTEM_FILES
 
-    return " ".join(["~/" + name for name in HOME_FILES] + list(SYSTEM_FILES) + [PROFILE_D + "/*.sh"])
+    return " ".join(list(startup_words()) + list(SYSTEM_FILES) + [PROFILE_D + "/*.sh"])
 
 
 def _install_toolkit(s, mm: str, tables=None) -> str:
@@ -45,7 +47,7 @@ def _install_toolkit(s, mm: str, tables=None) -> str:
     from cudaenv.toolkit.install import repos
 
     table = c.table(tables, repos.TABLE)
-    steps = repos.row("wsl2" if s.platform.wsl == 2 else c.distro_id(s) or "other", table)["steps"]
+    steps = repos.distro_row(c.distro_id(s), c.distro_like(s), s.platform.wsl, table)[0]["steps"]
     step = next((x for x in steps if "{pkg}" in x), None)
     if step is None:
         return repos.row("conda", table)["steps"][0].format(mm=mm)

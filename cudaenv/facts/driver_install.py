@@ -4,7 +4,8 @@ One table for the doctor's fixes and `cudaenv fix`::
 
     install_steps("linux", "ubuntu", "525.60.13") -> ("sudo apt-get update", ..., "sudo ubuntu-drivers install nvidia:525", ...)
 
-``where`` is ``wsl1``, ``wsl2``, ``windows`` or ``linux`` (then ``distro`` picks the row, else ``other``).
+``where`` is ``wsl1``, ``wsl2``, ``windows`` or ``linux`` (then ``distro`` and its os-release ``ID_LIKE``, ``like``,
+pick the row by :func:`cudaenv.facts.distro.lineage`, the rule the toolkit tables use too; else ``other``).
 
 The distribution's other driver chores are rows of the same table with a ``topic``, asked by :func:`chore_steps`::
 
@@ -13,7 +14,7 @@ The distribution's other driver chores are rows of the same table with a ``topic
     chore_steps("remove_linux_driver", "ubuntu") -> ("dpkg -l | grep ...", "sudo apt-get remove --purge 'nvidia-driver-*' ...")
 """
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 TABLE = "driver_install"
 
@@ -37,19 +38,21 @@ def where(system: Optional[str], wsl: Optional[int]) -> str:
     return "linux"
 
 
-def _row(kind: str, distro: str, table: Optional[Dict[str, Any]], topic: Optional[str] = None) -> Dict[str, Any]:
+def _row(kind: str, distro: Optional[str], table: Optional[Dict[str, Any]], topic: Optional[str] = None,
+         like: Sequence[str] = ()) -> Dict[str, Any]:
+    from cudaenv.facts.distro import lineage, pick
+
     rows = [r for r in _table(table)["rows"] if r.get("topic") == topic]
-    for row in rows:
-        when = row["when"]
-        if kind != "linux" and when == kind:
-            return row
-        if kind == "linux" and isinstance(when, list) and distro in when:
-            return row
-    return next(r for r in rows if r["when"] == "other")
+    if kind != "linux":
+        found = next((row for row in rows if row["when"] == kind), None)
+    else:
+        picked = pick(rows, lineage(distro, like))
+        found = picked[0] if picked is not None else None
+    return found if found is not None else next(r for r in rows if r["when"] == "other")
 
 
 def install_steps(kind: str, distro: Optional[str] = None, min_driver: Optional[str] = None,
-                  table: Optional[Dict[str, Any]] = None) -> Tuple[str, ...]:
+                  table: Optional[Dict[str, Any]] = None, like: Sequence[str] = ()) -> Tuple[str, ...]:
     """The steps for this platform, with the minimum driver (``"525.60.13"`` or a branch ``"570"``) filled in."""
     branch = (min_driver or "").split(".")[0] if min_driver and min_driver.split(".")[0].isdigit() else ""
     values = {
@@ -59,7 +62,7 @@ def install_steps(kind: str, distro: Optional[str] = None, min_driver: Optional[
         "pin": " nvidia:%s" % branch if branch else "",
         "dnf_stream": branch or "latest",
     }
-    row = _row(kind, (distro or "").lower(), table)
+    row = _row(kind, distro, table, like=like)
     return tuple(step.format(**values) for step in row["steps"])
 
 
@@ -70,12 +73,13 @@ def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
 TOPICS = ("module_rebuild", "initramfs", "remove_linux_driver")
 
 
-def chore_steps(topic: str, distro: Optional[str] = None, table: Optional[Dict[str, Any]] = None, kernel: Optional[str] = None) -> Tuple[str, ...]:
+def chore_steps(topic: str, distro: Optional[str] = None, table: Optional[Dict[str, Any]] = None, kernel: Optional[str] = None,
+                like: Sequence[str] = ()) -> Tuple[str, ...]:
     """The steps of one driver chore on this Linux distribution (``other`` when no row names it); ``kernel``: the
     running kernel release for ``module_rebuild`` (``$(uname -r)`` when unknown, or when it holds anything but
     letters, digits and ``._+-~``: it is read from the machine and pasted into a command)."""
     if topic not in TOPICS:
         raise KeyError(topic)
-    row = _row("linux", (distro or "").lower(), table, topic)
+    row = _row("linux", distro, table, topic, like)
     safe = kernel if kernel and len(kernel) <= 100 and all(ch.isascii() and (ch.isalnum() or ch in "._+-~") for ch in kernel) else None
     return tuple(step.format(kernel=safe or "$(uname -r)") for step in row["steps"])

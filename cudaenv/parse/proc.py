@@ -111,6 +111,19 @@ def parse_os_release(text: Text) -> Dict[str, str]:
     return result
 
 
+MAX_LIKE = 8  # ID_LIKE entries kept
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._-")
+
+
+def parse_id_like(text: Text) -> Tuple[str, ...]:
+    """os-release's ``ID_LIKE`` (``"ubuntu debian"``) as IDs, closest first: os-release(5) IDs (lower-case letters,
+    digits, ``._-``), at most :data:`MAX_LIKE`; any other word in it is dropped. Never raises."""
+    if not isinstance(text, str):
+        return ()
+    words = text[:1000].split()
+    return tuple(w for w in words if len(w) <= 64 and _ID_CHARS.issuperset(w))[:MAX_LIKE]
+
+
 def parse_wsl(
     osrelease_text: Text,
     proc_version_text: Text = None,

@@ -17,12 +17,14 @@ torch pass: never ``import torch``, that is ``--probe``):
   nvcc than that one ran.
 
 :func:`wanted` is pure (text and match ids -> the kinds to gather); :func:`machine_context` does the I/O and returns
-sentences (the renderer escapes them).
+what was found as data (:class:`MachineContext`, built by the pure :func:`context_of`); the sentences are
+:func:`cudaenv.render.pasted_context.machine_context_lines` (which the command escapes as it shows them).
 """
 
 import re
-from typing import Any, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from cudaenv.pasted.nvcc_context import NvccContext
 from cudaenv.snapshot import Note, Snapshot
 
 DEVICE_IDS = frozenset({"invalid-device-ordinal", "checkpoint-device-missing", "checkpoint-needs-cuda",
@@ -67,11 +69,6 @@ def mentioned_devices(text: str) -> Tuple[int, ...]:
     return tuple(sorted(found))[:16]
 
 
-def _gpu_label(g) -> str:
-    bits = [b for b in (g.name, g.pci_bus_id) if b]
-    return "GPU %d%s" % (g.index, (" (%s)" % ", ".join(bits)) if bits else "")
-
-
 def gather(host, kinds: FrozenSet[str], python: Optional[str] = None) -> Snapshot:
     """The part of the doctor's Snapshot the kinds need (never imports torch)."""
     from cudaenv.probes.nvidia import probe_nvidia
@@ -100,128 +97,109 @@ def gather(host, kinds: FrozenSet[str], python: Optional[str] = None) -> Snapsho
     return Snapshot(platform=platform, notes=tuple(notes), root=str(host.root), **parts)
 
 
+class Gpu(NamedTuple):
+    """A GPU of this machine as the context names it."""
+
+    index: int
+    name: Optional[str] = None
+    bus_id: Optional[str] = None
+    compute_capability: Optional[str] = None  # None: nvidia-smi did not say (drivers before 510)
+    sm: Optional[str] = None  # sm_86
+    memory_used_mib: Optional[int] = None
+    memory_total_mib: Optional[int] = None
+
+
+class Holder(NamedTuple):
+    """A process holding GPU memory now."""
+
+    pid: int
+    used_mib: int
+    name: Optional[str] = None
+    owner: Optional[str] = None
+    state: Optional[str] = None  # shown when not "running"
+    gpu_index: Optional[int] = None
+
+
+class TorchArch(NamedTuple):
+    """The torch of the user's Python against the GPUs here (the ``arch`` kind; torch is never imported)."""
+
+    python: Optional[str]
+    installed: bool
+    version: Optional[str] = None
+    cuda: bool = False  # a CUDA build
+    arch_list: Tuple[str, ...] = ()  # from cudaenv's tables (empty: no row for it)
+    findings: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()  # the doctor's gpu-arch findings: (title, fix)
+    every_gpu_known: bool = False  # each visible GPU's compute capability is known
+
+
+class MachineContext(NamedTuple):
+    """What this machine says about a pasted error, as data (the kinds asked for only)."""
+
+    kinds: FrozenSet[str]
+    nvcc: Optional[NvccContext] = None  # the ``nvcc`` kind
+    no_gpu: Optional[str] = None  # the GPU kinds on a machine without one: "no-smi" | "none"
+    gpu_count: int = 0  # every GPU of the machine
+    visible: Tuple[Gpu, ...] = ()  # what CUDA numbers cuda:0, cuda:1, ... (the first 16)
+    visible_count: int = 0  # all of them
+    visible_setting: Optional[str] = None  # CUDA_VISIBLE_DEVICES as set (None: unset)
+    missing: Tuple[int, ...] = ()  # the error's cuda:N that do not exist here
+    torch: Optional[TorchArch] = None  # the ``arch`` kind
+    holders: Tuple[Holder, ...] = ()  # the ``memory`` kind: the 10 biggest
+    holder_count: int = 0
+
+
 def machine_context(host, text: str, match_ids: Sequence[str], python: Optional[str] = None,
-                    values: Optional[Mapping[str, Mapping[str, str]]] = None) -> Tuple[str, ...]:
-    """Sentences about this machine that sharpen the error (none when its kind needs none). ``values``: each
-    match's values by id (the ``nvcc`` kind needs the architecture nvcc refused)."""
+                    values: Optional[Mapping[str, Mapping[str, str]]] = None) -> Optional[MachineContext]:
+    """What this machine says that sharpens the error (None when its kind needs nothing). ``values``: each match's
+    values by id (the ``nvcc`` kind needs the architecture nvcc refused)."""
     kinds = wanted(text, match_ids)
     if not kinds:
-        return ()
+        return None
     nvcc = (values or {}).get("nvcc-arch-unsupported") or {}
-    return context_lines(gather(host, kinds, python), kinds, mentioned_devices(text), text, nvcc.get("arch"))
+    return context_of(gather(host, kinds, python), kinds, mentioned_devices(text), nvcc.get("arch"))
 
 
-def context_lines(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (), text: str = "",
-                  arch: Optional[str] = None) -> Tuple[str, ...]:
-    """The sentences for ``kinds`` from a (partial) Snapshot of this machine (pure). ``arch``: the architecture
-    nvcc refused (``compute_89``), for the ``nvcc`` kind."""
-    from cudaenv.pasted.nvcc_context import nvcc_lines
+def context_of(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (), arch: Optional[str] = None) -> MachineContext:
+    """The context for ``kinds`` from a (partial) Snapshot of this machine (pure). ``arch``: the architecture nvcc
+    refused (``compute_89``), for the ``nvcc`` kind."""
+    from cudaenv.pasted.nvcc_context import nvcc_context
 
-    out = list(nvcc_lines(s, arch)) if "nvcc" in kinds else []
-    if kinds & GPU_KINDS:
-        out += _gpu_lines(s, kinds, devices)
-    return tuple(out)
-
-
-def _gpu_lines(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int]) -> List[str]:
+    out = MachineContext(frozenset(kinds), nvcc=nvcc_context(s, arch) if "nvcc" in kinds else None)
+    if not kinds & GPU_KINDS:
+        return out
+    if not s.gpus:
+        smi = next((t for t in s.tools if t.tool == "nvidia-smi"), None)
+        return out._replace(no_gpu="no-smi" if smi is not None and smi.status == "missing" else "none")
     from cudaenv.diagnose.visibility import visible_gpus
 
-    out: List[str] = []
-    smi = next((t for t in s.tools if t.tool == "nvidia-smi"), None)
-    if not s.gpus:
-        said = "nvidia-smi is not installed" if smi is not None and smi.status == "missing" else "nvidia-smi and NVML show no GPU"
-        out.append("This machine: %s, so CUDA has no device here." % said)
-        if "load" in kinds:
-            out.append('Load the checkpoint here with: torch.load(path, map_location="cpu")')
-        return out
     seen = visible_gpus(s)
-    if "devices" in kinds:
-        out += _devices(s, seen, devices)
-    if "load" in kinds:
-        target = "cuda:0" if seen else "cpu"
-        out.append('Load the checkpoint here with: torch.load(path, map_location="%s")%s' % (
-            target, "    # every tensor onto the first visible GPU" if seen else "    # no GPU is visible here"))
+    out = out._replace(gpu_count=len(s.gpus), visible=tuple(_gpu(g) for g in seen[:16]), visible_count=len(seen),
+                       visible_setting=s.visible_devices.cuda_visible_devices,
+                       missing=tuple(d for d in devices if d >= len(seen)))
     if "arch" in kinds:
-        out += _arch(s, seen)
+        out = out._replace(torch=_torch(s, seen))
     if "memory" in kinds:
-        out += _memory(s, seen)
+        holders = sorted((p for p in s.processes if p.used_memory_mib), key=lambda p: -(p.used_memory_mib or 0))
+        out = out._replace(holders=tuple(Holder(p.pid, p.used_memory_mib, p.name, p.owner, p.state, p.gpu_index)
+                                         for p in holders[:10]), holder_count=len(holders))
     return out
 
 
-def _devices(s: Snapshot, seen: Sequence[Any], devices: Sequence[int]) -> List[str]:
-    v = s.visible_devices
-    out = []
-    names = ["cuda:%d is %s" % (i, _gpu_label(g)) for i, g in enumerate(seen[:16])]
-    if v.cuda_visible_devices is not None:
-        if seen:
-            exist = ", ".join("cuda:%d" % i for i in range(len(seen[:16])))
-            out.append("Here CUDA_VISIBLE_DEVICES=%s: CUDA numbers the visible GPUs from 0, so only %s exist%s: %s."
-                       % (v.cuda_visible_devices, exist, "s" if len(seen) == 1 else "", "; ".join(names)))
-        else:
-            out.append("Here CUDA_VISIBLE_DEVICES=%s hides every GPU: CUDA sees none of the %d GPU(s) of this machine."
-                       % (v.cuda_visible_devices, len(s.gpus)))
-    else:
-        out.append("This machine has %d GPU(s), all visible (CUDA_VISIBLE_DEVICES is unset): %s." % (len(seen), "; ".join(names)))
-    missing = [d for d in devices if d >= len(seen)]
-    if missing:
-        out.append("%s does not exist here (valid: %s)." % (
-            ", ".join("cuda:%d" % d for d in missing),
-            ", ".join("cuda:%d" % i for i in range(min(len(seen), 16))) or "none"))
-    return out
-
-
-def _arch(s: Snapshot, seen: Sequence[Any]) -> List[str]:
-    from cudaenv.diagnose.versions import gpu_arch, static_arch_list
+def _gpu(g) -> Gpu:
     from cudaenv.version import sm_name
 
-    out = []
-    for g in seen[:16]:
-        if g.compute_capability:
-            out.append("%s has compute capability %s (%s)." % (_gpu_label(g), g.compute_capability, sm_name(g.compute_capability)))
-        else:
-            out.append("%s: nvidia-smi did not say its compute capability (drivers before 510 do not)." % _gpu_label(g))
+    cc = g.compute_capability or None
+    return Gpu(g.index, g.name, g.pci_bus_id, cc, sm_name(cc) if cc else None, g.memory_used_mib, g.memory_total_mib)
+
+
+def _torch(s: Snapshot, seen: Sequence[Any]) -> TorchArch:
+    from cudaenv.diagnose.versions import gpu_arch, static_arch_list
+
     t = s.torch
     if t is None or not t.installed:
-        where = t.python if t is not None and t.python else "the Python found here"
-        out.append("No torch is installed in %s (give the one that failed with --python)." % where)
-        return out
+        return TorchArch(t.python if t is not None else None, False)
     if not t.cuda:
-        out.append("torch %s in %s is a CPU build." % (t.version, t.python))
-        return out
-    arch = static_arch_list(s)
-    if arch:
-        out.append("torch %s in %s has kernels for: %s (cudaenv's tables; torch was not imported)." % (
-            t.version, t.python, " ".join(arch)))
-    else:
-        out.append("cudaenv's tables have no arch list for torch %s on this platform." % t.version)
-    found = gpu_arch(s, None)
-    for f in found:
-        out.append(f.title + ".")
-        out += ["Fix: %s" % cmd for cmd in f.fix if not cmd.startswith("#")][:4]
-    if arch and not found and all(g.compute_capability for g in seen):
-        out.append("That torch has kernels for every GPU here: the error came from another Python, machine or "
-                   "extension (a custom CUDA extension built for other archs); cudaenv explain --probe imports torch to check.")
-    return out
-
-
-def _memory(s: Snapshot, seen: Sequence[Any]) -> List[str]:
-    out = []
-    for g in seen[:16]:
-        if g.memory_total_mib is not None and g.memory_used_mib is not None:
-            out.append("%s: %d of %d MiB in use now." % (_gpu_label(g), g.memory_used_mib, g.memory_total_mib))
-    holders = sorted((p for p in s.processes if p.used_memory_mib), key=lambda p: -(p.used_memory_mib or 0))
-    for p in holders[:10]:
-        bits = ["pid %d" % p.pid]
-        if p.name:
-            bits.append(p.name)
-        if p.owner:
-            bits.append("user %s" % p.owner)
-        if p.state and p.state != "running":
-            bits.append(p.state)
-        where = " on GPU %d" % p.gpu_index if p.gpu_index is not None else ""
-        out.append("%s holds %d MiB%s." % (" ".join(bits), p.used_memory_mib, where))
-    if not holders:
-        out.append("No process holds GPU memory now (the memory was given back when the failing process ended).")
-    elif len(holders) > 10:
-        out.append("... and %d more processes." % (len(holders) - 10))
-    return out
+        return TorchArch(t.python, True, t.version)
+    found = tuple((f.title, tuple(f.fix)) for f in gpu_arch(s, None))
+    return TorchArch(t.python, True, t.version, True, tuple(static_arch_list(s) or ()), found,
+                     all(g.compute_capability for g in seen))

@@ -11,84 +11,91 @@ and which toolkit each way of picking nvcc gives:
 
 When a toolkit here does compile for it, the nvcc that failed was another one: the one a variable above picks,
 or, when those compile for it too, one of another environment (a conda env, ``sudo``, a container, a CMake cache).
+
+:func:`nvcc_context` gives this as data (:class:`NvccContext`); the sentences are
+:func:`cudaenv.render.pasted_context.nvcc_lines`.
 """
 
-from typing import List, Optional
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from cudaenv.snapshot import Snapshot
 
 MAX_LISTED = 8  # toolkits named
 
 
-def _label(version: Optional[str], path: str) -> str:
-    from cudaenv.version import major_minor
+class NvccToolkit(NamedTuple):
+    version: Optional[str]  # None: a toolkit of unknown version
+    path: str
+    compiles: Optional[bool]  # for the refused architecture (None: not known)
 
-    return "CUDA %s (%s)" % (major_minor(version) or version, path) if version else "a toolkit of unknown version (%s)" % path
+
+class NvccPick(NamedTuple):
+    """One way of picking nvcc and the toolkit it gives (None: no toolkit cudaenv knows)."""
+
+    where: str  # CUDA_HOME | CUDA_PATH | PATH | /usr/local/cuda
+    value: str  # the variable's value, the nvcc found on PATH, or the link's path
+    toolkit: Optional[NvccToolkit]
 
 
-def nvcc_lines(s: Snapshot, arch: Optional[str]) -> List[str]:
-    """The sentences for the ``nvcc`` kind of :mod:`cudaenv.pasted.context`, from the toolkit part of a Snapshot."""
+class NvccContext(NamedTuple):
+    """What this machine's toolkits say about ``nvcc fatal : Unsupported gpu architecture``. ``verdict``: ``none``
+    (no toolkit here), ``none-compiles`` (``newest``: the newest here), ``elsewhere`` (what this environment picks
+    compiles for it), ``repoint`` (``best`` does, ``wrong``: the toolkits the picks give instead, each with the
+    picks that give it; ``use``: the spec of ``cudaenv use``)."""
+
+    arch: str  # as nvcc refused it: compute_89
+    first_cuda: str  # the first CUDA that compiles for it
+    verdict: str
+    toolkits: Tuple[NvccToolkit, ...] = ()
+    picks: Tuple[NvccPick, ...] = ()
+    newest: Optional[NvccToolkit] = None
+    best: Optional[NvccToolkit] = None
+    wrong: Tuple[Tuple[Optional[NvccToolkit], Tuple[str, ...]], ...] = ()
+    use: Optional[str] = None
+
+
+def nvcc_context(s: Snapshot, arch: Optional[str]) -> Optional[NvccContext]:
+    """The ``nvcc`` kind of :mod:`cudaenv.pasted.context`, from the toolkit part of a Snapshot (None when ``arch`` is
+    no architecture cudaenv's tables know)."""
     from cudaenv.diagnose import _common as c
     from cudaenv.explain_checks import first_cuda_for, nvcc_compiles_for
     from cudaenv.version import cc_tuple, split_arch
 
     cc = cc_tuple(arch) if arch and split_arch(arch) else None
     first = first_cuda_for(cc) if cc else None
-    if cc is None or first is None:
-        return []
-    toolkits = c.distinct_toolkits(s, lambda t: True)[:MAX_LISTED]
+    if cc is None or first is None or arch is None:
+        return None
+
+    def record(tk) -> Optional[NvccToolkit]:
+        return NvccToolkit(tk.version, tk.path, nvcc_compiles_for(tk.version, cc)) if tk is not None else None
+
+    toolkits = tuple(record(t) for t in c.distinct_toolkits(s, lambda t: True)[:MAX_LISTED])
     if not toolkits:
-        return ["cudaenv found no CUDA toolkit on this machine: the nvcc that failed ran in another environment "
-                "(a conda env, a container) or is not where cudaenv looks (cudaenv list; CUDAENV_TOOLKITS)."]
-
-    def can(version: Optional[str]) -> Optional[bool]:
-        return nvcc_compiles_for(version, cc)
-
-    def verdict(version: Optional[str]) -> str:
-        ok = can(version)
-        return "compiles for %s" % arch if ok else "cannot compile for %s" % arch if ok is False else "not known"
-
-    out = ["Toolkits here: %s." % "; ".join("%s: %s" % (_label(t.version, t.path), verdict(t.version)) for t in toolkits)]
-    picks = []  # (the variable or place, how it picks nvcc, the toolkit there or None)
+        return NvccContext(arch, first[0], "none")
+    picks: List[NvccPick] = []
     env = s.env_map
     home = "CUDA_HOME" if env.get("CUDA_HOME") else "CUDA_PATH" if env.get("CUDA_PATH") else None
     if home is not None:
-        tk = c.toolkit_at(s, env[home])
-        picks.append((home, "%s=%s, which torch.utils.cpp_extension uses" % (home, env[home]), tk))
+        picks.append(NvccPick(home, env[home], record(c.toolkit_at(s, env[home]))))
     a = s.active_toolkit
     nvcc = a.nvcc_on_path[0] if a is not None and a.nvcc_on_path else (a.nvcc if a is not None and a.via == "PATH" else None)
     if nvcc:
-        tk = c.toolkit_at(s, c.toolkit_root_of_nvcc(a.nvcc or nvcc))
-        picks.append(("PATH", "the nvcc on PATH (%s), which make, CMake and a plain nvcc use%s" % (
-            nvcc, "" if home else ", and torch.utils.cpp_extension too"), tk))
+        picks.append(NvccPick("PATH", nvcc, record(c.toolkit_at(s, c.toolkit_root_of_nvcc(a.nvcc or nvcc)))))
     link = s.cuda_symlink
     if home is None and not nvcc and link is not None and link.resolved:
-        picks.append(("/usr/local/cuda", "/usr/local/cuda, torch.utils.cpp_extension's guess when neither CUDA_HOME "
-                      "nor an nvcc on PATH is there", c.toolkit_at(s, link.path)))
-    for _, how, tk in picks:
-        out.append("%s: %s." % (how[0].upper() + how[1:], "%s, which %s" % (_label(tk.version, tk.path), verdict(tk.version))
-                                if tk is not None else "no toolkit cudaenv knows"))
-    fits = [t for t in toolkits if can(t.version)]
+        picks.append(NvccPick("/usr/local/cuda", link.path, record(c.toolkit_at(s, link.path))))
+    out = NvccContext(arch, first[0], "", toolkits, tuple(picks))
+    fits = [t for t in toolkits if t.compiles]
     if not fits:
-        newest = next((t for t in toolkits if t.version), None)
-        out.append("No toolkit here compiles for %s (%s needs CUDA %s or newer%s)." % (
-            arch, arch, first[0], "; the newest here is %s" % _label(newest.version, newest.path) if newest else ""))
-        return out
-    picked = [tk for _, _, tk in picks if tk is not None]
-    if picked and all(can(tk.version) for tk in picked):
-        out.append("The toolkit this environment picks compiles for %s, so the nvcc that failed was another one: a "
-                   "build run with another PATH or CUDA_HOME (a conda env, sudo, a container, a CMake cache's "
-                   "CMAKE_CUDA_COMPILER)." % arch)
-    else:
-        best = next((tk for tk in picked if can(tk.version)), fits[0])
-        by: dict = {}  # the toolkit a wrong pick gives -> the variables or places that pick it
-        for where, _, tk in picks:
-            if tk is None or not can(tk.version):
-                by.setdefault(_label(tk.version, tk.path) if tk is not None else "no toolkit", []).append(where)
-        wrong = ["%s through %s" % (label, " and ".join(wheres)) for label, wheres in by.items()]
-        out.append("%s compiles for %s, but %s: another nvcc than that one ran. Point the build at it: cudaenv use %s "
-                   "(sets CUDA_HOME and PATH in this shell), then build again." % (
-                       _label(best.version, best.path), arch,
-                       "the build picks %s" % " and ".join(wrong) if wrong else "nothing here picks it",
-                       c.short(best.version)))
-    return out
+        return out._replace(verdict="none-compiles", newest=next((t for t in toolkits if t.version), None))
+    picked = [p.toolkit for p in picks if p.toolkit is not None]
+    if picked and all(tk.compiles for tk in picked):
+        return out._replace(verdict="elsewhere")
+    best = next((tk for tk in picked if tk.compiles), fits[0])
+    by: Dict[Optional[Tuple[Optional[str], str]], Tuple[Optional[NvccToolkit], List[str]]] = {}
+    for p in picks:  # the toolkit a wrong pick gives -> the variables or places that pick it
+        if p.toolkit is None or not p.toolkit.compiles:
+            key = (p.toolkit.version, p.toolkit.path) if p.toolkit is not None else None
+            by.setdefault(key, (p.toolkit, []))[1].append(p.where)
+    wrong = tuple((tk, tuple(wheres)) for tk, wheres in by.values())
+    return out._replace(verdict="repoint", best=best, wrong=wrong, use=c.short(best.version))

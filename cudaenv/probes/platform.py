@@ -13,6 +13,7 @@ from cudaenv.parse.proc import (
     parse_cgroup_container,
     parse_device_tree_compatible,
     parse_nv_tegra_release,
+    parse_id_like,
     parse_os_release,
     parse_pci_class,
     parse_pid_namespace,
@@ -76,6 +77,7 @@ def probe_platform(host, notes: list) -> Platform:
         distro=(osr.get("PRETTY_NAME") or _join(osr.get("NAME"), osr.get("VERSION")))[:200] or None,  # bounded: an image's text
         distro_id=osr.get("ID") or None,
         distro_version=osr.get("VERSION_ID") or None,
+        distro_like=parse_id_like(osr.get("ID_LIKE")),
         kernel=kernel,
         machine=machine,
         wsl=wsl,

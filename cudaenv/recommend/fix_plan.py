@@ -36,7 +36,8 @@ class FixPlan:
 def driver_steps(platform: Any, min_driver: Optional[str], table: Any = None) -> Tuple[str, ...]:
     """How to upgrade the NVIDIA driver on this platform (one table with the doctor: data/driver_install.json)."""
     kind = driver_install.where(getattr(platform, "system", None), getattr(platform, "wsl", None))
-    return driver_install.install_steps(kind, getattr(platform, "distro_id", None), min_driver, table)
+    return driver_install.install_steps(kind, getattr(platform, "distro_id", None), min_driver, table,
+                                        getattr(platform, "distro_like", None) or ())
 
 
 def plan_choices(platform: Any, rec: Any, others: Sequence[Any], findings: Sequence[Any], wanted: Any = None) -> List[Choice]:

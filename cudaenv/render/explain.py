@@ -35,6 +35,12 @@ def cut_note(size: int, stopped: bool = False, unit: str = "characters") -> str:
         "{:,}".format(size), unit, " or more (reading stopped there)" if stopped else "", "{:,}".format(MAX_TEXT // 2))
 
 
+def cuda_names(count: int, limit: int, none: str = "") -> str:
+    """``cuda:0, cuda:1, ...`` for ``count`` devices (at most ``limit``), or ``none`` without one: the names CUDA gives
+    the GPUs it sees, here and in :mod:`cudaenv.render.pasted_context`."""
+    return ", ".join("cuda:%d" % i for i in range(min(count, limit))) or none
+
+
 def context_lines(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> List[str]:
     """Sentences about this machine that sharpen an explanation (``facts``: verify_device.py's ``info``), from what
     :func:`cudaenv.explain.probe_context` found in them. Unescaped: :func:`render_match` escapes what it shows."""
@@ -48,8 +54,7 @@ def context_lines(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> List
         return ["torch does not import in %s: %s" % (where, ctx.import_error)]
     lines: List[str] = []
     if ctx.device_count is not None:
-        seen = ", ".join("cuda:%d" % i for i in range(min(ctx.device_count, 64))) or "no GPU"
-        lines.append("Here torch sees %d GPU(s): %s." % (ctx.device_count, seen))
+        lines.append("Here torch sees %d GPU(s): %s." % (ctx.device_count, cuda_names(ctx.device_count, 64, "no GPU")))
     if ctx.visible is not None:
         lines.append("CUDA_VISIBLE_DEVICES=%r in this environment." % ctx.visible)
     if ctx.missing_device is not None:

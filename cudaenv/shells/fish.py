@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
-
 from cudaenv.shells import Shell
 
 TYPE_CHECKING = False
@@ -31,5 +29,6 @@ class Fish(Shell):
         return "set -e %s" % self.check_name(name)
 
     def rc_file(self, env: Mapping[str, str], system: str) -> str:
-        config = env.get("XDG_CONFIG_HOME") or posixpath.join(env.get("HOME") or "~", ".config")
-        return posixpath.join(config, "fish", "config.fish")
+        from cudaenv.shells.startup import startup_file
+
+        return startup_file("fish", env)

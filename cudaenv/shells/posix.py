@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
-
 from cudaenv.shells import Shell
 from cudaenv.text import shell_quote
 
@@ -31,14 +29,18 @@ class Posix(Shell):
         return "hash -r 2>/dev/null || true" if "PATH" in changed else ""
 
     def rc_file(self, env: Mapping[str, str], system: str) -> str:
-        return posixpath.join(env.get("HOME") or "~", ".profile")
+        from cudaenv.shells.startup import startup_file
+
+        return startup_file("sh", env)
 
 
 class Bash(Posix):
     name = "bash"
 
     def rc_file(self, env: Mapping[str, str], system: str) -> str:
-        return posixpath.join(env.get("HOME") or "~", ".bashrc")
+        from cudaenv.shells.startup import startup_file
+
+        return startup_file("bash", env)
 
 
 class Zsh(Posix):
@@ -47,7 +49,9 @@ class Zsh(Posix):
     hook_line = 'command -v cudaenv >/dev/null 2>&1 && eval "$(cudaenv init zsh)"'
 
     def rc_file(self, env: Mapping[str, str], system: str) -> str:
-        return posixpath.join(env.get("ZDOTDIR") or env.get("HOME") or "~", ".zshrc")
+        from cudaenv.shells.startup import startup_file
+
+        return startup_file("zsh", env)
 
 
 def quote_exact(value: str) -> str:

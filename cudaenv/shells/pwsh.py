@@ -37,5 +37,6 @@ class Pwsh(Shell):
         if system == "windows":
             docs = ntpath.join(env.get("USERPROFILE") or "~", "Documents")
             return ntpath.join(docs, "PowerShell", "Microsoft.PowerShell_profile.ps1")
-        config = env.get("XDG_CONFIG_HOME") or posixpath.join(env.get("HOME") or "~", ".config")
-        return posixpath.join(config, "powershell", "Microsoft.PowerShell_profile.ps1")
+        from cudaenv.shells.startup import config_home
+
+        return posixpath.join(config_home(env), "powershell", "Microsoft.PowerShell_profile.ps1")

@@ -20,6 +20,9 @@ OS_RELEASES = {
     "rocky": 'NAME="Rocky Linux"\nID="rocky"\nVERSION_ID="9.4"\n',
     "sles": 'NAME="SLES"\nID="sles"\nVERSION_ID="15.6"\n',
     "alpine": 'NAME="Alpine Linux"\nID=alpine\nVERSION_ID=3.20.3\n',
+    "pop": 'NAME="Pop!_OS"\nID=pop\nID_LIKE="ubuntu debian"\nVERSION_ID="22.04"\n',
+    "elementary": 'NAME="elementary OS"\nID=elementary\nID_LIKE=ubuntu\nVERSION_ID="7.1"\n',
+    "linuxmint": 'NAME="Linux Mint"\nID=linuxmint\nID_LIKE="ubuntu debian"\nVERSION_ID="21.3"\n',
 }
 
 
@@ -28,6 +31,10 @@ OS_RELEASES = {
     ("rocky", "sudo dnf install cuda-toolkit-12-1    # from NVIDIA's repository"),
     ("sles", "sudo zypper install cuda-toolkit-12-1    # from NVIDIA's repository"),
     ("alpine", "conda install -c nvidia cuda-toolkit=12.1    # in a conda environment: no root"),
+    ("pop", "sudo apt-get install cuda-toolkit-12-1    # from NVIDIA's repository"),  # ID_LIKE, VERSION_ID is Ubuntu's
+    # derivatives whose VERSION_ID is their own: no repository of the base can be named from it (was ubuntu213)
+    ("elementary", "conda install -c nvidia cuda-toolkit=12.1"),
+    ("linuxmint", "conda install -c nvidia cuda-toolkit=12.1"),
 ])
 def test_the_doctors_install_line_is_the_install_tables(machine, distro, command):
     a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True)
@@ -80,7 +87,8 @@ def test_no_distro_install_command_is_written_in_python():
 
 
 def test_the_stale_ld_library_path_grep_reads_the_startup_files_uninstall_searches(cli, fake_root):
-    from cudaenv.toolkit.uninstall.rcfiles import HOME_FILES, PROFILE_D, SYSTEM_FILES
+    from cudaenv.shells.startup import startup_words
+    from cudaenv.toolkit.uninstall.rcfiles import PROFILE_D, SYSTEM_FILES
 
     fake_root.toolkit("12.4.131")
     env = {"PATH": TOOLS, "CUDAENV_ROOT": str(fake_root.path), "LD_LIBRARY_PATH": "/usr/local/cuda-11.8/lib64"}
@@ -89,5 +97,6 @@ def test_the_stale_ld_library_path_grep_reads_the_startup_files_uninstall_search
     assert len(found) == 1, res
     grep = next(x for x in found[0]["fix"] if x and x.startswith("grep -n /usr/local/cuda-11.8 "))
     words = grep.split("    #")[0].split()
-    assert [w for w in ["~/" + n for n in HOME_FILES] + list(SYSTEM_FILES) + [PROFILE_D + "/*.sh"] if w not in words] == []
-    assert "~/.bash_profile" in words and "~/.config/fish/config.fish" in words
+    assert [w for w in list(startup_words()) + list(SYSTEM_FILES) + [PROFILE_D + "/*.sh"] if w not in words] == []
+    assert "~/.bash_profile" in words and "${XDG_CONFIG_HOME:-~/.config}/fish/config.fish" in words
+    assert "${ZDOTDIR:-~}/.zshrc" in words  # the file zsh reads: ~/.zshrc only while ZDOTDIR is unset

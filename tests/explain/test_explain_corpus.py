@@ -116,6 +116,19 @@ def test_pip_names_the_pythons_of_the_release_from_the_table():
     assert dict(m.values)["pythons"] == ", ".join(pythons_for("2.1.0"))
 
 
+def test_pip_reads_the_wanted_torch_release_by_pep440():
+    """explain_checks.torch_wheel reads the wanted version with cudaenv.version's PEP 440 readers (it had its own
+    regex): a sentence's full stop is no part of the local tag, and only a final release gets the table's facts."""
+    from cudaenv.facts.torch import pythons_for
+
+    line = "ERROR: No matching distribution found for torch==%s"
+    m = classify_error(line % "2.7.1+cu128.")
+    values = dict(m.values)
+    assert values["local_tag"] == "cu128" and values["pythons"] == ", ".join(pythons_for("2.7.1"))
+    for wanted in ("2.8.0rc1", "2.7.*", "2.7.1.post1"):  # no final release: none of the table's facts
+        assert "pythons" not in dict(classify_error(line % wanted).values), wanted
+
+
 def test_runfile_tells_a_full_tmp_from_a_corrupt_download_and_from_a_web_page():
     tmp = classify_error("Extraction failed.\nEnsure there is enough space in /tmp and that the installation package is not corrupt")
     assert "if_tmp_full" in dict(tmp.values) and any("--tmpdir=" in a for a in tmp.advice)

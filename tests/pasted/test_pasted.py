@@ -11,7 +11,14 @@ from builders import recorded
 from cudaenv.parse.collect_env import parse_collect_env
 from cudaenv.parse.device_query import parse_device_query
 from cudaenv.pasted import PASTE_FINDINGS, paste_findings, read_facts, snapshot_of
-from cudaenv.pasted.context import context_lines, mentioned_devices, wanted
+from cudaenv.pasted.context import context_of, mentioned_devices, wanted
+from cudaenv.render.pasted_context import machine_context_lines
+
+
+def context_lines(s, kinds, devices=(), arch=None):
+    """This machine's context as `cudaenv explain` shows it: the data (cudaenv.pasted.context), then its sentences
+    (cudaenv.render.pasted_context)."""
+    return machine_context_lines(context_of(s, kinds, devices, arch))
 
 COLLECT_ENV_117 = """\
 Collecting environment information...

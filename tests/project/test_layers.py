@@ -332,3 +332,41 @@ def test_only_the_host_walks_what_it_inspects():
                     and node.value.id == "os"):
                 found.add(module)
     assert found == set(WALKERS), sorted(found ^ set(WALKERS))
+
+
+# the capabilities that say what this machine adds to an explanation, and the one renderer of each
+CONTEXT_DATA = {"cudaenv.explain": "cudaenv.render.explain", "cudaenv.pasted.context": "cudaenv.render.pasted_context",
+                "cudaenv.pasted.nvcc_context": "cudaenv.render.pasted_context"}
+
+
+def sentences(source):
+    """English sentences written in code (docstrings and regular expressions left out): a string constant of four
+    words or more that ends like a sentence (``.`` or ``:``) or is a format with ``%s`` / ``%d``."""
+    tree = ast.parse(source)
+    skip = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skip.add(id(first.value))
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("compile", "search", "match", "fullmatch"):
+            skip.update(id(a) for a in node.args)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            text = node.value.strip()
+            if len(text.split()) >= 4 and (text.endswith((".", ":")) or "%s" in text or "%d" in text):
+                found.append("%d: %s" % (node.lineno, text[:50]))
+    return found
+
+
+def test_machine_context_is_data_and_its_sentences_are_rendered():
+    """explain's probe context and pasted/context.py's machine context are data (NamedTuples); the English is written
+    in render/ only (pasted/context.py and nvcc_context.py built their sentences themselves)."""
+    for module, renderer in CONTEXT_DATA.items():
+        with open(MODULES[module], encoding="utf-8") as fh:
+            assert sentences(fh.read()) == [], module
+        with open(MODULES[renderer], encoding="utf-8") as fh:
+            assert sentences(fh.read()), renderer  # the check reads what it should
+    old = 'def _devices(s):\n    return ["%s does not exist here (valid: %s)." % (a, b)]\n'
+    assert sentences(old) == ['2: %s does not exist here (valid: %s).']

@@ -99,12 +99,14 @@ def test_torch_versions_are_compared_by_pep440_not_by_the_driver_reading():
 # ------------------------------------------------------------------ distribution advice
 DISTRO_IDS = {"ubuntu", "debian", "pop", "linuxmint", "fedora", "rhel", "rocky", "almalinux", "centos", "arch", "manjaro",
               "endeavouros", "opensuse", "sles", "gentoo", "alpine"}
-ADVICE = ("diagnose", "recommend", "commands", "render", "facts", "explain")
+ADVICE = ("diagnose", "recommend", "commands", "render", "facts", "explain", "toolkit", "probes")
 
 
 def test_no_list_of_distributions_in_the_advice_code():
-    """Which distributions share a command is a row's 'when' in data/driver_install.json (or toolkit_install.json):
-    diagnose/driver.py had its own ("fedora", "rhel", "rocky", "almalinux", "centos") to pick dnf over apt-get."""
+    """Which distributions share a command is a row's 'when' in data/driver_install.json (or toolkit_install.json),
+    and which one a derivative follows is its ID_LIKE or data/distro_like.json (cudaenv.facts.distro): diagnose/driver.py
+    had its own ("fedora", "rhel", "rocky", "almalinux", "centos") to pick dnf over apt-get, and toolkit/install/repos.py
+    its own ("pop", "linuxmint") -> ubuntu."""
     found = []
     for path, text in _sources():
         if not path.startswith(ADVICE):

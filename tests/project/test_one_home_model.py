@@ -144,12 +144,16 @@ def test_prometheus_writes_the_contracts_schema_version():
 
 
 # ------------------------------------------------------------------ one version reader
+VERSION_SCANS = ("findall", "fullmatch")  # re.match / re.search of a digits pattern find a number in a tool's text
+
+
 def digit_scans(source):
-    """Lines that read numbers out of text with ``re.findall`` of a digits pattern (``re.findall(r"\\d+", version)``):
-    the way versions were read before cudaenv/version.py."""
+    """Lines that read numbers out of text with ``re.findall`` of a digits pattern (``re.findall(r"\\d+", version)``),
+    or check a version with ``re.fullmatch`` of one (explain_checks.py's torch release, ``r"\\d{1,3}(?:\\.\\d{1,4}){1,3}"``):
+    the ways versions were read before cudaenv/version.py."""
     out = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "findall" and node.args:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VERSION_SCANS and node.args:
             pattern = node.args[0]
             if isinstance(pattern, ast.Constant) and isinstance(pattern.value, str) and pattern.value.startswith(("\\d", "(\\d")):
                 out.append(node.lineno)
@@ -162,3 +166,5 @@ def test_versions_are_read_by_the_version_module():
     assert found == {}
     old_link = 'def _priority(version):\n    nums = [int(x) for x in re.findall(r"\\d+", version or "")[:2]]\n'
     assert digit_scans(old_link) == [2]
+    old_torch_req = 'import re\nOK = re.fullmatch(r"\\d{1,3}(?:\\.\\d{1,4}){1,3}", version)\n'
+    assert digit_scans(old_torch_req) == [2]

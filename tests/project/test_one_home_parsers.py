@@ -120,12 +120,26 @@ def _rc_name(node):
     return value in _RC_NAMES or value.rsplit("/", 1)[-1] in _RC_NAMES
 
 
+def _rc_names(node):
+    """The start-up file names in a tuple/list/set, and in the rows of a table of them (a tuple of tuples)."""
+    count = 0
+    for e in node.elts:
+        if isinstance(e, (ast.Tuple, ast.List)):
+            count += sum(1 for x in e.elts if _rc_name(x))
+        elif _rc_name(e):
+            count += 1
+    return count
+
+
 def rc_file_list(tree):
-    """A list of shell start-up files (two or more names in one tuple/list/set), or the ``/etc/profile.d`` folder."""
+    """A list of shell start-up files (two or more names in one tuple/list/set, or in the rows of one table), the
+    ``/etc/profile.d`` folder, or a start-up file placed by ``ZDOTDIR`` / ``XDG_CONFIG_HOME`` (shells/posix.py and
+    shells/fish.py each had the rule for the file they write, which uninstall's list did not follow)."""
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and sum(1 for e in node.elts if _rc_name(e)) >= 2:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and _rc_names(node) >= 2:
             return True
-    return any("/etc/profile.d" in s for s in code_strings(tree))
+    strings = code_strings(tree)
+    return any("/etc/profile.d" in s for s in strings) or bool({"ZDOTDIR", "XDG_CONFIG_HOME"} & set(strings))
 
 
 def _is_version_key_call(node):
@@ -202,7 +216,7 @@ CHECKS = {
     "cuda-int": (cuda_int_arithmetic, {"cudaenv.version"}, {}),
     "package-db": (package_db_paths, {"cudaenv.probes.package_db"}, {}),
     "ld.so.conf": (ld_so_conf, {"cudaenv.probes.ldconf"}, {}),
-    "rc-files": (rc_file_list, {"cudaenv.toolkit.uninstall.rcfiles"}, {}),
+    "rc-files": (rc_file_list, {"cudaenv.shells.startup", "cudaenv.toolkit.uninstall.rcfiles"}, {}),
     "toolkit-spec": (toolkit_spec_grammar, {"cudaenv.toolkit.select"}, {}),
     "nvidia-smi": (nvidia_smi_parser, {"cudaenv.parse.nvidia_smi"}, {
         "cudaenv.parse.device_query": "deviceQuery's own `CUDA Driver Version / Runtime Version` line (another tool)",
@@ -258,6 +272,9 @@ PLANTED = {
         'FILES = ("~/.bashrc", "~/.zshrc")\n',
         'def files(home):\n    return [home + "/.bashrc", home + "/.bash_profile"] + ["/etc/profile.d"]\n',
         'FILES = [".profile", ".config/fish/config.fish"]\n',
+        'def rc_file(env):\n    return posixpath.join(env.get("ZDOTDIR") or env.get("HOME") or "~", ".zshrc")\n',
+        'def rc_file(env):\n    return env.get("XDG_CONFIG_HOME", "~/.config") + "/fish/config.fish"\n',
+        'TABLE = (("bash", ".bashrc"), ("zsh", ".zshrc"))\n',
     ],
     "toolkit-spec": [
         'from cudaenv.version import version_key\n'
@@ -292,7 +309,8 @@ LEGITIMATE = {
                    'from cudaenv.probes.package_db import DPKG_INFO\n'],
     "ld.so.conf": ['"""The ld.so.conf scanner is cudaenv.probes.ldconf."""\n', 'NOTE = "# lines of ld.so.conf.d: kept"\n'],
     "rc-files": ['HELP = "the rc file for --install (default: ~/.bashrc, ~/.zshrc)"\n',
-                 'def rc(home):\n    return home + "/.bashrc"\n'],
+                 'def rc(home):\n    return home + "/.bashrc"\n',
+                 'from cudaenv.shells.startup import startup_file\nZSH = startup_file("zsh", {"HOME": "/h"})\n'],
     "toolkit-spec": ['from cudaenv.version import version_key\nMM = version_key("12.4.1")[:2]\n',
                      'def top(name):\n    return name.startswith("/")\n'],
     "nvidia-smi": ['MESSAGE = "nvidia-smi prints CUDA Version: %s"\n',

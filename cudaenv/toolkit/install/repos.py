@@ -5,7 +5,7 @@ the doctor's platform probe (os-release ID and VERSION_ID, WSL). :func:`plan_com
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from cudaenv.version import major_minor, version_key
 
@@ -22,12 +22,28 @@ def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 def row(when: str, table: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
-    """The row for ``when`` (``wsl2``, ``runfile``, ``conda``, ``other``) or for an os-release ID."""
+    """The row for ``when`` (``wsl2``, ``runfile``, ``conda``, ``other``) or for a base distribution's os-release ID."""
     rows = _table(table)["rows"]
     for r in rows:
         if r["when"] == when or (isinstance(r["when"], list) and when in r["when"]):
             return r
     return next(r for r in rows if r["when"] == "other")
+
+
+def distro_row(distro_id: Optional[str], like: Sequence[str] = (), wsl: Optional[int] = None,
+               table: Optional[Dict[str, Any]] = None) -> Tuple[Dict[str, Any], str]:
+    """(the row, the base distribution whose repository it names) for this machine: WSL2's row, else the row of the
+    closest base distribution of :func:`cudaenv.facts.distro.lineage` (the driver advice's rule), when this
+    distribution's VERSION_ID is that base's release; else ``other`` (a derivative's own VERSION_ID would name a
+    repository that does not exist: Linux Mint 21.3 is not ubuntu213)."""
+    from cudaenv.facts.distro import lineage, pick, same_release
+
+    if wsl == 2:
+        return row("wsl2", table), "ubuntu"
+    picked = pick(_table(table)["rows"], lineage(distro_id, like))
+    if picked is None or not same_release(distro_id, picked[1]):
+        return row("other", table), (distro_id or "").strip().lower()
+    return picked
 
 
 def package_suffix(version: str) -> Optional[str]:
@@ -46,15 +62,16 @@ def package(version: str) -> str:
 
 
 def plan_commands(version: str, distro_id: Optional[str], distro_version: Optional[str], wsl: Optional[int],
-                  machine: Optional[str], table: Optional[Dict[str, Any]] = None) -> Tuple[Tuple[str, ...], str]:
-    """(the commands, the row's source URL text) for installing CUDA ``version``'s toolkit system-wide here."""
+                  machine: Optional[str], table: Optional[Dict[str, Any]] = None,
+                  like: Sequence[str] = ()) -> Tuple[Tuple[str, ...], str]:
+    """(the commands, the row's source URL text) for installing CUDA ``version``'s toolkit system-wide here; ``like``:
+    os-release's ID_LIKE."""
     tbl = _table(table)
-    distro = (distro_id or "").strip().lower()
-    r = row("wsl2" if wsl == 2 else distro or "other", tbl)
+    r, base = distro_row(distro_id, like, wsl, tbl)
     ver_key = version_key(distro_version or "")
     values = {
-        "id": distro if distro not in ("pop", "linuxmint") else "ubuntu",
-        "ver": "".join((distro_version or "").strip().split(".")[: 1 if distro == "debian" else 2]) if ver_key else "",
+        "id": base,
+        "ver": "".join((distro_version or "").strip().split(".")[: 1 if base == "debian" else 2]) if ver_key else "",
         "major": str(ver_key[0]) if ver_key else "",
         "arch": ARCHES.get((machine or "x86_64").lower(), "x86_64"),
         "pkg": package(version),

@@ -144,7 +144,8 @@ def _plan(host, spec) -> plan.InstallReport:
     if not plan.needs_runfile(spec):
         raise UserError("--plan is for CUDA 12.x and older", hint="cudaenv install %s installs it from wheels, without root" % spec)
     platform = probe_platform(host, [])
-    commands, source = plan_commands(spec, platform.distro_id, platform.distro_version, platform.wsl, platform.machine or host.machine)
+    commands, source = plan_commands(spec, platform.distro_id, platform.distro_version, platform.wsl, platform.machine or host.machine,
+                                     like=platform.distro_like)
     where = "WSL2 " if platform.wsl == 2 else ""
     title = "CUDA %s toolkit, system-wide, without a driver, on %s%s (cudaenv runs none of this):" % (
         spec, where, platform.distro or platform.distro_id or "this system")

@@ -15,14 +15,12 @@ another line (the file changed since the plan was made) it changes nothing and f
 the file any more that line is taken as done (running the script twice is harmless).
 """
 
-import posixpath
 import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from cudaenv.snapshot import Note
 
-HOME_FILES = (".bashrc", ".zshrc", ".profile", ".bash_profile", ".config/fish/config.fish")
 SYSTEM_FILES = ("/etc/environment",)
 PROFILE_D = "/etc/profile.d"
 
@@ -43,20 +41,25 @@ class RcLine:
 
 
 def rc_files(host) -> List[str]:
-    """The startup files to look in (inspected-system paths), whether or not they exist."""
-    files = []
+    """The startup files to look in (inspected-system paths), whether or not they exist: each home's start-up files
+    (:func:`cudaenv.shells.startup.startup_files`: ``$ZDOTDIR/.zshrc`` and ``$XDG_CONFIG_HOME/fish/config.fish`` too,
+    where those are set, the files `cudaenv init --install` writes to), then the system's."""
+    from cudaenv.shells.startup import VARIABLES, startup_files
+
+    files: List[str] = []
     homes = []
     home = host.env.get("HOME")
     if home:
         homes.append(system_path(host, home))
+    moved = {name: system_path(host, host.env[name]) for name in VARIABLES if host.env.get(name)}
     sudo_user = host.env.get("SUDO_USER")
     if sudo_user:  # under sudo HOME is root's: the user's own startup files matter too
         for line in (host.read_text("/etc/passwd") or "").splitlines():
             fields = line.split(":")
             if len(fields) >= 6 and fields[0] == sudo_user and fields[5] and fields[5] not in homes:
                 homes.append(fields[5])
-    for h in homes:
-        files.extend(posixpath.join(h, name) for name in HOME_FILES)
+    for i, h in enumerate(homes):  # the environment's ZDOTDIR and XDG_CONFIG_HOME are HOME's user's, not SUDO_USER's
+        files.extend(f for f in startup_files(h, moved if i == 0 and home else None) if f not in files)
     files.extend(SYSTEM_FILES)
     files.extend(p for p in host.glob(PROFILE_D) if p.endswith(".sh"))
     return files

@@ -81,6 +81,33 @@ def test_probe_reads_the_listed_files(fake_root):
     assert any("/root/.profile" in n.message for n in notes)
 
 
+def test_probe_reads_the_files_zdotdir_and_xdg_config_home_move(fake_root):
+    """zsh reads $ZDOTDIR/.zshrc and fish $XDG_CONFIG_HOME/fish/config.fish, the files `cudaenv init --install` writes
+    to: uninstall searched only ~/.zshrc and ~/.config/fish/config.fish, and missed a toolkit's lines there."""
+    fake_root.file("root/.bashrc", "export PATH=/usr/local/cuda-11.8/bin:$PATH\n")
+    fake_root.file("root/.zshrc", "export CUDA_HOME=/usr/local/cuda-11.8\n")  # searched too: ZDOTDIR may be set only in zsh
+    fake_root.file("root/zsh/.zshrc", "export CUDA_HOME=/usr/local/cuda-11.8\n")
+    fake_root.file("xdg/fish/config.fish", "set -gx PATH /usr/local/cuda-11.8/bin $PATH\n")
+    env = {"ZDOTDIR": "/root/zsh", "XDG_CONFIG_HOME": str(fake_root.path / "xdg")}  # a path inside the fake root too
+    host = fake_root.host(env)
+    lines = probe_rc_lines(host, (T,), [])
+    assert sorted(l.file for l in lines) == ["/root/.bashrc", "/root/.zshrc", "/root/zsh/.zshrc", "/xdg/fish/config.fish"]
+
+
+def test_init_writes_the_hook_into_a_file_uninstall_searches(fake_root):
+    """One rule (cudaenv.shells.startup) for both: the file each shell's hook goes into is searched by uninstall."""
+    from cudaenv.shells import HOOK_SHELLS, get_shell
+    from cudaenv.toolkit.uninstall.rcfiles import rc_files
+
+    for env in ({}, {"ZDOTDIR": "/root/z"}, {"XDG_CONFIG_HOME": "/cfg"}, {"ZDOTDIR": "/z", "XDG_CONFIG_HOME": "/c"}):
+        host = fake_root.host(dict(env, HOME="/root"))
+        searched = rc_files(host)
+        for name in HOOK_SHELLS:
+            if name != "pwsh":  # its profile sets $env: lines of its own grammar, not a POSIX start-up file
+                assert get_shell(name).rc_file(host.env, "linux") in searched, (name, env)
+        assert {"/root/.bashrc", "/root/.zshrc", "/root/.config/fish/config.fish"} <= set(searched)
+
+
 def run_editor(path, lines):
     return subprocess.run([sys.executable, "-c", EDIT_LINES_CODE, str(path), *edit_args(lines)], capture_output=True, text=True, timeout=30)
 
