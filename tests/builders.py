@@ -513,3 +513,53 @@ def assert_linear(work: Callable[[str], object], text: str, factor: float = 3000
     ref = best(lambda: hashlib.sha256(data).digest())
     assert took < limit, "%.1f s for %d characters" % (took, len(text))
     assert took < factor * max(ref, 1e-4), "%.3f s for %d characters (%.0f sha256 passes): not linear" % (took, len(text), took / ref)
+
+
+# ----------------------------------------------------------------------------- reading the package's own code
+# The structural tests (tests/project/test_layers.py, test_one_home_*.py and the one-home checks beside the code they
+# guard) read the installed package's modules as text and syntax trees; these are their one reader.
+def package_modules() -> Dict[str, str]:
+    """Dotted module name -> file path of every module of the installed cudaenv package, in a stable order."""
+    import cudaenv
+
+    package = os.path.dirname(cudaenv.__file__)
+    out: Dict[str, str] = {}
+    for folder, dirs, files in os.walk(package):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                rel = os.path.relpath(path, os.path.dirname(package))[:-3].replace(os.sep, ".")
+                out[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = path
+    return out
+
+
+def package_sources():
+    """(path relative to the package with / separators, source text) of every module of the installed package."""
+    import cudaenv
+
+    package = os.path.dirname(cudaenv.__file__)
+    for path in package_modules().values():
+        with open(path, encoding="utf-8") as fh:
+            yield os.path.relpath(path, package).replace(os.sep, "/"), fh.read()
+
+
+def docstring_ids(tree) -> set:
+    """The ids of the docstring constants of a module, its classes and functions (prose, not code), in ``tree``."""
+    import ast
+
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                found.add(id(first.value))
+    return found
+
+
+def code_constants(tree):
+    """The str and bytes constants of the code in ``tree`` (ast nodes: ``.value``, ``.lineno``), docstrings left out."""
+    import ast
+
+    docs = docstring_ids(tree)
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and id(n) not in docs]

@@ -7,12 +7,10 @@
   (cudaenv.toolkit.uninstall.rcfiles): the doctor's own list missed ~/.bash_profile, fish's config and /etc/profile.d.
 """
 
-import os
 
 import pytest
 
-import cudaenv
-from builders import TOOLS
+from builders import TOOLS, code_constants, package_sources
 from machine import A10G, ARCH_CU121, a10g_535
 
 OS_RELEASES = {
@@ -52,37 +50,23 @@ DISTRO_COMMANDS = ("apt-get install", "apt-get remove", "apt install", "apt remo
                    "linux-headers-", "kernel-devel")
 
 
-def _code_strings(path):
+def _code_strings(source):
     """(line, text) of every string in the module's code, docstrings left out (they may show an example)."""
     import ast
 
-    with open(path, encoding="utf-8") as fh:
-        tree = ast.parse(fh.read())
-    docs = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                docs.add(id(first.value))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
-            yield node.lineno, node.value
+    return [(n.lineno, n.value) for n in code_constants(ast.parse(source)) if isinstance(n.value, str)]
 
 
 def test_no_distro_install_command_is_written_in_python():
     """A toolkit package install (`apt-get install cuda-toolkit-...`) is spelled only in data/toolkit_install.json,
     and the driver's per-distribution chores (kernel headers, initramfs, removing a Linux driver from WSL 2) only in
     data/driver_install.json: the doctor had its own apt-get/dnf pair, initramfs line and `apt-get remove`."""
-    package = os.path.dirname(cudaenv.__file__)
     found = []
-    for folder, _dirs, files in os.walk(package):
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                for n, text in _code_strings(path):
-                    if any(tool + " install cuda-toolkit" in text for tool in ("apt-get", "apt", "dnf", "yum", "zypper")) \
-                            or any(command in text for command in DISTRO_COMMANDS):
-                        found.append("%s:%d %s" % (os.path.relpath(path, package), n, text[:60]))
+    for rel, source in package_sources():
+        for n, text in _code_strings(source):
+            if any(tool + " install cuda-toolkit" in text for tool in ("apt-get", "apt", "dnf", "yum", "zypper")) \
+                    or any(command in text for command in DISTRO_COMMANDS):
+                found.append("%s:%d %s" % (rel, n, text[:60]))
     assert found == []
 
 

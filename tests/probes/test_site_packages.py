@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from builders import TOOLS, FakeBin
+from builders import TOOLS, FakeBin, docstring_ids
 
 import cudaenv
 from cudaenv.host import Host
@@ -86,23 +86,12 @@ def test_env_guess_without_running_python(tmp_path):
     assert env_site_packages(host) == ("/venv/lib/python3.12/site-packages",)
 
 
-def _docstrings(tree):
-    """The ids of the docstring constants of a module, its classes and functions (prose, not code)."""
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                out.add(id(first.value))
-    return out
-
-
 def spells_site_packages(source):
     """Lines of code (docstrings aside) that spell a site-packages folder name: a path built with it
     (``join(p, "site-packages")``), a path cut at it (``parts.index("site-packages")``) or tested for it
     (``"site-packages" in path``): each is a way to find a site-packages folder."""
     tree = ast.parse(source)
-    prose = _docstrings(tree)
+    prose = docstring_ids(tree)
     return sorted({node.lineno for node in ast.walk(tree)
                    if isinstance(node, ast.Constant) and id(node) not in prose
                    and isinstance(node.value, str) and ("site-packages" in node.value or "dist-packages" in node.value)})

@@ -10,7 +10,7 @@ import ast
 import os
 
 import cudaenv
-from builders import TESTS
+from builders import TESTS, docstring_ids, package_modules
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 
@@ -57,17 +57,6 @@ ALLOWED = {
 ALLOWED_PROCESS = {}  # empty since verify and toolkit_check make their folders through Host
 
 
-def _modules():
-    for folder, dirs, files in os.walk(PACKAGE):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if not name.endswith(".py"):
-                continue
-            path = os.path.join(folder, name)
-            rel = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].replace(os.sep, ".")
-            yield (rel[: -len(".__init__")] if rel.endswith(".__init__") else rel), path
-
-
 def _type_checking(node):
     test = getattr(node, "test", None)
     return isinstance(node, ast.If) and isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
@@ -104,7 +93,7 @@ def layer(module):
     return best[1] if best else None
 
 
-MODULES = dict(_modules())
+MODULES = package_modules()
 
 
 def _edges():
@@ -343,12 +332,8 @@ def sentences(source):
     """English sentences written in code (docstrings and regular expressions left out): a string constant of four
     words or more that ends like a sentence (``.`` or ``:``) or is a format with ``%s`` / ``%d``."""
     tree = ast.parse(source)
-    skip = set()
+    skip = docstring_ids(tree)
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                skip.add(id(first.value))
         if isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("compile", "search", "match", "fullmatch"):
             skip.update(id(a) for a in node.args)
     found = []

@@ -9,19 +9,11 @@ import json
 import os
 
 import cudaenv
+from builders import package_sources
 from cudaenv.resources import load_table
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 DATA = os.path.join(PACKAGE, "data")
-
-
-def _sources():
-    for folder, _, files in os.walk(PACKAGE):
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as f:
-                    yield os.path.relpath(path, PACKAGE), f.read()
 
 
 def _data_tables():
@@ -42,9 +34,9 @@ def test_one_table_says_which_cuda_first_builds_for_a_gpu():
             if isinstance(row, dict):
                 keys = set(row)
                 assert not (keys & {"cc", "cc_major_from", "capability"} and keys & {"min_cuda", "cuda_from", "first_cuda"}), (name, row)
-    for path, text in _sources():
+    for path, text in package_sources():
         assert "gpu_needs_cuda" not in text, path
-        if path != os.path.join("facts", "cuda_arch.py"):
+        if path != "facts/cuda_arch.py":
             assert 'load_table("cuda_arch")' not in text and "load_table('cuda_arch')" not in text, path
     assert {r["cc"] for r in load_table("cuda_arch")["rows"]} >= {"10.0", "10.3", "11.0", "12.0", "12.1"}
 
@@ -59,7 +51,7 @@ def test_the_torch_index_url_is_written_once():
     from cudaenv.snapshot import Platform, Snapshot
 
     host = config.TORCH_INDEX.split("//", 1)[1].split("/", 1)[0]
-    found = [path for path, text in _sources() for _ in range(text.count(host))]
+    found = [path for path, text in package_sources() for _ in range(text.count(host))]
     assert found == ["config.py"], found
     assert Request().index_base == config.TORCH_INDEX == index_base({})
     assert request_from_snapshot(Snapshot(platform=Platform(system="linux"))).index_base == config.TORCH_INDEX
@@ -67,8 +59,8 @@ def test_the_torch_index_url_is_written_once():
 
 
 # ------------------------------------------------------------------ torch versions are PEP 440
-TORCH_VERSION_MODULES = ("recommend", os.path.join("facts", "torch.py"), os.path.join("facts", "torch_policy.py"),
-                         os.path.join("index", "torch.py"))
+TORCH_VERSION_MODULES = ("recommend", "facts/torch.py", "facts/torch_policy.py",
+                         "index/torch.py")
 LENIENT = ("compare_versions", "version_tuple", "version_key")
 TORCH_WORDS = ("torch", "target", "known", "release", '"to"', '"from"', "'to'", "'from'", "last", "first", "installed")
 
@@ -77,7 +69,7 @@ def test_torch_versions_are_compared_by_pep440_not_by_the_driver_reading():
     """cudaenv.version.compare_versions reads 2.6.0rc1 as 2.6.0: a call to it (or its sort keys) on a torch version in
     the torch decision fails here; driver, CUDA and capability readings keep it."""
     found = []
-    for path, text in _sources():
+    for path, text in package_sources():
         if not path.startswith(TORCH_VERSION_MODULES):
             continue
         for node in ast.walk(ast.parse(text)):
@@ -108,7 +100,7 @@ def test_no_list_of_distributions_in_the_advice_code():
     had its own ("fedora", "rhel", "rocky", "almalinux", "centos") to pick dnf over apt-get, and toolkit/install/repos.py
     its own ("pop", "linuxmint") -> ubuntu."""
     found = []
-    for path, text in _sources():
+    for path, text in package_sources():
         if not path.startswith(ADVICE):
             continue
         for node in ast.walk(ast.parse(text)):
@@ -138,7 +130,7 @@ def test_the_torch_decision_and_config_read_versions_with_version_py_only():
     """recommend/service.py kept three regexes of its own (driver, compute capability, Python version) and
     decide.py one (a torch release): the readers are cudaenv.version's; no regular expression is left there."""
     found = []
-    for path, text in _sources():
+    for path, text in package_sources():
         if path.startswith("recommend") or path == "config.py":
             for node in ast.walk(ast.parse(text)):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -8,19 +8,9 @@ import ast
 import os
 
 import cudaenv
+from builders import package_sources
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
-
-
-def _sources():
-    """(path relative to the package, source) of every module of the installed package."""
-    for folder, dirs, files in os.walk(PACKAGE):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                with open(path, encoding="utf-8") as fh:
-                    yield os.path.relpath(path, PACKAGE).replace(os.sep, "/"), fh.read()
 
 
 # ------------------------------------------------------------------ no fallback for cudaenv's own modules
@@ -65,7 +55,7 @@ def own_import_fallbacks(source):
 def test_no_module_falls_back_when_its_own_package_is_missing():
     """A missing cudaenv module is a broken install: it must fail loudly, never become a note or 'not available'.
     Optional third-party imports (requests, questionary, importlib_resources, _signal) may still be caught."""
-    found = {rel: hits for rel, text in _sources() for hits in [own_import_fallbacks(text)] if hits}
+    found = {rel: hits for rel, text in package_sources() for hits in [own_import_fallbacks(text)] if hits}
     assert found == {}
 
 
@@ -89,7 +79,7 @@ def test_the_fallback_check_catches_the_forms_once_written():
 def test_the_cli_catches_no_module_not_found_error():
     # the dispatcher's old `except ModuleNotFoundError` turned a command module missing from the install into
     # "this command is not available" (exit 2): any handler of it in the CLI would do so again
-    for rel, text in _sources():
+    for rel, text in package_sources():
         if rel.startswith("cli/"):
             handlers = [h for h in ast.walk(ast.parse(text)) if isinstance(h, ast.ExceptHandler) and _catches_import_error(h)]
             assert all(any(isinstance(n, ast.Import) and n.names[0].name == "signal" for n in ast.walk(h)) for h in handlers), rel
@@ -121,7 +111,7 @@ def _number(node):
 
 def test_schema_version_is_written_in_one_place():
     """model/schema.py holds SCHEMA_VERSION; every output (the codec, prometheus' cudaenv_info) writes that constant."""
-    found = {rel: lines for rel, text in _sources() for lines in [schema_literals(text)] if lines}
+    found = {rel: lines for rel, text in package_sources() for lines in [schema_literals(text)] if lines}
     assert list(found) == ["model/schema.py"], found
 
 
@@ -162,7 +152,7 @@ def digit_scans(source):
 
 def test_versions_are_read_by_the_version_module():
     """Outside parse/ (tool outputs and wheel tags, read by their parsers) no module scans digits out of a version."""
-    found = {rel: lines for rel, text in _sources() if not rel.startswith("parse/") for lines in [digit_scans(text)] if lines}
+    found = {rel: lines for rel, text in package_sources() if not rel.startswith("parse/") for lines in [digit_scans(text)] if lines}
     assert found == {}
     old_link = 'def _priority(version):\n    nums = [int(x) for x in re.findall(r"\\d+", version or "")[:2]]\n'
     assert digit_scans(old_link) == [2]

@@ -20,35 +20,13 @@ import re
 import pytest
 
 import cudaenv
+from builders import code_constants, package_modules
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 
 
-def _modules():
-    out = {}
-    for folder, dirs, files in os.walk(PACKAGE):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(folder, name)
-                rel = os.path.relpath(path, os.path.dirname(PACKAGE))[:-3].replace(os.sep, ".")
-                with open(path, encoding="utf-8") as fh:
-                    out[rel[: -len(".__init__")] if rel.endswith(".__init__") else rel] = fh.read()
-    return out
-
-
-MODULES = _modules()
+MODULES = {module: open(path, encoding="utf-8").read() for module, path in package_modules().items()}
 TREES = {m: ast.parse(text) for m, text in MODULES.items()}
-
-
-def _docstrings(tree):
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                found.add(id(first.value))
-    return found
 
 
 _STRINGS = {}
@@ -57,9 +35,7 @@ _STRINGS = {}
 def code_strings(tree):
     """Every str (and bytes, as latin-1) constant of the code, docstrings left out."""
     if id(tree) not in _STRINGS:
-        docs = _docstrings(tree)
-        _STRINGS[id(tree)] = (tree, [n.value if isinstance(n.value, str) else n.value.decode("latin-1") for n in ast.walk(tree)
-                                     if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and id(n) not in docs])
+        _STRINGS[id(tree)] = (tree, [n.value if isinstance(n.value, str) else n.value.decode("latin-1") for n in code_constants(tree)])
     return _STRINGS[id(tree)][1]
 
 
