@@ -1,9 +1,10 @@
 """cudaenv.shells.startup: the one rule for a user's shell start-up files, given HOME, ZDOTDIR and XDG_CONFIG_HOME."""
 
-import shutil
 import subprocess
 
 import pytest
+
+from builders import SHELL_TOOLS, real_tool
 
 from cudaenv.shells import get_shell
 from cudaenv.shells.startup import startup_file, startup_files, startup_words
@@ -38,17 +39,17 @@ def test_the_files_searched_are_the_moved_ones_and_the_usual_ones_once_each():
     assert startup_files("/home/u", {"ZDOTDIR": "/home/u"}) == plain  # ZDOTDIR=$HOME: no second copy
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@pytest.mark.skipif(real_tool("bash") is None, reason="needs bash")
 def test_the_doctors_words_name_the_files_as_the_users_shell_resolves_them(tmp_path):
     """The doctor's grep reads ${ZDOTDIR:-~}/.zshrc: bash expands it to the file zsh reads, set or unset."""
     home, zdot, xdg = tmp_path / "home", tmp_path / "zdot", tmp_path / "xdg"
     for d in (home, zdot, xdg / "fish"):
         d.mkdir(parents=True)
     script = "printf '%s\\n' " + " ".join(startup_words())
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
-    plain = subprocess.run([shutil.which("bash"), "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    env = {"PATH": SHELL_TOOLS, "HOME": str(home)}
+    plain = subprocess.run([real_tool("bash"), "-c", script], env=env, capture_output=True, text=True, timeout=30)
     assert plain.stdout.split() == list(startup_files(str(home)))
     env.update(ZDOTDIR=str(zdot), XDG_CONFIG_HOME=str(xdg))
-    moved = subprocess.run([shutil.which("bash"), "-c", script], env=env, capture_output=True, text=True, timeout=30)
+    moved = subprocess.run([real_tool("bash"), "-c", script], env=env, capture_output=True, text=True, timeout=30)
     assert moved.stdout.split() == [startup_file(n, env) for n in ("bash", "zsh", "sh")] + [
         str(home / ".bash_profile"), startup_file("fish", env)]
