@@ -93,50 +93,28 @@ def reference_walk(data: bytes, start: int = 0, limits: Optional[Limits] = None)
     return res
 
 
-# What follows each opcode's byte, for :func:`first_seen`: (0, n): n bytes; (1, n, format): a length of n bytes (one
-# byte when format is None), then that many bytes; (2, n): n lines. The widths are the careful loop's.
-_SKIP: Dict[int, Any] = {op: (0, 0) for op in b"(.012NQRabdelostu})]\x81\x85\x86\x87\x88\x89\x8f\x90\x91\x92\x93\x94\x97\x98"}
-_SKIP.update({0x4B: (0, 1), 0x4D: (0, 2), 0x4A: (0, 4), 0x68: (0, 1), 0x6A: (0, 4), 0x71: (0, 1), 0x72: (0, 4),
-              0x47: (0, 8), 0x80: (0, 1), 0x95: (0, 8), 0x82: (0, 1), 0x83: (0, 2), 0x84: (0, 4),
-              0x8A: (1, 1, None), 0x8B: (1, 4, "<i")})
-_SKIP.update({op: (1, width, fmt) for op, (width, fmt, _, _) in careful.COUNTED.items()})
-_SKIP.update({op: (2, 2) for op in b"ci"})
-_SKIP.update({op: (2, 1) for op in b"FILSVPpg"})
-
-
 def first_seen(res: WalkResult, wanted) -> List[int]:
     """The opcodes of ``wanted`` in the order the walked pickle first has them (torch's weights_only unpickler stops
-    at the first it does not support: that one is the 'Unsupported operand N' it names). A scan of the opcodes'
-    widths over the bytes the walk kept, stopping once all are found; any the scan does not reach (past a broken
-    opcode) come last, in opcode order."""
-    buf, pos, n = res.data, res.start, len(res.data)
+    at the first it does not support: that one is the 'Unsupported operand N' it names). The stdlib's
+    ``pickletools.genops`` (the one reader of every opcode's layout; imported only here, for a pickle that has such
+    opcodes) over the bytes the walk kept, stopping once all are found; any it does not reach (past a broken opcode)
+    come last, in opcode order."""
+    import io
+    import pickletools
+
     want = set(wanted)
     found: List[int] = []
-    unpack_from = struct.unpack_from
+    stream = io.BytesIO(res.data)
+    stream.seek(res.start)
     try:
-        while want and pos < n:
-            op = buf[pos]
-            pos += 1
+        for opcode, _arg, _pos in pickletools.genops(stream):
+            op = ord(opcode.code)
             if op in want:
                 found.append(op)
                 want.discard(op)
-            skip = _SKIP.get(op)
-            if skip is None or op == 0x2E:  # not an opcode, or STOP
-                break
-            if skip[0] == 0:
-                pos += skip[1]
-            elif skip[0] == 1:
-                length = buf[pos] if skip[2] is None else unpack_from(skip[2], buf, pos)[0]
-                if length < 0:
+                if not want:
                     break
-                pos += skip[1] + length
-            else:
-                for _ in range(skip[1]):
-                    pos = buf.find(b"\n", pos) + 1
-                    if not pos:
-                        pos = n
-                        break
-    except (IndexError, struct.error):
+    except Exception:  # noqa: BLE001 - genops of damaged bytes (ValueError, UnicodeDecodeError, struct.error, ...)
         pass
     return found + sorted(want)
 
