@@ -278,12 +278,12 @@ def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
         out.append("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                    "`add_safe_globals`')" % ", ".join(_what(k) for k in bad[:3]))
     for op, message in (("APPEND", "Can only append to lists"), ("APPENDS", "Can only extend lists")):
-        kinds = [k.split(":", 1)[1] for k in r.append_targets if k.split(":", 1)[0] == op]
+        kinds = [kind for on, kind in r.append_targets if on == op]
         if kinds:
             out.append("%s on %s (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
     for op, message in (("REDUCE", "Trying to call reduce for unrecognized function"),
                         ("NEWOBJ", "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals`")):
-        kinds = [k.split(":", 1)[1] for k in r.call_targets if k.startswith(op + ":")]
+        kinds = [kind for on, kind in r.call_targets if on == op]
         if kinds:
             out.append("%s of %s, not a global (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
     return out

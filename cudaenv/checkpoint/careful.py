@@ -130,7 +130,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos))
         stack.append(memo[index])
 
-    def count(table: Dict[str, int], kind: str) -> None:
+    def count(table: Dict[Any, int], kind: Any) -> None:
         table[kind] = table.get(kind, 0) + 1
 
     def setitems(target: Any, pairs: List[Tuple[Any, Any]]) -> None:
@@ -142,7 +142,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
 
     def appends(target: Any, items: List[Any], opname: str = "") -> None:
         if opname and type(target) is not SList:  # (the fast loop does the appends to a list, and records none)
-            count(res.append_targets, opname + ":" + target_kind(target))
+            count(res.append_targets, (opname, target_kind(target)))
         if isinstance(target, SList) or (isinstance(target, Call) and target.items):
             target.items.extend(items)
         elif isinstance(target, Call):
@@ -201,7 +201,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             args = pop()
             func = pop()
             if type(func) is not Global:
-                count(res.call_targets, ("REDUCE:" if op == 0x52 else "NEWOBJ:") + target_kind(func))
+                count(res.call_targets, ("REDUCE" if op == 0x52 else "NEWOBJ", target_kind(func)))
             stack.append(Call(func, args, "reduce" if op == 0x52 else "newobj"))
         elif op == 0x74:  # t TUPLE
             items = pop_mark()

@@ -150,12 +150,12 @@ class WalkResult:
         self.persids: List[Persid] = []
         # what SETITEM(S), BUILD and APPEND(S) were applied to, and the callables of REDUCE and NEWOBJ that are not a
         # global, by :func:`target_kind` (weights_only checks them): every SETITEM and BUILD target; only the APPEND
-        # targets that are not a list ("APPEND:" or "APPENDS:" and the kind) and only the callables that are not a
-        # global ("REDUCE:" or "NEWOBJ:" and the kind), which are what torch refuses
+        # targets that are not a list (keyed ("APPEND" or "APPENDS", kind)) and only the callables that are not a
+        # global (keyed ("REDUCE" or "NEWOBJ", kind)), which are what torch refuses
         self.setitem_targets: Dict[str, int] = {}
         self.build_targets: Dict[str, int] = {}
-        self.append_targets: Dict[str, int] = {}
-        self.call_targets: Dict[str, int] = {}
+        self.append_targets: Dict[Tuple[str, str], int] = {}
+        self.call_targets: Dict[Tuple[str, str], int] = {}
         self.notes: List[str] = []
         self.op_count = 0
         self.data = b""  # the bytes walked, from ``start`` (for :func:`cudaenv.checkpoint.pickle_vm.first_seen`)

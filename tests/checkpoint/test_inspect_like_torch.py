@@ -159,8 +159,8 @@ def test_opcode_targets_are_judged_as_torch_judges_them(tmp_path, pkl, loads, re
 
 def test_the_walk_records_only_the_targets_torch_refuses():
     res = pickle_vm.walk(b"\x80\x02" + OD + b")RK\x01a]K\x02a}(K\x03e0" + OD + b")R)R0" + OD + b")R)\x810.")
-    assert res.complete and res.call_targets == {"REDUCE:collections.OrderedDict": 1, "NEWOBJ:collections.OrderedDict": 1}
-    assert res.append_targets == {"APPEND:collections.OrderedDict": 1, "APPENDS:SDict": 1}
+    assert res.complete and res.call_targets == {("REDUCE", "collections.OrderedDict"): 1, ("NEWOBJ", "collections.OrderedDict"): 1}
+    assert res.append_targets == {("APPEND", "collections.OrderedDict"): 1, ("APPENDS", "SDict"): 1}
 
 
 # ------------------------------------------------------------------ 4. a pickle that was not read
