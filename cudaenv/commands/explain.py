@@ -83,7 +83,7 @@ def _probe(host, python_arg):
 
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.errors import UserError
-    from cudaenv.explain import classify_all, describe, is_cut, known_ids
+    from cudaenv.explain import classify_all, describe, is_cut, known_ids, probe_context
     from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown
     from cudaenv.render.text import terminal_width
 
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     if args.json:
         from cudaenv.explain import ExplainReport
 
-        context = (tuple(context_lines(matches[0], facts)) if matches else ()) + here
+        context = (tuple(context_lines(probe_context(matches[0], facts))) if matches else ()) + here
         merged = dict(pasted.to_dict(), **facts) if pasted is not None and facts else (pasted.to_dict() if pasted is not None else facts)
         report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]), context, merged,
                                {"size": paste.size, "stopped": paste.stopped} if cut else None, tuple(findings))
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace, ctx) -> int:
         ctx.out.write(note + (tail.lstrip("\n") if pasted is not None else render_unknown(width) + tail))
         return 0 if pasted is not None else 1
     shown = matches if args.all else matches[:1]
-    blocks = [render_match(m, width, context_lines(m, facts), matches if (i == 0 and not args.all) else ()) for i, m in enumerate(shown)]
+    blocks = [render_match(m, width, context_lines(probe_context(m, facts)), matches if (i == 0 and not args.all) else ()) for i, m in enumerate(shown)]
     ctx.out.write(note + "\n".join(blocks) + tail)
     return 0
 

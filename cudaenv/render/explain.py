@@ -5,9 +5,9 @@ details and advice, an assertion's text, the probe's context lines) passes throu
 :func:`cudaenv.text.printable`. Lines fit ``width`` (80, or a narrower ``COLUMNS``).
 """
 
-from typing import Any, List, Mapping, Optional, Sequence
+from typing import List, Optional, Sequence
 
-from cudaenv.explain import MAX_TEXT, ErrorMatch
+from cudaenv.explain import MAX_TEXT, ErrorMatch, ProbeContext
 from cudaenv.render.text import WIDTH, fit, wrap, wrap_advice
 from cudaenv.text import printable
 
@@ -41,12 +41,9 @@ def cuda_names(count: int, limit: int, none: str = "") -> str:
     return ", ".join("cuda:%d" % i for i in range(min(count, limit))) or none
 
 
-def context_lines(match: ErrorMatch, facts: Optional[Mapping[str, Any]]) -> List[str]:
-    """Sentences about this machine that sharpen an explanation (``facts``: verify_device.py's ``info``), from what
-    :func:`cudaenv.explain.probe_context` found in them. Unescaped: :func:`render_match` escapes what it shows."""
-    from cudaenv.explain import probe_context
-
-    ctx = probe_context(match, facts)
+def context_lines(ctx: Optional[ProbeContext]) -> List[str]:
+    """Sentences about this machine that sharpen an explanation: what :func:`cudaenv.explain.probe_context` found in
+    the probe's facts (None: no facts). Unescaped: :func:`render_match` escapes what it shows."""
     if ctx is None:
         return []
     where = ctx.python or "this Python"

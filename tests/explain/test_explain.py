@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from builders import RECORDED, TOOLS, recorded
 from cudaenv.explain_checks import PROVIDES
-from cudaenv.explain import classify_all, classify_error, describe, known_ids
+from cudaenv.explain import classify_all, classify_error, describe, known_ids, probe_context
 from cudaenv.render.explain import context_lines, render_match, render_unknown
 from cudaenv.resources import load_table
 
@@ -249,41 +249,41 @@ def test_render_match_fits_80_columns_and_lists_others():
 def test_context_lines_use_the_probe_facts():
     m = classify_error(recorded("err-checkpoint-device-missing.txt"))
     facts = {"torch": "2.13.0+cu130", "device_count": 1, "cuda_visible_devices": "3", "python": "/venv/bin/python"}
-    lines = context_lines(m, facts)
+    lines = context_lines(probe_context(m, facts))
     assert "Here torch sees 1 GPU(s): cuda:0." in lines
     assert "CUDA_VISIBLE_DEVICES='3' in this environment." in lines
     assert "Use map_location='cuda:0' here (cuda:2 does not exist)." in lines
-    assert context_lines(m, None) == []
+    assert context_lines(probe_context(m, None)) == []
     arch = classify_error(recorded("err-gpu-arch-unsupported.txt"))
-    lines = context_lines(arch, {"torch": "2.7.1+cu128", "cuda": "12.8", "arch_list": ["sm_75", "sm_120"],
-                                 "devices": [{"name": "NVIDIA GeForce GTX 1080 Ti", "capability": "6.1"}]})
+    lines = context_lines(probe_context(arch, {"torch": "2.7.1+cu128", "cuda": "12.8", "arch_list": ["sm_75", "sm_120"],
+                                 "devices": [{"name": "NVIDIA GeForce GTX 1080 Ti", "capability": "6.1"}]}))
     assert "This torch has kernels for: sm_75 sm_120." in lines and "cuda:0 NVIDIA GeForce GTX 1080 Ti is sm_61." in lines
 
 
 def test_the_probe_context_is_data_and_the_sentences_are_the_renderers():
     """cudaenv.explain.probe_context says what applies (numbers, names, kinds); render.explain.context_lines writes
     the sentences, the very ones the capability wrote before."""
-    from cudaenv.explain import ProbeContext, probe_context
+    from cudaenv.explain import ProbeContext
 
     m = classify_error(recorded("err-checkpoint-device-missing.txt"))
     facts = {"torch": "2.13.0+cu130", "device_count": 1, "cuda_visible_devices": "3", "python": "/venv/bin/python"}
     assert probe_context(m, facts) == ProbeContext(python="/venv/bin/python", device_count=1, visible="3", missing_device=2,
                                                    map_location="cuda:0")
-    assert context_lines(m, facts) == ["Here torch sees 1 GPU(s): cuda:0.", "CUDA_VISIBLE_DEVICES='3' in this environment.",
+    assert context_lines(probe_context(m, facts)) == ["Here torch sees 1 GPU(s): cuda:0.", "CUDA_VISIBLE_DEVICES='3' in this environment.",
                                        "Use map_location='cuda:0' here (cuda:2 does not exist)."]
-    assert context_lines(m, dict(facts, device_count=0)) == [
+    assert context_lines(probe_context(m, dict(facts, device_count=0))) == [
         "Here torch sees 0 GPU(s): no GPU.", "CUDA_VISIBLE_DEVICES='3' in this environment.",
         "Use map_location='cpu' here (cuda:2 does not exist)."]
     arch = classify_error(recorded("err-gpu-arch-unsupported.txt"))
     facts = {"torch": "2.7.1+cu128", "cuda": None, "arch_list": ["sm_75", "sm_120"], "python": "/p/python",
              "devices": [{"name": "NVIDIA GeForce GTX 1080 Ti", "capability": "6.1"}, {"capability": "9.0a"}, "junk"]}
     assert probe_context(arch, facts).gpus == ((0, "NVIDIA GeForce GTX 1080 Ti", "sm_61"), (1, "", "sm_90a"))
-    assert context_lines(arch, facts) == ["torch 2.7.1+cu128 in /p/python (built for CUDA none: a CPU build).",
+    assert context_lines(probe_context(arch, facts)) == ["torch 2.7.1+cu128 in /p/python (built for CUDA none: a CPU build).",
                                           "This torch has kernels for: sm_75 sm_120.",
                                           "cuda:0 NVIDIA GeForce GTX 1080 Ti is sm_61.", "cuda:1  is sm_90a."]
     broken = {"python": None, "import_error": "No module named 'torch'"}
     assert probe_context(arch, broken) == ProbeContext(import_error="No module named 'torch'")
-    assert context_lines(arch, broken) == ["torch does not import in this Python: No module named 'torch'"]
+    assert context_lines(probe_context(arch, broken)) == ["torch does not import in this Python: No module named 'torch'"]
     assert probe_context(arch, None) is None and probe_context(arch, {}) is None
 
 
@@ -297,7 +297,7 @@ def test_describe_gives_the_entry_for_an_id():
 @given(st.text(max_size=3000))
 def test_any_text_in_no_exception_out(text):
     for m in classify_all(text):
-        render_match(m, 80, context_lines(m, {"device_count": 0}), [])
+        render_match(m, 80, context_lines(probe_context(m, {"device_count": 0})), [])
     classify_error(text)
 
 
@@ -482,7 +482,7 @@ def test_which_ids_get_which_machine_context_is_table_data():
     assert context_kinds("gpu-arch-unsupported") == ("torch_build", "arch")
     assert "devices" in context_kinds("invalid-device-ordinal") and context_kinds("cuda-oom") == ()
     m = classify_error(recorded("err-checkpoint-device-missing.txt"))
-    huge = context_lines(m, {"torch": "2.13.0", "device_count": "9" * 5000})  # a count that is no number: no crash
+    huge = context_lines(probe_context(m, {"torch": "2.13.0", "device_count": "9" * 5000}))  # a count that is no number: no crash
     assert not any("map_location" in line for line in huge)
 
 

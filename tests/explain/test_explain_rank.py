@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import recorded
-from cudaenv.explain import classify_all, classify_error, read_paste
+from cudaenv.explain import classify_all, classify_error, probe_context, read_paste
 from cudaenv.explain import rank as R
 from cudaenv.explain import table as T
 from cudaenv.explain.normalize import lines_of, normalize
@@ -229,8 +229,8 @@ def test_the_two_checkpoint_forms_have_different_explanations_and_fixes():
     assert unavailable.id == "checkpoint-needs-cuda" and count.id == "checkpoint-device-missing"
     assert unavailable.explanation != count.explanation and unavailable.advice != count.advice
     for facts in (None, {"device_count": 0}, {"device_count": 1, "torch": "2.13.0"}, {"device_count": 2, "cuda_visible_devices": ""}):
-        rendered = render_match(unavailable, 80, context_lines(unavailable, facts)).split("What to do:")[1]
-        shown = list(unavailable.advice) + context_lines(unavailable, facts) + [rendered]  # (the explanation warns of it)
+        rendered = render_match(unavailable, 80, context_lines(probe_context(unavailable, facts))).split("What to do:")[1]
+        shown = list(unavailable.advice) + context_lines(probe_context(unavailable, facts)) + [rendered]  # (the explanation warns of it)
         assert not any('"cuda:0"' in s or "'cuda:0'" in s for s in shown), facts
     mac = classify_error("/Users/me/venv/lib/python3.12/site-packages/torch/serialization.py:1\n" + recorded("err-checkpoint-needs-cuda.txt"))
     assert mac.variant == "macos" and not any("cuda:0" in a for a in mac.advice)
@@ -312,7 +312,7 @@ def test_text_with_no_cuda_problem_gets_no_confident_cause(text):
 def test_any_text_never_raises(text):
     for m in classify_all(text):
         assert m.confidence in R.CONFIDENCE
-        render_match(m, 60, context_lines(m, {"device_count": 1}), [])
+        render_match(m, 60, context_lines(probe_context(m, {"device_count": 1})), [])
     assert len(normalize(text)) == len(lines_of(text))
 
 
