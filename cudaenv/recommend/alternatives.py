@@ -61,10 +61,9 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
             alts.append(Alternative("torch", "use torch >= %s with %s%s" % (version, best.variant, _why_newer(m, facts, cands)), best.variant, version,
                                     "%s/%s" % (base, best.variant)))
             break
-    if not any(a.kind in ("torch", "driver") for a in alts) and cands and all(
-            any("has no kernels" in p for p in c.problems) for c in cands):
+    if not any(a.kind in ("torch", "driver") for a in alts) and cands and all(c.no_kernels for c in cands):
         alts.extend(no_build_options(m, facts))
-    if m.python_version and all(any("Python" in p for p in c.problems) for c in cands) and cands:
+    if m.python_version and all(c.no_wheel for c in cands) and cands:
         pys = [p for p in facts.pythons(target, m) if not p.endswith("t")]
         if pys:
             alts.append(Alternative("python", "use Python %s to %s for torch %s" % (pys[0], pys[-1], target), None, target))
@@ -74,7 +73,7 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
 def _why_newer(m: Machine, facts: Facts, cands: Sequence[Candidate]) -> str:
     """Why a newer torch, when it is the GPU's: this release's builds have no kernels for it, and all of them are of
     a CUDA older than the first whose builds can run on it (``data/cuda_arch.json``)."""
-    lacking = [c for c in cands if any("has no kernels" in p for p in c.problems)]
+    lacking = [c for c in cands if c.no_kernels]
     if not lacking:
         return ""
     for _, cc in m.gpus:

@@ -20,6 +20,7 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
     notes: List[str] = []
     driver_problem = False
     min_driver = None
+    no_kernels = False
     py_ok = facts.python_ok(version, variant, m)
     if py_ok is False:
         problems.append("no torch %s %s wheel for Python %s" % (version, variant, m.python_version))
@@ -49,8 +50,10 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
                     continue
                 if tf.gpu_runs(tf.arch_list_of(archs, ptx), cc, ptx_jit_ok) is None:
                     problems.append("%s (%s) has no kernels in torch %s %s (%s)" % (label, tf.sm_name(cc), version, variant, describe_archs(archs, ptx)))
-    only_driver = driver_problem and all("driver" in p for p in problems)
-    return Candidate(variant, tuple(problems), only_driver, min_driver), notes
+                    no_kernels = True
+    no_wheel = py_ok is False
+    only_driver = driver_problem and not (no_wheel or no_kernels)  # every problem is the driver's
+    return Candidate(variant, tuple(problems), only_driver, min_driver, no_wheel, no_kernels), notes
 
 
 def describe_archs(archs: Sequence[str], ptx: Optional[str]) -> str:

@@ -50,6 +50,8 @@ class Candidate(Record):
     problems: Tuple[str, ...] = ()
     driver_only: bool = False  # the only problem is the driver (an upgrade fixes it)
     min_driver: Optional[str] = None
+    no_wheel: bool = False  # a problem is that no wheel of it exists for the Python
+    no_kernels: bool = False  # a problem is that a GPU has no kernels in it
 
     @property
     def fits(self) -> bool:

@@ -286,3 +286,13 @@ def test_gtx_1080_ti_on_windows_torch_271_gets_cu128():
     assert linux.variant == "cu126"
     # torch 2.10 on Windows: cu128 has the Linux list (sm_70 and up), so cu126 again
     assert recommend(machine("576.02", [GTX1080TI], "2.10.0+cpu", system="windows", arch="AMD64")).variant == "cu126"
+
+
+
+def test_what_a_build_lacks_is_a_flag_not_a_word_of_its_sentences():
+    """driver_only and the alternatives read the judge's flags (no wheel, no kernels), not words of its problem
+    sentences: a GPU whose name has "driver" in it made cu128 (no sm_61 kernels) look fixable by a driver upgrade."""
+    plain = recommend(machine("450.36.06", [("NVIDIA GeForce GTX 1080 Ti", "6.1")]), torch_version="2.7.1")
+    odd = recommend(machine("450.36.06", [("nodriver GTX 1080 Ti", "6.1")]), torch_version="2.7.1")
+    assert [(a.kind, a.variant, a.driver) for a in odd.alternatives] == [(a.kind, a.variant, a.driver) for a in plain.alternatives]
+    assert [a.variant for a in odd.alternatives if a.kind == "driver"] == ["cu118", "cu126"]
