@@ -210,7 +210,7 @@ try:
 except ImportError:
     import sre_parse as sp
 from cudaenv.explain import classify_all, normalize
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 def literals(p):
     out, run = [], []

@@ -518,6 +518,16 @@ def assert_linear(work: Callable[[str], object], text: str, factor: float = 3000
 # ----------------------------------------------------------------------------- reading the package's own code
 # The structural tests (tests/project/test_layers.py, test_one_home_*.py and the one-home checks beside the code they
 # guard) read the installed package's modules as text and syntax trees; these are their one reader.
+def docgen():
+    """tools/docgen.py, the generator of docs/reference/ (a tool of the repository, not a module of the wheel)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cudaenv_docgen", str(REPO / "tools" / "docgen.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def package_modules() -> Dict[str, str]:
     """Dotted module name -> file path of every module of the installed cudaenv package, in a stable order."""
     import cudaenv

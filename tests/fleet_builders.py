@@ -6,7 +6,7 @@ import json
 from machine import cuda_torch, gpu, healthy
 
 from cudaenv.model.reports import DoctorReport, Finding
-from cudaenv.snapshot import Driver, replace
+from cudaenv.model.snapshot import Driver, replace
 
 GPUS8 = tuple(gpu(i) for i in range(8))
 

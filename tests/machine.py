@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from cudaenv.diagnose import SECTIONS
-from cudaenv.snapshot import (
+from cudaenv.model.snapshot import (
     ActiveToolkit,
     CudaSymlink,
     DeviceMapping,

@@ -396,7 +396,7 @@ def _nccl_text(value):
     if isinstance(value, (tuple, list)):
         return ".".join(str(v) for v in value)
     if isinstance(value, int) and not isinstance(value, bool):
-        return value  # old torch: 2708 or 21805; decoded by the parent (cudaenv.version.cudnn_from_int, same scheme)
+        return value  # old torch: 2708 or 21805; decoded by the parent (cudaenv.core.version.cudnn_from_int, same scheme)
     return str(value)
 
 

@@ -71,7 +71,7 @@ UNREAD = "not read, so not checked: "  # how a weights_only reason for a pickle 
 
 
 def _q(path: str) -> str:
-    from cudaenv.text import shell_quote
+    from cudaenv.core.text import shell_quote
 
     return shell_quote(path)
 

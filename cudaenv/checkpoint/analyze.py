@@ -229,7 +229,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
 
 
 def _advised(report: CheckpointReport) -> CheckpointReport:
-    from cudaenv._record import replace
+    from cudaenv.model.record import replace
     from cudaenv.checkpoint.advice import advise
 
     return replace(report, advice=tuple(advise(report)))

@@ -17,7 +17,7 @@ import re
 from typing import Any, List, Optional
 
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?|mps|meta|xpu(:\d{1,4})?)$")
 SAFE_FORMATS = ("torch-zip", "torch-legacy")
@@ -50,7 +50,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     from cudaenv.checkpoint import rewrite as R
     from cudaenv.checkpoint.container import open_container
     from cudaenv.host import open_regular
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     box = open_container(path)
     if box.format not in SAFE_FORMATS or box.pickle is None or not box.pickle.complete:
@@ -186,10 +186,10 @@ def archive_name(out: str) -> str:
 def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: bool = False, trust: bool = False,
                    python: Optional[str] = None, timeout: Optional[float] = None):
     """Write the fixed ``path`` at ``out`` (atomically) and return the :class:`FixReport` (before and after)."""
-    from cudaenv._fs import atomic_binary
+    from cudaenv.core.fs import atomic_binary
     from cudaenv.checkpoint.analyze import inspect_file
     from cudaenv.checkpoint.report import FixReport
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     try:
         before = inspect_file(path, visible, with_tensors=False)
@@ -260,7 +260,7 @@ def _trusted_fix(host, python: Optional[str], timeout: Optional[float], path: st
 
     from cudaenv._child import source
     from cudaenv.probes.python import find_interpreter
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     found = find_interpreter(host, python)
     if found is None:

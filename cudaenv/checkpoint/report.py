@@ -7,7 +7,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import Optional, Tuple
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 
 
 class DeviceCount(Record):

@@ -72,7 +72,7 @@ def safetensors_report(box: Container, notes, problems, visible) -> CheckpointRe
                               dtypes=tuple(DtypeCount(k, n) for k, n in sorted(dtypes.items(), key=lambda x: (-x[1], x[0]))), prefixes=tuple(prefixes),
                               weights_only=None, notes=tuple(notes), inconsistencies=tuple(problems), visible=visible,
                               tensor_list=tuple(entries))
-    from cudaenv._record import replace
+    from cudaenv.model.record import replace
     from cudaenv.checkpoint.advice import advise
 
     return replace(report, advice=tuple(advise(report)))

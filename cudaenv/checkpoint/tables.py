@@ -1,7 +1,7 @@
 """The tables `checkpoint inspect` judges a pickle by, read once: ``data/checkpoint_weights_only.txt`` (what torch
 2.13's weights_only unpickler accepts: globals, opcodes, blocked modules, globals allowed after an import, dangerous
 names) and ``data/checkpoint_dtypes.txt`` (storage classes, dtypes, bytes per element). Both are in the line format
-(:func:`cudaenv.resources.parse_lines_table`), read without json: json imports re, which alone costs more than
+(:func:`cudaenv.core.resources.parse_lines_table`), read without json: json imports re, which alone costs more than
 half of inspect's start-up budget (2x ``python -c pass``).
 
 A global is judged by the name torch reads it as: torch's weights_only unpickler renames a GLOBAL's protocol-2 names
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 class Facts:
     def __init__(self):
-        from cudaenv.resources import load_table
+        from cudaenv.core.resources import load_table
 
         wo = load_table("checkpoint_weights_only")
         self.torch_version = wo.get("torch_version", "2.13.0")

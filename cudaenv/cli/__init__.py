@@ -2,7 +2,7 @@
 
 Subcommands live one per module in ``cudaenv.commands``; only the chosen one is imported, so
 ``cudaenv use`` starts without loading the doctor, requests or questionary. The hot paths (``FAST_COMMANDS``) are
-read by :func:`cudaenv.options.parse_simple`; anything else, or anything unusual, by the argparse parser of
+read by :func:`cudaenv.core.options.parse_simple`; anything else, or anything unusual, by the argparse parser of
 :mod:`cudaenv.cli.parser` (imported only then). :mod:`cudaenv.cli.streams` holds the stdout/stderr wrappers and the
 SIGTERM/SIGHUP handling.
 
@@ -13,7 +13,7 @@ A command module provides::
     def run(args: argparse.Namespace, ctx: Context) -> int: ...
 
 Commands write through ``ctx.out`` / ``ctx.err`` (never ``print`` to sys.stdout directly), raise
-:class:`cudaenv.errors.UserError` for the user's mistakes, and return the exit code.
+:class:`cudaenv.core.errors.UserError` for the user's mistakes, and return the exit code.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from cudaenv.cli.streams import (
     restore_signal_handlers,
 )
 from cudaenv.commands import COMMANDS
-from cudaenv.options import parse_simple
+from cudaenv.core.options import parse_simple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
@@ -86,9 +86,9 @@ class Context:
 
 
 def _user_error() -> type:
-    """:class:`cudaenv.errors.UserError`, imported when main's first ``except`` asks: a `cudaenv use` that succeeds
+    """:class:`cudaenv.core.errors.UserError`, imported when main's first ``except`` asks: a `cudaenv use` that succeeds
     never loads the module."""
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
 
     return UserError
 
@@ -121,7 +121,7 @@ def main(
         if real_out:
             out.flush()
         return code
-    except _user_error() as exc:  # evaluated only when an exception gets here: cudaenv.errors is loaded then
+    except _user_error() as exc:  # evaluated only when an exception gets here: cudaenv.core.errors is loaded then
         ctx.err.write("cudaenv: error: %s\n" % exc.message)
         if exc.hint:
             ctx.err.write("hint: %s\n" % exc.hint)

@@ -1,7 +1,7 @@
 """The argparse parser of the whole CLI: every command but the hot paths' usual calls goes through it.
 
 Never on the ``cudaenv use`` / ``list`` / ``checkpoint inspect`` path (argparse imports ``re``, ``gettext``, ``locale``
-and ``shutil``): :mod:`cudaenv.cli` imports this module only when the fast parser (:func:`cudaenv.options.parse_simple`)
+and ``shutil``): :mod:`cudaenv.cli` imports this module only when the fast parser (:func:`cudaenv.core.options.parse_simple`)
 hands an argv over.
 """
 
@@ -12,7 +12,7 @@ import sys
 from cudaenv import __version__
 from cudaenv.cli.streams import OutputError, Stderr
 from cudaenv.commands import COMMANDS
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path

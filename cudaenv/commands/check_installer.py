@@ -8,7 +8,7 @@ file, a folder, a FIFO or device, an unreadable file).
 import json
 import os
 
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 
 HELP = "check a downloaded CUDA .run installer without running it"
 EXIT = {"ok": 0, "bad": 1, "unverified": 3}
@@ -20,10 +20,10 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx) -> int:
-    from cudaenv.installer_check import check_installer
+    from cudaenv.toolkit.installer_check import check_installer
     from cudaenv.render.installer import render_report
     from cudaenv.render.text import terminal_width
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     path = args.file
     if not os.path.exists(path):

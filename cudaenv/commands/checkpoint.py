@@ -10,8 +10,8 @@ fix exits 0 when OUT was written, 2 when it refused (an unsafe file without --tr
 
 from __future__ import annotations
 
-from cudaenv.errors import UserError
-from cudaenv.options import Option, Positional, add_options, host_options
+from cudaenv.core.errors import UserError
+from cudaenv.core.options import Option, Positional, add_options, host_options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # inspect's start-up is a benchmark target (2x `python -c pass`): no argparse, typing or json
@@ -29,7 +29,7 @@ ACTION_DEST = "checkpoint_command"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.options import add_host_options
+    from cudaenv.core.options import add_host_options
 
     sub = parser.add_subparsers(dest=ACTION_DEST, metavar="ACTION", parser_class=type(parser))
     ins = sub.add_parser("inspect", help="format, devices, prefixes, weights_only verdict (never runs the file)",
@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _check_file(path: str) -> None:
     import os
 
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     if not os.path.exists(path):
         raise UserError("%s does not exist" % printable(path), hint="give the path of the checkpoint file")
@@ -77,7 +77,7 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.checkpoint.analyze import inspect_file
     from cudaenv.render.checkpoint import render_inspect
     from cudaenv.render.text import terminal_width
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     _check_file(args.file)
     visible = probe_visible_gpus(ctx.host(args))
@@ -99,7 +99,7 @@ def run_fix(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.checkpoint.fix import DEVICE, Options, fix_checkpoint
     from cudaenv.render.checkpoint import render_fix
     from cudaenv.render.text import terminal_width
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     path = args.file
     _check_file(path)

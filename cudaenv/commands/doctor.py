@@ -15,7 +15,7 @@ FORMATS = ("text", "json", "markdown", "prometheus")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.options import add_host_options
+    from cudaenv.core.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _format(args) -> str:
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
 
     if args.json and args.format not in (None, "json"):
         raise UserError("--json and --format %s disagree" % args.format, hint="use one of them")
@@ -40,7 +40,7 @@ def _format(args) -> str:
 def run(args: argparse.Namespace, ctx) -> int:
     import os
 
-    from cudaenv.collect import collect_snapshot
+    from cudaenv.probes.collect import collect_snapshot
     from cudaenv.diagnose import diagnose, exit_code
     from cudaenv.diagnose.view import build_view
     from cudaenv.render.spinner import Spinner
@@ -87,10 +87,10 @@ def _write(output: str, hostname, fmt: str, text: str) -> None:
     the site's other users like any file this user writes (umask), the folder made when missing."""
     import os
 
-    from cudaenv._fs import atomic_write_text, usual_mode
-    from cudaenv.errors import UserError
+    from cudaenv.core.fs import atomic_write_text, usual_mode
+    from cudaenv.core.errors import UserError
     from cudaenv.fleet.files import output_path
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     path, folder = output_path(output, hostname, fmt)
     try:

@@ -20,7 +20,7 @@ NO_TEXT_HINT = 'cudaenv explain "the error message", or pipe a log: cudaenv expl
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.options import add_host_options
+    from cudaenv.core.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("text", nargs="*", help="the error text; '-' or nothing (with text piped in) reads stdin")
@@ -36,9 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _read(args, ctx):
     """The Paste to explain: --file, stdin (as bytes when it has them), or the arguments."""
     from cudaenv.host import open_regular
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
     from cudaenv.explain import Paste, read_paste
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     if args.file:
         try:
@@ -82,7 +82,7 @@ def _probe(host, python_arg):
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
     from cudaenv.explain import classify_all, describe, is_cut, known_ids, probe_context
     from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown
     from cudaenv.render.text import terminal_width

@@ -11,14 +11,14 @@ import argparse
 import sys
 from typing import Any, Optional, Sequence
 
-from cudaenv.config import TORCH_INDEX
-from cudaenv.errors import UserError
+from cudaenv.core.config import TORCH_INDEX
+from cudaenv.core.errors import UserError
 
 HELP = "guided fix for a CPU-only or wrong-CUDA torch"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.options import add_host_options
+    from cudaenv.core.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("--yes", "-y", action="store_true", help="take the recommendation without asking")
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Any) -> int:
-    from cudaenv.collect import collect_snapshot
+    from cudaenv.probes.collect import collect_snapshot
     from cudaenv.diagnose import diagnose
     from cudaenv.recommend import service
     from cudaenv.recommend.fix_plan import FIXABLE, plan_fix

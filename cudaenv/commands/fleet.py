@@ -27,8 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv.errors import UserError
-    from cudaenv.text import printable
+    from cudaenv.core.errors import UserError
+    from cudaenv.core.text import printable
 
     if getattr(args, "fleet_command", None) != "summarize":
         raise UserError("say what to do: `cudaenv fleet summarize DIR`", hint="see `cudaenv fleet --help`")

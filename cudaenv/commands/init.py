@@ -22,11 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
     from cudaenv.host import current_system
     from cudaenv.shells import HOOK_SHELLS, UnknownShell, detect_shell
 
-    from cudaenv import config
+    from cudaenv.core import config
 
     system = config.value(ctx.env, "CUDAENV_SYSTEM") or current_system()
     try:
@@ -56,7 +56,7 @@ def render_hook(shell) -> str:
     """The hook for ``shell``: its template with the version and the subcommand list filled in."""
     from cudaenv import __version__
     from cudaenv.commands import COMMANDS
-    from cudaenv.resources import read_shell_template
+    from cudaenv.core.resources import read_shell_template
 
     return shell.render_template(read_shell_template(shell.template), {"VERSION": __version__, "COMMANDS": " ".join(COMMANDS)})
 
@@ -106,6 +106,6 @@ def install_hook(rc: str, hook_line: str, how: str) -> Tuple[str, Optional[str]]
 
 
 def _atomic_write(path: str, text: str, mode: int) -> None:
-    from cudaenv._fs import atomic_write_text
+    from cudaenv.core.fs import atomic_write_text
 
     atomic_write_text(path, text, mode=mode, errors="surrogateescape")

@@ -9,7 +9,7 @@ On a terminal (stderr is one, and no ``--json``) each step is a line on stderr, 
 passed through as it arrives (escaped, bounded).
 """
 
-from cudaenv.options import Option, Positional, add_options
+from cudaenv.core.options import Option, Positional, add_options
 
 HELP = "install a CUDA toolkit side by side, without root"
 
@@ -39,7 +39,7 @@ def _terminal(ctx, args):
     if args.json or not ctx.err_is_tty:
         return (lambda line: None), None
     from cudaenv.render.install import PassThrough
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     def say(line):
         ctx.err.write("cudaenv: %s\n" % printable(line))
@@ -58,8 +58,9 @@ def _print(ctx, args, report, lines) -> None:
 
 
 def run(args, ctx) -> int:
-    from cudaenv import __version__, config
-    from cudaenv.errors import UserError
+    from cudaenv import __version__
+    from cudaenv.core import config
+    from cudaenv.core.errors import UserError
     from cudaenv.render import install as render
     from cudaenv.toolkit.install import service
 
@@ -83,7 +84,7 @@ def run(args, ctx) -> int:
 
 def run_list(args, ctx, host) -> int:
     """``cudaenv install --list`` and ``cudaenv list --available``."""
-    from cudaenv import config
+    from cudaenv.core import config
     from cudaenv.render import install as render
     from cudaenv.toolkit.install import service
 

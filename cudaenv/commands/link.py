@@ -7,20 +7,20 @@ paths in the shell startup files, and this shell's own variables. The logic is :
 
 import argparse
 
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 HELP = "print the commands that repoint /usr/local/cuda"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.options import add_host_options
+    from cudaenv.core.options import add_host_options
 
     parser.add_argument("version", help="12, 12.1, 12.1.105, a toolkit path, or `system`")
     add_host_options(parser, python=False)
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
     from cudaenv.probes.toolkits import probe_toolkits
     from cudaenv.render.switch import render_installed
     from cudaenv.toolkit import switch

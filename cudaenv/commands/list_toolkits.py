@@ -4,7 +4,7 @@ Fast by design (at most 3x `python -c pass`): it reads files only (no nvcc run w
 cuda.h tells the version), never starts the user's Python, and imports nothing heavy.
 """
 
-from cudaenv.options import Option, add_options, host_options
+from cudaenv.core.options import Option, add_options, host_options
 
 HELP = "list the CUDA toolkits installed here"
 

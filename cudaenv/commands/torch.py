@@ -10,15 +10,15 @@ import argparse
 import json
 from typing import Any
 
-from cudaenv.config import TORCH_INDEX
-from cudaenv.errors import UserError
+from cudaenv.core.config import TORCH_INDEX
+from cudaenv.core.errors import UserError
 from cudaenv.render.text import terminal_width
 
 HELP = "recommend the right torch build for this machine"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.options import add_host_options
+    from cudaenv.core.options import add_host_options
 
     sub = parser.add_subparsers(dest="torch_command", metavar="ACTION", parser_class=type(parser))
     rec = sub.add_parser("recommend", help="pick the torch wheel index for this machine and print the install command",

@@ -3,9 +3,9 @@
 import os
 import stat
 
-from cudaenv.options import add_host_options
-from cudaenv.errors import UserError
-from cudaenv.text import printable
+from cudaenv.core.options import add_host_options
+from cudaenv.core.errors import UserError
+from cudaenv.core.text import printable
 
 HELP = "plan the removal of a CUDA toolkit, leaving nothing behind"
 
@@ -95,7 +95,7 @@ def _remove_cudaenv_installs(ctx, host, targets, yes: bool) -> int:
     import sys
 
     from cudaenv.toolkit.install.apply import remove_install
-    from cudaenv.probes.toolkit_store import is_cudaenv_install
+    from cudaenv.probes.toolkits.store import is_cudaenv_install
     from cudaenv.host.tree import count_files
 
     lines = ["This removes (made by `cudaenv install`; nothing else is touched):"]

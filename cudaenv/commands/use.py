@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from cudaenv.options import Option, Positional, add_options, host_options
+from cudaenv.core.options import Option, Positional, add_options, host_options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
@@ -42,7 +42,7 @@ def add_arguments(parser) -> None:
 def run(args, ctx) -> int:
     from cudaenv.toolkit import switch
     from cudaenv.toolkit.project import load_toolkits, spec_path, start_dir, version_file_spec, write_version_file
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     host = ctx.host(args)
     if args.complete:
@@ -111,7 +111,7 @@ def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()
 
 
 def _shell(args, ctx, system: str):
-    from cudaenv import config
+    from cudaenv.core import config
     from cudaenv.shells import UnknownShell, detect_shell, parent_process_name
 
     parent = None

@@ -18,7 +18,7 @@ HELP = "run real GPU work in your Python to prove it works"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.options import add_host_options
+    from cudaenv.core.options import add_host_options
 
     add_host_options(parser)
     parser.add_argument("--device", metavar="LIST", help="devices to check: 0,2 or all (default: every visible GPU)")
@@ -41,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
     from cudaenv.render.verify import render_json, render_text
     from cudaenv.verify import Request, parse_devices_arg, run_verify
 

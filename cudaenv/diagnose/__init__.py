@@ -1,4 +1,4 @@
-"""Turn a :class:`~cudaenv.snapshot.Snapshot` into an expert's findings: what is wrong, why, and the exact fix.
+"""Turn a :class:`~cudaenv.model.snapshot.Snapshot` into an expert's findings: what is wrong, why, and the exact fix.
 
 Rules are pure functions ``(snapshot, tables) -> list of Finding``, one module per section, run in the order an
 expert checks a machine: environment -> driver -> visibility -> versions -> toolkits -> resources -> hints.

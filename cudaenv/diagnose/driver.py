@@ -41,13 +41,13 @@ def upgrade_driver_fix(s, target: str, cuda=None) -> List[str]:
     place = driver_place(s)
     if place is None:
         return ["# upgrade the driver to %s or newer:" % target] + c.driver_install_commands(s, str(drv.version_tuple(target)[0]))
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     row = next((r for r in load_table("host_driver")["rows"] if r.get("place") == place), None)
     if row is None:
         return ["# upgrade the host's driver to %s or newer" % target]
     jetson = getattr(s.platform, "jetson", None)
-    from cudaenv.version import major_minor
+    from cudaenv.core.version import major_minor
 
     values = {"{target}": target, "{cuda}": major_minor(cuda) or cuda or "?", "{l4t}": (jetson.l4t if jetson else None) or "?",
               "{jetpack}": (jetson.jetpack if jetson else None) or "?"}

@@ -6,7 +6,7 @@ from typing import List, Optional
 from cudaenv.diagnose import _common as c
 from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
-from cudaenv.version import is_version, sm_name
+from cudaenv.core.version import is_version, sm_name
 
 F = c.make("toolkits")
 

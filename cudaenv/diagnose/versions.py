@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
-from cudaenv.version import cc_tuple
+from cudaenv.core.version import cc_tuple
 from cudaenv.facts import torch as tf
 from cudaenv.diagnose.driver import upgrade_driver_fix
 

@@ -6,7 +6,7 @@ helpers and the facts tables themselves (renderers format; they do not compute f
 
 from typing import Any, Mapping, Optional, Tuple
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 
 
 class ReportView(Record):

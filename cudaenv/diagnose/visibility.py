@@ -3,7 +3,7 @@
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
-from cudaenv.version import cc_tuple
+from cudaenv.core.version import cc_tuple
 
 F = c.make("visibility")
 

@@ -21,9 +21,9 @@ end of a log), and :func:`read_paste` reads a paste of any size and encoding in 
 
 from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.model.reports import Finding
-from cudaenv.version import sm_name
+from cudaenv.core.version import sm_name
 
 MAX_TEXT = 1_000_000  # characters of a pasted log that are searched: the first and the last half of it
 MAX_READ = 512 * 1024 * 1024  # bytes of a paste read at all (a stream that never ends stops here)

@@ -77,7 +77,7 @@ class Rules(NamedTuple):
 
 @lru_cache(maxsize=1)
 def rules() -> Rules:
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     kinds: Dict[str, List[Rule]] = {"chain": [], "boilerplate": [], "wrapper": [], "context": []}
     platforms: Dict[str, List[Rule]] = {}
@@ -288,7 +288,7 @@ def candidates(paste: Paste) -> List[Candidate]:
         for view in paste.views:
             c = _candidate(index, row, view, paste.context)
             if c is not None and row.check:  # the patterns matched; the row's check reads the text and decides
-                from cudaenv.explain_checks import run_check
+                from cudaenv.explain.checks import run_check
 
                 groups: Dict[str, str] = {}
                 for _, m in c.found:

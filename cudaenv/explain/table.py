@@ -1,7 +1,7 @@
 """The error table, ``data/error_patterns.json``, as compiled rows, and the filling of a row's sentences.
 
 Each row: ``id``, ``patterns`` (Python ``re``, case-insensitive), ``title``, ``explanation``, optional
-``details``, ``advice``, ``context``, ``source``, ``check`` (a function of ``cudaenv.explain_checks`` that reads
+``details``, ``advice``, ``context``, ``source``, ``check`` (a function of ``cudaenv.explain.checks`` that reads
 the text once the patterns matched: more values, or None when the row does not fit after all). Named groups of the patterns fill ``{name}`` placeholders; a
 sentence with a placeholder that has no value is left out. A row's position in the table is its priority among
 rows that match on the same footing (:mod:`cudaenv.explain.rank` says what footing means).
@@ -22,8 +22,8 @@ import re
 from functools import lru_cache
 from typing import Any, Dict, Mapping, Optional, Tuple
 
-from cudaenv._record import Record, factory
-from cudaenv.version import cuda_from_int
+from cudaenv.model.record import Record, factory
+from cudaenv.core.version import cuda_from_int
 
 TABLE = "error_patterns"
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -39,7 +39,7 @@ class Row(Record):
     source: Optional[str]
     doctor_finding: bool = False
     context: Tuple[str, ...] = ()
-    check: Optional[str] = None  # a cudaenv.explain_checks check that decides whether the row fits the text
+    check: Optional[str] = None  # a cudaenv.explain.checks check that decides whether the row fits the text
     needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains, blanks aside ("" when none is known)
     prefilter: Tuple[Tuple[str, ...], ...] = ()  # per pattern: lower-case literals one of which every match contains
     extra: Dict[str, Any] = factory(dict)
@@ -165,7 +165,7 @@ def squeezed(text: Optional[str]) -> Optional[str]:
 
 @lru_cache(maxsize=1)
 def rows() -> Tuple[Row, ...]:
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     out = []
     for raw in load_table(TABLE)["rows"]:

@@ -13,14 +13,14 @@ Both answers come from the same rows; the torch decision asks :func:`gpu_min_cud
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.version import cc_tuple, compare_versions, sm_name
+from cudaenv.core.version import cc_tuple, compare_versions, sm_name
 
 TABLE = "cuda_arch"
 
 
 def _rows(table: Optional[Dict[str, Any]]) -> List[Dict[str, Any]]:
     if table is None:
-        from cudaenv.resources import load_table
+        from cudaenv.core.resources import load_table
 
         table = load_table(TABLE)
     return list(table["rows"])

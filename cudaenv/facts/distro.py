@@ -21,7 +21,7 @@ TABLE = "distro_like"
 def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if table is not None:
         return table
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     return load_table(TABLE)
 

@@ -22,7 +22,7 @@ TABLE = "driver_install"
 def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if table is not None:
         return table
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     return load_table(TABLE)
 

@@ -14,8 +14,8 @@ Every function takes an optional ``table`` (the loaded JSON) so that callers and
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.version import compare_versions, major_minor  # noqa: F401  (re-exported: the one home is cudaenv.version)
-from cudaenv.version import version_key as version_tuple  # the one version reading (re-exported here)
+from cudaenv.core.version import compare_versions, major_minor  # noqa: F401  (re-exported: the one home is cudaenv.core.version)
+from cudaenv.core.version import version_key as version_tuple  # the one version reading (re-exported here)
 
 TABLE = "cuda_drivers"
 
@@ -23,7 +23,7 @@ TABLE = "cuda_drivers"
 def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if table is not None:
         return table
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     return load_table(TABLE)
 

@@ -15,9 +15,9 @@ Every function takes an optional ``table`` (the loaded JSON) so tests can pass t
 import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from cudaenv import version as _version
+from cudaenv.core import version as _version
 from cudaenv.facts.drivers import version_tuple
-from cudaenv.version import compare_pep440, pep440, pep440_key, pep440_release
+from cudaenv.core.version import compare_pep440, pep440, pep440_key, pep440_release
 
 VARIANTS, ARCH, COMPANIONS, PYTHONS = "torch_variants", "torch_arch", "torch_companions", "torch_python"
 
@@ -27,7 +27,7 @@ _MACHINES = {"x86_64": "x86_64", "amd64": "x86_64", "x64": "x86_64", "aarch64": 
 def _table(name: str, table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if table is not None:
         return table
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     return load_table(name)
 
@@ -236,7 +236,7 @@ def data_date(table: Optional[Dict[str, Any]] = None) -> str:
 
 
 def cc_tuple(capability: Optional[str]) -> Tuple[int, ...]:
-    """``"8.6"`` -> ``(8, 6)``; ``"sm_86"`` -> ``(8, 6)``; ``"12.0"`` -> ``(12, 0)``; ``()`` when not one (cudaenv.version)."""
+    """``"8.6"`` -> ``(8, 6)``; ``"sm_86"`` -> ``(8, 6)``; ``"12.0"`` -> ``(12, 0)``; ``()`` when not one (cudaenv.core.version)."""
     return _version.cc_tuple(capability) or ()
 
 
@@ -260,7 +260,7 @@ class KernelMatch(NamedTuple):
 
 def _arch_entry(entry) -> Optional[Tuple[str, Tuple[int, int], str]]:
     """``"sm_90a"`` -> ("sm", (9, 0), "a"); ``"compute_100f"`` -> ("compute", (10, 0), "f"); ``"8.6"`` -> ("sm", (8, 6), "")
-    (read by cudaenv.version.split_arch)."""
+    (read by cudaenv.core.version.split_arch)."""
     arch = _version.split_arch(entry.strip() if isinstance(entry, str) else entry)
     if arch is None:
         return None

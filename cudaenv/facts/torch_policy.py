@@ -9,14 +9,14 @@
 from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.facts.drivers import version_tuple
-from cudaenv.version import compare_pep440
+from cudaenv.core.version import compare_pep440
 
 TABLE = "torch_policy"
 
 
 def _rows(rule: str, table: Optional[Dict[str, Any]]) -> List[Dict[str, Any]]:
     if table is None:
-        from cudaenv.resources import load_table
+        from cudaenv.core.resources import load_table
 
         table = load_table(TABLE)
     return [r for r in table["rows"] if r.get("rule") == rule]

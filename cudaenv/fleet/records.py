@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 
 
 class FleetNode(Record):

@@ -125,7 +125,7 @@ def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional
 
 
 def _decode_shared(parsed: dict, notes: Optional[List[str]], cache: dict):
-    from cudaenv._record import replace
+    from cudaenv.model.record import replace
 
     own = [(k, parsed.pop(k, _ABSENT)) for k in _NODE_FIELDS]
     try:

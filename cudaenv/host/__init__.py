@@ -25,8 +25,8 @@ import os
 import posixpath
 import sys
 
-from cudaenv import config as _config
-from cudaenv._lazy import LazyModule
+from cudaenv.core import config as _config
+from cudaenv.core.lazy import LazyModule
 from cudaenv.host.files import MAX_READ, NotRegularFile, open_regular, read_regular, read_regular_why, scratch_dir
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
@@ -547,11 +547,11 @@ def host_from_environment(
     env: Mapping[str, str], root: Optional[str] = None, timeout: Optional[float] = None, system: Optional[str] = None
 ) -> Host:
     """The host the CLI inspects: ``--root`` or ``CUDAENV_ROOT``, ``--timeout`` or ``CUDAENV_TIMEOUT``."""
-    from cudaenv import config
+    from cudaenv.core import config
 
     root = root or config.value(env, "CUDAENV_ROOT") or "/"
     if not os.path.isdir(root):
-        from cudaenv.errors import UserError  # only now: `cudaenv use` loads no module it does not need
+        from cudaenv.core.errors import UserError  # only now: `cudaenv use` loads no module it does not need
 
         raise UserError("--root %s is not a directory" % root, hint="give the folder where the image or chroot is mounted")
     timeout = config.seconds(env, "CUDAENV_TIMEOUT", explicit=timeout)

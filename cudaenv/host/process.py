@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import posixpath
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.host import _STATE, DEFAULT_TIMEOUT  # the package's own constants (it is loaded before this module)
 from cudaenv.host.children import _become_subreaper, _register, _spawning, _unregister, kill_process_group, reap_orphans
 

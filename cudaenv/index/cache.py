@@ -21,7 +21,7 @@ MAX_CACHE = 16 * 1024 * 1024  # a cache of PyTorch's whole index is under 100 KB
 
 
 def cache_dir(env: Mapping[str, str]) -> str:
-    from cudaenv import config
+    from cudaenv.core import config
 
     explicit = config.value(env, "CUDAENV_CACHE_DIR")
     if explicit:
@@ -38,7 +38,7 @@ def cache_file(env: Mapping[str, str]) -> str:
 def write_cache(path: str, data: IndexData) -> str:
     """Atomic: a temporary file in the same folder, flushed, then ``os.replace`` over the old one. Private (0600):
     ``index_base`` can be a URL with a token in it."""
-    from cudaenv._fs import PRIVATE, atomic_write_text
+    from cudaenv.core.fs import PRIVATE, atomic_write_text
 
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     atomic_write_text(path, json.dumps(data.to_dict(), indent=1, sort_keys=True), mode=PRIVATE)

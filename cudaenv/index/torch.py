@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from cudaenv import config as _config
+from cudaenv.core import config as _config
 from cudaenv.index.client import Deadline, FetchError, fetch_page
 from cudaenv.parse.index_pages import Wheel, parse_index_page, parse_wheel_filename, python_sort_key
 
@@ -31,7 +31,7 @@ MAX_VERSIONS = 2000
 
 def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
     """``--index-base``, else ``CUDAENV_TORCH_INDEX``, else its default, PyTorch's index (no trailing slash)."""
-    from cudaenv import config
+    from cudaenv.core import config
 
     return (explicit or config.value(env, "CUDAENV_TORCH_INDEX") or DEFAULT_BASE).strip().rstrip("/")
 
@@ -99,7 +99,7 @@ class IndexData:
         return cls(base, float(fetched), variants, notes)
 
     def torch_versions(self) -> Tuple[str, ...]:
-        from cudaenv.version import pep440_key
+        from cudaenv.core.version import pep440_key
 
         seen = {v for per_version in self.variants.values() for v in per_version if _is_release(v)}
         return tuple(sorted(seen, key=pep440_key))
@@ -124,7 +124,7 @@ class IndexData:
 
 def _is_release(version: str) -> bool:
     """A final release written canonically (``2.7.1``; not ``2.8.0rc1``, ``2.8.0.dev20250528``, ``2.7.1.post1``, ``v2.7``)."""
-    from cudaenv.version import pep440
+    from cudaenv.core.version import pep440
 
     parsed = pep440(version)
     return parsed is not None and not (parsed.pre or parsed.dev or parsed.post or parsed.local or parsed.epoch) \

@@ -1,4 +1,4 @@
-"""cudaenv's JSON contract as records: the snapshot records (:mod:`cudaenv.snapshot`), each command's output
+"""cudaenv's JSON contract as records: the snapshot records (:mod:`cudaenv.model.snapshot`), each command's output
 envelope (:mod:`cudaenv.model.reports`), the one codec that writes and reads them (:mod:`cudaenv.model.codec`), the
 schema version check (:mod:`cudaenv.model.schema`) and the registry of every contract record
 (:mod:`cudaenv.model.records`).

@@ -13,7 +13,7 @@ class, never written as a hand-made ``to_dict``:
 * ``_json_lossy = True``: the JSON leaves out working values (rounded seconds, a child's full info), so the
   round trip is a JSON fixpoint, not the same record.
 
-Reading is driven by the record registry (:func:`cudaenv._record.registered`) and the field types, resolved by
+Reading is driven by the record registry (:func:`cudaenv.model.record.registered`) and the field types, resolved by
 ``typing`` against each record's own module (never by parsing annotation text): records, tuples, optional values,
 mappings and lists are rebuilt; unknown keys are ignored (reports come from other cudaenv versions); a missing field
 takes its default. An envelope's ``schema_version`` is checked first (:func:`check_schema`).
@@ -27,7 +27,7 @@ import sys
 import typing
 from typing import Any, Dict, List, Optional
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.model.schema import SCHEMA_VERSION, SchemaError, check_schema
 
 

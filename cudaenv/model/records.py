@@ -1,24 +1,24 @@
 """The registry of the JSON contract: every record class the JSON outputs are made of, for the codec's readers, the
 round-trip property test and the generated reference (docs/reference/json-fields.md).
 
-Records register themselves when their class is created (:func:`cudaenv._record.registered`, one list append);
+Records register themselves when their class is created (:func:`cudaenv.model.record.registered`, one list append);
 this module only imports the modules that hold contract records, so the registry costs nothing on the
 ``cudaenv use`` path.
 """
 
 from typing import Tuple
 
-from cudaenv._record import registered
+from cudaenv.model.record import registered
 
 # The modules whose Record classes are the JSON contract (the snapshot, the command envelopes and what they hold).
 CONTRACT_MODULES = (
-    "cudaenv.snapshot",
+    "cudaenv.model.snapshot",
     "cudaenv.model.reports",
     "cudaenv.verify.records",
-    "cudaenv.toolkit_check",
+    "cudaenv.verify.toolkit_check",
     "cudaenv.recommend.records",
     "cudaenv.explain",
-    "cudaenv.installer_check",
+    "cudaenv.toolkit.installer_check",
     "cudaenv.toolkit.uninstall.records",
     "cudaenv.toolkit.uninstall.residue",
     "cudaenv.checkpoint.report",
@@ -28,7 +28,7 @@ CONTRACT_MODULES = (
 # Records in those modules that are working values, never written as JSON.
 INTERNAL = frozenset(["cudaenv.verify.records.ChildReport", "cudaenv.recommend.records.Candidate",
                       "cudaenv.recommend.records.Request",
-                      "cudaenv.installer_check.Header", "cudaenv.toolkit.uninstall.records.Options",
+                      "cudaenv.toolkit.installer_check.Header", "cudaenv.toolkit.uninstall.records.Options",
                       "cudaenv.toolkit.install.plan.InstallPlan"])
 
 

@@ -1,6 +1,6 @@
 """Each command's JSON output as one record (an envelope: ``schema_version`` first), and the finding record.
 
-The snapshot records live in :mod:`cudaenv.snapshot` (they are on the ``cudaenv use`` path); the envelopes here
+The snapshot records live in :mod:`cudaenv.model.snapshot` (they are on the ``cudaenv use`` path); the envelopes here
 hold them. Every record is written and read by the one codec (``to_dict()`` / ``from_dict()``,
 :mod:`cudaenv.model.codec`)::
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from cudaenv._record import Record
-from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Snapshot, Toolkit
+from cudaenv.model.record import Record
+from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Snapshot, Toolkit
 
 
 class Finding(Record):

@@ -23,7 +23,7 @@ import re
 from typing import List, NamedTuple, Optional, Tuple, Union
 
 from cudaenv.parse._lines import is_uint, lines
-from cudaenv.version import compare_versions, parse_version
+from cudaenv.core.version import compare_versions, parse_version
 
 Text = Union[str, bytes, None]
 

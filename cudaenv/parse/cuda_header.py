@@ -12,7 +12,7 @@ Pure and linear in the text; never raises for any input.
 
 from __future__ import annotations
 
-from cudaenv._lazy import LazyPattern
+from cudaenv.core.lazy import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

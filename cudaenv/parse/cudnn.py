@@ -1,12 +1,12 @@
 """cuDNN's version, as its headers and its pip wheel name it.
 
-Pure, stdlib only; never raises. Integers are decoded by :func:`cudaenv.version.cudnn_from_int` (both schemes).
+Pure, stdlib only; never raises. Integers are decoded by :func:`cudaenv.core.version.cudnn_from_int` (both schemes).
 """
 
 import re
 from typing import Dict, Optional
 
-from cudaenv.version import cudnn_from_int, parse_version
+from cudaenv.core.version import cudnn_from_int, parse_version
 
 _MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_(MAJOR|MINOR|PATCHLEVEL)[ \t]+(\d{1,9})\b", re.MULTILINE)
 _NUMBER = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_VERSION[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*$", re.MULTILINE)

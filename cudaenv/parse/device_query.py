@@ -25,8 +25,8 @@ import re
 from typing import Dict, List, NamedTuple, Optional, Tuple, Union
 
 from cudaenv.parse._lines import lines
-from cudaenv.snapshot import Gpu
-from cudaenv.version import cc_text, parse_version
+from cudaenv.model.snapshot import Gpu
+from cudaenv.core.version import cc_text, parse_version
 
 Text = Union[str, bytes, None]
 

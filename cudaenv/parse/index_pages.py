@@ -18,7 +18,7 @@ import re
 from typing import List, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 
 MAX_JSON_DEPTH = 32  # a PEP 691 page nests 4 deep ({files: [{hashes: {}}]})
 MAX_NAME = 400  # the longest torch wheel name is about 80 characters

@@ -16,8 +16,8 @@ Pure and stdlib only (on the ``cudaenv use`` path); never raises.
 
 from __future__ import annotations
 
-from cudaenv._lazy import LazyPattern
-from cudaenv.version import parse_version
+from cudaenv.core.lazy import LazyPattern
+from cudaenv.core.version import parse_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path

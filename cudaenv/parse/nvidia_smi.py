@@ -27,8 +27,8 @@ import re
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from cudaenv.parse._lines import is_uint, lines
-from cudaenv.snapshot import Gpu, GpuProcess
-from cudaenv.version import cc_text
+from cudaenv.model.snapshot import Gpu, GpuProcess
+from cudaenv.core.version import cc_text
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "memory.used", "uuid", "pci.bus_id")
 QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")  # 470 and older: no compute_cap
@@ -98,7 +98,7 @@ def mib(value: Optional[str]) -> Optional[int]:
 
 
 def capability(value: Optional[str]) -> Optional[str]:
-    """``"8.6"`` as nvidia-smi prints it (read by cudaenv.version); None for N/A or anything else."""
+    """``"8.6"`` as nvidia-smi prints it (read by cudaenv.core.version); None for N/A or anything else."""
     v = clean(value)
     return cc_text(v) if v and _CAP_RE.match(v) else None
 
@@ -354,7 +354,7 @@ def parse_list(text: Text) -> Tuple[Gpu, ...]:
                 migs[len(gpus) - 1] = []
         elif row.startswith("MIG ") and value.startswith("MIG-") and gpus:
             migs[len(gpus) - 1].append(value)
-    from cudaenv.snapshot import replace
+    from cudaenv.model.snapshot import replace
 
     return tuple(replace(g, mig_uuids=tuple(migs.get(i, ()))) if migs.get(i) else g for i, g in enumerate(gpus))
 

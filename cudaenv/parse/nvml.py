@@ -17,8 +17,8 @@ from typing import List, NamedTuple, Optional, Tuple, Union
 
 from cudaenv.parse._lines import as_text
 from cudaenv.parse.nvidia_smi import capability
-from cudaenv.snapshot import Gpu
-from cudaenv.version import cuda_from_int
+from cudaenv.model.snapshot import Gpu
+from cudaenv.core.version import cuda_from_int
 
 MAX_JSON = 4 * 1024 * 1024
 
@@ -36,7 +36,7 @@ class NvmlResult(NamedTuple):
 
 
 def cuda_version_from_int(value: Optional[int]) -> Optional[str]:
-    """NVML/CUDA's integer version: 12040 -> "12.4", 13000 -> "13.0" (an int only; decoded by cudaenv.version)."""
+    """NVML/CUDA's integer version: 12040 -> "12.4", 13000 -> "13.0" (an int only; decoded by cudaenv.core.version)."""
     if not isinstance(value, int):
         return None
     return cuda_from_int(value)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Optional, Tuple
 
-from cudaenv._record import Record
-from cudaenv.version import parse_version
+from cudaenv.model.record import Record
+from cudaenv.core.version import parse_version
 
 MAX_REPORT = 8 * 1024 * 1024  # a report of a few packages is a few hundred KB (requires_dist lists)
 MAX_ITEMS = 500

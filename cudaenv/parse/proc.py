@@ -19,7 +19,7 @@ import shlex
 from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
 
 from cudaenv.parse._lines import as_text, is_uint, lines
-from cudaenv.version import parse_driver_version
+from cudaenv.core.version import parse_driver_version
 
 NVIDIA_VENDOR = "0x10de"
 # PCI class codes of GPUs: 0x0300xx VGA controller, 0x0302xx 3D controller (data-centre GPUs).
@@ -32,7 +32,7 @@ Text = Union[str, bytes, None]
 
 
 def _driver_version(text: str) -> Optional[str]:
-    """A kernel module's version (``550.54.15``; at least two parts): :func:`cudaenv.version.parse_driver_version`."""
+    """A kernel module's version (``550.54.15``; at least two parts): :func:`cudaenv.core.version.parse_driver_version`."""
     return text if "." in text and parse_driver_version(text) == text else None
 
 

@@ -10,15 +10,15 @@ Samples::
     dist-info      nvidia_cuda_nvcc-13.0.88.dist-info, nvidia_cuda_nvcc_cu12-12.4.131.dist-info
     conda-meta     cuda-nvcc-12.4.131-0.json
 
-Every version returned is strict (:func:`cudaenv.version.parse_version`): ``"12.4$(touch x)"`` or a 60,000-digit
+Every version returned is strict (:func:`cudaenv.core.version.parse_version`): ``"12.4$(touch x)"`` or a 60,000-digit
 ``CUDA_VERSION`` give None; the ``*_raw`` readers return the field as written so the probe can say what it ignored.
 Pure, stdlib only (on the ``cudaenv use`` path: ``json`` is imported only for files the quick reading misses).
 """
 
 from __future__ import annotations
 
-from cudaenv._lazy import LazyPattern
-from cudaenv.version import cuda_from_int, parse_version
+from cudaenv.core.lazy import LazyPattern
+from cudaenv.core.version import cuda_from_int, parse_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path

@@ -19,7 +19,7 @@ Ordinals count in CUDA's order: fastest first unless ``CUDA_DEVICE_ORDER=PCI_BUS
 PCI order. Where all GPUs are the same model both orders agree; otherwise cudaenv still maps by position and
 says so with the problem kind ``order-differs``.
 
-Each problem is a :class:`~cudaenv.snapshot.VisibleProblem`: a ``kind`` code (the table ``KINDS``) the
+Each problem is a :class:`~cudaenv.model.snapshot.VisibleProblem`: a ``kind`` code (the table ``KINDS``) the
 diagnosis matches on, the entry it is about, and the sentence shown to people.
 """
 
@@ -29,7 +29,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import List, Optional, Sequence, Tuple
 
-from cudaenv.snapshot import DeviceMapping, Gpu, VisibleDevices, VisibleProblem
+from cudaenv.model.snapshot import DeviceMapping, Gpu, VisibleDevices, VisibleProblem
 
 ORDER_VALUES = ("FASTEST_FIRST", "PCI_BUS_ID")
 MAX_DIGITS = 20  # ULONG_MAX has 20 digits: a longer number overflows strtoul (ERANGE)

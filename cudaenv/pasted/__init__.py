@@ -3,7 +3,7 @@
 People paste ``nvidia-smi``, ``collect_env``, ``nvcc --version`` and the like beside an error, so a helper can
 diagnose someone else's machine. :func:`read_facts` runs the probes' pure parsers (:mod:`cudaenv.parse`) over the
 text and merges what they recognised into one :class:`PastedFacts`; :func:`paste_findings` builds the partial
-:class:`~cudaenv.snapshot.Snapshot` those facts describe (:func:`snapshot_of`) and runs the doctor's rules
+:class:`~cudaenv.model.snapshot.Snapshot` those facts describe (:func:`snapshot_of`) and runs the doctor's rules
 (:func:`cudaenv.diagnose.diagnose`) on it, keeping the findings a paste can support (:data:`PASTE_FINDINGS`: a rule
 about something the paste does not show would judge an absence, not the machine). Pure: text in, records out.
 
@@ -15,9 +15,9 @@ Machine context for an error (this machine, not the paste's) is :mod:`cudaenv.pa
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.parse._lines import as_text, lines
-from cudaenv.version import compare_versions, major_minor
+from cudaenv.core.version import compare_versions, major_minor
 
 PLATFORMS = ("linux", "windows", "wsl2", "macos")
 # The doctor's findings whose every input a paste can show (driver, GPUs, torch build, nvcc): the others would
@@ -119,7 +119,7 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     from cudaenv.parse.collect_env import parse_collect_env
     from cudaenv.parse.device_query import parse_device_query
     from cudaenv.parse.proc import parse_proc_driver_version
-    from cudaenv.snapshot import Gpu
+    from cudaenv.model.snapshot import Gpu
 
     body = as_text(text)
     sources: List[str] = []
@@ -200,7 +200,7 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
 
 def snapshot_of(facts: PastedFacts):
     """The partial Snapshot the pasted facts describe (what the paste does not show is absent)."""
-    from cudaenv.snapshot import ActiveToolkit, Driver, Gpu, Platform, Snapshot, Torch
+    from cudaenv.model.snapshot import ActiveToolkit, Driver, Gpu, Platform, Snapshot, Torch
 
     f = facts
     system = {"windows": "windows", "macos": "darwin"}.get(f.platform or "", "linux")

@@ -25,7 +25,7 @@ import re
 from typing import Any, FrozenSet, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.pasted.nvcc_context import NvccContext
-from cudaenv.snapshot import Note, Snapshot
+from cudaenv.model.snapshot import Note, Snapshot
 
 DEVICE_IDS = frozenset({"invalid-device-ordinal", "checkpoint-device-missing", "checkpoint-needs-cuda",
                         "tensors-on-different-devices", "torch-cuda-unavailable"})
@@ -186,7 +186,7 @@ def context_of(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (), 
 
 
 def _gpu(g) -> Gpu:
-    from cudaenv.version import sm_name
+    from cudaenv.core.version import sm_name
 
     cc = g.compute_capability or None
     return Gpu(g.index, g.name, g.pci_bus_id, cc, sm_name(cc) if cc else None, g.memory_used_mib, g.memory_total_mib)

@@ -1,6 +1,6 @@
 """``nvcc fatal : Unsupported gpu architecture 'compute_89'`` against this machine's toolkits (pure).
 
-Which toolkits here compile for that architecture (:func:`cudaenv.explain_checks.nvcc_compiles_for`: the first CUDA
+Which toolkits here compile for that architecture (:func:`cudaenv.explain.checks.nvcc_compiles_for`: the first CUDA
 that knows it, ``data/cuda_arch.json``, and the oldest one each CUDA still builds for, ``data/toolkit_install.json``)
 and which toolkit each way of picking nvcc gives:
 
@@ -18,7 +18,7 @@ or, when those compile for it too, one of another environment (a conda env, ``su
 
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from cudaenv.snapshot import Snapshot
+from cudaenv.model.snapshot import Snapshot
 
 MAX_LISTED = 8  # toolkits named
 
@@ -58,8 +58,8 @@ def nvcc_context(s: Snapshot, arch: Optional[str]) -> Optional[NvccContext]:
     """The ``nvcc`` kind of :mod:`cudaenv.pasted.context`, from the toolkit part of a Snapshot (None when ``arch`` is
     no architecture cudaenv's tables know)."""
     from cudaenv.diagnose import _common as c
-    from cudaenv.explain_checks import first_cuda_for, nvcc_compiles_for
-    from cudaenv.version import cc_tuple, split_arch
+    from cudaenv.explain.checks import first_cuda_for, nvcc_compiles_for
+    from cudaenv.core.version import cc_tuple, split_arch
 
     cc = cc_tuple(arch) if arch and split_arch(arch) else None
     first = first_cuda_for(cc) if cc else None

@@ -10,7 +10,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
 from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO as INFO, DPKG_STATUS as STATUS  # noqa: F401  (the paths' one home)
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 
 STATUS_LIMIT = 1024 * 1024 * 1024  # bytes of status streamed (a real one is a few MB)
 LIST_LIMIT = 64 * 1024 * 1024

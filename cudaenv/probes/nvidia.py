@@ -13,7 +13,7 @@ is the failure ``crashed``, with the signal named.
 
 import signal as _signal
 import sys
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.parse._lines import excerpt
@@ -33,7 +33,7 @@ from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
 from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_proc_status, parse_sys_module_version
 from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WINDOWS_SMI, WSL_SMI, find_nvidia_smi  # noqa: F401 (re-exported)
 from cudaenv.probes.platform import driver_library_dirs
-from cudaenv.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
+from cudaenv.model.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
 
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",
@@ -57,7 +57,7 @@ def _failure_patterns():
     """The failure rows of data/error_patterns.json, compiled once."""
     global _PATTERNS
     if _PATTERNS is None:
-        from cudaenv.resources import load_table
+        from cudaenv.core.resources import load_table
 
         _PATTERNS = failure_patterns(load_table("error_patterns")["rows"])
     return _PATTERNS
@@ -90,7 +90,7 @@ def crash_message(run, sig: str) -> str:
 def find_nvml_library(host) -> Optional[str]:
     """The NVML library to load: ``CUDAENV_NVML_LIBRARY``, else the first of the driver's library folders (the
     platform probe's, WSL 2's first) that holds it, inside the root."""
-    from cudaenv import config
+    from cudaenv.core import config
 
     override = config.value(host.env, "CUDAENV_NVML_LIBRARY")
     if override:
@@ -112,7 +112,7 @@ def find_nvml_library(host) -> Optional[str]:
 
 def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     """Ask every driver source once (NVML and nvidia-smi concurrently), then merge what they said."""
-    from cudaenv._jobs import Job  # plain threads: concurrent.futures costs more to import than this takes
+    from cudaenv.core.jobs import Job  # plain threads: concurrent.futures costs more to import than this takes
 
     smi = find_nvidia_smi(host)
     lib = find_nvml_library(host)
@@ -300,7 +300,7 @@ def _merge_gpus(smi_gpus: Sequence[Gpu], nvml_gpus: Sequence[Gpu]) -> Tuple[Gpu,
         if other is None:
             merged.append(g)
             continue
-        from cudaenv.snapshot import replace
+        from cudaenv.model.snapshot import replace
 
         merged.append(
             replace(
@@ -327,7 +327,7 @@ def _driver(host, nvml, smi: _SmiState, module, kmod_version, smi_path, lib, pla
         version, source = module.version, "proc"
     elif kmod_version:
         version, source = kmod_version, "sys"
-    from cudaenv import config
+    from cudaenv.core import config
 
     override = config.value(host.env, "CUDAENV_DRIVER_VERSION")
     if override:
@@ -354,7 +354,7 @@ def _driver(host, nvml, smi: _SmiState, module, kmod_version, smi_path, lib, pla
 def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu], platform=None) -> Tuple[GpuProcess, ...]:
     """Each process with its GPU index, owner and state. In a container of its own PID namespace nvidia-smi
     lists host pids: one this /proc does not have is ``elsewhere`` (another container's job), never ``gone``."""
-    from cudaenv.snapshot import replace
+    from cudaenv.model.snapshot import replace
 
     index_of = {g.uuid: g.index for g in gpus if g.uuid}
     check = host.system == "linux" and host.is_dir("/proc")

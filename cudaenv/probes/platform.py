@@ -23,7 +23,7 @@ from cudaenv.parse.proc import (
     tegra_soc,
 )
 from cudaenv.probes.ldconf import ld_conf_dirs
-from cudaenv.snapshot import Jetson, Note, Platform
+from cudaenv.model.snapshot import Jetson, Note, Platform
 
 AMD_VENDOR = "0x1002"
 # /proc/sys files refuse a 4 MiB read (ENOMEM, seen on a 6.18 kernel): read kernel files in small pieces.
@@ -123,7 +123,7 @@ def _jetson(host, machine: Optional[str]) -> Optional[Jetson]:
     if not signals:
         return None
     from cudaenv.parse.proc import jetpack_for_l4t
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     try:
         rows = load_table("jetson")["rows"]

@@ -7,10 +7,10 @@ Interpreters are host programs: real paths on this machine, run with ``host.run`
 import ntpath
 import os
 import posixpath
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from typing import List, Optional, Tuple
 
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 
 SOURCES = ("--python", "VIRTUAL_ENV", "CONDA_PREFIX", "PATH")
 
@@ -83,7 +83,7 @@ def find_interpreter(host, explicit: Optional[str] = None, notes: Optional[List]
         if found is not None:
             return Interpreter(found, variable)
         if notes is not None:
-            from cudaenv.snapshot import Note
+            from cudaenv.model.snapshot import Note
 
             notes.append(Note("python", "%s=%s has no interpreter at %s" % (variable, prefix, candidates[0])))
     for name in ("python3", "python"):

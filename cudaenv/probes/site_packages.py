@@ -71,7 +71,7 @@ def probe_site_packages(host, python: str, timeout: Optional[float] = None) -> T
 
 def env_site_packages(host) -> Tuple[str, ...]:
     """site-packages of the active venv (VIRTUAL_ENV) and conda env (CONDA_PREFIX), found without running Python."""
-    from cudaenv.probes.toolkit_folder import _clean_env_path, _is_absolute
+    from cudaenv.probes.toolkits.folder import _clean_env_path, _is_absolute
 
     out: List[str] = []
     for name in ("VIRTUAL_ENV", "CONDA_PREFIX"):

@@ -11,8 +11,8 @@ import json
 from typing import Any, Dict, List, Optional
 
 from cudaenv.probes.site_packages import site_packages_from
-from cudaenv.snapshot import Note, Torch, TorchDevice, replace
-from cudaenv.version import cudnn_from_int
+from cudaenv.model.snapshot import Note, Torch, TorchDevice, replace
+from cudaenv.core.version import cudnn_from_int
 
 MARKER = "CUDAENV_TORCH_PROBE "
 DYNAMIC_TIMEOUT_FLOOR = 60.0
@@ -27,7 +27,7 @@ def child_script() -> str:
 
 
 def dynamic_timeout(host) -> float:
-    from cudaenv import config
+    from cudaenv.core import config
 
     return config.value(host.env, "CUDAENV_TORCH_TIMEOUT") or max(host.timeout, DYNAMIC_TIMEOUT_FLOOR)
 

@@ -8,7 +8,7 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from typing import Sequence
 
 from cudaenv.parse.visible_devices import parse_visible_devices
-from cudaenv.snapshot import Gpu, VisibleDevices
+from cudaenv.model.snapshot import Gpu, VisibleDevices
 
 
 def probe_visibility(host, gpus: Sequence[Gpu]) -> VisibleDevices:

@@ -12,7 +12,7 @@ from cudaenv.facts import cuda_arch
 from cudaenv.recommend.judge import best_fitting, evaluate, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate
 from cudaenv.recommend.view import Facts, Machine
-from cudaenv.version import compare_pep440, pep440_key
+from cudaenv.core.version import compare_pep440, pep440_key
 
 
 def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Sequence[Candidate], chosen: Optional[Candidate],

@@ -10,8 +10,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from cudaenv import config
-from cudaenv.errors import UserError
+from cudaenv.core import config
+from cudaenv.core.errors import UserError
 from cudaenv.recommend.fix_plan import FIXABLE
 
 PIP_RETRIES = 1
@@ -59,7 +59,7 @@ def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, star
     """Install ``rec`` into the probed interpreter and probe again; never raises for a failed install.
 
     ``started(argv, timeout)`` is called just before the install runs (the command says what runs)."""
-    from cudaenv.collect import collect_snapshot
+    from cudaenv.probes.collect import collect_snapshot
     from cudaenv.diagnose import diagnose
 
     python = before.torch.python

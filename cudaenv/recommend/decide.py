@@ -25,7 +25,7 @@ from cudaenv.recommend.jetson import decide_jetson
 from cudaenv.recommend.judge import best_fitting, evaluate, judge_variant, kind_wanted, latest_known, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate, Recommendation, Request
 from cudaenv.recommend.view import Facts, Machine, machine_of
-from cudaenv.version import compare_pep440, pep440_release
+from cudaenv.core.version import compare_pep440, pep440_release
 
 
 def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:

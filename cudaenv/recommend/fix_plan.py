@@ -8,7 +8,7 @@ would get) and returns a :class:`FixPlan`.
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple
 
-from cudaenv._record import replace
+from cudaenv.model.record import replace
 from cudaenv.facts import driver_install
 from cudaenv.recommend.decide import decide
 

@@ -9,7 +9,7 @@ from cudaenv.recommend.view import Facts
 
 def decide_jetson(req: Request, facts: Facts) -> Recommendation:
     """A Jetson board: NVIDIA's wheels for its JetPack release; never PyTorch's aarch64 index, never a driver upgrade."""
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     table = facts.t("jetson_torch") or load_table("jetson_torch")
     where = "L4T %s%s" % (req.jetson, ", JetPack %s" % req.jetpack if req.jetpack else "")

@@ -2,8 +2,8 @@
 
 from typing import Optional, Tuple
 
-from cudaenv._record import Record
-from cudaenv.config import TORCH_INDEX
+from cudaenv.model.record import Record
+from cudaenv.core.config import TORCH_INDEX
 
 
 class Request(Record):

@@ -2,7 +2,7 @@
 
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from cudaenv.config import TORCH_INDEX
+from cudaenv.core.config import TORCH_INDEX
 from cudaenv.facts import drivers as drv
 from cudaenv.recommend.records import Request
 

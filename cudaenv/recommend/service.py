@@ -2,16 +2,16 @@
 
 ``recommend_for(env, host, options)`` is `cudaenv torch recommend` without the printing; ``refresh_cache(env,
 base, timeout)`` is `cudaenv torch refresh`; `cudaenv fix` calls :func:`load_index_data` and
-:func:`request_for`. Every misuse is a :class:`~cudaenv.errors.UserError` (exit 2).
+:func:`request_for`. Every misuse is a :class:`~cudaenv.core.errors.UserError` (exit 2).
 """
 
 from dataclasses import dataclass, field
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
-from cudaenv._record import Record
-from cudaenv import config
-from cudaenv.errors import UserError
-from cudaenv.version import cc_tuple, compare_pep440, parse_driver_version, parse_python_version
+from cudaenv.model.record import Record
+from cudaenv.core import config
+from cudaenv.core.errors import UserError
+from cudaenv.core.version import cc_tuple, compare_pep440, parse_driver_version, parse_python_version
 
 
 class Options(Record):
@@ -132,8 +132,8 @@ def request_for(options: Options, env: Mapping[str, str], host: Any, snapshot: A
 
 def recommend_for(env: Mapping[str, str], make_host: Any, options: Options) -> Any:
     """Probe (static torch pass only), fold in the cache and decide: the Recommendation with the notes."""
-    from cudaenv._record import replace
-    from cudaenv.collect import collect_snapshot
+    from cudaenv.model.record import replace
+    from cudaenv.probes.collect import collect_snapshot
     from cudaenv.recommend.decide import decide
 
     interpreter, what_if_python = split_python(options.python)
@@ -150,7 +150,7 @@ def recommend_for(env: Mapping[str, str], make_host: Any, options: Options) -> A
 
 
 def dataclasses_replace(record: Any, **changes: Any) -> Any:
-    from cudaenv._record import replace
+    from cudaenv.model.record import replace
 
     return replace(record, **changes)
 

@@ -10,7 +10,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.recommend.records import Request
-from cudaenv.version import pep440_key
+from cudaenv.core.version import pep440_key
 
 
 @dataclass
@@ -77,7 +77,7 @@ class Facts:
                 "the arch list of torch %s %s is not in the bundled table; assumed like %s (torch %s)" % (version, variant, row["variant"], row["to"]))
 
     def arch_rows(self, m: Machine) -> List[Any]:
-        from cudaenv.resources import load_table
+        from cudaenv.core.resources import load_table
 
         table = self.t(tf.ARCH) or load_table(tf.ARCH)
         return [r for r in table["rows"] if r["platform"] == m.platform]

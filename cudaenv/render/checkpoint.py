@@ -2,7 +2,7 @@
 prefixes, the weights_only verdict with security warnings, inconsistencies, and what to do on this machine.
 
 Everything that came from the file (keys, global names, device strings, markers) and the path pass through
-:func:`cudaenv.text.printable`; lines wrap through :func:`cudaenv.render.text.wrap`.
+:func:`cudaenv.core.text.printable`; lines wrap through :func:`cudaenv.render.text.wrap`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
 
 from cudaenv.checkpoint.report import CheckpointReport, FixReport
 from cudaenv.render.text import WIDTH, wrap, wrap_advice
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 FORMAT_NAMES = {
     "torch-zip": "torch zip checkpoint (torch.save)",

@@ -2,14 +2,14 @@
 
 Everything that came from the paste or the probe (the matched text, the values filled into the explanation,
 details and advice, an assertion's text, the probe's context lines) passes through
-:func:`cudaenv.text.printable`. Lines fit ``width`` (80, or a narrower ``COLUMNS``).
+:func:`cudaenv.core.text.printable`. Lines fit ``width`` (80, or a narrower ``COLUMNS``).
 """
 
 from typing import List, Optional, Sequence
 
 from cudaenv.explain import MAX_TEXT, ErrorMatch, ProbeContext
 from cudaenv.render.text import WIDTH, fit, wrap, wrap_advice
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 UNKNOWN_ADVICE = (
     "Paste the whole error: from 'Traceback (most recent call last)' down to the last line, plus any "

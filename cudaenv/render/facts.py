@@ -3,7 +3,7 @@
 from typing import List, Optional
 
 from cudaenv.render.text import WIDTH, wrap
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 KEY = 18  # width of the key column, indent included
 

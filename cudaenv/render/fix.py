@@ -2,7 +2,7 @@
 
 from typing import Any, List, Sequence
 
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 
 def render_findings(findings: Sequence[Any]) -> str:

@@ -2,7 +2,7 @@
 (80 columns: groups, the first nodes of each list; ``all_nodes`` lists every node), as Markdown, and as one
 self-contained HTML file (inline CSS and a small inline script: no network, no external scripts or fonts).
 
-Every value in a summary came from a report file, untrusted: text goes through :func:`cudaenv.text.printable`,
+Every value in a summary came from a report file, untrusted: text goes through :func:`cudaenv.core.text.printable`,
 Markdown through the md_* helpers of :mod:`cudaenv.render.text`, HTML through ``html.escape``.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import List
 
 from cudaenv.render.text import WIDTH, fit, md_code, md_inline, md_text, paint, wrap
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 LABELS = {"driver": "driver", "driver_cuda": "driver CUDA", "gpus": "GPUs", "toolkits": "toolkits",
           "torch": "torch", "cudnn": "cuDNN"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import List
 
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 
 def render_install(report) -> List[str]:

@@ -1,15 +1,15 @@
 """`cudaenv check-installer` as text: the verdict, what the header declares, each check, the problems and what to do.
 
 Every string that came from the file (its label, the makeself version, a web page's title inside a problem) and
-the path the user gave pass through :func:`cudaenv.text.printable`. Lines fit ``width`` (80, or a narrower
+the path the user gave pass through :func:`cudaenv.core.text.printable`. Lines fit ``width`` (80, or a narrower
 ``COLUMNS``): long ones wrap between words only, so a command or a path in the advice is never cut in two.
 """
 
 from typing import List
 
-from cudaenv.installer_check import InstallerReport, mb
+from cudaenv.toolkit.installer_check import InstallerReport, mb
 from cudaenv.render.text import WIDTH, wrap, wrap_advice
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 HEADLINE = {"ok": "OK, an intact installer", "bad": "BAD", "unverified": "NOT VERIFIED: no checksum to compare with"}
 

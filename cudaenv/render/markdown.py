@@ -10,7 +10,7 @@ from cudaenv.render.text import backtick_run
 from cudaenv.render.text import md_code as _code
 from cudaenv.render.text import md_inline as _inline
 from cudaenv.render.text import md_text as _t
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 
 def _cell(text) -> str:

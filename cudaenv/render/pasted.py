@@ -1,13 +1,13 @@
 """`cudaenv explain` as text, the paste's side: the facts read from pasted tool outputs, the doctor's findings on
 them, and what this machine says about the error (:mod:`cudaenv.pasted`, :mod:`cudaenv.pasted.context`).
 
-Every value came from outside (the paste, this machine's tools): each passes through :func:`cudaenv.text.printable`.
+Every value came from outside (the paste, this machine's tools): each passes through :func:`cudaenv.core.text.printable`.
 """
 
 from typing import List, Optional, Sequence
 
 from cudaenv.render.text import WIDTH, wrap, wrap_command
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 
 def _gpu(g) -> str:

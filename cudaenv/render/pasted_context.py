@@ -2,7 +2,7 @@
 data :func:`cudaenv.pasted.context.machine_context` gathers: the GPUs CUDA numbers here, the ``torch.load`` line that
 works here, this GPU against the user's torch build, the processes holding GPU memory, and this machine's toolkits
 against the architecture nvcc refused. Unescaped, as :func:`cudaenv.render.explain.context_lines`: the command passes
-them through :func:`cudaenv.text.printable` where it shows them.
+them through :func:`cudaenv.core.text.printable` where it shows them.
 """
 
 from typing import List, Optional, Sequence, Tuple
@@ -113,7 +113,7 @@ def _memory(ctx: MachineContext) -> List[str]:
 
 # ------------------------------------------------------------------ nvcc refused an architecture
 def _label(tk: NvccToolkit) -> str:
-    from cudaenv.version import major_minor
+    from cudaenv.core.version import major_minor
 
     return "CUDA %s (%s)" % (major_minor(tk.version) or tk.version, tk.path) if tk.version else \
         "a toolkit of unknown version (%s)" % tk.path

@@ -5,7 +5,7 @@ from typing import List, Sequence
 
 from cudaenv.render.text import WIDTH, wrap, wrap_command
 from cudaenv.shells.posix import quote_exact
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 from cudaenv.toolkit.uninstall.records import Plan
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE
 from cudaenv.toolkit.uninstall.residue import Residue

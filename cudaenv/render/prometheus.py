@@ -4,7 +4,7 @@ appears atomically, as the collector asks).
 
 Every family has its ``# HELP`` and ``# TYPE`` lines and is written once, its samples together; every metric is a
 gauge (the state when the doctor ran). Label values are strings from outside (a GPU name, a path): escaped for the
-terminal first (:func:`cudaenv.text.printable`: no control characters at all), then as the format asks (backslash,
+terminal first (:func:`cudaenv.core.text.printable`: no control characters at all), then as the format asks (backslash,
 double quote, newline)::
 
     # HELP cudaenv_finding A finding of the doctor on this node (1 per finding id).
@@ -19,14 +19,14 @@ import time
 from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.model.schema import SCHEMA_VERSION
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 SEVERITIES = ("error", "warning", "info")
 
 
 def label_value(value: object) -> str:
     """A label value as the exposition format writes it between double quotes: a newline as ``\\n`` (the format's
-    own escape), every other control character as :func:`cudaenv.text.printable` shows it, then backslashes and
+    own escape), every other control character as :func:`cudaenv.core.text.printable` shows it, then backslashes and
     double quotes escaped (so printable's ``\\x1b`` reads back as those four characters)."""
     text = "\n".join(printable(part) for part in str("" if value is None else value).split("\n"))
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

@@ -2,7 +2,7 @@
 
 from typing import Any, List
 
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 
 def render_text(rec: Any, width: int = 80) -> str:

@@ -6,7 +6,7 @@ Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 colum
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.render.text import paint as _paint, shell_words, wrap as _wrap, wrap_command as fix_lines
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 __all__ = ["render_report", "fix_lines", "shell_words"]  # fix_lines, shell_words: kept importable from here
 

@@ -4,15 +4,15 @@
 
 from __future__ import annotations
 
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 from cudaenv.toolkit.select import unique_toolkits
-from cudaenv.version import version_key
+from cudaenv.core.version import version_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only
     from typing import Optional, Sequence
 
-    from cudaenv.snapshot import Toolkit
+    from cudaenv.model.snapshot import Toolkit
 
 
 def render_installed(toolkits: Sequence[Toolkit], system: str = "linux") -> str:

@@ -289,7 +289,7 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
     paste as they are, like :func:`wrap_command`'s: never broken inside a quoted span (``"..."``, ``'...'``, a
     backticked command) or a word (a path, a URL, ``--flag=value``); the command the item gives
     (:func:`advice_command`) starts a line of its own when it does not fit on the current one, and one longer than a
-    line continues with `` \`` between shell words. ``text`` is already escaped (:func:`cudaenv.text.printable`)."""
+    line continues with `` \`` between shell words. ``text`` is already escaped (:func:`cudaenv.core.text.printable`)."""
     start, end, sure = advice_command(text)
     cmd = text[start:end]
     room = width - len(rest)
@@ -333,10 +333,10 @@ def backtick_run(text: str) -> int:
 
 def md_text(text: object) -> str:
     """A string from outside (a GPU name, a distro, a version) as Markdown text that shows as written: escaped for
-    the terminal (:func:`cudaenv.text.printable`), on one line, and backslash-escaped where Markdown or HTML would act
+    the terminal (:func:`cudaenv.core.text.printable`), on one line, and backslash-escaped where Markdown or HTML would act
     on it: ``` ` * | < > ``` always, ``_`` at a word's edge (``sm_90`` stays as is), ``]`` before ``( [ :`` (a link),
     ``~~``, and a backslash before punctuation (``\\x1b`` from printable stays as is)."""
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     s = printable(str(text).replace("\n", " "))
     out = []
@@ -355,7 +355,7 @@ def md_text(text: object) -> str:
 def md_code(text: object) -> str:
     """A string from outside (a path, a value) as one Markdown code span that holds it whatever it contains: the
     fence is one backtick longer than any run inside it; ``|`` is escaped (GFM reads it as a cell border even there)."""
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     s = printable(str(text).replace("\n", " "))
     fence = "`" * (backtick_run(s) + 1)
@@ -366,7 +366,7 @@ def md_code(text: object) -> str:
 def md_inline(text: object) -> str:
     """Text cudaenv composed around outside values (a finding's title or detail, which may use `code` itself):
     escaped for the terminal, on one line, HTML made inert (``<`` and ``>`` as entities) and ``|`` escaped."""
-    from cudaenv.text import printable
+    from cudaenv.core.text import printable
 
     s = printable(str(text).replace("\n", " "))
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")

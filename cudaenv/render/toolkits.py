@@ -7,7 +7,7 @@ if TYPE_CHECKING:  # off `cudaenv list`'s import path (typing imports re)
     from typing import Any, Dict, List, Sequence
 
 from cudaenv.render.text import WIDTH, fit, wrap
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 
 ACTIVE = "*"
 LINK = "->"
@@ -93,7 +93,7 @@ def _legend(state, width: int) -> List[str]:
 def _numbering_legend(toolkits, width: int) -> List[str]:
     """Where one major.minor has a release number (13.0.2) and an nvcc number (13.0.88): which one `use X.Y` picks."""
     from cudaenv.toolkit.select import newest_toolkits, numbering
-    from cudaenv.version import version_key
+    from cudaenv.core.version import version_key
 
     out: List[str] = []
     groups: Dict[tuple, list] = {}

@@ -7,8 +7,8 @@ import json
 from typing import Any, List, Optional
 
 from cudaenv.render.text import paint, wrap, wrap_advice, wrap_command
-from cudaenv.text import printable
-from cudaenv.version import sm_name
+from cudaenv.core.text import printable
+from cudaenv.core.version import sm_name
 
 WIDTH = 80
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv._lazy import LazyPattern
+from cudaenv.core.lazy import LazyPattern
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing (and re) stay off the fast path
@@ -128,7 +128,7 @@ def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str, p
     ``cudaenv use 13.0 | source`` must still get fish code. Only fish overrides ``$SHELL`` this way: a bash or zsh
     parent is also what ``$(...)`` in a script looks like, where ``$SHELL`` is the better guess.
     """
-    from cudaenv import config
+    from cudaenv.core import config
 
     for candidate in (explicit, config.value(env, "CUDAENV_SHELL")):
         if candidate:

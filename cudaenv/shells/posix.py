@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from cudaenv.shells import Shell
-from cudaenv.text import shell_quote
+from cudaenv.core.text import shell_quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv._lazy import LazyModule
+from cudaenv.core.lazy import LazyModule
 from cudaenv.shells import Shell
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed

@@ -11,9 +11,9 @@ from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.probes.dpkg import read_alternative
 from cudaenv.shells.posix import quote_exact
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, sudo_prefix
-from cudaenv.version import version_key
+from cudaenv.core.version import version_key
 
 LINK = "/usr/local/cuda"
 ALTDIR = "/etc/alternatives"
@@ -92,7 +92,7 @@ def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldcon
 
 def _priority(version: Optional[str]) -> int:
     """The update-alternatives priority of a toolkit, as NVIDIA's packages give it: 12.4 -> 124, 11.8 -> 118 (10 when
-    the version is unknown). Read by :func:`cudaenv.version.version_key`, the one reader of a version."""
+    the version is unknown). Read by :func:`cudaenv.core.version.version_key`, the one reader of a version."""
     key = version_key(version)
     return key[0] * 10 + (key[1] if len(key) > 1 else 0) if key else 10
 

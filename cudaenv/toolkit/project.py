@@ -17,7 +17,7 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
 
     Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this machine.
     """
-    from cudaenv.snapshot import replace
+    from cudaenv.model.snapshot import replace
 
     from cudaenv.probes.site_packages import env_site_packages
     from cudaenv.probes.toolkits import probe_toolkits
@@ -110,7 +110,7 @@ def write_version_file(directory: str, spec: str) -> str:
 def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
     """The standalone bash script for ``--write``: the toolkit and the known toolkit folders filled in, quoted."""
     from cudaenv import __version__
-    from cudaenv.resources import read_shell_template
+    from cudaenv.core.resources import read_shell_template
     from cudaenv.shells.posix import Bash
     from cudaenv.toolkit.switch import _Paths, _lib_entry, is_dedicated
 
@@ -139,7 +139,7 @@ def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
 def write_switch_script(path: str, toolkit, toolkits, link: Optional[str], env) -> None:
     """``--write FILE``: :func:`render_switch_script` written to ``path`` atomically, executable as a new script is
     (``0777 & ~umask``, and always by its owner; ``OSError`` when it cannot be written)."""
-    from cudaenv._fs import atomic_write_text, usual_mode
+    from cudaenv.core.fs import atomic_write_text, usual_mode
 
     atomic_write_text(path, render_switch_script(toolkit, toolkits, link, env), mode=usual_mode(executable=True) | 0o700,
                       errors="surrogateescape")

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv._lazy import LazyModule
-from cudaenv.version import is_version, version_key
+from cudaenv.core.lazy import LazyModule
+from cudaenv.core.version import is_version, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only
 
@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only
     from typing import Callable, List, Optional, Sequence
 
-    from cudaenv.snapshot import Toolkit
+    from cudaenv.model.snapshot import Toolkit
 
 NEWEST = "newest"
 UNIQUE = "unique"

@@ -1,6 +1,6 @@
 """Which toolkit `cudaenv use` means, and the environment change that switches a shell to it.
 
-Everything here is pure: it takes the toolkits found (:class:`cudaenv.snapshot.Toolkit`), the shell's
+Everything here is pure: it takes the toolkits found (:class:`cudaenv.model.snapshot.Toolkit`), the shell's
 environment mapping and the platform, and returns an :class:`EnvChange` (variable -> value, or None to
 unset). The shell classes in :mod:`cudaenv.shells` only write that change with their own quoting.
 
@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv._lazy import LazyModule
-from cudaenv._record import Record, replace
-from cudaenv.snapshot import Toolkit
+from cudaenv.core.lazy import LazyModule
+from cudaenv.model.record import Record, replace
+from cudaenv.model.snapshot import Toolkit
 from cudaenv.toolkit.select import SelectError, looks_like_path, norm_path, select_toolkit, unique_toolkits  # noqa: F401  (looks_like_path re-exported)
-from cudaenv.version import is_version, version_key
-from cudaenv.text import printable
+from cudaenv.core.version import is_version, version_key
+from cudaenv.core.text import printable
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 

@@ -5,7 +5,7 @@
 
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from cudaenv._record import Record, factory
+from cudaenv.model.record import Record, factory
 
 
 class Check(Record):
@@ -162,5 +162,5 @@ class VerifyReport(Record):
     ok: bool
     devices: Optional[DevicesReport] = None
     distributed: Optional[DistributedReport] = None
-    toolkit: Optional[Any] = None  # cudaenv.toolkit_check.ToolkitReport
+    toolkit: Optional[Any] = None  # cudaenv.verify.toolkit_check.ToolkitReport
 

@@ -7,7 +7,7 @@ import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv._child import source as child_source  # the one child-script loader
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.host import CommandResult, Host, read_regular, scratch_dir
 from cudaenv.verify.child import (
     DEFAULT_DEVICE_TIMEOUT,
@@ -34,7 +34,7 @@ def machine_problem(host: Host, python: str, symptom: Optional[Problem] = None) 
     """Why no GPU can run anything on this machine, in the doctor's own words: its first environment or driver
     finding (container-no-gpu, no-driver, driver-not-loaded, ...), else "no GPU" when no driver answers and
     there is no /dev/nvidia* device; None when the machine has a usable GPU (then torch is to blame)."""
-    from cudaenv.collect import collect_snapshot
+    from cudaenv.probes.collect import collect_snapshot
     from cudaenv.diagnose import diagnose
 
     snapshot = collect_snapshot(host, python=python, quick=True)
@@ -176,7 +176,7 @@ class Request(Record):
 
 def run_verify(host: Host, args: Request) -> VerifyReport:
     """Every check ``args`` asks for (the devices by default), each section in the report; ``ok`` when all passed.
-    A :class:`cudaenv.errors.UserError` when there is no interpreter or an ``--arch`` / ``--nvcc`` is wrong."""
+    A :class:`cudaenv.core.errors.UserError` when there is no interpreter or an ``--arch`` / ``--nvcc`` is wrong."""
     devices_mode = bool(args.cpu or args.device) or not (args.distributed or args.toolkit)
     python = _interpreter(host, args.python) if (devices_mode or args.distributed) else None
     hardware = None if not args.cpu else ((), ())
@@ -201,7 +201,7 @@ def run_verify(host: Host, args: Request) -> VerifyReport:
 
 
 def _interpreter(host, explicit: Optional[str]) -> str:
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
     from cudaenv.probes.python import find_interpreter
 
     found = find_interpreter(host, explicit)
@@ -236,8 +236,8 @@ def _distributed(host, python: str, args, hardware):
 
 
 def _toolkit(host, args, hardware):
-    from cudaenv.errors import UserError
-    from cudaenv.toolkit_check import arch_from_capability, check_toolkit
+    from cudaenv.core.errors import UserError
+    from cudaenv.verify.toolkit_check import arch_from_capability, check_toolkit
 
     for cap in args.arch:
         if arch_from_capability(cap) is None:

@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cudaenv.checkpoint.advice import _cuda_index
-from cudaenv.resources import load_table, parse_lines_table
-from cudaenv.text import shell_quote
+from cudaenv.core.resources import load_table, parse_lines_table
+from cudaenv.core.text import shell_quote
 
 SAMPLE = """\
 # comment

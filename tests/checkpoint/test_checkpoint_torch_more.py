@@ -27,7 +27,7 @@ from cudaenv.checkpoint.container import open_container  # noqa: E402
 from cudaenv.checkpoint.fix import Options, fix_checkpoint  # noqa: E402
 from cudaenv.checkpoint.graph import MAX_TENSOR_LIST  # noqa: E402
 from cudaenv.checkpoint.report import CheckpointReport  # noqa: E402
-from cudaenv.errors import UserError  # noqa: E402
+from cudaenv.core.errors import UserError  # noqa: E402
 from cudaenv.render.checkpoint import render_fix, render_inspect  # noqa: E402
 
 pytestmark = pytest.mark.torch

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cudaenv.cli.parser import build_parser
-from cudaenv.errors import UserError
-from cudaenv.options import Option, parse_simple
+from cudaenv.core.errors import UserError
+from cudaenv.core.options import Option, parse_simple
 
 OPTIONS = (Option("--off"), Option("--shell", takes_value=True), Option("--timeout", metavar="SECONDS", kind="seconds"))
 

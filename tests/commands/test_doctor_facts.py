@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from builders import TOOLS, recorded
 from cudaenv.render.facts import SECTIONS, render_facts
 from cudaenv.render.json_out import dumps
-from cudaenv.snapshot import (
+from cudaenv.model.snapshot import (
     ActiveToolkit,
     CudaSymlink,
     Cudnn,

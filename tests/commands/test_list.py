@@ -7,7 +7,7 @@ import pytest
 from builders import TOOLS
 from cudaenv.render.toolkits import render_toolkit_table, toolkits_to_json
 from cudaenv.probes.toolkits import ToolkitState
-from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 
 BIN = TOOLS
 

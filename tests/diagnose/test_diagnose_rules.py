@@ -9,8 +9,8 @@ import pytest
 
 from cudaenv.diagnose import Finding, diagnose, exit_code
 from cudaenv.facts.torch import gpu_runs
-from cudaenv.snapshot import VisibleProblem
-from cudaenv.snapshot import (
+from cudaenv.model.snapshot import VisibleProblem
+from cudaenv.model.snapshot import (
     ActiveToolkit,
     CudaSymlink,
     Cudnn,
@@ -551,7 +551,7 @@ def test_visible_devices_invalid_only_for_an_invalid_entry_not_for_the_order_war
     # Two different models with CUDA_VISIBLE_DEVICES=1: the probe notes the order problem, but entry 1 is valid.
     from cudaenv.diagnose import diagnose
     from cudaenv.parse.visible_devices import parse_visible_devices
-    from cudaenv.snapshot import Gpu, Platform, Snapshot
+    from cudaenv.model.snapshot import Gpu, Platform, Snapshot
 
     gpus = (Gpu(index=0, name="NVIDIA TITAN V", compute_capability="7.0"),
             Gpu(index=1, name="NVIDIA RTX 5880 Ada Generation", compute_capability="8.9"))

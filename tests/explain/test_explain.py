@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import RECORDED, TOOLS, recorded
-from cudaenv.explain_checks import PROVIDES
+from cudaenv.explain.checks import PROVIDES
 from cudaenv.explain import classify_all, classify_error, describe, known_ids, probe_context
 from cudaenv.render.explain import context_lines, render_match, render_unknown
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 ERR_FILES = sorted(p.name for p in RECORDED.glob("err-*.txt"))
 

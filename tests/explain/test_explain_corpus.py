@@ -14,8 +14,8 @@ import pytest
 
 from builders import TESTS
 from cudaenv.explain import classify_error, known_ids
-from cudaenv.explain_checks import CHECKS, PROVIDES
-from cudaenv.resources import load_table
+from cudaenv.explain.checks import CHECKS, PROVIDES
+from cudaenv.core.resources import load_table
 
 CORPUS = TESTS / "corpus" / "explain"
 NAME = re.compile(r"^(?P<id>[a-z0-9-]+)--(?P<n>\d+)\.txt$")
@@ -117,7 +117,7 @@ def test_pip_names_the_pythons_of_the_release_from_the_table():
 
 
 def test_pip_reads_the_wanted_torch_release_by_pep440():
-    """explain_checks.torch_wheel reads the wanted version with cudaenv.version's PEP 440 readers (it had its own
+    """explain_checks.torch_wheel reads the wanted version with cudaenv.core.version's PEP 440 readers (it had its own
     regex): a sentence's full stop is no part of the local tag, and only a final release gets the table's facts."""
     from cudaenv.facts.torch import pythons_for
 
@@ -157,7 +157,7 @@ def test_cudnn_versions_in_both_forms():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from cudaenv.explain_checks import key_lists, run_check  # noqa: E402
+from cudaenv.explain.checks import key_lists, run_check  # noqa: E402
 
 _PIECES = st.sampled_from(['Missing key(s) in state_dict: ', 'Unexpected key(s) in state_dict: ', '"module.a"', '"a"',
                            ', ', '\n', '\n\t', 'size mismatch for a: ', '“', '`', 'gzip: stdin: ', 'enough space',

@@ -14,7 +14,7 @@ from cudaenv.explain import rank as R
 from cudaenv.explain import table as T
 from cudaenv.explain.normalize import lines_of, normalize
 from cudaenv.render.explain import context_lines, render_match
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB"
 ASYNC = ("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "

@@ -5,8 +5,8 @@ import pytest
 from cudaenv.facts import cuda_arch, torch as tf
 from cudaenv.recommend.decide import decide
 from cudaenv.recommend.records import Request
-from cudaenv.resources import load_table
-from cudaenv.version import compare_versions, version_key
+from cudaenv.core.resources import load_table
+from cudaenv.core.version import compare_versions, version_key
 
 
 @pytest.mark.parametrize("cc, first", [("10.0", "12.8"), ("10.1", "12.8"), ("10.3", "12.9"), ("11.0", "13.0"),

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cudaenv.facts import drivers
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 TABLE = load_table("cuda_drivers")
 MINIMUM = [r for r in TABLE["rows"] if r["table"] == "minimum"]

@@ -6,7 +6,7 @@ import pytest
 
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 TABLES = ["torch_variants", "torch_arch", "torch_companions", "torch_python"]
 PLATFORMS = ["linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64", "macos-x86_64"]

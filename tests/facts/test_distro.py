@@ -8,7 +8,7 @@ import pytest
 from cudaenv.facts import distro, driver_install
 from cudaenv.parse.proc import parse_id_like, parse_os_release
 from cudaenv.probes.platform import probe_platform
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 from cudaenv.toolkit.install import repos
 
 # (ID, ID_LIKE as read; () where a report has none) -> the base distribution both tables use
@@ -92,7 +92,7 @@ def test_the_doctor_and_cudaenv_fix_give_the_same_driver_steps(distro_id, like, 
     ID_LIKE alike."""
     from cudaenv.diagnose import _common
     from cudaenv.recommend.fix_plan import driver_steps
-    from cudaenv.snapshot import Platform, Snapshot
+    from cudaenv.model.snapshot import Platform, Snapshot
 
     platform = Platform(system="linux", distro_id=distro_id, distro_like=like)
     s = Snapshot(platform=platform)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from builders import TOOLS
 from cudaenv.host import CommandResult, Host, host_from_environment
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 
 
 def test_absolute_link_targets_resolve_inside_the_root(fake_root):

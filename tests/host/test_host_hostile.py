@@ -444,8 +444,8 @@ def test_one_child_script_loader():
 def test_verify_and_toolkit_check_run_children_only_through_host():
     pkg = Path(__import__("cudaenv").__file__).parent
     for rel in ("verify/__init__.py", "verify/records.py", "verify/child.py", "verify/classify.py", "verify/run.py",
-                "toolkit_check.py", "commands/verify.py", "collect.py", "probes/torch.py", "probes/nvidia.py"):
+                "verify/toolkit_check.py", "commands/verify.py", "probes/collect.py", "probes/torch.py", "probes/nvidia.py"):
         text = (pkg / rel).read_text(encoding="utf-8")
         for word in ("import subprocess", "import tempfile", "from subprocess", "from tempfile"):
             assert word not in text, (rel, word)
-    assert "cudaenv.collect" not in (pkg / "probes/nvidia.py").read_text(encoding="utf-8")
+    assert "cudaenv.probes.collect" not in (pkg / "probes/nvidia.py").read_text(encoding="utf-8")

@@ -1,5 +1,5 @@
 """The torch index cache stays the user's own (0600) whatever the umask and whatever mode an older cache had: its
-``index_base`` can be a URL with a token in it (cudaenv._fs would otherwise give a new file 0666 & ~umask)."""
+``index_base`` can be a URL with a token in it (cudaenv.core.fs would otherwise give a new file 0666 & ~umask)."""
 
 import json
 import os

@@ -13,7 +13,7 @@ from cudaenv.index import cache, client
 from cudaenv.index import torch as ti
 from cudaenv.parse import index_pages as pages
 from cudaenv.recommend import recommend
-from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
+from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
 from builders import TOOLS, recorded
 
@@ -432,7 +432,7 @@ def test_timeout_settings_are_checked(cli, tmp_path):
     res = cli("torch", "refresh", env=dict(env, CUDAENV_INDEX_TIMEOUT="soon"))
     assert res.code == 2 and "CUDAENV_INDEX_TIMEOUT=soon is not a number of seconds" in res.err
     from cudaenv.recommend.apply import install_timeout
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
 
     assert install_timeout({}) == 1800.0 and install_timeout({"CUDAENV_INSTALL_TIMEOUT": "60"}) == 60.0
     with pytest.raises(UserError, match="CUDAENV_INSTALL_TIMEOUT must be more than 0"):

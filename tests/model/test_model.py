@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.model import registry
 from cudaenv.model.codec import field_types, to_jsonable
 from cudaenv.model.reports import DoctorReport, Finding, ToolkitList
 from cudaenv.model.schema import SCHEMA_VERSION, SchemaError, check_schema
-from cudaenv.snapshot import Note, Platform, Snapshot, Toolkit
+from cudaenv.model.snapshot import Note, Platform, Snapshot, Toolkit
 from machine import A10G, ARCH_CU121, a10g_535
 
 _text = st.text(max_size=12)
@@ -162,7 +162,7 @@ def test_real_doctor_output_round_trips(machine):
 
 
 def test_the_codec_stays_off_the_use_path():
-    code = "import sys, cudaenv.snapshot, cudaenv.toolkit.switch; print(sorted(m for m in sys.modules if m in ('typing', 'json') or m.startswith('cudaenv.model')))"
+    code = "import sys, cudaenv.model.snapshot, cudaenv.toolkit.switch; print(sorted(m for m in sys.modules if m in ('typing', 'json', 'cudaenv.model.codec', 'cudaenv.model.reports', 'cudaenv.model.records')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip()
     assert out == "[]"
 

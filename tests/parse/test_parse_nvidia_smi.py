@@ -12,7 +12,7 @@ from builders import RECORDED, assert_linear, recorded
 from cudaenv.parse import nvidia_smi as smi
 from cudaenv.parse import nvml
 from cudaenv.parse._lines import excerpt, lines
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 BANNERS = sorted(p.name for p in RECORDED.glob("smi-banner-*.txt"))
 PATTERNS = smi.failure_patterns(load_table("error_patterns")["rows"])

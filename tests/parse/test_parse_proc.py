@@ -10,7 +10,7 @@ from builders import recorded
 from cudaenv.host import Host
 from cudaenv.parse import proc
 from cudaenv.probes import platform as pf
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 
 def aarch64(fake_root, **env):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cudaenv.parse.visible_devices import KINDS, corrected_value, entry_gpu, parse_visible_devices, strtoul
-from cudaenv.snapshot import Gpu
+from cudaenv.model.snapshot import Gpu
 
 FOUR = tuple(Gpu(index=i, name="NVIDIA A100", uuid="GPU-%d000aaaa" % i) for i in range(4))
 

@@ -235,7 +235,7 @@ def test_wanted_kinds_by_error():
 def _snapshot(visible=None):
     from cudaenv.parse.nvidia_smi import parse_apps_csv, parse_query_csv
     from cudaenv.parse.visible_devices import parse_visible_devices
-    from cudaenv.snapshot import Platform, Snapshot, replace
+    from cudaenv.model.snapshot import Platform, Snapshot, replace
 
     gpus = parse_query_csv(recorded("smi-query-2080ti-x4.txt")).gpus
     procs = parse_apps_csv(recorded("smi-apps-2080ti.txt"))
@@ -269,7 +269,7 @@ def test_memory_context_lists_the_holders_biggest_first():
 
 
 def test_no_gpu_here():
-    from cudaenv.snapshot import Platform, Snapshot, ToolStatus
+    from cudaenv.model.snapshot import Platform, Snapshot, ToolStatus
 
     s = Snapshot(platform=Platform(system="linux"), tools=(ToolStatus("nvidia-smi", None, "missing"),))
     lines = context_lines(s, frozenset({"devices", "load"}), (1,))
@@ -280,7 +280,7 @@ def test_no_gpu_here():
 def _toolkits(*specs, env=(), on_path=None, home=None):
     """A Snapshot's toolkit part: ``specs`` are versions under /usr/local/cuda-X.Y; ``on_path`` the one whose nvcc PATH
     finds; ``env`` the CUDA_HOME-style variables."""
-    from cudaenv.snapshot import ActiveToolkit, Platform, Snapshot, Toolkit
+    from cudaenv.model.snapshot import ActiveToolkit, Platform, Snapshot, Toolkit
 
     tks = tuple(Toolkit(version=v, path="/usr/local/cuda-%s" % v[:4].rstrip("."), source="/usr/local/cuda-*",
                         nvcc="/usr/local/cuda-%s/bin/nvcc" % v[:4].rstrip("."), on_path=v == on_path) for v in specs)

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from builders import recorded
 from cudaenv.probes.cudnn import decode_cudnn_version, parse_cudnn_header, probe_cudnn
-from cudaenv.snapshot import Toolkit
+from cudaenv.model.snapshot import Toolkit
 
 WIN_CUDNN_REL = "C/Program Files/NVIDIA/CUDNN"
 

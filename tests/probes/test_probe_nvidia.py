@@ -14,7 +14,7 @@ from builders import FakeRoot, recorded
 from cudaenv.parse import nvidia_smi as nsmi
 from cudaenv.parse import nvml, proc
 from cudaenv.probes import nvidia as nv
-from cudaenv.snapshot import Platform
+from cudaenv.model.snapshot import Platform
 
 
 # ------------------------------------------------------------------------------------------------ parsers

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 from cudaenv.host import Host
 from cudaenv.probes.python import Interpreter, env_interpreter, find_interpreter
 

@@ -247,7 +247,7 @@ def test_dynamic_timeout_setting():
     assert dynamic_timeout(Host(env={}, timeout=5)) == 60
     assert dynamic_timeout(Host(env={}, timeout=90)) == 90
     assert dynamic_timeout(Host(env={"CUDAENV_TORCH_TIMEOUT": "7.5"}, timeout=5)) == 7.5
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
 
     # issue 11: one parsing style for every setting; "soon" used to be ignored here, while CUDAENV_TIMEOUT=soon failed
     with pytest.raises(UserError, match="CUDAENV_TORCH_TIMEOUT=soon is not a number of seconds"):

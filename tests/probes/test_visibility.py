@@ -8,7 +8,7 @@ from builders import recorded
 from cudaenv.parse.nvidia_smi import parse_query_csv as parse_smi_query_csv
 from cudaenv.parse.visible_devices import parse_visible_devices, strtoul
 from cudaenv.probes.visibility import probe_visibility
-from cudaenv.snapshot import Gpu
+from cudaenv.model.snapshot import Gpu
 
 
 FOUR = parse_smi_query_csv(recorded("smi-query-2080ti-x4.txt")).gpus  # four identical RTX 2080 Ti

@@ -1,6 +1,6 @@
 """The documentation: generated reference pages match the code, links resolve, the README stays a front page.
 
-The pages under docs/reference/ that ``cudaenv._docgen`` writes are regenerated here (from the installed
+The pages under docs/reference/ that ``tools/docgen.py`` writes are regenerated here (from the installed
 package, into a temporary folder) and compared with the repository's copies.
 """
 
@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from builders import REPO
-from cudaenv import _docgen
+from builders import docgen
+
+_docgen = docgen()
 
 DOCS = REPO / "docs"
 README = REPO / "README.md"
@@ -33,7 +35,7 @@ def test_generated_reference_page_is_current(name, generated):
     current = page.read_text(encoding="utf-8") if page.is_file() else None
     assert current == fresh, (
         "docs/reference/%s is stale: the code or data/ changed. Regenerate it from the repository root with "
-        "`pip install . && python -m cudaenv._docgen` (writes docs/reference/*.md) and commit the result" % name
+        "`pip install . && python tools/docgen.py` (writes docs/reference/*.md) and commit the result" % name
     )
 
 
@@ -53,7 +55,7 @@ def test_finding_ids_are_read_from_the_rules():
     assert set(findings["visible-devices-invalid"]["severities"]) == {"error", "warning"}  # through a variable
     assert all(f["severities"] and f["modules"] for f in findings.values()), findings
     # every explain row marked as a doctor finding is one the rules really build
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     shared = {r["id"] for r in load_table("error_patterns")["rows"] if r.get("doctor_finding")}
     assert shared and shared <= set(findings), shared - set(findings)

@@ -19,22 +19,22 @@ ORDER = ("infrastructure", "model", "parse", "probes", "facts", "capabilities", 
 # module (or package prefix) -> layer; the longest matching prefix wins.
 LAYERS = {
     "cudaenv": "infrastructure",  # the package itself (__version__)
-    "cudaenv._record": "infrastructure", "cudaenv._lazy": "infrastructure", "cudaenv._fs": "infrastructure",
-    "cudaenv.errors": "infrastructure", "cudaenv.text": "infrastructure", "cudaenv.config": "infrastructure",
-    "cudaenv.options": "infrastructure", "cudaenv.host": "infrastructure", "cudaenv.resources": "infrastructure",
-    "cudaenv.version": "infrastructure",
-    "cudaenv.snapshot": "model", "cudaenv.model": "model",
+    "cudaenv.model.record": "infrastructure", "cudaenv.core.lazy": "infrastructure", "cudaenv.core.fs": "infrastructure",
+    "cudaenv.core.errors": "infrastructure", "cudaenv.core.text": "infrastructure", "cudaenv.core.config": "infrastructure",
+    "cudaenv.core.options": "infrastructure", "cudaenv.host": "infrastructure", "cudaenv.core.resources": "infrastructure",
+    "cudaenv.core.version": "infrastructure",
+    "cudaenv.model.snapshot": "model", "cudaenv.model": "model",
     "cudaenv.parse": "parse",
     "cudaenv.probes": "probes",
     "cudaenv.facts": "facts",
-    "cudaenv.collect": "capabilities", "cudaenv.diagnose": "capabilities", "cudaenv.recommend": "capabilities",
+    "cudaenv.probes.collect": "capabilities", "cudaenv.diagnose": "capabilities", "cudaenv.recommend": "capabilities",
     "cudaenv.index": "capabilities", "cudaenv.toolkit": "capabilities",
-    "cudaenv.verify": "capabilities", "cudaenv.toolkit_check": "capabilities", "cudaenv.explain": "capabilities",
-    "cudaenv.installer_check": "capabilities", "cudaenv.shells": "capabilities", "cudaenv.checkpoint": "capabilities",
+    "cudaenv.verify": "capabilities", "cudaenv.verify.toolkit_check": "capabilities", "cudaenv.explain": "capabilities",
+    "cudaenv.toolkit.installer_check": "capabilities", "cudaenv.shells": "capabilities", "cudaenv.checkpoint": "capabilities",
     "cudaenv.portable": "capabilities", "cudaenv.fleet": "capabilities", "cudaenv.pasted": "capabilities",
-    "cudaenv.explain_checks": "capabilities",
+    "cudaenv.explain.checks": "capabilities",
     "cudaenv.render": "render",
-    "cudaenv.commands": "commands", "cudaenv._docgen": "commands",
+    "cudaenv.commands": "commands",
     "cudaenv.cli": "entry", "cudaenv.__main__": "entry",
 }
 
@@ -42,14 +42,14 @@ LAYERS = {
 APPLY = {
     "cudaenv.host.process": "the one runner: timeouts, bounded capture, process groups",
     "cudaenv.host.files": "scratch_dir: the one private temporary folder for cudaenv's children",
-    "cudaenv._fs": "atomic writes (a temp file beside the target, then rename): the torch index cache, rc files",
+    "cudaenv.core.fs": "atomic writes (a temp file beside the target, then rename): the torch index cache, rc files",
     "cudaenv.toolkit.install.apply": "`cudaenv install`: a staging folder beside the target, renamed into place",
     "cudaenv.toolkit.install.runfile": "`cudaenv install --runfile`: the same staging folder, for the runfile's toolkit",
 }
 
 # (importer, imported) -> why it is still there. Each entry must still be needed (the test fails on a stale one).
 ALLOWED = {
-    ("cudaenv._record", "cudaenv.model.codec"): "Record.to_dict()/from_dict() are the codec's entry points on every record "
+    ("cudaenv.model.record", "cudaenv.model.codec"): "Record.to_dict()/from_dict() are the codec's entry points on every record "
                                                 "(a lazy import inside the methods: never loaded on the use path)",
     ("cudaenv.host.process", "cudaenv.parse._lines"): "a note's excerpt of a command's output uses parse/_lines' excerpt (lazily); "
                                               "the excerpt helper belongs below the Host",
@@ -79,7 +79,7 @@ def imports_of(path, module):
             assert node.level == 0, "%s: a relative import (the house uses absolute ones)" % module
             base = node.module or ""
             out.add(base)
-            for a in node.names:  # from cudaenv import config -> cudaenv.config
+            for a in node.names:  # from cudaenv import config -> cudaenv.core.config
                 out.add(base + "." + a.name)
     return out
 
@@ -163,7 +163,6 @@ LONG_MODULES = {
                             "403 lines since install's on_output (issue 17)",
     "cudaenv._child.torch_probe": "one thing: run as `python -c SOURCE` in the user's interpreter, so one file that "
                                   "imports nothing of cudaenv (the static and the dynamic torch pass)",
-    "cudaenv._docgen": "one thing: the generator of docs/reference/ (one function per page)",
     "cudaenv.parse.nvidia_smi": "one thing: every parser of nvidia-smi's outputs (banner, CSV, -q); grown past 400 by "
                                 "the pasted-outputs helper (issue 14) at the same time as this step",
 }
@@ -307,7 +306,6 @@ def test_the_weights_entries_have_one_home():
 # the modules that walk folders with os.walk: the writers over their own trees (readers use cudaenv.host.tree)
 WALKERS = {
     "cudaenv.toolkit.install.apply": "`cudaenv install` moving the wheels' files of its own staging folder",
-    "cudaenv._docgen": "the docs generator reading cudaenv's own package",
 }
 
 

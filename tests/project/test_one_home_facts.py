@@ -10,7 +10,7 @@ import os
 
 import cudaenv
 from builders import package_sources
-from cudaenv.resources import load_table
+from cudaenv.core.resources import load_table
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 DATA = os.path.join(PACKAGE, "data")
@@ -44,15 +44,15 @@ def test_one_table_says_which_cuda_first_builds_for_a_gpu():
 # ------------------------------------------------------------------ PyTorch's wheel index
 def test_the_torch_index_url_is_written_once():
     """It was written in request.py, index/torch.py, records.py, config.py, service.py and two commands' help."""
-    from cudaenv import config
+    from cudaenv.core import config
     from cudaenv.index.torch import index_base
     from cudaenv.recommend.records import Request
     from cudaenv.recommend.request import request_from_snapshot
-    from cudaenv.snapshot import Platform, Snapshot
+    from cudaenv.model.snapshot import Platform, Snapshot
 
     host = config.TORCH_INDEX.split("//", 1)[1].split("/", 1)[0]
     found = [path for path, text in package_sources() for _ in range(text.count(host))]
-    assert found == ["config.py"], found
+    assert found == ["core/config.py"], found
     assert Request().index_base == config.TORCH_INDEX == index_base({})
     assert request_from_snapshot(Snapshot(platform=Platform(system="linux"))).index_base == config.TORCH_INDEX
     assert index_base({"CUDAENV_TORCH_INDEX": "https://mirror.example/whl/"}) == "https://mirror.example/whl"
@@ -66,7 +66,7 @@ TORCH_WORDS = ("torch", "target", "known", "release", '"to"', '"from"', "'to'", 
 
 
 def test_torch_versions_are_compared_by_pep440_not_by_the_driver_reading():
-    """cudaenv.version.compare_versions reads 2.6.0rc1 as 2.6.0: a call to it (or its sort keys) on a torch version in
+    """cudaenv.core.version.compare_versions reads 2.6.0rc1 as 2.6.0: a call to it (or its sort keys) on a torch version in
     the torch decision fails here; driver, CUDA and capability readings keep it."""
     found = []
     for path, text in package_sources():
@@ -125,13 +125,13 @@ def test_every_driver_chore_has_a_row_for_every_distribution_and_a_source():
     assert driver_install.install_steps("linux", "rocky")[0].startswith("sudo dnf module install nvidia-driver")
 
 
-# ------------------------------------------------------------------ versions are read by cudaenv/version.py
+# ------------------------------------------------------------------ versions are read by cudaenv/core/version.py
 def test_the_torch_decision_and_config_read_versions_with_version_py_only():
     """recommend/service.py kept three regexes of its own (driver, compute capability, Python version) and
-    decide.py one (a torch release): the readers are cudaenv.version's; no regular expression is left there."""
+    decide.py one (a torch release): the readers are cudaenv.core.version's; no regular expression is left there."""
     found = []
     for path, text in package_sources():
-        if path.startswith("recommend") or path == "config.py":
+        if path.startswith("recommend") or path == "core/config.py":
             for node in ast.walk(ast.parse(text)):
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]

@@ -126,7 +126,7 @@ def test_prometheus_writes_the_contracts_schema_version():
     from cudaenv.model.reports import DoctorReport
     from cudaenv.model.schema import SCHEMA_VERSION
     from cudaenv.render.prometheus import render_prometheus
-    from cudaenv.snapshot import Platform, Snapshot
+    from cudaenv.model.snapshot import Platform, Snapshot
 
     report = DoctorReport(Snapshot(platform=Platform(system="linux")))
     info = next(line for line in render_prometheus(report).splitlines() if line.startswith("cudaenv_info{"))
@@ -140,7 +140,7 @@ VERSION_SCANS = ("findall", "fullmatch")  # re.match / re.search of a digits pat
 def digit_scans(source):
     """Lines that read numbers out of text with ``re.findall`` of a digits pattern (``re.findall(r"\\d+", version)``),
     or check a version with ``re.fullmatch`` of one (explain_checks.py's torch release, ``r"\\d{1,3}(?:\\.\\d{1,4}){1,3}"``):
-    the ways versions were read before cudaenv/version.py."""
+    the ways versions were read before cudaenv/core/version.py."""
     out = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in VERSION_SCANS and node.args:

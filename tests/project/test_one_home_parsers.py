@@ -189,7 +189,7 @@ def wheel_or_index_parser(tree):
 # check -> (the signature, the one home (modules), modules still holding a copy -> why)
 CHECKS = {
     "nvcc": (nvcc_parser, {"cudaenv.parse.nvcc"}, {}),
-    "cuda-int": (cuda_int_arithmetic, {"cudaenv.version"}, {}),
+    "cuda-int": (cuda_int_arithmetic, {"cudaenv.core.version"}, {}),
     "package-db": (package_db_paths, {"cudaenv.probes.package_db"}, {}),
     "ld.so.conf": (ld_so_conf, {"cudaenv.probes.ldconf"}, {}),
     "rc-files": (rc_file_list, {"cudaenv.shells.startup", "cudaenv.toolkit.uninstall.rcfiles"}, {}),
@@ -253,7 +253,7 @@ PLANTED = {
         'TABLE = (("bash", ".bashrc"), ("zsh", ".zshrc"))\n',
     ],
     "toolkit-spec": [
-        'from cudaenv.version import version_key\n'
+        'from cudaenv.core.version import version_key\n'
         'def match(spec, v):\n    key = version_key(spec)\n    return version_key(v)[: len(key)] == key\n',
         'def is_path(spec):\n    return spec.startswith(("/", ".", "~"))\n',
     ],
@@ -280,14 +280,14 @@ LEGITIMATE = {
     "nvcc": ['"""Reads ``Cuda compilation tools, release 13.0, V13.0.88`` through cudaenv.parse.nvcc."""\n',
              'from cudaenv.parse.nvcc import find_nvcc_version\nNOTE = "nvcc --version printed no release"\n'],
     "cuda-int": ['MB = 1024 * 1024\nSIZE = 100 * MB\nLINE = "%d" % 1000\nDIGIT = 7 % 10\n',
-                 'from cudaenv.version import cuda_from_int\nV = cuda_from_int(12040)\n'],
+                 'from cudaenv.core.version import cuda_from_int\nV = cuda_from_int(12040)\n'],
     "package-db": ['"""Reads /var/lib/dpkg/info/*.list through cudaenv.probes.dpkg."""\n',
                    'from cudaenv.probes.package_db import DPKG_INFO\n'],
     "ld.so.conf": ['"""The ld.so.conf scanner is cudaenv.probes.ldconf."""\n', 'NOTE = "# lines of ld.so.conf.d: kept"\n'],
     "rc-files": ['HELP = "the rc file for --install (default: ~/.bashrc, ~/.zshrc)"\n',
                  'def rc(home):\n    return home + "/.bashrc"\n',
                  'from cudaenv.shells.startup import startup_file\nZSH = startup_file("zsh", {"HOME": "/h"})\n'],
-    "toolkit-spec": ['from cudaenv.version import version_key\nMM = version_key("12.4.1")[:2]\n',
+    "toolkit-spec": ['from cudaenv.core.version import version_key\nMM = version_key("12.4.1")[:2]\n',
                      'def top(name):\n    return name.startswith("/")\n'],
     "nvidia-smi": ['MESSAGE = "nvidia-smi prints CUDA Version: %s"\n',
                    '"""What nvidia-smi\'s "CUDA Version" says."""\n'],

@@ -10,7 +10,7 @@ import pytest
 from builders import REPO, TOOLS
 
 import cudaenv
-from cudaenv.resources import parse_lines_table
+from cudaenv.core.resources import parse_lines_table
 
 DEPS = ["packaging", "requests", "platformdirs", "questionary"]
 
@@ -117,7 +117,7 @@ def test_installed_wheel_runs_and_reads_its_data(installed):
 
     # every facts table reads back from the installed package (not from this tree), equal to the source
     check = (
-        "import json, sys, cudaenv.resources as r, pathlib\n"
+        "import json, sys, cudaenv.core.resources as r, pathlib\n"
         "assert not pathlib.Path(r.__file__).resolve().is_relative_to(pathlib.Path(sys.argv[1]).resolve())\n"
         "names = sys.argv[2:]\n"
         "print(json.dumps({n: r.load_table(n) for n in names}))\n"
@@ -184,7 +184,8 @@ def test_a_missing_data_file_is_one_line_and_exit_2(tmp_path, monkeypatch):
     """A broken install (a data file gone) says so in one line with the reinstall command, never a traceback."""
     import io
 
-    from cudaenv import cli, resources
+    from cudaenv import cli
+    from cudaenv.core import resources
 
     monkeypatch.setattr(resources, "_files", lambda package: tmp_path)  # an installed package without data/
     monkeypatch.setattr(resources, "_checkout_file", lambda folder, name: None)  # and not a checkout

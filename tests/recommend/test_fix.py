@@ -22,7 +22,7 @@ from cudaenv.host import Host
 from cudaenv.recommend.apply import run_install
 from cudaenv.recommend.fix_plan import driver_steps, plan_choices
 from cudaenv.recommend import recommend
-from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
+from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
 from builders import recorded
 

@@ -19,7 +19,7 @@ import pytest
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_requirements
-from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
+from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
 
 def _wheel(folder: Path, name: str, version: str) -> Path:

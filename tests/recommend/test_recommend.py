@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_pyproject, render_requirements, render_text
-from cudaenv.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
+from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
 
 from builders import TOOLS, recorded
 
@@ -200,7 +200,7 @@ def test_requirements_print_the_decisions_own_pins(where, torch_version, compani
 
 def test_requirements_follow_the_tables_the_decision_was_given():
     # a policy table without local-tag rows: the decision pins plain versions, and so does the snippet
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     policy = load_table("torch_policy")
     plain = dict(policy, rows=[r for r in policy["rows"] if r["rule"] != "local_tag"])

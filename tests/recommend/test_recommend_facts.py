@@ -13,8 +13,8 @@ from cudaenv.recommend import recommend
 from cudaenv.recommend.decide import decide
 from cudaenv.recommend.fix_plan import driver_steps
 from cudaenv.recommend.records import Request
-from cudaenv.resources import load_table
-from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch, ToolStatus
+from cudaenv.core.resources import load_table
+from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch, ToolStatus
 
 
 @pytest.mark.parametrize("name", ["torch_policy", "driver_install"])

@@ -2,7 +2,7 @@
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_text
-from cudaenv.snapshot import Driver, Gpu, Platform, Snapshot, Torch
+from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 
 PY = "/venv/bin/python"
 
@@ -94,7 +94,7 @@ def test_an_older_release_respects_the_python():
 
 
 def test_jetson_gets_nvidia_jetpack_wheels_never_the_aarch64_index_or_a_driver_upgrade():
-    from cudaenv.snapshot import Jetson
+    from cudaenv.model.snapshot import Jetson
 
     snap = Snapshot(platform=Platform(system="linux", machine="aarch64", jetson=Jetson(l4t="36.4.3", jetpack="6.2")),
                     driver=Driver(version="540.4.0"), gpus=(Gpu(0, name="Orin", compute_capability="8.7"),),
@@ -121,7 +121,7 @@ def test_torchaudio_is_not_pinned_on_the_cu132_index_where_no_build_of_it_is_kno
 
 def test_reviewed_facts():
     from cudaenv.facts import torch as tf
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     rows = {(r["torch"], r["platform"]): r for r in load_table("torch_variants")["rows"]}
     assert rows[("2.12", "linux-aarch64")]["pypi_default"] == "cu130" and rows[("2.12", "linux-aarch64")]["confirmed"]

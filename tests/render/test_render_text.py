@@ -133,7 +133,7 @@ def test_markdown_escapes_show_outside_strings_as_written():
 
 
 def _hostile_snapshot():
-    from cudaenv.snapshot import ActiveToolkit, Driver, Gpu, Note, Platform, Snapshot, Toolkit
+    from cudaenv.model.snapshot import ActiveToolkit, Driver, Gpu, Note, Platform, Snapshot, Toolkit
 
     path = "/opt/cuda`12|4\x1b[31m"
     return Snapshot(platform=Platform(system="linux", distro=HOSTILE, machine="x86_64"),
@@ -168,7 +168,7 @@ def test_list_and_plan_text_escape_folder_names():
     from types import SimpleNamespace
 
     from cudaenv.render.toolkits import render_toolkit_table
-    from cudaenv.snapshot import Note, Toolkit
+    from cudaenv.model.snapshot import Note, Toolkit
 
     tk = Toolkit("12.4\x1b[2J", "/opt/cu\nda\t12\x1b[31m", "CUDAENV_TOOLKITS", nvcc="/opt/x/bin/nvcc")
     state = SimpleNamespace(toolkits=(tk,), cuda_symlink=None, active_toolkit=None)
@@ -195,7 +195,7 @@ def test_the_doctor_renderers_read_derived_facts_from_the_view():
     from cudaenv.diagnose.view import ReportView, build_view
     from cudaenv.render.markdown import render_markdown
     from cudaenv.render.report import render_report
-    from cudaenv.snapshot import Driver, Platform, Snapshot, Torch
+    from cudaenv.model.snapshot import Driver, Platform, Snapshot, Torch
 
     s = Snapshot(platform=Platform(system="linux"), driver=Driver("535.247.01", source="nvidia-smi"),
                  torch=Torch("/usr/bin/python3", installed=True, version="2.5.1+cu121", cuda="12.1"))
@@ -232,8 +232,8 @@ def test_the_command_of_every_advice_item_pastes_whole():
     `... && sudo systemctl` and then `restart docker`. The command an item gives stays on one line, or goes on
     with `` \\``, for every advice item cudaenv has, at any width it renders."""
     from cudaenv.render.text import advice_command, wrap_advice
-    from cudaenv.resources import table_rows
-    from cudaenv.text import printable
+    from cudaenv.core.resources import table_rows
+    from cudaenv.core.text import printable
 
     items = [re.sub(r"^\{if_\w+\}", "", a) for row in table_rows("error_patterns") for a in row.get("advice", ())]
     assert len(items) > 150

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cudaenv.toolkit import switch
-from cudaenv.snapshot import Toolkit
+from cudaenv.model.snapshot import Toolkit
 from cudaenv.toolkit.switch import SwitchError, find_toolkit, plan_auto, plan_off, plan_use
 
 

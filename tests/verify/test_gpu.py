@@ -88,7 +88,7 @@ def test_distributed_nccl(cli, gpus):
 
 def test_toolkit_compiles_and_runs_on_the_gpu(cli, gpus):
     from cudaenv.host import Host
-    from cudaenv.toolkit_check import find_nvcc
+    from cudaenv.verify.toolkit_check import find_nvcc
 
     if find_nvcc(Host(env=_env())) is None:
         pytest.skip("no nvcc on this machine")

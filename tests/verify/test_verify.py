@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from builders import RECORDED, TOOLS, recorded
 from cudaenv.host import CommandResult
-from cudaenv.snapshot import DeviceMapping, Gpu
+from cudaenv.model.snapshot import DeviceMapping, Gpu
 from cudaenv.verify import (
     MARKER,
     ChildReport,

@@ -20,8 +20,8 @@ import os
 import shutil
 from typing import Callable, Optional, Sequence
 
-from cudaenv.errors import UserError
-from cudaenv.probes import toolkit_store as store
+from cudaenv.core.errors import UserError
+from cudaenv.probes.toolkits import store as store
 from cudaenv.toolkit.install import assemble, plan, stub
 
 HASH_CHUNK = 1024 * 1024

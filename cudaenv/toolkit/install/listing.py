@@ -18,8 +18,8 @@ import os
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from cudaenv._record import Record
-from cudaenv.version import parse_version, version_key
+from cudaenv.model.record import Record
+from cudaenv.core.version import parse_version, version_key
 
 CACHE_NAME = "toolkit-releases.json"
 FRESH = 24 * 3600.0
@@ -85,7 +85,7 @@ def _pip_python(host, pip: str) -> Optional[str]:
 
 def index_base(env, host, timeout: float) -> Tuple[Optional[str], str]:
     """(the index base, where it came from); (None, why) when no base could be found."""
-    from cudaenv import config
+    from cudaenv.core import config
     from cudaenv.index.client import check_url
 
     for name in ("CUDAENV_PACKAGE_INDEX", "PIP_INDEX_URL"):
@@ -186,7 +186,7 @@ def _listed(releases, source, index, path, fetched, notes) -> ReleaseList:
 
 def releases_cached(env, host, timeout: float, refresh: bool = False) -> ReleaseList:
     """The fresh cache (unless ``refresh``), else the index (then cached), else a stale cache with a note."""
-    from cudaenv._fs import PRIVATE, atomic_write_text
+    from cudaenv.core.fs import PRIVATE, atomic_write_text
     from cudaenv.index.cache import cache_dir
 
     path = os.path.join(cache_dir(env), CACHE_NAME)

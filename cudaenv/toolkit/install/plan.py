@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Dict, Optional, Sequence, Tuple
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.parse.pip_output import ReportItem
-from cudaenv.version import parse_version, version_key
+from cudaenv.core.version import parse_version, version_key
 
 META = "cuda-toolkit"
 EXTRAS = ("nvcc", "cudart", "cccl", "crt", "nvvm")  # the five wheels a toolkit that compiles and links needs

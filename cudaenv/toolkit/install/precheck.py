@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
-from cudaenv.version import compare_versions, major_minor
+from cudaenv.core.version import compare_versions, major_minor
 
 
 def driver_warnings(driver_version, release: str) -> List[str]:
@@ -25,7 +25,7 @@ def driver_warnings(driver_version, release: str) -> List[str]:
 def oldest_cc(release: str, table=None):
     """The oldest compute capability CUDA ``release``'s nvcc builds for (``data/toolkit_install.json``), or None."""
     from cudaenv.toolkit.install.repos import _table
-    from cudaenv.version import version_key
+    from cudaenv.core.version import version_key
 
     want = version_key(release)[:2]
     for row in _table(table)["rows"]:
@@ -39,7 +39,7 @@ def oldest_cc(release: str, table=None):
 
 def gpu_warnings(gpus, release: str, table=None) -> List[str]:
     """Pure: a warning per GPU that CUDA ``release`` cannot build for (older than its oldest architecture)."""
-    from cudaenv.version import cc_tuple, sm_name
+    from cudaenv.core.version import cc_tuple, sm_name
 
     oldest = oldest_cc(release, table)
     if oldest is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from cudaenv.version import major_minor, version_key
+from cudaenv.core.version import major_minor, version_key
 
 TABLE = "toolkit_install"
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa"}
@@ -16,7 +16,7 @@ ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sb
 def _table(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if table is not None:
         return table
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     return load_table(TABLE)
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from cudaenv.errors import UserError
-from cudaenv.text import printable
+from cudaenv.core.errors import UserError
+from cudaenv.core.text import printable
 
 
 def runfile_argv(sh: str, runfile: str, toolkit: str, tmp: str, table=None) -> list:
@@ -27,9 +27,9 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
     """Check, then run the runfile toolkit-only into a staging folder of ``base``; returns an apply.Outcome."""
     import tempfile
 
-    from cudaenv.installer_check import check_installer
+    from cudaenv.toolkit.installer_check import check_installer
     from cudaenv.parse.toolkit_files import parse_version_json
-    from cudaenv.probes import toolkit_store as store
+    from cudaenv.probes.toolkits import store as store
     from cudaenv.toolkit.install import apply
     from cudaenv.toolkit.select import names_version
 

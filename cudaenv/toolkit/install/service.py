@@ -13,8 +13,8 @@ import os
 import time
 from typing import Callable, Optional
 
-from cudaenv._record import Record
-from cudaenv.errors import UserError
+from cudaenv.model.record import Record
+from cudaenv.core.errors import UserError
 from cudaenv.toolkit.install import plan
 
 
@@ -45,9 +45,9 @@ def available(env, host, timeout: float, refresh: bool = False):
 
 def install(req: InstallRequest, host, env, version: str, progress: Callable[[str], None] = _quiet,
             output: Optional[Callable[[bytes], None]] = None) -> plan.InstallReport:
-    from cudaenv.probes import toolkit_store as store
-    from cudaenv.text import printable
-    from cudaenv.version import parse_version
+    from cudaenv.probes.toolkits import store as store
+    from cudaenv.core.text import printable
+    from cudaenv.core.version import parse_version
 
     if not req.spec:
         raise UserError("no CUDA version given", hint="cudaenv install 13 (or 13.0, 13.0.2); cudaenv install --list")
@@ -125,7 +125,7 @@ def _missing_components(host, target: str, added) -> tuple:
     """The ``--components`` a finished install at ``target`` was made without (its marker's ``extras``)."""
     import json
 
-    from cudaenv.probes import toolkit_store as store
+    from cudaenv.probes.toolkits import store as store
 
     wanted = plan.component_names(added)
     if not wanted or not store.is_cudaenv_install(host, target):

@@ -2,7 +2,7 @@
 
 from typing import Any, List, Optional
 
-from cudaenv.snapshot import Note, Toolkit
+from cudaenv.model.snapshot import Note, Toolkit
 from cudaenv.toolkit.uninstall.facts import Inspection
 from cudaenv.toolkit.uninstall.records import Step
 

@@ -10,7 +10,7 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.parse.dpkg import Package
 from cudaenv.probes.dpkg import INFO, probe_dpkg_lists, probe_dpkg_status
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Under WSL2 the driver is Windows' job: nothing is planned inside WSL.
 """
 
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 from cudaenv.toolkit.uninstall.builder import Builder
 from cudaenv.toolkit.uninstall.facts import Inspection
 from cudaenv.toolkit.uninstall.records import Guard, HostPath

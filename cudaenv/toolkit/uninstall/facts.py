@@ -8,7 +8,7 @@ Every path is the inspected system's path (``/usr/local/cuda-11.8``), never the 
 from dataclasses import dataclass, field
 from typing import Optional, Tuple
 
-from cudaenv.snapshot import CudaSymlink, Note, Toolkit
+from cudaenv.model.snapshot import CudaSymlink, Note, Toolkit
 from cudaenv.toolkit.uninstall.rcfiles import RcLine
 from cudaenv.toolkit.uninstall.wrappers import Wrapper
 

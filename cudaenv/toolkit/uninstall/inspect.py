@@ -14,7 +14,7 @@ from cudaenv.host.tree import walk
 from cudaenv.probes.toolkits import runfile_uninstaller
 from cudaenv.toolkit.install.repos import package_suffix
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, is_root, sudo_prefix
-from cudaenv.snapshot import CudaSymlink, Note, Toolkit, replace
+from cudaenv.model.snapshot import CudaSymlink, Note, Toolkit, replace
 from cudaenv.parse.ldconf import ld_conf_lines
 from cudaenv.parse.toolkit_files import parse_dist_metadata_name
 from cudaenv.probes.dpkg import probe_alternatives
@@ -28,13 +28,13 @@ from cudaenv.toolkit.uninstall.records import PROTECTED
 from cudaenv.toolkit.uninstall.facts import AltEntry, DriverFacts, Inspection, LdConf, PipEnv, TargetFacts
 from cudaenv.toolkit.uninstall.rcfiles import mentions, probe_rc_lines, system_path
 from cudaenv.toolkit.uninstall.wrappers import probe_wrappers
-from cudaenv.version import major_minor
+from cudaenv.core.version import major_minor
 
 MAX_WALK = 200000
 
 
 def _rows(kind: str) -> List[dict]:
-    from cudaenv.resources import table_rows
+    from cudaenv.core.resources import table_rows
 
     return [r for r in table_rows("uninstall") if r.get("kind") == kind]
 

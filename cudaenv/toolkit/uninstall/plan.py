@@ -24,7 +24,7 @@ The plan's records are in :mod:`~cudaenv.toolkit.uninstall.records`; the steps a
 
 from typing import Dict, List, Optional
 
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 from cudaenv.toolkit.uninstall.builder import Builder, label
 from cudaenv.toolkit.uninstall.driver_steps import driver_steps
 from cudaenv.toolkit.uninstall.facts import Inspection

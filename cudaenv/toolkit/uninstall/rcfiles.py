@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 
 SYSTEM_FILES = ("/etc/environment",)
 PROFILE_D = "/etc/profile.d"

@@ -6,8 +6,8 @@ them through ``$ROOT`` (``--root``).
 
 from typing import Any, Dict, Optional, Tuple
 
-from cudaenv._record import Record
-from cudaenv.snapshot import Note, Toolkit
+from cudaenv.model.record import Record
+from cudaenv.model.snapshot import Note, Toolkit
 
 # Folders the plan refuses to remove whole, whatever a toolkit record says.
 PROTECTED = frozenset(["/", "/usr", "/usr/local", "/opt", "/usr/lib", "/usr/lib64", "/etc", "/home", "/root", "/var", "/bin", "/lib"])

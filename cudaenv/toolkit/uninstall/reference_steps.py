@@ -7,7 +7,7 @@ guard (``only_if``) so the script skips what the removal tool already took away.
 
 from typing import Dict, List
 
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 from cudaenv.toolkit.uninstall.builder import Builder
 from cudaenv.toolkit.uninstall.facts import Inspection
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE, edit_args

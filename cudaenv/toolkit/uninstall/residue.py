@@ -2,7 +2,7 @@
 
 from typing import List, Tuple
 
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.toolkit.uninstall.facts import Inspection
 
 

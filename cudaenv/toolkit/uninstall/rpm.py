@@ -7,7 +7,7 @@ itself, and only where it is installed on this machine; elsewhere it says so in 
 from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.probes.package_db import RPM_DB_DIRS, has_rpm_database  # noqa: F401  (the database paths' one home)
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 
 CHUNK = 200
 

@@ -10,7 +10,7 @@ plan was made with, empty for ``/``), so a plan made with ``--root DIR`` acts on
 from typing import List, Sequence
 
 from cudaenv.shells.posix import quote_exact
-from cudaenv.text import printable
+from cudaenv.core.text import printable
 from cudaenv.toolkit.uninstall.records import Guard, HostPath, Plan, Step
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE
 

@@ -8,14 +8,14 @@ was never found, a version with nothing installed, a system folder refused.
 import posixpath
 from typing import List, Optional, Sequence, Tuple
 
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 from cudaenv.probes.site_packages import enclosing_site_packages
 from cudaenv.probes.toolkits import nvcc_file_version, probe_toolkits, toolkit_version_from_files
-from cudaenv.snapshot import CudaSymlink, Note, Toolkit
-from cudaenv.text import printable
+from cudaenv.model.snapshot import CudaSymlink, Note, Toolkit
+from cudaenv.core.text import printable
 from cudaenv.toolkit.select import NEWEST, UNIQUE, SelectError, looks_like_path, match_toolkits, select_toolkits
 from cudaenv.toolkit.uninstall.records import PROTECTED
-from cudaenv.version import major_minor
+from cudaenv.core.version import major_minor
 
 
 def load_toolkits(host, notes: List[Note], site_packages: Sequence[str] = ()) -> Tuple[Tuple[Toolkit, ...], Optional[CudaSymlink]]:

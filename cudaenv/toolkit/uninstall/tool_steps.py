@@ -7,7 +7,7 @@ owning its files, ``conda remove -p``, ``PY -m pip uninstall`` or the Windows Ap
 
 from typing import Optional, Tuple
 
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 from cudaenv.toolkit.uninstall.builder import Builder, label, under
 from cudaenv.toolkit.uninstall.facts import TargetFacts
 from cudaenv.toolkit.uninstall.records import PROTECTED, Guard, HostPath, Options, Step

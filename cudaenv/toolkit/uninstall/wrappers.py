@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Sequence, Tuple
 
-from cudaenv.snapshot import Note
+from cudaenv.model.snapshot import Note
 from cudaenv.toolkit.uninstall.rcfiles import mentions
 
 BIN_DIRS = ("/usr/local/bin", "/usr/bin", "/opt/bin")

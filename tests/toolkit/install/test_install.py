@@ -471,7 +471,7 @@ def test_driver_older_than_the_release_minimum_is_a_warning():
 
 
 def test_a_gpu_the_release_cannot_build_for_is_a_warning():
-    from cudaenv.snapshot import Gpu
+    from cudaenv.model.snapshot import Gpu
     from cudaenv.toolkit.install.precheck import gpu_warnings, oldest_cc
 
     assert oldest_cc("13.0.2") == "7.5" and oldest_cc("12.9.1") == "5.0"

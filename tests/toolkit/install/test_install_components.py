@@ -137,7 +137,7 @@ def test_force_is_only_for_wheel_installs(cli):
 
 def test_the_machine_check_stops_only_when_nothing_would_run(monkeypatch):
     import cudaenv.probes.nvidia as nv
-    from cudaenv.snapshot import Gpu
+    from cudaenv.model.snapshot import Gpu
     from cudaenv.toolkit.install import precheck
 
     volta, ampere = Gpu(0, "Tesla V100", compute_capability="7.0"), Gpu(1, "A100", compute_capability="8.0")
@@ -278,7 +278,7 @@ def test_the_index_base_comes_from_the_setting_pip_or_pips_default(index, tmp_pa
 
 # ------------------------------------------------------------------------------------------- the runfile's flags
 def test_the_runfile_flags_are_the_tables_and_never_a_driver():
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
     from cudaenv.toolkit.install.repos import row
     from cudaenv.toolkit.install.runfile import runfile_argv
 

@@ -9,7 +9,7 @@ import pytest
 
 from builders import TOOLS
 
-from cudaenv.snapshot import Toolkit
+from cudaenv.model.snapshot import Toolkit
 from cudaenv.toolkit.select import SelectError, UNIQUE, newest_toolkits, numbering, select_toolkit, select_toolkits
 
 

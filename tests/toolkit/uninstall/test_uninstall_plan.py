@@ -7,7 +7,7 @@ import pytest
 
 import builders as trees  # the fake install trees
 from builders import TOOLS
-from cudaenv.snapshot import CudaSymlink, Toolkit
+from cudaenv.model.snapshot import CudaSymlink, Toolkit
 from cudaenv.parse.dpkg import parse_alternatives, parse_list, parse_status
 from cudaenv.host.tree import count_files
 from cudaenv.toolkit.uninstall.inspect import inspect_uninstall
@@ -328,7 +328,7 @@ def test_ambiguous_version_needs_all(fake_root):
     fake_root.toolkit("12.4")
     host = fake_root.host()
     toolkits, _ = load_toolkits(host, [])
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
 
     with pytest.raises(UserError):
         select_targets(host, "12", toolkits, False)

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv.collect import _call, _Failed, collect_snapshot
+from cudaenv.probes.collect import _call, _Failed, collect_snapshot
 from cudaenv.host import Host
 from cudaenv.probes.env import parse_env, probe_env
-from cudaenv.snapshot import Snapshot
+from cudaenv.model.snapshot import Snapshot
 from machine import make_probe_torch as make_fake_torch
 
 

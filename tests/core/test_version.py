@@ -1,4 +1,4 @@
-"""cudaenv.version: the one reading of version strings, CUDA/cuDNN ints and compute capabilities."""
+"""cudaenv.core.version: the one reading of version strings, CUDA/cuDNN ints and compute capabilities."""
 
 import subprocess
 import sys
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv import version as v
+from cudaenv.core import version as v
 
 
 # ------------------------------------------------------------------------------ strict versions
@@ -94,7 +94,7 @@ def test_version_key_and_comparisons():
 
 
 def test_the_old_homes_re_export_the_one_reading():
-    from cudaenv import snapshot
+    from cudaenv.model import snapshot
     from cudaenv.facts import drivers
 
     assert snapshot.version_key is v.version_key
@@ -158,13 +158,13 @@ def test_split_arch_keeps_the_kind_and_suffix():
 
 # ------------------------------------------------------------------------------ cheap to import
 def test_importing_it_loads_nothing_heavy():
-    code = "import sys; import cudaenv.version; print(' '.join(sorted(sys.modules)))"
+    code = "import sys; import cudaenv.core.version; print(' '.join(sorted(sys.modules)))"
     loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
     assert not loaded & {"re", "typing", "json", "pathlib", "subprocess", "argparse", "dataclasses", "packaging"}
 
 
 def test_driver_and_python_version_readers():
-    from cudaenv.version import parse_driver_version, parse_python_version
+    from cudaenv.core.version import parse_driver_version, parse_python_version
 
     for good in ("550.54.15", "570", "572.61", "32.0.15.6094", " 535.104.05 "):
         assert parse_driver_version(good) == good.strip()
@@ -178,7 +178,7 @@ def test_driver_and_python_version_readers():
 
 def test_pep440_orders_torch_pre_dev_post_and_local_versions():
     """compare_versions (drivers, CUDA) reads 2.6.0rc1 and 2.6.0.dev builds as 2.6.0; package versions are PEP 440."""
-    from cudaenv.version import compare_pep440, pep440_key, pep440_release
+    from cudaenv.core.version import compare_pep440, pep440_key, pep440_release
 
     ordered = ["2.5.1", "2.6.0.dev20241112", "2.6.0a0+git1234", "2.6.0rc1", "2.6.0rc2", "2.6.0", "2.6.0+cu118", "2.6.0+cu126",
                "2.6.0.post1", "2.6.1", "2.10.0"]
@@ -197,7 +197,7 @@ def test_pep440_orders_torch_pre_dev_post_and_local_versions():
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300))
 def test_pep440_reads_any_text_without_raising(text):
-    from cudaenv.version import compare_pep440, pep440_key
+    from cudaenv.core.version import compare_pep440, pep440_key
 
     pep440_key(text)
     assert compare_pep440(text, text) == 0

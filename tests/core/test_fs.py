@@ -1,4 +1,4 @@
-"""`cudaenv._fs`: the atomic writers give a file the mode cp would (a replaced file keeps its own, a new one gets
+"""`cudaenv.core.fs`: the atomic writers give a file the mode cp would (a replaced file keeps its own, a new one gets
 0666 & ~umask), the mode a caller asks for when it asks (private caches), and never leave a temporary file."""
 
 import os
@@ -7,7 +7,7 @@ import stat
 import pytest
 
 from builders import umask
-from cudaenv import _fs
+from cudaenv.core import fs as _fs
 
 
 def mode(path):

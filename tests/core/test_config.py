@@ -8,8 +8,8 @@ import sys
 import pytest
 
 import cudaenv
-from cudaenv import config
-from cudaenv.errors import UserError
+from cudaenv.core import config
+from cudaenv.core.errors import UserError
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 SECONDS = [s["name"] for s in config.settings() if s["type"] == config.SECONDS]
@@ -25,7 +25,9 @@ def _modules():
 
 
 def test_every_setting_the_code_names_is_in_the_table():
-    from cudaenv._docgen import settings_from_code
+    from builders import docgen
+
+    settings_from_code = docgen().settings_from_code
 
     table = {s["name"] for s in config.settings()}
     assert set(settings_from_code()) - {"CUDAENV_VERIFY", "CUDAENV_TORCH_PROBE", "CUDAENV_TOOLKIT", "CUDAENV_EDIT_LINES"} <= table
@@ -37,7 +39,7 @@ def test_no_module_but_config_reads_a_setting_from_the_environment():
     """``env.get("CUDAENV_X")`` / ``env["CUDAENV_X"]`` outside config.py (switch.py keeps the state it writes itself)."""
     reads = []
     for rel, tree in _modules():
-        if rel in ("config.py", "switch.py", "_docgen.py") or rel.startswith("_child/"):
+        if rel in ("core/config.py", "toolkit/switch.py") or rel.startswith("_child/"):
             continue
         for node in ast.walk(tree):
             key = None
@@ -109,6 +111,6 @@ def test_a_bad_driver_version_stops_doctor_and_recommend_naming_the_variable(cli
 
 
 def test_config_is_cheap_to_import():
-    code = "import sys, cudaenv.config; print(sorted(m for m in ('json', 'argparse', 'pathlib', 'typing', 'cudaenv.errors') if m in sys.modules))"
+    code = "import sys, cudaenv.core.config; print(sorted(m for m in ('json', 'argparse', 'pathlib', 'typing', 'cudaenv.core.errors') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip()
     assert out == "[]"

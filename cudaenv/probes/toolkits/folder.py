@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv._lazy import LazyModule
+from cudaenv.core.lazy import LazyModule
 from cudaenv.parse.toolkit_files import (
     cuda_h_raw,
     parse_bundled_driver,
@@ -21,8 +21,8 @@ from cudaenv.parse.toolkit_files import (
     parse_wrapper_target,
     version_json_raw,
 )
-from cudaenv.snapshot import Note
-from cudaenv.version import malformed
+from cudaenv.model.snapshot import Note
+from cudaenv.core.version import malformed
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -30,7 +30,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Callable, Dict, List, Optional, Tuple
 
-    from cudaenv.probes.toolkit_candidates import _Candidate
+    from cudaenv.probes.toolkits.candidates import _Candidate
 
 PROBE = "toolkits"
 CUDA_H_LIMIT = 64 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h (about 12 KB in, for 13.0)
@@ -112,7 +112,7 @@ def nvcc_file_version(host, nvcc: str) -> Optional[str]:
 def runfile_uninstaller(host, path: str) -> Optional[str]:
     """The runfile installer's uninstaller in a toolkit folder (``bin/cuda-uninstaller``, ``bin/uninstall_cuda_*.pl``:
     the globs are data/uninstall.json's ``runfile-uninstaller`` rows), or None."""
-    from cudaenv.resources import table_rows  # json: off the `cudaenv use` path
+    from cudaenv.core.resources import table_rows  # json: off the `cudaenv use` path
 
     for row in table_rows("uninstall"):
         if row.get("kind") != "runfile-uninstaller":

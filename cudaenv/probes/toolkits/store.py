@@ -19,7 +19,7 @@ METHOD = "cudaenv"
 
 def data_dir(env, system: str = "linux") -> str:
     """cudaenv's data folder for ``env`` (``CUDAENV_DATA_DIR``, else platformdirs' user data dir)."""
-    from cudaenv import config
+    from cudaenv.core import config
 
     explicit = config.value(env, "CUDAENV_DATA_DIR")
     if explicit:

@@ -10,7 +10,7 @@ the repository's top-level ``data/`` and ``shell/`` beside ``pyproject.toml``.
 import os
 import sys
 
-from cudaenv.errors import UserError
+from cudaenv.core.errors import UserError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class MissingResource(UserError):
 
 def _checkout_file(folder: str, name: str):
     """FOLDER/NAME of the repository when this package is imported from a checkout (an editable install)."""
-    top = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
     item = _Folder(os.path.join(top, folder, name))
     return item if os.path.isfile(os.path.join(top, "pyproject.toml")) and item.is_file() else None
 

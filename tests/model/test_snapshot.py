@@ -2,7 +2,7 @@
 
 import json
 
-from cudaenv.snapshot import (
+from cudaenv.model.snapshot import (
     SCHEMA_VERSION, CudaSymlink, DeviceMapping, Driver, Gpu, Note, Platform, Snapshot, Toolkit, Torch, TorchDevice,
     VisibleDevices,
 )
@@ -32,8 +32,8 @@ def test_round_trip_through_json():
 def test_records_are_frozen_hashable_and_replaceable():
     import pytest
 
-    from cudaenv._record import FrozenInstanceError, asdict, fields
-    from cudaenv.snapshot import replace
+    from cudaenv.model.record import FrozenInstanceError, asdict, fields
+    from cudaenv.model.snapshot import replace
 
     gpu = Gpu(index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
     with pytest.raises(FrozenInstanceError):
@@ -55,7 +55,7 @@ def test_record_tables_are_worked_out_on_first_use_and_each_subclass_has_its_own
 
     import pytest
 
-    from cudaenv._record import Record, factory, fields
+    from cudaenv.model.record import Record, factory, fields
 
     class Base(Record):
         a: int
@@ -104,7 +104,7 @@ def test_default_factories_give_each_snapshot_its_own_value():
 def test_lazy_patterns_compile_on_first_use_and_behave_like_re():
     import re
 
-    from cudaenv._lazy import LazyPattern
+    from cudaenv.core.lazy import LazyPattern
 
     lazy = LazyPattern(r"^cuda-(\d+)\.(\d+)$", re.IGNORECASE)
     assert lazy._compiled is None
@@ -115,7 +115,7 @@ def test_lazy_patterns_compile_on_first_use_and_behave_like_re():
 def test_version_key_is_the_one_reading_of_versions():
     from hypothesis import given, strategies as st
 
-    from cudaenv.snapshot import version_key
+    from cudaenv.model.snapshot import version_key
 
     assert version_key("12.1.105") == (12, 1, 105)
     assert version_key("12.10") > version_key("12.9")

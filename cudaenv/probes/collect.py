@@ -1,4 +1,4 @@
-"""Assemble a :class:`~cudaenv.snapshot.Snapshot` from every probe, concurrently.
+"""Assemble a :class:`~cudaenv.model.snapshot.Snapshot` from every probe, concurrently.
 
 Order: find the interpreter; start the platform/driver chain in a thread; meanwhile run the static
 torch pass (tens of milliseconds; it gives the site-packages dirs where pip ``nvidia-*`` wheels live),
@@ -15,8 +15,8 @@ keeps its own notes; they are joined in a fixed order so the output does not dep
 import importlib
 from typing import Any, Callable, List, Optional, Tuple
 
-from cudaenv._jobs import Job
-from cudaenv.snapshot import Note, Platform, Snapshot, Torch, VisibleDevices
+from cudaenv.core.jobs import Job
+from cudaenv.model.snapshot import Note, Platform, Snapshot, Torch, VisibleDevices
 
 Progress = Callable[[str], None]
 
@@ -79,7 +79,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``.
 
     ``progress(message)`` is called from the calling thread before each phase (for a spinner).
-    A ``--python`` that does not exist raises :class:`cudaenv.errors.UserError`.
+    A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
     """
     import cudaenv
     from cudaenv.probes.env import probe_env

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import TOOLS, recorded
-from cudaenv.toolkit_check import (
+from cudaenv.verify.toolkit_check import (
     arch_from_capability,
     check_toolkit,
     parse_gpu_code_list,

@@ -83,7 +83,7 @@ def settings():
 
 
 def _error(message, example):
-    from cudaenv.errors import UserError
+    from cudaenv.core.errors import UserError
 
     return UserError(message, hint="for example %s" % example)
 
@@ -107,7 +107,7 @@ def _seconds(text, shown, name, example):
 def value(env, name):
     """The setting ``name`` from ``env`` (a mapping): its parsed value, or the table's default when unset or empty.
 
-    Raises :class:`cudaenv.errors.UserError` for a value that cannot be read, the same way for every setting.
+    Raises :class:`cudaenv.core.errors.UserError` for a value that cannot be read, the same way for every setting.
     """
     s = setting(name)
     raw = env.get(name)
@@ -117,7 +117,7 @@ def value(env, name):
     if s.kind == SECONDS:
         return _seconds(raw, "%s=%s" % (name, raw), name, "%s=10" % name)
     if s.kind == DRIVER:
-        from cudaenv.version import parse_driver_version
+        from cudaenv.core.version import parse_driver_version
 
         if parse_driver_version(raw) is None:
             raise _error("%s=%s is not a driver version" % (name, _shown(raw)), "%s=550.54.15" % name)

@@ -1,14 +1,14 @@
 """Where CUDA toolkits may be: the candidate folders toolkit discovery proposes, each with the place that proposed
 it (see :mod:`cudaenv.probes.toolkits` for the list of places). A candidate is only a folder and a reason; whether it
-holds a toolkit is :mod:`cudaenv.probes.toolkit_folder`'s question, merging them :class:`cudaenv.probes.toolkits._Finder`'s.
+holds a toolkit is :mod:`cudaenv.probes.toolkits.folder`'s question, merging them :class:`cudaenv.probes.toolkits._Finder`'s.
 On ``cudaenv use``'s hot path: stdlib only, nothing heavy.
 """
 
 from __future__ import annotations
 
-from cudaenv._lazy import LazyModule, LazyPattern
+from cudaenv.core.lazy import LazyModule, LazyPattern
 from cudaenv.parse.toolkit_files import parse_conda_meta_name, parse_dist_info_name, parse_dist_metadata_version
-from cudaenv.probes.toolkit_folder import (
+from cudaenv.probes.toolkits.folder import (
     PROBE,
     _basename,
     _clean_env_path,
@@ -18,8 +18,8 @@ from cudaenv.probes.toolkit_folder import (
     _root_of_nvcc,
     has_toolkit_markers,
 )
-from cudaenv.snapshot import Note
-from cudaenv.version import version_key
+from cudaenv.model.snapshot import Note
+from cudaenv.core.version import version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -111,7 +111,7 @@ def _named_dirs(host, directory: str, prefix: str, source: str) -> List[_Candida
 
 def _cudaenv_toolkits(host, notes: list) -> List[_Candidate]:
     out = []
-    from cudaenv import config
+    from cudaenv.core import config
 
     for entry in (config.value(host.env, "CUDAENV_TOOLKITS") or "").split(host.pathsep):
         entry = _clean_env_path(entry)
@@ -136,7 +136,7 @@ def _cudaenv_toolkits(host, notes: list) -> List[_Candidate]:
 
 def _installed(host) -> List[_Candidate]:
     """The toolkits `cudaenv install` put in the data dir (finished ones only: they hold the install marker)."""
-    from cudaenv.probes.toolkit_store import METHOD, installed
+    from cudaenv.probes.toolkits.store import METHOD, installed
 
     return [_Candidate(path, "cudaenv install", METHOD) for path in installed(host, host.system)]
 

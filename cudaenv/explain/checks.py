@@ -154,7 +154,7 @@ def state_dict_mismatch(values: Dict[str, str], text: str) -> Optional[Dict[str,
 
 # ------------------------------------------------------------------------------------------- capabilities
 def _cc(text: Optional[str]) -> Optional[Tuple[int, int]]:
-    from cudaenv.version import cc_tuple
+    from cudaenv.core.version import cc_tuple
 
     return cc_tuple(text) if text else None
 
@@ -167,7 +167,7 @@ def last_torch_for(cc: Tuple[int, int]) -> Optional[Tuple[str, str]]:
     """(torch release, variant) of the newest torch wheel (``data/torch_arch.json``) with kernels for ``cc``."""
     from cudaenv.facts import torch as tf
     from cudaenv.facts.drivers import version_tuple
-    from cudaenv.resources import load_table
+    from cudaenv.core.resources import load_table
 
     best = None
     for row in load_table(tf.ARCH)["rows"]:
@@ -211,7 +211,7 @@ def _capability_values(values: Dict[str, str]) -> Dict[str, str]:
     out: Dict[str, str] = {}
     gpu = _cc(values.get("gpu_cc"))
     if gpu is not None:
-        from cudaenv.version import sm_name
+        from cudaenv.core.version import sm_name
 
         out["gpu_sm"] = sm_name(_cc_str(gpu)) or ""
         last = last_torch_for(gpu)
@@ -251,7 +251,7 @@ def nvcc_compiles_for(release: Optional[str], cc: Tuple[int, int]) -> Optional[b
     that knows ``cc`` (``data/cuda_arch.json``) and ``cc`` is not older than its oldest target
     (``data/toolkit_install.json``'s nvcc_arch rows); None when the tables or the version do not say."""
     from cudaenv.toolkit.install.precheck import oldest_cc
-    from cudaenv.version import cc_tuple, compare_versions, major_minor
+    from cudaenv.core.version import cc_tuple, compare_versions, major_minor
 
     found = first_cuda_for(cc)
     mm = major_minor(release) if release else None
@@ -264,7 +264,7 @@ def nvcc_compiles_for(release: Optional[str], cc: Tuple[int, int]) -> Optional[b
 
 
 def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
-    from cudaenv.version import split_arch
+    from cudaenv.core.version import split_arch
 
     arch = split_arch(values.get("arch") or "")
     out: Dict[str, str] = {}
@@ -278,8 +278,8 @@ def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
 
 def torch_wheel(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     from cudaenv.facts import torch as tf
-    from cudaenv.resources import load_table
-    from cudaenv.version import is_version, pep440, pep440_release
+    from cudaenv.core.resources import load_table
+    from cudaenv.core.version import is_version, pep440, pep440_release
 
     out: Dict[str, str] = {}
     wanted = (values.get("torch_req") or "").rstrip(".")  # "torch==2.7.1." at the end of a sentence
@@ -311,7 +311,7 @@ def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
 
 def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     """``(8, 7, 0)`` -> 8.7.0 and the old integers (``7102`` -> 7.1.2) of both sides of a cuDNN mismatch."""
-    from cudaenv.version import cudnn_from_int
+    from cudaenv.core.version import cudnn_from_int
 
     out: Dict[str, str] = {}
     for side in ("compiled", "runtime"):

@@ -9,9 +9,9 @@ the version (both are the one codec, :mod:`cudaenv.model.codec`; the doctor's wh
 
 from __future__ import annotations
 
-from cudaenv._record import Record, factory
-from cudaenv._record import replace as _replace
-from cudaenv.version import version_key  # noqa: F401  (re-exported: the one reading lives in cudaenv.version)
+from cudaenv.model.record import Record, factory
+from cudaenv.model.record import replace as _replace
+from cudaenv.core.version import version_key  # noqa: F401  (re-exported: the one reading lives in cudaenv.core.version)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing is not imported on the fast path

@@ -17,8 +17,8 @@ The version comes from ``version.json``, ``version.txt``, the package metadata (
 and only then from running ``nvcc --version``, so the common case runs no program at all.
 This module is on ``cudaenv use``'s hot path: stdlib only, nothing heavy.
 
-The probe is cut in three: :mod:`cudaenv.probes.toolkit_candidates` proposes the folders,
-:mod:`cudaenv.probes.toolkit_folder` reads one folder's files, and this module merges the candidates into
+The probe is cut in three: :mod:`cudaenv.probes.toolkits.candidates` proposes the folders,
+:mod:`cudaenv.probes.toolkits.folder` reads one folder's files, and this module merges the candidates into
 :class:`Toolkit` records, tells which one is active and reads the /usr/local/cuda link. The names of the other two
 are importable from here, as are the parsers of :mod:`cudaenv.parse.toolkit_files` it used to hold.
 """
@@ -28,8 +28,8 @@ from __future__ import annotations
 import os
 import posixpath
 
-from cudaenv._lazy import LazyModule
-from cudaenv._record import Record, replace
+from cudaenv.core.lazy import LazyModule
+from cudaenv.model.record import Record, replace
 from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parsers' old import place)
     cuda_h_raw,
     parse_bundled_driver,
@@ -43,8 +43,8 @@ from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parse
     version_json_raw,
 )
 from cudaenv.probes.package_db import is_rpm_system
-from cudaenv.probes.toolkit_candidates import LINK_NAMES, _Candidate, _candidates, _home_value  # noqa: F401
-from cudaenv.probes.toolkit_folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
+from cudaenv.probes.toolkits.candidates import LINK_NAMES, _Candidate, _candidates, _home_value  # noqa: F401
+from cudaenv.probes.toolkits.folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
     CUDA_H_LIMIT,
     NVCC_SCAN_LIMIT,
     PROBE,
@@ -63,9 +63,9 @@ from cudaenv.probes.toolkit_folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_S
     wheel_dists,
 )
 from cudaenv.probes.site_packages import env_site_packages  # noqa: F401  (re-exported: its old import place)
-from cudaenv.probes.toolkit_store import is_cudaenv_install
-from cudaenv.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
-from cudaenv.version import version_key
+from cudaenv.probes.toolkits.store import is_cudaenv_install
+from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.core.version import version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 

@@ -13,10 +13,10 @@ import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv._child import source as child_source
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.host import Host, fmt_seconds, scratch_dir
 from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
-from cudaenv.version import sm_name
+from cudaenv.core.version import sm_name
 
 MARKER = "CUDAENV_TOOLKIT "
 COMPILE_TIMEOUT = 300.0
@@ -57,7 +57,7 @@ parse_nvcc_release = parse_nvcc_version  # ``... release 13.0, V13.0.88`` -> ``1
 
 
 def arch_from_capability(value: str) -> Optional[str]:
-    """``6.1`` / ``61`` / ``sm_61`` / ``compute_61`` -> ``sm_61``; None when it is not a capability (cudaenv.version)."""
+    """``6.1`` / ``61`` / ``sm_61`` / ``compute_61`` -> ``sm_61``; None when it is not a capability (cudaenv.core.version)."""
     return sm_name(value)
 
 

@@ -28,7 +28,7 @@ import re
 from typing import TYPE_CHECKING, BinaryIO, List, Optional, Tuple
 
 from cudaenv.host import open_regular
-from cudaenv._record import Record
+from cudaenv.model.record import Record
 from cudaenv.parse.makeself import Header, label_versions, looks_like_makeself, parse_file_name, parse_header, payload_offset
 
 if TYPE_CHECKING:

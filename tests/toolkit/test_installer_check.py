@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import TOOLS, recorded, tools
-from cudaenv.installer_check import check_installer, cksum, parse_file_name, parse_header
+from cudaenv.toolkit.installer_check import check_installer, cksum, parse_file_name, parse_header
 
 NAME = "cuda_12.1.0_530.30.02_linux.run"
 MAKESELF = shutil.which("makeself") or shutil.which("makeself.sh")
@@ -159,7 +159,7 @@ def test_skip_pointing_into_a_gigabyte_of_zeros_is_read_bounded(tmp_path):
     with open(path, "wb") as fh:
         fh.write(header.encode())
         fh.truncate(1 << 30)  # sparse: 1 GB of zeros after the header
-    code = "from cudaenv.installer_check import check_installer; r = check_installer(%r); print(r.verdict, r.problems[0])" % str(path)
+    code = "from cudaenv.toolkit.installer_check import check_installer; r = check_installer(%r); print(r.verdict, r.problems[0])" % str(path)
     limit = 512 * 1024 * 1024
 
     def cap():

@@ -1,0 +1,1 @@
+"""The ground floor: settings, options, errors, text escaping, files, versions, the package's own resources."""
