@@ -73,6 +73,7 @@ class Rules(NamedTuple):
     context: Tuple[Rule, ...]
     platforms: Tuple[Tuple[str, Tuple[Rule, ...]], ...]
     variants: Tuple[Variant, ...]
+    after: Dict[str, Tuple[str, ...]]  # id -> the ids it is an after-effect of (when one of them matched earlier)
 
 
 @lru_cache(maxsize=1)
@@ -82,6 +83,7 @@ def rules() -> Rules:
     kinds: Dict[str, List[Rule]] = {"chain": [], "boilerplate": [], "wrapper": [], "context": []}
     platforms: Dict[str, List[Rule]] = {}
     variants: List[Variant] = []
+    after: Dict[str, Tuple[str, ...]] = {}
     for raw in load_table(RULES)["rows"]:
         kind = raw["kind"]
         if kind in kinds:
@@ -89,6 +91,8 @@ def rules() -> Rules:
             if raw.get("until"):
                 rule = rule._replace(until=re.compile(raw["until"], re.IGNORECASE))
             kinds[kind].append(rule)
+        elif kind == "after":
+            after[raw["id"]] = after.get(raw["id"], ()) + tuple(raw["causes"])
         elif kind == "platform":
             platforms.setdefault(raw["name"], []).extend(_rule(kind, p, raw["name"], False) for p in raw["patterns"])
         elif kind == "variant":
@@ -97,7 +101,7 @@ def rules() -> Rules:
                                     raw.get("value"), re.compile(vp, re.IGNORECASE) if vp else None, raw.get("title"),
                                     raw.get("explanation"), tuple(raw["advice"]) if "advice" in raw else None))
     return Rules(tuple(kinds["chain"]), tuple(kinds["boilerplate"]), tuple(kinds["wrapper"]), tuple(kinds["context"]),
-                 tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants))
+                 tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants), after)
 
 
 def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
@@ -282,10 +286,15 @@ def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional
 
 def candidates(paste: Paste) -> List[Candidate]:
     """Every row that matches, once: in the lines view, else across joined lines, else across glued ones (a row
-    whose check rejects the text in one view is tried in the next, as a row that did not match)."""
+    whose check rejects the text in one view is tried in the next, as a row that did not match). A row that matched
+    only by a pattern without values (``NVRM: API mismatch``) is tried in the next views too, and a view where more
+    of its patterns match wins: a message a kernel log wrapped over lines gives its versions there."""
     found = []
     for index, row in enumerate(T.rows()):
+        best: Optional[Candidate] = None
         for view in paste.views:
+            if best is not None and not _lacks_values(row, best):
+                break
             c = _candidate(index, row, view, paste.context)
             if c is not None and row.check:  # the patterns matched; the row's check reads the text and decides
                 from cudaenv.explain.checks import run_check
@@ -297,10 +306,17 @@ def candidates(paste: Paste) -> List[Candidate]:
                             groups.setdefault(key, value)
                 extra = run_check(row.check, T.derive(groups), view.text)
                 c = None if extra is None else c._replace(extra=tuple(sorted(extra.items())))
-            if c is not None:
-                found.append(c)
-                break
+            if c is not None and (best is None or len(c.found) > len(best.found)):
+                best = c
+        if best is not None:
+            found.append(best)
     return found
+
+
+def _lacks_values(row: T.Row, c: Candidate) -> bool:
+    """Whether a pattern of ``row`` with named groups did not match in ``c`` (another view may give its values)."""
+    matched = {id(p) for p, _ in c.found}
+    return any(p.groupindex and id(p) not in matched for p in row.patterns)
 
 
 # ------------------------------------------------------------------ ranking
@@ -318,6 +334,25 @@ def _inside(spans, start: int, end: int) -> bool:
         if end <= e and not (i0 >= 0 and start < i1 and end > i0):
             return True
     return False
+
+
+def _where(c: Candidate) -> Tuple[int, int]:
+    """(line, offset in the line's view) of a candidate's match: which of two came first in the paste."""
+    starts = c.view.starts
+    offset = c.match.start()
+    return c.first, offset - starts[max(bisect_right(starts, offset) - 1, 0)] if starts else offset
+
+
+def _after_effect(c: Candidate, found: Sequence[Candidate], causes: Mapping[str, Tuple[str, ...]]) -> Optional[str]:
+    """The id of a candidate ``c`` follows from: one of its causes (``kind: after``) that matched before it."""
+    wanted = causes.get(c.row.id)
+    if not wanted:
+        return None
+    here = _where(c)
+    for other in found:
+        if other.row.id in wanted and _where(other) <= here:
+            return other.row.id
+    return None
 
 
 def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
@@ -339,6 +374,10 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
             notes.append("matched in the boilerplate torch adds to every CUDA error")
         if wrapped:
             notes.append("matched in a message that wraps another error")
+        cause = None if low else _after_effect(c, [o for o in found if _context_at(o.view, paste.context, o.match.start()) is None],
+                                               r.after)
+        if cause:
+            notes.append("follows the earlier %s, its cause" % cause)
         if section:
             notes.append("raised while handling an earlier error (chained traceback)")
         if view.name == "glued":
@@ -348,7 +387,7 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
         if short and not low:
             notes.append("a short match on a line that reports no error")
         confidence = "low" if low else "medium" if (wrapped or short or view.name == "glued") else "high"
-        key = (1 if low else 0, 1 if wrapped else 0, section, c.index, c.first)
+        key = (1 if low else 0, 1 if wrapped else 0, 1 if cause else 0, section, c.index, c.first)
         out.append(Ranked(c, key, confidence, tuple(notes)))
     out.sort(key=lambda x: x.key)
     return out
