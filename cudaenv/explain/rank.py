@@ -378,6 +378,9 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
                                                r.after)
         if cause:
             notes.append("follows the earlier %s, its cause" % cause)
+        warning = any(m.groupdict().get("is_warning") for _, m in c.found)
+        if warning:
+            notes.append("a warning, not the failure")
         if section:
             notes.append("raised while handling an earlier error (chained traceback)")
         if view.name == "glued":
@@ -386,27 +389,8 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
             _ERROR_LINE.search(paste.norm[i]) for i in range(c.first, c.last + 1))
         if short and not low:
             notes.append("a short match on a line that reports no error")
-        confidence = "low" if low else "medium" if (wrapped or short or view.name == "glued") else "high"
-        key = (1 if low else 0, 1 if wrapped else 0, 1 if cause else 0, section, c.index, c.first)
+        confidence = "low" if low else "medium" if (wrapped or warning or short or view.name == "glued") else "high"
+        key = (1 if low else 0, 1 if wrapped else 0, 1 if warning else 0, 1 if cause else 0, section, c.index, c.first)
         out.append(Ranked(c, key, confidence, tuple(notes)))
     out.sort(key=lambda x: x.key)
     return out
-
-
-# ------------------------------------------------------------------ platforms and variants
-def platforms(paste: Paste) -> Tuple[str, ...]:
-    """The platforms the paste shows (``macos``, ``rocm``), in the table's order."""
-    view = paste.views[0]
-    return tuple(name for name, found in rules().platforms if any(next(iter(view.finditer(rule)), None) for rule in found))
-
-
-def variant(error_id: str, values: Mapping[str, str], shown: Sequence[str]) -> Optional[Variant]:
-    """The variant of row ``error_id`` that fits: the platform the paste shows, or a value of the match."""
-    for v in rules().variants:
-        if v.id != error_id:
-            continue
-        if v.platform is not None and v.platform in shown:
-            return v
-        if v.value is not None and v.value_pattern is not None and v.value_pattern.search(values.get(v.value, "") or ""):
-            return v
-    return None
