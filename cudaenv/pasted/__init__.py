@@ -135,12 +135,13 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     from cudaenv.parse import nvidia_smi as smi
     from cudaenv.parse._lines import MAX_LINES
     from cudaenv.parse.collect_env import parse_collect_env
+    from cudaenv.parse.decorations import undecorate
     from cudaenv.parse.device_query import parse_device_query
     from cudaenv.parse.printed import parse_kernel_log, parse_printed_torch
     from cudaenv.parse.proc import parse_proc_driver_version
     from cudaenv.model.snapshot import Gpu
 
-    body = as_text(text)
+    body = undecorate(as_text(text))  # colours, bold, full-width punctuation: as explain's normalizer takes them away
     sources: List[str] = []
     banner = smi.parse_banner(body)
     if banner.smi_version or banner.driver_version or banner.gpus:
