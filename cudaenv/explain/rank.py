@@ -36,6 +36,7 @@ RULES = "explain_rules"
 CONFIDENCE = ("high", "medium", "low")
 SHORT = 20  # characters: a shorter match on a line that reports no error is only medium evidence
 MAX_OCCURRENCES = 32  # matches of one pattern looked at for one that is not on a context line
+BIG = 20_000  # characters: a text this long remembers which literals it holds (View.has); a shorter one looks each time
 
 _ERROR_LINE = re.compile(  # one word-boundary test gates the words: a case-insensitive branch has no fast first-letter check
     r"\A[\w.]{0,100}(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)\b"
@@ -53,6 +54,7 @@ class Rule(NamedTuple):
     name: str
     then_next: bool
     until: Optional["re.Pattern[str]"] = None  # context only before this (a prompt's command, not its output)
+    any_of: Tuple[str, ...] = ()  # without a needle: literals one of which every match contains (T.prefilter)
 
 
 class Variant(NamedTuple):
@@ -105,7 +107,9 @@ def rules() -> Rules:
 
 
 def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
-    return Rule(kind, re.compile(pattern, re.IGNORECASE), T.needle(pattern), name, then_next)
+    needle = T.needle(pattern)
+    return Rule(kind, re.compile(pattern, re.IGNORECASE), needle, name, then_next,
+                any_of=() if needle else tuple(n for n in T.prefilter(pattern) if n))
 
 
 # ------------------------------------------------------------------ the text, in three views
@@ -113,7 +117,7 @@ class View:
     """One way of reading the normalized lines: ``text`` made of pieces (one line each), ``starts`` where each
     piece begins in it, ``lines`` the line each piece is."""
 
-    __slots__ = ("name", "text", "lines", "low", "_squeezed", "_pieces", "_seps", "_starts", "_spans")
+    __slots__ = ("name", "text", "lines", "low", "_squeezed", "_pieces", "_seps", "_starts", "_spans", "_has", "_within")
 
     def __init__(self, name: str, lines: Sequence[int], pieces: Sequence[str], seps):
         """``seps``: the one separator between all pieces (a string), or one per gap (a list)."""
@@ -130,6 +134,8 @@ class View:
         self._squeezed: Optional[str] = None
         self._pieces, self._seps, self._starts = pieces, seps, None
         self._spans: Dict[str, Any] = {}
+        self._has: Dict[str, bool] = {}  # literal -> whether ``squeezed`` contains it (shared by views of one squeezed text)
+        self._within: Optional["View"] = None  # a view whose squeezed text is inside this one's, line by line
 
     @property
     def starts(self) -> List[int]:
@@ -147,13 +153,26 @@ class View:
             self._squeezed = T.squeezed(self.low)
         return self._squeezed
 
+    def has(self, literal: str) -> bool:
+        """Whether the squeezed text contains ``literal`` (a pattern's literal, blanks removed), each literal looked
+        for once: a literal in the lines view is in the joined one too (its pieces, joined by what squeezes away),
+        and the joined and glued views squeeze to the same text."""
+        found = self._has.get(literal)
+        if found is None:
+            found = bool(self._within is not None and self._within.has(literal)) or literal in self.squeezed
+            self._has[literal] = found
+        return found
+
     def line_of(self, offset: int) -> int:
         i = bisect_right(self.starts, offset) - 1
         return self.lines[max(i, 0)] if self.lines else 0
 
     def finditer(self, rule: Rule):
-        if self.low is not None and rule.needle and rule.needle not in self.low:
-            return ()
+        if self.low is not None:
+            if rule.needle and rule.needle not in self.low:
+                return ()
+            if rule.any_of and not any(n in self.low for n in rule.any_of):
+                return ()
         return rule.pattern.finditer(self.text)
 
     def spans(self, kind: str, found: Sequence[Rule]):
@@ -219,12 +238,16 @@ def read(text: str) -> Paste:
     idx = list(compress(range(len(norm)), norm))
     if len(idx) > 1:
         pieces = list(filter(None, norm))
-        views.append(View("joined", idx, pieces, " "))
+        joined = View("joined", idx, pieces, " ")
+        joined._within = views[0]
+        views.append(joined)
         width = N.wrap_width(raw)
         if width:
             seps = ["" if len(raw[i]) == width and not raw[i][-1:].isspace() else " " for i in idx[:-1]]
             if "" in seps:
-                views.append(View("glued", idx, pieces, seps))
+                glued = View("glued", idx, pieces, seps)
+                glued._has, glued._squeezed = joined._has, joined._squeezed  # the same text once blanks are gone
+                views.append(glued)
     context = Context(norm)
     return Paste(raw, norm, tuple(views), context)
 
@@ -267,12 +290,15 @@ def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Opt
 
 def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional[Candidate]:
     found = []
+    has = view.has if len(view.text) > BIG else (view.squeezed or "").__contains__  # a short text: a plain look
+    if view.low is not None and row.literals and not any(map(has, row.literals)):
+        return None  # no pattern of the row has a literal in the text
     for i, pattern in enumerate(row.patterns):
         if view.low is not None:  # the pattern's literals (blanks aside: T.tolerant) are not in the text: it cannot match
             if i < len(row.prefilter):
-                if row.prefilter[i] and not any(n in view.squeezed for n in row.prefilter[i]):
+                if row.prefilter[i] and not any(map(has, row.prefilter[i])):
                     continue
-            elif i < len(row.needles) and row.needles[i] and T.squeezed(row.needles[i]) not in view.squeezed:
+            elif i < len(row.needles) and row.needles[i] and not has(T.squeezed(row.needles[i])):
                 continue
         m = _occurrence(pattern, view, context)
         if m is not None:

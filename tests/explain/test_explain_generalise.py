@@ -98,3 +98,18 @@ def test_a_half_updated_driver_outranks_the_gpu_init_failure_it_causes():
             "[ 23.991672] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)\n")
     assert _id(text) == "driver-library-mismatch"
     assert _id("[ 903.610907] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x62:0x65:1792)") == "driver-no-devices"
+
+
+def test_a_row_whose_literals_are_absent_runs_no_pattern(monkeypatch):
+    """Counted work, not time (issue 28 added rows; a short paste must not pay for them): the row-level literal
+    pre-filter leaves only the rows whose literals the paste holds to run a regular expression."""
+    from cudaenv.explain import rank as R
+    from cudaenv.explain import table as T
+
+    ran = []
+    real = R._occurrence
+    monkeypatch.setattr(R, "_occurrence", lambda pattern, view, context: ran.append(pattern) or real(pattern, view, context))
+    assert classify_error("Traceback (most recent call last):\nRuntimeError: CUDA error: out of memory").id == "cuda-oom"
+    total = sum(len(r.patterns) for r in T.rows())
+    assert len(ran) <= 12 < total, (len(ran), total)
+    assert all(r.literals for r in T.rows() if r.id in ("cuda-library-missing", "dist-port-in-use", "nccl-error"))
