@@ -136,7 +136,12 @@ def classify_all(text: str, machine: Tuple[str, ...] = ()) -> List[ErrorMatch]:
     from cudaenv.explain import rank as R
 
     paste = R.read(searched_text(text))
-    ranked = R.rank(paste, R.candidates(paste))
+    found = R.candidates(paste)
+    if not found:  # nothing matched: a known message re-typed with a word missing or mistyped?
+        from cudaenv.explain import fuzzy
+
+        found = fuzzy.candidates(paste)
+    ranked = R.rank(paste, found)
     if not ranked:
         return []
     shown = F.platforms(paste, machine)

@@ -24,19 +24,18 @@ What each candidate matched, as pasted, is :mod:`cudaenv.explain.evidence`.
 
 import re
 from bisect import bisect_right
-from itertools import accumulate, compress, repeat
-from operator import add
+from itertools import compress
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.explain import normalize as N
 from cudaenv.explain import table as T
+from cudaenv.explain.views import BIG, View
 
 RULES = "explain_rules"
 CONFIDENCE = ("high", "medium", "low")
 SHORT = 20  # characters: a shorter match on a line that reports no error is only medium evidence
 MAX_OCCURRENCES = 32  # matches of one pattern looked at for one that is not on a context line
-BIG = 20_000  # characters: a text this long remembers which literals it holds (View.has); a shorter one looks each time
 
 _ERROR_LINE = re.compile(  # one word-boundary test gates the words: a case-insensitive branch has no fast first-letter check
     r"\A[\w.]{0,100}(?:Error|Exception|Warning|Exit|Interrupt|Failure|Fault)\b"
@@ -112,82 +111,7 @@ def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
                 any_of=() if needle else tuple(n for n in T.prefilter(pattern) if n))
 
 
-# ------------------------------------------------------------------ the text, in three views
-class View:
-    """One way of reading the normalized lines: ``text`` made of pieces (one line each), ``starts`` where each
-    piece begins in it, ``lines`` the line each piece is."""
-
-    __slots__ = ("name", "text", "lines", "low", "_squeezed", "_pieces", "_seps", "_starts", "_spans", "_has", "_within")
-
-    def __init__(self, name: str, lines: Sequence[int], pieces: Sequence[str], seps):
-        """``seps``: the one separator between all pieces (a string), or one per gap (a list)."""
-        self.name = name
-        if isinstance(seps, str):
-            self.text = seps.join(pieces)
-        else:
-            parts = [""] * (2 * len(pieces) - 1) if pieces else []
-            parts[::2] = pieces
-            parts[1::2] = seps
-            self.text = "".join(parts)
-        self.lines = lines
-        self.low = T.lowered(self.text)
-        self._squeezed: Optional[str] = None
-        self._pieces, self._seps, self._starts = pieces, seps, None
-        self._spans: Dict[str, Any] = {}
-        self._has: Dict[str, bool] = {}  # literal -> whether ``squeezed`` contains it (shared by views of one squeezed text)
-        self._within: Optional["View"] = None  # a view whose squeezed text is inside this one's, line by line
-
-    @property
-    def starts(self) -> List[int]:
-        """Where each piece begins in ``text`` (made when first needed, in C-level passes)."""
-        if self._starts is None:
-            lens = list(map(len, self._pieces[:-1]))
-            gaps = repeat(len(self._seps)) if isinstance(self._seps, str) else map(len, self._seps)
-            self._starts = [0] + list(accumulate(map(add, lens, gaps))) if self._pieces else []
-        return self._starts
-
-    @property
-    def squeezed(self) -> Optional[str]:
-        """``low`` without its blanks: where a row's needle is looked for (a re-typed message may lack a blank)."""
-        if self._squeezed is None and self.low is not None:
-            self._squeezed = T.squeezed(self.low)
-        return self._squeezed
-
-    def has(self, literal: str) -> bool:
-        """Whether the squeezed text contains ``literal`` (a pattern's literal, blanks removed), each literal looked
-        for once: a literal in the lines view is in the joined one too (its pieces, joined by what squeezes away),
-        and the joined and glued views squeeze to the same text."""
-        found = self._has.get(literal)
-        if found is None:
-            found = bool(self._within is not None and self._within.has(literal)) or literal in self.squeezed
-            self._has[literal] = found
-        return found
-
-    def line_of(self, offset: int) -> int:
-        i = bisect_right(self.starts, offset) - 1
-        return self.lines[max(i, 0)] if self.lines else 0
-
-    def finditer(self, rule: Rule):
-        if self.low is not None:
-            if rule.needle and rule.needle not in self.low:
-                return ()
-            if rule.any_of and not any(n in self.low for n in rule.any_of):
-                return ()
-        return rule.pattern.finditer(self.text)
-
-    def spans(self, kind: str, found: Sequence[Rule]):
-        """(start, end, inner_start, inner_end) of every match of the rules of one kind, cached."""
-        if kind not in self._spans:
-            out = []
-            for rule in found:
-                for m in self.finditer(rule):
-                    inner = m.span("inner") if "inner" in rule.pattern.groupindex and m.group("inner") is not None else (-1, -1)
-                    out.append((m.start(), m.end()) + inner)
-            out.sort()
-            self._spans[kind] = out
-        return self._spans[kind]
-
-
+# ------------------------------------------------------------------ the text, in three views (View: explain.views)
 class Context(dict):
     """line -> (the context kind it is: pip, traceback-frame, ..., where on the line that part ends) or None: worked
     out for a line when first asked
@@ -262,6 +186,7 @@ class Candidate(NamedTuple):
     first: int  # the lines the match covers
     last: int
     extra: Tuple[Tuple[str, str], ...] = ()  # the values the row's check added
+    fuzzy: bool = False  # found with one word missing or mistyped (cudaenv.explain.fuzzy)
 
 
 def _context_at(view: View, context: Context, offset: int) -> Optional[str]:
@@ -411,11 +336,13 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
             notes.append("raised while handling an earlier error (chained traceback)")
         if view.name == "glued":
             notes.append("found only by joining lines a terminal wrapped mid-word")
+        if c.fuzzy:
+            notes.append("found with one word missing or mistyped")
         short = len(" ".join(c.match.group(0).split())) < SHORT and not any(
             _ERROR_LINE.search(paste.norm[i]) for i in range(c.first, c.last + 1))
         if short and not low:
             notes.append("a short match on a line that reports no error")
-        confidence = "low" if low else "medium" if (wrapped or warning or short or view.name == "glued") else "high"
+        confidence = "low" if low else "medium" if (wrapped or warning or short or c.fuzzy or view.name == "glued") else "high"
         key = (1 if low else 0, 1 if wrapped else 0, 1 if warning else 0, 1 if cause else 0, section, c.index, c.first)
         out.append(Ranked(c, key, confidence, tuple(notes)))
     out.sort(key=lambda x: x.key)

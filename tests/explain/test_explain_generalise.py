@@ -113,3 +113,14 @@ def test_a_row_whose_literals_are_absent_runs_no_pattern(monkeypatch):
     total = sum(len(r.patterns) for r in T.rows())
     assert len(ran) <= 12 < total, (len(ran), total)
     assert all(r.literals for r in T.rows() if r.id in ("cuda-library-missing", "dist-port-in-use", "nccl-error"))
+
+
+def test_a_message_retyped_with_one_word_missing_or_mistyped():
+    m = classify_error("RuntimeError: CUDA error: all CUDA-capable devices are busy unavailable")  # "or" missing
+    assert m.id == "gpu-busy-or-unavailable" and m.confidence == "medium"
+    assert "found with one word missing or mistyped" in m.notes
+    m = classify_error("RuntimeError: Found no NVIDIA drvier on your system. Please check that you have an NVIDIA GPU")
+    assert m.id == "no-driver" and m.matched == "Found no NVIDIA drvier on your system"
+    # the phrase's words scattered through a sentence, or two words wrong, are not the message
+    assert classify_error("I think all devices are busy today or unavailable for me") is None
+    assert classify_error("RuntimeError: Found no AMD drvier on your system") is None
