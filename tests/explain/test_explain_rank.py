@@ -168,8 +168,9 @@ MESSY = [
 def test_messy_pastes_are_normalized_before_matching(text, error_id):
     m = classify_error(text)
     assert m is not None and m.id == error_id, (text, m)
-    assert m.matched and m.matched in text.replace("\r\n", "\n").replace("\r", "\n") or all(
-        line.strip() in text for line in m.matched.split("\n")), m.matched  # the evidence is what was pasted
+    assert m.matched, m  # the evidence is what was pasted: the text itself, or each of its lines
+    assert m.matched in text.replace("\r\n", "\n").replace("\r", "\n") or all(
+        line.strip() in text for line in m.matched.split("\n")), m.matched
 
 
 def test_the_evidence_is_the_original_text_where_normalizing_was_needed():
