@@ -211,7 +211,7 @@ mutation = st.tuples(st.sampled_from(["set", "insert", "delete"]), st.sampled_fr
                      st.integers(0, 255))
 
 
-@settings(max_examples=500, deadline=3000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=500, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.integers(0, 2), st.lists(mutation, min_size=1, max_size=6), st.integers(0, 10 ** 6))
 def test_mutated_real_checkpoints_never_crash_inspect_or_fix(bases, which, edits, cut):
     folder = bases.folder

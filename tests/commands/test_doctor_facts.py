@@ -116,7 +116,7 @@ def test_report_of_a_quick_run_says_torch_was_not_imported():
 _names = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=120)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(name=_names, path=_names, version=st.one_of(st.none(), _names), message=_names)
 def test_report_never_fails_and_stays_narrow(name, path, version, message):
     snap = Snapshot(

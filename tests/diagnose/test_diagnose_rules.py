@@ -505,7 +505,7 @@ from hypothesis import strategies as st  # noqa: E402
 _text = st.one_of(st.none(), st.text(max_size=12), st.sampled_from(["12.4", "535.104.05", "N/A", "ERR!", "13", "", "6.1"]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(driver=_text, cuda=_text, tcuda=_text, cap=_text, tk=_text, cvd=_text, arch=st.lists(st.text(max_size=10), max_size=4),
        used=st.one_of(st.none(), st.integers(-5, 10 ** 6)), total=st.one_of(st.none(), st.integers(-5, 10 ** 6)))
 def test_rules_never_raise_on_odd_values(driver, cuda, tcuda, cap, tk, cvd, arch, used, total):

@@ -293,7 +293,7 @@ def test_describe_gives_the_entry_for_an_id():
     assert describe("no-such-id") is None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=3000))
 def test_any_text_in_no_exception_out(text):
     for m in classify_all(text):
@@ -301,7 +301,7 @@ def test_any_text_in_no_exception_out(text):
     classify_error(text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.sampled_from(ERR_FILES), st.text(max_size=200), st.text(max_size=200))
 def test_recorded_texts_inside_noise_still_classify(name, before, after):
     text = before + "\n" + recorded(name) + "\n" + after
@@ -539,7 +539,7 @@ def test_common_errors_cudaenv_could_not_name_before():
     assert classify_error("CUDA error: no CUDA-capable device is detected").id == "torch-cuda-unavailable"
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.sampled_from(ERR_FILES), st.integers(min_value=0, max_value=2**32), st.text(max_size=100))
 def test_the_literal_prefilter_never_changes_a_result(monkeypatch_name, seed, noise):
     """explain skips a pattern whose literal is not in the (ASCII) text: a 1 MB log is classified in about 0.1 s

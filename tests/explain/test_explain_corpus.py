@@ -164,7 +164,7 @@ _PIECES = st.sampled_from(['Missing key(s) in state_dict: ', 'Unexpected key(s) 
                            '<!DOCTYPE', '(8, 7, 0)', '7102', '12.1', 'sm_89', 'compute_', 'torch==', '+cu121'])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(text=st.one_of(st.text(max_size=400), st.lists(_PIECES, max_size=60).map("".join)),
        values=st.dictionaries(st.sampled_from(["gpu_cc", "min_cc", "max_cc", "torch_release", "torch_variant", "arch",
                                                "torch_req", "compiled", "runtime", "old_key", "is_adb"]),

@@ -308,7 +308,7 @@ def test_text_with_no_cuda_problem_gets_no_confident_cause(text):
 
 
 # ------------------------------------------------------------------ hypothesis and bounds
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=2000))
 def test_any_text_never_raises(text):
     for m in classify_all(text):
@@ -317,14 +317,14 @@ def test_any_text_never_raises(text):
     assert len(normalize(text)) == len(lines_of(text))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.binary(max_size=2000))
 def test_any_bytes_never_raise(data):
     paste = read_paste(io.BytesIO(data))
     classify_all(paste.text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.sampled_from(["\x1b[1;31m", "> ", "**", "[rank0]: ", "ERROR    ", "\uff1a", "\u3002", "\r", "\n", "`",
                                  "2024-05-01 12:00:00,001 - ", "\u2502", "  ", "\u201c"]), max_size=8))
 def test_decorations_around_a_recorded_error_keep_its_id(decor):

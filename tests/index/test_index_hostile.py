@@ -264,7 +264,7 @@ def _dead_base():
 
 
 # ------------------------------------------------------------------ parsers: any input, bounded time
-@settings(max_examples=150, deadline=2000)
+@settings(max_examples=150)
 @given(st.one_of(st.text(max_size=3000), st.binary(max_size=3000).map(lambda b: b.decode("latin-1"))))
 def test_page_parsers_take_any_text_quickly(text):
     for ctype in ("text/html", "application/vnd.pypi.simple.v1+json", ""):

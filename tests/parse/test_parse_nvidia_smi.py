@@ -153,13 +153,13 @@ def every_parser(text):
     nvml.parse_nvml_output(text)
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300)
 @given(smi_like)
 def test_any_text_never_raises(text):
     every_parser(text)
 
 
-@settings(max_examples=200, deadline=2000)
+@settings(max_examples=200)
 @given(st.binary(max_size=2000))
 def test_any_bytes_never_raise(data):
     every_parser(data)

@@ -96,7 +96,7 @@ def all_parsers(text):
     proc.parse_pid_namespace(text if isinstance(text, str) else None)
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300)
 @given(st.text(max_size=500) | st.binary(max_size=500))
 def test_any_text_or_bytes_never_raises(text):
     all_parsers(text)

@@ -53,7 +53,7 @@ def test_entry_gpu_and_corrected_value_use_ascii_digits():
     assert corrected_value(("1", "²", "1", "٣", "3"), FOUR) == "1,3"
 
 
-@settings(max_examples=400, deadline=2000)
+@settings(max_examples=400)
 @given(st.text(max_size=300), st.sampled_from([None, "PCI_BUS_ID", "x"]))
 def test_any_value_never_raises(value, order):
     vd = parse_visible_devices(value, FOUR, order)

@@ -195,13 +195,13 @@ PARSERS = [parse_collect_env, parse_device_query, read_facts]
 
 
 @pytest.mark.parametrize("parse", PARSERS)
-@settings(max_examples=200, deadline=2000)
+@settings(max_examples=200)
 @given(data=st.text(max_size=800) | st.binary(max_size=800))
 def test_any_text_or_bytes_never_raises(parse, data):
     parse(data)
 
 
-@settings(max_examples=100, deadline=4000)
+@settings(max_examples=100)
 @given(st.lists(st.sampled_from([
     "PyTorch version: ", "GPU 0: ", "cuDNN version: ", "libcudnn.so.", "Device 0: \"", "CUDA Capability Major/Minor version number: ",
     "| NVIDIA-SMI ", "Driver Version: ", "|   0  ", " On  |", "Cuda compilation tools, release ", "NVRM version: ", "9", ".", " ",

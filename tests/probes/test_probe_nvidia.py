@@ -192,7 +192,7 @@ smi_like = st.lists(
 ).map("\n".join)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(smi_like)
 def test_parsers_never_raise(text):
     nsmi.parse_banner(text)
@@ -207,7 +207,7 @@ def test_parsers_never_raise(text):
     proc.parse_passwd(text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
                         ["ok", "devices", "index", "name", "uuid", "cuda_driver_version", "driver_version",

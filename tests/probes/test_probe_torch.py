@@ -301,7 +301,7 @@ def test_version_py_is_read_as_literals_only():
     assert child.parse_version_py(text) == {"__version__": "2.13.0+cpu", "cuda": None, "git_version": "abc"}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 def test_parsers_take_any_text(text):
     child.parse_version_py(text)
@@ -316,7 +316,7 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(_json_values)
 def test_the_child_json_encoder_round_trips(value):
     assert json.loads(child.to_json(value)) == value

@@ -320,7 +320,7 @@ def mixed_text(draw):
     return where, pattern, flags, method, noise + unit * times + noise
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mixed_text())
 def test_every_pattern_is_linear_on_generated_text(runner, case):
     where, pattern, flags, method, text = case

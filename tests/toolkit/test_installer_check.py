@@ -214,7 +214,7 @@ def test_a_page_of_200000_title_tags_is_read_in_linear_time(tmp_path):
     assert report.kind == "html" and time.monotonic() - start < 5
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=4000), st.integers(min_value=0, max_value=10**30))
 def test_payload_offset_any_bytes(head, skip):
     from cudaenv.parse.makeself import payload_offset as offset
@@ -341,21 +341,21 @@ def test_file_names(name, expected):
     assert (got["toolkit"], got["driver"], got["platform"]) == expected
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.binary(max_size=3000))
 def test_cksum_matches_posix_cksum(data):
     res = subprocess.run(["cksum"], input=data, capture_output=True, timeout=30)
     assert cksum(data) == int(res.stdout.split()[0])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text())
 def test_parse_header_any_text(text):
     parse_header(text)
     parse_file_name(text)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.binary(max_size=5000))
 def test_check_any_bytes(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("inst") / NAME

@@ -87,7 +87,7 @@ def test_parse_device_output_reads_events_and_ignores_noise():
     assert report.done is True and report.errors == ()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=2000))
 def test_parse_device_output_any_text_no_exception(text):
     parse_device_output(text)
@@ -488,7 +488,7 @@ def test_children_run_on_python_37(cli, tmp_path):
         assert r.code == 1 and r.json()["devices"]["problem"]["id"] == "torch-missing", r
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=40))
 def test_parse_devices_arg_any_text_is_a_list_none_or_valueerror(text):
     try:

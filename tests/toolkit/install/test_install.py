@@ -521,7 +521,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("latin-1")), st.none(), st.integers()))
 def test_pip_output_parsers_never_raise(text):
     versions = parse_index_versions(text)
@@ -529,7 +529,7 @@ def test_pip_output_parsers_never_raise(text):
     assert isinstance(parse_install_report(text), tuple)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(
                         ["install", "metadata", "download_info", "name", "version", "url", "archive_info", "hashes",
