@@ -491,28 +491,50 @@ def read_log(log: Path):
     return [tuple(line.split("\t")) for line in log.read_text().splitlines()]
 
 
-# ------------------------------------------------------------------ linear time, on a loaded machine
-def assert_linear(work: Callable[[str], object], text: str, factor: float = 30000.0, limit: float = 120.0) -> None:
-    """``work(text)`` runs in linear time: its best of three runs stays under ``factor`` times the best of three
-    sha256 passes over the same text, measured at the same moment (a pass is about 1 ms per MB). The parsers here
-    take 100 to 3,000 passes (dozens of patterns, each a scan); a quadratic one on a megabyte takes millions. The ratio holds on a loaded
-    machine, where a bound in seconds flaked; ``limit`` only rules out a hang."""
-    import time
+# ------------------------------------------------------------------ linear work, counted (never timed)
+def count_steps(work: Callable[[str], object], text: str) -> int:
+    """The steps ``work(text)`` takes, counted: every line of Python it runs and every call it makes, to Python or
+    to C (a regex search, ``str.split``, ...), in this thread. The count does not depend on the machine or its load."""
+    import sys
 
-    data = text.encode("utf-8", "surrogatepass")
+    steps = 0
 
-    def best(fn) -> float:
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
+    def trace(frame, event, arg):
+        nonlocal steps
+        steps += 1
+        return trace
 
-    took = best(lambda: work(text))
-    ref = best(lambda: hashlib.sha256(data).digest())
-    assert took < limit, "%.1f s for %d characters" % (took, len(text))
-    assert took < factor * max(ref, 1e-4), "%.3f s for %d characters (%.0f sha256 passes): not linear" % (took, len(text), took / ref)
+    def profile(frame, event, arg):
+        nonlocal steps
+        if event == "c_call":
+            steps += 1
+
+    old_trace, old_profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(trace)
+    sys.setprofile(profile)
+    try:
+        work(text)
+    finally:
+        sys.settrace(old_trace)
+        sys.setprofile(old_profile)
+    return steps
+
+
+def assert_linear(work: Callable[[str], object], unit: str, head: str = "", tail: str = "", size: int = 20_000,
+                  slack: float = 1.25) -> None:
+    """``work`` does linear work on ``head`` + ``unit`` repeated + ``tail``: the steps it takes (``count_steps``) on four times
+    the text are at most ``slack`` x four times the steps on the text (plus a few hundred for fixed costs). A
+    quadratic loop takes sixteen times the steps. Counted on about ``size`` characters, then four times that.
+
+    What it counts is what Python runs: work inside one C call (one regex search, however much it backtracks) is one
+    step. Each pattern's own linearity is tests/project/test_regex_safety.py's, and the seconds on megabyte inputs are
+    bench/run.py's (``--only hostile``)."""
+    n = max(4, size // max(1, len(unit)))
+    small, large = head + unit * n + tail, head + unit * (4 * n) + tail
+    work(small)  # the first run compiles lazy patterns and fills caches: fixed costs, not counted
+    a, b = count_steps(work, small), count_steps(work, large)
+    assert b <= slack * 4 * a + 500, "%d steps for %d characters, %d for %d (%.1f x for 4 x the text): not linear" % (
+        a, len(small), b, len(large), b / max(a, 1))
 
 
 # ----------------------------------------------------------------------------- reading the package's own code
