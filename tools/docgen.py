@@ -668,6 +668,36 @@ def _command_page(output: str) -> str:
     return "[%s](../commands/%s.md)" % (name, name) if name and os.path.isfile(path) else ""
 
 
+def _sample(cls: type) -> Any:
+    """An instance of the record ``cls`` with every required field given the plainest value of its type (a record a
+    sample of its own), to read the order its JSON is written in."""
+    import typing
+
+    def plain(hint: Any, written: bool = False) -> Any:  # written: never None (a field left out when null)
+        if _is_record(hint):
+            return _sample(hint)
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+        if origin is typing.Union:
+            real = [a for a in args if a is not type(None)]
+            return plain(real[0], written) if written or type(None) not in args else None
+        if origin in (tuple, list):
+            return ()
+        if origin is dict or hint is dict:
+            return {}
+        return {str: "", int: 0, float: 0.0, bool: False}.get(hint)
+
+    defaults, skip = getattr(cls, "_defaults", {}), getattr(cls, "_json_skip_none", ())
+    return cls(**{name: plain(hint, name in skip) for name, hint, _ in _fields_of(cls) if name not in defaults or name in skip})
+
+
+def _written_order(cls: type) -> List[str]:
+    """The order ``cls`` writes its own (not flattened) fields in, from a sample's JSON: the field order, except
+    where a record orders its JSON itself (``_json_adjust``: the doctor's report writes ``findings`` last)."""
+    names = [n for n, _, _ in _fields_of(cls) if n not in getattr(cls, "_json_flatten", ())]
+    written = list(_sample(cls).to_dict())
+    return sorted(names, key=lambda n: written.index(n) if n in written else len(written))
+
+
 def block_outputs() -> List[str]:
     """The table of JSON outputs, one row per envelope record of the registry (``records.envelopes()``)."""
     envelopes, _ = _contract()
@@ -681,18 +711,39 @@ def block_outputs() -> List[str]:
         if env in flattened:  # written inside another output (the snapshot, inside the doctor's report)
             continue
         keys = ["schema_version"]
-        for name, hint, _ in _fields_of(env):
-            if name in getattr(env, "_json_flatten", ()):
-                keys.append("the %s's keys" % "/".join(c.__name__ for c in _records_in(hint)))
-            else:
-                many = _type_text(hint).startswith(("Tuple[", "Optional[Tuple["))
-                keys.append(name + ("[]" if many else ""))
+        hints = {name: hint for name, hint, _ in _fields_of(env)}
+        for name in getattr(env, "_json_flatten", ()):
+            keys.append("the %s's keys" % "/".join(c.__name__ for c in _records_in(hints[name])))
+        for name in _written_order(env):
+            many = _type_text(hints[name]).startswith(("Tuple[", "Optional[Tuple[")) and name not in getattr(env, "_json_maps", ())
+            keys.append(name + ("[]" if many else ""))
         output = _output_name(env)
         rows.append((output, _code(env.__name__), "{%s}" % ", ".join(keys), _command_page(output)))
     return _table(["output", "record", "keys, in order", "command page"], rows)
 
 
-BLOCKS = {"json-contract.md": {"outputs": block_outputs}}  # file in the reference folder -> its generated blocks
+def block_doctor_keys() -> List[str]:
+    """The doctor's top-level keys (the report's, its snapshot's written flat among them), each record's own keys."""
+    from cudaenv.model.reports import DoctorReport
+
+    rows = [("`schema_version`", "`int`", "", "written first: the contract's major version")]
+
+    def add(cls: type) -> None:
+        hints = {name: hint for name, hint, _ in _fields_of(cls)}
+        for name in getattr(cls, "_json_flatten", ()):
+            for target in _records_in(hints[name]):
+                add(target)
+        for name in _written_order(cls):
+            hint = hints[name]
+            inner = _records_in(hint)
+            keys = ", ".join(n for n, _, _ in _fields_of(inner[0])) if inner else ""
+            rows.append((_code(name), _code(_type_text(hint)), keys, _meaning(cls, name) or (_doc_line(inner[0]) if inner else "")))
+
+    add(DoctorReport)
+    return _table(["key", "type", "its keys", "meaning"], rows)
+
+
+BLOCKS = {"json-contract.md": {"outputs": block_outputs, "doctor": block_doctor_keys}}  # reference file -> its blocks
 
 
 def fill_blocks(text: str, blocks: Dict[str, Any]) -> str:
