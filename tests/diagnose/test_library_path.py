@@ -32,4 +32,7 @@ def test_the_text_report_shows_it_on_the_ld_library_path_line(cli, fake_root):
     fake_root.toolkit("12.4.131")
     env = {"PATH": TOOLS, "CUDAENV_ROOT": str(fake_root.path), "LD_LIBRARY_PATH": "/usr/local/cuda-11.8/lib64"}
     res = cli("doctor", "--quick", env=env)
-    assert "ld-library-path-missing-toolkit" in res.out or "not installed here" in res.out, res.out
+    lines = res.out.splitlines()
+    assert any(line.split()[:2] == ["warning", "LD_LIBRARY_PATH"] for line in lines), res.out  # the facts line
+    assert "WARNING  ld-library-path-missing-toolkit" in lines, res.out  # and the finding
+    assert "LD_LIBRARY_PATH names a toolkit that is not installed here:" in res.out
