@@ -328,8 +328,9 @@ def test_every_pattern_is_linear_on_generated_text(runner, case):
 
 
 def test_the_linear_work_check_can_fail():
-    """builders.assert_linear, which the hostile-input tests use, counts steps (never seconds): a scan of the lines
-    passes, a loop that looks back over every earlier line fails, the same on any machine under any load."""
+    """builders.assert_linear, which the hostile-input tests use, counts steps and characters gone over (never
+    seconds): a scan of the lines passes; a loop that looks back over every earlier line fails, and so does a find
+    from each entry to the end of the text; the same on any machine under any load."""
     from builders import assert_linear, count_steps
 
     def scan(text):
@@ -339,7 +340,15 @@ def test_the_linear_work_check_can_fail():
         lines = text.split("\n")
         return [sum(1 for earlier in lines[:i] if earlier == line) for i, line in enumerate(lines)]
 
+    def finds_from_each_entry(text):  # one C call per entry, each going to the end of the text: quadratic too
+        at = text.find('"a"')
+        while at != -1:
+            text.find("}", at)
+            at = text.find('"a"', at + 1)
+
     assert count_steps(scan, "x\n" * 1000) == count_steps(scan, "x\n" * 1000)  # a count, the same every run
     assert_linear(scan, "x\n")
     with pytest.raises(AssertionError, match="not linear"):
         assert_linear(looks_back, "x\n", size=2_000)
+    with pytest.raises(AssertionError, match="not linear"):
+        assert_linear(finds_from_each_entry, '"a": {')
