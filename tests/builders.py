@@ -613,9 +613,9 @@ def assert_linear(work: Callable[[str], object], unit: str, head: str = "", tail
     the text are at most ``slack`` x four times the steps on the text (plus a few hundred for fixed costs). A
     quadratic loop takes sixteen times the steps. Counted on about ``size`` characters, then four times that.
 
-    What it counts is what Python runs: work inside one C call (one regex search, however much it backtracks) is one
-    step. Each pattern's own linearity is tests/project/test_regex_safety.py's, and the seconds on megabyte inputs are
-    bench/run.py's (``--only hostile``)."""
+    What it counts is what Python runs and what the text's own str methods go over (``count_work``): work inside one
+    regex search, however much it backtracks, is one step. Each pattern's own linearity is
+    tests/project/test_regex_safety.py's, and the seconds on megabyte inputs are bench/run.py's (``--only hostile``)."""
     n = max(4, size // max(1, len(unit)))
     small, large = head + unit * n + tail, head + unit * (4 * n) + tail
     work(small)  # the first run compiles lazy patterns and fills caches: fixed costs, not counted
