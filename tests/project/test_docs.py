@@ -169,3 +169,19 @@ def test_relative_links_resolve(path):
         elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
             broken.append(target)
     assert not broken, "%s: links to nothing: %s" % (path.relative_to(REPO), broken)
+
+
+def test_the_ci_sessions_and_nox_sessions_the_guides_name_are_the_real_ones():
+    """contributing.md and tests-suite.md name .ci/run's CI_SESSIONS as it lists them, and every nox session."""
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    sessions = re.search(r"^CI_SESSIONS=\(([^)]*)\)", ci, re.M).group(1).split()
+    assert "slow" in sessions and "isolation" in sessions
+    noxfile = (REPO / "noxfile.py").read_text(encoding="utf-8")
+    every = re.findall(r"^@nox\.session\ndef (\w+)\(", noxfile, re.M)
+    assert {"tests", "torch", "lint"} <= set(every)
+    for page in ("contributing.md", "tests-suite.md"):
+        text = (DOCS / page).read_text(encoding="utf-8")
+        assert "`%s`" % " ".join(sessions) in " ".join(text.split()), "docs/%s: .ci/run's CI_SESSIONS are %s" % (page, sessions)
+    contributing = (DOCS / "contributing.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`nox -s (\w+)`", contributing)) | {"tests", "torch"}  # the two defaults, named as such
+    assert set(every) <= named, "docs/contributing.md does not name the nox sessions %s" % sorted(set(every) - named)
