@@ -7,6 +7,7 @@ those Python and pip print."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import assert_linear
 from cudaenv.parse.printed import parse_kernel_log, parse_printed_torch
 
 
@@ -46,9 +47,8 @@ def test_any_text_or_bytes_never_raises(text):
     parse_kernel_log(text)
 
 
-def test_long_runs_of_the_parsers_own_pieces_are_read_in_one_pass():
+def test_long_runs_of_the_parsers_own_pieces_are_read_in_linear_work():
     for unit in ("torch: ", "torch.__version__\n", "NVRM: ", "NVRM: API mismatch: the client has the version 1.1, but ",
-                 "PyTorch Version (e.g., ", "torch  "):
-        text = unit * (200_000 // len(unit))
-        parse_printed_torch(text)
-        parse_kernel_log(text)
+                 "PyTorch Version (e.g., ", "torch  ", ">>> print(torch.__version__)\n\n"):
+        assert_linear(parse_printed_torch, unit)
+        assert_linear(parse_kernel_log, unit)
