@@ -124,3 +124,13 @@ def test_a_message_retyped_with_one_word_missing_or_mistyped():
     # the phrase's words scattered through a sentence, or two words wrong, are not the message
     assert classify_error("I think all devices are busy today or unavailable for me") is None
     assert classify_error("RuntimeError: Found no AMD drvier on your system") is None
+
+
+def test_not_cuda_is_said_for_other_forms_of_the_same_devices():
+    for text, flag in (("error: device offline", "is_adb"), ("adb: error: device 'emulator-5554' not found", "is_adb"),
+                       ("2: ens33: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc fq_codel state DOWN", "is_network"),
+                       ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat", "is_rocm"),
+                       ("MIOpen(HIP): Error [Compile] 'hiprtcCompileProgram' naive_conv.cpp", "is_rocm")):
+        m = classify_error(text)
+        assert m.id == "not-cuda" and flag in dict(m.values), text
+    assert _id("RuntimeError: CUDA error: device offline") != "not-cuda"  # adb's words inside a CUDA message
