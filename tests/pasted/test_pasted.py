@@ -495,3 +495,10 @@ def test_a_printed_torch_version_is_read_and_judged():
                        ">>> print(torch.__version__)\n2.1.0+cu118\n")
     assert facts.torch_version == "2.1.0+cu118" and facts.torch_cuda == "11.8" and "torch version" in facts.sources
     assert read_facts("- PyTorch Version (e.g., 1.0): 1.7.1\n- OS (e.g., Linux): Ubuntu 18.04").torch_version == "1.7.1"
+
+
+def test_the_kernel_modules_version_is_said_beside_the_drivers():
+    from cudaenv.render.pasted import fact_lines
+
+    facts = read_facts("kernel: NVRM: API mismatch: the client has the version 367.44, but this kernel module has the version 367.35.")
+    assert fact_lines(facts)[0].startswith("driver 367.44, kernel module 367.35 loaded on linux")
