@@ -14,7 +14,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv._child import source as child_source
 from cudaenv.model.record import Record
-from cudaenv.host import Host, fmt_seconds, scratch_dir
+from cudaenv.host import Host
+from cudaenv.host.files import scratch_dir
+from cudaenv.host.process import fmt_seconds
 from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
 from cudaenv.core.version import sm_name
 
