@@ -128,7 +128,7 @@ def find_nvcc(host: Host) -> Optional[str]:
 def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: bool = False, nvcc: Optional[str] = None,
                   compile_timeout: float = COMPILE_TIMEOUT, run_timeout: float = RUN_TIMEOUT) -> ToolkitReport:
     """Compile (and with a GPU, run) the test program; ``capabilities`` like ("6.1",) pick the targets."""
-    from cudaenv.verify import classify, from_id
+    from cudaenv.verify.classify import classify, from_id
 
     stages: List[Stage] = []
     nvcc = nvcc or find_nvcc(host)
