@@ -1,5 +1,7 @@
 """Shell code for each shell: the :class:`Shell` interface, ``get_shell(name)`` and ``detect_shell(...)`` (direnv-style,
-one file per shell).
+one file per shell), and the rule for a user's start-up files (:mod:`cudaenv.shells.startup`). Pure: it imports only
+``core`` and sits below the Host, so every capability (the doctor's stale-path grep, toolkit's link and uninstall)
+can use it; the name of the calling process is read by :mod:`cudaenv.probes.parent`.
 
 The environment change is computed once in :mod:`cudaenv.toolkit.switch`; a :class:`Shell` only writes it with its
 own quoting. bash, zsh and other POSIX shells share :mod:`posix`; fish and PowerShell have their own.
