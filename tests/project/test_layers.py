@@ -236,6 +236,11 @@ def purity_breaks(edges, services=SERVICES):
     return found
 
 
+def idle_services(edges, services=SERVICES):
+    """The services that import no I/O room: pure modules, to be taken off SERVICES (the list stays what is needed)."""
+    return sorted(m for m in services if m in edges and not any(room(t) in IO_ROOMS for t in _inner(edges)[m]))
+
+
 def _read(path):
     with open(path, encoding="utf-8") as fh:
         return fh.read()
@@ -285,6 +290,10 @@ def test_pure_cores_import_no_io_and_no_service():
     _check(purity_breaks(EDGES))
 
 
+def test_every_service_reads_the_machine_or_the_network():
+    assert idle_services(EDGES) == [], "pure now: remove from SERVICES"
+
+
 def test_no_import_cycle_between_modules():
     assert strongly_connected(_inner(EDGES)) == []
 
@@ -322,7 +331,8 @@ def test_the_checks_fail_on_a_planted_tree():
                                                  ["cudaenv.model.codec", "cudaenv.model.record"]]
     assert strongly_connected(room_edges(edges)) == [["diagnose", "verify"]]
     assert sorted(order_breaks(edges)) == [("cudaenv.diagnose.rules", "cudaenv.verify.run")]
-    services = {"cudaenv.verify.run": "planted"}
+    services = {"cudaenv.verify.run": "planted", "cudaenv.verify.classify": "planted, but it reads nothing"}
+    assert idle_services(edges, services) == ["cudaenv.verify.classify"]
     assert sorted(purity_breaks(edges, services)) == [("cudaenv.diagnose.rules", "cudaenv.host"),
                                                      ("cudaenv.diagnose.rules", "cudaenv.verify.run"),
                                                      ("cudaenv.fleet", "cudaenv.verify.run")]
