@@ -180,9 +180,9 @@ class Host:
 
     def _as_is(self, p: str) -> bool:
         """True when ``p`` needs no resolving before the kernel is asked about the file it names: under the real root
-        on Linux the kernel follows its links exactly as :meth:`resolve` does (:func:`cudaenv.host.resolve.kernel_resolve`), so ``stat(p)``
-        answers what ``stat(resolve(p))`` would, in one system call instead of four (`cudaenv use` tests about 60
-        paths). Never under a root (links must stay inside it), on Windows, or for a path the kernel reads otherwise
+        on Linux the kernel follows its links exactly as :meth:`resolve` does
+        (:func:`cudaenv.host.resolve.kernel_resolve`), so ``stat(p)`` answers what ``stat(resolve(p))`` would, in one
+        system call instead of four (`cudaenv use` tests about 60 paths). Never under a root (links must stay inside it), on Windows, or for a path the kernel reads otherwise
         (relative, ``.`` or ``..`` in it, a trailing ``/``): those are resolved first."""
         return self._kernel_paths and kernel_may_resolve(p)
 

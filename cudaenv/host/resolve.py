@@ -14,12 +14,13 @@ if TYPE_CHECKING:
 # are :meth:`Host.resolve`'s answer in three system calls, where the walk reads every component of every path (the
 # probes resolve each candidate folder, its bin/nvcc and every PATH entry: `cudaenv use` spent half its run there).
 # The walk stays the reading for a root (links must stay inside it), for Windows, without /proc, and for a path the
-# kernel reads differently (relative, "." or ".." in it, a trailing "/"); tests/test_host.py checks the two agree.
+# kernel reads differently (relative, "." or ".." in it, a trailing "/"); tests/host/test_host.py checks the two agree.
 KERNEL_RESOLVE = sys.platform.startswith("linux") and hasattr(os, "O_PATH")
 WALK = object()  # "the kernel cannot say: walk"
 
 
 def kernel_may_resolve(p: str) -> bool:
+    """Whether the kernel reads ``p`` as the walk does: absolute, no ``.`` or ``..`` component, no trailing ``/``."""
     return (p[:1] == "/" and (len(p) == 1 or p[-1] != "/") and "/./" not in p and "/../" not in p
             and not p.endswith(("/.", "/..")))
 
