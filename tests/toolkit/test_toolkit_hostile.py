@@ -106,7 +106,7 @@ def test_without_root_a_toolkit_nvcc_still_answers(fake_root, tmp_path):
     machine's /usr/local, /opt, PATH and dpkg database, and a real /usr/local/cuda-12.4 could be the toolkit found):
     only the one toolkit folder of the test is considered and built, with the dpkg database and runfile table off.
     The same folder under --root is never run (test_the_note_says_only_running_nvcc_could_tell)."""
-    from cudaenv.probes.toolkits.candidates import Candidate
+    from cudaenv.probes.toolkits.candidate import Candidate
     from cudaenv.probes.toolkits import _Finder
 
     base, marker = _trap_toolkit(fake_root, tmp_path)
