@@ -44,7 +44,7 @@ from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parse
 )
 from cudaenv.probes.package_db import is_rpm_system
 from cudaenv.probes.paths import clean_env_path, dirname, is_absolute
-from cudaenv.probes.toolkits.candidate import Candidate
+from cudaenv.probes.toolkits.candidate import ToolkitCandidate
 from cudaenv.probes.toolkits.candidates import LINK_NAMES, candidate_folders, home_value  # noqa: F401
 from cudaenv.probes.toolkits.folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
     CUDA_H_LIMIT,
@@ -98,7 +98,7 @@ class _Found:
 
     __slots__ = ("path", "key", "sources", "candidate")
 
-    def __init__(self, path: str, key: str, sources: Optional[List[str]] = None, candidate: Optional[Candidate] = None):
+    def __init__(self, path: str, key: str, sources: Optional[List[str]] = None, candidate: Optional[ToolkitCandidate] = None):
         self.path, self.key, self.candidate = path, key, candidate
         self.sources = [] if sources is None else sources
 
@@ -155,7 +155,7 @@ class _Finder:
             return "/usr"  # Debian's nvidia-cuda-toolkit: one toolkit behind /usr/bin/nvcc (a wrapper) and /usr/lib/cuda
         return resolved
 
-    def consider(self, cand: Candidate) -> None:
+    def consider(self, cand: ToolkitCandidate) -> None:
         host = self.host
         key = self.key(cand.path)
         if key is None:
@@ -213,7 +213,7 @@ class _Finder:
             sources=tuple(found.sources),
         )
 
-    def _version(self, path: str, cand: Optional[Candidate]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    def _version(self, path: str, cand: Optional[ToolkitCandidate]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
         return toolkit_version_from_files(self.host, path, self.notes, cand, dists=self.wheel_dists)
 
     def wheel_dists(self, path: str) -> Dict[str, str]:
@@ -235,7 +235,7 @@ class _Finder:
             self.notes.append(Note(PROBE, "could not tell the version of %s: %s" % (nvcc, why)))
         return version
 
-    def _install_method(self, path: str, cand: Optional[Candidate]) -> str:
+    def _install_method(self, path: str, cand: Optional[ToolkitCandidate]) -> str:
         host = self.host
         if cand is not None and cand.method in ("pip", "conda"):
             return cand.method

@@ -8,7 +8,7 @@ if TYPE_CHECKING:
     from typing import Optional
 
 
-class Candidate:
+class ToolkitCandidate:
     """A folder some place proposes as a toolkit."""
 
     __slots__ = ("path", "source", "method", "version", "version_source", "strict", "force", "label")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from cudaenv.core.lazy import LazyModule, LazyPattern
 from cudaenv.parse.toolkit_files import parse_conda_meta_name, parse_dist_info_name, parse_dist_metadata_version
 from cudaenv.probes.paths import basename, clean_env_path, dirname, is_absolute
-from cudaenv.probes.toolkits.candidate import Candidate
+from cudaenv.probes.toolkits.candidate import ToolkitCandidate
 from cudaenv.probes.toolkits.folder import PROBE, has_toolkit_markers, nvcc_in, root_of_nvcc
 from cudaenv.model.snapshot import Note
 from cudaenv.core.version import version_key
@@ -28,21 +28,21 @@ _CUDA_PATH_V = LazyPattern(r"(?i)^CUDA_PATH_V\d+_\d+$")
 _PIP_CU = LazyPattern(r"^cu(\d+)$")
 
 
-def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]]) -> List[Candidate]:
-    out: List[Candidate] = []
+def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]]) -> List[ToolkitCandidate]:
+    out: List[ToolkitCandidate] = []
     if host.system == "windows":
         base = clean_env_path(host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES")) or "C:\\Program Files"
         root = ntpath.join(base, "NVIDIA GPU Computing Toolkit", "CUDA")
         for name in host.listdir(root):
-            out.append(Candidate(ntpath.join(root, name), "Program Files", "windows-installer", strict=bool(_WIN_NAME.match(name))))
+            out.append(ToolkitCandidate(ntpath.join(root, name), "Program Files", "windows-installer", strict=bool(_WIN_NAME.match(name))))
     else:
         out += _named_dirs(host, "/usr/local", "cuda-", "/usr/local/cuda-*")
-        out.append(Candidate("/opt/cuda", "/opt/cuda"))
+        out.append(ToolkitCandidate("/opt/cuda", "/opt/cuda"))
         out += _named_dirs(host, "/opt", "cuda-", "/opt/cuda")
         if host.system == "darwin":
             out += _named_dirs(host, "/Developer/NVIDIA", "CUDA-", "/Developer/NVIDIA/CUDA-*")
         if host.is_file("/usr/bin/nvcc") or host.is_dir("/usr/lib/cuda"):
-            out.append(Candidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
+            out.append(ToolkitCandidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
     out += _cudaenv_toolkits(host, notes)
     out += _installed(host)
     out += _conda(host)
@@ -55,10 +55,10 @@ def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Se
     for _listed, real in nvccs:
         root = root_of_nvcc(host, real)
         if root:
-            out.append(Candidate(root, "PATH"))
+            out.append(ToolkitCandidate(root, "PATH"))
     if host.system != "windows":
         for name in LINK_NAMES:
-            out.append(Candidate(name, name))
+            out.append(ToolkitCandidate(name, name))
     return out
 
 
@@ -73,16 +73,16 @@ def _is_toolkit_name(name: str) -> bool:
     return all(part.isascii() and part.isdigit() for part in rest.split("."))
 
 
-def _named_dirs(host, directory: str, prefix: str, source: str) -> List[Candidate]:
+def _named_dirs(host, directory: str, prefix: str, source: str) -> List[ToolkitCandidate]:
     """``cuda-12.1`` style entries of ``directory``; oddly named ones (``cuda-12.1.bak``) only when they hold a toolkit."""
     out = []
     for name in host.listdir(directory):
         if name.startswith(prefix) or name.lower().startswith(prefix.lower()):
-            out.append(Candidate(host.join(directory, name), source, strict=_is_toolkit_name(name)))
+            out.append(ToolkitCandidate(host.join(directory, name), source, strict=_is_toolkit_name(name)))
     return out
 
 
-def _cudaenv_toolkits(host, notes: list) -> List[Candidate]:
+def _cudaenv_toolkits(host, notes: list) -> List[ToolkitCandidate]:
     out = []
     from cudaenv.core import config
 
@@ -97,24 +97,24 @@ def _cudaenv_toolkits(host, notes: list) -> List[Candidate]:
             notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s does not exist" % entry))
             continue
         if has_toolkit_markers(host, entry):
-            out.append(Candidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
+            out.append(ToolkitCandidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
             continue
         children = [host.join(entry, name) for name in host.listdir(entry)]
         kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]
         if not kept:
             notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % entry))
-        out += [Candidate(c, "CUDAENV_TOOLKITS") for c in kept]
+        out += [ToolkitCandidate(c, "CUDAENV_TOOLKITS") for c in kept]
     return out
 
 
-def _installed(host) -> List[Candidate]:
+def _installed(host) -> List[ToolkitCandidate]:
     """The toolkits `cudaenv install` put in the data dir (finished ones only: they hold the install marker)."""
     from cudaenv.probes.toolkits.store import METHOD, installed
 
-    return [Candidate(path, "cudaenv install", METHOD) for path in installed(host, host.system)]
+    return [ToolkitCandidate(path, "cudaenv install", METHOD) for path in installed(host, host.system)]
 
 
-def _conda(host) -> List[Candidate]:
+def _conda(host) -> List[ToolkitCandidate]:
     prefix = clean_env_path(host.env.get("CONDA_PREFIX"))
     if not prefix or not is_absolute(host, prefix) or not host.is_dir(prefix):
         return []
@@ -136,10 +136,10 @@ def _conda(host) -> List[Candidate]:
     targets = host.is_dir(host.join(prefix, "targets"))
     if not (nvcc or targets or what):
         return []
-    return [Candidate(root, "conda", "conda", version, "conda-meta" if version else None, force=True)]
+    return [ToolkitCandidate(root, "conda", "conda", version, "conda-meta" if version else None, force=True)]
 
 
-def _pip(host, site_packages: Sequence[str]) -> List[Candidate]:
+def _pip(host, site_packages: Sequence[str]) -> List[ToolkitCandidate]:
     out = []
     for sp in site_packages:
         nvidia = host.join(sp, "nvidia")
@@ -167,17 +167,17 @@ def _pip(host, site_packages: Sequence[str]) -> List[Candidate]:
             if match:  # CUDA 13 wheels share one tree: nvidia/cu13/{bin,include,lib}
                 major = match.group(1)
                 ver = pick("nvcc", major) or pick("runtime", major)
-                out.append(Candidate(host.join(nvidia, name), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
+                out.append(ToolkitCandidate(host.join(nvidia, name), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
         if "cuda_nvcc" in entries:
             ver = pick("nvcc")
-            out.append(Candidate(host.join(nvidia, "cuda_nvcc"), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
+            out.append(ToolkitCandidate(host.join(nvidia, "cuda_nvcc"), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
         elif "cuda_runtime" in entries:
             ver = pick("runtime")
-            out.append(Candidate(host.join(nvidia, "cuda_runtime"), "pip", "pip", ver, "dist-info" if ver else None, force=True))
+            out.append(ToolkitCandidate(host.join(nvidia, "cuda_runtime"), "pip", "pip", ver, "dist-info" if ver else None, force=True))
     return out
 
 
-def _from_env(host, notes: list, name: str) -> List[Candidate]:
+def _from_env(host, notes: list, name: str) -> List[ToolkitCandidate]:
     value = clean_env_path(host.env.get(name))
     if not value:
         return []
@@ -193,7 +193,7 @@ def _from_env(host, notes: list, name: str) -> List[Candidate]:
         notes.append(Note(PROBE, "%s names the bin folder; it should be the toolkit folder %s" % (label, fixed)))
         value = fixed
     method = "windows-installer" if host.system == "windows" and name.upper().startswith("CUDA_PATH") else None
-    return [Candidate(value, name, method, strict=True, label=label)]
+    return [ToolkitCandidate(value, name, method, strict=True, label=label)]
 
 
 def home_value(host, value: Optional[str]) -> Optional[str]:

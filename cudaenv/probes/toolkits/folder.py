@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Callable, Dict, List, Optional, Tuple
 
-    from cudaenv.probes.toolkits.candidate import Candidate
+    from cudaenv.probes.toolkits.candidate import ToolkitCandidate
 
 PROBE = "toolkits"
 CUDA_H_LIMIT = 64 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h (about 12 KB in, for 13.0)
@@ -36,7 +36,7 @@ NVCC_SCAN_LIMIT = 256 * 1024 * 1024  # bytes of an nvcc searched for its release
 WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
 
 
-def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[Candidate] = None,
+def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[ToolkitCandidate] = None,
                                dists: Optional[Callable[[str], Dict[str, str]]] = None) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     """(version, where it came from, bundled driver) from a toolkit's files, in order: version.json, version.txt,
     the package metadata discovery found (pip, conda), the nvcc wheel's dist-info kept in the folder, cuda.h.
