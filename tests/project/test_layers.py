@@ -21,8 +21,8 @@ from builders import TESTS, docstring_ids, package_modules
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 
-# The floors, lowest first. A room imports only from its own floor's rooms below it in this tuple (rooms on one floor
-# never import each other, except the capabilities, in their order).
+# The floors, lowest first. A room imports only from itself and the rooms on its own or a lower floor (the probes use
+# _child's loader, on their floor), except on the capabilities' floor, where the order of CAPABILITIES rules.
 FLOORS = ("core", "model", "parse", "shells", "host", "probes", "facts", "index", "capabilities", "render", "commands",
           "cli", "entry")
 
@@ -70,7 +70,7 @@ SERVICES = {
     "cudaenv.toolkit.uninstall.inspect": "reads what an uninstall would remove (package databases, files, links)",
     "cudaenv.toolkit.uninstall.targets": "finds the toolkits and site-packages to uninstall from",
     "cudaenv.toolkit.uninstall.dpkg": "streams dpkg's lists through the Host",
-    "cudaenv.toolkit.uninstall.rpm": "asks whether the inspected system has an rpm database",
+    "cudaenv.toolkit.uninstall.rpm": "asks rpm (through Host.run) which packages own the files, where it is installed",
     "cudaenv.recommend.service": "probes the machine, reads the index cache or refreshes it",
     "cudaenv.fix.apply": "runs the install through Host.run, probes again and diagnoses",
     "cudaenv.pasted.context": "probes this machine for the context of a pasted error",
@@ -88,6 +88,7 @@ APPLY = {
     "cudaenv.toolkit.install.apply": "`cudaenv install`: a staging folder beside the target, renamed into place",
     "cudaenv.toolkit.install.runfile": "`cudaenv install --runfile`: the same staging folder, for the runfile's toolkit",
 }
+
 
 def _type_checking(node):
     test = getattr(node, "test", None)
