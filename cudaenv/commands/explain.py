@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _read(args, ctx):
     """The Paste to explain: --file, stdin (as bytes when it has them), or the arguments."""
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
     from cudaenv.core.errors import UserError
     from cudaenv.explain import Paste, read_paste
     from cudaenv.core.text import printable

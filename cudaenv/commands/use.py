@@ -112,11 +112,11 @@ def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()
 
 def _shell(args, ctx, system: str):
     from cudaenv.core import config
-    from cudaenv.shells import UnknownShell, detect_shell, parent_process_name
+    from cudaenv.probes.parent import parent_process_name
+    from cudaenv.shells import UnknownShell, detect_shell
 
-    parent = None
-    if not args.shell and not config.value(ctx.env, "CUDAENV_SHELL") and system != "windows":
-        parent = parent_process_name(ctx.env, system)
+    asked = args.shell or config.value(ctx.env, "CUDAENV_SHELL") or system == "windows"
+    parent = None if asked else parent_process_name(ctx.env, system)
     try:
         return detect_shell(args.shell, ctx.env, system, parent)
     except UnknownShell as exc:

@@ -4,7 +4,7 @@ import posixpath
 import shlex
 from typing import Any, List, Mapping, Optional, Tuple
 
-from cudaenv.diagnose import Finding
+from cudaenv.model.reports import Finding
 from cudaenv.facts import drivers as drv
 
 BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")

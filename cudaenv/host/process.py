@@ -9,7 +9,7 @@ import os
 import posixpath
 
 from cudaenv.model.record import Record
-from cudaenv.host import _STATE, DEFAULT_TIMEOUT  # the package's own constants (it is loaded before this module)
+from cudaenv.host.state import CHILDREN, DEFAULT_TIMEOUT
 from cudaenv.host.children import _become_subreaper, _register, _spawning, _unregister, kill_process_group, reap_orphans
 
 TYPE_CHECKING = False
@@ -216,7 +216,7 @@ def subprocess_runner(
 
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
-    if _STATE["closing"]:
+    if CHILDREN["closing"]:
         return CommandResult(argv, None, error="interrupted", timeout=timeout)
     kwargs = {}
     if os.name == "posix":
@@ -273,7 +273,7 @@ def subprocess_runner(
     se, bad2 = _decode(err_c.value())
     truncated = bool(out.dropped or err_c.dropped)
     seconds = time.monotonic() - start
-    if _STATE["closing"] and proc.returncode is not None and proc.returncode < 0:
+    if CHILDREN["closing"] and proc.returncode is not None and proc.returncode < 0:
         return CommandResult(argv, None, so, se, "interrupted", seconds, timeout, bad1 or bad2, truncated)
     if timed_out:
         return CommandResult(argv, None, so, se, "timeout", seconds, timeout, bad1 or bad2, truncated)

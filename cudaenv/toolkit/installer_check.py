@@ -27,7 +27,7 @@ import os
 import re
 from typing import TYPE_CHECKING, BinaryIO, List, Optional, Tuple
 
-from cudaenv.host import open_regular
+from cudaenv.host.files import open_regular
 from cudaenv.model.record import Record
 from cudaenv.parse.makeself import Header, label_versions, looks_like_makeself, parse_file_name, parse_header, payload_offset
 

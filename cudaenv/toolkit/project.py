@@ -81,7 +81,7 @@ def find_version_file(start: str) -> Optional[str]:
 def read_version_file(path: str) -> Optional[str]:
     """The spec a ``.cuda-version`` names (its first line that is not blank or a comment), read as a regular file
     (bounded; a FIFO or device is not read: cudaenv.host.read_regular)."""
-    from cudaenv.host import read_regular
+    from cudaenv.host.files import read_regular
     from cudaenv.toolkit.switch import parse_version_file
 
     data = read_regular(path, 4096)  # a FIFO named .cuda-version must not hang the shell hook

@@ -6,7 +6,7 @@ the runs themselves are :mod:`cudaenv.verify.run`.
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.model.record import replace
-from cudaenv.host import CommandResult, fmt_seconds
+from cudaenv.host.process import CommandResult, fmt_seconds
 from cudaenv.verify.child import _tail, nccl_debug_lines, parse_rank_events
 from cudaenv.verify.records import ChildReport, DeviceResult, DistributedReport, Problem, RankResult, VerifyError
 

@@ -8,7 +8,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv._child import source as child_source  # the one child-script loader
 from cudaenv.model.record import Record
-from cudaenv.host import CommandResult, Host, read_regular, scratch_dir
+from cudaenv.host import Host
+from cudaenv.host.files import read_regular, scratch_dir
+from cudaenv.host.process import CommandResult
 from cudaenv.verify.child import (
     DEFAULT_DEVICE_TIMEOUT,
     DEFAULT_DIST_TIMEOUT,

@@ -14,7 +14,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv._child import source as child_source
 from cudaenv.model.record import Record
-from cudaenv.host import Host, fmt_seconds, scratch_dir
+from cudaenv.host import Host
+from cudaenv.host.files import scratch_dir
+from cudaenv.host.process import fmt_seconds
 from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
 from cudaenv.core.version import sm_name
 
@@ -126,7 +128,7 @@ def find_nvcc(host: Host) -> Optional[str]:
 def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: bool = False, nvcc: Optional[str] = None,
                   compile_timeout: float = COMPILE_TIMEOUT, run_timeout: float = RUN_TIMEOUT) -> ToolkitReport:
     """Compile (and with a GPU, run) the test program; ``capabilities`` like ("6.1",) pick the targets."""
-    from cudaenv.verify import classify, from_id
+    from cudaenv.verify.classify import classify, from_id
 
     stages: List[Stage] = []
     nvcc = nvcc or find_nvcc(host)

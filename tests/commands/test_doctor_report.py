@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from builders import recorded
 from cudaenv.cli import main
-from cudaenv.diagnose import Finding, diagnose, exit_code
+from cudaenv.diagnose import diagnose, exit_code
+from cudaenv.model.reports import Finding
 from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import fix_lines, render_report, shell_words
 from cudaenv.render.spinner import Spinner

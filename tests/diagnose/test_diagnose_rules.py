@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from cudaenv.diagnose import Finding, diagnose, exit_code
+from cudaenv.diagnose import diagnose, exit_code
+from cudaenv.model.reports import Finding
 from cudaenv.facts.torch import gpu_runs
 from cudaenv.model.snapshot import VisibleProblem
 from cudaenv.model.snapshot import (

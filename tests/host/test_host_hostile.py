@@ -16,17 +16,9 @@ from pathlib import Path
 import pytest
 
 from builders import interruptible, tools
-from cudaenv.host import (
-    CommandResult,
-    Deadline,
-    Host,
-    MAX_CAPTURE,
-    fmt_seconds,
-    open_regular,
-    read_regular,
-    read_regular_why,
-    subprocess_runner,
-)
+from cudaenv.host import Host
+from cudaenv.host.files import open_regular, read_regular, read_regular_why
+from cudaenv.host.process import CommandResult, Deadline, MAX_CAPTURE, fmt_seconds, subprocess_runner
 
 CUDAENV = str(Path(sys.executable).parent / "cudaenv")
 SYSTEM_BIN = tools("head", "tr", "setsid")  # the only real programs these tests run (with sh, sleep, cat)

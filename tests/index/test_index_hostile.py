@@ -299,7 +299,7 @@ def test_an_offline_fix_checks_the_index_before_running_pip(cli, fake_root, fake
 
 
 def test_fix_passes_pip_bounded_retries():
-    from cudaenv.recommend.apply import install_argv
+    from cudaenv.fix.apply import install_argv
     from cudaenv.recommend.records import Recommendation
 
     rec = Recommendation("cu126", "https://download.pytorch.org/whl/cu126", "2.14.1", packages=("torch==2.14.1+cu126",))

@@ -424,7 +424,7 @@ def test_timeout_settings_are_checked(cli, tmp_path):
     assert res.code == 2 and "--timeout must be more than 0 seconds" in res.err
     res = cli("torch", "refresh", env=dict(env, CUDAENV_INDEX_TIMEOUT="soon"))
     assert res.code == 2 and "CUDAENV_INDEX_TIMEOUT=soon is not a number of seconds" in res.err
-    from cudaenv.recommend.apply import install_timeout
+    from cudaenv.fix.apply import install_timeout
     from cudaenv.core.errors import UserError
 
     assert install_timeout({}) == 1800.0 and install_timeout({"CUDAENV_INSTALL_TIMEOUT": "60"}) == 60.0

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from builders import recorded
 from cudaenv.host import Host
+from cudaenv.probes.site_packages import env_site_packages
 from cudaenv.probes.toolkits import (
     ToolkitState,
     dpkg_owners,
-    env_site_packages,
     follow_nvcc,
     parse_bundled_driver,
     parse_cuda_h,

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import RECORDED, TOOLS, recorded
-from cudaenv.host import CommandResult
+from cudaenv.host.process import CommandResult
 from cudaenv.model.snapshot import DeviceMapping, Gpu
 from cudaenv.verify import (
     MARKER,

@@ -12,7 +12,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
-from cudaenv.recommend.fix_plan import FIXABLE
+from cudaenv.fix.plan import FIXABLE
 
 PIP_RETRIES = 1
 PIP_TIMEOUT = 15.0
