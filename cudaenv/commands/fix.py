@@ -89,7 +89,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any) -> int:
-    from cudaenv.index.client import seconds_text
+    from cudaenv.core.text import seconds_text
     from cudaenv.recommend.apply import apply_install, run_verify
     from cudaenv.render.fix import printable_lines, render_install
 

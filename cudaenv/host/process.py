@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import posixpath
 
+from cudaenv.core.text import seconds_text
 from cudaenv.model.record import Record
 from cudaenv.host import _STATE, DEFAULT_TIMEOUT  # the package's own constants (it is loaded before this module)
 from cudaenv.host.children import _become_subreaper, _register, _spawning, _unregister, kill_process_group, reap_orphans
@@ -70,7 +71,7 @@ class CommandResult(Record):
         if self.error == "missing":
             return "%s was not found" % self.name
         if self.error == "timeout":
-            return "%s timed out after %s s" % (self.name, fmt_seconds(self.timeout))
+            return "%s timed out after %s" % (self.name, seconds_text(self.timeout))
         if self.error == "interrupted":
             return "%s was stopped: cudaenv was interrupted" % self.name
         if self.error == "oserror":
@@ -92,16 +93,6 @@ def excerpt(text: str, limit: int = EXCERPT) -> str:
     from cudaenv.parse._lines import excerpt as first_line_excerpt  # typing: kept off the `use` path
 
     return first_line_excerpt(text, limit)
-
-
-def fmt_seconds(value: float) -> str:
-    """Seconds for people: ``2``, ``0.5``, ``12``; never ``2.01819`` (two significant digits below 10 s)."""
-    if value >= 10 or value == int(value):
-        return str(int(round(value)))
-    return "%.2g" % value
-
-
-_fmt_seconds = fmt_seconds  # the old private name
 
 
 def signal_name(returncode: Optional[int]) -> Optional[str]:

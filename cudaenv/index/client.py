@@ -20,6 +20,8 @@ import time
 from typing import Any, Callable, Optional, Tuple
 from urllib.parse import urlsplit
 
+from cudaenv.core.text import seconds_text
+
 ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 MAX_PAGE = 64 * 1024 * 1024  # decoded bytes of one page (PyTorch's whole torch listing is a few MB)
 CHUNK = 65536
@@ -42,16 +44,6 @@ class Deadline:
 
     def expired(self) -> bool:
         return self._clock() >= self._end
-
-
-def seconds_text(value: float) -> str:
-    """Durations as a person reads them: ``2 s``, ``0.5 s``, ``15 s`` (never ``2.01819 s``)."""
-    if value >= 10:
-        return "%d s" % round(value)
-    if value >= 1:
-        rounded = round(value, 1)
-        return ("%d s" % rounded) if rounded == int(rounded) else ("%.1f s" % rounded)
-    return "%.1f s" % max(value, 0.1) if value > 0 else "0 s"
 
 
 def check_url(url: str) -> Optional[str]:

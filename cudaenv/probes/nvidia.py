@@ -13,6 +13,7 @@ is the failure ``crashed``, with the signal named.
 
 import signal as _signal
 import sys
+from cudaenv.core.text import seconds_text
 from cudaenv.model.record import Record
 from typing import List, Optional, Sequence, Tuple
 
@@ -169,7 +170,7 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
         return None
     if run.error == "timeout":
         tools.append(ToolStatus("nvml", lib, "timeout", None, None, run.seconds))
-        notes.append(Note("nvml", "the NVML probe timed out after %s s (a hung driver or GPU)" % _secs(run.timeout)))
+        notes.append(Note("nvml", "the NVML probe timed out after %s (a hung driver or GPU)" % seconds_text(run.timeout)))
         return None
     sig = crash_signal(run)
     if sig is not None:
@@ -221,9 +222,9 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
     state.seconds = max(query_run.seconds, apps_run.seconds)
     if query_run.error == "timeout" or apps_run.error == "timeout":
         state.timed_out = True
-        state.message = "nvidia-smi timed out after %s s" % _secs(query_run.timeout)
-        notes.append(Note("nvidia-smi", "nvidia-smi timed out after %s s: the driver or a GPU may be hung; "
-                          "it was not asked again" % _secs(query_run.timeout)))
+        state.message = "nvidia-smi timed out after %s" % seconds_text(query_run.timeout)
+        notes.append(Note("nvidia-smi", "nvidia-smi timed out after %s: the driver or a GPU may be hung; "
+                          "it was not asked again" % seconds_text(query_run.timeout)))
         return
     crashed = next((r for r in (query_run, apps_run) if crash_signal(r) is not None), None)
     if crashed is not None:
@@ -378,5 +379,3 @@ def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu], platform=
     return tuple(result)
 
 
-def _secs(value: float) -> str:
-    return ("%g" % value) if value != int(value) else str(int(value))

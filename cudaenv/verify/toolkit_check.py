@@ -14,7 +14,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv._child import source as child_source
 from cudaenv.model.record import Record
-from cudaenv.host import Host, fmt_seconds, scratch_dir
+from cudaenv.core.text import seconds_text
+from cudaenv.host import Host, scratch_dir
 from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
 from cudaenv.core.version import sm_name
 
@@ -180,7 +181,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
     ok = run.ok and bool(devices) and not failed
     error = None
     if run.error == "timeout":
-        error = classify("no progress for %s s in stage run" % fmt_seconds(run.timeout), stage="run")
+        error = classify("no progress for %s in stage run" % seconds_text(run.timeout), stage="run")
     elif failed:
         first = failed[0]
         message = first.get("error") or ("%s wrong results" % first.get("wrong")) if first.get("error") or first.get("wrong") else "device %s failed" % first.get("device")
