@@ -331,5 +331,32 @@ def gpu_runs(arch_list: Sequence[str], capability, ptx_jit_ok: bool = True) -> O
     return best
 
 
+def last_torch_with_kernels(capabilities: Sequence, platform: str,
+                            table: Optional[Dict[str, Any]] = None) -> Optional[Tuple[str, str]]:
+    """(torch release, variant) of the newest build for ``platform`` (``linux-aarch64``) in ``data/torch_arch.json``
+    whose kernels every GPU of ``capabilities`` (``"6.1"`` or ``(6, 1)``) runs (:func:`gpu_runs`); None when none.
+
+    The one answer to "the last torch with kernels for this GPU" (``cudaenv explain`` names it for a capability
+    warning, ``torch recommend`` offers it when no build fits): the newest release first, and among that release's
+    builds the newest CUDA: the order of the table's rows must not decide, and the newest CUDA is the build with a
+    future (PyTorch announced 2.14 as the last release with any CUDA 12.x wheel, on dev-discuss, 2026-09-04, quoted in
+    https://github.com/Comfy-Org/ComfyUI/pull/16438). sm_80 on linux-x86_64 -> ("2.14.1", "cu132"); sm_61 ->
+    ("2.14.1", "cu126"), the only build with its kernels; on linux-aarch64 the aarch64 builds' own lists decide."""
+    ccs = [c if isinstance(c, tuple) else cc_tuple(c) for c in capabilities]
+    if not ccs or any(len(c) != 2 for c in ccs):
+        return None
+    best: Optional[Tuple[Any, Tuple[str, str]]] = None
+    for row in _rows(ARCH, table):
+        if row.get("platform") != platform or variant_kind(row["variant"]) != "cuda":
+            continue
+        archs = arch_list_of(row["archs"], row.get("ptx"))
+        if not all(gpu_runs(archs, cc) is not None for cc in ccs):
+            continue
+        key = (pep440_key(row["to"]), variant_sort_key(row["variant"]))
+        if best is None or key > best[0]:
+            best = (key, (row["to"], row["variant"]))
+    return best[1] if best else None
+
+
 def sources(name: str, table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
     return dict(_table(name, table)["sources"])

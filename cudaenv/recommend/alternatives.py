@@ -88,12 +88,8 @@ def no_build_options(m: Machine, facts: Facts) -> List[Alternative]:
     or for a GPU newer than every build (sm_110) the first CUDA whose builds can have them (``data/cuda_arch.json``)."""
     ccs = [cc for _, cc in m.gpus if cc]
     names = ", ".join(tf.sm_name(cc) for cc in ccs) or "this GPU"
-    last = None
+    last = tf.last_torch_with_kernels(ccs, m.platform, facts.arch_table()) if ccs else None
     rows = facts.arch_rows(m)
-    for row in rows:
-        if all(tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) for cc in ccs):
-            if last is None or compare_pep440(row["to"], last[0]) > 0:
-                last = (row["to"], row["variant"])
     latest = max((r["to"] for r in rows), key=pep440_key, default=None)
     oldest = min((tf.cc_tuple(a) for r in rows if r["to"] == latest for a in r["archs"] if tf.cc_tuple(a)), default=None)
     # not older than what the newest builds still target: a GPU the builds do not know yet (sm_110), not one they dropped
