@@ -16,7 +16,7 @@ import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.core import version as _version
-from cudaenv.facts.drivers import version_tuple
+from cudaenv.core.version import version_key
 from cudaenv.core.version import compare_pep440, pep440, pep440_key, pep440_release
 
 VARIANTS, ARCH, COMPANIONS, PYTHONS = "torch_variants", "torch_arch", "torch_companions", "torch_python"
@@ -82,9 +82,9 @@ def variant_sort_key(variant: str) -> Tuple[int, Tuple[int, ...]]:
     """Orders variants oldest to newest within a kind (``cu118`` < ``cu126`` < ``cu130``)."""
     kind = variant_kind(variant)
     if kind == "cuda":
-        return (0, version_tuple(variant_cuda(variant)))
+        return (0, version_key(variant_cuda(variant)))
     if kind == "rocm":
-        return (1, version_tuple(variant[4:]))
+        return (1, version_key(variant[4:]))
     return ({"xpu": 2, "cpu": 3, "default": 4}.get(kind, 5), ())
 
 

@@ -354,7 +354,7 @@ def parse_list(text: Text) -> Tuple[Gpu, ...]:
                 migs[len(gpus) - 1] = []
         elif row.startswith("MIG ") and value.startswith("MIG-") and gpus:
             migs[len(gpus) - 1].append(value)
-    from cudaenv.model.snapshot import replace
+    from cudaenv.model.record import replace
 
     return tuple(replace(g, mig_uuids=tuple(migs.get(i, ()))) if migs.get(i) else g for i, g in enumerate(gpus))
 

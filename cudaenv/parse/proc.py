@@ -81,14 +81,22 @@ def parse_proc_status(text: Text) -> Dict[str, str]:
     return out
 
 
-def parse_passwd(text: Text) -> Mapping[str, str]:
-    """uid -> user name from ``/etc/passwd``."""
-    out: Dict[str, str] = {}
+class PasswdEntry(NamedTuple):
+    name: str
+    uid: str
+    home: str  # "" when the line has no home field
+
+
+def parse_passwd(text: Text) -> Tuple[PasswdEntry, ...]:
+    """The accounts of ``/etc/passwd`` (``name:password:uid:gid:gecos:home:shell``), in the file's order: the one
+    reader (the driver probe names a GPU process's owner by uid, uninstall finds ``SUDO_USER``'s home). A line
+    without a numeric uid is not an account."""
+    out: List[PasswdEntry] = []
     for line in lines(text):
         parts = line.split(":")
         if len(parts) >= 3 and is_uint(parts[2], 10):
-            out.setdefault(parts[2], parts[0])
-    return out
+            out.append(PasswdEntry(parts[0], parts[2], parts[5] if len(parts) >= 6 else ""))
+    return tuple(out)
 
 
 def parse_os_release(text: Text) -> Dict[str, str]:

@@ -32,7 +32,7 @@ from cudaenv.parse.nvidia_smi import (
 )
 from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
 from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_proc_status, parse_sys_module_version
-from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WINDOWS_SMI, WSL_SMI, find_nvidia_smi  # noqa: F401 (re-exported)
+from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WSL_SMI, find_nvidia_smi
 from cudaenv.probes.platform import driver_library_dirs
 from cudaenv.model.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
 
@@ -301,7 +301,7 @@ def _merge_gpus(smi_gpus: Sequence[Gpu], nvml_gpus: Sequence[Gpu]) -> Tuple[Gpu,
         if other is None:
             merged.append(g)
             continue
-        from cudaenv.model.snapshot import replace
+        from cudaenv.model.record import replace
 
         merged.append(
             replace(
@@ -355,11 +355,13 @@ def _driver(host, nvml, smi: _SmiState, module, kmod_version, smi_path, lib, pla
 def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu], platform=None) -> Tuple[GpuProcess, ...]:
     """Each process with its GPU index, owner and state. In a container of its own PID namespace nvidia-smi
     lists host pids: one this /proc does not have is ``elsewhere`` (another container's job), never ``gone``."""
-    from cudaenv.model.snapshot import replace
+    from cudaenv.model.record import replace
 
     index_of = {g.uuid: g.index for g in gpus if g.uuid}
     check = host.system == "linux" and host.is_dir("/proc")
-    users = parse_passwd(host.read_text("/etc/passwd")) if check and found else {}
+    users: dict = {}
+    for account in parse_passwd(host.read_text("/etc/passwd")) if check and found else ():
+        users.setdefault(account.uid, account.name)
     namespace = getattr(platform, "pid_namespace", None)
     foreign = namespace == "container" or (namespace is None and bool(getattr(platform, "container", None)))
     result = []

@@ -11,7 +11,8 @@ import json
 from typing import Any, Dict, List, Optional
 
 from cudaenv.probes.site_packages import site_packages_from
-from cudaenv.model.snapshot import Note, Torch, TorchDevice, replace
+from cudaenv.model.snapshot import Note, Torch, TorchDevice
+from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
 
 MARKER = "CUDAENV_TORCH_PROBE "

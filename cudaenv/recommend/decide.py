@@ -25,7 +25,7 @@ from cudaenv.recommend.jetson import decide_jetson
 from cudaenv.recommend.judge import best_fitting, evaluate, judge_variant, kind_wanted, latest_known, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate, Recommendation, Request
 from cudaenv.recommend.view import Facts, Machine, machine_of
-from cudaenv.core.version import compare_pep440, pep440_release
+from cudaenv.core.version import compare_pep440, pep440_release, version_key
 
 
 def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:
@@ -46,7 +46,7 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
 
     # which torch
     explicit = torch_version not in (None, "", "installed")
-    series = _release_of(installed)
+    series = pep440_release(installed)  # 2.8.0rc1 -> 2.8.0
     if not explicit and installed and installed not in known and series in known:
         notes.append("torch %s is a nightly or pre-release: judged as its release, torch %s" % (req.installed, series))
         installed = series
@@ -128,11 +128,6 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
                           tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform, asked_variant=variant)
 
 
-def _release_of(version: Optional[str]) -> Optional[str]:
-    """``2.7.0.dev20250310`` -> ``2.7.0``; ``2.8.0rc1`` -> ``2.8.0`` (PEP 440)."""
-    return pep440_release(version)
-
-
 def _older_than_tables(req: Request, asked: str, m: Machine, facts: Facts, kind: str, known: Sequence[str], base: str,
                        notes: List[str]) -> Recommendation:
     """A release older than every row: the oldest release that does fit, as a real answer."""
@@ -179,7 +174,7 @@ def _machine_reasons(m: Machine, kind: str, facts: Facts) -> List[str]:
         if m.driver:
             top = drv.max_cuda_for_driver(m.driver, m.driver_system, facts.t(drv.TABLE))
             if top:
-                major = drv.version_tuple(top)[0]
+                major = version_key(top)[0]
                 nxt_cuda = "%d.0" % (major + 1)
                 nxt = None if facts.beyond_tables(nxt_cuda) else facts.min_driver(nxt_cuda, m.driver_system)
                 line = "driver %s runs CUDA <= %d.x wheels" % (m.driver, major)

@@ -12,9 +12,6 @@ from cudaenv.model.record import replace
 from cudaenv.facts import driver_install
 from cudaenv.recommend.decide import decide
 
-FIXABLE = ("torch-cpu-only", "driver-too-old-for-torch", "gpu-arch-unsupported", "torch-missing")
-
-
 @dataclass(frozen=True)
 class Choice:
     key: str  # "install" | "driver" | "quit"

@@ -12,7 +12,7 @@ import os
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from cudaenv._child import source as child_source
+from cudaenv import _child  # the one child-script loader: _child.source
 from cudaenv.model.record import Record
 from cudaenv.core.text import seconds_text
 from cudaenv.host import Host, scratch_dir
@@ -54,18 +54,10 @@ class ToolkitReport(Record):
 
 
 # ----------------------------------------------------------------------------- pure parts
-parse_nvcc_release = parse_nvcc_version  # ``... release 13.0, V13.0.88`` -> ``13.0.88``: the one parser is cudaenv.parse.nvcc
-
-
-def arch_from_capability(value: str) -> Optional[str]:
-    """``6.1`` / ``61`` / ``sm_61`` / ``compute_61`` -> ``sm_61``; None when it is not a capability (cudaenv.core.version)."""
-    return sm_name(value)
-
-
 def target_archs(capabilities: Sequence[str]) -> Tuple[str, ...]:
     out: List[str] = []
     for cap in capabilities:
-        arch = arch_from_capability(cap)
+        arch = sm_name(cap)
         if arch and arch not in out:
             out.append(arch)
     return tuple(out)
@@ -139,7 +131,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
     real = host.real(nvcc)
     exe = str(real) if real is not None else nvcc
     res = host.run([exe, "--version"], timeout=max(host.timeout, 15.0))
-    version = parse_nvcc_release(res.stdout)
+    version = parse_nvcc_version(res.stdout)
     stages.append(Stage("nvcc", res.ok and version is not None, res.seconds, "%s: release %s" % (nvcc, version) if version else res.describe()))
     if not res.ok:
         err = classify(res.output or res.describe(), stage="nvcc")
@@ -152,7 +144,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
         if unsupported:
             detail += "; not %s" % ", ".join(unsupported)
         stages.append(Stage("targets", not unsupported, listing.seconds, detail))
-    with scratch_dir("cudaenv-nvcc-", {"cudaenv_check.cu": child_source("check.cu")}) as tmp:
+    with scratch_dir("cudaenv-nvcc-", {"cudaenv_check.cu": _child.source("check.cu")}) as tmp:
         src = os.path.join(tmp, "cudaenv_check.cu")
         out = os.path.join(tmp, "cudaenv_check.exe" if host.system == "windows" else "cudaenv_check")
         argv = plan_compile(exe, src, out, archs)

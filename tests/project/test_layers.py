@@ -159,8 +159,6 @@ LONG_COMMANDS = {}
 LONG_MODULES = {
     "cudaenv.host": "one thing: the Host record, the seam every probe reads through (files, processes and children "
                     "are its own modules)",
-    "cudaenv.host.process": "one thing: running one program (the runner, its bounded capture and CommandResult); "
-                            "403 lines since install's on_output (issue 17)",
     "cudaenv._child.torch_probe": "one thing: run as `python -c SOURCE` in the user's interpreter, so one file that "
                                   "imports nothing of cudaenv (the static and the dynamic torch pass)",
     "cudaenv.parse.nvidia_smi": "one thing: every parser of nvidia-smi's outputs (banner, CSV, -q); grown past 400 by "

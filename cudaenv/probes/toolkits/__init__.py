@@ -30,25 +30,10 @@ import posixpath
 
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
-from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parsers' old import place)
-    cuda_h_raw,
-    parse_bundled_driver,
-    parse_conda_meta_name,
-    parse_cuda_h,
-    parse_dist_info_name,
-    parse_dist_metadata_version,
-    parse_version_json,
-    parse_version_txt,
-    parse_wrapper_target,
-    version_json_raw,
-)
 from cudaenv.probes.package_db import is_rpm_system
-from cudaenv.probes.toolkits.candidates import LINK_NAMES, _Candidate, _candidates, _home_value  # noqa: F401
-from cudaenv.probes.toolkits.folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
-    CUDA_H_LIMIT,
-    NVCC_SCAN_LIMIT,
+from cudaenv.probes.toolkits.candidates import LINK_NAMES, _Candidate, _candidates, _home_value
+from cudaenv.probes.toolkits.folder import (
     PROBE,
-    WRAPPER_LIMIT,
     _clean_env_path,
     _dirname,
     _is_absolute,
@@ -62,7 +47,6 @@ from cudaenv.probes.toolkits.folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_
     toolkit_version_from_files,
     wheel_dists,
 )
-from cudaenv.probes.site_packages import env_site_packages  # noqa: F401  (re-exported: its old import place)
 from cudaenv.probes.toolkits.store import is_cudaenv_install
 from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 from cudaenv.core.version import version_key
@@ -70,14 +54,6 @@ from cudaenv.core.version import version_key
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 
-def __getattr__(name: str):
-    """``parse_nvcc_version``, re-exported from :mod:`cudaenv.parse.nvcc` only when asked for: nvcc is run (and its
-    parser loaded) only for a toolkit whose files name no version, never on the `cudaenv use` path's imports."""
-    if name == "parse_nvcc_version":
-        from cudaenv.parse.nvcc import parse_nvcc_version
-
-        return parse_nvcc_version
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
