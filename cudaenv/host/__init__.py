@@ -47,7 +47,7 @@ _STATE = {"closing": False, "subreaper": None, "lock": None, "spawning": 0}
 # cudaenv.host.process and .children are loaded on the first command run (never on the `use` path); their names
 # are still importable from here: ``from cudaenv.host import CommandResult``.
 _PROCESS = frozenset((
-    "CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "signal_name",
+    "CommandResult", "Deadline", "EXIT_GRACE", "MAX_CAPTURE", "signal_name",
     "subprocess_runner",
 ))
 _CHILDREN = frozenset(("kill_process_group", "live_children", "reap_orphans"))
@@ -82,8 +82,8 @@ def kill_all_children(wait: float = 1.0, stop_new: bool = True) -> List[int]:
 
 
 __all__ = [
-    "CommandResult", "DEFAULT_TIMEOUT", "Deadline", "EXCERPT", "EXIT_GRACE", "Host", "MAX_CAPTURE", "MAX_LINKS",
-    "MAX_READ", "NotRegularFile", "current_system", "default_runner", "excerpt", "host_from_environment",
+    "CommandResult", "DEFAULT_TIMEOUT", "Deadline", "EXIT_GRACE", "Host", "MAX_CAPTURE", "MAX_LINKS",
+    "MAX_READ", "NotRegularFile", "current_system", "default_runner", "host_from_environment",
     "kill_all_children", "kill_process_group", "live_children", "open_regular", "read_regular", "read_regular_why",
     "reap_orphans", "scratch_dir", "signal_name", "subprocess_runner",
 ]

@@ -16,9 +16,9 @@ Sample inputs (each has a recorded real copy under ``tests/recorded/``)::
 
 import re
 import shlex
-from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from cudaenv.parse._lines import as_text, is_uint, lines
+from cudaenv.parse._lines import as_text, is_uint, lines, Text
 from cudaenv.core.version import parse_driver_version
 
 NVIDIA_VENDOR = "0x10de"
@@ -28,7 +28,6 @@ GPU_CLASSES = ("0x0300", "0x0302")
 # include/linux/proc_ns.h, since Linux 3.8): /proc/self/ns/pid reads "pid:[4026531836]" outside any container.
 INITIAL_PID_NAMESPACE = 4026531836
 
-Text = Union[str, bytes, None]
 
 
 def _driver_version(text: str) -> Optional[str]:

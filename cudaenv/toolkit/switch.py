@@ -26,7 +26,7 @@ import posixpath
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
 from cudaenv.model.snapshot import Toolkit
-from cudaenv.toolkit.select import SelectError, norm_path, select_toolkit, unique_toolkits
+from cudaenv.toolkit.select import LINK, SelectError, norm_path, select_toolkit, unique_toolkits
 from cudaenv.core.version import is_version, version_key
 from cudaenv.core.text import printable
 
@@ -42,7 +42,6 @@ AUTO = "CUDAENV_AUTO"
 AUTO_PREV = "CUDAENV_AUTO_PREV"
 HOME_VARS = ("CUDA_HOME", "CUDA_PATH")
 LIB_VAR = "LD_LIBRARY_PATH"
-LINK = "/usr/local/cuda"
 VERSION_FILE = ".cuda-version"
 
 # Toolkits found in these places share their folder with other software: never cut them out of PATH.

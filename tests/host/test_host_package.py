@@ -10,7 +10,7 @@ from cudaenv.host import children, files, process
 
 PUBLIC = {
     files: ("MAX_READ", "NotRegularFile", "open_regular", "read_regular", "read_regular_why", "scratch_dir"),
-    process: ("CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "signal_name", "subprocess_runner"),
+    process: ("CommandResult", "Deadline", "EXIT_GRACE", "MAX_CAPTURE", "signal_name", "subprocess_runner"),
     children: ("kill_process_group", "live_children", "reap_orphans"),
 }
 
