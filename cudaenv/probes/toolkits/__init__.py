@@ -2,16 +2,10 @@
 
 Discovery proposes candidate folders from many places, then keeps those that look like a toolkit
 (``bin/nvcc``, ``version.json``, ``version.txt`` or ``include/cuda.h``), merging candidates that resolve
-to the same folder (every place that found it stays in ``Toolkit.sources``):
-
-* ``/usr/local/cuda-*`` and ``/opt/cuda``, ``/opt/cuda-*`` (``/Developer/NVIDIA/CUDA-*`` on macOS),
-  ``C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*`` on Windows;
-* distro packages: ``/usr/bin/nvcc`` with ``/usr/lib/cuda`` (the toolkit is ``/usr``);
-* the toolkits ``cudaenv install`` put in the data dir (``CUDAENV_DATA_DIR``; install method ``cudaenv``);
-* ``CUDAENV_TOOLKITS`` (each entry a toolkit root or a folder of toolkit roots, like ``/sw/cuda``);
-* the active conda env (``CONDA_PREFIX``) and pip ``nvidia`` wheels in the given site-packages;
-* ``CUDA_HOME``, ``CUDA_PATH``, ``CUDA_PATH_V12_1``-style variables, ``CUDA_ROOT``;
-* every ``nvcc`` on PATH (shell wrappers and links followed), ``/usr/local/cuda``, ``/etc/alternatives/cuda``.
+to the same folder (every place that found it stays in ``Toolkit.sources``). The places, in discovery's order, with
+the label each gives and the systems it is looked at on, are the rows of ``data/toolkit_places.txt`` (what
+`cudaenv list` prints when it finds nothing; tests/probes/test_toolkit_places.py holds them to
+:mod:`cudaenv.probes.toolkits.candidates`).
 
 The version comes from ``version.json``, ``version.txt``, the package metadata (pip/conda), ``cuda.h``,
 and only then from running ``nvcc --version``, so the common case runs no program at all.
