@@ -25,15 +25,6 @@ def check(s, tables=None) -> List:
 
 
 # ------------------------------------------------------------------ the fix: which torch to install
-def recommendation(s, tables, torch_version=None):
-    """The torch decision for this snapshot, with the same facts tables as the rest of the diagnosis."""
-    from cudaenv.recommend import recommend
-
-    return recommend(s, torch_version=torch_version, tables=tables)
-
-
-
-
 def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
     """(commands, variant) that put the right torch into the probed interpreter. Beside a PEP 668 system Python the
     decision itself gives the one venv recipe (cudaenv.recommend.install.venv_recipe), as `torch recommend` and `fix` do.
@@ -41,15 +32,16 @@ def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Opti
     recommend() decides: the installed torch version first; when no build of it fits this
     machine, the newest older torch it names that does ("cu118 (torch 2.7.1)"); nothing when nothing fits.
     """
-    version = c.torch_public_version(s)
-    rec = recommendation(s, tables, torch_version=version)
+    from cudaenv.recommend.decide import decide, nearest_release
+    from cudaenv.recommend.request import request_from_snapshot
+
+    req = request_from_snapshot(s, c.torch_public_version(s))
+    rec = decide(req, None, tables)
     if rec.ok and rec.commands:
         return list(rec.commands), rec.variant
-    older = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
-    if older is not None:
-        rec2 = recommendation(s, tables, torch_version=older.torch_version)
-        if rec2.ok and rec2.commands:
-            return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
+    older = nearest_release(req, rec, None, tables)
+    if older is not None and older.ok and older.commands:
+        return list(older.commands), "%s (torch %s)" % (older.variant, older.torch_version)
     return [], None
 
 

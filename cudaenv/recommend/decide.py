@@ -18,6 +18,7 @@ This module is the decision's order (which torch, which build, the outcome and i
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.facts import drivers as drv
+from cudaenv.model.record import replace
 from cudaenv.facts import torch as tf
 from cudaenv.recommend import install
 from cudaenv.recommend.alternatives import alternatives_for, no_build_options
@@ -127,6 +128,15 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     return Recommendation(chosen.variant, index_url, target, commands, tuple(reasons), tuple(alternatives), chosen.fits, tuple(pkgs),
                           tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform, asked_variant=variant)
 
+
+
+def nearest_release(req: Request, rec: Recommendation, index_data: Any = None,
+                    tables: Optional[Mapping[str, Any]] = None) -> Optional[Recommendation]:
+    """The older-torch fallback, its one home: when ``rec`` (the decision for the release ``req`` asks for) does not
+    fit, the decision for the nearest release that does, the first torch release its alternatives name; None when
+    they name none. The doctor's fix lines and `cudaenv fix` both fall back through it."""
+    alt = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
+    return decide(replace(req, torch_version=alt.torch_version), index_data, tables) if alt is not None else None
 
 def _older_than_tables(req: Request, asked: str, m: Machine, facts: Facts, kind: str, known: Sequence[str], base: str,
                        notes: List[str]) -> Recommendation:
