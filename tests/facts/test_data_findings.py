@@ -17,13 +17,15 @@ RULES = {f["id"]: f for f in docgen().doctor_findings()}  # read from the rules'
 
 
 def test_every_row_names_a_known_source_and_every_source_is_used():
-    used = {key for row in ROWS for key in row["source"]}
-    assert used == set(TABLE["sources"])
+    keys = {row["id"]: [row["source"]] + row.get("also", []) for row in ROWS}
+    assert {key for named in keys.values() for key in named} == set(TABLE["sources"])
     for row in ROWS:
-        assert "rule" in row["source"], row["id"]
+        named = keys[row["id"]]
+        assert "rule" in named and len(set(named)) == len(named), row["id"]
         for field, key in (("fixable", "fix"), ("pasteable", "paste")):
-            assert row[field] == (key in row["source"]), row["id"]
-        assert (row["checklist"] is not None) == ("checklist" in row["source"]), row["id"]
+            assert row[field] == (key in named), row["id"]
+        assert row["after_fix"] == ("fix" in named or "after-fix" in named), row["id"]
+        assert (row["checklist"] is not None) == ("checklist" in named), row["id"]
 
 
 def test_the_table_has_exactly_the_ids_the_rules_return_each_in_its_section():
