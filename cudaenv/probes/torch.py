@@ -11,7 +11,8 @@ from typing import Any, Dict, List, Optional
 
 from cudaenv.probes.site_packages import site_packages_from
 from cudaenv.probes.torch_child import child_script, parse_child_output
-from cudaenv.model.snapshot import Note, Torch, TorchDevice, replace
+from cudaenv.model.snapshot import Note, Torch, TorchDevice
+from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
 
 DYNAMIC_TIMEOUT_FLOOR = 60.0

@@ -135,8 +135,6 @@ def mb(n: int) -> str:
     return "%.1f MB" % (n / 1e6) if n >= 100000 else "%d bytes" % n
 
 
-_mb = mb
-
 
 def _html_title(head: bytes) -> Optional[str]:
     text = head.decode("utf-8", "replace")

@@ -11,8 +11,7 @@ from cudaenv.host import children, files, process
 
 PARTS = {
     files: ("NotRegularFile", "read_regular_why", "scratch_dir"),
-    process: ("CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "fmt_seconds",
-              "signal_name", "subprocess_runner"),
+    process: ("CommandResult", "Deadline", "EXIT_GRACE", "MAX_CAPTURE", "signal_name", "subprocess_runner"),
     children: ("kill_process_group", "live_children", "reap_orphans"),
 }
 

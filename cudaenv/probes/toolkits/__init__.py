@@ -2,16 +2,10 @@
 
 Discovery proposes candidate folders from many places, then keeps those that look like a toolkit
 (``bin/nvcc``, ``version.json``, ``version.txt`` or ``include/cuda.h``), merging candidates that resolve
-to the same folder (every place that found it stays in ``Toolkit.sources``):
-
-* ``/usr/local/cuda-*`` and ``/opt/cuda``, ``/opt/cuda-*`` (``/Developer/NVIDIA/CUDA-*`` on macOS),
-  ``C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*`` on Windows;
-* distro packages: ``/usr/bin/nvcc`` with ``/usr/lib/cuda`` (the toolkit is ``/usr``);
-* the toolkits ``cudaenv install`` put in the data dir (``CUDAENV_DATA_DIR``; install method ``cudaenv``);
-* ``CUDAENV_TOOLKITS`` (each entry a toolkit root or a folder of toolkit roots, like ``/sw/cuda``);
-* the active conda env (``CONDA_PREFIX``) and pip ``nvidia`` wheels in the given site-packages;
-* ``CUDA_HOME``, ``CUDA_PATH``, ``CUDA_PATH_V12_1``-style variables, ``CUDA_ROOT``;
-* every ``nvcc`` on PATH (shell wrappers and links followed), ``/usr/local/cuda``, ``/etc/alternatives/cuda``.
+to the same folder (every place that found it stays in ``Toolkit.sources``). The places, in discovery's order, with
+the label each gives and the systems it is looked at on, are the rows of ``data/toolkit_places.txt`` (what
+`cudaenv list` prints when it finds nothing; tests/probes/test_toolkit_places.py holds them to
+:mod:`cudaenv.probes.toolkits.candidates`).
 
 The version comes from ``version.json``, ``version.txt``, the package metadata (pip/conda), ``cuda.h``,
 and only then from running ``nvcc --version``, so the common case runs no program at all.
@@ -30,27 +24,12 @@ import posixpath
 
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
-from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parsers' old import place)
-    cuda_h_raw,
-    parse_bundled_driver,
-    parse_conda_meta_name,
-    parse_cuda_h,
-    parse_dist_info_name,
-    parse_dist_metadata_version,
-    parse_version_json,
-    parse_version_txt,
-    parse_wrapper_target,
-    version_json_raw,
-)
 from cudaenv.probes.package_db import is_rpm_system
 from cudaenv.probes.paths import clean_env_path, dirname, is_absolute
 from cudaenv.probes.toolkits.candidate import ToolkitCandidate
-from cudaenv.probes.toolkits.candidates import LINK_NAMES, candidate_folders, home_value  # noqa: F401
-from cudaenv.probes.toolkits.folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
-    CUDA_H_LIMIT,
-    NVCC_SCAN_LIMIT,
+from cudaenv.probes.toolkits.candidates import LINK_NAMES, candidate_folders, home_value
+from cudaenv.probes.toolkits.folder import (
     PROBE,
-    WRAPPER_LIMIT,
     follow_nvcc,
     has_toolkit_markers,
     lib_dir,
@@ -68,14 +47,6 @@ from cudaenv.core.version import version_key
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 
-def __getattr__(name: str):
-    """``parse_nvcc_version``, re-exported from :mod:`cudaenv.parse.nvcc` only when asked for: nvcc is run (and its
-    parser loaded) only for a toolkit whose files name no version, never on the `cudaenv use` path's imports."""
-    if name == "parse_nvcc_version":
-        from cudaenv.parse.nvcc import parse_nvcc_version
-
-        return parse_nvcc_version
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path

@@ -62,6 +62,15 @@ def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Se
     return out
 
 
+def searched_places(system: str) -> Tuple[str, ...]:
+    """Where :func:`_candidates` looks on ``system``, in its order, as `cudaenv list` names the places when it found
+    nothing (``data/toolkit_places.txt``: the line format, no json on this path)."""
+    from cudaenv.core.resources import load_table
+
+    key = system if system in ("windows", "darwin") else "linux"
+    return tuple(row["place"] for row in load_table("toolkit_places")["rows"] if key in row["systems"].split(","))
+
+
 def _is_toolkit_name(name: str) -> bool:
     """``cuda-12.1``, ``CUDA12.4``, ``cuda-v11.8``: cuda or CUDA, an optional ``-`` and ``v``, then dotted ASCII digits.
     (Plain string tests: this runs on every `cudaenv use`, and a regular expression would import re.)"""

@@ -92,7 +92,7 @@ def nvcc_file_version(host, nvcc: str) -> Optional[str]:
     """The release string stored inside the nvcc executable (``Cuda compilation tools, release 13.0, V13.0.88``),
     read as bytes, streamed and bounded (about 23 MB into the 30 MB nvcc of 13.0): nvcc is never run for it."""
     # only a toolkit without version files gets here: its parser stays off the `cudaenv use` path's imports
-    from cudaenv.parse.nvcc import EXCERPT as RELEASE_EXCERPT
+    from cudaenv.parse.nvcc import RELEASE_EXCERPT
     from cudaenv.parse.nvcc import RELEASE_MARKER, parse_release_excerpt
 
     real = follow_nvcc(host, nvcc)
