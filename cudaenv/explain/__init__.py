@@ -140,11 +140,11 @@ def classify_all(text: str, machine: Tuple[str, ...] = ()) -> List[ErrorMatch]:
     if not found:  # nothing matched: a known message re-typed with a word missing or mistyped?
         from cudaenv.explain import fuzzy
 
-        found = fuzzy.candidates(paste)
+        found = fuzzy.retyped(paste)
     ranked = R.rank(paste, found)
     if not ranked:
         return []
-    shown = F.platforms(paste, machine)
+    shown = F.contexts(paste, machine)
     return [_match(r, paste, shown) for r in ranked]
 
 

@@ -12,14 +12,13 @@ the match fits. The machine's context (``--probe``) comes from :func:`machine_co
 
 from typing import Mapping, Optional, Sequence, Tuple
 
-from cudaenv.explain.rank import Paste, Variant, rules
+from cudaenv.explain.rank import Paste, Variant, platforms, rules
 
 
-def platforms(paste: Paste, machine: Sequence[str] = ()) -> Tuple[str, ...]:
-    """The contexts the paste shows (``macos``, ``rocm``, ``cpu-on-purpose``, ``container``, ...), in the table's
-    order, then those of the machine (``machine``) the paste did not show."""
-    view = paste.views[0]
-    shown = tuple(name for name, found in rules().platforms if any(next(iter(view.finditer(rule)), None) for rule in found))
+def contexts(paste: Paste, machine: Sequence[str] = ()) -> Tuple[str, ...]:
+    """The contexts the paste shows (:func:`cudaenv.explain.rank.platforms`: ``macos``, ``rocm``, ``cpu-on-purpose``,
+    ``container``, ...), in the table's order, then those of the machine (``machine``) the paste did not show."""
+    shown = platforms(paste)
     return shown + tuple(m for m in machine if m not in shown)
 
 

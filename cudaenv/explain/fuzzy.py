@@ -87,7 +87,7 @@ def _fits(tokens: Sequence[str], words: Sequence[str]) -> Optional[Tuple[int, in
     return None
 
 
-def candidates(paste) -> List:
+def retyped(paste) -> List:
     """The rows whose phrase a line of ``paste`` holds with one word missing or mistyped (rank.Candidate, fuzzy)."""
     from cudaenv.explain.rank import Candidate
 

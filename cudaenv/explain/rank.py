@@ -241,6 +241,7 @@ def candidates(paste: Paste) -> List[Candidate]:
     only by a pattern without values (``NVRM: API mismatch``) is tried in the next views too, and a view where more
     of its patterns match wins: a message a kernel log wrapped over lines gives its versions there."""
     found = []
+    shown: List[Tuple[str, ...]] = []  # the platforms the paste shows, read once, when a row's check first needs them
     for index, row in enumerate(T.rows()):
         best: Optional[Candidate] = None
         for view in paste.views:
@@ -255,7 +256,13 @@ def candidates(paste: Paste) -> List[Candidate]:
                     for key, value in m.groupdict().items():
                         if value is not None:
                             groups.setdefault(key, value)
-                extra = run_check(row.check, T.derive(groups), view.text)
+                if not shown:
+                    shown.append(platforms(paste))
+                wheels = [name for name in shown[0] if name in WHEEL_PLATFORMS]
+                values = T.derive(groups)
+                if wheels:  # the wheels a capability check names (an input of the check, never a value shown)
+                    values["wheel_platform"] = wheels[0]
+                extra = run_check(row.check, values, view.text)
                 c = None if extra is None else c._replace(extra=tuple(sorted(extra.items())))
             if c is not None and (best is None or len(c.found) > len(best.found)):
                 best = c
@@ -347,3 +354,13 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
         out.append(Ranked(c, key, confidence, tuple(notes)))
     out.sort(key=lambda x: x.key)
     return out
+
+
+# ------------------------------------------------------------------ the platforms a paste shows (explain.fit chooses by them)
+WHEEL_PLATFORMS = ("linux-aarch64", "windows-x86_64")  # platform rows that name a torch wheel platform, not x86 Linux
+
+
+def platforms(paste: Paste) -> Tuple[str, ...]:
+    """The platforms the paste shows (``macos``, ``rocm``, ``cpu-on-purpose``, ...), in the table's order."""
+    view = paste.views[0]
+    return tuple(name for name, found in rules().platforms if any(next(iter(view.finditer(rule)), None) for rule in found))

@@ -4,7 +4,7 @@ paste's own do (:mod:`cudaenv.explain.fit`). The only part of explain that touch
 from typing import Tuple
 
 
-def machine_of(host) -> Tuple[str, ...]:
+def probe_machine(host) -> Tuple[str, ...]:
     """The contexts this machine shows: ``macos`` on a Mac, ``container`` inside one."""
     from cudaenv.explain.fit import machine_contexts
     from cudaenv.probes.platform import probe_platform

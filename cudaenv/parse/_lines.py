@@ -16,7 +16,10 @@ MAX_TEXT = 8 * 1024 * 1024  # characters (or bytes) looked at: no tool output th
 EXCERPT = 200  # characters of a foreign text that go into a note
 
 
-def as_text(data: Union[str, bytes, None]) -> str:
+Text = Union[str, bytes, None]  # what a parser reads: a tool's output as text or bytes, or nothing
+
+
+def as_text(data: Text) -> str:
     """``data`` as text, at most ``MAX_TEXT`` of it: bytes are decoded as UTF-8 with undecodable bytes replaced;
     None is ``""``."""
     if data is None:
@@ -26,7 +29,7 @@ def as_text(data: Union[str, bytes, None]) -> str:
     return (data if isinstance(data, str) else str(data))[:MAX_TEXT]
 
 
-def lines(data: Union[str, bytes, None], limit: int = MAX_LINES) -> List[str]:
+def lines(data: Text, limit: int = MAX_LINES) -> List[str]:
     """The lines of ``data`` without a paste's quote marks and code fences (dropped), as
     :func:`cudaenv.parse.decorations.undecorate` reads them, stripped, each cut to ``MAX_LINE`` characters. A paste's
     other decorations (colours, full-width punctuation) are taken away before, by :func:`cudaenv.pasted.read_facts`."""

@@ -20,11 +20,9 @@ and the kernel log's NVIDIA lines (``dmesg``, ``journalctl -k``)::
 """
 
 import re
-from typing import NamedTuple, Optional, Union
+from typing import NamedTuple, Optional
 
-from cudaenv.parse._lines import as_text, lines
-
-Text = Union[str, bytes, None]
+from cudaenv.parse._lines import Text, as_text, lines
 MAX_TEXT = 1_000_000  # characters searched (a paste is searched in its head and tail by explain already)
 
 _TORCH = r"(\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:(?:a|b|rc|\.dev|\.post)\d{1,10})?(?:\+[0-9A-Za-z.]{1,40})?)"
