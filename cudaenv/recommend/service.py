@@ -123,20 +123,20 @@ def jetson_what_if(value: str) -> Optional[JetsonWhatIf]:
     """The board ``--jetson VALUE`` describes, from ``data/jetson.json``: a JetPack release (``6.2``), an L4T one
     (``r36.4.3``, ``L4T 36.4.3``, or any release whose major is 28 or more), or "" for the newest JetPack listed."""
     from cudaenv.core.resources import load_table
-    from cudaenv.facts import drivers as drv
+    from cudaenv.core.version import version_key
 
     rows = [r for r in load_table("jetson")["rows"] if isinstance(r.get("l4t"), str) and isinstance(r.get("jetpack"), str)]
     if not rows:
         return None
     text = value.strip().lower()
     if not text:
-        row = max(rows, key=lambda r: drv.version_tuple(r["jetpack"]))
+        row = max(rows, key=lambda r: version_key(r["jetpack"]))
         return JetsonWhatIf(row["l4t"], row["jetpack"])
     l4t = text[1:] if text.startswith("r") else text[3:].strip() if text.startswith("l4t") else None
     if l4t is None and text.split(".")[0].isdigit() and int(text.split(".")[0]) >= 28:
         l4t = text
     key, wanted = ("l4t", l4t) if l4t is not None else ("jetpack", text)
-    ordered = sorted(rows, key=lambda r: drv.version_tuple(r[key]), reverse=True)
+    ordered = sorted(rows, key=lambda r: version_key(r[key]), reverse=True)
     row = next((r for r in ordered if r[key] == wanted), None) or next((r for r in ordered if r[key].startswith(wanted + ".")), None)
     return JetsonWhatIf(row["l4t"], row["jetpack"]) if row is not None else None
 
