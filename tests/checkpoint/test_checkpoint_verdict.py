@@ -57,3 +57,76 @@ def test_a_file_of_zeros_is_not_a_checkpoint_and_nothing_in_it_runs(tmp_path):
     path = write(tmp_path, "z.pt", bytes(1 << 20))
     r = inspect_file(path)
     assert r.format == "unknown" and r.verdict is None and r.weights_only is False
+
+
+# ---------------------------------------------------------------- the walker accepts every argument pickle accepts
+import io  # noqa: E402
+import pickle  # noqa: E402
+
+import checkpoint_hostile as ch  # noqa: E402
+
+
+class _Recorder(pickle.Unpickler):
+    """pickle's own C unpickler, with find_class recording the name and returning a harmless callable: proof that
+    pickle reads the prelude and reaches the payload, without running anything."""
+
+    def __init__(self, data):
+        super().__init__(io.BytesIO(data))
+        self.found = []
+
+    def find_class(self, module, name):
+        self.found.append("%s.%s" % (module, name))
+        return lambda *a: None
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_pickle_itself_reads_each_prelude_and_reaches_the_call(case):
+    data = ch.pickle_with(ch.PRELUDES[case])
+    u = _Recorder(data)
+    u.load()
+    assert u.found == [ch.CALL_NAME]
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_a_prelude_pickle_accepts_does_not_hide_the_call_in_data_pkl(tmp_path, cli, case):
+    """Each argument stopped the walk before (a note, exit 1, no SECURITY line) while torch ran posix.system."""
+    path = write(tmp_path, "evil.pt", ch.zip_with_data_pkl(ch.pickle_with(ch.PRELUDES[case])))
+    r = inspect_file(path)
+    assert r.verdict == "unsafe" and r.weights_only is False
+    assert [x.where for x in r.verdict_reasons if ch.CALL_NAME in x.why] == ["archive/data.pkl"]
+    assert cli("checkpoint", "inspect", path).code == 3
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_a_prelude_pickle_accepts_does_not_hide_the_call_in_a_plain_pickle(tmp_path, case):
+    r = inspect_file(write(tmp_path, "evil.pkl", ch.pickle_with(ch.PRELUDES[case])))
+    assert r.format == "pickle" and r.verdict == "unsafe"
+    assert any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_a_leading_pickle_before_a_zip_is_the_pickle_torch_reads(tmp_path, case):
+    """torch.load unpickles a file that does not start with PK\\x03\\x04 from byte 0: the leading pickle runs. It was
+    called 'bytes before the zip archive' (mended by fix), the zip's benign data.pkl judged instead."""
+    r = inspect_file(write(tmp_path, "lead.pt", ch.leading_pickle_then_zip(ch.pickle_with(ch.PRELUDES[case]))))
+    assert r.verdict == "unsafe" and any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+    assert not r.mended_by_fix and not any("bytes before the zip" in p for p in r.inconsistencies)
+
+
+def test_a_memoized_long_name_is_joined_once_not_per_reference(tmp_path, monkeypatch):
+    """100,000 STACK_GLOBALs of one memoized 1 MiB string (a 1.6 MB file took 86 s): one Global (the one join of
+    module and name) is made per name, not per reference. Counted work: the Globals made."""
+    from cudaenv.checkpoint import careful, nodes, pickle_vm
+
+    made = []
+
+    class Counting(nodes.Global):
+        def __init__(self, module, name):
+            made.append(1)
+            super().__init__(module, name)
+
+    monkeypatch.setattr(careful, "Global", Counting)
+    res = pickle_vm.walk(ch.memoized_global_name(100_000))
+    assert res.complete and list(res.globals.values()) == [100_000] and len(made) == 1
+    r = inspect_file(write(tmp_path, "g.pkl", ch.memoized_global_name(100_000)))
+    assert r.verdict == "unsafe" and len(r.globals) == 1
