@@ -130,3 +130,95 @@ def test_a_memoized_long_name_is_joined_once_not_per_reference(tmp_path, monkeyp
     assert res.complete and list(res.globals.values()) == [100_000] and len(made) == 1
     r = inspect_file(write(tmp_path, "g.pkl", ch.memoized_global_name(100_000)))
     assert r.verdict == "unsafe" and len(r.globals) == 1
+
+
+# ---------------------------------------------------------------- read what torch reads (miniz, not zipfile)
+def test_a_duplicate_data_pkl_is_never_safe_and_names_the_hostile_one(tmp_path, cli):
+    """Two data.pkl entries, the hostile one first: zipfile (and cudaenv before) read the last, benign one and said
+    'weights_only: yes', exit 0; torch's miniz may read either (a binary search over a heap-sorted index)."""
+    for hostile_first in (True, False):
+        path = write(tmp_path, "dup.pt", ch.duplicate_data_pkl(hostile_first))
+        r = inspect_file(path)
+        assert r.verdict == "unsafe" and r.weights_only is False
+        assert any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+        assert any("2 entries answer to the name data.pkl" in x.why for x in r.verdict_reasons)
+        assert cli("checkpoint", "inspect", path).code == 3
+
+
+def test_two_identical_data_pkl_entries_are_not_ambiguous(tmp_path):
+    entries = ch.cnn_entries()
+    entries.insert(1, entries[0])
+    r = inspect_file(write(tmp_path, "twin.pt", ch.raw_zip(entries)))
+    assert r.verdict == "safe" and r.weights_only is True
+
+
+def test_names_are_looked_up_as_miniz_does_without_regard_to_case(tmp_path):
+    """An entry named archive/DATA.PKL is what torch reads for data.pkl (it was 'a zip without data.pkl: not a
+    checkpoint', exit 1, while torch ran it)."""
+    entries = ch.cnn_entries(data_pkl=ch.EVIL)
+    entries[0] = (b"archive/DATA.PKL",) + entries[0][1:]
+    r = inspect_file(write(tmp_path, "case.pt", ch.raw_zip(entries)))
+    assert r.format == "torch-zip" and r.verdict == "unsafe"
+    path = write(tmp_path, "case2.pt", ch.duplicate_data_pkl(True, case=b"Data.pkl"))
+    r = inspect_file(path)
+    assert r.verdict == "unsafe" and any("ignores ASCII case" in x.why for x in r.verdict_reasons)
+
+
+def test_a_name_with_a_nul_byte_is_not_data_pkl_for_torch(tmp_path):
+    """zipfile cuts archive/data.pkl\\0x to archive/data.pkl, and the last of the two 'data.pkl' (the decoy) was judged;
+    torch compares the full name and runs the other."""
+    import zipfile
+
+    data = ch.nul_named_decoy()
+    assert zipfile.ZipFile(io.BytesIO(data)).read("archive/data.pkl") == ch.BENIGN  # the reader cudaenv used to be
+    r = inspect_file(write(tmp_path, "nul.pt", data))
+    assert r.verdict == "unsafe" and any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+
+
+def test_the_central_directory_is_read_at_the_offset_stated_as_miniz_does(tmp_path):
+    """zipfile shifts the stated offset by what it takes for bytes before the archive and read a benign directory;
+    miniz reads the one at the stated offset, whose data.pkl calls posix.system."""
+    import zipfile
+
+    data = ch.split_directory(ch.cnn_entries(data_pkl=ch.EVIL), ch.cnn_entries())
+    assert zipfile.ZipFile(io.BytesIO(data)).read("archive/data.pkl") == ch.BENIGN
+    r = inspect_file(write(tmp_path, "split.pt", data))
+    assert r.verdict == "unsafe" and any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+
+
+def test_version_needed_to_extract_is_ignored_as_miniz_does(tmp_path):
+    """zipfile refuses 'zip file version 9.9'; miniz never reads that field, and torch runs the pickle (cudaenv said
+    'could not be read', exit 1)."""
+    entries = [(e[0], e[1], {"version": 99}) for e in ch.cnn_entries(data_pkl=ch.EVIL)]
+    r = inspect_file(write(tmp_path, "v99.pt", ch.raw_zip(entries)))
+    assert r.format == "torch-zip" and r.verdict == "unsafe"
+
+
+@pytest.mark.parametrize("options,words", [({"flags": 1}, "encrypted"), ({"flags": 0x40}, "encrypted"),
+                                           ({"method": 99}, "compression method 99")])
+def test_an_entry_miniz_will_not_read_makes_weights_only_no(tmp_path, options, words):
+    """torch fails on these before it unpickles anything (they were 'weights_only: yes'); the pickle is still judged
+    (another reader may read it)."""
+    r = inspect_file(write(tmp_path, "x.pt", ch.raw_zip(ch.cnn_entries(options=options))))
+    assert r.weights_only is False and any(words in x for x in r.weights_only_reasons)
+
+
+def test_a_multi_disk_archive_is_refused_as_miniz_refuses_it(tmp_path):
+    r = inspect_file(write(tmp_path, "md.pt", ch.raw_zip(ch.cnn_entries(), disk=2)))
+    assert r.weights_only is False and any("multi-disk" in x for x in r.weights_only_reasons)
+    assert r.verdict == "safe"  # its pickle, read as zipfile reads it, is the benign state_dict
+
+
+@pytest.mark.parametrize("version,byteorder,words", [
+    (None, b"little", "no archive/version record"), (b"99\n", b"little", "says '99"), (b"0\n", b"little", "says '0"),
+    (b"x\n", b"little", "says 'x"), (b"3\n", b"middle", "'Unknown endianness type'")])
+def test_the_records_torch_checks_first_are_part_of_weights_only(tmp_path, version, byteorder, words):
+    r = inspect_file(write(tmp_path, "r.pt", ch.raw_zip(ch.cnn_entries(version=version, byteorder=byteorder))))
+    assert r.weights_only is False and any(words in x for x in r.weights_only_reasons), r.weights_only_reasons
+
+
+def test_a_data_version_record_is_read_before_version(tmp_path):
+    """inline_container.cc reads .data/version when there is one: a good version record does not save a bad one."""
+    entries = ch.cnn_entries() + [(b"archive/.data/version", b"99\n")]
+    r = inspect_file(write(tmp_path, "dv.pt", ch.raw_zip(entries)))
+    assert r.weights_only is False and any(".data/version record says '99" in x for x in r.weights_only_reasons)
