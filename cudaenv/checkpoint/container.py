@@ -104,7 +104,7 @@ def open_container(path: str, limits: Optional[pickle_vm.Limits] = None) -> Cont
     return box
 
 
-ZIP_MAGIC = b"PK\x03\x04"  # T:serialization.py:438 (_is_zipfile: the file's first four bytes, nothing else)
+ZIP_MAGIC = b"PK\x03\x04"  # R-zip-start: T:serialization.py:438 (_is_zipfile: the file's first four bytes, nothing else)
 
 
 def _dispatch(fh, head: bytes, box: Container, limits) -> None:
@@ -208,12 +208,12 @@ def _read_torch_zip(fh, box: Container, limits) -> None:
         box.problem("the first entry %r is not in a folder: torch refuses the archive ('file in archive is not in a "
                     "subdirectory')" % entries[0].name, "archive-prefixes")
         return
-    raw_prefix = first[:slash]
+    raw_prefix = first[:slash]  # R-prefix
     box.prefix = raw_prefix.decode("utf-8", "replace")
     if b"\x00" in raw_prefix:  # every name torch looks up is cut there (a C string): not the records named
         box.ambiguous.append(("the zip's first entry", "its folder name holds a NUL byte, so the names torch looks up "
                                                        "are cut short there: which entries it reads is unclear"))
-    # getAllRecords (torch.load calls it, for _is_torchscript_zip): every name, cut at a NUL and at 511 bytes, must start
+    # R-all-under-prefix: getAllRecords (torch.load calls it, for _is_torchscript_zip): every name, cut at a NUL and at 511 bytes, must start
     # with the first entry's folder and a slash, case and all (strncmp)
     want = raw_prefix + b"/"
     names = [e.raw_name.split(b"\x00", 1)[0][:MAX_NAME] for e in entries]
@@ -230,7 +230,7 @@ def _read_torch_zip(fh, box: Container, limits) -> None:
                                                              ", ".join(repr(n.decode("utf-8", "replace")) for n in outside[:3])),
                     "archive-prefixes")
     records = set(n[len(want):] for n in names if n.startswith(want))
-    torchscript = b"constants.pkl" in records  # serialization.py _is_torchscript_zip: exact, case and all
+    torchscript = b"constants.pkl" in records  # R-torchscript: serialization.py _is_torchscript_zip: exact, case and all
     box.format = "torchscript" if torchscript else "torch-zip"
     if torchscript and any(n.startswith(b"code/") for n in records):
         box.markers["code"] = "code/"
@@ -246,12 +246,12 @@ def _read_torch_zip(fh, box: Container, limits) -> None:
             if why is not None:
                 box.problem("%s: %s" % (entry.name, why), "record-refused")
                 return None
-            if minizdir.is_directory(entry) and entry.file_size:
+            if minizdir.is_directory(entry) and entry.file_size:  # R-directory
                 box.ambiguous.append((entry.name, "miniz reads nothing for it (a directory, or 0 compressed bytes) and "
                                                   "torch uses a buffer it never filled"))
                 return None
             datas.append(_read_entry(fh, entry, limit, box, miniz=True))
-        if len(set(datas)) > 1:
+        if len(set(datas)) > 1:  # R-duplicates
             box.ambiguous.append((found[0].name, "%d entries answer to the name %s (miniz ignores ASCII case) with "
                                                  "different bytes: which one torch reads depends on miniz's sorted index"
                                  % (len(found), what)))
@@ -265,7 +265,7 @@ def _read_torch_zip(fh, box: Container, limits) -> None:
         if raw is not None:
             box.markers[marker] = raw.decode("utf-8", "replace").strip()
             box.raw_records[name] = raw
-    # inline_container.cc init(): .data/version if present, else version (TORCH_CHECK), read by std::stoull, 1..10
+    # R-version-record: inline_container.cc init(): .data/version if present, else version (TORCH_CHECK), read by std::stoull, 1..10
     which = ".data/version" if ".data/version" in box.raw_records else "version"
     raw = box.raw_records.get(which)
     if raw is None:
@@ -276,7 +276,7 @@ def _read_torch_zip(fh, box: Container, limits) -> None:
             box.problem("the %s record says %r: torch 2.13 reads versions %d to %d and refuses the archive" % (
                 which, raw[:40].decode("utf-8", "replace"), MIN_VERSION, MAX_VERSION), "version")
     order = box.raw_records.get("byteorder")
-    if order is not None and order not in (b"little", b"big"):  # serialization.py _load: 'Unknown endianness type'
+    if order is not None and order not in (b"little", b"big"):  # R-byteorder  # serialization.py _load: 'Unknown endianness type'
         box.problem("the byteorder record is %r: torch raises 'Unknown endianness type' before it reads the pickle"
                     % order[:40].decode("utf-8", "replace"), "byteorder")
     for name in ("data.pkl",) + (("constants.pkl",) if torchscript else ()):
@@ -383,7 +383,7 @@ def _read_entry(fh, entry: Entry, limit: int, box: Container, miniz: bool = Fals
     except ValueError as exc:
         box.problems.append(str(exc))
         return None
-    if miniz and entry.compress_type == 0:
+    if miniz and entry.compress_type == 0:  # R-stored-size (and R-crc: never checked)
         raw = fh.read(entry.file_size)
         if len(raw) < entry.file_size:
             box.problem("%s is cut short (%d of %d bytes): torch cannot read it" % (entry.name, len(raw), entry.file_size),

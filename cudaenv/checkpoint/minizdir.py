@@ -117,11 +117,12 @@ def read(fh, size: int) -> Directory:
             raise Refused("an entry on another disk (miniz: multi-disk)")
         if comp != 0xFFFFFFFF and offset + 30 + comp > size:
             raise Refused("an entry runs past the end of the file (miniz: corrupted)")
-        if flags & MASKED:
+        if flags & MASKED:  # R-masked
             raise Refused("an entry with a masked local header (miniz: unsupported encryption)")
         total_len = _CDH.size + name_len + extra_len + comment_len
         if total_len > cdir_size - pos:
             raise Refused("a central directory record runs past the directory (miniz: corrupted)")
+        # R-version-needed: never read (zipfile refuses above 63); R-lookup: the name's full bytes are kept
         e = Entry(name.decode("utf-8", "replace"), offset, comp, uncomp, method, crc)
         e.raw_name, e.flags, e.external = name, flags, external
         entries.append(e)

@@ -222,3 +222,17 @@ def test_a_data_version_record_is_read_before_version(tmp_path):
     entries = ch.cnn_entries() + [(b"archive/.data/version", b"99\n")]
     r = inspect_file(write(tmp_path, "dv.pt", ch.raw_zip(entries)))
     assert r.weights_only is False and any(".data/version record says '99" in x for x in r.weights_only_reasons)
+
+
+def test_every_zip_rule_of_the_table_is_followed_somewhere_in_the_reader():
+    """data/checkpoint_zip_rules.txt is the table of torch's archive rules; each row's id is named where the reader
+    follows it (so a row cannot be added without the code, nor the code lose a rule silently)."""
+    import pathlib
+
+    from cudaenv.core.resources import load_table
+    import cudaenv.checkpoint.container as container
+    import cudaenv.checkpoint.minizdir as minizdir
+
+    code = pathlib.Path(container.__file__).read_text() + pathlib.Path(minizdir.__file__).read_text()
+    rules = [r["rule"] for r in load_table("checkpoint_zip_rules")["rows"]]
+    assert len(rules) >= 15 and [r for r in rules if r not in code] == []
