@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, target_kind
+from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, filled, target_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -121,6 +121,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             g = made.get((module, name))
             if g is None:
                 g = made[(module, name)] = Global(module, name)
+                if "." in name:  # protocol 4 resolves it as an attribute chain (torch + serialization.os.system)
+                    res.dotted.add(g.full)
             globals_[g.full] = globals_.get(g.full, 0) + 1
             stack.append(g)
         else:
@@ -248,6 +250,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             push_global(module, name)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
+            if len(items) & 1:  # pickle: 'odd number of items for SETITEMS' (torch's weights_only unpickler fails too)
+                fail("SETITEMS at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
             target = stack[-1] if stack else fail("SETITEMS on an empty stack", True)
             setitems(target, [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])
         elif op == 0x5D:  # ] EMPTY_LIST
@@ -264,6 +268,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             state = pop()
             target = stack[-1] if stack else fail("BUILD on an empty stack", True)
             count(res.build_targets, target_kind(target))
+            if filled(state):
+                count(res.build_filled, target_kind(target))
             if isinstance(target, Call):
                 if target.states:
                     target.states.append(state)
@@ -341,6 +347,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             stack.append(stack[-1] if stack else fail("DUP on an empty stack", True))
         elif op == 0x64:  # d DICT
             items = pop_mark()
+            if len(items) & 1:  # pickle: 'odd number of items for DICT'
+                fail("DICT at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
             stack.append(SDict([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]))
         elif op == 0x6C:  # l LIST
             items = pop_mark()

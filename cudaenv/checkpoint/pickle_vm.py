@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import careful
-from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult
+from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult, filled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -254,7 +254,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                     pos += 1
                 elif op == 0x75:  # u SETITEMS
                     target = metastack[-1][-1]
-                    if type(target) is not SDict:
+                    if type(target) is not SDict or len(stack) & 1:  # (an odd count: pickle raises, the careful loop says so)
                         raise _Careful
                     target.pairs.extend(zip(stack[::2], stack[1::2]))
                     stack = metastack.pop()
@@ -283,6 +283,8 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                     state = stack.pop()
                     kind = target.name
                     build_targets[kind] = build_targets.get(kind, 0) + 1
+                    if filled(state):
+                        res.build_filled[kind] = res.build_filled.get(kind, 0) + 1
                     if target.states:
                         target.states.append(state)
                     else:

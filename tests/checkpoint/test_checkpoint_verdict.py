@@ -236,3 +236,50 @@ def test_every_zip_rule_of_the_table_is_followed_somewhere_in_the_reader():
     code = pathlib.Path(container.__file__).read_text() + pathlib.Path(minizdir.__file__).read_text()
     rules = [r["rule"] for r in load_table("checkpoint_zip_rules")["rows"]]
     assert len(rules) >= 15 and [r for r in rules if r not in code] == []
+
+
+# ---------------------------------------------------------------- allow-list, dotted names, the pickle rules
+def _stack_global(module: bytes, name: bytes, call: bool = True) -> bytes:
+    """Protocol 4: SHORT_BINUNICODE module, SHORT_BINUNICODE name, STACK_GLOBAL (then a call of it with 'true')."""
+    out = b"\x80\x04\x8c" + bytes([len(module)]) + module + b"\x8c" + bytes([len(name)]) + name + b"\x93"
+    return out + (b"\x8c\x04true\x85R." if call else b".")
+
+
+def test_a_dotted_name_is_resolved_as_cpython_does(tmp_path):
+    """torch + serialization.os.system (protocol 4 follows the attribute chain to os.system): outside the allowlist,
+    so unsafe, and named as what it reaches (it was 'not allowed', exit 1)."""
+    r = inspect_file(write(tmp_path, "dot.pkl", _stack_global(b"torch", b"serialization.os.system")))
+    assert r.verdict == "unsafe"
+    assert any("torch.serialization.os.system" in x.why and "can run code" in x.why for x in r.verdict_reasons)
+
+
+def test_an_allowlisted_name_reached_through_a_dotted_path_is_not_called_safe(tmp_path):
+    r = inspect_file(write(tmp_path, "dot.pkl", _stack_global(b"torch", b"_utils._rebuild_tensor_v2", call=False)))
+    assert r.verdict == "inconclusive" and any("dotted attribute path" in x.why for x in r.verdict_reasons)
+
+
+def test_setitems_with_an_odd_count_is_where_pickle_stops():
+    """pickle raises 'odd number of items for SETITEMS' (and torch's unpickler fails); the walk dropped the last item
+    and went on, so the file was weights_only yes."""
+    from cudaenv.checkpoint import pickle_vm
+
+    for data in (b"\x80\x02}(K\x01K\x02K\x03u.", b"\x80\x02(K\x01K\x02K\x03d."):
+        for walk in (pickle_vm.walk, pickle_vm.reference_walk):
+            res = walk(data)
+            assert not res.complete and res.fails and "odd number of items" in res.notes[-1]
+
+
+def test_setitems_with_an_odd_count_makes_weights_only_no(tmp_path):
+    sd = cb.dumps(cb.cnn())
+    bad = sd.replace(b"u}", b"K\x07u}", 1)  # one more item before the state_dict's SETITEMS
+    assert bad != sd
+    r = inspect_file(write(tmp_path, "odd.pt", cb.torch_zip(cb.cnn(), data_pkl=bad)))
+    assert r.weights_only is False and r.verdict == "safe"
+
+
+def test_build_with_state_on_a_torch_device_makes_weights_only_no(tmp_path):
+    """torch.device has no __setstate__ and no __dict__: BUILD raises (it was weights_only yes)."""
+    sd = cb.cnn()
+    sd["dev"] = cb.Reduce(cb.glob("torch", "device"), ("cpu",), {"x": 1})
+    r = inspect_file(write(tmp_path, "dev.pt", cb.torch_zip(sd)))
+    assert r.weights_only is False and any("BUILD on the result of torch.device" in x for x in r.weights_only_reasons)

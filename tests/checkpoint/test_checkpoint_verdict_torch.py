@@ -35,6 +35,10 @@ def _cases():
         ".data/version 99": ch.raw_zip(ch.cnn_entries() + [(b"archive/.data/version", b"99\n")]),
         "identical twins": ch.raw_zip([ch.cnn_entries()[0]] + ch.cnn_entries()),
         "benign": ch.raw_zip(ch.cnn_entries()),
+        "BUILD with state on torch.device": ch.zip_with_data_pkl(b"\x80\x02ctorch\ndevice\nX\x03\x00\x00\x00cpu\x85R}X\x01\x00\x00\x00xK\x01sb."),
+        "BUILD with an empty state on torch.device": ch.zip_with_data_pkl(b"\x80\x02ctorch\ndevice\nX\x03\x00\x00\x00cpu\x85R}b."),
+        "SETITEMS with an odd count": ch.zip_with_data_pkl(b"\x80\x02}(K\x01K\x02K\x03u."),
+        "DICT with an odd count": ch.zip_with_data_pkl(b"\x80\x02(K\x01K\x02K\x03d."),
     }
     for k, v in ch.PRELUDES.items():
         cases["data.pkl with " + k] = ch.zip_with_data_pkl(ch.pickle_with(v))
