@@ -133,3 +133,41 @@ def nul_named_decoy():
     entries = cnn_entries(data_pkl=EVIL)
     entries.insert(1, (b"archive/data.pkl\x00x", BENIGN))
     return raw_zip(entries)
+
+
+def legacy_tar(pickle_member: bytes = None, count_pickle: bytes = None, ustar: bool = True) -> bytes:
+    """A torch < 0.4 tar checkpoint (members sys_info, pickle, storages, tensors; T:serialization.py:1722-1798 reads
+    storages, tensors, pickle): one FloatStorage of 4 elements. ``count_pickle``: the storages member's first pickle
+    (the count; :data:`COUNT_CALL` runs the payload first); ``ustar`` False: the magic field zeroed and the checksum
+    redone (a v7 header, which tarfile, and so torch, still reads)."""
+    import io
+    import pickle
+    import tarfile
+
+    storages = ((count_pickle if count_pickle is not None else pickle.dumps(1, 2))
+                + cb.dumps(("1", "cpu", cb.glob("torch", "FloatStorage")))
+                + struct.pack("<q", 4) + b"\0" * 16 + pickle.dumps([], 2))
+    members = [("sys_info", pickle.dumps({"protocol_version": 1001, "little_endian": True}, 2)),
+               ("pickle", pickle_member if pickle_member is not None else pickle.dumps({"w": 1}, 2)),
+               ("storages", storages), ("tensors", pickle.dumps(0, 2))]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    out = bytearray(buf.getvalue())
+    if not ustar:
+        at = 0
+        while at + 512 <= len(out) and out[at:at + 512].count(0) != 512:
+            block = out[at:at + 512]
+            block[257:265] = b"\0" * 8
+            block[148:156] = b" " * 8
+            block[148:156] = b"%06o\0 " % sum(block)
+            out[at:at + 512] = block
+            size = int(bytes(block[124:136]).split(b"\0")[0].strip() or b"0", 8)
+            at += 512 + (size + 511) // 512 * 512
+    return bytes(out)
+
+
+COUNT_CALL = b"\x80\x02" + CALL + b"0K\x01."  # posix.system('true'), POP, then the count 1

@@ -58,6 +58,8 @@ def pickle_name(box: Container) -> str:
         return "%s/data.pkl" % box.prefix
     if box.format == "torch-legacy":
         return "the legacy object pickle"
+    if box.format == "torch-legacy-tar":
+        return "legacy tar member pickle"
     return "the pickle at byte 0"
 
 

@@ -283,3 +283,24 @@ def test_build_with_state_on_a_torch_device_makes_weights_only_no(tmp_path):
     sd["dev"] = cb.Reduce(cb.glob("torch", "device"), ("cpu",), {"x": 1})
     r = inspect_file(write(tmp_path, "dev.pt", cb.torch_zip(sd)))
     assert r.weights_only is False and any("BUILD on the result of torch.device" in x for x in r.weights_only_reasons)
+
+
+# ---------------------------------------------------------------- legacy tar checkpoints
+@pytest.mark.parametrize("ustar", [True, False])
+def test_a_legacy_tar_is_walked_member_by_member(tmp_path, ustar):
+    """torch.load tries tarfile first for a file that is not a zip (a v7 header without the ustar magic too), and
+    unpickles storages, tensors and pickle: a call in any is unsafe (the tar was named and not read, and without
+    the magic called a plain pickle)."""
+    import tarfile
+
+    benign = ch.legacy_tar(ustar=ustar)
+    assert tarfile.open(fileobj=io.BytesIO(benign)).getmember("storages").size > 0
+    if not ustar:
+        assert benign[257:262] != b"ustar"
+    r = inspect_file(write(tmp_path, "ok.tar", benign))
+    assert r.format == "torch-legacy-tar" and r.verdict == "safe" and r.weights_only is False
+    for data, where in ((ch.legacy_tar(pickle_member=ch.EVIL, ustar=ustar), "legacy tar member pickle"),
+                        (ch.legacy_tar(count_pickle=ch.COUNT_CALL, ustar=ustar), "legacy tar member storages, count")):
+        r = inspect_file(write(tmp_path, "evil.tar", data))
+        assert r.format == "torch-legacy-tar" and r.verdict == "unsafe"
+        assert any(ch.CALL_NAME in x.why and x.where == where for x in r.verdict_reasons), r.verdict_reasons

@@ -79,3 +79,32 @@ def test_inspect_agrees_with_torch(tmp_path, monkeypatch, name):
         assert r.weights_only is not True, error_wo
     elif name in ("benign", "identical twins"):  # no false alarm on what torch loads (an ambiguous file may be one)
         assert r.weights_only is True and r.verdict == "safe", (r.weights_only_reasons, r.verdict_reasons)
+
+
+TAR_CASES = {
+    "legacy tar": ch.legacy_tar(),
+    "legacy tar without the ustar magic": ch.legacy_tar(ustar=False),
+    "legacy tar, call in pickle": ch.legacy_tar(pickle_member=ch.EVIL),
+    "legacy tar, call in the storage count": ch.legacy_tar(count_pickle=ch.COUNT_CALL),
+    "legacy tar without magic, call in the storage count": ch.legacy_tar(count_pickle=ch.COUNT_CALL, ustar=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TAR_CASES))
+def test_inspect_agrees_with_torch_on_legacy_tar(tmp_path, monkeypatch, name):
+    """torch tries tarfile only for a real file (it needs a fileno): loaded by path."""
+    path = tmp_path / "case.tar"
+    path.write_bytes(TAR_CASES[name])
+    r = inspect_file(str(path))
+    calls = []
+    monkeypatch.setattr(posix, "system", lambda cmd: calls.append(cmd) or 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            torch.load(str(path), weights_only=False)
+        except Exception:  # noqa: BLE001 - only the calls matter here
+            pass
+        with pytest.raises(Exception, match="legacy .tar format"):
+            torch.load(str(path), weights_only=True)
+    assert r.format == "torch-legacy-tar" and r.weights_only is False
+    assert (r.verdict == "unsafe") == bool(calls), (r.verdict, r.verdict_reasons, calls)
