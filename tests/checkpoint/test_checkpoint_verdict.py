@@ -232,8 +232,9 @@ def test_every_zip_rule_of_the_table_is_followed_somewhere_in_the_reader():
     from cudaenv.core.resources import load_table
     import cudaenv.checkpoint.container as container
     import cudaenv.checkpoint.minizdir as minizdir
+    import cudaenv.checkpoint.torchzip as torchzip
 
-    code = pathlib.Path(container.__file__).read_text() + pathlib.Path(minizdir.__file__).read_text()
+    code = "".join(pathlib.Path(m.__file__).read_text() for m in (container, minizdir, torchzip))
     rules = [r["rule"] for r in load_table("checkpoint_zip_rules")["rows"]]
     assert len(rules) >= 15 and [r for r in rules if r not in code] == []
 
