@@ -305,3 +305,74 @@ def test_a_legacy_tar_is_walked_member_by_member(tmp_path, ustar):
         r = inspect_file(write(tmp_path, "evil.tar", data))
         assert r.format == "torch-legacy-tar" and r.verdict == "unsafe"
         assert any(ch.CALL_NAME in x.why and x.where == where for x in r.verdict_reasons), r.verdict_reasons
+
+
+# ---------------------------------------------------------------- bounded work (counted, never timed)
+class _Counting:
+    """A file object that counts the bytes read through it."""
+
+    def __init__(self, fh, tally):
+        self._fh, self._tally = fh, tally
+
+    def read(self, n=-1):
+        data = self._fh.read(n)
+        self._tally.append(len(data))
+        return data
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._fh.close()
+
+
+def _count_reads(monkeypatch):
+    import cudaenv.host as host
+
+    tally = []
+    real = host.open_regular
+    monkeypatch.setattr(host, "open_regular", lambda path, *a, **k: _Counting(real(path, *a, **k), tally))
+    return tally
+
+
+def test_a_10_gb_file_of_zeros_is_judged_from_its_first_bytes(tmp_path, monkeypatch):
+    """Zeros: the first byte is no pickle opcode, pickle stops there. It read 512 MiB (64 KiB, then 4 times more
+    each walk) to say 'not a checkpoint'."""
+    path = tmp_path / "zeros.pt"
+    with open(path, "wb") as fh:
+        fh.truncate(10 * 1024 ** 3)  # sparse: no disk used
+    tally = _count_reads(monkeypatch)
+    r = inspect_file(str(path))
+    assert r.format == "unknown" and r.verdict is None
+    assert sum(tally) < 1024 * 1024
+
+
+def test_a_long_plain_pickle_is_walked_at_most_twice(tmp_path, monkeypatch):
+    """A plain pickle longer than the first 64 KiB read is read whole once more and walked once more: it was
+    re-walked from byte 0 at 64 KiB, 256 KiB, 1 MiB, ... (a 600 MB pickle: 24 s and 800 MB)."""
+    import pickle as pk
+
+    from cudaenv.checkpoint import container
+
+    data = pk.dumps([list(range(200)) for _ in range(3000)], 2)  # a few MB of opcodes
+    assert len(data) > 1 << 20
+    walked = []
+    real = container.pickle_vm.walk
+    monkeypatch.setattr(container.pickle_vm, "walk", lambda buf, *a, **k: walked.append(len(buf)) or real(buf, *a, **k))
+    r = inspect_file(write(tmp_path, "long.pkl", data))
+    assert r.format == "pickle" and r.verdict == "safe"
+    assert len(walked) == 2 and sum(walked) == 64 * 1024 + len(data)
+
+
+def test_a_pickle_longer_than_the_read_cap_is_inconclusive(tmp_path, monkeypatch):
+    import pickle as pk
+
+    from cudaenv.checkpoint import container
+
+    monkeypatch.setattr(container, "MAX_PICKLE", 256 * 1024)
+    data = pk.dumps([list(range(200)) for _ in range(3000)], 2)
+    r = inspect_file(write(tmp_path, "long.pkl", data))
+    assert r.verdict == "inconclusive" and any("longer than the 262144 bytes read" in x.why for x in r.verdict_reasons)
