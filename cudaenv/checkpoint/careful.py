@@ -339,7 +339,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             if raw == b"01" or raw == b"00":
                 stack.append(raw == b"01")
             else:
-                value, why = c_int(raw, 0)
+                value, why = c_int(raw, 0, strtol=True)
                 if value is None:
                     fail("the INT argument at byte %d %s" % (at, why), why != UNSURE)
                 stack.append(value)

@@ -44,12 +44,14 @@ UNSURE = "is one cudaenv cannot be sure how pickle reads"
 _MAX_DIGITS = 4300  # CPython's default int digit limit (sys.int_info.default_max_str_digits), settable per process
 
 
-def c_int(raw: bytes, base: int) -> Tuple[Any, str]:
+def c_int(raw: bytes, base: int, strtol: bool = False) -> Tuple[Any, str]:
     """The integer pickle's C unpickler reads from a text argument (INT and LONG: ``strtol`` then
     ``PyLong_FromString`` with base 0; PUT and GET: ``PyLong_FromString`` with base 10), as ``(value, "")``; ``(None,
     why)`` when pickle raises there, or ``(None, UNSURE)`` where it depends on the interpreter (the digit limit, C's
     octal ``010``). The line is a C string: it ends at a NUL byte."""
     text = raw.split(b"\0", 1)[0]
+    if strtol and not text and raw:  # INT: strtol of an empty C string ends at its NUL, which pickle accepts: 0
+        return 0, ""
     try:
         return int(text, base), ""
     except ValueError:
