@@ -171,3 +171,28 @@ def legacy_tar(pickle_member: bytes = None, count_pickle: bytes = None, ustar: b
 
 
 COUNT_CALL = b"\x80\x02" + CALL + b"0K\x01."  # posix.system('true'), POP, then the count 1
+
+
+def _g(module: bytes, name: bytes) -> bytes:
+    return b"c" + module + b"\n" + name + b"\n"
+
+
+# Calls of allowed globals that raise when torch 2.13 makes them (checked in tests/checkpoint/test_checkpoint_verdict_torch.py),
+# and two that do not: a protocol-2 pickle body (after PROTO) each.
+FAILING_CALLS = {
+    "OrderedDict(5)": _g(b"collections", b"OrderedDict") + b"K\x05\x85R.",
+    "OrderedDict(1, 2)": _g(b"collections", b"OrderedDict") + b"K\x01K\x02\x86R.",
+    "set(5)": _g(b"builtins", b"set") + b"K\x05\x85R.",
+    "torch.device('nonsense')": _g(b"torch", b"device") + b"X\x08\x00\x00\x00nonsense\x85R.",
+    "torch.device('cuda:x')": _g(b"torch", b"device") + b"X\x06\x00\x00\x00cuda:x\x85R.",
+    "torch.device('cuda:01')": _g(b"torch", b"device") + b"X\x07\x00\x00\x00cuda:01\x85R.",
+    "torch.device(5.0)": _g(b"torch", b"device") + b"G@\x14\x00\x00\x00\x00\x00\x00\x85R.",
+    "torch.Size(5)": _g(b"torch", b"Size") + b"K\x05\x85R.",
+    "_rebuild_tensor_v2 of 3 arguments": _g(b"torch._utils", b"_rebuild_tensor_v2") + b"K\x01K\x02K\x03\x87R.",
+    "OrderedDict of an int argument list": _g(b"collections", b"OrderedDict") + b"K\x01R.",
+}
+PASSING_CALLS = {
+    "torch.device('cpu')": _g(b"torch", b"device") + b"X\x03\x00\x00\x00cpu\x85R.",
+    "torch.Size((1, 2))": _g(b"torch", b"Size") + b"K\x01K\x02\x86\x85R.",
+    "OrderedDict([])": _g(b"collections", b"OrderedDict") + b"]\x85R.",
+}

@@ -265,7 +265,14 @@ _BUILD_REFUSED = {"_codecs.encode": "bytes", "torch.serialization._get_layout": 
 # (T:_weights_only_unpickler.py:430-446: `if state: inst.__dict__.update(state)`)
 _BUILD_NO_DICT = ("torch.device", "torch.Size", "builtins.complex", "builtins.set", "builtins.bytearray")
 def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
+    from cudaenv.checkpoint.calls import problem
+
     out: List[str] = []
+    for name, args in r.checked_calls[:100_000]:
+        why = problem(name, args)
+        if why is not None:
+            out.append("REDUCE of %s raises when torch calls it: %s" % (name, why))
+            break  # (torch stops at the first)
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
     if bad:
         out.append("SETITEM on %s (torch: 'Can only SETITEM for dict, collections.OrderedDict, collections.Counter')"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 
+from cudaenv.checkpoint.calls import CHECKED
 from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, filled, target_kind
 from cudaenv.checkpoint.opargs import _CONSTANTS, _INTS, COUNTED, UNSURE, _decode_line_str, c_int
 
@@ -185,6 +186,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             func = pop()
             if type(func) is not Global:
                 count(res.call_targets, ("REDUCE" if op == 0x52 else "NEWOBJ", target_kind(func)))
+            elif op == 0x52 and func.full in CHECKED and args != ():
+                res.checked_calls.append((func.full, args))
             stack.append(Call(func, args, "reduce" if op == 0x52 else "newobj"))
         elif op == 0x74:  # t TUPLE
             items = pop_mark()

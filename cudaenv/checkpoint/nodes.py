@@ -161,7 +161,8 @@ class WalkResult:
         # global (keyed ("REDUCE" or "NEWOBJ", kind)), which are what torch refuses
         self.setitem_targets: Dict[str, int] = {}
         self.build_targets: Dict[str, int] = {}
-        self.build_filled: Dict[str, int] = {}  # the BUILD targets whose state pickle's `if state:` finds true
+        self.build_filled: Dict[str, int] = {}
+        self.checked_calls: List[Tuple[str, Any]] = []  # REDUCEs of an allowed global that may raise (calls.CHECKED)  # the BUILD targets whose state pickle's `if state:` finds true
         self.append_targets: Dict[Tuple[str, str], int] = {}
         self.call_targets: Dict[Tuple[str, str], int] = {}
         self.notes: List[str] = []

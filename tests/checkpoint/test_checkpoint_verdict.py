@@ -376,3 +376,18 @@ def test_a_pickle_longer_than_the_read_cap_is_inconclusive(tmp_path, monkeypatch
     data = pk.dumps([list(range(200)) for _ in range(3000)], 2)
     r = inspect_file(write(tmp_path, "long.pkl", data))
     assert r.verdict == "inconclusive" and any("longer than the 262144 bytes read" in x.why for x in r.verdict_reasons)
+
+
+@pytest.mark.parametrize("name", sorted(ch.FAILING_CALLS))
+def test_a_call_of_an_allowed_global_that_raises_makes_weights_only_no(tmp_path, name):
+    """An OrderedDict of an int, a torch.device of a string that is none: all globals allowed, and torch raises
+    when it makes the call (they were weights_only yes)."""
+    r = inspect_file(write(tmp_path, "c.pt", ch.zip_with_data_pkl(b"\x80\x02" + ch.FAILING_CALLS[name])))
+    assert r.weights_only is False and any("raises when torch calls it" in x for x in r.weights_only_reasons)
+    assert r.verdict == "safe"
+
+
+@pytest.mark.parametrize("name", sorted(ch.PASSING_CALLS))
+def test_a_call_of_an_allowed_global_that_works_stays_yes(tmp_path, name):
+    r = inspect_file(write(tmp_path, "c.pt", ch.zip_with_data_pkl(b"\x80\x02" + ch.PASSING_CALLS[name])))
+    assert r.weights_only is True and r.verdict == "safe"
