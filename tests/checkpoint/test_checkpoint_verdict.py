@@ -391,3 +391,14 @@ def test_a_call_of_an_allowed_global_that_raises_makes_weights_only_no(tmp_path,
 def test_a_call_of_an_allowed_global_that_works_stays_yes(tmp_path, name):
     r = inspect_file(write(tmp_path, "c.pt", ch.zip_with_data_pkl(b"\x80\x02" + ch.PASSING_CALLS[name])))
     assert r.weights_only is True and r.verdict == "safe"
+
+
+def test_a_leading_pickle_the_walk_could_not_finish_is_not_mended_by_fix(tmp_path):
+    """The pickle in front of a zip stops the walk at a bound (no global seen yet): it is what torch.load runs, so
+    the verdict is inconclusive and a rewrite of the zip behind it must not 'mend' it away."""
+    lead = b"\x80\x02" + b"N0" * 1500 + ch.CALL + b"."
+    path = write(tmp_path, "lead.pt", lead + cb.torch_zip(cb.cnn()))
+    r = build_report(open_container(path, Limits(max_ops=1000)))
+    assert r.verdict == "inconclusive" and not r.mended_by_fix
+    assert any("read by torch.load as a pickle" in p for p in r.inconsistencies)
+    assert inspect_file(path).verdict == "unsafe"  # walked whole (default bounds): the call is seen
