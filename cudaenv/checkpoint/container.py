@@ -44,7 +44,7 @@ LEGACY_PROTOCOL = 1001  # T:serialization.py:66
 # The kinds of inconsistency that make torch.load fail whatever the pickle says (so weights_only is no), and the ones
 # of them a rewrite by `checkpoint fix` mends (it writes a new archive from byte 0).
 BLOCKING = ("archive-prefixes", "bytes-before-zip", "leading-pickle", "record-missing", "record-size", "zip-refused", "record-refused",
-            "version", "byteorder")
+            "version", "byteorder", "view-bounds")
 MENDED_BY_REWRITE = ("bytes-before-zip",)
 
 
@@ -312,7 +312,8 @@ def _read_pickles(fh, box: Container, limits) -> None:
         proto, offset = _walk_at(fh, offset, box.size, limits)
         box.markers["legacy_protocol"] = str(proto.root)
         if proto.root != LEGACY_PROTOCOL:
-            box.problems.append("legacy protocol version %r, torch reads %d" % (proto.root, LEGACY_PROTOCOL))
+            box.problem("legacy protocol version %r, torch reads %d ('Invalid protocol version')" % (
+                proto.root, LEGACY_PROTOCOL), "record-refused")
         info, offset = _walk_at(fh, offset, box.size, limits)
         little = _sdict_get(info.root, "little_endian")
         if little is not None:
@@ -330,6 +331,8 @@ def _read_pickles(fh, box: Container, limits) -> None:
         items = getattr(keys.root, "items", None)
         if keys.complete and items is not None:
             box.legacy_keys = [k for k in items if isinstance(k, str)]
+            if len(box.legacy_keys) != len(items):  # torch looks each up among the storages: a KeyError
+                box.problem("the legacy storage-key list holds keys that are not strings", "record-missing")
             box.legacy_data_start = offset
         else:
             box.problems.append("the legacy storage-key list is missing or damaged")
