@@ -190,6 +190,7 @@ FAILING_CALLS = {
     "torch.Size(5)": _g(b"torch", b"Size") + b"K\x05\x85R.",
     "_rebuild_tensor_v2 of 3 arguments": _g(b"torch._utils", b"_rebuild_tensor_v2") + b"K\x01K\x02K\x03\x87R.",
     "OrderedDict of an int argument list": _g(b"collections", b"OrderedDict") + b"K\x01R.",
+    "_rebuild_tensor_v2 with a float in its size": cb.dumps({"w": cb.Tensor(cb.Storage("0", 216), (1.0,), stride=(1,))})[2:],
 }
 PASSING_CALLS = {
     "torch.device('cpu')": _g(b"torch", b"device") + b"X\x03\x00\x00\x00cpu\x85R.",

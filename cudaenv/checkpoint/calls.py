@@ -60,4 +60,13 @@ def problem(name: str, args: Any) -> Optional[str]:
     span = _ARITY.get(name)
     if span is not None and not span[0] <= len(args) <= span[1]:
         return "it takes %s arguments, it gets %d" % ("%d" % span[0] if span[0] == span[1] else "%d or %d" % span, len(args))
+    if name in ("torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3"):
+        # set_(storage, offset, size, stride): an int and two tuples of ints, or it raises 'invalid combination'
+        offset, size, stride = args[1], args[2], args[3]
+        if type(offset) not in (int, bool) or not _ints(size) or not _ints(stride):
+            return "its storage offset, size or stride is not an int and tuples of ints"
     return None
+
+
+def _ints(value: Any) -> bool:
+    return type(value) is tuple and all(type(v) in (int, bool) for v in value)

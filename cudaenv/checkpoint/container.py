@@ -221,8 +221,8 @@ def _read_entry(fh, entry: Entry, limit: int, box: Container, miniz: bool = Fals
         return None
     try:
         fh.seek(data_offset(fh, entry))
-    except ValueError as exc:
-        box.problems.append(str(exc))
+    except ValueError as exc:  # (torch's reader, too, cannot read it: miniz 'invalid header or archive is corrupted')
+        box.problem(str(exc), "record-refused" if miniz else None)
         return None
     if miniz and entry.compress_type == 0:  # R-stored-size (and R-crc: never checked)
         raw = fh.read(entry.file_size)

@@ -443,3 +443,14 @@ def test_a_legacy_file_torch_refuses_is_weights_only_no(tmp_path):
     bad_count = good[:first] + struct.pack("<q", count + 1) + good[first + 8:]
     r = inspect_file(write(tmp_path, "c.pt", bad_count))
     assert r.weights_only is False and any("records %d elements" % (count + 1) in x for x in r.weights_only_reasons)
+
+
+def test_a_small_record_whose_local_header_is_gone_makes_weights_only_no(tmp_path):
+    """torch reads .format_version and the other small records through miniz too: 'invalid header or archive is
+    corrupted' (it was a note, and weights_only yes)."""
+    data = bytearray(ch.raw_zip(ch.cnn_entries()))
+    at = data.index(b"archive/.format_version") - 30
+    assert data[at:at + 4] == b"PK\x03\x04"
+    data[at:at + 4] = b"XX\x03\x04"
+    r = inspect_file(write(tmp_path, "h.pt", bytes(data)))
+    assert r.weights_only is False and any("local header of archive/.format_version" in x for x in r.weights_only_reasons)
