@@ -12,14 +12,14 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.checkpoint.advice import UNREAD
-from cudaenv.checkpoint.container import MENDED_BY_REWRITE, Container
+from cudaenv.checkpoint.reading import MENDED_BY_REWRITE, Container
 from cudaenv.checkpoint.graph import EMA_NAMES, STATE_DICT_NAMES, Analysis, Storage, pairs_of, storage_of
 from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, Unresolved, WalkResult
 from cudaenv.checkpoint.pickle_vm import first_seen
 from cudaenv.checkpoint.prefixes import prefix_findings
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
 from cudaenv.checkpoint.tables import Facts, facts
-from cudaenv.checkpoint.verdict import judge, what_kind as _what
+from cudaenv.checkpoint.verdict import judge, what_kind
 
 LIGHTNING_KEYS = ("pytorch-lightning_version", "optimizer_states", "lr_schedulers", "callbacks", "global_step")
 
@@ -82,7 +82,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     f = facts()
     notes = list(box.notes)
     problems = list(box.problems)
-    blocking = dict(box.blocking)  # problem -> kind, for the problems torch.load fails on (container.BLOCKING)
+    blocking = dict(box.blocking)  # problem -> kind, for the problems torch.load fails on (reading.BLOCKING)
     if box.format == "safetensors":
         from cudaenv.checkpoint.safetensors_report import safetensors_report
 
@@ -170,8 +170,10 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
             notes.append("storage %s has an unknown storage type %s" % (s.key, s.type_name))
     if box.format in ("torch-zip", "torchscript"):
         from cudaenv.checkpoint.torchzip import record_refusals
+        from cudaenv.host import open_regular
 
-        refused = record_refusals(box, storages)
+        with open_regular(box.path) as fh:
+            refused = record_refusals(box, storages, fh)
         for s in storages.values():
             size = box.record_size(s.key)  # (refused: the records torch's reader cannot read, below)
             if size is None:
@@ -255,7 +257,7 @@ def _advised(report: CheckpointReport) -> CheckpointReport:
 
 
 def _mended(problems: List[str], blocking: Dict[str, str]) -> Tuple[str, ...]:
-    """The problems a rewrite by ``checkpoint fix`` mends (container.MENDED_BY_REWRITE), in report order."""
+    """The problems a rewrite by ``checkpoint fix`` mends (reading.MENDED_BY_REWRITE), in report order."""
     return tuple(p for p in problems if blocking.get(p) in MENDED_BY_REWRITE)
 
 
@@ -288,21 +290,21 @@ def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
     if bad:
         out.append("SETITEM on %s (torch: 'Can only SETITEM for dict, collections.OrderedDict, collections.Counter')"
-                   % ", ".join(_what(k) for k in bad[:3]))
+                   % ", ".join(what_kind(k) for k in bad[:3]))
     bad = [k for k in r.build_targets if not ("." in k or k.startswith("<")) or f.torch_name(k) in _BUILD_REFUSED]
     bad += [k for k in r.build_filled if f.torch_name(k) in _BUILD_NO_DICT and k not in bad]
     if bad:
         out.append("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
-                   "`add_safe_globals`')" % ", ".join(_what(k) for k in bad[:3]))
+                   "`add_safe_globals`')" % ", ".join(what_kind(k) for k in bad[:3]))
     for op, message in (("APPEND", "Can only append to lists"), ("APPENDS", "Can only extend lists")):
         kinds = [kind for on, kind in r.append_targets if on == op]
         if kinds:
-            out.append("%s on %s (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
+            out.append("%s on %s (torch: '%s')" % (op, ", ".join(what_kind(k) for k in kinds[:3]), message))
     for op, message in (("REDUCE", "Trying to call reduce for unrecognized function"),
                         ("NEWOBJ", "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals`")):
         kinds = [kind for on, kind in r.call_targets if on == op]
         if kinds:
-            out.append("%s of %s, not a global (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
+            out.append("%s of %s, not a global (torch: '%s')" % (op, ", ".join(what_kind(k) for k in kinds[:3]), message))
     return out
 
 

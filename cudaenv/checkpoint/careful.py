@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint.calls import CHECKED
-from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, filled, target_kind
+from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, state_filled, target_kind
 from cudaenv.checkpoint.opargs import _CONSTANTS, _INTS, COUNTED, UNSURE, _decode_line_str, c_int
 
 TYPE_CHECKING = False
@@ -242,7 +242,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             state = pop()
             target = stack[-1] if stack else fail("BUILD on an empty stack", True)
             count(res.build_targets, target_kind(target))
-            if filled(state):
+            if state_filled(state):
                 count(res.build_filled, target_kind(target))
             if isinstance(target, Call):
                 if target.states:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import pickle_vm
-from cudaenv.checkpoint.container import MAX_PICKLE, Container, _walk_at
+from cudaenv.checkpoint.reading import MAX_PICKLE, Container, _walk_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)

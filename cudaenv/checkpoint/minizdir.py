@@ -62,7 +62,7 @@ class Directory:
         return self.by_name.get(name.split(b"\x00", 1)[0].lower(), [])  # the looked-up name is a C string
 
 
-def read(fh, size: int) -> Directory:
+def read_central_directory(fh, size: int) -> Directory:
     """The central directory as ``mz_zip_reader_read_central_dir`` reads it; :class:`Refused` where miniz refuses."""
     at = _find_eocd(fh, size)
     if at is None:

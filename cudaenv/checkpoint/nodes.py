@@ -171,11 +171,11 @@ class WalkResult:
         self.start = 0
 
 
-def filled(state: Any) -> bool:
+def state_filled(state: Any) -> bool:
     """Whether pickle's (and torch's) ``if state:`` of a BUILD state would be true, and, for a (state, slotstate)
     pair, whether either is: what BUILD then writes into the object. Unknown values count as filled."""
     if type(state) is tuple and len(state) == 2:
-        return filled(state[0]) or filled(state[1])
+        return state_filled(state[0]) or state_filled(state[1])
     if type(state) is SDict:
         return bool(state.pairs)
     if type(state) is SList:

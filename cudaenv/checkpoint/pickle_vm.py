@@ -25,7 +25,7 @@ import struct
 
 from cudaenv.checkpoint import careful
 from cudaenv.checkpoint.calls import CHECKED
-from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult, filled
+from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult, state_filled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -287,7 +287,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                     state = stack.pop()
                     kind = target.name
                     build_targets[kind] = build_targets.get(kind, 0) + 1
-                    if filled(state):
+                    if state_filled(state):
                         res.build_filled[kind] = res.build_filled.get(kind, 0) + 1
                     if target.states:
                         target.states.append(state)

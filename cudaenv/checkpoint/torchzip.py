@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import pickle_vm
-from cudaenv.checkpoint.container import MAX_PICKLE, MAX_RECORD, Container, _read_entry, _read_zip
+from cudaenv.checkpoint.reading import MAX_PICKLE, MAX_RECORD, Container, _read_entry, _read_zip
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
@@ -60,7 +60,7 @@ def read_torch_zip(fh, box: Container, limits) -> None:
     from cudaenv.checkpoint import minizdir
 
     try:
-        directory = minizdir.read(fh, box.size)
+        directory = minizdir.read_central_directory(fh, box.size)
     except minizdir.Refused as exc:
         box.problem("torch's zip reader (miniz) refuses the archive: %s" % exc, "zip-refused")
         _read_zip(fh, box, limits)  # read as zipfile does, to judge what it holds
@@ -190,16 +190,15 @@ def read_torch_zip(fh, box: Container, limits) -> None:
             box.extra_pickles["constants.pkl"] = res
 
 
-def record_refusals(box: Container, keys) -> Dict[str, str]:
+def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
     """The storage records (by key) torch's reader cannot read (R-encryption, R-method, a local header that is
     not there or data past the end of the file), read as miniz reads them: 30 bytes of each local header."""
     from cudaenv.checkpoint import minizdir
-    from cudaenv.host import open_regular
 
     out: Dict[str, str] = {}
     if box.prefix is None or getattr(box.entries, "directory", None) is None:
         return out
-    with open_regular(box.path) as fh:
+    if True:  # (``fh``: the checkpoint, open)
         for key in keys:
             entry = box.entries.get("%s/data/%s" % (box.prefix, key))
             if entry is None:

@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import Any, Dict, List, Tuple
 
-    from cudaenv.checkpoint.container import Container
+    from cudaenv.checkpoint.reading import Container
     from cudaenv.checkpoint.nodes import WalkResult
     from cudaenv.checkpoint.tables import Facts
 
@@ -26,7 +26,7 @@ EXIT_UNSAFE = 3  # docs/reference/exit-codes.md
 EXIT_INCONCLUSIVE = 4
 
 
-def exit_code(report) -> int:
+def inspect_exit_code(report) -> int:
     """``checkpoint inspect``'s exit code: 3 unsafe, 4 inconclusive, else 0 when torch.load(weights_only=True) loads
     the file here as it is, 1 when it does not."""
     from cudaenv.checkpoint.advice import needs_mapping

@@ -88,9 +88,9 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(args.file), printable(exc.strerror or exc)))
     ctx.out.write(_json(report) if args.json else render_inspect(report, terminal_width(ctx.env)))
-    from cudaenv.checkpoint.verdict import exit_code
+    from cudaenv.checkpoint.verdict import inspect_exit_code
 
-    return exit_code(report)
+    return inspect_exit_code(report)
 
 
 def run_fix(args: argparse.Namespace, ctx: Any) -> int:

@@ -234,7 +234,9 @@ def test_every_zip_rule_of_the_table_is_followed_somewhere_in_the_reader():
     import cudaenv.checkpoint.minizdir as minizdir
     import cudaenv.checkpoint.torchzip as torchzip
 
-    code = "".join(pathlib.Path(m.__file__).read_text() for m in (container, minizdir, torchzip))
+    import cudaenv.checkpoint.reading as reading
+
+    code = "".join(pathlib.Path(m.__file__).read_text() for m in (container, minizdir, torchzip, reading))
     rules = [r["rule"] for r in load_table("checkpoint_zip_rules")["rows"]]
     assert len(rules) >= 15 and [r for r in rules if r not in code] == []
 
@@ -370,9 +372,9 @@ def test_a_long_plain_pickle_is_walked_at_most_twice(tmp_path, monkeypatch):
 def test_a_pickle_longer_than_the_read_cap_is_inconclusive(tmp_path, monkeypatch):
     import pickle as pk
 
-    from cudaenv.checkpoint import container
+    from cudaenv.checkpoint import reading
 
-    monkeypatch.setattr(container, "MAX_PICKLE", 256 * 1024)
+    monkeypatch.setattr(reading, "MAX_PICKLE", 256 * 1024)
     data = pk.dumps([list(range(200)) for _ in range(3000)], 2)
     r = inspect_file(write(tmp_path, "long.pkl", data))
     assert r.verdict == "inconclusive" and any("longer than the 262144 bytes read" in x.why for x in r.verdict_reasons)
