@@ -15,7 +15,7 @@ import checkpoint_builders as cb
 from builders import TOOLS, recorded
 from cudaenv.checkpoint import nodes, pickle_vm
 from cudaenv.checkpoint.analyze import inspect_file
-from cudaenv.checkpoint.prefixes import wrapper_chain
+from cudaenv.checkpoint.names import wrapper_chain
 from cudaenv.checkpoint.report import CheckpointReport, VisibleGpus
 
 
