@@ -93,27 +93,15 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def run_fix(args: argparse.Namespace, ctx: Any) -> int:
-    import os
-
     from cudaenv.checkpoint.advice import probe_visible_gpus, target_device
-    from cudaenv.checkpoint.fix import DEVICE, Options, fix_checkpoint
+    from cudaenv.checkpoint.fix import DEVICE, Options, fix_checkpoint, plan_output
     from cudaenv.render.checkpoint import render_fix
     from cudaenv.render.text import terminal_width
     from cudaenv.core.text import printable
 
     path = args.file
     _check_file(path)
-    if args.in_place and args.output:
-        raise UserError("give -o OUT or --in-place, not both")
-    if not args.in_place and not args.output:
-        raise UserError("say where to write the result: -o OUT (or --in-place, which keeps FILE.bak)")
-    out = path if args.in_place else args.output
-    if not args.in_place and os.path.exists(out) and os.path.samefile(out, path):
-        raise UserError("OUT is FILE: fix never overwrites its input unless --in-place", hint="give another -o path")
-    if os.path.isdir(out):
-        raise UserError("%s is a folder" % printable(out), hint="give a file path: -o %s/fixed.pt" % printable(out))
-    if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
-        raise UserError("the folder of %s does not exist" % printable(out))
+    plan_output(path, args.output, args.in_place)  # (before the GPU probe: a wrong OUT is said at once)
     if not (args.map_location or args.strip_prefix or args.add_prefix or args.extract is not None):
         raise UserError("nothing to change", hint="--map-location cpu|cuda:N|auto, --strip-prefix module., "
                                                   "--add-prefix P, --extract state_dict")
@@ -131,7 +119,7 @@ def run_fix(args: argparse.Namespace, ctx: Any) -> int:
         ctx.err.write("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
                       "with weights_only=False, which runs any code it carries\n")
     opts = Options(target, args.strip_prefix, args.add_prefix, args.extract)
-    report = fix_checkpoint(host, path, out, opts, visible, in_place=args.in_place, trust=args.trust,
+    report = fix_checkpoint(host, path, args.output, opts, visible, in_place=args.in_place, trust=args.trust,
                             python=getattr(args, "python", None), timeout=getattr(args, "timeout", None))
     ctx.out.write(_json(report) if args.json else render_fix(report, terminal_width(ctx.env)))
     return 0

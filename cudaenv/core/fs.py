@@ -16,6 +16,62 @@ if TYPE_CHECKING:
     from typing import Optional
 
 PRIVATE = 0o600
+TMP_SUFFIX = ".cudaenv-tmp"
+STALE_AFTER = 60.0  # seconds a temporary file of a dead process is left alone (a writer on another host's NFS client)
+
+
+def _tmp_prefix(path: str) -> str:
+    """``.NAME.PID.`` (mkstemp adds random letters and :data:`TMP_SUFFIX`): the writer's process id in the name, so
+    that :func:`remove_stale_temps` can tell a copy a killed writer left from one being written."""
+    return ".%s.%d." % (os.path.basename(path), os.getpid())
+
+
+def remove_stale_temps(folder: str) -> list:
+    """Remove the temporary files :class:`atomic_binary` left in ``folder`` when its process was killed (SIGKILL
+    leaves a copy as big as the file written): regular files of this user named ``.NAME.PID.XXXXXXXX.cudaenv-tmp``
+    whose process no longer exists and that nothing wrote for :data:`STALE_AFTER` seconds. Returns their names."""
+    import stat
+    import time
+
+    removed = []
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return removed
+    now = time.time()
+    me = os.geteuid() if hasattr(os, "geteuid") else None
+    for name in names:
+        if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
+            continue
+        parts = name[:-len(TMP_SUFFIX)].rsplit(".", 2)  # ['.NAME', 'PID', 'random']
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[1].isascii():
+            continue
+        pid = int(parts[1])
+        if pid == os.getpid() or _alive(pid):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me) or now - st.st_mtime < STALE_AFTER:
+                continue
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's counts: it cannot be signalled, but it is there)."""
+    if pid <= 0 or os.name == "nt":  # (signal 0 is CTRL_C_EVENT on Windows: never sent; nothing is taken for dead)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True
+    return True
 
 
 def umask() -> int:
@@ -77,7 +133,7 @@ class atomic_binary:
         import tempfile
 
         folder = os.path.dirname(self.path) or "."
-        fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".cudaenv-tmp", dir=folder)
+        fd, self.tmp = tempfile.mkstemp(prefix=_tmp_prefix(self.path), suffix=TMP_SUFFIX, dir=folder)
         self.fh = os.fdopen(fd, "w+b")
         return self.fh
 
