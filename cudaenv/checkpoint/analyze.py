@@ -20,6 +20,7 @@ from cudaenv.checkpoint.pickle_vm import first_seen
 from cudaenv.checkpoint.prefixes import prefix_findings
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
 from cudaenv.checkpoint.tables import Facts, facts
+from cudaenv.checkpoint.verdict import judge, what_kind as _what
 
 LIGHTNING_KEYS = ("pytorch-lightning_version", "optimizer_states", "lr_schedulers", "callbacks", "global_step")
 
@@ -93,7 +94,8 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         return _advised(CheckpointReport(
             box.path, box.format, box.size, archive_prefix=box.prefix, markers=tuple(box.markers.items()), weights_only=False,
             weights_only_reasons=_format_reasons(box) + unread + tuple(p for p in problems if p in blocking),
-            notes=tuple(notes), inconsistencies=tuple(problems), mended_by_fix=_mended(problems, blocking), visible=visible))
+            notes=tuple(notes), inconsistencies=tuple(problems), mended_by_fix=_mended(problems, blocking), visible=visible,
+            **judge(box, f)))
     notes.extend(res.notes)
     pickles = [res] + list(box.extra_pickles.values())
     storages: Dict[str, Storage] = {}
@@ -225,7 +227,12 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         prefixes=tuple(prefixes), globals=grefs, weights_only=weights_only and not any(p in blocking for p in problems),
         weights_only_reasons=tuple(reasons + [p for p in problems if p in blocking]), mended_by_fix=_mended(problems, blocking),
         security=tuple(security), inconsistencies=tuple(problems), notes=tuple(notes), visible=visible,
-        tensor_list=tensor_list)
+        tensor_list=tensor_list, **judge(box, f))
+    if report.verdict == "inconclusive" and report.weights_only:  # never "yes" for what was not understood whole
+        from cudaenv.model.record import replace
+
+        report = replace(report, weights_only=False, weights_only_reasons=report.weights_only_reasons + tuple(
+            "inconclusive: %s: %s" % (r.where, r.why) for r in report.verdict_reasons[:3]))
     return _advised(report)
 
 
@@ -255,19 +262,6 @@ def _unread(box: Container, notes: List[str]) -> Tuple[str, ...]:
 _SETITEM_OK = ("SDict", "collections.OrderedDict", "collections.Counter")  # type dict, OrderedDict, Counter
 # the allowed callables whose result's type is not an allowed global's, so BUILD on it is refused
 _BUILD_REFUSED = {"_codecs.encode": "bytes", "torch.serialization._get_layout": "torch.layout"}
-_NODE_TYPES = {"SDict": "dict", "SList": "list", "SSet": "set", "tuple": "tuple", "str": "str", "int": "int",
-               "float": "float", "bool": "bool", "NoneType": "NoneType", "Blob": "bytes", "ShortBytes": "bytes",
-               "Global": "a global itself (a class or function)", "Unresolved": "a computed global",
-               "Persid": "a persistent id's object"}
-
-
-def _what(kind: str) -> str:
-    """A walk's target kind (:func:`cudaenv.checkpoint.nodes.target_kind`) as a person reads it."""
-    if "." in kind or kind.startswith("<"):  # a call's result
-        return "the result of %s(...)" % kind
-    return _NODE_TYPES.get(kind, kind)
-
-
 def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
     out: List[str] = []
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]

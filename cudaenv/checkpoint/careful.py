@@ -61,32 +61,36 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
     unpack_from = struct.unpack_from
     max_string = lim.max_string
 
-    def fail(message: str) -> None:
+    def fail(message: str, certain: bool = False, ran_out: bool = False) -> None:
+        """End the walk with ``message``; ``certain``: pickle itself raises here (so nothing after this runs);
+        ``ran_out``: because the bytes end there."""
         res.notes.append(message)
         res.end = pos
+        res.fails = certain
+        res.ran_out = ran_out
         raise Stop
 
     def need(count: int) -> None:
         if pos + count > n:
-            fail("the pickle is cut short at byte %d" % pos)
+            fail("the pickle is cut short at byte %d" % pos, True, True)
 
     def pop_mark() -> List[Any]:
         nonlocal stack
         if not metastack:
-            fail("a pickle opcode at byte %d needs a MARK that is not there" % (pos - 1))
+            fail("a pickle opcode at byte %d needs a MARK that is not there" % (pos - 1), True)
         items = stack
         stack = metastack.pop()
         return items
 
     def pop() -> Any:
         if not stack:
-            fail("the pickle pops an empty stack at byte %d" % (pos - 1))
+            fail("the pickle pops an empty stack at byte %d" % (pos - 1), True)
         return stack.pop()
 
     def text(length: int, kind: str, codec: str) -> Any:
         nonlocal pos
         if length < 0 or pos + length > n:
-            fail("a string at byte %d runs past the end of the pickle" % pos)
+            fail("a string at byte %d runs past the end of the pickle" % pos, True, True)
         start = pos
         pos += length
         if kind == "bytes" or length > max_string:
@@ -96,7 +100,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             try:
                 return raw.decode("utf-8", "surrogatepass")  # as pickle decodes it
             except UnicodeDecodeError as exc:  # pickle (so torch.load, either way) raises here: the walk ends too
-                fail("the string at byte %d is not UTF-8 (%s): pickle, and so torch.load, stops there" % (start, exc.reason))
+                fail("the string at byte %d is not UTF-8 (%s): pickle, and so torch.load, stops there" % (start, exc.reason), True)
         return ShortBytes(raw)
 
     def line() -> bytes:
@@ -120,14 +124,14 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
 
     def put(index: int) -> None:
         if not stack:
-            fail("the pickle memoizes from an empty stack at byte %d" % pos)
+            fail("the pickle memoizes from an empty stack at byte %d" % pos, True)
         if index not in memo and len(memo) >= lim.max_memo:
             fail("the pickle's memo passes %d entries" % lim.max_memo)
         memo[index] = stack[-1]
 
     def get(index: int) -> None:
         if index not in memo:
-            fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos))
+            fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos), True)
         stack.append(memo[index])
 
     def count(table: Dict[Any, int], kind: Any) -> None:
@@ -161,7 +165,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             return pos, stack, ops
         first = False
         if pos >= n:
-            fail("the pickle ends without STOP at byte %d" % pos)
+            fail("the pickle ends without STOP at byte %d" % pos, True, True)
         op = buf[pos]
         pos += 1
         counts[op] += 1
@@ -209,7 +213,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x73:  # s SETITEM
             value = pop()
             key = pop()
-            target = stack[-1] if stack else fail("SETITEM on an empty stack")
+            target = stack[-1] if stack else fail("SETITEM on an empty stack", True)
             setitems(target, [(key, value)])
         elif op == 0x7D:  # } EMPTY_DICT
             stack.append(SDict())
@@ -234,21 +238,21 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             push_global(module, name)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
-            target = stack[-1] if stack else fail("SETITEMS on an empty stack")
+            target = stack[-1] if stack else fail("SETITEMS on an empty stack", True)
             setitems(target, [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])
         elif op == 0x5D:  # ] EMPTY_LIST
             stack.append(SList())
         elif op == 0x65:  # e APPENDS
             items = pop_mark()
-            target = stack[-1] if stack else fail("APPENDS on an empty stack")
+            target = stack[-1] if stack else fail("APPENDS on an empty stack", True)
             appends(target, items, "APPENDS")
         elif op == 0x61:  # a APPEND
             value = pop()
-            target = stack[-1] if stack else fail("APPEND on an empty stack")
+            target = stack[-1] if stack else fail("APPEND on an empty stack", True)
             appends(target, [value], "APPEND")
         elif op == 0x62:  # b BUILD
             state = pop()
-            target = stack[-1] if stack else fail("BUILD on an empty stack")
+            target = stack[-1] if stack else fail("BUILD on an empty stack", True)
             count(res.build_targets, target_kind(target))
             if isinstance(target, Call):
                 if target.states:
@@ -310,7 +314,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             stack.append(SSet())
         elif op == 0x90:  # ADDITEMS
             items = pop_mark()
-            target = stack[-1] if stack else fail("ADDITEMS on an empty stack")
+            target = stack[-1] if stack else fail("ADDITEMS on an empty stack", True)
             appends(target, items)
         elif op == 0x91:  # FROZENSET
             items = pop_mark()  # before naming stack: pop_mark rebinds it
@@ -323,7 +327,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x31:  # 1 POP_MARK
             pop_mark()
         elif op == 0x32:  # 2 DUP
-            stack.append(stack[-1] if stack else fail("DUP on an empty stack"))
+            stack.append(stack[-1] if stack else fail("DUP on an empty stack", True))
         elif op == 0x64:  # d DICT
             items = pop_mark()
             stack.append(SDict([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]))
@@ -385,7 +389,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x98:  # READONLY_BUFFER
             pass
         else:
-            fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op))
+            fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op), True)
 
 
 def _int(raw: bytes) -> int:

@@ -58,6 +58,9 @@ class Container:
         self.entries: Dict[str, Entry] = {}  # name -> last entry of that name
         self.order: List[str] = []  # names in central-directory order (repeats kept)
         self.pickle: Optional[pickle_vm.WalkResult] = None  # data.pkl, or the legacy object pickle
+        # the walk from byte 0 of a file that is read as something else (a zip after other bytes, an unknown file):
+        # what torch.load unpickles first
+        self.leading: Optional[pickle_vm.WalkResult] = None
         self.extra_pickles: Dict[str, pickle_vm.WalkResult] = {}  # constants.pkl; the legacy header pickles
         self.legacy_keys: List[str] = []
         self.legacy_data_start: Optional[int] = None
@@ -66,6 +69,8 @@ class Container:
         self.notes: List[str] = []
         self.problems: List[str] = []  # inconsistencies torch would trip over
         self.blocking: Dict[str, str] = {}  # problem -> its kind (BLOCKING), for those that make torch.load fail
+        # (where, why) for what makes it unsure which bytes torch would unpickle: the verdict is "inconclusive"
+        self.ambiguous: List[Tuple[str, str]] = []
         self.unread: List[str] = []  # pickles torch.load would run that were not read (what and why): nothing in them was checked
 
     def problem(self, text: str, kind: Optional[str] = None, first: bool = False) -> None:
@@ -243,15 +248,22 @@ def data_offset(fh, entry: Entry) -> int:
 
 # ------------------------------------------------------------------ legacy and plain pickles
 def _walk_at(fh, offset: int, size: int, limits) -> Tuple[pickle_vm.WalkResult, int]:
-    """The pickle at ``offset``, reading as little as needed: 64 KiB, doubled while the walk runs out of bytes."""
+    """The pickle at ``offset``, reading as little as needed: 64 KiB, and only when the walk runs out of those bytes,
+    the rest of the file (at most :data:`MAX_PICKLE`) in one read and one more walk: never re-walked at growing caps,
+    never read further than where pickle itself stops (a file of zeros: its first byte). A pickle cut short by the
+    cap is not one pickle fails on: its walk is inconclusive."""
+    fh.seek(offset)
     chunk = 64 * 1024
-    while True:
+    raw = fh.read(chunk)
+    res = pickle_vm.walk(raw, 0, limits)
+    if not res.complete and res.ran_out and len(raw) == chunk and offset + chunk < size:
         fh.seek(offset)
-        raw = fh.read(min(chunk, MAX_PICKLE))
+        raw = fh.read(min(size - offset, MAX_PICKLE))
         res = pickle_vm.walk(raw, 0, limits)
-        if res.complete or len(raw) < chunk or chunk >= MAX_PICKLE:
-            return res, offset + res.end
-        chunk *= 4
+    if not res.complete and res.ran_out and offset + len(raw) < size:
+        res.fails = False
+        res.notes.append("the pickle at byte %d is longer than the %d bytes read" % (offset, len(raw)))
+    return res, offset + res.end
 
 
 def _read_pickles(fh, box: Container, limits) -> None:
@@ -259,6 +271,7 @@ def _read_pickles(fh, box: Container, limits) -> None:
     first, offset = _walk_at(fh, 0, box.size, limits)
     if not first.complete and not first.globals and not first.persids:  # nothing a pickle.load of it would call
         at = _zip_after(fh, box)
+        box.leading = first
         if at is not None:
             _read_zip(fh, box, limits)
             box.problem("%d bytes before the zip archive: torch.load reads a file as a zip only when it starts with one "

@@ -142,6 +142,11 @@ class WalkResult:
     def __init__(self):
         self.root: Any = None
         self.complete = False  # reached STOP
+        # the walk ended where pickle itself raises (a byte that is no opcode, the end of the bytes, an empty stack,
+        # a memo entry never stored, ...): nothing after ``end`` runs. False for a walk that stopped for a reason of
+        # its own (a bound, an argument it does not read): what follows is unknown, the verdict is inconclusive
+        self.fails = False
+        self.ran_out = False  # the walk ended because the bytes it was given end
         self.end = 0  # offset just after STOP (or where the walk ended)
         self.protocol: Optional[int] = None
         self.opcodes: Dict[int, int] = {}  # opcode byte -> count
