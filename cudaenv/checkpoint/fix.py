@@ -291,7 +291,7 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
     # bytes before a zip are the one inconsistency a rewrite mends: it writes the archive from byte 0
     mended = before.mended_by_fix
     blocking = [p for p in before.inconsistencies + before.weights_only_reasons if p not in mended]
-    safe = before.format in SAFE_FORMATS and before.weights_only is not None and not blocking
+    safe = before.format in SAFE_FORMATS and before.verdict == "safe" and before.weights_only is not None and not blocking
     backup = None
     changes: List[str] = []
     if safe:
@@ -306,7 +306,7 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
             if in_place:
                 backup = _backup(out)
     else:
-        why = "; ".join(before.weights_only_reasons[:3] + before.inconsistencies[:2]) or before.format
+        why = "; ".join([r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3] + before.inconsistencies[:2])) or before.format
         if not trust:
             raise UserError("%s is not safe to rewrite without running it (%s)" % (printable(path), printable(why)),
                             hint="only if you trust where it came from: add --trust (torch loads it in your Python, "
@@ -329,9 +329,10 @@ def _check_written(tmp: str, visible, what: str) -> None:
     from cudaenv.core.text import printable
 
     check = _inspect_written(tmp, visible)
-    if check.weights_only is not True or check.inconsistencies:
-        raise UserError("%s did not check out (%s); nothing was written" % (what, printable(
-            "; ".join(check.inconsistencies + check.weights_only_reasons)[:300] or "not loadable with weights_only=True")),
+    if check.verdict != "safe" or check.weights_only is not True or check.inconsistencies:
+        why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
+        raise UserError("%s did not check out (verdict %s: %s); nothing was written" % (
+            what, check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
                         exit_code=EXIT_NOT_WRITTEN)
 
 

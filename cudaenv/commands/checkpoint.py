@@ -52,18 +52,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fix.add_argument("--json", action="store_true", help="print the before/after report as JSON")
 
 
-def _check_file(path: str) -> None:
-    import os
-
-    from cudaenv.core.text import printable
-
-    if not os.path.exists(path):
-        raise UserError("%s does not exist" % printable(path), hint="give the path of the checkpoint file")
-    if os.path.isdir(path):
-        raise UserError("%s is a folder, not a checkpoint file" % printable(path),
-                        hint="a sharded checkpoint is a folder of files: inspect one of them")
-
-
 def run(args: argparse.Namespace, ctx: Any) -> int:
     action = getattr(args, "checkpoint_command", None)
     if action == "inspect":
@@ -75,55 +63,28 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
-    from cudaenv.checkpoint.advice import probe_visible_gpus
-    from cudaenv.checkpoint.analyze import inspect_file
+    from cudaenv.checkpoint.service import inspect_checkpoint
     from cudaenv.render.checkpoint import render_inspect
     from cudaenv.render.text import terminal_width
-    from cudaenv.core.text import printable
 
-    _check_file(args.file)
-    visible = probe_visible_gpus(ctx.host(args))
-    try:
-        report = inspect_file(args.file, visible, with_tensors=args.json)
-    except OSError as exc:
-        raise UserError("cannot read %s: %s" % (printable(args.file), printable(exc.strerror or exc)))
-    ctx.out.write(_json(report) if args.json else render_inspect(report, terminal_width(ctx.env)))
-    from cudaenv.checkpoint.verdict import exit_code
-
-    return exit_code(report)
+    result = inspect_checkpoint(ctx.host(args), args.file, with_tensors=args.json)
+    ctx.out.write(_json(result.report) if args.json else render_inspect(result.report, terminal_width(ctx.env)))
+    return result.exit_code
 
 
 def run_fix(args: argparse.Namespace, ctx: Any) -> int:
-    from cudaenv.checkpoint.advice import probe_visible_gpus, target_device
-    from cudaenv.checkpoint.fix import DEVICE, Options, fix_checkpoint, plan_output
-    from cudaenv.render.checkpoint import render_fix
+    from cudaenv.checkpoint.service import fix_checkpoint
+    from cudaenv.render.checkpoint import render_fix, render_trust_warning
     from cudaenv.render.text import terminal_width
-    from cudaenv.core.text import printable
 
-    path = args.file
-    _check_file(path)
-    plan_output(path, args.output, args.in_place)  # (before the GPU probe: a wrong OUT is said at once)
-    if not (args.map_location or args.strip_prefix or args.add_prefix or args.extract is not None):
-        raise UserError("nothing to change", hint="--map-location cpu|cuda:N|auto, --strip-prefix module., "
-                                                  "--add-prefix P, --extract state_dict")
-    for p in args.strip_prefix + ([args.add_prefix] if args.add_prefix is not None else []):
-        if not p:
-            raise UserError("an empty prefix", hint="for example --strip-prefix module.")
-    host = ctx.host(args)
-    visible = probe_visible_gpus(host)
-    target = None
-    if args.map_location:
-        target = target_device(args.map_location, visible)
-        if not DEVICE.match(target):
-            raise UserError("--map-location %s is not a device" % printable(args.map_location), hint="cpu, cuda:0 or auto")
     if args.trust:
-        ctx.err.write("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
-                      "with weights_only=False, which runs any code it carries\n")
-    opts = Options(target, args.strip_prefix, args.add_prefix, args.extract)
-    report = fix_checkpoint(host, path, args.output, opts, visible, in_place=args.in_place, trust=args.trust,
-                            python=getattr(args, "python", None), timeout=getattr(args, "timeout", None))
-    ctx.out.write(_json(report) if args.json else render_fix(report, terminal_width(ctx.env)))
-    return 0
+        ctx.err.write(render_trust_warning())
+    result = fix_checkpoint(ctx.host(args), args.file, args.output, in_place=args.in_place,
+                            map_location=args.map_location, strip=args.strip_prefix, add=args.add_prefix,
+                            extract=args.extract, trust=args.trust, python=getattr(args, "python", None),
+                            timeout=getattr(args, "timeout", None))
+    ctx.out.write(_json(result.report) if args.json else render_fix(result.report, terminal_width(ctx.env)))
+    return result.exit_code
 
 
 def _json(report) -> str:

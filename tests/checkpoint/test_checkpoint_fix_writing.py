@@ -207,3 +207,33 @@ def test_a_memoized_long_string_named_many_times_is_written_once(tmp_path, cli):
     assert res.code == 0, res.err
     with zipfile.ZipFile(str(out)) as zf:
         assert len(zf.read("out/data.pkl")) < 2 * 4096 + 500 * 8
+
+
+def test_fix_never_exits_0_with_an_output_its_verdict_does_not_call_safe(tmp_path, cli, monkeypatch):
+    from cudaenv.checkpoint import fix
+    from cudaenv.model.record import replace
+
+    real = fix._inspect_written
+    monkeypatch.setattr(fix, "_inspect_written", lambda tmp, visible: replace(real(tmp, visible), verdict="inconclusive"))
+    src = cnn_file(tmp_path)
+    res = cli("checkpoint", "fix", str(src), "-o", str(tmp_path / "out.pt"), "--map-location", "cpu")
+    assert res.code == 1 and "did not check out" in res.err and "inconclusive" in res.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.pt"]
+
+
+def test_a_trusted_rewrite_that_is_not_safe_is_not_kept(tmp_path, cli, monkeypatch):
+    """--trust: what torch wrote is inspected too (it was kept unchecked): a result naming os.system is not written."""
+    from cudaenv.checkpoint import fix
+
+    src = tmp_path / "whole.pt"
+    src.write_bytes(cb.torch_zip(cb.Reduce(cb.glob("__main__", "CNN"), ())))
+
+    def fake_torch(host, python, timeout, path, tmp, opts):
+        with open(tmp, "wb") as fh:
+            fh.write(cb.torch_zip({"w": cb.Reduce(cb.glob("os", "system"), ("true",))}))
+        return ["storages mapped to cpu"]
+
+    monkeypatch.setattr(fix, "_trusted_fix", fake_torch)
+    res = cli("checkpoint", "fix", str(src), "-o", str(tmp_path / "out.pt"), "--map-location", "cpu", "--trust")
+    assert res.code == 1 and "did not check out" in res.err and "unsafe" in res.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["whole.pt"]
