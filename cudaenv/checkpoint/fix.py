@@ -316,20 +316,30 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
         writer = atomic_binary(out)
         with writer:
             changes = _trusted_fix(host, python, timeout, path, writer.tmp, opts)
-            _check_written(writer.tmp, visible, "the file torch wrote")
             if in_place:
                 backup = _backup(out)
     after = inspect_file(out, visible, with_tensors=False)
+    if method == "torch" and not loadable(after):
+        # what you trusted stays what you trusted: written as asked, but not called loadable (the service's exit 1)
+        warnings.append("the result still needs torch.load(weights_only=False), as %s did (verdict %s): %s" % (
+            printable(path), after.verdict, printable("; ".join([r.why for r in after.verdict_reasons[:2]]
+                                                            + list(after.weights_only_reasons[:2]))[:300])))
     return FixReport(path, out, method, tuple(target.notes + changes), before, after, backup, tuple(warnings))
 
 
+def loadable(report) -> bool:
+    """What fix promises of its output: the verdict is safe, torch.load(weights_only=True) loads it, nothing is
+    inconsistent."""
+    return report.verdict == "safe" and report.weights_only is True and not report.inconsistencies
+
+
 def _check_written(tmp: str, visible, what: str) -> None:
-    """fix never leaves an output its own verdict does not call loadable: the temporary file is inspected before it
-    replaces anything (UserError, exit 1: nothing was written)."""
+    """A rewrite without torch never leaves an output its own verdict does not call loadable: the temporary file is
+    inspected before it replaces anything (UserError, exit 1: nothing was written)."""
     from cudaenv.core.text import printable
 
     check = _inspect_written(tmp, visible)
-    if check.verdict != "safe" or check.weights_only is not True or check.inconsistencies:
+    if not loadable(check):
         why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
         raise UserError("%s did not check out (verdict %s: %s); nothing was written" % (
             what, check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),

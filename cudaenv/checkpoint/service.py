@@ -56,7 +56,8 @@ def fix_checkpoint(host, path: str, output: Optional[str], in_place: bool = Fals
                    strip: Optional[List[str]] = None, add: Optional[str] = None, extract: Optional[str] = None,
                    trust: bool = False, python: Optional[str] = None, timeout: Optional[float] = None) -> Result:
     """``checkpoint fix``: the checks of what was asked (before anything is read), then the rewrite. Exit 0 with the
-    :class:`FixReport` when OUT was written (and its own verdict calls it loadable); every other outcome raises."""
+    :class:`FixReport` when OUT was written and its own verdict calls it loadable; 1 when ``--trust`` wrote one that
+    still needs weights_only=False (said in its warnings); every other outcome raises."""
     from cudaenv.checkpoint import fix as F
     from cudaenv.checkpoint.advice import probe_visible_gpus, target_device
     from cudaenv.core.text import printable
@@ -79,4 +80,6 @@ def fix_checkpoint(host, path: str, output: Optional[str], in_place: bool = Fals
     opts = F.Options(target, strip, add, extract)
     report = F.fix_checkpoint(host, path, output, opts, visible, in_place=in_place, trust=trust, python=python,
                               timeout=timeout)
-    return Result(report, 0)
+    # 0 only for an output its own verdict calls loadable; a --trust result that still needs weights_only=False
+    # (a whole module, a Namespace: what was trusted) is written as asked, and is exit 1
+    return Result(report, 0 if F.loadable(report.after) else F.EXIT_NOT_WRITTEN)

@@ -7,7 +7,8 @@ device, a refused global, an inconsistency), 3 when the verdict is unsafe (a glo
 weights_only allowlist: torch.load(weights_only=False) would import or run it), 4 when it is inconclusive (the walk
 stopped, a bound was hit, the archive is ambiguous: nothing short of a complete walk is called safe), 2 on usage
 errors.
-fix exits 0 when OUT was written, 2 when it refused (an unsafe file without --trust) or on usage errors.
+fix exits 0 when OUT was written and its own verdict calls it safe and loadable, 1 when it could not be written
+(or --trust wrote one that still needs weights_only=False), 2 when it refused or on usage errors.
 """
 
 from __future__ import annotations
