@@ -104,17 +104,23 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         return ShortBytes(raw)
 
     def line() -> bytes:
+        """A text argument up to its newline, however long (pickle reads any length; the bytes are in memory)."""
         nonlocal pos
-        end = buf.find(b"\n", pos, min(n, pos + max_string + 2))
+        end = buf.find(b"\n", pos)
         if end < 0:
-            fail("an unterminated text argument at byte %d" % pos)
+            fail("an unterminated text argument at byte %d" % pos, True, True)
         raw = bytes(buf[pos:end])
         pos = end + 1
         return raw
 
+    made = res.made_globals  # one Global per name for the whole walk: a memoized 1 MiB string named 100,000 times
+    # is joined once (a str hashes once and compares by identity first)
+
     def push_global(module: Any, name: Any) -> None:
         if isinstance(module, str) and isinstance(name, str):
-            g = Global(module, name)
+            g = made.get((module, name))
+            if g is None:
+                g = made[(module, name)] = Global(module, name)
             globals_[g.full] = globals_.get(g.full, 0) + 1
             stack.append(g)
         else:
@@ -233,8 +239,12 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             a = pop()
             stack.append((a, b, c))
         elif op == 0x63:  # c GLOBAL
-            module = line().decode("utf-8", "replace")
-            name = line().decode("utf-8", "replace")
+            at = pos - 1
+            try:  # pickle decodes both lines as strict UTF-8
+                module = line().decode("utf-8")
+                name = line().decode("utf-8")
+            except UnicodeDecodeError:
+                fail("the GLOBAL at byte %d names a module or name that is not UTF-8: pickle stops there" % at, True)
             push_global(module, name)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
@@ -274,10 +284,11 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             need(4)
             length = unpack_from("<i", buf, pos)[0]
             pos += 4
-            if length < 0 or length > 4096:
-                fail("a LONG4 of %d bytes at byte %d" % (length, pos))
+            if length < 0:  # pickle: 'LONG pickle has negative byte count'
+                fail("a LONG4 with a negative length at byte %d" % pos, True)
             need(length)
-            stack.append(int.from_bytes(bytes(buf[pos:pos + length]), "little", signed=True))
+            # any length pickle reads; a long one is kept as its length (its value is no tensor's shape)
+            stack.append(int.from_bytes(buf[pos:pos + length], "little", signed=True) if length <= 256 else Blob("int", length))
             pos += length
         elif op == 0x80:  # PROTO
             need(1)
@@ -334,29 +345,42 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x6C:  # l LIST
             items = pop_mark()
             stack.append(SList(items))
-        elif op == 0x70:  # p PUT
-            raw = line()
-            put(int(raw) if raw.isdigit() and len(raw) < 12 else fail("a bad PUT argument"))
-        elif op == 0x67:  # g GET
-            raw = line()
-            get(int(raw) if raw.isdigit() and len(raw) < 12 else fail("a bad GET argument"))
+        elif op == 0x70 or op == 0x67:  # p PUT, g GET: PyLong_FromString(line, base 10), as int() reads it
+            at = pos - 1
+            what = "PUT" if op == 0x70 else "GET"
+            index, why = c_int(line(), 10)
+            if index is None:
+                fail("the %s argument at byte %d %s" % (what, at, why), why != UNSURE)
+            if index < 0:  # pickle: 'negative PUT argument'
+                fail("a negative %s argument at byte %d" % (what, at), True)
+            put(index) if op == 0x70 else get(index)
         elif op == 0x49:  # I INT
+            at = pos - 1
             raw = line()
-            if raw == b"01":
-                stack.append(True)
-            elif raw == b"00":
-                stack.append(False)
+            if raw == b"01" or raw == b"00":
+                stack.append(raw == b"01")
             else:
-                stack.append(_int(raw) if len(raw) < 4096 else fail("an INT of %d digits" % len(raw)))
-        elif op == 0x4C:  # L LONG
-            raw = line().rstrip(b"L")
-            stack.append(_int(raw) if len(raw) < 4096 else fail("a LONG of %d digits" % len(raw)))
-        elif op == 0x46:  # F FLOAT
+                value, why = c_int(raw, 0)
+                if value is None:
+                    fail("the INT argument at byte %d %s" % (at, why), why != UNSURE)
+                stack.append(value)
+        elif op == 0x4C:  # L LONG (pickle drops one trailing L)
+            at = pos - 1
             raw = line()
+            value, why = c_int(raw[:-1] if raw.endswith(b"L") else raw, 0)
+            if value is None:
+                fail("the LONG argument at byte %d %s" % (at, why), why != UNSURE)
+            stack.append(value)
+        elif op == 0x46:  # F FLOAT (PyOS_string_to_double: no spaces, no underscores, overflow raises)
+            at = pos - 1
+            raw = line().split(b"\0", 1)[0]
             try:
-                stack.append(float(raw))
+                value = float(raw)
             except ValueError:
-                fail("a bad FLOAT argument at byte %d" % pos)
+                fail("the FLOAT argument at byte %d is not a number: pickle stops there" % at, True)
+            if raw != raw.strip() or b"_" in raw or (value in (float("inf"), float("-inf")) and b"inf" not in raw.lower()):
+                fail("the FLOAT argument at byte %d is one Python's float() and pickle may read differently" % at)
+            stack.append(value)
         elif op == 0x53:  # S STRING
             stack.append(_decode_line_str(line()))
         elif op == 0x56:  # V UNICODE
@@ -392,8 +416,23 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op), True)
 
 
-def _int(raw: bytes) -> int:
+UNSURE = "is one cudaenv cannot be sure how pickle reads"
+_MAX_DIGITS = 4300  # CPython's default int digit limit (sys.int_info.default_max_str_digits), settable per process
+
+
+def c_int(raw: bytes, base: int) -> Tuple[Any, str]:
+    """The integer pickle's C unpickler reads from a text argument (INT and LONG: ``strtol`` then
+    ``PyLong_FromString`` with base 0; PUT and GET: ``PyLong_FromString`` with base 10), as ``(value, "")``; ``(None,
+    why)`` when pickle raises there, or ``(None, UNSURE)`` where it depends on the interpreter (the digit limit, C's
+    octal ``010``). The line is a C string: it ends at a NUL byte."""
+    text = raw.split(b"\0", 1)[0]
     try:
-        return int(raw)
+        return int(text, base), ""
     except ValueError:
-        return 0
+        pass
+    body = text.strip().lstrip(b"+-").replace(b"_", b"")
+    if body.isdigit() and len(body) > _MAX_DIGITS - 100:  # over the digit limit here, maybe not in the loading process
+        return None, UNSURE
+    if base == 0 and body.isdigit():  # '010': strtol reads it as octal 8, int(x, 0) refuses it
+        return None, UNSURE
+    return None, "is not a number: pickle stops there"

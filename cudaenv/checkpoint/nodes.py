@@ -147,6 +147,7 @@ class WalkResult:
         # its own (a bound, an argument it does not read): what follows is unknown, the verdict is inconclusive
         self.fails = False
         self.ran_out = False  # the walk ended because the bytes it was given end
+        self.made_globals: Dict[Tuple[str, str], Global] = {}  # (module, name) -> its one Global
         self.end = 0  # offset just after STOP (or where the walk ended)
         self.protocol: Optional[int] = None
         self.opcodes: Dict[int, int] = {}  # opcode byte -> count

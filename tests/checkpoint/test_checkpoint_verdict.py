@@ -57,3 +57,182 @@ def test_a_file_of_zeros_is_not_a_checkpoint_and_nothing_in_it_runs(tmp_path):
     path = write(tmp_path, "z.pt", bytes(1 << 20))
     r = inspect_file(path)
     assert r.format == "unknown" and r.verdict is None and r.weights_only is False
+
+
+# ---------------------------------------------------------------- the walker accepts every argument pickle accepts
+import io  # noqa: E402
+import pickle  # noqa: E402
+
+import checkpoint_hostile as ch  # noqa: E402
+
+
+class _Recorder(pickle.Unpickler):
+    """pickle's own C unpickler, with find_class recording the name and returning a harmless callable: proof that
+    pickle reads the prelude and reaches the payload, without running anything."""
+
+    def __init__(self, data):
+        super().__init__(io.BytesIO(data))
+        self.found = []
+
+    def find_class(self, module, name):
+        self.found.append("%s.%s" % (module, name))
+        return lambda *a: None
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_pickle_itself_reads_each_prelude_and_reaches_the_call(case):
+    data = ch.pickle_with(ch.PRELUDES[case])
+    u = _Recorder(data)
+    u.load()
+    assert u.found == [ch.CALL_NAME]
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_a_prelude_pickle_accepts_does_not_hide_the_call_in_data_pkl(tmp_path, cli, case):
+    """Each argument stopped the walk before (a note, exit 1, no SECURITY line) while torch ran posix.system."""
+    path = write(tmp_path, "evil.pt", ch.zip_with_data_pkl(ch.pickle_with(ch.PRELUDES[case])))
+    r = inspect_file(path)
+    assert r.verdict == "unsafe" and r.weights_only is False
+    assert [x.where for x in r.verdict_reasons if ch.CALL_NAME in x.why] == ["archive/data.pkl"]
+    assert cli("checkpoint", "inspect", path).code == 3
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_a_prelude_pickle_accepts_does_not_hide_the_call_in_a_plain_pickle(tmp_path, case):
+    r = inspect_file(write(tmp_path, "evil.pkl", ch.pickle_with(ch.PRELUDES[case])))
+    assert r.format == "pickle" and r.verdict == "unsafe"
+    assert any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+
+
+@pytest.mark.parametrize("case", sorted(ch.PRELUDES))
+def test_a_leading_pickle_before_a_zip_is_the_pickle_torch_reads(tmp_path, case):
+    """torch.load unpickles a file that does not start with PK\\x03\\x04 from byte 0: the leading pickle runs. It was
+    called 'bytes before the zip archive' (mended by fix), the zip's benign data.pkl judged instead."""
+    r = inspect_file(write(tmp_path, "lead.pt", ch.leading_pickle_then_zip(ch.pickle_with(ch.PRELUDES[case]))))
+    assert r.verdict == "unsafe" and any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+    assert not r.mended_by_fix and not any("bytes before the zip" in p for p in r.inconsistencies)
+
+
+def test_a_memoized_long_name_is_joined_once_not_per_reference(tmp_path, monkeypatch):
+    """100,000 STACK_GLOBALs of one memoized 1 MiB string (a 1.6 MB file took 86 s): one Global (the one join of
+    module and name) is made per name, not per reference. Counted work: the Globals made."""
+    from cudaenv.checkpoint import careful, nodes, pickle_vm
+
+    made = []
+
+    class Counting(nodes.Global):
+        def __init__(self, module, name):
+            made.append(1)
+            super().__init__(module, name)
+
+    monkeypatch.setattr(careful, "Global", Counting)
+    res = pickle_vm.walk(ch.memoized_global_name(100_000))
+    assert res.complete and list(res.globals.values()) == [100_000] and len(made) == 1
+    r = inspect_file(write(tmp_path, "g.pkl", ch.memoized_global_name(100_000)))
+    assert r.verdict == "unsafe" and len(r.globals) == 1
+
+
+# ---------------------------------------------------------------- read what torch reads (miniz, not zipfile)
+def test_a_duplicate_data_pkl_is_never_safe_and_names_the_hostile_one(tmp_path, cli):
+    """Two data.pkl entries, the hostile one first: zipfile (and cudaenv before) read the last, benign one and said
+    'weights_only: yes', exit 0; torch's miniz may read either (a binary search over a heap-sorted index)."""
+    for hostile_first in (True, False):
+        path = write(tmp_path, "dup.pt", ch.duplicate_data_pkl(hostile_first))
+        r = inspect_file(path)
+        assert r.verdict == "unsafe" and r.weights_only is False
+        assert any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+        assert any("2 entries answer to the name data.pkl" in x.why for x in r.verdict_reasons)
+        assert cli("checkpoint", "inspect", path).code == 3
+
+
+def test_two_identical_data_pkl_entries_are_not_ambiguous(tmp_path):
+    entries = ch.cnn_entries()
+    entries.insert(1, entries[0])
+    r = inspect_file(write(tmp_path, "twin.pt", ch.raw_zip(entries)))
+    assert r.verdict == "safe" and r.weights_only is True
+
+
+def test_names_are_looked_up_as_miniz_does_without_regard_to_case(tmp_path):
+    """An entry named archive/DATA.PKL is what torch reads for data.pkl (it was 'a zip without data.pkl: not a
+    checkpoint', exit 1, while torch ran it)."""
+    entries = ch.cnn_entries(data_pkl=ch.EVIL)
+    entries[0] = (b"archive/DATA.PKL",) + entries[0][1:]
+    r = inspect_file(write(tmp_path, "case.pt", ch.raw_zip(entries)))
+    assert r.format == "torch-zip" and r.verdict == "unsafe"
+    path = write(tmp_path, "case2.pt", ch.duplicate_data_pkl(True, case=b"Data.pkl"))
+    r = inspect_file(path)
+    assert r.verdict == "unsafe" and any("ignores ASCII case" in x.why for x in r.verdict_reasons)
+
+
+def test_a_name_with_a_nul_byte_is_not_data_pkl_for_torch(tmp_path):
+    """zipfile cuts archive/data.pkl\\0x to archive/data.pkl, and the last of the two 'data.pkl' (the decoy) was judged;
+    torch compares the full name and runs the other."""
+    import zipfile
+
+    data = ch.nul_named_decoy()
+    assert zipfile.ZipFile(io.BytesIO(data)).read("archive/data.pkl") == ch.BENIGN  # the reader cudaenv used to be
+    r = inspect_file(write(tmp_path, "nul.pt", data))
+    assert r.verdict == "unsafe" and any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+
+
+def test_the_central_directory_is_read_at_the_offset_stated_as_miniz_does(tmp_path):
+    """zipfile shifts the stated offset by what it takes for bytes before the archive and read a benign directory;
+    miniz reads the one at the stated offset, whose data.pkl calls posix.system."""
+    import zipfile
+
+    data = ch.split_directory(ch.cnn_entries(data_pkl=ch.EVIL), ch.cnn_entries())
+    assert zipfile.ZipFile(io.BytesIO(data)).read("archive/data.pkl") == ch.BENIGN
+    r = inspect_file(write(tmp_path, "split.pt", data))
+    assert r.verdict == "unsafe" and any(ch.CALL_NAME in x.why for x in r.verdict_reasons)
+
+
+def test_version_needed_to_extract_is_ignored_as_miniz_does(tmp_path):
+    """zipfile refuses 'zip file version 9.9'; miniz never reads that field, and torch runs the pickle (cudaenv said
+    'could not be read', exit 1)."""
+    entries = [(e[0], e[1], {"version": 99}) for e in ch.cnn_entries(data_pkl=ch.EVIL)]
+    r = inspect_file(write(tmp_path, "v99.pt", ch.raw_zip(entries)))
+    assert r.format == "torch-zip" and r.verdict == "unsafe"
+
+
+@pytest.mark.parametrize("options,words", [({"flags": 1}, "encrypted"), ({"flags": 0x40}, "encrypted"),
+                                           ({"method": 99}, "compression method 99")])
+def test_an_entry_miniz_will_not_read_makes_weights_only_no(tmp_path, options, words):
+    """torch fails on these before it unpickles anything (they were 'weights_only: yes'); the pickle is still judged
+    (another reader may read it)."""
+    r = inspect_file(write(tmp_path, "x.pt", ch.raw_zip(ch.cnn_entries(options=options))))
+    assert r.weights_only is False and any(words in x for x in r.weights_only_reasons)
+
+
+def test_a_multi_disk_archive_is_refused_as_miniz_refuses_it(tmp_path):
+    r = inspect_file(write(tmp_path, "md.pt", ch.raw_zip(ch.cnn_entries(), disk=2)))
+    assert r.weights_only is False and any("multi-disk" in x for x in r.weights_only_reasons)
+    assert r.verdict == "safe"  # its pickle, read as zipfile reads it, is the benign state_dict
+
+
+@pytest.mark.parametrize("version,byteorder,words", [
+    (None, b"little", "no archive/version record"), (b"99\n", b"little", "says '99"), (b"0\n", b"little", "says '0"),
+    (b"x\n", b"little", "says 'x"), (b"3\n", b"middle", "'Unknown endianness type'")])
+def test_the_records_torch_checks_first_are_part_of_weights_only(tmp_path, version, byteorder, words):
+    r = inspect_file(write(tmp_path, "r.pt", ch.raw_zip(ch.cnn_entries(version=version, byteorder=byteorder))))
+    assert r.weights_only is False and any(words in x for x in r.weights_only_reasons), r.weights_only_reasons
+
+
+def test_a_data_version_record_is_read_before_version(tmp_path):
+    """inline_container.cc reads .data/version when there is one: a good version record does not save a bad one."""
+    entries = ch.cnn_entries() + [(b"archive/.data/version", b"99\n")]
+    r = inspect_file(write(tmp_path, "dv.pt", ch.raw_zip(entries)))
+    assert r.weights_only is False and any(".data/version record says '99" in x for x in r.weights_only_reasons)
+
+
+def test_every_zip_rule_of_the_table_is_followed_somewhere_in_the_reader():
+    """data/checkpoint_zip_rules.txt is the table of torch's archive rules; each row's id is named where the reader
+    follows it (so a row cannot be added without the code, nor the code lose a rule silently)."""
+    import pathlib
+
+    from cudaenv.core.resources import load_table
+    import cudaenv.checkpoint.container as container
+    import cudaenv.checkpoint.minizdir as minizdir
+
+    code = pathlib.Path(container.__file__).read_text() + pathlib.Path(minizdir.__file__).read_text()
+    rules = [r["rule"] for r in load_table("checkpoint_zip_rules")["rows"]]
+    assert len(rules) >= 15 and [r for r in rules if r not in code] == []
