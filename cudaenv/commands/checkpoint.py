@@ -27,13 +27,22 @@ HELP = "inspect a PyTorch checkpoint without loading it, or rewrite it to load h
 # (cli.parse_simple, through FAST_ACTIONS) read it. FILE is required: the fast parser hands a missing one to argparse.
 INSPECT_POSITIONAL = Positional("file")
 INSPECT_OPTIONS = host_options(python=False) + (Option("--json", help="print the report as JSON (with every tensor)"),)
+FIX_POSITIONAL = Positional("file")
+FIX_OPTIONS = host_options() + (
+    Option("-o", "--output", metavar="OUT", help="where to write the result"),
+    Option("--in-place", help="replace FILE (a backup FILE.bak is kept)"),
+    Option("--map-location", metavar="DEV", help="cpu, cuda:N or auto (the first visible GPU, else cpu)"),
+    Option("--strip-prefix", metavar="P", repeat=True, help="remove P from keys that start with it (repeatable)"),
+    Option("--add-prefix", metavar="P", help="put P in front of every key"),
+    Option("--extract", metavar="KEY", help="keep only this top-level entry (e.g. state_dict)"),
+    Option("--trust", help="for a file outside the weights_only allowlist: load it with torch in your Python (runs its code)"),
+    Option("--json", help="print the before/after report as JSON"),
+)
 FAST_ACTIONS = {"inspect": (INSPECT_OPTIONS, INSPECT_POSITIONAL)}  # action -> (options, required positional)
 ACTION_DEST = "checkpoint_command"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
     sub = parser.add_subparsers(dest=ACTION_DEST, metavar="ACTION", parser_class=type(parser))
     ins = sub.add_parser("inspect", help="format, devices, prefixes, weights_only verdict (never runs the file)",
                          description="Read a checkpoint's pickle and zip directory (never its tensor bytes, never its code).")
@@ -41,16 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_options(ins, INSPECT_OPTIONS)
     fix = sub.add_parser("fix", help="write a copy that loads here: devices, key prefixes, one entry",
                          description="Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry.")
-    add_host_options(fix)
-    fix.add_argument("file", metavar="FILE")
-    fix.add_argument("-o", "--output", metavar="OUT", help="where to write the result")
-    fix.add_argument("--in-place", action="store_true", help="replace FILE (a backup FILE.bak is kept)")
-    fix.add_argument("--map-location", metavar="DEV", help="cpu, cuda:N or auto (the first visible GPU, else cpu)")
-    fix.add_argument("--strip-prefix", metavar="P", action="append", default=[], help="remove P from keys that start with it (repeatable)")
-    fix.add_argument("--add-prefix", metavar="P", help="put P in front of every key")
-    fix.add_argument("--extract", metavar="KEY", help="keep only this top-level entry (e.g. state_dict)")
-    fix.add_argument("--trust", action="store_true", help="for a file outside the weights_only allowlist: load it with torch in your Python (runs its code)")
-    fix.add_argument("--json", action="store_true", help="print the before/after report as JSON")
+    fix.add_argument(FIX_POSITIONAL.dest, metavar="FILE")
+    add_options(fix, FIX_OPTIONS)
 
 
 def run(args: argparse.Namespace, ctx: Any) -> int:
