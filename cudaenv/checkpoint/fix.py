@@ -70,11 +70,11 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     if opts.strip:
         n_keys = n_meta = 0
         for cpath, obj in an.candidates:
-            n, clash = R.rename_pairs(obj.pairs, lambda k: R.strip_key(k, opts.strip))
+            n, clash = R.rename_pairs(obj.pairs, lambda k: R.strip_key(k, opts.strip), keep_taken=True)
             n_keys += n
-            if clash:
-                changes.append("keys that now repeat in %s (the later one wins, as in torch's "
-                               "consume_prefix_in_state_dict_if_present): %s" % (cpath or "the top level", ", ".join(clash[:5])))
+            if clash:  # never a value over another: the key stays, and shows as unexpected where it is loaded
+                changes.append("keys kept as they were in %s, because their name without the prefix is taken: %s" % (
+                    cpath or "the top level", ", ".join(printable(c)[:80] for c in clash[:5])))
             meta = R.metadata_pairs(obj)
             if meta is not None:
                 n_meta += R.rename_pairs(meta, lambda k: R.strip_metadata_key(k, opts.strip))[0]
@@ -84,7 +84,11 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
         for cpath, obj in an.candidates:
             if not G.is_model_state_dict(cpath, obj, an):
                 continue
-            n_keys += R.rename_pairs(obj.pairs, lambda k: opts.add + k)[0]
+            n, clash = R.rename_pairs(obj.pairs, lambda k: opts.add + k, keep_taken=True)
+            n_keys += n
+            if clash:
+                changes.append("keys kept as they were in %s, because their name with the prefix is taken: %s" % (
+                    cpath or "the top level", ", ".join(printable(c)[:80] for c in clash[:5])))
             meta = R.metadata_pairs(obj)
             if meta is not None:
                 n_meta += R.rename_pairs(meta, lambda k: R.add_metadata_key(k, opts.add))[0]

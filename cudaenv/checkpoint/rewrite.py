@@ -269,20 +269,29 @@ def add_metadata_key(key: str, prefix: str) -> str:
     return bare if key == "" else prefix + key
 
 
-def rename_pairs(pairs: List[Tuple[Any, Any]], rename: Callable[[str], str]) -> Tuple[int, List[str]]:
-    """Rename string keys in place; returns (how many changed, keys that now collide)."""
+def rename_pairs(pairs: List[Tuple[Any, Any]], rename: Callable[[str], str], keep_taken: bool = False) -> Tuple[int, List[str]]:
+    """Rename string keys in place; returns (how many changed, the keys that collide). ``keep_taken``: a key whose
+    new name another key already has (one that keeps its name, or was renamed to it first) is left as it is, so no
+    value replaces another (a decoy ``module.weight`` beside the real ``weight``); without it both are kept under the
+    one name and the later one wins when loaded (``_metadata``'s ``''`` and ``'module'``, as torch's
+    consume_prefix_in_state_dict_if_present does)."""
     changed = 0
     seen: Dict[str, int] = {}
     collisions: List[str] = []
+    taken = {k for k, _ in pairs if isinstance(k, str) and rename(k) == k} if keep_taken else set()
     for i, (k, v) in enumerate(pairs):
         if isinstance(k, str):
             new = rename(k)
+            if keep_taken and new != k and new in taken:
+                collisions.append(k)
+                new = k
             if new != k:
                 pairs[i] = (new, v)
                 changed += 1
-            if new in seen and new not in collisions:
+            if not keep_taken and new in seen and new not in collisions:
                 collisions.append(new)
             seen[new] = i
+            taken.add(new)
     return changed, collisions
 
 

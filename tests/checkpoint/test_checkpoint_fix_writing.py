@@ -237,3 +237,19 @@ def test_a_trusted_rewrite_that_is_not_safe_is_not_exit_0(tmp_path, cli, monkeyp
     monkeypatch.setattr(fix, "_trusted_fix", fake_torch)
     res = cli("checkpoint", "fix", str(src), "-o", str(tmp_path / "out.pt"), "--map-location", "cpu", "--trust")
     assert res.code == 1 and "still needs torch.load(weights_only=False)" in res.out and "verdict unsafe" in res.out
+
+
+def test_strip_prefix_never_puts_a_value_over_another(tmp_path, cli):
+    """A decoy ``module.fc.weight`` beside the real ``fc.weight``: the real one stays (the decoy was stripped onto it,
+    and the later one won when loaded), and the change says so."""
+    sd = cb.state_dict([("fc.weight", cb.Tensor(cb.Storage("0", 2), (2,))),
+                        ("module.fc.weight", cb.Tensor(cb.Storage("1", 2), (2,))),
+                        ("module.fc.bias", cb.Tensor(cb.Storage("2", 1), (1,)))])
+    src = tmp_path / "decoy.pt"
+    src.write_bytes(cb.torch_zip(sd))
+    out = tmp_path / "out.pt"
+    res = cli("checkpoint", "fix", str(src), "-o", str(out), "--strip-prefix", "module.")
+    assert res.code == 0, res.err
+    assert "kept as they were" in res.out and "module.fc.weight" in res.out
+    r = inspect_file(str(out), with_tensors=True)
+    assert [(t.key, t.storage) for t in r.tensor_list] == [("fc.weight", "0"), ("module.fc.weight", "1"), ("fc.bias", "2")]
