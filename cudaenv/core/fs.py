@@ -17,42 +17,52 @@ if TYPE_CHECKING:
 
 PRIVATE = 0o600
 TMP_SUFFIX = ".cudaenv-tmp"
-STALE_AFTER = 60.0  # seconds a temporary file of a dead process is left alone (a writer on another host's NFS client)
+
+
+def _host_tag() -> str:
+    """This machine's name as it goes into a temporary file's name (letters, digits and ``-``; at most 32)."""
+    import socket
+
+    name = "".join(c if c.isascii() and (c.isalnum() or c == "-") else "-" for c in socket.gethostname().split(".")[0])
+    return name[:32] or "host"
 
 
 def _tmp_prefix(path: str) -> str:
-    """``.NAME.PID.`` (mkstemp adds random letters and :data:`TMP_SUFFIX`): the writer's process id in the name, so
-    that :func:`remove_stale_temps` can tell a copy a killed writer left from one being written."""
-    return ".%s.%d." % (os.path.basename(path), os.getpid())
+    """``.NAME.HOST-PID.`` (mkstemp adds random letters and :data:`TMP_SUFFIX`): the writer's machine and process id
+    in the name, so that :func:`remove_stale_temps` can tell a copy a killed writer left from one being written."""
+    return ".%s.%s-%d." % (os.path.basename(path), _host_tag(), os.getpid())
 
 
 def remove_stale_temps(folder: str) -> list:
     """Remove the temporary files :class:`atomic_binary` left in ``folder`` when its process was killed (SIGKILL
-    leaves a copy as big as the file written): regular files of this user named ``.NAME.PID.XXXXXXXX.cudaenv-tmp``
-    whose process no longer exists and that nothing wrote for :data:`STALE_AFTER` seconds. Returns their names."""
+    leaves a copy as big as the file written): regular files of this user named ``.NAME.HOST-PID.XXXXXXXX.cudaenv-tmp``
+    whose HOST is this machine and whose process no longer exists (another machine's, on a shared folder, are left
+    alone: their process cannot be seen from here). Returns their names."""
     import stat
-    import time
 
     removed = []
     try:
         names = os.listdir(folder or ".")
     except OSError:
         return removed
-    now = time.time()
     me = os.geteuid() if hasattr(os, "geteuid") else None
+    here = _host_tag()
     for name in names:
         if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
             continue
-        parts = name[:-len(TMP_SUFFIX)].rsplit(".", 2)  # ['.NAME', 'PID', 'random']
-        if len(parts) != 3 or not parts[1].isdigit() or not parts[1].isascii():
+        parts = name[:-len(TMP_SUFFIX)].rsplit(".", 2)  # ['.NAME', 'HOST-PID', 'random']
+        if len(parts) != 3:
             continue
-        pid = int(parts[1])
+        host, _, pid_text = parts[1].rpartition("-")
+        if host != here or not (pid_text.isdigit() and pid_text.isascii()):
+            continue
+        pid = int(pid_text)
         if pid == os.getpid() or _alive(pid):
             continue
         path = os.path.join(folder, name)
         try:
             st = os.lstat(path)
-            if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me) or now - st.st_mtime < STALE_AFTER:
+            if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me):
                 continue
             os.unlink(path)
         except OSError:

@@ -7,7 +7,6 @@ that share tuples (2^N leaves written: now each shared tuple once, through the m
 
 import os
 import sys
-import time
 import zipfile
 
 import pytest
@@ -125,21 +124,41 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path, cli, monkeypatch):
 
 
 def test_a_killed_fixs_temporary_copy_is_removed_by_the_next(tmp_path, cli):
+    from cudaenv.core.fs import _host_tag
+
     src = cnn_file(tmp_path)
-    dead = _dead_pid()
-    stale = tmp_path / (".out.pt.%d.abcd1234.cudaenv-tmp" % dead)
+    here = _host_tag()
+    stale = tmp_path / (".out.pt.%s-%d.abcd1234.cudaenv-tmp" % (here, _dead_pid()))
     stale.write_bytes(b"x" * 1000)
-    old = time.time() - 3600
-    os.utime(str(stale), (old, old))
-    live = tmp_path / (".out.pt.%d.efgh5678.cudaenv-tmp" % os.getppid())  # a running process's: kept
+    live = tmp_path / (".out.pt.%s-%d.efgh5678.cudaenv-tmp" % (here, os.getppid()))  # a running process's: kept
     live.write_bytes(b"y")
-    os.utime(str(live), (old, old))
+    elsewhere = tmp_path / (".out.pt.other-machine-%d.ijkl9012.cudaenv-tmp" % _dead_pid())  # another host's: kept
+    elsewhere.write_bytes(b"w")
     other = tmp_path / ".notes.txt.cudaenv-tmp"  # not named as a fix names them: kept
     other.write_bytes(b"z")
     res = cli("checkpoint", "fix", str(src), "-o", str(tmp_path / "out.pt"), "--map-location", "cpu")
     assert res.code == 0, res.err
-    assert not stale.exists() and live.exists() and other.exists()
+    assert not stale.exists() and live.exists() and elsewhere.exists() and other.exists()
     assert "removed 1 temporary file" in res.out + res.err
+
+
+def test_a_fix_killed_while_writing_leaves_a_copy_the_next_one_removes(tmp_path, cli):
+    """A real SIGKILL in the middle of the copy (a child process writing through atomic_binary, killed)."""
+    import signal
+    import subprocess
+
+    src = cnn_file(tmp_path)
+    code = ("import sys, time; from cudaenv.core.fs import atomic_binary\n"
+            "with atomic_binary(sys.argv[1]) as fh:\n    fh.write(b'x' * 4096); fh.flush(); print('ready', flush=True); time.sleep(60)\n")
+    p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "out.pt")], stdout=subprocess.PIPE)
+    assert p.stdout.readline().strip() == b"ready"
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    left = [n.name for n in tmp_path.iterdir() if n.name.endswith(".cudaenv-tmp")]
+    assert len(left) == 1 and ("-%d." % p.pid) in left[0]
+    res = cli("checkpoint", "fix", str(src), "-o", str(tmp_path / "out.pt"), "--map-location", "cpu")
+    assert res.code == 0, res.err
+    assert not [n for n in tmp_path.iterdir() if n.name.endswith(".cudaenv-tmp")]
 
 
 def _dead_pid():
