@@ -133,3 +133,66 @@ def nul_named_decoy():
     entries = cnn_entries(data_pkl=EVIL)
     entries.insert(1, (b"archive/data.pkl\x00x", BENIGN))
     return raw_zip(entries)
+
+
+def legacy_tar(pickle_member: bytes = None, count_pickle: bytes = None, ustar: bool = True) -> bytes:
+    """A torch < 0.4 tar checkpoint (members sys_info, pickle, storages, tensors; T:serialization.py:1722-1798 reads
+    storages, tensors, pickle): one FloatStorage of 4 elements. ``count_pickle``: the storages member's first pickle
+    (the count; :data:`COUNT_CALL` runs the payload first); ``ustar`` False: the magic field zeroed and the checksum
+    redone (a v7 header, which tarfile, and so torch, still reads)."""
+    import io
+    import pickle
+    import tarfile
+
+    storages = ((count_pickle if count_pickle is not None else pickle.dumps(1, 2))
+                + cb.dumps(("1", "cpu", cb.glob("torch", "FloatStorage")))
+                + struct.pack("<q", 4) + b"\0" * 16 + pickle.dumps([], 2))
+    members = [("sys_info", pickle.dumps({"protocol_version": 1001, "little_endian": True}, 2)),
+               ("pickle", pickle_member if pickle_member is not None else pickle.dumps({"w": 1}, 2)),
+               ("storages", storages), ("tensors", pickle.dumps(0, 2))]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, data in members:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    out = bytearray(buf.getvalue())
+    if not ustar:
+        at = 0
+        while at + 512 <= len(out) and out[at:at + 512].count(0) != 512:
+            block = out[at:at + 512]
+            block[257:265] = b"\0" * 8
+            block[148:156] = b" " * 8
+            block[148:156] = b"%06o\0 " % sum(block)
+            out[at:at + 512] = block
+            size = int(bytes(block[124:136]).split(b"\0")[0].strip() or b"0", 8)
+            at += 512 + (size + 511) // 512 * 512
+    return bytes(out)
+
+
+COUNT_CALL = b"\x80\x02" + CALL + b"0K\x01."  # posix.system('true'), POP, then the count 1
+
+
+def _g(module: bytes, name: bytes) -> bytes:
+    return b"c" + module + b"\n" + name + b"\n"
+
+
+# Calls of allowed globals that raise when torch 2.13 makes them (checked in tests/checkpoint/test_checkpoint_verdict_torch.py),
+# and two that do not: a protocol-2 pickle body (after PROTO) each.
+FAILING_CALLS = {
+    "OrderedDict(5)": _g(b"collections", b"OrderedDict") + b"K\x05\x85R.",
+    "OrderedDict(1, 2)": _g(b"collections", b"OrderedDict") + b"K\x01K\x02\x86R.",
+    "set(5)": _g(b"builtins", b"set") + b"K\x05\x85R.",
+    "torch.device('nonsense')": _g(b"torch", b"device") + b"X\x08\x00\x00\x00nonsense\x85R.",
+    "torch.device('cuda:x')": _g(b"torch", b"device") + b"X\x06\x00\x00\x00cuda:x\x85R.",
+    "torch.device('cuda:01')": _g(b"torch", b"device") + b"X\x07\x00\x00\x00cuda:01\x85R.",
+    "torch.device(5.0)": _g(b"torch", b"device") + b"G@\x14\x00\x00\x00\x00\x00\x00\x85R.",
+    "torch.Size(5)": _g(b"torch", b"Size") + b"K\x05\x85R.",
+    "_rebuild_tensor_v2 of 3 arguments": _g(b"torch._utils", b"_rebuild_tensor_v2") + b"K\x01K\x02K\x03\x87R.",
+    "OrderedDict of an int argument list": _g(b"collections", b"OrderedDict") + b"K\x01R.",
+}
+PASSING_CALLS = {
+    "torch.device('cpu')": _g(b"torch", b"device") + b"X\x03\x00\x00\x00cpu\x85R.",
+    "torch.Size((1, 2))": _g(b"torch", b"Size") + b"K\x01K\x02\x86\x85R.",
+    "OrderedDict([])": _g(b"collections", b"OrderedDict") + b"]\x85R.",
+}

@@ -262,13 +262,24 @@ def _unread(box: Container, notes: List[str]) -> Tuple[str, ...]:
 _SETITEM_OK = ("SDict", "collections.OrderedDict", "collections.Counter")  # type dict, OrderedDict, Counter
 # the allowed callables whose result's type is not an allowed global's, so BUILD on it is refused
 _BUILD_REFUSED = {"_codecs.encode": "bytes", "torch.serialization._get_layout": "torch.layout"}
+# allowed types without a __setstate__ or a __dict__: BUILD with a state that is not empty raises on them
+# (T:_weights_only_unpickler.py:430-446: `if state: inst.__dict__.update(state)`)
+_BUILD_NO_DICT = ("torch.device", "torch.Size", "builtins.complex", "builtins.set", "builtins.bytearray")
 def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
+    from cudaenv.checkpoint.calls import problem
+
     out: List[str] = []
+    for name, args in r.checked_calls[:100_000]:
+        why = problem(name, args)
+        if why is not None:
+            out.append("REDUCE of %s raises when torch calls it: %s" % (name, why))
+            break  # (torch stops at the first)
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
     if bad:
         out.append("SETITEM on %s (torch: 'Can only SETITEM for dict, collections.OrderedDict, collections.Counter')"
                    % ", ".join(_what(k) for k in bad[:3]))
     bad = [k for k in r.build_targets if not ("." in k or k.startswith("<")) or f.torch_name(k) in _BUILD_REFUSED]
+    bad += [k for k in r.build_filled if f.torch_name(k) in _BUILD_NO_DICT and k not in bad]
     if bad:
         out.append("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                    "`add_safe_globals`')" % ", ".join(_what(k) for k in bad[:3]))

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import struct
 
-from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, target_kind
+from cudaenv.checkpoint.calls import CHECKED
+from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, filled, target_kind
+from cudaenv.checkpoint.opargs import _CONSTANTS, _INTS, COUNTED, UNSURE, _decode_line_str, c_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -21,36 +23,6 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
 
 class Stop(Exception):
     """The walk is over: STOP was reached (``res.complete``) or a note says why not."""
-
-
-# Length-prefixed strings and bytes: opcode -> (bytes of the length field, its struct format (None: one byte), kind,
-# codec). One table, so that every such opcode skips its length field and reads its kind the same way.
-COUNTED = {
-    0x58: (4, "<I", "str", "utf-8"),  # X BINUNICODE
-    0x8C: (1, None, "str", "utf-8"),  # SHORT_BINUNICODE
-    0x8D: (8, "<Q", "str", "utf-8"),  # BINUNICODE8
-    0x55: (1, None, "short", "bytes"),  # U SHORT_BINSTRING
-    0x54: (4, "<i", "short", "bytes"),  # T BINSTRING
-    0x43: (1, None, "bytes", "bytes"),  # C SHORT_BINBYTES
-    0x42: (4, "<I", "bytes", "bytes"),  # B BINBYTES
-    0x8E: (8, "<Q", "bytes", "bytes"),  # BINBYTES8
-    0x96: (8, "<Q", "bytes", "bytes"),  # BYTEARRAY8
-}
-
-_INTS = {0x4B: (1, "<B"), 0x4D: (2, "<H"), 0x4A: (4, "<i")}  # BININT1, BININT2, BININT: width, struct format
-_CONSTANTS = {0x29: (), 0x89: False, 0x88: True, 0x4E: None}  # EMPTY_TUPLE, NEWFALSE, NEWTRUE, NONE
-
-
-def _decode_line_str(raw: bytes) -> Any:
-    """The argument of protocol-0 ``STRING`` (a Python string literal), kept as bytes, never ``eval``-ed."""
-    if len(raw) >= 2 and raw[:1] == raw[-1:] and raw[:1] in (b"'", b'"'):
-        raw = raw[1:-1]
-    try:
-        import codecs
-
-        return ShortBytes(codecs.escape_decode(raw)[0])
-    except Exception:  # noqa: BLE001 - a malformed literal is just bytes
-        return ShortBytes(raw)
 
 
 def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo: Dict[int, Any], ops: int,
@@ -121,6 +93,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             g = made.get((module, name))
             if g is None:
                 g = made[(module, name)] = Global(module, name)
+                if "." in name:  # protocol 4 resolves it as an attribute chain (torch + serialization.os.system)
+                    res.dotted.add(g.full)
             globals_[g.full] = globals_.get(g.full, 0) + 1
             stack.append(g)
         else:
@@ -212,6 +186,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             func = pop()
             if type(func) is not Global:
                 count(res.call_targets, ("REDUCE" if op == 0x52 else "NEWOBJ", target_kind(func)))
+            elif op == 0x52 and func.full in CHECKED and args != ():
+                res.checked_calls.append((func.full, args))
             stack.append(Call(func, args, "reduce" if op == 0x52 else "newobj"))
         elif op == 0x74:  # t TUPLE
             items = pop_mark()
@@ -248,6 +224,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             push_global(module, name)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
+            if len(items) & 1:  # pickle: 'odd number of items for SETITEMS' (torch's weights_only unpickler fails too)
+                fail("SETITEMS at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
             target = stack[-1] if stack else fail("SETITEMS on an empty stack", True)
             setitems(target, [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])
         elif op == 0x5D:  # ] EMPTY_LIST
@@ -264,6 +242,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             state = pop()
             target = stack[-1] if stack else fail("BUILD on an empty stack", True)
             count(res.build_targets, target_kind(target))
+            if filled(state):
+                count(res.build_filled, target_kind(target))
             if isinstance(target, Call):
                 if target.states:
                     target.states.append(state)
@@ -341,6 +321,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             stack.append(stack[-1] if stack else fail("DUP on an empty stack", True))
         elif op == 0x64:  # d DICT
             items = pop_mark()
+            if len(items) & 1:  # pickle: 'odd number of items for DICT'
+                fail("DICT at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
             stack.append(SDict([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]))
         elif op == 0x6C:  # l LIST
             items = pop_mark()
@@ -360,7 +342,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             if raw == b"01" or raw == b"00":
                 stack.append(raw == b"01")
             else:
-                value, why = c_int(raw, 0)
+                value, why = c_int(raw, 0, strtol=True)
                 if value is None:
                     fail("the INT argument at byte %d %s" % (at, why), why != UNSURE)
                 stack.append(value)
@@ -414,25 +396,3 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             pass
         else:
             fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op), True)
-
-
-UNSURE = "is one cudaenv cannot be sure how pickle reads"
-_MAX_DIGITS = 4300  # CPython's default int digit limit (sys.int_info.default_max_str_digits), settable per process
-
-
-def c_int(raw: bytes, base: int) -> Tuple[Any, str]:
-    """The integer pickle's C unpickler reads from a text argument (INT and LONG: ``strtol`` then
-    ``PyLong_FromString`` with base 0; PUT and GET: ``PyLong_FromString`` with base 10), as ``(value, "")``; ``(None,
-    why)`` when pickle raises there, or ``(None, UNSURE)`` where it depends on the interpreter (the digit limit, C's
-    octal ``010``). The line is a C string: it ends at a NUL byte."""
-    text = raw.split(b"\0", 1)[0]
-    try:
-        return int(text, base), ""
-    except ValueError:
-        pass
-    body = text.strip().lstrip(b"+-").replace(b"_", b"")
-    if body.isdigit() and len(body) > _MAX_DIGITS - 100:  # over the digit limit here, maybe not in the loading process
-        return None, UNSURE
-    if base == 0 and body.isdigit():  # '010': strtol reads it as octal 8, int(x, 0) refuses it
-        return None, UNSURE
-    return None, "is not a number: pickle stops there"

@@ -58,6 +58,8 @@ def pickle_name(box: Container) -> str:
         return "%s/data.pkl" % box.prefix
     if box.format == "torch-legacy":
         return "the legacy object pickle"
+    if box.format == "torch-legacy-tar":
+        return "legacy tar member pickle"
     return "the pickle at byte 0"
 
 
@@ -92,6 +94,10 @@ def judge(box: Container, f: Facts) -> Dict[str, Any]:
         for g in sorted(names):
             v = f.verdict(g)
             if v in ("allowed", "needs-import"):
+                if g in r.dotted:  # weights_only checks the joined name; pickle follows the attribute chain
+                    unsure.append(VerdictReason(where, "GLOBAL %s is spelled with a dotted attribute path (protocol 4 "
+                                                       "resolves it by getattr, one step at a time): cudaenv does not "
+                                                       "follow the chain to be sure it is the allowlisted object" % g))
                 continue
             if g == Unresolved.full:
                 unsafe.append(VerdictReason(where, "%d STACK_GLOBAL with a computed (non-literal) name: what it imports "

@@ -232,7 +232,162 @@ def test_every_zip_rule_of_the_table_is_followed_somewhere_in_the_reader():
     from cudaenv.core.resources import load_table
     import cudaenv.checkpoint.container as container
     import cudaenv.checkpoint.minizdir as minizdir
+    import cudaenv.checkpoint.torchzip as torchzip
 
-    code = pathlib.Path(container.__file__).read_text() + pathlib.Path(minizdir.__file__).read_text()
+    code = "".join(pathlib.Path(m.__file__).read_text() for m in (container, minizdir, torchzip))
     rules = [r["rule"] for r in load_table("checkpoint_zip_rules")["rows"]]
     assert len(rules) >= 15 and [r for r in rules if r not in code] == []
+
+
+# ---------------------------------------------------------------- allow-list, dotted names, the pickle rules
+def _stack_global(module: bytes, name: bytes, call: bool = True) -> bytes:
+    """Protocol 4: SHORT_BINUNICODE module, SHORT_BINUNICODE name, STACK_GLOBAL (then a call of it with 'true')."""
+    out = b"\x80\x04\x8c" + bytes([len(module)]) + module + b"\x8c" + bytes([len(name)]) + name + b"\x93"
+    return out + (b"\x8c\x04true\x85R." if call else b".")
+
+
+def test_a_dotted_name_is_resolved_as_cpython_does(tmp_path):
+    """torch + serialization.os.system (protocol 4 follows the attribute chain to os.system): outside the allowlist,
+    so unsafe, and named as what it reaches (it was 'not allowed', exit 1)."""
+    r = inspect_file(write(tmp_path, "dot.pkl", _stack_global(b"torch", b"serialization.os.system")))
+    assert r.verdict == "unsafe"
+    assert any("torch.serialization.os.system" in x.why and "can run code" in x.why for x in r.verdict_reasons)
+
+
+def test_an_allowlisted_name_reached_through_a_dotted_path_is_not_called_safe(tmp_path):
+    r = inspect_file(write(tmp_path, "dot.pkl", _stack_global(b"torch", b"_utils._rebuild_tensor_v2", call=False)))
+    assert r.verdict == "inconclusive" and any("dotted attribute path" in x.why for x in r.verdict_reasons)
+
+
+def test_setitems_with_an_odd_count_is_where_pickle_stops():
+    """pickle raises 'odd number of items for SETITEMS' (and torch's unpickler fails); the walk dropped the last item
+    and went on, so the file was weights_only yes."""
+    from cudaenv.checkpoint import pickle_vm
+
+    for data in (b"\x80\x02}(K\x01K\x02K\x03u.", b"\x80\x02(K\x01K\x02K\x03d."):
+        for walk in (pickle_vm.walk, pickle_vm.reference_walk):
+            res = walk(data)
+            assert not res.complete and res.fails and "odd number of items" in res.notes[-1]
+
+
+def test_setitems_with_an_odd_count_makes_weights_only_no(tmp_path):
+    sd = cb.dumps(cb.cnn())
+    bad = sd.replace(b"u}", b"K\x07u}", 1)  # one more item before the state_dict's SETITEMS
+    assert bad != sd
+    r = inspect_file(write(tmp_path, "odd.pt", cb.torch_zip(cb.cnn(), data_pkl=bad)))
+    assert r.weights_only is False and r.verdict == "safe"
+
+
+def test_build_with_state_on_a_torch_device_makes_weights_only_no(tmp_path):
+    """torch.device has no __setstate__ and no __dict__: BUILD raises (it was weights_only yes)."""
+    sd = cb.cnn()
+    sd["dev"] = cb.Reduce(cb.glob("torch", "device"), ("cpu",), {"x": 1})
+    r = inspect_file(write(tmp_path, "dev.pt", cb.torch_zip(sd)))
+    assert r.weights_only is False and any("BUILD on the result of torch.device" in x for x in r.weights_only_reasons)
+
+
+# ---------------------------------------------------------------- legacy tar checkpoints
+@pytest.mark.parametrize("ustar", [True, False])
+def test_a_legacy_tar_is_walked_member_by_member(tmp_path, ustar):
+    """torch.load tries tarfile first for a file that is not a zip (a v7 header without the ustar magic too), and
+    unpickles storages, tensors and pickle: a call in any is unsafe (the tar was named and not read, and without
+    the magic called a plain pickle)."""
+    import tarfile
+
+    benign = ch.legacy_tar(ustar=ustar)
+    assert tarfile.open(fileobj=io.BytesIO(benign)).getmember("storages").size > 0
+    if not ustar:
+        assert benign[257:262] != b"ustar"
+    r = inspect_file(write(tmp_path, "ok.tar", benign))
+    assert r.format == "torch-legacy-tar" and r.verdict == "safe" and r.weights_only is False
+    for data, where in ((ch.legacy_tar(pickle_member=ch.EVIL, ustar=ustar), "legacy tar member pickle"),
+                        (ch.legacy_tar(count_pickle=ch.COUNT_CALL, ustar=ustar), "legacy tar member storages, count")):
+        r = inspect_file(write(tmp_path, "evil.tar", data))
+        assert r.format == "torch-legacy-tar" and r.verdict == "unsafe"
+        assert any(ch.CALL_NAME in x.why and x.where == where for x in r.verdict_reasons), r.verdict_reasons
+
+
+# ---------------------------------------------------------------- bounded work (counted, never timed)
+class _Counting:
+    """A file object that counts the bytes read through it."""
+
+    def __init__(self, fh, tally):
+        self._fh, self._tally = fh, tally
+
+    def read(self, n=-1):
+        data = self._fh.read(n)
+        self._tally.append(len(data))
+        return data
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self._fh.close()
+
+
+def _count_reads(monkeypatch):
+    import cudaenv.host as host
+
+    tally = []
+    real = host.open_regular
+    monkeypatch.setattr(host, "open_regular", lambda path, *a, **k: _Counting(real(path, *a, **k), tally))
+    return tally
+
+
+def test_a_10_gb_file_of_zeros_is_judged_from_its_first_bytes(tmp_path, monkeypatch):
+    """Zeros: the first byte is no pickle opcode, pickle stops there. It read 512 MiB (64 KiB, then 4 times more
+    each walk) to say 'not a checkpoint'."""
+    path = tmp_path / "zeros.pt"
+    with open(path, "wb") as fh:
+        fh.truncate(10 * 1024 ** 3)  # sparse: no disk used
+    tally = _count_reads(monkeypatch)
+    r = inspect_file(str(path))
+    assert r.format == "unknown" and r.verdict is None
+    assert sum(tally) < 1024 * 1024
+
+
+def test_a_long_plain_pickle_is_walked_at_most_twice(tmp_path, monkeypatch):
+    """A plain pickle longer than the first 64 KiB read is read whole once more and walked once more: it was
+    re-walked from byte 0 at 64 KiB, 256 KiB, 1 MiB, ... (a 600 MB pickle: 24 s and 800 MB)."""
+    import pickle as pk
+
+    from cudaenv.checkpoint import container
+
+    data = pk.dumps([list(range(200)) for _ in range(3000)], 2)  # a few MB of opcodes
+    assert len(data) > 1 << 20
+    walked = []
+    real = container.pickle_vm.walk
+    monkeypatch.setattr(container.pickle_vm, "walk", lambda buf, *a, **k: walked.append(len(buf)) or real(buf, *a, **k))
+    r = inspect_file(write(tmp_path, "long.pkl", data))
+    assert r.format == "pickle" and r.verdict == "safe"
+    assert len(walked) == 2 and sum(walked) == 64 * 1024 + len(data)
+
+
+def test_a_pickle_longer_than_the_read_cap_is_inconclusive(tmp_path, monkeypatch):
+    import pickle as pk
+
+    from cudaenv.checkpoint import container
+
+    monkeypatch.setattr(container, "MAX_PICKLE", 256 * 1024)
+    data = pk.dumps([list(range(200)) for _ in range(3000)], 2)
+    r = inspect_file(write(tmp_path, "long.pkl", data))
+    assert r.verdict == "inconclusive" and any("longer than the 262144 bytes read" in x.why for x in r.verdict_reasons)
+
+
+@pytest.mark.parametrize("name", sorted(ch.FAILING_CALLS))
+def test_a_call_of_an_allowed_global_that_raises_makes_weights_only_no(tmp_path, name):
+    """An OrderedDict of an int, a torch.device of a string that is none: all globals allowed, and torch raises
+    when it makes the call (they were weights_only yes)."""
+    r = inspect_file(write(tmp_path, "c.pt", ch.zip_with_data_pkl(b"\x80\x02" + ch.FAILING_CALLS[name])))
+    assert r.weights_only is False and any("raises when torch calls it" in x for x in r.weights_only_reasons)
+    assert r.verdict == "safe"
+
+
+@pytest.mark.parametrize("name", sorted(ch.PASSING_CALLS))
+def test_a_call_of_an_allowed_global_that_works_stays_yes(tmp_path, name):
+    r = inspect_file(write(tmp_path, "c.pt", ch.zip_with_data_pkl(b"\x80\x02" + ch.PASSING_CALLS[name])))
+    assert r.weights_only is True and r.verdict == "safe"
