@@ -170,19 +170,29 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if s.dtype is None:
             notes.append("storage %s has an unknown storage type %s" % (s.key, s.type_name))
     if box.format in ("torch-zip", "torchscript"):
+        from cudaenv.checkpoint.torchzip import record_refusals
+
+        refused = record_refusals(box, storages)
         for s in storages.values():
-            size = box.record_size(s.key)
+            size = box.record_size(s.key)  # (refused: the records torch's reader cannot read, below)
             if size is None:
                 text = "storage %s has no data/%s record" % (s.key, s.key)
                 problems.append(text)
                 blocking[text] = "record-missing"
+            elif s.key in refused:
+                text = "record data/%s: %s" % (s.key, refused[s.key])
+                problems.append(text)
+                blocking[text] = "record-refused"
             elif isinstance(s.nbytes, int) and size != s.nbytes:
                 text = "record data/%s is %d bytes, but its storage says %s elements × %s bytes = %d bytes" % (
                     s.key, size, s.numel, s.itemsize, s.nbytes)
                 problems.append(text)
                 blocking[text] = "record-size"
     elif box.format == "torch-legacy" and box.legacy_data_start is not None:
-        problems.extend(_legacy_layout(box, storages))
+        for text, kind in _legacy_layout(box, storages):
+            problems.append(text)
+            if kind is not None:
+                blocking[text] = kind
     for path, t in an.entries:
         s = t.storage
         if s is None or not isinstance(s.numel, int) or t.stride is None or not t.shape:
@@ -194,7 +204,9 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if s.untyped and t.dtype in f.itemsize and f.itemsize[t.dtype]:
             elements = s.numel // f.itemsize[t.dtype]
         if extent > elements:
-            problems.append("tensor %s reaches element %d of storage %s, which has %d" % (path or "<top>", extent, s.key, elements))
+            text = "tensor %s reaches element %d of storage %s, which has %d" % (path or "<top>", extent, s.key, elements)
+            problems.append(text)
+            blocking[text] = "view-bounds"  # set_ raises: 'out of bounds for storage of size ...'
     dev_counts = [DeviceCount(d, n) for d, n in sorted(devices.items(), key=lambda x: (-x[1], x[0]))]
     dev_counts += [DeviceCount(d, n, via) for (d, via), n in sorted(an.extra_devices.items())]
 
@@ -313,33 +325,39 @@ def _format_reasons(box: Container) -> Tuple[str, ...]:
     return ()
 
 
-def _legacy_layout(box: Container, storages: Dict[str, Storage]) -> List[str]:
+def _legacy_layout(box: Container, storages: Dict[str, Storage]) -> List[Tuple[str, Optional[str]]]:
     """The legacy data section: per storage (keys in the order of the keys list) an int64 count and the bytes; the
-    counts are read (8 bytes each), never the data."""
+    counts are read (8 bytes each), never the data. Each problem with its blocking kind when torch.load fails on it
+    (T:serialization.py:1898-1912: a listed key with no storage is a KeyError, a count that is not the storage's
+    size 'storage has wrong byte size', a file that ends early an EOF; bytes after the section are never read)."""
     import struct
 
     from cudaenv.host import open_regular
 
-    problems: List[str] = []
+    problems: List[Tuple[str, Optional[str]]] = []
     offset = box.legacy_data_start or 0
     with open_regular(box.path) as fh:
         for i, key in enumerate(box.legacy_keys):
             s = storages.get(key)
             if s is None or not isinstance(s.nbytes, int):
-                problems.append("legacy storage %s is listed but no persistent id describes it" % key)
+                problems.append(("legacy storage %s is listed but no persistent id describes it" % key, "record-missing"))
                 return problems
             if i < 100_000:
                 fh.seek(offset)
                 raw = fh.read(8)
                 if len(raw) < 8:
-                    problems.append("the file ends before legacy storage %s (byte %d)" % (key, offset))
+                    problems.append(("the file ends before legacy storage %s (byte %d)" % (key, offset), "record-size"))
                     return problems
                 count = struct.unpack("<q", raw)[0]
                 if count != s.numel:
-                    problems.append("legacy storage %s records %d elements, its persistent id says %s" % (key, count, s.numel))
+                    problems.append(("legacy storage %s records %d elements, its persistent id says %s" % (
+                        key, count, s.numel), "record-size"))
             offset += 8 + s.nbytes
-    if offset != box.size:
-        problems.append("the legacy data section ends at byte %d, the file is %d bytes" % (offset, box.size))
+    if offset > box.size:
+        problems.append(("the legacy data section ends at byte %d, past the end of the file (%d bytes)" % (
+            offset, box.size), "record-size"))
+    elif offset != box.size:
+        problems.append(("the legacy data section ends at byte %d, the file is %d bytes" % (offset, box.size), None))
     return problems
 
 

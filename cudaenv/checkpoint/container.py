@@ -1,15 +1,17 @@
 """The containers a checkpoint comes in, read bounded: never the tensor bytes.
 
-* **torch zip** (``torch.save`` since 1.6): the central directory (ZIP64 included; :mod:`cudaenv.checkpoint.zipdir`
-  reads it as :mod:`zipfile` does, without importing it), then
-  ``<prefix>/data.pkl`` read from its local header ourselves (torch ignores CRC and saves CRC 0 when asked to;
-  ``ZipFile.read`` would refuse that), the small records (``.format_version``, ``version``, ``byteorder``,
-  ``.storage_alignment``, ``.data/serialization_id``) and the size of every ``data/<key>`` record. As in torch, a
-  repeated name means the last entry, and the archive prefix is the first entry's folder.
+* **torch zip** (``torch.save`` since 1.6): read as torch reads it (:mod:`cudaenv.checkpoint.torchzip`): the central
+  directory by miniz's rules (:mod:`cudaenv.checkpoint.minizdir`, ``data/checkpoint_zip_rules.txt``: the stated
+  offset, names over their full bytes without regard to ASCII case, ZIP64 where its locator says), then
+  ``<prefix>/data.pkl`` from its local header (CRC not checked, as torch does), the small records (``.format_version``,
+  ``version`` or ``.data/version``, ``byteorder``, ``.storage_alignment``, ``.data/serialization_id``) and the size of
+  every ``data/<key>`` record. The archive prefix is the first entry's folder; a repeated name whose entries differ
+  is ambiguous (every candidate pickle is walked; the verdict is never safe).
 * **TorchScript** (``torch.jit.save``): a torch zip with ``constants.pkl`` (torch's own test).
 * **legacy** (``_use_new_zipfile_serialization=False``): five pickles (magic number, protocol, sys_info, the object,
   the storage keys), then per storage an int64 element count and the bytes; the layout is computed, not read.
-* **legacy tar** (before torch 0.4): named, not read.
+* **legacy tar** (before torch 0.4; :mod:`cudaenv.checkpoint.legacytar`): any file whose first 512 bytes tarfile takes
+  for a header (the ``ustar`` magic is not needed), walked member by member as ``legacy_load`` unpickles them.
 * **safetensors**: the 8-byte little-endian header length and the JSON header, bounded.
 * anything else is walked as a pickle from its first byte, because that is what torch.load does with it (a plain
   ``pickle.load`` when weights_only=False: whatever the pickle calls runs, whatever follows it).
@@ -41,8 +43,8 @@ LEGACY_PROTOCOL = 1001  # T:serialization.py:66
 
 # The kinds of inconsistency that make torch.load fail whatever the pickle says (so weights_only is no), and the ones
 # of them a rewrite by `checkpoint fix` mends (it writes a new archive from byte 0).
-BLOCKING = ("archive-prefixes", "bytes-before-zip", "record-missing", "record-size", "zip-refused", "record-refused",
-            "version", "byteorder")
+BLOCKING = ("archive-prefixes", "bytes-before-zip", "leading-pickle", "record-missing", "record-size", "zip-refused", "record-refused",
+            "version", "byteorder", "view-bounds")
 MENDED_BY_REWRITE = ("bytes-before-zip",)
 
 
@@ -293,9 +295,13 @@ def _read_pickles(fh, box: Container, limits) -> None:
         box.leading = first
         if at is not None:
             _read_zip(fh, box, limits)
-            box.problem("%d bytes before the zip archive: torch.load reads a file as a zip only when it starts with one "
-                        "(PK\\x03\\x04), so it reads this one as a pickle and fails at its first byte" % at, "bytes-before-zip",
-                        first=True)
+            if first.fails and first.end <= 1:  # junk in front: pickle stops at its first byte, nothing runs
+                box.problem("%d bytes before the zip archive: torch.load reads a file as a zip only when it starts with "
+                            "one (PK\\x03\\x04), so it reads this one as a pickle and fails at its first byte" % at,
+                            "bytes-before-zip", first=True)
+            else:  # a pickle in front, which torch.load runs: never mended away by a rewrite
+                box.problem("%d bytes before the zip archive, read by torch.load as a pickle (it never reads the zip): "
+                            "that pickle is what loading runs" % at, "leading-pickle", first=True)
             return
         if first.data[:1] not in _PICKLE_STARTS:
             box.format = "unknown"
@@ -306,7 +312,8 @@ def _read_pickles(fh, box: Container, limits) -> None:
         proto, offset = _walk_at(fh, offset, box.size, limits)
         box.markers["legacy_protocol"] = str(proto.root)
         if proto.root != LEGACY_PROTOCOL:
-            box.problems.append("legacy protocol version %r, torch reads %d" % (proto.root, LEGACY_PROTOCOL))
+            box.problem("legacy protocol version %r, torch reads %d ('Invalid protocol version')" % (
+                proto.root, LEGACY_PROTOCOL), "record-refused")
         info, offset = _walk_at(fh, offset, box.size, limits)
         little = _sdict_get(info.root, "little_endian")
         if little is not None:
@@ -324,6 +331,8 @@ def _read_pickles(fh, box: Container, limits) -> None:
         items = getattr(keys.root, "items", None)
         if keys.complete and items is not None:
             box.legacy_keys = [k for k in items if isinstance(k, str)]
+            if len(box.legacy_keys) != len(items):  # torch looks each up among the storages: a KeyError
+                box.problem("the legacy storage-key list holds keys that are not strings", "record-missing")
             box.legacy_data_start = offset
         else:
             box.problems.append("the legacy storage-key list is missing or damaged")

@@ -4,12 +4,14 @@
 
 from __future__ import annotations
 
+import struct
+
 from cudaenv.checkpoint import pickle_vm
 from cudaenv.checkpoint.container import MAX_PICKLE, MAX_RECORD, Container, _read_entry, _read_zip
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
-    from typing import Optional
+    from typing import Dict, Optional
 
 
 MIN_VERSION, MAX_VERSION = 1, 10  # caffe2/serialize/versions.h: kMinSupportedFileFormatVersion, kMaxSupportedFileFormatVersion
@@ -99,6 +101,13 @@ def read_torch_zip(fh, box: Container, limits) -> None:
                     "archive is not in a subdirectory')" % (len(tops), ", ".join(repr(p) for p in tops[:4]), box.prefix,
                                                              ", ".join(repr(n.decode("utf-8", "replace")) for n in outside[:3])),
                     "archive-prefixes")
+    for n in names:  # get_all_records hands each name to Python as str: one that is not UTF-8 raises there
+        try:
+            n.decode("utf-8")
+        except UnicodeDecodeError:
+            box.problem("an entry name that is not UTF-8 (%r): torch.load raises UnicodeDecodeError listing the "
+                        "records" % n[:60], "zip-refused")
+            break
     records = set(n[len(want):] for n in names if n.startswith(want))
     torchscript = b"constants.pkl" in records  # R-torchscript: serialization.py _is_torchscript_zip: exact, case and all
     box.format = "torchscript" if torchscript else "torch-zip"
@@ -145,6 +154,12 @@ def read_torch_zip(fh, box: Container, limits) -> None:
         if version is None or not MIN_VERSION <= version <= MAX_VERSION:
             box.problem("the %s record says %r: torch 2.13 reads versions %d to %d and refuses the archive" % (
                 which, raw[:40].decode("utf-8", "replace"), MIN_VERSION, MAX_VERSION), "version")
+    sid = box.raw_records.get(".data/serialization_id")
+    if sid is not None:
+        try:
+            sid.decode("utf-8")
+        except UnicodeDecodeError:  # serialization.py _load: zip_file.serialization_id() as str, after the pickle ran
+            box.problem("the .data/serialization_id record is not UTF-8: torch.load raises at its end", "record-refused")
     order = box.raw_records.get("byteorder")
     if order is not None and order not in (b"little", b"big"):  # R-byteorder  # serialization.py _load: 'Unknown endianness type'
         box.problem("the byteorder record is %r: torch raises 'Unknown endianness type' before it reads the pickle"
@@ -173,3 +188,32 @@ def read_torch_zip(fh, box: Container, limits) -> None:
             box.markers["protocol"] = str(res.protocol) if res.protocol is not None else "0-1"
         else:
             box.extra_pickles["constants.pkl"] = res
+
+
+def record_refusals(box: Container, keys) -> Dict[str, str]:
+    """The storage records (by key) torch's reader cannot read (R-encryption, R-method, a local header that is
+    not there or data past the end of the file), read as miniz reads them: 30 bytes of each local header."""
+    from cudaenv.checkpoint import minizdir
+    from cudaenv.host import open_regular
+
+    out: Dict[str, str] = {}
+    if box.prefix is None or getattr(box.entries, "directory", None) is None:
+        return out
+    with open_regular(box.path) as fh:
+        for key in keys:
+            entry = box.entries.get("%s/data/%s" % (box.prefix, key))
+            if entry is None:
+                continue
+            why = minizdir.unreadable(entry)
+            if why is None:
+                fh.seek(entry.header_offset)
+                header = fh.read(30)
+                if len(header) < 30 or header[:4] != b"PK\x03\x04":
+                    why = "its local header is not there (miniz: invalid header or corrupted)"
+                else:
+                    start = entry.header_offset + 30 + struct.unpack_from("<H", header, 26)[0] + struct.unpack_from("<H", header, 28)[0]
+                    if start + entry.compress_size > box.size:
+                        why = "its data runs past the end of the file (miniz: invalid header or corrupted)"
+            if why is not None:
+                out[key] = why
+    return out

@@ -31,7 +31,7 @@ def _pickle_put(raw: bytes):
         return "fails"
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600)
 @given(NUMBERISH)
 def test_int_is_read_as_pickle_reads_it_or_called_unsure(raw):
     """Never a value pickle would not give, never 'pickle stops' where it goes on."""
@@ -45,7 +45,7 @@ def test_int_is_read_as_pickle_reads_it_or_called_unsure(raw):
         assert kind == "fails"
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600)
 @given(NUMBERISH)
 def test_put_index_is_read_as_pickle_reads_it_or_called_unsure(raw):
     if b"\n" in raw:
@@ -58,7 +58,7 @@ def test_put_index_is_read_as_pickle_reads_it_or_called_unsure(raw):
         assert result == "fails"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_the_miniz_reader_never_raises_anything_but_refused(data):
     for blob in (data, b"PK\x03\x04" + data, data + b"PK\x05\x06" + bytes(18)):
@@ -69,7 +69,7 @@ def test_the_miniz_reader_never_raises_anything_but_refused(data):
         assert all(e.header_offset + 30 <= len(blob) or e.compress_size == 0xFFFFFFFF for e in d.entries)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.text(alphabet="abcXYZ./_0", min_size=1, max_size=12), st.binary(max_size=64)),
                 min_size=1, max_size=8))
 def test_the_miniz_reader_reads_what_zipfile_writes(items):
@@ -87,7 +87,7 @@ def test_the_miniz_reader_reads_what_zipfile_writes(items):
             (i.filename, i.header_offset, i.file_size) for i in zf.infolist()]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(min_size=512, max_size=512))
 def test_the_tar_header_test_agrees_with_tarfile(block):
     import tarfile

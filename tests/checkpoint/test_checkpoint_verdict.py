@@ -391,3 +391,55 @@ def test_a_call_of_an_allowed_global_that_raises_makes_weights_only_no(tmp_path,
 def test_a_call_of_an_allowed_global_that_works_stays_yes(tmp_path, name):
     r = inspect_file(write(tmp_path, "c.pt", ch.zip_with_data_pkl(b"\x80\x02" + ch.PASSING_CALLS[name])))
     assert r.weights_only is True and r.verdict == "safe"
+
+
+def test_a_leading_pickle_the_walk_could_not_finish_is_not_mended_by_fix(tmp_path):
+    """The pickle in front of a zip stops the walk at a bound (no global seen yet): it is what torch.load runs, so
+    the verdict is inconclusive and a rewrite of the zip behind it must not 'mend' it away."""
+    lead = b"\x80\x02" + b"N0" * 1500 + ch.CALL + b"."
+    path = write(tmp_path, "lead.pt", lead + cb.torch_zip(cb.cnn()))
+    r = build_report(open_container(path, Limits(max_ops=1000)))
+    assert r.verdict == "inconclusive" and not r.mended_by_fix
+    assert any("read by torch.load as a pickle" in p for p in r.inconsistencies)
+    assert inspect_file(path).verdict == "unsafe"  # walked whole (default bounds): the call is seen
+
+
+# ---------------------------------------------------------------- found by mutating real torch.save files (torch 2.13)
+def test_a_tensor_past_its_storage_makes_weights_only_no(tmp_path):
+    """set_ raises 'out of bounds for storage of size ...' (the problem was named, and weights_only still yes)."""
+    sd = cb.state_dict([("w", cb.Tensor(cb.Storage("0", 4), (8,)))], [""])
+    r = inspect_file(write(tmp_path, "v.pt", cb.torch_zip(sd)))
+    assert r.weights_only is False and any("reaches element 8 of storage 0" in x for x in r.weights_only_reasons)
+
+
+def test_a_storage_record_miniz_will_not_read_makes_weights_only_no(tmp_path):
+    entries = ch.cnn_entries()
+    at = [i for i, e in enumerate(entries) if e[0] == b"archive/data/2"][0]
+    entries[at] = (entries[at][0], entries[at][1], {"method": 99})
+    r = inspect_file(write(tmp_path, "m.pt", ch.raw_zip(entries)))
+    assert r.weights_only is False and any("record data/2: it uses compression method 99" in x for x in r.weights_only_reasons)
+
+
+def test_a_record_name_that_is_not_utf8_makes_weights_only_no(tmp_path):
+    """get_all_records hands torch.load each name as str: UnicodeDecodeError."""
+    entries = ch.cnn_entries() + [(b"archive/\xa6x", b"1")]
+    r = inspect_file(write(tmp_path, "n.pt", ch.raw_zip(entries)))
+    assert r.weights_only is False and any("not UTF-8" in x for x in r.weights_only_reasons)
+
+
+def test_a_legacy_file_torch_refuses_is_weights_only_no(tmp_path):
+    """A protocol version other than 1001, a storage count that is not the storage's: 'Invalid protocol version',
+    'storage has wrong byte size' (named, and weights_only still yes)."""
+    import pickle as pk
+    import struct
+
+    good = cb.legacy_file(cb.cnn())
+    assert inspect_file(write(tmp_path, "ok.pt", good)).weights_only is True
+    bad_protocol = good.replace(pk.dumps(1001, 2), pk.dumps(912, 2), 1)
+    r = inspect_file(write(tmp_path, "p.pt", bad_protocol))
+    assert r.weights_only is False and any("legacy protocol version 912" in x for x in r.weights_only_reasons)
+    first = len(good) - sum(8 + s.nbytes for s in cb.storages_in(cb.cnn()).values())
+    count = struct.unpack_from("<q", good, first)[0]
+    bad_count = good[:first] + struct.pack("<q", count + 1) + good[first + 8:]
+    r = inspect_file(write(tmp_path, "c.pt", bad_count))
+    assert r.weights_only is False and any("records %d elements" % (count + 1) in x for x in r.weights_only_reasons)
