@@ -332,7 +332,7 @@ def _legacy_layout(box: Container, storages: Dict[str, Storage]) -> List[Tuple[s
     size 'storage has wrong byte size', a file that ends early an EOF; bytes after the section are never read)."""
     import struct
 
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
 
     problems: List[Tuple[str, Optional[str]]] = []
     offset = box.legacy_data_start or 0
