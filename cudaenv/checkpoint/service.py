@@ -35,7 +35,7 @@ def check_file(path: str) -> None:
                         hint="a sharded checkpoint is a folder of files: inspect one of them")
 
 
-def inspect_checkpoint(host, path: str, with_tensors: bool = False) -> Result:
+def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
     """``checkpoint inspect``: the report, read without running the file, and its exit code (0 loads here as it is,
     1 it does not, 3 unsafe, 4 inconclusive)."""
     from cudaenv.checkpoint.advice import probe_visible_gpus
@@ -52,7 +52,7 @@ def inspect_checkpoint(host, path: str, with_tensors: bool = False) -> Result:
     return Result(report, exit_code(report))
 
 
-def fix_checkpoint(host, path: str, output: Optional[str], in_place: bool = False, map_location: Optional[str] = None,
+def fix_service(host, path: str, output: Optional[str], in_place: bool = False, map_location: Optional[str] = None,
                    strip: Optional[List[str]] = None, add: Optional[str] = None, extract: Optional[str] = None,
                    trust: bool = False, python: Optional[str] = None, timeout: Optional[float] = None) -> Result:
     """``checkpoint fix``: the checks of what was asked (before anything is read), then the rewrite. Exit 0 with the

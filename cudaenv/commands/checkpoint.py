@@ -65,23 +65,23 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
-    from cudaenv.checkpoint.service import inspect_checkpoint
+    from cudaenv.checkpoint.service import inspect_service
     from cudaenv.render.checkpoint import render_inspect
     from cudaenv.render.text import terminal_width
 
-    result = inspect_checkpoint(ctx.host(args), args.file, with_tensors=args.json)
+    result = inspect_service(ctx.host(args), args.file, with_tensors=args.json)
     ctx.out.write(_json(result.report) if args.json else render_inspect(result.report, terminal_width(ctx.env)))
     return result.exit_code
 
 
 def run_fix(args: argparse.Namespace, ctx: Any) -> int:
-    from cudaenv.checkpoint.service import fix_checkpoint
+    from cudaenv.checkpoint.service import fix_service
     from cudaenv.render.checkpoint import render_fix, render_trust_warning
     from cudaenv.render.text import terminal_width
 
     if args.trust:
         ctx.err.write(render_trust_warning())
-    result = fix_checkpoint(ctx.host(args), args.file, args.output, in_place=args.in_place,
+    result = fix_service(ctx.host(args), args.file, args.output, in_place=args.in_place,
                             map_location=args.map_location, strip=args.strip_prefix, add=args.add_prefix,
                             extract=args.extract, trust=args.trust, python=getattr(args, "python", None),
                             timeout=getattr(args, "timeout", None))
