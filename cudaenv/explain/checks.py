@@ -23,8 +23,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
-from cudaenv.checkpoint.names import WRAPPER_PREFIXES as PREFIXES
+from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES, WRAPPER_PREFIXES, strip_wrappers
 
 # the wheels a capability check names when the paste shows no platform (rank's "platform" rows: linux-aarch64, ...)
 DEFAULT_PLATFORM = "linux-x86_64"
@@ -67,19 +66,9 @@ def _key_lists(text: str) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     return tuple(out["missing"]), tuple(out["unexpected"])
 
 
-def _strip(key: str) -> str:
-    changed = True
-    while changed:
-        changed = False
-        for p in PREFIXES:
-            if key.startswith(p):
-                key, changed = key[len(p):], True
-    return key
-
-
 def _extra_prefix(more: Sequence[str], fewer: Sequence[str]) -> Optional[str]:
     """The prefix every key of ``more`` has beyond the same key in ``fewer`` (None when not one prefix)."""
-    for p in PREFIXES + ("_orig_mod.module.", "module._orig_mod."):
+    for p in WRAPPER_PREFIXES + ("_orig_mod.module.", "module._orig_mod."):
         if all(k.startswith(p) for k in more) and {k[len(p):] for k in more} == set(fewer):
             return p
     return None
@@ -89,7 +78,7 @@ def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str
     """The prefix values when the key lists differ only by a prefix; None otherwise."""
     missing, unexpected = key_lists(text)
     if missing and unexpected:
-        if {_strip(k) for k in missing} != {_strip(k) for k in unexpected}:
+        if {strip_wrappers(k) for k in missing} != {strip_wrappers(k) for k in unexpected}:
             return None
         p = _extra_prefix(unexpected, missing)
         if p:
@@ -100,7 +89,7 @@ def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str
         return None
     one_side = missing or unexpected
     if one_side and not (missing and unexpected):  # only one list pasted: every key must carry the prefix
-        for p in PREFIXES:
+        for p in WRAPPER_PREFIXES:
             if all(k.startswith(p) for k in one_side):
                 side = "if_ckpt_prefixed" if unexpected else "if_model_prefixed"
                 return {"prefix": p, side: "", "key_count": str(len(one_side))}
@@ -109,7 +98,7 @@ def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str
         old = _OLD_KEY.search(text)
         key = old.group(1) if old else values.get("old_key")
         if key and "unexpected" in (old.group(0).lower() if old else "unexpected"):
-            for p in PREFIXES:
+            for p in WRAPPER_PREFIXES:
                 if key.startswith(p):
                     return {"prefix": p, "if_ckpt_prefixed": "", "key_count": "1"}
     return None

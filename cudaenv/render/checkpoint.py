@@ -132,3 +132,9 @@ def render_fix(report: FixReport, width: int = WIDTH) -> str:
             r.tensors, human_bytes(r.total_bytes), device_summary(r), keys,
             "yes" if r.weights_only else "no" if r.weights_only is False else "n/a"), width)
     return "\n".join(lines) + "\n"
+
+
+def render_trust_warning() -> str:
+    """What ``checkpoint fix --trust`` says first, on stderr."""
+    return ("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
+            "with weights_only=False, which runs any code it carries\n")
