@@ -16,4 +16,5 @@ COMMANDS = {
     "check-installer": ("cudaenv.commands.check_installer", "check a downloaded CUDA .run installer without running it"),
     "checkpoint": ("cudaenv.commands.checkpoint", "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"),
     "fleet": ("cudaenv.commands.fleet", "summarize many nodes' doctor reports: configurations, drift, failing nodes"),
+    "diff": ("cudaenv.commands.diff", "show what changed between two `cudaenv doctor --json` reports"),
 }
