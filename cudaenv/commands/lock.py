@@ -19,6 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to write (default: cuda-stack.toml; - prints it)")
     parser.add_argument("--index-base", metavar="URL",
                         help="wheel index base the torch build is pinned to, instead of %s" % TORCH_INDEX)
+    parser.add_argument("--snippets", action="store_true",
+                        help="also print what carries the choice into the project's files: a requirements file, uv's "
+                             "pyproject index pins, pixi's [system-requirements]")
 
 
 def run(args: argparse.Namespace, ctx) -> int:
@@ -26,12 +29,12 @@ def run(args: argparse.Namespace, ctx) -> int:
 
     from cudaenv.core.errors import UserError
     from cudaenv.core.text import printable
-    from cudaenv.render.stack import render_locked
+    from cudaenv.render.stack import render_locked, render_snippets
     from cudaenv.stack.service import DEFAULT_FILE, lock_stack, write_stack
 
     stack, text = lock_stack(ctx.env, ctx.host(args), args.python, args.index_base)
     if args.file == "-":
-        ctx.out.write(text)
+        ctx.out.write(text + ("\n" + render_snippets(stack) if args.snippets else ""))
         return 0
     path = args.file or DEFAULT_FILE
     try:
@@ -39,5 +42,5 @@ def run(args: argparse.Namespace, ctx) -> int:
     except OSError as exc:
         raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
                         hint="give a FILE this user can write, or - to print it") from None
-    ctx.out.write(render_locked(stack, path))
+    ctx.out.write(render_locked(stack, path) + ("\n" + render_snippets(stack) if args.snippets else ""))
     return 0

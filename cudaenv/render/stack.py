@@ -80,3 +80,23 @@ def render_against_markdown(check) -> str:
         if cmds:
             out += ["", "  ```sh"] + ["  %s" % printable(c) for c in cmds] + ["  ```", ""]
     return "\n".join(out) + "\n"
+
+
+def render_snippets(stack) -> str:
+    """What carries the stack's choice into the project's own files: a pip requirements file and uv's pyproject
+    tables (recommend's formats, :mod:`cudaenv.render.recommend`) and pixi's ``[system-requirements] cuda`` (the
+    CUDA major the solver may assume: pixi.prefix.dev, "System Requirements")."""
+    from cudaenv.render.recommend import render_pyproject, render_requirements
+    from cudaenv.stack.lock import stack_recommendation
+
+    rec = stack_recommendation(stack)
+    out: List[str] = []
+    if rec is not None:
+        out += ["# ---- requirements.txt (pip, uv pip)", render_requirements(rec).rstrip("\n")]
+        out += ["", "# ---- pyproject.toml (uv)", render_pyproject(rec).rstrip("\n")]
+    if stack.cuda_major is not None:
+        out += ["", "# ---- pixi.toml (or [tool.pixi.system-requirements] in pyproject.toml)", "[system-requirements]",
+                'cuda = "%d"' % stack.cuda_major]
+    if not out:
+        out = ["# the stack names no torch build and no CUDA major: nothing to carry into a project file"]
+    return "\n".join(printable(line) for line in "\n".join(out).split("\n")) + "\n"

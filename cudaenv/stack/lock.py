@@ -176,3 +176,19 @@ def check_stack(stack: Stack, snapshot: Any, view: Any) -> Tuple[StackDifference
             cmds = ("cudaenv use %s" % mm,) if installed else ("cudaenv install %s" % mm, "cudaenv use %s" % mm)
             out.append(StackDifference("toolkit", stack.toolkit, active, cmds))
     return tuple(out)
+
+
+def stack_recommendation(stack: Stack):
+    """The stack's torch build as a :class:`~cudaenv.recommend.records.Recommendation`, for recommend's own
+    requirements and pyproject snippets (the one home of those formats): the pins with their local tag, the
+    ``nvidia-*`` wheels among the requirements' pins, the plain pins (no local tag) for ``[project] dependencies``.
+    None when the stack names no torch."""
+    from cudaenv.recommend.records import Recommendation
+
+    if not stack.torch:
+        return None
+    tag = _local_tag(stack.torch)
+    pins = ("torch==" + stack.torch,) + tuple(stack.companions)
+    plain = tuple(p.partition("+")[0] for p in pins)
+    return Recommendation(tag or "default", stack.torch_index, stack.torch.partition("+")[0], ok=True,
+                          packages=pins + tuple(stack.wheels), plain_packages=plain)

@@ -167,3 +167,13 @@ def test_the_small_reader_is_linear_on_long_lines():
     assert_linear(parse_toml, unit="\"x\", ", head="a = [", tail="]\n")  # one long array
     assert_linear(parse_toml, unit="ab\\t", head="a = \"", tail="\"\n")  # one long string with escapes
     assert_linear(parse_toml, unit="# a comment\n\n", tail="k = 'v'\n")  # many lines
+
+
+def test_snippets_carry_the_choice_into_the_projects_files(machine, tmp_path):
+    a10g(machine)
+    r = cudaenv(machine, "lock", str(tmp_path / "s.toml"), "--snippets")
+    assert r.code == 0, r
+    req = r.out.split("# ---- requirements.txt (pip, uv pip)\n", 1)[1].split("\n\n", 1)[0]
+    assert req.splitlines()[1:] == ["--extra-index-url https://download.pytorch.org/whl/cu121", "torch==2.5.1+cu121"]
+    assert 'url = "https://download.pytorch.org/whl/cu121"' in r.out and 'torch = [{ index = "pytorch-cu121" }]' in r.out
+    assert r.out.rstrip().endswith('[system-requirements]\ncuda = "12"')
