@@ -105,3 +105,20 @@ def newest_fitting(facts: Facts, m: Machine, kind: str, known: Sequence[str]) ->
             return version
     return None
 
+
+
+def uv_auto_pick(cands: Sequence[Candidate], m: Machine, facts: Facts) -> Optional[Candidate]:
+    """The CUDA build uv's ``--torch-backend=auto`` would take: it reads only the driver (astral-sh/uv#14742;
+    crates/uv-torch/src/backend.rs offers the CUDA indexes whose minimum driver the driver meets, newest first), never
+    the GPUs' compute capability, so it takes the newest variant of this release whose CUDA the driver runs. The
+    minimums are cudaenv's table (data/cuda_drivers.json), the same NVIDIA minimums uv's table is made from. None
+    without a driver (uv then takes the CPU build)."""
+    if not m.driver:
+        return None
+    runs = []
+    for c in cands:
+        cuda = tf.variant_cuda(c.variant)
+        need = facts.min_driver(cuda, m.driver_system) if cuda else None
+        if cuda and (need is None or compare_versions(m.driver, need) >= 0):
+            runs.append(c)
+    return max(runs, key=lambda c: tf.variant_sort_key(c.variant)) if runs else None

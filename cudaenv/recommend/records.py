@@ -80,3 +80,4 @@ class Recommendation(Record):
     platform: Optional[str] = None  # linux-x86_64 | linux-aarch64 | windows-x86_64 | macos-arm64 | ...
     installed_fits: bool = False  # the installed build already runs on this machine: nothing to install
     asked_variant: Optional[str] = None  # --variant, when it was asked for
+    uv_auto: Optional[str] = None  # the build uv's --torch-backend=auto would pick instead (driver only), when it differs

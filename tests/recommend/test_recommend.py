@@ -263,6 +263,20 @@ def test_command_what_if_env_driver_and_formats(cli, fake_root, tmp_path):
         assert bad.code == 2 and "%s %s is not %s" % (flags[0], flags[1], what) in bad.err, bad
 
 
+def test_command_installer_uv_and_uv_auto(cli, fake_root, tmp_path):
+    # issue 31: --installer uv gives uv's line; the JSON names the build uv's `auto` would pick (driver only)
+    env = {"PATH": TOOLS, "CUDAENV_DRIVER_VERSION": "570.86.10", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--compute-capability", "6.1", "--torch", "2.7.1",
+              "--installer", "uv", "--json", env=env)
+    assert res.code == 0, res
+    data = res.json()
+    assert data["installer"] == "uv" and data["commands"][0].startswith("uv pip install --python ")
+    assert data["commands"][0].endswith("torch==2.7.1+cu126 --index-url https://download.pytorch.org/whl/cu126")
+    assert data["variant"] == "cu126" and data["uv_auto"] == "cu128"
+    bad = cli("torch", "recommend", "--root", str(fake_root.path), "--installer", "poetry", env=env)
+    assert bad.code == 2
+
+
 def test_command_python_version_and_variant(cli, fake_root, tmp_path):
     env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "8.6",
@@ -296,6 +310,18 @@ def test_what_a_build_lacks_is_a_flag_not_a_word_of_its_sentences():
     odd = recommend(machine("450.36.06", [("nodriver GTX 1080 Ti", "6.1")]), torch_version="2.7.1")
     assert [(a.kind, a.variant, a.driver) for a in odd.alternatives] == [(a.kind, a.variant, a.driver) for a in plain.alternatives]
     assert [a.variant for a in odd.alternatives if a.kind == "driver"] == ["cu118", "cu126"]
+
+
+def test_uv_auto_would_pick_a_build_without_kernels_for_the_gpu():
+    # issue 31: uv's --torch-backend=auto reads only the driver (astral-sh/uv#14742): on a 1080 Ti with driver 570 it
+    # would take cu128, which has no sm_61 kernels; cudaenv picks cu126 and says why
+    rec = recommend(machine("570.86.10", [GTX1080TI], "2.7.1+cpu"))
+    assert (rec.variant, rec.uv_auto) == ("cu126", "cu128")
+    assert rec.to_dict()["uv_auto"] == "cu128"
+    text = render_text(rec)
+    assert "uv's --torch-backend=auto would pick cu128" in text and "sm_61" in text and "--torch-backend=cu126" in text
+    same = recommend(machine("570.86.10", [RTX3090], "2.7.1+cpu"))  # an Ampere GPU: both pick the newest
+    assert same.uv_auto is None and "torch-backend=auto" not in render_text(same)
 
 
 # ------------------------------------------------------------------ issue 28: macOS's Python, a Jetson what-if
