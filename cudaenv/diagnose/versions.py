@@ -183,7 +183,7 @@ def gpu_arch(s, tables) -> List:
     if not arch_list:
         return []
     static = not (t.dynamic and t.arch_list)
-    from cudaenv.diagnose.visibility import visible_gpus
+    from cudaenv.model.visible import visible_gpus
 
     gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name)
             for g in visible_gpus(s) if _cap(g.compute_capability)]

@@ -141,6 +141,21 @@ def test_empty_cuda_visible_devices(machine):
     assert code == 1 and found["visible-devices-empty"]["severity"] == "error"
 
 
+@pytest.mark.parametrize("value", ["", "7"])
+def test_a_setting_that_hides_every_gpu_is_its_own_finding_never_a_cpu_plan(machine, value):
+    # an empty CUDA_VISIBLE_DEVICES (as some schedulers leave it) or one naming no GPU: the A10G decides the build
+    a10g_535(machine)
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    code, found, _ = machine.findings()
+    assert code == 1 and ("visible-devices-empty" if not value else "visible-devices-invalid") in found
+    fix = "\n".join(found["torch-missing"]["fix"])
+    assert "https://download.pytorch.org/whl/cu126" in fix and "/whl/cpu" not in fix, fix
+    machine.torch("2.13.0+cpu", None)
+    _, found, _ = machine.findings()
+    fix = "\n".join(found["torch-cpu-only"]["fix"])
+    assert "https://download.pytorch.org/whl/cu126" in fix and "/whl/cpu" not in fix, fix
+
+
 def test_two_models_without_pci_bus_order(machine):
     machine.smi(query=recorded("smi-query-titanv-5880.txt"))
     machine.torch("2.13.0+cu126", "12.6", TITANV_5880, ARCH_CU126, order=[1, 0])  # CUDA puts the faster Ada first

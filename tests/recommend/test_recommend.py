@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_pyproject, render_requirements, render_text
-from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
+from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices, replace
 
 from builders import TOOLS, recorded
 
@@ -99,9 +99,20 @@ def test_every_visible_gpu_counts():
     # hide the 1080 Ti with CUDA_VISIBLE_DEVICES=1: cu128
     rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible="1"), torch_version="2.7.1")
     assert rec.variant == "cu128"
-    # CUDA_VISIBLE_DEVICES= hides all: cpu
+    # CUDA_VISIBLE_DEVICES= hides all: the machine's GPUs decide (a setting is the user's to fix, never a CPU plan)
     rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible=""), torch_version="2.7.1")
-    assert rec.variant == "cpu" and any("hides every GPU" in n for n in rec.notes)
+    assert rec.variant is None and any("hides every GPU" in n for n in rec.notes)
+    rec = recommend(machine("575.51.03", [RTX5090], visible=""), torch_version="2.7.1")
+    assert rec.variant == "cu128" and any("hides every GPU" in n for n in rec.notes)
+
+
+@pytest.mark.parametrize("visible", ["", "7", "GPU-nope"])
+def test_a_setting_that_hides_every_gpu_never_plans_the_cpu_build(visible):
+    m = machine("575.51.03", [RTX5090], visible=None)
+    m = replace(m, visible_devices=VisibleDevices(cuda_visible_devices=visible, entries=(visible,) if visible else (),
+                                                  invalid_entry=visible or None))
+    rec = recommend(m)
+    assert rec.variant not in (None, "cpu") and rec.variant.startswith("cu"), rec
 
 
 def test_old_driver_nothing_fits_names_the_driver_upgrade_and_older_torch():
