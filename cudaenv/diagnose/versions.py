@@ -140,21 +140,45 @@ def driver_too_old(s, tables) -> List:
                 fixes,
             )
         ]
-    if bundled and drv.compare_versions(version, bundled) < 0:
+    if drv.minor_compat_only(version, t.cuda, system, tbl):
+        cubins = _all_gpus_have_cubins(s, tables)
         return [
             F(
                 "driver-minor-compat",
-                "warning",
+                "info" if cubins else "warning",
                 "torch's CUDA %s is newer than driver %s: minor-version compatibility only" % (t.cuda, version),
                 "torch %s is built with CUDA %s, whose own driver is %s; driver %s (CUDA %s) runs it through "
                 "minor-version compatibility (needs %s), with a limited feature set: PTX newer than the driver cannot "
                 "be JIT-compiled (\"the provided PTX was compiled with an unsupported toolchain\"), which hits GPUs "
-                "without a matching cubin and code that JITs PTX."
-                % (t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?"),
+                "without a matching cubin and code that JITs PTX.%s"
+                % (t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?",
+                   " Every GPU here has a cubin in this build, so torch's own kernels are not affected." if cubins else ""),
                 upgrade_driver_fix(s, bundled, t.cuda),
             )
         ]
     return []
+
+
+def _kernel_gpus(s) -> List[Tuple[str, Tuple[int, int], Optional[str]]]:
+    """(label, capability, name) of the GPUs torch's kernels must run on: the visible ones, else torch's devices."""
+    from cudaenv.model.visible import visible_gpus
+
+    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name)
+            for g in visible_gpus(s) if _cap(g.compute_capability)]
+    if not gpus and s.torch is not None:
+        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), _cap(d.capability), d.name)
+                for i, d in enumerate(s.torch.devices) if _cap(d.capability)]
+    return gpus
+
+
+def _all_gpus_have_cubins(s, tables) -> bool:
+    """True when the torch build's arch list is known and every GPU runs one of its cubins (no PTX JIT needed)."""
+    t = s.torch
+    arch_list = t.arch_list if t.dynamic and t.arch_list else static_arch_list(s, tables)
+    gpus = _kernel_gpus(s)
+    if not arch_list or not gpus:
+        return False
+    return all((tf.gpu_runs(arch_list, cap, ptx_jit_ok=False) is not None) for _, cap, _ in gpus)
 
 
 def _cap(text: Optional[str]) -> Optional[Tuple[int, int]]:
@@ -183,13 +207,7 @@ def gpu_arch(s, tables) -> List:
     if not arch_list:
         return []
     static = not (t.dynamic and t.arch_list)
-    from cudaenv.model.visible import visible_gpus
-
-    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name)
-            for g in visible_gpus(s) if _cap(g.compute_capability)]
-    if not gpus:
-        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), _cap(d.capability), d.name)
-                for i, d in enumerate(t.devices) if _cap(d.capability)]
+    gpus = _kernel_gpus(s)
     bad, jit = [], []
     for label, cap, name in gpus:
         how = tf.gpu_runs(arch_list, cap)

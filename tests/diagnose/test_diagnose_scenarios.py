@@ -207,10 +207,11 @@ def test_cu128_torch_beside_a_535_driver(machine):
     a10g_535(machine).torch("2.9.0+cu128", "12.8", A10G, ARCH_CU128)
     code, found, _ = machine.findings()
     f = found["driver-minor-compat"]
-    assert f["severity"] == "warning" and "535.247.01" in f["detail"] and "570.26" in f["detail"]
+    # the A10G runs the build's sm_86 cubin: minor-version compatibility costs torch nothing here (a note)
+    assert f["severity"] == "info" and "535.247.01" in f["detail"] and "570.26" in f["detail"]
     assert code == 0 and "driver-too-old-for-torch" not in found
     strict = machine.doctor("--strict")
-    assert strict.code == 1
+    assert strict.code == 0
 
 
 def test_cu130_torch_beside_a_535_driver(machine):
