@@ -177,7 +177,11 @@ def link_not_active(s) -> List:
         return []
     target = c.toolkit_at(s, link.resolved)
     tv = target.version if target is not None else None
+    if tv and version and c.short(tv) == c.short(version):
+        return []  # the same CUDA X.Y both ways (`cudaenv install 13.0` beside a system 13.0): builds agree
     nvcc = s.active_toolkit.nvcc if s.active_toolkit is not None and s.active_toolkit.nvcc else posixpath.join(path, "bin", "nvcc")
+    on_path = c.toolkit_at(s, path)
+    private = (on_path is not None and on_path.install_method == "cudaenv") or _in_a_home(path)
     return [
         F(
             "cuda-link-not-active",
@@ -188,14 +192,21 @@ def link_not_active(s) -> List:
             % (link.path, link.resolved, (" (CUDA %s)" % tv) if tv else "", nvcc, path, (", CUDA %s" % version) if version else "", link.path),
             [
                 _use(tv, "use the link's toolkit in this shell") if tv else None,
-                "sudo ln -sfn %s %s    # or point the link at the one on PATH (cudaenv link %s)" % (c.quote(path), c.quote(link.path), c.short(version)),
+                # the system-wide link never points into one user's home (a cudaenv install is that user's)
+                None if private or not version else
+                "cudaenv link %s    # or point the link at the one on PATH" % c.short(version),
             ],
         )
     ]
 
 
+def _in_a_home(path: Optional[str]) -> bool:
+    p = c.norm(path) or ""
+    return p == "/root" or p.startswith(("/root/", "/home/"))
+
+
 def several_on_path(s) -> List:
-    tks = c.distinct_toolkits(s, lambda t: t.on_path)
+    tks = c.distinct_toolkits(s, lambda t: t.on_path and (t.active or _bin_on_path(s, t)))
     if len(tks) < 2:
         return []
     path, version, _ = c.active_toolkit(s)
@@ -211,6 +222,18 @@ def several_on_path(s) -> List:
             [_use(keep, "keeps one toolkit on PATH, removes the others")] if keep else [],
         )
     ]
+
+
+def _bin_on_path(s, t) -> bool:
+    """The toolkit's own bin folder is on PATH (an nvcc listed there): `cudaenv use` can take it off. A toolkit
+    reached only through exec wrappers or links in a shared folder (/usr/local/bin), behind the active one, is
+    shadowed by it and is not a second toolkit on PATH."""
+    a = s.active_toolkit
+    listed = a.nvcc_on_path if a is not None else ()
+    if not listed:
+        return True  # which nvccs PATH lists is not known: its on_path flag stands
+    own = c.canonical(s, posixpath.join(t.path, "bin"))
+    return any(c.canonical(s, posixpath.dirname(n)) == own for n in listed)
 
 
 def cuda_home(s) -> List:
