@@ -132,6 +132,7 @@ class Machine:
         self.env = {"HOME": str(fake_root.path / "root")}
         self.path_in_root = []
         self.site = None
+        self.gpu_specs = ()  # (name, capability, MiB) of the fake GPUs, for a torch the model installs
 
     def smi(self, query=None, apps="", banner="", code=0, **kw):
         table = {}
@@ -211,10 +212,29 @@ class Machine:
         if len(words) == 2 and words[0] == "export":
             self.apply_shell("export " + shlex.quote(words[1]))
             return True
+        torch = next((w for w in words if w.startswith("torch==")), None)
+        if "install" in words and torch and self.gpu_specs:
+            self.install_torch(torch.split("==", 1)[1])
+            return True
         if len(words) == 4 and words[:2] == ["ln", "-sfn"]:
             self.root.link(words[3].lstrip("/"), words[2])
             return True
         return False
+
+    def install_torch(self, version):
+        """A pip install of ``torch==2.13.0+cu126``: that build (its arch list from data/torch_arch.json) replaces the
+        interpreter's torch."""
+        import shutil
+
+        from cudaenv.facts import torch as tf
+
+        release, _, variant = version.partition("+")
+        row = tf.arch_list_for(release, variant, "linux", "x86_64")
+        arch = [a for a in tf.arch_list_of(*row)] if row else []
+        site = self.tmp / "site"
+        if site.exists():
+            shutil.rmtree(site)
+        self.torch(version, tf.variant_cuda(variant), self.gpu_specs, arch)
 
     def full_env(self):
         env = dict(self.env)
@@ -254,6 +274,7 @@ def filled_in(f):
 
 
 def a10g_535(m):
+    m.gpu_specs = A10G
     return m.smi(query=recorded("diag-query-535-a10g.txt"), banner=recorded("diag-banner-535-a10g.txt"))
 
 

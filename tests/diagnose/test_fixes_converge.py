@@ -116,3 +116,21 @@ def test_the_link_fix_never_points_the_system_link_into_a_users_install(machine)
     assert "ln -sfn" not in fix and "cudaenv link" not in fix and "sudo" not in fix, fix
     assert "cudaenv use 12.1" in fix
     _converges(machine, "cuda-link-not-active")
+
+
+@pytest.mark.parametrize("installed", [None, "2.13.0+cpu", "2.7.1+cu128"])
+def test_a_torch_install_fix_converges(machine, installed):
+    # no torch, a CPU torch, a cu128 torch on a 535 driver (minor-version compatibility): the planned build, installed
+    a10g_535(machine)
+    if installed:
+        from machine import ARCH_CU128
+
+        machine.torch(installed, "12.8" if "cu" in installed else None, machine.gpu_specs, ARCH_CU128)
+    _, found, _ = machine.findings()
+    fid = next(i for i in ("torch-missing", "torch-cpu-only", "driver-minor-compat") if i in found)
+    if fid == "driver-minor-compat":
+        assert found[fid]["severity"] == "info"  # the A10G has its sm_86 cubin: nothing to fix in the build
+        return
+    _converges(machine, fid)
+    _, after, data = machine.findings()
+    assert data["torch"]["cuda_available"] is True and not warned(after)
