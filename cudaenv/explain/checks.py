@@ -263,16 +263,44 @@ def nvcc_compiles_for(release: Optional[str], cc: Tuple[int, int]) -> Optional[b
     return not (oldest is not None and cc < oldest)
 
 
+def newest_cuda_for(cc: Tuple[int, int]) -> Optional[str]:
+    """The newest CUDA major.minor the tables know whose nvcc still compiles for ``cc`` (12.9 for a Pascal sm_61:
+    13.0 dropped it), or None when none does."""
+    from cudaenv.facts.drivers import known_cuda_versions
+
+    fits = [mm for mm in known_cuda_versions() if nvcc_compiles_for(mm, cc)]
+    return fits[-1] if fits else None
+
+
+def get_toolkit_command(release: str) -> str:
+    """How to get CUDA ``release`` on a machine that lacks it: 13.x installs from NVIDIA's wheels, older ones through
+    the runfile or the distribution's repository (data/toolkit_install.json)."""
+    from cudaenv.core.version import version_key
+
+    if version_key(release)[:1] >= (13,):
+        return "cudaenv install %s" % release
+    return "cudaenv install %s --plan, or --runfile FILE" % release
+
+
 def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     from cudaenv.core.version import split_arch
+    from cudaenv.facts.drivers import known_cuda_versions
 
     arch = split_arch(values.get("arch") or "")
     out: Dict[str, str] = {}
     if arch:
-        found = first_cuda_for((arch[1], arch[2]))
+        cc = (arch[1], arch[2])
+        found = first_cuda_for(cc)
         if found:
             out["first_cuda"], out["family"] = found
-            out["arch_cc"] = "%d.%d" % (arch[1], arch[2])
+            out["arch_cc"] = "%d.%d" % cc
+            newest = newest_cuda_for(cc)
+            if newest:
+                known = known_cuda_versions()
+                newer_too = bool(known) and newest == known[-1]
+                out["pick_cuda"] = newest
+                out["cuda_range"] = ("%s or newer" % found[0]) if newer_too else ("%s to %s" % (found[0], newest))
+                out["get_cuda"] = get_toolkit_command(newest)
     return out
 
 
@@ -356,7 +384,7 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "capability_harmless": _CAPABILITY,
     "capability_too_old": _CAPABILITY,
     "capability_no_kernels": _CAPABILITY,
-    "nvcc_arch": ("first_cuda", "family", "arch_cc"),
+    "nvcc_arch": ("first_cuda", "family", "arch_cc", "pick_cuda", "cuda_range", "get_cuda"),
     "torch_wheel": ("pythons", "platforms", "local_tag"),
     "runfile": ("if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
     "cudnn_versions": ("compiled_version", "runtime_version"),

@@ -108,6 +108,27 @@ def test_nvcc_arch_names_the_first_cuda_from_the_table():
     assert dict(m.values)["first_cuda"] == row["cuda_from"]
 
 
+@pytest.mark.parametrize("arch, pick, get", [
+    ("compute_61", "12.9", "cudaenv install 12.9 --plan"),  # 13.0 refuses Pascal: the newest that still targets it
+    ("compute_37", "11.8", "cudaenv install 11.8 --plan"),  # Kepler: 12.0 dropped it
+    ("compute_120", None, "cudaenv install 13."),  # a Blackwell GPU: the newest toolkit, from NVIDIA's wheels
+])
+def test_nvcc_arch_advice_names_a_toolkit_that_targets_the_arch(arch, pick, get):
+    from cudaenv.explain.checks import nvcc_compiles_for
+    from cudaenv.core.version import cc_tuple
+
+    m = classify_error("nvcc fatal   : Unsupported gpu architecture '%s'" % arch)
+    values = dict(m.values)
+    advice = m.advice[0]
+    assert "or newer; cudaenv install %s" % values["first_cuda"] not in advice, advice
+    assert nvcc_compiles_for(values["pick_cuda"], cc_tuple(arch))
+    assert "cudaenv use %s;" % values["pick_cuda"] in advice and get in advice, advice
+    if pick:
+        assert values["pick_cuda"] == pick and "--runfile" in advice
+    else:
+        assert "--plan" not in advice
+
+
 def test_pip_names_the_pythons_of_the_release_from_the_table():
     from cudaenv.facts.torch import pythons_for
 
