@@ -98,7 +98,7 @@ def newer_than_driver(s, tables) -> List:
         drv.min_driver_for_cuda(t.version, system, tbl) and drv.compare_versions(dv, drv.min_driver_for_cuda(t.version, system, tbl)) >= 0)
         and drv.compare_versions(t.version, version) < 0]
     older.sort(key=lambda t: drv.version_tuple(t.version))
-    alt = [_use(older[-1].version)] if older else []
+    alt = [_use(older[-1].version)] if older else _older_release(dv, system, tbl)
     cap = next((g.compute_capability for g in s.gpus if g.compute_capability), None)
     sm = sm_name(cap) if cap else None
     if minimum and drv.compare_versions(dv, minimum) < 0:
@@ -130,6 +130,17 @@ def newer_than_driver(s, tables) -> List:
             )
         ]
     return []
+
+
+def _older_release(dv: str, system: str, tbl) -> List[str]:
+    """No older toolkit here: the newest CUDA release this driver runs natively, and how to get it (a driver out of
+    reach, in a container or on a shared machine, is no reason to stay without a toolkit that works)."""
+    from cudaenv.toolkit.install.plan import install_command
+
+    mm = drv.native_cuda_for_driver(dv, system, tbl)
+    if not mm:
+        return []
+    return ["%s    # CUDA %s: the newest this driver runs natively" % (install_command(mm, prose=False), mm), _use(mm)]
 
 
 def _newest(s):

@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
-from cudaenv.core.version import cc_tuple
+from cudaenv.core.version import cc_tuple, compare_pep440
 from cudaenv.facts import torch as tf
 from cudaenv.diagnose.driver import upgrade_driver_fix
 
@@ -25,11 +25,11 @@ def check(s, tables=None) -> List:
 
 
 # ------------------------------------------------------------------ the fix: which torch to install
-def recommendation(s, tables, torch_version=None):
+def recommendation(s, tables, torch_version=None, variant=None):
     """The torch decision for this snapshot, with the same facts tables as the rest of the diagnosis."""
     from cudaenv.recommend import recommend
 
-    return recommend(s, torch_version=torch_version, tables=tables)
+    return recommend(s, torch_version=torch_version, tables=tables, variant=variant)
 
 
 
@@ -50,12 +50,33 @@ def _install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Opt
     rec = recommendation(s, tables, torch_version=version)
     if rec.ok and rec.commands:
         return list(rec.commands), rec.variant
-    older = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
+    older = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version
+                  and (not version or compare_pep440(a.torch_version, version) < 0)), None)
     if older is not None:
         rec2 = recommendation(s, tables, torch_version=older.torch_version)
         if rec2.ok and rec2.commands:
             return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
     return [], None
+
+
+def reinstall_commands(s, tables) -> List[str]:
+    """The installed build again, forced (its nvidia-* libraries too), when that build fits this machine: a broken
+    import of a pinned torch is repaired before anything is upgraded. [] when it does not fit or is unknown."""
+    t = s.torch
+    version, tag = c.torch_public_version(s), tf.local_tag(t.version if t is not None else None)
+    if not version or not tag:
+        return []
+    rec = recommendation(s, tables, torch_version=version, variant=tag)
+    if not (rec.ok and rec.commands and rec.variant == tag):
+        return []
+    out = []
+    for cmd in rec.commands:
+        if " -m pip install " in cmd:
+            cmd = cmd.replace(" -m pip install ", " -m pip install --force-reinstall ", 1)
+        elif cmd.startswith("uv pip install "):
+            cmd = cmd.replace("uv pip install ", "uv pip install --reinstall ", 1)
+        out.append(cmd)
+    return out
 
 
 # ------------------------------------------------------------------ rules
@@ -75,7 +96,10 @@ def torch_import_error(s, tables) -> List:
     t = s.torch
     if t is None or not t.import_error:
         return []
-    fix, _ = install_commands(s, tables)
+    fix = reinstall_commands(s, tables)
+    other, variant = install_commands(s, tables)
+    if other and other != fix:
+        fix += (["# or, if the same build fails again, the %s build cudaenv picks for this machine:" % variant] if fix else []) + other
     first = t.import_error.strip().splitlines()[0] if t.import_error.strip() else t.import_error
     return [
         F(

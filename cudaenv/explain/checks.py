@@ -272,16 +272,6 @@ def newest_cuda_for(cc: Tuple[int, int]) -> Optional[str]:
     return fits[-1] if fits else None
 
 
-def get_toolkit_command(release: str) -> str:
-    """How to get CUDA ``release`` on a machine that lacks it: 13.x installs from NVIDIA's wheels, older ones through
-    the runfile or the distribution's repository (data/toolkit_install.json)."""
-    from cudaenv.core.version import version_key
-
-    if version_key(release)[:1] >= (13,):
-        return "cudaenv install %s" % release
-    return "cudaenv install %s --plan, or --runfile FILE" % release
-
-
 def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     from cudaenv.core.version import split_arch
     from cudaenv.facts.drivers import known_cuda_versions
@@ -300,7 +290,9 @@ def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
                 newer_too = bool(known) and newest == known[-1]
                 out["pick_cuda"] = newest
                 out["cuda_range"] = ("%s or newer" % found[0]) if newer_too else ("%s to %s" % (found[0], newest))
-                out["get_cuda"] = get_toolkit_command(newest)
+                from cudaenv.toolkit.install.plan import install_command
+
+                out["get_cuda"] = install_command(newest)
     return out
 
 

@@ -217,6 +217,19 @@ def test_torch_import_error():
     assert "libcudnn.so.9" in f.detail and f.severity == "error"
 
 
+def test_a_broken_import_of_a_pinned_torch_reinstalls_that_build_first():
+    # issue 27: torch 2.8.0+cu128 without its cuDNN wheel was "fixed" by installing torch 2.14.1, six releases later
+    t = cuda_torch(version="2.8.0+cu128", cuda="12.8", dynamic=False, cuda_available=None, devices=(), arch=(),
+                   import_error="ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory")
+    f = one(healthy(torch=t), "torch-import-error")
+    assert f.fix[0] == PY + " -m pip install --force-reinstall torch==2.8.0+cu128 --index-url https://download.pytorch.org/whl/cu128"
+    assert "2.14.1" not in "\n".join(f.fix[:1])
+    # a build that cannot run here (cu128 on a driver too old for 12.x) is not reinstalled: the fitting build is named
+    old = Driver(version="470.82.01", cuda_version="11.4", source="nvml")
+    f = one(healthy(torch=t, driver=old), "torch-import-error")
+    assert not any("--force-reinstall torch==2.8.0+cu128" in x for x in f.fix) and any("cu118" in x for x in f.fix), f.fix
+
+
 def test_cpu_torch_beside_a_gpu():
     t = Torch(python=PY, installed=True, version="2.13.0+cpu", cuda=None, dynamic=True, cuda_available=False, device_count=0,
               installer="pip")
@@ -409,6 +422,20 @@ def test_toolkit_newer_than_driver():
     f3 = one(s3, "toolkit-newer-than-driver")
     assert f3.severity == "warning" and "550.54.14" in f3.detail and "nvcc -arch=sm_80 ...  # build real code" in "\n".join(f3.fix) \
         or "nvcc -arch=sm_80" in "\n".join(f3.fix)
+
+
+def test_toolkit_newer_than_a_host_driver_offers_an_older_toolkit_that_fits():
+    # issue 27: in a container the host's driver is out of reach; only the host upgrade was offered
+    s = healthy(driver=Driver(version="550.54.15", cuda_version="12.4", source="nvml"))
+    s = replace(s, platform=replace(s.platform, container="docker"))
+    f = one(s, "toolkit-newer-than-driver")
+    fix = "\n".join(f.fix)
+    assert "host" in fix and "cudaenv install 12.4 --plan" in fix and "cudaenv use 12.4" in fix, fix
+    s = replace(s, driver=Driver(version="580.95.05", cuda_version="13.0", source="nvml"),
+                toolkits=(Toolkit(version="13.2.1", path="/usr/local/cuda-13.2", source="x", active=True, on_path=True),),
+                active_toolkit=ActiveToolkit(path="/usr/local/cuda-13.2", version="13.2.1"), cuda_symlink=None)
+    fix = "\n".join(one(s, "toolkit-newer-than-driver").fix)
+    assert "cudaenv install 13.0    #" in fix and "--plan" not in fix, fix
 
 
 def test_dangling_cuda_link():
