@@ -234,3 +234,9 @@ def driver_install_commands(s, series: Optional[str] = None, tables=None) -> Lis
 
     kind = driver_install.where(s.platform.system, s.platform.wsl)
     return list(driver_install.install_steps(kind, distro_id(s), series, table(tables, driver_install.TABLE), distro_like(s)))
+
+
+def use_fix(version, why: str = "") -> str:
+    """The shell command that switches to ``version``; the trailing comment says why, then the fish form."""
+    v = short(version)
+    return "source <(cudaenv use %s)    # %sfish: cudaenv use %s --shell fish | source" % (v, (why + "; ") if why else "", v)
