@@ -492,6 +492,17 @@ def test_gpu_memory_busy_lists_pids_owners_and_kill_commands():
     assert f.fix[0].startswith("kill 4242")
 
 
+def test_gpu_memory_busy_names_every_full_gpu():
+    # issue 27: four full GPUs were reported as GPU 0 alone (the id is reported once)
+    gpus = tuple(gpu(i, used=80000) for i in range(4))
+    procs = tuple(GpuProcess(pid=100 + i, name="python train.py", used_memory_mib=79000, gpu_index=i, state="running")
+                  for i in range(4))
+    f = one(healthy(gpus=gpus, visible_devices=all_visible(gpus), processes=procs), "gpu-memory-busy")
+    assert "0, 1, 2, 3" in f.title and all("GPU %d" % i in f.detail for i in range(4)), (f.title, f.detail)
+    assert [x.split()[1] for x in f.fix if x.startswith("kill 1")] == ["100", "101", "102", "103"]
+    assert any(x.endswith("-i 0,1,2,3") for x in f.fix)
+
+
 def test_stale_gpu_process():
     procs = (GpuProcess(pid=999, name="python", used_memory_mib=4000, gpu_index=0, state="gone"),
              GpuProcess(pid=1001, name="python", used_memory_mib=2000, gpu_index=0, state="zombie"))
