@@ -291,6 +291,35 @@ def test_signal_mid_download_leaves_nothing(index, tmp_path, sig):
     nothing_left(data)
 
 
+def test_a_later_install_removes_what_a_killed_one_left(index, cli, tmp_path):
+    # issue 27: a SIGKILLed install leaves .13.0.2.tmp-* (up to 256 MB) and its lock; nothing removed them
+    data = tmp_path / "data"
+    left = data / "toolkits" / ".13.0.2.tmp-killed"
+    (left / "wheels").mkdir(parents=True)
+    (left / "wheels" / "part.whl").write_bytes(b"x" * 1000)
+    (data / "toolkits" / ".13.0.2.lock").write_text("")
+    (data / "toolkits" / ".12.8.1.rm-killed").mkdir()  # a killed removal too
+    assert cli("install", "13.0", env=index.env(data)).code == 0
+    nothing_left_but(data, ["13.0.2"])
+
+
+def test_a_live_installs_staging_folder_is_never_removed(tmp_path):
+    import fcntl
+
+    from cudaenv.toolkit.install.apply import clean_stale
+
+    base = tmp_path / "toolkits"
+    (base / ".13.0.2.tmp-live").mkdir(parents=True)
+    (base / ".12.9.1.tmp-dead").mkdir()
+    fd = os.open(str(base / ".13.0.2.lock"), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # an install of 13.0.2 is running
+        assert clean_stale(str(base)) == [".12.9.1.tmp-dead"]
+        assert (base / ".13.0.2.tmp-live").is_dir()
+    finally:
+        os.close(fd)
+
+
 def test_two_installs_at_once_one_waits_then_a_third_finds_it_installed(index, tmp_path):
     data = tmp_path / "data"
     started = tmp_path / "downloading"
