@@ -75,6 +75,17 @@ def _strip(key: str) -> str:
     return key
 
 
+TOLERATED = (".num_batches_tracked",)  # BatchNorm fills a missing counter itself: torch never lists it as missing
+
+
+def _tolerated(keys: Sequence[str], other: Sequence[str]) -> Tuple[str, ...]:
+    """``keys`` less those a module fills in when absent (BatchNorm's ``num_batches_tracked``) that have no partner in
+    ``other``: loading DataParallel's state_dict into a bare model with BatchNorm lists ``module.bn.num_batches_tracked``
+    as unexpected but never ``bn.num_batches_tracked`` as missing."""
+    partners = {_strip(k) for k in other}
+    return tuple(k for k in keys if not (k.endswith(TOLERATED) and _strip(k) not in partners))
+
+
 def _extra_prefix(more: Sequence[str], fewer: Sequence[str]) -> Optional[str]:
     """The prefix every key of ``more`` has beyond the same key in ``fewer`` (None when not one prefix)."""
     for p in PREFIXES + ("_orig_mod.module.", "module._orig_mod."):
@@ -87,6 +98,7 @@ def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str
     """The prefix values when the key lists differ only by a prefix; None otherwise."""
     missing, unexpected = key_lists(text)
     if missing and unexpected:
+        missing, unexpected = _tolerated(missing, unexpected), _tolerated(unexpected, missing)
         if {_strip(k) for k in missing} != {_strip(k) for k in unexpected}:
             return None
         p = _extra_prefix(unexpected, missing)

@@ -87,6 +87,25 @@ def test_prefix_in_either_direction_and_only_when_the_lists_differ_by_it():
     assert ids == "state-dict-mismatch" and values["nested_key"] == "state_dict"
 
 
+def test_a_batchnorm_counter_listed_on_one_side_only_is_still_the_prefix_case():
+    # issue 27: m.load_state_dict(nn.DataParallel(m).state_dict()) for a model with BatchNorm: torch lists
+    # module.bn.num_batches_tracked as unexpected but never bn.num_batches_tracked as missing (BatchNorm's
+    # _load_from_state_dict fills a missing counter); the same for torch.compile's _orig_mod.
+    head = 'RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: %s. \n\tUnexpected key(s) in state_dict: %s. '
+    plain = ["conv.weight", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var", "fc.weight"]
+    for prefix in ("module.", "_orig_mod."):
+        wrapped = [prefix + k for k in plain] + [prefix + "bn.num_batches_tracked"]
+        ids, values = _classify(head % (", ".join('"%s"' % k for k in plain), ", ".join('"%s"' % k for k in wrapped)))
+        assert ids == "state-dict-prefix" and values["prefix"] == prefix and "if_ckpt_prefixed" in values, (ids, values)
+        # the other way round: a wrapped model, a plain checkpoint
+        ids, values = _classify(head % (", ".join('"%s"' % (prefix + k) for k in plain),
+                                        ", ".join('"%s"' % k for k in plain + ["bn.num_batches_tracked"])))
+        assert ids == "state-dict-prefix" and values["prefix"] == prefix and "if_model_prefixed" in values, (ids, values)
+    # a counter with nothing else of its module on the other side is still a mismatch
+    ids, _ = _classify(head % ('"fc.weight"', '"module.fc.weight", "module.bn2.num_batches_tracked", "module.bn2.weight"'))
+    assert ids == "state-dict-mismatch"
+
+
 def test_prefix_advice_strips_only_the_keys_that_have_it():
     m = classify_error('Missing key(s) in state_dict: "a.w". \n\tUnexpected key(s) in state_dict: "module.a.w". ')
     assert any('if k.startswith("module.") else k' in a for a in m.advice)
