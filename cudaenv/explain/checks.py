@@ -331,14 +331,30 @@ def torch_wheel(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     return out
 
 
+MAKESELF = ("verifying archive integrity", "ensure there is enough space in /tmp", "checksums", "unexpected archive size",
+            ".run:", "decompression failed", "extraction failed")  # a self-extracting installer (makeself) said it
+
+
 def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """Which advice fits: makeself always prints its "Ensure there is enough space in /tmp and that the installation
+    package is not corrupt" line, so /tmp is full only where the text says so on its own (no space left, or that
+    line without a damaged-data sign); a damaged or wrong file gets check-installer for any makeself installer."""
     low = text.lower()
-    if "enough space" in low or "no space left on device" in low:
-        return {"if_tmp_full": ""}
-    cuda = "cuda" in low or "nvidia" in low
-    if "<!doctype" in low or "<html" in low:
-        return {"if_html": "", "if_cuda": ""} if cuda else {"if_html": ""}
-    return {"if_corrupt": "", "if_cuda": ""} if cuda else {"if_corrupt": "", "if_not_cuda": ""}
+    makeself = any(m in low for m in MAKESELF)
+    cuda = "cuda" in low or "nvidia" in low or makeself
+    damaged = any(m in low for m in ("invalid compressed data", "not in gzip format", "unexpected end of file", "crc error",
+                                     "checksums", "unexpected archive size", "syntax error", "not look like a tar"))
+    out: Dict[str, str] = {}
+    if "no space left on device" in low or ("enough space" in low and not damaged):
+        out["if_tmp_full"] = ""  # a full /tmp fails writes; it does not damage gzip data
+        if not damaged:
+            return out
+    if "<!doctype" in low or "<html" in low or "syntax error: newline unexpected" in low:
+        out["if_html"] = ""  # an HTML page run by sh: dash stops at its first line's '<'
+    else:
+        out["if_corrupt"] = ""
+    out.update({"if_cuda": ""} if cuda else {"if_not_cuda": ""})
+    return out
 
 
 def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from builders import TESTS
+from builders import TESTS, recorded
 from cudaenv.explain import classify_error, known_ids
 from cudaenv.explain.checks import CHECKS, PROVIDES
 from cudaenv.core.resources import load_table
@@ -223,3 +223,22 @@ def test_key_lists_are_bounded_on_a_huge_paste():
     missing, unexpected = key_lists(huge + "Unexpected key(s) in state_dict: " + '"' + 'x' * 300_000)
     assert time.process_time() - start < 2.0
     assert 0 < len(missing) <= 5_000 and unexpected == []
+
+
+def test_makeself_failures_lead_to_check_installer():
+    # issue 27: makeself always prints its space line, so a damaged CUDA runfile got only "/tmp is full" advice.
+    # The two lines as makeself 2.1.x prints them after gzip fails (its MS_Check/extraction messages).
+    text = ("gzip: stdin: invalid compressed data--format violated\n"
+            "Extraction failed.\nEnsure there is enough space in /tmp and that the installation package is not corrupt\n")
+    m = classify_error(text)
+    advice = "\n".join(m.advice)
+    # the data is damaged (a full /tmp fails writes, it does not corrupt gzip data): the file is the suspect
+    assert m.id == "runfile-corrupt" and "cudaenv check-installer FILE" in advice and "df -h /tmp" not in advice, advice
+    # only the space line, no damaged data: /tmp is the suspect, not the file
+    full = classify_error("tar: ./builds/cuda: Cannot write: No space left on device\n"
+                          "Extraction failed.\nEnsure there is enough space in /tmp and that the installation package is not corrupt\n")
+    assert "df -h /tmp" in "\n".join(full.advice) and "check-installer" not in "\n".join(full.advice)
+    for name in ("err-runfile-corrupt-2.txt", "err-runfile-corrupt-3.txt", "err-runfile-corrupt-4.txt"):
+        m = classify_error(recorded(name))
+        assert m.id == "runfile-corrupt" and "cudaenv check-installer FILE" in "\n".join(m.advice), name
+    assert "web page" in "\n".join(classify_error(recorded("err-runfile-corrupt-4.txt")).advice)
