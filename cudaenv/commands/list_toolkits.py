@@ -35,5 +35,7 @@ def run(args, ctx) -> int:
 
         ctx.out.write(dumps(render.toolkits_to_json(state, notes)))
     else:
-        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system))
+        from cudaenv.render.text import terminal_width
+
+        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system, width=terminal_width(ctx.env)))
     return 0
