@@ -258,35 +258,10 @@ def first_cuda_for(cc: Tuple[int, int]) -> Optional[Tuple[str, str]]:
     return first_nvcc(cc)
 
 
-def nvcc_compiles_for(release: Optional[str], cc: Tuple[int, int]) -> Optional[bool]:
-    """Whether the nvcc of CUDA ``release`` compiles for compute capability ``cc``: it is at least the first CUDA
-    that knows ``cc`` (``data/cuda_arch.json``) and ``cc`` is not older than its oldest target
-    (``data/toolkit_install.json``'s nvcc_arch rows); None when the tables or the version do not say."""
-    from cudaenv.toolkit.install.precheck import oldest_cc
-    from cudaenv.core.version import cc_tuple, compare_versions, major_minor
-
-    found = first_cuda_for(cc)
-    mm = major_minor(release) if release else None
-    if found is None or mm is None:
-        return None
-    if compare_versions(mm, found[0]) < 0:
-        return False
-    oldest = cc_tuple(oldest_cc(mm) or "")
-    return not (oldest is not None and cc < oldest)
-
-
-def newest_cuda_for(cc: Tuple[int, int]) -> Optional[str]:
-    """The newest CUDA major.minor the tables know whose nvcc still compiles for ``cc`` (12.9 for a Pascal sm_61:
-    13.0 dropped it), or None when none does."""
-    from cudaenv.facts.drivers import known_cuda_versions
-
-    fits = [mm for mm in known_cuda_versions() if nvcc_compiles_for(mm, cc)]
-    return fits[-1] if fits else None
-
-
 def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     from cudaenv.core.version import split_arch
     from cudaenv.facts.drivers import known_cuda_versions
+    from cudaenv.toolkit.install.precheck import newest_cuda_for
 
     arch = split_arch(values.get("arch") or "")
     out: Dict[str, str] = {}

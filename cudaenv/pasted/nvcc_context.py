@@ -1,6 +1,6 @@
 """``nvcc fatal : Unsupported gpu architecture 'compute_89'`` against this machine's toolkits (pure).
 
-Which toolkits here compile for that architecture (:func:`cudaenv.explain.checks.nvcc_compiles_for`: the first CUDA
+Which toolkits here compile for that architecture (:func:`cudaenv.toolkit.install.precheck.nvcc_compiles_for`: the first CUDA
 that knows it, ``data/cuda_arch.json``, and the oldest one each CUDA still builds for, ``data/toolkit_install.json``)
 and which toolkit each way of picking nvcc gives:
 
@@ -59,7 +59,8 @@ def nvcc_context(s: Snapshot, arch: Optional[str]) -> Optional[NvccContext]:
     """The ``nvcc`` kind of :mod:`cudaenv.pasted.context`, from the toolkit part of a Snapshot (None when ``arch`` is
     no architecture cudaenv's tables know)."""
     from cudaenv.diagnose import _common as c
-    from cudaenv.explain.checks import first_cuda_for, nvcc_arch, nvcc_compiles_for
+    from cudaenv.explain.checks import first_cuda_for, nvcc_arch
+    from cudaenv.toolkit.install.precheck import nvcc_compiles_for
     from cudaenv.core.version import cc_tuple, split_arch
 
     cc = cc_tuple(arch) if arch and split_arch(arch) else None

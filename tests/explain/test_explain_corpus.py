@@ -133,7 +133,7 @@ def test_nvcc_arch_names_the_first_cuda_from_the_table():
     ("compute_120", None, "cudaenv install 13."),  # a Blackwell GPU: the newest toolkit, from NVIDIA's wheels
 ])
 def test_nvcc_arch_advice_names_a_toolkit_that_targets_the_arch(arch, pick, get):
-    from cudaenv.explain.checks import nvcc_compiles_for
+    from cudaenv.toolkit.install.precheck import nvcc_compiles_for
     from cudaenv.core.version import cc_tuple
 
     m = classify_error("nvcc fatal   : Unsupported gpu architecture '%s'" % arch)

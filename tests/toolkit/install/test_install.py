@@ -578,3 +578,27 @@ def test_a_runfile_of_another_release_than_the_spec_is_refused_unrun(cli, tmp_pa
     r = cli("install", "12.1", "--runfile", str(runfile), env={"PATH": RUN_TOOLS, "CUDAENV_DATA_DIR": str(data)})
     assert r.code != 0 and "holds CUDA 12.4.1, not 12.1" in r.err + r.out
     assert not log.exists()
+
+
+@pytest.mark.parametrize("root, sudo, prefixed", [(True, False, False), (True, True, False), (False, True, True),
+                                                  (False, False, False)])
+def test_plan_prints_sudo_only_where_it_is_needed_and_present(cli, tmp_path, monkeypatch, root, sudo, prefixed):
+    # issue 27: `install --plan` printed sudo for root on a machine without sudo
+    from cudaenv.model.snapshot import Platform
+    from cudaenv.probes import platform as probe
+    from cudaenv.toolkit import sudo as sudo_rule
+
+    monkeypatch.setattr(probe, "probe_platform", lambda host, notes: Platform(
+        system="linux", distro="Ubuntu 22.04.4 LTS", distro_id="ubuntu", distro_version="22.04", machine="x86_64"))
+    monkeypatch.setattr(sudo_rule, "is_root", lambda: root)
+    path = TOOLS
+    if sudo:
+        fake = tmp_path / "bin"
+        fake.mkdir()
+        (fake / "sudo").write_text("#!/bin/sh\nexit 0\n")
+        (fake / "sudo").chmod(0o755)
+        path = "%s:%s" % (fake, TOOLS)
+    r = cli("install", "12.4", "--plan", env={"PATH": path})
+    assert r.code == 0, r.err
+    assert ("sudo apt-get install cuda-toolkit-12-4" in r.out) == prefixed, r.out
+    assert "apt-get install cuda-toolkit-12-4" in r.out and ("sudo" in r.out) == prefixed
