@@ -10,6 +10,13 @@ from cudaenv.facts import drivers as drv
 BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")
 
 
+def sudo(s) -> str:
+    """``"sudo "`` before a command that needs root, except where the doctor ran as root or no sudo is installed
+    (root in a container gets the bare command); ``"sudo "`` where that is not known (``--root``, an old report)."""
+    p = s.platform
+    return "" if p.root_user or p.sudo is False else "sudo "
+
+
 def make(section: str):
     """A finding builder bound to one section: ``F(id, severity, title, detail, fix)``."""
 

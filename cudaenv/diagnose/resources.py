@@ -58,10 +58,11 @@ def busy(s) -> List:
         fix += ["kill %d    # %s" % (p.pid, _short_name(p)) for p in running]
         killed.update(p.pid for p in running)
         if not procs:
-            fix.append("sudo fuser -v /dev/nvidia%d    # who has the GPU open" % g.index)
+            fix.append("%sfuser -v /dev/nvidia%d    # who has the GPU open" % (c.sudo(s), g.index))
     if killed:
         pids = " ".join(str(p) for p in sorted(killed))
-        fix.append("kill -9 %s    # if %s not exit; sudo for another user's" % (pids, "it does" if len(killed) == 1 else "they do"))
+        fix.append("kill -9 %s    # if %s not exit%s" % (pids, "it does" if len(killed) == 1 else "they do",
+                                                       "; sudo for another user's" if c.sudo(s) else ""))
     indices = ",".join(str(g.index) for g in full)
     fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %s" % indices)
     if len(full) == 1:
@@ -83,9 +84,9 @@ def stale(s) -> List:
         if p.state == "zombie":
             fix.append("kill -9 $(ps -o ppid= -p %d)    # a zombie frees its GPU memory when its parent reaps it" % p.pid)
         else:
-            fix.append("sudo fuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device" % p.pid)
+            fix.append("%sfuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device" % (c.sudo(s), p.pid))
             if not s.platform.container:  # a container's GPU is shared: never reset it under other containers' jobs
-                fix.append("sudo nvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % gpu)
+                fix.append("%snvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % (c.sudo(s), gpu))
     return [
         F(
             "stale-gpu-process",

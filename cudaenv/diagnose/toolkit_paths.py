@@ -27,10 +27,10 @@ def link_dangling(s) -> List:
     target = path if path and c.norm(path) != c.norm(link.path) else (_newest(s).path if _newest(s) else None)
     fix = []
     if link.alternatives:
-        fix.append("sudo update-alternatives --config cuda")
+        fix.append("%supdate-alternatives --config cuda" % c.sudo(s))
     if target:
-        fix.append("sudo ln -sfn %s %s    # or: cudaenv link %s" % (c.quote(target), c.quote(link.path), c.short(version) if version and path == target else target))
-    fix.append("sudo rm %s    # if no toolkit should be the default" % c.quote(link.path))
+        fix.append("%sln -sfn %s %s    # or: cudaenv link %s" % (c.sudo(s), c.quote(target), c.quote(link.path), c.short(version) if version and path == target else target))
+    fix.append("%srm %s    # if no toolkit should be the default" % (c.sudo(s), c.quote(link.path)))
     return [
         F(
             "cuda-link-dangling",

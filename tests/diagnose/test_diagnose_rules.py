@@ -677,3 +677,17 @@ def test_wsl2_linux_driver_removal_is_the_distros_row(distro, removes):
         assert any(x.startswith(removes) for x in fix) and any(x.startswith("dpkg -l | grep") for x in fix)
     else:
         assert not any("apt-get" in x for x in fix) and any("package manager" in x for x in fix)
+
+
+def test_sudo_is_printed_only_where_it_is_needed_and_present():
+    # issue 27: gpu-memory-busy (and the link fixes) printed sudo for root in a container without sudo
+    g = replace(A100, memory_used_mib=80000)
+    stale = GpuProcess(pid=999, name="python", used_memory_mib=4000, gpu_index=0, state="gone")
+    base = healthy(gpus=(g,), processes=(stale,), cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-12.4",
+                                                                         dangling=True))
+    for root_user, sudo, printed in ((None, None, True), (False, True, True), (True, False, False), (True, True, False),
+                                     (False, False, False)):
+        s = replace(base, platform=replace(base.platform, root_user=root_user, sudo=sudo))
+        fixes = [x for fid in ("gpu-memory-busy", "stale-gpu-process", "cuda-link-dangling") for x in one(s, fid).fix]
+        assert any(x.startswith("sudo ") for x in fixes) == printed, (root_user, sudo, fixes)
+        assert any("fuser -v /dev/nvidia0" in x or "fuser -v /dev/nvidia*" in x for x in fixes)
