@@ -5,7 +5,7 @@ import posixpath
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
-from cudaenv.facts import drivers as drv
+from cudaenv.core.version import compare_versions, version_key
 
 F = c.make("toolkits")
 
@@ -13,7 +13,7 @@ F = c.make("toolkits")
 def _newest(s):
     best = None
     for t in s.toolkits:
-        if drv.version_tuple(t.version) and (best is None or drv.compare_versions(t.version, best.version) > 0):
+        if version_key(t.version) and (best is None or compare_versions(t.version, best.version) > 0):
             if c.norm(t.path) != c.norm(s.cuda_symlink.path if s.cuda_symlink else None):
                 best = t
     return best

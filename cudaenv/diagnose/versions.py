@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
-from cudaenv.core.version import cc_tuple, compare_pep440
+from cudaenv.core.version import cc_tuple, compare_versions
 from cudaenv.facts import torch as tf
 from cudaenv.diagnose.driver import upgrade_driver_fix
 
@@ -25,37 +25,23 @@ def check(s, tables=None) -> List:
 
 
 # ------------------------------------------------------------------ the fix: which torch to install
-def recommendation(s, tables, torch_version=None, variant=None):
-    """The torch decision for this snapshot, with the same facts tables as the rest of the diagnosis."""
-    from cudaenv.recommend import recommend
-
-    return recommend(s, torch_version=torch_version, tables=tables, variant=variant)
-
-
-
-
 def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
     """(commands, variant) that put the right torch into the probed interpreter. Beside a PEP 668 system Python the
-    decision itself gives the one venv recipe (cudaenv.recommend.install.venv_recipe), as `torch recommend` and `fix` do."""
-    return _install_commands(s, tables, reinstall)
-
-
-def _install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
-    """(commands, variant) that put the right torch into the probed interpreter.
+    decision itself gives the one venv recipe (cudaenv.recommend.install.venv_recipe), as `torch recommend` and `fix` do.
 
     recommend() decides: the installed torch version first; when no build of it fits this
     machine, the newest older torch it names that does ("cu118 (torch 2.7.1)"); nothing when nothing fits.
     """
-    version = c.torch_public_version(s)
-    rec = recommendation(s, tables, torch_version=version)
+    from cudaenv.recommend.decide import decide, nearest_release
+    from cudaenv.recommend.request import request_from_snapshot
+
+    req = request_from_snapshot(s, c.torch_public_version(s))
+    rec = decide(req, None, tables)
     if rec.ok and rec.commands:
         return list(rec.commands), rec.variant
-    older = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version
-                  and (not version or compare_pep440(a.torch_version, version) < 0)), None)
-    if older is not None:
-        rec2 = recommendation(s, tables, torch_version=older.torch_version)
-        if rec2.ok and rec2.commands:
-            return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
+    older = nearest_release(req, rec, None, tables)
+    if older is not None and older.ok and older.commands:
+        return list(older.commands), "%s (torch %s)" % (older.variant, older.torch_version)
     return [], None
 
 
@@ -66,7 +52,10 @@ def reinstall_commands(s, tables) -> List[str]:
     version, tag = c.torch_public_version(s), tf.local_tag(t.version if t is not None else None)
     if not version or not tag:
         return []
-    rec = recommendation(s, tables, torch_version=version, variant=tag)
+    from cudaenv.recommend.decide import decide
+    from cudaenv.recommend.request import request_from_snapshot
+
+    rec = decide(request_from_snapshot(s, version, variant=tag), None, tables)
     if not (rec.ok and rec.commands and rec.variant == tag):
         return []
     out = []
@@ -145,7 +134,7 @@ def driver_too_old(s, tables) -> List:
     tbl = c.table(tables)
     minimum = drv.min_driver_for_cuda(t.cuda, system, tbl)
     bundled = drv.toolkit_driver(t.cuda, system, tbl)
-    if minimum and drv.compare_versions(version, minimum) < 0:
+    if minimum and compare_versions(version, minimum) < 0:
         top = drv.max_cuda_for_driver(version, system, tbl)
         fix, variant = install_commands(s, tables)
         fixes = upgrade_driver_fix(s, bundled or minimum, t.cuda)
@@ -187,11 +176,11 @@ def _kernel_gpus(s) -> List[Tuple[str, Tuple[int, int], Optional[str]]]:
     """(label, capability, name) of the GPUs torch's kernels must run on: the visible ones, else torch's devices."""
     from cudaenv.model.visible import visible_gpus
 
-    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name)
-            for g in visible_gpus(s) if _cap(g.compute_capability)]
+    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), cc_tuple(g.compute_capability), g.name)
+            for g in visible_gpus(s) if cc_tuple(g.compute_capability)]
     if not gpus and s.torch is not None:
-        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), _cap(d.capability), d.name)
-                for i, d in enumerate(s.torch.devices) if _cap(d.capability)]
+        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), cc_tuple(d.capability), d.name)
+                for i, d in enumerate(s.torch.devices) if cc_tuple(d.capability)]
     return gpus
 
 
@@ -203,10 +192,6 @@ def _all_gpus_have_cubins(s, tables) -> bool:
     if not arch_list or not gpus:
         return False
     return all((tf.gpu_runs(arch_list, cap, ptx_jit_ok=False) is not None) for _, cap, _ in gpus)
-
-
-def _cap(text: Optional[str]) -> Optional[Tuple[int, int]]:
-    return cc_tuple(text)
 
 
 def static_arch_list(s, tables=None) -> Optional[Tuple[str, ...]]:
@@ -263,7 +248,7 @@ def gpu_arch(s, tables) -> List:
     elif jit and c.driver_version(s):
         bundled = drv.toolkit_driver(t.cuda, c.driver_system(s), c.table(tables))
         version = c.driver_version(s)
-        if bundled and drv.compare_versions(version, bundled) < 0:
+        if bundled and compare_versions(version, bundled) < 0:
             label, cap, how = jit[0]
             out.append(
                 F(

@@ -15,6 +15,7 @@ class ReportView(Record):
     driver_cuda: Optional[str] = None  # nvidia-smi's "CUDA Version", else what that driver ships (data/cuda_drivers.json)
     torch_min_driver: Optional[str] = None  # the minimum driver for torch's CUDA (minor-version compatibility)
     static_arch_list: Optional[Tuple[str, ...]] = None  # torch's arch list from data/torch_arch.json when not imported
+    checklist: Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]] = None  # (checklist row, the finding ids it shows)
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
@@ -22,9 +23,10 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
     from cudaenv.diagnose import _common as c
     from cudaenv.diagnose.versions import static_arch_list
     from cudaenv.facts import drivers as drv
+    from cudaenv.facts.findings import checklist
 
     s = snapshot
     system = c.driver_system(s)
     t = s.torch
     need = drv.min_driver_for_cuda(t.cuda, system) if t is not None and t.installed and t.cuda else None
-    return ReportView(c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables))
+    return ReportView(c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables), checklist())
