@@ -76,7 +76,7 @@ def test_explains_shared_ids_are_doctor_findings():
 
 
 @pytest.mark.parametrize("module, names", [
-    ("recommend/fix_plan.py", ("FIXABLE",)),
+    ("fix/plan.py", ("FIXABLE",)),  # recommend/fix_plan.py before the layer tree moved it
     ("pasted/__init__.py", ("PASTE_FINDINGS",)),
 ])
 def test_no_second_list_of_finding_attributes(module, names):
