@@ -12,7 +12,8 @@ import pytest
 
 from cudaenv.diagnose import diagnose
 from cudaenv.facts import torch as tf
-from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, TorchDevice, VisibleDevices, replace
+from cudaenv.model.record import replace
+from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, TorchDevice, VisibleDevices
 from cudaenv.recommend import recommend
 
 PY = "/venv/bin/python"

@@ -5,7 +5,8 @@ from hypothesis import given, settings, strategies as st
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_pyproject, render_requirements, render_text
-from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices, replace
+from cudaenv.model.record import replace
+from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
 
 from builders import TOOLS, recorded
 
