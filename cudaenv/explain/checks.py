@@ -292,21 +292,20 @@ def torch_wheel(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     return out
 
 
-MAKESELF = ("verifying archive integrity", "ensure there is enough space in /tmp", "checksums", "unexpected archive size",
-            ".run:", "decompression failed", "extraction failed")  # a self-extracting installer (makeself) said it
+MAKESELF = ("verifying archive integrity", "enough space in /tmp", "checksums", "archive size", ".run:", "extraction failed")
 
 
 def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
-    """Which advice fits: makeself always prints its "Ensure there is enough space in /tmp and that the installation
-    package is not corrupt" line, so /tmp is full only where the text says so on its own (no space left, or that
-    line without a damaged-data sign); a damaged or wrong file gets check-installer for any makeself installer."""
+    """Which advice fits: makeself always prints its space line, so /tmp is full only without a damaged-data sign."""
     low = text.lower()
+    if "/dev/tty: no such device or address" in low:
+        return {"if_no_tty": ""}
     makeself = any(m in low for m in MAKESELF)
     cuda = "cuda" in low or "nvidia" in low or makeself
     damaged = any(m in low for m in ("invalid compressed data", "not in gzip format", "unexpected end of file", "crc error",
                                      "checksums", "unexpected archive size", "syntax error", "not look like a tar"))
     out: Dict[str, str] = {}
-    if "no space left on device" in low or ("enough space" in low and not damaged):
+    if "no space left on device" in low or (("enough space" in low or "error occurred during extraction" in low) and not damaged):
         out["if_tmp_full"] = ""  # a full /tmp fails writes; it does not damage gzip data
         if not damaged:
             return out
@@ -338,6 +337,20 @@ def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]
     return out
 
 
+_DISTRIBUTED = ("torch.distributed", "init_process_group", "tcpstore", "rendezvous", "torchrun", "master_port", "master_addr",
+                "gloo", "nccl", "dist_url", "dist-url", "distributed", "processgroup", "multiprocessing", "29500", "deepspeed",
+                "accelerate launch", "\u5206\u5e03\u5f0f")  # the last: "distributed" in Chinese
+
+
+def distributed(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """torch's own rendezvous messages (the server socket, EADDRINUSE) are the rendezvous port; the bare 'Address
+    already in use' only when the text is about distributed training (a web server's is not torch's)."""
+    low = text.lower()
+    if "server socket has failed" in low or "eaddrinuse" in low:
+        return {}
+    return {} if any(word in low for word in _DISTRIBUTED) else None
+
+
 def flags(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     """Each ``is_X`` group that matched becomes the flag ``if_X``."""
     return {"if_" + key[3:]: "" for key, value in values.items() if key.startswith("is_") and value}
@@ -354,6 +367,7 @@ CHECKS: Dict[str, Callable[[Dict[str, str], str], Optional[Dict[str, str]]]] = {
     "runfile": runfile,
     "cudnn_versions": cudnn_versions,
     "flags": flags,
+    "distributed": distributed,
 }
 
 
@@ -367,9 +381,10 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "capability_no_kernels": _CAPABILITY,
     "nvcc_arch": ("first_cuda", "family", "arch_cc", "pick_cuda", "cuda_range", "get_cuda"),
     "torch_wheel": ("pythons", "platforms", "local_tag"),
-    "runfile": ("if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
+    "runfile": ("if_no_tty", "if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
     "cudnn_versions": ("compiled_version", "runtime_version"),
-    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps"),
+    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps", "if_wrong_arch", "if_broken"),
+    "distributed": (),
 }
 
 
