@@ -236,7 +236,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
                                     t.storage.key if t.storage else None, t.offset) for p, t in an.entries) if with_tensors else ()
     report = CheckpointReport(
         box.path, box.format, box.size, whole_module=whole, archive_prefix=box.prefix, markers=tuple(box.markers.items()),
-        kind=kind, structure=structure, tensors=len(an.tensors), storages=len(storages), total_bytes=total,
+        kind=kind, structure=structure, key_count=len(pairs_of(res.root)), tensors=len(an.tensors), storages=len(storages), total_bytes=total,
         dtypes=tuple(DtypeCount(k, n) for k, n in sorted(dtypes.items(), key=lambda x: (-x[1], x[0]))), devices=tuple(dev_counts),
         prefixes=tuple(prefixes), globals=grefs, weights_only=weights_only and not any(p in blocking for p in problems),
         weights_only_reasons=tuple(reasons + [p for p in problems if p in blocking]), mended_by_fix=_mended(problems, blocking),

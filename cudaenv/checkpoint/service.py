@@ -1,7 +1,7 @@
 """The checkpoint service: what ``cudaenv checkpoint inspect`` and ``fix`` call, once each. It does the I/O around
 the readers (the file checks, this machine's visible GPUs through ``Host``, the writes of fix) and returns a
 :class:`Result`: the record to render and the exit code, taken from the record (the verdict's kind for inspect:
-:func:`cudaenv.checkpoint.verdict.exit_code`; never from a sentence). Refusals are :class:`UserError`."""
+:func:`cudaenv.checkpoint.verdict.inspect_exit_code`; never from a sentence). Refusals are :class:`UserError`."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
     1 it does not, 3 unsafe, 4 inconclusive)."""
     from cudaenv.checkpoint.advice import probe_visible_gpus
     from cudaenv.checkpoint.analyze import inspect_file
-    from cudaenv.checkpoint.verdict import exit_code
+    from cudaenv.checkpoint.verdict import inspect_exit_code
     from cudaenv.core.text import printable
 
     check_file(path)
@@ -49,7 +49,7 @@ def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
         report = inspect_file(path, visible, with_tensors=with_tensors)
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
-    return Result(report, exit_code(report))
+    return Result(report, inspect_exit_code(report))
 
 
 def fix_service(host, path: str, output: Optional[str], in_place: bool = False, map_location: Optional[str] = None,

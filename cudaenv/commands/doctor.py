@@ -81,8 +81,11 @@ def run(args: argparse.Namespace, ctx) -> int:
     else:
         from cudaenv.render.report import render_report
 
+        from cudaenv.render.text import terminal_width
+
         color = ctx.color and not args.output
-        text = render_report(snapshot, findings, color=color, verbose=args.verbose, view=build_view(snapshot))
+        width = terminal_width(ctx.env) if not args.output else 80  # a file keeps the documented 80 columns
+        text = render_report(snapshot, findings, color=color, verbose=args.verbose, view=build_view(snapshot), width=width)
         if against is not None:
             from cudaenv.render.stack import render_against_text
 

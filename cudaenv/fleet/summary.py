@@ -222,7 +222,9 @@ class Summarizer:
         self._configs[config] = self._configs.get(config, 0) + 1
         for counts, value in zip(self._dims, config):
             counts[value] = counts.get(value, 0) + 1
-        name = _s(report.hostname) if report.hostname else os.path.basename(path)[:-5] if path.endswith(".json") else os.path.basename(path)
+        # a hostname that is not a string (a JSON object or list in a hostile report) never becomes a node's name
+        host = report.hostname if isinstance(report.hostname, str) else None
+        name = _s(host) if host else os.path.basename(path)[:-5] if path.endswith(".json") else os.path.basename(path)
         errors: List[str] = []
         warnings: List[str] = []
         for fid, severity in dict.fromkeys((_s(f.id), _s(f.severity)) for f in report.findings or ()):

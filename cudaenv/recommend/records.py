@@ -52,6 +52,7 @@ class Candidate(Record):
     min_driver: Optional[str] = None
     no_wheel: bool = False  # a problem is that no wheel of it exists for the Python
     no_kernels: bool = False  # a problem is that a GPU has no kernels in it
+    minor_compat: bool = False  # the driver runs its CUDA only through minor-version compatibility (below its bundled driver)
 
     @property
     def fits(self) -> bool:

@@ -557,3 +557,16 @@ def test_both_rewrites_are_offered_as_one_command_that_pastes(tmp_path):
     assert len(block) > 1 and all(line.endswith(" \\") for line in block[:-1]) and not block[-1].endswith("\\")
     cmd = " ".join(line.strip().rstrip("\\").strip() for line in block)
     assert cmd == "cudaenv checkpoint fix --map-location cpu --strip-prefix module. -o %s -- %s" % (tmp_path / "dp.fixed.pt", path)
+
+
+
+def test_the_more_keys_line_counts_every_key_not_the_capped_list(tmp_path):
+    # issue 27: a 64-key state_dict printed "... 36 more keys" (41 capped entries less 5 shown)
+    from cudaenv.render.checkpoint import render_inspect
+
+    items = [("layer%d.weight" % i, cb.Tensor(cb.Storage(str(i), 4, "cpu"), (4,))) for i in range(64)]
+    r = report_of(tmp_path, cb.torch_zip(cb.state_dict(items)))
+    assert r.key_count == 64 and r.kind == "state_dict"
+    text = render_inspect(r)
+    assert "... 59 more keys (--json lists the first 40)" in text, text
+    assert "more keys" not in " ".join(line for line in text.splitlines() if "key" in line and "59" not in line)

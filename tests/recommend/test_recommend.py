@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_pyproject, render_requirements, render_text
+from cudaenv.model.record import replace
 from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
 
 from builders import TOOLS, recorded
@@ -54,8 +55,8 @@ def test_rtx_5090_driver_570_torch_26_nothing_fits_says_torch_27_cu128():
     assert "What to change" in render_text(rec)
 
 
-def test_h100_driver_535_torch_251_gets_cu124():
-    rec = recommend(machine("535.104.05", [H100]), torch_version="2.5.1")
+def test_h100_driver_550_torch_251_gets_cu124():
+    rec = recommend(machine("550.54.15", [H100]), torch_version="2.5.1")
     assert (rec.variant, rec.ok) == ("cu124", True)
     # issue 13: pinned with the local tag, so an extra index's build of 2.5.1 cannot win
     assert rec.commands == (PY + " -m pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124",)
@@ -99,9 +100,20 @@ def test_every_visible_gpu_counts():
     # hide the 1080 Ti with CUDA_VISIBLE_DEVICES=1: cu128
     rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible="1"), torch_version="2.7.1")
     assert rec.variant == "cu128"
-    # CUDA_VISIBLE_DEVICES= hides all: cpu
+    # CUDA_VISIBLE_DEVICES= hides all: the machine's GPUs decide (a setting is the user's to fix, never a CPU plan)
     rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible=""), torch_version="2.7.1")
-    assert rec.variant == "cpu" and any("hides every GPU" in n for n in rec.notes)
+    assert rec.variant is None and any("hides every GPU" in n for n in rec.notes)
+    rec = recommend(machine("575.51.03", [RTX5090], visible=""), torch_version="2.7.1")
+    assert rec.variant == "cu128" and any("hides every GPU" in n for n in rec.notes)
+
+
+@pytest.mark.parametrize("visible", ["", "7", "GPU-nope"])
+def test_a_setting_that_hides_every_gpu_never_plans_the_cpu_build(visible):
+    m = machine("575.51.03", [RTX5090], visible=None)
+    m = replace(m, visible_devices=VisibleDevices(cuda_visible_devices=visible, entries=(visible,) if visible else (),
+                                                  invalid_entry=visible or None))
+    rec = recommend(m)
+    assert rec.variant not in (None, "cpu") and rec.variant.startswith("cu"), rec
 
 
 def test_old_driver_nothing_fits_names_the_driver_upgrade_and_older_torch():
@@ -157,8 +169,20 @@ def test_rocm_and_xpu_from_the_accelerator_signal():
     assert recommend(machine(None, [], system="windows"), torch_version="2.7.1", accelerator="rocm").variant == "cpu"
 
 
+@pytest.mark.parametrize("driver, gpus, torch_version, variant", [
+    ("580.95.05", [H100], "2.14.1", "cu130"),  # cu132 needs 595 natively: 580 runs it by minor-version compatibility only
+    ("595.71.05", [H100], "2.14.1", "cu132"),
+    ("535.104.05", [H100], "2.5.1", "cu121"),  # cu124 needs 550 natively
+    ("560.35.03", [RTX3090], "2.7.1", "cu126"),  # cu128 needs 570 natively
+    ("535.104.05", [RTX3090], "2.9.0", "cu128"),  # nothing native (12.6 needs 560): the newest that runs
+])
+def test_the_newest_build_the_driver_runs_natively_wins(driver, gpus, torch_version, variant):
+    rec = recommend(machine(driver, gpus), torch_version=torch_version)
+    assert (rec.variant, rec.ok) == (variant, True), rec.reasons
+
+
 def test_uv_environment_gets_uv_pip_and_mirror_base():
-    rec = recommend(machine("560.35.03", [RTX3090], installer="uv"), torch_version="2.7.1", index_base="https://mirror.example/pytorch/whl/")
+    rec = recommend(machine("575.51.03", [RTX3090], installer="uv"), torch_version="2.7.1", index_base="https://mirror.example/pytorch/whl/")
     assert rec.commands == ("uv pip install --python %s torch==2.7.1+cu128 --index-url https://mirror.example/pytorch/whl/cu128" % PY,)
 
 
@@ -169,7 +193,7 @@ def test_wsl2_driver_is_judged_with_the_windows_minimums():
 
 
 def test_requirements_and_pyproject_snippets():
-    rec = recommend(machine("560.35.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0", "torchaudio": "2.6.0"})
+    rec = recommend(machine("575.51.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0", "torchaudio": "2.6.0"})
     req = render_requirements(rec)
     assert req.splitlines()[1:] == ["--extra-index-url https://download.pytorch.org/whl/cu128", "torch==2.7.1+cu128",
                                    "torchvision==0.22.1+cu128", "torchaudio==2.7.1+cu128"]
@@ -204,7 +228,7 @@ def test_requirements_follow_the_tables_the_decision_was_given():
 
     policy = load_table("torch_policy")
     plain = dict(policy, rows=[r for r in policy["rows"] if r["rule"] != "local_tag"])
-    rec = recommend(machine("560.35.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0"},
+    rec = recommend(machine("575.51.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0"},
                     tables={"torch_policy": plain})
     assert rec.packages == ("torch==2.7.1", "torchvision==0.22.1")
     assert render_requirements(rec).splitlines()[1:] == ["--index-url https://download.pytorch.org/whl/cu128",
