@@ -456,3 +456,15 @@ def test_a_small_record_whose_local_header_is_gone_makes_weights_only_no(tmp_pat
     data[at:at + 4] = b"XX\x03\x04"
     r = inspect_file(write(tmp_path, "h.pt", bytes(data)))
     assert r.weights_only is False and any("local header of archive/.format_version" in x for x in r.weights_only_reasons)
+
+
+@pytest.mark.parametrize("name", sorted(ch.REFUSED))
+def test_what_torch_refuses_past_the_allowlist_is_weights_only_no(tmp_path, name):
+    """Persistent ids torch's persistent_load cannot read, a BUILD on a tensor, a 0-d view past its storage, STOP on
+    an empty stack, an unhashable dict key: every global allowed, torch refuses each (the differential harness found
+    them judged safe and weights_only yes)."""
+    data, words = ch.REFUSED[name]
+    r = inspect_file(write(tmp_path, "c.pt", data))
+    assert r.weights_only is False, r.weights_only_reasons
+    assert any(words in x for x in r.weights_only_reasons), r.weights_only_reasons
+    assert r.verdict in ("safe", "inconclusive")
