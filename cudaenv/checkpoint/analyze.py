@@ -348,7 +348,7 @@ def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
     for name, args in r.checked_calls[:100_000]:
         why = problem(name, args, f.itemsize)
         if why is not None:
-            out.append("REDUCE of %s raises when torch calls it: %s" % (name, why))
+            out.append("%s raises when torch calls it: %s" % (name if name.startswith("NEWOBJ ") else "REDUCE of " + name, why))
             break  # (torch stops at the first)
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
     if bad:

@@ -29,6 +29,11 @@ _STORAGE_CLASSES = tuple("torch.%sStorage" % t for t in (
     "Short"))
 # the names protocol 2 pickles spell (torch reads them through pickle's IMPORT_MAPPING: __builtin__ -> builtins)
 _ALIASES = {"__builtin__.set": "builtins.set"}
+# the allowed globals that are classes torch's NEWOBJ can make (cls.__new__(cls, *args), T:_weights_only_unpickler.py:384-400);
+# NEWOBJ of any other (a function, a dtype, a StorageType) raises
+NEWOBJ_OK = frozenset(("collections.OrderedDict", "builtins.set", "__builtin__.set", "collections.Counter", "torch.Size",
+                       "torch.device", "builtins.complex", "builtins.bytearray", "torch.nn.parameter.Parameter",
+                       "torch.Tensor", "torch.storage.UntypedStorage"))
 NO_EMPTY = frozenset(tuple(_ARITY) + _STORAGE_CLASSES)  # recorded even with no arguments: they raise on ()
 CHECKED = frozenset(_ITERABLE_ONE + ("torch.device",) + tuple(_ARITY) + _STORAGE_CLASSES + tuple(_ALIASES))  # the calls the walk records
 
@@ -49,6 +54,8 @@ def _bad_device(text: str) -> bool:
 def problem(name: str, args: Any, dtypes: Any = ()) -> Optional[str]:
     """Why torch's call of the allowed global ``name`` with ``args`` raises; None when it may not. ``dtypes``: the
     dtype names (``float32``) a ``_rebuild_tensor_v3`` may name."""
+    if name.startswith("NEWOBJ "):
+        return "NEWOBJ of %s, which is not a class torch makes an instance of" % name[7:]
     name = _ALIASES.get(name, name)
     if name in _STORAGE_CLASSES:
         return "a storage class is a StorageType under weights_only, which cannot be called"
@@ -83,6 +90,8 @@ def problem(name: str, args: Any, dtypes: Any = ()) -> Optional[str]:
         offset, size, stride = args[1], args[2], args[3]
         if type(offset) not in (int, bool) or not _ints(size) or not _ints(stride):
             return "its storage offset, size or stride is not an int and tuples of ints"
+        if len(size) != len(stride):  # set_: 'unequal size length (5) and stride length (4)'
+            return "its size has %d dimensions and its stride %d" % (len(size), len(stride))
         if type(args[0]) is not Persid:  # _rebuild_tensor reads storage.dtype and hands it to set_
             return "its storage argument is a %s, not a storage" % type(args[0]).__name__
         if name.endswith("_v3") and not (type(args[6]) is Global and args[6].module == "torch"

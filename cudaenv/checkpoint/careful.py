@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from cudaenv.checkpoint.calls import CHECKED, NO_EMPTY
+from cudaenv.checkpoint.calls import CHECKED, NEWOBJ_OK, NO_EMPTY
 from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, state_filled, target_kind
 from cudaenv.checkpoint.opargs import _CONSTANTS, _INTS, COUNTED, UNSURE, _decode_line_str, c_int
 
@@ -188,6 +188,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
                 count(res.call_targets, ("REDUCE" if op == 0x52 else "NEWOBJ", target_kind(func)))
             elif op == 0x52 and func.full in CHECKED and (args != () or func.full in NO_EMPTY):
                 res.checked_calls.append((func.full, args))
+            elif op == 0x81 and func.full not in NEWOBJ_OK:  # (torch's NEWOBJ raises on what is no class)
+                res.checked_calls.append(("NEWOBJ " + func.full, args))
             stack.append(Call(func, args, "reduce" if op == 0x52 else "newobj"))
         elif op == 0x74:  # t TUPLE
             items = pop_mark()

@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import careful
-from cudaenv.checkpoint.calls import CHECKED, NO_EMPTY
+from cudaenv.checkpoint.calls import CHECKED, NEWOBJ_OK, NO_EMPTY
 from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult, state_filled
 
 TYPE_CHECKING = False
@@ -306,6 +306,8 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                 elif op == 0x81:  # NEWOBJ (of a global, as REDUCE)
                     if type(stack[-2]) is not Global:
                         raise _Careful
+                    if stack[-2].full not in NEWOBJ_OK:  # (torch's NEWOBJ raises on what is no class)
+                        res.checked_calls.append(("NEWOBJ " + stack[-2].full, stack[-1]))
                     stack[-1] = Call(stack[-2], stack.pop(), "newobj")
                     pos += 1
                 elif op == 0x30:  # 0 POP
