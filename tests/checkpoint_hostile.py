@@ -136,18 +136,19 @@ def nul_named_decoy():
     return raw_zip(entries)
 
 
-def legacy_tar(pickle_member: bytes = None, count_pickle: bytes = None, ustar: bool = True) -> bytes:
+def legacy_tar(pickle_member: bytes = None, count_pickle: bytes = None, ustar: bool = True, elements: int = 4) -> bytes:
     """A torch < 0.4 tar checkpoint (members sys_info, pickle, storages, tensors; T:serialization.py:1722-1798 reads
     storages, tensors, pickle): one FloatStorage of 4 elements. ``count_pickle``: the storages member's first pickle
     (the count; :data:`COUNT_CALL` runs the payload first); ``ustar`` False: the magic field zeroed and the checksum
-    redone (a v7 header, which tarfile, and so torch, still reads)."""
+    redone (a v7 header, which tarfile, and so torch, still reads). ``elements``: the storage's element count as
+    written before its data (16 bytes of data follow whatever it says)."""
     import io
     import pickle
     import tarfile
 
     storages = ((count_pickle if count_pickle is not None else pickle.dumps(1, 2))
                 + cb.dumps(("1", "cpu", cb.glob("torch", "FloatStorage")))
-                + struct.pack("<q", 4) + b"\0" * 16 + pickle.dumps([], 2))
+                + struct.pack("<q", elements) + b"\0" * 16 + pickle.dumps([], 2))
     members = [("sys_info", pickle.dumps({"protocol_version": 1001, "little_endian": True}, 2)),
                ("pickle", pickle_member if pickle_member is not None else pickle.dumps({"w": 1}, 2)),
                ("storages", storages), ("tensors", pickle.dumps(0, 2))]
@@ -202,6 +203,9 @@ FAILING_CALLS = {
         cb.Storage("0", 216), 0, (216,), (1,), 1, collections.OrderedDict())))[2:],
     "_rebuild_tensor_v3 with a storage class for its dtype": cb.dumps(cb.Reduce(cb.glob("torch._utils", "_rebuild_tensor_v3"), (
         cb.Storage("0", 216), 0, (216,), (1,), False, collections.OrderedDict(), cb.glob("torch", "FloatStorage"))))[2:],
+    "_rebuild_tensor_v2 with 3 sizes and 2 strides": cb.dumps(cb.Reduce(cb.glob("torch._utils", "_rebuild_tensor_v2"), (
+        cb.Storage("0", 216), 0, (6, 6, 6), (36, 6), False, collections.OrderedDict())))[2:],
+    "NEWOBJ of a function": _g(b"torch._utils", b"_rebuild_tensor_v2") + b")\x81.",
     "_rebuild_tensor_v2 with a float in its size": cb.dumps({"w": cb.Tensor(cb.Storage("0", 216), (1.0,), stride=(1,))})[2:],
 }
 PASSING_CALLS = {
@@ -245,6 +249,9 @@ REFUSED = {
                                                         collections.OrderedDict()), state="x")})), "BUILD on the tensor"),
     "a 0-d tensor past the end of its storage": (zip_with_data_pkl(cb.dumps({"w": cb.Tensor(
         cb.Storage("0", _cnn_numel()), (), offset=_cnn_numel() + 1)})), "reaches element"),
+    "a .storage_alignment record that is no number": (raw_zip([
+        (e[0], b"6x4") + tuple(e[2:]) if e[0].endswith(b"/.storage_alignment") else e for e in cnn_entries()]),
+        "storage_alignment record"),
     "STOP on an empty stack": (zip_with_data_pkl(b"\x80\x02."), "incomplete"),
     "a dict key that is an OrderedDict": (zip_with_data_pkl(
         b"\x80\x02}" + _g(b"collections", b"OrderedDict") + b")RK\x01s."), "not hashable"),

@@ -468,3 +468,13 @@ def test_what_torch_refuses_past_the_allowlist_is_weights_only_no(tmp_path, name
     assert r.weights_only is False, r.weights_only_reasons
     assert any(words in x for x in r.weights_only_reasons), r.weights_only_reasons
     assert r.verdict in ("safe", "inconclusive")
+
+
+@pytest.mark.parametrize("elements", [-5, 1 << 60])
+def test_a_legacy_tar_storage_size_out_of_the_member_is_judged_not_a_crash(tmp_path, elements):
+    """A storage of the legacy tar whose element count points before the entry or past the member's end (the
+    harness found inspect raising OSError on a seek there): the verdict names it, weights_only is no."""
+    r = inspect_file(write(tmp_path, "t.tar", ch.legacy_tar(elements=elements)))
+    assert r.weights_only is False
+    assert any("below zero" in x.why for x in r.verdict_reasons) if elements < 0 else any(
+        "runs past the member's end" in n for n in r.notes)
