@@ -10,23 +10,21 @@ also on warnings), 2 on usage errors.
 
 import argparse
 
+from cudaenv.core.options import Option, host_options
+
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
 FORMATS = ("text", "json", "markdown", "prometheus")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    add_host_options(parser)
-    parser.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
-    parser.add_argument("--json", action="store_true", help="same as --format json: the snapshot (schema_version 1) with findings")
-    parser.add_argument("--quick", action="store_true", help="do not import torch (static torch facts only)")
-    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too (CI pipelines, cluster health checks)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)")
-    parser.add_argument("--output", metavar="PATH",
-                        help="write the report to PATH instead of stdout, atomically; PATH/ (or an existing folder): "
-                             "PATH/<hostname>.json (.prom, .md, .txt by --format)")
+OPTIONS = host_options() + (
+    Option("--format", choices=FORMATS, help="output format (default: text)"),
+    Option("--json", help="same as --format json: the snapshot (schema_version 1) with findings"),
+    Option("--quick", help="do not import torch (static torch facts only)"),
+    Option("--strict", help="exit 1 on warnings too (CI pipelines, cluster health checks)"),
+    Option("-v", "--verbose",
+           help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)"),
+    Option("--output", metavar="PATH",
+           help="write the report to PATH instead of stdout, atomically; PATH/ (or an existing folder): "
+                "PATH/<hostname>.json (.prom, .md, .txt by --format)"),
+)
 
 
 def _format(args) -> str:

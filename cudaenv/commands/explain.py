@@ -15,22 +15,19 @@ import argparse
 import json
 import sys
 
+from cudaenv.core.options import Option, Positional, host_options
+
 HELP = "explain a pasted CUDA/torch error message"
 NO_TEXT_HINT = 'cudaenv explain "the error message", or pipe a log: cudaenv explain - < log.txt'
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    add_host_options(parser)
-    parser.add_argument("text", nargs="*", help="the error text; '-' or nothing (with text piped in) reads stdin")
-    parser.add_argument("--file", metavar="F", help="read the text from a file (a log of any size or encoding)")
-    parser.add_argument("--json", action="store_true", help="machine-readable: {recognised, match, others, context}")
-    parser.add_argument("--all", action="store_true", help="explain every recognised problem in the text, not only the first")
-    parser.add_argument("--probe", action="store_true", help="also ask torch in your Python about this machine (imports torch)")
-    parser.add_argument("--list", action="store_true", help="list every error id cudaenv knows")
-    parser.add_argument("--offline", action="store_true",
-                        help="read nothing of this machine: the answer is a function of the text alone")
+POSITIONAL = Positional("text", nargs="*", help="the error text; '-' or nothing (with text piped in) reads stdin")
+OPTIONS = host_options() + (
+    Option("--file", metavar="F", help="read the text from a file (a log of any size or encoding)"),
+    Option("--json", help="machine-readable: {recognised, match, others, context}"),
+    Option("--all", help="explain every recognised problem in the text, not only the first"),
+    Option("--probe", help="also ask torch in your Python about this machine (imports torch)"),
+    Option("--list", help="list every error id cudaenv knows"),
+    Option("--offline", help="read nothing of this machine: the answer is a function of the text alone"),
+)
 
 
 def _read(args, ctx):

@@ -13,20 +13,17 @@ from typing import Any, Optional, Sequence
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
+from cudaenv.core.options import Option, host_options
 
 HELP = "guided fix for a CPU-only or wrong-CUDA torch"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    add_host_options(parser)
-    parser.add_argument("--yes", "-y", action="store_true", help="take the recommendation without asking")
-    parser.add_argument("--dry-run", action="store_true", help="only print the plan")
-    parser.add_argument("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)")
-    parser.add_argument("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX)
-    parser.add_argument("--refresh", action="store_true", help="read the live index before deciding")
-    parser.add_argument("--no-verify", action="store_true", help="do not run `cudaenv verify` after the install")
+OPTIONS = host_options() + (
+    Option("--yes", "-y", dest="yes", help="take the recommendation without asking"),
+    Option("--dry-run", help="only print the plan"),
+    Option("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)"),
+    Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+    Option("--refresh", help="read the live index before deciding"),
+    Option("--no-verify", help="do not run `cudaenv verify` after the install"),
+)
 
 
 def run(args: argparse.Namespace, ctx: Any) -> int:

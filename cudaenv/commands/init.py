@@ -10,15 +10,18 @@ import os
 import time
 from typing import Mapping, Optional, Tuple
 
+from cudaenv.core.options import Option, Positional
+
 HELP = "print the shell hook for your rc file"
 BEGIN = "# >>> cudaenv init >>>"
 END = "# <<< cudaenv init <<<"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("shell", nargs="?", help="bash, zsh, fish or pwsh (default: CUDAENV_SHELL, else $SHELL)")
-    parser.add_argument("--install", action="store_true", help="append the hook to your rc file (once, after a backup)")
-    parser.add_argument("--rc", metavar="FILE", help="the rc file for --install (default: ~/.bashrc, ~/.zshrc, fish config.fish, $PROFILE)")
+POSITIONAL = Positional("shell", help="bash, zsh, fish or pwsh (default: CUDAENV_SHELL, else $SHELL)")
+OPTIONS = (
+    Option("--install", help="append the hook to your rc file (once, after a backup)"),
+    Option("--rc", metavar="FILE", help="the rc file for --install (default: ~/.bashrc, ~/.zshrc, fish config.fish, $PROFILE)"),
+)
 
 
 def run(args: argparse.Namespace, ctx) -> int:

@@ -7,16 +7,14 @@ paths in the shell startup files, and this shell's own variables. The logic is :
 
 import argparse
 
+from cudaenv.core.options import Positional, host_options
 from cudaenv.core.text import printable
 
 HELP = "print the commands that repoint /usr/local/cuda"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    parser.add_argument("version", help="12, 12.1, 12.1.105, a toolkit path, or `system`")
-    add_host_options(parser, python=False)
+POSITIONAL = Positional("version", nargs=None, help="12, 12.1, 12.1.105, a toolkit path, or `system`")
+OPTIONS = host_options(python=False)
 
 
 def run(args: argparse.Namespace, ctx) -> int:

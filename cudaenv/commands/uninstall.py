@@ -3,25 +3,25 @@
 import os
 import stat
 
-from cudaenv.core.options import add_host_options
+from cudaenv.core.options import Option, Positional, host_options
 from cudaenv.core.errors import UserError
 from cudaenv.core.text import printable
 
 HELP = "plan the removal of a CUDA toolkit, leaving nothing behind"
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("spec", nargs="?", metavar="VERSION|PATH", help="the toolkit to remove: 11.8, or its folder")
-    parser.add_argument("--all", action="store_true", help="every toolkit matching VERSION (every toolkit without one)")
-    parser.add_argument("--driver", action="store_true", help="also plan the removal of the NVIDIA driver")
-    parser.add_argument("--json", action="store_true", help="print the plan (or --check result) as JSON")
-    parser.add_argument("--script", metavar="FILE", help="write the plan as a bash script that asks before each step")
-    parser.add_argument("--check", action="store_true", help="after removal: report what is still left (exit 1 if anything)")
-    parser.add_argument("--yes", action="store_true", help="a toolkit `cudaenv install` made: remove it without asking")
-    link = parser.add_mutually_exclusive_group()
-    link.add_argument("--repoint", metavar="VERSION|PATH", help="point /usr/local/cuda at this toolkit instead of removing the link")
-    link.add_argument("--remove-link", action="store_true", help="remove /usr/local/cuda (also when it dangles elsewhere)")
-    add_host_options(parser)
+POSITIONAL = Positional("spec", metavar="VERSION|PATH", help="the toolkit to remove: 11.8, or its folder")
+OPTIONS = (
+    Option("--all", help="every toolkit matching VERSION (every toolkit without one)"),
+    Option("--driver", help="also plan the removal of the NVIDIA driver"),
+    Option("--json", help="print the plan (or --check result) as JSON"),
+    Option("--script", metavar="FILE", help="write the plan as a bash script that asks before each step"),
+    Option("--check", help="after removal: report what is still left (exit 1 if anything)"),
+    Option("--yes", help="a toolkit `cudaenv install` made: remove it without asking"),
+    Option("--repoint", metavar="VERSION|PATH", exclusive="link",
+           help="point /usr/local/cuda at this toolkit instead of removing the link"),
+    Option("--remove-link", exclusive="link", help="remove /usr/local/cuda (also when it dangles elsewhere)"),
+) + host_options()
 
 
 def _site_packages(host, python):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from cudaenv.core.options import Option, Positional, add_options, host_options
+from cudaenv.core.options import Option, Positional, host_options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
@@ -34,9 +34,6 @@ OPTIONS = (
     Option("--complete", hidden=True),  # versions for tab completion
 ) + host_options(python=False)
 
-
-def add_arguments(parser) -> None:
-    add_options(parser, OPTIONS, POSITIONAL)
 
 
 def run(args, ctx) -> int:
