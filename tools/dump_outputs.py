@@ -42,6 +42,7 @@ from machine import (  # noqa: E402
 )
 
 WIDTH = "80"
+UNROOTED = "unrooted:"  # a machine-free command run without CUDAENV_ROOT (the others get an empty fake root)
 ERRORS = {
     "ordinal": "RuntimeError: CUDA error: invalid device ordinal",
     "arch": "err-gpu-arch-unsupported.txt",
@@ -227,6 +228,14 @@ def machine_free_commands(scratch: Path):
             ("check-installer-missing.txt", ["check-installer", str(scratch / "missing.run")])]
     out += _checkpoints(scratch)
     out += [("torch-noaction.txt", ["torch"]), ("fleet-noaction.txt", ["fleet"])]
+    # a toolkit `cudaenv install` made (its marker is what the store checks): uninstall removes it itself, after asking
+    store = FakeRoot(scratch / "data" / "toolkits")
+    store.path.mkdir(parents=True)
+    store.toolkit("13.0.2", where="", name="13.0.2", lib="lib")
+    store.file("13.0.2/.cudaenv-install.json", '{"installer": "cudaenv", "release": "13.0.2", "components": []}\n')
+    # (not rooted: cudaenv removes only what it installed on the machine it runs on; "13.0.2" names the fake one)
+    out += [(UNROOTED + "uninstall-cudaenv-install-no-tty.txt", ["uninstall", "13.0.2"]),
+            (UNROOTED + "uninstall-cudaenv-install-yes.txt", ["uninstall", "13.0.2", "--yes"])]
     return out
 
 
@@ -320,21 +329,24 @@ def dump(outdir: Path, base: Path, only=None, python=None) -> list:
     if only is None or "any" in only:
         scratch = base / "any"
         (scratch / "home").mkdir(parents=True)
+        (scratch / "root").mkdir()
         env = {"HOME": str(scratch / "home"), "COLUMNS": WIDTH, "PATH": TOOLS, "SHELL": "/bin/bash",
                "CUDAENV_CACHE_DIR": str(scratch / "cache"), "CUDAENV_DATA_DIR": str(scratch / "data")}
+        rooted = dict(env, CUDAENV_ROOT=str(scratch / "root"))
         for fname, argv in machine_free_commands(scratch):
-            code, out, err = run_cli(argv, env, str(scratch))
+            unrooted = fname.startswith(UNROOTED)
+            fname = fname[len(UNROOTED):] if unrooted else fname
+            code, out, err = run_cli(argv, env if unrooted else rooted, str(scratch))
             text = record(argv, code, out, err, base)
             if fname.startswith("init-install"):
                 text += "--- .bashrc\n%s" % normalize((scratch / "home" / ".bashrc").read_text(), base)
             written.append(_write(outdir / "any" / fname, text))
         if any(fleet.iterdir()):
-            env = {"HOME": str(scratch / "home"), "COLUMNS": WIDTH, "PATH": TOOLS}
             for fname, extra in (("fleet.txt", []), ("fleet-all.txt", ["--all"]), ("fleet.json", ["--json"]),
                                  ("fleet.md", ["--format", "markdown"]), ("fleet.html", ["--format", "html"]),
                                  ("fleet-baseline.txt", ["--baseline", str(next(iter(sorted(fleet.iterdir()))))])):
                 argv = ["fleet", "summarize", str(fleet)] + extra
-                code, out, err = run_cli(argv, env, str(scratch))
+                code, out, err = run_cli(argv, rooted, str(scratch))
                 written.append(_write(outdir / "fleet" / fname, record(argv, code, out, err, base)))
     return written
 
