@@ -8,8 +8,9 @@ prints the plan and exits 1. An externally managed system Python (PEP 668) gets 
 """
 
 import argparse
-import sys
 from typing import Any, Optional, Sequence
+
+from cudaenv.commands import _prompt as prompt
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.probes.collect import collect_snapshot
     from cudaenv.diagnose import diagnose
     from cudaenv.recommend import service
-    from cudaenv.recommend.fix_plan import FIXABLE, plan_fix
+    from cudaenv.recommend.fix_plan import FIXABLE, pep668_recipe, plan_fix
     from cudaenv.render import fix as render
 
     interpreter, what_if = service.split_python(args.python)
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     out.write(render.render_plan(torch.python, plan, notes))
     installable = plan.installable
     if torch.externally_managed and not torch.in_virtualenv:
-        out.write(render.render_pep668(torch.python, plan))
+        out.write(render.render_pep668(torch.python, pep668_recipe(torch.python, plan)))
         return 1
     if args.dry_run:
         out.write("\n--dry-run: nothing was changed.\n")
@@ -68,18 +69,19 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
             out.write("\nNo torch build fits this machine; nothing was installed. See the plan above.\n")
             return 1
         choice = installable[0]
-    elif not _interactive(ctx):
+    elif not prompt.can_ask(ctx, menu=True):
         out.write("\nNo terminal to ask on: run `cudaenv fix --yes` to apply the recommendation, or --dry-run.\n")
         return 1
     else:
-        choice = _ask(plan.choices)
+        picked = prompt.select("What should cudaenv do?", [c.title for c in plan.choices])
+        choice = None if picked is None else plan.choices[picked]
         if choice is None or choice.key == "quit":
             out.write("Nothing was changed.\n")
             return 0 if choice is not None else 130
         if choice.key == "driver":
             out.write(render.render_driver(choice.steps))
             return 0
-        if not _confirm("Run: %s ?" % " && ".join(choice.recommendation.commands)):
+        if not prompt.confirm("Run: %s ?" % " && ".join(choice.recommendation.commands)):
             out.write("Nothing was changed.\n")
             return 0
     return _apply(args, ctx, host, snapshot, choice.recommendation)
@@ -110,26 +112,3 @@ def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any)
         if timed_out:
             out.write("cudaenv verify timed out.\n")
     return 1 if any(f.severity == "error" for f in outcome.remaining) or verify_code else 0
-
-
-def _interactive(ctx: Any) -> bool:
-    stdin = ctx.stdin if ctx.stdin is not None else sys.stdin
-    try:
-        return bool(stdin.isatty()) and ctx.is_tty
-    except (AttributeError, ValueError):
-        return False
-
-
-def _ask(choices: Sequence[Any]) -> Any:
-    import questionary
-
-    answer = questionary.select(
-        "What should cudaenv do?", choices=[questionary.Choice(c.title, value=i) for i, c in enumerate(choices)]
-    ).ask()
-    return None if answer is None else choices[answer]
-
-
-def _confirm(message: str) -> bool:
-    import questionary
-
-    return bool(questionary.confirm(message, default=True).ask())

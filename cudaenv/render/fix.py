@@ -22,15 +22,9 @@ def render_plan(python: str, plan: Any, notes: Sequence[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_pep668(python: str, plan: Any) -> str:
-    from cudaenv.recommend.install import quote, venv_recipe
-
-    choice = plan.installable[0] if plan.installable else None
-    rec = choice.recommendation if choice else None
-    args = " ".join(rec.packages) if rec is not None and rec.packages else "torch"
-    if rec is not None and rec.index_url:
-        args += " --index-url %s" % rec.index_url
-    steps = venv_recipe(quote(python, "linux"), args) + ["# then use ~/.venvs/torch/bin/python (or `source ~/.venvs/torch/bin/activate`)"]
+def render_pep668(python: str, recipe: Sequence[str]) -> str:
+    """The venv recipe (recommend.fix_plan.pep668_recipe) beside an externally managed system Python."""
+    steps = list(recipe) + ["# then use ~/.venvs/torch/bin/python (or `source ~/.venvs/torch/bin/activate`)"]
     return ("\n%s is an externally managed system Python (PEP 668): cudaenv will not install into it.\n"
             "Make a virtual environment instead:\n%s" % (printable(python), "".join("  %s\n" % s for s in steps)))
 
