@@ -32,5 +32,7 @@ def run(args, ctx) -> int:
 
         ctx.out.write(dumps(render.toolkits_to_json(state, notes)))
     else:
-        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system))
+        from cudaenv.toolkit.table import list_view
+
+        ctx.out.write(render.render_toolkit_table(state, list_view(state), notes, system=host.system))
     return 0

@@ -168,11 +168,12 @@ def test_list_and_plan_text_escape_folder_names():
     from types import SimpleNamespace
 
     from cudaenv.render.toolkits import render_toolkit_table
+    from cudaenv.toolkit.table import list_view
     from cudaenv.model.snapshot import Note, Toolkit
 
     tk = Toolkit("12.4\x1b[2J", "/opt/cu\nda\t12\x1b[31m", "CUDAENV_TOOLKITS", nvcc="/opt/x/bin/nvcc")
     state = SimpleNamespace(toolkits=(tk,), cuda_symlink=None, active_toolkit=None)
-    out = render_toolkit_table(state, [Note("toolkits", "odd \x1b[5m name\n")])
+    out = render_toolkit_table(state, list_view(state), [Note("toolkits", "odd \x1b[5m name\n")])
     assert "\x1b" not in out and "\t" not in out and "/opt/cu\\nda\\t12\\x1b[31m" in out
     row = next(line for line in out.splitlines() if "/opt/cu" in line)
     assert "12.4\\x1b[2J" in row and row.endswith("/opt/cu\\nda\\t12\\x1b[31m")  # one row, escaped
