@@ -42,6 +42,8 @@ from machine import (  # noqa: E402
 )
 
 WIDTH = "80"
+# the file a command writes, shown after its output
+WRITES = {"uninstall-script.txt": "uninstall.sh", "use-write.txt": "switch.sh", "use-local.txt": ".cuda-version"}
 UNROOTED = "unrooted:"  # a machine-free command run without CUDAENV_ROOT (the others get an empty fake root)
 ERRORS = {
     "ordinal": "RuntimeError: CUDA error: invalid device ordinal",
@@ -170,6 +172,8 @@ def commands_for(box: Box, scratch: Path):
         ("use-off.txt", ["use", "--off", "--shell", "zsh"], True),
         ("use-none.txt", ["use", "--shell", "bash"], True),
         ("use-99.txt", ["use", "99.1", "--shell", "bash"], True),
+        ("use-write.txt", ["use", "12", "--write", str(scratch / "switch.sh")], True),
+        ("use-local.txt", ["use", "--local", "12", "--shell", "bash"], True),
         ("link-12.txt", ["link", "12"], True),
         ("link-system.txt", ["link", "system"], True),
         ("torch-recommend.txt", ["torch", "recommend"] + py, True),
@@ -321,8 +325,9 @@ def dump(outdir: Path, base: Path, only=None, python=None) -> list:
         for fname, argv, rooted in commands_for(box, scratch):
             code, out, err = run_cli(argv, box.full_env(rooted), str(scratch))
             text = record(argv, code, out, err, base)
-            if fname == "uninstall-script.txt" and (scratch / "uninstall.sh").exists():
-                text += "--- %s\n%s" % ("uninstall.sh", normalize((scratch / "uninstall.sh").read_text(), base))
+            written_file = WRITES.get(fname)
+            if written_file and (scratch / written_file).exists():
+                text += "--- %s\n%s" % (written_file, normalize((scratch / written_file).read_text(), base))
             if fname == "doctor.json" and code in (0, 1):
                 (fleet / ("%s.json" % name)).write_text(out)
             written.append(_write(outdir / name / fname, text))

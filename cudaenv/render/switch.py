@@ -1,5 +1,5 @@
-"""The installed toolkits as `cudaenv use` and `cudaenv link` list them after an error. Pure and cheap (on the
-``cudaenv use`` error path): no render.text, no textwrap.
+"""The installed toolkits as `cudaenv use` and `cudaenv link` list them after an error, and the ``use --write``
+script. Pure and cheap (on the ``cudaenv use`` error path): no render.text, no textwrap.
 """
 
 from __future__ import annotations
@@ -36,3 +36,18 @@ def render_use_error(message: str, toolkits: Optional[Sequence[Toolkit]] = None,
     if toolkits is not None:
         text += render_installed(toolkits, system) + "\n"
     return text
+
+
+def render_switch_script(values) -> str:
+    """The standalone bash script of ``cudaenv use --write`` (cudaenv.toolkit.project.switch_script's values in the
+    shell/switch-cuda.bash template, each quoted for bash)."""
+    from cudaenv import __version__
+    from cudaenv.core.resources import read_shell_template
+    from cudaenv.shells.posix import Bash
+
+    bash = Bash()
+    return bash.render_template(
+        read_shell_template("switch-cuda.bash"),
+        {"VERSION": __version__, "CUDA_VERSION": values.version, "ROOT": values.root, "LIB": values.lib, "LINK": values.link},
+        raw={"KNOWN": " ".join(bash.quote(r) for r in values.known)},
+    )
