@@ -51,3 +51,24 @@ def render_switch_script(values) -> str:
         {"VERSION": __version__, "CUDA_VERSION": values.version, "ROOT": values.root, "LIB": values.lib, "LINK": values.link},
         raw={"KNOWN": " ".join(bash.quote(r) for r in values.known)},
     )
+
+
+def render_link_error(outcome) -> str:
+    """`cudaenv link`'s answer when the spec names no single toolkit: the message and what is installed."""
+    return "cudaenv: error: %s\n%s\n" % (outcome.error, render_installed(outcome.toolkits, outcome.system))
+
+
+def render_link_header(outcome) -> str:
+    """The line on stderr before `cudaenv link`'s commands (none when there is nothing to run)."""
+    from cudaenv.toolkit.link import LINK
+    from cudaenv.toolkit.switch import describe
+
+    if not outcome.report.plan.commands:
+        return ""
+    where = LINK if outcome.root is None else "%s inside %s" % (LINK, printable(outcome.root))
+    return "cudaenv: to point %s at %s, run:\n" % (where, describe(outcome.toolkit))
+
+
+def render_link_notes(outcome) -> str:
+    """What the link does not change (stderr, after the commands)."""
+    return "".join(printable(note) + "\n" for note in outcome.report.notes)
