@@ -67,12 +67,12 @@ def run(args: argparse.Namespace, ctx) -> int:
     elif fmt == "markdown":
         from cudaenv.render.markdown import render_markdown
 
-        text = render_markdown(snapshot, findings, verbose=args.verbose, view=build_view(snapshot))
+        text = render_markdown(snapshot, findings, build_view(snapshot), verbose=args.verbose)
     else:
         from cudaenv.render.report import render_report
 
         color = ctx.color and not args.output
-        text = render_report(snapshot, findings, color=color, verbose=args.verbose, view=build_view(snapshot))
+        text = render_report(snapshot, findings, build_view(snapshot), color=color, verbose=args.verbose)
     if args.output:
         _write(os.path.join(ctx.cwd, args.output), hostname, fmt, text)
     else:
