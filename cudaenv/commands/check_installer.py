@@ -12,7 +12,6 @@ from cudaenv.core.errors import UserError
 from cudaenv.core.options import Option, Positional
 
 HELP = "check a downloaded CUDA .run installer without running it"
-EXIT = {"ok": 0, "bad": 1, "unverified": 3}
 
 
 POSITIONAL = Positional("file", nargs=None, metavar="FILE", help="the downloaded installer, e.g. cuda_12.1.0_530.30.02_linux.run")
@@ -35,4 +34,4 @@ def run(args, ctx) -> int:
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
     ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_report(report, terminal_width(ctx.env)))
-    return EXIT.get(report.verdict, 1)
+    return report.exit_code

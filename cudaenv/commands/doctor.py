@@ -38,63 +38,31 @@ def _format(args) -> str:
 def run(args: argparse.Namespace, ctx) -> int:
     import os
 
-    from cudaenv.probes.collect import collect_snapshot
-    from cudaenv.diagnose import diagnose, exit_code
-    from cudaenv.diagnose.view import build_view
+    from cudaenv.diagnose.service import doctor, write_report
     from cudaenv.render.spinner import Spinner
 
     fmt = _format(args)
-    host = ctx.host(args)
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
-        snapshot = collect_snapshot(host, python=args.python, quick=args.quick, progress=spinner)
-        findings = diagnose(snapshot)
-    hostname = host.hostname()
-    if fmt in ("json", "prometheus"):
-        import time
+        outcome = doctor(ctx.host(args), python=args.python, quick=args.quick, strict=args.strict, progress=spinner)
+    if fmt == "json":
+        from cudaenv.render.json_out import dumps
 
-        from cudaenv.model.reports import DoctorReport
+        text = dumps(outcome.report().to_dict())
+    elif fmt == "prometheus":
+        from cudaenv.render.prometheus import render_prometheus
 
-        report = DoctorReport(snapshot, hostname=hostname, findings=tuple(findings),
-                              generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        if fmt == "json":
-            from cudaenv.render.json_out import dumps
-
-            text = dumps(report.to_dict())
-        else:
-            from cudaenv.render.prometheus import render_prometheus
-
-            text = render_prometheus(report)
+        text = render_prometheus(outcome.report())
     elif fmt == "markdown":
         from cudaenv.render.markdown import render_markdown
 
-        text = render_markdown(snapshot, findings, build_view(snapshot), verbose=args.verbose)
+        text = render_markdown(outcome.snapshot, outcome.findings, outcome.view, verbose=args.verbose)
     else:
         from cudaenv.render.report import render_report
 
         color = ctx.color and not args.output
-        text = render_report(snapshot, findings, build_view(snapshot), color=color, verbose=args.verbose)
+        text = render_report(outcome.snapshot, outcome.findings, outcome.view, color=color, verbose=args.verbose)
     if args.output:
-        _write(os.path.join(ctx.cwd, args.output), hostname, fmt, text)
+        write_report(os.path.join(ctx.cwd, args.output), outcome.hostname, fmt, text)
     else:
         ctx.out.write(text)
-    return exit_code(findings, strict=args.strict)
-
-
-def _write(output: str, hostname, fmt: str, text: str) -> None:
-    """``--output``: the report written atomically (a summary running meanwhile never reads half of it), readable by
-    the site's other users like any file this user writes (umask), the folder made when missing."""
-    import os
-
-    from cudaenv.core.fs import atomic_write_text, usual_mode
-    from cudaenv.core.errors import UserError
-    from cudaenv.fleet.files import output_path
-    from cudaenv.core.text import printable
-
-    path, folder = output_path(output, hostname, fmt)
-    try:
-        if folder:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        atomic_write_text(path, text, mode=usual_mode())
-    except OSError as exc:
-        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
-                        hint="give --output a folder (ending in /) or a file this user can write") from None
+    return outcome.exit_code

@@ -1,0 +1,64 @@
+"""`cudaenv doctor`'s one service: probe the machine, diagnose the snapshot, and (``--output``) write the report.
+
+:func:`doctor` collects the snapshot through the Host (:mod:`cudaenv.probes.collect`), runs the pure rules and
+builds the doctor's facts view (:mod:`cudaenv.diagnose.view`) once for whichever renderer formats it. The exit code
+is the outcome's (:func:`cudaenv.diagnose.exit_code`: 1 on an error finding, with ``strict`` on a warning too).
+"""
+
+from typing import Any, Optional, Sequence
+
+
+class DoctorOutcome:
+    """The snapshot, its findings, the host name, the facts view, and whether warnings fail (``strict``)."""
+
+    __slots__ = ("snapshot", "findings", "hostname", "view", "strict")
+
+    def __init__(self, snapshot, findings: Sequence, hostname: Optional[str], view, strict: bool = False):
+        self.snapshot, self.findings, self.hostname = snapshot, tuple(findings), hostname
+        self.view, self.strict = view, strict
+
+    @property
+    def exit_code(self) -> int:
+        from cudaenv.diagnose import exit_code
+
+        return exit_code(self.findings, strict=self.strict)
+
+    def report(self):
+        """The JSON contract's DoctorReport (the snapshot, findings, host name, and when it was made, in UTC)."""
+        import time
+
+        from cudaenv.model.reports import DoctorReport
+
+        return DoctorReport(self.snapshot, hostname=self.hostname, findings=self.findings,
+                            generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+
+
+def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None) -> DoctorOutcome:
+    """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch)."""
+    from cudaenv.diagnose import diagnose
+    from cudaenv.diagnose.view import build_view
+    from cudaenv.probes.collect import collect_snapshot
+
+    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress)
+    findings = diagnose(snapshot)
+    return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot), strict)
+
+
+def write_report(output: str, hostname: Optional[str], fmt: str, text: str) -> None:
+    """``--output``: the report written atomically (a summary running meanwhile never reads half of it), readable by
+    the site's other users like any file this user writes (umask), the folder made when missing."""
+    import os
+
+    from cudaenv.core.errors import UserError
+    from cudaenv.core.fs import atomic_write_text, usual_mode
+    from cudaenv.core.text import printable
+    from cudaenv.fleet.files import output_path
+
+    path, folder = output_path(output, hostname, fmt)
+    try:
+        if folder:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        atomic_write_text(path, text, mode=usual_mode())
+    except OSError as exc:
+        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
+                        hint="give --output a folder (ending in /) or a file this user can write") from None
