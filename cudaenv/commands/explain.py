@@ -32,7 +32,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.render.explain_report import render_catalog, render_explain_json, render_explain_text
     from cudaenv.render.text import terminal_width
 
-    request = ExplainRequest(text=args.text, file=args.file, stdin=ctx.stdin, list=args.list, probe=args.probe,
+    request = ExplainRequest(text=args.text, file=args.file, stdin=ctx.stdin, catalog=args.list, probe=args.probe,
                              offline=args.offline, python=args.python, timeout=args.timeout)
     outcome = explain(lambda: ctx.host(args), request)
     if outcome.catalog is not None:

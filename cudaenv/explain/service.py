@@ -15,18 +15,15 @@ NO_TEXT_HINT = 'cudaenv explain "the error message", or pipe a log: cudaenv expl
 
 
 class ExplainRequest:
-    """What the command line asked for (``cudaenv explain --help``); ``stdin``: where ``-`` reads from."""
+    """What the command line asked for (``cudaenv explain --help``); ``stdin``: where ``-`` reads from; ``catalog``:
+    ``--list``."""
 
-    __slots__ = ("text", "file", "stdin", "list", "probe", "offline", "python", "timeout")
+    __slots__ = ("text", "file", "stdin", "catalog", "probe", "offline", "python", "timeout")
 
-    def __init__(self, text: Sequence[str] = (), file: Optional[str] = None, stdin: Any = None, list: bool = False,
+    def __init__(self, text: Sequence[str] = (), file: Optional[str] = None, stdin: Any = None, catalog: bool = False,
                  probe: bool = False, offline: bool = False, python: Optional[str] = None, timeout: Optional[float] = None):
-        self.text, self.file, self.stdin, self.list, self.probe = list_of(text), file, stdin, list, probe
+        self.text, self.file, self.stdin, self.catalog, self.probe = list(text or ()), file, stdin, catalog, probe
         self.offline, self.python, self.timeout = offline, python, timeout
-
-
-def list_of(parts) -> list:
-    return list(parts or ())
 
 
 class ExplainOutcome:
@@ -90,7 +87,7 @@ def explain(host_for, request: ExplainRequest) -> ExplainOutcome:
     """The outcome of ``request``; ``host_for()`` builds the Host (only when this machine is read)."""
     from cudaenv.explain import classify_all, describe, known_ids, probe_context
 
-    if request.list:
+    if request.catalog:
         return ExplainOutcome(catalog=tuple(describe(i) for i in known_ids()))
     if request.offline and request.probe:
         raise UserError("--offline and --probe contradict each other", hint="--probe reads this machine (it imports torch); drop one")
