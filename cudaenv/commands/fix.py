@@ -40,14 +40,13 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     base = service.index_base(ctx.env, args.index_base)
     host = ctx.host(args)
     out = ctx.out
-    out.write("Probing this machine...\n")
+    out.write(render.PROBING)
     out.flush()
     snapshot = collect_snapshot(host, python=interpreter, quick=False)
     fixable = [f for f in diagnose(snapshot) if f.id in FIXABLE]
     torch = snapshot.torch
     if not fixable:
-        state = "torch %s" % torch.version if torch is not None and torch.installed else "no torch"
-        out.write("Nothing to fix: the doctor found no torch problem (%s in %s).\n" % (state, getattr(torch, "python", None) or "?"))
+        out.write(render.render_nothing_to_fix(torch))
         return 0
     out.write(render.render_findings(fixable))
     if torch is None or not torch.python:
@@ -62,41 +61,40 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         out.write(render.render_pep668(torch.python, pep668_recipe(torch.python, plan)))
         return 1
     if args.dry_run:
-        out.write("\n--dry-run: nothing was changed.\n")
+        out.write(render.DRY_RUN)
         return 0 if installable else 1
     if args.yes:
         if not installable:
-            out.write("\nNo torch build fits this machine; nothing was installed. See the plan above.\n")
+            out.write(render.NO_BUILD)
             return 1
         choice = installable[0]
     elif not prompt.can_ask(ctx, menu=True):
-        out.write("\nNo terminal to ask on: run `cudaenv fix --yes` to apply the recommendation, or --dry-run.\n")
+        out.write(render.NO_TERMINAL)
         return 1
     else:
-        picked = prompt.select("What should cudaenv do?", [c.title for c in plan.choices])
+        picked = prompt.select(render.QUESTION, [c.title for c in plan.choices])
         choice = None if picked is None else plan.choices[picked]
         if choice is None or choice.key == "quit":
-            out.write("Nothing was changed.\n")
+            out.write(render.UNCHANGED)
             return 0 if choice is not None else 130
         if choice.key == "driver":
             out.write(render.render_driver(choice.steps))
             return 0
-        if not prompt.confirm("Run: %s ?" % " && ".join(choice.recommendation.commands)):
-            out.write("Nothing was changed.\n")
+        if not prompt.confirm(render.render_confirm(choice.recommendation)):
+            out.write(render.UNCHANGED)
             return 0
     return _apply(args, ctx, host, snapshot, choice.recommendation)
 
 
 def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any) -> int:
-    from cudaenv.index.client import seconds_text
     from cudaenv.recommend.apply import apply_install, run_verify
-    from cudaenv.render.fix import printable_lines, render_install
+    from cudaenv.render.fix import render_install, render_running, render_verify_output, render_verify_start
 
     out = ctx.out
     python = before.torch.python
 
     def started(argv: Sequence[str], timeout: float) -> None:
-        out.write("\nRunning (timeout %s): %s\n" % (seconds_text(timeout), " ".join(argv)))
+        out.write(render_running(argv, timeout))
         out.flush()
 
     outcome = apply_install(host, ctx.env, before, rec, started)
@@ -105,10 +103,8 @@ def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any)
         return 1
     verify_code: Optional[int] = 0
     if not args.no_verify:
-        out.write("\nRunning the GPU check: cudaenv verify --python %s\n" % python)
+        out.write(render_verify_start(python))
         out.flush()
         verify_code, timed_out, output = run_verify(host, ctx.env, python)
-        out.write("".join("  | %s\n" % line for line in printable_lines(output)))
-        if timed_out:
-            out.write("cudaenv verify timed out.\n")
+        out.write(render_verify_output(output, timed_out))
     return 1 if any(f.severity == "error" for f in outcome.remaining) or verify_code else 0

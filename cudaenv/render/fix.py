@@ -5,6 +5,38 @@ from typing import Any, List, Sequence
 from cudaenv.core.text import printable
 
 
+PROBING = "Probing this machine...\n"
+DRY_RUN = "\n--dry-run: nothing was changed.\n"
+NO_BUILD = "\nNo torch build fits this machine; nothing was installed. See the plan above.\n"
+NO_TERMINAL = "\nNo terminal to ask on: run `cudaenv fix --yes` to apply the recommendation, or --dry-run.\n"
+UNCHANGED = "Nothing was changed.\n"
+QUESTION = "What should cudaenv do?"
+
+
+def render_nothing_to_fix(torch: Any) -> str:
+    """The doctor found no torch problem: which torch (or none) in which Python."""
+    state = "torch %s" % torch.version if torch is not None and torch.installed else "no torch"
+    return "Nothing to fix: the doctor found no torch problem (%s in %s).\n" % (state, getattr(torch, "python", None) or "?")
+
+
+def render_confirm(rec: Any) -> str:
+    """The yes/no question before the install runs."""
+    return "Run: %s ?" % " && ".join(rec.commands)
+
+
+def render_running(argv: Sequence[str], timeout: float) -> str:
+    return "\nRunning (timeout %s): %s\n" % (_seconds(timeout), " ".join(argv))
+
+
+def render_verify_start(python: str) -> str:
+    return "\nRunning the GPU check: cudaenv verify --python %s\n" % python
+
+
+def render_verify_output(output: str, timed_out: bool) -> str:
+    """`cudaenv verify`'s output, each line escaped and marked, and whether it timed out."""
+    return "".join("  | %s\n" % line for line in printable_lines(output)) + ("cudaenv verify timed out.\n" if timed_out else "")
+
+
 def render_findings(findings: Sequence[Any]) -> str:
     return "".join("\n[%s] %s\n  %s\n" % (f.id, f.title, printable(f.detail)) for f in findings)
 
