@@ -214,4 +214,4 @@ def slurm(session):
 def lint(session):
     """Pyflakes-class errors and likely bugs (rules in pyproject.toml)."""
     session.install("ruff")
-    session.run("ruff", "check", "cudaenv", "tests", "bench", "noxfile.py")
+    session.run("ruff", "check", "cudaenv", "tests", "tools", "bench", "noxfile.py")

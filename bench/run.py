@@ -24,6 +24,7 @@ measured                              against                              targe
 ``explain --file`` (50 MB paste)       (absolute)                           <= 2 s wall
 ``explain`` hostile inputs, the worst  (absolute)                           <= 2 s (each pattern's, 100 KB)
 ``explain`` 1 MB literal runs, worst   (absolute)                           <= 2 s (each pattern's literal x 1 MB)
+tool-output parsers, 1 MB hostile runs (absolute)                           <= 5 s (the worst input; ``--only hostile``)
 ====================================  ===================================  ==========
 
 The fleet's reports are one real ``cudaenv doctor --json --quick`` report of this machine, written N times with
@@ -295,6 +296,55 @@ def explain_figures(python: str, cudaenv: str, work: str, env: Dict[str, str]) -
     return {"explain 50M": min(walls), "explain hostile": data["worst_s"], "explain hostile 1M": data["worst_1m_s"]}
 
 
+# The tool-output parsers on megabyte hostile runs (issue 25: the seconds the unit tests no longer time; they count
+# steps instead, tests/builders.assert_linear): each parser family on 1 MB of each unit, on one line and in lines.
+PARSERS_HOSTILE = r"""
+import json, time
+from cudaenv.parse import cudnn, dpkg, index_pages, ldconf, nvcc, nvidia_smi, proc, toolkit_files
+from cudaenv.pasted import read_facts
+
+def smi(t):
+    nvidia_smi.parse_banner(t); nvidia_smi.parse_query_csv(t); nvidia_smi.parse_apps_csv(t)
+def procs(t):
+    proc.parse_proc_driver_version(t); proc.parse_os_release(t); proc.parse_cgroup_container(t)
+def toolkit(t):
+    nvcc.parse_nvcc_version(t); toolkit_files.parse_version_json(t); toolkit_files.parse_cuda_h(t)
+    cudnn.parse_cudnn_header(t); dpkg.parse_status(t); ldconf.parse_ld_so_conf(t)
+def pages(t):
+    index_pages.parse_index_page(t, "text/html"); index_pages.parse_index_page(t, "application/vnd.pypi.simple.v1+json")
+
+UNITS = {
+    "nvidia-smi": (smi, [" ", "|", "0 ", "| 0 ", "1" * 50 + "MiB", "(UUID: ", "GPU-", "NVIDIA-SMI ", "CUDA Version: ", "Driver Version: "]),
+    "/proc": (procs, ["NVRM version: ", "# R35 (", "0", " ", "=", "'", "\\"]),
+    "toolkit files": (toolkit, ["release ", "9", '"cuda": {', "1.", "#define CUDA_VERSION ", "include ", "["]),
+    "index pages": (pages, ["<a", "<a href=x>", "<a href='", "</a", "\\", '"']),
+    "pasted": (read_facts, ["9" * 60, " " * 60, "GPU 0: " + "a" * 50, "| " * 40, ":" * 60]),
+}
+size = 1_000_000
+worst, which, count = 0.0, "", 0
+for family, (work, units) in UNITS.items():
+    for unit in units:
+        for text in (unit * (size // len(unit)), (unit * 200 + "\n") * (size // (len(unit) * 200 + 1))):
+            start = time.perf_counter()
+            work(text)
+            took = time.perf_counter() - start
+            count += 1
+            if took > worst:
+                worst, which = took, "%s on %r x %d" % (family, text[:30], len(text))
+print(json.dumps({"inputs": count, "worst_s": worst, "worst": which}))
+"""
+
+
+def parser_figures(python: str, env: Dict[str, str]) -> Dict[str, float]:
+    """The worst single 1 MB hostile input of the tool-output parsers (seconds)."""
+    r = subprocess.run([python, "-c", PARSERS_HOSTILE], capture_output=True, text=True, env=env, timeout=1200)
+    if r.returncode != 0:
+        raise SystemExit("bench: the parser figures failed: %s" % r.stderr[-2000:])
+    data = json.loads(r.stdout)
+    print("parsers: %d hostile inputs of 1 MB, worst %.3f s on %s" % (data["inputs"], data["worst_s"], data["worst"]))
+    return {"parsers hostile": data["worst_s"]}
+
+
 CONSOLE_FLOOR = "python -c 'import re'"
 
 
@@ -325,7 +375,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise SystemExit("bench: no cudaenv next to %s; install it first (nox -s bench does)" % python)
     import importlib.util
 
-    fleet_only = bool(args.only) and all("fleet" in w or "explain" in w for w in args.only.split(",") if w)  # no torch needed
+    fleet_only = bool(args.only) and all(any(k in w for k in ("fleet", "explain", "hostile")) for w in args.only.split(",") if w)  # no torch needed
     if importlib.util.find_spec("torch") is None and not fleet_only:
         raise SystemExit("bench: torch is not installed in %s (pip install torch==2.13.0)" % python)
 
@@ -375,6 +425,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         if not args.only or "explain" in args.only:
             explain = explain_figures(python, cudaenv, work, env)
+        if not args.only or "hostile" in args.only:
+            explain.update(parser_figures(python, env))
         figures = medians(commands, envs, work, runs)
         if fleet:
             figures.update(medians({"fleet summarize 10k": fleet["fleet summarize 10k"]}, {"fleet summarize 10k": env}, work, runs))
@@ -410,6 +462,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("explain 50 MB paste (s)", explain.get("explain 50M"), 2.0),
         ("explain worst hostile input (s)", explain.get("explain hostile"), 2.0),
         ("explain worst 1 MB literal run (s)", explain.get("explain hostile 1M"), 2.0),
+        ("parsers worst 1 MB hostile input (s)", explain.get("parsers hostile"), 5.0),
     ]
 
     print("cudaenv bench: %s, median of %d interleaved runs each (after one warm-up round)" % (python, runs))

@@ -18,7 +18,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, Optional
+from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 
 # The tests folder (test modules live in subfolders that mirror cudaenv's packages) and the checkout above it.
 TESTS = Path(__file__).resolve().parent
@@ -491,28 +491,137 @@ def read_log(log: Path):
     return [tuple(line.split("\t")) for line in log.read_text().splitlines()]
 
 
-# ------------------------------------------------------------------ linear time, on a loaded machine
-def assert_linear(work: Callable[[str], object], text: str, factor: float = 30000.0, limit: float = 120.0) -> None:
-    """``work(text)`` runs in linear time: its best of three runs stays under ``factor`` times the best of three
-    sha256 passes over the same text, measured at the same moment (a pass is about 1 ms per MB). The parsers here
-    take 100 to 3,000 passes (dozens of patterns, each a scan); a quadratic one on a megabyte takes millions. The ratio holds on a loaded
-    machine, where a bound in seconds flaked; ``limit`` only rules out a hang."""
-    import time
+# ------------------------------------------------------------------ linear work, counted (never timed)
+class CountingText(str):
+    """A text that counts the characters its own str methods go over (``find`` from an offset to the hit or the end,
+    ``split``, a slice's length, ``in``, ...): the work inside one C call that a step count cannot see. A scan from each
+    occurrence to the end of the text (``text.find("}", at)`` in a loop) is quadratic here though each is one call.
+    What is derived from it (a slice, a line) is a plain str again, and a regex search of it counts as one step."""
 
-    data = text.encode("utf-8", "surrogatepass")
+    scanned = 0
 
-    def best(fn) -> float:
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return min(times)
+    def _span(self, start, end):
+        s, e, _ = slice(start, end).indices(len(self))
+        return s, max(s, e)
 
-    took = best(lambda: work(text))
-    ref = best(lambda: hashlib.sha256(data).digest())
-    assert took < limit, "%.1f s for %d characters" % (took, len(text))
-    assert took < factor * max(ref, 1e-4), "%.3f s for %d characters (%.0f sha256 passes): not linear" % (took, len(text), took / ref)
+    def find(self, sub, start=None, end=None):
+        s, e = self._span(start, end)
+        r = str.find(self, sub, s, e)
+        CountingText.scanned += (r + len(sub) - s) if r >= 0 else (e - s)
+        return r
+
+    def rfind(self, sub, start=None, end=None):
+        s, e = self._span(start, end)
+        r = str.rfind(self, sub, s, e)
+        CountingText.scanned += (e - r) if r >= 0 else (e - s)
+        return r
+
+    def index(self, sub, start=None, end=None):
+        r = self.find(sub, start, end)
+        if r < 0:
+            raise ValueError("substring not found")
+        return r
+
+    def rindex(self, sub, start=None, end=None):
+        r = self.rfind(sub, start, end)
+        if r < 0:
+            raise ValueError("substring not found")
+        return r
+
+    def count(self, sub, start=None, end=None):
+        s, e = self._span(start, end)
+        CountingText.scanned += e - s
+        return str.count(self, sub, s, e)
+
+    def __contains__(self, sub):
+        return self.find(sub) >= 0
+
+    def __getitem__(self, key):
+        out = str.__getitem__(self, key)
+        CountingText.scanned += len(out)
+        return out
+
+    def __iter__(self):
+        CountingText.scanned += len(self)
+        return str.__iter__(self)
+
+
+def _whole(name):
+    def method(self, *args, **kwargs):
+        CountingText.scanned += len(self)
+        return getattr(str, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("split", "rsplit", "splitlines", "partition", "rpartition", "replace", "strip", "lstrip", "rstrip", "lower",
+              "upper", "casefold", "encode", "expandtabs", "translate", "isascii", "isdigit", "isspace", "__eq__", "__hash__"):
+    setattr(CountingText, _name, _whole(_name))
+
+
+def count_work(work: Callable[[str], object], text: str) -> Tuple[int, int]:
+    """(steps, characters) of ``work(text)``, counted: every line of Python it runs and every call it makes (to Python
+    or to C: a regex search, ``str.split``, ...) in this thread, and every character the text's own str methods go over
+    (``CountingText``; bytes are passed as they are). The counts do not depend on the machine or its load."""
+    import sys
+
+    steps = 0
+
+    def trace(frame, event, arg):
+        nonlocal steps
+        steps += 1
+        return trace
+
+    def profile(frame, event, arg):
+        nonlocal steps
+        if event == "c_call":
+            steps += 1
+
+    given = CountingText(text) if isinstance(text, str) else text
+    CountingText.scanned = 0
+    old_trace, old_profile = sys.gettrace(), sys.getprofile()
+    sys.settrace(trace)
+    sys.setprofile(profile)
+    try:
+        work(given)
+    finally:
+        sys.settrace(old_trace)
+        sys.setprofile(old_profile)
+    return steps, CountingText.scanned
+
+
+def count_steps(work: Callable[[str], object], text: str) -> int:
+    """``count_work``'s steps and characters together: one figure of the work done."""
+    return sum(count_work(work, text))
+
+
+def assert_bounded(work: Callable[[str], object], small: str, big: str, passes: int = 2, slack: int = 50) -> None:
+    """``work`` stops at a bound of its own: on ``big`` it runs no more Python than on ``small`` (a few steps of slack)
+    and goes over at most ``passes`` times the extra characters (a split or a lower() of the whole text, in C)."""
+    work(small)  # lazy patterns compile on first use: not counted
+    (s_small, c_small), (s_big, c_big) = count_work(work, small), count_work(work, big)
+    assert s_big <= s_small + slack, "%d steps on %d characters, %d on %d: the work is not bounded" % (
+        s_small, len(small), s_big, len(big))
+    assert c_big <= c_small + passes * (len(big) - len(small)), "%d characters gone over for %d, %d for %d" % (
+        c_small, len(small), c_big, len(big))
+
+
+def assert_linear(work: Callable[[str], object], unit: str, head: str = "", tail: str = "", size: int = 20_000,
+                  slack: float = 1.25) -> None:
+    """``work`` does linear work on ``head`` + ``unit`` repeated + ``tail``: the steps it takes (``count_steps``) on four times
+    the text are at most ``slack`` x four times the steps on the text (plus a few hundred for fixed costs). A
+    quadratic loop takes sixteen times the steps. Counted on about ``size`` characters, then four times that.
+
+    What it counts is what Python runs and what the text's own str methods go over (``count_work``): work inside one
+    regex search, however much it backtracks, is one step. Each pattern's own linearity is
+    tests/project/test_regex_safety.py's, and the seconds on megabyte inputs are bench/run.py's (``--only hostile``)."""
+    n = max(4, size // max(1, len(unit)))
+    small, large = head + unit * n + tail, head + unit * (4 * n) + tail
+    work(small)  # the first run compiles lazy patterns and fills caches: fixed costs, not counted
+    a, b = count_steps(work, small), count_steps(work, large)
+    assert b <= slack * 4 * a + 500, "%d steps for %d characters, %d for %d (%.1f x for 4 x the text): not linear" % (
+        a, len(small), b, len(large), b / max(a, 1))
 
 
 # ----------------------------------------------------------------------------- reading the package's own code

@@ -6,7 +6,10 @@
 
 Pages: ``finding-ids.md`` (the doctor's finding ids, read from the rules in ``cudaenv/diagnose/``, and the
 ``explain`` ids of ``data/error_patterns.json``), ``facts-tables.md`` (every ``data/*.json`` and line-format ``data/*.txt`` table),
-``configuration.md`` (every ``CUDAENV_*`` setting) and ``json-fields.md`` (every field of the JSON records).
+``configuration.md`` (every ``CUDAENV_*`` setting), ``json-fields.md`` (every field of the JSON records) and
+``architecture.md`` (every package folder and module, from their docstrings). Blocks inside hand-written pages,
+between ``<!-- generated:NAME ... -->`` and ``<!-- /generated:NAME -->``: the JSON outputs table of
+``json-contract.md`` (from the envelope registry, ``cudaenv.model.records.envelopes()``).
 ``tests/project/test_docs.py`` regenerates them into a temporary folder and compares. Nothing here runs on a
 command's path: it is imported only by this entry point and the test.
 """
@@ -313,7 +316,7 @@ def settings_from_code() -> Dict[str, List[str]]:
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "data", "shell"))
         for name in sorted(files):
-            if not name.endswith(".py") or name == "_docgen.py":
+            if not name.endswith(".py"):
                 continue
             path = os.path.join(folder, name)
             with open(path, encoding="utf-8") as f:
@@ -570,12 +573,228 @@ def _default(cls: type, name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------------------
+# the architecture: every folder of the package, from its docstring
+
+
+def _rst_to_md(text: str) -> str:
+    """A docstring paragraph on one line, its reST roles and literals as Markdown code."""
+    text = " ".join(text.split())
+    text = re.sub(r":(?:mod|func|class|data|meth|attr|exc):`~?([^`]{1,200})`", lambda m: "`%s`" % m.group(1).split(".")[-1]
+                  if m.group(0).count("~") else "`%s`" % m.group(1), text)
+    return re.sub(r"``([^`]{1,300})``", r"`\1`", text)
+
+
+def _docstring(path: str) -> Optional[str]:
+    with open(path, encoding="utf-8") as f:
+        try:
+            return ast.get_docstring(ast.parse(f.read()))
+        except SyntaxError:
+            return None
+
+
+def _first_paragraph(doc: str) -> str:
+    return _rst_to_md(doc.strip().split("\n\n")[0])
+
+
+def _first_sentence(doc: str) -> str:
+    """The docstring's first sentence (its first paragraph up to a full stop followed by a blank, or all of it)."""
+    para = _first_paragraph(doc)
+    m = re.match(r"^(.+?[.!?])(?:\s|$)", para)
+    return m.group(1) if m else para
+
+
+def package_map(root: Optional[str] = None) -> Tuple[List[Dict[str, Any]], List[str]]:
+    """(folders, unmapped): each package folder under ``root`` (the installed cudaenv by default), in tree order, with
+    its docstring's first paragraph and its modules, each with its own first sentence; and every package
+    (``__init__.py``) or module without a docstring, which the map cannot place."""
+    root = root or _package_dir()
+    base = os.path.basename(root.rstrip(os.sep))
+    folders: List[Dict[str, Any]] = []
+    unmapped: List[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and os.path.isfile(os.path.join(folder, d, "__init__.py")))
+        if "__init__.py" not in files:
+            continue
+        rel = os.path.relpath(folder, os.path.dirname(root.rstrip(os.sep))).replace(os.sep, "/") + "/"
+        doc = _docstring(os.path.join(folder, "__init__.py"))
+        if not doc:
+            unmapped.append(rel + "__init__.py")
+        modules = []
+        for name in sorted(files):
+            if not name.endswith(".py") or name == "__init__.py":
+                continue
+            mdoc = _docstring(os.path.join(folder, name))
+            if not mdoc:
+                unmapped.append(rel + name)
+            modules.append((name, _first_sentence(mdoc) if mdoc else ""))
+        folders.append({"folder": rel, "about": _first_paragraph(doc) if doc else "", "modules": modules,
+                        "packages": [d + "/" for d in dirs], "top": rel == base + "/"})
+    return folders, unmapped
+
+
+def page_architecture() -> str:
+    folders, unmapped = package_map()
+    lines = [
+        BANNER,
+        "",
+        "# Architecture: the package map",
+        "",
+        "Every folder of `cudaenv/` and what it is for (the first paragraph of its `__init__.py` docstring), then each",
+        "folder's modules (the first sentence of each module's docstring). `tests/project/test_docs.py` fails on a package",
+        "or module without a docstring, and on this page when it is stale. How the folders may import each other, and",
+        "the homes outside the package (`data/`, `shell/`, `tools/`, `bench/`): [contributing](../contributing.md).",
+        "",
+    ]
+    lines += _table(["folder", "what lives there"], ((_code(f["folder"]), f["about"]) for f in folders))
+    for f in folders:
+        if not f["modules"]:
+            continue
+        lines += ["", "## `%s`" % f["folder"], ""]
+        lines += _table(["module", "what it is"], ((_code(name), about) for name, about in f["modules"]))
+    if unmapped:
+        lines += ["", "Without a docstring (not mapped): " + ", ".join(_code(u) for u in unmapped)]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# blocks generated inside hand-written pages: <!-- generated:NAME ... --> ... <!-- /generated:NAME -->
+
+
+def _command_page(output: str) -> str:
+    """``cudaenv torch refresh --json`` -> a link to docs/commands/torch.md, when that page exists."""
+    words = output.strip("`").split()
+    name = words[1] if len(words) > 1 else ""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs", "commands", name + ".md")
+    return "[%s](../commands/%s.md)" % (name, name) if name and os.path.isfile(path) else ""
+
+
+def _sample(cls: type) -> Any:
+    """An instance of the record ``cls`` with every required field given the plainest value of its type (a record a
+    sample of its own), to read the order its JSON is written in."""
+    import typing
+
+    def plain(hint: Any, written: bool = False) -> Any:  # written: never None (a field left out when null)
+        if _is_record(hint):
+            return _sample(hint)
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+        if origin is typing.Union:
+            real = [a for a in args if a is not type(None)]
+            return plain(real[0], written) if written or type(None) not in args else None
+        if origin in (tuple, list):
+            return ()
+        if origin is dict or hint is dict:
+            return {}
+        return {str: "", int: 0, float: 0.0, bool: False}.get(hint)
+
+    defaults, skip = getattr(cls, "_defaults", {}), getattr(cls, "_json_skip_none", ())
+    return cls(**{name: plain(hint, name in skip) for name, hint, _ in _fields_of(cls) if name not in defaults or name in skip})
+
+
+def _written_order(cls: type) -> List[str]:
+    """The order ``cls`` writes its own (not flattened) fields in, from a sample's JSON: the field order, except
+    where a record orders its JSON itself (``_json_adjust``: the doctor's report writes ``findings`` last)."""
+    names = [n for n, _, _ in _fields_of(cls) if n not in getattr(cls, "_json_flatten", ())]
+    written = list(_sample(cls).to_dict())
+    return sorted(names, key=lambda n: written.index(n) if n in written else len(written))
+
+
+def block_outputs() -> List[str]:
+    """The table of JSON outputs, one row per envelope record of the registry (``records.envelopes()``)."""
+    envelopes, _ = _contract()
+    flattened = set()
+    for env in envelopes:
+        for name, hint, _ in _fields_of(env):
+            if name in getattr(env, "_json_flatten", ()):
+                flattened.update(_records_in(hint))
+    rows = []
+    for env in envelopes:
+        if env in flattened:  # written inside another output (the snapshot, inside the doctor's report)
+            continue
+        keys = ["schema_version"]
+        hints = {name: hint for name, hint, _ in _fields_of(env)}
+        for name in getattr(env, "_json_flatten", ()):
+            keys.append("the %s's keys" % "/".join(c.__name__ for c in _records_in(hints[name])))
+        for name in _written_order(env):
+            many = _type_text(hints[name]).startswith(("Tuple[", "Optional[Tuple[")) and name not in getattr(env, "_json_maps", ())
+            keys.append(name + ("[]" if many else ""))
+        output = _output_name(env)
+        rows.append((output, _code(env.__name__), "{%s}" % ", ".join(keys), _command_page(output)))
+    return _table(["output", "record", "keys, in order", "command page"], rows)
+
+
+def block_doctor_keys() -> List[str]:
+    """The doctor's top-level keys (the report's, its snapshot's written flat among them), each record's own keys."""
+    from cudaenv.model.reports import DoctorReport
+
+    rows = [("`schema_version`", "`int`", "", "written first: the contract's major version")]
+
+    def add(cls: type) -> None:
+        hints = {name: hint for name, hint, _ in _fields_of(cls)}
+        for name in getattr(cls, "_json_flatten", ()):
+            for target in _records_in(hints[name]):
+                add(target)
+        for name in _written_order(cls):
+            hint = hints[name]
+            inner = _records_in(hint)
+            keys = ", ".join(n for n, _, _ in _fields_of(inner[0])) if inner else ""
+            rows.append((_code(name), _code(_type_text(hint)), keys, _meaning(cls, name) or (_doc_line(inner[0]) if inner else "")))
+
+    add(DoctorReport)
+    return _table(["key", "type", "its keys", "meaning"], rows)
+
+
+BLOCKS = {"json-contract.md": {"outputs": block_outputs, "doctor": block_doctor_keys}}  # reference file -> its blocks
+
+
+def fill_blocks(text: str, blocks: Dict[str, Any]) -> str:
+    """``text`` with each generated block's lines replaced by what the code gives now (markers kept)."""
+    for name, make in blocks.items():
+        start, end = "<!-- generated:%s " % name, "<!-- /generated:%s -->" % name
+        if start not in text or end not in text:
+            raise ValueError("the generated block %r has lost its markers" % name)
+        head, rest = text.split(start, 1)
+        opening, rest = rest.split("\n", 1)
+        _, tail = rest.split(end, 1)
+        text = head + start + opening + "\n" + "\n".join(make()) + "\n" + end + tail
+    return text
+
+
+def stale_blocks(folder: str) -> List[str]:
+    """The files of ``folder`` (that exist there) whose generated blocks differ from what the code gives now."""
+    out = []
+    for name, blocks in BLOCKS.items():
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                current = f.read()
+            if fill_blocks(current, blocks) != current:
+                out.append(name)
+    return out
+
+
+def write_blocks(folder: str) -> List[str]:
+    written = []
+    for name, blocks in BLOCKS.items():
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8") as f:
+                current = f.read()
+            fresh = fill_blocks(current, blocks)
+            if fresh != current:
+                with open(path, "w", encoding="utf-8", newline="\n") as f:
+                    f.write(fresh)
+                written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------------------------------------------------
 
 PAGES = {
     "finding-ids.md": page_finding_ids,
     "facts-tables.md": page_facts_tables,
     "configuration.md": page_configuration,
     "json-fields.md": page_json_fields,
+    "architecture.md": page_architecture,
 }
 
 
@@ -615,11 +834,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     args = [a for a in args if a != "--check"]
     folder = args[0] if args else os.path.join("docs", "reference")
     if check:
-        bad = stale(folder)
+        bad = stale(folder) + stale_blocks(folder)
         for name in bad:
             sys.stderr.write("stale: %s (regenerate with `%s`)\n" % (os.path.join(folder, name), REGENERATE))
         return 1 if bad else 0
-    for path in write(folder):
+    for path in write(folder) + write_blocks(folder):
         sys.stdout.write("wrote %s\n" % path)
     return 0
 

@@ -1,5 +1,6 @@
-# cudaenv uninstall: edits the shell startup lines the plan names, keeping FILE.cudaenv-backup.
-# Run as: python3 -c SOURCE FILE N ACTION OLD NEW ... (cudaenv/uninstall/rcfiles.py loads this file).
+"""cudaenv uninstall: edits the shell startup lines the plan names, keeping FILE.cudaenv-backup.
+
+Run as: python3 -c SOURCE FILE N ACTION OLD NEW ... (cudaenv/toolkit/uninstall/rcfiles.py loads this file)."""
 import os, shutil, sys
 path, ops = sys.argv[1], sys.argv[2:]
 if len(ops) % 4:

@@ -1,7 +1,7 @@
 """The version of cudaenv's JSON contract, and the check every reader of a report runs first.
 
-``schema_version`` is on every JSON output (the doctor's, ``list``, ``verify``, ``torch recommend`` and ``refresh``,
-``uninstall``, ``explain``, ``check-installer``). It is an integer, the contract's major version: a reader refuses
+``schema_version`` is on every JSON output (each envelope record, :func:`cudaenv.model.records.envelopes`; the list is
+generated into docs/reference/json-contract.md). It is an integer, the contract's major version: a reader refuses
 another major. A compatible addition (new keys, new finding ids) keeps the major; when one needs saying, a writer
 may give ``"MAJOR.MINOR"`` (a string), which this reader takes: an older or equal minor is read as is, a newer one
 is read as far as this version understands it, with a note. Unknown keys are always ignored.

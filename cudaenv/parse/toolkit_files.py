@@ -70,13 +70,21 @@ def _flat_entry_version(text: str, key: str) -> Optional[str]:
     components, and neither json nor re is free on the `cudaenv use` path. None for anything less plain."""
     needle = '"%s"' % key
     at = text.find(needle)
+    # the next "}" and "{" found so far (-2: not looked for yet), looked for again only once an entry starts past them:
+    # the text is scanned a bounded number of times, not once from each occurrence of the key (quadratic)
+    close_at = open_at = -2
     while at != -1:
         start = _after(text, at + len(needle), ":")
         start = _after(text, start, "{") if start != -1 else -1
         if start != -1:
-            end = text.find("}", start)
-            body = text[start:end] if end != -1 else ""
-            if "{" not in body:
+            if close_at != -1 and close_at < start:
+                close_at = text.find("}", start)
+            if close_at == -1:
+                break  # no "}" after this entry: none after a later one either
+            if open_at != -1 and open_at < start:
+                open_at = text.find("{", start)
+            if open_at == -1 or open_at > close_at:  # a flat entry, nothing nested in it
+                body = text[start:close_at]
                 v = body.find('"version"')
                 colon = _after(body, v + len('"version"'), ":") if v != -1 else -1
                 quote = _after(body, colon, '"') if colon != -1 else -1

@@ -443,7 +443,7 @@ def test_cli_usage_errors(tmp_path, cli):
 
 
 # ------------------------------------------------------------------ never a crash
-@settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=2048))
 def test_arbitrary_bytes_never_crash(tmp_path, data):
     r = report_of(tmp_path, data)
@@ -453,7 +453,7 @@ def test_arbitrary_bytes_never_crash(tmp_path, data):
 _BASE = [cb.torch_zip(cb.cnn("cuda:2", prefix="module.")), cb.legacy_file(cb.cnn()), cb.torch_zip(cb.cnn(), protocol=4)]
 
 
-@settings(max_examples=200, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(range(len(_BASE))), st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)), max_size=8),
        st.integers(0, 10 ** 6))
 @example(which=0, edits=[(3218, 1)], cut=0)  # found by hypothesis: a central-directory offset before the zip
@@ -478,7 +478,7 @@ def test_pickle_walk_follows_the_stdlib_on_plain_data():
         assert pairs["b"] == (1, 2) and dict(pairs[3].pairs) == {"n": -7, "big": 2 ** 70}
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300)
 @given(st.binary(max_size=512), st.sampled_from([b"", b"\x80\x02", b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00"]))
 def test_walk_of_any_bytes_ends_in_stop_or_a_note(data, head):
     res = pickle_vm.walk(head + data, limits=pickle_vm.Limits(max_ops=5000, max_memo=100, max_stack=100, max_string=64))
@@ -528,7 +528,7 @@ def _zip_samples():
     return [plain, z64, b"#!/bin/sh\nprepended\n" + plain, buf.getvalue()]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(_zip_samples()), st.lists(st.tuples(st.integers(min_value=1, max_value=400), st.integers(0, 255)), max_size=4),
        st.integers(min_value=0, max_value=10))
 def test_the_zip_directory_is_read_as_zipfile_reads_it(data, edits, cut):

@@ -1,4 +1,4 @@
-"""Two verdicts the mutation test on real torch files (test_checkpoint_torch_more.py) found wrong, now right:
+"""Two verdicts the mutation test on real torch files (test_checkpoint_torch_fix.py) found wrong, now right:
 
 1. A legacy file is five pickles, and torch.load unpickles all five (weights_only or not): a global or an opcode in
    the magic, protocol, sys_info or storage-key pickle counts (a `posix.system` call in sys_info runs under

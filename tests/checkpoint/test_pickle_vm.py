@@ -86,13 +86,13 @@ soup = st.lists(st.tuples(st.sampled_from(OPS), st.sampled_from(_ARGS)), max_siz
     lambda parts: b"".join(bytes([op]) + arg for op, arg in parts))
 
 
-@settings(max_examples=400, deadline=2000)
+@settings(max_examples=400)
 @given(st.binary(max_size=512), st.sampled_from(HEADS), st.sampled_from(LIMITS))
 def test_both_loops_agree_on_any_bytes(data, head, limits):
     same_walk(head + data, 0, limits)
 
 
-@settings(max_examples=400, deadline=2000)
+@settings(max_examples=400)
 @given(st.sampled_from(HEADS), soup, st.sampled_from([b"", b"."]), st.sampled_from(LIMITS))
 def test_both_loops_agree_on_opcode_soup(head, body, stop, limits):
     same_walk(head + body + stop, 0, limits)
@@ -104,7 +104,7 @@ _REAL = [cb.dumps(cb.cnn("cuda:2", prefix="module.")), cb.dumps(cb.cnn(), protoc
          pickle.dumps({"a": [1, 2.5, "x", None, True], "b": (1, 2), 3: {"n": -7, "big": 2 ** 70}, "s": {1}, "f": frozenset()}, 0)]
 
 
-@settings(max_examples=300, deadline=4000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(range(len(_REAL))), st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)), max_size=6),
        st.integers(0, 10 ** 6), st.sampled_from(LIMITS))
 def test_both_loops_agree_on_mutated_checkpoint_pickles(which, edits, cut, limits):
@@ -175,7 +175,7 @@ def state_dicts(draw):
     return cb.state_dict(items, [""] + ["m%d" % i for i in range(draw(st.integers(0, count)))])
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(state_dicts(), st.sampled_from([2, 2, 4]), st.sampled_from(LIMITS + [pickle_vm.Limits(max_ops=600, max_memo=300,
        max_stack=40, max_string=256)]), st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(0, 255)), max_size=4),
        st.integers(0, 10 ** 6), st.booleans())

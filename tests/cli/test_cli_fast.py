@@ -57,7 +57,7 @@ def test_whatever_the_fast_parser_accepts_argparse_reads_the_same(command, modul
     module = importlib.import_module(module_name)
     accepted = []
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=400)
     @given(_tokens(module))
     def check(argv):
         fast = parse_simple(argv, module.OPTIONS, getattr(module, "POSITIONAL", None))
@@ -85,7 +85,7 @@ def test_checkpoint_inspect_fast_parser_reads_what_argparse_reads():
     tokens = st.lists(st.one_of(st.sampled_from(flags), words, st.builds(lambda f, v: "%s=%s" % (f, v), st.sampled_from(flags), words),
                                 st.text(max_size=4)), max_size=6)
 
-    @settings(max_examples=400, deadline=None)
+    @settings(max_examples=400)
     @given(st.sampled_from(["inspect", "fix", "--json", "bogus"]), tokens)
     def check(action, argv):
         fast = _parse_fast(checkpoint, [action] + argv)

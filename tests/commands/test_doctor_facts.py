@@ -3,7 +3,6 @@
 import json
 import re
 import sys
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -118,7 +117,7 @@ def test_report_of_a_quick_run_says_torch_was_not_imported():
 _names = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=120)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(name=_names, path=_names, version=st.one_of(st.none(), _names), message=_names)
 def test_report_never_fails_and_stays_narrow(name, path, version, message):
     snap = Snapshot(
@@ -180,7 +179,7 @@ def test_user_errors_are_one_line_and_a_hint(cli, argv, message):
 def test_a_hung_nvidia_smi_costs_one_timeout(cli_subprocess, fake_root, fake_bin, tmp_path):
     """A hung nvidia-smi costs one timeout: its queries run at the same time and each is stopped at the timeout;
     none is started again. Shown by the fakes themselves (each one started finds the other still running) rather
-    than by a tight wall-clock bound, which flaked on a loaded machine; the wall clock only rules out the hang."""
+    than by a wall-clock bound, which flaked on a loaded machine; the subprocess timeout only rules out the hang."""
     log = tmp_path / "starts"
     smi = fake_bin.path / "nvidia-smi"
     smi.write_text("#!/bin/sh\n"
@@ -191,9 +190,7 @@ def test_a_hung_nvidia_smi_costs_one_timeout(cli_subprocess, fake_root, fake_bin
                    "exec /bin/sleep 30\n" % (log, log, log, log))
     smi.chmod(0o755)
     env = {"PATH": fake_bin.env_path, "CUDAENV_ROOT": str(fake_root.path), "HOME": str(fake_root.path)}
-    start = time.monotonic()
     r = cli_subprocess("doctor", "--json", "--timeout", "1", "--quick", env=env, timeout=30)
-    took = time.monotonic() - start
     assert r.code in (0, 1), r
     data = r.json()
     assert any("nvidia-smi" in n["message"] and "timed out after 1 s" in n["message"] for n in data["notes"]), data["notes"]
@@ -203,7 +200,6 @@ def test_a_hung_nvidia_smi_costs_one_timeout(cli_subprocess, fake_root, fake_bin
     started = sorted(line.split()[1].split("=")[0] for line in lines if line.startswith("started"))
     assert started == ["--query-compute-apps", "--query-gpu"], lines  # each query once, never again after the timeout
     assert "overlap" in lines, lines  # the second started while the first still ran: one timeout, not two
-    assert took < 15, took  # not the hang's 30 s
 
 
 # ------------------------------------------------------------------ the JSON contract of issue 2, by name

@@ -241,7 +241,7 @@ def test_fix_lines_never_break_a_quoted_word_or_a_comment():
     assert lines[-1].strip() == '"import torch; torch.cuda.init()"' and _pasted(lines) == shlex.split(item)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=60),
                 min_size=1, max_size=12),
        st.text(alphabet="abc def#", max_size=40))
@@ -257,7 +257,7 @@ def test_fix_lines_paste_back_to_the_same_words(words, comment):
 
 
 def test_shell_words_never_raise_on_any_text():
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=200)
     @given(st.text(max_size=200))
     def check(text):
         words, comment = shell_words(text)

@@ -2,12 +2,12 @@
 
 import subprocess
 import sys
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import assert_bounded
 from cudaenv.core import version as v
 
 
@@ -49,11 +49,18 @@ def test_anything_else_is_not_a_version(text):
 
 
 def test_a_huge_value_is_cheap_to_reject():
-    start = time.perf_counter()
     assert v.parse_version("9" * 60_000) is None
     assert v.cuda_from_int("9" * 60_000) is None
     assert v.version_key("9." * 60_000) == (9,) * 16
-    assert time.perf_counter() - start < 0.5
+
+    def all_three(text):
+        v.parse_version(text)
+        v.cuda_from_int(text)
+        v.version_key(text)
+
+    # counted, not timed: 60,000 digits cost no more Python than 6,000 (each reader stops at a bound of its own)
+    for unit in ("9", "9."):
+        assert_bounded(all_three, unit * 6_000, unit * 60_000)
 
 
 def test_malformed_note_is_short_and_says_what():
@@ -64,8 +71,8 @@ def test_malformed_note_is_short_and_says_what():
     assert v.malformed("f", "12.4$(x)") == "f has a malformed version '12.4$(x)', ignored"
 
 
-@settings(max_examples=300, deadline=200)
-@given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("utf-8", "surrogateescape"))))
+@settings(max_examples=300)
+@given(st.one_of(st.text(max_size=2000), st.binary(max_size=2000).map(lambda b: b.decode("utf-8", "surrogateescape"))))
 def test_strict_reading_never_raises_and_is_digits_and_dots(text):
     value = v.parse_version(text)
     if value is not None:
@@ -75,7 +82,7 @@ def test_strict_reading_never_raises_and_is_digits_and_dots(text):
     assert v.is_version(text) == (value == text)
 
 
-@settings(max_examples=200, deadline=200)
+@settings(max_examples=200)
 @given(st.lists(st.integers(0, 10 ** v.MAX_DIGITS - 1), min_size=1, max_size=v.MAX_PARTS))
 def test_every_real_version_round_trips(parts):
     text = ".".join(str(p) for p in parts)
@@ -102,8 +109,8 @@ def test_the_old_homes_re_export_the_one_reading():
     assert drivers.compare_versions is v.compare_versions and drivers.major_minor is v.major_minor
 
 
-@settings(max_examples=300, deadline=200)
-@given(st.one_of(st.text(), st.integers(), st.none(), st.floats()))
+@settings(max_examples=300)
+@given(st.one_of(st.text(max_size=2000), st.integers(), st.none(), st.floats()))
 def test_everything_never_raises(value):
     assert isinstance(v.version_key(value), tuple)
     for fn in (v.cuda_from_int, v.cudnn_from_int, v.cc_tuple, v.cc_text, v.sm_name, v.split_arch, v.cuda_to_int):
@@ -194,7 +201,7 @@ def test_pep440_orders_torch_pre_dev_post_and_local_versions():
     assert pep440_release("2.7") == "2.7" and pep440_release("abc") is None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=300))
 def test_pep440_reads_any_text_without_raising(text):
     from cudaenv.core.version import compare_pep440, pep440_key

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from builders import TESTS
+from builders import TESTS, assert_bounded
 from cudaenv.explain import classify_error, known_ids
 from cudaenv.explain.checks import CHECKS, PROVIDES
 from cudaenv.core.resources import load_table
@@ -164,7 +164,7 @@ _PIECES = st.sampled_from(['Missing key(s) in state_dict: ', 'Unexpected key(s) 
                            '<!DOCTYPE', '(8, 7, 0)', '7102', '12.1', 'sm_89', 'compute_', 'torch==', '+cu121'])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(text=st.one_of(st.text(max_size=400), st.lists(_PIECES, max_size=60).map("".join)),
        values=st.dictionaries(st.sampled_from(["gpu_cc", "min_cc", "max_cc", "torch_release", "torch_variant", "arch",
                                                "torch_req", "compiled", "runtime", "old_key", "is_adb"]),
@@ -176,10 +176,11 @@ def test_every_check_takes_any_text_and_values(text, values):
 
 
 def test_key_lists_are_bounded_on_a_huge_paste():
-    import time
+    def paste(keys):
+        return ("Missing key(s) in state_dict: " + '"module.layer.weight", ' * keys + "\n"
+                + "Unexpected key(s) in state_dict: " + '"' + 'x' * 300_000)
 
-    huge = "Missing key(s) in state_dict: " + '"module.layer.weight", ' * 200_000 + "\n"
-    start = time.process_time()
-    missing, unexpected = key_lists(huge + "Unexpected key(s) in state_dict: " + '"' + 'x' * 300_000)
-    assert time.process_time() - start < 2.0
+    missing, unexpected = key_lists(paste(200_000))
     assert 0 < len(missing) <= 5_000 and unexpected == []
+    # counted, not timed: 200,000 keys cost no more Python than 20,000 (the list stops at its bound)
+    assert_bounded(key_lists, paste(20_000), paste(200_000), passes=3)  # isascii(), lower() and a slice: in C

@@ -2,13 +2,12 @@
 
 import io
 import re
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import recorded
+from builders import assert_linear, count_work, recorded
 from cudaenv.explain import classify_all, classify_error, probe_context, read_paste
 from cudaenv.explain import rank as R
 from cudaenv.explain import table as T
@@ -168,8 +167,9 @@ MESSY = [
 def test_messy_pastes_are_normalized_before_matching(text, error_id):
     m = classify_error(text)
     assert m is not None and m.id == error_id, (text, m)
-    assert m.matched and m.matched in text.replace("\r\n", "\n").replace("\r", "\n") or all(
-        line.strip() in text for line in m.matched.split("\n")), m.matched  # the evidence is what was pasted
+    assert m.matched, m  # the evidence is what was pasted: the text itself, or each of its lines
+    assert m.matched in text.replace("\r\n", "\n").replace("\r", "\n") or all(
+        line.strip() in text for line in m.matched.split("\n")), m.matched
 
 
 def test_the_evidence_is_the_original_text_where_normalizing_was_needed():
@@ -307,7 +307,7 @@ def test_text_with_no_cuda_problem_gets_no_confident_cause(text):
 
 
 # ------------------------------------------------------------------ hypothesis and bounds
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=2000))
 def test_any_text_never_raises(text):
     for m in classify_all(text):
@@ -316,14 +316,14 @@ def test_any_text_never_raises(text):
     assert len(normalize(text)) == len(lines_of(text))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.binary(max_size=2000))
 def test_any_bytes_never_raise(data):
     paste = read_paste(io.BytesIO(data))
     classify_all(paste.text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.lists(st.sampled_from(["\x1b[1;31m", "> ", "**", "[rank0]: ", "ERROR    ", "\uff1a", "\u3002", "\r", "\n", "`",
                                  "2024-05-01 12:00:00,001 - ", "\u2502", "  ", "\u201c"]), max_size=8))
 def test_decorations_around_a_recorded_error_keep_its_id(decor):
@@ -333,15 +333,19 @@ def test_decorations_around_a_recorded_error_keep_its_id(decor):
     assert m is not None and m.id == "cuda-oom", dressed
 
 
-def test_a_50_mb_paste_and_hostile_lines_are_classified_in_bounded_time():
-    """The figure itself is bench/run.py's (--only explain); this is the guard, in CPU seconds."""
-    data = (b"step 1 loss 0.25 \x1b[0m[rank0]: " * (50 * 1024 * 1024 // 30)) + b"\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
-    start = time.process_time()
-    m = classify_error(read_paste(io.BytesIO(data)).text)
-    took = time.process_time() - start
-    assert m.id == "illegal-memory-access" and took < 4.0, took
-    for hostile in ("[" * 1_000_000, ">" * 1_000_000, "\n" * 500_000, " " * 1_000_000, "\uff1a" * 500_000, "E" + " " * 999_999,
-                    "2024-05-01 " * 90_000, "Could not load library " * 40_000, "During handling of the above exception " * 25_000):
-        start = time.process_time()
-        classify_all(hostile)
-        assert time.process_time() - start < 4.0, hostile[:40]
+def test_a_50_mb_paste_and_hostile_lines_take_bounded_linear_work():
+    """Counted steps, not seconds (the figures are bench/run.py's, --only explain): a 50 MB paste is searched as a 5 MB
+    one is (explain searches its first and last half MB), and hostile runs take linear work."""
+    line = b"step 1 loss 0.25 \x1b[0m[rank0]: "
+    error = b"\nRuntimeError: CUDA error: an illegal memory access was encountered\n"
+
+    def classify_paste(data):
+        return classify_error(read_paste(io.BytesIO(data)).text)
+
+    big, small = line * (50 * 1024 * 1024 // 30) + error, line * (5 * 1024 * 1024 // 30) + error
+    assert classify_paste(big).id == "illegal-memory-access"
+    # the same search; only the reading of the 45 more 1 MB blocks (a few steps each) is added
+    assert count_work(classify_paste, big)[0] <= count_work(classify_paste, small)[0] + 20 * 45
+    for head, unit in (("", "["), ("", ">"), ("", "\n"), ("", " "), ("", "\uff1a"), ("E", " "), ("", "2024-05-01 "),
+                       ("", "Could not load library "), ("", "During handling of the above exception ")):
+        assert_linear(classify_all, unit, head=head)

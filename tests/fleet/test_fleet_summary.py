@@ -225,7 +225,7 @@ def test_reports_written_by_the_doctor_on_stand_in_nodes(machine, cli, tmp_path)
 
 
 # ------------------------------------------------------------------ any bytes
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=2000))
 def test_any_bytes_never_crash(data):
     report, why = decode_report(data)
@@ -239,7 +239,7 @@ _KEYS = st.sampled_from(["driver", "gpus", "toolkits", "torch", "cudnn", "platfo
                          "generated_at", "cudaenv_version", "env", "notes"])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.dictionaries(_KEYS, _JSON, max_size=6), st.data())
 def test_any_values_in_a_real_report_never_crash(changes, data):
     """A real report with any JSON in its known keys (or in the fields of its driver, GPUs, torch)."""

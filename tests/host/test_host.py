@@ -1,6 +1,5 @@
 """The Host seam: paths read inside the root, links followed inside it, commands as values."""
 
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -73,10 +72,8 @@ def test_nonzero_exit_is_a_value(fake_root, fake_bin):
 def test_a_hanging_command_is_killed_at_the_timeout(fake_root, fake_bin):
     fake_bin.command("nvidia-smi", stdout="never\n", sleep=30)
     host = fake_root.host(path=fake_bin.env_path, timeout=0.5)
-    start = time.monotonic()
     result = host.run(["nvidia-smi"])
-    assert time.monotonic() - start < 2.5
-    assert result.error == "timeout"
+    assert result.error == "timeout"  # the command sleeps 30 s: only the runner's 0.5 s can end it so
     assert result.describe() == "nvidia-smi timed out after 0.5 s"
 
 
@@ -107,7 +104,7 @@ def test_root_from_environment(tmp_path):
     assert host.root == tmp_path and host.timeout == 2.5 and host.rooted
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 def test_resolve_never_raises_on_any_path(fake_root_text):
     host = Host(root="/nonexistent-cudaenv-root", env={})
@@ -178,7 +175,7 @@ def test_the_kernels_reading_of_links_is_the_walks(tmp_path):
     host = Host("/")
     kernel_answered = []
 
-    @settings(max_examples=150, deadline=None)
+    @settings(max_examples=150)
     @given(st.dictionaries(st.tuples(st.sampled_from(("", "a", "b", "a/b")), st.sampled_from(_NAMES)), _NODE, max_size=10),
            st.lists(st.lists(st.sampled_from(_NAMES + (".", "..", "f", "x")), max_size=5), min_size=1, max_size=6),
            st.booleans())

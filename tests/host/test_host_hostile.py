@@ -81,10 +81,9 @@ def test_a_fifo_version_json_is_refused_without_blocking(fake_root):
     tk = fake_root.toolkit("12.4.131", version_json=False)
     os.mkfifo(str(tk / "version.json"))
     host = fake_root.host()
-    start = time.monotonic()
+    # opening a FIFO with no writer blocks for ever: the timeout mark fails a read that tried
     assert host.read_text("/usr/local/cuda-12.4/version.json") is None
     assert host.read_bytes("/usr/local/cuda-12.4/version.json") is None
-    assert time.monotonic() - start < 2
 
 
 @pytest.mark.timeout(60)
@@ -155,9 +154,8 @@ def test_the_torch_index_cache_fifo_or_dev_zero_is_a_note_not_a_hang(tmp_path):
     sparse = tmp_path / "huge.json"
     with open(sparse, "wb") as fh:
         fh.truncate(500 * 1024 * 1024)
-    start = time.monotonic()
     data, note = load_cache(str(sparse), "https://download.pytorch.org/whl", "2026-01-01")
-    assert data is None and "over" in note and time.monotonic() - start < 5
+    assert data is None and "over" in note  # refused by its size, before reading it
 
 
 @pytest.mark.timeout(30)
@@ -181,11 +179,9 @@ def test_a_fifo_cuda_version_file_does_not_hang_use(fake_root, tmp_path):
 # ----------------------------------------------------------------------------- 2. bounded capture
 @pytest.mark.timeout(30)
 def test_a_command_printing_100_mb_is_captured_up_to_the_limit(tmp_path):
-    start = time.monotonic()
     res = subprocess_runner(["sh", "-c", "head -c 100000000 /dev/zero | tr '\\0' A; echo tail >&2"], 10, {"PATH": SYSTEM_BIN})
-    assert res.ok and res.truncated
+    assert res.ok and res.truncated  # ok: the runner drained the 100 MB within its 10 s, keeping MAX_CAPTURE
     assert len(res.stdout) == MAX_CAPTURE and res.stderr == "tail\n"
-    assert time.monotonic() - start < 10
     assert len(res.describe()) < 400 and len(res.excerpt()) <= 200
 
 
@@ -193,9 +189,7 @@ def test_a_command_printing_100_mb_is_captured_up_to_the_limit(tmp_path):
 def test_doctor_json_with_a_100_mb_nvidia_smi_is_bounded(tmp_path):
     bin_dir = tmp_path / "bin"
     _script(bin_dir, "nvidia-smi", "head -c 100000000 /dev/zero | tr '\\0' A\necho\n")
-    start = time.monotonic()
     res = _cudaenv("doctor", "--json", "--quick", "--timeout", "2", env={"PATH": "%s:%s" % (bin_dir, SYSTEM_BIN)}, timeout=50)
-    assert time.monotonic() - start < 15
     assert len(res.stdout) < 200_000, len(res.stdout)  # was 210 MB of JSON
     json.loads(res.stdout)
 
@@ -204,11 +198,10 @@ def test_doctor_json_with_a_100_mb_nvidia_smi_is_bounded(tmp_path):
 @pytest.mark.timeout(30)
 def test_a_grandchild_holding_the_pipe_does_not_lose_the_answer(tmp_path):
     pidfile = tmp_path / "pids"
-    start = time.monotonic()
     res = subprocess_runner(["sh", "-c", "(sleep 1000 & echo $! > %s); echo ok" % pidfile], 10, {"PATH": SYSTEM_BIN})
     try:
+        # a runner waiting for the grandchild's end of the pipe would have hit its 10 s timeout: error "timeout"
         assert res.ok and res.error is None and res.stdout == "ok\n"
-        assert time.monotonic() - start < 3
         assert not _wait_gone(_pids(pidfile)), "the grandchild in the group was left running"
     finally:
         _cleanup(_pids(pidfile))
@@ -311,13 +304,11 @@ def test_explain_probe_interrupted_kills_its_python(tmp_path):
 @pytest.mark.timeout(60)
 def test_verify_cpu_timeout_bounds_a_python_hanging_at_import(tmp_path):
     python = _sleepy_python(tmp_path)
-    start = time.monotonic()
     res = _cudaenv("verify", "--cpu", "--python", str(python), "--timeout", "2", env={"PATH": "%s:%s" % (tmp_path / "bin", SYSTEM_BIN)})
-    took = time.monotonic() - start
     try:
-        assert took < 6, took  # was 120 s (--device-timeout)
         assert res.returncode == 1
         assert "hung while importing torch" in res.stdout
+        assert "no answer within 2 s" in res.stdout, res.stdout  # the user's --timeout, not the 120 s --device-timeout
         assert "GPU work hung" not in res.stdout and "nvidia-smi -r" not in res.stdout
         data = json.loads(_cudaenv("verify", "--cpu", "--json", "--python", str(python), "--timeout", "1",
                                    env={"PATH": "%s:%s" % (tmp_path / "bin", SYSTEM_BIN)}).stdout)
@@ -329,31 +320,31 @@ def test_verify_cpu_timeout_bounds_a_python_hanging_at_import(tmp_path):
 @pytest.mark.timeout(60)
 def test_explain_probe_timeout_bounds_the_probe(tmp_path):
     python = _sleepy_python(tmp_path)
-    start = time.monotonic()
     res = _cudaenv("explain", "--probe", "--json", "--python", str(python), "--timeout", "2", "CUDA out of memory",
                    env={"PATH": "%s:%s" % (tmp_path / "bin", SYSTEM_BIN)})
     try:
-        assert time.monotonic() - start < 6  # was 30 s
-        assert "hung" in json.loads(res.stdout)["facts"]["import_error"]
+        # the user's --timeout bounds the probe (it was 30 s)
+        assert json.loads(res.stdout)["facts"]["import_error"].endswith("hung: no answer within 2 s")
     finally:
         _cleanup(_pids(tmp_path / "pids"))
 
 
 def test_a_deadline_clips_every_child(fake_root):
     host = fake_root.host(timeout=30).with_deadline(1.0)
-    start = time.monotonic()
     first = host.run(["sleep", "5"])
     second = host.run(["sleep", "5"], timeout=60)
+    # unclipped, each would have slept its 5 s and ended well (timeouts 30 and 60 s)
     assert first.error == "timeout" and second.error == "timeout"
-    assert time.monotonic() - start < 2.5
+    assert first.describe() == "sleep timed out after 1 s"  # the deadline's 1 s, not the Host's 30 s
+    assert float(second.describe().rsplit(" after ", 1)[1].split()[0]) <= 1, second.describe()  # what was left, not 60
     assert Deadline(None).clip(7) == 7 and Deadline(0.001).clip(7) <= 0.05 + 1e-9
 
 
 @pytest.mark.timeout(20)
 def test_a_child_that_never_reads_stdin_costs_only_the_timeout():
-    start = time.monotonic()
+    # a runner blocked writing to a full pipe would never reach its timeout: the timeout mark fails it
     res = subprocess_runner(["sleep", "30"], 1, {"PATH": SYSTEM_BIN}, stdin_chunks=iter(lambda: b"x" * 65536, None))
-    assert res.error == "timeout" and time.monotonic() - start < 3
+    assert res.error == "timeout"
     fed = subprocess_runner(["cat"], 5, {"PATH": SYSTEM_BIN}, stdin_chunks=[b"abc"] * 3)
     assert fed.stdout == "abcabcabc"
 

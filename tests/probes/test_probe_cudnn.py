@@ -51,14 +51,14 @@ def test_partial_and_unrelated_headers():
     assert parse_cudnn_header("\r\n#define CUDNN_MAJOR 9\r\n#define CUDNN_MINOR 1\r\n#define CUDNN_PATCHLEVEL 0\r\n") == "9.1.0"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text())
 def test_parser_never_raises(text):
     result = parse_cudnn_header(text)
     assert result is None or isinstance(result, str)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.integers(min_value=-10, max_value=10**12))
 def test_decode_never_raises(number):
     decode_cudnn_version(number)

@@ -92,7 +92,7 @@ def test_ld_so_conf():
     assert dirs == ["/usr/local/cuda/lib64"] and includes == ["/etc/ld.so.conf.d/*.conf"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=300), st.text(max_size=100), st.booleans(), st.booleans())
 def test_parsers_never_raise(text, other, flag1, flag2):
     proc.parse_os_release(text)

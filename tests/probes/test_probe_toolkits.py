@@ -120,7 +120,7 @@ def test_wrapper_target_and_metadata():
     assert version_key("12.10") > version_key("12.9") > version_key("12.1.20230222") > version_key(None)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 def test_parsers_never_raise(text):
     for parser in (parse_version_json, parse_bundled_driver, parse_version_txt, parse_cuda_h, parse_nvcc_version,
@@ -128,7 +128,7 @@ def test_parsers_never_raise(text):
         parser(text)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(["cuda", "version", "nvidia_driver"]), c, max_size=3),
                     max_leaves=10))
@@ -573,7 +573,7 @@ _NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categorie
 )
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30)
 @given(st.lists(st.tuples(st.sampled_from(["dir", "file", "link", "toolkit"]), _NAMES, _NAMES), max_size=6))
 def test_any_tree_under_usr_local_never_raises(tmp_path_factory, entries):
     root = tmp_path_factory.mktemp("odd")

@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -236,9 +235,7 @@ def test_dynamic_timeout_is_reported(site):
     make_fake_torch(site, init="import time\ntime.sleep(30)\n")
     notes = []
     h = host_with_path(site, CUDAENV_TORCH_TIMEOUT="1")
-    start = time.monotonic()
-    t = probe_torch(h, me(), notes)
-    assert time.monotonic() - start < 6
+    t = probe_torch(h, me(), notes)  # the import sleeps 30 s: a note that it timed out after 1 s is the bound
     assert t.installed and not t.dynamic and t.cuda_available is None
     assert any("dynamic pass" in n.message and "timed out after 1 s" in n.message and "CUDAENV_TORCH_TIMEOUT" in n.message for n in notes)
 
@@ -301,7 +298,7 @@ def test_version_py_is_read_as_literals_only():
     assert child.parse_version_py(text) == {"__version__": "2.13.0+cpu", "cuda": None, "git_version": "abc"}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 def test_parsers_take_any_text(text):
     child.parse_version_py(text)
@@ -316,7 +313,7 @@ _json_values = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(_json_values)
 def test_the_child_json_encoder_round_trips(value):
     assert json.loads(child.to_json(value)) == value
@@ -376,13 +373,11 @@ def test_real_doctor_json_and_quick(cli_subprocess):
     assert full.code in (0, 1), full
     t = full.json()["torch"]
     assert t["version"] == "2.13.0+cpu" and t["dynamic"] is True and t["cuda_available"] is False
-    start = time.monotonic()
     quick = cli_subprocess("doctor", "--json", "--quick", "--python", sys.executable, env=env)
-    quick_s = time.monotonic() - start
     assert quick.code in (0, 1), quick
     q = quick.json()["torch"]
     assert q["version"] == "2.13.0+cpu" and q["dynamic"] is False and q["cuda_available"] is None
-    assert quick_s < 2.0  # importing torch alone takes longer than this on this machine
+    # --quick never imports torch: no dynamic pass ran (its speed is bench/'s `doctor --quick` target)
 
 
 def test_a_shim_is_run_once_then_the_real_interpreter(site, tmp_path):

@@ -168,7 +168,7 @@ value_st = st.one_of(st.none(), st.text(max_size=30), st.lists(entry, max_size=7
 gpus_st = st.sampled_from([(), ONE, FOUR, MIXED, FOUR[1:3]])
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(value_st, gpus_st, st.one_of(st.none(), st.sampled_from(["PCI_BUS_ID", "FASTEST_FIRST", "x"])))
 def test_any_value_gives_a_sound_mapping(value, gpus, order):
     vd = parse_visible_devices(value, gpus, order)

@@ -48,6 +48,53 @@ def test_check_mode_names_a_stale_page(generated, tmp_path, capsys):
     assert "finding-ids.md" in capsys.readouterr().err
 
 
+def test_generated_blocks_of_hand_written_pages_are_current():
+    """The JSON outputs table of json-contract.md is the envelope registry's, between its markers."""
+    folder = DOCS / "reference"
+    assert set(_docgen.BLOCKS) == {"json-contract.md"}
+    stale = _docgen.stale_blocks(str(folder))
+    assert not stale, (
+        "docs/reference/%s: a generated block is stale (an output record changed). Regenerate with "
+        "`pip install . && python tools/docgen.py` and commit the result" % ", ".join(stale))
+    text = (folder / "json-contract.md").read_text(encoding="utf-8")
+    from cudaenv.model import records
+
+    table = text.split("<!-- generated:outputs ", 1)[1].split("<!-- /generated:outputs -->", 1)[0]
+    assert table.count("\n| `cudaenv ") == len([e for e in records.envelopes() if e.__name__ != "Snapshot"])
+    assert "| `cudaenv doctor --json` | `DoctorReport` | {schema_version, the Snapshot's keys, hostname, generated_at, findings[]}" in table
+
+
+def test_check_mode_names_a_stale_block(tmp_path, capsys):
+    page = (DOCS / "reference" / "json-contract.md").read_text(encoding="utf-8")
+    for name, text in _docgen.pages().items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "json-contract.md").write_text(page.replace("| `cudaenv list --json` |", "| `cudaenv ls --json` |"), encoding="utf-8")
+    assert _docgen.main(["--check", str(tmp_path)]) == 1
+    assert "json-contract.md" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="lost its markers"):
+        _docgen.fill_blocks(page.replace("<!-- /generated:outputs -->", ""), _docgen.BLOCKS["json-contract.md"])
+
+
+def test_every_package_and_module_is_on_the_architecture_map():
+    folders, unmapped = _docgen.package_map()
+    assert not unmapped, "give these a docstring (its first paragraph is their line on docs/reference/architecture.md): %s" % unmapped
+    names = {f["folder"] for f in folders}
+    assert {"cudaenv/", "cudaenv/core/", "cudaenv/model/", "cudaenv/probes/toolkits/", "cudaenv/render/"} <= names
+    assert all(f["about"] for f in folders)
+
+
+def test_the_map_names_a_package_or_module_without_a_docstring(tmp_path):
+    pkg = tmp_path / "pkg"
+    (pkg / "room").mkdir(parents=True)
+    (pkg / "__init__.py").write_text('"""The package.\n\nMore."""\n')
+    (pkg / "known.py").write_text('"""Does one thing. And more."""\n')
+    (pkg / "bare.py").write_text("x = 1\n")
+    (pkg / "room" / "__init__.py").write_text("")
+    folders, unmapped = _docgen.package_map(str(pkg))
+    assert unmapped == ["pkg/bare.py", "pkg/room/__init__.py"]
+    assert folders[0]["about"] == "The package." and ("known.py", "Does one thing.") in folders[0]["modules"]
+
+
 def test_finding_ids_are_read_from_the_rules():
     findings = {f["id"]: f for f in _docgen.doctor_findings()}
     assert findings["no-driver"]["section"] == "driver"
@@ -122,3 +169,19 @@ def test_relative_links_resolve(path):
         elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
             broken.append(target)
     assert not broken, "%s: links to nothing: %s" % (path.relative_to(REPO), broken)
+
+
+def test_the_ci_sessions_and_nox_sessions_the_guides_name_are_the_real_ones():
+    """contributing.md and tests-suite.md name .ci/run's CI_SESSIONS as it lists them, and every nox session."""
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    sessions = re.search(r"^CI_SESSIONS=\(([^)]*)\)", ci, re.M).group(1).split()
+    assert "slow" in sessions and "isolation" in sessions
+    noxfile = (REPO / "noxfile.py").read_text(encoding="utf-8")
+    every = re.findall(r"^@nox\.session\ndef (\w+)\(", noxfile, re.M)
+    assert {"tests", "torch", "lint"} <= set(every)
+    for page in ("contributing.md", "tests-suite.md"):
+        text = (DOCS / page).read_text(encoding="utf-8")
+        assert "`%s`" % " ".join(sessions) in " ".join(text.split()), "docs/%s: .ci/run's CI_SESSIONS are %s" % (page, sessions)
+    contributing = (DOCS / "contributing.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`nox -s (\w+)`", contributing)) | {"tests", "torch"}  # the two defaults, named as such
+    assert set(every) <= named, "docs/contributing.md does not name the nox sessions %s" % sorted(set(every) - named)

@@ -320,19 +320,35 @@ def mixed_text(draw):
     return where, pattern, flags, method, noise + unit * times + noise
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mixed_text())
 def test_every_pattern_is_linear_on_generated_text(runner, case):
     where, pattern, flags, method, text = case
     _check(runner, where, pattern, flags, method, "generated text of %d characters" % len(text), text)
 
 
-def test_the_linear_time_check_can_fail():
-    """builders.assert_linear, which the hostile-input tests use: a scan passes, a quadratic copy does not."""
-    import re as _re
+def test_the_linear_work_check_can_fail():
+    """builders.assert_linear, which the hostile-input tests use, counts steps and characters gone over (never
+    seconds): a scan of the lines passes; a loop that looks back over every earlier line fails, and so does a find
+    from each entry to the end of the text; the same on any machine under any load."""
+    from builders import assert_linear, count_steps
 
-    from builders import assert_linear
+    def scan(text):
+        return [line for line in text.split("\n") if "y" in line]
 
-    assert_linear(lambda t: _re.search(r"y", t), "x" * 1_000_000, factor=500)
+    def looks_back(text):
+        lines = text.split("\n")
+        return [sum(1 for earlier in lines[:i] if earlier == line) for i, line in enumerate(lines)]
+
+    def finds_from_each_entry(text):  # one C call per entry, each going to the end of the text: quadratic too
+        at = text.find('"a"')
+        while at != -1:
+            text.find("}", at)
+            at = text.find('"a"', at + 1)
+
+    assert count_steps(scan, "x\n" * 1000) == count_steps(scan, "x\n" * 1000)  # a count, the same every run
+    assert_linear(scan, "x\n")
     with pytest.raises(AssertionError, match="not linear"):
-        assert_linear(lambda t: [t[i:] for i in range(len(t))], "x" * 30_000, factor=500)
+        assert_linear(looks_back, "x\n", size=2_000)
+    with pytest.raises(AssertionError, match="not linear"):
+        assert_linear(finds_from_each_entry, '"a": {')

@@ -71,12 +71,9 @@ def test_plan_offers_recommended_then_driver_then_nothing():
 
 
 def test_stream_times_out_and_kills(tmp_path):
-    import time
-
-    start = time.monotonic()
     host = Host("/", dict(os.environ))
     code, timed_out, output, _ = run_install(host, [sys.executable, "-c", "import time; print('hi', flush=True); time.sleep(30)"], 1.0)
-    assert timed_out and code is None and time.monotonic() - start < 10
+    assert timed_out and code is None  # the child sleeps 30 s: only the 1 s timeout ends it without an exit code
     assert "hi" in output
 
 

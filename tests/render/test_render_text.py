@@ -65,7 +65,7 @@ def test_wrap_command_breaks_between_words_only():
     assert words == shell_words(cmd)[0]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text(max_size=300), st.integers(min_value=20, max_value=120))
 def test_wrap_never_raises_and_fits(text, width):
     lines = wrap(text, "  - ", "    ", width)
@@ -77,7 +77,7 @@ _WORDS = st.lists(st.sampled_from(["a", "b", "word", "x" * 25, "-", "/", "\u00e9
                                     "\x0b", "\n"]), max_size=40).map("".join)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=600)
 @given(_WORDS, st.integers(min_value=1, max_value=90), st.sampled_from(["", "  ", "note: ", "x" * 30, " " * 45]),
        st.sampled_from([None, "", "    ", "x" * 50]), st.sampled_from(["break", "keep", "fit"]), st.booleans())
 def test_wrap_is_textwraps_reading(text, width, first, rest, long_words, newlines):

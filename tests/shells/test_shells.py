@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import TOOLS, SHELL_TOOLS
+from builders import TOOLS, SHELL_TOOLS, tools
 from cudaenv.shells import UnknownShell, detect_shell, get_shell
 from cudaenv.toolkit.switch import EnvChange
 
@@ -250,3 +250,25 @@ def test_pwsh_switches_for_real(toolkits, tmp_path):
     assert lines[0] == r + "/usr/local/cuda-12.1/bin/nvcc"
     assert lines[1] == r + "/usr/local/cuda-12.1"
     assert lines[2] == "unset"
+
+
+# ------------------------------------------------------------------ fish launched from a bash login (issue 13)
+def test_detect_fish_from_the_parent_or_fish_version():
+    bash_login = {"SHELL": "/bin/bash"}
+    assert detect_shell(None, bash_login, "linux").name == "bash"
+    assert detect_shell(None, bash_login, "linux", parent="fish").name == "fish"
+    assert detect_shell(None, dict(bash_login, FISH_VERSION="3.7.1"), "linux").name == "fish"
+    assert detect_shell(None, bash_login, "linux", parent="bash").name == "bash"
+    assert detect_shell("zsh", bash_login, "linux", parent="fish").name == "zsh"  # --shell wins
+    assert detect_shell(None, dict(bash_login, CUDAENV_SHELL="bash"), "linux", parent="fish").name == "bash"
+
+
+@pytest.mark.skipif(not shutil.which("fish"), reason="no fish")
+def test_fish_with_shell_bash_gets_fish_code(fake_root, tmp_path):
+    fake_root.toolkit("12.4.131")
+    env = {"PATH": "%s:%s" % (VENV_BIN, tools("fish", "env")), "HOME": str(tmp_path), "SHELL": "/bin/bash",
+           "CUDAENV_ROOT": str(fake_root.path), "LANG": "C.UTF-8"}
+    proc = subprocess.run(["fish", "--no-config", "-c", "cudaenv use 12.4 | source; and echo CUDA_HOME=$CUDA_HOME"],
+                          capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "CUDA_HOME=%s/usr/local/cuda-12.4" % fake_root.path in proc.stdout, proc.stderr

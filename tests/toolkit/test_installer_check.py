@@ -98,19 +98,15 @@ def test_large_crc_only_archive_uses_system_cksum(tmp_path):
 @needs_makeself
 def test_a_cksum_that_never_reads_its_input_costs_one_timeout(tmp_path, fake_bin):
     """Issue 12: a `cksum` that never reads stdin blocked the writer forever; now the runner's timeout ends it (the
-    whole pipeline) and the built-in CRC gives the verdict."""
-    import time
-
+    whole pipeline) and the built-in CRC gives the verdict. Counted, not timed: one run, ended by its timeout (the
+    old code blocked here for ever: the test's timeout mark is what would end that)."""
     path = build(tmp_path, "--nomd5", "--nocomp", payload=12 * 1024 * 1024)
     fake_bin.command("cksum", stdout="1 2\n", sleep=1000)
     host, runs = recording_host(fake_bin.env_path, timeout=1.0)
-    start = time.monotonic()
     report = check_installer(str(path), host)
-    took = time.monotonic() - start
-    assert runs and runs[0].error == "timeout"
+    # the host's 1 s plus the size's allowance (installer_check.CKSUM_RATE)
+    assert len(runs) == 1 and runs[0].error == "timeout" and runs[0].timeout < 1.0 + 12 * 1024 * 1024 / 50e6 + 0.1, runs
     assert report.ok and any(c.name == "crc" and c.status == "ok" for c in report.checks)
-    assert runs[0].seconds < 1.0 + 12 * 1024 * 1024 / 50e6 + 2, runs[0]  # one timeout (the old code blocked here forever)
-    assert took < 120, took  # plus the built-in CRC of 12 MB (about 2 s on an idle machine)
 
 
 @needs_makeself
@@ -204,17 +200,15 @@ def test_the_label_and_path_are_printed_escaped(tmp_path, cli):
     assert "\\x1b]0;pwned\\x07" in r.out
 
 
-def test_a_page_of_200000_title_tags_is_read_in_linear_time(tmp_path):
-    import time
-
+@pytest.mark.timeout(120)  # only keeps a quadratic scan (minutes) from blocking the suite; the patterns' own
+def test_a_page_of_200000_title_tags_is_read(tmp_path):  # linearity is test_regex_safety's
     path = tmp_path / NAME
     path.write_bytes(b"<!DOCTYPE html>\n<html>" + b"<title" * 200_000)
-    start = time.monotonic()
     report = check_installer(str(path))
-    assert report.kind == "html" and time.monotonic() - start < 5
+    assert report.kind == "html"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.binary(max_size=4000), st.integers(min_value=0, max_value=10**30))
 def test_payload_offset_any_bytes(head, skip):
     from cudaenv.parse.makeself import payload_offset as offset
@@ -341,21 +335,21 @@ def test_file_names(name, expected):
     assert (got["toolkit"], got["driver"], got["platform"]) == expected
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.binary(max_size=3000))
 def test_cksum_matches_posix_cksum(data):
     res = subprocess.run(["cksum"], input=data, capture_output=True, timeout=30)
     assert cksum(data) == int(res.stdout.split()[0])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text())
 def test_parse_header_any_text(text):
     parse_header(text)
     parse_file_name(text)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(st.binary(max_size=5000))
 def test_check_any_bytes(tmp_path_factory, data):
     path = tmp_path_factory.mktemp("inst") / NAME

@@ -109,7 +109,7 @@ lines = st.lists(st.one_of(st.text(max_size=40), st.sampled_from(["", "auto", "m
                                                                   "export CUDA_HOME=/usr/local/cuda-11.8", "CUDA_PATH=$X"])), max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=lines.map("\n".join), toolkit=st.sampled_from(["/usr/local/cuda-12.1", "/opt/cuda", "/"]))
 def test_property_link_parsers_take_any_text(text, toolkit):
     assert all(isinstance(p, str) and p for p in parse_alternatives(text))

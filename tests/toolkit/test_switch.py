@@ -203,7 +203,7 @@ entry = st.sampled_from(
 paths = st.lists(entry, max_size=8).map(":".join)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(path=paths, ld=st.one_of(st.none(), paths), spec=st.sampled_from(["11", "12", "12.1", "12.4", "system"]),
        home=st.one_of(st.none(), st.just("/opt/h")))
 def test_property_idempotent_exact_and_reversible(path, ld, spec, home):
@@ -230,14 +230,14 @@ def test_off_with_nothing_to_undo_says_so():
     assert "nothing to undo" in change.message
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(text=st.text())
 def test_property_version_file_parser_takes_any_text(text):
     spec = switch.parse_version_file(text)
     assert spec is None or (spec == spec.strip() and spec and not spec.startswith("#"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(spec=st.one_of(st.text(max_size=30), st.from_regex(r"\A\d{1,2}(\.\d{1,3}){0,2}\Z")))
 def test_property_find_toolkit_returns_a_toolkit_or_raises_switch_error(spec):
     for system in ("linux", "windows"):

@@ -175,7 +175,7 @@ def test_real_nvcc_gencode_for_two_archs(fake_root):
     assert "arch=compute_90,code=sm_90" in rep.command
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text(max_size=1500))
 def test_toolkit_parsers_any_text_no_exception(text):
     parse_nvcc_release(text)

@@ -268,10 +268,11 @@ def _spawn(env):
 
 
 def _wait_for(path: Path, seconds=30):
-    end = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < end, "the stand-in pip never started downloading"
+    for _ in range(int(seconds / 0.05)):  # a bounded wait: only keeps a broken stand-in from hanging the test
+        if path.exists():
+            return
         time.sleep(0.05)
+    assert path.exists(), "the stand-in pip never started downloading"
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -521,7 +522,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.one_of(st.text(), st.binary().map(lambda b: b.decode("latin-1")), st.none(), st.integers()))
 def test_pip_output_parsers_never_raise(text):
     versions = parse_index_versions(text)
@@ -529,7 +530,7 @@ def test_pip_output_parsers_never_raise(text):
     assert isinstance(parse_install_report(text), tuple)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
                     lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.sampled_from(
                         ["install", "metadata", "download_info", "name", "version", "url", "archive_info", "hashes",

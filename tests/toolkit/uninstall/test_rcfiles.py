@@ -146,7 +146,7 @@ def test_editor_refuses_a_moved_line(tmp_path):
     assert f.read_text().startswith("# new first line") and not (tmp_path / "rc.cudaenv-backup").exists()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 def test_find_lines_never_raises(text):
     for line in find_lines("/f", text, (T, "/opt/cuda")):
@@ -155,7 +155,7 @@ def test_find_lines_never_raises(text):
             assert not mentions(line.new_text, T) or not mentions(line.new_text, "/opt/cuda")
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(st.lists(st.sampled_from(["export PATH=/usr/local/cuda-11.8/bin:$PATH", "alias ll='ls -l'", "", "x=1", "PATH=/a:/usr/local/cuda-11.8/lib"]), max_size=8))
 def test_editor_removes_exactly_the_found_lines(tmp_path_factory, lines):
     f = tmp_path_factory.mktemp("ed") / "rc"

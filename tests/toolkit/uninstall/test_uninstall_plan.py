@@ -389,7 +389,7 @@ from hypothesis import strategies as st  # noqa: E402
 from cudaenv.toolkit.uninstall.rpm import parse_qf  # noqa: E402
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.text())
 def test_dpkg_parsers_any_text(text):
     pkgs, problems = parse_status(text)

@@ -1,4 +1,4 @@
-"""Issue 13: answers that were wrong for the machine (each failed before its fix)."""
+"""Answers that were once wrong for the machine (issue 13; each failed before its fix): a working install left alone, unpublished variants, Jetson, PEP 668, nightlies, older releases, Python support per platform."""
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_text
