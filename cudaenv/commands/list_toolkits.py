@@ -32,7 +32,9 @@ def run(args, ctx) -> int:
 
         ctx.out.write(dumps(render.toolkits_to_json(state, notes)))
     else:
+        from cudaenv.probes.toolkits.candidates import searched_places
         from cudaenv.toolkit.table import list_view
 
-        ctx.out.write(render.render_toolkit_table(state, list_view(state), notes, system=host.system))
+        places = searched_places(host.system) if not state.toolkits else ()
+        ctx.out.write(render.render_toolkit_table(state, list_view(state), notes, system=host.system, places=places))
     return 0

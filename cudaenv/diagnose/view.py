@@ -18,6 +18,7 @@ class ReportView(Record):
     driver_cuda: Optional[str] = None  # nvidia-smi's "CUDA Version", else what that driver ships (data/cuda_drivers.json)
     torch_min_driver: Optional[str] = None  # the minimum driver for torch's CUDA (minor-version compatibility)
     static_arch_list: Optional[Tuple[str, ...]] = None  # torch's arch list from data/torch_arch.json when not imported
+    checklist: Optional[Tuple[Tuple[str, Tuple[str, ...]], ...]] = None  # (checklist row, the finding ids it shows)
     driver_shown: Optional[str] = None  # the driver as reported: userspace version, else the kernel module's
     l4t: Optional[str] = None  # a Jetson: its L4T release (the driver's version when the release file is missing)
     jetpack: Optional[str] = None  # ... and its JetPack
@@ -35,6 +36,7 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
     from cudaenv.diagnose import _common as c
     from cudaenv.diagnose.versions import static_arch_list
     from cudaenv.facts import drivers as drv
+    from cudaenv.facts.findings import checklist
 
     s = snapshot
     system = c.driver_system(s)
@@ -46,7 +48,7 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
     j = s.platform.jetson
     env = s.env_map
     return ReportView(
-        c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables),
+        c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables), checklist(),
         driver_shown=shown or None,
         l4t=(j.l4t or shown) if j is not None else None,
         jetpack=j.jetpack if j is not None else None,

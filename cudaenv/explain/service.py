@@ -113,7 +113,7 @@ def _read(request: ExplainRequest):
 
     from cudaenv.core.text import printable
     from cudaenv.explain import Paste, read_paste
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
 
     if request.file:
         try:

@@ -1,11 +1,10 @@
 """`cudaenv explain`'s whole answer from the service's outcome (cudaenv.explain.service): the text (the note of a
 cut paste, the matches, this machine's context, the pasted facts), the JSON, and ``--list``. Pure."""
 
-import json
-
 from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown
 from cudaenv.render.pasted import render_machine, render_pasted
 from cudaenv.render.pasted_context import machine_context_lines
+from cudaenv.render.json_out import dumps
 from cudaenv.render.text import WIDTH
 
 
@@ -14,7 +13,7 @@ def render_catalog(catalog, as_json: bool = False) -> str:
     if as_json:
         from cudaenv.explain import ErrorCatalog
 
-        return json.dumps(ErrorCatalog(tuple(catalog)).to_dict(), indent=2) + "\n"
+        return dumps(ErrorCatalog(tuple(catalog)).to_dict())
     return "".join("%-32s %s\n" % (entry.id, entry.title) for entry in catalog)
 
 
@@ -28,7 +27,7 @@ def render_explain_json(outcome) -> str:
     report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]), context,
                            outcome.json_facts(), {"size": paste.size, "stopped": paste.stopped} if outcome.cut else None,
                            outcome.context_data(), tuple(outcome.findings))
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return dumps(report.to_dict())
 
 
 def render_explain_text(outcome, width: int = WIDTH, every: bool = False) -> str:

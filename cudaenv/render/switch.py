@@ -60,7 +60,7 @@ def render_link_error(outcome) -> str:
 
 def render_link_header(outcome) -> str:
     """The line on stderr before `cudaenv link`'s commands (none when there is nothing to run)."""
-    from cudaenv.toolkit.link import LINK
+    from cudaenv.toolkit.select import LINK
     from cudaenv.toolkit.switch import describe
 
     if not outcome.report.plan.commands:

@@ -67,7 +67,7 @@ def _expand(path: str, env: Mapping[str, str]) -> str:
 def install_hook(rc: str, block: str) -> Tuple[str, Optional[str]]:
     """Append ``block`` to ``rc`` unless the marked block is there: ("present", None) or ("added", backup or None)."""
     from cudaenv.core.fs import atomic_write_text
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
 
     real = os.path.realpath(rc)  # an rc file linked from a dotfiles repo is edited where it lives
     try:

@@ -3,7 +3,7 @@ the renderer's."""
 
 from types import SimpleNamespace
 
-from cudaenv.recommend.fix_plan import Choice, FixPlan, pep668_recipe
+from cudaenv.fix.plan import Choice, FixPlan, pep668_recipe
 from cudaenv.render.fix import render_pep668
 
 

@@ -146,7 +146,7 @@ def _hostile_snapshot():
 
 
 def test_doctor_text_and_markdown_never_pass_a_control_character_or_markup():
-    from cudaenv.diagnose import Finding
+    from cudaenv.model.reports import Finding
     from cudaenv.render.markdown import render_markdown
     from cudaenv.render.report import render_report
 
@@ -198,7 +198,8 @@ def test_the_doctor_renderers_read_derived_facts_from_the_view():
     from cudaenv.diagnose.view import ReportView, build_view
     from cudaenv.render.markdown import render_markdown
     from cudaenv.render.report import render_report
-    from cudaenv.model.snapshot import Driver, Platform, Snapshot, Torch, replace
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import Driver, Platform, Snapshot, Torch
     from cudaenv.render.facts import render_facts
 
     s = Snapshot(platform=Platform(system="linux"), driver=Driver("535.247.01", source="nvidia-smi"),
