@@ -38,7 +38,7 @@ def _format(args) -> str:
 def run(args: argparse.Namespace, ctx) -> int:
     import os
 
-    from cudaenv.diagnose.service import doctor, write_report
+    from cudaenv.diagnose.service import doctor
     from cudaenv.render.spinner import Spinner
 
     fmt = _format(args)
@@ -62,7 +62,27 @@ def run(args: argparse.Namespace, ctx) -> int:
         color = ctx.color and not args.output
         text = render_report(outcome.snapshot, outcome.findings, outcome.view, color=color, verbose=args.verbose)
     if args.output:
-        write_report(os.path.join(ctx.cwd, args.output), outcome.hostname, fmt, text)
+        _write(os.path.join(ctx.cwd, args.output), outcome.hostname, fmt, text)
     else:
         ctx.out.write(text)
     return outcome.exit_code
+
+
+def _write(output: str, hostname, fmt: str, text: str) -> None:
+    """``--output``: the report written atomically (a summary running meanwhile never reads half of it), readable by
+    the site's other users like any file this user writes (umask), the folder made when missing."""
+    import os
+
+    from cudaenv.core.errors import UserError
+    from cudaenv.core.fs import atomic_write_text, usual_mode
+    from cudaenv.core.text import printable
+    from cudaenv.fleet.files import output_path
+
+    path, folder = output_path(output, hostname, fmt)
+    try:
+        if folder:
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        atomic_write_text(path, text, mode=usual_mode())
+    except OSError as exc:
+        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
+                        hint="give --output a folder (ending in /) or a file this user can write") from None

@@ -28,13 +28,14 @@ OPTIONS = host_options() + (
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from cudaenv.explain.service import ExplainRequest, explain
+    from cudaenv.pasted.service import ExplainRequest, explain
+    from cudaenv.verify import probe_facts
     from cudaenv.render.explain_report import render_catalog, render_explain_json, render_explain_text
     from cudaenv.render.text import terminal_width
 
     request = ExplainRequest(text=args.text, file=args.file, stdin=ctx.stdin, catalog=args.list, probe=args.probe,
                              offline=args.offline, python=args.python, timeout=args.timeout)
-    outcome = explain(lambda: ctx.host(args), request)
+    outcome = explain(lambda: ctx.host(args), request, probe_facts)
     if outcome.catalog is not None:
         ctx.out.write(render_catalog(outcome.catalog, args.json))
     elif args.json:

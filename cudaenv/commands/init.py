@@ -2,7 +2,7 @@
 
 The hook comes from the shell's template in ``shell/`` with values inserted through that shell's quoting.
 ``--install`` appends one marked block that loads the hook, once, after a backup, atomically
-(:mod:`cudaenv.shells.service`). Without ``--install`` nothing is written. The words are :mod:`cudaenv.render.init`'s.
+(:mod:`cudaenv.toolkit.service`). Without ``--install`` nothing is written. The words are :mod:`cudaenv.render.init`'s.
 """
 
 import argparse
@@ -21,7 +21,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv import __version__
     from cudaenv.commands import COMMANDS
     from cudaenv.render.init import render_block, render_hook, render_installed
-    from cudaenv.shells.service import init
+    from cudaenv.toolkit.service import init
 
     outcome = init(ctx.env, args.shell, args.install, args.rc, render_block)
     if outcome.kind == "hook":

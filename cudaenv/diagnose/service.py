@@ -1,4 +1,4 @@
-"""`cudaenv doctor`'s one service: probe the machine, diagnose the snapshot, and (``--output``) write the report.
+"""`cudaenv doctor`'s one service: probe the machine, diagnose the snapshot, build the facts view.
 
 :func:`doctor` collects the snapshot through the Host (:mod:`cudaenv.probes.collect`), runs the pure rules and
 builds the doctor's facts view (:mod:`cudaenv.diagnose.view`) once for whichever renderer formats it. The exit code
@@ -42,23 +42,3 @@ def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool
     snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress)
     findings = diagnose(snapshot)
     return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot), strict)
-
-
-def write_report(output: str, hostname: Optional[str], fmt: str, text: str) -> None:
-    """``--output``: the report written atomically (a summary running meanwhile never reads half of it), readable by
-    the site's other users like any file this user writes (umask), the folder made when missing."""
-    import os
-
-    from cudaenv.core.errors import UserError
-    from cudaenv.core.fs import atomic_write_text, usual_mode
-    from cudaenv.core.text import printable
-    from cudaenv.fleet.files import output_path
-
-    path, folder = output_path(output, hostname, fmt)
-    try:
-        if folder:
-            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-        atomic_write_text(path, text, mode=usual_mode())
-    except OSError as exc:
-        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
-                        hint="give --output a folder (ending in /) or a file this user can write") from None

@@ -1,4 +1,4 @@
-"""`cudaenv explain`'s whole answer from the service's outcome (cudaenv.explain.service): the text (the note of a
+"""`cudaenv explain`'s whole answer from the service's outcome (cudaenv.pasted.service): the text (the note of a
 cut paste, the matches, this machine's context, the pasted facts), the JSON, and ``--list``. Pure."""
 
 from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown

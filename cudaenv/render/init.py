@@ -1,6 +1,6 @@
 """`cudaenv init`'s words: the hook (its template filled in), the block ``--install`` appends, what it did. Pure."""
 
-from cudaenv.shells.service import BEGIN, END
+from cudaenv.toolkit.service import BEGIN, END
 
 
 def render_hook(shell, template: str, version: str, commands) -> str:

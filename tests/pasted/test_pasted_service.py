@@ -1,4 +1,4 @@
-"""`cudaenv explain`'s service (cudaenv.explain.service): what this machine adds comes back as data, and the JSON
+"""`cudaenv explain`'s service (cudaenv.pasted.service): what this machine adds comes back as data, and the JSON
 carries it as ``context_data`` beside the ``context`` sentences (schema 1, additive)."""
 
 from builders import recorded

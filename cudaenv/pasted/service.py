@@ -1,9 +1,10 @@
-"""`cudaenv explain`'s one service: read the paste, classify it, and gather what this machine adds, as data.
+"""`cudaenv explain`'s one service (pasted's, as the capabilities' order wants: it uses explain and pasted): read the
+paste, classify it, and gather what this machine adds, as data.
 
 :func:`explain` reads the text (``--file``, stdin as bytes, or the arguments), ranks what it recognises
 (:func:`cudaenv.explain.classify_all`), reads the facts of pasted tool outputs (:mod:`cudaenv.pasted`), and unless
 ``offline`` what this machine says about the error (:mod:`cudaenv.pasted.context`); ``probe`` also asks torch in the
-user's Python (``verify_device.py``'s ``info``). Everything comes back in an :class:`ExplainOutcome`; the words are
+user's Python (``verify_device.py``'s ``info``, through the ``probe_torch`` the command passes: verify comes later). Everything comes back in an :class:`ExplainOutcome`; the words are
 :mod:`cudaenv.render.explain`'s, :mod:`cudaenv.render.pasted`'s and :mod:`cudaenv.render.pasted_context`'s.
 """
 
@@ -83,8 +84,9 @@ def _data(value: Any) -> Any:
     return str(value)
 
 
-def explain(host_for, request: ExplainRequest) -> ExplainOutcome:
-    """The outcome of ``request``; ``host_for()`` builds the Host (only when this machine is read)."""
+def explain(host_for, request: ExplainRequest, probe_torch=None) -> ExplainOutcome:
+    """The outcome of ``request``; ``host_for()`` builds the Host (only when this machine is read); ``probe_torch(host,
+    python)``: ``--probe``'s facts (cudaenv.verify.probe_facts, which comes after this capability in the order)."""
     from cudaenv.explain import classify_all, describe, known_ids, probe_context
 
     if request.catalog:
@@ -97,7 +99,7 @@ def explain(host_for, request: ExplainRequest) -> ExplainOutcome:
     matches = classify_all(paste.text)
     facts = None
     if request.probe:
-        facts = _probe(_bounded(host_for(), request.timeout), request.python)
+        facts = probe_torch(_bounded(host_for(), request.timeout), request.python)
     pasted, findings, machine = _pasted(host_for, request, paste.text, matches)
     return ExplainOutcome(paste=paste, matches=matches, facts=facts, contexts=[probe_context(m, facts) for m in matches],
                           machine=machine, pasted=pasted, findings=findings)
@@ -133,27 +135,6 @@ def _read(request: ExplainRequest):
     if not parts and interactive:
         raise UserError("no error text given", hint=NO_TEXT_HINT)
     return read_paste(getattr(stdin, "buffer", stdin)) if stdin is not None else Paste("", 0, False, False)
-
-
-def _probe(host, python_arg):
-    from cudaenv.probes.python import find_interpreter
-    from cudaenv.verify import probe_info
-
-    interp = find_interpreter(host, python_arg)
-    if interp is None:
-        return {"python": None, "import_error": "no Python interpreter found"}
-    report, res = probe_info(host, interp.path, timeout=max(30.0, host.timeout))
-    facts = dict(report.info)
-    if not facts:
-        from cudaenv.verify import problem_from_report
-
-        problem = problem_from_report(report, interp.path, res)  # names a hang at `import torch` as such
-        errors = report.errors
-        message = errors[0].get("message") if errors else res.describe()
-        if problem is not None and problem.id == "torch-import-hang":
-            message = problem.message
-        facts = {"python": interp.path, "import_error": message}
-    return facts
 
 
 def _pasted(host_for, request: ExplainRequest, text: str, matches):
