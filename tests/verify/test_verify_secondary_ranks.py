@@ -4,7 +4,7 @@ events) never becomes the run's error; that is decided from the event's type, no
 import json
 
 from builders import recorded
-from cudaenv.host import CommandResult
+from cudaenv.host.process import CommandResult
 from cudaenv.verify import distributed_result
 
 
