@@ -20,12 +20,12 @@ OPTIONS = (
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv import __version__
     from cudaenv.commands import COMMANDS
-    from cudaenv.render.init import render_block, render_hook, render_installed
+    from cudaenv.render.init import render_block, render_hook, render_hook_installed
     from cudaenv.toolkit.service import init
 
     outcome = init(ctx.env, args.shell, args.install, args.rc, render_block)
     if outcome.kind == "hook":
         ctx.out.write(render_hook(outcome.shell, outcome.template, __version__, COMMANDS))
     else:
-        ctx.err.write(render_installed(outcome))
+        ctx.err.write(render_hook_installed(outcome))
     return outcome.exit_code

@@ -13,7 +13,7 @@ def render_block(hook_line: str, how: str) -> str:
     return "%s\n# added by `%s`; delete this block to remove it\n%s\n%s\n" % (BEGIN, how, hook_line, END)
 
 
-def render_installed(outcome) -> str:
+def render_hook_installed(outcome) -> str:
     """What ``--install`` did (for stderr)."""
     if outcome.kind == "present":
         return "cudaenv: the hook is already in %s; nothing changed\n" % outcome.rc

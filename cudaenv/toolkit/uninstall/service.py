@@ -35,7 +35,7 @@ class OwnInstall:
         self.path, self.version, self.files = path, version, files
 
 
-class Outcome:
+class UninstallOutcome:
     """The result: ``kind`` "plan" (``plan``), "residue" (``names``, ``residue``) or "own" (``installs``, then
     ``removed`` when ``confirm`` said yes, ``declined`` when it said no); ``exit_code`` follows from it."""
 
@@ -66,7 +66,7 @@ def _site_packages(host, python: Optional[str]) -> Tuple[str, ...]:
     return dirs
 
 
-def uninstall(host, request: Request, confirm: Callable[[Sequence[OwnInstall]], bool]) -> Outcome:
+def uninstall(host, request: Request, confirm: Callable[[Sequence[OwnInstall]], bool]) -> UninstallOutcome:
     """The outcome of ``request`` on ``host``. ``confirm(installs)`` is asked only before cudaenv removes toolkits
     it installed itself (the command shows them and asks; ``--yes`` answers for it)."""
     from cudaenv.toolkit.uninstall.inspect import inspect_uninstall
@@ -85,7 +85,7 @@ def uninstall(host, request: Request, confirm: Callable[[Sequence[OwnInstall]], 
     if _own_installs(host, targets, request):
         return _remove_own(host, targets, confirm)
     if request.check:
-        return Outcome("residue", names=[t.path for t in targets], residue=find_residue(inspection))
+        return UninstallOutcome("residue", names=[t.path for t in targets], residue=find_residue(inspection))
     repoint = repoint_target(request.repoint, toolkits, targets, host.system) if request.repoint else None
     plan = plan_uninstall(inspection, Options(driver=request.driver, repoint=repoint, remove_link=request.remove_link,
                                               python=request.python))
@@ -95,7 +95,7 @@ def uninstall(host, request: Request, confirm: Callable[[Sequence[OwnInstall]], 
         raise UserError("no CUDA %s toolkit was found here, and nothing of it is left" % request.spec, hint="toolkits found: %s" % found)
     if request.script and plan.system == "windows":
         raise UserError("--script writes a bash script; on Windows follow the printed steps", hint="drop --script")
-    return Outcome("plan", plan=plan)
+    return UninstallOutcome("plan", plan=plan)
 
 
 def _own_installs(host, targets, request: Request) -> bool:
@@ -104,14 +104,14 @@ def _own_installs(host, targets, request: Request) -> bool:
         request.check or request.script or request.json)
 
 
-def _remove_own(host, targets, confirm) -> Outcome:
+def _remove_own(host, targets, confirm) -> UninstallOutcome:
     from cudaenv.host.tree import count_files
     from cudaenv.probes.toolkits.store import is_cudaenv_install
     from cudaenv.toolkit.install.apply import remove_install
 
     installs = tuple(OwnInstall(t.path, t.version, count_files(host, t.path)) for t in targets)
     if not confirm(installs):
-        return Outcome("own", installs=installs, declined=True)
+        return UninstallOutcome("own", installs=installs, declined=True)
     removed = []
     for t in targets:
         if not is_cudaenv_install(host, t.path):
@@ -121,7 +121,7 @@ def _remove_own(host, targets, confirm) -> Outcome:
         except OSError as exc:
             raise UserError("could not remove %s: %s" % (printable(t.path), printable(exc.strerror or exc)), exit_code=1)
         removed.append(t.path)
-    return Outcome("own", installs=installs, removed=removed)
+    return UninstallOutcome("own", installs=installs, removed=removed)
 
 
 def write_script(path: str, text: str) -> None:
