@@ -19,18 +19,21 @@ class Option:
     ``kind="int"`` / ``"float"``: a number (argparse's own message for a bad one); ``append``: repeatable, the values
     in a list; ``default``: the value when the option is absent (else None, False for a flag); ``exclusive``: a name
     shared by options that exclude each other (one argparse mutually exclusive group per name);
+    ``const``: the value may be left out (``--jetson`` alone gives ``const``; argparse only);
     ``hidden``: not in ``--help`` (internal switches the shell hook passes)."""
 
     __slots__ = ("flags", "dest", "takes_value", "metavar", "help", "hidden", "kind", "choices", "append", "default",
-                 "exclusive")
+                 "exclusive", "const")
 
     def __init__(self, *flags, dest=None, takes_value=False, metavar=None, help="", hidden=False, kind=None, choices=None,
-                 append=False, default=None, exclusive=None):
+                 append=False, default=None, exclusive=None, const=None):
         self.flags = flags
         self.dest = dest or flags[-1].lstrip("-").replace("-", "_")
         self.takes_value = takes_value or metavar is not None or kind is not None or choices is not None or append
         self.metavar, self.help, self.hidden, self.kind, self.choices = metavar, help, hidden, kind, choices
-        self.append, self.default, self.exclusive = append, default, exclusive
+        self.append, self.default, self.exclusive, self.const = append, default, exclusive, const
+        if const is not None:
+            self.takes_value = True
 
 
 class Positional:
@@ -112,6 +115,8 @@ def add_options(parser, options, positional=None):
                 kw["choices"] = opt.choices
             if opt.append:
                 kw["action"] = "append"
+            if opt.const is not None:
+                kw["nargs"], kw["const"] = "?", opt.const
             if opt.default is not None:
                 kw["default"] = list(opt.default) if opt.append else opt.default
         else:
@@ -186,7 +191,7 @@ def parse_simple(argv, options, positional=None):
         else:
             name, eq, value = token.partition("=")
             opt = table.get(name)
-            if opt is None or (eq and not opt.takes_value) or opt.append or opt.kind in ("int", "float"):
+            if opt is None or (eq and not opt.takes_value) or opt.append or opt.const is not None or opt.kind in ("int", "float"):
                 return None  # unknown, or read only by argparse (a list, a number with argparse's own message)
             if not opt.takes_value:
                 values[opt.dest] = True

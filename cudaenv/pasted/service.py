@@ -96,10 +96,13 @@ def explain(host_for, request: ExplainRequest, probe_torch=None) -> ExplainOutco
     paste = _read(request)
     if not paste.text.strip():
         raise UserError("no error text given", hint=NO_TEXT_HINT)
-    matches = classify_all(paste.text)
-    facts = None
+    facts, shown = None, ()
     if request.probe:
-        facts = probe_torch(_bounded(host_for(), request.timeout), request.python)
+        from cudaenv.explain.service import probe_machine
+
+        host = host_for()
+        facts, shown = probe_torch(_bounded(host, request.timeout), request.python), probe_machine(host)
+    matches = classify_all(paste.text, shown)  # the contexts this machine shows choose the first fix (explain.fit)
     pasted, findings, machine = _pasted(host_for, request, paste.text, matches)
     return ExplainOutcome(paste=paste, matches=matches, facts=facts, contexts=[probe_context(m, facts) for m in matches],
                           machine=machine, pasted=pasted, findings=findings)
