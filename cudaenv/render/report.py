@@ -1,6 +1,7 @@
 """The doctor's checklist: sections in the expert's order, one marked line per check, then each problem with its fix.
 
-Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 columns.
+Pure: ``render_report(snapshot, findings, view, color=False) -> str``, within 80 columns; ``view`` is the doctor's
+facts view (cudaenv.diagnose.view), which the Markdown and facts renderers format too.
 """
 
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -66,12 +67,11 @@ def _environment(s, view) -> List[Check]:
 
 def _driver(s, view) -> List[Check]:
     d = s.driver
-    if d is not None and (d.version or d.kernel_module_version):
-        bits = [d.version or d.kernel_module_version]
+    if view.driver_shown:
+        bits = [view.driver_shown]
         cuda = d.cuda_version or view.driver_cuda  # nvidia-smi's, else what that driver ships (data/cuda_drivers.json)
-        j = s.platform.jetson
-        if j is not None:  # an L4T release, not a driver series
-            bits[0] = "L4T %s%s" % (j.l4t or bits[0], " (JetPack %s)" % j.jetpack if j.jetpack else "")
+        if view.l4t is not None:  # a Jetson: an L4T release, not a driver series
+            bits[0] = "L4T %s%s" % (view.l4t, " (JetPack %s)" % view.jetpack if view.jetpack else "")
         elif cuda:
             bits[0] += " (CUDA %s)" % cuda
         if d.kernel_module:
@@ -81,7 +81,7 @@ def _driver(s, view) -> List[Check]:
         bits.append("via %s" % d.source)
         driver = ", ".join(bits)
     else:
-        failed = [t for t in s.tools if t.status != "ok"]
+        failed = view.failed_tools
         driver = "none" + ("" if not failed else " (%s)" % "; ".join(
             "%s: %s" % (t.tool, t.failure or t.status) for t in failed))
     if s.gpus:
@@ -103,17 +103,16 @@ def _visibility(s, view) -> List[Check]:
     order = v.device_order or "unset (FASTEST_FIRST)"
     checks = [("CUDA_VISIBLE_DEVICES", cvd, _ids(view, "CUDA_VISIBLE_DEVICES")),
               ("CUDA_DEVICE_ORDER", order, _ids(view, "CUDA_DEVICE_ORDER"))]
-    t = s.torch
-    if t is not None and t.installed and (t.dynamic or t.import_error):
-        checks.append(("torch devices", torch_devices_text(t), _ids(view, "torch devices")))
+    if view.torch_devices not in (None, "not-imported"):
+        checks.append(("torch devices", torch_devices_text(s.torch, view.torch_devices), _ids(view, "torch devices")))
     return checks
 
 
-def torch_devices_text(t) -> str:
-    """``1 (is_available: True)``, or why it is not known (never ``None``)."""
-    if t.import_error:
+def torch_devices_text(t, state: str) -> str:
+    """``1 (is_available: True)``, or why it is not known (never ``None``); ``state``: the view's torch_devices."""
+    if state == "import-failed":
         return "not known: import torch failed (see torch-import-error)"
-    if t.device_count is None or t.cuda_available is None:
+    if state == "unknown":
         return "not known: torch did not report them (see Notes)"
     return "%s (is_available: %s)" % (t.device_count, t.cuda_available)
 
@@ -127,7 +126,7 @@ def _versions(s, view) -> List[Check]:
     if t is None or not t.installed:
         torch = "not installed" + ((" in %s" % t.python) if t is not None and t.python else "")
     else:
-        kind = ("CUDA %s" % t.cuda) if t.cuda else (("ROCm %s" % t.hip) if t.hip else "CPU-only")
+        kind = {"cuda": "CUDA %s" % t.cuda, "rocm": "ROCm %s" % t.hip}.get(view.torch_build, "CPU-only")
         torch = "%s (%s) in %s" % (t.version, kind, t.python)
     checks = [("torch", torch, _ids(view, "torch"))]
     if t is not None and t.installed and t.cuda:
@@ -138,7 +137,7 @@ def _versions(s, view) -> List[Check]:
         else:
             facts = "needs driver >= %s, have %s" % (need or "?", have)
         checks.append(("torch + driver", facts, _ids(view, "torch + driver")))
-        caps = ", ".join(sorted({g.compute_capability for g in s.gpus if g.compute_capability})) or "?"
+        caps = ", ".join(view.gpu_capabilities) or "?"
         if t.arch_list and t.dynamic:
             checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), _ids(view, "GPU arch")))
         else:
@@ -166,10 +165,8 @@ def _toolkits(s, view) -> List[Check]:
     if link is not None:
         checks.append((link.path, "-> %s%s" % (link.target, " (dangling)" if link.dangling else ""),
                        _ids(view, "cuda link")))
-    env = s.env_map
-    home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
-    checks.append(("CUDA_HOME", home or "unset", _ids(view, "CUDA_HOME")))
-    in_ld = [t.path for t in s.toolkits if t.in_ld_library_path]
+    checks.append(("CUDA_HOME", view.cuda_home or "unset", _ids(view, "CUDA_HOME")))
+    in_ld = view.toolkits_in_ld_library_path
     checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", _ids(view, "LD_LIBRARY_PATH")))
     cudnn = "; ".join("%s (%s)" % (d.version, d.source) for d in s.cudnn) or "none found"
     checks.append(("cuDNN", cudnn, _ids(view, "cuDNN")))
@@ -208,17 +205,12 @@ def _line(mark: str, label: str, facts: str, color: bool, width: int = WIDTH) ->
     return lines
 
 
-def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bool = False, view=None,
+def render_report(snapshot, findings: Sequence, view, color: bool = False, verbose: bool = False,
                   width: int = WIDTH) -> str:
     """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts).
 
-    ``view``: the derived facts (:func:`cudaenv.diagnose.view.build_view`), built here when not given."""
+    ``view``: the doctor's facts view (:func:`cudaenv.diagnose.view.build_view`)."""
     s = snapshot
-    if view is None or view.checklist is None:  # a view made by hand may leave the checklist's rows out
-        from cudaenv.diagnose.view import build_view
-        from cudaenv.model.record import replace
-
-        view = build_view(s) if view is None else replace(view, checklist=build_view(s).checklist)
     out: List[str] = []
     by_section: Dict[str, List] = {}
     for f in findings:
@@ -273,7 +265,7 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
 
         out.append("")
         out.append(_paint("Facts (--verbose: everything the probes saw)", "bold", color))
-        for line in render_facts(s).rstrip("\n").split("\n"):
+        for line in render_facts(s, view).rstrip("\n").split("\n"):
             out.append(_paint(line, "bold", color) if line in SECTIONS else line)
     return "\n".join(out) + "\n"
 
