@@ -15,11 +15,14 @@ class ReportView(Record):
     driver_cuda: Optional[str] = None  # nvidia-smi's "CUDA Version", else what that driver ships (data/cuda_drivers.json)
     torch_min_driver: Optional[str] = None  # the minimum driver for torch's CUDA (minor-version compatibility)
     static_arch_list: Optional[Tuple[str, ...]] = None  # torch's arch list from data/torch_arch.json when not imported
+    framework_verdicts: Tuple[Tuple[str, str], ...] = ()  # (package, verdict) of each framework (diagnose.frameworks)
+    framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
     """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/)."""
     from cudaenv.diagnose import _common as c
+    from cudaenv.diagnose import frameworks as fw
     from cudaenv.diagnose.versions import static_arch_list
     from cudaenv.facts import drivers as drv
 
@@ -27,4 +30,7 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
     system = c.driver_system(s)
     t = s.torch
     need = drv.min_driver_for_cuda(t.cuda, system) if t is not None and t.installed and t.cuda else None
-    return ReportView(c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables))
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    minimums = tuple((f.package, m) for f, m in ((f, fw.min_driver(s, f, tables)) for f in frameworks) if m)
+    return ReportView(c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables),
+                      fw.verdicts(s, tables) if frameworks else (), minimums)

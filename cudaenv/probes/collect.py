@@ -6,6 +6,7 @@ then, in threads at once:
 
 * platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping
 * toolkits -> cuDNN
+* the other CUDA consumers in those site-packages (probes/frameworks.py: files read, nothing imported)
 * the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it)
 
 A probe that raises becomes ``Note("collect", "probe X failed: ...")``, never a crash. Each chain
@@ -68,6 +69,13 @@ def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[
     return state, cudnn
 
 
+def _frameworks(host, notes: List[Note], site_packages: Tuple[str, ...]) -> tuple:
+    try:
+        return tuple(_call(notes, "frameworks", "cudaenv.probes.frameworks", "probe_frameworks", host, site_packages, notes) or ())
+    except _Failed:
+        return ()
+
+
 def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
     try:
         return _call(notes, "torch", "cudaenv.probes.torch", "probe_torch_dynamic", host, interpreter, static, notes)
@@ -105,6 +113,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
         torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
     tk_job = Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
+    fw_notes: List[Note] = []
+    fw_job = Job(_frameworks, host, fw_notes, tuple(torch.site_packages))
     torch_job = None
     if not quick and interpreter is not None and torch.installed:
         say("importing torch in %s" % interpreter.path)
@@ -114,6 +124,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     env = probe_env(host)
     platform, nvidia, visible = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
+    frameworks = fw_job.result()
     if torch_job is not None:
         torch = torch_job.result()
     say("done")
@@ -129,9 +140,10 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         cudnn=cudnn,
         env=env,
         torch=torch,
+        frameworks=frameworks,
         processes=tuple(getattr(nvidia, "processes", ()) or ()),
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
-        notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes),
+        notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),
         root=str(host.root),
         cudaenv_version=cudaenv.__version__,
     )

@@ -84,6 +84,15 @@ def facts_rows(s, view=None) -> List[tuple]:
     rows.append(("Toolkits", "<br>".join(tks) if tks else "none found"))
     if a is not None and (a.nvcc or a.path):
         rows.append(("nvcc", "%s (CUDA %s)" % (_code(a.nvcc or a.path), _t(a.version or "?"))))
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    if frameworks:
+        from cudaenv.render.report import framework_facts
+
+        verdicts = dict(view.framework_verdicts)
+        minimums = dict(view.framework_min_drivers)
+        rows.append(("Frameworks", "<br>".join(
+            "%s: %s" % (_code(fw.package), _t(framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package))))
+            for fw in frameworks)))
     rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (_t(c.version or "?"), _t(c.source), _code(c.header)) for c in s.cudnn) or "none found"))
     return rows
 

@@ -19,6 +19,7 @@ TITLES = {
     "visibility": "Visibility",
     "versions": "Versions (torch)",
     "toolkits": "Toolkits",
+    "frameworks": "Frameworks (other CUDA consumers)",
     "resources": "Resources",
 }
 RANK = {"error": 0, "warning": 1, "info": 2}
@@ -174,6 +175,49 @@ def _toolkits(s, view) -> List[Check]:
     return checks
 
 
+VERDICT_IDS = {
+    "conflict": ("framework-conflict",),
+    "no-gpu-platform": ("framework-no-gpu-on-platform",),
+    "cpu-build": ("framework-cpu-build",),
+    "driver-too-old": ("framework-driver-too-old",),
+}
+CUDA_FROM = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
+             "requires": "the nvidia wheels it requires", "needed": "its libraries' NEEDED entries"}
+
+
+def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
+    """One framework's line: version, the CUDA (and cuDNN) it was built for and what said so, the verdict's words."""
+    bits = [fw.version or "version unknown"]
+    if fw.gpu_build is False:
+        bits.append("CPU-only build")
+    elif fw.cuda:
+        cuda = "CUDA %s" % fw.cuda + (", cuDNN %s" % fw.cudnn if fw.cudnn else "")
+        bits.append("%s (from %s)" % (cuda, CUDA_FROM.get(fw.cuda_from or "", "its files")))
+        if minimum:
+            bits.append("needs driver >= %s" % minimum)
+    elif verdict == "plugin":
+        bits.append("part of another package")
+    else:
+        bits.append("its files do not say which CUDA")
+    words = {"conflict": "installed together with a package it conflicts with",
+             "no-gpu-platform": "no GPU on this platform by design"}
+    if verdict in words:
+        bits.append(words[verdict])
+    return ", ".join(bits)
+
+
+def _frameworks(s, view) -> List[Check]:
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    if not frameworks:
+        t = s.torch
+        where = ("%s's site-packages" % t.python) if t is not None and t.python else "no Python to read"
+        return [("found", "none in %s" % where, ())]
+    verdicts = dict(getattr(view, "framework_verdicts", ()) or ())
+    minimums = dict(getattr(view, "framework_min_drivers", ()) or ())
+    return [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
+             VERDICT_IDS.get(verdicts.get(fw.package, ""), ())) for fw in frameworks]
+
+
 def _resources(s, view) -> List[Check]:
     mem = "; ".join("GPU %d %s/%s MiB" % (g.index, _mib(g.memory_used_mib), _mib(g.memory_total_mib)) for g in s.gpus) or "no GPU"
     return [("GPU memory", mem, ("gpu-memory-busy",)),
@@ -186,6 +230,7 @@ CHECKS = {
     "visibility": _visibility,
     "versions": _versions,
     "toolkits": _toolkits,
+    "frameworks": _frameworks,
     "resources": _resources,
 }
 

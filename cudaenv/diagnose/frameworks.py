@@ -1,0 +1,200 @@
+"""Frameworks: the other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, CuPy, PaddlePaddle,
+vLLM, torch extensions), each with a verdict from its build and this machine: a CPU build on a GPU machine, a CUDA
+the driver is too old for, packages that must not be installed together, no GPU on this platform by design.
+
+:func:`verdicts` gives one verdict per package (the report's lines); :func:`check` the findings, one per kind,
+naming every package it is about (a finding id is reported once).
+"""
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv.diagnose import _common as c
+from cudaenv.facts import drivers as drv
+
+F = c.make("frameworks")
+
+CPU = "framework-cpu-build"
+DRIVER = "framework-driver-too-old"
+CONFLICT = "framework-conflict"
+PLATFORM = "framework-no-gpu-on-platform"
+IDS = (CPU, DRIVER, CONFLICT, PLATFORM)
+
+
+def _tables(tables: Optional[Mapping[str, Any]]):
+    from cudaenv.facts import frameworks as facts
+
+    return c.table(tables, facts.TABLE)
+
+
+def _cuda_version(cuda: Optional[str]) -> Optional[str]:
+    """``12`` -> ``12.0`` (a major alone needs that major's minimum driver), ``12.8`` as is."""
+    if not cuda or not drv.version_tuple(cuda):
+        return None
+    return cuda if "." in cuda else cuda + ".0"
+
+
+def min_driver(s, fw, tables=None) -> Optional[str]:
+    """The lowest driver that runs ``fw``'s CUDA build on this platform (None when its CUDA is not known)."""
+    cuda = _cuda_version(fw.cuda)
+    return drv.min_driver_for_cuda(cuda, c.driver_system(s), c.table(tables)) if cuda else None
+
+
+def _major_for(s, majors: Sequence[int], tables=None) -> Optional[int]:
+    """The newest of ``majors`` the driver runs (the newest of them all when the driver is not known)."""
+    if not majors:
+        return None
+    top = drv.version_tuple(c.driver_cuda(s, tables) or "")
+    fitting = [m for m in majors if not top or m <= top[0]]
+    return max(fitting or majors)
+
+
+def _fill(s, lines: Sequence[str], majors: Sequence[int] = (), tables=None) -> List[str]:
+    major = _major_for(s, majors, tables)
+    out = []
+    for line in lines:
+        line = line.replace("{pip}", c.pip_cmd(s))
+        if "{major}" in line:
+            line = line.replace("{major}", str(major) if major is not None else "XX")
+        out.append(line)
+    return out
+
+
+def _conflicts(s, tables=None) -> List[Tuple[Dict[str, Any], List[str]]]:
+    from cudaenv.facts import frameworks as facts
+
+    present = {fw.package for fw in s.frameworks}
+    out = []
+    for row in facts.conflicts(_tables(tables)):
+        both = [p for p in row["packages"] if p in present]
+        if len(both) > 1:
+            out.append((row, both))
+    return out
+
+
+def _no_gpu_platform(s, fw, tables=None) -> Optional[Dict[str, Any]]:
+    from cudaenv.facts import frameworks as facts
+
+    system = (s.platform.system or "").lower()
+    for row in facts.platform_rules(_tables(tables)):
+        if row["package"] == fw.package and row["system"] == system and fw.version and \
+                drv.compare_versions(fw.version.split("+", 1)[0], row["from_version"]) >= 0:
+            return row
+    return None
+
+
+def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
+    """(package, verdict) for every framework seen: ``conflict``, ``no-gpu-platform``, ``cpu-build``,
+    ``driver-too-old``, ``gpu`` (a CUDA build this driver runs, or no driver to judge by), ``plugin``
+    (a part of another package) or ``unknown`` (its files do not say its CUDA)."""
+    from cudaenv.facts import frameworks as facts
+
+    rows = facts.packages(_tables(tables))
+    conflicted = {p for _, both in _conflicts(s, tables) for p in both}
+    driver = c.driver_version(s)
+    out = []
+    for fw in s.frameworks:
+        row = rows.get(fw.package, {})
+        if fw.package in conflicted:
+            verdict = "conflict"
+        elif _no_gpu_platform(s, fw, tables) is not None:
+            verdict = "no-gpu-platform"
+        elif fw.gpu_build is False:
+            verdict = "cpu-build"
+        elif fw.cuda and driver and (min_driver(s, fw, tables) or "") and \
+                drv.compare_versions(driver, min_driver(s, fw, tables)) < 0:
+            verdict = "driver-too-old"
+        elif row.get("role") in ("plugin", "companion") and not fw.cuda:
+            verdict = "plugin"
+        elif fw.cuda:
+            verdict = "gpu"
+        else:
+            verdict = "unknown"
+        out.append((fw.package, verdict))
+    return tuple(out)
+
+
+def _label(fw, rows) -> str:
+    return "%s %s" % (fw.package, fw.version or "?")
+
+
+def check(s, tables=None) -> List:
+    """The findings of the Frameworks section (pure)."""
+    from cudaenv.facts import frameworks as facts
+
+    if not s.frameworks:
+        return []
+    rows = facts.packages(_tables(tables))
+    by = {fw.package: fw for fw in s.frameworks}
+    found = dict(verdicts(s, tables))
+    gpu_machine = bool(s.gpus) or c.driver_version(s) is not None
+    out = []
+    conflicts = _conflicts(s, tables)
+    if conflicts:
+        fix: List[str] = []
+        parts = []
+        for row, both in conflicts:
+            keep = _fill(s, [row["keep"]], row.get("gpu_majors") or (), tables)[0]
+            parts.append("%s (keep %s)" % (" and ".join(_label(by[p], rows) for p in both), keep))
+            fix.append("%s uninstall -y %s" % (c.pip_cmd(s), " ".join(both)))
+            fix.append("%s install %s" % (c.pip_cmd(s), keep))
+        out.append(F(
+            CONFLICT, "warning",
+            "packages that must not be installed together: %s" % "; ".join(" + ".join(b) for _, b in conflicts),
+            "These packages install into the same import folder, so whichever was installed last provides the files and "
+            "the GPU build can silently be the CPU one: %s. Remove them all and install the one you need." % "; ".join(parts),
+            fix,
+        ))
+    platform = [by[p] for p, v in found.items() if v == "no-gpu-platform"]
+    if platform:
+        fw = platform[0]
+        row = _no_gpu_platform(s, fw, tables) or {}
+        out.append(F(
+            PLATFORM, "warning" if gpu_machine else "info",
+            "%s has no GPU support on native %s" % (", ".join(_label(f, rows) for f in platform), s.platform.system),
+            "From version %s on, %s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2."
+            % (row.get("from_version", "?"), fw.package, s.platform.system),
+            _fill(s, row.get("fix") or (), (), tables),
+        ))
+    cpu = [by[p] for p, v in found.items() if v == "cpu-build" and rows.get(p, {}).get("role") in ("framework", "extension")]
+    if cpu and gpu_machine:
+        fix = []
+        for fw in cpu:
+            row = rows.get(fw.package, {})
+            fix += _fill(s, row.get("gpu_fix") or ["# reinstall %s built for CUDA (the project's install page names the index)" % fw.package],
+                         row.get("gpu_majors") or (), tables)
+        out.append(F(
+            CPU, "warning",
+            "CPU-only build%s on a GPU machine: %s" % ("s" if len(cpu) > 1 else "", ", ".join(_label(f, rows) for f in cpu)),
+            "%s will not use the GPU: %s." % (
+                ", ".join(fw.package for fw in cpu),
+                "; ".join("%s is a CPU build (%s)" % (fw.package, _cpu_evidence(fw, rows.get(fw.package, {}))) for fw in cpu)),
+            fix,
+        ))
+    old = [by[p] for p, v in found.items() if v == "driver-too-old"]
+    if old:
+        need = max((min_driver(s, fw, tables) for fw in old), key=lambda v: drv.version_tuple(v or "0"))
+        from cudaenv.diagnose.driver import upgrade_driver_fix
+
+        out.append(F(
+            DRIVER, "warning",
+            "driver %s is too old for %s" % (c.driver_version(s), ", ".join("%s (CUDA %s)" % (_label(f, rows), f.cuda) for f in old)),
+            "%s. Driver %s runs CUDA up to %s, so these fail to initialise CUDA (\"CUDA driver version is insufficient\") "
+            "and fall back to the CPU or stop." % (
+                "; ".join("%s is built for CUDA %s (from its %s), which needs driver %s or newer"
+                          % (f.package, f.cuda, f.cuda_from or "files", min_driver(s, f, tables) or "?") for f in old),
+                c.driver_version(s), c.driver_cuda(s, tables) or "?"),
+            upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)),
+        ))
+    return out
+
+
+def _cpu_evidence(fw, row) -> str:
+    if row.get("cpu_only"):
+        return "the %s package is CPU-only" % fw.package
+    if row.get("gpu_via"):
+        return "none of %s is installed" % ", ".join(row["gpu_via"])
+    if fw.version and "+cpu" in fw.version:
+        return "its version %s says so" % fw.version
+    if row.get("build_file"):
+        return "its %s names no CUDA" % row["build_file"].rsplit("/", 1)[-1]
+    return "its files name no CUDA"
