@@ -13,11 +13,8 @@ from cudaenv.facts import drivers as drv
 
 F = c.make("frameworks")
 
-CPU = "framework-cpu-build"
-DRIVER = "framework-driver-too-old"
-CONFLICT = "framework-conflict"
-PLATFORM = "framework-no-gpu-on-platform"
-IDS = (CPU, DRIVER, CONFLICT, PLATFORM)
+EVIDENCE = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
+            "requires": "the nvidia wheels it requires", "needed": "its libraries' NEEDED entries"}
 
 
 def _tables(tables: Optional[Mapping[str, Any]]):
@@ -82,6 +79,12 @@ def _no_gpu_platform(s, fw, tables=None) -> Optional[Dict[str, Any]]:
     return None
 
 
+def too_old(s, fw, tables=None) -> bool:
+    """The driver is known and older than the lowest one that runs ``fw``'s CUDA build."""
+    driver, need = c.driver_version(s), min_driver(s, fw, tables)
+    return bool(fw.gpu_build is not False and driver and need and drv.compare_versions(driver, need) < 0)
+
+
 def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
     """(package, verdict) for every framework seen: ``conflict``, ``no-gpu-platform``, ``cpu-build``,
     ``driver-too-old``, ``gpu`` (a CUDA build this driver runs, or no driver to judge by), ``plugin``
@@ -90,7 +93,6 @@ def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
 
     rows = facts.packages(_tables(tables))
     conflicted = {p for _, both in _conflicts(s, tables) for p in both}
-    driver = c.driver_version(s)
     out = []
     for fw in s.frameworks:
         row = rows.get(fw.package, {})
@@ -100,8 +102,7 @@ def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
             verdict = "no-gpu-platform"
         elif fw.gpu_build is False:
             verdict = "cpu-build"
-        elif fw.cuda and driver and (min_driver(s, fw, tables) or "") and \
-                drv.compare_versions(driver, min_driver(s, fw, tables)) < 0:
+        elif too_old(s, fw, tables):
             verdict = "driver-too-old"
         elif row.get("role") in ("plugin", "companion") and not fw.cuda:
             verdict = "plugin"
@@ -138,7 +139,7 @@ def check(s, tables=None) -> List:
             fix.append("%s uninstall -y %s" % (c.pip_cmd(s), " ".join(both)))
             fix.append("%s install %s" % (c.pip_cmd(s), keep))
         out.append(F(
-            CONFLICT, "warning",
+            "framework-conflict", "warning",
             "packages that must not be installed together: %s" % "; ".join(" + ".join(b) for _, b in conflicts),
             "These packages install into the same import folder, so whichever was installed last provides the files and "
             "the GPU build can silently be the CPU one: %s. Remove them all and install the one you need." % "; ".join(parts),
@@ -149,7 +150,7 @@ def check(s, tables=None) -> List:
         fw = platform[0]
         row = _no_gpu_platform(s, fw, tables) or {}
         out.append(F(
-            PLATFORM, "warning" if gpu_machine else "info",
+            "framework-no-gpu-on-platform", "warning" if gpu_machine else "info",
             "%s has no GPU support on native %s" % (", ".join(_label(f, rows) for f in platform), s.platform.system),
             "From version %s on, %s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2."
             % (row.get("from_version", "?"), fw.package, s.platform.system),
@@ -163,25 +164,25 @@ def check(s, tables=None) -> List:
             fix += _fill(s, row.get("gpu_fix") or ["# reinstall %s built for CUDA (the project's install page names the index)" % fw.package],
                          row.get("gpu_majors") or (), tables)
         out.append(F(
-            CPU, "warning",
+            "framework-cpu-build", "warning",
             "CPU-only build%s on a GPU machine: %s" % ("s" if len(cpu) > 1 else "", ", ".join(_label(f, rows) for f in cpu)),
             "%s will not use the GPU: %s." % (
                 ", ".join(fw.package for fw in cpu),
                 "; ".join("%s is a CPU build (%s)" % (fw.package, _cpu_evidence(fw, rows.get(fw.package, {}))) for fw in cpu)),
             fix,
         ))
-    old = [by[p] for p, v in found.items() if v == "driver-too-old"]
+    old = [f for f in s.frameworks if too_old(s, f, tables)]  # a conflicting package's CUDA counts too
     if old:
         need = max((min_driver(s, fw, tables) for fw in old), key=lambda v: drv.version_tuple(v or "0"))
         from cudaenv.diagnose.driver import upgrade_driver_fix
 
         out.append(F(
-            DRIVER, "warning",
+            "framework-driver-too-old", "warning",
             "driver %s is too old for %s" % (c.driver_version(s), ", ".join("%s (CUDA %s)" % (_label(f, rows), f.cuda) for f in old)),
             "%s. Driver %s runs CUDA up to %s, so these fail to initialise CUDA (\"CUDA driver version is insufficient\") "
             "and fall back to the CPU or stop." % (
-                "; ".join("%s is built for CUDA %s (from its %s), which needs driver %s or newer"
-                          % (f.package, f.cuda, f.cuda_from or "files", min_driver(s, f, tables) or "?") for f in old),
+                "; ".join("%s is built for CUDA %s (from %s), which needs driver %s or newer"
+                          % (f.package, f.cuda, EVIDENCE.get(f.cuda_from or "", "its files"), min_driver(s, f, tables) or "?") for f in old),
                 c.driver_version(s), c.driver_cuda(s, tables) or "?"),
             upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)),
         ))

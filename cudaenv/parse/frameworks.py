@@ -20,8 +20,6 @@ from cudaenv.core.version import parse_version
 
 MAX_HEADER_LINES = 4000  # a METADATA header block longer than this is not one
 _NAME = LazyPattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")
-_NVIDIA_CU = LazyPattern(r"nvidia-[a-z0-9-]+?-cu(\d{2,3})")
-_LOCAL_CU = LazyPattern(r"cu(\d{2,3})")
 
 
 def normalize_name(name: str) -> str:
@@ -73,8 +71,12 @@ def requirement_name(line: str) -> Optional[str]:
 def nvidia_cuda_major(name: str) -> Optional[int]:
     """``nvidia-cublas-cu12`` -> 12, ``nvidia-cudnn-cu11`` -> 11; None for a name without a ``-cuXX`` suffix
     (``nvidia-cuda-runtime`` of CUDA 13 has none: its major is its version's)."""
-    match = _NVIDIA_CU.fullmatch(normalize_name(name or ""))
-    return int(match.group(1)) if match else None
+    text = normalize_name(name or "") if isinstance(name, str) and len(name) < 200 else ""
+    head, _, tail = text.rpartition("-")
+    if not head.startswith("nvidia-") or len(head) < 8 or not tail.startswith("cu"):
+        return None
+    digits = tail[2:]
+    return int(digits) if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3 else None
 
 
 def local_cuda(version: str) -> Optional[str]:
@@ -86,9 +88,8 @@ def local_cuda(version: str) -> Optional[str]:
         low = part.lower()
         if low == "cpu":
             return "cpu"
-        match = _LOCAL_CU.fullmatch(low)
-        if match:
-            digits = match.group(1)
+        digits = low[2:] if low.startswith("cu") else ""
+        if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3:
             return digits if len(digits) == 2 else "%s.%s" % (digits[:2], digits[2:])
     return None
 

@@ -70,8 +70,11 @@ def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[
 
 
 def _frameworks(host, notes: List[Note], site_packages: Tuple[str, ...]) -> tuple:
+    from cudaenv.facts.frameworks import packages
+
     try:
-        return tuple(_call(notes, "frameworks", "cudaenv.probes.frameworks", "probe_frameworks", host, site_packages, notes) or ())
+        return tuple(_call(notes, "frameworks", "cudaenv.probes.frameworks", "probe_frameworks", host, site_packages, notes,
+                           packages()) or ())
     except _Failed:
         return ()
 

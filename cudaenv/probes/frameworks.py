@@ -127,11 +127,10 @@ def _soname_major(name: str) -> Optional[int]:
     return None
 
 
-def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], table=None, read_needed=None) -> Tuple[Framework, ...]:
-    """Every package of the table installed in ``site_packages``, in the table's order."""
-    from cudaenv.facts import frameworks as facts
-
-    rows = facts.packages(table)
+def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Dict[str, Dict[str, Any]],
+                     read_needed=None) -> Tuple[Framework, ...]:
+    """Every package of ``rows`` (``cudaenv.facts.frameworks.packages()``: the caller reads the facts) installed in
+    ``site_packages``, in the rows' order."""
     present = installed(host, site_packages)
     out = []
     for name, row in rows.items():

@@ -181,18 +181,18 @@ VERDICT_IDS = {
     "cpu-build": ("framework-cpu-build",),
     "driver-too-old": ("framework-driver-too-old",),
 }
-CUDA_FROM = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
-             "requires": "the nvidia wheels it requires", "needed": "its libraries' NEEDED entries"}
 
 
 def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
     """One framework's line: version, the CUDA (and cuDNN) it was built for and what said so, the verdict's words."""
+    from cudaenv.diagnose.frameworks import EVIDENCE
+
     bits = [fw.version or "version unknown"]
     if fw.gpu_build is False:
         bits.append("CPU-only build")
     elif fw.cuda:
         cuda = "CUDA %s" % fw.cuda + (", cuDNN %s" % fw.cudnn if fw.cudnn else "")
-        bits.append("%s (from %s)" % (cuda, CUDA_FROM.get(fw.cuda_from or "", "its files")))
+        bits.append("%s (from %s)" % (cuda, EVIDENCE.get(fw.cuda_from or "", "its files")))
         if minimum:
             bits.append("needs driver >= %s" % minimum)
     elif verdict == "plugin":

@@ -60,6 +60,8 @@ def test_any_input_never_raises(text):
     pf.parse_build_info(text, ("cuda_version", "is_cuda_build"))
     pf.record_libraries(text)
     pf.local_cuda(text)
+    pf.nvidia_cuda_major(text)
+    pf.requirement_name(text)
     got = pf.parse_build_info(text if isinstance(text, str) else "", ("cuda_version",))
     assert all(len(v) <= 40 for v in got.values())
 

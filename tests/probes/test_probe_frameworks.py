@@ -2,13 +2,14 @@
 version, the CUDA its files say it was built for and from where, CPU builds, and the nvidia wheels it requires."""
 
 from framework_builders import ORT_BUILD_INFO, dist, tensorflow
+from cudaenv.facts.frameworks import packages
 from cudaenv.host import Host
 from cudaenv.probes.frameworks import probe_frameworks
 
 
 def _read(*sites):
     notes = []
-    found = probe_frameworks(Host(env={}), [str(s) for s in sites], notes)
+    found = probe_frameworks(Host(env={}), [str(s) for s in sites], notes, packages())
     return {f.package: f for f in found}, notes
 
 
