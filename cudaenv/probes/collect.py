@@ -71,10 +71,14 @@ def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[
 
 def _frameworks(host, notes: List[Note], site_packages: Tuple[str, ...]) -> tuple:
     from cudaenv.facts.frameworks import packages
+    from cudaenv.probes.elf import probe_needed
+
+    def read_needed(path: str):
+        return probe_needed(host, path)
 
     try:
         return tuple(_call(notes, "frameworks", "cudaenv.probes.frameworks", "probe_frameworks", host, site_packages, notes,
-                           packages()) or ())
+                           packages(), read_needed) or ())
     except _Failed:
         return ()
 

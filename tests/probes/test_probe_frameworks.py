@@ -68,3 +68,22 @@ def test_hostile_files_are_read_bounded_and_checked(tmp_path):
     found, _ = _read(site)
     tf = found["tensorflow"]
     assert tf.cuda is None and tf.libraries == ()
+
+
+def test_the_cuda_major_from_a_shipped_librarys_needed_entries(tmp_path):
+    """flash-attn's metadata says nothing of CUDA; its compiled extension (built here, NEEDED on a libcudart.so.12
+    stand-in) does."""
+    from elf_builders import build_library
+
+    from cudaenv.probes.elf import probe_needed
+
+    site = tmp_path / "site-packages"
+    cudart = build_library(tmp_path / "nvidia" / "cuda_runtime" / "lib", "libcudart.so.12", soname="libcudart.so.12")
+    ext = build_library(tmp_path / "build", "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so", links=[cudart])
+    dist(site, "flash_attn", "2.8.3", requires=["torch"], binary={"flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so": ext.read_bytes()})
+    host = Host(env={})
+    found = {f.package: f for f in probe_frameworks(host, [str(site)], [], packages(), lambda p: probe_needed(host, p))}
+    fa = found["flash-attn"]
+    assert fa.libraries == ("flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so",)
+    assert fa.needed == ("libcudart.so.12",) and (fa.cuda, fa.cuda_from, fa.gpu_build) == ("12", "needed", True)
+    assert probe_needed(host, str(site / "missing.so")) == () and probe_needed(host, str(tmp_path)) == ()
