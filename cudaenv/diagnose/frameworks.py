@@ -3,7 +3,10 @@ vLLM, torch extensions), each with a verdict from its build and this machine: a 
 the driver is too old for, packages that must not be installed together, no GPU on this platform by design.
 
 :func:`verdicts` gives one verdict per package (the report's lines); :func:`check` the findings, one per kind,
-naming every package it is about (a finding id is reported once).
+naming every package it is about (a finding id is reported once). :func:`check_libraries` judges the CUDA libraries
+torch's and the frameworks' libraries load (``Snapshot.libraries``, resolved as the loader does): a system library
+on LD_LIBRARY_PATH shadowing the pip wheel's, a library found nowhere, two NCCLs in one process, and nvidia wheels
+of two CUDA majors side by side.
 """
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -123,7 +126,7 @@ def check(s, tables=None) -> List:
     from cudaenv.facts import frameworks as facts
 
     if not s.frameworks:
-        return []
+        return check_libraries(s, tables)
     rows = facts.packages(_tables(tables))
     by = {fw.package: fw for fw in s.frameworks}
     found = dict(verdicts(s, tables))
@@ -186,7 +189,7 @@ def check(s, tables=None) -> List:
                 c.driver_version(s), c.driver_cuda(s, tables) or "?"),
             upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)),
         ))
-    return out
+    return out + check_libraries(s, tables)
 
 
 def _cpu_evidence(fw, row) -> str:
@@ -199,3 +202,114 @@ def _cpu_evidence(fw, row) -> str:
     if row.get("build_file"):
         return "its %s names no CUDA" % row["build_file"].rsplit("/", 1)[-1]
     return "its files name no CUDA"
+
+
+# ------------------------------------------------------------------ the libraries they load (probes/libraries.py)
+def _in_site_packages(path: str) -> bool:
+    from cudaenv.probes.site_packages import enclosing_site_packages
+
+    return enclosing_site_packages(path) is not None
+
+
+def shadowed(s) -> List:
+    """The loaded libraries LD_LIBRARY_PATH takes from outside site-packages while the object's own search would have
+    found a pip wheel's copy further down."""
+    return [lib for lib in s.libraries if lib.via == "LD_LIBRARY_PATH" and lib.path and not _in_site_packages(lib.path)
+            and any(_in_site_packages(o) for o in lib.others)]
+
+
+def _nccl_copies(s) -> List[str]:
+    out: List[str] = []
+    for lib in s.libraries:
+        if lib.needed.startswith("libnccl.so.") and lib.path and (lib.real or lib.path) not in out:
+            out.append(lib.real or lib.path)
+    return out
+
+
+def _mixed_wheels(s) -> Tuple[List[int], List[str]]:
+    """(the CUDA majors of the installed nvidia-*-cuXX wheels, the stray wheels to remove) when there are several."""
+    from cudaenv.parse.frameworks import nvidia_cuda_major
+
+    t = s.torch
+    names = [p.split("==", 1)[0] for p in (t.nvidia_packages if t is not None else ())]
+    majors = {n: nvidia_cuda_major(n) for n in names}
+    found = sorted({m for m in majors.values() if m})
+    if len(found) < 2:
+        return found, []
+    keep = int(t.cuda.split(".")[0]) if t is not None and t.cuda and t.cuda.split(".")[0].isdigit() else found[-1]
+    return found, [n for n, m in majors.items() if m and m != keep]
+
+
+def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
+    """(consumer, the finding id of its worst library problem, "" when none), once per consumer, in order."""
+    bad_shadow = {id(lib) for lib in shadowed(s)}
+    nccl = len(_nccl_copies(s)) > 1
+    out: Dict[str, str] = {}
+    for lib in s.libraries:
+        kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if lib.path is None
+                else "nccl-two-copies" if nccl and lib.needed.startswith("libnccl.so.") else "")
+        if lib.consumer not in out or (kind and not out[lib.consumer]):
+            out[lib.consumer] = kind
+    return tuple(out.items())
+
+
+def check_libraries(s, tables=None) -> List:
+    out = []
+    shadows = shadowed(s)
+    if shadows:
+        dirs = []
+        for lib in shadows:
+            folder = lib.path.rsplit("/", 1)[0]
+            if folder not in dirs:
+                dirs.append(folder)
+        current = s.env_map.get("LD_LIBRARY_PATH", "")
+        kept = [e for e in current.split(":") if e and e.rstrip("/") not in dirs]
+        out.append(F(
+            "library-shadowed", "warning",
+            "LD_LIBRARY_PATH shadows the CUDA libraries %s was built with: %s" % (
+                ", ".join(dict.fromkeys(lib.consumer for lib in shadows)), ", ".join(dict.fromkeys(lib.needed for lib in shadows))),
+            "The loader searches LD_LIBRARY_PATH before a library's own RUNPATH, so %s. A toolkit's library of another "
+            "minor or major than the wheel's gives \"undefined symbol\" or \"version `libcublasLt.so.12' not found\" at "
+            "import, or runs with the wrong library." % "; ".join(
+                "%s's %s loads %s%s instead of %s" % (lib.consumer, lib.needed, lib.path, (" (%s)" % lib.version) if lib.version else "",
+                                                    next(o for o in lib.others if _in_site_packages(o))) for lib in shadows),
+            ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
+             "# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)" % ", ".join(dirs)],
+        ))
+    missing = [lib for lib in s.libraries if lib.path is None]
+    if missing:
+        out.append(F(
+            "library-not-found", "warning",
+            "CUDA libraries the loader finds nowhere: %s" % ", ".join(
+                "%s (%s)" % (lib.needed, lib.consumer) for lib in missing),
+            "%s: not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
+            "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)." % (
+                "; ".join("%s needs %s" % (lib.object, lib.needed) for lib in missing), missing[0].needed),
+            ["# reinstall %s with the pip that installed it (its nvidia-* wheels come back), or install the toolkit "
+             "or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % (missing[0].consumer, missing[0].needed)],
+        ))
+    copies = _nccl_copies(s)
+    if len(copies) > 1:
+        users = {}
+        for lib in s.libraries:
+            if lib.needed.startswith("libnccl.so.") and lib.path:
+                users.setdefault(lib.real or lib.path, []).append(lib.consumer)
+        out.append(F(
+            "nccl-two-copies", "warning",
+            "two NCCL libraries for one process: %s" % ", ".join(copies),
+            "One process loads one libnccl.so.2: the first consumer imported decides which copy all of them get, and the "
+            "others run with an NCCL they were not built with (hangs and \"unhandled cuda error\" in collectives). %s." % "; ".join(
+                "%s resolves %s" % (", ".join(dict.fromkeys(u)), path) for path, u in users.items()),
+            ["# keep one NCCL: install the consumers from builds that use the same nvidia-nccl wheel, or import the one "
+             "whose NCCL you want first"],
+        ))
+    majors, stray = _mixed_wheels(s)
+    if stray:
+        out.append(F(
+            "nvidia-wheels-mixed", "warning",
+            "nvidia wheels of CUDA %s installed together" % " and ".join(str(m) for m in majors),
+            "The nvidia-*-cuXX wheels of different CUDA majors share the nvidia/ folder of site-packages; a library of "
+            "one major can load another's (%s)." % ", ".join(stray),
+            ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
+        ))
+    return out

@@ -17,6 +17,7 @@ class ReportView(Record):
     static_arch_list: Optional[Tuple[str, ...]] = None  # torch's arch list from data/torch_arch.json when not imported
     framework_verdicts: Tuple[Tuple[str, str], ...] = ()  # (package, verdict) of each framework (diagnose.frameworks)
     framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
+    library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
@@ -33,4 +34,5 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
     frameworks = tuple(getattr(s, "frameworks", ()) or ())
     minimums = tuple((f.package, m) for f, m in ((f, fw.min_driver(s, f, tables)) for f in frameworks) if m)
     return ReportView(c.driver_version(s), system, c.driver_cuda(s, tables), need, static_arch_list(s, tables),
-                      fw.verdicts(s, tables) if frameworks else (), minimums)
+                      fw.verdicts(s, tables) if frameworks else (), minimums,
+                      fw.library_verdicts(s) if getattr(s, "libraries", ()) else ())

@@ -214,6 +214,19 @@ class Framework(Record):
     needed: Tuple[str, ...] = ()  # the CUDA libraries those libraries' NEEDED entries ask for: "libcudart.so.12"
 
 
+class LoadedLibrary(Record):
+    """One CUDA library a consumer's shared library needs, resolved as the Linux dynamic loader would."""
+
+    consumer: str  # "torch", or a framework's package name
+    object: str  # the library whose NEEDED entry this is: ".../torch/lib/libtorch_cuda.so"
+    needed: str  # the NEEDED entry: "libcudart.so.12"
+    path: Optional[str] = None  # the file the loader takes; None when it finds none
+    via: Optional[str] = None  # rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default
+    version: Optional[str] = None  # from the file's final name: libcudart.so.12.8.90 -> "12.8.90"
+    real: Optional[str] = None  # the file after following links
+    others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
+
+
 class Snapshot(Record):
     """What the probes saw; its JSON (``to_dict()``, schema_version first, ``env`` as an object) is the contract."""
 
@@ -231,6 +244,7 @@ class Snapshot(Record):
     env: Tuple[Tuple[str, str], ...] = ()  # CUDA_*, NVIDIA_*, NCCL_*, TORCH_*, PYTORCH_*, LD_LIBRARY_PATH
     torch: Optional[Torch] = None
     frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
+    libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()

@@ -49,7 +49,7 @@ def _cuda_libraries(libraries: Sequence[str]) -> Tuple[str, ...]:
 
 
 def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str], present: Dict[str, Tuple[str, str]],
-                   notes: List[Note], read_needed=None, rows=None) -> Framework:
+                   notes: List[Note], read_needed=None, rows=None, cuda_libs=None) -> Framework:
     """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip)."""
     site, entry = where
     meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_LIMIT) or ""
@@ -97,11 +97,11 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
         found: List[str] = []
         for lib in libraries:
             for dep in read_needed(host.join(site, *lib.split("/"))) or ():
-                if dep not in found and _cuda_soname(dep):
+                if dep not in found and cuda_soname(dep, cuda_libs or {}):
                     found.append(dep)
         needed = tuple(found)
         if cuda is None:
-            majors = sorted({m for m in (_soname_major(d) for d in needed) if m})
+            majors = sorted({m for m in (soname_major(d, cuda_libs or {}) for d in needed) if m})
             if majors:
                 cuda, cuda_from = str(majors[-1]), "needed"
     if cuda is not None and gpu is None:
@@ -110,30 +110,27 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
                      gpu_build=gpu, nvidia_requires=nvidia, libraries=libraries, needed=needed)
 
 
-CUDA_SONAMES = ("libcudart.so.", "libcublas.so.", "libcublasLt.so.", "libcufft.so.", "libcurand.so.", "libcusparse.so.",
-                "libcusolver.so.", "libnvrtc.so.", "libnvJitLink.so.", "libcudnn.so.", "libnccl.so.", "libcupti.so.")
+def cuda_soname(name: str, cuda_libs: Dict[str, bool]) -> bool:
+    """A CUDA library's soname (``cuda_libs``: ``cudaenv.facts.frameworks.cuda_libraries()``), or the driver's libcuda."""
+    return any(name.startswith(p) for p in cuda_libs) or name.startswith("libcuda.so")
 
 
-def _cuda_soname(name: str) -> bool:
-    return any(name.startswith(p) for p in CUDA_SONAMES) or name.startswith("libcuda.so")
-
-
-def _soname_major(name: str) -> Optional[int]:
-    """``libcudart.so.12`` -> 12 (the CUDA runtime libraries' sonames carry the CUDA major; cuDNN's and NCCL's do not)."""
-    for prefix in ("libcudart.so.", "libcublas.so.", "libcublasLt.so.", "libnvrtc.so.", "libnvJitLink.so."):
-        if name.startswith(prefix):
+def soname_major(name: str, cuda_libs: Dict[str, bool]) -> Optional[int]:
+    """``libcudart.so.12`` -> 12 where the table says the number is the CUDA major (not cuDNN's libcudnn.so.9)."""
+    for prefix, major in cuda_libs.items():
+        if major and name.startswith(prefix):
             head = name[len(prefix):].split(".", 1)[0]
             return int(head) if head.isdigit() and len(head) <= 3 else None
     return None
 
 
 def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Dict[str, Dict[str, Any]],
-                     read_needed=None) -> Tuple[Framework, ...]:
+                     read_needed=None, cuda_libs: Optional[Dict[str, bool]] = None) -> Tuple[Framework, ...]:
     """Every package of ``rows`` (``cudaenv.facts.frameworks.packages()``: the caller reads the facts) installed in
     ``site_packages``, in the rows' order."""
     present = installed(host, site_packages)
     out = []
     for name, row in rows.items():
         if name in present:
-            out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows))
+            out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows, cuda_libs))
     return tuple(out)

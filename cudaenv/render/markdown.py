@@ -93,6 +93,10 @@ def facts_rows(s, view=None) -> List[tuple]:
         rows.append(("Frameworks", "<br>".join(
             "%s: %s" % (_code(fw.package), _t(framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package))))
             for fw in frameworks)))
+    if getattr(s, "libraries", ()):
+        from cudaenv.render.report import library_facts
+
+        rows.append(("CUDA libraries loaded", "<br>".join("%s: %s" % (_t(lib.consumer), _t(library_facts(lib))) for lib in s.libraries)))
     rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (_t(c.version or "?"), _t(c.source), _code(c.header)) for c in s.cudnn) or "none found"))
     return rows
 

@@ -208,14 +208,29 @@ def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
 
 def _frameworks(s, view) -> List[Check]:
     frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    checks: List[Check] = []
     if not frameworks:
         t = s.torch
         where = ("%s's site-packages" % t.python) if t is not None and t.python else "no Python to read"
-        return [("found", "none in %s" % where, ())]
+        checks.append(("found", "none in %s" % where, ()))
     verdicts = dict(getattr(view, "framework_verdicts", ()) or ())
     minimums = dict(getattr(view, "framework_min_drivers", ()) or ())
-    return [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
-             VERDICT_IDS.get(verdicts.get(fw.package, ""), ())) for fw in frameworks]
+    checks += [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
+                VERDICT_IDS.get(verdicts.get(fw.package, ""), ())) for fw in frameworks]
+    worst = dict(getattr(view, "library_verdicts", ()) or ())
+    for consumer in worst:
+        libs = [lib for lib in s.libraries if lib.consumer == consumer]
+        checks.append(("%s loads" % consumer, "; ".join(library_facts(lib) for lib in libs),
+                       (worst[consumer],) if worst[consumer] else ()))
+    return checks
+
+
+def library_facts(lib) -> str:
+    """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
+    if lib.path is None:
+        return "%s: not found" % lib.needed
+    bits = [b for b in (lib.version, "via %s" % lib.via if lib.via else None) if b]
+    return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 
 def _resources(s, view) -> List[Check]:
