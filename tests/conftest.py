@@ -53,7 +53,8 @@ def refusing_runner(request, tmp_path_factory, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(_session_temp(tmp_path_factory)))
 
     extra = [p for mark in request.node.iter_markers("allow_run") for p in mark.args]
-    real = host_module.subprocess_runner
+    from cudaenv.host.process import subprocess_runner as real
+
     runner = RefusingRunner(real, [str(tmp_path_factory.getbasetemp())], extra)
     if request.node.get_closest_marker("real_machine") is None:
         monkeypatch.setattr(host_module, "default_runner", runner, raising=True)

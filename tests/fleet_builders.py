@@ -6,7 +6,8 @@ import json
 from machine import cuda_torch, gpu, healthy
 
 from cudaenv.model.reports import DoctorReport, Finding
-from cudaenv.model.snapshot import Driver, replace
+from cudaenv.model.snapshot import Driver
+from cudaenv.model.record import replace
 
 GPUS8 = tuple(gpu(i) for i in range(8))
 

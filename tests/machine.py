@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 from cudaenv.diagnose import SECTIONS
+from cudaenv.model.record import replace
 from cudaenv.model.snapshot import (
     ActiveToolkit,
     CudaSymlink,
@@ -25,7 +26,6 @@ from cudaenv.model.snapshot import (
     TorchDevice,
     Toolkit,
     VisibleDevices,
-    replace,
 )
 
 

@@ -15,7 +15,7 @@ def source(name: str) -> str:
     :func:`cudaenv.host.read_regular`); ``importlib.resources`` (about 30 ms to import, most of ``doctor
     --quick``'s budget) only when the package is not a folder (a zip import).
     """
-    from cudaenv.host import read_regular
+    from cudaenv.host.files import read_regular
 
     data = read_regular(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), 4 * 1024 * 1024)
     if data is not None:

@@ -312,7 +312,7 @@ def _legacy_layout(box: Container, storages: Dict[str, Storage]) -> List[str]:
     counts are read (8 bytes each), never the data."""
     import struct
 
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
 
     problems: List[str] = []
     offset = box.legacy_data_start or 0

@@ -81,7 +81,7 @@ class Container:
 
 def open_container(path: str, limits: Optional[pickle_vm.Limits] = None) -> Container:
     """Read ``path``'s container; OSError for an unreadable file, never another exception for any content."""
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
 
     with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size

@@ -49,7 +49,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     from cudaenv.checkpoint import graph as G
     from cudaenv.checkpoint import rewrite as R
     from cudaenv.checkpoint.container import open_container
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
     from cudaenv.core.text import printable
 
     box = open_container(path)

@@ -5,7 +5,7 @@ Exit 0: intact (sizes right, a declared checksum matches); 1: bad (cut, corrupt,
 file, a folder, a FIFO or device, an unreadable file).
 """
 
-import json
+from cudaenv.render.json_out import dumps
 import os
 
 from cudaenv.core.errors import UserError
@@ -34,5 +34,5 @@ def run(args, ctx) -> int:
         report = check_installer(path, ctx.host(args))
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
-    ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n" if args.json else render_report(report, terminal_width(ctx.env)))
+    ctx.out.write(dumps(report.to_dict()) if args.json else render_report(report, terminal_width(ctx.env)))
     return EXIT.get(report.verdict, 1)

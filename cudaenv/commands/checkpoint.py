@@ -138,9 +138,9 @@ def run_fix(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def _json(report) -> str:
-    import json
+    from cudaenv.render.json_out import dumps
 
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return dumps(report.to_dict())
 
 
 def _needs_mapping(report) -> bool:

@@ -12,7 +12,7 @@ not, 2 on usage errors.
 """
 
 import argparse
-import json
+from cudaenv.render.json_out import dumps
 import sys
 
 HELP = "explain a pasted CUDA/torch error message"
@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _read(args, ctx):
     """The Paste to explain: --file, stdin (as bytes when it has them), or the arguments."""
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
     from cudaenv.core.errors import UserError
     from cudaenv.explain import Paste, read_paste
     from cudaenv.core.text import printable
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace, ctx) -> int:
         if args.json:
             from cudaenv.explain import ErrorCatalog
 
-            ctx.out.write(json.dumps(ErrorCatalog(tuple(describe(i) for i in known_ids())).to_dict(), indent=2) + "\n")
+            ctx.out.write(dumps(ErrorCatalog(tuple(describe(i) for i in known_ids())).to_dict()))
         else:
             for error_id in known_ids():
                 ctx.out.write("%-32s %s\n" % (error_id, describe(error_id).title))
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace, ctx) -> int:
         merged = dict(pasted.to_dict(), **facts) if pasted is not None and facts else (pasted.to_dict() if pasted is not None else facts)
         report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]), context, merged,
                                {"size": paste.size, "stopped": paste.stopped} if cut else None, tuple(findings))
-        ctx.out.write(json.dumps(report.to_dict(), indent=2) + "\n")
+        ctx.out.write(dumps(report.to_dict()))
         return 0 if matches or pasted is not None else 1
     width = terminal_width(ctx.env)
     note = cut_note(paste.size, paste.stopped, paste.unit) + "\n" if cut else ""

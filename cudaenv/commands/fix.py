@@ -1,8 +1,8 @@
 """`cudaenv fix`: a guided fix for a torch that cannot use the GPU.
 
 Runs the doctor; for each fixable torch finding it shows the diagnosis and offers the recommended build, the
-other builds that fit, or "fix the driver instead" (:mod:`cudaenv.recommend.fix_plan`). It confirms, runs the
-install through the Host (:mod:`cudaenv.recommend.apply`), probes again and runs `cudaenv verify`.
+other builds that fit, or "fix the driver instead" (:mod:`cudaenv.fix.plan`). It confirms, runs the
+install through the Host (:mod:`cudaenv.fix.apply`), probes again and runs `cudaenv verify`.
 ``--yes`` takes the recommendation, ``--dry-run`` only prints the plan; with no terminal and no ``--yes`` it
 prints the plan and exits 1. An externally managed system Python (PEP 668) gets the venv recipe instead.
 """
@@ -33,7 +33,8 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.probes.collect import collect_snapshot
     from cudaenv.diagnose import diagnose
     from cudaenv.recommend import service
-    from cudaenv.recommend.fix_plan import FIXABLE, plan_fix
+    from cudaenv.facts.findings import is_fixable
+    from cudaenv.fix.plan import plan_fix
     from cudaenv.render import fix as render
 
     interpreter, what_if = service.split_python(args.python)
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     out.write("Probing this machine...\n")
     out.flush()
     snapshot = collect_snapshot(host, python=interpreter, quick=False)
-    fixable = [f for f in diagnose(snapshot) if f.id in FIXABLE]
+    fixable = [f for f in diagnose(snapshot) if is_fixable(f.id)]
     torch = snapshot.torch
     if not fixable:
         state = "torch %s" % torch.version if torch is not None and torch.installed else "no torch"
@@ -89,8 +90,8 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any) -> int:
-    from cudaenv.index.client import seconds_text
-    from cudaenv.recommend.apply import apply_install, run_verify
+    from cudaenv.core.text import seconds_text
+    from cudaenv.fix.apply import apply_install, run_verify
     from cudaenv.render.fix import printable_lines, render_install
 
     out = ctx.out

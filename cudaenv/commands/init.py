@@ -76,7 +76,7 @@ def render_block(hook_line: str, how: str) -> str:
 def install_hook(rc: str, hook_line: str, how: str) -> Tuple[str, Optional[str]]:
     """Append the marked block to ``rc`` unless it is there: ("present", None) or ("added", backup path or None)."""
     real = os.path.realpath(rc)  # an rc file linked from a dotfiles repo is edited where it lives
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
 
     try:
         with open_regular(real) as fh:  # an rc "file" that is a FIFO is refused (OSError), never waited on

@@ -24,7 +24,8 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.probes.toolkits import probe_toolkits
     from cudaenv.render.switch import render_installed
     from cudaenv.toolkit import switch
-    from cudaenv.toolkit.link import LINK, plan_link_for
+    from cudaenv.toolkit.link import plan_link_for
+    from cudaenv.toolkit.select import LINK
     from cudaenv.toolkit.select import SelectError, select_toolkit
 
     host = ctx.host(args)

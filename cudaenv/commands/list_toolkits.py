@@ -35,5 +35,8 @@ def run(args, ctx) -> int:
 
         ctx.out.write(dumps(render.toolkits_to_json(state, notes)))
     else:
-        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system))
+        from cudaenv.probes.toolkits.candidates import searched_places
+
+        places = searched_places(host.system) if not state.toolkits else ()
+        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system, places=places))
     return 0

@@ -7,7 +7,7 @@ all, and cache what it learned. The work is in :mod:`cudaenv.recommend.service`.
 """
 
 import argparse
-import json
+from cudaenv.render.json_out import dumps
 from typing import Any
 
 from cudaenv.core.config import TORCH_INDEX
@@ -65,7 +65,7 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
     rec = service.recommend_for(ctx.env, lambda: ctx.host(args), options)
     fmt = "json" if args.json else args.format
     if fmt == "json":
-        ctx.out.write(json.dumps(rec.to_dict(), indent=2) + "\n")
+        ctx.out.write(dumps(rec.to_dict()))
     elif fmt == "requirements":
         ctx.out.write(render.render_requirements(rec))
     elif fmt == "pyproject":
@@ -83,7 +83,7 @@ def run_refresh(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.render import recommend as render
     outcome = service.refresh_cache(ctx.env, args.index_base, args.timeout)
     if args.json:
-        ctx.out.write(json.dumps(outcome.report().to_dict(), indent=2) + "\n")
+        ctx.out.write(dumps(outcome.report().to_dict()))
         return 0 if outcome.ok else 1
     if not outcome.ok:
         ctx.err.write("".join(line + "\n" for line in render.render_refresh_failure(outcome, terminal_width(ctx.env))))

@@ -40,7 +40,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args, ctx) -> int:
-    from cudaenv.toolkit import switch
+    from cudaenv.toolkit import select, switch
     from cudaenv.toolkit.project import load_toolkits, spec_path, start_dir, version_file_spec, write_version_file
     from cudaenv.core.text import printable
 
@@ -76,7 +76,7 @@ def run(args, ctx) -> int:
                     return _fail(ctx, "%s names no CUDA version" % printable(found), toolkits, host.system)
             else:
                 spec = spec_path(spec, start_dir(ctx.env, ctx.cwd), host, ctx.env)
-            toolkit = switch.find_toolkit(toolkits, spec, host.system)
+            toolkit = select.select_toolkit(toolkits, spec, host.system)
             written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)
@@ -87,7 +87,7 @@ def run(args, ctx) -> int:
                 change = switch.plan_auto(toolkits, ctx.env, (written, spec), host.system, link)
             else:
                 change = switch.plan_switch(toolkit, toolkits, ctx.env, host.system, link)
-    except switch.SwitchError as exc:
+    except select.SelectError as exc:
         if args.auto:
             ctx.err.write("cudaenv: .cuda-version: %s\n" % exc.message)
             return 1
@@ -112,11 +112,11 @@ def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()
 
 def _shell(args, ctx, system: str):
     from cudaenv.core import config
-    from cudaenv.shells import UnknownShell, detect_shell, parent_process_name
+    from cudaenv.probes.parent import parent_process_name
+    from cudaenv.shells import UnknownShell, detect_shell
 
-    parent = None
-    if not args.shell and not config.value(ctx.env, "CUDAENV_SHELL") and system != "windows":
-        parent = parent_process_name(ctx.env, system)
+    asked = args.shell or config.value(ctx.env, "CUDAENV_SHELL") or system == "windows"
+    parent = None if asked else parent_process_name(ctx.env, system)
     try:
         return detect_shell(args.shell, ctx.env, system, parent)
     except UnknownShell as exc:

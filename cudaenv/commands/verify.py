@@ -12,7 +12,6 @@ Exit 0 when everything asked for passed, 1 when something failed or there is no 
 
 import argparse
 
-from cudaenv.render.verify import render_devices, render_distributed, render_error, render_toolkit  # noqa: F401  (their old import place)
 
 HELP = "run real GPU work in your Python to prove it works"
 

@@ -1,8 +1,12 @@
-"""Text that came from outside (an image's files, a tool's output, a paste, a folder name) made safe to print.
+"""Text that came from outside (an image's files, a tool's output, a paste, a folder name) made safe to print,
+and the one way a duration is written for people.
 
 :func:`printable` is the one escaping function: every renderer passes strings it did not write itself through
 it, so an escape sequence in an ``os-release`` ``PRETTY_NAME`` or a newline in a folder name is shown, never
-obeyed by the terminal. Stdlib only and cheap to import: it sits on the ``cudaenv use`` path.
+obeyed by the terminal. :func:`seconds_text` writes every duration a person reads (a timeout in a probe's note, in
+``CommandResult.describe``, in verify's errors, in the index client's and ``fix``'s lines): it lives here, not in
+``render/``, because notes made below the renderers (host, probes, index) need it too. Stdlib only and cheap to
+import: it sits on the ``cudaenv use`` path.
 """
 
 from __future__ import annotations
@@ -47,3 +51,17 @@ def shell_quote(word: str) -> str:
     if word and SHELL_SAFE.issuperset(word):
         return word
     return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def seconds_text(value: float, unit: str = " s") -> str:
+    """A duration as a person reads it: ``2 s``, ``0.5 s``, ``1.5 s``, ``12 s`` (for 12.3 s), never ``2.01819 s``:
+    whole seconds from 10 s on, else at most two significant digits (``0.25 s``); at least ``0.01 s`` for a positive
+    value, ``0 s`` for none. ``unit=""`` gives the figure alone, for a sentence of ``data/`` that writes the unit
+    itself (``"{seconds} s"``)."""
+    if value != value or value <= 0:  # NaN too
+        return "0" + unit
+    if value >= 10 or value == int(value):
+        return ("%d" % round(value) if value < 1e9 else "%.3g" % value) + unit
+    if value < 0.01:
+        return "0.01" + unit
+    return "%.2g" % value + unit

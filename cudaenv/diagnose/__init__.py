@@ -10,7 +10,7 @@ Every finding id is stable and shared with ``cudaenv explain`` and ``cudaenv ver
 
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
-from cudaenv.model.reports import Finding  # noqa: F401 - the finding record lives with the JSON contract
+from cudaenv.model.reports import Finding  # the finding record lives with the JSON contract
 
 SEVERITIES = ("error", "warning", "info")
 SECTIONS = ("environment", "driver", "visibility", "versions", "toolkits", "frameworks", "resources", "hints")

@@ -4,17 +4,21 @@ import posixpath
 import shlex
 from typing import Any, List, Mapping, Optional, Tuple
 
-from cudaenv.diagnose import Finding
+from cudaenv.model.reports import Finding
 from cudaenv.facts import drivers as drv
+from cudaenv.core.version import compare_versions, major_minor, version_key
 
 BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")
 
 
 def make(section: str):
-    """A finding builder bound to one section: ``F(id, severity, title, detail, fix)``."""
+    """A finding builder of one section's rules: ``F(id, severity, title, detail, fix)``. The finding's section is
+    its row's in ``data/findings.json`` (tests/facts/test_data_findings.py: each module's ids are rows of its section)."""
+    from cudaenv.facts.findings import section_of
 
     def build(id: str, severity: str, title: str, detail: str, fix=()) -> Finding:
-        return Finding(id=id, severity=severity, title=title, detail=detail, fix=tuple(x for x in fix if x), section=section)
+        return Finding(id=id, severity=severity, title=title, detail=detail, fix=tuple(x for x in fix if x),
+                       section=section_of(id, section))
 
     return build
 
@@ -39,14 +43,14 @@ def driver_version(s) -> Optional[str]:
     if d is None:
         return None
     v = d.version or d.kernel_module_version
-    return v if drv.version_tuple(v) else None
+    return v if version_key(v) else None
 
 
 def driver_cuda(s, tables=None) -> Optional[str]:
     """The CUDA version the driver reports (nvidia-smi's "CUDA Version"), else what the tables say it ships."""
     d = s.driver
-    if d is not None and drv.version_tuple(d.cuda_version):
-        return drv.major_minor(d.cuda_version)
+    if d is not None and version_key(d.cuda_version):
+        return major_minor(d.cuda_version)
     return drv.native_cuda_for_driver(driver_version(s), driver_system(s), table(tables))
 
 
@@ -185,24 +189,24 @@ def distinct_toolkits(s, pred) -> List[Any]:
     return out
 
 
-def installed_toolkit(s, major_minor: Optional[str] = None, major: Optional[int] = None):
-    """The newest installed toolkit of that major.minor (or major), or None."""
+def installed_toolkit(s, mm: Optional[str] = None, major: Optional[int] = None):
+    """The newest installed toolkit of that major.minor ``mm`` (or ``major``), or None."""
     best = None
     for t in s.toolkits:
-        v = drv.version_tuple(t.version)
+        v = version_key(t.version)
         if not v:
             continue
-        if major_minor is not None and drv.major_minor(t.version) != major_minor:
+        if mm is not None and major_minor(t.version) != mm:
             continue
         if major is not None and v[0] != major:
             continue
-        if best is None or drv.compare_versions(t.version, best.version) > 0:
+        if best is None or compare_versions(t.version, best.version) > 0:
             best = t
     return best
 
 
 def short(version: Optional[str]) -> str:
-    return drv.major_minor(version) or str(version)
+    return major_minor(version) or str(version)
 
 
 def quote(p: str) -> str:

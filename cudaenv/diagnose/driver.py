@@ -3,6 +3,7 @@
 from typing import List
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.version import version_key
 
 F = c.make("driver")
 
@@ -36,11 +37,9 @@ def driver_place(s):
 def upgrade_driver_fix(s, target: str, cuda=None) -> List[str]:
     """The fix lines that get driver ``target`` (or newer) for CUDA ``cuda``: this distro's install command, or,
     in a container, on a Kubernetes node or a Jetson, the words of ``data/host_driver.json`` for that place."""
-    from cudaenv.facts import drivers as drv
-
     place = driver_place(s)
     if place is None:
-        return ["# upgrade the driver to %s or newer:" % target] + c.driver_install_commands(s, str(drv.version_tuple(target)[0]))
+        return ["# upgrade the driver to %s or newer:" % target] + c.driver_install_commands(s, str(version_key(target)[0]))
     from cudaenv.core.resources import load_table
 
     row = next((r for r in load_table("host_driver")["rows"] if r.get("place") == place), None)

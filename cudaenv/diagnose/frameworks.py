@@ -16,6 +16,8 @@ from cudaenv.facts import drivers as drv
 
 F = c.make("frameworks")
 
+VERDICT_FINDING = {"conflict": "framework-conflict", "no-gpu-platform": "framework-no-gpu-on-platform",
+                   "cpu-build": "framework-cpu-build", "driver-too-old": "framework-driver-too-old"}
 EVIDENCE = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
             "requires": "the nvidia wheels it requires", "needed": "its libraries' NEEDED entries"}
 

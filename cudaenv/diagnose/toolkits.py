@@ -6,7 +6,7 @@ from typing import List, Optional
 from cudaenv.diagnose import _common as c
 from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
-from cudaenv.core.version import is_version, sm_name
+from cudaenv.core.version import compare_versions, is_version, sm_name, version_key
 
 F = c.make("toolkits")
 
@@ -62,11 +62,11 @@ def nvcc_torch(s, tables=None) -> List:
     if not version or not path:
         return []
     t = s.torch
-    tv, nv = drv.version_tuple(t.cuda), drv.version_tuple(version)
+    tv, nv = version_key(t.cuda), version_key(version)
     if not tv or not nv or tv[0] == nv[0]:
         return []
     mm = c.short(t.cuda)
-    match = c.installed_toolkit(s, major_minor=mm) or c.installed_toolkit(s, major=tv[0])
+    match = c.installed_toolkit(s, mm) or c.installed_toolkit(s, major=tv[0])
     fix = [_use(match.version)] if match is not None else [_install_toolkit(s, mm, tables), _use(mm)]
     return [
         F(
@@ -94,14 +94,14 @@ def newer_than_driver(s, tables) -> List:
     tbl = c.table(tables)
     minimum = drv.min_driver_for_cuda(version, system, tbl)
     bundled = drv.toolkit_driver(version, system, tbl)
-    older = [t for t in s.toolkits if drv.version_tuple(t.version) and (
-        drv.min_driver_for_cuda(t.version, system, tbl) and drv.compare_versions(dv, drv.min_driver_for_cuda(t.version, system, tbl)) >= 0)
-        and drv.compare_versions(t.version, version) < 0]
-    older.sort(key=lambda t: drv.version_tuple(t.version))
+    older = [t for t in s.toolkits if version_key(t.version) and (
+        drv.min_driver_for_cuda(t.version, system, tbl) and compare_versions(dv, drv.min_driver_for_cuda(t.version, system, tbl)) >= 0)
+        and compare_versions(t.version, version) < 0]
+    older.sort(key=lambda t: version_key(t.version))
     alt = [_use(older[-1].version)] if older else []
     cap = next((g.compute_capability for g in s.gpus if g.compute_capability), None)
     sm = sm_name(cap) if cap else None
-    if minimum and drv.compare_versions(dv, minimum) < 0:
+    if minimum and compare_versions(dv, minimum) < 0:
         return [
             F(
                 "toolkit-newer-than-driver",
@@ -114,7 +114,7 @@ def newer_than_driver(s, tables) -> List:
                 + (["# or build with an older toolkit:"] + alt if alt else []),
             )
         ]
-    if bundled and drv.compare_versions(dv, bundled) < 0:
+    if bundled and compare_versions(dv, bundled) < 0:
         return [
             F(
                 "toolkit-newer-than-driver",
@@ -135,7 +135,7 @@ def newer_than_driver(s, tables) -> List:
 def _newest(s):
     best = None
     for t in s.toolkits:
-        if drv.version_tuple(t.version) and (best is None or drv.compare_versions(t.version, best.version) > 0):
+        if version_key(t.version) and (best is None or compare_versions(t.version, best.version) > 0):
             if c.norm(t.path) != c.norm(s.cuda_symlink.path if s.cuda_symlink else None):
                 best = t
     return best
@@ -369,7 +369,7 @@ def cudnn(s, tables) -> List:
 
 def _cudnn_install(cuda: str, header: str, tbl) -> str:
     """Which cuDNN to put in place of one that does not fit toolkit ``cuda`` (the newest major built for it)."""
-    major = drv.version_tuple(cuda)[0]
+    major = version_key(cuda)[0]
     fits = drv.cudnn_majors_for_cuda(cuda, tbl)
     if not fits:
         return "# install a cuDNN built for CUDA %d (NVIDIA's cuDNN support matrix) and remove %s" % (major, header)

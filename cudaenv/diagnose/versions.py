@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
-from cudaenv.core.version import cc_tuple
+from cudaenv.core.version import cc_tuple, compare_versions
 from cudaenv.facts import torch as tf
 from cudaenv.diagnose.driver import upgrade_driver_fix
 
@@ -25,36 +25,23 @@ def check(s, tables=None) -> List:
 
 
 # ------------------------------------------------------------------ the fix: which torch to install
-def recommendation(s, tables, torch_version=None):
-    """The torch decision for this snapshot, with the same facts tables as the rest of the diagnosis."""
-    from cudaenv.recommend import recommend
-
-    return recommend(s, torch_version=torch_version, tables=tables)
-
-
-
-
 def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
     """(commands, variant) that put the right torch into the probed interpreter. Beside a PEP 668 system Python the
-    decision itself gives the one venv recipe (cudaenv.recommend.install.venv_recipe), as `torch recommend` and `fix` do."""
-    return _install_commands(s, tables, reinstall)
-
-
-def _install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Optional[str]]:
-    """(commands, variant) that put the right torch into the probed interpreter.
+    decision itself gives the one venv recipe (cudaenv.recommend.install.venv_recipe), as `torch recommend` and `fix` do.
 
     recommend() decides: the installed torch version first; when no build of it fits this
     machine, the newest older torch it names that does ("cu118 (torch 2.7.1)"); nothing when nothing fits.
     """
-    version = c.torch_public_version(s)
-    rec = recommendation(s, tables, torch_version=version)
+    from cudaenv.recommend.decide import decide, nearest_release
+    from cudaenv.recommend.request import request_from_snapshot
+
+    req = request_from_snapshot(s, c.torch_public_version(s))
+    rec = decide(req, None, tables)
     if rec.ok and rec.commands:
         return list(rec.commands), rec.variant
-    older = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
-    if older is not None:
-        rec2 = recommendation(s, tables, torch_version=older.torch_version)
-        if rec2.ok and rec2.commands:
-            return list(rec2.commands), "%s (torch %s)" % (rec2.variant, rec2.torch_version)
+    older = nearest_release(req, rec, None, tables)
+    if older is not None and older.ok and older.commands:
+        return list(older.commands), "%s (torch %s)" % (older.variant, older.torch_version)
     return [], None
 
 
@@ -121,7 +108,7 @@ def driver_too_old(s, tables) -> List:
     tbl = c.table(tables)
     minimum = drv.min_driver_for_cuda(t.cuda, system, tbl)
     bundled = drv.toolkit_driver(t.cuda, system, tbl)
-    if minimum and drv.compare_versions(version, minimum) < 0:
+    if minimum and compare_versions(version, minimum) < 0:
         top = drv.max_cuda_for_driver(version, system, tbl)
         fix, variant = install_commands(s, tables)
         fixes = upgrade_driver_fix(s, bundled or minimum, t.cuda)
@@ -140,7 +127,7 @@ def driver_too_old(s, tables) -> List:
                 fixes,
             )
         ]
-    if bundled and drv.compare_versions(version, bundled) < 0:
+    if bundled and compare_versions(version, bundled) < 0:
         return [
             F(
                 "driver-minor-compat",
@@ -155,10 +142,6 @@ def driver_too_old(s, tables) -> List:
             )
         ]
     return []
-
-
-def _cap(text: Optional[str]) -> Optional[Tuple[int, int]]:
-    return cc_tuple(text)
 
 
 def static_arch_list(s, tables=None) -> Optional[Tuple[str, ...]]:
@@ -185,11 +168,11 @@ def gpu_arch(s, tables) -> List:
     static = not (t.dynamic and t.arch_list)
     from cudaenv.diagnose.visibility import visible_gpus
 
-    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), _cap(g.compute_capability), g.name)
-            for g in visible_gpus(s) if _cap(g.compute_capability)]
+    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), cc_tuple(g.compute_capability), g.name)
+            for g in visible_gpus(s) if cc_tuple(g.compute_capability)]
     if not gpus:
-        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), _cap(d.capability), d.name)
-                for i, d in enumerate(t.devices) if _cap(d.capability)]
+        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), cc_tuple(d.capability), d.name)
+                for i, d in enumerate(t.devices) if cc_tuple(d.capability)]
     bad, jit = [], []
     for label, cap, name in gpus:
         how = tf.gpu_runs(arch_list, cap)
@@ -221,7 +204,7 @@ def gpu_arch(s, tables) -> List:
     elif jit and c.driver_version(s):
         bundled = drv.toolkit_driver(t.cuda, c.driver_system(s), c.table(tables))
         version = c.driver_version(s)
-        if bundled and drv.compare_versions(version, bundled) < 0:
+        if bundled and compare_versions(version, bundled) < 0:
             label, cap, how = jit[0]
             out.append(
                 F(

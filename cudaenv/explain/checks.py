@@ -26,6 +26,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.checkpoint.names import WRAPPER_PREFIXES as PREFIXES
 
+# the wheels a capability check names when the paste shows no platform (rank's "platform" rows: linux-aarch64, ...)
+DEFAULT_PLATFORM = "linux-x86_64"
 MAX_SEGMENT = 200_000  # characters of one key list read
 MAX_KEYS = 5_000
 # the top-level key a "Missing key(s)" error most likely wants unwrapped, first found first (DeepSpeed saves "module")
@@ -163,24 +165,6 @@ def _cc_str(cc: Tuple[int, int]) -> str:
     return "%d.%d" % cc
 
 
-def last_torch_for(cc: Tuple[int, int]) -> Optional[Tuple[str, str]]:
-    """(torch release, variant) of the newest torch wheel (``data/torch_arch.json``) with kernels for ``cc``."""
-    from cudaenv.facts import torch as tf
-    from cudaenv.facts.drivers import version_tuple
-    from cudaenv.core.resources import load_table
-
-    best = None
-    for row in load_table(tf.ARCH)["rows"]:
-        if row.get("platform") != "linux-x86_64":
-            continue
-        if tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) is None:
-            continue
-        key = (version_tuple(row["to"]), tf.variant_sort_key(row["variant"]))
-        if best is None or key > best[0]:
-            best = (key, (row["to"], row["variant"]))
-    return best[1] if best else None
-
-
 def _capability(values: Dict[str, str], text: str) -> Optional[str]:
     """'harmless', 'too_old', 'no_kernels' or None (not enough to tell)."""
     gpu = _cc(values.get("gpu_cc"))
@@ -214,7 +198,9 @@ def _capability_values(values: Dict[str, str]) -> Dict[str, str]:
         from cudaenv.core.version import sm_name
 
         out["gpu_sm"] = sm_name(_cc_str(gpu)) or ""
-        last = last_torch_for(gpu)
+        from cudaenv.facts.torch import last_torch_with_kernels
+
+        last = last_torch_with_kernels([gpu], values.get("wheel_platform") or DEFAULT_PLATFORM)
         if last:
             out["last_torch"], out["last_variant"] = last
         else:

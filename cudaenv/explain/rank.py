@@ -284,6 +284,7 @@ def candidates(paste: Paste) -> List[Candidate]:
     """Every row that matches, once: in the lines view, else across joined lines, else across glued ones (a row
     whose check rejects the text in one view is tried in the next, as a row that did not match)."""
     found = []
+    shown: List[Tuple[str, ...]] = []  # the platforms the paste shows, read once, when a row's check first needs them
     for index, row in enumerate(T.rows()):
         for view in paste.views:
             c = _candidate(index, row, view, paste.context)
@@ -295,7 +296,13 @@ def candidates(paste: Paste) -> List[Candidate]:
                     for key, value in m.groupdict().items():
                         if value is not None:
                             groups.setdefault(key, value)
-                extra = run_check(row.check, T.derive(groups), view.text)
+                if not shown:
+                    shown.append(platforms(paste))
+                wheels = [name for name in shown[0] if name in WHEEL_PLATFORMS]
+                values = T.derive(groups)
+                if wheels:  # the wheels a capability check names (an input of the check, never a value shown)
+                    values["wheel_platform"] = wheels[0]
+                extra = run_check(row.check, values, view.text)
                 c = None if extra is None else c._replace(extra=tuple(sorted(extra.items())))
             if c is not None:
                 found.append(c)
@@ -355,6 +362,7 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
 
 
 # ------------------------------------------------------------------ platforms and variants
+WHEEL_PLATFORMS = ("linux-aarch64", "windows-x86_64")  # platform rows that name a torch wheel platform, not x86 Linux
 def platforms(paste: Paste) -> Tuple[str, ...]:
     """The platforms the paste shows (``macos``, ``rocm``), in the table's order."""
     view = paste.views[0]

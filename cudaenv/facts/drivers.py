@@ -14,8 +14,7 @@ Every function takes an optional ``table`` (the loaded JSON) so that callers and
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.core.version import compare_versions, major_minor  # noqa: F401  (re-exported: the one home is cudaenv.core.version)
-from cudaenv.core.version import version_key as version_tuple  # the one version reading (re-exported here)
+from cudaenv.core.version import compare_versions, major_minor, version_key
 
 TABLE = "cuda_drivers"
 
@@ -37,8 +36,8 @@ def _rows(table: Optional[Dict[str, Any]], kind: str) -> List[Dict[str, Any]]:
 
 
 def _covers(row: Dict[str, Any], cuda: Tuple[int, int]) -> bool:
-    lo = version_tuple(row["cuda_from"])[:2]
-    hi = version_tuple(row["cuda_to"])
+    lo = version_key(row["cuda_from"])[:2]
+    hi = version_key(row["cuda_to"])
     if cuda < tuple(lo):
         return False
     if len(hi) == 1:  # up to and including every minor of that major
@@ -52,7 +51,7 @@ def min_driver_for_cuda(cuda: Optional[str], system: str = "linux", table: Optio
     A CUDA newer than every row (``14.0`` when the table stops at 13.x) needs at least the newest known
     minimum, never "any driver": :func:`beyond_tables` tells the caller to add a note.
     """
-    mm = version_tuple(major_minor(cuda))
+    mm = version_key(major_minor(cuda))
     if not mm:
         return None
     rows = _rows(table, "minimum")
@@ -60,25 +59,25 @@ def min_driver_for_cuda(cuda: Optional[str], system: str = "linux", table: Optio
         if _covers(row, (mm[0], mm[1])):
             return row.get(_column(system))
     if beyond_tables(cuda, table):
-        newest = max(rows, key=lambda r: version_tuple(r["cuda_from"]))
+        newest = max(rows, key=lambda r: version_key(r["cuda_from"]))
         return newest.get(_column(system))
     return None
 
 
 def beyond_tables(cuda: Optional[str], table: Optional[Dict[str, Any]] = None) -> bool:
     """True when CUDA ``cuda`` is newer than every CUDA the minimum-driver table knows (its minimum is a floor)."""
-    mm = version_tuple(major_minor(cuda))
+    mm = version_key(major_minor(cuda))
     rows = _rows(table, "minimum")
     if not mm or not rows:
         return False
     return not any(_covers(r, (mm[0], mm[1])) for r in rows) and all(
-        tuple(mm[:2]) > tuple(version_tuple(r["cuda_from"])[:2]) for r in rows)
+        tuple(mm[:2]) > tuple(version_key(r["cuda_from"])[:2]) for r in rows)
 
 
 def known_cuda_versions(table: Optional[Dict[str, Any]] = None) -> List[str]:
     """Every toolkit major.minor the bundled table knows, oldest first."""
     seen = {major_minor(r["toolkit"]) for r in _rows(table, "bundled")}
-    return sorted((v for v in seen if v), key=version_tuple)
+    return sorted((v for v in seen if v), key=version_key)
 
 
 def max_cuda_for_driver(driver: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[str]:
@@ -87,7 +86,7 @@ def max_cuda_for_driver(driver: Optional[str], system: str = "linux", table: Opt
     A family row (``12.x``) counts up to the newest 12 minor the tables know: 535.x -> ``"12.9"``.
     None when the driver is older than every row or not a version.
     """
-    if not version_tuple(driver):
+    if not version_key(driver):
         return None
     col = _column(system)
     known = known_cuda_versions(table)
@@ -96,9 +95,9 @@ def max_cuda_for_driver(driver: Optional[str], system: str = "linux", table: Opt
         minimum = row.get(col)
         if not minimum or compare_versions(driver, minimum) < 0:
             continue
-        hi = version_tuple(row["cuda_to"])
+        hi = version_key(row["cuda_to"])
         if len(hi) == 1:
-            in_major = [v for v in known if version_tuple(v)[0] == hi[0]]
+            in_major = [v for v in known if version_key(v)[0] == hi[0]]
             top = in_major[-1] if in_major else "%d.0" % hi[0]
         else:
             top = "%d.%d" % hi[:2]
@@ -116,19 +115,19 @@ def toolkit_driver(toolkit_version: Optional[str], system: str = "linux", table:
     col = _column(system)
     rows = _rows(table, "bundled")
     for row in rows:
-        if compare_versions(row["toolkit"], toolkit_version) == 0 and len(version_tuple(toolkit_version)) >= 3:
+        if compare_versions(row["toolkit"], toolkit_version) == 0 and len(version_key(toolkit_version)) >= 3:
             return row.get(col)
     mm = major_minor(toolkit_version)
     if mm is None:
         return None
     same = [r for r in rows if major_minor(r["toolkit"]) == mm]
-    same.sort(key=lambda r: version_tuple(r["toolkit"]))
+    same.sort(key=lambda r: version_key(r["toolkit"]))
     return same[0].get(col) if same else None
 
 
 def native_cuda_for_driver(driver: Optional[str], system: str = "linux", table: Optional[Dict[str, Any]] = None) -> Optional[str]:
     """The newest toolkit major.minor whose bundled driver ``driver`` reaches (what nvidia-smi's "CUDA Version" says)."""
-    if not version_tuple(driver):
+    if not version_key(driver):
         return None
     best: Optional[str] = None
     for mm in known_cuda_versions(table):
@@ -144,7 +143,7 @@ def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
 
 def cudnn_fits_cuda(cudnn_major: Optional[int], cuda: Optional[str], table: Optional[Dict[str, Any]] = None) -> Optional[bool]:
     """True when NVIDIA builds cuDNN ``cudnn_major`` for CUDA ``cuda``, False when not, None when the table does not know."""
-    mm = version_tuple(major_minor(cuda))
+    mm = version_key(major_minor(cuda))
     if cudnn_major is None or not mm:
         return None
     rows = [r for r in _rows(table, "cudnn") if r.get("cudnn_major") == cudnn_major]
@@ -155,7 +154,7 @@ def cudnn_fits_cuda(cudnn_major: Optional[int], cuda: Optional[str], table: Opti
 
 def cudnn_majors_for_cuda(cuda: Optional[str], table: Optional[Dict[str, Any]] = None) -> List[int]:
     """The cuDNN majors NVIDIA builds for CUDA ``cuda``, newest first (empty when the table does not know)."""
-    mm = version_tuple(major_minor(cuda))
+    mm = version_key(major_minor(cuda))
     if not mm:
         return []
     return sorted({r["cudnn_major"] for r in _rows(table, "cudnn") if isinstance(r.get("cudnn_major"), int)

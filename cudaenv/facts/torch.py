@@ -16,7 +16,7 @@ import re
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.core import version as _version
-from cudaenv.facts.drivers import version_tuple
+from cudaenv.core.version import version_key
 from cudaenv.core.version import compare_pep440, pep440, pep440_key, pep440_release
 
 VARIANTS, ARCH, COMPANIONS, PYTHONS = "torch_variants", "torch_arch", "torch_companions", "torch_python"
@@ -82,9 +82,9 @@ def variant_sort_key(variant: str) -> Tuple[int, Tuple[int, ...]]:
     """Orders variants oldest to newest within a kind (``cu118`` < ``cu126`` < ``cu130``)."""
     kind = variant_kind(variant)
     if kind == "cuda":
-        return (0, version_tuple(variant_cuda(variant)))
+        return (0, version_key(variant_cuda(variant)))
     if kind == "rocm":
-        return (1, version_tuple(variant[4:]))
+        return (1, version_key(variant[4:]))
     return ({"xpu": 2, "cpu": 3, "default": 4}.get(kind, 5), ())
 
 
@@ -329,6 +329,33 @@ def gpu_runs(arch_list: Sequence[str], capability, ptx_jit_ok: bool = True) -> O
         if best is None or rank[found.kind] < rank[best.kind]:
             best = found
     return best
+
+
+def last_torch_with_kernels(capabilities: Sequence, platform: str,
+                            table: Optional[Dict[str, Any]] = None) -> Optional[Tuple[str, str]]:
+    """(torch release, variant) of the newest build for ``platform`` (``linux-aarch64``) in ``data/torch_arch.json``
+    whose kernels every GPU of ``capabilities`` (``"6.1"`` or ``(6, 1)``) runs (:func:`gpu_runs`); None when none.
+
+    The one answer to "the last torch with kernels for this GPU" (``cudaenv explain`` names it for a capability
+    warning, ``torch recommend`` offers it when no build fits): the newest release first, and among that release's
+    builds the newest CUDA: the order of the table's rows must not decide, and the newest CUDA is the build with a
+    future (PyTorch announced 2.14 as the last release with any CUDA 12.x wheel, on dev-discuss, 2026-09-04, quoted in
+    https://github.com/Comfy-Org/ComfyUI/pull/16438). sm_80 on linux-x86_64 -> ("2.14.1", "cu132"); sm_61 ->
+    ("2.14.1", "cu126"), the only build with its kernels; on linux-aarch64 the aarch64 builds' own lists decide."""
+    ccs = [c if isinstance(c, tuple) else cc_tuple(c) for c in capabilities]
+    if not ccs or any(len(c) != 2 for c in ccs):
+        return None
+    best: Optional[Tuple[Any, Tuple[str, str]]] = None
+    for row in _rows(ARCH, table):
+        if row.get("platform") != platform or variant_kind(row["variant"]) != "cuda":
+            continue
+        archs = arch_list_of(row["archs"], row.get("ptx"))
+        if not all(gpu_runs(archs, cc) is not None for cc in ccs):
+            continue
+        key = (pep440_key(row["to"]), variant_sort_key(row["variant"]))
+        if best is None or key > best[0]:
+            best = (key, (row["to"], row["variant"]))
+    return best[1] if best else None
 
 
 def sources(name: str, table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:

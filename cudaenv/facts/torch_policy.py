@@ -8,8 +8,7 @@
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.facts.drivers import version_tuple
-from cudaenv.core.version import compare_pep440
+from cudaenv.core.version import compare_pep440, version_key
 
 TABLE = "torch_policy"
 
@@ -23,7 +22,7 @@ def _rows(rule: str, table: Optional[Dict[str, Any]]) -> List[Dict[str, Any]]:
 
 
 def _family(capability: Optional[str], rule: str, table: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
-    cc = version_tuple(capability)
+    cc = version_key(capability)
     if not cc:
         return None
     for row in _rows(rule, table):

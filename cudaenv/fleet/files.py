@@ -53,7 +53,7 @@ def report_paths(args: List[str]) -> Iterator[str]:
 def read_report_bytes(path: str) -> Tuple[Optional[bytes], Optional[str]]:
     """The file's bytes, or ``(None, why)``: missing, not a regular file (a folder, a FIFO), unreadable, empty, or
     larger than :data:`MAX_REPORT`."""
-    from cudaenv.host import read_regular_why
+    from cudaenv.host.files import read_regular_why
 
     data, why = read_regular_why(path, MAX_REPORT + 1)
     if data is None:

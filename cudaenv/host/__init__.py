@@ -13,10 +13,12 @@ Host tools (``nvidia-smi``, the user's Python) are found on the *real* PATH with
 even under a root: the driver and GPUs belong to the host, the files inspected to the image.
 :meth:`Host.which_in_root` resolves a program on PATH inside the root (for ``nvcc``).
 
-The code is cut in four: :mod:`cudaenv.host.files` (regular files, bounded reads, the scratch folder),
-:mod:`cudaenv.host.process` (the runner, deadlines, :class:`CommandResult`), :mod:`cudaenv.host.children` (the
-children running now, killed on an interrupt; orphans reaped) and this module, the :class:`Host` record that maps
-the inspected system onto them. Every public name of the four is importable from ``cudaenv.host``.
+The folder holds the seam, one noun a module: :mod:`cudaenv.host.files` (regular files, bounded reads, the scratch
+folder), :mod:`cudaenv.host.resolve` (a path's links followed inside the root), :mod:`cudaenv.host.process` (the
+runner, deadlines, :class:`CommandResult`), :mod:`cudaenv.host.children` (the children running now, killed on an
+interrupt; orphans reaped), :mod:`cudaenv.host.state` (the default timeout, the children's flags),
+:mod:`cudaenv.host.tree` (a bounded walk of an inspected folder) and this module, the :class:`Host` record that
+maps the inspected system onto them. Each name is imported from the module that defines it.
 """
 
 from __future__ import annotations
@@ -25,9 +27,10 @@ import os
 import posixpath
 import sys
 
-from cudaenv.core import config as _config
 from cudaenv.core.lazy import LazyModule
-from cudaenv.host.files import MAX_READ, NotRegularFile, open_regular, read_regular, read_regular_why, scratch_dir
+from cudaenv.host.files import MAX_READ, open_regular, read_regular
+from cudaenv.host.resolve import KERNEL_RESOLVE, WALK, kernel_may_resolve, kernel_resolve, walk_links
+from cudaenv.host.state import CHILDREN, DEFAULT_TIMEOUT
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
@@ -37,35 +40,11 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 
     from cudaenv.host.process import CommandResult, Deadline
 
-DEFAULT_TIMEOUT = _config.setting("CUDAENV_TIMEOUT").default  # 5 s: the one default lives in config's table
 MAX_LINKS = 40
-
-# The state of the children started by cudaenv.host.process (which reads and writes it): here, so that the end of a
-# command that never ran a program (`use`, `list`) closes it without loading the runner.
-_STATE = {"closing": False, "subreaper": None, "lock": None, "spawning": 0}
-
-# cudaenv.host.process and .children are loaded on the first command run (never on the `use` path); their names
-# are still importable from here: ``from cudaenv.host import CommandResult``.
-_PROCESS = frozenset((
-    "CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "fmt_seconds", "signal_name",
-    "subprocess_runner",
-))
-_CHILDREN = frozenset(("kill_process_group", "live_children", "reap_orphans"))
-
-
-def __getattr__(name: str):
-    if name in _PROCESS:
-        from cudaenv.host import process
-
-        return getattr(process, name)
-    if name in _CHILDREN:
-        from cudaenv.host import children
-
-        return getattr(children, name)
-    raise AttributeError("module 'cudaenv.host' has no attribute %r" % name)
 
 
 def _process():
+    """:mod:`cudaenv.host.process`, loaded on the first command run (never on the `use` path)."""
     from cudaenv.host import process
 
     return process
@@ -75,18 +54,10 @@ def kill_all_children(wait: float = 1.0, stop_new: bool = True) -> List[int]:
     """:func:`cudaenv.host.children.kill_all_children` when a program was ever run; else only, with ``stop_new``,
     no new child may start (``use``, ``list``: nothing more is imported)."""
     if stop_new:
-        _STATE["closing"] = True  # before the look: a thread loading the runner now sees it
+        CHILDREN["closing"] = True  # before the look: a thread loading the runner now sees it
     children = sys.modules.get("cudaenv.host.children")
     kill = getattr(children, "kill_all_children", None)  # None too while another thread is still loading it
     return kill(wait, stop_new) if kill is not None else []
-
-
-__all__ = [
-    "CommandResult", "DEFAULT_TIMEOUT", "Deadline", "EXCERPT", "EXIT_GRACE", "Host", "MAX_CAPTURE", "MAX_LINKS",
-    "MAX_READ", "NotRegularFile", "current_system", "default_runner", "excerpt", "fmt_seconds", "host_from_environment",
-    "kill_all_children", "kill_process_group", "live_children", "open_regular", "read_regular", "read_regular_why",
-    "reap_orphans", "scratch_dir", "signal_name", "subprocess_runner",
-]
 
 
 def current_system() -> str:
@@ -132,7 +103,7 @@ class Host:
         self.root_is_this_machine = root_is_this_machine
         # The real root on Linux: the kernel follows a path's links the way :meth:`resolve` does, so a test of a file
         # (is_dir, is_file, exists, listdir, a read) may hand the path to the kernel as it is (:meth:`_as_is`).
-        self._kernel_paths = _KERNEL_RESOLVE and not self.rooted and self.system != "windows"
+        self._kernel_paths = KERNEL_RESOLVE and not self.rooted and self.system != "windows"
 
     # ------------------------------------------------------------------ paths
     @property
@@ -209,11 +180,11 @@ class Host:
 
     def _as_is(self, p: str) -> bool:
         """True when ``p`` needs no resolving before the kernel is asked about the file it names: under the real root
-        on Linux the kernel follows its links exactly as :meth:`resolve` does (``_kernel_resolve``), so ``stat(p)``
-        answers what ``stat(resolve(p))`` would, in one system call instead of four (`cudaenv use` tests about 60
-        paths). Never under a root (links must stay inside it), on Windows, or for a path the kernel reads otherwise
+        on Linux the kernel follows its links exactly as :meth:`resolve` does
+        (:func:`cudaenv.host.resolve.kernel_resolve`), so ``stat(p)`` answers what ``stat(resolve(p))`` would, in one
+        system call instead of four (`cudaenv use` tests about 60 paths). Never under a root (links must stay inside it), on Windows, or for a path the kernel reads otherwise
         (relative, ``.`` or ``..`` in it, a trailing ``/``): those are resolved first."""
-        return self._kernel_paths and _kernel_may_resolve(p)
+        return self._kernel_paths and kernel_may_resolve(p)
 
     def _real(self, p: str) -> Optional[str]:
         if self._as_is(p):
@@ -327,43 +298,15 @@ class Host:
             # A path already inside the root (a PATH or CUDA_HOME that `cudaenv use --root` wrote) is the image's
             # folder under another name: resolve it under the image's name, so one folder has one name.
             p = self.unroot(p)
-        elif _KERNEL_RESOLVE and _kernel_may_resolve(p):
-            found = _kernel_resolve(p)
-            if found is not _WALK:
+        elif KERNEL_RESOLVE and kernel_may_resolve(p):
+            found = kernel_resolve(p)
+            if found is not WALK:
                 return found
         return self._walk(p)
 
     def _walk(self, p: str) -> Optional[str]:
         """:meth:`resolve`'s reading, one component at a time (every link read inside the root)."""
-        sep = "/"
-        if not p.startswith(sep):
-            p = sep + p
-        pending = [x for x in p.split(sep) if x]
-        done: List[str] = []
-        hops = 0
-        while pending:
-            part = pending.pop(0)
-            if part == ".":
-                continue
-            if part == "..":
-                if done:
-                    done.pop()
-                continue
-            candidate = sep + sep.join(done + [part])
-            target = self.readlink(candidate)
-            if target is None:
-                done.append(part)
-                continue
-            hops += 1
-            if hops > MAX_LINKS:
-                return None
-            if target.startswith(sep):
-                done = []
-            pending = [x for x in target.split(sep) if x] + pending
-        result = sep + sep.join(done)
-        if not self.lexists(result):
-            return None
-        return result
+        return walk_links(p, self.readlink, self.lexists, MAX_LINKS)
 
     def glob(self, directory: str, prefix: str = "") -> List[str]:
         """Paths of entries in ``directory`` whose names start with ``prefix`` (sorted)."""
@@ -505,42 +448,6 @@ class Host:
                 env[key] = value
         return Host(self._root_str, env, self.system, self.timeout, self._runner, self.machine, self.deadline,
                     self.root_is_this_machine)
-
-
-# Under the real root on Linux, the kernel follows the links: open(O_PATH) and the name /proc gives the descriptor
-# are :meth:`Host.resolve`'s answer in three system calls, where the walk reads every component of every path (the
-# probes resolve each candidate folder, its bin/nvcc and every PATH entry: `cudaenv use` spent half its run there).
-# The walk stays the reading for a root (links must stay inside it), for Windows, without /proc, and for a path the
-# kernel reads differently (relative, "." or ".." in it, a trailing "/"); tests/test_host.py checks the two agree.
-_KERNEL_RESOLVE = sys.platform.startswith("linux") and hasattr(os, "O_PATH")
-_WALK = object()  # "the kernel cannot say: walk"
-
-
-def _kernel_may_resolve(p: str) -> bool:
-    return (p[:1] == "/" and (len(p) == 1 or p[-1] != "/") and "/./" not in p and "/../" not in p
-            and not p.endswith(("/.", "/..")))
-
-
-def _kernel_resolve(p: str):
-    """The real path of ``p`` as the kernel follows it; None when it names nothing (a dangling link, a loop, a
-    missing or unreachable component); ``_WALK`` when the kernel cannot say (no /proc, out of descriptors)."""
-    try:
-        fd = os.open(p, os.O_PATH | os.O_CLOEXEC)
-    except ValueError:  # a NUL in the path
-        return None
-    except (FileNotFoundError, NotADirectoryError, PermissionError):
-        return None
-    except OSError as exc:
-        import errno
-
-        return None if exc.errno in (errno.ELOOP, errno.ENAMETOOLONG) else _WALK
-    try:
-        found = os.readlink("/proc/self/fd/%d" % fd)
-    except OSError:
-        return _WALK
-    finally:
-        os.close(fd)
-    return found if found[:1] == "/" and not found.endswith(" (deleted)") else _WALK
 
 
 def host_from_environment(

@@ -8,37 +8,37 @@ from __future__ import annotations
 import os
 import sys
 
-from cudaenv.host import _STATE  # the package's own flags (it is loaded before this module)
+from cudaenv.host.state import CHILDREN
 from cudaenv.host.files import read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
     from typing import Dict, List
 
-# The flags (closing, subreaper, lock, spawning) are cudaenv.host._STATE, so that an exit can close them without
+# The flags (closing, subreaper, lock, spawning) are cudaenv.host.state.CHILDREN, so that an exit can close them without
 # loading this module.
 _LIVE: Dict[int, object] = {}
 
 
 def _lock():
-    lock = _STATE["lock"]
+    lock = CHILDREN["lock"]
     if lock is None:
         import threading
 
-        lock = _STATE["lock"] = threading.RLock()
+        lock = CHILDREN["lock"] = threading.RLock()
     return lock
 
 
 def _spawning(delta: int) -> None:
     with _lock():
-        _STATE["spawning"] += delta
+        CHILDREN["spawning"] += delta
 
 
 def _register(proc) -> bool:
     """Record a started child; False when cudaenv is shutting down (the caller kills it at once)."""
     with _lock():
-        _STATE["spawning"] -= 1
-        if _STATE["closing"]:
+        CHILDREN["spawning"] -= 1
+        if CHILDREN["closing"]:
             return False
         _LIVE[proc.pid] = proc
         return True
@@ -64,13 +64,13 @@ def kill_all_children(wait: float = 1.0, stop_new: bool = True) -> List[int]:
     """
     import time
 
-    if not _LIVE and not _STATE["subreaper"]:
+    if not _LIVE and not CHILDREN["subreaper"]:
         if stop_new:
-            _STATE["closing"] = True  # no child ever ran (use, list): no lock, no threading import
+            CHILDREN["closing"] = True  # no child ever ran (use, list): no lock, no threading import
         return []
     with _lock():
         if stop_new:
-            _STATE["closing"] = True
+            CHILDREN["closing"] = True
         procs = list(_LIVE.values())
     for proc in procs:
         kill_process_group(proc)
@@ -91,7 +91,7 @@ def _become_subreaper() -> bool:
     A grandchild that escapes its process group with ``setsid`` is then re-parented to cudaenv instead of
     init, and :func:`reap_orphans` can find and kill it. Elsewhere it stays where it went (documented limit).
     """
-    done = _STATE["subreaper"]
+    done = CHILDREN["subreaper"]
     if done is not None:
         return done
     ok = False
@@ -103,7 +103,7 @@ def _become_subreaper() -> bool:
             ok = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
         except Exception:  # noqa: BLE001 - no libc prctl: the limit stays as documented
             ok = False
-    _STATE["subreaper"] = ok
+    CHILDREN["subreaper"] = ok
     return ok
 
 
@@ -123,12 +123,12 @@ def _children_of_self() -> List[int]:
 def reap_orphans() -> List[int]:
     """Kill and reap this process's children that no running command owns (descendants re-parented to cudaenv
     because it is a subreaper). Returns their process ids. A no-op unless :func:`_become_subreaper` worked."""
-    if not _STATE["subreaper"]:
+    if not CHILDREN["subreaper"]:
         return []
     import signal
 
     with _lock():
-        if _STATE["spawning"] and not _STATE["closing"]:
+        if CHILDREN["spawning"] and not CHILDREN["closing"]:
             return []  # a child is being started and not registered yet: the next sweep gets the orphans
         owned = set(_LIVE)
         orphans = [pid for pid in _children_of_self() if pid not in owned]

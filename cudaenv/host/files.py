@@ -103,7 +103,6 @@ def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes],
     return b"".join(chunks), None
 
 
-_read_limited = read_regular  # the old private name
 
 
 def scratch_dir(prefix: str, files: Optional[Mapping[str, str]] = None):

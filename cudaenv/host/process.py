@@ -8,8 +8,9 @@ from __future__ import annotations
 import os
 import posixpath
 
+from cudaenv.core.text import seconds_text
 from cudaenv.model.record import Record
-from cudaenv.host import _STATE, DEFAULT_TIMEOUT  # the package's own constants (it is loaded before this module)
+from cudaenv.host.state import CHILDREN, DEFAULT_TIMEOUT
 from cudaenv.host.children import _become_subreaper, _register, _spawning, _unregister, kill_process_group, reap_orphans
 
 TYPE_CHECKING = False
@@ -18,7 +19,6 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 
 MAX_CAPTURE = 1024 * 1024  # bytes kept per output stream of a command; the rest is read and dropped
 EXIT_GRACE = 0.25  # seconds to collect output after the direct child exited (a grandchild may hold the pipe)
-EXCERPT = 200  # characters of a command's output that go into a note (as parse._lines.EXCERPT)
 
 # Signals that mean "the program crashed" when a shell wrapper reports them as exit status 128+N.
 _CRASH_SIGNALS = ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT", "SIGSYS", "SIGTRAP", "SIGKILL")
@@ -61,19 +61,24 @@ class CommandResult(Record):
         """Killed by a signal other than cudaenv's own timeout kill."""
         return self.signal is not None and self.error is None
 
-    def excerpt(self, limit: int = EXCERPT) -> str:
-        """The first non-empty output line, cut to ``limit`` characters (what a note may quote)."""
-        return excerpt(self.output, limit)
+    def excerpt(self, limit: Optional[int] = None) -> str:
+        """The first non-empty line of the output, cut to ``limit`` characters (parse._lines.EXCERPT): what a note
+        may quote. parse._lines is loaded here, when a note needs it (it imports typing: off the `use` path)."""
+        from cudaenv.parse._lines import EXCERPT, excerpt
+
+        return excerpt(self.output, EXCERPT if limit is None else limit)
 
     def describe(self) -> str:
         """One line for a note: ``nvidia-smi timed out after 5 s``, ``nvidia-smi crashed (SIGSEGV)``."""
         if self.error == "missing":
             return "%s was not found" % self.name
         if self.error == "timeout":
-            return "%s timed out after %s s" % (self.name, fmt_seconds(self.timeout))
+            return "%s timed out after %s" % (self.name, seconds_text(self.timeout))
         if self.error == "interrupted":
             return "%s was stopped: cudaenv was interrupted" % self.name
         if self.error == "oserror":
+            from cudaenv.parse._lines import excerpt
+
             return "%s could not be run: %s" % (self.name, excerpt(self.stderr) or "OS error")
         if self.error == "refused":
             return "%s was not run: it belongs to the inspected root (--root), and cudaenv never runs its programs" % self.name
@@ -85,23 +90,6 @@ class CommandResult(Record):
             first = self.excerpt()
             return "%s exited with status %s%s" % (self.name, self.returncode, (": " + first) if first else "")
         return "%s ran" % self.name
-
-
-def excerpt(text: str, limit: int = EXCERPT) -> str:
-    """The first non-empty line of ``text``, cut to ``limit`` characters (the one copy: :func:`cudaenv.parse._lines.excerpt`)."""
-    from cudaenv.parse._lines import excerpt as first_line_excerpt  # typing: kept off the `use` path
-
-    return first_line_excerpt(text, limit)
-
-
-def fmt_seconds(value: float) -> str:
-    """Seconds for people: ``2``, ``0.5``, ``12``; never ``2.01819`` (two significant digits below 10 s)."""
-    if value >= 10 or value == int(value):
-        return str(int(round(value)))
-    return "%.2g" % value
-
-
-_fmt_seconds = fmt_seconds  # the old private name
 
 
 def signal_name(returncode: Optional[int]) -> Optional[str]:
@@ -216,7 +204,7 @@ def subprocess_runner(
 
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
-    if _STATE["closing"]:
+    if CHILDREN["closing"]:
         return CommandResult(argv, None, error="interrupted", timeout=timeout)
     kwargs = {}
     if os.name == "posix":
@@ -273,7 +261,7 @@ def subprocess_runner(
     se, bad2 = _decode(err_c.value())
     truncated = bool(out.dropped or err_c.dropped)
     seconds = time.monotonic() - start
-    if _STATE["closing"] and proc.returncode is not None and proc.returncode < 0:
+    if CHILDREN["closing"] and proc.returncode is not None and proc.returncode < 0:
         return CommandResult(argv, None, so, se, "interrupted", seconds, timeout, bad1 or bad2, truncated)
     if timed_out:
         return CommandResult(argv, None, so, se, "timeout", seconds, timeout, bad1 or bad2, truncated)

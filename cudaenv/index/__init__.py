@@ -1,4 +1,6 @@
-"""The PEP 503/691 index client and the torch index cache (shared by `torch refresh` and the toolkit installs).
+"""The PEP 503/691 index client and the torch index cache (shared by `torch refresh` and the toolkit installs): the
+network read as the probes read the machine, on its own floor above the facts and below the capabilities (among
+which only services import it).
 
 | module | what it does |
 |---|---|

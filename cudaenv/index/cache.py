@@ -53,7 +53,7 @@ def read_cache_bytes(path: str, limit: int = MAX_CACHE) -> Tuple[Optional[bytes]
     """(bytes, None), (None, None) when there is no cache, or (None, why) for anything but a small regular file.
 
     Through the Host's one bounded regular-file read: a FIFO, a device or a link to /dev/zero is refused unread."""
-    from cudaenv.host import read_regular_why
+    from cudaenv.host.files import read_regular_why
 
     data, why = read_regular_why(path, limit + 1)
     if data is None:

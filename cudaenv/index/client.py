@@ -6,7 +6,7 @@ failed for mirror.example", "127.0.0.1:9 refused the connection", "timed out aft
 
 Bounds, whatever the server does:
 
-* time: one :class:`Deadline` for the whole run. The connect and each read wait at most what is left of it,
+* time: one :class:`cudaenv.host.process.Deadline` for the whole run. The connect and each read wait at most what is left of it,
   and the body is read as it arrives (one ``recv`` at a time), so a server that trickles a byte a second
   is abandoned when the deadline passes;
 * size: the body is decompressed here, never by urllib3, with ``zlib``'s ``max_length``: a gzip page that
@@ -16,9 +16,11 @@ Bounds, whatever the server does:
 Shared by ``cudaenv torch refresh`` (:mod:`cudaenv.index.torch`) and, later, the toolkit installs.
 """
 
-import time
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Optional, Tuple
 from urllib.parse import urlsplit
+
+from cudaenv.core.text import seconds_text
+from cudaenv.host.process import Deadline
 
 ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
 MAX_PAGE = 64 * 1024 * 1024  # decoded bytes of one page (PyTorch's whole torch listing is a few MB)
@@ -27,31 +29,6 @@ CHUNK = 65536
 
 class FetchError(Exception):
     """A page that could not be read; the message is one line in words."""
-
-
-class Deadline:
-    """The time one run may take in all (``seconds`` from now)."""
-
-    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic):
-        self.seconds = float(seconds)
-        self._clock = clock
-        self._end = clock() + self.seconds
-
-    def remaining(self) -> float:
-        return max(0.0, self._end - self._clock())
-
-    def expired(self) -> bool:
-        return self._clock() >= self._end
-
-
-def seconds_text(value: float) -> str:
-    """Durations as a person reads them: ``2 s``, ``0.5 s``, ``15 s`` (never ``2.01819 s``)."""
-    if value >= 10:
-        return "%d s" % round(value)
-    if value >= 1:
-        rounded = round(value, 1)
-        return ("%d s" % rounded) if rounded == int(rounded) else ("%.1f s" % rounded)
-    return "%.1f s" % max(value, 0.1) if value > 0 else "0 s"
 
 
 def check_url(url: str) -> Optional[str]:
@@ -169,7 +146,7 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
     """GET one index page; (text, content type). Raises :class:`FetchError` (one line) on any failure."""
     import requests
 
-    if deadline.expired():
+    if deadline.expired:
         raise FetchError("%s not read: the %s the refresh may take had passed" % (url, seconds_text(deadline.seconds)))
     wait = max(0.05, deadline.remaining())
     getter = session.get if session is not None else requests.get
@@ -193,7 +170,7 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
         read1 = getattr(raw, "read1", None)  # urllib3 >= 2.3: whatever one recv brings
         body, size = [], 0
         while True:
-            if deadline.expired():
+            if deadline.expired:
                 raise FetchError("%s took longer than %s in all; abandoned" % (url, seconds_text(deadline.seconds)))
             _shorten_wait(raw, deadline)
             chunk = read1(CHUNK, decode_content=False) if read1 else raw.read(CHUNK, decode_content=False)
@@ -213,7 +190,7 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
     except FetchError:
         raise
     except Exception as exc:  # noqa: BLE001 - urllib3's ReadTimeoutError/ProtocolError and socket errors mid-body
-        if deadline.expired():
+        if deadline.expired:
             raise FetchError("%s took longer than %s in all; abandoned" % (url, seconds_text(deadline.seconds))) from None
         raise FetchError(_words(url, exc, deadline)) from None
     finally:

@@ -13,17 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.core import config as _config
-from cudaenv.index.client import Deadline, FetchError, fetch_page
+from cudaenv.host.process import Deadline
+from cudaenv.index.client import FetchError, fetch_page
 from cudaenv.parse.index_pages import Wheel, parse_index_page, parse_wheel_filename, python_sort_key
 
-DEFAULT_BASE = _config.TORCH_INDEX  # the one literal lives in config (the setting's default)
 # The version of the cache file's own layout (its "schema" key). The cache is no command output: it is not part of
 # the JSON contract (cudaenv.model, schema_version) and never goes through its codec, which reads a newer minor "as
 # far as it understands". A cache of any other version (newer or older) is not read at all: it is ignored with a
 # note and `cudaenv torch refresh` writes a new one (refetching costs a few seconds; a half-understood cache could
 # hide wheels that exist). Raise it whenever the layout changes.
 CACHE_SCHEMA = 1
-DEFAULT_TIMEOUT = _config.setting("CUDAENV_INDEX_TIMEOUT").default  # the one default lives in config's table
+INDEX_TIMEOUT = _config.setting("CUDAENV_INDEX_TIMEOUT").default  # the one default lives in config's table
 LATEST_TIME = 4102444800.0  # 2100-01-01: a fetched_at beyond it is not a time
 MAX_VARIANTS = 200
 MAX_VERSIONS = 2000
@@ -33,7 +33,7 @@ def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
     """``--index-base``, else ``CUDAENV_TORCH_INDEX``, else its default, PyTorch's index (no trailing slash)."""
     from cudaenv.core import config
 
-    return (explicit or config.value(env, "CUDAENV_TORCH_INDEX") or DEFAULT_BASE).strip().rstrip("/")
+    return (explicit or config.value(env, "CUDAENV_TORCH_INDEX") or _config.TORCH_INDEX).strip().rstrip("/")
 
 
 def variant_ok(variant: Any) -> bool:
@@ -168,13 +168,13 @@ def build_index_data(index_base: str, root_files: Sequence[str], variant_files: 
 
 def variants_in_listing(root_files: Iterable[str], min_version: Tuple[int, ...] = (2, 0)) -> List[str]:
     """The variants (local tags) with a torch >= ``min_version`` in the root listing."""
-    from cudaenv.facts.drivers import version_tuple
+    from cudaenv.core.version import version_key
     from cudaenv.facts.torch import variant_sort_key
 
     found = set()
     for name in root_files:
         wheel = parse_wheel_filename(name)
-        if wheel and wheel.name == "torch" and wheel.local and variant_ok(wheel.local) and version_tuple(wheel.version) >= min_version:
+        if wheel and wheel.name == "torch" and wheel.local and variant_ok(wheel.local) and version_key(wheel.version) >= min_version:
             found.add(wheel.local)
     return sorted(found, key=variant_sort_key)
 
@@ -189,7 +189,7 @@ class RefreshResult:
     reachable: bool = False  # some page answered (even when it listed nothing useful)
 
 
-def refresh(base: str, timeout: float = DEFAULT_TIMEOUT, extra_variants: Sequence[str] = (), workers: int = 8,
+def refresh(base: str, timeout: float = INDEX_TIMEOUT, extra_variants: Sequence[str] = (), workers: int = 8,
             clock: Any = time.time, deadline: Optional[float] = None) -> RefreshResult:
     """Read the root listing and every variant page it names (plus ``extra_variants`` without one); never raises.
 

@@ -27,14 +27,19 @@ import sys
 import typing
 from typing import Any, Dict, List, Optional
 
-from cudaenv.model.record import Record
 from cudaenv.model.schema import SCHEMA_VERSION, SchemaError, check_schema
 
 
 # ------------------------------------------------------------------ writing
+def _is_record(value: Any) -> bool:
+    """A :class:`cudaenv.model.record.Record` (its class says so with ``_json_record``): the codec sits below the
+    record base, which imports it lazily for ``to_dict``/``from_dict``, so it knows records by that attribute."""
+    return getattr(type(value), "_json_record", False) is True
+
+
 def to_jsonable(value: Any) -> Any:
     """``value`` (records, tuples, lists, dicts, scalars) as JSON-ready dicts, lists and scalars."""
-    if isinstance(value, Record):
+    if _is_record(value):
         return _record_to_dict(value)
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
@@ -43,7 +48,7 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def _record_to_dict(record: Record) -> Dict[str, Any]:
+def _record_to_dict(record: Any) -> Dict[str, Any]:
     cls = type(record)
     data: Dict[str, Any] = {"schema_version": SCHEMA_VERSION} if getattr(cls, "_json_envelope", False) else {}
     omit = getattr(cls, "_json_omit", ())
@@ -56,7 +61,7 @@ def _record_to_dict(record: Record) -> Dict[str, Any]:
         value = getattr(record, name)
         if value is None and name in skip_none:
             continue
-        if name in flatten and isinstance(value, Record):
+        if name in flatten and _is_record(value):
             inner = _record_to_dict(value)
             inner.pop("schema_version", None)
             data.update(inner)
@@ -136,7 +141,7 @@ def _decoder(hint: Any):
 def _build(hint: Any):  # noqa: C901 - one branch per shape, as the reading rules list them
     if hint is Any or hint is None:
         return _identity
-    if isinstance(hint, type) and issubclass(hint, Record):
+    if isinstance(hint, type) and getattr(hint, "_json_record", False):
         return lambda value, where: _decode_record(hint, value, where)
     origin = typing.get_origin(hint)
     args = typing.get_args(hint)
@@ -213,7 +218,7 @@ def _plan(cls: type):
     return plan
 
 
-def _decode_record(cls: type, value: Any, where: str) -> Record:
+def _decode_record(cls: type, value: Any, where: str) -> Any:
     if not isinstance(value, dict):
         raise SchemaError("%s: expected an object, found %s" % (where, type(value).__name__))
     read, fields = _plan(cls)

@@ -106,6 +106,7 @@ def _build(cls):
 
 
 class Record:
+    _json_record = True  # how the codec (which does not import this module) knows a record
     # The field tables of a subclass, each worked out on first read (_Table, _build):
     _fields = _Table("_fields", ())  # field names in declaration order (inherited fields first)
     _defaults = _Table("_defaults", {})  # name -> default value or factory

@@ -6,7 +6,7 @@ another major. A compatible addition (new keys, new finding ids) keeps the major
 may give ``"MAJOR.MINOR"`` (a string), which this reader takes: an older or equal minor is read as is, a newer one
 is read as far as this version understands it, with a note. Unknown keys are always ignored.
 
-Tiny and stdlib-free: :mod:`cudaenv.model.snapshot` re-exports :data:`SCHEMA_VERSION` lazily (not on the ``cudaenv use`` path).
+Tiny and stdlib-free.
 """
 
 SCHEMA_VERSION = 1  # the major

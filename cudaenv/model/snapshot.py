@@ -10,12 +10,10 @@ the version (both are the one codec, :mod:`cudaenv.model.codec`; the doctor's wh
 from __future__ import annotations
 
 from cudaenv.model.record import Record, factory
-from cudaenv.model.record import replace as _replace
-from cudaenv.core.version import version_key  # noqa: F401  (re-exported: the one reading lives in cudaenv.core.version)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing is not imported on the fast path
-    from typing import Any, Dict, Optional, Tuple
+    from typing import Dict, Optional, Tuple
 
 
 
@@ -257,18 +255,3 @@ class Snapshot(Record):
 
     def notes_for(self, probe: str) -> Tuple[Note, ...]:
         return tuple(n for n in self.notes if n.probe == probe)
-
-
-def __getattr__(name: str) -> Any:
-    """``SCHEMA_VERSION``, re-exported from its one home (:mod:`cudaenv.model.schema`) only when asked for: the
-    ``cudaenv use`` path imports this module and never needs it."""
-    if name == "SCHEMA_VERSION":
-        from cudaenv.model.schema import SCHEMA_VERSION
-
-        return SCHEMA_VERSION
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
-
-
-def replace(obj: Any, **changes: Any) -> Any:
-    """A copy of a frozen record with some fields changed."""
-    return _replace(obj, **changes)

@@ -15,7 +15,10 @@ MAX_TEXT = 8 * 1024 * 1024  # characters (or bytes) looked at: no tool output th
 EXCERPT = 200  # characters of a foreign text that go into a note
 
 
-def as_text(data: Union[str, bytes, None]) -> str:
+Text = Union[str, bytes, None]  # what a parser reads: a tool's output as text or bytes, or nothing
+
+
+def as_text(data: Text) -> str:
     """``data`` as text, at most ``MAX_TEXT`` of it: bytes are decoded as UTF-8 with undecodable bytes replaced;
     None is ``""``."""
     if data is None:
@@ -33,7 +36,7 @@ def unquote(line: str) -> str:
     return s
 
 
-def lines(data: Union[str, bytes, None], limit: int = MAX_LINES) -> List[str]:
+def lines(data: Text, limit: int = MAX_LINES) -> List[str]:
     """The lines of ``data``, unquoted and stripped, each cut to ``MAX_LINE`` characters; code fences dropped."""
     out: List[str] = []
     for raw in as_text(data).splitlines():

@@ -20,12 +20,11 @@ Pure, never raises, linear in its input (:mod:`cudaenv.parse._lines` bounds the 
 """
 
 import re
-from typing import List, NamedTuple, Optional, Tuple, Union
+from typing import List, NamedTuple, Optional, Tuple
 
-from cudaenv.parse._lines import is_uint, lines
+from cudaenv.parse._lines import is_uint, lines, Text
 from cudaenv.core.version import compare_versions, parse_version
 
-Text = Union[str, bytes, None]
 
 _KEYS = {
     "pytorch version": "torch",

@@ -22,13 +22,12 @@ Pure, never raises, linear in its input.
 """
 
 import re
-from typing import Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from cudaenv.parse._lines import lines
+from cudaenv.parse._lines import lines, Text
 from cudaenv.model.snapshot import Gpu
 from cudaenv.core.version import cc_text, parse_version
 
-Text = Union[str, bytes, None]
 
 _DEVICE = re.compile(r'^Device (\d{1,3}): "([^"]{1,200})"')
 _VERSIONS = re.compile(r"^CUDA Driver Version / Runtime Version\s{1,60}(\d{1,3}\.\d{1,3}) / (\d{1,3}\.\d{1,3})")

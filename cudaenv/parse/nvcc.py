@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Optional, Tuple
 
 RELEASE_MARKER = b"Cuda compilation tools, release "
-EXCERPT = 96  # bytes after the marker that hold "13.0, V13.0.88"
+RELEASE_EXCERPT = 96  # bytes after the marker that hold "13.0, V13.0.88"
 
 _FULL = LazyPattern(r"release\s+(\d{1,9}\.\d{1,9})\s*,\s*V(\d{1,9}(?:\.\d{1,9}){1,5})(?![\d.])")
 _SHORT = LazyPattern(r"release\s+(\d{1,9}\.\d{1,9})(?![\d.])")
@@ -67,7 +67,7 @@ def parse_release_excerpt(data: bytes) -> Optional[str]:
     at = data.find(RELEASE_MARKER)
     if at < 0:
         return None
-    piece = bytes(data[at : at + len(RELEASE_MARKER) + EXCERPT]).split(b"\0", 1)[0].split(b"\n", 1)[0]
+    piece = bytes(data[at : at + len(RELEASE_MARKER) + RELEASE_EXCERPT]).split(b"\0", 1)[0].split(b"\n", 1)[0]
     return parse_nvcc_version(piece.decode("ascii", "replace"))
 
 

@@ -24,9 +24,9 @@ Every function is pure, never raises, and is linear in its input (see :mod:`cuda
 """
 
 import re
-from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from cudaenv.parse._lines import is_uint, lines
+from cudaenv.parse._lines import is_uint, lines, Text
 from cudaenv.model.snapshot import Gpu, GpuProcess
 from cudaenv.core.version import cc_text
 
@@ -40,7 +40,6 @@ _MODES = ("On", "Off", "N/A", "WDDM", "TCC", "MCDM")  # the Persistence-M / TCC/
 _PROCESS_TYPES = ("C", "G", "C+G", "M", "M+C")
 _KNOWN_FIELDS = set(QUERY_FIELDS) | {"gpu_uuid", "gpu_name", "gpu_bus_id", "compute_mode", "pstate", "count", "timestamp"}
 
-Text = Union[str, bytes, None]
 
 
 class SmiQuery(NamedTuple):
@@ -354,7 +353,7 @@ def parse_list(text: Text) -> Tuple[Gpu, ...]:
                 migs[len(gpus) - 1] = []
         elif row.startswith("MIG ") and value.startswith("MIG-") and gpus:
             migs[len(gpus) - 1].append(value)
-    from cudaenv.model.snapshot import replace
+    from cudaenv.model.record import replace
 
     return tuple(replace(g, mig_uuids=tuple(migs.get(i, ()))) if migs.get(i) else g for i, g in enumerate(gpus))
 

@@ -16,9 +16,9 @@ Sample inputs (each has a recorded real copy under ``tests/recorded/``)::
 
 import re
 import shlex
-from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple, Union
+from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
 
-from cudaenv.parse._lines import as_text, is_uint, lines
+from cudaenv.parse._lines import as_text, is_uint, lines, Text
 from cudaenv.core.version import parse_driver_version
 
 NVIDIA_VENDOR = "0x10de"
@@ -28,7 +28,6 @@ GPU_CLASSES = ("0x0300", "0x0302")
 # include/linux/proc_ns.h, since Linux 3.8): /proc/self/ns/pid reads "pid:[4026531836]" outside any container.
 INITIAL_PID_NAMESPACE = 4026531836
 
-Text = Union[str, bytes, None]
 
 
 def _driver_version(text: str) -> Optional[str]:
@@ -81,14 +80,22 @@ def parse_proc_status(text: Text) -> Dict[str, str]:
     return out
 
 
-def parse_passwd(text: Text) -> Mapping[str, str]:
-    """uid -> user name from ``/etc/passwd``."""
-    out: Dict[str, str] = {}
+class PasswdEntry(NamedTuple):
+    name: str
+    uid: str
+    home: str  # "" when the line has no home field
+
+
+def parse_passwd(text: Text) -> Tuple[PasswdEntry, ...]:
+    """The accounts of ``/etc/passwd`` (``name:password:uid:gid:gecos:home:shell``), in the file's order: the one
+    reader (the driver probe names a GPU process's owner by uid, uninstall finds ``SUDO_USER``'s home). A line
+    without a numeric uid is not an account."""
+    out: List[PasswdEntry] = []
     for line in lines(text):
         parts = line.split(":")
         if len(parts) >= 3 and is_uint(parts[2], 10):
-            out.setdefault(parts[2], parts[0])
-    return out
+            out.append(PasswdEntry(parts[0], parts[2], parts[5] if len(parts) >= 6 else ""))
+    return tuple(out)
 
 
 def parse_os_release(text: Text) -> Dict[str, str]:

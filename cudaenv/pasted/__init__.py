@@ -4,7 +4,7 @@ People paste ``nvidia-smi``, ``collect_env``, ``nvcc --version`` and the like be
 diagnose someone else's machine. :func:`read_facts` runs the probes' pure parsers (:mod:`cudaenv.parse`) over the
 text and merges what they recognised into one :class:`PastedFacts`; :func:`paste_findings` builds the partial
 :class:`~cudaenv.model.snapshot.Snapshot` those facts describe (:func:`snapshot_of`) and runs the doctor's rules
-(:func:`cudaenv.diagnose.diagnose`) on it, keeping the findings a paste can support (:data:`PASTE_FINDINGS`: a rule
+(:func:`cudaenv.diagnose.diagnose`) on it, keeping the findings a paste can support (the ``pasteable`` rows of ``data/findings.json``: a rule
 about something the paste does not show would judge an absence, not the machine). Pure: text in, records out.
 
 Recognised (``sources``): ``nvidia-smi`` (the table of every era), ``nvidia-smi -q``, ``nvidia-smi -L``,
@@ -20,17 +20,6 @@ from cudaenv.parse._lines import as_text, lines
 from cudaenv.core.version import compare_versions, major_minor
 
 PLATFORMS = ("linux", "windows", "wsl2", "macos")
-# The doctor's findings whose every input a paste can show (driver, GPUs, torch build, nvcc): the others would
-# be about what the paste leaves out (no toolkit listed is not "no toolkit installed").
-PASTE_FINDINGS = (
-    "driver-too-old-for-torch",
-    "driver-minor-compat",
-    "gpu-arch-unsupported",
-    "torch-cpu-only",
-    "torch-cuda-unavailable",
-    "nvcc-torch-mismatch",
-    "toolkit-newer-than-driver",
-)
 PASTED_TOOLKIT = "the pasted nvcc"  # the toolkit path the snapshot names: a paste shows nvcc's version, not where it is
 
 
@@ -222,12 +211,15 @@ def snapshot_of(facts: PastedFacts):
 
 def paste_findings(facts: Optional[PastedFacts], tables: Optional[Mapping[str, Any]] = None) -> Tuple[Any, ...]:
     """The doctor's findings (:class:`~cudaenv.model.reports.Finding`) on the pasted facts: its own rules, run on
-    :func:`snapshot_of`, those of :data:`PASTE_FINDINGS` kept."""
+    :func:`snapshot_of`, the pasteable ones (``data/findings.json``) kept."""
     if facts is None:
         return ()
     from cudaenv.diagnose import diagnose
 
-    return tuple(f for f in diagnose(snapshot_of(facts), tables) if f.id in PASTE_FINDINGS)
+    from cudaenv.facts.findings import ids_where
+
+    pasteable = ids_where("pasteable")
+    return tuple(f for f in diagnose(snapshot_of(facts), tables) if f.id in pasteable)
 
 
 def facts_dict(facts: Optional[PastedFacts]) -> Optional[Dict[str, Any]]:

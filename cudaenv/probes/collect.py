@@ -14,7 +14,6 @@ A probe that raises becomes ``Note("collect", "probe X failed: ...")``, never a 
 keeps its own notes; they are joined in a fixed order so the output does not depend on timing.
 """
 
-import importlib
 from typing import Any, Callable, List, Optional, Tuple
 
 from cudaenv.core.jobs import Job
@@ -27,10 +26,10 @@ class _Failed(Exception):
     """A probe that could not run; already recorded as a note."""
 
 
-def _call(notes: List[Note], label: str, module: str, func: str, *args: Any, **kwargs: Any) -> Any:
-    """Run ``module.func(*args)``; an exception it raises becomes a note and raises _Failed. The probe modules are
-    cudaenv's own: a missing one is a broken install, and its ImportError goes up (it is no fact of the machine)."""
-    fn = getattr(importlib.import_module(module), func)
+def _call(notes: List[Note], label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run the probe ``fn(*args)``; an exception it raises becomes a note and raises _Failed. The probes are imported
+    by each chain when it starts (in its thread), outside this guard: a missing module is a broken install, and its
+    ImportError goes up (it is no fact of the machine)."""
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one broken probe must not take the report down
@@ -39,17 +38,21 @@ def _call(notes: List[Note], label: str, module: str, func: str, *args: Any, **k
 
 
 def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:
+    from cudaenv.probes.nvidia import probe_nvidia
+    from cudaenv.probes.platform import probe_platform
+    from cudaenv.probes.visibility import probe_visibility
+
     try:
-        platform = _call(notes, "platform", "cudaenv.probes.platform", "probe_platform", host, notes)
+        platform = _call(notes, "platform", probe_platform, host, notes)
     except _Failed:
         platform = Platform(system=host.system, machine=host.machine)
     try:
-        nvidia = _call(notes, "nvidia", "cudaenv.probes.nvidia", "probe_nvidia", host, notes, platform=platform)
+        nvidia = _call(notes, "nvidia", probe_nvidia, host, notes, platform=platform)
     except _Failed:
         nvidia = None
     gpus = tuple(getattr(nvidia, "gpus", ()) or ())
     try:
-        visible = _call(notes, "visibility", "cudaenv.probes.visibility", "probe_visibility", host, gpus)
+        visible = _call(notes, "visibility", probe_visibility, host, gpus)
     except _Failed:
         visible = VisibleDevices(
             cuda_visible_devices=host.env.get("CUDA_VISIBLE_DEVICES"), device_order=host.env.get("CUDA_DEVICE_ORDER")
@@ -58,13 +61,16 @@ def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:
 
 
 def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
+    from cudaenv.probes.cudnn import probe_cudnn
+    from cudaenv.probes.toolkits import probe_toolkits
+
     try:
-        state = _call(notes, "toolkits", "cudaenv.probes.toolkits", "probe_toolkits", host, notes, site_packages=site_packages)
+        state = _call(notes, "toolkits", probe_toolkits, host, notes, site_packages=site_packages)
     except _Failed:
         state = None
     toolkits = tuple(getattr(state, "toolkits", ()) or ())
     try:
-        cudnn = tuple(_call(notes, "cudnn", "cudaenv.probes.cudnn", "probe_cudnn", host, notes, toolkits, site_packages=site_packages) or ())
+        cudnn = tuple(_call(notes, "cudnn", probe_cudnn, host, notes, toolkits, site_packages=site_packages) or ())
     except _Failed:
         cudnn = ()
     return state, cudnn
@@ -104,8 +110,10 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
 
 
 def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
+    from cudaenv.probes.torch import probe_torch_dynamic
+
     try:
-        return _call(notes, "torch", "cudaenv.probes.torch", "probe_torch_dynamic", host, interpreter, static, notes)
+        return _call(notes, "torch", probe_torch_dynamic, host, interpreter, static, notes)
     except _Failed:
         return static
 

@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.parse.cudnn import parse_cudnn_dist_info_name, parse_cudnn_header
 from cudaenv.model.snapshot import Cudnn, Note, Toolkit
-from cudaenv.core.version import cudnn_from_int, version_key
+from cudaenv.core.version import version_key
 
 PROBE = "cudnn"
 HEADER_LIMIT = 32 * 1024  # the macros sit right after the licence comment
@@ -24,7 +24,6 @@ _VERSION_HEADER = re.compile(r"^cudnn_version(?:_v\d+)?\.h$")
 _OLD_HEADER = re.compile(r"^cudnn(?:_v\d+)?\.h$")
 
 
-decode_cudnn_version = cudnn_from_int  # ``90100`` -> ``9.1.0``, ``8907`` -> ``8.9.7``: decoded in cudaenv.core.version
 
 
 def probe_cudnn(host, notes: list, toolkits: Sequence[Toolkit], site_packages: Sequence[str] = ()) -> Tuple[Cudnn, ...]:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
-from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO as INFO, DPKG_STATUS as STATUS  # noqa: F401  (the paths' one home)
+from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO, DPKG_STATUS
 from cudaenv.model.snapshot import Note
 
 STATUS_LIMIT = 1024 * 1024 * 1024  # bytes of status streamed (a real one is a few MB)
@@ -18,17 +18,17 @@ LIST_LIMIT = 64 * 1024 * 1024
 
 def probe_dpkg_status(host, notes: List[Note], probe: str = "uninstall") -> Optional[Dict[str, Package]]:
     """The packages in the dpkg status file under the root; None where there is none (not a Debian-style system)."""
-    if not host.exists(STATUS):
+    if not host.exists(DPKG_STATUS):
         return None
-    if not host.is_file(STATUS):
-        notes.append(Note(probe, "%s is not a regular file: package ownership unknown" % STATUS))
+    if not host.is_file(DPKG_STATUS):
+        notes.append(Note(probe, "%s is not a regular file: package ownership unknown" % DPKG_STATUS))
         return None
-    packages, problems = parse_status(host.iter_lines(STATUS, limit=STATUS_LIMIT))
-    if not packages and not problems and host.read_bytes(STATUS, limit=1) is None:
-        notes.append(Note(probe, "%s exists but cannot be read: package ownership unknown" % STATUS))
+    packages, problems = parse_status(host.iter_lines(DPKG_STATUS, limit=STATUS_LIMIT))
+    if not packages and not problems and host.read_bytes(DPKG_STATUS, limit=1) is None:
+        notes.append(Note(probe, "%s exists but cannot be read: package ownership unknown" % DPKG_STATUS))
         return None
     if problems:
-        notes.append(Note(probe, "%s looks damaged (%s); package ownership may be incomplete" % (STATUS, problems[0])))
+        notes.append(Note(probe, "%s looks damaged (%s); package ownership may be incomplete" % (DPKG_STATUS, problems[0])))
     return packages
 
 
@@ -37,11 +37,11 @@ def probe_dpkg_lists(host, wanted: Callable[[str], bool]) -> Tuple[Dict[str, Tup
     the list files that could not be read. The one reader of ``/var/lib/dpkg/info/*.list``."""
     files: Dict[str, Tuple[str, ...]] = {}
     unreadable: List[str] = []
-    for entry in host.listdir(INFO):
+    for entry in host.listdir(DPKG_INFO):
         name = list_package_name(entry)
         if name is None or not wanted(name):
             continue
-        path = posixpath.join(INFO, entry)
+        path = posixpath.join(DPKG_INFO, entry)
         if not host.is_file(path):
             unreadable.append(entry)
             continue

@@ -13,6 +13,7 @@ is the failure ``crashed``, with the signal named.
 
 import signal as _signal
 import sys
+from cudaenv.core.text import seconds_text
 from cudaenv.model.record import Record
 from typing import List, Optional, Sequence, Tuple
 
@@ -31,7 +32,7 @@ from cudaenv.parse.nvidia_smi import (
 )
 from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
 from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_proc_status, parse_sys_module_version
-from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WINDOWS_SMI, WSL_SMI, find_nvidia_smi  # noqa: F401 (re-exported)
+from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WSL_SMI, find_nvidia_smi
 from cudaenv.probes.platform import driver_library_dirs
 from cudaenv.model.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
 
@@ -169,7 +170,7 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
         return None
     if run.error == "timeout":
         tools.append(ToolStatus("nvml", lib, "timeout", None, None, run.seconds))
-        notes.append(Note("nvml", "the NVML probe timed out after %s s (a hung driver or GPU)" % _secs(run.timeout)))
+        notes.append(Note("nvml", "the NVML probe timed out after %s (a hung driver or GPU)" % seconds_text(run.timeout)))
         return None
     sig = crash_signal(run)
     if sig is not None:
@@ -221,9 +222,9 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
     state.seconds = max(query_run.seconds, apps_run.seconds)
     if query_run.error == "timeout" or apps_run.error == "timeout":
         state.timed_out = True
-        state.message = "nvidia-smi timed out after %s s" % _secs(query_run.timeout)
-        notes.append(Note("nvidia-smi", "nvidia-smi timed out after %s s: the driver or a GPU may be hung; "
-                          "it was not asked again" % _secs(query_run.timeout)))
+        state.message = "nvidia-smi timed out after %s" % seconds_text(query_run.timeout)
+        notes.append(Note("nvidia-smi", "nvidia-smi timed out after %s: the driver or a GPU may be hung; "
+                          "it was not asked again" % seconds_text(query_run.timeout)))
         return
     crashed = next((r for r in (query_run, apps_run) if crash_signal(r) is not None), None)
     if crashed is not None:
@@ -300,7 +301,7 @@ def _merge_gpus(smi_gpus: Sequence[Gpu], nvml_gpus: Sequence[Gpu]) -> Tuple[Gpu,
         if other is None:
             merged.append(g)
             continue
-        from cudaenv.model.snapshot import replace
+        from cudaenv.model.record import replace
 
         merged.append(
             replace(
@@ -354,11 +355,13 @@ def _driver(host, nvml, smi: _SmiState, module, kmod_version, smi_path, lib, pla
 def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu], platform=None) -> Tuple[GpuProcess, ...]:
     """Each process with its GPU index, owner and state. In a container of its own PID namespace nvidia-smi
     lists host pids: one this /proc does not have is ``elsewhere`` (another container's job), never ``gone``."""
-    from cudaenv.model.snapshot import replace
+    from cudaenv.model.record import replace
 
     index_of = {g.uuid: g.index for g in gpus if g.uuid}
     check = host.system == "linux" and host.is_dir("/proc")
-    users = parse_passwd(host.read_text("/etc/passwd")) if check and found else {}
+    users: dict = {}
+    for account in parse_passwd(host.read_text("/etc/passwd")) if check and found else ():
+        users.setdefault(account.uid, account.name)
     namespace = getattr(platform, "pid_namespace", None)
     foreign = namespace == "container" or (namespace is None and bool(getattr(platform, "container", None)))
     result = []
@@ -378,5 +381,3 @@ def _processes(host, found: Sequence[GpuProcess], gpus: Sequence[Gpu], platform=
     return tuple(result)
 
 
-def _secs(value: float) -> str:
-    return ("%g" % value) if value != int(value) else str(int(value))

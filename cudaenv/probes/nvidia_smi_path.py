@@ -1,5 +1,5 @@
 """Where nvidia-smi is: its own small module, so that ``checkpoint inspect`` (which runs only ``nvidia-smi -L``) does
-not import the whole driver probe (:mod:`cudaenv.probes.nvidia` re-exports all of it)."""
+not import the whole driver probe."""
 
 WSL_SMI = "/usr/lib/wsl/lib/nvidia-smi"
 MOUNTED_SMI = "/usr/local/nvidia/bin/nvidia-smi"  # the /usr/local/nvidia driver mount, when PATH lacks its bin

@@ -7,7 +7,6 @@ are in :mod:`cudaenv.parse.proc`.
 
 from typing import List, Optional, Tuple
 
-from cudaenv.parse.ldconf import parse_ld_so_conf  # noqa: F401  (re-exported: the one parser)
 from cudaenv.parse.proc import (
     NVIDIA_VENDOR,
     parse_cgroup_container,

@@ -61,7 +61,7 @@ def site_packages_from(data: Any) -> Tuple[str, ...]:
 
 def probe_site_packages(host, python: str, timeout: Optional[float] = None) -> Tuple[Tuple[str, ...], Optional[str]]:
     """``python``'s site-packages dirs, as it reports them, and None; or ``((), why)`` when it could not be run."""
-    from cudaenv.probes.torch import child_script, parse_child_output
+    from cudaenv.probes.torch_child import child_script, parse_child_output
 
     result = host.run([python, "-c", child_script(), MODE], timeout=timeout)
     if not result.ok:
@@ -71,12 +71,12 @@ def probe_site_packages(host, python: str, timeout: Optional[float] = None) -> T
 
 def env_site_packages(host) -> Tuple[str, ...]:
     """site-packages of the active venv (VIRTUAL_ENV) and conda env (CONDA_PREFIX), found without running Python."""
-    from cudaenv.probes.toolkits.folder import _clean_env_path, _is_absolute
+    from cudaenv.probes.paths import clean_env_path, is_absolute
 
     out: List[str] = []
     for name in ("VIRTUAL_ENV", "CONDA_PREFIX"):
-        prefix = _clean_env_path(host.env.get(name))
-        if not prefix or not _is_absolute(host, prefix):
+        prefix = clean_env_path(host.env.get(name))
+        if not prefix or not is_absolute(host, prefix):
             continue
         if host.system == "windows":
             candidates = [host.join(prefix, "Lib", SITE_DIRS[0])]

@@ -7,41 +7,22 @@ NCCL). The static pass takes the host timeout; the dynamic pass ``CUDAENV_TORCH_
 default ``max(host timeout, 60)``: importing torch takes seconds.
 """
 
-import json
 from typing import Any, Dict, List, Optional
 
 from cudaenv.probes.site_packages import site_packages_from
-from cudaenv.model.snapshot import Note, Torch, TorchDevice, replace
+from cudaenv.probes.torch_child import child_script, parse_child_output
+from cudaenv.model.snapshot import Note, Torch, TorchDevice
+from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
 
-MARKER = "CUDAENV_TORCH_PROBE "
 DYNAMIC_TIMEOUT_FLOOR = 60.0
 PROBE = "torch"
-
-
-def child_script() -> str:
-    """The source of the child script, read from the installed package when needed (never at import time)."""
-    from cudaenv._child import source
-
-    return source("torch_probe.py")
 
 
 def dynamic_timeout(host) -> float:
     from cudaenv.core import config
 
     return config.value(host.env, "CUDAENV_TORCH_TIMEOUT") or max(host.timeout, DYNAMIC_TIMEOUT_FLOOR)
-
-
-def parse_child_output(text: str) -> Optional[Dict[str, Any]]:
-    """The child's JSON from its stdout (the last line starting with the marker), or None."""
-    for line in reversed((text or "").splitlines()):
-        if line.startswith(MARKER):
-            try:
-                data = json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-            return data if isinstance(data, dict) else None
-    return None
 
 
 def format_cudnn_version(value: Any) -> Optional[str]:

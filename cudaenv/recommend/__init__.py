@@ -1,4 +1,5 @@
-"""The torch decision and the fix plan, cut like ``uninstall/``: records / pure decision and plan / apply.
+"""The torch decision, cut like ``uninstall/``: records / pure decision / service (`cudaenv fix`'s plan and its
+install are :mod:`cudaenv.fix`, after the doctor).
 
 | module | what it does |
 |---|---|
@@ -10,8 +11,6 @@
 | ``jetson`` | a Jetson board: NVIDIA's wheels for its JetPack (pure) |
 | ``decide`` | the decision: which torch, which build, the outcome and its reasons (pure; tables passed in) |
 | ``install`` | packages, local-tag pins and install commands; the one PEP 668 venv recipe |
-| ``fix_plan`` | `cudaenv fix`'s choices: install, another build, the driver, nothing (pure) |
-| ``apply`` | runs the chosen install through the Host's runner, with a timeout |
 | ``service`` | the I/O the commands share: probe, the index cache or a refresh, the accelerator probe |
 
 Renderers are in :mod:`cudaenv.render.recommend`.

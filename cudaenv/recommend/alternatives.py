@@ -6,13 +6,12 @@ tables has kernels for: the CPU build, a source build, the last torch that had t
 
 from typing import List, Optional, Sequence
 
-from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.facts import cuda_arch
 from cudaenv.recommend.judge import best_fitting, evaluate, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate
 from cudaenv.recommend.view import Facts, Machine
-from cudaenv.core.version import compare_pep440, pep440_key
+from cudaenv.core.version import compare_pep440, compare_versions, pep440_key, version_key
 
 
 def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Sequence[Candidate], chosen: Optional[Candidate],
@@ -41,7 +40,7 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
     driver_fixes = [c for c in cands if c.driver_only and c.min_driver]
     if driver_fixes:
         best = max(driver_fixes, key=lambda c: tf.variant_sort_key(c.variant))
-        low = min(driver_fixes, key=lambda c: drv.version_tuple(c.min_driver))
+        low = min(driver_fixes, key=lambda c: version_key(c.min_driver))
         alts.append(Alternative("driver", "upgrade the driver to at least %s (for torch %s %s)" % (low.min_driver, target, low.variant),
                                 low.variant, target, "%s/%s" % (base, low.variant), low.min_driver))
         if best is not low:
@@ -78,7 +77,7 @@ def _why_newer(m: Machine, facts: Facts, cands: Sequence[Candidate]) -> str:
         return ""
     for _, cc in m.gpus:
         family = cuda_arch.gpu_min_cuda(cc, facts.t(cuda_arch.TABLE)) if cc else None
-        if family and all(drv.compare_versions(tf.variant_cuda(c.variant) or "0", family[0]) < 0 for c in lacking):
+        if family and all(compare_versions(tf.variant_cuda(c.variant) or "0", family[0]) < 0 for c in lacking):
             return " (%s GPUs need CUDA >= %s builds)" % (family[1], family[0])
     return ""
 
@@ -88,18 +87,14 @@ def no_build_options(m: Machine, facts: Facts) -> List[Alternative]:
     or for a GPU newer than every build (sm_110) the first CUDA whose builds can have them (``data/cuda_arch.json``)."""
     ccs = [cc for _, cc in m.gpus if cc]
     names = ", ".join(tf.sm_name(cc) for cc in ccs) or "this GPU"
-    last = None
+    last = tf.last_torch_with_kernels(ccs, m.platform, facts.arch_table()) if ccs else None
     rows = facts.arch_rows(m)
-    for row in rows:
-        if all(tf.gpu_runs(tf.arch_list_of(row["archs"], row.get("ptx")), cc) for cc in ccs):
-            if last is None or compare_pep440(row["to"], last[0]) > 0:
-                last = (row["to"], row["variant"])
     latest = max((r["to"] for r in rows), key=pep440_key, default=None)
     oldest = min((tf.cc_tuple(a) for r in rows if r["to"] == latest for a in r["archs"] if tf.cc_tuple(a)), default=None)
     # not older than what the newest builds still target: a GPU the builds do not know yet (sm_110), not one they dropped
     newer = [(cc, cuda_arch.gpu_min_cuda(cc, facts.t(cuda_arch.TABLE))) for cc in ccs if oldest and (tf.cc_tuple(cc) or (0, 0)) > oldest]
     newer = [(cc, family) for cc, family in newer if family]
-    toolkit = "a CUDA toolkit >= %s" % max((f[0] for _, f in newer), key=drv.version_tuple) if newer else "a CUDA toolkit that still targets it"
+    toolkit = "a CUDA toolkit >= %s" % max((f[0] for _, f in newer), key=version_key) if newer else "a CUDA toolkit that still targets it"
     out = [Alternative("variant", "use the CPU build (torch with the cpu variant): it runs everywhere, without the GPU", "cpu")]
     out.append(Alternative("source", "build torch from source with TORCH_CUDA_ARCH_LIST=\"%s\" (and %s)"
                            % (";".join(".".join(str(x) for x in tf.cc_tuple(cc)) for cc in ccs), toolkit)))

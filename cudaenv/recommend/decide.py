@@ -18,6 +18,7 @@ This module is the decision's order (which torch, which build, the outcome and i
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.facts import drivers as drv
+from cudaenv.model.record import replace
 from cudaenv.facts import torch as tf
 from cudaenv.recommend import install
 from cudaenv.recommend.alternatives import alternatives_for, no_build_options
@@ -25,7 +26,7 @@ from cudaenv.recommend.jetson import decide_jetson
 from cudaenv.recommend.judge import best_fitting, evaluate, judge_variant, kind_wanted, latest_known, newest_fitting
 from cudaenv.recommend.records import Alternative, Candidate, Recommendation, Request
 from cudaenv.recommend.view import Facts, Machine, machine_of
-from cudaenv.core.version import compare_pep440, pep440_release
+from cudaenv.core.version import compare_pep440, pep440_release, version_key
 
 
 def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:
@@ -46,7 +47,7 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
 
     # which torch
     explicit = torch_version not in (None, "", "installed")
-    series = _release_of(installed)
+    series = pep440_release(installed)  # 2.8.0rc1 -> 2.8.0
     if not explicit and installed and installed not in known and series in known:
         notes.append("torch %s is a nightly or pre-release: judged as its release, torch %s" % (req.installed, series))
         installed = series
@@ -128,10 +129,14 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
                           tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform, asked_variant=variant)
 
 
-def _release_of(version: Optional[str]) -> Optional[str]:
-    """``2.7.0.dev20250310`` -> ``2.7.0``; ``2.8.0rc1`` -> ``2.8.0`` (PEP 440)."""
-    return pep440_release(version)
 
+def nearest_release(req: Request, rec: Recommendation, index_data: Any = None,
+                    tables: Optional[Mapping[str, Any]] = None) -> Optional[Recommendation]:
+    """The older-torch fallback, its one home: when ``rec`` (the decision for the release ``req`` asks for) does not
+    fit, the decision for the nearest release that does, the first torch release its alternatives name; None when
+    they name none. The doctor's fix lines and `cudaenv fix` both fall back through it."""
+    alt = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
+    return decide(replace(req, torch_version=alt.torch_version), index_data, tables) if alt is not None else None
 
 def _older_than_tables(req: Request, asked: str, m: Machine, facts: Facts, kind: str, known: Sequence[str], base: str,
                        notes: List[str]) -> Recommendation:
@@ -179,7 +184,7 @@ def _machine_reasons(m: Machine, kind: str, facts: Facts) -> List[str]:
         if m.driver:
             top = drv.max_cuda_for_driver(m.driver, m.driver_system, facts.t(drv.TABLE))
             if top:
-                major = drv.version_tuple(top)[0]
+                major = version_key(top)[0]
                 nxt_cuda = "%d.0" % (major + 1)
                 nxt = None if facts.beyond_tables(nxt_cuda) else facts.min_driver(nxt_cuda, m.driver_system)
                 line = "driver %s runs CUDA <= %d.x wheels" % (m.driver, major)

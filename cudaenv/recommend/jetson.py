@@ -2,9 +2,9 @@
 
 from typing import List
 
-from cudaenv.facts import drivers as drv
 from cudaenv.recommend.records import Alternative, Recommendation, Request
 from cudaenv.recommend.view import Facts
+from cudaenv.core.version import version_key
 
 
 def decide_jetson(req: Request, facts: Facts) -> Recommendation:
@@ -15,7 +15,7 @@ def decide_jetson(req: Request, facts: Facts) -> Recommendation:
     where = "L4T %s%s" % (req.jetson, ", JetPack %s" % req.jetpack if req.jetpack else "")
     reasons = ["this is a Jetson board (%s): PyTorch's indexes have no build for it (their aarch64 wheels are for SBSA "
                "servers), and its driver and CUDA come with JetPack (never a desktop driver upgrade)" % where]
-    row = next((r for r in sorted(table["rows"], key=lambda r: drv.version_tuple(r["jetpack"]), reverse=True)
+    row = next((r for r in sorted(table["rows"], key=lambda r: version_key(r["jetpack"]), reverse=True)
                 if req.jetpack and (req.jetpack + ".").startswith(r["jetpack"] + ".")), None)
     alts: List[Alternative] = []
     notes = list(req.notes)

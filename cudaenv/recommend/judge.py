@@ -7,11 +7,11 @@ PTX the driver can JIT). Among the variants that fit, the newest wins.
 
 from typing import List, Optional, Sequence, Tuple
 
-from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.facts import torch_policy as policy
 from cudaenv.recommend.records import Candidate
 from cudaenv.recommend.view import Facts, Machine
+from cudaenv.core.version import compare_versions
 
 
 def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple[Candidate, List[str]]:
@@ -30,17 +30,17 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
         if facts.beyond_tables(cuda) and min_driver:
             notes.append("CUDA %s (%s) is newer than the driver tables: it needs at least driver %s (the newest known minimum), "
                          "probably more" % (cuda, variant, min_driver))
-        if m.driver and min_driver and drv.compare_versions(m.driver, min_driver) < 0:
+        if m.driver and min_driver and compare_versions(m.driver, min_driver) < 0:
             problems.append("needs driver >= %s (this one is %s)" % (min_driver, m.driver))
             driver_problem = True
         for label, cc in m.gpus:
             floor = policy.gpu_min_driver(cc, m.driver_system, facts.t(policy.TABLE)) if cc else None
-            if floor and m.driver and drv.compare_versions(m.driver, floor[0]) < 0:
+            if floor and m.driver and compare_versions(m.driver, floor[0]) < 0:
                 problems.append("no driver below %s runs %s (%s, %s): the driver is the first fix" % (floor[0], label, floor[1], tf.sm_name(cc)))
                 driver_problem = True
-                if not min_driver or drv.compare_versions(floor[0], min_driver) > 0:
+                if not min_driver or compare_versions(floor[0], min_driver) > 0:
                     min_driver = floor[0]
-        ptx_jit_ok = m.driver is None or (m.native_cuda is not None and drv.compare_versions(m.native_cuda, cuda) >= 0)
+        ptx_jit_ok = m.driver is None or (m.native_cuda is not None and compare_versions(m.native_cuda, cuda) >= 0)
         archs, ptx, note = facts.arch(version, variant, m)
         if note:
             notes.append(note)

@@ -3,12 +3,12 @@
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.core.config import TORCH_INDEX
-from cudaenv.facts import drivers as drv
 from cudaenv.recommend.records import Request
+from cudaenv.core.version import version_key
 
 
 def _mm(version: Optional[str]) -> Optional[str]:
-    t = drv.version_tuple(version)
+    t = version_key(version)
     return "%d.%d" % t[:2] if len(t) >= 2 else None
 
 
@@ -76,7 +76,7 @@ def request_from_snapshot(
     if jetson and not isinstance(jetson, str):
         jetpack = getattr(jetson, "jetpack", None)
         jetson = getattr(jetson, "l4t", None) or "unknown"
-    if jetson and driver is None and drv_version and drv.version_tuple(drv_version)[:1] and drv.version_tuple(drv_version)[0] < 100:
+    if jetson and driver is None and drv_version and version_key(drv_version)[:1] and version_key(drv_version)[0] < 100:
         drv_version = None  # an L4T release where a driver version usually is: not a desktop driver
     nvidia = bool(gpus) or (drv_version is not None and not hidden) or bool(jetson)
     torch = getattr(snapshot, "torch", None)

@@ -5,7 +5,7 @@
 """
 
 from dataclasses import dataclass, field
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
@@ -76,11 +76,13 @@ class Facts:
         return (tuple(row["archs"]), row.get("ptx"),
                 "the arch list of torch %s %s is not in the bundled table; assumed like %s (torch %s)" % (version, variant, row["variant"], row["to"]))
 
-    def arch_rows(self, m: Machine) -> List[Any]:
+    def arch_table(self) -> Dict[str, Any]:
         from cudaenv.core.resources import load_table
 
-        table = self.t(tf.ARCH) or load_table(tf.ARCH)
-        return [r for r in table["rows"] if r["platform"] == m.platform]
+        return self.t(tf.ARCH) or load_table(tf.ARCH)
+
+    def arch_rows(self, m: Machine) -> List[Any]:
+        return [r for r in self.arch_table()["rows"] if r["platform"] == m.platform]
 
     def resolve(self, spec: str, known: Tuple[str, ...]) -> Optional[str]:
         return tf.resolve_torch_version(spec, known) or tf.resolve_torch_version(

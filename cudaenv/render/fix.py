@@ -2,7 +2,7 @@
 
 from typing import Any, List, Sequence
 
-from cudaenv.core.text import printable
+from cudaenv.core.text import printable, seconds_text
 
 
 def render_findings(findings: Sequence[Any]) -> str:
@@ -39,12 +39,6 @@ def render_driver(steps: Sequence[str]) -> str:
     return "\nFix the driver:\n%sThen run `cudaenv fix` again.\n" % "".join("  %s\n" % s for s in steps)
 
 
-def _seconds(value: float) -> str:
-    from cudaenv.index.client import seconds_text
-
-    return seconds_text(value)
-
-
 def render_install(outcome: Any, python: str, installer: str) -> str:
     lines: List[str] = ["  | %s" % line for line in printable_lines(outcome.output)]
     t = outcome.after.torch if outcome.after is not None else None
@@ -56,10 +50,10 @@ def render_install(outcome: Any, python: str, installer: str) -> str:
                 % printable(outcome.unreachable))
     if not outcome.ok:
         if outcome.timed_out:
-            lines.append("\nThe install was stopped after %s (CUDAENV_INSTALL_TIMEOUT)." % _seconds(outcome.timeout))
+            lines.append("\nThe install was stopped after %s (CUDAENV_INSTALL_TIMEOUT)." % seconds_text(outcome.timeout))
         else:
             lines.append("\nThe install failed: %s exited with status %s after %s." % (
-                outcome.argv[0] if installer != "uv" else "uv", outcome.code, _seconds(outcome.seconds)))
+                outcome.argv[0] if installer != "uv" else "uv", outcome.code, seconds_text(outcome.seconds)))
         lines.append("torch in %s is now: %s (before: %s)." % (python, now or "not installed", old or "not installed"))
         if installer == "uv":
             lines.append("uv does not promise to restore the previous torch after a failure: check it before use.")
@@ -70,7 +64,7 @@ def render_install(outcome: Any, python: str, installer: str) -> str:
             lines.append("pip resolves and downloads everything before it removes the old torch, and puts the old one back "
                          "when installing the new one fails; it cannot promise that for a process that is killed.")
         return "\n".join(lines) + "\n"
-    head = "\nInstalled in %s. torch in %s: %s -> %s" % (_seconds(outcome.seconds), python, old or "not installed", now or "not installed")
+    head = "\nInstalled in %s. torch in %s: %s -> %s" % (seconds_text(outcome.seconds), python, old or "not installed", now or "not installed")
     if t is not None and t.installed:
         head += " (CUDA %s, cuda.is_available() = %s)" % (t.cuda or "none", t.cuda_available)
     lines.append(head)

@@ -6,10 +6,7 @@ count, toolkits, cuDNN), then the findings with their fixes.
 
 from typing import List, Sequence
 
-from cudaenv.render.text import backtick_run
-from cudaenv.render.text import md_code as _code
-from cudaenv.render.text import md_inline as _inline
-from cudaenv.render.text import md_text as _t
+from cudaenv.render.text import backtick_run, md_code, md_inline, md_text
 from cudaenv.core.text import printable
 
 
@@ -27,25 +24,25 @@ def facts_rows(s, view=None) -> List[tuple]:
     p = s.platform
     d = s.driver
     rows = []
-    osline = ", ".join(_t(x) for x in (p.distro or p.system, p.machine, p.kernel and "kernel %s" % p.kernel) if x)
+    osline = ", ".join(md_text(x) for x in (p.distro or p.system, p.machine, p.kernel and "kernel %s" % p.kernel) if x)
     if p.wsl:
         osline += ", WSL %d" % p.wsl
     if p.container:
-        osline += ", %s container" % _t(p.container)
+        osline += ", %s container" % md_text(p.container)
     rows.append(("OS", osline))
     if d is not None and (d.version or d.kernel_module_version) and p.jetson is not None:
         rows.append(("Driver", "Jetson L4T %s%s" % (p.jetson.l4t or d.version or d.kernel_module_version,
                                                    " (JetPack %s)" % p.jetson.jetpack if p.jetson.jetpack else "")))
     elif d is not None and (d.version or d.kernel_module_version):
-        rows.append(("Driver", "%s (supports CUDA %s)%s" % (_t(d.version or d.kernel_module_version), _t(d.cuda_version or view.driver_cuda or "?"),
-                                                             ", %s module" % _t(d.kernel_module) if d.kernel_module else "")))
+        rows.append(("Driver", "%s (supports CUDA %s)%s" % (md_text(d.version or d.kernel_module_version), md_text(d.cuda_version or view.driver_cuda or "?"),
+                                                             ", %s module" % md_text(d.kernel_module) if d.kernel_module else "")))
     else:
         failed = [t for t in s.tools if t.status != "ok"]
         rows.append(("Driver", "none" + ("" if not failed else " (%s)" % "; ".join(
-            "%s: %s" % (_t(t.tool), _t(t.message or t.failure or t.status)) for t in failed))))
+            "%s: %s" % (md_text(t.tool), md_text(t.message or t.failure or t.status)) for t in failed))))
     if s.gpus:
         rows.append(("GPUs", "<br>".join(
-            "%d: %s, compute %s, %s/%s MiB used" % (g.index, _t(g.name or "?"), _t(g.compute_capability or "?"),
+            "%d: %s, compute %s, %s/%s MiB used" % (g.index, md_text(g.name or "?"), md_text(g.compute_capability or "?"),
                                                    "?" if g.memory_used_mib is None else g.memory_used_mib,
                                                    "?" if g.memory_total_mib is None else g.memory_total_mib)
             for g in s.gpus)))
@@ -56,34 +53,34 @@ def facts_rows(s, view=None) -> List[tuple]:
         rows.append(("CUDA_VISIBLE_DEVICES", "unset"))
     else:
         mapping = ", ".join("cuda:%d = GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU visible"
-        rows.append(("CUDA_VISIBLE_DEVICES", "%s (%s)" % (_code(v.cuda_visible_devices), mapping)))
+        rows.append(("CUDA_VISIBLE_DEVICES", "%s (%s)" % (md_code(v.cuda_visible_devices), mapping)))
     if v.device_order:
-        rows.append(("CUDA_DEVICE_ORDER", _t(v.device_order)))
+        rows.append(("CUDA_DEVICE_ORDER", md_text(v.device_order)))
     t = s.torch
     if t is None or not t.installed:
-        rows.append(("torch", "not installed" + (" in %s" % _code(t.python) if t is not None and t.python else "")))
+        rows.append(("torch", "not installed" + (" in %s" % md_code(t.python) if t is not None and t.python else "")))
     else:
-        rows.append(("torch", "%s, CUDA %s, Python %s at %s" % (_t(t.version), _t(t.cuda) if t.cuda else "none (CPU build)",
-                                                              _t(t.python_version or "?"), _code(t.python))))
+        rows.append(("torch", "%s, CUDA %s, Python %s at %s" % (md_text(t.version), md_text(t.cuda) if t.cuda else "none (CPU build)",
+                                                              md_text(t.python_version or "?"), md_code(t.python))))
         if t.import_error:
             rows.append(("torch devices", "not known: import torch failed"))
         elif t.dynamic:
             rows.append(("torch devices", "%s (cuda.is_available() = %s)" % (t.device_count, t.cuda_available)
                          if t.device_count is not None and t.cuda_available is not None else "not known: torch did not report them"))
             if t.cudnn or t.nccl:
-                rows.append(("torch cuDNN / NCCL", "%s / %s" % (_t(t.cudnn or "none"), _t(t.nccl or "none"))))
+                rows.append(("torch cuDNN / NCCL", "%s / %s" % (md_text(t.cudnn or "none"), md_text(t.nccl or "none"))))
             if t.arch_list:
-                rows.append(("torch arch list", " ".join(_t(a) for a in t.arch_list)))
+                rows.append(("torch arch list", " ".join(md_text(a) for a in t.arch_list)))
         else:
             rows.append(("torch devices", "not checked (torch not imported)"))
     a = s.active_toolkit
     tks = []
     for tk in s.toolkits:
         flags = [x for x, on in (("active", tk.active), ("/usr/local/cuda", tk.is_link_target), ("CUDA_HOME", tk.is_cuda_home)) if on]
-        tks.append("%s at %s (%s%s)" % (_t(tk.version or "?"), _code(tk.path), _t(tk.install_method), (", " + ", ".join(flags)) if flags else ""))
+        tks.append("%s at %s (%s%s)" % (md_text(tk.version or "?"), md_code(tk.path), md_text(tk.install_method), (", " + ", ".join(flags)) if flags else ""))
     rows.append(("Toolkits", "<br>".join(tks) if tks else "none found"))
     if a is not None and (a.nvcc or a.path):
-        rows.append(("nvcc", "%s (CUDA %s)" % (_code(a.nvcc or a.path), _t(a.version or "?"))))
+        rows.append(("nvcc", "%s (CUDA %s)" % (md_code(a.nvcc or a.path), md_text(a.version or "?"))))
     frameworks = tuple(getattr(s, "frameworks", ()) or ())
     if frameworks:
         from cudaenv.render.report import framework_facts
@@ -91,20 +88,20 @@ def facts_rows(s, view=None) -> List[tuple]:
         verdicts = dict(view.framework_verdicts)
         minimums = dict(view.framework_min_drivers)
         rows.append(("Frameworks", "<br>".join(
-            "%s: %s" % (_code(fw.package), _t(framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package))))
+            "%s: %s" % (md_code(fw.package), md_text(framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package))))
             for fw in frameworks)))
     if getattr(s, "libraries", ()):
         from cudaenv.render.report import library_facts
 
-        rows.append(("CUDA libraries loaded", "<br>".join("%s: %s" % (_t(lib.consumer), _t(library_facts(lib))) for lib in s.libraries)))
-    rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (_t(c.version or "?"), _t(c.source), _code(c.header)) for c in s.cudnn) or "none found"))
+        rows.append(("CUDA libraries loaded", "<br>".join("%s: %s" % (md_text(lib.consumer), md_text(library_facts(lib))) for lib in s.libraries)))
+    rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (md_text(c.version or "?"), md_text(c.source), md_code(c.header)) for c in s.cudnn) or "none found"))
     return rows
 
 
 def render_markdown(snapshot, findings: Sequence, verbose: bool = False, view=None) -> str:
     """The report; ``verbose`` adds every fact the probes saw (render.facts) in a folded block."""
     s = snapshot
-    out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + _t(s.cudaenv_version)) if s.cudaenv_version else ""), ""]
+    out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + md_text(s.cudaenv_version)) if s.cudaenv_version else ""), ""]
     out.append("| | |")
     out.append("|---|---|")
     for key, value in facts_rows(s, view):
@@ -117,8 +114,8 @@ def render_markdown(snapshot, findings: Sequence, verbose: bool = False, view=No
         out.append("**Findings**")
         out.append("")
         for f in shown:
-            out.append("- **%s** `%s`: %s" % (f.severity, f.id, _inline(f.title)))
-            out.append("  %s" % _inline(f.detail))
+            out.append("- **%s** `%s`: %s" % (f.severity, f.id, md_inline(f.title)))
+            out.append("  %s" % md_inline(f.detail))
             if f.fix:
                 lines = [printable(line) for cmd in f.fix for line in cmd.split("\n")]
                 fence = "`" * max([3] + [backtick_run(line) + 1 for line in lines])  # a ``` in a command cannot close it
@@ -130,7 +127,7 @@ def render_markdown(snapshot, findings: Sequence, verbose: bool = False, view=No
         out.append("<details><summary>Probe notes</summary>")
         out.append("")
         for n in s.notes:
-            out.append("- %s: %s" % (_t(n.probe), _inline(n.message)))
+            out.append("- %s: %s" % (md_text(n.probe), md_inline(n.message)))
         out.append("")
         out.append("</details>")
     if verbose:

@@ -1,6 +1,6 @@
 """Text and JSON of a removal plan and of ``--check`` residue. Pure: returns strings."""
 
-import json
+from cudaenv.render.json_out import dumps
 from typing import List, Sequence
 
 from cudaenv.render.text import WIDTH, wrap, wrap_command
@@ -57,7 +57,7 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
 
 
 def render_plan_json(plan: Plan) -> str:
-    return json.dumps(plan.to_dict(), indent=2) + "\n"
+    return dumps(plan.to_dict())
 
 
 def render_residue_text(targets: Sequence[str], residue: Sequence[Residue]) -> str:
@@ -72,4 +72,4 @@ def render_residue_text(targets: Sequence[str], residue: Sequence[Residue]) -> s
 def render_residue_json(targets: Sequence[str], residue: Sequence[Residue]) -> str:
     from cudaenv.toolkit.uninstall.residue import ResidueReport
 
-    return json.dumps(ResidueReport(tuple(targets), not residue, tuple(residue)).to_dict(), indent=2) + "\n"
+    return dumps(ResidueReport(tuple(targets), not residue, tuple(residue)).to_dict())

@@ -18,10 +18,9 @@ import calendar
 import time
 from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.diagnose import SEVERITIES
 from cudaenv.model.schema import SCHEMA_VERSION
 from cudaenv.core.text import printable
-
-SEVERITIES = ("error", "warning", "info")
 
 
 def label_value(value: object) -> str:

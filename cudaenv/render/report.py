@@ -5,10 +5,9 @@ Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 colum
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.render.text import paint as _paint, shell_words, wrap as _wrap, wrap_command as fix_lines
+from cudaenv.render.text import paint as _paint, wrap as _wrap, wrap_command
 from cudaenv.core.text import printable
 
-__all__ = ["render_report", "fix_lines", "shell_words"]  # fix_lines, shell_words: kept importable from here
 
 MARK_W = 8  # "warning " / "error   " / "ok      "
 LABEL_W = 21
@@ -43,6 +42,11 @@ def _mib(v: Optional[int]) -> str:
 Check = Tuple[str, str, Tuple[str, ...]]
 
 
+def _ids(view, row: str) -> Tuple[str, ...]:
+    """The finding ids checklist row ``row`` shows (the view's rows: ``data/findings.json``)."""
+    return dict(view.checklist or ()).get(row, ())
+
+
 def _environment(s, view) -> List[Check]:
     p = s.platform
     system = ", ".join(x for x in (p.distro or p.system, p.machine, ("kernel " + p.kernel) if p.kernel else None) if x)
@@ -56,8 +60,8 @@ def _environment(s, view) -> List[Check]:
         container = "no"
     return [
         ("system", system, ()),
-        ("WSL", wsl, ("wsl1-no-cuda", "wsl-linux-driver-installed")),
-        ("container", container, ("container-no-gpu",)),
+        ("WSL", wsl, _ids(view, "WSL")),
+        ("container", container, _ids(view, "container")),
     ]
 
 
@@ -87,9 +91,7 @@ def _driver(s, view) -> List[Check]:
         gpus = "on the PCI bus: %s" % ", ".join(s.platform.pci_nvidia_devices)
     else:
         gpus = "none seen"
-    ids = ("no-driver", "driver-not-loaded", "driver-library-mismatch", "gpu-lost", "nvidia-smi-hang", "nvidia-smi-crashed",
-           "driver-no-permission", "driver-no-devices")
-    return [("driver", driver, ids), ("GPUs", gpus, ())]
+    return [("driver", driver, _ids(view, "driver")), ("GPUs", gpus, ())]
 
 
 def _visibility(s, view) -> List[Check]:
@@ -100,11 +102,11 @@ def _visibility(s, view) -> List[Check]:
         shown = ", ".join("cuda:%d=GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU"
         cvd = "%r -> %s" % (v.cuda_visible_devices, shown)
     order = v.device_order or "unset (FASTEST_FIRST)"
-    checks = [("CUDA_VISIBLE_DEVICES", cvd, ("visible-devices-empty", "visible-devices-invalid")),
-              ("CUDA_DEVICE_ORDER", order, ("device-order-differs",))]
+    checks = [("CUDA_VISIBLE_DEVICES", cvd, _ids(view, "CUDA_VISIBLE_DEVICES")),
+              ("CUDA_DEVICE_ORDER", order, _ids(view, "CUDA_DEVICE_ORDER"))]
     t = s.torch
     if t is not None and t.installed and (t.dynamic or t.import_error):
-        checks.append(("torch devices", torch_devices_text(t), ("torch-count-differs",)))
+        checks.append(("torch devices", torch_devices_text(t), _ids(view, "torch devices")))
     return checks
 
 
@@ -128,7 +130,7 @@ def _versions(s, view) -> List[Check]:
     else:
         kind = ("CUDA %s" % t.cuda) if t.cuda else (("ROCm %s" % t.hip) if t.hip else "CPU-only")
         torch = "%s (%s) in %s" % (t.version, kind, t.python)
-    checks = [("torch", torch, ("torch-missing", "torch-import-error", "torch-cpu-only"))]
+    checks = [("torch", torch, _ids(view, "torch"))]
     if t is not None and t.installed and t.cuda:
         need = view.torch_min_driver
         have = view.driver_version or "none"
@@ -136,10 +138,10 @@ def _versions(s, view) -> List[Check]:
             facts = "a Jetson: its L4T/JetPack release, not a driver series, decides which CUDA runs"
         else:
             facts = "needs driver >= %s, have %s" % (need or "?", have)
-        checks.append(("torch + driver", facts, ("driver-too-old-for-torch", "driver-minor-compat", "torch-cuda-unavailable")))
+        checks.append(("torch + driver", facts, _ids(view, "torch + driver")))
         caps = ", ".join(sorted({g.compute_capability for g in s.gpus if g.compute_capability})) or "?"
         if t.arch_list and t.dynamic:
-            checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), ("gpu-arch-unsupported",)))
+            checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), _ids(view, "GPU arch")))
         else:
             table = view.static_arch_list
             if table:
@@ -148,7 +150,7 @@ def _versions(s, view) -> List[Check]:
             else:
                 facts = "not checked: cudaenv's tables have no arch list for torch %s (torch not imported: %s)" % (
                     t.version, _not_imported(t))
-            checks.append(("GPU arch", facts, ("gpu-arch-unsupported",)))
+            checks.append(("GPU arch", facts, _ids(view, "GPU arch")))
     return checks
 
 
@@ -158,29 +160,23 @@ def _toolkits(s, view) -> List[Check]:
         active = "%s (CUDA %s, via %s)" % (a.path or a.nvcc, a.version or "?", a.via)
     else:
         active = "none (no nvcc on PATH, no CUDA_HOME)"
-    checks = [("active toolkit", active, ("nvcc-torch-mismatch", "toolkit-newer-than-driver", "multiple-toolkits-on-path"))]
+    checks = [("active toolkit", active, _ids(view, "active toolkit"))]
     if s.toolkits:
         checks.append(("installed", "; ".join("%s %s" % (t.version or "?", t.path) for t in s.toolkits), ()))
     link = s.cuda_symlink
     if link is not None:
         checks.append((link.path, "-> %s%s" % (link.target, " (dangling)" if link.dangling else ""),
-                       ("cuda-link-dangling", "cuda-link-not-active")))
+                       _ids(view, "cuda link")))
     env = s.env_map
     home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
-    checks.append(("CUDA_HOME", home or "unset", ("cuda-home-mismatch",)))
+    checks.append(("CUDA_HOME", home or "unset", _ids(view, "CUDA_HOME")))
     in_ld = [t.path for t in s.toolkits if t.in_ld_library_path]
-    checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", ("ld-library-path-mismatch", "ld-library-path-missing-toolkit")))
+    checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", _ids(view, "LD_LIBRARY_PATH")))
     cudnn = "; ".join("%s (%s)" % (d.version, d.source) for d in s.cudnn) or "none found"
-    checks.append(("cuDNN", cudnn, ("cudnn-mismatch",)))
+    checks.append(("cuDNN", cudnn, _ids(view, "cuDNN")))
     return checks
 
 
-VERDICT_IDS = {
-    "conflict": ("framework-conflict",),
-    "no-gpu-platform": ("framework-no-gpu-on-platform",),
-    "cpu-build": ("framework-cpu-build",),
-    "driver-too-old": ("framework-driver-too-old",),
-}
 
 
 def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
@@ -215,13 +211,14 @@ def _frameworks(s, view) -> List[Check]:
         checks.append(("found", "none in %s" % where, ()))
     verdicts = dict(getattr(view, "framework_verdicts", ()) or ())
     minimums = dict(getattr(view, "framework_min_drivers", ()) or ())
+    ids = dict(getattr(view, "framework_findings", ()) or ())
     checks += [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
-                VERDICT_IDS.get(verdicts.get(fw.package, ""), ())) for fw in frameworks]
+                tuple(i for i in _ids(view, "frameworks") if i == ids.get(fw.package))) for fw in frameworks]
     worst = dict(getattr(view, "library_verdicts", ()) or ())
     for consumer in worst:
         libs = [lib for lib in s.libraries if lib.consumer == consumer]
         checks.append(("%s loads" % consumer, "; ".join(library_facts(lib) for lib in libs),
-                       (worst[consumer],) if worst[consumer] else ()))
+                       tuple(i for i in _ids(view, "libraries") if i == worst[consumer])))
     return checks
 
 
@@ -235,8 +232,8 @@ def library_facts(lib) -> str:
 
 def _resources(s, view) -> List[Check]:
     mem = "; ".join("GPU %d %s/%s MiB" % (g.index, _mib(g.memory_used_mib), _mib(g.memory_total_mib)) for g in s.gpus) or "no GPU"
-    return [("GPU memory", mem, ("gpu-memory-busy",)),
-            ("GPU processes", "%d" % len(s.processes), ("stale-gpu-process",))]
+    return [("GPU memory", mem, _ids(view, "GPU memory")),
+            ("GPU processes", "%d" % len(s.processes), _ids(view, "GPU processes"))]
 
 
 CHECKS = {
@@ -271,10 +268,11 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
 
     ``view``: the derived facts (:func:`cudaenv.diagnose.view.build_view`), built here when not given."""
     s = snapshot
-    if view is None:
+    if view is None or view.checklist is None:  # a view made by hand may leave the checklist's rows out
         from cudaenv.diagnose.view import build_view
+        from cudaenv.model.record import replace
 
-        view = build_view(s)
+        view = build_view(s) if view is None else replace(view, checklist=build_view(s).checklist)
     out: List[str] = []
     by_section: Dict[str, List] = {}
     for f in findings:
@@ -315,7 +313,7 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
         for f in hints:
             out += _wrap(f.title, "  - ", "    ")
             for cmd in f.fix[:1]:
-                out += fix_lines(cmd, "      ")
+                out += wrap_command(cmd, "      ")
     if s.notes and not verbose:  # the facts below end with the notes
         out.append("")
         out.append(_paint("Notes", "bold", color))
@@ -342,5 +340,5 @@ def _finding(f, color: bool) -> List[str]:
     if f.fix:
         lines.append("  fix:")
         for cmd in f.fix:
-            lines += fix_lines(printable(cmd), "    ")
+            lines += wrap_command(printable(cmd), "    ")
     return lines

@@ -12,15 +12,6 @@ from cudaenv.core.text import printable
 ACTIVE = "*"
 LINK = "->"
 
-# Where discovery looks, for the "nothing found" message.
-SEARCHED_LINUX = (
-    "/usr/local/cuda-*, /usr/local/cuda, /etc/alternatives/cuda, /opt/cuda, /usr/bin/nvcc, CUDA_HOME, CUDA_PATH, "
-    "every nvcc on PATH, the conda env (CONDA_PREFIX) and pip nvidia wheels of the active venv"
-)
-SEARCHED_WINDOWS = (
-    "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*, CUDA_PATH, CUDA_PATH_V*_*, CUDA_HOME, "
-    "every nvcc on PATH, the conda env (CONDA_PREFIX) and pip nvidia wheels of the active venv"
-)
 
 
 def toolkits_to_json(state, notes: Sequence[Any] = ()) -> Dict[str, Any]:
@@ -30,12 +21,16 @@ def toolkits_to_json(state, notes: Sequence[Any] = ()) -> Dict[str, Any]:
     return ToolkitList(tuple(state.toolkits), state.cuda_symlink, state.active_toolkit, tuple(notes)).to_dict()
 
 
-def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux", width: int = WIDTH) -> str:
-    """The human table: marks, version, install method, path; a legend, the link's state and the notes below."""
+def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux", width: int = WIDTH,
+                         places: Sequence[str] = ()) -> str:
+    """The human table: marks, version, install method, path; a legend, the link's state and the notes below.
+    ``places``: where discovery looked (:func:`cudaenv.probes.toolkits.candidates.searched_places`), named when it
+    found nothing."""
     lines: List[str] = []
     if not state.toolkits:
         lines.append("No CUDA toolkit found.")
-        lines += _wrap("Looked in " + (SEARCHED_WINDOWS if system == "windows" else SEARCHED_LINUX) + ".", width)
+        if places:
+            lines += _wrap("Looked in " + ", ".join(places) + ".", width)
         sep = ";" if system == "windows" else ":"
         example = "D:\\cuda" if system == "windows" else "/sw/cuda"
         lines += _wrap(

@@ -3,19 +3,18 @@
 Every string that came from a child (error texts, GPU names, torchrun's output) goes through ``text.printable``.
 """
 
-import json
+from cudaenv.render.json_out import dumps
 from typing import Any, List, Optional
 
-from cudaenv.render.text import paint, wrap, wrap_advice, wrap_command
+from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command
 from cudaenv.core.text import printable
 from cudaenv.core.version import sm_name
 
-WIDTH = 80
 
 
 def render_json(report) -> str:
     """``cudaenv verify --json``: the :class:`cudaenv.verify.VerifyReport` envelope."""
-    return json.dumps(report.to_dict(), indent=2) + "\n"
+    return dumps(report.to_dict())
 
 
 def render_text(report, color: bool = False) -> str:

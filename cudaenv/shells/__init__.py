@@ -1,5 +1,7 @@
 """Shell code for each shell: the :class:`Shell` interface, ``get_shell(name)`` and ``detect_shell(...)`` (direnv-style,
-one file per shell).
+one file per shell), and the rule for a user's start-up files (:mod:`cudaenv.shells.startup`). Pure: it imports only
+``core`` and sits below the Host, so every capability (the doctor's stale-path grep, toolkit's link and uninstall)
+can use it; the name of the calling process is read by :mod:`cudaenv.probes.parent`.
 
 The environment change is computed once in :mod:`cudaenv.toolkit.switch`; a :class:`Shell` only writes it with its
 own quoting. bash, zsh and other POSIX shells share :mod:`posix`; fish and PowerShell have their own.
@@ -124,7 +126,7 @@ def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str, p
     PowerShell on Windows.
 
     The caller is fish when ``FISH_VERSION`` is in the environment or ``parent`` (the name of the process that ran
-    cudaenv, from /proc/PPID/comm) is ``fish``: fish started from a bash login keeps ``SHELL=/bin/bash``, and
+    cudaenv, :func:`cudaenv.probes.parent.parent_process_name`) is ``fish``: fish started from a bash login keeps ``SHELL=/bin/bash``, and
     ``cudaenv use 13.0 | source`` must still get fish code. Only fish overrides ``$SHELL`` this way: a bash or zsh
     parent is also what ``$(...)`` in a script looks like, where ``$SHELL`` is the better guess.
     """
@@ -146,15 +148,4 @@ def detect_shell(explicit: Optional[str], env: Mapping[str, str], system: str, p
     raise UnknownShell(shell or "", detected=True)
 
 
-def parent_process_name(env: Mapping[str, str], system: str) -> Optional[str]:
-    """The name of the process that ran cudaenv (``/proc/PPID/comm``: ``fish``), read through a Host of this machine
-    (never inside ``--root``: the caller runs here); None where there is no /proc. ``detect_shell``'s ``parent``."""
-    import os
-
-    from cudaenv.host import Host
-
-    text = Host(root="/", env=env, system=system).read_text("/proc/%d/comm" % os.getppid(), limit=64)
-    return text.strip() or None if text else None
-
-
-__all__ = ["Shell", "UnknownShell", "get_shell", "detect_shell", "parent_process_name", "SHELLS", "HOOK_SHELLS"]
+__all__ = ["Shell", "UnknownShell", "get_shell", "detect_shell", "SHELLS", "HOOK_SHELLS"]

@@ -27,7 +27,7 @@ import os
 import re
 from typing import TYPE_CHECKING, BinaryIO, List, Optional, Tuple
 
-from cudaenv.host import open_regular
+from cudaenv.host.files import open_regular
 from cudaenv.model.record import Record
 from cudaenv.parse.makeself import Header, label_versions, looks_like_makeself, parse_file_name, parse_header, payload_offset
 
@@ -134,8 +134,6 @@ class InstallerReport(Record):
 def mb(n: int) -> str:
     return "%.1f MB" % (n / 1e6) if n >= 100000 else "%d bytes" % n
 
-
-_mb = mb
 
 
 def _html_title(head: bytes) -> Optional[str]:

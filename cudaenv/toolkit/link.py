@@ -12,10 +12,10 @@ from typing import List, Optional, Sequence, Tuple
 from cudaenv.probes.dpkg import read_alternative
 from cudaenv.shells.posix import quote_exact
 from cudaenv.core.text import printable
+from cudaenv.toolkit.select import LINK
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, sudo_prefix
 from cudaenv.core.version import version_key
 
-LINK = "/usr/local/cuda"
 ALTDIR = "/etc/alternatives"
 # From the start of a word only (linear: a long run of '/' is scanned once, not once per '/'); the group is the path
 _TOOLKIT_PATH = re.compile(r"(?<![^\s:;\"'=$])[^\s:;\"'=$/]*(/[^\s:;\"'=$]*cuda-\d[^\s:;\"'/]*)")

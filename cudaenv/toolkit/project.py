@@ -17,7 +17,7 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
 
     Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this machine.
     """
-    from cudaenv.model.snapshot import replace
+    from cudaenv.model.record import replace
 
     from cudaenv.probes.site_packages import env_site_packages
     from cudaenv.probes.toolkits import probe_toolkits
@@ -34,9 +34,9 @@ def load_toolkits(host) -> Tuple[list, Optional[str]]:
 
 def spec_path(spec: str, base: str, host, env) -> str:
     """A path spec made absolute (``~``, relative to ``base``) and mapped into ``--root``; versions unchanged."""
-    from cudaenv.toolkit import switch
+    from cudaenv.toolkit.select import looks_like_path
 
-    if not switch.looks_like_path(spec) or host.system == "windows":
+    if not looks_like_path(spec) or host.system == "windows":
         return spec
     if spec.startswith("~"):
         home = env.get("HOME")
@@ -81,7 +81,7 @@ def find_version_file(start: str) -> Optional[str]:
 def read_version_file(path: str) -> Optional[str]:
     """The spec a ``.cuda-version`` names (its first line that is not blank or a comment), read as a regular file
     (bounded; a FIFO or device is not read: cudaenv.host.read_regular)."""
-    from cudaenv.host import read_regular
+    from cudaenv.host.files import read_regular
     from cudaenv.toolkit.switch import parse_version_file
 
     data = read_regular(path, 4096)  # a FIFO named .cuda-version must not hang the shell hook

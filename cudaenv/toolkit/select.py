@@ -87,10 +87,6 @@ def unique_toolkits(toolkits: Sequence[Toolkit], system: str = "linux") -> List[
     return out
 
 
-def is_version_spec(spec: str) -> bool:
-    return is_version(spec)
-
-
 def names_version(spec: str, version: Optional[str]) -> bool:
     """True when the version spec ``spec`` names ``version``: part by part, so ``12`` names 12.4.131, ``12.1``
     names 12.1.105 and never 12.10."""
@@ -115,7 +111,7 @@ def match_toolkits(toolkits: Sequence[Toolkit], spec: str, system: str = "linux"
             if real is not None:
                 hits = [t for t in toolkits if resolve(t.path) == real]
         return hits
-    if not is_version_spec(spec):
+    if not is_version(spec):
         raise SelectError("%r is not a CUDA version (give 12, 12.1, 12.1.105, a toolkit path or `system`)" % spec,
                           toolkits, kind="not-a-spec")
     return [t for t in toolkits if names_version(spec, t.version)]

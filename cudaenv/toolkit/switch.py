@@ -26,7 +26,7 @@ import posixpath
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
 from cudaenv.model.snapshot import Toolkit
-from cudaenv.toolkit.select import SelectError, looks_like_path, norm_path, select_toolkit, unique_toolkits  # noqa: F401  (looks_like_path re-exported)
+from cudaenv.toolkit.select import LINK, SelectError, norm_path, select_toolkit, unique_toolkits
 from cudaenv.core.version import is_version, version_key
 from cudaenv.core.text import printable
 
@@ -42,15 +42,12 @@ AUTO = "CUDAENV_AUTO"
 AUTO_PREV = "CUDAENV_AUTO_PREV"
 HOME_VARS = ("CUDA_HOME", "CUDA_PATH")
 LIB_VAR = "LD_LIBRARY_PATH"
-LINK = "/usr/local/cuda"
 VERSION_FILE = ".cuda-version"
 
 # Toolkits found in these places share their folder with other software: never cut them out of PATH.
 SHARED_METHODS = ("conda", "pip", "distro")
 SHARED_POSIX = ("/", "/usr", "/usr/local", "/opt", "/usr/lib", "/bin", "/sbin", "/snap")
 
-
-SwitchError = SelectError  # no toolkit, or more than one, matches what the user asked for (cudaenv.toolkit.select)
 
 
 class EnvChange(Record):
@@ -118,15 +115,6 @@ def _get(env: Mapping[str, str], name: str, paths: _Paths) -> Optional[str]:
 
 
 # ------------------------------------------------------------------------------------------ matching
-def find_toolkit(toolkits: Sequence[Toolkit], spec: str, system: str = "linux") -> Toolkit:
-    """The toolkit ``spec`` names: ``12`` (newest 12.x), ``12.1`` (newest 12.1.x), ``12.1.105``, a path, ``system``.
-
-    The grammar and the newest-match policy are :mod:`cudaenv.toolkit.select`'s. Raises :class:`SwitchError`
-    (with the installed toolkits) when none or several match.
-    """
-    return select_toolkit(toolkits, spec, system)
-
-
 def _unique(toolkits: Iterable[Toolkit], paths: _Paths) -> List[Toolkit]:
     return unique_toolkits(list(toolkits), "windows" if paths.windows else "linux")
 
@@ -246,7 +234,7 @@ def plan_switch(
     """The change that makes ``toolkit`` the shell's toolkit (see the module docstring)."""
     paths = _Paths(system)
     if paths.pathsep in toolkit.path:
-        raise SwitchError("%s contains %r, which PATH cannot hold; move or link the toolkit elsewhere" % (printable(toolkit.path), paths.pathsep))
+        raise SelectError("%s contains %r, which PATH cannot hold; move or link the toolkit elsewhere" % (printable(toolkit.path), paths.pathsep))
     stripper = _Stripper(list(toolkits) + [toolkit], env, paths, link)
     desired: List[Tuple[str, Optional[str]]] = []
     if _get(env, ACTIVE, paths) is None:
@@ -275,8 +263,8 @@ def plan_use(
     system: str = "linux",
     link: Optional[str] = LINK,
 ) -> EnvChange:
-    """``cudaenv use SPEC``: find the toolkit, then :func:`plan_switch`. Raises :class:`SwitchError`."""
-    return plan_switch(find_toolkit(toolkits, spec, system), toolkits, env, system, link)
+    """``cudaenv use SPEC``: find the toolkit, then :func:`plan_switch`. Raises :class:`SelectError`."""
+    return plan_switch(select_toolkit(toolkits, spec, system), toolkits, env, system, link)
 
 
 def plan_off(toolkits: Sequence[Toolkit], env: Mapping[str, str], system: str = "linux", link: Optional[str] = LINK) -> EnvChange:
@@ -324,7 +312,7 @@ def plan_auto(
     paths = _Paths(system)
     if found is not None:
         file, spec = found
-        toolkit = find_toolkit(toolkits, spec, system)
+        toolkit = select_toolkit(toolkits, spec, system)
         change = plan_switch(toolkit, toolkits, env, system, link, keep_auto=True)
         extra: List[Tuple[str, Optional[str]]] = [(AUTO, file)]
         if _get(env, AUTO, paths) is None:

@@ -15,7 +15,6 @@ The work itself happens in child scripts (``cudaenv/_child/verify_device.py`` on
 Every name of the four is importable from ``cudaenv.verify``.
 """
 
-from cudaenv._child import source as child_source  # the one child-script loader
 from cudaenv.verify.child import (
     DEFAULT_DEVICE_TIMEOUT,
     DEFAULT_DIST_TIMEOUT,
@@ -56,7 +55,7 @@ from cudaenv.verify.run import Request, machine_problem, probe_info, run_verify,
 __all__ = [
     "Check", "ChildReport", "DEFAULT_DEVICE_TIMEOUT", "DEFAULT_DIST_TIMEOUT", "DeviceResult", "DevicesReport",
     "DistributedReport", "MACHINE_SECTIONS", "MARKER", "NCCL_DEBUG_LINES", "NO_GPU_SYMPTOMS", "Problem", "RankResult",
-    "Request", "VerifyError", "VerifyReport", "child_env", "child_source", "classify", "device_result",
+    "Request", "VerifyError", "VerifyReport", "child_env", "classify", "device_result",
     "distributed_result", "from_id", "import_hang", "machine_problem", "map_physical", "nccl_debug_lines",
     "parse_device_output", "parse_devices_arg", "parse_rank_events", "plan_device_argv", "plan_distributed_argv",
     "probe_info", "problem_from_report", "run_verify", "verify_devices", "verify_distributed",

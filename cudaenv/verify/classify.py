@@ -6,7 +6,8 @@ the runs themselves are :mod:`cudaenv.verify.run`.
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.model.record import replace
-from cudaenv.host import CommandResult, fmt_seconds
+from cudaenv.core.text import seconds_text
+from cudaenv.host.process import CommandResult
 from cudaenv.verify.child import _tail, nccl_debug_lines, parse_rank_events
 from cudaenv.verify.records import ChildReport, DeviceResult, DistributedReport, Problem, RankResult, VerifyError
 
@@ -101,7 +102,7 @@ def device_result(logical: Optional[int], report: ChildReport, result: Optional[
         error = classify(message, (first.get("traceback") or "") + "\n" + (stderr or ""), first.get("stage"))
         error = replace(error, message=shown, stage=first.get("stage"))
     elif result is not None and result.error == "timeout":
-        message = "no progress for %s s in stage %s" % (fmt_seconds(result.timeout), "import" if not report.info else "device")
+        message = "no progress for %s in stage %s" % (seconds_text(result.timeout), "import" if not report.info else "device")
         error = classify(message, stage="timeout")
     elif report.done is None:
         code = result.returncode if result is not None else None
@@ -164,7 +165,7 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
 
 def import_hang(python: str, seconds: Optional[float]) -> Problem:
     """The interpreter gave no answer while importing torch: named as that, never as a GPU hang."""
-    shown = fmt_seconds(seconds) if seconds is not None else "?"
+    shown = seconds_text(seconds, unit="") if seconds is not None else "?"
     message = "importing torch in %s hung: no answer within %s s" % (python, shown)
     return Problem("torch-import-hang", message, from_id("torch-import-hang", message, "import", {"python": python, "seconds": shown}))
 
@@ -211,7 +212,7 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
     rank_errors = [r.error for r in ranks if r.error is not None and r.error.stage != "start"]
     primary = [e for e in rank_errors if not e.message.startswith(secondary) and "was stopped by torchrun" not in e.message]
     if result.error == "timeout":
-        overall = from_id("dist-timeout", "the ranks did not finish within %s s; all were stopped" % fmt_seconds(timeout), "timeout")
+        overall = from_id("dist-timeout", "the ranks did not finish within %s; all were stopped" % seconds_text(timeout), "timeout")
     elif result.error is not None:
         overall = VerifyError(None, result.describe(), "launch")
     elif not result.ok and not rank_errors:

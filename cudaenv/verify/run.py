@@ -6,9 +6,11 @@ import os
 import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from cudaenv._child import source as child_source  # the one child-script loader
+from cudaenv import _child  # the one child-script loader: _child.source
 from cudaenv.model.record import Record
-from cudaenv.host import CommandResult, Host, read_regular, scratch_dir
+from cudaenv.host import Host
+from cudaenv.host.files import read_regular, scratch_dir
+from cudaenv.host.process import CommandResult
 from cudaenv.verify.child import (
     DEFAULT_DEVICE_TIMEOUT,
     DEFAULT_DIST_TIMEOUT,
@@ -77,7 +79,7 @@ def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None,
                    timeout: float = DEFAULT_DEVICE_TIMEOUT, size: int = 256, bench: int = 2048,
                    hardware: Optional[Tuple[Sequence[Any], Sequence[Any]]] = None) -> DevicesReport:
     """Run verify_device.py once per device (each in its own process, with its own timeout)."""
-    source = child_source("verify_device.py")
+    source = _child.source("verify_device.py")
     env = child_env(host.env)
 
     def run_one(logical: Optional[int]) -> Tuple[ChildReport, CommandResult]:
@@ -121,7 +123,7 @@ def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None,
 def probe_info(host: Host, python: str, timeout: float = 60.0) -> Tuple[ChildReport, CommandResult]:
     """verify_device.py --info: torch version, CUDA build, device count, arch list (imports torch in the child)."""
     timeout = _child_timeout(host, timeout)
-    argv = plan_device_argv(python, child_source("verify_device.py"), info=True, deadline=max(0.8 * timeout, timeout - 2))
+    argv = plan_device_argv(python, _child.source("verify_device.py"), info=True, deadline=max(0.8 * timeout, timeout - 2))
     res = host.run(argv, timeout=timeout, env=child_env(host.env))
     return parse_device_output(res.stdout), res
 
@@ -135,7 +137,7 @@ def verify_distributed(host: Host, python: str, nproc: int, backend: str, timeou
     gpus, mapping = hardware if hardware is not None else ((), ())
     if hardware is None and backend == "nccl":
         gpus, mapping = _hardware(host)
-    with scratch_dir("cudaenv-verify-", {"verify_dist.py": child_source("verify_dist.py")}) as tmp:
+    with scratch_dir("cudaenv-verify-", {"verify_dist.py": _child.source("verify_dist.py")}) as tmp:
         script = os.path.join(tmp, "verify_dist.py")
         results_dir = os.path.join(tmp, "results")
         os.makedirs(results_dir)
@@ -237,10 +239,11 @@ def _distributed(host, python: str, args, hardware):
 
 def _toolkit(host, args, hardware):
     from cudaenv.core.errors import UserError
-    from cudaenv.verify.toolkit_check import arch_from_capability, check_toolkit
+    from cudaenv.core.version import sm_name
+    from cudaenv.verify.toolkit_check import check_toolkit
 
     for cap in args.arch:
-        if arch_from_capability(cap) is None:
+        if sm_name(cap) is None:
             raise UserError("--arch %s is not a compute capability" % cap, hint="for example --arch 6.1 or --arch sm_90")
     gpus, _ = hardware if hardware is not None else _hardware(host)
     caps: List[str] = list(args.arch) or [g.compute_capability for g in gpus if getattr(g, "compute_capability", None)]

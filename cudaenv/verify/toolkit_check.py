@@ -12,9 +12,11 @@ import os
 import time
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from cudaenv._child import source as child_source
+from cudaenv import _child  # the one child-script loader: _child.source
 from cudaenv.model.record import Record
-from cudaenv.host import Host, fmt_seconds, scratch_dir
+from cudaenv.core.text import seconds_text
+from cudaenv.host import Host
+from cudaenv.host.files import scratch_dir
 from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
 from cudaenv.core.version import sm_name
 
@@ -53,18 +55,10 @@ class ToolkitReport(Record):
 
 
 # ----------------------------------------------------------------------------- pure parts
-parse_nvcc_release = parse_nvcc_version  # ``... release 13.0, V13.0.88`` -> ``13.0.88``: the one parser is cudaenv.parse.nvcc
-
-
-def arch_from_capability(value: str) -> Optional[str]:
-    """``6.1`` / ``61`` / ``sm_61`` / ``compute_61`` -> ``sm_61``; None when it is not a capability (cudaenv.core.version)."""
-    return sm_name(value)
-
-
 def target_archs(capabilities: Sequence[str]) -> Tuple[str, ...]:
     out: List[str] = []
     for cap in capabilities:
-        arch = arch_from_capability(cap)
+        arch = sm_name(cap)
         if arch and arch not in out:
             out.append(arch)
     return tuple(out)
@@ -126,7 +120,7 @@ def find_nvcc(host: Host) -> Optional[str]:
 def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: bool = False, nvcc: Optional[str] = None,
                   compile_timeout: float = COMPILE_TIMEOUT, run_timeout: float = RUN_TIMEOUT) -> ToolkitReport:
     """Compile (and with a GPU, run) the test program; ``capabilities`` like ("6.1",) pick the targets."""
-    from cudaenv.verify import classify, from_id
+    from cudaenv.verify.classify import classify, from_id
 
     stages: List[Stage] = []
     nvcc = nvcc or find_nvcc(host)
@@ -138,7 +132,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
     real = host.real(nvcc)
     exe = str(real) if real is not None else nvcc
     res = host.run([exe, "--version"], timeout=max(host.timeout, 15.0))
-    version = parse_nvcc_release(res.stdout)
+    version = parse_nvcc_version(res.stdout)
     stages.append(Stage("nvcc", res.ok and version is not None, res.seconds, "%s: release %s" % (nvcc, version) if version else res.describe()))
     if not res.ok:
         err = classify(res.output or res.describe(), stage="nvcc")
@@ -151,7 +145,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
         if unsupported:
             detail += "; not %s" % ", ".join(unsupported)
         stages.append(Stage("targets", not unsupported, listing.seconds, detail))
-    with scratch_dir("cudaenv-nvcc-", {"cudaenv_check.cu": child_source("check.cu")}) as tmp:
+    with scratch_dir("cudaenv-nvcc-", {"cudaenv_check.cu": _child.source("check.cu")}) as tmp:
         src = os.path.join(tmp, "cudaenv_check.cu")
         out = os.path.join(tmp, "cudaenv_check.exe" if host.system == "windows" else "cudaenv_check")
         argv = plan_compile(exe, src, out, archs)
@@ -180,7 +174,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
     ok = run.ok and bool(devices) and not failed
     error = None
     if run.error == "timeout":
-        error = classify("no progress for %s s in stage run" % fmt_seconds(run.timeout), stage="run")
+        error = classify("no progress for %s in stage run" % seconds_text(run.timeout), stage="run")
     elif failed:
         first = failed[0]
         message = first.get("error") or ("%s wrong results" % first.get("wrong")) if first.get("error") or first.get("wrong") else "device %s failed" % first.get("device")

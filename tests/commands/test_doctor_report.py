@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 
 from builders import recorded
 from cudaenv.cli import main
-from cudaenv.diagnose import Finding, diagnose, exit_code
+from cudaenv.diagnose import diagnose, exit_code
+from cudaenv.model.reports import Finding
 from cudaenv.render.markdown import render_markdown
-from cudaenv.render.report import fix_lines, render_report, shell_words
+from cudaenv.render.report import render_report
+from cudaenv.render.text import shell_words, wrap_command
 from cudaenv.render.spinner import Spinner
 from machine import A10G, ARCH_CU118, ARCH_CU121, ARCH_CU128, RTX2080TI_X4, a10g_535, healthy
 
@@ -154,14 +156,14 @@ def test_exit_code_rules():
 
 
 def test_fix_lines_keep_commands_whole_and_within_80_columns():
-    lines = fix_lines("python -m pip install torch==2.13.0+cu126 --index-url https://download.pytorch.org/whl/cu126"
+    lines = wrap_command("python -m pip install torch==2.13.0+cu126 --index-url https://download.pytorch.org/whl/cu126"
                       "    # the CUDA 12.6 build", "    ")
     assert lines[0] == "    # the CUDA 12.6 build"
     assert lines[1].endswith(" \\") and all(len(x) <= 80 for x in lines)
     joined = " ".join(x.strip().rstrip("\\").strip() for x in lines[1:])
     assert joined == "python -m pip install torch==2.13.0+cu126 --index-url https://download.pytorch.org/whl/cu126"
-    assert fix_lines("kill 12    # python", "  ") == ["  kill 12  # python"]
-    assert fix_lines("# prose only", "  ") == ["  # prose only"]
+    assert wrap_command("kill 12    # python", "  ") == ["  kill 12  # python"]
+    assert wrap_command("# prose only", "  ") == ["  # prose only"]
 
 
 def test_render_functions_are_pure_and_fit(monkeypatch):
@@ -228,15 +230,15 @@ def _pasted(lines):
 def test_fix_lines_never_break_a_quoted_word_or_a_comment():
     path = "/opt/site software/%s/cuda-12.1" % ("x" * 40)
     item = "export CUDA_HOME=%s    # match the nvcc on PATH" % shlex.quote(path)
-    lines = fix_lines(item, "    ")
+    lines = wrap_command(item, "    ")
     assert lines[0] == "    # match the nvcc on PATH"
     assert _pasted(lines) == ["export", "CUDA_HOME=" + path]
     item = "sudo dnf install akmod-nvidia kernel-devel-6.18.44-fc-v1045 kernel-headers-6.18.44-fc-v1045  # from RPM Fusion"
-    lines = fix_lines(item, "    ")
+    lines = wrap_command(item, "    ")
     assert lines[0] == "    # from RPM Fusion" and all(len(x) <= 80 for x in lines)
     assert _pasted(lines) == shlex.split(item, comments=True)
     item = '/very/long/path/to/a/virtual/environment/bin/python -c "import torch; torch.cuda.init()"'
-    lines = fix_lines(item, "    ")
+    lines = wrap_command(item, "    ")
     assert lines[-1].strip() == '"import torch; torch.cuda.init()"' and _pasted(lines) == shlex.split(item)
 
 
@@ -248,7 +250,7 @@ def test_fix_lines_paste_back_to_the_same_words(words, comment):
     item = " ".join(shlex.quote(w) for w in words)
     if comment.strip():
         item += "    # " + comment
-    lines = fix_lines(item, "    ")
+    lines = wrap_command(item, "    ")
     assert _pasted(lines) == words
     for line in lines:
         if len(line) > 80:

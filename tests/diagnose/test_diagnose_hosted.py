@@ -4,7 +4,8 @@ checked without importing torch, and a report that counts what it shows. Each te
 from cudaenv.diagnose import diagnose
 from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import render_report
-from cudaenv.model.snapshot import Driver, GpuProcess, Jetson, Platform, Torch, replace
+from cudaenv.model.record import replace
+from cudaenv.model.snapshot import Driver, GpuProcess, Jetson, Platform, Torch
 from builders import recorded
 from machine import ARCH_CU128, GTX1080TI as GTX1080TI_GPUS, PY, cuda_torch, gpu, healthy
 

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
-from cudaenv.diagnose import Finding, diagnose, exit_code
+from cudaenv.diagnose import diagnose, exit_code
+from cudaenv.model.reports import Finding
 from cudaenv.facts.torch import gpu_runs
 from cudaenv.model.snapshot import VisibleProblem
+from cudaenv.model.record import replace
 from cudaenv.model.snapshot import (
     ActiveToolkit,
     CudaSymlink,
@@ -25,7 +27,6 @@ from cudaenv.model.snapshot import (
     TorchDevice,
     Toolkit,
     VisibleDevices,
-    replace,
 )
 
 from machine import A100, PY, all_visible, cuda_torch, gpu, healthy  # noqa: F401 (shared with other modules)

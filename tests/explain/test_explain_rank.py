@@ -255,7 +255,7 @@ def test_torch_without_cuda_on_an_amd_gpu_is_told_the_rocm_build():
 
 
 def test_verify_wraps_advice_between_shell_words_like_explain():
-    from cudaenv.commands.verify import render_error
+    from cudaenv.render.verify import render_error
     from cudaenv.verify import classify
 
     error = classify("RuntimeError: CUDA error: no kernel image is available for execution on the device")

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from cudaenv.facts import drivers
 from cudaenv.core.resources import load_table
+from cudaenv.core.version import version_key
 
 TABLE = load_table("cuda_drivers")
 MINIMUM = [r for r in TABLE["rows"] if r["table"] == "minimum"]
@@ -27,7 +28,7 @@ def test_windows_13x_minimum_is_marked_unconfirmed():
 
 @pytest.mark.parametrize("system", ["linux", "windows"])
 def test_minimums_never_decrease_with_cuda_version(system):
-    ordered = sorted(MINIMUM, key=lambda r: drivers.version_tuple(r["cuda_from"]))
+    ordered = sorted(MINIMUM, key=lambda r: version_key(r["cuda_from"]))
     values = [r[system] for r in ordered]
     for older, newer in zip(values, values[1:]):
         assert drivers.compare_versions(older, newer) <= 0, (older, newer)
@@ -35,7 +36,7 @@ def test_minimums_never_decrease_with_cuda_version(system):
 
 @pytest.mark.parametrize("system", ["linux", "windows"])
 def test_bundled_drivers_never_decrease_with_toolkit_version(system):
-    ordered = sorted(BUNDLED, key=lambda r: drivers.version_tuple(r["toolkit"]))
+    ordered = sorted(BUNDLED, key=lambda r: version_key(r["toolkit"]))
     values = [r[system] for r in ordered if r[system]]
     for older, newer in zip(values, values[1:]):
         assert drivers.compare_versions(older, newer) <= 0, (older, newer)
@@ -43,7 +44,7 @@ def test_bundled_drivers_never_decrease_with_toolkit_version(system):
 
 @pytest.mark.parametrize("system", ["linux", "windows"])
 def test_the_newest_driver_runs_every_cuda_row(system):
-    newest = max((r["linux"] for r in BUNDLED), key=drivers.version_tuple)
+    newest = max((r["linux"] for r in BUNDLED), key=version_key)
     for row in MINIMUM:
         assert drivers.compare_versions(newest, row[system]) >= 0
     for mm in drivers.known_cuda_versions():
@@ -53,7 +54,7 @@ def test_the_newest_driver_runs_every_cuda_row(system):
 
 def test_a_400_series_driver_runs_no_cuda_11_or_newer():
     for mm in drivers.known_cuda_versions():
-        if drivers.version_tuple(mm)[0] >= 11:
+        if version_key(mm)[0] >= 11:
             assert drivers.compare_versions("440.100", drivers.min_driver_for_cuda(mm, "linux")) < 0, mm
             assert drivers.compare_versions("449.99", drivers.min_driver_for_cuda(mm, "windows")) < 0, mm
     assert drivers.compare_versions(drivers.max_cuda_for_driver("440.100", "linux"), "10.2") == 0

@@ -7,6 +7,7 @@ import pytest
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.core.resources import load_table
+from cudaenv.core.version import compare_versions, version_key
 
 TABLES = ["torch_variants", "torch_arch", "torch_companions", "torch_python"]
 PLATFORMS = ["linux-x86_64", "linux-aarch64", "windows-x86_64", "macos-arm64", "macos-x86_64"]
@@ -44,7 +45,7 @@ def test_variant_rows_well_formed_and_complete():
             assert VARIANT.match(v), v
         assert row["variants"] == sorted(row["variants"], key=tf.variant_sort_key) or row["platform"].startswith("macos")
         for release in row["releases"]:
-            assert drv.version_tuple(release)[:2] == drv.version_tuple(row["torch"])
+            assert version_key(release)[:2] == version_key(row["torch"])
             key = (release, row["platform"])
             assert key not in seen, "duplicate row for %s" % (key,)
             seen[key] = row
@@ -55,8 +56,8 @@ def test_variant_rows_well_formed_and_complete():
 
 
 def test_newest_driver_runs_every_variant_and_an_old_one_none():
-    newest = max((r["linux"] for r in drv._table(None)["rows"] if r.get("table") == "bundled" and r.get("linux")), key=drv.version_tuple)
-    newest_win = max((r["windows"] for r in drv._table(None)["rows"] if r.get("table") == "bundled" and r.get("windows")), key=drv.version_tuple)
+    newest = max((r["linux"] for r in drv._table(None)["rows"] if r.get("table") == "bundled" and r.get("linux")), key=version_key)
+    newest_win = max((r["windows"] for r in drv._table(None)["rows"] if r.get("table") == "bundled" and r.get("windows")), key=version_key)
     cudas = set()
     for row in load_table("torch_variants")["rows"]:
         cudas.update(tf.variant_cuda(v) for v in row["variants"] if tf.variant_cuda(v))
@@ -64,10 +65,10 @@ def test_newest_driver_runs_every_variant_and_an_old_one_none():
     for cuda in cudas:
         need = drv.min_driver_for_cuda(cuda, "linux")
         assert need, cuda
-        assert drv.compare_versions(newest, need) >= 0, (cuda, need, newest)
-        assert drv.compare_versions("418.39", need) < 0, cuda  # an old driver runs none of them
-        assert drv.compare_versions("580.95.05", drv.min_driver_for_cuda(cuda, "windows")) >= 0
-    assert drv.compare_versions(newest_win, drv.min_driver_for_cuda("12.6", "windows")) >= 0
+        assert compare_versions(newest, need) >= 0, (cuda, need, newest)
+        assert compare_versions("418.39", need) < 0, cuda  # an old driver runs none of them
+        assert compare_versions("580.95.05", drv.min_driver_for_cuda(cuda, "windows")) >= 0
+    assert compare_versions(newest_win, drv.min_driver_for_cuda("12.6", "windows")) >= 0
 
 
 def test_arch_rows_well_formed_and_cover_every_cuda_variant():
@@ -75,7 +76,7 @@ def test_arch_rows_well_formed_and_cover_every_cuda_variant():
     for row in rows:
         assert row["platform"] in PLATFORMS
         assert tf.variant_cuda(row["variant"]), row
-        assert drv.compare_versions(row["from"], row["to"]) <= 0
+        assert compare_versions(row["from"], row["to"]) <= 0
         assert row["archs"] and all(CC.match(a) for a in row["archs"]), row
         assert len(set(row["archs"])) == len(row["archs"])
         assert row["ptx"] is None or (CC.match(row["ptx"]) and row["ptx"] in row["archs"]), row
@@ -83,7 +84,7 @@ def test_arch_rows_well_formed_and_cover_every_cuda_variant():
     for i, a in enumerate(rows):
         for b in rows[i + 1:]:
             if a["platform"] == b["platform"] and a["variant"] == b["variant"]:
-                assert drv.compare_versions(a["to"], b["from"]) < 0 or drv.compare_versions(b["to"], a["from"]) < 0, (a, b)
+                assert compare_versions(a["to"], b["from"]) < 0 or compare_versions(b["to"], a["from"]) < 0, (a, b)
     # every published CUDA variant of x86_64 Linux and Windows has an arch list
     for release in tf.known_torch_versions():
         for system in ("linux", "windows"):

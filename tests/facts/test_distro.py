@@ -88,10 +88,10 @@ def test_id_like_is_read_as_ids_only():
 
 @pytest.mark.parametrize("distro_id, like, base", CASES)
 def test_the_doctor_and_cudaenv_fix_give_the_same_driver_steps(distro_id, like, base):
-    """The doctor's finding fixes (diagnose._common) and `cudaenv fix` (recommend.fix_plan) read the platform's
+    """The doctor's finding fixes (diagnose._common) and `cudaenv fix` (fix.plan) read the platform's
     ID_LIKE alike."""
     from cudaenv.diagnose import _common
-    from cudaenv.recommend.fix_plan import driver_steps
+    from cudaenv.fix.plan import driver_steps
     from cudaenv.model.snapshot import Platform, Snapshot
 
     platform = Platform(system="linux", distro_id=distro_id, distro_like=like)

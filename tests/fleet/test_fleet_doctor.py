@@ -198,7 +198,8 @@ cudaenv_healthy 0
 
 def test_prometheus_label_values_escaped():
     assert label_value('a\\b"c\nd') == 'a\\\\b\\"c\\nd'
-    from cudaenv.model.snapshot import Gpu, replace
+    from cudaenv.model.snapshot import Gpu
+    from cudaenv.model.record import replace
 
     s = replace(healthy(), gpus=(Gpu(0, name='G"P\\U\n\x1b[31m\u202e'),))
     text = render_prometheus(DoctorReport(s, hostname='h"\n', generated_at="bad"))

@@ -15,7 +15,7 @@ from cudaenv.fleet.records import FleetSummary
 from cudaenv.fleet.summary import Summarizer, decode_report, natural_key, summarize
 from cudaenv.fleet.files import report_paths
 from cudaenv.model.reports import Finding, ToolkitList
-from cudaenv.model.snapshot import replace
+from cudaenv.model.record import replace
 
 def run(cli, *args):
     return cli("fleet", "summarize", *args, env={"PATH": "/nonexistent", "COLUMNS": "80"})

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import TOOLS
-from cudaenv.host import CommandResult, Host, host_from_environment
+from cudaenv.host import Host, host_from_environment
+from cudaenv.host.process import CommandResult
 from cudaenv.core.errors import UserError
 
 
@@ -160,7 +161,7 @@ _TARGETS = st.lists(st.sampled_from(_NAMES + (".", "..", "nope", "f")), min_size
 _NODE = st.one_of(st.just(("dir",)), st.just(("file",)), st.tuples(st.just("rel"), _TARGETS), st.tuples(st.just("abs"), _TARGETS))
 
 
-@pytest.mark.skipif(not __import__("cudaenv.host", fromlist=["_KERNEL_RESOLVE"])._KERNEL_RESOLVE, reason="Linux only")
+@pytest.mark.skipif(not __import__("cudaenv.host.resolve", fromlist=["KERNEL_RESOLVE"]).KERNEL_RESOLVE, reason="Linux only")
 def test_the_kernels_reading_of_links_is_the_walks(tmp_path):
     """Under the real root `resolve` asks the kernel (open O_PATH + /proc/self/fd); for any tree of folders, files and
     relative, absolute, dangling and looping links, and any path through it ("." and ".." and a trailing "/"
@@ -169,7 +170,7 @@ def test_the_kernels_reading_of_links_is_the_walks(tmp_path):
     import itertools
     import os
 
-    from cudaenv.host import _kernel_may_resolve
+    from cudaenv.host.resolve import kernel_may_resolve as _kernel_may_resolve
 
     counter = itertools.count()
     host = Host("/")

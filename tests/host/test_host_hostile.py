@@ -16,17 +16,9 @@ from pathlib import Path
 import pytest
 
 from builders import interruptible, tools
-from cudaenv.host import (
-    CommandResult,
-    Deadline,
-    Host,
-    MAX_CAPTURE,
-    fmt_seconds,
-    open_regular,
-    read_regular,
-    read_regular_why,
-    subprocess_runner,
-)
+from cudaenv.host import Host
+from cudaenv.host.files import open_regular, read_regular, read_regular_why
+from cudaenv.host.process import CommandResult, Deadline, MAX_CAPTURE, subprocess_runner
 
 CUDAENV = str(Path(sys.executable).parent / "cudaenv")
 SYSTEM_BIN = tools("head", "tr", "setsid")  # the only real programs these tests run (with sh, sleep, cat)
@@ -238,7 +230,6 @@ def test_a_segfault_is_recorded_with_its_signal(tmp_path):
 def test_describe_keeps_old_results_working():
     r = CommandResult(("nvidia-smi",), None, error="timeout", timeout=2.01819)
     assert r.describe() == "nvidia-smi timed out after 2 s"
-    assert fmt_seconds(0.5) == "0.5" and fmt_seconds(12.7) == "13" and fmt_seconds(2.0) == "2"
 
 
 # ----------------------------------------------------------------------------- 5. interrupts

@@ -1,5 +1,6 @@
-"""The host package: files (bounded reads), process (the runner) and the Host record, every public name still
-importable from ``cudaenv.host``, and the runner kept off the paths that run no program (`use`, `list`)."""
+"""The host package: one noun a module (files, resolve, process, children, state, tree and the Host record in the
+package), each name imported from the module that defines it, and the runner kept off the paths that run no
+program (`use`, `list`)."""
 
 import subprocess
 import sys
@@ -8,22 +9,20 @@ from pathlib import Path
 import cudaenv.host as host_module
 from cudaenv.host import children, files, process
 
-PUBLIC = {
-    files: ("MAX_READ", "NotRegularFile", "open_regular", "read_regular", "read_regular_why", "scratch_dir"),
-    process: ("CommandResult", "Deadline", "EXCERPT", "EXIT_GRACE", "MAX_CAPTURE", "excerpt", "fmt_seconds",
-              "signal_name", "subprocess_runner"),
+PARTS = {
+    files: ("NotRegularFile", "read_regular_why", "scratch_dir"),
+    process: ("CommandResult", "Deadline", "EXIT_GRACE", "MAX_CAPTURE", "signal_name", "subprocess_runner"),
     children: ("kill_process_group", "live_children", "reap_orphans"),
 }
 
 
-def test_every_name_of_the_parts_is_the_same_object_from_cudaenv_host():
-    for module, names in PUBLIC.items():
+def test_the_package_re_exports_none_of_its_parts_names():
+    """No second import place: ``from cudaenv.host import CommandResult`` fails; the name has one home."""
+    assert not hasattr(host_module, "__all__")
+    for module, names in PARTS.items():
         for name in names:
-            assert getattr(host_module, name) is getattr(module, name), name
-    assert set(host_module.__all__) >= {n for names in PUBLIC.values() for n in names} | {"Host", "host_from_environment"}
-    from cudaenv.host import CommandResult, Deadline, read_regular  # the form the code uses
-
-    assert CommandResult is process.CommandResult and Deadline is process.Deadline and read_regular is files.read_regular
+            assert hasattr(module, name), name
+            assert not hasattr(host_module, name), "cudaenv.host re-exports %s" % name
 
 
 def test_an_unknown_name_is_an_attribute_error():

@@ -19,8 +19,10 @@ from hypothesis import given, settings, strategies as st
 
 from builders import TOOLS, assert_linear
 from cudaenv.index import cache, client
+from cudaenv.core.config import TORCH_INDEX
 from cudaenv.index import torch as ti
 from cudaenv.parse import index_pages as pages
+from cudaenv.host.process import Deadline
 
 
 def _wheel(version, local, py="cp311", plat="manylinux_2_28_x86_64"):
@@ -130,7 +132,7 @@ def _maxrss_mib():
 def test_a_gzip_bomb_is_abandoned_with_a_note_and_bounded_memory(hostile):
     before = _maxrss_mib()
     with pytest.raises(client.FetchError, match="inflates to more than 1 MiB; abandoned"):
-        client.fetch_page(hostile.base("bomb") + "/torch/", client.Deadline(10), limit=MIB)
+        client.fetch_page(hostile.base("bomb") + "/torch/", Deadline(10), limit=MIB)
     result = ti.refresh(hostile.base("bomb"), timeout=10, extra_variants=["cu126"])
     assert result.data is None
     assert any("inflates to more than 64 MiB; abandoned" in n for n in result.notes), result.notes
@@ -138,7 +140,7 @@ def test_a_gzip_bomb_is_abandoned_with_a_note_and_bounded_memory(hostile):
 
 
 def test_gzip_pages_with_several_members_are_read(hostile):
-    text, _ = client.fetch_page(hostile.base("gzip") + "/torch/", client.Deadline(5))
+    text, _ = client.fetch_page(hostile.base("gzip") + "/torch/", Deadline(5))
     assert "torch-2.15.0+cu126" in text and "second member" in text
     result = ti.refresh(hostile.base("gzip"), timeout=5)
     assert result.data is not None and "2.15.0" in result.data.variants["cu126"]
@@ -179,7 +181,7 @@ def test_a_mirror_trickling_a_byte_a_second_honours_timeout_2(cli, hostile, tmp_
 
 # ------------------------------------------------------------------ the cache
 def _cache_cases(tmp_path):
-    good = {"schema": 1, "index_base": ti.DEFAULT_BASE, "fetched_at": time.time(), "variants": {}}
+    good = {"schema": 1, "index_base": TORCH_INDEX, "fetched_at": time.time(), "variants": {}}
     cases = {
         "invalid-utf8": b'{"schema": 1, "index_base": "\xff\xfe", "variants": {}}',
         "deep": ("[" * 100000 + "]" * 100000).encode(),
@@ -215,7 +217,7 @@ ALL_CASES = ["invalid-utf8", "deep", "deep-object", "fetched_at-1e300", "fetched
 @pytest.mark.parametrize("name", ALL_CASES)
 def test_a_bad_cache_is_ignored_with_one_note(tmp_path, name):
     path = _write_case(tmp_path / "c", name, _cache_cases(tmp_path).get(name))
-    data, note = cache.load_cache(str(path), ti.DEFAULT_BASE, "2026-08-21")
+    data, note = cache.load_cache(str(path), TORCH_INDEX, "2026-08-21")
     assert data is None and "ignored" in note, note
     assert "\n" not in note
 
@@ -224,7 +226,7 @@ def test_a_bad_cache_is_ignored_with_one_note(tmp_path, name):
 def test_recommend_and_refresh_ignore_a_bad_cache_with_one_note(cli, fake_root, tmp_path, name):
     folder = tmp_path / "c"
     _write_case(folder, name, _cache_cases(tmp_path).get(name))
-    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(folder), "CUDAENV_TORCH_INDEX": ti.DEFAULT_BASE}
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(folder), "CUDAENV_TORCH_INDEX": TORCH_INDEX}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "8.6",
               "--torch", "2.7.1", env=env)
     assert res.code == 0, res
@@ -299,7 +301,7 @@ def test_an_offline_fix_checks_the_index_before_running_pip(cli, fake_root, fake
 
 
 def test_fix_passes_pip_bounded_retries():
-    from cudaenv.recommend.apply import install_argv
+    from cudaenv.fix.apply import install_argv
     from cudaenv.recommend.records import Recommendation
 
     rec = Recommendation("cu126", "https://download.pytorch.org/whl/cu126", "2.14.1", packages=("torch==2.14.1+cu126",))

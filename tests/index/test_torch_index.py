@@ -14,6 +14,7 @@ from cudaenv.index import torch as ti
 from cudaenv.parse import index_pages as pages
 from cudaenv.recommend import recommend
 from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch
+from cudaenv.host.process import Deadline
 
 from builders import TOOLS, recorded
 
@@ -393,8 +394,8 @@ def trickle_server():
 def test_a_trickling_page_is_cut_off_by_the_overall_deadline(trickle_server):
     # each byte comes well inside the 1 s read timeout, so only the deadline per page can stop it
     with pytest.raises(client.FetchError, match="took longer than 1.5 s in all"):
-        client.fetch_page(trickle_server.base + "/cu997/torch/", client.Deadline(1.5))
-    text, ctype = client.fetch_page(trickle_server.base + "/cu126/torch/", client.Deadline(1.5))  # a fresh run
+        client.fetch_page(trickle_server.base + "/cu997/torch/", Deadline(1.5))
+    text, ctype = client.fetch_page(trickle_server.base + "/cu126/torch/", Deadline(1.5))  # a fresh run
     assert pages.parse_index_page(text, ctype).files == (_wheel("2.13.0", "cu126"),)
 
 
@@ -424,7 +425,7 @@ def test_timeout_settings_are_checked(cli, tmp_path):
     assert res.code == 2 and "--timeout must be more than 0 seconds" in res.err
     res = cli("torch", "refresh", env=dict(env, CUDAENV_INDEX_TIMEOUT="soon"))
     assert res.code == 2 and "CUDAENV_INDEX_TIMEOUT=soon is not a number of seconds" in res.err
-    from cudaenv.recommend.apply import install_timeout
+    from cudaenv.fix.apply import install_timeout
     from cudaenv.core.errors import UserError
 
     assert install_timeout({}) == 1800.0 and install_timeout({"CUDAENV_INSTALL_TIMEOUT": "60"}) == 60.0

@@ -2,8 +2,9 @@
 
 import json
 
+from cudaenv.model.schema import SCHEMA_VERSION
 from cudaenv.model.snapshot import (
-    SCHEMA_VERSION, CudaSymlink, DeviceMapping, Driver, Gpu, Note, Platform, Snapshot, Toolkit, Torch, TorchDevice,
+    CudaSymlink, DeviceMapping, Driver, Gpu, Note, Platform, Snapshot, Toolkit, Torch, TorchDevice,
     VisibleDevices,
 )
 
@@ -33,7 +34,7 @@ def test_records_are_frozen_hashable_and_replaceable():
     import pytest
 
     from cudaenv.model.record import FrozenInstanceError, asdict, fields
-    from cudaenv.model.snapshot import replace
+    from cudaenv.model.record import replace
 
     gpu = Gpu(index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0")
     with pytest.raises(FrozenInstanceError):
@@ -115,7 +116,7 @@ def test_lazy_patterns_compile_on_first_use_and_behave_like_re():
 def test_version_key_is_the_one_reading_of_versions():
     from hypothesis import given, strategies as st
 
-    from cudaenv.model.snapshot import version_key
+    from cudaenv.core.version import version_key
 
     assert version_key("12.1.105") == (12, 1, 105)
     assert version_key("12.10") > version_key("12.9")

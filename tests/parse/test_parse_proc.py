@@ -105,3 +105,15 @@ def test_any_text_or_bytes_never_raises(text):
 def test_adversarial_runs_take_linear_work(unit):
     assert_linear(all_parsers, unit)
     assert_linear(all_parsers, unit.replace(" ", "\n"))
+
+
+def test_passwd_accounts_name_uid_and_home_in_file_order():
+    """The one /etc/passwd reader (issue 25: the driver probe and uninstall's SUDO_USER lookup each had one).
+    Lines in the format of passwd(5); the second 'dup' line is a constructed duplicate name."""
+    text = ("root:x:0:0:root:/root:/bin/bash\n# comment\nalice:x:1000:1000:Alice:/home/alice:/bin/zsh\n"
+            "broken:x:notanumber:0::/nowhere:/bin/sh\nshort:x:7\ndup:x:1001:1001::/home/dup:/bin/sh\ndup:x:1002:1002::/srv/dup:/bin/sh\n")
+    accounts = proc.parse_passwd(text)
+    assert [(a.name, a.uid, a.home) for a in accounts] == [
+        ("root", "0", "/root"), ("alice", "1000", "/home/alice"), ("short", "7", ""), ("dup", "1001", "/home/dup"),
+        ("dup", "1002", "/srv/dup")]
+    assert proc.parse_passwd(None) == () and proc.parse_passwd(b"\xff:x:5:5::/h:/s\n")[0].uid == "5"

@@ -9,7 +9,10 @@ from hypothesis import strategies as st
 from builders import assert_linear, recorded
 from cudaenv.parse.collect_env import parse_collect_env
 from cudaenv.parse.device_query import parse_device_query
-from cudaenv.pasted import PASTE_FINDINGS, paste_findings, read_facts, snapshot_of
+from cudaenv.facts.findings import ids_where
+from cudaenv.pasted import paste_findings, read_facts, snapshot_of
+
+PASTE_FINDINGS = ids_where("pasteable")
 from cudaenv.pasted.context import context_of, mentioned_devices, wanted
 from cudaenv.render.pasted_context import machine_context_lines
 
@@ -232,7 +235,8 @@ def test_wanted_kinds_by_error():
 def _snapshot(visible=None):
     from cudaenv.parse.nvidia_smi import parse_apps_csv, parse_query_csv
     from cudaenv.parse.visible_devices import parse_visible_devices
-    from cudaenv.model.snapshot import Platform, Snapshot, replace
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import Platform, Snapshot
 
     gpus = parse_query_csv(recorded("smi-query-2080ti-x4.txt")).gpus
     procs = parse_apps_csv(recorded("smi-apps-2080ti.txt"))

@@ -1,5 +1,6 @@
 """Assembling the snapshot: every probe once, the slow ones side by side, failures as notes."""
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cudaenv.probes.collect import _call, _Failed, collect_snapshot
+from cudaenv.probes.collect import _call, _Failed, _toolkits, collect_snapshot
 from cudaenv.host import Host
 from cudaenv.probes.env import parse_env, probe_env
 from cudaenv.model.snapshot import Snapshot
@@ -18,18 +19,17 @@ from machine import make_probe_torch as make_fake_torch
 def test_a_probe_that_raises_becomes_a_note():
     notes = []
     with pytest.raises(_Failed):
-        _call(notes, "json", "json", "loads", "{not json")
+        _call(notes, "json", json.loads, "{not json")
     assert len(notes) == 1 and notes[0].probe == "collect"
     assert notes[0].message.startswith("probe json failed: JSONDecodeError: ")
 
 
-def test_a_missing_probe_module_is_a_broken_install_and_fails_loudly():
+def test_a_missing_probe_module_is_a_broken_install_and_fails_loudly(monkeypatch, tmp_path):
     # cudaenv's own probe modules are not optional: no "not available" note hides a broken install
     notes = []
-    with pytest.raises(ModuleNotFoundError, match="cudaenv.probes.no_such_probe"):
-        _call(notes, "gone", "cudaenv.probes.no_such_probe", "probe")
-    with pytest.raises(AttributeError):
-        _call(notes, "gone", "cudaenv.probes.platform", "no_such_function")
+    monkeypatch.setitem(sys.modules, "cudaenv.probes.cudnn", None)  # as if the file were missing from the install
+    with pytest.raises(ImportError, match="cudaenv.probes.cudnn"):
+        _toolkits(Host(root=str(tmp_path), env={}), notes, ())
     assert notes == []
 
 

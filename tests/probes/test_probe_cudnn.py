@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import recorded
-from cudaenv.probes.cudnn import decode_cudnn_version, parse_cudnn_header, probe_cudnn
+from cudaenv.core.version import cudnn_from_int
+from cudaenv.probes.cudnn import parse_cudnn_header, probe_cudnn
 from cudaenv.model.snapshot import Toolkit
 
 WIN_CUDNN_REL = "C/Program Files/NVIDIA/CUDNN"
@@ -40,7 +41,7 @@ def test_both_encodings_of_a_bare_number():
     assert parse_cudnn_header("#define CUDNN_VERSION 91002\n") == "9.10.2"
     assert parse_cudnn_header("#define CUDNN_VERSION (8907)\n") == "8.9.7"
     assert parse_cudnn_header("#define CUDNN_VERSION 7605\n") == "7.6.5"
-    assert decode_cudnn_version(12) is None
+    assert cudnn_from_int(12) is None
 
 
 def test_partial_and_unrelated_headers():
@@ -61,7 +62,7 @@ def test_parser_never_raises(text):
 @settings(max_examples=100)
 @given(st.integers(min_value=-10, max_value=10**12))
 def test_decode_never_raises(number):
-    decode_cudnn_version(number)
+    cudnn_from_int(number)
     parse_cudnn_header("#define CUDNN_VERSION %d\n" % number)
 
 

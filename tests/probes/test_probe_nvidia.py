@@ -585,7 +585,7 @@ def test_the_doctor_reports_a_crashing_nvidia_smi_as_an_error(cli, fake_root, fa
 
 
 def test_crash_signal_is_hosts_signal_field():
-    from cudaenv.host import CommandResult
+    from cudaenv.host.process import CommandResult
 
     assert nv.crash_signal(CommandResult(("nvidia-smi",), -11, signal="SIGSEGV")) == "SIGSEGV"
     assert nv.crash_signal(CommandResult(("nvidia-smi",), 9)) is None  # nvidia-smi's own "driver not loaded" code

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from builders import TOOLS, recorded
 from cudaenv.parse import proc
+from cudaenv.parse.ldconf import parse_ld_so_conf
 from cudaenv.probes import platform as pf
 
 
@@ -88,7 +89,7 @@ def test_pci_class_and_secure_boot():
 
 
 def test_ld_so_conf():
-    dirs, includes = pf.parse_ld_so_conf("# c\ninclude /etc/ld.so.conf.d/*.conf\n/usr/local/cuda/lib64/\nrelative\n")
+    dirs, includes = parse_ld_so_conf("# c\ninclude /etc/ld.so.conf.d/*.conf\n/usr/local/cuda/lib64/\nrelative\n")
     assert dirs == ["/usr/local/cuda/lib64"] and includes == ["/etc/ld.so.conf.d/*.conf"]
 
 
@@ -101,7 +102,7 @@ def test_parsers_never_raise(text, other, flag1, flag2):
     proc.parse_cgroup_container(text)
     proc.parse_pci_class(text, other)
     proc.parse_secure_boot(text.encode("utf-8", "replace"))
-    pf.parse_ld_so_conf(text)
+    parse_ld_so_conf(text)
 
 
 # ---------------------------------------------------------------------------------------------- scenarios

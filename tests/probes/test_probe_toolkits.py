@@ -10,21 +10,19 @@ from hypothesis import strategies as st
 
 from builders import recorded
 from cudaenv.host import Host
-from cudaenv.probes.toolkits import (
-    ToolkitState,
-    dpkg_owners,
-    env_site_packages,
-    follow_nvcc,
+from cudaenv.core.version import version_key
+from cudaenv.parse.nvcc import parse_nvcc_version
+from cudaenv.parse.toolkit_files import (
     parse_bundled_driver,
     parse_cuda_h,
     parse_dist_metadata_version,
-    parse_nvcc_version,
     parse_version_json,
     parse_version_txt,
     parse_wrapper_target,
-    probe_toolkits,
-    version_key,
 )
+from cudaenv.probes.site_packages import env_site_packages
+from cudaenv.probes.toolkits import ToolkitState, dpkg_owners, probe_toolkits
+from cudaenv.probes.toolkits.folder import follow_nvcc
 
 
 def fake_nvcc_script(version):
@@ -660,8 +658,7 @@ def test_a_folders_dist_info_is_read_once_for_its_version_and_its_method(fake_ro
 
 
 def test_the_nvcc_parser_is_loaded_only_when_nvcc_must_say_its_version(fake_root):
-    """A toolkit whose files name its version needs no nvcc parser (`cudaenv use` imports one module fewer); the name
-    stays importable from here."""
+    """A toolkit whose files name its version needs no nvcc parser (`cudaenv use` imports one module fewer)."""
     import subprocess
     import sys
 
@@ -669,7 +666,7 @@ def test_the_nvcc_parser_is_loaded_only_when_nvcc_must_say_its_version(fake_root
     probe_code = ("import sys\nfrom cudaenv.host import Host\nfrom cudaenv.probes.toolkits import probe_toolkits\n"
                   "state = probe_toolkits(Host(root=%r, env={'PATH': '/usr/bin'}), [])\n"
                   "print(state.toolkits[0].version, 'cudaenv.parse.nvcc' in sys.modules)\n"
-                  "from cudaenv.probes.toolkits import parse_nvcc_version\n"
+                  "from cudaenv.parse.nvcc import parse_nvcc_version\n"
                   "print(parse_nvcc_version('Cuda compilation tools, release 12.4, V12.4.131'))\n" % str(fake_root.path))
     run = subprocess.run([sys.executable, "-c", probe_code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr

@@ -21,10 +21,10 @@ from cudaenv.probes.python import Interpreter
 from cudaenv.probes.torch import (
     dynamic_timeout,
     format_cudnn_version,
-    parse_child_output,
     probe_torch_dynamic,
     probe_torch_static,
 )
+from cudaenv.probes.torch_child import parse_child_output
 from machine import PROBE_CUDA_BROKEN as FAKE_CUDA_BROKEN
 from machine import PROBE_CUDA_NO_DRIVER as FAKE_CUDA_NO_DRIVER
 from machine import make_probe_torch as make_fake_torch

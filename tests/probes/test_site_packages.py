@@ -17,7 +17,8 @@ from builders import TOOLS, FakeBin, docstring_ids
 import cudaenv
 from cudaenv.host import Host
 from cudaenv.probes.site_packages import env_site_packages, probe_site_packages, site_packages_from
-from cudaenv.probes.torch import MARKER, torch_from_static
+from cudaenv.probes.torch import torch_from_static
+from cudaenv.probes.torch_child import MARKER
 
 PACKAGE = Path(cudaenv.__file__).parent
 

@@ -11,7 +11,7 @@ from cudaenv.facts import driver_install, drivers, torch_policy
 from cudaenv.index.torch import IndexData
 from cudaenv.recommend import recommend
 from cudaenv.recommend.decide import decide
-from cudaenv.recommend.fix_plan import driver_steps
+from cudaenv.fix.plan import driver_steps
 from cudaenv.recommend.records import Request
 from cudaenv.core.resources import load_table
 from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch, ToolStatus

@@ -145,7 +145,7 @@ def _hostile_snapshot():
 
 
 def test_doctor_text_and_markdown_never_pass_a_control_character_or_markup():
-    from cudaenv.diagnose import Finding
+    from cudaenv.model.reports import Finding
     from cudaenv.render.markdown import render_markdown
     from cudaenv.render.report import render_report
 

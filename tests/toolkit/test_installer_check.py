@@ -69,12 +69,13 @@ def test_makeself_agrees_with_our_verdicts(tmp_path):
 def recording_host(env_path, timeout=5.0):
     """A Host running commands through the test's (refusing) runner, PATH = env_path, that keeps each CommandResult."""
     import cudaenv.host as host_module
+    from cudaenv.host import process
     from cudaenv.host import Host
 
     runs = []
 
     def runner(argv, timeout, env, cwd=None):
-        res = (host_module.default_runner or host_module.subprocess_runner)(argv, timeout, env, cwd)
+        res = (host_module.default_runner or process.subprocess_runner)(argv, timeout, env, cwd)
         runs.append(res)
         return res
 

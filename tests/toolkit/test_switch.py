@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from cudaenv.toolkit import switch
 from cudaenv.model.snapshot import Toolkit
-from cudaenv.toolkit.switch import SwitchError, find_toolkit, plan_auto, plan_off, plan_use
+from cudaenv.toolkit.select import SelectError, looks_like_path, select_toolkit
+from cudaenv.toolkit.switch import plan_auto, plan_off, plan_use
 
 
 def tk(version, path, **kw):
@@ -24,28 +25,28 @@ BASE_PATH = "/home/u/.local/bin:/usr/bin:/bin"
 
 
 def test_major_picks_newest_minor_numerically():
-    assert find_toolkit(ALL, "12") is T1210  # 12.10 is newer than 12.4
-    assert find_toolkit(ALL, "12.4") is T124
-    assert find_toolkit(ALL, "12.1.105") is T121
-    assert find_toolkit(ALL, "11") is T118
+    assert select_toolkit(ALL, "12") is T1210  # 12.10 is newer than 12.4
+    assert select_toolkit(ALL, "12.4") is T124
+    assert select_toolkit(ALL, "12.1.105") is T121
+    assert select_toolkit(ALL, "11") is T118
 
 
 def test_newest_patch_of_a_minor():
     a = tk("12.1.66", "/opt/a")
     b = tk("12.1.105", "/opt/b")
-    assert find_toolkit([a, b], "12.1") is b
+    assert select_toolkit([a, b], "12.1") is b
 
 
 def test_system_is_the_link_target_and_paths_match_normalised():
-    assert find_toolkit(ALL, "system") is T124
-    assert find_toolkit(ALL, "/usr/local/cuda-12.1/") is T121
-    with pytest.raises(SwitchError):
-        find_toolkit([T118], "system")
+    assert select_toolkit(ALL, "system") is T124
+    assert select_toolkit(ALL, "/usr/local/cuda-12.1/") is T121
+    with pytest.raises(SelectError):
+        select_toolkit([T118], "system")
 
 
 def test_unknown_and_ambiguous_errors_list_the_installed_toolkits():
-    with pytest.raises(SwitchError) as exc:
-        find_toolkit(ALL, "12.3")
+    with pytest.raises(SelectError) as exc:
+        select_toolkit(ALL, "12.3")
     assert exc.value.toolkits == tuple(ALL)
     from cudaenv.render.switch import render_installed
 
@@ -53,14 +54,14 @@ def test_unknown_and_ambiguous_errors_list_the_installed_toolkits():
     for t in ALL:
         assert t.path in listing and t.version in listing
     twin = tk("12.4.131", "/sw/cuda/12.4")
-    with pytest.raises(SwitchError) as exc:
-        find_toolkit(ALL + [twin], "12.4")
+    with pytest.raises(SelectError) as exc:
+        select_toolkit(ALL + [twin], "12.4")
     assert "ambiguous" in exc.value.message
     assert {t.path for t in exc.value.candidates} == {T124.path, twin.path}
-    with pytest.raises(SwitchError):
-        find_toolkit(ALL, "latest; rm -rf /")
-    with pytest.raises(SwitchError):
-        find_toolkit([], "12")
+    with pytest.raises(SelectError):
+        select_toolkit(ALL, "latest; rm -rf /")
+    with pytest.raises(SelectError):
+        select_toolkit([], "12")
 
 
 def test_use_sets_homes_puts_bin_and_lib_first_and_saves_previous_homes():
@@ -159,7 +160,7 @@ def test_windows_paths_case_insensitive_and_no_ld_library_path():
 
 def test_a_toolkit_path_with_the_path_separator_is_refused():
     bad = tk("12.1.105", "/opt/cuda:12.1")
-    with pytest.raises(SwitchError) as exc:
+    with pytest.raises(SelectError) as exc:
         plan_use([bad], "12.1", {"PATH": "/bin"})
     assert "PATH cannot hold" in exc.value.message
 
@@ -214,7 +215,7 @@ def test_property_idempotent_exact_and_reversible(path, ld, spec, home):
         env["CUDA_HOME"] = home
     once = plan_use(ALL, spec, env).apply(env)
     assert plan_use(ALL, spec, once).apply(once) == once
-    chosen = find_toolkit(ALL, spec)
+    chosen = select_toolkit(ALL, spec)
     entries = once["PATH"].split(":")
     assert entries[0] == chosen.path + "/bin"
     assert all(not e.startswith(("/usr/local/cuda", "/opt/cuda-")) for e in entries[1:])
@@ -239,16 +240,16 @@ def test_property_version_file_parser_takes_any_text(text):
 
 @settings(max_examples=300)
 @given(spec=st.one_of(st.text(max_size=30), st.from_regex(r"\A\d{1,2}(\.\d{1,3}){0,2}\Z")))
-def test_property_find_toolkit_returns_a_toolkit_or_raises_switch_error(spec):
+def test_property_select_toolkit_returns_a_toolkit_or_raises_select_error(spec):
     for system in ("linux", "windows"):
         try:
-            found = find_toolkit(ALL, spec, system)
-        except SwitchError as exc:
+            found = select_toolkit(ALL, spec, system)
+        except SelectError as exc:
             assert exc.message and exc.toolkits  # the error always lists what is installed
         else:
             assert found in ALL
         assert isinstance(switch.version_key(spec), tuple)
-        assert switch.looks_like_path(spec) in (True, False)
+        assert looks_like_path(spec) in (True, False)
 
 
 def test_a_version_spec_names_versions_part_by_part():

@@ -106,21 +106,21 @@ def test_without_root_a_toolkit_nvcc_still_answers(fake_root, tmp_path):
     machine's /usr/local, /opt, PATH and dpkg database, and a real /usr/local/cuda-12.4 could be the toolkit found):
     only the one toolkit folder of the test is considered and built, with the dpkg database and runfile table off.
     The same folder under --root is never run (test_the_note_says_only_running_nvcc_could_tell)."""
-    from cudaenv.probes.toolkits.candidates import _Candidate
+    from cudaenv.probes.toolkits.candidate import ToolkitCandidate
     from cudaenv.probes.toolkits import _Finder
 
     base, marker = _trap_toolkit(fake_root, tmp_path)
     host = Host(root="/", env={"PATH": BIN}, system="linux")
     assert not host.rooted
     finder = _Finder(host, [], install_methods=False)
-    finder.consider(_Candidate(str(base), "CUDAENV_TOOLKITS", strict=True))
+    finder.consider(ToolkitCandidate(str(base), "CUDAENV_TOOLKITS", strict=True))
     (found,) = finder.found
     tk = finder.build(found)
     assert tk.path == os.path.realpath(str(base)) and marker.exists() and (tk.version, tk.version_source) == ("12.4", "nvcc")
     rooted = Host(root=str(fake_root.path), env={"PATH": BIN}, system="linux")
     marker.unlink()
     finder = _Finder(rooted, [], install_methods=False)
-    finder.consider(_Candidate("/usr/local/cuda-12.4", "CUDAENV_TOOLKITS", strict=True))
+    finder.consider(ToolkitCandidate("/usr/local/cuda-12.4", "CUDAENV_TOOLKITS", strict=True))
     assert finder.build(finder.found[0]).version is None and not marker.exists()  # the same build under --root: not run
 
 

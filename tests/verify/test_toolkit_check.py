@@ -10,11 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import TOOLS, recorded
+from cudaenv.core.version import sm_name
+from cudaenv.parse.nvcc import parse_nvcc_version
 from cudaenv.verify.toolkit_check import (
-    arch_from_capability,
     check_toolkit,
     parse_gpu_code_list,
-    parse_nvcc_release,
     parse_run_output,
     plan_compile,
     target_archs,
@@ -25,14 +25,14 @@ real_machine = pytest.mark.skipif(not os.path.isfile(REAL_NVCC), reason="no real
 
 
 def test_parsers():
-    assert parse_nvcc_release(recorded("nvcc-13.0.88-this-machine.txt")) == "13.0.88"
-    assert parse_nvcc_release("Cuda compilation tools, release 9.0") == "9.0"
-    assert parse_nvcc_release("garbage") is None
+    assert parse_nvcc_version(recorded("nvcc-13.0.88-this-machine.txt")) == "13.0.88"
+    assert parse_nvcc_version("Cuda compilation tools, release 9.0") == "9.0"
+    assert parse_nvcc_version("garbage") is None
     listed = parse_gpu_code_list(recorded("verify-nvcc-13.0-list-gpu-code.txt"))
     assert listed[0] == "sm_75" and listed[-1] == "sm_121" and "sm_61" not in listed and "sm_90" in listed
-    assert arch_from_capability("6.1") == "sm_61" and arch_from_capability("sm_90a") == "sm_90a"
-    assert arch_from_capability("12.0") == "sm_120" and arch_from_capability("compute_75") == "sm_75"
-    assert arch_from_capability("86") == "sm_86" and arch_from_capability("x") is None and arch_from_capability("6") is None
+    assert sm_name("6.1") == "sm_61" and sm_name("sm_90a") == "sm_90a"
+    assert sm_name("12.0") == "sm_120" and sm_name("compute_75") == "sm_75"
+    assert sm_name("86") == "sm_86" and sm_name("x") is None and sm_name("6") is None
     assert target_archs(["7.5", "7.5", "9.0"]) == ("sm_75", "sm_90")
 
 
@@ -178,9 +178,9 @@ def test_real_nvcc_gencode_for_two_archs(fake_root):
 @settings(max_examples=200)
 @given(st.text(max_size=1500))
 def test_toolkit_parsers_any_text_no_exception(text):
-    parse_nvcc_release(text)
+    parse_nvcc_version(text)
     parse_gpu_code_list(text)
     parse_run_output(text)
     parse_run_output("CUDAENV_TOOLKIT " + text)
-    arch_from_capability(text)
+    sm_name(text)
     target_archs([text, text[:3]])

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import RECORDED, TOOLS, recorded
-from cudaenv.host import CommandResult
+from cudaenv.host.process import CommandResult
 from cudaenv.model.snapshot import DeviceMapping, Gpu
 from cudaenv.verify import (
     MARKER,
@@ -473,11 +473,11 @@ PY37 = "/root/.pyenv/versions/3.7.16/bin/python"
 @pytest.mark.allow_run(PY37)  # this machine's Python 3.7, on purpose
 def test_children_run_on_python_37(cli, tmp_path):
     """The child scripts must run in an old interpreter too: compiled by 3.7, and a 3.7 without torch says so."""
-    from cudaenv.verify import child_source
+    from cudaenv._child import source
 
     for name in ("verify_device.py", "verify_dist.py"):
         res = subprocess.run([PY37, "-c", "import sys; compile(sys.stdin.read(), %r, 'exec')" % name],
-                             input=child_source(name), capture_output=True, text=True, timeout=60)
+                             input=source(name), capture_output=True, text=True, timeout=60)
         assert res.returncode == 0, (name, res.stderr)
     for extra in ((), ("--cpu",)):
         r = vcli(cli, tmp_path, "verify", "--json", "--python", PY37, *extra)

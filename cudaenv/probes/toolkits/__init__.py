@@ -2,16 +2,10 @@
 
 Discovery proposes candidate folders from many places, then keeps those that look like a toolkit
 (``bin/nvcc``, ``version.json``, ``version.txt`` or ``include/cuda.h``), merging candidates that resolve
-to the same folder (every place that found it stays in ``Toolkit.sources``):
-
-* ``/usr/local/cuda-*`` and ``/opt/cuda``, ``/opt/cuda-*`` (``/Developer/NVIDIA/CUDA-*`` on macOS),
-  ``C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v*`` on Windows;
-* distro packages: ``/usr/bin/nvcc`` with ``/usr/lib/cuda`` (the toolkit is ``/usr``);
-* the toolkits ``cudaenv install`` put in the data dir (``CUDAENV_DATA_DIR``; install method ``cudaenv``);
-* ``CUDAENV_TOOLKITS`` (each entry a toolkit root or a folder of toolkit roots, like ``/sw/cuda``);
-* the active conda env (``CONDA_PREFIX``) and pip ``nvidia`` wheels in the given site-packages;
-* ``CUDA_HOME``, ``CUDA_PATH``, ``CUDA_PATH_V12_1``-style variables, ``CUDA_ROOT``;
-* every ``nvcc`` on PATH (shell wrappers and links followed), ``/usr/local/cuda``, ``/etc/alternatives/cuda``.
+to the same folder (every place that found it stays in ``Toolkit.sources``). The places, in discovery's order, with
+the label each gives and the systems it is looked at on, are the rows of ``data/toolkit_places.txt`` (what
+`cudaenv list` prints when it finds nothing; tests/probes/test_toolkit_places.py holds them to
+:mod:`cudaenv.probes.toolkits.candidates`).
 
 The version comes from ``version.json``, ``version.txt``, the package metadata (pip/conda), ``cuda.h``,
 and only then from running ``nvcc --version``, so the common case runs no program at all.
@@ -30,39 +24,22 @@ import posixpath
 
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
-from cudaenv.parse.toolkit_files import (  # noqa: F401  (re-exported: the parsers' old import place)
-    cuda_h_raw,
-    parse_bundled_driver,
-    parse_conda_meta_name,
-    parse_cuda_h,
-    parse_dist_info_name,
-    parse_dist_metadata_version,
-    parse_version_json,
-    parse_version_txt,
-    parse_wrapper_target,
-    version_json_raw,
-)
 from cudaenv.probes.package_db import is_rpm_system
-from cudaenv.probes.toolkits.candidates import LINK_NAMES, _Candidate, _candidates, _home_value  # noqa: F401
-from cudaenv.probes.toolkits.folder import (  # noqa: F401  (CUDA_H_LIMIT, NVCC_SCAN_LIMIT, WRAPPER_LIMIT: re-exported)
-    CUDA_H_LIMIT,
-    NVCC_SCAN_LIMIT,
+from cudaenv.probes.paths import clean_env_path, dirname, is_absolute
+from cudaenv.probes.toolkits.candidate import ToolkitCandidate
+from cudaenv.probes.toolkits.candidates import LINK_NAMES, candidate_folders, home_value
+from cudaenv.probes.toolkits.folder import (
     PROBE,
-    WRAPPER_LIMIT,
-    _clean_env_path,
-    _dirname,
-    _is_absolute,
-    _lib_dir,
-    _nvcc_in,
-    _root_of_nvcc,
     follow_nvcc,
     has_toolkit_markers,
+    lib_dir,
+    nvcc_in,
     nvcc_file_version,
+    root_of_nvcc,
     runfile_uninstaller,
     toolkit_version_from_files,
     wheel_dists,
 )
-from cudaenv.probes.site_packages import env_site_packages  # noqa: F401  (re-exported: its old import place)
 from cudaenv.probes.toolkits.store import is_cudaenv_install
 from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 from cudaenv.core.version import version_key
@@ -70,14 +47,6 @@ from cudaenv.core.version import version_key
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 
-def __getattr__(name: str):
-    """``parse_nvcc_version``, re-exported from :mod:`cudaenv.parse.nvcc` only when asked for: nvcc is run (and its
-    parser loaded) only for a toolkit whose files name no version, never on the `cudaenv use` path's imports."""
-    if name == "parse_nvcc_version":
-        from cudaenv.parse.nvcc import parse_nvcc_version
-
-        return parse_nvcc_version
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
@@ -100,7 +69,7 @@ class _Found:
 
     __slots__ = ("path", "key", "sources", "candidate")
 
-    def __init__(self, path: str, key: str, sources: Optional[List[str]] = None, candidate: Optional[_Candidate] = None):
+    def __init__(self, path: str, key: str, sources: Optional[List[str]] = None, candidate: Optional[ToolkitCandidate] = None):
         self.path, self.key, self.candidate = path, key, candidate
         self.sources = [] if sources is None else sources
 
@@ -114,7 +83,7 @@ def probe_toolkits(host, notes: list, site_packages: Sequence[str] = (), install
     """
     finder = _Finder(host, notes, install_methods)
     nvccs = finder.nvccs = finder.nvccs_on_path()
-    for candidate in _candidates(host, notes, site_packages, nvccs):
+    for candidate in candidate_folders(host, notes, site_packages, nvccs):
         finder.consider(candidate)
     symlink = find_cuda_symlink(host)
     toolkits = [finder.build(found) for found in finder.found]
@@ -157,7 +126,7 @@ class _Finder:
             return "/usr"  # Debian's nvidia-cuda-toolkit: one toolkit behind /usr/bin/nvcc (a wrapper) and /usr/lib/cuda
         return resolved
 
-    def consider(self, cand: _Candidate) -> None:
+    def consider(self, cand: ToolkitCandidate) -> None:
         host = self.host
         key = self.key(cand.path)
         if key is None:
@@ -191,7 +160,7 @@ class _Finder:
     def build(self, found: _Found) -> Toolkit:
         host, path, cand = self.host, found.path, found.candidate
         version, version_source, bundled = self._version(path, cand)
-        nvcc = "/usr/bin/nvcc" if path == "/usr" else _nvcc_in(host, path)
+        nvcc = "/usr/bin/nvcc" if path == "/usr" else nvcc_in(host, path)
         if version is None and nvcc is not None:
             version = self._nvcc_file_version(nvcc)
             version_source = "nvcc-file" if version else None
@@ -210,12 +179,12 @@ class _Finder:
             install_method=self._install_method(path, cand),
             version_source=version_source,
             nvcc=nvcc,
-            lib_dir=_lib_dir(host, path),
+            lib_dir=lib_dir(host, path),
             bundled_driver=bundled,
             sources=tuple(found.sources),
         )
 
-    def _version(self, path: str, cand: Optional[_Candidate]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    def _version(self, path: str, cand: Optional[ToolkitCandidate]) -> Tuple[Optional[str], Optional[str], Optional[str]]:
         return toolkit_version_from_files(self.host, path, self.notes, cand, dists=self.wheel_dists)
 
     def wheel_dists(self, path: str) -> Dict[str, str]:
@@ -237,7 +206,7 @@ class _Finder:
             self.notes.append(Note(PROBE, "could not tell the version of %s: %s" % (nvcc, why)))
         return version
 
-    def _install_method(self, path: str, cand: Optional[_Candidate]) -> str:
+    def _install_method(self, path: str, cand: Optional[ToolkitCandidate]) -> str:
         host = self.host
         if cand is not None and cand.method in ("pip", "conda"):
             return cand.method
@@ -250,7 +219,7 @@ class _Finder:
         if host.system == "windows":
             if (cand is not None and cand.method == "windows-installer") or "nvidia gpu computing toolkit" in path.lower():
                 return "windows-installer"
-            return "conda" if host.is_dir(host.join(_dirname(host, path), "conda-meta")) else "unknown"
+            return "conda" if host.is_dir(host.join(dirname(host, path), "conda-meta")) else "unknown"
         if self.install_methods and self.dpkg_owners(path):
             return "deb"
         if host.is_dir(host.join(path, "conda-meta")):
@@ -284,18 +253,18 @@ class _Finder:
         listed = tuple(n for n, _ in nvccs)
         if nvccs:
             real = nvccs[0][1]
-            root = _root_of_nvcc(self.host, real)
+            root = root_of_nvcc(self.host, real)
             tk = self._toolkit_at(toolkits, root) if root else None
             return ActiveToolkit(tk.path if tk else root, real, tk.version if tk else None, "PATH", listed)
         for name in ("CUDA_HOME", "CUDA_PATH"):
-            value = _home_value(self.host, _clean_env_path(self.host.env.get(name)))
+            value = home_value(self.host, clean_env_path(self.host.env.get(name)))
             tk = self._toolkit_at(toolkits, value) if value else None
             if tk is not None:
                 return ActiveToolkit(tk.path, tk.nvcc, tk.version, name, listed)
         return None
 
     def _toolkit_at(self, toolkits: List[Toolkit], path: Optional[str]) -> Optional[Toolkit]:
-        if not path or not _is_absolute(self.host, path):
+        if not path or not is_absolute(self.host, path):
             return None
         key = self.key(path)
         found = self._by_key.get(key) if key is not None else None
@@ -307,7 +276,7 @@ class _Finder:
         host = self.host
         me = self.key_of(tk)
         if self._path_keys is None:
-            self._path_keys = {self.key(entry) for entry in host.env_path() if _is_absolute(host, entry)} - {None}
+            self._path_keys = {self.key(entry) for entry in host.env_path() if is_absolute(host, entry)} - {None}
         on_path = self.key(host.join(tk.path, "bin")) in self._path_keys
         if not on_path and tk.nvcc:  # reached through a wrapper or link elsewhere on PATH
             nvcc_key = self.key(tk.nvcc)
@@ -320,7 +289,7 @@ class _Finder:
                 if key and (key == prefix or key.startswith(prefix.rstrip("/") + "/")):
                     in_ld = True
                     break
-        homes = (_home_value(host, _clean_env_path(host.env.get(name))) for name in ("CUDA_HOME", "CUDA_PATH"))
+        homes = (home_value(host, clean_env_path(host.env.get(name))) for name in ("CUDA_HOME", "CUDA_PATH"))
         cuda_home = any(self._toolkit_at([tk], value) is not None for value in homes)
         link = symlink is not None and symlink.resolved is not None and self.key(symlink.resolved) == me
         return replace(

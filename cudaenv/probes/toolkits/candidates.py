@@ -8,16 +8,9 @@ from __future__ import annotations
 
 from cudaenv.core.lazy import LazyModule, LazyPattern
 from cudaenv.parse.toolkit_files import parse_conda_meta_name, parse_dist_info_name, parse_dist_metadata_version
-from cudaenv.probes.toolkits.folder import (
-    PROBE,
-    _basename,
-    _clean_env_path,
-    _dirname,
-    _is_absolute,
-    _nvcc_in,
-    _root_of_nvcc,
-    has_toolkit_markers,
-)
+from cudaenv.probes.paths import basename, clean_env_path, dirname, is_absolute
+from cudaenv.probes.toolkits.candidate import ToolkitCandidate
+from cudaenv.probes.toolkits.folder import PROBE, has_toolkit_markers, nvcc_in, root_of_nvcc
 from cudaenv.model.snapshot import Note
 from cudaenv.core.version import version_key
 
@@ -35,41 +28,21 @@ _CUDA_PATH_V = LazyPattern(r"(?i)^CUDA_PATH_V\d+_\d+$")
 _PIP_CU = LazyPattern(r"^cu(\d+)$")
 
 
-class _Candidate:
-    """A folder some place proposes as a toolkit."""
-
-    __slots__ = ("path", "source", "method", "version", "version_source", "strict", "force", "label")
-
-    def __init__(
-        self,
-        path: str,  # as the inspected system names it
-        source: str,
-        method: Optional[str] = None,  # an install method the place itself tells (conda, pip, windows-installer)
-        version: Optional[str] = None,  # from package metadata (pip dist-info, conda-meta)
-        version_source: Optional[str] = None,
-        strict: bool = False,  # note it when the folder holds no toolkit (named like one, or given by the user)
-        force: bool = False,  # keep it even without toolkit markers (a pip runtime wheel)
-        label: Optional[str] = None,  # how to name it in a note ("CUDA_HOME=/x")
-    ):
-        self.path, self.source, self.method, self.version = path, source, method, version
-        self.version_source, self.strict, self.force, self.label = version_source, strict, force, label
-
-
-def _candidates(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]]) -> List[_Candidate]:
-    out: List[_Candidate] = []
+def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]]) -> List[ToolkitCandidate]:
+    out: List[ToolkitCandidate] = []
     if host.system == "windows":
-        base = _clean_env_path(host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES")) or "C:\\Program Files"
+        base = clean_env_path(host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES")) or "C:\\Program Files"
         root = ntpath.join(base, "NVIDIA GPU Computing Toolkit", "CUDA")
         for name in host.listdir(root):
-            out.append(_Candidate(ntpath.join(root, name), "Program Files", "windows-installer", strict=bool(_WIN_NAME.match(name))))
+            out.append(ToolkitCandidate(ntpath.join(root, name), "Program Files", "windows-installer", strict=bool(_WIN_NAME.match(name))))
     else:
         out += _named_dirs(host, "/usr/local", "cuda-", "/usr/local/cuda-*")
-        out.append(_Candidate("/opt/cuda", "/opt/cuda"))
+        out.append(ToolkitCandidate("/opt/cuda", "/opt/cuda"))
         out += _named_dirs(host, "/opt", "cuda-", "/opt/cuda")
         if host.system == "darwin":
             out += _named_dirs(host, "/Developer/NVIDIA", "CUDA-", "/Developer/NVIDIA/CUDA-*")
         if host.is_file("/usr/bin/nvcc") or host.is_dir("/usr/lib/cuda"):
-            out.append(_Candidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
+            out.append(ToolkitCandidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
     out += _cudaenv_toolkits(host, notes)
     out += _installed(host)
     out += _conda(host)
@@ -80,13 +53,22 @@ def _candidates(host, notes: list, site_packages: Sequence[str], nvccs: Sequence
         out += _from_env(host, notes, name)
     out += _from_env(host, notes, "CUDA_ROOT")
     for _listed, real in nvccs:
-        root = _root_of_nvcc(host, real)
+        root = root_of_nvcc(host, real)
         if root:
-            out.append(_Candidate(root, "PATH"))
+            out.append(ToolkitCandidate(root, "PATH"))
     if host.system != "windows":
         for name in LINK_NAMES:
-            out.append(_Candidate(name, name))
+            out.append(ToolkitCandidate(name, name))
     return out
+
+
+def searched_places(system: str) -> Tuple[str, ...]:
+    """Where :func:`_candidates` looks on ``system``, in its order, as `cudaenv list` names the places when it found
+    nothing (``data/toolkit_places.txt``: the line format, no json on this path)."""
+    from cudaenv.core.resources import load_table
+
+    key = system if system in ("windows", "darwin") else "linux"
+    return tuple(row["place"] for row in load_table("toolkit_places")["rows"] if key in row["systems"].split(","))
 
 
 def _is_toolkit_name(name: str) -> bool:
@@ -100,50 +82,50 @@ def _is_toolkit_name(name: str) -> bool:
     return all(part.isascii() and part.isdigit() for part in rest.split("."))
 
 
-def _named_dirs(host, directory: str, prefix: str, source: str) -> List[_Candidate]:
+def _named_dirs(host, directory: str, prefix: str, source: str) -> List[ToolkitCandidate]:
     """``cuda-12.1`` style entries of ``directory``; oddly named ones (``cuda-12.1.bak``) only when they hold a toolkit."""
     out = []
     for name in host.listdir(directory):
         if name.startswith(prefix) or name.lower().startswith(prefix.lower()):
-            out.append(_Candidate(host.join(directory, name), source, strict=_is_toolkit_name(name)))
+            out.append(ToolkitCandidate(host.join(directory, name), source, strict=_is_toolkit_name(name)))
     return out
 
 
-def _cudaenv_toolkits(host, notes: list) -> List[_Candidate]:
+def _cudaenv_toolkits(host, notes: list) -> List[ToolkitCandidate]:
     out = []
     from cudaenv.core import config
 
     for entry in (config.value(host.env, "CUDAENV_TOOLKITS") or "").split(host.pathsep):
-        entry = _clean_env_path(entry)
+        entry = clean_env_path(entry)
         if not entry:
             continue
-        if not _is_absolute(host, entry):
+        if not is_absolute(host, entry):
             notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %r is not an absolute path; ignored" % entry))
             continue
         if not host.exists(entry):
             notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s does not exist" % entry))
             continue
         if has_toolkit_markers(host, entry):
-            out.append(_Candidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
+            out.append(ToolkitCandidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
             continue
         children = [host.join(entry, name) for name in host.listdir(entry)]
         kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]
         if not kept:
             notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % entry))
-        out += [_Candidate(c, "CUDAENV_TOOLKITS") for c in kept]
+        out += [ToolkitCandidate(c, "CUDAENV_TOOLKITS") for c in kept]
     return out
 
 
-def _installed(host) -> List[_Candidate]:
+def _installed(host) -> List[ToolkitCandidate]:
     """The toolkits `cudaenv install` put in the data dir (finished ones only: they hold the install marker)."""
     from cudaenv.probes.toolkits.store import METHOD, installed
 
-    return [_Candidate(path, "cudaenv install", METHOD) for path in installed(host, host.system)]
+    return [ToolkitCandidate(path, "cudaenv install", METHOD) for path in installed(host, host.system)]
 
 
-def _conda(host) -> List[_Candidate]:
-    prefix = _clean_env_path(host.env.get("CONDA_PREFIX"))
-    if not prefix or not _is_absolute(host, prefix) or not host.is_dir(prefix):
+def _conda(host) -> List[ToolkitCandidate]:
+    prefix = clean_env_path(host.env.get("CONDA_PREFIX"))
+    if not prefix or not is_absolute(host, prefix) or not host.is_dir(prefix):
         return []
     meta = host.join(prefix, "conda-meta")
     version, what = None, None
@@ -159,14 +141,14 @@ def _conda(host) -> List[_Candidate]:
     root = prefix
     if host.system == "windows" and host.is_dir(host.join(prefix, "Library", "bin")):
         root = host.join(prefix, "Library")  # conda on Windows keeps the toolkit under Library\
-    nvcc = _nvcc_in(host, root) is not None
+    nvcc = nvcc_in(host, root) is not None
     targets = host.is_dir(host.join(prefix, "targets"))
     if not (nvcc or targets or what):
         return []
-    return [_Candidate(root, "conda", "conda", version, "conda-meta" if version else None, force=True)]
+    return [ToolkitCandidate(root, "conda", "conda", version, "conda-meta" if version else None, force=True)]
 
 
-def _pip(host, site_packages: Sequence[str]) -> List[_Candidate]:
+def _pip(host, site_packages: Sequence[str]) -> List[ToolkitCandidate]:
     out = []
     for sp in site_packages:
         nvidia = host.join(sp, "nvidia")
@@ -194,38 +176,38 @@ def _pip(host, site_packages: Sequence[str]) -> List[_Candidate]:
             if match:  # CUDA 13 wheels share one tree: nvidia/cu13/{bin,include,lib}
                 major = match.group(1)
                 ver = pick("nvcc", major) or pick("runtime", major)
-                out.append(_Candidate(host.join(nvidia, name), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
+                out.append(ToolkitCandidate(host.join(nvidia, name), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
         if "cuda_nvcc" in entries:
             ver = pick("nvcc")
-            out.append(_Candidate(host.join(nvidia, "cuda_nvcc"), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
+            out.append(ToolkitCandidate(host.join(nvidia, "cuda_nvcc"), "pip", "pip", ver, "dist-info" if ver else None, force=bool(ver)))
         elif "cuda_runtime" in entries:
             ver = pick("runtime")
-            out.append(_Candidate(host.join(nvidia, "cuda_runtime"), "pip", "pip", ver, "dist-info" if ver else None, force=True))
+            out.append(ToolkitCandidate(host.join(nvidia, "cuda_runtime"), "pip", "pip", ver, "dist-info" if ver else None, force=True))
     return out
 
 
-def _from_env(host, notes: list, name: str) -> List[_Candidate]:
-    value = _clean_env_path(host.env.get(name))
+def _from_env(host, notes: list, name: str) -> List[ToolkitCandidate]:
+    value = clean_env_path(host.env.get(name))
     if not value:
         return []
     label = "%s=%s" % (name, value)
-    if not _is_absolute(host, value):
+    if not is_absolute(host, value):
         notes.append(Note(PROBE, "%s is not an absolute path; ignored" % label))
         return []
     if not host.exists(value):
         notes.append(Note(PROBE, "%s does not exist" % label))
         return []
-    fixed = _home_value(host, value)
+    fixed = home_value(host, value)
     if fixed != value:
         notes.append(Note(PROBE, "%s names the bin folder; it should be the toolkit folder %s" % (label, fixed)))
         value = fixed
     method = "windows-installer" if host.system == "windows" and name.upper().startswith("CUDA_PATH") else None
-    return [_Candidate(value, name, method, strict=True, label=label)]
+    return [ToolkitCandidate(value, name, method, strict=True, label=label)]
 
 
-def _home_value(host, value: Optional[str]) -> Optional[str]:
+def home_value(host, value: Optional[str]) -> Optional[str]:
     """A CUDA_HOME-style value, with a trailing ``bin`` dropped when that is what makes it a toolkit."""
-    if not value or _basename(host, value).lower() != "bin" or has_toolkit_markers(host, value):
+    if not value or basename(host, value).lower() != "bin" or has_toolkit_markers(host, value):
         return value
-    parent = _dirname(host, value)
+    parent = dirname(host, value)
     return parent if parent and has_toolkit_markers(host, parent) else value

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv.core.lazy import LazyModule
 from cudaenv.parse.toolkit_files import (
     cuda_h_raw,
     parse_bundled_driver,
@@ -23,14 +22,13 @@ from cudaenv.parse.toolkit_files import (
 )
 from cudaenv.model.snapshot import Note
 from cudaenv.core.version import malformed
-
-ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
+from cudaenv.probes.paths import basename, dirname, is_absolute
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Callable, Dict, List, Optional, Tuple
 
-    from cudaenv.probes.toolkits.candidates import _Candidate
+    from cudaenv.probes.toolkits.candidate import ToolkitCandidate
 
 PROBE = "toolkits"
 CUDA_H_LIMIT = 64 * 1024  # CUDA_VERSION sits near the top of a 1 MB cuda.h (about 12 KB in, for 13.0)
@@ -38,7 +36,7 @@ NVCC_SCAN_LIMIT = 256 * 1024 * 1024  # bytes of an nvcc searched for its release
 WRAPPER_LIMIT = 4096  # a shell wrapper is small; an ELF nvcc is never read further than this
 
 
-def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[_Candidate] = None,
+def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[ToolkitCandidate] = None,
                                dists: Optional[Callable[[str], Dict[str, str]]] = None) -> Tuple[Optional[str], Optional[str], Optional[str]]:
     """(version, where it came from, bundled driver) from a toolkit's files, in order: version.json, version.txt,
     the package metadata discovery found (pip, conda), the nvcc wheel's dist-info kept in the folder, cuda.h.
@@ -94,7 +92,7 @@ def nvcc_file_version(host, nvcc: str) -> Optional[str]:
     """The release string stored inside the nvcc executable (``Cuda compilation tools, release 13.0, V13.0.88``),
     read as bytes, streamed and bounded (about 23 MB into the 30 MB nvcc of 13.0): nvcc is never run for it."""
     # only a toolkit without version files gets here: its parser stays off the `cudaenv use` path's imports
-    from cudaenv.parse.nvcc import EXCERPT as RELEASE_EXCERPT
+    from cudaenv.parse.nvcc import RELEASE_EXCERPT
     from cudaenv.parse.nvcc import RELEASE_MARKER, parse_release_excerpt
 
     real = follow_nvcc(host, nvcc)
@@ -127,7 +125,7 @@ def runfile_uninstaller(host, path: str) -> Optional[str]:
 
 def has_toolkit_markers(host, path: str) -> bool:
     """True when ``path`` holds bin/nvcc, version.json, version.txt or include/cuda.h (or targets/*/include/cuda.h)."""
-    if _nvcc_in(host, path) is not None:
+    if nvcc_in(host, path) is not None:
         return True
     for name in ("version.json", "version.txt"):
         if host.is_file(host.join(path, name)):
@@ -148,7 +146,7 @@ def _cuda_h_files(host, path: str) -> List[str]:
     return out
 
 
-def _nvcc_in(host, path: str) -> Optional[str]:
+def nvcc_in(host, path: str) -> Optional[str]:
     names = ("nvcc.exe", "nvcc") if host.system == "windows" else ("nvcc",)
     for name in names:
         candidate = host.join(path, "bin", name)
@@ -157,7 +155,7 @@ def _nvcc_in(host, path: str) -> Optional[str]:
     return None
 
 
-def _lib_dir(host, path: str) -> Optional[str]:
+def lib_dir(host, path: str) -> Optional[str]:
     if host.system == "windows":
         for rel in (("lib", "x64"), ("lib",)):
             if host.is_dir(host.join(path, *rel)):
@@ -188,42 +186,16 @@ def follow_nvcc(host, path: str) -> str:
         if not data or not data.startswith(b"#!"):
             return resolved
         target = parse_wrapper_target(data.decode("utf-8", errors="replace"), host.env)
-        if not target or not _is_absolute(host, target) or not host.exists(target):
+        if not target or not is_absolute(host, target) or not host.exists(target):
             return resolved
         current = target
     return current
 
 
-def _root_of_nvcc(host, nvcc: str) -> Optional[str]:
+def root_of_nvcc(host, nvcc: str) -> Optional[str]:
     """``/usr/local/cuda-13.0/bin/nvcc`` -> ``/usr/local/cuda-13.0``."""
-    bin_dir = _dirname(host, nvcc)
-    if _basename(host, bin_dir).lower() != "bin":
+    bin_dir = dirname(host, nvcc)
+    if basename(host, bin_dir).lower() != "bin":
         return None
-    root = _dirname(host, bin_dir)
+    root = dirname(host, bin_dir)
     return root or None
-
-
-def _clean_env_path(value: Optional[str]) -> Optional[str]:
-    if not value:
-        return None
-    value = value.strip().strip('"').strip("'").strip()
-    if len(value) > 1:
-        value = value.rstrip("/\\") or value[:1]
-        if len(value) == 2 and value[1] == ":":
-            value += "\\"
-    return value or None
-
-
-def _is_absolute(host, path: str) -> bool:
-    if host.system == "windows":
-        return (len(path) >= 3 and path[0].isascii() and path[0].isalpha() and path[1] == ":" and path[2] in "\\/") \
-            or path.startswith("\\\\")
-    return path.startswith("/")
-
-
-def _dirname(host, path: str) -> str:
-    return ntpath.dirname(path.rstrip("\\/")) if host.system == "windows" else posixpath.dirname(path.rstrip("/"))
-
-
-def _basename(host, path: str) -> str:
-    return ntpath.basename(path.rstrip("\\/")) if host.system == "windows" else posixpath.basename(path.rstrip("/"))

@@ -81,7 +81,7 @@ def releases(host, pip: Sequence[str], timeout: float) -> tuple:
 
 
 def sha256_of(path: str) -> str:
-    from cudaenv.host import open_regular
+    from cudaenv.host.files import open_regular
 
     digest = hashlib.sha256()
     with open_regular(path) as fh:

@@ -112,7 +112,8 @@ def index_base(env, host, timeout: float) -> Tuple[Optional[str], str]:
 
 def fetch_releases(base: str, timeout: float) -> List[str]:
     """The releases ``{base}/cuda-toolkit/`` lists (the index client; raises ``FetchError`` in words)."""
-    from cudaenv.index.client import Deadline, FetchError, fetch_page
+    from cudaenv.host.process import Deadline
+    from cudaenv.index.client import FetchError, fetch_page
     from cudaenv.parse.index_pages import parse_index_page
 
     url = "%s/%s/" % (base.rstrip("/"), PROJECT)

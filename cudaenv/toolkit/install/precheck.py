@@ -1,8 +1,9 @@
-"""Before an install: would the toolkit's programs run on this machine's driver? (the doctor's driver tables)"""
+"""Before an install: would the toolkit's programs run on this machine's driver and GPUs? (the doctor's driver tables;
+pure: the machine is read by :func:`cudaenv.toolkit.install.service.machine_check`)"""
 
 from __future__ import annotations
 
-from typing import List, Tuple
+from typing import List
 
 from cudaenv.core.version import compare_versions, major_minor
 
@@ -52,27 +53,3 @@ def gpu_warnings(gpus, release: str, table=None) -> List[str]:
                        "`cudaenv install 12.9 --runfile FILE` or `--plan`" % (
                            gpu.index, gpu.name or "?", sm_name(gpu.compute_capability), major_minor(release), sm_name(oldest)))
     return out
-
-
-def machine_warnings(host, release: str) -> List[str]:
-    return list(machine_check(host, release)[0])
-
-
-def machine_check(host, release: str) -> Tuple[Tuple[str, ...], bool]:
-    """(the warnings, whether they stop the install unless ``--force``).
-
-    They stop it when nothing built with ``release`` could run here: the driver is older than its minimum, or every
-    GPU is older than its oldest target. One old GPU among newer ones, or no driver at all (a container build), is a
-    warning only. A probe that fails is no warning (the check is advice)."""
-    from cudaenv.probes.nvidia import probe_nvidia
-
-    notes: list = []
-    try:
-        state = probe_nvidia(host, notes)
-    except Exception:  # noqa: BLE001 - the check is advice
-        return (), False
-    driver = state.driver.version if state.driver is not None else None
-    on_driver = driver_warnings(driver, release)
-    on_gpus = gpu_warnings(state.gpus, release)
-    stops = bool(on_driver) or (bool(state.gpus) and len(on_gpus) == len(state.gpus))
-    return tuple(on_driver + on_gpus), stops

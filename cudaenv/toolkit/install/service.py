@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, Optional
+from typing import Callable, Optional, Tuple
 
 from cudaenv.model.record import Record
 from cudaenv.core.errors import UserError
@@ -73,7 +73,7 @@ def no_wheels(spec: str) -> plan.InstallReport:
 
 
 def _wheels(req, host, env, spec, base, version, progress, output) -> plan.InstallReport:
-    from cudaenv.toolkit.install import apply, precheck
+    from cudaenv.toolkit.install import apply
 
     start = time.monotonic()
     installer = req.installer or "pip"
@@ -88,7 +88,7 @@ def _wheels(req, host, env, spec, base, version, progress, output) -> plan.Insta
         added = plan.parse_components(req.components, release)
     except plan.PlanError as exc:
         raise UserError(exc.message, exc.hint) from None
-    warnings, stops = precheck.machine_check(host, release)
+    warnings, stops = machine_check(host, release)
     for w in warnings:
         progress("warning: " + w)
     if stops and not req.force:
@@ -161,3 +161,24 @@ def _runfile(req, host, spec, base, version) -> plan.InstallReport:
     outcome = install_runfile(host, path, spec, base, req.reinstall, req.timeout, version)
     return plan.InstallReport(True, outcome.status, spec, outcome.release, outcome.path, installer="runfile",
                               seconds=round(time.monotonic() - start, 1), message=path)
+
+
+def machine_check(host, release: str) -> Tuple[Tuple[str, ...], bool]:
+    """(the warnings, whether they stop the install unless ``--force``).
+
+    They stop it when nothing built with ``release`` could run here: the driver is older than its minimum, or every
+    GPU is older than its oldest target. One old GPU among newer ones, or no driver at all (a container build), is a
+    warning only. A probe that fails is no warning (the check is advice)."""
+    from cudaenv.probes.nvidia import probe_nvidia
+    from cudaenv.toolkit.install import precheck
+
+    notes: list = []
+    try:
+        state = probe_nvidia(host, notes)
+    except Exception:  # noqa: BLE001 - the check is advice
+        return (), False
+    driver = state.driver.version if state.driver is not None else None
+    on_driver = precheck.driver_warnings(driver, release)
+    on_gpus = precheck.gpu_warnings(state.gpus, release)
+    stops = bool(on_driver) or (bool(state.gpus) and len(on_gpus) == len(state.gpus))
+    return tuple(on_driver + on_gpus), stops

@@ -14,11 +14,12 @@ from cudaenv.host.tree import walk
 from cudaenv.probes.toolkits import runfile_uninstaller
 from cudaenv.toolkit.install.repos import package_suffix
 from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, is_root, sudo_prefix
-from cudaenv.model.snapshot import CudaSymlink, Note, Toolkit, replace
+from cudaenv.model.snapshot import CudaSymlink, Note, Toolkit
+from cudaenv.model.record import replace
 from cudaenv.parse.ldconf import ld_conf_lines
 from cudaenv.parse.toolkit_files import parse_dist_metadata_name
 from cudaenv.probes.dpkg import probe_alternatives
-from cudaenv.probes.ldconf import LD_SO_CONF_D as LDCONF_D
+from cudaenv.probes.ldconf import LD_SO_CONF_D
 from cudaenv.probes.ldconf import read_ld_conf
 from cudaenv.probes.python import env_interpreters
 from cudaenv.probes.site_packages import enclosing_site_packages, site_env_prefix
@@ -64,10 +65,6 @@ def _unowned(host, path: str, owned: frozenset, notes: List[Note]) -> Tuple[str,
         if p not in owned:
             tops.add(p[len(path.rstrip("/")) + 1 :].split("/")[0])
     return tuple(sorted(tops))
-
-
-def _uninstaller(host, path: str) -> Optional[str]:
-    return runfile_uninstaller(host, path)
 
 
 def _conda(host, path: str, notes: List[Note]) -> Tuple[Optional[str], Tuple[str, ...], Tuple[str, ...]]:
@@ -164,7 +161,7 @@ def inspect_target(host, tk: Toolkit, ctx: Dict, notes: List[Note], python: Opti
             unknown = tk.install_method == "rpm"
         elif owners:
             manager, packages = "rpm", owners
-    uninstaller = _uninstaller(host, path) if present and not is_link else None
+    uninstaller = runfile_uninstaller(host, path) if present and not is_link else None
     method = tk.install_method
     if method == "unknown":
         method = {"dpkg": "deb", "rpm": "rpm"}.get(manager or "", "runfile" if uninstaller else "unknown")
@@ -223,7 +220,7 @@ def probe_ldconf(host, targets: Sequence[str], db, notes: List[Note]) -> Tuple[L
     """The ``/etc/ld.so.conf.d/*.conf`` files with lines naming a target (only those files: never ld.so.conf itself)."""
     found = []
     for file, text in read_ld_conf(host):
-        if posixpath.dirname(file) != LDCONF_D or not file.endswith(".conf"):
+        if posixpath.dirname(file) != LD_SO_CONF_D or not file.endswith(".conf"):
             continue
         if text is None:
             notes.append(Note("uninstall", "cannot read %s" % file))

@@ -54,10 +54,11 @@ def rc_files(host) -> List[str]:
     moved = {name: system_path(host, host.env[name]) for name in VARIABLES if host.env.get(name)}
     sudo_user = host.env.get("SUDO_USER")
     if sudo_user:  # under sudo HOME is root's: the user's own startup files matter too
-        for line in (host.read_text("/etc/passwd") or "").splitlines():
-            fields = line.split(":")
-            if len(fields) >= 6 and fields[0] == sudo_user and fields[5] and fields[5] not in homes:
-                homes.append(fields[5])
+        from cudaenv.parse.proc import parse_passwd
+
+        for account in parse_passwd(host.read_text("/etc/passwd")):
+            if account.name == sudo_user and account.home and account.home not in homes:
+                homes.append(account.home)
     for i, h in enumerate(homes):  # the environment's ZDOTDIR and XDG_CONFIG_HOME are HOME's user's, not SUDO_USER's
         files.extend(f for f in startup_files(h, moved if i == 0 and home else None) if f not in files)
     files.extend(SYSTEM_FILES)

@@ -138,7 +138,7 @@ def test_force_is_only_for_wheel_installs(cli):
 def test_the_machine_check_stops_only_when_nothing_would_run(monkeypatch):
     import cudaenv.probes.nvidia as nv
     from cudaenv.model.snapshot import Gpu
-    from cudaenv.toolkit.install import precheck
+    from cudaenv.toolkit.install import service
 
     volta, ampere = Gpu(0, "Tesla V100", compute_capability="7.0"), Gpu(1, "A100", compute_capability="8.0")
 
@@ -150,7 +150,7 @@ def test_the_machine_check_stops_only_when_nothing_would_run(monkeypatch):
     for driver, gpus, stops in [("580.65.06", [volta, ampere], False), ("580.65.06", [volta], True),
                                 ("550.54.15", [ampere], True), (None, [], False), ("580.65.06", [ampere], False)]:
         monkeypatch.setattr(nv, "probe_nvidia", lambda host, notes, _d=driver, _g=gpus: _State(_d, _g))
-        warnings, stop = precheck.machine_check(object(), "13.0.2")
+        warnings, stop = service.machine_check(object(), "13.0.2")
         assert stop is stops, (driver, gpus)
         assert bool(warnings) is (stops or len(gpus) == 2)  # one old GPU among newer ones: a warning, no stop
 

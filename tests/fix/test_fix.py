@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from cudaenv.host import Host
-from cudaenv.recommend.apply import run_install
-from cudaenv.recommend.fix_plan import driver_steps, plan_choices
+from cudaenv.fix.apply import run_install
+from cudaenv.fix.plan import driver_steps, plan_choices
 from cudaenv.recommend import recommend
 from cudaenv.model.snapshot import Driver, Gpu, Platform, Snapshot, Torch
 

@@ -10,10 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from cudaenv.model.record import replace
 from cudaenv.facts import driver_install
-from cudaenv.recommend.decide import decide
-
-FIXABLE = ("torch-cpu-only", "driver-too-old-for-torch", "gpu-arch-unsupported", "torch-missing")
-
+from cudaenv.recommend.decide import decide, nearest_release
 
 @dataclass(frozen=True)
 class Choice:
@@ -63,11 +60,9 @@ def plan_choices(platform: Any, rec: Any, others: Sequence[Any], findings: Seque
 
 def plan_fix(req: Any, findings: Sequence[Any], index_data: Any, platform: Any, tables: Any = None) -> FixPlan:
     rec = wanted = decide(req, index_data, tables)
-    if not rec.ok:
-        # nothing fits the installed release: the nearest release that does
-        alt = next((a for a in rec.alternatives if a.kind == "torch" and a.torch_version), None)
-        if alt is not None:
-            rec = decide(replace(req, torch_version=alt.torch_version), index_data, tables)
+    if not rec.ok:  # nothing fits the installed release: the nearest release that does
+        older = nearest_release(req, rec, index_data, tables)
+        rec = older if older is not None else rec
     others = [decide(replace(req, torch_version=a.torch_version, variant=a.variant), index_data, tables)
               for a in rec.alternatives if a.kind == "variant" and a.variant]
     wanted = wanted if wanted is not rec else None

@@ -12,7 +12,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
-from cudaenv.recommend.fix_plan import FIXABLE
+from cudaenv.facts.findings import ids_where
 
 PIP_RETRIES = 1
 PIP_TIMEOUT = 15.0
@@ -82,7 +82,7 @@ def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, star
     outcome = InstallOutcome(tuple(argv), code, timed_out, seconds, output, timeout, old, after)
     if not outcome.ok:
         return outcome
-    remaining = tuple(f for f in diagnose(after) if f.id in FIXABLE or f.id in ("torch-cuda-unavailable", "torch-import-error"))
+    remaining = tuple(f for f in diagnose(after) if f.id in ids_where("after_fix"))  # data/findings.json
     return _with(outcome, remaining=remaining)
 
 

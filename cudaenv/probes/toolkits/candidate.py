@@ -1,0 +1,28 @@
+"""A folder some place proposes as a CUDA toolkit, with the place that proposed it: what
+:mod:`cudaenv.probes.toolkits.candidates` makes and :mod:`cudaenv.probes.toolkits.folder` reads."""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional
+
+
+class ToolkitCandidate:
+    """A folder some place proposes as a toolkit."""
+
+    __slots__ = ("path", "source", "method", "version", "version_source", "strict", "force", "label")
+
+    def __init__(
+        self,
+        path: str,  # as the inspected system names it
+        source: str,
+        method: Optional[str] = None,  # an install method the place itself tells (conda, pip, windows-installer)
+        version: Optional[str] = None,  # from package metadata (pip dist-info, conda-meta)
+        version_source: Optional[str] = None,
+        strict: bool = False,  # note it when the folder holds no toolkit (named like one, or given by the user)
+        force: bool = False,  # keep it even without toolkit markers (a pip runtime wheel)
+        label: Optional[str] = None,  # how to name it in a note ("CUDA_HOME=/x")
+    ):
+        self.path, self.source, self.method, self.version = path, source, method, version
+        self.version_source, self.strict, self.force, self.label = version_source, strict, force, label
