@@ -12,13 +12,14 @@ of two CUDA majors side by side.
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.version import compare_versions, version_key
 from cudaenv.facts import drivers as drv
 
 F = c.make("frameworks")
 
 VERDICT_FINDING = {"conflict": "framework-conflict", "no-gpu-platform": "framework-no-gpu-on-platform",
                    "cpu-build": "framework-cpu-build", "driver-too-old": "framework-driver-too-old"}
-EVIDENCE = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
+CUDA_EVIDENCE = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
             "requires": "the nvidia wheels it requires", "needed": "its libraries' NEEDED entries"}
 
 
@@ -30,7 +31,7 @@ def _tables(tables: Optional[Mapping[str, Any]]):
 
 def _cuda_version(cuda: Optional[str]) -> Optional[str]:
     """``12`` -> ``12.0`` (a major alone needs that major's minimum driver), ``12.8`` as is."""
-    if not cuda or not drv.version_tuple(cuda):
+    if not cuda or not version_key(cuda):
         return None
     return cuda if "." in cuda else cuda + ".0"
 
@@ -45,7 +46,7 @@ def _major_for(s, majors: Sequence[int], tables=None) -> Optional[int]:
     """The newest of ``majors`` the driver runs (the newest of them all when the driver is not known)."""
     if not majors:
         return None
-    top = drv.version_tuple(c.driver_cuda(s, tables) or "")
+    top = version_key(c.driver_cuda(s, tables) or "")
     fitting = [m for m in majors if not top or m <= top[0]]
     return max(fitting or majors)
 
@@ -79,7 +80,7 @@ def _no_gpu_platform(s, fw, tables=None) -> Optional[Dict[str, Any]]:
     system = (s.platform.system or "").lower()
     for row in facts.platform_rules(_tables(tables)):
         if row["package"] == fw.package and row["system"] == system and fw.version and \
-                drv.compare_versions(fw.version.split("+", 1)[0], row["from_version"]) >= 0:
+                compare_versions(fw.version.split("+", 1)[0], row["from_version"]) >= 0:
             return row
     return None
 
@@ -87,7 +88,7 @@ def _no_gpu_platform(s, fw, tables=None) -> Optional[Dict[str, Any]]:
 def too_old(s, fw, tables=None) -> bool:
     """The driver is known and older than the lowest one that runs ``fw``'s CUDA build."""
     driver, need = c.driver_version(s), min_driver(s, fw, tables)
-    return bool(fw.gpu_build is not False and driver and need and drv.compare_versions(driver, need) < 0)
+    return bool(fw.gpu_build is not False and driver and need and compare_versions(driver, need) < 0)
 
 
 def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
@@ -96,7 +97,7 @@ def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
     (a part of another package) or ``unknown`` (its files do not say its CUDA)."""
     from cudaenv.facts import frameworks as facts
 
-    rows = facts.packages(_tables(tables))
+    rows = facts.package_rows(_tables(tables))
     conflicted = {p for _, both in _conflicts(s, tables) for p in both}
     out = []
     for fw in s.frameworks:
@@ -129,7 +130,7 @@ def check(s, tables=None) -> List:
 
     if not s.frameworks:
         return check_libraries(s, tables)
-    rows = facts.packages(_tables(tables))
+    rows = facts.package_rows(_tables(tables))
     by = {fw.package: fw for fw in s.frameworks}
     found = dict(verdicts(s, tables))
     gpu_machine = bool(s.gpus) or c.driver_version(s) is not None
@@ -178,7 +179,7 @@ def check(s, tables=None) -> List:
         ))
     old = [f for f in s.frameworks if too_old(s, f, tables)]  # a conflicting package's CUDA counts too
     if old:
-        need = max((min_driver(s, fw, tables) for fw in old), key=lambda v: drv.version_tuple(v or "0"))
+        need = max((min_driver(s, fw, tables) for fw in old), key=lambda v: version_key(v or "0"))
         from cudaenv.diagnose.driver import upgrade_driver_fix
 
         out.append(F(
@@ -187,7 +188,7 @@ def check(s, tables=None) -> List:
             "%s. Driver %s runs CUDA up to %s, so these fail to initialise CUDA (\"CUDA driver version is insufficient\") "
             "and fall back to the CPU or stop." % (
                 "; ".join("%s is built for CUDA %s (from %s), which needs driver %s or newer"
-                          % (f.package, f.cuda, EVIDENCE.get(f.cuda_from or "", "its files"), min_driver(s, f, tables) or "?") for f in old),
+                          % (f.package, f.cuda, CUDA_EVIDENCE.get(f.cuda_from or "", "its files"), min_driver(s, f, tables) or "?") for f in old),
                 c.driver_version(s), c.driver_cuda(s, tables) or "?"),
             upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)),
         ))
@@ -207,17 +208,10 @@ def _cpu_evidence(fw, row) -> str:
 
 
 # ------------------------------------------------------------------ the libraries they load (probes/libraries.py)
-def _in_site_packages(path: str) -> bool:
-    from cudaenv.probes.site_packages import enclosing_site_packages
-
-    return enclosing_site_packages(path) is not None
-
-
 def shadowed(s) -> List:
     """The loaded libraries LD_LIBRARY_PATH takes from outside site-packages while the object's own search would have
     found a pip wheel's copy further down."""
-    return [lib for lib in s.libraries if lib.via == "LD_LIBRARY_PATH" and lib.path and not _in_site_packages(lib.path)
-            and any(_in_site_packages(o) for o in lib.others)]
+    return [lib for lib in s.libraries if lib.via == "LD_LIBRARY_PATH" and lib.path and not lib.from_wheel and lib.wheel_copy]
 
 
 def _nccl_copies(s) -> List[str]:
@@ -274,7 +268,7 @@ def check_libraries(s, tables=None) -> List:
             "minor or major than the wheel's gives \"undefined symbol\" or \"version `libcublasLt.so.12' not found\" at "
             "import, or runs with the wrong library." % "; ".join(
                 "%s's %s loads %s%s instead of %s" % (lib.consumer, lib.needed, lib.path, (" (%s)" % lib.version) if lib.version else "",
-                                                    next(o for o in lib.others if _in_site_packages(o))) for lib in shadows),
+                                                    lib.wheel_copy) for lib in shadows),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
              "# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)" % ", ".join(dirs)],
         ))
@@ -310,7 +304,7 @@ def check_libraries(s, tables=None) -> List:
         out.append(F(
             "nvidia-wheels-mixed", "warning",
             "nvidia wheels of CUDA %s installed together" % " and ".join(str(m) for m in majors),
-            "The nvidia-*-cuXX wheels of different CUDA majors share the nvidia/ folder of site-packages; a library of "
+            "The nvidia-*-cuXX wheels of different CUDA majors share one nvidia/ folder of the environment; a library of "
             "one major can load another's (%s)." % ", ".join(stray),
             ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
         ))

@@ -17,7 +17,7 @@ def _rows(table: Optional[Dict[str, Any]], kind: str) -> List[Dict[str, Any]]:
     return [row for row in table["rows"] if row.get("kind") == kind]
 
 
-def packages(table: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
+def package_rows(table: Optional[Dict[str, Any]] = None) -> Dict[str, Dict[str, Any]]:
     """normalized package name -> its row (``label``, ``role``, ``cuda_major``, ``build_file``, ``cpu_only``, ...)."""
     return {row["package"]: row for row in _rows(table, "package")}
 
@@ -39,24 +39,3 @@ def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
         table = load_table(TABLE)
     return dict(table["sources"])
 
-
-LOADER_TABLE = "loader_search"
-
-
-def _loader(table: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    if table is None:
-        from cudaenv.core.resources import load_table
-
-        table = load_table(LOADER_TABLE)
-    return table
-
-
-def cuda_libraries(table: Optional[Dict[str, Any]] = None) -> Dict[str, bool]:
-    """CUDA library soname prefix (``libcudart.so.``) -> whether the number after it is the CUDA major."""
-    return {row["prefix"]: bool(row.get("major_in_soname")) for row in _loader(table)["rows"] if row.get("kind") == "library"}
-
-
-def default_dirs(elf_class: int = 64, table: Optional[Dict[str, Any]] = None) -> List[str]:
-    """The loader's default folders, last in its search (64-bit: the lib64 ones first)."""
-    row = next(r for r in _loader(table)["rows"] if r.get("step") == "default")
-    return list(row.get("dirs64") or []) + list(row["dirs"]) if elf_class == 64 else list(row["dirs"])

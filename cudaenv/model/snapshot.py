@@ -223,6 +223,8 @@ class LoadedLibrary(Record):
     version: Optional[str] = None  # from the file's final name: libcudart.so.12.8.90 -> "12.8.90"
     real: Optional[str] = None  # the file after following links
     others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
+    from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
+    wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
 
 
 class Snapshot(Record):

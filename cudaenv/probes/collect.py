@@ -78,17 +78,16 @@ def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[
 
 def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
     """(the frameworks in torch's interpreter, the CUDA libraries torch's and their libraries load: Linux only)."""
-    from cudaenv.facts import frameworks as facts
     from cudaenv.probes.elf import probe_needed
-
-    cuda_libs = facts.cuda_libraries()
+    from cudaenv.probes.frameworks import probe_frameworks
+    from cudaenv.probes.libraries import probe_libraries
 
     def read_needed(path: str):
         return probe_needed(host, path)
 
     try:
-        found = tuple(_call(notes, "frameworks", "cudaenv.probes.frameworks", "probe_frameworks", host, tuple(torch.site_packages),
-                            notes, facts.packages(), read_needed, cuda_libs) or ())
+        found = tuple(_call(notes, "frameworks", probe_frameworks, host, tuple(torch.site_packages),
+                            notes, None, read_needed) or ())
     except _Failed:
         found = ()
     if host.system != "linux":
@@ -100,10 +99,7 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
     if not objects:
         return found, ()
     try:
-        from cudaenv.probes.ldconf import ld_conf_dirs
-
-        libraries = tuple(_call(notes, "libraries", "cudaenv.probes.libraries", "probe_libraries", host, objects, cuda_libs,
-                                ld_conf_dirs(host), facts.default_dirs) or ())
+        libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects) or ())
     except _Failed:
         libraries = ()
     return found, libraries

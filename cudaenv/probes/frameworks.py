@@ -4,8 +4,8 @@ For each package ``data/frameworks.json`` names: its dist-info's METADATA (name,
 RECORD (the shared libraries it ships), and the build-info file its row names; then the CUDA it was built for, from
 the first source that says: a fixed major in the package's name, the build-info file, the local version tag, the
 ``nvidia-*-cuXX`` wheels it requires (those installed), the ``NEEDED`` entries of its shipped libraries (ELF, read
-bounded: :mod:`cudaenv.probes.elf`). The site-packages list is the torch probe's static pass's (the interpreter's own
-``site.getsitepackages()`` and user site): nothing else is run. Every read is a bounded regular-file read through Host.
+bounded: :mod:`cudaenv.probes.elf`). The site-packages list is the torch probe's static pass's (what the interpreter itself
+reports, user site included): nothing else is run. Every read is a bounded regular-file read through Host.
 """
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -33,7 +33,7 @@ def _dist_infos(host, site: str) -> List[Tuple[str, str]]:
     return out
 
 
-def installed(host, site_packages: Sequence[str]) -> Dict[str, Tuple[str, str]]:
+def installed_distributions(host, site_packages: Sequence[str]) -> Dict[str, Tuple[str, str]]:
     """normalized name -> (site-packages folder, dist-info folder), the first site-packages winning (import order)."""
     found: Dict[str, Tuple[str, str]] = {}
     for site in site_packages:
@@ -124,11 +124,27 @@ def soname_major(name: str, cuda_libs: Dict[str, bool]) -> Optional[int]:
     return None
 
 
-def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Dict[str, Dict[str, Any]],
+def table_packages() -> Dict[str, Dict[str, Any]]:
+    """``data/frameworks.json``'s package rows: normalized name -> row (how its build says its CUDA)."""
+    from cudaenv.core.resources import load_table
+
+    return {row["package"]: row for row in load_table("frameworks")["rows"] if row.get("kind") == "package"}
+
+
+def table_cuda_libraries() -> Dict[str, bool]:
+    """``data/loader_search.json``'s CUDA library soname prefixes -> whether the number after it is the CUDA major."""
+    from cudaenv.core.resources import load_table
+
+    return {row["prefix"]: bool(row.get("major_in_soname")) for row in load_table("loader_search")["rows"] if row.get("kind") == "library"}
+
+
+def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Optional[Dict[str, Dict[str, Any]]] = None,
                      read_needed=None, cuda_libs: Optional[Dict[str, bool]] = None) -> Tuple[Framework, ...]:
-    """Every package of ``rows`` (``cudaenv.facts.frameworks.packages()``: the caller reads the facts) installed in
-    ``site_packages``, in the rows' order."""
-    present = installed(host, site_packages)
+    """Every package of ``rows`` (default: :func:`table_packages`) installed in ``site_packages``, in the rows' order;
+    ``read_needed(path)`` reads a shipped library's NEEDED entries (None: not read)."""
+    rows = table_packages() if rows is None else rows
+    cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
+    present = installed_distributions(host, site_packages)
     out = []
     for name, row in rows.items():
         if name in present:

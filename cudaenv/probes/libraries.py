@@ -73,12 +73,27 @@ def file_version(real: Optional[str], needed: str) -> Optional[str]:
     return tail
 
 
-def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Dict[str, bool], conf_dirs: Sequence[str],
-                    default_dirs: Callable[[int], List[str]], read=None) -> Tuple[LoadedLibrary, ...]:
+def default_dirs(elf_class: int = 64) -> List[str]:
+    """The loader's default folders (``data/loader_search.json``), last in its search; 64-bit: the lib64 ones first."""
+    from cudaenv.core.resources import load_table
+
+    row = next(r for r in load_table("loader_search")["rows"] if r.get("step") == "default")
+    return list(row.get("dirs64") or []) + list(row["dirs"]) if elf_class == 64 else list(row["dirs"])
+
+
+def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optional[Dict[str, bool]] = None,
+                    conf_dirs: Optional[Sequence[str]] = None, defaults: Callable[[int], List[str]] = default_dirs,
+                    read=None) -> Tuple[LoadedLibrary, ...]:
     """Each CUDA NEEDED entry of each ``(consumer, library path)``, resolved. ``read(path) -> ElfDynamic`` reads an
-    object (default: :func:`cudaenv.probes.elf.probe_elf_dynamic`)."""
+    object (default: :func:`cudaenv.probes.elf.probe_elf_dynamic`); ``conf_dirs`` default: the loader's
+    configuration (:func:`cudaenv.probes.ldconf.ld_conf_dirs`)."""
     from cudaenv.probes.elf import probe_elf_dynamic
-    from cudaenv.probes.frameworks import cuda_soname
+    from cudaenv.probes.frameworks import cuda_soname, table_cuda_libraries
+    from cudaenv.probes.ldconf import ld_conf_dirs
+    from cudaenv.probes.site_packages import enclosing_site_packages
+
+    cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
+    conf_dirs = ld_conf_dirs(host) if conf_dirs is None else conf_dirs
 
     if read is None:
         def read(path):
@@ -89,12 +104,14 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Dict[st
         dyn = read(path)
         if dyn is None:
             continue
-        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs, default_dirs(dyn.elf_class))
+        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs, defaults(dyn.elf_class))
         for needed in dyn.needed:
             if not cuda_soname(needed, cuda_libs) or needed.startswith("libcuda.so"):
                 continue  # the driver's libcuda comes with the driver, not with a consumer
             found, via, others = resolve(needed, order, host.is_file)
             real = host.resolve(found) if found else None
+            wheel = next((o for o in others if enclosing_site_packages(o)), None)
             out.append(LoadedLibrary(consumer=consumer, object=path, needed=needed, path=found, via=via,
-                                     version=file_version(real, needed), real=real, others=others))
+                                     version=file_version(real, needed), real=real, others=others,
+                                     from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel))
     return tuple(out)

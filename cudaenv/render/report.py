@@ -181,14 +181,14 @@ def _toolkits(s, view) -> List[Check]:
 
 def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
     """One framework's line: version, the CUDA (and cuDNN) it was built for and what said so, the verdict's words."""
-    from cudaenv.diagnose.frameworks import EVIDENCE
+    from cudaenv.diagnose.frameworks import CUDA_EVIDENCE
 
     bits = [fw.version or "version unknown"]
     if fw.gpu_build is False:
         bits.append("CPU-only build")
     elif fw.cuda:
         cuda = "CUDA %s" % fw.cuda + (", cuDNN %s" % fw.cudnn if fw.cudnn else "")
-        bits.append("%s (from %s)" % (cuda, EVIDENCE.get(fw.cuda_from or "", "its files")))
+        bits.append("%s (from %s)" % (cuda, CUDA_EVIDENCE.get(fw.cuda_from or "", "its files")))
         if minimum:
             bits.append("needs driver >= %s" % minimum)
     elif verdict == "plugin":
@@ -207,7 +207,7 @@ def _frameworks(s, view) -> List[Check]:
     checks: List[Check] = []
     if not frameworks:
         t = s.torch
-        where = ("%s's site-packages" % t.python) if t is not None and t.python else "no Python to read"
+        where = ("the packages of %s" % t.python) if t is not None and t.python else "no Python to read"
         checks.append(("found", "none in %s" % where, ()))
     verdicts = dict(getattr(view, "framework_verdicts", ()) or ())
     minimums = dict(getattr(view, "framework_min_drivers", ()) or ())

@@ -6,7 +6,8 @@ from cudaenv.diagnose import diagnose, exit_code
 from cudaenv.diagnose.frameworks import verdicts
 from cudaenv.diagnose.view import build_view
 from cudaenv.model.reports import DoctorReport
-from cudaenv.model.snapshot import Driver, Framework, replace
+from cudaenv.model.record import replace
+from cudaenv.model.snapshot import Driver, Framework
 from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import render_report
 

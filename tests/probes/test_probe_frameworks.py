@@ -2,14 +2,13 @@
 version, the CUDA its files say it was built for and from where, CPU builds, and the nvidia wheels it requires."""
 
 from framework_builders import ORT_BUILD_INFO, dist, tensorflow
-from cudaenv.facts.frameworks import cuda_libraries, packages
 from cudaenv.host import Host
 from cudaenv.probes.frameworks import probe_frameworks
 
 
 def _read(*sites):
     notes = []
-    found = probe_frameworks(Host(env={}), [str(s) for s in sites], notes, packages())
+    found = probe_frameworks(Host(env={}), [str(s) for s in sites], notes)
     return {f.package: f for f in found}, notes
 
 
@@ -82,7 +81,7 @@ def test_the_cuda_major_from_a_shipped_librarys_needed_entries(tmp_path):
     ext = build_library(tmp_path / "build", "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so", links=[cudart])
     dist(site, "flash_attn", "2.8.3", requires=["torch"], binary={"flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so": ext.read_bytes()})
     host = Host(env={})
-    found = {f.package: f for f in probe_frameworks(host, [str(site)], [], packages(), lambda p: probe_needed(host, p), cuda_libraries())}
+    found = {f.package: f for f in probe_frameworks(host, [str(site)], [], None, lambda p: probe_needed(host, p))}
     fa = found["flash-attn"]
     assert fa.libraries == ("flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so",)
     assert fa.needed == ("libcudart.so.12",) and (fa.cuda, fa.cuda_from, fa.gpu_build) == ("12", "needed", True)

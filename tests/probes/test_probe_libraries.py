@@ -7,7 +7,6 @@ import os
 
 from elf_builders import build_library
 from cudaenv.diagnose import diagnose
-from cudaenv.facts.frameworks import cuda_libraries, default_dirs
 from cudaenv.model.snapshot import LoadedLibrary, Torch
 from cudaenv.parse.elf import ElfDynamic
 from cudaenv.probes.libraries import probe_libraries, resolve, search_order
@@ -49,16 +48,16 @@ def test_torch_with_a_toolkit_on_ld_library_path(fake_root):
     _torch_tree(fake_root)
     host = fake_root.host(env={"LD_LIBRARY_PATH": "/usr/local/cuda-12.1/lib64:/opt/other"})
     lib = SITE + "/torch/lib/libtorch_cuda.so"
-    found = {x.needed: x for x in probe_libraries(host, [("torch", lib)], cuda_libraries(), [], default_dirs)}
+    found = {x.needed: x for x in probe_libraries(host, [("torch", lib)], conf_dirs=[])}
     assert set(found) == {"libcudart.so.12", "libnccl.so.2", "libcublas.so.12"}
     cudart = found["libcudart.so.12"]
     assert (cudart.path, cudart.via, cudart.version) == ("/usr/local/cuda-12.1/lib64/libcudart.so.12", "LD_LIBRARY_PATH", "12.1.105")
     assert cudart.real == "/usr/local/cuda-12.1/lib64/libcudart.so.12.1.105"
-    assert cudart.others == (SITE + "/nvidia/cuda_runtime/lib/libcudart.so.12",)
+    assert cudart.others == (SITE + "/nvidia/cuda_runtime/lib/libcudart.so.12",) == (cudart.wheel_copy,) and not cudart.from_wheel
     assert (found["libnccl.so.2"].path, found["libnccl.so.2"].via) == (SITE + "/nvidia/nccl/lib/libnccl.so.2", "runpath")
     assert found["libcublas.so.12"].path is None
     # without LD_LIBRARY_PATH the wheel wins
-    clean = probe_libraries(fake_root.host(env={}), [("torch", lib)], cuda_libraries(), [], default_dirs)
+    clean = probe_libraries(fake_root.host(env={}), [("torch", lib)], conf_dirs=[])
     assert {x.needed: x.via for x in clean}["libcudart.so.12"] == "runpath"
 
     s = healthy(torch=Torch(python="/env/bin/python", installed=True, version="2.8.0+cu128", cuda="12.8", location=SITE),
@@ -76,7 +75,7 @@ def test_two_nccls_and_mixed_wheel_majors(fake_root):
     own = build_library(site / "cupy_backends" / "cuda" / "libs", "libnccl.so.2", soname="libnccl.so.2")
     build_library(site / "cupy" / "cuda", "nccl.cpython-312-x86_64-linux-gnu.so", links=[own], runpath="$ORIGIN/../../cupy_backends/cuda/libs")
     objects = [("torch", SITE + "/torch/lib/libtorch_cuda.so"), ("cupy-cuda12x", SITE + "/cupy/cuda/nccl.cpython-312-x86_64-linux-gnu.so")]
-    libs = probe_libraries(fake_root.host(env={}), objects, cuda_libraries(), [], default_dirs)
+    libs = probe_libraries(fake_root.host(env={}), objects)
     s = healthy(torch=Torch(python="/env/bin/python", installed=True, version="2.8.0+cu128", cuda="12.8", location=SITE,
                             nvidia_packages=("nvidia-cudnn-cu12==9.10.2.21", "nvidia-cublas-cu11==11.11.3.6", "nvidia-nccl-cu12==2.27.3")),
                 libraries=libs)
@@ -89,5 +88,5 @@ def test_two_nccls_and_mixed_wheel_majors(fake_root):
 
 def test_a_healthy_machine_without_libraries_has_no_library_finding():
     s = healthy(libraries=(LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libcudart.so.12",
-                                         path="/e/nvidia/cuda_runtime/lib/libcudart.so.12", via="runpath"),))
+                                         path="/e/nvidia/cuda_runtime/lib/libcudart.so.12", via="runpath", from_wheel=True),))
     assert [x.id for x in diagnose(s) if x.section == "frameworks"] == []
