@@ -190,9 +190,23 @@ def check(s, tables=None) -> List:
                 "; ".join("%s is built for CUDA %s (from %s), which needs driver %s or newer"
                           % (f.package, f.cuda, CUDA_EVIDENCE.get(f.cuda_from or "", "its files"), min_driver(s, f, tables) or "?") for f in old),
                 c.driver_version(s), c.driver_cuda(s, tables) or "?"),
-            upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)),
+            upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)) + _older_builds(s, old, rows, tables),
         ))
     return out + check_libraries(s, tables)
+
+
+def _older_builds(s, old, rows, tables=None) -> List[str]:
+    """The lines that keep this driver: each package's build of an older CUDA major the driver runs (its row's
+    ``older_fix``), for the packages that have one."""
+    top = version_key(c.driver_cuda(s, tables) or "")
+    out: List[str] = []
+    for fw in old:
+        row = rows.get(fw.package, {})
+        majors = [m for m in row.get("older_majors") or () if top and m <= top[0]]
+        if row.get("older_fix") and majors:
+            out.append("# or keep this driver: %s's build for CUDA %d" % (fw.package, max(majors)))
+            out += _fill(s, row["older_fix"], majors, tables)
+    return out
 
 
 def _cpu_evidence(fw, row) -> str:

@@ -62,6 +62,9 @@ def test_a_cuda_13_build_on_a_535_driver():
     assert "cupy-cuda13x 14.0.0 (CUDA 13)" in f.title and "vllm" in f.title and "cupy-cuda12x" not in f.title
     assert "needs driver 580 or newer" in f.detail and "13.0 (from its version tag)" in f.detail
     assert any("580" in line for line in f.fix)
+    # or keep the 535 driver (CUDA 12.2): CuPy's CUDA 12 wheel instead; vLLM's table row has no such line
+    assert list(f.fix[-3:]) == ["# or keep this driver: cupy-cuda13x's build for CUDA 12", "%s -m pip uninstall -y cupy-cuda13x" % PY,
+                                "%s -m pip install cupy-cuda12x" % PY]
     assert dict(verdicts(s))["cupy-cuda12x"] == "conflict"  # two CuPy packages: the conflict is said first
     assert "framework-conflict" in found(s)
 
