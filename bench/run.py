@@ -470,6 +470,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         for label in fleet:
             shutil.rmtree(os.path.join(work, label.split()[-1]), ignore_errors=True)
+        shutil.rmtree(os.path.join(work, "fw"), ignore_errors=True)  # the frameworks' site-packages
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
         if a not in figures or b not in figures:
