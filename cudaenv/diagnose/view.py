@@ -29,11 +29,16 @@ class ReportView(Record):
     toolkit_marks: Tuple[Tuple[str, ...], ...] = ()  # per snapshot toolkit: "active", "/usr/local/cuda", "CUDA_HOME"
     toolkits_in_ld_library_path: Tuple[str, ...] = ()  # the toolkit folders LD_LIBRARY_PATH names
     cuda_home: Optional[str] = None  # CUDA_HOME, else CUDA_PATH, as set
+    framework_verdicts: Tuple[Tuple[str, str], ...] = ()  # (package, verdict) of each framework (diagnose.frameworks)
+    framework_findings: Tuple[Tuple[str, str], ...] = ()  # (package, the finding id its verdict is, "" for none)
+    framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
+    library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
     """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/)."""
     from cudaenv.diagnose import _common as c
+    from cudaenv.diagnose import frameworks as fw
     from cudaenv.diagnose.versions import static_arch_list
     from cudaenv.facts import drivers as drv
     from cudaenv.facts.findings import checklist
@@ -42,6 +47,9 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
     system = c.driver_system(s)
     t = s.torch
     installed = t is not None and t.installed
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    minimums = tuple((f.package, m) for f, m in ((f, fw.min_driver(s, f, tables)) for f in frameworks) if m)
+    verdicts = fw.verdicts(s, tables) if frameworks else ()
     need = drv.min_driver_for_cuda(t.cuda, system) if installed and t.cuda else None
     d = s.driver
     shown = (d.version or d.kernel_module_version) if d is not None else None
@@ -60,6 +68,10 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
                                                     ("CUDA_HOME", tk.is_cuda_home)) if on) for tk in s.toolkits),
         toolkits_in_ld_library_path=tuple(tk.path for tk in s.toolkits if tk.in_ld_library_path),
         cuda_home=env.get("CUDA_HOME") or env.get("CUDA_PATH"),
+        framework_verdicts=verdicts,
+        framework_findings=tuple((p, fw.VERDICT_FINDING.get(v, "")) for p, v in verdicts),
+        framework_min_drivers=minimums,
+        library_verdicts=fw.library_verdicts(s) if getattr(s, "libraries", ()) else (),
     )
 
 

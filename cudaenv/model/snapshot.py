@@ -199,6 +199,36 @@ class Torch(Record):
     executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
 
 
+class Framework(Record):
+    """A CUDA consumer besides torch installed in the probed interpreter (data/frameworks.json), read without importing it."""
+
+    package: str  # normalized distribution name: "onnxruntime-gpu"
+    version: Optional[str] = None  # METADATA's Version: "1.23.2", "2.8.0+cu128"
+    location: Optional[str] = None  # the site-packages folder holding it
+    cuda: Optional[str] = None  # the CUDA it was built for: "12.8", or a major "12"; None when nothing says
+    cudnn: Optional[str] = None  # the cuDNN it was built for, where its files say: "9"
+    cuda_from: Optional[str] = None  # what said it: name | build-info | local-tag | requires | needed
+    gpu_build: Optional[bool] = None  # False: a CPU-only build; None: not known
+    nvidia_requires: Tuple[str, ...] = ()  # the nvidia-* projects its Requires-Dist names (any extra)
+    libraries: Tuple[str, ...] = ()  # shared libraries its RECORD lists that link CUDA (site-packages relative)
+    needed: Tuple[str, ...] = ()  # the CUDA libraries those libraries' NEEDED entries ask for: "libcudart.so.12"
+
+
+class LoadedLibrary(Record):
+    """One CUDA library a consumer's shared library needs, resolved as the Linux dynamic loader would."""
+
+    consumer: str  # "torch", or a framework's package name
+    object: str  # the library whose NEEDED entry this is: ".../torch/lib/libtorch_cuda.so"
+    needed: str  # the NEEDED entry: "libcudart.so.12"
+    path: Optional[str] = None  # the file the loader takes; None when it finds none
+    via: Optional[str] = None  # rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default
+    version: Optional[str] = None  # from the file's final name: libcudart.so.12.8.90 -> "12.8.90"
+    real: Optional[str] = None  # the file after following links
+    others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
+    from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
+    wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
+
+
 class Snapshot(Record):
     """What the probes saw; its JSON (``to_dict()``, schema_version first, ``env`` as an object) is the contract."""
 
@@ -215,6 +245,8 @@ class Snapshot(Record):
     cudnn: Tuple[Cudnn, ...] = ()
     env: Tuple[Tuple[str, str], ...] = ()  # CUDA_*, NVIDIA_*, NCCL_*, TORCH_*, PYTORCH_*, LD_LIBRARY_PATH
     torch: Optional[Torch] = None
+    frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
+    libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()

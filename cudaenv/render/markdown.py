@@ -75,6 +75,19 @@ def facts_rows(s, view) -> List[tuple]:
     rows.append(("Toolkits", "<br>".join(tks) if tks else "none found"))
     if a is not None and (a.nvcc or a.path):
         rows.append(("nvcc", "%s (CUDA %s)" % (md_code(a.nvcc or a.path), md_text(a.version or "?"))))
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    if frameworks:
+        from cudaenv.render.report import framework_facts
+
+        verdicts = dict(view.framework_verdicts)
+        minimums = dict(view.framework_min_drivers)
+        rows.append(("Frameworks", "<br>".join(
+            "%s: %s" % (md_code(fw.package), md_text(framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package))))
+            for fw in frameworks)))
+    if getattr(s, "libraries", ()):
+        from cudaenv.render.report import library_facts
+
+        rows.append(("CUDA libraries loaded", "<br>".join("%s: %s" % (md_text(lib.consumer), md_text(library_facts(lib))) for lib in s.libraries)))
     rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (md_text(c.version or "?"), md_text(c.source), md_code(c.header)) for c in s.cudnn) or "none found"))
     return rows
 

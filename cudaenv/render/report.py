@@ -19,6 +19,7 @@ TITLES = {
     "visibility": "Visibility",
     "versions": "Versions (torch)",
     "toolkits": "Toolkits",
+    "frameworks": "Frameworks (other CUDA consumers)",
     "resources": "Resources",
 }
 RANK = {"error": 0, "warning": 1, "info": 2}
@@ -173,6 +174,59 @@ def _toolkits(s, view) -> List[Check]:
     return checks
 
 
+
+
+def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
+    """One framework's line: version, the CUDA (and cuDNN) it was built for and what said so, the verdict's words."""
+    from cudaenv.diagnose.frameworks import CUDA_EVIDENCE
+
+    bits = [fw.version or "version unknown"]
+    if fw.gpu_build is False:
+        bits.append("CPU-only build")
+    elif fw.cuda:
+        cuda = "CUDA %s" % fw.cuda + (", cuDNN %s" % fw.cudnn if fw.cudnn else "")
+        bits.append("%s (from %s)" % (cuda, CUDA_EVIDENCE.get(fw.cuda_from or "", "its files")))
+        if minimum:
+            bits.append("needs driver >= %s" % minimum)
+    elif verdict == "plugin":
+        bits.append("part of another package")
+    else:
+        bits.append("its files do not say which CUDA")
+    words = {"conflict": "installed together with a package it conflicts with",
+             "no-gpu-platform": "no GPU on this platform by design"}
+    if verdict in words:
+        bits.append(words[verdict])
+    return ", ".join(bits)
+
+
+def _frameworks(s, view) -> List[Check]:
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    checks: List[Check] = []
+    if not frameworks:
+        t = s.torch
+        where = ("the packages of %s" % t.python) if t is not None and t.python else "no Python to read"
+        checks.append(("found", "none in %s" % where, ()))
+    verdicts = dict(getattr(view, "framework_verdicts", ()) or ())
+    minimums = dict(getattr(view, "framework_min_drivers", ()) or ())
+    ids = dict(getattr(view, "framework_findings", ()) or ())
+    checks += [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
+                tuple(i for i in _ids(view, "frameworks") if i == ids.get(fw.package))) for fw in frameworks]
+    worst = dict(getattr(view, "library_verdicts", ()) or ())
+    for consumer in worst:
+        libs = [lib for lib in s.libraries if lib.consumer == consumer]
+        checks.append(("%s loads" % consumer, "; ".join(library_facts(lib) for lib in libs),
+                       tuple(i for i in _ids(view, "libraries") if i == worst[consumer])))
+    return checks
+
+
+def library_facts(lib) -> str:
+    """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
+    if lib.path is None:
+        return "%s: not found" % lib.needed
+    bits = [b for b in (lib.version, "via %s" % lib.via if lib.via else None) if b]
+    return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
+
+
 def _resources(s, view) -> List[Check]:
     mem = "; ".join("GPU %d %s/%s MiB" % (g.index, _mib(g.memory_used_mib), _mib(g.memory_total_mib)) for g in s.gpus) or "no GPU"
     return [("GPU memory", mem, _ids(view, "GPU memory")),
@@ -185,6 +239,7 @@ CHECKS = {
     "visibility": _visibility,
     "versions": _versions,
     "toolkits": _toolkits,
+    "frameworks": _frameworks,
     "resources": _resources,
 }
 
