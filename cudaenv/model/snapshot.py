@@ -197,6 +197,26 @@ class Torch(Record):
     executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
 
 
+class XidGroup(Record):
+    """One Xid code of the kernel log (``NVRM: Xid (PCI:0000:41:00): 79, ...``): how often, on which GPUs."""
+
+    code: int  # the Xid number (data/xid.json says what it means)
+    count: int = 1
+    pci: Tuple[str, ...] = ()  # the PCI addresses it was logged for, as logged ("0000:41:00")
+    first: str = ""  # the first such line, from "NVRM:" on (cut to 300 characters)
+
+
+class GpuHealth(Record):
+    """What the kernel log and the PCI bus say about GPUs that fail (read when a driver tool failed or NVML opens
+    fewer GPUs than the PCI bus holds; from a paste in ``explain``)."""
+
+    log: Optional[str] = None  # "journalctl -k" | "dmesg" | "paste" | None (no kernel log could be read)
+    xids: Tuple[XidGroup, ...] = ()  # by code, in the order first logged
+    fallen_off_bus: Tuple[str, ...] = ()  # PCI addresses of "GPU has fallen off the bus" lines
+    unreachable: Tuple[str, ...] = ()  # NVIDIA PCI devices (/sys) that NVML or nvidia-smi did not list
+    dcgmi: Optional[str] = None  # DCGM's dcgmi, where installed (the hand-off: dcgmi diag -r 1)
+
+
 class Snapshot(Record):
     """What the probes saw; its JSON (``to_dict()``, schema_version first, ``env`` as an object) is the contract."""
 
@@ -216,6 +236,7 @@ class Snapshot(Record):
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()
+    health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
     root: str = "/"
     cudaenv_version: Optional[str] = None
 
