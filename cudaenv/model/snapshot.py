@@ -217,6 +217,41 @@ class GpuHealth(Record):
     dcgmi: Optional[str] = None  # DCGM's dcgmi, where installed (the hand-off: dcgmi diag -r 1)
 
 
+class EngineConfig(Record):
+    """One container engine's GPU setup as its config file says it (Docker's daemon.json, containerd's or CRI-O's TOML)."""
+
+    engine: str  # docker | docker-rootless | containerd | crio
+    path: Optional[str] = None  # the file read
+    readable: bool = True  # False: the file is there but is not what its format says
+    runtimes: Tuple[str, ...] = ()  # the runtimes it registers ("nvidia", "runc")
+    default_runtime: Optional[str] = None
+    cgroup_driver: Optional[str] = None  # systemd | cgroupfs | None (the engine's default)
+    cdi: Optional[bool] = None  # CDI switched on in the file (features.cdi, enable_cdi); None: not said
+
+
+class CdiSpec(Record):
+    """A CDI spec file (/etc/cdi, /var/run/cdi) as ``nvidia-ctk cdi generate`` writes it."""
+
+    path: str
+    readable: bool = True
+    kind: Optional[str] = None  # "nvidia.com/gpu"
+    devices: Tuple[str, ...] = ()  # the device names: "0", "GPU-<uuid>", "all"
+    driver_versions: Tuple[str, ...] = ()  # the driver versions its library paths name ("575.64.03")
+
+
+class ContainerHost(Record):
+    """The container side of a host with an engine or the NVIDIA Container Toolkit, read from files only (no daemon
+    is asked anything): which engines, the toolkit's programs and packages, each engine's runtimes, the CDI specs."""
+
+    engines: Tuple[str, ...] = ()  # docker | podman | containerd | crio: a program on PATH or its config file
+    nvidia_ctk: Optional[str] = None
+    nvidia_container_cli: Optional[str] = None
+    packages: Tuple[str, ...] = ()  # the toolkit's installed packages "nvidia-container-toolkit=1.17.8-1" (dpkg)
+    configs: Tuple[EngineConfig, ...] = ()
+    cdi_specs: Tuple[CdiSpec, ...] = ()
+    dev_char_links: Optional[bool] = None  # /dev/char holds links to the /dev/nvidia* nodes (None: no /dev/char)
+
+
 class Snapshot(Record):
     """What the probes saw; its JSON (``to_dict()``, schema_version first, ``env`` as an object) is the contract."""
 
@@ -237,6 +272,7 @@ class Snapshot(Record):
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()
     health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
+    containers: Optional[ContainerHost] = None  # a host with a container engine or the NVIDIA Container Toolkit
     root: str = "/"
     cudaenv_version: Optional[str] = None
 

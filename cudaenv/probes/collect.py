@@ -5,6 +5,7 @@ torch pass (tens of milliseconds; it gives the site-packages dirs where pip ``nv
 then, in threads at once:
 
 * platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping -> the GPU health read (only for a sick GPU)
+  -> the container host's engines, toolkit and CDI specs (files only)
 * toolkits -> cuDNN
 * the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it)
 
@@ -35,7 +36,8 @@ def _call(notes: List[Note], label: str, fn: Callable[..., Any], *args: Any, **k
         raise _Failed(label) from exc
 
 
-def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any]:
+def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any, Any]:
+    from cudaenv.probes.containers import probe_containers
     from cudaenv.probes.gpu_health import probe_gpu_health
     from cudaenv.probes.nvidia import probe_nvidia
     from cudaenv.probes.platform import probe_platform
@@ -60,7 +62,11 @@ def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, A
         health = _call(notes, "gpu-health", probe_gpu_health, host, notes, platform, gpus, tuple(getattr(nvidia, "tools", ()) or ()))
     except _Failed:
         health = None
-    return platform, nvidia, visible, health
+    try:
+        containers = _call(notes, "containers", probe_containers, host, notes, platform)
+    except _Failed:
+        containers = None
+    return platform, nvidia, visible, health, containers
 
 
 def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
@@ -125,7 +131,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     else:
         say("probing the driver, GPUs and toolkits")
     env = probe_env(host)
-    platform, nvidia, visible, health = hw_job.result()
+    platform, nvidia, visible, health, containers = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
     if torch_job is not None:
         torch = torch_job.result()
@@ -146,6 +152,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes),
         health=health,
+        containers=containers,
         root=str(host.root),
         cudaenv_version=cudaenv.__version__,
     )
