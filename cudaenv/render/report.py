@@ -55,7 +55,11 @@ def _environment(s, view) -> List[Check]:
         nodes = ", ".join(p.dev_nvidia) if p.dev_nvidia else ("/dev/dxg" if p.dev_dxg else "no /dev/nvidia*")
         container = "%s, %s" % (p.container, nodes)
         if p.nvidia_visible_devices is not None:
-            container += ", NVIDIA_VISIBLE_DEVICES=%s" % p.nvidia_visible_devices
+            container += ", NVIDIA_VISIBLE_DEVICES=%s" % printable(p.nvidia_visible_devices)
+        env = s.env_map
+        for name in ("NVIDIA_DRIVER_CAPABILITIES", "CUDA_VERSION"):  # the runtime's capabilities, the image's CUDA
+            if env.get(name) is not None:
+                container += ", %s=%s" % (name, printable(env[name]))
     else:
         container = "no"
     return [
