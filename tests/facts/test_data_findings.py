@@ -1,5 +1,5 @@
 """data/findings.json: one home for what each doctor finding is (issue 25: section, checklist row, fixable and
-pasteable were spread over diagnose, render/report, recommend/fix_plan, recommend/apply, commands/fix and pasted).
+pasteable were spread over diagnose, render/report, fix/plan, fix/apply, commands/fix and pasted).
 The table must say exactly what the rules return, and every reader must read it."""
 
 import ast
@@ -76,7 +76,7 @@ def test_explains_shared_ids_are_doctor_findings():
 
 
 @pytest.mark.parametrize("module, names", [
-    ("recommend/fix_plan.py", ("FIXABLE",)),
+    ("fix/plan.py", ("FIXABLE",)),
     ("pasted/__init__.py", ("PASTE_FINDINGS",)),
 ])
 def test_no_second_list_of_finding_attributes(module, names):
