@@ -101,12 +101,14 @@ def run(args: argparse.Namespace, ctx) -> int:
     paste = _read(args, ctx)
     if not paste.text.strip():
         raise UserError("no error text given", hint=NO_TEXT_HINT)
-    matches = classify_all(paste.text)
-    cut = paste.cut or is_cut(len(paste.text))
-    facts = None
+    facts, machine = None, ()
     if args.probe:
+        from cudaenv.explain.service import probe_machine
+
         host = ctx.host(args)
-        facts = _probe(host.with_deadline(args.timeout) if args.timeout is not None else host, args.python)
+        facts, machine = _probe(host.with_deadline(args.timeout) if args.timeout is not None else host, args.python), probe_machine(host)
+    matches = classify_all(paste.text, machine)
+    cut = paste.cut or is_cut(len(paste.text))
     pasted, findings, here = _pasted(args, ctx, paste.text, matches)  # issue 14 sec. 4-5: cudaenv.pasted
     if args.json:
         from cudaenv.explain import ExplainReport

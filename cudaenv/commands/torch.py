@@ -31,6 +31,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="what if the GPUs were these (repeatable: --compute-capability 6.1 --compute-capability 8.6)")
     rec.add_argument("--os", choices=("linux", "windows", "macos"), help="what if the OS were this")
     rec.add_argument("--machine", choices=("x86_64", "aarch64", "arm64"), help="what if the CPU architecture were this")
+    rec.add_argument("--jetson", metavar="JETPACK", nargs="?", const="",
+                     help="what if this were a Jetson board: its JetPack (6.2) or L4T (r36.4.3) release; bare: the newest JetPack the tables know")
     rec.add_argument("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)")
     rec.add_argument("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX)
     rec.add_argument("--refresh", action="store_true", help="read the live index first (otherwise only the cache and bundled tables)")
@@ -60,7 +62,7 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
 
     options = service.Options(
         python=args.python, python_version=args.python_version, torch=args.torch, variant=args.variant, driver=args.driver,
-        compute_capabilities=tuple(args.compute_capability or ()), os=args.os, machine=args.machine,
+        compute_capabilities=tuple(args.compute_capability or ()), os=args.os, machine=args.machine, jetson=args.jetson,
         index_base=args.index_base, refresh=args.refresh)
     rec = service.recommend_for(ctx.env, lambda: ctx.host(args), options)
     fmt = "json" if args.json else args.format

@@ -98,14 +98,14 @@ def is_cut(length: int) -> bool:
 
 def _match(ranked, paste, shown) -> ErrorMatch:
     from cudaenv.explain import evidence as E
-    from cudaenv.explain import rank as R
+    from cudaenv.explain import fit as F
     from cudaenv.explain.table import derive, fill, filled
 
     c = ranked.candidate
     row = c.row
     values = derive(E.values(paste, c))
     values.update(c.extra)
-    v = R.variant(row.id, values, shown)
+    v = F.variant(row.id, values, shown)
     title = (v.title if v is not None and v.title else row.title)
     explanation = v.explanation if v is not None and v.explanation else row.explanation
     advice = v.advice if v is not None and v.advice is not None else row.advice
@@ -126,17 +126,25 @@ def _match(ranked, paste, shown) -> ErrorMatch:
     )
 
 
-def classify_all(text: str) -> List[ErrorMatch]:
-    """Every row that matches ``text``, ranked: the root cause first (a traceback can show several problems)."""
+def classify_all(text: str, machine: Tuple[str, ...] = ()) -> List[ErrorMatch]:
+    """Every row that matches ``text``, ranked: the root cause first (a traceback can show several problems).
+    ``machine``: the contexts the machine itself shows (``--probe``: :func:`cudaenv.explain.fit.machine_contexts`),
+    which choose the first fix as the paste's own do."""
     if not isinstance(text, str) or not text.strip():
         return []
+    from cudaenv.explain import fit as F
     from cudaenv.explain import rank as R
 
     paste = R.read(searched_text(text))
-    ranked = R.rank(paste, R.candidates(paste))
+    found = R.candidates(paste)
+    if not found:  # nothing matched: a known message re-typed with a word missing or mistyped?
+        from cudaenv.explain import fuzzy
+
+        found = fuzzy.retyped(paste)
+    ranked = R.rank(paste, found)
     if not ranked:
         return []
-    shown = R.platforms(paste)
+    shown = F.contexts(paste, machine)
     return [_match(r, paste, shown) for r in ranked]
 
 

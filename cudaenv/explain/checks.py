@@ -287,7 +287,9 @@ def torch_wheel(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
 
 def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     low = text.lower()
-    if "enough space" in low or "no space left on device" in low:
+    if "/dev/tty: no such device or address" in low:
+        return {"if_no_tty": ""}
+    if "enough space" in low or "no space left on device" in low or "an error occurred during extraction" in low:
         return {"if_tmp_full": ""}
     cuda = "cuda" in low or "nvidia" in low
     if "<!doctype" in low or "<html" in low:
@@ -315,6 +317,20 @@ def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]
     return out
 
 
+_DISTRIBUTED = ("torch.distributed", "init_process_group", "tcpstore", "rendezvous", "torchrun", "master_port", "master_addr",
+                "gloo", "nccl", "dist_url", "dist-url", "distributed", "processgroup", "multiprocessing", "29500", "deepspeed",
+                "accelerate launch", "\u5206\u5e03\u5f0f")  # the last: "distributed" in Chinese
+
+
+def distributed(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """torch's own rendezvous messages (the server socket, EADDRINUSE) are the rendezvous port; the bare 'Address
+    already in use' only when the text is about distributed training (a web server's is not torch's)."""
+    low = text.lower()
+    if "server socket has failed" in low or "eaddrinuse" in low:
+        return {}
+    return {} if any(word in low for word in _DISTRIBUTED) else None
+
+
 def flags(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     """Each ``is_X`` group that matched becomes the flag ``if_X``."""
     return {"if_" + key[3:]: "" for key, value in values.items() if key.startswith("is_") and value}
@@ -331,6 +347,7 @@ CHECKS: Dict[str, Callable[[Dict[str, str], str], Optional[Dict[str, str]]]] = {
     "runfile": runfile,
     "cudnn_versions": cudnn_versions,
     "flags": flags,
+    "distributed": distributed,
 }
 
 
@@ -344,9 +361,10 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "capability_no_kernels": _CAPABILITY,
     "nvcc_arch": ("first_cuda", "family", "arch_cc"),
     "torch_wheel": ("pythons", "platforms", "local_tag"),
-    "runfile": ("if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
+    "runfile": ("if_no_tty", "if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
     "cudnn_versions": ("compiled_version", "runtime_version"),
-    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps"),
+    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps", "if_wrong_arch", "if_broken"),
+    "distributed": (),
 }
 
 

@@ -16,7 +16,8 @@ EVIDENCE = 300  # characters of an original line kept as the evidence around a m
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only
-    from cudaenv.explain.rank import Candidate, Paste, View
+    from cudaenv.explain.rank import Candidate, Paste
+    from cudaenv.explain.views import View
 
 
 def _as_pasted(paste: Paste, view: View, pattern: "re.Pattern[str]", m: "re.Match[str]") -> Tuple[Optional["re.Match[str]"], bool]:

@@ -21,10 +21,8 @@ Every pass is a regular expression anchored at a line start or a single-characte
 import re
 from typing import List, Sequence
 
-_ANSI = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\n]{0,512}(?:\x07|\x1b\\)?|\x1b[()][0-9A-Za-z]|\x1b[@-_]?")
-_BARE_SGR = re.compile(r"\[(?:\d{1,3};){0,6}\d{1,3}m")  # an SGR sequence whose ESC a forum dropped: "[1;31m"
-_FENCE = re.compile(r"(?m)^[ \t]{0,12}(?:`{3,}|~{3,})[\w+.-]{0,40}[ \t]{0,8}$")
-_QUOTE = re.compile(r"(?m)^[ \t]{0,12}(?:>[ \t]?){1,12}")
+from cudaenv.parse.decorations import undecorate
+
 _BOX = re.compile(r"(?m)^[ \t]{0,12}[\u2502\u2503\u2551]|[\u2502\u2503\u2551][ \t]{0,8}$")  # rich's traceback box
 _LEVELS = r"(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL|TRACE|SUCCESS|NOTICE)"
 _PREFIX = re.compile(
@@ -47,23 +45,6 @@ _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_EDGE = re.compile(r"(?<=[%s])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9.:)])(?=[%s])" % (_CJK, _CJK))
 
 
-_STOP = "\ue000"  # an ideographic full stop, until it is known whether a sentence or a name (torch。cuda) goes on
-_STOP_SENTENCE = re.compile("\ue000(?=[A-Z\\s]|$)")
-
-
-def _table():
-    table = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}  # full-width ASCII: "（）＝" -> "()="
-    table.update({0xFF1A: ": ", 0xFF0C: ", ", 0xFF1B: "; ", 0xFF01: "! ", 0xFF1F: "? ",  # a blank after, as typed in ASCII
-                  0x3000: " ", 0x00A0: " ", 0x3002: _STOP, 0xFF61: _STOP, 0x3001: ", ", 0xFF64: ", ",
-                  0x2018: "'", 0x2019: "'", 0x201A: "'", 0x201B: "'", 0x2032: "'",
-                  0x201C: '"', 0x201D: '"', 0x201E: '"', 0x201F: '"', 0x2033: '"', 0x00AB: '"', 0x00BB: '"',
-                  0x300C: '"', 0x300D: '"', 0x300E: '"', 0x300F: '"', 0x3010: "[", 0x3011: "]",
-                  0x2013: "-", 0x2014: "-", 0x2212: "-", 0x2026: "...",
-                  0x200B: None, 0x200C: None, 0x200D: None, 0x2060: None, 0xFEFF: None, 0x00AD: None})
-    return table
-
-
-_TRANSLATE = _table()
 _PASSES = 3  # prefixes stack: "[rank0]: 2024-05-01 12:00:01,123 - train - ERROR - ..."
 
 
@@ -77,24 +58,11 @@ def normalize(text: str) -> List[str]:
     raw = lines_of(text)
     if not raw:
         return []
-    s = "\n".join(raw)
-    if "\x1b" in s:
-        s = _ANSI.sub("", s)
-    if "m" in s and "[" in s:
-        s = _BARE_SGR.sub("", s)
+    s = undecorate("\n".join(raw))  # colours, fences, bold, quotes, full-width: the one home, cudaenv.parse.decorations
     if not s.isascii():
-        s = s.translate(_TRANSLATE)
-        if _STOP in s:  # "memory。Tried" is a sentence: ". "; "torch。cuda" a dotted name: "."
-            s = _STOP_SENTENCE.sub(". ", s).replace(_STOP, ".")
         s = _BOX.sub("", s)
         if not s.isascii():
             s = _CJK_EDGE.sub(" ", s)
-    if "```" in s or "~~~" in s:
-        s = _FENCE.sub("", s)
-    if "**" in s:
-        s = s.replace("**", "")
-    if ">" in s:
-        s = _QUOTE.sub("", s)
     for _ in range(_PASSES):
         s, n = _PREFIX.subn("", s)
         if " - " in s:

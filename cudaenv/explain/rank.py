@@ -24,13 +24,13 @@ What each candidate matched, as pasted, is :mod:`cudaenv.explain.evidence`.
 
 import re
 from bisect import bisect_right
-from itertools import accumulate, compress, repeat
-from operator import add
+from itertools import compress
 from functools import lru_cache
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.explain import normalize as N
 from cudaenv.explain import table as T
+from cudaenv.explain.views import BIG, View
 
 RULES = "explain_rules"
 CONFIDENCE = ("high", "medium", "low")
@@ -53,6 +53,7 @@ class Rule(NamedTuple):
     name: str
     then_next: bool
     until: Optional["re.Pattern[str]"] = None  # context only before this (a prompt's command, not its output)
+    any_of: Tuple[str, ...] = ()  # without a needle: literals one of which every match contains (T.prefilter)
 
 
 class Variant(NamedTuple):
@@ -73,6 +74,7 @@ class Rules(NamedTuple):
     context: Tuple[Rule, ...]
     platforms: Tuple[Tuple[str, Tuple[Rule, ...]], ...]
     variants: Tuple[Variant, ...]
+    after: Dict[str, Tuple[str, ...]]  # id -> the ids it is an after-effect of (when one of them matched earlier)
 
 
 @lru_cache(maxsize=1)
@@ -82,6 +84,7 @@ def rules() -> Rules:
     kinds: Dict[str, List[Rule]] = {"chain": [], "boilerplate": [], "wrapper": [], "context": []}
     platforms: Dict[str, List[Rule]] = {}
     variants: List[Variant] = []
+    after: Dict[str, Tuple[str, ...]] = {}
     for raw in load_table(RULES)["rows"]:
         kind = raw["kind"]
         if kind in kinds:
@@ -89,6 +92,8 @@ def rules() -> Rules:
             if raw.get("until"):
                 rule = rule._replace(until=re.compile(raw["until"], re.IGNORECASE))
             kinds[kind].append(rule)
+        elif kind == "after":
+            after[raw["id"]] = after.get(raw["id"], ()) + tuple(raw["causes"])
         elif kind == "platform":
             platforms.setdefault(raw["name"], []).extend(_rule(kind, p, raw["name"], False) for p in raw["patterns"])
         elif kind == "variant":
@@ -97,74 +102,16 @@ def rules() -> Rules:
                                     raw.get("value"), re.compile(vp, re.IGNORECASE) if vp else None, raw.get("title"),
                                     raw.get("explanation"), tuple(raw["advice"]) if "advice" in raw else None))
     return Rules(tuple(kinds["chain"]), tuple(kinds["boilerplate"]), tuple(kinds["wrapper"]), tuple(kinds["context"]),
-                 tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants))
+                 tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants), after)
 
 
 def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
-    return Rule(kind, re.compile(pattern, re.IGNORECASE), T.needle(pattern), name, then_next)
+    needle = T.needle(pattern)
+    return Rule(kind, re.compile(pattern, re.IGNORECASE), needle, name, then_next,
+                any_of=() if needle else tuple(n for n in T.prefilter(pattern) if n))
 
 
-# ------------------------------------------------------------------ the text, in three views
-class View:
-    """One way of reading the normalized lines: ``text`` made of pieces (one line each), ``starts`` where each
-    piece begins in it, ``lines`` the line each piece is."""
-
-    __slots__ = ("name", "text", "lines", "low", "_squeezed", "_pieces", "_seps", "_starts", "_spans")
-
-    def __init__(self, name: str, lines: Sequence[int], pieces: Sequence[str], seps):
-        """``seps``: the one separator between all pieces (a string), or one per gap (a list)."""
-        self.name = name
-        if isinstance(seps, str):
-            self.text = seps.join(pieces)
-        else:
-            parts = [""] * (2 * len(pieces) - 1) if pieces else []
-            parts[::2] = pieces
-            parts[1::2] = seps
-            self.text = "".join(parts)
-        self.lines = lines
-        self.low = T.lowered(self.text)
-        self._squeezed: Optional[str] = None
-        self._pieces, self._seps, self._starts = pieces, seps, None
-        self._spans: Dict[str, Any] = {}
-
-    @property
-    def starts(self) -> List[int]:
-        """Where each piece begins in ``text`` (made when first needed, in C-level passes)."""
-        if self._starts is None:
-            lens = list(map(len, self._pieces[:-1]))
-            gaps = repeat(len(self._seps)) if isinstance(self._seps, str) else map(len, self._seps)
-            self._starts = [0] + list(accumulate(map(add, lens, gaps))) if self._pieces else []
-        return self._starts
-
-    @property
-    def squeezed(self) -> Optional[str]:
-        """``low`` without its blanks: where a row's needle is looked for (a re-typed message may lack a blank)."""
-        if self._squeezed is None and self.low is not None:
-            self._squeezed = T.squeezed(self.low)
-        return self._squeezed
-
-    def line_of(self, offset: int) -> int:
-        i = bisect_right(self.starts, offset) - 1
-        return self.lines[max(i, 0)] if self.lines else 0
-
-    def finditer(self, rule: Rule):
-        if self.low is not None and rule.needle and rule.needle not in self.low:
-            return ()
-        return rule.pattern.finditer(self.text)
-
-    def spans(self, kind: str, found: Sequence[Rule]):
-        """(start, end, inner_start, inner_end) of every match of the rules of one kind, cached."""
-        if kind not in self._spans:
-            out = []
-            for rule in found:
-                for m in self.finditer(rule):
-                    inner = m.span("inner") if "inner" in rule.pattern.groupindex and m.group("inner") is not None else (-1, -1)
-                    out.append((m.start(), m.end()) + inner)
-            out.sort()
-            self._spans[kind] = out
-        return self._spans[kind]
-
-
+# ------------------------------------------------------------------ the text, in three views (View: explain.views)
 class Context(dict):
     """line -> (the context kind it is: pip, traceback-frame, ..., where on the line that part ends) or None: worked
     out for a line when first asked
@@ -215,12 +162,16 @@ def read(text: str) -> Paste:
     idx = list(compress(range(len(norm)), norm))
     if len(idx) > 1:
         pieces = list(filter(None, norm))
-        views.append(View("joined", idx, pieces, " "))
+        joined = View("joined", idx, pieces, " ")
+        joined._within = views[0]
+        views.append(joined)
         width = N.wrap_width(raw)
         if width:
             seps = ["" if len(raw[i]) == width and not raw[i][-1:].isspace() else " " for i in idx[:-1]]
             if "" in seps:
-                views.append(View("glued", idx, pieces, seps))
+                glued = View("glued", idx, pieces, seps)
+                glued._has, glued._squeezed = joined._has, joined._squeezed  # the same text once blanks are gone
+                views.append(glued)
     context = Context(norm)
     return Paste(raw, norm, tuple(views), context)
 
@@ -235,6 +186,7 @@ class Candidate(NamedTuple):
     first: int  # the lines the match covers
     last: int
     extra: Tuple[Tuple[str, str], ...] = ()  # the values the row's check added
+    fuzzy: bool = False  # found with one word missing or mistyped (cudaenv.explain.fuzzy)
 
 
 def _context_at(view: View, context: Context, offset: int) -> Optional[str]:
@@ -263,12 +215,15 @@ def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Opt
 
 def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional[Candidate]:
     found = []
+    has = view.has if len(view.text) > BIG else (view.squeezed or "").__contains__  # a short text: a plain look
+    if view.low is not None and row.literals and not any(map(has, row.literals)):
+        return None  # no pattern of the row has a literal in the text
     for i, pattern in enumerate(row.patterns):
         if view.low is not None:  # the pattern's literals (blanks aside: T.tolerant) are not in the text: it cannot match
             if i < len(row.prefilter):
-                if row.prefilter[i] and not any(n in view.squeezed for n in row.prefilter[i]):
+                if row.prefilter[i] and not any(map(has, row.prefilter[i])):
                     continue
-            elif i < len(row.needles) and row.needles[i] and T.squeezed(row.needles[i]) not in view.squeezed:
+            elif i < len(row.needles) and row.needles[i] and not has(T.squeezed(row.needles[i])):
                 continue
         m = _occurrence(pattern, view, context)
         if m is not None:
@@ -282,11 +237,16 @@ def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional
 
 def candidates(paste: Paste) -> List[Candidate]:
     """Every row that matches, once: in the lines view, else across joined lines, else across glued ones (a row
-    whose check rejects the text in one view is tried in the next, as a row that did not match)."""
+    whose check rejects the text in one view is tried in the next, as a row that did not match). A row that matched
+    only by a pattern without values (``NVRM: API mismatch``) is tried in the next views too, and a view where more
+    of its patterns match wins: a message a kernel log wrapped over lines gives its versions there."""
     found = []
     shown: List[Tuple[str, ...]] = []  # the platforms the paste shows, read once, when a row's check first needs them
     for index, row in enumerate(T.rows()):
+        best: Optional[Candidate] = None
         for view in paste.views:
+            if best is not None and not _lacks_values(row, best):
+                break
             c = _candidate(index, row, view, paste.context)
             if c is not None and row.check:  # the patterns matched; the row's check reads the text and decides
                 from cudaenv.explain.checks import run_check
@@ -304,10 +264,17 @@ def candidates(paste: Paste) -> List[Candidate]:
                     values["wheel_platform"] = wheels[0]
                 extra = run_check(row.check, values, view.text)
                 c = None if extra is None else c._replace(extra=tuple(sorted(extra.items())))
-            if c is not None:
-                found.append(c)
-                break
+            if c is not None and (best is None or len(c.found) > len(best.found)):
+                best = c
+        if best is not None:
+            found.append(best)
     return found
+
+
+def _lacks_values(row: T.Row, c: Candidate) -> bool:
+    """Whether a pattern of ``row`` with named groups did not match in ``c`` (another view may give its values)."""
+    matched = {id(p) for p, _ in c.found}
+    return any(p.groupindex and id(p) not in matched for p in row.patterns)
 
 
 # ------------------------------------------------------------------ ranking
@@ -325,6 +292,25 @@ def _inside(spans, start: int, end: int) -> bool:
         if end <= e and not (i0 >= 0 and start < i1 and end > i0):
             return True
     return False
+
+
+def _where(c: Candidate) -> Tuple[int, int]:
+    """(line, offset in the line's view) of a candidate's match: which of two came first in the paste."""
+    starts = c.view.starts
+    offset = c.match.start()
+    return c.first, offset - starts[max(bisect_right(starts, offset) - 1, 0)] if starts else offset
+
+
+def _after_effect(c: Candidate, found: Sequence[Candidate], causes: Mapping[str, Tuple[str, ...]]) -> Optional[str]:
+    """The id of a candidate ``c`` follows from: one of its causes (``kind: after``) that matched before it."""
+    wanted = causes.get(c.row.id)
+    if not wanted:
+        return None
+    here = _where(c)
+    for other in found:
+        if other.row.id in wanted and _where(other) <= here:
+            return other.row.id
+    return None
 
 
 def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
@@ -346,36 +332,35 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
             notes.append("matched in the boilerplate torch adds to every CUDA error")
         if wrapped:
             notes.append("matched in a message that wraps another error")
+        cause = None if low else _after_effect(c, [o for o in found if _context_at(o.view, paste.context, o.match.start()) is None],
+                                               r.after)
+        if cause:
+            notes.append("follows the earlier %s, its cause" % cause)
+        warning = any(m.groupdict().get("is_warning") for _, m in c.found)
+        if warning:
+            notes.append("a warning, not the failure")
         if section:
             notes.append("raised while handling an earlier error (chained traceback)")
         if view.name == "glued":
             notes.append("found only by joining lines a terminal wrapped mid-word")
+        if c.fuzzy:
+            notes.append("found with one word missing or mistyped")
         short = len(" ".join(c.match.group(0).split())) < SHORT and not any(
             _ERROR_LINE.search(paste.norm[i]) for i in range(c.first, c.last + 1))
         if short and not low:
             notes.append("a short match on a line that reports no error")
-        confidence = "low" if low else "medium" if (wrapped or short or view.name == "glued") else "high"
-        key = (1 if low else 0, 1 if wrapped else 0, section, c.index, c.first)
+        confidence = "low" if low else "medium" if (wrapped or warning or short or c.fuzzy or view.name == "glued") else "high"
+        key = (1 if low else 0, 1 if wrapped else 0, 1 if warning else 0, 1 if cause else 0, section, c.index, c.first)
         out.append(Ranked(c, key, confidence, tuple(notes)))
     out.sort(key=lambda x: x.key)
     return out
 
 
-# ------------------------------------------------------------------ platforms and variants
+# ------------------------------------------------------------------ the platforms a paste shows (explain.fit chooses by them)
 WHEEL_PLATFORMS = ("linux-aarch64", "windows-x86_64")  # platform rows that name a torch wheel platform, not x86 Linux
+
+
 def platforms(paste: Paste) -> Tuple[str, ...]:
-    """The platforms the paste shows (``macos``, ``rocm``), in the table's order."""
+    """The platforms the paste shows (``macos``, ``rocm``, ``cpu-on-purpose``, ...), in the table's order."""
     view = paste.views[0]
     return tuple(name for name, found in rules().platforms if any(next(iter(view.finditer(rule)), None) for rule in found))
-
-
-def variant(error_id: str, values: Mapping[str, str], shown: Sequence[str]) -> Optional[Variant]:
-    """The variant of row ``error_id`` that fits: the platform the paste shows, or a value of the match."""
-    for v in rules().variants:
-        if v.id != error_id:
-            continue
-        if v.platform is not None and v.platform in shown:
-            return v
-        if v.value is not None and v.value_pattern is not None and v.value_pattern.search(values.get(v.value, "") or ""):
-            return v
-    return None

@@ -42,6 +42,7 @@ class Row(Record):
     check: Optional[str] = None  # a cudaenv.explain.checks check that decides whether the row fits the text
     needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains, blanks aside ("" when none is known)
     prefilter: Tuple[Tuple[str, ...], ...] = ()  # per pattern: lower-case literals one of which every match contains
+    literals: Tuple[str, ...] = ()  # every pattern's (blanks removed): a text with none of them matches no pattern ("" : unknown)
     extra: Dict[str, Any] = factory(dict)
 
 
@@ -65,7 +66,10 @@ def _longest_run(items) -> str:
         if len(run) > len(best):
             best = "".join(run)
         run = []
-    return best.lower() if len(best) >= 4 and best.isascii() else ""
+    if len(best) >= 4 and best.isascii():
+        return best.lower()
+    caseless = not best.isascii() and best.lower() == best.upper() == best.casefold()  # CJK: no case to fold
+    return best if len(best) >= 2 and caseless else ""
 
 
 def needle(pattern: str) -> str:
@@ -83,12 +87,13 @@ def _any_of(items, depth: int = 0) -> Tuple[str, ...]:
         return (run,)
     if depth > 8:
         return ()
+    best: Tuple[str, ...] = ()
     for op, av in items:
         name = str(op)
-        if name == "SUBPATTERN":
+        if name == "SUBPATTERN":  # every match goes through each group: the one with the longest shortest literal
             found = _any_of(av[-1], depth + 1)
-            if found:
-                return found
+            if found and (not best or min(map(len, found)) > min(map(len, best))):
+                best = found
         elif name == "BRANCH":
             out = []
             for alt in av[1]:
@@ -98,7 +103,7 @@ def _any_of(items, depth: int = 0) -> Tuple[str, ...]:
                 out.extend(found)
             else:
                 return tuple(dict.fromkeys(out))
-    return ()
+    return best
 
 
 def prefilter(pattern: str) -> Tuple[str, ...]:
@@ -169,12 +174,15 @@ def rows() -> Tuple[Row, ...]:
 
     out = []
     for raw in load_table(TABLE)["rows"]:
+        filters = tuple(tuple(dict.fromkeys(squeezed(n) for n in prefilter(p))) for p in raw["patterns"])
+        literals = () if not all(filters) else tuple(dict.fromkeys(n for f in filters for n in f))
         out.append(
             Row(
                 id=raw["id"],
                 patterns=tuple(re.compile(tolerant(p), re.IGNORECASE) for p in raw["patterns"]),
                 needles=tuple(needle(p) for p in raw["patterns"]),
-                prefilter=tuple(tuple(dict.fromkeys(squeezed(n) for n in prefilter(p))) for p in raw["patterns"]),
+                prefilter=filters,
+                literals=literals,
                 title=raw["title"],
                 explanation=raw["explanation"],
                 details=tuple(raw.get("details", ())),

@@ -1,7 +1,8 @@
 """Shared reading of tool output, captured or pasted: text or bytes in, bounded lines out.
 
 Pasted text comes quoted (``> `` or ``>>`` prefixes from mail and forums), indented, fenced in markdown
-(```` ``` ````), with ``\\r\\n`` endings or undecodable bytes. :func:`lines` undoes all of that so the parsers
+(```` ``` ````), with ``\\r\\n`` endings or undecodable bytes. :func:`lines` undoes all of that (the
+decorations through :mod:`cudaenv.parse.decorations`, the one home explain's normalizer uses too) so the parsers
 of ``parse/`` read a paste as they read the tool's own output, and bounds the work: at most ``MAX_LINES``
 lines of at most ``MAX_LINE`` characters each (no real nvidia-smi or /proc line is longer than 200), so a
 parser that is linear per line is linear in its input, whatever it is given.
@@ -28,24 +29,17 @@ def as_text(data: Text) -> str:
     return (data if isinstance(data, str) else str(data))[:MAX_TEXT]
 
 
-def unquote(line: str) -> str:
-    """One line without its paste decoration: leading ``>`` quote marks (any depth) and surrounding blanks."""
-    s = line.strip()
-    while s.startswith(">"):
-        s = s[1:].lstrip()
-    return s
-
-
 def lines(data: Text, limit: int = MAX_LINES) -> List[str]:
-    """The lines of ``data``, unquoted and stripped, each cut to ``MAX_LINE`` characters; code fences dropped."""
+    """The lines of ``data`` without a paste's quote marks and code fences (dropped), as
+    :func:`cudaenv.parse.decorations.undecorate` reads them, stripped, each cut to ``MAX_LINE`` characters. A paste's
+    other decorations (colours, full-width punctuation) are taken away before, by :func:`cudaenv.pasted.read_facts`."""
+    from cudaenv.parse.decorations import undecorate
+
     out: List[str] = []
-    for raw in as_text(data).splitlines():
+    for raw in undecorate("\n".join(as_text(data).splitlines()), keep_lines=False, marks_only=True).splitlines():
         if len(out) >= limit:
             break
-        s = unquote(raw[: MAX_LINE * 2])[:MAX_LINE]
-        if s.startswith("```") or s.startswith("~~~"):
-            continue
-        out.append(s)
+        out.append(raw[: MAX_LINE * 2].strip()[:MAX_LINE])
     return out
 
 

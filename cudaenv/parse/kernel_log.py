@@ -5,7 +5,7 @@ searched from its ``NVRM:`` on, whatever prefix (a timestamp, a host name, ``ker
 linear: at most ``MAX_LINES`` lines of bounded length, one anchored regular expression per line that holds ``Xid``
 or ``fallen off``.
 
->>> log = parse_kernel_log("[ 12.3] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', GPU has fallen off the bus.")
+>>> log = parse_xid_log("[ 12.3] NVRM: Xid (PCI:0000:41:00): 79, pid='<unknown>', GPU has fallen off the bus.")
 >>> [(g.code, g.count, g.pci) for g in log.xids]
 [(79, 1, ('0000:41:00',))]
 """
@@ -26,7 +26,7 @@ _THE_GPU = re.compile(r"NVRM: The NVIDIA GPU (" + _PCI + r")")
 SPREAD = 3  # lines after "The NVIDIA GPU ADDRESS" that may say it fell off the bus
 
 
-def parse_kernel_log(data: Text, log: str = "paste") -> GpuHealth:
+def parse_xid_log(data: Text, log: str = "paste") -> GpuHealth:
     """The Xid groups (by code, in the order first logged) and the fallen-off-the-bus GPUs of a kernel log."""
     groups: Dict[int, List] = {}
     off_bus: List[str] = []

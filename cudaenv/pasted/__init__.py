@@ -9,8 +9,10 @@ about something the paste does not show would judge an absence, not the machine)
 
 Recognised (``sources``): ``nvidia-smi`` (the table of every era), ``nvidia-smi -q``, ``nvidia-smi -L``,
 ``nvidia-smi --query-gpu`` (pasted with its header line),
-``nvcc --version``, ``collect_env``, ``/proc/driver/nvidia/version``, ``deviceQuery``, a kernel log's ``NVRM: Xid``
-and "fallen off the bus" lines (``dmesg``, ``journalctl -k``).
+``nvcc --version``, ``collect_env``, ``/proc/driver/nvidia/version``, ``deviceQuery``, the kernel log's ``NVRM:``
+lines (the kernel module's version; ``NVRM: Xid`` and "fallen off the bus" lines, grouped by code), and a torch
+version a person printed (``print(torch.__version__)``, a template's ``PyTorch Version (e.g., 1.0): 1.7.1``, pip's
+list).
 Machine context for an error (this machine, not the paste's) is :mod:`cudaenv.pasted.context`.
 """
 
@@ -50,6 +52,7 @@ class PastedFacts(Record):
     platform: Optional[str] = None  # linux | windows | wsl2 | macos
     machine: Optional[str] = None  # x86_64 | aarch64 | arm64 (collect_env's OS line)
     kernel_module: Optional[str] = None  # open | proprietary (/proc/driver/nvidia/version)
+    kernel_module_version: Optional[str] = None  # the kernel module loaded (/proc/driver/nvidia/version, the kernel log)
     xids: Tuple[XidGroup, ...] = ()  # the kernel log's (dmesg, journalctl -k) NVRM Xid lines, by code
     fallen_off_bus: Tuple[str, ...] = ()  # PCI addresses the kernel log says fell off the bus
     sources: Tuple[str, ...] = ()  # the tool outputs recognised, in the order above
@@ -75,10 +78,25 @@ def _query_csv(text: str, tries: int = 8):
         if not is_query_header(row):
             continue
         tries -= 1
-        found = parse_query_csv("\n".join(rows[i: i + 65]), fields=())
+        found = parse_query_csv("\n".join(_csv_block(rows, i)), fields=())
         if found.gpus and any(g.name or g.uuid or g.compute_capability for g in found.gpus):
             return found
     return None
+
+
+def _csv_block(rows: Sequence[str], header: int) -> List[str]:
+    """The header line and the rows of its CSV block: up to 64 (blank lines skipped), ending at the first line with
+    another number of cells (what a paste puts after the block, ``nvcc --list-gpu-code``'s ``sm_50`` lines or a
+    prompt, is not more GPUs)."""
+    width = rows[header].count(",")
+    block = [rows[header]]
+    for row in rows[header + 1: header + 66]:
+        if not row.strip():
+            continue
+        if row.count(",") != width:
+            break
+        block.append(row)
+    return block
 
 
 def _merge_gpus(lists: Sequence[Sequence[Any]]) -> Tuple[PastedGpu, ...]:
@@ -110,12 +128,14 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     from cudaenv.parse import nvidia_smi as smi
     from cudaenv.parse._lines import MAX_LINES
     from cudaenv.parse.collect_env import parse_collect_env
+    from cudaenv.parse.decorations import undecorate
     from cudaenv.parse.device_query import parse_device_query
-    from cudaenv.parse.kernel_log import has_gpu_faults, parse_kernel_log
+    from cudaenv.parse.kernel_log import has_gpu_faults, parse_xid_log
+    from cudaenv.parse.printed import parse_kernel_log, parse_printed_torch
     from cudaenv.parse.proc import parse_proc_driver_version
     from cudaenv.model.snapshot import Gpu
 
-    body = as_text(text)
+    body = undecorate(as_text(text))  # colours, bold, full-width punctuation: as explain's normalizer takes them away
     sources: List[str] = []
     banner = smi.parse_banner(body)
     if banner.smi_version or banner.driver_version or banner.gpus:
@@ -146,8 +166,12 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     if query is not None:
         sources.append("deviceQuery")
     kernel = parse_kernel_log(body)
-    if has_gpu_faults(kernel):
+    faults = parse_xid_log(body)
+    if kernel is not None or has_gpu_faults(faults):
         sources.append("kernel log")
+    printed = parse_printed_torch(body) if env is None else None  # collect_env's own "N/A" is an answer
+    if printed is not None:
+        sources.append("torch version")
     if not sources:
         return None
 
@@ -155,14 +179,14 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
         return next((v for v in values if v), None)
 
     driver = first(banner and banner.driver_version, log and log.driver_version, csv and csv.driver_version,
-                   env and env.driver_version,
-                   module and module.version)
+                   env and env.driver_version, kernel and kernel.client_version,
+                   module and module.version, kernel and kernel.module_version)
     cuda = first(banner and banner.cuda_version, log and log.cuda_version, query and query.driver_cuda)
     env_gpus = [Gpu(index=i, name=n) for i, n in env.gpus] if env is not None else []
     gpus = _merge_gpus([log.gpus if log else (), banner.gpus if banner else (), csv.gpus if csv else (), listed,
                         query.gpus if query else (), env_gpus])
-    torch_version = env.torch_version if env else None
-    torch_cuda = env.torch_cuda if env else None
+    torch_version = first(env and env.torch_version, printed and printed.version)
+    torch_cuda = first(env and env.torch_cuda, printed and printed.cuda)
     if torch_version and torch_cuda is None and not (env and env.cpu_build):
         from cudaenv.facts.torch import local_tag, variant_cuda
 
@@ -170,13 +194,16 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     platform = env.platform if env else None
     if platform is None and banner is not None:
         smi_v, drv_v = banner.smi_version, banner.driver_version
-        if smi_v and drv_v and compare_versions(drv_v, smi_v) > 0:
+        # Before R340 nvidia-smi's own version led with its major: "NVIDIA-SMI 5.325.15" beside "Driver Version:
+        # 325.15" is one driver, not WSL's two.
+        old_form = bool(smi_v and drv_v and smi_v.endswith("." + drv_v))
+        if smi_v and drv_v and not old_form and compare_versions(drv_v, smi_v) > 0:
             # WSL 2: NVIDIA-SMI is the Linux side, Driver Version the (newer) Windows host's. An older kernel
             # driver under a newer nvidia-smi (a container's tools over the host's 418) is not WSL.
             platform = "wsl2"
         elif banner.driver_model:
             platform = "windows"
-    if platform is None and module is not None:
+    if platform is None and (module is not None or kernel is not None):
         platform = "linux"
     return PastedFacts(
         driver_version=driver,
@@ -191,8 +218,9 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
         platform=platform,
         machine=env.machine if env else None,
         kernel_module=module.flavor if module else None,
-        xids=kernel.xids,
-        fallen_off_bus=kernel.fallen_off_bus,
+        kernel_module_version=first(module and module.version, kernel and kernel.module_version),
+        xids=faults.xids,
+        fallen_off_bus=faults.fallen_off_bus,
         sources=tuple(sources),
     )
 

@@ -10,7 +10,7 @@ programs are this machine's (its PATH): one inside an image's ``--root`` is neve
 from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.model.snapshot import GpuHealth, Note, Platform, ToolStatus
-from cudaenv.parse.kernel_log import parse_kernel_log
+from cudaenv.parse.kernel_log import parse_xid_log
 
 PROBE = "gpu-health"
 JOURNAL = ("journalctl", "-k", "-b", "-q", "--no-pager", "-n", "20000")  # this boot's kernel messages, the newest
@@ -98,6 +98,6 @@ def probe_gpu_health(host, notes: List[Note], platform: Platform, gpus: Sequence
     if not is_sick(tools, unreachable):
         return None
     log, text = _read_log(host, notes)
-    health = parse_kernel_log(text, log=log) if log else GpuHealth()
+    health = parse_xid_log(text, log=log) if log else GpuHealth()
     return GpuHealth(log=health.log, xids=health.xids, fallen_off_bus=health.fallen_off_bus, unreachable=unreachable,
                      dcgmi=host.which("dcgmi"))

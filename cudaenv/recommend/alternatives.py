@@ -32,9 +32,17 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
         return alts
     if chosen is not None and chosen.fits or kind not in ("cuda",):
         if chosen is None and kind == "default":
+            newer = next((v for v in known if compare_pep440(v, target) > 0 and newest_fitting(facts, m, kind, [v])), None)
             older = newest_fitting(facts, m, kind, [v for v in known if compare_pep440(v, target) < 0])
+            if newer and cands and all(c.no_wheel for c in cands):  # a Python this release has no wheel for: a newer one may
+                alts.append(Alternative("torch", "use torch >= %s (it has wheels for Python %s on %s)" % (newer, m.python_version, m.platform),
+                                        "default", newer))
             if older:
                 alts.append(Alternative("torch", "use torch <= %s (the last release with wheels for %s)" % (older, m.platform), "default", older))
+            if m.python_version and cands and all(c.no_wheel for c in cands):
+                pys = [p for p in facts.pythons(target, m) if not p.endswith("t")]
+                if pys:
+                    alts.append(Alternative("python", "use Python %s to %s for torch %s" % (pys[0], pys[-1], target), None, target))
         return alts
     # nothing fits (or the asked variant does not): what to change
     driver_fixes = [c for c in cands if c.driver_only and c.min_driver]

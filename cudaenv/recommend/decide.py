@@ -93,9 +93,12 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     if variant:
         chosen, extra = _requested(variant, target, m, facts, cands, all_published)
         reasons.extend(extra)
-    elif kind == "default":
-        chosen = Candidate("default") if "default" in all_published else None
-        if chosen is None:
+    elif kind == "default":  # macOS: one plain wheel per Python, judged like any build (a Python it lacks has none)
+        judged = [c for c in cands if c.variant == "default"]
+        chosen = best_fitting(judged) if judged else (Candidate("default") if "default" in all_published else None)
+        for c in judged:
+            reasons.extend("%s: %s" % (c.variant, p) for p in c.problems)
+        if chosen is None and not judged:
             reasons.append("no torch %s wheels for %s" % (target, m.platform))
     else:
         chosen = best_fitting(cands)

@@ -6,7 +6,7 @@ base, timeout)`` is `cudaenv torch refresh`; `cudaenv fix` calls :func:`load_ind
 """
 
 from dataclasses import dataclass, field
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from cudaenv.model.record import Record
 from cudaenv.core import config
@@ -27,6 +27,7 @@ class Options(Record):
     machine: Optional[str] = None
     index_base: Optional[str] = None
     refresh: bool = False
+    jetson: Optional[str] = None  # --jetson: a JetPack (6.2) or L4T (r36.4.3) release; "" the newest JetPack known
 
 
 def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
@@ -108,6 +109,36 @@ def check_options(options: Options, env: Mapping[str, str]) -> None:
             raise UserError("--compute-capability %s is not a compute capability" % cc, hint="for example --compute-capability 8.6")
     if options.python_version and parse_python_version(options.python_version) is None:
         raise UserError("--python-version %s is not a Python version" % options.python_version, hint="for example --python-version 3.11")
+    if options.jetson is not None and jetson_what_if(options.jetson) is None:
+        raise UserError("--jetson %s is not a JetPack or L4T release the Jetson table knows" % options.jetson,
+                        hint="for example --jetson 6.2 (JetPack) or --jetson r36.4.3 (L4T); see data/jetson.json")
+
+
+class JetsonWhatIf(NamedTuple):
+    l4t: Optional[str]
+    jetpack: Optional[str]
+
+
+def jetson_what_if(value: str) -> Optional[JetsonWhatIf]:
+    """The board ``--jetson VALUE`` describes, from ``data/jetson.json``: a JetPack release (``6.2``), an L4T one
+    (``r36.4.3``, ``L4T 36.4.3``, or any release whose major is 28 or more), or "" for the newest JetPack listed."""
+    from cudaenv.core.resources import load_table
+    from cudaenv.core.version import version_key
+
+    rows = [r for r in load_table("jetson")["rows"] if isinstance(r.get("l4t"), str) and isinstance(r.get("jetpack"), str)]
+    if not rows:
+        return None
+    text = value.strip().lower()
+    if not text:
+        row = max(rows, key=lambda r: version_key(r["jetpack"]))
+        return JetsonWhatIf(row["l4t"], row["jetpack"])
+    l4t = text[1:] if text.startswith("r") else text[3:].strip() if text.startswith("l4t") else None
+    if l4t is None and text.split(".")[0].isdigit() and int(text.split(".")[0]) >= 28:
+        l4t = text
+    key, wanted = ("l4t", l4t) if l4t is not None else ("jetpack", text)
+    ordered = sorted(rows, key=lambda r: version_key(r[key]), reverse=True)
+    row = next((r for r in ordered if r[key] == wanted), None) or next((r for r in ordered if r[key].startswith(wanted + ".")), None)
+    return JetsonWhatIf(row["l4t"], row["jetpack"]) if row is not None else None
 
 
 def request_for(options: Options, env: Mapping[str, str], host: Any, snapshot: Any, python_version: Optional[str]) -> Any:
@@ -120,13 +151,16 @@ def request_for(options: Options, env: Mapping[str, str], host: Any, snapshot: A
     ccs = [c.strip() for c in options.compute_capabilities] or None
     system = {"macos": "darwin"}.get(options.os or "", options.os)
     machine = options.machine
+    jetson = jetson_what_if(options.jetson) if options.jetson is not None else None
+    if jetson is not None:  # a Jetson is an aarch64 Linux board whatever this machine is
+        system, machine = system or "linux", machine or "aarch64"
     probed = getattr(getattr(snapshot, "platform", None), "system", None)
     if system and system != probed and not machine:
         machine = "arm64" if system == "darwin" else "x86_64"  # planning for another OS: its usual CPU
     return request_from_snapshot(
         snapshot, torch_version=options.torch, driver=driver.strip() if driver else None, compute_capabilities=ccs,
         system=system, machine=machine, python_version=python_version, index_base=index_base(env, options.index_base),
-        variant=options.variant, accelerator=probe_accelerator(host, snapshot),
+        variant=options.variant, accelerator=probe_accelerator(host, snapshot), jetson=jetson,
     )
 
 

@@ -32,6 +32,9 @@ def fact_lines(facts) -> List[str]:
     if f.driver_version or f.cuda_version:
         driver = "driver %s" % printable(f.driver_version) if f.driver_version else "a driver"
         module = " (%s kernel module)" % f.kernel_module if f.kernel_module else ""
+        loaded = getattr(f, "kernel_module_version", None)
+        if loaded and loaded != f.driver_version:  # a kernel log's API mismatch: the module loaded is another driver
+            module += ", kernel module %s loaded" % printable(loaded)
         cuda = ", CUDA up to %s" % printable(f.cuda_version) if f.cuda_version else ""
         out.append("%s%s%s%s" % (driver, module, cuda, (" on " + where) if where else ""))
     elif where:

@@ -4,7 +4,7 @@ gpu-lost leading with what the kernel log shows, on hand-built snapshots and thr
 from builders import recorded
 from cudaenv.diagnose import diagnose
 from cudaenv.model.snapshot import Driver, GpuHealth, Snapshot, ToolStatus, VisibleDevices, XidGroup
-from cudaenv.parse.kernel_log import parse_kernel_log
+from cudaenv.parse.kernel_log import parse_xid_log
 
 from machine import healthy
 
@@ -22,7 +22,7 @@ def lost(health):
 
 
 def test_gpu_lost_leads_with_the_xid_the_journal_shows():
-    health = GpuHealth(log="journalctl -k", xids=parse_kernel_log(recorded("kernel-log-xid79-rtx5080.txt")).xids,
+    health = GpuHealth(log="journalctl -k", xids=parse_xid_log(recorded("kernel-log-xid79-rtx5080.txt")).xids,
                        fallen_off_bus=("0000:2b:00.0",), dcgmi="/usr/bin/dcgmi")
     f = found(lost(health))
     assert f["gpu-lost"].detail.startswith(
@@ -45,7 +45,7 @@ def test_gpu_lost_without_a_log_keeps_the_old_advice():
 
 
 def test_program_faults_are_a_warning_and_unknown_codes_point_at_the_catalog():
-    health = GpuHealth(log="dmesg", xids=parse_kernel_log(recorded("kernel-log-xid69-31.txt")).xids + (XidGroup(code=999, first="x"),))
+    health = GpuHealth(log="dmesg", xids=parse_xid_log(recorded("kernel-log-xid69-31.txt")).xids + (XidGroup(code=999, first="x"),))
     x = found(healthy(health=health))["gpu-xid"]
     assert x.severity == "warning" and x.title == "the kernel log holds GPU faults (Xid 69, 31, 999)"
     assert "Xid 69 (Graphics Engine class error), 7 times on 0000:08:00" in x.detail

@@ -457,3 +457,52 @@ def test_cli_escapes_what_the_paste_says(cli):
     text = COLLECT_ENV_117.replace("Tesla V100-SXM2-16GB", "Tesla\x1b[31m V100")
     r = cli("explain", "--offline", text)
     assert "\x1b" not in r.out
+
+
+# ------------------------------------------------------------------ paste readers (issue 28)
+def test_a_query_csv_block_ends_where_other_output_begins():
+    """The rows after a --query-gpu block (nvcc --list-gpu-code's sm_NN lines, a prompt) are not more GPUs.
+    Constructed from nvidia-smi's CSV form (tests/recorded/smi-query-*) and nvcc's --list-gpu-code lines."""
+    text = ("$ nvidia-smi --query-gpu=name,compute_cap --format=csv\nname, compute_cap\nNVIDIA GeForce RTX 4090, 8.9\n"
+            "$ nvcc --list-gpu-code\nsm_50\nsm_52\nsm_60, sm_61\n")
+    facts = read_facts(text)
+    assert [g.name for g in facts.gpus] == ["NVIDIA GeForce RTX 4090"]
+
+
+OLD_BANNER = """+------------------------------------------------------+
+| NVIDIA-SMI 5.325.15   Driver Version: 325.15         |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  GeForce GTX 680     Off  | 0000:01:00.0     N/A |                  N/A |
+| 30%   35C  N/A     N/A /  N/A |      9MB /  2047MB   |     N/A      Default |
++-------------------------------+----------------------+----------------------+
+"""  # constructed: the R325 table's layout (its own major before the driver's version, memory in MB)
+
+
+def test_an_old_banner_is_not_wsl2_and_its_memory_in_mb_is_read():
+    facts = read_facts(OLD_BANNER)
+    assert facts.platform != "wsl2" and facts.driver_version == "325.15"
+    assert (facts.gpus[0].memory_used_mib, facts.gpus[0].memory_total_mib) == (9, 2047)
+
+
+def test_the_journals_api_mismatch_gives_the_kernel_modules_version():
+    facts = read_facts("Aug 26 14:08:07 host kernel: NVRM: API mismatch: the client has the version 367.44, but\n"
+                       "                                      NVRM: this kernel module has the version 367.35.  Please\n")
+    assert facts.kernel_module_version == "367.35" and facts.driver_version == "367.44"
+    assert "kernel log" in facts.sources and facts.to_dict()["kernel_module_version"] == "367.35"
+
+
+def test_a_printed_torch_version_is_read_and_judged():
+    facts = read_facts("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+                       ">>> print(torch.__version__)\n2.1.0+cu118\n")
+    assert facts.torch_version == "2.1.0+cu118" and facts.torch_cuda == "11.8" and "torch version" in facts.sources
+    assert read_facts("- PyTorch Version (e.g., 1.0): 1.7.1\n- OS (e.g., Linux): Ubuntu 18.04").torch_version == "1.7.1"
+
+
+def test_the_kernel_modules_version_is_said_beside_the_drivers():
+    from cudaenv.render.pasted import fact_lines
+
+    facts = read_facts("kernel: NVRM: API mismatch: the client has the version 367.44, but this kernel module has the version 367.35.")
+    assert fact_lines(facts)[0].startswith("driver 367.44, kernel module 367.35 loaded on linux")

@@ -74,6 +74,7 @@ SERVICES = {
     "cudaenv.recommend.service": "probes the machine, reads the index cache or refreshes it",
     "cudaenv.fix.apply": "runs the install through Host.run, probes again and diagnoses",
     "cudaenv.pasted.context": "probes this machine for the context of a pasted error",
+    "cudaenv.explain.service": "probes this machine's platform (a Mac, a container) for explain --probe",
     "cudaenv.verify.run": "runs the device children, torchrun and the probes",
     "cudaenv.verify.toolkit_check": "compiles and runs the test program with the active nvcc",
     "cudaenv.verify.classify": "reads a child's CommandResult (host.process) into a verify result",

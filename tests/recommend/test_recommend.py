@@ -296,3 +296,28 @@ def test_what_a_build_lacks_is_a_flag_not_a_word_of_its_sentences():
     odd = recommend(machine("450.36.06", [("nodriver GTX 1080 Ti", "6.1")]), torch_version="2.7.1")
     assert [(a.kind, a.variant, a.driver) for a in odd.alternatives] == [(a.kind, a.variant, a.driver) for a in plain.alternatives]
     assert [a.variant for a in odd.alternatives if a.kind == "driver"] == ["cu118", "cu126"]
+
+
+# ------------------------------------------------------------------ issue 28: macOS's Python, a Jetson what-if
+def test_macos_enforces_the_python_of_the_plain_wheel():
+    """torch 2.5.1 has no Python 3.13 wheel for macOS (data/torch_python.json): before issue 28 this 'fit'."""
+    rec = recommend(machine(None, [], system="darwin", arch="arm64", py="3.13.1"), torch_version="2.5.1")
+    assert rec.variant is None and not rec.ok
+    assert any("no torch 2.5.1 default wheel for Python 3.13" in r for r in rec.reasons)
+    kinds = {a.kind: a for a in rec.alternatives}
+    assert kinds["python"].summary.startswith("use Python 3.9 to 3.12") and kinds["torch"].torch_version == "2.6.0"
+    ok = recommend(machine(None, [], system="darwin", arch="arm64", py="3.12.4"), torch_version="2.5.1")
+    assert ok.variant == "default" and ok.ok
+
+
+def test_command_jetson_what_if_reaches_the_jetson_tables(cli, fake_root, tmp_path):
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--jetson", "6.2", "--json", env=env)
+    data = res.json()
+    assert data["platform"] == "linux-aarch64" and data["variant"] is None, res
+    assert any("Jetson board (L4T 36.4.3, JetPack 6.2)" in r for r in data["reasons"])
+    assert any(a["kind"] == "jetpack" and "JetPack 6.2" in a["summary"] for a in data["alternatives"])
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--jetson", "r35.4.1", "--json", env=env)
+    assert any("L4T 35.4.1, JetPack 5.1.2" in r for r in res.json()["reasons"]), res
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--jetson", "99", env=env)
+    assert res.code == 2 and "--jetson 99" in res.err

@@ -1,0 +1,136 @@
+"""explain reads a known cause by its stable parts in whatever words it comes (issue 28): each test fails on the code
+before issue 28 (the corpus of public pastes is tests/explain/test_explain_threads.py)."""
+
+from cudaenv.explain import classify_all, classify_error
+
+
+def _id(text):
+    m = classify_error(text)
+    return None if m is None else m.id
+
+
+def test_windows_dll_loader_error_codes_name_the_cause():
+    assert _id("Could not load library cudnn_ops_infer64_8.dll. Error code 126") == "cuda-library-missing"
+    assert _id("could not load librart cudnn_ops_infer64_8.dll .error code 126") == "cuda-library-missing"  # a typo
+    assert _id("Could not locate zlibwapi.dll. Please make sure it is in your library path!") == "cuda-library-missing"
+    assert _id("Could not load library cudnn_cnn_infer64_8.dll. Error code 127") == "cuda-library-version-mixup"
+    m = classify_error("Could not load library zlibwapi.dll. Error code 193. Please verify that the library is built")
+    assert m.id == "cuda-library-missing" and any("another processor" in d for d in m.details)
+
+
+def test_a_broken_library_is_not_a_missing_one():
+    m = classify_error("ImportError: /usr/local/cuda/lib64/libcudnn.so.8: file too short")
+    assert m.id == "cuda-library-missing" and any("broken" in d for d in m.details)
+    assert _id("OSError: libcudnn.so8: cannot open shared object file: No such file or directory") == "cuda-library-missing"
+
+
+def test_two_copies_of_a_library_mixed_is_a_version_mixup():
+    text = ("OSError: /env/lib/python3.7/site-packages/nvidia/cublas/lib/libcublas.so.11: symbol cublasLtHSHMatmulAlgoInit "
+            "version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference")
+    m = classify_error(text)
+    assert m.id == "cuda-library-version-mixup" and dict(m.values)["library"] == "libcublasLt.so.11"
+
+
+def test_a_bare_address_in_use_is_the_rendezvous_port_only_in_a_distributed_paste():
+    dist = ('  File "/opt/conda/lib/python3.8/site-packages/torch/distributed/rendezvous.py", line 190, in _env_rendezvous_handler\n'
+            "    store = TCPStore(master_addr, master_port, world_size, start_daemon, timeout)\nRuntimeError: Address already in use\n")
+    assert _id(dist) == "dist-port-in-use"
+    assert _id("OSError: [Errno 98] Address already in use\n * Running on http://127.0.0.1:5000 (flask)") is None
+
+
+def test_the_kernel_logs_api_mismatch_names_both_versions_across_its_wrapped_lines():
+    text = ("[ 9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)\n"
+            "               NVRM: has the version 595.84, but this kernel module has\n"
+            "               NVRM: the version 595.80.  Please make sure that this\n")
+    m = classify_error(text)
+    assert m.id == "driver-library-mismatch"
+    assert dict(m.values)["client_version"] == "595.84" and dict(m.values)["kernel_version"] == "595.80"
+
+
+def test_nccl_warn_lines_and_nccl_tests_name_the_reason():
+    m = classify_error("node:1:2 [0] include/socket.h:390 NCCL WARN Connect to 10.38.10.112<21724> failed : Connection refused")
+    assert m.id == "nccl-error" and dict(m.values)["reason"] == "Connection refused"
+    m = classify_error("node: Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '")
+    assert m.id == "nccl-error"
+
+
+def test_older_torch_wording_of_mixed_devices_but_not_a_dtype_mismatch():
+    assert _id("RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same") \
+        == "tensors-on-different-devices"
+    assert _id("RuntimeError: Input type (torch.cuda.HalfTensor) and weight type (torch.cuda.FloatTensor) should be the same") \
+        != "tensors-on-different-devices"
+
+
+def test_uv_and_poetry_resolver_messages_are_a_missing_torch_wheel():
+    m = classify_error("error: Distribution `torch==2.5.1 @ registry+https://download.pytorch.org/whl/cu124` can't be installed "
+                       "because it doesn't have a source distribution or wheel for the current platform\n\nhint: You're on "
+                       "Windows (`win_amd64`), but `torch` (v2.5.1) only has wheels for the following platform: `linux_aarch64`")
+    assert m.id == "torch-wheel-not-found" and dict(m.values)["torch_req"] == "2.5.1"
+    assert any("linux_aarch64" in d for d in m.details)
+    assert _id("  RuntimeError\n\n  Unable to find installation candidates for torch (2.4.0)\n") == "torch-wheel-not-found"
+
+
+def test_an_installer_without_a_terminal_is_not_a_corrupt_download():
+    m = classify_error("cuda-linux64-rel-8.0.61-21551265.run: line 136: /dev/tty: No such device or address")
+    assert m.id == "runfile-corrupt" and "if_no_tty" in dict(m.values)
+    assert any("--silent" in a for a in m.advice) and not any("download it again" in a for a in m.advice)
+
+
+def test_the_container_toolkit_without_a_host_driver_is_no_driver():
+    assert _id("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
+               "object file: no such file or directory: unknown.") == "no-driver"
+
+
+def test_a_cause_outranks_its_after_effect_in_time_order():
+    text = ("THCudaCheck FAIL file=THCStorage.c line=147 error=4 : unspecified launch failure\n"
+            "... then on the next run: all CUDA-capable devices are busy or unavailable\n")
+    found = classify_all(text)
+    assert [m.id for m in found][:2] == ["cuda-launch-failure", "gpu-busy-or-unavailable"]
+    assert any("follows the earlier cuda-launch-failure" in n for n in found[1].notes)
+    # the other order is no after-effect: busy first, a launch failure later is its own problem
+    later = "all CUDA-capable devices are busy or unavailable\nlater: unspecified launch failure\n"
+    assert classify_error(later).id == "gpu-busy-or-unavailable"
+
+
+def test_a_half_updated_driver_outranks_the_gpu_init_failure_it_causes():
+    text = ("[ 12.014918] NVRM: API mismatch: the client has the version 570.153.02, but\n"
+            "               NVRM: this kernel module has the version 570.144.  Please\n"
+            "[ 23.991672] NVRM: GPU 0000:07:00.0: RmInitAdapter failed! (0x61:0x56:1770)\n")
+    assert _id(text) == "driver-library-mismatch"
+    assert _id("[ 903.610907] NVRM: GPU 0000:98:00.0: RmInitAdapter failed! (0x62:0x65:1792)") == "driver-no-devices"
+
+
+def test_a_row_whose_literals_are_absent_runs_no_pattern(monkeypatch):
+    """Counted work, not time (issue 28 added rows; a short paste must not pay for them): the row-level literal
+    pre-filter leaves only the rows whose literals the paste holds to run a regular expression."""
+    from cudaenv.explain import rank as R
+    from cudaenv.explain import table as T
+
+    ran = []
+    real = R._occurrence
+    monkeypatch.setattr(R, "_occurrence", lambda pattern, view, context: ran.append(pattern) or real(pattern, view, context))
+    assert classify_error("Traceback (most recent call last):\nRuntimeError: CUDA error: out of memory").id == "cuda-oom"
+    total = sum(len(r.patterns) for r in T.rows())
+    assert len(ran) <= 12 < total, (len(ran), total)
+    assert all(r.literals for r in T.rows() if r.id in ("cuda-library-missing", "dist-port-in-use", "nccl-error"))
+
+
+def test_a_message_retyped_with_one_word_missing_or_mistyped():
+    m = classify_error("RuntimeError: CUDA error: all CUDA-capable devices are busy unavailable")  # "or" missing
+    assert m.id == "gpu-busy-or-unavailable" and m.confidence == "medium"
+    assert "found with one word missing or mistyped" in m.notes
+    m = classify_error("RuntimeError: Found no NVIDIA drvier on your system. Please check that you have an NVIDIA GPU")
+    assert m.id == "no-driver" and m.matched == "Found no NVIDIA drvier on your system"
+    # the phrase's words scattered through a sentence, or two words wrong, are not the message
+    assert classify_error("I think all devices are busy today or unavailable for me") is None
+    assert classify_error("RuntimeError: Found no AMD drvier on your system") is None
+
+
+def test_not_cuda_is_said_for_other_forms_of_the_same_devices():
+    for text, flag in (("error: device offline", "is_adb"), ("adb: error: device 'emulator-5554' not found", "is_adb"),
+                       ("2: ens33: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc fq_codel state DOWN", "is_network"),
+                       ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat", "is_rocm"),
+                       ("MIOpen(HIP): Error [Compile] 'hiprtcCompileProgram' naive_conv.cpp", "is_rocm")):
+        m = classify_error(text)
+        assert m.id == "not-cuda" and flag in dict(m.values), text
+    assert _id("RuntimeError: CUDA error: device offline") != "not-cuda"  # adb's words inside a CUDA message
