@@ -12,13 +12,14 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.checkpoint.advice import UNREAD
-from cudaenv.checkpoint.container import MENDED_BY_REWRITE, Container
+from cudaenv.checkpoint.reading import MENDED_BY_REWRITE, Container
 from cudaenv.checkpoint.graph import EMA_NAMES, STATE_DICT_NAMES, Analysis, Storage, pairs_of, storage_of
 from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, Unresolved, WalkResult
 from cudaenv.checkpoint.pickle_vm import first_seen
 from cudaenv.checkpoint.prefixes import prefix_findings
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
 from cudaenv.checkpoint.tables import Facts, facts
+from cudaenv.checkpoint.verdict import judge, what_kind
 
 LIGHTNING_KEYS = ("pytorch-lightning_version", "optimizer_states", "lr_schedulers", "callbacks", "global_step")
 
@@ -81,7 +82,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     f = facts()
     notes = list(box.notes)
     problems = list(box.problems)
-    blocking = dict(box.blocking)  # problem -> kind, for the problems torch.load fails on (container.BLOCKING)
+    blocking = dict(box.blocking)  # problem -> kind, for the problems torch.load fails on (reading.BLOCKING)
     if box.format == "safetensors":
         from cudaenv.checkpoint.safetensors_report import safetensors_report
 
@@ -92,7 +93,8 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         return _advised(CheckpointReport(
             box.path, box.format, box.size, archive_prefix=box.prefix, markers=tuple(box.markers.items()), weights_only=False,
             weights_only_reasons=_format_reasons(box) + unread + tuple(p for p in problems if p in blocking),
-            notes=tuple(notes), inconsistencies=tuple(problems), mended_by_fix=_mended(problems, blocking), visible=visible))
+            notes=tuple(notes), inconsistencies=tuple(problems), mended_by_fix=_mended(problems, blocking), visible=visible,
+            **judge(box, f)))
     notes.extend(res.notes)
     pickles = [res] + list(box.extra_pickles.values())
     storages: Dict[str, Storage] = {}
@@ -167,19 +169,31 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if s.dtype is None:
             notes.append("storage %s has an unknown storage type %s" % (s.key, s.type_name))
     if box.format in ("torch-zip", "torchscript"):
+        from cudaenv.checkpoint.torchzip import record_refusals
+        from cudaenv.host import open_regular
+
+        with open_regular(box.path) as fh:
+            refused = record_refusals(box, storages, fh)
         for s in storages.values():
-            size = box.record_size(s.key)
+            size = box.record_size(s.key)  # (refused: the records torch's reader cannot read, below)
             if size is None:
                 text = "storage %s has no data/%s record" % (s.key, s.key)
                 problems.append(text)
                 blocking[text] = "record-missing"
+            elif s.key in refused:
+                text = "record data/%s: %s" % (s.key, refused[s.key])
+                problems.append(text)
+                blocking[text] = "record-refused"
             elif isinstance(s.nbytes, int) and size != s.nbytes:
                 text = "record data/%s is %d bytes, but its storage says %s elements × %s bytes = %d bytes" % (
                     s.key, size, s.numel, s.itemsize, s.nbytes)
                 problems.append(text)
                 blocking[text] = "record-size"
     elif box.format == "torch-legacy" and box.legacy_data_start is not None:
-        problems.extend(_legacy_layout(box, storages))
+        for text, kind in _legacy_layout(box, storages):
+            problems.append(text)
+            if kind is not None:
+                blocking[text] = kind
     for path, t in an.entries:
         s = t.storage
         if s is None or not isinstance(s.numel, int) or t.stride is None or not t.shape:
@@ -191,7 +205,9 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if s.untyped and t.dtype in f.itemsize and f.itemsize[t.dtype]:
             elements = s.numel // f.itemsize[t.dtype]
         if extent > elements:
-            problems.append("tensor %s reaches element %d of storage %s, which has %d" % (path or "<top>", extent, s.key, elements))
+            text = "tensor %s reaches element %d of storage %s, which has %d" % (path or "<top>", extent, s.key, elements)
+            problems.append(text)
+            blocking[text] = "view-bounds"  # set_ raises: 'out of bounds for storage of size ...'
     dev_counts = [DeviceCount(d, n) for d, n in sorted(devices.items(), key=lambda x: (-x[1], x[0]))]
     dev_counts += [DeviceCount(d, n, via) for (d, via), n in sorted(an.extra_devices.items())]
 
@@ -224,7 +240,12 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         prefixes=tuple(prefixes), globals=grefs, weights_only=weights_only and not any(p in blocking for p in problems),
         weights_only_reasons=tuple(reasons + [p for p in problems if p in blocking]), mended_by_fix=_mended(problems, blocking),
         security=tuple(security), inconsistencies=tuple(problems), notes=tuple(notes), visible=visible,
-        tensor_list=tensor_list)
+        tensor_list=tensor_list, **judge(box, f))
+    if report.verdict == "inconclusive" and report.weights_only:  # never "yes" for what was not understood whole
+        from cudaenv.model.record import replace
+
+        report = replace(report, weights_only=False, weights_only_reasons=report.weights_only_reasons + tuple(
+            "inconclusive: %s: %s" % (r.where, r.why) for r in report.verdict_reasons[:3]))
     return _advised(report)
 
 
@@ -236,7 +257,7 @@ def _advised(report: CheckpointReport) -> CheckpointReport:
 
 
 def _mended(problems: List[str], blocking: Dict[str, str]) -> Tuple[str, ...]:
-    """The problems a rewrite by ``checkpoint fix`` mends (container.MENDED_BY_REWRITE), in report order."""
+    """The problems a rewrite by ``checkpoint fix`` mends (reading.MENDED_BY_REWRITE), in report order."""
     return tuple(p for p in problems if blocking.get(p) in MENDED_BY_REWRITE)
 
 
@@ -254,38 +275,36 @@ def _unread(box: Container, notes: List[str]) -> Tuple[str, ...]:
 _SETITEM_OK = ("SDict", "collections.OrderedDict", "collections.Counter")  # type dict, OrderedDict, Counter
 # the allowed callables whose result's type is not an allowed global's, so BUILD on it is refused
 _BUILD_REFUSED = {"_codecs.encode": "bytes", "torch.serialization._get_layout": "torch.layout"}
-_NODE_TYPES = {"SDict": "dict", "SList": "list", "SSet": "set", "tuple": "tuple", "str": "str", "int": "int",
-               "float": "float", "bool": "bool", "NoneType": "NoneType", "Blob": "bytes", "ShortBytes": "bytes",
-               "Global": "a global itself (a class or function)", "Unresolved": "a computed global",
-               "Persid": "a persistent id's object"}
-
-
-def _what(kind: str) -> str:
-    """A walk's target kind (:func:`cudaenv.checkpoint.nodes.target_kind`) as a person reads it."""
-    if "." in kind or kind.startswith("<"):  # a call's result
-        return "the result of %s(...)" % kind
-    return _NODE_TYPES.get(kind, kind)
-
-
+# allowed types without a __setstate__ or a __dict__: BUILD with a state that is not empty raises on them
+# (T:_weights_only_unpickler.py:430-446: `if state: inst.__dict__.update(state)`)
+_BUILD_NO_DICT = ("torch.device", "torch.Size", "builtins.complex", "builtins.set", "builtins.bytearray")
 def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
+    from cudaenv.checkpoint.calls import problem
+
     out: List[str] = []
+    for name, args in r.checked_calls[:100_000]:
+        why = problem(name, args)
+        if why is not None:
+            out.append("REDUCE of %s raises when torch calls it: %s" % (name, why))
+            break  # (torch stops at the first)
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
     if bad:
         out.append("SETITEM on %s (torch: 'Can only SETITEM for dict, collections.OrderedDict, collections.Counter')"
-                   % ", ".join(_what(k) for k in bad[:3]))
+                   % ", ".join(what_kind(k) for k in bad[:3]))
     bad = [k for k in r.build_targets if not ("." in k or k.startswith("<")) or f.torch_name(k) in _BUILD_REFUSED]
+    bad += [k for k in r.build_filled if f.torch_name(k) in _BUILD_NO_DICT and k not in bad]
     if bad:
         out.append("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
-                   "`add_safe_globals`')" % ", ".join(_what(k) for k in bad[:3]))
+                   "`add_safe_globals`')" % ", ".join(what_kind(k) for k in bad[:3]))
     for op, message in (("APPEND", "Can only append to lists"), ("APPENDS", "Can only extend lists")):
         kinds = [kind for on, kind in r.append_targets if on == op]
         if kinds:
-            out.append("%s on %s (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
+            out.append("%s on %s (torch: '%s')" % (op, ", ".join(what_kind(k) for k in kinds[:3]), message))
     for op, message in (("REDUCE", "Trying to call reduce for unrecognized function"),
                         ("NEWOBJ", "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals`")):
         kinds = [kind for on, kind in r.call_targets if on == op]
         if kinds:
-            out.append("%s of %s, not a global (torch: '%s')" % (op, ", ".join(_what(k) for k in kinds[:3]), message))
+            out.append("%s of %s, not a global (torch: '%s')" % (op, ", ".join(what_kind(k) for k in kinds[:3]), message))
     return out
 
 
@@ -307,33 +326,39 @@ def _format_reasons(box: Container) -> Tuple[str, ...]:
     return ()
 
 
-def _legacy_layout(box: Container, storages: Dict[str, Storage]) -> List[str]:
+def _legacy_layout(box: Container, storages: Dict[str, Storage]) -> List[Tuple[str, Optional[str]]]:
     """The legacy data section: per storage (keys in the order of the keys list) an int64 count and the bytes; the
-    counts are read (8 bytes each), never the data."""
+    counts are read (8 bytes each), never the data. Each problem with its blocking kind when torch.load fails on it
+    (T:serialization.py:1898-1912: a listed key with no storage is a KeyError, a count that is not the storage's
+    size 'storage has wrong byte size', a file that ends early an EOF; bytes after the section are never read)."""
     import struct
 
     from cudaenv.host.files import open_regular
 
-    problems: List[str] = []
+    problems: List[Tuple[str, Optional[str]]] = []
     offset = box.legacy_data_start or 0
     with open_regular(box.path) as fh:
         for i, key in enumerate(box.legacy_keys):
             s = storages.get(key)
             if s is None or not isinstance(s.nbytes, int):
-                problems.append("legacy storage %s is listed but no persistent id describes it" % key)
+                problems.append(("legacy storage %s is listed but no persistent id describes it" % key, "record-missing"))
                 return problems
             if i < 100_000:
                 fh.seek(offset)
                 raw = fh.read(8)
                 if len(raw) < 8:
-                    problems.append("the file ends before legacy storage %s (byte %d)" % (key, offset))
+                    problems.append(("the file ends before legacy storage %s (byte %d)" % (key, offset), "record-size"))
                     return problems
                 count = struct.unpack("<q", raw)[0]
                 if count != s.numel:
-                    problems.append("legacy storage %s records %d elements, its persistent id says %s" % (key, count, s.numel))
+                    problems.append(("legacy storage %s records %d elements, its persistent id says %s" % (
+                        key, count, s.numel), "record-size"))
             offset += 8 + s.nbytes
-    if offset != box.size:
-        problems.append("the legacy data section ends at byte %d, the file is %d bytes" % (offset, box.size))
+    if offset > box.size:
+        problems.append(("the legacy data section ends at byte %d, past the end of the file (%d bytes)" % (
+            offset, box.size), "record-size"))
+    elif offset != box.size:
+        problems.append(("the legacy data section ends at byte %d, the file is %d bytes" % (offset, box.size), None))
     return problems
 
 

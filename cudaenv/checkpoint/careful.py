@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import struct
 
-from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, target_kind
+from cudaenv.checkpoint.calls import CHECKED
+from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, state_filled, target_kind
+from cudaenv.checkpoint.opargs import _CONSTANTS, _INTS, COUNTED, UNSURE, _decode_line_str, c_int
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -23,36 +25,6 @@ class Stop(Exception):
     """The walk is over: STOP was reached (``res.complete``) or a note says why not."""
 
 
-# Length-prefixed strings and bytes: opcode -> (bytes of the length field, its struct format (None: one byte), kind,
-# codec). One table, so that every such opcode skips its length field and reads its kind the same way.
-COUNTED = {
-    0x58: (4, "<I", "str", "utf-8"),  # X BINUNICODE
-    0x8C: (1, None, "str", "utf-8"),  # SHORT_BINUNICODE
-    0x8D: (8, "<Q", "str", "utf-8"),  # BINUNICODE8
-    0x55: (1, None, "short", "bytes"),  # U SHORT_BINSTRING
-    0x54: (4, "<i", "short", "bytes"),  # T BINSTRING
-    0x43: (1, None, "bytes", "bytes"),  # C SHORT_BINBYTES
-    0x42: (4, "<I", "bytes", "bytes"),  # B BINBYTES
-    0x8E: (8, "<Q", "bytes", "bytes"),  # BINBYTES8
-    0x96: (8, "<Q", "bytes", "bytes"),  # BYTEARRAY8
-}
-
-_INTS = {0x4B: (1, "<B"), 0x4D: (2, "<H"), 0x4A: (4, "<i")}  # BININT1, BININT2, BININT: width, struct format
-_CONSTANTS = {0x29: (), 0x89: False, 0x88: True, 0x4E: None}  # EMPTY_TUPLE, NEWFALSE, NEWTRUE, NONE
-
-
-def _decode_line_str(raw: bytes) -> Any:
-    """The argument of protocol-0 ``STRING`` (a Python string literal), kept as bytes, never ``eval``-ed."""
-    if len(raw) >= 2 and raw[:1] == raw[-1:] and raw[:1] in (b"'", b'"'):
-        raw = raw[1:-1]
-    try:
-        import codecs
-
-        return ShortBytes(codecs.escape_decode(raw)[0])
-    except Exception:  # noqa: BLE001 - a malformed literal is just bytes
-        return ShortBytes(raw)
-
-
 def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo: Dict[int, Any], ops: int,
         counts: List[int], lim: Limits, res: WalkResult, fast: bytes) -> Tuple[int, List[Any], int]:  # noqa: C901
     """Opcodes from ``pos`` (one at least) to the next that ``fast`` marks and is not a 1024th: ``(pos, stack, ops)``."""
@@ -61,32 +33,36 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
     unpack_from = struct.unpack_from
     max_string = lim.max_string
 
-    def fail(message: str) -> None:
+    def fail(message: str, certain: bool = False, ran_out: bool = False) -> None:
+        """End the walk with ``message``; ``certain``: pickle itself raises here (so nothing after this runs);
+        ``ran_out``: because the bytes end there."""
         res.notes.append(message)
         res.end = pos
+        res.fails = certain
+        res.ran_out = ran_out
         raise Stop
 
     def need(count: int) -> None:
         if pos + count > n:
-            fail("the pickle is cut short at byte %d" % pos)
+            fail("the pickle is cut short at byte %d" % pos, True, True)
 
     def pop_mark() -> List[Any]:
         nonlocal stack
         if not metastack:
-            fail("a pickle opcode at byte %d needs a MARK that is not there" % (pos - 1))
+            fail("a pickle opcode at byte %d needs a MARK that is not there" % (pos - 1), True)
         items = stack
         stack = metastack.pop()
         return items
 
     def pop() -> Any:
         if not stack:
-            fail("the pickle pops an empty stack at byte %d" % (pos - 1))
+            fail("the pickle pops an empty stack at byte %d" % (pos - 1), True)
         return stack.pop()
 
     def text(length: int, kind: str, codec: str) -> Any:
         nonlocal pos
         if length < 0 or pos + length > n:
-            fail("a string at byte %d runs past the end of the pickle" % pos)
+            fail("a string at byte %d runs past the end of the pickle" % pos, True, True)
         start = pos
         pos += length
         if kind == "bytes" or length > max_string:
@@ -96,21 +72,29 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             try:
                 return raw.decode("utf-8", "surrogatepass")  # as pickle decodes it
             except UnicodeDecodeError as exc:  # pickle (so torch.load, either way) raises here: the walk ends too
-                fail("the string at byte %d is not UTF-8 (%s): pickle, and so torch.load, stops there" % (start, exc.reason))
+                fail("the string at byte %d is not UTF-8 (%s): pickle, and so torch.load, stops there" % (start, exc.reason), True)
         return ShortBytes(raw)
 
     def line() -> bytes:
+        """A text argument up to its newline, however long (pickle reads any length; the bytes are in memory)."""
         nonlocal pos
-        end = buf.find(b"\n", pos, min(n, pos + max_string + 2))
+        end = buf.find(b"\n", pos)
         if end < 0:
-            fail("an unterminated text argument at byte %d" % pos)
+            fail("an unterminated text argument at byte %d" % pos, True, True)
         raw = bytes(buf[pos:end])
         pos = end + 1
         return raw
 
+    made = res.made_globals  # one Global per name for the whole walk: a memoized 1 MiB string named 100,000 times
+    # is joined once (a str hashes once and compares by identity first)
+
     def push_global(module: Any, name: Any) -> None:
         if isinstance(module, str) and isinstance(name, str):
-            g = Global(module, name)
+            g = made.get((module, name))
+            if g is None:
+                g = made[(module, name)] = Global(module, name)
+                if "." in name:  # protocol 4 resolves it as an attribute chain (torch + serialization.os.system)
+                    res.dotted.add(g.full)
             globals_[g.full] = globals_.get(g.full, 0) + 1
             stack.append(g)
         else:
@@ -120,14 +104,14 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
 
     def put(index: int) -> None:
         if not stack:
-            fail("the pickle memoizes from an empty stack at byte %d" % pos)
+            fail("the pickle memoizes from an empty stack at byte %d" % pos, True)
         if index not in memo and len(memo) >= lim.max_memo:
             fail("the pickle's memo passes %d entries" % lim.max_memo)
         memo[index] = stack[-1]
 
     def get(index: int) -> None:
         if index not in memo:
-            fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos))
+            fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos), True)
         stack.append(memo[index])
 
     def count(table: Dict[Any, int], kind: Any) -> None:
@@ -161,7 +145,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             return pos, stack, ops
         first = False
         if pos >= n:
-            fail("the pickle ends without STOP at byte %d" % pos)
+            fail("the pickle ends without STOP at byte %d" % pos, True, True)
         op = buf[pos]
         pos += 1
         counts[op] += 1
@@ -202,6 +186,8 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             func = pop()
             if type(func) is not Global:
                 count(res.call_targets, ("REDUCE" if op == 0x52 else "NEWOBJ", target_kind(func)))
+            elif op == 0x52 and func.full in CHECKED and args != ():
+                res.checked_calls.append((func.full, args))
             stack.append(Call(func, args, "reduce" if op == 0x52 else "newobj"))
         elif op == 0x74:  # t TUPLE
             items = pop_mark()
@@ -209,7 +195,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x73:  # s SETITEM
             value = pop()
             key = pop()
-            target = stack[-1] if stack else fail("SETITEM on an empty stack")
+            target = stack[-1] if stack else fail("SETITEM on an empty stack", True)
             setitems(target, [(key, value)])
         elif op == 0x7D:  # } EMPTY_DICT
             stack.append(SDict())
@@ -229,27 +215,35 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             a = pop()
             stack.append((a, b, c))
         elif op == 0x63:  # c GLOBAL
-            module = line().decode("utf-8", "replace")
-            name = line().decode("utf-8", "replace")
+            at = pos - 1
+            try:  # pickle decodes both lines as strict UTF-8
+                module = line().decode("utf-8")
+                name = line().decode("utf-8")
+            except UnicodeDecodeError:
+                fail("the GLOBAL at byte %d names a module or name that is not UTF-8: pickle stops there" % at, True)
             push_global(module, name)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
-            target = stack[-1] if stack else fail("SETITEMS on an empty stack")
+            if len(items) & 1:  # pickle: 'odd number of items for SETITEMS' (torch's weights_only unpickler fails too)
+                fail("SETITEMS at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
+            target = stack[-1] if stack else fail("SETITEMS on an empty stack", True)
             setitems(target, [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])
         elif op == 0x5D:  # ] EMPTY_LIST
             stack.append(SList())
         elif op == 0x65:  # e APPENDS
             items = pop_mark()
-            target = stack[-1] if stack else fail("APPENDS on an empty stack")
+            target = stack[-1] if stack else fail("APPENDS on an empty stack", True)
             appends(target, items, "APPENDS")
         elif op == 0x61:  # a APPEND
             value = pop()
-            target = stack[-1] if stack else fail("APPEND on an empty stack")
+            target = stack[-1] if stack else fail("APPEND on an empty stack", True)
             appends(target, [value], "APPEND")
         elif op == 0x62:  # b BUILD
             state = pop()
-            target = stack[-1] if stack else fail("BUILD on an empty stack")
+            target = stack[-1] if stack else fail("BUILD on an empty stack", True)
             count(res.build_targets, target_kind(target))
+            if state_filled(state):
+                count(res.build_filled, target_kind(target))
             if isinstance(target, Call):
                 if target.states:
                     target.states.append(state)
@@ -270,10 +264,11 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             need(4)
             length = unpack_from("<i", buf, pos)[0]
             pos += 4
-            if length < 0 or length > 4096:
-                fail("a LONG4 of %d bytes at byte %d" % (length, pos))
+            if length < 0:  # pickle: 'LONG pickle has negative byte count'
+                fail("a LONG4 with a negative length at byte %d" % pos, True)
             need(length)
-            stack.append(int.from_bytes(bytes(buf[pos:pos + length]), "little", signed=True))
+            # any length pickle reads; a long one is kept as its length (its value is no tensor's shape)
+            stack.append(int.from_bytes(buf[pos:pos + length], "little", signed=True) if length <= 256 else Blob("int", length))
             pos += length
         elif op == 0x80:  # PROTO
             need(1)
@@ -310,7 +305,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             stack.append(SSet())
         elif op == 0x90:  # ADDITEMS
             items = pop_mark()
-            target = stack[-1] if stack else fail("ADDITEMS on an empty stack")
+            target = stack[-1] if stack else fail("ADDITEMS on an empty stack", True)
             appends(target, items)
         elif op == 0x91:  # FROZENSET
             items = pop_mark()  # before naming stack: pop_mark rebinds it
@@ -323,36 +318,51 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x31:  # 1 POP_MARK
             pop_mark()
         elif op == 0x32:  # 2 DUP
-            stack.append(stack[-1] if stack else fail("DUP on an empty stack"))
+            stack.append(stack[-1] if stack else fail("DUP on an empty stack", True))
         elif op == 0x64:  # d DICT
             items = pop_mark()
+            if len(items) & 1:  # pickle: 'odd number of items for DICT'
+                fail("DICT at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
             stack.append(SDict([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]))
         elif op == 0x6C:  # l LIST
             items = pop_mark()
             stack.append(SList(items))
-        elif op == 0x70:  # p PUT
-            raw = line()
-            put(int(raw) if raw.isdigit() and len(raw) < 12 else fail("a bad PUT argument"))
-        elif op == 0x67:  # g GET
-            raw = line()
-            get(int(raw) if raw.isdigit() and len(raw) < 12 else fail("a bad GET argument"))
+        elif op == 0x70 or op == 0x67:  # p PUT, g GET: PyLong_FromString(line, base 10), as int() reads it
+            at = pos - 1
+            what = "PUT" if op == 0x70 else "GET"
+            index, why = c_int(line(), 10)
+            if index is None:
+                fail("the %s argument at byte %d %s" % (what, at, why), why != UNSURE)
+            if index < 0:  # pickle: 'negative PUT argument'
+                fail("a negative %s argument at byte %d" % (what, at), True)
+            put(index) if op == 0x70 else get(index)
         elif op == 0x49:  # I INT
+            at = pos - 1
             raw = line()
-            if raw == b"01":
-                stack.append(True)
-            elif raw == b"00":
-                stack.append(False)
+            if raw == b"01" or raw == b"00":
+                stack.append(raw == b"01")
             else:
-                stack.append(_int(raw) if len(raw) < 4096 else fail("an INT of %d digits" % len(raw)))
-        elif op == 0x4C:  # L LONG
-            raw = line().rstrip(b"L")
-            stack.append(_int(raw) if len(raw) < 4096 else fail("a LONG of %d digits" % len(raw)))
-        elif op == 0x46:  # F FLOAT
+                value, why = c_int(raw, 0, strtol=True)
+                if value is None:
+                    fail("the INT argument at byte %d %s" % (at, why), why != UNSURE)
+                stack.append(value)
+        elif op == 0x4C:  # L LONG (pickle drops one trailing L)
+            at = pos - 1
             raw = line()
+            value, why = c_int(raw[:-1] if raw.endswith(b"L") else raw, 0)
+            if value is None:
+                fail("the LONG argument at byte %d %s" % (at, why), why != UNSURE)
+            stack.append(value)
+        elif op == 0x46:  # F FLOAT (PyOS_string_to_double: no spaces, no underscores, overflow raises)
+            at = pos - 1
+            raw = line().split(b"\0", 1)[0]
             try:
-                stack.append(float(raw))
+                value = float(raw)
             except ValueError:
-                fail("a bad FLOAT argument at byte %d" % pos)
+                fail("the FLOAT argument at byte %d is not a number: pickle stops there" % at, True)
+            if raw != raw.strip() or b"_" in raw or (value in (float("inf"), float("-inf")) and b"inf" not in raw.lower()):
+                fail("the FLOAT argument at byte %d is one Python's float() and pickle may read differently" % at)
+            stack.append(value)
         elif op == 0x53:  # S STRING
             stack.append(_decode_line_str(line()))
         elif op == 0x56:  # V UNICODE
@@ -385,11 +395,4 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x98:  # READONLY_BUFFER
             pass
         else:
-            fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op))
-
-
-def _int(raw: bytes) -> int:
-    try:
-        return int(raw)
-    except ValueError:
-        return 0
+            fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op), True)

@@ -35,8 +35,8 @@ class Options:
 
 
 def _stored_at(src, entry) -> int:
-    """:func:`container.data_offset`, a damaged local header said as the user's error (nothing is written)."""
-    from cudaenv.checkpoint.container import data_offset
+    """:func:`reading.data_offset`, a damaged local header said as the user's error (nothing is written)."""
+    from cudaenv.checkpoint.reading import data_offset
 
     try:
         return data_offset(src, entry)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Set, Tuple
 
 
 class Limits:
@@ -142,6 +142,13 @@ class WalkResult:
     def __init__(self):
         self.root: Any = None
         self.complete = False  # reached STOP
+        # the walk ended where pickle itself raises (a byte that is no opcode, the end of the bytes, an empty stack,
+        # a memo entry never stored, ...): nothing after ``end`` runs. False for a walk that stopped for a reason of
+        # its own (a bound, an argument it does not read): what follows is unknown, the verdict is inconclusive
+        self.fails = False
+        self.ran_out = False  # the walk ended because the bytes it was given end
+        self.made_globals: Dict[Tuple[str, str], Global] = {}  # (module, name) -> its one Global
+        self.dotted: Set[str] = set()  # full names of globals whose name part has a dot (an attribute chain)
         self.end = 0  # offset just after STOP (or where the walk ended)
         self.protocol: Optional[int] = None
         self.opcodes: Dict[int, int] = {}  # opcode byte -> count
@@ -154,12 +161,28 @@ class WalkResult:
         # global (keyed ("REDUCE" or "NEWOBJ", kind)), which are what torch refuses
         self.setitem_targets: Dict[str, int] = {}
         self.build_targets: Dict[str, int] = {}
+        self.build_filled: Dict[str, int] = {}
+        self.checked_calls: List[Tuple[str, Any]] = []  # REDUCEs of an allowed global that may raise (calls.CHECKED)  # the BUILD targets whose state pickle's `if state:` finds true
         self.append_targets: Dict[Tuple[str, str], int] = {}
         self.call_targets: Dict[Tuple[str, str], int] = {}
         self.notes: List[str] = []
         self.op_count = 0
         self.data = b""  # the bytes walked, from ``start`` (for :func:`cudaenv.checkpoint.pickle_vm.first_seen`)
         self.start = 0
+
+
+def state_filled(state: Any) -> bool:
+    """Whether pickle's (and torch's) ``if state:`` of a BUILD state would be true, and, for a (state, slotstate)
+    pair, whether either is: what BUILD then writes into the object. Unknown values count as filled."""
+    if type(state) is tuple and len(state) == 2:
+        return state_filled(state[0]) or state_filled(state[1])
+    if type(state) is SDict:
+        return bool(state.pairs)
+    if type(state) is SList:
+        return bool(state.items)
+    if state is None or type(state) in (bool, int, float, str, tuple):
+        return bool(state)
+    return True
 
 
 def target_kind(obj: Any) -> str:

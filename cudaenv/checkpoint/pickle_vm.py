@@ -24,7 +24,8 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import careful
-from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult
+from cudaenv.checkpoint.calls import CHECKED
+from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult, state_filled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -135,6 +136,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
     persids = res.persids
     set_targets = res.setitem_targets
     build_targets = res.build_targets
+    checked = CHECKED
     max_stack = lim.max_stack
     max_memo = lim.max_memo
     short = min(256, lim.max_string)  # a string up to this long is decoded here (a key, 'storage', a location)
@@ -176,6 +178,8 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                 elif op == 0x52:  # R REDUCE (of a global: another callable is for the careful loop, which records it)
                     if type(stack[-2]) is not Global:
                         raise _Careful
+                    if stack[-2].full in checked and stack[-1] != ():  # (an allowed call that may raise)
+                        res.checked_calls.append((stack[-2].full, stack[-1]))
                     stack[-1] = Call(stack[-2], stack.pop())
                     pos += 1
                 elif op == 0x74:  # t TUPLE
@@ -254,7 +258,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                     pos += 1
                 elif op == 0x75:  # u SETITEMS
                     target = metastack[-1][-1]
-                    if type(target) is not SDict:
+                    if type(target) is not SDict or len(stack) & 1:  # (an odd count: pickle raises, the careful loop says so)
                         raise _Careful
                     target.pairs.extend(zip(stack[::2], stack[1::2]))
                     stack = metastack.pop()
@@ -283,6 +287,8 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                     state = stack.pop()
                     kind = target.name
                     build_targets[kind] = build_targets.get(kind, 0) + 1
+                    if state_filled(state):
+                        res.build_filled[kind] = res.build_filled.get(kind, 0) + 1
                     if target.states:
                         target.states.append(state)
                     else:

@@ -43,6 +43,14 @@ class GlobalRef(Record):
     verdict: str  # allowed | not-allowed | dangerous | blocked | needs-import
 
 
+class VerdictReason(Record):
+    """Where and why the safety verdict is what it is: ``where`` is a place in the file (``data.pkl byte 1234``,
+    ``the zip's central directory``, ``legacy tar member storages``), ``why`` says what was found there."""
+
+    where: str
+    why: str
+
+
 class TensorEntry(Record):
     """One tensor as the pickle describes it."""
 
@@ -85,6 +93,11 @@ class CheckpointReport(Record):
     globals: Tuple[GlobalRef, ...] = ()
     weights_only: Optional[bool] = None  # would torch.load(weights_only=True) of torch 2.13 load it in a fresh process
     weights_only_reasons: Tuple[str, ...] = ()
+    # what torch.load(weights_only=False) of this file runs: safe (every pickle torch would read was walked whole,
+    # and it names only allowlisted globals and targets) | unsafe (a global or a call outside the allowlist: exit 3)
+    # | inconclusive (the walk stopped, a bound was hit, or the archive is ambiguous: exit 4); None: no pickle at all
+    verdict: Optional[str] = None
+    verdict_reasons: Tuple[VerdictReason, ...] = ()
     security: Tuple[str, ...] = ()
     inconsistencies: Tuple[str, ...] = ()
     mended_by_fix: Tuple[str, ...] = ()  # the inconsistencies `checkpoint fix`'s rewrite mends (bytes before the zip)

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import Dict, List
 
-    from cudaenv.checkpoint.container import Container
+    from cudaenv.checkpoint.reading import Container
 
 
 # the header's dtype -> (torch's name for it, bits per element): the dtypes of the safetensors format and library

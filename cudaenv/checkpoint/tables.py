@@ -51,7 +51,7 @@ class Facts:
         if torch_name in self.conditional:
             return "needs-import"
         names = (name, torch_name, plain_name(name))
-        if any(_under(n, self.dangerous) for n in names):
+        if any(_under(n, self.dangerous) for n in names) or any(_under(n, self.dangerous) for n in _chain_tails(name)):
             return "dangerous"
         for n in names:
             module = n.rsplit(".", 1)[0] if "." in n else n
@@ -74,6 +74,14 @@ def plain_name(name: str) -> str:
         return "%s.%s" % pair
     module = _compat_pickle.IMPORT_MAPPING.get(module, module)
     return "%s.%s" % (module, short)
+
+
+def _chain_tails(name: str, most: int = 32):
+    """What a dotted name may reach through its attribute chain, as CPython resolves ``torch`` +
+    ``serialization.os.system`` (getattr step by step: ``torch.serialization.os`` is the module os): every tail of
+    two parts or more (``os.system``, ``serialization.os.system``), the last ``most`` parts only (a bound)."""
+    parts = name.split(".")[-most:]
+    return [".".join(parts[i:]) for i in range(1, len(parts) - 1)]
 
 
 def _under(name: str, prefixes) -> bool:

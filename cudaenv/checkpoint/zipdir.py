@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
 class Entry:
     """One zip entry as the central directory gives it."""
 
-    __slots__ = ("name", "header_offset", "compress_size", "file_size", "compress_type", "crc")
+    __slots__ = ("name", "header_offset", "compress_size", "file_size", "compress_type", "crc", "raw_name", "flags",
+                 "external")
 
     def __init__(self, name: str, header_offset: int, compress_size: int, file_size: int, compress_type: int, crc: int):
         self.name = name
@@ -24,6 +25,9 @@ class Entry:
         self.file_size = file_size
         self.compress_type = compress_type
         self.crc = crc
+        self.raw_name = name.encode("utf-8", "surrogateescape")  # the name's bytes (miniz compares these)
+        self.flags = 0  # general purpose bit flags (read by cudaenv.checkpoint.minizdir)
+        self.external = 0  # external attributes
 
 
 class BadZip(Exception):

@@ -3,8 +3,10 @@ devices, key prefixes and weights_only verdict, read without running it (no torc
 and a rewrite that loads on this machine.
 
 inspect exits 0 when torch.load(weights_only=True) would load the file here as it is, 1 when it would not (another
-device, a refused global, an inconsistency, a pickle it could not read), 3 when it names a dangerous global, 2 on
-usage errors.
+device, a refused global, an inconsistency), 3 when the verdict is unsafe (a global or a call outside torch's
+weights_only allowlist: torch.load(weights_only=False) would import or run it), 4 when it is inconclusive (the walk
+stopped, a bound was hit, the archive is ambiguous: nothing short of a complete walk is called safe), 2 on usage
+errors.
 fix exits 0 when OUT was written, 2 when it refused (an unsafe file without --trust) or on usage errors.
 """
 
@@ -86,10 +88,9 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(args.file), printable(exc.strerror or exc)))
     ctx.out.write(_json(report) if args.json else render_inspect(report, terminal_width(ctx.env)))
-    if any(g.verdict in ("dangerous", "blocked") for g in report.globals) or any("STACK_GLOBAL" in s for s in report.security):
-        return 3
-    loads_here = report.weights_only is not False and not report.inconsistencies and not _needs_mapping(report)
-    return 0 if loads_here else 1
+    from cudaenv.checkpoint.verdict import inspect_exit_code
+
+    return inspect_exit_code(report)
 
 
 def run_fix(args: argparse.Namespace, ctx: Any) -> int:
@@ -142,8 +143,3 @@ def _json(report) -> str:
 
     return dumps(report.to_dict())
 
-
-def _needs_mapping(report) -> bool:
-    from cudaenv.checkpoint.advice import needs_mapping
-
-    return needs_mapping(report)

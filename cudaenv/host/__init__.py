@@ -279,6 +279,13 @@ class Host:
         except (OSError, ValueError):
             return []
 
+    def _is_folder_as_named(self, p: str) -> bool:
+        """Whether ``p``, a path without links (the walk's prefix so far), is a folder inside the root."""
+        try:
+            return os.path.isdir(self._rooted(p))
+        except (OSError, ValueError):
+            return False
+
     def readlink(self, p: str) -> Optional[str]:
         """The text of the link ``p`` (as written in the image), or None when ``p`` is no link."""
         try:
@@ -306,7 +313,7 @@ class Host:
 
     def _walk(self, p: str) -> Optional[str]:
         """:meth:`resolve`'s reading, one component at a time (every link read inside the root)."""
-        return walk_links(p, self.readlink, self.lexists, MAX_LINKS)
+        return walk_links(p, self.readlink, self.lexists, MAX_LINKS, self._is_folder_as_named)
 
     def glob(self, directory: str, prefix: str = "") -> List[str]:
         """Paths of entries in ``directory`` whose names start with ``prefix`` (sorted)."""

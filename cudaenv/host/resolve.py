@@ -47,10 +47,12 @@ def kernel_resolve(p: str):
     return found if found[:1] == "/" and not found.endswith(" (deleted)") else WALK
 
 
-def walk_links(p: str, readlink: Callable[[str], Optional[str]], lexists: Callable[[str], bool], max_links: int
-               ) -> Optional[str]:
+def walk_links(p: str, readlink: Callable[[str], Optional[str]], lexists: Callable[[str], bool], max_links: int,
+               is_dir: Callable[[str], bool]) -> Optional[str]:
     """``p`` with every link followed one component at a time through ``readlink`` (absolute targets start again
-    at the top); None after ``max_links`` links (a loop) or when the result does not exist."""
+    at the top); None after ``max_links`` links (a loop) or when the result does not exist. As the kernel reads a
+    path, a component that more components follow (``..`` included) must be a folder: ``missing/..`` and
+    ``file/..`` lead nowhere."""
     sep = "/"
     if not p.startswith(sep):
         p = sep + p
@@ -68,6 +70,8 @@ def walk_links(p: str, readlink: Callable[[str], Optional[str]], lexists: Callab
         candidate = sep + sep.join(done + [part])
         target = readlink(candidate)
         if target is None:
+            if pending and not is_dir(candidate):
+                return None
             done.append(part)
             continue
         hops += 1

@@ -40,6 +40,16 @@ def _item(label: str, text: str, width: int) -> List[str]:
     return wrap(printable(text), "  %s: " % label, "      ", width, newlines=False, long_words="keep")
 
 
+VERDICT_WORDS = {
+    "safe": "safe: every pickle torch.load reads was walked whole; it names only globals and calls on torch's "
+            "weights_only allowlist",
+    "unsafe": "UNSAFE: torch.load(weights_only=False) would import or call what is outside torch's weights_only "
+              "allowlist (below); do not load it unless you trust where it came from",
+    "inconclusive": "inconclusive: cudaenv could not walk every pickle torch.load would read to its end (below), so "
+                    "it cannot say what loading it runs; treat it as unsafe",
+}
+
+
 def device_summary(report: CheckpointReport) -> str:
     """``cuda:2 ×412, cpu ×3`` (storages), then devices outside the storage tuple."""
     parts = ["%s ×%d" % (d.device, d.count) for d in report.devices if d.via == "storage"]
@@ -75,6 +85,12 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
         scope = "all %d %s" % (p.of, where) if p.keys == p.of else "%d of %d %s" % (p.keys, p.of, where)
         container = "the top level" if not p.container else repr(p.container)
         lines += _item("prefix", "%s on %s of %s" % (p.prefix, scope, container), width)
+    if report.verdict is not None:
+        lines += _item("verdict", VERDICT_WORDS[report.verdict], width)
+        for r in report.verdict_reasons[:8]:
+            lines += wrap(printable("%s: %s" % (r.where, r.why)), "    - ", "      ", width, newlines=False, long_words="keep")
+        if len(report.verdict_reasons) > 8:
+            lines.append("    - ... %d more (--json lists them)" % (len(report.verdict_reasons) - 8))
     if report.weights_only is not None:
         verdict = "yes" if report.weights_only else "no"
         lines += _item("weights_only", "torch.load(weights_only=True) on torch 2.13 in a fresh process: %s" % verdict, width)

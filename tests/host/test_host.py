@@ -211,3 +211,23 @@ def test_the_kernels_reading_of_links_is_the_walks(tmp_path):
 
     check()
     assert True in kernel_answered and False in kernel_answered  # both readings were exercised
+
+
+def test_a_link_through_a_missing_or_file_component_then_dotdot_leads_nowhere(tmp_path):
+    """The kernel reads ``b/..`` only when b is a folder: a link ``a -> b/..`` with no b (or b a file) dangles, and the
+    walk used under --root says so too (it read ``b/..`` as ``.``; found by the property test above)."""
+    import os
+
+    from cudaenv.host.resolve import KERNEL_RESOLVE
+
+    os.symlink("b/..", str(tmp_path / "a"))
+    (tmp_path / "f").write_text("x")
+    os.symlink("f/..", str(tmp_path / "g"))
+    host = Host("/")
+    for name in ("a", "g"):
+        p = str(tmp_path / name)
+        assert host._walk(p) is None, name
+        if KERNEL_RESOLVE:
+            assert host.resolve(p) is None, name
+    (tmp_path / "b").mkdir()
+    assert host._walk(str(tmp_path / "a")) == str(tmp_path)
