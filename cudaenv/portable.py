@@ -13,8 +13,7 @@ Importing this module does nothing: torch is imported inside the functions, when
 
 from __future__ import annotations
 
-from cudaenv.checkpoint.names import WEIGHTS_ENTRIES as NESTED
-from cudaenv.checkpoint.names import WRAPPER_PREFIXES as WRAPPERS
+from cudaenv.checkpoint.names import WEIGHTS_ENTRIES, holds_weights, strip_wrappers
 
 
 def pick_device(prefer=None):
@@ -103,27 +102,17 @@ def to_device(obj, device):
     return move(obj, 0)
 
 
-def _strip_wrappers(key: str) -> str:
-    while True:
-        for w in WRAPPERS:
-            if key.startswith(w):
-                key = key[len(w):]
-                break
-        else:
-            return key
-
-
 def find_state_dict(obj):
     """The model weights in a loaded checkpoint: ``obj`` itself, or its ``state_dict``/``model``/... entry."""
     import torch
 
     def tensors(d):
-        return isinstance(d, dict) and d and sum(isinstance(v, torch.Tensor) for v in d.values()) * 2 >= len(d)
+        return isinstance(d, dict) and holds_weights(d.values(), lambda v: isinstance(v, torch.Tensor))
 
     if tensors(obj):
         return obj
     if isinstance(obj, dict):
-        for name in NESTED:
+        for name in WEIGHTS_ENTRIES:
             value = obj.get(name)
             if isinstance(value, torch.nn.Module):
                 return value.state_dict()
@@ -138,46 +127,85 @@ def find_state_dict(obj):
 def match_keys(state_dict, model_keys):
     """``state_dict`` renamed to the model's keys: wrapper prefixes (``module.``, ``_orig_mod.``, nested) stripped or
     added, and a prefix every checkpoint key shares (Lightning's ``model.``) dropped when that makes keys match.
-    ``_metadata`` follows. Keys that match nothing are kept as they are (they show up as unexpected)."""
-    import collections
+    ``_metadata`` follows. Keys that match nothing are kept as they are (they show up as unexpected), and so is a key
+    whose new name another key already has: a checkpoint key that is exactly the model's is never replaced by a
+    renamed one (a decoy ``module.weight`` beside the real ``weight``), and of two keys renamed to one name the first
+    wins (:func:`_match` says which). A ``_metadata`` that is not a dict of dicts raises ``RuntimeError``."""
+    return _match(state_dict, model_keys)[0]
 
+
+def _match(state_dict, model_keys):
+    """:func:`match_keys` and its notes: one sentence for each key left as it was because its new name was taken."""
     model_keys = list(model_keys)
     by_base = {}
     for k in model_keys:
-        by_base.setdefault(_strip_wrappers(k), k)
+        if isinstance(k, str):
+            by_base.setdefault(strip_wrappers(k), k)
     keys = [k for k in state_dict.keys() if isinstance(k, str)]
     common = ""
     if keys and all("." in k for k in keys):
-        first = _strip_wrappers(keys[0]).split(".", 1)[0] + "."
-        if all(_strip_wrappers(k).startswith(first) for k in keys):
-            hits = sum(_strip_wrappers(k) in by_base for k in keys)
-            if hits * 2 < len(keys) and sum(_strip_wrappers(k)[len(first):] in by_base for k in keys) > hits:
+        first = strip_wrappers(keys[0]).split(".", 1)[0] + "."
+        bases = [strip_wrappers(k) for k in keys]
+        if all(b.startswith(first) for b in bases):
+            hits = sum(b in by_base for b in bases)
+            if hits * 2 < len(keys) and sum(b[len(first):] in by_base for b in bases) > hits:
                 common = first
 
     def rename(k):
         if not isinstance(k, str):
             return k
-        base = _strip_wrappers(k)
+        base = strip_wrappers(k)
         if common and base.startswith(common):
             base = base[len(common):]
         return by_base.get(base, k)
 
-    out = collections.OrderedDict((rename(k), v) for k, v in state_dict.items())
+    out, notes = _renamed(state_dict.items(), rename, set(model_keys), "key")
     meta = getattr(state_dict, "_metadata", None)
     if meta is not None:
+        if not isinstance(meta, dict) or not all(isinstance(v, dict) for v in meta.values()):
+            raise RuntimeError("the checkpoint's _metadata is not a dict of per-module dicts (%s): torch's "
+                               "load_state_dict cannot read it" % type(meta).__name__)
         model_modules = {}
         for k in model_keys:
-            module = k.rsplit(".", 1)[0] if "." in k else ""
-            model_modules.setdefault(_strip_wrappers(module + ".")[:-1] if module else "", module)
+            if isinstance(k, str):
+                module = k.rsplit(".", 1)[0] if "." in k else ""
+                model_modules.setdefault(strip_wrappers(module + ".")[:-1] if module else "", module)
 
         def rename_meta(k):
-            base = _strip_wrappers(k + ".")[:-1] if k else ""
+            if not isinstance(k, str):
+                return k
+            base = strip_wrappers(k + ".")[:-1] if k else ""
             if common and (base + ".").startswith(common):
                 base = (base + ".")[len(common):][:-1]
             return model_modules.get(base, k)
 
-        out._metadata = collections.OrderedDict((rename_meta(k), v) for k, v in meta.items())
-    return out
+        out._metadata = _renamed(meta.items(), rename_meta, set(model_modules.values()), "_metadata key")[0]
+    return out, notes
+
+
+def _renamed(items, rename, exact, what):
+    """An OrderedDict of ``items`` with keys renamed, never onto a name another item already has or is exactly."""
+    import collections
+
+    items = list(items)
+    taken = {k for k, _ in items if k in exact}  # (a key of the model's own, as it is: kept whatever else comes)
+    out = collections.OrderedDict()
+    notes = []
+    for k, v in items:
+        new = k if k in taken else rename(k)
+        if new != k and (new in taken or new in out):
+            notes.append("the checkpoint's %s %s would become %s, which it already has: %s is kept as it is"
+                         % (what, _short(k), _short(new), _short(k)))
+            new = k
+        if new not in taken:
+            taken.add(new)
+        out[new] = v
+    return out, notes
+
+
+def _short(key) -> str:
+    text = repr(key)
+    return text if len(text) <= 80 else text[:60] + "...(%d characters)" % len(text)
 
 
 def load_state_dict(model, path, device=None, strict=True):
@@ -188,14 +216,19 @@ def load_state_dict(model, path, device=None, strict=True):
 
     device = pick_device() if device is None else torch.device(device)
     loaded = torch.load(path, map_location=device, weights_only=True)
-    sd = match_keys(find_state_dict(loaded), model.state_dict().keys())
-    wanted = set(model.state_dict().keys())
-    missing = sorted(wanted - set(sd))
-    unexpected = sorted(k for k in sd if k not in wanted)
+    wanted = list(model.state_dict().keys())
+    sd, notes = _match(find_state_dict(loaded), wanted)
+    missing = sorted(set(wanted) - set(sd))
+    unexpected = sorted(str(k) for k in set(sd) - set(wanted))
     if strict and (missing or unexpected):
-        raise RuntimeError("the checkpoint %s does not fit %s:\n  missing keys (%d): %s\n  unexpected keys (%d): %s"
+        raise RuntimeError("the checkpoint %s does not fit %s:\n  missing keys (%d): %s\n  unexpected keys (%d): %s%s"
                            % (path, type(model).__name__, len(missing), ", ".join(missing[:20]) + (" ..." if len(missing) > 20 else ""),
-                              len(unexpected), ", ".join(unexpected[:20]) + (" ..." if len(unexpected) > 20 else "")))
+                              len(unexpected), ", ".join(unexpected[:20]) + (" ..." if len(unexpected) > 20 else ""),
+                              "".join("\n  " + n for n in notes[:20])))
+    if notes:
+        import warnings
+
+        warnings.warn("; ".join(notes[:20]), RuntimeWarning, stacklevel=2)
     result = model.load_state_dict(sd, strict=strict)
     model.to(device)
     return result

@@ -132,6 +132,7 @@ class Machine:
         self.env = {"HOME": str(fake_root.path / "root")}
         self.path_in_root = []
         self.site = None
+        self.gpu_specs = ()  # (name, capability, MiB) of the fake GPUs, for a torch the model installs
 
     def smi(self, query=None, apps="", banner="", code=0, **kw):
         table = {}
@@ -153,6 +154,92 @@ class Machine:
         if on_path:
             self.path_in_root.append("/usr/local/cuda-%s/bin" % ".".join(version.split(".")[:2]))
         return self
+
+    # ---------------------------------------------------------- the convergence model: a fix applied to the machine
+    def cudaenv_install(self, release="13.0.2"):
+        """What `cudaenv install 13.0` leaves: a toolkit in the store (/data/toolkits/RELEASE) with its marker."""
+        tk = self.root.toolkit(release, where="data/toolkits", name=release)
+        (tk / ".cudaenv-install.json").write_text('{"installer": "cudaenv", "release": "%s"}\n' % release)
+        self.env["CUDAENV_DATA_DIR"] = str(self.root.path / "data")
+        return tk
+
+    def run(self, *argv):
+        """A cudaenv command on this machine (``--root`` the fake root), with the machine's environment; its PATH names
+        the fake root's folders by their local paths, as a shell on that machine would (`use` rewrites that PATH)."""
+        env = self.full_env()
+        env["PATH"] = ":".join([str(self.root.path) + e for e in self.path_in_root] + [self.bin.env_path])
+        return self.cli(*(list(argv) + ["--root", str(self.root.path)]), env=env)
+
+    def apply_shell(self, text):
+        """Apply what `cudaenv use --shell bash` printed (``export NAME='value'``, ``unset NAME``) to the environment;
+        paths under the fake root become the machine's own paths again."""
+        import shlex
+
+        local = str(self.root.path)
+        bins = set(self.bin.env_path.split(":"))
+        for line in text.splitlines():
+            words = shlex.split(line, comments=True)
+            if len(words) == 2 and words[0] == "unset":
+                self.env.pop(words[1], None)
+                if words[1] == "PATH":
+                    self.path_in_root = []
+            elif len(words) == 2 and words[0] == "export" and "=" in words[1]:
+                name, _, value = words[1].partition("=")
+                value = value.replace(local, "")
+                if name == "PATH":
+                    self.path_in_root = [e for e in value.split(":") if e and e not in bins]
+                else:
+                    self.env[name] = value
+
+    def apply_fix(self, line):
+        """Apply one fix line of a finding to this machine, as the user would; returns False when the model does not
+        know how (a command for the host, the user's code, a reboot)."""
+        import shlex
+
+        body = line.split("    # ")[0].strip()
+        if body.startswith("source <(cudaenv use ") and body.endswith(")"):
+            spec = body[len("source <(cudaenv use "):-1].split()
+            r = self.run("use", *spec, "--shell", "bash")
+            assert r.code == 0, (line, r.err)
+            self.apply_shell(r.out)
+            return True
+        words = shlex.split(body) if body and not body.startswith("#") else []
+        if words[:1] == ["sudo"]:
+            words = words[1:]
+        if len(words) == 2 and words[0] == "unset":
+            self.apply_shell(body)
+            return True
+        if len(words) == 2 and words[0] == "export":
+            self.apply_shell("export " + shlex.quote(words[1]))
+            return True
+        torch = next((w for w in words if w.startswith("torch==")), None)
+        if "install" in words and torch and self.gpu_specs:
+            self.install_torch(torch.split("==", 1)[1])
+            return True
+        if len(words) == 4 and words[:2] == ["ln", "-sfn"]:
+            self.root.link(words[3].lstrip("/"), words[2])
+            return True
+        return False
+
+    def install_torch(self, version):
+        """A pip install of ``torch==2.13.0+cu126``: that build (its arch list from data/torch_arch.json) replaces the
+        interpreter's torch."""
+        import shutil
+
+        from cudaenv.facts import torch as tf
+
+        release, _, variant = version.partition("+")
+        row = tf.arch_list_for(release, variant, "linux", "x86_64")
+        arch = [a for a in tf.arch_list_of(*row)] if row else []
+        site = self.tmp / "site"
+        if site.exists():
+            shutil.rmtree(site)
+        self.torch(version, tf.variant_cuda(variant), self.gpu_specs, arch)
+
+    def full_env(self):
+        env = dict(self.env)
+        env["PATH"] = ":".join(self.path_in_root + [self.bin.env_path])
+        return env
 
     def doctor(self, *extra, fmt="--json"):
         env = dict(self.env)
@@ -187,6 +274,7 @@ def filled_in(f):
 
 
 def a10g_535(m):
+    m.gpu_specs = A10G
     return m.smi(query=recorded("diag-query-535-a10g.txt"), banner=recorded("diag-banner-535-a10g.txt"))
 
 

@@ -32,12 +32,21 @@ def main(argv):
     def tensor_dict(d):
         return isinstance(d, dict) and d and sum(1 for v in d.values() if isinstance(v, torch.Tensor)) * 2 >= len(d)
 
+    kept = []
+
     def rename(d, fn, fn_meta):
+        # a key whose new name is taken (by a key that keeps its name, or one renamed first) stays as it is: no value
+        # ever replaces another (the rule of cudaenv's own rewrite and of cudaenv.portable)
         items = list(d.items())
         d.clear()
         n = 0
+        taken = {k for k, _ in items if not isinstance(k, str) or fn(k) == k}
         for k, v in items:
             new = fn(k) if isinstance(k, str) else k
+            if new != k and new in taken:
+                kept.append(k)
+                new = k
+            taken.add(new)
             n += new != k
             d[new] = v
         meta = getattr(d, "_metadata", None)
@@ -86,6 +95,8 @@ def main(argv):
         targets = [obj] if tensor_dict(obj) else [v for k, v in obj.items() if k in spec["weights_entries"] and tensor_dict(v)] if isinstance(obj, dict) else []
         n = sum(rename(d, lambda k: add + k, lambda k: bare if k == "" else add + k) for d in targets)
         changes.append("added %s to %d keys" % (add, n))
+    if kept:
+        changes.append("keys kept as they were, because their new name is taken: %s" % ", ".join(map(str, kept[:5])))
     torch.save(obj, spec["output"])
     return changes
 

@@ -98,14 +98,14 @@ def advise(report: CheckpointReport) -> List[str]:
         if seen == 0:
             out.append("saved on %s; %s: plain torch.load fails ('Attempting to deserialize object on a CUDA device but "
                        "torch.cuda.is_available() is False'). Load it with torch.load(%r, map_location=\"cpu\"), or rewrite it "
-                       "once: cudaenv checkpoint fix %s -o %s --map-location cpu" % (", ".join(names), where, path, _q(path), _q(_fixed(path))))
+                       "once: %s" % (", ".join(names), where, path, fix_command(path, "--map-location cpu")))
             map_flag = "--map-location cpu"
         elif too_high:
             mapping = ", ".join('"%s": "cuda:0"' % d for d in too_high)
             out.append("saved on %s; %s: torch.load fails for %s ('Attempting to deserialize object on CUDA device N but "
                        "torch.cuda.device_count() is %d'). Load it with torch.load(%r, map_location={%s}), or rewrite it: "
-                       "cudaenv checkpoint fix %s -o %s --map-location cuda:0" % (", ".join(names), where, ", ".join(too_high), seen,
-                                                                                   path, mapping, _q(path), _q(_fixed(path))))
+                       "%s" % (", ".join(names), where, ", ".join(too_high), seen, path, mapping,
+                                  fix_command(path, "--map-location cuda:0")))
             map_flag = "--map-location cuda:0"
         else:
             out.append("saved on %s; %s: it loads onto the same devices (map_location=\"cpu\" keeps it off the GPU)" % (", ".join(names), where))
@@ -127,9 +127,9 @@ def advise(report: CheckpointReport) -> List[str]:
         flags = " ".join("--strip-prefix %s" % p for p in _split_chains(strip))
         out.append("keys carry wrapper prefixes (%s; DataParallel/DDP `module.`, torch.compile `_orig_mod.`); "
                    "cudaenv.portable.load_state_dict(model, %r) strips or adds what the model needs as it loads, or "
-                   "rewrite the file once: cudaenv checkpoint fix %s -o %s %s" % (", ".join(strip), path, _q(path), _q(_fixed(path)), flags))
+                   "rewrite the file once: %s" % (", ".join(strip), path, fix_command(path, flags)))
         if map_flag:
-            out.append("both in one rewrite: cudaenv checkpoint fix %s -o %s %s %s" % (_q(path), _q(_fixed(path)), map_flag, flags))
+            out.append("both in one rewrite: %s" % fix_command(path, map_flag + " " + flags))
     unread = [r for r in report.weights_only_reasons if r.startswith(UNREAD)]
     if report.weights_only is False and unread:
         out.append("cudaenv did not read the pickle torch.load would run (%s), so it cannot say what loading it does: "
@@ -156,6 +156,15 @@ def _split_chains(chains) -> List[str]:
     """The --strip-prefix flags for these chains (the longest first, so nested prefixes come off in one run; then in
     alphabetical order, so the line is the same in every run, whatever the string hashes)."""
     return sorted(set(chains), key=lambda c: (-len(c), c))
+
+
+def fix_command(path: str, flags: str) -> str:
+    """The ``cudaenv checkpoint fix`` line for ``path``: the flags, ``-o`` the fixed name, then ``--`` and the file, so
+    that a file named ``-rf.pt`` is an operand, never an option (and an OUT that starts with ``-`` gets ``./``)."""
+    out = _fixed(path)
+    if out.startswith("-"):
+        out = "./" + out
+    return "cudaenv checkpoint fix %s -o %s -- %s" % (flags, _q(out), _q(path))
 
 
 def _fixed(path: str) -> str:

@@ -13,7 +13,8 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
 
 from cudaenv.checkpoint.advice import UNREAD
 from cudaenv.checkpoint.reading import MENDED_BY_REWRITE, Container
-from cudaenv.checkpoint.graph import EMA_NAMES, STATE_DICT_NAMES, Analysis, Storage, pairs_of, storage_of
+from cudaenv.checkpoint.graph import Analysis, Storage, pairs_of, storage_of
+from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, Unresolved, WalkResult
 from cudaenv.checkpoint.pickle_vm import first_seen
 from cudaenv.checkpoint.prefixes import prefix_findings
@@ -69,10 +70,10 @@ def _kind(root: Any, an: Analysis, f: Facts) -> Tuple[Optional[str], Optional[st
         return ("list" if isinstance(root, SList) else None), None
     if sum(1 for _, v in pairs if an.tensor(v) is not None) * 2 >= len(pairs):
         return "state_dict", None
-    ema = " with EMA weights" if any(k in EMA_NAMES for k in keys) else ""
+    ema = " with EMA weights" if any(k in EMA_ENTRIES for k in keys) else ""
     if any(k in LIGHTNING_KEYS for k in keys):
         return "lightning checkpoint" + ema, None
-    if any(k in STATE_DICT_NAMES for k in keys) or any("optim" in k for k in keys):
+    if any(k in WEIGHTS_ENTRIES for k in keys) or any("optim" in k for k in keys):
         return "training checkpoint" + ema, None
     return ("EMA weights" if ema else "dict"), None
 
@@ -225,7 +226,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     if whole is None and any(isinstance(p.pid, tuple) and p.pid and p.pid[0] == "module" for r in pickles for p in r.persids):
         whole = "(legacy module persistent id)"
         kind = "whole module (torch.save(model))"
-    structure = tuple("%s: %s%s" % (_short_key(k), "EMA weights, " if k in EMA_NAMES else "", _describe(v, an))
+    structure = tuple("%s: %s%s" % (_short_key(k), "EMA weights, " if k in EMA_ENTRIES else "", _describe(v, an))
                       for k, v in pairs_of(res.root)[:40])
     if len(pairs_of(res.root)) > 40:
         structure += ("... %d more keys" % (len(pairs_of(res.root)) - 40),)
@@ -235,7 +236,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
                                     t.storage.key if t.storage else None, t.offset) for p, t in an.entries) if with_tensors else ()
     report = CheckpointReport(
         box.path, box.format, box.size, whole_module=whole, archive_prefix=box.prefix, markers=tuple(box.markers.items()),
-        kind=kind, structure=structure, tensors=len(an.tensors), storages=len(storages), total_bytes=total,
+        kind=kind, structure=structure, key_count=len(pairs_of(res.root)), tensors=len(an.tensors), storages=len(storages), total_bytes=total,
         dtypes=tuple(DtypeCount(k, n) for k, n in sorted(dtypes.items(), key=lambda x: (-x[1], x[0]))), devices=tuple(dev_counts),
         prefixes=tuple(prefixes), globals=grefs, weights_only=weights_only and not any(p in blocking for p in problems),
         weights_only_reasons=tuple(reasons + [p for p in problems if p in blocking]), mended_by_fix=_mended(problems, blocking),

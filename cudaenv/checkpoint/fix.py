@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.core.errors import UserError
@@ -70,11 +70,11 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     if opts.strip:
         n_keys = n_meta = 0
         for cpath, obj in an.candidates:
-            n, clash = R.rename_pairs(obj.pairs, lambda k: R.strip_key(k, opts.strip))
+            n, clash = R.rename_pairs(obj.pairs, lambda k: R.strip_key(k, opts.strip), keep_taken=True)
             n_keys += n
-            if clash:
-                changes.append("keys that now repeat in %s (the later one wins, as in torch's "
-                               "consume_prefix_in_state_dict_if_present): %s" % (cpath or "the top level", ", ".join(clash[:5])))
+            if clash:  # never a value over another: the key stays, and shows as unexpected where it is loaded
+                changes.append("keys kept as they were in %s, because their name without the prefix is taken: %s" % (
+                    cpath or "the top level", ", ".join(printable(c)[:80] for c in clash[:5])))
             meta = R.metadata_pairs(obj)
             if meta is not None:
                 n_meta += R.rename_pairs(meta, lambda k: R.strip_metadata_key(k, opts.strip))[0]
@@ -84,14 +84,19 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
         for cpath, obj in an.candidates:
             if not G.is_model_state_dict(cpath, obj, an):
                 continue
-            n_keys += R.rename_pairs(obj.pairs, lambda k: opts.add + k)[0]
+            n, clash = R.rename_pairs(obj.pairs, lambda k: opts.add + k, keep_taken=True)
+            n_keys += n
+            if clash:
+                changes.append("keys kept as they were in %s, because their name with the prefix is taken: %s" % (
+                    cpath or "the top level", ", ".join(printable(c)[:80] for c in clash[:5])))
             meta = R.metadata_pairs(obj)
             if meta is not None:
                 n_meta += R.rename_pairs(meta, lambda k: R.add_metadata_key(k, opts.add))[0]
         changes.append("added %s to %d keys and %d _metadata keys" % (opts.add, n_keys, n_meta))
 
-    used: List[str] = []
-    moved = {}
+    used: List[str] = []  # the storage keys, in first-seen order: the new archive's data/0, data/1, ...
+    number: Dict[str, str] = {}
+    moved: Dict[Any, int] = {}
 
     def persid(p):
         pid = p.pid
@@ -102,11 +107,14 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
         key = pid[2] if isinstance(pid[2], str) else str(pid[2])
         location = pid[3]
         if opts.map_location and location != opts.map_location:
-            moved[location] = moved.get(location, 0) + (0 if key in used else 1)
+            moved[location] = moved.get(location, 0) + (0 if key in number else 1)
             location = opts.map_location
-        if key not in used:
+        if key not in number:
+            # torch.save names the records str(len(id_map)) in first-seen order (T:serialization.py:1234): so does
+            # the rewrite, whatever the file called them (a key '../../x' never becomes an entry name)
+            number[key] = str(len(used))
             used.append(key)
-        return ("storage", pid[1], key, location, pid[4])
+        return ("storage", pid[1], number[key], location, pid[4])
 
     try:
         data_pkl = R.PickleWriter(persid).dumps(root)
@@ -114,6 +122,10 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
         raise UserError("cannot rewrite %s without torch: %s" % (printable(path), exc), hint="use --trust to rewrite it with torch")
     for old, n in sorted(moved.items(), key=lambda x: str(x[0])):
         changes.append("%d storage%s %s -> %s" % (n, "" if n == 1 else "s", printable(old), opts.map_location))
+    odd = [k for k in used if not (k.isdigit() and k.isascii())]
+    if odd and box.format == "torch-zip":
+        changes.append("storage records renumbered 0..%d as torch.save names them (the file named %s)"
+                       % (len(used) - 1, ", ".join(printable(k)[:40] for k in odd[:3])))
     if box.format == "torch-legacy":
         changes.append("legacy format rewritten as a torch zip")
 
@@ -140,7 +152,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
                     raise UserError("storage record data/%s: the zip directory says %d bytes stored, %d bytes long, at "
                                     "byte %d of a %d-byte file: not rewritten" % (printable(key), entry.compress_size,
                                                                                   entry.file_size, start, box.size))
-                zout.copy_from("%s/data/%s" % (prefix, key), src, start, entry.compress_size)
+                zout.copy_from("%s/data/%s" % (prefix, number[key]), src, start, entry.compress_size)
             zout.write_bytes("%s/version" % prefix, small.get("version", b"3\n"))
             zout.write_bytes("%s/.data/serialization_id" % prefix, small.get(".data/serialization_id", _serial()))
         else:
@@ -161,7 +173,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
                 if key not in offsets:
                     raise UserError("legacy storage %s is not in the file's key list" % printable(key))
                 start, size = offsets[key]
-                zout.copy_from("%s/data/%s" % (prefix, key), src, start, size)
+                zout.copy_from("%s/data/%s" % (prefix, number[key]), src, start, size)
             zout.write_bytes("%s/version" % prefix, b"3\n")
             zout.write_bytes("%s/.data/serialization_id" % prefix, _serial())
     zout.close()
@@ -183,24 +195,109 @@ def archive_name(out: str) -> str:
 
 
 # ------------------------------------------------------------------ the whole fix
-def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: bool = False, trust: bool = False,
-                   python: Optional[str] = None, timeout: Optional[float] = None):
-    """Write the fixed ``path`` at ``out`` (atomically) and return the :class:`FixReport` (before and after)."""
-    from cudaenv.core.fs import atomic_binary
+class Target:
+    """Where fix writes: ``path`` (a link's target: written through, the link kept) and what to say about it."""
+
+    def __init__(self, path: str, notes: List[str]):
+        self.path = path
+        self.notes = notes
+
+
+def _kind(mode: int) -> str:
+    import stat
+
+    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def plan_output(path: str, out: Optional[str], in_place: bool) -> Target:
+    """Check where the result goes before anything is read or written: OUT (or FILE with ``--in-place``) is a
+    regular file or nothing yet, in a folder that exists, and not FILE itself (unless ``--in-place``). A link is
+    written through: its target is rewritten and the link stays (``-o /dev/null`` was replaced by a regular file,
+    and ``--in-place`` on a link replaced the link)."""
+    import stat
+
+    from cudaenv.core.text import printable
+
+    if in_place and out:
+        raise UserError("give -o OUT or --in-place, not both")
+    if not in_place and not out:
+        raise UserError("say where to write the result: -o OUT (or --in-place, which keeps FILE.bak)")
+    given = path if in_place else out
+    notes: List[str] = []
+    target = given
+    if os.path.islink(given):
+        target = os.path.realpath(given)
+        if not os.path.exists(target):
+            raise UserError("%s is a link to %s, which does not exist" % (printable(given), printable(target)),
+                            hint="give the path of a file (or of one to create)")
+        notes.append("%s is a link: its target %s was written, the link kept" % (printable(given), printable(target)))
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise UserError("cannot use %s: %s" % (printable(given), printable(exc.strerror or exc)))
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise UserError("%s is a folder" % printable(given), hint="give a file path: -o %s/fixed.pt" % printable(given))
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        raise UserError("%s is %s: fix writes only regular files (it would replace it)" % (printable(given), _kind(st.st_mode)),
+                        hint="give the path of a regular file")
+    if not os.path.isdir(os.path.dirname(os.path.abspath(target))):
+        raise UserError("the folder of %s does not exist" % printable(given))
+    if not in_place and st is not None and os.path.exists(path) and os.path.samefile(target, path):
+        raise UserError("OUT is FILE: fix never overwrites its input unless --in-place", hint="give another -o path")
+    return Target(target, notes)
+
+
+def fix_checkpoint(host, path: str, out: Optional[str], opts: Options, visible, in_place: bool = False,
+                   trust: bool = False, python: Optional[str] = None, timeout: Optional[float] = None):
+    """Write the fixed ``path`` at ``out`` (atomically; with ``in_place``, over ``path``, keeping a backup) and return
+    the :class:`FixReport` (before and after). Every failure is a :class:`UserError`: refused (exit 2), or the output
+    could not be written (exit 1, nothing left behind)."""
+    from cudaenv.core.fs import remove_stale_temps
+    from cudaenv.core.text import printable
+
+    target = plan_output(path, out, in_place)
+    warnings: List[str] = []
+    stale = remove_stale_temps(os.path.dirname(os.path.abspath(target.path)))
+    if stale:
+        warnings.append("removed %d temporary file%s a killed fix left: %s" % (
+            len(stale), "" if len(stale) == 1 else "s", ", ".join(printable(n) for n in stale[:3])))
+    try:
+        return _fix(host, path, target, opts, visible, in_place, trust, python, timeout, warnings)
+    except RecursionError:
+        raise UserError("%s is nested too deep to rewrite; nothing was written" % printable(path)) from None
+    except OSError as exc:  # a full disk, a read-only folder, a file that went away: one line, no traceback
+        raise UserError("cannot write %s: %s; nothing was written" % (printable(target.path), printable(exc.strerror or str(exc))),
+                        hint="free space or choose another -o folder" if exc.errno == 28 else None,
+                        exit_code=EXIT_NOT_WRITTEN) from None
+
+
+EXIT_NOT_WRITTEN = 1  # docs/reference/exit-codes.md: fix could not write OUT
+
+
+def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool, trust: bool, python: Optional[str],
+         timeout: Optional[float], warnings: List[str]):
     from cudaenv.checkpoint.analyze import inspect_file
     from cudaenv.checkpoint.report import FixReport
+    from cudaenv.core.fs import atomic_binary
     from cudaenv.core.text import printable
 
     try:
         before = inspect_file(path, visible, with_tensors=False)
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
-    warnings: List[str] = []
+    out = target.path
     # bytes before a zip are the one inconsistency a rewrite mends: it writes the archive from byte 0
     mended = before.mended_by_fix
     blocking = [p for p in before.inconsistencies + before.weights_only_reasons if p not in mended]
-    safe = before.format in SAFE_FORMATS and before.weights_only is not None and not blocking
+    safe = before.format in SAFE_FORMATS and before.verdict == "safe" and before.weights_only is not None and not blocking
     backup = None
+    changes: List[str] = []
     if safe:
         method = "rewrite"
         writer = atomic_binary(out)
@@ -209,14 +306,11 @@ def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: 
             if mended:
                 changes.append("the archive starts at byte 0 (%s)" % mended[0].split(":")[0])
             fh.flush()
-            check = _inspect_written(writer.tmp, visible)
-            if check.weights_only is not True or check.inconsistencies:
-                raise UserError("the rewritten file did not check out (%s); nothing was written" % printable(
-                    "; ".join(check.inconsistencies + check.weights_only_reasons)[:300]))
+            _check_written(writer.tmp, visible, "the rewritten file")
             if in_place:
-                backup = _backup(path)
+                backup = _backup(out)
     else:
-        why = "; ".join(before.weights_only_reasons[:3] + before.inconsistencies[:2]) or before.format
+        why = "; ".join([r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3] + before.inconsistencies[:2])) or before.format
         if not trust:
             raise UserError("%s is not safe to rewrite without running it (%s)" % (printable(path), printable(why)),
                             hint="only if you trust where it came from: add --trust (torch loads it in your Python, "
@@ -227,9 +321,33 @@ def fix_checkpoint(host, path: str, out: str, opts: Options, visible, in_place: 
         with writer:
             changes = _trusted_fix(host, python, timeout, path, writer.tmp, opts)
             if in_place:
-                backup = _backup(path)
+                backup = _backup(out)
     after = inspect_file(out, visible, with_tensors=False)
-    return FixReport(path, out, method, tuple(changes), before, after, backup, tuple(warnings))
+    if method == "torch" and not loadable(after):
+        # what you trusted stays what you trusted: written as asked, but not called loadable (the service's exit 1)
+        warnings.append("the result still needs torch.load(weights_only=False), as %s did (verdict %s): %s" % (
+            printable(path), after.verdict, printable("; ".join([r.why for r in after.verdict_reasons[:2]]
+                                                            + list(after.weights_only_reasons[:2]))[:300])))
+    return FixReport(path, out, method, tuple(target.notes + changes), before, after, backup, tuple(warnings))
+
+
+def loadable(report) -> bool:
+    """What fix promises of its output: the verdict is safe, torch.load(weights_only=True) loads it, nothing is
+    inconsistent."""
+    return report.verdict == "safe" and report.weights_only is True and not report.inconsistencies
+
+
+def _check_written(tmp: str, visible, what: str) -> None:
+    """A rewrite without torch never leaves an output its own verdict does not call loadable: the temporary file is
+    inspected before it replaces anything (UserError, exit 1: nothing was written)."""
+    from cudaenv.core.text import printable
+
+    check = _inspect_written(tmp, visible)
+    if not loadable(check):
+        why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
+        raise UserError("%s did not check out (verdict %s: %s); nothing was written" % (
+            what, check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+                        exit_code=EXIT_NOT_WRITTEN)
 
 
 def _inspect_written(tmp: str, visible):

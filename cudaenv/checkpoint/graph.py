@@ -7,7 +7,7 @@ Where each rebuild function keeps its storage, dtype and device is the project's
 
 from __future__ import annotations
 
-from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
+from cudaenv.checkpoint.names import holds_weights, is_weights_entry
 from cudaenv.checkpoint.nodes import Call, Global, Persid, SDict, SList, SSet
 from cudaenv.checkpoint.tables import Facts, facts
 
@@ -17,8 +17,6 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
 
 MAX_DEPTH = 200
 MAX_TENSOR_LIST = 200_000
-STATE_DICT_NAMES = WEIGHTS_ENTRIES
-EMA_NAMES = EMA_ENTRIES
 
 # rebuild function -> (index of the storage, of the dtype argument, of the size, of the stride, of the offset)
 _TENSOR_FUNCS = {
@@ -329,7 +327,4 @@ def graph(root: Any, storages: Dict[str, Storage]) -> Analysis:
 def is_model_state_dict(path: str, obj: Any, an: Analysis) -> bool:
     """A state_dict of a model (not an optimizer's per-parameter state): the top level or a known top-level key,
     at least half of its values tensors."""
-    pairs = pairs_of(obj)
-    if not pairs or sum(1 for _, v in pairs if an.tensor(v) is not None) * 2 < len(pairs):
-        return False
-    return path == "" or path in STATE_DICT_NAMES or path in EMA_NAMES
+    return is_weights_entry(path) and holds_weights((v for _, v in pairs_of(obj)), lambda v: an.tensor(v) is not None)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from cudaenv.checkpoint.graph import metadata_keys, pairs_of
-from cudaenv.checkpoint.names import WRAPPER_PREFIXES
+from cudaenv.checkpoint.names import WRAPPER_PREFIXES, wrapper_chain
 from cudaenv.checkpoint.report import KeyPrefix
 
 TYPE_CHECKING = False
@@ -12,20 +12,6 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from typing import Any, Dict, List
 
 _WRAPPER_NAMES = tuple(w[:-1] for w in WRAPPER_PREFIXES)  # how a _metadata key (no trailing dot) starts
-
-
-def wrapper_chain(key: str) -> str:
-    """The wrapper prefixes at the start of ``key``, nested in any order: ``_orig_mod.module.`` for
-    ``_orig_mod.module.conv1.weight``."""
-    chain = ""
-    while True:
-        for w in WRAPPER_PREFIXES:
-            if key.startswith(w):
-                chain += w
-                key = key[len(w):]
-                break
-        else:
-            return chain
 
 
 def prefix_findings(path: str, obj: Any) -> List[KeyPrefix]:

@@ -83,7 +83,8 @@ class CheckpointReport(Record):
     archive_prefix: Optional[str] = None
     markers: Tuple[Tuple[str, str], ...] = ()  # format_version, version, byteorder, storage_alignment, protocol, ...
     kind: Optional[str] = None  # state_dict | training checkpoint | lightning checkpoint | whole module | ...
-    structure: Tuple[str, ...] = ()  # "state_dict: 412 tensors", "epoch: int"
+    structure: Tuple[str, ...] = ()  # "state_dict: 412 tensors", "epoch: int" (the first 40 top-level keys, then "... N more keys")
+    key_count: Optional[int] = None  # the top-level keys in all (structure lists at most 40 of them)
     tensors: int = 0
     storages: int = 0
     total_bytes: int = 0  # per unique storage (tied weights and views once)

@@ -18,6 +18,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList
 
 ALIGNMENT = 64
+MAX_DEPTH = 200  # levels of nesting written (each is two Python frames: a 600-deep dict hit the RecursionError)
+MEMO_STR = 8  # strings of at least this many bytes are memoized by identity (written once, then GET)
 COPY_CHUNK = 4 * 1024 * 1024
 
 
@@ -37,7 +39,10 @@ class PickleWriter:
 
     def dumps(self, root: Any) -> bytes:
         self.out += b"\x80\x02"
-        self._save(root, 0)
+        try:
+            self._save(root, 0)
+        except RecursionError:  # (MAX_DEPTH keeps it below Python's limit; a caller deep in its own stack may not be)
+            raise Unsupported("the object is nested too deep to write") from None
         self.out += b"."
         return bytes(self.out)
 
@@ -55,8 +60,8 @@ class PickleWriter:
         return True
 
     def _save(self, obj: Any, depth: int) -> None:  # noqa: C901 - one dispatch
-        if depth > 500:
-            raise Unsupported("the object is nested more than 500 levels deep")
+        if depth > MAX_DEPTH:
+            raise Unsupported("the object is nested more than %d levels deep" % MAX_DEPTH)
         out = self.out
         if obj is None:
             out += b"N"
@@ -83,27 +88,39 @@ class PickleWriter:
                 raise Unsupported("a byte string of %d bytes" % len(obj))
             out += b"U" + bytes([len(obj)]) + bytes(obj)
         elif isinstance(obj, str):
+            if len(obj) >= MEMO_STR and self._get(id(obj)):
+                return
             raw = obj.encode("utf-8", "surrogatepass")
             out += b"X" + struct.pack("<I", len(raw)) + raw
+            if len(obj) >= MEMO_STR:
+                self._put(id(obj), obj)
         elif isinstance(obj, tuple):
+            # a tuple the graph shares (the walk's memo gave the same one again) is written once, then GET: a 470-byte
+            # pickle of tuples of tuples of the same tuple made 2^N leaves (36 s, 1.1 GB) when each was written out
             if not obj:
                 out += b")"
-            elif len(obj) <= 3:
-                for item in obj:
-                    self._save(item, depth + 1)
-                out += (b"\x85", b"\x86", b"\x87")[len(obj) - 1]
-            else:
-                out += b"("
-                for item in obj:
-                    self._save(item, depth + 1)
-                out += b"t"
+            elif not self._get(id(obj)):
+                if len(obj) <= 3:
+                    for item in obj:
+                        self._save(item, depth + 1)
+                    out += (b"\x85", b"\x86", b"\x87")[len(obj) - 1]
+                else:
+                    out += b"("
+                    for item in obj:
+                        self._save(item, depth + 1)
+                    out += b"t"
+                if id(obj) in self.memo:  # it holds itself (through a list or a dict): pickle needs POP_MARK for that
+                    raise Unsupported("a tuple that contains itself")
+                self._put(id(obj), obj)
         elif isinstance(obj, Global):
             if not self._get(("global", obj.full)):
                 out += b"c" + obj.module.encode("utf-8") + b"\n" + obj.name.encode("utf-8") + b"\n"
                 self._put(("global", obj.full), obj)
         elif isinstance(obj, Persid):
-            self._save(self.persid(obj), depth + 1)
-            out += b"Q"
+            if not self._get(id(obj)):
+                self._save(self.persid(obj), depth + 1)
+                self.out += b"Q"
+                self._put(id(obj), obj)
         elif isinstance(obj, SList):
             if not self._get(id(obj)):
                 out += b"]"
@@ -252,20 +269,29 @@ def add_metadata_key(key: str, prefix: str) -> str:
     return bare if key == "" else prefix + key
 
 
-def rename_pairs(pairs: List[Tuple[Any, Any]], rename: Callable[[str], str]) -> Tuple[int, List[str]]:
-    """Rename string keys in place; returns (how many changed, keys that now collide)."""
+def rename_pairs(pairs: List[Tuple[Any, Any]], rename: Callable[[str], str], keep_taken: bool = False) -> Tuple[int, List[str]]:
+    """Rename string keys in place; returns (how many changed, the keys that collide). ``keep_taken``: a key whose
+    new name another key already has (one that keeps its name, or was renamed to it first) is left as it is, so no
+    value replaces another (a decoy ``module.weight`` beside the real ``weight``); without it both are kept under the
+    one name and the later one wins when loaded (``_metadata``'s ``''`` and ``'module'``, as torch's
+    consume_prefix_in_state_dict_if_present does)."""
     changed = 0
     seen: Dict[str, int] = {}
     collisions: List[str] = []
+    taken = {k for k, _ in pairs if isinstance(k, str) and rename(k) == k} if keep_taken else set()
     for i, (k, v) in enumerate(pairs):
         if isinstance(k, str):
             new = rename(k)
+            if keep_taken and new != k and new in taken:
+                collisions.append(k)
+                new = k
             if new != k:
                 pairs[i] = (new, v)
                 changed += 1
-            if new in seen and new not in collisions:
+            if not keep_taken and new in seen and new not in collisions:
                 collisions.append(new)
             seen[new] = i
+            taken.add(new)
     return changed, collisions
 
 

@@ -45,7 +45,11 @@ def safetensors_report(box: Container, notes, problems, visible) -> CheckpointRe
         st = info.get("dtype")
         shape = info.get("shape")
         offs = info.get("data_offsets")
-        dtype, bits = _ST_DTYPES.get(st, (str(st)[:20], None))
+        if isinstance(st, str):
+            dtype, bits = _ST_DTYPES.get(st, (st[:20], None))
+        else:  # a list, a number, an object: JSON the library refuses (and nothing to look up by)
+            dtype, bits = "not a dtype", None
+            problems.append("tensor %s has a dtype that is not a string (%s)" % (name[:80], type(st).__name__))
         dtypes[dtype] = dtypes.get(dtype, 0) + 1
         shape_t = tuple(shape) if isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape) else ()
         if isinstance(offs, list) and len(offs) == 2 and all(isinstance(o, int) for o in offs):

@@ -93,6 +93,18 @@ def _user_error() -> type:
     return UserError
 
 
+def _error_text(exc, env) -> str:
+    """``cudaenv: error: ...`` and its ``hint: ...``, wrapped to the terminal (COLUMNS, at most 80); a path or a
+    command word is never cut (render.text.wrap, loaded only on this error path)."""
+    from cudaenv.render.text import terminal_width, wrap
+
+    width = terminal_width(env)
+    lines = wrap(exc.message, first="cudaenv: error: ", rest="  ", width=width, long_words="keep")
+    if exc.hint:
+        lines += wrap(exc.hint, first="hint: ", rest="  ", width=width, long_words="keep")
+    return "\n".join(lines) + "\n"
+
+
 def _stop_children(final: bool) -> None:
     """Kill whatever children are still running (an interrupt, an error path) and reap re-parented orphans.
 
@@ -122,9 +134,7 @@ def main(
             out.flush()
         return code
     except _user_error() as exc:  # evaluated only when an exception gets here: cudaenv.core.errors is loaded then
-        ctx.err.write("cudaenv: error: %s\n" % exc.message)
-        if exc.hint:
-            ctx.err.write("hint: %s\n" % exc.hint)
+        ctx.err.write(_error_text(exc, ctx.env))
         return exc.exit_code
     except KeyboardInterrupt:
         _stop_children(entry)

@@ -16,4 +16,6 @@ COMMANDS = {
     "check-installer": ("cudaenv.commands.check_installer", "check a downloaded CUDA .run installer without running it"),
     "checkpoint": ("cudaenv.commands.checkpoint", "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"),
     "fleet": ("cudaenv.commands.fleet", "summarize many nodes' doctor reports: configurations, drift, failing nodes"),
+    "lock": ("cudaenv.commands.lock", "write this machine's CUDA stack (driver floor, GPU archs, torch build and index, toolkit, wheels) as TOML"),
+    "diff": ("cudaenv.commands.diff", "show what changed between two `cudaenv doctor --json` reports"),
 }

@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="PATH",
                         help="write the report to PATH instead of stdout, atomically; PATH/ (or an existing folder): "
                              "PATH/<hostname>.json (.prom, .md, .txt by --format)")
+    parser.add_argument("--against", metavar="FILE",
+                        help="check this machine against a stack file written by `cudaenv lock`: each difference with "
+                             "the command that converges it; exit 1 on a difference")
 
 
 def _format(args) -> str:
@@ -50,13 +53,14 @@ def run(args: argparse.Namespace, ctx) -> int:
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
         snapshot = collect_snapshot(host, python=args.python, quick=args.quick, progress=spinner)
         findings = diagnose(snapshot)
+    against = _against(args, ctx, snapshot)
     hostname = host.hostname()
     if fmt in ("json", "prometheus"):
         import time
 
         from cudaenv.model.reports import DoctorReport
 
-        report = DoctorReport(snapshot, hostname=hostname, findings=tuple(findings),
+        report = DoctorReport(snapshot, hostname=hostname, findings=tuple(findings), against=against,
                               generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         if fmt == "json":
             from cudaenv.render.json_out import dumps
@@ -70,16 +74,44 @@ def run(args: argparse.Namespace, ctx) -> int:
         from cudaenv.render.markdown import render_markdown
 
         text = render_markdown(snapshot, findings, verbose=args.verbose, view=build_view(snapshot))
+        if against is not None:
+            from cudaenv.render.stack import render_against_markdown
+
+            text += render_against_markdown(against)
     else:
         from cudaenv.render.report import render_report
 
+        from cudaenv.render.text import terminal_width
+
         color = ctx.color and not args.output
-        text = render_report(snapshot, findings, color=color, verbose=args.verbose, view=build_view(snapshot))
+        width = terminal_width(ctx.env) if not args.output else 80  # a file keeps the documented 80 columns
+        text = render_report(snapshot, findings, color=color, verbose=args.verbose, view=build_view(snapshot), width=width)
+        if against is not None:
+            from cudaenv.render.stack import render_against_text
+
+            text += render_against_text(against, color=color)
     if args.output:
         _write(os.path.join(ctx.cwd, args.output), hostname, fmt, text)
     else:
         ctx.out.write(text)
-    return exit_code(findings, strict=args.strict)
+    return max(exit_code(findings, strict=args.strict), 1 if against is not None and against.differences else 0)
+
+
+def _against(args, ctx, snapshot):
+    """``--against FILE``: the machine checked against the stack file (None without the option)."""
+    if not args.against:
+        return None
+    from cudaenv.core.errors import UserError
+    from cudaenv.core.text import printable
+    from cudaenv.diagnose.view import build_view
+    from cudaenv.stack.lock import StackFileError
+    from cudaenv.stack.service import check_against
+
+    try:
+        return check_against(args.against, snapshot, build_view(snapshot), cwd=ctx.cwd)
+    except StackFileError as exc:
+        raise UserError("--against %s: %s" % (printable(args.against), printable(exc)),
+                        hint="give a stack file written by `cudaenv lock`") from None
 
 
 def _write(output: str, hostname, fmt: str, text: str) -> None:

@@ -43,6 +43,9 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     base = service.index_base(ctx.env, args.index_base)
     host = ctx.host(args)
     out = ctx.out
+    from cudaenv.render.text import terminal_width
+
+    width = terminal_width(ctx.env)
     out.write("Probing this machine...\n")
     out.flush()
     snapshot = collect_snapshot(host, python=interpreter, quick=False)
@@ -50,16 +53,16 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     torch = snapshot.torch
     if not fixable:
         state = "torch %s" % torch.version if torch is not None and torch.installed else "no torch"
-        out.write("Nothing to fix: the doctor found no torch problem (%s in %s).\n" % (state, getattr(torch, "python", None) or "?"))
+        out.write(render.render_nothing_to_fix(state, getattr(torch, "python", None) or "?", width))
         return 0
-    out.write(render.render_findings(fixable))
+    out.write(render.render_findings(fixable, width))
     if torch is None or not torch.python:
         raise UserError("no Python interpreter to fix", hint="give one with --python PATH")
 
     index_data, notes, _ = service.load_index_data(ctx.env, base, args.refresh, service.index_timeout(ctx.env))
     options = service.Options(torch=args.torch, index_base=args.index_base)
     plan = plan_fix(service.request_for(options, ctx.env, host, snapshot, None), fixable, index_data, snapshot.platform)
-    out.write(render.render_plan(torch.python, plan, notes))
+    out.write(render.render_plan(torch.python, plan, notes, width))
     installable = plan.installable
     if torch.externally_managed and not torch.in_virtualenv:
         out.write(render.render_pep668(torch.python, plan))

@@ -78,7 +78,9 @@ def run(args, ctx) -> int:
     finally:
         if passthrough is not None:
             passthrough.close()
-    _print(ctx, args, report, render.render_install(report))
+    from cudaenv.render.text import terminal_width
+
+    _print(ctx, args, report, render.render_install(report, terminal_width(ctx.env)))
     return 0 if report.ok else 1
 
 
@@ -89,5 +91,7 @@ def run_list(args, ctx, host) -> int:
     from cudaenv.toolkit.install import service
 
     listed = service.available(ctx.env, host, config.seconds(ctx.env, "CUDAENV_INSTALL_TIMEOUT", explicit=getattr(args, "timeout", None)))
-    _print(ctx, args, listed, render.render_releases(listed))
+    from cudaenv.render.text import terminal_width
+
+    _print(ctx, args, listed, render.render_releases(listed, terminal_width(ctx.env)))
     return 0

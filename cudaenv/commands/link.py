@@ -40,7 +40,11 @@ def run(args: argparse.Namespace, ctx) -> int:
     report = plan_link_for(host, toolkit, ctx.env)
     if report.plan.commands:
         where = LINK if not host.rooted else "%s inside %s" % (LINK, printable(host.local("/").rstrip("/") or "/"))
-        ctx.err.write("cudaenv: to point %s at %s, run:\n" % (where, switch.describe(toolkit)))
+        from cudaenv.render.text import terminal_width, wrap
+
+        said = wrap("cudaenv: to point %s at %s, run:" % (where, switch.describe(toolkit)), rest="  ",
+                    width=terminal_width(ctx.env), long_words="keep")
+        ctx.err.write("\n".join(said) + "\n")
         ctx.err.flush()
     ctx.out.write("".join(c + "\n" for c in report.plan.commands))
     ctx.out.flush()

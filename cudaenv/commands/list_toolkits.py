@@ -36,7 +36,9 @@ def run(args, ctx) -> int:
         ctx.out.write(dumps(render.toolkits_to_json(state, notes)))
     else:
         from cudaenv.probes.toolkits.candidates import searched_places
+        from cudaenv.render.text import terminal_width
 
         places = searched_places(host.system) if not state.toolkits else ()
-        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system, places=places))
+        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system, places=places,
+                                                  width=terminal_width(ctx.env)))
     return 0

@@ -35,6 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="what if this were a Jetson board: its JetPack (6.2) or L4T (r36.4.3) release; bare: the newest JetPack the tables know")
     rec.add_argument("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)")
     rec.add_argument("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX)
+    rec.add_argument("--installer", choices=("pip", "uv"),
+                     help="the install line for this installer (default: the one that installed the probed torch)")
     rec.add_argument("--refresh", action="store_true", help="read the live index first (otherwise only the cache and bundled tables)")
     rec.add_argument("--format", choices=("text", "json", "requirements", "pyproject"), default="text", help="output form")
     rec.add_argument("--json", action="store_true", help="same as --format json")
@@ -63,7 +65,7 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
     options = service.Options(
         python=args.python, python_version=args.python_version, torch=args.torch, variant=args.variant, driver=args.driver,
         compute_capabilities=tuple(args.compute_capability or ()), os=args.os, machine=args.machine, jetson=args.jetson,
-        index_base=args.index_base, refresh=args.refresh)
+        index_base=args.index_base, refresh=args.refresh, installer=args.installer)
     rec = service.recommend_for(ctx.env, lambda: ctx.host(args), options)
     fmt = "json" if args.json else args.format
     if fmt == "json":

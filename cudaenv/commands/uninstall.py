@@ -58,7 +58,9 @@ def run(args, ctx) -> int:
         return _remove_cudaenv_installs(ctx, host, targets, args.yes)
     if args.check:
         residue = find_residue(inspection)
-        ctx.out.write(render_residue_json(names, residue) if args.json else render_residue_text(names, residue))
+        from cudaenv.render.text import terminal_width
+
+        ctx.out.write(render_residue_json(names, residue) if args.json else render_residue_text(names, residue, terminal_width(ctx.env)))
         return 1 if residue else 0
     repoint = repoint_target(args.repoint, toolkits, targets, host.system) if args.repoint else None
     plan = plan_uninstall(inspection, Options(driver=args.driver, repoint=repoint, remove_link=args.remove_link, python=args.python))

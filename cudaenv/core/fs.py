@@ -16,6 +16,72 @@ if TYPE_CHECKING:
     from typing import Optional
 
 PRIVATE = 0o600
+TMP_SUFFIX = ".cudaenv-tmp"
+
+
+def _host_tag() -> str:
+    """This machine's name as it goes into a temporary file's name (letters, digits and ``-``; at most 32)."""
+    import socket
+
+    name = "".join(c if c.isascii() and (c.isalnum() or c == "-") else "-" for c in socket.gethostname().split(".")[0])
+    return name[:32] or "host"
+
+
+def _tmp_prefix(path: str) -> str:
+    """``.NAME.HOST-PID.`` (mkstemp adds random letters and :data:`TMP_SUFFIX`): the writer's machine and process id
+    in the name, so that :func:`remove_stale_temps` can tell a copy a killed writer left from one being written."""
+    return ".%s.%s-%d." % (os.path.basename(path), _host_tag(), os.getpid())
+
+
+def remove_stale_temps(folder: str) -> list:
+    """Remove the temporary files :class:`atomic_binary` left in ``folder`` when its process was killed (SIGKILL
+    leaves a copy as big as the file written): regular files of this user named ``.NAME.HOST-PID.XXXXXXXX.cudaenv-tmp``
+    whose HOST is this machine and whose process no longer exists (another machine's, on a shared folder, are left
+    alone: their process cannot be seen from here). Returns their names."""
+    import stat
+
+    removed = []
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return removed
+    me = os.geteuid() if hasattr(os, "geteuid") else None
+    here = _host_tag()
+    for name in names:
+        if not (name.startswith(".") and name.endswith(TMP_SUFFIX)):
+            continue
+        parts = name[:-len(TMP_SUFFIX)].rsplit(".", 2)  # ['.NAME', 'HOST-PID', 'random']
+        if len(parts) != 3:
+            continue
+        host, _, pid_text = parts[1].rpartition("-")
+        if host != here or not (pid_text.isdigit() and pid_text.isascii()):
+            continue
+        pid = int(pid_text)
+        if pid == os.getpid() or _alive(pid):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISREG(st.st_mode) or (me is not None and st.st_uid != me):
+                continue
+            os.unlink(path)
+        except OSError:
+            continue
+        removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (one of another user's counts: it cannot be signalled, but it is there)."""
+    if pid <= 0 or os.name == "nt":  # (signal 0 is CTRL_C_EVENT on Windows: never sent; nothing is taken for dead)
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True
+    return True
 
 
 def umask() -> int:
@@ -77,7 +143,7 @@ class atomic_binary:
         import tempfile
 
         folder = os.path.dirname(self.path) or "."
-        fd, self.tmp = tempfile.mkstemp(prefix="." + os.path.basename(self.path) + ".", suffix=".cudaenv-tmp", dir=folder)
+        fd, self.tmp = tempfile.mkstemp(prefix=_tmp_prefix(self.path), suffix=TMP_SUFFIX, dir=folder)
         self.fh = os.fdopen(fd, "w+b")
         return self.fh
 

@@ -16,15 +16,18 @@ class Option:
     """One option: its flags (``"-q", "--quiet"``), whether it takes a value, and how argparse shows it.
 
     ``kind="seconds"``: the value is a number of seconds > 0 (argparse's type and the fast parser agree);
-    ``hidden``: not in ``--help`` (internal switches the shell hook passes)."""
+    ``hidden``: not in ``--help`` (internal switches the shell hook passes); ``repeat``: given any number of times,
+    the values in a list (``[]`` when not given; the fast parser leaves such a command line to argparse)."""
 
-    __slots__ = ("flags", "dest", "takes_value", "metavar", "help", "hidden", "kind", "choices")
+    __slots__ = ("flags", "dest", "takes_value", "metavar", "help", "hidden", "kind", "choices", "repeat")
 
-    def __init__(self, *flags, dest=None, takes_value=False, metavar=None, help="", hidden=False, kind=None, choices=None):
+    def __init__(self, *flags, dest=None, takes_value=False, metavar=None, help="", hidden=False, kind=None, choices=None,
+                 repeat=False):
         self.flags = flags
         self.dest = dest or flags[-1].lstrip("-").replace("-", "_")
-        self.takes_value = takes_value or metavar is not None or kind is not None or choices is not None
+        self.takes_value = takes_value or metavar is not None or kind is not None or choices is not None or repeat
         self.metavar, self.help, self.hidden, self.kind, self.choices = metavar, help, hidden, kind, choices
+        self.repeat = repeat
 
 
 class Positional:
@@ -84,6 +87,8 @@ def add_options(parser, options, positional=None):
                 kw["type"] = _argparse_seconds
             if opt.choices:
                 kw["choices"] = opt.choices
+            if opt.repeat:
+                kw["action"], kw["default"] = "append", []
         else:
             kw["action"] = "store_true"
         parser.add_argument(*opt.flags, **kw)
@@ -114,7 +119,7 @@ def parse_simple(argv, options, positional=None):
     same way.
     """
     table = {flag: opt for opt in options for flag in opt.flags}
-    values = {opt.dest: (None if opt.takes_value else False) for opt in options}
+    values = {opt.dest: ([] if opt.repeat else None if opt.takes_value else False) for opt in options}
     pos = positional if isinstance(positional, str) or positional is None else positional.dest
     if pos is not None:
         values[pos] = None
@@ -131,7 +136,7 @@ def parse_simple(argv, options, positional=None):
         else:
             name, eq, value = token.partition("=")
             opt = table.get(name)
-            if opt is None or (eq and not opt.takes_value):
+            if opt is None or (eq and not opt.takes_value) or opt.repeat:
                 return None
             if not opt.takes_value:
                 values[opt.dest] = True

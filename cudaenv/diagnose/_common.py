@@ -11,6 +11,13 @@ from cudaenv.core.version import compare_versions, major_minor, version_key
 BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")
 
 
+def sudo(s) -> str:
+    """``"sudo "`` before a command that needs root, except where the doctor ran as root or no sudo is installed
+    (root in a container gets the bare command); ``"sudo "`` where that is not known (``--root``, an old report)."""
+    p = s.platform
+    return "" if p.root_user or p.sudo is False else "sudo "
+
+
 def make(section: str):
     """A finding builder of one section's rules: ``F(id, severity, title, detail, fix)``. The finding's section is
     its row's in ``data/findings.json`` (tests/facts/test_data_findings.py: each module's ids are rows of its section)."""
@@ -238,3 +245,9 @@ def driver_install_commands(s, series: Optional[str] = None, tables=None) -> Lis
 
     kind = driver_install.where(s.platform.system, s.platform.wsl)
     return list(driver_install.install_steps(kind, distro_id(s), series, table(tables, driver_install.TABLE), distro_like(s)))
+
+
+def use_fix(version, why: str = "") -> str:
+    """The shell command that switches to ``version``; the trailing comment says why, then the fish form."""
+    v = short(version)
+    return "source <(cudaenv use %s)    # %sfish: cudaenv use %s --shell fish | source" % (v, (why + "; ") if why else "", v)

@@ -38,34 +38,40 @@ def _who(p) -> str:
 
 
 def busy(s) -> List:
-    out = []
-    for g in s.gpus:
-        if not g.memory_total_mib or g.memory_used_mib is None or g.memory_used_mib < BUSY * g.memory_total_mib:
-            continue
+    """One finding for every GPU whose memory is nearly full (a finding id is reported once: four full GPUs are one
+    finding naming all four, not GPU 0 alone)."""
+    full = [g for g in s.gpus if g.memory_total_mib and g.memory_used_mib is not None
+            and g.memory_used_mib >= BUSY * g.memory_total_mib]
+    if not full:
+        return []
+    details, fix, killed = [], [], set()
+    for g in full:
         procs = sorted(_procs_on(s, g), key=lambda p: -(p.used_memory_mib or 0))
-        running = [p for p in procs if p.state in (None, "running")]
+        running = [p for p in procs if p.state in (None, "running") and p.pid not in killed]
         if procs:
             held = "Held by: %s." % "; ".join(_who(p) for p in procs)
         else:
             held = "No process is listed: it belongs to another container or PID namespace (or nvidia-smi may not show it)."
-        fix = ["kill %d    # %s" % (p.pid, _short_name(p)) for p in running]
-        if running:
-            pids = " ".join(str(p.pid) for p in running)
-            fix.append("kill -9 %s    # if %s not exit; sudo for another user's" % (pids, "it does" if len(running) == 1 else "they do"))
+        details.append("%s has %d MiB of %d MiB in use (%d%%). %s"
+                       % (c.gpu_label(g), g.memory_used_mib, g.memory_total_mib,
+                          round(100.0 * g.memory_used_mib / g.memory_total_mib), held))
+        fix += ["kill %d    # %s" % (p.pid, _short_name(p)) for p in running]
+        killed.update(p.pid for p in running)
         if not procs:
-            fix.append("sudo fuser -v /dev/nvidia%d    # who has the GPU open" % g.index)
-        fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %d" % g.index)
-        out.append(
-            F(
-                "gpu-memory-busy",
-                "warning",
-                "GPU %d memory is nearly full: %d of %d MiB used" % (g.index, g.memory_used_mib, g.memory_total_mib),
-                "%s has %d MiB of %d MiB in use (%d%%); a new job there fails with \"CUDA out of memory\". %s"
-                % (c.gpu_label(g), g.memory_used_mib, g.memory_total_mib, round(100.0 * g.memory_used_mib / g.memory_total_mib), held),
-                fix,
-            )
-        )
-    return out
+            fix.append("%sfuser -v /dev/nvidia%d    # who has the GPU open" % (c.sudo(s), g.index))
+    if killed:
+        pids = " ".join(str(p) for p in sorted(killed))
+        fix.append("kill -9 %s    # if %s not exit%s" % (pids, "it does" if len(killed) == 1 else "they do",
+                                                       "; sudo for another user's" if c.sudo(s) else ""))
+    indices = ",".join(str(g.index) for g in full)
+    fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %s" % indices)
+    if len(full) == 1:
+        g = full[0]
+        title = "GPU %d memory is nearly full: %d of %d MiB used" % (g.index, g.memory_used_mib, g.memory_total_mib)
+    else:
+        title = "GPUs %s memory is nearly full (%d of %d GPUs)" % (", ".join(str(g.index) for g in full), len(full), len(s.gpus))
+    detail = " ".join(details) + " A new job there fails with \"CUDA out of memory\"."
+    return [F("gpu-memory-busy", "warning", title, detail, fix)]
 
 
 def stale(s) -> List:
@@ -78,9 +84,9 @@ def stale(s) -> List:
         if p.state == "zombie":
             fix.append("kill -9 $(ps -o ppid= -p %d)    # a zombie frees its GPU memory when its parent reaps it" % p.pid)
         else:
-            fix.append("sudo fuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device" % p.pid)
+            fix.append("%sfuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device" % (c.sudo(s), p.pid))
             if not s.platform.container:  # a container's GPU is shared: never reset it under other containers' jobs
-                fix.append("sudo nvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % gpu)
+                fix.append("%snvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % (c.sudo(s), gpu))
     return [
         F(
             "stale-gpu-process",

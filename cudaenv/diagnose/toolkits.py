@@ -1,9 +1,9 @@
 """Toolkits: nvcc against torch and the driver, the /usr/local/cuda link, PATH, CUDA_HOME, LD_LIBRARY_PATH, cuDNN."""
 
-import posixpath
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
+from cudaenv.diagnose import toolkit_paths as paths
 from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
 from cudaenv.core.version import compare_versions, is_version, sm_name, version_key
@@ -15,20 +15,14 @@ def check(s, tables=None) -> List:
     out = []
     out += nvcc_torch(s, tables)
     out += newer_than_driver(s, tables)
-    out += link_dangling(s)
-    out += link_not_active(s)
-    out += several_on_path(s)
+    out += paths.link_dangling(s)
+    out += paths.link_not_active(s)
+    out += paths.several_on_path(s)
     out += cuda_home(s)
     out += ld_library_path(s)
     out += ld_library_path_missing(s)
     out += cudnn(s, tables)
     return out
-
-
-def _use(version, why: str = "") -> str:
-    """The shell command that switches to ``version``; the trailing comment says why, then the fish form."""
-    v = c.short(version)
-    return "source <(cudaenv use %s)    # %sfish: cudaenv use %s --shell fish | source" % (v, (why + "; ") if why else "", v)
 
 
 def _startup_files() -> str:
@@ -67,7 +61,7 @@ def nvcc_torch(s, tables=None) -> List:
         return []
     mm = c.short(t.cuda)
     match = c.installed_toolkit(s, mm) or c.installed_toolkit(s, major=tv[0])
-    fix = [_use(match.version)] if match is not None else [_install_toolkit(s, mm, tables), _use(mm)]
+    fix = [c.use_fix(match.version)] if match is not None else [_install_toolkit(s, mm, tables), c.use_fix(mm)]
     return [
         F(
             "nvcc-torch-mismatch",
@@ -98,7 +92,7 @@ def newer_than_driver(s, tables) -> List:
         drv.min_driver_for_cuda(t.version, system, tbl) and compare_versions(dv, drv.min_driver_for_cuda(t.version, system, tbl)) >= 0)
         and compare_versions(t.version, version) < 0]
     older.sort(key=lambda t: version_key(t.version))
-    alt = [_use(older[-1].version)] if older else []
+    alt = [c.use_fix(older[-1].version)] if older else _older_release(dv, system, tbl)
     cap = next((g.compute_capability for g in s.gpus if g.compute_capability), None)
     sm = sm_name(cap) if cap else None
     if minimum and compare_versions(dv, minimum) < 0:
@@ -132,85 +126,15 @@ def newer_than_driver(s, tables) -> List:
     return []
 
 
-def _newest(s):
-    best = None
-    for t in s.toolkits:
-        if version_key(t.version) and (best is None or compare_versions(t.version, best.version) > 0):
-            if c.norm(t.path) != c.norm(s.cuda_symlink.path if s.cuda_symlink else None):
-                best = t
-    return best
+def _older_release(dv: str, system: str, tbl) -> List[str]:
+    """No older toolkit here: the newest CUDA release this driver runs natively, and how to get it (a driver out of
+    reach, in a container or on a shared machine, is no reason to stay without a toolkit that works)."""
+    from cudaenv.toolkit.install.plan import install_command
 
-
-def link_dangling(s) -> List:
-    link = s.cuda_symlink
-    if link is None or not link.dangling:
+    mm = drv.native_cuda_for_driver(dv, system, tbl)
+    if not mm:
         return []
-    path, version, _ = c.active_toolkit(s)
-    target = path if path and c.norm(path) != c.norm(link.path) else (_newest(s).path if _newest(s) else None)
-    fix = []
-    if link.alternatives:
-        fix.append("sudo update-alternatives --config cuda")
-    if target:
-        fix.append("sudo ln -sfn %s %s    # or: cudaenv link %s" % (c.quote(target), c.quote(link.path), c.short(version) if version and path == target else target))
-    fix.append("sudo rm %s    # if no toolkit should be the default" % c.quote(link.path))
-    return [
-        F(
-            "cuda-link-dangling",
-            "warning",
-            "%s points at %s, which does not exist" % (link.path, link.target),
-            "The %s link%s points at %s, which is gone (a toolkit was removed). Builds and scripts that use %s "
-            "(CUDA_HOME defaults, CMake's FindCUDAToolkit, rc files) find no toolkit."
-            % (link.path, " (through /etc/alternatives/cuda)" if link.alternatives else "", link.target, link.path),
-            fix,
-        )
-    ]
-
-
-def link_not_active(s) -> List:
-    link = s.cuda_symlink
-    if link is None or link.dangling or not link.resolved:
-        return []
-    path, version, via = c.active_toolkit(s)
-    if not path or via != "PATH":
-        return []
-    if c.canonical(s, path) == c.canonical(s, link.path):
-        return []
-    target = c.toolkit_at(s, link.resolved)
-    tv = target.version if target is not None else None
-    nvcc = s.active_toolkit.nvcc if s.active_toolkit is not None and s.active_toolkit.nvcc else posixpath.join(path, "bin", "nvcc")
-    return [
-        F(
-            "cuda-link-not-active",
-            "warning",
-            "%s is CUDA %s, but the nvcc on PATH is CUDA %s" % (link.path, c.short(tv) if tv else link.target, c.short(version)),
-            "%s points at %s%s, while PATH finds %s (%s%s). Tools that use the link (CMake, CUDA_HOME=%s) and tools "
-            "that run nvcc from PATH build with different toolkits."
-            % (link.path, link.resolved, (" (CUDA %s)" % tv) if tv else "", nvcc, path, (", CUDA %s" % version) if version else "", link.path),
-            [
-                _use(tv, "use the link's toolkit in this shell") if tv else None,
-                "sudo ln -sfn %s %s    # or point the link at the one on PATH (cudaenv link %s)" % (c.quote(path), c.quote(link.path), c.short(version)),
-            ],
-        )
-    ]
-
-
-def several_on_path(s) -> List:
-    tks = c.distinct_toolkits(s, lambda t: t.on_path)
-    if len(tks) < 2:
-        return []
-    path, version, _ = c.active_toolkit(s)
-    listing = ", ".join("%s (%s)" % (t.path, c.short(t.version)) for t in tks)
-    keep = version or tks[0].version
-    return [
-        F(
-            "multiple-toolkits-on-path",
-            "warning",
-            "%d CUDA toolkits are on PATH" % len(tks),
-            "PATH holds the bin folders of %s. The first one wins for nvcc, but other tools (ptxas, nvdisasm, "
-            "cuda-gdb) and build systems may pick another, mixing CUDA versions." % listing,
-            [_use(keep, "keeps one toolkit on PATH, removes the others")] if keep else [],
-        )
-    ]
+    return ["%s    # CUDA %s: the newest this driver runs natively" % (install_command(mm, prose=False), mm), c.use_fix(mm)]
 
 
 def cuda_home(s) -> List:
@@ -243,7 +167,7 @@ def cuda_home(s) -> List:
             "%s is CUDA %s, the nvcc on PATH is CUDA %s" % (name, c.short(home.version), c.short(version)),
             "%s=%s (CUDA %s) while PATH finds nvcc in %s (CUDA %s). torch.utils.cpp_extension uses %s; a Makefile "
             "that calls nvcc uses PATH: the two builds disagree." % (name, value, home.version, path, version, name),
-            ["export %s=%s    # match the nvcc on PATH" % (name, c.quote(path)), _use(home.version, "or switch PATH to %s's toolkit" % name)],
+            ["export %s=%s    # match the nvcc on PATH" % (name, c.quote(path)), c.use_fix(home.version, "or switch PATH to %s's toolkit" % name)],
         )
     ]
 
@@ -277,7 +201,7 @@ def ld_library_path(s) -> List:
             "than the one they were built with (\"undefined symbol\", \"version `libcublas.so.12' not found\")."
             % (listing, (", but the active toolkit is %s (CUDA %s)" % (path, c.short(version))) if path else ""),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
-             _use(version, "sets PATH and LD_LIBRARY_PATH together") if version else None],
+             c.use_fix(version, "sets PATH and LD_LIBRARY_PATH together") if version else None],
         )
     ]
 
@@ -320,7 +244,7 @@ def ld_library_path_missing(s) -> List:
             "there later would be picked up silently; a startup file probably still sets them." % named,
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
              "grep -n %s %s 2>/dev/null    # the line that sets it" % (c.quote(missing[0]), _startup_files()),
-             _use(version, "sets PATH and LD_LIBRARY_PATH together") if version and path else None],
+             c.use_fix(version, "sets PATH and LD_LIBRARY_PATH together") if version and path else None],
         )
     ]
 

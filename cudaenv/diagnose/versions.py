@@ -45,6 +45,29 @@ def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Opti
     return [], None
 
 
+def reinstall_commands(s, tables) -> List[str]:
+    """The installed build again, forced (its nvidia-* libraries too), when that build fits this machine: a broken
+    import of a pinned torch is repaired before anything is upgraded. [] when it does not fit or is unknown."""
+    t = s.torch
+    version, tag = c.torch_public_version(s), tf.local_tag(t.version if t is not None else None)
+    if not version or not tag:
+        return []
+    from cudaenv.recommend.decide import decide
+    from cudaenv.recommend.request import request_from_snapshot
+
+    rec = decide(request_from_snapshot(s, version, variant=tag), None, tables)
+    if not (rec.ok and rec.commands and rec.variant == tag):
+        return []
+    out = []
+    for cmd in rec.commands:
+        if " -m pip install " in cmd:
+            cmd = cmd.replace(" -m pip install ", " -m pip install --force-reinstall ", 1)
+        elif cmd.startswith("uv pip install "):
+            cmd = cmd.replace("uv pip install ", "uv pip install --reinstall ", 1)
+        out.append(cmd)
+    return out
+
+
 # ------------------------------------------------------------------ rules
 def torch_missing(s, tables) -> List:
     t = s.torch
@@ -62,7 +85,10 @@ def torch_import_error(s, tables) -> List:
     t = s.torch
     if t is None or not t.import_error:
         return []
-    fix, _ = install_commands(s, tables)
+    fix = reinstall_commands(s, tables)
+    other, variant = install_commands(s, tables)
+    if other and other != fix:
+        fix += (["# or, if the same build fails again, the %s build cudaenv picks for this machine:" % variant] if fix else []) + other
     first = t.import_error.strip().splitlines()[0] if t.import_error.strip() else t.import_error
     return [
         F(
@@ -127,21 +153,45 @@ def driver_too_old(s, tables) -> List:
                 fixes,
             )
         ]
-    if bundled and compare_versions(version, bundled) < 0:
+    if drv.minor_compat_only(version, t.cuda, system, tbl):
+        cubins = _all_gpus_have_cubins(s, tables)
         return [
             F(
                 "driver-minor-compat",
-                "warning",
+                "info" if cubins else "warning",
                 "torch's CUDA %s is newer than driver %s: minor-version compatibility only" % (t.cuda, version),
                 "torch %s is built with CUDA %s, whose own driver is %s; driver %s (CUDA %s) runs it through "
                 "minor-version compatibility (needs %s), with a limited feature set: PTX newer than the driver cannot "
                 "be JIT-compiled (\"the provided PTX was compiled with an unsupported toolchain\"), which hits GPUs "
-                "without a matching cubin and code that JITs PTX."
-                % (t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?"),
+                "without a matching cubin and code that JITs PTX.%s"
+                % (t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?",
+                   " Every GPU here has a cubin in this build, so torch's own kernels are not affected." if cubins else ""),
                 upgrade_driver_fix(s, bundled, t.cuda),
             )
         ]
     return []
+
+
+def _kernel_gpus(s) -> List[Tuple[str, Tuple[int, int], Optional[str]]]:
+    """(label, capability, name) of the GPUs torch's kernels must run on: the visible ones, else torch's devices."""
+    from cudaenv.model.visible import visible_gpus
+
+    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), cc_tuple(g.compute_capability), g.name)
+            for g in visible_gpus(s) if cc_tuple(g.compute_capability)]
+    if not gpus and s.torch is not None:
+        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), cc_tuple(d.capability), d.name)
+                for i, d in enumerate(s.torch.devices) if cc_tuple(d.capability)]
+    return gpus
+
+
+def _all_gpus_have_cubins(s, tables) -> bool:
+    """True when the torch build's arch list is known and every GPU runs one of its cubins (no PTX JIT needed)."""
+    t = s.torch
+    arch_list = t.arch_list if t.dynamic and t.arch_list else static_arch_list(s, tables)
+    gpus = _kernel_gpus(s)
+    if not arch_list or not gpus:
+        return False
+    return all((tf.gpu_runs(arch_list, cap, ptx_jit_ok=False) is not None) for _, cap, _ in gpus)
 
 
 def static_arch_list(s, tables=None) -> Optional[Tuple[str, ...]]:
@@ -166,13 +216,7 @@ def gpu_arch(s, tables) -> List:
     if not arch_list:
         return []
     static = not (t.dynamic and t.arch_list)
-    from cudaenv.diagnose.visibility import visible_gpus
-
-    gpus = [("%s (GPU %d)" % (g.name or "GPU", g.index), cc_tuple(g.compute_capability), g.name)
-            for g in visible_gpus(s) if cc_tuple(g.compute_capability)]
-    if not gpus:
-        gpus = [("%s (cuda:%d)" % (d.name or "GPU", i), cc_tuple(d.capability), d.name)
-                for i, d in enumerate(t.devices) if cc_tuple(d.capability)]
+    gpus = _kernel_gpus(s)
     bad, jit = [], []
     for label, cap, name in gpus:
         how = tf.gpu_runs(arch_list, cap)

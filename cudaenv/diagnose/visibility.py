@@ -4,6 +4,7 @@ from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.version import cc_tuple
+from cudaenv.model.visible import visible_gpus
 
 F = c.make("visibility")
 
@@ -78,14 +79,6 @@ def invalid(s) -> List:
     fix.append("unset CUDA_VISIBLE_DEVICES    # all %d GPU%s" % (len(s.gpus), "" if len(s.gpus) == 1 else "s"))
     severity = "error" if not v.mapping else "warning"
     return [F("visible-devices-invalid", severity, "CUDA_VISIBLE_DEVICES hides GPUs: an entry is invalid", detail, fix)]
-
-
-def visible_gpus(s):
-    """The GPUs CUDA programs see here (all when CUDA_VISIBLE_DEVICES is unset)."""
-    v = s.visible_devices
-    if v.cuda_visible_devices is None or not v.mapping:
-        return list(s.gpus) if v.cuda_visible_devices is None else []
-    return [g for g in (c.gpu_by_index(s, m.physical) for m in v.mapping) if g is not None]
 
 
 def order(s) -> List:

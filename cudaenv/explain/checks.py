@@ -23,8 +23,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
-from cudaenv.checkpoint.names import WRAPPER_PREFIXES as PREFIXES
+from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES, WRAPPER_PREFIXES, strip_wrappers
 
 # the wheels a capability check names when the paste shows no platform (rank's "platform" rows: linux-aarch64, ...)
 DEFAULT_PLATFORM = "linux-x86_64"
@@ -67,19 +66,20 @@ def _key_lists(text: str) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     return tuple(out["missing"]), tuple(out["unexpected"])
 
 
-def _strip(key: str) -> str:
-    changed = True
-    while changed:
-        changed = False
-        for p in PREFIXES:
-            if key.startswith(p):
-                key, changed = key[len(p):], True
-    return key
+TOLERATED = (".num_batches_tracked",)  # BatchNorm fills a missing counter itself: torch never lists it as missing
+
+
+def _tolerated(keys: Sequence[str], other: Sequence[str]) -> Tuple[str, ...]:
+    """``keys`` less those a module fills in when absent (BatchNorm's ``num_batches_tracked``) that have no partner in
+    ``other``: loading DataParallel's state_dict into a bare model with BatchNorm lists ``module.bn.num_batches_tracked``
+    as unexpected but never ``bn.num_batches_tracked`` as missing."""
+    partners = {strip_wrappers(k) for k in other}
+    return tuple(k for k in keys if not (k.endswith(TOLERATED) and strip_wrappers(k) not in partners))
 
 
 def _extra_prefix(more: Sequence[str], fewer: Sequence[str]) -> Optional[str]:
     """The prefix every key of ``more`` has beyond the same key in ``fewer`` (None when not one prefix)."""
-    for p in PREFIXES + ("_orig_mod.module.", "module._orig_mod."):
+    for p in WRAPPER_PREFIXES + ("_orig_mod.module.", "module._orig_mod."):
         if all(k.startswith(p) for k in more) and {k[len(p):] for k in more} == set(fewer):
             return p
     return None
@@ -89,7 +89,8 @@ def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str
     """The prefix values when the key lists differ only by a prefix; None otherwise."""
     missing, unexpected = key_lists(text)
     if missing and unexpected:
-        if {_strip(k) for k in missing} != {_strip(k) for k in unexpected}:
+        missing, unexpected = _tolerated(missing, unexpected), _tolerated(unexpected, missing)
+        if {strip_wrappers(k) for k in missing} != {strip_wrappers(k) for k in unexpected}:
             return None
         p = _extra_prefix(unexpected, missing)
         if p:
@@ -100,7 +101,7 @@ def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str
         return None
     one_side = missing or unexpected
     if one_side and not (missing and unexpected):  # only one list pasted: every key must carry the prefix
-        for p in PREFIXES:
+        for p in WRAPPER_PREFIXES:
             if all(k.startswith(p) for k in one_side):
                 side = "if_ckpt_prefixed" if unexpected else "if_model_prefixed"
                 return {"prefix": p, side: "", "key_count": str(len(one_side))}
@@ -109,7 +110,7 @@ def _prefix_verdict(text: str, values: Dict[str, str]) -> Optional[Dict[str, str
         old = _OLD_KEY.search(text)
         key = old.group(1) if old else values.get("old_key")
         if key and "unexpected" in (old.group(0).lower() if old else "unexpected"):
-            for p in PREFIXES:
+            for p in WRAPPER_PREFIXES:
                 if key.startswith(p):
                     return {"prefix": p, "if_ckpt_prefixed": "", "key_count": "1"}
     return None
@@ -232,33 +233,28 @@ def first_cuda_for(cc: Tuple[int, int]) -> Optional[Tuple[str, str]]:
     return first_nvcc(cc)
 
 
-def nvcc_compiles_for(release: Optional[str], cc: Tuple[int, int]) -> Optional[bool]:
-    """Whether the nvcc of CUDA ``release`` compiles for compute capability ``cc``: it is at least the first CUDA
-    that knows ``cc`` (``data/cuda_arch.json``) and ``cc`` is not older than its oldest target
-    (``data/toolkit_install.json``'s nvcc_arch rows); None when the tables or the version do not say."""
-    from cudaenv.toolkit.install.precheck import oldest_cc
-    from cudaenv.core.version import cc_tuple, compare_versions, major_minor
-
-    found = first_cuda_for(cc)
-    mm = major_minor(release) if release else None
-    if found is None or mm is None:
-        return None
-    if compare_versions(mm, found[0]) < 0:
-        return False
-    oldest = cc_tuple(oldest_cc(mm) or "")
-    return not (oldest is not None and cc < oldest)
-
-
 def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     from cudaenv.core.version import split_arch
+    from cudaenv.facts.drivers import known_cuda_versions
+    from cudaenv.toolkit.install.precheck import newest_cuda_for
 
     arch = split_arch(values.get("arch") or "")
     out: Dict[str, str] = {}
     if arch:
-        found = first_cuda_for((arch[1], arch[2]))
+        cc = (arch[1], arch[2])
+        found = first_cuda_for(cc)
         if found:
             out["first_cuda"], out["family"] = found
-            out["arch_cc"] = "%d.%d" % (arch[1], arch[2])
+            out["arch_cc"] = "%d.%d" % cc
+            newest = newest_cuda_for(cc)
+            if newest:
+                known = known_cuda_versions()
+                newer_too = bool(known) and newest == known[-1]
+                out["pick_cuda"] = newest
+                out["cuda_range"] = ("%s or newer" % found[0]) if newer_too else ("%s to %s" % (found[0], newest))
+                from cudaenv.toolkit.install.plan import install_command
+
+                out["get_cuda"] = install_command(newest)
     return out
 
 
@@ -285,16 +281,29 @@ def torch_wheel(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     return out
 
 
+MAKESELF = ("verifying archive integrity", "enough space in /tmp", "checksums", "archive size", ".run:", "extraction failed")
+
+
 def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """Which advice fits: makeself always prints its space line, so /tmp is full only without a damaged-data sign."""
     low = text.lower()
     if "/dev/tty: no such device or address" in low:
         return {"if_no_tty": ""}
-    if "enough space" in low or "no space left on device" in low or "an error occurred during extraction" in low:
-        return {"if_tmp_full": ""}
-    cuda = "cuda" in low or "nvidia" in low
-    if "<!doctype" in low or "<html" in low:
-        return {"if_html": "", "if_cuda": ""} if cuda else {"if_html": ""}
-    return {"if_corrupt": "", "if_cuda": ""} if cuda else {"if_corrupt": "", "if_not_cuda": ""}
+    makeself = any(m in low for m in MAKESELF)
+    cuda = "cuda" in low or "nvidia" in low or makeself
+    damaged = any(m in low for m in ("invalid compressed data", "not in gzip format", "unexpected end of file", "crc error",
+                                     "checksums", "unexpected archive size", "syntax error", "not look like a tar"))
+    out: Dict[str, str] = {}
+    if "no space left on device" in low or (("enough space" in low or "error occurred during extraction" in low) and not damaged):
+        out["if_tmp_full"] = ""  # a full /tmp fails writes; it does not damage gzip data
+        if not damaged:
+            return out
+    if "<!doctype" in low or "<html" in low or "syntax error: newline unexpected" in low:
+        out["if_html"] = ""  # an HTML page run by sh: dash stops at its first line's '<'
+    else:
+        out["if_corrupt"] = ""
+    out.update({"if_cuda": ""} if cuda else {"if_not_cuda": ""})
+    return out
 
 
 def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
@@ -359,7 +368,7 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "capability_harmless": _CAPABILITY,
     "capability_too_old": _CAPABILITY,
     "capability_no_kernels": _CAPABILITY,
-    "nvcc_arch": ("first_cuda", "family", "arch_cc"),
+    "nvcc_arch": ("first_cuda", "family", "arch_cc", "pick_cuda", "cuda_range", "get_cuda"),
     "torch_wheel": ("pythons", "platforms", "local_tag"),
     "runfile": ("if_no_tty", "if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
     "cudnn_versions": ("compiled_version", "runtime_version"),

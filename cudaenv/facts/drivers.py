@@ -137,6 +137,21 @@ def native_cuda_for_driver(driver: Optional[str], system: str = "linux", table: 
     return best
 
 
+def minor_compat_only(driver: Optional[str], cuda: Optional[str], system: str = "linux",
+                      table: Optional[Dict[str, Any]] = None) -> bool:
+    """True when ``driver`` runs a CUDA ``cuda`` runtime only through minor-version compatibility: at or above the
+    CUDA major's minimum but below the driver that toolkit release bundles (PTX newer than the driver cannot be
+    JIT-compiled). False when it runs natively, or when the driver, the minimum or the bundled driver is unknown
+    (Windows 13.x bundles none). The one answer for the doctor's ``driver-minor-compat`` and recommend's choice."""
+    if not version_key(driver) or not version_key(cuda):
+        return False
+    minimum = min_driver_for_cuda(cuda, system, table)
+    bundled = toolkit_driver(cuda, system, table)
+    if not bundled or (minimum and compare_versions(driver, minimum) < 0):
+        return False
+    return compare_versions(driver, bundled) < 0
+
+
 def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
     return dict(_table(table)["sources"])
 

@@ -17,10 +17,19 @@ SUFFIXES = {"json": ".json", "prometheus": ".prom", "markdown": ".md", "text": "
 
 
 def report_filename(hostname: Optional[str], fmt: str) -> str:
-    """``node17.json``: the host name made a safe file name (letters, digits, ``. _ -`` kept, anything else ``_``;
-    never hidden, never ``..``, at most 200 characters), ``unknown-host`` where there is none."""
-    name = "".join(c if (c.isascii() and (c.isalnum() or c in "._-")) else "_" for c in (hostname or "")[:200])
-    name = name.lstrip(".") or "unknown-host"
+    """``node17.json``: a host name that is already a safe file name (letters, digits, ``. _ -``, not hidden, at most
+    200 characters) as it is; any other gets the safe characters kept (the rest ``_``) and ``~`` with 16 hex digits
+    of its SHA-256, so two host names never share one file (``gpu-é1``, ``gpu-ü1``, ``gpu-_1``: safe names hold no
+    ``~``); ``unknown-host`` where there is none."""
+    import hashlib
+
+    host = hostname or ""
+    if not host:
+        return "unknown-host" + SUFFIXES.get(fmt, ".txt")
+    name = "".join(c if (c.isascii() and (c.isalnum() or c in "._-")) else "_" for c in host[:200])
+    if name != host or name.startswith(".") or name in (".", ".."):
+        digest = hashlib.sha256(host.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        name = "%s~%s" % (name.lstrip(".")[:200], digest)
     return name + SUFFIXES.get(fmt, ".txt")
 
 

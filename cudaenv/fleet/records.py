@@ -93,3 +93,42 @@ class FleetSummary(Record):
     def ok(self) -> bool:
         """No node deviates or has an error, and at least one report was read."""
         return self.nodes_read > 0 and not self.deviating and not self.with_errors
+
+
+class FactChange(Record):
+    """One fact of the doctor that differs between two reports (``cudaenv diff``): None on the side without it."""
+
+    section: str  # the doctor's section: environment | driver | visibility | versions | toolkits
+    fact: str  # "driver", "GPU 0", "torch", "nvidia-cudnn-cu12", "toolkit /usr/local/cuda-12.4", ...
+    before: Optional[str] = None
+    after: Optional[str] = None
+
+
+class FindingChange(Record):
+    """A finding id present in one report and not the other."""
+
+    id: str
+    severity: str
+    title: str = ""
+
+
+class ReportDiff(Record):
+    """``cudaenv diff A.json B.json --json``: what changed from the first report to the second."""
+
+    _json_envelope = True
+
+    before_file: str
+    after_file: str
+    before_host: Optional[str] = None
+    after_host: Optional[str] = None
+    before_at: Optional[str] = None  # the reports' generated_at
+    after_at: Optional[str] = None
+    changes: Tuple[FactChange, ...] = ()
+    findings_new: Tuple[FindingChange, ...] = ()  # in the second report only
+    findings_gone: Tuple[FindingChange, ...] = ()  # in the first report only
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def same(self) -> bool:
+        """No fact and no finding id differs."""
+        return not self.changes and not self.findings_new and not self.findings_gone

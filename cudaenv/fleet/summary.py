@@ -22,6 +22,7 @@ import os
 import re
 from typing import Dict, List, Optional, Tuple
 
+from cudaenv.fleet.compare import differences
 from cudaenv.fleet.files import read_report_bytes
 from cudaenv.fleet.records import (Configuration, DimensionGroup, FindingCount, FleetNode, FleetSummary, Unreadable,
                                    ValueCount)
@@ -95,7 +96,7 @@ _NODE_FIELDS = ("hostname", "generated_at")  # per node, read by the codec as th
 _ABSENT = object()
 
 
-def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional[dict] = None):
+def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional[dict] = None, whole: bool = False):
     """``(DoctorReport, its node_config, None)`` or ``(None, None, why)``.
 
     ``cache`` (a summary's): the nodes of a fleet mostly differ only in their host name and time, so a report whose
@@ -113,7 +114,7 @@ def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional
     except ValueError as exc:  # JSONDecodeError, and integers too long to convert
         where = " at line %d column %d" % (exc.lineno, exc.colno) if hasattr(exc, "lineno") else ""
         return None, None, "not JSON (truncated?): %s%s" % (getattr(exc, "msg", str(exc))[:100], where)
-    if isinstance(parsed, dict):
+    if isinstance(parsed, dict) and not whole:
         # only the sections a summary uses are decoded (by the one codec: schema check, types); the platform is
         # required by the snapshot and kept to its system; the rest of a report (env, tools, notes, ...) is not read
         parsed = {k: (_trim(v, _FIELDS[k]) if k in _FIELDS else v) for k, v in parsed.items() if k in _READ}
@@ -165,13 +166,20 @@ def read_report(path: str, notes: Optional[List[str]] = None):
     return report, why
 
 
-def _read_node(path: str, notes: Optional[List[str]] = None, cache: Optional[dict] = None):
+def read_whole_report(path: str, notes: Optional[List[str]] = None):
+    """``(DoctorReport, None)`` or ``(None, why)``: like :func:`read_report`, with every section and field decoded
+    (``cudaenv diff`` compares them all)."""
+    report, _, why = _read_node(path, notes, whole=True)
+    return report, why
+
+
+def _read_node(path: str, notes: Optional[List[str]] = None, cache: Optional[dict] = None, whole: bool = False):
     data, why = read_report_bytes(path)
     if data is None:
         prefix = path + ": "
         why = why or "not read"
         return None, None, why[len(prefix):] if why.startswith(prefix) else why
-    return _decode_node(data, notes, cache)
+    return _decode_node(data, notes, cache, whole)
 
 
 def natural_key(name: str):
@@ -214,7 +222,9 @@ class Summarizer:
         self._configs[config] = self._configs.get(config, 0) + 1
         for counts, value in zip(self._dims, config):
             counts[value] = counts.get(value, 0) + 1
-        name = _s(report.hostname) if report.hostname else os.path.basename(path)[:-5] if path.endswith(".json") else os.path.basename(path)
+        # a hostname that is not a string (a JSON object or list in a hostile report) never becomes a node's name
+        host = report.hostname if isinstance(report.hostname, str) else None
+        name = _s(host) if host else os.path.basename(path)[:-5] if path.endswith(".json") else os.path.basename(path)
         errors: List[str] = []
         warnings: List[str] = []
         for fid, severity in dict.fromkeys((_s(f.id), _s(f.severity)) for f in report.findings or ()):
@@ -240,7 +250,7 @@ class Summarizer:
         nodes = []
         deviating = with_errors = 0
         for name, path, config, errors, warnings, stamp, version in sorted(self._nodes, key=lambda n: (natural_key(n[0]), n[1])):
-            deviations = tuple(k for k, mine, ref in zip(DIMENSION_KEYS, config, reference) if mine != ref)
+            deviations = tuple(k for k, _, _ in differences(zip(DIMENSION_KEYS, config), zip(DIMENSION_KEYS, reference)))
             deviating += bool(deviations)
             with_errors += bool(errors)
             nodes.append(FleetNode(name=name, file=path, config=tuple(zip(DIMENSION_KEYS, config)), errors=errors,
@@ -278,3 +288,28 @@ def summarize(paths, baseline_file: Optional[str] = None) -> FleetSummary:
 
 class BaselineError(ValueError):
     """``--baseline FILE`` is not a doctor report this cudaenv can read (the message says why)."""
+
+
+class ReportFileError(ValueError):
+    """A report file ``cudaenv diff`` was given is not a doctor report this cudaenv can read."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(why)
+        self.path, self.why = path, why
+
+
+def diff_files(before_file: str, after_file: str, cwd: str = "."):
+    """The :class:`~cudaenv.fleet.records.ReportDiff` from the report file ``before_file`` to ``after_file`` (relative
+    to ``cwd``; named as given), :class:`ReportFileError` when one is not a readable doctor report."""
+    from cudaenv.fleet.compare import compare_reports
+    from cudaenv.model.record import replace
+
+    notes: List[str] = []
+    reports = []
+    for path in (before_file, after_file):
+        report, why = read_whole_report(os.path.join(cwd, path), notes)
+        if report is None:
+            raise ReportFileError(path, why or "not read")
+        reports.append(report)
+    diff = compare_reports(reports[0], reports[1], before_file, after_file)
+    return replace(diff, notes=tuple(dict.fromkeys(_s(n) for n in notes)))

@@ -363,6 +363,14 @@ class Host:
             yield rest.decode("utf-8", "surrogateescape")
 
     # --------------------------------------------------------------- programs
+    def runs_as_root(self) -> Optional[bool]:
+        """Whether the commands this Host's user types run as root (effective uid 0); None where that says nothing
+        about the inspected system (``--root``: another system's files) or the OS has no uid."""
+        geteuid = getattr(os, "geteuid", None)
+        if self.rooted or geteuid is None:
+            return None
+        return geteuid() == 0
+
     def env_path(self) -> List[str]:
         value = self.env.get("PATH") or self.env.get("Path") or ""
         return [entry for entry in value.split(self.pathsep) if entry]

@@ -26,6 +26,23 @@ class Finding(Record):
     section: str = "environment"
 
 
+class StackDifference(Record):
+    """One requirement of the stack this machine does not meet, and what converges it."""
+
+    what: str  # driver | gpu-arch | cuda-major | torch | wheel | toolkit
+    wanted: Optional[str] = None
+    have: Optional[str] = None
+    commands: Tuple[str, ...] = ()  # shell commands; an item starting with "# " is an instruction in words
+
+
+class StackCheck(Record):
+    """``doctor --against FILE``: the stack file and the differences (none: the machine holds the stack)."""
+
+    file: str
+    locked_on: Optional[str] = None
+    differences: Tuple[StackDifference, ...] = ()
+
+
 class DoctorReport(Record):
     """``cudaenv doctor --json``: the snapshot's keys (schema_version first, ``cudaenv_version`` among them), the
     node's ``hostname`` (the inspected root's /etc/hostname under ``--root``) and ``generated_at`` (UTC, ISO 8601:
@@ -33,14 +50,18 @@ class DoctorReport(Record):
 
     _json_envelope = True
     _json_flatten = ("snapshot",)
+    _json_skip_none = ("against",)
 
     snapshot: Snapshot
     findings: Tuple[Finding, ...] = ()
     hostname: Optional[str] = None
     generated_at: Optional[str] = None
+    against: Optional[StackCheck] = None  # `doctor --against FILE` only: the machine checked against a stack file
 
     def _json_adjust(self, data):
         data["findings"] = data.pop("findings")  # the long list last, after the node's name and time
+        if "against" in data:
+            data["against"] = data.pop("against")
 
 
 class ToolkitList(Record):

@@ -55,6 +55,8 @@ class Platform(Record):
     libcuda: Tuple[str, ...] = ()  # every libcuda.so* in the system library dirs and ld.so.conf dirs (WSL2: one outside /usr/lib/wsl/lib shadows it)
     jetson: Optional[Jetson] = None  # a Jetson/L4T board (aarch64 with a Tegra device tree or nv_tegra_release)
     pid_namespace: Optional[str] = None  # "initial" | "container" (its own PID namespace) | None (not readable)
+    root_user: Optional[bool] = None  # the doctor ran as root (None under --root: another system's user is not known)
+    sudo: Optional[bool] = None  # a sudo program is on PATH (None under --root)
 
 
 class Driver(Record):

@@ -170,7 +170,7 @@ def context_of(s: Snapshot, kinds: FrozenSet[str], devices: Sequence[int] = (), 
     if not s.gpus:
         smi = next((t for t in s.tools if t.tool == "nvidia-smi"), None)
         return out._replace(no_gpu="no-smi" if smi is not None and smi.status == "missing" else "none")
-    from cudaenv.diagnose.visibility import visible_gpus
+    from cudaenv.model.visible import visible_gpus
 
     seen = visible_gpus(s)
     out = out._replace(gpu_count=len(s.gpus), visible=tuple(_gpu(g) for g in seen[:16]), visible_count=len(seen),

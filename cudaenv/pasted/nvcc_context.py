@@ -1,6 +1,6 @@
 """``nvcc fatal : Unsupported gpu architecture 'compute_89'`` against this machine's toolkits (pure).
 
-Which toolkits here compile for that architecture (:func:`cudaenv.explain.checks.nvcc_compiles_for`: the first CUDA
+Which toolkits here compile for that architecture (:func:`cudaenv.toolkit.install.precheck.nvcc_compiles_for`: the first CUDA
 that knows it, ``data/cuda_arch.json``, and the oldest one each CUDA still builds for, ``data/toolkit_install.json``)
 and which toolkit each way of picking nvcc gives:
 
@@ -52,13 +52,15 @@ class NvccContext(NamedTuple):
     best: Optional[NvccToolkit] = None
     wrong: Tuple[Tuple[Optional[NvccToolkit], Tuple[str, ...]], ...] = ()
     use: Optional[str] = None
+    cuda_range: Optional[str] = None  # the CUDA releases whose nvcc compiles for it: "8.0 to 12.9", "12.8 or newer"
 
 
 def nvcc_context(s: Snapshot, arch: Optional[str]) -> Optional[NvccContext]:
     """The ``nvcc`` kind of :mod:`cudaenv.pasted.context`, from the toolkit part of a Snapshot (None when ``arch`` is
     no architecture cudaenv's tables know)."""
     from cudaenv.diagnose import _common as c
-    from cudaenv.explain.checks import first_cuda_for, nvcc_compiles_for
+    from cudaenv.explain.checks import first_cuda_for, nvcc_arch
+    from cudaenv.toolkit.install.precheck import nvcc_compiles_for
     from cudaenv.core.version import cc_tuple, split_arch
 
     cc = cc_tuple(arch) if arch and split_arch(arch) else None
@@ -70,8 +72,9 @@ def nvcc_context(s: Snapshot, arch: Optional[str]) -> Optional[NvccContext]:
         return NvccToolkit(tk.version, tk.path, nvcc_compiles_for(tk.version, cc)) if tk is not None else None
 
     toolkits = tuple(record(t) for t in c.distinct_toolkits(s, lambda t: True)[:MAX_LISTED])
+    cuda_range = nvcc_arch({"arch": arch}, "").get("cuda_range")
     if not toolkits:
-        return NvccContext(arch, first[0], "none")
+        return NvccContext(arch, first[0], "none", cuda_range=cuda_range)
     picks: List[NvccPick] = []
     env = s.env_map
     home = "CUDA_HOME" if env.get("CUDA_HOME") else "CUDA_PATH" if env.get("CUDA_PATH") else None
@@ -84,7 +87,7 @@ def nvcc_context(s: Snapshot, arch: Optional[str]) -> Optional[NvccContext]:
     link = s.cuda_symlink
     if home is None and not nvcc and link is not None and link.resolved:
         picks.append(NvccPick("/usr/local/cuda", link.path, record(c.toolkit_at(s, link.path))))
-    out = NvccContext(arch, first[0], "", toolkits, tuple(picks))
+    out = NvccContext(arch, first[0], "", toolkits, tuple(picks), cuda_range=cuda_range)
     fits = [t for t in toolkits if t.compiles]
     if not fits:
         return out._replace(verdict="none-compiles", newest=next((t for t in toolkits if t.version), None))

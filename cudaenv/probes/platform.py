@@ -93,6 +93,8 @@ def probe_platform(host, notes: list) -> Platform:
         libcuda=_libcuda(host),
         jetson=jetson,
         pid_namespace=_pid_namespace(host),
+        root_user=host.runs_as_root(),
+        sudo=None if host.rooted else host.which("sudo") is not None,
     )
 
 

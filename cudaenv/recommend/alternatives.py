@@ -21,7 +21,10 @@ def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Se
     alts: List[Alternative] = []
     for c in sorted(cands, key=lambda c: tf.variant_sort_key(c.variant), reverse=True):
         if c.fits and (chosen is None or c.variant != chosen.variant):
-            alts.append(Alternative("variant", "torch %s %s %s" % (target, c.variant, "fits" if requested else "also fits"), c.variant, target,
+            how = "fits" if requested else "also fits"
+            if c.minor_compat:
+                how += " (driver %s runs its CUDA by minor-version compatibility only)" % m.driver
+            alts.append(Alternative("variant", "torch %s %s %s" % (target, c.variant, how), c.variant, target,
                                     "%s/%s" % (base, c.variant)))
     if requested and chosen is None:
         first, last = facts.variant_span(requested, m)

@@ -23,7 +23,8 @@ from cudaenv.facts import torch as tf
 from cudaenv.recommend import install
 from cudaenv.recommend.alternatives import alternatives_for, no_build_options
 from cudaenv.recommend.jetson import decide_jetson
-from cudaenv.recommend.judge import best_fitting, evaluate, judge_variant, kind_wanted, latest_known, newest_fitting
+from cudaenv.recommend.judge import (best_fitting, evaluate, judge_variant, kind_wanted, latest_known, newest_fitting,
+                                     uv_auto_pick)
 from cudaenv.recommend.records import Alternative, Candidate, Recommendation, Request
 from cudaenv.recommend.view import Facts, Machine, machine_of
 from cudaenv.core.version import compare_pep440, pep440_release, version_key
@@ -112,7 +113,8 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     have = tf.local_tag(req.installed)
     current = next((c for c in cands if c.variant == have and c.fits), None) if installed == target and not variant else None
     if current is not None:
-        return _already_installed(req, target, current, chosen, reasons, alternatives, notes, m, facts, kind, known, base, cands)
+        return _with_uv_auto(_already_installed(req, target, current, chosen, reasons, alternatives, notes, m, facts, kind,
+                                                known, base, cands), cands, m, facts, kind)
     if chosen is None:
         return Recommendation(None, None, target, (), tuple(reasons), tuple(alternatives), False, notes=tuple(notes),
                               python=python, installer=installer, candidates=tuple(cands), platform=m.platform, asked_variant=variant)
@@ -128,8 +130,17 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     commands = tuple(install.commands(pkgs, index_url, installer, python, m.system, req.externally_managed and python == req.python))
     if installer == "conda":
         notes.append("conda no longer gets torch packages from the pytorch channel: this installs the pip wheel into the conda env")
-    return Recommendation(chosen.variant, index_url, target, commands, tuple(reasons), tuple(alternatives), chosen.fits, tuple(pkgs),
-                          tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform, asked_variant=variant)
+    return _with_uv_auto(Recommendation(
+        chosen.variant, index_url, target, commands, tuple(reasons), tuple(alternatives), chosen.fits, tuple(pkgs),
+        tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform, asked_variant=variant), cands, m, facts, kind)
+
+
+def _with_uv_auto(rec: Recommendation, cands, m, facts, kind: str) -> Recommendation:
+    """``rec`` with the build uv's ``--torch-backend=auto`` would pick, where it is another CUDA build."""
+    from cudaenv.model.record import replace
+
+    auto = uv_auto_pick(cands, m, facts) if kind == "cuda" and rec.variant else None
+    return replace(rec, uv_auto=auto.variant) if auto is not None and auto.variant != rec.variant else rec
 
 
 

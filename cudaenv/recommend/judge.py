@@ -2,11 +2,12 @@
 
 A variant fits when there is a wheel for the Python, the driver is new enough for its CUDA runtime (and for every
 GPU's family), and every visible GPU has kernels in its arch list (exact sm, same-major binary compatibility, or
-PTX the driver can JIT). Among the variants that fit, the newest wins.
+PTX the driver can JIT). Among the variants that fit, the newest the driver runs natively wins (else the newest).
 """
 
 from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.facts import torch_policy as policy
 from cudaenv.recommend.records import Candidate
@@ -21,6 +22,7 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
     driver_problem = False
     min_driver = None
     no_kernels = False
+    minor_compat = False
     py_ok = facts.python_ok(version, variant, m)
     if py_ok is False:
         problems.append("no torch %s %s wheel for Python %s" % (version, variant, m.python_version))
@@ -40,6 +42,7 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
                 driver_problem = True
                 if not min_driver or compare_versions(floor[0], min_driver) > 0:
                     min_driver = floor[0]
+        minor_compat = drv.minor_compat_only(m.driver, cuda, m.driver_system, facts.t(drv.TABLE))
         ptx_jit_ok = m.driver is None or (m.native_cuda is not None and compare_versions(m.native_cuda, cuda) >= 0)
         archs, ptx, note = facts.arch(version, variant, m)
         if note:
@@ -53,7 +56,7 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
                     no_kernels = True
     no_wheel = py_ok is False
     only_driver = driver_problem and not (no_wheel or no_kernels)  # every problem is the driver's
-    return Candidate(variant, tuple(problems), only_driver, min_driver, no_wheel, no_kernels), notes
+    return Candidate(variant, tuple(problems), only_driver, min_driver, no_wheel, no_kernels, minor_compat), notes
 
 
 def describe_archs(archs: Sequence[str], ptx: Optional[str]) -> str:
@@ -85,8 +88,12 @@ def evaluate(version: str, m: Machine, facts: Facts, kind: str) -> Tuple[List[Ca
 
 
 def best_fitting(cands: Sequence[Candidate]) -> Optional[Candidate]:
+    """The newest fitting build the driver runs natively; the newest fitting one when each needs minor-version
+    compatibility (a 580 driver gets cu130, not cu132: the same kernels, without the limited feature set that the
+    doctor's ``driver-minor-compat`` describes)."""
     fitting = [c for c in cands if c.fits]
-    return max(fitting, key=lambda c: tf.variant_sort_key(c.variant)) if fitting else None
+    native = [c for c in fitting if not c.minor_compat] or fitting
+    return max(native, key=lambda c: tf.variant_sort_key(c.variant)) if native else None
 
 
 def latest_known(facts: Facts, m: Machine) -> str:
@@ -105,3 +112,20 @@ def newest_fitting(facts: Facts, m: Machine, kind: str, known: Sequence[str]) ->
             return version
     return None
 
+
+
+def uv_auto_pick(cands: Sequence[Candidate], m: Machine, facts: Facts) -> Optional[Candidate]:
+    """The CUDA build uv's ``--torch-backend=auto`` would take: it reads only the driver (astral-sh/uv#14742;
+    crates/uv-torch/src/backend.rs offers the CUDA indexes whose minimum driver the driver meets, newest first), never
+    the GPUs' compute capability, so it takes the newest variant of this release whose CUDA the driver runs. The
+    minimums are cudaenv's table (data/cuda_drivers.json), the same NVIDIA minimums uv's table is made from. None
+    without a driver (uv then takes the CPU build)."""
+    if not m.driver:
+        return None
+    runs = []
+    for c in cands:
+        cuda = tf.variant_cuda(c.variant)
+        need = facts.min_driver(cuda, m.driver_system) if cuda else None
+        if cuda and (need is None or compare_versions(m.driver, need) >= 0):
+            runs.append(c)
+    return max(runs, key=lambda c: tf.variant_sort_key(c.variant)) if runs else None

@@ -52,6 +52,7 @@ class Candidate(Record):
     min_driver: Optional[str] = None
     no_wheel: bool = False  # a problem is that no wheel of it exists for the Python
     no_kernels: bool = False  # a problem is that a GPU has no kernels in it
+    minor_compat: bool = False  # the driver runs its CUDA only through minor-version compatibility (below its bundled driver)
 
     @property
     def fits(self) -> bool:
@@ -80,3 +81,4 @@ class Recommendation(Record):
     platform: Optional[str] = None  # linux-x86_64 | linux-aarch64 | windows-x86_64 | macos-arm64 | ...
     installed_fits: bool = False  # the installed build already runs on this machine: nothing to install
     asked_variant: Optional[str] = None  # --variant, when it was asked for
+    uv_auto: Optional[str] = None  # the build uv's --torch-backend=auto would pick instead (driver only), when it differs

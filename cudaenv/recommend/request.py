@@ -3,6 +3,7 @@
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.core.config import TORCH_INDEX
+from cudaenv.model.visible import hides_every_gpu, planned_gpus
 from cudaenv.recommend.records import Request
 from cudaenv.core.version import version_key
 
@@ -12,20 +13,16 @@ def _mm(version: Optional[str]) -> Optional[str]:
     return "%d.%d" % t[:2] if len(t) >= 2 else None
 
 
-def _visible_gpus(snapshot: Any) -> Tuple[List[Tuple[str, Optional[str]]], bool]:
-    """(label, capability) of the GPUs CUDA_VISIBLE_DEVICES leaves visible; and whether it hides every GPU."""
-    gpus = list(getattr(snapshot, "gpus", ()) or ())
-    vis = getattr(snapshot, "visible_devices", None)
-    if gpus and vis is not None and vis.cuda_visible_devices is not None:
-        physical = {m.physical for m in vis.mapping}
-        if not physical:
-            return [], True
-        gpus = [g for g in gpus if g.index in physical]
+def _planned_gpus(snapshot: Any) -> Tuple[List[Tuple[str, Optional[str]]], bool]:
+    """(label, capability) of the GPUs the build is for (:func:`~cudaenv.model.visible.planned_gpus`: the visible
+    ones, every GPU when CUDA_VISIBLE_DEVICES hides them all); and whether it hides every GPU. No GPU listed by
+    nvidia-smi: torch's own device list."""
+    gpus = planned_gpus(snapshot)
     if not gpus:
         torch = getattr(snapshot, "torch", None)
         devices = list(getattr(torch, "devices", ()) or ()) if torch else []
         return [(d.name or "cuda:%d" % i, d.capability) for i, d in enumerate(devices)], False
-    return [(g.name or "GPU %d" % g.index, g.compute_capability) for g in gpus], False
+    return [(g.name or "GPU %d" % g.index, g.compute_capability) for g in gpus], hides_every_gpu(snapshot)
 
 
 def installed_companions(snapshot: Any) -> dict:
@@ -68,9 +65,10 @@ def request_from_snapshot(
         gpus = [("compute capability %s" % cc, cc) for cc in compute_capabilities]
         hidden = False
     else:
-        gpus, hidden = _visible_gpus(snapshot)
+        gpus, hidden = _planned_gpus(snapshot)
     if hidden:
-        notes.append("CUDA_VISIBLE_DEVICES hides every GPU: planning for no visible GPU")
+        notes.append("CUDA_VISIBLE_DEVICES hides every GPU: planning for the %d GPU%s of this machine "
+                     "(unset CUDA_VISIBLE_DEVICES, or list them, to use them)" % (len(gpus), "" if len(gpus) == 1 else "s"))
     jetson = jetson or getattr(platform, "jetson", None) or None
     jetpack = None
     if jetson and not isinstance(jetson, str):
@@ -78,7 +76,7 @@ def request_from_snapshot(
         jetson = getattr(jetson, "l4t", None) or "unknown"
     if jetson and driver is None and drv_version and version_key(drv_version)[:1] and version_key(drv_version)[0] < 100:
         drv_version = None  # an L4T release where a driver version usually is: not a desktop driver
-    nvidia = bool(gpus) or (drv_version is not None and not hidden) or bool(jetson)
+    nvidia = bool(gpus) or drv_version is not None or bool(jetson)
     torch = getattr(snapshot, "torch", None)
     py = _mm(python_version or getattr(torch, "python_version", None))
     if python_version and python_version.rstrip().endswith("t") and py:

@@ -28,6 +28,7 @@ class Options(Record):
     index_base: Optional[str] = None
     refresh: bool = False
     jetson: Optional[str] = None  # --jetson: a JetPack (6.2) or L4T (r36.4.3) release; "" the newest JetPack known
+    installer: Optional[str] = None  # --installer: pip | uv (default: the one that installed the probed torch)
 
 
 def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
@@ -160,7 +161,7 @@ def request_for(options: Options, env: Mapping[str, str], host: Any, snapshot: A
     return request_from_snapshot(
         snapshot, torch_version=options.torch, driver=driver.strip() if driver else None, compute_capabilities=ccs,
         system=system, machine=machine, python_version=python_version, index_base=index_base(env, options.index_base),
-        variant=options.variant, accelerator=probe_accelerator(host, snapshot), jetson=jetson,
+        variant=options.variant, accelerator=probe_accelerator(host, snapshot), jetson=jetson, installer=options.installer,
     )
 
 

@@ -76,10 +76,14 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
         if report.format != "safetensors":
             lines += _item("saved on", device_summary(report), width)
     shown = 5 if report.kind == "state_dict" else 20
-    for s in report.structure[:shown]:
+    listed = [s for s in report.structure if not s.startswith("... ")]  # analyze's "... N more keys" is not a key
+    total = report.key_count if report.key_count is not None else len(listed)
+    for s in listed[:shown]:
         lines += _item("key", s, width)
-    if len(report.structure) > shown:
-        lines.append("  ... %d more keys (--json lists them)" % (len(report.structure) - shown))
+    if total > min(shown, len(listed)):
+        more = total - min(shown, len(listed))
+        json_has = "them" if len(listed) >= total else "the first %d" % len(listed)
+        lines.append("  ... %d more key%s (--json lists %s)" % (more, "" if more == 1 else "s", json_has))
     for p in report.prefixes:
         where = "keys" if p.where == "keys" else "_metadata keys"
         scope = "all %d %s" % (p.of, where) if p.keys == p.of else "%d of %d %s" % (p.keys, p.of, where)
@@ -132,3 +136,9 @@ def render_fix(report: FixReport, width: int = WIDTH) -> str:
             r.tensors, human_bytes(r.total_bytes), device_summary(r), keys,
             "yes" if r.weights_only else "no" if r.weights_only is False else "n/a"), width)
     return "\n".join(lines) + "\n"
+
+
+def render_trust_warning() -> str:
+    """What ``checkpoint fix --trust`` says first, on stderr."""
+    return ("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
+            "with weights_only=False, which runs any code it carries\n")

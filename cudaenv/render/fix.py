@@ -3,22 +3,37 @@
 from typing import Any, List, Sequence
 
 from cudaenv.core.text import printable, seconds_text
+from cudaenv.render.text import WIDTH, wrap, wrap_command
 
 
-def render_findings(findings: Sequence[Any]) -> str:
-    return "".join("\n[%s] %s\n  %s\n" % (f.id, f.title, printable(f.detail)) for f in findings)
+def render_findings(findings: Sequence[Any], width: int = WIDTH) -> str:
+    out: List[str] = []
+    for f in findings:
+        out += [""] + wrap("[%s] %s" % (f.id, printable(f.title)), rest="  ", width=width, long_words="keep")
+        out += wrap(printable(f.detail), first="  ", width=width, long_words="keep")
+    return "\n".join(out) + "\n" if out else ""
 
 
-def render_plan(python: str, plan: Any, notes: Sequence[str]) -> str:
+def render_nothing_to_fix(state: str, python: str, width: int = WIDTH) -> str:
+    return "\n".join(wrap("Nothing to fix: the doctor found no torch problem (%s in %s)." % (printable(state), printable(python)),
+                          width=width, long_words="keep")) + "\n"
+
+
+def render_plan(python: str, plan: Any, notes: Sequence[str], width: int = WIDTH) -> str:
     rec = plan.recommendation
-    lines = ["note: %s" % printable(n) for n in list(notes) + list(rec.notes)]
-    lines += ["", "Plan for %s:" % printable(python)]
-    lines += ["  - %s" % printable(r) for r in rec.reasons]
+    lines: List[str] = []
+    for n in list(notes) + list(rec.notes):
+        lines += wrap(printable(n), first="note: ", width=width, long_words="keep")
+    lines += [""] + wrap("Plan for %s:" % printable(python), width=width, long_words="keep")
+    for r in rec.reasons:
+        lines += wrap(printable(r), first="  - ", width=width, long_words="keep")
     for i, choice in enumerate(plan.choices, 1):
-        lines.append("  %d. %s" % (i, choice.title))
+        lines += wrap(printable(choice.title), first="  %d. " % i, width=width, long_words="keep")
         if choice.recommendation is not None:
-            lines += ["       %s" % cmd for cmd in choice.recommendation.commands]
-        lines += ["       %s" % step for step in choice.steps]
+            for cmd in choice.recommendation.commands:
+                lines += wrap_command(cmd, "       ", width)
+        for step in choice.steps:
+            lines += wrap_command(step, "       ", width)
     return "\n".join(lines) + "\n"
 
 

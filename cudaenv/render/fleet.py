@@ -44,6 +44,31 @@ def _deviation_text(node, reference) -> str:
                      for k in node.deviations)
 
 
+NAME = 18  # the column of node names in text; a longer name gets a line of its own, never cut
+
+
+def _named(name: str, text: str, width: int) -> List[str]:
+    """``text`` wrapped beside a node's name; a name wider than the column stands whole on its own line above."""
+    name = printable(name)
+    if len(name) <= NAME:
+        return wrap(text, first="  %-*s " % (NAME, name), width=width, long_words="fit")
+    return wrap(name, first="  ", width=width, long_words="break") + wrap(text, first=" " * (NAME + 3), width=width,
+                                                                         long_words="fit")
+
+
+def _names(names: List[str], more: int, room: int) -> str:
+    """Whole names, as many as fit in ``room`` characters, then ``+N more``: a name is never cut in the middle."""
+    out: List[str] = []
+    for i, n in enumerate(names):
+        left = len(names) - i - 1 + more
+        tail = ", +%d more" % left if left else ""
+        candidate = ", ".join(out + [n])
+        if len(candidate + tail) > room and out:
+            return ", ".join(out) + ", +%d more" % (len(names) - i + more)
+        out.append(n)
+    return ", ".join(out) + (", +%d more" % more if more else "")
+
+
 def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: bool = False) -> str:
     out: List[str] = []
     out += wrap(headline(summary), width=width)
@@ -64,15 +89,19 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             mark = paint("%-7s" % printable(f.severity), "error" if f.severity == "error" else "warning"
                          if f.severity == "warning" else "dim", color)
             line = "  %s %-28s %6d  " % (mark, fit(printable(f.id), 28), f.nodes)
-            names = ", ".join(printable(n) for n in f.examples) + (", ..." if f.nodes > len(f.examples) else "")
-            out.append(line + fit(names, max(10, width - 48)))
+            room = max(10, width - 48)
+            names = _names([printable(n) for n in f.examples], max(0, f.nodes - len(f.examples)), room)
+            if len(names) <= room:
+                out.append(line + names)
+            else:  # one name wider than the column: whole, on the next line
+                out.append(line.rstrip())
+                out += wrap(names, first=" " * 4, width=width, long_words="break")
     deviating = [n for n in summary.nodes if n.deviations]
     if deviating:
         out += ["", paint("Deviating nodes", "bold", color) + " (%d)" % len(deviating)]
         shown = deviating if all_nodes else deviating[:LIST_LIMIT]
         for n in shown:
-            out += wrap(_deviation_text(n, summary.reference_config), first="  %-18s " % fit(printable(n.name), 18),
-                        width=width, long_words="fit")
+            out += _named(n.name, _deviation_text(n, summary.reference_config), width)
         if len(shown) < len(deviating):
             out.append("  ... %d more (--all lists every node)" % (len(deviating) - len(shown)))
     failing = [n for n in summary.nodes if n.errors]
@@ -80,8 +109,7 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
         out += ["", paint("Nodes with errors", "bold", color) + " (%d)" % len(failing)]
         shown = failing if all_nodes else failing[:LIST_LIMIT]
         for n in shown:
-            out += wrap(", ".join(printable(e) for e in n.errors), first="  %-18s " % fit(printable(n.name), 18),
-                        width=width, long_words="fit")
+            out += _named(n.name, ", ".join(printable(e) for e in n.errors), width)
         if len(shown) < len(failing):
             out.append("  ... %d more (--all lists every node)" % (len(failing) - len(shown)))
     if summary.unreadable:
@@ -98,9 +126,9 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
         for n in summary.nodes:
             cfg = dict(n.config)
             state = "error" if n.errors else "deviates" if n.deviations else "ok"
-            out += wrap("%s; driver %s; %s; torch %s" % (state, printable(cfg.get("driver", "")), printable(cfg.get("gpus", "")),
-                                                        printable(cfg.get("torch", ""))),
-                        first="  %-18s " % fit(printable(n.name), 18), width=width, long_words="fit")
+            out += _named(n.name, "%s; driver %s; %s; torch %s" % (state, printable(cfg.get("driver", "")),
+                                                                   printable(cfg.get("gpus", "")), printable(cfg.get("torch", ""))),
+                          width)
     out += ["", "Result: %s" % ("ok (exit 0)" if summary.ok else "exit 1: %s" % (
         "no report could be read" if not summary.nodes_read else
         "%s deviate, %s with errors" % (_plural(summary.deviating, "node"), summary.with_errors)))]
@@ -154,6 +182,7 @@ table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #d0d7de;padd
 th{background:#f6f8fa}#nodes th{cursor:pointer;user-select:none}
 tr.error td{background:#ffebe9}tr.deviates td{background:#fff8c5}
 .ref{font-weight:600}.num{text-align:right}code{font-family:ui-monospace,monospace}
+td.name{white-space:nowrap}td.dev{font-weight:600;color:#9a6700}
 .summary span{display:inline-block;margin-right:1.2em;padding:.3em .7em;border-radius:4px;background:#f6f8fa}
 .bad{color:#cf222e;font-weight:600}.good{color:#1a7f37;font-weight:600}
 #filter{padding:.3em;width:22em}
@@ -239,11 +268,14 @@ def render_html(summary) -> str:
                 % (len(summary.nodes), len(summary.nodes)),
                 '<table id="nodes"><thead><tr><th>node</th><th>state</th>%s<th>errors</th><th>warnings</th>'
                 "<th>deviates in</th></tr></thead><tbody>" % "".join("<th>%s</th>" % _h(_label(k)) for k in keys)]
+        ref = dict(summary.reference_config)
         for n in summary.nodes:
             state = "error" if n.errors else "deviates" if n.deviations else "ok"
-            out.append('<tr class="%s"><td>%s</td><td>%s</td>%s<td>%s</td><td>%s</td><td>%s</td></tr>' % (
-                state, _h(n.name), state, "".join("<td>%s</td>" % _h(v) for _, v in n.config), _h(", ".join(n.errors)),
-                _h(", ".join(n.warnings)), _h(", ".join(_label(d) for d in n.deviations))))
+            cells = "".join('<td class="dev" title="%s: %s">%s</td>' % (_h(summary.reference), _h(ref.get(k, "")), _h(v))
+                            if k in n.deviations else "<td>%s</td>" % _h(v) for k, v in n.config)
+            out.append('<tr class="%s"><td class="name">%s</td><td>%s</td>%s<td>%s</td><td>%s</td><td>%s</td></tr>' % (
+                state, _h(n.name), state, cells, _h(", ".join(n.errors)), _h(", ".join(n.warnings)),
+                _h(_deviation_text(n, summary.reference_config))))
         out.append("</tbody></table>")
     if summary.unreadable:
         out += ["<h2>Unreadable reports</h2>", '<table id="unreadable"><thead><tr><th>file</th><th>why</th></tr></thead><tbody>']

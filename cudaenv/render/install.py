@@ -6,18 +6,43 @@ from __future__ import annotations
 from typing import List
 
 from cudaenv.core.text import printable
+from cudaenv.render.text import WIDTH, wrap, wrap_command
 
 
-def render_install(report) -> List[str]:
+def _lines(items: List[str], width: int, long_words: str = "keep") -> List[str]:
+    """Prose items (escaped) wrapped to ``width``; ``  ``-indented items keep their indent on each line."""
+    out: List[str] = []
+    for item in items:
+        text = printable(item)
+        indent = text[: len(text) - len(text.lstrip(" "))]
+        out += wrap(text.strip(), first=indent, rest=indent + "  " if indent else "  ", width=width, long_words=long_words)
+    return out
+
+
+def _commands(commands, width: int) -> List[str]:
+    """Commands that paste into a shell: ``cmd   (why)`` as the command, then its why below it when both do not fit."""
+    out: List[str] = []
+    for c in commands:
+        c = printable(c)
+        cmd, sep, why = c.partition("   (")
+        if sep and len("  " + c) > width:
+            out += wrap_command(cmd.rstrip(), "  ", width) + wrap("(" + why, first="      ", width=width, long_words="keep")
+        else:
+            out += wrap_command(c, "  ", width)
+    return out
+
+
+def render_install(report, width: int = WIDTH) -> List[str]:
     """The lines ``cudaenv install`` prints for an :class:`~cudaenv.toolkit.install.plan.InstallReport`."""
     r = report
     if r.status == "no-wheels":
-        lines = [r.message, "What works instead:"] + ["  " + a for a in r.commands]
-    elif r.status == "planned":
-        lines = [r.message] + ["  " + c for c in r.commands] + (["Source: " + r.source] if r.source else [])
-    elif r.status == "refused":
-        lines = [r.message] + ["warning: %s" % w for w in r.warnings] + ([r.hint] if r.hint else [])
-    elif r.status == "already-installed":
+        return _lines([r.message, "What works instead:"], width) + _commands(r.commands, width)
+    if r.status == "planned":
+        return (_lines([r.message], width) + _commands(r.commands, width)
+                + (_lines(["Source: " + r.source], width) if r.source else []))
+    if r.status == "refused":
+        return _lines([r.message] + ["warning: %s" % w for w in r.warnings] + ([r.hint] if r.hint else []), width)
+    if r.status == "already-installed":
         lines = ["CUDA %s is already installed in %s (give --reinstall to install it again)." % (r.release, r.path)]
         lines += ["note: %s" % r.hint] if r.hint else []
         lines.append("Use it in this shell: source <(cudaenv use %s)" % r.release)
@@ -32,18 +57,19 @@ def render_install(report) -> List[str]:
             lines.append("--force: installed although the checks of this machine warned:")
         lines += ["warning: %s" % w for w in r.warnings]
         lines.append("Use it in this shell: source <(cudaenv use %s)   (rc files are not touched)" % r.release)
-    return [printable(line) for line in lines]
+    return _lines(lines, width)
 
 
-def render_releases(listed) -> List[str]:
+def render_releases(listed, width: int = WIDTH) -> List[str]:
     """``cudaenv install --list`` (and ``cudaenv list --available``)."""
-    lines = ["From wheels (cudaenv install VERSION, no root):", "  " + (", ".join(listed.wheels) or "none"),
-             "Need NVIDIA's runfile or a repository (cudaenv install VERSION --runfile FILE | --plan):",
-             "  " + (", ".join(listed.runfile_or_repository) or "none")]
+    lines = ["From wheels (cudaenv install VERSION, no root):"]
+    lines += wrap(", ".join(printable(v) for v in listed.wheels) or "none", first="  ", width=width)
+    lines += _lines(["Need NVIDIA's runfile or a repository (cudaenv install VERSION --runfile FILE | --plan):"], width)
+    lines += wrap(", ".join(printable(v) for v in listed.runfile_or_repository) or "none", first="  ", width=width)
     if listed.index:
-        lines.append("Read from %s%s." % (listed.index, " (cached)" if listed.source == "cache" else ""))
-    lines += ["note: " + n for n in listed.notes]
-    return [printable(line) for line in lines]
+        lines += _lines(["Read from %s%s." % (listed.index, " (cached)" if listed.source == "cache" else "")], width)
+    lines += _lines(["note: " + n for n in listed.notes], width)
+    return lines
 
 
 class PassThrough:

@@ -146,8 +146,8 @@ def nvcc_lines(n: NvccContext) -> List[str]:
         out.append("%s: %s." % (how[0].upper() + how[1:], "%s, which %s" % (_label(p.toolkit), _verdict(p.toolkit, n.arch))
                                 if p.toolkit is not None else "no toolkit cudaenv knows"))
     if n.verdict == "none-compiles":
-        out.append("No toolkit here compiles for %s (%s needs CUDA %s or newer%s)." % (
-            n.arch, n.arch, n.first_cuda, "; the newest here is %s" % _label(n.newest) if n.newest else ""))
+        out.append("No toolkit here compiles for %s (%s needs CUDA %s%s)." % (
+            n.arch, n.arch, n.cuda_range or ("%s or newer" % n.first_cuda), "; the newest here is %s" % _label(n.newest) if n.newest else ""))
     elif n.verdict == "elsewhere":
         out.append("The toolkit this environment picks compiles for %s, so the nvcc that failed was another one: a "
                    "build run with another PATH or CUDA_HOME (a conda env, sudo, a container, a CMake cache's "

@@ -60,12 +60,15 @@ def render_plan_json(plan: Plan) -> str:
     return dumps(plan.to_dict())
 
 
-def render_residue_text(targets: Sequence[str], residue: Sequence[Residue]) -> str:
+def render_residue_text(targets: Sequence[str], residue: Sequence[Residue], width: int = WIDTH) -> str:
+    names = ", ".join(printable(t) for t in targets)
     if not residue:
-        return "Nothing is left of %s.\n" % ", ".join(printable(t) for t in targets)
-    lines = ["Still left of %s:" % ", ".join(printable(t) for t in targets)]
-    lines += ["  - [%s] %s" % (r.kind, printable(r.detail)) for r in residue]
-    lines.append("Run `cudaenv uninstall %s` again for a plan that removes it." % " ".join(quote_exact(t) for t in targets))
+        return "\n".join(wrap("Nothing is left of %s." % names, width=width, long_words="keep")) + "\n"
+    lines = wrap("Still left of %s:" % names, width=width, long_words="keep")
+    for r in residue:
+        lines += wrap("[%s] %s" % (r.kind, printable(r.detail)), first="  - ", width=width, long_words="keep")
+    lines += wrap("Run `cudaenv uninstall %s` again for a plan that removes it." % " ".join(quote_exact(t) for t in targets),
+                  width=width, long_words="keep")
     return "\n".join(lines) + "\n"
 
 

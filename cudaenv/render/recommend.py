@@ -35,11 +35,22 @@ def render_text(rec: Any, width: int = 80) -> str:
         lines.append(("Options:" if getattr(rec, "installed_fits", False) else "Alternatives:") if rec.variant else "What to change:")
         for a in rec.alternatives:
             lines += prose(a.summary, "  - ", "    ")
+    if getattr(rec, "uv_auto", None):
+        lines.append("")
+        lines += prose(uv_auto_text(rec), "uv: ", "    ")
     if rec.notes:
         lines.append("")
         for n in rec.notes:
             lines += prose(n, "note: ", "      ")
     return "\n".join(lines) + "\n"
+
+
+def uv_auto_text(rec: Any) -> str:
+    """Why uv's ``--torch-backend=auto`` would pick another build than this one (it reads only the driver)."""
+    auto = next((c for c in rec.candidates or () if c.variant == rec.uv_auto), None)
+    why = "; ".join(auto.problems) if auto is not None and auto.problems else "it is newer, and uv takes the newest the driver runs"
+    return ("uv's --torch-backend=auto would pick %s: it reads only the driver, not the GPUs (astral-sh/uv#14742). "
+            "%s. With uv, name the build: --torch-backend=%s" % (rec.uv_auto, why[:1].upper() + why[1:], rec.variant))
 
 
 def render_requirements(rec: Any) -> str:

@@ -5,7 +5,7 @@ Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 colum
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.render.text import paint as _paint, wrap as _wrap, wrap_command
+from cudaenv.render.text import WIDTH, paint as _paint, wrap as _wrap, wrap_command
 from cudaenv.core.text import printable
 
 
@@ -220,17 +220,18 @@ def _mark(findings) -> str:
     return min((f.severity for f in findings), key=lambda sev: RANK.get(sev, 3))
 
 
-def _line(mark: str, label: str, facts: str, color: bool) -> List[str]:
+def _line(mark: str, label: str, facts: str, color: bool, width: int = WIDTH) -> List[str]:
     head = "  %-*s" % (MARK_W, mark)
     lab = label if len(label) < LABEL_W else label + " "
     first = head + "%-*s" % (LABEL_W, lab)
-    lines = _wrap(printable(facts), first, " " * (2 + MARK_W + LABEL_W))
+    lines = _wrap(printable(facts), first, " " * (2 + MARK_W + LABEL_W), width)
     if color:
         lines[0] = lines[0].replace(head, "  " + _paint("%-*s" % (MARK_W, mark), mark, True), 1)
     return lines
 
 
-def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bool = False, view=None) -> str:
+def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bool = False, view=None,
+                  width: int = WIDTH) -> str:
     """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts).
 
     ``view``: the derived facts (:func:`cudaenv.diagnose.view.build_view`), built here when not given."""
@@ -247,7 +248,7 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
     version = s.cudaenv_version or ""
     out.append(_paint("cudaenv doctor%s" % ((" " + version) if version else ""), "bold", color))
     if s.root not in ("/", ""):
-        out += _wrap("inspecting files under %s" % s.root, "", "  ")
+        out += _wrap("inspecting files under %s" % s.root, "", "  ", width)
     for section, build in CHECKS.items():
         mine = by_section.get(section, [])
         rows = build(s, view)
@@ -259,10 +260,10 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
         for label, facts, ids in rows:
             hits = [f for f in mine if f.id in ids]
             claimed.update(f.id for f in hits)
-            out += _line(_mark(hits), label, facts, color)
+            out += _line(_mark(hits), label, facts, color, width)
         for f in mine:
             if f.id not in claimed:
-                out += _line(f.severity, f.id, f.title, color)
+                out += _line(f.severity, f.id, f.title, color, width)
     problems = [f for f in findings if f.section != "hints" and f.severity in ("error", "warning")]
     infos = [f for f in findings if f.section != "hints" and f.severity == "info"]
     if problems or infos:
@@ -275,20 +276,20 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
         out.append(_paint(counted, "bold", color))
         for f in sorted(problems, key=lambda f: RANK[f.severity]) + infos:
             out.append("")
-            out += _finding(f, color)
+            out += _finding(f, color, width)
     hints = [f for f in findings if f.section == "hints"]
     if hints:
         out.append("")
         out.append(_paint("Hints", "bold", color))
         for f in hints:
-            out += _wrap(f.title, "  - ", "    ")
+            out += _wrap(f.title, "  - ", "    ", width)
             for cmd in f.fix[:1]:
-                out += wrap_command(cmd, "      ")
+                out += wrap_command(cmd, "      ", width)
     if s.notes and not verbose:  # the facts below end with the notes
         out.append("")
         out.append(_paint("Notes", "bold", color))
         for n in s.notes:
-            out += _wrap(printable("%s: %s" % (n.probe, n.message)), "  - ", "    ")
+            out += _wrap(printable("%s: %s" % (n.probe, n.message)), "  - ", "    ", width)
     if not problems:
         out.append("")
         out.append(_paint("No problems found.", "ok", color))
@@ -302,13 +303,13 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
     return "\n".join(out) + "\n"
 
 
-def _finding(f, color: bool) -> List[str]:
+def _finding(f, color: bool, width: int = WIDTH) -> List[str]:
     head = "%s  %s" % (_paint(f.severity.upper(), f.severity, color), f.id)
     lines = [head]
-    lines += _wrap(_safe(f.title), "  ", "  ")
-    lines += _wrap(_safe(f.detail), "  ", "  ")
+    lines += _wrap(_safe(f.title), "  ", "  ", width)
+    lines += _wrap(_safe(f.detail), "  ", "  ", width)
     if f.fix:
         lines.append("  fix:")
         for cmd in f.fix:
-            lines += wrap_command(printable(cmd), "    ")
+            lines += wrap_command(printable(cmd), "    ", width)
     return lines

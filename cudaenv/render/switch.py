@@ -19,7 +19,7 @@ def render_installed(toolkits: Sequence[Toolkit], system: str = "linux") -> str:
     """The installed toolkits, one per line: version, path, where found, and which is active or linked."""
     toolkits = unique_toolkits(toolkits, system)
     if not toolkits:
-        return "no CUDA toolkits found (looked in /usr/local/cuda-*, /opt, CUDA_HOME, CUDA_PATH, PATH, CUDAENV_TOOLKITS)"
+        return "no CUDA toolkits found (looked in /usr/local/cuda-*, /opt,\nCUDA_HOME, CUDA_PATH, PATH, CUDAENV_TOOLKITS)"
     rows = []
     for t in sorted(toolkits, key=lambda t: (version_key(t.version), t.path), reverse=True):
         flags = [f for f, on in (("active", t.active), ("/usr/local/cuda", t.is_link_target)) if on]

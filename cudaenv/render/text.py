@@ -280,8 +280,37 @@ def advice_command(text: str) -> Tuple[int, int, bool]:
         end -= 1
     cmd = text[start:end]
     words = cmd.split(" ")
+    if words[0] in _COMMAND_WORDS:
+        end = start + _command_end(cmd)  # "cudaenv verify runs a matmul ...": the command is "cudaenv verify"
+        while end > start + 1 and text[end - 1] in ",;":
+            end -= 1  # "... --plan, or --runfile FILE": the comma is the sentence's
+        cmd = text[start:end]
     sure = note >= 0 or any(_top_level(cmd, op) >= 0 for op in (" && ", " | ", " || ")) or words[0] in _COMMAND_WORDS
     return start, end, sure
+
+
+# words that start prose after a command (never an argument a command of the advice table takes)
+_PROSE = frozenset(("and", "or", "the", "a", "an", "to", "if", "then", "which", "that", "when", "where", "whether", "for",
+                    "with", "shows", "lists", "runs", "prints", "tells", "names", "is", "are", "it", "its", "says"))
+
+
+def _command_end(cmd: str) -> int:
+    """Where a command that starts an advice item ends: before the first word, outside quotes, that starts prose
+    (:data:`_PROSE`) or a parenthesis; the whole text when none does. Prose after a command is wrapped as prose,
+    never continued with `` \``."""
+    quote = ""
+    i = 0
+    for k, ch in enumerate(cmd):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == " " and k > 0:
+            word = cmd[k + 1:].split(" ", 1)[0]
+            i += 1
+            if i >= 1 and (word in _PROSE or word.startswith("(")) and k > len(cmd.split(" ", 1)[0]):
+                return k
+    return len(cmd)
 
 
 def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[str]:

@@ -290,12 +290,30 @@ def plan_off(toolkits: Sequence[Toolkit], env: Mapping[str, str], system: str = 
 
 
 def parse_version_file(text: str) -> Optional[str]:
-    """The spec in a ``.cuda-version`` file: its first line that is not empty or a ``#`` comment."""
+    """The spec in a ``.cuda-version`` file: its first line that is not empty, a ``#`` comment or a ``key=value``
+    setting; else the value of a ``cuda=`` setting.
+
+    Other tools write the same file with settings of their own after the version (zocrit/cudup's ``cudup local``
+    reads a ``cudnn=`` line, src/commands/local.rs): a setting is never taken for a toolkit spec, and unknown keys are
+    ignored, as cudup ignores them."""
+    keyed = None
     for line in text.splitlines():
         line = line.strip()
-        if line and not line.startswith("#"):
-            return line
-    return None
+        if not line or line.startswith("#"):
+            continue
+        key, eq, value = line.partition("=")
+        if eq and _is_key(key.strip()):
+            if key.strip().lower() == "cuda" and keyed is None and value.strip():
+                keyed = value.strip()
+            continue
+        return line
+    return keyed
+
+
+def _is_key(word: str) -> bool:
+    """``cudnn``, ``cuda``, ``nccl_version``: a setting's name (ASCII letters, digits, ``_``, ``-``; a letter first),
+    never a path or a version."""
+    return bool(word) and word.isascii() and word[0].isalpha() and all(c.isalnum() or c in "_-" for c in word)
 
 
 def plan_auto(

@@ -15,7 +15,7 @@ import checkpoint_builders as cb
 from builders import TOOLS, recorded
 from cudaenv.checkpoint import nodes, pickle_vm
 from cudaenv.checkpoint.analyze import inspect_file
-from cudaenv.checkpoint.prefixes import wrapper_chain
+from cudaenv.checkpoint.names import wrapper_chain
 from cudaenv.checkpoint.report import CheckpointReport, VisibleGpus
 
 
@@ -145,7 +145,7 @@ def test_strip_prefix_advice_is_the_same_in_every_run(tmp_path):
                         ("_orig_mod.module.c", cb.Tensor(cb.Storage("2", 1), (1,))),
                         ("module._orig_mod.d", cb.Tensor(cb.Storage("3", 1), (1,)))])
     line = [a for a in report_of(tmp_path, cb.torch_zip(sd)).advice if "--strip-prefix" in a][0]
-    assert line.endswith("--strip-prefix _orig_mod.module. --strip-prefix module._orig_mod. --strip-prefix module.")
+    assert "--strip-prefix _orig_mod.module. --strip-prefix module._orig_mod. --strip-prefix module. -o " in line
 
 
 def test_training_checkpoint_with_optimizer_state(tmp_path):
@@ -551,9 +551,22 @@ def test_both_rewrites_are_offered_as_one_command_that_pastes(tmp_path):
     path.write_bytes(cb.torch_zip(cb.cnn("cuda:2", prefix="module.")))
     r = inspect_file(str(path), VisibleGpus(0, (), "no nvidia-smi"))
     both = [a for a in r.advice if a.startswith("both in one rewrite: ")]
-    assert len(both) == 1 and both[0].endswith("--map-location cpu --strip-prefix module.")
+    assert len(both) == 1 and both[0].endswith("--map-location cpu --strip-prefix module. -o %s -- %s" % (tmp_path / "dp.fixed.pt", path))
     text = render_inspect(r, 60)
     block = [line for line in text[text.index("both in one rewrite:"):].split("\n")[1:] if line.startswith("      ")]
     assert len(block) > 1 and all(line.endswith(" \\") for line in block[:-1]) and not block[-1].endswith("\\")
     cmd = " ".join(line.strip().rstrip("\\").strip() for line in block)
-    assert cmd == "cudaenv checkpoint fix %s -o %s --map-location cpu --strip-prefix module." % (path, tmp_path / "dp.fixed.pt")
+    assert cmd == "cudaenv checkpoint fix --map-location cpu --strip-prefix module. -o %s -- %s" % (tmp_path / "dp.fixed.pt", path)
+
+
+
+def test_the_more_keys_line_counts_every_key_not_the_capped_list(tmp_path):
+    # issue 27: a 64-key state_dict printed "... 36 more keys" (41 capped entries less 5 shown)
+    from cudaenv.render.checkpoint import render_inspect
+
+    items = [("layer%d.weight" % i, cb.Tensor(cb.Storage(str(i), 4, "cpu"), (4,))) for i in range(64)]
+    r = report_of(tmp_path, cb.torch_zip(cb.state_dict(items)))
+    assert r.key_count == 64 and r.kind == "state_dict"
+    text = render_inspect(r)
+    assert "... 59 more keys (--json lists the first 40)" in text, text
+    assert "more keys" not in " ".join(line for line in text.splitlines() if "key" in line and "59" not in line)

@@ -16,7 +16,7 @@ from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import render_report
 from cudaenv.render.text import shell_words, wrap_command
 from cudaenv.render.spinner import Spinner
-from machine import A10G, ARCH_CU118, ARCH_CU121, ARCH_CU128, RTX2080TI_X4, a10g_535, healthy
+from machine import A10G, ARCH_CU118, ARCH_CU121, ARCH_CU126, RTX2080TI_X4, TITANV_5880, a10g_535, healthy
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -54,7 +54,9 @@ def test_healthy_report_says_no_problems_and_exits_0(machine):
 
 
 def test_strict_fails_on_warnings_only(machine):
-    a10g_535(machine).torch("2.9.0+cu128", "12.8", A10G, ARCH_CU128)  # minor-version compatibility: a warning
+    # two GPU models, CUDA_DEVICE_ORDER unset: device-order-differs, a warning
+    machine.smi(query=recorded("smi-query-titanv-5880.txt"))
+    machine.torch("2.13.0+cu126", "12.6", TITANV_5880, ARCH_CU126, order=[1, 0])
     assert machine.doctor().code == 0
     assert machine.doctor("--strict").code == 1
     assert machine.doctor("--strict", fmt="--format=markdown").code == 1

@@ -218,6 +218,19 @@ def test_torch_import_error():
     assert "libcudnn.so.9" in f.detail and f.severity == "error"
 
 
+def test_a_broken_import_of_a_pinned_torch_reinstalls_that_build_first():
+    # issue 27: torch 2.8.0+cu128 without its cuDNN wheel was "fixed" by installing torch 2.14.1, six releases later
+    t = cuda_torch(version="2.8.0+cu128", cuda="12.8", dynamic=False, cuda_available=None, devices=(), arch=(),
+                   import_error="ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory")
+    f = one(healthy(torch=t), "torch-import-error")
+    assert f.fix[0] == PY + " -m pip install --force-reinstall torch==2.8.0+cu128 --index-url https://download.pytorch.org/whl/cu128"
+    assert "2.14.1" not in "\n".join(f.fix[:1])
+    # a build that cannot run here (cu128 on a driver too old for 12.x) is not reinstalled: the fitting build is named
+    old = Driver(version="470.82.01", cuda_version="11.4", source="nvml")
+    f = one(healthy(torch=t, driver=old), "torch-import-error")
+    assert not any("--force-reinstall torch==2.8.0+cu128" in x for x in f.fix) and any("cu118" in x for x in f.fix), f.fix
+
+
 def test_cpu_torch_beside_a_gpu():
     t = Torch(python=PY, installed=True, version="2.13.0+cpu", cuda=None, dynamic=True, cuda_available=False, device_count=0,
               installer="pip")
@@ -233,8 +246,14 @@ def test_cu128_torch_beside_a_535_driver():
     t = cuda_torch(version="2.9.0+cu128", cuda="12.8", arch=("sm_70", "sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"))
     s = healthy(driver=d, torch=t, toolkits=(), active_toolkit=None, cuda_symlink=None)
     f = one(s, "driver-minor-compat")
-    assert f.severity == "warning" and "525.60.13" in f.detail and "570.26" in f.detail and "535.104.05" in f.detail
+    assert "525.60.13" in f.detail and "570.26" in f.detail and "535.104.05" in f.detail
     assert "driver-too-old-for-torch" not in ids(s)
+    # the A100 runs the build's sm_80 cubin: nothing JITs torch's PTX, so it is a note, not a warning
+    assert f.severity == "info" and "Every GPU here has a cubin" in f.detail
+    # an arch list nobody knows (not imported, no table row): the warning stays
+    unknown = replace(t, version="2.99.0+cu128", dynamic=False, arch_list=(), devices=())
+    s2 = healthy(driver=d, torch=unknown, toolkits=(), active_toolkit=None, cuda_symlink=None)
+    assert one(s2, "driver-minor-compat").severity == "warning"
 
 
 def test_driver_too_old_for_torch_names_the_minimum_and_the_newest_variant():
@@ -408,6 +427,20 @@ def test_toolkit_newer_than_driver():
     assert "# upgrade the driver to 550.54.15 or newer:" in f3.fix, f3.fix
 
 
+def test_toolkit_newer_than_a_host_driver_offers_an_older_toolkit_that_fits():
+    # issue 27: in a container the host's driver is out of reach; only the host upgrade was offered
+    s = healthy(driver=Driver(version="550.54.15", cuda_version="12.4", source="nvml"))
+    s = replace(s, platform=replace(s.platform, container="docker"))
+    f = one(s, "toolkit-newer-than-driver")
+    fix = "\n".join(f.fix)
+    assert "host" in fix and "cudaenv install 12.4 --plan" in fix and "cudaenv use 12.4" in fix, fix
+    s = replace(s, driver=Driver(version="580.95.05", cuda_version="13.0", source="nvml"),
+                toolkits=(Toolkit(version="13.2.1", path="/usr/local/cuda-13.2", source="x", active=True, on_path=True),),
+                active_toolkit=ActiveToolkit(path="/usr/local/cuda-13.2", version="13.2.1"), cuda_symlink=None)
+    fix = "\n".join(one(s, "toolkit-newer-than-driver").fix)
+    assert "cudaenv install 13.0    #" in fix and "--plan" not in fix, fix
+
+
 def test_dangling_cuda_link():
     s = healthy(cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-12.4", dangling=True))
     f = one(s, "cuda-link-dangling")
@@ -460,6 +493,17 @@ def test_gpu_memory_busy_lists_pids_owners_and_kill_commands():
     f = one(healthy(gpus=(g,), processes=procs), "gpu-memory-busy")
     assert "pid 4242" in f.detail and "alice" in f.detail and "80000 of 81920" in f.title
     assert f.fix[0].startswith("kill 4242")
+
+
+def test_gpu_memory_busy_names_every_full_gpu():
+    # issue 27: four full GPUs were reported as GPU 0 alone (the id is reported once)
+    gpus = tuple(gpu(i, used=80000) for i in range(4))
+    procs = tuple(GpuProcess(pid=100 + i, name="python train.py", used_memory_mib=79000, gpu_index=i, state="running")
+                  for i in range(4))
+    f = one(healthy(gpus=gpus, visible_devices=all_visible(gpus), processes=procs), "gpu-memory-busy")
+    assert "0, 1, 2, 3" in f.title and all("GPU %d" % i in f.detail for i in range(4)), (f.title, f.detail)
+    assert [x.split()[1] for x in f.fix if x.startswith("kill 1")] == ["100", "101", "102", "103"]
+    assert any(x.endswith("-i 0,1,2,3") for x in f.fix)
 
 
 def test_stale_gpu_process():
@@ -634,3 +678,17 @@ def test_wsl2_linux_driver_removal_is_the_distros_row(distro, removes):
         assert any(x.startswith(removes) for x in fix) and any(x.startswith("dpkg -l | grep") for x in fix)
     else:
         assert not any("apt-get" in x for x in fix) and any("package manager" in x for x in fix)
+
+
+def test_sudo_is_printed_only_where_it_is_needed_and_present():
+    # issue 27: gpu-memory-busy (and the link fixes) printed sudo for root in a container without sudo
+    g = replace(A100, memory_used_mib=80000)
+    stale = GpuProcess(pid=999, name="python", used_memory_mib=4000, gpu_index=0, state="gone")
+    base = healthy(gpus=(g,), processes=(stale,), cuda_symlink=CudaSymlink(path="/usr/local/cuda", target="/usr/local/cuda-12.4",
+                                                                         dangling=True))
+    for root_user, sudo, printed in ((None, None, True), (False, True, True), (True, False, False), (True, True, False),
+                                     (False, False, False)):
+        s = replace(base, platform=replace(base.platform, root_user=root_user, sudo=sudo))
+        fixes = [x for fid in ("gpu-memory-busy", "stale-gpu-process", "cuda-link-dangling") for x in one(s, fid).fix]
+        assert any(x.startswith("sudo ") for x in fixes) == printed, (root_user, sudo, fixes)
+        assert any("fuser -v /dev/nvidia0" in x or "fuser -v /dev/nvidia*" in x for x in fixes)

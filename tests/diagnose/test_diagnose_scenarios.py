@@ -141,6 +141,21 @@ def test_empty_cuda_visible_devices(machine):
     assert code == 1 and found["visible-devices-empty"]["severity"] == "error"
 
 
+@pytest.mark.parametrize("value", ["", "7"])
+def test_a_setting_that_hides_every_gpu_is_its_own_finding_never_a_cpu_plan(machine, value):
+    # an empty CUDA_VISIBLE_DEVICES (as some schedulers leave it) or one naming no GPU: the A10G decides the build
+    a10g_535(machine)
+    machine.env["CUDA_VISIBLE_DEVICES"] = value
+    code, found, _ = machine.findings()
+    assert code == 1 and ("visible-devices-empty" if not value else "visible-devices-invalid") in found
+    fix = "\n".join(found["torch-missing"]["fix"])
+    assert "https://download.pytorch.org/whl/cu126" in fix and "/whl/cpu" not in fix, fix
+    machine.torch("2.13.0+cpu", None)
+    _, found, _ = machine.findings()
+    fix = "\n".join(found["torch-cpu-only"]["fix"])
+    assert "https://download.pytorch.org/whl/cu126" in fix and "/whl/cpu" not in fix, fix
+
+
 def test_two_models_without_pci_bus_order(machine):
     machine.smi(query=recorded("smi-query-titanv-5880.txt"))
     machine.torch("2.13.0+cu126", "12.6", TITANV_5880, ARCH_CU126, order=[1, 0])  # CUDA puts the faster Ada first
@@ -192,10 +207,11 @@ def test_cu128_torch_beside_a_535_driver(machine):
     a10g_535(machine).torch("2.9.0+cu128", "12.8", A10G, ARCH_CU128)
     code, found, _ = machine.findings()
     f = found["driver-minor-compat"]
-    assert f["severity"] == "warning" and "535.247.01" in f["detail"] and "570.26" in f["detail"]
+    # the A10G runs the build's sm_86 cubin: minor-version compatibility costs torch nothing here (a note)
+    assert f["severity"] == "info" and "535.247.01" in f["detail"] and "570.26" in f["detail"]
     assert code == 0 and "driver-too-old-for-torch" not in found
     strict = machine.doctor("--strict")
-    assert strict.code == 1
+    assert strict.code == 0
 
 
 def test_cu130_torch_beside_a_535_driver(machine):

@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from builders import TESTS, assert_bounded
+from builders import TESTS, assert_bounded, recorded
 from cudaenv.explain import classify_error, known_ids
 from cudaenv.explain.checks import CHECKS, PROVIDES
 from cudaenv.core.resources import load_table
@@ -87,6 +87,25 @@ def test_prefix_in_either_direction_and_only_when_the_lists_differ_by_it():
     assert ids == "state-dict-mismatch" and values["nested_key"] == "state_dict"
 
 
+def test_a_batchnorm_counter_listed_on_one_side_only_is_still_the_prefix_case():
+    # issue 27: m.load_state_dict(nn.DataParallel(m).state_dict()) for a model with BatchNorm: torch lists
+    # module.bn.num_batches_tracked as unexpected but never bn.num_batches_tracked as missing (BatchNorm's
+    # _load_from_state_dict fills a missing counter); the same for torch.compile's _orig_mod.
+    head = 'RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: %s. \n\tUnexpected key(s) in state_dict: %s. '
+    plain = ["conv.weight", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var", "fc.weight"]
+    for prefix in ("module.", "_orig_mod."):
+        wrapped = [prefix + k for k in plain] + [prefix + "bn.num_batches_tracked"]
+        ids, values = _classify(head % (", ".join('"%s"' % k for k in plain), ", ".join('"%s"' % k for k in wrapped)))
+        assert ids == "state-dict-prefix" and values["prefix"] == prefix and "if_ckpt_prefixed" in values, (ids, values)
+        # the other way round: a wrapped model, a plain checkpoint
+        ids, values = _classify(head % (", ".join('"%s"' % (prefix + k) for k in plain),
+                                        ", ".join('"%s"' % k for k in plain + ["bn.num_batches_tracked"])))
+        assert ids == "state-dict-prefix" and values["prefix"] == prefix and "if_model_prefixed" in values, (ids, values)
+    # a counter with nothing else of its module on the other side is still a mismatch
+    ids, _ = _classify(head % ('"fc.weight"', '"module.fc.weight", "module.bn2.num_batches_tracked", "module.bn2.weight"'))
+    assert ids == "state-dict-mismatch"
+
+
 def test_prefix_advice_strips_only_the_keys_that_have_it():
     m = classify_error('Missing key(s) in state_dict: "a.w". \n\tUnexpected key(s) in state_dict: "module.a.w". ')
     assert any('if k.startswith("module.") else k' in a for a in m.advice)
@@ -106,6 +125,27 @@ def test_nvcc_arch_names_the_first_cuda_from_the_table():
     m = classify_error("nvcc fatal   : Unsupported gpu architecture 'compute_89'")
     row = next(r for r in load_table("cuda_arch")["rows"] if r["cc"] == "8.9")
     assert dict(m.values)["first_cuda"] == row["cuda_from"]
+
+
+@pytest.mark.parametrize("arch, pick, get", [
+    ("compute_61", "12.9", "cudaenv install 12.9 --plan"),  # 13.0 refuses Pascal: the newest that still targets it
+    ("compute_37", "11.8", "cudaenv install 11.8 --plan"),  # Kepler: 12.0 dropped it
+    ("compute_120", None, "cudaenv install 13."),  # a Blackwell GPU: the newest toolkit, from NVIDIA's wheels
+])
+def test_nvcc_arch_advice_names_a_toolkit_that_targets_the_arch(arch, pick, get):
+    from cudaenv.toolkit.install.precheck import nvcc_compiles_for
+    from cudaenv.core.version import cc_tuple
+
+    m = classify_error("nvcc fatal   : Unsupported gpu architecture '%s'" % arch)
+    values = dict(m.values)
+    advice = m.advice[0]
+    assert "or newer; cudaenv install %s" % values["first_cuda"] not in advice, advice
+    assert nvcc_compiles_for(values["pick_cuda"], cc_tuple(arch))
+    assert "cudaenv use %s;" % values["pick_cuda"] in advice and get in advice, advice
+    if pick:
+        assert values["pick_cuda"] == pick and "--runfile" in advice
+    else:
+        assert "--plan" not in advice
 
 
 def test_pip_names_the_pythons_of_the_release_from_the_table():
@@ -184,3 +224,22 @@ def test_key_lists_are_bounded_on_a_huge_paste():
     assert 0 < len(missing) <= 5_000 and unexpected == []
     # counted, not timed: 200,000 keys cost no more Python than 20,000 (the list stops at its bound)
     assert_bounded(key_lists, paste(20_000), paste(200_000), passes=3)  # isascii(), lower() and a slice: in C
+
+
+def test_makeself_failures_lead_to_check_installer():
+    # issue 27: makeself always prints its space line, so a damaged CUDA runfile got only "/tmp is full" advice.
+    # The two lines as makeself 2.1.x prints them after gzip fails (its MS_Check/extraction messages).
+    text = ("gzip: stdin: invalid compressed data--format violated\n"
+            "Extraction failed.\nEnsure there is enough space in /tmp and that the installation package is not corrupt\n")
+    m = classify_error(text)
+    advice = "\n".join(m.advice)
+    # the data is damaged (a full /tmp fails writes, it does not corrupt gzip data): the file is the suspect
+    assert m.id == "runfile-corrupt" and "cudaenv check-installer FILE" in advice and "df -h /tmp" not in advice, advice
+    # only the space line, no damaged data: /tmp is the suspect, not the file
+    full = classify_error("tar: ./builds/cuda: Cannot write: No space left on device\n"
+                          "Extraction failed.\nEnsure there is enough space in /tmp and that the installation package is not corrupt\n")
+    assert "df -h /tmp" in "\n".join(full.advice) and "check-installer" not in "\n".join(full.advice)
+    for name in ("err-runfile-corrupt-2.txt", "err-runfile-corrupt-3.txt", "err-runfile-corrupt-4.txt"):
+        m = classify_error(recorded(name))
+        assert m.id == "runfile-corrupt" and "cudaenv check-installer FILE" in "\n".join(m.advice), name
+    assert "web page" in "\n".join(classify_error(recorded("err-runfile-corrupt-4.txt")).advice)

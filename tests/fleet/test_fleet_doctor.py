@@ -109,12 +109,32 @@ def test_output_unwritable_is_a_usage_error(machine, tmp_path):
 
 
 @pytest.mark.parametrize("raw, name", [
-    ("node17", "node17.json"), ("../../etc/passwd", "_.._etc_passwd.json"), ("a/b c\x1b[2J", "a_b_c__2J.json"),
-    ("", "unknown-host.json"), (None, "unknown-host.json"), ("...", "unknown-host.json"), ("ünï", "_n_.json"),
+    ("node17", "node17.json"), ("gpu-a_1.x", "gpu-a_1.x.json"), ("../../etc/passwd", "_.._etc_passwd~"),
+    ("a/b c\x1b[2J", "a_b_c__2J~"), ("", "unknown-host.json"), (None, "unknown-host.json"), ("...", "~"), ("ünï", "_n_~"),
 ])
 def test_report_filename_is_safe(raw, name):
-    assert report_filename(raw, "json") == name
-    assert "/" not in report_filename(raw, "prometheus") and not report_filename(raw, "json").startswith(".")
+    got = report_filename(raw, "json")
+    assert got == name if name.endswith(".json") else (got.startswith(name) and len(got) == len(name) + 16 + 5), got
+    assert "/" not in report_filename(raw, "prometheus") and not got.startswith(".")
+
+
+def test_no_two_host_names_share_a_report_file():
+    # issue 27: gpu-é1, gpu-ü1 and gpu-_1 were all gpu-_1.json: 3 nodes, 1 report
+    names = ["gpu-é1", "gpu-ü1", "gpu-_1", "gpu-?1", "gpu-_1~" + "0" * 16, "GPU-_1", "x" * 300, "x" * 301, ".x", "_x"]
+    files = [report_filename(n, "json") for n in names]
+    assert len(set(files)) == len(names), files
+    assert all(len(f) <= 230 and "/" not in f and not f.startswith(".") for f in files)
+
+
+def test_a_hostname_that_is_a_json_object_is_no_node_name(tmp_path):
+    from cudaenv.fleet.summary import summarize
+
+    good = {"schema_version": 1, "platform": {"system": "linux"}, "hostname": {"evil": "object"}, "findings": []}
+    path = tmp_path / "node7.json"
+    path.write_text(json.dumps(good))
+    summary = summarize([str(path)])
+    names = [n.name for n in summary.nodes]
+    assert names == ["node7"], names
 
 
 def test_hostile_hostname_never_leaves_the_folder(machine, tmp_path):

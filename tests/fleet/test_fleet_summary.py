@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import recorded
+import fleet_builders
 from fleet_builders import GPUS8, node_report, planted
 from machine import A10G, ARCH_CU121, a10g_535
 
@@ -194,6 +195,34 @@ def test_html_is_self_contained_and_escaped(cli, tmp_path):
     h = run(cli, "--format", "html", str(_hostile(tmp_path / "h"))).out
     assert "<script>alert" not in h and "<img" not in h and "&lt;script&gt;alert(1)&lt;/script&gt;" in h
     assert h.count("<script>") == 1  # only the page's own
+
+
+def test_long_node_names_stay_whole_and_the_html_shows_what_deviates(cli, tmp_path):
+    # issue 27: text cut node names in the middle; the HTML wrapped them at hyphens and named only the dimension
+    folder = tmp_path / "r"
+    folder.mkdir()
+    long_names = ["gpu-node-rack12-slot%02d.cluster.example" % i for i in range(1, 6)]
+    for i, name in enumerate(long_names):
+        changes = {"driver": fleet_builders.OLD_DRIVER} if i == 0 else {}
+        if i == 1:
+            changes.update(torch=fleet_builders.CPU_TORCH, findings=(Finding("torch-cpu-only", "error", "CPU torch", "d"),))
+        (folder / (name + ".json")).write_text(json.dumps(node_report(name, **changes).to_dict()))
+    r = run(cli, "--all", str(folder))
+    assert all(len(line) <= 80 for line in r.out.splitlines()), r.out
+    for name in long_names:
+        assert "  %s\n" % name in r.out, r.out  # whole, on a line of its own
+    assert "..." not in r.out.split("Findings")[1], r.out
+    page = run(cli, "--format", "html", str(folder)).out
+    assert '<td class="name">gpu-node-rack12-slot01.cluster.example</td>' in page and "td.name{white-space:nowrap}" in page
+    assert "driver 535.247.01 (not 580.95.05)" in page and '<td class="dev" title="majority: 580.95.05">535.247.01</td>' in page
+
+
+def test_finding_examples_are_whole_names():
+    from cudaenv.render.fleet import _names
+
+    text = _names(["node-%02d" % i for i in range(1, 11)], 5, 32)
+    assert len(text) <= 32 and text.endswith("more") and all(p.strip().startswith(("node-", "+")) for p in text.split(","))
+    assert text == "node-01, node-02, +13 more", text
 
 
 def test_natural_order():

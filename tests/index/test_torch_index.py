@@ -309,7 +309,7 @@ def test_refresh_command_then_recommend_offline_uses_the_cache(cli, fake_root, t
 
 def test_recommend_refresh_offline_falls_back_with_a_note(cli, fake_root, tmp_path):
     env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "cache"), "CUDAENV_INDEX_TIMEOUT": "1"}
-    res = cli("torch", "recommend", "--root", str(fake_root.path), "--refresh", "--index-base", _dead_base(), "--driver", "560.35.03",
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--refresh", "--index-base", _dead_base(), "--driver", "575.51.03",
               "--compute-capability", "8.6", "--torch", "2.7.1", env=env)
     assert res.code == 0, res
     assert "torch 2.7.1, cu128" in res.out

@@ -48,7 +48,7 @@ ROOMS = {
 # The capabilities, in their order: each imports only those before it (derived from what they use: explain reads
 # checkpoint's weights names and toolkit's oldest target; the doctor asks explain and recommend; fix reads the
 # doctor's findings and recommend's decision; pasted outputs and verify are judged by the doctor's rules).
-CAPABILITIES = ("checkpoint", "toolkit", "explain", "recommend", "diagnose", "fix", "pasted", "verify", "fleet")
+CAPABILITIES = ("checkpoint", "toolkit", "explain", "recommend", "diagnose", "fix", "pasted", "verify", "fleet", "stack")
 
 PURE_FLOORS = ("core", "model", "parse", "shells", "facts")  # what a capability's pure core may import (and itself)
 IO_ROOMS = ("host", "probes", "index")  # read the machine or the network: only services (and probes) import them
@@ -79,6 +79,7 @@ SERVICES = {
     "cudaenv.verify.toolkit_check": "compiles and runs the test program with the active nvcc",
     "cudaenv.verify.classify": "reads a child's CommandResult (host.process) into a verify result",
     "cudaenv.fleet.files": "reads the report files (bounded, regular files only)",
+    "cudaenv.stack.service": "probes the machine for `cudaenv lock`, writes and reads the stack file",
 }
 
 # The modules that run programs or make temp folders (the host package) and those that apply changes (subprocess / tempfile allowed).

@@ -5,6 +5,7 @@ from hypothesis import given, settings, strategies as st
 
 from cudaenv.recommend import recommend
 from cudaenv.render.recommend import render_pyproject, render_requirements, render_text
+from cudaenv.model.record import replace
 from cudaenv.model.snapshot import DeviceMapping, Driver, Gpu, Platform, Snapshot, Torch, VisibleDevices
 
 from builders import TOOLS, recorded
@@ -54,8 +55,8 @@ def test_rtx_5090_driver_570_torch_26_nothing_fits_says_torch_27_cu128():
     assert "What to change" in render_text(rec)
 
 
-def test_h100_driver_535_torch_251_gets_cu124():
-    rec = recommend(machine("535.104.05", [H100]), torch_version="2.5.1")
+def test_h100_driver_550_torch_251_gets_cu124():
+    rec = recommend(machine("550.54.15", [H100]), torch_version="2.5.1")
     assert (rec.variant, rec.ok) == ("cu124", True)
     # issue 13: pinned with the local tag, so an extra index's build of 2.5.1 cannot win
     assert rec.commands == (PY + " -m pip install torch==2.5.1+cu124 --index-url https://download.pytorch.org/whl/cu124",)
@@ -99,9 +100,20 @@ def test_every_visible_gpu_counts():
     # hide the 1080 Ti with CUDA_VISIBLE_DEVICES=1: cu128
     rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible="1"), torch_version="2.7.1")
     assert rec.variant == "cu128"
-    # CUDA_VISIBLE_DEVICES= hides all: cpu
+    # CUDA_VISIBLE_DEVICES= hides all: the machine's GPUs decide (a setting is the user's to fix, never a CPU plan)
     rec = recommend(machine("575.51.03", [GTX1080TI, RTX5090], visible=""), torch_version="2.7.1")
-    assert rec.variant == "cpu" and any("hides every GPU" in n for n in rec.notes)
+    assert rec.variant is None and any("hides every GPU" in n for n in rec.notes)
+    rec = recommend(machine("575.51.03", [RTX5090], visible=""), torch_version="2.7.1")
+    assert rec.variant == "cu128" and any("hides every GPU" in n for n in rec.notes)
+
+
+@pytest.mark.parametrize("visible", ["", "7", "GPU-nope"])
+def test_a_setting_that_hides_every_gpu_never_plans_the_cpu_build(visible):
+    m = machine("575.51.03", [RTX5090], visible=None)
+    m = replace(m, visible_devices=VisibleDevices(cuda_visible_devices=visible, entries=(visible,) if visible else (),
+                                                  invalid_entry=visible or None))
+    rec = recommend(m)
+    assert rec.variant not in (None, "cpu") and rec.variant.startswith("cu"), rec
 
 
 def test_old_driver_nothing_fits_names_the_driver_upgrade_and_older_torch():
@@ -157,8 +169,20 @@ def test_rocm_and_xpu_from_the_accelerator_signal():
     assert recommend(machine(None, [], system="windows"), torch_version="2.7.1", accelerator="rocm").variant == "cpu"
 
 
+@pytest.mark.parametrize("driver, gpus, torch_version, variant", [
+    ("580.95.05", [H100], "2.14.1", "cu130"),  # cu132 needs 595 natively: 580 runs it by minor-version compatibility only
+    ("595.71.05", [H100], "2.14.1", "cu132"),
+    ("535.104.05", [H100], "2.5.1", "cu121"),  # cu124 needs 550 natively
+    ("560.35.03", [RTX3090], "2.7.1", "cu126"),  # cu128 needs 570 natively
+    ("535.104.05", [RTX3090], "2.9.0", "cu128"),  # nothing native (12.6 needs 560): the newest that runs
+])
+def test_the_newest_build_the_driver_runs_natively_wins(driver, gpus, torch_version, variant):
+    rec = recommend(machine(driver, gpus), torch_version=torch_version)
+    assert (rec.variant, rec.ok) == (variant, True), rec.reasons
+
+
 def test_uv_environment_gets_uv_pip_and_mirror_base():
-    rec = recommend(machine("560.35.03", [RTX3090], installer="uv"), torch_version="2.7.1", index_base="https://mirror.example/pytorch/whl/")
+    rec = recommend(machine("575.51.03", [RTX3090], installer="uv"), torch_version="2.7.1", index_base="https://mirror.example/pytorch/whl/")
     assert rec.commands == ("uv pip install --python %s torch==2.7.1+cu128 --index-url https://mirror.example/pytorch/whl/cu128" % PY,)
 
 
@@ -169,7 +193,7 @@ def test_wsl2_driver_is_judged_with_the_windows_minimums():
 
 
 def test_requirements_and_pyproject_snippets():
-    rec = recommend(machine("560.35.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0", "torchaudio": "2.6.0"})
+    rec = recommend(machine("575.51.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0", "torchaudio": "2.6.0"})
     req = render_requirements(rec)
     assert req.splitlines()[1:] == ["--extra-index-url https://download.pytorch.org/whl/cu128", "torch==2.7.1+cu128",
                                    "torchvision==0.22.1+cu128", "torchaudio==2.7.1+cu128"]
@@ -204,7 +228,7 @@ def test_requirements_follow_the_tables_the_decision_was_given():
 
     policy = load_table("torch_policy")
     plain = dict(policy, rows=[r for r in policy["rows"] if r["rule"] != "local_tag"])
-    rec = recommend(machine("560.35.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0"},
+    rec = recommend(machine("575.51.03", [RTX3090]), torch_version="2.7.1", companions={"torchvision": "0.21.0"},
                     tables={"torch_policy": plain})
     assert rec.packages == ("torch==2.7.1", "torchvision==0.22.1")
     assert render_requirements(rec).splitlines()[1:] == ["--index-url https://download.pytorch.org/whl/cu128",
@@ -263,6 +287,20 @@ def test_command_what_if_env_driver_and_formats(cli, fake_root, tmp_path):
         assert bad.code == 2 and "%s %s is not %s" % (flags[0], flags[1], what) in bad.err, bad
 
 
+def test_command_installer_uv_and_uv_auto(cli, fake_root, tmp_path):
+    # issue 31: --installer uv gives uv's line; the JSON names the build uv's `auto` would pick (driver only)
+    env = {"PATH": TOOLS, "CUDAENV_DRIVER_VERSION": "570.86.10", "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
+    res = cli("torch", "recommend", "--root", str(fake_root.path), "--compute-capability", "6.1", "--torch", "2.7.1",
+              "--installer", "uv", "--json", env=env)
+    assert res.code == 0, res
+    data = res.json()
+    assert data["installer"] == "uv" and data["commands"][0].startswith("uv pip install --python ")
+    assert data["commands"][0].endswith("torch==2.7.1+cu126 --index-url https://download.pytorch.org/whl/cu126")
+    assert data["variant"] == "cu126" and data["uv_auto"] == "cu128"
+    bad = cli("torch", "recommend", "--root", str(fake_root.path), "--installer", "poetry", env=env)
+    assert bad.code == 2
+
+
 def test_command_python_version_and_variant(cli, fake_root, tmp_path):
     env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "c")}
     res = cli("torch", "recommend", "--root", str(fake_root.path), "--driver", "560.35.03", "--compute-capability", "8.6",
@@ -296,6 +334,18 @@ def test_what_a_build_lacks_is_a_flag_not_a_word_of_its_sentences():
     odd = recommend(machine("450.36.06", [("nodriver GTX 1080 Ti", "6.1")]), torch_version="2.7.1")
     assert [(a.kind, a.variant, a.driver) for a in odd.alternatives] == [(a.kind, a.variant, a.driver) for a in plain.alternatives]
     assert [a.variant for a in odd.alternatives if a.kind == "driver"] == ["cu118", "cu126"]
+
+
+def test_uv_auto_would_pick_a_build_without_kernels_for_the_gpu():
+    # issue 31: uv's --torch-backend=auto reads only the driver (astral-sh/uv#14742): on a 1080 Ti with driver 570 it
+    # would take cu128, which has no sm_61 kernels; cudaenv picks cu126 and says why
+    rec = recommend(machine("570.86.10", [GTX1080TI], "2.7.1+cpu"))
+    assert (rec.variant, rec.uv_auto) == ("cu126", "cu128")
+    assert rec.to_dict()["uv_auto"] == "cu128"
+    text = render_text(rec)
+    assert "uv's --torch-backend=auto would pick cu128" in text and "sm_61" in text and "--torch-backend=cu126" in text
+    same = recommend(machine("570.86.10", [RTX3090], "2.7.1+cpu"))  # an Ampere GPU: both pick the newest
+    assert same.uv_auto is None and "torch-backend=auto" not in render_text(same)
 
 
 # ------------------------------------------------------------------ issue 28: macOS's Python, a Jetson what-if

@@ -27,7 +27,11 @@ def test_a_working_cpu_install_is_not_told_to_reinstall():
 def test_a_working_cu130_install_on_a_580_driver_is_not_moved_sideways_to_cu132():
     rec = recommend(machine("580.95.05", [A100], "2.14.1+cu130"))
     assert rec.installed_fits and rec.commands == () and rec.variant == "cu130"
-    assert any(a.variant == "cu132" and "if you want it" in a.summary for a in rec.alternatives)
+    # issue 27: cu132 runs on 580 only through minor-version compatibility: not chosen, and an option that says so
+    assert not any(a.variant == "cu132" and "if you want it" in a.summary for a in rec.alternatives)
+    assert any(a.variant == "cu132" and "minor-version compatibility only" in a.summary for a in rec.alternatives)
+    rec = recommend(machine("595.71.05", [A100], "2.14.1+cu130"))  # 13.2's own driver: cu132 is an option
+    assert rec.installed_fits and any(a.variant == "cu132" and "if you want it" in a.summary for a in rec.alternatives)
 
 
 def test_an_unpublished_variant_is_named_as_such():
@@ -58,7 +62,7 @@ def test_pep_668_one_recipe_for_recommend_and_doctor():
                     torch=Torch(python="/usr/bin/python3", installed=False, python_version="3.12.3", externally_managed=True))
     rec = recommend(snap, torch_version="2.14.1")
     assert rec.commands[0].startswith("/usr/bin/python3 -m venv ~/.venvs/torch    # /usr/bin/python3 is externally managed (PEP 668)")
-    assert rec.commands[1].startswith("~/.venvs/torch/bin/python -m pip install torch==2.14.1+cu132")
+    assert rec.commands[1].startswith("~/.venvs/torch/bin/python -m pip install torch==2.14.1+cu130")
     assert not any(c.startswith("/usr/bin/python3 -m pip") for c in rec.commands)
     doctor = next(f for f in diagnose(snap) if f.id == "torch-missing")
     assert list(doctor.fix) == list(rec.commands)
@@ -110,7 +114,7 @@ def test_jetson_gets_nvidia_jetpack_wheels_never_the_aarch64_index_or_a_driver_u
 
 
 def test_torchaudio_is_not_pinned_on_the_cu132_index_where_no_build_of_it_is_known():
-    snap = Snapshot(platform=Platform(system="linux", machine="x86_64"), driver=Driver(version="580.95.05"),
+    snap = Snapshot(platform=Platform(system="linux", machine="x86_64"), driver=Driver(version="595.71.05"),
                     gpus=(Gpu(0, name="NVIDIA A100", compute_capability="8.0"),),
                     torch=Torch(python=PY, installed=True, version="2.13.0+cpu", python_version="3.12.3",
                                 companions=("torchaudio==2.11.0+cpu",)))
@@ -155,7 +159,8 @@ def test_python_support_is_per_platform():
     assert linux.ok and not windows.ok
     assert any("no torch 2.5.1 cu124 wheel for Python 3.13" in p for c in windows.candidates for p in c.problems)
     summaries = [a.summary for a in windows.alternatives]
-    assert "use torch >= 2.6.0 with cu126" in summaries and "use Python 3.9 to 3.12 for torch 2.5.1" in summaries
+    # Windows' 12.6 ships driver 560.76: 560.35.03 runs cu126 through minor-version compatibility, cu124 natively
+    assert "use torch >= 2.6.0 with cu124" in summaries and "use Python 3.9 to 3.12 for torch 2.5.1" in summaries
 
 
 def test_when_no_release_fits_the_reasons_do_not_claim_one_does():

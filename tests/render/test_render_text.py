@@ -270,6 +270,25 @@ def test_advice_breaks_before_the_command_and_continues_a_long_one():
     assert wrap_advice(prose, "- ", "  ", 60) == wrap(prose, "- ", "  ", 60, newlines=False)
 
 
+def test_prose_after_a_command_is_never_continued_like_shell_code():
+    # issue 27: "cudaenv verify runs a matmul ... works \" put a shell continuation into a sentence
+    from cudaenv.render.text import advice_command, wrap_advice
+    from cudaenv.core.resources import table_rows
+
+    items = [re.sub(r"^\{if_\w+\}", "", a) for row in table_rows("error_patterns") for a in row.get("advice", ())]
+    for item in items + ["cudaenv verify runs a matmul on each GPU and shows whether cuBLAS works on it at all",
+                         "See who else holds memory: nvidia-smi (cudaenv doctor lists them with the commands to end them)"]:
+        for width in (80, 60):
+            lines = wrap_advice(item, "    - ", "      ", width)
+            for line in lines:
+                if line.endswith(" \\"):
+                    last = line[:-2].split()[-1]
+                    assert last not in ("the", "and", "a", "works", "with", "shows", "or"), (width, item, lines)
+    text = "A toolkit (CUDA 8.0 to 12.9): cudaenv use 12.9; where none is installed: cudaenv install 12.9 --plan, or --runfile FILE"
+    start, end, _ = advice_command(text)
+    assert text[start:end] == "cudaenv install 12.9 --plan"  # the sentence's comma is not the command's
+
+
 @given(st.text(alphabet=" ab(){}[]:|&", max_size=30), st.sampled_from([": ", "  (", "   ", " && ", " | ", " || ", "(", " "]),
        st.integers(0, 8))
 def test_top_level_finds_what_a_scan_of_each_character_finds(text, needle, start):

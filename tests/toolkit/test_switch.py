@@ -170,6 +170,25 @@ def test_version_file_parsing():
     assert switch.parse_version_file("# nothing\n") is None
 
 
+def test_version_file_with_other_tools_settings():
+    # zocrit/cudup (src/commands/local.rs@77cc170): the version on the first line, then `key=value` settings it reads
+    # (cudnn=) or ignores; cudaenv reads the same file without taking a setting for a toolkit spec
+    assert switch.parse_version_file("12.4.1\ncudnn=9.1.0\n") == "12.4.1"
+    assert switch.parse_version_file("# pinned by cudup\n12.4.1\ncudnn = 9.1.0\nnccl=2.21\n") == "12.4.1"
+    assert switch.parse_version_file("cudnn=9.1.0\n12.6\n") == "12.6"  # a setting first is skipped, not the spec
+    assert switch.parse_version_file("cudnn=9.1.0\ncuda=12.6\n") == "12.6"  # only settings: cuda= names the toolkit
+    assert switch.parse_version_file("cudnn=9.1.0\n") is None  # no toolkit named: none, never "cudnn=9.1.0"
+    assert switch.parse_version_file("/opt/cuda=12\n") == "/opt/cuda=12"  # a path with '=' is still a path
+
+
+def test_read_version_file_of_cudup(tmp_path):
+    from cudaenv.toolkit.project import read_version_file
+
+    path = tmp_path / ".cuda-version"
+    path.write_text("12.4.1\ncudnn=9.1.0\n")
+    assert read_version_file(str(path)) == "12.4.1"
+
+
 def test_auto_enters_and_leaves_back_to_what_was_active():
     env = {"PATH": BASE_PATH}
     manual = plan_use(ALL, "11.8", env).apply(env)
@@ -236,6 +255,7 @@ def test_off_with_nothing_to_undo_says_so():
 def test_property_version_file_parser_takes_any_text(text):
     spec = switch.parse_version_file(text)
     assert spec is None or (spec == spec.strip() and spec and not spec.startswith("#"))
+    assert spec is None or spec in text
 
 
 @settings(max_examples=300)

@@ -111,6 +111,53 @@ def _lock(path: str, progress: Callable[[str], None], release: str):
     return fd
 
 
+def _unlock(fd: int, path: str) -> None:
+    """Release the lock and remove its file (still held, so no other install is between its checks): nothing of an
+    install, finished or failed, stays in the store but the toolkit itself. A waiting install then holds the old,
+    unlinked file's lock and finds the toolkit installed (or installs it: the staging folders never collide)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    os.close(fd)
+
+
+def clean_stale(base: str) -> list:
+    """Remove the staging (``.R.tmp-*``) and removal (``.R.rm-*``) folders that a killed install or uninstall left
+    in the store: those whose release lock nobody holds (a live install holds its lock until it ends; the kernel
+    drops the lock of a killed one). Returns the folders removed."""
+    import fcntl
+
+    removed = []
+    try:
+        names = os.listdir(base)
+    except OSError:
+        return removed
+    for name in names:
+        release, tmp, _ = name[1:].rpartition(".tmp-") if ".tmp-" in name else name[1:].rpartition(".rm-")
+        if not name.startswith(".") or not release or not os.path.isdir(os.path.join(base, name)):
+            continue
+        lock = os.path.join(base, ".%s.lock" % release)
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # an install of that release is running: its staging folder is live
+            _remove_tree(os.path.join(base, name))
+            removed.append(name)
+            try:
+                os.unlink(lock)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)
+    return removed
+
+
 def _remove_tree(path: str) -> None:
     if os.path.lexists(path):
         shutil.rmtree(path, ignore_errors=True)
@@ -136,7 +183,9 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         os.makedirs(base, exist_ok=True)
     except OSError as exc:
         raise UserError("cannot create %s: %s" % (base, exc.strerror or exc), hint="give --prefix DIR you can write") from None
-    fd = _lock(os.path.join(base, ".%s.lock" % release), progress, release)
+    clean_stale(base)
+    lock = os.path.join(base, ".%s.lock" % release)
+    fd = _lock(lock, progress, release)
     stage = None
     try:
         if store.is_cudaenv_install(host, target) and not reinstall:
@@ -212,7 +261,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
     finally:
         if stage is not None:
             _remove_tree(stage)
-        os.close(fd)
+        _unlock(fd, lock)
 
 
 def swap_into_place(tree: str, target: str, old: str) -> None:
@@ -281,8 +330,14 @@ def remove_install(path: str) -> None:
     import tempfile
 
     parent = os.path.dirname(path.rstrip("/"))
-    hidden = tempfile.mkdtemp(prefix=".%s.rm-" % os.path.basename(path.rstrip("/")), dir=parent)
+    name = os.path.basename(path.rstrip("/"))
+    lock = os.path.join(parent, ".%s.lock" % name)
+    fd = _lock(lock, _quiet, name)  # never under a running install of that release
     try:
-        os.rename(path, os.path.join(hidden, "tree"))
+        hidden = tempfile.mkdtemp(prefix=".%s.rm-" % name, dir=parent)
+        try:
+            os.rename(path, os.path.join(hidden, "tree"))
+        finally:
+            shutil.rmtree(hidden, ignore_errors=True)
     finally:
-        shutil.rmtree(hidden, ignore_errors=True)
+        _unlock(fd, lock)

@@ -24,6 +24,14 @@ EXTRAS = ("nvcc", "cudart", "cccl", "crt", "nvvm")  # the five wheels a toolkit 
 FIRST_WHEEL_MAJOR = 13  # the first CUDA whose nvcc wheel holds nvcc (toolkit-wheels facts, cuda-python#2100)
 
 
+def install_command(release: str, prose: bool = True) -> str:
+    """How to get CUDA ``release`` on a machine that lacks it: ``cudaenv install`` from NVIDIA's wheels for 13.x,
+    the runfile or the distribution's repository (``--plan``) before. ``prose``: with the runfile alternative."""
+    if version_key(release)[:1] >= (FIRST_WHEEL_MAJOR,):
+        return "cudaenv install %s" % release
+    return "cudaenv install %s --plan%s" % (release, ", or --runfile FILE" if prose else "")
+
+
 class PlanError(Exception):
     """The spec names no installable release, or the index's answer does not make one. ``hint``: what to do."""
 

@@ -3,7 +3,7 @@ pure: the machine is read by :func:`cudaenv.toolkit.install.service.machine_chec
 
 from __future__ import annotations
 
-from typing import List
+from typing import List, Optional, Tuple
 
 from cudaenv.core.version import compare_versions, major_minor
 
@@ -53,3 +53,29 @@ def gpu_warnings(gpus, release: str, table=None) -> List[str]:
                        "`cudaenv install 12.9 --runfile FILE` or `--plan`" % (
                            gpu.index, gpu.name or "?", sm_name(gpu.compute_capability), major_minor(release), sm_name(oldest)))
     return out
+
+
+def nvcc_compiles_for(release: Optional[str], cc: Tuple[int, int]) -> Optional[bool]:
+    """Whether the nvcc of CUDA ``release`` compiles for compute capability ``cc``: it is at least the first CUDA
+    that knows ``cc`` (``data/cuda_arch.json``) and ``cc`` is not older than its oldest target
+    (``data/toolkit_install.json``'s nvcc_arch rows); None when the tables or the version do not say."""
+    from cudaenv.core.version import cc_tuple
+    from cudaenv.facts.cuda_arch import first_nvcc
+
+    found = first_nvcc(cc)
+    mm = major_minor(release) if release else None
+    if found is None or mm is None:
+        return None
+    if compare_versions(mm, found[0]) < 0:
+        return False
+    oldest = cc_tuple(oldest_cc(mm) or "")
+    return not (oldest is not None and cc < oldest)
+
+
+def newest_cuda_for(cc: Tuple[int, int]) -> Optional[str]:
+    """The newest CUDA major.minor the tables know whose nvcc still compiles for ``cc`` (12.9 for a Pascal sm_61:
+    13.0 dropped it), or None when none does."""
+    from cudaenv.facts.drivers import known_cuda_versions
+
+    fits = [mm for mm in known_cuda_versions() if nvcc_compiles_for(mm, cc)]
+    return fits[-1] if fits else None

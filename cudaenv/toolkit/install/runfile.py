@@ -57,7 +57,9 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
         return apply.Outcome("already-installed", name, target)
     if os.path.lexists(target) and not store.is_cudaenv_install(host, target):
         raise UserError("%s exists and is not a cudaenv install" % target, hint="move it away, or give --prefix DIR")
-    fd = apply._lock(os.path.join(base, ".%s.lock" % name), lambda line: None, name)
+    apply.clean_stale(base)
+    lock = os.path.join(base, ".%s.lock" % name)
+    fd = apply._lock(lock, lambda line: None, name)
     stage = None
     try:
         stage = tempfile.mkdtemp(prefix=".%s.tmp-" % name, dir=base)
@@ -78,5 +80,5 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
     finally:
         if stage is not None:
             apply._remove_tree(stage)
-        os.close(fd)
+        apply._unlock(fd, lock)
     return apply.Outcome("installed", release, target)

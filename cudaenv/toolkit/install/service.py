@@ -146,11 +146,24 @@ def _plan(host, spec) -> plan.InstallReport:
     platform = probe_platform(host, [])
     commands, source = plan_commands(spec, platform.distro_id, platform.distro_version, platform.wsl, platform.machine or host.machine,
                                      like=platform.distro_like)
+    if not host.rooted:  # the commands run here: `sudo` only where it is needed and present (toolkit/sudo.py's rule)
+        from cudaenv.toolkit.sudo import has_sudo, is_root, sudo_prefix
+
+        if not sudo_prefix(not is_root(), has_sudo(host)):
+            commands = tuple(_without_sudo(c) for c in commands)
     where = "WSL2 " if platform.wsl == 2 else ""
     title = "CUDA %s toolkit, system-wide, without a driver, on %s%s (cudaenv runs none of this):" % (
         spec, where, platform.distro or platform.distro_id or "this system")
     return plan.InstallReport(True, "planned", spec, spec, installer="repository", commands=commands,
                               message=title, source=source)
+
+
+def _without_sudo(command: str) -> str:
+    """``sudo apt-get update`` -> ``apt-get update``; ``... | sudo tee F`` -> ``... | tee F`` (for root, or where no
+    sudo is installed: the commands are then run as root as they are)."""
+    if command.startswith("sudo "):
+        command = command[5:]
+    return command.replace("| sudo ", "| ").replace("&& sudo ", "&& ")
 
 
 def _runfile(req, host, spec, base, version) -> plan.InstallReport:

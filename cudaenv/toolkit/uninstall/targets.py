@@ -76,7 +76,14 @@ def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], every
             raise UserError(exc.message, hint="give the path, or --all to remove every one") from None
     # the folder a runfile or deb install of that version has: always major.minor (``12`` -> /usr/local/cuda-12.0;
     # /usr/local/cuda-12 is only ever the deb packages' alternatives link, never a toolkit's folder)
-    return [Toolkit(version=spec, path="/usr/local/cuda-%s" % major_minor(spec), source="residue")]
+    default = "/usr/local/cuda-%s" % major_minor(spec)
+    if any(posixpath.normpath(t.path) == default for t in toolkits):
+        # that folder holds another release of the same X.Y (the system's 13.0.88 beside a removed `cudaenv install
+        # 13.0.3.0`, or a release that never was here): the residue of this one is where `cudaenv install` puts it
+        from cudaenv.probes.toolkits.store import toolkits_dir
+
+        return [Toolkit(version=spec, path=posixpath.join(toolkits_dir(host.env, system), spec), source="residue")]
+    return [Toolkit(version=spec, path=default, source="residue")]
 
 
 def repoint_target(value: str, toolkits: Sequence[Toolkit], targets: Sequence[Toolkit], system: str = "linux") -> str:

@@ -292,6 +292,35 @@ def test_signal_mid_download_leaves_nothing(index, tmp_path, sig):
     nothing_left(data)
 
 
+def test_a_later_install_removes_what_a_killed_one_left(index, cli, tmp_path):
+    # issue 27: a SIGKILLed install leaves .13.0.2.tmp-* (up to 256 MB) and its lock; nothing removed them
+    data = tmp_path / "data"
+    left = data / "toolkits" / ".13.0.2.tmp-killed"
+    (left / "wheels").mkdir(parents=True)
+    (left / "wheels" / "part.whl").write_bytes(b"x" * 1000)
+    (data / "toolkits" / ".13.0.2.lock").write_text("")
+    (data / "toolkits" / ".12.8.1.rm-killed").mkdir()  # a killed removal too
+    assert cli("install", "13.0", env=index.env(data)).code == 0
+    nothing_left_but(data, ["13.0.2"])
+
+
+def test_a_live_installs_staging_folder_is_never_removed(tmp_path):
+    import fcntl
+
+    from cudaenv.toolkit.install.apply import clean_stale
+
+    base = tmp_path / "toolkits"
+    (base / ".13.0.2.tmp-live").mkdir(parents=True)
+    (base / ".12.9.1.tmp-dead").mkdir()
+    fd = os.open(str(base / ".13.0.2.lock"), os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # an install of 13.0.2 is running
+        assert clean_stale(str(base)) == [".12.9.1.tmp-dead"]
+        assert (base / ".13.0.2.tmp-live").is_dir()
+    finally:
+        os.close(fd)
+
+
 def test_two_installs_at_once_one_waits_then_a_third_finds_it_installed(index, tmp_path):
     data = tmp_path / "data"
     started = tmp_path / "downloading"
@@ -550,3 +579,27 @@ def test_a_runfile_of_another_release_than_the_spec_is_refused_unrun(cli, tmp_pa
     r = cli("install", "12.1", "--runfile", str(runfile), env={"PATH": RUN_TOOLS, "CUDAENV_DATA_DIR": str(data)})
     assert r.code != 0 and "holds CUDA 12.4.1, not 12.1" in r.err + r.out
     assert not log.exists()
+
+
+@pytest.mark.parametrize("root, sudo, prefixed", [(True, False, False), (True, True, False), (False, True, True),
+                                                  (False, False, False)])
+def test_plan_prints_sudo_only_where_it_is_needed_and_present(cli, tmp_path, monkeypatch, root, sudo, prefixed):
+    # issue 27: `install --plan` printed sudo for root on a machine without sudo
+    from cudaenv.model.snapshot import Platform
+    from cudaenv.probes import platform as probe
+    from cudaenv.toolkit import sudo as sudo_rule
+
+    monkeypatch.setattr(probe, "probe_platform", lambda host, notes: Platform(
+        system="linux", distro="Ubuntu 22.04.4 LTS", distro_id="ubuntu", distro_version="22.04", machine="x86_64"))
+    monkeypatch.setattr(sudo_rule, "is_root", lambda: root)
+    path = TOOLS
+    if sudo:
+        fake = tmp_path / "bin"
+        fake.mkdir()
+        (fake / "sudo").write_text("#!/bin/sh\nexit 0\n")
+        (fake / "sudo").chmod(0o755)
+        path = "%s:%s" % (fake, TOOLS)
+    r = cli("install", "12.4", "--plan", env={"PATH": path})
+    assert r.code == 0, r.err
+    assert ("sudo apt-get install cuda-toolkit-12-4" in r.out) == prefixed, r.out
+    assert "apt-get install cuda-toolkit-12-4" in r.out and ("sudo" in r.out) == prefixed

@@ -227,3 +227,16 @@ def test_script_text_is_commented_and_safe(world, cli):
     assert "# --- s1: Run CUDA 11.8.89 at /usr/local/cuda-11.8's own uninstaller" in text
     assert "rm -rf -- /usr/local/cuda-11.8/" not in text and "rm -rf /" not in text
     assert "read -r -p" in text and "CUDAENV_YES" in text
+
+
+@pytest.mark.parametrize("spec", ["13.0.3.0", "13.0.9"])
+def test_check_of_a_release_that_is_gone_never_targets_another_toolkit(fake_root, cli, spec):
+    # issue 27: after a clean removal of the cudaenv install 13.0.3.0 (or for 13.0.9, which never existed here),
+    # --check looked at /usr/local/cuda-13.0 (the system's 13.0.88) and told the user to remove it
+    fake_root.toolkit("13.0.88")
+    fake_root.link("usr/local/cuda", "/usr/local/cuda-13.0")
+    fake_root.dir("data/toolkits")
+    env = {"PATH": TOOLS, "HOME": str(fake_root.path / "root"), "CUDAENV_DATA_DIR": "/data"}
+    res = cli("uninstall", "--root", str(fake_root.path), "--check", spec, env=env)
+    assert res.code == 0 and "/usr/local/cuda-13.0" not in res.out, res.out
+    assert (fake_root / "usr/local/cuda-13.0/bin/nvcc").exists()

@@ -1,0 +1,85 @@
+"""The checkpoint service: what ``cudaenv checkpoint inspect`` and ``fix`` call, once each. It does the I/O around
+the readers (the file checks, this machine's visible GPUs through ``Host``, the writes of fix) and returns a
+:class:`Result`: the record to render and the exit code, taken from the record (the verdict's kind for inspect:
+:func:`cudaenv.checkpoint.verdict.inspect_exit_code`; never from a sentence). Refusals are :class:`UserError`."""
+
+from __future__ import annotations
+
+from cudaenv.core.errors import UserError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `checkpoint inspect`'s start-up is a benchmark target: no typing
+    from typing import List, Optional
+
+
+class Result:
+    """A service's answer: ``report`` (a :class:`CheckpointReport` or :class:`FixReport`) and the command's exit code."""
+
+    __slots__ = ("report", "exit_code")
+
+    def __init__(self, report, exit_code: int):
+        self.report = report
+        self.exit_code = exit_code
+
+
+def check_file(path: str) -> None:
+    """FILE exists and is not a folder (usage errors, exit 2)."""
+    import os
+
+    from cudaenv.core.text import printable
+
+    if not os.path.exists(path):
+        raise UserError("%s does not exist" % printable(path), hint="give the path of the checkpoint file")
+    if os.path.isdir(path):
+        raise UserError("%s is a folder, not a checkpoint file" % printable(path),
+                        hint="a sharded checkpoint is a folder of files: inspect one of them")
+
+
+def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
+    """``checkpoint inspect``: the report, read without running the file, and its exit code (0 loads here as it is,
+    1 it does not, 3 unsafe, 4 inconclusive)."""
+    from cudaenv.checkpoint.advice import probe_visible_gpus
+    from cudaenv.checkpoint.analyze import inspect_file
+    from cudaenv.checkpoint.verdict import inspect_exit_code
+    from cudaenv.core.text import printable
+
+    check_file(path)
+    visible = probe_visible_gpus(host)
+    try:
+        report = inspect_file(path, visible, with_tensors=with_tensors)
+    except OSError as exc:
+        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+    return Result(report, inspect_exit_code(report))
+
+
+def fix_service(host, path: str, output: Optional[str], in_place: bool = False, map_location: Optional[str] = None,
+                   strip: Optional[List[str]] = None, add: Optional[str] = None, extract: Optional[str] = None,
+                   trust: bool = False, python: Optional[str] = None, timeout: Optional[float] = None) -> Result:
+    """``checkpoint fix``: the checks of what was asked (before anything is read), then the rewrite. Exit 0 with the
+    :class:`FixReport` when OUT was written and its own verdict calls it loadable; 1 when ``--trust`` wrote one that
+    still needs weights_only=False (said in its warnings); every other outcome raises."""
+    from cudaenv.checkpoint import fix as F
+    from cudaenv.checkpoint.advice import probe_visible_gpus, target_device
+    from cudaenv.core.text import printable
+
+    strip = list(strip or [])
+    check_file(path)
+    F.plan_output(path, output, in_place)  # (before the GPU probe: a wrong OUT is said at once)
+    if not (map_location or strip or add or extract is not None):
+        raise UserError("nothing to change", hint="--map-location cpu|cuda:N|auto, --strip-prefix module., "
+                                                  "--add-prefix P, --extract state_dict")
+    for p in strip + ([add] if add is not None else []):
+        if not p:
+            raise UserError("an empty prefix", hint="for example --strip-prefix module.")
+    visible = probe_visible_gpus(host)
+    target = None
+    if map_location:
+        target = target_device(map_location, visible)
+        if not F.DEVICE.match(target):
+            raise UserError("--map-location %s is not a device" % printable(map_location), hint="cpu, cuda:0 or auto")
+    opts = F.Options(target, strip, add, extract)
+    report = F.fix_checkpoint(host, path, output, opts, visible, in_place=in_place, trust=trust, python=python,
+                              timeout=timeout)
+    # 0 only for an output its own verdict calls loadable; a --trust result that still needs weights_only=False
+    # (a whole module, a Namespace: what was trusted) is written as asked, and is exit 1
+    return Result(report, 0 if F.loadable(report.after) else F.EXIT_NOT_WRITTEN)
