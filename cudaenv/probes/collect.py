@@ -4,7 +4,8 @@ Order: find the interpreter; start the platform/driver chain in a thread; meanwh
 torch pass (tens of milliseconds; it gives the site-packages dirs where pip ``nvidia-*`` wheels live),
 then, in threads at once:
 
-* platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping
+* platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping -> the GPU health read (only for a sick GPU)
+  -> the container host's engines, toolkit and CDI specs (files only)
 * toolkits -> cuDNN
 * the other CUDA consumers in those site-packages (probes/frameworks.py: files read, nothing imported), then which
   CUDA library files torch's and their libraries load (probes/libraries.py, Linux)
@@ -37,7 +38,9 @@ def _call(notes: List[Note], label: str, fn: Callable[..., Any], *args: Any, **k
         raise _Failed(label) from exc
 
 
-def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:
+def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any, Any]:
+    from cudaenv.probes.containers import probe_containers
+    from cudaenv.probes.gpu_health import probe_gpu_health
     from cudaenv.probes.nvidia import probe_nvidia
     from cudaenv.probes.platform import probe_platform
     from cudaenv.probes.visibility import probe_visibility
@@ -57,7 +60,15 @@ def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:
         visible = VisibleDevices(
             cuda_visible_devices=host.env.get("CUDA_VISIBLE_DEVICES"), device_order=host.env.get("CUDA_DEVICE_ORDER")
         )
-    return platform, nvidia, visible
+    try:
+        health = _call(notes, "gpu-health", probe_gpu_health, host, notes, platform, gpus, tuple(getattr(nvidia, "tools", ()) or ()))
+    except _Failed:
+        health = None
+    try:
+        containers = _call(notes, "containers", probe_containers, host, notes, platform)
+    except _Failed:
+        containers = None
+    return platform, nvidia, visible, health, containers
 
 
 def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
@@ -153,7 +164,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     else:
         say("probing the driver, GPUs and toolkits")
     env = probe_env(host)
-    platform, nvidia, visible = hw_job.result()
+    platform, nvidia, visible, health, containers = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
     frameworks, libraries = fw_job.result()
     if torch_job is not None:
@@ -176,6 +187,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         processes=tuple(getattr(nvidia, "processes", ()) or ()),
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),
+        health=health,
+        containers=containers,
         root=str(host.root),
         cudaenv_version=cudaenv.__version__,
     )

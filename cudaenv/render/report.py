@@ -16,6 +16,7 @@ LABEL_W = 21
 TITLES = {
     "environment": "Environment",
     "driver": "Driver",
+    "containers": "Containers",
     "visibility": "Visibility",
     "versions": "Versions (torch)",
     "toolkits": "Toolkits",
@@ -56,7 +57,11 @@ def _environment(s, view) -> List[Check]:
         nodes = ", ".join(p.dev_nvidia) if p.dev_nvidia else ("/dev/dxg" if p.dev_dxg else "no /dev/nvidia*")
         container = "%s, %s" % (p.container, nodes)
         if p.nvidia_visible_devices is not None:
-            container += ", NVIDIA_VISIBLE_DEVICES=%s" % p.nvidia_visible_devices
+            container += ", NVIDIA_VISIBLE_DEVICES=%s" % printable(p.nvidia_visible_devices)
+        env = s.env_map
+        for name in ("NVIDIA_DRIVER_CAPABILITIES", "CUDA_VERSION"):  # the runtime's capabilities, the image's CUDA
+            if env.get(name) is not None:
+                container += ", %s=%s" % (name, printable(env[name]))
     else:
         container = "no"
     return [
@@ -233,9 +238,26 @@ def _resources(s, view) -> List[Check]:
             ("GPU processes", "%d" % len(s.processes), _ids(view, "GPU processes"))]
 
 
+def _containers(s, view) -> List[Check]:
+    """Only on a container host (an engine or the NVIDIA Container Toolkit): nothing, and no section, elsewhere."""
+    h = getattr(s, "containers", None)
+    if h is None:
+        return []
+    tools = [name for name, path in (("nvidia-ctk", h.nvidia_ctk), ("nvidia-container-cli", h.nvidia_container_cli)) if path]
+    toolkit = ", ".join(printable(p) for p in h.packages) or ", ".join(tools) or "no NVIDIA Container Toolkit"
+    runtimes = "; ".join("%s: %s" % (cfg.engine, ", ".join(printable(r) for r in cfg.runtimes) or "no runtimes registered")
+                         for cfg in h.configs)
+    runtime = "%s; %s%s" % (", ".join(h.engines) or "no engine", toolkit, ("; " + runtimes) if runtimes else "")
+    specs = [sp for sp in h.cdi_specs if sp.kind == "nvidia.com/gpu"]
+    cdi = "; ".join("%s (driver %s, %d device name%s)" % (printable(sp.path), ", ".join(printable(v) for v in sp.driver_versions) or "?",
+                                                         len(sp.devices), "" if len(sp.devices) == 1 else "s") for sp in specs) or "no spec"
+    return [("container runtime", runtime, _ids(view, "container runtime")), ("CDI", cdi, _ids(view, "CDI"))]
+
+
 CHECKS = {
     "environment": _environment,
     "driver": _driver,
+    "containers": _containers,
     "visibility": _visibility,
     "versions": _versions,
     "toolkits": _toolkits,
@@ -275,11 +297,14 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
     if s.root not in ("/", ""):
         out += _wrap("inspecting files under %s" % s.root, "", "  ", width)
     for section, build in CHECKS.items():
+        mine = by_section.get(section, [])
+        rows = build(s, view)
+        if not rows and not mine:  # a section with nothing to check here (Containers on a machine without an engine)
+            continue
         out.append("")
         out.append(_paint(TITLES[section], "bold", color))
-        mine = by_section.get(section, [])
         claimed = set()
-        for label, facts, ids in build(s, view):
+        for label, facts, ids in rows:
             hits = [f for f in mine if f.id in ids]
             claimed.update(f.id for f in hits)
             out += _line(_mark(hits), label, facts, color, width)

@@ -172,7 +172,7 @@ def import_hang(python: str, seconds: Optional[float]) -> Problem:
 
 # What torch says when the machine has no GPU for it; the machine's own reason (the doctor's) comes first.
 NO_GPU_SYMPTOMS = ("torch-cpu-only", "torch-cuda-unavailable")  # no-driver already is the machine's reason
-MACHINE_SECTIONS = ("environment", "driver")
+MACHINE_SECTIONS = ("environment", "driver", "containers")
 
 
 SECONDARY_TYPES = ("Terminated", "Orphaned")  # _child/verify_dist.py's events of a rank stopped from outside

@@ -30,10 +30,10 @@ def test_frameworks_that_fit_give_no_finding_and_show_in_every_format():
                             fw("cupy-cuda13x", "14.0.0", "13"), fw("jaxlib", "0.8.1")))
     assert found(s) == {}
     assert dict(verdicts(s)) == {"tensorflow": "gpu", "cupy-cuda13x": "gpu", "jaxlib": "plugin"}
-    text = render_report(s, diagnose(s))
+    text = render_report(s, diagnose(s), build_view(s))
     assert "Frameworks (other CUDA consumers)" in text
     assert "2.20.0, CUDA 12.5.1, cuDNN 9 (from its build-info file), needs driver >= 525.60.13" in text.replace("\n" + " " * 31, " ")
-    md = render_markdown(s, diagnose(s))
+    md = render_markdown(s, diagnose(s), build_view(s))
     assert "`cupy-cuda13x`: 14.0.0, CUDA 13 (from its package name)" in md
     data = DoctorReport(s, findings=diagnose(s)).to_dict()
     assert data["frameworks"][0]["package"] == "tensorflow" and data["frameworks"][0]["cuda"] == "12.5.1"
@@ -95,7 +95,7 @@ def test_the_view_carries_each_verdict_and_minimum():
     view = build_view(s)
     assert view.framework_verdicts == (("cupy-cuda12x", "gpu"), ("flash-attn", "unknown"))
     assert view.framework_min_drivers == (("cupy-cuda12x", "525.60.13"),)
-    assert "its files do not say which CUDA" in render_report(s, diagnose(s), view=view)
+    assert "its files do not say which CUDA" in render_report(s, diagnose(s), view)
 
 
 def test_doctor_end_to_end_reads_the_interpreters_site_packages(machine):

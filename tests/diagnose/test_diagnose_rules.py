@@ -60,7 +60,7 @@ def test_findings_are_in_section_order_and_serialise():
     s = healthy(platform=replace(healthy().platform, wsl=1, wsl_signals=("osrelease",)),
                 torch=cuda_torch(version="2.13.0+cpu", cuda=None, dynamic=False, arch_list=()))
     found = diagnose(s)
-    order = ["environment", "driver", "visibility", "versions", "toolkits", "resources", "hints"]
+    order = ["environment", "driver", "containers", "visibility", "versions", "toolkits", "resources", "hints"]
     ranks = [order.index(f.section) for f in found]
     assert ranks == sorted(ranks)
     d = found[0].to_dict()

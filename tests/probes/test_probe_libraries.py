@@ -10,6 +10,7 @@ from cudaenv.diagnose import diagnose
 from cudaenv.model.snapshot import LoadedLibrary, Torch
 from cudaenv.parse.elf import ElfDynamic
 from cudaenv.probes.libraries import probe_libraries, resolve, search_order
+from cudaenv.diagnose.view import build_view
 from cudaenv.render.report import render_report
 
 from machine import healthy
@@ -82,7 +83,7 @@ def test_two_nccls_and_mixed_wheel_majors(fake_root):
     f = {x.id: x for x in diagnose(s)}
     assert "nccl-two-copies" in f and "cupy-cuda12x resolves %s/cupy_backends/cuda/libs/libnccl.so.2" % SITE in f["nccl-two-copies"].detail
     assert f["nvidia-wheels-mixed"].fix == ("/env/bin/python -m pip uninstall -y nvidia-cublas-cu11",)
-    text = render_report(s, diagnose(s))
+    text = render_report(s, diagnose(s), build_view(s))
     assert "torch loads" in text and "cupy-cuda12x loads" in text
 
 
