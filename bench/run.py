@@ -13,6 +13,9 @@ measured                              against                              targe
 ====================================  ===================================  ==========
 ``cudaenv doctor --json --python PY``  ``PY -m torch.utils.collect_env``    <= 0.8 x
 ``cudaenv doctor --json --quick``      ``PY -m torch.utils.collect_env``    <= 0.1 x
+``doctor --json --quick`` beside the   the same without them                <= 1.3 x
+frameworks (every package of
+data/frameworks.json installed)
 ``cudaenv list``                       ``PY -c pass``                       <= 3 x
 ``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 2 x wall, <= 1.5 x peak RSS
 ``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
@@ -35,6 +38,10 @@ the host name changed and drift planted (2% of the nodes an older driver, 0.5% a
 The checkpoints are written without torch by ``tests/checkpoint_builders.py`` (the pickle torch 2.13 writes; the
 1.5 GiB file's 24 storage records are streamed as zeros) into the run's temporary folder, and deleted at the end.
 The torch.load baseline is a whole ``PY -c 'import torch; torch.load(FILE, map_location="cpu")'`` process.
+
+The frameworks' site-packages (``--only quick`` runs both doctors, without torch) holds every package of
+``data/frameworks.json`` as pip lays it out, written by ``tests/framework_builders.py`` (TensorFlow's RECORD with
+20,000 lines, as the real one has, and its build-info file), on ``PYTHONPATH``, in the run's temporary folder.
 
 Also measured, without a target: ``PY -c 'import re'``, the floor under every ``cudaenv ...`` ratio to ``PY -c pass``
 when ``bin/cudaenv`` is pip's generated console script (it imports re for its ``sys.argv[0]`` rewrite before cudaenv's
@@ -142,6 +149,27 @@ def _builders():
     import checkpoint_builders
 
     return checkpoint_builders
+
+
+def frameworks_site(base: Path) -> Path:
+    """A site-packages folder holding every package of data/frameworks.json (TensorFlow's RECORD 20,000 lines)."""
+    import json
+
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    import framework_builders as fb
+
+    site = base / "lib" / "python3.12" / "site-packages"
+    rows = json.loads((HERE.parent / "data" / "frameworks.json").read_text())["rows"]
+    for row in rows:
+        if row.get("kind") != "package":
+            continue
+        if row["package"] == "tensorflow":
+            folder = fb.tensorflow(site)
+            record = folder / "RECORD"
+            record.write_text(record.read_text() + "".join("tensorflow/include/x/h%05d.h,sha256=x,100\n" % i for i in range(20_000)))
+        else:
+            fb.dist(site, row["package"], "1.0.0+cu128")
+    return site
 
 
 def big_checkpoint(path: Path, count: int = 24, numel: int = 16 * 1024 * 1024) -> Path:
@@ -375,7 +403,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise SystemExit("bench: no cudaenv next to %s; install it first (nox -s bench does)" % python)
     import importlib.util
 
-    fleet_only = bool(args.only) and all(any(k in w for k in ("fleet", "explain", "hostile")) for w in args.only.split(",") if w)  # no torch needed
+    fleet_only = bool(args.only) and all(any(k in w for k in ("fleet", "explain", "hostile", "quick")) for w in args.only.split(",") if w)  # no torch needed
     if importlib.util.find_spec("torch") is None and not fleet_only:
         raise SystemExit("bench: torch is not installed in %s (pip install torch==2.13.0)" % python)
 
@@ -395,9 +423,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         "collect_env": [python, "-m", "torch.utils.collect_env"],
         "doctor --json": [cudaenv, "doctor", "--json", "--python", python],
         "doctor --json --quick": [cudaenv, "doctor", "--json", "--quick", "--python", python],
+        "doctor --json --quick (frameworks)": [cudaenv, "doctor", "--json", "--quick", "--python", python],
         "list": [cudaenv, "list"],
     }
     envs = {name: env for name in commands}
+    envs["doctor --json --quick (frameworks)"] = dict(env, PYTHONPATH=str(frameworks_site(Path(work) / "fw")))
     if has_command(cudaenv, "use", env):
         commands["use 12.4"] = [cudaenv, "use", "12.4", "--shell", "bash"]
         envs["use 12.4"] = use_env
@@ -440,6 +470,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
         for label in fleet:
             shutil.rmtree(os.path.join(work, label.split()[-1]), ignore_errors=True)
+        shutil.rmtree(os.path.join(work, "fw"), ignore_errors=True)  # the frameworks' site-packages
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
         if a not in figures or b not in figures:
@@ -449,6 +480,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     checks = [
         ("doctor --json / collect_env", ratio("doctor --json", "collect_env"), 0.8),
         ("doctor --json --quick / collect_env", ratio("doctor --json --quick", "collect_env"), 0.1),
+        ("doctor --quick with the frameworks / without", ratio("doctor --json --quick (frameworks)", "doctor --json --quick"), 1.3),
         ("list / python -c pass", ratio("list", "python -c pass"), 3.0),
         ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 2.0),
         ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),

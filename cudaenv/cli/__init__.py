@@ -9,7 +9,7 @@ SIGTERM/SIGHUP handling.
 A command module provides::
 
     HELP = "one line for `cudaenv --help`"
-    def add_arguments(parser: argparse.ArgumentParser) -> None: ...
+    OPTIONS = (Option(...), ...)       # and POSITIONAL; or ACTIONS and ACTION_DEST (cudaenv.core.options.declare)
     def run(args: argparse.Namespace, ctx: Context) -> int: ...
 
 Commands write through ``ctx.out`` / ``ctx.err`` (never ``print`` to sys.stdout directly), raise

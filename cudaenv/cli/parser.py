@@ -13,6 +13,7 @@ from cudaenv import __version__
 from cudaenv.cli.streams import OutputError, Stderr
 from cudaenv.commands import COMMANDS
 from cudaenv.core.errors import UserError
+from cudaenv.core.options import declare
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
@@ -69,6 +70,6 @@ def build_parser(argv: Sequence[str]):
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if name == chosen:
             module = importlib.import_module(module_name)
-            module.add_arguments(sp)
+            declare(sp, module)
             sp.set_defaults(_module=module)
     return parser

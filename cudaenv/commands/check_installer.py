@@ -9,14 +9,13 @@ from cudaenv.render.json_out import dumps
 import os
 
 from cudaenv.core.errors import UserError
+from cudaenv.core.options import Option, Positional
 
 HELP = "check a downloaded CUDA .run installer without running it"
-EXIT = {"ok": 0, "bad": 1, "unverified": 3}
 
 
-def add_arguments(parser) -> None:
-    parser.add_argument("file", metavar="FILE", help="the downloaded installer, e.g. cuda_12.1.0_530.30.02_linux.run")
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+POSITIONAL = Positional("file", nargs=None, metavar="FILE", help="the downloaded installer, e.g. cuda_12.1.0_530.30.02_linux.run")
+OPTIONS = (Option("--json", help="print the report as JSON"),)
 
 
 def run(args, ctx) -> int:
@@ -35,4 +34,4 @@ def run(args, ctx) -> int:
     except OSError as exc:
         raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
     ctx.out.write(dumps(report.to_dict()) if args.json else render_report(report, terminal_width(ctx.env)))
-    return EXIT.get(report.verdict, 1)
+    return report.exit_code

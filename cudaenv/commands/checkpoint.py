@@ -32,7 +32,7 @@ FIX_OPTIONS = host_options() + (
     Option("-o", "--output", metavar="OUT", help="where to write the result"),
     Option("--in-place", help="replace FILE (a backup FILE.bak is kept)"),
     Option("--map-location", metavar="DEV", help="cpu, cuda:N or auto (the first visible GPU, else cpu)"),
-    Option("--strip-prefix", metavar="P", repeat=True, help="remove P from keys that start with it (repeatable)"),
+    Option("--strip-prefix", metavar="P", append=True, default=(), help="remove P from keys that start with it (repeatable)"),
     Option("--add-prefix", metavar="P", help="put P in front of every key"),
     Option("--extract", metavar="KEY", help="keep only this top-level entry (e.g. state_dict)"),
     Option("--trust", help="for a file outside the weights_only allowlist: load it with torch in your Python (runs its code)"),

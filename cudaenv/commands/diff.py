@@ -9,15 +9,20 @@ does, 2 on usage errors (a file that is not a doctor report).
 
 import argparse
 
+from cudaenv.core.options import Option, Positional
+
 HELP = "show what changed between two `cudaenv doctor --json` reports"
 FORMATS = ("text", "json", "markdown")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("before", metavar="A.json", help="the earlier (or reference) report")
-    parser.add_argument("after", metavar="B.json", help="the later (or other machine's) report")
-    parser.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
-    parser.add_argument("--json", action="store_true", help="same as --format json")
+POSITIONAL = (
+    Positional("before", nargs=None, metavar="A.json", help="the earlier (or reference) report"),
+    Positional("after", nargs=None, metavar="B.json", help="the later (or other machine's) report"),
+)
+OPTIONS = (
+    Option("--format", choices=FORMATS, help="output format (default: text)"),
+    Option("--json", help="same as --format json"),
+)
 
 
 def run(args: argparse.Namespace, ctx) -> int:

@@ -10,26 +10,24 @@ also on warnings), 2 on usage errors.
 
 import argparse
 
+from cudaenv.core.options import Option, host_options
+
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
 FORMATS = ("text", "json", "markdown", "prometheus")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    add_host_options(parser)
-    parser.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
-    parser.add_argument("--json", action="store_true", help="same as --format json: the snapshot (schema_version 1) with findings")
-    parser.add_argument("--quick", action="store_true", help="do not import torch (static torch facts only)")
-    parser.add_argument("--strict", action="store_true", help="exit 1 on warnings too (CI pipelines, cluster health checks)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)")
-    parser.add_argument("--output", metavar="PATH",
-                        help="write the report to PATH instead of stdout, atomically; PATH/ (or an existing folder): "
-                             "PATH/<hostname>.json (.prom, .md, .txt by --format)")
-    parser.add_argument("--against", metavar="FILE",
-                        help="check this machine against a stack file written by `cudaenv lock`: each difference with "
-                             "the command that converges it; exit 1 on a difference")
+OPTIONS = host_options() + (
+    Option("--format", choices=FORMATS, help="output format (default: text)"),
+    Option("--json", help="same as --format json: the snapshot (schema_version 1) with findings"),
+    Option("--quick", help="do not import torch (static torch facts only)"),
+    Option("--strict", help="exit 1 on warnings too (CI pipelines, cluster health checks)"),
+    Option("-v", "--verbose",
+           help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)"),
+    Option("--output", metavar="PATH",
+           help="write the report to PATH instead of stdout, atomically; PATH/ (or an existing folder): "
+                "PATH/<hostname>.json (.prom, .md, .txt by --format)"),
+    Option("--against", metavar="FILE",
+           help="check this machine against a stack file written by `cudaenv lock`: each difference with "
+                "the command that converges it; exit 1 on a difference"),
+)
 
 
 def _format(args) -> str:
@@ -43,41 +41,29 @@ def _format(args) -> str:
 def run(args: argparse.Namespace, ctx) -> int:
     import os
 
-    from cudaenv.probes.collect import collect_snapshot
-    from cudaenv.diagnose import diagnose, exit_code
-    from cudaenv.diagnose.view import build_view
+    from cudaenv.diagnose.service import doctor
     from cudaenv.render.spinner import Spinner
 
     fmt = _format(args)
-    host = ctx.host(args)
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
-        snapshot = collect_snapshot(host, python=args.python, quick=args.quick, progress=spinner)
-        findings = diagnose(snapshot)
-    against = _against(args, ctx, snapshot)
-    hostname = host.hostname()
-    if fmt in ("json", "prometheus"):
-        import time
+        outcome = doctor(ctx.host(args), python=args.python, quick=args.quick, strict=args.strict, progress=spinner)
+    outcome.against = _against(args, ctx, outcome)
+    if fmt == "json":
+        from cudaenv.render.json_out import dumps
 
-        from cudaenv.model.reports import DoctorReport
+        text = dumps(outcome.report().to_dict())
+    elif fmt == "prometheus":
+        from cudaenv.render.prometheus import render_prometheus
 
-        report = DoctorReport(snapshot, hostname=hostname, findings=tuple(findings), against=against,
-                              generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-        if fmt == "json":
-            from cudaenv.render.json_out import dumps
-
-            text = dumps(report.to_dict())
-        else:
-            from cudaenv.render.prometheus import render_prometheus
-
-            text = render_prometheus(report)
+        text = render_prometheus(outcome.report())
     elif fmt == "markdown":
         from cudaenv.render.markdown import render_markdown
 
-        text = render_markdown(snapshot, findings, verbose=args.verbose, view=build_view(snapshot))
-        if against is not None:
+        text = render_markdown(outcome.snapshot, outcome.findings, outcome.view, verbose=args.verbose)
+        if outcome.against is not None:
             from cudaenv.render.stack import render_against_markdown
 
-            text += render_against_markdown(against)
+            text += render_against_markdown(outcome.against)
     else:
         from cudaenv.render.report import render_report
 
@@ -85,30 +71,29 @@ def run(args: argparse.Namespace, ctx) -> int:
 
         color = ctx.color and not args.output
         width = terminal_width(ctx.env) if not args.output else 80  # a file keeps the documented 80 columns
-        text = render_report(snapshot, findings, color=color, verbose=args.verbose, view=build_view(snapshot), width=width)
-        if against is not None:
+        text = render_report(outcome.snapshot, outcome.findings, outcome.view, color=color, verbose=args.verbose, width=width)
+        if outcome.against is not None:
             from cudaenv.render.stack import render_against_text
 
-            text += render_against_text(against, color=color)
+            text += render_against_text(outcome.against, color=color)
     if args.output:
-        _write(os.path.join(ctx.cwd, args.output), hostname, fmt, text)
+        _write(os.path.join(ctx.cwd, args.output), outcome.hostname, fmt, text)
     else:
         ctx.out.write(text)
-    return max(exit_code(findings, strict=args.strict), 1 if against is not None and against.differences else 0)
+    return outcome.exit_code
 
 
-def _against(args, ctx, snapshot):
+def _against(args, ctx, outcome):
     """``--against FILE``: the machine checked against the stack file (None without the option)."""
     if not args.against:
         return None
     from cudaenv.core.errors import UserError
     from cudaenv.core.text import printable
-    from cudaenv.diagnose.view import build_view
     from cudaenv.stack.lock import StackFileError
     from cudaenv.stack.service import check_against
 
     try:
-        return check_against(args.against, snapshot, build_view(snapshot), cwd=ctx.cwd)
+        return check_against(args.against, outcome.snapshot, outcome.view, cwd=ctx.cwd)
     except StackFileError as exc:
         raise UserError("--against %s: %s" % (printable(args.against), printable(exc)),
                         hint="give a stack file written by `cudaenv lock`") from None
@@ -119,10 +104,10 @@ def _write(output: str, hostname, fmt: str, text: str) -> None:
     the site's other users like any file this user writes (umask), the folder made when missing."""
     import os
 
-    from cudaenv.core.fs import atomic_write_text, usual_mode
     from cudaenv.core.errors import UserError
-    from cudaenv.fleet.files import output_path
+    from cudaenv.core.fs import atomic_write_text, usual_mode
     from cudaenv.core.text import printable
+    from cudaenv.fleet.files import output_path
 
     path, folder = output_path(output, hostname, fmt)
     try:

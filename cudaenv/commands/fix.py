@@ -8,25 +8,23 @@ prints the plan and exits 1. An externally managed system Python (PEP 668) gets 
 """
 
 import argparse
-import sys
 from typing import Any, Optional, Sequence
+
+from cudaenv.commands import _prompt as prompt
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
+from cudaenv.core.options import Option, host_options
 
 HELP = "guided fix for a CPU-only or wrong-CUDA torch"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    add_host_options(parser)
-    parser.add_argument("--yes", "-y", action="store_true", help="take the recommendation without asking")
-    parser.add_argument("--dry-run", action="store_true", help="only print the plan")
-    parser.add_argument("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)")
-    parser.add_argument("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX)
-    parser.add_argument("--refresh", action="store_true", help="read the live index before deciding")
-    parser.add_argument("--no-verify", action="store_true", help="do not run `cudaenv verify` after the install")
+OPTIONS = host_options() + (
+    Option("--yes", "-y", dest="yes", help="take the recommendation without asking"),
+    Option("--dry-run", help="only print the plan"),
+    Option("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)"),
+    Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+    Option("--refresh", help="read the live index before deciding"),
+    Option("--no-verify", help="do not run `cudaenv verify` after the install"),
+)
 
 
 def run(args: argparse.Namespace, ctx: Any) -> int:
@@ -34,7 +32,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.diagnose import diagnose
     from cudaenv.recommend import service
     from cudaenv.facts.findings import is_fixable
-    from cudaenv.fix.plan import plan_fix
+    from cudaenv.fix.plan import pep668_recipe, plan_fix
     from cudaenv.render import fix as render
 
     interpreter, what_if = service.split_python(args.python)
@@ -46,14 +44,13 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.render.text import terminal_width
 
     width = terminal_width(ctx.env)
-    out.write("Probing this machine...\n")
+    out.write(render.PROBING)
     out.flush()
     snapshot = collect_snapshot(host, python=interpreter, quick=False)
     fixable = [f for f in diagnose(snapshot) if is_fixable(f.id)]
     torch = snapshot.torch
     if not fixable:
-        state = "torch %s" % torch.version if torch is not None and torch.installed else "no torch"
-        out.write(render.render_nothing_to_fix(state, getattr(torch, "python", None) or "?", width))
+        out.write(render.render_nothing_to_fix(torch, width))
         return 0
     out.write(render.render_findings(fixable, width))
     if torch is None or not torch.python:
@@ -65,43 +62,43 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     out.write(render.render_plan(torch.python, plan, notes, width))
     installable = plan.installable
     if torch.externally_managed and not torch.in_virtualenv:
-        out.write(render.render_pep668(torch.python, plan))
+        out.write(render.render_pep668(torch.python, pep668_recipe(torch.python, plan)))
         return 1
     if args.dry_run:
-        out.write("\n--dry-run: nothing was changed.\n")
+        out.write(render.DRY_RUN)
         return 0 if installable else 1
     if args.yes:
         if not installable:
-            out.write("\nNo torch build fits this machine; nothing was installed. See the plan above.\n")
+            out.write(render.NO_BUILD)
             return 1
         choice = installable[0]
-    elif not _interactive(ctx):
-        out.write("\nNo terminal to ask on: run `cudaenv fix --yes` to apply the recommendation, or --dry-run.\n")
+    elif not prompt.can_ask(ctx, menu=True):
+        out.write(render.NO_TERMINAL)
         return 1
     else:
-        choice = _ask(plan.choices)
+        picked = prompt.select(render.QUESTION, [c.title for c in plan.choices])
+        choice = None if picked is None else plan.choices[picked]
         if choice is None or choice.key == "quit":
-            out.write("Nothing was changed.\n")
+            out.write(render.UNCHANGED)
             return 0 if choice is not None else 130
         if choice.key == "driver":
             out.write(render.render_driver(choice.steps))
             return 0
-        if not _confirm("Run: %s ?" % " && ".join(choice.recommendation.commands)):
-            out.write("Nothing was changed.\n")
+        if not prompt.confirm(render.render_confirm(choice.recommendation)):
+            out.write(render.UNCHANGED)
             return 0
     return _apply(args, ctx, host, snapshot, choice.recommendation)
 
 
 def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any) -> int:
-    from cudaenv.core.text import seconds_text
     from cudaenv.fix.apply import apply_install, run_verify
-    from cudaenv.render.fix import printable_lines, render_install
+    from cudaenv.render.fix import render_install, render_running, render_verify_output, render_verify_start
 
     out = ctx.out
     python = before.torch.python
 
     def started(argv: Sequence[str], timeout: float) -> None:
-        out.write("\nRunning (timeout %s): %s\n" % (seconds_text(timeout), " ".join(argv)))
+        out.write(render_running(argv, timeout))
         out.flush()
 
     outcome = apply_install(host, ctx.env, before, rec, started)
@@ -110,33 +107,8 @@ def _apply(args: argparse.Namespace, ctx: Any, host: Any, before: Any, rec: Any)
         return 1
     verify_code: Optional[int] = 0
     if not args.no_verify:
-        out.write("\nRunning the GPU check: cudaenv verify --python %s\n" % python)
+        out.write(render_verify_start(python))
         out.flush()
         verify_code, timed_out, output = run_verify(host, ctx.env, python)
-        out.write("".join("  | %s\n" % line for line in printable_lines(output)))
-        if timed_out:
-            out.write("cudaenv verify timed out.\n")
+        out.write(render_verify_output(output, timed_out))
     return 1 if any(f.severity == "error" for f in outcome.remaining) or verify_code else 0
-
-
-def _interactive(ctx: Any) -> bool:
-    stdin = ctx.stdin if ctx.stdin is not None else sys.stdin
-    try:
-        return bool(stdin.isatty()) and ctx.is_tty
-    except (AttributeError, ValueError):
-        return False
-
-
-def _ask(choices: Sequence[Any]) -> Any:
-    import questionary
-
-    answer = questionary.select(
-        "What should cudaenv do?", choices=[questionary.Choice(c.title, value=i) for i, c in enumerate(choices)]
-    ).ask()
-    return None if answer is None else choices[answer]
-
-
-def _confirm(message: str) -> bool:
-    import questionary
-
-    return bool(questionary.confirm(message, default=True).ask())

@@ -10,20 +10,23 @@ report could be read; 0 otherwise; 2 on usage errors (no file named, an unreadab
 
 import argparse
 
+from cudaenv.core.options import Action, Option, Positional
+
 HELP = "summarize many nodes' doctor reports: configurations, drift, failing nodes"
 FORMATS = ("text", "json", "markdown", "html")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="fleet_command", metavar="ACTION", parser_class=type(parser))
-    summ = sub.add_parser("summarize", help="summarize a folder (or files) of `cudaenv doctor --json` reports",
-                          description="Group the nodes' reports by driver, driver CUDA, GPUs, toolkits, torch and "
-                                      "cuDNN and by finding id; show the majority, the deviating and failing nodes.")
-    summ.add_argument("paths", nargs="+", metavar="DIR|FILE", help="a folder of reports (its *.json) or report files")
-    summ.add_argument("--baseline", metavar="FILE", help="compare every node with this known-good report instead of the majority")
-    summ.add_argument("--all", action="store_true", dest="all_nodes", help="list every node (text and Markdown)")
-    summ.add_argument("--format", choices=FORMATS, default=None, help="output format (default: text)")
-    summ.add_argument("--json", action="store_true", help="same as --format json")
+ACTION_DEST = "fleet_command"
+ACTIONS = (
+    Action("summarize", help="summarize a folder (or files) of `cudaenv doctor --json` reports",
+           description="Group the nodes' reports by driver, driver CUDA, GPUs, toolkits, torch and "
+                       "cuDNN and by finding id; show the majority, the deviating and failing nodes.",
+           positional=Positional("paths", nargs="+", metavar="DIR|FILE", help="a folder of reports (its *.json) or report files"),
+           options=(
+               Option("--baseline", metavar="FILE", help="compare every node with this known-good report instead of the majority"),
+               Option("--all", dest="all_nodes", help="list every node (text and Markdown)"),
+               Option("--format", choices=FORMATS, help="output format (default: text)"),
+               Option("--json", help="same as --format json"),
+           )),
+)
 
 
 def run(args: argparse.Namespace, ctx) -> int:

@@ -9,7 +9,7 @@ On a terminal (stderr is one, and no ``--json``) each step is a line on stderr, 
 passed through as it arrives (escaped, bounded).
 """
 
-from cudaenv.core.options import Option, Positional, add_options
+from cudaenv.core.options import Option, Positional
 
 HELP = "install a CUDA toolkit side by side, without root"
 
@@ -29,9 +29,6 @@ OPTIONS = (
     Option("--timeout", metavar="SECONDS", kind="seconds", help="seconds each pip/uv step may take (default CUDAENV_INSTALL_TIMEOUT, 1800)"),
 )
 
-
-def add_arguments(parser) -> None:
-    add_options(parser, OPTIONS, POSITIONAL)
 
 
 def _terminal(ctx, args):

@@ -4,7 +4,7 @@ Fast by design (at most 3x `python -c pass`): it reads files only (no nvcc run w
 cuda.h tells the version), never starts the user's Python, and imports nothing heavy.
 """
 
-from cudaenv.core.options import Option, add_options, host_options
+from cudaenv.core.options import Option, host_options
 
 HELP = "list the CUDA toolkits installed here"
 
@@ -13,9 +13,6 @@ OPTIONS = host_options(python=False) + (Option("--json", help="print the toolkit
                                          Option("--available", help="the CUDA releases `cudaenv install` can install "
                                                 "(as `cudaenv install --list`)"))
 
-
-def add_arguments(parser) -> None:
-    add_options(parser, OPTIONS)
 
 
 def run(args, ctx) -> int:
@@ -37,8 +34,9 @@ def run(args, ctx) -> int:
     else:
         from cudaenv.probes.toolkits.candidates import searched_places
         from cudaenv.render.text import terminal_width
+        from cudaenv.toolkit.table import list_view
 
         places = searched_places(host.system) if not state.toolkits else ()
-        ctx.out.write(render.render_toolkit_table(state, notes, system=host.system, places=places,
+        ctx.out.write(render.render_toolkit_table(state, list_view(state), notes, system=host.system, places=places,
                                                   width=terminal_width(ctx.env)))
     return 0

@@ -7,21 +7,20 @@ Exit 0 when written, 2 on usage errors (a bad ``--index-base``, an unwritable FI
 
 import argparse
 
+from cudaenv.core.config import TORCH_INDEX
+from cudaenv.core.options import Option, Positional, host_options
+
 HELP = "write this machine's CUDA stack (driver floor, GPU archs, torch build and index, toolkit, wheels) as TOML"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.config import TORCH_INDEX
-    from cudaenv.core.options import add_host_options
-
-    add_host_options(parser)
-    parser.add_argument("file", nargs="?", default=None, metavar="FILE",
-                        help="where to write (default: cuda-stack.toml; - prints it)")
-    parser.add_argument("--index-base", metavar="URL",
-                        help="wheel index base the torch build is pinned to, instead of %s" % TORCH_INDEX)
-    parser.add_argument("--snippets", action="store_true",
-                        help="also print what carries the choice into the project's files: a requirements file, uv's "
-                             "pyproject index pins, pixi's [system-requirements]")
+POSITIONAL = Positional("file", metavar="FILE", help="where to write (default: cuda-stack.toml; - prints it)")
+OPTIONS = host_options() + (
+    Option("--index-base", metavar="URL",
+           help="wheel index base the torch build is pinned to, instead of %s" % TORCH_INDEX),
+    Option("--snippets",
+           help="also print what carries the choice into the project's files: a requirements file, uv's "
+                "pyproject index pins, pixi's [system-requirements]"),
+)
 
 
 def run(args: argparse.Namespace, ctx) -> int:

@@ -12,41 +12,43 @@ from typing import Any
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
+from cudaenv.core.options import Action, Option, host_options
 from cudaenv.render.text import terminal_width
 
 HELP = "recommend the right torch build for this machine"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    sub = parser.add_subparsers(dest="torch_command", metavar="ACTION", parser_class=type(parser))
-    rec = sub.add_parser("recommend", help="pick the torch wheel index for this machine and print the install command",
-                         description="Pick the torch wheel index for this machine (driver, every GPU, OS, Python, torch version).")
-    add_host_options(rec)
-    rec.add_argument("--torch", metavar="VERSION", help="torch release to plan for: 2.7.1, 2.7 or latest (default: the installed one)")
-    rec.add_argument("--variant", metavar="NAME", help="ask about one variant (cu121, cpu, rocm6.3, ...)")
-    rec.add_argument("--driver", metavar="VERSION", help="what if the driver were VERSION (env: CUDAENV_DRIVER_VERSION)")
-    rec.add_argument("--compute-capability", metavar="X.Y", action="append", dest="compute_capability",
-                     help="what if the GPUs were these (repeatable: --compute-capability 6.1 --compute-capability 8.6)")
-    rec.add_argument("--os", choices=("linux", "windows", "macos"), help="what if the OS were this")
-    rec.add_argument("--machine", choices=("x86_64", "aarch64", "arm64"), help="what if the CPU architecture were this")
-    rec.add_argument("--jetson", metavar="JETPACK", nargs="?", const="",
-                     help="what if this were a Jetson board: its JetPack (6.2) or L4T (r36.4.3) release; bare: the newest JetPack the tables know")
-    rec.add_argument("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)")
-    rec.add_argument("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX)
-    rec.add_argument("--installer", choices=("pip", "uv"),
-                     help="the install line for this installer (default: the one that installed the probed torch)")
-    rec.add_argument("--refresh", action="store_true", help="read the live index first (otherwise only the cache and bundled tables)")
-    rec.add_argument("--format", choices=("text", "json", "requirements", "pyproject"), default="text", help="output form")
-    rec.add_argument("--json", action="store_true", help="same as --format json")
-
-    ref = sub.add_parser("refresh", help="read the live torch index and cache which versions and variants exist",
-                         description="Read {base}/torch/ and {base}/VARIANT/torch/ and cache what exists (offline first).")
-    ref.add_argument("--index-base", metavar="URL", help="wheel index base (env: CUDAENV_TORCH_INDEX)")
-    ref.add_argument("--timeout", metavar="SECONDS", type=float,
-                     help="the most the whole refresh may take (default 15, env: CUDAENV_INDEX_TIMEOUT)")
-    ref.add_argument("--json", action="store_true", help="print what was learned as JSON")
+ACTION_DEST = "torch_command"
+ACTIONS = (
+    Action("recommend", help="pick the torch wheel index for this machine and print the install command",
+           description="Pick the torch wheel index for this machine (driver, every GPU, OS, Python, torch version).",
+           options=host_options() + (
+               Option("--torch", metavar="VERSION", help="torch release to plan for: 2.7.1, 2.7 or latest (default: the installed one)"),
+               Option("--variant", metavar="NAME", help="ask about one variant (cu121, cpu, rocm6.3, ...)"),
+               Option("--driver", metavar="VERSION", help="what if the driver were VERSION (env: CUDAENV_DRIVER_VERSION)"),
+               Option("--compute-capability", metavar="X.Y", append=True,
+                      help="what if the GPUs were these (repeatable: --compute-capability 6.1 --compute-capability 8.6)"),
+               Option("--os", choices=("linux", "windows", "macos"), help="what if the OS were this"),
+               Option("--machine", choices=("x86_64", "aarch64", "arm64"), help="what if the CPU architecture were this"),
+               Option("--jetson", metavar="JETPACK", const="",
+                      help="what if this were a Jetson board: its JetPack (6.2) or L4T (r36.4.3) release; bare: the newest JetPack the tables know"),
+               Option("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)"),
+               Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+               Option("--installer", choices=("pip", "uv"),
+                      help="the install line for this installer (default: the one that installed the probed torch)"),
+               Option("--refresh", help="read the live index first (otherwise only the cache and bundled tables)"),
+               Option("--format", choices=("text", "json", "requirements", "pyproject"), default="text", help="output form"),
+               Option("--json", help="same as --format json"),
+           )),
+    Action("refresh", help="read the live torch index and cache which versions and variants exist",
+           description="Read {base}/torch/ and {base}/VARIANT/torch/ and cache what exists (offline first).",
+           options=(
+               Option("--index-base", metavar="URL", help="wheel index base (env: CUDAENV_TORCH_INDEX)"),
+               Option("--timeout", metavar="SECONDS", kind="float",
+                      help="the most the whole refresh may take (default 15, env: CUDAENV_INDEX_TIMEOUT)"),
+               Option("--json", help="print what was learned as JSON"),
+           )),
+)
 
 
 def run(args: argparse.Namespace, ctx: Any) -> int:

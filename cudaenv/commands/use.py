@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from cudaenv.core.options import Option, Positional, add_options, host_options
+from cudaenv.core.options import Option, Positional, host_options
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
@@ -34,9 +34,6 @@ OPTIONS = (
     Option("--complete", hidden=True),  # versions for tab completion
 ) + host_options(python=False)
 
-
-def add_arguments(parser) -> None:
-    add_options(parser, OPTIONS, POSITIONAL)
 
 
 def run(args, ctx) -> int:
@@ -136,14 +133,15 @@ def _write_code(out, text: str) -> None:
 
 # --------------------------------------------------------------------------------- --write FILE
 def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: str, ctx) -> int:
-    from cudaenv.toolkit.project import write_switch_script
+    from cudaenv.render.switch import render_switch_script
+    from cudaenv.toolkit.project import switch_script, write_switch_script
     from cudaenv.toolkit.switch import describe
 
     if system == "windows":
         return _fail(ctx, "--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`")
     path = os.path.join(ctx.cwd, os.path.expanduser(target)) if not os.path.isabs(target) else target
     try:
-        write_switch_script(path, toolkit, toolkits, link, ctx.env)
+        write_switch_script(path, render_switch_script(switch_script(toolkit, toolkits, link, ctx.env)))
     except OSError as exc:
         return _fail(ctx, "cannot write %s: %s" % (path, exc.strerror or exc))
     ctx.err.write("cudaenv: wrote %s: `source %s` switches a shell to %s\n" % (path, path, describe(toolkit)))

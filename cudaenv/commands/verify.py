@@ -12,31 +12,29 @@ Exit 0 when everything asked for passed, 1 when something failed or there is no 
 
 import argparse
 
+from cudaenv.core.options import Option, host_options
 
 HELP = "run real GPU work in your Python to prove it works"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from cudaenv.core.options import add_host_options
-
-    add_host_options(parser)
-    parser.add_argument("--device", metavar="LIST", help="devices to check: 0,2 or all (default: every visible GPU)")
-    parser.add_argument("--cpu", action="store_true", help="run the same checks on the CPU")
-    parser.add_argument("--distributed", action="store_true", help="launch torchrun and check all-reduce, broadcast, barrier")
-    parser.add_argument("--nproc", type=int, metavar="N", help="ranks for --distributed (default: visible GPUs; 2 with gloo and no GPU)")
-    parser.add_argument("--backend", choices=("nccl", "gloo"), help="process group backend (default nccl, which needs GPUs; gloo runs on the CPU)")
-    parser.add_argument("--nccl-debug", action="store_true", help="run the ranks with NCCL_DEBUG=INFO and attach its output")
-    parser.add_argument("--toolkit", action="store_true", help="compile (and run) a tiny CUDA program with the active nvcc")
-    parser.add_argument("--arch", action="append", default=[], metavar="CC",
-                        help="with --toolkit: compile for this compute capability (6.1, sm_61; repeatable) instead of the GPUs'")
-    parser.add_argument("--nvcc", metavar="PATH", help="with --toolkit: this nvcc instead of the active one")
-    parser.add_argument("--device-timeout", type=float, default=120.0, metavar="SECONDS",
-                        help="time allowed per device (and for the whole --distributed run; default 120)")
-    parser.add_argument("--size", type=int, default=256, help=argparse.SUPPRESS)
-    parser.add_argument("--bench", type=int, default=2048, help=argparse.SUPPRESS)
-    parser.add_argument("--hang-rank", type=int, default=None, help=argparse.SUPPRESS)  # tests: a rank that never joins
-    parser.add_argument("--json", action="store_true", help="machine-readable results")
-
+OPTIONS = host_options() + (
+    Option("--device", metavar="LIST", help="devices to check: 0,2 or all (default: every visible GPU)"),
+    Option("--cpu", help="run the same checks on the CPU"),
+    Option("--distributed", help="launch torchrun and check all-reduce, broadcast, barrier"),
+    Option("--nproc", kind="int", metavar="N", help="ranks for --distributed (default: visible GPUs; 2 with gloo and no GPU)"),
+    Option("--backend", choices=("nccl", "gloo"), help="process group backend (default nccl, which needs GPUs; gloo runs on the CPU)"),
+    Option("--nccl-debug", help="run the ranks with NCCL_DEBUG=INFO and attach its output"),
+    Option("--toolkit", help="compile (and run) a tiny CUDA program with the active nvcc"),
+    Option("--arch", append=True, default=(), metavar="CC",
+           help="with --toolkit: compile for this compute capability (6.1, sm_61; repeatable) instead of the GPUs'"),
+    Option("--nvcc", metavar="PATH", help="with --toolkit: this nvcc instead of the active one"),
+    Option("--device-timeout", kind="float", default=120.0, metavar="SECONDS",
+           help="time allowed per device (and for the whole --distributed run; default 120)"),
+    Option("--size", kind="int", default=256, hidden=True),
+    Option("--bench", kind="int", default=2048, hidden=True),
+    Option("--hang-rank", kind="int", hidden=True),  # tests: a rank that never joins
+    Option("--json", help="machine-readable results"),
+)
 
 
 def run(args: argparse.Namespace, ctx) -> int:

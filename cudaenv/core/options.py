@@ -16,27 +16,45 @@ class Option:
     """One option: its flags (``"-q", "--quiet"``), whether it takes a value, and how argparse shows it.
 
     ``kind="seconds"``: the value is a number of seconds > 0 (argparse's type and the fast parser agree);
-    ``hidden``: not in ``--help`` (internal switches the shell hook passes); ``repeat``: given any number of times,
-    the values in a list (``[]`` when not given; the fast parser leaves such a command line to argparse)."""
+    ``kind="int"`` / ``"float"``: a number (argparse's own message for a bad one); ``append``: repeatable, the values
+    in a list; ``default``: the value when the option is absent (else None, False for a flag); ``exclusive``: a name
+    shared by options that exclude each other (one argparse mutually exclusive group per name);
+    ``const``: the value may be left out (``--jetson`` alone gives ``const``; argparse only);
+    ``hidden``: not in ``--help`` (internal switches the shell hook passes)."""
 
-    __slots__ = ("flags", "dest", "takes_value", "metavar", "help", "hidden", "kind", "choices", "repeat")
+    __slots__ = ("flags", "dest", "takes_value", "metavar", "help", "hidden", "kind", "choices", "append", "default",
+                 "exclusive", "const")
 
     def __init__(self, *flags, dest=None, takes_value=False, metavar=None, help="", hidden=False, kind=None, choices=None,
-                 repeat=False):
+                 append=False, default=None, exclusive=None, const=None):
         self.flags = flags
         self.dest = dest or flags[-1].lstrip("-").replace("-", "_")
-        self.takes_value = takes_value or metavar is not None or kind is not None or choices is not None or repeat
+        self.takes_value = takes_value or metavar is not None or kind is not None or choices is not None or append
         self.metavar, self.help, self.hidden, self.kind, self.choices = metavar, help, hidden, kind, choices
-        self.repeat = repeat
+        self.append, self.default, self.exclusive, self.const = append, default, exclusive, const
+        if const is not None:
+            self.takes_value = True
 
 
 class Positional:
-    """The one optional positional argument of a fast command."""
+    """A command's positional argument: optional by default (``nargs="?"``); ``nargs=None`` makes it required,
+    ``"*"`` / ``"+"`` a list. Only an optional one is read by the fast parser."""
 
-    __slots__ = ("dest", "help")
+    __slots__ = ("dest", "help", "nargs", "metavar")
 
-    def __init__(self, dest, help=""):
-        self.dest, self.help = dest, help
+    def __init__(self, dest, help="", nargs="?", metavar=None):
+        self.dest, self.help, self.nargs, self.metavar = dest, help, nargs, metavar
+
+
+class Action:
+    """One action of a command with actions (``cudaenv torch recommend``): its name, its help and description, and
+    its own options and positional."""
+
+    __slots__ = ("name", "help", "description", "options", "positional")
+
+    def __init__(self, name, help, description=None, options=(), positional=None):
+        self.name, self.help, self.description = name, help, description
+        self.options, self.positional = options, positional
 
 
 def host_options(python=True):
@@ -73,11 +91,18 @@ def _argparse_seconds(text):
 
 
 def add_options(parser, options, positional=None):
-    """Declare ``options`` (and ``positional``) to an argparse parser, in their order (the positional first)."""
+    """Declare ``options`` (and ``positional``: one :class:`Positional` or a tuple of them, in order) to an argparse
+    parser, in their order (the positionals first)."""
     import argparse
 
-    if positional is not None:
-        parser.add_argument(positional.dest, nargs="?", help=positional.help)
+    for pos in (positional if isinstance(positional, tuple) else (positional,) if positional is not None else ()):
+        kw = {"help": pos.help}
+        if pos.nargs is not None:
+            kw["nargs"] = pos.nargs
+        if pos.metavar:
+            kw["metavar"] = pos.metavar
+        parser.add_argument(pos.dest, **kw)
+    groups = {}
     for opt in options:
         kw = {"dest": opt.dest, "help": argparse.SUPPRESS if opt.hidden else opt.help}
         if opt.takes_value:
@@ -85,13 +110,44 @@ def add_options(parser, options, positional=None):
                 kw["metavar"] = opt.metavar
             if opt.kind == "seconds":
                 kw["type"] = _argparse_seconds
+            elif opt.kind in ("int", "float"):
+                kw["type"] = int if opt.kind == "int" else float
             if opt.choices:
                 kw["choices"] = opt.choices
-            if opt.repeat:
-                kw["action"], kw["default"] = "append", []
+            if opt.append:
+                kw["action"] = "append"
+            if opt.const is not None:
+                kw["nargs"], kw["const"] = "?", opt.const
+            if opt.default is not None:
+                kw["default"] = list(opt.default) if opt.append else opt.default
         else:
             kw["action"] = "store_true"
-        parser.add_argument(*opt.flags, **kw)
+        target = parser
+        if opt.exclusive is not None:
+            target = groups.get(opt.exclusive) or groups.setdefault(opt.exclusive, parser.add_mutually_exclusive_group())
+        target.add_argument(*opt.flags, **kw)
+
+
+def add_actions(parser, dest, actions):
+    """Declare a command's :class:`Action` tuple as argparse subparsers (the chosen one in ``dest``)."""
+    sub = parser.add_subparsers(dest=dest, metavar="ACTION", parser_class=type(parser))
+    for action in actions:
+        kw = {"help": action.help}
+        if action.description is not None:
+            kw["description"] = action.description
+        add_options(sub.add_parser(action.name, **kw), action.options, action.positional)
+
+
+def declare(parser, module):
+    """Declare a command module's arguments: its ``ACTIONS`` (with ``ACTION_DEST``), else its ``OPTIONS`` and
+    ``POSITIONAL``, else (a command that builds its parser itself) its ``add_arguments(parser)``."""
+    actions = getattr(module, "ACTIONS", None)
+    if actions is not None:
+        add_actions(parser, module.ACTION_DEST, actions)
+    elif hasattr(module, "OPTIONS"):
+        add_options(parser, module.OPTIONS, getattr(module, "POSITIONAL", None))
+    else:
+        module.add_arguments(parser)
 
 
 def add_host_options(parser, python=True):
@@ -119,7 +175,7 @@ def parse_simple(argv, options, positional=None):
     same way.
     """
     table = {flag: opt for opt in options for flag in opt.flags}
-    values = {opt.dest: ([] if opt.repeat else None if opt.takes_value else False) for opt in options}
+    values = {opt.dest: (opt.default if opt.default is not None else None if opt.takes_value else False) for opt in options}
     pos = positional if isinstance(positional, str) or positional is None else positional.dest
     if pos is not None:
         values[pos] = None
@@ -136,8 +192,8 @@ def parse_simple(argv, options, positional=None):
         else:
             name, eq, value = token.partition("=")
             opt = table.get(name)
-            if opt is None or (eq and not opt.takes_value) or opt.repeat:
-                return None
+            if opt is None or (eq and not opt.takes_value) or opt.append or opt.const is not None or opt.kind in ("int", "float"):
+                return None  # unknown, or read only by argparse (a list, a number with argparse's own message)
             if not opt.takes_value:
                 values[opt.dest] = True
                 continue

@@ -1,7 +1,8 @@
 """Turn a :class:`~cudaenv.model.snapshot.Snapshot` into an expert's findings: what is wrong, why, and the exact fix.
 
 Rules are pure functions ``(snapshot, tables) -> list of Finding``, one module per section, run in the order an
-expert checks a machine: environment -> driver -> visibility -> versions -> toolkits -> resources -> hints.
+expert checks a machine: environment -> driver -> containers (a container host's runtime) -> visibility -> versions ->
+toolkits -> frameworks -> resources -> hints.
 ``tables`` maps a facts-table name (``"cuda_drivers"``) to its loaded JSON; None reads the shipped ``data/``.
 
 Every finding id is stable and shared with ``cudaenv explain`` and ``cudaenv verify`` (see README).
@@ -12,7 +13,7 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 from cudaenv.model.reports import Finding  # the finding record lives with the JSON contract
 
 SEVERITIES = ("error", "warning", "info")
-SECTIONS = ("environment", "driver", "visibility", "versions", "toolkits", "resources", "hints")
+SECTIONS = ("environment", "driver", "containers", "visibility", "versions", "toolkits", "frameworks", "resources", "hints")
 
 
 Rule = Callable[[Any, Optional[Mapping[str, Any]]], List[Finding]]
@@ -20,14 +21,16 @@ Rule = Callable[[Any, Optional[Mapping[str, Any]]], List[Finding]]
 
 def rules() -> Sequence[Tuple[str, Rule]]:
     """(section, rule) in the expert's order (imported lazily: nothing happens at import time)."""
-    from cudaenv.diagnose import driver, environment, hints, resources, toolkits, versions, visibility
+    from cudaenv.diagnose import containers, driver, environment, frameworks, hints, resources, toolkits, versions, visibility
 
     return (
         ("environment", environment.check),
         ("driver", driver.check),
+        ("containers", containers.check),
         ("visibility", visibility.check),
         ("versions", versions.check),
         ("toolkits", toolkits.check),
+        ("frameworks", frameworks.check),
         ("resources", resources.check),
         ("hints", hints.check),
     )

@@ -3,6 +3,7 @@
 from typing import List
 
 from cudaenv.diagnose import _common as c
+from cudaenv.diagnose import health
 from cudaenv.core.version import version_key
 
 F = c.make("driver")
@@ -18,6 +19,7 @@ def check(s, tables=None) -> List:
     out += no_permission(s)
     out += no_devices(s)
     out += no_driver(s)
+    out += health.check(s, tables)
     return out
 
 
@@ -185,19 +187,30 @@ def not_loaded(s) -> List:
 def gpu_lost(s) -> List:
     if "gpu-lost" not in c.failures(s):
         return []
+    h = getattr(s, "health", None)
+    if h is not None and (h.xids or h.fallen_off_bus):
+        lead = "The kernel log (%s) shows what happened: %s%s (gpu-xid says what each means and the first step)." % (
+            h.log, health.xid_names(h) or "no Xid",
+            "; %s fell off the bus" % ", ".join(h.fallen_off_bus) if h.fallen_off_bus else "")
+    elif h is not None and h.log:
+        lead = ("The kernel log (%s) holds no Xid for it this boot: look at the earlier boots' logs "
+                "(journalctl -k -b -1), then at power, heat and seating." % h.log)
+    else:
+        lead = ("The driver knows a GPU but cannot reach it: usually Xid 79 (fallen off the bus) after a power, heat or "
+                "PCIe problem.")
     return [
         F(
             "gpu-lost",
             "error",
             "a GPU fell off the bus (unable to determine the device handle)",
-            "The driver knows a GPU but cannot reach it: usually Xid 79 (fallen off the bus) after a power, heat or "
-            "PCIe problem. Nothing can use that GPU until it is reset." + _said(s, "gpu-lost"),
-            [
-                "sudo dmesg -T | grep -i -E 'Xid|fallen off the bus'",
+            lead + " Nothing can use that GPU until it is reset." + _said(s, "gpu-lost"),
+            ([] if h is not None and h.log else ["sudo dmesg -T | grep -i -E 'Xid|fallen off the bus'"])
+            + [
                 "sudo reboot    # a cold power cycle if it comes back lost",
                 "# check the power cables, PSU capacity and cooling; reseat the card",
-                "sudo nvidia-bug-report.sh    # collects everything NVIDIA support asks for",
-            ],
+            ]
+            + (health.dcgm_fix(h) if h is not None else [])
+            + ["sudo nvidia-bug-report.sh    # collects everything NVIDIA support asks for"],
         )
     ]
 

@@ -1,8 +1,10 @@
-"""Environment: WSL1, a Linux driver inside WSL2, a container started without the GPU."""
+"""Environment: WSL1, a Linux driver inside WSL2, a container started without the GPU, and inside a container its
+NVIDIA capabilities and the image's CUDA against the host's driver (:mod:`cudaenv.diagnose.inside`)."""
 
 from typing import List
 
 from cudaenv.diagnose import _common as c
+from cudaenv.diagnose import inside
 
 F = c.make("environment")
 WSL_LIB = "/usr/lib/wsl/"
@@ -13,6 +15,8 @@ def check(s, tables=None) -> List:
     out += wsl1(s)
     out += wsl_linux_driver(s)
     out += container_no_gpu(s)
+    if not out:
+        out += inside.check(s, tables)
     return out
 
 

@@ -69,6 +69,7 @@ class ExplainReport(Record):
     context: Tuple[str, ...] = ()
     facts: Optional[Dict[str, Any]] = None
     cut: Optional[Dict[str, Any]] = None  # {size, stopped} when only the head and tail of a long paste were searched
+    context_data: Optional[Dict[str, Any]] = None  # the context as data: {probe: ProbeContext, machine: MachineContext}
     findings: Tuple[Finding, ...] = ()  # the doctor's findings on the pasted facts (the last key of the JSON)
 
     def _json_adjust(self, data: Dict[str, Any]) -> None:

@@ -30,6 +30,19 @@ class FixPlan:
         return [c for c in self.choices if c.key == "install"]
 
 
+def pep668_recipe(python: str, plan: FixPlan) -> List[str]:
+    """The commands beside an externally managed system Python (PEP 668): a venv, and the recommended build (or
+    plain torch when none fits) installed into it."""
+    from cudaenv.recommend.install import quote, venv_recipe
+
+    choice = plan.installable[0] if plan.installable else None
+    rec = choice.recommendation if choice else None
+    args = " ".join(rec.packages) if rec is not None and rec.packages else "torch"
+    if rec is not None and rec.index_url:
+        args += " --index-url %s" % rec.index_url
+    return venv_recipe(quote(python, "linux"), args)
+
+
 def driver_steps(platform: Any, min_driver: Optional[str], table: Any = None) -> Tuple[str, ...]:
     """How to upgrade the NVIDIA driver on this platform (one table with the doctor: data/driver_install.json)."""
     kind = driver_install.where(getattr(platform, "system", None), getattr(platform, "wsl", None))

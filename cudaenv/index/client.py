@@ -28,7 +28,12 @@ CHUNK = 65536
 
 
 class FetchError(Exception):
-    """A page that could not be read; the message is one line in words."""
+    """A page that could not be read; the message is one line in words. ``answered``: the server did answer (an HTTP
+    error status, an encoding cudaenv does not read, a page too large), so it can be reached."""
+
+    def __init__(self, message: str, answered: bool = False):
+        super().__init__(message)
+        self.answered = answered
 
 
 def check_url(url: str) -> Optional[str]:
@@ -52,8 +57,7 @@ def unreachable(url: str, seconds: float = 3.0) -> Optional[str]:
     try:
         fetch_page(url, Deadline(seconds), limit=1024 * 1024)
     except FetchError as exc:
-        text = str(exc)
-        return None if " answered " in text or "larger than" in text or "inflates" in text else text
+        return None if exc.answered else str(exc)
     return None
 
 
@@ -159,13 +163,13 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
         raise FetchError(_words(url, exc, deadline)) from None
     try:
         if resp.status_code != 200:
-            raise FetchError("%s answered HTTP %d" % (url, resp.status_code))
+            raise FetchError("%s answered HTTP %d" % (url, resp.status_code), answered=True)
         encoding = (resp.headers.get("Content-Encoding") or "identity").strip().lower()
         inflater = None
         if encoding in ("gzip", "x-gzip", "deflate"):
             inflater = _Inflater(encoding, limit)
         elif encoding not in ("identity", ""):
-            raise FetchError("%s answered in the %s encoding, which cudaenv does not read" % (url, encoding[:20]))
+            raise FetchError("%s answered in the %s encoding, which cudaenv does not read" % (url, encoding[:20]), answered=True)
         raw = resp.raw
         read1 = getattr(raw, "read1", None)  # urllib3 >= 2.3: whatever one recv brings
         body, size = [], 0
@@ -180,12 +184,12 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
                 try:
                     chunk = inflater.feed(chunk)
                 except OverflowError:
-                    raise FetchError("%s inflates to more than %d MiB; abandoned" % (url, limit // (1024 * 1024))) from None
+                    raise FetchError("%s inflates to more than %d MiB; abandoned" % (url, limit // (1024 * 1024)), answered=True) from None
                 except Exception:  # noqa: BLE001 - zlib.error: a broken gzip stream
                     raise FetchError("%s sent a broken %s stream" % (url, encoding)) from None
             size += len(chunk)
             if size > limit:
-                raise FetchError("%s is larger than %d MiB; abandoned" % (url, limit // (1024 * 1024)))
+                raise FetchError("%s is larger than %d MiB; abandoned" % (url, limit // (1024 * 1024)), answered=True)
             body.append(chunk)
     except FetchError:
         raise

@@ -199,6 +199,91 @@ class Torch(Record):
     executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
 
 
+class Framework(Record):
+    """A CUDA consumer besides torch installed in the probed interpreter (data/frameworks.json), read without importing it."""
+
+    package: str  # normalized distribution name: "onnxruntime-gpu"
+    version: Optional[str] = None  # METADATA's Version: "1.23.2", "2.8.0+cu128"
+    location: Optional[str] = None  # the site-packages folder holding it
+    cuda: Optional[str] = None  # the CUDA it was built for: "12.8", or a major "12"; None when nothing says
+    cudnn: Optional[str] = None  # the cuDNN it was built for, where its files say: "9"
+    cuda_from: Optional[str] = None  # what said it: name | build-info | local-tag | requires | needed
+    gpu_build: Optional[bool] = None  # False: a CPU-only build; None: not known
+    nvidia_requires: Tuple[str, ...] = ()  # the nvidia-* projects its Requires-Dist names (any extra)
+    libraries: Tuple[str, ...] = ()  # shared libraries its RECORD lists that link CUDA (site-packages relative)
+    needed: Tuple[str, ...] = ()  # the CUDA libraries those libraries' NEEDED entries ask for: "libcudart.so.12"
+
+
+class LoadedLibrary(Record):
+    """One CUDA library a consumer's shared library needs, resolved as the Linux dynamic loader would."""
+
+    consumer: str  # "torch", or a framework's package name
+    object: str  # the library whose NEEDED entry this is: ".../torch/lib/libtorch_cuda.so"
+    needed: str  # the NEEDED entry: "libcudart.so.12"
+    path: Optional[str] = None  # the file the loader takes; None when it finds none
+    via: Optional[str] = None  # rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default
+    version: Optional[str] = None  # from the file's final name: libcudart.so.12.8.90 -> "12.8.90"
+    real: Optional[str] = None  # the file after following links
+    others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
+    from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
+    wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
+
+
+class XidGroup(Record):
+    """One Xid code of the kernel log (``NVRM: Xid (PCI:0000:41:00): 79, ...``): how often, on which GPUs."""
+
+    code: int  # the Xid number (data/xid.json says what it means)
+    count: int = 1
+    pci: Tuple[str, ...] = ()  # the PCI addresses it was logged for, as logged ("0000:41:00")
+    first: str = ""  # the first such line, from "NVRM:" on (cut to 300 characters)
+
+
+class GpuHealth(Record):
+    """What the kernel log and the PCI bus say about GPUs that fail (read when a driver tool failed or NVML opens
+    fewer GPUs than the PCI bus holds; from a paste in ``explain``)."""
+
+    log: Optional[str] = None  # "journalctl -k" | "dmesg" | "paste" | None (no kernel log could be read)
+    xids: Tuple[XidGroup, ...] = ()  # by code, in the order first logged
+    fallen_off_bus: Tuple[str, ...] = ()  # PCI addresses of "GPU has fallen off the bus" lines
+    unreachable: Tuple[str, ...] = ()  # NVIDIA PCI devices (/sys) that NVML or nvidia-smi did not list
+    dcgmi: Optional[str] = None  # DCGM's dcgmi, where installed (the hand-off: dcgmi diag -r 1)
+
+
+class EngineConfig(Record):
+    """One container engine's GPU setup as its config file says it (Docker's daemon.json, containerd's or CRI-O's TOML)."""
+
+    engine: str  # docker | docker-rootless | containerd | crio
+    path: Optional[str] = None  # the file read
+    readable: bool = True  # False: the file is there but is not what its format says
+    runtimes: Tuple[str, ...] = ()  # the runtimes it registers ("nvidia", "runc")
+    default_runtime: Optional[str] = None
+    cgroup_driver: Optional[str] = None  # systemd | cgroupfs | None (the engine's default)
+    cdi: Optional[bool] = None  # CDI switched on in the file (features.cdi, enable_cdi); None: not said
+
+
+class CdiSpec(Record):
+    """A CDI spec file (/etc/cdi, /var/run/cdi) as ``nvidia-ctk cdi generate`` writes it."""
+
+    path: str
+    readable: bool = True
+    kind: Optional[str] = None  # "nvidia.com/gpu"
+    devices: Tuple[str, ...] = ()  # the device names: "0", "GPU-<uuid>", "all"
+    driver_versions: Tuple[str, ...] = ()  # the driver versions its library paths name ("575.64.03")
+
+
+class ContainerHost(Record):
+    """The container side of a host with an engine or the NVIDIA Container Toolkit, read from files only (no daemon
+    is asked anything): which engines, the toolkit's programs and packages, each engine's runtimes, the CDI specs."""
+
+    engines: Tuple[str, ...] = ()  # docker | podman | containerd | crio: a program on PATH or its config file
+    nvidia_ctk: Optional[str] = None
+    nvidia_container_cli: Optional[str] = None
+    packages: Tuple[str, ...] = ()  # the toolkit's installed packages "nvidia-container-toolkit=1.17.8-1" (dpkg)
+    configs: Tuple[EngineConfig, ...] = ()
+    cdi_specs: Tuple[CdiSpec, ...] = ()
+    dev_char_links: Optional[bool] = None  # /dev/char holds links to the /dev/nvidia* nodes (None: no /dev/char)
+
+
 class Snapshot(Record):
     """What the probes saw; its JSON (``to_dict()``, schema_version first, ``env`` as an object) is the contract."""
 
@@ -215,9 +300,13 @@ class Snapshot(Record):
     cudnn: Tuple[Cudnn, ...] = ()
     env: Tuple[Tuple[str, str], ...] = ()  # CUDA_*, NVIDIA_*, NCCL_*, TORCH_*, PYTORCH_*, LD_LIBRARY_PATH
     torch: Optional[Torch] = None
+    frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
+    libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()
+    health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
+    containers: Optional[ContainerHost] = None  # a host with a container engine or the NVIDIA Container Toolkit
     root: str = "/"
     cudaenv_version: Optional[str] = None
 

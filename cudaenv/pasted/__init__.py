@@ -10,14 +10,16 @@ about something the paste does not show would judge an absence, not the machine)
 Recognised (``sources``): ``nvidia-smi`` (the table of every era), ``nvidia-smi -q``, ``nvidia-smi -L``,
 ``nvidia-smi --query-gpu`` (pasted with its header line),
 ``nvcc --version``, ``collect_env``, ``/proc/driver/nvidia/version``, ``deviceQuery``, the kernel log's ``NVRM:``
-lines (the kernel module's version), and a torch version a person printed (``print(torch.__version__)``, a
-template's ``PyTorch Version (e.g., 1.0): 1.7.1``, pip's list).
+lines (the kernel module's version; ``NVRM: Xid`` and "fallen off the bus" lines, grouped by code), and a torch
+version a person printed (``print(torch.__version__)``, a template's ``PyTorch Version (e.g., 1.0): 1.7.1``, pip's
+list).
 Machine context for an error (this machine, not the paste's) is :mod:`cudaenv.pasted.context`.
 """
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.model.record import Record
+from cudaenv.model.snapshot import XidGroup
 from cudaenv.parse._lines import as_text, lines
 from cudaenv.core.version import compare_versions, major_minor
 
@@ -51,6 +53,8 @@ class PastedFacts(Record):
     machine: Optional[str] = None  # x86_64 | aarch64 | arm64 (collect_env's OS line)
     kernel_module: Optional[str] = None  # open | proprietary (/proc/driver/nvidia/version)
     kernel_module_version: Optional[str] = None  # the kernel module loaded (/proc/driver/nvidia/version, the kernel log)
+    xids: Tuple[XidGroup, ...] = ()  # the kernel log's (dmesg, journalctl -k) NVRM Xid lines, by code
+    fallen_off_bus: Tuple[str, ...] = ()  # PCI addresses the kernel log says fell off the bus
     sources: Tuple[str, ...] = ()  # the tool outputs recognised, in the order above
 
 
@@ -126,6 +130,7 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     from cudaenv.parse.collect_env import parse_collect_env
     from cudaenv.parse.decorations import undecorate
     from cudaenv.parse.device_query import parse_device_query
+    from cudaenv.parse.kernel_log import has_gpu_faults, parse_xid_log
     from cudaenv.parse.printed import parse_kernel_log, parse_printed_torch
     from cudaenv.parse.proc import parse_proc_driver_version
     from cudaenv.model.snapshot import Gpu
@@ -161,7 +166,8 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     if query is not None:
         sources.append("deviceQuery")
     kernel = parse_kernel_log(body)
-    if kernel is not None:
+    faults = parse_xid_log(body)
+    if kernel is not None or has_gpu_faults(faults):
         sources.append("kernel log")
     printed = parse_printed_torch(body) if env is None else None  # collect_env's own "N/A" is an answer
     if printed is not None:
@@ -213,13 +219,15 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
         machine=env.machine if env else None,
         kernel_module=module.flavor if module else None,
         kernel_module_version=first(module and module.version, kernel and kernel.module_version),
+        xids=faults.xids,
+        fallen_off_bus=faults.fallen_off_bus,
         sources=tuple(sources),
     )
 
 
 def snapshot_of(facts: PastedFacts):
     """The partial Snapshot the pasted facts describe (what the paste does not show is absent)."""
-    from cudaenv.model.snapshot import ActiveToolkit, Driver, Gpu, Platform, Snapshot, Torch
+    from cudaenv.model.snapshot import ActiveToolkit, Driver, Gpu, GpuHealth, Platform, Snapshot, Torch
 
     f = facts
     system = {"windows": "windows", "macos": "darwin"}.get(f.platform or "", "linux")
@@ -236,7 +244,9 @@ def snapshot_of(facts: PastedFacts):
                       hip=f.rocm_version, cuda_available=f.cuda_available, dynamic=f.cuda_available is not None,
                       cudnn=f.cudnn_version)
     toolkit = ActiveToolkit(path=PASTED_TOOLKIT, version=f.toolkit_version) if f.toolkit_version else None
-    return Snapshot(platform=platform, driver=driver, gpus=gpus, torch=torch, active_toolkit=toolkit, root="(paste)")
+    health = GpuHealth(log="paste", xids=f.xids, fallen_off_bus=f.fallen_off_bus) if f.xids or f.fallen_off_bus else None
+    return Snapshot(platform=platform, driver=driver, gpus=gpus, torch=torch, active_toolkit=toolkit, health=health,
+                    root="(paste)")
 
 
 def paste_findings(facts: Optional[PastedFacts], tables: Optional[Mapping[str, Any]] = None) -> Tuple[Any, ...]:

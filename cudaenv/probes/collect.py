@@ -4,8 +4,11 @@ Order: find the interpreter; start the platform/driver chain in a thread; meanwh
 torch pass (tens of milliseconds; it gives the site-packages dirs where pip ``nvidia-*`` wheels live),
 then, in threads at once:
 
-* platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping
+* platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping -> the GPU health read (only for a sick GPU)
+  -> the container host's engines, toolkit and CDI specs (files only)
 * toolkits -> cuDNN
+* the other CUDA consumers in those site-packages (probes/frameworks.py: files read, nothing imported), then which
+  CUDA library files torch's and their libraries load (probes/libraries.py, Linux)
 * the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it)
 
 A probe that raises becomes ``Note("collect", "probe X failed: ...")``, never a crash. Each chain
@@ -35,7 +38,9 @@ def _call(notes: List[Note], label: str, fn: Callable[..., Any], *args: Any, **k
         raise _Failed(label) from exc
 
 
-def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:
+def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any, Any]:
+    from cudaenv.probes.containers import probe_containers
+    from cudaenv.probes.gpu_health import probe_gpu_health
     from cudaenv.probes.nvidia import probe_nvidia
     from cudaenv.probes.platform import probe_platform
     from cudaenv.probes.visibility import probe_visibility
@@ -55,7 +60,15 @@ def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices]:
         visible = VisibleDevices(
             cuda_visible_devices=host.env.get("CUDA_VISIBLE_DEVICES"), device_order=host.env.get("CUDA_DEVICE_ORDER")
         )
-    return platform, nvidia, visible
+    try:
+        health = _call(notes, "gpu-health", probe_gpu_health, host, notes, platform, gpus, tuple(getattr(nvidia, "tools", ()) or ()))
+    except _Failed:
+        health = None
+    try:
+        containers = _call(notes, "containers", probe_containers, host, notes, platform)
+    except _Failed:
+        containers = None
+    return platform, nvidia, visible, health, containers
 
 
 def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
@@ -72,6 +85,35 @@ def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[
     except _Failed:
         cudnn = ()
     return state, cudnn
+
+
+def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
+    """(the frameworks in torch's interpreter, the CUDA libraries torch's and their libraries load: Linux only)."""
+    from cudaenv.probes.elf import probe_needed
+    from cudaenv.probes.frameworks import probe_frameworks
+    from cudaenv.probes.libraries import probe_libraries
+
+    def read_needed(path: str):
+        return probe_needed(host, path)
+
+    try:
+        found = tuple(_call(notes, "frameworks", probe_frameworks, host, tuple(torch.site_packages),
+                            notes, None, read_needed) or ())
+    except _Failed:
+        found = ()
+    if host.system != "linux":
+        return found, ()
+    objects = []
+    if torch.installed and torch.location:
+        objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
+    objects += [(fw.package, host.join(fw.location, *lib.split("/"))) for fw in found if fw.location for lib in fw.libraries]
+    if not objects:
+        return found, ()
+    try:
+        libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects) or ())
+    except _Failed:
+        libraries = ()
+    return found, libraries
 
 
 def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
@@ -113,6 +155,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
         torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
     tk_job = Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
+    fw_notes: List[Note] = []
+    fw_job = Job(_frameworks, host, fw_notes, torch)
     torch_job = None
     if not quick and interpreter is not None and torch.installed:
         say("importing torch in %s" % interpreter.path)
@@ -120,8 +164,9 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     else:
         say("probing the driver, GPUs and toolkits")
     env = probe_env(host)
-    platform, nvidia, visible = hw_job.result()
+    platform, nvidia, visible, health, containers = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
+    frameworks, libraries = fw_job.result()
     if torch_job is not None:
         torch = torch_job.result()
     say("done")
@@ -137,9 +182,13 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         cudnn=cudnn,
         env=env,
         torch=torch,
+        frameworks=frameworks,
+        libraries=libraries,
         processes=tuple(getattr(nvidia, "processes", ()) or ()),
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
-        notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes),
+        notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),
+        health=health,
+        containers=containers,
         root=str(host.root),
         cudaenv_version=cudaenv.__version__,
     )

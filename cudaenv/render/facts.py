@@ -1,4 +1,5 @@
-"""The readable facts report: what the snapshot saw, section by section, within 80 columns (pure)."""
+"""The readable facts report (``doctor --verbose``): what the snapshot saw, section by section, within 80 columns
+(pure): the snapshot's facts and the doctor's facts view (cudaenv.diagnose.view)."""
 
 from typing import List, Optional
 
@@ -29,7 +30,7 @@ def _yes(value: Optional[bool]) -> str:
     return "unknown" if value is None else ("yes" if value else "no")
 
 
-def _platform(s) -> List[str]:
+def _platform(s, view) -> List[str]:
     p = s.platform
     lines = _kv("system", " ".join(x for x in (p.system, p.machine or "") if x))
     if p.distro or p.distro_id:
@@ -59,7 +60,7 @@ def _platform(s) -> List[str]:
     return lines
 
 
-def _driver(s) -> List[str]:
+def _driver(s, view) -> List[str]:
     d = s.driver
     lines: List[str] = []
     if d is None:
@@ -81,7 +82,7 @@ def _driver(s) -> List[str]:
     return lines
 
 
-def _gpus(s) -> List[str]:
+def _gpus(s, view) -> List[str]:
     if not s.gpus:
         return _item("no GPUs seen", bullet="")
     lines: List[str] = []
@@ -109,7 +110,7 @@ def _gpus(s) -> List[str]:
     return lines
 
 
-def _visibility(s) -> List[str]:
+def _visibility(s, view) -> List[str]:
     v = s.visible_devices
     if v.cuda_visible_devices is None:
         lines = _kv("CUDA_VISIBLE_DEVICES", "unset (every GPU is visible)")
@@ -126,18 +127,11 @@ def _visibility(s) -> List[str]:
     return lines
 
 
-def _toolkits(s) -> List[str]:
+def _toolkits(s, view) -> List[str]:
     lines: List[str] = []
     if not s.toolkits:
         lines += _item("no CUDA toolkit found", bullet="")
-    for t in s.toolkits:
-        marks = []
-        if t.active:
-            marks.append("active")
-        if t.is_link_target:
-            marks.append("/usr/local/cuda")
-        if t.is_cuda_home:
-            marks.append("CUDA_HOME")
+    for t, marks in zip(s.toolkits, view.toolkit_marks):
         text = "%s  %s  (%s, found by %s)" % (t.version or "unknown", t.path, t.install_method, t.source)
         if marks:
             text += " [%s]" % ", ".join(marks)
@@ -165,7 +159,7 @@ def _toolkits(s) -> List[str]:
     return lines
 
 
-def _cudnn(s) -> List[str]:
+def _cudnn(s, view) -> List[str]:
     if not s.cudnn:
         return _item("no cuDNN headers found", bullet="")
     lines: List[str] = []
@@ -174,7 +168,7 @@ def _cudnn(s) -> List[str]:
     return lines
 
 
-def _torch(s) -> List[str]:
+def _torch(s, view) -> List[str]:
     t = s.torch
     if t is None:
         return _item("not probed", bullet="")
@@ -193,13 +187,13 @@ def _torch(s) -> List[str]:
     if not t.installed:
         lines += _kv("torch", "not installed")
         return lines
-    build = "CUDA %s" % t.cuda if t.cuda else ("ROCm %s" % t.hip if t.hip else "CPU only")
+    build = {"cuda": "CUDA %s" % t.cuda, "rocm": "ROCm %s" % t.hip}.get(view.torch_build, "CPU only")
     lines += _kv("torch", "%s (%s)%s" % (t.version or "unknown version", build, ", installed by %s" % t.installer if t.installer else ""))
     if t.location:
         lines += _kv("location", t.location)
-    if t.import_error:
+    if view.torch_devices == "import-failed":
         lines += _kv("import", "failed: %s" % t.import_error.splitlines()[0])
-    elif not t.dynamic:
+    elif view.torch_devices == "not-imported":
         why = "see Notes" if s.notes_for("torch") else "--quick"
         lines += _kv("import", "not imported (%s)" % why)
     else:
@@ -220,7 +214,7 @@ def _torch(s) -> List[str]:
     return lines
 
 
-def _notes(s) -> List[str]:
+def _notes(s, view) -> List[str]:
     if not s.notes:
         return _item("none", bullet="")
     lines: List[str] = []
@@ -229,13 +223,14 @@ def _notes(s) -> List[str]:
     return lines
 
 
-def render_facts(snapshot) -> str:
-    """Every section of the facts report, each a title line and indented lines, ending with a newline."""
+def render_facts(snapshot, view) -> str:
+    """Every section of the facts report, each a title line and indented lines, ending with a newline; ``view``: the
+    doctor's facts view (cudaenv.diagnose.view), the same the checklist and the Markdown table format."""
     builders = (_platform, _driver, _gpus, _visibility, _toolkits, _cudnn, _torch, _notes)
     out: List[str] = []
     for title, build in zip(SECTIONS, builders):
         if out:
             out.append("")
         out.append(title)
-        out.extend(build(snapshot))
+        out.extend(build(snapshot, view))
     return "\n".join(line.rstrip() for line in out) + "\n"

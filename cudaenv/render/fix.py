@@ -6,17 +6,46 @@ from cudaenv.core.text import printable, seconds_text
 from cudaenv.render.text import WIDTH, wrap, wrap_command
 
 
+PROBING = "Probing this machine...\n"
+DRY_RUN = "\n--dry-run: nothing was changed.\n"
+NO_BUILD = "\nNo torch build fits this machine; nothing was installed. See the plan above.\n"
+NO_TERMINAL = "\nNo terminal to ask on: run `cudaenv fix --yes` to apply the recommendation, or --dry-run.\n"
+UNCHANGED = "Nothing was changed.\n"
+QUESTION = "What should cudaenv do?"
+
+
+def render_nothing_to_fix(torch: Any, width: int = WIDTH) -> str:
+    """The doctor found no torch problem: which torch (or none) in which Python."""
+    state = "torch %s" % torch.version if torch is not None and torch.installed else "no torch"
+    python = getattr(torch, "python", None) or "?"
+    return "\n".join(wrap("Nothing to fix: the doctor found no torch problem (%s in %s)." % (printable(state), printable(python)),
+                          width=width, long_words="keep")) + "\n"
+
+
+def render_confirm(rec: Any) -> str:
+    """The yes/no question before the install runs."""
+    return "Run: %s ?" % " && ".join(rec.commands)
+
+
+def render_running(argv: Sequence[str], timeout: float) -> str:
+    return "\nRunning (timeout %s): %s\n" % (seconds_text(timeout), " ".join(argv))
+
+
+def render_verify_start(python: str) -> str:
+    return "\nRunning the GPU check: cudaenv verify --python %s\n" % python
+
+
+def render_verify_output(output: str, timed_out: bool) -> str:
+    """`cudaenv verify`'s output, each line escaped and marked, and whether it timed out."""
+    return "".join("  | %s\n" % line for line in printable_lines(output)) + ("cudaenv verify timed out.\n" if timed_out else "")
+
+
 def render_findings(findings: Sequence[Any], width: int = WIDTH) -> str:
     out: List[str] = []
     for f in findings:
         out += [""] + wrap("[%s] %s" % (f.id, printable(f.title)), rest="  ", width=width, long_words="keep")
         out += wrap(printable(f.detail), first="  ", width=width, long_words="keep")
     return "\n".join(out) + "\n" if out else ""
-
-
-def render_nothing_to_fix(state: str, python: str, width: int = WIDTH) -> str:
-    return "\n".join(wrap("Nothing to fix: the doctor found no torch problem (%s in %s)." % (printable(state), printable(python)),
-                          width=width, long_words="keep")) + "\n"
 
 
 def render_plan(python: str, plan: Any, notes: Sequence[str], width: int = WIDTH) -> str:
@@ -37,15 +66,9 @@ def render_plan(python: str, plan: Any, notes: Sequence[str], width: int = WIDTH
     return "\n".join(lines) + "\n"
 
 
-def render_pep668(python: str, plan: Any) -> str:
-    from cudaenv.recommend.install import quote, venv_recipe
-
-    choice = plan.installable[0] if plan.installable else None
-    rec = choice.recommendation if choice else None
-    args = " ".join(rec.packages) if rec is not None and rec.packages else "torch"
-    if rec is not None and rec.index_url:
-        args += " --index-url %s" % rec.index_url
-    steps = venv_recipe(quote(python, "linux"), args) + ["# then use ~/.venvs/torch/bin/python (or `source ~/.venvs/torch/bin/activate`)"]
+def render_pep668(python: str, recipe: Sequence[str]) -> str:
+    """The venv recipe (fix.plan.pep668_recipe) beside an externally managed system Python."""
+    steps = list(recipe) + ["# then use ~/.venvs/torch/bin/python (or `source ~/.venvs/torch/bin/activate`)"]
     return ("\n%s is an externally managed system Python (PEP 668): cudaenv will not install into it.\n"
             "Make a virtual environment instead:\n%s" % (printable(python), "".join("  %s\n" % s for s in steps)))
 

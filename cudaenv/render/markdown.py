@@ -15,12 +15,8 @@ def _cell(text) -> str:
     return str(text).replace("\n", " ")
 
 
-def facts_rows(s, view=None) -> List[tuple]:
-    """(key, value) rows of the facts table; ``view``: the derived facts (diagnose.view), built when not given."""
-    if view is None:
-        from cudaenv.diagnose.view import build_view
-
-        view = build_view(s)
+def facts_rows(s, view) -> List[tuple]:
+    """(key, value) rows of the facts table; ``view``: the doctor's facts view (cudaenv.diagnose.view)."""
     p = s.platform
     d = s.driver
     rows = []
@@ -30,14 +26,13 @@ def facts_rows(s, view=None) -> List[tuple]:
     if p.container:
         osline += ", %s container" % md_text(p.container)
     rows.append(("OS", osline))
-    if d is not None and (d.version or d.kernel_module_version) and p.jetson is not None:
-        rows.append(("Driver", "Jetson L4T %s%s" % (p.jetson.l4t or d.version or d.kernel_module_version,
-                                                   " (JetPack %s)" % p.jetson.jetpack if p.jetson.jetpack else "")))
-    elif d is not None and (d.version or d.kernel_module_version):
-        rows.append(("Driver", "%s (supports CUDA %s)%s" % (md_text(d.version or d.kernel_module_version), md_text(d.cuda_version or view.driver_cuda or "?"),
+    if view.driver_shown and view.l4t is not None:
+        rows.append(("Driver", "Jetson L4T %s%s" % (view.l4t, " (JetPack %s)" % view.jetpack if view.jetpack else "")))
+    elif view.driver_shown:
+        rows.append(("Driver", "%s (supports CUDA %s)%s" % (md_text(view.driver_shown), md_text(d.cuda_version or view.driver_cuda or "?"),
                                                              ", %s module" % md_text(d.kernel_module) if d.kernel_module else "")))
     else:
-        failed = [t for t in s.tools if t.status != "ok"]
+        failed = view.failed_tools
         rows.append(("Driver", "none" + ("" if not failed else " (%s)" % "; ".join(
             "%s: %s" % (md_text(t.tool), md_text(t.message or t.failure or t.status)) for t in failed))))
     if s.gpus:
@@ -60,13 +55,13 @@ def facts_rows(s, view=None) -> List[tuple]:
     if t is None or not t.installed:
         rows.append(("torch", "not installed" + (" in %s" % md_code(t.python) if t is not None and t.python else "")))
     else:
-        rows.append(("torch", "%s, CUDA %s, Python %s at %s" % (md_text(t.version), md_text(t.cuda) if t.cuda else "none (CPU build)",
+        rows.append(("torch", "%s, CUDA %s, Python %s at %s" % (md_text(t.version), md_text(t.cuda) if view.torch_build == "cuda" else "none (CPU build)",
                                                               md_text(t.python_version or "?"), md_code(t.python))))
-        if t.import_error:
+        if view.torch_devices == "import-failed":
             rows.append(("torch devices", "not known: import torch failed"))
-        elif t.dynamic:
+        elif view.torch_devices != "not-imported":
             rows.append(("torch devices", "%s (cuda.is_available() = %s)" % (t.device_count, t.cuda_available)
-                         if t.device_count is not None and t.cuda_available is not None else "not known: torch did not report them"))
+                         if view.torch_devices == "known" else "not known: torch did not report them"))
             if t.cudnn or t.nccl:
                 rows.append(("torch cuDNN / NCCL", "%s / %s" % (md_text(t.cudnn or "none"), md_text(t.nccl or "none"))))
             if t.arch_list:
@@ -75,17 +70,29 @@ def facts_rows(s, view=None) -> List[tuple]:
             rows.append(("torch devices", "not checked (torch not imported)"))
     a = s.active_toolkit
     tks = []
-    for tk in s.toolkits:
-        flags = [x for x, on in (("active", tk.active), ("/usr/local/cuda", tk.is_link_target), ("CUDA_HOME", tk.is_cuda_home)) if on]
+    for tk, flags in zip(s.toolkits, view.toolkit_marks):
         tks.append("%s at %s (%s%s)" % (md_text(tk.version or "?"), md_code(tk.path), md_text(tk.install_method), (", " + ", ".join(flags)) if flags else ""))
     rows.append(("Toolkits", "<br>".join(tks) if tks else "none found"))
     if a is not None and (a.nvcc or a.path):
         rows.append(("nvcc", "%s (CUDA %s)" % (md_code(a.nvcc or a.path), md_text(a.version or "?"))))
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    if frameworks:
+        from cudaenv.render.report import framework_facts
+
+        verdicts = dict(view.framework_verdicts)
+        minimums = dict(view.framework_min_drivers)
+        rows.append(("Frameworks", "<br>".join(
+            "%s: %s" % (md_code(fw.package), md_text(framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package))))
+            for fw in frameworks)))
+    if getattr(s, "libraries", ()):
+        from cudaenv.render.report import library_facts
+
+        rows.append(("CUDA libraries loaded", "<br>".join("%s: %s" % (md_text(lib.consumer), md_text(library_facts(lib))) for lib in s.libraries)))
     rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (md_text(c.version or "?"), md_text(c.source), md_code(c.header)) for c in s.cudnn) or "none found"))
     return rows
 
 
-def render_markdown(snapshot, findings: Sequence, verbose: bool = False, view=None) -> str:
+def render_markdown(snapshot, findings: Sequence, view, verbose: bool = False) -> str:
     """The report; ``verbose`` adds every fact the probes saw (render.facts) in a folded block."""
     s = snapshot
     out = ["### CUDA environment (cudaenv doctor%s)" % ((" " + md_text(s.cudaenv_version)) if s.cudaenv_version else ""), ""]
@@ -121,6 +128,6 @@ def render_markdown(snapshot, findings: Sequence, verbose: bool = False, view=No
         from cudaenv.render.facts import render_facts
 
         out += ["", "<details><summary>All facts</summary>", "", "```text"]
-        out += render_facts(s).rstrip("\n").replace("```", "'''").split("\n")
+        out += render_facts(s, view).rstrip("\n").replace("```", "'''").split("\n")
         out += ["```", "", "</details>"]
     return "\n".join(out) + "\n"

@@ -53,6 +53,11 @@ def fact_lines(facts) -> List[str]:
         out.append(", ".join(bits))
     if f.toolkit_version:
         out.append("nvcc %s" % printable(f.toolkit_version))
+    for g in f.xids[:16]:
+        where = " on %s" % ", ".join(printable(p) for p in g.pci[:4]) if g.pci else ""
+        out.append("kernel log: Xid %d%s, %s" % (g.code, where, "once" if g.count == 1 else "%d times" % g.count))
+    if f.fallen_off_bus:
+        out.append("kernel log: %s fell off the bus" % ", ".join(printable(p) for p in f.fallen_off_bus[:8]))
     return out
 
 

@@ -56,6 +56,27 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_script_written(path: str, width: int = WIDTH) -> str:
+    """The line after the plan once ``--script FILE`` is written."""
+    done = "Wrote the plan to %s: read it, then run `bash %s` (asks before each step)." % (path, path)
+    return "\n" + "\n".join(wrap(printable(done), "", "", width, long_words="keep")) + "\n"
+
+
+def render_own_installs(installs) -> str:
+    """The toolkits ``cudaenv install`` made that cudaenv is about to remove itself (before it asks)."""
+    lines = ["This removes (made by `cudaenv install`; nothing else is touched):"]
+    for t in installs:
+        lines.append("  %s  (CUDA %s, %d files)" % (printable(t.path), printable(t.version or "?"), t.files))
+    return "\n".join(lines) + "\n"
+
+
+def render_removed(outcome) -> str:
+    """What cudaenv removed of its own installs, or that it removed nothing (the person said no)."""
+    if outcome.declined:
+        return "Nothing removed.\n"
+    return "".join("Removed %s\n" % printable(path) for path in outcome.removed)
+
+
 def render_plan_json(plan: Plan) -> str:
     return dumps(plan.to_dict())
 

@@ -1,6 +1,7 @@
 """The doctor's checklist: sections in the expert's order, one marked line per check, then each problem with its fix.
 
-Pure: ``render_report(snapshot, findings, color=False) -> str``, within 80 columns.
+Pure: ``render_report(snapshot, findings, view, color=False) -> str``, within 80 columns; ``view`` is the doctor's
+facts view (cudaenv.diagnose.view), which the Markdown and facts renderers format too.
 """
 
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -15,9 +16,11 @@ LABEL_W = 21
 TITLES = {
     "environment": "Environment",
     "driver": "Driver",
+    "containers": "Containers",
     "visibility": "Visibility",
     "versions": "Versions (torch)",
     "toolkits": "Toolkits",
+    "frameworks": "Frameworks (other CUDA consumers)",
     "resources": "Resources",
 }
 RANK = {"error": 0, "warning": 1, "info": 2}
@@ -54,7 +57,11 @@ def _environment(s, view) -> List[Check]:
         nodes = ", ".join(p.dev_nvidia) if p.dev_nvidia else ("/dev/dxg" if p.dev_dxg else "no /dev/nvidia*")
         container = "%s, %s" % (p.container, nodes)
         if p.nvidia_visible_devices is not None:
-            container += ", NVIDIA_VISIBLE_DEVICES=%s" % p.nvidia_visible_devices
+            container += ", NVIDIA_VISIBLE_DEVICES=%s" % printable(p.nvidia_visible_devices)
+        env = s.env_map
+        for name in ("NVIDIA_DRIVER_CAPABILITIES", "CUDA_VERSION"):  # the runtime's capabilities, the image's CUDA
+            if env.get(name) is not None:
+                container += ", %s=%s" % (name, printable(env[name]))
     else:
         container = "no"
     return [
@@ -66,12 +73,11 @@ def _environment(s, view) -> List[Check]:
 
 def _driver(s, view) -> List[Check]:
     d = s.driver
-    if d is not None and (d.version or d.kernel_module_version):
-        bits = [d.version or d.kernel_module_version]
+    if view.driver_shown:
+        bits = [view.driver_shown]
         cuda = d.cuda_version or view.driver_cuda  # nvidia-smi's, else what that driver ships (data/cuda_drivers.json)
-        j = s.platform.jetson
-        if j is not None:  # an L4T release, not a driver series
-            bits[0] = "L4T %s%s" % (j.l4t or bits[0], " (JetPack %s)" % j.jetpack if j.jetpack else "")
+        if view.l4t is not None:  # a Jetson: an L4T release, not a driver series
+            bits[0] = "L4T %s%s" % (view.l4t, " (JetPack %s)" % view.jetpack if view.jetpack else "")
         elif cuda:
             bits[0] += " (CUDA %s)" % cuda
         if d.kernel_module:
@@ -81,7 +87,7 @@ def _driver(s, view) -> List[Check]:
         bits.append("via %s" % d.source)
         driver = ", ".join(bits)
     else:
-        failed = [t for t in s.tools if t.status != "ok"]
+        failed = view.failed_tools
         driver = "none" + ("" if not failed else " (%s)" % "; ".join(
             "%s: %s" % (t.tool, t.failure or t.status) for t in failed))
     if s.gpus:
@@ -103,17 +109,16 @@ def _visibility(s, view) -> List[Check]:
     order = v.device_order or "unset (FASTEST_FIRST)"
     checks = [("CUDA_VISIBLE_DEVICES", cvd, _ids(view, "CUDA_VISIBLE_DEVICES")),
               ("CUDA_DEVICE_ORDER", order, _ids(view, "CUDA_DEVICE_ORDER"))]
-    t = s.torch
-    if t is not None and t.installed and (t.dynamic or t.import_error):
-        checks.append(("torch devices", torch_devices_text(t), _ids(view, "torch devices")))
+    if view.torch_devices not in (None, "not-imported"):
+        checks.append(("torch devices", torch_devices_text(s.torch, view.torch_devices), _ids(view, "torch devices")))
     return checks
 
 
-def torch_devices_text(t) -> str:
-    """``1 (is_available: True)``, or why it is not known (never ``None``)."""
-    if t.import_error:
+def torch_devices_text(t, state: str) -> str:
+    """``1 (is_available: True)``, or why it is not known (never ``None``); ``state``: the view's torch_devices."""
+    if state == "import-failed":
         return "not known: import torch failed (see torch-import-error)"
-    if t.device_count is None or t.cuda_available is None:
+    if state == "unknown":
         return "not known: torch did not report them (see Notes)"
     return "%s (is_available: %s)" % (t.device_count, t.cuda_available)
 
@@ -127,7 +132,7 @@ def _versions(s, view) -> List[Check]:
     if t is None or not t.installed:
         torch = "not installed" + ((" in %s" % t.python) if t is not None and t.python else "")
     else:
-        kind = ("CUDA %s" % t.cuda) if t.cuda else (("ROCm %s" % t.hip) if t.hip else "CPU-only")
+        kind = {"cuda": "CUDA %s" % t.cuda, "rocm": "ROCm %s" % t.hip}.get(view.torch_build, "CPU-only")
         torch = "%s (%s) in %s" % (t.version, kind, t.python)
     checks = [("torch", torch, _ids(view, "torch"))]
     if t is not None and t.installed and t.cuda:
@@ -138,7 +143,7 @@ def _versions(s, view) -> List[Check]:
         else:
             facts = "needs driver >= %s, have %s" % (need or "?", have)
         checks.append(("torch + driver", facts, _ids(view, "torch + driver")))
-        caps = ", ".join(sorted({g.compute_capability for g in s.gpus if g.compute_capability})) or "?"
+        caps = ", ".join(view.gpu_capabilities) or "?"
         if t.arch_list and t.dynamic:
             checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), _ids(view, "GPU arch")))
         else:
@@ -166,14 +171,65 @@ def _toolkits(s, view) -> List[Check]:
     if link is not None:
         checks.append((link.path, "-> %s%s" % (link.target, " (dangling)" if link.dangling else ""),
                        _ids(view, "cuda link")))
-    env = s.env_map
-    home = env.get("CUDA_HOME") or env.get("CUDA_PATH")
-    checks.append(("CUDA_HOME", home or "unset", _ids(view, "CUDA_HOME")))
-    in_ld = [t.path for t in s.toolkits if t.in_ld_library_path]
+    checks.append(("CUDA_HOME", view.cuda_home or "unset", _ids(view, "CUDA_HOME")))
+    in_ld = view.toolkits_in_ld_library_path
     checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", _ids(view, "LD_LIBRARY_PATH")))
     cudnn = "; ".join("%s (%s)" % (d.version, d.source) for d in s.cudnn) or "none found"
     checks.append(("cuDNN", cudnn, _ids(view, "cuDNN")))
     return checks
+
+
+
+
+def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
+    """One framework's line: version, the CUDA (and cuDNN) it was built for and what said so, the verdict's words."""
+    from cudaenv.diagnose.frameworks import CUDA_EVIDENCE
+
+    bits = [fw.version or "version unknown"]
+    if fw.gpu_build is False:
+        bits.append("CPU-only build")
+    elif fw.cuda:
+        cuda = "CUDA %s" % fw.cuda + (", cuDNN %s" % fw.cudnn if fw.cudnn else "")
+        bits.append("%s (from %s)" % (cuda, CUDA_EVIDENCE.get(fw.cuda_from or "", "its files")))
+        if minimum:
+            bits.append("needs driver >= %s" % minimum)
+    elif verdict == "plugin":
+        bits.append("part of another package")
+    else:
+        bits.append("its files do not say which CUDA")
+    words = {"conflict": "installed together with a package it conflicts with",
+             "no-gpu-platform": "no GPU on this platform by design"}
+    if verdict in words:
+        bits.append(words[verdict])
+    return ", ".join(bits)
+
+
+def _frameworks(s, view) -> List[Check]:
+    frameworks = tuple(getattr(s, "frameworks", ()) or ())
+    checks: List[Check] = []
+    if not frameworks:
+        t = s.torch
+        where = ("the packages of %s" % t.python) if t is not None and t.python else "no Python to read"
+        checks.append(("found", "none in %s" % where, ()))
+    verdicts = dict(getattr(view, "framework_verdicts", ()) or ())
+    minimums = dict(getattr(view, "framework_min_drivers", ()) or ())
+    ids = dict(getattr(view, "framework_findings", ()) or ())
+    checks += [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
+                tuple(i for i in _ids(view, "frameworks") if i == ids.get(fw.package))) for fw in frameworks]
+    worst = dict(getattr(view, "library_verdicts", ()) or ())
+    for consumer in worst:
+        libs = [lib for lib in s.libraries if lib.consumer == consumer]
+        checks.append(("%s loads" % consumer, "; ".join(library_facts(lib) for lib in libs),
+                       tuple(i for i in _ids(view, "libraries") if i == worst[consumer])))
+    return checks
+
+
+def library_facts(lib) -> str:
+    """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
+    if lib.path is None:
+        return "%s: not found" % lib.needed
+    bits = [b for b in (lib.version, "via %s" % lib.via if lib.via else None) if b]
+    return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 
 def _resources(s, view) -> List[Check]:
@@ -182,12 +238,30 @@ def _resources(s, view) -> List[Check]:
             ("GPU processes", "%d" % len(s.processes), _ids(view, "GPU processes"))]
 
 
+def _containers(s, view) -> List[Check]:
+    """Only on a container host (an engine or the NVIDIA Container Toolkit): nothing, and no section, elsewhere."""
+    h = getattr(s, "containers", None)
+    if h is None:
+        return []
+    tools = [name for name, path in (("nvidia-ctk", h.nvidia_ctk), ("nvidia-container-cli", h.nvidia_container_cli)) if path]
+    toolkit = ", ".join(printable(p) for p in h.packages) or ", ".join(tools) or "no NVIDIA Container Toolkit"
+    runtimes = "; ".join("%s: %s" % (cfg.engine, ", ".join(printable(r) for r in cfg.runtimes) or "no runtimes registered")
+                         for cfg in h.configs)
+    runtime = "%s; %s%s" % (", ".join(h.engines) or "no engine", toolkit, ("; " + runtimes) if runtimes else "")
+    specs = [sp for sp in h.cdi_specs if sp.kind == "nvidia.com/gpu"]
+    cdi = "; ".join("%s (driver %s, %d device name%s)" % (printable(sp.path), ", ".join(printable(v) for v in sp.driver_versions) or "?",
+                                                         len(sp.devices), "" if len(sp.devices) == 1 else "s") for sp in specs) or "no spec"
+    return [("container runtime", runtime, _ids(view, "container runtime")), ("CDI", cdi, _ids(view, "CDI"))]
+
+
 CHECKS = {
     "environment": _environment,
     "driver": _driver,
+    "containers": _containers,
     "visibility": _visibility,
     "versions": _versions,
     "toolkits": _toolkits,
+    "frameworks": _frameworks,
     "resources": _resources,
 }
 
@@ -208,17 +282,12 @@ def _line(mark: str, label: str, facts: str, color: bool, width: int = WIDTH) ->
     return lines
 
 
-def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bool = False, view=None,
+def render_report(snapshot, findings: Sequence, view, color: bool = False, verbose: bool = False,
                   width: int = WIDTH) -> str:
     """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts).
 
-    ``view``: the derived facts (:func:`cudaenv.diagnose.view.build_view`), built here when not given."""
+    ``view``: the doctor's facts view (:func:`cudaenv.diagnose.view.build_view`)."""
     s = snapshot
-    if view is None or view.checklist is None:  # a view made by hand may leave the checklist's rows out
-        from cudaenv.diagnose.view import build_view
-        from cudaenv.model.record import replace
-
-        view = build_view(s) if view is None else replace(view, checklist=build_view(s).checklist)
     out: List[str] = []
     by_section: Dict[str, List] = {}
     for f in findings:
@@ -228,11 +297,14 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
     if s.root not in ("/", ""):
         out += _wrap("inspecting files under %s" % s.root, "", "  ", width)
     for section, build in CHECKS.items():
+        mine = by_section.get(section, [])
+        rows = build(s, view)
+        if not rows and not mine:  # a section with nothing to check here (Containers on a machine without an engine)
+            continue
         out.append("")
         out.append(_paint(TITLES[section], "bold", color))
-        mine = by_section.get(section, [])
         claimed = set()
-        for label, facts, ids in build(s, view):
+        for label, facts, ids in rows:
             hits = [f for f in mine if f.id in ids]
             claimed.update(f.id for f in hits)
             out += _line(_mark(hits), label, facts, color, width)
@@ -273,7 +345,7 @@ def render_report(snapshot, findings: Sequence, color: bool = False, verbose: bo
 
         out.append("")
         out.append(_paint("Facts (--verbose: everything the probes saw)", "bold", color))
-        for line in render_facts(s).rstrip("\n").split("\n"):
+        for line in render_facts(s, view).rstrip("\n").split("\n"):
             out.append(_paint(line, "bold", color) if line in SECTIONS else line)
     return "\n".join(out) + "\n"
 

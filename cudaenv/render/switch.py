@@ -1,10 +1,11 @@
-"""The installed toolkits as `cudaenv use` and `cudaenv link` list them after an error. Pure and cheap (on the
-``cudaenv use`` error path): no render.text, no textwrap.
+"""The installed toolkits as `cudaenv use` and `cudaenv link` list them after an error, and the ``use --write``
+script. Pure and cheap (on the ``cudaenv use`` error path): no render.text, no textwrap.
 """
 
 from __future__ import annotations
 
 from cudaenv.core.text import printable
+from cudaenv.render.text import WIDTH, wrap
 from cudaenv.toolkit.select import unique_toolkits
 from cudaenv.core.version import version_key
 
@@ -36,3 +37,41 @@ def render_use_error(message: str, toolkits: Optional[Sequence[Toolkit]] = None,
     if toolkits is not None:
         text += render_installed(toolkits, system) + "\n"
     return text
+
+
+def render_switch_script(values) -> str:
+    """The standalone bash script of ``cudaenv use --write`` (cudaenv.toolkit.project.switch_script's values in the
+    shell/switch-cuda.bash template, each quoted for bash)."""
+    from cudaenv import __version__
+    from cudaenv.core.resources import read_shell_template
+    from cudaenv.shells.posix import Bash
+
+    bash = Bash()
+    return bash.render_template(
+        read_shell_template("switch-cuda.bash"),
+        {"VERSION": __version__, "CUDA_VERSION": values.version, "ROOT": values.root, "LIB": values.lib, "LINK": values.link},
+        raw={"KNOWN": " ".join(bash.quote(r) for r in values.known)},
+    )
+
+
+def render_link_error(outcome) -> str:
+    """`cudaenv link`'s answer when the spec names no single toolkit: the message and what is installed."""
+    return "cudaenv: error: %s\n%s\n" % (outcome.error, render_installed(outcome.toolkits, outcome.system))
+
+
+def render_link_header(outcome, width: int = WIDTH) -> str:
+    """The line on stderr before `cudaenv link`'s commands (none when there is nothing to run)."""
+    from cudaenv.toolkit.select import LINK
+    from cudaenv.toolkit.switch import describe
+
+    if not outcome.report.plan.commands:
+        return ""
+    where = LINK if outcome.root is None else "%s inside %s" % (LINK, printable(outcome.root))
+    said = wrap("cudaenv: to point %s at %s, run:" % (where, describe(outcome.toolkit)), rest="  ", width=width,
+                long_words="keep")
+    return "\n".join(said) + "\n"
+
+
+def render_link_notes(outcome) -> str:
+    """What the link does not change (stderr, after the commands)."""
+    return "".join(printable(note) + "\n" for note in outcome.report.notes)

@@ -1,4 +1,4 @@
-"""`cudaenv list`: the toolkit table (80 columns) and its JSON. Pure: data in, text out."""
+"""`cudaenv list`: the toolkit table (80 columns) and its JSON. Pure: data in (the state and its view), text out."""
 
 from __future__ import annotations
 
@@ -21,11 +21,11 @@ def toolkits_to_json(state, notes: Sequence[Any] = ()) -> Dict[str, Any]:
     return ToolkitList(tuple(state.toolkits), state.cuda_symlink, state.active_toolkit, tuple(notes)).to_dict()
 
 
-def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux", width: int = WIDTH,
+def render_toolkit_table(state, view, notes: Sequence[Any] = (), system: str = "linux", width: int = WIDTH,
                          places: Sequence[str] = ()) -> str:
     """The human table: marks, version, install method, path; a legend, the link's state and the notes below.
-    ``places``: where discovery looked (:func:`cudaenv.probes.toolkits.candidates.searched_places`), named when it
-    found nothing."""
+    ``view``: what the legend says, decided by cudaenv.toolkit.table.list_view(state); ``places``: where discovery
+    looked (:func:`cudaenv.probes.toolkits.candidates.searched_places`), named when it found nothing."""
     lines: List[str] = []
     if not state.toolkits:
         lines.append("No CUDA toolkit found.")
@@ -50,13 +50,13 @@ def render_toolkit_table(state, notes: Sequence[Any] = (), system: str = "linux"
             head = "%-3s %-*s  %-*s  " % (mark, w_ver, version, w_method, method)
             lines.append((head + fit(path, max(20, width - len(head)))).rstrip())
         lines.append("")
-        lines += _legend(state, width)
+        lines += _legend(state, view, width)
     for note in notes:
         lines += _wrap("note: %s" % printable(getattr(note, "message", note)), width, indent="      ")
     return "\n".join(lines) + "\n"
 
 
-def _legend(state, width: int) -> List[str]:
+def _legend(state, view, width: int) -> List[str]:
     out: List[str] = []
     active = state.active_toolkit
     if active is not None and active.path:
@@ -79,33 +79,20 @@ def _legend(state, width: int) -> List[str]:
         else:
             via = " (through /etc/alternatives)" if link.alternatives else ""
             out += _wrap("%-3s %s points here%s" % (LINK, printable(link.path), via), width, indent="    ")
-    if len(state.toolkits) > 1 and sum(1 for tk in state.toolkits if tk.on_path) > 1:
+    if view.several_on_path:
         out.append("    several toolkits have nvcc on PATH: the first one wins")
-    out += _numbering_legend(state.toolkits, width)
+    out += _numbering_legend(view, width)
     return out
 
 
-def _numbering_legend(toolkits, width: int) -> List[str]:
+def _numbering_legend(view, width: int) -> List[str]:
     """Where one major.minor has a release number (13.0.2) and an nvcc number (13.0.88): which one `use X.Y` picks."""
-    from cudaenv.toolkit.select import newest_toolkits, numbering
-    from cudaenv.core.version import version_key
-
     out: List[str] = []
-    groups: Dict[tuple, list] = {}
-    for tk in toolkits:
-        key = version_key(tk.version or "")[:2]
-        if len(key) == 2:
-            groups.setdefault(key, []).append(tk)
-    for key, group in sorted(groups.items()):
-        if len({numbering(tk) for tk in group}) < 2:
-            continue
-        best = newest_toolkits(group)
-        if len(best) != 1:
-            continue
-        mm = "%d.%d" % key
-        others = ", ".join(tk.version for tk in group if numbering(tk) == "component")
+    for pick in view.picks:
+        others = ", ".join(pick.others)
         out += _wrap("    `cudaenv use %s` picks %s (release %s); %s is nvcc's own number, not a release: give it exactly "
-                     "(`cudaenv use %s`) or the path" % (mm, best[0].path, best[0].version, others, others.split(", ")[0]),
+                     "(`cudaenv use %s`) or the path" % (pick.major_minor, pick.toolkit.path, pick.toolkit.version, others,
+                                                         pick.others[0]),
                      width, indent="      ")
     return out
 

@@ -130,6 +130,14 @@ class InstallerReport(Record):
     verdict: str = "bad"
     archives: int = 0  # archives the header declares (checks lists at most MAX_LISTED of them one by one)
 
+    @property
+    def exit_code(self) -> int:
+        """0: intact and verified; 3: nothing wrong found but no checksum to verify with; 1: bad."""
+        return VERDICT_EXIT.get(self.verdict, 1)
+
+
+VERDICT_EXIT = {"ok": 0, "bad": 1, "unverified": 3}  # `cudaenv check-installer`'s exit code by verdict
+
 
 def mb(n: int) -> str:
     return "%.1f MB" % (n / 1e6) if n >= 100000 else "%d bytes" % n

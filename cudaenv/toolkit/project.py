@@ -1,5 +1,6 @@
 """What `cudaenv use` needs besides the switch itself: the toolkits as this machine names them, a path spec made
-absolute, the project's ``.cuda-version`` file, and the standalone ``--write`` script. Cheap imports only: this
+absolute, the project's ``.cuda-version`` file, and the values of the standalone ``--write`` script (worded by
+render.switch). Cheap imports only: this
 is on the ``cudaenv use`` path.
 """
 
@@ -99,47 +100,44 @@ def version_file_spec(start: str, host, env) -> Tuple[Optional[str], Optional[st
 
 
 def write_version_file(directory: str, spec: str) -> str:
+    """``--local``: ``.cuda-version`` in ``directory`` written atomically (an editor or a hook reading it meanwhile
+    sees the old file or the new one); the path written."""
+    from cudaenv.core.fs import atomic_write_text
     from cudaenv.toolkit.switch import VERSION_FILE
 
     path = os.path.join(directory, VERSION_FILE)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(spec.strip() + "\n")
+    atomic_write_text(path, spec.strip() + "\n")
     return path
 
 
-def render_switch_script(toolkit, toolkits, link: Optional[str], env) -> str:
-    """The standalone bash script for ``--write``: the toolkit and the known toolkit folders filled in, quoted."""
-    from cudaenv import __version__
-    from cudaenv.core.resources import read_shell_template
-    from cudaenv.shells.posix import Bash
+class SwitchScript:
+    """What the ``--write`` script fixes: the toolkit (its version, folder and library folder), the link, and every
+    toolkit folder it may take off PATH (``known``). render.switch.render_switch_script words it."""
+
+    __slots__ = ("version", "root", "lib", "link", "known")
+
+    def __init__(self, version, root, lib, link, known):
+        self.version, self.root, self.lib, self.link, self.known = version, root, lib, link, known
+
+
+def switch_script(toolkit, toolkits, link: Optional[str], env) -> SwitchScript:
+    """The values of the standalone ``--write`` script for ``toolkit``: the toolkit folders it knows are the
+    dedicated ones (cudaenv.toolkit.switch.is_dedicated) and the link."""
     from cudaenv.toolkit.switch import _Paths, _lib_entry, is_dedicated
 
-    bash = Bash()
-    paths = _Paths("linux")
     roots: List[str] = []
     for t in list(toolkits) + [toolkit]:
         if is_dedicated(t, env) and t.path not in roots:
             roots.append(t.path)
     if link and link not in roots:
         roots.append(link)
-    lib = _lib_entry(toolkit, paths) or ""
-    return bash.render_template(
-        read_shell_template("switch-cuda.bash"),
-        {
-            "VERSION": __version__,
-            "CUDA_VERSION": toolkit.version or "unknown",
-            "ROOT": toolkit.path,
-            "LIB": lib,
-            "LINK": link or "/usr/local/cuda",
-        },
-        raw={"KNOWN": " ".join(bash.quote(r) for r in roots)},
-    )
+    return SwitchScript(toolkit.version or "unknown", toolkit.path, _lib_entry(toolkit, _Paths("linux")) or "",
+                        link or "/usr/local/cuda", tuple(roots))
 
 
-def write_switch_script(path: str, toolkit, toolkits, link: Optional[str], env) -> None:
-    """``--write FILE``: :func:`render_switch_script` written to ``path`` atomically, executable as a new script is
-    (``0777 & ~umask``, and always by its owner; ``OSError`` when it cannot be written)."""
+def write_switch_script(path: str, text: str) -> None:
+    """``--write FILE``: the script (render.switch.render_switch_script) written to ``path`` atomically, executable
+    as a new script is (``0777 & ~umask``, and always by its owner; ``OSError`` when it cannot be written)."""
     from cudaenv.core.fs import atomic_write_text, usual_mode
 
-    atomic_write_text(path, render_switch_script(toolkit, toolkits, link, env), mode=usual_mode(executable=True) | 0o700,
-                      errors="surrogateescape")
+    atomic_write_text(path, text, mode=usual_mode(executable=True) | 0o700, errors="surrogateescape")

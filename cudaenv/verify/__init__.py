@@ -50,7 +50,7 @@ from cudaenv.verify.records import (
     VerifyError,
     VerifyReport,
 )
-from cudaenv.verify.run import Request, machine_problem, probe_info, run_verify, verify_devices, verify_distributed
+from cudaenv.verify.run import Request, machine_problem, probe_facts, probe_info, run_verify, verify_devices, verify_distributed
 
 __all__ = [
     "Check", "ChildReport", "DEFAULT_DEVICE_TIMEOUT", "DEFAULT_DIST_TIMEOUT", "DeviceResult", "DevicesReport",
@@ -58,5 +58,5 @@ __all__ = [
     "Request", "VerifyError", "VerifyReport", "child_env", "classify", "device_result",
     "distributed_result", "from_id", "import_hang", "machine_problem", "map_physical", "nccl_debug_lines",
     "parse_device_output", "parse_devices_arg", "parse_rank_events", "plan_device_argv", "plan_distributed_argv",
-    "probe_info", "problem_from_report", "run_verify", "verify_devices", "verify_distributed",
+    "probe_facts", "probe_info", "problem_from_report", "run_verify", "verify_devices", "verify_distributed",
 ]

@@ -172,7 +172,10 @@ def import_hang(python: str, seconds: Optional[float]) -> Problem:
 
 # What torch says when the machine has no GPU for it; the machine's own reason (the doctor's) comes first.
 NO_GPU_SYMPTOMS = ("torch-cpu-only", "torch-cuda-unavailable")  # no-driver already is the machine's reason
-MACHINE_SECTIONS = ("environment", "driver")
+MACHINE_SECTIONS = ("environment", "driver", "containers")
+
+
+SECONDARY_TYPES = ("Terminated", "Orphaned")  # _child/verify_dist.py's events of a rank stopped from outside
 
 
 def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mapping[int, str], result: CommandResult,
@@ -180,6 +183,7 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
                        nccl_debug: bool = False) -> DistributedReport:
     output = result.output
     ranks: List[RankResult] = []
+    secondary = set()  # ranks that only stopped because another failed: the child's Terminated / Orphaned events
     for rank in range(nproc):
         text = rank_texts.get(rank)
         if text is None:
@@ -190,6 +194,8 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
         error = None
         if folded["errors"]:
             first = folded["errors"][0]
+            if first.get("type") in SECONDARY_TYPES:
+                secondary.add(rank)
             message = str(first.get("message") or first.get("type") or "error")
             err = classify(message, (first.get("traceback") or "") + "\n" + output, first.get("stage"))
             shown = message if first.get("type") in (None, "Timeout", "Orphaned") or message.startswith(str(first.get("type"))) else "%s: %s" % (first["type"], message)
@@ -208,9 +214,8 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
                                 error is None and folded["done"] is True, tuple(folded["checks"]),
                                 folded["figure"].get("busbw_gbps"), error))
     overall: Optional[VerifyError] = None
-    secondary = ("Terminated", "Orphaned")
     rank_errors = [r.error for r in ranks if r.error is not None and r.error.stage != "start"]
-    primary = [e for e in rank_errors if not e.message.startswith(secondary) and "was stopped by torchrun" not in e.message]
+    primary = [r.error for r in ranks if r.error is not None and r.error.stage != "start" and r.rank not in secondary]
     if result.error == "timeout":
         overall = from_id("dist-timeout", "the ranks did not finish within %s; all were stopped" % seconds_text(timeout), "timeout")
     elif result.error is not None:

@@ -253,3 +253,25 @@ def _toolkit(host, args, hardware):
             raise UserError("--nvcc %s does not exist" % args.nvcc, hint="give the path of an nvcc program")
         nvcc = args.nvcc
     return check_toolkit(host, caps, gpu_present=bool(gpus), nvcc=nvcc)
+
+
+def probe_facts(host, python_arg):
+    """``cudaenv explain --probe``: what torch in the user's Python says of this machine (verify_device.py's ``info``),
+    or why it could not say (``import_error``)."""
+    from cudaenv.probes.python import find_interpreter
+
+    interp = find_interpreter(host, python_arg)
+    if interp is None:
+        return {"python": None, "import_error": "no Python interpreter found"}
+    report, res = probe_info(host, interp.path, timeout=max(30.0, host.timeout))
+    facts = dict(report.info)
+    if not facts:
+        from cudaenv.verify.classify import problem_from_report
+
+        problem = problem_from_report(report, interp.path, res)  # names a hang at `import torch` as such
+        errors = report.errors
+        message = errors[0].get("message") if errors else res.describe()
+        if problem is not None and problem.id == "torch-import-hang":
+            message = problem.message
+        facts = {"python": interp.path, "import_error": message}
+    return facts

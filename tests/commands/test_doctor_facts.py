@@ -28,6 +28,7 @@ from cudaenv.model.snapshot import (
     TorchDevice,
     VisibleDevices,
 )
+from cudaenv.diagnose.view import build_view
 from machine import make_probe_torch
 
 LONG = "/home/someone/projects/a-rather-long-project-name/.venv/lib/python3.11/site-packages/nvidia/cuda_nvcc"
@@ -77,7 +78,7 @@ def full_snapshot() -> Snapshot:
 
 
 def test_report_has_every_section_in_order_within_80_columns():
-    text = render_facts(full_snapshot())
+    text = render_facts(full_snapshot(), build_view(full_snapshot()))
     lines = text.splitlines()
     titles = [line for line in lines if line and not line.startswith(" ")]
     assert titles == list(SECTIONS)
@@ -92,14 +93,15 @@ def test_report_has_every_section_in_order_within_80_columns():
 
 def test_facts_name_what_the_checklist_leaves_out():
     """doctor --verbose appends these facts: the ids a helper asks for, which the checklist lines do not carry."""
-    text = render_facts(full_snapshot())
+    text = render_facts(full_snapshot(), build_view(full_snapshot()))
     for fact in ("GPU-2f5a8c7e-1b3d-4e6f-9a0b-7c8d9e0f1a2b", "00000000:02:00.0", "/usr/include/x86_64-linux-gnu/cudnn_version_v9.h",
                  "sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90", "cuda:1 NVIDIA GeForce GTX 1080 Ti, compute 6.1"):
         assert fact in squash(text), fact
 
 
 def test_report_of_an_empty_machine():
-    text = squash(render_facts(Snapshot(platform=Platform(system="linux"), torch=Torch(python=None))))
+    bare = Snapshot(platform=Platform(system="linux"), torch=Torch(python=None))
+    text = squash(render_facts(bare, build_view(bare)))
     assert "driver none found" in text
     assert "no GPUs seen" in text and "no CUDA toolkit found" in text and "no cuDNN headers found" in text
     assert "python none found" in text
@@ -108,7 +110,7 @@ def test_report_of_an_empty_machine():
 
 def test_report_of_a_quick_run_says_torch_was_not_imported():
     snap = Snapshot(platform=Platform(system="linux"), torch=Torch(python="/usr/bin/python3", installed=True, version="2.13.0+cpu"))
-    text = render_facts(snap)
+    text = render_facts(snap, build_view(snap))
     assert "2.13.0+cpu (CPU only)" in text and "not imported (--quick)" in text
 
 
@@ -125,7 +127,7 @@ def test_report_never_fails_and_stays_narrow(name, path, version, message):
         torch=Torch(python=path, installed=True, version=version, dynamic=True, cuda_error=message or None),
         notes=(Note("x", message),),
     )
-    for line in render_facts(snap).splitlines():
+    for line in render_facts(snap, build_view(snap)).splitlines():
         if "\n" not in name + path + message:
             assert len(line) <= 80
 

@@ -16,6 +16,7 @@ from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import render_report
 from cudaenv.render.text import shell_words, wrap_command
 from cudaenv.render.spinner import Spinner
+from cudaenv.diagnose.view import build_view
 from machine import A10G, ARCH_CU118, ARCH_CU121, ARCH_CU126, RTX2080TI_X4, TITANV_5880, a10g_535, healthy
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -171,10 +172,10 @@ def test_fix_lines_keep_commands_whole_and_within_80_columns():
 def test_render_functions_are_pure_and_fit(monkeypatch):
     s = healthy()
     found = diagnose(s)
-    text = render_report(s, found)
-    assert text == render_report(s, found) and "No problems found." in text
+    text = render_report(s, found, build_view(s))
+    assert text == render_report(s, found, build_view(s)) and "No problems found." in text
     assert all(len(line) <= 80 for line in text.splitlines())
-    md = render_markdown(s, found)
+    md = render_markdown(s, found, build_view(s))
     assert "| Driver | 580.95.05 (supports CUDA 13.0), open module |" in md and "**Findings:** none." in md
 
 

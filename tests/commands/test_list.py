@@ -6,6 +6,7 @@ import pytest
 
 from builders import TOOLS
 from cudaenv.render.toolkits import render_toolkit_table, toolkits_to_json
+from cudaenv.toolkit.table import list_view
 from cudaenv.probes.toolkits import ToolkitState
 from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
 
@@ -88,7 +89,7 @@ def test_long_paths_fit_80_columns():
         CudaSymlink("/usr/local/cuda", long, long),
         ActiveToolkit(long, long + "/bin/nvcc", "12.4.131", "PATH", (long + "/bin/nvcc",)),
     )
-    text = render_toolkit_table(state, [Note("toolkits", "a note " * 30)])
+    text = render_toolkit_table(state, list_view(state), [Note("toolkits", "a note " * 30)])
     assert all(len(line) <= 80 for line in text.splitlines()), text
     assert "..." in text and "12.4.131" in text
 
@@ -122,3 +123,18 @@ def test_real_machine_list(cli_subprocess):
     data = cli_subprocess("list", "--json", env={"PATH": "/usr/local/bin:/usr/bin:/bin"}).json()
     assert data["active_toolkit"]["nvcc"] == "/usr/local/cuda-13.0/bin/nvcc"
     assert data["cuda_symlink"]["resolved"] == "/usr/local/cuda-13.0"
+
+
+def test_the_list_view_decides_what_the_legend_says():
+    """toolkit.table.list_view, not the renderer, decides the legend: several nvcc on PATH, and which toolkit
+    `use X.Y` picks where a release number and nvcc's own number share a major.minor."""
+    release = Toolkit("13.0.2", "/data/toolkits/13.0.2", "cudaenv", version_source="version.json", on_path=True)
+    component = Toolkit("13.0.88", "/usr/local/cuda-13.0", "dir-scan", version_source="nvcc", on_path=True)
+    state = ToolkitState((release, component), None, None)
+    view = list_view(state)
+    assert view.several_on_path
+    assert [(p.major_minor, p.toolkit.path, p.others) for p in view.picks] == [("13.0", "/data/toolkits/13.0.2", ("13.0.88",))]
+    text = render_toolkit_table(state, view)
+    assert "several toolkits have nvcc on PATH" in text and "`cudaenv use 13.0` picks /data/toolkits/13.0.2" in text
+    quiet = render_toolkit_table(state, type(view)())  # the renderer words only what the view says
+    assert "several toolkits" not in quiet and "picks" not in quiet

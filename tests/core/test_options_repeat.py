@@ -1,11 +1,11 @@
-"""An ``Option(..., repeat=True)`` (checkpoint fix's ``--strip-prefix``): argparse collects every value in order and
+"""An ``Option(..., append=True, default=())`` (checkpoint fix's ``--strip-prefix``): argparse collects every value in order and
 gives ``[]`` when the option is absent; the fast parser leaves such a command line to argparse."""
 
 import argparse
 
 from cudaenv.core.options import Option, add_options, parse_simple
 
-OPTS = (Option("--strip-prefix", metavar="P", repeat=True), Option("--json"))
+OPTS = (Option("--strip-prefix", metavar="P", append=True, default=()), Option("--json"))
 
 
 def test_argparse_collects_every_value_in_order():
@@ -17,7 +17,7 @@ def test_argparse_collects_every_value_in_order():
 
 def test_the_fast_parser_hands_a_repeated_option_to_argparse():
     assert parse_simple(["--strip-prefix", "module."], OPTS) is None
-    assert vars(parse_simple(["--json"], OPTS)) == {"strip_prefix": [], "json": True}
+    assert vars(parse_simple(["--json"], OPTS)) == {"strip_prefix": (), "json": True}
 
 
 def test_checkpoint_fix_declares_its_options():

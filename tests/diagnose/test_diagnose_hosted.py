@@ -6,6 +6,7 @@ from cudaenv.render.markdown import render_markdown
 from cudaenv.render.report import render_report
 from cudaenv.model.record import replace
 from cudaenv.model.snapshot import Driver, GpuProcess, Jetson, Platform, Torch
+from cudaenv.diagnose.view import build_view
 from builders import recorded
 from machine import ARCH_CU128, GTX1080TI as GTX1080TI_GPUS, PY, cuda_torch, gpu, healthy
 
@@ -114,9 +115,9 @@ def test_jetson_is_never_told_to_upgrade_the_driver_to_a_desktop_series():
     text = "\n".join([f.detail for f in found] + [x for f in found for x in f.fix])
     assert "525.60.13" not in text and "ubuntu-drivers" not in text
     assert "driver-too-old-for-torch" not in [f.id for f in found]
-    report = render_report(jetson(), found)
+    report = render_report(jetson(), found, build_view(jetson()))
     assert "525.60.13" not in report and "L4T 36.4.3 (JetPack 6.2)" in check_line(report, "driver")
-    assert "| Driver | Jetson L4T 36.4.3 (JetPack 6.2) |" in render_markdown(jetson(), found)
+    assert "| Driver | Jetson L4T 36.4.3 (JetPack 6.2) |" in render_markdown(jetson(), found, build_view(jetson()))
 
 
 # ------------------------------------------------------------------------ GPU arch without importing torch
@@ -134,7 +135,7 @@ def test_quick_doctor_checks_the_arch_from_the_tables():
 def test_a_failed_import_still_checks_the_arch():
     s = quick_1080ti(import_error="ImportError: libcudnn.so.9: cannot open shared object file")
     assert "gpu-arch-unsupported" in ids(s)
-    text = render_report(s, diagnose(s))
+    text = render_report(s, diagnose(s), build_view(s))
     assert "--quick" not in text  # --quick was not given
     arch = check_line(text, "GPU arch")
     assert arch.split()[0] == "error"
@@ -144,14 +145,14 @@ def test_no_table_row_says_so_instead_of_guessing():
     t = Torch(python=PY, installed=True, version="1.4.0+cu92", cuda="9.2", dynamic=False)
     s = healthy(gpus=(GTX1080TI,), torch=t)
     assert "gpu-arch-unsupported" not in ids(s)
-    line = check_line(render_report(s, diagnose(s)), "GPU arch")
+    line = check_line(render_report(s, diagnose(s), build_view(s)), "GPU arch")
     assert "not checked" in line and "1.4.0" in line
 
 
 def test_quick_on_a_supported_gpu_is_ok():
     s = healthy(torch=Torch(python=PY, installed=True, version="2.8.0+cu128", cuda="12.8", dynamic=False))
     assert "gpu-arch-unsupported" not in ids(s)
-    line = check_line(render_report(s, diagnose(s)), "GPU arch")
+    line = check_line(render_report(s, diagnose(s), build_view(s)), "GPU arch")
     assert line.split()[0] == "ok" and "--quick" in line
 
 
@@ -159,7 +160,7 @@ def test_quick_on_a_supported_gpu_is_ok():
 def test_a_failed_import_renders_the_device_count_as_not_known():
     t = cuda_torch(import_error="ImportError: undefined symbol: ncclCommRegister", device_count=None, cuda_available=None, devices=())
     s = healthy(torch=t)
-    for text in (render_report(s, diagnose(s)), render_markdown(s, diagnose(s))):
+    for text in (render_report(s, diagnose(s), build_view(s)), render_markdown(s, diagnose(s), build_view(s))):
         assert "None" not in text
         line = next(x for x in text.splitlines() if "torch devices" in x)
         assert "not known" in line and "import" in line
@@ -168,7 +169,7 @@ def test_a_failed_import_renders_the_device_count_as_not_known():
 def test_problems_line_counts_the_infos_it_shows():
     s = healthy(torch=None)  # torch-missing is info
     s = replace(s, processes=(GpuProcess(pid=1, state="zombie", gpu_index=0),))  # stale-gpu-process: a warning
-    text = render_report(s, diagnose(s))
+    text = render_report(s, diagnose(s), build_view(s))
     assert "Problems: 0 errors, 1 warning, 1 info" in text
 
 

@@ -28,6 +28,7 @@ from cudaenv.model.snapshot import (
     Toolkit,
     VisibleDevices,
 )
+from cudaenv.diagnose.view import build_view
 
 from machine import A100, PY, all_visible, cuda_torch, gpu, healthy  # noqa: F401 (shared with other modules)
 
@@ -59,7 +60,7 @@ def test_findings_are_in_section_order_and_serialise():
     s = healthy(platform=replace(healthy().platform, wsl=1, wsl_signals=("osrelease",)),
                 torch=cuda_torch(version="2.13.0+cpu", cuda=None, dynamic=False, arch_list=()))
     found = diagnose(s)
-    order = ["environment", "driver", "visibility", "versions", "toolkits", "resources", "hints"]
+    order = ["environment", "driver", "containers", "visibility", "versions", "toolkits", "resources", "hints"]
     ranks = [order.index(f.section) for f in found]
     assert ranks == sorted(ranks)
     d = found[0].to_dict()
@@ -572,8 +573,8 @@ def test_rules_never_raise_on_odd_values(driver, cuda, tcuda, cap, tk, cvd, arch
     from cudaenv.render.report import render_report
 
     for verbose in (False, True):  # the renderers take whatever the rules and the probes made
-        text = render_report(s, found, verbose=verbose)
-        assert text.startswith("cudaenv doctor") and render_markdown(s, found, verbose=verbose).startswith("### CUDA")
+        text = render_report(s, found, build_view(s), verbose=verbose)
+        assert text.startswith("cudaenv doctor") and render_markdown(s, found, build_view(s), verbose=verbose).startswith("### CUDA")
 
 
 def test_wsl2_without_the_windows_driver():

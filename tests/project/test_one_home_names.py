@@ -36,6 +36,8 @@ ROLES: Dict[str, Tuple[str, str]] = {
     "add_arguments": ("cudaenv.commands.", "each command's argparse declaration, called by the command table"),
     "OPTIONS": ("cudaenv.commands.", "a command's Option declarations, read by the fast parser of use/list"),
     "POSITIONAL": ("cudaenv.commands.", "a command's positional arguments, read by the fast parser of use/list"),
+    "ACTIONS": ("cudaenv.commands.", "a command's Action declarations (torch, fleet), read by core.options.declare"),
+    "ACTION_DEST": ("cudaenv.commands.", "where a command with actions keeps the chosen one (declare, the fast parser)"),
     "FORMATS": ("cudaenv.commands.", "a command's --format choices"),
     "check": ("cudaenv.diagnose.", "each diagnose section's rules, called in the expert's order by cudaenv.diagnose"),
     "F": ("cudaenv.diagnose.", "each diagnose section's finding maker (diagnose._common.finding bound to the section)"),

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cudaenv.render.text import color_enabled, fit, paint, shell_words, terminal_width, wrap, wrap_command
+from cudaenv.diagnose.view import build_view
 
 
 def test_terminal_width_honours_columns_within_bounds():
@@ -153,8 +154,8 @@ def test_doctor_text_and_markdown_never_pass_a_control_character_or_markup():
     findings = [Finding("cuda-home-mismatch", "warning", "CUDA_HOME points at %s" % s.toolkits[0].path, "detail " + HOSTILE,
                         ("export CUDA_HOME=%s" % s.toolkits[0].path,), "toolkits")]
     for verbose in (False, True):
-        text = render_report(s, findings, verbose=verbose)
-        md = render_markdown(s, findings, verbose=verbose)
+        text = render_report(s, findings, build_view(s), verbose=verbose)
+        md = render_markdown(s, findings, build_view(s), verbose=verbose)
         for out in (text, md):
             assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
         prose = re.sub(r"(?ms)^```text$.*?^```$", "", md)  # inside the fenced facts block markup is inert
@@ -168,11 +169,12 @@ def test_list_and_plan_text_escape_folder_names():
     from types import SimpleNamespace
 
     from cudaenv.render.toolkits import render_toolkit_table
+    from cudaenv.toolkit.table import list_view
     from cudaenv.model.snapshot import Note, Toolkit
 
     tk = Toolkit("12.4\x1b[2J", "/opt/cu\nda\t12\x1b[31m", "CUDAENV_TOOLKITS", nvcc="/opt/x/bin/nvcc")
     state = SimpleNamespace(toolkits=(tk,), cuda_symlink=None, active_toolkit=None)
-    out = render_toolkit_table(state, [Note("toolkits", "odd \x1b[5m name\n")])
+    out = render_toolkit_table(state, list_view(state), [Note("toolkits", "odd \x1b[5m name\n")])
     assert "\x1b" not in out and "\t" not in out and "/opt/cu\\nda\\t12\\x1b[31m" in out
     row = next(line for line in out.splitlines() if "/opt/cu" in line)
     assert "12.4\\x1b[2J" in row and row.endswith("/opt/cu\\nda\\t12\\x1b[31m")  # one row, escaped
@@ -187,7 +189,8 @@ def test_list_and_plan_text_escape_folder_names():
 
 
 def test_the_doctor_renderers_read_derived_facts_from_the_view():
-    """render/report and render/markdown format a ReportView built once by diagnose; they compute no facts."""
+    """render/report, render/markdown and render/facts format one ReportView built once by diagnose (the doctor's
+    facts view); they compute no facts."""
     import ast as _ast
     import os as _os
 
@@ -195,17 +198,23 @@ def test_the_doctor_renderers_read_derived_facts_from_the_view():
     from cudaenv.diagnose.view import ReportView, build_view
     from cudaenv.render.markdown import render_markdown
     from cudaenv.render.report import render_report
+    from cudaenv.model.record import replace
     from cudaenv.model.snapshot import Driver, Platform, Snapshot, Torch
+    from cudaenv.render.facts import render_facts
 
     s = Snapshot(platform=Platform(system="linux"), driver=Driver("535.247.01", source="nvidia-smi"),
                  torch=Torch("/usr/bin/python3", installed=True, version="2.5.1+cu121", cuda="12.1"))
     view = build_view(s)
     assert view.driver_cuda == "12.2" and view.torch_min_driver and view.driver_system == "linux"
-    assert render_report(s, []) == render_report(s, [], view=view)
-    other = ReportView("535.247.01", "linux", "99.9", "999.1")
-    assert "535.247.01 (CUDA 99.9)" in render_report(s, [], view=other)
-    assert "needs driver >= 999.1" in render_report(s, [], view=other)
-    assert "supports CUDA 99.9" in render_markdown(s, [], view=other)
+    assert isinstance(view, ReportView) and view.torch_build == "cuda" and view.driver_shown == "535.247.01"
+    other = replace(view, driver_cuda="99.9", torch_min_driver="999.1")
+    assert "535.247.01 (CUDA 99.9)" in render_report(s, [], other)
+    assert "needs driver >= 999.1" in render_report(s, [], other)
+    assert "supports CUDA 99.9" in render_markdown(s, [], other)
+    cpu = replace(view, torch_build="cpu")  # the view, not the snapshot, decides
+    assert "2.5.1+cu121 (CPU-only)" in render_report(s, [], cpu)
+    assert "CUDA none (CPU build)" in render_markdown(s, [], cpu)
+    assert "2.5.1+cu121 (CPU only)" in render_facts(s, cpu)
     for name in ("report.py", "markdown.py", "facts.py", "toolkits.py", "plan.py"):
         tree = _ast.parse(open(_os.path.join(_os.path.dirname(render_pkg.__file__), name), encoding="utf-8").read())
         imported = {n.module for n in _ast.walk(tree) if isinstance(n, _ast.ImportFrom) and n.module}

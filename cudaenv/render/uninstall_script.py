@@ -1,4 +1,4 @@
-"""Render a removal Plan as a commented bash script. Pure: returns the text.
+"""A removal Plan as a commented bash script (`cudaenv uninstall --script`). Pure: returns the text.
 
 The script stops at the first failure (``set -euo pipefail``), asks before each step that removes or
 changes something (``y`` runs it, ``s`` skips it and every step that needs it, anything else stops;

@@ -1,0 +1,325 @@
+"""Frameworks: the other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, CuPy, PaddlePaddle,
+vLLM, torch extensions), each with a verdict from its build and this machine: a CPU build on a GPU machine, a CUDA
+the driver is too old for, packages that must not be installed together, no GPU on this platform by design.
+
+:func:`verdicts` gives one verdict per package (the report's lines); :func:`check` the findings, one per kind,
+naming every package it is about (a finding id is reported once). :func:`check_libraries` judges the CUDA libraries
+torch's and the frameworks' libraries load (``Snapshot.libraries``, resolved as the loader does): a system library
+on LD_LIBRARY_PATH shadowing the pip wheel's, a library found nowhere, two NCCLs in one process, and nvidia wheels
+of two CUDA majors side by side.
+"""
+
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from cudaenv.diagnose import _common as c
+from cudaenv.core.version import compare_versions, version_key
+from cudaenv.facts import drivers as drv
+
+F = c.make("frameworks")
+
+VERDICT_FINDING = {"conflict": "framework-conflict", "no-gpu-platform": "framework-no-gpu-on-platform",
+                   "cpu-build": "framework-cpu-build", "driver-too-old": "framework-driver-too-old"}
+CUDA_EVIDENCE = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
+            "requires": "the nvidia wheels it requires", "needed": "its libraries' NEEDED entries"}
+
+
+def _tables(tables: Optional[Mapping[str, Any]]):
+    from cudaenv.facts import frameworks as facts
+
+    return c.table(tables, facts.TABLE)
+
+
+def _cuda_version(cuda: Optional[str]) -> Optional[str]:
+    """``12`` -> ``12.0`` (a major alone needs that major's minimum driver), ``12.8`` as is."""
+    if not cuda or not version_key(cuda):
+        return None
+    return cuda if "." in cuda else cuda + ".0"
+
+
+def min_driver(s, fw, tables=None) -> Optional[str]:
+    """The lowest driver that runs ``fw``'s CUDA build on this platform (None when its CUDA is not known)."""
+    cuda = _cuda_version(fw.cuda)
+    return drv.min_driver_for_cuda(cuda, c.driver_system(s), c.table(tables)) if cuda else None
+
+
+def _major_for(s, majors: Sequence[int], tables=None) -> Optional[int]:
+    """The newest of ``majors`` the driver runs (the newest of them all when the driver is not known)."""
+    if not majors:
+        return None
+    top = version_key(c.driver_cuda(s, tables) or "")
+    fitting = [m for m in majors if not top or m <= top[0]]
+    return max(fitting or majors)
+
+
+def _fill(s, lines: Sequence[str], majors: Sequence[int] = (), tables=None) -> List[str]:
+    major = _major_for(s, majors, tables)
+    out = []
+    for line in lines:
+        line = line.replace("{pip}", c.pip_cmd(s))
+        if "{major}" in line:
+            line = line.replace("{major}", str(major) if major is not None else "XX")
+        out.append(line)
+    return out
+
+
+def _conflicts(s, tables=None) -> List[Tuple[Dict[str, Any], List[str]]]:
+    from cudaenv.facts import frameworks as facts
+
+    present = {fw.package for fw in s.frameworks}
+    out = []
+    for row in facts.conflicts(_tables(tables)):
+        both = [p for p in row["packages"] if p in present]
+        if len(both) > 1:
+            out.append((row, both))
+    return out
+
+
+def _no_gpu_platform(s, fw, tables=None) -> Optional[Dict[str, Any]]:
+    from cudaenv.facts import frameworks as facts
+
+    system = (s.platform.system or "").lower()
+    for row in facts.platform_rules(_tables(tables)):
+        if row["package"] == fw.package and row["system"] == system and fw.version and \
+                compare_versions(fw.version.split("+", 1)[0], row["from_version"]) >= 0:
+            return row
+    return None
+
+
+def too_old(s, fw, tables=None) -> bool:
+    """The driver is known and older than the lowest one that runs ``fw``'s CUDA build."""
+    driver, need = c.driver_version(s), min_driver(s, fw, tables)
+    return bool(fw.gpu_build is not False and driver and need and compare_versions(driver, need) < 0)
+
+
+def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
+    """(package, verdict) for every framework seen: ``conflict``, ``no-gpu-platform``, ``cpu-build``,
+    ``driver-too-old``, ``gpu`` (a CUDA build this driver runs, or no driver to judge by), ``plugin``
+    (a part of another package) or ``unknown`` (its files do not say its CUDA)."""
+    from cudaenv.facts import frameworks as facts
+
+    rows = facts.package_rows(_tables(tables))
+    conflicted = {p for _, both in _conflicts(s, tables) for p in both}
+    out = []
+    for fw in s.frameworks:
+        row = rows.get(fw.package, {})
+        if fw.package in conflicted:
+            verdict = "conflict"
+        elif _no_gpu_platform(s, fw, tables) is not None:
+            verdict = "no-gpu-platform"
+        elif fw.gpu_build is False:
+            verdict = "cpu-build"
+        elif too_old(s, fw, tables):
+            verdict = "driver-too-old"
+        elif row.get("role") in ("plugin", "companion") and not fw.cuda:
+            verdict = "plugin"
+        elif fw.cuda:
+            verdict = "gpu"
+        else:
+            verdict = "unknown"
+        out.append((fw.package, verdict))
+    return tuple(out)
+
+
+def _label(fw, rows) -> str:
+    return "%s %s" % (fw.package, fw.version or "?")
+
+
+def check(s, tables=None) -> List:
+    """The findings of the Frameworks section (pure)."""
+    from cudaenv.facts import frameworks as facts
+
+    if not s.frameworks:
+        return check_libraries(s, tables)
+    rows = facts.package_rows(_tables(tables))
+    by = {fw.package: fw for fw in s.frameworks}
+    found = dict(verdicts(s, tables))
+    gpu_machine = bool(s.gpus) or c.driver_version(s) is not None
+    out = []
+    conflicts = _conflicts(s, tables)
+    if conflicts:
+        fix: List[str] = []
+        parts = []
+        for row, both in conflicts:
+            keep = _fill(s, [row["keep"]], row.get("gpu_majors") or (), tables)[0]
+            parts.append("%s (keep %s)" % (" and ".join(_label(by[p], rows) for p in both), keep))
+            fix.append("%s uninstall -y %s" % (c.pip_cmd(s), " ".join(both)))
+            fix.append("%s install %s" % (c.pip_cmd(s), keep))
+        out.append(F(
+            "framework-conflict", "warning",
+            "packages that must not be installed together: %s" % "; ".join(" + ".join(b) for _, b in conflicts),
+            "These packages install into the same import folder, so whichever was installed last provides the files and "
+            "the GPU build can silently be the CPU one: %s. Remove them all and install the one you need." % "; ".join(parts),
+            fix,
+        ))
+    platform = [by[p] for p, v in found.items() if v == "no-gpu-platform"]
+    if platform:
+        fw = platform[0]
+        row = _no_gpu_platform(s, fw, tables) or {}
+        out.append(F(
+            "framework-no-gpu-on-platform", "warning" if gpu_machine else "info",
+            "%s has no GPU support on native %s" % (", ".join(_label(f, rows) for f in platform), s.platform.system),
+            "From version %s on, %s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2."
+            % (row.get("from_version", "?"), fw.package, s.platform.system),
+            _fill(s, row.get("fix") or (), (), tables),
+        ))
+    cpu = [by[p] for p, v in found.items() if v == "cpu-build" and rows.get(p, {}).get("role") in ("framework", "extension")]
+    if cpu and gpu_machine:
+        fix = []
+        for fw in cpu:
+            row = rows.get(fw.package, {})
+            fix += _fill(s, row.get("gpu_fix") or ["# reinstall %s built for CUDA (the project's install page names the index)" % fw.package],
+                         row.get("gpu_majors") or (), tables)
+        out.append(F(
+            "framework-cpu-build", "warning",
+            "CPU-only build%s on a GPU machine: %s" % ("s" if len(cpu) > 1 else "", ", ".join(_label(f, rows) for f in cpu)),
+            "%s will not use the GPU: %s." % (
+                ", ".join(fw.package for fw in cpu),
+                "; ".join("%s is a CPU build (%s)" % (fw.package, _cpu_evidence(fw, rows.get(fw.package, {}))) for fw in cpu)),
+            fix,
+        ))
+    old = [f for f in s.frameworks if too_old(s, f, tables)]  # a conflicting package's CUDA counts too
+    if old:
+        need = max((min_driver(s, fw, tables) for fw in old), key=lambda v: version_key(v or "0"))
+        from cudaenv.diagnose.driver import upgrade_driver_fix
+
+        out.append(F(
+            "framework-driver-too-old", "warning",
+            "driver %s is too old for %s" % (c.driver_version(s), ", ".join("%s (CUDA %s)" % (_label(f, rows), f.cuda) for f in old)),
+            "%s. Driver %s runs CUDA up to %s, so these fail to initialise CUDA (\"CUDA driver version is insufficient\") "
+            "and fall back to the CPU or stop." % (
+                "; ".join("%s is built for CUDA %s (from %s), which needs driver %s or newer"
+                          % (f.package, f.cuda, CUDA_EVIDENCE.get(f.cuda_from or "", "its files"), min_driver(s, f, tables) or "?") for f in old),
+                c.driver_version(s), c.driver_cuda(s, tables) or "?"),
+            upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)) + _older_builds(s, old, rows, tables),
+        ))
+    return out + check_libraries(s, tables)
+
+
+def _older_builds(s, old, rows, tables=None) -> List[str]:
+    """The lines that keep this driver: each package's build of an older CUDA major the driver runs (its row's
+    ``older_fix``), for the packages that have one."""
+    top = version_key(c.driver_cuda(s, tables) or "")
+    out: List[str] = []
+    for fw in old:
+        row = rows.get(fw.package, {})
+        majors = [m for m in row.get("older_majors") or () if top and m <= top[0]]
+        if row.get("older_fix") and majors:
+            out.append("# or keep this driver: %s's build for CUDA %d" % (fw.package, max(majors)))
+            out += _fill(s, row["older_fix"], majors, tables)
+    return out
+
+
+def _cpu_evidence(fw, row) -> str:
+    if row.get("cpu_only"):
+        return "the %s package is CPU-only" % fw.package
+    if row.get("gpu_via"):
+        return "none of %s is installed" % ", ".join(row["gpu_via"])
+    if fw.version and "+cpu" in fw.version:
+        return "its version %s says so" % fw.version
+    if row.get("build_file"):
+        return "its %s names no CUDA" % row["build_file"].rsplit("/", 1)[-1]
+    return "its files name no CUDA"
+
+
+# ------------------------------------------------------------------ the libraries they load (probes/libraries.py)
+def shadowed(s) -> List:
+    """The loaded libraries LD_LIBRARY_PATH takes from outside site-packages while the object's own search would have
+    found a pip wheel's copy further down."""
+    return [lib for lib in s.libraries if lib.via == "LD_LIBRARY_PATH" and lib.path and not lib.from_wheel and lib.wheel_copy]
+
+
+def _nccl_copies(s) -> List[str]:
+    out: List[str] = []
+    for lib in s.libraries:
+        if lib.needed.startswith("libnccl.so.") and lib.path and (lib.real or lib.path) not in out:
+            out.append(lib.real or lib.path)
+    return out
+
+
+def _mixed_wheels(s) -> Tuple[List[int], List[str]]:
+    """(the CUDA majors of the installed nvidia-*-cuXX wheels, the stray wheels to remove) when there are several."""
+    from cudaenv.parse.frameworks import nvidia_cuda_major
+
+    t = s.torch
+    names = [p.split("==", 1)[0] for p in (t.nvidia_packages if t is not None else ())]
+    majors = {n: nvidia_cuda_major(n) for n in names}
+    found = sorted({m for m in majors.values() if m})
+    if len(found) < 2:
+        return found, []
+    keep = int(t.cuda.split(".")[0]) if t is not None and t.cuda and t.cuda.split(".")[0].isdigit() else found[-1]
+    return found, [n for n, m in majors.items() if m and m != keep]
+
+
+def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
+    """(consumer, the finding id of its worst library problem, "" when none), once per consumer, in order."""
+    bad_shadow = {id(lib) for lib in shadowed(s)}
+    nccl = len(_nccl_copies(s)) > 1
+    out: Dict[str, str] = {}
+    for lib in s.libraries:
+        kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if lib.path is None
+                else "nccl-two-copies" if nccl and lib.needed.startswith("libnccl.so.") else "")
+        if lib.consumer not in out or (kind and not out[lib.consumer]):
+            out[lib.consumer] = kind
+    return tuple(out.items())
+
+
+def check_libraries(s, tables=None) -> List:
+    out = []
+    shadows = shadowed(s)
+    if shadows:
+        dirs = []
+        for lib in shadows:
+            folder = lib.path.rsplit("/", 1)[0]
+            if folder not in dirs:
+                dirs.append(folder)
+        current = s.env_map.get("LD_LIBRARY_PATH", "")
+        kept = [e for e in current.split(":") if e and e.rstrip("/") not in dirs]
+        out.append(F(
+            "library-shadowed", "warning",
+            "LD_LIBRARY_PATH shadows the CUDA libraries %s was built with: %s" % (
+                ", ".join(dict.fromkeys(lib.consumer for lib in shadows)), ", ".join(dict.fromkeys(lib.needed for lib in shadows))),
+            "The loader searches LD_LIBRARY_PATH before a library's own RUNPATH, so %s. A toolkit's library of another "
+            "minor or major than the wheel's gives \"undefined symbol\" or \"version `libcublasLt.so.12' not found\" at "
+            "import, or runs with the wrong library." % "; ".join(
+                "%s's %s loads %s%s instead of %s" % (lib.consumer, lib.needed, lib.path, (" (%s)" % lib.version) if lib.version else "",
+                                                    lib.wheel_copy) for lib in shadows),
+            ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
+             "# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)" % ", ".join(dirs)],
+        ))
+    missing = [lib for lib in s.libraries if lib.path is None]
+    if missing:
+        out.append(F(
+            "library-not-found", "warning",
+            "CUDA libraries the loader finds nowhere: %s" % ", ".join(
+                "%s (%s)" % (lib.needed, lib.consumer) for lib in missing),
+            "%s: not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
+            "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)." % (
+                "; ".join("%s needs %s" % (lib.object, lib.needed) for lib in missing), missing[0].needed),
+            ["# reinstall %s with the pip that installed it (its nvidia-* wheels come back), or install the toolkit "
+             "or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % (missing[0].consumer, missing[0].needed)],
+        ))
+    copies = _nccl_copies(s)
+    if len(copies) > 1:
+        users = {}
+        for lib in s.libraries:
+            if lib.needed.startswith("libnccl.so.") and lib.path:
+                users.setdefault(lib.real or lib.path, []).append(lib.consumer)
+        out.append(F(
+            "nccl-two-copies", "warning",
+            "two NCCL libraries for one process: %s" % ", ".join(copies),
+            "One process loads one libnccl.so.2: the first consumer imported decides which copy all of them get, and the "
+            "others run with an NCCL they were not built with (hangs and \"unhandled cuda error\" in collectives). %s." % "; ".join(
+                "%s resolves %s" % (", ".join(dict.fromkeys(u)), path) for path, u in users.items()),
+            ["# keep one NCCL: install the consumers from builds that use the same nvidia-nccl wheel, or import the one "
+             "whose NCCL you want first"],
+        ))
+    majors, stray = _mixed_wheels(s)
+    if stray:
+        out.append(F(
+            "nvidia-wheels-mixed", "warning",
+            "nvidia wheels of CUDA %s installed together" % " and ".join(str(m) for m in majors),
+            "The nvidia-*-cuXX wheels of different CUDA majors share one nvidia/ folder of the environment; a library of "
+            "one major can load another's (%s)." % ", ".join(stray),
+            ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
+        ))
+    return out

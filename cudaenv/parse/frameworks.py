@@ -1,0 +1,161 @@
+"""What an installed CUDA consumer's own files say about its build: METADATA headers, a build-info file's keys, the
+local version tag, ``Requires-Dist`` on ``nvidia-*-cuXX`` wheels, and the shared libraries a RECORD lists.
+
+Samples::
+
+    METADATA       Name: onnxruntime-gpu / Version: 1.23.2 / Requires-Dist: nvidia-cudnn-cu12 ; extra == "cuda"
+    build info     build_info = collections.OrderedDict([('cuda_version', '12.8'), ('is_cuda_build', True)])
+                   cuda_version = '12.2'          torch_info = {'version': '2.1', 'cuda_version': '12.1'}
+    local tag      2.8.0+cu128 -> "12.8"; 0.6.3+cu126 -> "12.6"; 0.23.0+cpu -> "cpu"
+    RECORD         onnxruntime/capi/libonnxruntime_providers_cuda.so,sha256=...,12345
+
+Pure and total: any text in, a value or None out (never an exception); every value read is checked (a version is a
+version, a package name is a name), so nothing hostile reaches the report unchecked.
+"""
+
+from typing import Dict, List, Optional, Tuple
+
+from cudaenv.core.lazy import LazyPattern
+from cudaenv.core.version import parse_version
+
+MAX_HEADER_LINES = 4000  # a METADATA header block longer than this is not one
+_NAME = LazyPattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")
+
+
+def normalize_name(name: str) -> str:
+    """PEP 503: ``Flash_Attn`` -> ``flash-attn`` (runs of ``-_.`` become one ``-``)."""
+    out: List[str] = []
+    for ch in str(name).lower():
+        if ch in "-_.":
+            if out and out[-1] != "-":
+                out.append("-")
+        else:
+            out.append(ch)
+    return "".join(out).strip("-")
+
+
+def parse_metadata(text: str) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
+    """(Name, Version, Requires-Dist lines) of a METADATA header block; a field that is not what it says is None."""
+    name = version = None
+    requires: List[str] = []
+    if not isinstance(text, str):
+        return None, None, ()
+    for count, line in enumerate(text.split("\n")):
+        if count >= MAX_HEADER_LINES or not line.strip():
+            break
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip().lower(), value.strip()
+        if key == "name" and name is None:
+            name = value if _NAME.fullmatch(value) else None
+        elif key == "version" and version is None:
+            version = value if _pep440ish(value) else None
+        elif key == "requires-dist" and len(value) < 300:
+            requires.append(value)
+    return name, version, tuple(requires)
+
+
+def _pep440ish(value: str) -> bool:
+    """A version as written in METADATA: ``2.8.0+cu128``, ``1.23.2``, ``0.0.29.post3``, ``2.11.0rc1`` (short, no spaces)."""
+    return 0 < len(value) <= 64 and value[0].isdigit() and all(ch.isalnum() or ch in ".+-_!" for ch in value)
+
+
+def requirement_name(line: str) -> Optional[str]:
+    """The normalized project name a ``Requires-Dist`` line asks for (``nvidia-cublas-cu12 (>=12.1) ; extra == "x"``)."""
+    head = str(line).split(";", 1)[0].strip()
+    match = _NAME.match(head)
+    return normalize_name(match.group(0)) if match else None
+
+
+def nvidia_cuda_major(name: str) -> Optional[int]:
+    """``nvidia-cublas-cu12`` -> 12, ``nvidia-cudnn-cu11`` -> 11; None for a name without a ``-cuXX`` suffix
+    (``nvidia-cuda-runtime`` of CUDA 13 has none: its major is its version's)."""
+    text = normalize_name(name or "") if isinstance(name, str) and len(name) < 200 else ""
+    head, _, tail = text.rpartition("-")
+    if not head.startswith("nvidia-") or len(head) < 8 or not tail.startswith("cu"):
+        return None
+    digits = tail[2:]
+    return int(digits) if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3 else None
+
+
+def local_cuda(version: str) -> Optional[str]:
+    """The CUDA of a local version tag: ``2.8.0+cu128`` -> ``12.8``, ``+cu118`` -> ``11.8``, ``+cu13`` -> ``13``;
+    ``+cpu`` -> ``cpu``; None without a tag that says."""
+    if not isinstance(version, str) or "+" not in version or len(version) > 64:
+        return None
+    for part in version.split("+", 1)[1].replace("_", ".").split("."):
+        low = part.lower()
+        if low == "cpu":
+            return "cpu"
+        digits = low[2:] if low.startswith("cu") else ""
+        if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3:
+            return digits if len(digits) == 2 else "%s.%s" % (digits[:2], digits[2:])
+    return None
+
+
+def parse_build_info(text: str, keys: Tuple[str, ...]) -> Dict[str, str]:
+    """The values of ``keys`` in a build-info Python file, read as text (never run): ``KEY = 'v'``, ``'KEY': 'v'``
+    and ``('KEY', 'v')`` forms; a value is a short quoted string or True/False/None (others are left out)."""
+    out: Dict[str, str] = {}
+    if not isinstance(text, str):
+        return out
+    for key in keys:
+        at = 0
+        while key not in out:
+            at = text.find(key, at)
+            if at < 0:
+                break
+            at += len(key)
+            value = _value_after(text, at)
+            if value is not None:
+                out[key] = value
+    return out
+
+
+def _value_after(text: str, at: int) -> Optional[str]:
+    """The literal after a key: skip a closing quote, spaces, one of ``=:,``, spaces; then 'v', "v" or a bare word."""
+    i, n = at, len(text)
+    if i < n and text[i] in "'\"":
+        i += 1
+    while i < n and text[i] in " \t":
+        i += 1
+    if i >= n or text[i] not in "=:,":
+        return None
+    i += 1
+    while i < n and text[i] in " \t":
+        i += 1
+    if i < n and text[i] in "'\"":
+        end = text.find(text[i], i + 1, i + 42)
+        value = text[i + 1:end] if end > 0 else None
+        return value if value is not None and all(ch.isalnum() or ch in ".-_+" for ch in value) else None
+    for word in ("True", "False", "None"):
+        if text.startswith(word, i):
+            return word
+    return None
+
+
+def build_cuda(value: Optional[str]) -> Optional[str]:
+    """A build-info CUDA value as a version (``12.8``, ``12``), None for ``''``, ``None``, ``0.0`` or no version."""
+    version = parse_version(value) if value else None
+    if version is None or all(part == "0" for part in version.split(".")):
+        return None
+    return version
+
+
+def record_libraries(text: str, limit: int = 200) -> Tuple[str, ...]:
+    """The shared libraries a RECORD lists (paths relative to site-packages: ``pkg/lib/libx.so.12``, ``x.dll``), at
+    most ``limit``; paths that climb out (``..``) or are absolute are left out."""
+    out: List[str] = []
+    if not isinstance(text, str):
+        return ()
+    for line in text.split("\n"):
+        path = line.split(",", 1)[0].strip()
+        if not path or path.startswith(("/", "\\")) or ".." in path.replace("\\", "/").split("/"):
+            continue
+        base = path.rsplit("/", 1)[-1].lower()
+        if base.endswith((".so", ".dll", ".pyd")) or ".so." in base:
+            out.append(path)
+            if len(out) >= limit:
+                break
+    return tuple(out)

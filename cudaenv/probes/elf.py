@@ -1,0 +1,26 @@
+"""A library file's dynamic section, read through Host: a regular file only (never a FIFO or device), opened once,
+read with a byte budget (:func:`cudaenv.parse.elf.parse_elf_dynamic`); None when it cannot be read or is no ELF."""
+
+from typing import Optional
+
+from cudaenv.parse.elf import BUDGET, ElfDynamic, parse_elf_dynamic
+
+
+def probe_elf_dynamic(host, path: str, budget: int = BUDGET) -> Optional[ElfDynamic]:
+    """The dynamic section of the inspected system's ``path`` (links followed inside the root)."""
+    from cudaenv.host.files import open_regular
+
+    real = host.real(path)
+    if real is None:
+        return None
+    try:
+        with open_regular(str(real)) as stream:
+            return parse_elf_dynamic(stream, budget)
+    except OSError:
+        return None
+
+
+def probe_needed(host, path: str):
+    """The NEEDED entries of ``path``, () when it cannot be read."""
+    found = probe_elf_dynamic(host, path)
+    return found.needed if found is not None else ()

@@ -1,0 +1,152 @@
+"""The CUDA consumers besides torch in the probed interpreter, read from its site-packages without importing them.
+
+For each package ``data/frameworks.json`` names: its dist-info's METADATA (name, version, ``Requires-Dist``) and
+RECORD (the shared libraries it ships), and the build-info file its row names; then the CUDA it was built for, from
+the first source that says: a fixed major in the package's name, the build-info file, the local version tag, the
+``nvidia-*-cuXX`` wheels it requires (those installed), the ``NEEDED`` entries of its shipped libraries (ELF, read
+bounded: :mod:`cudaenv.probes.elf`). The site-packages list is the torch probe's static pass's (what the interpreter itself
+reports, user site included): nothing else is run. Every read is a bounded regular-file read through Host.
+"""
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.model.snapshot import Framework, Note
+from cudaenv.parse import frameworks as pf
+
+PROBE = "frameworks"
+METADATA_LIMIT = 256 * 1024  # the header block is at the top; a long description after it is cut
+RECORD_LIMIT = 8 * 1024 * 1024  # TensorFlow's RECORD lists ~20,000 files (about 2 MB)
+BUILD_FILE_LIMIT = 64 * 1024
+MAX_LIBRARIES = 8  # shipped libraries whose NEEDED entries are read, per package
+CUDA_LIB_HINTS = ("cuda", "cudnn", "nccl", "cublas", "_gpu", "gpu_", "flash_attn", "xformers", "cupy", "jax_cuda", "paddle")
+
+
+def _dist_infos(host, site: str) -> List[Tuple[str, str]]:
+    """(normalized name, dist-info folder name) of every ``*.dist-info`` in ``site``."""
+    out = []
+    for entry in sorted(host.listdir(site)):
+        if not entry.endswith(".dist-info") or len(entry) > 255:
+            continue
+        name = entry[: -len(".dist-info")].split("-", 1)[0]
+        if name:
+            out.append((pf.normalize_name(name), entry))
+    return out
+
+
+def installed_distributions(host, site_packages: Sequence[str]) -> Dict[str, Tuple[str, str]]:
+    """normalized name -> (site-packages folder, dist-info folder), the first site-packages winning (import order)."""
+    found: Dict[str, Tuple[str, str]] = {}
+    for site in site_packages:
+        for name, entry in _dist_infos(host, site):
+            found.setdefault(name, (site, entry))
+    return found
+
+
+def _cuda_libraries(libraries: Sequence[str]) -> Tuple[str, ...]:
+    """The shipped libraries worth reading for NEEDED: those whose name hints at CUDA, at most MAX_LIBRARIES."""
+    picked = [p for p in libraries if any(h in p.rsplit("/", 1)[-1].lower() for h in CUDA_LIB_HINTS) and not p.endswith((".dll", ".pyd"))]
+    return tuple(picked[:MAX_LIBRARIES])
+
+
+def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str], present: Dict[str, Tuple[str, str]],
+                   notes: List[Note], read_needed=None, rows=None, cuda_libs=None) -> Framework:
+    """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip)."""
+    site, entry = where
+    meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_LIMIT) or ""
+    _, version, requires = pf.parse_metadata(meta)
+    nvidia = tuple(dict.fromkeys(r for r in (pf.requirement_name(line) for line in requires) if r and r.startswith("nvidia-")))
+    record = host.read_text(host.join(site, entry, "RECORD"), limit=RECORD_LIMIT) or ""
+    libraries = _cuda_libraries(pf.record_libraries(record))
+    cuda = cudnn = cuda_from = None
+    gpu: Optional[bool] = False if row.get("cpu_only") else None
+    if row.get("cuda_major") is not None:
+        cuda, cuda_from = str(row["cuda_major"]), "name"
+    if row.get("build_file") and gpu is None:
+        keys = tuple(k for k in (row.get("cuda_key"), row.get("cudnn_key"), row.get("gpu_key")) if k)
+        text = host.read_text(host.join(site, *row["build_file"].split("/")), limit=BUILD_FILE_LIMIT)
+        if text is not None:
+            values = pf.parse_build_info(text, keys)
+            if row.get("gpu_key") and values.get(row["gpu_key"]) == "False":
+                gpu = False
+            built = pf.build_cuda(values.get(row.get("cuda_key") or ""))
+            if built and cuda is None:
+                cuda, cuda_from = built, "build-info"
+            cudnn = pf.build_cuda(values.get(row.get("cudnn_key") or ""))
+            if row.get("cuda_key") and not built and gpu is None and not row.get("gpu_key"):
+                gpu = False  # the build-info file is there and names no CUDA (ONNX Runtime's CPU build, torchvision+cpu)
+    tag = pf.local_cuda(version or "")
+    if tag == "cpu":
+        gpu = False
+    elif tag and cuda is None:
+        cuda, cuda_from = tag, "local-tag"
+    if row.get("gpu_via"):
+        plugins = [p for p in row["gpu_via"] if p in present]
+        if not plugins:
+            gpu = False
+        elif cuda is None:
+            majors = [int((rows or {}).get(p, {}).get("cuda_major") or 0) for p in plugins]
+            majors = [m for m in majors if m]
+            if majors:
+                cuda, cuda_from = str(max(majors)), "name"
+    if cuda is None:
+        majors = sorted({m for m in (pf.nvidia_cuda_major(n) for n in nvidia if n in present) if m})
+        if majors:
+            cuda, cuda_from = str(majors[-1]), "requires"
+    needed: Tuple[str, ...] = ()
+    if read_needed is not None and libraries:
+        found: List[str] = []
+        for lib in libraries:
+            for dep in read_needed(host.join(site, *lib.split("/"))) or ():
+                if dep not in found and cuda_soname(dep, cuda_libs or {}):
+                    found.append(dep)
+        needed = tuple(found)
+        if cuda is None:
+            majors = sorted({m for m in (soname_major(d, cuda_libs or {}) for d in needed) if m})
+            if majors:
+                cuda, cuda_from = str(majors[-1]), "needed"
+    if cuda is not None and gpu is None:
+        gpu = True
+    return Framework(package=name, version=version, location=site, cuda=cuda, cudnn=cudnn, cuda_from=cuda_from,
+                     gpu_build=gpu, nvidia_requires=nvidia, libraries=libraries, needed=needed)
+
+
+def cuda_soname(name: str, cuda_libs: Dict[str, bool]) -> bool:
+    """A CUDA library's soname (``cuda_libs``: ``cudaenv.facts.frameworks.cuda_libraries()``), or the driver's libcuda."""
+    return any(name.startswith(p) for p in cuda_libs) or name.startswith("libcuda.so")
+
+
+def soname_major(name: str, cuda_libs: Dict[str, bool]) -> Optional[int]:
+    """``libcudart.so.12`` -> 12 where the table says the number is the CUDA major (not cuDNN's libcudnn.so.9)."""
+    for prefix, major in cuda_libs.items():
+        if major and name.startswith(prefix):
+            head = name[len(prefix):].split(".", 1)[0]
+            return int(head) if head.isdigit() and len(head) <= 3 else None
+    return None
+
+
+def table_packages() -> Dict[str, Dict[str, Any]]:
+    """``data/frameworks.json``'s package rows: normalized name -> row (how its build says its CUDA)."""
+    from cudaenv.core.resources import load_table
+
+    return {row["package"]: row for row in load_table("frameworks")["rows"] if row.get("kind") == "package"}
+
+
+def table_cuda_libraries() -> Dict[str, bool]:
+    """``data/loader_search.json``'s CUDA library soname prefixes -> whether the number after it is the CUDA major."""
+    from cudaenv.core.resources import load_table
+
+    return {row["prefix"]: bool(row.get("major_in_soname")) for row in load_table("loader_search")["rows"] if row.get("kind") == "library"}
+
+
+def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Optional[Dict[str, Dict[str, Any]]] = None,
+                     read_needed=None, cuda_libs: Optional[Dict[str, bool]] = None) -> Tuple[Framework, ...]:
+    """Every package of ``rows`` (default: :func:`table_packages`) installed in ``site_packages``, in the rows' order;
+    ``read_needed(path)`` reads a shipped library's NEEDED entries (None: not read)."""
+    rows = table_packages() if rows is None else rows
+    cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
+    present = installed_distributions(host, site_packages)
+    out = []
+    for name, row in rows.items():
+        if name in present:
+            out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows, cuda_libs))
+    return tuple(out)

@@ -1,0 +1,117 @@
+"""Which CUDA library files a process will really load: each CUDA ``NEEDED`` entry of torch's ``libtorch_cuda.so``
+and of the frameworks' shipped libraries, resolved in the Linux dynamic loader's order (``data/loader_search.json``):
+the object's ``DT_RPATH`` (only when it has no ``DT_RUNPATH``), ``LD_LIBRARY_PATH``, its ``DT_RUNPATH``, the folders
+of ``/etc/ld.so.conf`` (what ``ld.so.cache`` is built from), then the default folders; ``$ORIGIN`` is the object's
+folder. The first folder holding a regular file of that name wins; the files of that name further down are kept as
+what it shadows. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
+ELF files through Host.
+"""
+
+import posixpath
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.model.snapshot import LoadedLibrary
+from cudaenv.parse.elf import ElfDynamic
+
+MAX_OBJECTS = 24  # libraries whose NEEDED entries are resolved, at most
+
+
+def _expand(entry: str, origin: str) -> Optional[str]:
+    """A RUNPATH/RPATH entry with ``$ORIGIN`` (``${ORIGIN}``) replaced; None for other tokens ($LIB, $PLATFORM) or a
+    relative entry (relative to the working directory: not this process's)."""
+    path = entry.replace("${ORIGIN}", origin).replace("$ORIGIN", origin)
+    if "$" in path or not path.startswith("/"):
+        return None
+    return posixpath.normpath(path)
+
+
+def search_order(origin: str, dyn: ElfDynamic, ld_library_path: Optional[str], conf_dirs: Sequence[str],
+                 default_dirs: Sequence[str]) -> List[Tuple[str, str]]:
+    """(folder, step) in the loader's order for the NEEDED entries of the object in folder ``origin``."""
+    out: List[Tuple[str, str]] = []
+    if not dyn.runpath:
+        out += [(p, "rpath") for p in (_expand(e, origin) for e in dyn.rpath) if p]
+    entries = (ld_library_path or "").replace(";", ":").split(":")
+    out += [(posixpath.normpath(e), "LD_LIBRARY_PATH") for e in entries if e.startswith("/")]
+    out += [(p, "runpath") for p in (_expand(e, origin) for e in dyn.runpath) if p]
+    out += [(posixpath.normpath(d), "ld.so.cache") for d in conf_dirs if d.startswith("/")]
+    out += [(d, "default") for d in default_dirs]
+    return out
+
+
+def resolve(needed: str, order: Sequence[Tuple[str, str]], is_file: Callable[[str], bool]) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
+    """(the file the loader takes, the step that found it, the other files of that name further down)."""
+    if "/" in needed:
+        return (needed, "path", ()) if is_file(needed) else (None, None, ())
+    hits: List[Tuple[str, str]] = []
+    seen = set()
+    for folder, step in order:
+        path = posixpath.join(folder, needed)
+        if path in seen:
+            continue
+        seen.add(path)
+        if is_file(path):
+            hits.append((path, step))
+    if not hits:
+        return None, None, ()
+    return hits[0][0], hits[0][1], tuple(p for p, _ in hits[1:])
+
+
+def file_version(real: Optional[str], needed: str) -> Optional[str]:
+    """``libcudart.so.12.8.90`` -> ``12.8.90``: the numbers after ``.so.`` of the file's final name, when it says more
+    than the soname."""
+    if not real:
+        return None
+    name = posixpath.basename(real)
+    at = name.find(".so.")
+    if at < 0:
+        return None
+    tail = name[at + 4:]
+    parts = tail.split(".")
+    if not all(p.isdigit() and len(p) <= 9 for p in parts) or tail == needed.rsplit(".so.", 1)[-1]:
+        return None
+    return tail
+
+
+def default_dirs(elf_class: int = 64) -> List[str]:
+    """The loader's default folders (``data/loader_search.json``), last in its search; 64-bit: the lib64 ones first."""
+    from cudaenv.core.resources import load_table
+
+    row = next(r for r in load_table("loader_search")["rows"] if r.get("step") == "default")
+    return list(row.get("dirs64") or []) + list(row["dirs"]) if elf_class == 64 else list(row["dirs"])
+
+
+def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optional[Dict[str, bool]] = None,
+                    conf_dirs: Optional[Sequence[str]] = None, defaults: Callable[[int], List[str]] = default_dirs,
+                    read=None) -> Tuple[LoadedLibrary, ...]:
+    """Each CUDA NEEDED entry of each ``(consumer, library path)``, resolved. ``read(path) -> ElfDynamic`` reads an
+    object (default: :func:`cudaenv.probes.elf.probe_elf_dynamic`); ``conf_dirs`` default: the loader's
+    configuration (:func:`cudaenv.probes.ldconf.ld_conf_dirs`)."""
+    from cudaenv.probes.elf import probe_elf_dynamic
+    from cudaenv.probes.frameworks import cuda_soname, table_cuda_libraries
+    from cudaenv.probes.ldconf import ld_conf_dirs
+    from cudaenv.probes.site_packages import enclosing_site_packages
+
+    cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
+    conf_dirs = ld_conf_dirs(host) if conf_dirs is None else conf_dirs
+
+    if read is None:
+        def read(path):
+            return probe_elf_dynamic(host, path)
+    ld_path = host.env.get("LD_LIBRARY_PATH")
+    out: List[LoadedLibrary] = []
+    for consumer, path in list(objects)[:MAX_OBJECTS]:
+        dyn = read(path)
+        if dyn is None:
+            continue
+        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs, defaults(dyn.elf_class))
+        for needed in dyn.needed:
+            if not cuda_soname(needed, cuda_libs) or needed.startswith("libcuda.so"):
+                continue  # the driver's libcuda comes with the driver, not with a consumer
+            found, via, others = resolve(needed, order, host.is_file)
+            real = host.resolve(found) if found else None
+            wheel = next((o for o in others if enclosing_site_packages(o)), None)
+            out.append(LoadedLibrary(consumer=consumer, object=path, needed=needed, path=found, via=via,
+                                     version=file_version(real, needed), real=real, others=others,
+                                     from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel))
+    return tuple(out)

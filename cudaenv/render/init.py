@@ -1,0 +1,22 @@
+"""`cudaenv init`'s words: the hook (its template filled in), the block ``--install`` appends, what it did. Pure."""
+
+from cudaenv.toolkit.service import BEGIN, END
+
+
+def render_hook(shell, template: str, version: str, commands) -> str:
+    """The hook for ``shell``: its template with cudaenv's version and the subcommand list filled in."""
+    return shell.render_template(template, {"VERSION": version, "COMMANDS": " ".join(commands)})
+
+
+def render_block(hook_line: str, how: str) -> str:
+    """The marked block appended to the rc file: delete it to remove the hook."""
+    return "%s\n# added by `%s`; delete this block to remove it\n%s\n%s\n" % (BEGIN, how, hook_line, END)
+
+
+def render_hook_installed(outcome) -> str:
+    """What ``--install`` did (for stderr)."""
+    if outcome.kind == "present":
+        return "cudaenv: the hook is already in %s; nothing changed\n" % outcome.rc
+    backup = " (backup: %s)" % outcome.backup if outcome.backup else ""
+    return ("cudaenv: added the hook to %s%s\n" % (outcome.rc, backup)
+            + "cudaenv: open a new shell, or run: %s\n" % outcome.shell.hook_line)

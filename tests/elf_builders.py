@@ -1,0 +1,36 @@
+"""Real ELF shared libraries built by this machine's C compiler in the test's folder: a SONAME, NEEDED entries on
+other built libraries, RUNPATH or RPATH (``$ORIGIN`` kept literal), and the versioned symbols of libc every linked
+library needs. Tests that use them skip where there is no ``cc``."""
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Optional, Sequence
+
+import pytest
+
+
+def compiler() -> str:
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        pytest.skip("no C compiler to build ELF libraries")
+    return cc
+
+
+def build_library(folder: Path, file_name: str, soname: Optional[str] = None, links: Sequence[Path] = (),
+                  runpath: Optional[str] = None, old_dtags: bool = False, symbol: str = "f") -> Path:
+    """``folder/file_name``: a shared library with ``soname``, NEEDED on each of ``links`` (built libraries, linked by
+    path: the NEEDED entry is each one's SONAME), and ``runpath`` (DT_RUNPATH, or DT_RPATH with ``old_dtags``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    src = folder / (file_name + ".c")
+    src.write_text("#include <stdio.h>\nint %s(void) { return puts(\"x\"); }\n" % symbol)
+    out = folder / file_name
+    args = [compiler(), "-shared", "-fPIC", "-o", str(out), str(src)]
+    if soname:
+        args.append("-Wl,-soname," + soname)
+    if runpath:
+        args += ["-Wl,-rpath," + runpath, "-Wl,--disable-new-dtags" if old_dtags else "-Wl,--enable-new-dtags"]
+    args += ["-Wl,--no-as-needed"] + [str(p) for p in links]  # NEEDED even without a symbol used from them
+    subprocess.run(args, check=True, timeout=60, capture_output=True)
+    src.unlink()
+    return out

@@ -1,0 +1,79 @@
+"""What a CUDA consumer's own files say about its build (parse/frameworks.py): METADATA, build-info files, local
+version tags, Requires-Dist names and RECORD's libraries; any input in, no exception out, linear work."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import assert_linear
+from cudaenv.parse import frameworks as pf
+
+
+def test_metadata_headers_stop_at_the_blank_line():
+    text = ("Metadata-Version: 2.1\nName: onnxruntime-gpu\nVersion: 1.23.2\nRequires-Dist: numpy>=1.21\n"
+            "Requires-Dist: nvidia-cudnn-cu12 ~=9.0 ; extra == \"cuda\"\n\nRequires-Dist: not-a-header\n")
+    name, version, requires = pf.parse_metadata(text)
+    assert (name, version) == ("onnxruntime-gpu", "1.23.2")
+    assert requires == ("numpy>=1.21", "nvidia-cudnn-cu12 ~=9.0 ; extra == \"cuda\"")
+    assert [pf.requirement_name(r) for r in requires] == ["numpy", "nvidia-cudnn-cu12"]
+    assert pf.parse_metadata("Name: a b c\nVersion: $(touch x)\n")[:2] == (None, None)
+
+
+def test_names_and_nvidia_majors():
+    assert pf.normalize_name("Flash_Attn") == "flash-attn" and pf.normalize_name("cupy.cuda__12x") == "cupy-cuda-12x"
+    assert pf.nvidia_cuda_major("nvidia-cublas-cu12") == 12 and pf.nvidia_cuda_major("nvidia_cudnn_cu11") == 11
+    assert pf.nvidia_cuda_major("nvidia-cuda-runtime") is None and pf.nvidia_cuda_major("cupy-cuda12x") is None
+
+
+def test_local_version_tags():
+    assert pf.local_cuda("2.8.0+cu128") == "12.8" and pf.local_cuda("0.6.3+cu118") == "11.8"
+    assert pf.local_cuda("0.23.0+cpu") == "cpu" and pf.local_cuda("2.8.0") is None
+    assert pf.local_cuda("1.0+cu.12.8.torch.2.11") is None  # Astral's tags say cu.12.8: not a cuXYZ word
+    assert pf.local_cuda("1.0+pt28cu128") is None
+
+
+def test_build_info_in_its_three_forms():
+    tf = "build_info = collections.OrderedDict([('cuda_version', '12.5.1'), ('cudnn_version', '9'), ('is_cuda_build', True)])"
+    assert pf.parse_build_info(tf, ("cuda_version", "cudnn_version", "is_cuda_build")) == {
+        "cuda_version": "12.5.1", "cudnn_version": "9", "is_cuda_build": "True"}
+    assert pf.parse_build_info("cuda_version = '12.2'\ncudnn_version = \"9\"\n", ("cuda_version", "cudnn_version")) == {
+        "cuda_version": "12.2", "cudnn_version": "9"}
+    ds = "torch_info = {'version': '2.1', 'cuda_version': '12.1', 'nccl_version': '2.18'}"
+    assert pf.parse_build_info(ds, ("cuda_version",)) == {"cuda_version": "12.1"}
+    # a key mentioned in a comment first, then set: the value is the set one; a value with shell characters is left out
+    assert pf.parse_build_info("# cuda_version is the toolkit\ncuda_version = '11.8'", ("cuda_version",)) == {"cuda_version": "11.8"}
+    assert pf.parse_build_info("cuda_version = '$(reboot)'", ("cuda_version",)) == {}
+    assert pf.build_cuda("0.0") is None and pf.build_cuda("") is None and pf.build_cuda("12.8") == "12.8"
+
+
+def test_record_libraries_stay_inside_site_packages():
+    record = ("onnxruntime/capi/libonnxruntime_providers_cuda.so,sha256=x,1\n../../etc/evil.so,,\n/abs/x.so,,\n"
+              "cupy_backends/cuda/libs/libnvrtc.so.12,,\ncupy/__init__.py,,\nx/y.pyd,,\n")
+    assert pf.record_libraries(record) == ("onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                                           "cupy_backends/cuda/libs/libnvrtc.so.12", "x/y.pyd")
+    assert len(pf.record_libraries("a.so\n" * 500, limit=10)) == 10
+
+
+@settings(max_examples=200)
+@given(st.one_of(st.text(max_size=3000), st.none(), st.integers()))
+def test_any_input_never_raises(text):
+    pf.parse_metadata(text)
+    pf.parse_build_info(text, ("cuda_version", "is_cuda_build"))
+    pf.record_libraries(text)
+    pf.local_cuda(text)
+    pf.nvidia_cuda_major(text)
+    pf.requirement_name(text)
+    got = pf.parse_build_info(text if isinstance(text, str) else "", ("cuda_version",))
+    assert all(len(v) <= 40 for v in got.values())
+
+
+@settings(max_examples=200)
+@given(st.text(alphabet="cuda_version='\":=,( )12.\n", max_size=400))
+def test_build_info_on_near_misses(text):
+    for value in pf.parse_build_info(text, ("cuda_version",)).values():
+        assert value and all(ch.isalnum() or ch in ".-_+" for ch in value)
+
+
+def test_the_work_is_linear_on_hostile_runs():
+    assert_linear(lambda t: pf.parse_build_info(t, ("cuda_version", "cudnn_version")), "cuda_version'':")
+    assert_linear(pf.parse_metadata, "Requires-Dist: a\n")
+    assert_linear(pf.record_libraries, "a/b.so.1,,\n")

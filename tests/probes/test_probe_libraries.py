@@ -1,0 +1,93 @@
+"""Which CUDA library files a process loads (probes/libraries.py), on real ELF files built by the machine's C
+compiler inside a fake root: torch's libtorch_cuda.so with the RUNPATH pip's torch has ($ORIGIN/../../nvidia/...),
+a system toolkit on LD_LIBRARY_PATH that shadows the wheel, a library found nowhere, a CuPy with its own NCCL; then
+the findings those give (diagnose/frameworks.py) in the doctor's JSON."""
+
+import os
+
+from elf_builders import build_library
+from cudaenv.diagnose import diagnose
+from cudaenv.model.snapshot import LoadedLibrary, Torch
+from cudaenv.parse.elf import ElfDynamic
+from cudaenv.probes.libraries import probe_libraries, resolve, search_order
+from cudaenv.diagnose.view import build_view
+from cudaenv.render.report import render_report
+
+from machine import healthy
+
+SITE = "/env/lib/python3.12/site-packages"
+
+
+def _torch_tree(fake_root):
+    """site-packages with torch's libtorch_cuda.so and the nvidia wheels' cudart and nccl; a CUDA 12.1 toolkit."""
+    root = fake_root.path
+    site = root / SITE.lstrip("/")
+    cudart = build_library(site / "nvidia" / "cuda_runtime" / "lib", "libcudart.so.12", soname="libcudart.so.12")
+    nccl = build_library(site / "nvidia" / "nccl" / "lib", "libnccl.so.2", soname="libnccl.so.2")
+    cublas = build_library(root / "build", "libcublas.so.12", soname="libcublas.so.12")  # linked against, then not installed
+    build_library(site / "torch" / "lib", "libtorch_cuda.so", soname="libtorch_cuda.so", links=[cudart, nccl, cublas],
+                  runpath="$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/nccl/lib")
+    tk = root / "usr/local/cuda-12.1/lib64"
+    real = build_library(tk, "libcudart.so.12.1.105", soname="libcudart.so.12")
+    os.symlink(real.name, tk / "libcudart.so.12")
+    return site
+
+
+def test_the_search_order_and_the_first_hit():
+    dyn = ElfDynamic(64, "EM_X86_64", None, ("libx.so.1",), ("$ORIGIN/../lib", "$LIB/x", "rel"), ("/ignored",), (), True)
+    order = search_order("/a/b", dyn, "/l1::/l2;rel", ["/etc-dir"], ["/lib64", "/usr/lib"])
+    assert order == [("/l1", "LD_LIBRARY_PATH"), ("/l2", "LD_LIBRARY_PATH"), ("/a/lib", "runpath"),
+                     ("/etc-dir", "ld.so.cache"), ("/lib64", "default"), ("/usr/lib", "default")]  # RPATH ignored beside RUNPATH
+    old = dyn._replace(runpath=(), rpath=("$ORIGIN",))
+    assert search_order("/a/b", old, None, [], [])[0] == ("/a/b", "rpath")
+    files = {"/a/lib/libx.so.1", "/usr/lib/libx.so.1"}
+    assert resolve("libx.so.1", order, files.__contains__) == ("/a/lib/libx.so.1", "runpath", ("/usr/lib/libx.so.1",))
+    assert resolve("liby.so.1", order, files.__contains__) == (None, None, ())
+
+
+def test_torch_with_a_toolkit_on_ld_library_path(fake_root):
+    _torch_tree(fake_root)
+    host = fake_root.host(env={"LD_LIBRARY_PATH": "/usr/local/cuda-12.1/lib64:/opt/other"})
+    lib = SITE + "/torch/lib/libtorch_cuda.so"
+    found = {x.needed: x for x in probe_libraries(host, [("torch", lib)], conf_dirs=[])}
+    assert set(found) == {"libcudart.so.12", "libnccl.so.2", "libcublas.so.12"}
+    cudart = found["libcudart.so.12"]
+    assert (cudart.path, cudart.via, cudart.version) == ("/usr/local/cuda-12.1/lib64/libcudart.so.12", "LD_LIBRARY_PATH", "12.1.105")
+    assert cudart.real == "/usr/local/cuda-12.1/lib64/libcudart.so.12.1.105"
+    assert cudart.others == (SITE + "/nvidia/cuda_runtime/lib/libcudart.so.12",) == (cudart.wheel_copy,) and not cudart.from_wheel
+    assert (found["libnccl.so.2"].path, found["libnccl.so.2"].via) == (SITE + "/nvidia/nccl/lib/libnccl.so.2", "runpath")
+    assert found["libcublas.so.12"].path is None
+    # without LD_LIBRARY_PATH the wheel wins
+    clean = probe_libraries(fake_root.host(env={}), [("torch", lib)], conf_dirs=[])
+    assert {x.needed: x.via for x in clean}["libcudart.so.12"] == "runpath"
+
+    s = healthy(torch=Torch(python="/env/bin/python", installed=True, version="2.8.0+cu128", cuda="12.8", location=SITE),
+                env=(("LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64:/opt/other"),),
+                libraries=tuple(found.values()))
+    f = {x.id: x for x in diagnose(s)}
+    shadow = f["library-shadowed"]
+    assert "torch's libcudart.so.12 loads /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105) instead of " + SITE in shadow.detail
+    assert shadow.fix[0] == "export LD_LIBRARY_PATH=/opt/other"
+    assert "libcublas.so.12 (torch)" in f["library-not-found"].title
+
+
+def test_two_nccls_and_mixed_wheel_majors(fake_root):
+    site = _torch_tree(fake_root)
+    own = build_library(site / "cupy_backends" / "cuda" / "libs", "libnccl.so.2", soname="libnccl.so.2")
+    build_library(site / "cupy" / "cuda", "nccl.cpython-312-x86_64-linux-gnu.so", links=[own], runpath="$ORIGIN/../../cupy_backends/cuda/libs")
+    objects = [("torch", SITE + "/torch/lib/libtorch_cuda.so"), ("cupy-cuda12x", SITE + "/cupy/cuda/nccl.cpython-312-x86_64-linux-gnu.so")]
+    libs = probe_libraries(fake_root.host(env={}), objects)
+    s = healthy(torch=Torch(python="/env/bin/python", installed=True, version="2.8.0+cu128", cuda="12.8", location=SITE,
+                            nvidia_packages=("nvidia-cudnn-cu12==9.10.2.21", "nvidia-cublas-cu11==11.11.3.6", "nvidia-nccl-cu12==2.27.3")),
+                libraries=libs)
+    f = {x.id: x for x in diagnose(s)}
+    assert "nccl-two-copies" in f and "cupy-cuda12x resolves %s/cupy_backends/cuda/libs/libnccl.so.2" % SITE in f["nccl-two-copies"].detail
+    assert f["nvidia-wheels-mixed"].fix == ("/env/bin/python -m pip uninstall -y nvidia-cublas-cu11",)
+    text = render_report(s, diagnose(s), build_view(s))
+    assert "torch loads" in text and "cupy-cuda12x loads" in text
+
+
+def test_a_healthy_machine_without_libraries_has_no_library_finding():
+    s = healthy(libraries=(LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libcudart.so.12",
+                                         path="/e/nvidia/cuda_runtime/lib/libcudart.so.12", via="runpath", from_wheel=True),))
+    assert [x.id for x in diagnose(s) if x.section == "frameworks"] == []
