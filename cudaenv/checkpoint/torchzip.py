@@ -211,6 +211,9 @@ def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
             if entry is None:
                 continue
             why = minizdir.unreadable(entry)
+            if why is None and minizdir.is_directory(entry) and entry.file_size:  # R-directory
+                why = ("miniz takes it for a directory (its attributes) and reads nothing: the tensor torch makes holds "
+                       "memory it never filled, not the record's bytes")
             if why is None:
                 fh.seek(entry.header_offset)
                 header = fh.read(30)
