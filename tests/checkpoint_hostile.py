@@ -256,3 +256,18 @@ REFUSED = {
     "a dict key that is an OrderedDict": (zip_with_data_pkl(
         b"\x80\x02}" + _g(b"collections", b"OrderedDict") + b")RK\x01s."), "not hashable"),
 }
+
+
+def storage_record_as_directory(key: str = "0") -> bytes:
+    """A torch zip of the CNN whose ``data/<key>`` record has the DOS directory attribute (0x10) in the central
+    directory: miniz reads nothing for it, and torch 2.13 loads the tensor from a buffer it never filled."""
+    import io
+
+    src = zipfile.ZipFile(io.BytesIO(cb.torch_zip(cb.cnn())))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as out:
+        for info in src.infolist():
+            if info.filename.endswith("/data/" + key):
+                info.external_attr = 0xFF
+            out.writestr(info, src.read(info.filename))
+    return buf.getvalue()

@@ -478,3 +478,11 @@ def test_a_legacy_tar_storage_size_out_of_the_member_is_judged_not_a_crash(tmp_p
     assert r.weights_only is False
     assert any("below zero" in x.why for x in r.verdict_reasons) if elements < 0 else any(
         "runs past the member's end" in n for n in r.notes)
+
+
+def test_a_storage_record_miniz_takes_for_a_directory_is_weights_only_no(tmp_path):
+    """torch loads it, but the tensor is memory miniz never filled, not the record's bytes (the harness found `fix`
+    'changing the data' of such a file): weights_only no, with the reason."""
+    r = inspect_file(write(tmp_path, "d.pt", ch.storage_record_as_directory()))
+    assert r.weights_only is False
+    assert any("takes it for a directory" in x for x in r.weights_only_reasons), r.weights_only_reasons
