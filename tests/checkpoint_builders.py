@@ -90,6 +90,13 @@ class Reduce:
         return (self.func, self.args) if self.state is None else (self.func, self.args, self.state)
 
 
+class RawPid:
+    """A persistent id written as given (a hostile one: the wrong length, a storage type that is no storage)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+
 class _Pickler(pickle._Pickler):
     dispatch = pickle._Pickler.dispatch.copy()
 
@@ -98,6 +105,8 @@ class _Pickler(pickle._Pickler):
         self.legacy = legacy
 
     def persistent_id(self, obj):
+        if isinstance(obj, RawPid):
+            return obj.pid
         if isinstance(obj, Storage):
             module = "torch.storage" if obj.kind == "UntypedStorage" else "torch"  # as torch 2.13 writes it
             pid = ("storage", glob(module, obj.kind), obj.key, obj.location, obj.numel)

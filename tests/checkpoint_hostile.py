@@ -4,6 +4,7 @@ and a careless reader another. Each builder says what torch does with the file; 
 
 ``CALL`` is the payload: ``posix.system('true')`` (harmless to run, and what a scanner must call unsafe)."""
 
+import collections
 import struct
 import zipfile
 
@@ -135,18 +136,19 @@ def nul_named_decoy():
     return raw_zip(entries)
 
 
-def legacy_tar(pickle_member: bytes = None, count_pickle: bytes = None, ustar: bool = True) -> bytes:
+def legacy_tar(pickle_member: bytes = None, count_pickle: bytes = None, ustar: bool = True, elements: int = 4) -> bytes:
     """A torch < 0.4 tar checkpoint (members sys_info, pickle, storages, tensors; T:serialization.py:1722-1798 reads
     storages, tensors, pickle): one FloatStorage of 4 elements. ``count_pickle``: the storages member's first pickle
     (the count; :data:`COUNT_CALL` runs the payload first); ``ustar`` False: the magic field zeroed and the checksum
-    redone (a v7 header, which tarfile, and so torch, still reads)."""
+    redone (a v7 header, which tarfile, and so torch, still reads). ``elements``: the storage's element count as
+    written before its data (16 bytes of data follow whatever it says)."""
     import io
     import pickle
     import tarfile
 
     storages = ((count_pickle if count_pickle is not None else pickle.dumps(1, 2))
                 + cb.dumps(("1", "cpu", cb.glob("torch", "FloatStorage")))
-                + struct.pack("<q", 4) + b"\0" * 16 + pickle.dumps([], 2))
+                + struct.pack("<q", elements) + b"\0" * 16 + pickle.dumps([], 2))
     members = [("sys_info", pickle.dumps({"protocol_version": 1001, "little_endian": True}, 2)),
                ("pickle", pickle_member if pickle_member is not None else pickle.dumps({"w": 1}, 2)),
                ("storages", storages), ("tensors", pickle.dumps(0, 2))]
@@ -190,6 +192,20 @@ FAILING_CALLS = {
     "torch.Size(5)": _g(b"torch", b"Size") + b"K\x05\x85R.",
     "_rebuild_tensor_v2 of 3 arguments": _g(b"torch._utils", b"_rebuild_tensor_v2") + b"K\x01K\x02K\x03\x87R.",
     "OrderedDict of an int argument list": _g(b"collections", b"OrderedDict") + b"K\x01R.",
+    "set of 6 arguments, spelled __builtin__.set": _g(b"__builtin__", b"set") + b"(K\x01K\x02K\x03K\x04K\x05K\x06tR.",
+    "OrderedDict of a 1-tuple of a str": _g(b"collections", b"OrderedDict") + b"X\x03\x00\x00\x00abc\x85\x85R.",
+    "set of a list holding a list": _g(b"builtins", b"set") + b"]]a\x85R.",
+    "a storage class called": _g(b"torch", b"FloatStorage") + b")R.",
+    "_rebuild_tensor_v2 of no arguments": _g(b"torch._utils", b"_rebuild_tensor_v2") + b")R.",
+    "_rebuild_tensor_v2 of a tuple for its storage": cb.dumps(cb.Reduce(cb.glob("torch._utils", "_rebuild_tensor_v2"), (
+        ("a",), 0, (2,), (1,), False, collections.OrderedDict())))[2:],
+    "_rebuild_tensor_v2 with an int for requires_grad": cb.dumps(cb.Reduce(cb.glob("torch._utils", "_rebuild_tensor_v2"), (
+        cb.Storage("0", 216), 0, (216,), (1,), 1, collections.OrderedDict())))[2:],
+    "_rebuild_tensor_v3 with a storage class for its dtype": cb.dumps(cb.Reduce(cb.glob("torch._utils", "_rebuild_tensor_v3"), (
+        cb.Storage("0", 216), 0, (216,), (1,), False, collections.OrderedDict(), cb.glob("torch", "FloatStorage"))))[2:],
+    "_rebuild_tensor_v2 with 3 sizes and 2 strides": cb.dumps(cb.Reduce(cb.glob("torch._utils", "_rebuild_tensor_v2"), (
+        cb.Storage("0", 216), 0, (6, 6, 6), (36, 6), False, collections.OrderedDict())))[2:],
+    "NEWOBJ of a function": _g(b"torch._utils", b"_rebuild_tensor_v2") + b")\x81.",
     "_rebuild_tensor_v2 with a float in its size": cb.dumps({"w": cb.Tensor(cb.Storage("0", 216), (1.0,), stride=(1,))})[2:],
 }
 PASSING_CALLS = {
@@ -197,3 +213,61 @@ PASSING_CALLS = {
     "torch.Size((1, 2))": _g(b"torch", b"Size") + b"K\x01K\x02\x86\x85R.",
     "OrderedDict([])": _g(b"collections", b"OrderedDict") + b"]\x85R.",
 }
+
+
+def _cnn_storage_pid(*extra, kind=("torch", "FloatStorage"), key="0", location="cpu", numel=None):
+    numel = cb.storages_in(cb.cnn())["0"].numel if numel is None else numel
+    return ("storage", cb.glob(*kind) if kind else None, key, location, numel) + extra
+
+
+def _tensor_on(pid, size=(2,)):
+    return cb.dumps({"w": cb.Tensor(cb.RawPid(pid), size)})
+
+
+def _cnn_numel():
+    return cb.storages_in(cb.cnn())["0"].numel
+
+
+# Files whose every global is allowed and which torch 2.13 refuses with weights_only=True (found by the differential
+# harness, tests/checkpoint_differential.py): name -> (a torch zip of the CNN with this data.pkl, words of the reason).
+# Checked against torch in tests/checkpoint/test_checkpoint_verdict_torch.py.
+REFUSED = {
+    "persistent id whose storage type is builtins.set": (
+        zip_with_data_pkl(_tensor_on(_cnn_storage_pid(kind=("builtins", "set")))), "storage type is builtins.set"),
+    "persistent id whose storage type is a function": (
+        zip_with_data_pkl(_tensor_on(_cnn_storage_pid(kind=("torch._utils", "_rebuild_tensor_v2")))), "storage type"),
+    "persistent id whose storage type is torch.Size": (
+        zip_with_data_pkl(_tensor_on(_cnn_storage_pid(kind=("torch", "Size")))), "storage type is torch.Size"),
+    "persistent id of 6 items in a zip": (
+        zip_with_data_pkl(_tensor_on(_cnn_storage_pid(None))), "6 items, where torch unpacks 5"),
+    "persistent id whose key is an OrderedDict": (
+        zip_with_data_pkl(_tensor_on(_cnn_storage_pid(key=collections.OrderedDict()))), "storage key is a Call"),
+    "persistent id whose element count is a str": (
+        zip_with_data_pkl(_tensor_on(_cnn_storage_pid(numel="216"))), "element count is a str"),
+    "BUILD on a tensor (Tensor.set_ of a str)": (zip_with_data_pkl(cb.dumps({"w": cb.Reduce(
+        cb.glob("torch._utils", "_rebuild_tensor_v2"), (cb.Storage("0", _cnn_numel()), 0, (2,), (1,), False,
+                                                        collections.OrderedDict()), state="x")})), "BUILD on the tensor"),
+    "a 0-d tensor past the end of its storage": (zip_with_data_pkl(cb.dumps({"w": cb.Tensor(
+        cb.Storage("0", _cnn_numel()), (), offset=_cnn_numel() + 1)})), "reaches element"),
+    "a .storage_alignment record that is no number": (raw_zip([
+        (e[0], b"6x4") + tuple(e[2:]) if e[0].endswith(b"/.storage_alignment") else e for e in cnn_entries()]),
+        "storage_alignment record"),
+    "STOP on an empty stack": (zip_with_data_pkl(b"\x80\x02."), "incomplete"),
+    "a dict key that is an OrderedDict": (zip_with_data_pkl(
+        b"\x80\x02}" + _g(b"collections", b"OrderedDict") + b")RK\x01s."), "not hashable"),
+}
+
+
+def storage_record_as_directory(key: str = "0") -> bytes:
+    """A torch zip of the CNN whose ``data/<key>`` record has the DOS directory attribute (0x10) in the central
+    directory: miniz reads nothing for it, and torch 2.13 loads the tensor from a buffer it never filled."""
+    import io
+
+    src = zipfile.ZipFile(io.BytesIO(cb.torch_zip(cb.cnn())))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as out:
+        for info in src.infolist():
+            if info.filename.endswith("/data/" + key):
+                info.external_attr = 0xFF
+            out.writestr(info, src.read(info.filename))
+    return buf.getvalue()

@@ -15,7 +15,7 @@ from cudaenv.checkpoint.advice import UNREAD
 from cudaenv.checkpoint.reading import MENDED_BY_REWRITE, Container
 from cudaenv.checkpoint.graph import Analysis, Storage, pairs_of, storage_of
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
-from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, Unresolved, WalkResult
+from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, SSet, Unresolved, WalkResult
 from cudaenv.checkpoint.pickle_vm import first_seen
 from cudaenv.checkpoint.prefixes import prefix_findings
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
@@ -101,11 +101,16 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     storages: Dict[str, Storage] = {}
     by_persid: Dict[int, Storage] = {}
     other_persids = 0
+    persid_why: Optional[str] = None  # the first storage persistent id torch's persistent_load raises on
+    from cudaenv.checkpoint.calls import persid_problem
+
     for r in pickles:
         for p in r.persids:
             s = storage_of(p, f)
             if s is not None:
                 by_persid[id(p)] = s
+                if persid_why is None:
+                    persid_why = persid_problem(p.pid, box.format == "torch-legacy", f.storage_dtype)
             if s is None:
                 other_persids += 1
                 if isinstance(p.pid, tuple) and p.pid and p.pid[0] == "module":
@@ -156,6 +161,13 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
             reasons.append("the pickle is incomplete")
     if other_persids:
         reasons.append("%d persistent ids that are not storages" % other_persids)
+    for r in pickles:
+        key = _unhashable_key(r.root)
+        if key is not None:
+            reasons.append("a dict key is a %s, which is not hashable: torch raises building the dict" % key)
+            break
+    if persid_why is not None:
+        reasons.append("a storage persistent id torch's persistent_load cannot read: %s" % persid_why)
     if res.computed_globals:
         security.append("%d STACK_GLOBAL with a computed (non-literal) name: a way to hide what is imported" % res.computed_globals)
     weights_only = not reasons
@@ -197,7 +209,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
                 blocking[text] = kind
     for path, t in an.entries:
         s = t.storage
-        if s is None or not isinstance(s.numel, int) or t.stride is None or not t.shape:
+        if s is None or not isinstance(s.numel, int) or t.stride is None:  # (a 0-d tensor too: offset + 1)
             continue
         if 0 in t.shape:
             continue
@@ -279,14 +291,64 @@ _BUILD_REFUSED = {"_codecs.encode": "bytes", "torch.serialization._get_layout": 
 # allowed types without a __setstate__ or a __dict__: BUILD with a state that is not empty raises on them
 # (T:_weights_only_unpickler.py:430-446: `if state: inst.__dict__.update(state)`)
 _BUILD_NO_DICT = ("torch.device", "torch.Size", "builtins.complex", "builtins.set", "builtins.bytearray")
+_TENSOR_MAKERS = ("torch._utils._rebuild", "torch._tensor._rebuild", "torch.Tensor", "torch.nn.parameter.Parameter")
+
+
+_UNHASHABLE_CALLS = ("collections.OrderedDict", "builtins.set", "__builtin__.set", "collections.Counter",
+                     "builtins.bytearray")
+
+
+def _unhashable(key: Any) -> Optional[str]:
+    if type(key) in (SDict, SList) or (type(key) is SSet and not key.frozen):
+        return type(key).__name__[1:].lower()
+    if type(key) is Call and getattr(key.func, "full", None) in _UNHASHABLE_CALLS:
+        return key.func.full
+    if type(key) is tuple:
+        for k in key:
+            why = _unhashable(k)
+            if why is not None:
+                return "tuple holding a " + why
+    return None
+
+
+def _unhashable_key(root: Any, limit: int = 2_000_000) -> Optional[str]:
+    """The first dict key (SETITEM(S) pairs) that is surely unhashable (a dict, list, set, OrderedDict), by a bounded
+    walk of the object graph; None when there is none."""
+    todo, seen, n = [root], set(), 0
+    while todo and n < limit:
+        obj = todo.pop()
+        n += 1
+        t = type(obj)
+        if t in (SDict, Call, SList, SSet, tuple):
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+        else:
+            continue
+        pairs = obj.pairs if t in (SDict, Call) else ()
+        for k, v in pairs:
+            why = _unhashable(k)
+            if why is not None:
+                return why
+            todo.append(v)
+        if t is Call:
+            todo.append(obj.args)
+            todo.extend(obj.items)
+        elif t in (SList, SSet):
+            todo.extend(obj.items)
+        elif t is tuple:
+            todo.extend(obj)
+    return None
+
+
 def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
     from cudaenv.checkpoint.calls import problem
 
     out: List[str] = []
     for name, args in r.checked_calls[:100_000]:
-        why = problem(name, args)
+        why = problem(name, args, f.itemsize)
         if why is not None:
-            out.append("REDUCE of %s raises when torch calls it: %s" % (name, why))
+            out.append("%s raises when torch calls it: %s" % (name if name.startswith("NEWOBJ ") else "REDUCE of " + name, why))
             break  # (torch stops at the first)
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
     if bad:
@@ -297,6 +359,10 @@ def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
     if bad:
         out.append("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
                    "`add_safe_globals`')" % ", ".join(what_kind(k) for k in bad[:3]))
+    tensors = [k for k in r.build_targets if k.startswith(_TENSOR_MAKERS)]
+    if tensors:  # Tensor.set_(*state), Parameter.__setstate__(state): cudaenv does not judge the state
+        out.append("BUILD on the tensor %s makes: torch calls Tensor.set_ (or __setstate__) with its state, which "
+                   "cudaenv cannot be sure it accepts" % ", ".join(what_kind(k) for k in tensors[:3]))
     for op, message in (("APPEND", "Can only append to lists"), ("APPENDS", "Can only extend lists")):
         kinds = [kind for on, kind in r.append_targets if on == op]
         if kinds:

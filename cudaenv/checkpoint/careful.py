@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from cudaenv.checkpoint.calls import CHECKED
+from cudaenv.checkpoint.calls import CHECKED, NEWOBJ_OK, NO_EMPTY
 from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, state_filled, target_kind
 from cudaenv.checkpoint.opargs import _CONSTANTS, _INTS, COUNTED, UNSURE, _decode_line_str, c_int
 
@@ -186,8 +186,10 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             func = pop()
             if type(func) is not Global:
                 count(res.call_targets, ("REDUCE" if op == 0x52 else "NEWOBJ", target_kind(func)))
-            elif op == 0x52 and func.full in CHECKED and args != ():
+            elif op == 0x52 and func.full in CHECKED and (args != () or func.full in NO_EMPTY):
                 res.checked_calls.append((func.full, args))
+            elif op == 0x81 and func.full not in NEWOBJ_OK:  # (torch's NEWOBJ raises on what is no class)
+                res.checked_calls.append(("NEWOBJ " + func.full, args))
             stack.append(Call(func, args, "reduce" if op == 0x52 else "newobj"))
         elif op == 0x74:  # t TUPLE
             items = pop_mark()
@@ -276,7 +278,9 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
                 res.protocol = buf[pos]
             pos += 1
         elif op == 0x2E:  # . STOP
-            res.root = stack.pop() if stack else None
+            if not stack:  # pickle: 'unpickling stack underflow'; torch's weights_only unpickler: 'pop from empty list'
+                fail("STOP on an empty stack at byte %d: pickle raises there" % (pos - 1), True)
+            res.root = stack.pop()
             res.complete = True
             res.end = pos
             res.op_count = ops

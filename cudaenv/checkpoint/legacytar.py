@@ -125,7 +125,15 @@ def _walk_tar_sequence(fh, box: Container, name: str, at: int, end: int, limits,
                 box.ambiguous.append((where, "entry %d: cudaenv cannot tell the size of its data, so not where the "
                                              "next pickle starts" % i))
                 return False
-            at += 8 + struct.unpack("<q", raw)[0] * itemsize
+            size = struct.unpack("<q", raw)[0]
+            if size < 0:  # (it would send the walk back before the entry: the next pickle is not there)
+                box.ambiguous.append((where, "entry %d: its data size is %d, below zero: cudaenv cannot tell what "
+                                             "torch reads next" % (i, size)))
+                return False
+            at += 8 + size * itemsize
+            if at > end:  # torch reads that many bytes of the member and fails short of them
+                box.notes.append("%s: entry %d's data runs past the member's end: torch.load fails there" % (where, i))
+                return False
         else:
             raw = fh.read(4)
             if len(raw) < 4:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import careful
-from cudaenv.checkpoint.calls import CHECKED
+from cudaenv.checkpoint.calls import CHECKED, NEWOBJ_OK, NO_EMPTY
 from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult, state_filled
 
 TYPE_CHECKING = False
@@ -178,7 +178,7 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                 elif op == 0x52:  # R REDUCE (of a global: another callable is for the careful loop, which records it)
                     if type(stack[-2]) is not Global:
                         raise _Careful
-                    if stack[-2].full in checked and stack[-1] != ():  # (an allowed call that may raise)
+                    if stack[-2].full in checked and (stack[-1] != () or stack[-2].full in NO_EMPTY):  # (an allowed call that may raise)
                         res.checked_calls.append((stack[-2].full, stack[-1]))
                     stack[-1] = Call(stack[-2], stack.pop())
                     pos += 1
@@ -306,6 +306,8 @@ def _walk(buf: bytes, pos: int, lim: Limits, res: WalkResult, counts: List[int],
                 elif op == 0x81:  # NEWOBJ (of a global, as REDUCE)
                     if type(stack[-2]) is not Global:
                         raise _Careful
+                    if stack[-2].full not in NEWOBJ_OK:  # (torch's NEWOBJ raises on what is no class)
+                        res.checked_calls.append(("NEWOBJ " + stack[-2].full, stack[-1]))
                     stack[-1] = Call(stack[-2], stack.pop(), "newobj")
                     pos += 1
                 elif op == 0x30:  # 0 POP

@@ -164,6 +164,13 @@ def read_torch_zip(fh, box: Container, limits) -> None:
     if order is not None and order not in (b"little", b"big"):  # R-byteorder  # serialization.py _load: 'Unknown endianness type'
         box.problem("the byteorder record is %r: torch raises 'Unknown endianness type' before it reads the pickle"
                     % order[:40].decode("utf-8", "replace"), "byteorder")
+    align = box.raw_records.get(".storage_alignment")
+    if align is not None:  # serialization.py _load: int(zip_file.get_record(".storage_alignment")), before the pickle
+        try:
+            int(align)
+        except ValueError:
+            box.problem("the .storage_alignment record is %r, not a number: torch raises before it reads the pickle"
+                        % align[:40].decode("utf-8", "replace"), "record-refused")
     for name in ("data.pkl",) + (("constants.pkl",) if torchscript else ()):
         found = directory.find(raw_prefix + b"/" + name.encode())
         if not found:
@@ -204,6 +211,9 @@ def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
             if entry is None:
                 continue
             why = minizdir.unreadable(entry)
+            if why is None and minizdir.is_directory(entry) and entry.file_size:  # R-directory
+                why = ("miniz takes it for a directory (its attributes) and reads nothing: the tensor torch makes holds "
+                       "memory it never filled, not the record's bytes")
             if why is None:
                 fh.seek(entry.header_offset)
                 header = fh.read(30)

@@ -456,3 +456,33 @@ def test_a_small_record_whose_local_header_is_gone_makes_weights_only_no(tmp_pat
     data[at:at + 4] = b"XX\x03\x04"
     r = inspect_file(write(tmp_path, "h.pt", bytes(data)))
     assert r.weights_only is False and any("local header of archive/.format_version" in x for x in r.weights_only_reasons)
+
+
+@pytest.mark.parametrize("name", sorted(ch.REFUSED))
+def test_what_torch_refuses_past_the_allowlist_is_weights_only_no(tmp_path, name):
+    """Persistent ids torch's persistent_load cannot read, a BUILD on a tensor, a 0-d view past its storage, STOP on
+    an empty stack, an unhashable dict key: every global allowed, torch refuses each (the differential harness found
+    them judged safe and weights_only yes)."""
+    data, words = ch.REFUSED[name]
+    r = inspect_file(write(tmp_path, "c.pt", data))
+    assert r.weights_only is False, r.weights_only_reasons
+    assert any(words in x for x in r.weights_only_reasons), r.weights_only_reasons
+    assert r.verdict in ("safe", "inconclusive")
+
+
+@pytest.mark.parametrize("elements", [-5, 1 << 60])
+def test_a_legacy_tar_storage_size_out_of_the_member_is_judged_not_a_crash(tmp_path, elements):
+    """A storage of the legacy tar whose element count points before the entry or past the member's end (the
+    harness found inspect raising OSError on a seek there): the verdict names it, weights_only is no."""
+    r = inspect_file(write(tmp_path, "t.tar", ch.legacy_tar(elements=elements)))
+    assert r.weights_only is False
+    assert any("below zero" in x.why for x in r.verdict_reasons) if elements < 0 else any(
+        "runs past the member's end" in n for n in r.notes)
+
+
+def test_a_storage_record_miniz_takes_for_a_directory_is_weights_only_no(tmp_path):
+    """torch loads it, but the tensor is memory miniz never filled, not the record's bytes (the harness found `fix`
+    'changing the data' of such a file): weights_only no, with the reason."""
+    r = inspect_file(write(tmp_path, "d.pt", ch.storage_record_as_directory()))
+    assert r.weights_only is False
+    assert any("takes it for a directory" in x for x in r.weights_only_reasons), r.weights_only_reasons

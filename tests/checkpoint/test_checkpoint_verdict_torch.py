@@ -42,6 +42,8 @@ def _cases():
     }
     for name, data in ch.FAILING_CALLS.items():
         cases["call that raises: " + name] = ch.zip_with_data_pkl(b"\x80\x02" + data)
+    for name, (data, _) in ch.REFUSED.items():
+        cases["refused: " + name] = data
     for name, data in ch.PASSING_CALLS.items():
         cases["call that works: " + name] = ch.zip_with_data_pkl(b"\x80\x02" + data)
     for k, v in ch.PRELUDES.items():
@@ -112,3 +114,16 @@ def test_inspect_agrees_with_torch_on_legacy_tar(tmp_path, monkeypatch, name):
             torch.load(str(path), weights_only=True)
     assert r.format == "torch-legacy-tar" and r.weights_only is False
     assert (r.verdict == "unsafe") == bool(calls), (r.verdict, r.verdict_reasons, calls)
+
+
+@pytest.mark.parametrize("name", sorted(ch.REFUSED))
+def test_torch_refuses_every_crafted_refused_file(monkeypatch, name):
+    """The files tests/checkpoint/test_checkpoint_verdict.py calls weights_only no: torch 2.13 refuses each."""
+    error, calls = _load(ch.REFUSED[name][0], True, monkeypatch)
+    assert error is not None and not calls
+
+
+@pytest.mark.parametrize("name", sorted(ch.FAILING_CALLS))
+def test_torch_raises_on_every_failing_call(monkeypatch, name):
+    error, _ = _load(ch.zip_with_data_pkl(b"\x80\x02" + ch.FAILING_CALLS[name]), True, monkeypatch)
+    assert error is not None
