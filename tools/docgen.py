@@ -759,21 +759,9 @@ def fill_blocks(text: str, blocks: Dict[str, Any]) -> str:
     return text
 
 
-def stale_blocks(folder: str) -> List[str]:
-    """The files of ``folder`` (that exist there) whose generated blocks differ from what the code gives now."""
-    out = []
-    for name, blocks in BLOCKS.items():
-        path = os.path.join(folder, name)
-        if os.path.isfile(path):
-            with open(path, encoding="utf-8") as f:
-                current = f.read()
-            if fill_blocks(current, blocks) != current:
-                out.append(name)
-    return out
-
-
-def write_blocks(folder: str) -> List[str]:
-    written = []
+def _block_changes(folder: str):
+    """(path, fresh text) of each file of ``folder`` (that exists there) whose generated blocks differ from what
+    the code gives now."""
     for name, blocks in BLOCKS.items():
         path = os.path.join(folder, name)
         if os.path.isfile(path):
@@ -781,9 +769,20 @@ def write_blocks(folder: str) -> List[str]:
                 current = f.read()
             fresh = fill_blocks(current, blocks)
             if fresh != current:
-                with open(path, "w", encoding="utf-8", newline="\n") as f:
-                    f.write(fresh)
-                written.append(path)
+                yield path, fresh
+
+
+def stale_blocks(folder: str) -> List[str]:
+    """The names of the files whose generated blocks are stale."""
+    return [os.path.basename(path) for path, _ in _block_changes(folder)]
+
+
+def write_blocks(folder: str) -> List[str]:
+    written = []
+    for path, fresh in _block_changes(folder):
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write(fresh)
+        written.append(path)
     return written
 
 

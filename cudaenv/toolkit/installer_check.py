@@ -1,17 +1,8 @@
 """Check a downloaded CUDA ``.run`` installer without running it.
 
 CUDA and driver ``.run`` files are makeself self-extracting archives: a shell-script header, then the
-compressed payload. The header declares what the payload must be::
-
-    #!/bin/sh
-    # This script was generated using Makeself 2.4.5
-    CRCsum="3065975105"
-    MD5="e43b951684d106537df5d4ae1eab0398"
-    SHA="d36c11c9...81b"                    (makeself 2.4+ with --sha256; zeros when absent)
-    label="CUDA Toolkit 12.1.0"
-    filesizes="166"                         (one size per appended archive)
-    totalsize="166"                         (2.4+)
-    skip="715"                              (header lines; makeself 2.1 writes `head -n 403 "$1"` instead)
+compressed payload. The header declares what the payload must be (its fields, with a sample, are
+:mod:`cudaenv.parse.makeself`'s docstring).
 
 :mod:`cudaenv.parse.makeself` reads those fields (pure); ``check_installer`` finds the payload after the header's lines,
 compares its size with ``filesizes`` (a truncated download), verifies SHA-256, MD5 or makeself's CRC
