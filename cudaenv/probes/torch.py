@@ -145,7 +145,10 @@ def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
     if interpreter is None:
         notes.append(Note(PROBE, "no Python interpreter found (no --python, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)"))
         return Torch(python=None)
-    data = _run_child(host, interpreter.path, "static", host.timeout, notes)
+    from cudaenv.probes.python import shim_target
+
+    # a pyenv shim runs bash and `pyenv exec` (a dozen programs) before Python: its interpreter is found by reading
+    data = _run_child(host, shim_target(host, interpreter.path) or interpreter.path, "static", host.timeout, notes)
     if data is None:
         return Torch(python=interpreter.path, python_source=interpreter.source)
     for message in data.get("notes") or ():
