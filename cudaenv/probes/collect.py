@@ -125,16 +125,27 @@ def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch
         return static
 
 
-def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None) -> Snapshot:
+def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note]) -> Torch:
+    from cudaenv.probes.torch import probe_torch_static
+
+    try:
+        return probe_torch_static(host, interpreter, notes)
+    except Exception as exc:  # noqa: BLE001
+        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
+        return Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
+
+
+def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None,
+                     beside: Optional[Callable[[], Any]] = None) -> Snapshot:
     """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``.
 
-    ``progress(message)`` is called from the calling thread before each phase (for a spinner).
-    A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
+    ``progress(message)`` is called from the calling thread before each phase (for a spinner). ``beside()`` is the
+    caller's own work (the doctor imports its rules), run in the calling thread while the static torch child and the
+    hardware chain run. A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
     """
     import cudaenv
     from cudaenv.probes.env import probe_env
     from cudaenv.probes.python import find_interpreter
-    from cudaenv.probes.torch import probe_torch_static
 
     def say(message: str) -> None:
         if progress is not None:
@@ -147,13 +158,13 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     tk_notes: List[Note] = []
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
-    hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch: start it first
     say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
-    try:
-        torch = probe_torch_static(host, interpreter, torch_notes)
-    except Exception as exc:  # noqa: BLE001
-        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
-        torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
+    static_job = Job(_torch_static, host, interpreter, torch_notes, collect_notes)  # the child first: the rest beside it
+    hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch
+    env = probe_env(host)
+    if beside is not None:
+        beside()
+    torch = static_job.result()
     tk_job = Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
     fw_notes: List[Note] = []
     fw_job = Job(_frameworks, host, fw_notes, torch)
@@ -163,7 +174,6 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         torch_job = Job(_torch_dynamic, host, interpreter, torch, torch_notes)
     else:
         say("probing the driver, GPUs and toolkits")
-    env = probe_env(host)
     platform, nvidia, visible, health, containers = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
     frameworks, libraries = fw_job.result()

@@ -49,7 +49,8 @@ def _argparse(command, argv):
     return {k: v for k, v in vars(args).items() if k not in ("command", "_module")}
 
 
-@pytest.mark.parametrize("command, module_name", [("use", "cudaenv.commands.use"), ("list", "cudaenv.commands.list_toolkits")])
+@pytest.mark.parametrize("command, module_name", [("use", "cudaenv.commands.use"), ("list", "cudaenv.commands.list_toolkits"),
+                                                  ("doctor", "cudaenv.commands.doctor")])
 def test_whatever_the_fast_parser_accepts_argparse_reads_the_same(command, module_name):
     """The hot path's parser and argparse come from the same declaration (OPTIONS, POSITIONAL) and agree."""
     import importlib

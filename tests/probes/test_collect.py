@@ -164,3 +164,21 @@ def test_real_machine_smoke(cli_subprocess):
     assert active["path"] == "/usr/local/cuda-13.0" and active["version"].startswith("13.0")
     assert active["nvcc_on_path"][0] == "/usr/local/bin/nvcc"  # the wrapper, followed to the real nvcc
     assert active["nvcc"] == "/usr/local/cuda-13.0/bin/nvcc"
+
+
+def test_the_callers_work_runs_beside_the_static_torch_child(fake_root, tmp_path):
+    """`beside` (the doctor importing its rules) runs while the static pass's child runs, shown by a rendezvous: the
+    interpreter is a wrapper that waits (up to 10 s) for the mark `beside` leaves before it starts Python. Run one
+    after the other, the child would wait in vain and the static pass would fail (a note, torch not installed)."""
+    mark = tmp_path / "beside-ran"
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text("#!/bin/sh\ni=0\nwhile [ ! -e %s ] && [ $i -lt 200 ]; do /bin/sleep 0.05; i=$((i+1)); done\n"
+                      "[ -e %s ] || exit 3\nexec %s \"$@\"\n" % (mark, mark, sys.executable))
+    python.chmod(0o755)
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    make_fake_torch(site)
+    snap = collect_snapshot(fake_root.host(env={"PYTHONPATH": str(site)}, timeout=30), python=str(python), quick=True,
+                            beside=mark.touch)
+    assert snap.torch.installed, snap.notes
