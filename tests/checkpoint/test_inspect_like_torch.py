@@ -249,3 +249,21 @@ def test_a_record_whose_local_header_is_gone_is_refused_either_way_it_is_read(tm
     refused = [p for p in r.inconsistencies if p.startswith("record data/")]
     assert refused == ["record data/0: its local header is not there (miniz: invalid header or corrupted)"]
     assert r.weights_only is False
+
+
+@pytest.mark.parametrize("key, why", [
+    (b"}", "a dict key is a dict"),
+    (b"]", "a dict key is a list"),
+    (b"}\x85", "a dict key is a tuple holding a dict"),  # (TUPLE1 of an empty dict)
+    (b"K\x01}\x86", "a dict key is a tuple holding a dict"),
+])
+def test_an_unhashable_dict_key_is_found_through_a_tuple_too(tmp_path, key, why):
+    """torch raises building the dict (TypeError: unhashable type): the key walk finds it, also inside a tuple key."""
+    r = inspect_file(write(tmp_path, "k.pt", in_zip(b"\x80\x02}" + key + b"K\x01s.")))
+    assert r.weights_only is False
+    assert any(reason.startswith(why + ",") or reason.startswith(why + " ") for reason in r.weights_only_reasons), r.weights_only_reasons
+
+
+def test_hashable_keys_of_every_scalar_kind_raise_nothing(tmp_path):
+    r = inspect_file(write(tmp_path, "k.pt", in_zip(b"\x80\x02}(X\x01\x00\x00\x00aK\x01K\x02K\x03G?\xf0\x00\x00\x00\x00\x00\x00K\x04\x88K\x05NK\x06K\x07K\x08\x86K\tu.")))
+    assert not any("hashable" in reason for reason in r.weights_only_reasons), r.weights_only_reasons
