@@ -320,7 +320,7 @@ _NAMES = st.one_of(st.sampled_from(["n1", "n2", 'q"uote', "back\\slash", "\\\"",
                    st.text(max_size=6))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.lists(st.tuples(st.sampled_from(["plain", "ascii", "nested", "nested-last", "dup", "swap", "bad", "null",
                                            "indent"]), st.sampled_from(["n1", 'q"uote', "\\\""]), _NAMES),
                 min_size=1, max_size=7))

@@ -51,7 +51,7 @@ def trees(draw):
     return folders, spec, on_path, local, active
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(trees())
 def test_named_toolkits_plan_the_switch_every_toolkit_plans(tree):
     """Whatever the tree (folders named for the version they hold, named for nothing, empty, links to others; PATH,

@@ -401,7 +401,7 @@ def test_output_fits_the_terminal_and_wraps_between_words(tmp_path, cli, columns
         assert all(str(tmp_path) in line for line in long_line), long_line
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.binary(max_size=40), st.integers(0, 70), st.integers(1, 16))
 def test_the_zero_tail_is_what_stripping_the_file_of_its_zeros_gives(body, zeros, chunk):
     """_zero_tail compares whole blocks with a block of zeros (issue 35: an all-zero 4 GiB download at md5sum's
