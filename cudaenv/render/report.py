@@ -6,7 +6,7 @@ facts view (cudaenv.diagnose.view), which the Markdown and facts renderers forma
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.render.text import WIDTH, paint as _paint, wrap as _wrap, wrap_command
+from cudaenv.render.text import WIDTH, fix_heading, paint as _paint, wrap as _wrap, wrap_command
 from cudaenv.core.text import printable
 
 
@@ -356,7 +356,7 @@ def _finding(f, color: bool, width: int = WIDTH) -> List[str]:
     lines += _wrap(_safe(f.title), "  ", "  ", width)
     lines += _wrap(_safe(f.detail), "  ", "  ", width)
     if f.fix:
-        lines.append("  fix:")
+        lines.append("  " + fix_heading(f.fix_kind))
         for cmd in f.fix:
             lines += wrap_command(printable(cmd), "    ", width)
     return lines

@@ -42,6 +42,17 @@ def paint(text: str, what: str, color: bool) -> str:
 
 
 # ------------------------------------------------------------------ prose
+# what a finding's fix needs beyond this shell, by its kind (data/findings.json's fix_kind); a command needs nothing
+FIX_NEEDS = {"host": "needs an administrator or the host", "reboot": "needs a reboot",
+             "user-code": "changes your program or how you run it"}
+
+
+def fix_heading(kind: Optional[str]) -> str:
+    """``fix:``, or ``fix (needs a reboot):`` where the fix is not a command this shell can run alone."""
+    needs = FIX_NEEDS.get(kind or "")
+    return "fix (%s):" % needs if needs else "fix:"
+
+
 def fit(text: str, room: int) -> str:
     """``text`` in at most ``room`` characters: the middle of a longer one becomes ``...`` (a path keeps both ends)."""
     if len(text) <= room:
