@@ -301,8 +301,9 @@ class Machine:
             shutil.rmtree(info)
 
     def install_torch(self, version):
-        """A pip install of ``torch==2.13.0+cu126``: that build (its arch list from data/torch_arch.json) replaces the
-        interpreter's torch."""
+        """A pip install of ``torch==2.13.0+cu126`` (a reinstall too): that build (its arch list from
+        data/torch_arch.json) replaces the interpreter's torch, whole (no file of the old one stays, and the fake has
+        no shared library left that could miss a NEEDED one)."""
         import shutil
 
         from cudaenv.facts import torch as tf
@@ -310,11 +311,12 @@ class Machine:
         release, _, variant = version.partition("+")
         row = tf.arch_list_for(release, variant, "linux", "x86_64")
         arch = [a for a in tf.arch_list_of(*row)] if row else []
-        site = self.tmp / "site"
+        site = self.site if self.site is not None else self.tmp / "site"
         for old in [site / "torch"] + list(site.glob("torch-*.dist-info")):
             if old.exists():
                 shutil.rmtree(old)
-        self.torch(version, tf.variant_cuda(variant), self.gpu_specs, arch)
+        self.site = make_fake_torch(site, version, tf.variant_cuda(variant), self.gpu_specs, arch)
+        self.env["PYTHONPATH"] = ":".join(dict.fromkeys(str(p) for p in (self.site, self.package_site) if p))
 
     def full_env(self):
         env = dict(self.env)

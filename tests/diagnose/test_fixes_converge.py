@@ -17,6 +17,7 @@ from machine import (
     ARCH_CU118,
     ARCH_CU121,
     ARCH_CU126,
+    ARCH_CU128,
     ARCH_CU130,
     GTX1080TI,
     RTX2080TI_X4,
@@ -203,6 +204,38 @@ def _wheels_mixed(m):
     m.packages("nvidia-cudnn-cu12==9.10.2.21", "nvidia-cublas-cu12==12.1.3.1", "nvidia-cublas-cu11==11.11.3.6")
 
 
+def _torch_with_libraries(m, shadowed):
+    """torch 2.8.0+cu128 with real ELF files (tests/elf_builders.py) in a site folder inside the fake root:
+    libtorch_cuda.so needs the wheel's libcudart.so.12 (RUNPATH) and libcublas.so.12; ``shadowed``: a CUDA 12.1
+    toolkit's libcudart on LD_LIBRARY_PATH takes its place, else libcublas.so.12 is nowhere."""
+    from elf_builders import build_library
+    from machine import make_fake_torch
+
+    a10g_535(m).packages()
+    site = m.package_site
+    m.site = make_fake_torch(site, "2.8.0+cu128", "12.8", A10G, ARCH_CU128)
+    cudart = build_library(site / "nvidia" / "cuda_runtime" / "lib", "libcudart.so.12", soname="libcudart.so.12")
+    cublas = build_library(m.tmp / "build", "libcublas.so.12", soname="libcublas.so.12")
+    links = [cudart] + ([cublas] if not shadowed else [])
+    if shadowed:
+        links.append(build_library(site / "nvidia" / "cublas" / "lib", "libcublas.so.12", soname="libcublas.so.12"))
+    build_library(site / "torch" / "lib", "libtorch_cuda.so", soname="libtorch_cuda.so", links=links,
+                  runpath="$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/cublas/lib")
+    if shadowed:
+        lib64 = m.root.dir("usr/local/cuda-12.1/lib64")
+        real = build_library(lib64, "libcudart.so.12.1.105", soname="libcudart.so.12")
+        (lib64 / "libcudart.so.12").symlink_to(real.name)
+        m.env["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.1/lib64"
+
+
+def _library_shadowed(m):
+    _torch_with_libraries(m, shadowed=True)
+
+
+def _library_missing(m):
+    _torch_with_libraries(m, shadowed=False)
+
+
 CONVERGES = {
     "visible-devices-empty": [_visible("")],
     "visible-devices-invalid": [_visible("7"), _visible("0,0")],
@@ -224,18 +257,19 @@ CONVERGES = {
     "framework-conflict": [_framework_conflict],
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
+    "library-shadowed": [_library_shadowed],
+    "library-not-found": [_library_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
     "launch-blocking-set": [_launch_blocking],
 }
 
-NOT_YET_MODELLED = ("library-shadowed", "library-not-found")
 
 
 def test_every_command_fix_has_a_convergence_case():
     """A finding whose fix the user applies in this shell converges on the model machine: a new id without a scenario
     here fails (and so does a scenario for an id whose fix is not a command)."""
     commands = {i for i in finding_ids() if fix_kind(i) == "command"}
-    assert set(CONVERGES) == commands - set(NOT_YET_MODELLED), commands ^ set(CONVERGES)
+    assert set(CONVERGES) == commands, commands ^ set(CONVERGES)
 
 
 @pytest.mark.parametrize("fid,build", [(i, b) for i, builds in CONVERGES.items() for b in builds],
@@ -282,7 +316,7 @@ def _snapshots():
     pure): (id, snapshot) pairs."""
     from cudaenv.model.record import replace
     from cudaenv.model.snapshot import (ContainerHost, CdiSpec, Cudnn, Driver, EngineConfig, Framework, Gpu, GpuHealth,
-                                        GpuProcess, LoadedLibrary, Platform, Snapshot, ToolStatus, Torch, VisibleDevices,
+                                        GpuProcess, LoadedLibrary, Platform, Snapshot, ToolStatus, VisibleDevices,
                                         XidGroup)
     from machine import A100, all_visible, cuda_torch, gpu, healthy
 
@@ -360,21 +394,14 @@ def _snapshots():
         ("hint-launch-blocking", h),
         ("hint-distributed-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),
         ("hint-nccl-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),
-        ("library-shadowed", healthy(torch=Torch(python="/e/bin/python", installed=True, version="2.8.0+cu128", cuda="12.8", location="/e"),
-                                     env=(("LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64:/opt/other"),),
-                                     libraries=(LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so",
-                                                              needed="libcudart.so.12", path="/usr/local/cuda-12.1/lib64/libcudart.so.12",
-                                                              via="LD_LIBRARY_PATH", wheel_copy="/e/nvidia/cuda_runtime/lib/libcudart.so.12"),))),
-        ("library-not-found", healthy(libraries=(LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so",
-                                                               needed="libcublas.so.12", path=None),))),
     ]
 
 
 def test_every_finding_id_has_a_case():
     """Each finding id is here: converged on the model machine (a command) or checked for the kind of its fix."""
-    beyond = {fid for fid, _ in _snapshots()} - set(NOT_YET_MODELLED)
+    beyond = {fid for fid, _ in _snapshots()}
     assert not beyond & set(CONVERGES)
-    assert beyond | set(CONVERGES) | set(NOT_YET_MODELLED) == set(finding_ids())
+    assert beyond | set(CONVERGES) == set(finding_ids())
 
 
 @pytest.mark.parametrize("fid,snapshot", _snapshots(), ids=lambda x: x if isinstance(x, str) else "")
@@ -388,9 +415,6 @@ def test_a_fix_beyond_this_shell_says_what_it_needs(fid, snapshot):
     assert fid in found, sorted(found)
     f = found[fid]
     assert f.fix and f.fix_kind == fix_kind(fid), (f.fix_kind, fix_kind(fid))
-    if fid in NOT_YET_MODELLED:
-        assert f.fix_kind == "command"
-        return
     assert f.fix_kind in ("host", "reboot", "user-code")
     text = render_report(snapshot, tuple(found.values()), build_view(snapshot))
     if f.section != "hints":  # a hint shows its command alone
