@@ -14,8 +14,9 @@ BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "
 def sudo(s) -> str:
     """``"sudo "`` before a command that needs root, except where the doctor ran as root or no sudo is installed
     (root in a container gets the bare command); ``"sudo "`` where that is not known (``--root``, an old report)."""
-    p = s.platform
-    return "" if p.root_user or p.sudo is False else "sudo "
+    from cudaenv.toolkit.sudo import sudo_printed
+
+    return "sudo " if sudo_printed(s.platform) else ""
 
 
 def make(section: str):
