@@ -320,3 +320,26 @@ def test_space_chunks_are_res_split(text):
     from cudaenv.render.text import _space_chunks
 
     assert _space_chunks(text) == [c for c in re.split("( +)", text) if c]
+
+
+def test_a_possessive_ends_the_command_before_the_prose_that_leads_to_it():
+    # issue 27: "cudaenv explain --probe "..." adds this \" and "sha256sum FILE against \" continued prose like shell code
+    from cudaenv.render.text import advice_command, wrap_advice
+    from cudaenv.core.resources import table_rows
+
+    probe = "cudaenv explain --probe \"...\" adds this machine's device count to this explanation"
+    start, end, _ = advice_command(probe)
+    assert probe[start:end] == "cudaenv explain --probe \"...\""
+    check = "Check the file before running it: cudaenv check-installer FILE; sha256sum FILE against NVIDIA's published checksum"
+    start, end, _ = advice_command(check)
+    assert check[start:end] == "cudaenv check-installer FILE; sha256sum FILE"
+    items = [re.sub(r"^\{if_\w+\}", "", a) for row in table_rows("error_patterns") for a in row.get("advice", ())]
+    for item in items + [probe, check]:
+        start, end, sure = advice_command(item)
+        if sure:  # written as a command: one longer than a line is continued with " \\" (the others wrap as prose)
+            assert not re.search(r"\w's\b|\ws'(\s|$)", re.sub(r"\"[^\"]*\"|`[^`]*`", "", item[start:end])), item
+        for width in (80, 60):
+            lines = wrap_advice(item, "    - ", "      ", width)
+            for line, after in zip(lines, lines[1:]):
+                if line.endswith(" \\"):
+                    assert not re.search(r"\w's\b", after.split("    ")[0]), (width, item, lines)
