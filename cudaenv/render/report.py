@@ -345,7 +345,7 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
 
         out.append("")
         out.append(_paint("Facts (--verbose: everything the probes saw)", "bold", color))
-        for line in render_facts(s, view).rstrip("\n").split("\n"):
+        for line in render_facts(s, view, width).rstrip("\n").split("\n"):
             out.append(_paint(line, "bold", color) if line in SECTIONS else line)
     return "\n".join(out) + "\n"
 

@@ -93,6 +93,15 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
     return out
 
 
+def wrap_labelled(text: str, label: str, rest: str, width: int = WIDTH) -> List[str]:
+    """``label`` then ``text`` wrapped with words kept whole (``cudaenv: error: /a/path: no such file``); where the
+    first word does not fit after the label (a long path), the label stands alone and the text starts the next line."""
+    head = text.lstrip(" ").split(" ", 1)[0]
+    if len(label) + len(head) > width and len(rest) < len(label):
+        return [label.rstrip()] + wrap(text.lstrip(" "), rest, rest, width, long_words="keep")
+    return wrap(text, label, rest, width, long_words="keep")
+
+
 _REWRITTEN = "\t\n\x0b\x0c\r"  # the whitespace textwrap turns into spaces (and tabs it expands) before it splits
 
 
