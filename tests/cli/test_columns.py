@@ -45,6 +45,8 @@ def _commands(tmp_path):
         ("torch", "recommend", "--all"), ("install", "--list"), ("uninstall", "--check", "13.0.9"),
         ("lock", str(tmp_path / "cuda-stack.toml")), ("doctor", "--against", str(tmp_path / "cuda-stack.toml")),
         ("verify", "--toolkit", "--arch", "6.1"), ("verify",), ("install", "13.0", "--plan"), ("checkpoint", "inspect", str(log)),
+        ("use", "9.9"), ("use", "12.1"), ("use", "9.9", "--shell", "bash"), ("use", "1", "--shell", "bash"), ("link", "9.9"), ("torch", "recommend", "--compute-capability", "6.1", "--driver", "470.82.01"),
+        ("torch", "recommend", "--os", "windows", "--jetson"), ("verify", "--cpu"), ("uninstall", "--all"), ("uninstall", "--driver"),
     ]
 
 
@@ -74,8 +76,8 @@ def test_every_command_fits_the_terminal(machine, tmp_path, kind, columns):
         env["CUDAENV_ROOT"] = str(machine.root.path)
         extra = ["--python", machine.python] if argv[0] in ("doctor", "fix", "lock", "verify") or argv[:2] == ("torch", "recommend") else []
         r = machine.cli(*(list(argv) + extra), env=env)
-        # `link` prints on stdout the commands to run (shell code, like `use`): exempt; its words on stderr are not
-        for stream, text in (("err", r.err),) if argv[0] == "link" else (("out", r.out), ("err", r.err)):
+        # `link` and `use` print on stdout the commands to run (shell code): exempt; their words on stderr are not
+        for stream, text in (("err", r.err),) if argv[0] in ("link", "use") else (("out", r.out), ("err", r.err)):
             long = [line for line in text.splitlines() if len(line) > columns and not _one_word(line)]
             if long:
                 too_long[" ".join(argv) + " (%s)" % stream] = long[:3]
