@@ -230,6 +230,14 @@ class Machine:
         if len(words) == 4 and words[:2] == ["ln", "-sfn"]:
             self.root.link(words[3].lstrip("/"), words[2])
             return True
+        if words[:2] in (["apt-get", "install"], ["dnf", "install"]) and any(w.startswith("cuda-toolkit-") for w in words):
+            # the distribution's package of NVIDIA's repository: /usr/local/cuda-X.Y (the model's release X.Y.0)
+            package = next(w for w in words if w.startswith("cuda-toolkit-"))
+            self.toolkit("%s.0" % ".".join(package[len("cuda-toolkit-"):].split("-")[:2]))
+            return True
+        if words[:2] == ["cudaenv", "install"] and len(words) == 3:
+            self.cudaenv_install("%s.0" % words[2] if words[2].count(".") == 1 else words[2])
+            return True
         if len(words) == 2 and words[0] == "kill" and words[1].isdigit():
             self.kill(int(words[1]))
             return True

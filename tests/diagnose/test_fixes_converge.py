@@ -60,9 +60,11 @@ def test_the_readme_flow_ends_without_a_toolkit_warning(machine):
 
 
 def _continues(previous, line):
-    """One step of a fix spans several lines: a pip uninstall and the install after it, a list of `kill PID`."""
+    """One step of a fix spans several lines: a pip uninstall and the install after it, a toolkit's install and the
+    `use` of it, a list of `kill PID`."""
     body = line.split("    # ")[0].split()
-    if " pip uninstall " in " %s " % previous.split("    # ")[0]:
+    done = " %s " % previous.split("    # ")[0]
+    if " pip uninstall " in done or " install cuda-toolkit-" in done or done.startswith(" cudaenv install "):
         return True
     return previous.startswith("kill ") and body[:1] == ["kill"] and body[1:2] != ["-9"]
 
@@ -161,6 +163,12 @@ def _nvcc_torch(m):
     a10g_535(m).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True).toolkit("12.1.1")
 
 
+def _nvcc_torch_no_toolkit(m):
+    # no CUDA 12.1 installed: the fix installs it from NVIDIA's repository, then uses it
+    a10g_535(m).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True)
+    m.root.file("etc/os-release", recorded("osrelease-ubuntu-2204.txt"))
+
+
 def _ld_other_toolkit(m):
     a10g_535(m)
     m.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
@@ -176,6 +184,12 @@ def _ld_missing_toolkit(m):
 def _toolkit_too_new(m):
     a10g_535(m)
     m.toolkit("13.0.2", on_path=True).toolkit("12.1.1")
+
+
+def _toolkit_too_new_none_older(m):
+    # driver 580 (CUDA 13.0) and only a CUDA 13.2 toolkit: the fix installs 13.0 into cudaenv's store and uses it
+    m.smi(banner=recorded("smi-banner-580-a100x2.txt"))
+    m.toolkit("13.2.0", on_path=True)
 
 
 def _framework_conflict(m):
@@ -246,14 +260,14 @@ CONVERGES = {
     "torch-cpu-only": [_cpu_torch],
     "driver-too-old-for-torch": [_driver_too_old],
     "gpu-arch-unsupported": [_arch],
-    "nvcc-torch-mismatch": [_nvcc_torch],
+    "nvcc-torch-mismatch": [_nvcc_torch, _nvcc_torch_no_toolkit],
     "cuda-link-dangling": [_dangling],
     "cuda-link-not-active": [_link_not_active],
     "multiple-toolkits-on-path": [_two_on_path],
     "cuda-home-mismatch": [_cuda_home],
     "ld-library-path-mismatch": [_ld_other_toolkit],
     "ld-library-path-missing-toolkit": [_ld_missing_toolkit],
-    "toolkit-newer-than-driver": [_toolkit_too_new],
+    "toolkit-newer-than-driver": [_toolkit_too_new, _toolkit_too_new_none_older],
     "framework-conflict": [_framework_conflict],
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
