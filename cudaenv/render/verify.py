@@ -6,7 +6,7 @@ Every string that came from a child (error texts, GPU names, torchrun's output) 
 from cudaenv.render.json_out import dumps
 from typing import Any, List, Optional
 
-from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command
+from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command, wrap_quoted
 from cudaenv.core.text import printable
 from cudaenv.core.version import sm_name
 
@@ -56,8 +56,8 @@ def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str
     if error.title:
         first = next((x.strip() for x in error.message.splitlines() if x.strip()), "")
         lines += _wrap(first, indent + "  ", width)
-    if error.explanation:
-        lines += _wrap(error.explanation, indent + "  ", width)
+    if error.explanation:  # explain's words: a quoted phrase (`import torch`) stays on one line, as explain shows it
+        lines += wrap_quoted(printable(error.explanation), indent + "  ", indent + "  ", width)
     for detail in error.details:
         lines += _wrap(detail, indent + "  ", width)
     if error.advice or error.fix:

@@ -32,3 +32,15 @@ def test_wrap_quoted_keeps_a_span_whole_and_falls_back_when_it_cannot():
     assert "`import torch`" in "\n".join(lines) and all(len(x) <= 48 for x in lines), lines
     span = "`" + "x " * 40 + "`"  # longer than a line: plain wrapping, every line within the width
     assert all(len(x) <= 40 for x in wrap_quoted("see " + span, "", "", 40))
+
+
+def test_verify_shows_explains_words_the_same_way():
+    from cudaenv.render.verify import render_error
+    from cudaenv.verify.records import VerifyError
+
+    err = VerifyError(id="torch-import-hang", message="timed out", title="the interpreter hung while importing torch",
+                      explanation="The Python interpreter did not finish `import torch` before the time allowed ran out, "
+                                  "so nothing was checked.")
+    for width in (48, 52, 60, 80):
+        lines = render_error(err, width=width)
+        assert "`import torch`" in "\n".join(lines) and all(len(x) <= width for x in lines), (width, lines)
