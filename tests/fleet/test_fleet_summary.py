@@ -375,3 +375,12 @@ def test_a_fleet_of_one_body_is_decoded_once(tmp_path, monkeypatch):
     assert len(decoded) == 1
     assert [n.name for n in s.nodes] == ["node-%d" % i for i in range(100)]
     assert [n.generated_at for n in s.nodes][:2] == ["2026-12-03T05:00:00Z", "2026-12-03T05:01:00Z"]
+
+
+def test_a_json_error_reads_as_one_sentence():
+    """issue 27: json's message "Unterminated string starting at" was followed by " at line 1", "at at"."""
+    _, why = decode_report(b'{"schema_version": 1, "platf')
+    assert why == "not JSON (truncated?): Unterminated string starting at: line 1 column 23", why
+    _, why = decode_report(b'{"schema_version": 1,')
+    assert why == "not JSON (truncated?): Expecting property name enclosed in double quotes: line 1 column 22", why
+    assert " at at " not in why
