@@ -168,6 +168,21 @@ def _cudnn(s, view) -> List[str]:
     return lines
 
 
+def python_env_text(e) -> str:
+    """One line on who made the interpreter's environment (a snapshot's :class:`PythonEnv`)."""
+    tool = " (%s %s)" % (e.tool, e.tool_version) if e.tool and e.tool_version else ""
+    if e.kind == "pixi":
+        if not e.manifest:
+            return "pixi environment '%s' at %s (no manifest found above it)" % (e.name, e.prefix)
+        cuda = ("CUDA %s declared for the solver" % e.manifest_cuda) if e.manifest_cuda else "no CUDA declared: pixi solves CPU-only builds"
+        return "pixi environment '%s' of %s; %s" % (e.name, e.manifest, cuda)
+    if e.kind == "conda":
+        return "conda environment '%s' at %s%s" % (e.name, e.prefix, tool)
+    if e.kind in ("uv", "venv", "virtualenv"):
+        return "%s at %s%s" % ({"uv": "uv venv", "venv": "venv"}.get(e.kind, e.kind), e.prefix, tool)
+    return "no virtual environment (%s)" % e.prefix
+
+
 def _torch(s, view) -> List[str]:
     t = s.torch
     if t is None:
@@ -184,6 +199,11 @@ def _torch(s, view) -> List[str]:
     if extra:
         python += " (%s)" % ", ".join(extra)
     lines += _kv("python", python)
+    e = getattr(s, "python_env", None)
+    if e is not None:
+        lines += _kv("environment", python_env_text(e))
+        if e.cuda_packages:
+            lines += _kv("CUDA packages", ", ".join(e.cuda_packages))
     if not t.installed:
         lines += _kv("torch", "not installed")
         return lines
