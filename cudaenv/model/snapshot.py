@@ -197,6 +197,7 @@ class Torch(Record):
     platform_tag: Optional[str] = None  # sysconfig.get_platform() of the target interpreter
     site_packages: Tuple[str, ...] = ()  # the target interpreter's site-packages dirs (for pip nvidia-* wheels)
     executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
+    libc: Optional[str] = None  # os.confstr("CS_GNU_LIBC_VERSION") in that interpreter: "glibc 2.36" (conda's __glibc)
 
 
 class PythonEnv(Record):

@@ -28,7 +28,7 @@ class Options(Record):
     index_base: Optional[str] = None
     refresh: bool = False
     jetson: Optional[str] = None  # --jetson: a JetPack (6.2) or L4T (r36.4.3) release; "" the newest JetPack known
-    installer: Optional[str] = None  # --installer: pip | uv (default: the one that installed the probed torch)
+    installer: Optional[str] = None  # --installer: pip | uv | conda | pixi (default: the environment's, else torch's installer)
 
 
 def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
@@ -162,6 +162,7 @@ def request_for(options: Options, env: Mapping[str, str], host: Any, snapshot: A
         snapshot, torch_version=options.torch, driver=driver.strip() if driver else None, compute_capabilities=ccs,
         system=system, machine=machine, python_version=python_version, index_base=index_base(env, options.index_base),
         variant=options.variant, accelerator=probe_accelerator(host, snapshot), jetson=jetson, installer=options.installer,
+        cuda_override=env.get("CONDA_OVERRIDE_CUDA"),
     )
 
 

@@ -30,6 +30,10 @@ def render_text(rec: Any, width: int = 80) -> str:
         lines += ["", "Install:"]
         for c in rec.commands:
             lines += wrap_command(c, "  ", width)
+    if getattr(rec, "conda_install", None) is not None or getattr(rec, "solver", None) is not None:
+        from cudaenv.render.conda import render_conda
+
+        lines += render_conda(rec, width)
     if rec.alternatives:
         lines.append("")
         lines.append(("Options:" if getattr(rec, "installed_fits", False) else "Alternatives:") if rec.variant else "What to change:")
