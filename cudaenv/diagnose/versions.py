@@ -21,7 +21,34 @@ def check(s, tables=None) -> List:
     out += gpu_arch(s, tables)
     if not any(f.id == "driver-too-old-for-torch" for f in too_old):
         out += torch_cuda_unavailable(s, tables)
+    out += pixi_cuda_above_driver(s, tables)
     return out
+
+
+def pixi_cuda_above_driver(s, tables=None) -> List:
+    """A pixi env whose manifest declares ``[system-requirements] cuda`` above the driver's own CUDA (conda's
+    ``__cuda``): pixi refuses to install or run it here ("the current system has a mismatching virtual package")."""
+    e = getattr(s, "python_env", None)
+    d = s.driver
+    if e is None or e.kind != "pixi" or not e.manifest_cuda or d is None or not d.version:
+        return []
+    have = d.cuda_version or drv.native_cuda_for_driver(d.version, "windows" if s.platform.wsl == 2 else "linux",
+                                                         (tables or {}).get(drv.TABLE))
+    want = cc_tuple(e.manifest_cuda)
+    if not have or not want or want[:2] <= cc_tuple(have)[:2]:
+        return []
+    need = drv.min_driver_for_cuda(e.manifest_cuda if "." in e.manifest_cuda else e.manifest_cuda + ".0",
+                                   "windows" if s.platform.wsl == 2 else "linux", (tables or {}).get(drv.TABLE))
+    fix = ['# in %s: set cuda = "%d" under [system-requirements] (the driver\'s CUDA %s), then: pixi install'
+           % (e.manifest, cc_tuple(have)[0], have)]
+    if need:
+        fix.append("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)" % (need, e.manifest_cuda))
+    return [F("pixi-cuda-above-driver", "error", "the pixi manifest declares CUDA %s, above this driver's CUDA %s"
+              % (e.manifest_cuda, have),
+              "%s declares [system-requirements] cuda = \"%s\" for the environment '%s'; pixi solves against that and "
+              "checks it against the machine's __cuda (the driver's CUDA, %s), so it refuses to install or run the "
+              "environment here. CONDA_OVERRIDE_CUDA would hide the mismatch, not fix it: the driver cannot run those "
+              "builds." % (e.manifest, e.manifest_cuda, e.name, have), fix)]
 
 
 # ------------------------------------------------------------------ the fix: which torch to install

@@ -693,3 +693,17 @@ def test_sudo_is_printed_only_where_it_is_needed_and_present():
         fixes = [x for fid in ("gpu-memory-busy", "stale-gpu-process", "cuda-link-dangling") for x in one(s, fid).fix]
         assert any(x.startswith("sudo ") for x in fixes) == printed, (root_user, sudo, fixes)
         assert any("fuser -v /dev/nvidia0" in x or "fuser -v /dev/nvidia*" in x for x in fixes)
+
+
+def test_pixi_manifest_cuda_above_the_driver():
+    # issue 31: a pixi env whose manifest declares cuda = "13.1" on a driver of CUDA 13.0 (pixi refuses it here)
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("pixi", "/ws/.pixi/envs/default", "pixi", None, "default", "/ws/pixi.toml", "13.1", ("conda-forge",))
+    f = one(replace(healthy(), python_env=env), "pixi-cuda-above-driver")
+    assert f.severity == "error" and "CUDA 13.1, above this driver's CUDA 13.0" in f.title
+    assert f.fix[0] == '# in /ws/pixi.toml: set cuda = "13" under [system-requirements] (the driver\'s CUDA 13.0), then: pixi install'
+    no_placeholders(f)
+    for ok in ("13", "12.6", None):  # at or below the driver, or nothing declared
+        assert "pixi-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, manifest_cuda=ok)))
+    assert "pixi-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, kind="conda")))
