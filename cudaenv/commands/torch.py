@@ -16,6 +16,7 @@ from cudaenv.core.options import Action, Option, host_options
 from cudaenv.render.text import terminal_width
 
 HELP = "recommend the right torch build for this machine"
+MIRROR_HELP = "a PyTorch wheel mirror for the install line: nju, aliyun, sjtu, official (data/torch_mirrors.json) or its URL"
 
 
 ACTION_DEST = "torch_command"
@@ -34,6 +35,7 @@ ACTIONS = (
                       help="what if this were a Jetson board: its JetPack (6.2) or L4T (r36.4.3) release; bare: the newest JetPack the tables know"),
                Option("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)"),
                Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+               Option("--mirror", metavar="NAME|URL", help=MIRROR_HELP),
                Option("--installer", choices=("pip", "uv", "conda", "pixi"),
                       help="the install line for this installer (default: the probed environment's: pixi, conda, uv; else the one that installed torch)"),
                Option("--refresh", help="read the live index first (otherwise only the cache and bundled tables)"),
@@ -67,7 +69,7 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
     options = service.Options(
         python=args.python, python_version=args.python_version, torch=args.torch, variant=args.variant, driver=args.driver,
         compute_capabilities=tuple(args.compute_capability or ()), os=args.os, machine=args.machine, jetson=args.jetson,
-        index_base=args.index_base, refresh=args.refresh, installer=args.installer)
+        index_base=args.index_base, refresh=args.refresh, installer=args.installer, mirror=args.mirror)
     rec = service.recommend_for(ctx.env, lambda: ctx.host(args), options)
     fmt = "json" if args.json else args.format
     if fmt == "json":

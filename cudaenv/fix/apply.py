@@ -60,7 +60,7 @@ def install_argv(rec: Any, python: str) -> List[str]:
                         hint="add those lines (`cudaenv torch recommend` shows where), then run `%s`" % "; ".join(plan.commands))
     installer = "uv" if rec.installer == "uv" else "pip"
     return argv_for(rec.packages, rec.index_url, python, installer, PIP_RETRIES if installer == "pip" else None,
-                    PIP_TIMEOUT if installer == "pip" else None)
+                    PIP_TIMEOUT if installer == "pip" else None, flat=getattr(rec, "index_layout", "simple") == "flat")
 
 
 def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, started: Any = None) -> InstallOutcome:
@@ -81,7 +81,7 @@ def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, star
     if rec.index_url and argv[0] not in ("conda", "pixi"):
         from cudaenv.index.client import unreachable
 
-        why = unreachable(rec.index_url.rstrip("/") + "/torch/")
+        why = unreachable(rec.index_url.rstrip("/") + ("/" if getattr(rec, "index_layout", "simple") == "flat" else "/torch/"))
         if why:
             return InstallOutcome(tuple(argv), None, False, 0.0, "", timeout, before.torch.version if before.torch.installed else None,
                                   before, unreachable=why)

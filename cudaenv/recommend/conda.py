@@ -144,10 +144,12 @@ def _pypi(rec: Any, req: Request, notes: List[str]) -> CondaInstall:
     """conda: the pip line into the env (the Recommendation's own commands); pixi: the [pypi-dependencies] entries."""
     if req.installer == "conda":
         return CondaInstall("conda", "pypi", None, tuple(rec.packages), None, (), (), tuple(notes), tuple(rec.commands))
-    lines = ["[pypi-dependencies]"]
+    flat = getattr(rec, "index_layout", "simple") == "flat" and rec.index_url
+    lines = ["[pypi-options]", 'find-links = [{ url = "%s" }]' % rec.index_url, ""] if flat else []
+    lines.append("[pypi-dependencies]")
     for spec in rec.packages:
         name, _, version = spec.partition("==")
-        index = (', index = "%s"' % rec.index_url) if rec.index_url else ""
+        index = (', index = "%s"' % rec.index_url) if rec.index_url and not flat else ""  # a flat listing is no pixi index
         lines.append('%s = { version = "==%s"%s }' % (name, version, index))
     where = ("--manifest-path", req.env_manifest) if req.env_manifest else ()
     return CondaInstall("pixi", "pypi", None, tuple(rec.packages), None, (), tuple(lines), tuple(notes),

@@ -43,6 +43,8 @@ class Request(Record):
     cuda_override: Optional[str] = None  # CONDA_OVERRIDE_CUDA as set ("" hides __cuda); None when unset
     libc: Optional[str] = None  # "glibc 2.36" in the interpreter
     kernel: Optional[str] = None  # the kernel release
+    index_layout: str = "simple"  # simple (--index-url) | flat (--find-links: a mirror's one page of wheels) | upstream
+    mirror: Optional[str] = None  # --mirror NAME (data/torch_mirrors.json) or URL
 
 
 class Alternative(Record):
@@ -122,5 +124,7 @@ class Recommendation(Record):
     installed_fits: bool = False  # the installed build already runs on this machine: nothing to install
     asked_variant: Optional[str] = None  # --variant, when it was asked for
     uv_auto: Optional[str] = None  # the build uv's --torch-backend=auto would pick instead (driver only), when it differs
+    index_layout: str = "simple"  # how the index is named in the install line: simple (--index-url) | flat (--find-links) | upstream
+    mirror: Optional[str] = None  # the --mirror the line names
     conda_install: Optional[CondaInstall] = None  # --installer conda|pixi: conda-forge's build (or the PyPI route)
     solver: Optional[SolverView] = None  # --installer conda|pixi: the virtual packages a solver sees here

@@ -64,6 +64,8 @@ def request_from_snapshot(
     python: Optional[str] = None,
     jetson: Optional[str] = None,
     cuda_override: Optional[str] = None,
+    index_layout: str = "simple",
+    mirror: Optional[str] = None,
 ) -> Request:
     """The request for this snapshot; every argument given overrides what the snapshot says (a what-if)."""
     platform = getattr(snapshot, "platform", None)
@@ -112,6 +114,7 @@ def request_from_snapshot(
         interpreter_version=interpreter_version, jetpack=jetpack,
         env_kind=getattr(pyenv, "kind", None), env_prefix=getattr(pyenv, "prefix", None), env_manifest=getattr(pyenv, "manifest", None),
         env_cuda=getattr(pyenv, "manifest_cuda", None), env_channels=tuple(getattr(pyenv, "channels", ()) or ()),
-        driver_cuda=probed_cuda, cuda_override=cuda_override, libc=getattr(torch, "libc", None),
+        driver_cuda=probed_cuda, cuda_override=cuda_override, libc=getattr(torch, "libc", None), index_layout=index_layout,
+        mirror=mirror,
         kernel=getattr(platform, "kernel", None) if system is None else None,
     )
