@@ -12,7 +12,7 @@ from typing import Any
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
-from cudaenv.core.options import Action, Option, host_options
+from cudaenv.core.options import Action, Option, Positional, host_options
 from cudaenv.render.text import terminal_width
 
 HELP = "recommend the right torch build for this machine"
@@ -42,6 +42,21 @@ ACTIONS = (
                Option("--format", choices=("text", "json", "requirements", "pyproject"), default="text", help="output form"),
                Option("--json", help="same as --format json"),
            )),
+    Action("mirror-check", help="check that a PyTorch wheel mirror serves the build this machine needs, itself, intact",
+           description="Read the mirror's page for the build `torch recommend` picks here (simple index, else flat listing), "
+                       "find the wheel for this Python and platform, see whether the mirror serves it itself, and compare "
+                       "its sha256 with the official index's.",
+           options=host_options() + (
+               Option("--mirror", metavar="NAME", help="a mirror of data/torch_mirrors.json: nju, aliyun, sjtu, official"),
+               Option("--torch", metavar="VERSION", help="torch release to look for (default: the installed one, as recommend)"),
+               Option("--driver", metavar="VERSION", help="what if the driver were VERSION"),
+               Option("--compute-capability", metavar="X.Y", append=True, help="what if the GPUs were these (repeatable)"),
+               Option("--python-version", metavar="X.Y", help="what if the Python were X.Y"),
+               Option("--machine", choices=("x86_64", "aarch64", "arm64"), help="what if the CPU architecture were this"),
+               Option("--index-base", metavar="URL", help="the official index to compare with (default %s; env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+               Option("--index-timeout", metavar="SECONDS", kind="float", help="the most each page may take (default 15, env: CUDAENV_INDEX_TIMEOUT)"),
+               Option("--json", help="print the check as JSON"),
+           ), positional=Positional("url", help="the mirror's index base (or give --mirror NAME)", metavar="URL")),
     Action("refresh", help="read the live torch index and cache which versions and variants exist",
            description="Read {base}/torch/ and {base}/VARIANT/torch/ and cache what exists (offline first).",
            options=(
@@ -59,6 +74,8 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return run_recommend(args, ctx)
     if action == "refresh":
         return run_refresh(args, ctx)
+    if action == "mirror-check":
+        return run_mirror_check(args, ctx)
     raise UserError("say what to do: `cudaenv torch recommend` or `cudaenv torch refresh`", hint="see `cudaenv torch --help`")
 
 
@@ -84,6 +101,19 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
         for note in rec.notes:
             ctx.err.write("note: %s\n" % note)
     return 0 if rec.ok else 1
+
+
+def run_mirror_check(args: argparse.Namespace, ctx: Any) -> int:
+    from cudaenv.recommend import service
+    from cudaenv.recommend.mirror_check import check_mirror
+    from cudaenv.render.mirror import render_mirror_check
+
+    options = service.Options(python=args.python, python_version=args.python_version, torch=args.torch, driver=args.driver,
+                              compute_capabilities=tuple(args.compute_capability or ()), index_base=args.index_base,
+                              mirror=args.mirror, machine=args.machine)
+    check = check_mirror(ctx.env, lambda: ctx.host(args), options, args.url, args.index_timeout)
+    ctx.out.write(dumps(check.to_dict()) if args.json else render_mirror_check(check, terminal_width(ctx.env)))
+    return 0 if check.ok else 1
 
 
 def run_refresh(args: argparse.Namespace, ctx: Any) -> int:

@@ -11,7 +11,7 @@ TABLE = "torch_mirrors"
 LAYOUTS = ("simple", "flat", "upstream")
 
 
-def rows(table: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+def mirror_rows(table: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
     if table is None:
         from cudaenv.core.resources import load_table
 
@@ -20,12 +20,12 @@ def rows(table: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
 
 
 def names(table: Optional[Dict[str, Any]] = None) -> List[str]:
-    return [r["name"] for r in rows(table)]
+    return [r["name"] for r in mirror_rows(table)]
 
 
 def find(name: str, table: Optional[Dict[str, Any]] = None) -> Optional[Dict[str, Any]]:
     wanted = (name or "").strip().lower()
-    return next((r for r in rows(table) if r["name"] == wanted), None)
+    return next((r for r in mirror_rows(table) if r["name"] == wanted), None)
 
 
 def base_of(row: Dict[str, Any]) -> str:

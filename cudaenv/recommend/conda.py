@@ -144,13 +144,20 @@ def _pypi(rec: Any, req: Request, notes: List[str]) -> CondaInstall:
     """conda: the pip line into the env (the Recommendation's own commands); pixi: the [pypi-dependencies] entries."""
     if req.installer == "conda":
         return CondaInstall("conda", "pypi", None, tuple(rec.packages), None, (), (), tuple(notes), tuple(rec.commands))
-    flat = getattr(rec, "index_layout", "simple") == "flat" and rec.index_url
-    lines = ["[pypi-options]", 'find-links = [{ url = "%s" }]' % rec.index_url, ""] if flat else []
-    lines.append("[pypi-dependencies]")
-    for spec in rec.packages:
-        name, _, version = spec.partition("==")
-        index = (', index = "%s"' % rec.index_url) if rec.index_url and not flat else ""  # a flat listing is no pixi index
-        lines.append('%s = { version = "==%s"%s }' % (name, version, index))
+    lines = pypi_snippet(rec.packages, rec.index_url, getattr(rec, "index_layout", "simple") == "flat")
     where = ("--manifest-path", req.env_manifest) if req.env_manifest else ()
     return CondaInstall("pixi", "pypi", None, tuple(rec.packages), None, (), tuple(lines), tuple(notes),
                         _line(("pixi", "install") + where, req.system))
+
+
+def pypi_snippet(packages: Sequence[str], index_url: Optional[str], flat: bool = False) -> Tuple[str, ...]:
+    """pixi's manifest lines for PyPI wheels from one index: ``[pypi-dependencies]`` entries naming it (a simple
+    index), or a flat listing in ``[pypi-options] find-links`` (a pixi ``index =`` cannot read one)."""
+    flat = bool(flat and index_url)
+    lines = ["[pypi-options]", 'find-links = [{ url = "%s" }]' % index_url, ""] if flat else []
+    lines.append("[pypi-dependencies]")
+    for spec in packages:
+        name, _, version = spec.partition("==")
+        index = (', index = "%s"' % index_url) if index_url and not flat else ""
+        lines.append('%s = { version = "==%s"%s }' % (name, version, index))
+    return tuple(lines)
