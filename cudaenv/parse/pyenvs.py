@@ -21,7 +21,6 @@ from cudaenv.model.record import Record
 
 MAX_LINES = 20_000  # a manifest or history of more lines is read up to here
 _KEY = re.compile(r"\A\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*\Z")
-_HEADER = re.compile(r"\A\s*\[\s*([^\[\]]*?)\s*\]\s*(?:#.*)?\Z")
 _TOOL_VERSION = re.compile(r"\A#\s*([A-Za-z0-9_.-]+) version:\s*(\S{1,40})\s*\Z")
 _STRING = re.compile(r"\"([^\"\\]{0,200})\"|'([^']{0,200})'")
 _CUDA_IN_PLATFORM = re.compile(r"\bcuda\s*=\s*[\"']([0-9][0-9.]{0,10})[\"']")
@@ -82,12 +81,16 @@ def parse_conda_history(text: str) -> CondaHistory:
     return CondaHistory(tool, version, command)
 
 
-def _table(header: str) -> str:
-    """A table header without pyproject's ``tool.pixi.`` prefix (``tool.pixi`` itself is "")."""
-    name = re.sub(r"\s*\.\s*", ".", header.strip().strip('"'))
-    if name == "tool.pixi":
-        return ""
-    return name[len("tool.pixi."):] if name.startswith("tool.pixi.") else ("\0" + name if name.startswith("tool.") else name)
+def _header(line: str) -> Optional[str]:
+    """The table name of a ``[table]`` line (dotted parts joined without spaces), else None (``[[array]]`` too)."""
+    text = line.strip()
+    if not text.startswith("[") or text.startswith("[["):
+        return None
+    end = text.find("]")
+    rest = text[end + 1:].strip() if end > 0 else "x"
+    if end < 0 or (rest and not rest.startswith("#")) or "[" in text[1:end]:
+        return None
+    return ".".join(part.strip().strip('"') for part in text[1:end].split("."))
 
 
 def parse_pixi_manifest(text: str, pyproject: bool = False) -> PixiManifest:
@@ -99,14 +102,14 @@ def parse_pixi_manifest(text: str, pyproject: bool = False) -> PixiManifest:
     features: List[Tuple[str, str]] = []
     channels: Tuple[str, ...] = ()
     for line in _lines(text):
-        header = _HEADER.match(line)
-        if header is not None and not line.lstrip().startswith("[["):
-            raw = header.group(1)
+        name = _header(line)
+        if name is not None:
             if pyproject:
-                pixi = pixi or raw.replace(" ", "").startswith("tool.pixi")
-                table = _table(raw) if raw.replace(" ", "").startswith("tool.pixi") else "\0"
+                is_pixi = name == "tool.pixi" or name.startswith("tool.pixi.")
+                pixi = pixi or is_pixi
+                table = name[len("tool.pixi."):] if name.startswith("tool.pixi.") else ("" if is_pixi else "\0")
             else:
-                table = re.sub(r"\s*\.\s*", ".", raw)
+                table = name
             continue
         if line.lstrip().startswith("[["):
             table = "\0"

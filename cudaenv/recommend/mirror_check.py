@@ -4,7 +4,7 @@ The build is `torch recommend`'s for this machine (the what-if flags apply). The
 is read as a simple index (``BASE/VARIANT/torch/``, PEP 691 JSON or PEP 503 HTML); a mirror without one is read as a
 flat listing (``BASE/VARIANT/``). The wanted file's link is followed with a HEAD (no redirect taken) to see whether the
 mirror sends the download elsewhere. The official index (``--index-base`` / ``CUDAENV_TORCH_INDEX``, else
-download.pytorch.org) gives the hash to compare. Each page gets ``--timeout`` seconds. The judgement is
+PyTorch's own) gives the hash to compare. Each page gets ``--index-timeout`` seconds. The judgement is
 :mod:`cudaenv.recommend.mirrors`'.
 """
 
@@ -59,7 +59,6 @@ def read_source(base: str, want: WheelWant, seconds: float, official_base: str, 
 
 def check_mirror(env: Mapping[str, str], make_host: Any, options: Any, target: Optional[str], timeout: Optional[float]) -> MirrorCheck:
     """`cudaenv torch mirror-check`: the build for this machine, looked up on the mirror and on the official index."""
-    from cudaenv.core.config import TORCH_INDEX
     from cudaenv.facts import mirrors as mf
     from cudaenv.model.record import replace
     from cudaenv.probes.collect import collect_snapshot
@@ -74,7 +73,7 @@ def check_mirror(env: Mapping[str, str], make_host: Any, options: Any, target: O
         raise UserError("say which mirror to check", hint="cudaenv torch mirror-check URL, or --mirror %s" % "|".join(mf.names()))
     interpreter, what_if_python = service.split_python(options.python)
     python_version = options.python_version or what_if_python
-    official = service.index_base(env, options.index_base) if options.index_base or env.get("CUDAENV_TORCH_INDEX") else TORCH_INDEX
+    official = service.index_base(env, options.index_base)  # --index-base, CUDAENV_TORCH_INDEX, else PyTorch's
     host = make_host()
     snapshot = collect_snapshot(host, python=interpreter, quick=True)
     plain = replace(options, mirror=None, index_base=official, python_version=python_version)

@@ -5,7 +5,7 @@ index ``BASE/VARIANT/torch/``, else its flat listing ``BASE/VARIANT/``) and the 
 are judged: the wanted file (torch of that version and local tag, for this Python and platform) is listed or not
 (and when not, whether the mirror lags: it lists only older builds), where its link points (the mirror itself, or back
 upstream: PyTorch's pages carry absolute links since 2026-05, and a mirror that copied them sends every download to
-download.pytorch.org), and its sha256 against the official page's.
+the official index), and its sha256 against the official page's.
 """
 
 from typing import Optional, Sequence, Tuple

@@ -59,7 +59,7 @@ def mirror_text(rec: Any) -> str:
                 "pixi's [pypi-options] find-links); the local-tag pins keep PyPI's builds of the same version out. "
                 "`cudaenv torch mirror-check --mirror %s` checks that it serves this build" % (rec.mirror, rec.mirror))
     if rec.index_layout == "upstream":
-        return ("%s sent its downloads back to download.pytorch.org when last checked: it saves nothing there. "
+        return ("%s sent its downloads back to the official index when last checked: it saves nothing there. "
                 "`cudaenv torch mirror-check --mirror %s` says what it does today" % (rec.mirror, rec.mirror))
     return ("%s mirrors the simple index: it is the only index for torch in this line (--index-url), so nothing falls "
             "back to another index. `cudaenv torch mirror-check --mirror %s` checks that it serves this build" % (rec.mirror, rec.mirror))

@@ -9,6 +9,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import TOOLS
 from cudaenv.parse.index_pages import IndexLink, parse_index_links
@@ -204,3 +206,21 @@ def test_the_judgement_on_links():
     assert judge_mirror(mirror, SourceCheck("o", sha256=None), want) == ("ok", None)
     assert judge_mirror(mirror, SourceCheck("o", sha256=OTHER), want) == ("hash-mismatch", False)
     assert parse_index_links('{"files": [{"filename": "a.whl", "hashes": {"sha256": "zz"}}]}').links == (IndexLink("a.whl", "a.whl", None),)
+
+
+@settings(max_examples=200)
+@given(st.one_of(st.text(), st.binary()), st.sampled_from(["", "text/html", "application/vnd.pypi.simple.v1+json"]))
+def test_links_never_raise_and_name_what_the_page_reader_names(text, ctype):
+    from cudaenv.parse.index_pages import parse_index_page
+
+    links = parse_index_links(text, ctype)
+    page = parse_index_page(text, ctype)
+    assert tuple(link.filename for link in links.links) == page.files and links.problem == page.problem
+    assert all(link.sha256 is None or len(link.sha256) == 64 for link in links.links)
+
+
+def test_links_in_linear_work():
+    from builders import assert_linear
+
+    assert_linear(lambda t: parse_index_links(t, "text/html"), '<a href="x.whl#sha256=%s">torch-1-py3-none-any.whl</a>' % SHA,
+                  size=20_000)
