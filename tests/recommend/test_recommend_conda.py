@@ -143,3 +143,28 @@ def test_the_command_with_an_override_and_the_json(cli, fake_root, tmp_path):
     over = cli("torch", "recommend", "--root", str(fake_root.path), "--compute-capability", "8.6", "--torch", "2.12.1",
                "--python-version", "3.12", "--installer", "conda", env=dict(env, CONDA_OVERRIDE_CUDA="13.0"))
     assert "CONDA_OVERRIDE_CUDA=13.0 is above this driver's CUDA" in " ".join(over.out.split())
+
+
+def test_fix_runs_conda_with_an_argument_vector_never_a_shell(fake_root, fake_bin, tmp_path):
+    """`cudaenv fix --yes`'s install step in a conda env: a fake `conda` logs each argument it gets, one a line. A prefix
+    with a space and a $(...) reaches it as one literal argument (no shell saw it), and nothing ran it."""
+    import sys
+
+    from cudaenv.fix.apply import apply_install
+
+    log = tmp_path / "conda-args.txt"
+    (fake_bin.path / "conda").write_text('#!/bin/sh\nfor a in "$@"; do printf "%%s\\n" "$a" >> %s; done\nexit 0\n' % log)
+    (fake_bin.path / "conda").chmod(0o755)
+    prefix = "/opt/conda/envs/my env $(touch %s)" % (tmp_path / "pwned")
+    env = PythonEnv("conda", prefix, "conda", "24.11.3", "my env")
+    from cudaenv.model.record import replace
+
+    before = replace(machine("580.65.06", "13.0", env=env), torch=Torch(python=sys.executable, installed=False, python_version="3.12.8"))
+    rec = recommend(before, torch_version="2.12.1")
+    host = fake_root.host(path=fake_bin.env_path)
+    outcome = apply_install(host, {"CUDAENV_INSTALL_TIMEOUT": "60"}, before, rec)
+    assert outcome.code == 0, outcome.output
+    assert log.read_text().splitlines() == ["install", "--yes", "--prefix", prefix, "--override-channels", "-c", "conda-forge",
+                                            "pytorch-gpu==2.12.1", "cuda-version==13.0"]
+    assert not (tmp_path / "pwned").exists()
+    assert outcome.argv[0] == "conda"
