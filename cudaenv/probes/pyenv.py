@@ -19,7 +19,7 @@ from cudaenv.parse.toolkit_files import parse_conda_meta_record
 CFG_LIMIT = 64 * 1024
 HISTORY_LIMIT = 256 * 1024  # the first block is at the top; a long history is cut
 MANIFEST_LIMIT = 512 * 1024
-MAX_META_FILES = 5000
+MAX_META_FILES = 50_000  # records listed at most (a big env holds a few thousand)
 
 
 def _pathmod(host, path: str):
@@ -43,7 +43,10 @@ def _cuda_packages(host, meta: str) -> Tuple[str, ...]:
         if row.get("rule") == "cuda_package":
             wanted.update(row.get("names") or ())
     found: List[str] = []
+    starts = tuple(w + "-" for w in wanted)
     for name in host.listdir(meta)[:MAX_META_FILES]:
+        if not name.startswith(starts):  # most records are other packages: no parse for them
+            continue
         parsed = parse_conda_meta_record(name)
         if parsed is not None and parsed[0] in wanted:
             found.append("%s=%s=%s" % parsed)
