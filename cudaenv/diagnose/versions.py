@@ -22,7 +22,47 @@ def check(s, tables=None) -> List:
     if not any(f.id == "driver-too-old-for-torch" for f in too_old):
         out += torch_cuda_unavailable(s, tables)
     out += pixi_cuda_above_driver(s, tables)
+    out += conda_cuda_above_driver(s, tables)
     return out
+
+
+def _driver_cuda(s, tables) -> Optional[str]:
+    d = s.driver
+    if d is None or not d.version:
+        return None
+    return d.cuda_version or drv.native_cuda_for_driver(d.version, "windows" if s.platform.wsl == 2 else "linux",
+                                                        (tables or {}).get(drv.TABLE))
+
+
+def conda_cuda_above_driver(s, tables=None) -> List:
+    """A conda or pixi env whose ``cuda-version`` package (the CUDA its libraries were built for) is above the driver's own
+    CUDA: another major cannot run at all; a newer minor runs by minor-version compatibility (no PTX JIT)."""
+    e = getattr(s, "python_env", None)
+    if e is None or e.kind not in ("conda", "pixi"):
+        return []
+    pinned = next((p.split("=")[1] for p in e.cuda_packages if p.startswith("cuda-version=")), None)
+    have = _driver_cuda(s, tables)
+    want, got = cc_tuple(pinned), cc_tuple(have)
+    if not want or not got or want[:2] <= got[:2]:
+        return []
+    other_major = want[0] > got[0]
+    need = drv.min_driver_for_cuda(pinned, "windows" if s.platform.wsl == 2 else "linux", (tables or {}).get(drv.TABLE))
+    where = "--prefix %s" % c.quote(e.prefix) if e.kind == "conda" and e.prefix else ""
+    if e.kind == "pixi":
+        fix = ['pixi add %s"cuda-version<=%s"    # CUDA packages the driver runs, in the manifest'
+               % ("--manifest-path %s " % c.quote(e.manifest) if e.manifest else "", have)]
+    else:
+        fix = ['conda install %s"cuda-version<=%s"    # CUDA packages the driver runs' % (where + " " if where else "", have)]
+    if need:
+        fix.append("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)" % (need, pinned))
+    title = "the %s environment's CUDA packages are built for CUDA %s, above this driver's CUDA %s" % (e.kind, pinned, have)
+    detail = ("%s holds cuda-version %s: its CUDA libraries (and a conda-forge torch's) are built for CUDA %s. %s" % (
+        e.prefix, pinned, pinned,
+        "The driver runs CUDA %s: a CUDA %d library cannot run on it at all (\"CUDA driver version is insufficient\")."
+        % (have, want[0]) if other_major else
+        "The driver runs CUDA %s: within one major they run by minor-version compatibility, but PTX cannot be JIT-compiled "
+        "and a few newer APIs fail." % have))
+    return [F("conda-cuda-above-driver", "error" if other_major else "warning", title, detail, fix)]
 
 
 def pixi_cuda_above_driver(s, tables=None) -> List:

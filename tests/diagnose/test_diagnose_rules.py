@@ -707,3 +707,23 @@ def test_pixi_manifest_cuda_above_the_driver():
     for ok in ("13", "12.6", None):  # at or below the driver, or nothing declared
         assert "pixi-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, manifest_cuda=ok)))
     assert "pixi-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, kind="conda")))
+
+
+def test_conda_env_cuda_version_above_the_driver():
+    # issue 31: conda-meta's cuda-version against the driver's CUDA (13.0 on the healthy machine)
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("conda", "/opt/conda/envs/cu", "conda", "24.11.3", "cu", cuda_packages=("cuda-version=13.1=h1_0",
+                                                                                            "pytorch=2.12.0=cuda130_generic_py312_h2_200"))
+    f = one(replace(healthy(), python_env=env), "conda-cuda-above-driver")
+    assert f.severity == "warning" and "built for CUDA 13.1, above this driver's CUDA 13.0" in f.title
+    assert f.fix[0] == 'conda install --prefix /opt/conda/envs/cu "cuda-version<=13.0"    # CUDA packages the driver runs'
+    no_placeholders(f)
+    major = replace(env, cuda_packages=("cuda-version=14.0=h1_0",))
+    assert one(replace(healthy(), python_env=major), "conda-cuda-above-driver").severity == "error"
+    pixi = replace(env, kind="pixi", manifest="/ws/pixi.toml")
+    assert one(replace(healthy(), python_env=pixi), "conda-cuda-above-driver").fix[0].startswith(
+        'pixi add --manifest-path /ws/pixi.toml "cuda-version<=13.0"')
+    for ok in (("cuda-version=13.0=h1_0",), ("cuda-version=12.6=h1_0",), ()):
+        assert "conda-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, cuda_packages=ok)))
+    assert "conda-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, kind="uv")))
