@@ -105,11 +105,20 @@ def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Opti
     req = request_from_snapshot(s, c.torch_public_version(s))
     rec = decide(req, None, tables)
     if rec.ok and rec.commands:
-        return list(rec.commands), rec.variant
+        return _manifest_first(rec) + list(rec.commands), rec.variant
     older = nearest_release(req, rec, None, tables)
     if older is not None and older.ok and older.commands:
-        return list(older.commands), "%s (torch %s)" % (older.variant, older.torch_version)
+        return _manifest_first(older) + list(older.commands), "%s (torch %s)" % (older.variant, older.torch_version)
     return [], None
+
+
+def _manifest_first(rec) -> List[str]:
+    """A pixi install whose manifest needs lines first (the CUDA it declares, PyPI entries): that, as an instruction."""
+    plan = getattr(rec, "conda_install", None)
+    if plan is None or not plan.snippet:
+        return []
+    where = getattr(getattr(rec, "solver", None), "manifest", None) or "pixi.toml"
+    return ["# first add to %s: %s" % (where, "; ".join(line for line in plan.snippet if line))]
 
 
 def reinstall_commands(s, tables) -> List[str]:

@@ -727,3 +727,15 @@ def test_conda_env_cuda_version_above_the_driver():
     for ok in (("cuda-version=13.0=h1_0",), ("cuda-version=12.6=h1_0",), ()):
         assert "conda-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, cuda_packages=ok)))
     assert "conda-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, kind="uv")))
+
+
+def test_a_cpu_torch_in_a_pixi_env_is_fixed_with_pixi_and_the_manifest_lines_first():
+    # issue 31: the doctor's fix in a pixi env is pixi's, with the [system-requirements] its manifest lacks said first
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("pixi", "/ws/.pixi/envs/default", "pixi", None, "default", "/ws/pixi.toml", None, ("conda-forge",))
+    s = replace(healthy(), python_env=env, torch=cuda_torch(version="2.12.1+cpu", cuda=None, arch=(), installer=None,
+                                                             cuda_available=False, device_count=0, devices=()))
+    f = one(s, "torch-cpu-only")
+    assert f.fix[0] == '# first add to /ws/pixi.toml: [system-requirements]; cuda = "13"'
+    assert f.fix[1] == "pixi add --manifest-path /ws/pixi.toml pytorch-gpu==2.12.1 cuda-version==13.0"
