@@ -75,7 +75,7 @@ def _manifest(host, p, workspace: str):
 
 def probe_python_env(host, python: Optional[str], executable: Optional[str] = None) -> Optional[PythonEnv]:
     """The environment of the interpreter ``python`` (a pyenv/asdf shim: of ``executable``, the one it runs); None
-    without an interpreter."""
+    without an interpreter, or when its folder cannot be seen through the Host."""
     if not python:
         return None
     from cudaenv.probes.torch import is_shim
@@ -84,6 +84,8 @@ def probe_python_env(host, python: Optional[str], executable: Optional[str] = No
         python = executable
     p = _pathmod(host, python)
     prefix = env_prefix(host, python)
+    if not host.is_dir(prefix):
+        return None  # not seen: under --root, an interpreter of this machine lies outside the inspected tree
     cfg = host.read_text(p.join(prefix, "pyvenv.cfg"), limit=CFG_LIMIT)
     if cfg is not None:
         settings = parse_pyvenv_cfg(cfg)

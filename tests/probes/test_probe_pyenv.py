@@ -72,8 +72,16 @@ def test_a_pixi_env_whose_manifest_declares_no_cuda(fake_root):
 
 
 def test_a_system_interpreter_and_no_interpreter(fake_root):
+    fake_root.dir("usr/bin")
     assert probe_python_env(fake_root.host(), str(fake_root / "usr/bin/python3")).kind == "system"
     assert probe_python_env(fake_root.host(), None) is None
+
+
+def test_an_interpreter_outside_the_inspected_tree_is_not_judged(fake_root, tmp_path):
+    # under --root the interpreter is this machine's: its folder is not in the tree read, so nothing is claimed
+    (tmp_path / "venv" / "bin").mkdir(parents=True)
+    (tmp_path / "venv" / "pyvenv.cfg").write_text("uv = 0.13.9\n")
+    assert probe_python_env(fake_root.host(), str(tmp_path / "venv" / "bin" / "python")) is None
 
 
 def test_a_shim_is_judged_by_the_interpreter_it_runs(fake_root):
