@@ -168,3 +168,13 @@ def test_fix_runs_conda_with_an_argument_vector_never_a_shell(fake_root, fake_bi
                                             "pytorch-gpu==2.12.1", "cuda-version==13.0"]
     assert not (tmp_path / "pwned").exists()
     assert outcome.argv[0] == "conda"
+
+
+def test_fix_offers_one_conda_line_once():
+    # the pip builds that fit (cu130, cu132, cu126) are one conda-forge install: fix offers it once
+    from cudaenv.fix.plan import plan_fix
+    from cudaenv.recommend.request import request_from_snapshot
+
+    plan = plan_fix(request_from_snapshot(machine("580.65.06", "13.0", env=CONDA)), [], None, Platform(system="linux"))
+    installs = [c for c in plan.choices if c.key == "install"]
+    assert len(installs) == 1 and installs[0].recommendation.commands[0].startswith("conda install --yes --prefix /opt/conda/envs/cu")
