@@ -204,6 +204,8 @@ def _torch(s, view) -> List[str]:
         lines += _kv("environment", python_env_text(e))
         if e.cuda_packages:
             lines += _kv("CUDA packages", ", ".join(e.cuda_packages))
+        if getattr(view, "solver", ()):
+            lines += _kv("solver sees", ", ".join("%s %s" % (name, value or "none") for name, value in view.solver))
     if not t.installed:
         lines += _kv("torch", "not installed")
         return lines

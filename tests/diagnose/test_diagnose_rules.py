@@ -739,3 +739,13 @@ def test_a_cpu_torch_in_a_pixi_env_is_fixed_with_pixi_and_the_manifest_lines_fir
     f = one(s, "torch-cpu-only")
     assert f.fix[0] == '# first add to /ws/pixi.toml: [system-requirements]; cuda = "13"'
     assert f.fix[1] == "pixi add --manifest-path /ws/pixi.toml pytorch-gpu==2.12.1 cuda-version==13.0"
+
+
+def test_the_facts_view_has_a_conda_envs_solver_packages():
+    # issue 31: --verbose's "solver sees" line, for a conda or pixi env only
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("conda", "/opt/conda/envs/cu", "conda", "24.11.3", "cu")
+    solver = dict(build_view(replace(healthy(), python_env=env)).solver)
+    assert (solver["__cuda"], solver["__cuda_arch"], solver["__linux"]) == ("13.0", "8.0", "6.8.0")
+    assert build_view(replace(healthy(), python_env=replace(env, kind="uv"))).solver == ()
