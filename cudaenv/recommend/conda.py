@@ -104,10 +104,12 @@ def plan_conda(rec: Any, req: Request, tables: Optional[Mapping[str, Any]] = Non
     kind = tf.variant_kind(rec.variant)
     row = cf.builds(rec.torch_version, platform, table) if kind == "cuda" else None
     solver, _ = solver_cuda(req, tables)
+    asked = tf.variant_cuda(req.variant) if req.variant and kind == "cuda" else None
+    limit = min((c for c in (solver, asked) if c), key=version_key, default=None)  # --variant cu126: no newer CUDA
     notes: List[str] = []
     cuda = None
     if row is not None:
-        cuda, notes = pick_cuda_version(row["cuda_versions"], solver, req.gpus, row.get("min_cc") or {})
+        cuda, notes = pick_cuda_version(row["cuda_versions"], limit, req.gpus, row.get("min_cc") or {})
     if kind in ("cuda", "cpu", "default") and (kind != "cuda" or cuda):
         pkg = chan["gpu_package"] if kind == "cuda" else chan["cpu_package"]
         specs = ["%s==%s" % (pkg, rec.torch_version)] + (["%s==%s" % (chan["pin"], cuda)] if cuda else [])

@@ -170,11 +170,19 @@ def test_fix_runs_conda_with_an_argument_vector_never_a_shell(fake_root, fake_bi
     assert outcome.argv[0] == "conda"
 
 
-def test_fix_offers_one_conda_line_once():
-    # the pip builds that fit (cu130, cu132, cu126) are one conda-forge install: fix offers it once
+def test_fix_offers_each_conda_line_once():
+    # the pip builds that fit (cu130, cu132, cu126) are two conda-forge installs (13.0, and 12.9 for cu126): each once
     from cudaenv.fix.plan import plan_fix
     from cudaenv.recommend.request import request_from_snapshot
 
     plan = plan_fix(request_from_snapshot(machine("580.65.06", "13.0", env=CONDA)), [], None, Platform(system="linux"))
     installs = [c for c in plan.choices if c.key == "install"]
-    assert len(installs) == 1 and installs[0].recommendation.commands[0].startswith("conda install --yes --prefix /opt/conda/envs/cu")
+    lines = [c.recommendation.commands[0] for c in installs]
+    assert len(lines) == 2 and all(x.startswith("conda install --yes --prefix /opt/conda/envs/cu") for x in lines)
+    assert lines[0].endswith("cuda-version==13.0") and lines[1].endswith("cuda-version==12.9")
+
+
+def test_an_asked_variant_caps_the_cuda_version():
+    # --variant cu126 with conda: no conda-forge build newer than CUDA 12.x's oldest that exists (12.9, by minor compat)
+    rec = recommend(machine("580.65.06", "13.0", env=CONDA), torch_version="2.12.1", variant="cu126")
+    assert rec.conda_install.cuda_version == "12.9" and "minor-compat" in rec.conda_install.notes
