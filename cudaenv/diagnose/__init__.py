@@ -49,6 +49,13 @@ def diagnose(snapshot, tables: Optional[Mapping[str, Any]] = None) -> Tuple[Find
     return tuple(found)
 
 
+def in_section_order(findings: Sequence[Finding]) -> Tuple[Finding, ...]:
+    """``findings`` sorted by section in the expert's order, each section's own order kept (a rule's findings added
+    after :func:`diagnose`, such as ``doctor --image``'s, join their section)."""
+    order = {name: i for i, name in enumerate(SECTIONS)}
+    return tuple(sorted(findings, key=lambda f: order.get(f.section, len(SECTIONS))))
+
+
 def exit_code(findings: Sequence[Finding], strict: bool = False) -> int:
     """0 when nothing is an error (and, with ``strict``, nothing is a warning); else 1."""
     if any(f.severity == "error" for f in findings):
