@@ -191,7 +191,7 @@ def _oci_layout(folder: str, limits, facts: Dict) -> _Layers:
     from cudaenv.host.files import open_regular
 
     try:
-        for hexdigest, media in layer_list[: limits["layers"]]:
+        for hexdigest, _media in layer_list[: limits["layers"]]:
             try:
                 with open_regular(_blob(folder, hexdigest)) as fh:
                     layers.walk(_Peekable(fh), "layer %s" % hexdigest[:12])
