@@ -95,9 +95,15 @@ def _cdi_specs(host) -> Tuple[CdiSpec, ...]:
 
 
 def _packages(host, notes: List[Note]) -> Tuple[str, ...]:
+    """The toolkit's installed packages with their versions: dpkg's status, else the rpm database (read-only)."""
     from cudaenv.probes.dpkg import probe_dpkg_status
 
-    packages = probe_dpkg_status(host, notes, probe=PROBE) or {}
+    packages = probe_dpkg_status(host, notes, probe=PROBE)
+    if packages is None:
+        from cudaenv.probes.rpm_db import probe_rpm_packages
+
+        rpms = probe_rpm_packages(host, TOOLKIT_PACKAGES, notes, probe=PROBE) or {}
+        return tuple("%s=%s" % (n, rpms[n]) for n in TOOLKIT_PACKAGES if n in rpms)
     return tuple("%s=%s" % (n, packages[n].version or "?") for n in TOOLKIT_PACKAGES
                  if n in packages and packages[n].state == "installed")
 
