@@ -259,6 +259,8 @@ class EngineConfig(Record):
     default_runtime: Optional[str] = None
     cgroup_driver: Optional[str] = None  # systemd | cgroupfs | None (the engine's default)
     cdi: Optional[bool] = None  # CDI switched on in the file (features.cdi, enable_cdi); None: not said
+    cdi_spec_dirs: Tuple[str, ...] = ()  # Podman's containers.conf: the folders it looks for CDI specs in, as set
+    hooks_dirs: Tuple[str, ...] = ()  # Podman's containers.conf: its OCI hooks folders (the toolkit's legacy hook), as set
 
 
 class CdiSpec(Record):
@@ -282,6 +284,7 @@ class ContainerHost(Record):
     configs: Tuple[EngineConfig, ...] = ()
     cdi_specs: Tuple[CdiSpec, ...] = ()
     dev_char_links: Optional[bool] = None  # /dev/char holds links to the /dev/nvidia* nodes (None: no /dev/char)
+    cgroup_v2: Optional[bool] = None  # /sys/fs/cgroup/cgroup.controllers is there (the unified hierarchy); None: no /sys/fs/cgroup
 
 
 class Snapshot(Record):

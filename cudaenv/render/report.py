@@ -263,7 +263,8 @@ def _containers(s, view) -> List[Check]:
         return image
     tools = [name for name, path in (("nvidia-ctk", h.nvidia_ctk), ("nvidia-container-cli", h.nvidia_container_cli)) if path]
     toolkit = ", ".join(printable(p) for p in h.packages) or ", ".join(tools) or "no NVIDIA Container Toolkit"
-    runtimes = "; ".join("%s: %s" % (cfg.engine, ", ".join(printable(r) for r in cfg.runtimes) or "no runtimes registered")
+    runtimes = "; ".join("%s: %s" % (cfg.engine, "CDI" if cfg.engine == "podman" else
+                                     ", ".join(printable(r) for r in cfg.runtimes) or "no runtimes registered")
                          for cfg in h.configs)
     runtime = "%s; %s%s" % (", ".join(h.engines) or "no engine", toolkit, ("; " + runtimes) if runtimes else "")
     specs = [sp for sp in h.cdi_specs if sp.kind == "nvidia.com/gpu"]
