@@ -249,6 +249,23 @@ class GpuHealth(Record):
     dcgmi: Optional[str] = None  # DCGM's dcgmi, where installed (the hand-off: dcgmi diag -r 1)
 
 
+class GpuCondition(Record):
+    """One GPU's condition as ``nvidia-smi -q`` reports it (ECC, retired pages, remapped rows, clock slowdowns, the
+    persistence mode); None where the GPU or the driver does not say (``N/A``)."""
+
+    pci_bus_id: Optional[str] = None  # "00000000:10:1C.0", as nvidia-smi -q heads the GPU's block
+    ecc_mode: Optional[str] = None  # "Enabled" | "Disabled"
+    ecc_volatile_uncorrected: Optional[int] = None  # uncorrectable ECC errors since the driver loaded
+    ecc_aggregate_uncorrected: Optional[int] = None  # ... over the GPU's life
+    retired_pages: Optional[int] = None  # pages retired for single- and double-bit ECC errors
+    retirement_pending: Optional[bool] = None  # a page waits to be retired at the next reset ("Pending Page Blacklist")
+    remapped_uncorrectable: Optional[int] = None  # rows remapped for uncorrectable errors (A100 and later)
+    remap_pending: Optional[bool] = None  # a row remap waits for a GPU reset
+    remap_failed: Optional[bool] = None  # a remap could not be done ("Remapping Failure Occurred")
+    slowdowns: Tuple[str, ...] = ()  # the active clock reasons of HW_SLOWDOWNS ("HW Power Brake Slowdown", ...)
+    persistence_mode: Optional[str] = None  # "Enabled" | "Disabled"
+
+
 class EngineConfig(Record):
     """One container engine's GPU setup as its config file says it (Docker's daemon.json, containerd's or CRI-O's TOML)."""
 
@@ -309,6 +326,7 @@ class Snapshot(Record):
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()
     health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
+    gpu_conditions: Tuple[GpuCondition, ...] = ()  # each GPU's ECC, retired pages, remapped rows and slowdowns (nvidia-smi -q)
     containers: Optional[ContainerHost] = None  # a host with a container engine or the NVIDIA Container Toolkit
     root: str = "/"
     cudaenv_version: Optional[str] = None

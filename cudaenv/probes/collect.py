@@ -188,6 +188,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),
         health=health,
+        gpu_conditions=tuple(getattr(nvidia, "conditions", ()) or ()),
         containers=containers,
         root=str(host.root),
         cudaenv_version=cudaenv.__version__,

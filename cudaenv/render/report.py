@@ -96,7 +96,7 @@ def _driver(s, view) -> List[Check]:
         gpus = "on the PCI bus: %s" % ", ".join(s.platform.pci_nvidia_devices)
     else:
         gpus = "none seen"
-    return [("driver", driver, _ids(view, "driver")), ("GPUs", gpus, ())]
+    return [("driver", driver, _ids(view, "driver")), ("GPUs", gpus, _ids(view, "GPUs"))]
 
 
 def _visibility(s, view) -> List[Check]:
