@@ -22,7 +22,8 @@ SHOWN = 8  # Xid codes described one by one; the rest are named
 def check(s, tables=None) -> List:
     h = getattr(s, "health", None)
     found = [] if h is None else xids(s, h, c.table(tables, "xid")) + unreachable_gpu(s, h)
-    return found + conditions(s, tuple(getattr(s, "gpu_conditions", ()) or ()))
+    return (found + conditions(s, tuple(getattr(s, "gpu_conditions", ()) or ()))
+            + pci_devices(s, tuple(getattr(s, "pci_devices", ()) or ())))
 
 
 def xid_summary(h, table=None) -> List[str]:
@@ -161,4 +162,49 @@ def conditions(s, conds) -> List:
                          ("HW Slowdown alone: heat or the power brake, as nvml.h says.", not brake and not hot)) if on)),
                      ["nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER    # the reasons, temperatures and power limits now",
                       "nvidia-smi -q -d PERFORMANCE -l 5    # watch the reasons under load, every 5 s (Ctrl-C stops)"]))
+    return out
+
+
+def _pci(d) -> str:
+    return "%s%s" % (d.address or "the GPU", " (%s)" % d.name if d.name else "")
+
+
+def _gts(v) -> str:
+    return ("%g" % v) if v is not None else "?"
+
+
+def pci_devices(s, devices) -> List:
+    """A pasted lspci's NVIDIA GPUs: ``rev ff`` (config space all ones) and a link below what it can run."""
+    out = []
+    gone = [d for d in devices if d.revision == "ff"]
+    if gone:
+        first = gone[0].address or "ADDR"
+        full = first if first.count(":") == 2 else "0000:" + first
+        out.append(F("gpu-pci-unreadable", "warning", "lspci reads all ones from the GPU at %s (rev ff)" % ", ".join(d.address or "?" for d in gone[:8]),
+                     "lspci shows %s as rev ff: its PCI configuration space reads all ones, so nothing on the bus "
+                     "answers there. On a laptop with hybrid graphics that is the discrete GPU switched off by power "
+                     "management (bbswitch, runtime D3cold), normal until a program wakes it. On a server or desktop the "
+                     "GPU stopped answering: it fell off the bus (the kernel log's Xid 79), from power, heat or seating, "
+                     "and stays unusable until a reset or a reboot." % ", ".join(_pci(d) for d in gone[:8]),
+                     ["cat /sys/bus/pci/devices/%s/power/runtime_status    # 'suspended': switched off by power management" % full,
+                      "sudo dmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # 'fallen off the bus' or Xid 79: the GPU stopped answering"]))
+    slow = [d for d in devices if d.revision != "ff" and (
+        (d.link_width is not None and d.link_cap_width is not None and d.link_width < d.link_cap_width)
+        or (d.link_speed is not None and d.link_cap_speed is not None and d.link_speed < d.link_cap_speed))]
+    if slow:
+        narrow = [d for d in slow if d.link_width is not None and d.link_cap_width is not None and d.link_width < d.link_cap_width]
+        links = "; ".join("%s: %s GT/s x%s of %s GT/s x%s" % (_pci(d), _gts(d.link_speed), d.link_width or "?", _gts(d.link_cap_speed),
+                                                           d.link_cap_width or "?") for d in slow[:8])
+        where = slow[0].address
+        out.append(F("gpu-pcie-link-downgraded", "warning" if narrow else "info",
+                     "a GPU's PCIe link runs below what it can (%s)" % ("fewer lanes" if narrow else "a lower speed"),
+                     "lspci's LnkSta against LnkCap: %s. %s" % (links,
+                         "Fewer lanes than the GPU has is a slot, riser or seating problem (or a slot wired for fewer "
+                         "lanes): host-to-GPU copies run at that fraction." if narrow else
+                         "A lower speed alone is normal at idle (the GPU drops to 2.5 GT/s to save power) and should rise "
+                         "under load; if it stays low while a job runs, the slot, a riser, the BIOS's PCIe setting, or "
+                         "the slot's own generation (the root port's LnkCap) holds it down."),
+                     ["nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
+                      "pcie.link.width.max --format=csv    # while a job runs",
+                      "sudo lspci -vv%s | grep -E 'LnkCap|LnkSta'" % (" -s %s" % where if where else "")]))
     return out

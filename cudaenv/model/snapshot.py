@@ -266,6 +266,20 @@ class GpuCondition(Record):
     persistence_mode: Optional[str] = None  # "Enabled" | "Disabled"
 
 
+class PciDevice(Record):
+    """An NVIDIA GPU as ``lspci`` (``-nn``, ``-vv``) describes it: ``rev ff`` (its config space reads all ones) and its
+    PCIe link, capable against current (``LnkCap`` / ``LnkSta``). From a paste in ``explain``."""
+
+    address: Optional[str] = None  # "01:00.0" / "0000:41:00.0" as lspci printed it; None for link lines pasted alone
+    name: Optional[str] = None  # "NVIDIA Corporation GA100 [A100 SXM4 40GB]"
+    revision: Optional[str] = None  # "a1"; "ff" when the config space reads all ones
+    link_cap_speed: Optional[float] = None  # GT/s the link can run (LnkCap)
+    link_cap_width: Optional[int] = None  # lanes it can use
+    link_speed: Optional[float] = None  # GT/s it runs now (LnkSta)
+    link_width: Optional[int] = None
+    driver: Optional[str] = None  # "Kernel driver in use"
+
+
 class EngineConfig(Record):
     """One container engine's GPU setup as its config file says it (Docker's daemon.json, containerd's or CRI-O's TOML)."""
 
@@ -327,6 +341,7 @@ class Snapshot(Record):
     notes: Tuple[Note, ...] = ()
     health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
     gpu_conditions: Tuple[GpuCondition, ...] = ()  # each GPU's ECC, retired pages, remapped rows and slowdowns (nvidia-smi -q)
+    pci_devices: Tuple[PciDevice, ...] = ()  # NVIDIA GPUs as a pasted lspci describes them (explain)
     containers: Optional[ContainerHost] = None  # a host with a container engine or the NVIDIA Container Toolkit
     root: str = "/"
     cudaenv_version: Optional[str] = None

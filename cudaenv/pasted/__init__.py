@@ -19,7 +19,7 @@ Machine context for an error (this machine, not the paste's) is :mod:`cudaenv.pa
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.model.record import Record
-from cudaenv.model.snapshot import GpuCondition, XidGroup
+from cudaenv.model.snapshot import GpuCondition, PciDevice, XidGroup
 from cudaenv.parse._lines import as_text, lines
 from cudaenv.core.version import compare_versions, major_minor
 
@@ -56,6 +56,7 @@ class PastedFacts(Record):
     xids: Tuple[XidGroup, ...] = ()  # the kernel log's (dmesg, journalctl -k) NVRM Xid lines, by code
     fallen_off_bus: Tuple[str, ...] = ()  # PCI addresses the kernel log says fell off the bus
     gpu_conditions: Tuple[GpuCondition, ...] = ()  # nvidia-smi -q's ECC, retired pages, remapped rows, slowdowns
+    pci_devices: Tuple[PciDevice, ...] = ()  # lspci's NVIDIA GPUs: revision (rev ff) and PCIe link
     sources: Tuple[str, ...] = ()  # the tool outputs recognised, in the order above
 
 
@@ -134,6 +135,7 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     from cudaenv.parse.kernel_log import has_gpu_faults, parse_xid_log
     from cudaenv.parse.printed import parse_kernel_log, parse_printed_torch
     from cudaenv.parse.proc import parse_proc_driver_version
+    from cudaenv.parse.lspci import parse_lspci
     from cudaenv.parse.smi_conditions import parse_smi_conditions
     from cudaenv.model.snapshot import Gpu
 
@@ -168,6 +170,9 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     query = parse_device_query(body)
     if query is not None:
         sources.append("deviceQuery")
+    pci = parse_lspci(body)
+    if pci:
+        sources.append("lspci")
     kernel = parse_kernel_log(body)
     faults = parse_xid_log(body)
     if kernel is not None or has_gpu_faults(faults):
@@ -225,6 +230,7 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
         xids=faults.xids,
         fallen_off_bus=faults.fallen_off_bus,
         gpu_conditions=conditions,
+        pci_devices=pci,
         sources=tuple(sources),
     )
 
@@ -250,7 +256,7 @@ def snapshot_of(facts: PastedFacts):
     toolkit = ActiveToolkit(path=PASTED_TOOLKIT, version=f.toolkit_version) if f.toolkit_version else None
     health = GpuHealth(log="paste", xids=f.xids, fallen_off_bus=f.fallen_off_bus) if f.xids or f.fallen_off_bus else None
     return Snapshot(platform=platform, driver=driver, gpus=gpus, torch=torch, active_toolkit=toolkit, health=health,
-                    gpu_conditions=f.gpu_conditions, root="(paste)")
+                    gpu_conditions=f.gpu_conditions, pci_devices=f.pci_devices, root="(paste)")
 
 
 def paste_findings(facts: Optional[PastedFacts], tables: Optional[Mapping[str, Any]] = None) -> Tuple[Any, ...]:

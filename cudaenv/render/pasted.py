@@ -66,6 +66,13 @@ def fact_lines(facts) -> List[str]:
             ("row remapping failed", g.remap_failed), (", ".join(printable(x) for x in g.slowdowns), bool(g.slowdowns))) if on]
         if said:
             out.append("nvidia-smi -q, %s: %s" % (printable(g.pci_bus_id or "a GPU"), "; ".join(said)))
+    for d in getattr(f, "pci_devices", ())[:16]:
+        link = ""
+        if d.link_speed is not None or d.link_cap_speed is not None:
+            link = ", link %s GT/s x%s of %s GT/s x%s" % tuple("?" if v is None else "%g" % v for v in (
+                d.link_speed, d.link_width, d.link_cap_speed, d.link_cap_width))
+        out.append("lspci, %s%s%s%s" % (printable(d.address or "a GPU"), (": %s" % printable(d.name)) if d.name else "",
+                                        (" (rev %s)" % printable(d.revision)) if d.revision else "", link))
     return out
 
 
