@@ -188,9 +188,10 @@ def pci_devices(s, devices) -> List:
                      "and stays unusable until a reset or a reboot." % ", ".join(_pci(d) for d in gone[:8]),
                      ["cat /sys/bus/pci/devices/%s/power/runtime_status    # 'suspended': switched off by power management" % full,
                       "sudo dmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # 'fallen off the bus' or Xid 79: the GPU stopped answering"]))
+    # sysfs (the doctor, on a GPU that may be idle): fewer lanes only; a lower speed alone is the idle GPU saving power
     slow = [d for d in devices if d.revision != "ff" and (
         (d.link_width is not None and d.link_cap_width is not None and d.link_width < d.link_cap_width)
-        or (d.link_speed is not None and d.link_cap_speed is not None and d.link_speed < d.link_cap_speed))]
+        or (d.source != "sysfs" and d.link_speed is not None and d.link_cap_speed is not None and d.link_speed < d.link_cap_speed))]
     if slow:
         narrow = [d for d in slow if d.link_width is not None and d.link_cap_width is not None and d.link_width < d.link_cap_width]
         links = "; ".join("%s: %s GT/s x%s of %s GT/s x%s" % (_pci(d), _gts(d.link_speed), d.link_width or "?", _gts(d.link_cap_speed),
@@ -198,7 +199,8 @@ def pci_devices(s, devices) -> List:
         where = slow[0].address
         out.append(F("gpu-pcie-link-downgraded", "warning" if narrow else "info",
                      "a GPU's PCIe link runs below what it can (%s)" % ("fewer lanes" if narrow else "a lower speed"),
-                     "lspci's LnkSta against LnkCap: %s. %s" % (links,
+                     "%s: %s. %s" % ("The kernel's link state (sysfs current_link_* against max_link_*)"
+                                     if slow[0].source == "sysfs" else "lspci's LnkSta against LnkCap", links,
                          "Fewer lanes than the GPU has is a slot, riser or seating problem (or a slot wired for fewer "
                          "lanes): host-to-GPU copies run at that fraction." if narrow else
                          "A lower speed alone is normal at idle (the GPU drops to 2.5 GT/s to save power) and should rise "

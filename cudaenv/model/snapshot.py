@@ -268,7 +268,8 @@ class GpuCondition(Record):
 
 class PciDevice(Record):
     """An NVIDIA GPU as ``lspci`` (``-nn``, ``-vv``) describes it: ``rev ff`` (its config space reads all ones) and its
-    PCIe link, capable against current (``LnkCap`` / ``LnkSta``). From a paste in ``explain``."""
+    PCIe link, capable against current (``LnkCap`` / ``LnkSta``); from a paste in ``explain``, or the link alone from
+    sysfs in the doctor."""
 
     address: Optional[str] = None  # "01:00.0" / "0000:41:00.0" as lspci printed it; None for link lines pasted alone
     name: Optional[str] = None  # "NVIDIA Corporation GA100 [A100 SXM4 40GB]"
@@ -278,6 +279,7 @@ class PciDevice(Record):
     link_speed: Optional[float] = None  # GT/s it runs now (LnkSta)
     link_width: Optional[int] = None
     driver: Optional[str] = None  # "Kernel driver in use"
+    source: str = "lspci"  # lspci (a paste) | sysfs (the doctor: /sys/bus/pci/devices/ADDR/*_link_*)
 
 
 class EngineConfig(Record):
@@ -341,7 +343,7 @@ class Snapshot(Record):
     notes: Tuple[Note, ...] = ()
     health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
     gpu_conditions: Tuple[GpuCondition, ...] = ()  # each GPU's ECC, retired pages, remapped rows and slowdowns (nvidia-smi -q)
-    pci_devices: Tuple[PciDevice, ...] = ()  # NVIDIA GPUs as a pasted lspci describes them (explain)
+    pci_devices: Tuple[PciDevice, ...] = ()  # NVIDIA GPUs' PCIe links (sysfs), or as a pasted lspci describes them (explain)
     containers: Optional[ContainerHost] = None  # a host with a container engine or the NVIDIA Container Toolkit
     root: str = "/"
     cudaenv_version: Optional[str] = None

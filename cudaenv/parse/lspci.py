@@ -88,3 +88,21 @@ def parse_lspci(text: object) -> Tuple[PciDevice, ...]:
         elif key == "Kernel driver in use" and current is not None:
             current.values["driver"] = body.split(":", 1)[1].strip()[:64] or None
     return tuple(d.record() for d in out[:MAX_DEVICES])
+
+
+_SYSFS_SPEED = re.compile(r"^\s*([0-9]{1,3}(?:\.[0-9]{1,2})?)\s*GT/s")
+
+
+def parse_sysfs_link(cur_speed: object, max_speed: object, cur_width: object, max_width: object) -> Optional[Tuple]:
+    """sysfs' ``current_link_speed`` / ``max_link_speed`` (``"16.0 GT/s PCIe"``) and ``current_link_width`` /
+    ``max_link_width`` (``"16"``) as ``(speed, width, cap speed, cap width)``; None when none reads (``Unknown``)."""
+    def speed(v):
+        m = _SYSFS_SPEED.match(v) if isinstance(v, str) else None
+        return float(m.group(1)) if m else None
+
+    def width(v):
+        v = v.strip() if isinstance(v, str) else ""
+        return int(v) if v.isdigit() and v.isascii() and 0 < len(v) <= 2 and int(v) > 0 else None
+
+    out = (speed(cur_speed), width(cur_width), speed(max_speed), width(max_width))
+    return out if any(x is not None for x in out) else None

@@ -62,3 +62,15 @@ def test_the_doctor_reads_nvidia_smi_q_beside_its_queries(machine):
     assert data["gpu_conditions"][0]["remap_pending"] is True and "gpu-memory-repair-pending" in f
     plain = a10g_535(machine).findings("--quick")[2]
     assert plain["gpu_conditions"] == []  # the banner printed for -q holds no GPU block
+
+
+def test_the_doctors_sysfs_link_says_lost_lanes_never_an_idle_speed():
+    from cudaenv.model.snapshot import PciDevice
+
+    idle = PciDevice(address="0000:41:00.0", link_speed=2.5, link_width=16, link_cap_speed=16.0, link_cap_width=16, source="sysfs")
+    assert "gpu-pcie-link-downgraded" not in found(healthy(pci_devices=(idle,)))
+    narrow = replace(idle, link_speed=16.0, link_width=8)
+    f = found(healthy(pci_devices=(narrow,)))["gpu-pcie-link-downgraded"]
+    assert f.severity == "warning" and f.detail.startswith("The kernel's link state (sysfs current_link_* against max_link_*): "
+                                                          "0000:41:00.0: 16 GT/s x8 of 16 GT/s x16.")
+    assert f.fix[1] == "sudo lspci -vv -s 0000:41:00.0 | grep -E 'LnkCap|LnkSta'"

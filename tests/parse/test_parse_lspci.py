@@ -43,3 +43,19 @@ def test_any_text_never_raises(text):
 def test_linear_on_hostile_text():
     assert_linear(parse_lspci, "01:00.0 3D controller: NVIDIA Corporation X (rev a1)\n\tLnkSta:\tSpeed 2.5GT/s, Width x16\n")
     assert_linear(parse_lspci, "01:00.0 3D controller: " + "[" * 50 + "\n")
+
+
+def test_sysfs_link_values():
+    from cudaenv.parse.lspci import parse_sysfs_link
+
+    assert parse_sysfs_link("2.5 GT/s PCIe\n", "16.0 GT/s PCIe", "16\n", "16") == (2.5, 16, 16.0, 16)
+    assert parse_sysfs_link("Unknown", None, "0", "x") is None
+    assert parse_sysfs_link("8 GT/s", "", "", "") == (8.0, None, None, None)
+
+
+@settings(max_examples=100)
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_any_sysfs_values_never_raise(a, b):
+    from cudaenv.parse.lspci import parse_sysfs_link
+
+    parse_sysfs_link(a, b, a, b)
