@@ -52,6 +52,6 @@ def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool
         from cudaenv.diagnose import image as image_rules
         from cudaenv.probes.image import probe_image
 
-        facts = probe_image(image, cwd)
+        facts = probe_image(image, cwd, host=host)
         findings = in_section_order(findings + tuple(image_rules.check(snapshot, facts)))
     return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot, image=facts), strict, image=facts)

@@ -45,10 +45,11 @@ class StackCheck(Record):
 
 class ImageFacts(Record):
     """``doctor --image REF``: what a container image says about its CUDA, read from its files without running it (a
-    ``docker save`` tarball, an OCI layout folder, ``docker image inspect`` output or an image config saved as JSON)."""
+    ``docker save`` tarball, an OCI layout folder, ``docker image inspect`` output or an image config saved as JSON), or
+    from the local engine's ``docker image inspect`` (podman's) of an image it holds."""
 
     ref: str  # the path given
-    kind: str  # docker-save | oci-layout | inspect-json | config-json | unknown
+    kind: str  # docker-save | oci-layout | inspect-json | config-json | engine-inspect (the local engine's) | unknown
     readable: bool = True
     why: Optional[str] = None  # why it could not be read (readable False)
     tags: Tuple[str, ...] = ()  # RepoTags / the manifest's tags ("nvidia/cuda:12.4.1-base-ubuntu22.04")

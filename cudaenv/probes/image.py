@@ -9,6 +9,7 @@ is not reported. An OCI blob is opened only by its digest's hex under ``blobs/sh
 """
 
 import os
+import re
 import tarfile
 from typing import Dict, List, Optional, Tuple
 
@@ -242,8 +243,33 @@ def _kind(path: str) -> str:
     raise _Unreadable("neither a docker save tarball, an OCI layout folder nor image JSON")
 
 
-def probe_image(ref: str, cwd: str = ".", limits: Optional[Dict[str, int]] = None) -> ImageFacts:
-    """Read the image ``ref`` names (a path, relative to ``cwd``); an unreadable one is ``readable=False`` with why."""
+# An image reference as the engines name local images ("nvidia/cuda:12.4.1-base-ubuntu22.04", "sha256:...", a digest
+# after @): never a flag, never shell syntax (it is passed as one argument, after --).
+_REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}")
+ENGINES = ("docker", "podman")
+
+
+def _inspect(host, ref: str) -> Tuple[Optional[bytes], Optional[str]]:
+    """``docker image inspect -- REF`` (else podman's): the engine's local copy, never a pull; (JSON, None) or (None,
+    why). Read-only: inspect asks the daemon about an image it holds and changes nothing."""
+    if host is None or not _REFERENCE.fullmatch(ref):
+        return None, None
+    whys = []
+    for engine in ENGINES:
+        program = host.which(engine)
+        if program is None:
+            continue
+        result = host.run([program, "image", "inspect", "--", ref])
+        if result.ok and result.stdout.lstrip().startswith("["):
+            return result.stdout.encode("utf-8"), None
+        whys.append("%s image inspect: %s" % (engine, (result.output.strip().splitlines() or [result.error or "failed"])[0][:200]))
+    return None, "; ".join(whys) or None
+
+
+def probe_image(ref: str, cwd: str = ".", limits: Optional[Dict[str, int]] = None, host=None) -> ImageFacts:
+    """Read the image ``ref`` names: a path (relative to ``cwd``), else, with ``host``, an image the local engine holds
+    (``docker image inspect``, then podman's: its config, no layers); an unreadable one is ``readable=False`` with
+    why."""
     limits = dict(LIMITS, **(limits or {}))
     path = os.path.join(cwd, ref)
     facts: Dict = {}
@@ -251,8 +277,14 @@ def probe_image(ref: str, cwd: str = ".", limits: Optional[Dict[str, int]] = Non
     layers: Optional[_Layers] = None
     try:
         if not os.path.lexists(path):
-            raise _Unreadable("no such file or folder here; cudaenv reads an image from disk, never from a registry: "
-                              "save it first")
+            data, why = _inspect(host, ref)
+            if data is not None:
+                if len(data) > limits["json"]:
+                    raise _Unreadable("the engine's inspect output is larger than %d bytes" % limits["json"])
+                _from_config(facts, data)
+                return _facts(ref, "engine-inspect", facts, None)
+            raise _Unreadable("no such file or folder here%s; cudaenv reads an image from disk or the local engine, "
+                              "never from a registry: pull or save it first" % (" (%s)" % why if why else ""))
         kind = _kind(path)
         if kind == "oci-layout":
             layers = _oci_layout(path, limits, facts)

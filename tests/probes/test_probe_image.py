@@ -75,3 +75,19 @@ def test_names_that_climb_out_are_not_read_and_caps_are_notes(tmp_path):
     assert f.layers_read == 1 and f.notes == ("layers past 15 bytes not read", "3 layers: only the first 2 read")
     f = probe_image(str(docker_save(tmp_path / "n.tar", config(), [layer({"a": b"", "b": b"", "c": b"", "d": b""})])), limits={"members": 3})
     assert f.readable and f.notes == ("0/layer.tar: more than 3 entries (the rest not read)",)
+
+
+def test_an_image_the_local_engine_holds_through_its_inspect(fake_root, fake_bin, tmp_path):
+    """No such path: `docker image inspect -- REF` (a fake docker printing the inspect form of the recorded nvidia/cuda
+    config: constructed), never a pull; a refusal (not in the docker group) is said; a ref that could be a flag or
+    shell syntax is never passed."""
+    inspect = json.dumps([{"RepoTags": ["nvidia/cuda:12.0.0-base-ubuntu22.04"], "Config": NVIDIA_CUDA_12_0_CONFIG["config"]}])
+    fake_bin.command("docker", stdout="", exit_code=1, by_args={"image inspect -- nvidia/cuda:12.0.0-base-ubuntu22.04": (inspect, 0)})
+    host = fake_root.host(path=fake_bin.env_path)
+    f = probe_image("nvidia/cuda:12.0.0-base-ubuntu22.04", cwd=str(tmp_path), host=host)
+    assert (f.kind, f.tags, f.cuda_version, f.layers_read) == ("engine-inspect", ("nvidia/cuda:12.0.0-base-ubuntu22.04",), "12.0.0", 0)
+    fake_bin.command("docker", stdout="", exit_code=1, stderr="permission denied while trying to connect to the Docker daemon socket")
+    f = probe_image("vllm/vllm-openai:latest", cwd=str(tmp_path), host=host)
+    assert not f.readable and "docker image inspect: permission denied while trying to connect" in f.why
+    f = probe_image("--help;rm", cwd=str(tmp_path), host=host)
+    assert not f.readable and "docker image inspect" not in f.why
