@@ -65,9 +65,10 @@ def image_verdict(need: Dict[str, Any], driver: Optional[str], driver_cuda: Opti
         return "no-cuda"
     if not driver:
         return "no-driver"
-    if need["why"] == "require" and driver_cuda and compare_versions(driver_cuda, need["require"]) >= 0:
-        return "runs"  # the runtime compares the driver's CUDA version; a floor below it is met
-    if compare_versions(driver, need["driver"]) >= 0:
+    if need["why"] == "require" and driver_cuda:
+        if compare_versions(driver_cuda, need["require"]) >= 0:
+            return "runs"  # the runtime compares the driver's own CUDA version, not the driver's number
+    elif compare_versions(driver, need["driver"]) >= 0:
         return "runs"
     branch = driver.split(".")[0]
     if need["why"] == "require" and any(b == branch for b, _ in need["branches"]):

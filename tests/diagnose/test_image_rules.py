@@ -48,6 +48,14 @@ def test_the_runtime_refuses_a_newer_require_even_where_minor_compat_would_run_i
     assert any("570.26" in line for line in f.fix[:-2])  # the driver upgrade, this distro's command
 
 
+def test_the_drivers_own_cuda_decides_the_runtimes_check():
+    """nvidia-smi's CUDA Version is what the runtime compares; the driver's number only where that is not known."""
+    image = ImageFacts("x.json", "inspect-json", require_cuda="cuda>=12.8")
+    assert rules.image_verdict(rules.image_need(image), "570.26", "12.4") == "needs-newer-driver"
+    assert rules.image_verdict(rules.image_need(image), "570.26", None) == "runs"
+    assert rules.image_verdict(rules.image_need(image), "550.54.14", "12.8") == "runs"
+
+
 def test_forward_compatibility_branches_and_no_skip_where_minor_compat_fails():
     f = ids(on("470.82.01", "11.4"), NVIDIA_12_0)["image-forward-compat"]
     assert f.severity == "warning" and "driver branch 470 for the GPU brands it lists (tesla, unknown, nvidia" in f.detail
