@@ -240,6 +240,9 @@ def _kind(path: str) -> str:
         return "json"
     if len(head) >= 262 and head[257:262] == b"ustar":
         return "docker-save"
+    if head.startswith(_GZIP) or head.startswith(_ZSTD):
+        raise _Unreadable("a compressed file: decompress it first (gunzip, zstd -d); `docker save IMAGE -o image.tar` "
+                          "writes an uncompressed tarball, which is read without unpacking")
     raise _Unreadable("neither a docker save tarball, an OCI layout folder nor image JSON")
 
 

@@ -52,6 +52,10 @@ def test_inspect_json_and_a_bare_config(tmp_path):
 def test_what_is_refused_and_said(tmp_path):
     gone = probe_image("nvidia/cuda:12.4.1-base", cwd=str(tmp_path))
     assert not gone.readable and "never from a registry" in gone.why
+    import gzip
+
+    (tmp_path / "img.tar.gz").write_bytes(gzip.compress(docker_save(tmp_path / "plain.tar", config(), []).read_bytes()))
+    assert "a compressed file: decompress it first" in probe_image(str(tmp_path / "img.tar.gz")).why
     (tmp_path / "notes.txt").write_text("hello")
     assert "neither a docker save tarball" in probe_image(str(tmp_path / "notes.txt")).why
     oci = oci_layout(tmp_path / "o", config(), [layer({"a": b"1"})])
