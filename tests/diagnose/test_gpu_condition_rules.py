@@ -74,3 +74,15 @@ def test_the_doctors_sysfs_link_says_lost_lanes_never_an_idle_speed():
     assert f.severity == "warning" and f.detail.startswith("The kernel's link state (sysfs current_link_* against max_link_*): "
                                                           "0000:41:00.0: 16 GT/s x8 of 16 GT/s x16.")
     assert f.fix[1] == "sudo lspci -vv -s 0000:41:00.0 | grep -E 'LnkCap|LnkSta'"
+
+
+def test_verbose_facts_show_the_conditions_and_links():
+    from cudaenv.model.snapshot import PciDevice
+    from cudaenv.render.facts import render_facts
+
+    link = PciDevice(address="0000:07:00.0", link_speed=2.5, link_width=16, link_cap_speed=16.0, link_cap_width=16, source="sysfs")
+    s = healthy(gpu_conditions=BRAKE, pci_devices=(link,))
+    flat = " ".join(render_facts(s, build_view(s)).split())
+    assert ("nvidia-smi -q 00000000:10:1C.0: ECC Enabled; uncorrectable 2 volatile / 2 aggregate; retired pages 1; "
+            "a page retirement pending; persistence Enabled; slowed by HW Slowdown, HW Power Brake Slowdown") in flat
+    assert "link 0000:07:00.0: PCIe 2.5 GT/s x16 of 16 GT/s x16 (sysfs)" in flat
