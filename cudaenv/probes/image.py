@@ -249,7 +249,7 @@ def _kind(path: str) -> str:
 # An image reference as the engines name local images ("nvidia/cuda:12.4.1-base-ubuntu22.04", "sha256:...", a digest
 # after @): never a flag, never shell syntax (it is passed as one argument, after --).
 _REFERENCE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}")
-ENGINES = ("docker", "podman")
+INSPECT_ENGINES = ("docker", "podman")  # whose local image store `doctor --image` asks
 
 
 def _inspect(host, ref: str) -> Tuple[Optional[bytes], Optional[str]]:
@@ -258,7 +258,7 @@ def _inspect(host, ref: str) -> Tuple[Optional[bytes], Optional[str]]:
     if host is None or not _REFERENCE.fullmatch(ref):
         return None, None
     whys = []
-    for engine in ENGINES:
+    for engine in INSPECT_ENGINES:
         program = host.which(engine)
         if program is None:
             continue
