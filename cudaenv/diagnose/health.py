@@ -187,7 +187,8 @@ def pci_devices(s, devices) -> List:
                      "GPU stopped answering: it fell off the bus (the kernel log's Xid 79), from power, heat or seating, "
                      "and stays unusable until a reset or a reboot." % ", ".join(_pci(d) for d in gone[:8]),
                      ["cat /sys/bus/pci/devices/%s/power/runtime_status    # 'suspended': switched off by power management" % full,
-                      "sudo dmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # 'fallen off the bus' or Xid 79: the GPU stopped answering"]))
+                      "%sdmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # 'fallen off the bus' or Xid 79: the GPU stopped answering"
+                      % c.sudo(s)]))
     # sysfs (the doctor, on a GPU that may be idle): fewer lanes only; a lower speed alone is the idle GPU saving power
     slow = [d for d in devices if d.revision != "ff" and (
         (d.link_width is not None and d.link_cap_width is not None and d.link_width < d.link_cap_width)
@@ -208,5 +209,5 @@ def pci_devices(s, devices) -> List:
                          "the slot's own generation (the root port's LnkCap) holds it down."),
                      ["nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
                       "pcie.link.width.max --format=csv    # while a job runs",
-                      "sudo lspci -vv%s | grep -E 'LnkCap|LnkSta'" % (" -s %s" % where if where else "")]))
+                      "%slspci -vv%s | grep -E 'LnkCap|LnkSta'" % (c.sudo(s), " -s %s" % where if where else "")]))
     return out

@@ -95,7 +95,9 @@ def check(s, image, tables=None) -> List:
                   "Its config sets no CUDA_VERSION or NVIDIA_REQUIRE_CUDA%s, so no driver floor can be read from it; "
                   "a CUDA program in it brings its own runtime (pip's nvidia-* wheels, a conda env), whose CUDA sets "
                   "the floor." % (" and its layers hold no toolkit version.json or torch" if image.layers_read else
-                                  " (its layers were not read: give a docker save tarball or an OCI layout folder)"))]
+                                  " (its layers were not read: give a docker save tarball or an OCI layout folder)"),
+                  ["docker run --rm --entrypoint python3 %s -c 'import torch; print(torch.version.cuda)'    # the CUDA its "
+                   "torch brings, where it has one" % name])]
     if verdict == "no-driver":
         return [F("image-no-driver", "warning", "the image %s needs driver %s or newer; this machine's is not known"
                   % (name, need["driver"]),
