@@ -16,6 +16,12 @@ measured                              against                              targe
 ``doctor --json --quick`` beside the   the same without them                <= 1.3 x
 frameworks (every package of
 data/frameworks.json installed)
+``doctor --json --quick`` with PY in   the same with PY linked from a       <= 1.2 x
+a conda env of 5,000 conda-meta        folder that is no environment
+records and a 20,000-line history
+``doctor --quick --root`` of a GPU     the same root without them           <= 1.2 x
+container host (Docker, containerd,
+CRI-O, Podman, CDI, the toolkit)
 ``cudaenv list``                       ``PY -c pass``                       <= 1.8 x
 ``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 1.4 x wall, <= 1.5 x peak RSS
 ``cudaenv use 12.4`` (1,000 toolkits)  ``PY -c pass``                       <= 2 x wall
@@ -232,6 +238,57 @@ def frameworks_site(base: Path) -> Path:
         else:
             fb.dist(site, row["package"], "1.0.0+cu128")
     return site
+
+
+def conda_env(base: Path, python: str, meta_too: bool = True) -> str:
+    """A conda env as conda leaves a big one: 5,000 conda-meta records (a few CUDA packages among them), a 20,000-line
+    history; its bin/python links to ``python`` (the doctor's env probe reads it through that path). Without
+    ``meta_too``: the same link in a folder that is no environment (the baseline: the same interpreter, started alike)."""
+    if not meta_too:
+        (base / "bin").mkdir(parents=True)
+        os.symlink(python, base / "bin" / "python")
+        return str(base / "bin" / "python")
+    meta = base / "conda-meta"
+    meta.mkdir(parents=True)
+    for i in range(5000):
+        (meta / ("pkg%04d-1.0.%d-h%07d_0.json" % (i, i % 7, i))).write_text("{}")
+    for name in ("cuda-version-12.6-h7480c83_3", "pytorch-2.7.1-cuda126_generic_py312_h1234_200"):
+        (meta / (name + ".json")).write_text("{}")
+    block = "==> 2026-03-02 10:14:07 <==\n# cmd: /opt/conda/bin/conda install x\n# conda version: 24.11.3\n+conda-forge/linux-64::x-1-0\n"
+    (meta / "history").write_text(block * 5000)
+    (base / "bin").mkdir()
+    os.symlink(python, base / "bin" / "python")
+    return str(base / "bin" / "python")
+
+
+def container_root(base: Path, engines: bool) -> Path:
+    """A root for ``doctor --quick --root``: with ``engines``, a GPU container host as the Containers section reads it
+    (Docker's, containerd's and CRI-O's configs, a CDI spec, Podman's containers.conf, the toolkit's dpkg packages,
+    /dev/char links, cgroup v2; the recorded real files of tests/recorded), else the same root without them. The
+    engines are found by their config files (a program under the root is never run)."""
+    def recorded(name: str) -> str:
+        return (HERE.parent / "tests" / "recorded" / name).read_text().split("# ---\n", 1)[1]
+
+    root = base / ("host" if engines else "bare")
+    for folder in ("etc", "dev/char", "sys/fs/cgroup", "var/lib/dpkg"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "sys/fs/cgroup/cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    status = "".join("Package: %s\nStatus: install ok installed\nVersion: 1.17.8-1\n\n" % n
+                     for n in ("libc6", "bash", "coreutils"))
+    if engines:
+        files = {"etc/docker/daemon.json": recorded("docker-daemon-nvidia-runtime-args.json"),
+                 "etc/containerd/config.toml": recorded("containerd-config-cdi-no-nvidia.toml"),
+                 "etc/crio/crio.conf.d/99-nvidia.toml": recorded("crio-conf-nvidia-ctk.toml"),
+                 "etc/cdi/nvidia.yaml": recorded("cdi-nvidia-575-one-gpu.yaml"),
+                 "etc/containers/containers.conf": recorded("podman-containers-conf-cdi.conf")}
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        os.symlink("../nvidia0", root / "dev/char/195:0")
+        status += "".join("Package: %s\nStatus: install ok installed\nVersion: 1.17.8-1\n\n" % n
+                          for n in ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container1"))
+    (root / "var/lib/dpkg/status").write_text(status)
+    return root
 
 
 def big_checkpoint(path: Path, count: int = 24, numel: int = 16 * 1024 * 1024) -> Path:
@@ -490,8 +547,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         "doctor --json": [cudaenv, "doctor", "--json", "--python", python],
         "doctor --json --quick": [cudaenv, "doctor", "--json", "--quick", "--python", python],
         "doctor --json --quick (frameworks)": [cudaenv, "doctor", "--json", "--quick", "--python", python],
+        "doctor --json --quick (conda env)": [cudaenv, "doctor", "--json", "--quick", "--python",
+                                             conda_env(Path(work) / "conda" / "envs" / "big", python)],
+        "doctor --json --quick (linked python)": [cudaenv, "doctor", "--json", "--quick", "--python",
+                                                  conda_env(Path(work) / "conda" / "plain", python, meta_too=False)],
         "list": [cudaenv, "list"],
     }
+    for label, engines in (("doctor --quick --root (container host)", True), ("doctor --quick --root (no engine)", False)):
+        root = container_root(Path(work) / "containers", engines)
+        commands[label] = [cudaenv, "doctor", "--json", "--quick", "--python", python, "--root", str(root)]
     envs = {name: env for name in commands}
     envs["doctor --json --quick (frameworks)"] = dict(env, PYTHONPATH=str(frameworks_site(Path(work) / "fw")))
     if has_command(cudaenv, "use", env):
@@ -562,6 +626,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for name in ("paste-2-lines.txt", "paste-10M.log"):
             if os.path.exists(os.path.join(work, name)):
                 os.unlink(os.path.join(work, name))
+        shutil.rmtree(os.path.join(work, "conda"), ignore_errors=True)  # the conda env
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
         if a not in figures or b not in figures:
@@ -572,6 +637,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("doctor --json / collect_env", ratio("doctor --json", "collect_env"), 0.8),
         ("doctor --json --quick / collect_env", ratio("doctor --json --quick", "collect_env"), 0.1),
         ("doctor --quick with the frameworks / without", ratio("doctor --json --quick (frameworks)", "doctor --json --quick"), 1.3),
+        ("doctor --quick in a big conda env / without", ratio("doctor --json --quick (conda env)", "doctor --json --quick (linked python)"), 1.2),
+        ("doctor --quick on a container host / without", ratio("doctor --quick --root (container host)", "doctor --quick --root (no engine)"), 1.2),
         ("list / python -c pass", ratio("list", "python -c pass"), 1.8),
         ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 1.4),
         ("use, 1,000 toolkits / python -c pass", ratio("use 12.4 (1,000 toolkits)", "python -c pass"), 2.0),

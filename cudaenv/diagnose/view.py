@@ -9,6 +9,7 @@ not compute). :func:`build_view` is pure; the command builds it once and hands i
 from typing import Any, Mapping, Optional, Tuple
 
 from cudaenv.model.record import Record
+from cudaenv.model.reports import ImageFacts
 from cudaenv.model.snapshot import ToolStatus
 
 
@@ -33,10 +34,14 @@ class ReportView(Record):
     framework_findings: Tuple[Tuple[str, str], ...] = ()  # (package, the finding id its verdict is, "" for none)
     framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
     library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
+    solver: Tuple[Tuple[str, Optional[str]], ...] = ()  # a conda or pixi env's: (virtual package, what its solver sees)
+    image: Optional[ImageFacts] = None  # `doctor --image REF`: the image read
+    image_need: Optional[str] = None  # ... the driver it needs (diagnose.image.image_need), None when nothing says
 
 
-def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
-    """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/)."""
+def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None, image: Optional[ImageFacts] = None) -> ReportView:
+    """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/;
+    ``image``: what ``doctor --image`` read)."""
     from cudaenv.diagnose import _common as c
     from cudaenv.diagnose import frameworks as fw
     from cudaenv.diagnose.versions import static_arch_list
@@ -72,7 +77,29 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
         framework_findings=tuple((p, fw.VERDICT_FINDING.get(v, "")) for p, v in verdicts),
         framework_min_drivers=minimums,
         library_verdicts=fw.library_verdicts(s) if getattr(s, "libraries", ()) else (),
+        solver=_solver(s, tables),
+        image=image,
+        image_need=_image_need(s, image, tables),
     )
+
+
+def _solver(s: Any, tables: Optional[Mapping[str, Any]]) -> Tuple[Tuple[str, Optional[str]], ...]:
+    """What a conda or pixi solver sees on this machine, for the probed interpreter's conda or pixi env."""
+    if getattr(getattr(s, "python_env", None), "kind", None) not in ("conda", "pixi"):
+        return ()
+    from cudaenv.recommend.conda import solver_view
+    from cudaenv.recommend.request import request_from_snapshot
+
+    return tuple((p.name, p.value) for p in solver_view(request_from_snapshot(s), tables).packages)
+
+
+def _image_need(s, image, tables) -> Optional[str]:
+    if image is None or not image.readable:
+        return None
+    from cudaenv.diagnose import _common as c
+    from cudaenv.diagnose.image import image_need
+
+    return image_need(image, c.driver_system(s), tables)["driver"]
 
 
 def _torch_devices(t) -> str:

@@ -40,9 +40,9 @@ def _call(notes: List[Note], label: str, fn: Callable[..., Any], *args: Any, **k
         raise _Failed(label) from exc
 
 
-def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any, Any]:
+def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any, Any, Any]:
     from cudaenv.probes.containers import probe_containers
-    from cudaenv.probes.gpu_health import probe_gpu_health
+    from cudaenv.probes.gpu_health import probe_gpu_health, probe_pci_links
     from cudaenv.probes.nvidia import probe_nvidia
     from cudaenv.probes.platform import probe_platform
     from cudaenv.probes.visibility import probe_visibility
@@ -70,7 +70,11 @@ def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, A
         containers = _call(notes, "containers", probe_containers, host, notes, platform)
     except _Failed:
         containers = None
-    return platform, nvidia, visible, health, containers
+    try:
+        links = _call(notes, "pci-links", probe_pci_links, host, platform)
+    except _Failed:
+        links = ()
+    return platform, nvidia, visible, health, containers, links
 
 
 def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
@@ -140,6 +144,18 @@ def _torch_early(host, python: str, notes: List[Note]):
         return None
 
 
+def _python_env(host, interpreter, torch: Torch, notes: List[Note]) -> Any:
+    """Who made the interpreter's environment (files only: cheap enough for the calling thread)."""
+    from cudaenv.probes.pyenv import probe_python_env
+
+    if interpreter is None:
+        return None
+    try:
+        return _call(notes, "python-env", probe_python_env, host, interpreter.path, torch.executable)
+    except _Failed:
+        return None
+
+
 def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note]) -> Torch:
     from cudaenv.probes.torch import probe_torch_static
 
@@ -198,7 +214,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         if early_job is not None:
             early_job.result()  # no torch to import: its child's answer is not read, but the child is waited for
         say("probing the driver, GPUs and toolkits")
-    platform, nvidia, visible, health, containers = hw_job.result()
+    python_env = _python_env(host, interpreter, torch, collect_notes)
+    platform, nvidia, visible, health, containers, links = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
     frameworks, libraries = fw_job.result()
     if torch_job is not None:
@@ -222,7 +239,10 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),
         health=health,
+        gpu_conditions=tuple(getattr(nvidia, "conditions", ()) or ()),
+        pci_devices=tuple(links or ()),
         containers=containers,
+        python_env=python_env,
         root=str(host.root),
         cudaenv_version=cudaenv.__version__,
     )
