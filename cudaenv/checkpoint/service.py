@@ -22,6 +22,16 @@ class Result:
         self.exit_code = exit_code
 
 
+def is_folder_target(path: str) -> bool:
+    """Whether ``checkpoint inspect PATH`` reads a checkpoint folder: PATH is a folder, a ``*.index.json`` or DCP's
+    ``.metadata`` (names only: nothing of the folder's modules is imported for a single file)."""
+    import os
+
+    base = os.path.basename(path)
+    return os.path.isdir(path) or (os.path.isfile(path) and (base.endswith((".safetensors.index.json", ".bin.index.json"))
+                                                              or base == ".metadata"))
+
+
 def check_file(path: str) -> None:
     """FILE exists and is not a folder (usage errors, exit 2)."""
     import os
@@ -37,12 +47,25 @@ def check_file(path: str) -> None:
 
 def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
     """``checkpoint inspect``: the report, read without running the file, and its exit code (0 loads here as it is,
-    1 it does not, 3 unsafe, 4 inconclusive)."""
+    1 it does not, 3 unsafe, 4 inconclusive). A folder, an index file or DCP's ``.metadata`` is read as the
+    checkpoint folder it is (:mod:`cudaenv.checkpoint.folder`, a :class:`FolderReport`)."""
+    import os
     from cudaenv.checkpoint.advice import probe_visible_gpus
     from cudaenv.checkpoint.analyze import inspect_file
     from cudaenv.checkpoint.verdict import inspect_exit_code
     from cudaenv.core.text import printable
 
+    if not os.path.exists(path):
+        check_file(path)
+    if is_folder_target(path):  # a folder of shards, an index file, DCP's .metadata (issue 32)
+        from cudaenv.checkpoint.folder import folder_exit_code, inspect_folder
+
+        visible = probe_visible_gpus(host)
+        try:
+            report = inspect_folder(path, visible)
+        except OSError as exc:
+            raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+        return Result(report, folder_exit_code(report))
     check_file(path)
     visible = probe_visible_gpus(host)
     try:
