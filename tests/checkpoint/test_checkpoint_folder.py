@@ -1,0 +1,233 @@
+"""`cudaenv checkpoint inspect FOLDER` (issue 32): checkpoint folders built without torch (tests/checkpoint_builders.py:
+sharded safetensors and torch zips with a Hugging Face index, a DeepSpeed ZeRO folder laid out as DeepSpeed's own
+zero_to_fp32.py and tests/unit/checkpoint/test_reshape_checkpoint.py name its files, a DCP .metadata that is not
+DCP's). The real torch and safetensors writers are in test_checkpoint_folder_torch.py. Tensor bytes are never read:
+the bytes read are counted."""
+
+import json
+
+import pytest
+
+import checkpoint_builders as cb
+from cudaenv.checkpoint import layout as L
+from cudaenv.checkpoint.folder import folder_exit_code, inspect_folder
+from cudaenv.checkpoint.report import VisibleGpus
+
+MiB = 1024 * 1024
+
+
+def write_index(folder, name, weight_map, total_size=None):
+    doc = {"metadata": {"total_size": total_size if total_size is not None else 0}, "weight_map": weight_map}
+    (folder / name).write_text(json.dumps(doc))
+
+
+def st_shards(tmp_path, big=4 * MiB, prefix="module."):
+    """Two safetensors shards of a 4-tensor model (keys with ``prefix``) and their index."""
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    one = {prefix + "a.weight": ("F32", (big // 4,), big), prefix + "a.bias": ("BF16", (4,), 8)}
+    two = {prefix + "b.weight": ("F32", (big // 4,), big), prefix + "b.bias": ("F16", (4,), 8)}
+    (folder / "model-00001-of-00002.safetensors").write_bytes(cb.safetensors_file(one, {"format": "pt"}))
+    (folder / "model-00002-of-00002.safetensors").write_bytes(cb.safetensors_file(two, {"format": "pt"}))
+    wmap = {k: "model-00001-of-00002.safetensors" for k in one}
+    wmap.update({k: "model-00002-of-00002.safetensors" for k in two})
+    write_index(folder, "model.safetensors.index.json", wmap, 2 * big + 16)
+    return folder, wmap
+
+
+class Counting:
+    """A file whose reads are counted."""
+
+    def __init__(self, fh, box):
+        self.fh, self.box = fh, box
+
+    def read(self, n=-1):
+        data = self.fh.read(n)
+        self.box[0] += len(data)
+        return data
+
+    def __getattr__(self, name):
+        return getattr(self.fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.fh.close()
+
+
+@pytest.fixture
+def bytes_read(monkeypatch):
+    """The bytes every checkpoint reader reads through open_regular, counted."""
+    import cudaenv.host
+    import cudaenv.host.files as files
+
+    box = [0]
+    real = files.open_regular
+
+    def counted(path):
+        return Counting(real(path), box)
+
+    monkeypatch.setattr(files, "open_regular", counted)
+    monkeypatch.setattr(cudaenv.host, "open_regular", counted)
+    return box
+
+
+def test_sharded_safetensors_with_an_index_is_read_from_the_headers_only(tmp_path, bytes_read):
+    folder, wmap = st_shards(tmp_path)
+    r = inspect_folder(str(folder))
+    assert r.layout == "safetensors-shards" and r.index == "model.safetensors.index.json"
+    assert r.shard_count == 2 and r.tensors == 4 and r.total_bytes == 2 * 4 * MiB + 16
+    assert {d.dtype: d.count for d in r.dtypes} == {"float32": 2, "bfloat16": 1, "float16": 1}
+    assert [(f.name, f.tensors, f.listed, f.verdict) for f in r.files] == [
+        ("model-00001-of-00002.safetensors", 2, 2, None), ("model-00002-of-00002.safetensors", 2, 2, None)]
+    assert [(p.prefix, p.keys, p.of) for p in r.prefixes] == [("module.", 4, 4)]
+    assert r.verdict is None and r.weights_only is None  # no pickle in it: nothing that loading runs
+    assert not r.missing and not r.unlisted and not r.inconsistencies
+    assert folder_exit_code(r) == 0
+    on_disk = sum(p.stat().st_size for p in folder.iterdir())
+    assert 0 < bytes_read[0] < 4096 < on_disk  # the two headers, not the 8 MiB of tensors
+
+
+def test_the_index_names_a_missing_shard_and_a_leftover_is_unlisted(tmp_path, cli):
+    folder, wmap = st_shards(tmp_path, big=64)
+    wmap["module.c.weight"] = "model-00003-of-00003.safetensors"
+    write_index(folder, "model.safetensors.index.json", wmap)
+    (folder / "model-old.safetensors").write_bytes(cb.safetensors_file({"x": ("F32", (1,), 4)}))
+    r = inspect_folder(str(folder / "model.safetensors.index.json"))
+    assert r.missing == ("model-00003-of-00003.safetensors",) and r.unlisted == ("model-old.safetensors",)
+    assert folder_exit_code(r) == 1
+    res = cli("checkpoint", "inspect", str(folder))
+    assert res.code == 1, res.err
+    flat = " ".join(res.out.split())
+    assert "MISSING: model-00003-of-00003.safetensors is named but not in the folder" in flat
+    assert "unlisted: model-old.safetensors" in flat and "world size" not in flat and "2 files with tensors" in flat
+
+
+def test_keys_the_index_misplaces_and_keys_in_two_shards_are_problems(tmp_path):
+    folder, wmap = st_shards(tmp_path, big=64)
+    wmap["module.a.bias"] = "model-00002-of-00002.safetensors"
+    write_index(folder, "model.safetensors.index.json", wmap)
+    (folder / "model-00002-of-00002.safetensors").write_bytes(cb.safetensors_file(
+        {"module.b.weight": ("F32", (16,), 64), "module.b.bias": ("F16", (4,), 8), "module.a.weight": ("F32", (16,), 64)}))
+    r = inspect_folder(str(folder))
+    text = " | ".join(r.inconsistencies)
+    assert "1 keys are in more than one shard (the last loaded wins): module.a.weight" in text
+    assert "1 keys the index places in a shard are not in it: module.a.bias" in text
+    assert folder_exit_code(r) == 1
+
+
+def test_an_index_that_points_outside_the_folder_is_not_followed(tmp_path, bytes_read):
+    folder, wmap = st_shards(tmp_path, big=64)
+    secret = tmp_path / "secret.safetensors"
+    secret.write_bytes(cb.safetensors_file({"x": ("F32", (1,), 4)}))
+    wmap["x"] = "../secret.safetensors"
+    write_index(folder, "model.safetensors.index.json", wmap)
+    r = inspect_folder(str(folder))
+    assert any("names a shard outside the folder: ../secret.safetensors" in p for p in r.inconsistencies)
+    assert all("secret" not in f.name for f in r.files)
+
+
+def test_bin_shards_merge_devices_and_prefixes_and_the_worst_verdict_wins(tmp_path, cli):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    sd = cb.cnn("cuda:1", prefix="module.")
+    items = list(sd.items())
+    one = cb.state_dict(items[:3])
+    two = cb.state_dict(items[3:])
+    (folder / "pytorch_model-00001-of-00002.bin").write_bytes(cb.torch_zip(one, prefix="pytorch_model-00001-of-00002"))
+    (folder / "pytorch_model-00002-of-00002.bin").write_bytes(cb.torch_zip(two, prefix="pytorch_model-00002-of-00002"))
+    wmap = {k: "pytorch_model-00001-of-00002.bin" for k, _ in items[:3]}
+    wmap.update({k: "pytorch_model-00002-of-00002.bin" for k, _ in items[3:]})
+    write_index(folder, "pytorch_model.bin.index.json", wmap)
+    r = inspect_folder(str(folder), VisibleGpus(1, ("cuda:0",)))
+    assert r.layout == "bin-shards" and r.shard_count == 2 and r.tensors == 6
+    assert {(d.device, d.count) for d in r.devices} == {("cuda:1", 6)}
+    assert [(p.prefix, p.keys, p.of) for p in r.prefixes] == [("module.", 6, 6)]
+    assert r.verdict == "safe" and r.weights_only is True
+    assert folder_exit_code(r) == 1  # cuda:1 on a machine with one GPU: a device to map
+    # one shard that runs code makes the whole folder unsafe (exit 3), and says which file
+    evil = cb.state_dict(items[3:] + [("x", cb.Reduce(cb.glob("os", "system"), ("touch pwned",)))])
+    (folder / "pytorch_model-00002-of-00002.bin").write_bytes(cb.torch_zip(evil, prefix="pytorch_model-00002-of-00002"))
+    r = inspect_folder(str(folder))
+    assert r.verdict == "unsafe" and folder_exit_code(r) == 3 and r.weights_only is False
+    assert [f.verdict for f in r.files] == ["safe", "unsafe"]
+    assert any(v.where.startswith("pytorch_model-00002-of-00002.bin: ") and "os.system" in v.why for v in r.verdict_reasons)
+    res = cli("checkpoint", "inspect", str(folder / "pytorch_model.bin.index.json"))
+    assert res.code == 3 and "UNSAFE" in res.out and not (tmp_path / "pwned").exists()
+
+
+def test_one_inconclusive_file_makes_the_folder_inconclusive():
+    assert L.worst(["safe", "inconclusive", "safe"]) == "inconclusive"
+    assert L.worst(["safe", "inconclusive", "unsafe"]) == "unsafe"
+    assert L.worst([None, "safe"]) == "safe" and L.worst([None]) is None
+    assert L.worst(["safe", "something new"]) == "inconclusive"  # an unknown verdict fails closed
+
+
+def zero_folder(tmp_path, ranks=(0, 1), partition_count=2, stage=2, bf16=True):
+    """A DeepSpeed ZeRO folder as DeepSpeed names its files (zero_to_fp32.py, test_reshape_checkpoint.py): latest,
+    global_step10/mp_rank_00_model_states.pt ({module: state_dict, buffer_names, param_shapes, ds_version}) and one
+    [bf16_]zero_pp_rank_{r}_mp_rank_00_optim_states.pt per rank ({optimizer_state_dict: {zero_stage,
+    partition_count, single_partition_of_fp32_groups}}), zero_to_fp32.py beside them. Constructed, not saved by
+    DeepSpeed (it does not install here)."""
+    top = tmp_path / "ds"
+    tag = top / "global_step10"
+    tag.mkdir(parents=True)
+    (top / "latest").write_text("global_step10")
+    (top / "zero_to_fp32.py").write_text("# zero_to_fp32.py stand-in: never run by inspect\nraise SystemExit(1)\n")
+    model = {"module": cb.cnn("cuda:0"), "buffer_names": [], "param_shapes": [], "ds_version": "0.16.0"}
+    (tag / "mp_rank_00_model_states.pt").write_bytes(cb.torch_zip(model, prefix="mp_rank_00_model_states"))
+    for r in ranks:
+        flat = cb.Tensor(cb.Storage(str(100 + r), 64, "cuda:%d" % r), (64,))
+        osd = {"zero_stage": stage, "partition_count": partition_count, "single_partition_of_fp32_groups": [flat]}
+        name = "%szero_pp_rank_%d_mp_rank_00_optim_states.pt" % ("bf16_" if bf16 else "", r)
+        (tag / name).write_bytes(cb.torch_zip({"optimizer_state_dict": osd, "ds_config": {}}, prefix=name[:-3]))
+    return top
+
+
+def test_a_zero_folder_says_stage_world_size_and_which_files_hold_what(tmp_path, cli):
+    top = zero_folder(tmp_path)
+    r = inspect_folder(str(top))
+    assert r.layout == "deepspeed-zero" and r.tag == "global_step10" and r.zero_stage == 2 and r.world_size == 2
+    assert r.model_files == ("global_step10/mp_rank_00_model_states.pt",)
+    assert r.optimizer_files == ("global_step10/bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt",
+                                 "global_step10/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt")
+    assert [(f.role, f.rank) for f in r.files] == [("script", None), ("model", None), ("optimizer", 0), ("optimizer", 1)]
+    assert r.tensors == 6 and not r.missing and r.verdict == "safe"
+    assert {(d.device, d.count) for d in r.devices} == {("cuda:0", 7), ("cuda:1", 1)}
+    res = cli("checkpoint", "inspect", str(top))
+    flat = " ".join(res.out.split())
+    assert "world size 2, ZeRO stage 2" in flat and "zero_to_fp32.py: script shipped with the checkpoint" in flat
+    assert "code shipped with the checkpoint" in flat and "--trust" in flat
+
+
+def test_a_zero_folder_missing_a_rank_names_the_file(tmp_path):
+    top = zero_folder(tmp_path, ranks=(0, 2), partition_count=3)
+    r = inspect_folder(str(top / "global_step10"))
+    assert r.world_size == 3 and r.tag is None
+    assert r.missing == ("bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt",) and folder_exit_code(r) == 1
+
+
+def test_a_dcp_metadata_that_runs_code_is_unsafe_and_never_run(tmp_path, cli):
+    folder = tmp_path / "dcp"
+    folder.mkdir()
+    (folder / ".metadata").write_bytes(cb.dumps(cb.Reduce(cb.glob("os", "system"), ("touch %s" % (tmp_path / "pwned"),)), 4))
+    (folder / "__0_0.distcp").write_bytes(b"\0" * 64)
+    r = inspect_folder(str(folder))
+    assert r.layout == "dcp" and r.verdict == "unsafe" and folder_exit_code(r) == 3
+    assert any(v.where.startswith(".metadata: ") and "os.system" in v.why for v in r.verdict_reasons)
+    res = cli("checkpoint", "inspect", str(folder / ".metadata"))
+    assert res.code == 3 and not (tmp_path / "pwned").exists()
+
+
+def test_layout_names():
+    assert L.classify([".metadata", "__0_0.distcp", "__1_0.distcp"], []) == "dcp"
+    assert L.classify(["latest", "zero_to_fp32.py"], ["global_step5"]) == "deepspeed-zero"
+    assert L.classify(["model.safetensors.index.json", "model-00001-of-00002.safetensors"], []) == "safetensors-shards"
+    assert L.classify(["pytorch_model.bin.index.json"], []) == "bin-shards"
+    assert L.classify(["notes.txt"], []) == "unknown"
+    assert L.dcp_rank("__12_3.distcp") == 12 and L.dcp_rank("x.distcp") is None and L.dcp_rank("__a_0.distcp") is None
+    assert L.zero_rank("bf16_zero_pp_rank_7_mp_rank_00_optim_states.pt") == 7
+    assert L.pick_tag(None, ["global_step9", "global_step10", "other"]) == "global_step10"
+    assert L.pick_tag("global_step9", ["global_step9", "global_step10"]) == "global_step9"
+    assert L.parse_index(b"[1]")[0] is None and L.parse_index(b"\xff")[2].startswith("the index is not JSON")
