@@ -212,7 +212,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
         if index is None:
             acc.notes.append("no index file: every %s file in the folder is taken as a shard" % ext)
     per_file: Dict[str, int] = {}
-    for k, f in (wmap or {}).items():
+    for f in (wmap or {}).values():
         per_file[f] = per_file.get(f, 0) + 1
     tensors = total = 0
     from cudaenv.model.record import replace

@@ -65,6 +65,11 @@ def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
             report = inspect_folder(path, visible)
         except OSError as exc:
             raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+        if report.layout == "unknown":
+            raise UserError("%s is a folder, but not a checkpoint folder cudaenv recognises" % printable(path),
+                            hint="a DCP folder (.metadata, __0_0.distcp), a DeepSpeed ZeRO folder (latest, global_step*/), "
+                                 "shards with model.safetensors.index.json or pytorch_model.bin.index.json; or inspect "
+                                 "one file of it")
         return Result(report, folder_exit_code(report))
     check_file(path)
     visible = probe_visible_gpus(host)
