@@ -121,6 +121,7 @@ class FixReport(Record):
     after: Optional[CheckpointReport] = None
     backup: Optional[str] = None
     warnings: Tuple[str, ...] = ()
+    folder: Optional[FolderReport] = None  # the checkpoint folder consolidated into OUT (issue 32; before is None)
 
 
 class ShardFile(Record):

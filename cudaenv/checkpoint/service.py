@@ -86,14 +86,21 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
     """``checkpoint fix``: the checks of what was asked (before anything is read), then the rewrite. Exit 0 with the
     :class:`FixReport` when OUT was written and its own verdict calls it loadable; 1 when ``--trust`` wrote one that
     still needs weights_only=False (said in its warnings); every other outcome raises."""
+    import os
+
     from cudaenv.checkpoint import fix as F
     from cudaenv.checkpoint.advice import probe_visible_gpus, target_device
     from cudaenv.core.text import printable
 
     strip = list(strip or [])
-    check_file(path)
+    folder = os.path.exists(path) and is_folder_target(path)  # a checkpoint folder: consolidated (issue 32)
+    if not folder:
+        check_file(path)
+    elif in_place:
+        raise UserError("--in-place rewrites one file; a checkpoint folder is consolidated into -o OUT",
+                        hint="-o consolidated.pt")
     F.plan_output(path, output, in_place)  # (before the GPU probe: a wrong OUT is said at once)
-    if not (map_location or strip or add or extract is not None):
+    if not folder and not (map_location or strip or add or extract is not None):
         raise UserError("nothing to change", hint="--map-location cpu|cuda:N|auto, --strip-prefix module., "
                                                   "--add-prefix P, --extract state_dict")
     for p in strip + ([add] if add is not None else []):
@@ -106,6 +113,12 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
         if not F.DEVICE.match(target):
             raise UserError("--map-location %s is not a device" % printable(map_location), hint="cpu, cuda:0 or auto")
     opts = F.Options(target, strip, add, extract)
+    if folder:
+        from cudaenv.checkpoint.consolidate import consolidate
+
+        report = consolidate(host, path, output, opts, visible, trust=trust, python=python, timeout=timeout,
+                             in_place=in_place)
+        return Result(report, 0)
     report = F.fix_checkpoint(host, path, output, opts, visible, in_place=in_place, trust=trust, python=python,
                               timeout=timeout)
     # 0 only for an output its own verdict calls loadable; a --trust result that still needs weights_only=False

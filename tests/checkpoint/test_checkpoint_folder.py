@@ -231,3 +231,85 @@ def test_layout_names():
     assert L.pick_tag(None, ["global_step9", "global_step10", "other"]) == "global_step10"
     assert L.pick_tag("global_step9", ["global_step9", "global_step10"]) == "global_step9"
     assert L.parse_index(b"[1]")[0] is None and L.parse_index(b"\xff")[2].startswith("the index is not JSON")
+
+
+# ------------------------------------------------------------------ checkpoint fix FOLDER -o OUT
+def st_bytes(tensors, metadata=None):
+    """A safetensors file whose tensor bytes differ per tensor (cb.safetensors_file writes zeros)."""
+    data = bytearray(cb.safetensors_file(tensors, metadata))
+    start = len(data) - sum(size for _, _, size in tensors.values())
+    for i in range(start, len(data)):
+        data[i] = (i * 7 + 3) % 251
+    return bytes(data)
+
+
+def header_and_data(path):
+    import struct
+
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def test_fix_merges_safetensors_shards_without_torch_and_strips_in_the_same_pass(tmp_path, cli):
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    one = {"_orig_mod.module.a.weight": ("F32", (4, 4), 64), "_orig_mod.module.a.bias": ("BF16", (4,), 8)}
+    two = {"_orig_mod.module.b.weight": ("F16", (8,), 16)}
+    (folder / "model-00001-of-00002.safetensors").write_bytes(st_bytes(one, {"format": "pt"}))
+    (folder / "model-00002-of-00002.safetensors").write_bytes(st_bytes(two, {"format": "pt"}))
+    wmap = {k: "model-00001-of-00002.safetensors" for k in one}
+    wmap.update({k: "model-00002-of-00002.safetensors" for k in two})
+    write_index(folder, "model.safetensors.index.json", wmap)
+    out = tmp_path / "one.safetensors"
+    res = cli("checkpoint", "fix", str(folder), "-o", str(out), "--strip-prefix", "_orig_mod.", "--strip-prefix", "module.")
+    assert res.code == 0, res.err
+    header, data = header_and_data(out)
+    assert header["__metadata__"] == {"format": "pt"}
+    assert {k: (v["dtype"], v["shape"]) for k, v in header.items() if k != "__metadata__"} == {
+        "a.weight": ("F32", [4, 4]), "a.bias": ("BF16", [4]), "b.weight": ("F16", [8])}
+    for shard, tensors in (("model-00001-of-00002.safetensors", one), ("model-00002-of-00002.safetensors", two)):
+        src_header, src_data = header_and_data(folder / shard)
+        for key in tensors:
+            b, e = src_header[key]["data_offsets"]
+            nb, ne = header[key[len("_orig_mod.module."):]]["data_offsets"]
+            assert data[nb:ne] == src_data[b:e]  # every tensor's bytes copied from its shard's byte range
+    assert "merged without torch" in res.out and "stripped _orig_mod. then module. from 3 keys" in " ".join(res.out.split())
+
+
+def test_fix_of_a_folder_says_what_is_wrong_before_writing(tmp_path, cli, monkeypatch):
+    folder, wmap = st_shards(tmp_path, big=64)
+    out = tmp_path / "one.safetensors"
+    # a .pt OUT for safetensors shards, two keys that would get one name: usage errors, nothing written
+    assert cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt")).code == 2
+    (folder / "model-00002-of-00002.safetensors").write_bytes(cb.safetensors_file({"a.weight": ("F32", (16,), 64),
+                                                                                   "module.b.bias": ("F16", (4,), 8)}))
+    write_index(folder, "model.safetensors.index.json", {"module.a.weight": "model-00001-of-00002.safetensors",
+                                                         "module.a.bias": "model-00001-of-00002.safetensors",
+                                                         "a.weight": "model-00002-of-00002.safetensors",
+                                                         "module.b.bias": "model-00002-of-00002.safetensors"})
+    res = cli("checkpoint", "fix", str(folder), "-o", str(out), "--strip-prefix", "module.")
+    assert res.code == 2 and "two tensors would be named a.weight" in res.err and not out.exists()
+    # too little free space: said before a byte is written (exit 1)
+    import collections
+    import shutil
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: usage(10, 10, 100))
+    res = cli("checkpoint", "fix", str(folder), "-o", str(out))
+    assert res.code == 1 and "100 bytes free" in res.err and not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".cudaenv-tmp")]
+    # a shard the index names is missing: nothing is written (exit 2)
+    monkeypatch.undo()
+    (folder / "model-00002-of-00002.safetensors").unlink()
+    res = cli("checkpoint", "fix", str(folder), "-o", str(out))
+    assert res.code == 2 and "is missing (model-00002-of-00002.safetensors)" in " ".join(res.err.split()) and not out.exists()
+
+
+def test_fix_of_a_zero_folder_runs_its_script_only_with_trust(tmp_path, cli):
+    top = zero_folder(tmp_path)
+    res = cli("checkpoint", "fix", str(top), "-o", str(tmp_path / "fp32.pt"))
+    assert res.code == 2 and "code shipped with the checkpoint" in res.err and "--trust" in res.err
+    assert not (tmp_path / "fp32.pt").exists()
+    res = cli("checkpoint", "fix", str(top), "--in-place")
+    assert res.code == 2 and "-o OUT" in res.err
