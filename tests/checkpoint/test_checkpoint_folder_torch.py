@@ -200,3 +200,54 @@ def test_bin_shards_from_torch_save(tmp_path, bytes_read):
     assert r.verdict == "safe" and r.weights_only is True and folder_exit_code(r) == 1  # cuda:3: a device to map
     assert [(p.prefix, p.keys, p.of) for p in r.prefixes] == [("module.", 3, 3)]
     assert bytes_read[0] < 16 * 1024 < sum(t.nbytes for t in sd.values())  # per file: the last 4 KiB, data.pkl
+
+
+# ------------------------------------------------------------------ checkpoint fix FOLDER -o OUT
+def test_fix_consolidates_the_gloo_dcp_folder_with_torchs_own_converter(dcp_folder, tmp_path, cli):
+    out = tmp_path / "one.pt"
+    res = cli("checkpoint", "fix", str(dcp_folder), "-o", str(out), "--strip-prefix", "module.", "--python", sys.executable)
+    assert res.code == 0, res.err
+    flat = " ".join(res.out.split())
+    assert "dcp_to_torch_save" in flat and "stripped module. from 3 keys" in flat and "world size 2" in flat
+    got = torch.load(out, weights_only=True)
+    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+    dcp_to_torch_save(str(dcp_folder), str(tmp_path / "ref.pt"))
+    ref = torch.load(tmp_path / "ref.pt", weights_only=False)["model"]
+    assert sorted(got["model"]) == sorted(k.replace("module.", "", 1) for k in ref)
+    for k, v in ref.items():
+        if isinstance(v, torch.Tensor):
+            assert torch.equal(got["model"][k.replace("module.", "", 1)], v)
+
+
+def test_fix_refuses_a_dcp_folder_whose_item_runs_code_unless_trusted(tmp_path, cli):
+    import torch.distributed.checkpoint as dcp
+
+    marker = tmp_path / "pwned"
+    dcp.save({"w": torch.ones(4), "evil": Pwn(marker)}, checkpoint_id=str(tmp_path / "ckpt"), no_dist=True)
+    res = cli("checkpoint", "fix", str(tmp_path / "ckpt"), "-o", str(tmp_path / "one.pt"), "--python", sys.executable)
+    assert res.code == 2 and "not safe to load" in res.err and not marker.exists() and not (tmp_path / "one.pt").exists()
+
+
+def test_fix_merges_bin_shards_and_maps_their_devices(tmp_path, cli):
+    registry = torch.serialization._package_registry
+    before = list(registry)
+    torch.serialization.register_package(0, lambda s: "cuda:3" if s.device.type == "cpu" else None, lambda s, loc: None)
+    try:
+        sd = {"module.a.weight": torch.randn(8, 8), "module.a.bias": torch.randn(8), "module.b.weight": torch.randn(8, 8)}
+        torch.save({k: sd[k] for k in list(sd)[:2]}, tmp_path / "pytorch_model-00001-of-00002.bin")
+        torch.save({"module.b.weight": sd["module.b.weight"]}, tmp_path / "pytorch_model-00002-of-00002.bin")
+    finally:
+        registry[:] = before
+    wmap = {"module.a.weight": "pytorch_model-00001-of-00002.bin", "module.a.bias": "pytorch_model-00001-of-00002.bin",
+            "module.b.weight": "pytorch_model-00002-of-00002.bin"}
+    (tmp_path / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": wmap}))
+    out = tmp_path / "merged" / "model.pt"
+    out.parent.mkdir()
+    res = cli("checkpoint", "fix", str(tmp_path / "pytorch_model.bin.index.json"), "-o", str(out), "--map-location", "cpu",
+              "--strip-prefix", "module.", "--python", sys.executable)
+    assert res.code == 0, res.err
+    got = torch.load(out, weights_only=True)  # loads here: every storage on cpu
+    assert sorted(got) == ["a.bias", "a.weight", "b.weight"]
+    assert all(torch.equal(got[k[len("module."):]], v) for k, v in sd.items())
+    assert "saved on cpu ×3" in " ".join(res.out.split())
