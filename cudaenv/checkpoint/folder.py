@@ -81,7 +81,7 @@ class _Acc:
         self.keys: Dict[str, List[str]] = {}  # file -> its top-level keys (a shard's state_dict keys)
         self.prefixes: List[KeyPrefix] = []
 
-    def add(self, shard: ShardFile, reasons=(), report=None) -> None:
+    def add(self, shard: ShardFile, reasons=(), report=None, count_dtypes: bool = True) -> None:
         self.files.append(shard)
         self.verdicts.append(shard.verdict)
         self.weights_only.append(shard.weights_only)
@@ -90,15 +90,16 @@ class _Acc:
                 self.reasons.append(VerdictReason("%s: %s" % (shard.name, r.where), r.why))
         for p in shard.problems:
             self.problems.append("%s: %s" % (shard.name, p))
-        if report is not None:
+        if report is not None and count_dtypes:
             for d in report.dtypes:
                 self.dtypes[d.dtype] = self.dtypes.get(d.dtype, 0) + d.count
+        if report is not None:
             for d in report.devices:
                 self.devices[(d.device, d.via)] = self.devices.get((d.device, d.via), 0) + d.count
 
 
 def _inspect_file(folder: str, name: str, role: str, visible, acc: _Acc, rank: Optional[int] = None,
-                  keep_prefixes: bool = True, shown: Optional[str] = None):
+                  keep_prefixes: bool = True, shown: Optional[str] = None, count_dtypes: bool = True):
     """Read one pickle or safetensors file of the folder with the single-file readers; its box (for the walked
     root or the header) and report."""
     from cudaenv.checkpoint.analyze import build_report
@@ -117,7 +118,7 @@ def _inspect_file(folder: str, name: str, role: str, visible, acc: _Acc, rank: O
     shard = ShardFile(shown, role, report.size, report.format, rank, report.tensors, report.total_bytes, pickles=walked,
                       verdict=report.verdict, weights_only=report.weights_only, devices=report.devices,
                       problems=report.inconsistencies)
-    acc.add(shard, report.verdict_reasons, report)
+    acc.add(shard, report.verdict_reasons, report, count_dtypes=count_dtypes)
     if keep_prefixes:
         acc.prefixes.extend(KeyPrefix(shown if not p.container else "%s %s" % (shown, p.container), p.prefix, p.keys, p.of, p.where)
                             for p in report.prefixes)
@@ -395,13 +396,13 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
         role = L.zero_role(name)
         try:
             box, report = _inspect_file(where, name, role, visible, acc, L.zero_rank(name), keep_prefixes=role == "model",
-                                        shown=rel + name)
+                                        shown=rel + name, count_dtypes=role == "model")
         except OSError as exc:
             acc.problems.append("%s%s: cannot be read: %s" % (rel, name, exc.strerror or exc))
             continue
         total += report.total_bytes
-        if role == "model":
-            tensors += report.tensors
+        if role == "model" and not tensors:  # (stage 3: every rank's model states list the same keys)
+            tensors = report.tensors
         elif stage is None and box.pickle is not None:
             stage, count = L.zero_optimizer_facts(box.pickle.root)
     if stage is None and any(n.startswith("zero_pp_rank_") and n.endswith("_model_states.pt") for n in models):

@@ -209,6 +209,8 @@ def zero_optimizer_facts(root: Any) -> Tuple[Optional[int], Optional[int]]:
             osd = v
     stage = count = None
     for k, v in pairs_of(osd):
+        if k == "zero_stage" and isinstance(v, Call) and isinstance(v.args, tuple) and len(v.args) == 1:
+            v = v.args[0]  # DeepSpeed 0.19 pickles a ZeroStageEnum(2) (its global is named, never imported)
         if k == "zero_stage" and isinstance(v, int) and not isinstance(v, bool):
             stage = v
         elif k == "partition_count":

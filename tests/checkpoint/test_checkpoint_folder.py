@@ -9,6 +9,7 @@ import json
 import pytest
 
 import checkpoint_builders as cb
+from builders import recorded
 from cudaenv.checkpoint import layout as L
 from cudaenv.checkpoint.folder import folder_exit_code, inspect_folder
 from cudaenv.checkpoint.report import VisibleGpus
@@ -164,48 +165,81 @@ def test_one_inconclusive_file_makes_the_folder_inconclusive():
     assert L.worst(["safe", "something new"]) == "inconclusive"  # an unknown verdict fails closed
 
 
-def zero_folder(tmp_path, ranks=(0, 1), partition_count=2, stage=2, bf16=True):
-    """A DeepSpeed ZeRO folder as DeepSpeed names its files (zero_to_fp32.py, test_reshape_checkpoint.py): latest,
-    global_step10/mp_rank_00_model_states.pt ({module: state_dict, buffer_names, param_shapes, ds_version}) and one
-    [bf16_]zero_pp_rank_{r}_mp_rank_00_optim_states.pt per rank ({optimizer_state_dict: {zero_stage,
-    partition_count, single_partition_of_fp32_groups}}), zero_to_fp32.py beside them. Constructed, not saved by
-    DeepSpeed (it does not install here)."""
+def recorded_zero_layout(stage):
+    """The files of a real DeepSpeed 0.19.8 ZeRO checkpoint (tests/recorded/deepspeed-zero-layouts.txt: two gloo
+    ranks on CPU), and the DeepSpeed globals its optimizer states name."""
+    files, globals_ = [], []
+    block = None
+    for line in recorded("deepspeed-zero-layouts.txt").splitlines():
+        if line.startswith("== stage "):
+            block = int(line.split()[-1])
+        elif block == stage and line.startswith("optim global: "):
+            globals_.append(line[len("optim global: "):].split())
+        elif block == stage and " " in line and not line.startswith("latest:"):
+            files.append(line.split()[0])
+    return files, globals_
+
+
+def zero_folder(tmp_path, stage=2, drop=(), partition_count=2):
+    """A DeepSpeed ZeRO folder with the file names of a real DeepSpeed 0.19.8 save (recorded_zero_layout), each
+    .pt built as DeepSpeed writes it (model states: {module: state_dict, buffer_names, param_shapes, ds_version};
+    optimizer states: {optimizer_state_dict: {loss_scaler: LossScaler(...), zero_stage: ZeroStageEnum(stage),
+    partition_count, ...}}, the DeepSpeed classes named, never imported), the scripts as stand-ins that are never run.
+    ``drop``: file names left out."""
+    files, ds_globals = recorded_zero_layout(stage)
     top = tmp_path / "ds"
-    tag = top / "global_step10"
-    tag.mkdir(parents=True)
-    (top / "latest").write_text("global_step10")
-    (top / "zero_to_fp32.py").write_text("# zero_to_fp32.py stand-in: never run by inspect\nraise SystemExit(1)\n")
-    model = {"module": cb.cnn("cuda:0"), "buffer_names": [], "param_shapes": [], "ds_version": "0.16.0"}
-    (tag / "mp_rank_00_model_states.pt").write_bytes(cb.torch_zip(model, prefix="mp_rank_00_model_states"))
-    for r in ranks:
-        flat = cb.Tensor(cb.Storage(str(100 + r), 64, "cuda:%d" % r), (64,))
-        osd = {"zero_stage": stage, "partition_count": partition_count, "single_partition_of_fp32_groups": [flat]}
-        name = "%szero_pp_rank_%d_mp_rank_00_optim_states.pt" % ("bf16_" if bf16 else "", r)
-        (tag / name).write_bytes(cb.torch_zip({"optimizer_state_dict": osd, "ds_config": {}}, prefix=name[:-3]))
+    for rel in files:
+        if rel in drop:
+            continue
+        path = top / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        name = path.name
+        if name == "latest":
+            path.write_text("global_step1")
+        elif name.endswith(".py"):
+            path.write_text("# stand-in for DeepSpeed's %s: never run by inspect\nraise SystemExit(1)\n" % name)
+        elif name.endswith("_model_states.pt"):
+            model = {"module": cb.cnn("cpu"), "buffer_names": [], "param_shapes": [], "ds_version": "0.19.8"}
+            path.write_bytes(cb.torch_zip(model, prefix=name[:-3]))
+        else:
+            rank = int(name.split("zero_pp_rank_")[1].split("_")[0])
+            flat = cb.Tensor(cb.Storage(str(100 + rank), 64, "cpu"), (64,))
+            named = {n: cb.glob(m, n) for m, n in ds_globals}
+            osd = {"loss_scaler": cb.Reduce(named["LossScaler"], ()), "zero_stage": cb.Reduce(named["ZeroStageEnum"], (stage,)),
+                   "partition_count": partition_count, "single_partition_of_fp32_groups": [flat]}
+            path.write_bytes(cb.torch_zip({"optimizer_state_dict": osd, "ds_config": {}}, prefix=name[:-3]))
     return top
 
 
 def test_a_zero_folder_says_stage_world_size_and_which_files_hold_what(tmp_path, cli):
     top = zero_folder(tmp_path)
     r = inspect_folder(str(top))
-    assert r.layout == "deepspeed-zero" and r.tag == "global_step10" and r.zero_stage == 2 and r.world_size == 2
-    assert r.model_files == ("global_step10/mp_rank_00_model_states.pt",)
-    assert r.optimizer_files == ("global_step10/bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt",
-                                 "global_step10/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt")
+    assert r.layout == "deepspeed-zero" and r.tag == "global_step1" and r.zero_stage == 2 and r.world_size == 2
+    assert r.model_files == ("global_step1/mp_rank_00_model_states.pt",)
+    assert r.optimizer_files == ("global_step1/zero_pp_rank_0_mp_rank_00_optim_states.pt",
+                                 "global_step1/zero_pp_rank_1_mp_rank_00_optim_states.pt")
     assert [(f.role, f.rank) for f in r.files] == [("script", None), ("model", None), ("optimizer", 0), ("optimizer", 1)]
-    assert r.tensors == 6 and not r.missing and r.verdict == "safe"
-    assert {(d.device, d.count) for d in r.devices} == {("cuda:0", 7), ("cuda:1", 1)}
+    assert r.tensors == 6 and not r.missing and {d.dtype: d.count for d in r.dtypes} == {"float32": 6}
+    # the optimizer states name DeepSpeed's own classes: torch.load(weights_only=False) imports them
+    assert r.verdict == "unsafe" and [f.verdict for f in r.files[1:]] == ["safe", "unsafe", "unsafe"]
+    assert any("deepspeed.runtime.fp16.loss_scaler.LossScaler" in v.why for v in r.verdict_reasons)
     res = cli("checkpoint", "inspect", str(top))
     flat = " ".join(res.out.split())
-    assert "world size 2, ZeRO stage 2" in flat and "zero_to_fp32.py: script shipped with the checkpoint" in flat
+    assert res.code == 3 and "world size 2, ZeRO stage 2" in flat
+    assert "zero_to_fp32.py: script shipped with the checkpoint" in flat
     assert "code shipped with the checkpoint" in flat and "--trust" in flat
 
 
+def test_a_stage_3_zero_folder_has_model_states_per_rank(tmp_path):
+    r = inspect_folder(str(zero_folder(tmp_path, stage=3)))
+    assert r.zero_stage == 3 and r.world_size == 2 and len(r.model_files) == 2 and r.tensors == 6
+
+
 def test_a_zero_folder_missing_a_rank_names_the_file(tmp_path):
-    top = zero_folder(tmp_path, ranks=(0, 2), partition_count=3)
-    r = inspect_folder(str(top / "global_step10"))
-    assert r.world_size == 3 and r.tag is None
-    assert r.missing == ("bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt",) and folder_exit_code(r) == 1
+    top = zero_folder(tmp_path, drop=("global_step1/zero_pp_rank_1_mp_rank_00_optim_states.pt",))
+    r = inspect_folder(str(top / "global_step1"))
+    assert r.world_size == 2 and r.tag is None
+    assert r.missing == ("zero_pp_rank_1_mp_rank_00_optim_states.pt",) and folder_exit_code(r) == 3  # (unsafe first)
 
 
 def test_a_dcp_metadata_that_runs_code_is_unsafe_and_never_run(tmp_path, cli):

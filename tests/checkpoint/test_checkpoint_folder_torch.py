@@ -251,3 +251,37 @@ def test_fix_merges_bin_shards_and_maps_their_devices(tmp_path, cli):
     assert sorted(got) == ["a.bias", "a.weight", "b.weight"]
     assert all(torch.equal(got[k[len("module."):]], v) for k, v in sd.items())
     assert "saved on cpu ×3" in " ".join(res.out.split())
+
+
+STAND_IN_ZERO_TO_FP32 = '''# a stand-in for DeepSpeed's zero_to_fp32.py (DeepSpeed is not in the torch session): the one function cudaenv calls,
+# with DeepSpeed's signature; it records that it ran (fix runs the folder's own script only with --trust)
+import os
+import torch
+
+
+def get_fp32_state_dict_from_zero_checkpoint(checkpoint_dir, tag=None):
+    open(os.path.join(checkpoint_dir, "ran-" + str(tag)), "w").close()
+    return {"module.fc.weight": torch.ones(2, 2), "module.fc.bias": torch.zeros(2)}
+'''
+
+
+def test_fix_runs_the_zero_folders_own_script_only_with_trust(tmp_path, cli):
+    # the layout of a real DeepSpeed 0.19.8 save (tests/recorded/deepspeed-zero-layouts.txt, stage 2), with torch.save
+    top = tmp_path / "ds"
+    (top / "global_step1").mkdir(parents=True)
+    (top / "latest").write_text("global_step1")
+    (top / "zero_to_fp32.py").write_text(STAND_IN_ZERO_TO_FP32)
+    torch.save({"module": {"fc.weight": torch.ones(2, 2)}, "buffer_names": [], "param_shapes": []},
+               top / "global_step1" / "mp_rank_00_model_states.pt")
+    for r in (0, 1):
+        torch.save({"optimizer_state_dict": {"zero_stage": 2, "partition_count": 2,
+                                             "single_partition_of_fp32_groups": [torch.ones(3)]}},
+                   top / "global_step1" / ("zero_pp_rank_%d_mp_rank_00_optim_states.pt" % r))
+    out = tmp_path / "fp32.pt"
+    res = cli("checkpoint", "fix", str(top), "-o", str(out), "--python", sys.executable)
+    assert res.code == 2 and not (top / "ran-global_step1").exists() and not out.exists()
+    res = cli("checkpoint", "fix", str(top), "-o", str(out), "--trust", "--strip-prefix", "module.", "--python", sys.executable)
+    assert res.code == 0, res.err
+    assert (top / "ran-global_step1").exists()
+    assert sorted(torch.load(out, weights_only=True)) == ["fc.bias", "fc.weight"]
+    assert "zero_to_fp32.py" in res.out and "stripped module. from 2 keys" in " ".join(res.out.split())
