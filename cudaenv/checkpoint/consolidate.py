@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
+from cudaenv.checkpoint.fix import EXIT_NOT_WRITTEN
+from cudaenv.checkpoint.rewrite import COPY_CHUNK
 from cudaenv.core.errors import UserError
 
-EXIT_NOT_WRITTEN = 1
-COPY_CHUNK = 1 << 20
 
 
 def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool = False, python: Optional[str] = None,

@@ -18,6 +18,7 @@ from cudaenv.checkpoint.report import DeviceCount, DtypeCount, FolderReport, Key
 
 MAX_ENTRIES = 200_000  # the most folder entries looked at
 MAX_REASONS = 40  # verdict reasons kept from all the files together
+MAX_DCP_ITEMS = 500_000  # the DCP items walked (a 64-rank FSDP save of a 70B model and its optimizer: ~150,000)
 
 
 class _DcpFacts:
@@ -334,21 +335,33 @@ def _dcp_file(folder: str, name: str, items: List[L.DcpItem], f, judge):
         fh = open_regular(os.path.join(folder, name))
     except OSError as exc:
         return ShardFile(name, "data", 0, "distcp", L.dcp_rank(name), problems=("cannot be read: %s" % (exc.strerror or exc),)), ()
+    seen: Dict[Tuple[int, int], Optional[str]] = {}  # (offset, length) -> its verdict: a range is walked once
     with fh:
         size = os.fstat(fh.fileno()).st_size
-        for item in sorted(items, key=lambda i: i.offset):
+        for n, item in enumerate(sorted(items, key=lambda i: i.offset)):
+            if n >= MAX_DCP_ITEMS:
+                verdicts.append("inconclusive")
+                reasons.append(VerdictReason("items %d and after" % n, "not walked: more than %d items in one file"
+                                             % MAX_DCP_ITEMS))
+                break
             where = "item %s (bytes %d-%d)" % (item.fqn[:120], item.offset, item.offset + item.length)
             if item.offset < 0 or item.length <= 0 or item.offset + item.length > size:
-                problems.append("%s lies outside the %d-byte file" % (where, size))
                 verdicts.append("inconclusive")
-                reasons.append(VerdictReason(where, "not read: it lies outside the file"))
+                if len(problems) < MAX_REASONS:
+                    problems.append("%s lies outside the %d-byte file" % (where, size))
+                    reasons.append(VerdictReason(where, "not read: it lies outside the file"))
+                continue
+            if (item.offset, item.length) in seen:  # the same bytes named twice: walked once (a hostile
+                n_tensors += item.tensor  # .metadata can name one range a million times)
                 continue
             box = read_embedded(fh, item.offset, item.length, "%s %s" % (name, item.fqn))
             judged = judge(box, f)
             verdicts.append(judged["verdict"] if box.pickle is not None else "inconclusive")
+            seen[(item.offset, item.length)] = verdicts[-1]
             if box.pickle is None:
                 reasons.append(VerdictReason(where, "not a torch.save archive (%s): not walked" % box.format))
-            reasons.extend(VerdictReason("%s, %s" % (where, r.where), r.why) for r in judged["verdict_reasons"][:3])
+            if len(reasons) < MAX_REASONS:
+                reasons.extend(VerdictReason("%s, %s" % (where, r.where), r.why) for r in judged["verdict_reasons"][:3])
             if item.tensor:
                 n_tensors += 1
                 # DCP loads a tensor item with torch.load(weights_only=True): every global allowed, the walk whole
@@ -357,9 +370,10 @@ def _dcp_file(folder: str, name: str, items: List[L.DcpItem], f, judge):
                       and all(f.verdict(g) == "allowed" for g in r.globals) and all(op in f.opcodes for op in r.opcodes))
                 if not ok:
                     loads = False
-                    problems.append("%s: torch.load(weights_only=True) would refuse it" % where)
+                    if len(problems) < MAX_REASONS:
+                        problems.append("%s: torch.load(weights_only=True) would refuse it" % where)
     shard = ShardFile(name, "data", size, "distcp", L.dcp_rank(name), n_tensors, sum(i.length for i in items),
-                      pickles=len(items), verdict=L.worst(verdicts), weights_only=loads if n_tensors else None,
+                      pickles=len(seen), verdict=L.worst(verdicts), weights_only=loads if n_tensors else None,
                       problems=tuple(problems))
     return shard, reasons
 

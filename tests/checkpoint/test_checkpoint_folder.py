@@ -7,6 +7,8 @@ the bytes read are counted."""
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import checkpoint_builders as cb
 from builders import recorded
@@ -347,3 +349,78 @@ def test_fix_of_a_zero_folder_runs_its_script_only_with_trust(tmp_path, cli):
     assert not (tmp_path / "fp32.pt").exists()
     res = cli("checkpoint", "fix", str(top), "--in-place")
     assert res.code == 2 and "-o OUT" in res.err
+
+
+# ------------------------------------------------------------------ DCP built without torch; property tests
+DCP = "torch.distributed.checkpoint.metadata"
+
+
+def dcp_metadata(items, tensors=(), protocol=4):
+    """A DCP ``.metadata`` pickle as torch 2.13's writer makes it (dataclasses: the class called, then BUILD with
+    their fields; TensorProperties' state a tuple, dtype first), from stand-in globals (never imported).
+    ``items``: (fqn, file, offset, length); ``tensors``: (fqn, dtype name, size)."""
+    def obj(module, name, state):
+        return cb.Reduce(cb.glob(module, name), (), state)
+
+    sdm = {}
+    for fqn, dtype, size in tensors:
+        props = obj(DCP, "TensorProperties", (cb.glob("torch", dtype), None, False, None, False))
+        sdm[fqn] = obj(DCP, "TensorStorageMetadata", {"properties": props, "size": cb.Reduce(cb.glob("torch", "Size"), (tuple(size),)),
+                                                      "chunks": []})
+    storage = {obj(DCP, "MetadataIndex", {"fqn": fqn, "offset": None, "index": i}):
+               obj("torch.distributed.checkpoint.filesystem", "_StorageInfo", {"relative_path": f, "offset": o, "length": n})
+               for i, (fqn, f, o, n) in enumerate(items)}
+    return cb.dumps(obj(DCP, "Metadata", {"state_dict_metadata": sdm, "planner_data": None, "storage_data": storage,
+                                          "storage_meta": None, "version": "1.0.0"}), protocol)
+
+
+def test_a_dcp_folder_built_without_torch_and_a_range_named_many_times_is_walked_once(tmp_path):
+    folder = tmp_path / "dcp"
+    folder.mkdir()
+    item = cb.torch_zip(cb.Tensor(cb.Storage("0", 16), (4, 4)), prefix="archive")
+    (folder / "__0_0.distcp").write_bytes(item)
+    many = [("model.module.w", "__0_0.distcp", 0, len(item))] + [("model.module.w%d" % i, "__0_0.distcp", 0, len(item))
+                                                                for i in range(20_000)]
+    (folder / ".metadata").write_bytes(dcp_metadata(many, [("model.module.w", "float32", (4, 4))]))
+    r = inspect_folder(str(folder))
+    assert r.layout == "dcp" and r.world_size == 1 and r.tensors == 1 and r.total_bytes == 64
+    assert {d.dtype: d.count for d in r.dtypes} == {"float32": 1}
+    assert [(p.container, p.prefix) for p in r.prefixes] == [("model", "module.")]
+    data = {f.name: f for f in r.files}["__0_0.distcp"]
+    assert data.pickles == 1 and data.verdict == "safe" and data.weights_only is True
+    assert {f.name: f.verdict for f in r.files}[".metadata"] == "safe" and folder_exit_code(r) == 0
+
+
+def test_a_dcp_item_outside_its_file_or_folder_is_named_and_not_read(tmp_path):
+    folder = tmp_path / "dcp"
+    folder.mkdir()
+    (folder / "__0_0.distcp").write_bytes(b"\0" * 100)
+    (folder / ".metadata").write_bytes(dcp_metadata([("w", "__0_0.distcp", 50, 1000), ("v", "../../etc/passwd", 0, 10)]))
+    r = inspect_folder(str(folder))
+    assert r.verdict == "inconclusive" and folder_exit_code(r) == 4
+    assert any("lies outside the 100-byte file" in p for p in r.inconsistencies)
+    assert any("outside the folder: ../../etc/passwd" in p for p in r.inconsistencies)
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=600))
+def test_any_index_bytes_give_a_map_or_a_problem(raw):
+    wmap, total, problem = L.parse_index(raw)
+    assert wmap is None or isinstance(wmap, dict)
+    assert wmap is not None or problem
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=800))
+def test_any_pickle_read_as_dcp_metadata_never_crashes(raw):
+    from cudaenv.checkpoint import pickle_vm
+
+    meta = L.parse_dcp_metadata(pickle_vm.walk(raw).root)
+    assert isinstance(meta.items, list) and isinstance(meta.tensors, list)
+
+
+@given(st.text(max_size=60))
+def test_any_name_has_a_layout_and_a_rank_or_none(name):
+    assert L.classify([name], []) in ("dcp", "deepspeed-zero", "safetensors-shards", "bin-shards", "unknown")
+    assert L.dcp_rank(name) is None or L.dcp_rank(name) >= 0
+    assert L.zero_rank(name) is None or L.zero_rank(name) >= 0
