@@ -107,8 +107,16 @@ def _inspect_file(folder: str, name: str, role: str, visible, acc: _Acc, rank: O
     from cudaenv.checkpoint.container import open_container
     from cudaenv.checkpoint.graph import pairs_of
 
-    box = open_container(os.path.join(folder, name))
-    report = build_report(box, visible, with_tensors=False)
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()  # as inspect_file, file by file: the cycles a file's walk leaves are collected before the next
+    try:
+        box = open_container(os.path.join(folder, name))
+        report = build_report(box, visible, with_tensors=False)
+    finally:
+        if collecting:
+            gc.enable()
     if box.format == "safetensors":
         keys = [k for k in (box.safetensors or {}) if k != "__metadata__"]
     else:
@@ -134,15 +142,7 @@ def _pickles(box):
 
 def inspect_folder(path: str, visible=None) -> FolderReport:
     """The report of the checkpoint folder ``path`` (or of the folder an index file or a ``.metadata`` is in)."""
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()  # as inspect_file: the walks make many objects that all live until the report is made
-    try:
-        return _inspect_folder(path, visible)
-    finally:
-        if collecting:
-            gc.enable()
+    return _inspect_folder(path, visible)
 
 
 def _inspect_folder(path: str, visible) -> FolderReport:
@@ -239,7 +239,8 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
     if twice:
         acc.problems.append("%d keys are in more than one shard (the last loaded wins): %s" % (len(twice), ", ".join(twice[:5])))
     if wmap is not None:
-        elsewhere = [k for k, f in wmap.items() if f in acc.keys and k not in acc.keys[f]]
+        sets = {f: set(keys) for f, keys in acc.keys.items()}  # (a list's `in` made this quadratic)
+        elsewhere = [k for k, f in wmap.items() if f in sets and k not in sets[f]]
         if elsewhere:
             acc.problems.append("%d keys the index places in a shard are not in it: %s" % (len(elsewhere), ", ".join(elsewhere[:5])))
         extra = [k for k in seen if k not in wmap]
