@@ -144,8 +144,68 @@ def main(argv):
         changes.append("added %s to %d keys" % (add, n))
     if kept:
         changes.append("keys kept as they were, because their new name is taken: %s" % ", ".join(map(str, kept[:5])))
-    torch.save(obj, spec["output"])
+    if spec.get("to") == "safetensors":
+        save_safetensors(torch, obj, spec["output"], changes)
+    else:
+        torch.save(obj, spec["output"])
     return changes
+
+
+def flat_tensors(torch, obj, prefix="", out=None, dropped=None):
+    """The tensors of a nested dict as one flat dict (``model.fc.weight``), and the paths of what is not a tensor."""
+    out = {} if out is None else out
+    dropped = [] if dropped is None else dropped
+    for k, v in obj.items():
+        name = prefix + str(k)
+        if isinstance(v, torch.Tensor):
+            out[name] = v
+        elif isinstance(v, dict):
+            flat_tensors(torch, v, name + ".", out, dropped)
+        else:
+            dropped.append(name)
+    return out, dropped
+
+
+def save_safetensors(torch, obj, output, changes):
+    """``obj`` as a safetensors file, as the safetensors library requires: a flat dict of contiguous tensors that
+    share no memory. A tensor that is another one (tied weights: same storage, offset, shape and stride) is written
+    once and its other names kept in the metadata (``cudaenv.aliases``, JSON name -> name); a view that shares memory
+    with another tensor but is not it is copied. Values that are not tensors cannot be stored: they are named."""
+    from safetensors.torch import save_file
+
+    if not isinstance(obj, dict):
+        raise TypeError("a %s cannot be written as safetensors (a dict of tensors can)" % type(obj).__name__)
+    flat, dropped = flat_tensors(torch, obj)
+    seen, tensors, aliases, copied = {}, {}, {}, []
+    for name, t in flat.items():
+        t = t.detach().cpu()
+        if t.numel() == 0:
+            tensors[name] = t.contiguous()
+            continue
+        ident = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
+        if ident in seen:
+            aliases[name] = seen[ident]
+            continue
+        shares = any(t.untyped_storage().data_ptr() == o.untyped_storage().data_ptr() for o in tensors.values() if o.numel())
+        if shares or not t.is_contiguous():
+            t = t.contiguous().clone()
+            if shares:
+                copied.append(name)
+        seen[ident] = name
+        tensors[name] = t
+    metadata = {"format": "pt"}
+    if aliases:
+        metadata["cudaenv.aliases"] = json.dumps(aliases, sort_keys=True)
+    save_file(tensors, output, metadata=metadata)
+    changes.append("written as safetensors (%d tensors)" % len(tensors))
+    if aliases:
+        changes.append("%d tied tensors written once, their other names in the metadata (cudaenv.aliases): %s" % (
+            len(aliases), ", ".join("%s = %s" % kv for kv in list(aliases.items())[:5])))
+    if copied:
+        changes.append("%d views of shared memory copied (safetensors stores no sharing): %s" % (len(copied), ", ".join(copied[:5])))
+    if dropped:
+        changes.append("%d values that are not tensors left out (safetensors stores only tensors): %s" % (
+            len(dropped), ", ".join(dropped[:8])))
 
 
 if __name__ == "__main__":

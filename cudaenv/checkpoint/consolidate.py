@@ -49,9 +49,7 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     if layout == "safetensors-shards" and ext != ".safetensors":
         raise UserError("sharded safetensors are merged into one safetensors file: give -o OUT.safetensors",
                         hint="(a torch.save file from safetensors shards is not written yet)")
-    if layout != "safetensors-shards" and ext == ".safetensors":
-        raise UserError("a %s folder is consolidated into a torch.save file: give -o OUT.pt" % layout,
-                        hint="(--to safetensors is not written yet)")
+    to_safetensors = layout != "safetensors-shards" and ext == ".safetensors"  # torch writes it through safetensors
     if layout == "deepspeed-zero" and not trust:
         raise UserError("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
                         "with the checkpoint: nothing was run", hint="read it, and only if you trust where the folder "
@@ -86,9 +84,13 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
             else:
                 method = "torch" if layout != "deepspeed-zero" else "zero_to_fp32"
                 fh.flush()
-                changes = _torch_merge(host, python, timeout, path, folder, writer.tmp, opts, trust)
+                changes = _torch_merge(host, python, timeout, path, folder, writer.tmp, opts, trust, to_safetensors)
                 after = _inspect(writer.tmp, visible)
-                if not F.loadable(after):
+                if to_safetensors:
+                    if after.format != "safetensors" or after.inconsistencies:
+                        raise UserError("the safetensors file did not check out (%s): nothing was written" % printable(
+                            "; ".join(after.inconsistencies[:3]) or after.format), exit_code=EXIT_NOT_WRITTEN)
+                elif not F.loadable(after):
                     why = [r.why for r in after.verdict_reasons] + list(after.inconsistencies + after.weights_only_reasons)
                     raise UserError("the consolidated file did not check out (verdict %s: %s); nothing was written" % (
                         after.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
@@ -212,13 +214,13 @@ def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
 
 
 def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: str, report, tmp: str, opts,
-                 trust: bool) -> List[str]:
+                 trust: bool, to_safetensors: bool = False) -> List[str]:
     """The .bin shards, the DCP folder or the ZeRO folder loaded and saved by torch in the user's Python."""
     from cudaenv.checkpoint.fix import _run_child
 
     folder = _folder_of(path, report)
     spec: Dict[str, Any] = {"output": tmp, "map_location": opts.map_location, "strip": opts.strip, "add": opts.add,
-                            "extract": opts.extract}
+                            "extract": opts.extract, "to": "safetensors" if to_safetensors else None}
     if report.layout == "bin-shards":
         spec.update(layout="bin", sources=[os.path.abspath(os.path.join(folder, n)) for n in report.model_files],
                     weights_only=not trust)

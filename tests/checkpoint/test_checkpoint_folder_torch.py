@@ -285,3 +285,33 @@ def test_fix_runs_the_zero_folders_own_script_only_with_trust(tmp_path, cli):
     assert (top / "ran-global_step1").exists()
     assert sorted(torch.load(out, weights_only=True)) == ["fc.bias", "fc.weight"]
     assert "zero_to_fp32.py" in res.out and "stripped module. from 2 keys" in " ".join(res.out.split())
+
+
+def test_fix_writes_safetensors_from_dcp_and_from_tied_bin_shards(dcp_folder, tmp_path, cli):
+    try:
+        from safetensors import safe_open
+    except ImportError as exc:
+        if os.environ.get("CI"):
+            pytest.fail("CI: safetensors is not installed (nox -s torch installs it): %s" % exc)
+        pytest.skip("safetensors is not installed")
+    out = tmp_path / "model.safetensors"
+    res = cli("checkpoint", "fix", str(dcp_folder), "-o", str(out), "--extract", "model", "--strip-prefix", "module.",
+              "--python", sys.executable)
+    assert res.code == 0, res.err
+    with safe_open(str(out), "pt") as f:
+        assert sorted(f.keys()) == ["emb.weight", "fc.bias", "fc.weight"] and f.get_tensor("emb.weight").dtype == torch.bfloat16
+    assert "2 values that are not tensors left out (safetensors stores only tensors): step, extra.note" in " ".join(res.out.split())
+    # tied weights (one storage, two names) and a view of it: written once, the alias in the metadata; the view copied
+    shards = tmp_path / "tied"
+    shards.mkdir()
+    emb = torch.randn(10, 4)
+    torch.save({"emb.weight": emb, "head.weight": emb, "half": emb[:5]}, shards / "pytorch_model-00001-of-00001.bin")
+    (shards / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {}, "weight_map": {
+        k: "pytorch_model-00001-of-00001.bin" for k in ("emb.weight", "head.weight", "half")}}))
+    out = tmp_path / "tied.safetensors"
+    res = cli("checkpoint", "fix", str(shards), "-o", str(out), "--python", sys.executable)
+    assert res.code == 0, res.err
+    with safe_open(str(out), "pt") as f:
+        assert sorted(f.keys()) == ["emb.weight", "half"]
+        assert json.loads(f.metadata()["cudaenv.aliases"]) == {"head.weight": "emb.weight"}
+        assert torch.equal(f.get_tensor("half"), emb[:5]) and torch.equal(f.get_tensor("emb.weight"), emb)
