@@ -11,7 +11,9 @@ devices mapped in the same pass, checked before it replaces anything.
 * **DeepSpeed ZeRO**: the folder's own ``zero_to_fp32.py`` (``get_fp32_state_dict_from_zero_checkpoint``), only with
   ``--trust``: it is code shipped with the checkpoint.
 
-Missing shards, an OUT of the wrong kind and too little free space are said before anything is written.
+An OUT ending in ``.safetensors`` from the last three is written by the safetensors library in the same child
+(tied weights once, their other names in the metadata; views of shared memory copied; values that are not tensors
+named). Missing shards, an OUT of the wrong kind and too little free space are said before anything is written.
 """
 
 from __future__ import annotations
