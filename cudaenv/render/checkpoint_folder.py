@@ -124,6 +124,8 @@ def folder_advice(report: FolderReport) -> List[str]:
     if report.verdict in ("unsafe", "inconclusive") and report.layout != "deepspeed-zero":
         return out  # (a ZeRO folder's optimizer states name DeepSpeed's classes: its way out needs --trust anyway)
     stem = path[:-len(report.index)].rstrip("/") if report.index and path.endswith(report.index) else path
+    if stem.endswith("/.metadata") or stem == ".metadata":  # DCP's .metadata given: its folder
+        stem = stem[:-len(".metadata")].rstrip("/")
     stem = stem or "."
     if report.layout == "dcp":
         out.append("one file for one GPU: torch's own converter (torch.distributed.checkpoint.format_utils."

@@ -374,7 +374,7 @@ def dcp_metadata(items, tensors=(), protocol=4):
                                           "storage_meta": None, "version": "1.0.0"}), protocol)
 
 
-def test_a_dcp_folder_built_without_torch_and_a_range_named_many_times_is_walked_once(tmp_path):
+def test_a_dcp_folder_built_without_torch_and_a_range_named_many_times_is_walked_once(tmp_path, cli):
     folder = tmp_path / "dcp"
     folder.mkdir()
     item = cb.torch_zip(cb.Tensor(cb.Storage("0", 16), (4, 4)), prefix="archive")
@@ -389,6 +389,8 @@ def test_a_dcp_folder_built_without_torch_and_a_range_named_many_times_is_walked
     data = {f.name: f for f in r.files}["__0_0.distcp"]
     assert data.pickles == 1 and data.verdict == "safe" and data.weights_only is True
     assert {f.name: f.verdict for f in r.files}[".metadata"] == "safe" and folder_exit_code(r) == 0
+    res = cli("checkpoint", "inspect", str(folder / ".metadata"))  # DCP's .metadata stands for its folder
+    assert res.code == 0 and "fix -o %s.pt -- %s/.metadata" % (folder, folder) in " ".join(res.out.split()).replace("\\ ", "")
 
 
 def test_a_dcp_item_outside_its_file_or_folder_is_named_and_not_read(tmp_path):
