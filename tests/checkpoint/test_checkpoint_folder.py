@@ -426,3 +426,14 @@ def test_any_name_has_a_layout_and_a_rank_or_none(name):
     assert L.classify([name], []) in ("dcp", "deepspeed-zero", "safetensors-shards", "bin-shards", "unknown")
     assert L.dcp_rank(name) is None or L.dcp_rank(name) >= 0
     assert L.zero_rank(name) is None or L.zero_rank(name) >= 0
+
+
+def test_bin_shards_of_big_tensors_are_read_without_their_bytes(tmp_path, bytes_read):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    for s in range(2):
+        items = [("w%d.%d" % (s, i), cb.Tensor(cb.Storage(str(i), 256 * 1024), (256 * 1024,))) for i in range(2)]
+        (folder / ("pytorch_model-%05d-of-00002.bin" % (s + 1))).write_bytes(cb.torch_zip(cb.state_dict(items), prefix="p%d" % s))
+    r = inspect_folder(str(folder))
+    assert r.layout == "bin-shards" and r.tensors == 4 and r.total_bytes == 4 * MiB and r.verdict == "safe"
+    assert bytes_read[0] < 64 * 1024  # per file: its end, directory, data.pkl and 30 bytes per record header
