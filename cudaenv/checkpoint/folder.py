@@ -142,10 +142,6 @@ def _pickles(box):
 
 def inspect_folder(path: str, visible=None) -> FolderReport:
     """The report of the checkpoint folder ``path`` (or of the folder an index file or a ``.metadata`` is in)."""
-    return _inspect_folder(path, visible)
-
-
-def _inspect_folder(path: str, visible) -> FolderReport:
     index = None
     folder = path
     if not os.path.isdir(path):
