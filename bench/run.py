@@ -33,6 +33,8 @@ pyenv shim (no ``--python``)
 ``checkpoint inspect`` (1.5 GiB file)  ``torch.load(map_location="cpu")``   <= 0.05 x wall
 ``checkpoint inspect`` (1.5 GiB file)  (absolute)                           <= 50 MiB peak RSS
 ``checkpoint inspect`` (20,000 tensors) (absolute)                          <= 0.5 s wall
+``checkpoint inspect FOLDER`` (8 .bin  each shard's ``inspect_file``,      <= 1.3 x wall
+shards, 20,000 tensors)                in the same process
 ``fleet summarize`` (10,000 reports)   (absolute)                           <= 3 s wall, <= 300 MiB peak RSS
 ``fleet summarize`` (100,000 reports)  (absolute)                           <= 30 s wall, <= 300 MiB peak RSS
 ``fleet summarize`` (100,000 reports)  a Python that json.loads each file   <= 1.2 x wall
@@ -494,6 +496,52 @@ def parser_figures(python: str, env: Dict[str, str]) -> Dict[str, float]:
     return {"parsers hostile": data["worst_s"]}
 
 
+# issue 32: inspecting a checkpoint folder costs about what inspecting its files one by one costs (in one process,
+# the best of 5 each: the folder's own work is the listing, the index and the merge of the reports)
+FOLDER_RATIO = r"""
+import json, os, sys, time
+from cudaenv.checkpoint.analyze import inspect_file
+from cudaenv.checkpoint.folder import inspect_folder
+folder = sys.argv[1]
+shards = sorted(n for n in os.listdir(folder) if n.endswith(".bin"))
+def best(work):
+    times = []
+    for _ in range(5):
+        t = time.perf_counter(); work(); times.append(time.perf_counter() - t)
+    return min(times)
+one = best(lambda: [inspect_file(os.path.join(folder, n), None, with_tensors=False) for n in shards])
+whole = best(lambda: inspect_folder(folder))
+print(json.dumps({"shards": len(shards), "files_s": one, "folder_s": whole}))
+"""
+
+
+def folder_figures(python: str, work: str, env: Dict[str, str], count: int = 8, per_shard: int = 2_500) -> Dict[str, float]:
+    """``inspect_folder`` of ``count`` .bin shards (``per_shard`` small tensors each, an index naming them) over
+    ``inspect_file`` of each shard, in one process (seconds and their ratio)."""
+    cb = _builders()
+    folder = Path(work) / "shards"
+    folder.mkdir()
+    wmap = {}
+    for s in range(count):
+        name = "pytorch_model-%05d-of-%05d.bin" % (s + 1, count)
+        items = [("module.blocks.%d.w" % (s * per_shard + i), cb.Tensor(cb.Storage(str(i), 4), (4,))) for i in range(per_shard)]
+        (folder / name).write_bytes(cb.torch_zip(cb.state_dict(items), prefix=name[:-4]))
+        wmap.update((k, name) for k, _ in items)
+    (folder / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": wmap}))
+    try:
+        r = subprocess.run([python, "-c", FOLDER_RATIO, str(folder)], capture_output=True, text=True, env=env, timeout=1200)
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    if r.returncode != 0:
+        raise SystemExit("bench: the folder figures failed: %s" % r.stderr[-2000:])
+    data = json.loads(r.stdout)
+    print("checkpoint folder: %d shards, the files one by one %.3f s, the folder %.3f s" % (
+        data["shards"], data["files_s"], data["folder_s"]))
+    return {"checkpoint folder / its files": data["folder_s"] / data["files_s"]}
+
+
 CONSOLE_FLOOR = "python -c 'import re'"
 FLEET_FLOOR = ("import json, os, sys\nfor name in sorted(os.listdir(sys.argv[1])):\n"
                "    with open(os.path.join(sys.argv[1], name), 'rb') as fh:\n        json.load(fh)\n")
@@ -606,6 +654,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             explain = explain_figures(python, cudaenv, work, env)
         if not args.only or "hostile" in args.only:
             explain.update(parser_figures(python, env))
+        if has_command(cudaenv, "checkpoint", env) and (not args.only or "folder" in args.only):
+            explain.update(folder_figures(python, work, env))
         figures = medians(commands, envs, work, runs)
         if fleet:
             figures.update(medians({"fleet summarize 10k": fleet["fleet summarize 10k"]}, {"fleet summarize 10k": env}, work, runs))
@@ -650,6 +700,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("checkpoint inspect 1.5G / torch.load", ratio("checkpoint inspect 1.5G", "torch.load 1.5G"), 0.05),
         ("checkpoint inspect 1.5G peak RSS (MiB)", figures.get("checkpoint inspect 1.5G", {}).get("rss_mib"), 50.0),
         ("checkpoint inspect 20k tensors (s)", figures.get("checkpoint inspect 20k", {}).get("wall"), 0.5),
+        ("checkpoint folder of 8 shards / its files one by one", explain.get("checkpoint folder / its files"), 1.3),
         ("fleet summarize 10k reports (s)", figures.get("fleet summarize 10k", {}).get("wall"), 3.0),
         ("fleet summarize 10k peak RSS (MiB)", figures.get("fleet summarize 10k", {}).get("rss_mib"), 300.0),
         ("fleet summarize 100k reports (s)", figures.get("fleet summarize 100k", {}).get("wall"), 30.0),
