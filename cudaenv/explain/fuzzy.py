@@ -99,15 +99,10 @@ def retyped(paste) -> List:
             continue
         for line in _lines_with(low, view, ph.keys[:2]):
             text = paste.norm[line]
-            hit = None
-            for at, part in _windows(text, ph):
-                spans = [(m.start(), m.end()) for m in _WORD.finditer(part.lower())]
-                hit = _fits([part.lower()[a:b] for a, b in spans], ph.words)
-                if hit is not None:
-                    break
-            if hit is None:
+            where = _fit_in(text, ph)
+            if where is None:
                 continue
-            start, end = at + spans[hit[0]][0], at + spans[hit[1] - 1][1]
+            start, end = where
             offset = view.starts[bisect_right(view.lines, line) - 1] if view.starts else 0
             m = re.compile(re.escape(text[start:end])).search(view.text, offset + start)
             if m is not None:
@@ -115,6 +110,16 @@ def retyped(paste) -> List:
                 seen.add(ph.index)
                 break
     return sorted(found, key=lambda c: c.index)
+
+
+def _fit_in(text: str, ph: Phrase) -> Optional[Tuple[int, int]]:
+    """Where in the line ``text`` (start, end) the phrase ``ph`` is, re-typed; None when it is not."""
+    for at, part in _windows(text, ph):
+        spans = [(m.start(), m.end()) for m in _WORD.finditer(part.lower())]
+        hit = _fits([part.lower()[a:b] for a, b in spans], ph.words)
+        if hit is not None:
+            return at + spans[hit[0]][0], at + spans[hit[1] - 1][1]
+    return None
 
 
 def _windows(text: str, ph: Phrase) -> List[Tuple[int, str]]:

@@ -151,3 +151,50 @@ def test_a_retyped_message_in_a_long_one_line_blob_is_found_with_work_bounded_by
     blob = "The NVIDIA driver on your system is too old (found " * 20_000  # 1 MB, one line
     classify_error(blob)
     assert tokenised and max(tokenised) < 200 and sum(tokenised) < 200 * fuzzy.MAX_LINES * 4, (max(tokenised), sum(tokenised))
+
+
+def test_the_prefilter_lower_casing_keeps_offsets_and_every_case_equal_of_an_ascii_letter():
+    """T.lowered on any text: one character for one (fuzzy and the views take offsets in it), and every character
+    re.IGNORECASE matches with an ASCII letter lower-cases to that letter (else the pre-filter would skip a row a
+    pattern matches)."""
+    import re
+
+    from cudaenv.explain import table as T
+
+    everything = "".join(map(chr, range(0x110000)))
+    low = T.lowered(everything)
+    assert len(low) == len(everything)
+    for m in re.finditer(r"(?i)[a-z]", everything):
+        assert low[m.start()] == m.group().lower() or re.fullmatch("(?i)" + low[m.start()], m.group()), hex(ord(m.group()))
+        assert low[m.start()] in "abcdefghijklmnopqrstuvwxyz", hex(ord(m.group()))
+
+
+def test_every_literal_that_is_not_ascii_is_of_a_script_without_case():
+    """The pre-filter compares literals with T.lowered text: a literal with a cased letter outside ASCII (Greek sigma
+    has two lower forms) could miss a text re.IGNORECASE matches, so the table holds none."""
+    from cudaenv.explain import table as T
+
+    literals = set()
+    for row in T.rows():
+        literals.update(row.literals)
+        for group in row.prefilter:
+            literals.update(group)
+        literals.update(n for n in row.needles if n)
+    cased = sorted({c for lit in literals for c in lit if not c.isascii() and (c.lower() != c or c.upper() != c)})
+    assert cased == [], cased
+    assert any(not lit.isascii() for lit in literals)  # (the Chinese rows' literals are there, and were checked)
+
+
+def test_a_chinese_paste_is_prefiltered_too(monkeypatch):
+    """Counted work: a paste with Chinese text ran every pattern (the pre-filter read only ASCII text), a megabyte
+    of it for seconds; now only the rows whose literals it holds run."""
+    from cudaenv.explain import rank as R
+    from cudaenv.explain import table as T
+
+    ran = []
+    real = R._occurrence
+    monkeypatch.setattr(R, "_occurrence", lambda pattern, view, context: ran.append(pattern) or real(pattern, view, context))
+    m = classify_error("训练时报错：\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" + "日志 " * 10_000)
+    assert m is not None and m.id == "cuda-oom"
+    total = sum(len(r.patterns) for r in T.rows())
+    assert len(ran) <= 12 < total, (len(ran), total)
