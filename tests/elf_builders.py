@@ -18,12 +18,13 @@ def compiler() -> str:
 
 
 def build_library(folder: Path, file_name: str, soname: Optional[str] = None, links: Sequence[Path] = (),
-                  runpath: Optional[str] = None, old_dtags: bool = False, symbol: str = "f") -> Path:
+                  runpath: Optional[str] = None, old_dtags: bool = False, symbol: str = "f", code: Optional[str] = None) -> Path:
     """``folder/file_name``: a shared library with ``soname``, NEEDED on each of ``links`` (built libraries, linked by
-    path: the NEEDED entry is each one's SONAME), and ``runpath`` (DT_RUNPATH, or DT_RPATH with ``old_dtags``)."""
+    path: the NEEDED entry is each one's SONAME), and ``runpath`` (DT_RUNPATH, or DT_RPATH with ``old_dtags``);
+    ``code``: its C source instead of one function ``symbol``."""
     folder.mkdir(parents=True, exist_ok=True)
     src = folder / (file_name + ".c")
-    src.write_text("#include <stdio.h>\nint %s(void) { return puts(\"x\"); }\n" % symbol)
+    src.write_text(code if code is not None else "#include <stdio.h>\nint %s(void) { return puts(\"x\"); }\n" % symbol)
     out = folder / file_name
     args = [compiler(), "-shared", "-fPIC", "-o", str(out), str(src)]
     if soname:
@@ -34,3 +35,14 @@ def build_library(folder: Path, file_name: str, soname: Optional[str] = None, li
     subprocess.run(args, check=True, timeout=60, capture_output=True)
     src.unlink()
     return out
+
+
+def exporting(names: Sequence[str]) -> str:
+    """C source defining a function of each (mangled) name: a C identifier may spell a C++ symbol."""
+    return "".join("int %s(void) { return %d; }\n" % (n, i) for i, n in enumerate(names))
+
+
+def needing(names: Sequence[str]) -> str:
+    """C source calling a function of each (mangled) name, left undefined for the loader to find."""
+    decls = "".join("extern int %s(void);\n" % n for n in names)
+    return decls + "int use_all(void) { return 0%s; }\n" % "".join(" + %s()" % n for n in names)

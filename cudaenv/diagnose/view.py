@@ -33,6 +33,7 @@ class ReportView(Record):
     framework_findings: Tuple[Tuple[str, str], ...] = ()  # (package, the finding id its verdict is, "" for none)
     framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
     library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
+    extension_findings: Tuple[Tuple[str, str], ...] = ()  # (extension module's path, its finding id or "")
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
@@ -72,6 +73,8 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
         framework_findings=tuple((p, fw.VERDICT_FINDING.get(v, "")) for p, v in verdicts),
         framework_min_drivers=minimums,
         library_verdicts=fw.library_verdicts(s) if getattr(s, "libraries", ()) else (),
+        extension_findings=tuple((e.object, "extension-abi-mismatch" if e.missing_count else "")
+                                 for e in getattr(s, "extensions", ())),
     )
 
 

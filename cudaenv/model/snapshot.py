@@ -229,6 +229,24 @@ class LoadedLibrary(Record):
     wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
 
 
+class TorchExtension(Record):
+    """A compiled torch extension module (a shared library linking torch's libc10/libtorch*) checked against the
+    installed torch: its undefined symbols in torch's C++ namespaces, looked up in torch's exported ones."""
+
+    package: str  # the distribution that ships it: "flash-attn"
+    version: Optional[str] = None
+    object: str = ""  # the module's path: ".../flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so"
+    torch_needed: Tuple[str, ...] = ()  # its NEEDED entries on torch's libraries: "libc10.so", "libtorch_cuda.so"
+    cuda: Optional[str] = None  # the CUDA major its NEEDED libcudart.so.N says
+    torch_pin: Optional[str] = None  # the torch version its Requires-Dist pins with ==, where it does: "2.6.0"
+    checked: int = 0  # its undefined symbols in torch's namespaces that were looked up
+    missing: Tuple[str, ...] = ()  # those torch does not export (mangled; at most 8)
+    missing_count: int = 0  # how many torch does not export
+    cxx11_abi: Optional[bool] = None  # the std::string ABI its torch symbols spell (_GLIBCXX_USE_CXX11_ABI); None: not said
+    torch_cxx11_abi: Optional[bool] = None  # the one torch's libc10 exports
+    complete: bool = True  # False when a bound or an unreadable torch library left symbols unchecked
+
+
 class XidGroup(Record):
     """One Xid code of the kernel log (``NVRM: Xid (PCI:0000:41:00): 79, ...``): how often, on which GPUs."""
 
@@ -302,6 +320,7 @@ class Snapshot(Record):
     torch: Optional[Torch] = None
     frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
     libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
+    extensions: Tuple[TorchExtension, ...] = ()  # compiled torch extensions checked against the installed torch (Linux)
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()

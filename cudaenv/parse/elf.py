@@ -13,7 +13,7 @@ Sample (a CUDA-12 extension)::
     soname="flash_attn_2_cuda.so", needed=("libc10.so", "libcudart.so.12", ...), runpath=("$ORIGIN/../torch/lib",)
 """
 
-from typing import IO, NamedTuple, Optional, Tuple, Union
+from typing import IO, Dict, List, NamedTuple, Optional, Tuple, Union
 
 BUDGET = 4 * 1024 * 1024  # bytes read per file, at most (the dynamic table and its strings take a few KiB)
 MAX_TAGS = 4096  # dynamic entries read, at most (real libraries have under 100)
@@ -127,3 +127,143 @@ def parse_elf_dynamic(data: Union[bytes, IO[bytes]], budget: int = BUDGET) -> Op
 
     return ElfDynamic(elf_class, machine, (values["DT_SONAME"] or [None])[0], tuple(values["DT_NEEDED"]),
                       paths("DT_RUNPATH"), paths("DT_RPATH"), tuple(needs), complete)
+
+
+# ------------------------------------------------------------------ dynamic symbols (extensions against torch)
+SYMBOL_BUDGET = 32 * 1024 * 1024  # bytes read per file for symbols (an extension's .dynsym and .dynstr: a few MiB)
+MAX_SYMBOLS = 262144  # dynamic symbol entries walked, at most
+MAX_KEPT = 4096  # symbol names kept, at most
+MAX_CHAIN = 65536  # hash chain entries followed per lookup, at most
+SHN_UNDEF = 0
+STB_GLOBAL, STB_WEAK = 1, 2
+
+
+class ElfSymbols(NamedTuple):
+    """The dynamic symbols of one ELF file that a reader asked for (undefined ones, or defined ones)."""
+
+    names: Tuple[str, ...]  # in table order, each once, at most MAX_KEPT
+    complete: bool  # False when the reading stopped at a bound or a broken part
+
+
+def _open(data, budget: int):
+    """(pyelftools' ELFFile over a budgeted stream, the budget) or None when ``data`` is no ELF."""
+    import io
+
+    stream = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+    try:
+        stream.seek(0)
+        if stream.read(4) != ELF_MAGIC:
+            return None
+        stream.seek(0)
+        from elftools.elf.elffile import ELFFile
+    except Exception:  # noqa: BLE001 - an unreadable stream, or no pyelftools
+        return None
+    guarded = Budget(stream, budget)
+    try:
+        return ELFFile(guarded), guarded
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _dynsym(elf, guarded):
+    """(the raw .dynsym bytes, the raw .dynstr bytes, entry size) read bounded; raises on anything broken."""
+    sym = elf.get_section_by_name(".dynsym")
+    if sym is None or sym["sh_type"] != "SHT_DYNSYM":
+        return None
+    strings = elf.get_section(sym["sh_link"])
+    entsize = 24 if elf.elfclass == 64 else 16
+    size = min(int(sym["sh_size"]), MAX_SYMBOLS * entsize)
+    guarded.seek(int(sym["sh_offset"]))
+    table = guarded.read(size)
+    guarded.seek(int(strings["sh_offset"]))
+    text = guarded.read(max(0, int(strings["sh_size"])))
+    return table, text, entsize, size < int(sym["sh_size"])
+
+
+def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep=None,
+                      budget: int = SYMBOL_BUDGET) -> Optional[ElfSymbols]:
+    """The global dynamic symbols of the ELF in ``data``: the undefined ones (what it needs from the libraries it
+    loads; weak ones left out: they may stay unresolved), or with ``defined`` the ones it exports; only names for
+    which ``keep(name)`` is true. None when it is no ELF or has no dynamic symbol table. Never raises; never reads
+    more than ``budget`` bytes (a table past the budget gives None, one past MAX_SYMBOLS what came before)."""
+    import struct
+
+    opened = _open(data, budget)
+    if opened is None:
+        return None
+    elf, guarded = opened
+    try:
+        found = _dynsym(elf, guarded)
+        little = elf.little_endian
+    except Exception:  # noqa: BLE001 - a section table cut short, a budget hit: nothing reliable to say
+        return None
+    if found is None:
+        return None
+    table, text, entsize, cut = found
+    fmt = ("<" if little else ">") + ("IBBHQQ" if entsize == 24 else "IIIBBH")
+    names: List[str] = []
+    seen = set()
+    complete = not cut
+    for entry in struct.iter_unpack(fmt, table[: len(table) - len(table) % entsize]):
+        if entsize == 24:
+            name_at, info, _, shndx = entry[0], entry[1], entry[2], entry[3]
+        else:
+            name_at, info, shndx = entry[0], entry[3], entry[5]
+        bind = info >> 4
+        if not name_at or (shndx == SHN_UNDEF) == bool(defined):
+            continue
+        if bind != STB_GLOBAL and not (defined and bind == STB_WEAK):
+            continue
+        end = text.find(b"\0", name_at, name_at + 4096)
+        if end < 0:
+            complete = False
+            continue
+        name = text[name_at:end].decode("utf-8", "surrogateescape")
+        if name in seen or (keep is not None and not keep(name)):
+            continue
+        seen.add(name)
+        names.append(name)
+        if len(names) >= MAX_KEPT:
+            complete = False
+            break
+    return ElfSymbols(tuple(names), complete)
+
+
+def parse_elf_defines(data: Union[bytes, IO[bytes]], names, budget: int = SYMBOL_BUDGET) -> Optional[Dict[str, bool]]:
+    """For each of ``names``: whether the ELF in ``data`` exports it (a defined symbol in its dynamic symbol table),
+    looked up through its GNU hash table as the loader does (the SysV ``.hash`` where there is none), so a
+    library with 200,000 symbols costs a few reads per name. None when it is no ELF or has no hash table; a name
+    the budget left unread is absent from the answer. Never raises."""
+    opened = _open(data, budget)
+    if opened is None:
+        return None
+    elf, guarded = opened
+    try:
+        table = elf.get_section_by_name(".gnu.hash") or elf.get_section_by_name(".hash")
+        lookup = getattr(table, "get_symbol", None)
+        if lookup is None or not hasattr(table, "params"):
+            return None
+        if int(table.params.get("nbuckets") or 0) < 1 or ("bloom_size" in table.params and int(table.params["bloom_size"]) < 1):
+            return None
+    except Exception:  # noqa: BLE001
+        return None
+    out: Dict[str, bool] = {}
+    for name in names:
+        try:
+            sym = _bounded_lookup(lookup, guarded, name)
+        except Exception:  # noqa: BLE001 - a broken chain or the budget: this name stays unknown
+            if guarded.read_bytes >= guarded.limit:
+                break
+            continue
+        out[name] = sym is not None and sym["st_shndx"] != "SHN_UNDEF" and sym["st_info"]["bind"] in ("STB_GLOBAL", "STB_WEAK")
+    return out
+
+
+def _bounded_lookup(lookup, guarded, name):
+    """``lookup(name)`` with the chain walk capped: at most MAX_CHAIN words read beyond where it started."""
+    start = guarded.read_bytes
+    guarded.limit, saved = min(guarded.limit, start + MAX_CHAIN * 4 + 8192), guarded.limit
+    try:
+        return lookup(name)
+    finally:
+        guarded.limit = saved

@@ -8,7 +8,8 @@ then, in threads at once:
   -> the container host's engines, toolkit and CDI specs (files only)
 * toolkits -> cuDNN
 * the other CUDA consumers in those site-packages (probes/frameworks.py: files read, nothing imported), then which
-  CUDA library files torch's and their libraries load (probes/libraries.py, Linux)
+  CUDA library files torch's and their libraries load (probes/libraries.py, Linux) and whether the compiled torch
+  extensions match the installed torch's exported symbols (probes/extensions.py, Linux)
 * the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it)
 
 A probe that raises becomes ``Note("collect", "probe X failed: ...")``, never a crash. Each chain
@@ -87,9 +88,11 @@ def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[
     return state, cudnn
 
 
-def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
-    """(the frameworks in torch's interpreter, the CUDA libraries torch's and their libraries load: Linux only)."""
+def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tuple]:
+    """(the frameworks in torch's interpreter, the CUDA libraries torch's and their libraries load, the compiled torch
+    extensions checked against torch: the last two on Linux only)."""
     from cudaenv.probes.elf import probe_needed
+    from cudaenv.probes.extensions import probe_extensions
     from cudaenv.probes.frameworks import probe_frameworks
     from cudaenv.probes.libraries import probe_libraries
 
@@ -102,18 +105,22 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
     except _Failed:
         found = ()
     if host.system != "linux":
-        return found, ()
+        return found, (), ()
+    try:
+        extensions = tuple(_call(notes, "extensions", probe_extensions, host, torch, tuple(torch.site_packages), notes) or ())
+    except _Failed:
+        extensions = ()
     objects = []
     if torch.installed and torch.location:
         objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
     objects += [(fw.package, host.join(fw.location, *lib.split("/"))) for fw in found if fw.location for lib in fw.libraries]
     if not objects:
-        return found, ()
+        return found, (), extensions
     try:
         libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects) or ())
     except _Failed:
         libraries = ()
-    return found, libraries
+    return found, libraries, extensions
 
 
 def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
@@ -166,7 +173,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     env = probe_env(host)
     platform, nvidia, visible, health, containers = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
-    frameworks, libraries = fw_job.result()
+    frameworks, libraries, extensions = fw_job.result()
     if torch_job is not None:
         torch = torch_job.result()
     say("done")
@@ -184,6 +191,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         torch=torch,
         frameworks=frameworks,
         libraries=libraries,
+        extensions=extensions,
         processes=tuple(getattr(nvidia, "processes", ()) or ()),
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),

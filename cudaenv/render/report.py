@@ -221,7 +221,28 @@ def _frameworks(s, view) -> List[Check]:
         libs = [lib for lib in s.libraries if lib.consumer == consumer]
         checks.append(("%s loads" % consumer, "; ".join(library_facts(lib) for lib in libs),
                        tuple(i for i in _ids(view, "libraries") if i == worst[consumer])))
+    ext_ids = dict(getattr(view, "extension_findings", ()) or ())
+    for ext in getattr(s, "extensions", ()) or ():
+        checks.append(("%s extension" % printable(ext.package), extension_facts(ext),
+                       tuple(i for i in _ids(view, "extensions") if i == ext_ids.get(ext.object))))
     return checks
+
+
+def extension_facts(ext) -> str:
+    """``flash_attn_2_cuda.so: 2 of 212 torch symbols not exported by this torch (c10::...(...)); C++11 ABI FALSE, torch's TRUE``."""
+    from cudaenv.diagnose.extensions import abi_words
+    from cudaenv.parse.symbols import readable
+
+    name = printable(ext.object.rsplit("/", 1)[-1])
+    if ext.missing_count:
+        state = "%d of %d torch symbols not exported by this torch (%s)" % (
+            ext.missing_count, ext.checked, ", ".join(printable(readable(n)) for n in ext.missing[:2]))
+    elif ext.checked:
+        state = "its %d torch symbols all exported by this torch%s" % (ext.checked, "" if ext.complete else " (some left unread)")
+    else:
+        state = "no torch symbol to check"
+    built = ", built for CUDA %s" % printable(ext.cuda) if ext.cuda else ""
+    return "%s: %s%s; C++11 ABI %s, torch's %s" % (name, state, built, abi_words(ext.cxx11_abi), abi_words(ext.torch_cxx11_abi))
 
 
 def library_facts(lib) -> str:
