@@ -6,6 +6,8 @@ the table does not name, found by its torch requirement). Then the finding, the 
 
 import shutil
 
+import pytest
+
 from elf_builders import build_library, exporting, needing
 from framework_builders import dist
 from cudaenv.diagnose import diagnose
@@ -102,3 +104,44 @@ def test_no_torch_no_check(tmp_path):
 def test_the_pinned_torch():
     assert torch_pin(["torch==2.6.0"]) == "2.6.0" and torch_pin(["torch (==2.7.1) ; platform_system == 'Linux'"]) == "2.7.1"
     assert torch_pin(["torch>=2.0", 'torch==2.1; extra == "x"', "torchvision==0.21.0"]) is None
+
+
+# ---------------------------------------------------------------- the real CPU torch 2.13.0 (nox -s torch)
+def _real_torch_site():
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("torch")  # found, not imported
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("torch is not installed in the test interpreter")
+    return os.path.dirname(list(spec.submodule_search_locations)[0])
+
+
+@pytest.mark.torch
+def test_real_torch_extensions_against_their_torch_and_against_another(tmp_path):
+    """torch's own wheel ships two small extensions built by its cpp-extension machinery (libtorchbind_test.so,
+    libaoti_custom_ops.so): against their torch every torch symbol is exported and both ABIs are the new one; against
+    a torch/lib whose libtorch_cpu.so exports only one name (the rest are links to the real files) they are missing."""
+    import os
+
+    real = _real_torch_site()
+    lib = os.path.join(real, "torch", "lib")
+    modules = [m for m in ("libtorchbind_test.so", "libaoti_custom_ops.so") if os.path.isfile(os.path.join(lib, m))]
+    if not modules:
+        pytest.skip("this torch wheel ships no test extension")
+    site = tmp_path / "site-packages"
+    dist(site, "torch-test-ops", "1.0", requires=["torch"], binary={"ops/" + m: open(os.path.join(lib, m), "rb").read() for m in modules})
+    torch = Torch(python="python3", location=real, installed=True, version="2.13.0+cpu")
+    found = probe_extensions(Host(env={}), torch, [str(site)], [])
+    assert [os.path.basename(e.object) for e in found] == modules
+    for e in found:
+        assert e.checked > 20 and e.missing_count == 0 and e.complete and (e.cxx11_abi, e.torch_cxx11_abi) == (True, True), e
+
+    other = tmp_path / "other" / "torch" / "lib"
+    other.mkdir(parents=True)
+    for name in os.listdir(lib):
+        if name != "libtorch_cpu.so":
+            os.symlink(os.path.join(lib, name), other / name)
+    build_library(other, "libtorch_cpu.so", soname="libtorch_cpu.so", code=exporting([ZEROS]))
+    against = probe_extensions(Host(env={}), Torch(python="python3", location=str(tmp_path / "other"), installed=True, version="2.13.0+cpu"), [str(site)], [])
+    assert all(e.missing_count > 10 and e.missing_count < e.checked for e in against), against
