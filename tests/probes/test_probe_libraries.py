@@ -91,3 +91,27 @@ def test_a_healthy_machine_without_libraries_has_no_library_finding():
     s = healthy(libraries=(LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libcudart.so.12",
                                          path="/e/nvidia/cuda_runtime/lib/libcudart.so.12", via="runpath", from_wheel=True),))
     assert [x.id for x in diagnose(s) if x.section == "frameworks"] == []
+
+
+def test_the_loader_cache_is_read_not_guessed_from_the_configuration(fake_root):
+    """/etc/ld.so.cache names a CUDA 12.4 libcudart in /opt, a folder /etc/ld.so.conf no longer lists (the cache was
+    built before the configuration changed, as the loader still reads it): the cache's file is the one taken. An entry
+    whose file is gone is passed over. Without a cache file the configured folders stand in."""
+    from elf_builders import ld_cache
+
+    root = fake_root.path
+    lib = build_library(root / "opt/cuda-12.4/lib64", "libcudart.so.12", soname="libcudart.so.12")
+    nccl = build_library(root / "build", "libnccl.so.2", soname="libnccl.so.2")
+    build_library(root / "env/torch/lib", "libtorch_cuda.so", soname="libtorch_cuda.so", links=[lib, nccl])
+    fake_root.file("etc/ld.so.conf", "/usr/lib/other\n")
+    (root / "etc/ld.so.cache").write_bytes(ld_cache([
+        (0x303, "libcudart.so.12", "/opt/cuda-12.4/lib64/libcudart.so.12", 0),
+        (0x303, "libnccl.so.2", "/opt/gone/libnccl.so.2", 0)]))
+    host = fake_root.host(env={})
+    found = {x.needed: x for x in probe_libraries(host, [("torch", "/env/torch/lib/libtorch_cuda.so")])}
+    assert (found["libcudart.so.12"].path, found["libcudart.so.12"].via) == ("/opt/cuda-12.4/lib64/libcudart.so.12", "ld.so.cache")
+    assert found["libnccl.so.2"].path is None  # the stale entry's file is gone, and no other folder has it
+    (root / "etc/ld.so.cache").unlink()
+    fake_root.file("etc/ld.so.conf", "/opt/cuda-12.4/lib64\n")
+    found = {x.needed: x for x in probe_libraries(host, [("torch", "/env/torch/lib/libtorch_cuda.so")])}
+    assert (found["libcudart.so.12"].path, found["libcudart.so.12"].via) == ("/opt/cuda-12.4/lib64/libcudart.so.12", "ld.so.cache")
