@@ -18,9 +18,9 @@ from typing import Dict, NamedTuple, Optional, Tuple
 
 OLD_MAGIC = b"ld.so-1.7.0"
 NEW_MAGIC = b"glibc-ld.so.cache1.1"
-HEADER = 48
-ENTRY = 24
-OLD_ENTRY = 12
+NEW_HEADER = 48
+NEW_ENTRY = 24
+OLD_ENTRY_SIZE = 12
 MAX_ENTRIES = 1 << 20  # entries read, at most (a distribution's cache has a few thousand)
 MAX_STRING = 4096
 HWCAP_EXTENSION = 1 << 62  # an entry of a glibc-hwcaps subfolder (used only on CPUs with those features)
@@ -55,7 +55,7 @@ def _new_start(data: bytes) -> Optional[Tuple[int, str]]:
     if not data.startswith(OLD_MAGIC) or len(data) < 16:
         return None
     nlibs = struct.unpack_from("<I", data, 12)[0]  # the old table has no endianness mark: every writer we know is LE
-    end = 16 + nlibs * OLD_ENTRY
+    end = 16 + nlibs * OLD_ENTRY_SIZE
     for start in (end + (-end % 8), end + (-end % 4)):
         if data[start:start + len(NEW_MAGIC)] == NEW_MAGIC:
             return start, "old+new"
@@ -72,7 +72,7 @@ def parse_ld_so_cache(data: bytes) -> Optional[LdCache]:
     if found is None:
         return None
     start, layout = found
-    if len(data) < start + HEADER:
+    if len(data) < start + NEW_HEADER:
         return None
     endian = data[start + 28] & 3
     if endian == 1:
@@ -80,12 +80,12 @@ def parse_ld_so_cache(data: bytes) -> Optional[LdCache]:
     order = ">" if endian == 3 else "<"
     nlibs = struct.unpack_from(order + "I", data, start + 20)[0]
     cache = data[start:]
-    room = (len(cache) - HEADER) // ENTRY
+    room = (len(cache) - NEW_HEADER) // NEW_ENTRY
     count = min(nlibs, room, MAX_ENTRIES)
     entries = []
     complete = count == nlibs
     for n in range(count):
-        flags, key, value, _, hwcap = struct.unpack_from(order + "iIIIQ", cache, HEADER + n * ENTRY)
+        flags, key, value, _, hwcap = struct.unpack_from(order + "iIIIQ", cache, NEW_HEADER + n * NEW_ENTRY)
         name, path = _string(cache, key), _string(cache, value)
         if not name or not path:
             complete = False
