@@ -296,7 +296,8 @@ def check_libraries(s, tables=None) -> List:
                 "%s (%s)" % (lib.needed, lib.consumer) for lib in missing),
             "%s: not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
             "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)." % (
-                "; ".join("%s needs %s" % (lib.object, lib.needed) for lib in missing), missing[0].needed),
+                "; ".join("%s %s %s" % (lib.object, "loads (dlopen)" if lib.loaded_by == "dlopen" else "needs", lib.needed)
+                          for lib in missing), missing[0].needed),
             ["# reinstall %s with the pip that installed it (its nvidia-* wheels come back), or install the toolkit "
              "or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % (missing[0].consumer, missing[0].needed)],
         ))

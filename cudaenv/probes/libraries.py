@@ -3,7 +3,9 @@ and of the frameworks' shipped libraries, resolved in the Linux dynamic loader's
 the object's ``DT_RPATH`` (only when it has no ``DT_RUNPATH``), ``LD_LIBRARY_PATH``, its ``DT_RUNPATH``,
 ``/etc/ld.so.cache`` (read and parsed: :mod:`cudaenv.parse.ldcache`; where it cannot be read, the folders of
 ``/etc/ld.so.conf`` it is built from stand in), then the default folders; ``$ORIGIN`` is the object's folder. The first folder holding a regular file of that name wins; the files of that name further down are kept as
-what it shadows. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
+what it shadows. The libraries a resolved CUDA library loads itself with ``dlopen`` (cuDNN 9's sub-libraries:
+the ``dlopen`` rows) are resolved the same way from that library, as dlopen(3) searches from the calling object
+(its RPATH/RUNPATH with its own ``$ORIGIN``), not from the program. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
 ELF files through Host.
 """
 
@@ -154,4 +156,28 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
             out.append(LoadedLibrary(consumer=consumer, object=path, needed=needed, path=found, via=via,
                                      version=file_version(real, needed), real=real, others=others,
                                      from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel))
-    return tuple(out)
+    opened: List[LoadedLibrary] = []
+    callers = dlopen_rows()
+    for lib in out:
+        names = callers.get(lib.needed)
+        dyn = read(lib.path) if names and lib.path else None
+        if dyn is None:
+            continue
+        order = search_order(posixpath.dirname(lib.path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
+        cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
+        for name in names:
+            found, via, others = resolve(name, order, host.is_file, cached)
+            real = host.resolve(found) if found else None
+            wheel = next((o for o in others if enclosing_site_packages(o)), None)
+            opened.append(LoadedLibrary(consumer=lib.consumer, object=lib.path, needed=name, path=found, via=via,
+                                        version=file_version(real, name), real=real, others=others,
+                                        from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel,
+                                        loaded_by="dlopen"))
+    return tuple(out + opened)
+
+
+def dlopen_rows() -> Dict[str, List[str]]:
+    """A CUDA library's soname -> the libraries it loads itself with dlopen (``data/loader_search.json``)."""
+    from cudaenv.core.resources import load_table
+
+    return {row["caller"]: list(row["opens"]) for row in load_table("loader_search")["rows"] if row.get("kind") == "dlopen"}
