@@ -54,6 +54,7 @@ _TABLE = (
     Setting("CUDAENV_CACHE_DIR", PATH, None, "where `torch-index.json`, the index cache, lives", shown="the user cache dir (platformdirs)"),
     Setting("CUDAENV_DATA_DIR", PATH, None, "where `cudaenv install` puts toolkits (`toolkits/<release>/` under it)",
             shown="the user data dir (platformdirs)"),
+    Setting("CUDAENV_IMPORT_TIMEOUT", SECONDS, 120.0, "seconds `doctor --import` allows each framework's import-and-device-check child"),
     Setting("CUDAENV_INSTALL_TIMEOUT", SECONDS, 1800.0, "seconds `cudaenv fix` allows the pip/uv install (and `cudaenv install` each pip/uv step, `cudaenv torch guard` the install it runs)"),
     Setting("CUDAENV_VERIFY_TIMEOUT", SECONDS, 600.0, "seconds `cudaenv fix` allows the `cudaenv verify` it runs after the install"),
     Setting("CUDAENV_SYSTEM", CHOICE, None, "the OS to act as: used by the tests and for planning another machine",

@@ -128,7 +128,7 @@ def check(s, tables=None) -> List:
     """The findings of the Frameworks section (pure)."""
     from cudaenv.facts import frameworks as facts
 
-    from cudaenv.diagnose import extensions
+    from cudaenv.diagnose import extensions, framework_imports
 
     if not s.frameworks:
         return check_libraries(s, tables) + extensions.check(s, tables)
@@ -194,7 +194,7 @@ def check(s, tables=None) -> List:
                 c.driver_version(s), c.driver_cuda(s, tables) or "?"),
             upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)) + _older_builds(s, old, rows, tables),
         ))
-    return out + check_libraries(s, tables) + extensions.check(s, tables)
+    return out + check_libraries(s, tables) + extensions.check(s, tables) + framework_imports.check(s, tables)
 
 
 def _older_builds(s, old, rows, tables=None) -> List[str]:

@@ -36,12 +36,14 @@ class DoctorOutcome:
                             generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None) -> DoctorOutcome:
-    """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch)."""
+def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None,
+           import_frameworks: bool = False) -> DoctorOutcome:
+    """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch;
+    ``import_frameworks``: import each framework found in a child of that interpreter)."""
     from cudaenv.diagnose import diagnose
     from cudaenv.diagnose.view import build_view
     from cudaenv.probes.collect import collect_snapshot
 
-    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress)
+    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress, import_frameworks=import_frameworks)
     findings = diagnose(snapshot)
     return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot), strict)

@@ -34,11 +34,13 @@ class ReportView(Record):
     framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
     library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
     extension_findings: Tuple[Tuple[str, str], ...] = ()  # (extension module's path, its finding id or "")
+    import_findings: Tuple[Tuple[str, str], ...] = ()  # (module imported by doctor --import, its finding id or "")
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
     """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/)."""
     from cudaenv.diagnose import _common as c
+    from cudaenv.diagnose import framework_imports as fi
     from cudaenv.diagnose import frameworks as fw
     from cudaenv.diagnose.versions import static_arch_list
     from cudaenv.facts import drivers as drv
@@ -75,6 +77,7 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
         library_verdicts=fw.library_verdicts(s) if getattr(s, "libraries", ()) else (),
         extension_findings=tuple((e.object, "extension-abi-mismatch" if e.missing_count else "")
                                  for e in getattr(s, "extensions", ())),
+        import_findings=tuple((i.module, fi.verdict(s, i)) for i in getattr(s, "framework_imports", ())),
     )
 
 

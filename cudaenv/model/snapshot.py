@@ -248,6 +248,20 @@ class TorchExtension(Record):
     complete: bool = True  # False when a bound or an unreadable torch library left symbols unchecked
 
 
+class FrameworkImport(Record):
+    """A framework imported in a child of the probed Python (``doctor --import``), and what its own device check said."""
+
+    package: str  # "onnxruntime-gpu"
+    module: str  # what was imported: "onnxruntime"
+    check: str = "import"  # the device check run: tensorflow | jax | onnxruntime | cupy | paddle | import (none)
+    imported: Optional[bool] = None  # None: the child gave no answer (timed out, crashed, printed nothing)
+    version: Optional[str] = None  # the module's __version__
+    gpu_count: Optional[int] = None  # the GPUs its check saw (onnxruntime: 1 when the session got the CUDA provider)
+    detail: Optional[str] = None  # its check's words: the devices, the session's providers
+    error: Optional[str] = None  # the import's or the check's exception: "ImportError: ...: undefined symbol: ..."
+    timed_out: bool = False
+
+
 class XidGroup(Record):
     """One Xid code of the kernel log (``NVRM: Xid (PCI:0000:41:00): 79, ...``): how often, on which GPUs."""
 
@@ -322,6 +336,7 @@ class Snapshot(Record):
     frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
     libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
     extensions: Tuple[TorchExtension, ...] = ()  # compiled torch extensions checked against the installed torch (Linux)
+    framework_imports: Tuple[FrameworkImport, ...] = ()  # doctor --import: each framework imported in a child, its GPUs
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()

@@ -123,6 +123,17 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     return found, libraries, extensions
 
 
+def _imports(host, python: str, frameworks, notes: List[Note]) -> tuple:
+    from cudaenv.core import config
+    from cudaenv.probes.framework_import import probe_framework_imports
+
+    try:
+        return tuple(_call(notes, "framework-import", probe_framework_imports, host, python, frameworks, notes,
+                           config.value(host.env, "CUDAENV_IMPORT_TIMEOUT")) or ())
+    except _Failed:
+        return ()
+
+
 def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
     from cudaenv.probes.torch import probe_torch_dynamic
 
@@ -132,8 +143,10 @@ def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch
         return static
 
 
-def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None) -> Snapshot:
-    """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``.
+def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None,
+                     import_frameworks: bool = False) -> Snapshot:
+    """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``;
+    ``import_frameworks`` (``doctor --import``) imports each framework found in a child of that Python, one at a time.
 
     ``progress(message)`` is called from the calling thread before each phase (for a spinner).
     A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
@@ -176,6 +189,10 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     frameworks, libraries, extensions = fw_job.result()
     if torch_job is not None:
         torch = torch_job.result()
+    imports: tuple = ()
+    if import_frameworks and interpreter is not None and frameworks:
+        say("importing the frameworks in %s" % interpreter.path)
+        imports = _imports(host, interpreter.path, frameworks, fw_notes)
     say("done")
 
     return Snapshot(
@@ -192,6 +209,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         frameworks=frameworks,
         libraries=libraries,
         extensions=extensions,
+        framework_imports=imports,
         processes=tuple(getattr(nvidia, "processes", ()) or ()),
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),

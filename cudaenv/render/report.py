@@ -225,7 +225,26 @@ def _frameworks(s, view) -> List[Check]:
     for ext in getattr(s, "extensions", ()) or ():
         checks.append(("%s extension" % printable(ext.package), extension_facts(ext),
                        tuple(i for i in _ids(view, "extensions") if i == ext_ids.get(ext.object))))
+    import_ids = dict(getattr(view, "import_findings", ()) or ())
+    for item in getattr(s, "framework_imports", ()) or ():
+        checks.append(("import %s" % printable(item.module), import_facts(item),
+                       tuple(i for i in _ids(view, "imports") if i == import_ids.get(item.module))))
     return checks
+
+
+def import_facts(item) -> str:
+    """``imported (2.20.0); its device check sees 1 GPU: /physical_device:GPU:0`` or the import's error."""
+    if item.imported is None:
+        return "no answer: %s" % printable(item.error or "?")
+    if not item.imported:
+        return "fails: %s" % printable((item.error or "?").strip().splitlines()[-1][:300])
+    head = "imported%s" % (" (%s)" % printable(item.version) if item.version else "")
+    if item.error:
+        return "%s; its device check failed: %s" % (head, printable(item.error.strip().splitlines()[-1][:300]))
+    if item.gpu_count is None:
+        return head
+    return "%s; its device check sees %d GPU%s%s" % (head, item.gpu_count, "" if item.gpu_count == 1 else "s",
+                                                     ": %s" % printable(item.detail) if item.detail else "")
 
 
 def extension_facts(ext) -> str:
