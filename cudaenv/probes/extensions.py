@@ -112,7 +112,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     c10 = next((p for p in torch_libs if posixpath.basename(p) == "libc10.so"), None)
     exported = _read(host, c10, parse_elf_symbols, True, keep) if c10 else None
     torch_abi = string_abi(exported.names) if exported is not None else None
-    out: List[TorchExtension] = []
+    found = []  # (package, version, requires, path, dynamic section, undefined torch names, read whole)
     for package, (site, entry) in _candidates(host, site_packages, rows, notes):
         meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_HEAD) or ""
         _, version, requires = pf.parse_metadata(meta)
@@ -125,23 +125,27 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
                 continue
             undefined = _read(host, path, parse_elf_symbols, False, keep)
             wanted = list(undefined.names) if undefined is not None else []
-            complete = undefined is not None and undefined.complete
-            left, unsure = set(wanted), set()
-            for lib in torch_libs:
-                if not left:
-                    break
-                answer = _read(host, lib, parse_elf_defines, sorted(left))
-                if answer is None:  # an unreadable library: what it may export stays unknown, never missing
-                    unsure |= left
-                    continue
-                unsure |= left - set(answer)
-                left -= {n for n, ok in answer.items() if ok}
-            complete = complete and not (left & unsure)
-            missing = [n for n in wanted if n in left and n not in unsure]
-            cudart = [n for n in dyn.needed if n.startswith("libcudart.so.")]
-            out.append(TorchExtension(
-                package=package, version=version, object=path, torch_needed=tuple(n for n in dyn.needed if n in names),
-                cuda=cudart[0].rsplit(".", 1)[-1] if cudart and cudart[0].rsplit(".", 1)[-1].isdigit() else None,
-                torch_pin=torch_pin(requires), checked=len(wanted), missing=tuple(missing[:MAX_MISSING]),
-                missing_count=len(missing), cxx11_abi=string_abi(wanted), torch_cxx11_abi=torch_abi, complete=complete))
+            found.append((package, version, requires, path, dyn, wanted, undefined is not None and undefined.complete))
+    # every name any extension needs, looked up once in each torch library (one open per library for the whole run)
+    left = {n for item in found for n in item[5]}
+    unsure = set()
+    for lib in torch_libs:
+        if not left:
+            break
+        answer = _read(host, lib, parse_elf_defines, sorted(left))
+        if answer is None:  # an unreadable library: what it may export stays unknown, never missing
+            unsure |= left
+            continue
+        unsure |= left - set(answer)
+        left -= {n for n, ok in answer.items() if ok}
+    out: List[TorchExtension] = []
+    for package, version, requires, path, dyn, wanted, complete in found:
+        missing = [n for n in wanted if n in left and n not in unsure]
+        cudart = [n for n in dyn.needed if n.startswith("libcudart.so.")]
+        out.append(TorchExtension(
+            package=package, version=version, object=path, torch_needed=tuple(n for n in dyn.needed if n in names),
+            cuda=cudart[0].rsplit(".", 1)[-1] if cudart and cudart[0].rsplit(".", 1)[-1].isdigit() else None,
+            torch_pin=torch_pin(requires), checked=len(wanted), missing=tuple(missing[:MAX_MISSING]),
+            missing_count=len(missing), cxx11_abi=string_abi(wanted), torch_cxx11_abi=torch_abi,
+            complete=complete and not any(n in unsure for n in wanted if n in left)))
     return tuple(out)
