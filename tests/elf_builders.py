@@ -19,10 +19,11 @@ def compiler() -> str:
 
 
 def build_library(folder: Path, file_name: str, soname: Optional[str] = None, links: Sequence[Path] = (),
-                  runpath: Optional[str] = None, old_dtags: bool = False, symbol: str = "f", code: Optional[str] = None) -> Path:
+                  runpath: Optional[str] = None, old_dtags: bool = False, symbol: str = "f", code: Optional[str] = None,
+                  flags: Sequence[str] = ()) -> Path:
     """``folder/file_name``: a shared library with ``soname``, NEEDED on each of ``links`` (built libraries, linked by
     path: the NEEDED entry is each one's SONAME), and ``runpath`` (DT_RUNPATH, or DT_RPATH with ``old_dtags``);
-    ``code``: its C source instead of one function ``symbol``."""
+    ``code``: its C source instead of one function ``symbol``; ``flags``: more linker flags."""
     folder.mkdir(parents=True, exist_ok=True)
     src = folder / (file_name + ".c")
     src.write_text(code if code is not None else "#include <stdio.h>\nint %s(void) { return puts(\"x\"); }\n" % symbol)
@@ -32,7 +33,7 @@ def build_library(folder: Path, file_name: str, soname: Optional[str] = None, li
         args.append("-Wl,-soname," + soname)
     if runpath:
         args += ["-Wl,-rpath," + runpath, "-Wl,--disable-new-dtags" if old_dtags else "-Wl,--enable-new-dtags"]
-    args += ["-Wl,--no-as-needed"] + [str(p) for p in links]  # NEEDED even without a symbol used from them
+    args += list(flags) + ["-Wl,--no-as-needed"] + [str(p) for p in links]  # NEEDED even without a symbol used from them
     subprocess.run(args, check=True, timeout=60, capture_output=True)
     src.unlink()
     return out

@@ -6,7 +6,8 @@ name is the new ABI, the ``Ss`` abbreviation the old one), and a readable form o
 """
 
 import re
-from typing import Iterable, List, Optional, Sequence, Tuple
+from functools import lru_cache
+from typing import Iterable, Optional, Sequence, Tuple
 
 MAX_NAME = 4096  # characters of a symbol name read, at most
 _HEAD = re.compile(r"_Z(?:T[VIST])?(?:N[rVKRO]*)?")
@@ -29,26 +30,17 @@ def _source_name(text: str, at: int) -> Optional[Tuple[str, int]]:
     return text[end:end + size], end + size
 
 
-def _first_names(name: str, count: int = 2) -> Tuple[str, ...]:
-    """The first ``count`` source names of a mangled name's nested-name (``_ZN3c106detail...`` -> ("c10", "detail"))."""
-    if not isinstance(name, str) or not name.startswith("_Z"):
-        return ()
-    text = name[:MAX_NAME]
-    at = _HEAD.match(text).end()
-    out: List[str] = []
-    while len(out) < count:
-        found = _source_name(text, at)
-        if found is None:
-            break
-        out.append(found[0])
-        at = found[1]
-    return tuple(out)
+@lru_cache(maxsize=16)
+def _namespace_pattern(namespaces: Tuple[str, ...]):
+    """``_Z`` + the optional special/nested prefix + one of ``namespaces`` as ``<length><name>`` (self-delimiting, so
+    ``2at`` never matches ``23atom...``)."""
+    names = "|".join("%d%s" % (len(n), re.escape(n)) for n in namespaces if n)
+    return re.compile(_HEAD.pattern + "(?:%s)" % (names or "(?!)"))
 
 
 def in_namespaces(name: str, namespaces: Sequence[str]) -> bool:
     """The mangled ``name`` lies in one of ``namespaces`` (its first source name is one of them)."""
-    head = _first_names(name, 1)
-    return bool(head) and head[0] in namespaces
+    return isinstance(name, str) and _namespace_pattern(tuple(namespaces)).match(name) is not None
 
 
 def string_abi(names: Iterable[str]) -> Optional[bool]:

@@ -93,7 +93,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
                      rows: Optional[Dict[str, Dict[str, Any]]] = None, table: Optional[Dict[str, Any]] = None) -> Tuple[TorchExtension, ...]:
     """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
     torch/lib); () when torch is not installed there."""
-    from cudaenv.parse.elf import parse_elf_defines, parse_elf_dynamic, parse_elf_symbols
+    from cudaenv.parse.elf import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
     from cudaenv.probes.frameworks import table_packages
 
     if not torch.installed or not torch.location:
@@ -112,7 +112,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     c10 = next((p for p in torch_libs if posixpath.basename(p) == "libc10.so"), None)
     exported = _read(host, c10, parse_elf_symbols, True, keep) if c10 else None
     torch_abi = string_abi(exported.names) if exported is not None else None
-    found = []  # (package, version, requires, path, dynamic section, undefined torch names, read whole)
+    found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
     for package, (site, entry) in _candidates(host, site_packages, rows, notes):
         meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_HEAD) or ""
         _, version, requires = pf.parse_metadata(meta)
@@ -120,12 +120,10 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
         modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]
         for rel in modules:
             path = host.join(site, *rel.split("/"))
-            dyn = _read(host, path, parse_elf_dynamic)
-            if dyn is None or not any(n in names for n in dyn.needed):
+            undefined = _read(host, path, parse_elf_symbols, False, keep, SYMBOL_BUDGET, names)  # one open per module
+            if undefined is None or not any(n in names for n in undefined.needed):
                 continue
-            undefined = _read(host, path, parse_elf_symbols, False, keep)
-            wanted = list(undefined.names) if undefined is not None else []
-            found.append((package, version, requires, path, dyn, wanted, undefined is not None and undefined.complete))
+            found.append((package, version, requires, path, undefined, list(undefined.names), undefined.complete))
     # every name any extension needs, looked up once in each torch library (one open per library for the whole run)
     left = {n for item in found for n in item[5]}
     unsure = set()

@@ -105,6 +105,18 @@ def test_a_lookup_in_a_big_export_table_reads_a_few_kilobytes(tmp_path):
     assert stream.read_bytes < 64 * 1024 < len(lib.read_bytes()), stream.read_bytes
 
 
+def test_the_sysv_hash_table_where_there_is_no_gnu_one(tmp_path):
+    """Linked with --hash-style=sysv (only .hash, as old toolchains and some distributions write): the same answers."""
+    from elf_builders import exporting
+    from cudaenv.parse.elf import parse_elf_defines
+
+    names = ["_ZN3c10%dxEv" % i for i in range(300)]
+    for style in ("sysv", "gnu", "both"):
+        lib = build_library(tmp_path / style, "libh.so", soname="libh.so", code=exporting(names), flags=["-Wl,--hash-style=" + style])
+        got = parse_elf_defines(lib.read_bytes(), [names[0], names[299], "_ZN3c10nopeEv", "puts"])
+        assert got == {names[0]: True, names[299]: True, "_ZN3c10nopeEv": False, "puts": False}, style
+
+
 def test_truncations_and_bit_flips_never_raise_in_the_symbol_readers(tmp_path):
     from elf_builders import exporting
     from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
