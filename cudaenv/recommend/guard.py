@@ -68,6 +68,20 @@ def pip_install_at(argv: Sequence[str]) -> Optional[int]:
     return None
 
 
+def installer_python(argv: Sequence[str]) -> Optional[str]:
+    """The interpreter an install command line installs into, where it says: ``PY -m pip ...`` -> PY,
+    ``/venv/bin/pip ...`` -> /venv/bin/python, ``uv pip install --python PY`` -> PY; None otherwise (a bare ``pip``:
+    the one on PATH, as the doctor finds it)."""
+    words = list(argv)
+    if len(words) >= 3 and words[1:3] == ["-m", "pip"]:
+        return words[0]
+    if words and posixpath.basename(words[0]) == "uv" and "--python" in words[:-1]:
+        return words[words.index("--python") + 1]
+    if words and posixpath.basename(words[0]).startswith("pip") and posixpath.dirname(words[0]):
+        return posixpath.join(posixpath.dirname(words[0]), "python")
+    return None
+
+
 def dry_run_argv(argv: Sequence[str]) -> Optional[Tuple[str, ...]]:
     """The same pip install asked for its plan only (pip 22.2 and later), or None when it is no pip install."""
     at = pip_install_at(argv)

@@ -6,7 +6,8 @@ from typing import Callable, List, Mapping, Optional, Sequence
 
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
-from cudaenv.recommend.guard import (GuardOutcome, TorchState, dry_run_argv, keep_argv, planned_torch, restore_command)
+from cudaenv.recommend.guard import (GuardOutcome, TorchState, dry_run_argv, installer_python, keep_argv, planned_torch,
+                                     restore_command)
 
 
 def _state(host, interpreter) -> TorchState:
@@ -18,13 +19,17 @@ def _state(host, interpreter) -> TorchState:
 
 def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Sequence[str], allow_change: bool = False,
                   on_output: Optional[Callable[[bytes], None]] = None) -> GuardOutcome:
-    """Run the install ``argv`` guarding the torch of ``python`` (default: the one the doctor would probe)."""
+    """Run the install ``argv`` guarding the torch of ``python`` (default: the Python the command line installs into
+    where it says, ``PY -m pip`` or ``/venv/bin/pip``; else the one the doctor would probe)."""
     from cudaenv.parse.pip_output import parse_install_report
     from cudaenv.probes.python import find_interpreter
     from cudaenv.probes.torch import probe_torch_static
 
     if not argv:
         raise UserError("say which install to guard: `cudaenv torch guard -- pip install PACKAGE`")
+    own = installer_python(argv)
+    if python is None and own is not None and (host.is_file(own) or host.which(own)):
+        python = own  # the install says which Python it installs into
     interpreter = find_interpreter(host, python, notes=[])
     if interpreter is None:
         raise UserError("no Python found whose torch to guard", hint="pass --python PATH")

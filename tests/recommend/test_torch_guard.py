@@ -7,7 +7,7 @@ model's fake one on PYTHONPATH (read from its files, never imported)."""
 import json
 import sys
 
-from cudaenv.recommend.guard import dry_run_argv, keep_argv, pip_install_at, restore_command
+from cudaenv.recommend.guard import dry_run_argv, installer_python, keep_argv, pip_install_at, restore_command
 
 FAKE_PIP = r'''#!%(python)s
 import json, os, shutil, sys
@@ -106,3 +106,21 @@ def test_the_pure_core():
     assert keep_argv(["pip", "install", "x"], "2.8.0") == ("pip", "install", "x", "torch==2.8.0")  # PyPI's build: no index
     assert restore_command("2.7.1+rocm6.3", "/v/bin/python", "uv") == (
         "uv pip install --python /v/bin/python torch==2.7.1+rocm6.3 --index-url https://download.pytorch.org/whl/rocm6.3",)
+    assert installer_python(["/v/bin/python3", "-m", "pip", "install", "x"]) == "/v/bin/python3"
+    assert installer_python(["/v/bin/pip", "install", "x"]) == "/v/bin/python"
+    assert installer_python(["uv", "pip", "install", "--python", "/w/bin/python", "x"]) == "/w/bin/python"
+    assert installer_python(["pip", "install", "x"]) is None and installer_python([]) is None
+
+
+def test_the_python_the_install_names_is_the_one_guarded(machine):
+    """Without --python: ``/venv/bin/pip`` guards /venv/bin/python's torch (here a link to the test interpreter, whose
+    torch is the fake one on PYTHONPATH); where the command line names no Python and none is found, it says so."""
+    import os
+
+    machine.torch("2.8.0+cu128", "12.8")
+    pip = _pip(machine, {"einops": "0.8.1"})
+    r = machine.cli("torch", "guard", "--", str(pip), "install", "einops", env=machine.full_env())
+    assert r.code == 2 and "no Python found whose torch to guard" in r.err, r  # no python beside this pip
+    os.symlink(sys.executable, pip.parent / "python")
+    r = machine.cli("torch", "guard", "--", str(pip), "install", "einops", env=machine.full_env())
+    assert r.code == 0 and "torch 2.8.0+cu128 is unchanged." in r.out, r
