@@ -96,12 +96,12 @@ def _user_error() -> type:
 def _error_text(exc, env) -> str:
     """``cudaenv: error: ...`` and its ``hint: ...``, wrapped to the terminal (COLUMNS, at most 80); a path or a
     command word is never cut (render.text.wrap, loaded only on this error path)."""
-    from cudaenv.render.text import terminal_width, wrap
+    from cudaenv.render.text import terminal_width, wrap_labelled
 
     width = terminal_width(env)
-    lines = wrap(exc.message, first="cudaenv: error: ", rest="  ", width=width, long_words="keep")
+    lines = wrap_labelled(exc.message, "cudaenv: error: ", "  ", width)
     if exc.hint:
-        lines += wrap(exc.hint, first="hint: ", rest="  ", width=width, long_words="keep")
+        lines += wrap_labelled(exc.hint, "hint: ", "  ", width)
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,7 @@ count, toolkits, cuDNN), then the findings with their fixes.
 
 from typing import List, Sequence
 
-from cudaenv.render.text import backtick_run, md_code, md_inline, md_text
+from cudaenv.render.text import FIX_NEEDS, backtick_run, md_code, md_inline, md_text
 from cudaenv.core.text import printable
 
 
@@ -121,6 +121,8 @@ def render_markdown(snapshot, findings: Sequence, view, verbose: bool = False) -
             if f.fix:
                 lines = [printable(line) for cmd in f.fix for line in cmd.split("\n")]
                 fence = "`" * max([3] + [backtick_run(line) + 1 for line in lines])  # a ``` in a command cannot close it
+                if FIX_NEEDS.get(f.fix_kind or ""):
+                    out.append("  The fix %s." % FIX_NEEDS[f.fix_kind])
                 out.append("  %ssh" % fence)
                 out += ["  " + line for line in lines]
                 out.append("  " + fence)
