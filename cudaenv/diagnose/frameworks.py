@@ -131,7 +131,7 @@ def check(s, tables=None) -> List:
     from cudaenv.diagnose import extensions, framework_imports
 
     if not s.frameworks:
-        return check_libraries(s, tables) + extensions.check(s, tables)
+        return check_libraries(s, tables) + extensions.check(s, tables) + framework_imports.check(s, tables)
     rows = facts.package_rows(_tables(tables))
     by = {fw.package: fw for fw in s.frameworks}
     found = dict(verdicts(s, tables))

@@ -259,7 +259,7 @@ def _extension_mismatch(m):
 
     a10g_535(m).packages()
     site = m.package_site
-    m.site = make_fake_torch(site, "2.8.0+cu128", "12.8", A10G, ARCH_CU128)
+    make_fake_torch(site, "2.8.0+cu128", "12.8", A10G, ARCH_CU128)  # beside the packages (PYTHONPATH has that folder)
     build_library(site / "torch" / "lib", "libc10.so", soname="libc10.so", code=exporting(["_ZN3c104HalfC1Ef"]))
     old = build_library(m.tmp / "old", "libc10.so", soname="libc10.so", code=exporting(["_ZN3c104HalfC1Ef", "_ZN3c104cuda9SetDeviceEi"]))
     ext = build_library(m.tmp / "build", "flash_attn_2_cuda.so", links=[old], code=needing(["_ZN3c104HalfC1Ef", "_ZN3c104cuda9SetDeviceEi"]))
