@@ -331,7 +331,7 @@ def _command_end(cmd: str) -> int:
     """Where a command that starts an advice item ends: before the first word, outside quotes, that starts prose
     (:data:`_PROSE`) or a parenthesis, or before the lower-case words that lead up to a possessive (``--probe "..."
     adds this machine's count``: prose from ``adds`` on; never the command's first two words); the whole text when
-    none of them is there. Prose after a command is wrapped as prose, never continued with `` \``."""
+    none of them is there. Prose after a command is wrapped as prose, never continued with `` \\``."""
     quote = ""
     i = 0
     plain: List[int] = []  # where the words start that are lower-case letters only, since the last other word
