@@ -35,6 +35,7 @@ class ReportView(Record):
     library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
     extension_findings: Tuple[Tuple[str, str], ...] = ()  # (extension module's path, its finding id or "")
     import_findings: Tuple[Tuple[str, str], ...] = ()  # (module imported by doctor --import, its finding id or "")
+    solver: Tuple[Tuple[str, Optional[str]], ...] = ()  # a conda or pixi env's: (virtual package, what its solver sees)
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
@@ -78,7 +79,18 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
         extension_findings=tuple((e.object, "extension-abi-mismatch" if e.missing_count else "")
                                  for e in getattr(s, "extensions", ())),
         import_findings=tuple((i.module, fi.verdict(s, i)) for i in getattr(s, "framework_imports", ())),
+        solver=_solver(s, tables),
     )
+
+
+def _solver(s: Any, tables: Optional[Mapping[str, Any]]) -> Tuple[Tuple[str, Optional[str]], ...]:
+    """What a conda or pixi solver sees on this machine, for the probed interpreter's conda or pixi env."""
+    if getattr(getattr(s, "python_env", None), "kind", None) not in ("conda", "pixi"):
+        return ()
+    from cudaenv.recommend.conda import solver_view
+    from cudaenv.recommend.request import request_from_snapshot
+
+    return tuple((p.name, p.value) for p in solver_view(request_from_snapshot(s), tables).packages)
 
 
 def _torch_devices(t) -> str:
