@@ -68,14 +68,10 @@ ACTIONS = (
                Option("--json", help="print what was learned as JSON"),
            )),
     Action("guard", help="run an install and say when it replaces torch (pip: before anything changes)",
-           description="Run INSTALL (after --: pip install PKG, uv pip install PKG, any command). A pip install is "
-                       "dry-run first and stopped when it would replace the installed torch; after any install, torch "
-                       "is read again and a replaced torch is named with the command that restores it. Exit 3 when "
-                       "torch changed or would change, 1 when the install failed.",
-           options=(
-               Option("--python", metavar="PATH", help="the Python whose torch to guard (default: as the doctor finds it)"),
-               Option("--allow-torch-change", help="run a pip install even when its dry run would replace torch"),
-           ),
+           description="Run INSTALL (after --, any installer); a pip install is dry-run first and stopped when it would replace "
+                       "torch; after it runs, a replaced torch is named with the command that restores it (exit 3; 1: failed).",
+           options=(Option("--python", metavar="PATH", help="the Python whose torch to guard (default: the one the install names)"),
+                    Option("--allow-torch-change", help="run a pip install even when its dry run would replace torch")),
            positional=Positional("install", nargs="*", metavar="INSTALL", help="the install command line, after --")),
 )
 
@@ -97,10 +93,8 @@ def run_guard(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.recommend.guard_service import guard_install
     from cudaenv.render.guard import render_guard
 
-    def passthrough(chunk: bytes) -> None:
-        ctx.out.write(chunk.decode("utf-8", "replace"))
-
-    outcome = guard_install(ctx.env, ctx.host(args), args.python, list(args.install or ()), args.allow_torch_change, passthrough)
+    outcome = guard_install(ctx.env, ctx.host(args), args.python, list(args.install or ()), args.allow_torch_change,
+                            lambda chunk: ctx.out.write(chunk.decode("utf-8", "replace")))  # the installer's output, as it comes
     ctx.out.write(render_guard(outcome))
     return outcome.exit_code
 
