@@ -102,6 +102,10 @@ def facts_rows(s, view) -> List[tuple]:
 
         rows.append(("Framework imports", "<br>".join("%s: %s" % (md_code(i.module), md_text(import_facts(i))) for i in s.framework_imports)))
     rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (md_text(c.version or "?"), md_text(c.source), md_code(c.header)) for c in s.cudnn) or "none found"))
+    if view.image is not None:
+        from cudaenv.render.report import image_facts
+
+        rows.append(("Image", md_text(image_facts(view.image, view.image_need))))  # printable already: md_text keeps \x1b
     return rows
 
 
