@@ -11,6 +11,8 @@
     browser    the `browser` tests: the fleet HTML summary in a headless Chromium (Debian's `chromium`)
     slurm      doctor --output through a real single-node Slurm started by the session, then fleet summarize
     install    `cudaenv install 13.0` for real (the package index), then compile/link with it, then uninstall
+    wheels     the frameworks read from real wheels installed, never imported: onnxruntime-gpu, cupy-cuda12x and an
+               nvidia runtime wheel (tests/probes/test_real_wheels.py)
     (CI: .ci/run runs `nox`, then its CI_SESSIONS; the Slurm and Chromium sessions go there too.)
 
 The test dependencies are the `test` extra of pyproject.toml (one list: `pip install ".[test]"` gives the same).
@@ -213,6 +215,18 @@ def slurm(session):
     _install(session)
     cudaenv = os.path.join(session.bin, "cudaenv")
     session.run("python", str(Path(__file__).parent / "tests" / "slurm_session" / "run.py"), cudaenv)
+
+
+# Real framework wheels, installed with --no-deps and never imported (no GPU needed): their files are what is read.
+WHEELS = ("onnxruntime-gpu", "cupy-cuda12x", "nvidia-cuda-runtime-cu12")
+
+
+@nox.session
+def wheels(session):
+    """The Frameworks section's reads on real wheels (tests/probes/test_real_wheels.py, which skips without them)."""
+    _install(session)
+    session.install("--no-deps", *WHEELS)
+    session.run("pytest", "-m", DEFAULT, "tests/probes/test_real_wheels.py", *session.posargs, env={"CUDAENV_REAL_WHEELS": "1"})
 
 
 @nox.session

@@ -55,7 +55,9 @@ The torch.load baseline is a whole ``PY -c 'import torch; torch.load(FILE, map_l
 
 The frameworks' site-packages (``--only quick`` runs both doctors, without torch) holds every package of
 ``data/frameworks.json`` as pip lays it out, written by ``tests/framework_builders.py`` (TensorFlow's RECORD with
-20,000 lines, as the real one has, and its build-info file), on ``PYTHONPATH``, in the run's temporary folder.
+20,000 lines, as the real one has, and its build-info file), and, where there is a C compiler, a torch whose
+libc10.so/libtorch_cpu.so export 4,000 names with each torch extension package shipping a module that needs 800 of
+them (the extension check's symbol lookups), on ``PYTHONPATH``, in the run's temporary folder.
 
 The pyenv shim (issue 35) is this machine's own pyenv's ``shims/python3`` when it has one (``$PYENV_ROOT`` or
 ``~/.pyenv``), else a constructed pyenv root whose shim (pyenv 2.6's) leads to PY through a stand-in ``pyenv exec``;
@@ -230,6 +232,7 @@ def frameworks_site(base: Path) -> Path:
 
     site = base / "lib" / "python3.12" / "site-packages"
     rows = json.loads((HERE.parent / "data" / "frameworks.json").read_text())["rows"]
+    modules = torch_with_extensions(site, base / "build")
     for row in rows:
         if row.get("kind") != "package":
             continue
@@ -237,9 +240,31 @@ def frameworks_site(base: Path) -> Path:
             folder = fb.tensorflow(site)
             record = folder / "RECORD"
             record.write_text(record.read_text() + "".join("tensorflow/include/x/h%05d.h,sha256=x,100\n" % i for i in range(20_000)))
+        elif row.get("torch_extension") and modules:
+            fb.dist(site, row["package"], "1.0.0+cu128", requires=["torch"], binary={row["package"].replace("-", "_") + "/_C.so": modules})
         else:
             fb.dist(site, row["package"], "1.0.0+cu128")
     return site
+
+
+def torch_with_extensions(site: Path, build: Path) -> bytes:
+    """torch 2.8.0+cu128 in ``site`` whose torch/lib libc10.so and libtorch_cpu.so (built by the machine's C compiler)
+    export 4,000 C++-mangled names, and the bytes of an extension module that needs 800 of them (each torch_extension
+    package of data/frameworks.json ships one): the extension check's lookups, counted in the ratio. b"" without cc."""
+    import shutil
+
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        return b""
+    import elf_builders as eb
+    from machine import make_fake_torch
+
+    make_fake_torch(site, "2.8.0+cu128", "12.8")
+    names = ["_ZN2at6native%dop%dEv" % (len("op%d" % i), i) for i in range(4000)]
+    lib = site / "torch" / "lib"
+    c10 = eb.build_library(lib, "libc10.so", soname="libc10.so", code=eb.exporting(names[:2000]))
+    cpu = eb.build_library(lib, "libtorch_cpu.so", soname="libtorch_cpu.so", code=eb.exporting(names[2000:]))
+    module = eb.build_library(build, "_C.so", links=[c10, cpu], code=eb.needing(names[::5]))
+    return module.read_bytes()
 
 
 def conda_env(base: Path, python: str, meta_too: bool = True) -> str:

@@ -1,7 +1,7 @@
 """Scripts run inside other interpreters (the user's Python), and the sources cudaenv hands to tools.
 
 The scripts are stdlib only, Python 3.7+, and never imported by cudaenv itself. :func:`source` is the one
-loader for every file here (``torch_probe.py``, ``nvml_probe.py``, ``verify_device.py``, ``verify_dist.py``,
+loader for every file here (``torch_probe.py``, ``framework_probe.py``, ``nvml_probe.py``, ``verify_device.py``, ``verify_dist.py``,
 ``line_editor.py``, ``check.cu``).
 """
 

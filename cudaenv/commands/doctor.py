@@ -18,6 +18,10 @@ OPTIONS = host_options() + (
     Option("--json", help="same as --format json: the snapshot (schema_version 1) with findings"),
     Option("--quick", help="do not import torch (static torch facts only)"),
     Option("--strict", help="exit 1 on warnings too (CI pipelines, cluster health checks)"),
+    Option("--import", dest="import_frameworks",
+           help="also import each CUDA framework found (TensorFlow, JAX, ONNX Runtime, CuPy, PaddlePaddle, torch "
+                "extensions) in its own child of the probed Python, with a timeout: its import error, and whether its "
+                "own device check sees a GPU"),
     Option("-v", "--verbose",
            help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)"),
     Option("--output", metavar="PATH",
@@ -49,7 +53,7 @@ def run(args, ctx) -> int:
     fmt = _format(args)
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
         outcome = doctor(ctx.host(args), python=args.python, quick=args.quick, strict=args.strict, progress=spinner,
-                         image=args.image, cwd=ctx.cwd)
+                         image=args.image, cwd=ctx.cwd, import_frameworks=args.import_frameworks)
     outcome.against = _against(args, ctx, outcome)
     if fmt == "json":
         from cudaenv.render.json_out import dumps

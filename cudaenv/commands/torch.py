@@ -1,9 +1,11 @@
-"""`cudaenv torch recommend` and `cudaenv torch refresh`.
+"""`cudaenv torch recommend`, `cudaenv torch refresh` and `cudaenv torch guard -- INSTALL...`.
 
 recommend: probe this machine (static torch pass only: torch is never imported), fold in the what-if
 flags, the cached live index data (never the network unless ``--refresh``) and print the decision.
 refresh: read the live index (``--index-base`` / ``CUDAENV_TORCH_INDEX``) within ``--timeout`` seconds in
 all, and cache what it learned. The work is in :mod:`cudaenv.recommend.service`.
+guard: run an install (argument vector, no shell), stopping first when pip's dry run would replace torch, and say
+when torch was replaced (:mod:`cudaenv.recommend.guard_service`).
 """
 
 import argparse
@@ -65,6 +67,12 @@ ACTIONS = (
                       help="the most the whole refresh may take (default 15, env: CUDAENV_INDEX_TIMEOUT)"),
                Option("--json", help="print what was learned as JSON"),
            )),
+    Action("guard", help="run an install and say when it replaces torch (pip: before anything changes)",
+           description="Run INSTALL (after --, any installer); a pip install is dry-run first and stopped when it would replace "
+                       "torch; after it runs, a replaced torch is named with the command that restores it (exit 3; 1: failed).",
+           options=(Option("--python", metavar="PATH", help="the Python whose torch to guard (default: the one the install names)"),
+                    Option("--allow-torch-change", help="run a pip install even when its dry run would replace torch")),
+           positional=Positional("install", nargs="*", metavar="INSTALL", help="the install command line, after --")),
 )
 
 
@@ -74,9 +82,21 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return run_recommend(args, ctx)
     if action == "refresh":
         return run_refresh(args, ctx)
+    if action == "guard":
+        return run_guard(args, ctx)
     if action == "mirror-check":
         return run_mirror_check(args, ctx)
-    raise UserError("say what to do: `cudaenv torch recommend` or `cudaenv torch refresh`", hint="see `cudaenv torch --help`")
+    raise UserError("say what to do: `cudaenv torch recommend`, `refresh`, `guard` or `mirror-check`", hint="see `cudaenv torch --help`")
+
+
+def run_guard(args: argparse.Namespace, ctx: Any) -> int:
+    from cudaenv.recommend.guard_service import guard_install
+    from cudaenv.render.guard import render_guard
+
+    outcome = guard_install(ctx.env, ctx.host(args), args.python, list(args.install or ()), args.allow_torch_change,
+                            lambda chunk: ctx.out.write(chunk.decode("utf-8", "replace")))  # the installer's output, as it comes
+    ctx.out.write(render_guard(outcome))
+    return outcome.exit_code
 
 
 def run_recommend(args: argparse.Namespace, ctx: Any) -> int:

@@ -128,8 +128,10 @@ def check(s, tables=None) -> List:
     """The findings of the Frameworks section (pure)."""
     from cudaenv.facts import frameworks as facts
 
+    from cudaenv.diagnose import extensions, framework_imports
+
     if not s.frameworks:
-        return check_libraries(s, tables)
+        return check_libraries(s, tables) + extensions.check(s, tables) + framework_imports.check(s, tables)
     rows = facts.package_rows(_tables(tables))
     by = {fw.package: fw for fw in s.frameworks}
     found = dict(verdicts(s, tables))
@@ -192,7 +194,7 @@ def check(s, tables=None) -> List:
                 c.driver_version(s), c.driver_cuda(s, tables) or "?"),
             upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)) + _older_builds(s, old, rows, tables),
         ))
-    return out + check_libraries(s, tables)
+    return out + check_libraries(s, tables) + extensions.check(s, tables) + framework_imports.check(s, tables)
 
 
 def _older_builds(s, old, rows, tables=None) -> List[str]:
@@ -309,7 +311,8 @@ def check_libraries(s, tables=None) -> List:
                 "%s (%s)" % (lib.needed, lib.consumer) for lib in missing),
             "%s: not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
             "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)." % (
-                "; ".join("%s needs %s" % (lib.object, lib.needed) for lib in missing), missing[0].needed),
+                "; ".join("%s %s %s" % (lib.object, "loads (dlopen)" if lib.loaded_by == "dlopen" else "needs", lib.needed)
+                          for lib in missing), missing[0].needed),
             _reinstall(s, missing[0].consumer, tables)
             + ["# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % missing[0].needed],
         ))

@@ -38,12 +38,14 @@ class DoctorOutcome:
 
 
 def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None,
-           image: Optional[str] = None, cwd: str = ".") -> DoctorOutcome:
+           image: Optional[str] = None, cwd: str = ".", import_frameworks: bool = False) -> DoctorOutcome:
     """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch; ``image``: a
-    saved image, OCI layout or inspect JSON to check against this machine's driver, a path relative to ``cwd``)."""
+    saved image, OCI layout or inspect JSON to check against this machine's driver, a path relative to ``cwd``;
+    ``import_frameworks``: import each framework found in a child of that interpreter)."""
     from cudaenv.probes.collect import collect_snapshot
 
-    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress, beside=_load_rules)
+    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress, beside=_load_rules,
+                                import_frameworks=import_frameworks)
     from cudaenv.diagnose import diagnose, in_section_order
     from cudaenv.diagnose.view import build_view
 

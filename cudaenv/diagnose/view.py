@@ -34,6 +34,8 @@ class ReportView(Record):
     framework_findings: Tuple[Tuple[str, str], ...] = ()  # (package, the finding id its verdict is, "" for none)
     framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
     library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
+    extension_findings: Tuple[Tuple[str, str], ...] = ()  # (extension module's path, its finding id or "")
+    import_findings: Tuple[Tuple[str, str], ...] = ()  # (module imported by doctor --import, its finding id or "")
     solver: Tuple[Tuple[str, Optional[str]], ...] = ()  # a conda or pixi env's: (virtual package, what its solver sees)
     image: Optional[ImageFacts] = None  # `doctor --image REF`: the image read
     image_need: Optional[str] = None  # ... the driver it needs (diagnose.image.image_need), None when nothing says
@@ -43,6 +45,7 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None, image:
     """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/;
     ``image``: what ``doctor --image`` read)."""
     from cudaenv.diagnose import _common as c
+    from cudaenv.diagnose import framework_imports as fi
     from cudaenv.diagnose import frameworks as fw
     from cudaenv.diagnose.versions import static_arch_list
     from cudaenv.facts import drivers as drv
@@ -77,6 +80,9 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None, image:
         framework_findings=tuple((p, fw.VERDICT_FINDING.get(v, "")) for p, v in verdicts),
         framework_min_drivers=minimums,
         library_verdicts=fw.library_verdicts(s) if getattr(s, "libraries", ()) else (),
+        extension_findings=tuple((e.object, "extension-abi-mismatch" if e.missing_count else "")
+                                 for e in getattr(s, "extensions", ())),
+        import_findings=tuple((i.module, fi.verdict(s, i)) for i in getattr(s, "framework_imports", ())),
         solver=_solver(s, tables),
         image=image,
         image_need=_image_need(s, image, tables),

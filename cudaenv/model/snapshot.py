@@ -243,6 +243,39 @@ class LoadedLibrary(Record):
     others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
     from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
     wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
+    loaded_by: str = "needed"  # needed: a NEEDED entry of ``object``; dlopen: ``object`` loads it at run time
+
+
+class TorchExtension(Record):
+    """A compiled torch extension module (a shared library linking torch's libc10/libtorch*) checked against the
+    installed torch: its undefined symbols in torch's C++ namespaces, looked up in torch's exported ones."""
+
+    package: str  # the distribution that ships it: "flash-attn"
+    version: Optional[str] = None
+    object: str = ""  # the module's path: ".../flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so"
+    torch_needed: Tuple[str, ...] = ()  # its NEEDED entries on torch's libraries: "libc10.so", "libtorch_cuda.so"
+    cuda: Optional[str] = None  # the CUDA major its NEEDED libcudart.so.N says
+    torch_pin: Optional[str] = None  # the torch version its Requires-Dist pins with ==, where it does: "2.6.0"
+    checked: int = 0  # its undefined symbols in torch's namespaces that were looked up
+    missing: Tuple[str, ...] = ()  # those torch does not export (mangled; at most 8)
+    missing_count: int = 0  # how many torch does not export
+    cxx11_abi: Optional[bool] = None  # the std::string ABI its torch symbols spell (_GLIBCXX_USE_CXX11_ABI); None: not said
+    torch_cxx11_abi: Optional[bool] = None  # the one torch's libc10 exports
+    complete: bool = True  # False when a bound or an unreadable torch library left symbols unchecked
+
+
+class FrameworkImport(Record):
+    """A framework imported in a child of the probed Python (``doctor --import``), and what its own device check said."""
+
+    package: str  # "onnxruntime-gpu"
+    module: str  # what was imported: "onnxruntime"
+    check: str = "import"  # the device check run: tensorflow | jax | onnxruntime | cupy | paddle | import (none)
+    imported: Optional[bool] = None  # None: the child gave no answer (timed out, crashed, printed nothing)
+    version: Optional[str] = None  # the module's __version__
+    gpu_count: Optional[int] = None  # the GPUs its check saw (onnxruntime: 1 when the session got the CUDA provider)
+    detail: Optional[str] = None  # its check's words: the devices, the session's providers
+    error: Optional[str] = None  # the import's or the check's exception: "ImportError: ...: undefined symbol: ..."
+    timed_out: bool = False
 
 
 class XidGroup(Record):
@@ -354,6 +387,8 @@ class Snapshot(Record):
     torch: Optional[Torch] = None
     frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
     libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
+    extensions: Tuple[TorchExtension, ...] = ()  # compiled torch extensions checked against the installed torch (Linux)
+    framework_imports: Tuple[FrameworkImport, ...] = ()  # doctor --import: each framework imported in a child, its GPUs
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()

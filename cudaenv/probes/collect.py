@@ -8,7 +8,8 @@ then, in threads at once:
   -> the container host's engines, toolkit and CDI specs (files only)
 * toolkits -> cuDNN
 * the other CUDA consumers in those site-packages (probes/frameworks.py: files read, nothing imported), then which
-  CUDA library files torch's and their libraries load (probes/libraries.py, Linux)
+  CUDA library files torch's and their libraries load (probes/libraries.py, Linux) and whether the compiled torch
+  extensions match the installed torch's exported symbols (probes/extensions.py, Linux)
 * the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it). Its child starts
   with the static one (in the interpreter, or the one a pyenv shim leads to); its answer is read only when the static
   pass finds torch
@@ -93,9 +94,11 @@ def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[
     return state, cudnn
 
 
-def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
-    """(the frameworks in torch's interpreter, the CUDA libraries torch's and their libraries load: Linux only)."""
+def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tuple]:
+    """(the frameworks in torch's interpreter, the CUDA libraries torch's and their libraries load, the compiled torch
+    extensions checked against torch: the last two on Linux only)."""
     from cudaenv.probes.elf import probe_needed
+    from cudaenv.probes.extensions import probe_extensions
     from cudaenv.probes.frameworks import probe_frameworks
     from cudaenv.probes.libraries import probe_libraries
 
@@ -108,18 +111,33 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
     except _Failed:
         found = ()
     if host.system != "linux":
-        return found, ()
+        return found, (), ()
+    try:
+        extensions = tuple(_call(notes, "extensions", probe_extensions, host, torch, tuple(torch.site_packages), notes) or ())
+    except _Failed:
+        extensions = ()
     objects = []
     if torch.installed and torch.location:
         objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
     objects += [(fw.package, host.join(fw.location, *lib.split("/"))) for fw in found if fw.location for lib in fw.libraries]
     if not objects:
-        return found, ()
+        return found, (), extensions
     try:
         libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects) or ())
     except _Failed:
         libraries = ()
-    return found, libraries
+    return found, libraries, extensions
+
+
+def _imports(host, python: str, frameworks, notes: List[Note]) -> tuple:
+    from cudaenv.core import config
+    from cudaenv.probes.framework_import import probe_framework_imports
+
+    try:
+        return tuple(_call(notes, "framework-import", probe_framework_imports, host, python, frameworks, notes,
+                           config.value(host.env, "CUDAENV_IMPORT_TIMEOUT")) or ())
+    except _Failed:
+        return ()
 
 
 def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note], early: Optional[Job] = None,
@@ -167,8 +185,9 @@ def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note
 
 
 def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None,
-                     beside: Optional[Callable[[], Any]] = None) -> Snapshot:
-    """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``.
+                     beside: Optional[Callable[[], Any]] = None, import_frameworks: bool = False) -> Snapshot:
+    """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``;
+    ``import_frameworks`` (``doctor --import``) imports each framework found in a child of that Python, one at a time.
 
     ``progress(message)`` is called from the calling thread before each phase (for a spinner). ``beside()`` is the
     caller's own work (the doctor imports its rules), run in the calling thread while the static torch child and the
@@ -217,9 +236,13 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     python_env = _python_env(host, interpreter, torch, collect_notes)
     platform, nvidia, visible, health, containers, links = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
-    frameworks, libraries = fw_job.result()
+    frameworks, libraries, extensions = fw_job.result()
     if torch_job is not None:
         torch = torch_job.result()
+    imports: tuple = ()
+    if import_frameworks and interpreter is not None and frameworks:
+        say("importing the frameworks in %s" % interpreter.path)
+        imports = _imports(host, interpreter.path, frameworks, fw_notes)
     say("done")
 
     return Snapshot(
@@ -235,6 +258,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         torch=torch,
         frameworks=frameworks,
         libraries=libraries,
+        extensions=extensions,
+        framework_imports=imports,
         processes=tuple(getattr(nvidia, "processes", ()) or ()),
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),

@@ -1,9 +1,11 @@
 """Which CUDA library files a process will really load: each CUDA ``NEEDED`` entry of torch's ``libtorch_cuda.so``
 and of the frameworks' shipped libraries, resolved in the Linux dynamic loader's order (``data/loader_search.json``):
-the object's ``DT_RPATH`` (only when it has no ``DT_RUNPATH``), ``LD_LIBRARY_PATH``, its ``DT_RUNPATH``, the folders
-of ``/etc/ld.so.conf`` (what ``ld.so.cache`` is built from), then the default folders; ``$ORIGIN`` is the object's
-folder. The first folder holding a regular file of that name wins; the files of that name further down are kept as
-what it shadows. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
+the object's ``DT_RPATH`` (only when it has no ``DT_RUNPATH``), ``LD_LIBRARY_PATH``, its ``DT_RUNPATH``,
+``/etc/ld.so.cache`` (read and parsed: :mod:`cudaenv.parse.ldcache`; where it cannot be read, the folders of
+``/etc/ld.so.conf`` it is built from stand in), then the default folders; ``$ORIGIN`` is the object's folder. The first folder holding a regular file of that name wins; the files of that name further down are kept as
+what it shadows. The libraries a resolved CUDA library loads itself with ``dlopen`` (cuDNN 9's sub-libraries:
+the ``dlopen`` rows) are resolved the same way from that library, as dlopen(3) searches from the calling object
+(its RPATH/RUNPATH with its own ``$ORIGIN``), not from the program. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
 ELF files through Host.
 """
 
@@ -14,6 +16,9 @@ from cudaenv.model.snapshot import LoadedLibrary
 from cudaenv.parse.elf import ElfDynamic
 
 MAX_OBJECTS = 24  # libraries whose NEEDED entries are resolved, at most
+LD_SO_CACHE = "/etc/ld.so.cache"
+CACHE_LIMIT = 16 * 1024 * 1024  # a distribution's cache is tens to hundreds of KiB
+CACHE = "<ld.so.cache>"  # the search-order entry that stands for the cache's own name -> path table
 
 
 def _expand(entry: str, origin: str) -> Optional[str]:
@@ -26,27 +31,39 @@ def _expand(entry: str, origin: str) -> Optional[str]:
 
 
 def search_order(origin: str, dyn: ElfDynamic, ld_library_path: Optional[str], conf_dirs: Sequence[str],
-                 default_dirs: Sequence[str]) -> List[Tuple[str, str]]:
-    """(folder, step) in the loader's order for the NEEDED entries of the object in folder ``origin``."""
+                 default_dirs: Sequence[str], cache: bool = False) -> List[Tuple[str, str]]:
+    """(folder, step) in the loader's order for the NEEDED entries of the object in folder ``origin``; with ``cache``,
+    the ld.so.cache step is one :data:`CACHE` entry (looked up by name) instead of the configured folders."""
     out: List[Tuple[str, str]] = []
     if not dyn.runpath:
         out += [(p, "rpath") for p in (_expand(e, origin) for e in dyn.rpath) if p]
     entries = (ld_library_path or "").replace(";", ":").split(":")
     out += [(posixpath.normpath(e), "LD_LIBRARY_PATH") for e in entries if e.startswith("/")]
     out += [(p, "runpath") for p in (_expand(e, origin) for e in dyn.runpath) if p]
-    out += [(posixpath.normpath(d), "ld.so.cache") for d in conf_dirs if d.startswith("/")]
+    if cache:
+        out.append((CACHE, "ld.so.cache"))
+    else:
+        out += [(posixpath.normpath(d), "ld.so.cache") for d in conf_dirs if d.startswith("/")]
     out += [(d, "default") for d in default_dirs]
     return out
 
 
-def resolve(needed: str, order: Sequence[Tuple[str, str]], is_file: Callable[[str], bool]) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
-    """(the file the loader takes, the step that found it, the other files of that name further down)."""
+def resolve(needed: str, order: Sequence[Tuple[str, str]], is_file: Callable[[str], bool],
+            cache: Optional[Dict[str, str]] = None) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
+    """(the file the loader takes, the step that found it, the other files of that name further down); ``cache``: the
+    ld.so.cache's name -> path (a stale entry, whose file is gone, is passed over as the loader does)."""
     if "/" in needed:
         return (needed, "path", ()) if is_file(needed) else (None, None, ())
     hits: List[Tuple[str, str]] = []
     seen = set()
     for folder, step in order:
-        path = posixpath.join(folder, needed)
+        if folder == CACHE:
+            path = (cache or {}).get(needed)
+            if not path:
+                continue
+            path = posixpath.normpath(path)
+        else:
+            path = posixpath.join(folder, needed)
         if path in seen:
             continue
         seen.add(path)
@@ -81,19 +98,43 @@ def default_dirs(elf_class: int = 64) -> List[str]:
     return list(row.get("dirs64") or []) + list(row["dirs"]) if elf_class == 64 else list(row["dirs"])
 
 
+def cache_flags() -> Dict[str, int]:
+    """ELF machine -> the flags of the ld.so.cache entries its loader takes (``data/loader_search.json``)."""
+    from cudaenv.core.resources import load_table
+
+    return {row["machine"]: int(row["flags"]) for row in load_table("loader_search")["rows"] if row.get("kind") == "cache-flags"}
+
+
+def probe_ld_cache(host, path: str = LD_SO_CACHE):
+    """The parsed ld.so.cache of the inspected system (:class:`cudaenv.parse.ldcache.LdCache`), None when there is
+    none, it cannot be read whole within CACHE_LIMIT, or it is not in the new format."""
+    from cudaenv.parse.ldcache import parse_ld_so_cache
+
+    data = host.read_bytes(path, limit=CACHE_LIMIT)
+    if data is None or len(data) >= CACHE_LIMIT:
+        return None
+    return parse_ld_so_cache(data)
+
+
 def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optional[Dict[str, bool]] = None,
                     conf_dirs: Optional[Sequence[str]] = None, defaults: Callable[[int], List[str]] = default_dirs,
-                    read=None) -> Tuple[LoadedLibrary, ...]:
+                    read=None, ld_cache=False) -> Tuple[LoadedLibrary, ...]:
     """Each CUDA NEEDED entry of each ``(consumer, library path)``, resolved. ``read(path) -> ElfDynamic`` reads an
-    object (default: :func:`cudaenv.probes.elf.probe_elf_dynamic`); ``conf_dirs`` default: the loader's
-    configuration (:func:`cudaenv.probes.ldconf.ld_conf_dirs`)."""
+    object (default: :func:`cudaenv.probes.elf.probe_elf_dynamic`); ``ld_cache``: the parsed ld.so.cache (False: read
+    it, :func:`probe_ld_cache`; None: none), else ``conf_dirs`` (default: the loader's configuration,
+    :func:`cudaenv.probes.ldconf.ld_conf_dirs`) stand in for it."""
     from cudaenv.probes.elf import probe_elf_dynamic
     from cudaenv.probes.frameworks import cuda_soname, table_cuda_libraries
     from cudaenv.probes.ldconf import ld_conf_dirs
     from cudaenv.probes.site_packages import enclosing_site_packages
 
+    from cudaenv.parse.ldcache import cache_paths
+
     cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
-    conf_dirs = ld_conf_dirs(host) if conf_dirs is None else conf_dirs
+    ld_cache = probe_ld_cache(host) if ld_cache is False else ld_cache
+    if ld_cache is None:
+        conf_dirs = ld_conf_dirs(host) if conf_dirs is None else conf_dirs
+    flags = cache_flags() if ld_cache is not None else {}
 
     if read is None:
         def read(path):
@@ -104,14 +145,39 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
         dyn = read(path)
         if dyn is None:
             continue
-        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs, defaults(dyn.elf_class))
+        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
+        cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
         for needed in dyn.needed:
             if not cuda_soname(needed, cuda_libs) or needed.startswith("libcuda.so"):
                 continue  # the driver's libcuda comes with the driver, not with a consumer
-            found, via, others = resolve(needed, order, host.is_file)
+            found, via, others = resolve(needed, order, host.is_file, cached)
             real = host.resolve(found) if found else None
             wheel = next((o for o in others if enclosing_site_packages(o)), None)
             out.append(LoadedLibrary(consumer=consumer, object=path, needed=needed, path=found, via=via,
                                      version=file_version(real, needed), real=real, others=others,
                                      from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel))
-    return tuple(out)
+    opened: List[LoadedLibrary] = []
+    callers = dlopen_rows()
+    for lib in out:
+        names = callers.get(lib.needed)
+        dyn = read(lib.path) if names and lib.path else None
+        if dyn is None:
+            continue
+        order = search_order(posixpath.dirname(lib.path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
+        cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
+        for name in names:
+            found, via, others = resolve(name, order, host.is_file, cached)
+            real = host.resolve(found) if found else None
+            wheel = next((o for o in others if enclosing_site_packages(o)), None)
+            opened.append(LoadedLibrary(consumer=lib.consumer, object=lib.path, needed=name, path=found, via=via,
+                                        version=file_version(real, name), real=real, others=others,
+                                        from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel,
+                                        loaded_by="dlopen"))
+    return tuple(out + opened)
+
+
+def dlopen_rows() -> Dict[str, List[str]]:
+    """A CUDA library's soname -> the libraries it loads itself with dlopen (``data/loader_search.json``)."""
+    from cudaenv.core.resources import load_table
+
+    return {row["caller"]: list(row["opens"]) for row in load_table("loader_search")["rows"] if row.get("kind") == "dlopen"}

@@ -93,6 +93,14 @@ def facts_rows(s, view) -> List[tuple]:
         from cudaenv.render.report import library_facts
 
         rows.append(("CUDA libraries loaded", "<br>".join("%s: %s" % (md_text(lib.consumer), md_text(library_facts(lib))) for lib in s.libraries)))
+    if getattr(s, "extensions", ()):
+        from cudaenv.render.report import extension_facts
+
+        rows.append(("torch extensions", "<br>".join("%s: %s" % (md_code(e.package), md_text(extension_facts(e))) for e in s.extensions)))
+    if getattr(s, "framework_imports", ()):
+        from cudaenv.render.report import import_facts
+
+        rows.append(("Framework imports", "<br>".join("%s: %s" % (md_code(i.module), md_text(import_facts(i))) for i in s.framework_imports)))
     rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (md_text(c.version or "?"), md_text(c.source), md_code(c.header)) for c in s.cudnn) or "none found"))
     if view.image is not None:
         from cudaenv.render.report import image_facts

@@ -221,14 +221,55 @@ def _frameworks(s, view) -> List[Check]:
         libs = [lib for lib in s.libraries if lib.consumer == consumer]
         checks.append(("%s loads" % consumer, "; ".join(library_facts(lib) for lib in libs),
                        tuple(i for i in _ids(view, "libraries") if i == worst[consumer])))
+    ext_ids = dict(getattr(view, "extension_findings", ()) or ())
+    for ext in getattr(s, "extensions", ()) or ():
+        checks.append(("%s extension" % printable(ext.package), extension_facts(ext),
+                       tuple(i for i in _ids(view, "extensions") if i == ext_ids.get(ext.object))))
+    import_ids = dict(getattr(view, "import_findings", ()) or ())
+    for item in getattr(s, "framework_imports", ()) or ():
+        checks.append(("import %s" % printable(item.module), import_facts(item),
+                       tuple(i for i in _ids(view, "imports") if i == import_ids.get(item.module))))
     return checks
+
+
+def import_facts(item) -> str:
+    """``imported (2.20.0); its device check sees 1 GPU: /physical_device:GPU:0`` or the import's error."""
+    if item.imported is None:
+        return "no answer: %s" % printable(item.error or "?")
+    if not item.imported:
+        return "fails: %s" % printable((item.error or "?").strip().splitlines()[-1][:300])
+    head = "imported%s" % (" (%s)" % printable(item.version) if item.version else "")
+    if item.error:
+        return "%s; its device check failed: %s" % (head, printable(item.error.strip().splitlines()[-1][:300]))
+    if item.gpu_count is None:
+        return head
+    return "%s; its device check sees %d GPU%s%s" % (head, item.gpu_count, "" if item.gpu_count == 1 else "s",
+                                                     ": %s" % printable(item.detail) if item.detail else "")
+
+
+def extension_facts(ext) -> str:
+    """``flash_attn_2_cuda.so: 2 of 212 torch symbols not exported by this torch (c10::...(...)); C++11 ABI FALSE, torch's TRUE``."""
+    from cudaenv.diagnose.extensions import abi_words
+    from cudaenv.parse.symbols import readable
+
+    name = printable(ext.object.rsplit("/", 1)[-1])
+    if ext.missing_count:
+        state = "%d of %d torch symbols not exported by this torch (%s)" % (
+            ext.missing_count, ext.checked, ", ".join(printable(readable(n)) for n in ext.missing[:2]))
+    elif ext.checked:
+        state = "its %d torch symbols all exported by this torch%s" % (ext.checked, "" if ext.complete else " (some left unread)")
+    else:
+        state = "no torch symbol to check"
+    built = ", built for CUDA %s" % printable(ext.cuda) if ext.cuda else ""
+    return "%s: %s%s; C++11 ABI %s, torch's %s" % (name, state, built, abi_words(ext.cxx11_abi), abi_words(ext.torch_cxx11_abi))
 
 
 def library_facts(lib) -> str:
     """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
     if lib.path is None:
-        return "%s: not found" % lib.needed
-    bits = [b for b in (lib.version, "via %s" % lib.via if lib.via else None) if b]
+        return "%s: not found%s" % (lib.needed, " (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else "")
+    bits = [b for b in (lib.version, "via %s" % lib.via if lib.via else None,
+                        "dlopen by %s" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else None) if b]
     return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 

@@ -250,6 +250,22 @@ def _library_missing(m):
     _torch_with_libraries(m, shadowed=False)
 
 
+def _extension_mismatch(m):
+    """torch 2.8.0+cu128 whose libc10.so (built here) no longer exports a name flash-attn's module (built against an
+    older libc10) needs: the rebuild line (modelled as pip's reinstall of that package) makes the finding go."""
+    from elf_builders import build_library, exporting, needing
+    from framework_builders import dist
+    from machine import make_fake_torch
+
+    a10g_535(m).packages()
+    site = m.package_site
+    make_fake_torch(site, "2.8.0+cu128", "12.8", A10G, ARCH_CU128)  # beside the packages (PYTHONPATH has that folder)
+    build_library(site / "torch" / "lib", "libc10.so", soname="libc10.so", code=exporting(["_ZN3c104HalfC1Ef"]))
+    old = build_library(m.tmp / "old", "libc10.so", soname="libc10.so", code=exporting(["_ZN3c104HalfC1Ef", "_ZN3c104cuda9SetDeviceEi"]))
+    ext = build_library(m.tmp / "build", "flash_attn_2_cuda.so", links=[old], code=needing(["_ZN3c104HalfC1Ef", "_ZN3c104cuda9SetDeviceEi"]))
+    dist(site, "flash-attn", "2.7.4", requires=["torch"], binary={"flash_attn_2_cuda.so": ext.read_bytes()})
+
+
 CONVERGES = {
     "visible-devices-empty": [_visible("")],
     "visible-devices-invalid": [_visible("7"), _visible("0,0")],
@@ -274,6 +290,7 @@ CONVERGES = {
     "library-shadowed": [_library_shadowed],
     "library-not-found": [_library_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
+    "extension-abi-mismatch": [_extension_mismatch],
     "launch-blocking-set": [_launch_blocking],
 }
 
@@ -329,8 +346,9 @@ def _snapshots():
     """One hand-built snapshot per finding id whose fix needs the host, a reboot or the user's code (the rules are
     pure): (id, snapshot) pairs."""
     from cudaenv.model.record import replace
-    from cudaenv.model.snapshot import (ContainerHost, CdiSpec, Cudnn, Driver, EngineConfig, Framework, Gpu, GpuCondition,
-                                        GpuHealth, GpuProcess, LoadedLibrary, PciDevice, Platform, PythonEnv, Snapshot, ToolStatus,
+    from cudaenv.model.snapshot import (ContainerHost, CdiSpec, Cudnn, Driver, EngineConfig, Framework, FrameworkImport, Gpu,
+                                        GpuCondition, GpuHealth, GpuProcess, LoadedLibrary, PciDevice, Platform, PythonEnv,
+                                        Snapshot, ToolStatus,
                                         VisibleDevices, XidGroup)
     from machine import A100, all_visible, cuda_torch, gpu, healthy
 
@@ -404,6 +422,12 @@ def _snapshots():
         ("framework-driver-too-old", healthy(driver=d535, frameworks=(Framework(package="vllm", version="0.11.0+cu130", cuda="13.0",
                                                                                gpu_build=True, cuda_from="local-tag"),))),
         ("nccl-two-copies", healthy(libraries=nccl)),
+        ("framework-import-failed", healthy(framework_imports=(FrameworkImport(
+            package="flash-attn", module="flash_attn", imported=False,
+            error="ImportError: /e/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"),))),
+        ("framework-no-gpu-seen", healthy(framework_imports=(FrameworkImport(
+            package="onnxruntime-gpu", module="onnxruntime", check="onnxruntime", imported=True, gpu_count=0,
+            detail="session providers: CPUExecutionProvider"),))),
         ("stale-gpu-process", healthy(processes=(GpuProcess(pid=999, name="python", used_memory_mib=4000, gpu_index=0, state="gone"),))),
         ("pixi-cuda-above-driver", healthy(python_env=PythonEnv("pixi", "/ws/.pixi/envs/default", "pixi", None, "default",
                                                                 "/ws/pixi.toml", "13.1"))),

@@ -62,3 +62,87 @@ def test_truncations_and_bit_flips_of_a_real_library_never_raise(tmp_path):
 def test_random_bytes_after_the_magic_never_raise(tail):
     got = parse_elf_dynamic(b"\x7fELF" + tail, budget=64 * 1024)
     assert got is None or isinstance(got.needed, tuple)
+
+
+# ------------------------------------------------------------------ dynamic symbols (parse_elf_symbols, parse_elf_defines)
+class Counted(io.BytesIO):
+    """A stream that counts the bytes read from it."""
+
+    read_bytes = 0
+
+    def read(self, size=-1):
+        data = super().read(size)
+        self.read_bytes += len(data)
+        return data
+
+
+def test_undefined_and_exported_symbols_of_real_libraries(tmp_path):
+    from elf_builders import exporting, needing
+    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+
+    dep = build_library(tmp_path, "libdep.so", soname="libdep.so", code=exporting(["_ZN3c103fooEv", "plain_c"]))
+    ext = build_library(tmp_path, "ext.so", links=[dep], code=needing(["_ZN3c103fooEv", "plain_c", "puts"]))
+    needs = parse_elf_symbols(ext.read_bytes())
+    assert set(needs.names) == {"_ZN3c103fooEv", "plain_c", "puts"} and needs.complete  # weak __cxa_finalize left out
+    assert "use_all" not in needs.names
+    kept = parse_elf_symbols(ext.read_bytes(), keep=lambda n: n.startswith("_Z"))
+    assert kept.names == ("_ZN3c103fooEv",)
+    assert set(parse_elf_symbols(dep.read_bytes(), defined=True).names) >= {"_ZN3c103fooEv", "plain_c"}
+    assert parse_elf_defines(dep.read_bytes(), ["_ZN3c103fooEv", "plain_c", "missing", "puts"]) == {
+        "_ZN3c103fooEv": True, "plain_c": True, "missing": False, "puts": False}  # puts: undefined there
+    assert parse_elf_symbols(b"not an elf") is None and parse_elf_defines(b"", ["x"]) is None
+
+
+def test_a_lookup_in_a_big_export_table_reads_a_few_kilobytes(tmp_path):
+    """2,000 exports: looking up three names goes through the hash table, not the whole symbol table."""
+    from elf_builders import exporting
+    from cudaenv.parse.elf import parse_elf_defines
+
+    names = ["_ZN2at6native%dop%dEv" % (len("op%d" % i) + 0, i) for i in range(2000)]
+    lib = build_library(tmp_path, "libbig.so", soname="libbig.so", code=exporting(names))
+    stream = Counted(lib.read_bytes())
+    assert parse_elf_defines(stream, [names[7], names[1999], "_ZN2at4noneEv"]) == {names[7]: True, names[1999]: True, "_ZN2at4noneEv": False}
+    assert stream.read_bytes < 64 * 1024 < len(lib.read_bytes()), stream.read_bytes
+
+
+def test_the_sysv_hash_table_where_there_is_no_gnu_one(tmp_path):
+    """Linked with --hash-style=sysv (only .hash, as old toolchains and some distributions write): the same answers."""
+    from elf_builders import exporting
+    from cudaenv.parse.elf import parse_elf_defines
+
+    names = ["_ZN3c10%dxEv" % i for i in range(300)]
+    for style in ("sysv", "gnu", "both"):
+        lib = build_library(tmp_path / style, "libh.so", soname="libh.so", code=exporting(names), flags=["-Wl,--hash-style=" + style])
+        got = parse_elf_defines(lib.read_bytes(), [names[0], names[299], "_ZN3c10nopeEv", "puts"])
+        assert got == {names[0]: True, names[299]: True, "_ZN3c10nopeEv": False, "puts": False}, style
+
+
+def test_truncations_and_bit_flips_never_raise_in_the_symbol_readers(tmp_path):
+    from elf_builders import exporting
+    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+
+    data = build_library(tmp_path, "libs.so", soname="libs.so", code=exporting(["_ZN3c10%dxEv" % i for i in range(50)])).read_bytes()
+    rng = random.Random(291)
+    for cut in [rng.randrange(len(data)) for _ in range(40)]:
+        got = parse_elf_symbols(data[:cut], defined=True)
+        assert got is None or isinstance(got.names, tuple)
+        assert parse_elf_defines(data[:cut], ["_ZN3c101xEv"]) in (None, {}, {"_ZN3c101xEv": True}, {"_ZN3c101xEv": False})
+    for _ in range(120):
+        flipped = bytearray(data)
+        for _ in range(rng.randrange(1, 12)):
+            flipped[rng.randrange(len(flipped))] = rng.randrange(256)
+        got = parse_elf_symbols(bytes(flipped), budget=1 << 20)
+        assert got is None or all(isinstance(n, str) for n in got.names)
+        answer = parse_elf_defines(bytes(flipped), ["_ZN3c101xEv", "y"], budget=1 << 20)
+        assert answer is None or set(answer) <= {"_ZN3c101xEv", "y"}
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=4096), st.lists(st.text(max_size=40), max_size=5))
+def test_random_bytes_never_raise_in_the_symbol_readers(tail, names):
+    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+
+    got = parse_elf_symbols(b"\x7fELF" + tail, budget=64 * 1024)
+    assert got is None or isinstance(got.names, tuple)
+    answer = parse_elf_defines(b"\x7fELF" + tail, names, budget=64 * 1024)
+    assert answer is None or set(answer) <= set(names)

@@ -91,3 +91,63 @@ def test_a_healthy_machine_without_libraries_has_no_library_finding():
     s = healthy(libraries=(LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libcudart.so.12",
                                          path="/e/nvidia/cuda_runtime/lib/libcudart.so.12", via="runpath", from_wheel=True),))
     assert [x.id for x in diagnose(s) if x.section == "frameworks"] == []
+
+
+def test_the_loader_cache_is_read_not_guessed_from_the_configuration(fake_root):
+    """/etc/ld.so.cache names a CUDA 12.4 libcudart in /opt, a folder /etc/ld.so.conf no longer lists (the cache was
+    built before the configuration changed, as the loader still reads it): the cache's file is the one taken. An entry
+    whose file is gone is passed over. Without a cache file the configured folders stand in."""
+    from elf_builders import ld_cache
+
+    root = fake_root.path
+    lib = build_library(root / "opt/cuda-12.4/lib64", "libcudart.so.12", soname="libcudart.so.12")
+    nccl = build_library(root / "build", "libnccl.so.2", soname="libnccl.so.2")
+    build_library(root / "env/torch/lib", "libtorch_cuda.so", soname="libtorch_cuda.so", links=[lib, nccl])
+    fake_root.file("etc/ld.so.conf", "/usr/lib/other\n")
+    (root / "etc/ld.so.cache").write_bytes(ld_cache([
+        (0x303, "libcudart.so.12", "/opt/cuda-12.4/lib64/libcudart.so.12", 0),
+        (0x303, "libnccl.so.2", "/opt/gone/libnccl.so.2", 0)]))
+    host = fake_root.host(env={})
+    found = {x.needed: x for x in probe_libraries(host, [("torch", "/env/torch/lib/libtorch_cuda.so")])}
+    assert (found["libcudart.so.12"].path, found["libcudart.so.12"].via) == ("/opt/cuda-12.4/lib64/libcudart.so.12", "ld.so.cache")
+    assert found["libnccl.so.2"].path is None  # the stale entry's file is gone, and no other folder has it
+    (root / "etc/ld.so.cache").unlink()
+    fake_root.file("etc/ld.so.conf", "/opt/cuda-12.4/lib64\n")
+    found = {x.needed: x for x in probe_libraries(host, [("torch", "/env/torch/lib/libtorch_cuda.so")])}
+    assert (found["libcudart.so.12"].path, found["libcudart.so.12"].via) == ("/opt/cuda-12.4/lib64/libcudart.so.12", "ld.so.cache")
+
+
+def test_cudnn_sub_libraries_dlopened_from_cudnn_itself(fake_root):
+    """torch NEEDs libcudnn.so.9 (the pip wheel's, through its RUNPATH); cuDNN 9 loads its sub-libraries with dlopen,
+    searched from libcudnn.so.9 (its own RUNPATH $ORIGIN), not from torch: the wheel lacks libcudnn_cnn.so.9 and a
+    system copy on LD_LIBRARY_PATH wins for libcudnn_ops.so.9."""
+    root = fake_root.path
+    site = root / SITE.lstrip("/")
+    wheel = site / "nvidia" / "cudnn" / "lib"
+    for name in ("libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9",
+                 "libcudnn_heuristic.so.9", "libcudnn_ops.so.9", "libcudnn_adv.so.9"):
+        build_library(wheel, name, soname=name)
+    cudnn = build_library(wheel, "libcudnn.so.9", soname="libcudnn.so.9", runpath="$ORIGIN")
+    build_library(site / "torch" / "lib", "libtorch_cuda.so", soname="libtorch_cuda.so", links=[cudnn],
+                  runpath="$ORIGIN/../../nvidia/cudnn/lib")
+    build_library(root / "usr/local/cudnn/lib", "libcudnn_ops.so.9", soname="libcudnn_ops.so.9")
+    host = fake_root.host(env={"LD_LIBRARY_PATH": "/usr/local/cudnn/lib"})
+    libs = probe_libraries(host, [("torch", SITE + "/torch/lib/libtorch_cuda.so")], conf_dirs=[], ld_cache=None)
+    by = {x.needed: x for x in libs}
+    assert by["libcudnn.so.9"].loaded_by == "needed" and by["libcudnn.so.9"].via == "runpath"
+    sub = [x for x in libs if x.loaded_by == "dlopen"]
+    assert [x.needed for x in sub] == ["libcudnn_graph.so.9", "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9",
+                                       "libcudnn_heuristic.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9"]
+    assert all(x.object == SITE + "/nvidia/cudnn/lib/libcudnn.so.9" for x in sub)
+    assert (by["libcudnn_graph.so.9"].path, by["libcudnn_graph.so.9"].via) == (SITE + "/nvidia/cudnn/lib/libcudnn_graph.so.9", "runpath")
+    assert by["libcudnn_cnn.so.9"].path is None
+    assert (by["libcudnn_ops.so.9"].path, by["libcudnn_ops.so.9"].wheel_copy) == ("/usr/local/cudnn/lib/libcudnn_ops.so.9", SITE + "/nvidia/cudnn/lib/libcudnn_ops.so.9")
+
+    s = healthy(torch=Torch(python="/env/bin/python", installed=True, version="2.8.0+cu128", cuda="12.8", location=SITE),
+                env=(("LD_LIBRARY_PATH", "/usr/local/cudnn/lib"),), libraries=libs)
+    f = {x.id: x for x in diagnose(s)}
+    assert "libcudnn_cnn.so.9 (torch)" in f["library-not-found"].title
+    assert SITE + "/nvidia/cudnn/lib/libcudnn.so.9 loads (dlopen) libcudnn_cnn.so.9" in f["library-not-found"].detail
+    assert "torch's libcudnn_ops.so.9 loads /usr/local/cudnn/lib/libcudnn_ops.so.9" in f["library-shadowed"].detail
+    text = " ".join(render_report(s, diagnose(s), build_view(s)).split())
+    assert "libcudnn_cnn.so.9: not found (dlopen by libcudnn.so.9)" in text

@@ -1,0 +1,75 @@
+"""C++ symbol names as the Itanium ABI mangles them (what g++ and clang write into a library's symbol table), read
+just enough for the extension check: whether a name belongs to torch's namespaces (``c10``, ``at``, ``torch``,
+``caffe2``), which C++ standard library ABI its ``std::string`` says (``_GLIBCXX_USE_CXX11_ABI``: ``__cxx11`` in the
+name is the new ABI, the ``Ss`` abbreviation the old one), and a readable form of a plain nested name
+(``_ZN3c106detail14torchCheckFailEPKcS2_jRKSs`` -> ``c10::detail::torchCheckFail(...)``). Pure, bounded, never raising.
+"""
+
+import re
+from functools import lru_cache
+from typing import Iterable, Optional, Sequence, Tuple
+
+MAX_NAME = 4096  # characters of a symbol name read, at most
+_HEAD = re.compile(r"_Z(?:T[VIST])?(?:N[rVKRO]*)?")
+_OLD_STRING = re.compile(r"(?:RK|PK|R|P|I|S\d*_|E)Ss")
+
+
+DIGITS = "0123456789"
+
+
+def _source_name(text: str, at: int) -> Optional[Tuple[str, int]]:
+    """The ``<length><identifier>`` at ``at`` (``6detail``) and where it ends; None when there is none."""
+    end = at
+    while end < len(text) and end - at < 5 and text[end] in DIGITS:
+        end += 1
+    if end == at:
+        return None
+    size = int(text[at:end])
+    if size < 1 or end + size > len(text):
+        return None
+    return text[end:end + size], end + size
+
+
+@lru_cache(maxsize=16)
+def _namespace_pattern(namespaces: Tuple[str, ...]):
+    """``_Z`` + the optional special/nested prefix + one of ``namespaces`` as ``<length><name>`` (self-delimiting, so
+    ``2at`` never matches ``23atom...``)."""
+    names = "|".join("%d%s" % (len(n), re.escape(n)) for n in namespaces if n)
+    return re.compile(_HEAD.pattern + "(?:%s)" % (names or "(?!)"))
+
+
+def in_namespaces(name: str, namespaces: Sequence[str]) -> bool:
+    """The mangled ``name`` lies in one of ``namespaces`` (its first source name is one of them)."""
+    return isinstance(name, str) and _namespace_pattern(tuple(namespaces)).match(name) is not None
+
+
+def string_abi(names: Iterable[str]) -> Optional[bool]:
+    """True when a name spells ``std::string`` in the new C++11 ABI (``__cxx11``), False when one spells it in the old
+    one (``Ss``) and none in the new, None when no name says."""
+    old = False
+    for name in names:
+        text = name[:MAX_NAME] if isinstance(name, str) else ""
+        if "__cxx11" in text or "B5cxx11" in text:
+            return True
+        if not old and text.startswith("_Z") and _OLD_STRING.search(text):
+            old = True
+    return False if old else None
+
+
+def readable(name: str) -> str:
+    """``_ZN2at6native5zerosEv`` -> ``at::native::zeros(...)`` for a plain nested or namespace-level function name;
+    other names (vtables, templates, operators) as they are."""
+    if not isinstance(name, str) or not name.startswith(("_ZN", "_ZNK")):
+        return name
+    text = name[:MAX_NAME]
+    at = 4 if text.startswith("_ZNK") else 3
+    parts = []
+    while at < len(text) and text[at] in DIGITS:
+        found = _source_name(text, at)
+        if found is None:
+            return name
+        parts.append(found[0])
+        at = found[1]
+    if len(parts) < 2 or at >= len(text) or text[at] != "E":
+        return name
+    return "::".join(parts) + ("(...)" if at + 1 < len(text) else "")

@@ -1,0 +1,149 @@
+"""Compiled torch extensions checked against the installed torch, read from files only (Linux): which shared
+libraries of the packages that build on torch link torch's own (``data/frameworks.json``'s ``torch-abi`` row:
+libc10.so, libtorch*.so), which of their undefined symbols in torch's C++ namespaces the installed torch's libraries
+do not export (an extension built against another torch fails to import with ``undefined symbol``), and which
+``std::string`` ABI (``_GLIBCXX_USE_CXX11_ABI``) each side spells.
+
+The packages looked at: the table's ``torch_extension`` rows and every other distribution whose ``Requires-Dist``
+names torch (METADATA read bounded), at most MAX_PACKAGES; their RECORD's shared libraries, at most
+MAX_MODULES each. Each extension's dynamic symbol table is read bounded (:func:`cudaenv.parse.elf.parse_elf_symbols`);
+torch's exports are looked up name by name through each library's hash table, as the loader does
+(:func:`cudaenv.parse.elf.parse_elf_defines`), so a 1 GB ``libtorch_cuda.so`` costs a few reads per name.
+"""
+
+import posixpath
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from cudaenv.model.snapshot import Note, Torch, TorchExtension
+from cudaenv.parse import frameworks as pf
+from cudaenv.parse.symbols import in_namespaces, string_abi
+
+PROBE = "extensions"
+MAX_PACKAGES = 48  # packages whose modules are read, at most
+MAX_SCANNED = 600  # METADATA files read looking for torch in Requires-Dist, at most
+MAX_MODULES = 16  # shared libraries read per package, at most
+MAX_MISSING = 8  # missing symbol names kept per extension
+METADATA_HEAD = 64 * 1024  # the header block of a METADATA file is at its top
+
+
+def torch_abi_row(table: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """``data/frameworks.json``'s ``torch-abi`` row: torch's libraries an extension links and its C++ namespaces."""
+    if table is None:
+        from cudaenv.core.resources import load_table
+
+        table = load_table("frameworks")
+    return next(row for row in table["rows"] if row.get("kind") == "torch-abi")
+
+
+def torch_pin(requires: Sequence[str]) -> Optional[str]:
+    """``torch==2.6.0`` (no extra, no marker other than a platform one) -> ``2.6.0``: the torch a package pins."""
+    for line in requires:
+        head, _, marker = str(line).partition(";")
+        if pf.requirement_name(head) != "torch" or "extra" in marker:
+            continue
+        spec = head.strip()[len("torch"):].strip().strip("()").strip()
+        if spec.startswith("==") and "," not in spec and "*" not in spec:
+            return spec[2:].strip() or None
+    return None
+
+
+def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, Any]], notes: List[Note]):
+    """(name, site, dist-info) of each package to read: the table's torch extensions, then those requiring torch."""
+    from cudaenv.probes.frameworks import installed_distributions
+
+    present = installed_distributions(host, site_packages)
+    out = [(name, present[name]) for name, row in rows.items() if row.get("torch_extension") and name in present]
+    picked = {name for name, _ in out}
+    scanned = 0
+    for name, where in present.items():
+        if name in picked or name == "torch" or name in rows or name.startswith("nvidia-"):
+            continue
+        if scanned >= MAX_SCANNED:
+            notes.append(Note(PROBE, "more than %d packages: the rest were not read for a torch requirement" % MAX_SCANNED))
+            break
+        scanned += 1
+        meta = host.read_text(host.join(where[0], where[1], "METADATA"), limit=METADATA_HEAD) or ""
+        if any(pf.requirement_name(r) == "torch" for r in pf.parse_metadata(meta)[2]):
+            out.append((name, where))
+    if len(out) > MAX_PACKAGES:
+        notes.append(Note(PROBE, "%d packages build on torch: the first %d were checked" % (len(out), MAX_PACKAGES)))
+    return out[:MAX_PACKAGES]
+
+
+def _read(host, path: str, reader, *args):
+    """``reader(stream, *args)`` on the inspected system's regular file ``path``; None when it cannot be opened."""
+    from cudaenv.host.files import open_regular
+
+    real = host.real(path)
+    if real is None:
+        return None
+    try:
+        with open_regular(str(real)) as stream:
+            return reader(stream, *args)
+    except OSError:
+        return None
+
+
+def _torch_libraries(host, torch: Torch, row: Dict[str, Any]) -> List[str]:
+    folder = host.join(torch.location, "torch", "lib")
+    return [host.join(folder, name) for name in row["libraries"] if host.is_file(host.join(folder, name))]
+
+
+def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: List[Note],
+                     rows: Optional[Dict[str, Dict[str, Any]]] = None, table: Optional[Dict[str, Any]] = None) -> Tuple[TorchExtension, ...]:
+    """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
+    torch/lib); () when torch is not installed there."""
+    from cudaenv.parse.elf import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
+    from cudaenv.probes.frameworks import table_packages
+
+    if not torch.installed or not torch.location:
+        return ()
+    row = torch_abi_row(table)
+    rows = table_packages() if rows is None else rows
+    torch_libs = _torch_libraries(host, torch, row)
+    if not torch_libs:
+        return ()
+    names = set(row["libraries"])
+    spaces = tuple(row["namespaces"])
+
+    def keep(name: str) -> bool:
+        return in_namespaces(name, spaces)
+
+    c10 = next((p for p in torch_libs if posixpath.basename(p) == "libc10.so"), None)
+    exported = _read(host, c10, parse_elf_symbols, True, keep) if c10 else None
+    torch_abi = string_abi(exported.names) if exported is not None else None
+    found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
+    for package, (site, entry) in _candidates(host, site_packages, rows, notes):
+        meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_HEAD) or ""
+        _, version, requires = pf.parse_metadata(meta)
+        record = host.read_text(host.join(site, entry, "RECORD"), limit=8 * 1024 * 1024) or ""
+        modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]
+        for rel in modules:
+            path = host.join(site, *rel.split("/"))
+            undefined = _read(host, path, parse_elf_symbols, False, keep, SYMBOL_BUDGET, names)  # one open per module
+            if undefined is None or not any(n in names for n in undefined.needed):
+                continue
+            found.append((package, version, requires, path, undefined, list(undefined.names), undefined.complete))
+    # every name any extension needs, looked up once in each torch library (one open per library for the whole run)
+    left = {n for item in found for n in item[5]}
+    unsure = set()
+    for lib in torch_libs:
+        if not left:
+            break
+        answer = _read(host, lib, parse_elf_defines, sorted(left))
+        if answer is None:  # an unreadable library: what it may export stays unknown, never missing
+            unsure |= left
+            continue
+        unsure |= left - set(answer)
+        left -= {n for n, ok in answer.items() if ok}
+    out: List[TorchExtension] = []
+    for package, version, requires, path, dyn, wanted, complete in found:
+        missing = [n for n in wanted if n in left and n not in unsure]
+        cudart = [n for n in dyn.needed if n.startswith("libcudart.so.")]
+        out.append(TorchExtension(
+            package=package, version=version, object=path, torch_needed=tuple(n for n in dyn.needed if n in names),
+            cuda=cudart[0].rsplit(".", 1)[-1] if cudart and cudart[0].rsplit(".", 1)[-1].isdigit() else None,
+            torch_pin=torch_pin(requires), checked=len(wanted), missing=tuple(missing[:MAX_MISSING]),
+            missing_count=len(missing), cxx11_abi=string_abi(wanted), torch_cxx11_abi=torch_abi,
+            complete=complete and not any(n in unsure for n in wanted if n in left)))
+    return tuple(out)

@@ -1,0 +1,114 @@
+"""`cudaenv torch guard -- INSTALLER ARGS...`, its pure core: what torch build an install would replace or did replace,
+and the line that keeps or brings back the build that was there.
+
+A pip install is first asked for its plan (``--dry-run --report -``: pip resolves and prints what it would install,
+changing nothing): when that plan installs another torch, nothing runs and the answer is the same command with the
+installed torch pinned (``torch==2.8.0+cu128`` from its own index), which keeps it or makes pip say why it cannot.
+Any other installer (uv, conda, a script) runs; then torch is read again (the site-packages reader, nothing imported):
+a torch replaced (another version, another CUDA build, a CPU build, or gone) is said with the command that restores it.
+"""
+
+import posixpath
+from typing import Optional, Sequence, Tuple
+
+from cudaenv.core.config import TORCH_INDEX
+from cudaenv.model.record import Record, factory
+
+INDEX_TAGS = ("cu", "rocm", "cpu", "xpu")  # local tags whose wheels live on their own index (TORCH_INDEX/<tag>)
+
+
+class TorchState(Record):
+    """torch as the site-packages reader saw it."""
+
+    version: Optional[str] = None  # "2.8.0+cu128"; None: not installed
+    nvidia: Tuple[str, ...] = ()  # the nvidia-* wheels: "nvidia-cudnn-cu12==9.10.2.21"
+
+
+class GuardOutcome(Record):
+    argv: Tuple[str, ...]
+    python: Optional[str] = None
+    before: TorchState = factory(TorchState)
+    after: Optional[TorchState] = None  # None: the install did not run
+    planned: Optional[str] = None  # the torch version pip's dry run would install ("" : it would install none)
+    blocked: bool = False  # the dry run said torch would change: nothing ran
+    code: Optional[int] = None  # the installer's exit status (None: did not run, or timed out)
+    timed_out: bool = False
+    error: Optional[str] = None  # why the installer could not be started
+    keep: Tuple[str, ...] = ()  # the command that keeps torch (after a blocked dry run)
+    restore: Tuple[str, ...] = ()  # the command that brings torch back (after it changed)
+
+    @property
+    def changed(self) -> bool:
+        return self.after is not None and self.after.version != self.before.version
+
+    @property
+    def nvidia_changed(self) -> bool:
+        return self.after is not None and set(self.after.nvidia) != set(self.before.nvidia)
+
+    @property
+    def exit_code(self) -> int:
+        """3: torch changed or would change; 1: the installer failed; 0: torch is as it was."""
+        if self.blocked or self.changed:
+            return 3
+        if self.error or self.timed_out or (self.code not in (0, None)):
+            return 1
+        return 0
+
+
+def pip_install_at(argv: Sequence[str]) -> Optional[int]:
+    """Where ``install`` is in a pip command line (``pip install``, ``pip3 install``, ``python -m pip install``); None
+    for any other command (uv, conda, a script: run as they are, no dry run)."""
+    words = list(argv)
+    for n, word in enumerate(words[:-1]):
+        base = posixpath.basename(word)
+        if base in ("pip", "pip3") or base.startswith("pip3."):
+            if n > 0 and posixpath.basename(words[n - 1]) == "uv":
+                return None  # uv pip has --dry-run but no --report
+            return n + 1 if words[n + 1] == "install" else None
+    return None
+
+
+def installer_python(argv: Sequence[str]) -> Optional[str]:
+    """The interpreter an install command line installs into, where it says: ``PY -m pip ...`` -> PY,
+    ``/venv/bin/pip ...`` -> /venv/bin/python, ``uv pip install --python PY`` -> PY; None otherwise (a bare ``pip``:
+    the one on PATH, as the doctor finds it)."""
+    words = list(argv)
+    if len(words) >= 3 and words[1:3] == ["-m", "pip"]:
+        return words[0]
+    if words and posixpath.basename(words[0]) == "uv" and "--python" in words[:-1]:
+        return words[words.index("--python") + 1]
+    if words and posixpath.basename(words[0]).startswith("pip") and posixpath.dirname(words[0]):
+        return posixpath.join(posixpath.dirname(words[0]), "python")
+    return None
+
+
+def dry_run_argv(argv: Sequence[str]) -> Optional[Tuple[str, ...]]:
+    """The same pip install asked for its plan only (pip 22.2 and later), or None when it is no pip install."""
+    at = pip_install_at(argv)
+    if at is None or any(a in ("--dry-run", "--report") for a in argv):
+        return None
+    words = list(argv)
+    return tuple(words[:at + 1] + ["--dry-run", "--quiet", "--report", "-"] + words[at + 1:])
+
+
+def planned_torch(items) -> str:
+    """The torch version in pip's report's install list ("" when it installs no torch)."""
+    return next((item.version for item in items if item.name.lower() == "torch"), "")
+
+
+def _index(version: str) -> Optional[str]:
+    tag = version.split("+", 1)[1] if "+" in version else ""
+    return "%s/%s" % (TORCH_INDEX, tag) if tag.startswith(INDEX_TAGS) else None
+
+
+def keep_argv(argv: Sequence[str], version: str) -> Tuple[str, ...]:
+    """The install with the installed torch pinned beside it (and its index as an extra one, for a local tag)."""
+    index = _index(version)
+    return tuple(list(argv) + ["torch==%s" % version] + (["--extra-index-url", index] if index else []))
+
+
+def restore_command(version: str, python: Optional[str], installer: Optional[str], system: str = "linux") -> Tuple[str, ...]:
+    """The command that installs ``version`` of torch again, from its own index."""
+    from cudaenv.recommend.install import commands
+
+    return tuple(commands(["torch==%s" % version], _index(version), "uv" if installer == "uv" else "pip", python, system))

@@ -1,0 +1,56 @@
+"""`cudaenv torch guard`'s I/O: torch read from the interpreter's site-packages before and after (the torch probe's
+static pass: nothing imported), pip's dry run, and the install itself, each through Host.run (an argument vector, no
+shell) with a timeout. The decisions are :mod:`cudaenv.recommend.guard`'s."""
+
+from typing import Callable, List, Mapping, Optional, Sequence
+
+from cudaenv.core import config
+from cudaenv.core.errors import UserError
+from cudaenv.recommend.guard import (GuardOutcome, TorchState, dry_run_argv, installer_python, keep_argv, planned_torch,
+                                     restore_command)
+
+
+def _state(host, interpreter) -> TorchState:
+    from cudaenv.probes.torch import probe_torch_static
+
+    t = probe_torch_static(host, interpreter, [])
+    return TorchState(version=t.version if t.installed else None, nvidia=tuple(t.nvidia_packages))
+
+
+def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Sequence[str], allow_change: bool = False,
+                  on_output: Optional[Callable[[bytes], None]] = None) -> GuardOutcome:
+    """Run the install ``argv`` guarding the torch of ``python`` (default: the Python the command line installs into
+    where it says, ``PY -m pip`` or ``/venv/bin/pip``; else the one the doctor would probe)."""
+    from cudaenv.parse.pip_output import parse_install_report
+    from cudaenv.probes.python import find_interpreter
+    from cudaenv.probes.torch import probe_torch_static
+
+    if not argv:
+        raise UserError("say which install to guard: `cudaenv torch guard -- pip install PACKAGE`")
+    own = installer_python(argv)
+    if python is None and own is not None and (host.is_file(own) or host.which(own)):
+        python = own  # the install says which Python it installs into
+    interpreter = find_interpreter(host, python, notes=[])
+    if interpreter is None:
+        raise UserError("no Python found whose torch to guard", hint="pass --python PATH")
+    first = probe_torch_static(host, interpreter, [])
+    before = TorchState(version=first.version if first.installed else None, nvidia=tuple(first.nvidia_packages))
+    timeout = config.value(env, "CUDAENV_INSTALL_TIMEOUT")
+    base = dict(argv=tuple(argv), python=interpreter.path, before=before)
+    planned = None
+    dry = dry_run_argv(argv) if before.version else None
+    if dry is not None:
+        result = host.run(list(dry), timeout=timeout)
+        if result.returncode == 0:
+            planned = planned_torch(parse_install_report(result.stdout))
+            if planned and planned != before.version and not allow_change:
+                return GuardOutcome(planned=planned, blocked=True, keep=keep_argv(argv, before.version), **base)
+    result = host.run(list(argv), timeout=timeout, on_output=on_output)
+    if result.returncode is None and result.error != "timeout":
+        return GuardOutcome(planned=planned, error=result.error or "could not start", **base)
+    after = _state(host, interpreter)
+    restore: List[str] = []
+    if before.version and after.version != before.version:
+        restore = list(restore_command(before.version, interpreter.path, first.installer, host.system))
+    return GuardOutcome(planned=planned, after=after, code=result.returncode, timed_out=result.error == "timeout",
+                        restore=tuple(restore), **base)

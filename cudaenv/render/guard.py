@@ -1,0 +1,56 @@
+"""`cudaenv torch guard`'s words: what the install would do or did to torch, and the line that keeps or restores it."""
+
+from cudaenv.core.text import printable
+
+
+def _nvidia(names) -> str:
+    return ", ".join(printable(n) for n in sorted(names)) or "none"
+
+
+def render_guard(outcome) -> str:
+    o = outcome
+    before = o.before.version
+    lines = []
+    if before is None:
+        lines.append("torch was not installed in %s before the install: nothing to guard." % printable(o.python or "?"))
+    if o.blocked:
+        lines += ["cudaenv torch guard: stopped before anything changed.",
+                  "pip's dry run of `%s` would replace torch %s with torch %s." % (
+                      " ".join(printable(a) for a in o.argv), printable(before), printable(o.planned)),
+                  "To keep this torch, install with it pinned (pip then keeps it, or says which package cannot have it):",
+                  "  " + " ".join(_quote(a) for a in o.keep),
+                  "To let the install replace torch anyway: cudaenv torch guard --allow-torch-change -- %s" % " ".join(_quote(a) for a in o.argv)]
+        return "\n".join(lines) + "\n"
+    if o.error:
+        lines.append("cudaenv torch guard: the installer could not be started (%s): %s" % (printable(o.error), printable(o.argv[0])))
+        return "\n".join(lines) + "\n"
+    if o.timed_out:
+        lines.append("cudaenv torch guard: the install ran past its time (CUDAENV_INSTALL_TIMEOUT) and was stopped.")
+    elif o.code:
+        lines.append("cudaenv torch guard: the install failed (exit status %d)." % o.code)
+    after = o.after.version if o.after is not None else None
+    if before is not None and o.changed:
+        lines.append("torch was replaced: %s -> %s." % (printable(before), printable(after) if after else "removed"))
+        if _build(before) != _build(after):
+            lines.append("Its build changed too: %s -> %s." % (_build(before), _build(after)))
+        lines.append("To bring back torch %s:" % printable(before))
+        lines += ["  " + line for line in o.restore]
+    elif before is not None:
+        lines.append("torch %s is unchanged." % printable(before))
+    if o.nvidia_changed:
+        lines.append("nvidia wheels before: %s" % _nvidia(o.before.nvidia))
+        lines.append("nvidia wheels after:  %s" % _nvidia(o.after.nvidia))
+    return "\n".join(lines) + "\n"
+
+
+def _build(version) -> str:
+    if not version:
+        return "none"
+    tag = version.split("+", 1)[1] if "+" in version else ""
+    return printable(tag) if tag else "the default build of its index"
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(printable(arg))

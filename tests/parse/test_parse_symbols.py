@@ -1,0 +1,50 @@
+"""Itanium-mangled C++ names, read just enough (parse/symbols.py): torch's namespaces, the std::string ABI a name
+spells (_GLIBCXX_USE_CXX11_ABI), a readable form of a plain nested name; any text in, no exception, bounded work."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import assert_linear
+from cudaenv.parse.symbols import in_namespaces, readable, string_abi
+
+NEW = "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+OLD = "_ZN3c106detail14torchCheckFailEPKcS2_jRKSs"
+SPACES = ("c10", "at", "torch", "caffe2")
+
+
+def test_namespaces():
+    assert in_namespaces(NEW, SPACES) and in_namespaces("_ZNK2at10TensorBase4sizeEl", SPACES)
+    assert in_namespaces("_ZTVN5torch8autograd4NodeE", SPACES)  # a vtable of a torch class
+    assert in_namespaces("_ZN5torch3jit4loadEv", SPACES) and not in_namespaces("_ZN3std6vectorEv", SPACES)
+    assert not in_namespaces("_ZN4atom1fEv", SPACES) and not in_namespaces("puts", SPACES)  # "atom" is not "at"
+    assert not in_namespaces("_ZN99", SPACES) and not in_namespaces("", SPACES)
+
+
+def test_the_string_abi_a_name_spells():
+    assert string_abi([OLD]) is False and string_abi([NEW]) is True and string_abi([OLD, NEW]) is True
+    assert string_abi(["_ZN2at4_ops5zeros4callEv"]) is None and string_abi([]) is None
+    assert string_abi(["_ZNK3c1010TensorImpl4nameB5cxx11Ev"]) is True  # the abi tag of a function returning std::string
+
+
+def test_readable():
+    assert readable(OLD) == "c10::detail::torchCheckFail(...)"
+    assert readable("_ZNK2at10TensorBase4sizeEl") == "at::TensorBase::size(...)"
+    assert readable("_ZN2at3fooE") == "at::foo"
+    for odd in ("_ZTVN5torch8autograd4NodeE", "_ZN3c10", "_ZN3c1099E", "puts", "_ZN3c10IiE"):
+        assert readable(odd) == odd
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=300))
+def test_any_text_never_raises(text):
+    for name in (text, "_Z" + text, "_ZN" + text, "_ZNK3c10" + text):
+        assert isinstance(in_namespaces(name, SPACES), bool)
+        assert string_abi([name]) in (None, True, False)
+        assert isinstance(readable(name), str)
+
+
+def test_work_is_linear_on_long_names():
+    """Under the 4,096-character cap (beyond it a name is cut, so the work stops growing)."""
+    assert_linear(readable, "1a", head="_ZN", tail="E", size=800)
+    assert_linear(lambda text: string_abi([text]), "RKSt", head="_ZN", size=800)
+    assert_linear(lambda text: in_namespaces(text, SPACES), "9", head="_ZN", size=800)

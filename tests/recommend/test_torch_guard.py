@@ -1,0 +1,126 @@
+"""`cudaenv torch guard -- INSTALL...` (recommend/guard.py, guard_service.py, render/guard.py) with the test's own
+fake pip: a Python script in the test's folder that answers ``--dry-run --report -`` with a report in pip's format
+(version 1: an ``install`` list of metadata name/version) and otherwise rewrites the fake site-packages (torch's
+dist-info and version.py) as the plan in its folder says. The interpreter is the test's, its torch the machine
+model's fake one on PYTHONPATH (read from its files, never imported)."""
+
+import json
+import sys
+
+from cudaenv.recommend.guard import dry_run_argv, installer_python, keep_argv, pip_install_at, restore_command
+
+FAKE_PIP = r'''#!%(python)s
+import json, os, shutil, sys
+here = os.path.dirname(os.path.abspath(__file__))
+plan = json.load(open(os.path.join(here, "plan.json")))
+args = sys.argv[1:]
+with open(os.path.join(here, "calls.txt"), "a") as f:
+    f.write(" ".join(args) + "\n")
+if "--dry-run" in args:
+    print(json.dumps({"version": "1", "install": [{"metadata": {"name": n, "version": v}, "download_info": {"url": "https://files.example/%%s-%%s.whl" %% (n, v)}} for n, v in plan["install"].items()]}))
+    sys.exit(0)
+site = plan["site"]
+for name, version in plan["install"].items():
+    if name == "torch":
+        for entry in os.listdir(site):
+            if entry.startswith("torch-") and entry.endswith(".dist-info"):
+                shutil.rmtree(os.path.join(site, entry))
+        dist = os.path.join(site, "torch-%%s.dist-info" %% version)
+        os.makedirs(dist)
+        open(os.path.join(dist, "METADATA"), "w").write("Metadata-Version: 2.1\nName: torch\nVersion: %%s\n\n" %% version)
+        open(os.path.join(dist, "INSTALLER"), "w").write("pip\n")
+        open(os.path.join(site, "torch", "version.py"), "w").write("__version__ = %%r\ncuda = None\nhip = None\n" %% version)
+print("Successfully installed " + " ".join("%%s-%%s" %% kv for kv in plan["install"].items()))
+sys.exit(plan.get("code", 0))
+'''
+
+
+def _pip(machine, install, name="pip", code=0):
+    folder = machine.tmp / "installer"
+    folder.mkdir(exist_ok=True)
+    (folder / "plan.json").write_text(json.dumps({"site": str(machine.site), "install": install, "code": code}))
+    script = folder / name
+    script.write_text(FAKE_PIP % {"python": sys.executable})
+    script.chmod(0o755)
+    return script
+
+
+def _guard(machine, *argv):
+    return machine.cli("torch", "guard", "--python", machine.python, *argv, env=machine.full_env())
+
+
+def _torch_version(machine):
+    return [p.name for p in machine.site.iterdir() if p.name.startswith("torch-")]
+
+
+def test_a_pip_install_that_would_replace_torch_is_stopped_before_anything_changes(machine):
+    machine.torch("2.8.0+cu128", "12.8")
+    pip = _pip(machine, {"vllm": "0.11.0", "torch": "2.9.0"})
+    r = _guard(machine, "--", str(pip), "install", "vllm")
+    assert r.code == 3, r
+    assert _torch_version(machine) == ["torch-2.8.0+cu128.dist-info"]  # nothing installed
+    calls = (pip.parent / "calls.txt").read_text().splitlines()
+    assert calls == ["install --dry-run --quiet --report - vllm"]
+    assert "would replace torch 2.8.0+cu128 with torch 2.9.0" in r.out
+    assert "%s install vllm torch==2.8.0+cu128 --extra-index-url https://download.pytorch.org/whl/cu128" % pip in r.out
+
+
+def test_an_allowed_change_runs_and_names_the_restore_line(machine):
+    machine.torch("2.8.0+cu128", "12.8")
+    pip = _pip(machine, {"sentence-transformers": "5.1.0", "torch": "2.9.0+cpu"})
+    r = _guard(machine, "--allow-torch-change", "--", str(pip), "install", "sentence-transformers")
+    assert r.code == 3, r
+    assert _torch_version(machine) == ["torch-2.9.0+cpu.dist-info"]
+    assert "Successfully installed sentence-transformers-5.1.0 torch-2.9.0+cpu" in r.out  # pip's own output, passed through
+    assert "torch was replaced: 2.8.0+cu128 -> 2.9.0+cpu." in r.out and "Its build changed too: cu128 -> cpu." in r.out
+    assert "%s -m pip install torch==2.8.0+cu128 --index-url https://download.pytorch.org/whl/cu128" % machine.python in r.out
+
+
+def test_an_install_that_leaves_torch_alone(machine):
+    machine.torch("2.8.0+cu128", "12.8")
+    pip = _pip(machine, {"einops": "0.8.1"})
+    r = _guard(machine, "--", str(pip), "install", "einops")
+    assert r.code == 0, r
+    assert "torch 2.8.0+cu128 is unchanged." in r.out
+    assert len((pip.parent / "calls.txt").read_text().splitlines()) == 2  # the dry run, then the install
+
+
+def test_another_installer_runs_and_is_checked_after(machine):
+    """No dry run for what is not pip (here a script named uv-like); torch replaced is said after, the installer's
+    failure is its own exit status 1 unless torch changed."""
+    machine.torch("2.8.0+cu128", "12.8")
+    tool = _pip(machine, {"torch": "2.8.0"}, name="installer")
+    r = _guard(machine, "--", str(tool), "sync")
+    assert r.code == 3 and "torch was replaced: 2.8.0+cu128 -> 2.8.0." in r.out
+    assert (tool.parent / "calls.txt").read_text().splitlines() == ["sync"]
+    failing = _pip(machine, {}, name="failing", code=2)
+    r = _guard(machine, "--", str(failing), "install", "x")
+    assert r.code == 1 and "the install failed (exit status 2)" in r.out
+
+
+def test_the_pure_core():
+    assert pip_install_at(["pip", "install", "x"]) == 1 and pip_install_at(["/v/bin/pip3.12", "install", "x"]) == 1
+    assert pip_install_at(["python3", "-m", "pip", "install", "x"]) == 3 and pip_install_at(["pip", "uninstall", "x"]) is None
+    assert pip_install_at(["uv", "pip", "install", "x"]) is None and pip_install_at(["conda", "install", "x"]) is None
+    assert dry_run_argv(["pip", "install", "--dry-run", "x"]) is None
+    assert keep_argv(["pip", "install", "x"], "2.8.0") == ("pip", "install", "x", "torch==2.8.0")  # PyPI's build: no index
+    assert restore_command("2.7.1+rocm6.3", "/v/bin/python", "uv") == (
+        "uv pip install --python /v/bin/python torch==2.7.1+rocm6.3 --index-url https://download.pytorch.org/whl/rocm6.3",)
+    assert installer_python(["/v/bin/python3", "-m", "pip", "install", "x"]) == "/v/bin/python3"
+    assert installer_python(["/v/bin/pip", "install", "x"]) == "/v/bin/python"
+    assert installer_python(["uv", "pip", "install", "--python", "/w/bin/python", "x"]) == "/w/bin/python"
+    assert installer_python(["pip", "install", "x"]) is None and installer_python([]) is None
+
+
+def test_the_python_the_install_names_is_the_one_guarded(machine):
+    """Without --python: ``/venv/bin/pip`` guards /venv/bin/python's torch (here a link to the test interpreter, whose
+    torch is the fake one on PYTHONPATH); where the command line names no Python and none is found, it says so."""
+    import os
+
+    machine.torch("2.8.0+cu128", "12.8")
+    pip = _pip(machine, {"einops": "0.8.1"})
+    r = machine.cli("torch", "guard", "--", str(pip), "install", "einops", env=machine.full_env())
+    assert r.code == 2 and "no Python found whose torch to guard" in r.err, r  # no python beside this pip
+    os.symlink(sys.executable, pip.parent / "python")
+    r = machine.cli("torch", "guard", "--", str(pip), "install", "einops", env=machine.full_env())
+    assert r.code == 0 and "torch 2.8.0+cu128 is unchanged." in r.out, r
