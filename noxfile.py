@@ -218,7 +218,7 @@ def slurm(session):
 
 
 # Real framework wheels, installed with --no-deps and never imported (no GPU needed): their files are what is read.
-WHEELS = ("onnxruntime-gpu", "cupy-cuda12x", "nvidia-cuda-runtime-cu12")
+WHEELS = ("onnxruntime-gpu==1.31.1", "cupy-cuda12x==14.2.0", "nvidia-cuda-runtime-cu12==12.9.79")  # pinned: what the tests were written against
 
 
 @nox.session
