@@ -5,11 +5,18 @@ through :func:`wrap`, lays a shell command out through :func:`wrap_command` (and
 advice, through :func:`wrap_advice`), elides a long word with :func:`fit`
 and colours through :func:`paint`; no renderer keeps its own ``textwrap`` call or escape codes.
 
+Width is display width (:mod:`cudaenv.render.width`): a Chinese character takes two terminal columns, and prose with
+such characters (:func:`wrap`) may break between any two of them, never before a closing mark (``，。）``) nor after
+an opening one, and never inside a word written in Latin letters, a path or a number. Text without a wide character
+is measured and wrapped exactly as before (``len``), so English output does not change by a byte.
+
 Not on the ``cudaenv use`` path: import it inside the functions that render (``textwrap`` only for text with tabs
 or other whitespace it rewrites: :func:`wrap` does its greedy loop itself).
 """
 
 from __future__ import annotations
+
+from cudaenv.render.width import fit_wide, has_wide, width_of, wrap_wide
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds (it imports re): `cudaenv list` renders through here
@@ -44,8 +51,10 @@ def paint(text: str, what: str, color: bool) -> str:
 # ------------------------------------------------------------------ prose
 def fit(text: str, room: int) -> str:
     """``text`` in at most ``room`` characters: the middle of a longer one becomes ``...`` (a path keeps both ends)."""
-    if len(text) <= room:
+    if len(text) <= room and (text.isascii() or width_of(text) <= room):
         return text
+    if not text.isascii() and has_wide(text):
+        return fit_wide(text, room)
     if room <= 3:
         return text[:room]
     keep = room - 3
@@ -62,12 +71,17 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
     Always at least one line (``first`` without its trailing blanks for an empty text).
     """
     if rest is None:
-        rest = " " * len(first)
+        rest = " " * width_of(first)
     s = str(text)
     paras = s.split("\n") if newlines else [s]
     out: List[str] = []
+    wide = has_wide(s) or has_wide(first) or has_wide(rest)
     for i, para in enumerate(paras):
         lead = first if i == 0 else rest
+        if wide and width > 0:
+            para = para.replace("\n", " ").replace("\t", " ").replace("\r", " ").replace("\x0b", " ").replace("\x0c", " ")
+            out += [line.rstrip() for line in wrap_wide(para, width, lead, rest, long_words)] or [lead.rstrip()]
+            continue
         if long_words == "fit":
             room = width - len(rest)
             para = " ".join(fit(w, room) if len(w) > room else w for w in para.split(" "))
@@ -187,7 +201,7 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
         if not words:
             out += wrap(comment, indent + ws + "# ", indent + ws + "# ", width) if comment else [indent + ws]
             continue
-        if comment and len(indent + ws + code + "  # " + comment) <= width:
+        if comment and width_of(indent + ws + code + "  # " + comment) <= width:
             out.append(indent + ws + code + "  # " + comment)
             continue
         if comment:
@@ -321,7 +335,7 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
     line continues with `` \`` between shell words. ``text`` is already escaped (:func:`cudaenv.core.text.printable`)."""
     start, end, sure = advice_command(text)
     cmd = text[start:end]
-    room = width - len(rest)
+    room = width - width_of(rest)
     if start == 0 and end == len(text) and not sure:
         cmd = ""  # a sentence, not a command
     if not cmd or (len(cmd) > room and not sure):
@@ -330,9 +344,9 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
     head, tail = text[:start].rstrip(" "), text[end:].strip(" ")
     lines = wrap(_glue_quoted(head), first, rest, width, newlines=False, long_words="keep") if head else []
     lines = [line.replace(_GLUE, " ") for line in lines]
-    if lines and len(lines[-1]) + 1 + len(cmd) <= width:
+    if lines and width_of(lines[-1]) + 1 + len(cmd) <= width:
         lines[-1] += " " + cmd
-    elif len(cmd) <= room or not lines and len(first) + len(cmd) <= width:
+    elif len(cmd) <= room or not lines and width_of(first) + len(cmd) <= width:
         lines.append((rest if lines else first) + cmd)
     else:
         cont = wrap_command(cmd, rest, width)
@@ -340,7 +354,7 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
             cont[0] = first + cont[0][len(rest):]
         lines += cont
     if tail:
-        gap = "    " if len(lines[-1]) + 4 + tail.find(" ") <= width else ""
+        gap = "    " if width_of(lines[-1]) + 4 + tail.find(" ") <= width else ""
         more = wrap(_glue_quoted(tail), lines[-1] + gap if gap else rest, rest, width, newlines=False, long_words="keep")
         lines[-1:] = [line.replace(_GLUE, " ") for line in more] if gap else lines[-1:] + [line.replace(_GLUE, " ") for line in more]
     return lines
