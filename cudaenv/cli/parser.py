@@ -45,11 +45,13 @@ def _parser_class():
 
 
 def _first_command(argv: Sequence[str]) -> Optional[str]:
+    value = False  # the token is the value of the global --lang
     for token in argv:
         if token == "--":
             return None
-        if not token.startswith("-"):
+        if not token.startswith("-") and not value:
             return token
+        value = token == "--lang"
     return None
 
 

@@ -54,8 +54,11 @@ def wide_chunks(text: str) -> List[str]:
     opening = ""
     for c in text:
         k = "space" if c == " " else "wide" if ord(c) >= 0x1100 and _wide(c) else "word"
-        if c in _NO_START and chunks + [cur] != [""]:
-            cur += c
+        if c in _NO_START and (opening or cur or chunks):
+            if opening:
+                opening += c
+            else:
+                cur += c
             continue
         if c in _NO_END:
             if cur:
