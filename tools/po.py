@@ -56,6 +56,39 @@ def marked_messages(package_dir):
     return found
 
 
+# The data tables whose texts people read, and the fields of each row that hold them (a list or one string).
+DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details", "advice")),
+              ("explain_rules.json", "variants", ("title", "explanation", "advice")))
+
+
+def data_messages(repo=REPO):
+    """{msgid: {"plural": None, "where": ["data/error_patterns.json cuda-oom", ...]}} for every text of the data
+    tables a renderer translates (DATA_TEXTS), in table order. The renderers look them up by their English template
+    (cudaenv.core.i18n.filled_message), so a row changed in English simply has no Chinese until it is translated."""
+    import json
+
+    found = OrderedDict()
+    for name, key, fields in DATA_TEXTS:
+        with open(os.path.join(repo, "data", name), encoding="utf-8") as fh:
+            table = json.load(fh)
+        for row in table.get(key, ()):
+            for field in fields:
+                value = row.get(field)
+                for text in (value if isinstance(value, list) else [value]):
+                    if isinstance(text, str) and text.strip():
+                        entry = found.setdefault(text, {"plural": None, "where": []})
+                        entry["where"].append("data/%s %s" % (name, row.get("id", "?")))
+    return found
+
+
+def all_messages(repo=REPO):
+    """The marked messages of the package's source, then the data tables' texts: what a catalog holds."""
+    marked = marked_messages(os.path.join(repo, "cudaenv"))
+    for msgid, info in data_messages(repo).items():
+        marked.setdefault(msgid, info)
+    return marked
+
+
 def placeholders(text):
     """The placeholders of a message, in a form two languages must share: the named ones (``%(name)s``,
     ``{name}``) as a sorted list, the positional ``%s``/``%d`` in order (a translation cannot reorder those)."""
@@ -94,7 +127,7 @@ def write_po(entries, header, marked):
     out = ['msgid ""', "msgstr " + _quote(header), ""]
     for msgid, info in marked.items():
         e = have.get(msgid)
-        out += ["#: " + w for w in info["where"][:3]]
+        out += [("#. " if w.startswith("data/") else "#: ") + w for w in info["where"][:3]]
         if e is not None and e.fuzzy:
             out.append("#, fuzzy")
         out.append("msgid " + _quote(msgid))
@@ -119,7 +152,7 @@ def main(argv):
     sys.path.insert(0, os.path.join(REPO, "cudaenv", "core"))
     import msgfmt
 
-    marked = marked_messages(os.path.join(REPO, "cudaenv"))
+    marked = all_messages()
     bad = 0
     for lang, path in catalogs():
         with open(path, encoding="utf-8") as fh:

@@ -155,6 +155,16 @@ def M(template, *args, **named):
     return _joined(text, ((template, values if (args or named) else ()),))
 
 
+class Braces(dict):
+    """The values of a ``{name}`` template (a row of a data table, ``data/error_patterns.json``), as a message part."""
+
+
+def filled_message(template, text, values):
+    """``text``, which is ``template`` with its ``{name}`` placeholders filled from ``values`` (by the data table's
+    own filler), as a marked message: a renderer says the template's translation with the same values."""
+    return _joined(text, ((template, Braces(values)),))
+
+
 def join(sep, items):
     """``sep.join(items)`` that keeps the marked pieces (``sep`` itself is not translated)."""
     items = list(items)
@@ -178,6 +188,10 @@ def tr(text):
 def _say(template, values):
     if values == ():
         return template
+    if isinstance(values, Braces):
+        import re
+
+        return re.sub(r"\{(\w+)\}", lambda m: tr(values[m.group(1)]) if m.group(1) in values else m.group(0), template)
     if isinstance(values, dict):
         return template % {k: tr(v) for k, v in values.items()}
     return template % tuple(tr(v) for v in values)

@@ -278,7 +278,7 @@ def _top_level(text: str, needle: str, start: int = 0) -> int:
 
 def advice_command(text: str) -> Tuple[int, int, bool]:
     r"""Where the command of an advice item is, as ``(start, end, sure)``: the text after its last top-level ``": "``
-    (or all of it), up to a note set off by three blanks or more, or by two before a parenthesis
+    (or full-width ``"："``, in Chinese; or all of it), up to a note set off by three blanks or more, or by two before a parenthesis
     (``nvidia-smi    (on the host: ...)``). ``sure``: it
     is written as a command (such a note follows it, or it chains with ``&&``/``|`` or starts with a program), so
     a command longer than a line still pastes (`` \`` continuations); otherwise it is kept whole only when it
@@ -287,6 +287,11 @@ def advice_command(text: str) -> Tuple[int, int, bool]:
     while i >= 0:
         start = i + 2
         i = _top_level(text, ": ", start)
+    if not text.isascii():  # a Chinese sentence ends its lead-in with a full-width colon, with no blank after it
+        i = _top_level(text, "\uff1a", start)
+        while i >= 0:
+            start = i + 1
+            i = _top_level(text, "\uff1a", start)
     notes = [i for i in (_top_level(text, "  (", start), _top_level(text, "   ", start)) if i >= 0]
     note = min(notes) if notes else -1
     end = note if note >= 0 else len(text)
@@ -338,15 +343,16 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
     room = width - width_of(rest)
     if start == 0 and end == len(text) and not sure:
         cmd = ""  # a sentence, not a command
-    if not cmd or (len(cmd) > room and not sure):
+    if not cmd or (width_of(cmd) > room and not sure):
         lines = wrap(_glue_quoted(text), first, rest, width, newlines=False, long_words="keep")
         return [line.replace(_GLUE, " ") for line in lines]
     head, tail = text[:start].rstrip(" "), text[end:].strip(" ")
     lines = wrap(_glue_quoted(head), first, rest, width, newlines=False, long_words="keep") if head else []
     lines = [line.replace(_GLUE, " ") for line in lines]
-    if lines and width_of(lines[-1]) + 1 + len(cmd) <= width:
-        lines[-1] += " " + cmd
-    elif len(cmd) <= room or not lines and width_of(first) + len(cmd) <= width:
+    joint = "" if head.endswith("\uff1a") else " "  # no blank after a full-width colon
+    if lines and width_of(lines[-1]) + len(joint) + width_of(cmd) <= width:
+        lines[-1] += joint + cmd
+    elif width_of(cmd) <= room or not lines and width_of(first) + width_of(cmd) <= width:
         lines.append((rest if lines else first) + cmd)
     else:
         cont = wrap_command(cmd, rest, width)

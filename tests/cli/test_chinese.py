@@ -97,3 +97,25 @@ def test_a_wrong_language_is_a_usage_error(machine):
     assert r.code == 2 and "--lang tlh is not a language cudaenv speaks" in r.err
     r = _run(machine, "doctor", env_extra={"CUDAENV_LANG": "klingon"})
     assert r.code == 2 and "CUDAENV_LANG=klingon is not a language cudaenv speaks" in r.err
+
+
+def test_explain_in_chinese_keeps_the_error_and_the_commands(tmp_path, cli):
+    log = tmp_path / "error.log"
+    log.write_text(recorded("err-cuda-oom.txt"))
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "COLUMNS": "80"}
+    english = cli("explain", "--file", str(log), env=env)
+    r = cli("explain", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert r.code == english.code == 0
+    assert r.out.startswith("cuda-oom: GPU 显存不足\n") and english.out.startswith("cuda-oom: the GPU ran out of memory\n")
+    matched = [line for line in english.out.splitlines() if line.startswith("  matched: ")][0][len("  matched: "):]
+    assert "  匹配：" + matched in r.out  # the quoted error as it was
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in r.out and "怎么办：" in r.out
+    assert all(width_of(line) <= 80 for line in r.out.splitlines())
+    assert cli("explain", "--json", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8")).out == cli("explain", "--json", "--file", str(log), env=env).out
+    # a row without Chinese yet prints in English, under the Chinese words of the renderer
+    other = tmp_path / "assert.log"
+    other.write_text(recorded("err-device-side-assert.txt"))
+    english = cli("explain", "--file", str(other), env=env)
+    r = cli("explain", "--file", str(other), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert english.out.splitlines()[0] == r.out.splitlines()[0] and r.out.startswith("device-side-assert: ")
+    assert "怎么办：" in r.out
