@@ -315,11 +315,12 @@ def _unhashable_key(root: Any, limit: int = 2_000_000) -> Optional[str]:
     """The first dict key (SETITEM(S) pairs) that is surely unhashable (a dict, list, set, OrderedDict), by a bounded
     walk of the object graph; None when there is none."""
     todo, seen, n = [root], set(), 0
+    walked = (SDict, Call, SList, SSet, tuple)
     while todo and n < limit:
         obj = todo.pop()
         n += 1
         t = type(obj)
-        if t in (SDict, Call, SList, SSet, tuple):
+        if t in walked:
             if id(obj) in seen:
                 continue
             seen.add(id(obj))
@@ -327,10 +328,12 @@ def _unhashable_key(root: Any, limit: int = 2_000_000) -> Optional[str]:
             continue
         pairs = obj.pairs if t in (SDict, Call) else ()
         for k, v in pairs:
-            why = _unhashable(k)
-            if why is not None:
-                return why
-            todo.append(v)
+            if type(k) in walked:  # (a str, int, ... key is hashable: no call for the common case)
+                why = _unhashable(k)
+                if why is not None:
+                    return why
+            if type(v) in walked:
+                todo.append(v)
         if t is Call:
             todo.append(obj.args)
             todo.extend(obj.items)

@@ -61,13 +61,14 @@ ZIP_MAGIC = b"PK\x03\x04"  # R-zip-start: T:serialization.py:438 (_is_zipfile: t
 
 
 def _dispatch(fh, head: bytes, box: Container, limits) -> None:
-    from cudaenv.checkpoint import legacytar
-
     if head[:4] == ZIP_MAGIC:
         from cudaenv.checkpoint.torchzip import read_torch_zip
 
         read_torch_zip(fh, box, limits)
-    elif legacytar.tar_header(head):
+        return
+    from cudaenv.checkpoint import legacytar  # (not on a zip's path: most checkpoints)
+
+    if legacytar.tar_header(head):
         legacytar.read_tar(fh, box, limits)
     elif _looks_safetensors(head, box.size):
         _read_safetensors(fh, box)

@@ -197,6 +197,9 @@ def read_torch_zip(fh, box: Container, limits) -> None:
             box.extra_pickles["constants.pkl"] = res
 
 
+_READ_WHOLE = 32 << 20  # bytes: up to this size record_refusals reads the archive once, not 30 bytes per record
+
+
 def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
     """The storage records (by key) torch's reader cannot read (R-encryption, R-method, a local header that is
     not there or data past the end of the file), read as miniz reads them: 30 bytes of each local header."""
@@ -205,6 +208,10 @@ def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
     out: Dict[str, str] = {}
     if box.prefix is None or getattr(box.entries, "directory", None) is None:
         return out
+    whole = None  # a small archive is read once (a read per record costs more than the walk for 20,000 tensors)
+    if box.size <= _READ_WHOLE:
+        fh.seek(0)
+        whole = fh.read(box.size)
     if True:  # (``fh``: the checkpoint, open)
         for key in keys:
             entry = box.entries.get("%s/data/%s" % (box.prefix, key))
@@ -215,8 +222,11 @@ def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
                 why = ("miniz takes it for a directory (its attributes) and reads nothing: the tensor torch makes holds "
                        "memory it never filled, not the record's bytes")
             if why is None:
-                fh.seek(entry.header_offset)
-                header = fh.read(30)
+                if whole is not None:
+                    header = whole[entry.header_offset:entry.header_offset + 30]
+                else:
+                    fh.seek(entry.header_offset)
+                    header = fh.read(30)
                 if len(header) < 30 or header[:4] != b"PK\x03\x04":
                     why = "its local header is not there (miniz: invalid header or corrupted)"
                 else:

@@ -220,3 +220,50 @@ def test_first_seen_follows_the_bytes(body, first):
     wanted = [op for op in res.opcodes if op in (0x30, 0x32, 0x94)]
     assert pickle_vm.first_seen(res, wanted) == first_seen_by_genops(data, set(wanted))
     assert pickle_vm.first_seen(res, wanted)[0] == first
+
+
+# ------------------------------------------------------------------ 6. storage records torch's reader refuses
+def local_header_at(data: bytes, name: bytes) -> int:
+    """Where the local header of ``name`` starts, as the central directory says."""
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        n = struct.unpack_from("<H", data, at + 28)[0]
+        if data[at + 46:at + 46 + n] == name:
+            return struct.unpack_from("<I", data, at + 42)[0]
+        at = data.find(b"PK\x01\x02", at + 4)
+    raise AssertionError("no %r in the directory" % name)
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["read-once", "read-per-record"])
+def test_a_record_whose_local_header_is_gone_is_refused_either_way_it_is_read(tmp_path, monkeypatch, whole):
+    """record_refusals reads a small archive once and a large one 30 bytes per record: both find the record whose
+    local header is not there (miniz: invalid header), and only that one."""
+    from cudaenv.checkpoint import torchzip
+
+    data = bytearray(cb.torch_zip(cb.cnn(), prefix="m"))
+    at = local_header_at(bytes(data), b"m/data/0")
+    data[at:at + 4] = b"XX\x03\x04"
+    if not whole:
+        monkeypatch.setattr(torchzip, "_READ_WHOLE", 0)
+    r = inspect_file(write(tmp_path, "m.pt", bytes(data)))
+    refused = [p for p in r.inconsistencies if p.startswith("record data/")]
+    assert refused == ["record data/0: its local header is not there (miniz: invalid header or corrupted)"]
+    assert r.weights_only is False
+
+
+@pytest.mark.parametrize("key, why", [
+    (b"}", "a dict key is a dict"),
+    (b"]", "a dict key is a list"),
+    (b"}\x85", "a dict key is a tuple holding a dict"),  # (TUPLE1 of an empty dict)
+    (b"K\x01}\x86", "a dict key is a tuple holding a dict"),
+])
+def test_an_unhashable_dict_key_is_found_through_a_tuple_too(tmp_path, key, why):
+    """torch raises building the dict (TypeError: unhashable type): the key walk finds it, also inside a tuple key."""
+    r = inspect_file(write(tmp_path, "k.pt", in_zip(b"\x80\x02}" + key + b"K\x01s.")))
+    assert r.weights_only is False
+    assert any(reason.startswith(why + ",") or reason.startswith(why + " ") for reason in r.weights_only_reasons), r.weights_only_reasons
+
+
+def test_hashable_keys_of_every_scalar_kind_raise_nothing(tmp_path):
+    r = inspect_file(write(tmp_path, "k.pt", in_zip(b"\x80\x02}(X\x01\x00\x00\x00aK\x01K\x02K\x03G?\xf0\x00\x00\x00\x00\x00\x00K\x04\x88K\x05NK\x06K\x07K\x08\x86K\tu.")))
+    assert not any("hashable" in reason for reason in r.weights_only_reasons), r.weights_only_reasons
