@@ -96,12 +96,13 @@ def _user_error() -> type:
 def _error_text(exc, env) -> str:
     """``cudaenv: error: ...`` and its ``hint: ...``, wrapped to the terminal (COLUMNS, at most 80); a path or a
     command word is never cut (render.text.wrap, loaded only on this error path)."""
+    from cudaenv.core.i18n import t, tr
     from cudaenv.render.text import terminal_width, wrap
 
     width = terminal_width(env)
-    lines = wrap(exc.message, first="cudaenv: error: ", rest="  ", width=width, long_words="keep")
+    lines = wrap(tr(exc.message), first="cudaenv: " + t("error: "), rest="  ", width=width, long_words="keep")
     if exc.hint:
-        lines += wrap(exc.hint, first="hint: ", rest="  ", width=width, long_words="keep")
+        lines += wrap(tr(exc.hint), first=t("hint: "), rest="  ", width=width, long_words="keep")
     return "\n".join(lines) + "\n"
 
 

@@ -88,8 +88,9 @@ def settings():
 
 def _error(message, example):
     from cudaenv.core.errors import UserError
+    from cudaenv.core.i18n import M
 
-    return UserError(message, hint="for example %s" % example)
+    return UserError(message, hint=M("for example %s", example))
 
 
 def _shown(raw, limit=40):
@@ -102,9 +103,13 @@ def _seconds(text, shown, name, example):
     try:
         number = float(text)
     except (TypeError, ValueError):
-        raise _error("%s is not a number of seconds" % shown, example) from None
+        from cudaenv.core.i18n import M  # the errors' marked words, imported only for a wrong value
+
+        raise _error(M("%s is not a number of seconds", shown), example) from None
     if not number > 0 or number == float("inf"):
-        raise _error("%s must be more than 0 seconds" % name, example)
+        from cudaenv.core.i18n import M
+
+        raise _error(M("%s must be more than 0 seconds", name), example)
     return number
 
 
@@ -124,14 +129,20 @@ def value(env, name):
         from cudaenv.core.version import parse_driver_version
 
         if parse_driver_version(raw) is None:
-            raise _error("%s=%s is not a driver version" % (name, _shown(raw)), "%s=550.54.15" % name)
+            from cudaenv.core.i18n import M
+
+            raise _error(M("%s=%s is not a driver version", name, _shown(raw)), "%s=550.54.15" % name)
     if s.kind == LANGUAGE:
         from cudaenv.core.i18n import language_code
 
         if language_code(raw) is None:
-            raise _error("%s=%s is not a language cudaenv speaks (en, zh-CN)" % (name, _shown(raw)), "%s=zh-CN" % name)
+            from cudaenv.core.i18n import M
+
+            raise _error(M("%s=%s is not a language cudaenv speaks (en, zh-CN)", name, _shown(raw)), "%s=zh-CN" % name)
     if s.kind == CHOICE and raw not in s.choices:
-        raise _error("%s=%s is not one of %s" % (name, raw, ", ".join(s.choices)), "%s=%s" % (name, s.choices[0]))
+        from cudaenv.core.i18n import M
+
+        raise _error(M("%s=%s is not one of %s", name, raw, ", ".join(s.choices)), "%s=%s" % (name, s.choices[0]))
     return raw
 
 
