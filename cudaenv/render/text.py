@@ -209,7 +209,7 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
         lines, cur, more = [], indent + ws + words[0], indent + ws + "    "
         for n, w in enumerate(words[1:], 2):
             end = "" if n == len(words) else " \\"
-            if len(cur + " " + w + end) <= width:
+            if width_of(cur + " " + w + end) <= width:
                 cur += " " + w
             else:  # a word too long for any line gets a line of its own: only that line sticks out
                 lines.append(cur + " \\")
@@ -327,8 +327,8 @@ def _command_end(cmd: str) -> int:
         elif ch == " " and k > 0:
             word = cmd[k + 1:].split(" ", 1)[0]
             i += 1
-            if i >= 1 and (word in _PROSE or word.startswith("(")) and k > len(cmd.split(" ", 1)[0]):
-                return k
+            if i >= 1 and (word in _PROSE or word.startswith("(") or has_wide(word)) and k > len(cmd.split(" ", 1)[0]):
+                return k  # (a word in Chinese is prose too)
     return len(cmd)
 
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+import checkpoint_builders as cb
 from builders import recorded
 from cudaenv.render.width import width_of
 from machine import A10G, ARCH_CU121, GTX1080TI, ARCH_CU128, a10g_535
@@ -50,10 +51,17 @@ def test_the_doctor_in_chinese_fits_the_terminal(machine, kind, columns):
     (_a10g if kind == "a10g" else _pascal)(machine)
     machine.env["COLUMNS"] = str(columns)
     too_long = {}
-    for argv in (("doctor",), ("doctor", "--quick"), ("fix", "--dry-run")):
+    ckpt = machine.tmp / "模型.pt"  # a Chinese file name: two columns a character in the paths printed
+    ckpt.write_bytes(cb.torch_zip(cb.cnn(location="cuda:2", prefix="module.")))
+    log = machine.tmp / "error.log"
+    log.write_text(recorded("err-cuda-oom.txt") + "\n" + recorded("err-invalid-device-ordinal.txt"))
+    for argv in (("doctor",), ("doctor", "--quick"), ("fix", "--dry-run"), ("torch", "recommend", "--python", machine.python),
+                 ("checkpoint", "inspect", str(ckpt)), ("explain", "--all", "--file", str(log)), ("doctor", "--timeout", "0")):
         r = _run(machine, *argv, env_extra={"LANG": "zh_CN.UTF-8"})
+        english = _run(machine, *argv)
         for stream, text in (("out", r.out), ("err", r.err)):
-            long = [line for line in text.splitlines() if width_of(line) > columns and not _one_word(line)]
+            same = set((english.out + english.err).splitlines())  # a line as English lays it out is English's rule
+            long = [line for line in text.splitlines() if width_of(line) > columns and not _one_word(line) and line not in same]
             if long:
                 too_long[" ".join(argv) + " (%s)" % stream] = long[:3]
     assert not too_long, json.dumps(too_long, indent=1, ensure_ascii=False)
@@ -119,3 +127,18 @@ def test_explain_in_chinese_keeps_the_error_and_the_commands(tmp_path, cli):
     r = cli("explain", "--file", str(other), env=dict(env, LANG="zh_CN.UTF-8"))
     assert english.out.splitlines()[0] == r.out.splitlines()[0] and r.out.startswith("device-side-assert: ")
     assert "怎么办：" in r.out
+
+
+def test_checkpoint_advice_in_chinese_keeps_its_commands(machine):
+    _pascal(machine)
+    ckpt = machine.tmp / "it's on cuda 2.pt"
+    ckpt.write_bytes(cb.torch_zip(cb.cnn(location="cuda:2", prefix="module.")))
+    english = _run(machine, "checkpoint", "inspect", str(ckpt))
+    r = _run(machine, "checkpoint", "inspect", str(ckpt), env_extra={"LANG": "zh_CN.UTF-8"})
+    assert r.code == english.code == 1
+    assert "怎么办：" in r.out and "保存设备：cuda:2 ×" in r.out, r.out + english.out
+    joined, english_joined = (" ".join(out.split()).replace(" \\ ", " ") for out in (r.out, english.out))
+    for flags in ("--map-location cpu", "--strip-prefix module."):  # nvidia-smi -L shows no GPU here
+        assert "cudaenv checkpoint fix " + flags in english_joined, english_joined
+        command = english_joined[english_joined.index("cudaenv checkpoint fix " + flags):].split(" -- ")[0]
+        assert command in joined, command  # the command to paste is the English one, whole
