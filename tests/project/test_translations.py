@@ -78,12 +78,11 @@ UNTRANSLATED_ROWS = {
     "cuda-forward-compat", "cuda-home-not-set", "cuda-launch-failure", "cuda-library-missing", "cuda-library-version-mixup",
     "cuda-system-not-ready", "cuda-unknown-error", "cudnn-execution-failed", "cudnn-not-initialized", "cudnn-not-supported",
     "cudnn-version-mismatch", "device-side-assert", "dist-port-in-use", "dist-timeout", "docker-gpu-runtime-missing",
-    "driver-library-mismatch", "driver-no-devices", "driver-no-permission", "driver-not-loaded", "driver-too-old-for-torch",
-    "gpu-busy-or-unavailable", "gpu-capability-warning", "gpu-lost", "gpu-too-old-for-torch", "illegal-memory-access",
-    "libcudart-missing", "nccl-error", "nccl-timeout", "no-driver", "not-cuda", "nvcc-arch-unsupported",
+    "gpu-busy-or-unavailable", "gpu-capability-warning", "gpu-too-old-for-torch", "illegal-memory-access",
+    "libcudart-missing", "nccl-error", "nccl-timeout", "not-cuda", "nvcc-arch-unsupported",
     "nvcc-host-compiler-unsupported", "nvcc-missing", "nvcc-torch-mismatch", "onnxruntime-cuda-provider-missing",
-    "runfile-corrupt", "state-dict-mismatch", "state-dict-prefix", "torch-cuda-unavailable", "torch-import-hang",
-    "torch-missing", "torch-wheel-not-found", "verify-crashed", "verify-timeout", "wrong-result",
+    "runfile-corrupt", "state-dict-mismatch", "state-dict-prefix", "torch-import-hang",
+    "torch-wheel-not-found", "verify-crashed", "verify-timeout", "wrong-result",
 }
 
 
