@@ -58,7 +58,8 @@ def marked_messages(package_dir):
 
 # The data tables whose texts people read, and the fields of each row that hold them (a list or one string).
 DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details", "advice")),
-              ("explain_rules.json", "variants", ("title", "explanation", "advice")))
+              ("explain_rules.json", "variants", ("title", "explanation", "advice")),
+              ("driver_install.json", "rows", ("steps",)))  # only its steps with a comment (# ...): the rest is shell
 
 
 def data_messages(repo=REPO):
@@ -75,9 +76,9 @@ def data_messages(repo=REPO):
             for field in fields:
                 value = row.get(field)
                 for text in (value if isinstance(value, list) else [value]):
-                    if isinstance(text, str) and text.strip():
+                    if isinstance(text, str) and text.strip() and (field != "steps" or "#" in text):
                         entry = found.setdefault(text, {"plural": None, "where": []})
-                        entry["where"].append("data/%s %s" % (name, row.get("id", "?")))
+                        entry["where"].append("data/%s %s" % (name, row.get("id") or row.get("topic") or row.get("when")))
     return found
 
 
