@@ -132,9 +132,11 @@ class Machine:
         self.env = {"HOME": str(fake_root.path / "root")}
         self.path_in_root = []
         self.site = None
+        self.package_site = None  # packages besides torch (Machine.packages)
         self.gpu_specs = ()  # (name, capability, MiB) of the fake GPUs, for a torch the model installs
 
     def smi(self, query=None, apps="", banner="", code=0, **kw):
+        self.smi_outputs = dict(query=query, apps=apps, banner=banner, code=code, **kw)  # what `kill` changes
         table = {}
         if query is not None:
             table["--query-gpu"] = (query, code)
@@ -146,7 +148,16 @@ class Machine:
 
     def torch(self, *args, **kwargs):
         self.site = make_fake_torch(self.tmp / "site", *args, **kwargs)
-        self.env["PYTHONPATH"] = str(self.site)
+        self.env["PYTHONPATH"] = ":".join(str(p) for p in (self.site, self.package_site) if p)
+        return self
+
+    def packages(self, *specs):
+        """Packages besides torch (``onnxruntime==1.23.2``), as pip installs them, in a site folder inside the fake root
+        (the frameworks probe reads it through the root) that is on the interpreter's PYTHONPATH."""
+        if self.package_site is None:
+            self.package_site = self.root.dir("env/lib/python3.12/site-packages")
+            self.env["PYTHONPATH"] = ":".join(p for p in (self.env.get("PYTHONPATH"), str(self.package_site)) if p)
+        self.pip("install", specs)
         return self
 
     def toolkit(self, version, on_path=False, **kw):
@@ -219,11 +230,88 @@ class Machine:
         if len(words) == 4 and words[:2] == ["ln", "-sfn"]:
             self.root.link(words[3].lstrip("/"), words[2])
             return True
+        if words[:2] in (["apt-get", "install"], ["dnf", "install"]) and any(w.startswith("cuda-toolkit-") for w in words):
+            # the distribution's package of NVIDIA's repository: /usr/local/cuda-X.Y (the model's release X.Y.0)
+            package = next(w for w in words if w.startswith("cuda-toolkit-"))
+            self.toolkit("%s.0" % ".".join(package[len("cuda-toolkit-"):].split("-")[:2]))
+            return True
+        if words[:2] == ["cudaenv", "install"] and len(words) == 3:
+            self.cudaenv_install("%s.0" % words[2] if words[2].count(".") == 1 else words[2])
+            return True
+        if len(words) == 2 and words[0] == "kill" and words[1].isdigit():
+            self.kill(int(words[1]))
+            return True
+        pip = _pip_words(words)
+        if pip is not None and (self.package_site or self.site) is not None:
+            return self.pip(*pip)
         return False
 
+    def kill(self, pid):
+        """The process ``pid`` ends: nvidia-smi no longer lists it, its GPU's memory in use drops by what it held (the
+        model's arithmetic on the recorded figures), and /proc has no entry for it."""
+        out = self.smi_outputs
+        gone = [line for line in out["apps"].splitlines() if line.split(",", 1)[0].strip() == str(pid)]
+        assert gone, pid
+        fields = [f.strip() for f in gone[0].split(",")]
+        mib, uuid = int(fields[-2]) if fields[-2].isdigit() else 0, fields[-1]
+        apps = "".join(line + "\n" for line in out["apps"].splitlines() if line not in gone)
+        query = []
+        for line in out["query"].splitlines():
+            cols = line.split(", ")
+            if len(cols) > 6 and cols[6] == uuid:
+                cols[5] = str(int(cols[5]) - mib)
+            query.append(", ".join(cols))
+        status = self.root.path / "proc" / str(pid)
+        if status.exists():
+            import shutil
+
+            shutil.rmtree(status)
+        self.smi(**dict(out, query="\n".join(query) + "\n", apps=apps))
+
+    def pip(self, verb, names):
+        """``pip install`` / ``pip uninstall -y`` of the packages besides torch (tests/framework_builders.py's layouts):
+        an uninstall removes each one's dist-info and files, an install lays out the package as its index would give it
+        (a ``-cudaNNx``/``-cuNN`` name is that CUDA's build, ``jax[cudaNN]`` brings the jax-cudaNN-plugin)."""
+        from framework_builders import ORT_BUILD_INFO, dist
+
+        for spec in names:
+            name, _, version = spec.partition("==")
+            extras = re.findall(r"\[([^\]]*)\]", name)
+            name = re.sub(r"\[.*\]", "", name).lower()
+            if verb == "uninstall":
+                self.pip_remove(name)
+                continue
+            self.pip_remove(name)
+            version = version or PIP_VERSIONS.get(name, "1.0.0")
+            site = self.package_site
+            if name == "onnxruntime-gpu":
+                dist(site, name, version, files={"onnxruntime/capi/build_and_package_info.py": ORT_BUILD_INFO % (version, "12.2")})
+            else:
+                dist(site, name, version)
+            for extra in extras:
+                if name == "jax" and re.fullmatch(r"cuda\d+", extra):
+                    self.pip_remove("jax-%s-plugin" % extra)
+                    dist(site, "jax-%s-plugin" % extra, version)
+        return True
+
+    def pip_remove(self, name):
+        import shutil
+
+        key = name.replace("-", "_").lower()
+        for site, info in [(s, i) for s in (self.site, self.package_site) if s is not None for i in s.glob("*.dist-info")]:
+            if info.name[: -len(".dist-info")].rsplit("-", 1)[0].replace("-", "_").lower() != key:
+                continue
+            record = info / "RECORD"
+            for line in (record.read_text().splitlines() if record.exists() else ()):
+                path = site / line.split(",", 1)[0]
+                if path.is_file() and info not in path.parents:
+                    path.unlink()
+            shutil.rmtree(info)
+
     def install_torch(self, version):
-        """A pip install of ``torch==2.13.0+cu126``: that build (its arch list from data/torch_arch.json) replaces the
-        interpreter's torch."""
+        """A pip install of ``torch==2.13.0+cu126`` (a reinstall too): that build (its arch list from
+        data/torch_arch.json) replaces the interpreter's torch, whole (no file of the old one stays, and the fake has
+        no shared library left that could miss a NEEDED one)."""
         import shutil
 
         from cudaenv.facts import torch as tf
@@ -231,10 +319,12 @@ class Machine:
         release, _, variant = version.partition("+")
         row = tf.arch_list_for(release, variant, "linux", "x86_64")
         arch = [a for a in tf.arch_list_of(*row)] if row else []
-        site = self.tmp / "site"
-        if site.exists():
-            shutil.rmtree(site)
-        self.torch(version, tf.variant_cuda(variant), self.gpu_specs, arch)
+        site = self.site if self.site is not None else self.tmp / "site"
+        for old in [site / "torch"] + list(site.glob("torch-*.dist-info")):
+            if old.exists():
+                shutil.rmtree(old)
+        self.site = make_fake_torch(site, version, tf.variant_cuda(variant), self.gpu_specs, arch)
+        self.env["PYTHONPATH"] = ":".join(dict.fromkeys(str(p) for p in (self.site, self.package_site) if p))
 
     def full_env(self):
         env = dict(self.env)
@@ -259,6 +349,29 @@ class Machine:
         order = [SECTIONS.index(f["section"]) for f in data["findings"]]
         assert order == sorted(order), [f["id"] for f in data["findings"]]  # the expert's order
         return r.code, {f["id"]: f for f in data["findings"]}, data
+
+
+# the version the model's pip installs where a command names none (the releases tests/framework_builders.py's readers know)
+PIP_VERSIONS = {"onnxruntime": "1.23.2", "onnxruntime-gpu": "1.23.2", "jax": "0.8.1", "jaxlib": "0.8.1", "cupy-cuda12x": "13.6.0",
+                "cupy-cuda13x": "14.0.0", "cupy-cuda11x": "13.6.0"}
+
+
+def _pip_words(words):
+    """(verb, requirement specs) of a ``python -m pip install|uninstall`` / ``uv pip ...`` line (options dropped), or None."""
+    if "pip" not in words:
+        return None
+    rest = words[words.index("pip") + 1:]
+    if not rest or rest[0] not in ("install", "uninstall"):
+        return None
+    specs, skip = [], False
+    for w in rest[1:]:
+        if skip:
+            skip = False
+        elif w in ("--index-url", "--extra-index-url", "--python", "-i"):
+            skip = True
+        elif not w.startswith("-"):
+            specs.append(w)
+    return rest[0], specs
 
 
 PLACEHOLDER = re.compile(r"<(?!\()[^>]*>|\bPID\b|\bX\.Y\b|\bVERSION\b|\bDISTRO\b|\.\.\.\s*$")

@@ -178,6 +178,7 @@ def page_finding_ids() -> str:
     )
     doctor_ids = {f["id"] for f in findings}
     patterns = _load("error_patterns")
+    kinds = {row["id"]: row.get("fix_kind") for row in _load("findings")["rows"]}
     lines = [
         BANNER,
         "",
@@ -189,17 +190,20 @@ def page_finding_ids() -> str:
         "## `cudaenv doctor` findings",
         "",
         "Read from the rules in `cudaenv/diagnose/` (each rule builds its findings with a literal id); sections in the",
-        "order the doctor checks them. `…` stands for a value of the machine. %d ids." % len(findings),
+        "order the doctor checks them. `…` stands for a value of the machine. %d ids. The fix kind (`data/findings.json`)" % len(findings),
+        "says who applies the fix: `command` the user in this shell, `host` an administrator or the container's host,",
+        "`reboot` it takes effect after a reboot, `user-code` the user's program or its launch line changes.",
         "",
     ]
     lines += _table(
-        ["id", "section", "severity", "title", "declared in", "also in explain"],
+        ["id", "section", "severity", "title", "fix kind", "declared in", "also in explain"],
         (
             (
                 _code(f["id"]),
                 f["section"],
                 " / ".join(sorted(f["severities"], key=lambda s: severity_rank.get(s, 9))),
                 "; ".join(f["titles"]),
+                kinds.get(f["id"]) or "",
                 ", ".join(_code(m) for m in f["modules"]),
                 "yes" if any(r["id"] == f["id"] for r in patterns["rows"]) else "",
             )

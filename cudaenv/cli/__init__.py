@@ -97,12 +97,12 @@ def _error_text(exc, env) -> str:
     """``cudaenv: error: ...`` and its ``hint: ...``, wrapped to the terminal (COLUMNS, at most 80); a path or a
     command word is never cut (render.text.wrap, loaded only on this error path)."""
     from cudaenv.core.i18n import t, tr
-    from cudaenv.render.text import terminal_width, wrap
+    from cudaenv.render.text import terminal_width, wrap_labelled
 
     width = terminal_width(env)
-    lines = wrap(tr(exc.message), first="cudaenv: " + t("error: "), rest="  ", width=width, long_words="keep")
+    lines = wrap_labelled(tr(exc.message), "cudaenv: " + t("error: "), "  ", width)
     if exc.hint:
-        lines += wrap(tr(exc.hint), first=t("hint: "), rest="  ", width=width, long_words="keep")
+        lines += wrap_labelled(tr(exc.hint), t("hint: "), "  ", width)
     return "\n".join(lines) + "\n"
 
 

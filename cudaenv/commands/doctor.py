@@ -75,7 +75,7 @@ def run(args: argparse.Namespace, ctx) -> int:
         if outcome.against is not None:
             from cudaenv.render.stack import render_against_text
 
-            text += render_against_text(outcome.against, color=color)
+            text += render_against_text(outcome.against, width=width, color=color)
     if args.output:
         _write(os.path.join(ctx.cwd, args.output), outcome.hostname, fmt, text)
     else:

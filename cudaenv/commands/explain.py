@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, ctx) -> int:
                              offline=args.offline, python=args.python, timeout=args.timeout)
     outcome = explain(lambda: ctx.host(args), request, probe_facts)
     if outcome.catalog is not None:
-        ctx.out.write(render_catalog(outcome.catalog, args.json))
+        ctx.out.write(render_catalog(outcome.catalog, args.json, terminal_width(ctx.env)))
     elif args.json:
         ctx.out.write(render_explain_json(outcome))
     else:

@@ -19,12 +19,12 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.render.switch import render_link_error, render_link_header, render_link_notes
     from cudaenv.toolkit.service import link
 
-    outcome = link(ctx.host(args), args.version, ctx.env)
-    if outcome.error is not None:
-        ctx.err.write(render_link_error(outcome))
-        return outcome.exit_code
     from cudaenv.render.text import terminal_width
 
+    outcome = link(ctx.host(args), args.version, ctx.env)
+    if outcome.error is not None:
+        ctx.err.write(render_link_error(outcome, terminal_width(ctx.env)))
+        return outcome.exit_code
     ctx.err.write(render_link_header(outcome, terminal_width(ctx.env)))
     ctx.err.flush()
     ctx.out.write("".join(c + "\n" for c in outcome.report.plan.commands))

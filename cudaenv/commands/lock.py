@@ -29,6 +29,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.core.errors import UserError
     from cudaenv.core.text import printable
     from cudaenv.render.stack import render_locked, render_snippets
+    from cudaenv.render.text import terminal_width
     from cudaenv.stack.service import DEFAULT_FILE, lock_stack, write_stack
 
     stack, text = lock_stack(ctx.env, ctx.host(args), args.python, args.index_base)
@@ -41,5 +42,5 @@ def run(args: argparse.Namespace, ctx) -> int:
     except OSError as exc:
         raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
                         hint="give a FILE this user can write, or - to print it") from None
-    ctx.out.write(render_locked(stack, path) + ("\n" + render_snippets(stack) if args.snippets else ""))
+    ctx.out.write(render_locked(stack, path, terminal_width(ctx.env)) + ("\n" + render_snippets(stack) if args.snippets else ""))
     return 0

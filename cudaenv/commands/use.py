@@ -100,10 +100,12 @@ def run(args, ctx) -> int:
     return 0
 
 
-def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()) -> int:
-    from cudaenv.render.switch import render_use_error
+def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=(), shell: bool = False) -> int:
+    from cudaenv.render.switch import render_shell_error, render_use_error
+    from cudaenv.render.text import terminal_width
 
-    ctx.err.write(render_use_error(message, toolkits, system, candidates))
+    width = terminal_width(ctx.env)
+    ctx.err.write(render_shell_error(message, width) if shell else render_use_error(message, toolkits, system, candidates, width))
     return 1
 
 
@@ -117,7 +119,7 @@ def _shell(args, ctx, system: str):
     try:
         return detect_shell(args.shell, ctx.env, system, parent)
     except UnknownShell as exc:
-        ctx.err.write("cudaenv: error: %s\nhint: pass --shell bash|zsh|fish|pwsh (or set CUDAENV_SHELL)\n" % exc.message)
+        _fail(ctx, exc.message, shell=True)
         return None
 
 

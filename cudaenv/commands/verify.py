@@ -39,6 +39,7 @@ OPTIONS = host_options() + (
 
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.core.errors import UserError
+    from cudaenv.render.text import terminal_width
     from cudaenv.render.verify import render_json, render_text
     from cudaenv.verify import Request, parse_devices_arg, run_verify
 
@@ -63,5 +64,5 @@ def run(args: argparse.Namespace, ctx) -> int:
         nproc=args.nproc, backend=args.backend, nccl_debug=args.nccl_debug, toolkit=args.toolkit, arch=tuple(args.arch),
         nvcc=args.nvcc, device_timeout=args.device_timeout, size=args.size, bench=args.bench, hang_rank=args.hang_rank,
     ))
-    ctx.out.write(render_json(report) if args.json else render_text(report, ctx.color))
+    ctx.out.write(render_json(report) if args.json else render_text(report, ctx.color, terminal_width(ctx.env)))
     return 0 if report.ok else 1

@@ -46,7 +46,19 @@ def diagnose(snapshot, tables: Optional[Mapping[str, Any]] = None) -> Tuple[Find
                 continue
             seen.add(f.id)
             found.append(f)
-    return tuple(found)
+    return tuple(_for_this_user(snapshot, found))
+
+
+def _for_this_user(snapshot, found: List[Finding]) -> List[Finding]:
+    """Root, or a user without sudo, gets every fix without a leading ``sudo`` (the rules and the driver tables write
+    it for the usual user; cudaenv.toolkit.sudo decides)."""
+    from cudaenv.toolkit.sudo import sudo_printed, without_sudo
+
+    if sudo_printed(snapshot.platform):
+        return found
+    from cudaenv.model.record import replace
+
+    return [replace(f, fix=tuple(without_sudo(x) for x in f.fix)) if any("sudo" in x for x in f.fix) else f for f in found]
 
 
 def exit_code(findings: Sequence[Finding], strict: bool = False) -> int:

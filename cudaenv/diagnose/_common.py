@@ -14,18 +14,21 @@ BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "
 def sudo(s) -> str:
     """``"sudo "`` before a command that needs root, except where the doctor ran as root or no sudo is installed
     (root in a container gets the bare command); ``"sudo "`` where that is not known (``--root``, an old report)."""
-    p = s.platform
-    return "" if p.root_user or p.sudo is False else "sudo "
+    from cudaenv.toolkit.sudo import sudo_printed
+
+    return "sudo " if sudo_printed(s.platform) else ""
 
 
 def make(section: str):
     """A finding builder of one section's rules: ``F(id, severity, title, detail, fix)``. The finding's section is
-    its row's in ``data/findings.json`` (tests/facts/test_data_findings.py: each module's ids are rows of its section)."""
-    from cudaenv.facts.findings import section_of
+    its row's in ``data/findings.json`` (tests/facts/test_data_findings.py: each module's ids are rows of its section),
+    and so is the kind of its fix (who applies it), where it has one."""
+    from cudaenv.facts.findings import fix_kind, section_of
 
     def build(id: str, severity: str, title: str, detail: str, fix=()) -> Finding:
-        return Finding(id=id, severity=severity, title=title, detail=detail, fix=tuple(x for x in fix if x),
-                       section=section_of(id, section))
+        fix = tuple(x for x in fix if x)
+        return Finding(id=id, severity=severity, title=title, detail=detail, fix=fix, section=section_of(id, section),
+                       fix_kind=fix_kind(id) if fix else None)
 
     return build
 

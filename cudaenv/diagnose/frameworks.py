@@ -264,6 +264,21 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     return tuple(out.items())
 
 
+def _reinstall(s, consumer: str, tables=None) -> List[str]:
+    """The same build of ``consumer`` again, forced, with the pip that installed it (its nvidia-* wheels come back):
+    torch's pinned build where it fits this machine, a framework's installed version; else the step in words."""
+    if consumer == "torch":
+        from cudaenv.diagnose.versions import reinstall_commands
+
+        lines = reinstall_commands(s, tables)
+        if lines:
+            return lines
+    fw = next((f for f in s.frameworks if f.package == consumer), None)
+    if fw is not None and fw.version:
+        return ["%s install --force-reinstall %s" % (c.pip_cmd(s), c.quote("%s==%s" % (fw.package, fw.version)))]
+    return ["# reinstall %s with the pip that installed it (its nvidia-* wheels come back)" % consumer]
+
+
 def check_libraries(s, tables=None) -> List:
     out = []
     shadows = shadowed(s)
@@ -296,8 +311,8 @@ def check_libraries(s, tables=None) -> List:
             "%s: not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
             "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)." % (
                 "; ".join("%s needs %s" % (lib.object, lib.needed) for lib in missing), missing[0].needed),
-            ["# reinstall %s with the pip that installed it (its nvidia-* wheels come back), or install the toolkit "
-             "or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % (missing[0].consumer, missing[0].needed)],
+            _reinstall(s, missing[0].consumer, tables)
+            + ["# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % missing[0].needed],
         ))
     copies = _nccl_copies(s)
     if len(copies) > 1:

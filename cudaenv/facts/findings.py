@@ -2,7 +2,7 @@
 
 One row per finding id: its doctor section, the severities its rule may give, the checklist row that shows it,
 whether ``cudaenv fix`` repairs it (``fixable``) and looks for it again after the install (``after_fix``), whether a
-paste can show it (``pasteable``). diagnose takes a finding's section from here, ``fix`` its fixable set, ``pasted``
+paste can show it (``pasteable``), and who applies its fix (``fix_kind``: one of :data:`FIX_KINDS`). diagnose takes a finding's section from here, ``fix`` its fixable set, ``pasted``
 the pasteable set, verify reads the section on the finding, and the doctor's view (:mod:`cudaenv.diagnose.view`) the checklist's rows.
 
 >>> section_of("no-driver"), is_fixable("torch-cpu-only"), dict(checklist())["cuda link"]
@@ -13,6 +13,8 @@ from functools import lru_cache
 from typing import Any, Dict, Optional, Tuple
 
 TABLE = "findings"
+# who applies a finding's fix: the user in this shell, an administrator or the host, a reboot, the user's program
+FIX_KINDS = ("command", "host", "reboot", "user-code")
 
 
 @lru_cache(maxsize=1)
@@ -36,6 +38,12 @@ def section_of(finding_id: str, default: Optional[str] = None) -> Optional[str]:
 def is_fixable(finding_id: str) -> bool:
     """``cudaenv fix`` installs the torch build that repairs it."""
     return bool(_by_id().get(finding_id, {}).get("fixable"))
+
+
+def fix_kind(finding_id: str) -> Optional[str]:
+    """Who applies the fix of ``finding_id`` (one of :data:`FIX_KINDS`), or None for an id the table does not have."""
+    row = _by_id().get(finding_id)
+    return row.get("fix_kind") if row is not None else None
 
 
 def ids_where(field: str) -> Tuple[str, ...]:

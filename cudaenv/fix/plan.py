@@ -46,9 +46,12 @@ def pep668_recipe(python: str, plan: FixPlan) -> List[str]:
 
 def driver_steps(platform: Any, min_driver: Optional[str], table: Any = None) -> Tuple[str, ...]:
     """How to upgrade the NVIDIA driver on this platform (one table with the doctor: data/driver_install.json)."""
+    from cudaenv.toolkit.sudo import sudo_printed, without_sudo
+
     kind = driver_install.where(getattr(platform, "system", None), getattr(platform, "wsl", None))
-    return driver_install.install_steps(kind, getattr(platform, "distro_id", None), min_driver, table,
-                                        getattr(platform, "distro_like", None) or ())
+    steps = driver_install.install_steps(kind, getattr(platform, "distro_id", None), min_driver, table,
+                                         getattr(platform, "distro_like", None) or ())
+    return steps if sudo_printed(platform) else tuple(without_sudo(x) for x in steps)
 
 
 def plan_choices(platform: Any, rec: Any, others: Sequence[Any], findings: Sequence[Any], wanted: Any = None) -> List[Choice]:

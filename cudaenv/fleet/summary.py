@@ -112,7 +112,9 @@ def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional
     except RecursionError:
         return None, None, "not a doctor report: JSON nested too deeply"
     except ValueError as exc:  # JSONDecodeError, and integers too long to convert
-        where = " at line %d column %d" % (exc.lineno, exc.colno) if hasattr(exc, "lineno") else ""
+        # json's own form ("Expecting value: line 1 column 5"): its messages may end in "at" ("Unterminated string
+        # starting at"), so " at line" read "starting at at line"
+        where = ": line %d column %d" % (exc.lineno, exc.colno) if hasattr(exc, "lineno") else ""
         return None, None, "not JSON (truncated?): %s%s" % (getattr(exc, "msg", str(exc))[:100], where)
     if isinstance(parsed, dict) and not whole:
         # only the sections a summary uses are decoded (by the one codec: schema check, types); the platform is

@@ -24,6 +24,7 @@ class Finding(Record):
     detail: str  # the cause in plain words, with this machine's values
     fix: Tuple[str, ...] = ()  # concrete commands or code, this machine's values filled in
     section: str = "environment"
+    fix_kind: Optional[str] = None  # who applies the fix: command | host | reboot | user-code (data/findings.json)
 
 
 class StackDifference(Record):

@@ -8,7 +8,7 @@ details and advice, an assertion's text, the probe's context lines) passes throu
 from typing import List, Optional, Sequence
 
 from cudaenv.explain import MAX_TEXT, ErrorMatch, ProbeContext
-from cudaenv.render.text import WIDTH, fit, wrap, wrap_advice
+from cudaenv.render.text import WIDTH, fit, wrap, wrap_advice, wrap_quoted
 from cudaenv.render.width import width_of
 from cudaenv.core.i18n import N_, t, tr
 from cudaenv.core.text import printable
@@ -26,7 +26,8 @@ UNITS = (N_("characters"), N_("bytes"))  # what the size of a cut paste counts (
 
 
 def _prose(text: str, indent: str, width: int) -> List[str]:
-    return wrap(printable(tr(text)), indent, indent, width, newlines=False)
+    """A paragraph, never broken inside a quoted phrase (`import torch`, `sudo make`)."""
+    return wrap_quoted(printable(tr(text)), indent, indent, width)
 
 
 def _advice(text: str, width: int) -> List[str]:

@@ -8,13 +8,24 @@ from cudaenv.render.json_out import dumps
 from cudaenv.render.text import WIDTH
 
 
-def render_catalog(catalog, as_json: bool = False) -> str:
-    """``--list``: every error id with its title (or the ErrorCatalog JSON)."""
+def render_catalog(catalog, as_json: bool = False, width: int = WIDTH) -> str:
+    """``--list``: every error id with its title, the titles in a column wrapped to ``width`` (an id wider than its
+    column puts its title on the next line), or the ErrorCatalog JSON."""
     if as_json:
         from cudaenv.explain import ErrorCatalog
 
         return dumps(ErrorCatalog(tuple(catalog)).to_dict())
-    return "".join("%-32s %s\n" % (entry.id, entry.title) for entry in catalog)
+    from cudaenv.render.text import wrap
+
+    column = max(12, min(33, width - 40))  # 80 columns: the id column of 33 it always had
+    out = []
+    for entry in catalog:
+        if len(entry.id) < column:
+            out += wrap(entry.title, entry.id.ljust(column), " " * column, width, newlines=False)
+        else:
+            out.append(entry.id)
+            out += wrap(entry.title, " " * column, " " * column, width, newlines=False)
+    return "".join(line + "\n" for line in out)
 
 
 def render_explain_json(outcome) -> str:

@@ -1,5 +1,5 @@
-"""The readable facts report (``doctor --verbose``): what the snapshot saw, section by section, within 80 columns
-(pure): the snapshot's facts and the doctor's facts view (cudaenv.diagnose.view)."""
+"""The readable facts report (``doctor --verbose``): what the snapshot saw, section by section, within the terminal's
+width (80 columns at most; pure): the snapshot's facts and the doctor's facts view (cudaenv.diagnose.view)."""
 
 from typing import List, Optional
 
@@ -26,65 +26,73 @@ def _item(text: str, width: int = WIDTH, bullet: str = "- ") -> List[str]:
     return _wrap(printable(text), "  " + bullet, "  " + " " * len(bullet), width)
 
 
+def _writers(width: int):
+    """``_kv`` and ``_item`` at ``width``."""
+    return (lambda key, value: _kv(key, value, width)), (lambda text, bullet="- ": _item(text, width, bullet))
+
+
 def _yes(value: Optional[bool]) -> str:
     return "unknown" if value is None else ("yes" if value else "no")
 
 
-def _platform(s, view) -> List[str]:
+def _platform(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     p = s.platform
-    lines = _kv("system", " ".join(x for x in (p.system, p.machine or "") if x))
+    lines = kv("system", " ".join(x for x in (p.system, p.machine or "") if x))
     if p.distro or p.distro_id:
-        lines += _kv("distro", p.distro or " ".join(x for x in (p.distro_id, p.distro_version) if x))
+        lines += kv("distro", p.distro or " ".join(x for x in (p.distro_id, p.distro_version) if x))
     if p.kernel:
-        lines += _kv("kernel", p.kernel)
+        lines += kv("kernel", p.kernel)
     wsl = "no" if not p.wsl else "WSL%d" % p.wsl
     if p.wsl_signals:
         wsl += " (%s)" % ", ".join(p.wsl_signals)
-    lines += _kv("WSL", wsl)
+    lines += kv("WSL", wsl)
     container = p.container or "no"
     if p.container_signals:
         container += " (%s)" % ", ".join(p.container_signals)
-    lines += _kv("container", container)
+    lines += kv("container", container)
     if p.nvidia_visible_devices is not None:
-        lines += _kv("NVIDIA_VISIBLE_DEVICES", p.nvidia_visible_devices)
+        lines += kv("NVIDIA_VISIBLE_DEVICES", p.nvidia_visible_devices)
     devices = list(p.dev_nvidia) + (["/dev/dxg"] if p.dev_dxg else [])
-    lines += _kv("GPU devices", ", ".join(devices) if devices else "none in /dev")
+    lines += kv("GPU devices", ", ".join(devices) if devices else "none in /dev")
     if p.pci_nvidia_devices:
-        lines += _kv("NVIDIA PCI", ", ".join(p.pci_nvidia_devices))
+        lines += kv("NVIDIA PCI", ", ".join(p.pci_nvidia_devices))
     if p.libcuda:
-        lines += _kv("libcuda", ", ".join(p.libcuda))
+        lines += kv("libcuda", ", ".join(p.libcuda))
     if p.secure_boot is not None:
-        lines += _kv("Secure Boot", "on" if p.secure_boot else "off")
+        lines += kv("Secure Boot", "on" if p.secure_boot else "off")
     if p.nouveau_loaded:
-        lines += _kv("nouveau", "loaded")
+        lines += kv("nouveau", "loaded")
     return lines
 
 
-def _driver(s, view) -> List[str]:
+def _driver(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     d = s.driver
     lines: List[str] = []
     if d is None:
-        lines += _kv("driver", "none found")
+        lines += kv("driver", "none found")
     else:
-        lines += _kv("version", "%s (from %s)" % (d.version or "unknown", d.source))
-        lines += _kv("max CUDA", d.cuda_version or "unknown")
+        lines += kv("version", "%s (from %s)" % (d.version or "unknown", d.source))
+        lines += kv("max CUDA", d.cuda_version or "unknown")
         if d.kernel_module or d.kernel_module_version:
-            lines += _kv("kernel module", " ".join(x for x in (d.kernel_module, d.kernel_module_version) if x))
+            lines += kv("kernel module", " ".join(x for x in (d.kernel_module, d.kernel_module_version) if x))
         if d.wsl_windows_side:
-            lines += _kv("WSL", "the driver is the Windows host's")
+            lines += kv("WSL", "the driver is the Windows host's")
         if d.nvidia_smi:
-            lines += _kv("nvidia-smi", d.nvidia_smi)
+            lines += kv("nvidia-smi", d.nvidia_smi)
     for tool in s.tools:
         status = tool.status + (" (%s)" % tool.failure if tool.failure else "")
         if tool.seconds is not None:
             status += ", %.2f s" % tool.seconds
-        lines += _kv(tool.tool, status)
+        lines += kv(tool.tool, status)
     return lines
 
 
-def _gpus(s, view) -> List[str]:
+def _gpus(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     if not s.gpus:
-        return _item("no GPUs seen", bullet="")
+        return item("no GPUs seen", bullet="")
     lines: List[str] = []
     for g in s.gpus:
         memory = ""
@@ -97,45 +105,47 @@ def _gpus(s, view) -> List[str]:
             parts.append("compute %s" % g.compute_capability)
         if memory:
             parts.append(memory)
-        lines += _item(", ".join(parts), bullet="%d  " % g.index)
+        lines += item(", ".join(parts), bullet="%d  " % g.index)
         ids = ", ".join(x for x in (g.uuid, g.pci_bus_id) if x)
         if ids:
-            lines += _wrap(ids, " " * 5, " " * 5, WIDTH)
+            lines += _wrap(ids, " " * 5, " " * 5, width)
     for p in s.processes:
         where = "GPU %d" % p.gpu_index if p.gpu_index is not None else (p.gpu_uuid or "a GPU")
         text = "pid %d %s: %s MiB on %s" % (p.pid, p.name or "?", p.used_memory_mib if p.used_memory_mib is not None else "?", where)
         if p.state and p.state != "running":
             text += " (%s)" % p.state
-        lines += _item(text, bullet="process ")
+        lines += item(text, bullet="process ")
     return lines
 
 
-def _visibility(s, view) -> List[str]:
+def _visibility(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     v = s.visible_devices
     if v.cuda_visible_devices is None:
-        lines = _kv("CUDA_VISIBLE_DEVICES", "unset (every GPU is visible)")
+        lines = kv("CUDA_VISIBLE_DEVICES", "unset (every GPU is visible)")
     else:
-        lines = _kv("CUDA_VISIBLE_DEVICES", repr(v.cuda_visible_devices))
+        lines = kv("CUDA_VISIBLE_DEVICES", repr(v.cuda_visible_devices))
     if v.device_order is not None:
-        lines += _kv("CUDA_DEVICE_ORDER", v.device_order)
+        lines += kv("CUDA_DEVICE_ORDER", v.device_order)
     for m in v.mapping:
-        lines += _item("cuda:%d is GPU %d%s" % (m.logical, m.physical, " (%s)" % m.uuid if m.uuid else ""), bullet="")
+        lines += item("cuda:%d is GPU %d%s" % (m.logical, m.physical, " (%s)" % m.uuid if m.uuid else ""), bullet="")
     if v.invalid_entry is not None:
-        lines += _item("entry %r is invalid: it and every entry after it are ignored" % v.invalid_entry)
+        lines += item("entry %r is invalid: it and every entry after it are ignored" % v.invalid_entry)
     for problem in v.problems:
-        lines += _item(problem)
+        lines += item(problem)
     return lines
 
 
-def _toolkits(s, view) -> List[str]:
+def _toolkits(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     lines: List[str] = []
     if not s.toolkits:
-        lines += _item("no CUDA toolkit found", bullet="")
+        lines += item("no CUDA toolkit found", bullet="")
     for t, marks in zip(s.toolkits, view.toolkit_marks):
         text = "%s  %s  (%s, found by %s)" % (t.version or "unknown", t.path, t.install_method, t.source)
         if marks:
             text += " [%s]" % ", ".join(marks)
-        lines += _item(text, bullet="* " if t.active else "- ")
+        lines += item(text, bullet="* " if t.active else "- ")
     link = s.cuda_symlink
     if link is not None:
         target = link.target or "?"
@@ -145,36 +155,38 @@ def _toolkits(s, view) -> List[str]:
             target += " = %s" % link.resolved
         if link.alternatives:
             target += " (update-alternatives)"
-        lines += _kv(link.path, "-> " + target)
+        lines += kv(link.path, "-> " + target)
     a = s.active_toolkit
     if a is not None:
         nvcc = a.nvcc or "none"
         if a.nvcc_on_path and a.nvcc and a.nvcc_on_path[0] != a.nvcc:
             nvcc = "%s -> %s" % (a.nvcc_on_path[0], a.nvcc)  # a wrapper or a link on PATH
-        lines += _kv("active nvcc", "%s (%s, via %s)" % (nvcc, a.version or "unknown version", a.via))
+        lines += kv("active nvcc", "%s (%s, via %s)" % (nvcc, a.version or "unknown version", a.via))
         if a.path:
-            lines += _kv("active root", a.path)
+            lines += kv("active root", a.path)
         if len(a.nvcc_on_path) > 1:
-            lines += _kv("nvcc on PATH", ", ".join(a.nvcc_on_path))
+            lines += kv("nvcc on PATH", ", ".join(a.nvcc_on_path))
     return lines
 
 
-def _cudnn(s, view) -> List[str]:
+def _cudnn(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     if not s.cudnn:
-        return _item("no cuDNN headers found", bullet="")
+        return item("no cuDNN headers found", bullet="")
     lines: List[str] = []
     for c in s.cudnn:
-        lines += _item("%s  %s  (%s)" % (c.version or "unknown", c.header or "?", c.source))
+        lines += item("%s  %s  (%s)" % (c.version or "unknown", c.header or "?", c.source))
     return lines
 
 
-def _torch(s, view) -> List[str]:
+def _torch(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     t = s.torch
     if t is None:
-        return _item("not probed", bullet="")
+        return item("not probed", bullet="")
     lines: List[str] = []
     if t.python is None:
-        return _kv("python", "none found")
+        return kv("python", "none found")
     python = t.python
     extra = [x for x in (t.python_version, t.python_source and "from " + t.python_source) if x]
     if t.in_virtualenv:
@@ -183,54 +195,56 @@ def _torch(s, view) -> List[str]:
         extra.append("externally managed (PEP 668)")
     if extra:
         python += " (%s)" % ", ".join(extra)
-    lines += _kv("python", python)
+    lines += kv("python", python)
     if not t.installed:
-        lines += _kv("torch", "not installed")
+        lines += kv("torch", "not installed")
         return lines
     build = {"cuda": "CUDA %s" % t.cuda, "rocm": "ROCm %s" % t.hip}.get(view.torch_build, "CPU only")
-    lines += _kv("torch", "%s (%s)%s" % (t.version or "unknown version", build, ", installed by %s" % t.installer if t.installer else ""))
+    lines += kv("torch", "%s (%s)%s" % (t.version or "unknown version", build, ", installed by %s" % t.installer if t.installer else ""))
     if t.location:
-        lines += _kv("location", t.location)
+        lines += kv("location", t.location)
     if view.torch_devices == "import-failed":
-        lines += _kv("import", "failed: %s" % t.import_error.splitlines()[0])
+        lines += kv("import", "failed: %s" % t.import_error.splitlines()[0])
     elif view.torch_devices == "not-imported":
         why = "see Notes" if s.notes_for("torch") else "--quick"
-        lines += _kv("import", "not imported (%s)" % why)
+        lines += kv("import", "not imported (%s)" % why)
     else:
         available = _yes(t.cuda_available)
         if t.device_count is not None:
             available += ", %d device%s" % (t.device_count, "" if t.device_count == 1 else "s")
-        lines += _kv("CUDA available", available)
+        lines += kv("CUDA available", available)
         for i, d in enumerate(t.devices):
-            lines += _item("cuda:%d %s, compute %s" % (i, d.name or "?", d.capability or "?"), bullet="")
+            lines += item("cuda:%d %s, compute %s" % (i, d.name or "?", d.capability or "?"), bullet="")
         if t.arch_list:
-            lines += _kv("arch list", " ".join(t.arch_list))
+            lines += kv("arch list", " ".join(t.arch_list))
         if t.cudnn or t.nccl:
-            lines += _kv("cuDNN / NCCL", "%s / %s" % (t.cudnn or "none", t.nccl or "none"))
+            lines += kv("cuDNN / NCCL", "%s / %s" % (t.cudnn or "none", t.nccl or "none"))
         if t.cuda_error:
-            lines += _kv("CUDA error", t.cuda_error.splitlines()[0])
+            lines += kv("CUDA error", t.cuda_error.splitlines()[0])
     if t.nvidia_packages:
-        lines += _kv("nvidia wheels", ", ".join(t.nvidia_packages))
+        lines += kv("nvidia wheels", ", ".join(t.nvidia_packages))
     return lines
 
 
-def _notes(s, view) -> List[str]:
+def _notes(s, view, width: int = WIDTH) -> List[str]:
+    kv, item = _writers(width)
     if not s.notes:
-        return _item("none", bullet="")
+        return item("none", bullet="")
     lines: List[str] = []
     for n in s.notes:
-        lines += _item("%s: %s" % (n.probe, n.message))
+        lines += item("%s: %s" % (n.probe, n.message))
     return lines
 
 
-def render_facts(snapshot, view) -> str:
+def render_facts(snapshot, view, width: int = WIDTH) -> str:
     """Every section of the facts report, each a title line and indented lines, ending with a newline; ``view``: the
-    doctor's facts view (cudaenv.diagnose.view), the same the checklist and the Markdown table format."""
+    doctor's facts view (cudaenv.diagnose.view), the same the checklist and the Markdown table format; ``width``: the
+    terminal's (COLUMNS), at most 80."""
     builders = (_platform, _driver, _gpus, _visibility, _toolkits, _cudnn, _torch, _notes)
     out: List[str] = []
     for title, build in zip(SECTIONS, builders):
         if out:
             out.append("")
         out.append(title)
-        out.extend(build(snapshot, view))
+        out.extend(build(snapshot, view, width))
     return "\n".join(line.rstrip() for line in out) + "\n"

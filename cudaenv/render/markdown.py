@@ -6,7 +6,7 @@ count, toolkits, cuDNN), then the findings with their fixes.
 
 from typing import List, Sequence
 
-from cudaenv.render.text import backtick_run, md_code, md_inline, md_text
+from cudaenv.render.text import FIX_NEEDS, backtick_run, md_code, md_inline, md_text
 from cudaenv.core.i18n import N_, t, tr
 from cudaenv.core.text import printable
 
@@ -114,6 +114,8 @@ def render_markdown(snapshot, findings: Sequence, view, verbose: bool = False) -
             if f.fix:
                 lines = [printable(line) for cmd in f.fix for line in tr(cmd).split("\n")]
                 fence = "`" * max([3] + [backtick_run(line) + 1 for line in lines])  # a ``` in a command cannot close it
+                if FIX_NEEDS.get(f.fix_kind or ""):
+                    out.append("  " + t("The fix %s.", t(FIX_NEEDS[f.fix_kind])))
                 out.append("  %ssh" % fence)
                 out += ["  " + line for line in lines]
                 out.append("  " + fence)

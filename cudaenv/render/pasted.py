@@ -6,7 +6,7 @@ Every value came from outside (the paste, this machine's tools): each passes thr
 
 from typing import List, Optional, Sequence
 
-from cudaenv.render.text import WIDTH, wrap, wrap_command
+from cudaenv.render.text import WIDTH, fix_heading, wrap, wrap_command
 from cudaenv.core.text import printable
 
 
@@ -75,7 +75,7 @@ def render_pasted(facts, findings: Sequence = (), width: int = WIDTH) -> str:
             out += wrap("%s %s: %s" % (f.severity.upper(), f.id, printable(f.title)), "  ", "    ", width, newlines=False)
             out += wrap(printable(f.detail), "    ", "    ", width, newlines=False)
             if f.fix:
-                out.append("    fix:")
+                out.append("    " + fix_heading(f.fix_kind))
                 for cmd in f.fix:
                     out += wrap_command(printable(cmd), "      ", width)
     elif facts.torch_version or facts.driver_version:

@@ -6,7 +6,7 @@ facts view (cudaenv.diagnose.view), which the Markdown and facts renderers forma
 
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.render.text import WIDTH, paint as _paint, wrap as _wrap, wrap_command
+from cudaenv.render.text import WIDTH, fix_heading, paint as _paint, wrap as _wrap, wrap_command
 from cudaenv.render.width import pad, width_of
 from cudaenv.core.i18n import N_, t, tn, tr
 from cudaenv.core.text import printable
@@ -350,7 +350,7 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
 
         out.append("")
         out.append(_paint(t("Facts (--verbose: everything the probes saw)"), "bold", color))
-        for line in render_facts(s, view).rstrip("\n").split("\n"):
+        for line in render_facts(s, view, width).rstrip("\n").split("\n"):
             out.append(_paint(line, "bold", color) if line in SECTIONS else line)
     return "\n".join(out) + "\n"
 
@@ -361,7 +361,7 @@ def _finding(f, color: bool, width: int = WIDTH) -> List[str]:
     lines += _wrap(_safe(tr(f.title)), "  ", "  ", width)
     lines += _wrap(_safe(tr(f.detail)), "  ", "  ", width)
     if f.fix:
-        lines.append("  " + t("fix:"))
+        lines.append("  " + fix_heading(f.fix_kind))
         for cmd in f.fix:
             lines += wrap_command(printable(tr(cmd)), "    ", width)
     return lines

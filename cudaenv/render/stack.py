@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import List
 
 from cudaenv.core.text import printable
-from cudaenv.render.text import WIDTH, md_code, md_inline, paint, wrap, wrap_command
+from cudaenv.render.text import WIDTH, md_code, md_inline, paint, wrap, wrap_command, wrap_labelled
 
 WHAT = {
     "driver": "driver older than the stack's floor",
@@ -22,8 +22,8 @@ WHAT = {
 }
 
 
-def render_locked(stack, path: str) -> str:
-    """What ``cudaenv lock`` wrote, in a few lines."""
+def render_locked(stack, path: str, width: int = WIDTH) -> str:
+    """What ``cudaenv lock`` wrote, in a few lines, within ``width`` (the terminal's, at most 80)."""
     req = []
     if stack.torch:
         req.append("torch %s%s" % (printable(stack.torch), (" from %s" % printable(stack.torch_index)) if stack.torch_index else ""))
@@ -36,8 +36,9 @@ def render_locked(stack, path: str) -> str:
     if stack.wheels:
         req.append("%d CUDA wheel%s" % (len(stack.wheels), "" if len(stack.wheels) == 1 else "s"))
     out = wrap("wrote %s: %s." % (printable(path), "; ".join(req) or "no CUDA stack found (no driver, torch or toolkit)"),
-               width=WIDTH)
-    out += wrap("Commit it with the project; check a machine with `cudaenv doctor --against %s`." % printable(path), width=WIDTH)
+               width=width, long_words="keep")
+    out += wrap("Commit it with the project; check a machine with `cudaenv doctor --against %s`." % printable(path), width=width,
+                long_words="keep")
     return "\n".join(out) + "\n"
 
 
@@ -55,7 +56,7 @@ def against_headline(check) -> str:
 
 
 def render_against_text(check, width: int = WIDTH, color: bool = False) -> str:
-    out: List[str] = ["", paint("Against %s" % printable(check.file), "bold", color)]
+    out: List[str] = [""] + [paint(line, "bold", color) for line in wrap_labelled(printable(check.file), "Against ", "  ", width)]
     out += wrap(against_headline(check), width=width)
     for d in check.differences:
         out += wrap(_difference(d), first="  - ", width=width)

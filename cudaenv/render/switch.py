@@ -1,11 +1,11 @@
 """The installed toolkits as `cudaenv use` and `cudaenv link` list them after an error, and the ``use --write``
-script. Pure and cheap (on the ``cudaenv use`` error path): no render.text, no textwrap.
+script. Pure and cheap (on the ``cudaenv use`` error path): render.text's own wrapping, no textwrap.
 """
 
 from __future__ import annotations
 
 from cudaenv.core.text import printable
-from cudaenv.render.text import WIDTH, wrap
+from cudaenv.render.text import WIDTH, wrap, wrap_labelled
 from cudaenv.toolkit.select import unique_toolkits
 from cudaenv.core.version import version_key
 
@@ -16,27 +16,38 @@ if TYPE_CHECKING:  # annotations only
     from cudaenv.model.snapshot import Toolkit
 
 
-def render_installed(toolkits: Sequence[Toolkit], system: str = "linux") -> str:
-    """The installed toolkits, one per line: version, path, where found, and which is active or linked."""
+def render_installed(toolkits: Sequence[Toolkit], system: str = "linux", width: int = WIDTH) -> str:
+    """The installed toolkits, one per line: version, path, and which is active or linked; a row wider than
+    ``width`` puts its path on a line of its own (a path is never cut)."""
     toolkits = unique_toolkits(toolkits, system)
     if not toolkits:
         return "no CUDA toolkits found (looked in /usr/local/cuda-*, /opt,\nCUDA_HOME, CUDA_PATH, PATH, CUDAENV_TOOLKITS)"
     rows = []
     for t in sorted(toolkits, key=lambda t: (version_key(t.version), t.path), reverse=True):
         flags = [f for f, on in (("active", t.active), ("/usr/local/cuda", t.is_link_target)) if on]
-        rows.append("  %-10s %s%s" % (t.version or "?", printable(t.path), ("  (%s)" % ", ".join(flags)) if flags else ""))
+        row = "  %-10s %s%s" % (t.version or "?", printable(t.path), ("  (%s)" % ", ".join(flags)) if flags else "")
+        if len(row) > width:
+            row = ("  %-10s %s" % (t.version or "?", "(%s)" % ", ".join(flags) if flags else "")).rstrip() + "\n    " + printable(t.path)
+        rows.append(row)
     return "installed CUDA toolkits:\n" + "\n".join(rows)
 
 
 def render_use_error(message: str, toolkits: Optional[Sequence[Toolkit]] = None, system: str = "linux",
-                     candidates: Sequence[Toolkit] = ()) -> str:
-    """`cudaenv use`'s error on stderr: the message, the toolkits that matched an ambiguous spec, then every toolkit."""
-    text = "cudaenv: error: %s\n" % message
+                     candidates: Sequence[Toolkit] = (), width: int = WIDTH) -> str:
+    """`cudaenv use`'s error on stderr: the message (wrapped to ``width``), the toolkits that matched an ambiguous spec,
+    then every toolkit."""
+    text = "\n".join(wrap_labelled(message, "cudaenv: error: ", "  ", width)) + "\n"
     if candidates:
-        text += "matching:\n%s\n" % render_installed(candidates, system).split("\n", 1)[-1]
+        text += "matching:\n%s\n" % render_installed(candidates, system, width).split("\n", 1)[-1]
     if toolkits is not None:
-        text += render_installed(toolkits, system) + "\n"
+        text += render_installed(toolkits, system, width) + "\n"
     return text
+
+
+def render_shell_error(message: str, width: int = WIDTH) -> str:
+    """`cudaenv use`'s error when it cannot tell the shell, and how to name it."""
+    hint = wrap_labelled("pass --shell bash|zsh|fish|pwsh (or set CUDAENV_SHELL)", "hint: ", "  ", width)
+    return render_use_error(message, width=width) + "\n".join(hint) + "\n"
 
 
 def render_switch_script(values) -> str:
@@ -54,9 +65,10 @@ def render_switch_script(values) -> str:
     )
 
 
-def render_link_error(outcome) -> str:
+def render_link_error(outcome, width: int = WIDTH) -> str:
     """`cudaenv link`'s answer when the spec names no single toolkit: the message and what is installed."""
-    return "cudaenv: error: %s\n%s\n" % (outcome.error, render_installed(outcome.toolkits, outcome.system))
+    said = "\n".join(wrap_labelled(outcome.error, "cudaenv: error: ", "  ", width))
+    return "%s\n%s\n" % (said, render_installed(outcome.toolkits, outcome.system, width))
 
 
 def render_link_header(outcome, width: int = WIDTH) -> str:

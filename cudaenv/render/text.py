@@ -16,6 +16,7 @@ or other whitespace it rewrites: :func:`wrap` does its greedy loop itself).
 
 from __future__ import annotations
 
+from cudaenv.core.i18n import N_, t
 from cudaenv.render.width import fit_wide, has_wide, width_of, wrap_wide
 
 TYPE_CHECKING = False
@@ -49,6 +50,18 @@ def paint(text: str, what: str, color: bool) -> str:
 
 
 # ------------------------------------------------------------------ prose
+# what a finding's fix needs beyond this shell, by its kind (data/findings.json's fix_kind); a command needs nothing
+FIX_NEEDS = {"host": N_("needs an administrator or the host"), "reboot": N_("needs a reboot"),
+             "user-code": N_("changes your program or how you run it")}
+
+
+def fix_heading(kind: Optional[str]) -> str:
+    """``fix:``, or ``fix (needs a reboot):`` where the fix is not a command this shell can run alone (in the run's
+    language)."""
+    needs = FIX_NEEDS.get(kind or "")
+    return t("fix (%s):", t(needs)) if needs else t("fix:")
+
+
 def fit(text: str, room: int) -> str:
     """``text`` in at most ``room`` characters: the middle of a longer one becomes ``...`` (a path keeps both ends)."""
     if len(text) <= room and (text.isascii() or width_of(text) <= room):
@@ -94,6 +107,15 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
                                   break_long_words=long_words == "break", break_on_hyphens=False)
         out += [line.rstrip() for line in lines] or [lead.rstrip()]
     return out
+
+
+def wrap_labelled(text: str, label: str, rest: str, width: int = WIDTH) -> List[str]:
+    """``label`` then ``text`` wrapped with words kept whole (``cudaenv: error: /a/path: no such file``); where the
+    first word does not fit after the label (a long path), the label stands alone and the text starts the next line."""
+    head = text.lstrip(" ").split(" ", 1)[0]
+    if not has_wide(head) and width_of(label) + len(head) > width and len(rest) < width_of(label):  # Chinese breaks anywhere
+        return [label.rstrip()] + wrap(text.lstrip(" "), rest, rest, width, long_words="keep")
+    return wrap(text, label, rest, width, long_words="keep")
 
 
 _REWRITTEN = "\t\n\x0b\x0c\r"  # the whitespace textwrap turns into spaces (and tabs it expands) before it splits
@@ -238,7 +260,7 @@ def _glue_quoted(text: str) -> str:
                 k = text.find(c, j, i + MAX_SPAN + 1)
                 if k < 0:
                     break
-                if k + 1 == n or text[k + 1] in _CLOSES_BEFORE:
+                if k + 1 == n or text[k + 1] in _CLOSES_BEFORE or text.startswith("'s", k + 1):  # `cmd`'s
                     end = k
                     break
                 j = k + 1
@@ -313,23 +335,51 @@ _PROSE = frozenset(("and", "or", "the", "a", "an", "to", "if", "then", "which", 
                     "with", "shows", "lists", "runs", "prints", "tells", "names", "is", "are", "it", "its", "says"))
 
 
+def _possessive(word: str) -> bool:
+    """``machine's``, ``NVIDIA's``, ``toolkits'``: an apostrophe that ends a word's letters is English, never a shell
+    quote (one there would open a quoted span the command never closes)."""
+    w = word.rstrip(".,;:)")
+    return len(w) > 2 and w[-3].isalpha() and (w.endswith("'s") or w.endswith("s'"))
+
+
+def _word_at(text: str, k: int) -> str:
+    start = text.rfind(" ", 0, k) + 1
+    end = text.find(" ", k)
+    return text[start:end if end >= 0 else len(text)]
+
+
 def _command_end(cmd: str) -> int:
     """Where a command that starts an advice item ends: before the first word, outside quotes, that starts prose
-    (:data:`_PROSE`) or a parenthesis; the whole text when none does. Prose after a command is wrapped as prose,
-    never continued with `` \``."""
+    (:data:`_PROSE`) or a parenthesis, or before the lower-case words that lead up to a possessive (``--probe "..."
+    adds this machine's count``: prose from ``adds`` on; never the command's first two words); the whole text when
+    none of them is there. Prose after a command is wrapped as prose, never continued with `` \\``."""
     quote = ""
     i = 0
+    plain: List[int] = []  # where the words start that are lower-case letters only, since the last other word
     for k, ch in enumerate(cmd):
         if quote:
             quote = "" if ch == quote else quote
-        elif ch in "'\"`":
+        elif ch in "'\"`" and not (ch == "'" and _possessive(_word_at(cmd, k))):
             quote = ch
         elif ch == " " and k > 0:
             word = cmd[k + 1:].split(" ", 1)[0]
             i += 1
             if i >= 1 and (word in _PROSE or word.startswith("(") or has_wide(word)) and k > len(cmd.split(" ", 1)[0]):
                 return k  # (a word in Chinese is prose too)
+            if i >= 2 and _possessive(word):
+                return plain[0] if plain else k
+            plain = plain + [k] if word.isalpha() and word.islower() and i >= 2 else []
     return len(cmd)
+
+
+def wrap_quoted(text: str, first: str = "", rest: Optional[str] = None, width: int = WIDTH) -> List[str]:
+    """Prose (already escaped) whose quoted spans (a backticked `import torch`, a "message") each stay on one line:
+    wrapped between the other words; plain :func:`wrap` where a span is longer than a line."""
+    rest = first if rest is None else rest
+    lines = [line.replace(_GLUE, " ") for line in wrap(_glue_quoted(text), first, rest, width, newlines=False, long_words="keep")]
+    if any(width_of(line) > width for line in lines):
+        return wrap(text, first, rest, width, newlines=False)
+    return lines
 
 
 def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[str]:

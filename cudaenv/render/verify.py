@@ -6,7 +6,7 @@ Every string that came from a child (error texts, GPU names, torchrun's output) 
 from cudaenv.render.json_out import dumps
 from typing import Any, List, Optional
 
-from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command
+from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command, wrap_quoted
 from cudaenv.core.text import printable
 from cudaenv.core.version import sm_name
 from cudaenv.core.i18n import t, tr
@@ -18,15 +18,15 @@ def render_json(report) -> str:
     return dumps(report.to_dict())
 
 
-def render_text(report, color: bool = False) -> str:
-    """Each section that ran, in order: devices, distributed, toolkit."""
+def render_text(report, color: bool = False, width: int = WIDTH) -> str:
+    """Each section that ran, in order: devices, distributed, toolkit; ``width``: the terminal's (COLUMNS), at most 80."""
     parts = []
     if report.devices is not None:
-        parts.append(render_devices(report.devices, color))
+        parts.append(render_devices(report.devices, color, width))
     if report.distributed is not None:
-        parts.append(render_distributed(report.distributed, color))
+        parts.append(render_distributed(report.distributed, color, width))
     if report.toolkit is not None:
-        parts.append(render_toolkit(report.toolkit, color))
+        parts.append(render_toolkit(report.toolkit, color, width))
     return "\n".join(parts)
 
 
@@ -40,35 +40,35 @@ def _mark(ok: Optional[bool], color: bool, skipped: bool = False) -> str:
     return paint(text, code, color)
 
 
-def _wrap(text: str, indent: str) -> List[str]:
-    return wrap(printable(text), indent, indent, WIDTH, newlines=False)  # error texts come from the child
+def _wrap(text: str, indent: str, width: int = WIDTH) -> List[str]:
+    return wrap(printable(text), indent, indent, width, newlines=False)  # error texts come from the child
 
 
-def _wrap_item(text: str, first: str, rest: str) -> List[str]:
-    return wrap_advice(printable(text), first, rest, WIDTH)  # between shell words only, like explain and the doctor
+def _wrap_item(text: str, first: str, rest: str, width: int = WIDTH) -> List[str]:
+    return wrap_advice(printable(text), first, rest, width)  # between shell words only, like explain and the doctor
 
 
-def render_error(error: Any, indent: str = "  ") -> List[str]:
+def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str]:
     if error is None:
         return []
     head = "%serror %s: %s" % (indent, error.id or "(not recognised)", tr(error.title) or error.message)
-    lines = _wrap(head, "")
+    lines = _wrap(head, "", width)
     lines = [lines[0]] + ["%s  %s" % (indent, x) for x in lines[1:]]
     if error.title:
         first = next((x.strip() for x in error.message.splitlines() if x.strip()), "")
-        lines += _wrap(first, indent + "  ")
-    if error.explanation:
-        lines += _wrap(tr(error.explanation), indent + "  ")
+        lines += _wrap(first, indent + "  ", width)
+    if error.explanation:  # explain's words: a quoted phrase (`import torch`) stays on one line, as explain shows it
+        lines += wrap_quoted(printable(tr(error.explanation)), indent + "  ", indent + "  ", width)
     for detail in error.details:
-        lines += _wrap(tr(detail), indent + "  ")
+        lines += _wrap(tr(detail), indent + "  ", width)
     if error.advice or error.fix:
         lines.append(indent + "  " + t("What to do:"))
         for item in error.fix:  # shell lines: as the doctor lays out a finding's fix (`` \`` continuations)
-            lines += wrap_command(printable(item), indent + "    ", WIDTH)
+            lines += wrap_command(printable(item), indent + "    ", width)
         for item in error.advice:
-            lines += _wrap_item(tr(item), indent + "    - ", indent + "      ")
+            lines += _wrap_item(tr(item), indent + "    - ", indent + "      ", width)
     if error.id is None:
-        lines += _wrap("cudaenv explain can help with the full message; paste it with: cudaenv explain -", indent + "  ")
+        lines += _wrap("cudaenv explain can help with the full message; paste it with: cudaenv explain -", indent + "  ", width)
     return lines
 
 
@@ -86,34 +86,34 @@ def _device_header(r) -> str:
     return printable(label)  # the GPU's name as the child read it
 
 
-def render_devices(report, color: bool = False) -> str:
+def render_devices(report, color: bool = False, width: int = WIDTH) -> str:
     lines: List[str] = []
     torch = report.info.get("torch")
     head = "cudaenv verify: %s" % report.python
     if torch:
         head += ", torch %s" % torch
-    lines += _wrap(head, "")
+    lines += _wrap(head, "", width)
     if report.problem is not None:
         p = report.problem
         lines.append("")
-        lines += _wrap("%s: %s" % (_mark(False, color), p.message), "")
+        lines += _wrap("%s: %s" % (_mark(False, color), p.message), "", width)
         if p.error is not None:
-            lines += render_error(p.error)
+            lines += render_error(p.error, width=width)
         lines.append("")
         lines += _wrap("Nothing ran on a GPU (finding %s). `cudaenv verify --cpu` checks the CPU path; "
-                       "`cudaenv doctor` explains the whole setup." % (p.id or "unknown"), "")
+                       "`cudaenv doctor` explains the whole setup." % (p.id or "unknown"), "", width)
         return "\n".join(lines) + "\n"
     for r in report.results:
         lines.append("")
         header = _device_header(r)
         mark = _mark(r.ok, color)
-        pad = max(1, WIDTH - len(header) - len(_mark(r.ok, False)))
+        pad = max(1, width - len(header) - len(_mark(r.ok, False)))
         lines.append(header + " " * pad + mark)
         for c in r.checks:
             status = _mark(c.ok, color, c.skipped)
             plain = _mark(c.ok, False, c.skipped)
             row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - len(plain)), c.seconds, printable(c.detail))
-            lines.append(row if len(row) <= WIDTH + (len(status) - len(plain)) else row[: WIDTH + (len(status) - len(plain)) - 3] + "...")
+            lines.append(row if len(row) <= width + (len(status) - len(plain)) else row[: width + (len(status) - len(plain)) - 3] + "...")
         figures = []
         if r.tflops is not None:
             figures.append("%.2f TFLOP/s fp32 matmul" % r.tflops)
@@ -122,12 +122,12 @@ def render_devices(report, color: bool = False) -> str:
         if r.memory_free_mib is not None and r.memory_total_mib:
             figures.append("%.1f of %.1f GiB free" % (r.memory_free_mib / 1024.0, r.memory_total_mib / 1024.0))
         if figures:
-            lines += _wrap(", ".join(figures), "  ")
+            lines += _wrap(", ".join(figures), "  ", width)
         if r.error is not None:
-            lines += render_error(r.error)
+            lines += render_error(r.error, width=width)
             if r.output_tail:
                 lines.append("  last output:")
-                lines += ["    " + printable(x)[: WIDTH - 4] for x in r.output_tail.splitlines()[-8:]]
+                lines += ["    " + printable(x)[: width - 4] for x in r.output_tail.splitlines()[-8:]]
     good = sum(1 for r in report.results if r.ok)
     lines.append("")
     if report.ok:
@@ -137,13 +137,13 @@ def render_devices(report, color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_distributed(report, color: bool = False) -> str:
+def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
     if report.ranks or report.nproc:
         lines = ["cudaenv verify --distributed: %d rank%s, backend %s" % (report.nproc, "" if report.nproc == 1 else "s", report.backend)]
     else:  # it could not start: no rank count to report
         lines = ["cudaenv verify --distributed: not run (backend %s)" % report.backend]
     if report.command:
-        lines += wrap_command(printable(report.command), "  ", WIDTH)
+        lines += wrap_command(printable(report.command), "  ", width)
     for r in report.ranks:
         where = r.device or "?"
         if r.physical is not None:
@@ -157,16 +157,16 @@ def render_distributed(report, color: bool = False) -> str:
             extra.append("%.2f GB/s all-reduce" % r.busbw_gbps)
         lines.append("  rank %d: %s %s%s" % (r.rank, where, _mark(r.ok, color), ("  " + ", ".join(extra)) if extra else ""))
         if r.error is not None:
-            lines += _wrap("%s: %s" % (r.error.stage or "error", r.error.message), "    ")
+            lines += _wrap("%s: %s" % (r.error.stage or "error", r.error.message), "    ", width)
         else:
             for c in r.checks:
                 if not c.ok:
-                    lines += _wrap("%s: %s" % (c.name, c.detail), "    ")
+                    lines += _wrap("%s: %s" % (c.name, c.detail), "    ", width)
     if report.error is not None:
-        lines += render_error(report.error)
+        lines += render_error(report.error, width=width)
     if report.output_tail and not report.ok:
         lines.append("  torchrun's last output:")
-        lines += ["    " + printable(x)[: WIDTH - 4] for x in report.output_tail.splitlines()[-12:]]
+        lines += ["    " + printable(x)[: width - 4] for x in report.output_tail.splitlines()[-12:]]
     if report.nccl_debug:
         lines.append("  NCCL_DEBUG=INFO output:")
         lines += ["    " + x for x in report.nccl_debug]
@@ -175,7 +175,7 @@ def render_distributed(report, color: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_toolkit(report, color: bool = False) -> str:
+def render_toolkit(report, color: bool = False, width: int = WIDTH) -> str:
     lines = ["cudaenv verify --toolkit: %s%s" % (report.nvcc or "no nvcc", (" (CUDA %s)" % report.version) if report.version else "")]
     for s in report.stages:
         lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - len(_mark(s.ok, False))), s.seconds, printable(s.detail)))
@@ -183,9 +183,9 @@ def render_toolkit(report, color: bool = False) -> str:
         if d.get("ok"):
             lines.append("    device %s: %s (%s) ran the kernel" % (d.get("device"), d.get("name"), d.get("capability")))
     if report.note:
-        lines += _wrap(report.note, "  ")
+        lines += _wrap(report.note, "  ", width)
     if report.error is not None:
-        lines += render_error(report.error)
+        lines += render_error(report.error, width=width)
     lines.append("")
     lines.append("toolkit check %s" % ("passed" if report.ok else "FAILED"))
     return "\n".join(lines) + "\n"

@@ -6,11 +6,27 @@ sudo gets the bare command and a note to run it as root. (The ``--script`` form 
 """
 
 import os
+import re
+
+# a sudo that leads a command: at the start, after a pipe, a list operator, a subshell's or $(, or a "read: " in a comment
+_LEADING_SUDO = re.compile(r"(^|[;&|(]\s*|:\s+)sudo\s+(?=[^\s-])")
 
 
 def sudo_prefix(needed: bool, available: bool) -> str:
     """``"sudo "`` when root is needed and sudo is there; ``""`` otherwise (root already, or no sudo to use)."""
     return "sudo " if needed and available else ""
+
+
+def without_sudo(line: str) -> str:
+    """``line`` with every ``sudo`` that leads a command dropped, for a user who is root or has no sudo to use:
+    ``sudo rmmod x && sudo modprobe x`` -> ``rmmod x && modprobe x``; ``printf ... | sudo tee F`` -> ``printf ... | tee F``."""
+    return _LEADING_SUDO.sub(r"\1", line)
+
+
+def sudo_printed(platform) -> bool:
+    """Whether a command that needs root is printed with ``sudo`` on ``platform`` (a Snapshot's Platform): not where the
+    doctor ran as root or no sudo is installed; yes where that is not known (``--root``, an older report)."""
+    return not (getattr(platform, "root_user", None) or getattr(platform, "sudo", None) is False)
 
 
 def has_sudo(host) -> bool:

@@ -39,16 +39,30 @@ def _commands(tmp_path):
         ("uninstall", "9.9"), ("link", "12.1"), ("explain", str(log)), ("checkpoint", "inspect", str(ckpt)),
         ("check-installer", str(not_run)), ("fleet", "summarize", str(fleet)), ("nosuchcommand",),
         ("torch", "recommend", "--variant", "cu999"),
+        ("doctor", "--verbose"), ("doctor", "--verbose", "--quick"), ("explain", "--list"),
+        ("diff", str(fleet / "node-01.json"), str(fleet / "node-03.json")), ("diff", str(fleet / "node-01.json"), str(log)), ("fleet", "summarize", "--all", str(fleet)),
+        ("checkpoint", "fix", str(ckpt), "--strip-prefix", "layer1.", "-o", str(tmp_path / "fixed.pt")),
+        ("torch", "recommend", "--all"), ("install", "--list"), ("uninstall", "--check", "13.0.9"),
+        ("lock", str(tmp_path / "cuda-stack.toml")), ("doctor", "--against", str(tmp_path / "cuda-stack.toml")),
+        ("verify", "--toolkit", "--arch", "6.1"), ("verify",), ("install", "13.0", "--plan"), ("checkpoint", "inspect", str(log)),
+        ("use", "9.9"), ("use", "12.1"), ("use", "9.9", "--shell", "bash"), ("use", "1", "--shell", "bash"), ("link", "9.9"), ("torch", "recommend", "--compute-capability", "6.1", "--driver", "470.82.01"),
+        ("torch", "recommend", "--os", "windows", "--jetson"), ("verify", "--cpu"), ("uninstall", "--all"), ("uninstall", "--driver"),
     ]
 
 
 def _one_word(line):
-    """A line that is one word (a path, a URL) longer than the terminal, alone after its indent or bullet: nothing
-    can wrap it, and it is never cut (a path must stay whole to be pasted)."""
+    """A line that is one word (a path, a URL, a quoted program) longer than the terminal, alone after its indent or
+    bullet: nothing can wrap it, and it is never cut (it must stay whole to be pasted)."""
     words = line.split()
     if words[-1:] == ["\\"]:  # a shell continuation after a path too long for any line
         words = words[:-1]
-    return len(words) == 1 or (len(words) == 2 and words[0] in ("-", "*", "hint:", "note:"))
+    if len(words) == 1 or (len(words) == 2 and words[0] in ("-", "*", "hint:", "note:")):
+        return True
+    # one shell word (a quoted `python -c "..."` program) continued onto its own line: it cannot be cut either
+    from cudaenv.render.text import shell_words
+
+    code, comment = shell_words(" ".join(words))
+    return len(code) == 1 and not comment and code[0][:1] in "\"'"
 
 
 @pytest.mark.parametrize("kind", ["a10g", "cpu-torch"])
@@ -60,10 +74,10 @@ def test_every_command_fits_the_terminal(machine, tmp_path, kind, columns):
     for argv in _commands(tmp_path):
         env = machine.full_env()
         env["CUDAENV_ROOT"] = str(machine.root.path)
-        extra = ["--python", machine.python] if argv[0] in ("doctor", "fix") or argv[:2] == ("torch", "recommend") else []
+        extra = ["--python", machine.python] if argv[0] in ("doctor", "fix", "lock", "verify") or argv[:2] == ("torch", "recommend") else []
         r = machine.cli(*(list(argv) + extra), env=env)
-        # `link` prints on stdout the commands to run (shell code, like `use`): exempt; its words on stderr are not
-        for stream, text in (("err", r.err),) if argv[0] == "link" else (("out", r.out), ("err", r.err)):
+        # `link` and `use` print on stdout the commands to run (shell code): exempt; their words on stderr are not
+        for stream, text in (("err", r.err),) if argv[0] in ("link", "use") else (("out", r.out), ("err", r.err)):
             long = [line for line in text.splitlines() if len(line) > columns and not _one_word(line)]
             if long:
                 too_long[" ".join(argv) + " (%s)" % stream] = long[:3]

@@ -1,13 +1,29 @@
 """Fixes that converge (issue 27): on a model of a machine (tests/machine.py: a fake root, fake commands, an
 environment), a finding's fix is applied as the user would apply it (`source <(cudaenv use X)` emits an environment
 that is applied to the env mapping, `unset`/`export` change a variable, `ln -sfn` repoints the fake
-/usr/local/cuda), the doctor runs again, and the finding is gone with no new warning or error in its place.
+/usr/local/cuda, a pip install puts that torch build or package in the interpreter, `kill` ends a process), the doctor
+runs again, and the finding is gone with no new warning or error in its place.
+
+Every finding id whose fix is a ``command`` (data/findings.json's fix_kind) has a scenario in CONVERGES that raises
+it; a new such id without one fails test_every_command_fix_has_a_convergence_case.
 """
 
 import pytest
 
 from builders import recorded
-from machine import a10g_535
+from cudaenv.facts.findings import finding_ids, fix_kind
+from machine import (
+    A10G,
+    ARCH_CU118,
+    ARCH_CU121,
+    ARCH_CU126,
+    ARCH_CU128,
+    ARCH_CU130,
+    GTX1080TI,
+    RTX2080TI_X4,
+    TITANV_5880,
+    a10g_535,
+)
 
 WARNED = ("warning", "error")
 
@@ -43,66 +59,238 @@ def test_the_readme_flow_ends_without_a_toolkit_warning(machine):
     assert "multiple-toolkits-on-path" not in after, after.get("multiple-toolkits-on-path")
 
 
+def _continues(previous, line):
+    """One step of a fix spans several lines: a pip uninstall and the install after it, a toolkit's install and the
+    `use` of it, a list of `kill PID`."""
+    body = line.split("    # ")[0].split()
+    done = " %s " % previous.split("    # ")[0]
+    if " pip uninstall " in done or " install cuda-toolkit-" in done or done.startswith(" cudaenv install "):
+        return True
+    return previous.startswith("kill ") and body[:1] == ["kill"] and body[1:2] != ["-9"]
+
+
 def _converges(m, fid):
-    """Apply each fix line of ``fid`` that the model knows, in order, until one clears it; no new warning appears."""
+    """Apply the first step of ``fid``'s fix the model knows (its lines in order: the first a user would take), run the
+    doctor again: ``fid`` is gone and no warning or error appears that was not there before."""
     _, found, _ = m.findings()
     assert fid in found, found.keys()
+    assert found[fid]["fix_kind"] == "command", found[fid]
     before = warned(found)
-    applied = []
-    for line in found[fid]["fix"]:
+    applied, lines = [], list(found[fid]["fix"])
+    for line in lines:
+        if applied and not _continues(applied[-1], line):
+            break
         if m.apply_fix(line):
             applied.append(line)
+        elif applied:
             break
     assert applied, (fid, found[fid]["fix"])  # a fix the user can apply here
     _, after, _ = m.findings()
     assert fid not in after, (fid, applied, after[fid])
     assert warned(after) <= before, (fid, applied, warned(after) - before)
+    return after
 
 
-@pytest.mark.parametrize("value", ["", "7", "0,0"])
-def test_a_visible_devices_fix_clears_it(machine, value):
-    a10g_535(machine)
-    machine.env["CUDA_VISIBLE_DEVICES"] = value
-    _, found, _ = machine.findings()
-    fid = next(i for i in found if i.startswith("visible-devices-"))
+# ------------------------------------------------------------------ one scenario per finding id whose fix is a command
+def _visible(value):
+    def build(m):
+        a10g_535(m)
+        m.env["CUDA_VISIBLE_DEVICES"] = value
+    return build
+
+
+def _link_not_active(m):
+    a10g_535(m)
+    m.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
+    m.root.link("usr/local/cuda", "/usr/local/cuda-11.8")
+
+
+def _two_on_path(m):
+    a10g_535(m)
+    m.toolkit("12.1.1", on_path=True).toolkit("11.8.0", on_path=True)
+    m.root.link("usr/local/cuda", "/usr/local/cuda-12.1")
+
+
+def _cuda_home(m):
+    a10g_535(m)
+    m.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
+    m.root.link("usr/local/cuda", "/usr/local/cuda-12.1")
+    m.env["CUDA_HOME"] = "/usr/local/cuda-11.8"
+
+
+def _dangling(m):
+    a10g_535(m)
+    m.toolkit("12.1.1", on_path=True)
+    m.root.link("usr/local/cuda", "/usr/local/cuda-11.8")
+
+
+def _device_order(m):
+    m.smi(query=recorded("smi-query-titanv-5880.txt"))
+    m.torch("2.13.0+cu126", "12.6", TITANV_5880, ARCH_CU126, order=[1, 0])
+
+
+def _four_2080ti(m, torch="2.7.1+cu118", cuda="11.8", arch=ARCH_CU118):
+    m.gpu_specs = RTX2080TI_X4
+    m.smi(query=recorded("smi-query-2080ti-x4.txt"))
+    m.torch(torch, cuda, RTX2080TI_X4, arch)
+
+
+def _torch_count(m):
+    _four_2080ti(m)
+    m.env["CUDA_VISIBLE_DEVICES"] = "0,1"
+
+
+def _import_error(m):
+    a10g_535(m).torch("2.5.1+cu121", "12.1", init_raises="OSError('libcudnn.so.9: cannot open shared object file')")
+
+
+def _cpu_torch(m):
+    a10g_535(m).torch("2.13.0+cpu", None)
+
+
+def _driver_too_old(m):
+    a10g_535(m).torch("2.13.0+cu130", "13.0", A10G, ARCH_CU130,
+                      warning="The NVIDIA driver on your system is too old (found version 12020).")
+
+
+def _arch(m):
+    m.gpu_specs = GTX1080TI
+    m.smi(query=recorded("diag-query-1080ti.txt"), banner=recorded("diag-banner-1080ti.txt"))
+    m.torch("2.13.0+cu130", "13.0", GTX1080TI, ARCH_CU130)
+
+
+def _nvcc_torch(m):
+    a10g_535(m).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True).toolkit("12.1.1")
+
+
+def _nvcc_torch_no_toolkit(m):
+    # no CUDA 12.1 installed: the fix installs it from NVIDIA's repository, then uses it
+    a10g_535(m).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("11.8.0", on_path=True)
+    m.root.file("etc/os-release", recorded("osrelease-ubuntu-2204.txt"))
+
+
+def _ld_other_toolkit(m):
+    a10g_535(m)
+    m.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
+    m.env["LD_LIBRARY_PATH"] = "/usr/local/cuda-11.8/lib64:/opt/intel/lib"
+
+
+def _ld_missing_toolkit(m):
+    a10g_535(m)
+    m.toolkit("12.1.1", on_path=True)
+    m.env["LD_LIBRARY_PATH"] = "/usr/local/cuda-10.2/lib64"
+
+
+def _toolkit_too_new(m):
+    a10g_535(m)
+    m.toolkit("13.0.2", on_path=True).toolkit("12.1.1")
+
+
+def _toolkit_too_new_none_older(m):
+    # driver 580 (CUDA 13.0) and only a CUDA 13.2 toolkit: the fix installs 13.0 into cudaenv's store and uses it
+    m.smi(banner=recorded("smi-banner-580-a100x2.txt"))
+    m.toolkit("13.2.0", on_path=True)
+
+
+def _framework_conflict(m):
+    a10g_535(m).packages("onnxruntime-gpu==1.23.2", "onnxruntime==1.23.2")
+
+
+def _framework_cpu(m):
+    a10g_535(m).packages("jax==0.8.1", "jaxlib==0.8.1")
+
+
+def _memory_busy(m):
+    m.gpu_specs = RTX2080TI_X4
+    apps = "".join(line + "\n" for line in recorded("smi-apps-2080ti.txt").splitlines() if not line.startswith("777,"))
+    m.smi(query=recorded("smi-query-2080ti-x4.txt"), apps=apps)
+    for pid, name in ((4054862, "python"), (4055325, "python3")):
+        m.root.file("proc/%d/status" % pid, "Name:\t%s\nState:\tS (sleeping)\nUid:\t1000\t1000\t1000\t1000\n" % name)
+
+
+def _launch_blocking(m):
+    a10g_535(m).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121)
+    m.env["CUDA_LAUNCH_BLOCKING"] = "1"
+
+
+def _wheels_mixed(m):
+    a10g_535(m).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121)
+    m.packages("nvidia-cudnn-cu12==9.10.2.21", "nvidia-cublas-cu12==12.1.3.1", "nvidia-cublas-cu11==11.11.3.6")
+
+
+def _torch_with_libraries(m, shadowed):
+    """torch 2.8.0+cu128 with real ELF files (tests/elf_builders.py) in a site folder inside the fake root:
+    libtorch_cuda.so needs the wheel's libcudart.so.12 (RUNPATH) and libcublas.so.12; ``shadowed``: a CUDA 12.1
+    toolkit's libcudart on LD_LIBRARY_PATH takes its place, else libcublas.so.12 is nowhere."""
+    from elf_builders import build_library
+    from machine import make_fake_torch
+
+    a10g_535(m).packages()
+    site = m.package_site
+    m.site = make_fake_torch(site, "2.8.0+cu128", "12.8", A10G, ARCH_CU128)
+    cudart = build_library(site / "nvidia" / "cuda_runtime" / "lib", "libcudart.so.12", soname="libcudart.so.12")
+    cublas = build_library(m.tmp / "build", "libcublas.so.12", soname="libcublas.so.12")
+    links = [cudart] + ([cublas] if not shadowed else [])
+    if shadowed:
+        links.append(build_library(site / "nvidia" / "cublas" / "lib", "libcublas.so.12", soname="libcublas.so.12"))
+    build_library(site / "torch" / "lib", "libtorch_cuda.so", soname="libtorch_cuda.so", links=links,
+                  runpath="$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/cublas/lib")
+    if shadowed:
+        lib64 = m.root.dir("usr/local/cuda-12.1/lib64")
+        real = build_library(lib64, "libcudart.so.12.1.105", soname="libcudart.so.12")
+        (lib64 / "libcudart.so.12").symlink_to(real.name)
+        m.env["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.1/lib64"
+
+
+def _library_shadowed(m):
+    _torch_with_libraries(m, shadowed=True)
+
+
+def _library_missing(m):
+    _torch_with_libraries(m, shadowed=False)
+
+
+CONVERGES = {
+    "visible-devices-empty": [_visible("")],
+    "visible-devices-invalid": [_visible("7"), _visible("0,0")],
+    "device-order-differs": [_device_order],
+    "torch-count-differs": [_torch_count],
+    "torch-missing": [a10g_535],
+    "torch-import-error": [_import_error],
+    "torch-cpu-only": [_cpu_torch],
+    "driver-too-old-for-torch": [_driver_too_old],
+    "gpu-arch-unsupported": [_arch],
+    "nvcc-torch-mismatch": [_nvcc_torch, _nvcc_torch_no_toolkit],
+    "cuda-link-dangling": [_dangling],
+    "cuda-link-not-active": [_link_not_active],
+    "multiple-toolkits-on-path": [_two_on_path],
+    "cuda-home-mismatch": [_cuda_home],
+    "ld-library-path-mismatch": [_ld_other_toolkit],
+    "ld-library-path-missing-toolkit": [_ld_missing_toolkit],
+    "toolkit-newer-than-driver": [_toolkit_too_new, _toolkit_too_new_none_older],
+    "framework-conflict": [_framework_conflict],
+    "framework-cpu-build": [_framework_cpu],
+    "gpu-memory-busy": [_memory_busy],
+    "library-shadowed": [_library_shadowed],
+    "library-not-found": [_library_missing],
+    "nvidia-wheels-mixed": [_wheels_mixed],
+    "launch-blocking-set": [_launch_blocking],
+}
+
+
+
+def test_every_command_fix_has_a_convergence_case():
+    """A finding whose fix the user applies in this shell converges on the model machine: a new id without a scenario
+    here fails (and so does a scenario for an id whose fix is not a command)."""
+    commands = {i for i in finding_ids() if fix_kind(i) == "command"}
+    assert set(CONVERGES) == commands, commands ^ set(CONVERGES)
+
+
+@pytest.mark.parametrize("fid,build", [(i, b) for i, builds in CONVERGES.items() for b in builds],
+                         ids=lambda x: x if isinstance(x, str) else x.__name__.strip("_"))
+def test_a_command_fix_converges(machine, fid, build):
+    build(machine)
     _converges(machine, fid)
-
-
-def test_cuda_link_not_active_across_versions_converges(machine):
-    a10g_535(machine)
-    machine.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
-    machine.root.link("usr/local/cuda", "/usr/local/cuda-11.8")
-    _converges(machine, "cuda-link-not-active")
-
-
-def test_multiple_toolkits_on_path_converges(machine):
-    a10g_535(machine)
-    machine.toolkit("12.1.1", on_path=True).toolkit("11.8.0", on_path=True)
-    machine.root.link("usr/local/cuda", "/usr/local/cuda-12.1")
-    _converges(machine, "multiple-toolkits-on-path")
-
-
-def test_cuda_home_mismatch_converges(machine):
-    a10g_535(machine)
-    machine.toolkit("12.1.1", on_path=True).toolkit("11.8.0")
-    machine.root.link("usr/local/cuda", "/usr/local/cuda-12.1")
-    machine.env["CUDA_HOME"] = "/usr/local/cuda-11.8"
-    _converges(machine, "cuda-home-mismatch")
-
-
-def test_cuda_link_dangling_converges(machine):
-    a10g_535(machine)
-    machine.toolkit("12.1.1", on_path=True)
-    machine.root.link("usr/local/cuda", "/usr/local/cuda-11.8")
-    _converges(machine, "cuda-link-dangling")
-
-
-def test_device_order_converges(machine):
-    from machine import ARCH_CU126, TITANV_5880
-
-    machine.smi(query=recorded("smi-query-titanv-5880.txt"))
-    machine.torch("2.13.0+cu126", "12.6", TITANV_5880, ARCH_CU126, order=[1, 0])
-    _converges(machine, "device-order-differs")
 
 
 def test_the_link_fix_never_points_the_system_link_into_a_users_install(machine):
@@ -134,3 +322,114 @@ def test_a_torch_install_fix_converges(machine, installed):
     _converges(machine, fid)
     _, after, data = machine.findings()
     assert data["torch"]["cuda_available"] is True and not warned(after)
+
+
+# ------------------------------------------------------------------ fixes beyond this shell: the kind says so
+def _snapshots():
+    """One hand-built snapshot per finding id whose fix needs the host, a reboot or the user's code (the rules are
+    pure): (id, snapshot) pairs."""
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import (ContainerHost, CdiSpec, Cudnn, Driver, EngineConfig, Framework, Gpu, GpuHealth,
+                                        GpuProcess, LoadedLibrary, Platform, Snapshot, ToolStatus, VisibleDevices,
+                                        XidGroup)
+    from machine import A100, all_visible, cuda_torch, gpu, healthy
+
+    h = healthy()
+    no_gpu = dict(driver=None, gpus=(), visible_devices=VisibleDevices())
+
+    def failed(failure, message="the verbatim line"):
+        tools = (ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi", status="failed", failure=failure, message=message),)
+        return healthy(driver=Driver(version=None, kernel_module_version="550.54.15", source="proc"), gpus=(), tools=tools,
+                       visible_devices=VisibleDevices())
+
+    def boxed(env=(), libcuda=()):
+        p = replace(h.platform, container="docker", nvidia_visible_devices="all", libcuda=tuple(libcuda))
+        return replace(h, platform=p, env=tuple(env), driver=replace(h.driver, version="550.54.15", kernel_module_version="550.54.15"))
+
+    def engine(containers, driver="575.64.03", gpus=None):
+        uuid = "GPU-520e01f2-cf30-6396-abef-e8e9a5233b0e"
+        return replace(healthy(containers=containers), driver=replace(h.driver, version=driver),
+                       gpus=gpus if gpus is not None else (replace(A100, uuid=uuid),))
+
+    spec = CdiSpec(path="/etc/cdi/nvidia.yaml", kind="nvidia.com/gpu", devices=("0", "GPU-520e01f2-cf30-6396-abef-e8e9a5233b0e", "all"),
+                   driver_versions=("575.64.03",))
+    systemd = EngineConfig(engine="docker", path="/etc/docker/daemon.json", runtimes=("nvidia",), cgroup_driver="systemd")
+    d535 = Driver(version="535.104.05", cuda_version="12.2", source="nvml")
+    two = (gpu(0), gpu(1))
+    nccl = (LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libnccl.so.2",
+                          path="/e/nvidia/nccl/lib/libnccl.so.2", via="runpath", from_wheel=True),
+            LoadedLibrary(consumer="cupy-cuda12x", object="/e/cupy/cuda/nccl.so", needed="libnccl.so.2",
+                          path="/e/cupy_backends/cuda/libs/libnccl.so.2", via="runpath", from_wheel=True))
+    return [
+        ("wsl1-no-cuda", healthy(platform=Platform(system="linux", wsl=1, wsl_signals=("osrelease",)), driver=None, gpus=(), tools=())),
+        ("wsl-linux-driver-installed", healthy(
+            platform=Platform(system="linux", wsl=2, dev_dxg=True, libcuda=("/usr/lib/wsl/lib/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1")),
+            driver=Driver(version="560.94", cuda_version="12.6", source="nvidia-smi", nvidia_smi="/usr/lib/wsl/lib/nvidia-smi",
+                          wsl_windows_side=True))),
+        ("container-no-gpu", healthy(platform=Platform(system="linux", container="docker", nvidia_visible_devices="all"),
+                                     tools=(ToolStatus("nvidia-smi", None, status="missing"),), **no_gpu)),
+        ("container-no-compute", boxed(env=(("NVIDIA_DRIVER_CAPABILITIES", "utility"),))),
+        ("container-image-needs-newer-driver", boxed(env=(("CUDA_VERSION", "13.0.1"),),
+                                                     libcuda=("/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15",))),
+        ("nvidia-smi-hang", healthy(tools=(ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi", status="timeout", seconds=5.0),))),
+        ("nvidia-smi-crashed", healthy(tools=(ToolStatus("nvidia-smi", "/usr/bin/nvidia-smi", status="failed", failure="crashed",
+                                                         message="nvidia-smi was killed by signal 11 (SIGSEGV)"),))),
+        ("driver-library-mismatch", failed("driver-library-mismatch")),
+        ("driver-not-loaded", failed("driver-not-loaded")),
+        ("gpu-lost", failed("gpu-lost")),
+        ("driver-no-permission", failed("no-permission")),
+        ("driver-no-devices", failed("no-devices")),
+        ("no-driver", Snapshot(platform=Platform(system="linux", distro_id="ubuntu", pci_nvidia_devices=("0000:01:00.0",)),
+                               tools=(ToolStatus("nvml", status="missing"), ToolStatus("nvidia-smi", status="missing")))),
+        ("gpu-xid", healthy(health=GpuHealth(log="dmesg", xids=(XidGroup(code=79, pci=("0000:07:00",)),)))),
+        ("gpu-unreachable", healthy(health=GpuHealth(log="dmesg", unreachable=("0000:61:00.0",)))),
+        ("container-toolkit-missing", engine(ContainerHost(engines=("docker",), configs=(EngineConfig(engine="docker"),)))),
+        ("container-runtime-unregistered", engine(ContainerHost(engines=("docker",), nvidia_ctk="/usr/bin/nvidia-ctk",
+                                                                configs=(EngineConfig(engine="docker", path="/etc/docker/daemon.json"),)))),
+        ("cdi-spec-missing", engine(ContainerHost(engines=("podman",), nvidia_ctk="/usr/bin/nvidia-ctk"))),
+        ("cdi-spec-stale", engine(ContainerHost(engines=("podman",), nvidia_ctk="/usr/bin/nvidia-ctk", cdi_specs=(spec,)),
+                                  driver="580.95.05")),
+        ("cdi-spec-uncovered", engine(ContainerHost(engines=("podman",), nvidia_ctk="/usr/bin/nvidia-ctk", cdi_specs=(spec,)),
+                                      gpus=(Gpu(index=0, uuid="GPU-520e01f2-cf30-6396-abef-e8e9a5233b0e"),
+                                            Gpu(index=1, uuid="GPU-0b11d014-1685-04bd-26ed-5fc0bc1c44ae")))),
+        ("container-cgroup-reload", engine(ContainerHost(engines=("docker",), nvidia_ctk="/usr/bin/nvidia-ctk", configs=(systemd,),
+                                                         dev_char_links=False))),
+        ("torch-cuda-unavailable", healthy(torch=cuda_torch(cuda_available=False, device_count=0, devices=(),
+                                                            cuda_error="CUDA initialization: CUDA unknown error"))),
+        ("driver-minor-compat", healthy(driver=d535, torch=cuda_torch(version="2.9.0+cu128", cuda="12.8", arch=("sm_70",)))),
+        ("cudnn-mismatch", healthy(cudnn=(Cudnn("8.9.7", "/usr/include/cudnn_version_v8.h", "system", 8),
+                                          Cudnn("9.6.0", "/usr/include/cudnn_version_v9.h", "system", 9)))),
+        ("framework-no-gpu-on-platform", healthy(platform=replace(h.platform, system="windows"),
+                                                 frameworks=(Framework(package="tensorflow", version="2.15.1", gpu_build=False),))),
+        ("framework-driver-too-old", healthy(driver=d535, frameworks=(Framework(package="vllm", version="0.11.0+cu130", cuda="13.0",
+                                                                               gpu_build=True, cuda_from="local-tag"),))),
+        ("nccl-two-copies", healthy(libraries=nccl)),
+        ("stale-gpu-process", healthy(processes=(GpuProcess(pid=999, name="python", used_memory_mib=4000, gpu_index=0, state="gone"),))),
+        ("hint-launch-blocking", h),
+        ("hint-distributed-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),
+        ("hint-nccl-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),
+    ]
+
+
+def test_every_finding_id_has_a_case():
+    """Each finding id is here: converged on the model machine (a command) or checked for the kind of its fix."""
+    beyond = {fid for fid, _ in _snapshots()}
+    assert not beyond & set(CONVERGES)
+    assert beyond | set(CONVERGES) == set(finding_ids())
+
+
+@pytest.mark.parametrize("fid,snapshot", _snapshots(), ids=lambda x: x if isinstance(x, str) else "")
+def test_a_fix_beyond_this_shell_says_what_it_needs(fid, snapshot):
+    from cudaenv.diagnose import diagnose
+    from cudaenv.diagnose.view import build_view
+    from cudaenv.render.report import render_report
+    from cudaenv.render.text import FIX_NEEDS
+
+    found = {f.id: f for f in diagnose(snapshot)}
+    assert fid in found, sorted(found)
+    f = found[fid]
+    assert f.fix and f.fix_kind == fix_kind(fid), (f.fix_kind, fix_kind(fid))
+    assert f.fix_kind in ("host", "reboot", "user-code")
+    text = render_report(snapshot, tuple(found.values()), build_view(snapshot))
+    if f.section != "hints":  # a hint shows its command alone
+        assert "fix (%s):" % FIX_NEEDS[f.fix_kind] in text

@@ -106,3 +106,35 @@ def test_the_table_is_one_row_per_line():
         lines = fh.read().splitlines()
     assert sum(1 for line in lines if line.lstrip().startswith('{"id"')) == len(ROWS)
     assert json.loads("\n".join(lines)) == TABLE
+
+
+def test_every_finding_says_who_applies_its_fix():
+    """fix_kind (issue 27): a fix that needs the host, a reboot or the user's code says so; `cudaenv fix`'s are commands."""
+    assert {row["fix_kind"] for row in ROWS} == set(findings.FIX_KINDS)
+    assert {findings.fix_kind(i) for i in findings.ids_where("fixable")} == {"command"}
+    assert findings.fix_kind("driver-library-mismatch") == "reboot" and findings.fix_kind("container-toolkit-missing") == "host"
+    assert {findings.fix_kind(r["id"]) for r in ROWS if r["section"] == "hints"} <= {"command", "user-code"}
+    assert findings.fix_kind("not-a-finding") is None
+
+
+def test_a_finding_carries_its_fix_kind_and_the_text_says_what_the_fix_needs():
+    from cudaenv.diagnose import diagnose
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import ToolStatus
+    from cudaenv.render.markdown import render_markdown
+    from cudaenv.render.report import render_report
+    from cudaenv.diagnose.view import build_view
+
+    from machine import healthy
+
+    s = healthy()
+    s = replace(s, tools=(ToolStatus("nvml", None, status="failed", failure="driver-library-mismatch"),) + s.tools[1:])
+    found = {f.id: f for f in diagnose(s)}
+    assert found["driver-library-mismatch"].fix_kind == "reboot"
+    assert found["driver-library-mismatch"].to_dict()["fix_kind"] == "reboot"  # the JSON says it too
+    text = render_report(s, tuple(found.values()), build_view(s))
+    assert "  fix (needs a reboot):" in text
+    assert "The fix needs a reboot." in render_markdown(s, tuple(found.values()), build_view(s))
+    env = replace(healthy(), env=(("CUDA_LAUNCH_BLOCKING", "1"),))
+    hint = {f.id: f for f in diagnose(env)}["launch-blocking-set"]
+    assert hint.fix_kind == "command"

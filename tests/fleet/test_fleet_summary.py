@@ -314,3 +314,12 @@ def test_reports_that_differ_only_per_node_are_decoded_once_and_read_alike(tmp_p
         assert len(s.configurations) == 1  # the UUIDs differ, the configuration does not
         assert len(s.notes) == 1 and s.notes[0].startswith("3 reports: ")
     assert results[0] == results[1] == results[2]
+
+
+def test_a_json_error_reads_as_one_sentence():
+    """issue 27: json's message "Unterminated string starting at" was followed by " at line 1", "at at"."""
+    _, why = decode_report(b'{"schema_version": 1, "platf')
+    assert why == "not JSON (truncated?): Unterminated string starting at: line 1 column 23", why
+    _, why = decode_report(b'{"schema_version": 1,')
+    assert why == "not JSON (truncated?): Expecting property name enclosed in double quotes: line 1 column 22", why
+    assert " at at " not in why

@@ -320,3 +320,52 @@ def test_space_chunks_are_res_split(text):
     from cudaenv.render.text import _space_chunks
 
     assert _space_chunks(text) == [c for c in re.split("( +)", text) if c]
+
+
+def test_a_possessive_ends_the_command_before_the_prose_that_leads_to_it():
+    # issue 27: "cudaenv explain --probe "..." adds this \" and "sha256sum FILE against \" continued prose like shell code
+    from cudaenv.render.text import advice_command, wrap_advice
+    from cudaenv.core.resources import table_rows
+
+    probe = "cudaenv explain --probe \"...\" adds this machine's device count to this explanation"
+    start, end, _ = advice_command(probe)
+    assert probe[start:end] == "cudaenv explain --probe \"...\""
+    check = "Check the file before running it: cudaenv check-installer FILE; sha256sum FILE against NVIDIA's published checksum"
+    start, end, _ = advice_command(check)
+    assert check[start:end] == "cudaenv check-installer FILE; sha256sum FILE"
+    items = [re.sub(r"^\{if_\w+\}", "", a) for row in table_rows("error_patterns") for a in row.get("advice", ())]
+    for item in items + [probe, check]:
+        start, end, sure = advice_command(item)
+        if sure:  # written as a command: one longer than a line is continued with " \\" (the others wrap as prose)
+            assert not re.search(r"\w's\b|\ws'(\s|$)", re.sub(r"\"[^\"]*\"|`[^`]*`", "", item[start:end])), item
+        for width in (80, 60):
+            lines = wrap_advice(item, "    - ", "      ", width)
+            for line, after in zip(lines, lines[1:]):
+                if line.endswith(" \\"):
+                    assert not re.search(r"\w's\b", after.split("    ")[0]), (width, item, lines)
+
+
+def test_a_labelled_error_puts_a_long_path_on_a_line_of_its_own():
+    from cudaenv.render.text import wrap_labelled
+
+    path = "/tmp/" + "a_rather_long_folder_name/" * 3 + "node-07.json:"
+    assert wrap_labelled(path + " no such file", "cudaenv: error: ", "  ", 60) == ["cudaenv: error:", "  " + path, "  no such file"]
+    assert wrap_labelled("no such file", "cudaenv: error: ", "  ", 60) == ["cudaenv: error: no such file"]
+
+
+def test_the_verbose_facts_follow_the_terminal_width():
+    # issue 27: doctor --verbose wrapped its facts at 80 columns whatever COLUMNS said
+    from cudaenv.diagnose import diagnose
+    from cudaenv.diagnose.view import build_view
+    from cudaenv.model.record import replace
+    from cudaenv.render.report import render_report
+
+    from machine import cuda_torch, healthy
+
+    s = healthy(torch=cuda_torch(nvidia_packages=("nvidia-cudnn-cu13==9.13.0.50", "nvidia-cublas-cu13==13.0.0.19",
+                                                  "nvidia-nccl-cu13==2.27.7")))
+    s = replace(s, platform=replace(s.platform, libcuda=("/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.580.95.05")))
+    for width in (80, 60, 50):
+        text = render_report(s, diagnose(s), build_view(s), verbose=True, width=width)
+        assert "Facts (--verbose" in text and "nvidia-nccl-cu13" in text
+        assert max(len(line) for line in text.splitlines()) <= width, width
