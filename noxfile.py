@@ -31,6 +31,8 @@ TORCH = "torch==2.13.0"  # a CPU build; pinned so that pip never pulls a multi-G
 # the real library for the safetensors tests ([torch]: its save_file needs numpy, which safetensors alone lacks);
 # with CI set, those tests fail rather than skip where it is missing
 SAFETENSORS = "safetensors[torch]==0.8.0"
+UV = "uv==0.13.9"  # the real uv the slow tests run (tests/probes/test_real_uv.py): a wheel of the package index
+
 DEFAULT = "not gpu and not torch and not slow and not real_machine and not browser"
 # pytest-xdist workers (`-n`): CUDAENV_TEST_WORKERS=auto|N; 0 (the default) runs the suite in one process. On the
 # 2-core build machine (shared, load 6-8) `-n auto` took 3m26s against 3m30s serial, with more CPU time: no gain.
@@ -62,8 +64,9 @@ def tests(session):
 
 @nox.session
 def slow(session):
-    """The `slow` tests (a pty driving `cudaenv fix`, wheel builds, real timeouts)."""
+    """The `slow` tests (a pty driving `cudaenv fix`, wheel builds, real timeouts, the real uv)."""
     _install(session)
+    session.install(UV)
     session.run("pytest", "-m", "slow and not gpu and not torch and not real_machine", *_xdist(), *session.posargs)
 
 
@@ -83,6 +86,7 @@ def full(session):
     torch installed), then the `torch` tests."""
     _install(session)
     _no_torch(session)
+    session.install(UV)
     session.run("pytest", "-m", "not gpu and not torch and not real_machine", *_xdist(), *session.posargs)
     session.install(TORCH, SAFETENSORS)
     session.run("pytest", "-m", "torch and not gpu and not real_machine", *session.posargs)

@@ -16,6 +16,9 @@ measured                              against                              targe
 ``doctor --json --quick`` beside the   the same without them                <= 1.3 x
 frameworks (every package of
 data/frameworks.json installed)
+``doctor --json --quick`` with PY in   the same with PY linked from a       <= 1.2 x
+a conda env of 5,000 conda-meta        folder that is no environment
+records and a 20,000-line history
 ``cudaenv list``                       ``PY -c pass``                       <= 3 x
 ``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 2 x wall, <= 1.5 x peak RSS
 ``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
@@ -170,6 +173,27 @@ def frameworks_site(base: Path) -> Path:
         else:
             fb.dist(site, row["package"], "1.0.0+cu128")
     return site
+
+
+def conda_env(base: Path, python: str, meta_too: bool = True) -> str:
+    """A conda env as conda leaves a big one: 5,000 conda-meta records (a few CUDA packages among them), a 20,000-line
+    history; its bin/python links to ``python`` (the doctor's env probe reads it through that path). Without
+    ``meta_too``: the same link in a folder that is no environment (the baseline: the same interpreter, started alike)."""
+    if not meta_too:
+        (base / "bin").mkdir(parents=True)
+        os.symlink(python, base / "bin" / "python")
+        return str(base / "bin" / "python")
+    meta = base / "conda-meta"
+    meta.mkdir(parents=True)
+    for i in range(5000):
+        (meta / ("pkg%04d-1.0.%d-h%07d_0.json" % (i, i % 7, i))).write_text("{}")
+    for name in ("cuda-version-12.6-h7480c83_3", "pytorch-2.7.1-cuda126_generic_py312_h1234_200"):
+        (meta / (name + ".json")).write_text("{}")
+    block = "==> 2026-03-02 10:14:07 <==\n# cmd: /opt/conda/bin/conda install x\n# conda version: 24.11.3\n+conda-forge/linux-64::x-1-0\n"
+    (meta / "history").write_text(block * 5000)
+    (base / "bin").mkdir()
+    os.symlink(python, base / "bin" / "python")
+    return str(base / "bin" / "python")
 
 
 def big_checkpoint(path: Path, count: int = 24, numel: int = 16 * 1024 * 1024) -> Path:
@@ -424,6 +448,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         "doctor --json": [cudaenv, "doctor", "--json", "--python", python],
         "doctor --json --quick": [cudaenv, "doctor", "--json", "--quick", "--python", python],
         "doctor --json --quick (frameworks)": [cudaenv, "doctor", "--json", "--quick", "--python", python],
+        "doctor --json --quick (conda env)": [cudaenv, "doctor", "--json", "--quick", "--python",
+                                             conda_env(Path(work) / "conda" / "envs" / "big", python)],
+        "doctor --json --quick (linked python)": [cudaenv, "doctor", "--json", "--quick", "--python",
+                                                  conda_env(Path(work) / "conda" / "plain", python, meta_too=False)],
         "list": [cudaenv, "list"],
     }
     envs = {name: env for name in commands}
@@ -471,6 +499,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for label in fleet:
             shutil.rmtree(os.path.join(work, label.split()[-1]), ignore_errors=True)
         shutil.rmtree(os.path.join(work, "fw"), ignore_errors=True)  # the frameworks' site-packages
+        shutil.rmtree(os.path.join(work, "conda"), ignore_errors=True)  # the conda env
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
         if a not in figures or b not in figures:
@@ -481,6 +510,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("doctor --json / collect_env", ratio("doctor --json", "collect_env"), 0.8),
         ("doctor --json --quick / collect_env", ratio("doctor --json --quick", "collect_env"), 0.1),
         ("doctor --quick with the frameworks / without", ratio("doctor --json --quick (frameworks)", "doctor --json --quick"), 1.3),
+        ("doctor --quick in a big conda env / without", ratio("doctor --json --quick (conda env)", "doctor --json --quick (linked python)"), 1.2),
         ("list / python -c pass", ratio("list", "python -c pass"), 3.0),
         ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 2.0),
         ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),

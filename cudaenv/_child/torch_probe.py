@@ -320,6 +320,10 @@ def _interpreter_facts():
         platform_tag = sysconfig.get_platform()
     except Exception:
         platform_tag = None
+    try:  # what conda reads for __glibc: "glibc 2.36"
+        libc = os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, ValueError, OSError):
+        libc = None
     return {
         "executable": sys.executable,
         "python_version": "%d.%d.%d" % tuple(sys.version_info[:3]),
@@ -327,6 +331,7 @@ def _interpreter_facts():
         "in_virtualenv": in_venv,
         "externally_managed": managed,
         "platform_tag": platform_tag,
+        "libc": libc,
     }
 
 

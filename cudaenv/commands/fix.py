@@ -22,6 +22,7 @@ OPTIONS = host_options() + (
     Option("--dry-run", help="only print the plan"),
     Option("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)"),
     Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+    Option("--mirror", metavar="NAME|URL", help="install from this PyTorch wheel mirror: nju, aliyun, sjtu (data/torch_mirrors.json) or its URL"),
     Option("--refresh", help="read the live index before deciding"),
     Option("--no-verify", help="do not run `cudaenv verify` after the install"),
 )
@@ -38,7 +39,8 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     interpreter, what_if = service.split_python(args.python)
     if what_if:
         raise UserError("`cudaenv fix --python` needs an interpreter, not a version", hint="for example --python .venv/bin/python")
-    base = service.index_base(ctx.env, args.index_base)
+    mirror = service.mirror_for(args.mirror)
+    base = mirror.base if mirror is not None else service.index_base(ctx.env, args.index_base)
     host = ctx.host(args)
     out = ctx.out
     from cudaenv.render.text import terminal_width
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         raise UserError("no Python interpreter to fix", hint="give one with --python PATH")
 
     index_data, notes, _ = service.load_index_data(ctx.env, base, args.refresh, service.index_timeout(ctx.env))
-    options = service.Options(torch=args.torch, index_base=args.index_base)
+    options = service.Options(torch=args.torch, index_base=args.index_base, mirror=args.mirror)
     plan = plan_fix(service.request_for(options, ctx.env, host, snapshot, None), fixable, index_data, snapshot.platform)
     out.write(render.render_plan(torch.python, plan, notes, width))
     installable = plan.installable

@@ -12,10 +12,11 @@ from typing import Any
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
-from cudaenv.core.options import Action, Option, host_options
+from cudaenv.core.options import Action, Option, Positional, host_options
 from cudaenv.render.text import terminal_width
 
 HELP = "recommend the right torch build for this machine"
+MIRROR_HELP = "a PyTorch wheel mirror for the install line: nju, aliyun, sjtu, official (data/torch_mirrors.json) or its URL"
 
 
 ACTION_DEST = "torch_command"
@@ -34,12 +35,28 @@ ACTIONS = (
                       help="what if this were a Jetson board: its JetPack (6.2) or L4T (r36.4.3) release; bare: the newest JetPack the tables know"),
                Option("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)"),
                Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
-               Option("--installer", choices=("pip", "uv"),
-                      help="the install line for this installer (default: the one that installed the probed torch)"),
+               Option("--mirror", metavar="NAME|URL", help=MIRROR_HELP),
+               Option("--installer", choices=("pip", "uv", "conda", "pixi"),
+                      help="the install line for this installer (default: the probed environment's: pixi, conda, uv; else the one that installed torch)"),
                Option("--refresh", help="read the live index first (otherwise only the cache and bundled tables)"),
                Option("--format", choices=("text", "json", "requirements", "pyproject"), default="text", help="output form"),
                Option("--json", help="same as --format json"),
            )),
+    Action("mirror-check", help="check that a PyTorch wheel mirror serves the build this machine needs, itself, intact",
+           description="Read the mirror's page for the build `torch recommend` picks here (simple index, else flat listing), "
+                       "find the wheel for this Python and platform, see whether the mirror serves it itself, and compare "
+                       "its sha256 with the official index's.",
+           options=host_options() + (
+               Option("--mirror", metavar="NAME", help="a mirror of data/torch_mirrors.json: nju, aliyun, sjtu, official"),
+               Option("--torch", metavar="VERSION", help="torch release to look for (default: the installed one, as recommend)"),
+               Option("--driver", metavar="VERSION", help="what if the driver were VERSION"),
+               Option("--compute-capability", metavar="X.Y", append=True, help="what if the GPUs were these (repeatable)"),
+               Option("--python-version", metavar="X.Y", help="what if the Python were X.Y"),
+               Option("--machine", choices=("x86_64", "aarch64", "arm64"), help="what if the CPU architecture were this"),
+               Option("--index-base", metavar="URL", help="the official index to compare with (default %s; env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+               Option("--index-timeout", metavar="SECONDS", kind="float", help="the most each page may take (default 15, env: CUDAENV_INDEX_TIMEOUT)"),
+               Option("--json", help="print the check as JSON"),
+           ), positional=Positional("url", help="the mirror's index base (or give --mirror NAME)", metavar="URL")),
     Action("refresh", help="read the live torch index and cache which versions and variants exist",
            description="Read {base}/torch/ and {base}/VARIANT/torch/ and cache what exists (offline first).",
            options=(
@@ -57,6 +74,8 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return run_recommend(args, ctx)
     if action == "refresh":
         return run_refresh(args, ctx)
+    if action == "mirror-check":
+        return run_mirror_check(args, ctx)
     raise UserError("say what to do: `cudaenv torch recommend` or `cudaenv torch refresh`", hint="see `cudaenv torch --help`")
 
 
@@ -67,7 +86,7 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
     options = service.Options(
         python=args.python, python_version=args.python_version, torch=args.torch, variant=args.variant, driver=args.driver,
         compute_capabilities=tuple(args.compute_capability or ()), os=args.os, machine=args.machine, jetson=args.jetson,
-        index_base=args.index_base, refresh=args.refresh, installer=args.installer)
+        index_base=args.index_base, refresh=args.refresh, installer=args.installer, mirror=args.mirror)
     rec = service.recommend_for(ctx.env, lambda: ctx.host(args), options)
     fmt = "json" if args.json else args.format
     if fmt == "json":
@@ -82,6 +101,19 @@ def run_recommend(args: argparse.Namespace, ctx: Any) -> int:
         for note in rec.notes:
             ctx.err.write("note: %s\n" % note)
     return 0 if rec.ok else 1
+
+
+def run_mirror_check(args: argparse.Namespace, ctx: Any) -> int:
+    from cudaenv.recommend import service
+    from cudaenv.recommend.mirror_check import check_mirror
+    from cudaenv.render.mirror import render_mirror_check
+
+    options = service.Options(python=args.python, python_version=args.python_version, torch=args.torch, driver=args.driver,
+                              compute_capabilities=tuple(args.compute_capability or ()), index_base=args.index_base,
+                              mirror=args.mirror, machine=args.machine)
+    check = check_mirror(ctx.env, lambda: ctx.host(args), options, args.url, args.index_timeout)
+    ctx.out.write(dumps(check.to_dict()) if args.json else render_mirror_check(check, terminal_width(ctx.env)))
+    return 0 if check.ok else 1
 
 
 def run_refresh(args: argparse.Namespace, ctx: Any) -> int:

@@ -22,7 +22,74 @@ def check(s, tables=None) -> List:
     out += gpu_arch(s, tables)
     if not any(f.id == "driver-too-old-for-torch" for f in too_old):
         out += torch_cuda_unavailable(s, tables)
+    out += pixi_cuda_above_driver(s, tables)
+    out += conda_cuda_above_driver(s, tables)
     return out
+
+
+def _driver_cuda(s, tables) -> Optional[str]:
+    d = s.driver
+    if d is None or not d.version:
+        return None
+    return d.cuda_version or drv.native_cuda_for_driver(d.version, "windows" if s.platform.wsl == 2 else "linux",
+                                                        (tables or {}).get(drv.TABLE))
+
+
+def conda_cuda_above_driver(s, tables=None) -> List:
+    """A conda or pixi env whose ``cuda-version`` package (the CUDA its libraries were built for) is above the driver's own
+    CUDA: another major cannot run at all; a newer minor runs by minor-version compatibility (no PTX JIT)."""
+    e = getattr(s, "python_env", None)
+    if e is None or e.kind not in ("conda", "pixi"):
+        return []
+    pinned = next((p.split("=")[1] for p in e.cuda_packages if p.startswith("cuda-version=")), None)
+    have = _driver_cuda(s, tables)
+    want, got = cc_tuple(pinned), cc_tuple(have)
+    if not want or not got or want[:2] <= got[:2]:
+        return []
+    other_major = want[0] > got[0]
+    need = drv.min_driver_for_cuda(pinned, "windows" if s.platform.wsl == 2 else "linux", (tables or {}).get(drv.TABLE))
+    where = "--prefix %s" % c.quote(e.prefix) if e.kind == "conda" and e.prefix else ""
+    if e.kind == "pixi":
+        fix = ['pixi add %s"cuda-version<=%s"    # CUDA packages the driver runs, in the manifest'
+               % ("--manifest-path %s " % c.quote(e.manifest) if e.manifest else "", have)]
+    else:
+        fix = ['conda install %s"cuda-version<=%s"    # CUDA packages the driver runs' % (where + " " if where else "", have)]
+    if need:
+        fix.append("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)" % (need, pinned))
+    title = "the %s environment's CUDA packages are built for CUDA %s, above this driver's CUDA %s" % (e.kind, pinned, have)
+    detail = ("%s holds cuda-version %s: its CUDA libraries (and a conda-forge torch's) are built for CUDA %s. %s" % (
+        e.prefix, pinned, pinned,
+        "The driver runs CUDA %s: a CUDA %d library cannot run on it at all (\"CUDA driver version is insufficient\")."
+        % (have, want[0]) if other_major else
+        "The driver runs CUDA %s: within one major they run by minor-version compatibility, but PTX cannot be JIT-compiled "
+        "and a few newer APIs fail." % have))
+    return [F("conda-cuda-above-driver", "error" if other_major else "warning", title, detail, fix)]
+
+
+def pixi_cuda_above_driver(s, tables=None) -> List:
+    """A pixi env whose manifest declares ``[system-requirements] cuda`` above the driver's own CUDA (conda's
+    ``__cuda``): pixi refuses to install or run it here ("the current system has a mismatching virtual package")."""
+    e = getattr(s, "python_env", None)
+    d = s.driver
+    if e is None or e.kind != "pixi" or not e.manifest_cuda or d is None or not d.version:
+        return []
+    have = d.cuda_version or drv.native_cuda_for_driver(d.version, "windows" if s.platform.wsl == 2 else "linux",
+                                                         (tables or {}).get(drv.TABLE))
+    want = cc_tuple(e.manifest_cuda)
+    if not have or not want or want[:2] <= cc_tuple(have)[:2]:
+        return []
+    need = drv.min_driver_for_cuda(e.manifest_cuda if "." in e.manifest_cuda else e.manifest_cuda + ".0",
+                                   "windows" if s.platform.wsl == 2 else "linux", (tables or {}).get(drv.TABLE))
+    fix = ['# in %s: set cuda = "%d" under [system-requirements] (the driver\'s CUDA %s), then: pixi install'
+           % (e.manifest, cc_tuple(have)[0], have)]
+    if need:
+        fix.append("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)" % (need, e.manifest_cuda))
+    return [F("pixi-cuda-above-driver", "error", "the pixi manifest declares CUDA %s, above this driver's CUDA %s"
+              % (e.manifest_cuda, have),
+              "%s declares [system-requirements] cuda = \"%s\" for the environment '%s'; pixi solves against that and "
+              "checks it against the machine's __cuda (the driver's CUDA, %s), so it refuses to install or run the "
+              "environment here. CONDA_OVERRIDE_CUDA would hide the mismatch, not fix it: the driver cannot run those "
+              "builds." % (e.manifest, e.manifest_cuda, e.name, have), fix)]
 
 
 # ------------------------------------------------------------------ the fix: which torch to install
@@ -39,11 +106,20 @@ def install_commands(s, tables, reinstall: bool = True) -> Tuple[List[str], Opti
     req = request_from_snapshot(s, c.torch_public_version(s))
     rec = decide(req, None, tables)
     if rec.ok and rec.commands:
-        return list(rec.commands), rec.variant
+        return _manifest_first(rec) + list(rec.commands), rec.variant
     older = nearest_release(req, rec, None, tables)
     if older is not None and older.ok and older.commands:
-        return list(older.commands), "%s (torch %s)" % (older.variant, older.torch_version)
+        return _manifest_first(older) + list(older.commands), "%s (torch %s)" % (older.variant, older.torch_version)
     return [], None
+
+
+def _manifest_first(rec) -> List[str]:
+    """A pixi install whose manifest needs lines first (the CUDA it declares, PyPI entries): that, as an instruction."""
+    plan = getattr(rec, "conda_install", None)
+    if plan is None or not plan.snippet:
+        return []
+    where = getattr(getattr(rec, "solver", None), "manifest", None) or "pixi.toml"
+    return ["# first add to %s: %s" % (where, "; ".join(line for line in plan.snippet if line))]
 
 
 def reinstall_commands(s, tables) -> List[str]:

@@ -33,6 +33,7 @@ class ReportView(Record):
     framework_findings: Tuple[Tuple[str, str], ...] = ()  # (package, the finding id its verdict is, "" for none)
     framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
     library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
+    solver: Tuple[Tuple[str, Optional[str]], ...] = ()  # a conda or pixi env's: (virtual package, what its solver sees)
 
 
 def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
@@ -72,7 +73,18 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
         framework_findings=tuple((p, fw.VERDICT_FINDING.get(v, "")) for p, v in verdicts),
         framework_min_drivers=minimums,
         library_verdicts=fw.library_verdicts(s) if getattr(s, "libraries", ()) else (),
+        solver=_solver(s, tables),
     )
+
+
+def _solver(s: Any, tables: Optional[Mapping[str, Any]]) -> Tuple[Tuple[str, Optional[str]], ...]:
+    """What a conda or pixi solver sees on this machine, for the probed interpreter's conda or pixi env."""
+    if getattr(getattr(s, "python_env", None), "kind", None) not in ("conda", "pixi"):
+        return ()
+    from cudaenv.recommend.conda import solver_view
+    from cudaenv.recommend.request import request_from_snapshot
+
+    return tuple((p.name, p.value) for p in solver_view(request_from_snapshot(s), tables).packages)
 
 
 def _torch_devices(t) -> str:

@@ -48,11 +48,19 @@ def run_install(host: Any, argv: Sequence[str], timeout: float) -> Tuple[Optiona
 
 
 def install_argv(rec: Any, python: str) -> List[str]:
+    """The argv of the install: conda's or pixi's own (conda-forge's build; never through a shell), else pip's or uv's.
+    A pixi install that needs a manifest edit first (the CUDA it declares, a PyPI entry) is a UserError naming it."""
     from cudaenv.recommend.install import install_argv as argv_for
 
+    plan = getattr(rec, "conda_install", None)
+    if plan is not None and plan.argv:
+        return list(plan.argv)
+    if plan is not None and plan.installer == "pixi":
+        raise UserError("pixi needs the manifest changed first: %s" % "; ".join(plan.snippet),
+                        hint="add those lines (`cudaenv torch recommend` shows where), then run `%s`" % "; ".join(plan.commands))
     installer = "uv" if rec.installer == "uv" else "pip"
     return argv_for(rec.packages, rec.index_url, python, installer, PIP_RETRIES if installer == "pip" else None,
-                    PIP_TIMEOUT if installer == "pip" else None)
+                    PIP_TIMEOUT if installer == "pip" else None, flat=getattr(rec, "index_layout", "simple") == "flat")
 
 
 def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, started: Any = None) -> InstallOutcome:
@@ -66,11 +74,14 @@ def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, star
     if rec.installer == "uv" and host.which("uv") is None:
         raise UserError("this environment is managed by uv, but `uv` is not on PATH", hint="install uv, or run the pip command above by hand")
     argv = install_argv(rec, python)
+    if argv[0] in ("conda", "pixi") and host.which(argv[0]) is None:
+        raise UserError("this environment is managed by %s, but `%s` is not on PATH" % (argv[0], argv[0]),
+                        hint="run the command above where %s is installed" % argv[0])
     timeout = install_timeout(env)
-    if rec.index_url:
+    if rec.index_url and argv[0] not in ("conda", "pixi"):
         from cudaenv.index.client import unreachable
 
-        why = unreachable(rec.index_url.rstrip("/") + "/torch/")
+        why = unreachable(rec.index_url.rstrip("/") + ("/" if getattr(rec, "index_layout", "simple") == "flat" else "/torch/"))
         if why:
             return InstallOutcome(tuple(argv), None, False, 0.0, "", timeout, before.torch.version if before.torch.installed else None,
                                   before, unreachable=why)

@@ -62,8 +62,10 @@ def plan_choices(platform: Any, rec: Any, others: Sequence[Any], findings: Seque
     choices: List[Choice] = []
     if rec is not None and rec.ok and rec.commands:
         choices.append(Choice("install", M("Install torch %s %s (recommended)", rec.torch_version, rec.variant), rec))
+    seen = {tuple(rec.commands)} if rec is not None and rec.ok and rec.commands else set()
     for other in others:
-        if other.ok and other.commands:
+        if other.ok and other.commands and tuple(other.commands) not in seen:  # conda/pixi: one line for several wheels
+            seen.add(tuple(other.commands))
             choices.append(Choice("install", M("Install torch %s %s", other.torch_version, other.variant), other))
     driver_alt = next((a for r in (rec, wanted) if r is not None for a in r.alternatives if a.kind == "driver"), None)
     if driver_alt is not None or any(f.id == "driver-too-old-for-torch" for f in findings):

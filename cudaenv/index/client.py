@@ -225,3 +225,21 @@ def _shorten_wait(raw: Any, deadline: Deadline) -> None:
             sock.settimeout(max(0.05, deadline.remaining()))
     except (AttributeError, OSError, ValueError):
         pass
+
+
+def redirect_of(url: str, deadline: Deadline) -> Optional[str]:
+    """Where the server sends a GET of ``url`` instead (a 3xx answer's Location, made absolute), asked with HEAD and
+    no redirect followed; None when it serves the file itself or cannot be asked within the deadline."""
+    import requests
+    from urllib.parse import urljoin
+
+    if deadline.expired:
+        return None
+    wait = max(0.05, deadline.remaining())
+    try:
+        resp = requests.head(url, allow_redirects=False, timeout=(wait, wait))
+    except Exception:  # noqa: BLE001 - any failure: no redirect seen
+        return None
+    location = resp.headers.get("Location") if 300 <= resp.status_code < 400 else None
+    resp.close()
+    return urljoin(url, location) if location else None

@@ -197,6 +197,22 @@ class Torch(Record):
     platform_tag: Optional[str] = None  # sysconfig.get_platform() of the target interpreter
     site_packages: Tuple[str, ...] = ()  # the target interpreter's site-packages dirs (for pip nvidia-* wheels)
     executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
+    libc: Optional[str] = None  # os.confstr("CS_GNU_LIBC_VERSION") in that interpreter: "glibc 2.36" (conda's __glibc)
+
+
+class PythonEnv(Record):
+    """Who made the probed interpreter's environment, read from its files (``probes/pyenv.py``): a uv or plain venv
+    (``pyvenv.cfg``), a conda env (``conda-meta/``), a pixi env (``.pixi/envs/NAME`` with its manifest above)."""
+
+    kind: str  # uv | venv | virtualenv | conda | pixi | system
+    prefix: Optional[str] = None  # the environment's folder (sys.prefix)
+    tool: Optional[str] = None  # what made it: uv | virtualenv | conda | mamba | pixi | ...
+    tool_version: Optional[str] = None  # pyvenv.cfg's uv = 0.13.9; conda-meta/history's "# conda version: 24.11.3"
+    name: Optional[str] = None  # a conda env's folder name, a pixi environment's name ("default")
+    manifest: Optional[str] = None  # a pixi env's pixi.toml or pyproject.toml ([tool.pixi])
+    manifest_cuda: Optional[str] = None  # its [system-requirements] cuda (or a platform's cuda = "12.0")
+    channels: Tuple[str, ...] = ()  # the manifest's channels
+    cuda_packages: Tuple[str, ...] = ()  # conda-meta's CUDA packages "cuda-version=12.6=h7480c83_3", "pytorch=2.7.1=cuda126_..."
 
 
 class Framework(Record):
@@ -307,6 +323,7 @@ class Snapshot(Record):
     notes: Tuple[Note, ...] = ()
     health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
     containers: Optional[ContainerHost] = None  # a host with a container engine or the NVIDIA Container Toolkit
+    python_env: Optional[PythonEnv] = None  # who made the probed interpreter's environment (uv, conda, pixi)
     root: str = "/"
     cudaenv_version: Optional[str] = None
 

@@ -38,6 +38,21 @@ class IndexPage(Record):
     format: Optional[str] = None  # "json" | "html"
 
 
+class IndexLink(Record):
+    """One file a page links to: its name, the link as written (relative or absolute), its sha256 where the page
+    gives one (PEP 503's ``#sha256=`` fragment, PEP 691's ``hashes``)."""
+
+    filename: str
+    url: str
+    sha256: Optional[str] = None
+
+
+class IndexLinks(Record):
+    links: Tuple[IndexLink, ...] = ()
+    problem: Optional[str] = None
+    format: Optional[str] = None  # "json" | "html"
+
+
 class Wheel(Record):
     name: str  # normalized project name: "torch"
     version: str  # the public version: "2.7.1", "2.5.0.dev20240801"
@@ -134,6 +149,38 @@ def parse_index_page(text: object, content_type: str = "") -> IndexPage:
     return IndexPage(tuple(_html_files(text)), None, "html")
 
 
+def parse_index_links(text: object, content_type: str = "") -> IndexLinks:
+    """The files a simple-index project page or a flat listing links to, with where each link points and its sha256."""
+    page = parse_index_page(text, content_type)
+    if page.problem is not None:
+        return IndexLinks((), page.problem, page.format)
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    if page.format == "json":
+        data = json.loads(text)
+        links = []
+        for f in data["files"]:
+            if not (isinstance(f, dict) and isinstance(f.get("filename"), str) and f["filename"]):
+                continue
+            url = f.get("url") if isinstance(f.get("url"), str) else f["filename"]
+            hashes = f.get("hashes") if isinstance(f.get("hashes"), dict) else {}
+            links.append(IndexLink(f["filename"], url, _hex(hashes.get("sha256"))))
+        return IndexLinks(tuple(links), None, "json")
+    return IndexLinks(tuple(IndexLink(name, href, _hex(_fragment_sha256(href))) for name, href in _html_anchors(text)), None, "html")
+
+
+def _fragment_sha256(href: str) -> Optional[str]:
+    _, _, fragment = href.partition("#")
+    return fragment[len("sha256="):] if fragment.startswith("sha256=") else None
+
+
+def _hex(value: object) -> Optional[str]:
+    if not isinstance(value, str) or len(value) != 64:
+        return None
+    low = value.lower()
+    return low if all(c in "0123456789abcdef" for c in low) else None
+
+
 def json_depth_within(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
     """True when JSON ``text`` nests at most ``limit`` arrays/objects deep (strings skipped; linear time)."""
     if text.count("[") + text.count("{") <= limit:
@@ -183,12 +230,17 @@ def _short(exc: BaseException) -> str:
 
 
 def _html_files(text: str) -> List[str]:
-    """Every ``<a>`` of the page: its text when that is a wheel name, else the last part of its href.
+    """Every ``<a>`` of the page: its text when that is a wheel name, else the last part of its href."""
+    return [name for name, _ in _html_anchors(text)]
+
+
+def _html_anchors(text: str) -> List[Tuple[str, str]]:
+    """(name, href) of every ``<a>`` of the page: its text when that is a wheel name, else the last part of its href.
 
     Every search moves forward and each ``</a`` found is remembered, so any input is read in linear time.
     """
     low = text.lower()
-    names: List[str] = []
+    names: List[Tuple[str, str]] = []
     pos = 0
     n = len(text)
     close = -2  # the next "</a" at or after pos (-1: none left, -2: not searched yet)
@@ -222,5 +274,5 @@ def _html_files(text: str) -> List[str]:
             except ValueError:  # an href urlsplit refuses ("http://[")
                 candidate = ""
         if candidate:
-            names.append(candidate)
+            names.append((candidate, href))
     return names

@@ -220,13 +220,20 @@ def parse_dist_info_name(name: str) -> Optional[Tuple[str, Optional[str], Option
     return component.lower(), (suffix or None), parse_version(version)
 
 
-def parse_conda_meta_name(name: str) -> Optional[Tuple[str, str]]:
-    """``cuda-nvcc-12.4.131-0.json`` (conda-meta/) -> ``("cuda-nvcc", "12.4.131")``; None when it is not a record
-    name or its version is not a version."""
+def parse_conda_meta_record(name: str) -> Optional[Tuple[str, str, str]]:
+    """``pytorch-2.7.1-cuda126_generic_py312_h1234_200.json`` (conda-meta/) -> ``("pytorch", "2.7.1",
+    "cuda126_generic_py312_h1234_200")``, the version as written; None when it is not a record name (a package name
+    may hold ``-``, its version and build never do) or its version is not a version."""
     if not isinstance(name, str) or not name.endswith(".json") or len(name) > 256:
         return None
     parts = name[:-5].rsplit("-", 2)
-    if len(parts) != 3 or not parts[0]:
+    if len(parts) != 3 or not parts[0] or not parse_version(parts[1]):
         return None
-    version = parse_version(parts[1])
-    return (parts[0], version) if version else None
+    return parts[0], parts[1], parts[2]
+
+
+def parse_conda_meta_name(name: str) -> Optional[Tuple[str, str]]:
+    """``cuda-nvcc-12.4.131-0.json`` (conda-meta/) -> ``("cuda-nvcc", "12.4.131")``, the version normalised; None when
+    it is not a record name or its version is not a version."""
+    record = parse_conda_meta_record(name)
+    return (record[0], parse_version(record[1])) if record is not None else None

@@ -125,6 +125,18 @@ def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch
         return static
 
 
+def _python_env(host, interpreter, torch: Torch, notes: List[Note]) -> Any:
+    """Who made the interpreter's environment (files only: cheap enough for the calling thread)."""
+    from cudaenv.probes.pyenv import probe_python_env
+
+    if interpreter is None:
+        return None
+    try:
+        return _call(notes, "python-env", probe_python_env, host, interpreter.path, torch.executable)
+    except _Failed:
+        return None
+
+
 def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None) -> Snapshot:
     """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``.
 
@@ -164,6 +176,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     else:
         say("probing the driver, GPUs and toolkits")
     env = probe_env(host)
+    python_env = _python_env(host, interpreter, torch, collect_notes)
     platform, nvidia, visible, health, containers = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
     frameworks, libraries = fw_job.result()
@@ -189,6 +202,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),
         health=health,
         containers=containers,
+        python_env=python_env,
         root=str(host.root),
         cudaenv_version=cudaenv.__version__,
     )

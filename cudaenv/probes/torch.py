@@ -67,6 +67,7 @@ def torch_from_static(data: Dict[str, Any], python: Optional[str], source: Optio
         platform_tag=_text(data.get("platform_tag")),
         site_packages=site_packages_from(data),
         executable=_text(data.get("executable")),
+        libc=_text(data.get("libc")),
     )
 
 

@@ -32,7 +32,23 @@ from cudaenv.core.i18n import M, join
 
 
 def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:
-    """The variant, index URL and install commands for the request (see the module docstring)."""
+    """The variant, index URL and install commands for the request (see the module docstring); for conda and pixi,
+    their form of the same build and the solver's view (:mod:`cudaenv.recommend.conda`)."""
+    rec = _decide(req, index_data, tables)
+    if req.mirror:
+        rec = replace(rec, index_layout=req.index_layout, mirror=req.mirror)
+    if req.installer not in ("conda", "pixi"):
+        return rec
+    from cudaenv.recommend.conda import plan_conda, solver_view
+
+    plan = plan_conda(rec, req, tables) if rec.commands else None
+    changes = {"solver": solver_view(req, tables), "conda_install": plan}
+    if plan is not None:
+        changes["commands"] = plan.commands
+    return replace(rec, **changes)
+
+
+def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:
     base = req.index_base.rstrip("/")
     facts = Facts(index_data, tables)
     if req.jetson:
@@ -126,10 +142,10 @@ def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, A
     notes.extend(pkg_notes)
     if req.python_asked and req.interpreter_version and m.python_version and m.python_version != req.interpreter_version:
         python = ("py -%s" % m.python_version) if m.system == "windows" else "python%s" % m.python_version.rstrip("t")
-        notes.append(M("planned for Python %s, but %s is Python %s: run the install with a Python %s interpreter (%s)", m.python_version, req.python or "the probed interpreter", req.interpreter_version, m.python_version, python))
-    commands = tuple(install.commands(pkgs, index_url, installer, python, m.system, req.externally_managed and python == req.python))
-    if installer == "conda":
-        notes.append(M("conda no longer gets torch packages from the pytorch channel: this installs the pip wheel into the conda env"))
+        notes.append(M("planned for Python %s, but %s is Python %s: run the install with a Python %s interpreter (%s)",
+                       m.python_version, req.python or "the probed interpreter", req.interpreter_version, m.python_version, python))
+    commands = tuple(install.commands(pkgs, index_url, installer, python, m.system, req.externally_managed and python == req.python,
+                                      flat=req.index_layout == "flat"))
     return _with_uv_auto(Recommendation(
         chosen.variant, index_url, target, commands, tuple(reasons), tuple(alternatives), chosen.fits, tuple(pkgs),
         tuple(plain), tuple(notes), python, installer, tuple(cands), m.platform, asked_variant=variant), cands, m, facts, kind)

@@ -60,12 +60,19 @@ def quote(text: str, system: str) -> str:
     return shlex.quote(text)
 
 
+def index_option(flat: bool = False) -> str:
+    """How an install names the torch index: ``--index-url`` (a simple index, the only one for the packages named),
+    or ``--find-links`` for a flat listing (one page of wheels: a mirror's); the local-tag pins keep the default
+    index's builds of the same version out either way."""
+    return "--find-links" if flat else "--index-url"
+
+
 def commands(pkgs: Sequence[str], index_url: Optional[str], installer: str, python: Optional[str], system: str,
-             managed: bool = False) -> List[str]:
+             managed: bool = False, flat: bool = False) -> List[str]:
     """The install command(s); for an externally managed Python (PEP 668) the venv recipe instead."""
     py = quote(python or ("python" if system == "windows" else "python3"), system)
     tail = " ".join(quote(p, system) for p in pkgs)
-    idx = " --index-url %s" % index_url if index_url else ""
+    idx = " %s %s" % (index_option(flat), index_url) if index_url else ""
     if managed:
         return venv_recipe(py, tail + idx)
     if installer == "uv":
@@ -80,9 +87,9 @@ def venv_recipe(python: str, pip_args: str) -> List[str]:
 
 
 def install_argv(pkgs: Sequence[str], index_url: Optional[str], python: str, installer: str = "pip",
-                 retries: Optional[int] = None, timeout: Optional[float] = None) -> List[str]:
+                 retries: Optional[int] = None, timeout: Optional[float] = None, flat: bool = False) -> List[str]:
     """The argv that runs the install in ``python`` (for `cudaenv fix`)."""
-    tail = list(pkgs) + (["--index-url", index_url] if index_url else [])
+    tail = list(pkgs) + ([index_option(flat), index_url] if index_url else [])
     if installer == "uv":
         return ["uv", "pip", "install", "--python", python] + tail
     extra = []

@@ -24,7 +24,7 @@ class Request(Record):
     torch_version: Optional[str] = None  # asked for: "2.7.1", "2.7", "latest"; None = the installed one
     variant: Optional[str] = None  # asked for: "cu126"
     installed: Optional[str] = None  # "2.7.1+cpu" when torch is installed
-    installer: str = "pip"  # pip | uv | conda
+    installer: str = "pip"  # pip | uv | conda | pixi
     python: Optional[str] = None  # the interpreter that gets the install
     companions: Tuple[Tuple[str, str], ...] = ()
     index_base: str = TORCH_INDEX
@@ -34,6 +34,17 @@ class Request(Record):
     python_asked: bool = False  # the Python version is a what-if, not the interpreter's
     interpreter_version: Optional[str] = None  # the probed interpreter's major.minor
     notes: Tuple[str, ...] = ()
+    env_kind: Optional[str] = None  # the probed interpreter's environment: uv | venv | virtualenv | conda | pixi | system
+    env_prefix: Optional[str] = None
+    env_manifest: Optional[str] = None  # a pixi env's manifest
+    env_cuda: Optional[str] = None  # the CUDA it declares for the solver
+    env_channels: Tuple[str, ...] = ()
+    driver_cuda: Optional[str] = None  # the driver's own CUDA (nvidia-smi's "CUDA Version"): conda's __cuda
+    cuda_override: Optional[str] = None  # CONDA_OVERRIDE_CUDA as set ("" hides __cuda); None when unset
+    libc: Optional[str] = None  # "glibc 2.36" in the interpreter
+    kernel: Optional[str] = None  # the kernel release
+    index_layout: str = "simple"  # simple (--index-url) | flat (--find-links: a mirror's one page of wheels) | upstream
+    mirror: Optional[str] = None  # --mirror NAME (data/torch_mirrors.json) or URL
 
 
 class Alternative(Record):
@@ -59,6 +70,37 @@ class Candidate(Record):
         return not self.problems
 
 
+class CondaInstall(Record):
+    """The conda or pixi form of the decision (:mod:`cudaenv.recommend.conda`): conda-forge's ``pytorch-gpu`` pinned to a
+    ``cuda-version`` the driver runs, or, where conda-forge has no such build, the PyPI wheel through the installer."""
+
+    installer: str  # conda | pixi
+    route: str  # conda-forge | pypi
+    channel: Optional[str] = None  # "conda-forge" on the conda-forge route
+    packages: Tuple[str, ...] = ()  # "pytorch-gpu==2.12.0", "cuda-version==12.9" (MatchSpecs)
+    cuda_version: Optional[str] = None  # the cuda-version pinned
+    argv: Tuple[str, ...] = ()  # what `cudaenv fix --yes` runs; () when nothing may run (the manifest needs an edit first)
+    snippet: Tuple[str, ...] = ()  # manifest lines to add (pixi: [system-requirements], [pypi-dependencies])
+    notes: Tuple[str, ...] = ()  # kinds: minor-compat | no-build | arch-too-old | channel-missing | declare-cuda | manifest-above-driver | no-manifest
+    commands: Tuple[str, ...] = ()  # the line(s) a person runs (after the snippet, when there is one)
+
+
+class VirtualPackage(Record):
+    name: str  # __cuda | __cuda_arch | __glibc | __linux | __unix
+    value: Optional[str] = None  # None: the solver sees none
+    source: str = ""  # driver | CONDA_OVERRIDE_CUDA | GPUs | libc | kernel | system | unknown
+
+
+class SolverView(Record):
+    """What a conda or pixi solver sees on this machine, and what a pixi manifest should declare."""
+
+    packages: Tuple[VirtualPackage, ...] = ()
+    declare_cuda: Optional[str] = None  # the [system-requirements] cuda a pixi manifest should declare ("12")
+    manifest: Optional[str] = None  # the pixi manifest of the probed environment
+    manifest_cuda: Optional[str] = None  # what it declares
+    problem: Optional[str] = None  # manifest-above-driver | manifest-missing-cuda | override-above-driver | None
+
+
 class Recommendation(Record):
     """``cudaenv torch recommend --json`` (without the working values ``plain_packages`` and ``candidates``)."""
 
@@ -82,3 +124,7 @@ class Recommendation(Record):
     installed_fits: bool = False  # the installed build already runs on this machine: nothing to install
     asked_variant: Optional[str] = None  # --variant, when it was asked for
     uv_auto: Optional[str] = None  # the build uv's --torch-backend=auto would pick instead (driver only), when it differs
+    index_layout: str = "simple"  # how the index is named in the install line: simple (--index-url) | flat (--find-links) | upstream
+    mirror: Optional[str] = None  # the --mirror the line names
+    conda_install: Optional[CondaInstall] = None  # --installer conda|pixi: conda-forge's build (or the PyPI route)
+    solver: Optional[SolverView] = None  # --installer conda|pixi: the virtual packages a solver sees here

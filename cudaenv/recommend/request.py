@@ -32,6 +32,22 @@ def installed_companions(snapshot: Any) -> dict:
     return {name: version for name, _, version in pairs if version}
 
 
+def env_installer(snapshot: Any) -> Optional[str]:
+    """The installer the probed environment belongs to, where it says: a pixi env's is pixi; a conda env's is conda
+    unless pip installed its torch; a uv venv's is uv unless another installer's torch is in it."""
+    pyenv = getattr(snapshot, "python_env", None)
+    torch = getattr(snapshot, "torch", None)
+    by = getattr(torch, "installer", None) if getattr(torch, "installed", False) else None
+    kind = getattr(pyenv, "kind", None)
+    if kind == "pixi":
+        return "pixi"
+    if kind == "conda" and by in (None, "conda"):
+        return "conda"
+    if kind == "uv" and by in (None, "uv"):
+        return "uv"
+    return None
+
+
 def request_from_snapshot(
     snapshot: Any = None,
     torch_version: Optional[str] = None,
@@ -47,6 +63,9 @@ def request_from_snapshot(
     installer: Optional[str] = None,
     python: Optional[str] = None,
     jetson: Optional[str] = None,
+    cuda_override: Optional[str] = None,
+    index_layout: str = "simple",
+    mirror: Optional[str] = None,
 ) -> Request:
     """The request for this snapshot; every argument given overrides what the snapshot says (a what-if)."""
     platform = getattr(snapshot, "platform", None)
@@ -84,11 +103,18 @@ def request_from_snapshot(
     installed = getattr(torch, "version", None) if getattr(torch, "installed", False) else None
     interpreter_version = _mm(getattr(torch, "python_version", None))
     managed = bool(getattr(torch, "externally_managed", False)) and not bool(getattr(torch, "in_virtualenv", False))
+    pyenv = getattr(snapshot, "python_env", None)
+    probed_cuda = getattr(snap_driver, "cuda_version", None) if driver is None else None
     return Request(
         system=sys_name, machine=mach, driver=drv_version, driver_system=driver_system, gpus=tuple(gpus), nvidia=nvidia,
         python_version=py, accelerator=accelerator, torch_version=torch_version, variant=variant, installed=installed,
-        installer=installer or getattr(torch, "installer", None) or "pip", python=python or getattr(torch, "python", None),
+        installer=installer or env_installer(snapshot) or getattr(torch, "installer", None) or "pip", python=python or getattr(torch, "python", None),
         companions=tuple(sorted((installed_companions(snapshot) if companions is None else companions).items())), index_base=(index_base or TORCH_INDEX).rstrip("/"),
         externally_managed=managed, jetson=jetson, python_asked=bool(python_version), notes=tuple(notes),
         interpreter_version=interpreter_version, jetpack=jetpack,
+        env_kind=getattr(pyenv, "kind", None), env_prefix=getattr(pyenv, "prefix", None), env_manifest=getattr(pyenv, "manifest", None),
+        env_cuda=getattr(pyenv, "manifest_cuda", None), env_channels=tuple(getattr(pyenv, "channels", ()) or ()),
+        driver_cuda=probed_cuda, cuda_override=cuda_override, libc=getattr(torch, "libc", None), index_layout=index_layout,
+        mirror=mirror,
+        kernel=getattr(platform, "kernel", None) if system is None else None,
     )

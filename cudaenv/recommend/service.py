@@ -28,7 +28,8 @@ class Options(Record):
     index_base: Optional[str] = None
     refresh: bool = False
     jetson: Optional[str] = None  # --jetson: a JetPack (6.2) or L4T (r36.4.3) release; "" the newest JetPack known
-    installer: Optional[str] = None  # --installer: pip | uv (default: the one that installed the probed torch)
+    installer: Optional[str] = None  # --installer: pip | uv | conda | pixi (default: the environment's, else torch's installer)
+    mirror: Optional[str] = None  # --mirror NAME (data/torch_mirrors.json) or URL: the torch index, and its layout
 
 
 def index_timeout(env: Mapping[str, str], explicit: Optional[float] = None) -> float:
@@ -46,6 +47,32 @@ def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
         flag = "--index-base" if explicit else "CUDAENV_TORCH_INDEX"
         raise UserError("%s: %s" % (flag, problem), hint="for example --index-base %s" % config.TORCH_INDEX)
     return base
+
+
+class Mirror(NamedTuple):
+    name: str  # the table's name, or the URL as given
+    base: str  # the index base: URL/cu126 is the variant's index (simple) or listing (flat)
+    layout: str  # simple | flat | upstream
+
+
+def mirror_for(value: Optional[str]) -> Optional[Mirror]:
+    """``--mirror NAME`` from data/torch_mirrors.json, or ``--mirror URL`` (an index base, taken as a simple index:
+    `cudaenv torch mirror-check URL` says which layout it really has); a usage error for anything else."""
+    from cudaenv.facts import mirrors
+    from cudaenv.index.client import check_url
+
+    if not value:
+        return None
+    row = mirrors.find(value)
+    if row is not None:
+        return Mirror(row["name"], mirrors.base_of(row), row["layout"])
+    url = value.strip().replace("/{variant}", "").rstrip("/")
+    if "://" not in url:
+        raise UserError("--mirror %s is not a mirror cudaenv knows" % value, hint="one of %s, or the mirror's URL" % ", ".join(mirrors.names()))
+    problem = check_url(url)
+    if problem:
+        raise UserError("--mirror: %s" % problem, hint="for example --mirror nju, or --mirror https://mirror.example/pytorch/whl")
+    return Mirror(url, url, "simple")
 
 
 def split_python(value: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
@@ -115,6 +142,11 @@ def check_options(options: Options, env: Mapping[str, str]) -> None:
                         hint="for example --jetson 6.2 (JetPack) or --jetson r36.4.3 (L4T); see data/jetson.json")
 
 
+def mirror_changes(value: Optional[str]) -> dict:
+    mirror = mirror_for(value)
+    return {"index_layout": mirror.layout, "mirror": mirror.name} if mirror is not None else {}
+
+
 class JetsonWhatIf(NamedTuple):
     l4t: Optional[str]
     jetpack: Optional[str]
@@ -160,8 +192,10 @@ def request_for(options: Options, env: Mapping[str, str], host: Any, snapshot: A
         machine = "arm64" if system == "darwin" else "x86_64"  # planning for another OS: its usual CPU
     return request_from_snapshot(
         snapshot, torch_version=options.torch, driver=driver.strip() if driver else None, compute_capabilities=ccs,
-        system=system, machine=machine, python_version=python_version, index_base=index_base(env, options.index_base),
+        system=system, machine=machine, python_version=python_version,
+        index_base=mirror_for(options.mirror).base if options.mirror else index_base(env, options.index_base),
         variant=options.variant, accelerator=probe_accelerator(host, snapshot), jetson=jetson, installer=options.installer,
+        cuda_override=env.get("CONDA_OVERRIDE_CUDA"), **mirror_changes(options.mirror),
     )
 
 
@@ -174,7 +208,7 @@ def recommend_for(env: Mapping[str, str], make_host: Any, options: Options) -> A
     interpreter, what_if_python = split_python(options.python)
     python_version = options.python_version or what_if_python
     check_options(dataclasses_replace(options, python_version=python_version), env)
-    base = index_base(env, options.index_base)
+    base = mirror_for(options.mirror).base if options.mirror else index_base(env, options.index_base)
     host = make_host()
     snapshot = collect_snapshot(host, python=interpreter, quick=True)
     index_data, notes, _ = load_index_data(env, base, options.refresh, index_timeout(env))

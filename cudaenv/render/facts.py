@@ -179,6 +179,21 @@ def _cudnn(s, view, width: int = WIDTH) -> List[str]:
     return lines
 
 
+def python_env_text(e) -> str:
+    """One line on who made the interpreter's environment (a snapshot's :class:`PythonEnv`)."""
+    tool = " (%s %s)" % (e.tool, e.tool_version) if e.tool and e.tool_version else ""
+    if e.kind == "pixi":
+        if not e.manifest:
+            return "pixi environment '%s' at %s (no manifest found above it)" % (e.name, e.prefix)
+        cuda = ("CUDA %s declared for the solver" % e.manifest_cuda) if e.manifest_cuda else "no CUDA declared: pixi solves CPU-only builds"
+        return "pixi environment '%s' of %s; %s" % (e.name, e.manifest, cuda)
+    if e.kind == "conda":
+        return "conda environment '%s' at %s%s" % (e.name, e.prefix, tool)
+    if e.kind in ("uv", "venv", "virtualenv"):
+        return "%s at %s%s" % ({"uv": "uv venv", "venv": "venv"}.get(e.kind, e.kind), e.prefix, tool)
+    return "no virtual environment (%s)" % e.prefix
+
+
 def _torch(s, view, width: int = WIDTH) -> List[str]:
     kv, item = _writers(width)
     t = s.torch
@@ -196,6 +211,13 @@ def _torch(s, view, width: int = WIDTH) -> List[str]:
     if extra:
         python += " (%s)" % ", ".join(extra)
     lines += kv("python", python)
+    e = getattr(s, "python_env", None)
+    if e is not None:
+        lines += kv("environment", python_env_text(e))
+        if e.cuda_packages:
+            lines += kv("CUDA packages", ", ".join(e.cuda_packages))
+        if getattr(view, "solver", ()):
+            lines += kv("solver sees", ", ".join("%s %s" % (name, value or "none") for name, value in view.solver))
     if not t.installed:
         lines += kv("torch", "not installed")
         return lines

@@ -101,10 +101,13 @@ def render_install(outcome: Any, python: str, installer: str) -> str:
             lines.append("\nThe install was stopped after %s (CUDAENV_INSTALL_TIMEOUT)." % seconds_text(outcome.timeout))
         else:
             lines.append("\nThe install failed: %s exited with status %s after %s." % (
-                outcome.argv[0] if installer != "uv" else "uv", outcome.code, seconds_text(outcome.seconds)))
+                outcome.argv[0] if installer not in ("uv", "conda", "pixi") else installer, outcome.code, seconds_text(outcome.seconds)))
         lines.append("torch in %s is now: %s (before: %s)." % (python, now or "not installed", old or "not installed"))
         if installer == "uv":
             lines.append("uv does not promise to restore the previous torch after a failure: check it before use.")
+        elif installer in ("conda", "pixi"):
+            lines.append("%s may have changed part of the environment before it stopped: check it with `cudaenv doctor` "
+                         "before use." % installer)
         elif outcome.timed_out:
             lines.append("pip was killed mid-way, so the environment may be half-installed: "
                          "run `%s -m pip install --force-reinstall %s` to repair it." % (python, "torch==%s" % old if old else "torch"))

@@ -69,6 +69,11 @@ def facts_rows(s, view) -> List[tuple]:
                 rows.append((N_("torch arch list"), " ".join(md_text(a) for a in tp.arch_list)))
         else:
             rows.append((N_("torch devices"), "not checked (torch not imported)"))
+    e = getattr(s, "python_env", None)
+    if e is not None:
+        from cudaenv.render.facts import python_env_text
+
+        rows.append(("Python environment", md_text(python_env_text(e))))
     a = s.active_toolkit
     tks = []
     for tk, flags in zip(s.toolkits, view.toolkit_marks):

@@ -31,6 +31,13 @@ def render_text(rec: Any, width: int = 80) -> str:
         lines += ["", t("Install:")]
         for c in rec.commands:
             lines += wrap_command(c, "  ", width)
+    if getattr(rec, "mirror", None) and rec.commands:
+        lines.append("")
+        lines += prose(mirror_text(rec), "mirror: ", "    ")
+    if getattr(rec, "conda_install", None) is not None or getattr(rec, "solver", None) is not None:
+        from cudaenv.render.conda import render_conda
+
+        lines += render_conda(rec, width)
     if rec.alternatives:
         lines.append("")
         lines.append(t(("Options:" if getattr(rec, "installed_fits", False) else "Alternatives:") if rec.variant else "What to change:"))
@@ -47,6 +54,19 @@ def render_text(rec: Any, width: int = 80) -> str:
 
 
 _HEADINGS = (N_("Options:"), N_("Alternatives:"), N_("What to change:"))  # render_text's, said with t()
+
+
+def mirror_text(rec: Any) -> str:
+    """How the install line uses the --mirror it names (data/torch_mirrors.json's layout)."""
+    if rec.index_layout == "flat":
+        return ("%s is a flat listing of wheels: pip and uv read it with --find-links (uv's index needs format = \"flat\", "
+                "pixi's [pypi-options] find-links); the local-tag pins keep PyPI's builds of the same version out. "
+                "`cudaenv torch mirror-check --mirror %s` checks that it serves this build" % (rec.mirror, rec.mirror))
+    if rec.index_layout == "upstream":
+        return ("%s sent its downloads back to the official index when last checked: it saves nothing there. "
+                "`cudaenv torch mirror-check --mirror %s` says what it does today" % (rec.mirror, rec.mirror))
+    return ("%s mirrors the simple index: it is the only index for torch in this line (--index-url), so nothing falls "
+            "back to another index. `cudaenv torch mirror-check --mirror %s` checks that it serves this build" % (rec.mirror, rec.mirror))
 
 
 def uv_auto_text(rec: Any) -> str:

@@ -694,3 +694,59 @@ def test_sudo_is_printed_only_where_it_is_needed_and_present():
         fixes = [x for fid in ("gpu-memory-busy", "stale-gpu-process", "cuda-link-dangling") for x in one(s, fid).fix]
         assert any(x.startswith("sudo ") for x in fixes) == printed, (root_user, sudo, fixes)
         assert any("fuser -v /dev/nvidia0" in x or "fuser -v /dev/nvidia*" in x for x in fixes)
+
+
+def test_pixi_manifest_cuda_above_the_driver():
+    # issue 31: a pixi env whose manifest declares cuda = "13.1" on a driver of CUDA 13.0 (pixi refuses it here)
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("pixi", "/ws/.pixi/envs/default", "pixi", None, "default", "/ws/pixi.toml", "13.1", ("conda-forge",))
+    f = one(replace(healthy(), python_env=env), "pixi-cuda-above-driver")
+    assert f.severity == "error" and "CUDA 13.1, above this driver's CUDA 13.0" in f.title
+    assert f.fix[0] == '# in /ws/pixi.toml: set cuda = "13" under [system-requirements] (the driver\'s CUDA 13.0), then: pixi install'
+    no_placeholders(f)
+    for ok in ("13", "12.6", None):  # at or below the driver, or nothing declared
+        assert "pixi-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, manifest_cuda=ok)))
+    assert "pixi-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, kind="conda")))
+
+
+def test_conda_env_cuda_version_above_the_driver():
+    # issue 31: conda-meta's cuda-version against the driver's CUDA (13.0 on the healthy machine)
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("conda", "/opt/conda/envs/cu", "conda", "24.11.3", "cu", cuda_packages=("cuda-version=13.1=h1_0",
+                                                                                            "pytorch=2.12.0=cuda130_generic_py312_h2_200"))
+    f = one(replace(healthy(), python_env=env), "conda-cuda-above-driver")
+    assert f.severity == "warning" and "built for CUDA 13.1, above this driver's CUDA 13.0" in f.title
+    assert f.fix[0] == 'conda install --prefix /opt/conda/envs/cu "cuda-version<=13.0"    # CUDA packages the driver runs'
+    no_placeholders(f)
+    major = replace(env, cuda_packages=("cuda-version=14.0=h1_0",))
+    assert one(replace(healthy(), python_env=major), "conda-cuda-above-driver").severity == "error"
+    pixi = replace(env, kind="pixi", manifest="/ws/pixi.toml")
+    assert one(replace(healthy(), python_env=pixi), "conda-cuda-above-driver").fix[0].startswith(
+        'pixi add --manifest-path /ws/pixi.toml "cuda-version<=13.0"')
+    for ok in (("cuda-version=13.0=h1_0",), ("cuda-version=12.6=h1_0",), ()):
+        assert "conda-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, cuda_packages=ok)))
+    assert "conda-cuda-above-driver" not in ids(replace(healthy(), python_env=replace(env, kind="uv")))
+
+
+def test_a_cpu_torch_in_a_pixi_env_is_fixed_with_pixi_and_the_manifest_lines_first():
+    # issue 31: the doctor's fix in a pixi env is pixi's, with the [system-requirements] its manifest lacks said first
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("pixi", "/ws/.pixi/envs/default", "pixi", None, "default", "/ws/pixi.toml", None, ("conda-forge",))
+    s = replace(healthy(), python_env=env, torch=cuda_torch(version="2.12.1+cpu", cuda=None, arch=(), installer=None,
+                                                             cuda_available=False, device_count=0, devices=()))
+    f = one(s, "torch-cpu-only")
+    assert f.fix[0] == '# first add to /ws/pixi.toml: [system-requirements]; cuda = "13"'
+    assert f.fix[1] == "pixi add --manifest-path /ws/pixi.toml pytorch-gpu==2.12.1 cuda-version==13.0"
+
+
+def test_the_facts_view_has_a_conda_envs_solver_packages():
+    # issue 31: --verbose's "solver sees" line, for a conda or pixi env only
+    from cudaenv.model.snapshot import PythonEnv
+
+    env = PythonEnv("conda", "/opt/conda/envs/cu", "conda", "24.11.3", "cu")
+    solver = dict(build_view(replace(healthy(), python_env=env)).solver)
+    assert (solver["__cuda"], solver["__cuda_arch"], solver["__linux"]) == ("13.0", "8.0", "6.8.0")
+    assert build_view(replace(healthy(), python_env=replace(env, kind="uv"))).solver == ()

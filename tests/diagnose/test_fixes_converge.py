@@ -330,8 +330,8 @@ def _snapshots():
     pure): (id, snapshot) pairs."""
     from cudaenv.model.record import replace
     from cudaenv.model.snapshot import (ContainerHost, CdiSpec, Cudnn, Driver, EngineConfig, Framework, Gpu, GpuHealth,
-                                        GpuProcess, LoadedLibrary, Platform, Snapshot, ToolStatus, VisibleDevices,
-                                        XidGroup)
+                                        GpuProcess, LoadedLibrary, Platform, PythonEnv, Snapshot, ToolStatus,
+                                        VisibleDevices, XidGroup)
     from machine import A100, all_visible, cuda_torch, gpu, healthy
 
     h = healthy()
@@ -405,6 +405,10 @@ def _snapshots():
                                                                                gpu_build=True, cuda_from="local-tag"),))),
         ("nccl-two-copies", healthy(libraries=nccl)),
         ("stale-gpu-process", healthy(processes=(GpuProcess(pid=999, name="python", used_memory_mib=4000, gpu_index=0, state="gone"),))),
+        ("pixi-cuda-above-driver", healthy(python_env=PythonEnv("pixi", "/ws/.pixi/envs/default", "pixi", None, "default",
+                                                                "/ws/pixi.toml", "13.1"))),
+        ("conda-cuda-above-driver", healthy(python_env=PythonEnv("conda", "/opt/conda/envs/cu", "conda", "24.11.3", "cu",
+                                                                 cuda_packages=("cuda-version=13.1=h1_0",)))),
         ("hint-launch-blocking", h),
         ("hint-distributed-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),
         ("hint-nccl-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),

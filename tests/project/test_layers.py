@@ -72,6 +72,7 @@ SERVICES = {
     "cudaenv.toolkit.uninstall.dpkg": "streams dpkg's lists through the Host",
     "cudaenv.toolkit.uninstall.rpm": "asks rpm (through Host.run) which packages own the files, where it is installed",
     "cudaenv.recommend.service": "probes the machine, reads the index cache or refreshes it",
+    "cudaenv.recommend.mirror_check": "`cudaenv torch mirror-check`: probes the machine, reads the mirror's and the official index's pages",
     "cudaenv.diagnose.service": "`cudaenv doctor`: collects the snapshot (the probes) before the rules run",
     "cudaenv.pasted.service": "`cudaenv explain`: reads the paste (--file, stdin) and this machine's context",
     "cudaenv.toolkit.service": "`cudaenv link` and `cudaenv init`: probes the toolkits, edits the rc file",
