@@ -19,6 +19,9 @@ data/frameworks.json installed)
 ``doctor --json --quick`` with PY in   the same with PY linked from a       <= 1.2 x
 a conda env of 5,000 conda-meta        folder that is no environment
 records and a 20,000-line history
+``doctor --quick --root`` of a GPU     the same root without them           <= 1.2 x
+container host (Docker, containerd,
+CRI-O, Podman, CDI, the toolkit)
 ``cudaenv list``                       ``PY -c pass``                       <= 3 x
 ``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 2 x wall, <= 1.5 x peak RSS
 ``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
@@ -194,6 +197,36 @@ def conda_env(base: Path, python: str, meta_too: bool = True) -> str:
     (base / "bin").mkdir()
     os.symlink(python, base / "bin" / "python")
     return str(base / "bin" / "python")
+
+
+def container_root(base: Path, engines: bool) -> Path:
+    """A root for ``doctor --quick --root``: with ``engines``, a GPU container host as the Containers section reads it
+    (Docker's, containerd's and CRI-O's configs, a CDI spec, Podman's containers.conf, the toolkit's dpkg packages,
+    /dev/char links, cgroup v2; the recorded real files of tests/recorded), else the same root without them. The
+    engines are found by their config files (a program under the root is never run)."""
+    def recorded(name: str) -> str:
+        return (HERE.parent / "tests" / "recorded" / name).read_text().split("# ---\n", 1)[1]
+
+    root = base / ("host" if engines else "bare")
+    for folder in ("etc", "dev/char", "sys/fs/cgroup", "var/lib/dpkg"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    (root / "sys/fs/cgroup/cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    status = "".join("Package: %s\nStatus: install ok installed\nVersion: 1.17.8-1\n\n" % n
+                     for n in ("libc6", "bash", "coreutils"))
+    if engines:
+        files = {"etc/docker/daemon.json": recorded("docker-daemon-nvidia-runtime-args.json"),
+                 "etc/containerd/config.toml": recorded("containerd-config-cdi-no-nvidia.toml"),
+                 "etc/crio/crio.conf.d/99-nvidia.toml": recorded("crio-conf-nvidia-ctk.toml"),
+                 "etc/cdi/nvidia.yaml": recorded("cdi-nvidia-575-one-gpu.yaml"),
+                 "etc/containers/containers.conf": recorded("podman-containers-conf-cdi.conf")}
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        os.symlink("../nvidia0", root / "dev/char/195:0")
+        status += "".join("Package: %s\nStatus: install ok installed\nVersion: 1.17.8-1\n\n" % n
+                          for n in ("nvidia-container-toolkit", "nvidia-container-toolkit-base", "libnvidia-container1"))
+    (root / "var/lib/dpkg/status").write_text(status)
+    return root
 
 
 def big_checkpoint(path: Path, count: int = 24, numel: int = 16 * 1024 * 1024) -> Path:
@@ -454,6 +487,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                   conda_env(Path(work) / "conda" / "plain", python, meta_too=False)],
         "list": [cudaenv, "list"],
     }
+    for label, engines in (("doctor --quick --root (container host)", True), ("doctor --quick --root (no engine)", False)):
+        root = container_root(Path(work) / "containers", engines)
+        commands[label] = [cudaenv, "doctor", "--json", "--quick", "--python", python, "--root", str(root)]
     envs = {name: env for name in commands}
     envs["doctor --json --quick (frameworks)"] = dict(env, PYTHONPATH=str(frameworks_site(Path(work) / "fw")))
     if has_command(cudaenv, "use", env):
@@ -511,6 +547,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("doctor --json --quick / collect_env", ratio("doctor --json --quick", "collect_env"), 0.1),
         ("doctor --quick with the frameworks / without", ratio("doctor --json --quick (frameworks)", "doctor --json --quick"), 1.3),
         ("doctor --quick in a big conda env / without", ratio("doctor --json --quick (conda env)", "doctor --json --quick (linked python)"), 1.2),
+        ("doctor --quick on a container host / without", ratio("doctor --quick --root (container host)", "doctor --quick --root (no engine)"), 1.2),
         ("list / python -c pass", ratio("list", "python -c pass"), 3.0),
         ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 2.0),
         ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),

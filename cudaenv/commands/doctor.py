@@ -24,6 +24,9 @@ OPTIONS = host_options() + (
     Option("--output", metavar="PATH",
            help="write the report to PATH instead of stdout, atomically; PATH/ (or an existing folder): "
                 "PATH/<hostname>.json (.prom, .md, .txt by --format)"),
+    Option("--image", metavar="REF",
+           help="also check a container image against this machine's driver before running it: a `docker save` "
+                "tarball, an OCI layout folder or `docker image inspect` JSON (read from disk, never pulled or run)"),
     Option("--against", metavar="FILE",
            help="check this machine against a stack file written by `cudaenv lock`: each difference with "
                 "the command that converges it; exit 1 on a difference"),
@@ -46,7 +49,8 @@ def run(args: argparse.Namespace, ctx) -> int:
 
     fmt = _format(args)
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
-        outcome = doctor(ctx.host(args), python=args.python, quick=args.quick, strict=args.strict, progress=spinner)
+        outcome = doctor(ctx.host(args), python=args.python, quick=args.quick, strict=args.strict, progress=spinner,
+                         image=args.image, cwd=ctx.cwd)
     outcome.against = _against(args, ctx, outcome)
     if fmt == "json":
         from cudaenv.render.json_out import dumps

@@ -4,8 +4,8 @@ node counts, the majority (or ``--baseline FILE``), every node that deviates and
 the reports that could not be read (never fatal). The work is in :mod:`cudaenv.fleet.summary`.
 
 Output: text (80 columns; ``--all`` lists every node), ``--json`` / ``--format json``, ``--format markdown``,
-``--format html`` (one self-contained file). Exit 1 when a node has an error finding or deviates, or when no
-report could be read; 0 otherwise; 2 on usage errors (no file named, an unreadable ``--baseline``).
+``--format html`` (one self-contained file). Exit 1 when a node has an error finding or deviates, when no
+report could be read, or (``--image REF``) when the image cannot be read or a node's driver is too old for it; 0 otherwise; 2 on usage errors (no file named, an unreadable ``--baseline``).
 """
 
 import argparse
@@ -23,6 +23,9 @@ ACTIONS = (
            options=(
                Option("--baseline", metavar="FILE", help="compare every node with this known-good report instead of the majority"),
                Option("--all", dest="all_nodes", help="list every node (text and Markdown)"),
+               Option("--image", metavar="REF",
+                      help="also name the nodes whose driver is too old for this container image (a `docker save` "
+                           "tarball, an OCI layout folder or `docker image inspect` JSON, read from disk)"),
                Option("--format", choices=FORMATS, help="output format (default: text)"),
                Option("--json", help="same as --format json"),
            )),
@@ -43,7 +46,7 @@ def run(args: argparse.Namespace, ctx) -> int:
 
     paths, baseline = list(args.paths), args.baseline  # as given: the unreadable list names them so
     try:
-        summary = summarize(report_paths(paths), baseline_file=baseline)
+        summary = summarize(report_paths(paths), baseline_file=baseline, image=args.image, cwd=ctx.cwd)
     except BaselineError as exc:
         raise UserError("--baseline %s: %s" % (printable(args.baseline), printable(exc)),
                         hint="give a report written by `cudaenv doctor --json` on a known-good node") from None

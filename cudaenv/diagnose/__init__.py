@@ -61,6 +61,13 @@ def _for_this_user(snapshot, found: List[Finding]) -> List[Finding]:
     return [replace(f, fix=tuple(without_sudo(x) for x in f.fix)) if any("sudo" in x for x in f.fix) else f for f in found]
 
 
+def in_section_order(findings: Sequence[Finding]) -> Tuple[Finding, ...]:
+    """``findings`` sorted by section in the expert's order, each section's own order kept (a rule's findings added
+    after :func:`diagnose`, such as ``doctor --image``'s, join their section)."""
+    order = {name: i for i, name in enumerate(SECTIONS)}
+    return tuple(sorted(findings, key=lambda f: order.get(f.section, len(SECTIONS))))
+
+
 def exit_code(findings: Sequence[Finding], strict: bool = False) -> int:
     """0 when nothing is an error (and, with ``strict``, nothing is a warning); else 1."""
     if any(f.severity == "error" for f in findings):

@@ -66,7 +66,8 @@ def unregistered(s, h) -> List:
     if not has_toolkit(h):
         return []
     specs = gpu_specs(h)
-    missing = [cfg for cfg in h.configs if cfg.readable and "nvidia" not in cfg.runtimes and not (cfg.cdi and specs)]
+    missing = [cfg for cfg in h.configs if cfg.readable and cfg.engine in RESTART and "nvidia" not in cfg.runtimes
+               and not (cfg.cdi and specs)]  # Podman registers no runtime: it finds GPUs through CDI
     if not missing:
         return []
     fix: List[str] = []
@@ -99,9 +100,11 @@ def cdi(s, h) -> List:
         if not (wants and has_toolkit(h) and _has_gpu(s)):
             return []
         who = "podman" if "podman" in h.engines else "CDI (switched on in %s)" % ", ".join(cfg.engine for cfg in h.configs if cfg.cdi)
+        folders = list(dict.fromkeys(["/etc/cdi", "/var/run/cdi"] + [d for cfg in h.configs for d in cfg.cdi_spec_dirs]))
         return [F("cdi-spec-missing", "warning", "no CDI spec for the GPUs",
-                  "%s finds GPUs through a CDI spec, and neither /etc/cdi nor /var/run/cdi holds one of kind %s: "
-                  "`--device nvidia.com/gpu=all` fails with 'unresolvable CDI devices'." % (who, GPU_KIND), regenerate)]
+                  "%s finds GPUs through a CDI spec, and none of %s holds one of kind %s: "
+                  "`--device nvidia.com/gpu=all` fails with 'unresolvable CDI devices'." % (who, ", ".join(folders), GPU_KIND),
+                  regenerate)]
     out = []
     driver = c.driver_version(s)
     stale = [spec for spec in specs if driver and spec.driver_versions and driver not in spec.driver_versions]
@@ -124,10 +127,24 @@ def cdi(s, h) -> List:
     return out
 
 
+def cgroup_driver(cfg, h):
+    """``(driver, inferred)``: the engine's cgroup driver as its config sets it, else its documented default: Docker
+    uses systemd on a cgroup v2 host (moby/moby#40846; cgroupfs on v1), CRI-O systemd (crio.conf(5)'s
+    cgroup_manager), containerd cgroupfs (SystemdCgroup false); None where not known."""
+    if cfg.cgroup_driver:
+        return cfg.cgroup_driver, False
+    if cfg.engine == "docker" and h.cgroup_v2 is not None:
+        return ("systemd" if h.cgroup_v2 else "cgroupfs"), True
+    return {"crio": ("systemd", True), "containerd": ("cgroupfs", True)}.get(cfg.engine, (None, False))
+
+
 def cgroup_reload(s, h) -> List:
-    systemd = [cfg for cfg in h.configs if cfg.cgroup_driver == "systemd"]
+    # Podman finds GPUs through CDI, which runc knows of; rootless Docker sets up no device cgroups (no-cgroups)
+    drivers = [(cfg, cgroup_driver(cfg, h)) for cfg in h.configs if cfg.engine not in ("podman", "docker-rootless")]
+    systemd = [cfg for cfg, (driver, _) in drivers if driver == "systemd"]
     if not systemd or h.dev_char_links is not False or not has_toolkit(h):
         return []
+    inferred = [cfg.engine for cfg, (driver, guess) in drivers if driver == "systemd" and guess]
     return [
         F(
             "container-cgroup-reload",
@@ -135,8 +152,11 @@ def cgroup_reload(s, h) -> List:
             "running GPU containers lose the GPU at the next systemctl daemon-reload",
             "%s manage%s container cgroups through systemd and /dev/char has no links to the /dev/nvidia* nodes: "
             "a `systemctl daemon-reload` (a package upgrade runs one) detaches the GPUs from running containers, which "
-            "then say 'Failed to initialize NVML: Unknown Error' until recreated (NVIDIA/nvidia-docker#1730)."
-            % (", ".join(cfg.engine for cfg in systemd), "s" if len(systemd) == 1 else ""),
+            "then say 'Failed to initialize NVML: Unknown Error' until recreated (NVIDIA/nvidia-docker#1730).%s"
+            % (", ".join(cfg.engine for cfg in systemd), "s" if len(systemd) == 1 else "",
+               " (%s set%s no cgroup driver: systemd is the default%s)" % (
+                   ", ".join(inferred), "s" if len(inferred) == 1 else "", " on this cgroup v2 host" if h.cgroup_v2 else "")
+               if inferred else ""),
             ["sudo nvidia-ctk system create-dev-char-symlinks --create-all", UDEV_RULE + "    # again at every boot"],
         )
     ]

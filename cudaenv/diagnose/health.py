@@ -1,6 +1,14 @@
 """GPU health, in the driver section: the kernel log's Xids by code (what each means, the first step) and the NVIDIA
-GPUs the PCI bus holds but the driver's tools did not open. Read from ``Snapshot.health``, which the probe fills
-only when a GPU looked sick (and ``explain`` fills from a pasted kernel log)."""
+GPUs the PCI bus holds but the driver's tools did not open (read from ``Snapshot.health``, which the probe fills
+only when a GPU looked sick, and ``explain`` from a pasted kernel log); and each GPU's condition as ``nvidia-smi -q``
+reports it (``Snapshot.gpu_conditions``): uncorrectable ECC errors, a retired page or remapped row waiting for a reset,
+a row remap that failed, and clocks the hardware slows down.
+
+Sources: NVIDIA's "GPU Memory Error Management" (docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt: a pending remap
+activates at the next GPU reset; a remapping failure is an RMA criterion), "Dynamic Page Retirement"
+(docs.nvidia.com/deploy/dynamic-page-retirement: pending pages are retired at the next driver load), nvml.h's clock
+event reasons (HW Slowdown: temperature or the power brake; HW Power Brake Slowdown: the external power brake, from
+the system's power supply)."""
 
 from typing import List, Optional
 
@@ -14,9 +22,9 @@ SHOWN = 8  # Xid codes described one by one; the rest are named
 
 def check(s, tables=None) -> List:
     h = getattr(s, "health", None)
-    if h is None:
-        return []
-    return xids(s, h, c.table(tables, "xid")) + unreachable_gpu(s, h)
+    found = [] if h is None else xids(s, h, c.table(tables, "xid")) + unreachable_gpu(s, h)
+    return (found + conditions(s, tuple(getattr(s, "gpu_conditions", ()) or ()))
+            + pci_devices(s, tuple(getattr(s, "pci_devices", ()) or ())))
 
 
 def xid_summary(h, table=None) -> List[str]:
@@ -93,3 +101,113 @@ def unreachable_gpu(s, h) -> List:
             + dcgm_fix(h),
         )
     ]
+
+
+def _gpus(conds) -> str:
+    return ", ".join(g.pci_bus_id or "the GPU" for g in conds[:8]) + (" and %d more" % (len(conds) - 8) if len(conds) > 8 else "")
+
+
+def _reset(s, conds) -> str:
+    """The reset command for these GPUs (on the host, from inside a container: a container never resets a GPU)."""
+    where = " -i %s" % conds[0].pci_bus_id if len(conds) == 1 and conds[0].pci_bus_id else ""
+    if s.platform.container:
+        return "# on the host, once nothing runs on the GPU: sudo nvidia-smi -r%s (or reboot the node)" % where
+    return "%snvidia-smi -r%s    # reset the GPU once nothing runs on it (or reboot)" % (c.sudo(s), where)
+
+
+def conditions(s, conds) -> List:
+    out = []
+    failed = [g for g in conds if g.remap_failed]
+    if failed:
+        out.append(F("gpu-row-remap-failed", "error", "a GPU's memory could not be repaired: row remapping failed on %s" % _gpus(failed),
+                     "nvidia-smi -q says 'Remapping Failure Occurred: Yes' for %s: the GPU found a bad memory row it could "
+                     "not remap, so errors there recur. NVIDIA's memory error management guide makes this a reason to "
+                     "replace the GPU (RMA): take it out of service." % _gpus(failed),
+                     ["nvidia-smi -q -d ROW_REMAPPER%s    # the remap counts and the bank histogram" %
+                      (" -i %s" % failed[0].pci_bus_id if failed[0].pci_bus_id else ""),
+                      "# drain the node and run NVIDIA's field diagnostic, then open an RMA with the output of:",
+                      "%snvidia-bug-report.sh" % c.sudo(s)]))
+    ecc = [g for g in conds if (g.ecc_volatile_uncorrected or 0) > 0 or (g.ecc_aggregate_uncorrected or 0) > 0]
+    if ecc:
+        now = [g for g in ecc if (g.ecc_volatile_uncorrected or 0) > 0]
+        counts = "; ".join("%s: %s since the driver loaded, %s in its life" % (
+            g.pci_bus_id or "the GPU", "?" if g.ecc_volatile_uncorrected is None else g.ecc_volatile_uncorrected,
+            "?" if g.ecc_aggregate_uncorrected is None else g.ecc_aggregate_uncorrected) for g in ecc[:8])
+        out.append(F("gpu-ecc-uncorrectable", "error" if now else "warning",
+                     "uncorrectable ECC memory errors on %s" % _gpus(ecc),
+                     "nvidia-smi -q counts uncorrectable ECC errors (%s). %s" % (counts,
+                         "A program that touched the bad memory was stopped (Xid 48, 63, 94 in the kernel log); the "
+                         "driver retires the page or remaps the row at the next GPU reset." if now else
+                         "None since the driver loaded: the memory was repaired (a retired page or a remapped row); "
+                         "watch whether the lifetime count grows."),
+                     ["nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER    # the counts, retired pages and remapped rows"]
+                     + ([_reset(s, now)] if now else [])))
+    pending = [g for g in conds if (g.remap_pending or g.retirement_pending) and not g.remap_failed]
+    if pending:
+        what = "; ".join("%s: %s" % (g.pci_bus_id or "the GPU", " and ".join(
+            x for x, on in (("a row remap", g.remap_pending), ("a page retirement", g.retirement_pending)) if on)) for g in pending[:8])
+        out.append(F("gpu-memory-repair-pending", "warning", "a GPU memory repair waits for a GPU reset on %s" % _gpus(pending),
+                     "nvidia-smi -q says a memory repair is pending (%s): it takes effect only when the GPU is reset or the "
+                     "node reboots; until then the bad memory stays in use (NVIDIA's memory error management guide)." % what,
+                     [_reset(s, pending)]))
+    slow = [g for g in conds if g.slowdowns]
+    if slow:
+        which = "; ".join("%s: %s" % (g.pci_bus_id or "the GPU", ", ".join(g.slowdowns)) for g in slow[:8])
+        brake = any("HW Power Brake Slowdown" in g.slowdowns for g in slow)
+        hot = any(x in ("HW Thermal Slowdown", "SW Thermal Slowdown") for g in slow for x in g.slowdowns)
+        out.append(F("gpu-clocks-slowdown", "warning", "the hardware is slowing the GPU clocks down on %s" % _gpus(slow),
+                     "nvidia-smi -q lists these clock event reasons as active: %s. %s" % (which, " ".join(x for x, on in (
+                         ("The power brake is asserted from outside the GPU (the system's power supply or power cabling).", brake),
+                         ("The GPU is too hot (airflow, fans, the room, a blocked heatsink).", hot),
+                         ("HW Slowdown alone: heat or the power brake, as nvml.h says.", not brake and not hot)) if on)),
+                     ["nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER    # the reasons, temperatures and power limits now",
+                      "nvidia-smi -q -d PERFORMANCE -l 5    # watch the reasons under load, every 5 s (Ctrl-C stops)"]))
+    return out
+
+
+def _pci(d) -> str:
+    return "%s%s" % (d.address or "the GPU", " (%s)" % d.name if d.name else "")
+
+
+def _gts(v) -> str:
+    return ("%g" % v) if v is not None else "?"
+
+
+def pci_devices(s, devices) -> List:
+    """A pasted lspci's NVIDIA GPUs: ``rev ff`` (config space all ones) and a link below what it can run."""
+    out = []
+    gone = [d for d in devices if d.revision == "ff"]
+    if gone:
+        first = gone[0].address or "ADDR"
+        full = first if first.count(":") == 2 else "0000:" + first
+        out.append(F("gpu-pci-unreadable", "warning", "lspci reads all ones from the GPU at %s (rev ff)" % ", ".join(d.address or "?" for d in gone[:8]),
+                     "lspci shows %s as rev ff: its PCI configuration space reads all ones, so nothing on the bus "
+                     "answers there. On a laptop with hybrid graphics that is the discrete GPU switched off by power "
+                     "management (bbswitch, runtime D3cold), normal until a program wakes it. On a server or desktop the "
+                     "GPU stopped answering: it fell off the bus (the kernel log's Xid 79), from power, heat or seating, "
+                     "and stays unusable until a reset or a reboot." % ", ".join(_pci(d) for d in gone[:8]),
+                     ["cat /sys/bus/pci/devices/%s/power/runtime_status    # 'suspended': switched off by power management" % full,
+                      "%sdmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # 'fallen off the bus' or Xid 79: the GPU stopped answering"
+                      % c.sudo(s)]))
+    # sysfs (the doctor, on a GPU that may be idle): fewer lanes only; a lower speed alone is the idle GPU saving power
+    slow = [d for d in devices if d.revision != "ff" and (
+        (d.link_width is not None and d.link_cap_width is not None and d.link_width < d.link_cap_width)
+        or (d.source != "sysfs" and d.link_speed is not None and d.link_cap_speed is not None and d.link_speed < d.link_cap_speed))]
+    if slow:
+        narrow = [d for d in slow if d.link_width is not None and d.link_cap_width is not None and d.link_width < d.link_cap_width]
+        links = "; ".join("%s: %s GT/s x%s of %s GT/s x%s" % (_pci(d), _gts(d.link_speed), d.link_width or "?", _gts(d.link_cap_speed),
+                                                           d.link_cap_width or "?") for d in slow[:8])
+        where = slow[0].address
+        out.append(F("gpu-pcie-link-downgraded", "warning" if narrow else "info",
+                     "a GPU's PCIe link runs below what it can (%s)" % ("fewer lanes" if narrow else "a lower speed"),
+                     "%s: %s. %s" % ("The kernel's link state (sysfs current_link_* against max_link_*)"
+                                     if slow[0].source == "sysfs" else "lspci's LnkSta against LnkCap", links,
+                         "Fewer lanes than the GPU has is a slot, riser or seating problem (or a slot wired for fewer "
+                         "lanes): host-to-GPU copies run at that fraction." if narrow else
+                         "A lower speed alone is normal at idle (the GPU drops to 2.5 GT/s to save power) and should rise "
+                         "under load; if it stays low while a job runs, the slot, a riser, the BIOS's PCIe setting, or "
+                         "the slot's own generation (the root port's LnkCap) holds it down."),
+                     ["nvidia-smi --query-gpu=index,pcie.link.gen.current,pcie.link.gen.max,pcie.link.width.current,"
+                      "pcie.link.width.max --format=csv    # while a job runs",
+                      "%slspci -vv%s | grep -E 'LnkCap|LnkSta'" % (c.sudo(s), " -s %s" % where if where else "")]))
+    return out

@@ -12,12 +12,13 @@ class DoctorOutcome:
     """The snapshot, its findings, the host name, the facts view, whether warnings fail (``strict``), and the check
     against a stack file (``against``: a :class:`cudaenv.model.reports.StackCheck`, set by ``doctor --against``)."""
 
-    __slots__ = ("snapshot", "findings", "hostname", "view", "strict", "against")
+    __slots__ = ("snapshot", "findings", "hostname", "view", "strict", "against", "image")
 
-    def __init__(self, snapshot, findings: Sequence, hostname: Optional[str], view, strict: bool = False):
+    def __init__(self, snapshot, findings: Sequence, hostname: Optional[str], view, strict: bool = False, image=None):
         self.snapshot, self.findings, self.hostname = snapshot, tuple(findings), hostname
         self.view, self.strict = view, strict
         self.against = None
+        self.image = image  # `doctor --image REF`: the ImageFacts read
 
     @property
     def exit_code(self) -> int:
@@ -32,16 +33,25 @@ class DoctorOutcome:
 
         from cudaenv.model.reports import DoctorReport
 
-        return DoctorReport(self.snapshot, hostname=self.hostname, findings=self.findings, against=self.against,
+        return DoctorReport(self.snapshot, hostname=self.hostname, findings=self.findings, against=self.against, image=self.image,
                             generated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
 
 
-def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None) -> DoctorOutcome:
-    """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch)."""
-    from cudaenv.diagnose import diagnose
+def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None,
+           image: Optional[str] = None, cwd: str = ".") -> DoctorOutcome:
+    """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch; ``image``: a
+    saved image, OCI layout or inspect JSON to check against this machine's driver, a path relative to ``cwd``)."""
+    from cudaenv.diagnose import diagnose, in_section_order
     from cudaenv.diagnose.view import build_view
     from cudaenv.probes.collect import collect_snapshot
 
     snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress)
     findings = diagnose(snapshot)
-    return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot), strict)
+    facts = None
+    if image is not None:
+        from cudaenv.diagnose import image as image_rules
+        from cudaenv.probes.image import probe_image
+
+        facts = probe_image(image, cwd, host=host)
+        findings = in_section_order(findings + tuple(image_rules.check(snapshot, facts)))
+    return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot, image=facts), strict, image=facts)

@@ -9,6 +9,7 @@ not compute). :func:`build_view` is pure; the command builds it once and hands i
 from typing import Any, Mapping, Optional, Tuple
 
 from cudaenv.model.record import Record
+from cudaenv.model.reports import ImageFacts
 from cudaenv.model.snapshot import ToolStatus
 
 
@@ -34,10 +35,13 @@ class ReportView(Record):
     framework_min_drivers: Tuple[Tuple[str, str], ...] = ()  # (package, the lowest driver its CUDA build runs on)
     library_verdicts: Tuple[Tuple[str, str], ...] = ()  # (consumer, the id of its libraries' worst problem or "")
     solver: Tuple[Tuple[str, Optional[str]], ...] = ()  # a conda or pixi env's: (virtual package, what its solver sees)
+    image: Optional[ImageFacts] = None  # `doctor --image REF`: the image read
+    image_need: Optional[str] = None  # ... the driver it needs (diagnose.image.image_need), None when nothing says
 
 
-def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> ReportView:
-    """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/)."""
+def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None, image: Optional[ImageFacts] = None) -> ReportView:
+    """The derived facts of ``snapshot`` the doctor's reports show (``tables``: as for the rules; None = data/;
+    ``image``: what ``doctor --image`` read)."""
     from cudaenv.diagnose import _common as c
     from cudaenv.diagnose import frameworks as fw
     from cudaenv.diagnose.versions import static_arch_list
@@ -74,6 +78,8 @@ def build_view(snapshot: Any, tables: Optional[Mapping[str, Any]] = None) -> Rep
         framework_min_drivers=minimums,
         library_verdicts=fw.library_verdicts(s) if getattr(s, "libraries", ()) else (),
         solver=_solver(s, tables),
+        image=image,
+        image_need=_image_need(s, image, tables),
     )
 
 
@@ -85,6 +91,15 @@ def _solver(s: Any, tables: Optional[Mapping[str, Any]]) -> Tuple[Tuple[str, Opt
     from cudaenv.recommend.request import request_from_snapshot
 
     return tuple((p.name, p.value) for p in solver_view(request_from_snapshot(s), tables).packages)
+
+
+def _image_need(s, image, tables) -> Optional[str]:
+    if image is None or not image.readable:
+        return None
+    from cudaenv.diagnose import _common as c
+    from cudaenv.diagnose.image import image_need
+
+    return image_need(image, c.driver_system(s), tables)["driver"]
 
 
 def _torch_devices(t) -> str:

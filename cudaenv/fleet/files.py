@@ -72,3 +72,10 @@ def read_report_bytes(path: str) -> Tuple[Optional[bytes], Optional[str]]:
     if len(data) > MAX_REPORT:
         return None, "larger than %d MiB: not a doctor report" % (MAX_REPORT // (1024 * 1024))
     return data, None
+
+
+def read_image(ref: str, cwd: str = "."):
+    """``fleet summarize --image REF``: the image read once from disk (:func:`cudaenv.probes.image.probe_image`)."""
+    from cudaenv.probes.image import probe_image
+
+    return probe_image(ref, cwd)

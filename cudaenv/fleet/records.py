@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 from cudaenv.model.record import Record
+from cudaenv.model.reports import ImageFacts
 
 
 class FleetNode(Record):
@@ -70,11 +71,38 @@ class Unreadable(Record):
     why: str
 
 
+class ImageNode(Record):
+    """``fleet summarize --image``: one node whose driver does not plainly run the image, and why."""
+
+    name: str
+    driver: str  # the node's driver version ("none" when its report has none)
+    verdict: str  # needs-newer-driver | forward-compat | no-driver (cudaenv.diagnose.image.image_verdict)
+
+
+class ImageFleet(Record):
+    """``fleet summarize --image REF``: the image read once, what driver it needs, and which nodes can run it."""
+
+    image: ImageFacts
+    needs_driver: Optional[str] = None  # the image's floor (None: unreadable, or nothing says)
+    needs_why: Optional[str] = None  # require | cuda | torch (cudaenv.diagnose.image.image_need)
+    runs: int = 0  # nodes whose driver runs it
+    too_old: int = 0  # nodes whose driver is too old (the runtime refuses it, or its CUDA fails)
+    forward_compat: int = 0  # nodes that run it only through its forward-compatibility branches
+    no_driver: int = 0  # nodes whose report has no driver
+    nodes: Tuple[ImageNode, ...] = ()  # every node that does not plainly run it, in node order
+
+    @property
+    def ok(self) -> bool:
+        """The image was read and no node's driver is too old for it."""
+        return self.image.readable and not self.too_old
+
+
 class FleetSummary(Record):
     """``cudaenv fleet summarize --json``."""
 
     _json_envelope = True
     _json_maps = ("reference_config",)
+    _json_skip_none = ("image",)
 
     nodes_read: int
     reference: str  # "majority" | "baseline"
@@ -88,11 +116,14 @@ class FleetSummary(Record):
     nodes: Tuple[FleetNode, ...] = ()
     unreadable: Tuple[Unreadable, ...] = ()
     notes: Tuple[str, ...] = ()
+    image: Optional[ImageFleet] = None  # `--image REF` only: which nodes can run that image
 
     @property
     def ok(self) -> bool:
-        """No node deviates or has an error, and at least one report was read."""
-        return self.nodes_read > 0 and not self.deviating and not self.with_errors
+        """No node deviates or has an error, at least one report was read, and (``--image``) no node's driver is too
+        old for the image."""
+        return (self.nodes_read > 0 and not self.deviating and not self.with_errors
+                and (self.image is None or self.image.ok))
 
 
 class FactChange(Record):

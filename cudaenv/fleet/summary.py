@@ -24,8 +24,8 @@ from typing import Dict, List, Optional, Tuple
 
 from cudaenv.fleet.compare import differences
 from cudaenv.fleet.files import read_report_bytes
-from cudaenv.fleet.records import (Configuration, DimensionGroup, FindingCount, FleetNode, FleetSummary, Unreadable,
-                                   ValueCount)
+from cudaenv.fleet.records import (Configuration, DimensionGroup, FindingCount, FleetNode, FleetSummary, ImageFleet,
+                                   ImageNode, Unreadable, ValueCount)
 from cudaenv.model.schema import SchemaError
 
 # (key, label): the dimensions a node's configuration is made of, in the order they are shown.
@@ -273,9 +273,32 @@ class Summarizer:
                             findings=findings, nodes=tuple(nodes), unreadable=tuple(self._unreadable), notes=notes)
 
 
-def summarize(paths, baseline_file: Optional[str] = None) -> FleetSummary:
+def image_fleet(image, summary: FleetSummary, tables=None) -> ImageFleet:
+    """``--image``: which of the summary's nodes can run ``image`` (an :class:`~cudaenv.model.reports.ImageFacts`),
+    from each node's driver and driver CUDA, by the doctor's own rule (:mod:`cudaenv.diagnose.image`)."""
+    from cudaenv.diagnose.image import image_need, image_verdict
+
+    if not image.readable:
+        return ImageFleet(image=image)
+    need = image_need(image, "linux", tables)
+    counts = {"runs": 0, "needs-newer-driver": 0, "forward-compat": 0, "no-driver": 0, "no-cuda": 0}
+    nodes = []
+    for n in summary.nodes:
+        cfg = dict(n.config)
+        driver, cuda = cfg.get("driver", NONE), cfg.get("driver_cuda", NONE)
+        verdict = image_verdict(need, None if driver == NONE else driver, None if cuda == NONE else cuda)
+        counts[verdict] += 1
+        if verdict not in ("runs", "no-cuda"):
+            nodes.append(ImageNode(name=n.name, driver=driver, verdict=verdict))
+    return ImageFleet(image=image, needs_driver=need["driver"], needs_why=need["why"],
+                      runs=counts["runs"] + counts["no-cuda"], too_old=counts["needs-newer-driver"],
+                      forward_compat=counts["forward-compat"], no_driver=counts["no-driver"], nodes=tuple(nodes))
+
+
+def summarize(paths, baseline_file: Optional[str] = None, image: Optional[str] = None, cwd: str = ".") -> FleetSummary:
     """The summary of the report files ``paths`` (an iterable, consumed once), against ``baseline_file`` when given
-    (:class:`BaselineError` when it is not a readable doctor report)."""
+    (:class:`BaselineError` when it is not a readable doctor report); ``image``: a saved image (relative to ``cwd``)
+    whose driver floor every node is checked against (:func:`image_fleet`)."""
     baseline = None
     if baseline_file is not None:
         report, why = read_report(baseline_file)
@@ -285,7 +308,13 @@ def summarize(paths, baseline_file: Optional[str] = None) -> FleetSummary:
     acc = Summarizer()
     for path in paths:
         acc.add_file(path)
-    return acc.summary(baseline, baseline_file)
+    summary = acc.summary(baseline, baseline_file)
+    if image is None:
+        return summary
+    from cudaenv.fleet.files import read_image
+    from cudaenv.model.record import replace
+
+    return replace(summary, image=image_fleet(read_image(image, cwd), summary))
 
 
 class BaselineError(ValueError):

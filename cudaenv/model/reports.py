@@ -44,6 +44,27 @@ class StackCheck(Record):
     differences: Tuple[StackDifference, ...] = ()
 
 
+class ImageFacts(Record):
+    """``doctor --image REF``: what a container image says about its CUDA, read from its files without running it (a
+    ``docker save`` tarball, an OCI layout folder, ``docker image inspect`` output or an image config saved as JSON), or
+    from the local engine's ``docker image inspect`` (podman's) of an image it holds."""
+
+    ref: str  # the path given
+    kind: str  # docker-save | oci-layout | inspect-json | config-json | engine-inspect (the local engine's) | unknown
+    readable: bool = True
+    why: Optional[str] = None  # why it could not be read (readable False)
+    tags: Tuple[str, ...] = ()  # RepoTags / the manifest's tags ("nvidia/cuda:12.4.1-base-ubuntu22.04")
+    cuda_version: Optional[str] = None  # the CUDA it ships: CUDA_VERSION (NVIDIA's images), else a version.json
+    cuda_from: Optional[str] = None  # where that came from: "CUDA_VERSION" | "NV_CUDA_CUDART_VERSION" | a version.json path
+    require_cuda: Optional[str] = None  # NVIDIA_REQUIRE_CUDA as set (the runtime's check before the container starts)
+    require_disabled: bool = False  # NVIDIA_DISABLE_REQUIRE set in the image (the runtime skips the check)
+    compat_package: Optional[str] = None  # NV_CUDA_COMPAT_PACKAGE ("cuda-compat-12-4"): forward compatibility inside
+    toolkits: Tuple[str, ...] = ()  # version.json's of every usr/local/cuda-X.Y in the layers ("12.4.131")
+    torch: Optional[str] = None  # torch's version from a site-packages dist-info in the layers ("2.5.1+cu124")
+    layers_read: int = 0  # layers walked (0: the config alone)
+    notes: Tuple[str, ...] = ()  # what was left unread (a cap, an unknown compression, a link out)
+
+
 class DoctorReport(Record):
     """``cudaenv doctor --json``: the snapshot's keys (schema_version first, ``cudaenv_version`` among them), the
     node's ``hostname`` (the inspected root's /etc/hostname under ``--root``) and ``generated_at`` (UTC, ISO 8601:
@@ -51,18 +72,20 @@ class DoctorReport(Record):
 
     _json_envelope = True
     _json_flatten = ("snapshot",)
-    _json_skip_none = ("against",)
+    _json_skip_none = ("against", "image")
 
     snapshot: Snapshot
     findings: Tuple[Finding, ...] = ()
     hostname: Optional[str] = None
     generated_at: Optional[str] = None
     against: Optional[StackCheck] = None  # `doctor --against FILE` only: the machine checked against a stack file
+    image: Optional[ImageFacts] = None  # `doctor --image REF` only: the image read, its findings among ``findings``
 
     def _json_adjust(self, data):
         data["findings"] = data.pop("findings")  # the long list last, after the node's name and time
-        if "against" in data:
-            data["against"] = data.pop("against")
+        for key in ("against", "image"):
+            if key in data:
+                data[key] = data.pop(key)
 
 
 class ToolkitList(Record):

@@ -265,6 +265,39 @@ class GpuHealth(Record):
     dcgmi: Optional[str] = None  # DCGM's dcgmi, where installed (the hand-off: dcgmi diag -r 1)
 
 
+class GpuCondition(Record):
+    """One GPU's condition as ``nvidia-smi -q`` reports it (ECC, retired pages, remapped rows, clock slowdowns, the
+    persistence mode); None where the GPU or the driver does not say (``N/A``)."""
+
+    pci_bus_id: Optional[str] = None  # "00000000:10:1C.0", as nvidia-smi -q heads the GPU's block
+    ecc_mode: Optional[str] = None  # "Enabled" | "Disabled"
+    ecc_volatile_uncorrected: Optional[int] = None  # uncorrectable ECC errors since the driver loaded
+    ecc_aggregate_uncorrected: Optional[int] = None  # ... over the GPU's life
+    retired_pages: Optional[int] = None  # pages retired for single- and double-bit ECC errors
+    retirement_pending: Optional[bool] = None  # a page waits to be retired at the next reset ("Pending Page Blacklist")
+    remapped_uncorrectable: Optional[int] = None  # rows remapped for uncorrectable errors (A100 and later)
+    remap_pending: Optional[bool] = None  # a row remap waits for a GPU reset
+    remap_failed: Optional[bool] = None  # a remap could not be done ("Remapping Failure Occurred")
+    slowdowns: Tuple[str, ...] = ()  # the active clock reasons of HW_SLOWDOWNS ("HW Power Brake Slowdown", ...)
+    persistence_mode: Optional[str] = None  # "Enabled" | "Disabled"
+
+
+class PciDevice(Record):
+    """An NVIDIA GPU as ``lspci`` (``-nn``, ``-vv``) describes it: ``rev ff`` (its config space reads all ones) and its
+    PCIe link, capable against current (``LnkCap`` / ``LnkSta``); from a paste in ``explain``, or the link alone from
+    sysfs in the doctor."""
+
+    address: Optional[str] = None  # "01:00.0" / "0000:41:00.0" as lspci printed it; None for link lines pasted alone
+    name: Optional[str] = None  # "NVIDIA Corporation GA100 [A100 SXM4 40GB]"
+    revision: Optional[str] = None  # "a1"; "ff" when the config space reads all ones
+    link_cap_speed: Optional[float] = None  # GT/s the link can run (LnkCap)
+    link_cap_width: Optional[int] = None  # lanes it can use
+    link_speed: Optional[float] = None  # GT/s it runs now (LnkSta)
+    link_width: Optional[int] = None
+    driver: Optional[str] = None  # "Kernel driver in use"
+    source: str = "lspci"  # lspci (a paste) | sysfs (the doctor: /sys/bus/pci/devices/ADDR/*_link_*)
+
+
 class EngineConfig(Record):
     """One container engine's GPU setup as its config file says it (Docker's daemon.json, containerd's or CRI-O's TOML)."""
 
@@ -275,6 +308,8 @@ class EngineConfig(Record):
     default_runtime: Optional[str] = None
     cgroup_driver: Optional[str] = None  # systemd | cgroupfs | None (the engine's default)
     cdi: Optional[bool] = None  # CDI switched on in the file (features.cdi, enable_cdi); None: not said
+    cdi_spec_dirs: Tuple[str, ...] = ()  # Podman's containers.conf: the folders it looks for CDI specs in, as set
+    hooks_dirs: Tuple[str, ...] = ()  # Podman's containers.conf: its OCI hooks folders (the toolkit's legacy hook), as set
 
 
 class CdiSpec(Record):
@@ -298,6 +333,7 @@ class ContainerHost(Record):
     configs: Tuple[EngineConfig, ...] = ()
     cdi_specs: Tuple[CdiSpec, ...] = ()
     dev_char_links: Optional[bool] = None  # /dev/char holds links to the /dev/nvidia* nodes (None: no /dev/char)
+    cgroup_v2: Optional[bool] = None  # /sys/fs/cgroup/cgroup.controllers is there (the unified hierarchy); None: no /sys/fs/cgroup
 
 
 class Snapshot(Record):
@@ -322,6 +358,8 @@ class Snapshot(Record):
     tools: Tuple[ToolStatus, ...] = ()  # how NVML and nvidia-smi answered
     notes: Tuple[Note, ...] = ()
     health: Optional[GpuHealth] = None  # the kernel log's Xids and unreachable GPUs, when a GPU looked sick
+    gpu_conditions: Tuple[GpuCondition, ...] = ()  # each GPU's ECC, retired pages, remapped rows and slowdowns (nvidia-smi -q)
+    pci_devices: Tuple[PciDevice, ...] = ()  # NVIDIA GPUs' PCIe links (sysfs), or as a pasted lspci describes them (explain)
     containers: Optional[ContainerHost] = None  # a host with a container engine or the NVIDIA Container Toolkit
     python_env: Optional[PythonEnv] = None  # who made the probed interpreter's environment (uv, conda, pixi)
     root: str = "/"

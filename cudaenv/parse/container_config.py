@@ -22,6 +22,9 @@ _BOOL = re.compile(r"^([A-Za-z_]{1,40})\s*=\s*(true|false)\b", re.IGNORECASE)
 _DRIVER = re.compile(r"(?:libcuda\.so\.|libnvidia-ml\.so\.|--host-driver-version=)(\d{2,4}\.\d{1,3}(?:\.\d{1,3})?)\b")
 _NAME = re.compile(r"""^(?:-\s+)?name:\s*["']?([^"'\s]{1,128})["']?\s*$""")
 _KIND = re.compile(r"""^kind:\s*["']?([^"'\s]{1,128})["']?\s*$""")
+_MANAGER = re.compile(r"""^cgroup_manager\s*=\s*["']([A-Za-z]{1,16})["']""")
+_ARRAY_KEY = re.compile(r"^(cdi_spec_dirs|hooks_dir)\s*=\s*(.*)$")
+_QUOTED = re.compile(r"""["']([^"'\n]{1,4096})["']""")
 
 
 def parse_docker_daemon(data: Text) -> EngineConfig:
@@ -62,6 +65,10 @@ def parse_toml_runtimes(data: Text, engine: str = "containerd") -> EngineConfig:
                 if name not in names:
                     names.append(name)
             continue
+        m = _MANAGER.match(line)
+        if m is not None and m.group(1).lower() in ("systemd", "cgroupfs"):  # CRI-O's crio.conf(5), Podman's [engine]
+            systemd = m.group(1).lower() == "systemd"
+            continue
         m = _BOOL.match(line)
         if m is None:
             continue
@@ -72,6 +79,38 @@ def parse_toml_runtimes(data: Text, engine: str = "containerd") -> EngineConfig:
             cdi = value
     return EngineConfig(engine=engine, runtimes=tuple(names), cgroup_driver=None if systemd is None else ("systemd" if systemd else "cgroupfs"),
                         cdi=cdi)
+
+
+def parse_containers_conf(data: Text) -> EngineConfig:
+    """Podman's ``containers.conf`` (containers.conf(5)): ``cgroup_manager``, ``cdi_spec_dirs`` and ``hooks_dir`` of its
+    ``[engine]`` table (arrays on one line or over several), as set; an engine record of ``podman``, which finds GPUs
+    through CDI (``cdi`` True)."""
+    table = ""
+    arrays = {"cdi_spec_dirs": [], "hooks_dir": []}
+    systemd: Optional[bool] = None
+    open_key: Optional[str] = None
+    for line in lines(as_text(data)):
+        if open_key is not None:  # the rest of a multi-line array
+            arrays[open_key] = (arrays[open_key] + _QUOTED.findall(line.split("#", 1)[0]))[:64]
+            if "]" in line.split("#", 1)[0]:
+                open_key = None
+            continue
+        if line.startswith("["):
+            table = line.split("#", 1)[0].strip()
+            continue
+        if table != "[engine]":
+            continue
+        m = _MANAGER.match(line)
+        if m is not None and m.group(1).lower() in ("systemd", "cgroupfs"):
+            systemd = m.group(1).lower() == "systemd"
+            continue
+        m = _ARRAY_KEY.match(line)
+        if m is not None:
+            value = m.group(2).split("#", 1)[0]
+            arrays[m.group(1)] = _QUOTED.findall(value)[:64]
+            open_key = m.group(1) if value.strip().startswith("[") and "]" not in value else None
+    return EngineConfig(engine="podman", cgroup_driver=None if systemd is None else ("systemd" if systemd else "cgroupfs"),
+                        cdi=True, cdi_spec_dirs=tuple(arrays["cdi_spec_dirs"][:64]), hooks_dirs=tuple(arrays["hooks_dir"][:64]))
 
 
 def parse_cdi_spec(data: Text, path: str = "") -> CdiSpec:

@@ -19,7 +19,7 @@ Machine context for an error (this machine, not the paste's) is :mod:`cudaenv.pa
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.model.record import Record
-from cudaenv.model.snapshot import XidGroup
+from cudaenv.model.snapshot import GpuCondition, PciDevice, XidGroup
 from cudaenv.parse._lines import as_text, lines
 from cudaenv.core.version import compare_versions, major_minor
 
@@ -55,6 +55,8 @@ class PastedFacts(Record):
     kernel_module_version: Optional[str] = None  # the kernel module loaded (/proc/driver/nvidia/version, the kernel log)
     xids: Tuple[XidGroup, ...] = ()  # the kernel log's (dmesg, journalctl -k) NVRM Xid lines, by code
     fallen_off_bus: Tuple[str, ...] = ()  # PCI addresses the kernel log says fell off the bus
+    gpu_conditions: Tuple[GpuCondition, ...] = ()  # nvidia-smi -q's ECC, retired pages, remapped rows, slowdowns
+    pci_devices: Tuple[PciDevice, ...] = ()  # lspci's NVIDIA GPUs: revision (rev ff) and PCIe link
     sources: Tuple[str, ...] = ()  # the tool outputs recognised, in the order above
 
 
@@ -133,6 +135,8 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     from cudaenv.parse.kernel_log import has_gpu_faults, parse_xid_log
     from cudaenv.parse.printed import parse_kernel_log, parse_printed_torch
     from cudaenv.parse.proc import parse_proc_driver_version
+    from cudaenv.parse.lspci import parse_lspci
+    from cudaenv.parse.smi_conditions import parse_smi_conditions
     from cudaenv.model.snapshot import Gpu
 
     body = undecorate(as_text(text))  # colours, bold, full-width punctuation: as explain's normalizer takes them away
@@ -143,9 +147,10 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     else:
         banner = None
     log = smi.parse_query_log(body)
-    if log.gpus or log.driver_version:
+    conditions = parse_smi_conditions(body)
+    if log.gpus or log.driver_version or conditions:
         sources.append("nvidia-smi -q")
-    else:
+    if not (log.gpus or log.driver_version):
         log = None
     listed = smi.parse_list(body)
     if listed:
@@ -165,6 +170,9 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
     query = parse_device_query(body)
     if query is not None:
         sources.append("deviceQuery")
+    pci = parse_lspci(body)
+    if pci:
+        sources.append("lspci")
     kernel = parse_kernel_log(body)
     faults = parse_xid_log(body)
     if kernel is not None or has_gpu_faults(faults):
@@ -221,6 +229,8 @@ def read_facts(text: Any) -> Optional[PastedFacts]:
         kernel_module_version=first(module and module.version, kernel and kernel.module_version),
         xids=faults.xids,
         fallen_off_bus=faults.fallen_off_bus,
+        gpu_conditions=conditions,
+        pci_devices=pci,
         sources=tuple(sources),
     )
 
@@ -246,7 +256,7 @@ def snapshot_of(facts: PastedFacts):
     toolkit = ActiveToolkit(path=PASTED_TOOLKIT, version=f.toolkit_version) if f.toolkit_version else None
     health = GpuHealth(log="paste", xids=f.xids, fallen_off_bus=f.fallen_off_bus) if f.xids or f.fallen_off_bus else None
     return Snapshot(platform=platform, driver=driver, gpus=gpus, torch=torch, active_toolkit=toolkit, health=health,
-                    root="(paste)")
+                    gpu_conditions=f.gpu_conditions, pci_devices=f.pci_devices, root="(paste)")
 
 
 def paste_findings(facts: Optional[PastedFacts], tables: Optional[Mapping[str, Any]] = None) -> Tuple[Any, ...]:

@@ -38,9 +38,9 @@ def _call(notes: List[Note], label: str, fn: Callable[..., Any], *args: Any, **k
         raise _Failed(label) from exc
 
 
-def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any, Any]:
+def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, Any, Any, Any]:
     from cudaenv.probes.containers import probe_containers
-    from cudaenv.probes.gpu_health import probe_gpu_health
+    from cudaenv.probes.gpu_health import probe_gpu_health, probe_pci_links
     from cudaenv.probes.nvidia import probe_nvidia
     from cudaenv.probes.platform import probe_platform
     from cudaenv.probes.visibility import probe_visibility
@@ -68,7 +68,11 @@ def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, A
         containers = _call(notes, "containers", probe_containers, host, notes, platform)
     except _Failed:
         containers = None
-    return platform, nvidia, visible, health, containers
+    try:
+        links = _call(notes, "pci-links", probe_pci_links, host, platform)
+    except _Failed:
+        links = ()
+    return platform, nvidia, visible, health, containers, links
 
 
 def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
@@ -177,7 +181,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         say("probing the driver, GPUs and toolkits")
     env = probe_env(host)
     python_env = _python_env(host, interpreter, torch, collect_notes)
-    platform, nvidia, visible, health, containers = hw_job.result()
+    platform, nvidia, visible, health, containers, links = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
     frameworks, libraries = fw_job.result()
     if torch_job is not None:
@@ -201,6 +205,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         tools=tuple(getattr(nvidia, "tools", ()) or ()),
         notes=tuple(collect_notes + python_notes + torch_notes + hw_notes + tk_notes + fw_notes),
         health=health,
+        gpu_conditions=tuple(getattr(nvidia, "conditions", ()) or ()),
+        pci_devices=tuple(links or ()),
         containers=containers,
         python_env=python_env,
         root=str(host.root),

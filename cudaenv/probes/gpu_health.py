@@ -9,7 +9,7 @@ programs are this machine's (its PATH): one inside an image's ``--root`` is neve
 
 from typing import List, Optional, Sequence, Tuple
 
-from cudaenv.model.snapshot import GpuHealth, Note, Platform, ToolStatus
+from cudaenv.model.snapshot import GpuHealth, Note, PciDevice, Platform, ToolStatus
 from cudaenv.parse.kernel_log import parse_xid_log
 
 PROBE = "gpu-health"
@@ -101,3 +101,22 @@ def probe_gpu_health(host, notes: List[Note], platform: Platform, gpus: Sequence
     health = parse_xid_log(text, log=log) if log else GpuHealth()
     return GpuHealth(log=health.log, xids=health.xids, fallen_off_bus=health.fallen_off_bus, unreachable=unreachable,
                      dcgmi=host.which("dcgmi"))
+
+
+LINK_FILES = ("current_link_speed", "max_link_speed", "current_link_width", "max_link_width")
+
+
+def probe_pci_links(host, platform: Platform) -> Tuple[PciDevice, ...]:
+    """Each NVIDIA GPU's PCIe link from sysfs (what it runs against what it can: the kernel's reading of LnkSta and
+    LnkCap); the GPUs whose files are missing or say Unknown are left out."""
+    from cudaenv.parse.lspci import parse_sysfs_link
+
+    out = []
+    for address in platform.pci_nvidia_devices[:64]:
+        base = "/sys/bus/pci/devices/%s/" % address
+        link = parse_sysfs_link(*(host.read_text(base + name, limit=64) for name in LINK_FILES))
+        if link is not None:
+            speed, width, cap_speed, cap_width = link
+            out.append(PciDevice(address=address, link_speed=speed, link_width=width, link_cap_speed=cap_speed,
+                                 link_cap_width=cap_width, source="sysfs"))
+    return tuple(out)

@@ -34,7 +34,7 @@ from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
 from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_proc_status, parse_sys_module_version
 from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WSL_SMI, find_nvidia_smi
 from cudaenv.probes.platform import driver_library_dirs
-from cudaenv.model.snapshot import Driver, Gpu, GpuProcess, Note, ToolStatus
+from cudaenv.model.snapshot import Driver, Gpu, GpuCondition, GpuProcess, Note, ToolStatus
 
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",
@@ -52,6 +52,11 @@ class NvidiaState(Record):
     gpus: Tuple[Gpu, ...] = ()
     processes: Tuple[GpuProcess, ...] = ()
     tools: Tuple[ToolStatus, ...] = ()
+    conditions: Tuple[GpuCondition, ...] = ()  # nvidia-smi -q's ECC, retired pages, remapped rows, slowdowns
+
+
+# nvidia-smi -q's sections the GPU condition read asks for (one run, beside the queries: cudaenv.parse.smi_conditions)
+CONDITION_SECTIONS = "ECC,PAGE_RETIREMENT,ROW_REMAPPER,PERFORMANCE"
 
 
 def _failure_patterns():
@@ -128,6 +133,7 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     nvml_job = Job(_run_nvml, host, lib) if lib and not image_lib else None
     query_job = Job(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
     apps_job = Job(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
+    condition_job = Job(host.run, [smi, "-q", "-d", CONDITION_SECTIONS]) if smi and not image_smi else None
     nvml_run = nvml_job.result() if nvml_job else None
     query_run = query_job.result() if query_job else None
     apps_run = apps_job.result() if apps_job else None
@@ -154,7 +160,18 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     gpus = _merge_gpus(smi_state.gpus, nvml.gpus if nvml and nvml.ok else ())
     processes = _processes(host, smi_state.processes, gpus, platform)
     driver = _driver(host, nvml, smi_state, module, kmod_version, smi, lib, platform)
-    return NvidiaState(driver=driver, gpus=gpus, processes=processes, tools=tuple(tools))
+    return NvidiaState(driver=driver, gpus=gpus, processes=processes, tools=tuple(tools),
+                       conditions=_conditions(condition_job.result() if condition_job else None, smi_state))
+
+
+def _conditions(run, smi_state) -> Tuple[GpuCondition, ...]:
+    """The GPUs' conditions from ``nvidia-smi -q -d ...``, where nvidia-smi answered its query; () otherwise (a driver
+    too old for one of the sections refuses them all: nothing is said)."""
+    if run is None or not run.ok or not smi_state.gpus:
+        return ()
+    from cudaenv.parse.smi_conditions import parse_smi_conditions
+
+    return parse_smi_conditions(run.stdout)
 
 
 def _run_nvml(host, lib: str):

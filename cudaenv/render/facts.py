@@ -89,6 +89,20 @@ def _driver(s, view, width: int = WIDTH) -> List[str]:
     return lines
 
 
+def condition_text(c) -> str:
+    """One GPU's condition from nvidia-smi -q, in short (--verbose's facts)."""
+    parts = ["ECC %s" % (c.ecc_mode or "?"),
+             "uncorrectable %s volatile / %s aggregate" % tuple("?" if v is None else v for v in (c.ecc_volatile_uncorrected,
+                                                                                             c.ecc_aggregate_uncorrected))]
+    for text, on in (("retired pages %s" % c.retired_pages, c.retired_pages is not None),
+                     ("a page retirement pending", c.retirement_pending), ("a row remap pending", c.remap_pending),
+                     ("row remapping failed", c.remap_failed), ("persistence %s" % c.persistence_mode, bool(c.persistence_mode)),
+                     ("slowed by %s" % ", ".join(c.slowdowns), bool(c.slowdowns))):
+        if on:
+            parts.append(text)
+    return "%s: %s" % (c.pci_bus_id or "a GPU", "; ".join(parts))
+
+
 def _gpus(s, view, width: int = WIDTH) -> List[str]:
     kv, item = _writers(width)
     if not s.gpus:
@@ -109,6 +123,13 @@ def _gpus(s, view, width: int = WIDTH) -> List[str]:
         ids = ", ".join(x for x in (g.uuid, g.pci_bus_id) if x)
         if ids:
             lines += _wrap(ids, " " * 5, " " * 5, width)
+    for c in getattr(s, "gpu_conditions", ()) or ():
+        lines += item(condition_text(c), bullet="nvidia-smi -q ")
+    for d in getattr(s, "pci_devices", ()) or ():
+        if d.link_width is not None or d.link_speed is not None:
+            lines += item("%s: PCIe %s GT/s x%s of %s GT/s x%s (%s)" % tuple(
+                ["?" if v is None else ("%g" % v if isinstance(v, float) else str(v)) for v in (
+                    d.address, d.link_speed, d.link_width, d.link_cap_speed, d.link_cap_width)] + [d.source]), bullet="link ")
     for p in s.processes:
         where = "GPU %d" % p.gpu_index if p.gpu_index is not None else (p.gpu_uuid or "a GPU")
         text = "pid %d %s: %s MiB on %s" % (p.pid, p.name or "?", p.used_memory_mib if p.used_memory_mib is not None else "?", where)

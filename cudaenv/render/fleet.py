@@ -44,6 +44,28 @@ def _deviation_text(node, reference) -> str:
                      for k in node.deviations)
 
 
+IMAGE_VERDICTS = {"needs-newer-driver": "driver too old", "forward-compat": "only through forward compatibility",
+            "no-driver": "no driver in its report"}
+IMAGE_WHY = {"require": "its NVIDIA_REQUIRE_CUDA, checked by the runtime", "cuda": "its CUDA", "torch": "its torch's CUDA build"}
+
+
+def image_headline(fleet) -> str:
+    """``--image``: the image, what it needs, and how many nodes run it."""
+    img = fleet.image
+    name = printable(img.tags[0] if img.tags else img.ref)
+    if not img.readable:
+        return "image %s: not read (%s)" % (name, printable(img.why or "?"))
+    if fleet.needs_driver is None:
+        return "image %s: it says nothing of its CUDA, so no driver floor is known" % name
+    parts = ["runs on %s" % _plural(fleet.runs, "node"), "driver too old on %d" % fleet.too_old]
+    if fleet.forward_compat:
+        parts.append("only through forward compatibility on %d" % fleet.forward_compat)
+    if fleet.no_driver:
+        parts.append("no driver on %d" % fleet.no_driver)
+    return "image %s needs driver %s or newer (%s): %s" % (name, printable(fleet.needs_driver),
+                                                          IMAGE_WHY.get(fleet.needs_why or "", "?"), ", ".join(parts))
+
+
 NAME = 18  # the column of node names in text; a longer name gets a line of its own, never cut
 
 
@@ -96,6 +118,13 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             else:  # one name wider than the column: whole, on the next line
                 out.append(line.rstrip())
                 out += wrap(names, first=" " * 4, width=width, long_words="break")
+    if summary.image is not None:
+        out += ["", paint("Image", "bold", color)] + wrap(image_headline(summary.image), first="  ", width=width)
+        shown = summary.image.nodes if all_nodes else summary.image.nodes[:LIST_LIMIT]
+        for n in shown:
+            out += _named(n.name, "driver %s: %s" % (printable(n.driver), IMAGE_VERDICTS.get(n.verdict, n.verdict)), width)
+        if len(shown) < len(summary.image.nodes):
+            out.append("  ... %d more (--all lists every node)" % (len(summary.image.nodes) - len(shown)))
     deviating = [n for n in summary.nodes if n.deviations]
     if deviating:
         out += ["", paint("Deviating nodes", "bold", color) + " (%d)" % len(deviating)]
@@ -129,9 +158,13 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             out += _named(n.name, "%s; driver %s; %s; torch %s" % (state, printable(cfg.get("driver", "")),
                                                                    printable(cfg.get("gpus", "")), printable(cfg.get("torch", ""))),
                           width)
+    image = summary.image
     out += ["", "Result: %s" % ("ok (exit 0)" if summary.ok else "exit 1: %s" % (
         "no report could be read" if not summary.nodes_read else
-        "%s deviate, %s with errors" % (_plural(summary.deviating, "node"), summary.with_errors)))]
+        "%s deviate, %s with errors%s" % (_plural(summary.deviating, "node"), summary.with_errors,
+                                          "" if image is None or image.ok else
+                                          ", the image not read" if not image.image.readable else
+                                          ", driver too old for the image on %d" % image.too_old)))]
     return "\n".join(out) + "\n"
 
 
@@ -169,6 +202,16 @@ def render_markdown(summary, all_nodes: bool = False) -> str:
         out += ["Unreadable reports:", ""]
         out += ["- %s: %s" % (md_code(u.file), md_text(u.why)) for u in summary.unreadable[: None if all_nodes else LIST_LIMIT]]
         out.append("")
+    if summary.image is not None:
+        out += ["**%s**" % md_text(image_headline(summary.image)), ""]
+        rows = summary.image.nodes if all_nodes else summary.image.nodes[:LIST_LIMIT]
+        if rows:
+            out += ["| node | driver | image |", "|---|---|---|"]
+            out += ["| %s | %s | %s |" % (md_text(n.name), md_code(n.driver), md_text(IMAGE_VERDICTS.get(n.verdict, n.verdict)))
+                    for n in rows]
+            if len(rows) < len(summary.image.nodes):
+                out += ["", "... and %d more nodes (`--all` lists every node)" % (len(summary.image.nodes) - len(rows))]
+            out.append("")
     for note in summary.notes:
         out += ["> note: %s" % md_text(note), ""]
     return "\n".join(out).rstrip("\n") + "\n"
@@ -277,6 +320,13 @@ def render_html(summary) -> str:
                 state, _h(n.name), state, cells, _h(", ".join(n.errors)), _h(", ".join(n.warnings)),
                 _h(_deviation_text(n, summary.reference_config))))
         out.append("</tbody></table>")
+    if summary.image is not None:
+        out += ["<h2>Image</h2>", '<p id="image">%s</p>' % _h(image_headline(summary.image))]
+        if summary.image.nodes:
+            out += ['<table id="image-nodes"><thead><tr><th>node</th><th>driver</th><th>image</th></tr></thead><tbody>']
+            out += ['<tr class="error"><td class="name">%s</td><td>%s</td><td>%s</td></tr>' % (
+                _h(n.name), _h(n.driver), _h(IMAGE_VERDICTS.get(n.verdict, n.verdict))) for n in summary.image.nodes]
+            out.append("</tbody></table>")
     if summary.unreadable:
         out += ["<h2>Unreadable reports</h2>", '<table id="unreadable"><thead><tr><th>file</th><th>why</th></tr></thead><tbody>']
         out += ["<tr><td><code>%s</code></td><td>%s</td></tr>" % (_h(u.file), _h(u.why)) for u in summary.unreadable]

@@ -95,6 +95,10 @@ def facts_rows(s, view) -> List[tuple]:
 
         rows.append((N_("CUDA libraries loaded"), "<br>".join("%s: %s" % (md_text(lib.consumer), md_text(library_facts(lib))) for lib in s.libraries)))
     rows.append(("cuDNN", "<br>".join("%s (%s, %s)" % (md_text(c.version or "?"), md_text(c.source), md_code(c.header)) for c in s.cudnn) or t("none found")))
+    if view.image is not None:
+        from cudaenv.render.report import image_facts
+
+        rows.append(("Image", md_text(image_facts(view.image, view.image_need))))  # printable already: md_text keeps \x1b
     return rows
 
 

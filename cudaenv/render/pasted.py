@@ -58,6 +58,21 @@ def fact_lines(facts) -> List[str]:
         out.append("kernel log: Xid %d%s, %s" % (g.code, where, "once" if g.count == 1 else "%d times" % g.count))
     if f.fallen_off_bus:
         out.append("kernel log: %s fell off the bus" % ", ".join(printable(p) for p in f.fallen_off_bus[:8]))
+    for g in getattr(f, "gpu_conditions", ())[:16]:
+        said = [text for text, on in (
+            ("uncorrectable ECC %s volatile, %s aggregate" % (g.ecc_volatile_uncorrected, g.ecc_aggregate_uncorrected),
+             g.ecc_volatile_uncorrected is not None or g.ecc_aggregate_uncorrected is not None),
+            ("a page retirement pending", g.retirement_pending), ("a row remap pending", g.remap_pending),
+            ("row remapping failed", g.remap_failed), (", ".join(printable(x) for x in g.slowdowns), bool(g.slowdowns))) if on]
+        if said:
+            out.append("nvidia-smi -q, %s: %s" % (printable(g.pci_bus_id or "a GPU"), "; ".join(said)))
+    for d in getattr(f, "pci_devices", ())[:16]:
+        link = ""
+        if d.link_speed is not None or d.link_cap_speed is not None:
+            link = ", link %s GT/s x%s of %s GT/s x%s" % tuple("?" if v is None else "%g" % v for v in (
+                d.link_speed, d.link_width, d.link_cap_speed, d.link_cap_width))
+        out.append("lspci, %s%s%s%s" % (printable(d.address or "a GPU"), (": %s" % printable(d.name)) if d.name else "",
+                                        (" (rev %s)" % printable(d.revision)) if d.revision else "", link))
     return out
 
 

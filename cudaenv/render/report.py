@@ -100,7 +100,7 @@ def _driver(s, view) -> List[Check]:
         gpus = t("on the PCI bus: %s", ", ".join(s.platform.pci_nvidia_devices))
     else:
         gpus = t("none seen")
-    return [(t("driver"), driver, _ids(view, "driver")), (t("GPUs"), gpus, ())]
+    return [(t("driver"), driver, _ids(view, "driver")), (t("GPUs"), gpus, _ids(view, "GPUs"))]
 
 
 def _visibility(s, view) -> List[Check]:
@@ -242,20 +242,39 @@ def _resources(s, view) -> List[Check]:
             (t("GPU processes"), "%d" % len(s.processes), _ids(view, "GPU processes"))]
 
 
+def image_facts(image, need) -> str:
+    """``doctor --image``'s row: the image, its CUDA, what it needs (shared with the Markdown report)."""
+    name = printable(image.tags[0] if image.tags else image.ref)
+    if not image.readable:
+        return "%s: not read" % name
+    said = []
+    if image.cuda_version:
+        said.append("CUDA %s" % printable(image.cuda_version))
+    if image.require_cuda:
+        said.append("requires %s" % printable(image.require_cuda.split()[0]))
+    if image.torch:
+        said.append("torch %s" % printable(image.torch))
+    return "%s: %s; %s" % (name, ", ".join(said) or "no CUDA said",
+                           ("needs driver >= %s" % need) if need else "no driver floor")
+
+
 def _containers(s, view) -> List[Check]:
-    """Only on a container host (an engine or the NVIDIA Container Toolkit): nothing, and no section, elsewhere."""
+    """Only on a container host (an engine or the NVIDIA Container Toolkit), or with ``doctor --image``: nothing, and
+    no section, elsewhere."""
     h = getattr(s, "containers", None)
+    image = [("image", image_facts(view.image, view.image_need), _ids(view, "image"))] if view.image is not None else []
     if h is None:
-        return []
+        return image
     tools = [name for name, path in (("nvidia-ctk", h.nvidia_ctk), ("nvidia-container-cli", h.nvidia_container_cli)) if path]
     toolkit = ", ".join(printable(p) for p in h.packages) or ", ".join(tools) or t("no NVIDIA Container Toolkit")
-    runtimes = "; ".join("%s: %s" % (cfg.engine, ", ".join(printable(r) for r in cfg.runtimes) or t("no runtimes registered"))
+    runtimes = "; ".join("%s: %s" % (cfg.engine, "CDI" if cfg.engine == "podman" else
+                                     ", ".join(printable(r) for r in cfg.runtimes) or t("no runtimes registered"))
                          for cfg in h.configs)
     runtime = "%s; %s%s" % (", ".join(h.engines) or t("no engine"), toolkit, ("; " + runtimes) if runtimes else "")
     specs = [sp for sp in h.cdi_specs if sp.kind == "nvidia.com/gpu"]
     cdi = "; ".join(tn("%s (driver %s, %d device name)", "%s (driver %s, %d device names)", len(sp.devices), printable(sp.path),
                        ", ".join(printable(v) for v in sp.driver_versions) or "?", len(sp.devices)) for sp in specs) or t("no spec")
-    return [(t("container runtime"), runtime, _ids(view, "container runtime")), ("CDI", cdi, _ids(view, "CDI"))]
+    return [(t("container runtime"), runtime, _ids(view, "container runtime")), ("CDI", cdi, _ids(view, "CDI"))] + image
 
 
 CHECKS = {

@@ -200,7 +200,8 @@ def test_a_hung_nvidia_smi_costs_one_timeout(cli_subprocess, fake_root, fake_bin
     assert "nvidia-smi-hang" in [f["id"] for f in data["findings"]]
     lines = log.read_text().splitlines()
     started = sorted(line.split()[1].split("=")[0] for line in lines if line.startswith("started"))
-    assert started == ["--query-compute-apps", "--query-gpu"], lines  # each query once, never again after the timeout
+    # each query once (and the -q condition read beside them), never again after the timeout
+    assert started == ["--query-compute-apps", "--query-gpu", "-q"], lines
     assert "overlap" in lines, lines  # the second started while the first still ran: one timeout, not two
 
 

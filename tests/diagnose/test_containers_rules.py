@@ -101,3 +101,25 @@ def test_doctor_on_a_docker_host(machine):
 def test_no_platform_container_host_section_inside_a_container():
     s = healthy(platform=Platform(system="linux", container="docker"))
     assert "Containers" not in render_report(s, diagnose(s), build_view(s))
+
+
+def test_the_reload_hazard_from_an_engines_default_cgroup_driver():
+    """No cgroup driver set: Docker's default is systemd on a cgroup v2 host (moby/moby#40846), cgroupfs on v1; CRI-O's
+    is systemd; Podman finds GPUs through CDI (no hazard) and registers no runtime."""
+    from cudaenv.model.record import replace
+
+    bare = ContainerHost(engines=("docker",), nvidia_ctk=CTK, configs=(EngineConfig(engine="docker", runtimes=("nvidia",)),),
+                         dev_char_links=False, cgroup_v2=True)
+    r = found(host(bare))["container-cgroup-reload"]
+    assert "docker manages container cgroups through systemd" in r.detail
+    assert "(docker sets no cgroup driver: systemd is the default on this cgroup v2 host)" in r.detail
+    assert "container-cgroup-reload" not in found(host(replace(bare, cgroup_v2=False)))
+    assert "container-cgroup-reload" not in found(host(replace(bare, cgroup_v2=None)))
+    crio = ContainerHost(engines=("crio",), nvidia_ctk=CTK, configs=(EngineConfig(engine="crio", runtimes=("nvidia",)),),
+                         dev_char_links=False)
+    assert "(crio sets no cgroup driver: systemd is the default)" in found(host(crio))["container-cgroup-reload"].detail
+    podman = ContainerHost(engines=("podman",), nvidia_ctk=CTK, dev_char_links=False, cgroup_v2=True, cdi_specs=(SPEC,),
+                           configs=(EngineConfig(engine="podman", cgroup_driver="systemd", cdi=True, cdi_spec_dirs=("/opt/cdi",)),))
+    assert not {"container-cgroup-reload", "container-runtime-unregistered"} & set(found(host(podman)))
+    missing = found(host(replace(podman, cdi_specs=())))["cdi-spec-missing"]
+    assert "none of /etc/cdi, /var/run/cdi, /opt/cdi holds one" in missing.detail

@@ -329,8 +329,8 @@ def _snapshots():
     """One hand-built snapshot per finding id whose fix needs the host, a reboot or the user's code (the rules are
     pure): (id, snapshot) pairs."""
     from cudaenv.model.record import replace
-    from cudaenv.model.snapshot import (ContainerHost, CdiSpec, Cudnn, Driver, EngineConfig, Framework, Gpu, GpuHealth,
-                                        GpuProcess, LoadedLibrary, Platform, PythonEnv, Snapshot, ToolStatus,
+    from cudaenv.model.snapshot import (ContainerHost, CdiSpec, Cudnn, Driver, EngineConfig, Framework, Gpu, GpuCondition,
+                                        GpuHealth, GpuProcess, LoadedLibrary, PciDevice, Platform, PythonEnv, Snapshot, ToolStatus,
                                         VisibleDevices, XidGroup)
     from machine import A100, all_visible, cuda_torch, gpu, healthy
 
@@ -412,12 +412,54 @@ def _snapshots():
         ("hint-launch-blocking", h),
         ("hint-distributed-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),
         ("hint-nccl-debug", healthy(gpus=two, visible_devices=all_visible(two), torch=cuda_torch(count=2))),
+        # issue 30: each GPU's condition (nvidia-smi -q) and its PCIe link (lspci, sysfs)
+        ("gpu-row-remap-failed", healthy(gpu_conditions=(GpuCondition(pci_bus_id="00000000:07:00.0", remap_failed=True),))),
+        ("gpu-ecc-uncorrectable", healthy(gpu_conditions=(GpuCondition(pci_bus_id="00000000:07:00.0", ecc_volatile_uncorrected=2),))),
+        ("gpu-memory-repair-pending", healthy(gpu_conditions=(GpuCondition(pci_bus_id="00000000:07:00.0", remap_pending=True),))),
+        ("gpu-clocks-slowdown", healthy(gpu_conditions=(GpuCondition(pci_bus_id="00000000:07:00.0", slowdowns=("HW Slowdown",)),))),
+        ("gpu-pci-unreadable", healthy(pci_devices=(PciDevice(address="07:00.0", revision="ff"),))),
+        ("gpu-pcie-link-downgraded", healthy(pci_devices=(PciDevice(address="0000:07:00.0", link_width=8, link_cap_width=16,
+                                                                    source="sysfs"),))),
     ]
+
+
+def _image_cases():
+    """issue 30: doctor --image's findings, from the image rule (cudaenv.diagnose.image, not diagnose()): (id, snapshot,
+    image) triples."""
+    from cudaenv.model.record import replace
+    from cudaenv.model.reports import ImageFacts
+    from machine import healthy
+
+    h = healthy()
+    old = replace(h, driver=replace(h.driver, version="535.247.01", cuda_version="12.2", kernel_module_version="535.247.01"))
+    branch = replace(h, driver=replace(h.driver, version="470.82.01", cuda_version="11.4", kernel_module_version="470.82.01"))
+    return [
+        ("image-unreadable", h, ImageFacts("nope.tar", "unknown", readable=False, why="no such file")),
+        ("image-no-cuda", h, ImageFacts("b.json", "config-json")),
+        ("image-no-driver", healthy(driver=None), ImageFacts("c.json", "config-json", cuda_version="12.4.1")),
+        ("image-forward-compat", branch, ImageFacts("c.json", "config-json", cuda_version="12.0.0",
+                                                    require_cuda="cuda>=12.0 brand=tesla,driver>=470,driver<471")),
+        ("image-needs-newer-driver", old, ImageFacts("c.json", "config-json", cuda_version="13.0.1", require_cuda="cuda>=13.0")),
+    ]
+
+
+@pytest.mark.parametrize("fid,snapshot,image", _image_cases(), ids=lambda x: x if isinstance(x, str) else "")
+def test_an_images_fix_says_what_it_needs(fid, snapshot, image):
+    from cudaenv.diagnose import image as image_rules
+    from cudaenv.diagnose.view import build_view
+    from cudaenv.render.report import render_report
+    from cudaenv.render.text import FIX_NEEDS
+
+    found = {f.id: f for f in image_rules.check(snapshot, image)}
+    assert fid in found, sorted(found)
+    f = found[fid]
+    assert f.fix and f.fix_kind == fix_kind(fid) and f.fix_kind in ("host", "reboot", "user-code")
+    assert "fix (%s):" % FIX_NEEDS[f.fix_kind] in render_report(snapshot, tuple(found.values()), build_view(snapshot, image=image))
 
 
 def test_every_finding_id_has_a_case():
     """Each finding id is here: converged on the model machine (a command) or checked for the kind of its fix."""
-    beyond = {fid for fid, _ in _snapshots()}
+    beyond = {fid for fid, _ in _snapshots()} | {fid for fid, _, _ in _image_cases()}
     assert not beyond & set(CONVERGES)
     assert beyond | set(CONVERGES) == set(finding_ids())
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import assert_linear, recorded
-from cudaenv.parse.container_config import gpu_devices, parse_cdi_spec, parse_docker_daemon, parse_toml_runtimes
+from cudaenv.parse.container_config import (gpu_devices, parse_cdi_spec, parse_containers_conf, parse_docker_daemon,
+                                            parse_toml_runtimes)
 
 
 def test_cdi_spec_from_nvidia_ctk():
@@ -61,3 +62,27 @@ def test_any_input_never_raises(data):
 ])
 def test_linear_on_hostile_files(parse, unit):
     assert_linear(parse, unit)
+
+
+def test_podman_containers_conf():
+    real = parse_containers_conf(recorded("podman-containers-conf-cdi.conf"))
+    assert (real.engine, real.cdi, real.cdi_spec_dirs, real.hooks_dirs, real.cgroup_driver) == (
+        "podman", True, ("/etc/cdi", "/var/run/cdi"), (), None)
+    # containers.conf(5)'s forms: a multi-line array with comments, cgroup_manager; keys outside [engine] do not count
+    text = ('[containers]\ncgroup_manager = "cgroupfs"\n[engine]\n# cdi_spec_dirs = ["/nope"]\ncgroup_manager = "systemd"\n'
+            'cdi_spec_dirs = [\n  "/opt/cdi",  # the site\'s\n  "/etc/cdi",\n]\nhooks_dir = ["/usr/share/containers/oci/hooks.d"]\n')
+    c = parse_containers_conf(text)
+    assert (c.cgroup_driver, c.cdi_spec_dirs, c.hooks_dirs) == ("systemd", ("/opt/cdi", "/etc/cdi"), ("/usr/share/containers/oci/hooks.d",))
+    crio = parse_toml_runtimes('[crio.runtime]\ncgroup_manager = "cgroupfs"\n', "crio")
+    assert crio.cgroup_driver == "cgroupfs"
+
+
+@settings(max_examples=150)
+@given(st.one_of(st.text(), st.binary()))
+def test_any_containers_conf_never_raises(data):
+    c = parse_containers_conf(data)
+    assert len(c.cdi_spec_dirs) <= 64 and len(c.hooks_dirs) <= 64
+
+
+def test_containers_conf_linear():
+    assert_linear(parse_containers_conf, '"/a", ', head="[engine]\ncdi_spec_dirs = [\n")

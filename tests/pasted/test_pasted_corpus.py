@@ -33,7 +33,7 @@ EXPECTED = {
     'nvcc-11.0.221.txt': ({'toolkit_version': '11.0.221'}, ('nvcc --version',), [], []),
     'nvcc-11.1.105.txt': ({'toolkit_version': '11.1.105'}, ('nvcc --version',), [], []),
     'nvcc-11.5-quoted-fragment.txt': ({'toolkit_version': '11.5.119'}, ('nvcc --version',), [], []),
-    'proc-open-555-localized-date.txt': ({'driver_version': '555.58', 'platform': 'linux', 'kernel_module': 'open'}, ('/proc/driver/nvidia/version',), [], []),
+    'proc-open-555-localized-date.txt': ({'driver_version': '555.58', 'platform': 'linux', 'kernel_module': 'open'}, ('/proc/driver/nvidia/version', 'lspci'), [], []),
     'proc-open-610-issue-template.txt': ({'driver_version': '610.43.02', 'platform': 'linux', 'kernel_module': 'open'}, ('/proc/driver/nvidia/version',), [], []),
     'smi-a-470-a100.txt': ({'driver_version': '470.103.01', 'cuda_version': '11.4'}, ('nvidia-smi -q',), [(0, 'NVIDIA A100-SXM4-80GB', '00000000:94:00.0', 'GPU-a75cda02-62ce-2c30-9150-555ef08935e2', None, None)], []),
     'smi-banner-375-titanx-cut.txt': ({'driver_version': '375.39'}, ('nvidia-smi',), [(0, 'TITAN X (Pascal)', '0000:01:00.0', None, 12186, 63)], []),

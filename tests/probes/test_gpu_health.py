@@ -70,3 +70,17 @@ def test_unreachable_skips_passthrough_containers_and_no_answer():
     boxed = Platform(system="linux", container="docker", pci_nvidia_devices=TWO.pci_nvidia_devices)
     assert unreachable_gpus(boxed, one, (OK,)) == ()  # a container sees the host's bus, not its GPUs
     assert unreachable_gpus(TWO, (), (OK,)) == () and unreachable_gpus(TWO, one, (LOST,)) == ()
+
+
+def test_pci_links_from_sysfs(fake_root):
+    """The kernel's reading of each NVIDIA GPU's link (sysfs' current/max link speed and width; the values in the
+    kernel's pci-sysfs format, 'N.N GT/s PCIe'), the GPUs with nothing readable left out."""
+    from cudaenv.probes.gpu_health import probe_pci_links
+
+    for name, value in (("current_link_speed", "16.0 GT/s PCIe\n"), ("max_link_speed", "16.0 GT/s PCIe\n"),
+                        ("current_link_width", "8\n"), ("max_link_width", "16\n")):
+        fake_root.file("sys/bus/pci/devices/0000:41:00.0/" + name, value)
+    fake_root.file("sys/bus/pci/devices/0000:61:00.0/current_link_speed", "Unknown\n")
+    (link,) = probe_pci_links(fake_root.host(), TWO)
+    assert (link.address, link.link_speed, link.link_width, link.link_cap_speed, link.link_cap_width, link.source) == (
+        "0000:41:00.0", 16.0, 8, 16.0, 16, "sysfs")

@@ -59,3 +59,26 @@ def test_nothing_without_an_engine_or_the_toolkit_and_nothing_in_a_container(fak
     assert probe(fake_root.host(path=fake_bin.env_path), boxed) == (None, [])
     fake_bin.command("nvidia-container-cli")
     assert probe(fake_root.host(path=fake_bin.env_path))[0].nvidia_container_cli == str(fake_bin.path / "nvidia-container-cli")
+
+
+def test_podman_reads_its_containers_conf_in_order_and_the_cdi_folders_it_names(fake_root, fake_bin):
+    fake_bin.command("podman")
+    fake_root.file("usr/share/containers/containers.conf", '[engine]\ncgroup_manager = "systemd"\n')
+    fake_root.file("etc/containers/containers.conf", recorded("podman-containers-conf-cdi.conf"))
+    fake_root.file("home/ann/.config/containers/containers.conf", '[engine]\ncdi_spec_dirs = ["/opt/cdi"]\n')
+    fake_root.file("opt/cdi/nvidia.yaml", recorded("cdi-nvidia-575-one-gpu.yaml"))
+    fake_root.file("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+    h, notes = probe(fake_root.host(path=fake_bin.env_path, env={"HOME": "/home/ann"}))
+    (podman,) = h.configs
+    assert (podman.engine, podman.path, podman.cgroup_driver, podman.cdi, podman.cdi_spec_dirs) == (
+        "podman", "/home/ann/.config/containers/containers.conf", "systemd", True, ("/opt/cdi",))
+    assert [s.path for s in h.cdi_specs] == ["/opt/cdi/nvidia.yaml"] and h.cgroup_v2 is True and notes == []
+
+
+def test_cgroup_v1_and_containers_conf_without_podman(fake_root, fake_bin):
+    fake_bin.command("docker")
+    fake_root.file("etc/containers/containers.conf", recorded("podman-containers-conf-cdi.conf"))  # skopeo's, say
+    assert probe(fake_root.host(path=fake_bin.env_path))[0].cgroup_v2 is None  # no /sys/fs/cgroup: not known
+    fake_root.dir("sys/fs/cgroup/memory")
+    h, _ = probe(fake_root.host(path=fake_bin.env_path))
+    assert h.cgroup_v2 is False and [c.engine for c in h.configs] == ["docker"]

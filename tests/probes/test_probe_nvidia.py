@@ -340,8 +340,8 @@ def test_cuda_version_na_is_a_note(fake_root, fake_bin):
 
 
 def test_hung_nvidia_smi_costs_one_timeout(fake_root, fake_bin, tmp_path):
-    """Counted, not timed: nvidia-smi is started twice (the GPU and the process queries, side by side: the second
-    start finds the first still running) and never again once they hung."""
+    """Counted, not timed: nvidia-smi is started three times (the GPU and the process queries and the -q condition
+    read, side by side: a later start finds an earlier one still running) and never again once they hung."""
     runs, pids = tmp_path / "runs", tmp_path / "pids"
     pids.mkdir()
     script = fake_bin.path / "nvidia-smi"
@@ -353,7 +353,7 @@ def test_hung_nvidia_smi_costs_one_timeout(fake_root, fake_bin, tmp_path):
     state, notes = probe(fake_root.host(path=fake_bin.env_path, timeout=1))
     lines = runs.read_text().splitlines()
     started = sorted(line.split("=")[0] for line in lines if line != "overlap")
-    assert started == ["--query-compute-apps", "--query-gpu"], lines
+    assert started == ["--query-compute-apps", "--query-gpu", "-q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER,PERFORMANCE"], lines
     assert "overlap" in lines, lines
     t = tool(state, "nvidia-smi")
     assert (t.status, t.failure) == ("timeout", None)

@@ -61,7 +61,7 @@ def test_generated_blocks_of_hand_written_pages_are_current():
 
     table = text.split("<!-- generated:outputs ", 1)[1].split("<!-- /generated:outputs -->", 1)[0]
     assert table.count("\n| `cudaenv ") == len([e for e in records.envelopes() if e.__name__ != "Snapshot"])
-    assert "| `cudaenv doctor --json` | `DoctorReport` | {schema_version, the Snapshot's keys, hostname, generated_at, findings[], against}" in table
+    assert "| `cudaenv doctor --json` | `DoctorReport` | {schema_version, the Snapshot's keys, hostname, generated_at, findings[], against, image}" in table
 
 
 def test_check_mode_names_a_stale_block(tmp_path, capsys):
