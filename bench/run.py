@@ -22,14 +22,22 @@ records and a 20,000-line history
 ``doctor --quick --root`` of a GPU     the same root without them           <= 1.2 x
 container host (Docker, containerd,
 CRI-O, Podman, CDI, the toolkit)
-``cudaenv list``                       ``PY -c pass``                       <= 3 x
-``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 2 x wall, <= 1.5 x peak RSS
+``cudaenv list``                       ``PY -c pass``                       <= 1.8 x
+``cudaenv use 12.4`` (fake tree)       ``PY -c pass``                       <= 1.4 x wall, <= 1.5 x peak RSS
+``cudaenv use 12.4`` (1,000 toolkits)  ``PY -c pass``                       <= 2 x wall
+``doctor --json --quick``, python3 a   ``PY -c pass``                       <= 5 x
+pyenv shim (no ``--python``)
+``explain --file`` (a 2-line paste)    ``PY -c pass``                       <= 6 x
+``explain --file`` (a 10 MB log)       ``PY -c pass``                       <= 15 x
 ``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
 ``checkpoint inspect`` (1.5 GiB file)  ``torch.load(map_location="cpu")``   <= 0.05 x wall
 ``checkpoint inspect`` (1.5 GiB file)  (absolute)                           <= 50 MiB peak RSS
 ``checkpoint inspect`` (20,000 tensors) (absolute)                          <= 0.5 s wall
+``checkpoint inspect FOLDER`` (8 .bin  each shard's ``inspect_file``,      <= 1.3 x wall
+shards, 20,000 tensors)                in the same process
 ``fleet summarize`` (10,000 reports)   (absolute)                           <= 3 s wall, <= 300 MiB peak RSS
-``fleet summarize`` (100,000 reports)  (absolute)                           <= 30 s wall
+``fleet summarize`` (100,000 reports)  (absolute)                           <= 30 s wall, <= 300 MiB peak RSS
+``fleet summarize`` (100,000 reports)  a Python that json.loads each file   <= 1.2 x wall
 ``explain --file`` (50 MB paste)       (absolute)                           <= 2 s wall
 ``explain`` hostile inputs, the worst  (absolute)                           <= 2 s (each pattern's, 100 KB)
 ``explain`` 1 MB literal runs, worst   (absolute)                           <= 2 s (each pattern's literal x 1 MB)
@@ -37,7 +45,7 @@ tool-output parsers, 1 MB hostile runs (absolute)                           <= 5
 ====================================  ===================================  ==========
 
 The fleet's reports are one real ``cudaenv doctor --json --quick`` report of this machine, written N times with
-the host name changed and drift planted (2% of the nodes an older driver, 0.5% a CPU torch with an error finding,
+the host name and time changed (every file different) and drift planted (2% of the nodes an older driver, 0.5% a CPU torch with an error finding,
 0.5% one GPU fewer), into the run's temporary folder (deleted at the end); the 100,000-report case runs
 ``--runs`` rounds too, at most 3 (``--only fleet`` runs only these and needs no torch, as ``--only explain`` does).
 
@@ -48,6 +56,10 @@ The torch.load baseline is a whole ``PY -c 'import torch; torch.load(FILE, map_l
 The frameworks' site-packages (``--only quick`` runs both doctors, without torch) holds every package of
 ``data/frameworks.json`` as pip lays it out, written by ``tests/framework_builders.py`` (TensorFlow's RECORD with
 20,000 lines, as the real one has, and its build-info file), on ``PYTHONPATH``, in the run's temporary folder.
+
+The pyenv shim (issue 35) is this machine's own pyenv's ``shims/python3`` when it has one (``$PYENV_ROOT`` or
+``~/.pyenv``), else a constructed pyenv root whose shim (pyenv 2.6's) leads to PY through a stand-in ``pyenv exec``;
+the 1,000 toolkits are a module tree named for their versions (``many_toolkits``).
 
 Also measured, without a target: ``PY -c 'import re'``, the floor under every ``cudaenv ...`` ratio to ``PY -c pass``
 when ``bin/cudaenv`` is pip's generated console script (it imports re for its ``sys.argv[0]`` rewrite before cudaenv's
@@ -148,6 +160,58 @@ def fake_toolkits(base: Path) -> Path:
         nvcc.write_text("#!/bin/sh\necho 'Cuda compilation tools, release %s, V%s'\n" % (mm, version))
         nvcc.chmod(0o755)
     return base
+
+
+def many_toolkits(base: Path, count: int = 1000) -> Path:
+    """A module tree of ``count`` toolkits named for their versions (``10.0.100`` ... ``13.9.124``: 25 patch releases of
+    each of 40 major.minor), each with bin/, lib64/ and version.json: a shared cluster's /sw/cuda."""
+    for i in range(count):
+        version = "%d.%d.%d" % (10 + i % 4, (i // 4) % 10, 100 + i // 40)
+        root = base / version
+        (root / "bin").mkdir(parents=True)
+        (root / "lib64").mkdir()
+        (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}))
+    return base
+
+
+PYENV_SHIM = """#!/usr/bin/env bash
+set -e
+[ -n "$PYENV_DEBUG" ] && set -x
+
+program="${0##*/}"
+
+export PYENV_ROOT="%(root)s"
+exec "%(root)s/libexec/pyenv" exec "$program" "$@"
+"""
+
+# A stand-in for `pyenv exec` (constructed; the real one is libexec/pyenv-exec, which runs pyenv-version-name,
+# pyenv-which and their hooks: a dozen more programs): read the version as pyenv does, put its bin first, exec.
+PYENV_EXEC = """#!/usr/bin/env bash
+set -e
+shift
+program="$1"; shift
+version="${PYENV_VERSION:-$(head -n 1 "$PYENV_ROOT/version")}"
+export PATH="$PYENV_ROOT/versions/$version/bin:$PATH"
+exec "$PYENV_ROOT/versions/$version/bin/$program" "$@"
+"""
+
+
+def pyenv_shims(base: Path, python: str) -> str:
+    """The folder of python3's pyenv shim: this machine's own pyenv's (``$PYENV_ROOT`` or ``~/.pyenv``) when it has
+    one, else a constructed pyenv root in ``base`` whose shim (pyenv 2.6's, tests/recorded/pyenv-2.6.30-shim-python3.sh)
+    leads to ``python`` through a stand-in `pyenv exec` (PYENV_EXEC)."""
+    own = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+    if os.access(os.path.join(own, "shims", "python3"), os.X_OK) and os.path.isfile(os.path.join(own, "libexec", "pyenv")):
+        return os.path.join(own, "shims")
+    root = base / "pyenv"
+    for rel, text in (("shims/python3", PYENV_SHIM % {"root": root}), ("libexec/pyenv", PYENV_EXEC)):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+        (root / rel).chmod(0o755)
+    (root / "versions" / "bench" / "bin").mkdir(parents=True)
+    os.symlink(python, root / "versions" / "bench" / "bin" / "python3")
+    (root / "version").write_text("bench\n")
+    return str(root / "shims")
 
 
 def _builders():
@@ -272,6 +336,7 @@ def fleet_reports(folder: Path, count: int, cudaenv: str, env: Dict[str, str]) -
     def variant(**changes) -> str:
         data = dict(base, **changes)
         data["hostname"] = "@@HOST@@"
+        data["generated_at"] = "@@TIME@@"
         return json.dumps(data, indent=2)
 
     plain = variant()
@@ -282,7 +347,8 @@ def fleet_reports(folder: Path, count: int, cudaenv: str, env: Dict[str, str]) -
     for i in range(count):
         text = old if i % 50 == 7 else cpu if i % 200 == 11 else short if i % 199 == 5 else plain
         name = "node%06d" % i
-        (folder / (name + ".json")).write_text(text.replace("@@HOST@@", name))
+        stamp = "2026-12-04T%02d:%02d:%02dZ" % (i // 3600 % 24, i // 60 % 60, i % 60)  # each node its own time too
+        (folder / (name + ".json")).write_text(text.replace("@@HOST@@", name).replace("@@TIME@@", stamp))
     return folder
 
 
@@ -430,7 +496,55 @@ def parser_figures(python: str, env: Dict[str, str]) -> Dict[str, float]:
     return {"parsers hostile": data["worst_s"]}
 
 
+# issue 32: inspecting a checkpoint folder costs about what inspecting its files one by one costs (in one process,
+# the best of 5 each: the folder's own work is the listing, the index and the merge of the reports)
+FOLDER_RATIO = r"""
+import json, os, sys, time
+from cudaenv.checkpoint.analyze import inspect_file
+from cudaenv.checkpoint.folder import inspect_folder
+folder = sys.argv[1]
+shards = sorted(n for n in os.listdir(folder) if n.endswith(".bin"))
+def best(work):
+    times = []
+    for _ in range(5):
+        t = time.perf_counter(); work(); times.append(time.perf_counter() - t)
+    return min(times)
+one = best(lambda: [inspect_file(os.path.join(folder, n), None, with_tensors=False) for n in shards])
+whole = best(lambda: inspect_folder(folder))
+print(json.dumps({"shards": len(shards), "files_s": one, "folder_s": whole}))
+"""
+
+
+def folder_figures(python: str, work: str, env: Dict[str, str], count: int = 8, per_shard: int = 2_500) -> Dict[str, float]:
+    """``inspect_folder`` of ``count`` .bin shards (``per_shard`` small tensors each, an index naming them) over
+    ``inspect_file`` of each shard, in one process (seconds and their ratio)."""
+    cb = _builders()
+    folder = Path(work) / "shards"
+    folder.mkdir()
+    wmap = {}
+    for s in range(count):
+        name = "pytorch_model-%05d-of-%05d.bin" % (s + 1, count)
+        items = [("module.blocks.%d.w" % (s * per_shard + i), cb.Tensor(cb.Storage(str(i), 4), (4,))) for i in range(per_shard)]
+        (folder / name).write_bytes(cb.torch_zip(cb.state_dict(items), prefix=name[:-4]))
+        wmap.update((k, name) for k, _ in items)
+    (folder / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": wmap}))
+    try:
+        r = subprocess.run([python, "-c", FOLDER_RATIO, str(folder)], capture_output=True, text=True, env=env, timeout=1200)
+    finally:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+    if r.returncode != 0:
+        raise SystemExit("bench: the folder figures failed: %s" % r.stderr[-2000:])
+    data = json.loads(r.stdout)
+    print("checkpoint folder: %d shards, the files one by one %.3f s, the folder %.3f s" % (
+        data["shards"], data["files_s"], data["folder_s"]))
+    return {"checkpoint folder / its files": data["folder_s"] / data["files_s"]}
+
+
 CONSOLE_FLOOR = "python -c 'import re'"
+FLEET_FLOOR = ("import json, os, sys\nfor name in sorted(os.listdir(sys.argv[1])):\n"
+               "    with open(os.path.join(sys.argv[1], name), 'rb') as fh:\n        json.load(fh)\n")
 
 
 def _console_imports_re(script: str) -> bool:
@@ -495,6 +609,25 @@ def main(argv: Optional[List[str]] = None) -> int:
     if has_command(cudaenv, "use", env):
         commands["use 12.4"] = [cudaenv, "use", "12.4", "--shell", "bash"]
         envs["use 12.4"] = use_env
+        commands["use 12.4 (1,000 toolkits)"] = [cudaenv, "use", "12.4", "--shell", "bash"]
+        envs["use 12.4 (1,000 toolkits)"] = dict(use_env, CUDAENV_TOOLKITS=str(many_toolkits(Path(work) / "sw1000")))
+    # python3 a pyenv shim, no --python (the doctor finds python3 on PATH): issue 35
+    shim_env = {k: v for k, v in env.items() if k not in ("VIRTUAL_ENV", "CONDA_PREFIX", "PYENV_VERSION")}
+    shim_env["PATH"] = pyenv_shims(Path(work), python) + os.pathsep + env.get("PATH", "")
+    commands["doctor --json --quick (python3 a pyenv shim)"] = [cudaenv, "doctor", "--json", "--quick"]
+    envs["doctor --json --quick (python3 a pyenv shim)"] = shim_env
+    if has_command(cudaenv, "explain", env):
+        two, ten = Path(work) / "paste-2-lines.txt", Path(work) / "paste-10M.log"
+        two.write_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+                       "CUDA kernel errors might be asynchronously reported at some other API call\n")
+        line = b"2024-05-01 12:00:01,123 - train - INFO - [rank0]: step 17 loss 0.2512 \x1b[32mok\x1b[0m 45%|####  |\r\n"
+        with ten.open("wb") as fh:
+            for _ in range(10 * 1024 * 1024 // (len(line) * 1024)):
+                fh.write(line * 1024)
+            fh.write(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+        commands["explain (2-line paste)"] = [cudaenv, "explain", "--file", str(two)]
+        commands["explain (10 MB log)"] = [cudaenv, "explain", "--file", str(ten)]
+        envs["explain (2-line paste)"] = envs["explain (10 MB log)"] = env
     big = many = tiny = None
     if has_command(cudaenv, "checkpoint", env):
         big = big_checkpoint(Path(work) / "big.pt")
@@ -521,11 +654,15 @@ def main(argv: Optional[List[str]] = None) -> int:
             explain = explain_figures(python, cudaenv, work, env)
         if not args.only or "hostile" in args.only:
             explain.update(parser_figures(python, env))
+        if has_command(cudaenv, "checkpoint", env) and (not args.only or "folder" in args.only):
+            explain.update(folder_figures(python, work, env))
         figures = medians(commands, envs, work, runs)
         if fleet:
             figures.update(medians({"fleet summarize 10k": fleet["fleet summarize 10k"]}, {"fleet summarize 10k": env}, work, runs))
-            figures.update(medians({"fleet summarize 100k": fleet["fleet summarize 100k"]}, {"fleet summarize 100k": env}, work,
-                                   min(runs, 3)))
+            # the floor (issue 35): a Python that json.loads every report file of the folder, in the same rounds
+            floor = [python, "-c", FLEET_FLOOR, fleet["fleet summarize 100k"][-1]]
+            figures.update(medians({"fleet summarize 100k": fleet["fleet summarize 100k"], "json.load 100k": floor},
+                                   {"fleet summarize 100k": env, "json.load 100k": env}, work, min(runs, 3)))
     finally:
         for f in (big, many, tiny):
             if f is not None:
@@ -535,6 +672,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         for label in fleet:
             shutil.rmtree(os.path.join(work, label.split()[-1]), ignore_errors=True)
         shutil.rmtree(os.path.join(work, "fw"), ignore_errors=True)  # the frameworks' site-packages
+        shutil.rmtree(os.path.join(work, "sw1000"), ignore_errors=True)  # the 1,000 toolkits
+        for name in ("paste-2-lines.txt", "paste-10M.log"):
+            if os.path.exists(os.path.join(work, name)):
+                os.unlink(os.path.join(work, name))
         shutil.rmtree(os.path.join(work, "conda"), ignore_errors=True)  # the conda env
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
@@ -548,16 +689,23 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("doctor --quick with the frameworks / without", ratio("doctor --json --quick (frameworks)", "doctor --json --quick"), 1.3),
         ("doctor --quick in a big conda env / without", ratio("doctor --json --quick (conda env)", "doctor --json --quick (linked python)"), 1.2),
         ("doctor --quick on a container host / without", ratio("doctor --quick --root (container host)", "doctor --quick --root (no engine)"), 1.2),
-        ("list / python -c pass", ratio("list", "python -c pass"), 3.0),
-        ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 2.0),
+        ("list / python -c pass", ratio("list", "python -c pass"), 1.8),
+        ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 1.4),
+        ("use, 1,000 toolkits / python -c pass", ratio("use 12.4 (1,000 toolkits)", "python -c pass"), 2.0),
+        ("doctor --quick, python3 a pyenv shim / pass", ratio("doctor --json --quick (python3 a pyenv shim)", "python -c pass"), 5.0),
+        ("explain, 2-line paste / python -c pass", ratio("explain (2-line paste)", "python -c pass"), 6.0),
+        ("explain, 10 MB log / python -c pass", ratio("explain (10 MB log)", "python -c pass"), 15.0),
         ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),
         ("checkpoint inspect 1.5G / python -c pass", ratio("checkpoint inspect 1.5G", "python -c pass"), 2.0),
         ("checkpoint inspect 1.5G / torch.load", ratio("checkpoint inspect 1.5G", "torch.load 1.5G"), 0.05),
         ("checkpoint inspect 1.5G peak RSS (MiB)", figures.get("checkpoint inspect 1.5G", {}).get("rss_mib"), 50.0),
         ("checkpoint inspect 20k tensors (s)", figures.get("checkpoint inspect 20k", {}).get("wall"), 0.5),
+        ("checkpoint folder of 8 shards / its files one by one", explain.get("checkpoint folder / its files"), 1.3),
         ("fleet summarize 10k reports (s)", figures.get("fleet summarize 10k", {}).get("wall"), 3.0),
         ("fleet summarize 10k peak RSS (MiB)", figures.get("fleet summarize 10k", {}).get("rss_mib"), 300.0),
         ("fleet summarize 100k reports (s)", figures.get("fleet summarize 100k", {}).get("wall"), 30.0),
+        ("fleet summarize 100k / json.load of each file", ratio("fleet summarize 100k", "json.load 100k"), 1.2),
+        ("fleet summarize 100k peak RSS (MiB)", figures.get("fleet summarize 100k", {}).get("rss_mib"), 300.0),
         ("explain 50 MB paste (s)", explain.get("explain 50M"), 2.0),
         ("explain worst hostile input (s)", explain.get("explain hostile"), 2.0),
         ("explain worst 1 MB literal run (s)", explain.get("explain hostile 1M"), 2.0),
@@ -566,9 +714,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     print("cudaenv bench: %s, median of %d interleaved runs each (after one warm-up round)" % (python, runs))
     print()
-    print("%-26s %10s %12s" % ("command", "wall (s)", "peak RSS MiB"))
+    print("%-46s %10s %12s" % ("command", "wall (s)", "peak RSS MiB"))
     for name, fig in figures.items():
-        print("%-26s %10.3f %12.1f" % (name, fig["wall"], fig["rss_mib"]))
+        print("%-46s %10.3f %12.1f" % (name, fig["wall"], fig["rss_mib"]))
     floor = ratio(CONSOLE_FLOOR, "python -c pass")
     if floor is not None and os.path.isfile(cudaenv) and _console_imports_re(cudaenv):
         print()
@@ -579,12 +727,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     results = []
     for label, value, target in checks:
         if value is None:
-            print("%-38s %8s   target <= %-4g SKIP (not measured: not in this cudaenv, or --only)" % (label, "-", target))
+            print("%-46s %8s   target <= %-4g SKIP (not measured: not in this cudaenv, or --only)" % (label, "-", target))
             results.append({"check": label, "ratio": None, "target": target, "status": "SKIP"})
             continue
         ok = value <= target
         failed = failed or not ok
-        print("%-38s %8.3f   target <= %-4g %s" % (label, value, target, "PASS" if ok else "FAIL"))
+        print("%-46s %8.3f   target <= %-4g %s" % (label, value, target, "PASS" if ok else "FAIL"))
         results.append({"check": label, "ratio": round(value, 4), "target": target, "status": "PASS" if ok else "FAIL"})
     if args.json:
         Path(args.json).write_text(json.dumps({"python": python, "runs": runs, "figures": figures, "checks": results}, indent=2) + "\n")

@@ -231,4 +231,32 @@ def load_state_dict(model, path, device=None, strict=True):
         warnings.warn("; ".join(notes[:20]), RuntimeWarning, stacklevel=2)
     result = model.load_state_dict(sd, strict=strict)
     model.to(device)
+    if not strict:
+        _warn_random_init(path, type(model).__name__, result, len(wanted), len(sd))
     return result
+
+
+def _warn_random_init(path, model_name, result, model_keys, file_keys):
+    """Silent random init (issue 32): a ``strict=False`` load that left most of the model's keys missing (they keep
+    their random initial values) or most of the file's keys unused says so, with the prefix that would have matched."""
+    import warnings
+
+    from cudaenv.checkpoint.names import most_unmatched, prefix_fix
+
+    missing, unexpected = list(result.missing_keys), list(result.unexpected_keys)
+    if not most_unmatched(len(missing), model_keys, len(unexpected), file_keys):
+        return
+    text = ("load_state_dict(strict=False) of %s into %s: %d of the model's %d keys were not in the checkpoint (they "
+            "keep their random initial values) and %d of the checkpoint's %d keys matched nothing"
+            % (path, model_name, len(missing), model_keys, len(unexpected), file_keys))
+    found = prefix_fix(missing, unexpected)
+    if found is not None:
+        action, prefix, n = found
+        if action == "strip":
+            text += ("; %d checkpoint keys are model keys with %r in front: strip it, e.g. state = {k[len(%r):]: v for "
+                     "k, v in state.items() if k.startswith(%r)}" % (n, prefix, prefix, prefix))
+        else:
+            text += ("; %d model keys are checkpoint keys with %r in front: add it, e.g. state = {%r + k: v for k, v in "
+                     "state.items()}" % (n, prefix, prefix))
+    warnings.warn(text + ". Check the missing_keys a strict=False load returns, or load with strict=True",
+                  RuntimeWarning, stacklevel=3)

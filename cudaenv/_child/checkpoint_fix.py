@@ -1,6 +1,7 @@
 """Run by `cudaenv checkpoint fix --trust` in the user's Python: load a checkpoint with torch (weights_only=False:
 the user said they trust it), change it, save it. Stdlib + torch only; one JSON argument; prints one line
-``CUDAENV-CHECKPOINT {json}``.
+``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, dcp, zero) it reads a checkpoint folder instead of one file
+(:func:`load_folder`).
 
 The argument: {"source", "output", "map_location" (or null), "strip": [prefixes], "add" (or null), "extract" (or
 null)}. Keys are changed in every dict whose values are mostly tensors (strip) or in the model state_dicts (add:
@@ -13,6 +14,48 @@ import sys
 
 
 
+def load_folder(torch, spec, kwargs, changes):
+    """A checkpoint folder as one object (cudaenv checkpoint fix FOLDER): .bin shards merged, a DCP folder through
+    torch's own dcp_to_torch_save, a DeepSpeed ZeRO folder through its own zero_to_fp32.py (the user gave --trust)."""
+    import os
+
+    layout = spec["layout"]
+    if layout == "bin":
+        obj = {}
+        kwargs = dict(kwargs, weights_only=bool(spec.get("weights_only", True)))
+        for src in spec["sources"]:
+            part = torch.load(src, **kwargs)
+            if not isinstance(part, dict):
+                raise TypeError("%s holds a %s, not a state_dict" % (os.path.basename(src), type(part).__name__))
+            twice = [k for k in part if k in obj]
+            if twice:
+                raise KeyError("%d keys are in more than one shard, e.g. %r" % (len(twice), twice[0]))
+            obj.update(part)
+        changes.append("merged %d .bin shards (%d keys) with torch.load(weights_only=%s)" % (
+            len(spec["sources"]), len(obj), kwargs["weights_only"]))
+        return obj
+    if layout == "dcp":
+        from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+        dcp_to_torch_save(spec["source"], spec["output"])
+        obj = torch.load(spec["output"], **dict(kwargs, weights_only=bool(spec.get("weights_only", True))))
+        changes.append("consolidated with torch.distributed.checkpoint.format_utils.dcp_to_torch_save (torch %s)"
+                       % torch.__version__)
+        return obj
+    if layout == "zero":
+        import importlib.util
+
+        found = importlib.util.spec_from_file_location("cudaenv_zero_to_fp32", spec["script"])
+        module = importlib.util.module_from_spec(found)
+        found.loader.exec_module(module)  # code shipped with the checkpoint: run because the user gave --trust
+        obj = module.get_fp32_state_dict_from_zero_checkpoint(spec["source"], tag=spec.get("tag"))
+        if spec.get("map_location"):
+            obj = {k: v.to(spec["map_location"]) if isinstance(v, torch.Tensor) else v for k, v in obj.items()}
+        changes.append("consolidated with the folder's own zero_to_fp32.py (get_fp32_state_dict_from_zero_checkpoint)")
+        return obj
+    raise ValueError("unknown layout %r" % layout)
+
+
 def main(argv):
     spec = json.loads(argv[1])
     import torch
@@ -22,7 +65,11 @@ def main(argv):
     if spec.get("map_location"):
         kwargs["map_location"] = spec["map_location"]
         changes.append("storages mapped to %s" % spec["map_location"])
-    obj = torch.load(spec["source"], **kwargs)
+    layout = spec.get("layout")
+    if layout is None:
+        obj = torch.load(spec["source"], **kwargs)
+    else:
+        obj = load_folder(torch, spec, kwargs, changes)
     if spec.get("extract") is not None:
         if not isinstance(obj, dict) or spec["extract"] not in obj:
             raise KeyError("no top-level entry %r" % spec["extract"])
@@ -97,8 +144,68 @@ def main(argv):
         changes.append("added %s to %d keys" % (add, n))
     if kept:
         changes.append("keys kept as they were, because their new name is taken: %s" % ", ".join(map(str, kept[:5])))
-    torch.save(obj, spec["output"])
+    if spec.get("to") == "safetensors":
+        save_safetensors(torch, obj, spec["output"], changes)
+    else:
+        torch.save(obj, spec["output"])
     return changes
+
+
+def flat_tensors(torch, obj, prefix="", out=None, dropped=None):
+    """The tensors of a nested dict as one flat dict (``model.fc.weight``), and the paths of what is not a tensor."""
+    out = {} if out is None else out
+    dropped = [] if dropped is None else dropped
+    for k, v in obj.items():
+        name = prefix + str(k)
+        if isinstance(v, torch.Tensor):
+            out[name] = v
+        elif isinstance(v, dict):
+            flat_tensors(torch, v, name + ".", out, dropped)
+        else:
+            dropped.append(name)
+    return out, dropped
+
+
+def save_safetensors(torch, obj, output, changes):
+    """``obj`` as a safetensors file, as the safetensors library requires: a flat dict of contiguous tensors that
+    share no memory. A tensor that is another one (tied weights: same storage, offset, shape and stride) is written
+    once and its other names kept in the metadata (``cudaenv.aliases``, JSON name -> name); a view that shares memory
+    with another tensor but is not it is copied. Values that are not tensors cannot be stored: they are named."""
+    from safetensors.torch import save_file
+
+    if not isinstance(obj, dict):
+        raise TypeError("a %s cannot be written as safetensors (a dict of tensors can)" % type(obj).__name__)
+    flat, dropped = flat_tensors(torch, obj)
+    seen, tensors, aliases, copied = {}, {}, {}, []
+    for name, t in flat.items():
+        t = t.detach().cpu()
+        if t.numel() == 0:
+            tensors[name] = t.contiguous()
+            continue
+        ident = (t.untyped_storage().data_ptr(), t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
+        if ident in seen:
+            aliases[name] = seen[ident]
+            continue
+        shares = any(t.untyped_storage().data_ptr() == o.untyped_storage().data_ptr() for o in tensors.values() if o.numel())
+        if shares or not t.is_contiguous():
+            t = t.contiguous().clone()
+            if shares:
+                copied.append(name)
+        seen[ident] = name
+        tensors[name] = t
+    metadata = {"format": "pt"}
+    if aliases:
+        metadata["cudaenv.aliases"] = json.dumps(aliases, sort_keys=True)
+    save_file(tensors, output, metadata=metadata)
+    changes.append("written as safetensors (%d tensors)" % len(tensors))
+    if aliases:
+        changes.append("%d tied tensors written once, their other names in the metadata (cudaenv.aliases): %s" % (
+            len(aliases), ", ".join("%s = %s" % kv for kv in list(aliases.items())[:5])))
+    if copied:
+        changes.append("%d views of shared memory copied (safetensors stores no sharing): %s" % (len(copied), ", ".join(copied[:5])))
+    if dropped:
+        changes.append("%d values that are not tensors left out (safetensors stores only tensors): %s" % (
+            len(dropped), ", ".join(dropped[:8])))
 
 
 if __name__ == "__main__":

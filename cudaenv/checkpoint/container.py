@@ -192,3 +192,45 @@ def _read_safetensors(fh, box: Container) -> None:
         for k, v in list(meta.items())[:20]:
             if isinstance(k, str) and isinstance(v, str):
                 box.markers["metadata." + k[:60]] = v[:200]
+
+
+class Window:
+    """The bytes ``[start, start + length)`` of an open file as a file of their own (seek, tell, read): a
+    ``torch.save`` archive inside a DCP ``.distcp`` file is read by the same readers as a file."""
+
+    def __init__(self, fh, start: int, length: int):
+        self.fh, self.start, self.length = fh, start, length
+        self.pos = 0
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self.pos, 2: self.length}[whence]
+        self.pos = max(0, base + pos)
+        return self.pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def read(self, n: int = -1) -> bytes:
+        left = max(0, self.length - self.pos)
+        n = left if n is None or n < 0 else min(n, left)
+        if n <= 0:
+            return b""
+        self.fh.seek(self.start + self.pos)
+        data = self.fh.read(n)
+        self.pos += len(data)
+        return data
+
+
+def read_embedded(fh, start: int, length: int, name: str, limits: Optional[pickle_vm.Limits] = None) -> Container:
+    """The container of the bytes ``[start, start + length)`` of ``fh`` (named ``name`` in reports): a whole
+    ``torch.save`` archive that another file carries, read as torch.load reads it from a stream."""
+    box = Container(name, length)
+    window = Window(fh, start, length)
+    head = window.read(512)
+    try:
+        _dispatch(window, head, box, limits)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a hostile container must end in a note, never a crash
+        box.notes.append("the item could not be read to the end: %s" % (str(exc)[:200] or type(exc).__name__))
+    return box

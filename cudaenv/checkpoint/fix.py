@@ -374,6 +374,14 @@ def _backup(path: str) -> str:
 
 def _trusted_fix(host, python: Optional[str], timeout: Optional[float], path: str, tmp: str, opts: Options) -> List[str]:
     """Run ``_child/checkpoint_fix.py`` in the user's Python: torch loads FILE and saves the result at ``tmp``."""
+    spec = {"source": os.path.abspath(path), "output": tmp, "map_location": opts.map_location, "strip": opts.strip,
+            "add": opts.add, "extract": opts.extract}
+    return _run_child(host, python, timeout, path, spec)
+
+
+def _run_child(host, python: Optional[str], timeout: Optional[float], path: str, spec: Dict[str, Any]) -> List[str]:
+    """``_child/checkpoint_fix.py`` with ``spec`` in the user's Python (a checkpoint folder's too: issue 32); the
+    changes it made, in words. UserError when it fails."""
     import json
 
     from cudaenv._child import source
@@ -383,8 +391,7 @@ def _trusted_fix(host, python: Optional[str], timeout: Optional[float], path: st
     found = find_interpreter(host, python)
     if found is None:
         raise UserError("no Python interpreter found to run torch in", hint="give one with --python /path/to/python")
-    spec = {"source": os.path.abspath(path), "output": tmp, "map_location": opts.map_location, "strip": opts.strip,
-            "add": opts.add, "extract": opts.extract, "weights_entries": WEIGHTS_ENTRIES + EMA_ENTRIES}
+    spec = dict(spec, weights_entries=WEIGHTS_ENTRIES + EMA_ENTRIES)
     timeout = max(float(timeout or 0), TRUST_TIMEOUT)
     run = host.run([found.path, "-c", source("checkpoint_fix.py"), json.dumps(spec)], timeout=timeout)
     result: Any = None

@@ -39,11 +39,19 @@ DOS_DIR = 0x10  # external attribute: a directory (R-directory)
 def _find_eocd(fh, size: int) -> Optional[int]:
     """R-eocd-search: the last ``PK\\x05\\x06`` with at least 22 bytes after it, scanning back from the end in 4 KiB
     blocks until a block starts 64 KiB + 22 before the end (``mz_zip_reader_locate_header_sig``)."""
-    start = max(size - (_SEARCH + 4096), 0)
-    fh.seek(start)
-    tail = fh.read(size - start)
-    at = tail.rfind(b"PK\x05\x06", 0, len(tail) - _EOCD.size + 4)
-    return None if at < 0 else start + at
+    # the last 4 KiB first: the last signature there is the last in the whole window too, and a torch zip's end record
+    # is its last 22 bytes; only a file without one there is read back to the whole window (never a big file's
+    # tensor bytes just to find its end)
+    for back in (4096 + _EOCD.size, _SEARCH + 4096):
+        start = max(size - back, 0)
+        fh.seek(start)
+        tail = fh.read(size - start)
+        at = tail.rfind(b"PK\x05\x06", 0, len(tail) - _EOCD.size + 4)
+        if at >= 0:
+            return start + at
+        if start == 0:
+            return None
+    return None
 
 
 class Directory:

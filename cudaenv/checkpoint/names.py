@@ -51,3 +51,38 @@ def holds_weights(values, is_tensor) -> bool:
 def is_weights_entry(path: str) -> bool:
     """Where a model's state_dict sits in a checkpoint: the top level (``""``) or a known top-level entry."""
     return path == "" or path in WEIGHTS_ENTRIES or path in EMA_ENTRIES
+
+
+def prefix_fix(missing, unexpected, most: int = 100_000, depth: int = 8):
+    """The one prefix that would have matched the keys a ``strict=False`` load left over (issue 32: silent random
+    init): ``("strip", P, n)`` when ``n`` unexpected (checkpoint) keys are P + a missing (model) key, ``("add", P, n)``
+    when ``n`` missing keys are P + an unexpected key; the prefix that matches the most keys, None when none does.
+    Prefixes end at a dot and span at most ``depth`` parts (``_orig_mod.module.`` is two); at most ``most`` keys of
+    each list are read, so the work is linear in what is read."""
+    counts = {}
+    for action, longer, shorter in (("strip", unexpected, missing), ("add", missing, unexpected)):
+        targets = set(k for k in list(shorter)[:most] if isinstance(k, str))
+        if not targets:
+            continue
+        for key in list(longer)[:most]:
+            if not isinstance(key, str):
+                continue
+            at = -1
+            for _ in range(depth):
+                at = key.find(".", at + 1)
+                if at < 0 or at + 1 >= len(key):
+                    break
+                if key[at + 1:] in targets:
+                    pick = (action, key[:at + 1])
+                    counts[pick] = counts.get(pick, 0) + 1
+                    break
+    if not counts:
+        return None
+    (action, prefix), n = max(counts.items(), key=lambda x: (x[1], -len(x[0][1]), x[0]))
+    return action, prefix, n
+
+
+def most_unmatched(missing: int, model_keys: int, unexpected: int, file_keys: int) -> bool:
+    """The silent-random-init rule: a ``strict=False`` load left most of the model's keys missing (they keep their
+    random initial values), or used few of the file's (most of its keys matched nothing)."""
+    return (model_keys > 0 and missing * 2 > model_keys) or (file_keys > 0 and unexpected * 2 > file_keys)

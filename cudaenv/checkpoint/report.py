@@ -121,3 +121,53 @@ class FixReport(Record):
     after: Optional[CheckpointReport] = None
     backup: Optional[str] = None
     warnings: Tuple[str, ...] = ()
+    folder: Optional[FolderReport] = None  # the checkpoint folder consolidated into OUT (issue 32; before is None)
+
+
+class ShardFile(Record):
+    """One file of a checkpoint folder, as ``checkpoint inspect FOLDER`` read it (never its tensor bytes)."""
+
+    name: str  # its path inside the folder
+    role: str  # shard | model | optimizer | metadata (DCP's .metadata, a pickle) | data (a .distcp) | script | tag | index
+    size: int
+    format: Optional[str] = None  # as CheckpointReport.format; "distcp" for a DCP data file
+    rank: Optional[int] = None  # the rank that wrote it (DCP, ZeRO), from its name
+    tensors: int = 0
+    total_bytes: int = 0  # the tensor bytes it holds (per unique storage)
+    listed: Optional[int] = None  # the keys the index assigns to it
+    pickles: int = 0  # the pickles walked in it (a DCP data file: one torch.save archive per item)
+    verdict: Optional[str] = None  # safe | unsafe | inconclusive, as CheckpointReport.verdict
+    weights_only: Optional[bool] = None  # None where torch does not read it with torch.load
+    devices: Tuple[DeviceCount, ...] = ()
+    problems: Tuple[str, ...] = ()
+
+
+class FolderReport(Record):
+    """``cudaenv checkpoint inspect FOLDER --json``: a checkpoint in many files (a DCP folder, a DeepSpeed ZeRO
+    folder, sharded safetensors or ``.bin`` with an index), read file by file without running any of them."""
+
+    _json_envelope = True
+
+    path: str
+    layout: str  # dcp | deepspeed-zero | safetensors-shards | bin-shards | unknown
+    index: Optional[str] = None  # the index file read (sharded safetensors / .bin)
+    tag: Optional[str] = None  # the ZeRO tag folder read (`latest`, else the highest global_step*)
+    world_size: Optional[int] = None  # the ranks that wrote it (DCP: from the file names; ZeRO: partition_count)
+    zero_stage: Optional[int] = None
+    shard_count: int = 0  # the files that hold tensors
+    model_files: Tuple[str, ...] = ()
+    optimizer_files: Tuple[str, ...] = ()
+    files: Tuple[ShardFile, ...] = ()
+    tensors: int = 0
+    total_bytes: int = 0
+    dtypes: Tuple[DtypeCount, ...] = ()
+    devices: Tuple[DeviceCount, ...] = ()
+    prefixes: Tuple[KeyPrefix, ...] = ()
+    missing: Tuple[str, ...] = ()  # files the index (or .metadata, or the ranks) name that are not on disk
+    unlisted: Tuple[str, ...] = ()  # shard files on disk that nothing names
+    verdict: Optional[str] = None  # the worst of its files' verdicts (any inconclusive: inconclusive)
+    verdict_reasons: Tuple[VerdictReason, ...] = ()
+    weights_only: Optional[bool] = None  # every file torch.load reads with weights_only=True would load
+    inconsistencies: Tuple[str, ...] = ()
+    notes: Tuple[str, ...] = ()
+    visible: Optional[VisibleGpus] = None

@@ -22,6 +22,16 @@ class Result:
         self.exit_code = exit_code
 
 
+def is_folder_target(path: str) -> bool:
+    """Whether ``checkpoint inspect PATH`` reads a checkpoint folder: PATH is a folder, a ``*.index.json`` or DCP's
+    ``.metadata`` (names only: nothing of the folder's modules is imported for a single file)."""
+    import os
+
+    base = os.path.basename(path)
+    return os.path.isdir(path) or (os.path.isfile(path) and (base.endswith((".safetensors.index.json", ".bin.index.json"))
+                                                              or base == ".metadata"))
+
+
 def check_file(path: str) -> None:
     """FILE exists and is not a folder (usage errors, exit 2)."""
     import os
@@ -37,12 +47,30 @@ def check_file(path: str) -> None:
 
 def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
     """``checkpoint inspect``: the report, read without running the file, and its exit code (0 loads here as it is,
-    1 it does not, 3 unsafe, 4 inconclusive)."""
+    1 it does not, 3 unsafe, 4 inconclusive). A folder, an index file or DCP's ``.metadata`` is read as the
+    checkpoint folder it is (:mod:`cudaenv.checkpoint.folder`, a :class:`FolderReport`)."""
+    import os
     from cudaenv.checkpoint.advice import probe_visible_gpus
     from cudaenv.checkpoint.analyze import inspect_file
     from cudaenv.checkpoint.verdict import inspect_exit_code
     from cudaenv.core.text import printable
 
+    if not os.path.exists(path):
+        check_file(path)
+    if is_folder_target(path):  # a folder of shards, an index file, DCP's .metadata (issue 32)
+        from cudaenv.checkpoint.folder import folder_exit_code, inspect_folder
+
+        visible = probe_visible_gpus(host)
+        try:
+            report = inspect_folder(path, visible)
+        except OSError as exc:
+            raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+        if report.layout == "unknown":
+            raise UserError("%s is a folder, but not a checkpoint folder cudaenv recognises" % printable(path),
+                            hint="a DCP folder (.metadata, __0_0.distcp), a DeepSpeed ZeRO folder (latest, global_step*/), "
+                                 "shards with model.safetensors.index.json or pytorch_model.bin.index.json; or inspect "
+                                 "one file of it")
+        return Result(report, folder_exit_code(report))
     check_file(path)
     visible = probe_visible_gpus(host)
     try:
@@ -58,14 +86,21 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
     """``checkpoint fix``: the checks of what was asked (before anything is read), then the rewrite. Exit 0 with the
     :class:`FixReport` when OUT was written and its own verdict calls it loadable; 1 when ``--trust`` wrote one that
     still needs weights_only=False (said in its warnings); every other outcome raises."""
+    import os
+
     from cudaenv.checkpoint import fix as F
     from cudaenv.checkpoint.advice import probe_visible_gpus, target_device
     from cudaenv.core.text import printable
 
     strip = list(strip or [])
-    check_file(path)
+    folder = os.path.exists(path) and is_folder_target(path)  # a checkpoint folder: consolidated (issue 32)
+    if not folder:
+        check_file(path)
+    elif in_place:
+        raise UserError("--in-place rewrites one file; a checkpoint folder is consolidated into -o OUT",
+                        hint="-o consolidated.pt")
     F.plan_output(path, output, in_place)  # (before the GPU probe: a wrong OUT is said at once)
-    if not (map_location or strip or add or extract is not None):
+    if not folder and not (map_location or strip or add or extract is not None):
         raise UserError("nothing to change", hint="--map-location cpu|cuda:N|auto, --strip-prefix module., "
                                                   "--add-prefix P, --extract state_dict")
     for p in strip + ([add] if add is not None else []):
@@ -78,6 +113,12 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
         if not F.DEVICE.match(target):
             raise UserError("--map-location %s is not a device" % printable(map_location), hint="cpu, cuda:0 or auto")
     opts = F.Options(target, strip, add, extract)
+    if folder:
+        from cudaenv.checkpoint.consolidate import consolidate
+
+        report = consolidate(host, path, output, opts, visible, trust=trust, python=python, timeout=timeout,
+                             in_place=in_place)
+        return Result(report, 0)
     report = F.fix_checkpoint(host, path, output, opts, visible, in_place=in_place, trust=trust, python=python,
                               timeout=timeout)
     # 0 only for an output its own verdict calls loadable; a --trust result that still needs weights_only=False

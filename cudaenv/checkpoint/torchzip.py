@@ -198,6 +198,7 @@ def read_torch_zip(fh, box: Container, limits) -> None:
 
 
 _READ_WHOLE = 32 << 20  # bytes: up to this size record_refusals reads the archive once, not 30 bytes per record
+_SMALL_RECORD = 4096  # bytes: ... when its records average this or less
 
 
 def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
@@ -209,7 +210,9 @@ def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
     if box.prefix is None or getattr(box.entries, "directory", None) is None:
         return out
     whole = None  # a small archive is read once (a read per record costs more than the walk for 20,000 tensors)
-    if box.size <= _READ_WHOLE:
+    # ... but only one of small records (4 KiB each on average or less): an archive of big tensors is never read whole
+    # just to find its local headers (issue 32: inspecting a folder of shards reads no tensor bytes)
+    if box.size <= _READ_WHOLE and len(keys) * _SMALL_RECORD >= box.size:
         fh.seek(0)
         whole = fh.read(box.size)
     if True:  # (``fh``: the checkpoint, open)

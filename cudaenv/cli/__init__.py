@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
     import argparse
     from typing import IO, List, Mapping, Optional, Sequence
 
-FAST_COMMANDS = ("use", "list", "checkpoint")  # checkpoint: its FAST_ACTIONS (inspect)
+FAST_COMMANDS = ("use", "list", "checkpoint", "doctor")  # checkpoint: its FAST_ACTIONS (inspect)
 
 
 class Context:
@@ -216,7 +216,8 @@ def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
         if fast is not None:
             if argv[0] != "use":  # `use` prints shell code and translates nothing: no language to choose
                 _choose_language(fast, ctx)
-            if getattr(module, "FAST_ACTIONS", None) is not None:  # checkpoint inspect reads a file and runs nvidia-smi
+            if getattr(module, "FAST_ACTIONS", None) is not None or getattr(module, "RUNS_CHILDREN", False):
+                # checkpoint inspect runs nvidia-smi, the doctor its probes: their children go with it on a signal
                 install_signal_handlers(saved)
             return int(module.run(fast, ctx) or 0)
     install_signal_handlers(saved)

@@ -45,8 +45,10 @@ ACTION_DEST = "checkpoint_command"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest=ACTION_DEST, metavar="ACTION", parser_class=type(parser))
     ins = sub.add_parser("inspect", help="format, devices, prefixes, weights_only verdict (never runs the file)",
-                         description="Read a checkpoint's pickle and zip directory (never its tensor bytes, never its code).")
-    ins.add_argument(INSPECT_POSITIONAL.dest, metavar="FILE")
+                         description="Read a checkpoint's pickle and zip directory (never its tensor bytes, never its code); "
+                                     "PATH is a file, or a checkpoint folder (DCP, DeepSpeed ZeRO, sharded safetensors "
+                                     "or .bin) or its index file.")
+    ins.add_argument(INSPECT_POSITIONAL.dest, metavar="PATH")
     add_options(ins, INSPECT_OPTIONS)
     fix = sub.add_parser("fix", help="write a copy that loads here: devices, key prefixes, one entry",
                          description="Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry.")
@@ -70,7 +72,12 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
     from cudaenv.render.text import terminal_width
 
     result = inspect_service(ctx.host(args), args.file, with_tensors=args.json)
-    ctx.out.write(_json(result.report) if args.json else render_inspect(result.report, terminal_width(ctx.env)))
+    from cudaenv.checkpoint.report import FolderReport
+
+    render = render_inspect
+    if isinstance(result.report, FolderReport):  # a checkpoint folder (issue 32)
+        from cudaenv.render.checkpoint_folder import render_folder as render
+    ctx.out.write(_json(result.report) if args.json else render(result.report, terminal_width(ctx.env)))
     return result.exit_code
 
 

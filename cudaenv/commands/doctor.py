@@ -8,10 +8,9 @@ the text and markdown reports. Exit 0 when no finding is an error, 1 when one is
 also on warnings), 2 on usage errors.
 """
 
-import argparse
-
 from cudaenv.core.options import Option, host_options
 
+RUNS_CHILDREN = True  # read by the fast parser's path (cli): argparse stays off `doctor`'s start-up
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
 FORMATS = ("text", "json", "markdown", "prometheus")
 OPTIONS = host_options() + (
@@ -41,7 +40,7 @@ def _format(args) -> str:
     return "json" if args.json else (args.format or "text")
 
 
-def run(args: argparse.Namespace, ctx) -> int:
+def run(args, ctx) -> int:
     import os
 
     from cudaenv.diagnose.service import doctor

@@ -53,10 +53,10 @@ def run(args, ctx) -> int:
     shell = None if args.write else _shell(args, ctx, host.system)
     if shell is None and not args.write:
         return 2
-    toolkits, link = load_toolkits(host)
+    found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env) if args.auto else (None, None)
+    toolkits, link = load_toolkits(host, None if args.off or args.write else spec if args.auto else args.version)
     try:
         if args.auto:
-            found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env)
             if found is not None and spec is None:
                 ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % printable(found))
                 return 1

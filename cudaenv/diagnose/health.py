@@ -73,14 +73,14 @@ def xids(s, h, table=None) -> List:
     off = " It also says the GPU at %s has fallen off the bus." % ", ".join(h.fallen_off_bus) if h.fallen_off_bus and not any(g.code == 79 for g in h.xids) else ""
     reset = [g.code for g in h.xids if (xid_row(g.code, table) or {}).get("reset")]
     fix = [] if not reset else ["nvidia-smi -q -d PAGE_RETIREMENT,ECC,PERFORMANCE    # retired pages, ECC counts and throttle reasons of the GPUs that answer",
-                                "sudo nvidia-smi -r -i N    # reset GPU N once nothing runs on it (or reboot)"]
+                                "%snvidia-smi -r -i N    # reset GPU N once nothing runs on it (or reboot)" % c.sudo(s)]
     return [
         F(
             "gpu-xid",
             severity,
             (M("the kernel log holds GPU faults (Xid %s)", ", ".join(str(g.code) for g in h.xids[:SHOWN])) if h.xids else M("a GPU fell off the bus")),
             M("%s shows: %s%s", where[0].upper() + where[1:], " ".join(xid_summary(h, table)), off),
-            fix + dcgm_fix(h) + ["sudo nvidia-bug-report.sh    # the log bundle NVIDIA support asks for"],
+            fix + dcgm_fix(h) + ["%snvidia-bug-report.sh    # the log bundle NVIDIA support asks for" % c.sudo(s)],
         )
     ]
 
@@ -95,8 +95,9 @@ def unreachable_gpu(s, h) -> List:
             "error",
             M("%d NVIDIA GPU%s on the PCI bus %s not answer the driver", n, ("" if n == 1 else "s"), ("does" if n == 1 else "do")),
             M("The PCI bus holds an NVIDIA GPU at %s, bound to the nvidia driver, that NVML and nvidia-smi do not list: "
-            "it fell off the bus, failed to initialise, or is held in reset.%s", ", ".join(h.unreachable), (" " + " ".join(xid_summary(h)) if h.xids else M(" The kernel log says why (NVRM lines)."))),
-            ["sudo dmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # what the driver logged for it",
+              "it fell off the bus, failed to initialise, or is held in reset.%s", ", ".join(h.unreachable),
+              (" " + " ".join(xid_summary(h)) if h.xids else M(" The kernel log says why (NVRM lines)."))),
+            ["%sdmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # what the driver logged for it" % c.sudo(s),
              "lspci -nnk -s %s    # 'Kernel driver in use: nvidia', and its link state with -vv" % h.unreachable[0]]
             + dcgm_fix(h),
         )

@@ -41,11 +41,12 @@ def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool
            image: Optional[str] = None, cwd: str = ".") -> DoctorOutcome:
     """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch; ``image``: a
     saved image, OCI layout or inspect JSON to check against this machine's driver, a path relative to ``cwd``)."""
-    from cudaenv.diagnose import diagnose, in_section_order
-    from cudaenv.diagnose.view import build_view
     from cudaenv.probes.collect import collect_snapshot
 
-    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress)
+    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress, beside=_load_rules)
+    from cudaenv.diagnose import diagnose, in_section_order
+    from cudaenv.diagnose.view import build_view
+
     findings = diagnose(snapshot)
     facts = None
     if image is not None:
@@ -55,3 +56,10 @@ def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool
         facts = probe_image(image, cwd, host=host)
         findings = in_section_order(findings + tuple(image_rules.check(snapshot, facts)))
     return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot, image=facts), strict, image=facts)
+
+
+def _load_rules() -> None:
+    """Import the rules, the view and what they import (recommend, the facts tables' readers) while the probes' children
+    run: the import time goes beside the torch child's instead of after it."""
+    import cudaenv.diagnose
+    import cudaenv.diagnose.view  # noqa: F401

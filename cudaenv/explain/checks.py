@@ -23,7 +23,7 @@ import re
 from functools import lru_cache
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES, WRAPPER_PREFIXES, strip_wrappers
+from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES, WRAPPER_PREFIXES, prefix_fix, strip_wrappers
 
 # the wheels a capability check names when the paste shows no platform (rank's "platform" rows: linux-aarch64, ...)
 DEFAULT_PLATFORM = "linux-x86_64"
@@ -124,6 +124,46 @@ def state_dict_prefix(values: Dict[str, str], text: str) -> Optional[Dict[str, s
         return None
     found["wrapper"] = "DataParallel/DistributedDataParallel" if "module." in found["prefix"] else "torch.compile"
     return found
+
+
+def incompatible_lists(text: str) -> Tuple[List[str], List[str]]:
+    """(missing, unexpected) of a printed ``_IncompatibleKeys(missing_keys=[...], unexpected_keys=[...])``: what
+    ``model.load_state_dict(..., strict=False)`` returns, as ``print`` shows it (the first one in the text)."""
+    out: List[List[str]] = []
+    at = text.find("_IncompatibleKeys(")
+    if at < 0:
+        return [], []
+    for label in ("missing_keys=[", "unexpected_keys=["):
+        start = text.find(label, at, at + MAX_SEGMENT)
+        if start < 0:
+            out.append([])
+            continue
+        start += len(label)
+        stop = text.find("]", start, start + MAX_SEGMENT)
+        segment = text[start: stop if stop >= 0 else start + MAX_SEGMENT]
+        out.append([m.group(1) for _, m in zip(range(MAX_KEYS), _KEY.finditer(segment))])
+        at = stop if stop >= 0 else start
+    return out[0], out[1]
+
+
+def silent_random_init(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
+    """A ``strict=False`` load that left the model's keys missing while the checkpoint's went unused (issue 32): the
+    missing layers keep their random initial values. Fits when one prefix turns at least half the missing keys into
+    unexpected ones, or when ten or more keys are left over on each side; a few missing keys alone (a new head) do
+    not."""
+    missing, unexpected = incompatible_lists(text)
+    if not missing:
+        return None
+    out = {"missing_count": str(len(missing)), "unexpected_count": str(len(unexpected)), "missing_first": missing[0]}
+    found = prefix_fix(missing, unexpected)
+    if found is not None and found[2] * 2 >= min(len(missing), len(unexpected)):
+        action, prefix, n = found
+        out.update({"prefix": prefix, "matched": str(n), "if_strip" if action == "strip" else "if_add": ""})
+        return out
+    if len(missing) >= 10 and len(unexpected) >= 10:
+        out["if_no_prefix"] = ""
+        return out
+    return None
 
 
 def state_dict_mismatch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
@@ -348,6 +388,7 @@ def flags(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
 CHECKS: Dict[str, Callable[[Dict[str, str], str], Optional[Dict[str, str]]]] = {
     "state_dict_prefix": state_dict_prefix,
     "state_dict_mismatch": state_dict_mismatch,
+    "silent_random_init": silent_random_init,
     "capability_harmless": capability_harmless,
     "capability_too_old": capability_too_old,
     "capability_no_kernels": capability_no_kernels,
@@ -365,6 +406,8 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "state_dict_prefix": ("prefix", "wrapper", "key_count", "if_ckpt_prefixed", "if_model_prefixed"),
     "state_dict_mismatch": ("missing_count", "missing_first", "unexpected_count", "unexpected_first", "nested_key",
                             "size_param", "if_nested", "if_size", "if_renamed", "if_optimizer"),
+    "silent_random_init": ("missing_count", "unexpected_count", "missing_first", "prefix", "matched", "if_strip",
+                           "if_add", "if_no_prefix"),
     "capability_harmless": _CAPABILITY,
     "capability_too_old": _CAPABILITY,
     "capability_no_kernels": _CAPABILITY,

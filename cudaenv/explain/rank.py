@@ -218,13 +218,14 @@ def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional
     has = view.has if len(view.text) > BIG else (view.squeezed or "").__contains__  # a short text: a plain look
     if view.low is not None and row.literals and not any(map(has, row.literals)):
         return None  # no pattern of the row has a literal in the text
-    for i, pattern in enumerate(row.patterns):
+    for i in range(len(row.patterns)):
         if view.low is not None:  # the pattern's literals (blanks aside: T.tolerant) are not in the text: it cannot match
             if i < len(row.prefilter):
                 if row.prefilter[i] and not any(map(has, row.prefilter[i])):
                     continue
             elif i < len(row.needles) and row.needles[i] and not has(T.squeezed(row.needles[i])):
                 continue
+        pattern = row.patterns[i]  # compiled only now (T.Patterns): its literals are in the text
         m = _occurrence(pattern, view, context)
         if m is not None:
             found.append((pattern, m))

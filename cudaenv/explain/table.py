@@ -72,10 +72,11 @@ def _longest_run(items) -> str:
     return best if len(best) >= 2 and caseless else ""
 
 
-def needle(pattern: str) -> str:
+def needle(pattern: str, items=None) -> str:
     """The longest run of literal characters at the top level of ``pattern`` (so in every match), lower-cased; ""
-    when it has none of 4+ ASCII characters. A text without it cannot match, so the search is skipped."""
-    items = _parsed(pattern)
+    when it has none of 4+ ASCII characters. A text without it cannot match, so the search is skipped. ``items``:
+    the pattern already parsed (:func:`_parsed`), when the caller has it."""
+    items = _parsed(pattern) if items is None else items
     return _longest_run(items) if items is not None else ""
 
 
@@ -106,12 +107,39 @@ def _any_of(items, depth: int = 0) -> Tuple[str, ...]:
     return best
 
 
-def prefilter(pattern: str) -> Tuple[str, ...]:
+def prefilter(pattern: str, items=None) -> Tuple[str, ...]:
     """Lower-case literals one of which every match of ``pattern`` contains (``(needle(pattern),)`` when it has a
     needle; one per alternative for ``(?P<is_rocm>HIP error|No HIP GPUs are available|...)``); () when none is
-    known. A text with none of them cannot match, so the search is skipped."""
-    items = _parsed(pattern)
+    known. A text with none of them cannot match, so the search is skipped. ``items``: as :func:`needle`'s."""
+    items = _parsed(pattern) if items is None else items
     return _any_of(items) if items is not None else ()
+
+
+class Patterns:
+    """A row's patterns, each compiled (:func:`tolerant`, case-insensitive) the first time it is asked for: a paste
+    is first looked at through the literals (``Row.prefilter``, ``Row.needles``), so a short paste compiles only the
+    few patterns whose literals it holds instead of the whole table's (about 280, most of explain's start-up)."""
+
+    __slots__ = ("sources", "_compiled")
+
+    def __init__(self, sources):
+        self.sources = tuple(sources)
+        self._compiled = [None] * len(self.sources)
+
+    def __len__(self) -> int:
+        return len(self.sources)
+
+    def __getitem__(self, i: int) -> "re.Pattern[str]":
+        found = self._compiled[i]
+        if found is None:
+            found = self._compiled[i] = re.compile(tolerant(self.sources[i]), re.IGNORECASE)
+        return found
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.sources)))
+
+    def __repr__(self) -> str:
+        return "Patterns(%r)" % (self.sources,)
 
 
 _QUANTIFIER = "*+?{"
@@ -174,13 +202,14 @@ def rows() -> Tuple[Row, ...]:
 
     out = []
     for raw in load_table(TABLE)["rows"]:
-        filters = tuple(tuple(dict.fromkeys(squeezed(n) for n in prefilter(p))) for p in raw["patterns"])
+        parsed = [_parsed(p) for p in raw["patterns"]]  # once for the needle and the prefilter
+        filters = tuple(tuple(dict.fromkeys(squeezed(n) for n in prefilter(p, items))) for p, items in zip(raw["patterns"], parsed))
         literals = () if not all(filters) else tuple(dict.fromkeys(n for f in filters for n in f))
         out.append(
             Row(
                 id=raw["id"],
-                patterns=tuple(re.compile(tolerant(p), re.IGNORECASE) for p in raw["patterns"]),
-                needles=tuple(needle(p) for p in raw["patterns"]),
+                patterns=Patterns(raw["patterns"]),
+                needles=tuple(needle(p, items) for p, items in zip(raw["patterns"], parsed)),
                 prefilter=filters,
                 literals=literals,
                 title=raw["title"],

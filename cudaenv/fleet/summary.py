@@ -181,7 +181,102 @@ def _read_node(path: str, notes: Optional[List[str]] = None, cache: Optional[dic
         prefix = path + ": "
         why = why or "not read"
         return None, None, why[len(prefix):] if why.startswith(prefix) else why
+    if cache is not None and not whole:
+        return _decode_raw(data, notes, cache)
     return _decode_node(data, notes, cache, whole)
+
+
+_MASKED = (b'"hostname"', b'"generated_at"')  # the report's own fields (:data:`_NODE_FIELDS`), as they are written
+_RAW = "raw"  # the cache's entry for the report bodies already seen byte for byte, less the masked values
+
+
+def _string_at(data: bytes, name: bytes):
+    """``(start, end)`` of the JSON string token after the last ``name`` key in ``data`` (``"hostname": "node7"``: the
+    ``"node7"``), or None when there is none or the value is no plain string token."""
+    at = data.rfind(name)
+    if at < 0:
+        return None
+    i = at + len(name)
+    while data[i:i + 1] in (b" ", b"\n", b"\r", b"\t"):
+        i += 1
+    if data[i:i + 1] != b":":
+        return None
+    i += 1
+    while data[i:i + 1] in (b" ", b"\n", b"\r", b"\t"):
+        i += 1
+    if data[i:i + 1] != b'"':
+        return None
+    end = i + 1
+    while True:
+        end = data.find(b'"', end)
+        if end < 0:
+            return None
+        slashes = 0
+        while data[end - 1 - slashes] == 0x5C:  # a quote after an odd run of backslashes is escaped
+            slashes += 1
+        if slashes % 2 == 0:
+            return i, end + 1
+        end += 1
+
+
+def _masked(data: bytes):
+    """(``data`` with the values of its last ``hostname`` and ``generated_at`` keys cut out, those two string tokens),
+    or None when either is not there as a string."""
+    spans = [_string_at(data, name) for name in _MASKED]
+    if None in spans or spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]:
+        return None
+    (a, b), (c, d) = sorted(spans)
+    tokens = tuple(data[x:y] for x, y in spans)
+    return data[:a] + b"\0" + data[b:c] + b"\0" + data[d:], tokens, sorted(spans) == spans
+
+
+def _decode_raw(data: bytes, notes: Optional[List[str]], cache: dict):
+    """:func:`_decode_node` for a summary: a report whose bytes are an earlier one's but for the values of its
+    ``hostname`` and ``generated_at`` (a fleet's nodes, run by one cudaenv on one configuration) is not decoded again:
+    it takes that decoding, with its own two values read from their string tokens. The first report of each body is
+    decoded whole and checked: the masked values must be the report's own two fields (the last key of each name at its
+    top level), else that body is never shared (``False`` in the cache)."""
+    from cudaenv.model.record import replace
+
+    raw = cache.setdefault(_RAW, {})
+    masked = _masked(data)
+    if masked is None:
+        return _decode_node(data, notes, cache)
+    key, tokens, _ordered = masked
+    hit = raw.get(key)
+    if hit:
+        report, config, why, added = hit
+        try:
+            own = [json.loads(t.decode("utf-8")) for t in tokens]
+        except ValueError:  # UnicodeDecodeError too: not a shareable value; the whole report says why
+            return _decode_node(data, notes, cache)
+        if notes is not None:
+            notes.extend(added)
+        return replace(report, **dict(zip(_NODE_FIELDS, own))), config, why
+    added: List[str] = []
+    report, config, why = _decode_node(data, added, cache)
+    if notes is not None:
+        notes.extend(added)
+    if hit is None and report is not None and len(raw) < CACHE_SIZE:
+        raw[key] = (report, config, why, tuple(added)) if _masks_own_fields(data, masked) else False
+    return report, config, why
+
+
+def _masks_own_fields(data: bytes, masked) -> bool:
+    """Whether the values :func:`_masked` cut out are the report's top-level ``hostname`` and ``generated_at``: the
+    report with two marks written there reads those marks as its fields (one more parse, once per body)."""
+    key, _tokens, ordered = masked
+    marks = ('"\\u0000cudaenv-mask-%d"' % n for n in range(2))
+    first, second = next(marks).encode(), next(marks).encode()
+    head, middle, tail = key.split(b"\0", 2)
+    try:
+        parsed = json.loads((head + first + middle + second + tail).decode("utf-8"))
+    except ValueError:
+        return False
+    want = [json.loads(first.decode()), json.loads(second.decode())]
+    if not ordered:
+        want.reverse()
+    return isinstance(parsed, dict) and [parsed.get(k) for k in _NODE_FIELDS] == want
 
 
 def natural_key(name: str):

@@ -15,15 +15,19 @@ alternatives admin file (``/var/lib/dpkg/alternatives/cuda``) is read by :func:`
 Pure: no I/O, never an exception for any input.
 """
 
-from dataclasses import dataclass
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple
+from __future__ import annotations
+
+from cudaenv.model.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `cudaenv list` reads the .list files and imports neither typing nor dataclasses
+    from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 KEPT_FIELDS = ("package", "status", "version", "architecture", "depends", "pre-depends")
 FIELD_LIMIT = 64 * 1024  # characters kept of one field (a Depends line is a few hundred)
 
 
-@dataclass(frozen=True)
-class Package:
+class Package(Record):
     name: str
     status: str = ""  # "install ok installed", "deinstall ok config-files", ...
     version: Optional[str] = None

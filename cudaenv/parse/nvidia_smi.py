@@ -218,6 +218,9 @@ def is_query_header(row: str) -> bool:
     query output starts."""
     if not isinstance(row, str) or len(row) > 2000:
         return False
+    first = row.lstrip()[:1]
+    if not ("a" <= first <= "z" or first == "_"):
+        return False  # the first field's first letter (a log line's date or a prompt): no header, nothing split
     names = _header_fields(row)
     # nvidia-smi's own field names: the known ones, or dotted ones (utilization.gpu, power.draw); "name, value" is not
     return names is not None and all(n in _KNOWN_FIELDS or "." in n for n in names)

@@ -9,7 +9,9 @@ then, in threads at once:
 * toolkits -> cuDNN
 * the other CUDA consumers in those site-packages (probes/frameworks.py: files read, nothing imported), then which
   CUDA library files torch's and their libraries load (probes/libraries.py, Linux)
-* the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it)
+* the dynamic torch pass (``import torch`` in the child: the slow one; the rest hides behind it). Its child starts
+  with the static one (in the interpreter, or the one a pyenv shim leads to); its answer is read only when the static
+  pass finds torch
 
 A probe that raises becomes ``Note("collect", "probe X failed: ...")``, never a crash. Each chain
 keeps its own notes; they are joined in a fixed order so the output does not depend on timing.
@@ -120,13 +122,26 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple]:
     return found, libraries
 
 
-def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
+def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note], early: Optional[Job] = None,
+                   early_notes: Tuple[Note, ...] = ()) -> Torch:
     from cudaenv.probes.torch import probe_torch_dynamic
 
     try:
-        return _call(notes, "torch", probe_torch_dynamic, host, interpreter, static, notes)
+        answer = early.result() if early is not None else None
+        notes.extend(early_notes)  # the early child's own failure (a note of collect's), once it has ended
+        return _call(notes, "torch", probe_torch_dynamic, host, interpreter, static, notes, answer)
     except _Failed:
         return static
+
+
+def _torch_early(host, python: str, notes: List[Note]):
+    """The dynamic pass's child, started beside the static one: (its answer, its notes), or None when it failed."""
+    from cudaenv.probes.torch import run_dynamic
+
+    try:
+        return _call(notes, "torch", run_dynamic, host, python)
+    except _Failed:
+        return None
 
 
 def _python_env(host, interpreter, torch: Torch, notes: List[Note]) -> Any:
@@ -141,16 +156,27 @@ def _python_env(host, interpreter, torch: Torch, notes: List[Note]) -> Any:
         return None
 
 
-def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None) -> Snapshot:
+def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note]) -> Torch:
+    from cudaenv.probes.torch import probe_torch_static
+
+    try:
+        return probe_torch_static(host, interpreter, notes)
+    except Exception as exc:  # noqa: BLE001
+        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
+        return Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
+
+
+def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None,
+                     beside: Optional[Callable[[], Any]] = None) -> Snapshot:
     """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``.
 
-    ``progress(message)`` is called from the calling thread before each phase (for a spinner).
-    A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
+    ``progress(message)`` is called from the calling thread before each phase (for a spinner). ``beside()`` is the
+    caller's own work (the doctor imports its rules), run in the calling thread while the static torch child and the
+    hardware chain run. A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
     """
     import cudaenv
     from cudaenv.probes.env import probe_env
     from cudaenv.probes.python import find_interpreter
-    from cudaenv.probes.torch import probe_torch_static
 
     def say(message: str) -> None:
         if progress is not None:
@@ -163,23 +189,31 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     tk_notes: List[Note] = []
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
-    hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch: start it first
     say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
-    try:
-        torch = probe_torch_static(host, interpreter, torch_notes)
-    except Exception as exc:  # noqa: BLE001
-        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
-        torch = Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
+    static_job = Job(_torch_static, host, interpreter, torch_notes, collect_notes)  # the child first: the rest beside it
+    early_notes: List[Note] = []
+    early_job = None
+    if not quick:  # `import torch`, the slow one, starts now too: its answer is read when the static pass finds torch
+        from cudaenv.probes.torch import early_python
+
+        python_now = early_python(host, interpreter)
+        early_job = Job(_torch_early, host, python_now, early_notes) if python_now else None
+    hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch
+    env = probe_env(host)
+    if beside is not None:
+        beside()
+    torch = static_job.result()
     tk_job = Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
     fw_notes: List[Note] = []
     fw_job = Job(_frameworks, host, fw_notes, torch)
     torch_job = None
     if not quick and interpreter is not None and torch.installed:
         say("importing torch in %s" % interpreter.path)
-        torch_job = Job(_torch_dynamic, host, interpreter, torch, torch_notes)
+        torch_job = Job(_torch_dynamic, host, interpreter, torch, torch_notes, early_job, early_notes)
     else:
+        if early_job is not None:
+            early_job.result()  # no torch to import: its child's answer is not read, but the child is waited for
         say("probing the driver, GPUs and toolkits")
-    env = probe_env(host)
     python_env = _python_env(host, interpreter, torch, collect_notes)
     platform, nvidia, visible, health, containers, links = hw_job.result()
     toolkit_state, cudnn = tk_job.result()

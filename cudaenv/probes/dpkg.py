@@ -4,13 +4,18 @@
 image with a 300 MB status costs the packages kept, not the file. The parsing is :mod:`cudaenv.parse.dpkg`.
 """
 
+from __future__ import annotations
+
 import posixpath
-from dataclasses import dataclass
-from typing import Callable, Dict, List, Optional, Tuple
 
 from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
 from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO, DPKG_STATUS
+from cudaenv.model.record import Record
 from cudaenv.model.snapshot import Note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: `cudaenv list` reads the .list files and imports neither typing nor dataclasses
+    from typing import Callable, Dict, List, Optional, Tuple
 
 STATUS_LIMIT = 1024 * 1024 * 1024  # bytes of status streamed (a real one is a few MB)
 LIST_LIMIT = 64 * 1024 * 1024
@@ -49,8 +54,7 @@ def probe_dpkg_lists(host, wanted: Callable[[str], bool]) -> Tuple[Dict[str, Tup
     return files, unreadable
 
 
-@dataclass(frozen=True)
-class Alternative:
+class Alternative(Record):
     name: str  # "cuda", "cuda-12"
     admin_file: str  # /var/lib/dpkg/alternatives/cuda
     link: Optional[str]  # /usr/local/cuda

@@ -91,3 +91,48 @@ def find_interpreter(host, explicit: Optional[str] = None, notes: Optional[List]
         if found:
             return Interpreter(found, "PATH")
     return None
+
+
+def shim_target(host, path: str) -> Optional[str]:
+    """The interpreter a pyenv shim (``~/.pyenv/shims/python3``: bash, then ``pyenv exec``, a dozen programs) would
+    exec, found as pyenv finds it, without running it: the first version of ``PYENV_VERSION``, else of the nearest
+    ``.python-version`` from ``PYENV_DIR`` and then the working directory up, else of ``PYENV_ROOT/version``, each the
+    first word of a line (``#`` lines skipped), and its ``versions/NAME/bin/PROGRAM`` when that is a runnable file.
+    None when only running the shim can tell (``system``, a name not installed as written, an odd name, no pyenv
+    shim, ``--root``, Windows): the caller runs the shim."""
+    folder, program = posixpath.split(path)
+    if host.system == "windows" or host.rooted or posixpath.basename(folder) != "shims":
+        return None
+    text = host.read_text(path, limit=4096) or ""
+    if 'libexec/pyenv" exec ' not in text:
+        return None
+    root = posixpath.dirname(folder)
+    for line in text.splitlines():
+        if line.startswith('export PYENV_ROOT="') and line.endswith('"'):
+            root = line[len('export PYENV_ROOT="'):-1]
+    versions = (host.env.get("PYENV_VERSION") or "").split(":")
+    if not versions[0]:
+        versions = _version_file_words(host, root)
+    name = versions[0] if versions else "system"
+    if not name or name in ("system", ".", "..") or "/" in name or "$" in name:
+        return None
+    found = posixpath.join(root, "versions", name, "bin", program)
+    return found if _runnable(found) else None
+
+
+def _version_file_words(host, root: str) -> List[str]:
+    """The versions pyenv's ``version-file`` and ``version-file-read`` give (first word of each line), or []."""
+    files = []
+    for start in (host.env.get("PYENV_DIR") or "", os.getcwd()):
+        current = start
+        while current.startswith("/"):
+            files.append(posixpath.join(current, ".python-version"))
+            if current == "/":
+                break
+            current = posixpath.dirname(current)
+    files.append(posixpath.join(root, "version"))
+    for file in files:
+        if host.is_file(file):
+            text = host.read_text(file, limit=64 * 1024) or ""
+            return [line.split()[0] for line in text.replace("\r", "\n").splitlines() if line.split() and not line.split()[0].startswith("#")]
+    return []

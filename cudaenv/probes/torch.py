@@ -7,7 +7,7 @@ NCCL). The static pass takes the host timeout; the dynamic pass ``CUDAENV_TORCH_
 default ``max(host timeout, 60)``: importing torch takes seconds.
 """
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.probes.site_packages import site_packages_from
 from cudaenv.probes.torch_child import child_script, parse_child_output
@@ -146,7 +146,10 @@ def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
     if interpreter is None:
         notes.append(Note(PROBE, "no Python interpreter found (no --python, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)"))
         return Torch(python=None)
-    data = _run_child(host, interpreter.path, "static", host.timeout, notes)
+    from cudaenv.probes.python import shim_target
+
+    # a pyenv shim runs bash and `pyenv exec` (a dozen programs) before Python: its interpreter is found by reading
+    data = _run_child(host, shim_target(host, interpreter.path) or interpreter.path, "static", host.timeout, notes)
     if data is None:
         return Torch(python=interpreter.path, python_source=interpreter.source)
     for message in data.get("notes") or ():
@@ -158,16 +161,41 @@ def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
     return torch_from_static(data, interpreter.path, interpreter.source)
 
 
-def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note]) -> Torch:
-    """The dynamic pass: ``import torch`` in the child, with the user's own environment (CUDA_VISIBLE_DEVICES untouched)."""
+def early_python(host, interpreter) -> Optional[str]:
+    """The interpreter the dynamic pass can run before the static pass has answered (the doctor starts ``import torch``
+    beside the static pass): the interpreter, or the one its pyenv shim leads to; None for another shim (asdf's), whose
+    interpreter the static pass tells."""
+    if interpreter is None:
+        return None
+    if not is_shim(interpreter.path):
+        return interpreter.path
+    from cudaenv.probes.python import shim_target
+
+    return shim_target(host, interpreter.path)
+
+
+def run_dynamic(host, python: str) -> Tuple[Optional[Dict[str, Any]], List[Note]]:
+    """The dynamic pass's child run in ``python``: (its answer or None, the notes it left), for
+    :func:`probe_torch_dynamic`'s ``early`` (its answer is read only when the static pass finds torch)."""
+    notes: List[Note] = []
+    return _run_child(host, python, "dynamic", dynamic_timeout(host), notes), notes
+
+
+def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note], early=None) -> Torch:
+    """The dynamic pass: ``import torch`` in the child, with the user's own environment (CUDA_VISIBLE_DEVICES untouched).
+    ``early``: :func:`run_dynamic`'s answer when the child already ran (started beside the static pass)."""
     if interpreter is None or static.python is None:
         return static
     if not static.installed:
         return static  # no torch found (or the interpreter did not answer): nothing to import
-    python = interpreter.path
-    if is_shim(python) and static.executable and _runnable(static.executable):
-        python = static.executable  # a pyenv/asdf shim costs a shell and `pyenv exec` on every start
-    data = _run_child(host, python, "dynamic", dynamic_timeout(host), notes)
+    if early is not None:
+        data, early_notes = early
+        notes.extend(early_notes)
+    else:
+        python = interpreter.path
+        if is_shim(python) and static.executable and _runnable(static.executable):
+            python = static.executable  # a pyenv/asdf shim costs a shell and `pyenv exec` on every start
+        data = _run_child(host, python, "dynamic", dynamic_timeout(host), notes)
     if data is None:
         return static
     merged = merge_dynamic(static, data)

@@ -123,9 +123,14 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
     return "\n".join(lines) + "\n"
 
 
+_METHOD_WORDS = {"rewrite": "rewritten without torch", "torch": "through torch, --trust", "merge": "merged without torch",
+                 "zero_to_fp32": "through the folder's zero_to_fp32.py, --trust"}
+
+
 def render_fix(report: FixReport, width: int = WIDTH) -> str:
     lines = wrap("%s -> %s (%s)" % (printable(report.source), printable(report.output),
-                                    "rewritten without torch" if report.method == "rewrite" else "through torch, --trust"),
+                                    "through torch in your Python" if report.method == "torch" and report.folder is not None
+                                    else _METHOD_WORDS.get(report.method, report.method)),
                  "", "  ", width, long_words="keep")
     for w in report.warnings:
         lines += _item("WARNING", w, width)
@@ -133,6 +138,12 @@ def render_fix(report: FixReport, width: int = WIDTH) -> str:
         lines += _item("changed", c, width)
     if report.backup:
         lines += _item("backup", report.backup, width)
+    if report.folder is not None:  # a checkpoint folder consolidated into one file (issue 32)
+        f = report.folder
+        keys = ", ".join("%s on %d/%d keys" % (p.prefix, p.keys, p.of) for p in f.prefixes if p.where == "keys") or "no wrapper prefix"
+        lines += _item("before", "%s, %d files, %d tensors, %s; %s%s" % (
+            f.layout, len(f.files), f.tensors, human_bytes(f.total_bytes), keys,
+            "; world size %d" % f.world_size if f.world_size is not None else ""), width)
     for label, r in (("before", report.before), ("after", report.after)):
         if r is None:
             continue

@@ -152,14 +152,23 @@ def _is_markup(head: bytes) -> bool:
 
 
 def _zero_tail(fh: BinaryIO, size: int) -> int:
-    """How many bytes at the end of the file are zeros (a preallocated, unfinished download)."""
+    """How many bytes at the end of the file are zeros (a preallocated, unfinished download). Each block is read into
+    one buffer and compared with a block of zeros (a memcmp); only the block where the zeros end is scanned."""
     count, pos = 0, size
+    buffer = bytearray(min(CHUNK, size))
+    zeros = bytes(len(buffer))
     while pos > 0:
         step = min(CHUNK, pos)
         fh.seek(pos - step)
-        block = fh.read(step)
-        stripped = block.rstrip(b"\x00")
-        count += len(block) - len(stripped)
+        view = memoryview(buffer)[:step]
+        got = fh.readinto(view)
+        if got == len(buffer) and buffer == zeros:  # bytearray == bytes: one memcmp (a memoryview compares bytewise)
+            count += step
+            pos -= step
+            continue
+        data = bytes(view[:got])
+        stripped = data.rstrip(b"\x00")
+        count += len(data) - len(stripped)
         if stripped:
             break
         pos -= step

@@ -13,17 +13,38 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import List, Optional, Tuple
 
 
-def load_toolkits(host) -> Tuple[list, Optional[str]]:
+def load_toolkits(host, spec: Optional[str] = None) -> Tuple[list, Optional[str]]:
     """The toolkits found on ``host`` with paths as this machine names them, and the /usr/local/cuda link's path.
 
-    Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this machine.
+    With a version ``spec``: only the toolkits that can be its answer or own an entry the switch takes out of PATH
+    or LD_LIBRARY_PATH (:func:`cudaenv.probes.toolkits.named.probe_toolkits_named`), when their folder names tell
+    and one of them is the answer; else every toolkit. Under ``--root`` the paths are mapped into the root, so the
+    shell code works in a shell on this machine.
     """
     from cudaenv.model.record import replace
 
     from cudaenv.probes.site_packages import env_site_packages
     from cudaenv.probes.toolkits import probe_toolkits
 
-    state = probe_toolkits(host, [], site_packages=env_site_packages(host), install_methods=False)
+    state = None
+    if spec is not None:
+        from cudaenv.probes.toolkits.named import probe_toolkits_named
+        from cudaenv.toolkit.select import SelectError, select_toolkit
+        from cudaenv.toolkit.switch import ACTIVE, AUTO_PREV, LIB_VAR
+
+        env = host.env
+        paths = (env.get("PATH") or "").split(":") + (env.get(LIB_VAR) or "").split(":")
+        paths += [env.get(ACTIVE) or "", env.get(AUTO_PREV) or ""]
+        if host.rooted:  # the shell's entries name the image's folders inside the root
+            paths = [host.unroot(p) for p in paths if p]
+        state = probe_toolkits_named(host, spec, paths, site_packages=env_site_packages(host))
+        try:
+            if state is not None:
+                select_toolkit(state.toolkits, spec, host.system)
+        except SelectError:
+            state = None  # no answer, or two: the message lists every toolkit
+    if state is None:
+        state = probe_toolkits(host, [], site_packages=env_site_packages(host), install_methods=False)
     toolkits = list(state.toolkits)
     link = None if host.system == "windows" else "/usr/local/cuda"
     if host.rooted:

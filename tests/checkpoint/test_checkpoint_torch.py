@@ -263,3 +263,43 @@ def test_malicious_payload_is_live_yet_inspect_and_fix_never_run_it(tmp_path, cl
     assert not marker.exists()
     torch.load(path, weights_only=False)  # and the payload is real: a plain load runs it
     assert marker.exists()
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l0 = nn.Linear(4, 4)
+        self.l1 = nn.Linear(4, 4)
+
+
+class EncoderDecoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.decoder = Encoder()
+
+
+def test_a_strict_false_load_that_leaves_most_keys_random_says_so_with_the_prefix(tmp_path):
+    # issue 32, silent random init: an encoder loaded from an encoder-decoder checkpoint with strict=False matches
+    # nothing (not one prefix on every key, so nothing is stripped): every layer keeps its random values
+    torch.save(EncoderDecoder().state_dict(), tmp_path / "full.pt")
+    model = Encoder()
+    with pytest.warns(RuntimeWarning) as caught:
+        result = portable.load_state_dict(model, str(tmp_path / "full.pt"), device="cpu", strict=False)
+    assert len(result.missing_keys) == 4 and len(result.unexpected_keys) == 8
+    text = " ".join(str(w.message) for w in caught)
+    assert "4 of the model's 4 keys were not in the checkpoint (they keep their random initial values)" in text
+    assert "4 checkpoint keys are model keys with 'encoder.' in front: strip it" in text
+    # the two-line change of the docs: strip the prefix, then load strict
+    state = torch.load(tmp_path / "full.pt", weights_only=True)
+    state = {k[len("encoder."):]: v for k, v in state.items() if k.startswith("encoder.")}
+    assert not model.load_state_dict(state, strict=True).missing_keys
+
+
+def test_a_deliberate_partial_load_does_not_warn(tmp_path, recwarn):
+    sd = Encoder().state_dict()
+    del sd["l1.weight"]
+    torch.save(sd, tmp_path / "partial.pt")
+    result = portable.load_state_dict(Encoder(), str(tmp_path / "partial.pt"), device="cpu", strict=False)
+    assert result.missing_keys == ["l1.weight"]
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

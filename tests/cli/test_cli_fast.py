@@ -49,7 +49,8 @@ def _argparse(command, argv):
     return {k: v for k, v in vars(args).items() if k not in ("command", "_module")}
 
 
-@pytest.mark.parametrize("command, module_name", [("use", "cudaenv.commands.use"), ("list", "cudaenv.commands.list_toolkits")])
+@pytest.mark.parametrize("command, module_name", [("use", "cudaenv.commands.use"), ("list", "cudaenv.commands.list_toolkits"),
+                                                  ("doctor", "cudaenv.commands.doctor")])
 def test_whatever_the_fast_parser_accepts_argparse_reads_the_same(command, module_name):
     """The hot path's parser and argparse come from the same declaration (OPTIONS, POSITIONAL) and agree."""
     import importlib
@@ -191,3 +192,27 @@ def test_a_missing_command_module_is_a_broken_install_and_fails_loudly(monkeypat
         main(["gone"], out=io.StringIO(), err=io.StringIO(), env={})
     err = io.StringIO()
     assert main(["no-such-command"], out=io.StringIO(), err=err, env={}) == 2 and "invalid choice" in err.getvalue()
+
+
+def test_cudaenv_list_imports_nothing_heavy(fake_root, tmp_path):
+    """`cudaenv list` reads its tables in the line format and the dpkg lists without dataclasses: a runfile toolkit
+    (its uninstaller's globs read), a deb one (the .list files read) and the active one, with none of HEAVY."""
+    import subprocess
+    import sys
+
+    import cudaenv
+    from builders import TOOLS
+
+    fake_root.toolkit("12.4.131", runfile=True)
+    fake_root.toolkit("12.1.105")
+    fake_root.file("var/lib/dpkg/info/cuda-nvcc-12-1.list", "/.\n/usr/local/cuda-12.1\n/usr/local/cuda-12.1/bin/nvcc\n")
+    fake_root.file("var/lib/dpkg/status", "Package: cuda-nvcc-12-1\nStatus: install ok installed\nVersion: 12.1.105-1\n")
+    probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(['list'])\n"
+             "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (HEAVY,))
+    env = {"PATH": "/usr/local/cuda-12.4/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(fake_root.path),
+           "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    rows = {line.split()[-1]: line for line in run.stdout.splitlines() if "/usr/local/cuda-" in line}
+    assert "runfile" in rows["/usr/local/cuda-12.4"] and "deb" in rows["/usr/local/cuda-12.1"], run.stdout
+    assert run.stderr.rsplit("LOADED", 1)[1].split() == []

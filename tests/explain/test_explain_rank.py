@@ -349,3 +349,19 @@ def test_a_50_mb_paste_and_hostile_lines_take_bounded_linear_work():
     for head, unit in (("", "["), ("", ">"), ("", "\n"), ("", " "), ("", "\uff1a"), ("E", " "), ("", "2024-05-01 "),
                        ("", "Could not load library "), ("", "During handling of the above exception ")):
         assert_linear(classify_all, unit, head=head)
+
+
+def test_a_short_paste_compiles_only_the_patterns_whose_literals_it_holds():
+    """Explain's start-up: a pattern is compiled when its literals are in the paste (T.Patterns), so a two-line paste
+    compiles a handful of the table's patterns, and the answer is the one compiling them all gives."""
+    paste = ("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+             "CUDA kernel errors might be asynchronously reported at some other API call\n")
+    T.rows.cache_clear()
+    found = [m.id for m in classify_all(paste)]
+    compiled = sum(1 for row in T.rows() for c in row.patterns._compiled if c is not None)
+    total = sum(len(row.patterns) for row in T.rows())
+    assert "gpu-arch-unsupported" in found
+    assert 0 < compiled <= total // 10, (compiled, total)
+    for row in T.rows():  # every pattern compiled now: the same answer
+        list(row.patterns)
+    assert [m.id for m in classify_all(paste)] == found

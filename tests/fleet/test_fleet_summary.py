@@ -316,6 +316,67 @@ def test_reports_that_differ_only_per_node_are_decoded_once_and_read_alike(tmp_p
     assert results[0] == results[1] == results[2]
 
 
+_NAMES = st.one_of(st.sampled_from(["n1", "n2", 'q"uote', "back\\slash", "\\\"", "é", "\u2028", "x\u0000y", ""]),
+                   st.text(max_size=6))
+
+
+@settings(max_examples=150)
+@given(st.lists(st.tuples(st.sampled_from(["plain", "ascii", "nested", "nested-last", "dup", "swap", "bad", "null",
+                                           "indent"]), st.sampled_from(["n1", 'q"uote', "\\\""]), _NAMES),
+                min_size=1, max_size=7))
+def test_reports_shared_by_their_bytes_read_as_each_decoded_alone(tmp_path_factory, variants):
+    """A summary takes a report whose bytes are an earlier one's but for its hostname and generated_at values from that
+    decoding (issue 35): whatever the names hold (quotes, backslashes, NUL, U+2028), wherever a nested "hostname" key
+    or a second one sits, in either order, with a raw control character that makes the file no JSON, the summary is
+    the one decoding every report alone gives (CACHE_SIZE 0)."""
+    from cudaenv.fleet import summary as fleet_summary
+
+    folder = tmp_path_factory.mktemp("raw")
+    base = node_report("n").to_dict()
+    for i, (how, host, other) in enumerate(variants):
+        data = dict(base, hostname=host, generated_at="2026-12-03T05:53:%02dZ" % (i % 2))
+        if how == "swap":
+            data = {"generated_at": data.pop("generated_at"), **data}
+        if how in ("nested", "nested-last"):
+            data["zz_extra"] = {"hostname": other, "generated_at": other}  # a key of the same name, not the report's
+            if how == "nested":
+                data = {"zz_extra": data.pop("zz_extra"), **data}
+        text = json.dumps(data, ensure_ascii=how == "ascii", indent=2 if how == "indent" else None)
+        if how == "dup":
+            text = text[:-1] + ', "hostname": %s}' % json.dumps(other)
+        if how == "bad":
+            text = text.replace('"hostname": ', '"hostname": "\x01" ,"x": ', 1)
+        if how == "null":
+            text = text.replace('"hostname": ', '"hostname": null, "y": ', 1)
+        (folder / ("r%d.json" % i)).write_text(text, encoding="utf-8")
+    results = []
+    for size in (256, 0):
+        fleet_summary.CACHE_SIZE = size
+        try:
+            results.append(summarize(report_paths([str(folder)])).to_dict())
+        finally:
+            fleet_summary.CACHE_SIZE = 256
+    assert results[0] == results[1]
+
+
+def test_a_fleet_of_one_body_is_decoded_once(tmp_path, monkeypatch):
+    """100 reports that differ in their hostname and generated_at only: one JSON decoding for them all (counted), and
+    each node has its own name and time."""
+    from cudaenv.fleet import summary as fleet_summary
+
+    base = node_report("n").to_dict()
+    for i in range(100):
+        (tmp_path / ("n%d.json" % i)).write_text(json.dumps(dict(base, hostname="node-%d" % i,
+                                                                 generated_at="2026-12-03T05:%02d:00Z" % (i % 60)), indent=2))
+    decoded = []
+    real = fleet_summary._decode_node
+    monkeypatch.setattr(fleet_summary, "_decode_node", lambda *a, **k: decoded.append(1) or real(*a, **k))
+    s = summarize(report_paths([str(tmp_path)]))
+    assert len(decoded) == 1
+    assert [n.name for n in s.nodes] == ["node-%d" % i for i in range(100)]
+    assert [n.generated_at for n in s.nodes][:2] == ["2026-12-03T05:00:00Z", "2026-12-03T05:01:00Z"]
+
+
 def test_a_json_error_reads_as_one_sentence():
     """issue 27: json's message "Unterminated string starting at" was followed by " at line 1", "at at"."""
     _, why = decode_report(b'{"schema_version": 1, "platf')

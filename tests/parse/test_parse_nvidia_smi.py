@@ -215,3 +215,16 @@ def test_the_failure_rows_are_linear_on_the_whole_text(unit):
 
     for head in ("", prefix):
         assert_linear(every_row, unit, head=head)
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(max_size=80), st.lists(st.sampled_from(["index", "name", " memory.total [MiB]", "uuid", "Name",
+                                                                  "_x", "2024-05-01 train", " ", "[MiB]", "utilization.gpu"]),
+                                                 max_size=5).map(", ".join)))
+def test_a_query_header_is_told_by_its_first_letter_first(row):
+    """is_query_header rejects a line whose first field cannot start a field name before splitting it (a 10 MB log's
+    lines cost one look each): the answer is the full reading's."""
+    from cudaenv.parse.nvidia_smi import _KNOWN_FIELDS, _header_fields, is_query_header
+
+    names = _header_fields(row) if len(row) <= 2000 else None
+    assert is_query_header(row) == (names is not None and all(n in _KNOWN_FIELDS or "." in n for n in names))

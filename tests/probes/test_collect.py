@@ -164,3 +164,49 @@ def test_real_machine_smoke(cli_subprocess):
     assert active["path"] == "/usr/local/cuda-13.0" and active["version"].startswith("13.0")
     assert active["nvcc_on_path"][0] == "/usr/local/bin/nvcc"  # the wrapper, followed to the real nvcc
     assert active["nvcc"] == "/usr/local/cuda-13.0/bin/nvcc"
+
+
+def test_the_callers_work_runs_beside_the_static_torch_child(fake_root, tmp_path):
+    """`beside` (the doctor importing its rules) runs while the static pass's child runs, shown by a rendezvous: the
+    interpreter is a wrapper that waits (up to 10 s) for the mark `beside` leaves before it starts Python. Run one
+    after the other, the child would wait in vain and the static pass would fail (a note, torch not installed)."""
+    mark = tmp_path / "beside-ran"
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text("#!/bin/sh\ni=0\nwhile [ ! -e %s ] && [ $i -lt 200 ]; do /bin/sleep 0.05; i=$((i+1)); done\n"
+                      "[ -e %s ] || exit 3\nexec %s \"$@\"\n" % (mark, mark, sys.executable))
+    python.chmod(0o755)
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    make_fake_torch(site)
+    snap = collect_snapshot(fake_root.host(env={"PYTHONPATH": str(site)}, timeout=30), python=str(python), quick=True,
+                            beside=mark.touch)
+    assert snap.torch.installed, snap.notes
+
+
+def test_the_torch_import_starts_beside_the_static_pass(fake_root, tmp_path):
+    """`import torch` (the dynamic child) starts with the static pass, not after it, shown by a rendezvous: the
+    interpreter is a wrapper whose static run waits (up to 10 s) for the mark its dynamic run leaves. One after the
+    other, the static pass would wait in vain, fail, and no torch would be imported."""
+    mark = tmp_path / "dynamic-started"
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text("#!/bin/sh\nif [ \"$3\" = dynamic ]; then /bin/touch %s; fi\n"
+                      "if [ \"$3\" = static ]; then i=0\n while [ ! -e %s ] && [ $i -lt 200 ]; do /bin/sleep 0.05; i=$((i+1)); done\n"
+                      " [ -e %s ] || exit 3\nfi\nexec %s \"$@\"\n" % (mark, mark, mark, sys.executable))
+    python.chmod(0o755)
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    make_fake_torch(site)
+    snap = collect_snapshot(fake_root.host(env={"PYTHONPATH": str(site)}, timeout=30), python=str(python))
+    assert snap.torch.installed and snap.torch.dynamic, snap.notes
+
+
+def test_no_torch_the_early_import_is_not_read(fake_root, tmp_path):
+    """Where the static pass finds no torch, the dynamic child that started beside it is waited for, and its answer
+    (an import error) is not part of the snapshot."""
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    snap = collect_snapshot(fake_root.host(env={"PYTHONPATH": str(site)}, timeout=30), python=sys.executable)
+    assert not snap.torch.installed and not snap.torch.dynamic and snap.torch.import_error is None
+    assert not any("import torch" in n.message for n in snap.notes), snap.notes

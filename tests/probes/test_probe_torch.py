@@ -393,3 +393,66 @@ def test_a_shim_is_run_once_then_the_real_interpreter(site, tmp_path):
     assert t.python == str(shim) and t.executable == sys.executable
     assert t.dynamic and t.cudnn == "9.10.2"
     assert log.read_text() == "run\n"  # the shim ran for the static pass only
+
+
+def pyenv_tree(tmp_path, versions=("3.11.7", "3.12.1")):
+    """A pyenv root: the recorded shim (its PYENV_ROOT made this tree's), and versions/X/bin/python3 for each X."""
+    from builders import recorded
+
+    root = tmp_path / "pyenv"
+    (root / "shims").mkdir(parents=True)
+    shim = root / "shims" / "python3"
+    shim.write_text(recorded("pyenv-2.6.30-shim-python3.sh").replace("/root/.pyenv", str(root)))
+    shim.chmod(0o755)
+    for version in versions:
+        (root / "versions" / version / "bin").mkdir(parents=True)
+        os.symlink(sys.executable, root / "versions" / version / "bin" / "python3")
+    return root, str(shim)
+
+
+def test_a_pyenv_shim_is_read_not_run(tmp_path, monkeypatch):
+    """The interpreter a pyenv shim leads to, as pyenv finds it: PYENV_VERSION, else the nearest .python-version
+    (PYENV_DIR, then the working directory, upwards), else PYENV_ROOT/version; None where only the shim can tell."""
+    from cudaenv.probes.python import shim_target
+
+    root, shim = pyenv_tree(tmp_path)
+    project = tmp_path / "project" / "sub"
+    project.mkdir(parents=True)
+    monkeypatch.chdir(project)
+    at = lambda v: str(root / "versions" / v / "bin" / "python3")  # noqa: E731
+    host = Host(env={"PATH": TOOLS}, system="linux")
+    assert shim_target(host, shim) is None  # no version file anywhere: `system`
+    (root / "version").write_text("3.12.1\n")
+    assert shim_target(host, shim) == at("3.12.1")
+    (tmp_path / "project" / ".python-version").write_text("# pinned\n\n3.11.7 extra words\n3.12.1\n")
+    assert shim_target(host, shim) == at("3.11.7")  # the nearest file up from the working directory
+    assert shim_target(host.with_env(PYENV_VERSION="3.12.1:3.11.7"), shim) == at("3.12.1")
+    assert shim_target(host.with_env(PYENV_DIR=str(root)), shim) == at("3.11.7")  # no file above PYENV_DIR: the cwd's
+    for unsure in ("system", "3.9.0", "3.11", "../3.11.7", "python-3.11.7"):
+        assert shim_target(host.with_env(PYENV_VERSION=unsure), shim) is None, unsure
+    other = tmp_path / "asdf" / "shims"
+    other.mkdir(parents=True)
+    (other / "python3").write_text('#!/usr/bin/env bash\nexec asdf exec "python3" "$@"\n')
+    assert shim_target(host, str(other / "python3")) is None  # not a pyenv shim
+    assert shim_target(Host(root=str(tmp_path), env={}, system="linux"), shim) is None  # --root: never
+
+
+def test_the_static_pass_runs_the_interpreter_a_pyenv_shim_leads_to(site, tmp_path, monkeypatch):
+    """`doctor --quick` with python3 a pyenv shim: no bash and no `pyenv exec` before the child (the runner sees the
+    version's interpreter); the record still names the shim, which is what the user runs."""
+    root, shim = pyenv_tree(tmp_path)
+    (root / "version").write_text("3.11.7\n")
+    monkeypatch.chdir(tmp_path)
+    make_fake_torch(site)
+    ran = []
+    host = host_with_path(site)
+    real_run = host.run
+
+    def run(argv, **kw):
+        ran.append(argv[0])
+        return real_run(argv, **kw)
+
+    host.run = run
+    t = probe_torch_static(host, Interpreter(shim, "PATH"), [])
+    assert ran == [str(root / "versions" / "3.11.7" / "bin" / "python3")]
+    assert t.python == shim and t.installed and t.executable == ran[0]

@@ -45,7 +45,7 @@ def test_the_rows_are_in_the_codes_order():
     """The first literal of each label in candidates.py's candidate_folders comes in the table's order."""
     body = CANDIDATES[CANDIDATES.index("def candidate_folders("):]
     body = body[: body.index("\ndef ", 1)]
-    helpers = {"cudaenv install": "_installed(host)", "CUDAENV_TOOLKITS": "_cudaenv_toolkits(host, notes)",
+    helpers = {"cudaenv install": "_installed(host)", "CUDAENV_TOOLKITS": "_cudaenv_toolkits(host, notes",
                "conda": "_conda(host)", "pip": "_pip(host, site_packages)", "CUDA_PATH_V*": "CUDA_PATH_V",
                "/usr/local/cuda": "LINK_NAMES", "/etc/alternatives/cuda": "LINK_NAMES", "PATH": '"PATH"'}
     positions = [body.index(helpers.get(label, '"%s"' % label)) for label in LABELS]

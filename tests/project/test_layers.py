@@ -60,6 +60,8 @@ SERVICES = {
     "cudaenv.checkpoint.analyze": "reads the checkpoint file's pickle and a safetensors header (bounded)",
     "cudaenv.checkpoint.advice": "asks the machine which GPUs are visible, for the map_location advice",
     "cudaenv.checkpoint.fix": "runs the torch-free rewrite, or the user's torch in a child for --trust",
+    "cudaenv.checkpoint.folder": "lists a checkpoint folder and reads its files and index (bounded, regular files only)",
+    "cudaenv.checkpoint.consolidate": "writes one file from a checkpoint folder (the shards' byte ranges, or torch in a child)",
     "cudaenv.toolkit.installer_check": "reads the .run installer's header (bounded)",
     "cudaenv.toolkit.link": "reads the package database and ld.so.conf to link a toolkit",
     "cudaenv.toolkit.project": "reads the project's folder and probes the toolkits (`use --local`)",

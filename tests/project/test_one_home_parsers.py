@@ -193,7 +193,11 @@ CHECKS = {
     "package-db": (package_db_paths, {"cudaenv.probes.package_db"}, {}),
     "ld.so.conf": (ld_so_conf, {"cudaenv.probes.ldconf"}, {}),
     "rc-files": (rc_file_list, {"cudaenv.shells.startup", "cudaenv.toolkit.uninstall.rcfiles"}, {}),
-    "toolkit-spec": (toolkit_spec_grammar, {"cudaenv.toolkit.select"}, {}),
+    "toolkit-spec": (toolkit_spec_grammar, {"cudaenv.toolkit.select"}, {
+        "cudaenv.probes.toolkits.named": "folder names read as version keys, compared part by part with the spec's and "
+                                         "a toolkit's own (issue 35: probes sit below toolkit.select, and the result is "
+                                         "then selected by toolkit.select itself)",
+    }),
     "nvidia-smi": (nvidia_smi_parser, {"cudaenv.parse.nvidia_smi"}, {
         "cudaenv.parse.device_query": "deviceQuery's own `CUDA Driver Version / Runtime Version` line (another tool)",
         "cudaenv.parse.toolkit_files": "a toolkit's version.txt, `CUDA Version 10.2.89` (another file)",

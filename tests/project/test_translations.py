@@ -81,7 +81,7 @@ UNTRANSLATED_ROWS = {
     "gpu-busy-or-unavailable", "gpu-capability-warning", "gpu-too-old-for-torch", "illegal-memory-access",
     "libcudart-missing", "nccl-error", "nccl-timeout", "not-cuda", "nvcc-arch-unsupported",
     "nvcc-host-compiler-unsupported", "nvcc-missing", "nvcc-torch-mismatch", "onnxruntime-cuda-provider-missing",
-    "runfile-corrupt", "state-dict-mismatch", "state-dict-prefix", "torch-import-hang",
+    "runfile-corrupt", "state-dict-mismatch", "state-dict-prefix", "state-dict-random-init", "torch-import-hang",
     "torch-wheel-not-found", "verify-crashed", "verify-timeout", "wrong-result",
 }
 

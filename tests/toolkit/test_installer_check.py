@@ -399,3 +399,22 @@ def test_output_fits_the_terminal_and_wraps_between_words(tmp_path, cli, columns
     if columns is None:
         long_line = [line for line in r.out.splitlines() if len(line) > 80]
         assert all(str(tmp_path) in line for line in long_line), long_line
+
+
+@settings(max_examples=200)
+@given(st.binary(max_size=40), st.integers(0, 70), st.integers(1, 16))
+def test_the_zero_tail_is_what_stripping_the_file_of_its_zeros_gives(body, zeros, chunk):
+    """_zero_tail compares whole blocks with a block of zeros (issue 35: an all-zero 4 GiB download at md5sum's
+    speed) and scans only the block where the zeros end: the count is the file's trailing zeros, for any block size."""
+    import io
+
+    from cudaenv.toolkit import installer_check as ic
+
+    data = body + bytes(zeros)
+    real = ic.CHUNK
+    ic.CHUNK = chunk
+    try:
+        got = ic._zero_tail(io.BufferedReader(io.BytesIO(data)), len(data))
+    finally:
+        ic.CHUNK = real
+    assert got == len(data) - len(data.rstrip(b"\x00"))

@@ -85,12 +85,7 @@ def probe_toolkits(host, notes: list, site_packages: Sequence[str] = (), install
     nvccs = finder.nvccs = finder.nvccs_on_path()
     for candidate in candidate_folders(host, notes, site_packages, nvccs):
         finder.consider(candidate)
-    symlink = find_cuda_symlink(host)
-    toolkits = [finder.build(found) for found in finder.found]
-    active = finder.active(toolkits, nvccs)
-    toolkits = [finder.flag(tk, active, symlink) for tk in toolkits]
-    toolkits.sort(key=lambda tk: (tuple(-x for x in version_key(tk.version)), tk.version is None, tk.path))
-    return ToolkitState(tuple(toolkits), symlink, active)
+    return finder.state([finder.build(found) for found in finder.found])
 
 
 # ------------------------------------------------------------------------------------- the finder
@@ -108,6 +103,7 @@ class _Finder:
         self._keys: Dict[str, Optional[str]] = {}
         self._dists: Dict[str, Dict[str, str]] = {}  # folder -> its wheel_dists (the version and the method ask)
         self._path_keys: Optional[set] = None  # the keys of the PATH entries (flag asks for each toolkit)
+        self._by_path: Dict[str, str] = {}  # found.path -> found.key (key_of, asked once for each toolkit)
 
     def key(self, path: str) -> Optional[str]:
         """The identity of a folder: its path with links followed (lower-cased on Windows); None when it is not there."""
@@ -241,6 +237,14 @@ class _Finder:
         prefix = path.rstrip("/") + "/"
         return tuple(package for package, paths in self._dpkg.items() if any(p.startswith(prefix) for p in paths))
 
+    def state(self, toolkits: List[Toolkit]) -> ToolkitState:
+        """The state of the toolkits built: the /usr/local/cuda link, the active one, each flagged, newest first."""
+        symlink = find_cuda_symlink(self.host)
+        active = self.active(toolkits, self.nvccs)
+        toolkits = [self.flag(tk, active, symlink) for tk in toolkits]
+        toolkits.sort(key=lambda tk: (tuple(-x for x in version_key(tk.version)), tk.version is None, tk.path))
+        return ToolkitState(tuple(toolkits), symlink, active)
+
     # ---------------------------------------------------------- which is active
     def nvccs_on_path(self) -> List[Tuple[str, str]]:
         """Every nvcc on PATH in PATH order, each with the real nvcc it ends at (links and wrappers followed)."""
@@ -302,7 +306,9 @@ class _Finder:
         )
 
     def key_of(self, tk: Toolkit) -> str:
-        return next(found.key for found in self.found if found.path == tk.path)
+        if len(self._by_path) != len(self.found):
+            self._by_path = {found.path: found.key for found in reversed(self.found)}
+        return self._by_path[tk.path]
 
 
 def find_cuda_symlink(host) -> Optional[CudaSymlink]:

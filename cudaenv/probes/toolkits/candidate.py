@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 class ToolkitCandidate:
     """A folder some place proposes as a toolkit."""
 
-    __slots__ = ("path", "source", "method", "version", "version_source", "strict", "force", "label")
+    __slots__ = ("path", "source", "method", "version", "version_source", "strict", "force", "label", "key")
 
     def __init__(
         self,
@@ -23,6 +23,8 @@ class ToolkitCandidate:
         strict: bool = False,  # note it when the folder holds no toolkit (named like one, or given by the user)
         force: bool = False,  # keep it even without toolkit markers (a pip runtime wheel)
         label: Optional[str] = None,  # how to name it in a note ("CUDA_HOME=/x")
+        key: Optional[str] = None,  # its resolved path when the place already knows it (a real folder in a known one)
     ):
         self.path, self.source, self.method, self.version = path, source, method, version
         self.version_source, self.strict, self.force, self.label = version_source, strict, force, label
+        self.key = key

@@ -28,7 +28,11 @@ _CUDA_PATH_V = LazyPattern(r"(?i)^CUDA_PATH_V\d+_\d+$")
 _PIP_CU = LazyPattern(r"^cu(\d+)$")
 
 
-def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]]) -> List[ToolkitCandidate]:
+def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]],
+                      unchecked: bool = False) -> List[ToolkitCandidate]:
+    """The candidate folders in discovery's order. ``unchecked``: a ``CUDAENV_TOOLKITS`` folder's subfolders are
+    proposed without looking inside each (the finder's ``consider`` does that for the ones it is asked about), each
+    with its resolved path when it is a real folder: `cudaenv use` on a tree of a thousand toolkits."""
     out: List[ToolkitCandidate] = []
     if host.system == "windows":
         base = clean_env_path(host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES")) or "C:\\Program Files"
@@ -43,7 +47,7 @@ def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Se
             out += _named_dirs(host, "/Developer/NVIDIA", "CUDA-", "/Developer/NVIDIA/CUDA-*")
         if host.is_file("/usr/bin/nvcc") or host.is_dir("/usr/lib/cuda"):
             out.append(ToolkitCandidate("/usr", "distro", "distro", force=host.is_file("/usr/bin/nvcc")))
-    out += _cudaenv_toolkits(host, notes)
+    out += _cudaenv_toolkits(host, notes, unchecked)
     out += _installed(host)
     out += _conda(host)
     out += _pip(host, site_packages)
@@ -91,7 +95,7 @@ def _named_dirs(host, directory: str, prefix: str, source: str) -> List[ToolkitC
     return out
 
 
-def _cudaenv_toolkits(host, notes: list) -> List[ToolkitCandidate]:
+def _cudaenv_toolkits(host, notes: list, unchecked: bool = False) -> List[ToolkitCandidate]:
     out = []
     from cudaenv.core import config
 
@@ -107,6 +111,12 @@ def _cudaenv_toolkits(host, notes: list) -> List[ToolkitCandidate]:
             continue
         if has_toolkit_markers(host, entry):
             out.append(ToolkitCandidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
+            continue
+        if unchecked:  # host.join's reading, written out: it runs once for each folder of a tree
+            real = host.resolve(entry)
+            at, real_at = entry.rstrip("/") + "/", None if real is None else real.rstrip("/") + "/"
+            out += [ToolkitCandidate(at + name, "CUDAENV_TOOLKITS", key=None if is_link or real_at is None else real_at + name)
+                    for name, is_link in host.list_folders(entry)]
             continue
         children = [host.join(entry, name) for name in host.listdir(entry)]
         kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]

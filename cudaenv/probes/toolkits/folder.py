@@ -109,12 +109,10 @@ def nvcc_file_version(host, nvcc: str) -> Optional[str]:
 
 def runfile_uninstaller(host, path: str) -> Optional[str]:
     """The runfile installer's uninstaller in a toolkit folder (``bin/cuda-uninstaller``, ``bin/uninstall_cuda_*.pl``:
-    the globs are data/uninstall.json's ``runfile-uninstaller`` rows), or None."""
-    from cudaenv.core.resources import table_rows  # json: off the `cudaenv use` path
+    the globs are data/runfile_uninstallers.txt's rows, the line format: no json on `cudaenv list`'s path), or None."""
+    from cudaenv.core.resources import table_rows
 
-    for row in table_rows("uninstall"):
-        if row.get("kind") != "runfile-uninstaller":
-            continue
+    for row in table_rows("runfile_uninstallers"):
         folder, pattern = posixpath.split(row["glob"])
         prefix, star, suffix = pattern.partition("*")
         for name in host.listdir(host.join(path, folder)):

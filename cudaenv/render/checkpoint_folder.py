@@ -1,0 +1,142 @@
+"""``cudaenv checkpoint inspect FOLDER`` as text: the layout (DCP, DeepSpeed ZeRO, sharded safetensors or .bin), the
+world size or shard count, every file with its size and verdict, the tensors, dtypes and saved devices of all of
+them, wrapper prefixes across the shards, missing and unlisted files, and what to run to get one file.
+
+Everything that came from the folder (names, keys, global names, devices) passes through
+:func:`cudaenv.core.text.printable`."""
+
+from __future__ import annotations
+
+from typing import List
+
+from cudaenv.checkpoint.report import FolderReport, ShardFile
+from cudaenv.core.text import printable
+from cudaenv.render.checkpoint import VERDICT_WORDS, device_summary, human_bytes
+from cudaenv.render.text import WIDTH, wrap, wrap_advice
+
+LAYOUT_NAMES = {
+    "dcp": "torch.distributed.checkpoint (DCP) folder: .metadata + .distcp files",
+    "deepspeed-zero": "DeepSpeed ZeRO checkpoint folder",
+    "safetensors-shards": "sharded safetensors checkpoint",
+    "bin-shards": "sharded .bin checkpoint (torch.save shards)",
+    "unknown": "a folder cudaenv does not recognise as a checkpoint (no .metadata, ZeRO files or index)",
+}
+
+ROLE_WORDS = {"metadata": "metadata pickle", "data": "data", "shard": "shard", "model": "model states",
+              "optimizer": "optimizer states", "script": "script shipped with the checkpoint"}
+
+MAX_FILES = 12  # files listed one by one; the rest summed
+
+
+def _item(label: str, text: str, width: int) -> List[str]:
+    return wrap(printable(text), "  %s: " % label, "      ", width, newlines=False, long_words="keep")
+
+
+def _file_line(f: ShardFile) -> str:
+    parts = [ROLE_WORDS.get(f.role, f.role), human_bytes(f.size)]
+    if f.rank is not None:
+        parts.append("rank %d" % f.rank)
+    if f.role in ("shard", "model", "optimizer", "data"):
+        parts.append("%d tensors" % f.tensors + (" (index: %d)" % f.listed if f.listed is not None and f.listed != f.tensors else ""))
+    if f.role == "data" and f.pickles:
+        parts.append("%d torch.save items walked" % f.pickles)
+    if f.verdict is not None:
+        parts.append("verdict %s" % f.verdict)
+    if f.weights_only is not None:
+        parts.append("weights_only %s" % ("yes" if f.weights_only else "no"))
+    if f.role == "script":
+        parts.append("code: runs when you run it")
+    return "%s: %s" % (f.name, ", ".join(parts))
+
+
+def render_folder(report: FolderReport, width: int = WIDTH) -> str:
+    lines = wrap(printable(report.path) + ": " + LAYOUT_NAMES.get(report.layout, report.layout), "", "  ", width,
+                 long_words="keep")
+    if report.index:
+        lines += _item("index", report.index, width)
+    if report.tag:
+        lines += _item("tag", report.tag + " (from latest, else the highest global_step)", width)
+    shape = []
+    if report.world_size is not None:
+        shape.append("world size %d" % report.world_size)
+    if report.zero_stage is not None:
+        shape.append("ZeRO stage %d" % report.zero_stage)
+    shape.append("%d file%s with tensors" % (report.shard_count, "" if report.shard_count == 1 else "s"))
+    lines += _item("layout", ", ".join(shape), width)
+    if report.model_files and report.layout == "deepspeed-zero":
+        lines += _item("model in", ", ".join(report.model_files[:8]) + (" ..." if len(report.model_files) > 8 else ""), width)
+    if report.optimizer_files:
+        lines += _item("optimizer in", ", ".join(report.optimizer_files[:8]) + (
+            " ... (%d files)" % len(report.optimizer_files) if len(report.optimizer_files) > 8 else ""), width)
+    lines += _item("tensors", "%d, %s%s" % (report.tensors, human_bytes(report.total_bytes),
+                                            " (the model's keys, full size)" if report.layout == "dcp" else ""), width)
+    if report.dtypes:
+        lines += _item("dtypes", ", ".join("%s ×%d" % (d.dtype, d.count) for d in report.dtypes), width)
+    if report.layout == "dcp":
+        lines += _item("saved on", "none stored: DCP copies each item into the tensor of the state_dict you load into", width)
+    elif report.layout == "safetensors-shards":
+        lines += _item("saved on", "none stored (safetensors)", width)
+    elif report.files:
+        lines += _item("saved on", device_summary(report), width)
+    for f in report.files[:MAX_FILES]:
+        lines += _item("file", _file_line(f), width)
+    if len(report.files) > MAX_FILES:
+        rest = report.files[MAX_FILES:]
+        lines.append("  ... %d more files, %s (--json lists them)" % (len(rest), human_bytes(sum(f.size for f in rest))))
+    for p in report.prefixes:
+        where = "keys" if p.where == "keys" else "_metadata keys"
+        scope = "all %d %s" % (p.of, where) if p.keys == p.of else "%d of %d %s" % (p.keys, p.of, where)
+        lines += _item("prefix", "%s on %s of %s" % (p.prefix, scope, p.container or "all the shards"), width)
+    for n in report.missing[:20]:
+        lines += _item("MISSING", "%s is named but not in the folder" % n, width)
+    if len(report.missing) > 20:
+        lines.append("  ... %d more missing" % (len(report.missing) - 20))
+    for n in report.unlisted[:20]:
+        lines += _item("unlisted", "%s is in the folder but nothing names it (a leftover of another save?)" % n, width)
+    if report.verdict is not None:
+        lines += _item("verdict", "%s (the worst of its files')" % VERDICT_WORDS[report.verdict], width)
+        for r in report.verdict_reasons[:8]:
+            lines += wrap(printable("%s: %s" % (r.where, r.why)), "    - ", "      ", width, newlines=False, long_words="keep")
+        if len(report.verdict_reasons) > 8:
+            lines.append("    - ... %d more (--json lists them)" % (len(report.verdict_reasons) - 8))
+    if report.weights_only is not None:
+        lines += _item("weights_only", "every file torch.load reads with weights_only=True loads: %s" % (
+            "yes" if report.weights_only else "no"), width)
+    for p in report.inconsistencies[:12]:
+        lines += _item("problem", p, width)
+    for n in report.notes[:12]:
+        lines += _item("note", n, width)
+    for a in folder_advice(report):
+        lines += wrap_advice(printable(a), "  what to do: ", "      ", width)
+    return "\n".join(lines) + "\n"
+
+
+def folder_advice(report: FolderReport) -> List[str]:
+    """What to run to get one file that loads on one GPU (the commands paste as they are)."""
+    from cudaenv.core.text import shell_quote as q
+
+    out: List[str] = []
+    path = report.path.rstrip("/") or report.path
+    n = len(report.missing)
+    if n:
+        out.append("%d file%s the checkpoint names %s missing: copy %s from where it was saved before loading or "
+                   "converting it" % (n, "" if n == 1 else "s", "is" if n == 1 else "are", "it" if n == 1 else "them"))
+    if report.verdict in ("unsafe", "inconclusive") and report.layout != "deepspeed-zero":
+        return out  # (a ZeRO folder's optimizer states name DeepSpeed's classes: its way out needs --trust anyway)
+    stem = path[:-len(report.index)].rstrip("/") if report.index and path.endswith(report.index) else path
+    if stem.endswith("/.metadata") or stem == ".metadata":  # DCP's .metadata given: its folder
+        stem = stem[:-len(".metadata")].rstrip("/")
+    stem = stem or "."
+    if report.layout == "dcp":
+        out.append("one file for one GPU: torch's own converter (torch.distributed.checkpoint.format_utils."
+                   "dcp_to_torch_save, run in your Python, checked after): cudaenv checkpoint fix -o %s -- %s"
+                   % (q(stem + ".pt" if stem != "." else "consolidated.pt"), q(path)))
+    elif report.layout == "deepspeed-zero":
+        out.append("one fp32 file: zero_to_fp32.py, which DeepSpeed saved in the folder, does it; it is code shipped with "
+                   "the checkpoint: read it, and run it only if you trust where the folder came from: "
+                   "cudaenv checkpoint fix --trust -o %s -- %s" % (q(stem + ".pt" if stem != "." else "consolidated.pt"), q(path)))
+    elif report.layout in ("safetensors-shards", "bin-shards"):
+        ext = ".safetensors" if report.layout == "safetensors-shards" else ".pt"
+        out.append("transformers' from_pretrained(folder) loads the shards as they are; one file: cudaenv checkpoint "
+                   "fix -o %s -- %s" % (q(stem + ext if stem != "." else "consolidated" + ext), q(path)))
+    return out

@@ -1,0 +1,121 @@
+"""`cudaenv use VERSION` on many toolkits: the folders are matched by name first, and the switch it plans is the one
+reading every toolkit gives (cudaenv.probes.toolkits.named, cudaenv.toolkit.project.load_toolkits)."""
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import FakeRoot
+from cudaenv.probes.toolkits.named import name_version, probe_toolkits_named
+from cudaenv.toolkit.project import load_toolkits
+from cudaenv.toolkit.select import SelectError, select_toolkit
+from cudaenv.toolkit.switch import plan_switch
+
+
+def test_name_version_reads_the_names_a_toolkit_folder_has():
+    assert name_version("12.4") == (12, 4)
+    assert name_version("12.4.131") == (12, 4, 131)
+    assert name_version("cuda-12.4") == (12, 4)
+    assert name_version("CUDA12.4") == (12, 4)
+    assert name_version("cuda_v11.8.89") == (11, 8, 89)
+    assert name_version("v12.1") == (12, 1)
+    for other in ("cuda", "12", "cuda-12", "cuda-12.4.bak", "12..4", "12.4.", "", "\uff11\uff12.4", "cuda-\u00b2.4",
+                  "12.4-old", "1234567890.1", "1.2.3.4.5.6.7"):
+        assert name_version(other) is None, other
+
+
+def switch(host, spec, env, named):
+    """The change `use SPEC` plans, with the toolkits load_toolkits gives (named: only what SPEC needs)."""
+    toolkits, link = load_toolkits(host, spec if named else None)
+    try:
+        toolkit = select_toolkit(toolkits, spec, host.system)
+    except SelectError as exc:
+        return ("error", exc.message, exc.kind)
+    change = plan_switch(toolkit, toolkits, env, host.system, link)
+    return (change.changes, change.message)
+
+
+VERSIONS = ["11.8.89", "12.1.105", "12.1.66", "12.4.131", "12.4.99", "12.6.20", "13.0.88"]
+NAMES = st.sampled_from(["mm", "full", "cuda-mm", "odd", "empty", "link"])
+
+
+@st.composite
+def trees(draw):
+    folders = draw(st.lists(st.tuples(st.sampled_from(VERSIONS), NAMES), min_size=1, max_size=8))
+    spec = draw(st.sampled_from(["11", "12", "12.1", "12.4", "12.4.131", "12.4.99", "13.0", "14"]))
+    on_path = draw(st.lists(st.integers(0, 7), max_size=3))
+    local = draw(st.booleans())
+    active = draw(st.one_of(st.none(), st.integers(0, 7)))
+    return folders, spec, on_path, local, active
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(trees())
+def test_named_toolkits_plan_the_switch_every_toolkit_plans(tree):
+    """Whatever the tree (folders named for the version they hold, named for nothing, empty, links to others; PATH,
+    LD_LIBRARY_PATH and CUDAENV_ACTIVE naming some of them, as image paths or this machine's), the switch planned with
+    the toolkits the spec needs is the one planned with every toolkit, and so is the error."""
+    folders, spec, on_path, local, active = tree
+    with tempfile.TemporaryDirectory() as tmp:
+        root = FakeRoot(Path(tmp))
+        paths = []
+        for i, (version, how) in enumerate(folders):
+            mm = ".".join(version.split(".")[:2])
+            name = {"mm": mm, "full": version, "cuda-mm": "cuda-" + mm, "odd": "tk%d" % i, "empty": "%s" % mm,
+                    "link": "l%d-%s" % (i, mm)}[how]
+            if name in [p.rsplit("/", 1)[-1] for p in paths]:
+                name = "%s-dup%d" % (name, i)  # a name the tree already has: named for nothing
+            if how == "empty":
+                root.dir("sw/cuda/" + name)
+            elif how == "link" and paths:
+                root.link("sw/cuda/" + name, paths[0])
+            else:
+                root.toolkit(version, where="sw/cuda", name=name)
+            paths.append("/sw/cuda/" + name)
+        shown = [(str(root.path) + p if local else p) for p in paths]
+        bins = [shown[i % len(shown)] + "/bin" for i in on_path]
+        env = {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": ":".join(bins + ["/usr/bin", "/bin"]),
+               "LD_LIBRARY_PATH": ":".join(shown[i % len(shown)] + "/lib64" for i in on_path)}
+        if active is not None:
+            env["CUDAENV_ACTIVE"] = shown[active % len(shown)]
+        host = root.host(env=env, path=env["PATH"])
+        assert switch(host, spec, host.env, named=True) == switch(host, spec, host.env, named=False)
+
+
+def test_a_thousand_toolkits_read_only_the_newest_named_for_the_spec(fake_root):
+    """`use 12.4` on a tree of 1,000 toolkits reads the toolkits named 12.4.x (and those PATH names), not the others."""
+    versions = ["%d.%d.%d" % (10 + i % 4, (i // 4) % 10, 100 + i // 40) for i in range(1000)]
+    base = fake_root / "sw/cuda"
+    for version in versions:  # the markers only: a version.json is what each toolkit is read by
+        (base / version / "bin").mkdir(parents=True)
+        (base / version / "version.json").write_text('{"cuda": {"version": "%s"}}' % version)
+    env = {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": "/sw/cuda/11.3.110/bin:/usr/bin"}
+    host = fake_root.host(env=env, path=env["PATH"])
+    state = probe_toolkits_named(host, "12.4", ["/sw/cuda/11.3.110/bin", "/usr/bin"])
+    read = sorted(tk.version for tk in state.toolkits)
+    assert read == sorted(["11.3.110"] + [v for v in versions if v.startswith("12.4.")])
+    assert len(read) == 26
+    assert select_toolkit(state.toolkits, "12.4").version == "12.4.124"
+
+
+def test_a_folder_named_for_a_version_it_does_not_hold_reads_every_toolkit(fake_root):
+    fake_root.toolkit("12.1.105", where="sw/cuda", name="12.4")  # named 12.4, holds 12.1
+    fake_root.toolkit("12.4.131", where="sw/cuda", name="newest")
+    host = fake_root.host(env={"CUDAENV_TOOLKITS": "/sw/cuda"})
+    assert probe_toolkits_named(host, "12", []) is None  # the name lies: the caller reads every toolkit
+    toolkits, _link = load_toolkits(host, "12")
+    assert select_toolkit(toolkits, "12").version == "12.4.131"
+
+
+def test_what_the_names_are_trusted_for(fake_root):
+    """The one answer that differs from reading every toolkit: a folder named for an older version than it holds is
+    taken at its name while a folder named for the spec holds the answer (its name is read, its files are not)."""
+    fake_root.toolkit("12.4.131", where="sw/cuda", name="12.1")
+    fake_root.toolkit("12.4.99", where="sw/cuda", name="12.4")
+    host = fake_root.host(env={"CUDAENV_TOOLKITS": "/sw/cuda"})
+    toolkits, _link = load_toolkits(host, "12.4")
+    assert [tk.version for tk in toolkits] == ["12.4.99"]
+    every, _link = load_toolkits(host)
+    assert select_toolkit(every, "12.4").version == "12.4.131"
