@@ -99,11 +99,15 @@ def retyped(paste) -> List:
             continue
         for line in _lines_with(low, view, ph.keys[:2]):
             text = paste.norm[line]
-            spans = [(m.start(), m.end()) for m in _WORD.finditer(text.lower())]
-            hit = _fits([text.lower()[a:b] for a, b in spans], ph.words)
+            hit = None
+            for at, part in _windows(text, ph):
+                spans = [(m.start(), m.end()) for m in _WORD.finditer(part.lower())]
+                hit = _fits([part.lower()[a:b] for a, b in spans], ph.words)
+                if hit is not None:
+                    break
             if hit is None:
                 continue
-            start, end = spans[hit[0]][0], spans[hit[1] - 1][1]
+            start, end = at + spans[hit[0]][0], at + spans[hit[1] - 1][1]
             offset = view.starts[bisect_right(view.lines, line) - 1] if view.starts else 0
             m = re.compile(re.escape(text[start:end])).search(view.text, offset + start)
             if m is not None:
@@ -111,6 +115,30 @@ def retyped(paste) -> List:
                 seen.add(ph.index)
                 break
     return sorted(found, key=lambda c: c.index)
+
+
+def _windows(text: str, ph: Phrase) -> List[Tuple[int, str]]:
+    """The parts of a line a re-typed ``ph`` can be in, as (offset, text): the whole line when it is short; else, for
+    a long line (a log's one-line blob, a megabyte of one message repeated), a window around each of the first
+    :data:`MAX_LINES` places that hold one of its two longest words, as long as the phrase twice each side (a
+    re-typed phrase is near its longest words: the work is bounded by the phrase, not the line)."""
+    span = 2 * (sum(len(w) + 1 for w in ph.words) + 16)
+    if len(text) <= 4 * span:
+        return [(0, text)]
+    low, out, seen = text.lower(), [], set()
+    for key in ph.keys[:2]:
+        pos = low.find(key)
+        while pos >= 0 and len(seen) < MAX_LINES:
+            start = max(0, pos - span)
+            cut = low.rfind(" ", max(0, start - span), start)  # (at a blank within reach: no word cut in two)
+            start = cut + 1 if cut >= 0 else start
+            if start not in seen:
+                seen.add(start)
+                end = pos + span
+                cut = low.find(" ", end, end + span)
+                out.append((start, text[start:cut if cut >= 0 else end]))
+            pos = low.find(key, pos + span)
+    return sorted(out)
 
 
 def _lines_with(low: str, view, keys: Sequence[str]) -> List[int]:

@@ -134,3 +134,20 @@ def test_not_cuda_is_said_for_other_forms_of_the_same_devices():
         m = classify_error(text)
         assert m.id == "not-cuda" and flag in dict(m.values), text
     assert _id("RuntimeError: CUDA error: device offline") != "not-cuda"  # adb's words inside a CUDA message
+
+
+def test_a_retyped_message_in_a_long_one_line_blob_is_found_with_work_bounded_by_the_phrase(monkeypatch):
+    """Counted work, not time: a megabyte of one message repeated on one line (a hostile or runaway paste) took a
+    minute, the retyped-phrase search tokenising the whole line for every phrase; now it tokenises a window around
+    each place that holds the phrase's longest words, and still finds a retyped message inside a long line."""
+    from cudaenv.explain import fuzzy
+
+    noise = "x=1 " * 20_000
+    m = classify_error(noise + "RuntimeError: Found no NVIDIA drvier on your system. Please check " + noise)
+    assert m is not None and m.id == "no-driver" and m.matched == "Found no NVIDIA drvier on your system"
+    tokenised = []
+    real = fuzzy._fits
+    monkeypatch.setattr(fuzzy, "_fits", lambda tokens, words: tokenised.append(len(tokens)) or real(tokens, words))
+    blob = "The NVIDIA driver on your system is too old (found " * 20_000  # 1 MB, one line
+    classify_error(blob)
+    assert tokenised and max(tokenised) < 200 and sum(tokenised) < 200 * fuzzy.MAX_LINES * 4, (max(tokenised), sum(tokenised))
