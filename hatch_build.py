@@ -13,11 +13,18 @@ point, carries no script, and is tagged for its platform (``py3-none-win_amd64``
 
 ``CUDAENV_WHEEL_PLATFORM=win_amd64`` (any Windows platform tag) builds the Windows layout elsewhere, for a release
 and for the packaging test; it is read only here, at build time.
+
+The translations: each ``cudaenv/locale/<lang>/LC_MESSAGES/cudaenv.po`` is compiled to the ``cudaenv.mo`` beside it in
+the wheel (the stdlib's gettext reads only ``.mo``), by the package's own msgfmt (``cudaenv/core/msgfmt.py``, loaded
+from its file: the package is not installed where the wheel is built), so the build needs nothing more.
 """
 
+import importlib.util
 import os
+import shutil
 import sys
 import sysconfig
+import tempfile
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 from hatchling.metadata.plugin.interface import MetadataHookInterface
@@ -48,8 +55,37 @@ class CustomBuildHook(BuildHookInterface):
     def initialize(self, version, build_data):
         if self.target_name != "wheel":
             return
+        self._compiled = compile_catalogs(self.root, build_data["force_include"])
         tag = windows_tag()
         if tag:
             build_data["tag"] = "py3-none-" + tag
         else:
             build_data["shared_scripts"][SCRIPT] = "cudaenv"
+
+    def finalize(self, version, build_data, artifact_path):
+        if getattr(self, "_compiled", None):
+            shutil.rmtree(self._compiled, ignore_errors=True)
+
+
+def compile_catalogs(root, force_include):
+    """Compile every ``cudaenv/locale/*/LC_MESSAGES/*.po`` under ``root`` into a temporary folder and map each ``.mo``
+    into the wheel beside its ``.po``; the temporary folder (None when there is no catalog)."""
+    locale = os.path.join(root, "cudaenv", "locale")
+    if not os.path.isdir(locale):
+        return None
+    spec = importlib.util.spec_from_file_location("_cudaenv_msgfmt", os.path.join(root, "cudaenv", "core", "msgfmt.py"))
+    msgfmt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(msgfmt)
+    out = tempfile.mkdtemp(prefix="cudaenv-mo-")
+    for lang in sorted(os.listdir(locale)):
+        folder = os.path.join(locale, lang, "LC_MESSAGES")
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else ():
+            if not name.endswith(".po"):
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                data = msgfmt.compile_po(msgfmt.read_po(fh.read()))
+            target = os.path.join(out, lang + "-" + name[:-3] + ".mo")
+            with open(target, "wb") as fh:
+                fh.write(data)
+            force_include[target] = "cudaenv/locale/%s/LC_MESSAGES/%s.mo" % (lang, name[:-3])
+    return out

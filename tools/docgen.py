@@ -76,6 +76,9 @@ def _literal(node: ast.AST) -> Optional[str]:
         return None if left is None else re.sub(r"%[-#0 +]{0,5}\d{0,4}(?:\.\d{1,4})?[sdrif]", "…", left)
     if isinstance(node, ast.JoinedStr):
         return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "M" and node.args:
+        left = _literal(node.args[0])  # a marked message (cudaenv.core.i18n.M): its template and values
+        return left if left is None or len(node.args) == 1 else _literal(ast.BinOp(left=node.args[0], op=ast.Mod(), right=node.args[1]))
     return None
 
 

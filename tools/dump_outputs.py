@@ -311,8 +311,10 @@ def bare_interpreter(base: Path) -> str:
     return str(venv / "bin" / "python")
 
 
-def dump(outdir: Path, base: Path, only=None, python=None) -> list:
-    """Write every (machine, command) file under ``outdir``; returns the paths written."""
+def dump(outdir: Path, base: Path, only=None, python=None, extra_env=None) -> list:
+    """Write every (machine, command) file under ``outdir``; returns the paths written. ``extra_env`` is added to
+    every command's environment (``LANG=zh_CN.UTF-8``: the outputs in Chinese)."""
+    extra_env = dict(extra_env or {})
     os.environ["COLUMNS"] = WIDTH  # argparse's help reads the process environment
     python = python or bare_interpreter(base)
     written = []
@@ -323,7 +325,7 @@ def dump(outdir: Path, base: Path, only=None, python=None) -> list:
         scratch = box.base / "scratch"
         scratch.mkdir()
         for fname, argv, rooted in commands_for(box, scratch):
-            code, out, err = run_cli(argv, box.full_env(rooted), str(scratch))
+            code, out, err = run_cli(argv, dict(box.full_env(rooted), **extra_env), str(scratch))
             text = record(argv, code, out, err, base)
             written_file = WRITES.get(fname)
             if written_file and (scratch / written_file).exists():
@@ -336,7 +338,7 @@ def dump(outdir: Path, base: Path, only=None, python=None) -> list:
         (scratch / "home").mkdir(parents=True)
         (scratch / "root").mkdir()
         env = {"HOME": str(scratch / "home"), "COLUMNS": WIDTH, "PATH": TOOLS, "SHELL": "/bin/bash",
-               "CUDAENV_CACHE_DIR": str(scratch / "cache"), "CUDAENV_DATA_DIR": str(scratch / "data")}
+               "CUDAENV_CACHE_DIR": str(scratch / "cache"), "CUDAENV_DATA_DIR": str(scratch / "data"), **extra_env}
         rooted = dict(env, CUDAENV_ROOT=str(scratch / "root"))
         for fname, argv in machine_free_commands(scratch):
             unrooted = fname.startswith(UNROOTED)
@@ -368,13 +370,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("outdir")
     parser.add_argument("--only", action="append", help="a machine name (healthy, pascal, ..., any); repeatable")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="add to every command's environment (LANG=zh_CN.UTF-8: the outputs in Chinese); repeatable")
     args = parser.parse_args(argv)
     outdir = Path(args.outdir)
     if outdir.exists():
         shutil.rmtree(outdir)
     base = Path(tempfile.mkdtemp(prefix="cudaenv-dump-"))
     try:
-        written = dump(outdir, base, only=set(args.only) if args.only else None)
+        written = dump(outdir, base, only=set(args.only) if args.only else None,
+                       extra_env=dict(item.split("=", 1) for item in args.env))
     finally:
         shutil.rmtree(base, ignore_errors=True)
     print("wrote %d files under %s" % (len(written), outdir))

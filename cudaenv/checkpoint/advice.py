@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from cudaenv.checkpoint.names import WRAPPER_PREFIXES
 from cudaenv.checkpoint.report import VisibleGpus
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing costs more than the whole walk of a small file)
@@ -92,54 +93,51 @@ def advise(report: CheckpointReport) -> List[str]:
     map_flag = None  # the --map-location of a fix command offered above, for the one-command line below
     if cuda and vis is not None:
         seen = vis.count
-        where = "this machine sees %s" % ("no GPU" if seen == 0 else "%d GPU%s (%s)" % (seen, "" if seen == 1 else "s", ", ".join(vis.devices[:4])))
+        where = M("this machine sees %s", M("no GPU") if seen == 0 else M("%d GPU%s (%s)", seen, "" if seen == 1 else "s", ", ".join(vis.devices[:4])))
         names = sorted(cuda, key=_cuda_index)
         too_high = [d for d in names if _cuda_index(d) >= seen]
         if seen == 0:
-            out.append("saved on %s; %s: plain torch.load fails ('Attempting to deserialize object on a CUDA device but "
+            out.append(M("saved on %s; %s: plain torch.load fails ('Attempting to deserialize object on a CUDA device but "
                        "torch.cuda.is_available() is False'). Load it with torch.load(%r, map_location=\"cpu\"), or rewrite it "
-                       "once: %s" % (", ".join(names), where, path, fix_command(path, "--map-location cpu")))
+                       "once: %s", ", ".join(names), where, path, fix_command(path, "--map-location cpu")))
             map_flag = "--map-location cpu"
         elif too_high:
             mapping = ", ".join('"%s": "cuda:0"' % d for d in too_high)
-            out.append("saved on %s; %s: torch.load fails for %s ('Attempting to deserialize object on CUDA device N but "
+            out.append(M("saved on %s; %s: torch.load fails for %s ('Attempting to deserialize object on CUDA device N but "
                        "torch.cuda.device_count() is %d'). Load it with torch.load(%r, map_location={%s}), or rewrite it: "
-                       "%s" % (", ".join(names), where, ", ".join(too_high), seen, path, mapping,
-                                  fix_command(path, "--map-location cuda:0")))
+                       "%s", ", ".join(names), where, ", ".join(too_high), seen, path, mapping, fix_command(path, "--map-location cuda:0")))
             map_flag = "--map-location cuda:0"
         else:
-            out.append("saved on %s; %s: it loads onto the same devices (map_location=\"cpu\" keeps it off the GPU)" % (", ".join(names), where))
+            out.append(M("saved on %s; %s: it loads onto the same devices (map_location=\"cpu\" keeps it off the GPU)", ", ".join(names), where))
     elif cuda:
-        out.append("saved on %s: on a machine without those GPUs load it with map_location=\"cpu\" or a mapping such as "
-                   "map_location={\"%s\": \"cuda:0\"}" % (", ".join(sorted(cuda)), sorted(cuda)[-1]))
+        out.append(M("saved on %s: on a machine without those GPUs load it with map_location=\"cpu\" or a mapping such as "
+                   "map_location={\"%s\": \"cuda:0\"}", ", ".join(sorted(cuda)), sorted(cuda)[-1]))
     for d, n in sorted(others.items()):
-        out.append("%d storage%s saved on %s: torch.load needs that backend, or map_location=\"cpu\"" % (n, "" if n == 1 else "s", d))
+        out.append(M("%d storage%s saved on %s: torch.load needs that backend, or map_location=\"cpu\"", n, ("" if n == 1 else "s"), d))
     for d in report.devices:
         if d.via == "device-value":
-            out.append("%s stored in the checkpoint (a device value, not a tensor): map_location does not change it, and "
-                       "code that moves tensors to it needs that device" % (
-                           "a torch.device %s is" % d.device if d.count == 1 else "%d torch.device %s values are" % (d.count, d.device)))
+            out.append(M("%s stored in the checkpoint (a device value, not a tensor): map_location does not change it, and "
+                       "code that moves tensors to it needs that device", (M("a torch.device %s is", d.device) if d.count == 1 else M("%d torch.device %s values are", d.count, d.device))))
         elif d.via != "storage":
-            out.append("%d tensor%s rebuilt on %s (%s), outside the storage locations: map_location does not change that"
-                       % (d.count, "" if d.count == 1 else "s", d.device, d.via))
+            out.append(M("%d tensor%s rebuilt on %s (%s), outside the storage locations: map_location does not change that", d.count, ("" if d.count == 1 else "s"), d.device, d.via))
     strip = sorted({p.prefix for p in report.prefixes if p.where == "keys" and p.prefix in _WRAPPER_CHAINS})
     if strip:
         flags = " ".join("--strip-prefix %s" % p for p in _split_chains(strip))
-        out.append("keys carry wrapper prefixes (%s; DataParallel/DDP `module.`, torch.compile `_orig_mod.`); "
+        out.append(M("keys carry wrapper prefixes (%s; DataParallel/DDP `module.`, torch.compile `_orig_mod.`); "
                    "cudaenv.portable.load_state_dict(model, %r) strips or adds what the model needs as it loads, or "
-                   "rewrite the file once: %s" % (", ".join(strip), path, fix_command(path, flags)))
+                   "rewrite the file once: %s", ", ".join(strip), path, fix_command(path, flags)))
         if map_flag:
-            out.append("both in one rewrite: %s" % fix_command(path, map_flag + " " + flags))
+            out.append(M("both in one rewrite: %s", fix_command(path, map_flag + " " + flags)))
     unread = [r for r in report.weights_only_reasons if r.startswith(UNREAD)]
     if report.weights_only is False and unread:
-        out.append("cudaenv did not read the pickle torch.load would run (%s), so it cannot say what loading it does: "
-                   "load it only if you trust where it came from" % unread[0][len(UNREAD):])
+        out.append(M("cudaenv did not read the pickle torch.load would run (%s), so it cannot say what loading it does: "
+                   "load it only if you trust where it came from", unread[0][len(UNREAD):]))
     elif report.weights_only is False and report.format not in ("unknown", "zip"):
         if report.security:
-            out.append("torch.load(weights_only=True), the default since torch 2.6, refuses it; do not load it with "
-                       "weights_only=False unless you trust where it came from")
+            out.append(M("torch.load(weights_only=True), the default since torch 2.6, refuses it; do not load it with "
+                       "weights_only=False unless you trust where it came from"))
         else:
-            out.append("torch.load(weights_only=True), the default since torch 2.6, refuses it: %s" % report.weights_only_reasons[0])
+            out.append(M("torch.load(weights_only=True), the default since torch 2.6, refuses it: %s", report.weights_only_reasons[0]))
     return out
 
 

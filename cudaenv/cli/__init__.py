@@ -96,12 +96,13 @@ def _user_error() -> type:
 def _error_text(exc, env) -> str:
     """``cudaenv: error: ...`` and its ``hint: ...``, wrapped to the terminal (COLUMNS, at most 80); a path or a
     command word is never cut (render.text.wrap, loaded only on this error path)."""
+    from cudaenv.core.i18n import t, tr
     from cudaenv.render.text import terminal_width, wrap_labelled
 
     width = terminal_width(env)
-    lines = wrap_labelled(exc.message, "cudaenv: error: ", "  ", width)
+    lines = wrap_labelled(tr(exc.message), "cudaenv: " + t("error: "), "  ", width)
     if exc.hint:
-        lines += wrap_labelled(exc.hint, "hint: ", "  ", width)
+        lines += wrap_labelled(tr(exc.hint), t("hint: "), "  ", width)
     return "\n".join(lines) + "\n"
 
 
@@ -169,6 +170,9 @@ def main(
     finally:
         _stop_children(entry)
         restore_signal_handlers(saved)
+        i18n = sys.modules.get("cudaenv.core.i18n")
+        if i18n is not None:  # the next main() in this process (the tests) chooses again
+            i18n.set_language(i18n.ENGLISH)
         if isinstance(err, Stderr):
             err.flush()
 
@@ -191,12 +195,27 @@ def _parse_fast(module, argv: Sequence[str]):
     return fast
 
 
+def _choose_language(args, ctx: Context) -> None:
+    """The language of what this command writes for people (``--lang``, ``CUDAENV_LANG``, the locale); output for
+    programs or upstream (``--json``, ``--format markdown``/``prometheus``/...) stays English unless ``--lang`` asks.
+    Only the choice: the catalog is read when a renderer first translates (cudaenv.core.i18n)."""
+    from cudaenv.core.config import value
+    from cudaenv.core.i18n import choose_language, set_language
+
+    fmt = getattr(args, "format", None)
+    machine = bool(getattr(args, "json", False)) or fmt not in (None, "text")
+    set_language(choose_language(ctx.env, getattr(args, "lang", None), machine_output=machine,
+                                 setting=value(ctx.env, "CUDAENV_LANG")))
+
+
 def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
     if argv[:1] and argv[0] in FAST_COMMANDS:
         # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
         module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
         fast = _parse_fast(module, argv[1:])
         if fast is not None:
+            if argv[0] != "use":  # `use` prints shell code and translates nothing: no language to choose
+                _choose_language(fast, ctx)
             if getattr(module, "FAST_ACTIONS", None) is not None or getattr(module, "RUNS_CHILDREN", False):
                 # checkpoint inspect runs nvidia-smi, the doctor its probes: their children go with it on a signal
                 install_signal_handlers(saved)
@@ -207,6 +226,7 @@ def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
     parser = build_parser(argv)
     args = parser.parse_args(argv)
     module = getattr(args, "_module", None)
+    _choose_language(args, ctx)
     if module is None:  # `cudaenv` alone: a usage error, as in most CLIs (the help goes to stderr)
         parser.print_help(ctx.err)
         return 2

@@ -45,21 +45,41 @@ def _parser_class():
 
 
 def _first_command(argv: Sequence[str]) -> Optional[str]:
+    value = False  # the token is the value of the global --lang
     for token in argv:
         if token == "--":
             return None
-        if not token.startswith("-"):
+        if not token.startswith("-") and not value:
             return token
+        value = token == "--lang"
     return None
 
 
+LANG_HELP = ("the language of what cudaenv writes for people: en or zh-CN (default: CUDAENV_LANG, else the locale; "
+             "JSON and Markdown stay English unless this asks)")
+
+
+def _add_lang(parser, argparse) -> None:
+    """``--lang`` on a command's parser and on each of its actions' (``cudaenv torch recommend --lang zh-CN``); absent,
+    it leaves the value given before the command. Shown only in ``cudaenv --help`` (one global option, not a line in
+    every command's help)."""
+    parser.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
 def build_parser(argv: Sequence[str]):
-    """The parser; only the chosen subcommand's module is imported and only its subparser is built."""
+    """The parser; only the chosen subcommand's module is imported and only its subparser is built. ``--lang`` is
+    global: before the command or after it (``cudaenv doctor --format markdown --lang zh-CN``)."""
+    import argparse
     import importlib
 
     parser_class = _parser_class()
     parser = parser_class(prog="cudaenv", description="A CUDA environment doctor and manager.")
     parser.add_argument("--version", action="version", version="cudaenv %s" % __version__)
+    parser.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS, help=LANG_HELP)  # absent unless given
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class)
     chosen = _first_command(argv)
     # Building every subparser costs milliseconds (argparse looks up translations for each): build only
@@ -71,5 +91,6 @@ def build_parser(argv: Sequence[str]):
         if name == chosen:
             module = importlib.import_module(module_name)
             declare(sp, module)
+            _add_lang(sp, argparse)
             sp.set_defaults(_module=module)
     return parser

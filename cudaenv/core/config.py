@@ -20,6 +20,7 @@ PATH = "path"  # a path (of the machine cudaenv runs on, or inside --root where 
 CHOICE = "choice"  # one of the listed words
 DRIVER = "driver version"  # an NVIDIA driver version: 1 to 4 dot-separated parts of at most 4 digits (550.54.15)
 STATE = "state"  # written by cudaenv itself into the shell: not a setting to give, listed so the names are documented
+LANGUAGE = "language"  # a language cudaenv has a catalog for: en, zh-CN (also written zh_CN, zh_Hans, zh)
 SCRIPT = "script"  # read by the uninstall script cudaenv writes (a shell), not by cudaenv
 
 
@@ -59,6 +60,9 @@ _TABLE = (
     Setting("CUDAENV_VERIFY_TIMEOUT", SECONDS, 600.0, "seconds `cudaenv fix` allows the `cudaenv verify` it runs after the install"),
     Setting("CUDAENV_SYSTEM", CHOICE, None, "the OS to act as: used by the tests and for planning another machine",
             shown="the running OS", choices=("linux", "windows", "darwin")),
+    Setting("CUDAENV_LANG", LANGUAGE, None, "the language of what cudaenv writes for people: `en` or `zh-CN` (JSON, Prometheus and "
+            "`--format markdown` stay English unless `--lang` asks)", "--lang", shown="the locale: `zh-CN` when LC_ALL, LC_MESSAGES or LANG "
+            "starts `zh_CN` or `zh_Hans`, else `en`"),
     Setting("CUDAENV_YES", SCRIPT, None, "`1` answers yes to every step of an uninstall `--script`", "--yes (the script)", shown="0"),
     Setting("CUDAENV_SCRIPT_ROOT", SCRIPT, None, "the root an uninstall `--script` acts on (empty: `/`)", shown="the plan's `--root`"),
     Setting("CUDAENV_ACTIVE", STATE, None, "set by cudaenv: the toolkit `use` switched to"),
@@ -85,8 +89,9 @@ def settings():
 
 def _error(message, example):
     from cudaenv.core.errors import UserError
+    from cudaenv.core.i18n import M
 
-    return UserError(message, hint="for example %s" % example)
+    return UserError(message, hint=M("for example %s", example))
 
 
 def _shown(raw, limit=40):
@@ -99,9 +104,13 @@ def _seconds(text, shown, name, example):
     try:
         number = float(text)
     except (TypeError, ValueError):
-        raise _error("%s is not a number of seconds" % shown, example) from None
+        from cudaenv.core.i18n import M  # the errors' marked words, imported only for a wrong value
+
+        raise _error(M("%s is not a number of seconds", shown), example) from None
     if not number > 0 or number == float("inf"):
-        raise _error("%s must be more than 0 seconds" % name, example)
+        from cudaenv.core.i18n import M
+
+        raise _error(M("%s must be more than 0 seconds", name), example)
     return number
 
 
@@ -121,9 +130,20 @@ def value(env, name):
         from cudaenv.core.version import parse_driver_version
 
         if parse_driver_version(raw) is None:
-            raise _error("%s=%s is not a driver version" % (name, _shown(raw)), "%s=550.54.15" % name)
+            from cudaenv.core.i18n import M
+
+            raise _error(M("%s=%s is not a driver version", name, _shown(raw)), "%s=550.54.15" % name)
+    if s.kind == LANGUAGE:
+        from cudaenv.core.i18n import language_code
+
+        if language_code(raw) is None:
+            from cudaenv.core.i18n import M
+
+            raise _error(M("%s=%s is not a language cudaenv speaks (en, zh-CN)", name, _shown(raw)), "%s=zh-CN" % name)
     if s.kind == CHOICE and raw not in s.choices:
-        raise _error("%s=%s is not one of %s" % (name, raw, ", ".join(s.choices)), "%s=%s" % (name, s.choices[0]))
+        from cudaenv.core.i18n import M
+
+        raise _error(M("%s=%s is not one of %s", name, raw, ", ".join(s.choices)), "%s=%s" % (name, s.choices[0]))
     return raw
 
 

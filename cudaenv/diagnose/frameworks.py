@@ -13,14 +13,15 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.version import compare_versions, version_key
+from cudaenv.core.i18n import N_
 from cudaenv.facts import drivers as drv
 
 F = c.make("frameworks")
 
 VERDICT_FINDING = {"conflict": "framework-conflict", "no-gpu-platform": "framework-no-gpu-on-platform",
                    "cpu-build": "framework-cpu-build", "driver-too-old": "framework-driver-too-old"}
-CUDA_EVIDENCE = {"name": "its package name", "build-info": "its build-info file", "local-tag": "its version tag",
-            "requires": "the nvidia wheels it requires", "needed": "its libraries' NEEDED entries"}
+CUDA_EVIDENCE = {"name": N_("its package name"), "build-info": N_("its build-info file"), "local-tag": N_("its version tag"),
+                 "requires": N_("the nvidia wheels it requires"), "needed": N_("its libraries' NEEDED entries")}
 
 
 def _tables(tables: Optional[Mapping[str, Any]]):

@@ -13,6 +13,7 @@ the system's power supply)."""
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.i18n import M
 from cudaenv.facts.xid import CATALOG, xid_row
 
 F = c.make("driver")
@@ -77,8 +78,8 @@ def xids(s, h, table=None) -> List:
         F(
             "gpu-xid",
             severity,
-            "the kernel log holds GPU faults (Xid %s)" % ", ".join(str(g.code) for g in h.xids[:SHOWN]) if h.xids else "a GPU fell off the bus",
-            "%s shows: %s%s" % (where[0].upper() + where[1:], " ".join(xid_summary(h, table)), off),
+            (M("the kernel log holds GPU faults (Xid %s)", ", ".join(str(g.code) for g in h.xids[:SHOWN])) if h.xids else M("a GPU fell off the bus")),
+            M("%s shows: %s%s", where[0].upper() + where[1:], " ".join(xid_summary(h, table)), off),
             fix + dcgm_fix(h) + ["%snvidia-bug-report.sh    # the log bundle NVIDIA support asks for" % c.sudo(s)],
         )
     ]
@@ -92,10 +93,10 @@ def unreachable_gpu(s, h) -> List:
         F(
             "gpu-unreachable",
             "error",
-            "%d NVIDIA GPU%s on the PCI bus %s not answer the driver" % (n, "" if n == 1 else "s", "does" if n == 1 else "do"),
-            "The PCI bus holds an NVIDIA GPU at %s, bound to the nvidia driver, that NVML and nvidia-smi do not list: "
-            "it fell off the bus, failed to initialise, or is held in reset.%s"
-            % (", ".join(h.unreachable), " " + " ".join(xid_summary(h)) if h.xids else " The kernel log says why (NVRM lines)."),
+            M("%d NVIDIA GPU%s on the PCI bus %s not answer the driver", n, ("" if n == 1 else "s"), ("does" if n == 1 else "do")),
+            M("The PCI bus holds an NVIDIA GPU at %s, bound to the nvidia driver, that NVML and nvidia-smi do not list: "
+              "it fell off the bus, failed to initialise, or is held in reset.%s", ", ".join(h.unreachable),
+              (" " + " ".join(xid_summary(h)) if h.xids else M(" The kernel log says why (NVRM lines)."))),
             ["%sdmesg -T | grep -i -E 'NVRM|Xid|fallen off'    # what the driver logged for it" % c.sudo(s),
              "lspci -nnk -s %s    # 'Kernel driver in use: nvidia', and its link state with -vv" % h.unreachable[0]]
             + dcgm_fix(h),

@@ -3,6 +3,7 @@
 from typing import List, Sequence
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.i18n import M
 
 F = c.make("hints")
 
@@ -17,8 +18,8 @@ def check(s, tables=None, found: Sequence = ()) -> List:
             F(
                 "launch-blocking-set",
                 "info",
-                "CUDA_LAUNCH_BLOCKING=%s is set: every kernel launch waits" % env["CUDA_LAUNCH_BLOCKING"],
-                "It makes CUDA errors point at the right line, and makes everything slow. Keep it for debugging only.",
+                M("CUDA_LAUNCH_BLOCKING=%s is set: every kernel launch waits", env["CUDA_LAUNCH_BLOCKING"]),
+                M("It makes CUDA errors point at the right line, and makes everything slow. Keep it for debugging only."),
                 ["unset CUDA_LAUNCH_BLOCKING"],
             )
         )
@@ -27,9 +28,9 @@ def check(s, tables=None, found: Sequence = ()) -> List:
             F(
                 "hint-launch-blocking",
                 "info",
-                "debugging a CUDA error: CUDA_LAUNCH_BLOCKING=1",
-                "Kernels run asynchronously, so a CUDA error is reported at a later call; with CUDA_LAUNCH_BLOCKING=1 "
-                "the traceback points at the kernel that failed.",
+                M("debugging a CUDA error: CUDA_LAUNCH_BLOCKING=1"),
+                M("Kernels run asynchronously, so a CUDA error is reported at a later call; with CUDA_LAUNCH_BLOCKING=1 "
+                  "the traceback points at the kernel that failed."),
                 ["CUDA_LAUNCH_BLOCKING=1 %s your_script.py" % c.python_cmd(s)],
             )
         )
@@ -41,9 +42,9 @@ def check(s, tables=None, found: Sequence = ()) -> List:
                 F(
                     "hint-distributed-debug",
                     "info",
-                    "debugging multi-GPU torch: TORCH_DISTRIBUTED_DEBUG=DETAIL",
-                    "With %d GPUs visible, DDP hangs and mismatched collectives are explained by "
-                    "TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_CPP_LOG_LEVEL=INFO)." % multi,
+                    M("debugging multi-GPU torch: TORCH_DISTRIBUTED_DEBUG=DETAIL"),
+                    M("With %d GPUs visible, DDP hangs and mismatched collectives are explained by "
+                      "TORCH_DISTRIBUTED_DEBUG=DETAIL (and TORCH_CPP_LOG_LEVEL=INFO).", multi),
                     ["TORCH_DISTRIBUTED_DEBUG=DETAIL TORCH_CPP_LOG_LEVEL=INFO torchrun --nproc-per-node=%d your_script.py" % multi],
                 )
             )
@@ -52,9 +53,9 @@ def check(s, tables=None, found: Sequence = ()) -> List:
                 F(
                     "hint-nccl-debug",
                     "info",
-                    "debugging NCCL: NCCL_DEBUG=INFO",
-                    "NCCL_DEBUG=INFO prints which transport (NVLink, PCIe, network) NCCL chose and why an "
-                    "all-reduce hangs or fails%s." % ((" (NCCL %s)" % s.torch.nccl) if s.torch is not None and s.torch.nccl else ""),
+                    M("debugging NCCL: NCCL_DEBUG=INFO"),
+                    M("NCCL_DEBUG=INFO prints which transport (NVLink, PCIe, network) NCCL chose and why an "
+                      "all-reduce hangs or fails%s.", (" (NCCL %s)" % s.torch.nccl) if s.torch is not None and s.torch.nccl else ""),
                     ["NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET torchrun --nproc-per-node=%d your_script.py" % multi],
                 )
             )

@@ -12,6 +12,7 @@ import re
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.i18n import M
 from cudaenv.core.version import compare_versions, major_minor
 
 F = c.make("environment")
@@ -44,10 +45,10 @@ def capabilities(s) -> List:
         F(
             "container-no-compute",
             "error",
-            "NVIDIA_DRIVER_CAPABILITIES leaves out compute",
-            "NVIDIA_DRIVER_CAPABILITIES=%s: the NVIDIA runtime injects only those parts of the host driver, and "
+            M("NVIDIA_DRIVER_CAPABILITIES leaves out compute"),
+            M("NVIDIA_DRIVER_CAPABILITIES=%s: the NVIDIA runtime injects only those parts of the host driver, and "
             "without compute there is no libcuda in this container, so no CUDA program can start. It is set by the "
-            "image or the run command, not by anything installed inside." % raw,
+            "image or the run command, not by anything installed inside.", raw),
             ["docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...    # or =all",
              "# Kubernetes: env NVIDIA_DRIVER_CAPABILITIES=compute,utility in the container spec"],
         )
@@ -70,12 +71,11 @@ def image_cuda(s, tables=None) -> List:
         F(
             "container-image-needs-newer-driver",
             "error",
-            "this image's CUDA %s needs a newer driver than the host's" % image,
-            "The image ships CUDA %s (CUDA_VERSION=%s), which needs driver %s or newer; the host's driver, injected "
+            M("this image's CUDA %s needs a newer driver than the host's", image),
+            M("The image ships CUDA %s (CUDA_VERSION=%s), which needs driver %s or newer; the host's driver, injected "
             "into this container, is %s%s. CUDA programs of the image fail with 'CUDA driver version is insufficient' "
             "or 'driver too old'. The driver belongs to the host: upgrade it there, or run an image built for CUDA %s "
-            "or older (data-center GPUs can also use the image's forward-compatibility package, /usr/local/cuda/compat)."
-            % (image, s.env_map.get("CUDA_VERSION"), need, driver, " (CUDA up to %s)" % runs if runs else "", runs or "an older"),
+            "or older (data-center GPUs can also use the image's forward-compatibility package, /usr/local/cuda/compat).", image, s.env_map.get("CUDA_VERSION"), need, driver, (M(" (CUDA up to %s)", runs) if runs else ""), runs or "an older"),
             upgrade_driver_fix(s, need, image),
         )
     ]

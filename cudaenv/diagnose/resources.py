@@ -3,6 +3,7 @@
 from typing import List
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.i18n import M, join
 
 F = c.make("resources")
 BUSY = 0.90  # used / total at or above this is "nearly full"
@@ -31,10 +32,10 @@ def _who(p) -> str:
     if p.used_memory_mib is not None:
         bits.append("%d MiB" % p.used_memory_mib)
     if p.state == "elsewhere":
-        bits.append("a pid of another PID namespace (another container's job, not this one's to end)")
+        bits.append(M("a pid of another PID namespace (another container's job, not this one's to end)"))
     elif p.state and p.state != "running":
         bits.append(p.state)
-    return ", ".join(bits)
+    return join(", ", bits)
 
 
 def busy(s) -> List:
@@ -49,16 +50,16 @@ def busy(s) -> List:
         procs = sorted(_procs_on(s, g), key=lambda p: -(p.used_memory_mib or 0))
         running = [p for p in procs if p.state in (None, "running") and p.pid not in killed]
         if procs:
-            held = "Held by: %s." % "; ".join(_who(p) for p in procs)
+            held = M("Held by: %s.", join("; ", [_who(p) for p in procs]))
         else:
-            held = "No process is listed: it belongs to another container or PID namespace (or nvidia-smi may not show it)."
-        details.append("%s has %d MiB of %d MiB in use (%d%%). %s"
-                       % (c.gpu_label(g), g.memory_used_mib, g.memory_total_mib,
-                          round(100.0 * g.memory_used_mib / g.memory_total_mib), held))
+            held = M("No process is listed: it belongs to another container or PID namespace (or nvidia-smi may not show it).")
+        details.append(M("%s has %d MiB of %d MiB in use (%d%%). %s",
+                         c.gpu_label(g), g.memory_used_mib, g.memory_total_mib,
+                         round(100.0 * g.memory_used_mib / g.memory_total_mib), held))
         fix += ["kill %d    # %s" % (p.pid, _short_name(p)) for p in running]
         killed.update(p.pid for p in running)
         if not procs:
-            fix.append("%sfuser -v /dev/nvidia%d    # who has the GPU open" % (c.sudo(s), g.index))
+            fix.append(M("%sfuser -v /dev/nvidia%d    # who has the GPU open", c.sudo(s), g.index))
     if killed:
         pids = " ".join(str(p) for p in sorted(killed))
         fix.append("kill -9 %s    # if %s not exit%s" % (pids, "it does" if len(killed) == 1 else "they do",
@@ -67,10 +68,10 @@ def busy(s) -> List:
     fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %s" % indices)
     if len(full) == 1:
         g = full[0]
-        title = "GPU %d memory is nearly full: %d of %d MiB used" % (g.index, g.memory_used_mib, g.memory_total_mib)
+        title = M("GPU %d memory is nearly full: %d of %d MiB used", g.index, g.memory_used_mib, g.memory_total_mib)
     else:
-        title = "GPUs %s memory is nearly full (%d of %d GPUs)" % (", ".join(str(g.index) for g in full), len(full), len(s.gpus))
-    detail = " ".join(details) + " A new job there fails with \"CUDA out of memory\"."
+        title = M("GPUs %s memory is nearly full (%d of %d GPUs)", ", ".join(str(g.index) for g in full), len(full), len(s.gpus))
+    detail = join(" ", details) + M(" A new job there fails with \"CUDA out of memory\".")
     return [F("gpu-memory-busy", "warning", title, detail, fix)]
 
 
@@ -82,19 +83,19 @@ def stale(s) -> List:
     for p in stale_procs:
         gpu = "" if p.gpu_index is None else " -i %d" % p.gpu_index
         if p.state == "zombie":
-            fix.append("kill -9 $(ps -o ppid= -p %d)    # a zombie frees its GPU memory when its parent reaps it" % p.pid)
+            fix.append(M("kill -9 $(ps -o ppid= -p %d)    # a zombie frees its GPU memory when its parent reaps it", p.pid))
         else:
-            fix.append("%sfuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device" % (c.sudo(s), p.pid))
+            fix.append(M("%sfuser -v /dev/nvidia*    # pid %d is gone: find who still holds the device", c.sudo(s), p.pid))
             if not s.platform.container:  # a container's GPU is shared: never reset it under other containers' jobs
-                fix.append("%snvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot" % (c.sudo(s), gpu))
+                fix.append(M("%snvidia-smi --gpu-reset%s    # when nothing else uses that GPU; else reboot", c.sudo(s), gpu))
     return [
         F(
             "stale-gpu-process",
             "warning",
-            "GPU memory is held by %s" % ("a dead process" if len(stale_procs) == 1 else "%d dead processes" % len(stale_procs)),
-            "nvidia-smi lists %s. A zombie keeps its GPU memory until its parent reaps it; a pid that no longer exists "
-            "here is in another PID namespace (a container) or its memory leaked in the driver."
-            % "; ".join(_who(p) + ("" if p.gpu_index is None else " on GPU %d" % p.gpu_index) for p in stale_procs),
+            M("GPU memory is held by %s", M("a dead process") if len(stale_procs) == 1 else M("%d dead processes", len(stale_procs))),
+            M("nvidia-smi lists %s. A zombie keeps its GPU memory until its parent reaps it; a pid that no longer exists "
+              "here is in another PID namespace (a container) or its memory leaked in the driver.",
+              join("; ", [_who(p) + ("" if p.gpu_index is None else M(" on GPU %d", p.gpu_index)) for p in stale_procs])),
             fix,
         )
     ]

@@ -5,6 +5,7 @@ import posixpath
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.i18n import M
 from cudaenv.core.version import compare_versions, version_key
 
 F = c.make("toolkits")
@@ -35,10 +36,9 @@ def link_dangling(s) -> List:
         F(
             "cuda-link-dangling",
             "warning",
-            "%s points at %s, which does not exist" % (link.path, link.target),
-            "The %s link%s points at %s, which is gone (a toolkit was removed). Builds and scripts that use %s "
-            "(CUDA_HOME defaults, CMake's FindCUDAToolkit, rc files) find no toolkit."
-            % (link.path, " (through /etc/alternatives/cuda)" if link.alternatives else "", link.target, link.path),
+            M("%s points at %s, which does not exist", link.path, link.target),
+            M("The %s link%s points at %s, which is gone (a toolkit was removed). Builds and scripts that use %s "
+            "(CUDA_HOME defaults, CMake's FindCUDAToolkit, rc files) find no toolkit.", link.path, (M(" (through /etc/alternatives/cuda)") if link.alternatives else ""), link.target, link.path),
             fix,
         )
     ]
@@ -64,10 +64,9 @@ def link_not_active(s) -> List:
         F(
             "cuda-link-not-active",
             "warning",
-            "%s is CUDA %s, but the nvcc on PATH is CUDA %s" % (link.path, c.short(tv) if tv else link.target, c.short(version)),
-            "%s points at %s%s, while PATH finds %s (%s%s). Tools that use the link (CMake, CUDA_HOME=%s) and tools "
-            "that run nvcc from PATH build with different toolkits."
-            % (link.path, link.resolved, (" (CUDA %s)" % tv) if tv else "", nvcc, path, (", CUDA %s" % version) if version else "", link.path),
+            M("%s is CUDA %s, but the nvcc on PATH is CUDA %s", link.path, (c.short(tv) if tv else link.target), c.short(version)),
+            M("%s points at %s%s, while PATH finds %s (%s%s). Tools that use the link (CMake, CUDA_HOME=%s) and tools "
+            "that run nvcc from PATH build with different toolkits.", link.path, link.resolved, (M(" (CUDA %s)", tv) if tv else ""), nvcc, path, (M(", CUDA %s", version) if version else ""), link.path),
             [
                 c.use_fix(tv, "use the link's toolkit in this shell") if tv else None,
                 # the system-wide link never points into one user's home (a cudaenv install is that user's)
@@ -94,9 +93,9 @@ def several_on_path(s) -> List:
         F(
             "multiple-toolkits-on-path",
             "warning",
-            "%d CUDA toolkits are on PATH" % len(tks),
-            "PATH holds the bin folders of %s. The first one wins for nvcc, but other tools (ptxas, nvdisasm, "
-            "cuda-gdb) and build systems may pick another, mixing CUDA versions." % listing,
+            M("%d CUDA toolkits are on PATH", len(tks)),
+            M("PATH holds the bin folders of %s. The first one wins for nvcc, but other tools (ptxas, nvdisasm, "
+            "cuda-gdb) and build systems may pick another, mixing CUDA versions.", listing),
             [c.use_fix(keep, "keeps one toolkit on PATH, removes the others")] if keep else [],
         )
     ]

@@ -3,6 +3,7 @@
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.i18n import M
 from cudaenv.diagnose import toolkit_paths as paths
 from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
@@ -66,12 +67,10 @@ def nvcc_torch(s, tables=None) -> List:
         F(
             "nvcc-torch-mismatch",
             "warning",
-            "nvcc is CUDA %s but torch is built with CUDA %s" % (c.short(version), t.cuda),
-            "The active toolkit (%s, via %s) is CUDA %s; torch %s is built with CUDA %s. Building a CUDA extension "
+            M("nvcc is CUDA %s but torch is built with CUDA %s", c.short(version), t.cuda),
+            M("The active toolkit (%s, via %s) is CUDA %s; torch %s is built with CUDA %s. Building a CUDA extension "
             "(torch.utils.cpp_extension, pip install of flash-attn, apex, ...) stops with \"The detected CUDA version "
-            "(%s) mismatches the version that was used to compile PyTorch (%s)\".%s"
-            % (path, via, c.short(version), t.version, t.cuda, c.short(version), t.cuda,
-               (" CUDA %s is installed at %s." % (c.short(match.version), match.path)) if match is not None else ""),
+            "(%s) mismatches the version that was used to compile PyTorch (%s)\".%s", path, via, c.short(version), t.version, t.cuda, c.short(version), t.cuda, (M(" CUDA %s is installed at %s.", c.short(match.version), match.path) if match is not None else "")),
             fix,
         )
     ]
@@ -100,12 +99,11 @@ def newer_than_driver(s, tables) -> List:
             F(
                 "toolkit-newer-than-driver",
                 "error",
-                "CUDA %s toolkit needs driver %s or newer; this one is %s" % (c.short(version), minimum, dv),
-                "Programs built with the active toolkit (%s, CUDA %s) fail on driver %s (CUDA %s) with \"CUDA driver "
-                "version is insufficient for CUDA runtime version\": CUDA %s needs driver %s or newer."
-                % (path, c.short(version), dv, c.driver_cuda(s, tables) or "?", c.short(version), minimum),
+                M("CUDA %s toolkit needs driver %s or newer; this one is %s", c.short(version), minimum, dv),
+                M("Programs built with the active toolkit (%s, CUDA %s) fail on driver %s (CUDA %s) with \"CUDA driver "
+                "version is insufficient for CUDA runtime version\": CUDA %s needs driver %s or newer.", path, c.short(version), dv, c.driver_cuda(s, tables) or "?", c.short(version), minimum),
                 upgrade_driver_fix(s, bundled or minimum, version)
-                + (["# or build with an older toolkit:"] + alt if alt else []),
+                + ([M("# or build with an older toolkit:")] + alt if alt else []),
             )
         ]
     if bundled and compare_versions(dv, bundled) < 0:
@@ -113,14 +111,13 @@ def newer_than_driver(s, tables) -> List:
             F(
                 "toolkit-newer-than-driver",
                 "warning",
-                "CUDA %s toolkit is newer than driver %s (CUDA %s)" % (c.short(version), dv, c.driver_cuda(s, tables) or "?"),
-                "Programs built with %s (CUDA %s) run on driver %s only through minor-version compatibility: PTX they "
+                M("CUDA %s toolkit is newer than driver %s (CUDA %s)", c.short(version), dv, c.driver_cuda(s, tables) or "?"),
+                M("Programs built with %s (CUDA %s) run on driver %s only through minor-version compatibility: PTX they "
                 "embed cannot be JIT-compiled by this driver (cudaErrorUnsupportedPtxVersion, \"the provided PTX was "
-                "compiled with an unsupported toolchain\"). CUDA %s ships driver %s."
-                % (path, c.short(version), dv, c.short(version), bundled),
-                (["nvcc -arch=%s ...    # build real code for this GPU, no PTX JIT needed" % sm] if sm else [])
+                "compiled with an unsupported toolchain\"). CUDA %s ships driver %s.", path, c.short(version), dv, c.short(version), bundled),
+                ([M("nvcc -arch=%s ...    # build real code for this GPU, no PTX JIT needed", sm)] if sm else [])
                 + upgrade_driver_fix(s, bundled, version)
-                + (["# or build with an older toolkit:"] + alt if alt else []),
+                + ([M("# or build with an older toolkit:")] + alt if alt else []),
             )
         ]
     return []
@@ -134,7 +131,7 @@ def _older_release(dv: str, system: str, tbl) -> List[str]:
     mm = drv.native_cuda_for_driver(dv, system, tbl)
     if not mm:
         return []
-    return ["%s    # CUDA %s: the newest this driver runs natively" % (install_command(mm, prose=False), mm), c.use_fix(mm)]
+    return [M("%s    # CUDA %s: the newest this driver runs natively", install_command(mm, prose=False), mm), c.use_fix(mm)]
 
 
 def cuda_home(s) -> List:
@@ -151,10 +148,9 @@ def cuda_home(s) -> List:
             F(
                 "cuda-home-mismatch",
                 "warning",
-                "%s=%s is not a CUDA toolkit" % (name, value),
-                "%s points at %s, where cudaenv found no toolkit. torch.utils.cpp_extension, CMake and setup.py files "
-                "read %s first and fail or fall back to guessing.%s"
-                % (name, value, name, (" The nvcc on PATH is in %s." % path) if path else ""),
+                M("%s=%s is not a CUDA toolkit", name, value),
+                M("%s points at %s, where cudaenv found no toolkit. torch.utils.cpp_extension, CMake and setup.py files "
+                "read %s first and fail or fall back to guessing.%s", name, value, name, (M(" The nvcc on PATH is in %s.", path) if path else "")),
                 fix,
             )
         ]
@@ -164,10 +160,10 @@ def cuda_home(s) -> List:
         F(
             "cuda-home-mismatch",
             "warning",
-            "%s is CUDA %s, the nvcc on PATH is CUDA %s" % (name, c.short(home.version), c.short(version)),
-            "%s=%s (CUDA %s) while PATH finds nvcc in %s (CUDA %s). torch.utils.cpp_extension uses %s; a Makefile "
-            "that calls nvcc uses PATH: the two builds disagree." % (name, value, home.version, path, version, name),
-            ["export %s=%s    # match the nvcc on PATH" % (name, c.quote(path)), c.use_fix(home.version, "or switch PATH to %s's toolkit" % name)],
+            M("%s is CUDA %s, the nvcc on PATH is CUDA %s", name, c.short(home.version), c.short(version)),
+            M("%s=%s (CUDA %s) while PATH finds nvcc in %s (CUDA %s). torch.utils.cpp_extension uses %s; a Makefile "
+            "that calls nvcc uses PATH: the two builds disagree.", name, value, home.version, path, version, name),
+            [M("export %s=%s    # match the nvcc on PATH", name, c.quote(path)), c.use_fix(home.version, "or switch PATH to %s's toolkit" % name)],
         )
     ]
 
@@ -196,10 +192,9 @@ def ld_library_path(s) -> List:
         F(
             "ld-library-path-mismatch",
             "warning",
-            "LD_LIBRARY_PATH holds another toolkit's libraries",
-            "LD_LIBRARY_PATH has the lib folder of %s%s. Programs then load libcudart/libcublas of a different CUDA "
-            "than the one they were built with (\"undefined symbol\", \"version `libcublas.so.12' not found\")."
-            % (listing, (", but the active toolkit is %s (CUDA %s)" % (path, c.short(version))) if path else ""),
+            M("LD_LIBRARY_PATH holds another toolkit's libraries"),
+            M("LD_LIBRARY_PATH has the lib folder of %s%s. Programs then load libcudart/libcublas of a different CUDA "
+            "than the one they were built with (\"undefined symbol\", \"version `libcublas.so.12' not found\").", listing, (M(", but the active toolkit is %s (CUDA %s)", path, c.short(version)) if path else "")),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
              c.use_fix(version, "sets PATH and LD_LIBRARY_PATH together") if version else None],
         )
@@ -238,10 +233,10 @@ def ld_library_path_missing(s) -> List:
         F(
             "ld-library-path-missing-toolkit",
             "warning",
-            "LD_LIBRARY_PATH names a toolkit that is not installed here: %s" % named,
-            "LD_LIBRARY_PATH has entries inside %s, where cudaenv found no CUDA toolkit (it was removed, or the line was "
+            M("LD_LIBRARY_PATH names a toolkit that is not installed here: %s", named),
+            M("LD_LIBRARY_PATH has entries inside %s, where cudaenv found no CUDA toolkit (it was removed, or the line was "
             "copied from another machine). The loader skips them, so they do no harm now, but a toolkit installed "
-            "there later would be picked up silently; a startup file probably still sets them." % named,
+            "there later would be picked up silently; a startup file probably still sets them.", named),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
              "grep -n %s %s 2>/dev/null    # the line that sets it" % (c.quote(missing[0]), _startup_files()),
              c.use_fix(version, "sets PATH and LD_LIBRARY_PATH together") if version and path else None],
@@ -259,12 +254,12 @@ def cudnn(s, tables) -> List:
             F(
                 "cudnn-mismatch",
                 "warning",
-                "several cuDNN majors are installed: %s" % ", ".join(str(m) for m in majors),
-                "Found %s. A build picks whichever header comes first on its include path and may link the other "
+                M("several cuDNN majors are installed: %s", ", ".join(str(m) for m in majors)),
+                M("Found %s. A build picks whichever header comes first on its include path and may link the other "
                 "library (\"cuDNN version incompatibility\" at run time). torch wheels bring their own cuDNN; these "
-                "matter for builds." % listing,
-                ["dpkg -l | grep -i cudnn    # then remove the package of the major you do not build with",
-                 "sudo update-alternatives --config libcudnn    # Debian packages: choose the header in use"],
+                "matter for builds.", listing),
+                [M("dpkg -l | grep -i cudnn    # then remove the package of the major you do not build with"),
+                 M("sudo update-alternatives --config libcudnn    # Debian packages: choose the header in use")],
             )
         )
         return out
@@ -280,10 +275,9 @@ def cudnn(s, tables) -> List:
                 F(
                     "cudnn-mismatch",
                     "warning",
-                    "cuDNN %s does not fit the CUDA %s toolkit it sits in" % (d.version, c.short(tk.version)),
-                    "%s (cuDNN %s) is inside %s, a CUDA %s toolkit; NVIDIA builds cuDNN %d for other CUDA versions, "
-                    "so builds against this toolkit link a cuDNN that cannot load."
-                    % (d.header, d.version, tk.path, tk.version, d.major),
+                    M("cuDNN %s does not fit the CUDA %s toolkit it sits in", d.version, c.short(tk.version)),
+                    M("%s (cuDNN %s) is inside %s, a CUDA %s toolkit; NVIDIA builds cuDNN %d for other CUDA versions, "
+                    "so builds against this toolkit link a cuDNN that cannot load.", d.header, d.version, tk.path, tk.version, d.major),
                     [_cudnn_install(tk.version, d.header, tbl)],
                 )
             )
@@ -296,6 +290,6 @@ def _cudnn_install(cuda: str, header: str, tbl) -> str:
     major = version_key(cuda)[0]
     fits = drv.cudnn_majors_for_cuda(cuda, tbl)
     if not fits:
-        return "# install a cuDNN built for CUDA %d (NVIDIA's cuDNN support matrix) and remove %s" % (major, header)
-    return "# install cuDNN %d for CUDA %d (package cudnn%d-cuda-%d, or the cuDNN tarball for CUDA %d.x) and remove %s" % (
-        fits[0], major, fits[0], major, major, header)
+        return M("# install a cuDNN built for CUDA %d (NVIDIA's cuDNN support matrix) and remove %s", major, header)
+    return M("# install cuDNN %d for CUDA %d (package cudnn%d-cuda-%d, or the cuDNN tarball for CUDA %d.x) and remove %s",
+             fits[0], major, fits[0], major, major, header)

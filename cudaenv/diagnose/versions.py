@@ -3,6 +3,7 @@
 from typing import List, Optional, Tuple
 
 from cudaenv.diagnose import _common as c
+from cudaenv.core.i18n import M
 from cudaenv.facts import drivers as drv
 from cudaenv.core.version import cc_tuple, compare_versions
 from cudaenv.facts import torch as tf
@@ -149,12 +150,14 @@ def torch_missing(s, tables) -> List:
     t = s.torch
     if t is not None and (t.installed or t.import_error):
         return []
-    where = "in %s" % t.python if t is not None and t.python else "(no Python interpreter found: give one with --python)"
     fix, variant = install_commands(s, tables, reinstall=False)
-    detail = "torch is not installed %s." % where
+    if t is not None and t.python:
+        detail = M("torch is not installed in %s.", t.python)
+    else:
+        detail = M("torch is not installed (no Python interpreter found: give one with --python).")
     if variant:
-        detail += " For this machine the %s build fits." % variant
-    return [F("torch-missing", "info", "torch is not installed", detail, fix)]
+        detail += M(" For this machine the %s build fits.", variant)
+    return [F("torch-missing", "info", M("torch is not installed"), detail, fix)]
 
 
 def torch_import_error(s, tables) -> List:
@@ -164,15 +167,15 @@ def torch_import_error(s, tables) -> List:
     fix = reinstall_commands(s, tables)
     other, variant = install_commands(s, tables)
     if other and other != fix:
-        fix += (["# or, if the same build fails again, the %s build cudaenv picks for this machine:" % variant] if fix else []) + other
+        fix += ([M("# or, if the same build fails again, the %s build cudaenv picks for this machine:", variant)] if fix else []) + other
     first = t.import_error.strip().splitlines()[0] if t.import_error.strip() else t.import_error
     return [
         F(
             "torch-import-error",
             "error",
-            "torch is installed but `import torch` fails",
-            "In %s, `import torch` raised:\n%s\nA torch whose CUDA libraries (nvidia-* wheels) are missing or from "
-            "another CUDA, or a half-finished install, does this." % (t.python, first),
+            M("torch is installed but `import torch` fails"),
+            M("In %s, `import torch` raised:\n%s\nA torch whose CUDA libraries (nvidia-* wheels) are missing or from "
+              "another CUDA, or a half-finished install, does this.", t.python, first),
             fix or ["%s install --force-reinstall torch==%s" % (c.pip_cmd(s), c.torch_public_version(s))],
         )
     ]
@@ -188,12 +191,12 @@ def torch_cpu_only(s, tables) -> List:
         F(
             "torch-cpu-only",
             "error",
-            "torch %s is a CPU-only build, but this machine has an NVIDIA GPU" % t.version,
-            "torch %s in %s has no CUDA (torch.version.cuda is None), so torch.cuda.is_available() is False. "
-            "The machine has %s with driver %s (CUDA %s)%s."
-            % (t.version, t.python, c.gpu_label(g) + (" and %d more" % (len(s.gpus) - 1) if len(s.gpus) > 1 else ""),
-               c.driver_version(s), c.driver_cuda(s, tables) or "?",
-               ("; the %s build fits it" % variant) if variant else ""),
+            M("torch %s is a CPU-only build, but this machine has an NVIDIA GPU", t.version),
+            M("torch %s in %s has no CUDA (torch.version.cuda is None), so torch.cuda.is_available() is False. "
+              "The machine has %s with driver %s (CUDA %s)%s.",
+              t.version, t.python, c.gpu_label(g) + (M(" and %d more", len(s.gpus) - 1) if len(s.gpus) > 1 else ""),
+              c.driver_version(s), c.driver_cuda(s, tables) or "?",
+              M("; the %s build fits it", variant) if variant else ""),
             fix,
         )
     ]
@@ -215,17 +218,17 @@ def driver_too_old(s, tables) -> List:
         fix, variant = install_commands(s, tables)
         fixes = upgrade_driver_fix(s, bundled or minimum, t.cuda)
         if fix:
-            fixes += ["# or keep driver %s and install the %s build:" % (version, variant)] + fix
+            fixes += [M("# or keep driver %s and install the %s build:", version, variant)] + fix
         return [
             F(
                 "driver-too-old-for-torch",
                 "error",
-                "driver %s is too old for torch %s (CUDA %s)" % (version, t.version, t.cuda),
-                "torch %s is built with CUDA %s, which needs NVIDIA driver %s or newer (minor-version compatibility; "
-                "%s is what CUDA %s ships), so CUDA initialisation fails with \"The NVIDIA driver on your system is "
-                "too old\". This driver, %s, runs CUDA up to %s%s."
-                % (t.version, t.cuda, minimum, bundled or "?", c.short(t.cuda), version, top or "none of the torch builds",
-                   ("; the newest torch variant it can run is %s" % variant) if variant else ""),
+                M("driver %s is too old for torch %s (CUDA %s)", version, t.version, t.cuda),
+                M("torch %s is built with CUDA %s, which needs NVIDIA driver %s or newer (minor-version compatibility; "
+                  "%s is what CUDA %s ships), so CUDA initialisation fails with \"The NVIDIA driver on your system is "
+                  "too old\". This driver, %s, runs CUDA up to %s%s.",
+                  t.version, t.cuda, minimum, bundled or "?", c.short(t.cuda), version, top or M("none of the torch builds"),
+                  M("; the newest torch variant it can run is %s", variant) if variant else ""),
                 fixes,
             )
         ]
@@ -235,13 +238,13 @@ def driver_too_old(s, tables) -> List:
             F(
                 "driver-minor-compat",
                 "info" if cubins else "warning",
-                "torch's CUDA %s is newer than driver %s: minor-version compatibility only" % (t.cuda, version),
-                "torch %s is built with CUDA %s, whose own driver is %s; driver %s (CUDA %s) runs it through "
-                "minor-version compatibility (needs %s), with a limited feature set: PTX newer than the driver cannot "
-                "be JIT-compiled (\"the provided PTX was compiled with an unsupported toolchain\"), which hits GPUs "
-                "without a matching cubin and code that JITs PTX.%s"
-                % (t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?",
-                   " Every GPU here has a cubin in this build, so torch's own kernels are not affected." if cubins else ""),
+                M("torch's CUDA %s is newer than driver %s: minor-version compatibility only", t.cuda, version),
+                M("torch %s is built with CUDA %s, whose own driver is %s; driver %s (CUDA %s) runs it through "
+                  "minor-version compatibility (needs %s), with a limited feature set: PTX newer than the driver cannot "
+                  "be JIT-compiled (\"the provided PTX was compiled with an unsupported toolchain\"), which hits GPUs "
+                  "without a matching cubin and code that JITs PTX.%s",
+                  t.version, t.cuda, bundled, version, c.driver_cuda(s, tables) or "?", minimum or "?",
+                  M(" Every GPU here has a cubin in this build, so torch's own kernels are not affected.") if cubins else ""),
                 upgrade_driver_fix(s, bundled, t.cuda),
             )
         ]
@@ -306,18 +309,18 @@ def gpu_arch(s, tables) -> List:
         fix, variant = install_commands(s, tables)
         archs = " ".join(arch_list)
         if static:
-            why = "import torch failed" if t.import_error else "--quick"
-            archs += " (its arch list in cudaenv's tables: torch was not imported, %s)" % why
+            why = M("import torch failed") if t.import_error else "--quick"
+            archs += M(" (its arch list in cudaenv's tables: torch was not imported, %s)", why)
         out.append(
             F(
                 "gpu-arch-unsupported",
                 "error",
-                "torch %s has no kernels for %s" % (t.version, label),
-                "%s has compute capability %d.%d; torch %s was built for %s. No cubin of the same major at or below "
-                "sm_%d%d and no PTX at or below compute_%d%d is in it, so every CUDA kernel fails with \"no kernel image "
-                "is available for execution on the device\" (torch.cuda.is_available() still says True)%s."
-                % (", ".join(b[0] for b in bad), cap[0], cap[1], t.version, archs, cap[0], cap[1], cap[0], cap[1],
-                   ("; the %s build has kernels for it" % variant) if variant else ""),
+                M("torch %s has no kernels for %s", t.version, label),
+                M("%s has compute capability %d.%d; torch %s was built for %s. No cubin of the same major at or below "
+                  "sm_%d%d and no PTX at or below compute_%d%d is in it, so every CUDA kernel fails with \"no kernel image "
+                  "is available for execution on the device\" (torch.cuda.is_available() still says True)%s.",
+                  ", ".join(b[0] for b in bad), cap[0], cap[1], t.version, archs, cap[0], cap[1], cap[0], cap[1],
+                  M("; the %s build has kernels for it", variant) if variant else ""),
                 fix,
             )
         )
@@ -330,9 +333,9 @@ def gpu_arch(s, tables) -> List:
                 F(
                     "gpu-arch-unsupported",
                     "error",
-                    "%s needs PTX JIT, and driver %s is too old to JIT CUDA %s PTX" % (label, version, t.cuda),
-                    "torch %s has no cubin for compute %d.%d, only %s; JIT-compiling that PTX needs the driver of CUDA %s "
-                    "(%s or newer), this one is %s." % (t.version, cap[0], cap[1], how, t.cuda, bundled, version),
+                    M("%s needs PTX JIT, and driver %s is too old to JIT CUDA %s PTX", label, version, t.cuda),
+                    M("torch %s has no cubin for compute %d.%d, only %s; JIT-compiling that PTX needs the driver of CUDA %s "
+                      "(%s or newer), this one is %s.", t.version, cap[0], cap[1], how, t.cuda, bundled, version),
                     upgrade_driver_fix(s, bundled, t.cuda),
                 )
             )
@@ -351,20 +354,18 @@ def torch_cuda_unavailable(s, tables) -> List:
     if s.platform.container and not s.platform.dev_nvidia and not s.platform.dev_dxg:
         return []  # explained by container-no-gpu
     said = (t.cuda_error or "").strip()
-    detail = (
-        "torch %s is a CUDA %s build and driver %s should run it, yet torch.cuda.is_available() is False in %s."
-        % (t.version, t.cuda, c.driver_version(s), t.python)
-    )
-    detail += (" torch said: %s" % said.splitlines()[0]) if said else " torch gave no warning."
-    fix = ["%s -c \"import torch; torch.cuda.init()\"    # shows the real CUDA error" % c.python_cmd(s)]
+    detail = M("torch %s is a CUDA %s build and driver %s should run it, yet torch.cuda.is_available() is False in %s.",
+               t.version, t.cuda, c.driver_version(s), t.python)
+    detail += M(" torch said: %s", said.splitlines()[0]) if said else M(" torch gave no warning.")
+    fix = [M("%s -c \"import torch; torch.cuda.init()\"    # shows the real CUDA error", c.python_cmd(s))]
     known = torch_error_kind(said)
     if known is not None:
-        detail += " cudaenv explain reads it as %s (%s)." % (known.id, known.title)
+        detail += M(" cudaenv explain reads it as %s (%s).", known.id, known.title)
         fix += cuda_error_fix(known)
     if not s.platform.dev_nvidia and s.platform.wsl != 2:
-        fix.append("sudo nvidia-modprobe -u -c=0    # creates /dev/nvidia-uvm and /dev/nvidia0")
-    fix.append("env | grep -E '^(CUDA|NVIDIA)_'    # a stray CUDA_VISIBLE_DEVICES in the job's environment")
-    return [F("torch-cuda-unavailable", "error", "torch.cuda.is_available() is False on a working GPU", detail, fix)]
+        fix.append(M("sudo nvidia-modprobe -u -c=0    # creates /dev/nvidia-uvm and /dev/nvidia0"))
+    fix.append(M("env | grep -E '^(CUDA|NVIDIA)_'    # a stray CUDA_VISIBLE_DEVICES in the job's environment"))
+    return [F("torch-cuda-unavailable", "error", M("torch.cuda.is_available() is False on a working GPU"), detail, fix)]
 
 
 # What torch's CUDA error means is the error table's to say (data/error_patterns.json, classified by
@@ -387,8 +388,8 @@ def cuda_error_fix(match) -> List[str]:
     """The doctor's check for a CUDA error the table named (``match``: :func:`torch_error_kind`'s answer)."""
     if match.id in LOADER_IDS:
         library = dict(match.values).get("library") or "libcuda.so.1"
-        whose = "the driver's libcuda" if library.startswith("libcuda.") else library
-        return ["ldconfig -p | grep %s    # %s must be on the loader path" % (library, whose)]
+        whose = M("the driver's libcuda") if library.startswith("libcuda.") else library
+        return [M("ldconfig -p | grep %s    # %s must be on the loader path", library, whose)]
     if match.id in DEVICE_NODE_IDS:
-        return ["ls -l /dev/nvidia*    # every node must be readable and writable by you"]
+        return [M("ls -l /dev/nvidia*    # every node must be readable and writable by you")]
     return []

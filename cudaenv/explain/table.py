@@ -235,7 +235,8 @@ def derive(values: Mapping[str, str]) -> Dict[str, str]:
 
 
 def fill(template: str, values: Mapping[str, str]) -> Optional[str]:
-    """``template`` with ``{name}`` filled in; None when a placeholder has no value."""
+    """``template`` with ``{name}`` filled in, as a marked message (cudaenv.core.i18n: the English text, which keeps
+    its template); None when a placeholder has no value."""
     missing = []
 
     def sub(m: "re.Match[str]") -> str:
@@ -245,7 +246,11 @@ def fill(template: str, values: Mapping[str, str]) -> Optional[str]:
         return m.group(0)
 
     result = _PLACEHOLDER.sub(sub, template)
-    return None if missing else result
+    if missing:
+        return None
+    from cudaenv.core.i18n import filled_message
+
+    return filled_message(template, result, values)  # a renderer may say it in the reader's language
 
 
 def filled(templates, values: Mapping[str, str]) -> Tuple[str, ...]:

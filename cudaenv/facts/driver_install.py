@@ -55,15 +55,17 @@ def install_steps(kind: str, distro: Optional[str] = None, min_driver: Optional[
                   table: Optional[Dict[str, Any]] = None, like: Sequence[str] = ()) -> Tuple[str, ...]:
     """The steps for this platform, with the minimum driver (``"525.60.13"`` or a branch ``"570"``) filled in."""
     branch = (min_driver or "").split(".")[0] if min_driver and min_driver.split(".")[0].isdigit() else ""
+    from cudaenv.core.i18n import M, filled_message
+
     values = {
-        "want": "at least %s" % min_driver if min_driver else "a newer one",
-        "min": min_driver or "the version you need",
-        "branch": branch or "the version you need",
+        "want": M("at least %s", min_driver) if min_driver else M("a newer one"),
+        "min": min_driver or M("the version you need"),
+        "branch": branch or M("the version you need"),
         "pin": " nvidia:%s" % branch if branch else "",
         "dnf_stream": branch or "latest",
     }
     row = _row(kind, distro, table, like=like)
-    return tuple(step.format(**values) for step in row["steps"])
+    return tuple(filled_message(step, step.format(**values), values) for step in row["steps"])  # a renderer may translate
 
 
 def sources(table: Optional[Dict[str, Any]] = None) -> Dict[str, str]:
@@ -82,4 +84,7 @@ def chore_steps(topic: str, distro: Optional[str] = None, table: Optional[Dict[s
         raise KeyError(topic)
     row = _row("linux", distro, table, topic, like)
     safe = kernel if kernel and len(kernel) <= 100 and all(ch.isascii() and (ch.isalnum() or ch in "._+-~") for ch in kernel) else None
-    return tuple(step.format(kernel=safe or "$(uname -r)") for step in row["steps"])
+    from cudaenv.core.i18n import filled_message
+
+    values = {"kernel": safe or "$(uname -r)"}
+    return tuple(filled_message(step, step.format(**values), values) for step in row["steps"])  # a renderer may translate

@@ -11,6 +11,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 from cudaenv.model.record import replace
 from cudaenv.facts import driver_install
 from cudaenv.recommend.decide import decide, nearest_release
+from cudaenv.core.i18n import M
 
 @dataclass(frozen=True)
 class Choice:
@@ -60,19 +61,19 @@ def plan_choices(platform: Any, rec: Any, others: Sequence[Any], findings: Seque
     its driver upgrade is still offered (a newer driver gets the wanted release)."""
     choices: List[Choice] = []
     if rec is not None and rec.ok and rec.commands:
-        choices.append(Choice("install", "Install torch %s %s (recommended)" % (rec.torch_version, rec.variant), rec))
+        choices.append(Choice("install", M("Install torch %s %s (recommended)", rec.torch_version, rec.variant), rec))
     seen = {tuple(rec.commands)} if rec is not None and rec.ok and rec.commands else set()
     for other in others:
         if other.ok and other.commands and tuple(other.commands) not in seen:  # conda/pixi: one line for several wheels
             seen.add(tuple(other.commands))
-            choices.append(Choice("install", "Install torch %s %s" % (other.torch_version, other.variant), other))
+            choices.append(Choice("install", M("Install torch %s %s", other.torch_version, other.variant), other))
     driver_alt = next((a for r in (rec, wanted) if r is not None for a in r.alternatives if a.kind == "driver"), None)
     if driver_alt is not None or any(f.id == "driver-too-old-for-torch" for f in findings):
         min_driver = driver_alt.driver if driver_alt is not None else None
-        goal = " for torch %s" % driver_alt.torch_version if driver_alt is not None and driver_alt.torch_version else ""
-        choices.append(Choice("driver", "Fix the driver instead%s" % (" (>= %s%s)" % (min_driver, goal) if min_driver else ""),
+        goal = M(" for torch %s", driver_alt.torch_version) if driver_alt is not None and driver_alt.torch_version else ""
+        choices.append(Choice("driver", M("Fix the driver instead%s", M(" (>= %s%s)", min_driver, goal) if min_driver else ""),
                               steps=driver_steps(platform, min_driver)))
-    choices.append(Choice("quit", "Do nothing"))
+    choices.append(Choice("quit", M("Do nothing")))
     return choices
 
 

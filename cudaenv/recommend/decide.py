@@ -28,6 +28,7 @@ from cudaenv.recommend.judge import (best_fitting, evaluate, judge_variant, kind
 from cudaenv.recommend.records import Alternative, Candidate, Recommendation, Request
 from cudaenv.recommend.view import Facts, Machine, machine_of
 from cudaenv.core.version import compare_pep440, pep440_release, version_key
+from cudaenv.core.i18n import M, join
 
 
 def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:
@@ -66,11 +67,11 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
     explicit = torch_version not in (None, "", "installed")
     series = pep440_release(installed)  # 2.8.0rc1 -> 2.8.0
     if not explicit and installed and installed not in known and series in known:
-        notes.append("torch %s is a nightly or pre-release: judged as its release, torch %s" % (req.installed, series))
+        notes.append(M("torch %s is a nightly or pre-release: judged as its release, torch %s", req.installed, series))
         installed = series
     if torch_version == "latest":
         target = latest_known(facts, m)
-        reasons.append("latest torch known: %s" % target)
+        reasons.append(M("latest torch known: %s", target))
     elif explicit:
         target = facts.resolve(torch_version, known)
         if target is None and known and compare_pep440(tf.public_version(torch_version), known[0]) < 0:
@@ -80,19 +81,19 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
                 "torch %s is not in the bundled table (it knows %s to %s)" % (torch_version, known[0], known[-1]),
                 "run `cudaenv torch refresh` to learn newer releases from the index"), notes=tuple(notes), python=python, installer=installer)
         if not facts.released(target) and (index_data is None or target not in index_data.torch_versions()):
-            notes.append("torch %s is not confirmed released; its table rows are unconfirmed" % target)
+            notes.append(M("torch %s is not confirmed released; its table rows are unconfirmed", target))
     elif installed and installed in known:
         target = installed
-        reasons.append("torch %s is installed in %s" % (req.installed, python or "the probed Python"))
+        reasons.append(M("torch %s is installed in %s", req.installed, python or "the probed Python"))
     else:
         if installed:
-            notes.append("the installed torch %s is not in the bundled table; planning for the newest release" % installed)
+            notes.append(M("the installed torch %s is not in the bundled table; planning for the newest release", installed))
         fitting = newest_fitting(facts, m, kind, known)
         target = fitting or latest_known(facts, m)
         if fitting:
-            reasons.append("no torch version asked for: the newest release that fits is %s" % target)
+            reasons.append(M("no torch version asked for: the newest release that fits is %s", target))
         else:
-            reasons.append("no torch version asked for: no release fits, so this is about the newest, %s" % target)
+            reasons.append(M("no torch version asked for: no release fits, so this is about the newest, %s", target))
 
     reasons.extend(_machine_reasons(m, kind, facts))
     cands, eval_notes = evaluate(target, m, facts, kind)
@@ -101,9 +102,9 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
     all_published = facts.variants(target, m)
     if m.python_version:
         pys = facts.pythons(target, m)
-        reasons.append("Python %s%s" % (m.python_version, " (torch %s has wheels for %s)" % (target, ", ".join(pys)) if pys else ""))
+        reasons.append(M("Python %s%s", m.python_version, (M(" (torch %s has wheels for %s)", target, ", ".join(pys)) if pys else "")))
     if published:
-        reasons.append("torch %s exists for %s" % (target, ", ".join(published)))
+        reasons.append(M("torch %s exists for %s", target, ", ".join(published)))
 
     chosen: Optional[Candidate]
     variant = req.variant
@@ -116,14 +117,14 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
         for c in judged:
             reasons.extend("%s: %s" % (c.variant, p) for p in c.problems)
         if chosen is None and not judged:
-            reasons.append("no torch %s wheels for %s" % (target, m.platform))
+            reasons.append(M("no torch %s wheels for %s", target, m.platform))
     else:
         chosen = best_fitting(cands)
         for c in cands:
             for p in c.problems:
-                reasons.append("%s: %s" % (c.variant, p))
+                reasons.append("%s: " % c.variant + p)  # p may be a marked message: kept as one
         if chosen is None and not cands:
-            reasons.append("torch %s has no %s wheels for %s" % (target, kind, m.platform))
+            reasons.append(M("torch %s has no %s wheels for %s", target, kind, m.platform))
 
     alternatives = alternatives_for(target, m, facts, kind, cands, chosen, base, known, variant)
     have = tf.local_tag(req.installed)
@@ -135,14 +136,14 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
         return Recommendation(None, None, target, (), tuple(reasons), tuple(alternatives), False, notes=tuple(notes),
                               python=python, installer=installer, candidates=tuple(cands), platform=m.platform, asked_variant=variant)
     if not variant:
-        reasons.append("-> %s" % chosen.variant if kind != "default" else "-> the plain PyPI wheel (macOS has no CUDA builds)")
+        reasons.append(("-> %s" % chosen.variant if kind != "default" else M("-> the plain PyPI wheel (macOS has no CUDA builds)")))
     index_url = None if chosen.variant == "default" else "%s/%s" % (base, chosen.variant)
     pkgs, plain, pkg_notes = install.packages(target, chosen.variant, m.platform, companions, req.installed, facts.tables)
     notes.extend(pkg_notes)
     if req.python_asked and req.interpreter_version and m.python_version and m.python_version != req.interpreter_version:
         python = ("py -%s" % m.python_version) if m.system == "windows" else "python%s" % m.python_version.rstrip("t")
-        notes.append("planned for Python %s, but %s is Python %s: run the install with a Python %s interpreter (%s)"
-                      % (m.python_version, req.python or "the probed interpreter", req.interpreter_version, m.python_version, python))
+        notes.append(M("planned for Python %s, but %s is Python %s: run the install with a Python %s interpreter (%s)",
+                       m.python_version, req.python or "the probed interpreter", req.interpreter_version, m.python_version, python))
     commands = tuple(install.commands(pkgs, index_url, installer, python, m.system, req.externally_managed and python == req.python,
                                       flat=req.index_layout == "flat"))
     return _with_uv_auto(Recommendation(
@@ -175,13 +176,12 @@ def _older_than_tables(req: Request, asked: str, m: Machine, facts: Facts, kind:
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
             gpus = ", ".join(tf.sm_name(cc) for _, cc in m.gpus if cc)
-            reasons.append("the oldest release with a build for this machine%s is torch %s %s"
-                           % (" (%s)" % gpus if gpus else "", version, best.variant))
+            reasons.append(M("the oldest release with a build for this machine%s is torch %s %s", (" (%s)" % gpus if gpus else ""), version, best.variant))
             alt = Alternative("torch", "install torch >= %s with %s or newer" % (version, best.variant), best.variant, version,
                               "%s/%s" % (base, best.variant))
             return Recommendation(None, None, asked, (), tuple(reasons), (alt,), False, notes=tuple(notes), python=req.python,
                                   installer=req.installer, platform=m.platform)
-    reasons.append("no release in the tables fits this machine either")
+    reasons.append(M("no release in the tables fits this machine either"))
     return Recommendation(None, None, asked, (), tuple(reasons), tuple(no_build_options(m, facts)), False, notes=tuple(notes),
                           python=req.python, installer=req.installer, platform=m.platform)
 
@@ -216,16 +216,16 @@ def _machine_reasons(m: Machine, kind: str, facts: Facts) -> List[str]:
                 major = version_key(top)[0]
                 nxt_cuda = "%d.0" % (major + 1)
                 nxt = None if facts.beyond_tables(nxt_cuda) else facts.min_driver(nxt_cuda, m.driver_system)
-                line = "driver %s runs CUDA <= %d.x wheels" % (m.driver, major)
-                out.append(line + ("; CUDA %d needs driver >= %s" % (major + 1, nxt) if nxt else ""))
+                line = M("driver %s runs CUDA <= %d.x wheels", m.driver, major)
+                out.append(line + (M("; CUDA %d needs driver >= %s", major + 1, nxt) if nxt else ""))
             else:
-                out.append("driver %s is too old for any CUDA wheel in the tables" % m.driver)
+                out.append(M("driver %s is too old for any CUDA wheel in the tables", m.driver))
         else:
-            out.append("no driver version known: not checked (give --driver or CUDAENV_DRIVER_VERSION)")
+            out.append(M("no driver version known: not checked (give --driver or CUDAENV_DRIVER_VERSION)"))
         for label, cc in m.gpus:
-            out.append("%s is %s" % (label, tf.sm_name(cc)) if cc else "%s: compute capability unknown, not checked" % label)
+            out.append(M("%s is %s", label, tf.sm_name(cc)) if cc else M("%s: compute capability unknown, not checked", label))
     elif kind == "cpu":
-        out.append("no NVIDIA GPU seen: the CPU build")
+        out.append(M("no NVIDIA GPU seen: the CPU build"))
     elif kind in ("rocm", "xpu"):
         out.append("an %s GPU was detected: the %s build" % ("AMD" if kind == "rocm" else "Intel", "ROCm" if kind == "rocm" else "XPU"))
     return out
@@ -238,18 +238,18 @@ def _requested(variant: str, target: str, m: Machine, facts: Facts, cands: Seque
     if variant not in published:
         first, last = facts.variant_span(variant, m)
         if last and compare_pep440(target, last) > 0:
-            reasons.append("%s stops at torch %s: torch %s was not built for it (it has %s)" % (variant, last, target, ", ".join(same_kind)))
+            reasons.append(M("%s stops at torch %s: torch %s was not built for it (it has %s)", variant, last, target, ", ".join(same_kind)))
         elif first and compare_pep440(target, first) < 0:
-            reasons.append("%s starts at torch %s: torch %s was not built for it (it has %s)" % (variant, first, target, ", ".join(same_kind)))
+            reasons.append(M("%s starts at torch %s: torch %s was not built for it (it has %s)", variant, first, target, ", ".join(same_kind)))
         else:
-            reasons.append("torch %s was not published for %s on %s (it has %s)" % (target, variant, m.platform, ", ".join(same_kind)))
+            reasons.append(M("torch %s was not published for %s on %s (it has %s)", target, variant, m.platform, ", ".join(same_kind)))
         return None, reasons
     cand = next((c for c in cands if c.variant == variant), None)
     if cand is None:
         cand, _ = judge_variant(target, variant, m, facts)
     if cand.fits:
-        reasons.append("-> %s, as asked" % variant)
+        reasons.append(M("-> %s, as asked", variant))
     else:
-        reasons.append("%s was asked for, but it does not fit this machine: %s" % (variant, "; ".join(cand.problems)))
+        reasons.append(M("%s was asked for, but it does not fit this machine: %s", variant, join("; ", cand.problems)))
     return cand, reasons
 

@@ -5,6 +5,7 @@ from typing import List
 from cudaenv.recommend.records import Alternative, Recommendation, Request
 from cudaenv.recommend.view import Facts
 from cudaenv.core.version import version_key
+from cudaenv.core.i18n import M
 
 
 def decide_jetson(req: Request, facts: Facts) -> Recommendation:
@@ -20,16 +21,16 @@ def decide_jetson(req: Request, facts: Facts) -> Recommendation:
     alts: List[Alternative] = []
     notes = list(req.notes)
     if row is None:
-        reasons.append("the tables have no torch for %s: see NVIDIA's PyTorch for Jetson page" % (("JetPack " + req.jetpack) if req.jetpack else "this JetPack"))
+        reasons.append(M("the tables have no torch for %s: see NVIDIA's PyTorch for Jetson page", ("JetPack " + req.jetpack if req.jetpack else M("this JetPack"))))
         alts.append(Alternative("jetpack", "NVIDIA's torch wheels for Jetson: https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform/index.html"))
     else:
         pys = ", ".join(row["python"])
         alts.append(Alternative("jetpack", "install NVIDIA's torch %s for JetPack %s (Python %s) from %s" % (row["torch"], row["jetpack"], pys, row["where"]),
                                 torch_version=row["torch"], index_url=row["where"]))
         if req.python_version and req.python_version not in row["python"]:
-            notes.append("those wheels are for Python %s (the JetPack's system Python), not %s" % (pys, req.python_version))
+            notes.append(M("those wheels are for Python %s (the JetPack's system Python), not %s", pys, req.python_version))
         if not row.get("confirmed", True):
-            notes.append("the JetPack %s row of the Jetson table is not confirmed against NVIDIA's page" % row["jetpack"])
+            notes.append(M("the JetPack %s row of the Jetson table is not confirmed against NVIDIA's page", row["jetpack"]))
     return Recommendation(None, None, None, (), tuple(reasons), tuple(alts), False, notes=tuple(notes), python=req.python,
                           installer=req.installer, platform="linux-aarch64")
 

@@ -13,6 +13,7 @@ from cudaenv.facts import torch_policy as policy
 from cudaenv.recommend.records import Candidate
 from cudaenv.recommend.view import Facts, Machine
 from cudaenv.core.version import compare_versions
+from cudaenv.core.i18n import M
 
 
 def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple[Candidate, List[str]]:
@@ -25,20 +26,20 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
     minor_compat = False
     py_ok = facts.python_ok(version, variant, m)
     if py_ok is False:
-        problems.append("no torch %s %s wheel for Python %s" % (version, variant, m.python_version))
+        problems.append(M("no torch %s %s wheel for Python %s", version, variant, m.python_version))
     cuda = tf.variant_cuda(variant)
     if cuda:
         min_driver = facts.min_driver(cuda, m.driver_system)
         if facts.beyond_tables(cuda) and min_driver:
-            notes.append("CUDA %s (%s) is newer than the driver tables: it needs at least driver %s (the newest known minimum), "
-                         "probably more" % (cuda, variant, min_driver))
+            notes.append(M("CUDA %s (%s) is newer than the driver tables: it needs at least driver %s (the newest known minimum), "
+                         "probably more", cuda, variant, min_driver))
         if m.driver and min_driver and compare_versions(m.driver, min_driver) < 0:
-            problems.append("needs driver >= %s (this one is %s)" % (min_driver, m.driver))
+            problems.append(M("needs driver >= %s (this one is %s)", min_driver, m.driver))
             driver_problem = True
         for label, cc in m.gpus:
             floor = policy.gpu_min_driver(cc, m.driver_system, facts.t(policy.TABLE)) if cc else None
             if floor and m.driver and compare_versions(m.driver, floor[0]) < 0:
-                problems.append("no driver below %s runs %s (%s, %s): the driver is the first fix" % (floor[0], label, floor[1], tf.sm_name(cc)))
+                problems.append(M("no driver below %s runs %s (%s, %s): the driver is the first fix", floor[0], label, floor[1], tf.sm_name(cc)))
                 driver_problem = True
                 if not min_driver or compare_versions(floor[0], min_driver) > 0:
                     min_driver = floor[0]
@@ -52,7 +53,7 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
                 if not cc:
                     continue
                 if tf.gpu_runs(tf.arch_list_of(archs, ptx), cc, ptx_jit_ok) is None:
-                    problems.append("%s (%s) has no kernels in torch %s %s (%s)" % (label, tf.sm_name(cc), version, variant, describe_archs(archs, ptx)))
+                    problems.append(M("%s (%s) has no kernels in torch %s %s (%s)", label, tf.sm_name(cc), version, variant, describe_archs(archs, ptx)))
                     no_kernels = True
     no_wheel = py_ok is False
     only_driver = driver_problem and not (no_wheel or no_kernels)  # every problem is the driver's

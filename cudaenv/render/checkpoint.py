@@ -13,18 +13,22 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
 
 from cudaenv.checkpoint.report import CheckpointReport, FixReport
 from cudaenv.render.text import WIDTH, wrap, wrap_advice
+from cudaenv.core.i18n import N_, t, tn, tr
 from cudaenv.core.text import printable
 
 FORMAT_NAMES = {
-    "torch-zip": "torch zip checkpoint (torch.save)",
-    "torchscript": "TorchScript archive (torch.jit.save)",
-    "torch-legacy": "legacy torch checkpoint (_use_new_zipfile_serialization=False)",
-    "torch-legacy-tar": "legacy torch tar archive (before torch 0.4)",
+    "torch-zip": N_("torch zip checkpoint (torch.save)"),
+    "torchscript": N_("TorchScript archive (torch.jit.save)"),
+    "torch-legacy": N_("legacy torch checkpoint (_use_new_zipfile_serialization=False)"),
+    "torch-legacy-tar": N_("legacy torch tar archive (before torch 0.4)"),
     "safetensors": "safetensors",
-    "pickle": "plain pickle",
-    "zip": "zip archive without data.pkl",
-    "unknown": "not a checkpoint cudaenv recognizes",
+    "pickle": N_("plain pickle"),
+    "zip": N_("zip archive without data.pkl"),
+    "unknown": N_("not a checkpoint cudaenv recognizes"),
 }
+# the labels of the report's lines (_item says them in the run's language)
+LABELS = (N_("content"), N_("markers"), N_("tensors"), N_("dtypes"), N_("saved on"), N_("key"), N_("prefix"), N_("verdict"),
+          N_("globals"), N_("problem"), N_("note"), N_("this machine"), N_("changed"), N_("backup"), N_("before"), N_("after"))
 
 
 def human_bytes(n: int) -> str:
@@ -37,16 +41,16 @@ def human_bytes(n: int) -> str:
 
 
 def _item(label: str, text: str, width: int) -> List[str]:
-    return wrap(printable(text), "  %s: " % label, "      ", width, newlines=False, long_words="keep")
+    return wrap(printable(tr(text)), "  " + t("%s: ", t(label)), "      ", width, newlines=False, long_words="keep")
 
 
 VERDICT_WORDS = {
-    "safe": "safe: every pickle torch.load reads was walked whole; it names only globals and calls on torch's "
-            "weights_only allowlist",
-    "unsafe": "UNSAFE: torch.load(weights_only=False) would import or call what is outside torch's weights_only "
-              "allowlist (below); do not load it unless you trust where it came from",
-    "inconclusive": "inconclusive: cudaenv could not walk every pickle torch.load would read to its end (below), so "
-                    "it cannot say what loading it runs; treat it as unsafe",
+    "safe": N_("safe: every pickle torch.load reads was walked whole; it names only globals and calls on torch's "
+               "weights_only allowlist"),
+    "unsafe": N_("UNSAFE: torch.load(weights_only=False) would import or call what is outside torch's weights_only "
+                 "allowlist (below); do not load it unless you trust where it came from"),
+    "inconclusive": N_("inconclusive: cudaenv could not walk every pickle torch.load would read to its end (below), so "
+                       "it cannot say what loading it runs; treat it as unsafe"),
 }
 
 
@@ -54,11 +58,11 @@ def device_summary(report: CheckpointReport) -> str:
     """``cuda:2 ×412, cpu ×3`` (storages), then devices outside the storage tuple."""
     parts = ["%s ×%d" % (d.device, d.count) for d in report.devices if d.via == "storage"]
     parts += ["%s ×%d (%s)" % (d.device, d.count, d.via) for d in report.devices if d.via != "storage"]
-    return ", ".join(parts) if parts else "none stored"
+    return ", ".join(parts) if parts else t("none stored")
 
 
 def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
-    fmt = FORMAT_NAMES.get(report.format, report.format)
+    fmt = t(FORMAT_NAMES.get(report.format, report.format))
     lines = wrap(printable(report.path) + ": " + fmt, "", "  ", width, long_words="keep")
     if report.kind:
         what = report.kind + (" of %s" % report.whole_module if report.whole_module and not report.whole_module.startswith("(") else "")
@@ -69,8 +73,8 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
     if markers:
         lines += _item("markers", markers, width)
     if report.format not in ("unknown", "zip", "torch-legacy-tar"):
-        lines += _item("tensors", "%d in %d storage%s, %s (shared storages counted once)" % (
-            report.tensors, report.storages, "" if report.storages == 1 else "s", human_bytes(report.total_bytes)), width)
+        lines += _item("tensors", tn("%d in %d storage, %s (shared storages counted once)", "%d in %d storages, %s (shared storages counted once)",
+                                     report.storages, report.tensors, report.storages, human_bytes(report.total_bytes)), width)
         if report.dtypes:
             lines += _item("dtypes", ", ".join("%s ×%d" % (d.dtype, d.count) for d in report.dtypes), width)
         if report.format != "safetensors":
@@ -82,27 +86,28 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
         lines += _item("key", s, width)
     if total > min(shown, len(listed)):
         more = total - min(shown, len(listed))
-        json_has = "them" if len(listed) >= total else "the first %d" % len(listed)
-        lines.append("  ... %d more key%s (--json lists %s)" % (more, "" if more == 1 else "s", json_has))
+        json_has = N_("them") if len(listed) >= total else t("the first %d", len(listed))
+        lines.append("  " + tn("... %d more key (--json lists %s)", "... %d more keys (--json lists %s)", more, more, t(json_has)))
     for p in report.prefixes:
         where = "keys" if p.where == "keys" else "_metadata keys"
         scope = "all %d %s" % (p.of, where) if p.keys == p.of else "%d of %d %s" % (p.keys, p.of, where)
         container = "the top level" if not p.container else repr(p.container)
         lines += _item("prefix", "%s on %s of %s" % (p.prefix, scope, container), width)
     if report.verdict is not None:
-        lines += _item("verdict", VERDICT_WORDS[report.verdict], width)
+        lines += _item("verdict", t(VERDICT_WORDS[report.verdict]), width)
         for r in report.verdict_reasons[:8]:
             lines += wrap(printable("%s: %s" % (r.where, r.why)), "    - ", "      ", width, newlines=False, long_words="keep")
         if len(report.verdict_reasons) > 8:
             lines.append("    - ... %d more (--json lists them)" % (len(report.verdict_reasons) - 8))
     if report.weights_only is not None:
-        verdict = "yes" if report.weights_only else "no"
-        lines += _item("weights_only", "torch.load(weights_only=True) on torch 2.13 in a fresh process: %s" % verdict, width)
+        verdict = t("yes") if report.weights_only else t("no")
+        lines += _item("weights_only", t("torch.load(weights_only=True) on torch 2.13 in a fresh process: %s", verdict), width)
         for r in report.weights_only_reasons[:8]:
             lines += wrap(printable(r), "    - ", "      ", width, newlines=False, long_words="keep")
     odd = [g.name for g in report.globals if g.verdict != "allowed"]
     if report.globals:
-        lines += _item("globals", "%d referenced%s" % (len(report.globals), (", outside the allowlist: " + ", ".join(odd[:12])) if odd else ", all on torch's weights_only allowlist"), width)
+        lines += _item("globals", t("%d referenced%s", len(report.globals), t(", outside the allowlist: %s", ", ".join(odd[:12])) if odd
+                                    else t(", all on torch's weights_only allowlist")), width)
     for s in report.security:
         lines += _item("SECURITY", s, width)
     for p in report.inconsistencies[:12]:
@@ -110,11 +115,11 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
     for n in report.notes[:12]:
         lines += _item("note", n, width)
     if report.visible is not None:
-        lines += _item("this machine", "%d GPU%s visible%s (%s)" % (report.visible.count, "" if report.visible.count == 1 else "s",
-                                                                   (": " + ", ".join(report.visible.devices[:8])) if report.visible.devices else "",
-                                                                   report.visible.source), width)
+        lines += _item("this machine", tn("%d GPU visible%s (%s)", "%d GPUs visible%s (%s)", report.visible.count, report.visible.count,
+                                          (": " + ", ".join(report.visible.devices[:8])) if report.visible.devices else "",
+                                          report.visible.source), width)
     for a in report.advice:  # advice names commands: they paste as they are
-        lines += wrap_advice(printable(a), "  what to do: ", "      ", width)
+        lines += wrap_advice(printable(tr(a)), "  " + t("what to do: "), "      ", width)
     return "\n".join(lines) + "\n"
 
 

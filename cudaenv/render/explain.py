@@ -9,31 +9,36 @@ from typing import List, Optional, Sequence
 
 from cudaenv.explain import MAX_TEXT, ErrorMatch, ProbeContext
 from cudaenv.render.text import WIDTH, fit, wrap, wrap_advice, wrap_quoted
+from cudaenv.render.width import width_of
+from cudaenv.core.i18n import N_, t, tr
 from cudaenv.core.text import printable
 
 UNKNOWN_ADVICE = (
-    "Paste the whole error: from 'Traceback (most recent call last)' down to the last line, plus any "
-    "'UserWarning: CUDA initialization' lines printed before it.",
-    "Include the machine's facts: cudaenv doctor --format markdown",
-    "Run real work on each GPU, which classifies what fails: cudaenv verify",
-    "Asynchronous CUDA errors point at the wrong line: rerun with CUDA_LAUNCH_BLOCKING=1 and paste that error",
+    N_("Paste the whole error: from 'Traceback (most recent call last)' down to the last line, plus any "
+       "'UserWarning: CUDA initialization' lines printed before it."),
+    N_("Include the machine's facts: cudaenv doctor --format markdown"),
+    N_("Run real work on each GPU, which classifies what fails: cudaenv verify"),
+    N_("Asynchronous CUDA errors point at the wrong line: rerun with CUDA_LAUNCH_BLOCKING=1 and paste that error"),
 )
+
+
+UNITS = (N_("characters"), N_("bytes"))  # what the size of a cut paste counts (cudaenv.explain.Paste.unit)
 
 
 def _prose(text: str, indent: str, width: int) -> List[str]:
     """A paragraph, never broken inside a quoted phrase (`import torch`, `sudo make`)."""
-    return wrap_quoted(printable(text), indent, indent, width)
+    return wrap_quoted(printable(tr(text)), indent, indent, width)
 
 
 def _advice(text: str, width: int) -> List[str]:
     """An advice item as lines that paste as they are: broken between words, never inside a quoted span or a path."""
-    return wrap_advice(printable(text), "    - ", "      ", width)
+    return wrap_advice(printable(tr(text)), "    - ", "      ", width)
 
 
 def cut_note(size: int, stopped: bool = False, unit: str = "characters") -> str:
     """One line saying that only the head and tail of a long paste were searched."""
-    return "(the text is %s %s long%s: cudaenv searched its first and last %s)" % (
-        "{:,}".format(size), unit, " or more (reading stopped there)" if stopped else "", "{:,}".format(MAX_TEXT // 2))
+    return t("(the text is %s %s long%s: cudaenv searched its first and last %s)",
+             "{:,}".format(size), t(unit), t(" or more (reading stopped there)") if stopped else "", "{:,}".format(MAX_TEXT // 2))
 
 
 def cuda_names(count: int, limit: int, none: str = "") -> str:
@@ -47,50 +52,51 @@ def context_lines(ctx: Optional[ProbeContext]) -> List[str]:
     the probe's facts (None: no facts). Unescaped: :func:`render_match` escapes what it shows."""
     if ctx is None:
         return []
-    where = ctx.python or "this Python"
+    where = ctx.python or t("this Python")
     if ctx.import_error:
-        return ["torch does not import in %s: %s" % (where, ctx.import_error)]
+        return [t("torch does not import in %s: %s", where, ctx.import_error)]
     lines: List[str] = []
     if ctx.device_count is not None:
-        lines.append("Here torch sees %d GPU(s): %s." % (ctx.device_count, cuda_names(ctx.device_count, 64, "no GPU")))
+        lines.append(t("Here torch sees %d GPU(s): %s.", ctx.device_count, cuda_names(ctx.device_count, 64, t("no GPU"))))
     if ctx.visible is not None:
-        lines.append("CUDA_VISIBLE_DEVICES=%r in this environment." % ctx.visible)
+        lines.append(t("CUDA_VISIBLE_DEVICES=%r in this environment.", ctx.visible))
     if ctx.missing_device is not None:
-        lines.append("Use map_location=%r here (cuda:%s does not exist)." % (ctx.map_location, ctx.missing_device))
+        lines.append(t("Use map_location=%r here (cuda:%s does not exist).", ctx.map_location, ctx.missing_device))
     if ctx.torch_version:
-        lines.append("torch %s in %s (built for CUDA %s)." % (ctx.torch_version, where, ctx.torch_cuda or "none: a CPU build"))
+        lines.append(t("torch %s in %s (built for CUDA %s).", ctx.torch_version, where, ctx.torch_cuda or t("none: a CPU build")))
     if ctx.arch_list:
-        lines.append("This torch has kernels for: %s." % " ".join(ctx.arch_list))
-    lines += ["cuda:%d %s is %s." % gpu for gpu in ctx.gpus]
+        lines.append(t("This torch has kernels for: %s.", " ".join(ctx.arch_list)))
+    lines += [t("cuda:%d %s is %s.", *gpu) for gpu in ctx.gpus]
     return lines
 
 
 def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] = (), others: Sequence[ErrorMatch] = ()) -> str:
-    out = wrap("%s: %s" % (match.id, printable(match.title)), "", "  ", width, newlines=False)
+    out = wrap("%s: %s" % (match.id, printable(tr(match.title))), "", "  ", width, newlines=False)
     if match.matched:
-        out.append("  matched: %s" % fit(printable(" ".join(match.matched.split())), width - len("  matched: ")))
+        head = "  " + t("matched: ")
+        out.append(head + fit(printable(" ".join(match.matched.split())), width - width_of(head)))
     if match.confidence in ("medium", "low"):
         why = "; ".join(match.notes)
-        out += wrap("confidence: %s%s" % (match.confidence, " (%s)" % why if why else ""), "  ", "    ", width, newlines=False)
+        out += wrap(t("confidence: %s%s", match.confidence, " (%s)" % why if why else ""), "  ", "    ", width, newlines=False)
     out.append("")
     out += _prose(match.explanation, "  ", width)
     for line in list(match.details) + list(context):
         out += _prose(line, "  ", width)
     if match.advice:
         out.append("")
-        out.append("  What to do:")
+        out.append("  " + t("What to do:"))
         for item in match.advice:
             out += _advice(item, width)
     rest = [m for m in others if m.id != match.id]
     if rest:
         out.append("")
-        out += wrap("Also in this text: " + ", ".join("%s (%s)" % (m.id, m.title) for m in rest), "  ", "  ", width, newlines=False)
-        out.append("  (cudaenv explain --all shows each)")
+        out += wrap(t("Also in this text: %s", ", ".join("%s (%s)" % (m.id, tr(m.title)) for m in rest)), "  ", "  ", width, newlines=False)
+        out.append("  " + t("(cudaenv explain --all shows each)"))
     return "\n".join(out) + "\n"
 
 
 def render_unknown(width: int = WIDTH) -> str:
-    out = ["cudaenv did not recognise this error.", "", "  What to paste:"]
+    out = [t("cudaenv did not recognise this error."), "", "  " + t("What to paste:")]
     for item in UNKNOWN_ADVICE:
-        out += _advice(item, width)
+        out += _advice(t(item), width)
     return "\n".join(out) + "\n"

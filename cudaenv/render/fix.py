@@ -2,49 +2,59 @@
 
 from typing import Any, List, Sequence
 
+from cudaenv.core.i18n import N_, t, tr
 from cudaenv.core.text import printable, seconds_text
 from cudaenv.render.text import WIDTH, wrap, wrap_command
 
 
-PROBING = "Probing this machine...\n"
-DRY_RUN = "\n--dry-run: nothing was changed.\n"
-NO_BUILD = "\nNo torch build fits this machine; nothing was installed. See the plan above.\n"
-NO_TERMINAL = "\nNo terminal to ask on: run `cudaenv fix --yes` to apply the recommendation, or --dry-run.\n"
-UNCHANGED = "Nothing was changed.\n"
-QUESTION = "What should cudaenv do?"
+_TEXTS = {  # the command's fixed lines, said in the reader's language when the command reads them (__getattr__)
+    "PROBING": N_("Probing this machine...\n"),
+    "DRY_RUN": N_("\n--dry-run: nothing was changed.\n"),
+    "NO_BUILD": N_("\nNo torch build fits this machine; nothing was installed. See the plan above.\n"),
+    "NO_TERMINAL": N_("\nNo terminal to ask on: run `cudaenv fix --yes` to apply the recommendation, or --dry-run.\n"),
+    "UNCHANGED": N_("Nothing was changed.\n"),
+    "QUESTION": N_("What should cudaenv do?"),
+}
+
+
+def __getattr__(name: str) -> str:
+    """``PROBING``, ``DRY_RUN``, ... (the keys of ``_TEXTS``) in the language chosen for this run."""
+    if name in _TEXTS:
+        return t(_TEXTS[name])
+    raise AttributeError(name)
 
 
 def render_nothing_to_fix(torch: Any, width: int = WIDTH) -> str:
     """The doctor found no torch problem: which torch (or none) in which Python."""
-    state = "torch %s" % torch.version if torch is not None and torch.installed else "no torch"
+    state = "torch %s" % torch.version if torch is not None and torch.installed else t("no torch")
     python = getattr(torch, "python", None) or "?"
-    return "\n".join(wrap("Nothing to fix: the doctor found no torch problem (%s in %s)." % (printable(state), printable(python)),
+    return "\n".join(wrap(t("Nothing to fix: the doctor found no torch problem (%s in %s).", printable(state), printable(python)),
                           width=width, long_words="keep")) + "\n"
 
 
 def render_confirm(rec: Any) -> str:
     """The yes/no question before the install runs."""
-    return "Run: %s ?" % " && ".join(rec.commands)
+    return t("Run: %s ?", " && ".join(rec.commands))
 
 
 def render_running(argv: Sequence[str], timeout: float) -> str:
-    return "\nRunning (timeout %s): %s\n" % (seconds_text(timeout), " ".join(argv))
+    return t("\nRunning (timeout %s): %s\n", seconds_text(timeout), " ".join(argv))
 
 
 def render_verify_start(python: str) -> str:
-    return "\nRunning the GPU check: cudaenv verify --python %s\n" % python
+    return t("\nRunning the GPU check: cudaenv verify --python %s\n", python)
 
 
 def render_verify_output(output: str, timed_out: bool) -> str:
     """`cudaenv verify`'s output, each line escaped and marked, and whether it timed out."""
-    return "".join("  | %s\n" % line for line in printable_lines(output)) + ("cudaenv verify timed out.\n" if timed_out else "")
+    return "".join("  | %s\n" % line for line in printable_lines(output)) + (t("cudaenv verify timed out.\n") if timed_out else "")
 
 
 def render_findings(findings: Sequence[Any], width: int = WIDTH) -> str:
     out: List[str] = []
     for f in findings:
-        out += [""] + wrap("[%s] %s" % (f.id, printable(f.title)), rest="  ", width=width, long_words="keep")
-        out += wrap(printable(f.detail), first="  ", width=width, long_words="keep")
+        out += [""] + wrap("[%s] %s" % (f.id, printable(tr(f.title))), rest="  ", width=width, long_words="keep")
+        out += wrap(printable(tr(f.detail)), first="  ", width=width, long_words="keep")
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -52,29 +62,29 @@ def render_plan(python: str, plan: Any, notes: Sequence[str], width: int = WIDTH
     rec = plan.recommendation
     lines: List[str] = []
     for n in list(notes) + list(rec.notes):
-        lines += wrap(printable(n), first="note: ", width=width, long_words="keep")
-    lines += [""] + wrap("Plan for %s:" % printable(python), width=width, long_words="keep")
+        lines += wrap(printable(tr(n)), first=t("note: "), width=width, long_words="keep")
+    lines += [""] + wrap(t("Plan for %s:", printable(python)), width=width, long_words="keep")
     for r in rec.reasons:
-        lines += wrap(printable(r), first="  - ", width=width, long_words="keep")
+        lines += wrap(printable(tr(r)), first="  - ", width=width, long_words="keep")
     for i, choice in enumerate(plan.choices, 1):
-        lines += wrap(printable(choice.title), first="  %d. " % i, width=width, long_words="keep")
+        lines += wrap(printable(tr(choice.title)), first="  %d. " % i, width=width, long_words="keep")
         if choice.recommendation is not None:
             for cmd in choice.recommendation.commands:
                 lines += wrap_command(cmd, "       ", width)
         for step in choice.steps:
-            lines += wrap_command(step, "       ", width)
+            lines += wrap_command(tr(step), "       ", width)
     return "\n".join(lines) + "\n"
 
 
 def render_pep668(python: str, recipe: Sequence[str]) -> str:
     """The venv recipe (fix.plan.pep668_recipe) beside an externally managed system Python."""
-    steps = list(recipe) + ["# then use ~/.venvs/torch/bin/python (or `source ~/.venvs/torch/bin/activate`)"]
-    return ("\n%s is an externally managed system Python (PEP 668): cudaenv will not install into it.\n"
-            "Make a virtual environment instead:\n%s" % (printable(python), "".join("  %s\n" % s for s in steps)))
+    steps = list(recipe) + [t("# then use ~/.venvs/torch/bin/python (or `source ~/.venvs/torch/bin/activate`)")]
+    return t("\n%s is an externally managed system Python (PEP 668): cudaenv will not install into it.\n"
+             "Make a virtual environment instead:\n%s", printable(python), "".join("  %s\n" % s for s in steps))
 
 
 def render_driver(steps: Sequence[str]) -> str:
-    return "\nFix the driver:\n%sThen run `cudaenv fix` again.\n" % "".join("  %s\n" % s for s in steps)
+    return t("\nFix the driver:\n%sThen run `cudaenv fix` again.\n", "".join("  %s\n" % tr(s) for s in steps))
 
 
 def render_install(outcome: Any, python: str, installer: str) -> str:

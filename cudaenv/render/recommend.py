@@ -2,6 +2,7 @@
 
 from typing import Any, List
 
+from cudaenv.core.i18n import N_, t, tr
 from cudaenv.core.text import printable
 
 
@@ -10,24 +11,24 @@ def render_text(rec: Any, width: int = 80) -> str:
     from cudaenv.render.text import wrap, wrap_command
 
     def prose(text: str, first: str, rest: str) -> List[str]:
-        return wrap(printable(text), first, rest, width, long_words="keep")
+        return wrap(printable(tr(text)), first, rest, width, long_words="keep")
 
     lines: List[str] = []
     if rec.variant and getattr(rec, "installed_fits", False):
-        head = "Installed and fits: torch %s, %s. Nothing to install." % (rec.torch_version, rec.variant)
+        head = t("Installed and fits: torch %s, %s. Nothing to install.", rec.torch_version, rec.variant)
     elif rec.variant:
-        what = "torch %s, %s" % (rec.torch_version, rec.variant if rec.variant != "default" else "plain PyPI wheel")
-        head = ("Recommended: " if rec.ok else "Asked for (does not fit): ") + what + (" (%s)" % rec.index_url if rec.index_url else "")
+        what = "torch %s, %s" % (rec.torch_version, rec.variant if rec.variant != "default" else t("plain PyPI wheel"))
+        head = (t("Recommended: ") if rec.ok else t("Asked for (does not fit): ")) + what + (" (%s)" % rec.index_url if rec.index_url else "")
     elif getattr(rec, "asked_variant", None) and not any(c.variant == rec.asked_variant for c in rec.candidates or ()):
-        head = "%s has no torch %s." % (rec.asked_variant, rec.torch_version or "")
+        head = t("%s has no torch %s.", rec.asked_variant, rec.torch_version or "")
     else:
-        head = "No torch %s build fits this machine." % (rec.torch_version or "")
+        head = t("No torch %s build fits this machine.", rec.torch_version or "")
     lines += prose(head, "", "  ")
-    lines += ["", "Why:"]
+    lines += ["", t("Why:")]
     for r in rec.reasons:
         lines += prose(r, "  - ", "    ")
     if rec.commands:
-        lines += ["", "Install:"]
+        lines += ["", t("Install:")]
         for c in rec.commands:
             lines += wrap_command(c, "  ", width)
     if getattr(rec, "mirror", None) and rec.commands:
@@ -39,7 +40,7 @@ def render_text(rec: Any, width: int = 80) -> str:
         lines += render_conda(rec, width)
     if rec.alternatives:
         lines.append("")
-        lines.append(("Options:" if getattr(rec, "installed_fits", False) else "Alternatives:") if rec.variant else "What to change:")
+        lines.append(t(("Options:" if getattr(rec, "installed_fits", False) else "Alternatives:") if rec.variant else "What to change:"))
         for a in rec.alternatives:
             lines += prose(a.summary, "  - ", "    ")
     if getattr(rec, "uv_auto", None):
@@ -48,8 +49,11 @@ def render_text(rec: Any, width: int = 80) -> str:
     if rec.notes:
         lines.append("")
         for n in rec.notes:
-            lines += prose(n, "note: ", "      ")
+            lines += prose(n, t("note: "), "      ")
     return "\n".join(lines) + "\n"
+
+
+_HEADINGS = (N_("Options:"), N_("Alternatives:"), N_("What to change:"))  # render_text's, said with t()
 
 
 def mirror_text(rec: Any) -> str:

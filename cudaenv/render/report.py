@@ -7,6 +7,8 @@ facts view (cudaenv.diagnose.view), which the Markdown and facts renderers forma
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.render.text import WIDTH, fix_heading, paint as _paint, wrap as _wrap, wrap_command
+from cudaenv.render.width import pad, width_of
+from cudaenv.core.i18n import N_, t, tn, tr
 from cudaenv.core.text import printable
 
 
@@ -14,15 +16,17 @@ MARK_W = 8  # "warning " / "error   " / "ok      "
 LABEL_W = 21
 
 TITLES = {
-    "environment": "Environment",
-    "driver": "Driver",
-    "containers": "Containers",
-    "visibility": "Visibility",
-    "versions": "Versions (torch)",
-    "toolkits": "Toolkits",
-    "frameworks": "Frameworks (other CUDA consumers)",
-    "resources": "Resources",
+    "environment": N_("Environment"),
+    "driver": N_("Driver"),
+    "containers": N_("Containers"),
+    "visibility": N_("Visibility"),
+    "versions": N_("Versions (torch)"),
+    "toolkits": N_("Toolkits"),
+    "frameworks": N_("Frameworks (other CUDA consumers)"),
+    "resources": N_("Resources"),
 }
+MARKS = {"ok": N_("ok"), "info": N_("info"), "warning": N_("warning"), "error": N_("error")}  # the checklist's marks
+SEVERITY_WORDS = {"error": N_("ERROR"), "warning": N_("WARNING"), "info": N_("INFO")}  # a finding's head
 RANK = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -51,10 +55,10 @@ def _ids(view, row: str) -> Tuple[str, ...]:
 
 def _environment(s, view) -> List[Check]:
     p = s.platform
-    system = ", ".join(x for x in (p.distro or p.system, p.machine, ("kernel " + p.kernel) if p.kernel else None) if x)
-    wsl = "no" if not p.wsl else "WSL %d (%s)" % (p.wsl, ", ".join(p.wsl_signals) or "detected")
+    system = ", ".join(x for x in (p.distro or p.system, p.machine, t("kernel %s", p.kernel) if p.kernel else None) if x)
+    wsl = t("no") if not p.wsl else "WSL %d (%s)" % (p.wsl, ", ".join(p.wsl_signals) or t("detected"))
     if p.container:
-        nodes = ", ".join(p.dev_nvidia) if p.dev_nvidia else ("/dev/dxg" if p.dev_dxg else "no /dev/nvidia*")
+        nodes = ", ".join(p.dev_nvidia) if p.dev_nvidia else ("/dev/dxg" if p.dev_dxg else t("no /dev/nvidia*"))
         container = "%s, %s" % (p.container, nodes)
         if p.nvidia_visible_devices is not None:
             container += ", NVIDIA_VISIBLE_DEVICES=%s" % printable(p.nvidia_visible_devices)
@@ -63,11 +67,11 @@ def _environment(s, view) -> List[Check]:
             if env.get(name) is not None:
                 container += ", %s=%s" % (name, printable(env[name]))
     else:
-        container = "no"
+        container = t("no")
     return [
-        ("system", system, ()),
+        (t("system"), system, ()),
         ("WSL", wsl, _ids(view, "WSL")),
-        ("container", container, _ids(view, "container")),
+        (t("container"), container, _ids(view, "container")),
     ]
 
 
@@ -81,100 +85,100 @@ def _driver(s, view) -> List[Check]:
         elif cuda:
             bits[0] += " (CUDA %s)" % cuda
         if d.kernel_module:
-            bits.append("%s module" % d.kernel_module)
+            bits.append(t("%s module", d.kernel_module))
         if d.wsl_windows_side:
-            bits.append("Windows host driver")
-        bits.append("via %s" % d.source)
+            bits.append(t("Windows host driver"))
+        bits.append(t("via %s", d.source))
         driver = ", ".join(bits)
     else:
         failed = view.failed_tools
-        driver = "none" + ("" if not failed else " (%s)" % "; ".join(
-            "%s: %s" % (t.tool, t.failure or t.status) for t in failed))
+        driver = t("none") + ("" if not failed else " (%s)" % "; ".join(
+            "%s: %s" % (f.tool, f.failure or f.status) for f in failed))
     if s.gpus:
-        gpus = "; ".join("GPU %d: %s, compute %s" % (g.index, g.name or "?", _cc(g)) for g in s.gpus)
+        gpus = "; ".join(t("GPU %d: %s, compute %s", g.index, g.name or "?", _cc(g)) for g in s.gpus)
     elif s.platform.pci_nvidia_devices:
-        gpus = "on the PCI bus: %s" % ", ".join(s.platform.pci_nvidia_devices)
+        gpus = t("on the PCI bus: %s", ", ".join(s.platform.pci_nvidia_devices))
     else:
-        gpus = "none seen"
-    return [("driver", driver, _ids(view, "driver")), ("GPUs", gpus, _ids(view, "GPUs"))]
+        gpus = t("none seen")
+    return [(t("driver"), driver, _ids(view, "driver")), (t("GPUs"), gpus, _ids(view, "GPUs"))]
 
 
 def _visibility(s, view) -> List[Check]:
     v = s.visible_devices
     if v.cuda_visible_devices is None:
-        cvd = ("unset (all %d GPU%s)" % (len(s.gpus), "" if len(s.gpus) == 1 else "s")) if s.gpus else "unset"
+        cvd = tn("unset (all %d GPU)", "unset (all %d GPUs)", len(s.gpus)) if s.gpus else t("unset")
     else:
-        shown = ", ".join("cuda:%d=GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU"
+        shown = ", ".join("cuda:%d=GPU %d" % (m.logical, m.physical) for m in v.mapping) or t("no GPU")
         cvd = "%r -> %s" % (v.cuda_visible_devices, shown)
-    order = v.device_order or "unset (FASTEST_FIRST)"
+    order = v.device_order or t("unset (FASTEST_FIRST)")
     checks = [("CUDA_VISIBLE_DEVICES", cvd, _ids(view, "CUDA_VISIBLE_DEVICES")),
               ("CUDA_DEVICE_ORDER", order, _ids(view, "CUDA_DEVICE_ORDER"))]
     if view.torch_devices not in (None, "not-imported"):
-        checks.append(("torch devices", torch_devices_text(s.torch, view.torch_devices), _ids(view, "torch devices")))
+        checks.append((t("torch devices"), torch_devices_text(s.torch, view.torch_devices), _ids(view, "torch devices")))
     return checks
 
 
-def torch_devices_text(t, state: str) -> str:
+def torch_devices_text(torch, state: str) -> str:
     """``1 (is_available: True)``, or why it is not known (never ``None``); ``state``: the view's torch_devices."""
     if state == "import-failed":
-        return "not known: import torch failed (see torch-import-error)"
+        return t("not known: import torch failed (see torch-import-error)")
     if state == "unknown":
-        return "not known: torch did not report them (see Notes)"
-    return "%s (is_available: %s)" % (t.device_count, t.cuda_available)
+        return t("not known: torch did not report them (see Notes)")
+    return "%s (is_available: %s)" % (torch.device_count, torch.cuda_available)
 
 
-def _not_imported(t) -> str:
-    return "import torch failed" if t.import_error else "--quick" if not t.dynamic else "it gave no arch list"
+def _not_imported(torch) -> str:
+    return t("import torch failed") if torch.import_error else "--quick" if not torch.dynamic else t("it gave no arch list")
 
 
 def _versions(s, view) -> List[Check]:
-    t = s.torch
-    if t is None or not t.installed:
-        torch = "not installed" + ((" in %s" % t.python) if t is not None and t.python else "")
+    tp = s.torch
+    if tp is None or not tp.installed:
+        torch = t("not installed") + (t(" in %s", tp.python) if tp is not None and tp.python else "")
     else:
-        kind = {"cuda": "CUDA %s" % t.cuda, "rocm": "ROCm %s" % t.hip}.get(view.torch_build, "CPU-only")
-        torch = "%s (%s) in %s" % (t.version, kind, t.python)
+        kind = {"cuda": "CUDA %s" % tp.cuda, "rocm": "ROCm %s" % tp.hip}.get(view.torch_build, t("CPU-only"))
+        torch = t("%s (%s) in %s", tp.version, kind, tp.python)
     checks = [("torch", torch, _ids(view, "torch"))]
-    if t is not None and t.installed and t.cuda:
+    if tp is not None and tp.installed and tp.cuda:
         need = view.torch_min_driver
-        have = view.driver_version or "none"
+        have = view.driver_version or t("none")
         if s.platform.jetson is not None:
-            facts = "a Jetson: its L4T/JetPack release, not a driver series, decides which CUDA runs"
+            facts = t("a Jetson: its L4T/JetPack release, not a driver series, decides which CUDA runs")
         else:
-            facts = "needs driver >= %s, have %s" % (need or "?", have)
-        checks.append(("torch + driver", facts, _ids(view, "torch + driver")))
+            facts = t("needs driver >= %s, have %s", need or "?", have)
+        checks.append((t("torch + driver"), facts, _ids(view, "torch + driver")))
         caps = ", ".join(view.gpu_capabilities) or "?"
-        if t.arch_list and t.dynamic:
-            checks.append(("GPU arch", "GPU %s; torch has %s..%s" % (caps, t.arch_list[0], t.arch_list[-1]), _ids(view, "GPU arch")))
+        if tp.arch_list and tp.dynamic:
+            checks.append((t("GPU arch"), t("GPU %s; torch has %s..%s", caps, tp.arch_list[0], tp.arch_list[-1]), _ids(view, "GPU arch")))
         else:
             table = view.static_arch_list
             if table:
-                facts = "GPU %s; torch %s has %s..%s (cudaenv's tables; torch not imported: %s)" % (
-                    caps, t.version, table[0], table[-1], _not_imported(t))
+                facts = t("GPU %s; torch %s has %s..%s (cudaenv's tables; torch not imported: %s)",
+                          caps, tp.version, table[0], table[-1], _not_imported(tp))
             else:
-                facts = "not checked: cudaenv's tables have no arch list for torch %s (torch not imported: %s)" % (
-                    t.version, _not_imported(t))
-            checks.append(("GPU arch", facts, _ids(view, "GPU arch")))
+                facts = t("not checked: cudaenv's tables have no arch list for torch %s (torch not imported: %s)",
+                          tp.version, _not_imported(tp))
+            checks.append((t("GPU arch"), facts, _ids(view, "GPU arch")))
     return checks
 
 
 def _toolkits(s, view) -> List[Check]:
     a = s.active_toolkit
     if a is not None and (a.path or a.nvcc):
-        active = "%s (CUDA %s, via %s)" % (a.path or a.nvcc, a.version or "?", a.via)
+        active = t("%s (CUDA %s, via %s)", a.path or a.nvcc, a.version or "?", a.via)
     else:
-        active = "none (no nvcc on PATH, no CUDA_HOME)"
-    checks = [("active toolkit", active, _ids(view, "active toolkit"))]
+        active = t("none (no nvcc on PATH, no CUDA_HOME)")
+    checks = [(t("active toolkit"), active, _ids(view, "active toolkit"))]
     if s.toolkits:
-        checks.append(("installed", "; ".join("%s %s" % (t.version or "?", t.path) for t in s.toolkits), ()))
+        checks.append((t("installed"), "; ".join("%s %s" % (k.version or "?", k.path) for k in s.toolkits), ()))
     link = s.cuda_symlink
     if link is not None:
-        checks.append((link.path, "-> %s%s" % (link.target, " (dangling)" if link.dangling else ""),
+        checks.append((link.path, "-> %s%s" % (link.target, t(" (dangling)") if link.dangling else ""),
                        _ids(view, "cuda link")))
-    checks.append(("CUDA_HOME", view.cuda_home or "unset", _ids(view, "CUDA_HOME")))
+    checks.append(("CUDA_HOME", view.cuda_home or t("unset"), _ids(view, "CUDA_HOME")))
     in_ld = view.toolkits_in_ld_library_path
-    checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else "no toolkit in it", _ids(view, "LD_LIBRARY_PATH")))
-    cudnn = "; ".join("%s (%s)" % (d.version, d.source) for d in s.cudnn) or "none found"
+    checks.append(("LD_LIBRARY_PATH", ", ".join(in_ld) if in_ld else t("no toolkit in it"), _ids(view, "LD_LIBRARY_PATH")))
+    cudnn = "; ".join("%s (%s)" % (d.version, d.source) for d in s.cudnn) or t("none found")
     checks.append(("cuDNN", cudnn, _ids(view, "cuDNN")))
     return checks
 
@@ -185,22 +189,22 @@ def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
     """One framework's line: version, the CUDA (and cuDNN) it was built for and what said so, the verdict's words."""
     from cudaenv.diagnose.frameworks import CUDA_EVIDENCE
 
-    bits = [fw.version or "version unknown"]
+    bits = [fw.version or t("version unknown")]
     if fw.gpu_build is False:
-        bits.append("CPU-only build")
+        bits.append(t("CPU-only build"))
     elif fw.cuda:
         cuda = "CUDA %s" % fw.cuda + (", cuDNN %s" % fw.cudnn if fw.cudnn else "")
-        bits.append("%s (from %s)" % (cuda, CUDA_EVIDENCE.get(fw.cuda_from or "", "its files")))
+        bits.append(t("%s (from %s)", cuda, t(CUDA_EVIDENCE.get(fw.cuda_from or "", N_("its files")))))
         if minimum:
-            bits.append("needs driver >= %s" % minimum)
+            bits.append(t("needs driver >= %s", minimum))
     elif verdict == "plugin":
-        bits.append("part of another package")
+        bits.append(t("part of another package"))
     else:
-        bits.append("its files do not say which CUDA")
-    words = {"conflict": "installed together with a package it conflicts with",
-             "no-gpu-platform": "no GPU on this platform by design"}
+        bits.append(t("its files do not say which CUDA"))
+    words = {"conflict": N_("installed together with a package it conflicts with"),
+             "no-gpu-platform": N_("no GPU on this platform by design")}
     if verdict in words:
-        bits.append(words[verdict])
+        bits.append(t(words[verdict]))
     return ", ".join(bits)
 
 
@@ -208,9 +212,9 @@ def _frameworks(s, view) -> List[Check]:
     frameworks = tuple(getattr(s, "frameworks", ()) or ())
     checks: List[Check] = []
     if not frameworks:
-        t = s.torch
-        where = ("the packages of %s" % t.python) if t is not None and t.python else "no Python to read"
-        checks.append(("found", "none in %s" % where, ()))
+        t_ = s.torch
+        where = t("the packages of %s", t_.python) if t_ is not None and t_.python else t("no Python to read")
+        checks.append((t("found"), t("none in %s", where), ()))
     verdicts = dict(getattr(view, "framework_verdicts", ()) or ())
     minimums = dict(getattr(view, "framework_min_drivers", ()) or ())
     ids = dict(getattr(view, "framework_findings", ()) or ())
@@ -219,7 +223,7 @@ def _frameworks(s, view) -> List[Check]:
     worst = dict(getattr(view, "library_verdicts", ()) or ())
     for consumer in worst:
         libs = [lib for lib in s.libraries if lib.consumer == consumer]
-        checks.append(("%s loads" % consumer, "; ".join(library_facts(lib) for lib in libs),
+        checks.append((t("%s loads", consumer), "; ".join(library_facts(lib) for lib in libs),
                        tuple(i for i in _ids(view, "libraries") if i == worst[consumer])))
     ext_ids = dict(getattr(view, "extension_findings", ()) or ())
     for ext in getattr(s, "extensions", ()) or ():
@@ -267,16 +271,16 @@ def extension_facts(ext) -> str:
 def library_facts(lib) -> str:
     """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
     if lib.path is None:
-        return "%s: not found%s" % (lib.needed, " (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else "")
-    bits = [b for b in (lib.version, "via %s" % lib.via if lib.via else None,
+        return t("%s: not found", lib.needed) + (" (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else "")
+    bits = [b for b in (lib.version, t("via %s", lib.via) if lib.via else None,
                         "dlopen by %s" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else None) if b]
     return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 
 def _resources(s, view) -> List[Check]:
-    mem = "; ".join("GPU %d %s/%s MiB" % (g.index, _mib(g.memory_used_mib), _mib(g.memory_total_mib)) for g in s.gpus) or "no GPU"
-    return [("GPU memory", mem, _ids(view, "GPU memory")),
-            ("GPU processes", "%d" % len(s.processes), _ids(view, "GPU processes"))]
+    mem = "; ".join("GPU %d %s/%s MiB" % (g.index, _mib(g.memory_used_mib), _mib(g.memory_total_mib)) for g in s.gpus) or t("no GPU")
+    return [(t("GPU memory"), mem, _ids(view, "GPU memory")),
+            (t("GPU processes"), "%d" % len(s.processes), _ids(view, "GPU processes"))]
 
 
 def image_facts(image, need) -> str:
@@ -303,15 +307,15 @@ def _containers(s, view) -> List[Check]:
     if h is None:
         return image
     tools = [name for name, path in (("nvidia-ctk", h.nvidia_ctk), ("nvidia-container-cli", h.nvidia_container_cli)) if path]
-    toolkit = ", ".join(printable(p) for p in h.packages) or ", ".join(tools) or "no NVIDIA Container Toolkit"
+    toolkit = ", ".join(printable(p) for p in h.packages) or ", ".join(tools) or t("no NVIDIA Container Toolkit")
     runtimes = "; ".join("%s: %s" % (cfg.engine, "CDI" if cfg.engine == "podman" else
-                                     ", ".join(printable(r) for r in cfg.runtimes) or "no runtimes registered")
+                                     ", ".join(printable(r) for r in cfg.runtimes) or t("no runtimes registered"))
                          for cfg in h.configs)
-    runtime = "%s; %s%s" % (", ".join(h.engines) or "no engine", toolkit, ("; " + runtimes) if runtimes else "")
+    runtime = "%s; %s%s" % (", ".join(h.engines) or t("no engine"), toolkit, ("; " + runtimes) if runtimes else "")
     specs = [sp for sp in h.cdi_specs if sp.kind == "nvidia.com/gpu"]
-    cdi = "; ".join("%s (driver %s, %d device name%s)" % (printable(sp.path), ", ".join(printable(v) for v in sp.driver_versions) or "?",
-                                                         len(sp.devices), "" if len(sp.devices) == 1 else "s") for sp in specs) or "no spec"
-    return [("container runtime", runtime, _ids(view, "container runtime")), ("CDI", cdi, _ids(view, "CDI"))] + image
+    cdi = "; ".join(tn("%s (driver %s, %d device name)", "%s (driver %s, %d device names)", len(sp.devices), printable(sp.path),
+                       ", ".join(printable(v) for v in sp.driver_versions) or "?", len(sp.devices)) for sp in specs) or t("no spec")
+    return [(t("container runtime"), runtime, _ids(view, "container runtime")), ("CDI", cdi, _ids(view, "CDI"))] + image
 
 
 CHECKS = {
@@ -333,12 +337,13 @@ def _mark(findings) -> str:
 
 
 def _line(mark: str, label: str, facts: str, color: bool, width: int = WIDTH) -> List[str]:
-    head = "  %-*s" % (MARK_W, mark)
-    lab = label if len(label) < LABEL_W else label + " "
-    first = head + "%-*s" % (LABEL_W, lab)
-    lines = _wrap(printable(facts), first, " " * (2 + MARK_W + LABEL_W), width)
+    shown = t(MARKS[mark]) if mark in MARKS else mark
+    head = "  " + pad(shown, MARK_W)
+    lab = label if width_of(label) < LABEL_W else label + " "
+    first = head + pad(lab, LABEL_W)
+    lines = _wrap(printable(tr(facts)), first, " " * (2 + MARK_W + LABEL_W), width)
     if color:
-        lines[0] = lines[0].replace(head, "  " + _paint("%-*s" % (MARK_W, mark), mark, True), 1)
+        lines[0] = lines[0].replace(head, "  " + _paint(pad(shown, MARK_W), mark, True), 1)
     return lines
 
 
@@ -355,14 +360,14 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
     version = s.cudaenv_version or ""
     out.append(_paint("cudaenv doctor%s" % ((" " + version) if version else ""), "bold", color))
     if s.root not in ("/", ""):
-        out += _wrap("inspecting files under %s" % s.root, "", "  ", width)
+        out += _wrap(t("inspecting files under %s", s.root), "", "  ", width)
     for section, build in CHECKS.items():
         mine = by_section.get(section, [])
         rows = build(s, view)
         if not rows and not mine:  # a section with nothing to check here (Containers on a machine without an engine)
             continue
         out.append("")
-        out.append(_paint(TITLES[section], "bold", color))
+        out.append(_paint(t(TITLES[section]), "bold", color))
         claimed = set()
         for label, facts, ids in rows:
             hits = [f for f in mine if f.id in ids]
@@ -370,16 +375,16 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
             out += _line(_mark(hits), label, facts, color, width)
         for f in mine:
             if f.id not in claimed:
-                out += _line(f.severity, f.id, f.title, color, width)
+                out += _line(f.severity, f.id, tr(f.title), color, width)
     problems = [f for f in findings if f.section != "hints" and f.severity in ("error", "warning")]
     infos = [f for f in findings if f.section != "hints" and f.severity == "info"]
     if problems or infos:
         errors = sum(1 for f in problems if f.severity == "error")
         warnings = len(problems) - errors
         out.append("")
-        counted = "Problems: %d error%s, %d warning%s" % (errors, "" if errors == 1 else "s", warnings, "" if warnings == 1 else "s")
+        counted = t("Problems: %s, %s", tn("%d error", "%d errors", errors), tn("%d warning", "%d warnings", warnings))
         if infos:  # count what is shown below
-            counted += ", %d info" % len(infos)
+            counted += t(", %d info", len(infos))
         out.append(_paint(counted, "bold", color))
         for f in sorted(problems, key=lambda f: RANK[f.severity]) + infos:
             out.append("")
@@ -387,36 +392,36 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
     hints = [f for f in findings if f.section == "hints"]
     if hints:
         out.append("")
-        out.append(_paint("Hints", "bold", color))
+        out.append(_paint(t("Hints"), "bold", color))
         for f in hints:
-            out += _wrap(f.title, "  - ", "    ", width)
+            out += _wrap(tr(f.title), "  - ", "    ", width)
             for cmd in f.fix[:1]:
-                out += wrap_command(cmd, "      ", width)
+                out += wrap_command(tr(cmd), "      ", width)
     if s.notes and not verbose:  # the facts below end with the notes
         out.append("")
-        out.append(_paint("Notes", "bold", color))
+        out.append(_paint(t("Notes"), "bold", color))
         for n in s.notes:
             out += _wrap(printable("%s: %s" % (n.probe, n.message)), "  - ", "    ", width)
     if not problems:
         out.append("")
-        out.append(_paint("No problems found.", "ok", color))
+        out.append(_paint(t("No problems found."), "ok", color))
     if verbose:
         from cudaenv.render.facts import SECTIONS, render_facts
 
         out.append("")
-        out.append(_paint("Facts (--verbose: everything the probes saw)", "bold", color))
+        out.append(_paint(t("Facts (--verbose: everything the probes saw)"), "bold", color))
         for line in render_facts(s, view, width).rstrip("\n").split("\n"):
             out.append(_paint(line, "bold", color) if line in SECTIONS else line)
     return "\n".join(out) + "\n"
 
 
 def _finding(f, color: bool, width: int = WIDTH) -> List[str]:
-    head = "%s  %s" % (_paint(f.severity.upper(), f.severity, color), f.id)
+    head = "%s  %s" % (_paint(t(SEVERITY_WORDS[f.severity]) if f.severity in SEVERITY_WORDS else f.severity.upper(), f.severity, color), f.id)
     lines = [head]
-    lines += _wrap(_safe(f.title), "  ", "  ", width)
-    lines += _wrap(_safe(f.detail), "  ", "  ", width)
+    lines += _wrap(_safe(tr(f.title)), "  ", "  ", width)
+    lines += _wrap(_safe(tr(f.detail)), "  ", "  ", width)
     if f.fix:
         lines.append("  " + fix_heading(f.fix_kind))
         for cmd in f.fix:
-            lines += wrap_command(printable(cmd), "    ", width)
+            lines += wrap_command(printable(tr(cmd)), "    ", width)
     return lines

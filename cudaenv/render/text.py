@@ -5,11 +5,19 @@ through :func:`wrap`, lays a shell command out through :func:`wrap_command` (and
 advice, through :func:`wrap_advice`), elides a long word with :func:`fit`
 and colours through :func:`paint`; no renderer keeps its own ``textwrap`` call or escape codes.
 
+Width is display width (:mod:`cudaenv.render.width`): a Chinese character takes two terminal columns, and prose with
+such characters (:func:`wrap`) may break between any two of them, never before a closing mark (``，。）``) nor after
+an opening one, and never inside a word written in Latin letters, a path or a number. Text without a wide character
+is measured and wrapped exactly as before (``len``), so English output does not change by a byte.
+
 Not on the ``cudaenv use`` path: import it inside the functions that render (``textwrap`` only for text with tabs
 or other whitespace it rewrites: :func:`wrap` does its greedy loop itself).
 """
 
 from __future__ import annotations
+
+from cudaenv.core.i18n import N_, t
+from cudaenv.render.width import fit_wide, has_wide, width_of, wrap_wide
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds (it imports re): `cudaenv list` renders through here
@@ -43,20 +51,23 @@ def paint(text: str, what: str, color: bool) -> str:
 
 # ------------------------------------------------------------------ prose
 # what a finding's fix needs beyond this shell, by its kind (data/findings.json's fix_kind); a command needs nothing
-FIX_NEEDS = {"host": "needs an administrator or the host", "reboot": "needs a reboot",
-             "user-code": "changes your program or how you run it"}
+FIX_NEEDS = {"host": N_("needs an administrator or the host"), "reboot": N_("needs a reboot"),
+             "user-code": N_("changes your program or how you run it")}
 
 
 def fix_heading(kind: Optional[str]) -> str:
-    """``fix:``, or ``fix (needs a reboot):`` where the fix is not a command this shell can run alone."""
+    """``fix:``, or ``fix (needs a reboot):`` where the fix is not a command this shell can run alone (in the run's
+    language)."""
     needs = FIX_NEEDS.get(kind or "")
-    return "fix (%s):" % needs if needs else "fix:"
+    return t("fix (%s):", t(needs)) if needs else t("fix:")
 
 
 def fit(text: str, room: int) -> str:
     """``text`` in at most ``room`` characters: the middle of a longer one becomes ``...`` (a path keeps both ends)."""
-    if len(text) <= room:
+    if len(text) <= room and (text.isascii() or width_of(text) <= room):
         return text
+    if not text.isascii() and has_wide(text):
+        return fit_wide(text, room)
     if room <= 3:
         return text[:room]
     keep = room - 3
@@ -73,12 +84,17 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
     Always at least one line (``first`` without its trailing blanks for an empty text).
     """
     if rest is None:
-        rest = " " * len(first)
+        rest = " " * width_of(first)
     s = str(text)
     paras = s.split("\n") if newlines else [s]
     out: List[str] = []
+    wide = has_wide(s) or has_wide(first) or has_wide(rest)
     for i, para in enumerate(paras):
         lead = first if i == 0 else rest
+        if wide and width > 0:
+            para = para.replace("\n", " ").replace("\t", " ").replace("\r", " ").replace("\x0b", " ").replace("\x0c", " ")
+            out += [line.rstrip() for line in wrap_wide(para, width, lead, rest, long_words)] or [lead.rstrip()]
+            continue
         if long_words == "fit":
             room = width - len(rest)
             para = " ".join(fit(w, room) if len(w) > room else w for w in para.split(" "))
@@ -97,7 +113,7 @@ def wrap_labelled(text: str, label: str, rest: str, width: int = WIDTH) -> List[
     """``label`` then ``text`` wrapped with words kept whole (``cudaenv: error: /a/path: no such file``); where the
     first word does not fit after the label (a long path), the label stands alone and the text starts the next line."""
     head = text.lstrip(" ").split(" ", 1)[0]
-    if len(label) + len(head) > width and len(rest) < len(label):
+    if not has_wide(head) and width_of(label) + len(head) > width and len(rest) < width_of(label):  # Chinese breaks anywhere
         return [label.rstrip()] + wrap(text.lstrip(" "), rest, rest, width, long_words="keep")
     return wrap(text, label, rest, width, long_words="keep")
 
@@ -207,7 +223,7 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
         if not words:
             out += wrap(comment, indent + ws + "# ", indent + ws + "# ", width) if comment else [indent + ws]
             continue
-        if comment and len(indent + ws + code + "  # " + comment) <= width:
+        if comment and width_of(indent + ws + code + "  # " + comment) <= width:
             out.append(indent + ws + code + "  # " + comment)
             continue
         if comment:
@@ -215,7 +231,7 @@ def wrap_command(item: str, indent: str, width: int = WIDTH) -> List[str]:
         lines, cur, more = [], indent + ws + words[0], indent + ws + "    "
         for n, w in enumerate(words[1:], 2):
             end = "" if n == len(words) else " \\"
-            if len(cur + " " + w + end) <= width:
+            if width_of(cur + " " + w + end) <= width:
                 cur += " " + w
             else:  # a word too long for any line gets a line of its own: only that line sticks out
                 lines.append(cur + " \\")
@@ -284,7 +300,7 @@ def _top_level(text: str, needle: str, start: int = 0) -> int:
 
 def advice_command(text: str) -> Tuple[int, int, bool]:
     r"""Where the command of an advice item is, as ``(start, end, sure)``: the text after its last top-level ``": "``
-    (or all of it), up to a note set off by three blanks or more, or by two before a parenthesis
+    (or full-width ``"："``, in Chinese; or all of it), up to a note set off by three blanks or more, or by two before a parenthesis
     (``nvidia-smi    (on the host: ...)``). ``sure``: it
     is written as a command (such a note follows it, or it chains with ``&&``/``|`` or starts with a program), so
     a command longer than a line still pastes (`` \`` continuations); otherwise it is kept whole only when it
@@ -293,6 +309,11 @@ def advice_command(text: str) -> Tuple[int, int, bool]:
     while i >= 0:
         start = i + 2
         i = _top_level(text, ": ", start)
+    if not text.isascii():  # a Chinese sentence ends its lead-in with a full-width colon, with no blank after it
+        i = _top_level(text, "\uff1a", start)
+        while i >= 0:
+            start = i + 1
+            i = _top_level(text, "\uff1a", start)
     notes = [i for i in (_top_level(text, "  (", start), _top_level(text, "   ", start)) if i >= 0]
     note = min(notes) if notes else -1
     end = note if note >= 0 else len(text)
@@ -343,8 +364,8 @@ def _command_end(cmd: str) -> int:
         elif ch == " " and k > 0:
             word = cmd[k + 1:].split(" ", 1)[0]
             i += 1
-            if i >= 1 and (word in _PROSE or word.startswith("(")) and k > len(cmd.split(" ", 1)[0]):
-                return k
+            if i >= 1 and (word in _PROSE or word.startswith("(") or has_wide(word)) and k > len(cmd.split(" ", 1)[0]):
+                return k  # (a word in Chinese is prose too)
             if i >= 2 and _possessive(word):
                 return plain[0] if plain else k
             plain = plain + [k] if word.isalpha() and word.islower() and i >= 2 else []
@@ -356,7 +377,7 @@ def wrap_quoted(text: str, first: str = "", rest: Optional[str] = None, width: i
     wrapped between the other words; plain :func:`wrap` where a span is longer than a line."""
     rest = first if rest is None else rest
     lines = [line.replace(_GLUE, " ") for line in wrap(_glue_quoted(text), first, rest, width, newlines=False, long_words="keep")]
-    if any(len(line) > width for line in lines):
+    if any(width_of(line) > width for line in lines):
         return wrap(text, first, rest, width, newlines=False)
     return lines
 
@@ -369,18 +390,19 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
     line continues with `` \`` between shell words. ``text`` is already escaped (:func:`cudaenv.core.text.printable`)."""
     start, end, sure = advice_command(text)
     cmd = text[start:end]
-    room = width - len(rest)
+    room = width - width_of(rest)
     if start == 0 and end == len(text) and not sure:
         cmd = ""  # a sentence, not a command
-    if not cmd or (len(cmd) > room and not sure):
+    if not cmd or (width_of(cmd) > room and not sure):
         lines = wrap(_glue_quoted(text), first, rest, width, newlines=False, long_words="keep")
         return [line.replace(_GLUE, " ") for line in lines]
     head, tail = text[:start].rstrip(" "), text[end:].strip(" ")
     lines = wrap(_glue_quoted(head), first, rest, width, newlines=False, long_words="keep") if head else []
     lines = [line.replace(_GLUE, " ") for line in lines]
-    if lines and len(lines[-1]) + 1 + len(cmd) <= width:
-        lines[-1] += " " + cmd
-    elif len(cmd) <= room or not lines and len(first) + len(cmd) <= width:
+    joint = "" if head.endswith("\uff1a") else " "  # no blank after a full-width colon
+    if lines and width_of(lines[-1]) + len(joint) + width_of(cmd) <= width:
+        lines[-1] += joint + cmd
+    elif width_of(cmd) <= room or not lines and width_of(first) + width_of(cmd) <= width:
         lines.append((rest if lines else first) + cmd)
     else:
         cont = wrap_command(cmd, rest, width)
@@ -388,7 +410,7 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
             cont[0] = first + cont[0][len(rest):]
         lines += cont
     if tail:
-        gap = "    " if len(lines[-1]) + 4 + tail.find(" ") <= width else ""
+        gap = "    " if width_of(lines[-1]) + 4 + tail.find(" ") <= width else ""
         more = wrap(_glue_quoted(tail), lines[-1] + gap if gap else rest, rest, width, newlines=False, long_words="keep")
         lines[-1:] = [line.replace(_GLUE, " ") for line in more] if gap else lines[-1:] + [line.replace(_GLUE, " ") for line in more]
     return lines

@@ -9,6 +9,7 @@ from typing import Any, List, Optional
 from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command, wrap_quoted
 from cudaenv.core.text import printable
 from cudaenv.core.version import sm_name
+from cudaenv.core.i18n import t, tr
 
 
 
@@ -50,22 +51,22 @@ def _wrap_item(text: str, first: str, rest: str, width: int = WIDTH) -> List[str
 def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str]:
     if error is None:
         return []
-    head = "%serror %s: %s" % (indent, error.id or "(not recognised)", error.title or error.message)
+    head = "%serror %s: %s" % (indent, error.id or "(not recognised)", tr(error.title) or error.message)
     lines = _wrap(head, "", width)
     lines = [lines[0]] + ["%s  %s" % (indent, x) for x in lines[1:]]
     if error.title:
         first = next((x.strip() for x in error.message.splitlines() if x.strip()), "")
         lines += _wrap(first, indent + "  ", width)
     if error.explanation:  # explain's words: a quoted phrase (`import torch`) stays on one line, as explain shows it
-        lines += wrap_quoted(printable(error.explanation), indent + "  ", indent + "  ", width)
+        lines += wrap_quoted(printable(tr(error.explanation)), indent + "  ", indent + "  ", width)
     for detail in error.details:
-        lines += _wrap(detail, indent + "  ", width)
+        lines += _wrap(tr(detail), indent + "  ", width)
     if error.advice or error.fix:
-        lines.append(indent + "  What to do:")
+        lines.append(indent + "  " + t("What to do:"))
         for item in error.fix:  # shell lines: as the doctor lays out a finding's fix (`` \`` continuations)
             lines += wrap_command(printable(item), indent + "    ", width)
         for item in error.advice:
-            lines += _wrap_item(item, indent + "    - ", indent + "      ", width)
+            lines += _wrap_item(tr(item), indent + "    - ", indent + "      ", width)
     if error.id is None:
         lines += _wrap("cudaenv explain can help with the full message; paste it with: cudaenv explain -", indent + "  ", width)
     return lines

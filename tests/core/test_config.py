@@ -32,7 +32,7 @@ def test_every_setting_the_code_names_is_in_the_table():
     table = {s["name"] for s in config.settings()}
     assert set(settings_from_code()) - {"CUDAENV_VERIFY", "CUDAENV_TORCH_PROBE", "CUDAENV_TOOLKIT", "CUDAENV_EDIT_LINES"} <= table
     for row in config.settings():
-        assert row["meaning"] and row["type"] in ("seconds", "text", "path", "choice", "driver version", "state", "script"), row
+        assert row["meaning"] and row["type"] in ("seconds", "text", "path", "choice", "driver version", "language", "state", "script"), row
 
 
 def test_no_module_but_config_reads_a_setting_from_the_environment():

@@ -1,0 +1,144 @@
+"""The commands in Simplified Chinese (issue 33): chosen by the locale, ``CUDAENV_LANG`` or ``--lang``; within the
+terminal's columns measured in display width (a Chinese character takes two); JSON, Prometheus and Markdown stay
+English unless ``--lang`` asks; and the English output is the same whatever the locale says in English.
+"""
+
+import json
+
+import pytest
+
+import checkpoint_builders as cb
+from builders import recorded
+from cudaenv.render.width import width_of
+from machine import A10G, ARCH_CU121, GTX1080TI, ARCH_CU128, a10g_535
+
+
+def _a10g(machine):
+    a10g_535(machine).torch("2.5.1+cu121", "12.1", A10G, ARCH_CU121).toolkit("12.1.1", on_path=True).toolkit("11.8.0")
+    machine.root.link("usr/local/cuda", "/usr/local/cuda-11.8")
+    machine.env["CUDA_VISIBLE_DEVICES"] = "0,7"
+    return machine
+
+
+def _pascal(machine):
+    """A GTX 1080 Ti under a cu128 torch (no kernels for sm_61), a driver older than the toolkit on PATH."""
+    machine.smi(query=recorded("diag-query-1080ti.txt"), banner=recorded("diag-banner-1080ti.txt"))
+    machine.torch("2.7.1+cu128", "12.8", GTX1080TI, ARCH_CU128)
+    machine.toolkit("11.8.0").toolkit("12.4.1", on_path=True)
+    machine.root.link("usr/local/cuda", "/usr/local/cuda-12.6")
+    machine.root.file("etc/os-release", recorded("osrelease-ubuntu-2204.txt"))
+    return machine
+
+
+def _one_word(line):
+    words = line.split()
+    if words[-1:] == ["\\"]:
+        words = words[:-1]
+    return len(words) == 1 or (len(words) == 2 and words[0] in ("-", "*"))
+
+
+def _run(machine, *argv, env_extra=None):
+    env = machine.full_env()
+    env["CUDAENV_ROOT"] = str(machine.root.path)
+    env.update(env_extra or {})
+    extra = ["--python", machine.python] if argv[0] in ("doctor", "fix") else []
+    return machine.cli(*(list(argv) + extra), env=env)
+
+
+@pytest.mark.parametrize("kind", ["a10g", "pascal"])
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_doctor_in_chinese_fits_the_terminal(machine, kind, columns):
+    (_a10g if kind == "a10g" else _pascal)(machine)
+    machine.env["COLUMNS"] = str(columns)
+    too_long = {}
+    ckpt = machine.tmp / "模型.pt"  # a Chinese file name: two columns a character in the paths printed
+    ckpt.write_bytes(cb.torch_zip(cb.cnn(location="cuda:2", prefix="module.")))
+    log = machine.tmp / "error.log"
+    log.write_text(recorded("err-cuda-oom.txt") + "\n" + recorded("err-invalid-device-ordinal.txt"))
+    for argv in (("doctor",), ("doctor", "--quick"), ("fix", "--dry-run"), ("torch", "recommend", "--python", machine.python),
+                 ("checkpoint", "inspect", str(ckpt)), ("explain", "--all", "--file", str(log)), ("doctor", "--timeout", "0")):
+        r = _run(machine, *argv, env_extra={"LANG": "zh_CN.UTF-8"})
+        english = _run(machine, *argv)
+        for stream, text in (("out", r.out), ("err", r.err)):
+            same = set((english.out + english.err).splitlines())  # a line as English lays it out is English's rule
+            long = [line for line in text.splitlines() if width_of(line) > columns and not _one_word(line) and line not in same]
+            if long:
+                too_long[" ".join(argv) + " (%s)" % stream] = long[:3]
+    assert not too_long, json.dumps(too_long, indent=1, ensure_ascii=False)
+
+
+def test_the_locale_the_setting_and_the_flag_choose_chinese(machine):
+    _pascal(machine)
+    english = _run(machine, "doctor")
+    assert "Problems: 1 error" in english.out and "问题" not in english.out
+    for extra, argv in (({"LANG": "zh_CN.UTF-8"}, ()), ({"LC_ALL": "zh_Hans.UTF-8", "LANG": "en_US.UTF-8"}, ()),
+                        ({"CUDAENV_LANG": "zh-CN"}, ()), ({}, ("--lang", "zh-CN"))):
+        r = _run(machine, "doctor", *argv, env_extra=extra)
+        assert r.code == english.code == 1
+        assert "问题：1 个错误" in r.out and "gpu-arch-unsupported" in r.out, extra  # the ids stay as they are
+        assert "显存" in r.out and "Problems" not in r.out
+    # --lang before the command too, and English back on demand
+    r = _run(machine, "--lang", "zh-CN", "doctor")
+    assert "问题：" in r.out
+    assert _run(machine, "doctor", "--lang", "en", env_extra={"LANG": "zh_CN.UTF-8"}).out == english.out
+    assert _run(machine, "doctor", env_extra={"LANG": "en_US.UTF-8"}).out == english.out
+
+
+def test_output_for_programs_and_upstream_stays_english(machine):
+    _pascal(machine)
+    zh = {"LANG": "zh_CN.UTF-8"}
+    for fmt in ("json", "prometheus", "markdown"):
+        r = _run(machine, "doctor", "--format", fmt, env_extra=zh)
+        assert not any(width_of(c) == 2 for c in r.out), fmt
+        if fmt == "markdown":
+            assert r.out == _run(machine, "doctor", "--format", fmt).out
+        if fmt == "json":  # the findings' words as in English (the report also holds run times)
+            english = json.loads(_run(machine, "doctor", "--json").out)["findings"]
+            assert json.loads(r.out)["findings"] == english and english
+    md = _run(machine, "doctor", "--format", "markdown", "--lang", "zh-CN")
+    assert "`gpu-arch-unsupported`" in md.out and "**发现的问题**" in md.out  # asked for, for a Chinese forum
+
+
+def test_a_wrong_language_is_a_usage_error(machine):
+    _pascal(machine)
+    r = _run(machine, "doctor", "--lang", "tlh")
+    assert r.code == 2 and "--lang tlh is not a language cudaenv speaks" in r.err
+    r = _run(machine, "doctor", env_extra={"CUDAENV_LANG": "klingon"})
+    assert r.code == 2 and "CUDAENV_LANG=klingon is not a language cudaenv speaks" in r.err
+
+
+def test_explain_in_chinese_keeps_the_error_and_the_commands(tmp_path, cli):
+    log = tmp_path / "error.log"
+    log.write_text(recorded("err-cuda-oom.txt"))
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "COLUMNS": "80"}
+    english = cli("explain", "--file", str(log), env=env)
+    r = cli("explain", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert r.code == english.code == 0
+    assert r.out.startswith("cuda-oom: GPU 显存不足\n") and english.out.startswith("cuda-oom: the GPU ran out of memory\n")
+    matched = [line for line in english.out.splitlines() if line.startswith("  matched: ")][0][len("  matched: "):]
+    assert "  匹配：" + matched in r.out  # the quoted error as it was
+    assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in r.out and "怎么办：" in r.out
+    assert all(width_of(line) <= 80 for line in r.out.splitlines())
+    assert cli("explain", "--json", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8")).out == cli("explain", "--json", "--file", str(log), env=env).out
+    # a row without Chinese yet prints in English, under the Chinese words of the renderer
+    other = tmp_path / "assert.log"
+    other.write_text(recorded("err-device-side-assert.txt"))
+    english = cli("explain", "--file", str(other), env=env)
+    r = cli("explain", "--file", str(other), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert english.out.splitlines()[0] == r.out.splitlines()[0] and r.out.startswith("device-side-assert: ")
+    assert "怎么办：" in r.out
+
+
+def test_checkpoint_advice_in_chinese_keeps_its_commands(machine):
+    _pascal(machine)
+    ckpt = machine.tmp / "it's on cuda 2.pt"
+    ckpt.write_bytes(cb.torch_zip(cb.cnn(location="cuda:2", prefix="module.")))
+    english = _run(machine, "checkpoint", "inspect", str(ckpt))
+    r = _run(machine, "checkpoint", "inspect", str(ckpt), env_extra={"LANG": "zh_CN.UTF-8"})
+    assert r.code == english.code == 1
+    assert "怎么办：" in r.out and "保存设备：cuda:2 ×" in r.out, r.out + english.out
+    joined, english_joined = (" ".join(out.split()).replace(" \\ ", " ") for out in (r.out, english.out))
+    for flags in ("--map-location cpu", "--strip-prefix module."):  # nvidia-smi -L shows no GPU here
+        assert "cudaenv checkpoint fix " + flags in english_joined, english_joined
+        command = english_joined[english_joined.index("cudaenv checkpoint fix " + flags):].split(" -- ")[0]
+        assert command in joined, command  # the command to paste is the English one, whole
