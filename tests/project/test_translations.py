@@ -78,6 +78,7 @@ UNTRANSLATED_ROWS = {
     "cuda-forward-compat", "cuda-home-not-set", "cuda-launch-failure", "cuda-library-missing", "cuda-library-version-mixup",
     "cuda-system-not-ready", "cuda-unknown-error", "cudnn-execution-failed", "cudnn-not-initialized", "cudnn-not-supported",
     "cudnn-version-mismatch", "device-side-assert", "dist-port-in-use", "dist-timeout", "docker-gpu-runtime-missing",
+    "extension-abi-mismatch",
     "gpu-busy-or-unavailable", "gpu-capability-warning", "gpu-too-old-for-torch", "illegal-memory-access",
     "libcudart-missing", "nccl-error", "nccl-timeout", "not-cuda", "nvcc-arch-unsupported",
     "nvcc-host-compiler-unsupported", "nvcc-missing", "nvcc-torch-mismatch", "onnxruntime-cuda-provider-missing",
