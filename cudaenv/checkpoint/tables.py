@@ -12,6 +12,10 @@ name too, read only for a global that is not allowed (a torch checkpoint's never
 
 from __future__ import annotations
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
+    from typing import Dict
+
 
 class Facts:
     def __init__(self):
@@ -19,13 +23,16 @@ class Facts:
 
         wo = load_table("checkpoint_weights_only")
         self.torch_version = wo.get("torch_version", "2.13.0")
-        self.allowed = frozenset(r["name"] for r in wo["rows"] if r["kind"] == "global")
-        self.opcodes = frozenset(r["code"] for r in wo["rows"] if r["kind"] == "opcode")
-        self.blocked = tuple(r["name"] for r in wo["rows"] if r["kind"] == "blocked_module")
-        self.conditional = {r["name"]: r["needs"] for r in wo["rows"] if r["kind"] == "conditional"}
-        self.dangerous = tuple(r["name"] for r in wo["rows"] if r["kind"] == "dangerous")
-        self.rename_global = {r["name"]: r["to"] for r in wo["rows"] if r["kind"] == "rename_global"}
-        self.rename_module = {r["name"]: r["to"] for r in wo["rows"] if r["kind"] == "rename_module"}
+        kinds: Dict[str, list] = {}  # the rows by kind, in one pass (read on inspect's start-up)
+        for r in wo["rows"]:
+            kinds.setdefault(r["kind"], []).append(r)
+        self.allowed = frozenset(r["name"] for r in kinds.get("global", ()))
+        self.opcodes = frozenset(r["code"] for r in kinds.get("opcode", ()))
+        self.blocked = tuple(r["name"] for r in kinds.get("blocked_module", ()))
+        self.conditional = {r["name"]: r["needs"] for r in kinds.get("conditional", ())}
+        self.dangerous = tuple(r["name"] for r in kinds.get("dangerous", ()))
+        self.rename_global = {r["name"]: r["to"] for r in kinds.get("rename_global", ())}
+        self.rename_module = {r["name"]: r["to"] for r in kinds.get("rename_module", ())}
         dt = load_table("checkpoint_dtypes")
         self.storage_dtype = {r["storage"]: (r["dtype"], r["itemsize"]) for r in dt["rows"] if r.get("storage")}
         self.itemsize = {r["dtype"]: r["itemsize"] for r in dt["rows"]}
