@@ -46,14 +46,7 @@ def open_container(path: str, limits: Optional[pickle_vm.Limits] = None) -> Cont
 
     with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size
-        box = Container(path, size)
-        head = fh.read(512)
-        try:
-            _dispatch(fh, head, box, limits)
-        except OSError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a hostile container must end in a note, never a crash
-            box.notes.append("the file could not be read to the end: %s" % (str(exc)[:200] or type(exc).__name__))
+        box = _read(fh, Container(path, size), limits, "file")
     return box
 
 
@@ -224,13 +217,17 @@ class Window:
 def read_embedded(fh, start: int, length: int, name: str, limits: Optional[pickle_vm.Limits] = None) -> Container:
     """The container of the bytes ``[start, start + length)`` of ``fh`` (named ``name`` in reports): a whole
     ``torch.save`` archive that another file carries, read as torch.load reads it from a stream."""
-    box = Container(name, length)
-    window = Window(fh, start, length)
-    head = window.read(512)
+    return _read(Window(fh, start, length), Container(name, length), limits, "item")
+
+
+def _read(fh, box: Container, limits, what: str) -> Container:
+    """``box`` filled from ``fh`` (a file, or a window on one), by its first 512 bytes' format; anything the reading
+    raises but an OSError ends as a note that says the ``what`` was not read to the end."""
+    head = fh.read(512)
     try:
-        _dispatch(window, head, box, limits)
+        _dispatch(fh, head, box, limits)
     except OSError:
         raise
     except Exception as exc:  # noqa: BLE001 - a hostile container must end in a note, never a crash
-        box.notes.append("the item could not be read to the end: %s" % (str(exc)[:200] or type(exc).__name__))
+        box.notes.append("the %s could not be read to the end: %s" % (what, str(exc)[:200] or type(exc).__name__))
     return box

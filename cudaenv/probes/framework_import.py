@@ -3,7 +3,6 @@
 which check for which package: the ``import`` key of ``data/frameworks.json``'s rows). cudaenv never imports a
 framework in its own process; a child that hangs is stopped at its timeout and says so."""
 
-import json
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.model.snapshot import Framework, FrameworkImport, Note
@@ -14,15 +13,10 @@ MAX_ERROR = 2000
 
 
 def parse_framework_output(text: str) -> Optional[Dict[str, Any]]:
-    """The child's JSON (the last line starting with the marker), or None."""
-    for line in reversed((text or "").splitlines()):
-        if line.startswith(MARKER):
-            try:
-                data = json.loads(line[len(MARKER):])
-            except ValueError:
-                return None
-            return data if isinstance(data, dict) else None
-    return None
+    """The child's JSON (the last line starting with the marker), or None: read as the torch probe's is."""
+    from cudaenv.probes.torch_child import parse_child_output
+
+    return parse_child_output(text, MARKER)
 
 
 def _text(value, limit: int = MAX_ERROR) -> Optional[str]:

@@ -15,12 +15,13 @@ def child_script() -> str:
     return source("torch_probe.py")
 
 
-def parse_child_output(text: str) -> Optional[Dict[str, Any]]:
-    """The child's JSON from its stdout (the last line starting with the marker), or None."""
+def parse_child_output(text: str, marker: str = MARKER) -> Optional[Dict[str, Any]]:
+    """A child's JSON from its stdout (the last line starting with ``marker``: the torch probe's, or another child's
+    such as the framework import's), or None."""
     for line in reversed((text or "").splitlines()):
-        if line.startswith(MARKER):
+        if line.startswith(marker):
             try:
-                data = json.loads(line[len(MARKER):])
+                data = json.loads(line[len(marker):])
             except ValueError:
                 return None
             return data if isinstance(data, dict) else None
