@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
     import argparse
     from typing import IO, List, Mapping, Optional, Sequence
 
+NO_GC_COMMANDS = (("use",), ("list",), ("checkpoint", "inspect"))  # short, small runs: the cyclic collector off
 FAST_COMMANDS = ("use", "list", "checkpoint", "doctor")  # checkpoint: its FAST_ACTIONS (inspect)
 
 
@@ -209,6 +210,19 @@ def _choose_language(args, ctx: Context) -> None:
 
 
 def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
+    if any(tuple(argv[:len(c)]) == c for c in NO_GC_COMMANDS):
+        import gc
+
+        if gc.isenabled():  # short runs that allocate little: no cyclic collection during their imports (a tenth
+            gc.disable()  # of `checkpoint inspect`'s start-up budget); on again for the next main() in this process
+            try:
+                return _dispatch_fast(argv, ctx, saved)
+            finally:
+                gc.enable()
+    return _dispatch_fast(argv, ctx, saved)
+
+
+def _dispatch_fast(argv: List[str], ctx: Context, saved: List) -> int:
     if argv[:1] and argv[0] in FAST_COMMANDS:
         # Hot paths (the shell hook's `use`, `list`): no argparse, which imports re, gettext, locale, shutil.
         module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
