@@ -4,7 +4,7 @@ reading every toolkit gives (cudaenv.probes.toolkits.named, cudaenv.toolkit.proj
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from builders import FakeRoot
@@ -53,6 +53,7 @@ def trees(draw):
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
 @given(trees())
+@example(([("12.4.99", "mm"), ("12.4.99", "mm")], "12.4.99", [], False, None))  # (found: 12.4 and 12.4-dup1 hold the spec)
 def test_named_toolkits_plan_the_switch_every_toolkit_plans(tree):
     """Whatever the tree (folders named for the version they hold, named for nothing, empty, links to others; PATH,
     LD_LIBRARY_PATH and CUDAENV_ACTIVE naming some of them, as image paths or this machine's), the switch planned with

@@ -61,7 +61,7 @@ def probe_toolkits_named(host, spec: str, paths: Iterable[str], site_packages: S
             continue
         if said is None or cand.force:
             chosen.add(key)  # a folder whose name says nothing: always read
-        elif said[: len(want)] == want:
+        elif said[: len(want)] == want[: len(said)]:  # (a name that says less, 12.4, may hold the spec 12.4.99)
             named[key] = max(named.get(key, ()), said)
     top = max((said[:2] for said in named.values()), default=None)
     expect = {key: said for key, said in named.items() if said[:2] == top}
