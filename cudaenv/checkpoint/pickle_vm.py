@@ -24,8 +24,7 @@ from __future__ import annotations
 import struct
 
 from cudaenv.checkpoint import careful
-from cudaenv.checkpoint.calls import CHECKED, NEWOBJ_OK, NO_EMPTY
-from cudaenv.checkpoint.nodes import Call, Global, Limits, Persid, SDict, SList, WalkResult, state_filled
+from cudaenv.checkpoint.nodes import CHECKED, NEWOBJ_OK, NO_EMPTY, Call, Global, Limits, Persid, SDict, SList, WalkResult, state_filled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
