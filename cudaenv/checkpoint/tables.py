@@ -1,9 +1,9 @@
 """The tables `checkpoint inspect` judges a pickle by, read once: ``data/checkpoint_weights_only.txt`` (what torch
 2.13's weights_only unpickler accepts: globals, opcodes, blocked modules, globals allowed after an import, dangerous
 names) and ``data/checkpoint_dtypes.txt`` (storage classes, dtypes, bytes per element), and the safety verdict by
-them (safe, unsafe, inconclusive). Both tables are in the line format (:func:`cudaenv.core.resources.parse_lines_table`),
-read without json: json imports re, which alone costs more than half of inspect's start-up budget (2x ``python -c
-pass``).
+them (safe, unsafe, inconclusive). Both tables are in the line format (:mod:`cudaenv.core.linetable`), read without
+json (json imports re, which alone costs more than half of inspect's start-up budget, 2x ``python -c pass``), and
+from the wheel's compiled copy without parsing (:func:`cudaenv.core.resources.compiled_table`).
 
 A global is judged by the name torch reads it as: torch's weights_only unpickler renames a GLOBAL's protocol-2 names
 (``__builtin__.set`` is ``builtins.set``, ``__builtin__.intern`` is ``sys.intern``) before its blocklist and allowlist,
