@@ -337,7 +337,7 @@ def is_model_state_dict(path: str, obj: Any, an: Analysis) -> bool:
     return is_weights_entry(path) and holds_weights((v for _, v in pairs_of(obj)), lambda v: an.tensor(v) is not None)
 
 
-# -- Wrapper prefixes on a state_dict's keys and its _metadata keys. --
+# ------------------------------------------------------------------ wrapper prefixes on keys and _metadata keys
 
 _WRAPPER_NAMES = tuple(w[:-1] for w in WRAPPER_PREFIXES)  # how a _metadata key (no trailing dot) starts
 

@@ -220,7 +220,7 @@ OPCODE_NAMES = {
 }
 
 
-# -- The calls of allowed globals that fail when torch makes them (issue 26). --
+# ------------------------------------------------------------------ calls of allowed globals that fail (issue 26)
 
 # the device types torch 2.13's torch.device accepts (its error message lists them: c10/core/Device.cpp)
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
@@ -384,7 +384,7 @@ def _hashables(value: Any) -> bool:
     return items is not None and all(_hashable(i) for i in items)
 
 
-# -- The arguments of pickle opcodes as pickle's C unpickler reads them. --
+# ------------------------------------------------------------------ opcode arguments, as pickle's C unpickler reads them
 
 # Length-prefixed strings and bytes: opcode -> (bytes of the length field, its struct format (None: one byte), kind,
 # codec). One table, so that every such opcode skips its length field and reads its kind the same way.

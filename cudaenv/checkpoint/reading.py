@@ -218,7 +218,7 @@ MIN_VERSION, MAX_VERSION = 1, 10  # caffe2/serialize/versions.h: kMinSupportedFi
 MAX_NAME = 511  # getAllRecords reads a name into MZ_ZIP_MAX_ARCHIVE_FILENAME_SIZE (512) bytes, NUL included
 
 
-# -- The torch zip reader: a file that starts with PK\x03\x04, read as torch 2.13 reads it. --
+# ------------------------------------------------------------------ the torch zip reader (PK\x03\x04, as torch 2.13 reads it)
 
 
 class Records(dict):

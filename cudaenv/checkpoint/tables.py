@@ -123,7 +123,7 @@ def facts() -> Facts:
     return _FACTS[0]
 
 
-# -- The safety verdict (issue 26): safe, unsafe or inconclusive, fail closed. --
+# ------------------------------------------------------------------ the safety verdict (issue 26): safe, unsafe, inconclusive
 
 EXIT_UNSAFE = 3  # docs/reference/exit-codes.md
 EXIT_INCONCLUSIVE = 4

@@ -1,9 +1,9 @@
 """A zip's central directory, read as :mod:`zipfile` reads it (its entries, ZIP64 extra fields, the bytes before the
-archive, its error messages) and as torch 2.13's miniz reads it, without importing zipfile: that import costs more than inspecting a small checkpoint.
-The records are APPNOTE.TXT 4.3.12, 4.3.14-16, as CPython's zipfile spells them.
+archive, its error messages) and as torch 2.13's miniz reads it, without importing zipfile: that import costs more
+than inspecting a small checkpoint. The records are APPNOTE.TXT 4.3.12, 4.3.14-16, as CPython's zipfile spells them.
 
-The directory as torch 2.13 reads it (:func:`read_central_directory`, :class:`Directory`): by
-miniz 3.0.2 through caffe2's ``PyTorchStreamReader`` (``torch._C.PyTorchFileReader``). The rules and their sources are
+The directory as torch 2.13 reads it (:func:`read_central_directory`, :class:`Directory`): by miniz 3.0.2 through
+caffe2's ``PyTorchStreamReader`` (``torch._C.PyTorchFileReader``). The rules and their sources are
 ``data/checkpoint_zip_rules.txt``; each is named here by its row (``R-...``). Where the two readings differ it matters
 which bytes torch unpickles: miniz reads the directory at the offset the end record states (zipfile shifts it by the
 bytes it finds before the archive), compares names over their full length (zipfile cuts a name at a NUL byte) and
@@ -18,7 +18,7 @@ import os
 import struct
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
     from typing import Dict, List, Optional, Tuple
 
 
@@ -179,7 +179,7 @@ def _zip64_extra(extra: bytes, file_size: int, compress_size: int, header_offset
     return file_size, compress_size, header_offset
 
 
-# -- The directory as torch 2.13 reads it: miniz's rules (data/checkpoint_zip_rules.txt, R-...). --
+# ------------------------------------------------------------------ the directory as torch 2.13's miniz reads it (R-...)
 
 
 class Refused(Exception):
