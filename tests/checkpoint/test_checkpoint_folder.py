@@ -316,8 +316,8 @@ def test_fix_merges_safetensors_shards_without_torch_and_strips_in_the_same_pass
 def test_fix_of_a_folder_says_what_is_wrong_before_writing(tmp_path, cli, monkeypatch):
     folder, wmap = st_shards(tmp_path, big=64)
     out = tmp_path / "one.safetensors"
-    # a .pt OUT for safetensors shards, two keys that would get one name: usage errors, nothing written
-    assert cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt")).code == 2
+    # --to pt with a .safetensors OUT, two keys that would get one name: usage errors, nothing written
+    assert cli("checkpoint", "fix", str(folder), "-o", str(out), "--to", "pt").code == 2 and not out.exists()
     (folder / "model-00002-of-00002.safetensors").write_bytes(cb.safetensors_file({"a.weight": ("F32", (16,), 64),
                                                                                    "module.b.bias": ("F16", (4,), 8)}))
     write_index(folder, "model.safetensors.index.json", {"module.a.weight": "model-00001-of-00002.safetensors",
