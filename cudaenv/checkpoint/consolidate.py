@@ -57,6 +57,14 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
         raise UserError("safetensors shards are one flat dict of tensors: --extract does not apply to them")
     to_safetensors = layout != "safetensors-shards" and fmt == "safetensors"  # torch writes it through safetensors
     expected = _shard_shapes(_folder_of(path, folder), folder, opts) if layout == "safetensors-shards" else None
+    if layout == "deepspeed-zero" and (folder.mp_world_size or 1) > 1:
+        # zero_to_fp32.py reads mp_rank_00's model states only and expects one optimizer file per data-parallel
+        # rank (it raises on the others: deepspeed/utils/zero_to_fp32.py get_model_state_file, parse_optim_states)
+        raise UserError("%s holds %d model-parallel (tensor-parallel) ranks: DeepSpeed's zero_to_fp32.py does not "
+                        "merge tensor-parallel slices (it reads mp_rank_00 only), so one file of the whole model "
+                        "cannot come from it: nothing was run" % (printable(path), folder.mp_world_size),
+                        hint="merge the slices with the tool of the framework that split the model (Megatron-DeepSpeed: "
+                             "DeepSpeed's deepspeed/checkpoint/ds_to_universal.py), then consolidate its output")
     if layout == "deepspeed-zero" and not trust:
         raise UserError("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
                         "with the checkpoint: nothing was run", hint="read it, and only if you trust where the folder "

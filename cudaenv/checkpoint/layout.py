@@ -7,7 +7,9 @@ its small descriptor files say. Pure: names and already-read bytes or walked pic
 * **DeepSpeed ZeRO**: ``latest`` (the tag), ``global_step*/`` with ``mp_rank_00_model_states.pt`` (stages 0-2) or
   ``zero_pp_rank_{r}_mp_rank_00_model_states.pt`` (stage 3, one per rank) and ``*_optim_states.pt`` (one per
   data-parallel rank; their ``optimizer_state_dict`` holds ``zero_stage`` and ``partition_count``), and
-  ``zero_to_fp32.py``, the script DeepSpeed copies beside them.
+  ``zero_to_fp32.py``, the script DeepSpeed copies beside them. With model (tensor) parallelism every
+  ``mp_rank_{mp:02d}`` has its own model states and optimizer files, each model states file saying
+  ``dp_world_size`` and ``mp_world_size``; zero_to_fp32.py reads mp_rank_00 only (it does not merge them).
 * **sharded Hugging Face** checkpoints: ``model.safetensors.index.json`` or ``pytorch_model.bin.index.json``, whose
   ``weight_map`` names the shard of every key.
 
@@ -190,6 +192,41 @@ def zero_rank(name: str) -> Optional[int]:
         return None
     digits = name[at + len("zero_pp_rank_"):].partition("_")[0]
     return int(digits) if digits.isdigit() else None
+
+
+def zero_mp_rank(name: str) -> Optional[int]:
+    """The model-parallel (tensor-parallel) rank of ``..._mp_rank_{mp:02d}_..._states.pt``, None for another name."""
+    at = name.find("mp_rank_")
+    if at < 0:
+        return None
+    digits = name[at + len("mp_rank_"):].partition("_")[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def zero_model_facts(root: Any) -> Tuple[Optional[int], Optional[int]]:
+    """(dp_world_size, mp_world_size) from a walked ``*_model_states.pt`` (DeepSpeed's engine saves both beside
+    ``module``: deepspeed/runtime/engine.py _save_checkpoint)."""
+    out: Dict[str, Optional[int]] = {"dp_world_size": None, "mp_world_size": None}
+    for k, v in pairs_of(root):
+        if k in out and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            out[k] = v
+    return out["dp_world_size"], out["mp_world_size"]
+
+
+def zero_expected_files(stem: str, world: int, mp_world: int, per_rank_model: bool) -> Tuple[List[str], List[str]]:
+    """The model-states and optimizer-states file names of a ZeRO save with ``world`` data-parallel ranks and
+    ``mp_world`` model-parallel ranks, as DeepSpeed's engine names them (deepspeed/runtime/engine.py
+    _get_ckpt_name, _get_rank_zero_ckpt_name): ``mp_rank_{mp:02d}_model_states.pt`` (stage 3:
+    ``zero_pp_rank_{dp}_mp_rank_{mp:02d}_model_states.pt``) and ``{stem}zero_pp_rank_{dp}_mp_rank_{mp:02d}_optim_states.pt``."""
+    models: List[str] = []
+    optims: List[str] = []
+    for mp in range(mp_world):
+        if per_rank_model:
+            models += ["zero_pp_rank_%d_mp_rank_%02d_model_states.pt" % (dp, mp) for dp in range(world)]
+        else:
+            models.append("mp_rank_%02d_model_states.pt" % mp)
+        optims += ["%szero_pp_rank_%d_mp_rank_%02d_optim_states.pt" % (stem, dp, mp) for dp in range(world)]
+    return models, optims
 
 
 def pick_tag(latest: Optional[str], folders: Sequence[str]) -> Optional[str]:

@@ -140,6 +140,7 @@ class ShardFile(Record):
     weights_only: Optional[bool] = None  # None where torch does not read it with torch.load
     devices: Tuple[DeviceCount, ...] = ()
     problems: Tuple[str, ...] = ()
+    mp_rank: Optional[int] = None  # DeepSpeed ZeRO: the model-parallel (tensor-parallel) rank, from mp_rank_XX
 
 
 class FolderReport(Record):
@@ -154,6 +155,7 @@ class FolderReport(Record):
     tag: Optional[str] = None  # the ZeRO tag folder read (`latest`, else the highest global_step*)
     world_size: Optional[int] = None  # the ranks that wrote it (DCP: from the file names; ZeRO: partition_count)
     zero_stage: Optional[int] = None
+    mp_world_size: Optional[int] = None  # DeepSpeed ZeRO: the model-parallel (tensor-parallel) ranks (mp_rank_XX)
     shard_count: int = 0  # the files that hold tensors
     model_files: Tuple[str, ...] = ()
     optimizer_files: Tuple[str, ...] = ()
