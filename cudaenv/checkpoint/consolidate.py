@@ -57,6 +57,12 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
         raise UserError("safetensors shards are one flat dict of tensors: --extract does not apply to them")
     to_safetensors = layout != "safetensors-shards" and fmt == "safetensors"  # torch writes it through safetensors
     expected = _shard_shapes(_folder_of(path, folder), folder, opts) if layout == "safetensors-shards" else None
+    if layout == "dcp" and folder.unreadable_transforms:
+        raise UserError("%s stores items through %s, which torch's DCP reader does not know (it raises 'Unknown "
+                        "extension'): torch's dcp_to_torch_save cannot read them, and nothing was run" % (
+                            printable(path), printable(", ".join(folder.unreadable_transforms[:3]))),
+                        hint="convert it in the code that registered that extension (the ExtensionRegistry given to "
+                             "FileSystemReader), or re-save it without it")
     if layout == "deepspeed-zero" and (folder.mp_world_size or 1) > 1:
         # zero_to_fp32.py reads mp_rank_00's model states only and expects one optimizer file per data-parallel
         # rank (it raises on the others: deepspeed/utils/zero_to_fp32.py get_model_state_file, parse_optim_states)

@@ -284,6 +284,7 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
     unlisted = tuple(n for n in data_files if meta.items and n not in by_file)
     for name in data_files:
         acc.add(*_dcp_file(folder, name, by_file.get(name, []), f, judge))
+    transforms, unreadable = _dcp_transforms(meta, acc)
     ranks = {L.dcp_rank(n) for n in set(data_files) | set(referenced)} - {None}
     # the keys, grouped by the state_dict they are in (planner_data maps each flattened key to its path)
     groups: Dict[str, List[str]] = {}
@@ -306,8 +307,34 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
         acc.notes.append("%d keys are stored as pickled bytes (DCP loads them with torch.load(weights_only=False)): %s" % (
             len(meta.byte_keys), ", ".join(meta.byte_keys[:5])))
     return _finish(FolderReport(path, "dcp", world_size=len(ranks) or None, tensors=len(meta.tensors), total_bytes=total,
-                                missing=missing, unlisted=unlisted, model_files=tuple(data_files)),
+                                missing=missing, unlisted=unlisted, model_files=tuple(data_files), transforms=transforms,
+                                unreadable_transforms=unreadable),
                    acc, visible, shard_count=len(data_files))
+
+
+def _dcp_transforms(meta: L.DcpMetadata, acc: _Acc) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """The storage transforms ``.metadata`` says the items went through (compression, an extension's encoding):
+    each known one's requirement is a note, each one torch's reader does not know a problem (DCP's reader raises for
+    it, so no consolidation can read those items). (all descriptors, the unknown ones)."""
+    from cudaenv.core.resources import load_table
+
+    known = {r["name"]: (r["version"], r["needs"]) for r in load_table("checkpoint_layouts")["rows"]
+             if r["kind"] == "dcp_transform"}
+    counts: Dict[str, int] = {}
+    for item in meta.items:
+        for d in item.transforms:
+            counts[d] = counts.get(d, 0) + 1
+    unknown = []
+    for d, n in sorted(counts.items()):
+        needs = L.transform_support(d, known)
+        if needs is None:
+            unknown.append(d)
+            acc.problems.append("%d items are stored through the transform %s, which torch's DCP reader does not know "
+                                "(it raises 'Unknown extension'): neither torch nor cudaenv can read them" % (n, d[:80]))
+        else:
+            acc.notes.append("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
+                             "decompresses nothing, so their bytes were not walked" % (n, d[:80], needs))
+    return tuple(sorted(counts)), tuple(unknown)
 
 
 def _weights_entries():
@@ -347,6 +374,15 @@ def _dcp_file(folder: str, name: str, items: List[L.DcpItem], f, judge):
                 if len(problems) < MAX_REASONS:
                     problems.append("%s lies outside the %d-byte file" % (where, size))
                     reasons.append(VerdictReason(where, "not read: it lies outside the file"))
+                continue
+            if item.transforms:  # compressed or encoded by a DCP extension: not a torch.save archive as stored
+                verdicts.append("inconclusive")
+                n_tensors += item.tensor
+                if len(reasons) < MAX_REASONS:
+                    reasons.append(VerdictReason(where, "stored through %s: its bytes are transformed, not walked" % (
+                        ", ".join(item.transforms)[:120])))
+                if item.tensor:
+                    loads = False
                 continue
             if (item.offset, item.length) in seen:  # the same bytes named twice: walked once (a hostile
                 n_tensors += item.tensor  # .metadata can name one range a million times)

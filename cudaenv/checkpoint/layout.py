@@ -80,10 +80,11 @@ class DcpItem:
     """One item of a DCP checkpoint: which key (``fqn``), where its ``torch.save`` archive is, and whether DCP loads
     it as a tensor (``torch.load(weights_only=True)``) or as bytes (``torch.load(weights_only=False)``)."""
 
-    __slots__ = ("fqn", "file", "offset", "length", "tensor")
+    __slots__ = ("fqn", "file", "offset", "length", "tensor", "transforms")
 
-    def __init__(self, fqn: str, file: str, offset: int, length: int, tensor: bool):
+    def __init__(self, fqn: str, file: str, offset: int, length: int, tensor: bool, transforms: Tuple[str, ...] = ()):
         self.fqn, self.file, self.offset, self.length, self.tensor = fqn, file, offset, length, tensor
+        self.transforms = transforms  # the _StorageInfo's transform_descriptors (stream.zstd/1, ...), in order
 
 
 class DcpTensor:
@@ -103,6 +104,7 @@ class DcpMetadata:
         self.items: List[DcpItem] = []
         self.version: Optional[str] = None
         self.problems: List[str] = []
+        self.planner_paths = 0  # planner_data's key -> path entries (the default planner's)
 
 
 def _fields(obj: Any) -> Dict[Any, Any]:
@@ -163,11 +165,52 @@ def parse_dcp_metadata(root: Any) -> DcpMetadata:
         if not (isinstance(fqn, str) and isinstance(path, str) and isinstance(offset, int) and isinstance(length, int)):
             meta.problems.append("a storage_data entry without a key, file, offset and length")
             continue
-        if where.get("transform_descriptors"):
-            meta.problems.append("item %s is stored through transforms (%s): its bytes are not a torch.save archive"
-                                 % (fqn[:80], str(where.get("transform_descriptors"))[:80]))
-        meta.items.append(DcpItem(fqn, path, offset, length, fqn not in byte_keys))
+        transforms = _descriptors(where.get("transform_descriptors"))
+        if transforms is None:
+            meta.problems.append("item %s: its transform_descriptors are not a list of names: its bytes are not "
+                                 "read as a torch.save archive" % fqn[:80])
+            transforms = ("?",)
+        meta.items.append(DcpItem(fqn, path, offset, length, fqn not in byte_keys, transforms))
+    planner = fields.get("planner_data")
+    if planner is not None:
+        pairs = pairs_of(planner) if isinstance(planner, SDict) else None
+        paths = [v for _, v in pairs or ()]
+        good = [v for v in paths if _path(v)]
+        meta.planner_paths = len(good)
+        if pairs is None or len(good) != len(paths):
+            what = planner.name if isinstance(planner, (Call, Global)) else type(planner).__name__
+            meta.problems.append("planner_data is not the default planner's key -> path map (%s): torch's "
+                                 "dcp_to_torch_save rebuilds the nested state_dict from that map only" % (
+                                     what if pairs is None else "%d of %d entries are not paths" % (
+                                         len(paths) - len(good), len(paths))))
     return meta
+
+
+def _descriptors(value: Any) -> Optional[Tuple[str, ...]]:
+    """A ``_StorageInfo.transform_descriptors``: None or empty is (), a list of strings their tuple, else None."""
+    if value is None:
+        return ()
+    items = value.items if isinstance(value, SList) else value if isinstance(value, tuple) else None
+    if items is None or not all(isinstance(d, str) for d in items):
+        return None
+    return tuple(items)
+
+
+def _path(value: Any) -> bool:
+    """A planner_data path: a list or tuple of keys (strings) and list indexes (ints)."""
+    items = value.items if isinstance(value, SList) else value if isinstance(value, tuple) else None
+    return bool(items) and all(isinstance(k, str) or (isinstance(k, int) and not isinstance(k, bool)) for k in items)
+
+
+def transform_support(descriptor: str, known: Dict[str, Tuple[str, str]]) -> Optional[str]:
+    """What torch's reader needs for one transform descriptor (``name/version``, torch 2.13's ExtensionRegistry):
+    the requirement from ``known`` (name -> (major version, requirement), data/checkpoint_layouts.json) when torch
+    knows the name and version, else None (torch raises for it: no consolidation can read the item)."""
+    name, _, version = descriptor.partition("/")
+    row = known.get(name)
+    if row is None or version.partition(".")[0] != row[0]:
+        return None
+    return row[1]
 
 
 # ------------------------------------------------------------------ DeepSpeed ZeRO

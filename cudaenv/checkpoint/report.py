@@ -156,6 +156,8 @@ class FolderReport(Record):
     world_size: Optional[int] = None  # the ranks that wrote it (DCP: from the file names; ZeRO: partition_count)
     zero_stage: Optional[int] = None
     mp_world_size: Optional[int] = None  # DeepSpeed ZeRO: the model-parallel (tensor-parallel) ranks (mp_rank_XX)
+    transforms: Tuple[str, ...] = ()  # DCP: the storage transforms its items are stored through (stream.zstd/1, ...)
+    unreadable_transforms: Tuple[str, ...] = ()  # DCP: those torch's reader does not know (no conversion reads them)
     shard_count: int = 0  # the files that hold tensors
     model_files: Tuple[str, ...] = ()
     optimizer_files: Tuple[str, ...] = ()

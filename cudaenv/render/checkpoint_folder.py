@@ -126,6 +126,10 @@ def folder_advice(report: FolderReport) -> List[str]:
     if n:
         out.append("%d file%s the checkpoint names %s missing: copy %s from where it was saved before loading or "
                    "converting it" % (n, "" if n == 1 else "s", "is" if n == 1 else "are", "it" if n == 1 else "them"))
+    if report.unreadable_transforms:
+        out.append("its items stored through %s cannot be read by torch's DCP reader: convert it in the code that "
+                   "registered that extension, or re-save it without it" % ", ".join(report.unreadable_transforms[:3]))
+        return out
     if report.verdict in ("unsafe", "inconclusive") and report.layout != "deepspeed-zero":
         return out  # (a ZeRO folder's optimizer states name DeepSpeed's classes: its way out needs --trust anyway)
     stem = path[:-len(report.index)].rstrip("/") if report.index and path.endswith(report.index) else path
