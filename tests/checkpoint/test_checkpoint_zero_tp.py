@@ -119,6 +119,9 @@ def test_fix_refuses_a_tensor_parallel_zero_folder_even_with_trust_and_runs_noth
         res = cli("checkpoint", "fix", str(top), "-o", str(out), *extra, "--python", "/nonexistent/python")
         err = " ".join(res.err.split())
         assert res.code == 2 and "2 model-parallel (tensor-parallel) ranks" in err and "does not merge" in err, res.err
+        # --trust's warning says what PATH is: a checkpoint folder (its files, a ZeRO folder's script), not "the file"
+        assert ("warning: --trust: the checkpoint folder's files" in err and "zero_to_fp32.py is run" in err
+                and "the file" not in err) == bool(extra)
         assert not out.exists() and not (top / "zero_to_fp32.py.ran").exists()
 
 
