@@ -355,7 +355,7 @@ def _convert(host, path, target, opts, visible, in_place, python, timeout, to, b
                 changes.append("safetensors stores no device: --map-location %s is for the loader "
                                "(safe_open(..., device=%r))" % (opts.map_location, opts.map_location))
         else:
-            method = "torch"
+            method = "convert" if source_st or safe else "torch"  # (torch: --trust, the file's code may run)
             fh.flush()
             spec: Dict[str, Any] = {"output": writer.tmp, "map_location": opts.map_location, "strip": opts.strip,
                                     "add": opts.add, "extract": opts.extract, "to": to}

@@ -115,7 +115,7 @@ class FixReport(Record):
 
     source: str
     output: str
-    method: str  # rewrite (no torch) | torch (--trust, in the user's interpreter)
+    method: str  # rewrite (no torch) | merge (safetensors, no torch) | torch (--trust, in the user's interpreter) | convert (--to: torch with weights_only=True or the safetensors library) | zero_to_fp32
     changes: Tuple[str, ...] = ()
     before: Optional[CheckpointReport] = None
     after: Optional[CheckpointReport] = None

@@ -124,7 +124,8 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
 
 
 _METHOD_WORDS = {"rewrite": "rewritten without torch", "torch": "through torch, --trust", "merge": "merged without torch",
-                 "zero_to_fp32": "through the folder's zero_to_fp32.py, --trust"}
+                 "zero_to_fp32": "through the folder's zero_to_fp32.py, --trust",
+                 "convert": "converted by torch in your Python, nothing of the file run"}
 
 
 def render_fix(report: FixReport, width: int = WIDTH) -> str:

@@ -48,7 +48,8 @@ def test_a_pt_file_to_safetensors_ties_views_and_keys_checked(tmp_path, cli, saf
             assert torch.equal(f.get_tensor(k), sd["module." + k])
     flat = " ".join(res.out.split())
     assert "1 tied tensors written once" in flat and "1 views of shared memory copied" in flat
-    assert "--trust" not in res.err  # a safe file: loaded with weights_only=True, nothing of it run
+    assert "--trust" not in res.err + res.out  # a safe file: loaded with weights_only=True, nothing of it run
+    assert "(converted by torch in your Python, nothing of the file run)" in flat
     # and back: the safetensors file to one torch.save file, the tied name one storage again
     back = tmp_path / "back.pt"
     res = cli("checkpoint", "fix", str(out), "-o", str(back), "--to", "pt", "--add-prefix", "model.", "--python", sys.executable)
@@ -89,7 +90,9 @@ def test_a_pt_file_that_runs_code_is_converted_only_with_trust(tmp_path, cli, sa
     assert "the file is not safe" in " ".join(res.err.split())
     with safetensors_lib(str(out), "pt") as f:
         assert list(f.keys()) == ["w"]
-    assert "1 values that are not tensors left out" in " ".join(res.out.split())
+    assert "1 values that are not tensors left out" in " ".join(res.out.split()) and "(through torch, --trust)" in res.out
+    assert json.loads(cli("checkpoint", "fix", str(src), "-o", str(tmp_path / "again.safetensors"), "--trust", "--json",
+                          "--python", sys.executable).out)["method"] == "torch"
 
 
 def test_safetensors_shards_to_one_pt_file(tmp_path, cli, safetensors_lib):
