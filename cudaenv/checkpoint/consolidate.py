@@ -212,6 +212,7 @@ def merge_files(paths: List[str], out_fh, opts) -> List[str]:
             plan.append((shard, box.safetensors_data_start + begin, end - begin))
             offset += end - begin
     if meta is not None:
+        meta = _renamed_aliases(meta, opts)
         header = dict([("__metadata__", meta)] + list(header.items()))
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     raw += b" " * (-len(raw) % 8)  # the safetensors library pads its header to 8 bytes
@@ -247,6 +248,32 @@ def merge_files(paths: List[str], out_fh, opts) -> List[str]:
     if opts.add:
         changes.append("added %s to every key" % opts.add)
     return changes
+
+
+def _renamed_aliases(meta: dict, opts) -> dict:
+    """The safetensors metadata with the tied names cudaenv wrote once (``cudaenv.aliases``) renamed as the keys are,
+    so they still name the tensors they stand for."""
+    import json
+
+    from cudaenv.checkpoint.flat import ALIASES_KEY
+    from cudaenv.checkpoint.rewrite import strip_key
+
+    raw = meta.get(ALIASES_KEY)
+    if not isinstance(raw, str) or not (opts.strip or opts.add):
+        return meta
+    try:
+        aliases = json.loads(raw)
+    except ValueError:
+        return meta
+    if not isinstance(aliases, dict):
+        return meta
+
+    def rename(k):
+        k = strip_key(k, opts.strip) if opts.strip else k
+        return opts.add + k if opts.add else k
+
+    renamed = {rename(k): rename(v) for k, v in aliases.items() if isinstance(k, str) and isinstance(v, str)}
+    return dict(meta, **{ALIASES_KEY: json.dumps(renamed, sort_keys=True)})
 
 
 def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: str, report, tmp: str, opts,

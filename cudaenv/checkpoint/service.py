@@ -113,7 +113,8 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
                         hint="-o consolidated.pt")
     F.plan_output(path, output, in_place)  # (before the GPU probe: a wrong OUT is said at once)
     fmt = F.output_format(path if in_place else output, to)  # --to against OUT's suffix, before anything is read
-    source_fmt = "safetensors" if not folder and looks_safetensors(path) else F.suffix_format(path)
+    # FILE's format by its bytes (a folder's is its layout's: consolidate says)
+    source_fmt = "pt" if folder else "safetensors" if looks_safetensors(path) else "pt"
     if in_place and fmt != source_fmt:
         raise UserError("--in-place keeps FILE's name and format: give -o OUT for a %s file" % fmt,
                         hint="-o %s" % ("model.safetensors" if fmt == "safetensors" else "model.pt"))

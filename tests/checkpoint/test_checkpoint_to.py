@@ -136,3 +136,20 @@ def test_output_format():
     for out, to in (("a.safetensors", "pt"), ("a.pt", "safetensors"), ("a.bin", "safetensors"), ("a.pt", "onnx")):
         with pytest.raises(UserError):
             F.output_format(out, to)
+
+
+def test_tied_names_are_renamed_with_their_keys_and_a_file_is_known_by_its_bytes_not_its_name(tmp_path, cli):
+    src = tmp_path / "tied.safetensors"
+    aliases = json.dumps({"module.head.weight": "module.emb.weight"})
+    src.write_bytes(cb.safetensors_file({"module.emb.weight": ("F32", (10, 4), 160)}, {"cudaenv.aliases": aliases}))
+    out = tmp_path / "out.safetensors"
+    res = cli("checkpoint", "fix", str(src), "-o", str(out), "--strip-prefix", "module.")
+    assert res.code == 0, res.err  # (the check counts head.weight: its alias must follow the rename)
+    raw = out.read_bytes()
+    header = json.loads(raw[8:8 + struct.unpack("<Q", raw[:8])[0]])
+    assert json.loads(header["__metadata__"]["cudaenv.aliases"]) == {"head.weight": "emb.weight"}
+    # a torch zip named .safetensors is a torch zip: rewritten without torch, as its bytes say
+    odd = tmp_path / "odd.safetensors"
+    odd.write_bytes(cb.torch_zip(cb.cnn(prefix="module.")))
+    res = cli("checkpoint", "fix", str(odd), "-o", str(tmp_path / "odd.pt"), "--strip-prefix", "module.")
+    assert res.code == 0 and "rewritten without torch" in res.out, res.err
