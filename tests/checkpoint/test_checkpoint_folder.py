@@ -471,6 +471,8 @@ def test_any_name_has_a_layout_and_a_rank_or_none(name):
     assert L.classify([name], []) in ("dcp", "deepspeed-zero", "safetensors-shards", "bin-shards", "unknown")
     assert L.dcp_rank(name) is None or L.dcp_rank(name) >= 0
     assert L.zero_rank(name) is None or L.zero_rank(name) >= 0
+    assert L.zero_mp_rank(name) is None or L.zero_mp_rank(name) >= 0
+    assert L.transform_support(name, {"stream.zstd": ("1", "zstd")}) in (None, "zstd")
 
 
 def test_bin_shards_of_big_tensors_are_read_without_their_bytes(tmp_path, bytes_read):

@@ -7,6 +7,8 @@ import json
 import struct
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import checkpoint_builders as cb
 from checkpoint_builders import Storage, Tensor
@@ -153,3 +155,18 @@ def test_tied_names_are_renamed_with_their_keys_and_a_file_is_known_by_its_bytes
     odd.write_bytes(cb.torch_zip(cb.cnn(prefix="module.")))
     res = cli("checkpoint", "fix", str(odd), "-o", str(tmp_path / "odd.pt"), "--strip-prefix", "module.")
     assert res.code == 0 and "rewritten without torch" in res.out, res.err
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                     lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=8), c, max_size=4), max_leaves=20)
+
+
+@settings(max_examples=200)
+@given(st.dictionaries(st.text(max_size=12), _json, max_size=8))
+def test_any_header_gives_shapes_and_the_comparison_of_any_two_is_empty_only_when_they_match(header):
+    shapes = flat.safetensors_shapes(header)
+    assert all(isinstance(k, str) and isinstance(v, tuple) for k, v in shapes.items())
+    assert flat.compare(shapes, dict(shapes)) == []
+    if shapes:
+        k = next(iter(shapes))
+        assert flat.compare(shapes, {k2: v for k2, v in shapes.items() if k2 != k}) != []
