@@ -284,7 +284,9 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
     unlisted = tuple(n for n in data_files if meta.items and n not in by_file)
     for name in data_files:
         acc.add(*_dcp_file(folder, name, by_file.get(name, []), f, judge))
-    transforms, unreadable = _dcp_transforms(meta, acc)
+    transforms, unreadable, notes, problems = L.dcp_transforms(meta)
+    acc.notes.extend(notes)
+    acc.problems.extend(problems)
     ranks = {L.dcp_rank(n) for n in set(data_files) | set(referenced)} - {None}
     # the keys, grouped by the state_dict they are in (planner_data maps each flattened key to its path)
     groups: Dict[str, List[str]] = {}
@@ -310,31 +312,6 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
                                 missing=missing, unlisted=unlisted, model_files=tuple(data_files), transforms=transforms,
                                 unreadable_transforms=unreadable),
                    acc, visible, shard_count=len(data_files))
-
-
-def _dcp_transforms(meta: L.DcpMetadata, acc: _Acc) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
-    """The storage transforms ``.metadata`` says the items went through (compression, an extension's encoding):
-    each known one's requirement is a note, each one torch's reader does not know a problem (DCP's reader raises for
-    it, so no consolidation can read those items). (all descriptors, the unknown ones)."""
-    from cudaenv.core.resources import load_table
-
-    known = {r["name"]: (r["version"], r["needs"]) for r in load_table("checkpoint_layouts")["rows"]
-             if r["kind"] == "dcp_transform"}
-    counts: Dict[str, int] = {}
-    for item in meta.items:
-        for d in item.transforms:
-            counts[d] = counts.get(d, 0) + 1
-    unknown = []
-    for d, n in sorted(counts.items()):
-        needs = L.transform_support(d, known)
-        if needs is None:
-            unknown.append(d)
-            acc.problems.append("%d items are stored through the transform %s, which torch's DCP reader does not know "
-                                "(it raises 'Unknown extension'): neither torch nor cudaenv can read them" % (n, d[:80]))
-        else:
-            acc.notes.append("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
-                             "decompresses nothing, so their bytes were not walked" % (n, d[:80], needs))
-    return tuple(sorted(counts)), tuple(unknown)
 
 
 def _weights_entries():

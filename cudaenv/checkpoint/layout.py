@@ -202,6 +202,36 @@ def _path(value: Any) -> bool:
     return bool(items) and all(isinstance(k, str) or (isinstance(k, int) and not isinstance(k, bool)) for k in items)
 
 
+def dcp_transforms(meta: DcpMetadata, known: Optional[Dict[str, Tuple[str, str]]] = None):
+    """The storage transforms ``.metadata`` says the items went through (compression, an extension's encoding):
+    (every descriptor, those torch's reader does not know, notes, problems). A known one's requirement is a note
+    (``known``: name -> (major version, what reading it needs), the ``dcp_transform`` rows of
+    data/checkpoint_layouts.json); one torch's reader does not know is a problem: DCP's reader raises for it, so no
+    consolidation can read those items."""
+    if known is None:
+        from cudaenv.core.resources import load_table
+
+        known = {r["name"]: (r["version"], r["needs"]) for r in load_table("checkpoint_layouts")["rows"]
+                 if r["kind"] == "dcp_transform"}
+    counts: Dict[str, int] = {}
+    for item in meta.items:
+        for d in item.transforms:
+            counts[d] = counts.get(d, 0) + 1
+    unknown: List[str] = []
+    notes: List[str] = []
+    problems: List[str] = []
+    for d, n in sorted(counts.items()):
+        needs = transform_support(d, known)
+        if needs is None:
+            unknown.append(d)
+            problems.append("%d items are stored through the transform %s, which torch's DCP reader does not know (it "
+                            "raises 'Unknown extension'): neither torch nor cudaenv can read them" % (n, d[:80]))
+        else:
+            notes.append("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
+                         "decompresses nothing, so their bytes were not walked" % (n, d[:80], needs))
+    return tuple(sorted(counts)), tuple(unknown), notes, problems
+
+
 def transform_support(descriptor: str, known: Dict[str, Tuple[str, str]]) -> Optional[str]:
     """What torch's reader needs for one transform descriptor (``name/version``, torch 2.13's ExtensionRegistry):
     the requirement from ``known`` (name -> (major version, requirement), data/checkpoint_layouts.json) when torch
