@@ -100,7 +100,7 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     from cudaenv.probes.elf import probe_needed
     from cudaenv.probes.extensions import probe_extensions
     from cudaenv.probes.frameworks import probe_frameworks
-    from cudaenv.probes.libraries import probe_libraries
+    from cudaenv.probes.libraries import lazy_objects, probe_libraries
 
     def read_needed(path: str):
         return probe_needed(host, path)
@@ -119,6 +119,7 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     objects = []
     if torch.installed and torch.location:
         objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
+        objects += lazy_objects(host, "torch", torch.location)
     objects += [(fw.package, host.join(fw.location, *lib.split("/"))) for fw in found if fw.location for lib in fw.libraries]
     if not objects:
         return found, (), extensions

@@ -271,9 +271,9 @@ def extension_facts(ext) -> str:
 def library_facts(lib) -> str:
     """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
     if lib.path is None:
-        return t("%s: not found", lib.needed) + (" (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else "")
+        return t("%s: not found", lib.needed) + (" (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by != "needed" else "")
     bits = [b for b in (lib.version, t("via %s", lib.via) if lib.via else None,
-                        "dlopen by %s" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else None) if b]
+                        "dlopen by %s" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by != "needed" else None) if b]
     return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 
