@@ -332,16 +332,22 @@ def check_libraries(s, tables=None) -> List:
         ))
     missing = _missing(s)
     if missing:
+        windows = s.platform is not None and s.platform.system == "windows"
+        where = ("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
+                 "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
+                 "specified module could not be found. Error loading ... or one of its dependencies.\"" if windows else
+                 "not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
+                 "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)" % missing[0].needed)
         out.append(F(
             "library-not-found", "warning",
             "CUDA libraries the loader finds nowhere: %s" % ", ".join(
                 "%s (%s)" % (lib.needed, lib.consumer) for lib in missing),
-            "%s: not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
-            "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)." % (
+            "%s: %s." % (
                 "; ".join("%s %s %s" % (lib.object, "loads (dlopen)" if lib.loaded_by == "dlopen" else "needs", lib.needed)
-                          for lib in missing), missing[0].needed),
+                          for lib in missing), where),
             _reinstall(s, missing[0].consumer, tables)
-            + ["# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % missing[0].needed],
+            + ["# or install the toolkit or library that provides %s and put its %s" % (
+                missing[0].needed, "bin folder on PATH" if windows else "lib folder on LD_LIBRARY_PATH")],
         ))
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)

@@ -19,12 +19,12 @@ from typing import IO, List, NamedTuple, Optional, Tuple, Union
 
 from cudaenv.parse.elf import Budget
 
-BUDGET = 4 * 1024 * 1024  # bytes read per file, at most (headers, two tables, their names: a few KiB)
+PE_BUDGET = 4 * 1024 * 1024  # bytes read per file, at most (headers, two tables, their names: a few KiB)
 MAX_SECTIONS = 96  # the PE format allows 96 sections
 MAX_IMPORTS = 1024  # import descriptors read per table, at most
 MAX_NAME = 256
 IMPORT, DELAY_IMPORT = 1, 13  # data directory indexes
-MACHINES = {0x14C: "i386", 0x8664: "x86_64", 0xAA64: "arm64", 0x1C4: "armnt"}
+PE_MACHINES = {0x14C: "i386", 0x8664: "x86_64", 0xAA64: "arm64", 0x1C4: "armnt"}
 
 
 class PeImports(NamedTuple):
@@ -48,7 +48,7 @@ def _name(guarded, at: int) -> Optional[str]:
     return name.decode("ascii")
 
 
-def parse_pe_imports(data: Union[bytes, IO[bytes]], budget: int = BUDGET) -> Optional[PeImports]:
+def parse_pe_imports(data: Union[bytes, IO[bytes]], budget: int = PE_BUDGET) -> Optional[PeImports]:
     """The imports of the PE file in ``data`` (bytes or a seekable binary stream); None when it is no PE file or its
     headers are broken. Never raises; never reads more than ``budget`` bytes."""
     import io
@@ -120,4 +120,4 @@ def parse_pe_imports(data: Union[bytes, IO[bytes]], budget: int = BUDGET) -> Opt
 
     imports, whole = table(IMPORT, 20, 12, False)
     delay, whole_delay = table(DELAY_IMPORT, 32, 4, True)
-    return PeImports(MACHINES.get(machine, "0x%x" % machine), wide, imports, delay, complete and whole and whole_delay)
+    return PeImports(PE_MACHINES.get(machine, "0x%x" % machine), wide, imports, delay, complete and whole and whole_delay)

@@ -110,6 +110,8 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
                             notes, None, read_needed) or ())
     except _Failed:
         found = ()
+    if host.system == "windows":
+        return found, _windows_dlls(host, notes, torch), ()
     if host.system != "linux":
         return found, (), ()
     try:
@@ -128,6 +130,18 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     except _Failed:
         libraries = ()
     return found, libraries, extensions
+
+
+def _windows_dlls(host, notes: List[Note], torch: Torch) -> tuple:
+    """torch's CUDA DLLs resolved in the Windows DLL search order (probes/dlls.py)."""
+    from cudaenv.probes.dlls import probe_dlls
+
+    if not (torch.installed and torch.location):
+        return ()
+    try:
+        return tuple(_call(notes, "libraries", probe_dlls, host, torch.location, torch.python) or ())
+    except _Failed:
+        return ()
 
 
 def _imports(host, python: str, frameworks, notes: List[Note]) -> tuple:
