@@ -81,3 +81,16 @@ def test_a_torch_without_cuda_dlls_and_a_broken_dll(fake_root):
     host = fake_root.host(system="windows", env={})
     assert probe_dlls(host, "C:\\e\\Lib\\site-packages", "C:\\e\\python.exe") == ()
     assert probe_dlls(host, "C:\\nowhere\\Lib\\site-packages", None) == ()
+
+
+def test_the_collector_resolves_torchs_dlls_on_windows_only(fake_root):
+    """collect.py's frameworks step on a Windows host: torch's DLLs from its site-packages and interpreter (the torch
+    record the static probe gives); a torch the probe did not find installed gives none."""
+    from cudaenv.model.snapshot import Torch
+    from cudaenv.probes.collect import _windows_dlls
+
+    host = _tree(fake_root)
+    torch = Torch(python=ENV + "\\python.exe", installed=True, version="2.8.0+cu128", cuda="12.8", location=SITE)
+    got = _windows_dlls(host, [], torch)
+    assert {x.needed for x in got} >= {"cudart64_12.dll", "cufft64_11.dll"} and all(x.consumer == "torch" for x in got)
+    assert _windows_dlls(host, [], Torch(python=ENV + "\\python.exe", installed=False)) == ()
