@@ -141,6 +141,13 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
     if read is None:
         def read(path):
             return probe_elf_dynamic(host, path)
+    seen_reads: Dict[str, Optional[ElfDynamic]] = {}
+    plain_read = read
+
+    def read(path):  # noqa: F811 - each file read once (several consumers resolve the same libcudart)
+        if path not in seen_reads:
+            seen_reads[path] = plain_read(path)
+        return seen_reads[path]
     ld_path = host.env.get("LD_LIBRARY_PATH")
     out: List[LoadedLibrary] = []
     for consumer, path in list(objects)[:MAX_OBJECTS]:

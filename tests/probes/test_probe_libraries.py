@@ -265,3 +265,26 @@ def test_nccls_network_plugin_named_by_nccl_net_plugin(fake_root):
     default = fake_root.path / "usr/lib"
     build_library(default, "libnccl-net.so", soname="libnccl-net.so")
     assert [(x.needed, x.via) for x in probe({}) if x.loaded_by == "plugin"] == [("libnccl-net.so", "default")]
+
+
+def test_each_file_is_read_once(fake_root):
+    """Two consumers resolve the same wheel's libcudart.so.12: its dynamic section (for its own dlopen of libcuda.so.1)
+    is read once, not once per consumer (counted reads)."""
+    from collections import Counter
+
+    from cudaenv.probes.elf import probe_elf_dynamic
+
+    site = _torch_tree(fake_root)
+    cudart = site / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12"
+    build_library(site / "cupy" / "cuda", "runtime.so", links=[cudart], runpath="$ORIGIN/../../nvidia/cuda_runtime/lib")
+    host = fake_root.host(env={})
+    reads = Counter()
+
+    def read(path):
+        reads[path] += 1
+        return probe_elf_dynamic(host, path)
+
+    objects = [("torch", SITE + "/torch/lib/libtorch_cuda.so"), ("cupy-cuda12x", SITE + "/cupy/cuda/runtime.so")]
+    libs = probe_libraries(host, objects, conf_dirs=[], ld_cache=None, read=read)
+    assert sum(1 for x in libs if x.needed == "libcuda.so.1") == 2  # one line per consumer
+    assert reads[SITE + "/nvidia/cuda_runtime/lib/libcudart.so.12"] == 1 and max(reads.values()) == 1
