@@ -111,11 +111,14 @@ def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()
 
 def _shell(args, ctx, system: str):
     from cudaenv.core import config
-    from cudaenv.probes.parent import parent_process_name
     from cudaenv.shells import UnknownShell, detect_shell
 
     asked = args.shell or config.value(ctx.env, "CUDAENV_SHELL") or system == "windows"
-    parent = None if asked else parent_process_name(ctx.env, system)
+    parent = None
+    if not asked:  # the parent process names the shell (the hook and scripts say --shell: one module fewer)
+        from cudaenv.probes.parent import parent_process_name
+
+        parent = parent_process_name(ctx.env, system)
     try:
         return detect_shell(args.shell, ctx.env, system, parent)
     except UnknownShell as exc:
