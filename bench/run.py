@@ -27,6 +27,10 @@ CRI-O, Podman, CDI, the toolkit)
 ``cudaenv use 12.4`` (1,000 toolkits)  ``PY -c pass``                       <= 2 x wall
 ``doctor --json --quick``, python3 a   ``PY -c pass``                       <= 5 x
 pyenv shim (no ``--python``)
+``install 13.0`` (cached wheels, a    ``pip install --target`` of the      <= 1.3 x
+served local index)                    same wheels from the same index
+``uninstall 12.4 --script --root R``   ``dpkg --admindir R/var/lib/dpkg     <= 1.5 x
+(879 dpkg lists; SKIP without dpkg)    -S '/usr/local/cuda-12.4/*'``
 ``explain --file`` (a 2-line paste)    ``PY -c pass``                       <= 6 x
 ``explain --file`` (a 10 MB log)       ``PY -c pass``                       <= 15 x
 ``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
@@ -58,6 +62,13 @@ The frameworks' site-packages (``--only quick`` runs both doctors, without torch
 20,000 lines, as the real one has, and its build-info file), and, where there is a C compiler, a torch whose
 libc10.so/libtorch_cpu.so export 4,000 names with each torch extension package shipping a module that needs 800 of
 them (the extension check's symbol lookups), on ``PYTHONPATH``, in the run's temporary folder.
+
+The install case (issue 35) serves a constructed index from 127.0.0.1 (``wheel_index``: the five component wheels of
+tests/install_builders.py, whole wheels with WHEEL and RECORD, and their ``cuda-toolkit`` meta wheel, each link with
+its sha256) to both commands, with pip's cache, cudaenv's data and cache folders in the run's temporary folder; after
+the warm-up round the wheels are in pip's cache and the release list in cudaenv's. The uninstall case is a constructed
+root (``dpkg_root``: a deb CUDA 12.4 of four packages beside 875 others of 150 paths each, like this machine's 878
+lists of 130,000 lines); nothing of this machine's package database is read.
 
 The pyenv shim (issue 35) is this machine's own pyenv's ``shims/python3`` when it has one (``$PYENV_ROOT`` or
 ``~/.pyenv``), else a constructed pyenv root whose shim (pyenv 2.6's) leads to PY through a stand-in ``pyenv exec``;
