@@ -31,14 +31,14 @@ class ToolkitCandidate:
 
 
 class FolderListing:
-    """A ``CUDAENV_TOOLKITS`` folder's subfolders as names, proposed without a candidate each (`cudaenv use` on a tree
+    """A folder of toolkit folders (a cluster's module tree) as the names of its subfolders, proposed without a candidate each (`cudaenv use` on a tree
     of a thousand toolkits reads the names first; :func:`cudaenv.probes.toolkits.named.probe_toolkits_named` makes a
     :class:`ToolkitCandidate` only for the few it reads). ``names``: sorted ``(name, is_link)``; ``at``: the folder
     as given, with a trailing ``/``; ``real_at``: its resolved path with a trailing ``/`` (None when it has none)."""
 
     __slots__ = ("at", "real_at", "names", "source")
 
-    def __init__(self, at: str, real_at: Optional[str], names: list, source: str = "CUDAENV_TOOLKITS"):
+    def __init__(self, at: str, real_at: Optional[str], names: list, source: str):
         self.at, self.real_at, self.names, self.source = at, real_at, names, source
 
     def candidate(self, name: str, is_link: bool) -> ToolkitCandidate:

@@ -116,7 +116,7 @@ def _cudaenv_toolkits(host, notes: list, unchecked: bool = False) -> List[Toolki
         if unchecked:  # host.join's reading, written out: it runs once for each folder of a tree
             real = host.resolve(entry)
             at, real_at = entry.rstrip("/") + "/", None if real is None else real.rstrip("/") + "/"
-            out.append(FolderListing(at, real_at, host.list_folders(entry)))  # names only: the caller picks
+            out.append(FolderListing(at, real_at, host.list_folders(entry), "CUDAENV_TOOLKITS"))  # names only: the caller picks
             continue
         children = [host.join(entry, name) for name in host.listdir(entry)]
         kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]

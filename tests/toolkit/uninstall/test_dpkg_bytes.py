@@ -66,7 +66,7 @@ def test_the_byte_search_answers_what_parsing_every_list_answers(fake_root):
         assert db.owners_of(path) == plain.owners_of(path), path
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.binary(max_size=400), st.integers(1, 64))
 def test_a_list_read_as_bytes_is_the_list_read_line_by_line(data, max_line):
     """parse_list_bytes gives what parse_list gives of Host.iter_lines (lines cut at max_line bytes, surrogates kept,
