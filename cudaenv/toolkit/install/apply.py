@@ -217,11 +217,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             except plan.PlanError as exc:
                 raise InstallError(exc.message, exc.hint) from None
         except BaseException:
-            if download is not None:  # the download stops with the install (before the staging folder goes)
-                from cudaenv.host import kill_all_children
-
-                kill_all_children(stop_new=False)
-                download.result()
+            _stop(download)
             raise
         reqs = os.path.join(stage, "requirements.txt")
         with open(reqs, "w", encoding="utf-8") as fh:
@@ -240,7 +236,11 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             files, links = _tree_from_site(site, tree, host.machine or os.uname().machine)
         else:
             progress("downloading %s" % names)
-            result = download.result()
+            try:
+                result = download.result()
+            except BaseException:  # Ctrl-C while pip downloads: pip stops before the staging folder goes
+                _stop(download)
+                raise
             if not result.ok:
                 raise _failed("pip download", result)
             paths = []
@@ -277,6 +277,20 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         if stage is not None:
             _remove_tree(stage)
         _unlock(fd, lock)
+
+
+def _stop(download) -> None:
+    """Stop the download running beside the resolve (its pip, the one child then) and wait for its thread, so that
+    nothing writes into the staging folder once it is removed."""
+    if download is None:
+        return
+    from cudaenv.host import kill_all_children
+
+    kill_all_children(stop_new=False)
+    try:
+        download.result()
+    except BaseException:  # noqa: BLE001 - the install's own error is the one raised
+        pass
 
 
 def swap_into_place(tree: str, target: str, old: str) -> None:
