@@ -89,6 +89,8 @@ def probe_toolkits_named(host, spec: str, paths: Iterable[str], site_packages: S
     for cand, key in zip(candidates, keys):
         if type(key) is _Names:
             for one in key.chosen(chosen):
+                if one.key is not None:  # a plain entry: its key is known, as each candidate's was (no resolve)
+                    finder._keys.setdefault(one.path, one.key)
                 finder.consider(one)
         elif key in chosen:
             finder.consider(cand)
