@@ -53,7 +53,8 @@ class Rule(NamedTuple):
     name: str
     then_next: bool
     until: Optional["re.Pattern[str]"] = None  # context only before this (a prompt's command, not its output)
-    any_of: Tuple[str, ...] = ()  # without a needle: literals one of which every match contains (T.prefilter)
+    any_of: Tuple[str, ...] = ()  # without a needle: literals one of which every match contains (T.prefilter, else
+    # T.short_literals)
 
 
 class Variant(NamedTuple):
@@ -90,7 +91,7 @@ def rules() -> Rules:
         if kind in kinds:
             rule = _rule(kind, raw["pattern"], raw.get("name", kind), raw.get("then") == "next")
             if raw.get("until"):
-                rule = rule._replace(until=re.compile(raw["until"], re.IGNORECASE))
+                rule = rule._replace(until=T.Lazy(raw["until"]))
             kinds[kind].append(rule)
         elif kind == "after":
             after[raw["id"]] = after.get(raw["id"], ()) + tuple(raw["causes"])
@@ -99,16 +100,16 @@ def rules() -> Rules:
         elif kind == "variant":
             vp = raw.get("value_pattern")
             variants.append(Variant(raw["id"], raw.get("name") or raw.get("platform") or raw["id"], raw.get("platform"),
-                                    raw.get("value"), re.compile(vp, re.IGNORECASE) if vp else None, raw.get("title"),
+                                    raw.get("value"), T.Lazy(vp) if vp else None, raw.get("title"),
                                     raw.get("explanation"), tuple(raw["advice"]) if "advice" in raw else None))
     return Rules(tuple(kinds["chain"]), tuple(kinds["boilerplate"]), tuple(kinds["wrapper"]), tuple(kinds["context"]),
                  tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants), after)
 
 
 def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
-    needle = T.needle(pattern)
-    return Rule(kind, re.compile(pattern, re.IGNORECASE), needle, name, then_next,
-                any_of=() if needle else tuple(n for n in T.prefilter(pattern) if n))
+    needle, any_of, short = T.literals_of(pattern)  # compiled only when its literals are in the text (T.Lazy)
+    return Rule(kind, T.Lazy(pattern), needle, name, then_next,
+                any_of=() if needle else tuple(n for n in (any_of or short) if n))
 
 
 # ------------------------------------------------------------------ the text, in three views (View: explain.views)
@@ -133,8 +134,9 @@ def _context_kind(norm: Sequence[str], line: int) -> Optional[Tuple[str, int]]:
     """(the context kind of ``line``, the column where the context part of the line ends) or None."""
     text = norm[line] if 0 <= line < len(norm) else ""
     found = rules().context
+    low = T.lowered(text)
     for rule in found:
-        m = rule.pattern.match(text)
+        m = rule.pattern.match(text) if _may_match(rule, low) else None
         if m:
             stop = rule.until.search(text, m.end()) if rule.until is not None else None
             return rule.name, stop.start() if stop else len(text) + 1
@@ -142,10 +144,21 @@ def _context_kind(norm: Sequence[str], line: int) -> Optional[Tuple[str, int]]:
     while prev >= 0 and not norm[prev]:
         prev -= 1
     if prev >= 0 and not _ERROR_LINE.search(text):
+        low = T.lowered(norm[prev])
         for rule in found:
-            if rule.then_next and rule.pattern.match(norm[prev]):
+            if rule.then_next and _may_match(rule, low) and rule.pattern.match(norm[prev]):
                 return rule.name + " source", len(text) + 1
     return None
+
+
+def _may_match(rule: Rule, low: Optional[str]) -> bool:
+    """Whether ``rule`` can match a text whose :func:`T.lowered` form is ``low``: its literals are in it (the look
+    :meth:`View.finditer` makes, so that a rule is compiled only for a text that holds them; None: not pre-filtered)."""
+    if low is None:
+        return True
+    if rule.needle and rule.needle not in low:
+        return False
+    return not rule.any_of or any(n in low for n in rule.any_of)
 
 
 class Paste(NamedTuple):

@@ -1,0 +1,104 @@
+"""explain's start-up as counted work (issue 35): the literals of the tables' patterns are read from
+``cudaenv/explain/literals.py`` (written by ``tools/explain_literals.py``), and a pattern is compiled only when its
+literals are in the paste, so a 2-line paste parses no pattern and compiles a handful instead of the tables'
+hundreds."""
+
+import re
+
+import pytest
+
+from cudaenv.core.resources import load_table
+from cudaenv.explain import classify_all
+from cudaenv.explain import rank as R
+from cudaenv.explain import table as T
+from cudaenv.explain.literals import LITERALS
+
+TWO_LINES = ("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+             "CUDA kernel errors might be asynchronously reported at some other API call\n")
+
+
+def _patterns():
+    out = [p for row in load_table(T.TABLE)["rows"] for p in row["patterns"]]
+    for row in load_table(R.RULES)["rows"]:
+        if row["kind"] in ("chain", "boilerplate", "wrapper", "context"):
+            out.append(row["pattern"])
+        elif row["kind"] == "platform":
+            out.extend(row["patterns"])
+    return list(dict.fromkeys(out))
+
+
+def test_the_literals_file_is_current():
+    """Every pattern of both tables is in the file, with what parsing it says now (else: run
+    ``python tools/explain_literals.py``); a pattern the file lacks would be parsed at each run, a stale one never
+    used."""
+    patterns = _patterns()
+    assert set(LITERALS) == set(patterns), "run: python tools/explain_literals.py"
+    for p in patterns:
+        assert LITERALS[p] == (T.needle(p), T.prefilter(p), T.short_literals(p)), (p, "run: python tools/explain_literals.py")
+
+
+def test_a_pattern_missing_from_the_file_is_parsed(monkeypatch):
+    monkeypatch.setattr("cudaenv.explain.literals.LITERALS", {})
+    assert T.literals_of("CUDA out of memory") == ("cuda out of memory", ("cuda out of memory",), ("cuda out of memory",))
+    assert T.literals_of("(?:ab|cd)x") == ("", (), ("ab", "cd"))
+    assert T.literals_of(r"\bM[1-4] (?:Pro|Max)\b") == ("", (), ("pro", "max"))
+
+
+@pytest.fixture
+def fresh_tables(monkeypatch):
+    """The tables read anew in this test (their patterns not compiled yet), and every parse of a pattern counted."""
+    T.rows.cache_clear()
+    R.rules.cache_clear()
+    parsed = []
+    real = T._parsed
+
+    def counting(pattern):
+        parsed.append(pattern)
+        return real(pattern)
+
+    monkeypatch.setattr(T, "_parsed", counting)
+    yield parsed
+    T.rows.cache_clear()
+    R.rules.cache_clear()
+
+
+def _compiled():
+    """(patterns of the table compiled, patterns of the ranking rules compiled, all of each)."""
+    rows = T.rows()
+    table = sum(1 for row in rows for c in row.patterns._compiled if c is not None)
+    r = R.rules()
+    lazy = [rule.pattern for group in (r.chain, r.boilerplate, r.wrapper, r.context) for rule in group]
+    lazy += [rule.pattern for _, group in r.platforms for rule in group]
+    lazy += [rule.until for rule in r.context if rule.until is not None]
+    lazy += [v.value_pattern for v in r.variants if v.value_pattern is not None]
+    assert all(isinstance(p, T.Lazy) for p in lazy)
+    return table, sum(1 for p in lazy if p._compiled is not None), sum(len(row.patterns) for row in rows), len(lazy)
+
+
+def test_a_two_line_paste_parses_no_pattern_and_compiles_a_few(fresh_tables):
+    """Before: every pattern of both tables parsed twice (needle, prefilter) and every ranking rule compiled at the
+    first classify (about 280 patterns); now none parsed, and only those whose literals the paste holds compiled."""
+    found = classify_all(TWO_LINES)
+    assert [m.id for m in found][:1] == ["gpu-arch-unsupported"]
+    assert fresh_tables == []  # no pattern parsed: literals.py had them all
+    table, rules, all_table, all_rules = _compiled()
+    assert all_table > 150 and all_rules > 40  # what compiling everything would be
+    assert table <= 4, table
+    # the boilerplate sentence and cpu-on-purpose's "device" are in the paste; three context rules have no literal
+    # of 2+ characters and are tried on the matched line only
+    assert rules <= 5, rules
+
+
+def test_a_paste_without_any_literal_compiles_nothing(fresh_tables):
+    assert classify_all("hello world\nnothing to see here\n") == []
+    table, rules, _, _ = _compiled()
+    assert fresh_tables == []
+    assert (table, rules) == (0, 0)
+
+
+def test_a_lazy_pattern_is_the_pattern():
+    lazy = T.Lazy(r"(?P<inner>a+)b")
+    assert lazy._compiled is None and lazy.pattern == r"(?P<inner>a+)b"
+    assert lazy.search("xAAB").group("inner") == "AA" and lazy.match("aab") and not lazy.match("xab")
+    assert [m.span() for m in lazy.finditer("ab ab")] == [(0, 2), (3, 5)] and "inner" in lazy.groupindex
+    assert lazy.compiled is re.compile(r"(?P<inner>a+)b", re.IGNORECASE)
