@@ -82,7 +82,7 @@ def gather(host, kinds: FrozenSet[str], python: Optional[str] = None) -> Snapsho
         nvidia = probe_nvidia(host, notes, platform=platform)
         parts.update(driver=nvidia.driver, gpus=nvidia.gpus, visible_devices=probe_visibility(host, nvidia.gpus),
                      processes=nvidia.processes, tools=nvidia.tools)
-    if "arch" in kinds:
+    if "arch" in kinds and parts.get("gpus"):  # without a GPU the context says only that (context_of): no child runs
         from cudaenv.probes.python import find_interpreter
         from cudaenv.probes.torch import probe_torch_static
 

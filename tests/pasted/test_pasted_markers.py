@@ -114,3 +114,30 @@ def test_pieces_of_outputs_read_the_same_with_every_parser_run(names, seed, nois
         parts.append(noise)
     with pytest.MonkeyPatch.context() as mp:
         _same("".join(parts), mp)
+
+
+# ------------------------------------------------------------------ this machine's context: no child without a GPU
+def test_no_kernel_image_on_a_machine_without_a_gpu_runs_no_python(fake_root, tmp_path):
+    """Before, the static torch probe ran the user's Python (a child process, most of a 2-line paste's time) and
+    context_of dropped what it said: without a GPU the context is "no GPU" alone. Now nothing runs."""
+    from cudaenv.pasted.context import machine_context
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ran = tmp_path / "ran"
+    python = bin_dir / "python3"
+    python.write_text("#!/bin/sh\necho python >> %s\necho '{}'\n" % ran)
+    python.chmod(0o755)
+    host = fake_root.host(path=str(bin_dir))
+    runs = []
+    real = host.run
+
+    def counting(argv, *args, **kwargs):
+        runs.append(list(argv))
+        return real(argv, *args, **kwargs)
+
+    host.run = counting
+    text = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    found = machine_context(host, text, ["gpu-arch-unsupported"])
+    assert found is not None and found.kinds == {"arch"} and found.no_gpu == "no-smi" and found.torch is None
+    assert runs == [] and not ran.exists()
