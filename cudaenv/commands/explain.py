@@ -29,13 +29,12 @@ OPTIONS = host_options() + (
 
 def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.pasted.service import ExplainRequest, explain
-    from cudaenv.verify import probe_facts
     from cudaenv.render.explain_report import render_catalog, render_explain_json, render_explain_text
     from cudaenv.render.text import terminal_width
 
     request = ExplainRequest(text=args.text, file=args.file, stdin=ctx.stdin, catalog=args.list, probe=args.probe,
                              offline=args.offline, python=args.python, timeout=args.timeout)
-    outcome = explain(lambda: ctx.host(args), request, probe_facts)
+    outcome = explain(lambda: ctx.host(args), request, _probe_facts)
     if outcome.catalog is not None:
         ctx.out.write(render_catalog(outcome.catalog, args.json, terminal_width(ctx.env)))
     elif args.json:
@@ -43,3 +42,10 @@ def run(args: argparse.Namespace, ctx) -> int:
     else:
         ctx.out.write(render_explain_text(outcome, terminal_width(ctx.env), every=args.all))
     return outcome.exit_code
+
+
+def _probe_facts(host, python):
+    """``--probe``'s facts: cudaenv.verify is imported only then (a paste without --probe does not pay for it)."""
+    from cudaenv.verify import probe_facts
+
+    return probe_facts(host, python)

@@ -176,7 +176,7 @@ def read(text: str) -> Paste:
     if len(idx) > 1:
         pieces = list(filter(None, norm))
         joined = View("joined", idx, pieces, " ")
-        joined._within = views[0]
+        joined._within, views[0]._outer = views[0], joined
         views.append(joined)
         width = N.wrap_width(raw)
         if width:

@@ -102,3 +102,31 @@ def test_a_lazy_pattern_is_the_pattern():
     assert lazy.search("xAAB").group("inner") == "AA" and lazy.match("aab") and not lazy.match("xab")
     assert [m.span() for m in lazy.finditer("ab ab")] == [(0, 2), (3, 5)] and "inner" in lazy.groupindex
     assert lazy.compiled is re.compile(r"(?P<inner>a+)b", re.IGNORECASE)
+
+
+LOG_LINE = "2024-05-01 12:00:01,123 - train - INFO - [rank0]: step 17 loss 0.2512 ok 45%|####  |\n"
+
+
+def test_a_long_paste_is_scanned_once_for_each_literal_it_lacks(monkeypatch):
+    """A paste over views.BIG characters remembers which literals it holds; a literal without a line break is in
+    the lines view only if the joined view holds it, so the lines view is scanned only for those: one pass over the
+    text for each literal the paste lacks (before: two, the lines view and then the joined one)."""
+    from cudaenv.explain import views as V
+
+    scans = []
+    real = V.View.squeezed
+
+    def counting(self):
+        scans.append(self.name)
+        return real.fget(self)
+
+    monkeypatch.setattr(V.View, "squeezed", property(counting))
+    text = LOG_LINE * 1000 + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert min(len(v.text) for v in R.read(text).views) > V.BIG
+    paste = R.read(text)
+    found = R.candidates(paste)
+    assert [c.row.id for c in found][:1] == ["cuda-oom"]
+    looked = set(paste.views[1]._has) | set(paste.views[0]._has)
+    held = {lit for lit, yes in paste.views[1]._has.items() if yes}
+    assert scans.count("joined") + scans.count("glued") == len(paste.views[1]._has)
+    assert scans.count("lines") <= len(held) < len(looked) / 4, (scans.count("lines"), len(held), len(looked))

@@ -141,3 +141,30 @@ def test_no_kernel_image_on_a_machine_without_a_gpu_runs_no_python(fake_root, tm
     found = machine_context(host, text, ["gpu-arch-unsupported"])
     assert found is not None and found.kinds == {"arch"} and found.no_gpu == "no-smi" and found.torch is None
     assert runs == [] and not ran.exists()
+
+
+def test_device_numbers_are_looked_for_only_where_cuda_colon_is(monkeypatch):
+    """mentioned_devices tries its pattern only where ``cuda:`` starts (before: a regular-expression scan of the last
+    million characters, a word-boundary test at each); the numbers found are the same."""
+    import re
+
+    from cudaenv.pasted import context as C
+
+    tries = []
+    real = C._CUDA_N
+
+    class Counting:
+        def match(self, text, pos=0):
+            tries.append(pos)
+            return real.match(text, pos)
+
+        def finditer(self, text):
+            tries.append(-1)
+            return real.finditer(text)
+
+    monkeypatch.setattr(C, "_CUDA_N", Counting())
+    assert C.mentioned_devices(LOG) == () and tries == []
+    text = LOG_LINE * 50 + "x.to('cuda:2') then xcuda:7 and cuda:3, cuda:10000 cuda:0\n" + LOG_LINE
+    assert C.mentioned_devices(text) == tuple(sorted({int(m.group(1)) for m in real.finditer(text)})) == (0, 2, 3)
+    assert len(tries) == 5 and -1 not in tries
+    assert re.compile(r"\bcuda").match("xcuda", 1) is None  # the boundary before the match is seen (pos, not a slice)
