@@ -5,7 +5,8 @@ pattern of the tables was most of a 2-line paste's time).
     python tools/explain_literals.py           # (re)write it after changing a pattern of either table
 
 ``tests/explain/test_explain_literals.py`` checks the file says what :func:`cudaenv.explain.table.needle`,
-:func:`cudaenv.explain.table.prefilter` and :func:`cudaenv.explain.table.short_literals` say of every pattern of the tables now. A pattern the file lacks is parsed when
+:func:`cudaenv.explain.table.prefilter`, :func:`cudaenv.explain.table.short_literals` and
+:func:`cudaenv.explain.table.window` say of every pattern of the tables now. A pattern the file lacks is parsed when
 the table is read, so a stale file costs time, never an answer.
 """
 
@@ -14,7 +15,7 @@ import sys
 
 HEADER = '''"""The literals of every pattern of ``data/error_patterns.json`` and ``data/explain_rules.json``: pattern ->
 (:func:`cudaenv.explain.table.needle`, :func:`cudaenv.explain.table.prefilter`,
-:func:`cudaenv.explain.table.short_literals`), worked out when the tables were
+:func:`cudaenv.explain.table.short_literals`, :func:`cudaenv.explain.table.window`), worked out when the tables were
 written (issue 35: parsing every pattern was most of a short paste's time). Written by ``python
 tools/explain_literals.py``; tests/explain/test_explain_literals.py checks it is current. A pattern missing here is
 parsed when its table is read (:func:`cudaenv.explain.table.literals_of`).
@@ -40,16 +41,16 @@ def patterns():
 
 
 def computed():
-    """pattern -> (needle, prefilter, short literals), parsed now."""
+    """pattern -> (needle, prefilter, short literals, window), parsed now."""
     from cudaenv.explain import table as T
 
-    return {p: (T.needle(p), T.prefilter(p), T.short_literals(p)) for p in patterns()}
+    return {p: (T.needle(p), T.prefilter(p), T.short_literals(p), T.window(p)) for p in patterns()}
 
 
 def source() -> str:
     lines = [HEADER, "LITERALS = {"]
-    for pattern, (needle, any_of, short) in computed().items():
-        lines.append("    %r: (%r, %r, %r)," % (pattern, needle, tuple(any_of), tuple(short)))
+    for pattern, (needle, any_of, short, window) in computed().items():
+        lines.append("    %r: (%r, %r, %r, %r)," % (pattern, needle, tuple(any_of), tuple(short), window))
     lines.append("}")
     return "\n".join(lines) + "\n"
 

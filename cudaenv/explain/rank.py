@@ -107,7 +107,7 @@ def rules() -> Rules:
 
 
 def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
-    needle, any_of, short = T.literals_of(pattern)  # compiled only when its literals are in the text (T.Lazy)
+    needle, any_of, short, _ = T.literals_of(pattern)  # compiled only when its literals are in the text (T.Lazy)
     return Rule(kind, T.Lazy(pattern), needle, name, then_next,
                 any_of=() if needle else tuple(n for n in (any_of or short) if n))
 
@@ -213,10 +213,39 @@ def _context_at(view: View, context: Context, offset: int) -> Optional[str]:
     return kind if offset - (view.starts[i] if view.starts else 0) < stop else None
 
 
-def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Optional["re.Match[str]"]:
+def _matches(pattern: "re.Pattern[str]", view: View, window: Optional[Tuple[str, int]] = None):
+    """``pattern.finditer(view.text)``; in a long text with a ``window`` (T.window: a piece every match holds and the
+    most characters before it) the pattern is tried only at the places a match can start, up to ``before``
+    characters before each place of the piece (a 1 MB log with one out-of-memory line is tried there, not scanned
+    three times by a pattern without a fast first character). The same matches in the same order: each match holds
+    a place of the piece at most ``before`` after its start, and the places are taken in order."""
+    text, low = view.text, view.low
+    if window is None or low is None or len(text) <= BIG:
+        yield from pattern.finditer(text)
+        return
+    piece, before = window
+    if low.count(piece) * (before + 1) > len(text) // 16:  # many places: one scan is cheaper
+        yield from pattern.finditer(text)
+        return
+    pos = 0  # where the next match may start (finditer's position)
+    at = low.find(piece)
+    while at >= 0:
+        for start in range(max(pos, at - before), at + 1):
+            m = pattern.match(text, start)
+            if m is not None:
+                yield m
+                pos = m.end() if m.end() > start else start + 1
+                break
+        else:
+            pos = at + 1
+        at = low.find(piece, max(pos, at + 1))
+
+
+def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context,
+                window: Optional[Tuple[str, int]] = None) -> Optional["re.Match[str]"]:
     """The first match of ``pattern`` in ``view`` that is not on a context line (else the first match)."""
     first = None
-    for n, m in enumerate(pattern.finditer(view.text)):
+    for n, m in enumerate(_matches(pattern, view, window)):
         if first is None:
             first = m
         if _context_at(view, context, m.start()) is None:
@@ -239,7 +268,7 @@ def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional
             elif i < len(row.needles) and row.needles[i] and not has(T.squeezed(row.needles[i])):
                 continue
         pattern = row.patterns[i]  # compiled only now (T.Patterns): its literals are in the text
-        m = _occurrence(pattern, view, context)
+        m = _occurrence(pattern, view, context, row.windows[i] if i < len(row.windows) else None)
         if m is not None:
             found.append((pattern, m))
     if not found:

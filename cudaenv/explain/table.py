@@ -43,6 +43,7 @@ class Row(Record):
     needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains, blanks aside ("" when none is known)
     prefilter: Tuple[Tuple[str, ...], ...] = ()  # per pattern: lower-case literals one of which every match contains
     literals: Tuple[str, ...] = ()  # every pattern's (blanks removed): a text with none of them matches no pattern ("" : unknown)
+    windows: Tuple[Optional[Tuple[str, int]], ...] = ()  # per pattern: where in a long text it is tried (window())
     extra: Dict[str, Any] = factory(dict)
 
 
@@ -124,8 +125,48 @@ def short_literals(pattern: str, items=None) -> Tuple[str, ...]:
     return _any_of(items, least=2) if items is not None else ()
 
 
-def literals_of(pattern: str) -> Tuple[str, Tuple[str, ...], Tuple[str, ...]]:
-    """``(needle(pattern), prefilter(pattern), short_literals(pattern))``, read from :mod:`cudaenv.explain.literals` (worked out when the
+MAX_BEFORE = 200  # characters a match may have before its piece for the piece to say where to try the pattern
+
+
+def window(pattern: str) -> Optional[Tuple[str, int]]:
+    """``(piece, before)``: the longest part of the needle without a blank (lower-cased as the needle), which every
+    match holds as it is even where :func:`tolerant` lets a blank go, and the most characters a match can have
+    before it (the pattern's items before the needle, as ``re`` measures their width, plus the needle's own
+    characters before the piece). A match starts at most ``before`` characters before a place of the piece, so a long
+    text is searched only there (``rank._matches``). None when the pattern has no needle or a match can have more
+    than :data:`MAX_BEFORE` characters before it."""
+    try:
+        from re import _parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse  # type: ignore
+    try:
+        parsed = sre_parse.parse(pattern, re.IGNORECASE)
+    except Exception:  # noqa: BLE001 - no window is always safe
+        return None
+    items = list(parsed)
+    if not _longest_run(items):
+        return None
+    first, last, start = 0, 0, None  # the run _longest_run chose: the first of the longest
+    for i, (op, _) in enumerate(items + [(None, None)]):
+        if str(op) == "LITERAL":
+            start = i if start is None else start
+            continue
+        if start is not None and i - start > last - first:
+            first, last = start, i
+        start = None
+    run = "".join(chr(av) for _, av in items[first:last])
+    words = run.split(" ")
+    piece = max(words, key=len)  # the first of the longest
+    if len(piece) < 3:
+        return None
+    before = sre_parse.SubPattern(parsed.state, items[:first]).getwidth()[1] + run.index(piece)
+    if before > MAX_BEFORE:
+        return None
+    return (piece.lower() if run.isascii() else piece), before
+
+
+def literals_of(pattern: str) -> Tuple[str, Tuple[str, ...], Tuple[str, ...], Optional[Tuple[str, int]]]:
+    """``(needle(pattern), prefilter(pattern), short_literals(pattern), window(pattern))``, read from :mod:`cudaenv.explain.literals` (worked out when the
     tables were written) when it has ``pattern``, else worked out now: parsing every pattern of the tables was most of
     a short paste's time. The two answers are the same (tests/explain/test_explain_literals.py)."""
     from cudaenv.explain.literals import LITERALS
@@ -133,7 +174,7 @@ def literals_of(pattern: str) -> Tuple[str, Tuple[str, ...], Tuple[str, ...]]:
     found = LITERALS.get(pattern)
     if found is None:
         items = _parsed(pattern)
-        found = (needle(pattern, items), prefilter(pattern, items), short_literals(pattern, items))
+        found = (needle(pattern, items), prefilter(pattern, items), short_literals(pattern, items), window(pattern))
     return found
 
 
@@ -268,6 +309,7 @@ def rows() -> Tuple[Row, ...]:
                 id=raw["id"],
                 patterns=Patterns(raw["patterns"]),
                 needles=tuple(found[0] for found in known),
+                windows=tuple(found[3] for found in known),
                 prefilter=filters,
                 literals=literals,
                 title=raw["title"],

@@ -6,6 +6,10 @@ hundreds."""
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from builders import RECORDED, recorded
 
 from cudaenv.core.resources import load_table
 from cudaenv.explain import classify_all
@@ -34,14 +38,15 @@ def test_the_literals_file_is_current():
     patterns = _patterns()
     assert set(LITERALS) == set(patterns), "run: python tools/explain_literals.py"
     for p in patterns:
-        assert LITERALS[p] == (T.needle(p), T.prefilter(p), T.short_literals(p)), (p, "run: python tools/explain_literals.py")
+        assert LITERALS[p] == (T.needle(p), T.prefilter(p), T.short_literals(p), T.window(p)), (p, "run: python tools/explain_literals.py")
 
 
 def test_a_pattern_missing_from_the_file_is_parsed(monkeypatch):
     monkeypatch.setattr("cudaenv.explain.literals.LITERALS", {})
-    assert T.literals_of("CUDA out of memory") == ("cuda out of memory", ("cuda out of memory",), ("cuda out of memory",))
-    assert T.literals_of("(?:ab|cd)x") == ("", (), ("ab", "cd"))
-    assert T.literals_of(r"\bM[1-4] (?:Pro|Max)\b") == ("", (), ("pro", "max"))
+    assert T.literals_of("CUDA out of memory") == ("cuda out of memory", ("cuda out of memory",), ("cuda out of memory",),
+                                                   ("memory", 12))
+    assert T.literals_of("(?:ab|cd)x") == ("", (), ("ab", "cd"), None)
+    assert T.literals_of(r"\bM[1-4] (?:Pro|Max)\b") == ("", (), ("pro", "max"), None)
 
 
 @pytest.fixture
@@ -130,3 +135,67 @@ def test_a_long_paste_is_scanned_once_for_each_literal_it_lacks(monkeypatch):
     held = {lit for lit, yes in paste.views[1]._has.items() if yes}
     assert scans.count("joined") + scans.count("glued") == len(paste.views[1]._has)
     assert scans.count("lines") <= len(held) < len(looked) / 4, (scans.count("lines"), len(held), len(looked))
+
+
+def _windowed():
+    return [(row, row.patterns[i], w) for row in T.rows() for i, w in enumerate(row.windows) if w is not None]
+
+
+def test_most_patterns_have_a_window_and_each_is_in_the_pattern():
+    found = _windowed()
+    assert len(found) > 150
+    for row, _, (piece, before) in found:
+        assert " " not in piece and len(piece) >= 3 and 0 <= before <= T.MAX_BEFORE, (row.id, piece, before)
+
+
+class _Counting:
+    """A compiled pattern whose match and finditer calls are counted."""
+
+    def __init__(self, pattern):
+        self.pattern, self.tries, self.scans = pattern, 0, 0
+
+    def match(self, text, pos=0):
+        self.tries += 1
+        return self.pattern.match(text, pos)
+
+    def finditer(self, text):
+        self.scans += 1
+        return self.pattern.finditer(text)
+
+
+def test_a_long_log_is_tried_only_around_the_piece():
+    """The out-of-memory error at the end of a long training log (bench/run.py's 10 MB log, shorter): its pattern is
+    tried at the few places before its piece, not run over the whole text in each view (before: three scans of
+    the searched million characters by a pattern whose lookbehind gives the engine no first character)."""
+    text = LOG_LINE * 2000 + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    paste = R.read(text)
+    row = next(r for r in T.rows() if r.id == "cuda-oom")
+    for i, w in enumerate(row.windows):
+        if w is None:
+            continue
+        for view in paste.views:
+            counting = _Counting(row.patterns[i])
+            got = [m.span() for m in R._matches(counting, view, w)]
+            assert got == [m.span() for m in row.patterns[i].finditer(view.text)]
+            places = view.low.count(w[0])  # "memory" is in OutOfMemoryError too
+            assert counting.scans == 0 and 1 <= places <= 2 and counting.tries <= (w[1] + 1) * places, (w, counting.tries)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from(sorted(p.name for p in RECORDED.glob("err-*.txt"))))
+def test_the_windows_find_what_finditer_finds(seed, name):
+    """Every windowed pattern of the table, on a recorded error inside a long log (case flipped here and there,
+    the error repeated, blanks dropped): the same matches, in the same order, as one scan."""
+    import random
+
+    rng = random.Random(seed)
+    err = recorded(name)
+    err = "".join(c.swapcase() if rng.random() < 0.1 else c for c in err)
+    if rng.random() < 0.3:
+        err = err.replace(" ", "", rng.randrange(4))
+    text = LOG_LINE * rng.randrange(240, 300) + (err + "\n") * rng.randrange(1, 4) + LOG_LINE * rng.randrange(0, 50)
+    paste = R.read(text)
+    for row, pattern, w in _windowed():
+        for view in paste.views:
+            assert [m.span() for m in R._matches(pattern, view, w)] == [m.span() for m in pattern.finditer(view.text)], (
+                row.id, pattern.pattern, view.name)
