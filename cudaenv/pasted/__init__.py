@@ -125,7 +125,7 @@ def _merge_gpus(lists: Sequence[Sequence[Any]]) -> Tuple[PastedGpu, ...]:
     return tuple(out)
 
 
-SOURCES = ("nvidia-smi", "nvidia-smi -q", "conditions", "nvidia-smi -L", "nvidia-smi --query-gpu", "nvcc --version",
+TOOL_OUTPUTS = ("nvidia-smi", "nvidia-smi -q", "conditions", "nvidia-smi -L", "nvidia-smi --query-gpu", "nvcc --version",
            "collect_env", "/proc/driver/nvidia/version", "deviceQuery", "lspci", "kernel log", "torch version")
 # collect_env's answer needs one of these keys (parse.collect_env._KEYS of its answer's fields: tests/pasted check it)
 _COLLECT_ENV_KEYS = ("pytorch version", "cuda used to build pytorch", "is cuda available", "cuda runtime version",
@@ -135,28 +135,29 @@ _SMI_SECTIONS = ("Persistence Mode", "ECC Mode", "ECC Errors", "Retired Pages", 
 
 
 def may_hold(body: str) -> frozenset:
-    """The tool outputs (:data:`SOURCES`; ``conditions``: nvidia-smi -q's health sections) ``body`` can hold: each
+    """The tool outputs (:data:`TOOL_OUTPUTS`; ``conditions``: nvidia-smi -q's health sections) ``body`` can hold: each
     parser's answer needs a literal this looks for first (one pass of ``in`` over the text each), so a log that holds
     none of them is handed to no parser (issue 35: every line of a 10 MB log was parsed a dozen times). The literals
     are the parsers' own (``parse.nvidia_smi``, ``parse.collect_env``, ...); tests/pasted check that the answers are
     the same with every parser run."""
     import re
 
-    from cudaenv.parse.nvidia_smi import _KNOWN_FIELDS, _MODES
+    from cudaenv.parse import nvidia_smi as smi
+    from cudaenv.parse.nvcc import LINE_MARKER
 
     low = body.lower()
     found = set()
-    if "NVIDIA-SMI" in body or "Version:" in body or ("|" in body and any(w in body for w in _MODES)):
+    if any(m in body for m in smi.BANNER_MARKERS) or ("|" in body and any(w in body for w in smi._MODES)):
         found.add("nvidia-smi")  # its version line, the driver's or CUDA's, or a GPU row ("| 0 ... On |")
-    if "GPU" in body or "Driver Version" in body:
+    if any(m in body for m in smi.QUERY_LOG_MARKERS):
         found.add("nvidia-smi -q")  # a GPU block ("GPU 00000000:01:00.0") or the header's driver
     if any(k in body for k in _SMI_SECTIONS):
         found.add("conditions")
-    if "(UUID:" in body:
+    if smi.LIST_MARKER in body:
         found.add("nvidia-smi -L")
-    if any(f in body for f in _KNOWN_FIELDS):
+    if any(f in body for f in smi._KNOWN_FIELDS):
         found.add("nvidia-smi --query-gpu")  # a CSV header names at least one field nvidia-smi knows
-    if "Cuda compilation tools" in body:
+    if LINE_MARKER in body:
         found.add("nvcc --version")
     if any(k in low for k in _COLLECT_ENV_KEYS):
         found.add("collect_env")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from builders import TESTS
 from cudaenv import pasted
 from cudaenv.parse.collect_env import _KEYS
-from cudaenv.pasted import SOURCES, may_hold, read_facts
+from cudaenv.pasted import TOOL_OUTPUTS, may_hold, read_facts
 
 TOOL_FILES = sorted(p for d in ("corpus/tools", "corpus/explain", "recorded") for p in (TESTS / d).rglob("*")
                     if p.is_file() and p.stat().st_size < 400_000)
@@ -51,7 +51,7 @@ def handed(monkeypatch):
 
 
 def _every_parser(monkeypatch):
-    monkeypatch.setattr(pasted, "may_hold", lambda body: frozenset(SOURCES))
+    monkeypatch.setattr(pasted, "may_hold", lambda body: frozenset(TOOL_OUTPUTS))
 
 
 def test_a_log_without_tool_output_is_handed_to_no_parser(handed):
