@@ -181,7 +181,7 @@ def test_a_long_log_is_tried_only_around_the_piece():
             assert counting.scans == 0 and 1 <= places <= 2 and counting.tries <= (w[1] + 1) * places, (w, counting.tries)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(st.integers(0, 2**32), st.sampled_from(sorted(p.name for p in RECORDED.glob("err-*.txt"))))
 def test_the_windows_find_what_finditer_finds(seed, name):
     """Every windowed pattern of the table, on a recorded error inside a long log (case flipped here and there,

@@ -96,7 +96,7 @@ def test_every_recorded_output_reads_the_same_with_every_parser_run(monkeypatch)
         _same(TEXTS[name], monkeypatch)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.sampled_from(sorted(TEXTS)), min_size=1, max_size=3), st.integers(0, 2**32), st.text(max_size=200))
 def test_pieces_of_outputs_read_the_same_with_every_parser_run(names, seed, noise):
     """Pieces of recorded outputs (cut anywhere, lines dropped, letters' case flipped, noise between) give the same
