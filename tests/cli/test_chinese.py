@@ -4,11 +4,12 @@ English unless ``--lang`` asks; and the English output is the same whatever the 
 """
 
 import json
+import re
 
 import pytest
 
 import checkpoint_builders as cb
-from builders import recorded
+from builders import RECORDED, recorded
 from cudaenv.render.width import width_of
 from machine import A10G, ARCH_CU121, GTX1080TI, ARCH_CU128, a10g_535
 
@@ -120,13 +121,34 @@ def test_explain_in_chinese_keeps_the_error_and_the_commands(tmp_path, cli):
     assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in r.out and "怎么办：" in r.out
     assert all(width_of(line) <= 80 for line in r.out.splitlines())
     assert cli("explain", "--json", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8")).out == cli("explain", "--json", "--file", str(log), env=env).out
-    # a row without Chinese yet prints in English, under the Chinese words of the renderer
+    # a quoted assertion and the code in the advice stay as they are inside the Chinese sentences
     other = tmp_path / "assert.log"
     other.write_text(recorded("err-device-side-assert.txt"))
-    english = cli("explain", "--file", str(other), env=env)
     r = cli("explain", "--file", str(other), env=dict(env, LANG="zh_CN.UTF-8"))
-    assert english.out.splitlines()[0] == r.out.splitlines()[0] and r.out.startswith("device-side-assert: ")
-    assert "怎么办：" in r.out
+    assert r.out.startswith("device-side-assert: GPU 内核里的一个检查失败了\n"), r.out
+    assert "失败的断言是 `srcIndex < srcSelectDimSize`。" in r.out and "CUDA_LAUNCH_BLOCKING=1" in r.out
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_every_recorded_error_is_explained_in_chinese_within_the_columns(tmp_path, cli, columns):
+    """Every recorded error of tests/recorded in one log, explained with --all: each row's title, explanation and
+    advice in Chinese (every row of the error table has a translation), no line wider than the terminal."""
+    log = tmp_path / "all.log"
+    log.write_text("\n".join(recorded(p.name) for p in sorted(RECORDED.glob("err-*.txt"))))
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "COLUMNS": str(columns)}
+    english = cli("explain", "--all", "--file", str(log), env=env)
+    r = cli("explain", "--all", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert r.code == english.code
+
+    def titles(out):  # "cuda-oom: the GPU ran out of memory": {id: title}
+        return dict(line.split(": ", 1) for line in out.splitlines() if re.match(r"[a-z0-9]+(-[a-z0-9]+)*: ", line))
+
+    zh, en = titles(r.out), titles(english.out)
+    assert sorted(zh) == sorted(en) and len(en) >= 50, r.out  # the recorded errors cover most of the table
+    assert {i: title for i, title in zh.items() if not any(width_of(c) == 2 for c in title)} == {}
+    assert r.out.count("  怎么办：") == english.out.count("  What to do:") >= 50
+    same = set(english.out.splitlines())
+    assert [line for line in r.out.splitlines() if width_of(line) > columns and not _one_word(line) and line not in same] == []
 
 
 def test_checkpoint_advice_in_chinese_keeps_its_commands(machine):
