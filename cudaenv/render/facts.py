@@ -5,6 +5,7 @@ from typing import List, Optional
 
 from cudaenv.render.text import WIDTH, wrap
 from cudaenv.core.text import printable
+from cudaenv.core.i18n import tr
 
 KEY = 18  # width of the key column, indent included
 
@@ -275,7 +276,7 @@ def _notes(s, view, width: int = WIDTH) -> List[str]:
         return item("none", bullet="")
     lines: List[str] = []
     for n in s.notes:
-        lines += item("%s: %s" % (n.probe, n.message))
+        lines += item("%s: %s" % (n.probe, tr(n.message)))
     return lines
 
 
