@@ -164,3 +164,59 @@ def test_checkpoint_advice_in_chinese_keeps_its_commands(machine):
         assert "cudaenv checkpoint fix " + flags in english_joined, english_joined
         command = english_joined[english_joined.index("cudaenv checkpoint fix " + flags):].split(" -- ")[0]
         assert command in joined, command  # the command to paste is the English one, whole
+
+
+def _frameworks_on_a_docker_host(machine):
+    """The 535 driver's A10G with other CUDA consumers (a CuPy for CUDA 13, both ONNX Runtime packages, a CPU-only
+    TensorFlow) in the interpreter's site-packages, on a Docker host whose nvidia runtime is not registered."""
+    from framework_builders import ORT_BUILD_INFO, dist, tensorflow
+
+    site = machine.root.dir("env/lib/python3.12/site-packages")
+    dist(site, "cupy-cuda13x", "14.0.0")
+    dist(site, "onnxruntime-gpu", "1.23.2", files={"onnxruntime/capi/build_and_package_info.py": ORT_BUILD_INFO % ("1.23.2", "12.2")})
+    dist(site, "onnxruntime", "1.23.2")
+    tensorflow(site, cuda_build=False, and_cuda=False)
+    machine.env["PYTHONPATH"] = str(site)
+    a10g_535(machine)
+    machine.bin.command("docker")
+    machine.bin.command("nvidia-ctk")
+    machine.root.file("etc/docker/daemon.json", '{"exec-opts": ["native.cgroupdriver=systemd"]}')
+    machine.root.dir("dev/char")
+    return machine
+
+
+FRAMEWORK_AND_CONTAINER_IDS = ("framework-conflict", "framework-driver-too-old", "framework-cpu-build",
+                               "container-runtime-unregistered", "container-cgroup-reload")
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_frameworks_and_a_container_host_in_chinese_fit_the_terminal(machine, columns):
+    """The Frameworks and Containers sections, their findings (titles, details, fixes) and the verbose facts in
+    Chinese within the columns; the commands to paste as in English."""
+    _frameworks_on_a_docker_host(machine)
+    machine.env["COLUMNS"] = str(columns)
+    english = json.loads(_run(machine, "doctor", "--json").out)
+    found = {f["id"]: f for f in english["findings"]}
+    assert set(FRAMEWORK_AND_CONTAINER_IDS) <= set(found), sorted(found)
+    too_long = {}
+    for argv in (("doctor",), ("doctor", "--verbose"), ("fix", "--dry-run")):
+        r = _run(machine, *argv, env_extra={"LANG": "zh_CN.UTF-8"})
+        en = _run(machine, *argv)
+        assert r.code == en.code
+        same = set((en.out + en.err).splitlines())
+        long = [line for line in (r.out + r.err).splitlines() if width_of(line) > columns and not _one_word(line) and line not in same]
+        if long:
+            too_long[" ".join(argv)] = long[:3]
+        if argv == ("doctor",):
+            doctor, doctor_en = r.out, en.out
+    assert not too_long, json.dumps(too_long, indent=1, ensure_ascii=False)
+    for fid in FRAMEWORK_AND_CONTAINER_IDS:  # each finding's heading line: the id, then its title in Chinese
+        title = found[fid]["title"]
+        assert title in " ".join(doctor_en.split()) and title not in " ".join(doctor.split()), fid
+    flat = " ".join(doctor.split())
+    for words in ("不能同时安装的软件包：onnxruntime + onnxruntime-gpu", "有 GPU 的机器上装了仅 CPU 版本：tensorflow 2.20.0",
+                  "nvidia 运行时没有注册到 docker", "下一次 systemctl daemon-reload 时，运行中的 GPU 容器会失去 GPU", "已安装"):
+        assert words in flat, words
+    for cmd in ("sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
+                "sudo nvidia-ctk system create-dev-char-symlinks --create-all"):
+        assert cmd in flat.replace(" \\ ", " "), cmd  # the commands as they are (a long one wraps with a backslash)
