@@ -409,8 +409,9 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
 
         out.append("")
         out.append(_paint(t("Facts (--verbose: everything the probes saw)"), "bold", color))
+        titles = {t(x) for x in SECTIONS}
         for line in render_facts(s, view, width).rstrip("\n").split("\n"):
-            out.append(_paint(line, "bold", color) if line in SECTIONS else line)
+            out.append(_paint(line, "bold", color) if line in titles else line)
     return "\n".join(out) + "\n"
 
 
