@@ -61,7 +61,8 @@ DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details"
               ("explain_rules.json", "variants", ("title", "explanation", "advice")),
               ("driver_install.json", "rows", ("steps",)),
               ("frameworks.json", "rows", ("gpu_fix", "fix", "older_fix")),
-              ("host_driver.json", "rows", ("fix",)))
+              ("host_driver.json", "rows", ("fix",)),
+              ("xid.json", "rows", ("meaning", "first_step")))  # an Xid's name stays NVIDIA's, as its catalog writes it
 COMMAND_FIELDS = ("steps", "gpu_fix", "fix", "older_fix")  # shell lines: only those with a comment (# ...) are words
 
 
@@ -82,7 +83,7 @@ def data_messages(repo=REPO):
                     if isinstance(text, str) and text.strip() and (field not in COMMAND_FIELDS or "#" in text):
                         entry = found.setdefault(text, {"plural": None, "where": []})
                         entry["where"].append("data/%s %s" % (name, row.get("id") or row.get("topic") or row.get("when")
-                                                              or row.get("package") or row.get("place")))
+                                                              or row.get("package") or row.get("place") or row.get("code")))
     return found
 
 

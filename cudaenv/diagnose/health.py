@@ -37,7 +37,7 @@ def xid_summary(h, table=None) -> List[str]:
         if row is None:
             out.append(M("Xid %d, %s%s: not in cudaenv's table; look it up in NVIDIA's Xid catalog (%s).", g.code, times, where, CATALOG))
         else:
-            out.append(M("Xid %d (%s), %s%s: %s. First: %s.", g.code, row["name"], times, where, row["meaning"], row["first_step"]))
+            out.append(M("Xid %d (%s), %s%s: %s. First: %s.", g.code, row["name"], times, where, M(row["meaning"]), M(row["first_step"])))
     if len(h.xids) > SHOWN:
         out.append(M("Also Xid %s.", ", ".join(str(g.code) for g in h.xids[SHOWN:])))
     return out
