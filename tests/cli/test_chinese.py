@@ -220,3 +220,22 @@ def test_frameworks_and_a_container_host_in_chinese_fit_the_terminal(machine, co
     for cmd in ("sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
                 "sudo nvidia-ctk system create-dev-char-symlinks --create-all"):
         assert cmd in flat.replace(" \\ ", " "), cmd  # the commands as they are (a long one wraps with a backslash)
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_a_pasted_kernel_log_is_explained_in_chinese(tmp_path, cli, columns):
+    """A pasted kernel log's Xids: the facts read from it, the doctor's gpu-xid finding (its Xid table's meanings and
+    first steps) and the fix in Chinese, within the columns; the Xid names and commands as NVIDIA and the shell write them."""
+    log = tmp_path / "kern.log"
+    log.write_text(recorded("kernel-log-xid69-31.txt"))
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "COLUMNS": str(columns)}
+    english = cli("explain", "--offline", "--file", str(log), env=env)
+    r = cli("explain", "--offline", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert r.code == english.code
+    assert "The doctor's findings on those facts:" in english.out and "Xid 69" in english.out
+    flat = "".join(r.out.split())  # a Chinese line breaks between two characters: compare without the blanks
+    for words in ("内核日志：Xid 69（在 0000:08:00 上），7 次", "doctor 对这些信息的判断：", "警告 gpu-xid: 内核日志中有 GPU 故障（Xid 69, 31）",
+                  "图形引擎拒绝了一条命令", "Graphics Engine class error", "nvidia-bug-report.sh"):
+        assert "".join(words.split()) in flat, words
+    assert "The doctor's findings" not in r.out and "rarely hardware" not in r.out
+    assert [line for line in r.out.splitlines() if width_of(line) > columns and not _one_word(line)] == []
