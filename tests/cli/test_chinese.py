@@ -213,10 +213,10 @@ def test_frameworks_and_a_container_host_in_chinese_fit_the_terminal(machine, co
     for fid in FRAMEWORK_AND_CONTAINER_IDS:  # each finding's heading line: the id, then its title in Chinese
         title = found[fid]["title"]
         assert title in " ".join(doctor_en.split()) and title not in " ".join(doctor.split()), fid
-    flat = " ".join(doctor.split())
+    flat, bare = " ".join(doctor.split()), "".join(doctor.split())  # a Chinese line breaks between two characters
     for words in ("不能同时安装的软件包：onnxruntime + onnxruntime-gpu", "有 GPU 的机器上装了仅 CPU 版本：tensorflow 2.20.0",
                   "nvidia 运行时没有注册到 docker", "下一次 systemctl daemon-reload 时，运行中的 GPU 容器会失去 GPU", "已安装"):
-        assert words in flat, words
+        assert "".join(words.split()) in bare, words
     for cmd in ("sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
                 "sudo nvidia-ctk system create-dev-char-symlinks --create-all"):
         assert cmd in flat.replace(" \\ ", " "), cmd  # the commands as they are (a long one wraps with a backslash)
