@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv.core.i18n import M
 from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
 from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO, DPKG_STATUS
 from cudaenv.model.record import Record
@@ -27,13 +26,16 @@ def probe_dpkg_status(host, notes: List[Note], probe: str = "uninstall") -> Opti
     if not host.exists(DPKG_STATUS):
         return None
     if not host.is_file(DPKG_STATUS):
+        from cudaenv.core.i18n import M
         notes.append(Note(probe, M("%s is not a regular file: package ownership unknown", DPKG_STATUS)))
         return None
     packages, problems = parse_status(host.iter_lines(DPKG_STATUS, limit=STATUS_LIMIT))
     if not packages and not problems and host.read_bytes(DPKG_STATUS, limit=1) is None:
+        from cudaenv.core.i18n import M
         notes.append(Note(probe, M("%s exists but cannot be read: package ownership unknown", DPKG_STATUS)))
         return None
     if problems:
+        from cudaenv.core.i18n import M
         notes.append(Note(probe, M("%s looks damaged (%s); package ownership may be incomplete", DPKG_STATUS, problems[0])))
     return packages
 
@@ -83,6 +85,7 @@ def probe_alternatives(host, notes: List[Note], names_like: str = "cuda", probe:
             admin = posixpath.join(folder, name)
             text = host.read_text(admin, limit=1024 * 1024)
             if text is None:
+                from cudaenv.core.i18n import M
                 notes.append(Note(probe, M("cannot read %s", admin)))
                 continue
             link, paths = parse_alternatives(text)

@@ -7,7 +7,6 @@ header read bounded (:func:`cudaenv.parse.rpm.parse_rpm_header`). The older Berk
 
 from typing import Dict, Iterable, List, Optional
 
-from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import Note
 from cudaenv.parse.rpm import parse_rpm_header
 from cudaenv.probes.package_db import RPM_DB_DIRS
@@ -32,6 +31,7 @@ def probe_rpm_packages(host, names: Iterable[str], notes: List[Note], probe: str
     for folder in RPM_DB_DIRS:
         for other in OTHER_FORMATS:
             if host.is_file(folder + "/" + other):
+                from cudaenv.core.i18n import M
                 notes.append(Note(probe, M("%s/%s is an rpm database cudaenv does not read (Berkeley DB or ndb): the "
                                          "versions of rpm packages are unknown (`rpm -q NAME` says)", folder, other)))
                 return None
@@ -46,12 +46,14 @@ def _read_sqlite(real: str, shown: str, wanted, notes: List[Note], probe: str) -
     try:
         db = sqlite3.connect("file:%s?mode=ro&immutable=1" % quote(real), uri=True, timeout=1)
     except (sqlite3.Error, OSError) as exc:
+        from cudaenv.core.i18n import M
         notes.append(Note(probe, M("%s cannot be opened (%s): rpm package versions unknown", shown, exc)))
         return None
     try:
         db.execute("PRAGMA query_only = 1")
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 1000")}
         if "Packages" not in tables:
+            from cudaenv.core.i18n import M
             notes.append(Note(probe, M("%s has no Packages table: rpm package versions unknown", shown)))
             return None
         if "Name" in tables:
@@ -66,6 +68,7 @@ def _read_sqlite(real: str, shown: str, wanted, notes: List[Note], probe: str) -
                 name, version, release, epoch = header
                 out[name] = "%s%s%s" % ("%d:" % epoch if epoch else "", version or "?", "-" + release if release else "")
     except sqlite3.Error as exc:
+        from cudaenv.core.i18n import M
         notes.append(Note(probe, M("%s cannot be read (%s): rpm package versions unknown", shown, exc)))
         return None
     finally:

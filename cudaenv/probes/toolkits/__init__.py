@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import posixpath
 
-from cudaenv.core.i18n import M
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
 from cudaenv.probes.package_db import is_rpm_system
@@ -128,6 +127,7 @@ class _Finder:
         key = self.key(cand.path)
         if key is None:
             if cand.strict and host.lexists(cand.path):
+                from cudaenv.core.i18n import M
                 self.notes.append(Note(PROBE, M("%s is a dangling or looping link", cand.label or cand.path)))
             return
         if key in self._by_key:
@@ -138,13 +138,16 @@ class _Finder:
         path = ntpath.normpath(cand.path) if host.system == "windows" else key
         if not host.is_dir(path):
             if cand.strict:
+                from cudaenv.core.i18n import M
                 self.notes.append(Note(PROBE, M("%s is not a folder; skipped", cand.label or path)))
             return
         if not (cand.force or has_toolkit_markers(host, path)):
             if cand.strict:
                 if not _readable(host, path):
+                    from cudaenv.core.i18n import M
                     self.notes.append(Note(PROBE, M("%s cannot be read (permission denied); skipped", cand.label or path)))
                 else:
+                    from cudaenv.core.i18n import M
                     self.notes.append(
                         Note(PROBE, M("%s holds no toolkit (no bin/nvcc, version file or include/cuda.h)", cand.label or path))
                     )
@@ -163,6 +166,7 @@ class _Finder:
             version_source = "nvcc-file" if version else None
             if version is None and host.rooted:
                 # nothing inside --root runs on this machine: its nvcc is an image's program
+                from cudaenv.core.i18n import M
                 self.notes.append(Note(PROBE, M("could not tell the version of %s: no version.json, version.txt, cuda.h or "
                                        "release string in its nvcc, and only running that nvcc could tell (nothing inside "
                                        "--root is run)", path)))
@@ -200,6 +204,7 @@ class _Finder:
         version = parse_nvcc_version(result.stdout) if result.ok else None
         if version is None:
             why = result.describe() if not result.ok else "nvcc --version printed no release"
+            from cudaenv.core.i18n import M
             self.notes.append(Note(PROBE, M("could not tell the version of %s: %s", nvcc, why)))
         return version
 

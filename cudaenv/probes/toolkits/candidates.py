@@ -6,7 +6,6 @@ On ``cudaenv use``'s hot path: stdlib only, nothing heavy.
 
 from __future__ import annotations
 
-from cudaenv.core.i18n import M
 from cudaenv.core.lazy import LazyModule, LazyPattern
 from cudaenv.parse.toolkit_files import parse_conda_meta_name, parse_dist_info_name, parse_dist_metadata_version
 from cudaenv.probes.paths import basename, clean_env_path, dirname, is_absolute
@@ -105,9 +104,11 @@ def _cudaenv_toolkits(host, notes: list, unchecked: bool = False) -> List[Toolki
         if not entry:
             continue
         if not is_absolute(host, entry):
+            from cudaenv.core.i18n import M
             notes.append(Note(PROBE, M("CUDAENV_TOOLKITS entry %r is not an absolute path; ignored", entry)))
             continue
         if not host.exists(entry):
+            from cudaenv.core.i18n import M
             notes.append(Note(PROBE, M("CUDAENV_TOOLKITS entry %s does not exist", entry)))
             continue
         if has_toolkit_markers(host, entry):
@@ -122,6 +123,7 @@ def _cudaenv_toolkits(host, notes: list, unchecked: bool = False) -> List[Toolki
         children = [host.join(entry, name) for name in host.listdir(entry)]
         kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]
         if not kept:
+            from cudaenv.core.i18n import M
             notes.append(Note(PROBE, M("CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)", entry)))
         out += [ToolkitCandidate(c, "CUDAENV_TOOLKITS") for c in kept]
     return out
@@ -203,13 +205,16 @@ def _from_env(host, notes: list, name: str) -> List[ToolkitCandidate]:
         return []
     label = "%s=%s" % (name, value)
     if not is_absolute(host, value):
+        from cudaenv.core.i18n import M
         notes.append(Note(PROBE, M("%s is not an absolute path; ignored", label)))
         return []
     if not host.exists(value):
+        from cudaenv.core.i18n import M
         notes.append(Note(PROBE, M("%s does not exist", label)))
         return []
     fixed = home_value(host, value)
     if fixed != value:
+        from cudaenv.core.i18n import M
         notes.append(Note(PROBE, M("%s names the bin folder; it should be the toolkit folder %s", label, fixed)))
         value = fixed
     method = "windows-installer" if host.system == "windows" and name.upper().startswith("CUDA_PATH") else None
