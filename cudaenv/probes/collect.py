@@ -268,6 +268,6 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         pci_devices=tuple(links or ()),
         containers=containers,
         python_env=python_env,
-        root=str(host.root),
+        root=host.root_text,
         cudaenv_version=cudaenv.__version__,
     )
