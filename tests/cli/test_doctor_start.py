@@ -106,3 +106,34 @@ def test_the_doctor_imports_its_rules_and_advice_beside_the_torch_child(tmp_path
     assert quick.returncode == 0, quick.stderr
     left = json.loads(quick.stdout)["new"]
     assert "cudaenv.recommend.decide" in left and not any(m.startswith("cudaenv.diagnose.") for m in left), left
+
+
+def test_the_toolkits_are_read_while_the_static_torch_child_runs(fake_root, tmp_path, monkeypatch):
+    """The toolkit probe starts with the hardware chain, not after the static torch pass: shown by a rendezvous. The
+    interpreter is a wrapper that waits (up to 10 s) for the mark the toolkit probe leaves when it starts; the probe
+    then reads the static pass's site-packages, which it waits for. One after the other, the static pass would wait
+    in vain and fail (no torch), and the probe would see no site-packages."""
+    from cudaenv.probes import toolkits
+    from cudaenv.probes.collect import collect_snapshot
+    from machine import make_probe_torch
+
+    mark = tmp_path / "toolkits-started"
+    seen = []
+
+    def probe(host, notes, site_packages=(), install_methods=True):
+        mark.touch()
+        seen.extend(site_packages)
+        return None
+
+    monkeypatch.setattr(toolkits, "probe_toolkits", probe)
+    python = tmp_path / "bin" / "python3"
+    python.parent.mkdir()
+    python.write_text("#!/bin/sh\ni=0\nwhile [ ! -e %s ] && [ $i -lt 200 ]; do /bin/sleep 0.05; i=$((i+1)); done\n"
+                      "[ -e %s ] || exit 3\nexec %s \"$@\"\n" % (mark, mark, sys.executable))
+    python.chmod(0o755)
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    make_probe_torch(site)
+    snap = collect_snapshot(fake_root.host(env={"PYTHONPATH": str(site)}, timeout=30), python=str(python), quick=True)
+    assert snap.torch.installed, snap.notes
+    assert str(site) in seen and tuple(seen) == tuple(snap.torch.site_packages), seen
