@@ -85,4 +85,4 @@ def _load_rules_and_advice() -> None:
     import cudaenv.recommend.request  # noqa: F401
     from cudaenv.core.version import pep440
 
-    pep440("0")  # packaging's Version, which the facts tables' torch versions are sorted by
+    pep440("0")  # the PEP 440 pattern, which the facts tables' torch versions are sorted by
