@@ -9,19 +9,19 @@ wrappers, not cuDNN, and are never read (only the folders named above are looked
 """
 
 import ntpath
-import re
 from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.parse.cudnn import parse_cudnn_dist_info_name, parse_cudnn_header
 from cudaenv.model.snapshot import Cudnn, Note, Toolkit
 from cudaenv.core.version import version_key
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
 PROBE = "cudnn"
 HEADER_LIMIT = 32 * 1024  # the macros sit right after the licence comment
 MULTIARCH = ("x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", "sbsa-linux-gnu")
 
-_VERSION_HEADER = re.compile(r"^cudnn_version(?:_v\d+)?\.h$")
-_OLD_HEADER = re.compile(r"^cudnn(?:_v\d+)?\.h$")
+_VERSION_HEADER = LazyPattern(r"^cudnn_version(?:_v\d+)?\.h$")
+_OLD_HEADER = LazyPattern(r"^cudnn(?:_v\d+)?\.h$")
 
 
 
