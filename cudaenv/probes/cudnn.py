@@ -80,7 +80,8 @@ def _headers_in(host, include: str) -> List[Tuple[str, str]]:
     One entry per version: cuDNN 9 ships ``cudnn_version.h`` and ``cudnn_version_v9.h`` side by side as two real
     files (the pip wheel does), which are one install; the plain name is the one reported.
     """
-    names = sorted(host.listdir(include) or [], key=lambda n: (len(n), n))
+    # both patterns start with "cudnn": the other names of a big include folder are never matched
+    names = sorted((n for n in host.listdir(include) or [] if n.startswith("cudnn")), key=lambda n: (len(n), n))
     for pattern in (_VERSION_HEADER, _OLD_HEADER):
         out: List[Tuple[str, str]] = []
         for name in names:
