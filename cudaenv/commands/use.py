@@ -35,7 +35,6 @@ OPTIONS = (
 ) + host_options(python=False)
 
 
-
 def run(args, ctx) -> int:
     from cudaenv.toolkit import select, switch
     from cudaenv.toolkit.project import load_toolkits, spec_path, start_dir, version_file_spec, write_version_file
@@ -111,10 +110,11 @@ def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()
 
 def _shell(args, ctx, system: str):
     from cudaenv.core import config
-    from cudaenv.probes.parent import parent_process_name
     from cudaenv.shells import UnknownShell, detect_shell
 
     asked = args.shell or config.value(ctx.env, "CUDAENV_SHELL") or system == "windows"
+    if not asked:  # the parent process names the shell (the hooks say --shell: one module fewer on their path)
+        from cudaenv.probes.parent import parent_process_name
     parent = None if asked else parent_process_name(ctx.env, system)
     try:
         return detect_shell(args.shell, ctx.env, system, parent)

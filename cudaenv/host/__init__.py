@@ -289,9 +289,11 @@ class Host:
         try:
             with os.scandir(real if real is not None else "\0") as entries:
                 for entry in entries:
-                    try:
-                        if entry.is_symlink() or entry.is_dir(follow_symlinks=False):
-                            out.append((entry.name, entry.is_symlink()))
+                    try:  # one typed test for a folder, the usual entry
+                        if entry.is_dir(follow_symlinks=False):
+                            out.append((entry.name, False))
+                        elif entry.is_symlink():
+                            out.append((entry.name, True))
                     except OSError:
                         continue
         except (OSError, ValueError):
