@@ -29,7 +29,7 @@ import sys
 
 from cudaenv.core.lazy import LazyModule
 from cudaenv.host.files import MAX_READ, open_regular, read_regular
-from cudaenv.host.resolve import KERNEL_RESOLVE, WALK, kernel_may_resolve, kernel_resolve, path_text, walk_links
+from cudaenv.host.resolve import KERNEL_RESOLVE, WALK, kernel_may_resolve, kernel_resolve, path_text, this_hostname, walk_links
 from cudaenv.host.state import CHILDREN, DEFAULT_TIMEOUT
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
@@ -216,14 +216,8 @@ class Host:
             text = self.read_text("/etc/hostname", limit=4096)
             lines = (text or "").strip().splitlines()
             name = lines[0].strip() if lines else ""
-        elif hasattr(os, "uname"):  # socket stays off the doctor's start-up
-            name = os.uname().nodename
         else:
-            import socket
-            try:
-                name = socket.gethostname()
-            except OSError:
-                name = ""
+            name = this_hostname()
         return name[:255] or None
 
     def exists(self, p: str) -> bool:

@@ -30,6 +30,19 @@ def path_text(p: str) -> str:
     return str(Path(p))
 
 
+def this_hostname() -> str:
+    """This machine's host name: ``os.uname().nodename``, what ``socket.gethostname`` answers on POSIX (socket stays
+    off the doctor's start-up); socket's elsewhere; "" when it cannot say."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    try:
+        return socket.gethostname()
+    except OSError:
+        return ""
+
+
 def kernel_may_resolve(p: str) -> bool:
     """Whether the kernel reads ``p`` as the walk does: absolute, no ``.`` or ``..`` component, no trailing ``/``."""
     return (p[:1] == "/" and (len(p) == 1 or p[-1] != "/") and "/./" not in p and "/../" not in p
