@@ -13,6 +13,13 @@ measured                              against                              targe
 ====================================  ===================================  ==========
 ``cudaenv doctor --json --python PY``  ``PY -m torch.utils.collect_env``    <= 0.8 x
 ``cudaenv doctor --json --quick``      ``PY -m torch.utils.collect_env``    <= 0.1 x
+``cudaenv doctor --json --python PY``  ``PY -c 'import os, torch;            <= 1.05 x
+                                       torch.cuda.is_available();
+                                       os._exit(0)'`` (the torch floor)
+``cudaenv doctor --json --python PY``  each torch-importing peer's main      <= 0.75 x
+                                       check (``env-doctor check``,
+                                       ``cuda-doctor diagnose``,
+                                       ``gpu-doctor --check``, ``ai-infradr``)
 ``doctor --json --quick`` beside the   the same without them                <= 1.3 x
 frameworks (every package of
 data/frameworks.json installed)
@@ -74,6 +81,11 @@ The pyenv shim (issue 35) is this machine's own pyenv's ``shims/python3`` when i
 ``~/.pyenv``), else a constructed pyenv root whose shim (pyenv 2.6's) leads to PY through a stand-in ``pyenv exec``;
 the 1,000 toolkits are a module tree named for their versions (``many_toolkits``).
 
+The peers (issue 35) are each one's own command, found beside PY or in ``--peers DIR`` (install them with
+torch==2.13.0 into a throwaway venv, never into cudaenv's: ``--peers VENV/bin``); one that is not there is a SKIP.
+They run as they are: on a machine without a network, ``env-doctor check`` waits on its online lookups (tens of
+seconds here), so its ratio says nothing there.
+
 Also measured, without a target: ``PY -c 'import re'``, the floor under every ``cudaenv ...`` ratio to ``PY -c pass``
 when ``bin/cudaenv`` is pip's generated console script (it imports re for its ``sys.argv[0]`` rewrite before cudaenv's
 first line runs); the run prints that ratio.
@@ -132,7 +144,8 @@ def measure(argv: Sequence[str], env: Dict[str, str], cwd: str) -> Dict[str, flo
         raise SystemExit("bench: could not measure %s:\n%s" % (" ".join(argv), proc.stderr.decode("utf-8", "replace")[-2000:]))
     if code != 0:
         # doctor exits 1 when it finds an error (no driver here); anything else is a broken run
-        if not (code == 1 and ("doctor" in argv or "fleet" in argv)):  # fleet: the planted drift
+        # fleet: the planted drift; a peer may say so the way the doctor does
+        if not (code == 1 and ("doctor" in argv or "fleet" in argv or os.path.basename(argv[0]) in PEERS)):
             err = proc.stderr.decode("utf-8", "replace")
             raise SystemExit("bench: %s exited with %s:\n%s" % (" ".join(argv), code, err[-2000:]))
     return {"wall": wall, "rss_mib": rss_kib / 1024.0}
@@ -683,6 +696,9 @@ def folder_figures(python: str, work: str, env: Dict[str, str], count: int = 8, 
 
 
 CONSOLE_FLOOR = "python -c 'import re'"
+TORCH_FLOOR = "torch import floor"  # import torch; torch.cuda.is_available(); os._exit(0), in PY
+# The torch-importing peers (issue 35) and their main check, each installed beside PY or in --peers DIR with torch==2.13.0
+PEERS = {"env-doctor": ["check"], "cuda-doctor": ["diagnose"], "gpu-doctor": ["--check"], "ai-infradr": []}
 FLEET_FLOOR = ("import json, os, sys\nfor name in sorted(os.listdir(sys.argv[1])):\n"
                "    with open(os.path.join(sys.argv[1], name), 'rb') as fh:\n        json.load(fh)\n")
 
@@ -704,6 +720,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7, help="runs per command (median; default 7)")
     parser.add_argument("--json", metavar="FILE", help="also write the figures to FILE")
+    parser.add_argument("--peers", metavar="DIR", help="the folder of the peers' commands (%s; default: beside PY); "
+                        "a peer not there is skipped" % ", ".join(PEERS))
     parser.add_argument("--only", metavar="WORDS", help="only the commands whose name has one of these comma-separated "
                         "words (and the python -c pass baseline), e.g. --only checkpoint,torch.load")
     args = parser.parse_args(argv)
@@ -757,6 +775,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     shim_env["PATH"] = pyenv_shims(Path(work), python) + os.pathsep + env.get("PATH", "")
     commands["doctor --json --quick (python3 a pyenv shim)"] = [cudaenv, "doctor", "--json", "--quick"]
     envs["doctor --json --quick (python3 a pyenv shim)"] = shim_env
+    # issue 35: the doctor against what its torch child cannot avoid, and against the peers that import torch
+    commands[TORCH_FLOOR] = [python, "-c", "import os, torch; torch.cuda.is_available(); os._exit(0)"]
+    envs[TORCH_FLOOR] = env
+    for peer, peer_args in PEERS.items():
+        exe = os.path.join(args.peers or os.path.dirname(python), peer)
+        if os.access(exe, os.X_OK):
+            commands["peer " + peer] = [exe, *peer_args]
+            envs["peer " + peer] = env
     if has_command(cudaenv, "explain", env):
         two, ten = Path(work) / "paste-2-lines.txt", Path(work) / "paste-10M.log"
         two.write_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
@@ -852,6 +878,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     checks = [
         ("doctor --json / collect_env", ratio("doctor --json", "collect_env"), 0.8),
         ("doctor --json --quick / collect_env", ratio("doctor --json --quick", "collect_env"), 0.1),
+        ("doctor --json / the torch import floor", ratio("doctor --json", TORCH_FLOOR), 1.05),
+    ] + [
+        ("doctor --json / %s %s" % (peer, " ".join(PEERS[peer])), ratio("doctor --json", "peer " + peer), 0.75) for peer in PEERS
+    ] + [
         ("doctor --quick with the frameworks / without", ratio("doctor --json --quick (frameworks)", "doctor --json --quick"), 1.3),
         ("doctor --quick in a big conda env / without", ratio("doctor --json --quick (conda env)", "doctor --json --quick (linked python)"), 1.2),
         ("doctor --quick on a container host / without", ratio("doctor --quick --root (container host)", "doctor --quick --root (no engine)"), 1.2),

@@ -8,7 +8,10 @@ class LazyPattern:
     (``.match``, ``.search``, ``.findall``, ``.sub``, ...).
     """
 
-    __slots__ = ("_pattern", "_flags", "_compiled")
+    # once compiled, the usual methods are the compiled pattern's own, in slots: a parser's per-line ``.match`` costs a
+    # plain attribute read, not a ``__getattr__`` call
+    _METHODS = ("match", "search", "fullmatch", "sub", "subn", "findall", "finditer", "split")
+    __slots__ = ("_pattern", "_flags", "_compiled") + _METHODS
 
     def __init__(self, pattern: str, flags: int = 0):
         self._pattern = pattern
@@ -21,6 +24,8 @@ class LazyPattern:
             import re
 
             compiled = self._compiled = re.compile(self._pattern, self._flags)
+            for method in self._METHODS:
+                setattr(self, method, getattr(compiled, method))
         return getattr(compiled, name)
 
     def __repr__(self) -> str:

@@ -225,10 +225,11 @@ _PEP440_MAX = 128  # longer text is not read as a version (torch's longest: 2.8.
 
 
 def pep440(version: Any) -> Any:
-    """``packaging.version.Version`` of ``version``, or None when it is not a PEP 440 version (or over 128 characters)."""
+    """The :class:`cudaenv.core.pep440.Version` of ``version`` (``packaging.version.Version``'s reading, without
+    importing packaging), or None when it is not a PEP 440 version (or over 128 characters)."""
     if not isinstance(version, str) or not version.strip() or len(version) > _PEP440_MAX:
         return None
-    from packaging.version import InvalidVersion, Version  # off the `cudaenv use` path: packaging imports re
+    from cudaenv.core.pep440 import InvalidVersion, Version  # off the `cudaenv use` path: it compiles a pattern
 
     try:
         return Version(version.strip())

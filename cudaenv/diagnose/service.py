@@ -48,8 +48,8 @@ def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool
     findings of these doctor sections, ``("frameworks",)`` for ``doctor --frameworks``)."""
     from cudaenv.probes.collect import collect_snapshot
 
-    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress, beside=_load_rules,
-                                import_frameworks=import_frameworks)
+    snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress,
+                                beside=_load_rules if quick else _load_rules_and_advice, import_frameworks=import_frameworks)
     from cudaenv.diagnose import diagnose, in_section_order
     from cudaenv.diagnose.view import build_view
 
@@ -68,7 +68,28 @@ def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool
 
 
 def _load_rules() -> None:
-    """Import the rules, the view and what they import (recommend, the facts tables' readers) while the probes' children
-    run: the import time goes beside the torch child's instead of after it."""
+    """Import the rules (every section's module), the view and the finishing step while the probes' children run: the
+    import time goes beside the torch child's instead of after it (:func:`cudaenv.diagnose.rules` imports the modules)."""
+    import cudaenv.core.resources  # noqa: F401  # the facts tables' reader
     import cudaenv.diagnose
+    import cudaenv.diagnose.extensions  # noqa: F401  # the frameworks section's, imported when it runs
+    import cudaenv.diagnose.framework_imports  # noqa: F401
     import cudaenv.diagnose.view  # noqa: F401
+    import cudaenv.facts.frameworks  # noqa: F401
+    import cudaenv.parse.frameworks  # noqa: F401  # its table's reader
+    import cudaenv.toolkit.sudo  # noqa: F401  # diagnose's last step
+
+    cudaenv.diagnose.rules()
+
+
+def _load_rules_and_advice() -> None:
+    """:func:`_load_rules`, and the torch advice some rules give (recommend: a missing, CPU-only or unimportable torch,
+    a driver too old for it), while `import torch` runs in its child for a second or more: free there, where `--quick`
+    (whose child takes tens of milliseconds) imports it only when a rule asks."""
+    _load_rules()
+    import cudaenv.model.codec  # noqa: F401  # the JSON report's
+    import cudaenv.recommend.decide
+    import cudaenv.recommend.request  # noqa: F401
+    from cudaenv.core.version import pep440
+
+    pep440("0")  # the PEP 440 pattern, which the facts tables' torch versions are sorted by

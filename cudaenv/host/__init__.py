@@ -29,7 +29,7 @@ import sys
 
 from cudaenv.core.lazy import LazyModule
 from cudaenv.host.files import MAX_READ, open_regular, read_regular
-from cudaenv.host.resolve import KERNEL_RESOLVE, WALK, kernel_may_resolve, kernel_resolve, walk_links
+from cudaenv.host.resolve import KERNEL_RESOLVE, WALK, kernel_may_resolve, kernel_resolve, path_text, this_hostname, walk_links
 from cudaenv.host.state import CHILDREN, DEFAULT_TIMEOUT
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
@@ -118,6 +118,7 @@ class Host:
         from pathlib import Path
 
         return Path(self._root_str)
+    root_text = property(lambda self: path_text(self._root_str), doc="str(root), without pathlib (resolve.path_text)")
 
     @property
     def pathsep(self) -> str:
@@ -209,19 +210,14 @@ class Host:
 
     def hostname(self) -> Optional[str]:
         """The inspected system's host name: under a root, the first line of its ``/etc/hostname`` (read bounded,
-        never a program of the root); else this machine's (``socket.gethostname``). None when there is none. The
-        name came from outside: escape it before printing, sanitise it before using it as a file name."""
+        never a program of the root); else this machine's (``os.uname().nodename``, POSIX's ``gethostname``). None when
+        none. The name came from outside: escape it before printing, sanitise it before using it as a file name."""
         if self.rooted:
             text = self.read_text("/etc/hostname", limit=4096)
             lines = (text or "").strip().splitlines()
             name = lines[0].strip() if lines else ""
         else:
-            import socket
-
-            try:
-                name = socket.gethostname()
-            except OSError:
-                name = ""
+            name = this_hostname()
         return name[:255] or None
 
     def exists(self, p: str) -> bool:

@@ -19,6 +19,30 @@ KERNEL_RESOLVE = sys.platform.startswith("linux") and hasattr(os, "O_PATH")
 WALK = object()  # "the kernel cannot say: walk"
 
 
+def path_text(p: str) -> str:
+    """``str(pathlib.Path(p))`` of a local path, without importing pathlib where it would change nothing (a POSIX path
+    with no doubled ``/`` after the first character and no ``.`` component: the doctor's report names its root)."""
+    if os.sep == "/" and p and "//" not in p[1:] and "/./" not in p and not p.startswith("./") and not p.endswith("/.") \
+            and (len(p) == 1 or p[-1] != "/"):
+        return p
+    from pathlib import Path
+
+    return str(Path(p))
+
+
+def this_hostname() -> str:
+    """This machine's host name: ``os.uname().nodename``, what ``socket.gethostname`` answers on POSIX (socket stays
+    off the doctor's start-up); socket's elsewhere; "" when it cannot say."""
+    if hasattr(os, "uname"):
+        return os.uname().nodename
+    import socket
+
+    try:
+        return socket.gethostname()
+    except OSError:
+        return ""
+
+
 def kernel_may_resolve(p: str) -> bool:
     """Whether the kernel reads ``p`` as the walk does: absolute, no ``.`` or ``..`` component, no trailing ``/``."""
     return (p[:1] == "/" and (len(p) == 1 or p[-1] != "/") and "/./" not in p and "/../" not in p

@@ -16,15 +16,16 @@ from typing import Any, List, Optional, Tuple
 
 from cudaenv.model.snapshot import CdiSpec, EngineConfig
 from cudaenv.parse._lines import Text, as_text, lines
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
-_RUNTIME_HEADER = re.compile(r"""^\[[^\]]{0,300}\.runtimes\.(?:"([^"]{1,64})"|([A-Za-z0-9_-]{1,64}))\]\s*(?:#.*)?$""")
-_BOOL = re.compile(r"^([A-Za-z_]{1,40})\s*=\s*(true|false)\b", re.IGNORECASE)
-_DRIVER = re.compile(r"(?:libcuda\.so\.|libnvidia-ml\.so\.|--host-driver-version=)(\d{2,4}\.\d{1,3}(?:\.\d{1,3})?)\b")
-_NAME = re.compile(r"""^(?:-\s+)?name:\s*["']?([^"'\s]{1,128})["']?\s*$""")
-_KIND = re.compile(r"""^kind:\s*["']?([^"'\s]{1,128})["']?\s*$""")
-_MANAGER = re.compile(r"""^cgroup_manager\s*=\s*["']([A-Za-z]{1,16})["']""")
-_ARRAY_KEY = re.compile(r"^(cdi_spec_dirs|hooks_dir)\s*=\s*(.*)$")
-_QUOTED = re.compile(r"""["']([^"'\n]{1,4096})["']""")
+_RUNTIME_HEADER = LazyPattern(r"""^\[[^\]]{0,300}\.runtimes\.(?:"([^"]{1,64})"|([A-Za-z0-9_-]{1,64}))\]\s*(?:#.*)?$""")
+_BOOL = LazyPattern(r"^([A-Za-z_]{1,40})\s*=\s*(true|false)\b", re.IGNORECASE)
+_DRIVER = LazyPattern(r"(?:libcuda\.so\.|libnvidia-ml\.so\.|--host-driver-version=)(\d{2,4}\.\d{1,3}(?:\.\d{1,3})?)\b")
+_NAME = LazyPattern(r"""^(?:-\s+)?name:\s*["']?([^"'\s]{1,128})["']?\s*$""")
+_KIND = LazyPattern(r"""^kind:\s*["']?([^"'\s]{1,128})["']?\s*$""")
+_MANAGER = LazyPattern(r"""^cgroup_manager\s*=\s*["']([A-Za-z]{1,16})["']""")
+_ARRAY_KEY = LazyPattern(r"^(cdi_spec_dirs|hooks_dir)\s*=\s*(.*)$")
+_QUOTED = LazyPattern(r"""["']([^"'\n]{1,4096})["']""")
 
 
 def parse_docker_daemon(data: Text) -> EngineConfig:

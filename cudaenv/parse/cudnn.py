@@ -7,10 +7,11 @@ import re
 from typing import Dict, Optional
 
 from cudaenv.core.version import cudnn_from_int, parse_version
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
-_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_(MAJOR|MINOR|PATCHLEVEL)[ \t]+(\d{1,9})\b", re.MULTILINE)
-_NUMBER = re.compile(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_VERSION[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*$", re.MULTILINE)
-_DIST = re.compile(r"^nvidia_cudnn_cu\d{1,3}-([^-]+)\.dist-info$", re.IGNORECASE)
+_MACRO = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_(MAJOR|MINOR|PATCHLEVEL)[ \t]+(\d{1,9})\b", re.MULTILINE)
+_NUMBER = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_VERSION[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*$", re.MULTILINE)
+_DIST = LazyPattern(r"^nvidia_cudnn_cu\d{1,3}-([^-]+)\.dist-info$", re.IGNORECASE)
 
 
 def parse_cudnn_header(text: str) -> Optional[str]:

@@ -6,17 +6,17 @@ space reads all ones), the driver in use, and the PCIe link it can run (``LnkCap
 Formats: pciutils' lspci(8) and the outputs recorded in tests/recorded/lspci-*.txt (tab or space indents).
 """
 
-import re
 from typing import List, Optional, Tuple
 
 from cudaenv.model.snapshot import PciDevice
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
-_DEVICE = re.compile(r"^((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:\[]{1,80}?)(?:\s*\[[0-9a-fA-F]{4}\])?:\s+(.{1,300})$")
-_REV = re.compile(r"\(rev ([0-9a-fA-F]{2})\)")
-_IDS = re.compile(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
-_SPEED = re.compile(r"Speed\s+([0-9]{1,3}(?:\.[0-9]{1,2})?)\s*GT/s")
-_WIDTH = re.compile(r"Width\s+x([0-9]{1,2})\b")
-_PROG_IF = re.compile(r"\(prog-if [^)]{0,40}\)")
+_DEVICE = LazyPattern(r"^((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:\[]{1,80}?)(?:\s*\[[0-9a-fA-F]{4}\])?:\s+(.{1,300})$")
+_REV = LazyPattern(r"\(rev ([0-9a-fA-F]{2})\)")
+_IDS = LazyPattern(r"\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
+_SPEED = LazyPattern(r"Speed\s+([0-9]{1,3}(?:\.[0-9]{1,2})?)\s*GT/s")
+_WIDTH = LazyPattern(r"Width\s+x([0-9]{1,2})\b")
+_PROG_IF = LazyPattern(r"\(prog-if [^)]{0,40}\)")
 LSPCI_GPU_CLASSES = ("vga compatible controller", "3d controller", "display controller")  # lspci's words for 0x0300/0x0302/0x0380
 MAX_DEVICES = 256
 MAX_LINES = 200_000
@@ -90,7 +90,7 @@ def parse_lspci(text: object) -> Tuple[PciDevice, ...]:
     return tuple(d.record() for d in out[:MAX_DEVICES])
 
 
-_SYSFS_SPEED = re.compile(r"^\s*([0-9]{1,3}(?:\.[0-9]{1,2})?)\s*GT/s")
+_SYSFS_SPEED = LazyPattern(r"^\s*([0-9]{1,3}(?:\.[0-9]{1,2})?)\s*GT/s")
 
 
 def parse_sysfs_link(cur_speed: object, max_speed: object, cur_width: object, max_width: object) -> Optional[Tuple]:

@@ -14,16 +14,16 @@
   values), never a whole TOML parser.
 """
 
-import re
 from typing import Dict, List, Optional, Tuple
 
 from cudaenv.model.record import Record
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
 MAX_LINES = 20_000  # a manifest or history of more lines is read up to here
-_KEY = re.compile(r"\A\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*\Z")
-_TOOL_VERSION = re.compile(r"\A#\s*([A-Za-z0-9_.-]+) version:\s*(\S{1,40})\s*\Z")
-_STRING = re.compile(r"\"([^\"\\]{0,200})\"|'([^']{0,200})'")
-_CUDA_IN_PLATFORM = re.compile(r"\bcuda\s*=\s*[\"']([0-9][0-9.]{0,10})[\"']")
+_KEY = LazyPattern(r"\A\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*\Z")
+_TOOL_VERSION = LazyPattern(r"\A#\s*([A-Za-z0-9_.-]+) version:\s*(\S{1,40})\s*\Z")
+_STRING = LazyPattern(r"\"([^\"\\]{0,200})\"|'([^']{0,200})'")
+_CUDA_IN_PLATFORM = LazyPattern(r"\bcuda\s*=\s*[\"']([0-9][0-9.]{0,10})[\"']")
 
 
 class CondaHistory(Record):

@@ -8,10 +8,11 @@ name is the new ABI, the ``Ss`` abbreviation the old one), and a readable form o
 import re
 from functools import lru_cache
 from typing import Iterable, Optional, Sequence, Tuple
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
 MAX_NAME = 4096  # characters of a symbol name read, at most
-_HEAD = re.compile(r"_Z(?:T[VIST])?(?:N[rVKRO]*)?")
-_OLD_STRING = re.compile(r"(?:RK|PK|R|P|I|S\d*_|E)Ss")
+_HEAD = LazyPattern(r"_Z(?:T[VIST])?(?:N[rVKRO]*)?")
+_OLD_STRING = LazyPattern(r"(?:RK|PK|R|P|I|S\d*_|E)Ss")
 
 
 DIGITS = "0123456789"

@@ -6,7 +6,7 @@ then, in threads at once:
 
 * platform -> driver/GPUs (NVML, nvidia-smi) -> CUDA_VISIBLE_DEVICES mapping -> the GPU health read (only for a sick GPU)
   -> the container host's engines, toolkit and CDI specs (files only)
-* toolkits -> cuDNN
+* toolkits -> cuDNN (started with the hardware chain: only their pip wheels wait for the static pass's site-packages)
 * the other CUDA consumers in those site-packages (probes/frameworks.py: files read, nothing imported), then which
   CUDA library files torch's and their libraries load (probes/libraries.py, Linux) and whether the compiled torch
   extensions match the installed torch's exported symbols (probes/extensions.py, Linux)
@@ -79,7 +79,18 @@ def _hardware(host, notes: List[Note]) -> Tuple[Platform, Any, VisibleDevices, A
     return platform, nvidia, visible, health, containers, links
 
 
-def _toolkits(host, notes: List[Note], site_packages: Tuple[str, ...]) -> Tuple[Any, tuple]:
+class _SitePackages:
+    """The static torch pass's site-packages folders, waited for when first iterated: the toolkit and cuDNN probes read
+    every other place while the static child runs, and the pip wheels' folders once it has answered."""
+
+    def __init__(self, static_job: Job):
+        self._job = static_job
+
+    def __iter__(self):
+        return iter(tuple(self._job.result().site_packages))
+
+
+def _toolkits(host, notes: List[Note], site_packages) -> Tuple[Any, tuple]:
     from cudaenv.probes.cudnn import probe_cudnn
     from cudaenv.probes.toolkits import probe_toolkits
 
@@ -234,11 +245,12 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         python_now = early_python(host, interpreter)
         early_job = Job(_torch_early, host, python_now, early_notes) if python_now else None
     hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch
+    # the toolkits too: only their pip candidates need the static pass's site-packages, which they wait for there
+    tk_job = Job(_toolkits, host, tk_notes, _SitePackages(static_job))
     env = probe_env(host)
     if beside is not None:
         beside()
     torch = static_job.result()
-    tk_job = Job(_toolkits, host, tk_notes, tuple(torch.site_packages))
     fw_notes: List[Note] = []
     fw_job = Job(_frameworks, host, fw_notes, torch)
     torch_job = None
@@ -284,6 +296,6 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         pci_devices=tuple(links or ()),
         containers=containers,
         python_env=python_env,
-        root=str(host.root),
+        root=host.root_text,
         cudaenv_version=cudaenv.__version__,
     )

@@ -9,20 +9,20 @@ wrappers, not cuDNN, and are never read (only the folders named above are looked
 """
 
 import ntpath
-import re
 from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.core.i18n import M
 from cudaenv.parse.cudnn import parse_cudnn_dist_info_name, parse_cudnn_header
 from cudaenv.model.snapshot import Cudnn, Note, Toolkit
 from cudaenv.core.version import version_key
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
 PROBE = "cudnn"
 HEADER_LIMIT = 32 * 1024  # the macros sit right after the licence comment
 MULTIARCH = ("x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", "sbsa-linux-gnu")
 
-_VERSION_HEADER = re.compile(r"^cudnn_version(?:_v\d+)?\.h$")
-_OLD_HEADER = re.compile(r"^cudnn(?:_v\d+)?\.h$")
+_VERSION_HEADER = LazyPattern(r"^cudnn_version(?:_v\d+)?\.h$")
+_OLD_HEADER = LazyPattern(r"^cudnn(?:_v\d+)?\.h$")
 
 
 
@@ -81,7 +81,8 @@ def _headers_in(host, include: str) -> List[Tuple[str, str]]:
     One entry per version: cuDNN 9 ships ``cudnn_version.h`` and ``cudnn_version_v9.h`` side by side as two real
     files (the pip wheel does), which are one install; the plain name is the one reported.
     """
-    names = sorted(host.listdir(include) or [], key=lambda n: (len(n), n))
+    # both patterns start with "cudnn": the other names of a big include folder are never matched
+    names = sorted((n for n in host.listdir(include) or [] if n.startswith("cudnn")), key=lambda n: (len(n), n))
     for pattern in (_VERSION_HEADER, _OLD_HEADER):
         out: List[Tuple[str, str]] = []
         for name in names:

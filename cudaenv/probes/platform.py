@@ -31,12 +31,22 @@ SMALL = 65536
 
 
 # ------------------------------------------------------------------------------ probe
-def probe_platform(host, notes: list) -> Platform:
-    """What the inspected system is. Linux files are read only on linux hosts."""
+def _this_machine() -> str:
+    """This machine's architecture: ``platform.machine()``, which is ``os.uname().machine`` on POSIX (the platform
+    module stays off the doctor's start-up)."""
+    import os
+
+    if hasattr(os, "uname"):
+        return os.uname().machine
     import platform as _platform
 
+    return _platform.machine()
+
+
+def probe_platform(host, notes: list) -> Platform:
+    """What the inspected system is. Linux files are read only on linux hosts."""
     system = host.system
-    machine = host.machine or _platform.machine() or None
+    machine = host.machine or _this_machine() or None
     if system != "linux":
         return Platform(
             system=system,

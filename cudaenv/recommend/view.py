@@ -4,7 +4,6 @@
 ``tables``), with what `cudaenv torch refresh` learned from the live index folded in over them.
 """
 
-from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.facts import drivers as drv
@@ -13,19 +12,32 @@ from cudaenv.recommend.records import Request
 from cudaenv.core.version import pep440_key
 
 
-@dataclass
 class Machine:
-    system: str
-    machine: str
-    platform: str
-    driver: Optional[str]
-    driver_system: str
-    gpus: Sequence[Tuple[str, Optional[str]]]
-    nvidia: bool
-    python_version: Optional[str]
-    accelerator: Optional[str]
-    notes: List[str] = field(default_factory=list)
-    native_cuda: Optional[str] = None  # the newest CUDA whose PTX this driver can JIT (nvidia-smi's "CUDA Version")
+    """The machine a Request describes, as the decision reads it (a plain class: ``dataclasses`` imports ``inspect``,
+    which alone cost more than the doctor's rules on `doctor --quick`'s start-up)."""
+
+    __slots__ = ("system", "machine", "platform", "driver", "driver_system", "gpus", "nvidia", "python_version",
+                 "accelerator", "notes", "native_cuda")
+
+    def __init__(self, system: str, machine: str, platform: str, driver: Optional[str], driver_system: str,
+                 gpus: Sequence[Tuple[str, Optional[str]]], nvidia: bool, python_version: Optional[str],
+                 accelerator: Optional[str], notes: Optional[List[str]] = None, native_cuda: Optional[str] = None):
+        self.system, self.machine, self.platform = system, machine, platform
+        self.driver, self.driver_system, self.gpus, self.nvidia = driver, driver_system, gpus, nvidia
+        self.python_version, self.accelerator = python_version, accelerator
+        self.notes: List[str] = [] if notes is None else notes
+        self.native_cuda = native_cuda  # the newest CUDA whose PTX this driver can JIT (nvidia-smi's "CUDA Version")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        return self._values() == other._values() if type(other) is Machine else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dataclass it was
+
+    def __repr__(self) -> str:
+        return "Machine(%s)" % ", ".join("%s=%r" % (name, getattr(self, name)) for name in self.__slots__)
 
 
 class Facts:

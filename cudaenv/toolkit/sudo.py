@@ -6,10 +6,10 @@ sudo gets the bare command and a note to run it as root. (The ``--script`` form 
 """
 
 import os
-import re
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
 # a sudo that leads a command: at the start, after a pipe, a list operator, a subshell's or $(, or a "read: " in a comment
-_LEADING_SUDO = re.compile(r"(^|[;&|(]\s*|:\s+)sudo\s+(?=[^\s-])")
+_LEADING_SUDO = LazyPattern(r"(^|[;&|(]\s*|:\s+)sudo\s+(?=[^\s-])")
 
 
 def sudo_prefix(needed: bool, available: bool) -> str:

@@ -1,0 +1,102 @@
+"""cudaenv.core.pep440 reads and orders versions as packaging.version does (packaging stays a test-time reference):
+the same text accepted, the same parts, normal form and order, on versions generated from PEP 440's grammar with its
+alternative spellings, separators and cases, and on any text."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from packaging.version import InvalidVersion as PInvalid
+from packaging.version import Version as PVersion
+
+from cudaenv.core.pep440 import InvalidVersion, Version
+
+SEP = st.sampled_from(["", ".", "-", "_"])
+NUM = st.integers(min_value=0, max_value=30).map(str) | st.sampled_from(["00", "007", "20250528", "999999999999"])
+CASE = st.sampled_from([str.lower, str.upper, str.title])
+
+
+@st.composite
+def versions(draw):
+    """PEP 440 versions, most valid, written every way the PEP permits (and some ways it does not)."""
+    text = draw(st.sampled_from(["", "", "v", "V", " ", "\t"]))
+    if draw(st.booleans()) and draw(st.booleans()):
+        text += draw(NUM) + "!"
+    text += ".".join(draw(st.lists(NUM, min_size=1, max_size=5)))
+    if draw(st.booleans()):
+        letter = draw(st.sampled_from(["a", "alpha", "b", "beta", "c", "rc", "pre", "preview"]))
+        text += draw(SEP) + draw(CASE)(letter) + draw(SEP) + draw(st.sampled_from(["", "0", "1", "12"]))
+    if draw(st.booleans()):
+        if draw(st.booleans()):
+            text += "-" + draw(NUM)
+        else:
+            text += draw(SEP) + draw(CASE)(draw(st.sampled_from(["post", "rev", "r"]))) + draw(SEP) + draw(st.sampled_from(["", "0", "3"]))
+    if draw(st.booleans()):
+        text += draw(SEP) + draw(CASE)("dev") + draw(SEP) + draw(st.sampled_from(["", "0", "20250528"]))
+    if draw(st.booleans()):
+        parts = draw(st.lists(st.sampled_from(["cu126", "CPU", "1", "0", "git1234", "rocm6", "ubuntu", "7", "abc"]), min_size=1, max_size=3))
+        text += "+" + draw(SEP.filter(bool)).join(parts) if len(parts) > 1 else "+" + parts[0]
+    if draw(st.integers(0, 9)) == 0:  # now and then something the grammar does not permit
+        text = draw(st.sampled_from(["", "x", "+", ".", "..", "-", "!", "a"])).join([text[: len(text) // 2], text[len(text) // 2:]])
+    return text + draw(st.sampled_from(["", "", " ", "\n"]))
+
+
+def _theirs(text):
+    try:
+        return PVersion(text)
+    except PInvalid:
+        return None
+
+
+def _ours(text):
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
+
+
+def _same(ours, theirs):
+    assert (ours is None) == (theirs is None)
+    if ours is not None:
+        assert str(ours) == str(theirs) and ours.public == theirs.public and ours.base_version == theirs.base_version
+        assert (ours.epoch, ours.release, ours.pre, ours.post, ours.dev, ours.local) == \
+            (theirs.epoch, theirs.release, theirs.pre, theirs.post, theirs.dev, theirs.local)
+
+
+@settings(max_examples=600)
+@given(versions(), versions())
+def test_versions_read_and_order_as_packaging_reads_them(a, b):
+    va, pa, vb, pb = _ours(a), _theirs(a), _ours(b), _theirs(b)
+    _same(va, pa)
+    _same(vb, pb)
+    if va is not None and vb is not None:
+        assert (va < vb, va == vb, va > vb, va <= vb, va >= vb, va != vb) == (pa < pb, pa == pb, pa > pb, pa <= pb, pa >= pb, pa != pb), (a, b)
+        assert (hash(va) == hash(vb)) >= (va == vb)
+
+
+@settings(max_examples=500)
+@given(st.text(max_size=40) | st.text(alphabet="0123456789.!+-_abcdeilnoprstuvxACPRV \t", max_size=30))
+def test_any_text_is_read_as_packaging_reads_it(text):
+    _same(_ours(text), _theirs(text))
+
+
+def test_the_order_of_a_release_and_its_suffixes():
+    ordered = ["1.0.dev0", "1.0a1.dev1", "1.0a1", "1.0a2.post1.dev1", "1.0a2.post1", "1.0b1", "1.0rc1", "1.0",
+               "1.0+abc", "1.0+abc.5", "1.0+5", "1.0.post1.dev1", "1.0.post1", "1.0.1", "1!0.1"]
+    assert sorted(reversed(ordered), key=Version) == ordered
+    assert Version("2.6") == Version("2.6.0.0") and Version("0") == Version("0.0")
+    assert str(Version(" V1.0-PREVIEW_2.REV-3-dev.4+Ubuntu-1 ")) == "1.0rc2.post3.dev4+ubuntu.1"
+    with pytest.raises(InvalidVersion):
+        Version("2.7.*")
+
+
+def test_doctor_quick_does_not_import_packaging_to_sort_torch_versions():
+    """The facts tables' torch versions sort by PEP 440 without packaging (6 ms of the doctor's start-up)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom cudaenv.facts.torch import known_torch_versions\nv = known_torch_versions()\n"
+            "assert len(v) > 10 and v == tuple(sorted(v, key=__import__('cudaenv.core.version').core.version.pep440_key))\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'packaging'))\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["[]"]
