@@ -209,6 +209,30 @@ def _choose_language(args, ctx: Context) -> None:
                                  setting=value(ctx.env, "CUDAENV_LANG")))
 
 
+def _language_before_parsing(argv: Sequence[str], ctx: Context) -> None:
+    """The language of ``--help`` and of argparse's usage errors, chosen before argparse reads ``argv``: a ``--lang``
+    anywhere before ``--`` (one cudaenv cannot read is left for the parsed choice to refuse), else ``CUDAENV_LANG``,
+    else the locale. Help and usage errors are for people, whatever ``--json`` says."""
+    from cudaenv.core.config import value
+    from cudaenv.core.errors import UserError
+    from cudaenv.core.i18n import choose_language, language_code, set_language
+
+    explicit = None
+    for n, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == "--lang" and n + 1 < len(argv):
+            explicit = argv[n + 1]
+        elif token.startswith("--lang="):
+            explicit = token[len("--lang="):]
+    if explicit is not None and language_code(explicit) is None:
+        explicit = None
+    try:
+        set_language(choose_language(ctx.env, explicit, setting=value(ctx.env, "CUDAENV_LANG")))
+    except UserError:  # a CUDAENV_LANG cudaenv cannot read: the parsed choice says so
+        pass
+
+
 def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
     if any(tuple(argv[:len(c)]) == c for c in NO_GC_COMMANDS):
         import gc
@@ -235,6 +259,7 @@ def _dispatch_fast(argv: List[str], ctx: Context, saved: List) -> int:
                 install_signal_handlers(saved)
             return int(module.run(fast, ctx) or 0)
     install_signal_handlers(saved)
+    _language_before_parsing(argv, ctx)
     from cudaenv.cli.parser import build_parser
 
     parser = build_parser(argv)

@@ -14,7 +14,7 @@ fix exits 0 when OUT was written and its own verdict calls it safe and loadable,
 from __future__ import annotations
 
 from cudaenv.core.errors import UserError
-from cudaenv.core.options import Option, Positional, add_options, host_options
+from cudaenv.core.options import Option, Positional, add_options, host_options, said
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # inspect's start-up is a benchmark target (2x `python -c pass`): no argparse, typing or json
@@ -44,14 +44,14 @@ ACTION_DEST = "checkpoint_command"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest=ACTION_DEST, metavar="ACTION", parser_class=type(parser))
-    ins = sub.add_parser("inspect", help="format, devices, prefixes, weights_only verdict (never runs the file)",
-                         description="Read a checkpoint's pickle and zip directory (never its tensor bytes, never its code); "
-                                     "PATH is a file, or a checkpoint folder (DCP, DeepSpeed ZeRO, sharded safetensors "
-                                     "or .bin) or its index file.")
+    ins = sub.add_parser("inspect", help=said("format, devices, prefixes, weights_only verdict (never runs the file)"),
+                         description=said("Read a checkpoint's pickle and zip directory (never its tensor bytes, never its "
+                                          "code); PATH is a file, or a checkpoint folder (DCP, DeepSpeed ZeRO, sharded "
+                                          "safetensors or .bin) or its index file."))
     ins.add_argument(INSPECT_POSITIONAL.dest, metavar="PATH")
     add_options(ins, INSPECT_OPTIONS)
-    fix = sub.add_parser("fix", help="write a copy that loads here: devices, key prefixes, one entry",
-                         description="Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry.")
+    fix = sub.add_parser("fix", help=said("write a copy that loads here: devices, key prefixes, one entry"),
+                         description=said("Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry."))
     fix.add_argument(FIX_POSITIONAL.dest, metavar="FILE")
     add_options(fix, FIX_OPTIONS)
 
