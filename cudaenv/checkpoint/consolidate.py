@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional
 from cudaenv.checkpoint.fix import EXIT_NOT_WRITTEN
 from cudaenv.checkpoint.rewrite import COPY_CHUNK
 from cudaenv.core.errors import UserError
+from cudaenv.core.i18n import M
 
 
 
@@ -37,30 +38,28 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     from cudaenv.core.text import printable
 
     if in_place:
-        raise UserError("--in-place rewrites one file; a checkpoint folder needs -o OUT", hint="-o consolidated.pt")
+        raise UserError(M("--in-place rewrites one file; a checkpoint folder needs -o OUT"), hint=M("-o consolidated.pt"))
     target = F.plan_output(path, out, False)
     folder = inspect_folder(path, visible)
     layout = folder.layout
     if layout == "unknown":
-        raise UserError("%s is not a checkpoint folder cudaenv recognises" % printable(path))
+        raise UserError(M("%s is not a checkpoint folder cudaenv recognises", printable(path)))
     if folder.missing:
-        raise UserError("%d file%s the checkpoint names %s missing (%s): nothing was written" % (
-            len(folder.missing), "" if len(folder.missing) == 1 else "s", "is" if len(folder.missing) == 1 else "are",
-            ", ".join(printable(m) for m in folder.missing[:5])), hint="copy them from where the checkpoint was saved")
+        raise UserError(M("%d file%s the checkpoint names %s missing (%s): nothing was written", len(folder.missing), "" if len(folder.missing) == 1 else "s", "is" if len(folder.missing) == 1 else "are", ", ".join(printable(m) for m in folder.missing[:5])), hint=M("copy them from where the checkpoint was saved"))
     ext = os.path.splitext(target.path)[1].lower()
     if layout == "safetensors-shards" and ext != ".safetensors":
-        raise UserError("sharded safetensors are merged into one safetensors file: give -o OUT.safetensors",
-                        hint="(a torch.save file from safetensors shards is not written yet)")
+        raise UserError(M("sharded safetensors are merged into one safetensors file: give -o OUT.safetensors"),
+                        hint=M("(a torch.save file from safetensors shards is not written yet)"))
     to_safetensors = layout != "safetensors-shards" and ext == ".safetensors"  # torch writes it through safetensors
     if layout == "deepspeed-zero" and not trust:
-        raise UserError("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
-                        "with the checkpoint: nothing was run", hint="read it, and only if you trust where the folder "
-                                                                     "came from: add --trust")
+        raise UserError(M("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
+                        "with the checkpoint: nothing was run"), hint=M("read it, and only if you trust where the folder "
+                                                                     "came from: add --trust"))
     if layout != "safetensors-shards" and folder.verdict != "safe" and not trust:
         why = "; ".join("%s: %s" % (r.where, r.why) for r in folder.verdict_reasons[:2]) or "verdict %s" % folder.verdict
-        raise UserError("%s is not safe to load (%s)" % (printable(path), printable(why)),
-                        hint="only if you trust where it came from: add --trust (torch loads it in your Python, which "
-                             "runs its code)")
+        raise UserError(M("%s is not safe to load (%s)", printable(path), printable(why)),
+                        hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, which "
+                             "runs its code)"))
     need = _bytes_needed(folder)
     _check_space(target.path, need)
     warnings: List[str] = []
@@ -80,8 +79,8 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 fh.flush()
                 after = _inspect(writer.tmp, visible)
                 if after.format != "safetensors" or after.inconsistencies or after.tensors != folder.tensors:
-                    raise UserError("the merged file did not check out (%s): nothing was written" % printable(
-                        "; ".join(after.inconsistencies[:3]) or "%d tensors, the shards have %d" % (after.tensors, folder.tensors)),
+                    raise UserError(M("the merged file did not check out (%s): nothing was written", printable(
+                        "; ".join(after.inconsistencies[:3]) or "%d tensors, the shards have %d" % (after.tensors, folder.tensors))),
                                     exit_code=EXIT_NOT_WRITTEN)
             else:
                 method = "torch" if layout != "deepspeed-zero" else "zero_to_fp32"
@@ -90,15 +89,14 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 after = _inspect(writer.tmp, visible)
                 if to_safetensors:
                     if after.format != "safetensors" or after.inconsistencies:
-                        raise UserError("the safetensors file did not check out (%s): nothing was written" % printable(
-                            "; ".join(after.inconsistencies[:3]) or after.format), exit_code=EXIT_NOT_WRITTEN)
+                        raise UserError(M("the safetensors file did not check out (%s): nothing was written", printable(
+                            "; ".join(after.inconsistencies[:3]) or after.format)), exit_code=EXIT_NOT_WRITTEN)
                 elif not F.loadable(after):
                     why = [r.why for r in after.verdict_reasons] + list(after.inconsistencies + after.weights_only_reasons)
-                    raise UserError("the consolidated file did not check out (verdict %s: %s); nothing was written" % (
-                        after.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+                    raise UserError(M("the consolidated file did not check out (verdict %s: %s); nothing was written", after.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
                                     exit_code=EXIT_NOT_WRITTEN)
     except OSError as exc:
-        raise UserError("cannot write %s: %s; nothing was written" % (printable(target.path), printable(exc.strerror or str(exc))),
+        raise UserError(M("cannot write %s: %s; nothing was written", printable(target.path), printable(exc.strerror or str(exc))),
                         hint="free space or choose another -o folder" if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
     from cudaenv.model.record import replace
@@ -138,8 +136,7 @@ def _check_space(out: str, need: int) -> None:
     except OSError:
         return
     if free < need:
-        raise UserError("%s has %d bytes free, the consolidated checkpoint needs about %d: nothing was written" % (
-            printable(folder), free, need), hint="free space or choose another -o folder", exit_code=EXIT_NOT_WRITTEN)
+        raise UserError(M("%s has %d bytes free, the consolidated checkpoint needs about %d: nothing was written", printable(folder), free, need), hint=M("free space or choose another -o folder"), exit_code=EXIT_NOT_WRITTEN)
 
 
 def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
@@ -163,7 +160,7 @@ def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
         shard = os.path.join(folder, name)
         box = open_container(shard)
         if box.format != "safetensors" or box.safetensors is None:
-            raise UserError("%s is not a safetensors file: not merged" % printable(name))
+            raise UserError(M("%s is not a safetensors file: not merged", printable(name)))
         if meta is None and isinstance(box.safetensors.get("__metadata__"), dict):
             meta = box.safetensors["__metadata__"]
         items = [(k, v) for k, v in box.safetensors.items() if k != "__metadata__"]
@@ -174,8 +171,7 @@ def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
                 new = opts.add + new
             renamed += new != key
             if new in header:
-                raise UserError("two tensors would be named %s (one from %s): nothing was written" % (
-                    printable(new), printable(name)), hint="strip fewer prefixes")
+                raise UserError(M("two tensors would be named %s (one from %s): nothing was written", printable(new), printable(name)), hint=M("strip fewer prefixes"))
             begin, end = info["data_offsets"]
             header[new] = {"dtype": info["dtype"], "shape": info["shape"], "data_offsets": [offset, offset + end - begin]}
             plan.append((shard, box.safetensors_data_start + begin, end - begin))
@@ -199,7 +195,7 @@ def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
             while left:
                 chunk = src.read(min(COPY_CHUNK, left))
                 if not chunk:
-                    raise UserError("%s ends %d bytes early: nothing was written" % (printable(shard), left),
+                    raise UserError(M("%s ends %d bytes early: nothing was written", printable(shard), left),
                                     exit_code=EXIT_NOT_WRITTEN)
                 out_fh.write(chunk)
                 left -= len(chunk)
@@ -232,6 +228,6 @@ def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: st
         spec.update(layout="zero", source=os.path.abspath(folder), tag=report.tag,
                     script=os.path.abspath(os.path.join(folder, "zero_to_fp32.py")))
         if not os.path.isfile(spec["script"]):
-            raise UserError("the folder has no zero_to_fp32.py to consolidate it with",
-                            hint="DeepSpeed copies it beside the checkpoint; copy it from the DeepSpeed that saved it")
+            raise UserError(M("the folder has no zero_to_fp32.py to consolidate it with"),
+                            hint=M("DeepSpeed copies it beside the checkpoint; copy it from the DeepSpeed that saved it"))
     return _run_child(host, python, timeout, path, spec)

@@ -43,7 +43,10 @@ FAST_COMMANDS = ("use", "list", "checkpoint", "doctor")  # checkpoint: its FAST_
 
 
 class Context:
-    """What a command gets: the environment, the streams, and a way to build the Host."""
+    """What a command gets: the environment, the streams, and a way to build the Host. ``english``: the run writes
+    in English (set with the language; a command may then write its words as they are, importing no catalog)."""
+
+    english = True
 
     def __init__(
         self,
@@ -201,12 +204,19 @@ def _choose_language(args, ctx: Context) -> None:
     programs or upstream (``--json``, ``--format markdown``/``prometheus``/...) stays English unless ``--lang`` asks.
     Only the choice: the catalog is read when a renderer first translates (cudaenv.core.i18n)."""
     from cudaenv.core.config import value
-    from cudaenv.core.i18n import choose_language, set_language
+    from cudaenv.core.i18n import ENGLISH, choose_language, set_language
 
     fmt = getattr(args, "format", None)
     machine = bool(getattr(args, "json", False)) or fmt not in (None, "text")
-    set_language(choose_language(ctx.env, getattr(args, "lang", None), machine_output=machine,
-                                 setting=value(ctx.env, "CUDAENV_LANG")))
+    lang = choose_language(ctx.env, getattr(args, "lang", None), machine_output=machine, setting=value(ctx.env, "CUDAENV_LANG"))
+    set_language(lang)
+    ctx.english = lang == ENGLISH
+
+
+def _may_not_be_english(env: Mapping[str, str]) -> bool:
+    """Whether the environment may ask for a language other than English (``CUDAENV_LANG`` set, or a locale variable
+    naming Chinese): a cheap test on `use`'s path, which then chooses exactly (cudaenv.core.i18n)."""
+    return bool(env.get("CUDAENV_LANG")) or any((env.get(n) or "").lstrip().startswith("zh") for n in ("LC_ALL", "LC_MESSAGES", "LANG"))
 
 
 def _language_before_parsing(argv: Sequence[str], ctx: Context) -> None:
@@ -215,7 +225,7 @@ def _language_before_parsing(argv: Sequence[str], ctx: Context) -> None:
     else the locale. Help and usage errors are for people, whatever ``--json`` says."""
     from cudaenv.core.config import value
     from cudaenv.core.errors import UserError
-    from cudaenv.core.i18n import choose_language, language_code, set_language
+    from cudaenv.core.i18n import ENGLISH, choose_language, language_code, set_language
 
     explicit = None
     for n, token in enumerate(argv):
@@ -228,9 +238,11 @@ def _language_before_parsing(argv: Sequence[str], ctx: Context) -> None:
     if explicit is not None and language_code(explicit) is None:
         explicit = None
     try:
-        set_language(choose_language(ctx.env, explicit, setting=value(ctx.env, "CUDAENV_LANG")))
+        lang = choose_language(ctx.env, explicit, setting=value(ctx.env, "CUDAENV_LANG"))
     except UserError:  # a CUDAENV_LANG cudaenv cannot read: the parsed choice says so
-        pass
+        return
+    set_language(lang)
+    ctx.english = lang == ENGLISH
 
 
 def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
@@ -252,7 +264,7 @@ def _dispatch_fast(argv: List[str], ctx: Context, saved: List) -> int:
         module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
         fast = _parse_fast(module, argv[1:])
         if fast is not None:
-            if argv[0] != "use":  # `use` prints shell code and translates nothing: no language to choose
+            if argv[0] != "use" or _may_not_be_english(ctx.env):  # `use` in English: nothing imported to choose
                 _choose_language(fast, ctx)
             if getattr(module, "FAST_ACTIONS", None) is not None or getattr(module, "RUNS_CHILDREN", False):
                 # checkpoint inspect runs nvidia-smi, the doctor its probes: their children go with it on a signal

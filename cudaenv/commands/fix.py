@@ -15,6 +15,7 @@ from cudaenv.commands import _prompt as prompt
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Option, host_options
+from cudaenv.core.i18n import M
 
 HELP = "guided fix for a CPU-only or wrong-CUDA torch"
 OPTIONS = host_options() + (
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
     interpreter, what_if = service.split_python(args.python)
     if what_if:
-        raise UserError("`cudaenv fix --python` needs an interpreter, not a version", hint="for example --python .venv/bin/python")
+        raise UserError(M("`cudaenv fix --python` needs an interpreter, not a version"), hint=M("for example --python .venv/bin/python"))
     mirror = service.mirror_for(args.mirror)
     base = mirror.base if mirror is not None else service.index_base(ctx.env, args.index_base)
     host = ctx.host(args)
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return 0
     out.write(render.render_findings(fixable, width))
     if torch is None or not torch.python:
-        raise UserError("no Python interpreter to fix", hint="give one with --python PATH")
+        raise UserError(M("no Python interpreter to fix"), hint=M("give one with --python PATH"))
 
     index_data, notes, _ = service.load_index_data(ctx.env, base, args.refresh, service.index_timeout(ctx.env))
     options = service.Options(torch=args.torch, index_base=args.index_base, mirror=args.mirror)

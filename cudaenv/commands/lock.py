@@ -9,6 +9,7 @@ import argparse
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.options import Option, Positional, host_options
+from cudaenv.core.i18n import M
 
 HELP = "write this machine's CUDA stack (driver floor, GPU archs, torch build and index, toolkit, wheels) as TOML"
 
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         write_stack(os.path.join(ctx.cwd, path), text)
     except OSError as exc:
-        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
-                        hint="give a FILE this user can write, or - to print it") from None
+        raise UserError(M("cannot write %s (%s)", printable(path), printable(exc.strerror or exc)),
+                        hint=M("give a FILE this user can write, or - to print it")) from None
     ctx.out.write(render_locked(stack, path, terminal_width(ctx.env)) + ("\n" + render_snippets(stack) if args.snippets else ""))
     return 0

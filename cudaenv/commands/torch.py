@@ -16,6 +16,7 @@ from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Action, Option, Positional, host_options
 from cudaenv.render.text import terminal_width
+from cudaenv.core.i18n import M
 
 HELP = "recommend the right torch build for this machine"
 MIRROR_HELP = "a PyTorch wheel mirror for the install line: nju, aliyun, sjtu, official (data/torch_mirrors.json) or its URL"
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return run_guard(args, ctx)
     if action == "mirror-check":
         return run_mirror_check(args, ctx)
-    raise UserError("say what to do: `cudaenv torch recommend`, `refresh`, `guard` or `mirror-check`", hint="see `cudaenv torch --help`")
+    raise UserError(M("say what to do: `cudaenv torch recommend`, `refresh`, `guard` or `mirror-check`"), hint=M("see `cudaenv torch --help`"))
 
 
 def run_guard(args: argparse.Namespace, ctx: Any) -> int:

@@ -16,6 +16,7 @@ from typing import Callable, Optional, Tuple
 from cudaenv.model.record import Record
 from cudaenv.core.errors import UserError
 from cudaenv.toolkit.install import plan
+from cudaenv.core.i18n import M
 
 
 class InstallRequest(Record):
@@ -50,13 +51,13 @@ def install(req: InstallRequest, host, env, version: str, progress: Callable[[st
     from cudaenv.core.version import parse_version
 
     if not req.spec:
-        raise UserError("no CUDA version given", hint="cudaenv install 13 (or 13.0, 13.0.2); cudaenv install --list")
+        raise UserError(M("no CUDA version given"), hint=M("cudaenv install 13 (or 13.0, 13.0.2); cudaenv install --list"))
     spec = req.spec.strip()
     if parse_version(spec) is None:
-        raise UserError("%r is not a CUDA version" % printable(spec[:40]), hint="give 13, 13.0 or 13.0.2")
+        raise UserError(M("%r is not a CUDA version", printable(spec[:40])), hint=M("give 13, 13.0 or 13.0.2"))
     if req.components and (req.runfile or req.plan or plan.needs_runfile(spec)):
-        raise UserError("--components adds NVIDIA's library wheels to a CUDA 13 install from wheels",
-                        hint="a runfile or repository install brings its own libraries")
+        raise UserError(M("--components adds NVIDIA's library wheels to a CUDA 13 install from wheels"),
+                        hint=M("a runfile or repository install brings its own libraries"))
     base = os.path.abspath(req.prefix) if req.prefix else store.toolkits_dir(env, host.system)
     if req.runfile:
         return _runfile(req, host, spec, base, version)
@@ -142,7 +143,7 @@ def _plan(host, spec) -> plan.InstallReport:
     from cudaenv.toolkit.install.repos import plan_commands
 
     if not plan.needs_runfile(spec):
-        raise UserError("--plan is for CUDA 12.x and older", hint="cudaenv install %s installs it from wheels, without root" % spec)
+        raise UserError(M("--plan is for CUDA 12.x and older"), hint=M("cudaenv install %s installs it from wheels, without root", spec))
     platform = probe_platform(host, [])
     commands, source = plan_commands(spec, platform.distro_id, platform.distro_version, platform.wsl, platform.machine or host.machine,
                                      like=platform.distro_like)
