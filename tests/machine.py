@@ -298,7 +298,8 @@ class Machine:
         import shutil
 
         key = name.replace("-", "_").lower()
-        for site, info in [(s, i) for s in (self.site, self.package_site) if s is not None for i in s.glob("*.dist-info")]:
+        sites = dict.fromkeys(s for s in (self.site, self.package_site) if s is not None)  # one folder may be both
+        for site, info in [(s, i) for s in sites for i in s.glob("*.dist-info")]:
             if info.name[: -len(".dist-info")].rsplit("-", 1)[0].replace("-", "_").lower() != key:
                 continue
             record = info / "RECORD"

@@ -38,7 +38,7 @@ from machine import (  # noqa: E402
     GTX1080TI,
     RTX2080TI_X4,
     TITANV_5880,
-    make_fake_torch,
+    Machine,
 )
 
 WIDTH = "80"
@@ -56,42 +56,20 @@ ERRORS = {
 }
 
 
-class Box:
-    """One fake machine: a root, a bin folder on PATH, an environment, an interpreter (with a fake torch or none)."""
+class Box(Machine):
+    """One fake machine: a root, a bin folder on PATH, an environment, an interpreter (with a fake torch or none); the
+    suite's scenario machine (tests/machine.py) with its own folder under ``base`` and the width the dumps use."""
 
     def __init__(self, base: Path, name: str, python: str):
         self.name, self.base = name, base / name
-        self.root = FakeRoot(self.base / "root")
-        self.root.path.mkdir(parents=True)
-        self.bin = FakeBin(self.base / "bin")
-        self.python = python
-        self.env = {"HOME": str(self.root.path / "root"), "COLUMNS": WIDTH, "PYTHONDONTWRITEBYTECODE": "1",
-                    "CUDAENV_CACHE_DIR": str(self.base / "cache"), "CUDAENV_DATA_DIR": str(self.base / "data")}
-        self.path_in_root: list = []
-
-    def smi(self, query=None, banner="", code=0):
-        table = {"--query-compute-apps": ("", 0)}
-        if query is not None:
-            table["--query-gpu"] = (query, code)
-        self.bin.command("nvidia-smi", stdout=banner, exit_code=code if query is None else 0, by_args=table)
-        self.root.file("dev/nvidia0", "")
-        self.root.file("dev/nvidiactl", "")
-        return self
-
-    def torch(self, *args, **kwargs):
-        site = make_fake_torch(self.base / "site", *args, **kwargs)
-        self.env["PYTHONPATH"] = str(site)
-        return self
-
-    def toolkit(self, version, on_path=False, **kw):
-        self.root.toolkit(version, **kw)
-        if on_path:
-            self.path_in_root.append("/usr/local/cuda-%s/bin" % ".".join(version.split(".")[:2]))
-        return self
+        root = FakeRoot(self.base / "root")
+        root.path.mkdir(parents=True)
+        super().__init__(root, FakeBin(self.base / "bin"), self.base, None, python)
+        self.env.update({"COLUMNS": WIDTH, "PYTHONDONTWRITEBYTECODE": "1",
+                         "CUDAENV_CACHE_DIR": str(self.base / "cache"), "CUDAENV_DATA_DIR": str(self.base / "data")})
 
     def full_env(self, rooted=True):
-        env = dict(self.env)
-        env["PATH"] = ":".join(self.path_in_root + [self.bin.env_path])
+        env = super().full_env()
         if rooted:
             env["CUDAENV_ROOT"] = str(self.root.path)
         return env
