@@ -201,13 +201,14 @@ def _parse_fast(module, argv: Sequence[str]):
 
 def _choose_language(args, ctx: Context) -> None:
     """The language of what this command writes for people (``--lang``, ``CUDAENV_LANG``, the locale); output for
-    programs or upstream (``--json``, ``--format markdown``/``prometheus``/...) stays English unless ``--lang`` asks.
+    programs or upstream (``--json``, ``--format markdown``/``prometheus``/...) stays English unless ``--lang`` asks;
+    fleet's ``--format html`` is a page for people, in their language.
     Only the choice: the catalog is read when a renderer first translates (cudaenv.core.i18n)."""
     from cudaenv.core.config import value
     from cudaenv.core.i18n import ENGLISH, choose_language, set_language
 
     fmt = getattr(args, "format", None)
-    machine = bool(getattr(args, "json", False)) or fmt not in (None, "text")
+    machine = bool(getattr(args, "json", False)) or fmt not in (None, "text", "html")  # fleet's HTML is read by people
     lang = choose_language(ctx.env, getattr(args, "lang", None), machine_output=machine, setting=value(ctx.env, "CUDAENV_LANG"))
     set_language(lang)
     ctx.english = lang == ENGLISH

@@ -36,11 +36,12 @@ def _terminal(ctx, args):
     """(a line per step, pip's output passed through) for a terminal; nothing for --json or a pipe."""
     if args.json or not ctx.err_is_tty:
         return (lambda line: None), None
+    from cudaenv.core.i18n import tr
     from cudaenv.render.install import PassThrough
     from cudaenv.core.text import printable
 
     def say(line):
-        ctx.err.write("cudaenv: %s\n" % printable(line))
+        ctx.err.write("cudaenv: %s\n" % printable(tr(line)))
         ctx.err.flush()
 
     return say, PassThrough(ctx.err)

@@ -104,7 +104,7 @@ def _lock(path: str, progress: Callable[[str], None], release: str):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            progress("waiting for another install of %s to finish" % release)
+            progress(M("waiting for another install of %s to finish", release))
             fcntl.flock(fd, fcntl.LOCK_EX)
     except BaseException:
         os.close(fd)
@@ -194,7 +194,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         import tempfile
 
         stage = tempfile.mkdtemp(prefix=".%s.tmp-" % release, dir=base)
-        progress("resolving cuda-toolkit %s" % release)
+        progress(M("resolving cuda-toolkit %s", release))
         report_file = os.path.join(stage, "report.json")
         extras = plan.EXTRAS + (added.extras if added else ())
         wanted = [plan.requirement(release, extras)] + list(added.unpinned if added else ())
@@ -215,7 +215,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         names = ", ".join("%s %s" % (c.name, c.version) for c in the_plan.components)
         download_bytes = 0
         if installer == "uv":
-            progress("installing %s with uv" % names)
+            progress(M("installing %s with uv", names))
             site = os.path.join(stage, "site")
             result = host.run(argv + ["pip", "install", "--no-deps", "--require-hashes", "--target", site, "-r", reqs],
                               timeout=timeout, on_output=output)
@@ -223,7 +223,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
                 raise _failed("uv pip install", result)
             files, links = _tree_from_site(site, tree, host.machine or os.uname().machine)
         else:
-            progress("downloading %s" % names)
+            progress(M("downloading %s", names))
             wheels = os.path.join(stage, "wheels")
             result = host.run(argv + ["download", "--no-deps", "--require-hashes", "--only-binary", ":all:",
                                       "--dest", wheels, "-r", reqs], timeout=timeout, on_output=output)
@@ -240,15 +240,15 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
                                        hint=M("nothing was installed; try again (a proxy or mirror may have changed the file)"))
                 download_bytes += os.path.getsize(path)
                 paths.append(path)
-            progress("unpacking %d wheels (%d MB)" % (len(paths), download_bytes // 1000000))
+            progress(M("unpacking %d wheels (%d MB)", len(paths), download_bytes // 1000000))
             files, links = _tree_from_wheels(paths, tree, host.machine or os.uname().machine)
-        progress("building lib64/stubs/libcuda.so (links -lcuda where no driver is)")
+        progress(M("building lib64/stubs/libcuda.so (links -lcuda where no driver is)"))
         _stub, why = stub.build_stub(host, tree, stage, min(timeout, 120.0))
         _write(os.path.join(tree, "version.json"), assemble.version_json(release, the_plan.components))
         _write(os.path.join(tree, store.MARKER), assemble.marker(release, the_plan.components, installer, version,
                                                                    plan.component_names(added)))
         swap_into_place(tree, target, os.path.join(stage, "old"))
-        progress("installed CUDA %s in %s" % (release, target))
+        progress(M("installed CUDA %s in %s", release, target))
         return Outcome("installed", release, target, the_plan.components, download_bytes, files, links, (why,) if why else ())
     except OSError as exc:
         import errno

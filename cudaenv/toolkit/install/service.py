@@ -81,7 +81,7 @@ def _wheels(req, host, env, spec, base, version, progress, output) -> plan.Insta
     apply.find_installer(host, "pip")
     if installer == "uv":
         apply.find_installer(host, "uv")
-    progress("looking up cuda-toolkit releases")
+    progress(M("looking up cuda-toolkit releases"))
     release = _release(env, host, spec, req.timeout)
     if plan.needs_runfile(release):
         return no_wheels(release)
@@ -91,11 +91,12 @@ def _wheels(req, host, env, spec, base, version, progress, output) -> plan.Insta
         raise UserError(exc.message, exc.hint) from None
     warnings, stops = machine_check(host, release)
     for w in warnings:
-        progress("warning: " + w)
+        progress(M("warning: %s", w))
     if stops and not req.force:
         return plan.InstallReport(False, "refused", spec, release, os.path.join(base, release), installer=installer,
-                                  warnings=warnings, message="Not installing CUDA %s: nothing it builds would run on this "
-                                  "machine." % release, hint="--force installs it anyway (these warnings still print)")
+                                  warnings=warnings, message=M("Not installing CUDA %s: nothing it builds would run on this "
+                                                               "machine.", release),
+                                  hint=M("--force installs it anyway (these warnings still print)"))
     missing = _missing_components(host, os.path.join(base, release), added)
     outcome = apply.install_from_wheels(host, release, base, installer, req.reinstall, progress, req.timeout, version,
                                         added, output)
@@ -153,8 +154,8 @@ def _plan(host, spec) -> plan.InstallReport:
         if not sudo_prefix(not is_root(), has_sudo(host)):
             commands = tuple(_without_sudo(c) for c in commands)
     where = "WSL2 " if platform.wsl == 2 else ""
-    title = "CUDA %s toolkit, system-wide, without a driver, on %s%s (cudaenv runs none of this):" % (
-        spec, where, platform.distro or platform.distro_id or "this system")
+    title = M("CUDA %s toolkit, system-wide, without a driver, on %s%s (cudaenv runs none of this):",
+              spec, where, platform.distro or platform.distro_id or M("this system"))
     return plan.InstallReport(True, "planned", spec, spec, installer="repository", commands=commands,
                               message=title, source=source)
 
