@@ -47,6 +47,8 @@ def marked_messages(package_dir):
                 if isinstance(node, ast.ImportFrom) and node.module == "cudaenv.core.i18n":
                     names.update((a.asname or a.name, a.name) for a in node.names if a.name in MARKS)
             texts = []  # (line, column, msgid, plural)
+            constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and _literal(n.value)
+                         for t in n.targets if isinstance(t, ast.Name)}  # help=MIRROR_HELP: a module's named text
             for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
                 if isinstance(call.func, ast.Name) and call.func.id in names:
                     need = MARKS[names[call.func.id]]
@@ -54,7 +56,7 @@ def marked_messages(package_dir):
                     if len(args) == need and all(_literal(a) for a in args):
                         texts.append((call.lineno, call.col_offset, args[0].value, args[1].value if need == 2 else None))
                 else:
-                    texts += [(call.lineno, call.col_offset, text, None) for text in _declared(call)]
+                    texts += [(call.lineno, call.col_offset, text, None) for text in _declared(call, constants)]
             if rel == "cudaenv/commands/__init__.py":
                 texts += _command_helps(tree)
             for line, _col, msgid, plural in sorted(texts, key=lambda x: x[:2]):
@@ -73,7 +75,7 @@ def _literal(node):
 DECLARED = {"Option", "Positional", "Action", "add_parser", "add_argument"}
 
 
-def _declared(call):
+def _declared(call, constants=None):
     name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) else None
     if name not in DECLARED:
         return []
@@ -82,7 +84,9 @@ def _declared(call):
         nodes += call.args[1:3]  # Action(name, help, description)
     nodes = [n.args[0] if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "said" and n.args else n
              for n in nodes]  # add_parser(help=said("...")): cudaenv.core.options.said translates a declaration's words
-    return [n.value for n in nodes if _literal(n) and n.value.strip()]
+    texts = [constants[n.id] if isinstance(n, ast.Name) and n.id in (constants or {}) else n.value if _literal(n) else None
+             for n in nodes]
+    return [text for text in texts if text and text.strip()]
 
 
 def _command_helps(tree):

@@ -217,7 +217,14 @@ def _choose_language(args, ctx: Context) -> None:
 def _may_not_be_english(env: Mapping[str, str]) -> bool:
     """Whether the environment may ask for a language other than English (``CUDAENV_LANG`` set, or a locale variable
     naming Chinese): a cheap test on `use`'s path, which then chooses exactly (cudaenv.core.i18n)."""
-    return bool(env.get("CUDAENV_LANG")) or any((env.get(n) or "").lstrip().startswith("zh") for n in ("LC_ALL", "LC_MESSAGES", "LANG"))
+    if any((env.get(n) or "").lstrip().startswith("zh") for n in ("LC_ALL", "LC_MESSAGES", "LANG")):
+        return True
+    from cudaenv.core.config import value  # on use's path already (CUDAENV_SHELL)
+
+    try:
+        return value(env, "CUDAENV_LANG") not in (None, "en")
+    except _user_error():
+        return False
 
 
 def _language_before_parsing(argv: Sequence[str], ctx: Context) -> None:
@@ -265,8 +272,13 @@ def _dispatch_fast(argv: List[str], ctx: Context, saved: List) -> int:
         module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
         fast = _parse_fast(module, argv[1:])
         if fast is not None:
-            if argv[0] != "use" or _may_not_be_english(ctx.env):  # `use` in English: nothing imported to choose
+            if argv[0] != "use":
                 _choose_language(fast, ctx)
+            elif _may_not_be_english(ctx.env):  # `use` in English imports nothing to choose
+                try:
+                    _choose_language(fast, ctx)
+                except _user_error():  # the shell hook's `use` never fails on a language setting: English
+                    pass
             if getattr(module, "FAST_ACTIONS", None) is not None or getattr(module, "RUNS_CHILDREN", False):
                 # checkpoint inspect runs nvidia-smi, the doctor its probes: their children go with it on a signal
                 install_signal_handlers(saved)

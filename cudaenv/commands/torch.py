@@ -21,7 +21,6 @@ from cudaenv.core.i18n import M
 HELP = "recommend the right torch build for this machine"
 MIRROR_HELP = "a PyTorch wheel mirror for the install line: nju, aliyun, sjtu, official (data/torch_mirrors.json) or its URL"
 
-
 ACTION_DEST = "torch_command"
 ACTIONS = (
     Action("recommend", help="pick the torch wheel index for this machine and print the install command",

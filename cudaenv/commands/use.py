@@ -35,7 +35,6 @@ OPTIONS = (
 ) + host_options(python=False)
 
 
-
 def run(args, ctx) -> int:
     from cudaenv.toolkit import select, switch
     from cudaenv.toolkit.project import load_toolkits, spec_path, start_dir, version_file_spec, write_version_file
@@ -46,12 +45,9 @@ def run(args, ctx) -> int:
         toolkits, _link = load_toolkits(host)
         ctx.out.write("".join(w + "\n" for w in switch.completion_words(toolkits)))
         return 0
-    if args.off and (args.version or args.local or args.write):
-        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-        return _fail(ctx, M("--off takes no VERSION, --local or --write"))
-    if args.local and not args.version:
-        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-        return _fail(ctx, M("--local needs a VERSION: cudaenv use --local 12.1"))
+    misuse = "off-alone" if args.off and (args.version or args.local or args.write) else "local-alone" if args.local and not args.version else None
+    if misuse:
+        return _fail(ctx, _words(misuse))
     shell = None if args.write else _shell(args, ctx, host.system)
     if shell is None and not args.write:
         return 2
@@ -60,8 +56,7 @@ def run(args, ctx) -> int:
     try:
         if args.auto:
             if found is not None and spec is None:
-                from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-                ctx.err.write("cudaenv: %s\n" % _said(ctx, M("%s names no CUDA version; ignored", printable(found))))
+                ctx.err.write("cudaenv: %s\n" % _words("ignored", printable(found)))
                 return 1
             change = switch.plan_auto(toolkits, ctx.env, (found, spec) if found else None, host.system, link)
         elif args.off:
@@ -71,20 +66,16 @@ def run(args, ctx) -> int:
             if spec is None:
                 found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env)
                 if found is None:
-                    from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-                    return _fail(ctx, M("no VERSION given and no .cuda-version here or in a parent directory"), toolkits,
-                                 host.system)
+                    return _fail(ctx, _words("no-version"), toolkits, host.system)
                 if spec is None:
-                    from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-                    return _fail(ctx, M("%s names no CUDA version", printable(found)), toolkits, host.system)
+                    return _fail(ctx, _words("names-none", printable(found)), toolkits, host.system)
             else:
                 spec = spec_path(spec, start_dir(ctx.env, ctx.cwd), host, ctx.env)
             toolkit = select.select_toolkit(toolkits, spec, host.system)
             written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)
-                from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-                ctx.err.write("cudaenv: %s\n" % _said(ctx, M("wrote %s (%s)", printable(written), args.version)))
+                ctx.err.write("cudaenv: %s\n" % _words("wrote", printable(written), args.version))
             if args.write:
                 return _write_script(args.write, toolkit, toolkits, link, host.system, ctx)
             if written:  # as if the hook had entered the project: leaving it switches back to what was active
@@ -93,32 +84,21 @@ def run(args, ctx) -> int:
                 change = switch.plan_switch(toolkit, toolkits, ctx.env, host.system, link)
     except select.SelectError as exc:
         if args.auto:
-            ctx.err.write("cudaenv: .cuda-version: %s\n" % _said(ctx, exc.message))
+            ctx.err.write("cudaenv: .cuda-version: %s\n" % _words(exc.message))
             return 1
         return _fail(ctx, exc.message, toolkits, host.system, exc.candidates)
     _write_code(ctx.out, shell.render(change))
-    if change.message and not args.quiet:
-        if ctx.english:  # the shell hook's path: the capability's English, no render module, no catalog
-            ctx.err.write("%s\n" % change.message)
-        else:
-            from cudaenv.render.switch import render_switched
-
-            ctx.err.write("%s\n" % render_switched(change))
+    if change.message and not args.quiet:  # English: the capability's words, no renderer and no catalog loaded
+        ctx.err.write("%s\n" % (change.message if ctx.english else _words(change)))
         if ctx.is_tty and not args.auto:
-            from cudaenv.render.switch import render_use_note
-
-            ctx.err.write(render_use_note(shell.name if shell.name != "sh" else "bash"))
+            ctx.err.write("cudaenv: %s\n" % _words("shell-code", shell.name if shell.name != "sh" else "bash"))
     return 0
 
 
-
-def _said(ctx, message) -> str:
-    """``message`` in the run's language (English as it is, with nothing imported)."""
-    if ctx.english:
-        return str(message)
-    from cudaenv.core.i18n import tr
-
-    return tr(message)
+def _words(key, *args) -> str:
+    """One of `use`'s messages (render.switch.USE_MESSAGES, a marked message, an EnvChange) in the run's language."""
+    from cudaenv.render.switch import use_message  # only where a message is said: a switch loads no renderer
+    return use_message(key, *args)
 
 
 def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=(), shell: bool = False) -> int:
@@ -160,17 +140,11 @@ def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: s
     from cudaenv.toolkit.project import switch_script, write_switch_script
 
     if system == "windows":
-        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-        return _fail(ctx, M("--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`"))
+        return _fail(ctx, _words("write-windows"))
     path = os.path.join(ctx.cwd, os.path.expanduser(target)) if not os.path.isabs(target) else target
     try:
         write_switch_script(path, render_switch_script(switch_script(toolkit, toolkits, link, ctx.env)))
     except OSError as exc:
-        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-        return _fail(ctx, M("cannot write %s: %s", path, exc.strerror or exc))
-    from cudaenv.render.switch import describe_toolkit
-
-    from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
-    ctx.err.write("cudaenv: %s\n" % _said(ctx, M("wrote %s: `source %s` switches a shell to %s", path, path,
-                                                  describe_toolkit(toolkit))))
+        return _fail(ctx, _words("cannot-write", path, exc.strerror or exc))
+    ctx.err.write("cudaenv: %s\n" % _words("wrote-script", path, toolkit))
     return 0

@@ -4,7 +4,7 @@ script. Pure and cheap (on the ``cudaenv use`` error path): render.text's own wr
 
 from __future__ import annotations
 
-from cudaenv.core.i18n import t, tr
+from cudaenv.core.i18n import N_, t, tr
 from cudaenv.core.text import printable
 from cudaenv.render.text import WIDTH, wrap, wrap_labelled
 from cudaenv.render.width import width_of
@@ -107,7 +107,29 @@ def render_switched(change) -> str:
     return t("no CUDA toolkit entries in this shell; nothing to undo")
 
 
-def render_use_note(shell_name: str) -> str:
-    """What `cudaenv use` says on a terminal: its output is shell code to run."""
-    return "cudaenv: " + t("this is shell code for your shell to run: source <(cudaenv use ...) or load the hook with "
-                           'eval "$(cudaenv init %s)"', shell_name) + "\n"
+# `cudaenv use`'s own messages, by key (commands/use.py says them through use_message)
+USE_MESSAGES = {
+    "off-alone": N_("--off takes no VERSION, --local or --write"),
+    "local-alone": N_("--local needs a VERSION: cudaenv use --local 12.1"),
+    "ignored": N_("%s names no CUDA version; ignored"),
+    "no-version": N_("no VERSION given and no .cuda-version here or in a parent directory"),
+    "names-none": N_("%s names no CUDA version"),
+    "wrote": N_("wrote %s (%s)"),
+    "write-windows": N_("--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`"),
+    "cannot-write": N_("cannot write %s: %s"),
+    "shell-code": N_('this is shell code for your shell to run: source <(cudaenv use ...) or load the hook with '
+                     'eval "$(cudaenv init %s)"'),
+}
+
+
+def use_message(what, *args) -> str:
+    """`cudaenv use`'s message in the run's language: a key of :data:`USE_MESSAGES` with its values, ``wrote-script``
+    (the path and the toolkit of ``--write``), an EnvChange (the confirmation), or a marked message (a SelectError's)."""
+    if what == "wrote-script":
+        path, toolkit = args
+        return t("wrote %s: `source %s` switches a shell to %s", path, path, describe_toolkit(toolkit))
+    if isinstance(what, str) and what in USE_MESSAGES:
+        return t(USE_MESSAGES[what], *args)
+    if hasattr(what, "changes"):
+        return render_switched(what)
+    return tr(what)
