@@ -22,7 +22,7 @@ OPTIONS = host_options() + (
     Option("--yes", "-y", dest="yes", help="take the recommendation without asking"),
     Option("--dry-run", help="only print the plan"),
     Option("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)"),
-    Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+    Option("--index-base", metavar="URL", help=M("wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)", TORCH_INDEX)),
     Option("--mirror", metavar="NAME|URL", help="install from this PyTorch wheel mirror: nju, aliyun, sjtu (data/torch_mirrors.json) or its URL"),
     Option("--refresh", help="read the live index before deciding"),
     Option("--no-verify", help="do not run `cudaenv verify` after the install"),

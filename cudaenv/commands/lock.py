@@ -17,7 +17,7 @@ HELP = "write this machine's CUDA stack (driver floor, GPU archs, torch build an
 POSITIONAL = Positional("file", metavar="FILE", help="where to write (default: cuda-stack.toml; - prints it)")
 OPTIONS = host_options() + (
     Option("--index-base", metavar="URL",
-           help="wheel index base the torch build is pinned to, instead of %s" % TORCH_INDEX),
+           help=M("wheel index base the torch build is pinned to, instead of %s", TORCH_INDEX)),
     Option("--snippets",
            help="also print what carries the choice into the project's files: a requirements file, uv's "
                 "pyproject index pins, pixi's [system-requirements]"),

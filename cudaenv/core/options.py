@@ -91,11 +91,12 @@ def _argparse_seconds(text):
 
 
 def said(text):
-    """A declaration's help in the run's language (the declarations are the catalog's messages: tools/po.py reads them);
-    an empty one stays empty (gettext would answer the catalog's header)."""
-    from cudaenv.core.i18n import t
+    """A declaration's help in the run's language (the declarations are the catalog's messages: tools/po.py reads them;
+    a help with a value, such as the index URL, is a marked message M(...)); an empty one stays empty (gettext would
+    answer the catalog's header)."""
+    from cudaenv.core.i18n import Msg, t, tr
 
-    return t(text) if text else text
+    return tr(text) if isinstance(text, Msg) else t(text) if text else text
 
 
 def add_options(parser, options, positional=None):

@@ -117,7 +117,9 @@ def wrap_labelled(text: str, label: str, rest: str, width: int = WIDTH) -> List[
     """``label`` then ``text`` wrapped with words kept whole (``cudaenv: error: /a/path: no such file``); where the
     first word does not fit after the label (a long path), the label stands alone and the text starts the next line."""
     head = text.lstrip(" ").split(" ", 1)[0]
-    if not has_wide(head) and width_of(label) + len(head) > width and len(rest) < width_of(label):  # Chinese breaks anywhere
+    if has_wide(head):  # Chinese breaks between characters: the first piece that cannot be cut (a path and its "：")
+        head = wide_chunks(head)[0]
+    if width_of(label) + width_of(head) > width and len(rest) < width_of(label):
         return [label.rstrip()] + wrap(text.lstrip(" "), rest, rest, width, long_words="keep")
     return wrap(text, label, rest, width, long_words="keep")
 
