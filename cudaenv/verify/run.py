@@ -48,7 +48,7 @@ def machine_problem(host: Host, python: str, symptom: Optional[Problem] = None) 
         also = ("torch: %s" % symptom.message,)
     for f in diagnose(snapshot):
         if f.section in MACHINE_SECTIONS and f.severity in ("error", "warning"):
-            message = "nothing can run on a GPU here: %s" % f.title
+            message = M("nothing can run on a GPU here: %s", f.title)
             return Problem(f.id, message, VerifyError(f.id, "nothing can run on a GPU here", "setup", f.title, f.detail, also,
                                                       fix=tuple(f.fix)))
     if symptom is not None and symptom.id != "torch-cpu-only":

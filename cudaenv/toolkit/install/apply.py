@@ -74,7 +74,7 @@ def releases(host, pip: Sequence[str], timeout: float) -> tuple:
 
     result = host.run(list(pip) + ["index", "versions", plan.META], timeout=timeout)
     if not result.ok:
-        raise _failed("`pip index versions %s`" % plan.META, result)
+        raise _failed(M("`pip index versions %s`", plan.META), result)
     found = parse_index_versions(result.stdout)
     if not found:
         raise InstallError(M("pip listed no %s releases", plan.META))

@@ -68,16 +68,16 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
         os.makedirs(scratch)
         result = host.run(runfile_argv(sh, path, tree, scratch), timeout=timeout, cwd=stage)
         if not result.ok:
-            raise apply.InstallError("the runfile failed: %s" % result.describe(), hint=result.excerpt() or None)
+            raise apply.InstallError(M("the runfile failed: %s", result.describe()), hint=result.excerpt() or None)
         if not os.path.isfile(os.path.join(tree, "bin", "nvcc")):
-            raise apply.InstallError("the runfile finished but left no bin/nvcc in %s" % tree)
+            raise apply.InstallError(M("the runfile finished but left no bin/nvcc in %s", tree))
         text = host.read_text(os.path.join(tree, "version.json"), limit=1024 * 1024)
         release = (parse_version_json(text) if text else None) or name
         with open(os.path.join(tree, store.MARKER), "x", encoding="utf-8") as fh:
             fh.write('{"installer": "cudaenv", "cudaenv_version": "%s", "release": "%s", "source": "runfile"}\n' % (version, release))
         apply.swap_into_place(tree, target, os.path.join(stage, "old"))
     except OSError as exc:
-        raise apply.InstallError("installing into %s failed: %s" % (base, exc.strerror or exc)) from None
+        raise apply.InstallError(M("installing into %s failed: %s", base, exc.strerror or exc)) from None
     finally:
         if stage is not None:
             apply._remove_tree(stage)

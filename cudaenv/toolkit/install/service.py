@@ -102,7 +102,7 @@ def _wheels(req, host, env, spec, base, version, progress, output) -> plan.Insta
                                         added, output)
     hint = None
     if outcome.status == "already-installed" and missing:
-        hint = "it was installed without %s: give --reinstall --components %s" % (", ".join(missing), req.components)
+        hint = M("it was installed without %s: give --reinstall --components %s", ", ".join(missing), req.components)
     return plan.InstallReport(True, outcome.status, spec, outcome.release, outcome.path, "cudaenv", installer,
                               outcome.components, outcome.download_bytes, outcome.files,
                               round(time.monotonic() - start, 1), (), tuple(warnings) + outcome.notes,
