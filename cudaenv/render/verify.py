@@ -52,7 +52,7 @@ def _wrap_item(text: str, first: str, rest: str, width: int = WIDTH) -> List[str
 def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str]:
     if error is None:
         return []
-    head = "%serror %s: %s" % (indent, error.id or "(not recognised)", tr(error.title) or error.message)
+    head = indent + t("error %s: %s", error.id or t("(not recognised)"), tr(error.title) or error.message)
     lines = _wrap(head, "", width)
     lines = [lines[0]] + ["%s  %s" % (indent, x) for x in lines[1:]]
     if error.title:
@@ -65,11 +65,11 @@ def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str
     if error.advice or error.fix:
         lines.append(indent + "  " + t("What to do:"))
         for item in error.fix:  # shell lines: as the doctor lays out a finding's fix (`` \`` continuations)
-            lines += wrap_command(printable(item), indent + "    ", width)
+            lines += wrap_command(printable(tr(item)), indent + "    ", width)
         for item in error.advice:
             lines += _wrap_item(tr(item), indent + "    - ", indent + "      ", width)
     if error.id is None:
-        lines += _wrap("cudaenv explain can help with the full message; paste it with: cudaenv explain -", indent + "  ", width)
+        lines += _wrap(t("cudaenv explain can help with the full message; paste it with: cudaenv explain -"), indent + "  ", width)
     return lines
 
 
