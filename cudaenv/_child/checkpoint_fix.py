@@ -1,10 +1,11 @@
 """Run by `cudaenv checkpoint fix --trust` in the user's Python: load a checkpoint with torch (weights_only=False:
 the user said they trust it), change it, save it. Stdlib + torch only; one JSON argument; prints one line
-``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, dcp, zero) it reads a checkpoint folder instead of one file
+``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, safetensors, dcp, zero) it reads a checkpoint folder instead of one file
 (:func:`load_folder`).
 
 The argument: {"source", "output", "map_location" (or null), "strip": [prefixes], "add" (or null), "extract" (or
-null)}. Keys are changed in every dict whose values are mostly tensors (strip) or in the model state_dicts (add:
+null), "to" ("safetensors" or null: torch.save), "weights_only" (a file cudaenv calls safe: loaded with
+weights_only=True)}. Keys are changed in every dict whose values are mostly tensors (strip) or in the model state_dicts (add:
 the top level or its state_dict/model/ema entries), and in their ``_metadata`` like
 torch.nn.modules.utils.consume_prefix_in_state_dict_if_present.
 """
@@ -33,6 +34,30 @@ def load_folder(torch, spec, kwargs, changes):
             obj.update(part)
         changes.append("merged %d .bin shards (%d keys) with torch.load(weights_only=%s)" % (
             len(spec["sources"]), len(obj), kwargs["weights_only"]))
+        return obj
+    if layout == "safetensors":
+        from safetensors import safe_open
+
+        obj = {}
+        tied = 0
+        for src in spec["sources"]:
+            with safe_open(src, framework="pt", device="cpu") as f:
+                part = {k: f.get_tensor(k) for k in f.keys()}
+                aliases = json.loads((f.metadata() or {}).get("cudaenv.aliases") or "{}")
+            twice = [k for k in part if k in obj]
+            if twice:
+                raise KeyError("%d keys are in more than one shard, e.g. %r" % (len(twice), twice[0]))
+            for name, target in aliases.items():  # tied weights cudaenv wrote once: one tensor again, under both names
+                if target in part and name not in part:
+                    part[name] = part[target]
+                    tied += 1
+            obj.update(part)
+        if spec.get("map_location") and spec["map_location"] != "cpu":
+            obj = {k: v.to(spec["map_location"]) for k, v in obj.items()}
+        changes.append("read %d safetensors file%s (%d tensors) with safetensors.safe_open" % (
+            len(spec["sources"]), "" if len(spec["sources"]) == 1 else "s", len(obj)))
+        if tied:
+            changes.append("%d tied tensors named in the metadata (cudaenv.aliases) share one storage again" % tied)
         return obj
     if layout == "dcp":
         from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
@@ -67,6 +92,8 @@ def main(argv):
         changes.append("storages mapped to %s" % spec["map_location"])
     layout = spec.get("layout")
     if layout is None:
+        if spec.get("weights_only"):  # a file cudaenv's own verdict calls safe: nothing of it runs
+            kwargs["weights_only"] = True
         obj = torch.load(spec["source"], **kwargs)
     else:
         obj = load_folder(torch, spec, kwargs, changes)

@@ -11,9 +11,13 @@ devices mapped in the same pass, checked before it replaces anything.
 * **DeepSpeed ZeRO**: the folder's own ``zero_to_fp32.py`` (``get_fp32_state_dict_from_zero_checkpoint``), only with
   ``--trust``: it is code shipped with the checkpoint.
 
-An OUT ending in ``.safetensors`` from the last three is written by the safetensors library in the same child
-(tied weights once, their other names in the metadata; views of shared memory copied; values that are not tensors
-named). Missing shards, an OUT of the wrong kind and too little free space are said before anything is written.
+OUT's format is ``--to pt|safetensors``, else OUT's suffix (``.safetensors``; anything else a torch.save file). A
+safetensors OUT from the last three is written by the safetensors library in the same child (tied weights once,
+their other names in the metadata; views of shared memory copied; values that are not tensors named); a torch.save
+OUT from safetensors shards is read by the safetensors library and saved by torch in your Python. One file converts
+the same way (:func:`convert_file`). A converted result must hold the source's keys and shapes
+(:mod:`cudaenv.checkpoint.flat`). Missing shards, an OUT of the wrong kind and too little free space are said before
+anything is written.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ from cudaenv.core.i18n import M
 
 
 def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool = False, python: Optional[str] = None,
-                timeout: Optional[float] = None, in_place: bool = False):
-    """Write the one-file checkpoint of the folder ``path`` at ``out``; the :class:`FixReport`."""
+                timeout: Optional[float] = None, in_place: bool = False, to: Optional[str] = None):
+    """Write the one-file checkpoint of the folder ``path`` at ``out`` (``to``: ``pt`` or ``safetensors``, else
+    OUT's suffix says); the :class:`FixReport`."""
     from cudaenv.checkpoint import fix as F
     from cudaenv.checkpoint.folder import inspect_folder
     from cudaenv.checkpoint.report import FixReport
@@ -46,11 +51,24 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
         raise UserError(M("%s is not a checkpoint folder cudaenv recognises", printable(path)))
     if folder.missing:
         raise UserError(M("%d file%s the checkpoint names %s missing (%s): nothing was written", len(folder.missing), "" if len(folder.missing) == 1 else "s", "is" if len(folder.missing) == 1 else "are", ", ".join(printable(m) for m in folder.missing[:5])), hint=M("copy them from where the checkpoint was saved"))
-    ext = os.path.splitext(target.path)[1].lower()
-    if layout == "safetensors-shards" and ext != ".safetensors":
-        raise UserError(M("sharded safetensors are merged into one safetensors file: give -o OUT.safetensors"),
-                        hint=M("(a torch.save file from safetensors shards is not written yet)"))
-    to_safetensors = layout != "safetensors-shards" and ext == ".safetensors"  # torch writes it through safetensors
+    fmt = to or F.output_format(target.path, None)
+    if layout == "safetensors-shards" and opts.extract is not None:
+        raise UserError(M("safetensors shards are one flat dict of tensors: --extract does not apply to them"))
+    to_safetensors = layout != "safetensors-shards" and fmt == "safetensors"  # torch writes it through safetensors
+    expected = _shard_shapes(_folder_of(path, folder), folder, opts) if layout == "safetensors-shards" else None
+    if layout == "dcp" and folder.unreadable_transforms:
+        raise UserError(M("%s stores items through %s, which torch's DCP reader does not know (it raises 'Unknown "
+                        "extension'): torch's dcp_to_torch_save cannot read them, and nothing was run", printable(path), printable(", ".join(folder.unreadable_transforms[:3]))),
+                        hint=M("convert it in the code that registered that extension (the ExtensionRegistry given to "
+                             "FileSystemReader), or re-save it without it"))
+    if layout == "deepspeed-zero" and (folder.mp_world_size or 1) > 1:
+        # zero_to_fp32.py reads mp_rank_00's model states only and expects one optimizer file per data-parallel
+        # rank (it raises on the others: deepspeed/utils/zero_to_fp32.py get_model_state_file, parse_optim_states)
+        raise UserError(M("%s holds %d model-parallel (tensor-parallel) ranks: DeepSpeed's zero_to_fp32.py does not "
+                        "merge tensor-parallel slices (it reads mp_rank_00 only), so one file of the whole model "
+                        "cannot come from it: nothing was run", printable(path), folder.mp_world_size),
+                        hint=M("merge the slices with the tool of the framework that split the model (Megatron-DeepSpeed: "
+                             "DeepSpeed's deepspeed/checkpoint/ds_to_universal.py), then consolidate its output"))
     if layout == "deepspeed-zero" and not trust:
         raise UserError(M("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
                         "with the checkpoint: nothing was run"), hint=M("read it, and only if you trust where the folder "
@@ -70,13 +88,20 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     try:
         writer = atomic_binary(target.path)
         with writer as fh:
-            if layout == "safetensors-shards":
+            if layout == "safetensors-shards" and fmt == "pt":  # read by safetensors, saved by torch, in your Python
+                method = "torch"
+                fh.flush()
+                changes = _torch_merge(host, python, timeout, path, folder, writer.tmp, opts, trust)
+                check_converted(writer.tmp, visible, "pt", expected)
+                after = _inspect(writer.tmp, visible)
+            elif layout == "safetensors-shards":
                 method = "merge"
                 changes = merge_safetensors(_folder_of(path, folder), folder, fh, opts)
                 if opts.map_location:
                     changes.append("safetensors stores no device: --map-location %s is for the loader "
                                    "(safe_open(..., device=%r))" % (opts.map_location, opts.map_location))
                 fh.flush()
+                check_converted(writer.tmp, visible, "safetensors", expected)
                 after = _inspect(writer.tmp, visible)
                 if after.format != "safetensors" or after.inconsistencies or after.tensors != folder.tensors:
                     raise UserError(M("the merged file did not check out (%s): nothing was written", printable(
@@ -140,9 +165,14 @@ def _check_space(out: str, need: int) -> None:
 
 
 def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
-    """One safetensors file from the shards of ``report`` (in index order, each shard's tensors in data order): the
+    """One safetensors file from the shards of ``report`` (in index order): :func:`merge_files`."""
+    return merge_files([os.path.join(folder, name) for name in report.model_files], out_fh, opts)
+
+
+def merge_files(paths: List[str], out_fh, opts) -> List[str]:
+    """One safetensors file from the safetensors files ``paths`` (in order, each file's tensors in data order): the
     joined header with every key renamed by ``opts.strip`` / ``opts.add``, then each tensor's bytes copied from its
-    shard. Raises :class:`UserError` before a byte is written when two keys would end up with one name."""
+    file. Raises :class:`UserError` before a byte is written when two keys would end up with one name."""
     import json
     import struct
 
@@ -156,8 +186,8 @@ def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
     meta: Optional[dict] = None
     renamed = 0
     offset = 0
-    for name in report.model_files:
-        shard = os.path.join(folder, name)
+    for shard in paths:
+        name = os.path.basename(shard)
         box = open_container(shard)
         if box.format != "safetensors" or box.safetensors is None:
             raise UserError(M("%s is not a safetensors file: not merged", printable(name)))
@@ -177,6 +207,7 @@ def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
             plan.append((shard, box.safetensors_data_start + begin, end - begin))
             offset += end - begin
     if meta is not None:
+        meta = _renamed_aliases(meta, opts)
         header = dict([("__metadata__", meta)] + list(header.items()))
     raw = json.dumps(header, separators=(",", ":")).encode("utf-8")
     raw += b" " * (-len(raw) % 8)  # the safetensors library pads its header to 8 bytes
@@ -202,13 +233,42 @@ def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
     finally:
         if src is not None:
             src.close()
-    changes = ["merged %d safetensors shards into one file (%d tensors, header and byte ranges, no torch)" % (
-        len(report.model_files), len(plan))]
+    if len(paths) == 1:
+        changes = ["rewrote the safetensors header (%d tensors, their bytes copied, no torch)" % len(plan)]
+    else:
+        changes = ["merged %d safetensors shards into one file (%d tensors, header and byte ranges, no torch)" % (
+            len(paths), len(plan))]
     if opts.strip:
         changes.append("stripped %s from %d keys" % (" then ".join(opts.strip), renamed))
     if opts.add:
         changes.append("added %s to every key" % opts.add)
     return changes
+
+
+def _renamed_aliases(meta: dict, opts) -> dict:
+    """The safetensors metadata with the tied names cudaenv wrote once (``cudaenv.aliases``) renamed as the keys are,
+    so they still name the tensors they stand for."""
+    import json
+
+    from cudaenv.checkpoint.flat import ALIASES_KEY
+    from cudaenv.checkpoint.rewrite import strip_key
+
+    raw = meta.get(ALIASES_KEY)
+    if not isinstance(raw, str) or not (opts.strip or opts.add):
+        return meta
+    try:
+        aliases = json.loads(raw)
+    except ValueError:
+        return meta
+    if not isinstance(aliases, dict):
+        return meta
+
+    def rename(k):
+        k = strip_key(k, opts.strip) if opts.strip else k
+        return opts.add + k if opts.add else k
+
+    renamed = {rename(k): rename(v) for k, v in aliases.items() if isinstance(k, str) and isinstance(v, str)}
+    return dict(meta, **{ALIASES_KEY: json.dumps(renamed, sort_keys=True)})
 
 
 def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: str, report, tmp: str, opts,
@@ -219,7 +279,9 @@ def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: st
     folder = _folder_of(path, report)
     spec: Dict[str, Any] = {"output": tmp, "map_location": opts.map_location, "strip": opts.strip, "add": opts.add,
                             "extract": opts.extract, "to": "safetensors" if to_safetensors else None}
-    if report.layout == "bin-shards":
+    if report.layout == "safetensors-shards":
+        spec.update(layout="safetensors", sources=[os.path.abspath(os.path.join(folder, n)) for n in report.model_files])
+    elif report.layout == "bin-shards":
         spec.update(layout="bin", sources=[os.path.abspath(os.path.join(folder, n)) for n in report.model_files],
                     weights_only=not trust)
     elif report.layout == "dcp":
@@ -231,3 +293,155 @@ def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: st
             raise UserError(M("the folder has no zero_to_fp32.py to consolidate it with"),
                             hint=M("DeepSpeed copies it beside the checkpoint; copy it from the DeepSpeed that saved it"))
     return _run_child(host, python, timeout, path, spec)
+
+
+def _shard_shapes(folder: str, report, opts):
+    """The names and shapes of the shards' headers, renamed as asked (what the one file must hold)."""
+    from cudaenv.checkpoint import flat
+    from cudaenv.checkpoint.container import open_container
+
+    shapes: Dict[str, tuple] = {}
+    for name in report.model_files:
+        box = open_container(os.path.join(folder, name))
+        if box.safetensors is None:
+            return None
+        shapes.update(flat.safetensors_shapes(box.safetensors))
+    return dict(zip(flat.renamed_keys(list(shapes), opts.strip, opts.add), shapes.values()))
+
+
+# ------------------------------------------------------------------ one file to another format (--to)
+def convert_file(host, path: str, out: Optional[str], opts, visible, in_place: bool = False, trust: bool = False,
+                 python: Optional[str] = None, timeout: Optional[float] = None, to: str = "safetensors"):
+    """``fix FILE --to safetensors`` (a torch.save file written as safetensors by torch and the safetensors library in
+    your Python, with tied and shared tensors as :func:`_child.checkpoint_fix.save_safetensors` writes them for a
+    folder; or a safetensors file's keys renamed without torch) and ``fix FILE.safetensors --to pt`` (read by the
+    safetensors library, saved by torch). The result is checked before it replaces anything: a safetensors header
+    that reads whole, or a torch.save file torch.load(weights_only=True) loads; and the keys and shapes of the source
+    (:mod:`cudaenv.checkpoint.flat`). The :class:`FixReport`; every failure a :class:`UserError`."""
+    from cudaenv.checkpoint import fix as F
+    from cudaenv.checkpoint.analyze import inspect_file
+    from cudaenv.core.fs import remove_stale_temps
+    from cudaenv.core.text import printable
+
+    target = F.plan_output(path, out, in_place)
+    try:
+        before = inspect_file(path, visible, with_tensors=False)
+    except OSError as exc:
+        raise UserError(M("cannot read %s: %s", printable(path), printable(exc.strerror or exc)))
+    warnings: List[str] = []
+    out = target.path
+    source_st = before.format == "safetensors"
+    if source_st and opts.extract is not None:
+        raise UserError(M("a safetensors file is one flat dict of tensors: --extract does not apply to it"))
+    if not source_st and before.format not in F.SAFE_FORMATS + ("torchscript", "pickle", "torch-legacy-tar"):
+        raise UserError(M("%s is a %s file: not converted", printable(path), before.format))
+    safe = (not source_st and before.format in F.SAFE_FORMATS and before.verdict == "safe" and before.weights_only is True
+            and not [p for p in before.inconsistencies + before.weights_only_reasons if p not in before.mended_by_fix])
+    if not source_st and not safe:
+        why = "; ".join([r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3]
+                                                                             + before.inconsistencies[:2])) or before.format
+        if not trust:
+            raise UserError(M("%s is not safe to load with torch.load(weights_only=True) (%s)", printable(path), printable(why)),
+                            hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
+                                 "which runs its code)"))
+        warnings.append("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)" % why)
+    expected = source_shapes(path, opts, source_st)
+    _check_space(out, before.total_bytes + (1 << 20))
+    stale = remove_stale_temps(os.path.dirname(os.path.abspath(out)))
+    if stale:
+        warnings.append("removed %d temporary file%s a killed fix left" % (len(stale), "" if len(stale) == 1 else "s"))
+    try:
+        return _convert(host, path, target, opts, visible, in_place, python, timeout, to, before, source_st, safe,
+                        expected, warnings)
+    except OSError as exc:
+        raise UserError(M("cannot write %s: %s; nothing was written", printable(out), printable(exc.strerror or str(exc))),
+                        hint="free space or choose another -o folder" if exc.errno == 28 else None,
+                        exit_code=EXIT_NOT_WRITTEN) from None
+
+
+def _convert(host, path, target, opts, visible, in_place, python, timeout, to, before, source_st, safe, expected,
+             warnings):
+    from cudaenv.checkpoint import fix as F
+    from cudaenv.checkpoint.report import FixReport
+    from cudaenv.core.fs import atomic_binary
+
+    out = target.path
+    backup = None
+    changes: List[str] = []
+    writer = atomic_binary(out)
+    with writer as fh:
+        if source_st and to == "safetensors":
+            method = "merge"
+            changes = merge_files([path], fh, opts)
+            if opts.map_location:
+                changes.append("safetensors stores no device: --map-location %s is for the loader "
+                               "(safe_open(..., device=%r))" % (opts.map_location, opts.map_location))
+        else:
+            method = "convert" if source_st or safe else "torch"  # (torch: --trust, the file's code may run)
+            fh.flush()
+            spec: Dict[str, Any] = {"output": writer.tmp, "map_location": opts.map_location, "strip": opts.strip,
+                                    "add": opts.add, "extract": opts.extract, "to": to}
+            if source_st:
+                spec.update(layout="safetensors", sources=[os.path.abspath(path)])
+            else:
+                spec.update(source=os.path.abspath(path), weights_only=safe)
+            changes = F._run_child(host, python, timeout, path, spec)
+        fh.flush()
+        check_converted(writer.tmp, visible, to, expected)
+        if in_place:
+            backup = F._backup(out)
+    after = _inspect(out, visible)
+    return FixReport(path, out, method, tuple(target.notes + changes), before, after, backup, tuple(warnings))
+
+
+def source_shapes(path: str, opts, source_st: bool):
+    """The names and shapes the converted file must hold, from cudaenv's own reading of ``path`` (None when its
+    pickle did not read whole: then only the format is checked)."""
+    from cudaenv.checkpoint import flat
+    from cudaenv.checkpoint import graph as G
+    from cudaenv.checkpoint.container import open_container
+
+    box = open_container(path)
+    if source_st:
+        if box.safetensors is None:
+            return None
+        shapes = flat.safetensors_shapes(box.safetensors)
+        return dict(zip(flat.renamed_keys(list(shapes), opts.strip, opts.add), shapes.values()))
+    if box.pickle is None or not box.pickle.complete:
+        return None
+    an = G.graph(box.pickle.root, G.storages_of(box))
+
+    def tensor_of(value):
+        t = an.tensor(value)
+        return tuple(t.shape) if t is not None else None
+
+    return flat.pt_shapes(box.pickle.root, tensor_of, opts.strip, opts.add, opts.extract)
+
+
+def check_converted(tmp: str, visible, to: str, expected) -> None:
+    """The converted file before it replaces anything: a safetensors header that reads whole, or a torch.save file
+    torch.load(weights_only=True) loads; and the names and shapes ``expected`` (UserError, exit 1: nothing was
+    written)."""
+    from cudaenv.checkpoint import fix as F
+    from cudaenv.checkpoint import flat
+    from cudaenv.checkpoint.analyze import inspect_file
+    from cudaenv.checkpoint.container import open_container
+    from cudaenv.core.text import printable
+
+    if to == "safetensors":
+        box = open_container(tmp)
+        if box.format != "safetensors" or box.safetensors is None or box.problems:
+            raise UserError(M("the safetensors file did not check out (%s); nothing was written", printable(
+                "; ".join(box.problems[:3]) or box.format)), exit_code=EXIT_NOT_WRITTEN)
+        got = flat.safetensors_shapes(box.safetensors)
+    else:
+        check = inspect_file(tmp, visible, with_tensors=True)
+        if not F.loadable(check):
+            why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
+            raise UserError(M("the torch.save file did not check out (verdict %s: %s); nothing was written", check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+                            exit_code=EXIT_NOT_WRITTEN)
+        got = {e.key: tuple(e.shape) for e in check.tensor_list}
+    if expected is not None:
+        problems = flat.compare(expected, got)
+        if problems:
+            raise UserError(M("the written file does not hold what the source holds (%s); nothing was written", printable("; ".join(problems))[:600]), exit_code=EXIT_NOT_WRITTEN)

@@ -84,6 +84,14 @@ def _zip_after(fh, box: Container) -> Optional[int]:
     return min(starts) if fh.read(4) == ZIP_MAGIC else None
 
 
+def sniff_safetensors(path: str) -> bool:
+    """Whether the file ``path`` starts as a safetensors file does (16 bytes read; OSError for an unreadable one)."""
+    from cudaenv.host.files import open_regular
+
+    with open_regular(path) as fh:
+        return _looks_safetensors(fh.read(16), os.fstat(fh.fileno()).st_size)
+
+
 def _looks_safetensors(head: bytes, size: int) -> bool:
     if len(head) < 10:
         return False

@@ -194,6 +194,34 @@ def archive_name(out: str) -> str:
     return stem or "archive"
 
 
+# ------------------------------------------------------------------ the output's format (--to)
+PT_SUFFIXES = (".pt", ".pth", ".bin", ".ckpt", ".tar", ".pkl")  # names torch.save files go by
+
+
+def suffix_format(path: str) -> str:
+    """The format a file's name says: ``safetensors`` for ``*.safetensors``, else ``pt`` (a torch.save file)."""
+    return "safetensors" if path.lower().endswith(".safetensors") else "pt"
+
+
+def output_format(out: str, to: Optional[str]) -> str:
+    """OUT's format: ``--to`` when given, else OUT's suffix. A ``--to`` that OUT's suffix contradicts (``--to pt``
+    with ``x.safetensors``, ``--to safetensors`` with ``x.pt``) is a usage error, said before anything is read."""
+    from cudaenv.core.text import printable
+
+    ext = os.path.splitext(out)[1].lower()
+    if to is None:
+        return suffix_format(out)
+    if to == "pt" and ext == ".safetensors":
+        raise UserError("--to pt, but %s is named as a safetensors file" % printable(out),
+                        hint="name it for what it holds (-o %s.pt), or --to safetensors" % printable(out[:-len(ext)]))
+    if to == "safetensors" and ext in PT_SUFFIXES:
+        raise UserError("--to safetensors, but %s is named as a torch.save file" % printable(out),
+                        hint="name it for what it holds (-o %s.safetensors), or --to pt" % printable(out[:-len(ext)]))
+    if to not in ("pt", "safetensors"):
+        raise UserError("--to %s is not a format" % printable(to), hint="--to pt or --to safetensors")
+    return to
+
+
 # ------------------------------------------------------------------ the whole fix
 class Target:
     """Where fix writes: ``path`` (a link's target: written through, the link kept) and what to say about it."""

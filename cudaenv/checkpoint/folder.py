@@ -284,6 +284,9 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
     unlisted = tuple(n for n in data_files if meta.items and n not in by_file)
     for name in data_files:
         acc.add(*_dcp_file(folder, name, by_file.get(name, []), f, judge))
+    transforms, unreadable, notes, problems = L.dcp_transforms(meta)
+    acc.notes.extend(notes)
+    acc.problems.extend(problems)
     ranks = {L.dcp_rank(n) for n in set(data_files) | set(referenced)} - {None}
     # the keys, grouped by the state_dict they are in (planner_data maps each flattened key to its path)
     groups: Dict[str, List[str]] = {}
@@ -306,7 +309,8 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
         acc.notes.append("%d keys are stored as pickled bytes (DCP loads them with torch.load(weights_only=False)): %s" % (
             len(meta.byte_keys), ", ".join(meta.byte_keys[:5])))
     return _finish(FolderReport(path, "dcp", world_size=len(ranks) or None, tensors=len(meta.tensors), total_bytes=total,
-                                missing=missing, unlisted=unlisted, model_files=tuple(data_files)),
+                                missing=missing, unlisted=unlisted, model_files=tuple(data_files), transforms=transforms,
+                                unreadable_transforms=unreadable),
                    acc, visible, shard_count=len(data_files))
 
 
@@ -347,6 +351,15 @@ def _dcp_file(folder: str, name: str, items: List[L.DcpItem], f, judge):
                 if len(problems) < MAX_REASONS:
                     problems.append("%s lies outside the %d-byte file" % (where, size))
                     reasons.append(VerdictReason(where, "not read: it lies outside the file"))
+                continue
+            if item.transforms:  # compressed or encoded by a DCP extension: not a torch.save archive as stored
+                verdicts.append("inconclusive")
+                n_tensors += item.tensor
+                if len(reasons) < MAX_REASONS:
+                    reasons.append(VerdictReason(where, "stored through %s: its bytes are transformed, not walked" % (
+                        ", ".join(item.transforms)[:120])))
+                if item.tensor:
+                    loads = False
                 continue
             if (item.offset, item.length) in seen:  # the same bytes named twice: walked once (a hostile
                 n_tensors += item.tensor  # .metadata can name one range a million times)
@@ -401,8 +414,12 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
         acc.files.append(ShardFile(L.ZERO_SCRIPT, "script", os.path.getsize(os.path.join(folder, L.ZERO_SCRIPT)), "python"))
     models = [n for n in files if L.zero_role(n) == "model"]
     optims = [n for n in files if L.zero_role(n) == "optimizer"]
-    stage = count = None
     tensors = total = 0
+    stages: Dict[str, int] = {}  # optimizer file -> its zero_stage; each rank's file is read (issue 32: mp ranks)
+    counts: Dict[str, int] = {}  # optimizer file -> its partition_count (the data-parallel world size)
+    mp_sizes: Dict[str, int] = {}  # model file -> its mp_world_size
+    from cudaenv.model.record import replace
+
     for name in models + optims:
         role = L.zero_role(name)
         try:
@@ -411,22 +428,54 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
         except OSError as exc:
             acc.problems.append("%s%s: cannot be read: %s" % (rel, name, exc.strerror or exc))
             continue
+        acc.files[-1] = replace(acc.files[-1], mp_rank=L.zero_mp_rank(name))
         total += report.total_bytes
         if role == "model" and not tensors:  # (stage 3: every rank's model states list the same keys)
             tensors = report.tensors
-        elif stage is None and box.pickle is not None:
-            stage, count = L.zero_optimizer_facts(box.pickle.root)
+        if box.pickle is None:
+            continue
+        if role == "model":
+            _dp, mp = L.zero_model_facts(box.pickle.root)
+            if mp is not None:
+                mp_sizes[name] = mp
+        else:
+            stage_of, count_of = L.zero_optimizer_facts(box.pickle.root)
+            if stage_of is not None:
+                stages[name] = stage_of
+            if count_of is not None:
+                counts[name] = count_of
+    stage = next(iter(stages.values()), None)
+    count = next(iter(counts.values()), None)
+    for what, values in (("ZeRO stage", stages), ("partition_count (data-parallel world size)", counts),
+                         ("mp_world_size", mp_sizes)):
+        if len(set(values.values())) > 1:  # every rank's file must say the same
+            acc.problems.append("the ranks' files disagree on the %s: %s" % (what, ", ".join(
+                "%s%s says %d" % (rel, n, v) for n, v in list(values.items())[:6])))
     if stage is None and any(n.startswith("zero_pp_rank_") and n.endswith("_model_states.pt") for n in models):
         stage = 3
-    world = count if count is not None else (len(optims) or None)
+    mp_ranks = {L.zero_mp_rank(n) for n in models + optims} - {None}
+    mp_world = max(mp_sizes.values()) if mp_sizes else (max(mp_ranks) + 1 if mp_ranks else 1)
+    over = sorted(n for n in models + optims if (L.zero_mp_rank(n) or 0) >= mp_world)
+    if over:
+        acc.problems.append("%d files are of model-parallel ranks the model states do not count (mp_world_size %d): %s" % (
+            len(over), mp_world, ", ".join(rel + n for n in over[:5])))
+    world = count if count is not None else (len([n for n in optims if L.zero_mp_rank(n) in (0, None)]) or None)
     missing: List[str] = []
     if world is not None and optims:
-        have = {L.zero_rank(n) for n in optims}
         stem = optims[0][:optims[0].find("zero_pp_rank_")] if "zero_pp_rank_" in optims[0] else ""
-        missing += ["%s%szero_pp_rank_%d_mp_rank_00_optim_states.pt" % (rel, stem, r) for r in range(world) if r not in have]
+        per_rank_model = any(n.startswith("zero_pp_rank_") for n in models)
+        want_models, want_optims = L.zero_expected_files(stem, world, mp_world, per_rank_model)
+        have = set(files)
+        missing += [rel + n for n in want_optims if n not in have]
+        if models:
+            missing += [rel + n for n in want_models if n not in have]
     if not models:
         missing.append(rel + "mp_rank_00_model_states.pt")
-    return _finish(FolderReport(path, "deepspeed-zero", tag=tag, world_size=world, zero_stage=stage, tensors=tensors,
+    if mp_world > 1:
+        acc.notes.append("%d model-parallel (tensor-parallel) ranks: each mp_rank_XX file holds a slice of the model, "
+                         "checked rank by rank" % mp_world)
+    return _finish(FolderReport(path, "deepspeed-zero", tag=tag, world_size=world, zero_stage=stage,
+                                mp_world_size=mp_world if (mp_sizes or mp_ranks) else None, tensors=tensors,
                                 total_bytes=total, missing=tuple(missing[:200]),
                                 model_files=tuple(rel + n for n in models), optimizer_files=tuple(rel + n for n in optims)),
                    acc, visible, shard_count=len(models) + len(optims))

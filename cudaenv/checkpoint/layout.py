@@ -7,7 +7,9 @@ its small descriptor files say. Pure: names and already-read bytes or walked pic
 * **DeepSpeed ZeRO**: ``latest`` (the tag), ``global_step*/`` with ``mp_rank_00_model_states.pt`` (stages 0-2) or
   ``zero_pp_rank_{r}_mp_rank_00_model_states.pt`` (stage 3, one per rank) and ``*_optim_states.pt`` (one per
   data-parallel rank; their ``optimizer_state_dict`` holds ``zero_stage`` and ``partition_count``), and
-  ``zero_to_fp32.py``, the script DeepSpeed copies beside them.
+  ``zero_to_fp32.py``, the script DeepSpeed copies beside them. With model (tensor) parallelism every
+  ``mp_rank_{mp:02d}`` has its own model states and optimizer files, each model states file saying
+  ``dp_world_size`` and ``mp_world_size``; zero_to_fp32.py reads mp_rank_00 only (it does not merge them).
 * **sharded Hugging Face** checkpoints: ``model.safetensors.index.json`` or ``pytorch_model.bin.index.json``, whose
   ``weight_map`` names the shard of every key.
 
@@ -78,10 +80,11 @@ class DcpItem:
     """One item of a DCP checkpoint: which key (``fqn``), where its ``torch.save`` archive is, and whether DCP loads
     it as a tensor (``torch.load(weights_only=True)``) or as bytes (``torch.load(weights_only=False)``)."""
 
-    __slots__ = ("fqn", "file", "offset", "length", "tensor")
+    __slots__ = ("fqn", "file", "offset", "length", "tensor", "transforms")
 
-    def __init__(self, fqn: str, file: str, offset: int, length: int, tensor: bool):
+    def __init__(self, fqn: str, file: str, offset: int, length: int, tensor: bool, transforms: Tuple[str, ...] = ()):
         self.fqn, self.file, self.offset, self.length, self.tensor = fqn, file, offset, length, tensor
+        self.transforms = transforms  # the _StorageInfo's transform_descriptors (stream.zstd/1, ...), in order
 
 
 class DcpTensor:
@@ -101,6 +104,7 @@ class DcpMetadata:
         self.items: List[DcpItem] = []
         self.version: Optional[str] = None
         self.problems: List[str] = []
+        self.planner_paths = 0  # planner_data's key -> path entries (the default planner's)
 
 
 def _fields(obj: Any) -> Dict[Any, Any]:
@@ -161,11 +165,82 @@ def parse_dcp_metadata(root: Any) -> DcpMetadata:
         if not (isinstance(fqn, str) and isinstance(path, str) and isinstance(offset, int) and isinstance(length, int)):
             meta.problems.append("a storage_data entry without a key, file, offset and length")
             continue
-        if where.get("transform_descriptors"):
-            meta.problems.append("item %s is stored through transforms (%s): its bytes are not a torch.save archive"
-                                 % (fqn[:80], str(where.get("transform_descriptors"))[:80]))
-        meta.items.append(DcpItem(fqn, path, offset, length, fqn not in byte_keys))
+        transforms = _descriptors(where.get("transform_descriptors"))
+        if transforms is None:
+            meta.problems.append("item %s: its transform_descriptors are not a list of names: its bytes are not "
+                                 "read as a torch.save archive" % fqn[:80])
+            transforms = ("?",)
+        meta.items.append(DcpItem(fqn, path, offset, length, fqn not in byte_keys, transforms))
+    planner = fields.get("planner_data")
+    if planner is not None:
+        pairs = pairs_of(planner) if isinstance(planner, SDict) else None
+        paths = [v for _, v in pairs or ()]
+        good = [v for v in paths if _path(v)]
+        meta.planner_paths = len(good)
+        if pairs is None or len(good) != len(paths):
+            what = planner.name if isinstance(planner, (Call, Global)) else type(planner).__name__
+            meta.problems.append("planner_data is not the default planner's key -> path map (%s): torch's "
+                                 "dcp_to_torch_save rebuilds the nested state_dict from that map only" % (
+                                     what if pairs is None else "%d of %d entries are not paths" % (
+                                         len(paths) - len(good), len(paths))))
     return meta
+
+
+def _descriptors(value: Any) -> Optional[Tuple[str, ...]]:
+    """A ``_StorageInfo.transform_descriptors``: None or empty is (), a list of strings their tuple, else None."""
+    if value is None:
+        return ()
+    items = value.items if isinstance(value, SList) else value if isinstance(value, tuple) else None
+    if items is None or not all(isinstance(d, str) for d in items):
+        return None
+    return tuple(items)
+
+
+def _path(value: Any) -> bool:
+    """A planner_data path: a list or tuple of keys (strings) and list indexes (ints)."""
+    items = value.items if isinstance(value, SList) else value if isinstance(value, tuple) else None
+    return bool(items) and all(isinstance(k, str) or (isinstance(k, int) and not isinstance(k, bool)) for k in items)
+
+
+def dcp_transforms(meta: DcpMetadata, known: Optional[Dict[str, Tuple[str, str]]] = None):
+    """The storage transforms ``.metadata`` says the items went through (compression, an extension's encoding):
+    (every descriptor, those torch's reader does not know, notes, problems). A known one's requirement is a note
+    (``known``: name -> (major version, what reading it needs), the ``dcp_transform`` rows of
+    data/checkpoint_layouts.json); one torch's reader does not know is a problem: DCP's reader raises for it, so no
+    consolidation can read those items."""
+    if known is None:
+        from cudaenv.core.resources import load_table
+
+        known = {r["name"]: (r["version"], r["needs"]) for r in load_table("checkpoint_layouts")["rows"]
+                 if r["kind"] == "dcp_transform"}
+    counts: Dict[str, int] = {}
+    for item in meta.items:
+        for d in item.transforms:
+            counts[d] = counts.get(d, 0) + 1
+    unknown: List[str] = []
+    notes: List[str] = []
+    problems: List[str] = []
+    for d, n in sorted(counts.items()):
+        needs = transform_support(d, known)
+        if needs is None:
+            unknown.append(d)
+            problems.append("%d items are stored through the transform %s, which torch's DCP reader does not know (it "
+                            "raises 'Unknown extension'): neither torch nor cudaenv can read them" % (n, d[:80]))
+        else:
+            notes.append("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
+                         "decompresses nothing, so their bytes were not walked" % (n, d[:80], needs))
+    return tuple(sorted(counts)), tuple(unknown), notes, problems
+
+
+def transform_support(descriptor: str, known: Dict[str, Tuple[str, str]]) -> Optional[str]:
+    """What torch's reader needs for one transform descriptor (``name/version``, torch 2.13's ExtensionRegistry):
+    the requirement from ``known`` (name -> (major version, requirement), data/checkpoint_layouts.json) when torch
+    knows the name and version, else None (torch raises for it: no consolidation can read the item)."""
+    name, _, version = descriptor.partition("/")
+    row = known.get(name)
+    if row is None or version.partition(".")[0] != row[0]:
+        return None
+    return row[1]
 
 
 # ------------------------------------------------------------------ DeepSpeed ZeRO
@@ -190,6 +265,41 @@ def zero_rank(name: str) -> Optional[int]:
         return None
     digits = name[at + len("zero_pp_rank_"):].partition("_")[0]
     return int(digits) if digits.isdigit() else None
+
+
+def zero_mp_rank(name: str) -> Optional[int]:
+    """The model-parallel (tensor-parallel) rank of ``..._mp_rank_{mp:02d}_..._states.pt``, None for another name."""
+    at = name.find("mp_rank_")
+    if at < 0:
+        return None
+    digits = name[at + len("mp_rank_"):].partition("_")[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def zero_model_facts(root: Any) -> Tuple[Optional[int], Optional[int]]:
+    """(dp_world_size, mp_world_size) from a walked ``*_model_states.pt`` (DeepSpeed's engine saves both beside
+    ``module``: deepspeed/runtime/engine.py _save_checkpoint)."""
+    out: Dict[str, Optional[int]] = {"dp_world_size": None, "mp_world_size": None}
+    for k, v in pairs_of(root):
+        if k in out and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            out[k] = v
+    return out["dp_world_size"], out["mp_world_size"]
+
+
+def zero_expected_files(stem: str, world: int, mp_world: int, per_rank_model: bool) -> Tuple[List[str], List[str]]:
+    """The model-states and optimizer-states file names of a ZeRO save with ``world`` data-parallel ranks and
+    ``mp_world`` model-parallel ranks, as DeepSpeed's engine names them (deepspeed/runtime/engine.py
+    _get_ckpt_name, _get_rank_zero_ckpt_name): ``mp_rank_{mp:02d}_model_states.pt`` (stage 3:
+    ``zero_pp_rank_{dp}_mp_rank_{mp:02d}_model_states.pt``) and ``{stem}zero_pp_rank_{dp}_mp_rank_{mp:02d}_optim_states.pt``."""
+    models: List[str] = []
+    optims: List[str] = []
+    for mp in range(mp_world):
+        if per_rank_model:
+            models += ["zero_pp_rank_%d_mp_rank_%02d_model_states.pt" % (dp, mp) for dp in range(world)]
+        else:
+            models.append("mp_rank_%02d_model_states.pt" % mp)
+        optims += ["%szero_pp_rank_%d_mp_rank_%02d_optim_states.pt" % (stem, dp, mp) for dp in range(world)]
+    return models, optims
 
 
 def pick_tag(latest: Optional[str], folders: Sequence[str]) -> Optional[str]:

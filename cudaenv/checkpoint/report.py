@@ -115,7 +115,7 @@ class FixReport(Record):
 
     source: str
     output: str
-    method: str  # rewrite (no torch) | torch (--trust, in the user's interpreter)
+    method: str  # rewrite (no torch) | merge (safetensors, no torch) | torch (--trust, in the user's interpreter) | convert (--to: torch with weights_only=True or the safetensors library) | zero_to_fp32
     changes: Tuple[str, ...] = ()
     before: Optional[CheckpointReport] = None
     after: Optional[CheckpointReport] = None
@@ -140,6 +140,7 @@ class ShardFile(Record):
     weights_only: Optional[bool] = None  # None where torch does not read it with torch.load
     devices: Tuple[DeviceCount, ...] = ()
     problems: Tuple[str, ...] = ()
+    mp_rank: Optional[int] = None  # DeepSpeed ZeRO: the model-parallel (tensor-parallel) rank, from mp_rank_XX
 
 
 class FolderReport(Record):
@@ -154,6 +155,9 @@ class FolderReport(Record):
     tag: Optional[str] = None  # the ZeRO tag folder read (`latest`, else the highest global_step*)
     world_size: Optional[int] = None  # the ranks that wrote it (DCP: from the file names; ZeRO: partition_count)
     zero_stage: Optional[int] = None
+    mp_world_size: Optional[int] = None  # DeepSpeed ZeRO: the model-parallel (tensor-parallel) ranks (mp_rank_XX)
+    transforms: Tuple[str, ...] = ()  # DCP: the storage transforms its items are stored through (stream.zstd/1, ...)
+    unreadable_transforms: Tuple[str, ...] = ()  # DCP: those torch's reader does not know (no conversion reads them)
     shard_count: int = 0  # the files that hold tensors
     model_files: Tuple[str, ...] = ()
     optimizer_files: Tuple[str, ...] = ()

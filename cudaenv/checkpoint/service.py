@@ -46,6 +46,17 @@ def check_file(path: str) -> None:
                         hint=M("a sharded checkpoint is a folder of files: inspect one of them"))
 
 
+def looks_safetensors(path: str) -> bool:
+    """Whether FILE starts as a safetensors file does (its header's length, then ``{``): fix converts it with the
+    safetensors library, never torch.load."""
+    from cudaenv.checkpoint.container import sniff_safetensors
+
+    try:
+        return sniff_safetensors(path)
+    except OSError:
+        return False
+
+
 def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
     """``checkpoint inspect``: the report, read without running the file, and its exit code (0 loads here as it is,
     1 it does not, 3 unsafe, 4 inconclusive). A folder, an index file or DCP's ``.metadata`` is read as the
@@ -83,7 +94,8 @@ def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
 
 def fix_service(host, path: str, output: Optional[str], in_place: bool = False, map_location: Optional[str] = None,
                    strip: Optional[List[str]] = None, add: Optional[str] = None, extract: Optional[str] = None,
-                   trust: bool = False, python: Optional[str] = None, timeout: Optional[float] = None) -> Result:
+                   trust: bool = False, python: Optional[str] = None, timeout: Optional[float] = None,
+                   to: Optional[str] = None) -> Result:
     """``checkpoint fix``: the checks of what was asked (before anything is read), then the rewrite. Exit 0 with the
     :class:`FixReport` when OUT was written and its own verdict calls it loadable; 1 when ``--trust`` wrote one that
     still needs weights_only=False (said in its warnings); every other outcome raises."""
@@ -101,7 +113,13 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
         raise UserError(M("--in-place rewrites one file; a checkpoint folder is consolidated into -o OUT"),
                         hint=M("-o consolidated.pt"))
     F.plan_output(path, output, in_place)  # (before the GPU probe: a wrong OUT is said at once)
-    if not folder and not (map_location or strip or add or extract is not None):
+    fmt = F.output_format(path if in_place else output, to)  # --to against OUT's suffix, before anything is read
+    # FILE's format by its bytes (a folder's is its layout's: consolidate says)
+    source_fmt = "pt" if folder else "safetensors" if looks_safetensors(path) else "pt"
+    if in_place and fmt != source_fmt:
+        raise UserError(M("--in-place keeps FILE's name and format: give -o OUT for a %s file", fmt),
+                        hint=M("-o %s", "model.safetensors" if fmt == "safetensors" else "model.pt"))
+    if not folder and fmt == source_fmt and not (map_location or strip or add or extract is not None):
         raise UserError(M("nothing to change"), hint=M("--map-location cpu|cuda:N|auto, --strip-prefix module., "
                                                   "--add-prefix P, --extract state_dict"))
     for p in strip + ([add] if add is not None else []):
@@ -118,7 +136,13 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
         from cudaenv.checkpoint.consolidate import consolidate
 
         report = consolidate(host, path, output, opts, visible, trust=trust, python=python, timeout=timeout,
-                             in_place=in_place)
+                             in_place=in_place, to=fmt)
+        return Result(report, 0)
+    if fmt == "safetensors" or source_fmt == "safetensors":  # one file to the other format (issue 32)
+        from cudaenv.checkpoint.consolidate import convert_file
+
+        report = convert_file(host, path, output, opts, visible, in_place=in_place, trust=trust, python=python,
+                              timeout=timeout, to=fmt)
         return Result(report, 0)
     report = F.fix_checkpoint(host, path, output, opts, visible, in_place=in_place, trust=trust, python=python,
                               timeout=timeout)

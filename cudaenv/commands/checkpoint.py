@@ -14,7 +14,7 @@ fix exits 0 when OUT was written and its own verdict calls it safe and loadable,
 from __future__ import annotations
 
 from cudaenv.core.errors import UserError
-from cudaenv.core.options import Option, Positional, add_options, host_options, said
+from cudaenv.core.options import Action, Option, Positional, host_options
 from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # inspect's start-up is a benchmark target (2x `python -c pas
 
 HELP = "inspect a PyTorch checkpoint without loading it, or rewrite it to load here"
 
-# The one declaration of `checkpoint inspect`'s arguments: argparse (add_arguments) and the fast parser
+# The one declaration of `checkpoint`'s actions: argparse (cudaenv.core.options.declare) and the fast parser
 # (cli.parse_simple, through FAST_ACTIONS) read it. FILE is required: the fast parser hands a missing one to argparse.
 INSPECT_POSITIONAL = Positional("file")
 INSPECT_OPTIONS = host_options(python=False) + (Option("--json", help="print the report as JSON (with every tensor)"),)
@@ -32,6 +32,8 @@ FIX_POSITIONAL = Positional("file")
 FIX_OPTIONS = host_options() + (
     Option("-o", "--output", metavar="OUT", help="where to write the result"),
     Option("--in-place", help="replace FILE (a backup FILE.bak is kept)"),
+    Option("--to", choices=("pt", "safetensors"),
+           help="the format of OUT: a torch.save file or safetensors (default: from OUT's suffix, .safetensors or else pt)"),
     Option("--map-location", metavar="DEV", help="cpu, cuda:N or auto (the first visible GPU, else cpu)"),
     Option("--strip-prefix", metavar="P", append=True, default=(), help="remove P from keys that start with it (repeatable)"),
     Option("--add-prefix", metavar="P", help="put P in front of every key"),
@@ -39,22 +41,18 @@ FIX_OPTIONS = host_options() + (
     Option("--trust", help="for a file outside the weights_only allowlist: load it with torch in your Python (runs its code)"),
     Option("--json", help="print the before/after report as JSON"),
 )
-FAST_ACTIONS = {"inspect": (INSPECT_OPTIONS, INSPECT_POSITIONAL)}  # action -> (options, required positional)
 ACTION_DEST = "checkpoint_command"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest=ACTION_DEST, metavar="ACTION", parser_class=type(parser))
-    ins = sub.add_parser("inspect", help=said("format, devices, prefixes, weights_only verdict (never runs the file)"),
-                         description=said("Read a checkpoint's pickle and zip directory (never its tensor bytes, never its "
-                                          "code); PATH is a file, or a checkpoint folder (DCP, DeepSpeed ZeRO, sharded "
-                                          "safetensors or .bin) or its index file."))
-    ins.add_argument(INSPECT_POSITIONAL.dest, metavar="PATH")
-    add_options(ins, INSPECT_OPTIONS)
-    fix = sub.add_parser("fix", help=said("write a copy that loads here: devices, key prefixes, one entry"),
-                         description=said("Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry."))
-    fix.add_argument(FIX_POSITIONAL.dest, metavar="FILE")
-    add_options(fix, FIX_OPTIONS)
+ACTIONS = (
+    Action("inspect", help="format, devices, prefixes, weights_only verdict (never runs the file)",
+           description="Read a checkpoint's pickle and zip directory (never its tensor bytes, never its code); PATH is a "
+                       "file, or a checkpoint folder (DCP, DeepSpeed ZeRO, sharded safetensors or .bin) or its index file.",
+           options=INSPECT_OPTIONS, positional=Positional(INSPECT_POSITIONAL.dest, nargs=None, metavar="PATH")),
+    Action("fix", help="write a copy that loads here: devices, key prefixes, one entry",
+           description="Rewrite a checkpoint: storage locations, key prefixes (and _metadata), one entry; or consolidate "
+                       "a checkpoint folder into one file; as a torch.save file or safetensors (--to).",
+           options=FIX_OPTIONS, positional=Positional(FIX_POSITIONAL.dest, nargs=None, metavar="FILE")),
+)
+FAST_ACTIONS = {"inspect": (INSPECT_OPTIONS, INSPECT_POSITIONAL)}  # action -> (options, required positional)
 
 
 def run(args: argparse.Namespace, ctx: Any) -> int:
@@ -83,16 +81,16 @@ def run_inspect(args: argparse.Namespace, ctx: Any) -> int:
 
 
 def run_fix(args: argparse.Namespace, ctx: Any) -> int:
-    from cudaenv.checkpoint.service import fix_service
+    from cudaenv.checkpoint.service import fix_service, is_folder_target
     from cudaenv.render.checkpoint import render_fix, render_trust_warning
     from cudaenv.render.text import terminal_width
 
     if args.trust:
-        ctx.err.write(render_trust_warning())
+        ctx.err.write(render_trust_warning(folder=is_folder_target(args.file)))
     result = fix_service(ctx.host(args), args.file, args.output, in_place=args.in_place,
                             map_location=args.map_location, strip=args.strip_prefix, add=args.add_prefix,
                             extract=args.extract, trust=args.trust, python=getattr(args, "python", None),
-                            timeout=getattr(args, "timeout", None))
+                            timeout=getattr(args, "timeout", None), to=args.to)
     ctx.out.write(_json(result.report) if args.json else render_fix(result.report, terminal_width(ctx.env)))
     return result.exit_code
 

@@ -124,7 +124,8 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
 
 
 _METHOD_WORDS = {"rewrite": "rewritten without torch", "torch": "through torch, --trust", "merge": "merged without torch",
-                 "zero_to_fp32": "through the folder's zero_to_fp32.py, --trust"}
+                 "zero_to_fp32": "through the folder's zero_to_fp32.py, --trust",
+                 "convert": "converted by torch in your Python, nothing of the file run"}
 
 
 def render_fix(report: FixReport, width: int = WIDTH) -> str:
@@ -154,7 +155,12 @@ def render_fix(report: FixReport, width: int = WIDTH) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_trust_warning() -> str:
-    """What ``checkpoint fix --trust`` says first, on stderr."""
+def render_trust_warning(folder: bool = False) -> str:
+    """What ``checkpoint fix --trust`` says first, on stderr: of the file, or of a checkpoint folder's files (PATH a
+    folder, an index file or DCP's ``.metadata``) and a DeepSpeed ZeRO folder's own script."""
+    if folder:
+        return ("warning: --trust: the checkpoint folder's files that are not safe to load without running them are "
+                "loaded by torch in your Python with weights_only=False, and a DeepSpeed ZeRO folder's own "
+                "zero_to_fp32.py is run: either runs any code they carry\n")
     return ("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
             "with weights_only=False, which runs any code it carries\n")

@@ -32,10 +32,12 @@ def _item(label: str, text: str, width: int) -> List[str]:
     return wrap(printable(text), "  %s: " % label, "      ", width, newlines=False, long_words="keep")
 
 
-def _file_line(f: ShardFile) -> str:
+def _file_line(f: ShardFile, mp: bool = False) -> str:
     parts = [ROLE_WORDS.get(f.role, f.role), human_bytes(f.size)]
     if f.rank is not None:
-        parts.append("rank %d" % f.rank)
+        parts.append(("data-parallel rank %d" if mp else "rank %d") % f.rank)
+    if mp and f.mp_rank is not None:
+        parts.append("tensor-parallel rank %d" % f.mp_rank)
     if f.role in ("shard", "model", "optimizer", "data"):
         parts.append("%d tensors" % f.tensors + (" (index: %d)" % f.listed if f.listed is not None and f.listed != f.tensors else ""))
     if f.role == "data" and f.pickles:
@@ -57,10 +59,13 @@ def render_folder(report: FolderReport, width: int = WIDTH) -> str:
     if report.tag:
         lines += _item("tag", report.tag + " (from latest, else the highest global_step)", width)
     shape = []
+    tp = (report.mp_world_size or 1) > 1
     if report.world_size is not None:
-        shape.append("world size %d" % report.world_size)
+        shape.append(("data-parallel world size %d" if tp else "world size %d") % report.world_size)
     if report.zero_stage is not None:
         shape.append("ZeRO stage %d" % report.zero_stage)
+    if tp:
+        shape.append("%d tensor-parallel ranks (mp_rank_XX)" % report.mp_world_size)
     shape.append("%d file%s with tensors" % (report.shard_count, "" if report.shard_count == 1 else "s"))
     lines += _item("layout", ", ".join(shape), width)
     if report.model_files and report.layout == "deepspeed-zero":
@@ -79,7 +84,7 @@ def render_folder(report: FolderReport, width: int = WIDTH) -> str:
     elif report.files:
         lines += _item("saved on", device_summary(report), width)
     for f in report.files[:MAX_FILES]:
-        lines += _item("file", _file_line(f), width)
+        lines += _item("file", _file_line(f, tp), width)
     if len(report.files) > MAX_FILES:
         rest = report.files[MAX_FILES:]
         lines.append("  ... %d more files, %s (--json lists them)" % (len(rest), human_bytes(sum(f.size for f in rest))))
@@ -121,6 +126,10 @@ def folder_advice(report: FolderReport) -> List[str]:
     if n:
         out.append("%d file%s the checkpoint names %s missing: copy %s from where it was saved before loading or "
                    "converting it" % (n, "" if n == 1 else "s", "is" if n == 1 else "are", "it" if n == 1 else "them"))
+    if report.unreadable_transforms:
+        out.append("its items stored through %s cannot be read by torch's DCP reader: convert it in the code that "
+                   "registered that extension, or re-save it without it" % ", ".join(report.unreadable_transforms[:3]))
+        return out
     if report.verdict in ("unsafe", "inconclusive") and report.layout != "deepspeed-zero":
         return out  # (a ZeRO folder's optimizer states name DeepSpeed's classes: its way out needs --trust anyway)
     stem = path[:-len(report.index)].rstrip("/") if report.index and path.endswith(report.index) else path
@@ -131,6 +140,11 @@ def folder_advice(report: FolderReport) -> List[str]:
         out.append("one file for one GPU: torch's own converter (torch.distributed.checkpoint.format_utils."
                    "dcp_to_torch_save, run in your Python, checked after): cudaenv checkpoint fix -o %s -- %s"
                    % (q(stem + ".pt" if stem != "." else "consolidated.pt"), q(path)))
+    elif report.layout == "deepspeed-zero" and (report.mp_world_size or 1) > 1:
+        out.append("one file of the whole model: the %d tensor-parallel ranks hold slices of each weight, and DeepSpeed's "
+                   "zero_to_fp32.py does not merge them (it reads mp_rank_00 only); merge them with the tool of the "
+                   "framework that split the model (Megatron-DeepSpeed: DeepSpeed's ds_to_universal.py), then "
+                   "convert its output" % report.mp_world_size)
     elif report.layout == "deepspeed-zero":
         out.append("one fp32 file: zero_to_fp32.py, which DeepSpeed saved in the folder, does it; it is code shipped with "
                    "the checkpoint: read it, and run it only if you trust where the folder came from: "

@@ -316,8 +316,8 @@ def test_fix_merges_safetensors_shards_without_torch_and_strips_in_the_same_pass
 def test_fix_of_a_folder_says_what_is_wrong_before_writing(tmp_path, cli, monkeypatch):
     folder, wmap = st_shards(tmp_path, big=64)
     out = tmp_path / "one.safetensors"
-    # a .pt OUT for safetensors shards, two keys that would get one name: usage errors, nothing written
-    assert cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt")).code == 2
+    # --to pt with a .safetensors OUT, two keys that would get one name: usage errors, nothing written
+    assert cli("checkpoint", "fix", str(folder), "-o", str(out), "--to", "pt").code == 2 and not out.exists()
     (folder / "model-00002-of-00002.safetensors").write_bytes(cb.safetensors_file({"a.weight": ("F32", (16,), 64),
                                                                                    "module.b.bias": ("F16", (4,), 8)}))
     write_index(folder, "model.safetensors.index.json", {"module.a.weight": "model-00001-of-00002.safetensors",
@@ -356,10 +356,11 @@ def test_fix_of_a_zero_folder_runs_its_script_only_with_trust(tmp_path, cli):
 DCP = "torch.distributed.checkpoint.metadata"
 
 
-def dcp_metadata(items, tensors=(), protocol=4):
+def dcp_metadata(items, tensors=(), protocol=4, transforms=None, planner_data=None):
     """A DCP ``.metadata`` pickle as torch 2.13's writer makes it (dataclasses: the class called, then BUILD with
     their fields; TensorProperties' state a tuple, dtype first), from stand-in globals (never imported).
-    ``items``: (fqn, file, offset, length); ``tensors``: (fqn, dtype name, size)."""
+    ``items``: (fqn, file, offset, length); ``tensors``: (fqn, dtype name, size); ``transforms``: fqn -> its
+    transform_descriptors (left out of _StorageInfo's fields otherwise, as torch writes None)."""
     def obj(module, name, state):
         return cb.Reduce(cb.glob(module, name), (), state)
 
@@ -369,10 +370,12 @@ def dcp_metadata(items, tensors=(), protocol=4):
         sdm[fqn] = obj(DCP, "TensorStorageMetadata", {"properties": props, "size": cb.Reduce(cb.glob("torch", "Size"), (tuple(size),)),
                                                       "chunks": []})
     storage = {obj(DCP, "MetadataIndex", {"fqn": fqn, "offset": None, "index": i}):
-               obj("torch.distributed.checkpoint.filesystem", "_StorageInfo", {"relative_path": f, "offset": o, "length": n})
+               obj("torch.distributed.checkpoint.filesystem", "_StorageInfo", dict(
+                   {"relative_path": f, "offset": o, "length": n},
+                   **({"transform_descriptors": (transforms or {})[fqn]} if fqn in (transforms or {}) else {})))
                for i, (fqn, f, o, n) in enumerate(items)}
-    return cb.dumps(obj(DCP, "Metadata", {"state_dict_metadata": sdm, "planner_data": None, "storage_data": storage,
-                                          "storage_meta": None, "version": "1.0.0"}), protocol)
+    return cb.dumps(obj(DCP, "Metadata", {"state_dict_metadata": sdm, "planner_data": planner_data,
+                                          "storage_data": storage, "storage_meta": None, "version": "1.0.0"}), protocol)
 
 
 def test_a_dcp_folder_built_without_torch_and_a_range_named_many_times_is_walked_once(tmp_path, cli):
@@ -405,6 +408,47 @@ def test_a_dcp_item_outside_its_file_or_folder_is_named_and_not_read(tmp_path):
     assert any("outside the folder: ../../etc/passwd" in p for p in r.inconsistencies)
 
 
+def test_dcp_transforms_are_read_from_the_metadata_and_said_before_anything_is_written(tmp_path, cli):
+    """A compressed item (stream.zstd/1, torch's own extension) is named with what torch needs to read it and is not
+    walked (inconclusive); an item through an extension torch does not know is a problem, and fix refuses the folder
+    before it runs anything; planner_data that is not the default planner's key -> path map is named."""
+    folder = tmp_path / "dcp"
+    folder.mkdir()
+    item = cb.torch_zip(cb.Tensor(cb.Storage("0", 16), (4, 4)), prefix="archive")
+    (folder / "__0_0.distcp").write_bytes(item + item)
+    items = [("w", "__0_0.distcp", 0, len(item)), ("v", "__0_0.distcp", len(item), len(item))]
+    tensors = [("w", "float32", (4, 4)), ("v", "float32", (4, 4))]
+    (folder / ".metadata").write_bytes(dcp_metadata(items, tensors, transforms={"w": ["stream.zstd/1"]},
+                                                    planner_data={"w": ("w",), "v": ("v",)}))
+    r = inspect_folder(str(folder))
+    assert r.transforms == ("stream.zstd/1",) and r.unreadable_transforms == () and r.verdict == "inconclusive"
+    assert any("1 items are stored through stream.zstd/1 (compressed): torch reads them only with the zstandard or "
+               "pyzstd module" in n for n in r.notes)
+    assert any(v.why == "stored through stream.zstd/1: its bytes are transformed, not walked" for v in r.verdict_reasons)
+    data = {f.name: f for f in r.files}["__0_0.distcp"]
+    assert data.pickles == 1 and data.tensors == 2  # v walked, w not
+    res = cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt"), "--python", "/nonexistent/python")
+    assert res.code == 2 and "transformed, not walked" in " ".join(res.err.split()) and not (tmp_path / "one.pt").exists()
+    # an extension torch does not know (or a version it does not), and a planner's own planner_data
+    planner = cb.Reduce(cb.glob("my.planner", "Plan"), ())
+    (folder / ".metadata").write_bytes(dcp_metadata(items, tensors, transforms={"w": ["my.crypt/1"], "v": ["stream.zstd/2"]},
+                                                    planner_data=planner))
+    r = inspect_folder(str(folder))
+    assert r.unreadable_transforms == ("my.crypt/1", "stream.zstd/2")
+    text = " | ".join(r.inconsistencies)
+    assert "1 items are stored through the transform my.crypt/1, which torch's DCP reader does not know" in text
+    assert "planner_data is not the default planner's key -> path map (my.planner.Plan)" in text
+    for extra in ((), ("--trust",)):
+        res = cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt"), *extra, "--python", "/nonexistent/python")
+        err = " ".join(res.err.split())
+        assert res.code == 2 and "my.crypt/1, stream.zstd/2, which torch's DCP reader does not know" in err, res.err
+    res = cli("checkpoint", "inspect", str(folder))
+    # (the planner's own class is a global outside DCP's: the .metadata is unsafe, exit 3)
+    assert res.code == 3 and "cannot be read by torch's DCP reader" in " ".join(res.out.split())
+    assert L.transform_support("stream.zstd/1.3", {"stream.zstd": ("1", "zstd")}) == "zstd"
+    assert L.transform_support("stream.zstd", {"stream.zstd": ("1", "zstd")}) is None
+
+
 @settings(max_examples=200)
 @given(st.binary(max_size=600))
 def test_any_index_bytes_give_a_map_or_a_problem(raw):
@@ -427,6 +471,8 @@ def test_any_name_has_a_layout_and_a_rank_or_none(name):
     assert L.classify([name], []) in ("dcp", "deepspeed-zero", "safetensors-shards", "bin-shards", "unknown")
     assert L.dcp_rank(name) is None or L.dcp_rank(name) >= 0
     assert L.zero_rank(name) is None or L.zero_rank(name) >= 0
+    assert L.zero_mp_rank(name) is None or L.zero_mp_rank(name) >= 0
+    assert L.transform_support(name, {"stream.zstd": ("1", "zstd")}) in (None, "zstd")
 
 
 def test_bin_shards_of_big_tensors_are_read_without_their_bytes(tmp_path, bytes_read):

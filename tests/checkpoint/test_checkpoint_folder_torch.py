@@ -316,3 +316,65 @@ def test_fix_writes_safetensors_from_dcp_and_from_tied_bin_shards(dcp_folder, tm
         assert sorted(f.keys()) == ["emb.weight", "half"]
         assert json.loads(f.metadata()["cudaenv.aliases"]) == {"head.weight": "emb.weight"}
         assert torch.equal(f.get_tensor("half"), emb[:5]) and torch.equal(f.get_tensor("emb.weight"), emb)
+
+
+XOR_EXTENSION_SAVE = r"""
+import io, sys
+import torch
+import torch.distributed.checkpoint as dcp
+from torch.distributed.checkpoint._extension import StreamTransformExtension
+from torch.distributed.checkpoint.filesystem import FileSystemWriter
+
+
+class Xor(StreamTransformExtension):  # an extension of the user's own: torch's reader has no such name registered
+    @staticmethod
+    def registry_name():
+        return "cudaenv.test.xor"
+
+    @staticmethod
+    def from_descriptor(version):
+        return Xor()
+
+    def get_descriptor(self):
+        return "cudaenv.test.xor/1"
+
+    def transform_to(self, output):
+        class W(io.RawIOBase):
+            def writable(self):
+                return True
+
+            def write(self, b):
+                output.write(bytes(x ^ 0x5A for x in bytes(b)))
+                return len(b)
+        return W()
+
+    def transform_from(self, input):
+        return io.BytesIO(bytes(x ^ 0x5A for x in input.read()))
+
+
+dcp.save({"w": torch.ones(4, 4), "b": torch.zeros(4)}, storage_writer=FileSystemWriter(sys.argv[1], _extensions=[Xor()]),
+         no_dist=True)
+"""
+
+
+def test_a_dcp_folder_saved_through_an_extension_torch_does_not_know_is_refused_before_anything_runs(tmp_path, cli):
+    import subprocess
+
+    script = tmp_path / "save.py"
+    script.write_text(XOR_EXTENSION_SAVE)
+    folder = tmp_path / "ckpt"
+    proc = subprocess.run([sys.executable, str(script), str(folder)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    r = inspect_folder(str(folder))
+    assert r.layout == "dcp" and r.transforms == ("cudaenv.test.xor/1",) and r.unreadable_transforms == ("cudaenv.test.xor/1",)
+    assert r.verdict == "inconclusive" and folder_exit_code(r) == 4
+    assert any("2 items are stored through the transform cudaenv.test.xor/1" in p for p in r.inconsistencies)
+    # torch's own converter cannot read it either (what the refusal says)
+    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+    with pytest.raises(BaseException) as raised:  # (torch's CheckpointException is a BaseException)
+        dcp_to_torch_save(str(folder), str(tmp_path / "ref.pt"))
+    assert "Unknown extension name='cudaenv.test.xor'" in str(raised.value)
+    out = tmp_path / "one.pt"
+    res = cli("checkpoint", "fix", str(folder), "-o", str(out), "--trust", "--python", sys.executable)
+    assert res.code == 2 and "which torch's DCP reader does not know" in " ".join(res.err.split()) and not out.exists()

@@ -23,8 +23,10 @@ def test_the_fast_parser_hands_a_repeated_option_to_argparse():
 def test_checkpoint_fix_declares_its_options():
     from cudaenv.commands import checkpoint
 
+    from cudaenv.core.options import declare
+
     parser = argparse.ArgumentParser()
-    checkpoint.add_arguments(parser)
+    declare(parser, checkpoint)
     args = parser.parse_args(["fix", "a.pt", "-o", "b.pt", "--strip-prefix", "_orig_mod.", "--strip-prefix", "module.",
                               "--map-location", "cpu"])
     assert (args.file, args.output, args.strip_prefix, args.map_location, args.in_place, args.trust) == \

@@ -33,7 +33,6 @@ SOURCES = {m: open(p, encoding="utf-8").read() for m, p in MODULES.items() if no
 ROLES: Dict[str, Tuple[str, str]] = {
     "run": ("cudaenv.commands.", "each command module's entry point (the command table calls module.run)"),
     "HELP": ("cudaenv.commands.", "each command's help line, read by the command table"),
-    "add_arguments": ("cudaenv.commands.", "each command's argparse declaration, called by the command table"),
     "OPTIONS": ("cudaenv.commands.", "a command's Option declarations, read by the fast parser of use/list"),
     "POSITIONAL": ("cudaenv.commands.", "a command's positional arguments, read by the fast parser of use/list"),
     "ACTIONS": ("cudaenv.commands.", "a command's Action declarations (torch, fleet), read by core.options.declare"),
