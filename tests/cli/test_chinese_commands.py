@@ -173,3 +173,24 @@ def test_fleet_html_follows_the_locale_and_json_does_not(machine, tmp_path):
     as_json = [_run(machine, ("fleet", "summarize", "--json", str(fleet)), env).out for env in (ZH, None)]
     assert as_json[0] == as_json[1] and not has_wide(as_json[0])
 
+
+
+def test_use_confirmation_in_english_is_the_capabilitys_own_message():
+    """`use` prints EnvChange.message on its English path (no renderer loaded) and render.switch's words otherwise: in
+    English the two are the same text, for a switch, an --off that removes and an --off with nothing to undo."""
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language
+    from cudaenv.model.snapshot import Toolkit
+    from cudaenv.render.switch import use_message
+    from cudaenv.toolkit.switch import plan_off, plan_switch
+
+    tk = Toolkit("12.4.131", "/sw/cuda-12.4", "CUDAENV_TOOLKITS", lib_dir="/sw/cuda-12.4/lib64")
+    env = {"PATH": "/sw/cuda-12.4/bin:/usr/bin", "LD_LIBRARY_PATH": "/sw/cuda-12.4/lib64"}
+    changes = [plan_switch(tk, [tk], {"PATH": "/usr/bin"}), plan_off([tk], env), plan_off([tk], {"PATH": "/usr/bin"})]
+    assert [bool(c.changes) for c in changes] == [True, True, False] and all(c.message for c in changes)
+    assert [use_message(c) for c in changes] == [c.message for c in changes]
+    set_language(CHINESE)
+    try:
+        said = [use_message(c) for c in changes]
+    finally:
+        set_language(ENGLISH)
+    assert said == ["CUDA 12.4.131（/sw/cuda-12.4）", "已从当前 shell 中移除 CUDA 工具包的条目", "当前 shell 中没有 CUDA 工具包的条目；无需撤销"]
