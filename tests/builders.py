@@ -162,6 +162,18 @@ def recorded(name: str) -> str:
     return strip_provenance(text)
 
 
+def recorded_runs(name: str) -> dict:
+    """A recorded file holding several runs, each after a ``=== ARGS`` line (not the program's own): ARGS -> output."""
+    runs, key = {}, None
+    for line in recorded(name).splitlines():
+        if line.startswith("=== "):
+            key = line[4:]
+            runs[key] = []
+        elif key is not None:
+            runs[key].append(line)
+    return {k: "\n".join(v) + "\n" for k, v in runs.items()}
+
+
 def strip_provenance(text: str) -> str:
     """Recorded files start with `# source: ...` lines and a `# ---` line; the output follows."""
     if text.startswith("# source:"):

@@ -212,13 +212,13 @@ def output_format(out: str, to: Optional[str]) -> str:
     if to is None:
         return suffix_format(out)
     if to == "pt" and ext == ".safetensors":
-        raise UserError("--to pt, but %s is named as a safetensors file" % printable(out),
-                        hint="name it for what it holds (-o %s.pt), or --to safetensors" % printable(out[:-len(ext)]))
+        raise UserError(M("--to pt, but %s is named as a safetensors file", printable(out)),
+                        hint=M("name it for what it holds (-o %s.pt), or --to safetensors", printable(out[:-len(ext)])))
     if to == "safetensors" and ext in PT_SUFFIXES:
-        raise UserError("--to safetensors, but %s is named as a torch.save file" % printable(out),
-                        hint="name it for what it holds (-o %s.safetensors), or --to pt" % printable(out[:-len(ext)]))
+        raise UserError(M("--to safetensors, but %s is named as a torch.save file", printable(out)),
+                        hint=M("name it for what it holds (-o %s.safetensors), or --to pt", printable(out[:-len(ext)])))
     if to not in ("pt", "safetensors"):
-        raise UserError("--to %s is not a format" % printable(to), hint="--to pt or --to safetensors")
+        raise UserError(M("--to %s is not a format", printable(to)), hint=M("--to pt or --to safetensors"))
     return to
 
 

@@ -3,7 +3,8 @@
 Output: the checklist (text), ``--json`` / ``--format json`` (the snapshot contract plus ``findings``, the
 ``hostname`` and ``generated_at``), ``--format markdown`` (a paste-ready report) or ``--format prometheus`` (the
 node_exporter textfile-collector format); ``--output DIR/`` writes DIR/<hostname>.json (.prom, .md, .txt) atomically
-instead of printing, ``--output FILE`` that file (one report per node of a cluster: docs/commands/fleet.md); ``--verbose`` adds every fact the probes saw (render.facts) to
+instead of printing, ``--output FILE`` that file; ``--frameworks`` the Frameworks section alone (its findings in
+every format, the text's other sections left out), ``--import`` with each framework imported in a child (one report per node of a cluster: docs/commands/fleet.md); ``--verbose`` adds every fact the probes saw (render.facts) to
 the text and markdown reports. Exit 0 when no finding is an error, 1 when one is (``--strict``:
 also on warnings), 2 on usage errors.
 """
@@ -19,10 +20,14 @@ OPTIONS = host_options() + (
     Option("--json", help="same as --format json: the snapshot (schema_version 1) with findings"),
     Option("--quick", help="do not import torch (static torch facts only)"),
     Option("--strict", help="exit 1 on warnings too (CI pipelines, cluster health checks)"),
+    Option("--frameworks",
+           help="the Frameworks section alone (TensorFlow, JAX, ONNX Runtime, CuPy, PaddlePaddle, vLLM, torch "
+                "extensions, and the CUDA libraries they load): only its checks and findings, and the exit code from "
+                "them; read from their files, never imported (add --import for that)"),
     Option("--import", dest="import_frameworks",
-           help="also import each CUDA framework found (TensorFlow, JAX, ONNX Runtime, CuPy, PaddlePaddle, torch "
-                "extensions) in its own child of the probed Python, with a timeout: its import error, and whether its "
-                "own device check sees a GPU"),
+           help="also import each CUDA framework found in its own child of the probed Python, with a timeout: its "
+                "import error, and whether its own device check sees a GPU (`doctor --frameworks --import`: that "
+                "section alone)"),
     Option("-v", "--verbose",
            help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)"),
     Option("--output", metavar="PATH",
@@ -54,7 +59,8 @@ def run(args, ctx) -> int:
     fmt = _format(args)
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
         outcome = doctor(ctx.host(args), python=args.python, quick=args.quick, strict=args.strict, progress=spinner,
-                         image=args.image, cwd=ctx.cwd, import_frameworks=args.import_frameworks)
+                         image=args.image, cwd=ctx.cwd, import_frameworks=args.import_frameworks,
+                         sections=("frameworks",) if args.frameworks else None)
     outcome.against = _against(args, ctx, outcome)
     if fmt == "json":
         from cudaenv.render.json_out import dumps
@@ -79,7 +85,8 @@ def run(args, ctx) -> int:
 
         color = ctx.color and not args.output
         width = terminal_width(ctx.env) if not args.output else 80  # a file keeps the documented 80 columns
-        text = render_report(outcome.snapshot, outcome.findings, outcome.view, color=color, verbose=args.verbose, width=width)
+        text = render_report(outcome.snapshot, outcome.findings, outcome.view, color=color, verbose=args.verbose, width=width,
+                             sections=outcome.sections)
         if outcome.against is not None:
             from cudaenv.render.stack import render_against_text
 

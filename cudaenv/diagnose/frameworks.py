@@ -253,13 +253,39 @@ def _mixed_wheels(s) -> Tuple[List[int], List[str]]:
     return found, [n for n, m in majors.items() if m and m != keep]
 
 
+LIBCUDA = "libcuda.so.1"  # the driver's library, which libcudart loads itself (data/loader_search.json)
+
+
+def _missing(s) -> List:
+    """The CUDA libraries found nowhere, but the driver's libcuda.so.1 (:func:`_libcuda_unreachable` says when that is a
+    problem) and NCCL's network plugin (:func:`_plugin_missing`), which have findings of their own."""
+    return [lib for lib in s.libraries if lib.path is None and lib.needed != LIBCUDA and lib.loaded_by != "plugin"]
+
+
+def _libcuda_unreachable(s) -> Tuple[List, List[str]]:
+    """(libcudart's libcuda.so.1 loads that find nothing, the libcuda.so.1 files that are on this machine) when the
+    driver's library is installed but outside the loader's search (WSL 2's /usr/lib/wsl/lib missing from the loader
+    cache, a container's /usr/local/nvidia/lib64 never added); no driver library at all is the driver rules' matter."""
+    lost = [lib for lib in s.libraries if lib.needed == LIBCUDA and lib.path is None]
+    files = [f for f in (s.platform.libcuda if s.platform is not None else ()) if f.rsplit("/", 1)[-1] == LIBCUDA]
+    return (lost, files) if lost and files else ([], [])
+
+
+def _plugin_missing(s) -> List:
+    return [lib for lib in s.libraries if lib.loaded_by == "plugin" and lib.path is None]
+
+
 def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     """(consumer, the finding id of its worst library problem, "" when none), once per consumer, in order."""
     bad_shadow = {id(lib) for lib in shadowed(s)}
     nccl = len(_nccl_copies(s)) > 1
+    missing = {id(lib) for lib in _missing(s)}
+    driver = {id(lib) for lib in _libcuda_unreachable(s)[0]}
+    plugin = {id(lib) for lib in _plugin_missing(s)}
     out: Dict[str, str] = {}
     for lib in s.libraries:
-        kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if lib.path is None
+        kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
+                else "libcuda-not-found" if id(lib) in driver else "nccl-net-plugin-not-found" if id(lib) in plugin
                 else "nccl-two-copies" if nccl and lib.needed.startswith("libnccl.so.") else "")
         if lib.consumer not in out or (kind and not out[lib.consumer]):
             out[lib.consumer] = kind
@@ -304,19 +330,26 @@ def check_libraries(s, tables=None) -> List:
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
              "# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)" % ", ".join(dirs)],
         ))
-    missing = [lib for lib in s.libraries if lib.path is None]
+    missing = _missing(s)
     if missing:
+        windows = s.platform is not None and s.platform.system == "windows"
+        where = ("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
+                 "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
+                 "specified module could not be found. Error loading ... or one of its dependencies.\"" if windows else
+                 "not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
+                 "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)" % missing[0].needed)
         out.append(F(
             "library-not-found", "warning",
             "CUDA libraries the loader finds nowhere: %s" % ", ".join(
                 "%s (%s)" % (lib.needed, lib.consumer) for lib in missing),
-            "%s: not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
-            "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)." % (
+            "%s: %s." % (
                 "; ".join("%s %s %s" % (lib.object, "loads (dlopen)" if lib.loaded_by == "dlopen" else "needs", lib.needed)
-                          for lib in missing), missing[0].needed),
+                          for lib in missing), where),
             _reinstall(s, missing[0].consumer, tables)
-            + ["# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH" % missing[0].needed],
+            + ["# or install the toolkit or library that provides %s and put its %s" % (
+                missing[0].needed, "bin folder on PATH" if windows else "lib folder on LD_LIBRARY_PATH")],
         ))
+    out += _driver_and_plugin(s)
     copies = _nccl_copies(s)
     if len(copies) > 1:
         users = {}
@@ -340,5 +373,47 @@ def check_libraries(s, tables=None) -> List:
             "The nvidia-*-cuXX wheels of different CUDA majors share one nvidia/ folder of the environment; a library of "
             "one major can load another's (%s)." % ", ".join(stray),
             ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
+        ))
+    return out
+
+
+def _driver_and_plugin(s) -> List:
+    """libcuda-not-found: the driver's library is on this machine but libcudart's dlopen of libcuda.so.1 would not
+    find it; nccl-net-plugin-not-found: NCCL_NET_PLUGIN names a plugin NCCL's dlopen finds nowhere."""
+    from cudaenv.core.resources import load_table
+
+    out = []
+    lost, files = _libcuda_unreachable(s)
+    if lost:
+        folder = files[0].rsplit("/", 1)[0]
+        wsl = s.platform.wsl == 2 and c.norm(folder) == "/usr/lib/wsl/lib"
+        row = next(r for r in load_table("loader_search")["rows"] if r.get("kind") == "driver-conf")
+        conf = row["wsl" if wsl else "other"]
+        out.append(F(
+            "libcuda-not-found", "error",
+            "the driver's libcuda.so.1 is in %s, where the loader does not look" % folder,
+            "%s loads the driver's library itself (dlopen of libcuda.so.1, searched through LD_LIBRARY_PATH, the "
+            "loader cache and the default folders), and finds none there, so every CUDA call fails with \"no CUDA-capable "
+            "device is detected\" or \"CUDA driver version is insufficient\" while nvidia-smi works.%s" % (
+                ", ".join(dict.fromkeys(lib.object.rsplit("/", 1)[-1] for lib in lost)),
+                " Under WSL 2 the Windows driver's libraries are in /usr/lib/wsl/lib, which %s lists for ldconfig." % conf if wsl else ""),
+            ["echo %s | %stee %s && %sldconfig" % (c.quote(folder), c.sudo(s), conf, c.sudo(s)),
+             "# or, without root, for this shell: export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % c.quote(folder)],
+        ))
+    plugins = _plugin_missing(s)
+    if plugins:
+        value = s.env_map.get("NCCL_NET_PLUGIN", "")
+        tried = list(dict.fromkeys((value, "libnccl-net-%s.so" % value)))  # NCCL's order (data/loader_search.json)
+        out.append(F(
+            "nccl-net-plugin-not-found", "warning",
+            "NCCL_NET_PLUGIN=%s names a network plugin NCCL will not find" % value,
+            "NCCL loads its network plugin with dlopen from %s: it tries %s, finds neither in its RUNPATH, "
+            "LD_LIBRARY_PATH, the loader cache or the default folders, and falls back to its internal transports "
+            "(\"NET/Plugin: No plugin found\" in NCCL_DEBUG=INFO) without an error: multi-node collectives then run "
+            "over sockets or plain IB verbs, several times slower, instead of the fabric's plugin (AWS OFI, HPC-X, "
+            "Spectrum-X)." % (", ".join(dict.fromkeys(lib.object for lib in plugins)), " then ".join(tried)),
+            ["unset NCCL_NET_PLUGIN    # NCCL's own transports, knowingly, until the plugin is installed",
+             "# or put the folder holding %s on LD_LIBRARY_PATH (the plugin's lib folder, e.g. in HPC-X or the aws-ofi-nccl "
+             "install) in the job script" % tried[-1]],
         ))
     return out

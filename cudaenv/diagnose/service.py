@@ -12,11 +12,13 @@ class DoctorOutcome:
     """The snapshot, its findings, the host name, the facts view, whether warnings fail (``strict``), and the check
     against a stack file (``against``: a :class:`cudaenv.model.reports.StackCheck`, set by ``doctor --against``)."""
 
-    __slots__ = ("snapshot", "findings", "hostname", "view", "strict", "against", "image")
+    __slots__ = ("snapshot", "findings", "hostname", "view", "strict", "against", "image", "sections")
 
-    def __init__(self, snapshot, findings: Sequence, hostname: Optional[str], view, strict: bool = False, image=None):
+    def __init__(self, snapshot, findings: Sequence, hostname: Optional[str], view, strict: bool = False, image=None,
+                 sections: Optional[Sequence[str]] = None):
         self.snapshot, self.findings, self.hostname = snapshot, tuple(findings), hostname
         self.view, self.strict = view, strict
+        self.sections = tuple(sections) if sections else None  # `doctor --frameworks`: the sections shown, None: all
         self.against = None
         self.image = image  # `doctor --image REF`: the ImageFacts read
 
@@ -38,10 +40,12 @@ class DoctorOutcome:
 
 
 def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None,
-           image: Optional[str] = None, cwd: str = ".", import_frameworks: bool = False) -> DoctorOutcome:
+           image: Optional[str] = None, cwd: str = ".", import_frameworks: bool = False,
+           sections: Optional[Sequence[str]] = None) -> DoctorOutcome:
     """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch; ``image``: a
     saved image, OCI layout or inspect JSON to check against this machine's driver, a path relative to ``cwd``;
-    ``import_frameworks``: import each framework found in a child of that interpreter)."""
+    ``import_frameworks``: import each framework found in a child of that interpreter; ``sections``: keep only the
+    findings of these doctor sections, ``("frameworks",)`` for ``doctor --frameworks``)."""
     from cudaenv.probes.collect import collect_snapshot
 
     snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress, beside=_load_rules,
@@ -57,7 +61,10 @@ def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool
 
         facts = probe_image(image, cwd, host=host)
         findings = in_section_order(findings + tuple(image_rules.check(snapshot, facts)))
-    return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot, image=facts), strict, image=facts)
+    if sections:
+        findings = tuple(f for f in findings if f.section in sections)
+    return DoctorOutcome(snapshot, findings, host.hostname(), build_view(snapshot, image=facts), strict, image=facts,
+                         sections=sections)
 
 
 def _load_rules() -> None:

@@ -243,7 +243,7 @@ class LoadedLibrary(Record):
     others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
     from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
     wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
-    loaded_by: str = "needed"  # needed: a NEEDED entry of ``object``; dlopen: ``object`` loads it at run time
+    loaded_by: str = "needed"  # needed: a NEEDED entry of ``object``; dlopen: ``object`` loads it at run time; plugin: NCCL's network plugin
 
 
 class TorchExtension(Record):

@@ -100,7 +100,7 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     from cudaenv.probes.elf import probe_needed
     from cudaenv.probes.extensions import probe_extensions
     from cudaenv.probes.frameworks import probe_frameworks
-    from cudaenv.probes.libraries import probe_libraries
+    from cudaenv.probes.libraries import lazy_objects, probe_libraries
 
     def read_needed(path: str):
         return probe_needed(host, path)
@@ -110,6 +110,8 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
                             notes, None, read_needed) or ())
     except _Failed:
         found = ()
+    if host.system == "windows":
+        return found, _windows_dlls(host, notes, torch), ()
     if host.system != "linux":
         return found, (), ()
     try:
@@ -119,6 +121,7 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     objects = []
     if torch.installed and torch.location:
         objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
+        objects += lazy_objects(host, "torch", torch.location)
     objects += [(fw.package, host.join(fw.location, *lib.split("/"))) for fw in found if fw.location for lib in fw.libraries]
     if not objects:
         return found, (), extensions
@@ -127,6 +130,18 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     except _Failed:
         libraries = ()
     return found, libraries, extensions
+
+
+def _windows_dlls(host, notes: List[Note], torch: Torch) -> tuple:
+    """torch's CUDA DLLs resolved in the Windows DLL search order (probes/dlls.py)."""
+    from cudaenv.probes.dlls import probe_dlls
+
+    if not (torch.installed and torch.location):
+        return ()
+    try:
+        return tuple(_call(notes, "libraries", probe_dlls, host, torch.location, torch.python) or ())
+    except _Failed:
+        return ()
 
 
 def _imports(host, python: str, frameworks, notes: List[Note]) -> tuple:

@@ -3,9 +3,11 @@ and of the frameworks' shipped libraries, resolved in the Linux dynamic loader's
 the object's ``DT_RPATH`` (only when it has no ``DT_RUNPATH``), ``LD_LIBRARY_PATH``, its ``DT_RUNPATH``,
 ``/etc/ld.so.cache`` (read and parsed: :mod:`cudaenv.parse.ldcache`; where it cannot be read, the folders of
 ``/etc/ld.so.conf`` it is built from stand in), then the default folders; ``$ORIGIN`` is the object's folder. The first folder holding a regular file of that name wins; the files of that name further down are kept as
-what it shadows. The libraries a resolved CUDA library loads itself with ``dlopen`` (cuDNN 9's sub-libraries:
-the ``dlopen`` rows) are resolved the same way from that library, as dlopen(3) searches from the calling object
-(its RPATH/RUNPATH with its own ``$ORIGIN``), not from the program. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
+what it shadows. The libraries a resolved CUDA library loads itself with ``dlopen`` (the ``dlopen`` rows: cuDNN 9's
+sub-libraries, the driver's ``libcuda.so.1`` that libcudart loads, NVRTC's ``libnvrtc-builtins.so.MAJOR.MINOR``,
+NCCL's network plugin named by ``NCCL_NET_PLUGIN``) are resolved the same way from that library, as dlopen(3)
+searches from the calling object (its RPATH/RUNPATH with its own ``$ORIGIN``), not from the program; the libraries a
+consumer loads lazily (the ``lazy`` rows: torch's ``libcaffe2_nvrtc.so``) are objects of their own. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
 ELF files through Host.
 """
 
@@ -139,6 +141,13 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
     if read is None:
         def read(path):
             return probe_elf_dynamic(host, path)
+    seen_reads: Dict[str, Optional[ElfDynamic]] = {}
+    plain_read = read
+
+    def read(path):  # noqa: F811 - each file read once (several consumers resolve the same libcudart)
+        if path not in seen_reads:
+            seen_reads[path] = plain_read(path)
+        return seen_reads[path]
     ld_path = host.env.get("LD_LIBRARY_PATH")
     out: List[LoadedLibrary] = []
     for consumer, path in list(objects)[:MAX_OBJECTS]:
@@ -159,25 +168,83 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
     opened: List[LoadedLibrary] = []
     callers = dlopen_rows()
     for lib in out:
-        names = callers.get(lib.needed)
-        dyn = read(lib.path) if names and lib.path else None
+        row = callers.get(lib.needed)
+        dyn = read(lib.path) if row and lib.path else None
         if dyn is None:
             continue
         order = search_order(posixpath.dirname(lib.path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
         cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
-        for name in names:
-            found, via, others = resolve(name, order, host.is_file, cached)
+        for names, optional, kind in opened_names(row, host.env, lambda: caller_version(host, lib, row)):
+            hits = [(name,) + resolve(name, order, host.is_file, cached) for name in names]
+            name, found, via, others = next((h for h in hits if h[1]), hits[0])
+            if found is None and optional:
+                continue  # a default that is normally absent (NCCL's libnccl-net.so): its absence is no problem
             real = host.resolve(found) if found else None
             wheel = next((o for o in others if enclosing_site_packages(o)), None)
             opened.append(LoadedLibrary(consumer=lib.consumer, object=lib.path, needed=name, path=found, via=via,
                                         version=file_version(real, name), real=real, others=others,
                                         from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel,
-                                        loaded_by="dlopen"))
+                                        loaded_by=kind))
     return tuple(out + opened)
 
 
-def dlopen_rows() -> Dict[str, List[str]]:
-    """A CUDA library's soname -> the libraries it loads itself with dlopen (``data/loader_search.json``)."""
+def opened_names(row: dict, env: Dict[str, str], version: Callable[[], Optional[str]]) -> List[Tuple[Tuple[str, ...], bool, str]]:
+    """What a ``dlopen`` row's caller loads: (the names it tries, in order: the first found is taken; whether not
+    finding any is normal; "dlopen" | "plugin"). ``env``: a row with an ``env`` variable set (not empty, not "none")
+    tries each of its ``env_opens`` with the value instead of its ``opens``; ``version()``: the caller's own version
+    for a ``version`` row (None: the name cannot be known, so the row is left out)."""
+    kind = "plugin" if row.get("env") else "dlopen"
+    value = (env.get(row["env"]) or "").strip() if row.get("env") else ""
+    if value and value.lower() != "none":
+        return [(tuple(n.replace("{value}", value) for n in row["env_opens"]), False, kind)]
+    if value:
+        return []  # NCCL_NET_PLUGIN=none: no external plugin asked for
+    names = list(row["opens"])
+    if row.get("version"):
+        found = version()
+        if not found:
+            return []
+        names = [n.replace("{version}", found) for n in names]
+    return [((n,), bool(row.get("optional")), kind) for n in names]
+
+
+def caller_version(host, lib: LoadedLibrary, row: dict) -> Optional[str]:
+    """The major.minor of the library ``lib`` resolved to (a ``version`` row's caller): from its file's own name
+    (``libnvrtc.so.12.9.86``), else from the name of the wheel's dist-info folder beside its site-packages
+    (``nvidia_cuda_nvrtc_cu12-12.9.86.dist-info``, the row's ``dist``); only one whose major is the soname's."""
+    from cudaenv.probes.site_packages import enclosing_site_packages
+
+    major = lib.needed.rsplit(".so.", 1)[-1].split(".")[0]
+    full = lib.version
+    if not full and row.get("dist") and lib.path:
+        site = enclosing_site_packages(lib.path)
+        prefix = row["dist"] + "-"
+        for name in sorted(host.listdir(site)) if site else ():
+            if name.startswith(prefix) and name.endswith(".dist-info"):
+                full = name[len(prefix):-len(".dist-info")]
+                break
+    parts = (full or "").split(".")
+    if len(parts) < 2 or parts[0] != major or not parts[1].isdigit():
+        return None
+    return "%s.%s" % (parts[0], parts[1])
+
+
+def lazy_objects(host, consumer: str, location: str) -> List[Tuple[str, str]]:
+    """(consumer, path) of the libraries ``consumer`` (installed in site-packages folder ``location``) loads lazily
+    (the ``lazy`` rows of ``data/loader_search.json``: torch's libcaffe2_nvrtc.so), those that are there."""
     from cudaenv.core.resources import load_table
 
-    return {row["caller"]: list(row["opens"]) for row in load_table("loader_search")["rows"] if row.get("kind") == "dlopen"}
+    out = []
+    for row in load_table("loader_search")["rows"]:
+        if row.get("kind") == "lazy" and row["consumer"] == consumer:
+            path = host.join(location, *row["object"].split("/"))
+            if host.is_file(path):
+                out.append((consumer, path))
+    return out
+
+
+def dlopen_rows() -> Dict[str, dict]:
+    """A CUDA library's soname -> its ``dlopen`` row: what it loads itself (``data/loader_search.json``)."""
+    from cudaenv.core.resources import load_table
+
+    return {row["caller"]: row for row in load_table("loader_search")["rows"] if row.get("kind") == "dlopen"}

@@ -1,11 +1,15 @@
 """`cudaenv torch guard -- INSTALLER ARGS...`, its pure core: what torch build an install would replace or did replace,
 and the line that keeps or brings back the build that was there.
 
-A pip install is first asked for its plan (``--dry-run --report -``: pip resolves and prints what it would install,
-changing nothing): when that plan installs another torch, nothing runs and the answer is the same command with the
-installed torch pinned (``torch==2.8.0+cu128`` from its own index), which keeps it or makes pip say why it cannot.
-Any other installer (uv, conda, a script) runs; then torch is read again (the site-packages reader, nothing imported):
-a torch replaced (another version, another CUDA build, a CPU build, or gone) is said with the command that restores it.
+An install is first asked for its plan where the installer has a dry run that says it: pip (``--dry-run --report -``:
+pip resolves and prints what it would install, changing nothing), ``uv pip install --dry-run`` (its `` + torch==X``
+lines) and ``conda install --dry-run --json`` (the transaction's LINK records: conda's package is ``pytorch``; a
+LINK of it is a replacement, another version or another build of the same one). When that plan installs another
+torch, nothing runs and the answer is the same command with the installed torch pinned (``torch==2.8.0+cu128`` from
+its own index; for conda ``pytorch=VERSION=BUILD``, the build its plan would unlink), which keeps it or makes the
+installer say why it cannot. Any other installer (a script, ``uv sync``) runs; then torch is read again (the
+site-packages reader, nothing imported): a torch replaced (another version, another CUDA build, a CPU build, or
+gone) is said with the command that restores it.
 """
 
 import posixpath
@@ -29,7 +33,8 @@ class GuardOutcome(Record):
     python: Optional[str] = None
     before: TorchState = factory(TorchState)
     after: Optional[TorchState] = None  # None: the install did not run
-    planned: Optional[str] = None  # the torch version pip's dry run would install ("" : it would install none)
+    planned: Optional[str] = None  # the torch version the dry run would install ("" : it would install none)
+    planner: Optional[str] = None  # whose dry run said it: pip | uv | conda
     blocked: bool = False  # the dry run said torch would change: nothing ran
     code: Optional[int] = None  # the installer's exit status (None: did not run, or timed out)
     timed_out: bool = False
@@ -68,6 +73,37 @@ def pip_install_at(argv: Sequence[str]) -> Optional[int]:
     return None
 
 
+def uv_install_at(argv: Sequence[str]) -> Optional[int]:
+    """Where ``install`` is in ``uv pip install ...``; None otherwise."""
+    words = list(argv)
+    if len(words) >= 3 and posixpath.basename(words[0]) == "uv" and words[1:3] == ["pip", "install"]:
+        return 2
+    return None
+
+
+CONDA_TOOLS = ("conda",)  # whose --dry-run --json is read (tests/recorded/conda-update-dry-run-json-4.4.txt)
+CONDA_PACKAGES = ("pytorch", "torch")  # the conda packages that are torch (conda-forge and the pytorch channel: pytorch)
+
+
+def conda_install_at(argv: Sequence[str]) -> Optional[int]:
+    """Where ``install`` (or ``update``/``upgrade``) is in ``conda install ...``; None otherwise."""
+    words = list(argv)
+    if len(words) >= 2 and posixpath.basename(words[0]) in CONDA_TOOLS and words[1] in ("install", "update", "upgrade"):
+        return 1
+    return None
+
+
+def installer_of(argv: Sequence[str]) -> Optional[str]:
+    """pip | uv | conda: whose dry run says what an install would do; None for anything else (it just runs)."""
+    if pip_install_at(argv) is not None:
+        return "pip"
+    if uv_install_at(argv) is not None:
+        return "uv"
+    if conda_install_at(argv) is not None:
+        return "conda"
+    return None
+
+
 def installer_python(argv: Sequence[str]) -> Optional[str]:
     """The interpreter an install command line installs into, where it says: ``PY -m pip ...`` -> PY,
     ``/venv/bin/pip ...`` -> /venv/bin/python, ``uv pip install --python PY`` -> PY; None otherwise (a bare ``pip``:
@@ -83,12 +119,15 @@ def installer_python(argv: Sequence[str]) -> Optional[str]:
 
 
 def dry_run_argv(argv: Sequence[str]) -> Optional[Tuple[str, ...]]:
-    """The same pip install asked for its plan only (pip 22.2 and later), or None when it is no pip install."""
-    at = pip_install_at(argv)
-    if at is None or any(a in ("--dry-run", "--report") for a in argv):
+    """The same install asked for its plan only (pip 22.2 and later, uv, conda), or None when it is none of theirs
+    or already a dry run."""
+    kind = installer_of(argv)
+    if kind is None or any(a in ("--dry-run", "--report", "--json") for a in argv):
         return None
     words = list(argv)
-    return tuple(words[:at + 1] + ["--dry-run", "--quiet", "--report", "-"] + words[at + 1:])
+    at = {"pip": pip_install_at, "uv": uv_install_at, "conda": conda_install_at}[kind](argv)
+    extra = {"pip": ["--dry-run", "--quiet", "--report", "-"], "uv": ["--dry-run"], "conda": ["--dry-run", "--json"]}[kind]
+    return tuple(words[:at + 1] + extra + words[at + 1:])
 
 
 def planned_torch(items) -> str:
@@ -96,13 +135,40 @@ def planned_torch(items) -> str:
     return next((item.version for item in items if item.name.lower() == "torch"), "")
 
 
+def read_plan(kind: str, stdout: str, stderr: str) -> Tuple[str, Optional[str]]:
+    """(the torch the dry run of installer ``kind`` would install, "" for none; for conda, the spec that pins the
+    torch it would unlink, ``pytorch=2.5.1=cuda126_py312h...``, else None)."""
+    if kind == "pip":
+        from cudaenv.parse.pip_output import parse_install_report
+
+        return planned_torch(parse_install_report(stdout)), None
+    if kind == "uv":
+        from cudaenv.parse.install_plans import parse_uv_plan
+
+        plan = parse_uv_plan(stderr + "\n" + stdout)  # uv prints its plan on stderr
+        return next((v for sign, name, v in plan if sign == "+" and name.lower() == "torch"), ""), None
+    from cudaenv.parse.install_plans import parse_conda_plan
+
+    plan = parse_conda_plan(stdout)
+    if plan is None:
+        return "", None
+    link, unlink = plan
+    new = next(((v, b) for name, v, b in link if name.lower() in CONDA_PACKAGES), None)
+    old = next(((name, v, b) for name, v, b in unlink if name.lower() in CONDA_PACKAGES), None)
+    pin = "%s=%s=%s" % old if old and old[2] else ("%s==%s" % old[:2] if old else None)
+    return ("%s (%s)" % new if new and new[1] else new[0] if new else ""), pin
+
+
 def _index(version: str) -> Optional[str]:
     tag = version.split("+", 1)[1] if "+" in version else ""
     return "%s/%s" % (TORCH_INDEX, tag) if tag.startswith(INDEX_TAGS) else None
 
 
-def keep_argv(argv: Sequence[str], version: str) -> Tuple[str, ...]:
-    """The install with the installed torch pinned beside it (and its index as an extra one, for a local tag)."""
+def keep_argv(argv: Sequence[str], version: str, kind: str = "pip", pin: Optional[str] = None) -> Tuple[str, ...]:
+    """The install with the installed torch pinned beside it (and its index as an extra one, for a local tag); conda:
+    ``pin`` (the build its plan would unlink), else ``pytorch==VERSION``."""
+    if kind == "conda":
+        return tuple(list(argv) + [pin or "pytorch==%s" % version])
     index = _index(version)
     return tuple(list(argv) + ["torch==%s" % version] + (["--extra-index-url", index] if index else []))
 

@@ -6,8 +6,8 @@ from typing import Callable, List, Mapping, Optional, Sequence
 
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
-from cudaenv.recommend.guard import (GuardOutcome, TorchState, dry_run_argv, installer_python, keep_argv, planned_torch,
-                                     restore_command)
+from cudaenv.recommend.guard import (GuardOutcome, TorchState, dry_run_argv, installer_of, installer_python, keep_argv,
+                                     read_plan, restore_command)
 from cudaenv.core.i18n import M
 
 
@@ -22,7 +22,6 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
                   on_output: Optional[Callable[[bytes], None]] = None) -> GuardOutcome:
     """Run the install ``argv`` guarding the torch of ``python`` (default: the Python the command line installs into
     where it says, ``PY -m pip`` or ``/venv/bin/pip``; else the one the doctor would probe)."""
-    from cudaenv.parse.pip_output import parse_install_report
     from cudaenv.probes.python import find_interpreter
     from cudaenv.probes.torch import probe_torch_static
 
@@ -39,13 +38,14 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
     timeout = config.value(env, "CUDAENV_INSTALL_TIMEOUT")
     base = dict(argv=tuple(argv), python=interpreter.path, before=before)
     planned = None
+    kind = installer_of(argv)
     dry = dry_run_argv(argv) if before.version else None
     if dry is not None:
         result = host.run(list(dry), timeout=timeout)
         if result.returncode == 0:
-            planned = planned_torch(parse_install_report(result.stdout))
+            planned, pin = read_plan(kind, result.stdout, result.stderr)
             if planned and planned != before.version and not allow_change:
-                return GuardOutcome(planned=planned, blocked=True, keep=keep_argv(argv, before.version), **base)
+                return GuardOutcome(planned=planned, planner=kind, blocked=True, keep=keep_argv(argv, before.version, kind, pin), **base)
     result = host.run(list(argv), timeout=timeout, on_output=on_output)
     if result.returncode is None and result.error != "timeout":
         return GuardOutcome(planned=planned, error=result.error or "could not start", **base)

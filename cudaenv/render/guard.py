@@ -15,9 +15,9 @@ def render_guard(outcome) -> str:
         lines.append("torch was not installed in %s before the install: nothing to guard." % printable(o.python or "?"))
     if o.blocked:
         lines += ["cudaenv torch guard: stopped before anything changed.",
-                  "pip's dry run of `%s` would replace torch %s with torch %s." % (
-                      " ".join(printable(a) for a in o.argv), printable(before), printable(o.planned)),
-                  "To keep this torch, install with it pinned (pip then keeps it, or says which package cannot have it):",
+                  "%s's dry run of `%s` would replace torch %s with torch %s." % (
+                      printable(o.planner or "pip"), " ".join(printable(a) for a in o.argv), printable(before), printable(o.planned)),
+                  "To keep this torch, install with it pinned (the installer then keeps it, or says which package cannot have it):",
                   "  " + " ".join(_quote(a) for a in o.keep),
                   "To let the install replace torch anyway: cudaenv torch guard --allow-torch-change -- %s" % " ".join(_quote(a) for a in o.argv)]
         return "\n".join(lines) + "\n"

@@ -271,9 +271,9 @@ def extension_facts(ext) -> str:
 def library_facts(lib) -> str:
     """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
     if lib.path is None:
-        return t("%s: not found", lib.needed) + (" (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else "")
+        return t("%s: not found", lib.needed) + (" (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by != "needed" else "")
     bits = [b for b in (lib.version, t("via %s", lib.via) if lib.via else None,
-                        "dlopen by %s" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by == "dlopen" else None) if b]
+                        "dlopen by %s" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by != "needed" else None) if b]
     return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 
@@ -348,8 +348,9 @@ def _line(mark: str, label: str, facts: str, color: bool, width: int = WIDTH) ->
 
 
 def render_report(snapshot, findings: Sequence, view, color: bool = False, verbose: bool = False,
-                  width: int = WIDTH) -> str:
-    """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts).
+                  width: int = WIDTH, sections: Optional[Sequence[str]] = None) -> str:
+    """The checklist; ``verbose`` (``doctor --verbose``) appends every fact the probes saw (render.facts);
+    ``sections``: only these checklist sections (``doctor --frameworks``: ``("frameworks",)``), None: all.
 
     ``view``: the doctor's facts view (:func:`cudaenv.diagnose.view.build_view`)."""
     s = snapshot
@@ -362,6 +363,8 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
     if s.root not in ("/", ""):
         out += _wrap(t("inspecting files under %s", s.root), "", "  ", width)
     for section, build in CHECKS.items():
+        if sections is not None and section not in sections:
+            continue
         mine = by_section.get(section, [])
         rows = build(s, view)
         if not rows and not mine:  # a section with nothing to check here (Containers on a machine without an engine)

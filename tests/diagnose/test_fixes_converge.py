@@ -250,6 +250,22 @@ def _library_missing(m):
     _torch_with_libraries(m, shadowed=False)
 
 
+def _nccl_plugin_missing(m):
+    """torch 2.8.0+cu128 with real ELF files: libtorch_cuda.so needs the wheels' libcudart.so.12 and libnccl.so.2, and
+    the job's NCCL_NET_PLUGIN=ofi names a plugin installed nowhere (NCCL's dlopen from libnccl.so.2 finds nothing)."""
+    from elf_builders import build_library
+    from machine import make_fake_torch
+
+    a10g_535(m).packages()
+    site = m.package_site
+    m.site = make_fake_torch(site, "2.8.0+cu128", "12.8", A10G, ARCH_CU128)
+    cudart = build_library(site / "nvidia" / "cuda_runtime" / "lib", "libcudart.so.12", soname="libcudart.so.12")
+    nccl = build_library(site / "nvidia" / "nccl" / "lib", "libnccl.so.2", soname="libnccl.so.2")
+    build_library(site / "torch" / "lib", "libtorch_cuda.so", soname="libtorch_cuda.so", links=[cudart, nccl],
+                  runpath="$ORIGIN/../../nvidia/cuda_runtime/lib:$ORIGIN/../../nvidia/nccl/lib")
+    m.env["NCCL_NET_PLUGIN"] = "ofi"
+
+
 def _extension_mismatch(m):
     """torch 2.8.0+cu128 whose libc10.so (built here) no longer exports a name flash-attn's module (built against an
     older libc10) needs: the rebuild line (modelled as pip's reinstall of that package) makes the finding go."""
@@ -289,6 +305,7 @@ CONVERGES = {
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
     "library-not-found": [_library_missing],
+    "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
     "extension-abi-mismatch": [_extension_mismatch],
     "launch-blocking-set": [_launch_blocking],
@@ -422,6 +439,10 @@ def _snapshots():
         ("framework-driver-too-old", healthy(driver=d535, frameworks=(Framework(package="vllm", version="0.11.0+cu130", cuda="13.0",
                                                                                gpu_build=True, cuda_from="local-tag"),))),
         ("nccl-two-copies", healthy(libraries=nccl)),
+        ("libcuda-not-found", healthy(  # issue 29: WSL 2's /usr/lib/wsl/lib left out of the loader's configuration
+            platform=Platform(system="linux", wsl=2, dev_dxg=True, libcuda=("/usr/lib/wsl/lib/libcuda.so.1",)),
+            libraries=(LoadedLibrary(consumer="torch", object="/e/nvidia/cuda_runtime/lib/libcudart.so.12", needed="libcuda.so.1",
+                                     loaded_by="dlopen"),))),
         ("framework-import-failed", healthy(framework_imports=(FrameworkImport(
             package="flash-attn", module="flash_attn", imported=False,
             error="ImportError: /e/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi"),))),

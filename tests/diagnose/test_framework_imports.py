@@ -51,6 +51,28 @@ def test_each_framework_imported_in_its_own_child(machine):
     assert "import flash_attn fails: ImportError: /env/flash_attn_2_cuda.so: undefined symbol" in text
 
 
+def test_frameworks_import_shows_that_section_alone(machine):
+    """`doctor --frameworks --import` (the issue's spelling): the imports run, the text holds the Frameworks section
+    and no other, every format carries only its findings, and the exit code comes from them alone (a machine whose
+    other problem, CUDA_VISIBLE_DEVICES=-1, is an error, exits 0 here: the frameworks' findings are warnings)."""
+    from machine import a10g_535
+
+    _site(machine)
+    a10g_535(machine)
+    machine.env["CUDAENV_IMPORT_TIMEOUT"] = "3"
+    machine.env["CUDA_VISIBLE_DEVICES"] = "-1"  # an error of the Visibility section
+    whole, found_all, _ = machine.findings("--quick")
+    assert whole == 1 and any(f["section"] != "frameworks" and f["severity"] == "error" for f in found_all.values())
+    code, found, data = machine.findings("--quick", "--frameworks", "--import")
+    assert {f["section"] for f in found.values()} == {"frameworks"} and "framework-import-failed" in found
+    assert code == 0 and [i["module"] for i in data["framework_imports"]][:1] == ["tensorflow"]
+    text = machine.doctor("--quick", "--frameworks", "--import", fmt=None).out
+    assert "Frameworks (other CUDA consumers)" in text and "import flash_attn" in " ".join(text.split())
+    assert not any(title in text for title in ("Environment\n", "Driver\n", "Toolkits\n", "Versions (torch)"))
+    alone = machine.findings("--quick", "--frameworks")[2]
+    assert alone["framework_imports"] == []  # --frameworks reads; only --import imports
+
+
 def test_without_import_nothing_is_imported(machine):
     from machine import a10g_535
 

@@ -1,6 +1,8 @@
-"""A shared library's dynamic section through pyelftools (parse/elf.py): real libraries built by the machine's C
-compiler (SONAME, NEEDED, RUNPATH with $ORIGIN, RPATH, GLIBC version needs), and hostile bytes (random, truncated,
-a table with no end) that never raise and never read past the budget."""
+"""cudaenv's one ELF reader (parse/elf.py, struct over a budgeted stream): real libraries built by the machine's C
+compiler (SONAME, NEEDED, RUNPATH with $ORIGIN, RPATH, GLIBC version needs, stripped, 32-bit where the compiler can),
+checked against pyelftools (a test dependency) on the same files; the symbol readers' NEEDED is the dynamic reader's;
+and hostile bytes (random, truncated, bit flips, a table with no end, a version chain that loops) that never raise
+and never read past the budget."""
 
 import io
 import random
@@ -9,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elf_builders import build_library
-from cudaenv.parse.elf import Budget, parse_elf_dynamic
+from cudaenv.parse.elf import Budget, parse_elf_dynamic, parse_elf_symbols
 
 
 def test_needed_soname_runpath_and_version_needs(tmp_path):
@@ -62,6 +64,76 @@ def test_truncations_and_bit_flips_of_a_real_library_never_raise(tmp_path):
 def test_random_bytes_after_the_magic_never_raise(tail):
     got = parse_elf_dynamic(b"\x7fELF" + tail, budget=64 * 1024)
     assert got is None or isinstance(got.needed, tuple)
+
+
+def _pyelftools(path):
+    """What pyelftools reads of the same file (the reference the reader is checked against)."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as f:
+        elf = ELFFile(f)
+        dynamic = next(iter(elf.iter_segments("PT_DYNAMIC")))
+        tags = {"DT_NEEDED": [], "DT_RUNPATH": [], "DT_RPATH": [], "DT_SONAME": []}
+        for tag in dynamic.iter_tags():
+            if tag.entry.d_tag in tags:
+                tags[tag.entry.d_tag].append(getattr(tag, tag.entry.d_tag[3:].lower()))
+        section = elf.get_section_by_name(".gnu.version_r")
+        needs = tuple((v.name, a.name) for v, auxes in section.iter_versions() for a in auxes) if section else ()
+        return (int(elf.elfclass), str(elf["e_machine"]), (tags["DT_SONAME"] or [None])[0], tuple(tags["DT_NEEDED"]),
+                tuple(p for v in tags["DT_RUNPATH"] for p in v.split(":") if p),
+                tuple(p for v in tags["DT_RPATH"] for p in v.split(":") if p), needs)
+
+
+def test_the_reader_agrees_with_pyelftools_on_real_libraries(tmp_path):
+    """Every field, on libraries with and without SONAME, RUNPATH, RPATH, several NEEDED, and stripped of its symbols
+    (the program headers and the dynamic segment stay: the reader never needs the section headers for them)."""
+    import shutil
+    import subprocess
+
+    __import__("pytest").importorskip("elftools")
+    a = build_library(tmp_path / "a", "liba.so.1", soname="liba.so.1")
+    b = build_library(tmp_path / "b", "libb.so.2", soname="libb.so.2", links=[a], runpath="$ORIGIN/../a")
+    built = [a, b,
+             build_library(tmp_path / "c", "libc3.so", links=[a, b], runpath="$ORIGIN:/opt/x:/opt/y"),
+             build_library(tmp_path / "d", "libd.so", soname="libd.so", links=[b], runpath="/r1:$ORIGIN", old_dtags=True)]
+    strip = shutil.which("strip")
+    if strip:
+        stripped = tmp_path / "libs.so"
+        stripped.write_bytes(built[2].read_bytes())
+        subprocess.run([strip, "--strip-all", str(stripped)], check=True, timeout=60)
+        built.append(stripped)
+    for lib in built:
+        got = parse_elf_dynamic(lib.read_bytes())
+        assert got.complete, lib
+        assert tuple(got[:7]) == _pyelftools(lib), lib
+        with open(lib, "rb") as f:
+            assert parse_elf_symbols(f).needed == got.needed  # one reading of NEEDED for both readers
+
+
+def test_a_version_chain_claiming_thousands_of_entries_is_bounded(tmp_path):
+    """vn_cnt 65535 with each vna_next 16 bytes on (through whatever follows), and DT_VERNEEDNUM at its maximum: at
+    most MAX_NEEDS pairs, a few KiB read, never an exception."""
+    import struct
+
+    from cudaenv.parse.elf import DT_VERNEED, DT_VERNEEDNUM, MAX_NEEDS, _dynamic, _open
+
+    data = bytearray(build_library(tmp_path, "libv.so", soname="libv.so").read_bytes())
+    assert parse_elf_dynamic(bytes(data)).version_needs
+    head, guarded = _open(bytes(data), 1 << 20)
+    dyn = _dynamic(head, guarded)
+    at = dyn.to_file(dict(dyn.entries)[DT_VERNEED])
+    struct.pack_into(head.order + "H", data, at + 2, 0xFFFF)  # vn_cnt
+    aux = at + struct.unpack_from(head.order + "I", data, at + 8)[0]
+    for n in range(0, 4096, 16):
+        if aux + n + 16 <= len(data):
+            struct.pack_into(head.order + "I", data, aux + n + 12, 16)  # every vna_next: the next 16 bytes
+    entry = 16 if head.wide else 8
+    raw_at = next(o for o in range(0, len(data) - entry, 8) if struct.unpack_from(head.order + ("qQ" if head.wide else "iI"), data, o) == (DT_VERNEEDNUM, dict(dyn.entries)[DT_VERNEEDNUM]))
+    struct.pack_into(head.order + ("qQ" if head.wide else "iI"), data, raw_at, DT_VERNEEDNUM, 0xFFFFFFFF)
+    counted = Counted(bytes(data))
+    got = parse_elf_dynamic(counted)
+    assert got is not None and got.soname == "libv.so" and len(got.version_needs) <= MAX_NEEDS
+    assert counted.read_bytes < MAX_NEEDS * 4096 + 64 * 1024
 
 
 # ------------------------------------------------------------------ dynamic symbols (parse_elf_symbols, parse_elf_defines)

@@ -37,11 +37,17 @@ def _run(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env, **kw)
 
 
-def _wheel(folder, version):
-    """A minimal pure wheel of a distribution named torch (no code, no dependencies)."""
+def _wheel(folder, version, package=False):
+    """A minimal pure wheel of a distribution named torch (no code, no dependencies); ``package``: with a torch/
+    folder holding the version.py the site-packages reader reads (no code that runs)."""
     name = "torch-%s-py3-none-any.whl" % version
     dist = "torch-%s.dist-info" % version
     with zipfile.ZipFile(folder / name, "w") as z:
+        if package:
+            z.writestr("torch/__init__.py", "")
+            cuda = version.split("+cu", 1)[1] if "+cu" in version else None
+            z.writestr("torch/version.py", "__version__ = %r\ncuda = %r\nhip = None\n" % (
+                version, cuda and "%s.%s" % (cuda[:-1], cuda[-1])))
         z.writestr(dist + "/METADATA", "Metadata-Version: 2.1\nName: torch\nVersion: %s\n" % version)
         z.writestr(dist + "/WHEEL", "Wheel-Version: 1.0\nGenerator: cudaenv-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
         z.writestr(dist + "/RECORD", "")
@@ -77,3 +83,33 @@ def test_cudaenvs_uv_line_with_a_flat_listing_installs_the_pinned_build(tmp_path
     assert done.returncode == 0, done.stderr
     installed = sorted(p.name for p in venv.glob("lib/python*/site-packages/torch-*.dist-info"))
     assert installed == ["torch-2.7.1+cu126.dist-info"]
+
+
+def test_guard_reads_the_real_uvs_dry_run_and_keeps_torch(tmp_path):
+    """issue 29: `cudaenv torch guard -- uv pip install ... torch==2.9.1` over a venv holding torch 2.8.0+cu128 (both
+    minimal local wheels, installed by the real uv): guard runs uv's own --dry-run, reads ` + torch==2.9.1` from its
+    stderr, installs nothing (exit 3) and prints the pinned line; an install that leaves torch alone runs."""
+    uv = _uv()
+    cache = str(tmp_path / "cache")
+    venv = tmp_path / "venv"
+    python = str(venv / "bin" / "python")
+    assert _run([uv, "venv", str(venv), "--python", sys.executable], cache=cache).returncode == 0
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "2.8.0+cu128", package=True)
+    _wheel(wheels, "2.9.1", package=True)
+    base = [uv, "pip", "install", "--python", python, "--no-index", "--find-links", str(wheels)]
+    assert _run(base + ["torch==2.8.0+cu128"], cache=cache).returncode == 0
+
+    def guard(*spec):
+        env = dict(os.environ, UV_OFFLINE="1", UV_NO_CONFIG="1", UV_CACHE_DIR=cache)
+        return subprocess.run([sys.executable, "-m", "cudaenv", "torch", "guard", "--python", python, "--"] + base + list(spec),
+                              capture_output=True, text=True, timeout=120, env=env)
+
+    r = guard("torch==2.9.1")
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    assert "uv's dry run of" in r.stdout and "would replace torch 2.8.0+cu128 with torch 2.9.1" in " ".join(r.stdout.split())
+    assert "torch==2.9.1 torch==2.8.0+cu128 --extra-index-url https://download.pytorch.org/whl/cu128" in r.stdout
+    assert sorted(p.name for p in venv.glob("lib/python*/site-packages/torch-*.dist-info")) == ["torch-2.8.0+cu128.dist-info"]
+    r = guard("torch==2.8.0+cu128")  # already there: uv's plan installs nothing, the install runs
+    assert r.returncode == 0 and "torch 2.8.0+cu128 is unchanged." in r.stdout, (r.stdout, r.stderr)

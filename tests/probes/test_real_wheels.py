@@ -57,3 +57,7 @@ def test_a_library_resolved_into_the_nvidia_runtime_wheel(tmp_path):
     found = {x.needed: x for x in probe_libraries(Host(env={}), [("ext", str(module))], conf_dirs=[], ld_cache=None)}
     cudart = found["libcudart.so.12"]
     assert (cudart.path, cudart.via, cudart.from_wheel) == (os.path.join(wheel, "libcudart.so.12"), "runpath", True)
+    driver = found["libcuda.so.1"]  # the real libcudart has no NEEDED libcuda: it loads it itself, from its own search
+    assert (driver.loaded_by, driver.object) == ("dlopen", os.path.join(wheel, "libcudart.so.12"))
+    real = parse_elf_dynamic(open(os.path.join(wheel, "libcudart.so.12"), "rb").read())
+    assert real.soname == "libcudart.so.12" and real.runpath == () and not any(n.startswith("libcuda.") for n in real.needed)

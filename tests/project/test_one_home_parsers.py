@@ -186,6 +186,18 @@ def wheel_or_index_parser(tree):
     return False
 
 
+def elf_reader(tree):
+    """An ELF file read by hand or through a library: the magic compared, pyelftools imported, or a dynamic-table
+    or program-header format unpacked (``"qQ"`` entries, ``"IIQQQQ"`` program headers): issue 29 had two readers of
+    NEEDED, pyelftools' and a struct one, and now has one."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "elftools":
+            return True
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "elftools" for a in node.names):
+            return True
+    return any(s in ("\x7fELF", "qQ", "iI", "IIQQQQ") or s.lstrip("<>") in ("qQ", "iI") for s in code_strings(tree))
+
+
 # check -> (the signature, the one home (modules), modules still holding a copy -> why)
 CHECKS = {
     "nvcc": (nvcc_parser, {"cudaenv.parse.nvcc"}, {}),
@@ -209,6 +221,7 @@ CHECKS = {
                                                   "own packages, by package format",
     }),
     "wheel-index": (wheel_or_index_parser, {"cudaenv.parse.index_pages"}, {}),
+    "elf": (elf_reader, {"cudaenv.parse.elf"}, {}),
 }
 
 
@@ -277,6 +290,11 @@ PLANTED = {
         'from html.parser import HTMLParser\n',
         'def parse_wheel_name(name):\n    return name.split("-")\n',
     ],
+    "elf": [
+        'from elftools.elf.elffile import ELFFile\n',
+        'def needed(data):\n    return data[:4] == b"\\x7fELF"\n',
+        'import struct\ndef entries(raw):\n    return list(struct.iter_unpack("<qQ", raw))\n',
+    ],
 }
 
 # what each check must not take for a copy: prose, docstrings, the one home's users
@@ -299,6 +317,8 @@ LEGITIMATE = {
                         '"""Removes with ``apt-get --purge remove``."""\n', 'NOTE = "sudo ldconfig"\n'],
     "wheel-index": ['from cudaenv.parse.index_pages import parse_wheel_filename\nW = parse_wheel_filename("x.whl")\n',
                     'from packaging.utils import canonicalize_name\nOK = "x".endswith(".whl")\n'],
+    "elf": ['from cudaenv.parse.elf import parse_elf_dynamic\nNEEDED = parse_elf_dynamic(b"").needed\n',
+            '"""Reads the DT_NEEDED entries through cudaenv.parse.elf (the \\x7fELF magic)."""\n'],
 }
 
 

@@ -124,3 +124,87 @@ def test_the_python_the_install_names_is_the_one_guarded(machine):
     os.symlink(sys.executable, pip.parent / "python")
     r = machine.cli("torch", "guard", "--", str(pip), "install", "einops", env=machine.full_env())
     assert r.code == 0 and "torch 2.8.0+cu128 is unchanged." in r.out, r
+
+
+# ------------------------------------------------------------------ uv pip and conda: their own dry runs (issue 29)
+FAKE_TOOL = r'''#!%(python)s
+import json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+plan = json.load(open(os.path.join(here, "plan.json")))
+with open(os.path.join(here, "calls.txt"), "a") as f:
+    f.write(" ".join(sys.argv[1:]) + "\n")
+if "--dry-run" in sys.argv:
+    sys.stdout.write(plan["stdout"])
+    sys.stderr.write(plan["stderr"])
+    sys.exit(0)
+print("installed")
+'''
+
+
+def _tool(machine, name, stdout="", stderr=""):
+    """A stand-in installer named ``name`` whose dry run prints ``stdout``/``stderr`` (a recorded real plan) and whose
+    real run changes nothing (so a run that should not happen shows in calls.txt)."""
+    folder = machine.tmp / ("tool-" + name)
+    folder.mkdir(exist_ok=True)
+    (folder / "plan.json").write_text(json.dumps({"stdout": stdout, "stderr": stderr}))
+    script = folder / name
+    script.write_text(FAKE_TOOL % {"python": sys.executable})
+    script.chmod(0o755)
+    return script
+
+
+def _uv_run(args):
+    from builders import recorded_runs
+
+    return recorded_runs("uv-pip-install-dry-run-0.13.9.txt")[args]  # real uv 0.13.9 output
+
+
+def test_a_uv_pip_install_that_would_replace_torch_is_stopped(machine):
+    """uv prints its plan on stderr (recorded from uv 0.13.9): ` + torch==2.9.1` against the installed 2.8.0+cu128."""
+    machine.torch("2.8.0+cu128", "12.8")
+    uv = _tool(machine, "uv", stderr=_uv_run("six torch==2.9.1"))
+    r = _guard(machine, "--", str(uv), "pip", "install", "six", "torch==2.9.1")
+    assert r.code == 3, r
+    assert (uv.parent / "calls.txt").read_text().splitlines() == ["pip install --dry-run six torch==2.9.1"]  # nothing installed
+    assert "uv's dry run of `%s pip install six torch==2.9.1` would replace torch 2.8.0+cu128 with torch 2.9.1" % uv in " ".join(r.out.split())
+    assert "%s pip install six torch==2.9.1 torch==2.8.0+cu128 --extra-index-url https://download.pytorch.org/whl/cu128" % uv in r.out
+
+
+def test_a_uv_pip_install_that_leaves_torch_runs(machine):
+    machine.torch("2.8.0+cu128", "12.8")
+    uv = _tool(machine, "uv", stderr=_uv_run("six"))
+    r = _guard(machine, "--", str(uv), "pip", "install", "six")
+    assert r.code == 0 and "torch 2.8.0+cu128 is unchanged." in r.out, r
+    assert (uv.parent / "calls.txt").read_text().splitlines() == ["pip install --dry-run six", "pip install six"]
+
+
+def test_a_conda_install_that_would_relink_pytorch_is_stopped_with_its_build_pinned(machine):
+    """conda's --dry-run --json (the later shape: the action group object; records as dist_fields_dump writes them,
+    constructed in the recorded paste's format) links a CPU build of the same pytorch version: a replacement."""
+    machine.torch("2.5.1", "12.6")
+    plan = {"actions": {"LINK": [{"name": "pytorch", "version": "2.5.1", "build_string": "cpu_generic_py312h0d5e7e4_8",
+                                  "channel": "conda-forge"}, {"name": "einops", "version": "0.8.1", "build_string": "pyhd8ed1ab_0"}],
+                        "UNLINK": [{"name": "pytorch", "version": "2.5.1", "build_string": "cuda126_py312h1763f6d_308",
+                                    "channel": "conda-forge"}], "PREFIX": "/opt/conda/envs/x"}, "dry_run": True, "success": True}
+    conda = _tool(machine, "conda", stdout=json.dumps(plan))
+    r = _guard(machine, "--", str(conda), "install", "-y", "einops")
+    assert r.code == 3, r
+    assert (conda.parent / "calls.txt").read_text().splitlines() == ["install --dry-run --json -y einops"]
+    assert "would replace torch 2.5.1 with torch 2.5.1 (cpu_generic_py312h0d5e7e4_8)" in " ".join(r.out.split())
+    assert "%s install -y einops pytorch=2.5.1=cuda126_py312h1763f6d_308" % conda in r.out
+    quiet = _tool(machine, "conda", stdout='{"message": "All requested packages already installed.", "success": true}')
+    r = _guard(machine, "--", str(quiet), "install", "einops")
+    assert r.code == 0 and "torch 2.5.1 is unchanged." in r.out, r
+
+
+def test_the_pure_core_of_uv_and_conda():
+    from cudaenv.recommend.guard import installer_of, read_plan
+
+    assert dry_run_argv(["uv", "pip", "install", "x"]) == ("uv", "pip", "install", "--dry-run", "x")
+    assert dry_run_argv(["conda", "install", "-n", "e", "x"]) == ("conda", "install", "--dry-run", "--json", "-n", "e", "x")
+    assert dry_run_argv(["conda", "install", "--json", "x"]) is None and dry_run_argv(["uv", "sync"]) is None
+    assert [installer_of(a) for a in (["pip", "install", "x"], ["uv", "pip", "install", "x"], ["/o/bin/conda", "update", "x"],
+                                      ["mamba", "install", "x"], ["uv", "add", "x"])] == ["pip", "uv", "conda", None, None]
+    assert keep_argv(["conda", "install", "x"], "2.5.1", "conda") == ("conda", "install", "x", "pytorch==2.5.1")
+    assert read_plan("uv", "", _uv_run("six torch==2.9.1")) == ("2.9.1", None)
+    assert read_plan("conda", "not json", "") == ("", None)
