@@ -27,6 +27,10 @@ CRI-O, Podman, CDI, the toolkit)
 ``cudaenv use 12.4`` (1,000 toolkits)  ``PY -c pass``                       <= 2 x wall
 ``doctor --json --quick``, python3 a   ``PY -c pass``                       <= 5 x
 pyenv shim (no ``--python``)
+``install 13.0`` (cached wheels, a    ``pip install --target`` of the      <= 1.3 x
+served local index)                    same wheels from the same index
+``uninstall 12.4 --script --root R``   ``dpkg --admindir R/var/lib/dpkg     <= 1.5 x
+(879 dpkg lists; SKIP without dpkg)    -S '/usr/local/cuda-12.4/*'``
 ``explain --file`` (a 2-line paste)    ``PY -c pass``                       <= 6 x
 ``explain --file`` (a 10 MB log)       ``PY -c pass``                       <= 15 x
 ``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
@@ -59,6 +63,13 @@ The frameworks' site-packages (``--only quick`` runs both doctors, without torch
 libc10.so/libtorch_cpu.so export 4,000 names with each torch extension package shipping a module that needs 800 of
 them (the extension check's symbol lookups), on ``PYTHONPATH``, in the run's temporary folder.
 
+The install case (issue 35) serves a constructed index from 127.0.0.1 (``wheel_index``: the five component wheels of
+tests/install_builders.py, whole wheels with WHEEL and RECORD, and their ``cuda-toolkit`` meta wheel, each link with
+its sha256) to both commands, with pip's cache, cudaenv's data and cache folders in the run's temporary folder; after
+the warm-up round the wheels are in pip's cache and the release list in cudaenv's. The uninstall case is a constructed
+root (``dpkg_root``: a deb CUDA 12.4 of four packages beside 875 others of 150 paths each, like this machine's 878
+lists of 130,000 lines); nothing of this machine's package database is read.
+
 The pyenv shim (issue 35) is this machine's own pyenv's ``shims/python3`` when it has one (``$PYENV_ROOT`` or
 ``~/.pyenv``), else a constructed pyenv root whose shim (pyenv 2.6's) leads to PY through a stand-in ``pyenv exec``;
 the 1,000 toolkits are a module tree named for their versions (``many_toolkits``).
@@ -73,6 +84,7 @@ Prints one line per target with PASS/FAIL and exits 1 when a target fails.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -173,6 +185,109 @@ def many_toolkits(base: Path, count: int = 1000) -> Path:
         (root / "bin").mkdir(parents=True)
         (root / "lib64").mkdir()
         (root / "version.json").write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}))
+    return base
+
+
+def _wheel(folder: Path, project: str, version: str, files: Dict[str, str], metadata=(), tag: str = "py3-none-manylinux2014_x86_64") -> Path:
+    """A whole wheel as real pip installs it (WHEEL, METADATA, RECORD), its files ``files``."""
+    import base64
+    import hashlib
+    import zipfile
+
+    dist = "%s-%s.dist-info" % (project.replace("-", "_"), version)
+    members = dict(files)
+    members[dist + "/METADATA"] = "\n".join(["Metadata-Version: 2.1", "Name: %s" % project, "Version: %s" % version, *metadata]) + "\n"
+    members[dist + "/WHEEL"] = "Wheel-Version: 1.0\nGenerator: cudaenv-bench\nRoot-Is-Purelib: false\nTag: %s\n" % tag
+    record = []
+    for name, text in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append("%s,sha256=%s,%d" % (name, digest, len(text.encode())))
+    record.append(dist + "/RECORD,,")
+    members[dist + "/RECORD"] = "\n".join(record) + "\n"
+    path = folder / ("%s-%s-%s.whl" % (project.replace("-", "_"), version, tag))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, text in members.items():
+            info = zipfile.ZipInfo(name, (2024, 1, 1, 0, 0, 0))
+            info.external_attr = (0o755 if "/bin/" in name else 0o644) << 16
+            zf.writestr(info, text)
+    return path
+
+
+def wheel_index(base: Path, release: str = "13.0.2") -> Path:
+    """A package index (PEP 503 pages, each link with its sha256) of the five CUDA 13.0 component wheels of
+    tests/install_builders.py (nvcc, cudart, cccl, crt, nvvm: their files) and their ``cuda-toolkit`` meta wheel,
+    constructed, served from 127.0.0.1 by the run: `cudaenv install 13.0` and `pip install --target` read the same."""
+    import hashlib
+
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from install_builders import COMPONENTS
+
+    files = base / "files"
+    files.mkdir(parents=True)
+    made = []
+    meta = ["Requires-Python: >=3"]
+    for project, (version, extra, content) in COMPONENTS.items():
+        made.append((project, _wheel(files, project, version, dict({"nvidia/__init__.py": ""}, **{"nvidia/cu13/" + k: v for k, v in content.items()}))))
+        meta += ["Provides-Extra: %s" % extra,
+                 "Requires-Dist: %s==%s.*; sys_platform == 'linux' and extra == '%s'" % (project, version, extra)]
+    made.append(("cuda-toolkit", _wheel(files, "cuda-toolkit", release, {}, meta, tag="py2.py3-none-any")))
+    for project, path in made:
+        page = base / "simple" / project
+        page.mkdir(parents=True)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        (page / "index.html").write_text('<!DOCTYPE html><html><body><a href="../../files/%s#sha256=%s">%s</a></body></html>\n'
+                                         % (path.name, digest, path.name))
+    return base
+
+
+def serve(folder: Path):
+    """An HTTP server of ``folder`` on 127.0.0.1 in a thread of this process: (its base URL, the server)."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return "http://127.0.0.1:%d" % httpd.server_address[1], httpd
+
+
+def dpkg_root(base: Path, packages: int = 875, lines: int = 150) -> Path:
+    """A root (``--root``) with a deb-installed CUDA 12.4 toolkit in /usr/local/cuda-12.4 and a dpkg database of its
+    four packages and ``packages`` others of ``lines`` paths each (a desktop's 878 lists of 130,000 lines, as this
+    machine has), constructed: the lists `uninstall` reads and `dpkg --admindir ROOT/var/lib/dpkg -S` searches."""
+    info = base / "var/lib/dpkg/info"
+    info.mkdir(parents=True)
+    stanza = ("Package: %s\nStatus: install ok installed\nArchitecture: amd64\nMaintainer: constructed <bench@example.invalid>\n"
+              "Version: %s\nDescription: constructed for the bench\n")
+    status = []
+    top = "/usr/local/cuda-12.4"
+    cuda = {"cuda-nvcc-12-4": ["bin/nvcc", "bin/nvcc.profile"], "cuda-cudart-12-4": ["lib64/libcudart.so.12", "lib64/libcudart.so.12.4.127"],
+            "cuda-cudart-dev-12-4": ["include/cuda_runtime.h", "include/cuda.h", "lib64/libcudart.so"],
+            "cuda-toolkit-12-4-config-common": ["version.json"]}
+    for name, rels in cuda.items():
+        dirs = sorted({top + "/" + r.rsplit("/", 1)[0] for r in rels if "/" in r})
+        (info / (name + ".list")).write_text("\n".join(["/.", "/usr", "/usr/local", top] + dirs + [top + "/" + r for r in rels]) + "\n")
+        status.append(stanza % (name, "12.4.127-1"))
+        for rel in rels:
+            f = base / top.lstrip("/") / rel
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(json.dumps({"cuda": {"name": "CUDA SDK", "version": "12.4.1"}}) if rel == "version.json" else "")
+    for i in range(packages):
+        name = "lib%s%d" % ("abcdefgh"[i % 8], i)
+        paths = ["/.", "/usr", "/usr/lib", "/usr/lib/x86_64-linux-gnu", "/usr/share/doc/" + name]
+        paths += ["/usr/lib/x86_64-linux-gnu/%s/module%03d.so" % (name, j) for j in range(lines // 2)]
+        paths += ["/usr/share/%s/data/file%03d.txt" % (name, j) for j in range(lines - lines // 2 - 5)]
+        (info / (name + ".list")).write_text("\n".join(paths) + "\n")
+        status.append(stanza % (name, "1.%d-1" % i))
+    (base / "var/lib/dpkg/status").write_text("\n".join(status))
+    for folder in ("updates", "triggers", "alternatives"):
+        (base / "var/lib/dpkg" / folder).mkdir()
+    (base / "var/lib/dpkg/available").write_text("")
     return base
 
 
@@ -599,7 +714,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         raise SystemExit("bench: no cudaenv next to %s; install it first (nox -s bench does)" % python)
     import importlib.util
 
-    fleet_only = bool(args.only) and all(any(k in w for k in ("fleet", "explain", "hostile", "quick")) for w in args.only.split(",") if w)  # no torch needed
+    fleet_only = bool(args.only) and all(any(k in w for k in ("fleet", "explain", "hostile", "quick", "install", "dpkg", "use", "list"))
+                                         for w in args.only.split(",") if w)  # no torch needed
     if importlib.util.find_spec("torch") is None and not fleet_only:
         raise SystemExit("bench: torch is not installed in %s (pip install torch==2.13.0)" % python)
 
@@ -665,9 +781,31 @@ def main(argv: Optional[List[str]] = None) -> int:
         commands["checkpoint inspect tiny"] = [cudaenv, "checkpoint", "inspect", str(tiny)]  # the fixed cost
         for name in ("checkpoint inspect 1.5G", "torch.load 1.5G", "checkpoint inspect 20k", "checkpoint inspect tiny"):
             envs[name] = env
-    if args.only:
-        words = [w for w in args.only.split(",") if w]
-        commands = {k: v for k, v in commands.items() if k in ("python -c pass", CONSOLE_FLOOR) or any(w in k for w in words)}
+    wanted = [w for w in (args.only or "").split(",") if w]
+    httpd = None
+    if has_command(cudaenv, "install", env) and (not wanted or any(w in "install 13.0 (cached wheels) pip install --target" for w in wanted)):
+        # issue 35: one install from wheels against pip installing the same wheels, both from a served local index
+        # (after the warm-up round every wheel is in pip's cache, and cudaenv's release list in its own)
+        url, httpd = serve(wheel_index(Path(work) / "index"))
+        pip = str(Path(python).parent / "pip")
+        install_env = {k: v for k, v in env.items() if not k.startswith(("PIP_", "UV_", "CUDAENV_"))}
+        install_env.update({"PIP_INDEX_URL": url + "/simple", "CUDAENV_PACKAGE_INDEX": url + "/simple", "PIP_CONFIG_FILE": os.devnull,
+                            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PIP_CACHE_DIR": os.path.join(work, "pip-cache"),
+                            "CUDAENV_DATA_DIR": os.path.join(work, "store"), "CUDAENV_CACHE_DIR": os.path.join(work, "cache"),
+                            "PATH": str(Path(python).parent) + os.pathsep + env.get("PATH", "")})
+        commands["install 13.0 (cached wheels)"] = [cudaenv, "install", "13.0", "--reinstall"]
+        commands["pip install --target"] = [pip, "install", "--quiet", "--target", os.path.join(work, "target"), "--upgrade",
+                                            "cuda-toolkit[nvcc,cudart,cccl,crt,nvvm]==13.0.2"]
+        envs["install 13.0 (cached wheels)"] = envs["pip install --target"] = install_env
+    dpkg = shutil.which("dpkg")
+    if dpkg and has_command(cudaenv, "uninstall", env) and (not wanted or any(w in "uninstall 12.4 --script dpkg -S" for w in wanted)):
+        # issue 35: the removal plan of a deb toolkit against dpkg's own search of the same lists (none of this machine's)
+        root = dpkg_root(Path(work) / "dpkg-root")
+        commands["uninstall 12.4 --script"] = [cudaenv, "uninstall", "12.4", "--root", str(root), "--script", os.path.join(work, "plan.sh")]
+        commands["dpkg -S"] = [dpkg, "--admindir=%s" % (root / "var/lib/dpkg"), "-S", "/usr/local/cuda-12.4/*"]
+        envs["uninstall 12.4 --script"] = envs["dpkg -S"] = env
+    if wanted:
+        commands = {k: v for k, v in commands.items() if k in ("python -c pass", CONSOLE_FLOOR) or any(w in k for w in wanted)}
     fleet: Dict[str, Sequence[str]] = {}
     if has_command(cudaenv, "fleet", env) and (not args.only or "fleet" in args.only):
         for label, count in (("fleet summarize 10k", 10_000), ("fleet summarize 100k", 100_000)):
@@ -692,8 +830,6 @@ def main(argv: Optional[List[str]] = None) -> int:
         for f in (big, many, tiny):
             if f is not None:
                 f.unlink()
-        import shutil
-
         for label in fleet:
             shutil.rmtree(os.path.join(work, label.split()[-1]), ignore_errors=True)
         shutil.rmtree(os.path.join(work, "fw"), ignore_errors=True)  # the frameworks' site-packages
@@ -702,6 +838,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             if os.path.exists(os.path.join(work, name)):
                 os.unlink(os.path.join(work, name))
         shutil.rmtree(os.path.join(work, "conda"), ignore_errors=True)  # the conda env
+        if httpd is not None:
+            httpd.shutdown()
+            httpd.server_close()
+        for name in ("index", "store", "cache", "pip-cache", "target", "dpkg-root"):  # install's and uninstall's
+            shutil.rmtree(os.path.join(work, name), ignore_errors=True)
 
     def ratio(a: str, b: str, key: str = "wall") -> Optional[float]:
         if a not in figures or b not in figures:
@@ -718,6 +859,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("use / python -c pass (wall)", ratio("use 12.4", "python -c pass"), 1.4),
         ("use, 1,000 toolkits / python -c pass", ratio("use 12.4 (1,000 toolkits)", "python -c pass"), 2.0),
         ("doctor --quick, python3 a pyenv shim / pass", ratio("doctor --json --quick (python3 a pyenv shim)", "python -c pass"), 5.0),
+        ("install 13.0 / pip install --target, wheels", ratio("install 13.0 (cached wheels)", "pip install --target"), 1.3),
+        ("uninstall --script / dpkg -S, same lists", ratio("uninstall 12.4 --script", "dpkg -S"), 1.5),
         ("explain, 2-line paste / python -c pass", ratio("explain (2-line paste)", "python -c pass"), 6.0),
         ("explain, 10 MB log / python -c pass", ratio("explain (10 MB log)", "python -c pass"), 15.0),
         ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),

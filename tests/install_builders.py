@@ -84,6 +84,18 @@ if args[:2] == ["index", "versions"]:
     print("Available versions: " + ", ".join(table["releases"]))
     sys.exit(0)
 if args[:2] == ["install", "--dry-run"]:
+    beside = os.environ.get("STANDIN_BESIDE")  # the resolve finishes only once the download has started beside it
+    if beside:
+        for _ in range(400):
+            if os.path.exists(beside):
+                break
+            time.sleep(0.05)
+        else:
+            print("stand-in pip: no download started while the dry run resolved", file=sys.stderr)
+            sys.exit(1)
+    if os.environ.get("STANDIN_FAIL") == "resolve":
+        print("ERROR: ResolutionImpossible: the stand-in resolver found no solution", file=sys.stderr)
+        sys.exit(1)
     report = args[args.index("--report") + 1]
     at = [i for i, a in enumerate(args) if a.startswith("cuda-toolkit[")][0]
     req, others = args[at], args[at + 1:]
@@ -108,14 +120,23 @@ if args and args[0] == "download":
     if os.environ.get("STANDIN_FAIL") == "download":
         print("ERROR: Could not find a version that satisfies the requirement nvidia-cuda-nvcc==13.0.88", file=sys.stderr)
         sys.exit(1)
+    if os.environ.get("STANDIN_BESIDE"):
+        open(os.environ["STANDIN_BESIDE"], "a").close()
     dest = args[args.index("--dest") + 1]
-    reqs = args[args.index("-r") + 1]
     os.makedirs(dest, exist_ok=True)
-    for line in open(reqs):
-        name = line.split("==")[0]
+    if "-r" in args:  # pinned files (with their hashes)
+        names = [line.split("==")[0] for line in open(args[args.index("-r") + 1])]
+    else:  # the requirement itself, resolved as the dry run resolves it (the meta wheel downloaded too)
+        at = [i for i, a in enumerate(args) if a.startswith("cuda-toolkit[")][0]
+        extras = args[at][args[at].index("[") + 1:args[at].index("]")].split(",")
+        meta_file = table["meta"][args[at].split("==")[1]]
+        with open(os.path.join(dest, meta_file.rsplit("/", 1)[-1]), "wb") as fh:
+            fh.write(get(meta_file))
+        names = [n for n, row in table["components"].items() if row.get("extra") in extras or n in args[at + 1:]]
+    for name in names:
         row = table["components"][name]
         if os.environ.get("STANDIN_PROGRESS"):
-            print("Collecting %s" % line.split(" ")[0])
+            print("Collecting %s==%s" % (name, row["version"]))
             print("  Downloading %s (1.0 kB)" % row["file"])
             sys.stdout.write("     \x1b[32m----\x1b[0m 0.5/1.0 kB\r     \x1b[32m--------\x1b[0m 1.0/1.0 kB\n")
             sys.stdout.flush()
@@ -127,6 +148,9 @@ if args and args[0] == "download":
         if os.environ.get("STANDIN_FAIL") == "enospc":
             print("ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device", file=sys.stderr)
             sys.exit(1)
+    if log and os.environ.get("STANDIN_BESIDE"):
+        with open(log, "a") as fh:
+            fh.write("finished download\n")
     sys.exit(0)
 if args[:2] == ["pip", "install"] and os.path.basename(sys.argv[0]) == "uv":
     site = args[args.index("--target") + 1]

@@ -95,9 +95,8 @@ def run(args, ctx) -> int:
     return 0
 
 
-def _words(key, *args) -> str:
-    """One of `use`'s messages (render.switch.USE_MESSAGES, a marked message, an EnvChange) in the run's language."""
-    from cudaenv.render.switch import use_message  # only where a message is said: a switch loads no renderer
+def _words(key, *args) -> str:  # `use`'s message (render.switch.use_message), imported only where one is said
+    from cudaenv.render.switch import use_message
     return use_message(key, *args)
 
 
@@ -112,10 +111,11 @@ def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=()
 
 def _shell(args, ctx, system: str):
     from cudaenv.core import config
-    from cudaenv.probes.parent import parent_process_name
     from cudaenv.shells import UnknownShell, detect_shell
 
     asked = args.shell or config.value(ctx.env, "CUDAENV_SHELL") or system == "windows"
+    if not asked:  # the parent process names the shell (the hooks say --shell: one module fewer on their path)
+        from cudaenv.probes.parent import parent_process_name
     parent = None if asked else parent_process_name(ctx.env, system)
     try:
         return detect_shell(args.shell, ctx.env, system, parent)

@@ -287,9 +287,11 @@ class Host:
         try:
             with os.scandir(real if real is not None else "\0") as entries:
                 for entry in entries:
-                    try:
-                        if entry.is_symlink() or entry.is_dir(follow_symlinks=False):
-                            out.append((entry.name, entry.is_symlink()))
+                    try:  # one typed test for a folder, the usual entry
+                        if entry.is_dir(follow_symlinks=False):
+                            out.append((entry.name, False))
+                        elif entry.is_symlink():
+                            out.append((entry.name, True))
                     except OSError:
                         continue
         except (OSError, ValueError):
@@ -491,9 +493,7 @@ def host_from_environment(
     root = root or config.value(env, "CUDAENV_ROOT") or "/"
     if not os.path.isdir(root):
         from cudaenv.core.errors import UserError  # only now: `cudaenv use` loads no module it does not need
-
-        from cudaenv.core.i18n import M  # the error path only
-
+        from cudaenv.core.i18n import M
         raise UserError(M("--root %s is not a directory", root), hint=M("give the folder where the image or chroot is mounted"))
     timeout = config.seconds(env, "CUDAENV_TIMEOUT", explicit=timeout)
     config.check(env, ("CUDAENV_TORCH_TIMEOUT", "CUDAENV_DRIVER_VERSION"))  # read by probes: a wrong value fails here, not as a probe note

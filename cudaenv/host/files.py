@@ -77,6 +77,27 @@ def read_regular(path: str, limit: int = MAX_READ) -> Optional[bytes]:
     return data
 
 
+def read_plain_files(folder: str, keep, limit: int = MAX_READ) -> List[Tuple[str, str, Optional[bytes]]]:
+    """Sorted ``(name, kind, data)`` of the entries of the local folder ``folder`` (a plain local path, already
+    resolved) that ``keep(name)`` keeps: kind ``"file"`` for a regular file, read whole up to ``limit`` bytes (``b""``
+    when it cannot be read); ``"link"`` for a symbolic link and ``"other"`` for anything else, neither read (data
+    None: a link is the caller's to follow, inside its root). A folder of a thousand small files (the dpkg lists) is
+    read by name, with no path resolved per file."""
+    try:
+        with os.scandir(folder) as entries:
+            found = sorted((entry.name, entry) for entry in entries if keep(entry.name))
+    except (OSError, ValueError):
+        return []
+    out: List[Tuple[str, str, Optional[bytes]]] = []
+    for name, entry in found:
+        try:
+            kind = "link" if entry.is_symlink() else "file" if entry.is_file(follow_symlinks=False) else "other"
+        except OSError:
+            kind = "other"
+        out.append((name, kind, (read_regular(entry.path, limit) or b"") if kind == "file" else None))
+    return out
+
+
 def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes], Optional[str]]:
     """:func:`read_regular` and why it gave None: ``(None, None)`` for a missing file, ``(None, reason)`` else."""
     chunks: List[bytes] = []

@@ -116,6 +116,12 @@ def parse_list(source) -> List[str]:
     return [line for line in _lines(source) if line.strip() and line.strip() != "/."]
 
 
+def parse_list_bytes(data: bytes, max_line: int = 64 * 1024) -> List[str]:
+    """:func:`parse_list` of a ``.list`` file's bytes, read as :meth:`cudaenv.host.Host.iter_lines` streams one: lines
+    cut at ``max_line`` bytes, undecodable bytes kept as surrogates."""
+    return parse_list(line[:max_line].decode("utf-8", "surrogateescape") for line in data.split(b"\n")) if data else []
+
+
 def list_package_name(entry: str) -> Optional[str]:
     """``cuda-nvcc-12-4:amd64.list`` -> ``cuda-nvcc-12-4``; None for a name that is not a ``.list`` file."""
     if not isinstance(entry, str) or not entry.endswith(".list") or len(entry) <= 5:

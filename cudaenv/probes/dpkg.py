@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 
+from cudaenv.host.files import read_plain_files
 from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
 from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO, DPKG_STATUS
 from cudaenv.model.record import Record
@@ -51,6 +52,30 @@ def probe_dpkg_lists(host, wanted: Callable[[str], bool]) -> Tuple[Dict[str, Tup
             unreadable.append(entry)
             continue
         files[name] = tuple(parse_list(host.iter_lines(path, limit=LIST_LIMIT))) + files.get(name, ())
+    return files, unreadable
+
+
+def probe_dpkg_list_bytes(host, wanted: Callable[[str], bool]) -> Tuple[Dict[str, List[bytes]], List[str]]:
+    """:func:`probe_dpkg_lists` unparsed: {package: its ``info/*.list`` files' bytes} (a package with a list per
+    architecture has several, in the order their paths join), and the names of the list files that could not be
+    read. The database is searched as bytes first (:class:`cudaenv.toolkit.uninstall.dpkg.DpkgDatabase`): only the
+    lists that hold a path asked about are parsed."""
+    files: Dict[str, List[bytes]] = {}
+    unreadable: List[str] = []
+
+    def keep(entry: str) -> bool:
+        name = list_package_name(entry)
+        return name is not None and wanted(name)
+
+    real = host.resolve(DPKG_INFO)  # the folder once; its plain files by name
+    for entry, kind, data in read_plain_files(host.local(real), keep, LIST_LIMIT) if real is not None else ():
+        if kind == "link":  # followed inside the root
+            path = posixpath.join(DPKG_INFO, entry)
+            data = (host.read_bytes(path, LIST_LIMIT) or b"") if host.is_file(path) else None
+        if data is None:
+            unreadable.append(entry)
+            continue
+        files.setdefault(list_package_name(entry), []).insert(0, data)
     return files, unreadable
 
 

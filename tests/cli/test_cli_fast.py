@@ -179,6 +179,37 @@ def test_cudaenv_use_imports_nothing_heavy(tmp_path):
     assert loaded == [], loaded
 
 
+# The cudaenv modules `cudaenv use 12.4 --shell bash` imports (issue 35): start-up is the cost of `use`, and each module
+# costs about 0.1 ms to find, read and run (a tenth of a percent of the 1.4 x budget each): the count may only go down.
+USE_MODULES = 36
+
+
+def test_cudaenv_use_imports_at_most_its_budget_of_modules(tmp_path):
+    """Counted work, not time: the modules of cudaenv a switch loads (the shell hooks give --shell, so the parent
+    process is not asked and cudaenv.probes.parent stays unloaded)."""
+    import subprocess
+    import sys
+
+    import cudaenv
+    from builders import TOOLS
+
+    for version in ("12.4.131", "12.1.105"):
+        top = tmp_path / "root" / "sw" / version[:4]
+        (top / "bin").mkdir(parents=True)
+        (top / "version.json").write_text('{"cuda": {"version": "%s"}}' % version)
+    probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(['use', '12.4', '--shell', 'bash'])\n"
+             "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in sys.modules if m.split('.')[0] == 'cudaenv')) + '\\n')\n"
+             "sys.exit(code)\n")
+    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
+           "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "/sw/12.4/bin" in run.stdout, run.stdout
+    loaded = run.stderr.rsplit("LOADED", 1)[1].split()
+    assert "cudaenv.probes.parent" not in loaded
+    assert len(loaded) <= USE_MODULES, (len(loaded), loaded)
+
+
 def test_a_missing_command_module_is_a_broken_install_and_fails_loudly(monkeypatch):
     """cudaenv's own command modules are not optional: no 'not available' message (exit 2) hides a broken install
     (bench/run.py's has_command needs none: a cudaenv without the command answers argparse's exit 2)."""

@@ -120,3 +120,33 @@ def test_what_the_names_are_trusted_for(fake_root):
     assert [tk.version for tk in toolkits] == ["12.4.99"]
     every, _link = load_toolkits(host)
     assert select_toolkit(every, "12.4").version == "12.4.131"
+
+
+def test_a_thousand_toolkits_make_a_candidate_only_for_the_folders_read(fake_root, monkeypatch):
+    """Counted work, not time (issue 35): `use 12.4` on a tree of 1,000 toolkits reads the 1,000 names once and makes
+    a candidate (a path, a key, a resolved folder) only for the 25 folders named 12.4.x and the one PATH names; reading
+    every folder's candidate was a thousand objects and a thousand key lookups on `use`'s start-up path."""
+    from cudaenv.probes.toolkits import candidate as candidate_module
+
+    versions = ["%d.%d.%d" % (10 + i % 4, (i // 4) % 10, 100 + i // 40) for i in range(1000)]
+    base = fake_root / "sw/cuda"
+    for version in versions:
+        (base / version / "bin").mkdir(parents=True)
+        (base / version / "version.json").write_text('{"cuda": {"version": "%s"}}' % version)
+    (base / "README").parent.mkdir(parents=True, exist_ok=True)
+    (base / "README").write_text("not a folder: never a candidate\n")
+    made = []
+    real_init = candidate_module.ToolkitCandidate.__init__
+
+    def counting(self, path, *args, **kwargs):
+        made.append(path)
+        real_init(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(candidate_module.ToolkitCandidate, "__init__", counting)
+    env = {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": "/sw/cuda/11.3.110/bin:/usr/bin"}
+    host = fake_root.host(env=env, path=env["PATH"])
+    state = probe_toolkits_named(host, "12.4", ["/sw/cuda/11.3.110/bin", "/usr/bin"])
+    assert select_toolkit(state.toolkits, "12.4").version == "12.4.124"
+    from_tree = sorted(p.rsplit("/", 1)[1] for p in made if p.startswith("/sw/cuda/"))
+    assert from_tree == sorted(["11.3.110"] + [v for v in versions if v.startswith("12.4.")])
+    assert len(made) - len(from_tree) <= 4  # the other places: /opt/cuda and the two links (none of them here)

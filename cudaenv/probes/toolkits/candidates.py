@@ -9,7 +9,7 @@ from __future__ import annotations
 from cudaenv.core.lazy import LazyModule, LazyPattern
 from cudaenv.parse.toolkit_files import parse_conda_meta_name, parse_dist_info_name, parse_dist_metadata_version
 from cudaenv.probes.paths import basename, clean_env_path, dirname, is_absolute
-from cudaenv.probes.toolkits.candidate import ToolkitCandidate
+from cudaenv.probes.toolkits.candidate import FolderListing, ToolkitCandidate
 from cudaenv.probes.toolkits.folder import PROBE, has_toolkit_markers, nvcc_in, root_of_nvcc
 from cudaenv.model.snapshot import Note
 from cudaenv.core.version import version_key
@@ -31,8 +31,9 @@ _PIP_CU = LazyPattern(r"^cu(\d+)$")
 def candidate_folders(host, notes: list, site_packages: Sequence[str], nvccs: Sequence[Tuple[str, str]],
                       unchecked: bool = False) -> List[ToolkitCandidate]:
     """The candidate folders in discovery's order. ``unchecked``: a ``CUDAENV_TOOLKITS`` folder's subfolders are
-    proposed without looking inside each (the finder's ``consider`` does that for the ones it is asked about), each
-    with its resolved path when it is a real folder: `cudaenv use` on a tree of a thousand toolkits."""
+    proposed without looking inside each, as one :class:`FolderListing` of their names in the place of their
+    candidates (the caller makes the candidates it reads; the finder's ``consider`` looks inside them): `cudaenv use`
+    on a tree of a thousand toolkits."""
     out: List[ToolkitCandidate] = []
     if host.system == "windows":
         base = clean_env_path(host.env.get("ProgramFiles") or host.env.get("PROGRAMFILES")) or "C:\\Program Files"
@@ -115,8 +116,7 @@ def _cudaenv_toolkits(host, notes: list, unchecked: bool = False) -> List[Toolki
         if unchecked:  # host.join's reading, written out: it runs once for each folder of a tree
             real = host.resolve(entry)
             at, real_at = entry.rstrip("/") + "/", None if real is None else real.rstrip("/") + "/"
-            out += [ToolkitCandidate(at + name, "CUDAENV_TOOLKITS", key=None if is_link or real_at is None else real_at + name)
-                    for name, is_link in host.list_folders(entry)]
+            out.append(FolderListing(at, real_at, host.list_folders(entry), "CUDAENV_TOOLKITS"))  # names only: the caller picks
             continue
         children = [host.join(entry, name) for name in host.listdir(entry)]
         kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]

@@ -3,8 +3,10 @@
 1. ``pip index versions cuda-toolkit`` -> the releases; the spec picks one (:func:`plan.choose_release`);
 2. ``pip install --dry-run --ignore-installed --report`` of ``cuda-toolkit[nvcc,cudart,cccl,crt,nvvm]==R``: the
    meta-package's Requires-Dist (the pins), each component's file and the index's sha256 (:func:`plan.plan_components`);
-3. ``pip download --no-deps --require-hashes`` of exactly those files (``uv pip install --target`` with
-   ``--installer uv``) into a staging folder *beside* the target, each file's sha256 checked again here;
+3. ``pip download`` of the same requirement from the same index, run *beside* step 2 (the install waits for one pip
+   start-up, not two), into a staging folder *beside* the target: each file step 2 planned must be there, its sha256
+   the index's, checked here (``uv pip install --no-deps --require-hashes --target`` of exactly those files, after
+   step 2, with ``--installer uv``);
 4. the wheels unpacked into the staging folder's tree (:mod:`assemble`), the links added, ``lib/stubs/libcuda.so``
    built (:mod:`stub`), ``version.json`` and the marker written last; then one ``rename`` puts the tree in place.
 
@@ -198,15 +200,26 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         report_file = os.path.join(stage, "report.json")
         extras = plan.EXTRAS + (added.extras if added else ())
         wanted = [plan.requirement(release, extras)] + list(added.unpinned if added else ())
-        result = host.run(list(pip) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file]
-                          + wanted, timeout=timeout)
-        if not result.ok:
-            raise _failed("resolving %s" % " ".join(wanted), result)
-        text = host.read_text(report_file, limit=8 * 1024 * 1024)
+        wheels = os.path.join(stage, "wheels")
+        download = None
+        if installer != "uv":  # pip downloads the same requirement from the same index while pip resolves it (issue 35:
+            from cudaenv.core.jobs import Job  # the wait of one pip start-up, not two); each file is checked below
+
+            download = Job(lambda: host.run(argv + ["download", "--only-binary", ":all:", "--dest", wheels] + wanted,
+                                            timeout=timeout, on_output=output))
         try:
-            the_plan = plan.plan_components(release, parse_install_report(text or ""), added)
-        except plan.PlanError as exc:
-            raise InstallError(exc.message, exc.hint) from None
+            result = host.run(list(pip) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file]
+                              + wanted, timeout=timeout)
+            if not result.ok:
+                raise _failed("resolving %s" % " ".join(wanted), result)
+            text = host.read_text(report_file, limit=8 * 1024 * 1024)
+            try:
+                the_plan = plan.plan_components(release, parse_install_report(text or ""), added)
+            except plan.PlanError as exc:
+                raise InstallError(exc.message, exc.hint) from None
+        except BaseException:
+            _stop(download)
+            raise
         reqs = os.path.join(stage, "requirements.txt")
         with open(reqs, "w", encoding="utf-8") as fh:
             for c in the_plan.components:
@@ -224,9 +237,11 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             files, links = _tree_from_site(site, tree, host.machine or os.uname().machine)
         else:
             progress(M("downloading %s", names))
-            wheels = os.path.join(stage, "wheels")
-            result = host.run(argv + ["download", "--no-deps", "--require-hashes", "--only-binary", ":all:",
-                                      "--dest", wheels, "-r", reqs], timeout=timeout, on_output=output)
+            try:
+                result = download.result()
+            except BaseException:  # Ctrl-C while pip downloads: pip stops before the staging folder goes
+                _stop(download)
+                raise
             if not result.ok:
                 raise _failed("pip download", result)
             paths = []
@@ -263,6 +278,20 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         if stage is not None:
             _remove_tree(stage)
         _unlock(fd, lock)
+
+
+def _stop(download) -> None:
+    """Stop the download running beside the resolve (its pip, the one child then) and wait for its thread, so that
+    nothing writes into the staging folder once it is removed."""
+    if download is None:
+        return
+    from cudaenv.host import kill_all_children
+
+    kill_all_children(stop_new=False)
+    try:
+        download.result()
+    except BaseException:  # noqa: BLE001 - the install's own error is the one raised
+        pass
 
 
 def swap_into_place(tree: str, target: str, old: str) -> None:
