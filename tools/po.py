@@ -102,7 +102,11 @@ def _command_helps(tree):
 # The data tables whose texts people read, and the fields of each row that hold them (a list or one string).
 DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details", "advice")),
               ("explain_rules.json", "variants", ("title", "explanation", "advice")),
-              ("driver_install.json", "rows", ("steps",)))  # only its steps with a comment (# ...): the rest is shell
+              ("driver_install.json", "rows", ("steps",)),
+              ("frameworks.json", "rows", ("gpu_fix", "fix", "older_fix")),
+              ("host_driver.json", "rows", ("fix",)),
+              ("xid.json", "rows", ("meaning", "first_step")))  # an Xid's name stays NVIDIA's, as its catalog writes it
+COMMAND_FIELDS = ("steps", "gpu_fix", "fix", "older_fix")  # shell lines: only those with a comment (# ...) are words
 
 
 def data_messages(repo=REPO):
@@ -119,9 +123,10 @@ def data_messages(repo=REPO):
             for field in fields:
                 value = row.get(field)
                 for text in (value if isinstance(value, list) else [value]):
-                    if isinstance(text, str) and text.strip() and (field != "steps" or "#" in text):
+                    if isinstance(text, str) and text.strip() and (field not in COMMAND_FIELDS or "#" in text):
                         entry = found.setdefault(text, {"plural": None, "where": []})
-                        entry["where"].append("data/%s %s" % (name, row.get("id") or row.get("topic") or row.get("when")))
+                        entry["where"].append("data/%s %s" % (name, row.get("id") or row.get("topic") or row.get("when")
+                                                              or row.get("package") or row.get("place") or row.get("code")))
     return found
 
 

@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
     from typing import IO, List, Mapping, Optional, Sequence
 
 NO_GC_COMMANDS = (("use",), ("list",), ("checkpoint", "inspect"))  # short, small runs: the cyclic collector off
-FAST_COMMANDS = ("use", "list", "checkpoint", "doctor")  # checkpoint: its FAST_ACTIONS (inspect)
+FAST_COMMANDS = ("use", "list", "checkpoint", "doctor", "explain")  # checkpoint: its FAST_ACTIONS (inspect)
 
 
 class Context:

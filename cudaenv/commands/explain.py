@@ -11,11 +11,10 @@ CUDA_VISIBLE_DEVICES, torch build, arch list). Exit 0 when the error (or a tool 
 not, 2 on usage errors.
 """
 
-import argparse
-
 from cudaenv.core.options import Option, Positional, host_options
 
 HELP = "explain a pasted CUDA/torch error message"
+RUNS_CHILDREN = True  # read by the fast parser's path (cli): argparse stays off a paste's start-up (issue 35)
 POSITIONAL = Positional("text", nargs="*", help="the error text; '-' or nothing (with text piped in) reads stdin")
 OPTIONS = host_options() + (
     Option("--file", metavar="F", help="read the text from a file (a log of any size or encoding)"),
@@ -27,15 +26,14 @@ OPTIONS = host_options() + (
 )
 
 
-def run(args: argparse.Namespace, ctx) -> int:
+def run(args, ctx) -> int:  # args: the fast parser's namespace or argparse's
     from cudaenv.pasted.service import ExplainRequest, explain
-    from cudaenv.verify import probe_facts
     from cudaenv.render.explain_report import render_catalog, render_explain_json, render_explain_text
     from cudaenv.render.text import terminal_width
 
     request = ExplainRequest(text=args.text, file=args.file, stdin=ctx.stdin, catalog=args.list, probe=args.probe,
                              offline=args.offline, python=args.python, timeout=args.timeout)
-    outcome = explain(lambda: ctx.host(args), request, probe_facts)
+    outcome = explain(lambda: ctx.host(args), request, _probe_facts)
     if outcome.catalog is not None:
         ctx.out.write(render_catalog(outcome.catalog, args.json, terminal_width(ctx.env)))
     elif args.json:
@@ -43,3 +41,10 @@ def run(args: argparse.Namespace, ctx) -> int:
     else:
         ctx.out.write(render_explain_text(outcome, terminal_width(ctx.env), every=args.all))
     return outcome.exit_code
+
+
+def _probe_facts(host, python):
+    """``--probe``'s facts: cudaenv.verify is imported only then (a paste without --probe does not pay for it)."""
+    from cudaenv.verify import probe_facts
+
+    return probe_facts(host, python)

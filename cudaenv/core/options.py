@@ -38,7 +38,7 @@ class Option:
 
 class Positional:
     """A command's positional argument: optional by default (``nargs="?"``); ``nargs=None`` makes it required,
-    ``"*"`` / ``"+"`` a list. Only an optional one is read by the fast parser."""
+    ``"*"`` / ``"+"`` a list. The fast parser reads an optional one and a ``"*"`` list given in one run of words."""
 
     __slots__ = ("dest", "help", "nargs", "metavar")
 
@@ -186,19 +186,25 @@ def parse_simple(argv, options, positional=None):
     table = {flag: opt for opt in options for flag in opt.flags}
     values = {opt.dest: (opt.default if opt.default is not None else None if opt.takes_value else False) for opt in options}
     pos = positional if isinstance(positional, str) or positional is None else positional.dest
+    many = getattr(positional, "nargs", "?") == "*"  # a list (cudaenv explain's words): argparse reads one run of them
     if pos is not None:
-        values[pos] = None
+        values[pos] = [] if many else None
     i = 0
+    run_ended = False  # many: the run of words is over (an option came after it)
     while i < len(argv):
         token = argv[i]
         i += 1
         if not token.startswith("-") or token == "-":
+            if many and not run_ended:
+                values[pos].append(token)
+                continue
             if pos is None or values[pos] is not None:
                 return None
             values[pos] = token
         elif token == "--":
             return None  # argparse's reading of "--" depends on what came before (the parity test found three cases)
         else:
+            run_ended = many and bool(values[pos])
             name, eq, value = token.partition("=")
             opt = table.get(name)
             if opt is None or (eq and not opt.takes_value) or opt.append or opt.const is not None or opt.kind in ("int", "float"):

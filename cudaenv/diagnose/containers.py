@@ -9,6 +9,7 @@ install-guide.html (``nvidia-ctk runtime configure --runtime=docker|containerd|c
 
 from typing import List
 
+from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import _common as c
 from cudaenv.parse.container_config import gpu_devices
 
@@ -52,12 +53,13 @@ def toolkit_missing(s, h) -> List:
         F(
             "container-toolkit-missing",
             "error",
-            "no NVIDIA Container Toolkit for %s" % ", ".join(h.engines),
-            "This machine has a GPU and %s, but neither nvidia-ctk nor nvidia-container-cli nor the toolkit's packages: "
-            "a container asking for the GPU fails (Docker: 'could not select device driver \"\" with capabilities: [[gpu]]')."
-            % ", ".join(h.engines),
-            ["# install the nvidia-container-toolkit package from NVIDIA's repository (this distribution's steps: %s)" % INSTALL_GUIDE] + configure + restarts
-            + (["sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml    # podman uses CDI"] if "podman" in h.engines else []),
+            M("no NVIDIA Container Toolkit for %s", ", ".join(h.engines)),
+            M("This machine has a GPU and %s, but neither nvidia-ctk nor nvidia-container-cli nor the toolkit's packages: "
+              "a container asking for the GPU fails (Docker: 'could not select device driver \"\" with capabilities: [[gpu]]').",
+              ", ".join(h.engines)),
+            [M("# install the nvidia-container-toolkit package from NVIDIA's repository (this distribution's steps: %s)", INSTALL_GUIDE)]
+            + configure + restarts
+            + ([M("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml    # podman uses CDI")] if "podman" in h.engines else []),
         )
     ]
 
@@ -74,19 +76,19 @@ def unregistered(s, h) -> List:
     for cfg in missing:
         if cfg.engine == "docker-rootless":
             fix += ["nvidia-ctk runtime configure --runtime=docker --config=%s" % (cfg.path or "$HOME/.config/docker/daemon.json"),
-                    "sudo nvidia-ctk config --set nvidia-container-cli.no-cgroups --in-place    # rootless: no cgroups"]
+                    M("sudo nvidia-ctk config --set nvidia-container-cli.no-cgroups --in-place    # rootless: no cgroups")]
         else:
             fix.append("sudo nvidia-ctk runtime configure --runtime=%s" % cfg.engine)
         fix.append(RESTART[cfg.engine])
-    names = ", ".join("%s (%s)" % (cfg.engine, cfg.path or "no config file") for cfg in missing)
+    names = join(", ", ("%s (%s)" % (cfg.engine, cfg.path) if cfg.path else M("%s (no config file)", cfg.engine) for cfg in missing))
     return [
         F(
             "container-runtime-unregistered",
             "warning",
-            "the nvidia runtime is not registered with %s" % ", ".join(cfg.engine for cfg in missing),
-            "The NVIDIA Container Toolkit is installed but no nvidia runtime is registered in %s: `--runtime=nvidia`, "
-            "a compose file's `runtime: nvidia` and a Kubernetes RuntimeClass `nvidia` fail (Docker's `--gpus` still "
-            "works through the toolkit's hook)." % names,
+            M("the nvidia runtime is not registered with %s", ", ".join(cfg.engine for cfg in missing)),
+            M("The NVIDIA Container Toolkit is installed but no nvidia runtime is registered in %s: `--runtime=nvidia`, "
+              "a compose file's `runtime: nvidia` and a Kubernetes RuntimeClass `nvidia` fail (Docker's `--gpus` still "
+              "works through the toolkit's hook).", names),
             fix,
         )
     ]
@@ -95,24 +97,24 @@ def unregistered(s, h) -> List:
 def cdi(s, h) -> List:
     specs = gpu_specs(h)
     wants = "podman" in h.engines or any(cfg.cdi for cfg in h.configs)
-    regenerate = ["sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml", "nvidia-ctk cdi list    # the device names it defines"]
+    regenerate = ["sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml", M("nvidia-ctk cdi list    # the device names it defines")]
     if not specs:
         if not (wants and has_toolkit(h) and _has_gpu(s)):
             return []
-        who = "podman" if "podman" in h.engines else "CDI (switched on in %s)" % ", ".join(cfg.engine for cfg in h.configs if cfg.cdi)
+        who = "podman" if "podman" in h.engines else M("CDI (switched on in %s)", ", ".join(cfg.engine for cfg in h.configs if cfg.cdi))
         folders = list(dict.fromkeys(["/etc/cdi", "/var/run/cdi"] + [d for cfg in h.configs for d in cfg.cdi_spec_dirs]))
-        return [F("cdi-spec-missing", "warning", "no CDI spec for the GPUs",
-                  "%s finds GPUs through a CDI spec, and none of %s holds one of kind %s: "
-                  "`--device nvidia.com/gpu=all` fails with 'unresolvable CDI devices'." % (who, ", ".join(folders), GPU_KIND),
+        return [F("cdi-spec-missing", "warning", M("no CDI spec for the GPUs"),
+                  M("%s finds GPUs through a CDI spec, and none of %s holds one of kind %s: "
+                    "`--device nvidia.com/gpu=all` fails with 'unresolvable CDI devices'.", who, ", ".join(folders), GPU_KIND),
                   regenerate)]
     out = []
     driver = c.driver_version(s)
     stale = [spec for spec in specs if driver and spec.driver_versions and driver not in spec.driver_versions]
     if stale:
-        out.append(F("cdi-spec-stale", "error", "the CDI spec names another driver than the one installed",
-                     "%s was written for driver %s; the driver is now %s, so the libraries it mounts are gone and a "
-                     "container started through it fails. Regenerate it after every driver upgrade."
-                     % (stale[0].path, ", ".join(stale[0].driver_versions), driver), regenerate))
+        out.append(F("cdi-spec-stale", "error", M("the CDI spec names another driver than the one installed"),
+                     M("%s was written for driver %s; the driver is now %s, so the libraries it mounts are gone and a "
+                       "container started through it fails. Regenerate it after every driver upgrade.",
+                       stale[0].path, ", ".join(stale[0].driver_versions), driver), regenerate))
     uuids = [g.uuid for g in s.gpus if g.uuid]
     names = {n for spec in specs for n in gpu_devices(spec)}
     by_uuid = any(n.startswith("GPU-") for n in names)
@@ -120,10 +122,10 @@ def cdi(s, h) -> List:
     indexes = [n for n in names if n.isdigit()]
     short = bool(indexes) and len(indexes) < len(s.gpus)
     if uncovered or short:
-        what = ("GPUs %s are not in it" % ", ".join(uncovered)) if uncovered else (
-            "it defines %d GPU%s, this machine has %d" % (len(indexes), "" if len(indexes) == 1 else "s", len(s.gpus)))
-        out.append(F("cdi-spec-uncovered", "warning", "the CDI spec does not cover every GPU",
-                     "%s: %s (a GPU added or replaced since it was written)." % (", ".join(spec.path for spec in specs), what), regenerate))
+        what = M("GPUs %s are not in it", ", ".join(uncovered)) if uncovered else (
+            M("it defines %d GPU%s, this machine has %d", len(indexes), "" if len(indexes) == 1 else "s", len(s.gpus)))
+        out.append(F("cdi-spec-uncovered", "warning", M("the CDI spec does not cover every GPU"),
+                     M("%s: %s (a GPU added or replaced since it was written).", ", ".join(spec.path for spec in specs), what), regenerate))
     return out
 
 
@@ -149,14 +151,14 @@ def cgroup_reload(s, h) -> List:
         F(
             "container-cgroup-reload",
             "warning",
-            "running GPU containers lose the GPU at the next systemctl daemon-reload",
-            "%s manage%s container cgroups through systemd and /dev/char has no links to the /dev/nvidia* nodes: "
-            "a `systemctl daemon-reload` (a package upgrade runs one) detaches the GPUs from running containers, which "
-            "then say 'Failed to initialize NVML: Unknown Error' until recreated (NVIDIA/nvidia-docker#1730).%s"
-            % (", ".join(cfg.engine for cfg in systemd), "s" if len(systemd) == 1 else "",
-               " (%s set%s no cgroup driver: systemd is the default%s)" % (
-                   ", ".join(inferred), "s" if len(inferred) == 1 else "", " on this cgroup v2 host" if h.cgroup_v2 else "")
-               if inferred else ""),
-            ["sudo nvidia-ctk system create-dev-char-symlinks --create-all", UDEV_RULE + "    # again at every boot"],
+            M("running GPU containers lose the GPU at the next systemctl daemon-reload"),
+            M("%s manage%s container cgroups through systemd and /dev/char has no links to the /dev/nvidia* nodes: "
+              "a `systemctl daemon-reload` (a package upgrade runs one) detaches the GPUs from running containers, which "
+              "then say 'Failed to initialize NVML: Unknown Error' until recreated (NVIDIA/nvidia-docker#1730).%s",
+              ", ".join(cfg.engine for cfg in systemd), "s" if len(systemd) == 1 else "",
+              M(" (%s set%s no cgroup driver: systemd is the default%s)",
+                ", ".join(inferred), "s" if len(inferred) == 1 else "", M(" on this cgroup v2 host") if h.cgroup_v2 else "")
+              if inferred else ""),
+            ["sudo nvidia-ctk system create-dev-char-symlinks --create-all", UDEV_RULE + M("    # again at every boot")],
         )
     ]

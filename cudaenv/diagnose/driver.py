@@ -53,11 +53,14 @@ def upgrade_driver_fix(s, target: str, cuda=None) -> List[str]:
 
     values = {"{target}": target, "{cuda}": major_minor(cuda) or cuda or "?", "{l4t}": (jetson.l4t if jetson else None) or "?",
               "{jetpack}": (jetson.jetpack if jetson else None) or "?"}
+    from cudaenv.core.i18n import filled_message
+
     out = []
-    for line in row["fix"]:
+    for template in row["fix"]:
+        line = template
         for key, value in values.items():
             line = line.replace(key, value)
-        out.append(line)
+        out.append(filled_message(template, line, {key.strip("{}"): value for key, value in values.items()}) if "#" in template else line)
     return out
 
 

@@ -5,6 +5,7 @@ TensorFlow or JAX without its CUDA build or libraries). Pure."""
 
 from typing import List
 
+from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import _common as c
 
 F = c.make("frameworks")
@@ -30,7 +31,7 @@ def verdict(s, item) -> str:
 
 def _last_line(text) -> str:
     lines = [line for line in (text or "").strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "no error text"
+    return lines[-1][:300] if lines else M("no error text")
 
 
 def check(s, tables=None) -> List:
@@ -40,21 +41,21 @@ def check(s, tables=None) -> List:
     if bad:
         out.append(F(
             "framework-import-failed", "warning",
-            "import fails: %s" % ", ".join("%s (%s)" % (i.module, i.package) for i in bad),
-            "Imported in a child of %s: %s." % (python, "; ".join(
-                "`import %s` %s" % (i.module, "gave no answer (%s)" % _last_line(i.error) if i.imported is None else
-                                    "raised %s" % _last_line(i.error)) for i in bad)),
-            ["%s -c %s    # the whole traceback" % (python, c.quote("import %s" % i.module)) for i in bad]
-            + ["# paste it into `cudaenv explain` for its cause and fix"],
+            M("import fails: %s", ", ".join("%s (%s)" % (i.module, i.package) for i in bad)),
+            M("Imported in a child of %s: %s.", python, join("; ", (
+                M("`import %s` gave no answer (%s)", i.module, _last_line(i.error)) if i.imported is None else
+                M("`import %s` raised %s", i.module, _last_line(i.error)) for i in bad))),
+            [M("%s -c %s    # the whole traceback", python, c.quote("import %s" % i.module)) for i in bad]
+            + [M("# paste it into `cudaenv explain` for its cause and fix")],
         ))
     dark = no_gpu(s)
     if dark:
         out.append(F(
             "framework-no-gpu-seen", "warning",
-            "imported but sees no GPU: %s" % ", ".join(i.package for i in dark),
-            "This machine has an NVIDIA GPU, but %s." % "; ".join(
-                "%s's own check (%s) found none%s" % (i.module, i.check, " (%s)" % i.detail if i.detail else "") for i in dark),
-            ["# the other Frameworks findings say why (a CPU build, a CUDA the driver cannot run, a library not found); "
-             "with none of them, run the check by hand with CUDA_VISIBLE_DEVICES unset"],
+            M("imported but sees no GPU: %s", ", ".join(i.package for i in dark)),
+            M("This machine has an NVIDIA GPU, but %s.", join("; ", (
+                M("%s's own check (%s) found none%s", i.module, i.check, " (%s)" % i.detail if i.detail else "") for i in dark))),
+            [M("# the other Frameworks findings say why (a CPU build, a CUDA the driver cannot run, a library not found); "
+               "with none of them, run the check by hand with CUDA_VISIBLE_DEVICES unset")],
         ))
     return out

@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.version import compare_versions, version_key
-from cudaenv.core.i18n import N_
+from cudaenv.core.i18n import M, N_, join
 from cudaenv.facts import drivers as drv
 
 F = c.make("frameworks")
@@ -53,13 +53,18 @@ def _major_for(s, majors: Sequence[int], tables=None) -> Optional[int]:
 
 
 def _fill(s, lines: Sequence[str], majors: Sequence[int] = (), tables=None) -> List[str]:
+    """The table's lines with ``{pip}`` and ``{major}`` filled in (a comment's words said in the reader's language)."""
+    from cudaenv.core.i18n import filled_message
+
     major = _major_for(s, majors, tables)
     out = []
-    for line in lines:
-        line = line.replace("{pip}", c.pip_cmd(s))
+    for template in lines:
+        values = {"pip": c.pip_cmd(s)}
+        line = template.replace("{pip}", values["pip"])
         if "{major}" in line:
-            line = line.replace("{major}", str(major) if major is not None else "XX")
-        out.append(line)
+            values["major"] = str(major) if major is not None else "XX"
+            line = line.replace("{major}", values["major"])
+        out.append(filled_message(template, line, values) if "#" in template else line)
     return out
 
 
@@ -121,6 +126,14 @@ def verdicts(s, tables=None) -> Tuple[Tuple[str, str], ...]:
     return tuple(out)
 
 
+def _and(items: Sequence[str]) -> str:
+    """``a and b and c``, marked (said in the reader's language)."""
+    out = items[0]
+    for item in items[1:]:
+        out = M("%s and %s", out, item)
+    return out
+
+
 def _label(fw, rows) -> str:
     return "%s %s" % (fw.package, fw.version or "?")
 
@@ -144,14 +157,14 @@ def check(s, tables=None) -> List:
         parts = []
         for row, both in conflicts:
             keep = _fill(s, [row["keep"]], row.get("gpu_majors") or (), tables)[0]
-            parts.append("%s (keep %s)" % (" and ".join(_label(by[p], rows) for p in both), keep))
+            parts.append(M("%s (keep %s)", _and([_label(by[p], rows) for p in both]), keep))
             fix.append("%s uninstall -y %s" % (c.pip_cmd(s), " ".join(both)))
             fix.append("%s install %s" % (c.pip_cmd(s), keep))
         out.append(F(
             "framework-conflict", "warning",
-            "packages that must not be installed together: %s" % "; ".join(" + ".join(b) for _, b in conflicts),
-            "These packages install into the same import folder, so whichever was installed last provides the files and "
-            "the GPU build can silently be the CPU one: %s. Remove them all and install the one you need." % "; ".join(parts),
+            M("packages that must not be installed together: %s", "; ".join(" + ".join(b) for _, b in conflicts)),
+            M("These packages install into the same import folder, so whichever was installed last provides the files and "
+              "the GPU build can silently be the CPU one: %s. Remove them all and install the one you need.", join("; ", parts)),
             fix,
         ))
     platform = [by[p] for p, v in found.items() if v == "no-gpu-platform"]
@@ -160,9 +173,9 @@ def check(s, tables=None) -> List:
         row = _no_gpu_platform(s, fw, tables) or {}
         out.append(F(
             "framework-no-gpu-on-platform", "warning" if gpu_machine else "info",
-            "%s has no GPU support on native %s" % (", ".join(_label(f, rows) for f in platform), s.platform.system),
-            "From version %s on, %s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2."
-            % (row.get("from_version", "?"), fw.package, s.platform.system),
+            M("%s has no GPU support on native %s", ", ".join(_label(f, rows) for f in platform), s.platform.system),
+            M("From version %s on, %s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2.",
+              row.get("from_version", "?"), fw.package, s.platform.system),
             _fill(s, row.get("fix") or (), (), tables),
         ))
     cpu = [by[p] for p, v in found.items() if v == "cpu-build" and rows.get(p, {}).get("role") in ("framework", "extension")]
@@ -170,14 +183,13 @@ def check(s, tables=None) -> List:
         fix = []
         for fw in cpu:
             row = rows.get(fw.package, {})
-            fix += _fill(s, row.get("gpu_fix") or ["# reinstall %s built for CUDA (the project's install page names the index)" % fw.package],
+            fix += _fill(s, row.get("gpu_fix") or [M("# reinstall %s built for CUDA (the project's install page names the index)", fw.package)],
                          row.get("gpu_majors") or (), tables)
         out.append(F(
             "framework-cpu-build", "warning",
-            "CPU-only build%s on a GPU machine: %s" % ("s" if len(cpu) > 1 else "", ", ".join(_label(f, rows) for f in cpu)),
-            "%s will not use the GPU: %s." % (
-                ", ".join(fw.package for fw in cpu),
-                "; ".join("%s is a CPU build (%s)" % (fw.package, _cpu_evidence(fw, rows.get(fw.package, {}))) for fw in cpu)),
+            M("CPU-only build%s on a GPU machine: %s", "s" if len(cpu) > 1 else "", ", ".join(_label(f, rows) for f in cpu)),
+            M("%s will not use the GPU: %s.", ", ".join(fw.package for fw in cpu),
+              join("; ", (M("%s is a CPU build (%s)", fw.package, _cpu_evidence(fw, rows.get(fw.package, {}))) for fw in cpu))),
             fix,
         ))
     old = [f for f in s.frameworks if too_old(s, f, tables)]  # a conflicting package's CUDA counts too
@@ -187,12 +199,12 @@ def check(s, tables=None) -> List:
 
         out.append(F(
             "framework-driver-too-old", "warning",
-            "driver %s is too old for %s" % (c.driver_version(s), ", ".join("%s (CUDA %s)" % (_label(f, rows), f.cuda) for f in old)),
-            "%s. Driver %s runs CUDA up to %s, so these fail to initialise CUDA (\"CUDA driver version is insufficient\") "
-            "and fall back to the CPU or stop." % (
-                "; ".join("%s is built for CUDA %s (from %s), which needs driver %s or newer"
-                          % (f.package, f.cuda, CUDA_EVIDENCE.get(f.cuda_from or "", "its files"), min_driver(s, f, tables) or "?") for f in old),
-                c.driver_version(s), c.driver_cuda(s, tables) or "?"),
+            M("driver %s is too old for %s", c.driver_version(s), ", ".join("%s (CUDA %s)" % (_label(f, rows), f.cuda) for f in old)),
+            M("%s. Driver %s runs CUDA up to %s, so these fail to initialise CUDA (\"CUDA driver version is insufficient\") "
+              "and fall back to the CPU or stop.",
+              join("; ", (M("%s is built for CUDA %s (from %s), which needs driver %s or newer", f.package, f.cuda,
+                            M(CUDA_EVIDENCE.get(f.cuda_from or "", N_("its files"))), min_driver(s, f, tables) or "?") for f in old)),
+              c.driver_version(s), c.driver_cuda(s, tables) or "?"),
             upgrade_driver_fix(s, need or "?", _cuda_version(old[0].cuda)) + _older_builds(s, old, rows, tables),
         ))
     return out + check_libraries(s, tables) + extensions.check(s, tables) + framework_imports.check(s, tables)
@@ -207,21 +219,21 @@ def _older_builds(s, old, rows, tables=None) -> List[str]:
         row = rows.get(fw.package, {})
         majors = [m for m in row.get("older_majors") or () if top and m <= top[0]]
         if row.get("older_fix") and majors:
-            out.append("# or keep this driver: %s's build for CUDA %d" % (fw.package, max(majors)))
+            out.append(M("# or keep this driver: %s's build for CUDA %d", fw.package, max(majors)))
             out += _fill(s, row["older_fix"], majors, tables)
     return out
 
 
 def _cpu_evidence(fw, row) -> str:
     if row.get("cpu_only"):
-        return "the %s package is CPU-only" % fw.package
+        return M("the %s package is CPU-only", fw.package)
     if row.get("gpu_via"):
-        return "none of %s is installed" % ", ".join(row["gpu_via"])
+        return M("none of %s is installed", ", ".join(row["gpu_via"]))
     if fw.version and "+cpu" in fw.version:
-        return "its version %s says so" % fw.version
+        return M("its version %s says so", fw.version)
     if row.get("build_file"):
-        return "its %s names no CUDA" % row["build_file"].rsplit("/", 1)[-1]
-    return "its files name no CUDA"
+        return M("its %s names no CUDA", row["build_file"].rsplit("/", 1)[-1])
+    return M("its files name no CUDA")
 
 
 # ------------------------------------------------------------------ the libraries they load (probes/libraries.py)
@@ -304,7 +316,7 @@ def _reinstall(s, consumer: str, tables=None) -> List[str]:
     fw = next((f for f in s.frameworks if f.package == consumer), None)
     if fw is not None and fw.version:
         return ["%s install --force-reinstall %s" % (c.pip_cmd(s), c.quote("%s==%s" % (fw.package, fw.version)))]
-    return ["# reinstall %s with the pip that installed it (its nvidia-* wheels come back)" % consumer]
+    return [M("# reinstall %s with the pip that installed it (its nvidia-* wheels come back)", consumer)]
 
 
 def check_libraries(s, tables=None) -> List:
@@ -320,34 +332,32 @@ def check_libraries(s, tables=None) -> List:
         kept = [e for e in current.split(":") if e and e.rstrip("/") not in dirs]
         out.append(F(
             "library-shadowed", "warning",
-            "LD_LIBRARY_PATH shadows the CUDA libraries %s was built with: %s" % (
-                ", ".join(dict.fromkeys(lib.consumer for lib in shadows)), ", ".join(dict.fromkeys(lib.needed for lib in shadows))),
-            "The loader searches LD_LIBRARY_PATH before a library's own RUNPATH, so %s. A toolkit's library of another "
-            "minor or major than the wheel's gives \"undefined symbol\" or \"version `libcublasLt.so.12' not found\" at "
-            "import, or runs with the wrong library." % "; ".join(
-                "%s's %s loads %s%s instead of %s" % (lib.consumer, lib.needed, lib.path, (" (%s)" % lib.version) if lib.version else "",
-                                                    lib.wheel_copy) for lib in shadows),
+            M("LD_LIBRARY_PATH shadows the CUDA libraries %s was built with: %s",
+              ", ".join(dict.fromkeys(lib.consumer for lib in shadows)), ", ".join(dict.fromkeys(lib.needed for lib in shadows))),
+            M("The loader searches LD_LIBRARY_PATH before a library's own RUNPATH, so %s. A toolkit's library of another "
+              "minor or major than the wheel's gives \"undefined symbol\" or \"version `libcublasLt.so.12' not found\" at "
+              "import, or runs with the wrong library.", join("; ", (
+                  M("%s's %s loads %s%s instead of %s", lib.consumer, lib.needed, lib.path, (" (%s)" % lib.version) if lib.version else "",
+                    lib.wheel_copy) for lib in shadows))),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
-             "# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)" % ", ".join(dirs)],
+             M("# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)", ", ".join(dirs))],
         ))
     missing = _missing(s)
     if missing:
         windows = s.platform is not None and s.platform.system == "windows"
-        where = ("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
-                 "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
-                 "specified module could not be found. Error loading ... or one of its dependencies.\"" if windows else
-                 "not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
-                 "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)" % missing[0].needed)
+        where = (M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
+                   "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
+                   "specified module could not be found. Error loading ... or one of its dependencies.\"") if windows else
+                 M("not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
+                   "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)", missing[0].needed))
         out.append(F(
             "library-not-found", "warning",
-            "CUDA libraries the loader finds nowhere: %s" % ", ".join(
-                "%s (%s)" % (lib.needed, lib.consumer) for lib in missing),
-            "%s: %s." % (
-                "; ".join("%s %s %s" % (lib.object, "loads (dlopen)" if lib.loaded_by == "dlopen" else "needs", lib.needed)
-                          for lib in missing), where),
+            M("CUDA libraries the loader finds nowhere: %s", ", ".join("%s (%s)" % (lib.needed, lib.consumer) for lib in missing)),
+            M("%s: %s.", join("; ", (M("%s loads (dlopen) %s", lib.object, lib.needed) if lib.loaded_by == "dlopen" else
+                                      M("%s needs %s", lib.object, lib.needed) for lib in missing)), where),
             _reinstall(s, missing[0].consumer, tables)
-            + ["# or install the toolkit or library that provides %s and put its %s" % (
-                missing[0].needed, "bin folder on PATH" if windows else "lib folder on LD_LIBRARY_PATH")],
+            + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
+               else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)],
         ))
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)
@@ -358,20 +368,20 @@ def check_libraries(s, tables=None) -> List:
                 users.setdefault(lib.real or lib.path, []).append(lib.consumer)
         out.append(F(
             "nccl-two-copies", "warning",
-            "two NCCL libraries for one process: %s" % ", ".join(copies),
-            "One process loads one libnccl.so.2: the first consumer imported decides which copy all of them get, and the "
-            "others run with an NCCL they were not built with (hangs and \"unhandled cuda error\" in collectives). %s." % "; ".join(
-                "%s resolves %s" % (", ".join(dict.fromkeys(u)), path) for path, u in users.items()),
-            ["# keep one NCCL: install the consumers from builds that use the same nvidia-nccl wheel, or import the one "
-             "whose NCCL you want first"],
+            M("two NCCL libraries for one process: %s", ", ".join(copies)),
+            M("One process loads one libnccl.so.2: the first consumer imported decides which copy all of them get, and the "
+              "others run with an NCCL they were not built with (hangs and \"unhandled cuda error\" in collectives). %s.",
+              join("; ", (M("%s resolves %s", ", ".join(dict.fromkeys(u)), path) for path, u in users.items()))),
+            [M("# keep one NCCL: install the consumers from builds that use the same nvidia-nccl wheel, or import the one "
+               "whose NCCL you want first")],
         ))
     majors, stray = _mixed_wheels(s)
     if stray:
         out.append(F(
             "nvidia-wheels-mixed", "warning",
-            "nvidia wheels of CUDA %s installed together" % " and ".join(str(m) for m in majors),
-            "The nvidia-*-cuXX wheels of different CUDA majors share one nvidia/ folder of the environment; a library of "
-            "one major can load another's (%s)." % ", ".join(stray),
+            M("nvidia wheels of CUDA %s installed together", _and([str(m) for m in majors])),
+            M("The nvidia-*-cuXX wheels of different CUDA majors share one nvidia/ folder of the environment; a library of "
+              "one major can load another's (%s).", ", ".join(stray)),
             ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
         ))
     return out
@@ -391,14 +401,14 @@ def _driver_and_plugin(s) -> List:
         conf = row["wsl" if wsl else "other"]
         out.append(F(
             "libcuda-not-found", "error",
-            "the driver's libcuda.so.1 is in %s, where the loader does not look" % folder,
-            "%s loads the driver's library itself (dlopen of libcuda.so.1, searched through LD_LIBRARY_PATH, the "
-            "loader cache and the default folders), and finds none there, so every CUDA call fails with \"no CUDA-capable "
-            "device is detected\" or \"CUDA driver version is insufficient\" while nvidia-smi works.%s" % (
-                ", ".join(dict.fromkeys(lib.object.rsplit("/", 1)[-1] for lib in lost)),
-                " Under WSL 2 the Windows driver's libraries are in /usr/lib/wsl/lib, which %s lists for ldconfig." % conf if wsl else ""),
+            M("the driver's libcuda.so.1 is in %s, where the loader does not look", folder),
+            M("%s loads the driver's library itself (dlopen of libcuda.so.1, searched through LD_LIBRARY_PATH, the "
+              "loader cache and the default folders), and finds none there, so every CUDA call fails with \"no CUDA-capable "
+              "device is detected\" or \"CUDA driver version is insufficient\" while nvidia-smi works.%s",
+              ", ".join(dict.fromkeys(lib.object.rsplit("/", 1)[-1] for lib in lost)),
+              M(" Under WSL 2 the Windows driver's libraries are in /usr/lib/wsl/lib, which %s lists for ldconfig.", conf) if wsl else ""),
             ["echo %s | %stee %s && %sldconfig" % (c.quote(folder), c.sudo(s), conf, c.sudo(s)),
-             "# or, without root, for this shell: export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" % c.quote(folder)],
+             M("# or, without root, for this shell: export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}", c.quote(folder))],
         ))
     plugins = _plugin_missing(s)
     if plugins:
@@ -406,14 +416,14 @@ def _driver_and_plugin(s) -> List:
         tried = list(dict.fromkeys((value, "libnccl-net-%s.so" % value)))  # NCCL's order (data/loader_search.json)
         out.append(F(
             "nccl-net-plugin-not-found", "warning",
-            "NCCL_NET_PLUGIN=%s names a network plugin NCCL will not find" % value,
-            "NCCL loads its network plugin with dlopen from %s: it tries %s, finds neither in its RUNPATH, "
-            "LD_LIBRARY_PATH, the loader cache or the default folders, and falls back to its internal transports "
-            "(\"NET/Plugin: No plugin found\" in NCCL_DEBUG=INFO) without an error: multi-node collectives then run "
-            "over sockets or plain IB verbs, several times slower, instead of the fabric's plugin (AWS OFI, HPC-X, "
-            "Spectrum-X)." % (", ".join(dict.fromkeys(lib.object for lib in plugins)), " then ".join(tried)),
-            ["unset NCCL_NET_PLUGIN    # NCCL's own transports, knowingly, until the plugin is installed",
-             "# or put the folder holding %s on LD_LIBRARY_PATH (the plugin's lib folder, e.g. in HPC-X or the aws-ofi-nccl "
-             "install) in the job script" % tried[-1]],
+            M("NCCL_NET_PLUGIN=%s names a network plugin NCCL will not find", value),
+            M("NCCL loads its network plugin with dlopen from %s: it tries %s, finds neither in its RUNPATH, "
+              "LD_LIBRARY_PATH, the loader cache or the default folders, and falls back to its internal transports "
+              "(\"NET/Plugin: No plugin found\" in NCCL_DEBUG=INFO) without an error: multi-node collectives then run "
+              "over sockets or plain IB verbs, several times slower, instead of the fabric's plugin (AWS OFI, HPC-X, "
+              "Spectrum-X).", ", ".join(dict.fromkeys(lib.object for lib in plugins)), " then ".join(tried)),
+            [M("unset NCCL_NET_PLUGIN    # NCCL's own transports, knowingly, until the plugin is installed"),
+             M("# or put the folder holding %s on LD_LIBRARY_PATH (the plugin's lib folder, e.g. in HPC-X or the aws-ofi-nccl "
+               "install) in the job script", tried[-1])],
         ))
     return out

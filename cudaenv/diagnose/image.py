@@ -18,6 +18,7 @@ The floors, the highest wins:
 from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.core.version import compare_versions, major_minor
+from cudaenv.core.i18n import M
 from cudaenv.diagnose import _common as c
 from cudaenv.facts import drivers as drv
 from cudaenv.parse.frameworks import local_cuda
@@ -82,64 +83,64 @@ def check(s, image, tables=None) -> List:
         return []
     name = image.tags[0] if image.tags else image.ref
     if not image.readable:
-        return [F("image-unreadable", "error", "cannot read the image %s" % image.ref,
-                  "cudaenv reads an image from disk without running or pulling it: %s." % (image.why or "not readable"),
+        return [F("image-unreadable", "error", M("cannot read the image %s", image.ref),
+                  M("cudaenv reads an image from disk without running or pulling it: %s.", image.why or M("not readable")),
                   ["docker save IMAGE -o image.tar && cudaenv doctor --image image.tar",
-                   "docker image inspect IMAGE > image.json && cudaenv doctor --image image.json    # the config alone"])]
+                   M("docker image inspect IMAGE > image.json && cudaenv doctor --image image.json    # the config alone")])]
     need = image_need(image, c.driver_system(s), tables)
     driver = c.driver_version(s)
     dcuda = c.driver_cuda(s, tables)
     verdict = image_verdict(need, driver, dcuda)
     if verdict == "no-cuda":
-        return [F("image-no-cuda", "info", "the image %s says nothing of its CUDA" % name,
-                  "Its config sets no CUDA_VERSION or NVIDIA_REQUIRE_CUDA%s, so no driver floor can be read from it; "
-                  "a CUDA program in it brings its own runtime (pip's nvidia-* wheels, a conda env), whose CUDA sets "
-                  "the floor." % (" and its layers hold no toolkit version.json or torch" if image.layers_read else
-                                  " (its layers were not read: give a docker save tarball or an OCI layout folder)"),
-                  ["docker run --rm --entrypoint python3 %s -c 'import torch; print(torch.version.cuda)'    # the CUDA its "
-                   "torch brings, where it has one" % name])]
+        return [F("image-no-cuda", "info", M("the image %s says nothing of its CUDA", name),
+                  M("Its config sets no CUDA_VERSION or NVIDIA_REQUIRE_CUDA%s, so no driver floor can be read from it; "
+                    "a CUDA program in it brings its own runtime (pip's nvidia-* wheels, a conda env), whose CUDA sets "
+                    "the floor.", M(" and its layers hold no toolkit version.json or torch") if image.layers_read else
+                    M(" (its layers were not read: give a docker save tarball or an OCI layout folder)")),
+                  [M("docker run --rm --entrypoint python3 %s -c 'import torch; print(torch.version.cuda)'    # the CUDA its "
+                     "torch brings, where it has one", name)])]
     if verdict == "no-driver":
-        return [F("image-no-driver", "warning", "the image %s needs driver %s or newer; this machine's is not known"
-                  % (name, need["driver"]),
-                  "The image's %s needs driver %s or newer, and no NVIDIA driver answered here, so whether this machine "
-                  "runs it is not known." % (_what(need), need["driver"]),
-                  ["nvidia-smi    # on the machine that will run the image: its driver version"])]
+        return [F("image-no-driver", "warning", M("the image %s needs driver %s or newer; this machine's is not known",
+                                                   name, need["driver"]),
+                  M("The image's %s needs driver %s or newer, and no NVIDIA driver answered here, so whether this machine "
+                    "runs it is not known.", _what(need), need["driver"]),
+                  [M("nvidia-smi    # on the machine that will run the image: its driver version")])]
     if verdict == "runs":
         return []
     native = drv.native_cuda_for_driver(driver, c.driver_system(s), c.table(tables))
     if verdict == "forward-compat":
-        return [F("image-forward-compat", "warning", "the image %s runs on driver %s only through forward compatibility"
-                  % (name, driver),
-                  "Its NVIDIA_REQUIRE_CUDA asks for CUDA %s (driver %s or newer); the runtime still starts it on driver "
-                  "branch %s for the GPU brands it lists (%s), and CUDA then runs through the image's forward-"
-                  "compatibility libraries%s, which NVIDIA supports on data-center GPUs only: on another GPU its CUDA "
-                  "programs fail with 'forward compatibility was attempted on non supported HW'."
-                  % (need["require"], need["driver"], driver.split(".")[0], ", ".join(_brands(need, driver)),
-                     " (%s)" % image.compat_package if image.compat_package else ""),
+        return [F("image-forward-compat", "warning", M("the image %s runs on driver %s only through forward compatibility",
+                                                        name, driver),
+                  M("Its NVIDIA_REQUIRE_CUDA asks for CUDA %s (driver %s or newer); the runtime still starts it on driver "
+                    "branch %s for the GPU brands it lists (%s), and CUDA then runs through the image's forward-"
+                    "compatibility libraries%s, which NVIDIA supports on data-center GPUs only: on another GPU its CUDA "
+                    "programs fail with 'forward compatibility was attempted on non supported HW'.",
+                    need["require"], need["driver"], driver.split(".")[0], ", ".join(_brands(need, driver)),
+                    " (%s)" % image.compat_package if image.compat_package else ""),
                   _upgrade(s, need))]
-    detail = ("The image's %s needs driver %s or newer; this machine has %s (CUDA %s). "
-              % (_what(need), need["driver"], driver, dcuda or "?"))
+    detail = M("The image's %s needs driver %s or newer; this machine has %s (CUDA %s). ",
+               _what(need), need["driver"], driver, dcuda or "?")
     fix = _upgrade(s, need)
     if need["why"] == "require":
-        detail += ("The NVIDIA runtime refuses to start it: 'nvidia-container-cli: requirement error: unsatisfied "
-                   "condition: cuda>=%s'." % need["require"])
+        detail += M("The NVIDIA runtime refuses to start it: 'nvidia-container-cli: requirement error: unsatisfied "
+                    "condition: cuda>=%s'.", need["require"])
         minor = drv.min_driver_for_cuda(need["require"], c.driver_system(s), c.table(tables))
         if minor and compare_versions(driver, minor) >= 0:
-            detail += (" This driver runs CUDA %s programs by minor-version compatibility (from %s), so skipping the "
-                       "runtime's check works for code that needs no newer PTX JIT." % (need["require"], minor))
-            fix.append("docker run --gpus all -e NVIDIA_DISABLE_REQUIRE=true %s ...    # skips the runtime's check only"
-                       % name)
+            detail += M(" This driver runs CUDA %s programs by minor-version compatibility (from %s), so skipping the "
+                        "runtime's check works for code that needs no newer PTX JIT.", need["require"], minor)
+            fix.append(M("docker run --gpus all -e NVIDIA_DISABLE_REQUIRE=true %s ...    # skips the runtime's check only", name))
     else:
-        detail += "Its CUDA programs fail with 'CUDA driver version is insufficient for CUDA runtime version'."
+        detail += M("Its CUDA programs fail with 'CUDA driver version is insufficient for CUDA runtime version'.")
     if native:
-        fix.append("# or an image built for CUDA %s or older (a tag such as nvidia/cuda:%s.*)" % (native, native))
-    return [F("image-needs-newer-driver", "error", "the image %s needs driver %s or newer; this machine has %s"
-              % (name, need["driver"], driver), detail, fix)]
+        fix.append(M("# or an image built for CUDA %s or older (a tag such as nvidia/cuda:%s.*)", native, native))
+    return [F("image-needs-newer-driver", "error", M("the image %s needs driver %s or newer; this machine has %s",
+                                                     name, need["driver"], driver), detail, fix)]
 
 
 def _what(need) -> str:
-    return {"require": "NVIDIA_REQUIRE_CUDA (cuda>=%s)", "cuda": "CUDA %s",
-            "torch": "torch built for CUDA %s"}[need["why"]] % need["cuda"]
+    if need["why"] == "torch":
+        return M("torch built for CUDA %s", need["cuda"])
+    return {"require": "NVIDIA_REQUIRE_CUDA (cuda>=%s)", "cuda": "CUDA %s"}[need["why"]] % need["cuda"]
 
 
 def _brands(need, driver: str) -> Tuple[str, ...]:

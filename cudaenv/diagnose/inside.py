@@ -49,8 +49,8 @@ def capabilities(s) -> List:
             M("NVIDIA_DRIVER_CAPABILITIES=%s: the NVIDIA runtime injects only those parts of the host driver, and "
             "without compute there is no libcuda in this container, so no CUDA program can start. It is set by the "
             "image or the run command, not by anything installed inside.", raw),
-            ["docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...    # or =all",
-             "# Kubernetes: env NVIDIA_DRIVER_CAPABILITIES=compute,utility in the container spec"],
+            [M("docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...    # or =all"),
+             M("# Kubernetes: env NVIDIA_DRIVER_CAPABILITIES=compute,utility in the container spec")],
         )
     ]
 
@@ -75,7 +75,7 @@ def image_cuda(s, tables=None) -> List:
             M("The image ships CUDA %s (CUDA_VERSION=%s), which needs driver %s or newer; the host's driver, injected "
             "into this container, is %s%s. CUDA programs of the image fail with 'CUDA driver version is insufficient' "
             "or 'driver too old'. The driver belongs to the host: upgrade it there, or run an image built for CUDA %s "
-            "or older (data-center GPUs can also use the image's forward-compatibility package, /usr/local/cuda/compat).", image, s.env_map.get("CUDA_VERSION"), need, driver, (M(" (CUDA up to %s)", runs) if runs else ""), runs or "an older"),
+            "or older (data-center GPUs can also use the image's forward-compatibility package, /usr/local/cuda/compat).", image, s.env_map.get("CUDA_VERSION"), need, driver, (M(" (CUDA up to %s)", runs) if runs else ""), runs or M("an older")),
             upgrade_driver_fix(s, need, image),
         )
     ]

@@ -80,16 +80,16 @@ def pixi_cuda_above_driver(s, tables=None) -> List:
         return []
     need = drv.min_driver_for_cuda(e.manifest_cuda if "." in e.manifest_cuda else e.manifest_cuda + ".0",
                                    "windows" if s.platform.wsl == 2 else "linux", (tables or {}).get(drv.TABLE))
-    fix = ['# in %s: set cuda = "%d" under [system-requirements] (the driver\'s CUDA %s), then: pixi install'
-           % (e.manifest, cc_tuple(have)[0], have)]
+    fix = [M('# in %s: set cuda = "%d" under [system-requirements] (the driver\'s CUDA %s), then: pixi install',
+             e.manifest, cc_tuple(have)[0], have)]
     if need:
-        fix.append("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)" % (need, e.manifest_cuda))
-    return [F("pixi-cuda-above-driver", "error", "the pixi manifest declares CUDA %s, above this driver's CUDA %s"
-              % (e.manifest_cuda, have),
-              "%s declares [system-requirements] cuda = \"%s\" for the environment '%s'; pixi solves against that and "
-              "checks it against the machine's __cuda (the driver's CUDA, %s), so it refuses to install or run the "
-              "environment here. CONDA_OVERRIDE_CUDA would hide the mismatch, not fix it: the driver cannot run those "
-              "builds." % (e.manifest, e.manifest_cuda, e.name, have), fix)]
+        fix.append(M("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)", need, e.manifest_cuda))
+    return [F("pixi-cuda-above-driver", "error", M("the pixi manifest declares CUDA %s, above this driver's CUDA %s",
+                                                   e.manifest_cuda, have),
+              M("%s declares [system-requirements] cuda = \"%s\" for the environment '%s'; pixi solves against that and "
+                "checks it against the machine's __cuda (the driver's CUDA, %s), so it refuses to install or run the "
+                "environment here. CONDA_OVERRIDE_CUDA would hide the mismatch, not fix it: the driver cannot run those "
+                "builds.", e.manifest, e.manifest_cuda, e.name, have), fix)]
 
 
 # ------------------------------------------------------------------ the fix: which torch to install

@@ -24,7 +24,7 @@ _WORD = re.compile(r"[a-z0-9_]+(?:[-'][a-z0-9_]+)*")
 class Phrase(NamedTuple):
     index: int  # the row's place in the table
     row: T.Row
-    pattern: "re.Pattern[str]"
+    at: int  # the pattern's place in the row (compiled only when a line fits: T.Patterns)
     words: Tuple[str, ...]
     keys: Tuple[str, ...]  # its words of 4+ letters, longest first
 
@@ -48,12 +48,12 @@ def phrases() -> Tuple[Phrase, ...]:
     for index, row in enumerate(T.rows()):
         if row.check:
             continue
-        for pattern, raw in zip(row.patterns, raw_rows.get(row.id, ())):
+        for at, raw in enumerate(raw_rows.get(row.id, ())[:len(row.patterns)]):
             needle = _literal(raw)
             words = tuple(_WORD.findall(needle))
             keys = tuple(sorted(dict.fromkeys(w for w in words if len(w) >= 4), key=len, reverse=True))
             if len(words) >= MIN_WORDS and len(needle) >= MIN_CHARS and len(keys) >= 3:
-                out.append(Phrase(index, row, pattern, words, keys))
+                out.append(Phrase(index, row, at, words, keys))
     return tuple(out)
 
 
@@ -106,7 +106,7 @@ def retyped(paste) -> List:
             offset = view.starts[bisect_right(view.lines, line) - 1] if view.starts else 0
             m = re.compile(re.escape(text[start:end])).search(view.text, offset + start)
             if m is not None:
-                found.append(Candidate(ph.index, ph.row, view, m, ((ph.pattern, m),), line, line, fuzzy=True))
+                found.append(Candidate(ph.index, ph.row, view, m, ((ph.row.patterns[ph.at], m),), line, line, fuzzy=True))
                 seen.add(ph.index)
                 break
     return sorted(found, key=lambda c: c.index)

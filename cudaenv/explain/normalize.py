@@ -21,9 +21,12 @@ Every pass is a regular expression anchored at a line start or a single-characte
 import re
 from typing import List, Sequence
 
+from cudaenv.core.lazy import LazyPattern
 from cudaenv.parse.decorations import undecorate
 
-_BOX = re.compile(r"(?m)^[ \t]{0,12}[\u2502\u2503\u2551]|[\u2502\u2503\u2551][ \t]{0,8}$")  # rich's traceback box
+# rich's traceback box, and the edges of CJK text: compiled when a paste is not ASCII (the CJK classes alone took a
+# few ms to compile, at every start-up of explain)
+_BOX = LazyPattern(r"(?m)^[ \t]{0,12}[\u2502\u2503\u2551]|[\u2502\u2503\u2551][ \t]{0,8}$")
 _LEVELS = r"(?:ERROR|WARNING|WARN|INFO|DEBUG|CRITICAL|FATAL|TRACE|SUCCESS|NOTICE)"
 _PREFIX = re.compile(
     r"(?m)^[ \t]{0,16}(?=[\[\d|A-Z])(?:"
@@ -42,7 +45,7 @@ _LOGGER = re.compile(r"(?m)^[ \t]{0,16}[\w.]{1,60} - " + _LEVELS + r" - [ \t]{0,
 _RICH_COLUMN = re.compile(r"(?m)(?<![ \t])[ \t]{2,}[\w.-]{1,80}\.py:\d{1,6}[ \t]{0,8}$")
 _BLANKS = re.compile(r"[ \t\f\v\u00a0\u3000]{2,}")
 _CJK = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_CJK_EDGE = re.compile(r"(?<=[%s])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9.:)])(?=[%s])" % (_CJK, _CJK))
+_CJK_EDGE = LazyPattern(r"(?<=[%s])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9.:)])(?=[%s])" % (_CJK, _CJK))
 
 
 _PASSES = 3  # prefixes stack: "[rank0]: 2024-05-01 12:00:01,123 - train - ERROR - ..."

@@ -53,7 +53,8 @@ class Rule(NamedTuple):
     name: str
     then_next: bool
     until: Optional["re.Pattern[str]"] = None  # context only before this (a prompt's command, not its output)
-    any_of: Tuple[str, ...] = ()  # without a needle: literals one of which every match contains (T.prefilter)
+    any_of: Tuple[str, ...] = ()  # without a needle: literals one of which every match contains (T.prefilter, else
+    # T.short_literals)
 
 
 class Variant(NamedTuple):
@@ -90,7 +91,7 @@ def rules() -> Rules:
         if kind in kinds:
             rule = _rule(kind, raw["pattern"], raw.get("name", kind), raw.get("then") == "next")
             if raw.get("until"):
-                rule = rule._replace(until=re.compile(raw["until"], re.IGNORECASE))
+                rule = rule._replace(until=T.Lazy(raw["until"]))
             kinds[kind].append(rule)
         elif kind == "after":
             after[raw["id"]] = after.get(raw["id"], ()) + tuple(raw["causes"])
@@ -99,16 +100,16 @@ def rules() -> Rules:
         elif kind == "variant":
             vp = raw.get("value_pattern")
             variants.append(Variant(raw["id"], raw.get("name") or raw.get("platform") or raw["id"], raw.get("platform"),
-                                    raw.get("value"), re.compile(vp, re.IGNORECASE) if vp else None, raw.get("title"),
+                                    raw.get("value"), T.Lazy(vp) if vp else None, raw.get("title"),
                                     raw.get("explanation"), tuple(raw["advice"]) if "advice" in raw else None))
     return Rules(tuple(kinds["chain"]), tuple(kinds["boilerplate"]), tuple(kinds["wrapper"]), tuple(kinds["context"]),
                  tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants), after)
 
 
 def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
-    needle = T.needle(pattern)
-    return Rule(kind, re.compile(pattern, re.IGNORECASE), needle, name, then_next,
-                any_of=() if needle else tuple(n for n in T.prefilter(pattern) if n))
+    needle, any_of, short, _ = T.literals_of(pattern)  # compiled only when its literals are in the text (T.Lazy)
+    return Rule(kind, T.Lazy(pattern), needle, name, then_next,
+                any_of=() if needle else tuple(n for n in (any_of or short) if n))
 
 
 # ------------------------------------------------------------------ the text, in three views (View: explain.views)
@@ -133,8 +134,9 @@ def _context_kind(norm: Sequence[str], line: int) -> Optional[Tuple[str, int]]:
     """(the context kind of ``line``, the column where the context part of the line ends) or None."""
     text = norm[line] if 0 <= line < len(norm) else ""
     found = rules().context
+    low = T.lowered(text)
     for rule in found:
-        m = rule.pattern.match(text)
+        m = rule.pattern.match(text) if _may_match(rule, low) else None
         if m:
             stop = rule.until.search(text, m.end()) if rule.until is not None else None
             return rule.name, stop.start() if stop else len(text) + 1
@@ -142,10 +144,21 @@ def _context_kind(norm: Sequence[str], line: int) -> Optional[Tuple[str, int]]:
     while prev >= 0 and not norm[prev]:
         prev -= 1
     if prev >= 0 and not _ERROR_LINE.search(text):
+        low = T.lowered(norm[prev])
         for rule in found:
-            if rule.then_next and rule.pattern.match(norm[prev]):
+            if rule.then_next and _may_match(rule, low) and rule.pattern.match(norm[prev]):
                 return rule.name + " source", len(text) + 1
     return None
+
+
+def _may_match(rule: Rule, low: Optional[str]) -> bool:
+    """Whether ``rule`` can match a text whose :func:`T.lowered` form is ``low``: its literals are in it (the look
+    :meth:`View.finditer` makes, so that a rule is compiled only for a text that holds them; None: not pre-filtered)."""
+    if low is None:
+        return True
+    if rule.needle and rule.needle not in low:
+        return False
+    return not rule.any_of or any(n in low for n in rule.any_of)
 
 
 class Paste(NamedTuple):
@@ -163,7 +176,7 @@ def read(text: str) -> Paste:
     if len(idx) > 1:
         pieces = list(filter(None, norm))
         joined = View("joined", idx, pieces, " ")
-        joined._within = views[0]
+        joined._within, views[0]._outer = views[0], joined
         views.append(joined)
         width = N.wrap_width(raw)
         if width:
@@ -200,10 +213,39 @@ def _context_at(view: View, context: Context, offset: int) -> Optional[str]:
     return kind if offset - (view.starts[i] if view.starts else 0) < stop else None
 
 
-def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context) -> Optional["re.Match[str]"]:
+def _matches(pattern: "re.Pattern[str]", view: View, window: Optional[Tuple[str, int]] = None):
+    """``pattern.finditer(view.text)``; in a long text with a ``window`` (T.window: a piece every match holds and the
+    most characters before it) the pattern is tried only at the places a match can start, up to ``before``
+    characters before each place of the piece (a 1 MB log with one out-of-memory line is tried there, not scanned
+    three times by a pattern without a fast first character). The same matches in the same order: each match holds
+    a place of the piece at most ``before`` after its start, and the places are taken in order."""
+    text, low = view.text, view.low
+    if window is None or low is None or len(text) <= BIG:
+        yield from pattern.finditer(text)
+        return
+    piece, before = window
+    if low.count(piece) * (before + 1) > len(text) // 16:  # many places: one scan is cheaper
+        yield from pattern.finditer(text)
+        return
+    pos = 0  # where the next match may start (finditer's position)
+    at = low.find(piece)
+    while at >= 0:
+        for start in range(max(pos, at - before), at + 1):
+            m = pattern.match(text, start)
+            if m is not None:
+                yield m
+                pos = m.end() if m.end() > start else start + 1
+                break
+        else:
+            pos = at + 1
+        at = low.find(piece, max(pos, at + 1))
+
+
+def _occurrence(pattern: "re.Pattern[str]", view: View, context: Context,
+                window: Optional[Tuple[str, int]] = None) -> Optional["re.Match[str]"]:
     """The first match of ``pattern`` in ``view`` that is not on a context line (else the first match)."""
     first = None
-    for n, m in enumerate(pattern.finditer(view.text)):
+    for n, m in enumerate(_matches(pattern, view, window)):
         if first is None:
             first = m
         if _context_at(view, context, m.start()) is None:
@@ -226,7 +268,7 @@ def _candidate(index: int, row: T.Row, view: View, context: Context) -> Optional
             elif i < len(row.needles) and row.needles[i] and not has(T.squeezed(row.needles[i])):
                 continue
         pattern = row.patterns[i]  # compiled only now (T.Patterns): its literals are in the text
-        m = _occurrence(pattern, view, context)
+        m = _occurrence(pattern, view, context, row.windows[i] if i < len(row.windows) else None)
         if m is not None:
             found.append((pattern, m))
     if not found:

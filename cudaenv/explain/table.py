@@ -43,6 +43,7 @@ class Row(Record):
     needles: Tuple[str, ...] = ()  # per pattern: a lower-case literal every match contains, blanks aside ("" when none is known)
     prefilter: Tuple[Tuple[str, ...], ...] = ()  # per pattern: lower-case literals one of which every match contains
     literals: Tuple[str, ...] = ()  # every pattern's (blanks removed): a text with none of them matches no pattern ("" : unknown)
+    windows: Tuple[Optional[Tuple[str, int]], ...] = ()  # per pattern: where in a long text it is tried (window())
     extra: Dict[str, Any] = factory(dict)
 
 
@@ -57,7 +58,7 @@ def _parsed(pattern: str):
         return None
 
 
-def _longest_run(items) -> str:
+def _longest_run(items, least: int = 4) -> str:
     best, run = "", []
     for op, av in list(items) + [(None, None)]:
         if str(op) == "LITERAL":
@@ -66,7 +67,7 @@ def _longest_run(items) -> str:
         if len(run) > len(best):
             best = "".join(run)
         run = []
-    if len(best) >= 4 and best.isascii():
+    if len(best) >= least and best.isascii():
         return best.lower()
     caseless = not best.isascii() and best.lower() == best.upper() == best.casefold()  # CJK: no case to fold
     return best if len(best) >= 2 and caseless else ""
@@ -80,10 +81,11 @@ def needle(pattern: str, items=None) -> str:
     return _longest_run(items) if items is not None else ""
 
 
-def _any_of(items, depth: int = 0) -> Tuple[str, ...]:
+def _any_of(items, depth: int = 0, least: int = 4) -> Tuple[str, ...]:
     """Literals one of which every match of ``items`` contains: the longest top-level run, else those of a group
-    every match goes through, else one per alternative of a branch (each alternative must have one)."""
-    run = _longest_run(items)
+    every match goes through, else one per alternative of a branch (each alternative must have one). ``least``: the
+    fewest ASCII characters a literal has."""
+    run = _longest_run(items, least)
     if run:
         return (run,)
     if depth > 8:
@@ -92,13 +94,13 @@ def _any_of(items, depth: int = 0) -> Tuple[str, ...]:
     for op, av in items:
         name = str(op)
         if name == "SUBPATTERN":  # every match goes through each group: the one with the longest shortest literal
-            found = _any_of(av[-1], depth + 1)
+            found = _any_of(av[-1], depth + 1, least)
             if found and (not best or min(map(len, found)) > min(map(len, best))):
                 best = found
         elif name == "BRANCH":
             out = []
             for alt in av[1]:
-                found = _any_of(alt, depth + 1)
+                found = _any_of(alt, depth + 1, least)
                 if not found:
                     break
                 out.extend(found)
@@ -113,6 +115,67 @@ def prefilter(pattern: str, items=None) -> Tuple[str, ...]:
     known. A text with none of them cannot match, so the search is skipped. ``items``: as :func:`needle`'s."""
     items = _parsed(pattern) if items is None else items
     return _any_of(items) if items is not None else ()
+
+
+def short_literals(pattern: str, items=None) -> Tuple[str, ...]:
+    """As :func:`prefilter`, with literals of 2 and 3 ASCII characters too (``mps`` of ``\\bmps\\b``, one of
+    ``pro``, ``max``, ... of ``\\bM[1-4] (?:Pro|Max)\\b``): a ranking rule without a longer literal is still looked for
+    only in a text that holds one (a table row keeps :func:`prefilter`'s, which its other uses read)."""
+    items = _parsed(pattern) if items is None else items
+    return _any_of(items, least=2) if items is not None else ()
+
+
+MAX_BEFORE = 200  # characters a match may have before its piece for the piece to say where to try the pattern
+
+
+def window(pattern: str) -> Optional[Tuple[str, int]]:
+    """``(piece, before)``: the longest part of the needle without a blank (lower-cased as the needle), which every
+    match holds as it is even where :func:`tolerant` lets a blank go, and the most characters a match can have
+    before it (the pattern's items before the needle, as ``re`` measures their width, plus the needle's own
+    characters before the piece). A match starts at most ``before`` characters before a place of the piece, so a long
+    text is searched only there (``rank._matches``). None when the pattern has no needle or a match can have more
+    than :data:`MAX_BEFORE` characters before it."""
+    try:
+        from re import _parser as sre_parse  # Python 3.11+
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse  # type: ignore
+    try:
+        parsed = sre_parse.parse(pattern, re.IGNORECASE)
+    except Exception:  # noqa: BLE001 - no window is always safe
+        return None
+    items = list(parsed)
+    if not _longest_run(items):
+        return None
+    first, last, start = 0, 0, None  # the run _longest_run chose: the first of the longest
+    for i, (op, _) in enumerate(items + [(None, None)]):
+        if str(op) == "LITERAL":
+            start = i if start is None else start
+            continue
+        if start is not None and i - start > last - first:
+            first, last = start, i
+        start = None
+    run = "".join(chr(av) for _, av in items[first:last])
+    words = run.split(" ")
+    piece = max(words, key=len)  # the first of the longest
+    if len(piece) < 3:
+        return None
+    before = sre_parse.SubPattern(parsed.state, items[:first]).getwidth()[1] + run.index(piece)
+    if before > MAX_BEFORE:
+        return None
+    return (piece.lower() if run.isascii() else piece), before
+
+
+def literals_of(pattern: str) -> Tuple[str, Tuple[str, ...], Tuple[str, ...], Optional[Tuple[str, int]]]:
+    """``(needle(pattern), prefilter(pattern), short_literals(pattern), window(pattern))``, read from :mod:`cudaenv.explain.literals` (worked out when the
+    tables were written) when it has ``pattern``, else worked out now: parsing every pattern of the tables was most of
+    a short paste's time. The two answers are the same (tests/explain/test_explain_literals.py)."""
+    from cudaenv.explain.literals import LITERALS
+
+    found = LITERALS.get(pattern)
+    if found is None:
+        items = _parsed(pattern)
+        found = (needle(pattern, items), prefilter(pattern, items), short_literals(pattern, items), window(pattern))
+    return found
 
 
 class Patterns:
@@ -140,6 +203,42 @@ class Patterns:
 
     def __repr__(self) -> str:
         return "Patterns(%r)" % (self.sources,)
+
+
+class Lazy:
+    """One pattern (case-insensitive, as written) compiled the first time it is used, with the methods of
+    ``re.Pattern`` that explain's ranking uses: the rules of ``data/explain_rules.json`` are looked at through their
+    literals first (``rank.Rule.needle``), so a short paste compiles only the few whose literals it holds."""
+
+    __slots__ = ("pattern", "_compiled")
+
+    flags = re.IGNORECASE
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self._compiled: Optional["re.Pattern[str]"] = None
+
+    @property
+    def compiled(self) -> "re.Pattern[str]":
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, re.IGNORECASE)
+        return self._compiled
+
+    @property
+    def groupindex(self):
+        return self.compiled.groupindex
+
+    def match(self, text: str, *bounds):
+        return self.compiled.match(text, *bounds)
+
+    def search(self, text: str, *bounds):
+        return self.compiled.search(text, *bounds)
+
+    def finditer(self, text: str, *bounds):
+        return self.compiled.finditer(text, *bounds)
+
+    def __repr__(self) -> str:
+        return "Lazy(%r)" % (self.pattern,)
 
 
 _QUANTIFIER = "*+?{"
@@ -202,14 +301,15 @@ def rows() -> Tuple[Row, ...]:
 
     out = []
     for raw in load_table(TABLE)["rows"]:
-        parsed = [_parsed(p) for p in raw["patterns"]]  # once for the needle and the prefilter
-        filters = tuple(tuple(dict.fromkeys(squeezed(n) for n in prefilter(p, items))) for p, items in zip(raw["patterns"], parsed))
+        known = [literals_of(p) for p in raw["patterns"]]  # (needle, prefilter): no pattern is parsed or compiled here
+        filters = tuple(tuple(dict.fromkeys(squeezed(n) for n in found[1])) for found in known)
         literals = () if not all(filters) else tuple(dict.fromkeys(n for f in filters for n in f))
         out.append(
             Row(
                 id=raw["id"],
                 patterns=Patterns(raw["patterns"]),
-                needles=tuple(needle(p, items) for p, items in zip(raw["patterns"], parsed)),
+                needles=tuple(found[0] for found in known),
+                windows=tuple(found[3] for found in known),
                 prefilter=filters,
                 literals=literals,
                 title=raw["title"],

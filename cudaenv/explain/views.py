@@ -16,7 +16,8 @@ class View:
     """One way of reading the normalized lines: ``text`` made of pieces (one line each), ``starts`` where each
     piece begins in it, ``lines`` the line each piece is."""
 
-    __slots__ = ("name", "text", "lines", "low", "_squeezed", "_pieces", "_seps", "_starts", "_spans", "_has", "_within")
+    __slots__ = ("name", "text", "lines", "low", "_squeezed", "_pieces", "_seps", "_starts", "_spans", "_has", "_within",
+                 "_outer")
 
     def __init__(self, name: str, lines: Sequence[int], pieces: Sequence[str], seps):
         """``seps``: the one separator between all pieces (a string), or one per gap (a list)."""
@@ -35,6 +36,7 @@ class View:
         self._spans: Dict[str, Any] = {}
         self._has: Dict[str, bool] = {}  # literal -> whether ``squeezed`` contains it (shared by views of one squeezed text)
         self._within: Optional["View"] = None  # a view whose squeezed text is inside this one's, line by line
+        self._outer: Optional["View"] = None  # a view whose squeezed text holds this one's lines, each whole
 
     @property
     def starts(self) -> List[int]:
@@ -54,11 +56,18 @@ class View:
 
     def has(self, literal: str) -> bool:
         """Whether the squeezed text contains ``literal`` (a pattern's literal, blanks removed), each literal looked
-        for once: a literal in the lines view is in the joined one too (its pieces, joined by what squeezes away),
-        and the joined and glued views squeeze to the same text."""
+        for once: a literal without a line break is in the lines view only if it is in the joined one (the same lines,
+        joined by what squeezes away), so the lines view looks only for what the joined view holds (most literals are
+        in neither: one pass over the text each instead of two); the joined and glued views squeeze to the same
+        text."""
         found = self._has.get(literal)
         if found is None:
-            found = bool(self._within is not None and self._within.has(literal)) or literal in self.squeezed
+            if "\n" in literal:
+                found = bool(self._within is not None and self._within.has(literal)) or literal in self.squeezed
+            elif self._outer is not None and not self._outer.has(literal):
+                found = False
+            else:
+                found = literal in self.squeezed
             self._has[literal] = found
         return found
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Optional, Tuple
 
 RELEASE_MARKER = b"Cuda compilation tools, release "
+LINE_MARKER = RELEASE_MARKER.decode("ascii").split(",")[0]  # "Cuda compilation tools": the line find_nvcc_version reads
 RELEASE_EXCERPT = 96  # bytes after the marker that hold "13.0, V13.0.88"
 
 _FULL = LazyPattern(r"release\s+(\d{1,9}\.\d{1,9})\s*,\s*V(\d{1,9}(?:\.\d{1,9}){1,5})(?![\d.])")
@@ -50,9 +51,8 @@ def find_nvcc_version(text: str) -> Optional[str]:
     V12.4.131`` line, so a "release 22.04" elsewhere in it is not taken for a toolkit; None without that line."""
     from cudaenv.parse._lines import lines  # typing: off the `cudaenv use` path
 
-    marker = RELEASE_MARKER.decode("ascii").split(",")[0]  # "Cuda compilation tools"
     for line in lines(text):
-        at = line.find(marker)
+        at = line.find(LINE_MARKER)
         if at >= 0:
             found = parse_nvcc_version(line[at:])
             if found:

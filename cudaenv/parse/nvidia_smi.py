@@ -39,6 +39,11 @@ _NA = {"", "n/a", "[n/a]", "[not supported]", "not supported", "[unknown error]"
 _MODES = ("On", "Off", "N/A", "WDDM", "TCC", "MCDM")  # the Persistence-M / TCC/WDDM column closing a GPU row
 _PROCESS_TYPES = ("C", "G", "C+G", "M", "M+C")
 _KNOWN_FIELDS = set(QUERY_FIELDS) | {"gpu_uuid", "gpu_name", "gpu_bus_id", "compute_mode", "pstate", "count", "timestamp"}
+# A literal one of which each reader's answer needs (cudaenv.pasted.may_hold looks for them before a paste is read):
+BANNER_MARKERS = ("NVIDIA-SMI", "Version:")  # parse_banner: its version line, the driver's or CUDA's (or a GPU row:
+# "|" and one of _MODES)
+QUERY_LOG_MARKERS = ("GPU", "Driver Version")  # parse_query_log: a GPU block ("GPU 00000000:01:00.0"), the driver
+LIST_MARKER = "(UUID:"  # parse_list
 
 
 

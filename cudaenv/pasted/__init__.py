@@ -125,59 +125,138 @@ def _merge_gpus(lists: Sequence[Sequence[Any]]) -> Tuple[PastedGpu, ...]:
     return tuple(out)
 
 
-def read_facts(text: Any) -> Optional[PastedFacts]:
-    """The facts of every tool output in ``text`` (str or bytes), merged; None when it holds none."""
+TOOL_OUTPUTS = ("nvidia-smi", "nvidia-smi -q", "conditions", "nvidia-smi -L", "nvidia-smi --query-gpu", "nvcc --version",
+           "collect_env", "/proc/driver/nvidia/version", "deviceQuery", "lspci", "kernel log", "torch version")
+# collect_env's answer needs one of these keys (parse.collect_env._KEYS of its answer's fields: tests/pasted check it)
+_COLLECT_ENV_KEYS = ("pytorch version", "cuda used to build pytorch", "is cuda available", "cuda runtime version",
+                     "gpu models and configuration", "cudnn version")
+_SMI_SECTIONS = ("Persistence Mode", "ECC Mode", "ECC Errors", "Retired Pages", "Remapped Rows",
+                 "Clocks Throttle Reasons", "Clocks Event Reasons")  # the -q sections a GpuCondition reads
+
+
+def may_hold(body: str) -> frozenset:
+    """The tool outputs (:data:`TOOL_OUTPUTS`; ``conditions``: nvidia-smi -q's health sections) ``body`` can hold: each
+    parser's answer needs a literal this looks for first (one pass of ``in`` over the text each), so a log that holds
+    none of them is handed to no parser (issue 35: every line of a 10 MB log was parsed a dozen times). The literals
+    are the parsers' own (``parse.nvidia_smi``, ``parse.collect_env``, ...); tests/pasted check that the answers are
+    the same with every parser run."""
+    import re
+
     from cudaenv.parse import nvidia_smi as smi
-    from cudaenv.parse._lines import MAX_LINES
-    from cudaenv.parse.collect_env import parse_collect_env
+    from cudaenv.parse.nvcc import LINE_MARKER
+
+    low = body.lower()
+    found = set()
+    if any(m in body for m in smi.BANNER_MARKERS) or ("|" in body and any(w in body for w in smi._MODES)):
+        found.add("nvidia-smi")  # its version line, the driver's or CUDA's, or a GPU row ("| 0 ... On |")
+    if any(m in body for m in smi.QUERY_LOG_MARKERS):
+        found.add("nvidia-smi -q")  # a GPU block ("GPU 00000000:01:00.0") or the header's driver
+    if any(k in body for k in _SMI_SECTIONS):
+        found.add("conditions")
+    if smi.LIST_MARKER in body:
+        found.add("nvidia-smi -L")
+    if any(f in body for f in smi._KNOWN_FIELDS):
+        found.add("nvidia-smi --query-gpu")  # a CSV header names at least one field nvidia-smi knows
+    if LINE_MARKER in body:
+        found.add("nvcc --version")
+    if any(k in low for k in _COLLECT_ENV_KEYS):
+        found.add("collect_env")
+    if "NVRM version:" in body:
+        found.add("/proc/driver/nvidia/version")
+    if ("Device " in body and ': "' in body) or "cudaGetDeviceCount returned" in body or "CUDA Driver Version" in body:
+        found.add("deviceQuery")
+    if "LnkCap" in body or "LnkSta" in body or ("controller" in low and ("nvidia" in low or "10de" in low)):
+        found.add("lspci")
+    if "NVRM" in body:
+        found.add("kernel log")
+    if "orch" in body and re.search(r"torch(?:\.__version__|\.version\.cuda|[\s:=])", low):
+        found.add("torch version")  # printed, a template's "PyTorch Version (e.g., 1.0): 1.7.1", pip's list
+    return frozenset(found)
+
+
+def read_facts(text: Any) -> Optional[PastedFacts]:
+    """The facts of every tool output in ``text`` (str or bytes), merged; None when it holds none. A parser reads
+    the text only when it can hold that tool's output (:func:`may_hold`)."""
     from cudaenv.parse.decorations import undecorate
-    from cudaenv.parse.device_query import parse_device_query
-    from cudaenv.parse.kernel_log import has_gpu_faults, parse_xid_log
-    from cudaenv.parse.printed import parse_kernel_log, parse_printed_torch
-    from cudaenv.parse.proc import parse_proc_driver_version
-    from cudaenv.parse.lspci import parse_lspci
-    from cudaenv.parse.smi_conditions import parse_smi_conditions
     from cudaenv.model.snapshot import Gpu
 
     body = undecorate(as_text(text))  # colours, bold, full-width punctuation: as explain's normalizer takes them away
+    may = may_hold(body)
     sources: List[str] = []
-    banner = smi.parse_banner(body)
-    if banner.smi_version or banner.driver_version or banner.gpus:
+    banner = log = csv = nvcc = env = module = query = kernel = printed = None
+    conditions: Tuple[Any, ...] = ()
+    listed: Tuple[Any, ...] = ()
+    pci: Tuple[Any, ...] = ()
+    if "nvidia-smi" in may:
+        from cudaenv.parse import nvidia_smi as smi
+
+        banner = smi.parse_banner(body)
+        if not (banner.smi_version or banner.driver_version or banner.gpus):
+            banner = None
+    if banner is not None:
         sources.append("nvidia-smi")
-    else:
-        banner = None
-    log = smi.parse_query_log(body)
-    conditions = parse_smi_conditions(body)
-    if log.gpus or log.driver_version or conditions:
+    if "nvidia-smi -q" in may:
+        from cudaenv.parse import nvidia_smi as smi
+
+        log = smi.parse_query_log(body)
+    if "conditions" in may:
+        from cudaenv.parse.smi_conditions import parse_smi_conditions
+
+        conditions = parse_smi_conditions(body)
+    if (log is not None and (log.gpus or log.driver_version)) or conditions:
         sources.append("nvidia-smi -q")
-    if not (log.gpus or log.driver_version):
+    if log is not None and not (log.gpus or log.driver_version):
         log = None
-    listed = smi.parse_list(body)
+    if "nvidia-smi -L" in may:
+        from cudaenv.parse import nvidia_smi as smi
+
+        listed = smi.parse_list(body)
     if listed:
         sources.append("nvidia-smi -L")
-    csv = _query_csv(body)
+    csv = _query_csv(body) if "nvidia-smi --query-gpu" in may else None
     if csv:
         sources.append("nvidia-smi --query-gpu")
-    nvcc = _nvcc(body)
+    nvcc = _nvcc(body) if "nvcc --version" in may else None
     if nvcc:
         sources.append("nvcc --version")
-    env = parse_collect_env(body)
+    if "collect_env" in may:
+        from cudaenv.parse.collect_env import parse_collect_env
+
+        env = parse_collect_env(body)
     if env is not None:
         sources.append("collect_env")
-    module = parse_proc_driver_version(body, limit=MAX_LINES)
+    if "/proc/driver/nvidia/version" in may:
+        from cudaenv.parse._lines import MAX_LINES
+        from cudaenv.parse.proc import parse_proc_driver_version
+
+        module = parse_proc_driver_version(body, limit=MAX_LINES)
     if module is not None:
         sources.append("/proc/driver/nvidia/version")
-    query = parse_device_query(body)
+    if "deviceQuery" in may:
+        from cudaenv.parse.device_query import parse_device_query
+
+        query = parse_device_query(body)
     if query is not None:
         sources.append("deviceQuery")
-    pci = parse_lspci(body)
+    if "lspci" in may:
+        from cudaenv.parse.lspci import parse_lspci
+
+        pci = parse_lspci(body)
     if pci:
         sources.append("lspci")
-    kernel = parse_kernel_log(body)
-    faults = parse_xid_log(body)
+    from cudaenv.parse.kernel_log import has_gpu_faults, parse_xid_log
+
+    faults = parse_xid_log(body if "kernel log" in may else "")  # no NVRM line: no fault, read from nothing
+    if "kernel log" in may:
+        from cudaenv.parse.printed import parse_kernel_log
+
+        kernel = parse_kernel_log(body)
     if kernel is not None or has_gpu_faults(faults):
         sources.append("kernel log")
-    printed = parse_printed_torch(body) if env is None else None  # collect_env's own "N/A" is an answer
+    if env is None and "torch version" in may:  # collect_env's own "N/A" is an answer
+        from cudaenv.parse.printed import parse_printed_torch
+
+        printed = parse_printed_torch(body)
     if printed is not None:
         sources.append("torch version")
     if not sources:

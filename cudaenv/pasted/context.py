@@ -62,7 +62,13 @@ def wanted(text: str, match_ids: Iterable[str]) -> FrozenSet[str]:
 def mentioned_devices(text: str) -> Tuple[int, ...]:
     """The ``cuda:N`` numbers and the checkpoint's device an error names, sorted."""
     body = text[-MAX_SCAN:] if isinstance(text, str) else ""
-    found = {int(m.group(1)) for m in _CUDA_N.finditer(body)}
+    found = set()
+    at = body.find("cuda:")  # each match starts there: the pattern is tried only at those places (a 1 MB log without
+    while at >= 0:  # one costs one pass of str.find, not a regular-expression scan)
+        m = _CUDA_N.match(body, at)
+        if m:
+            found.add(int(m.group(1)))
+        at = body.find("cuda:", at + 1)
     load = _LOAD.search(body)
     if load:
         found.add(int(load.group(1)))
@@ -82,7 +88,7 @@ def gather(host, kinds: FrozenSet[str], python: Optional[str] = None) -> Snapsho
         nvidia = probe_nvidia(host, notes, platform=platform)
         parts.update(driver=nvidia.driver, gpus=nvidia.gpus, visible_devices=probe_visibility(host, nvidia.gpus),
                      processes=nvidia.processes, tools=nvidia.tools)
-    if "arch" in kinds:
+    if "arch" in kinds and parts.get("gpus"):  # without a GPU the context says only that (context_of): no child runs
         from cudaenv.probes.python import find_interpreter
         from cudaenv.probes.torch import probe_torch_static
 

@@ -20,6 +20,7 @@ keeps its own notes; they are joined in a fixed order so the output does not dep
 
 from typing import Any, Callable, List, Optional, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.core.jobs import Job
 from cudaenv.model.snapshot import Note, Platform, Snapshot, Torch, VisibleDevices
 
@@ -37,7 +38,7 @@ def _call(notes: List[Note], label: str, fn: Callable[..., Any], *args: Any, **k
     try:
         return fn(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one broken probe must not take the report down
-        notes.append(Note("collect", "probe %s failed: %s: %s" % (label, type(exc).__name__, exc)))
+        notes.append(Note("collect", M("probe %s failed: %s: %s", label, type(exc).__name__, exc)))
         raise _Failed(label) from exc
 
 
@@ -195,7 +196,7 @@ def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note
     try:
         return probe_torch_static(host, interpreter, notes)
     except Exception as exc:  # noqa: BLE001
-        collect_notes.append(Note("collect", "probe torch failed: %s: %s" % (type(exc).__name__, exc)))
+        collect_notes.append(Note("collect", M("probe torch failed: %s: %s", type(exc).__name__, exc)))
         return Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
 
 

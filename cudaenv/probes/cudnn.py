@@ -12,6 +12,7 @@ import ntpath
 import re
 from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.parse.cudnn import parse_cudnn_dist_info_name, parse_cudnn_header
 from cudaenv.model.snapshot import Cudnn, Note, Toolkit
 from cudaenv.core.version import version_key
@@ -49,7 +50,7 @@ def probe_cudnn(host, notes: list, toolkits: Sequence[Toolkit], site_packages: S
         if host.is_dir(cudnn_path):
             places += [(host.join(cudnn_path, "include"), "CUDNN_PATH", None), (cudnn_path, "CUDNN_PATH", None)]
         else:
-            notes.append(Note(PROBE, "CUDNN_PATH=%s does not exist" % cudnn_path))
+            notes.append(Note(PROBE, M("CUDNN_PATH=%s does not exist", cudnn_path)))
     for sp in site_packages:
         places.append((host.join(sp, "nvidia", "cudnn", "include"), "pip", None))
     conda = (host.env.get("CONDA_PREFIX") or "").strip()

@@ -27,14 +27,17 @@ def probe_dpkg_status(host, notes: List[Note], probe: str = "uninstall") -> Opti
     if not host.exists(DPKG_STATUS):
         return None
     if not host.is_file(DPKG_STATUS):
-        notes.append(Note(probe, "%s is not a regular file: package ownership unknown" % DPKG_STATUS))
+        from cudaenv.core.i18n import M
+        notes.append(Note(probe, M("%s is not a regular file: package ownership unknown", DPKG_STATUS)))
         return None
     packages, problems = parse_status(host.iter_lines(DPKG_STATUS, limit=STATUS_LIMIT))
     if not packages and not problems and host.read_bytes(DPKG_STATUS, limit=1) is None:
-        notes.append(Note(probe, "%s exists but cannot be read: package ownership unknown" % DPKG_STATUS))
+        from cudaenv.core.i18n import M
+        notes.append(Note(probe, M("%s exists but cannot be read: package ownership unknown", DPKG_STATUS)))
         return None
     if problems:
-        notes.append(Note(probe, "%s looks damaged (%s); package ownership may be incomplete" % (DPKG_STATUS, problems[0])))
+        from cudaenv.core.i18n import M
+        notes.append(Note(probe, M("%s looks damaged (%s); package ownership may be incomplete", DPKG_STATUS, problems[0])))
     return packages
 
 
@@ -107,7 +110,8 @@ def probe_alternatives(host, notes: List[Note], names_like: str = "cuda", probe:
             admin = posixpath.join(folder, name)
             text = host.read_text(admin, limit=1024 * 1024)
             if text is None:
-                notes.append(Note(probe, "cannot read %s" % admin))
+                from cudaenv.core.i18n import M
+                notes.append(Note(probe, M("cannot read %s", admin)))
                 continue
             link, paths = parse_alternatives(text)
             found.append(Alternative(name, admin, link, paths))

@@ -14,6 +14,7 @@ torch's exports are looked up name by name through each library's hash table, as
 import posixpath
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import Note, Torch, TorchExtension
 from cudaenv.parse import frameworks as pf
 from cudaenv.parse.symbols import in_namespaces, string_abi
@@ -59,14 +60,14 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
         if name in picked or name == "torch" or name in rows or name.startswith("nvidia-"):
             continue
         if scanned >= MAX_SCANNED:
-            notes.append(Note(PROBE, "more than %d packages: the rest were not read for a torch requirement" % MAX_SCANNED))
+            notes.append(Note(PROBE, M("more than %d packages: the rest were not read for a torch requirement", MAX_SCANNED)))
             break
         scanned += 1
         meta = host.read_text(host.join(where[0], where[1], "METADATA"), limit=METADATA_HEAD) or ""
         if any(pf.requirement_name(r) == "torch" for r in pf.parse_metadata(meta)[2]):
             out.append((name, where))
     if len(out) > MAX_PACKAGES:
-        notes.append(Note(PROBE, "%d packages build on torch: the first %d were checked" % (len(out), MAX_PACKAGES)))
+        notes.append(Note(PROBE, M("%d packages build on torch: the first %d were checked", len(out), MAX_PACKAGES)))
     return out[:MAX_PACKAGES]
 
 

@@ -5,6 +5,7 @@ framework in its own process; a child that hangs is stopped at its timeout and s
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import Framework, FrameworkImport, Note
 
 PROBE = "framework-import"
@@ -47,7 +48,7 @@ def probe_framework_imports(host, python: str, frameworks: Sequence[Framework], 
             tail = (result.stderr or "").strip().splitlines()[-1:] or [""]
             out.append(FrameworkImport(error=_text(("no answer (%s) %s" % (why, tail[0])).strip()), timed_out=result.error == "timeout", **base))
             if result.error == "timeout":
-                notes.append(Note(PROBE, "importing %s did not finish within %g s (CUDAENV_IMPORT_TIMEOUT)" % (spec["module"], timeout)))
+                notes.append(Note(PROBE, M("importing %s did not finish within %g s (CUDAENV_IMPORT_TIMEOUT)", spec["module"], timeout)))
             continue
         count = data.get("gpu_count")
         out.append(FrameworkImport(imported=bool(data.get("imported")), version=_text(data.get("version"), 100),

@@ -9,6 +9,7 @@ programs are this machine's (its PATH): one inside an image's ``--root`` is neve
 
 from typing import List, Optional, Sequence, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import GpuHealth, Note, PciDevice, Platform, ToolStatus
 from cudaenv.parse.kernel_log import parse_xid_log
 
@@ -83,12 +84,12 @@ def _read_log(host, notes: List[Note]) -> Tuple[Optional[str], str]:
             return name, text
         if result.error == "timeout":
             timed_out = True
-            notes.append(Note(PROBE, "%s gave no answer within %g s" % (name, result.timeout)))
+            notes.append(Note(PROBE, M("%s gave no answer within %g s", name, result.timeout)))
     if denied:
-        notes.append(Note(PROBE, "the kernel log needs more rights than this user has (%s); run the doctor with sudo, or "
-                                 "sudo dmesg -T | grep -i -E 'NVRM|Xid'" % " and ".join(denied)))
+        notes.append(Note(PROBE, M("the kernel log needs more rights than this user has (%s); run the doctor with sudo, or "
+                                 "sudo dmesg -T | grep -i -E 'NVRM|Xid'", " and ".join(denied))))
     elif not timed_out:
-        notes.append(Note(PROBE, "no kernel log could be read (neither journalctl nor dmesg answered)"))
+        notes.append(Note(PROBE, M("no kernel log could be read (neither journalctl nor dmesg answered)")))
     return None, ""
 
 

@@ -13,6 +13,7 @@ is the failure ``crashed``, with the signal named.
 
 import signal as _signal
 import sys
+from cudaenv.core.i18n import M
 from cudaenv.core.text import seconds_text
 from cudaenv.model.record import Record
 from typing import List, Optional, Sequence, Tuple
@@ -123,13 +124,13 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     smi = find_nvidia_smi(host)
     lib = find_nvml_library(host)
     if smi and smi == str(host.path(MOUNTED_SMI)):
-        notes.append(Note("nvidia-smi", "nvidia-smi is at %s (a container's driver mount) but not on PATH: "
-                          "export PATH=/usr/local/nvidia/bin:$PATH" % MOUNTED_SMI))
+        notes.append(Note("nvidia-smi", M("nvidia-smi is at %s (a container's driver mount) but not on PATH: "
+                          "export PATH=/usr/local/nvidia/bin:$PATH", MOUNTED_SMI)))
     tools: List[ToolStatus] = []
     image_lib, image_smi = bool(lib) and host.inspected_only(lib), bool(smi) and host.inspected_only(smi)
     if image_lib or image_smi:
-        notes.append(Note("nvidia", "the inspected root's driver (%s) is read as files, never run or loaded: its GPUs "
-                          "are not known from here" % ", ".join(n for n, image in (("libnvidia-ml", image_lib), ("nvidia-smi", image_smi)) if image)))
+        notes.append(Note("nvidia", M("the inspected root's driver (%s) is read as files, never run or loaded: its GPUs "
+                          "are not known from here", ", ".join(n for n, image in (("libnvidia-ml", image_lib), ("nvidia-smi", image_smi)) if image))))
     nvml_job = Job(_run_nvml, host, lib) if lib and not image_lib else None
     query_job = Job(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
     apps_job = Job(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
@@ -187,7 +188,7 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
         return None
     if run.error == "timeout":
         tools.append(ToolStatus("nvml", lib, "timeout", None, None, run.seconds))
-        notes.append(Note("nvml", "the NVML probe timed out after %s (a hung driver or GPU)" % seconds_text(run.timeout)))
+        notes.append(Note("nvml", M("the NVML probe timed out after %s (a hung driver or GPU)", seconds_text(run.timeout))))
         return None
     sig = crash_signal(run)
     if sig is not None:
@@ -206,7 +207,7 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
     message = excerpt(result.message) or "NVML failed"
     tools.append(ToolStatus("nvml", lib, "failed", failure, message, run.seconds))
     detail = " (%s, %s)" % (result.error_name, result.error_code) if result.error_name else ""
-    notes.append(Note("nvml", "NVML %s failed: %s%s" % (result.stage or "probe", message, detail)))
+    notes.append(Note("nvml", M("NVML %s failed: %s%s", result.stage or "probe", message, detail)))
     return result
 
 
@@ -240,8 +241,8 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
     if query_run.error == "timeout" or apps_run.error == "timeout":
         state.timed_out = True
         state.message = "nvidia-smi timed out after %s" % seconds_text(query_run.timeout)
-        notes.append(Note("nvidia-smi", "nvidia-smi timed out after %s: the driver or a GPU may be hung; "
-                          "it was not asked again" % seconds_text(query_run.timeout)))
+        notes.append(Note("nvidia-smi", M("nvidia-smi timed out after %s: the driver or a GPU may be hung; "
+                          "it was not asked again", seconds_text(query_run.timeout))))
         return
     crashed = next((r for r in (query_run, apps_run) if crash_signal(r) is not None), None)
     if crashed is not None:
@@ -256,7 +257,7 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
         state.seconds += run.seconds
         if run.error == "timeout":
             state.timed_out, state.message = True, run.describe()
-            notes.append(Note("nvidia-smi", "%s: the driver or a GPU may be hung; it was not asked again" % run.describe()))
+            notes.append(Note("nvidia-smi", M("%s: the driver or a GPU may be hung; it was not asked again", run.describe())))
             return
         if crash_signal(run) is not None:
             message = crash_message(run, crash_signal(run))
@@ -275,7 +276,7 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
         state.seconds += banner_run.seconds
         if banner_run.error == "timeout":
             state.timed_out, state.message = True, banner_run.describe()
-            notes.append(Note("nvidia-smi", "%s: the driver or a GPU may be hung; it was not asked again" % banner_run.describe()))
+            notes.append(Note("nvidia-smi", M("%s: the driver or a GPU may be hung; it was not asked again", banner_run.describe())))
             return
         if crash_signal(banner_run) is not None:
             message = crash_message(banner_run, crash_signal(banner_run))
@@ -286,7 +287,7 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
         state.cuda = banner.cuda_version
         state.driver = state.driver or banner.driver_version
         if banner.cuda_raw and not banner.cuda_version:
-            notes.append(Note("nvidia-smi", "nvidia-smi prints CUDA Version: %s" % banner.cuda_raw))
+            notes.append(Note("nvidia-smi", M("nvidia-smi prints CUDA Version: %s", banner.cuda_raw)))
         if not state.gpus and banner.gpus:
             state.gpus = banner.gpus
         if not apps_run.ok and banner.processes:

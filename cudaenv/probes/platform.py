@@ -7,6 +7,7 @@ are in :mod:`cudaenv.parse.proc`.
 
 from typing import List, Optional, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.parse.proc import (
     NVIDIA_VENDOR,
     parse_cgroup_container,
@@ -47,7 +48,7 @@ def probe_platform(host, notes: list) -> Platform:
     os_release_text = host.read_text("/etc/os-release") or host.read_text("/usr/lib/os-release")
     osr = parse_os_release(os_release_text)
     if os_release_text is None:
-        notes.append(Note("platform", "no /etc/os-release or /usr/lib/os-release: the distribution is unknown"))
+        notes.append(Note("platform", M("no /etc/os-release or /usr/lib/os-release: the distribution is unknown")))
 
     kernel_text = host.read_text("/proc/sys/kernel/osrelease", limit=SMALL)
     kernel = kernel_text.strip()[:200] if kernel_text and kernel_text.strip() else None

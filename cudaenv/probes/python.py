@@ -7,6 +7,7 @@ Interpreters are host programs: real paths on this machine, run with ``host.run`
 import ntpath
 import os
 import posixpath
+from cudaenv.core.i18n import M
 from cudaenv.model.record import Record
 from typing import List, Optional, Tuple
 
@@ -87,7 +88,7 @@ def find_interpreter(host, explicit: Optional[str] = None, notes: Optional[List]
         if notes is not None:
             from cudaenv.model.snapshot import Note
 
-            notes.append(Note("python", "%s=%s has no interpreter at %s" % (variable, prefix, candidates[0])))
+            notes.append(Note("python", M("%s=%s has no interpreter at %s", variable, prefix, candidates[0])))
     for name in ("python3", "python"):
         found = host.which(name)
         if found:

@@ -31,8 +31,9 @@ def probe_rpm_packages(host, names: Iterable[str], notes: List[Note], probe: str
     for folder in RPM_DB_DIRS:
         for other in OTHER_FORMATS:
             if host.is_file(folder + "/" + other):
-                notes.append(Note(probe, "%s/%s is an rpm database cudaenv does not read (Berkeley DB or ndb): the "
-                                         "versions of rpm packages are unknown (`rpm -q NAME` says)" % (folder, other)))
+                from cudaenv.core.i18n import M
+                notes.append(Note(probe, M("%s/%s is an rpm database cudaenv does not read (Berkeley DB or ndb): the "
+                                         "versions of rpm packages are unknown (`rpm -q NAME` says)", folder, other)))
                 return None
     return None
 
@@ -45,13 +46,15 @@ def _read_sqlite(real: str, shown: str, wanted, notes: List[Note], probe: str) -
     try:
         db = sqlite3.connect("file:%s?mode=ro&immutable=1" % quote(real), uri=True, timeout=1)
     except (sqlite3.Error, OSError) as exc:
-        notes.append(Note(probe, "%s cannot be opened (%s): rpm package versions unknown" % (shown, exc)))
+        from cudaenv.core.i18n import M
+        notes.append(Note(probe, M("%s cannot be opened (%s): rpm package versions unknown", shown, exc)))
         return None
     try:
         db.execute("PRAGMA query_only = 1")
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' LIMIT 1000")}
         if "Packages" not in tables:
-            notes.append(Note(probe, "%s has no Packages table: rpm package versions unknown" % shown))
+            from cudaenv.core.i18n import M
+            notes.append(Note(probe, M("%s has no Packages table: rpm package versions unknown", shown)))
             return None
         if "Name" in tables:
             rows = (r for name in wanted for r in db.execute(
@@ -65,7 +68,8 @@ def _read_sqlite(real: str, shown: str, wanted, notes: List[Note], probe: str) -
                 name, version, release, epoch = header
                 out[name] = "%s%s%s" % ("%d:" % epoch if epoch else "", version or "?", "-" + release if release else "")
     except sqlite3.Error as exc:
-        notes.append(Note(probe, "%s cannot be read (%s): rpm package versions unknown" % (shown, exc)))
+        from cudaenv.core.i18n import M
+        notes.append(Note(probe, M("%s cannot be read (%s): rpm package versions unknown", shown, exc)))
         return None
     finally:
         db.close()

@@ -9,6 +9,7 @@ default ``max(host timeout, 60)``: importing torch takes seconds.
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.probes.site_packages import site_packages_from
 from cudaenv.probes.torch_child import child_script, parse_child_output
 from cudaenv.model.snapshot import Note, Torch, TorchDevice
@@ -109,17 +110,17 @@ def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note]) 
         what = "the torch probe (%s pass) in %s" % (mode, python)
         if result.error == "timeout":
             hint = " (set CUDAENV_TORCH_TIMEOUT to wait longer)" if mode == "dynamic" else ""
-            notes.append(Note(PROBE, "%s timed out after %g s%s" % (what, result.timeout, hint)))
+            notes.append(Note(PROBE, M("%s timed out after %g s%s", what, result.timeout, hint)))
         else:
-            notes.append(Note(PROBE, "%s could not run: %s" % (what, result.describe())))
+            notes.append(Note(PROBE, M("%s could not run: %s", what, result.describe())))
         return None
     data = parse_child_output(result.stdout)
     if data is None:
         first = next((line.strip() for line in result.output.splitlines() if line.strip()), "no output")
-        notes.append(Note(PROBE, "the torch probe (%s pass) in %s gave no answer (exit %s): %s" % (mode, python, result.returncode, first[:300])))
+        notes.append(Note(PROBE, M("the torch probe (%s pass) in %s gave no answer (exit %s): %s", mode, python, result.returncode, first[:300])))
         return None
     if data.get("probe_error"):
-        notes.append(Note(PROBE, "the torch probe (%s pass) failed inside %s: %s" % (mode, python, data["probe_error"])))
+        notes.append(Note(PROBE, M("the torch probe (%s pass) failed inside %s: %s", mode, python, data["probe_error"])))
         return None
     return data
 
@@ -144,7 +145,7 @@ def _runnable(path: str) -> bool:
 def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
     """The static pass: no torch import. ``interpreter`` None -> python=None, installed=False and a note."""
     if interpreter is None:
-        notes.append(Note(PROBE, "no Python interpreter found (no --python, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)"))
+        notes.append(Note(PROBE, M("no Python interpreter found (no --python, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)")))
         return Torch(python=None)
     from cudaenv.probes.python import shim_target
 
@@ -156,7 +157,7 @@ def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
         notes.append(Note(PROBE, str(message)))
     if data.get("cwd_shadow"):
         notes.append(
-            Note(PROBE, "%s shadows torch for Python started in this directory (python -c, python -m, the REPL)" % data["cwd_shadow"])
+            Note(PROBE, M("%s shadows torch for Python started in this directory (python -c, python -m, the REPL)", data["cwd_shadow"]))
         )
     return torch_from_static(data, interpreter.path, interpreter.source)
 
@@ -200,6 +201,6 @@ def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note], ear
         return static
     merged = merge_dynamic(static, data)
     if merged.import_error:
-        notes.append(Note(PROBE, "import torch failed in %s: %s" % (interpreter.path, merged.import_error.splitlines()[0][:300])))
+        notes.append(Note(PROBE, M("import torch failed in %s: %s", interpreter.path, merged.import_error.splitlines()[0][:300])))
     return merged
 

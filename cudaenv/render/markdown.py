@@ -141,7 +141,7 @@ def render_markdown(snapshot, findings: Sequence, view, verbose: bool = False) -
         out.append("<details><summary>%s</summary>" % t("Probe notes"))
         out.append("")
         for n in s.notes:
-            out.append("- %s: %s" % (md_text(n.probe), md_inline(n.message)))
+            out.append("- %s: %s" % (md_text(n.probe), md_inline(tr(n.message))))
         out.append("")
         out.append("</details>")
     if verbose:

@@ -227,7 +227,7 @@ def _frameworks(s, view) -> List[Check]:
                        tuple(i for i in _ids(view, "libraries") if i == worst[consumer])))
     ext_ids = dict(getattr(view, "extension_findings", ()) or ())
     for ext in getattr(s, "extensions", ()) or ():
-        checks.append(("%s extension" % printable(ext.package), extension_facts(ext),
+        checks.append((t("%s extension", printable(ext.package)), extension_facts(ext),
                        tuple(i for i in _ids(view, "extensions") if i == ext_ids.get(ext.object))))
     import_ids = dict(getattr(view, "import_findings", ()) or ())
     for item in getattr(s, "framework_imports", ()) or ():
@@ -239,16 +239,16 @@ def _frameworks(s, view) -> List[Check]:
 def import_facts(item) -> str:
     """``imported (2.20.0); its device check sees 1 GPU: /physical_device:GPU:0`` or the import's error."""
     if item.imported is None:
-        return "no answer: %s" % printable(item.error or "?")
+        return t("no answer: %s", printable(item.error or "?"))
     if not item.imported:
-        return "fails: %s" % printable((item.error or "?").strip().splitlines()[-1][:300])
-    head = "imported%s" % (" (%s)" % printable(item.version) if item.version else "")
+        return t("fails: %s", printable((item.error or "?").strip().splitlines()[-1][:300]))
+    head = t("imported (%s)", printable(item.version)) if item.version else t("imported")
     if item.error:
-        return "%s; its device check failed: %s" % (head, printable(item.error.strip().splitlines()[-1][:300]))
+        return t("%s; its device check failed: %s", head, printable(item.error.strip().splitlines()[-1][:300]))
     if item.gpu_count is None:
         return head
-    return "%s; its device check sees %d GPU%s%s" % (head, item.gpu_count, "" if item.gpu_count == 1 else "s",
-                                                     ": %s" % printable(item.detail) if item.detail else "")
+    return tn("%s; its device check sees %d GPU%s", "%s; its device check sees %d GPUs%s", item.gpu_count, head, item.gpu_count,
+              ": %s" % printable(item.detail) if item.detail else "")
 
 
 def extension_facts(ext) -> str:
@@ -258,22 +258,22 @@ def extension_facts(ext) -> str:
 
     name = printable(ext.object.rsplit("/", 1)[-1])
     if ext.missing_count:
-        state = "%d of %d torch symbols not exported by this torch (%s)" % (
-            ext.missing_count, ext.checked, ", ".join(printable(readable(n)) for n in ext.missing[:2]))
+        state = t("%d of %d torch symbols not exported by this torch (%s)",
+                  ext.missing_count, ext.checked, ", ".join(printable(readable(n)) for n in ext.missing[:2]))
     elif ext.checked:
-        state = "its %d torch symbols all exported by this torch%s" % (ext.checked, "" if ext.complete else " (some left unread)")
+        state = t("its %d torch symbols all exported by this torch%s", ext.checked, "" if ext.complete else t(" (some left unread)"))
     else:
-        state = "no torch symbol to check"
-    built = ", built for CUDA %s" % printable(ext.cuda) if ext.cuda else ""
-    return "%s: %s%s; C++11 ABI %s, torch's %s" % (name, state, built, abi_words(ext.cxx11_abi), abi_words(ext.torch_cxx11_abi))
+        state = t("no torch symbol to check")
+    built = t(", built for CUDA %s", printable(ext.cuda)) if ext.cuda else ""
+    return t("%s: %s%s; C++11 ABI %s, torch's %s", name, state, built, abi_words(ext.cxx11_abi), abi_words(ext.torch_cxx11_abi))
 
 
 def library_facts(lib) -> str:
     """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
     if lib.path is None:
-        return t("%s: not found", lib.needed) + (" (dlopen by %s)" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by != "needed" else "")
+        return t("%s: not found", lib.needed) + (t(" (dlopen by %s)", lib.object.rsplit("/", 1)[-1]) if lib.loaded_by != "needed" else "")
     bits = [b for b in (lib.version, t("via %s", lib.via) if lib.via else None,
-                        "dlopen by %s" % lib.object.rsplit("/", 1)[-1] if lib.loaded_by != "needed" else None) if b]
+                        t("dlopen by %s", lib.object.rsplit("/", 1)[-1]) if lib.loaded_by != "needed" else None) if b]
     return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 
@@ -287,23 +287,22 @@ def image_facts(image, need) -> str:
     """``doctor --image``'s row: the image, its CUDA, what it needs (shared with the Markdown report)."""
     name = printable(image.tags[0] if image.tags else image.ref)
     if not image.readable:
-        return "%s: not read" % name
+        return t("%s: not read", name)
     said = []
     if image.cuda_version:
         said.append("CUDA %s" % printable(image.cuda_version))
     if image.require_cuda:
-        said.append("requires %s" % printable(image.require_cuda.split()[0]))
+        said.append(t("requires %s", printable(image.require_cuda.split()[0])))
     if image.torch:
         said.append("torch %s" % printable(image.torch))
-    return "%s: %s; %s" % (name, ", ".join(said) or "no CUDA said",
-                           ("needs driver >= %s" % need) if need else "no driver floor")
+    return "%s: %s; %s" % (name, ", ".join(said) or t("no CUDA said"), t("needs driver >= %s", need) if need else t("no driver floor"))
 
 
 def _containers(s, view) -> List[Check]:
     """Only on a container host (an engine or the NVIDIA Container Toolkit), or with ``doctor --image``: nothing, and
     no section, elsewhere."""
     h = getattr(s, "containers", None)
-    image = [("image", image_facts(view.image, view.image_need), _ids(view, "image"))] if view.image is not None else []
+    image = [(t("image"), image_facts(view.image, view.image_need), _ids(view, "image"))] if view.image is not None else []
     if h is None:
         return image
     tools = [name for name, path in (("nvidia-ctk", h.nvidia_ctk), ("nvidia-container-cli", h.nvidia_container_cli)) if path]
@@ -404,7 +403,7 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
         out.append("")
         out.append(_paint(t("Notes"), "bold", color))
         for n in s.notes:
-            out += _wrap(printable("%s: %s" % (n.probe, n.message)), "  - ", "    ", width)
+            out += _wrap(printable("%s: %s" % (n.probe, tr(n.message))), "  - ", "    ", width)
     if not problems:
         out.append("")
         out.append(_paint(t("No problems found."), "ok", color))
@@ -413,8 +412,9 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
 
         out.append("")
         out.append(_paint(t("Facts (--verbose: everything the probes saw)"), "bold", color))
+        titles = {t(x) for x in SECTIONS}
         for line in render_facts(s, view, width).rstrip("\n").split("\n"):
-            out.append(_paint(line, "bold", color) if line in SECTIONS else line)
+            out.append(_paint(line, "bold", color) if line in titles else line)
     return "\n".join(out) + "\n"
 
 

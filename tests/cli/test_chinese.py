@@ -4,11 +4,12 @@ English unless ``--lang`` asks; and the English output is the same whatever the 
 """
 
 import json
+import re
 
 import pytest
 
 import checkpoint_builders as cb
-from builders import recorded
+from builders import RECORDED, recorded
 from cudaenv.render.width import width_of
 from machine import A10G, ARCH_CU121, GTX1080TI, ARCH_CU128, a10g_535
 
@@ -120,13 +121,34 @@ def test_explain_in_chinese_keeps_the_error_and_the_commands(tmp_path, cli):
     assert "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in r.out and "怎么办：" in r.out
     assert all(width_of(line) <= 80 for line in r.out.splitlines())
     assert cli("explain", "--json", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8")).out == cli("explain", "--json", "--file", str(log), env=env).out
-    # a row without Chinese yet prints in English, under the Chinese words of the renderer
+    # a quoted assertion and the code in the advice stay as they are inside the Chinese sentences
     other = tmp_path / "assert.log"
     other.write_text(recorded("err-device-side-assert.txt"))
-    english = cli("explain", "--file", str(other), env=env)
     r = cli("explain", "--file", str(other), env=dict(env, LANG="zh_CN.UTF-8"))
-    assert english.out.splitlines()[0] == r.out.splitlines()[0] and r.out.startswith("device-side-assert: ")
-    assert "怎么办：" in r.out
+    assert r.out.startswith("device-side-assert: GPU 内核里的一个检查失败了\n"), r.out
+    assert "失败的断言是 `srcIndex < srcSelectDimSize`。" in r.out and "CUDA_LAUNCH_BLOCKING=1" in r.out
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_every_recorded_error_is_explained_in_chinese_within_the_columns(tmp_path, cli, columns):
+    """Every recorded error of tests/recorded in one log, explained with --all: each row's title, explanation and
+    advice in Chinese (every row of the error table has a translation), no line wider than the terminal."""
+    log = tmp_path / "all.log"
+    log.write_text("\n".join(recorded(p.name) for p in sorted(RECORDED.glob("err-*.txt"))))
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "COLUMNS": str(columns)}
+    english = cli("explain", "--all", "--file", str(log), env=env)
+    r = cli("explain", "--all", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert r.code == english.code
+
+    def titles(out):  # "cuda-oom: the GPU ran out of memory": {id: title}
+        return dict(line.split(": ", 1) for line in out.splitlines() if re.match(r"[a-z0-9]+(-[a-z0-9]+)*: ", line))
+
+    zh, en = titles(r.out), titles(english.out)
+    assert sorted(zh) == sorted(en) and len(en) >= 50, r.out  # the recorded errors cover most of the table
+    assert {i: title for i, title in zh.items() if not any(width_of(c) == 2 for c in title)} == {}
+    assert r.out.count("  怎么办：") == english.out.count("  What to do:") >= 50
+    same = set(english.out.splitlines())
+    assert [line for line in r.out.splitlines() if width_of(line) > columns and not _one_word(line) and line not in same] == []
 
 
 def test_checkpoint_advice_in_chinese_keeps_its_commands(machine):
@@ -142,3 +164,78 @@ def test_checkpoint_advice_in_chinese_keeps_its_commands(machine):
         assert "cudaenv checkpoint fix " + flags in english_joined, english_joined
         command = english_joined[english_joined.index("cudaenv checkpoint fix " + flags):].split(" -- ")[0]
         assert command in joined, command  # the command to paste is the English one, whole
+
+
+def _frameworks_on_a_docker_host(machine):
+    """The 535 driver's A10G with other CUDA consumers (a CuPy for CUDA 13, both ONNX Runtime packages, a CPU-only
+    TensorFlow) in the interpreter's site-packages, on a Docker host whose nvidia runtime is not registered."""
+    from framework_builders import ORT_BUILD_INFO, dist, tensorflow
+
+    site = machine.root.dir("env/lib/python3.12/site-packages")
+    dist(site, "cupy-cuda13x", "14.0.0")
+    dist(site, "onnxruntime-gpu", "1.23.2", files={"onnxruntime/capi/build_and_package_info.py": ORT_BUILD_INFO % ("1.23.2", "12.2")})
+    dist(site, "onnxruntime", "1.23.2")
+    tensorflow(site, cuda_build=False, and_cuda=False)
+    machine.env["PYTHONPATH"] = str(site)
+    a10g_535(machine)
+    machine.bin.command("docker")
+    machine.bin.command("nvidia-ctk")
+    machine.root.file("etc/docker/daemon.json", '{"exec-opts": ["native.cgroupdriver=systemd"]}')
+    machine.root.dir("dev/char")
+    return machine
+
+
+FRAMEWORK_AND_CONTAINER_IDS = ("framework-conflict", "framework-driver-too-old", "framework-cpu-build",
+                               "container-runtime-unregistered", "container-cgroup-reload")
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_frameworks_and_a_container_host_in_chinese_fit_the_terminal(machine, columns):
+    """The Frameworks and Containers sections, their findings (titles, details, fixes) and the verbose facts in
+    Chinese within the columns; the commands to paste as in English."""
+    _frameworks_on_a_docker_host(machine)
+    machine.env["COLUMNS"] = str(columns)
+    english = json.loads(_run(machine, "doctor", "--json").out)
+    found = {f["id"]: f for f in english["findings"]}
+    assert set(FRAMEWORK_AND_CONTAINER_IDS) <= set(found), sorted(found)
+    too_long = {}
+    for argv in (("doctor",), ("doctor", "--verbose"), ("fix", "--dry-run")):
+        r = _run(machine, *argv, env_extra={"LANG": "zh_CN.UTF-8"})
+        en = _run(machine, *argv)
+        assert r.code == en.code
+        same = set((en.out + en.err).splitlines())
+        long = [line for line in (r.out + r.err).splitlines() if width_of(line) > columns and not _one_word(line) and line not in same]
+        if long:
+            too_long[" ".join(argv)] = long[:3]
+        if argv == ("doctor",):
+            doctor, doctor_en = r.out, en.out
+    assert not too_long, json.dumps(too_long, indent=1, ensure_ascii=False)
+    for fid in FRAMEWORK_AND_CONTAINER_IDS:  # each finding's heading line: the id, then its title in Chinese
+        title = found[fid]["title"]
+        assert title in " ".join(doctor_en.split()) and title not in " ".join(doctor.split()), fid
+    flat, bare = " ".join(doctor.split()), "".join(doctor.split())  # a Chinese line breaks between two characters
+    for words in ("不能同时安装的软件包：onnxruntime + onnxruntime-gpu", "有 GPU 的机器上装了仅 CPU 版本：tensorflow 2.20.0",
+                  "nvidia 运行时没有注册到 docker", "下一次 systemctl daemon-reload 时，运行中的 GPU 容器会失去 GPU", "已安装"):
+        assert "".join(words.split()) in bare, words
+    for cmd in ("sudo nvidia-ctk runtime configure --runtime=docker", "sudo systemctl restart docker",
+                "sudo nvidia-ctk system create-dev-char-symlinks --create-all"):
+        assert cmd in flat.replace(" \\ ", " "), cmd  # the commands as they are (a long one wraps with a backslash)
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_a_pasted_kernel_log_is_explained_in_chinese(tmp_path, cli, columns):
+    """A pasted kernel log's Xids: the facts read from it, the doctor's gpu-xid finding (its Xid table's meanings and
+    first steps) and the fix in Chinese, within the columns; the Xid names and commands as NVIDIA and the shell write them."""
+    log = tmp_path / "kern.log"
+    log.write_text(recorded("kernel-log-xid69-31.txt"))
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "COLUMNS": str(columns)}
+    english = cli("explain", "--offline", "--file", str(log), env=env)
+    r = cli("explain", "--offline", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert r.code == english.code
+    assert "The doctor's findings on those facts:" in english.out and "Xid 69" in english.out
+    flat = "".join(r.out.split())  # a Chinese line breaks between two characters: compare without the blanks
+    for words in ("内核日志：Xid 69（在 0000:08:00 上），7 次", "doctor 对这些信息的判断：", "警告 gpu-xid: 内核日志中有 GPU 故障（Xid 69, 31）",
+                  "图形引擎拒绝了一条命令", "Graphics Engine class error", "nvidia-bug-report.sh"):
+        assert "".join(words.split()) in flat, words
+    assert "The doctor's findings" not in r.out and "rarely hardware" not in r.out
+    assert [line for line in r.out.splitlines() if width_of(line) > columns and not _one_word(line)] == []

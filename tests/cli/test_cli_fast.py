@@ -50,7 +50,8 @@ def _argparse(command, argv):
 
 
 @pytest.mark.parametrize("command, module_name", [("use", "cudaenv.commands.use"), ("list", "cudaenv.commands.list_toolkits"),
-                                                  ("doctor", "cudaenv.commands.doctor")])
+                                                  ("doctor", "cudaenv.commands.doctor"),
+                                                  ("explain", "cudaenv.commands.explain")])
 def test_whatever_the_fast_parser_accepts_argparse_reads_the_same(command, module_name):
     """The hot path's parser and argparse come from the same declaration (OPTIONS, POSITIONAL) and agree."""
     import importlib
@@ -247,3 +248,26 @@ def test_cudaenv_list_imports_nothing_heavy(fake_root, tmp_path):
     rows = {line.split()[-1]: line for line in run.stdout.splitlines() if "/usr/local/cuda-" in line}
     assert "runfile" in rows["/usr/local/cuda-12.4"] and "deb" in rows["/usr/local/cuda-12.1"], run.stdout
     assert run.stderr.rsplit("LOADED", 1)[1].split() == []
+
+
+def test_explain_of_a_paste_imports_no_argparse_and_no_verify(tmp_path):
+    """`cudaenv explain` of a short paste (issue 35's 2-line paste: 6 x `python -c pass`): the fast parser reads its
+    words (no argparse, gettext, locale, shutil), and cudaenv.verify (for --probe) is not imported."""
+    import subprocess
+    import sys
+
+    import cudaenv
+    from builders import TOOLS
+
+    paste = tmp_path / "paste.txt"
+    paste.write_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+                     "CUDA kernel errors might be asynchronously reported at some other API call\n")
+    heavy = ("argparse", "gettext", "locale", "shutil", "cudaenv.verify", "cudaenv.parse.collect_env", "subprocess")
+    for argv in (["explain", "--offline", "--file", str(paste)], ["explain", "--json", "--offline", "CUDA error: out of", "memory"]):
+        probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(%r)\n"
+                 "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (argv, heavy))
+        env = {"PATH": TOOLS, "HOME": str(tmp_path), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+        run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert "gpu-arch-unsupported" in run.stdout or '"cuda-oom"' in run.stdout, run.stdout
+        assert run.stderr.rsplit("LOADED", 1)[1].split() == []

@@ -108,7 +108,7 @@ def test_a_row_whose_literals_are_absent_runs_no_pattern(monkeypatch):
 
     ran = []
     real = R._occurrence
-    monkeypatch.setattr(R, "_occurrence", lambda pattern, view, context: ran.append(pattern) or real(pattern, view, context))
+    monkeypatch.setattr(R, "_occurrence", lambda pattern, view, context, *window: ran.append(pattern) or real(pattern, view, context, *window))
     assert classify_error("Traceback (most recent call last):\nRuntimeError: CUDA error: out of memory").id == "cuda-oom"
     total = sum(len(r.patterns) for r in T.rows())
     assert len(ran) <= 12 < total, (len(ran), total)
@@ -193,7 +193,7 @@ def test_a_chinese_paste_is_prefiltered_too(monkeypatch):
 
     ran = []
     real = R._occurrence
-    monkeypatch.setattr(R, "_occurrence", lambda pattern, view, context: ran.append(pattern) or real(pattern, view, context))
+    monkeypatch.setattr(R, "_occurrence", lambda pattern, view, context, *window: ran.append(pattern) or real(pattern, view, context, *window))
     m = classify_error("训练时报错：\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n" + "日志 " * 10_000)
     assert m is not None and m.id == "cuda-oom"
     total = sum(len(r.patterns) for r in T.rows())

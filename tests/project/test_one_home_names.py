@@ -38,6 +38,8 @@ ROLES: Dict[str, Tuple[str, str]] = {
     "ACTIONS": ("cudaenv.commands.", "a command's Action declarations (torch, fleet), read by core.options.declare"),
     "ACTION_DEST": ("cudaenv.commands.", "where a command with actions keeps the chosen one (declare, the fast parser)"),
     "FORMATS": ("cudaenv.commands.", "a command's --format choices"),
+    "RUNS_CHILDREN": ("cudaenv.commands.", "a command whose run starts children: the fast parser's path installs the "
+                                           "signal handlers for it (cli)"),
     "check": ("cudaenv.diagnose.", "each diagnose section's rules, called in the expert's order by cudaenv.diagnose"),
     "F": ("cudaenv.diagnose.", "each diagnose section's finding maker (diagnose._common.finding bound to the section)"),
     "TABLE": ("cudaenv.", "the data/ table a facts module reads (each module names its own table)"),

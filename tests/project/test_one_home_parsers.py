@@ -200,7 +200,10 @@ def elf_reader(tree):
 
 # check -> (the signature, the one home (modules), modules still holding a copy -> why)
 CHECKS = {
-    "nvcc": (nvcc_parser, {"cudaenv.parse.nvcc"}, {}),
+    "nvcc": (nvcc_parser, {"cudaenv.parse.nvcc"}, {
+        "cudaenv.explain.literals": "generated (tools/explain_literals.py): data/error_patterns.json's patterns as the "
+                                    "keys of their literals (issue 35), nvcc's messages among them; no parser",
+    }),
     "cuda-int": (cuda_int_arithmetic, {"cudaenv.core.version"}, {}),
     "package-db": (package_db_paths, {"cudaenv.probes.package_db"}, {}),
     "ld.so.conf": (ld_so_conf, {"cudaenv.probes.ldconf"}, {}),

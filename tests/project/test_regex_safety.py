@@ -38,6 +38,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_parse
 
 import cudaenv
+from cudaenv.core.lazy import LazyPattern
 
 BOUND = 0.5  # CPU seconds one search may take on one example
 KILL_AFTER = 3.0  # wall seconds before a busy worker counts as hung and is killed
@@ -133,6 +134,8 @@ def module_patterns(modules=("cudaenv.explain.normalize", "cudaenv.explain.rank"
         for attr, value in sorted(vars(module).items()):
             if isinstance(value, re.Pattern):
                 found.append(("%s.%s" % (name, attr), value.pattern, value.flags & ~re.UNICODE, "search"))
+            elif isinstance(value, LazyPattern):  # compiled on first use (explain's CJK edges)
+                found.append(("%s.%s" % (name, attr), value._pattern, value._flags & ~re.UNICODE, "search"))
     return found
 
 

@@ -127,7 +127,8 @@ class _Finder:
         key = self.key(cand.path)
         if key is None:
             if cand.strict and host.lexists(cand.path):
-                self.notes.append(Note(PROBE, "%s is a dangling or looping link" % (cand.label or cand.path)))
+                from cudaenv.core.i18n import M
+                self.notes.append(Note(PROBE, M("%s is a dangling or looping link", cand.label or cand.path)))
             return
         if key in self._by_key:
             found = self._by_key[key]
@@ -137,15 +138,18 @@ class _Finder:
         path = ntpath.normpath(cand.path) if host.system == "windows" else key
         if not host.is_dir(path):
             if cand.strict:
-                self.notes.append(Note(PROBE, "%s is not a folder; skipped" % (cand.label or path)))
+                from cudaenv.core.i18n import M
+                self.notes.append(Note(PROBE, M("%s is not a folder; skipped", cand.label or path)))
             return
         if not (cand.force or has_toolkit_markers(host, path)):
             if cand.strict:
                 if not _readable(host, path):
-                    self.notes.append(Note(PROBE, "%s cannot be read (permission denied); skipped" % (cand.label or path)))
+                    from cudaenv.core.i18n import M
+                    self.notes.append(Note(PROBE, M("%s cannot be read (permission denied); skipped", cand.label or path)))
                 else:
+                    from cudaenv.core.i18n import M
                     self.notes.append(
-                        Note(PROBE, "%s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % (cand.label or path))
+                        Note(PROBE, M("%s holds no toolkit (no bin/nvcc, version file or include/cuda.h)", cand.label or path))
                     )
             return
         found = _Found(path, key, [cand.source], cand)
@@ -162,9 +166,10 @@ class _Finder:
             version_source = "nvcc-file" if version else None
             if version is None and host.rooted:
                 # nothing inside --root runs on this machine: its nvcc is an image's program
-                self.notes.append(Note(PROBE, "could not tell the version of %s: no version.json, version.txt, cuda.h or "
+                from cudaenv.core.i18n import M
+                self.notes.append(Note(PROBE, M("could not tell the version of %s: no version.json, version.txt, cuda.h or "
                                        "release string in its nvcc, and only running that nvcc could tell (nothing inside "
-                                       "--root is run)" % path))
+                                       "--root is run)", path)))
             elif version is None:
                 version = self._run_nvcc(nvcc)
                 version_source = "nvcc" if version else None
@@ -199,7 +204,8 @@ class _Finder:
         version = parse_nvcc_version(result.stdout) if result.ok else None
         if version is None:
             why = result.describe() if not result.ok else "nvcc --version printed no release"
-            self.notes.append(Note(PROBE, "could not tell the version of %s: %s" % (nvcc, why)))
+            from cudaenv.core.i18n import M
+            self.notes.append(Note(PROBE, M("could not tell the version of %s: %s", nvcc, why)))
         return version
 
     def _install_method(self, path: str, cand: Optional[ToolkitCandidate]) -> str:

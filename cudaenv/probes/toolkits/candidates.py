@@ -105,10 +105,12 @@ def _cudaenv_toolkits(host, notes: list, unchecked: bool = False) -> List[Toolki
         if not entry:
             continue
         if not is_absolute(host, entry):
-            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %r is not an absolute path; ignored" % entry))
+            from cudaenv.core.i18n import M
+            notes.append(Note(PROBE, M("CUDAENV_TOOLKITS entry %r is not an absolute path; ignored", entry)))
             continue
         if not host.exists(entry):
-            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s does not exist" % entry))
+            from cudaenv.core.i18n import M
+            notes.append(Note(PROBE, M("CUDAENV_TOOLKITS entry %s does not exist", entry)))
             continue
         if has_toolkit_markers(host, entry):
             out.append(ToolkitCandidate(entry, "CUDAENV_TOOLKITS", strict=True, label="CUDAENV_TOOLKITS entry %s" % entry))
@@ -121,7 +123,8 @@ def _cudaenv_toolkits(host, notes: list, unchecked: bool = False) -> List[Toolki
         children = [host.join(entry, name) for name in host.listdir(entry)]
         kept = [c for c in children if host.is_dir(c) and has_toolkit_markers(host, c)]
         if not kept:
-            notes.append(Note(PROBE, "CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)" % entry))
+            from cudaenv.core.i18n import M
+            notes.append(Note(PROBE, M("CUDAENV_TOOLKITS entry %s holds no toolkit (no bin/nvcc, version file or include/cuda.h)", entry)))
         out += [ToolkitCandidate(c, "CUDAENV_TOOLKITS") for c in kept]
     return out
 
@@ -202,14 +205,17 @@ def _from_env(host, notes: list, name: str) -> List[ToolkitCandidate]:
         return []
     label = "%s=%s" % (name, value)
     if not is_absolute(host, value):
-        notes.append(Note(PROBE, "%s is not an absolute path; ignored" % label))
+        from cudaenv.core.i18n import M
+        notes.append(Note(PROBE, M("%s is not an absolute path; ignored", label)))
         return []
     if not host.exists(value):
-        notes.append(Note(PROBE, "%s does not exist" % label))
+        from cudaenv.core.i18n import M
+        notes.append(Note(PROBE, M("%s does not exist", label)))
         return []
     fixed = home_value(host, value)
     if fixed != value:
-        notes.append(Note(PROBE, "%s names the bin folder; it should be the toolkit folder %s" % (label, fixed)))
+        from cudaenv.core.i18n import M
+        notes.append(Note(PROBE, M("%s names the bin folder; it should be the toolkit folder %s", label, fixed)))
         value = fixed
     method = "windows-installer" if host.system == "windows" and name.upper().startswith("CUDA_PATH") else None
     return [ToolkitCandidate(value, name, method, strict=True, label=label)]
