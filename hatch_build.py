@@ -17,6 +17,11 @@ and for the packaging test; it is read only here, at build time.
 The translations: each ``cudaenv/locale/<lang>/LC_MESSAGES/cudaenv.po`` is compiled to the ``cudaenv.mo`` beside it in
 the wheel (the stdlib's gettext reads only ``.mo``), by the package's own msgfmt (``cudaenv/core/msgfmt.py``, loaded
 from its file: the package is not installed where the wheel is built), so the build needs nothing more.
+
+The facts tables in the line format: each ``data/NAME.txt`` is compiled to ``cudaenv/data/NAME.txt.marshal`` beside
+it (``cudaenv/core/linetable.py``, loaded from its file the same way), which ``load_table`` reads without parsing when
+the Python running cudaenv is the one that built the wheel (issue 26: `checkpoint inspect` reads two such tables on
+every run); another Python parses the text, as an editable install does.
 """
 
 import importlib.util
@@ -56,6 +61,7 @@ class CustomBuildHook(BuildHookInterface):
         if self.target_name != "wheel":
             return
         self._compiled = compile_catalogs(self.root, build_data["force_include"])
+        self._tables = compile_tables(self.root, build_data["force_include"])
         tag = windows_tag()
         if tag:
             build_data["tag"] = "py3-none-" + tag
@@ -63,8 +69,9 @@ class CustomBuildHook(BuildHookInterface):
             build_data["shared_scripts"][SCRIPT] = "cudaenv"
 
     def finalize(self, version, build_data, artifact_path):
-        if getattr(self, "_compiled", None):
-            shutil.rmtree(self._compiled, ignore_errors=True)
+        for folder in (getattr(self, "_compiled", None), getattr(self, "_tables", None)):
+            if folder:
+                shutil.rmtree(folder, ignore_errors=True)
 
 
 def compile_catalogs(root, force_include):
@@ -88,4 +95,26 @@ def compile_catalogs(root, force_include):
             with open(target, "wb") as fh:
                 fh.write(data)
             force_include[target] = "cudaenv/locale/%s/LC_MESSAGES/%s.mo" % (lang, name[:-3])
+    return out
+
+
+def compile_tables(root, force_include):
+    """Compile every line-format facts table ``data/NAME.txt`` under ``root`` (``cudaenv/core/linetable.py``, loaded
+    from its file) into a temporary folder and map each into the wheel as ``cudaenv/data/NAME.txt.marshal``, beside the
+    text; the temporary folder (None when there is no such table)."""
+    data = os.path.join(root, "data")
+    names = sorted(n for n in os.listdir(data) if n.endswith(".txt")) if os.path.isdir(data) else []
+    if not names:
+        return None
+    spec = importlib.util.spec_from_file_location("_cudaenv_linetable", os.path.join(root, "cudaenv", "core", "linetable.py"))
+    linetable = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(linetable)
+    out = tempfile.mkdtemp(prefix="cudaenv-tables-")
+    for name in names:
+        with open(os.path.join(data, name), "rb") as fh:
+            raw = fh.read()
+        target = os.path.join(out, name + ".marshal")
+        with open(target, "wb") as fh:
+            fh.write(linetable.compile_table(raw.decode("utf-8"), len(raw), name))
+        force_include[target] = "cudaenv/data/%s.marshal" % name
     return out

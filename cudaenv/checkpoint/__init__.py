@@ -7,8 +7,8 @@
 * :mod:`cudaenv.checkpoint.container`: the file formats (torch zip, legacy, TorchScript, safetensors), read bounded;
   the tensor bytes are never read. :mod:`cudaenv.checkpoint.zipdir`: a zip's central directory.
 * :mod:`cudaenv.checkpoint.analyze`: the report: structure, devices, globals, weights_only verdict, from
-  :mod:`cudaenv.checkpoint.graph` (storages, tensors and their paths), :mod:`cudaenv.checkpoint.prefixes` (wrapper
-  prefixes) and :mod:`cudaenv.checkpoint.tables` (torch's allowlist, dtypes);
+  :mod:`cudaenv.checkpoint.graph` (storages, tensors and their paths, wrapper prefixes) and
+  :mod:`cudaenv.checkpoint.tables` (torch's allowlist, dtypes, and the verdict by them);
   :mod:`cudaenv.checkpoint.safetensors_report` for safetensors.
 * :mod:`cudaenv.checkpoint.report`: the records of ``inspect --json``.
 * :mod:`cudaenv.checkpoint.rewrite`: the pickle and zip writers of ``fix``.

@@ -1,8 +1,8 @@
 """From a container and its walked pickle to a :class:`~cudaenv.checkpoint.report.CheckpointReport`: tensors, storages,
 devices, key prefixes, structure, globals and the weights_only verdict. Pure (the container is already read).
 
-The verdict's facts are :mod:`cudaenv.checkpoint.tables`; the tensors and storages :mod:`cudaenv.checkpoint.graph`;
-the key prefixes :mod:`cudaenv.checkpoint.prefixes`.
+The verdict and its facts are :mod:`cudaenv.checkpoint.tables`; the tensors, storages and key prefixes
+:mod:`cudaenv.checkpoint.graph`.
 """
 
 from __future__ import annotations
@@ -13,14 +13,12 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
 
 from cudaenv.checkpoint.advice import UNREAD
 from cudaenv.checkpoint.reading import MENDED_BY_REWRITE, Container
-from cudaenv.checkpoint.graph import Analysis, Storage, pairs_of, storage_of
+from cudaenv.checkpoint.graph import Analysis, Storage, pairs_of, prefix_findings, storage_of
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SList, SSet, Unresolved, WalkResult
 from cudaenv.checkpoint.pickle_vm import first_seen
-from cudaenv.checkpoint.prefixes import prefix_findings
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
-from cudaenv.checkpoint.tables import Facts, facts
-from cudaenv.checkpoint.verdict import judge, what_kind
+from cudaenv.checkpoint.tables import Facts, facts, judge, what_kind
 
 LIGHTNING_KEYS = ("pytorch-lightning_version", "optimizer_states", "lr_schedulers", "callbacks", "global_step")
 
@@ -102,7 +100,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
     by_persid: Dict[int, Storage] = {}
     other_persids = 0
     persid_why: Optional[str] = None  # the first storage persistent id torch's persistent_load raises on
-    from cudaenv.checkpoint.calls import persid_problem
+    from cudaenv.checkpoint.nodes import persid_problem
 
     for r in pickles:
         for p in r.persids:
@@ -182,7 +180,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if s.dtype is None:
             notes.append("storage %s has an unknown storage type %s" % (s.key, s.type_name))
     if box.format in ("torch-zip", "torchscript"):
-        from cudaenv.checkpoint.torchzip import record_refusals
+        from cudaenv.checkpoint.reading import record_refusals
         from cudaenv.host import open_regular
 
         with open_regular(box.path) as fh:
@@ -345,7 +343,7 @@ def _unhashable_key(root: Any, limit: int = 2_000_000) -> Optional[str]:
 
 
 def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
-    from cudaenv.checkpoint.calls import problem
+    from cudaenv.checkpoint.nodes import problem
 
     out: List[str] = []
     for name, args in r.checked_calls[:100_000]:

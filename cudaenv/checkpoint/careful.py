@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import struct
 
-from cudaenv.checkpoint.calls import CHECKED, NEWOBJ_OK, NO_EMPTY
-from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList, SSet, Unresolved, state_filled, target_kind
-from cudaenv.checkpoint.opargs import _CONSTANTS, _INTS, COUNTED, UNSURE, _decode_line_str, c_int
+from cudaenv.checkpoint.nodes import (_CONSTANTS, _INTS, CHECKED, COUNTED, NEWOBJ_OK, NO_EMPTY, UNSURE, Blob, Call, Global, Persid,
+                                      SDict, ShortBytes, SList, SSet, Unresolved, _decode_line_str, c_int, state_filled, target_kind)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up

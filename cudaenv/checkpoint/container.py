@@ -1,8 +1,8 @@
 """The containers a checkpoint comes in, read bounded: never the tensor bytes.
 
-* **torch zip** (``torch.save`` since 1.6): read as torch reads it (:mod:`cudaenv.checkpoint.torchzip`): the central
-  directory by miniz's rules (:mod:`cudaenv.checkpoint.minizdir`, ``data/checkpoint_zip_rules.txt``: the stated
-  offset, names over their full bytes without regard to ASCII case, ZIP64 where its locator says), then
+* **torch zip** (``torch.save`` since 1.6): read as torch reads it (:func:`cudaenv.checkpoint.reading.read_torch_zip`):
+  the central directory by miniz's rules (:func:`cudaenv.checkpoint.zipdir.read_central_directory`,
+  ``data/checkpoint_zip_rules.txt``: the stated offset, names over their full bytes without regard to ASCII case, ZIP64 where its locator says), then
   ``<prefix>/data.pkl`` from its local header (CRC not checked, as torch does), the small records (``.format_version``,
   ``version`` or ``.data/version``, ``byteorder``, ``.storage_alignment``, ``.data/serialization_id``) and the size of
   every ``data/<key>`` record. The archive prefix is the first entry's folder; a repeated name whose entries differ
@@ -28,7 +28,7 @@ import os
 import struct
 
 from cudaenv.checkpoint import pickle_vm
-from cudaenv.checkpoint.reading import Container, _read_zip, _walk_at
+from cudaenv.checkpoint.reading import Container, _read_zip, _walk_at, read_torch_zip
 from cudaenv.checkpoint.zipdir import BadZip, read_directory
 
 TYPE_CHECKING = False
@@ -55,8 +55,6 @@ ZIP_MAGIC = b"PK\x03\x04"  # R-zip-start: T:serialization.py:438 (_is_zipfile: t
 
 def _dispatch(fh, head: bytes, box: Container, limits) -> None:
     if head[:4] == ZIP_MAGIC:
-        from cudaenv.checkpoint.torchzip import read_torch_zip
-
         read_torch_zip(fh, box, limits)
         return
     from cudaenv.checkpoint import legacytar  # (not on a zip's path: most checkpoints)

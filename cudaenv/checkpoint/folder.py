@@ -135,7 +135,7 @@ def _inspect_file(folder: str, name: str, role: str, visible, acc: _Acc, rank: O
 
 
 def _pickles(box):
-    from cudaenv.checkpoint.verdict import walked
+    from cudaenv.checkpoint.tables import walked
 
     return walked(box)
 
@@ -175,7 +175,7 @@ def _finish(report: FolderReport, acc: _Acc, visible, shard_count: int, **more) 
 
 # ------------------------------------------------------------------ sharded safetensors / .bin
 def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional[str], visible) -> FolderReport:
-    from cudaenv.checkpoint.prefixes import prefix_findings
+    from cudaenv.checkpoint.graph import prefix_findings
     from cudaenv.host.files import read_regular
 
     acc = _Acc()
@@ -252,9 +252,9 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
 # ------------------------------------------------------------------ DCP
 def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
     from cudaenv.checkpoint.container import open_container
-    from cudaenv.checkpoint.prefixes import prefix_findings
+    from cudaenv.checkpoint.graph import prefix_findings
     from cudaenv.checkpoint.tables import facts
-    from cudaenv.checkpoint.verdict import judge
+    from cudaenv.checkpoint.tables import judge
 
     acc = _Acc()
     f = facts()
@@ -485,7 +485,7 @@ def folder_exit_code(report: FolderReport) -> int:
     """As a file's: 3 unsafe, 4 inconclusive; else 0 when every file is there, consistent and loads here as it is
     (weights_only, no device to map), 1 when not."""
     from cudaenv.checkpoint.advice import needs_mapping
-    from cudaenv.checkpoint.verdict import EXIT_INCONCLUSIVE, EXIT_UNSAFE
+    from cudaenv.checkpoint.tables import EXIT_INCONCLUSIVE, EXIT_UNSAFE
 
     if report.verdict == "unsafe":
         return EXIT_UNSAFE

@@ -1,19 +1,26 @@
 """The object graph a walked pickle describes: storages (from persistent ids), tensors (the rebuild calls torch
-pickles), their paths, the dict-likes that hold them, devices outside the storage tuples. Pure.
+pickles), their paths, the dict-likes that hold them, devices outside the storage tuples, and the wrapper prefixes on
+its keys. Pure.
 
 Where each rebuild function keeps its storage, dtype and device is the project's checkpoint facts, section 1.4
 (``T:_tensor.py:315-545``, ``T:_utils.py``).
+
+The wrapper prefixes on a state_dict's keys and on its ``_metadata`` keys (:func:`prefix_findings`): ``module.``
+(DataParallel/DDP), ``_orig_mod.`` (torch.compile's OptimizedModule), nested in either order, and a prefix that every
+key shares.
 """
 
 from __future__ import annotations
 
-from cudaenv.checkpoint.names import holds_weights, is_weights_entry
+from cudaenv.checkpoint.names import WRAPPER_PREFIXES, holds_weights, is_weights_entry, wrapper_chain
 from cudaenv.checkpoint.nodes import Call, Global, Persid, SDict, SList, SSet
+from cudaenv.checkpoint.report import KeyPrefix
 from cudaenv.checkpoint.tables import Facts, facts
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
+if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
     from typing import Any, Dict, List, Optional, Tuple
+
 
 MAX_DEPTH = 200
 MAX_TENSOR_LIST = 200_000
@@ -328,3 +335,36 @@ def is_model_state_dict(path: str, obj: Any, an: Analysis) -> bool:
     """A state_dict of a model (not an optimizer's per-parameter state): the top level or a known top-level key,
     at least half of its values tensors."""
     return is_weights_entry(path) and holds_weights((v for _, v in pairs_of(obj)), lambda v: an.tensor(v) is not None)
+
+
+# ------------------------------------------------------------------ wrapper prefixes on keys and _metadata keys
+
+_WRAPPER_NAMES = tuple(w[:-1] for w in WRAPPER_PREFIXES)  # how a _metadata key (no trailing dot) starts
+
+
+def prefix_findings(path: str, obj: Any) -> List[KeyPrefix]:
+    keys = [k for k, _ in pairs_of(obj) if isinstance(k, str)]
+    keys = list(dict.fromkeys(keys))
+    found: List[KeyPrefix] = []
+    counts: Dict[str, int] = {}
+    for k in keys:
+        if k.startswith(WRAPPER_PREFIXES):  # (most keys have none: the C test first)
+            c = wrapper_chain(k)
+            counts[c] = counts.get(c, 0) + 1
+    for c, n in sorted(counts.items(), key=lambda x: -x[1]):
+        found.append(KeyPrefix(path, c, n, len(keys)))
+    if not counts and len(keys) > 1:
+        first = keys[0].split(".", 1)[0] + "."
+        if "." in keys[0] and all(k.startswith(first) for k in keys):
+            found.append(KeyPrefix(path, first, len(keys), len(keys)))
+    meta = metadata_keys(obj)
+    if meta:
+        mcounts: Dict[str, int] = {}
+        for k in meta:
+            if k.startswith(_WRAPPER_NAMES):
+                c = wrapper_chain(k + ".")
+                if c:
+                    mcounts[c] = mcounts.get(c, 0) + 1
+        for c, n in sorted(mcounts.items(), key=lambda x: -x[1]):
+            found.append(KeyPrefix(path, c, n, len(meta), "_metadata"))
+    return found

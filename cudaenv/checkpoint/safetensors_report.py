@@ -3,9 +3,8 @@ stored there, so none is reported."""
 
 from __future__ import annotations
 
-from cudaenv.checkpoint.graph import MAX_TENSOR_LIST
+from cudaenv.checkpoint.graph import MAX_TENSOR_LIST, prefix_findings
 from cudaenv.checkpoint.nodes import SDict
-from cudaenv.checkpoint.prefixes import prefix_findings
 from cudaenv.checkpoint.report import CheckpointReport, DtypeCount, TensorEntry
 
 TYPE_CHECKING = False

@@ -1,7 +1,7 @@
 """The checkpoint service: what ``cudaenv checkpoint inspect`` and ``fix`` call, once each. It does the I/O around
 the readers (the file checks, this machine's visible GPUs through ``Host``, the writes of fix) and returns a
 :class:`Result`: the record to render and the exit code, taken from the record (the verdict's kind for inspect:
-:func:`cudaenv.checkpoint.verdict.inspect_exit_code`; never from a sentence). Refusals are :class:`UserError`."""
+:func:`cudaenv.checkpoint.tables.inspect_exit_code`; never from a sentence). Refusals are :class:`UserError`."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
     import os
     from cudaenv.checkpoint.advice import probe_visible_gpus
     from cudaenv.checkpoint.analyze import inspect_file
-    from cudaenv.checkpoint.verdict import inspect_exit_code
+    from cudaenv.checkpoint.tables import inspect_exit_code
     from cudaenv.core.text import printable
 
     if not os.path.exists(path):

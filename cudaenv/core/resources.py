@@ -14,7 +14,7 @@ from cudaenv.core.errors import UserError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Optional
 
 
 class _Folder:
@@ -78,7 +78,7 @@ def read_shell_template(name: str) -> str:
     return _resource("shell", name).read_text(encoding="utf-8")
 
 
-LINES_SUFFIX = ".txt"  # a facts table in the line format (parse_lines_table); any other table is NAME.json
+LINES_SUFFIX = ".txt"  # a facts table in the line format (core.linetable); any other table is NAME.json
 
 
 _TABLES: "Dict[str, Dict[str, Any]]" = {}
@@ -86,7 +86,8 @@ _TABLES: "Dict[str, Dict[str, Any]]" = {}
 
 def load_table(name: str) -> "Dict[str, Any]":
     """A facts table: {"description", "sources": {key: text}, "rows": [{..., "source": key}]}, from ``data/NAME.txt``
-    (the line format, :func:`parse_lines_table`: read without json, whose import of re costs `checkpoint inspect`
+    (the line format, :func:`cudaenv.core.linetable.parse_lines_table`, or the wheel's compiled copy of it,
+    :func:`compiled_table`: read without json, whose import of re costs `checkpoint inspect`
     more than half its start-up budget) when there is one, else ``data/NAME.json``. Read once per process (a dict,
     not functools.lru_cache: functools and collections are not on inspect's path either)."""
     table = _TABLES.get(name)
@@ -103,63 +104,47 @@ def _read_table(name: str) -> "Dict[str, Any]":
     if not lines.is_file():
         lines = _checkout_file("data", name + LINES_SUFFIX)
     if lines is not None:
+        table = compiled_table(getattr(lines, "path", None))
+        if table is not None:
+            return table
+        from cudaenv.core.linetable import parse_lines_table  # (only where the wheel's compiled table is not usable)
+
         return parse_lines_table(lines.read_text(encoding="utf-8"), name + LINES_SUFFIX)
     import json
 
     return json.loads(read_data_text(name + ".json"))
 
 
-def parse_lines_table(text: str, name: str = "table") -> "Dict[str, Any]":
-    """A facts table in the line format (``data/README.md``), as the dict a JSON table gives::
+COMPILED_SUFFIX = ".marshal"  # data/NAME.txt -> cudaenv/data/NAME.txt.marshal in the wheel (hatch_build.py)
 
-        # a comment
-        description: what the table says
-        torch_version: 2.13.0
-        source map: torch 2.13.0+cpu wheel, site-packages/torch/storage.py:562-586
-        columns: storage | dtype | itemsize:int | source
-        DoubleStorage | float64 | 8 | map
-        - | bits8 | 1 | new
 
-    ``KEY: text`` lines before ``columns:`` are the table's own keys (``source KEY: text`` its sources); each line
-    after it is a row, its values split at ``|`` (spaces around one are not part of it) in the order of the columns
-    (``:int`` ones read as integers), ``-`` for a column the row has no value in. A malformed line is a broken
-    install: ValueError naming it.
-    """
-    table: Dict[str, Any] = {}
-    sources: Dict[str, str] = {}
-    rows: List[Dict[str, Any]] = []
-    columns = None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        if columns is None:
-            key, sep, value = line.partition(": ")
-            if not sep or not key:
-                raise ValueError("%s line %d: not `KEY: text`: %r" % (name, number, line))
-            if key == "columns":
-                columns = [(c.strip().partition(":")[0], c.strip().partition(":")[2] == "int") for c in value.split("|")]
-                names = [c for c, _ in columns]
-                ints = [i for i, (_, is_int) in enumerate(columns) if is_int]
-            elif key.startswith("source "):
-                sources[key[len("source "):]] = value
-            else:
-                table[key] = value
-            continue
-        values = [v.strip() for v in line.split("|")]
-        if len(values) != len(columns):
-            raise ValueError("%s line %d: %d values for %d columns: %r" % (name, number, len(values), len(columns), line))
-        for i in ints:  # (the few integer columns, by place: a row is one dict comprehension, read on inspect's start)
-            value = values[i]
-            if value != "-":
-                if not (value.isdigit() or value[:1] == "-" and value[1:].isdigit()):
-                    raise ValueError("%s line %d: %s is not an integer: %r" % (name, number, columns[i][0], line))
-                values[i] = int(value)
-        rows.append({column: value for column, value in zip(names, values) if value != "-"})
-    if columns is None:
-        raise ValueError("%s: no `columns:` line" % name)
-    table["sources"] = sources
-    table["rows"] = rows
-    return table
+def compiled_table(path: "Optional[str]") -> "Optional[Dict[str, Any]]":
+    """The table the wheel's build compiled from the line table at ``path`` (``PATH.marshal``: what
+    :func:`cudaenv.core.linetable.parse_lines_table` gave, marshalled; hatch_build.py writes it with
+    :func:`cudaenv.core.linetable.compile_table`), or None where it cannot be used: no such file (an editable
+    install, a zip import), another Python (marshal's format is an interpreter's own: the first line names the
+    major.minor version that wrote it), or a text that is not the size it was compiled from. Read without parsing
+    (marshal is built into the interpreter): `checkpoint inspect` reads its tables on every run, and parsing them cost
+    a tenth of a `python -c pass` (issue 26)."""
+    if path is None:
+        return None
+    try:
+        with open(path + COMPILED_SUFFIX, "rb") as fh:
+            blob = fh.read()
+        size = os.stat(path).st_size
+    except OSError:
+        return None
+    head, _, body = blob.partition(b"\n")
+    if head != b"cudaenv-table 1 %d.%d %d" % (sys.version_info[0], sys.version_info[1], size):
+        return None
+    import marshal  # (built in, and already loaded by the import system)
+
+    try:
+        table = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return table if isinstance(table, dict) and isinstance(table.get("rows"), list) else None
+
 
 
 def table_rows(name: str) -> "List[Dict[str, Any]]":

@@ -10,8 +10,8 @@ import zipfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cudaenv.checkpoint import minizdir
-from cudaenv.checkpoint.opargs import UNSURE, c_int
+from cudaenv.checkpoint import zipdir
+from cudaenv.checkpoint.nodes import UNSURE, c_int
 
 NUMBERISH = st.text(alphabet="0123456789_+- \t0xXoObBabcdefL\x00", max_size=30).map(lambda s: s.encode("latin-1"))
 
@@ -63,8 +63,8 @@ def test_put_index_is_read_as_pickle_reads_it_or_called_unsure(raw):
 def test_the_miniz_reader_never_raises_anything_but_refused(data):
     for blob in (data, b"PK\x03\x04" + data, data + b"PK\x05\x06" + bytes(18)):
         try:
-            d = minizdir.read_central_directory(io.BytesIO(blob), len(blob))
-        except minizdir.Refused:
+            d = zipdir.read_central_directory(io.BytesIO(blob), len(blob))
+        except zipdir.Refused:
             continue
         assert all(e.header_offset + 30 <= len(blob) or e.compress_size == 0xFFFFFFFF for e in d.entries)
 
@@ -81,7 +81,7 @@ def test_the_miniz_reader_reads_what_zipfile_writes(items):
         for name, data in items:
             zf.writestr("archive/" + name, data)
     blob = buf.getvalue()
-    d = minizdir.read_central_directory(io.BytesIO(blob), len(blob))
+    d = zipdir.read_central_directory(io.BytesIO(blob), len(blob))
     with zipfile.ZipFile(io.BytesIO(blob)) as zf:
         assert [(e.name, e.header_offset, e.file_size) for e in d.entries] == [
             (i.filename, i.header_offset, i.file_size) for i in zf.infolist()]

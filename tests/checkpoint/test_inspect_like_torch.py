@@ -238,13 +238,13 @@ def local_header_at(data: bytes, name: bytes) -> int:
 def test_a_record_whose_local_header_is_gone_is_refused_either_way_it_is_read(tmp_path, monkeypatch, whole):
     """record_refusals reads a small archive once and a large one 30 bytes per record: both find the record whose
     local header is not there (miniz: invalid header), and only that one."""
-    from cudaenv.checkpoint import torchzip
+    from cudaenv.checkpoint import reading
 
     data = bytearray(cb.torch_zip(cb.cnn(), prefix="m"))
     at = local_header_at(bytes(data), b"m/data/0")
     data[at:at + 4] = b"XX\x03\x04"
     if not whole:
-        monkeypatch.setattr(torchzip, "_READ_WHOLE", 0)
+        monkeypatch.setattr(reading, "_READ_WHOLE", 0)
     r = inspect_file(write(tmp_path, "m.pt", bytes(data)))
     refused = [p for p in r.inconsistencies if p.startswith("record data/")]
     assert refused == ["record data/0: its local header is not there (miniz: invalid header or corrupted)"]
