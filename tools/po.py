@@ -4,7 +4,9 @@
     .venv/bin/python tools/po.py --check    # only list what is missing or stale (exit 1 if anything is)
 
 The marks (cudaenv/core/i18n.py), imported by name from ``cudaenv.core.i18n``: ``M("...")``, ``t("...")``,
-``N_("...")`` with a literal first argument, and ``tn("...", "...", n)`` with two. A mark whose first argument is not a literal (``t(TITLES[key])``) looks up a text
+``N_("...")`` with a literal first argument, and ``tn("...", "...", n)`` with two. The command line's declarations are
+messages without a mark (the ``use`` path imports none): the literal ``help=`` and ``description=`` of ``Option``,
+``Positional``, ``Action``, ``add_parser`` and ``add_argument`` calls, and the helps of the ``COMMANDS`` table. A mark whose first argument is not a literal (``t(TITLES[key])``) looks up a text
 marked elsewhere with ``N_`` and is not a message of its own. New entries get an empty ``msgstr`` (English is shown
 until someone translates them); existing translations are kept; each entry says where its message is used (``#:``).
 tests/project/test_translations.py checks the catalogs with the same reader (:func:`marked_messages`). Not in the
@@ -44,16 +46,57 @@ def marked_messages(package_dir):
             for node in ast.walk(tree):
                 if isinstance(node, ast.ImportFrom) and node.module == "cudaenv.core.i18n":
                     names.update((a.asname or a.name, a.name) for a in node.names if a.name in MARKS)
-            calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names]
-            for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
-                need = MARKS[names[call.func.id]]
-                args = call.args[:need]
-                if len(args) < need or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args):
-                    continue
-                msgid = args[0].value
-                entry = found.setdefault(msgid, {"plural": args[1].value if need == 2 else None, "where": []})
-                entry["where"].append("%s:%d" % (rel, call.lineno))
+            texts = []  # (line, column, msgid, plural)
+            constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and _literal(n.value)
+                         for t in n.targets if isinstance(t, ast.Name)}  # help=MIRROR_HELP: a module's named text
+            for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+                if isinstance(call.func, ast.Name) and call.func.id in names:
+                    need = MARKS[names[call.func.id]]
+                    args = call.args[:need]
+                    if len(args) == need and all(_literal(a) for a in args):
+                        texts.append((call.lineno, call.col_offset, args[0].value, args[1].value if need == 2 else None))
+                else:
+                    texts += [(call.lineno, call.col_offset, text, None) for text in _declared(call, constants)]
+            if rel == "cudaenv/commands/__init__.py":
+                texts += _command_helps(tree)
+            for line, _col, msgid, plural in sorted(texts, key=lambda x: x[:2]):
+                entry = found.setdefault(msgid, {"plural": plural, "where": []})
+                entry["where"].append("%s:%d" % (rel, line))
     return found
+
+
+def _literal(node):
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+# Declarations whose words are messages by what they are (the command line's --help): an option's, a positional's or
+# an action's help and description (cudaenv.core.options' Option, Positional, Action; argparse's add_parser and
+# add_argument), translated where the parser is built (cudaenv/cli/parser.py), so the `use` path imports no mark.
+DECLARED = {"Option", "Positional", "Action", "add_parser", "add_argument"}
+
+
+def _declared(call, constants=None):
+    name = call.func.id if isinstance(call.func, ast.Name) else call.func.attr if isinstance(call.func, ast.Attribute) else None
+    if name not in DECLARED:
+        return []
+    nodes = [k.value for k in call.keywords if k.arg in ("help", "description")]
+    if name == "Action":
+        nodes += call.args[1:3]  # Action(name, help, description)
+    nodes = [n.args[0] if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "said" and n.args else n
+             for n in nodes]  # add_parser(help=said("...")): cudaenv.core.options.said translates a declaration's words
+    texts = [constants[n.id] if isinstance(n, ast.Name) and n.id in (constants or {}) else n.value if _literal(n) else None
+             for n in nodes]
+    return [text for text in texts if text and text.strip()]
+
+
+def _command_helps(tree):
+    """The one-line helps of the COMMANDS table (name -> (module, help)) of cudaenv/commands/__init__.py."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMMANDS" for t in node.targets) \
+                and isinstance(node.value, ast.Dict):
+            return [(v.lineno, v.col_offset, v.elts[1].value, None) for v in node.value.values
+                    if isinstance(v, ast.Tuple) and len(v.elts) == 2 and _literal(v.elts[1])]
+    return []
 
 
 # The data tables whose texts people read, and the fields of each row that hold them (a list or one string).

@@ -28,6 +28,7 @@ from typing import Any, Dict, List, Optional
 from cudaenv.checkpoint.fix import EXIT_NOT_WRITTEN
 from cudaenv.checkpoint.rewrite import COPY_CHUNK
 from cudaenv.core.errors import UserError
+from cudaenv.core.i18n import M
 
 
 
@@ -42,44 +43,41 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     from cudaenv.core.text import printable
 
     if in_place:
-        raise UserError("--in-place rewrites one file; a checkpoint folder needs -o OUT", hint="-o consolidated.pt")
+        raise UserError(M("--in-place rewrites one file; a checkpoint folder needs -o OUT"), hint=M("-o consolidated.pt"))
     target = F.plan_output(path, out, False)
     folder = inspect_folder(path, visible)
     layout = folder.layout
     if layout == "unknown":
-        raise UserError("%s is not a checkpoint folder cudaenv recognises" % printable(path))
+        raise UserError(M("%s is not a checkpoint folder cudaenv recognises", printable(path)))
     if folder.missing:
-        raise UserError("%d file%s the checkpoint names %s missing (%s): nothing was written" % (
-            len(folder.missing), "" if len(folder.missing) == 1 else "s", "is" if len(folder.missing) == 1 else "are",
-            ", ".join(printable(m) for m in folder.missing[:5])), hint="copy them from where the checkpoint was saved")
+        raise UserError(M("%d file%s the checkpoint names %s missing (%s): nothing was written", len(folder.missing), "" if len(folder.missing) == 1 else "s", "is" if len(folder.missing) == 1 else "are", ", ".join(printable(m) for m in folder.missing[:5])), hint=M("copy them from where the checkpoint was saved"))
     fmt = to or F.output_format(target.path, None)
     if layout == "safetensors-shards" and opts.extract is not None:
-        raise UserError("safetensors shards are one flat dict of tensors: --extract does not apply to them")
+        raise UserError(M("safetensors shards are one flat dict of tensors: --extract does not apply to them"))
     to_safetensors = layout != "safetensors-shards" and fmt == "safetensors"  # torch writes it through safetensors
     expected = _shard_shapes(_folder_of(path, folder), folder, opts) if layout == "safetensors-shards" else None
     if layout == "dcp" and folder.unreadable_transforms:
-        raise UserError("%s stores items through %s, which torch's DCP reader does not know (it raises 'Unknown "
-                        "extension'): torch's dcp_to_torch_save cannot read them, and nothing was run" % (
-                            printable(path), printable(", ".join(folder.unreadable_transforms[:3]))),
-                        hint="convert it in the code that registered that extension (the ExtensionRegistry given to "
-                             "FileSystemReader), or re-save it without it")
+        raise UserError(M("%s stores items through %s, which torch's DCP reader does not know (it raises 'Unknown "
+                        "extension'): torch's dcp_to_torch_save cannot read them, and nothing was run", printable(path), printable(", ".join(folder.unreadable_transforms[:3]))),
+                        hint=M("convert it in the code that registered that extension (the ExtensionRegistry given to "
+                             "FileSystemReader), or re-save it without it"))
     if layout == "deepspeed-zero" and (folder.mp_world_size or 1) > 1:
         # zero_to_fp32.py reads mp_rank_00's model states only and expects one optimizer file per data-parallel
         # rank (it raises on the others: deepspeed/utils/zero_to_fp32.py get_model_state_file, parse_optim_states)
-        raise UserError("%s holds %d model-parallel (tensor-parallel) ranks: DeepSpeed's zero_to_fp32.py does not "
+        raise UserError(M("%s holds %d model-parallel (tensor-parallel) ranks: DeepSpeed's zero_to_fp32.py does not "
                         "merge tensor-parallel slices (it reads mp_rank_00 only), so one file of the whole model "
-                        "cannot come from it: nothing was run" % (printable(path), folder.mp_world_size),
-                        hint="merge the slices with the tool of the framework that split the model (Megatron-DeepSpeed: "
-                             "DeepSpeed's deepspeed/checkpoint/ds_to_universal.py), then consolidate its output")
+                        "cannot come from it: nothing was run", printable(path), folder.mp_world_size),
+                        hint=M("merge the slices with the tool of the framework that split the model (Megatron-DeepSpeed: "
+                             "DeepSpeed's deepspeed/checkpoint/ds_to_universal.py), then consolidate its output"))
     if layout == "deepspeed-zero" and not trust:
-        raise UserError("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
-                        "with the checkpoint: nothing was run", hint="read it, and only if you trust where the folder "
-                                                                     "came from: add --trust")
+        raise UserError(M("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
+                        "with the checkpoint: nothing was run"), hint=M("read it, and only if you trust where the folder "
+                                                                     "came from: add --trust"))
     if layout != "safetensors-shards" and folder.verdict != "safe" and not trust:
         why = "; ".join("%s: %s" % (r.where, r.why) for r in folder.verdict_reasons[:2]) or "verdict %s" % folder.verdict
-        raise UserError("%s is not safe to load (%s)" % (printable(path), printable(why)),
-                        hint="only if you trust where it came from: add --trust (torch loads it in your Python, which "
-                             "runs its code)")
+        raise UserError(M("%s is not safe to load (%s)", printable(path), printable(why)),
+                        hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, which "
+                             "runs its code)"))
     need = _bytes_needed(folder)
     _check_space(target.path, need)
     warnings: List[str] = []
@@ -106,8 +104,8 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 check_converted(writer.tmp, visible, "safetensors", expected)
                 after = _inspect(writer.tmp, visible)
                 if after.format != "safetensors" or after.inconsistencies or after.tensors != folder.tensors:
-                    raise UserError("the merged file did not check out (%s): nothing was written" % printable(
-                        "; ".join(after.inconsistencies[:3]) or "%d tensors, the shards have %d" % (after.tensors, folder.tensors)),
+                    raise UserError(M("the merged file did not check out (%s): nothing was written", printable(
+                        "; ".join(after.inconsistencies[:3]) or "%d tensors, the shards have %d" % (after.tensors, folder.tensors))),
                                     exit_code=EXIT_NOT_WRITTEN)
             else:
                 method = "torch" if layout != "deepspeed-zero" else "zero_to_fp32"
@@ -116,15 +114,14 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 after = _inspect(writer.tmp, visible)
                 if to_safetensors:
                     if after.format != "safetensors" or after.inconsistencies:
-                        raise UserError("the safetensors file did not check out (%s): nothing was written" % printable(
-                            "; ".join(after.inconsistencies[:3]) or after.format), exit_code=EXIT_NOT_WRITTEN)
+                        raise UserError(M("the safetensors file did not check out (%s): nothing was written", printable(
+                            "; ".join(after.inconsistencies[:3]) or after.format)), exit_code=EXIT_NOT_WRITTEN)
                 elif not F.loadable(after):
                     why = [r.why for r in after.verdict_reasons] + list(after.inconsistencies + after.weights_only_reasons)
-                    raise UserError("the consolidated file did not check out (verdict %s: %s); nothing was written" % (
-                        after.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+                    raise UserError(M("the consolidated file did not check out (verdict %s: %s); nothing was written", after.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
                                     exit_code=EXIT_NOT_WRITTEN)
     except OSError as exc:
-        raise UserError("cannot write %s: %s; nothing was written" % (printable(target.path), printable(exc.strerror or str(exc))),
+        raise UserError(M("cannot write %s: %s; nothing was written", printable(target.path), printable(exc.strerror or str(exc))),
                         hint="free space or choose another -o folder" if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
     from cudaenv.model.record import replace
@@ -164,8 +161,7 @@ def _check_space(out: str, need: int) -> None:
     except OSError:
         return
     if free < need:
-        raise UserError("%s has %d bytes free, the consolidated checkpoint needs about %d: nothing was written" % (
-            printable(folder), free, need), hint="free space or choose another -o folder", exit_code=EXIT_NOT_WRITTEN)
+        raise UserError(M("%s has %d bytes free, the consolidated checkpoint needs about %d: nothing was written", printable(folder), free, need), hint=M("free space or choose another -o folder"), exit_code=EXIT_NOT_WRITTEN)
 
 
 def merge_safetensors(folder: str, report, out_fh, opts) -> List[str]:
@@ -194,7 +190,7 @@ def merge_files(paths: List[str], out_fh, opts) -> List[str]:
         name = os.path.basename(shard)
         box = open_container(shard)
         if box.format != "safetensors" or box.safetensors is None:
-            raise UserError("%s is not a safetensors file: not merged" % printable(name))
+            raise UserError(M("%s is not a safetensors file: not merged", printable(name)))
         if meta is None and isinstance(box.safetensors.get("__metadata__"), dict):
             meta = box.safetensors["__metadata__"]
         items = [(k, v) for k, v in box.safetensors.items() if k != "__metadata__"]
@@ -205,8 +201,7 @@ def merge_files(paths: List[str], out_fh, opts) -> List[str]:
                 new = opts.add + new
             renamed += new != key
             if new in header:
-                raise UserError("two tensors would be named %s (one from %s): nothing was written" % (
-                    printable(new), printable(name)), hint="strip fewer prefixes")
+                raise UserError(M("two tensors would be named %s (one from %s): nothing was written", printable(new), printable(name)), hint=M("strip fewer prefixes"))
             begin, end = info["data_offsets"]
             header[new] = {"dtype": info["dtype"], "shape": info["shape"], "data_offsets": [offset, offset + end - begin]}
             plan.append((shard, box.safetensors_data_start + begin, end - begin))
@@ -231,7 +226,7 @@ def merge_files(paths: List[str], out_fh, opts) -> List[str]:
             while left:
                 chunk = src.read(min(COPY_CHUNK, left))
                 if not chunk:
-                    raise UserError("%s ends %d bytes early: nothing was written" % (printable(shard), left),
+                    raise UserError(M("%s ends %d bytes early: nothing was written", printable(shard), left),
                                     exit_code=EXIT_NOT_WRITTEN)
                 out_fh.write(chunk)
                 left -= len(chunk)
@@ -295,8 +290,8 @@ def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: st
         spec.update(layout="zero", source=os.path.abspath(folder), tag=report.tag,
                     script=os.path.abspath(os.path.join(folder, "zero_to_fp32.py")))
         if not os.path.isfile(spec["script"]):
-            raise UserError("the folder has no zero_to_fp32.py to consolidate it with",
-                            hint="DeepSpeed copies it beside the checkpoint; copy it from the DeepSpeed that saved it")
+            raise UserError(M("the folder has no zero_to_fp32.py to consolidate it with"),
+                            hint=M("DeepSpeed copies it beside the checkpoint; copy it from the DeepSpeed that saved it"))
     return _run_child(host, python, timeout, path, spec)
 
 
@@ -332,23 +327,23 @@ def convert_file(host, path: str, out: Optional[str], opts, visible, in_place: b
     try:
         before = inspect_file(path, visible, with_tensors=False)
     except OSError as exc:
-        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+        raise UserError(M("cannot read %s: %s", printable(path), printable(exc.strerror or exc)))
     warnings: List[str] = []
     out = target.path
     source_st = before.format == "safetensors"
     if source_st and opts.extract is not None:
-        raise UserError("a safetensors file is one flat dict of tensors: --extract does not apply to it")
+        raise UserError(M("a safetensors file is one flat dict of tensors: --extract does not apply to it"))
     if not source_st and before.format not in F.SAFE_FORMATS + ("torchscript", "pickle", "torch-legacy-tar"):
-        raise UserError("%s is a %s file: not converted" % (printable(path), before.format))
+        raise UserError(M("%s is a %s file: not converted", printable(path), before.format))
     safe = (not source_st and before.format in F.SAFE_FORMATS and before.verdict == "safe" and before.weights_only is True
             and not [p for p in before.inconsistencies + before.weights_only_reasons if p not in before.mended_by_fix])
     if not source_st and not safe:
         why = "; ".join([r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3]
                                                                              + before.inconsistencies[:2])) or before.format
         if not trust:
-            raise UserError("%s is not safe to load with torch.load(weights_only=True) (%s)" % (printable(path), printable(why)),
-                            hint="only if you trust where it came from: add --trust (torch loads it in your Python, "
-                                 "which runs its code)")
+            raise UserError(M("%s is not safe to load with torch.load(weights_only=True) (%s)", printable(path), printable(why)),
+                            hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
+                                 "which runs its code)"))
         warnings.append("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)" % why)
     expected = source_shapes(path, opts, source_st)
     _check_space(out, before.total_bytes + (1 << 20))
@@ -359,7 +354,7 @@ def convert_file(host, path: str, out: Optional[str], opts, visible, in_place: b
         return _convert(host, path, target, opts, visible, in_place, python, timeout, to, before, source_st, safe,
                         expected, warnings)
     except OSError as exc:
-        raise UserError("cannot write %s: %s; nothing was written" % (printable(out), printable(exc.strerror or str(exc))),
+        raise UserError(M("cannot write %s: %s; nothing was written", printable(out), printable(exc.strerror or str(exc))),
                         hint="free space or choose another -o folder" if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
 
@@ -436,19 +431,17 @@ def check_converted(tmp: str, visible, to: str, expected) -> None:
     if to == "safetensors":
         box = open_container(tmp)
         if box.format != "safetensors" or box.safetensors is None or box.problems:
-            raise UserError("the safetensors file did not check out (%s); nothing was written" % printable(
-                "; ".join(box.problems[:3]) or box.format), exit_code=EXIT_NOT_WRITTEN)
+            raise UserError(M("the safetensors file did not check out (%s); nothing was written", printable(
+                "; ".join(box.problems[:3]) or box.format)), exit_code=EXIT_NOT_WRITTEN)
         got = flat.safetensors_shapes(box.safetensors)
     else:
         check = inspect_file(tmp, visible, with_tensors=True)
         if not F.loadable(check):
             why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
-            raise UserError("the torch.save file did not check out (verdict %s: %s); nothing was written" % (
-                check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+            raise UserError(M("the torch.save file did not check out (verdict %s: %s); nothing was written", check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
                             exit_code=EXIT_NOT_WRITTEN)
         got = {e.key: tuple(e.shape) for e in check.tensor_list}
     if expected is not None:
         problems = flat.compare(expected, got)
         if problems:
-            raise UserError("the written file does not hold what the source holds (%s); nothing was written"
-                            % printable("; ".join(problems))[:600], exit_code=EXIT_NOT_WRITTEN)
+            raise UserError(M("the written file does not hold what the source holds (%s); nothing was written", printable("; ".join(problems))[:600]), exit_code=EXIT_NOT_WRITTEN)

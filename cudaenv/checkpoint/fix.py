@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.core.errors import UserError
+from cudaenv.core.i18n import M
 
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?|mps|meta|xpu(:\d{1,4})?)$")
 SAFE_FORMATS = ("torch-zip", "torch-legacy")
@@ -41,7 +42,7 @@ def _stored_at(src, entry) -> int:
     try:
         return data_offset(src, entry)
     except ValueError as exc:
-        raise UserError("cannot rewrite: %s" % exc)
+        raise UserError(M("cannot rewrite: %s", exc))
 
 def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     """Write the fixed checkpoint of ``path`` into ``out_fh`` (a seekable binary file); the changes, in words.
@@ -54,7 +55,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
 
     box = open_container(path)
     if box.format not in SAFE_FORMATS or box.pickle is None or not box.pickle.complete:
-        raise UserError("%s is a %s file: only torch zip and legacy checkpoints are rewritten without torch" % (printable(path), box.format))
+        raise UserError(M("%s is a %s file: only torch zip and legacy checkpoints are rewritten without torch", printable(path), box.format))
     storages = G.storages_of(box)
     root = box.pickle.root
     changes: List[str] = []
@@ -62,8 +63,8 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
         found = [v for k, v in G.pairs_of(root) if k == opts.extract]
         if not found:
             keys = ", ".join(printable(k) for k, _ in G.pairs_of(root)[:20] if isinstance(k, str))
-            raise UserError("%s has no top-level entry %s" % (printable(path), printable(opts.extract)),
-                            hint="its top-level keys: %s" % (keys or "none (not a dict)"))
+            raise UserError(M("%s has no top-level entry %s", printable(path), printable(opts.extract)),
+                            hint=M("its top-level keys: %s", keys or "none (not a dict)"))
         root = found[-1]
         changes.append("kept only the entry %r" % opts.extract)
     an = G.graph(root, storages)
@@ -101,9 +102,9 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     def persid(p):
         pid = p.pid
         if not (isinstance(pid, tuple) and len(pid) in (5, 6) and pid[0] == "storage"):
-            raise UserError("a persistent id that is not a storage: not rewritten")
+            raise UserError(M("a persistent id that is not a storage: not rewritten"))
         if len(pid) == 6 and pid[5] is not None:
-            raise UserError("a legacy storage view (view_metadata): not rewritten without torch", hint="use --trust")
+            raise UserError(M("a legacy storage view (view_metadata): not rewritten without torch"), hint=M("use --trust"))
         key = pid[2] if isinstance(pid[2], str) else str(pid[2])
         location = pid[3]
         if opts.map_location and location != opts.map_location:
@@ -119,7 +120,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     try:
         data_pkl = R.PickleWriter(persid).dumps(root)
     except R.Unsupported as exc:
-        raise UserError("cannot rewrite %s without torch: %s" % (printable(path), exc), hint="use --trust to rewrite it with torch")
+        raise UserError(M("cannot rewrite %s without torch: %s", printable(path), exc), hint=M("use --trust to rewrite it with torch"))
     for old, n in sorted(moved.items(), key=lambda x: str(x[0])):
         changes.append("%d storage%s %s -> %s" % (n, "" if n == 1 else "s", printable(old), opts.map_location))
     odd = [k for k in used if not (k.isdigit() and k.isascii())]
@@ -145,13 +146,12 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
             for key in used:
                 entry = box.entries.get("%s/data/%s" % (box.prefix, key))
                 if entry is None or entry.compress_type != 0:
-                    raise UserError("storage record data/%s is missing or compressed: not rewritten" % printable(key))
+                    raise UserError(M("storage record data/%s is missing or compressed: not rewritten", printable(key)))
                 start = _stored_at(src, entry)
                 if entry.compress_size != entry.file_size or start + entry.compress_size > box.size:
                     # the zip directory disagrees with itself or with the file: copying would write a wrong record
-                    raise UserError("storage record data/%s: the zip directory says %d bytes stored, %d bytes long, at "
-                                    "byte %d of a %d-byte file: not rewritten" % (printable(key), entry.compress_size,
-                                                                                  entry.file_size, start, box.size))
+                    raise UserError(M("storage record data/%s: the zip directory says %d bytes stored, %d bytes long, at "
+                                    "byte %d of a %d-byte file: not rewritten", printable(key), entry.compress_size, entry.file_size, start, box.size))
                 zout.copy_from("%s/data/%s" % (prefix, number[key]), src, start, entry.compress_size)
             zout.write_bytes("%s/version" % prefix, small.get("version", b"3\n"))
             zout.write_bytes("%s/.data/serialization_id" % prefix, small.get(".data/serialization_id", _serial()))
@@ -161,17 +161,17 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
             for key in box.legacy_keys:
                 s = storages.get(key)
                 if s is None or not isinstance(s.nbytes, int):
-                    raise UserError("legacy storage %s has no size: not rewritten" % printable(key))
+                    raise UserError(M("legacy storage %s has no size: not rewritten", printable(key)))
                 offsets[key] = (offset + 8, s.nbytes)
                 offset += 8 + s.nbytes
             if offset > box.size:
-                raise UserError("%s is cut short: its storages need %d bytes, it has %d" % (printable(path), offset, box.size))
+                raise UserError(M("%s is cut short: its storages need %d bytes, it has %d", printable(path), offset, box.size))
             zout.write_bytes("%s/.format_version" % prefix, b"1")
             zout.write_bytes("%s/.storage_alignment" % prefix, b"64")
             zout.write_bytes("%s/byteorder" % prefix, box.markers.get("byteorder", "little").encode())
             for key in used:
                 if key not in offsets:
-                    raise UserError("legacy storage %s is not in the file's key list" % printable(key))
+                    raise UserError(M("legacy storage %s is not in the file's key list", printable(key)))
                 start, size = offsets[key]
                 zout.copy_from("%s/data/%s" % (prefix, number[key]), src, start, size)
             zout.write_bytes("%s/version" % prefix, b"3\n")
@@ -212,13 +212,13 @@ def output_format(out: str, to: Optional[str]) -> str:
     if to is None:
         return suffix_format(out)
     if to == "pt" and ext == ".safetensors":
-        raise UserError("--to pt, but %s is named as a safetensors file" % printable(out),
-                        hint="name it for what it holds (-o %s.pt), or --to safetensors" % printable(out[:-len(ext)]))
+        raise UserError(M("--to pt, but %s is named as a safetensors file", printable(out)),
+                        hint=M("name it for what it holds (-o %s.pt), or --to safetensors", printable(out[:-len(ext)])))
     if to == "safetensors" and ext in PT_SUFFIXES:
-        raise UserError("--to safetensors, but %s is named as a torch.save file" % printable(out),
-                        hint="name it for what it holds (-o %s.safetensors), or --to pt" % printable(out[:-len(ext)]))
+        raise UserError(M("--to safetensors, but %s is named as a torch.save file", printable(out)),
+                        hint=M("name it for what it holds (-o %s.safetensors), or --to pt", printable(out[:-len(ext)])))
     if to not in ("pt", "safetensors"):
-        raise UserError("--to %s is not a format" % printable(to), hint="--to pt or --to safetensors")
+        raise UserError(M("--to %s is not a format", printable(to)), hint=M("--to pt or --to safetensors"))
     return to
 
 
@@ -251,33 +251,33 @@ def plan_output(path: str, out: Optional[str], in_place: bool) -> Target:
     from cudaenv.core.text import printable
 
     if in_place and out:
-        raise UserError("give -o OUT or --in-place, not both")
+        raise UserError(M("give -o OUT or --in-place, not both"))
     if not in_place and not out:
-        raise UserError("say where to write the result: -o OUT (or --in-place, which keeps FILE.bak)")
+        raise UserError(M("say where to write the result: -o OUT (or --in-place, which keeps FILE.bak)"))
     given = path if in_place else out
     notes: List[str] = []
     target = given
     if os.path.islink(given):
         target = os.path.realpath(given)
         if not os.path.exists(target):
-            raise UserError("%s is a link to %s, which does not exist" % (printable(given), printable(target)),
-                            hint="give the path of a file (or of one to create)")
+            raise UserError(M("%s is a link to %s, which does not exist", printable(given), printable(target)),
+                            hint=M("give the path of a file (or of one to create)"))
         notes.append("%s is a link: its target %s was written, the link kept" % (printable(given), printable(target)))
     try:
         st = os.stat(target)
     except FileNotFoundError:
         st = None
     except OSError as exc:
-        raise UserError("cannot use %s: %s" % (printable(given), printable(exc.strerror or exc)))
+        raise UserError(M("cannot use %s: %s", printable(given), printable(exc.strerror or exc)))
     if st is not None and stat.S_ISDIR(st.st_mode):
-        raise UserError("%s is a folder" % printable(given), hint="give a file path: -o %s/fixed.pt" % printable(given))
+        raise UserError(M("%s is a folder", printable(given)), hint=M("give a file path: -o %s/fixed.pt", printable(given)))
     if st is not None and not stat.S_ISREG(st.st_mode):
-        raise UserError("%s is %s: fix writes only regular files (it would replace it)" % (printable(given), _kind(st.st_mode)),
-                        hint="give the path of a regular file")
+        raise UserError(M("%s is %s: fix writes only regular files (it would replace it)", printable(given), _kind(st.st_mode)),
+                        hint=M("give the path of a regular file"))
     if not os.path.isdir(os.path.dirname(os.path.abspath(target))):
-        raise UserError("the folder of %s does not exist" % printable(given))
+        raise UserError(M("the folder of %s does not exist", printable(given)))
     if not in_place and st is not None and os.path.exists(path) and os.path.samefile(target, path):
-        raise UserError("OUT is FILE: fix never overwrites its input unless --in-place", hint="give another -o path")
+        raise UserError(M("OUT is FILE: fix never overwrites its input unless --in-place"), hint=M("give another -o path"))
     return Target(target, notes)
 
 
@@ -298,9 +298,9 @@ def fix_checkpoint(host, path: str, out: Optional[str], opts: Options, visible, 
     try:
         return _fix(host, path, target, opts, visible, in_place, trust, python, timeout, warnings)
     except RecursionError:
-        raise UserError("%s is nested too deep to rewrite; nothing was written" % printable(path)) from None
+        raise UserError(M("%s is nested too deep to rewrite; nothing was written", printable(path))) from None
     except OSError as exc:  # a full disk, a read-only folder, a file that went away: one line, no traceback
-        raise UserError("cannot write %s: %s; nothing was written" % (printable(target.path), printable(exc.strerror or str(exc))),
+        raise UserError(M("cannot write %s: %s; nothing was written", printable(target.path), printable(exc.strerror or str(exc))),
                         hint="free space or choose another -o folder" if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
 
@@ -318,7 +318,7 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
     try:
         before = inspect_file(path, visible, with_tensors=False)
     except OSError as exc:
-        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+        raise UserError(M("cannot read %s: %s", printable(path), printable(exc.strerror or exc)))
     out = target.path
     # bytes before a zip are the one inconsistency a rewrite mends: it writes the archive from byte 0
     mended = before.mended_by_fix
@@ -340,9 +340,9 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
     else:
         why = "; ".join([r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3] + before.inconsistencies[:2])) or before.format
         if not trust:
-            raise UserError("%s is not safe to rewrite without running it (%s)" % (printable(path), printable(why)),
-                            hint="only if you trust where it came from: add --trust (torch loads it in your Python, "
-                                 "which runs its code)")
+            raise UserError(M("%s is not safe to rewrite without running it (%s)", printable(path), printable(why)),
+                            hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
+                                 "which runs its code)"))
         warnings.append("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)" % why)
         method = "torch"
         writer = atomic_binary(out)
@@ -373,8 +373,7 @@ def _check_written(tmp: str, visible, what: str) -> None:
     check = _inspect_written(tmp, visible)
     if not loadable(check):
         why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
-        raise UserError("%s did not check out (verdict %s: %s); nothing was written" % (
-            what, check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+        raise UserError(M("%s did not check out (verdict %s: %s); nothing was written", what, check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
                         exit_code=EXIT_NOT_WRITTEN)
 
 
@@ -418,7 +417,7 @@ def _run_child(host, python: Optional[str], timeout: Optional[float], path: str,
 
     found = find_interpreter(host, python)
     if found is None:
-        raise UserError("no Python interpreter found to run torch in", hint="give one with --python /path/to/python")
+        raise UserError(M("no Python interpreter found to run torch in"), hint=M("give one with --python /path/to/python"))
     spec = dict(spec, weights_entries=WEIGHTS_ENTRIES + EMA_ENTRIES)
     timeout = max(float(timeout or 0), TRUST_TIMEOUT)
     run = host.run([found.path, "-c", source("checkpoint_fix.py"), json.dumps(spec)], timeout=timeout)
@@ -431,5 +430,5 @@ def _run_child(host, python: Optional[str], timeout: Optional[float], path: str,
                 result = None
     if not run.ok or not isinstance(result, dict) or not result.get("ok"):
         error = result.get("error") if isinstance(result, dict) else run.describe()
-        raise UserError("torch could not rewrite %s: %s" % (printable(path), printable(str(error))[:500]))
+        raise UserError(M("torch could not rewrite %s: %s", printable(path), printable(str(error))[:500]))
     return [str(c) for c in result.get("changes", [])]

@@ -6,6 +6,7 @@ the readers (the file checks, this machine's visible GPUs through ``Host``, the 
 from __future__ import annotations
 
 from cudaenv.core.errors import UserError
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `checkpoint inspect`'s start-up is a benchmark target: no typing
@@ -39,10 +40,10 @@ def check_file(path: str) -> None:
     from cudaenv.core.text import printable
 
     if not os.path.exists(path):
-        raise UserError("%s does not exist" % printable(path), hint="give the path of the checkpoint file")
+        raise UserError(M("%s does not exist", printable(path)), hint=M("give the path of the checkpoint file"))
     if os.path.isdir(path):
-        raise UserError("%s is a folder, not a checkpoint file" % printable(path),
-                        hint="a sharded checkpoint is a folder of files: inspect one of them")
+        raise UserError(M("%s is a folder, not a checkpoint file", printable(path)),
+                        hint=M("a sharded checkpoint is a folder of files: inspect one of them"))
 
 
 def looks_safetensors(path: str) -> bool:
@@ -75,19 +76,19 @@ def inspect_service(host, path: str, with_tensors: bool = False) -> Result:
         try:
             report = inspect_folder(path, visible)
         except OSError as exc:
-            raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+            raise UserError(M("cannot read %s: %s", printable(path), printable(exc.strerror or exc)))
         if report.layout == "unknown":
-            raise UserError("%s is a folder, but not a checkpoint folder cudaenv recognises" % printable(path),
-                            hint="a DCP folder (.metadata, __0_0.distcp), a DeepSpeed ZeRO folder (latest, global_step*/), "
+            raise UserError(M("%s is a folder, but not a checkpoint folder cudaenv recognises", printable(path)),
+                            hint=M("a DCP folder (.metadata, __0_0.distcp), a DeepSpeed ZeRO folder (latest, global_step*/), "
                                  "shards with model.safetensors.index.json or pytorch_model.bin.index.json; or inspect "
-                                 "one file of it")
+                                 "one file of it"))
         return Result(report, folder_exit_code(report))
     check_file(path)
     visible = probe_visible_gpus(host)
     try:
         report = inspect_file(path, visible, with_tensors=with_tensors)
     except OSError as exc:
-        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+        raise UserError(M("cannot read %s: %s", printable(path), printable(exc.strerror or exc)))
     return Result(report, inspect_exit_code(report))
 
 
@@ -109,27 +110,27 @@ def fix_service(host, path: str, output: Optional[str], in_place: bool = False, 
     if not folder:
         check_file(path)
     elif in_place:
-        raise UserError("--in-place rewrites one file; a checkpoint folder is consolidated into -o OUT",
-                        hint="-o consolidated.pt")
+        raise UserError(M("--in-place rewrites one file; a checkpoint folder is consolidated into -o OUT"),
+                        hint=M("-o consolidated.pt"))
     F.plan_output(path, output, in_place)  # (before the GPU probe: a wrong OUT is said at once)
     fmt = F.output_format(path if in_place else output, to)  # --to against OUT's suffix, before anything is read
     # FILE's format by its bytes (a folder's is its layout's: consolidate says)
     source_fmt = "pt" if folder else "safetensors" if looks_safetensors(path) else "pt"
     if in_place and fmt != source_fmt:
-        raise UserError("--in-place keeps FILE's name and format: give -o OUT for a %s file" % fmt,
-                        hint="-o %s" % ("model.safetensors" if fmt == "safetensors" else "model.pt"))
+        raise UserError(M("--in-place keeps FILE's name and format: give -o OUT for a %s file", fmt),
+                        hint=M("-o %s", "model.safetensors" if fmt == "safetensors" else "model.pt"))
     if not folder and fmt == source_fmt and not (map_location or strip or add or extract is not None):
-        raise UserError("nothing to change", hint="--map-location cpu|cuda:N|auto, --strip-prefix module., "
-                                                  "--add-prefix P, --extract state_dict")
+        raise UserError(M("nothing to change"), hint=M("--map-location cpu|cuda:N|auto, --strip-prefix module., "
+                                                  "--add-prefix P, --extract state_dict"))
     for p in strip + ([add] if add is not None else []):
         if not p:
-            raise UserError("an empty prefix", hint="for example --strip-prefix module.")
+            raise UserError(M("an empty prefix"), hint=M("for example --strip-prefix module."))
     visible = probe_visible_gpus(host)
     target = None
     if map_location:
         target = target_device(map_location, visible)
         if not F.DEVICE.match(target):
-            raise UserError("--map-location %s is not a device" % printable(map_location), hint="cpu, cuda:0 or auto")
+            raise UserError(M("--map-location %s is not a device", printable(map_location)), hint=M("cpu, cuda:0 or auto"))
     opts = F.Options(target, strip, add, extract)
     if folder:
         from cudaenv.checkpoint.consolidate import consolidate

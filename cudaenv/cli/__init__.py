@@ -43,7 +43,10 @@ FAST_COMMANDS = ("use", "list", "checkpoint", "doctor", "explain")  # checkpoint
 
 
 class Context:
-    """What a command gets: the environment, the streams, and a way to build the Host."""
+    """What a command gets: the environment, the streams, and a way to build the Host. ``english``: the run writes
+    in English (set with the language; a command may then write its words as they are, importing no catalog)."""
+
+    english = True
 
     def __init__(
         self,
@@ -198,15 +201,56 @@ def _parse_fast(module, argv: Sequence[str]):
 
 def _choose_language(args, ctx: Context) -> None:
     """The language of what this command writes for people (``--lang``, ``CUDAENV_LANG``, the locale); output for
-    programs or upstream (``--json``, ``--format markdown``/``prometheus``/...) stays English unless ``--lang`` asks.
+    programs or upstream (``--json``, ``--format markdown``/``prometheus``/...) stays English unless ``--lang`` asks;
+    fleet's ``--format html`` is a page for people, in their language.
     Only the choice: the catalog is read when a renderer first translates (cudaenv.core.i18n)."""
     from cudaenv.core.config import value
-    from cudaenv.core.i18n import choose_language, set_language
+    from cudaenv.core.i18n import ENGLISH, choose_language, set_language
 
     fmt = getattr(args, "format", None)
-    machine = bool(getattr(args, "json", False)) or fmt not in (None, "text")
-    set_language(choose_language(ctx.env, getattr(args, "lang", None), machine_output=machine,
-                                 setting=value(ctx.env, "CUDAENV_LANG")))
+    machine = bool(getattr(args, "json", False)) or fmt not in (None, "text", "html")  # fleet's HTML is read by people
+    lang = choose_language(ctx.env, getattr(args, "lang", None), machine_output=machine, setting=value(ctx.env, "CUDAENV_LANG"))
+    set_language(lang)
+    ctx.english = lang == ENGLISH
+
+
+def _may_not_be_english(env: Mapping[str, str]) -> bool:
+    """Whether the environment may ask for a language other than English (``CUDAENV_LANG`` set, or a locale variable
+    naming Chinese): a cheap test on `use`'s path, which then chooses exactly (cudaenv.core.i18n)."""
+    if any((env.get(n) or "").lstrip().startswith("zh") for n in ("LC_ALL", "LC_MESSAGES", "LANG")):
+        return True
+    from cudaenv.core.config import value  # on use's path already (CUDAENV_SHELL)
+
+    try:
+        return value(env, "CUDAENV_LANG") not in (None, "en")
+    except _user_error():
+        return False
+
+
+def _language_before_parsing(argv: Sequence[str], ctx: Context) -> None:
+    """The language of ``--help`` and of argparse's usage errors, chosen before argparse reads ``argv``: a ``--lang``
+    anywhere before ``--`` (one cudaenv cannot read is left for the parsed choice to refuse), else ``CUDAENV_LANG``,
+    else the locale. Help and usage errors are for people, whatever ``--json`` says."""
+    from cudaenv.core.config import value
+    from cudaenv.core.errors import UserError
+    from cudaenv.core.i18n import ENGLISH, choose_language, language_code, set_language
+
+    explicit = None
+    for n, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == "--lang" and n + 1 < len(argv):
+            explicit = argv[n + 1]
+        elif token.startswith("--lang="):
+            explicit = token[len("--lang="):]
+    if explicit is not None and language_code(explicit) is None:
+        explicit = None
+    try:
+        lang = choose_language(ctx.env, explicit, setting=value(ctx.env, "CUDAENV_LANG"))
+    except UserError:  # a CUDAENV_LANG cudaenv cannot read: the parsed choice says so
+        return
+    set_language(lang)
+    ctx.english = lang == ENGLISH
 
 
 def _dispatch(argv: List[str], ctx: Context, saved: List) -> int:
@@ -228,13 +272,19 @@ def _dispatch_fast(argv: List[str], ctx: Context, saved: List) -> int:
         module = __import__(COMMANDS[argv[0]][0], fromlist=["run"])
         fast = _parse_fast(module, argv[1:])
         if fast is not None:
-            if argv[0] != "use":  # `use` prints shell code and translates nothing: no language to choose
+            if argv[0] != "use":
                 _choose_language(fast, ctx)
+            elif _may_not_be_english(ctx.env):  # `use` in English imports nothing to choose
+                try:
+                    _choose_language(fast, ctx)
+                except _user_error():  # the shell hook's `use` never fails on a language setting: English
+                    pass
             if getattr(module, "FAST_ACTIONS", None) is not None or getattr(module, "RUNS_CHILDREN", False):
                 # checkpoint inspect runs nvidia-smi, the doctor its probes: their children go with it on a signal
                 install_signal_handlers(saved)
             return int(module.run(fast, ctx) or 0)
     install_signal_handlers(saved)
+    _language_before_parsing(argv, ctx)
     from cudaenv.cli.parser import build_parser
 
     parser = build_parser(argv)

@@ -10,6 +10,7 @@ import os
 
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Option, Positional
+from cudaenv.core.i18n import M
 
 HELP = "check a downloaded CUDA .run installer without running it"
 
@@ -26,12 +27,12 @@ def run(args, ctx) -> int:
 
     path = args.file
     if not os.path.exists(path):
-        raise UserError("%s does not exist" % printable(path), hint="give the path of the downloaded .run file")
+        raise UserError(M("%s does not exist", printable(path)), hint=M("give the path of the downloaded .run file"))
     if os.path.isdir(path):
-        raise UserError("%s is a folder, not an installer" % printable(path))
+        raise UserError(M("%s is a folder, not an installer", printable(path)))
     try:
         report = check_installer(path, ctx.host(args))
     except OSError as exc:
-        raise UserError("cannot read %s: %s" % (printable(path), printable(exc.strerror or exc)))
+        raise UserError(M("cannot read %s: %s", printable(path), printable(exc.strerror or exc)))
     ctx.out.write(dumps(report.to_dict()) if args.json else render_report(report, terminal_width(ctx.env)))
     return report.exit_code

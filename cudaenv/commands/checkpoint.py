@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Action, Option, Positional, host_options
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # inspect's start-up is a benchmark target (2x `python -c pass`): no argparse, typing or json
@@ -60,8 +61,8 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return run_inspect(args, ctx)
     if action == "fix":
         return run_fix(args, ctx)
-    raise UserError("say what to do: `cudaenv checkpoint inspect FILE` or `cudaenv checkpoint fix FILE -o OUT`",
-                    hint="see `cudaenv checkpoint --help`")
+    raise UserError(M("say what to do: `cudaenv checkpoint inspect FILE` or `cudaenv checkpoint fix FILE -o OUT`"),
+                    hint=M("see `cudaenv checkpoint --help`"))
 
 
 def run_inspect(args: argparse.Namespace, ctx: Any) -> int:

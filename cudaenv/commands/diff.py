@@ -10,6 +10,7 @@ does, 2 on usage errors (a file that is not a doctor report).
 import argparse
 
 from cudaenv.core.options import Option, Positional
+from cudaenv.core.i18n import M
 
 HELP = "show what changed between two `cudaenv doctor --json` reports"
 FORMATS = ("text", "json", "markdown")
@@ -31,13 +32,13 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.fleet.summary import ReportFileError, diff_files
 
     if args.json and args.format not in (None, "json"):
-        raise UserError("--json and --format %s disagree" % args.format, hint="use one of them")
+        raise UserError(M("--json and --format %s disagree", args.format), hint=M("use one of them"))
     fmt = "json" if args.json else (args.format or "text")
     try:
         diff = diff_files(args.before, args.after, cwd=ctx.cwd)
     except ReportFileError as exc:
-        raise UserError("%s: %s" % (printable(exc.path), printable(exc.why)),
-                        hint="give two reports written by `cudaenv doctor --json`") from None
+        raise UserError(M("%s: %s", printable(exc.path), printable(exc.why)),
+                        hint=M("give two reports written by `cudaenv doctor --json`")) from None
     if fmt == "json":
         from cudaenv.render.json_out import dumps
 

@@ -10,6 +10,7 @@ also on warnings), 2 on usage errors.
 """
 
 from cudaenv.core.options import Option, host_options
+from cudaenv.core.i18n import M
 
 RUNS_CHILDREN = True  # read by the fast parser's path (cli): argparse stays off `doctor`'s start-up
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
@@ -45,7 +46,7 @@ def _format(args) -> str:
     from cudaenv.core.errors import UserError
 
     if args.json and args.format not in (None, "json"):
-        raise UserError("--json and --format %s disagree" % args.format, hint="use one of them")
+        raise UserError(M("--json and --format %s disagree", args.format), hint=M("use one of them"))
     return "json" if args.json else (args.format or "text")
 
 
@@ -109,8 +110,8 @@ def _against(args, ctx, outcome):
     try:
         return check_against(args.against, outcome.snapshot, outcome.view, cwd=ctx.cwd)
     except StackFileError as exc:
-        raise UserError("--against %s: %s" % (printable(args.against), printable(exc)),
-                        hint="give a stack file written by `cudaenv lock`") from None
+        raise UserError(M("--against %s: %s", printable(args.against), printable(exc)),
+                        hint=M("give a stack file written by `cudaenv lock`")) from None
 
 
 def _write(output: str, hostname, fmt: str, text: str) -> None:
@@ -129,5 +130,5 @@ def _write(output: str, hostname, fmt: str, text: str) -> None:
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         atomic_write_text(path, text, mode=usual_mode())
     except OSError as exc:
-        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
-                        hint="give --output a folder (ending in /) or a file this user can write") from None
+        raise UserError(M("cannot write %s (%s)", printable(path), printable(exc.strerror or exc)),
+                        hint=M("give --output a folder (ending in /) or a file this user can write")) from None

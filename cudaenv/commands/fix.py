@@ -15,13 +15,14 @@ from cudaenv.commands import _prompt as prompt
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Option, host_options
+from cudaenv.core.i18n import M
 
 HELP = "guided fix for a CPU-only or wrong-CUDA torch"
 OPTIONS = host_options() + (
     Option("--yes", "-y", dest="yes", help="take the recommendation without asking"),
     Option("--dry-run", help="only print the plan"),
     Option("--torch", metavar="VERSION", help="install this torch release instead of the installed one (2.7.1, 2.7, latest)"),
-    Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+    Option("--index-base", metavar="URL", help=M("wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)", TORCH_INDEX)),
     Option("--mirror", metavar="NAME|URL", help="install from this PyTorch wheel mirror: nju, aliyun, sjtu (data/torch_mirrors.json) or its URL"),
     Option("--refresh", help="read the live index before deciding"),
     Option("--no-verify", help="do not run `cudaenv verify` after the install"),
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
     interpreter, what_if = service.split_python(args.python)
     if what_if:
-        raise UserError("`cudaenv fix --python` needs an interpreter, not a version", hint="for example --python .venv/bin/python")
+        raise UserError(M("`cudaenv fix --python` needs an interpreter, not a version"), hint=M("for example --python .venv/bin/python"))
     mirror = service.mirror_for(args.mirror)
     base = mirror.base if mirror is not None else service.index_base(ctx.env, args.index_base)
     host = ctx.host(args)
@@ -56,7 +57,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return 0
     out.write(render.render_findings(fixable, width))
     if torch is None or not torch.python:
-        raise UserError("no Python interpreter to fix", hint="give one with --python PATH")
+        raise UserError(M("no Python interpreter to fix"), hint=M("give one with --python PATH"))
 
     index_data, notes, _ = service.load_index_data(ctx.env, base, args.refresh, service.index_timeout(ctx.env))
     options = service.Options(torch=args.torch, index_base=args.index_base, mirror=args.mirror)

@@ -11,6 +11,7 @@ report could be read, or (``--image REF``) when the image cannot be read or a no
 import argparse
 
 from cudaenv.core.options import Action, Option, Positional
+from cudaenv.core.i18n import M
 
 HELP = "summarize many nodes' doctor reports: configurations, drift, failing nodes"
 FORMATS = ("text", "json", "markdown", "html")
@@ -37,9 +38,9 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.core.text import printable
 
     if getattr(args, "fleet_command", None) != "summarize":
-        raise UserError("say what to do: `cudaenv fleet summarize DIR`", hint="see `cudaenv fleet --help`")
+        raise UserError(M("say what to do: `cudaenv fleet summarize DIR`"), hint=M("see `cudaenv fleet --help`"))
     if args.json and args.format not in (None, "json"):
-        raise UserError("--json and --format %s disagree" % args.format, hint="use one of them")
+        raise UserError(M("--json and --format %s disagree", args.format), hint=M("use one of them"))
     fmt = "json" if args.json else (args.format or "text")
     from cudaenv.fleet.files import report_paths
     from cudaenv.fleet.summary import BaselineError, summarize
@@ -48,11 +49,11 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         summary = summarize(report_paths(paths), baseline_file=baseline, image=args.image, cwd=ctx.cwd)
     except BaselineError as exc:
-        raise UserError("--baseline %s: %s" % (printable(args.baseline), printable(exc)),
-                        hint="give a report written by `cudaenv doctor --json` on a known-good node") from None
+        raise UserError(M("--baseline %s: %s", printable(args.baseline), printable(exc)),
+                        hint=M("give a report written by `cudaenv doctor --json` on a known-good node")) from None
     if not summary.nodes and not summary.unreadable:
-        raise UserError("no reports found in %s" % ", ".join(printable(p) for p in args.paths),
-                        hint="a folder holds NODE.json files written by `cudaenv doctor --json --output DIR/`")
+        raise UserError(M("no reports found in %s", ", ".join(printable(p) for p in args.paths)),
+                        hint=M("a folder holds NODE.json files written by `cudaenv doctor --json --output DIR/`"))
     if fmt == "json":
         from cudaenv.render.json_out import dumps
 

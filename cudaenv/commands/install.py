@@ -10,6 +10,7 @@ passed through as it arrives (escaped, bounded).
 """
 
 from cudaenv.core.options import Option, Positional
+from cudaenv.core.i18n import M
 
 HELP = "install a CUDA toolkit side by side, without root"
 
@@ -35,11 +36,12 @@ def _terminal(ctx, args):
     """(a line per step, pip's output passed through) for a terminal; nothing for --json or a pipe."""
     if args.json or not ctx.err_is_tty:
         return (lambda line: None), None
+    from cudaenv.core.i18n import tr
     from cudaenv.render.install import PassThrough
     from cudaenv.core.text import printable
 
     def say(line):
-        ctx.err.write("cudaenv: %s\n" % printable(line))
+        ctx.err.write("cudaenv: %s\n" % printable(tr(line)))
         ctx.err.flush()
 
     return say, PassThrough(ctx.err)
@@ -66,7 +68,7 @@ def run(args, ctx) -> int:
     if args.list:
         return run_list(args, ctx, host)
     if args.force and (args.plan or args.runfile):
-        raise UserError("--force is for installs from wheels", hint="--plan runs nothing; a runfile checks its own machine")
+        raise UserError(M("--force is for installs from wheels"), hint=M("--plan runs nothing; a runfile checks its own machine"))
     request = service.InstallRequest(args.spec, args.prefix, args.installer, bool(args.reinstall), bool(args.plan),
                                      args.runfile, args.components, bool(args.force), timeout)
     progress, passthrough = _terminal(ctx, args)

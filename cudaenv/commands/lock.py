@@ -9,6 +9,7 @@ import argparse
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.options import Option, Positional, host_options
+from cudaenv.core.i18n import M
 
 HELP = "write this machine's CUDA stack (driver floor, GPU archs, torch build and index, toolkit, wheels) as TOML"
 
@@ -16,7 +17,7 @@ HELP = "write this machine's CUDA stack (driver floor, GPU archs, torch build an
 POSITIONAL = Positional("file", metavar="FILE", help="where to write (default: cuda-stack.toml; - prints it)")
 OPTIONS = host_options() + (
     Option("--index-base", metavar="URL",
-           help="wheel index base the torch build is pinned to, instead of %s" % TORCH_INDEX),
+           help=M("wheel index base the torch build is pinned to, instead of %s", TORCH_INDEX)),
     Option("--snippets",
            help="also print what carries the choice into the project's files: a requirements file, uv's "
                 "pyproject index pins, pixi's [system-requirements]"),
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         write_stack(os.path.join(ctx.cwd, path), text)
     except OSError as exc:
-        raise UserError("cannot write %s (%s)" % (printable(path), printable(exc.strerror or exc)),
-                        hint="give a FILE this user can write, or - to print it") from None
+        raise UserError(M("cannot write %s (%s)", printable(path), printable(exc.strerror or exc)),
+                        hint=M("give a FILE this user can write, or - to print it")) from None
     ctx.out.write(render_locked(stack, path, terminal_width(ctx.env)) + ("\n" + render_snippets(stack) if args.snippets else ""))
     return 0

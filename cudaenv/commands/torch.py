@@ -16,10 +16,10 @@ from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Action, Option, Positional, host_options
 from cudaenv.render.text import terminal_width
+from cudaenv.core.i18n import M
 
 HELP = "recommend the right torch build for this machine"
 MIRROR_HELP = "a PyTorch wheel mirror for the install line: nju, aliyun, sjtu, official (data/torch_mirrors.json) or its URL"
-
 
 ACTION_DEST = "torch_command"
 ACTIONS = (
@@ -36,7 +36,7 @@ ACTIONS = (
                Option("--jetson", metavar="JETPACK", const="",
                       help="what if this were a Jetson board: its JetPack (6.2) or L4T (r36.4.3) release; bare: the newest JetPack the tables know"),
                Option("--python-version", metavar="X.Y", help="what if the Python were X.Y (--python 3.11 means the same)"),
-               Option("--index-base", metavar="URL", help="wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+               Option("--index-base", metavar="URL", help=M("wheel index base instead of %s (env: CUDAENV_TORCH_INDEX)", TORCH_INDEX)),
                Option("--mirror", metavar="NAME|URL", help=MIRROR_HELP),
                Option("--installer", choices=("pip", "uv", "conda", "pixi"),
                       help="the install line for this installer (default: the probed environment's: pixi, conda, uv; else the one that installed torch)"),
@@ -55,7 +55,7 @@ ACTIONS = (
                Option("--compute-capability", metavar="X.Y", append=True, help="what if the GPUs were these (repeatable)"),
                Option("--python-version", metavar="X.Y", help="what if the Python were X.Y"),
                Option("--machine", choices=("x86_64", "aarch64", "arm64"), help="what if the CPU architecture were this"),
-               Option("--index-base", metavar="URL", help="the official index to compare with (default %s; env: CUDAENV_TORCH_INDEX)" % TORCH_INDEX),
+               Option("--index-base", metavar="URL", help=M("the official index to compare with (default %s; env: CUDAENV_TORCH_INDEX)", TORCH_INDEX)),
                Option("--index-timeout", metavar="SECONDS", kind="float", help="the most each page may take (default 15, env: CUDAENV_INDEX_TIMEOUT)"),
                Option("--json", help="print the check as JSON"),
            ), positional=Positional("url", help="the mirror's index base (or give --mirror NAME)", metavar="URL")),
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         return run_guard(args, ctx)
     if action == "mirror-check":
         return run_mirror_check(args, ctx)
-    raise UserError("say what to do: `cudaenv torch recommend`, `refresh`, `guard` or `mirror-check`", hint="see `cudaenv torch --help`")
+    raise UserError(M("say what to do: `cudaenv torch recommend`, `refresh`, `guard` or `mirror-check`"), hint=M("see `cudaenv torch --help`"))
 
 
 def run_guard(args: argparse.Namespace, ctx: Any) -> int:

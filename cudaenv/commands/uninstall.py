@@ -6,6 +6,7 @@ The routing (plan, ``--check``, or a toolkit ``cudaenv install`` made, which cud
 
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Option, Positional, host_options
+from cudaenv.core.i18n import M
 
 HELP = "plan the removal of a CUDA toolkit, leaving nothing behind"
 
@@ -76,5 +77,5 @@ def _confirm(ctx, installs, yes: bool) -> bool:
     if yes:
         return True
     if not can_ask(ctx):
-        raise UserError("not removed: no terminal to ask on", hint="give --yes to remove it without asking")
+        raise UserError(M("not removed: no terminal to ask on"), hint=M("give --yes to remove it without asking"))
     return yes_no(ctx, "Remove?")

@@ -45,10 +45,9 @@ def run(args, ctx) -> int:
         toolkits, _link = load_toolkits(host)
         ctx.out.write("".join(w + "\n" for w in switch.completion_words(toolkits)))
         return 0
-    if args.off and (args.version or args.local or args.write):
-        return _fail(ctx, "--off takes no VERSION, --local or --write")
-    if args.local and not args.version:
-        return _fail(ctx, "--local needs a VERSION: cudaenv use --local 12.1")
+    misuse = "off-alone" if args.off and (args.version or args.local or args.write) else "local-alone" if args.local and not args.version else None
+    if misuse:
+        return _fail(ctx, _words(misuse))
     shell = None if args.write else _shell(args, ctx, host.system)
     if shell is None and not args.write:
         return 2
@@ -57,7 +56,7 @@ def run(args, ctx) -> int:
     try:
         if args.auto:
             if found is not None and spec is None:
-                ctx.err.write("cudaenv: %s names no CUDA version; ignored\n" % printable(found))
+                ctx.err.write("cudaenv: %s\n" % _words("ignored", printable(found)))
                 return 1
             change = switch.plan_auto(toolkits, ctx.env, (found, spec) if found else None, host.system, link)
         elif args.off:
@@ -67,16 +66,16 @@ def run(args, ctx) -> int:
             if spec is None:
                 found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env)
                 if found is None:
-                    return _fail(ctx, "no VERSION given and no .cuda-version here or in a parent directory", toolkits, host.system)
+                    return _fail(ctx, _words("no-version"), toolkits, host.system)
                 if spec is None:
-                    return _fail(ctx, "%s names no CUDA version" % printable(found), toolkits, host.system)
+                    return _fail(ctx, _words("names-none", printable(found)), toolkits, host.system)
             else:
                 spec = spec_path(spec, start_dir(ctx.env, ctx.cwd), host, ctx.env)
             toolkit = select.select_toolkit(toolkits, spec, host.system)
             written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)
-                ctx.err.write("cudaenv: wrote %s (%s)\n" % (printable(written), args.version))
+                ctx.err.write("cudaenv: %s\n" % _words("wrote", printable(written), args.version))
             if args.write:
                 return _write_script(args.write, toolkit, toolkits, link, host.system, ctx)
             if written:  # as if the hook had entered the project: leaving it switches back to what was active
@@ -85,18 +84,20 @@ def run(args, ctx) -> int:
                 change = switch.plan_switch(toolkit, toolkits, ctx.env, host.system, link)
     except select.SelectError as exc:
         if args.auto:
-            ctx.err.write("cudaenv: .cuda-version: %s\n" % exc.message)
+            ctx.err.write("cudaenv: .cuda-version: %s\n" % _words(exc.message))
             return 1
         return _fail(ctx, exc.message, toolkits, host.system, exc.candidates)
     _write_code(ctx.out, shell.render(change))
-    if change.message and not args.quiet:
-        ctx.err.write("%s\n" % change.message)
+    if change.message and not args.quiet:  # English: the capability's words, no renderer and no catalog loaded
+        ctx.err.write("%s\n" % (change.message if ctx.english else _words(change)))
         if ctx.is_tty and not args.auto:
-            ctx.err.write(
-                "cudaenv: this is shell code for your shell to run: source <(cudaenv use ...) or load the hook with "
-                'eval "$(cudaenv init %s)"\n' % (shell.name if shell.name != "sh" else "bash")
-            )
+            ctx.err.write("cudaenv: %s\n" % _words("shell-code", shell.name if shell.name != "sh" else "bash"))
     return 0
+
+
+def _words(key, *args) -> str:  # `use`'s message (render.switch.use_message), imported only where one is said
+    from cudaenv.render.switch import use_message
+    return use_message(key, *args)
 
 
 def _fail(ctx, message: str, toolkits=None, system: str = "linux", candidates=(), shell: bool = False) -> int:
@@ -137,14 +138,13 @@ def _write_code(out, text: str) -> None:
 def _write_script(target: str, toolkit, toolkits, link: Optional[str], system: str, ctx) -> int:
     from cudaenv.render.switch import render_switch_script
     from cudaenv.toolkit.project import switch_script, write_switch_script
-    from cudaenv.toolkit.switch import describe
 
     if system == "windows":
-        return _fail(ctx, "--write makes a bash script; on Windows use `cudaenv use VERSION --shell pwsh`")
+        return _fail(ctx, _words("write-windows"))
     path = os.path.join(ctx.cwd, os.path.expanduser(target)) if not os.path.isabs(target) else target
     try:
         write_switch_script(path, render_switch_script(switch_script(toolkit, toolkits, link, ctx.env)))
     except OSError as exc:
-        return _fail(ctx, "cannot write %s: %s" % (path, exc.strerror or exc))
-    ctx.err.write("cudaenv: wrote %s: `source %s` switches a shell to %s\n" % (path, path, describe(toolkit)))
+        return _fail(ctx, _words("cannot-write", path, exc.strerror or exc))
+    ctx.err.write("cudaenv: %s\n" % _words("wrote-script", path, toolkit))
     return 0

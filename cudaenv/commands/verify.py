@@ -13,6 +13,7 @@ Exit 0 when everything asked for passed, 1 when something failed or there is no 
 import argparse
 
 from cudaenv.core.options import Option, host_options
+from cudaenv.core.i18n import M
 
 HELP = "run real GPU work in your Python to prove it works"
 
@@ -44,21 +45,21 @@ def run(args: argparse.Namespace, ctx) -> int:
     from cudaenv.verify import Request, parse_devices_arg, run_verify
 
     if args.device_timeout <= 0:
-        raise UserError("--device-timeout must be more than 0 seconds", hint="for example --device-timeout 300")
+        raise UserError(M("--device-timeout must be more than 0 seconds"), hint=M("for example --device-timeout 300"))
     if args.nproc is not None and args.nproc < 1:
-        raise UserError("--nproc must be at least 1", hint="for example --nproc 2")
+        raise UserError(M("--nproc must be at least 1"), hint=M("for example --nproc 2"))
     try:
         devices = parse_devices_arg(args.device)
     except ValueError as exc:
-        raise UserError("--device %s: %r is not a device number" % (args.device, str(exc)), hint="for example --device 0,2 or --device all") from None
+        raise UserError(M("--device %s: %r is not a device number", args.device, str(exc)), hint=M("for example --device 0,2 or --device all")) from None
     if args.cpu and args.device:
-        raise UserError("--cpu and --device cannot be combined", hint="use one of them")
+        raise UserError(M("--cpu and --device cannot be combined"), hint=M("use one of them"))
     host = ctx.host(args)
     if args.timeout is not None:
         host = host.with_deadline(args.timeout)  # --timeout bounds the whole run; each child gets what is left
     if args.toolkit and host.rooted and not args.nvcc:
-        raise UserError("verify --toolkit compiles with the inspected root's nvcc, and cudaenv never runs a program found under --root",
-                        hint="run `cudaenv verify --toolkit` inside the image (chroot, container), or give --nvcc PATH of a toolkit outside it")
+        raise UserError(M("verify --toolkit compiles with the inspected root's nvcc, and cudaenv never runs a program found under --root"),
+                        hint=M("run `cudaenv verify --toolkit` inside the image (chroot, container), or give --nvcc PATH of a toolkit outside it"))
     report = run_verify(host, Request(
         python=args.python, device=args.device, devices=devices, cpu=args.cpu, distributed=args.distributed,
         nproc=args.nproc, backend=args.backend, nccl_debug=args.nccl_debug, toolkit=args.toolkit, arch=tuple(args.arch),

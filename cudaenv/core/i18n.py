@@ -176,6 +176,25 @@ def join(sep, items):
     return _joined(sep.join(items), parts)
 
 
+class Edited:
+    """The values of a message part whose words, once said in a language, go through ``fn`` (:func:`edit`)."""
+
+    __slots__ = ("values", "fn")
+
+    def __init__(self, values, fn):
+        self.values, self.fn = values, fn
+
+
+def edit(text, fn):
+    """``fn(text)`` (a function from text to text, such as dropping a leading ``sudo``) that stays a marked message: the
+    English is ``fn`` of the English, and each marked piece, said in the reader's language by :func:`tr`, goes through
+    ``fn`` too (so a translated line is edited, not turned back into English). ``fn`` must work on any piece alone."""
+    if not isinstance(text, Msg):
+        return fn(text)
+    parts = tuple((fn(template), None) if values is None else (template, Edited(values, fn)) for template, values in text.parts)
+    return _joined(fn(str(text)), parts)
+
+
 # ------------------------------------------------------------------ translation (the renderers')
 def tr(text):
     """``text`` in the active language: a marked message (:func:`M`) piece by piece; anything else as it is."""
@@ -186,6 +205,8 @@ def tr(text):
 
 
 def _say(template, values):
+    if isinstance(values, Edited):
+        return values.fn(_say(template, values.values))
     if values == ():
         return template
     if isinstance(values, Braces):

@@ -90,13 +90,22 @@ def _argparse_seconds(text):
         raise argparse.ArgumentTypeError("must be more than 0 seconds") from None
 
 
+def said(text):
+    """A declaration's help in the run's language (the declarations are the catalog's messages: tools/po.py reads them;
+    a help with a value, such as the index URL, is a marked message M(...)); an empty one stays empty (gettext would
+    answer the catalog's header)."""
+    from cudaenv.core.i18n import Msg, t, tr
+
+    return tr(text) if isinstance(text, Msg) else t(text) if text else text
+
+
 def add_options(parser, options, positional=None):
     """Declare ``options`` (and ``positional``: one :class:`Positional` or a tuple of them, in order) to an argparse
     parser, in their order (the positionals first)."""
     import argparse
 
     for pos in (positional if isinstance(positional, tuple) else (positional,) if positional is not None else ()):
-        kw = {"help": pos.help}
+        kw = {"help": said(pos.help)}
         if pos.nargs is not None:
             kw["nargs"] = pos.nargs
         if pos.metavar:
@@ -104,7 +113,7 @@ def add_options(parser, options, positional=None):
         parser.add_argument(pos.dest, **kw)
     groups = {}
     for opt in options:
-        kw = {"dest": opt.dest, "help": argparse.SUPPRESS if opt.hidden else opt.help}
+        kw = {"dest": opt.dest, "help": argparse.SUPPRESS if opt.hidden else said(opt.help)}
         if opt.takes_value:
             if opt.metavar:
                 kw["metavar"] = opt.metavar
@@ -132,9 +141,9 @@ def add_actions(parser, dest, actions):
     """Declare a command's :class:`Action` tuple as argparse subparsers (the chosen one in ``dest``)."""
     sub = parser.add_subparsers(dest=dest, metavar="ACTION", parser_class=type(parser))
     for action in actions:
-        kw = {"help": action.help}
+        kw = {"help": said(action.help)}
         if action.description is not None:
-            kw["description"] = action.description
+            kw["description"] = said(action.description)
         add_options(sub.add_parser(action.name, **kw), action.options, action.positional)
 
 

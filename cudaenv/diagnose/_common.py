@@ -7,6 +7,7 @@ from typing import Any, List, Mapping, Optional, Tuple
 from cudaenv.model.reports import Finding
 from cudaenv.facts import drivers as drv
 from cudaenv.core.version import compare_versions, major_minor, version_key
+from cudaenv.core.i18n import M
 
 BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")
 
@@ -253,4 +254,6 @@ def driver_install_commands(s, series: Optional[str] = None, tables=None) -> Lis
 def use_fix(version, why: str = "") -> str:
     """The shell command that switches to ``version``; the trailing comment says why, then the fish form."""
     v = short(version)
-    return "source <(cudaenv use %s)    # %sfish: cudaenv use %s --shell fish | source" % (v, (why + "; ") if why else "", v)
+    if why:
+        return M("source <(cudaenv use %s)    # %s; fish: cudaenv use %s --shell fish | source", v, why, v)
+    return M("source <(cudaenv use %s)    # fish: cudaenv use %s --shell fish | source", v, v)

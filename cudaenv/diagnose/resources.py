@@ -62,8 +62,10 @@ def busy(s) -> List:
             fix.append(M("%sfuser -v /dev/nvidia%d    # who has the GPU open", c.sudo(s), g.index))
     if killed:
         pids = " ".join(str(p) for p in sorted(killed))
-        fix.append("kill -9 %s    # if %s not exit%s" % (pids, "it does" if len(killed) == 1 else "they do",
-                                                       "; sudo for another user's" if c.sudo(s) else ""))
+        if len(killed) == 1:
+            fix.append(M("kill -9 %s    # if it does not exit%s", pids, M("; sudo for another user's") if c.sudo(s) else ""))
+        else:
+            fix.append(M("kill -9 %s    # if they do not exit%s", pids, M("; sudo for another user's") if c.sudo(s) else ""))
     indices = ",".join(str(g.index) for g in full)
     fix.append("nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv -i %s" % indices)
     if len(full) == 1:

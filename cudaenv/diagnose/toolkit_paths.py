@@ -30,8 +30,9 @@ def link_dangling(s) -> List:
     if link.alternatives:
         fix.append("%supdate-alternatives --config cuda" % c.sudo(s))
     if target:
-        fix.append("%sln -sfn %s %s    # or: cudaenv link %s" % (c.sudo(s), c.quote(target), c.quote(link.path), c.short(version) if version and path == target else target))
-    fix.append("%srm %s    # if no toolkit should be the default" % (c.sudo(s), c.quote(link.path)))
+        fix.append(M("%sln -sfn %s %s    # or: cudaenv link %s", c.sudo(s), c.quote(target), c.quote(link.path),
+                     c.short(version) if version and path == target else target))
+    fix.append(M("%srm %s    # if no toolkit should be the default", c.sudo(s), c.quote(link.path)))
     return [
         F(
             "cuda-link-dangling",
@@ -71,7 +72,7 @@ def link_not_active(s) -> List:
                 c.use_fix(tv, "use the link's toolkit in this shell") if tv else None,
                 # the system-wide link never points into one user's home (a cudaenv install is that user's)
                 None if private or not version else
-                "cudaenv link %s    # or point the link at the one on PATH" % c.short(version),
+                M("cudaenv link %s    # or point the link at the one on PATH", c.short(version)),
             ],
         )
     ]

@@ -3,7 +3,7 @@
 from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import toolkit_paths as paths
 from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
@@ -46,8 +46,8 @@ def _install_toolkit(s, mm: str, tables=None) -> str:
     step = next((x for x in steps if "{pkg}" in x), None)
     if step is None:
         return repos.row("conda", table)["steps"][0].format(mm=mm)
-    return "%s    # from NVIDIA's repository (`cudaenv install %s --plan`)" % (
-        step.split("#")[0].strip().format(pkg=repos.package(mm)), mm)
+    return M("%s    # from NVIDIA's repository (`cudaenv install %s --plan`)",
+             step.split("#")[0].strip().format(pkg=repos.package(mm)), mm)
 
 
 def nvcc_torch(s, tables=None) -> List:
@@ -163,7 +163,7 @@ def cuda_home(s) -> List:
             M("%s is CUDA %s, the nvcc on PATH is CUDA %s", name, c.short(home.version), c.short(version)),
             M("%s=%s (CUDA %s) while PATH finds nvcc in %s (CUDA %s). torch.utils.cpp_extension uses %s; a Makefile "
             "that calls nvcc uses PATH: the two builds disagree.", name, value, home.version, path, version, name),
-            [M("export %s=%s    # match the nvcc on PATH", name, c.quote(path)), c.use_fix(home.version, "or switch PATH to %s's toolkit" % name)],
+            [M("export %s=%s    # match the nvcc on PATH", name, c.quote(path)), c.use_fix(home.version, M("or switch PATH to %s's toolkit", name))],
         )
     ]
 
@@ -238,7 +238,7 @@ def ld_library_path_missing(s) -> List:
             "copied from another machine). The loader skips them, so they do no harm now, but a toolkit installed "
             "there later would be picked up silently; a startup file probably still sets them.", named),
             ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
-             "grep -n %s %s 2>/dev/null    # the line that sets it" % (c.quote(missing[0]), _startup_files()),
+             M("grep -n %s %s 2>/dev/null    # the line that sets it", c.quote(missing[0]), _startup_files()),
              c.use_fix(version, "sets PATH and LD_LIBRARY_PATH together") if version and path else None],
         )
     ]
@@ -249,7 +249,7 @@ def cudnn(s, tables) -> List:
     out = []
     majors = sorted({d.major for d in entries})
     if len(majors) > 1:
-        listing = ", ".join("cuDNN %s in %s" % (d.version, d.header) for d in entries)
+        listing = join(", ", (M("cuDNN %s in %s", d.version, d.header) for d in entries))
         out.append(
             F(
                 "cudnn-mismatch",

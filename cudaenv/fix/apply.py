@@ -13,6 +13,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
 from cudaenv.facts.findings import ids_where
+from cudaenv.core.i18n import M
 
 PIP_RETRIES = 1
 PIP_TIMEOUT = 15.0
@@ -56,8 +57,8 @@ def install_argv(rec: Any, python: str) -> List[str]:
     if plan is not None and plan.argv:
         return list(plan.argv)
     if plan is not None and plan.installer == "pixi":
-        raise UserError("pixi needs the manifest changed first: %s" % "; ".join(plan.snippet),
-                        hint="add those lines (`cudaenv torch recommend` shows where), then run `%s`" % "; ".join(plan.commands))
+        raise UserError(M("pixi needs the manifest changed first: %s", "; ".join(plan.snippet)),
+                        hint=M("add those lines (`cudaenv torch recommend` shows where), then run `%s`", "; ".join(plan.commands)))
     installer = "uv" if rec.installer == "uv" else "pip"
     return argv_for(rec.packages, rec.index_url, python, installer, PIP_RETRIES if installer == "pip" else None,
                     PIP_TIMEOUT if installer == "pip" else None, flat=getattr(rec, "index_layout", "simple") == "flat")
@@ -72,11 +73,11 @@ def apply_install(host: Any, env: Mapping[str, str], before: Any, rec: Any, star
 
     python = before.torch.python
     if rec.installer == "uv" and host.which("uv") is None:
-        raise UserError("this environment is managed by uv, but `uv` is not on PATH", hint="install uv, or run the pip command above by hand")
+        raise UserError(M("this environment is managed by uv, but `uv` is not on PATH"), hint=M("install uv, or run the pip command above by hand"))
     argv = install_argv(rec, python)
     if argv[0] in ("conda", "pixi") and host.which(argv[0]) is None:
-        raise UserError("this environment is managed by %s, but `%s` is not on PATH" % (argv[0], argv[0]),
-                        hint="run the command above where %s is installed" % argv[0])
+        raise UserError(M("this environment is managed by %s, but `%s` is not on PATH", argv[0], argv[0]),
+                        hint=M("run the command above where %s is installed", argv[0]))
     timeout = install_timeout(env)
     if rec.index_url and argv[0] not in ("conda", "pixi"):
         from cudaenv.index.client import unreachable

@@ -489,8 +489,8 @@ def host_from_environment(
     root = root or config.value(env, "CUDAENV_ROOT") or "/"
     if not os.path.isdir(root):
         from cudaenv.core.errors import UserError  # only now: `cudaenv use` loads no module it does not need
-
-        raise UserError("--root %s is not a directory" % root, hint="give the folder where the image or chroot is mounted")
+        from cudaenv.core.i18n import M
+        raise UserError(M("--root %s is not a directory", root), hint=M("give the folder where the image or chroot is mounted"))
     timeout = config.seconds(env, "CUDAENV_TIMEOUT", explicit=timeout)
     config.check(env, ("CUDAENV_TORCH_TIMEOUT", "CUDAENV_DRIVER_VERSION"))  # read by probes: a wrong value fails here, not as a probe note
     return Host(root=os.path.abspath(root), env=env, system=system or config.value(env, "CUDAENV_SYSTEM"), timeout=timeout)

@@ -11,6 +11,7 @@ user's Python (``verify_device.py``'s ``info``, through the ``probe_torch`` the 
 from typing import Any, Dict, Optional, Sequence
 
 from cudaenv.core.errors import UserError
+from cudaenv.core.i18n import M
 
 NO_TEXT_HINT = 'cudaenv explain "the error message", or pipe a log: cudaenv explain - < log.txt'
 
@@ -92,10 +93,10 @@ def explain(host_for, request: ExplainRequest, probe_torch=None) -> ExplainOutco
     if request.catalog:
         return ExplainOutcome(catalog=tuple(describe(i) for i in known_ids()))
     if request.offline and request.probe:
-        raise UserError("--offline and --probe contradict each other", hint="--probe reads this machine (it imports torch); drop one")
+        raise UserError(M("--offline and --probe contradict each other"), hint=M("--probe reads this machine (it imports torch); drop one"))
     paste = _read(request)
     if not paste.text.strip():
-        raise UserError("no error text given", hint=NO_TEXT_HINT)
+        raise UserError(M("no error text given"), hint=NO_TEXT_HINT)
     facts, shown = None, ()
     if request.probe:
         from cudaenv.explain.service import probe_machine
@@ -125,7 +126,7 @@ def _read(request: ExplainRequest):
             with open_regular(request.file) as fh:
                 return read_paste(fh)
         except OSError as exc:
-            raise UserError("cannot read %s: %s" % (printable(request.file), printable(exc.strerror or exc)))
+            raise UserError(M("cannot read %s: %s", printable(request.file), printable(exc.strerror or exc)))
     parts = request.text
     if parts and parts != ["-"]:
         text = " ".join(parts)
@@ -136,7 +137,7 @@ def _read(request: ExplainRequest):
     except (AttributeError, ValueError):
         interactive = False
     if not parts and interactive:
-        raise UserError("no error text given", hint=NO_TEXT_HINT)
+        raise UserError(M("no error text given"), hint=NO_TEXT_HINT)
     return read_paste(getattr(stdin, "buffer", stdin)) if stdin is not None else Paste("", 0, False, False)
 
 

@@ -60,9 +60,11 @@ def _explicit(host, explicit: str) -> Interpreter:
         found = host.which(explicit)
         if found:
             return Interpreter(found, "--python")
+    from cudaenv.core.i18n import M  # the error path only
+
     raise UserError(
-        "--python %s does not exist" % explicit,
-        hint="give the path of a Python interpreter (for example --python .venv/bin/python) or a name on PATH",
+        M("--python %s does not exist", explicit),
+        hint=M("give the path of a Python interpreter (for example --python .venv/bin/python) or a name on PATH"),
     )
 
 

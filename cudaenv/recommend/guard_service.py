@@ -8,6 +8,7 @@ from cudaenv.core import config
 from cudaenv.core.errors import UserError
 from cudaenv.recommend.guard import (GuardOutcome, TorchState, dry_run_argv, installer_of, installer_python, keep_argv,
                                      read_plan, restore_command)
+from cudaenv.core.i18n import M
 
 
 def _state(host, interpreter) -> TorchState:
@@ -25,13 +26,13 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
     from cudaenv.probes.torch import probe_torch_static
 
     if not argv:
-        raise UserError("say which install to guard: `cudaenv torch guard -- pip install PACKAGE`")
+        raise UserError(M("say which install to guard: `cudaenv torch guard -- pip install PACKAGE`"))
     own = installer_python(argv)
     if python is None and own is not None and (host.is_file(own) or host.which(own)):
         python = own  # the install says which Python it installs into
     interpreter = find_interpreter(host, python, notes=[])
     if interpreter is None:
-        raise UserError("no Python found whose torch to guard", hint="pass --python PATH")
+        raise UserError(M("no Python found whose torch to guard"), hint=M("pass --python PATH"))
     first = probe_torch_static(host, interpreter, [])
     before = TorchState(version=first.version if first.installed else None, nvidia=tuple(first.nvidia_packages))
     timeout = config.value(env, "CUDAENV_INSTALL_TIMEOUT")

@@ -14,8 +14,8 @@ def decide_jetson(req: Request, facts: Facts) -> Recommendation:
 
     table = facts.t("jetson_torch") or load_table("jetson_torch")
     where = "L4T %s%s" % (req.jetson, ", JetPack %s" % req.jetpack if req.jetpack else "")
-    reasons = ["this is a Jetson board (%s): PyTorch's indexes have no build for it (their aarch64 wheels are for SBSA "
-               "servers), and its driver and CUDA come with JetPack (never a desktop driver upgrade)" % where]
+    reasons = [M("this is a Jetson board (%s): PyTorch's indexes have no build for it (their aarch64 wheels are for SBSA "
+                 "servers), and its driver and CUDA come with JetPack (never a desktop driver upgrade)", where)]
     row = next((r for r in sorted(table["rows"], key=lambda r: version_key(r["jetpack"]), reverse=True)
                 if req.jetpack and (req.jetpack + ".").startswith(r["jetpack"] + ".")), None)
     alts: List[Alternative] = []
@@ -25,7 +25,7 @@ def decide_jetson(req: Request, facts: Facts) -> Recommendation:
         alts.append(Alternative("jetpack", "NVIDIA's torch wheels for Jetson: https://docs.nvidia.com/deeplearning/frameworks/install-pytorch-jetson-platform/index.html"))
     else:
         pys = ", ".join(row["python"])
-        alts.append(Alternative("jetpack", "install NVIDIA's torch %s for JetPack %s (Python %s) from %s" % (row["torch"], row["jetpack"], pys, row["where"]),
+        alts.append(Alternative("jetpack", M("install NVIDIA's torch %s for JetPack %s (Python %s) from %s", row["torch"], row["jetpack"], pys, row["where"]),
                                 torch_version=row["torch"], index_url=row["where"]))
         if req.python_version and req.python_version not in row["python"]:
             notes.append(M("those wheels are for Python %s (the JetPack's system Python), not %s", pys, req.python_version))

@@ -62,8 +62,8 @@ def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple
 
 def describe_archs(archs: Sequence[str], ptx: Optional[str]) -> str:
     names = [tf.sm_name(a) for a in sorted(archs, key=tf.cc_tuple)]
-    text = "built for %s" % ", ".join(names) if len(names) <= 3 else "built for %s ... %s" % (names[0], names[-1])
-    return text + (", PTX %s" % tf.sm_name(ptx).replace("sm_", "compute_") if ptx else ", no PTX")
+    text = M("built for %s", ", ".join(names)) if len(names) <= 3 else M("built for %s ... %s", names[0], names[-1])
+    return text + (M(", PTX %s", tf.sm_name(ptx).replace("sm_", "compute_")) if ptx else M(", no PTX"))
 
 
 def kind_wanted(m: Machine) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Optional, Tuple
 
 from cudaenv.core.errors import UserError
 from cudaenv.recommend.mirrors import MirrorCheck, SourceCheck, WheelWant, find_wheel, judge_mirror, served_by
+from cudaenv.core.i18n import M
 
 
 def _read(url: str, seconds: float) -> Tuple[Optional[Any], Optional[str], Optional[str], bool]:
@@ -70,7 +71,7 @@ def check_mirror(env: Mapping[str, str], make_host: Any, options: Any, target: O
 
     mirror = service.mirror_for(target or options.mirror)
     if mirror is None:
-        raise UserError("say which mirror to check", hint="cudaenv torch mirror-check URL, or --mirror %s" % "|".join(mf.names()))
+        raise UserError(M("say which mirror to check"), hint=M("cudaenv torch mirror-check URL, or --mirror %s", "|".join(mf.names())))
     interpreter, what_if_python = service.split_python(options.python)
     python_version = options.python_version or what_if_python
     official = service.index_base(env, options.index_base)  # --index-base, CUDAENV_TORCH_INDEX, else PyTorch's
@@ -80,8 +81,8 @@ def check_mirror(env: Mapping[str, str], make_host: Any, options: Any, target: O
     req = service.request_for(plain, env, host, snapshot, python_version)
     rec = decide(req, None)
     if not rec.variant or not rec.torch_version or rec.variant == "default":
-        raise UserError("no torch build from a variant index fits this machine: nothing to look for on a mirror",
-                        hint="see `cudaenv torch recommend`")
+        raise UserError(M("no torch build from a variant index fits this machine: nothing to look for on a mirror"),
+                        hint=M("see `cudaenv torch recommend`"))
     local = rec.variant if local_pins(rec.variant, rec.platform or "") else None
     want = WheelWant(rec.torch_version, rec.variant, local, req.python_version, rec.platform)
     seconds = service.index_timeout(env, timeout)

@@ -12,6 +12,7 @@ from cudaenv.model.record import Record
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
 from cudaenv.core.version import cc_tuple, compare_pep440, parse_driver_version, parse_python_version
+from cudaenv.core.i18n import M
 
 
 class Options(Record):
@@ -45,7 +46,7 @@ def index_base(env: Mapping[str, str], explicit: Optional[str] = None) -> str:
     problem = check_url(base)
     if problem:
         flag = "--index-base" if explicit else "CUDAENV_TORCH_INDEX"
-        raise UserError("%s: %s" % (flag, problem), hint="for example --index-base %s" % config.TORCH_INDEX)
+        raise UserError(M("%s: %s", flag, problem), hint=M("for example --index-base %s", config.TORCH_INDEX))
     return base
 
 
@@ -68,10 +69,10 @@ def mirror_for(value: Optional[str]) -> Optional[Mirror]:
         return Mirror(row["name"], mirrors.base_of(row), row["layout"])
     url = value.strip().replace("/{variant}", "").rstrip("/")
     if "://" not in url:
-        raise UserError("--mirror %s is not a mirror cudaenv knows" % value, hint="one of %s, or the mirror's URL" % ", ".join(mirrors.names()))
+        raise UserError(M("--mirror %s is not a mirror cudaenv knows", value), hint=M("one of %s, or the mirror's URL", ", ".join(mirrors.names())))
     problem = check_url(url)
     if problem:
-        raise UserError("--mirror: %s" % problem, hint="for example --mirror nju, or --mirror https://mirror.example/pytorch/whl")
+        raise UserError(M("--mirror: %s", problem), hint=M("for example --mirror nju, or --mirror https://mirror.example/pytorch/whl"))
     return Mirror(url, url, "simple")
 
 
@@ -131,15 +132,15 @@ def bundled_variants() -> List[str]:
 def check_options(options: Options, env: Mapping[str, str]) -> None:
     config.check(env, ("CUDAENV_DRIVER_VERSION",))  # its own error, naming the variable
     if options.driver and parse_driver_version(options.driver) is None:
-        raise UserError("--driver %s is not a driver version" % options.driver, hint="for example --driver 550.54.15")
+        raise UserError(M("--driver %s is not a driver version", options.driver), hint=M("for example --driver 550.54.15"))
     for cc in options.compute_capabilities:
         if cc_tuple(cc) is None:
-            raise UserError("--compute-capability %s is not a compute capability" % cc, hint="for example --compute-capability 8.6")
+            raise UserError(M("--compute-capability %s is not a compute capability", cc), hint=M("for example --compute-capability 8.6"))
     if options.python_version and parse_python_version(options.python_version) is None:
-        raise UserError("--python-version %s is not a Python version" % options.python_version, hint="for example --python-version 3.11")
+        raise UserError(M("--python-version %s is not a Python version", options.python_version), hint=M("for example --python-version 3.11"))
     if options.jetson is not None and jetson_what_if(options.jetson) is None:
-        raise UserError("--jetson %s is not a JetPack or L4T release the Jetson table knows" % options.jetson,
-                        hint="for example --jetson 6.2 (JetPack) or --jetson r36.4.3 (L4T); see data/jetson.json")
+        raise UserError(M("--jetson %s is not a JetPack or L4T release the Jetson table knows", options.jetson),
+                        hint=M("for example --jetson 6.2 (JetPack) or --jetson r36.4.3 (L4T); see data/jetson.json"))
 
 
 def mirror_changes(value: Optional[str]) -> dict:
@@ -272,7 +273,7 @@ def refresh_cache(env: Mapping[str, str], base_flag: Optional[str], timeout_flag
     try:
         ic.write_cache(path, result.data)
     except OSError as exc:
-        raise UserError("could not write the cache %s: %s" % (path, exc.strerror or exc), hint="set CUDAENV_CACHE_DIR to a writable folder")
+        raise UserError(M("could not write the cache %s: %s", path, exc.strerror or exc), hint=M("set CUDAENV_CACHE_DIR to a writable folder"))
     bundled = set()
     for version in known_torch_versions(include_unreleased=True):
         for system, machine in (("linux", "x86_64"), ("windows", "x86_64"), ("linux", "aarch64")):

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import List
 
+from cudaenv.core.i18n import t, tn
 from cudaenv.core.text import printable
 from cudaenv.render.report import TITLES
 from cudaenv.render.text import WIDTH, md_code, md_inline, md_text, paint, wrap
+from cudaenv.render.width import pad, width_of
 
 
 def _side(file: str, host, at) -> str:
@@ -32,41 +34,43 @@ def _sections(diff):
 def change_text(c) -> str:
     """``535.247.01 -> 580.95.05``, ``added: 12.4.131 (runfile)``, ``removed: 9.1.0``."""
     if c.before is None:
-        return "added: %s" % printable(c.after)
+        return t("added: %s", printable(c.after))
     if c.after is None:
-        return "removed: %s" % printable(c.before)
+        return t("removed: %s", printable(c.before))
     return "%s -> %s" % (printable(c.before), printable(c.after))
 
 
 def diff_headline(diff) -> str:
     if diff.same:
-        return "No difference: the same facts and the same findings."
-    parts = ["%d fact%s changed" % (len(diff.changes), "" if len(diff.changes) == 1 else "s")]
+        return t("No difference: the same facts and the same findings.")
+    parts = [tn("%d fact changed", "%d facts changed", len(diff.changes))]
     if diff.findings_new:
-        parts.append("%d new finding%s" % (len(diff.findings_new), "" if len(diff.findings_new) == 1 else "s"))
+        parts.append(tn("%d new finding", "%d new findings", len(diff.findings_new)))
     if diff.findings_gone:
-        parts.append("%d finding%s gone" % (len(diff.findings_gone), "" if len(diff.findings_gone) == 1 else "s"))
-    return ", ".join(parts) + "."
+        parts.append(tn("%d finding gone", "%d findings gone", len(diff.findings_gone)))
+    return t("%s.", t(", ").join(parts))
 
 
 def render_text(diff, width: int = WIDTH, color: bool = False) -> str:
     out: List[str] = []
-    out += wrap(_side(diff.before_file, diff.before_host, diff.before_at), first="before  ", width=width, long_words="fit")
-    out += wrap(_side(diff.after_file, diff.after_host, diff.after_at), first="after   ", width=width, long_words="fit")
+    before, after = t("before"), t("after")
+    column = max(width_of(before), width_of(after)) + 2
+    out += wrap(_side(diff.before_file, diff.before_host, diff.before_at), first=pad(before, column), width=width, long_words="fit")
+    out += wrap(_side(diff.after_file, diff.after_host, diff.after_at), first=pad(after, column), width=width, long_words="fit")
     out += [""] + wrap(diff_headline(diff), width=width)
     for section, changes in _sections(diff):
-        out += ["", paint(TITLES.get(section, section), "bold", color)]
+        out += ["", paint(t(TITLES[section]) if section in TITLES else section, "bold", color)]
         for c in changes:
             out += wrap(change_text(c), first="  %-22s " % printable(c.fact)[:22], rest=" " * 25, width=width,
                         long_words="fit")
     if diff.findings_new or diff.findings_gone:
-        out += ["", paint("Findings", "bold", color)]
+        out += ["", paint(t("Findings"), "bold", color)]
         for mark, items in (("new", diff.findings_new), ("gone", diff.findings_gone)):
             for f in items:
                 out += wrap("%s: %s" % (printable(f.id), printable(f.title)),
                             first="  %-5s %-8s " % (mark, printable(f.severity)[:8]), width=width)
     for note in diff.notes:
-        out += [""] + wrap(printable(note), first="note: ", width=width)
+        out += [""] + wrap(printable(note), first=t("note: "), width=width)
     return "\n".join(out) + "\n"
 
 

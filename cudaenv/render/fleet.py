@@ -10,16 +10,18 @@ from __future__ import annotations
 
 from typing import List
 
+from cudaenv.core.i18n import ENGLISH, N_, language, t, tn
 from cudaenv.render.text import WIDTH, fit, md_code, md_inline, md_text, paint, wrap
+from cudaenv.render.width import pad, width_of
 from cudaenv.core.text import printable
 
-LABELS = {"driver": "driver", "driver_cuda": "driver CUDA", "gpus": "GPUs", "toolkits": "toolkits",
+LABELS = {"driver": N_("driver"), "driver_cuda": N_("driver CUDA"), "gpus": N_("GPUs"), "toolkits": N_("toolkits"),
           "torch": "torch", "cudnn": "cuDNN"}
 LIST_LIMIT = 20  # nodes shown per list in text and Markdown unless every node is asked for
 
 
 def _label(key: str) -> str:
-    return LABELS.get(key, key)
+    return t(LABELS[key]) if key in LABELS else key
 
 
 def _plural(n: int, word: str) -> str:
@@ -28,25 +30,30 @@ def _plural(n: int, word: str) -> str:
 
 def headline(summary) -> str:
     """One sentence: how many nodes, against what, how many deviate, have errors, could not be read."""
-    ref = ("the baseline %s" % printable(summary.baseline_file)) if summary.reference == "baseline" else "the majority"
-    parts = ["%s read" % _plural(summary.nodes_read, "node")]
+    ref = t("the baseline %s", printable(summary.baseline_file)) if summary.reference == "baseline" else t("the majority")
+    parts = [tn("%d node read", "%d nodes read", summary.nodes_read)]
     if summary.unreadable:
-        parts.append("%s unreadable" % _plural(len(summary.unreadable), "report"))
-    parts.append("%d deviate from %s" % (summary.deviating, ref))
-    parts.append("%d with errors" % summary.with_errors)
-    return ", ".join(parts)
+        parts.append(tn("%d report unreadable", "%d reports unreadable", len(summary.unreadable)))
+    parts.append(t("%d deviate from %s", summary.deviating, ref))
+    parts.append(t("%d with errors", summary.with_errors))
+    return t(", ").join(parts)
 
 
 def _deviation_text(node, reference) -> str:
     ref = dict(reference)
     config = dict(node.config)
-    return "; ".join("%s %s (not %s)" % (_label(k), printable(config.get(k, "")), printable(ref.get(k, "")))
-                     for k in node.deviations)
+    return t("; ").join(t("%s %s (not %s)", _label(k), printable(config.get(k, "")), printable(ref.get(k, "")))
+                        for k in node.deviations)
 
 
-IMAGE_VERDICTS = {"needs-newer-driver": "driver too old", "forward-compat": "only through forward compatibility",
-            "no-driver": "no driver in its report"}
-IMAGE_WHY = {"require": "its NVIDIA_REQUIRE_CUDA, checked by the runtime", "cuda": "its CUDA", "torch": "its torch's CUDA build"}
+IMAGE_VERDICTS = {"needs-newer-driver": N_("driver too old"), "forward-compat": N_("only through forward compatibility"),
+                  "no-driver": N_("no driver in its report")}
+IMAGE_WHY = {"require": N_("its NVIDIA_REQUIRE_CUDA, checked by the runtime"), "cuda": N_("its CUDA"),
+             "torch": N_("its torch's CUDA build")}
+
+
+def _verdict(verdict: str) -> str:
+    return t(IMAGE_VERDICTS[verdict]) if verdict in IMAGE_VERDICTS else verdict
 
 
 def image_headline(fleet) -> str:
@@ -54,16 +61,16 @@ def image_headline(fleet) -> str:
     img = fleet.image
     name = printable(img.tags[0] if img.tags else img.ref)
     if not img.readable:
-        return "image %s: not read (%s)" % (name, printable(img.why or "?"))
+        return t("image %s: not read (%s)", name, printable(img.why or "?"))
     if fleet.needs_driver is None:
-        return "image %s: it says nothing of its CUDA, so no driver floor is known" % name
-    parts = ["runs on %s" % _plural(fleet.runs, "node"), "driver too old on %d" % fleet.too_old]
+        return t("image %s: it says nothing of its CUDA, so no driver floor is known", name)
+    parts = [tn("runs on %d node", "runs on %d nodes", fleet.runs), t("driver too old on %d", fleet.too_old)]
     if fleet.forward_compat:
-        parts.append("only through forward compatibility on %d" % fleet.forward_compat)
+        parts.append(t("only through forward compatibility on %d", fleet.forward_compat))
     if fleet.no_driver:
-        parts.append("no driver on %d" % fleet.no_driver)
-    return "image %s needs driver %s or newer (%s): %s" % (name, printable(fleet.needs_driver),
-                                                          IMAGE_WHY.get(fleet.needs_why or "", "?"), ", ".join(parts))
+        parts.append(t("no driver on %d", fleet.no_driver))
+    why = t(IMAGE_WHY[fleet.needs_why]) if fleet.needs_why in IMAGE_WHY else "?"
+    return t("image %s needs driver %s or newer (%s): %s", name, printable(fleet.needs_driver), why, t(", ").join(parts))
 
 
 NAME = 18  # the column of node names in text; a longer name gets a line of its own, never cut
@@ -72,8 +79,8 @@ NAME = 18  # the column of node names in text; a longer name gets a line of its 
 def _named(name: str, text: str, width: int) -> List[str]:
     """``text`` wrapped beside a node's name; a name wider than the column stands whole on its own line above."""
     name = printable(name)
-    if len(name) <= NAME:
-        return wrap(text, first="  %-*s " % (NAME, name), width=width, long_words="fit")
+    if width_of(name) <= NAME:
+        return wrap(text, first="  %s " % pad(name, NAME), width=width, long_words="fit")
     return wrap(name, first="  ", width=width, long_words="break") + wrap(text, first=" " * (NAME + 3), width=width,
                                                                          long_words="fit")
 
@@ -83,30 +90,32 @@ def _names(names: List[str], more: int, room: int) -> str:
     out: List[str] = []
     for i, n in enumerate(names):
         left = len(names) - i - 1 + more
-        tail = ", +%d more" % left if left else ""
+        tail = t(", +%d more", left) if left else ""
         candidate = ", ".join(out + [n])
-        if len(candidate + tail) > room and out:
-            return ", ".join(out) + ", +%d more" % (len(names) - i + more)
+        if width_of(candidate + tail) > room and out:
+            return ", ".join(out) + t(", +%d more", len(names) - i + more)
         out.append(n)
-    return ", ".join(out) + (", +%d more" % more if more else "")
+    return ", ".join(out) + (t(", +%d more", more) if more else "")
 
 
 def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: bool = False) -> str:
     out: List[str] = []
     out += wrap(headline(summary), width=width)
     if summary.nodes_read:
-        out += ["", paint("Configuration", "bold", color) + " (* the %s's value; node counts)" % summary.reference]
+        reference = t("the majority's value") if summary.reference == "majority" else t("the baseline's value") \
+            if summary.reference == "baseline" else t("the %s's value", summary.reference)
+        out += ["", paint(t("Configuration"), "bold", color) + t(" (* %s; node counts)", reference)]
         for group in summary.dimensions:
             items = ["%s%s (%d)" % ("*" if v.reference else "", fit(printable(v.value), 40), v.nodes) for v in group.values]
-            out += wrap("   ".join(items[:8]) + ("   +%d more" % (len(items) - 8) if len(items) > 8 else ""),
-                        first="  %-12s " % _label(group.dimension), width=width, long_words="fit")
+            out += wrap("   ".join(items[:8]) + ("   " + t("+%d more", len(items) - 8) if len(items) > 8 else ""),
+                        first="  %s " % pad(_label(group.dimension), 12), width=width, long_words="fit")
         if len(summary.configurations) > 1:
-            out += ["", "%s whole configurations; the largest:" % len(summary.configurations)]
+            out += ["", t("%s whole configurations; the largest:", len(summary.configurations))]
             for c in summary.configurations[:5]:
                 values = ", ".join(printable(v) for _, v in c.config)
                 out += wrap(values, first="  %s%6d  " % ("*" if c.reference else " ", c.nodes), width=width, long_words="fit")
     if summary.findings:
-        out += ["", paint("Findings", "bold", color) + " (nodes)"]
+        out += ["", paint(t("Findings"), "bold", color) + t(" (nodes)")]
         for f in summary.findings:
             mark = paint("%-7s" % printable(f.severity), "error" if f.severity == "error" else "warning"
                          if f.severity == "warning" else "dim", color)
@@ -119,52 +128,56 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
                 out.append(line.rstrip())
                 out += wrap(names, first=" " * 4, width=width, long_words="break")
     if summary.image is not None:
-        out += ["", paint("Image", "bold", color)] + wrap(image_headline(summary.image), first="  ", width=width)
+        out += ["", paint(t("Image"), "bold", color)] + wrap(image_headline(summary.image), first="  ", width=width)
         shown = summary.image.nodes if all_nodes else summary.image.nodes[:LIST_LIMIT]
         for n in shown:
-            out += _named(n.name, "driver %s: %s" % (printable(n.driver), IMAGE_VERDICTS.get(n.verdict, n.verdict)), width)
+            out += _named(n.name, t("driver %s: %s", printable(n.driver), _verdict(n.verdict)), width)
         if len(shown) < len(summary.image.nodes):
-            out.append("  ... %d more (--all lists every node)" % (len(summary.image.nodes) - len(shown)))
+            out.append("  " + t("... %d more (--all lists every node)", len(summary.image.nodes) - len(shown)))
     deviating = [n for n in summary.nodes if n.deviations]
     if deviating:
-        out += ["", paint("Deviating nodes", "bold", color) + " (%d)" % len(deviating)]
+        out += ["", paint(t("Deviating nodes"), "bold", color) + " (%d)" % len(deviating)]
         shown = deviating if all_nodes else deviating[:LIST_LIMIT]
         for n in shown:
             out += _named(n.name, _deviation_text(n, summary.reference_config), width)
         if len(shown) < len(deviating):
-            out.append("  ... %d more (--all lists every node)" % (len(deviating) - len(shown)))
+            out.append("  " + t("... %d more (--all lists every node)", len(deviating) - len(shown)))
     failing = [n for n in summary.nodes if n.errors]
     if failing:
-        out += ["", paint("Nodes with errors", "bold", color) + " (%d)" % len(failing)]
+        out += ["", paint(t("Nodes with errors"), "bold", color) + " (%d)" % len(failing)]
         shown = failing if all_nodes else failing[:LIST_LIMIT]
         for n in shown:
             out += _named(n.name, ", ".join(printable(e) for e in n.errors), width)
         if len(shown) < len(failing):
-            out.append("  ... %d more (--all lists every node)" % (len(failing) - len(shown)))
+            out.append("  " + t("... %d more (--all lists every node)", len(failing) - len(shown)))
     if summary.unreadable:
-        out += ["", paint("Unreadable reports", "bold", color) + " (%d)" % len(summary.unreadable)]
+        out += ["", paint(t("Unreadable reports"), "bold", color) + " (%d)" % len(summary.unreadable)]
         shown = summary.unreadable if all_nodes else summary.unreadable[:LIST_LIMIT]
         for u in shown:
             out += wrap(printable(u.why), first="  %s: " % fit(printable(u.file), width // 2), rest="    ", width=width)
         if len(shown) < len(summary.unreadable):
-            out.append("  ... %d more (--all lists them all)" % (len(summary.unreadable) - len(shown)))
+            out.append("  " + t("... %d more (--all lists them all)", len(summary.unreadable) - len(shown)))
     if summary.notes:
-        out += [""] + [line for note in summary.notes for line in wrap(printable(note), first="note: ", width=width)]
+        out += [""] + [line for note in summary.notes for line in wrap(printable(note), first=t("note: "), width=width)]
     if all_nodes and summary.nodes:
-        out += ["", paint("Every node", "bold", color) + " (%d)" % len(summary.nodes)]
+        out += ["", paint(t("Every node"), "bold", color) + " (%d)" % len(summary.nodes)]
         for n in summary.nodes:
             cfg = dict(n.config)
-            state = "error" if n.errors else "deviates" if n.deviations else "ok"
-            out += _named(n.name, "%s; driver %s; %s; torch %s" % (state, printable(cfg.get("driver", "")),
-                                                                   printable(cfg.get("gpus", "")), printable(cfg.get("torch", ""))),
+            state = t("error") if n.errors else t("deviates") if n.deviations else t("ok")
+            out += _named(n.name, t("%s; driver %s; %s; torch %s", state, printable(cfg.get("driver", "")),
+                                    printable(cfg.get("gpus", "")), printable(cfg.get("torch", ""))),
                           width)
     image = summary.image
-    out += ["", "Result: %s" % ("ok (exit 0)" if summary.ok else "exit 1: %s" % (
-        "no report could be read" if not summary.nodes_read else
-        "%s deviate, %s with errors%s" % (_plural(summary.deviating, "node"), summary.with_errors,
-                                          "" if image is None or image.ok else
-                                          ", the image not read" if not image.image.readable else
-                                          ", driver too old for the image on %d" % image.too_old)))]
+    if summary.ok:
+        result = t("ok (exit 0)")
+    elif not summary.nodes_read:
+        result = t("exit 1: %s", t("no report could be read"))
+    else:
+        extra = "" if image is None or image.ok else t(", the image not read") if not image.image.readable else \
+            t(", driver too old for the image on %d", image.too_old)
+        result = t("exit 1: %s", tn("%d node deviate, %s with errors%s", "%d nodes deviate, %s with errors%s", summary.deviating,
+                                    summary.deviating, summary.with_errors, extra))
+    out += ["", t("Result: %s", result)]
     return "\n".join(out) + "\n"
 
 
@@ -267,38 +280,39 @@ def render_html(summary) -> str:
     """One HTML file: the summary at the top, the configurations with node counts, the findings, the deviating and
     failing nodes highlighted in a sortable, filterable table of every node, and the unreadable reports."""
     ok = summary.ok
-    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+    out = ["<!DOCTYPE html>", '<html lang="%s"><head><meta charset="utf-8">' % ("en" if language() == ENGLISH else "zh-CN"),
            '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; '
            'script-src \'unsafe-inline\'">',
-           "<title>cudaenv fleet summary</title><style>%s</style></head><body>" % _CSS,
-           "<h1>cudaenv fleet summary</h1>",
-           '<p class="summary"><span>nodes read: <b id="nodes-read">%d</b></span>'
-           '<span>deviating: <b id="deviating" class="%s">%d</b></span>'
-           '<span>with errors: <b id="with-errors" class="%s">%d</b></span>'
-           '<span>unreadable: <b id="unreadable-count">%d</b></span>'
-           '<span>reference: <b>%s</b></span><span>result: <b id="result" class="%s">%s</b></span></p>' % (
-               summary.nodes_read, "bad" if summary.deviating else "good", summary.deviating,
-               "bad" if summary.with_errors else "good", summary.with_errors, len(summary.unreadable),
+           "<title>%s</title><style>%s</style></head><body>" % (_h(t("cudaenv fleet summary")), _CSS),
+           "<h1>%s</h1>" % _h(t("cudaenv fleet summary")),
+           '<p class="summary"><span>%s <b id="nodes-read">%d</b></span>'
+           '<span>%s <b id="deviating" class="%s">%d</b></span>'
+           '<span>%s <b id="with-errors" class="%s">%d</b></span>'
+           '<span>%s <b id="unreadable-count">%d</b></span>'
+           '<span>%s <b>%s</b></span><span>%s <b id="result" class="%s">%s</b></span></p>' % (
+               _h(t("nodes read:")), summary.nodes_read, _h(t("deviating:")), "bad" if summary.deviating else "good",
+               summary.deviating, _h(t("with errors:")), "bad" if summary.with_errors else "good", summary.with_errors,
+               _h(t("unreadable:")), len(summary.unreadable), _h(t("reference:")),
                _h("baseline " + summary.baseline_file if summary.reference == "baseline" and summary.baseline_file
-                  else summary.reference), "good" if ok else "bad", "ok" if ok else "drift or errors")]
+                  else summary.reference), _h(t("result:")), "good" if ok else "bad", _h(t("ok") if ok else t("drift or errors")))]
     if summary.dimensions:
-        out += ["<h2>Configuration</h2>", '<table id="dimensions"><thead><tr><th>dimension</th><th>values (nodes)</th>'
-                "</tr></thead><tbody>"]
+        out += ["<h2>%s</h2>" % _h(t("Configuration")), '<table id="dimensions"><thead><tr><th>%s</th><th>%s</th>'
+                "</tr></thead><tbody>" % (_h(t("dimension")), _h(t("values (nodes)")))]
         for group in summary.dimensions:
             cells = ", ".join('<span class="%s">%s</span> (%d)' % ("ref" if v.reference else "", _h(v.value), v.nodes)
                               for v in group.values)
             out.append("<tr><th>%s</th><td>%s</td></tr>" % (_h(_label(group.dimension)), cells))
         out.append("</tbody></table>")
         keys = [k for k, _ in summary.configurations[0].config] if summary.configurations else []
-        out += ["<h2>Configurations</h2>", '<table id="configurations"><thead><tr><th>nodes</th>%s</tr></thead><tbody>'
-                % "".join("<th>%s</th>" % _h(_label(k)) for k in keys)]
+        out += ["<h2>%s</h2>" % _h(t("Configurations")), '<table id="configurations"><thead><tr><th>%s</th>%s</tr></thead><tbody>'
+                % (_h(t("nodes")), "".join("<th>%s</th>" % _h(_label(k)) for k in keys))]
         for c in summary.configurations:
             out.append('<tr class="%s"><td class="num">%d</td>%s</tr>' % (
                 "ref" if c.reference else "deviates", c.nodes, "".join("<td>%s</td>" % _h(v) for _, v in c.config)))
         out.append("</tbody></table>")
     if summary.findings:
-        out += ["<h2>Findings</h2>", '<table id="findings"><thead><tr><th>finding</th><th>severity</th><th>nodes</th>'
-                "<th>e.g.</th></tr></thead><tbody>"]
+        out += ["<h2>%s</h2>" % _h(t("Findings")), '<table id="findings"><thead><tr><th>%s</th><th>%s</th><th>%s</th>'
+                "<th>%s</th></tr></thead><tbody>" % (_h(t("finding")), _h(t("severity")), _h(t("nodes")), _h(t("e.g.")))]
         for f in summary.findings:
             out.append('<tr class="%s"><td><code>%s</code></td><td>%s</td><td class="num">%d</td><td>%s</td></tr>' % (
                 "error" if f.severity == "error" else "", _h(f.id), _h(f.severity), f.nodes,
@@ -306,11 +320,13 @@ def render_html(summary) -> str:
         out.append("</tbody></table>")
     if summary.nodes:
         keys = [k for k, _ in summary.nodes[0].config]
-        out += ["<h2>Nodes</h2>", '<p><input id="filter" type="search" placeholder="filter: a name, a version, a finding id" '
-                'aria-label="filter nodes"> <span id="shown">%d</span> of %d shown; click a column to sort</p>'
-                % (len(summary.nodes), len(summary.nodes)),
-                '<table id="nodes"><thead><tr><th>node</th><th>state</th>%s<th>errors</th><th>warnings</th>'
-                "<th>deviates in</th></tr></thead><tbody>" % "".join("<th>%s</th>" % _h(_label(k)) for k in keys)]
+        out += ["<h2>%s</h2>" % _h(t("Nodes")), '<p><input id="filter" type="search" placeholder="%s" '
+                'aria-label="%s"> %s</p>' % (_h(t("filter: a name, a version, a finding id")), _h(t("filter nodes")),
+                                             t("%s of %d shown; click a column to sort", '<span id="shown">%d</span>' % len(summary.nodes),
+                                               len(summary.nodes))),
+                '<table id="nodes"><thead><tr><th>%s</th><th>%s</th>%s<th>%s</th><th>%s</th>'
+                "<th>%s</th></tr></thead><tbody>" % (_h(t("node")), _h(t("state")), "".join("<th>%s</th>" % _h(_label(k)) for k in keys),
+                                                     _h(t("errors")), _h(t("warnings")), _h(t("deviates in")))]
         ref = dict(summary.reference_config)
         for n in summary.nodes:
             state = "error" if n.errors else "deviates" if n.deviations else "ok"
@@ -321,17 +337,19 @@ def render_html(summary) -> str:
                 _h(_deviation_text(n, summary.reference_config))))
         out.append("</tbody></table>")
     if summary.image is not None:
-        out += ["<h2>Image</h2>", '<p id="image">%s</p>' % _h(image_headline(summary.image))]
+        out += ["<h2>%s</h2>" % _h(t("Image")), '<p id="image">%s</p>' % _h(image_headline(summary.image))]
         if summary.image.nodes:
-            out += ['<table id="image-nodes"><thead><tr><th>node</th><th>driver</th><th>image</th></tr></thead><tbody>']
+            out += ['<table id="image-nodes"><thead><tr><th>%s</th><th>%s</th><th>%s</th></tr></thead><tbody>' % (
+                _h(t("node")), _h(t("driver")), _h(t("image")))]
             out += ['<tr class="error"><td class="name">%s</td><td>%s</td><td>%s</td></tr>' % (
-                _h(n.name), _h(n.driver), _h(IMAGE_VERDICTS.get(n.verdict, n.verdict))) for n in summary.image.nodes]
+                _h(n.name), _h(n.driver), _h(_verdict(n.verdict))) for n in summary.image.nodes]
             out.append("</tbody></table>")
     if summary.unreadable:
-        out += ["<h2>Unreadable reports</h2>", '<table id="unreadable"><thead><tr><th>file</th><th>why</th></tr></thead><tbody>']
+        out += ["<h2>%s</h2>" % _h(t("Unreadable reports")), '<table id="unreadable"><thead><tr><th>%s</th><th>%s</th></tr></thead><tbody>'
+                % (_h(t("file")), _h(t("why")))]
         out += ["<tr><td><code>%s</code></td><td>%s</td></tr>" % (_h(u.file), _h(u.why)) for u in summary.unreadable]
         out.append("</tbody></table>")
     if summary.notes:
-        out += ["<h2>Notes</h2>", "<ul>"] + ["<li>%s</li>" % _h(n) for n in summary.notes] + ["</ul>"]
+        out += ["<h2>%s</h2>" % _h(t("Notes")), "<ul>"] + ["<li>%s</li>" % _h(n) for n in summary.notes] + ["</ul>"]
     out += ["<script>%s</script>" % _SCRIPT, "</body></html>"]
     return "\n".join(out) + "\n"

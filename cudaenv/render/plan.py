@@ -3,6 +3,7 @@
 from cudaenv.render.json_out import dumps
 from typing import List, Sequence
 
+from cudaenv.core.i18n import t, tr
 from cudaenv.render.text import WIDTH, wrap, wrap_command
 from cudaenv.shells.posix import quote_exact
 from cudaenv.core.text import printable
@@ -24,57 +25,57 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
     between shell words (render.text.wrap_command); ``sudo`` only where the plan says it is needed and present."""
     lines: List[str] = []
     if plan.targets:
-        targets = "; ".join("CUDA %s at %s (%s)" % (printable(t.version or "?"), printable(t.path), printable(t.install_method))
-                            for t in plan.targets)
-        lines += wrap("Plan: remove " + targets, "", "  ", width, long_words="keep")
-    lines += wrap("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE.",
+        targets = "; ".join(t("CUDA %s at %s (%s)", printable(tk.version or "?"), printable(tk.path), printable(tk.install_method))
+                            for tk in plan.targets)
+        lines += wrap(t("Plan: remove %s", targets), "", "  ", width, long_words="keep")
+    lines += wrap(t("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE."),
                   "", "", width)
     for warning in plan.in_use:
-        lines += [""] + wrap("IN USE: " + printable(warning), "", "  ", width, long_words="keep")
+        lines += [""] + wrap(t("IN USE: %s", printable(tr(warning))), "", "  ", width, long_words="keep")
     if not plan.steps:
-        lines += ["", "Nothing to remove."]
+        lines += ["", t("Nothing to remove.")]
     for n, step in enumerate(plan.steps, 1):
-        tags = [t for t, on in (("root", step.needs_root), ("removes", step.destructive)) if on]
+        tags = [tag for tag, on in (("root", step.needs_root), ("removes", step.destructive)) if on]
         lines.append("")
         head = "%d. %s" % (n, ("[%s] " % ", ".join(tags)) if tags else "")
-        lines += wrap(printable(step.description), head, "   ", width, long_words="keep")
+        lines += wrap(printable(tr(step.description)), head, "   ", width, long_words="keep")
         for d in step.details:
-            lines += wrap(printable(d), "     ", "       ", width, long_words="keep")
+            lines += wrap(printable(tr(d)), "     ", "       ", width, long_words="keep")
         for argv in step.commands:
             cmd = wrap_command(_cmd(argv, step.needs_root and plan.sudo), " " * len(_PROMPT), width)
             lines += [_PROMPT + cmd[0][len(_PROMPT):]] + cmd[1:]
         if step.only_if is not None:
-            lines += wrap("(only while %s)" % printable(step.only_if.describe()), "     ", "      ", width, long_words="keep")
+            lines += wrap(t("(only while %s)", printable(tr(step.only_if.describe()))), "     ", "      ", width, long_words="keep")
     if plan.choices:
-        lines += ["", "Choices:"]
+        lines += ["", t("Choices:")]
         for c in plan.choices:
-            lines += wrap(printable(c), "  ", "    ", width, long_words="keep")
+            lines += wrap(printable(tr(c)), "  ", "    ", width, long_words="keep")
     if plan.notes:
-        lines += ["", "Notes:"]
+        lines += ["", t("Notes:")]
         for n in plan.notes:
-            lines += wrap(printable(n.message), "  - ", "    ", width, long_words="keep")
+            lines += wrap(printable(tr(n.message)), "  - ", "    ", width, long_words="keep")
     return "\n".join(lines) + "\n"
 
 
 def render_script_written(path: str, width: int = WIDTH) -> str:
     """The line after the plan once ``--script FILE`` is written."""
-    done = "Wrote the plan to %s: read it, then run `bash %s` (asks before each step)." % (path, path)
+    done = t("Wrote the plan to %s: read it, then run `bash %s` (asks before each step).", path, path)
     return "\n" + "\n".join(wrap(printable(done), "", "", width, long_words="keep")) + "\n"
 
 
 def render_own_installs(installs) -> str:
     """The toolkits ``cudaenv install`` made that cudaenv is about to remove itself (before it asks)."""
-    lines = ["This removes (made by `cudaenv install`; nothing else is touched):"]
-    for t in installs:
-        lines.append("  %s  (CUDA %s, %d files)" % (printable(t.path), printable(t.version or "?"), t.files))
+    lines = [t("This removes (made by `cudaenv install`; nothing else is touched):")]
+    for tk in installs:
+        lines.append("  %s  %s" % (printable(tk.path), t("(CUDA %s, %d files)", printable(tk.version or "?"), tk.files)))
     return "\n".join(lines) + "\n"
 
 
 def render_removed(outcome) -> str:
     """What cudaenv removed of its own installs, or that it removed nothing (the person said no)."""
     if outcome.declined:
-        return "Nothing removed.\n"
-    return "".join("Removed %s\n" % printable(path) for path in outcome.removed)
+        return t("Nothing removed.") + "\n"
+    return "".join(t("Removed %s", printable(path)) + "\n" for path in outcome.removed)
 
 
 def render_plan_json(plan: Plan) -> str:
@@ -82,13 +83,13 @@ def render_plan_json(plan: Plan) -> str:
 
 
 def render_residue_text(targets: Sequence[str], residue: Sequence[Residue], width: int = WIDTH) -> str:
-    names = ", ".join(printable(t) for t in targets)
+    names = ", ".join(printable(x) for x in targets)
     if not residue:
-        return "\n".join(wrap("Nothing is left of %s." % names, width=width, long_words="keep")) + "\n"
-    lines = wrap("Still left of %s:" % names, width=width, long_words="keep")
+        return "\n".join(wrap(t("Nothing is left of %s.", names), width=width, long_words="keep")) + "\n"
+    lines = wrap(t("Still left of %s:", names), width=width, long_words="keep")
     for r in residue:
-        lines += wrap("[%s] %s" % (r.kind, printable(r.detail)), first="  - ", width=width, long_words="keep")
-    lines += wrap("Run `cudaenv uninstall %s` again for a plan that removes it." % " ".join(quote_exact(t) for t in targets),
+        lines += wrap("[%s] %s" % (r.kind, printable(tr(r.detail))), first="  - ", width=width, long_words="keep")
+    lines += wrap(t("Run `cudaenv uninstall %s` again for a plan that removes it.", " ".join(quote_exact(x) for x in targets)),
                   width=width, long_words="keep")
     return "\n".join(lines) + "\n"
 

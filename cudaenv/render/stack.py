@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import List
 
+from cudaenv.core.i18n import N_, t, tn, tr
 from cudaenv.core.text import printable
 from cudaenv.render.text import WIDTH, md_code, md_inline, paint, wrap, wrap_command, wrap_labelled
 
 WHAT = {
-    "driver": "driver older than the stack's floor",
-    "gpu-arch": "a GPU architecture the stack was not locked on",
-    "cuda-major": "torch's CUDA major differs",
-    "torch": "another torch build",
-    "wheel": "a companion or CUDA wheel differs",
-    "toolkit": "another CUDA toolkit active",
+    "driver": N_("driver older than the stack's floor"),
+    "gpu-arch": N_("a GPU architecture the stack was not locked on"),
+    "cuda-major": N_("torch's CUDA major differs"),
+    "torch": N_("another torch build"),
+    "wheel": N_("a companion or CUDA wheel differs"),
+    "toolkit": N_("another CUDA toolkit active"),
 }
 
 
@@ -26,48 +27,48 @@ def render_locked(stack, path: str, width: int = WIDTH) -> str:
     """What ``cudaenv lock`` wrote, in a few lines, within ``width`` (the terminal's, at most 80)."""
     req = []
     if stack.torch:
-        req.append("torch %s%s" % (printable(stack.torch), (" from %s" % printable(stack.torch_index)) if stack.torch_index else ""))
+        req.append("torch %s%s" % (printable(stack.torch), t(" from %s", printable(stack.torch_index)) if stack.torch_index else ""))
     if stack.driver_min:
-        req.append("driver >= %s" % printable(stack.driver_min))
+        req.append(t("driver >= %s", printable(stack.driver_min)))
     if stack.gpu_archs:
-        req.append("GPU compute %s" % ", ".join(printable(a) for a in stack.gpu_archs))
+        req.append(t("GPU compute %s", ", ".join(printable(a) for a in stack.gpu_archs)))
     if stack.toolkit:
-        req.append("toolkit %s%s" % (printable(stack.toolkit), (" (%s)" % printable(stack.toolkit_source)) if stack.toolkit_source else ""))
+        req.append(t("toolkit %s%s", printable(stack.toolkit), (" (%s)" % printable(stack.toolkit_source)) if stack.toolkit_source else ""))
     if stack.wheels:
-        req.append("%d CUDA wheel%s" % (len(stack.wheels), "" if len(stack.wheels) == 1 else "s"))
-    out = wrap("wrote %s: %s." % (printable(path), "; ".join(req) or "no CUDA stack found (no driver, torch or toolkit)"),
+        req.append(tn("%d CUDA wheel", "%d CUDA wheels", len(stack.wheels)))
+    out = wrap(t("wrote %s: %s.", printable(path), t("; ").join(req) or t("no CUDA stack found (no driver, torch or toolkit)")),
                width=width, long_words="keep")
-    out += wrap("Commit it with the project; check a machine with `cudaenv doctor --against %s`." % printable(path), width=width,
+    out += wrap(t("Commit it with the project; check a machine with `cudaenv doctor --against %s`.", printable(path)), width=width,
                 long_words="keep")
     return "\n".join(out) + "\n"
 
 
 def _difference(d) -> str:
-    have = printable(d.have) if d.have is not None else "none"
-    return "%s: wants %s, has %s" % (WHAT.get(d.what, printable(d.what)), printable(d.wanted or "?"), have)
+    have = printable(d.have) if d.have is not None else t("none")
+    return t("%s: wants %s, has %s", t(WHAT[d.what]) if d.what in WHAT else printable(d.what), printable(d.wanted or "?"), have)
 
 
 def against_headline(check) -> str:
     n = len(check.differences)
-    where = (" (locked on %s)" % printable(check.locked_on)) if check.locked_on else ""
+    where = t(" (locked on %s)", printable(check.locked_on)) if check.locked_on else ""
     if not n:
-        return "This machine holds the stack of %s%s." % (printable(check.file), where)
-    return "%d difference%s from the stack of %s%s:" % (n, "" if n == 1 else "s", printable(check.file), where)
+        return t("This machine holds the stack of %s%s.", printable(check.file), where)
+    return tn("%d difference from the stack of %s%s:", "%d differences from the stack of %s%s:", n, n, printable(check.file), where)
 
 
 def render_against_text(check, width: int = WIDTH, color: bool = False) -> str:
-    out: List[str] = [""] + [paint(line, "bold", color) for line in wrap_labelled(printable(check.file), "Against ", "  ", width)]
+    out: List[str] = [""] + [paint(line, "bold", color) for line in wrap_labelled(printable(check.file), t("Against "), "  ", width)]
     out += wrap(against_headline(check), width=width)
     for d in check.differences:
         out += wrap(_difference(d), first="  - ", width=width)
         for c in d.commands:
-            out += wrap(printable(c[2:]), first="      ", width=width) if c.startswith("# ") else wrap_command(
+            out += wrap(printable(tr(c)[2:]), first="      ", width=width) if c.startswith("# ") else wrap_command(
                 printable(c), "      $ ", width=width)
         if d.what == "gpu-arch":
-            out += wrap("no command converges this: run the stack on the GPUs it names, or lock it again on this one",
+            out += wrap(t("no command converges this: run the stack on the GPUs it names, or lock it again on this one"),
                         first="      ", width=width)
         if d.what == "cuda-major" and not d.commands:
-            out += wrap("the torch install line above converges it", first="      ", width=width)
+            out += wrap(t("the torch install line above converges it"), first="      ", width=width)
     return "\n".join(out) + "\n"
 
 

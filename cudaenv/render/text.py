@@ -17,7 +17,7 @@ or other whitespace it rewrites: :func:`wrap` does its greedy loop itself).
 from __future__ import annotations
 
 from cudaenv.core.i18n import N_, t
-from cudaenv.render.width import fit_wide, has_wide, width_of, wrap_wide
+from cudaenv.render.width import fit_wide, has_wide, wide_chunks, width_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing costs milliseconds (it imports re): `cudaenv list` renders through here
@@ -93,13 +93,17 @@ def wrap(text: object, first: str = "", rest: Optional[str] = None, width: int =
         lead = first if i == 0 else rest
         if wide and width > 0:
             para = para.replace("\n", " ").replace("\t", " ").replace("\r", " ").replace("\x0b", " ").replace("\x0c", " ")
-            out += [line.rstrip() for line in wrap_wide(para, width, lead, rest, long_words)] or [lead.rstrip()]
+            chunks = wide_chunks(para)
+            if long_words == "fit":
+                room = width - width_of(rest)
+                chunks = [fit_wide(c, room) if width_of(c) > room else c for c in chunks]
+            out += [line.rstrip() for line in _greedy(chunks, width, lead, rest, long_words == "break", width_of)] or [lead.rstrip()]
             continue
         if long_words == "fit":
             room = width - len(rest)
             para = " ".join(fit(w, room) if len(w) > room else w for w in para.split(" "))
         if width > 0 and not any(c in para for c in _REWRITTEN):
-            lines = _wrap_spaces(para, width, lead, rest, long_words == "break")
+            lines = _greedy(_space_chunks(para), width, lead, rest, long_words == "break", len)
         else:
             import textwrap
 
@@ -113,7 +117,9 @@ def wrap_labelled(text: str, label: str, rest: str, width: int = WIDTH) -> List[
     """``label`` then ``text`` wrapped with words kept whole (``cudaenv: error: /a/path: no such file``); where the
     first word does not fit after the label (a long path), the label stands alone and the text starts the next line."""
     head = text.lstrip(" ").split(" ", 1)[0]
-    if not has_wide(head) and width_of(label) + len(head) > width and len(rest) < width_of(label):  # Chinese breaks anywhere
+    if has_wide(head):  # Chinese breaks between characters: the first piece that cannot be cut (a path and its "：")
+        head = wide_chunks(head)[0]
+    if width_of(label) + width_of(head) > width and len(rest) < width_of(label):
         return [label.rstrip()] + wrap(text.lstrip(" "), rest, rest, width, long_words="keep")
     return wrap(text, label, rest, width, long_words="keep")
 
@@ -138,29 +144,38 @@ def _space_chunks(text: str) -> List[str]:
     return chunks
 
 
-def _wrap_spaces(text: str, width: int, first: str, rest: str, break_long: bool) -> List[str]:
-    """``textwrap.wrap(text, width, initial_indent=first, subsequent_indent=rest, break_long_words=break_long,
-    break_on_hyphens=False)`` for a text without the whitespace textwrap rewrites: its chunks (words and runs of
-    spaces) and its greedy loop, without importing textwrap (its patterns cost more than rendering a report;
-    tests/render/test_render_text.py checks the two agree)."""
-    chunks = _space_chunks(text)
-    chunks.reverse()
+def _greedy(chunks: List[str], width: int, first: str, rest: str, break_long: bool, measure) -> List[str]:
+    """The greedy loop of :func:`wrap`: ``chunks`` (words and runs of spaces, or for text with wide characters the
+    pieces of :func:`cudaenv.render.width.wide_chunks`) as lines of at most ``width`` columns by ``measure``.
+
+    With ``measure=len`` and :func:`_space_chunks` it is ``textwrap.wrap(text, width, initial_indent=first,
+    subsequent_indent=rest, break_long_words=break_long, break_on_hyphens=False)`` for a text without the whitespace
+    textwrap rewrites, without importing textwrap (its patterns cost more than rendering a report;
+    tests/render/test_render_text.py checks the two agree); with ``measure=width_of`` a wide character counts two."""
+    chunks = chunks[::-1]
     lines: List[str] = []
     while chunks:
         indent = rest if lines else first
-        room = width - len(indent)
+        room = width - measure(indent)
         if lines and chunks[-1].strip() == "":
             del chunks[-1]  # a line after the first does not start with whitespace
         line: List[str] = []
         used = 0
-        while chunks and used + len(chunks[-1]) <= room:
-            used += len(chunks[-1])
+        while chunks and used + measure(chunks[-1]) <= room:
+            used += measure(chunks[-1])
             line.append(chunks.pop())
-        if chunks and len(chunks[-1]) > room:  # a word longer than a line
+        if chunks and measure(chunks[-1]) > room:  # a word longer than a line
             if break_long:
-                cut = 1 if room < 1 else room - used
-                line.append(chunks[-1][:cut])
-                chunks[-1] = chunks[-1][cut:]
+                big, left = chunks[-1], 1 if room < 1 else room - used
+                cut = cols = 0  # the characters of big that fit in what is left of the line (one at least on an empty line)
+                while cut < len(big) and cols + measure(big[cut]) <= left:
+                    cols += measure(big[cut])
+                    cut += 1
+                cut = max(cut, 0 if line else 1)
+                line.append(big[:cut])
+                chunks[-1] = big[cut:]
+                if not chunks[-1]:
+                    del chunks[-1]
             elif not line:
                 line.append(chunks.pop())
         if line and line[-1].strip() == "":

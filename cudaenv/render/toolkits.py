@@ -6,7 +6,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # off `cudaenv list`'s import path (typing imports re)
     from typing import Any, Dict, List, Sequence
 
+from cudaenv.core.i18n import t
 from cudaenv.render.text import WIDTH, fit, wrap
+from cudaenv.render.width import pad, width_of
 from cudaenv.core.text import printable
 
 ACTIVE = "*"
@@ -28,31 +30,31 @@ def render_toolkit_table(state, view, notes: Sequence[Any] = (), system: str = "
     looked (:func:`cudaenv.probes.toolkits.candidates.searched_places`), named when it found nothing."""
     lines: List[str] = []
     if not state.toolkits:
-        lines.append("No CUDA toolkit found.")
+        lines.append(t("No CUDA toolkit found."))
         if places:
-            lines += _wrap("Looked in " + ", ".join(places) + ".", width)
+            lines += _wrap(t("Looked in %s.", ", ".join(places)), width)
         sep = ";" if system == "windows" else ":"
         example = "D:\\cuda" if system == "windows" else "/sw/cuda"
         lines += _wrap(
-            "Toolkits elsewhere: set CUDAENV_TOOLKITS=%s (folders separated by '%s'; each a toolkit or a folder of toolkits)."
-            % (example, sep),
+            t("Toolkits elsewhere: set CUDAENV_TOOLKITS=%s (folders separated by '%s'; each a toolkit or a folder of toolkits).",
+              example, sep),
             width,
         )
     else:
-        rows = [("", "VERSION", "INSTALLED BY", "PATH")]
+        rows = [("", t("VERSION"), t("INSTALLED BY"), t("PATH"))]
         for tk in state.toolkits:
             mark = (ACTIVE if tk.active else " ") + (LINK if tk.is_link_target else "  ")
-            method = tk.install_method + ("" if tk.nvcc else ", no nvcc")
+            method = tk.install_method + ("" if tk.nvcc else t(", no nvcc"))
             rows.append((mark, printable(tk.version or "?"), printable(method), printable(tk.path)))
-        w_ver = max(len(r[1]) for r in rows)
-        w_method = max(len(r[2]) for r in rows)
+        w_ver = max(width_of(r[1]) for r in rows)
+        w_method = max(width_of(r[2]) for r in rows)
         for mark, version, method, path in rows:
-            head = "%-3s %-*s  %-*s  " % (mark, w_ver, version, w_method, method)
-            lines.append((head + fit(path, max(20, width - len(head)))).rstrip())
+            head = "%-3s %s  %s  " % (mark, pad(version, w_ver), pad(method, w_method))
+            lines.append((head + fit(path, max(20, width - width_of(head)))).rstrip())
         lines.append("")
         lines += _legend(state, view, width)
     for note in notes:
-        lines += _wrap("note: %s" % printable(getattr(note, "message", note)), width, indent="      ")
+        lines += _wrap(t("note: %s", printable(getattr(note, "message", note))), width, indent="      ")
     return "\n".join(lines) + "\n"
 
 
@@ -62,25 +64,27 @@ def _legend(state, view, width: int) -> List[str]:
     if active is not None and active.path:
         if active.via == "PATH":
             shown = active.nvcc_on_path[0] if active.nvcc_on_path else active.nvcc
-            what = "the nvcc on PATH (%s)" % printable(shown)
+            what = t("the nvcc on PATH (%s)", printable(shown))
             if active.nvcc and shown != active.nvcc:
-                what += " runs %s" % printable(active.nvcc)
+                what += t(" runs %s", printable(active.nvcc))
         else:
-            what = "%s points here (no nvcc on PATH)" % active.via
-        out += _wrap("%-3s active: %s" % (ACTIVE, what), width, indent="    ")
+            what = t("%s points here (no nvcc on PATH)", active.via)
+        out += _wrap("%-3s %s" % (ACTIVE, t("active: %s", what)), width, indent="    ")
         if active.path not in {tk.path for tk in state.toolkits}:
-            out += _wrap("    (the active nvcc lives in %s, which holds no complete toolkit)" % printable(active.path), width, indent="    ")
+            out += _wrap("    " + t("(the active nvcc lives in %s, which holds no complete toolkit)", printable(active.path)), width,
+                         indent="    ")
     else:
-        out.append("    no toolkit is active: no nvcc on PATH and no CUDA_HOME")
+        out.append("    " + t("no toolkit is active: no nvcc on PATH and no CUDA_HOME"))
     link = state.cuda_symlink
     if link is not None:
         if link.dangling:
-            out += _wrap("%-3s %s -> %s is dangling: its target does not exist" % ("!", printable(link.path), printable(link.target)), width, indent="    ")
+            out += _wrap("%-3s %s" % ("!", t("%s -> %s is dangling: its target does not exist", printable(link.path),
+                                                printable(link.target))), width, indent="    ")
         else:
-            via = " (through /etc/alternatives)" if link.alternatives else ""
-            out += _wrap("%-3s %s points here%s" % (LINK, printable(link.path), via), width, indent="    ")
+            via = t(" (through /etc/alternatives)") if link.alternatives else ""
+            out += _wrap("%-3s %s" % (LINK, t("%s points here%s", printable(link.path), via)), width, indent="    ")
     if view.several_on_path:
-        out.append("    several toolkits have nvcc on PATH: the first one wins")
+        out.append("    " + t("several toolkits have nvcc on PATH: the first one wins"))
     out += _numbering_legend(view, width)
     return out
 
@@ -90,9 +94,9 @@ def _numbering_legend(view, width: int) -> List[str]:
     out: List[str] = []
     for pick in view.picks:
         others = ", ".join(pick.others)
-        out += _wrap("    `cudaenv use %s` picks %s (release %s); %s is nvcc's own number, not a release: give it exactly "
-                     "(`cudaenv use %s`) or the path" % (pick.major_minor, pick.toolkit.path, pick.toolkit.version, others,
-                                                         pick.others[0]),
+        out += _wrap("    " + t("`cudaenv use %s` picks %s (release %s); %s is nvcc's own number, not a release: give it "
+                              "exactly (`cudaenv use %s`) or the path", pick.major_minor, pick.toolkit.path,
+                              pick.toolkit.version, others, pick.others[0]),
                      width, indent="      ")
     return out
 

@@ -9,7 +9,8 @@ from typing import Any, List, Optional
 from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command, wrap_quoted
 from cudaenv.core.text import printable
 from cudaenv.core.version import sm_name
-from cudaenv.core.i18n import t, tr
+from cudaenv.core.i18n import t, tn, tr
+from cudaenv.render.width import width_of
 
 
 
@@ -51,7 +52,7 @@ def _wrap_item(text: str, first: str, rest: str, width: int = WIDTH) -> List[str
 def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str]:
     if error is None:
         return []
-    head = "%serror %s: %s" % (indent, error.id or "(not recognised)", tr(error.title) or error.message)
+    head = indent + t("error %s: %s", error.id or t("(not recognised)"), tr(error.title) or error.message)
     lines = _wrap(head, "", width)
     lines = [lines[0]] + ["%s  %s" % (indent, x) for x in lines[1:]]
     if error.title:
@@ -64,11 +65,11 @@ def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str
     if error.advice or error.fix:
         lines.append(indent + "  " + t("What to do:"))
         for item in error.fix:  # shell lines: as the doctor lays out a finding's fix (`` \`` continuations)
-            lines += wrap_command(printable(item), indent + "    ", width)
+            lines += wrap_command(printable(tr(item)), indent + "    ", width)
         for item in error.advice:
             lines += _wrap_item(tr(item), indent + "    - ", indent + "      ", width)
     if error.id is None:
-        lines += _wrap("cudaenv explain can help with the full message; paste it with: cudaenv explain -", indent + "  ", width)
+        lines += _wrap(t("cudaenv explain can help with the full message; paste it with: cudaenv explain -"), indent + "  ", width)
     return lines
 
 
@@ -96,18 +97,18 @@ def render_devices(report, color: bool = False, width: int = WIDTH) -> str:
     if report.problem is not None:
         p = report.problem
         lines.append("")
-        lines += _wrap("%s: %s" % (_mark(False, color), p.message), "", width)
+        lines += _wrap("%s: %s" % (_mark(False, color), tr(p.message)), "", width)
         if p.error is not None:
             lines += render_error(p.error, width=width)
         lines.append("")
-        lines += _wrap("Nothing ran on a GPU (finding %s). `cudaenv verify --cpu` checks the CPU path; "
-                       "`cudaenv doctor` explains the whole setup." % (p.id or "unknown"), "", width)
+        lines += _wrap(t("Nothing ran on a GPU (finding %s). `cudaenv verify --cpu` checks the CPU path; "
+                         "`cudaenv doctor` explains the whole setup.", p.id or "unknown"), "", width)
         return "\n".join(lines) + "\n"
     for r in report.results:
         lines.append("")
         header = _device_header(r)
         mark = _mark(r.ok, color)
-        pad = max(1, width - len(header) - len(_mark(r.ok, False)))
+        pad = max(1, width - width_of(header) - len(_mark(r.ok, False)))
         lines.append(header + " " * pad + mark)
         for c in r.checks:
             status = _mark(c.ok, color, c.skipped)
@@ -116,32 +117,33 @@ def render_devices(report, color: bool = False, width: int = WIDTH) -> str:
             lines.append(row if len(row) <= width + (len(status) - len(plain)) else row[: width + (len(status) - len(plain)) - 3] + "...")
         figures = []
         if r.tflops is not None:
-            figures.append("%.2f TFLOP/s fp32 matmul" % r.tflops)
+            figures.append(t("%.2f TFLOP/s fp32 matmul", r.tflops))
         if r.gbps is not None:
-            figures.append("%.1f GB/s %s" % (r.gbps, "memory copy" if r.logical is None else "device->host"))
+            figures.append(t("%.1f GB/s %s", r.gbps, t("memory copy") if r.logical is None else "device->host"))
         if r.memory_free_mib is not None and r.memory_total_mib:
-            figures.append("%.1f of %.1f GiB free" % (r.memory_free_mib / 1024.0, r.memory_total_mib / 1024.0))
+            figures.append(t("%.1f of %.1f GiB free", r.memory_free_mib / 1024.0, r.memory_total_mib / 1024.0))
         if figures:
-            lines += _wrap(", ".join(figures), "  ", width)
+            lines += _wrap(t(", ").join(figures), "  ", width)
         if r.error is not None:
             lines += render_error(r.error, width=width)
             if r.output_tail:
-                lines.append("  last output:")
+                lines.append("  " + t("last output:"))
                 lines += ["    " + printable(x)[: width - 4] for x in r.output_tail.splitlines()[-8:]]
     good = sum(1 for r in report.results if r.ok)
     lines.append("")
     if report.ok:
-        lines.append("all checks passed on %d device%s" % (good, "" if good == 1 else "s"))
+        lines.append(tn("all checks passed on %d device", "all checks passed on %d devices", good))
     else:
-        lines.append("%d of %d device%s passed" % (good, len(report.results), "" if len(report.results) == 1 else "s"))
+        lines.append(tn("%d of %d device passed", "%d of %d devices passed", len(report.results), good, len(report.results)))
     return "\n".join(lines) + "\n"
 
 
 def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
     if report.ranks or report.nproc:
-        lines = ["cudaenv verify --distributed: %d rank%s, backend %s" % (report.nproc, "" if report.nproc == 1 else "s", report.backend)]
+        lines = ["cudaenv verify --distributed: " + tn("%d rank, backend %s", "%d ranks, backend %s", report.nproc, report.nproc,
+                                                      report.backend)]
     else:  # it could not start: no rank count to report
-        lines = ["cudaenv verify --distributed: not run (backend %s)" % report.backend]
+        lines = ["cudaenv verify --distributed: " + t("not run (backend %s)", report.backend)]
     if report.command:
         lines += wrap_command(printable(report.command), "  ", width)
     for r in report.ranks:
@@ -165,13 +167,13 @@ def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
     if report.error is not None:
         lines += render_error(report.error, width=width)
     if report.output_tail and not report.ok:
-        lines.append("  torchrun's last output:")
+        lines.append("  " + t("torchrun's last output:"))
         lines += ["    " + printable(x)[: width - 4] for x in report.output_tail.splitlines()[-12:]]
     if report.nccl_debug:
-        lines.append("  NCCL_DEBUG=INFO output:")
+        lines.append("  " + t("NCCL_DEBUG=INFO output:"))
         lines += ["    " + x for x in report.nccl_debug]
     lines.append("")
-    lines.append("distributed check %s" % ("passed" if report.ok else "FAILED"))
+    lines.append(t("distributed check passed") if report.ok else t("distributed check FAILED"))
     return "\n".join(lines) + "\n"
 
 
@@ -183,9 +185,9 @@ def render_toolkit(report, color: bool = False, width: int = WIDTH) -> str:
         if d.get("ok"):
             lines.append("    device %s: %s (%s) ran the kernel" % (d.get("device"), d.get("name"), d.get("capability")))
     if report.note:
-        lines += _wrap(report.note, "  ", width)
+        lines += _wrap(tr(report.note), "  ", width)
     if report.error is not None:
         lines += render_error(report.error, width=width)
     lines.append("")
-    lines.append("toolkit check %s" % ("passed" if report.ok else "FAILED"))
+    lines.append(t("toolkit check passed") if report.ok else t("toolkit check FAILED"))
     return "\n".join(lines) + "\n"

@@ -78,43 +78,6 @@ def wide_chunks(text: str) -> List[str]:
     return chunks
 
 
-def wrap_wide(text: str, width: int, first: str, rest: str, long_words: str) -> List[str]:
-    """:func:`cudaenv.render.text.wrap`'s greedy loop for text with wide characters: the same greedy loop over :func:`wide_chunks`, measured
-    in display columns."""
-    chunks = wide_chunks(text)
-    chunks.reverse()
-    lines: List[str] = []
-    while chunks:
-        indent = rest if lines else first
-        room = width - width_of(indent)
-        if lines and chunks[-1].strip() == "":
-            del chunks[-1]
-            continue
-        line: List[str] = []
-        used = 0
-        while chunks and used + width_of(chunks[-1]) <= room:
-            used += width_of(chunks[-1])
-            line.append(chunks.pop())
-        if chunks and width_of(chunks[-1]) > room - used and not line:  # a piece longer than a line
-            big = chunks.pop()
-            if long_words == "break" and room > 0:
-                cut, cols = 0, 0
-                while cut < len(big) and cols + width_of(big[cut]) <= max(room, 1):
-                    cols += width_of(big[cut])
-                    cut += 1
-                cut = max(cut, 1)
-                line.append(big[:cut])
-                if big[cut:]:
-                    chunks.append(big[cut:])
-            else:
-                line.append(fit_wide(big, room) if long_words == "fit" else big)
-        while line and line[-1].strip() == "":
-            del line[-1]
-        if line:
-            lines.append(indent + "".join(line))
-    return lines
-
-
 def fit_wide(text: str, room: int) -> str:
     """:func:`cudaenv.render.text.fit` for a text with wide characters: at most ``room`` columns, the middle elided."""
     if width_of(text) <= room:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, BinaryIO, List, Optional, Tuple
 from cudaenv.host.files import open_regular
 from cudaenv.model.record import Record
 from cudaenv.parse.makeself import Header, label_versions, looks_like_makeself, parse_file_name, parse_header, payload_offset
+from cudaenv.core.i18n import M
 
 if TYPE_CHECKING:
     from cudaenv.host import Host
@@ -183,28 +184,28 @@ def check_installer(path: str, host: "Optional[Host]" = None) -> InstallerReport
     """
     names = parse_file_name(os.path.basename(path))
     base = dict(path=path, toolkit_version=names["toolkit"], driver_version=names["driver"], platform=names["platform"])
-    redownload = "download the installer again (resume a cut download with `wget -c URL` or `curl -C - -O URL`)"
-    space = "check the free space where you saved it (`df -h %s`): a full disk cuts downloads short" % (os.path.dirname(os.path.abspath(path)))
+    redownload = M("download the installer again (resume a cut download with `wget -c URL` or `curl -C - -O URL`)")
+    space = M("check the free space where you saved it (`df -h %s`): a full disk cuts downloads short", os.path.dirname(os.path.abspath(path)))
     with open_regular(path) as fh:
         size = os.fstat(fh.fileno()).st_size
         if size == 0:
-            return InstallerReport(size=0, kind="empty", ok=False, problems=("the file is empty",), advice=(redownload, space), **base)
+            return InstallerReport(size=0, kind="empty", ok=False, problems=(M("the file is empty"),), advice=(redownload, space), **base)
         head = fh.read(HEADER_LIMIT)
         if not head.strip(b"\x00"):
             zeros = _zero_tail(fh, size)
             if zeros == size:
                 return InstallerReport(
-                    size=size, kind="zeros", ok=False, problems=("the file holds only zero bytes: the download never wrote its data",),
+                    size=size, kind="zeros", ok=False, problems=(M("the file holds only zero bytes: the download never wrote its data"),),
                     advice=(redownload, space), **base
                 )
         if _is_markup(head):
             title = _html_title(head)
-            problem = "this is a web page, not an installer%s" % (": %r" % title if title else "")
+            problem = M("this is a web page, not an installer%s", ": %r" % title if title else "")
             return InstallerReport(
                 size=size, kind="html", ok=False, problems=(problem,),
                 advice=(
-                    "the download link answered with an error or login page; download the .run file again from "
-                    "developer.nvidia.com (in a browser, or with `wget URL` so redirects are followed)",
+                    M("the download link answered with an error or login page; download the .run file again from "
+                    "developer.nvidia.com (in a browser, or with `wget URL` so redirects are followed)"),
                 ),
                 **base,
             )
@@ -212,7 +213,7 @@ def check_installer(path: str, host: "Optional[Host]" = None) -> InstallerReport
         if not looks_like_makeself(text):
             return InstallerReport(
                 size=size, kind="not-makeself", ok=False,
-                problems=("the file does not start with a makeself self-extracting header",),
+                problems=(M("the file does not start with a makeself self-extracting header"),),
                 advice=(redownload,), **base
             )
         header = parse_header(text)
@@ -233,31 +234,31 @@ def _check_makeself(fh: BinaryIO, size: int, head: bytes, header: Header, base: 
     if base["toolkit_version"] is None and versions:
         base = dict(base, toolkit_version=versions[0])
     elif base["toolkit_version"] and versions and not any(v.startswith(base["toolkit_version"][:4]) for v in versions):
-        checks.append(Check("name", "bad", "the file name says %s but the header's label says %r: the file was renamed?" % (base["toolkit_version"], header.label)))
+        checks.append(Check("name", "bad", M("the file name says %s but the header's label says %r: the file was renamed?", base["toolkit_version"], header.label)))
     fields = dict(makeself_version=header.makeself_version, label=header.label, header_lines=header.skip_lines, archives=len(header.filesizes))
     if header.bad_numbers:
-        return _damaged(size, base, fields, checks, "the makeself header's %s is not a number: it is damaged" % " and ".join(header.bad_numbers), redownload)
+        return _damaged(size, base, fields, checks, M("the makeself header's %s is not a number: it is damaged", " and ".join(header.bad_numbers)), redownload)
     if header.skip_lines is None or not header.filesizes:
         missing = "skip/head -n" if header.skip_lines is None else "filesizes"
-        return _damaged(size, base, fields, checks, "the makeself header has no %s field: it is damaged" % missing, redownload)
+        return _damaged(size, base, fields, checks, M("the makeself header has no %s field: it is damaged", missing), redownload)
     offset = payload_offset(head, header.skip_lines, complete=len(head) >= size)
     if offset is None:
-        return _damaged(size, base, fields, checks, "the makeself header says its script is %d lines long, but those lines run past the "
-                        "first %s of the file: the header is damaged" % (header.skip_lines, mb(HEADER_LIMIT)), redownload)
+        return _damaged(size, base, fields, checks, M("the makeself header says its script is %d lines long, but those lines run past the "
+                        "first %s of the file: the header is damaged", header.skip_lines, mb(HEADER_LIMIT)), redownload)
     expected = header.totalsize if header.totalsize is not None else sum(header.filesizes)
     actual = size - offset
     fields.update(payload_offset=offset, expected_payload=expected, actual_payload=actual)
     zeros = _zero_tail(fh, size)
     if actual < expected:
-        problems.append("the download is incomplete: %s of %s of payload (%s missing)" % (mb(actual), mb(expected), mb(expected - actual)))
-        checks.append(Check("size", "bad", "payload %d bytes, header expects %d" % (actual, expected)))
+        problems.append(M("the download is incomplete: %s of %s of payload (%s missing)", mb(actual), mb(expected), mb(expected - actual)))
+        checks.append(Check("size", "bad", M("payload %d bytes, header expects %d", actual, expected)))
         advice += [redownload, space]
     elif actual > expected:
-        checks.append(Check("size", "bad", "%d bytes more than the header expects" % (actual - expected)))
-        problems.append("the file is %s longer than its header says: something was appended or two downloads were joined" % mb(actual - expected))
+        checks.append(Check("size", "bad", M("%d bytes more than the header expects", actual - expected)))
+        problems.append(M("the file is %s longer than its header says: something was appended or two downloads were joined", mb(actual - expected)))
         advice.append(redownload)
     else:
-        checks.append(Check("size", "ok", "payload is %s, as the header expects" % mb(expected)))
+        checks.append(Check("size", "ok", M("payload is %s, as the header expects", mb(expected))))
     truncated = actual < expected
     if header.compression and actual > 0:
         fh.seek(offset)
@@ -265,12 +266,11 @@ def _check_makeself(fh: BinaryIO, size: int, head: bytes, header: Header, base: 
         kind = next((k for m, k in _MAGIC.items() if magic.startswith(m)), None)
         if kind is None or kind != header.compression:
             problems.append(
-                "the payload is not %s data where the header expects it (this is what makes `%s: stdin: invalid compressed data--format violated`)"
-                % (header.compression, header.compression)
+                M("the payload is not %s data where the header expects it (this is what makes `%s: stdin: invalid compressed data--format violated`)", header.compression, header.compression)
             )
-            checks.append(Check("compression", "bad", "payload starts with %r, not %s" % (magic[:4], header.compression)))
+            checks.append(Check("compression", "bad", M("payload starts with %r, not %s", magic[:4], header.compression)))
         else:
-            checks.append(Check("compression", "ok", "payload is %s data" % kind))
+            checks.append(Check("compression", "ok", M("payload is %s data", kind)))
     sums = _verify_sums(fh, base["path"], offset, header, host)
     checks += _list_sums(sums)
     bad_sum = next((which for _, which, status, _ in sums if status == "bad"), None)
@@ -278,30 +278,32 @@ def _check_makeself(fh: BinaryIO, size: int, head: bytes, header: Header, base: 
     unverified = [i for i, _, status, _ in sums if status == "skipped"]
     # a tar ends in zero blocks: zeros only mean an unfinished download when the sums fail or nothing vouches for them
     if zeros >= ZERO_TAIL_MIN and (bad_sum or (not verified and header.compression)):
-        problems.append("the file ends in %s of zero bytes: the download was preallocated and never finished" % mb(zeros))
+        problems.append(M("the file ends in %s of zero bytes: the download was preallocated and never finished", mb(zeros)))
         if redownload not in advice:
             advice += [redownload, space]
     if bad_sum and not truncated:
-        problems.append("the payload does not match the %s checksum its header declares: the file is corrupt" % bad_sum)
+        problems.append(M("the payload does not match the %s checksum its header declares: the file is corrupt", bad_sum))
         if redownload not in advice:
             advice.append(redownload)
-        advice.append("compare with the checksum NVIDIA publishes beside the download (`md5sum FILE`)")
+        advice.append(M("compare with the checksum NVIDIA publishes beside the download (`md5sum FILE`)"))
     name = os.path.basename(base["path"])
     if problems or any(c.status == "bad" for c in checks):
         verdict = "bad"
     elif unverified:
         verdict = "unverified"
-        which = "its archive" if len(sums) == 1 else "%d of its %d archives" % (len(unverified), len(sums))
-        problems.append("the header declares no checksum for %s: its size and format are right, but the content could not be "
-                        "verified" % which)
-        advice.append("compare the file with the checksum NVIDIA publishes beside the download (`md5sum %s` or `sha256sum %s`)" % (name, name))
+        which = M("its archive") if len(sums) == 1 else M("%d of its %d archives", len(unverified), len(sums))
+        problems.append(M("the header declares no checksum for %s: its size and format are right, but the content could not be "
+                        "verified", which))
+        advice.append(M("compare the file with the checksum NVIDIA publishes beside the download (`md5sum %s` or `sha256sum %s`)", name, name))
     else:
         verdict = "ok"
     if verdict != "bad":
-        advice.append(
-            "%sf `sh FILE` still fails while extracting (gzip/tar errors, 'No space left'), the temporary "
-            "folder is full: check `df -h /tmp` and run `sh %s --tmpdir=/a/folder/with/space`" % ("the file is intact. I" if verdict == "ok" else "i", name)
-        )
+        if verdict == "ok":
+            advice.append(M("the file is intact. If `sh FILE` still fails while extracting (gzip/tar errors, 'No space left'), "
+                            "the temporary folder is full: check `df -h /tmp` and run `sh %s --tmpdir=/a/folder/with/space`", name))
+        else:
+            advice.append(M("if `sh FILE` still fails while extracting (gzip/tar errors, 'No space left'), the temporary "
+                            "folder is full: check `df -h /tmp` and run `sh %s --tmpdir=/a/folder/with/space`", name))
     return InstallerReport(size=size, kind="makeself", ok=verdict == "ok", verdict=verdict, checks=tuple(checks), problems=tuple(problems),
                            advice=tuple(advice), archives=fields.pop("archives"), **base, **fields)
 
@@ -338,7 +340,7 @@ def _verify_sums(fh: BinaryIO, path: str, offset: int, header: Header, host: "Op
         sha, md5, crc = _declared(header.shas, i), _declared(header.md5s, i), _declared(header.crcsums, i)
         which = "sha256" if sha else "md5" if md5 else "crc" if crc else None
         if which is None:
-            out.append((n, "checksum", "skipped", "archive %d declares no checksum" % n))
+            out.append((n, "checksum", "skipped", M("archive %d declares no checksum", n)))
             pos += length
             continue
         got = None
@@ -347,8 +349,8 @@ def _verify_sums(fh: BinaryIO, path: str, offset: int, header: Header, host: "Op
         left = 0
         if got is None:
             if which == "crc" and length > PY_CRC_MAX:
-                out.append((n, "crc", "skipped", "archive %d: the system's cksum gave no answer, and the built-in CRC of %s would "
-                            "take minutes: not checked" % (n, mb(length))))
+                out.append((n, "crc", "skipped", M("archive %d: the system's cksum gave no answer, and the built-in CRC of %s would "
+                            "take minutes: not checked", n, mb(length))))
                 pos += length
                 continue
             hasher = hashlib.sha256() if which == "sha256" else hashlib.md5() if which == "md5" else Cksum()
@@ -363,11 +365,11 @@ def _verify_sums(fh: BinaryIO, path: str, offset: int, header: Header, host: "Op
             got = hasher.hexdigest() if which != "crc" else str(hasher.value())
         want = (sha or md5 or crc).lower()
         if left > 0:
-            out.append((n, which, "bad", "archive %d is cut short: its %s cannot match" % (n, which)))
+            out.append((n, which, "bad", M("archive %d is cut short: its %s cannot match", n, which)))
         elif got.lower() != want:
-            out.append((n, which, "bad", "archive %d: %s is %s, the header declares %s" % (n, which, got, want)))
+            out.append((n, which, "bad", M("archive %d: %s is %s, the header declares %s", n, which, got, want)))
         else:
-            out.append((n, which, "ok", "archive %d: %s matches" % (n, which)))
+            out.append((n, which, "ok", M("archive %d: %s matches", n, which)))
         pos += length
     return out
 
@@ -381,9 +383,9 @@ def _list_sums(sums: List[Tuple[int, str, str, str]]) -> List[Check]:
         bad = [n for n, _, status, _ in rest if status == "bad"]
         parts = ["%d match" % count["ok"]] if count["ok"] else []
         if count["bad"]:
-            parts.append("%d do not (archive %s%s)" % (count["bad"], ", ".join(str(n) for n in bad[:5]), ", ..." if len(bad) > 5 else ""))
+            parts.append(M("%d do not (archive %s%s)", count["bad"], ", ".join(str(n) for n in bad[:5]), ", ..." if len(bad) > 5 else ""))
         if count["skipped"]:
-            parts.append("%d not checked" % count["skipped"])
+            parts.append(M("%d not checked", count["skipped"]))
         status = "bad" if count["bad"] else "skipped" if count["skipped"] else "ok"
-        listed.append(Check("checksum", status, "archives %d-%d: %s" % (rest[0][0], rest[-1][0], ", ".join(parts))))
+        listed.append(Check("checksum", status, M("archives %d-%d: %s", rest[0][0], rest[-1][0], ", ".join(parts))))
     return listed

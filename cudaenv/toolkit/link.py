@@ -11,9 +11,10 @@ from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.probes.dpkg import read_alternative
 from cudaenv.shells.posix import quote_exact
+from cudaenv.core.i18n import M
 from cudaenv.core.text import printable
 from cudaenv.toolkit.select import LINK
-from cudaenv.toolkit.sudo import NO_SUDO_NOTE, has_sudo, sudo_prefix
+from cudaenv.toolkit.sudo import has_sudo, sudo_prefix
 from cudaenv.core.version import version_key
 
 ALTDIR = "/etc/alternatives"
@@ -52,26 +53,26 @@ def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldcon
     machine's alternatives, not the image's.
     """
     q = quote_exact
-    where = LINK if root is None else "%s inside %s" % (LINK, printable(root))
+    where = LINK if root is None else M("%s inside %s", LINK, printable(root))
     if state.kind == "directory":
         return LinkPlan(
             (),
-            ("%s is a real folder (a toolkit installed right there), not a link; cudaenv will not replace it. "
-             "Move it to a versioned name first (e.g. %s-%s) and run this again." % (where, LINK, version or "X.Y"),),
+            (M("%s is a real folder (a toolkit installed right there), not a link; cudaenv will not replace it. "
+               "Move it to a versioned name first (e.g. %s-%s) and run this again.", where, LINK, version or "X.Y"),),
             ok=False,
         )
     if state.target is not None and state.target.rstrip("/") == toolkit_path.rstrip("/"):
-        return LinkPlan((), ("%s already points at %s" % (where, printable(toolkit_path)),))
+        return LinkPlan((), (M("%s already points at %s", where, printable(toolkit_path)),))
     commands: List[str] = []
     notes: List[str] = []
     needed = []
     if state.kind == "alternatives" and state.alternative_name:
         if root is not None:
             return LinkPlan((), (
-                "%s is managed by update-alternatives (%s/%s) in the image; cudaenv prints no command for it under "
-                "--root, since update-alternatives here would change this machine's alternatives. Inside the image "
-                "run: update-alternatives --set %s %s" % (where, ALTDIR, printable(state.alternative_name),
-                                                          q(state.alternative_name), q(toolkit_path)),), ok=False)
+                M("%s is managed by update-alternatives (%s/%s) in the image; cudaenv prints no command for it under "
+                  "--root, since update-alternatives here would change this machine's alternatives. Inside the image "
+                  "run: update-alternatives --set %s %s", where, ALTDIR, printable(state.alternative_name),
+                  q(state.alternative_name), q(toolkit_path)),), ok=False)
         needed.append(not state.alternatives_writable)
         sudo = sudo_prefix(needed[-1], sudo_available)
         name = q(state.alternative_name)
@@ -86,7 +87,7 @@ def plan_link(toolkit_path: str, version: Optional[str], state: LinkState, ldcon
         needed.append(ldconfig_sudo)
         commands.append("%sldconfig%s" % (sudo_prefix(ldconfig_sudo, sudo_available), "" if root is None else " -r " + q(root)))
     if any(needed) and not sudo_available:
-        notes.append(NO_SUDO_NOTE.replace("the commands marked [root]", "these commands"))
+        notes.append(M("sudo is not installed here: run these commands as root"))
     return LinkPlan(tuple(commands), tuple(notes))
 
 
@@ -192,14 +193,14 @@ def plan_link_for(host, toolkit, env) -> LinkReport:
                      sudo_available=has_sudo(host), root=host.local("/") if host.rooted else None)
     notes = list(plan.notes)
     for line in ld_notes:
-        notes.append("still points elsewhere (the loader's search path): %s" % line)
+        notes.append(M("still points elsewhere (the loader's search path): %s", line))
     for path in rc_files(host):
         text = host.read_text(path, limit=1024 * 1024)
         if text:
             for line in find_rc_mentions(path, text, toolkit.path):
-                notes.append("still points elsewhere (shell startup): %s" % line)
+                notes.append(M("still points elsewhere (shell startup): %s", line))
     for name in ("CUDA_HOME", "CUDA_PATH"):
         value = env.get(name)
         if value and not _same_toolkit(value, toolkit.path) and not _same_toolkit(value, LINK):
-            notes.append("this shell has %s=%s; `cudaenv use system` switches it to the link" % (name, printable(value)))
+            notes.append(M("this shell has %s=%s; `cudaenv use system` switches it to the link", name, printable(value)))
     return LinkReport(toolkit, plan, notes)

@@ -42,6 +42,7 @@ LINK = "/usr/local/cuda"
 RELEASE_SOURCES = ("version.json",)  # where a toolkit's version is its release number (cudaenv installs write one)
 
 
+
 class SelectError(Exception):
     """No toolkit, or more than one, matches the spec. ``kind``: empty | not-a-spec | no-match | ambiguous."""
 
@@ -100,7 +101,8 @@ def match_toolkits(toolkits: Sequence[Toolkit], spec: str, system: str = "linux"
     ``system`` raises :class:`SelectError` (kind ``not-a-spec``)."""
     spec = (spec or "").strip()
     if not spec:
-        raise SelectError("no CUDA version given", toolkits, kind="empty")
+        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
+        raise SelectError(M("no CUDA version given"), toolkits, kind="empty")
     if spec == "system":
         return [t for t in toolkits if t.is_link_target]
     if looks_like_path(spec):
@@ -112,7 +114,8 @@ def match_toolkits(toolkits: Sequence[Toolkit], spec: str, system: str = "linux"
                 hits = [t for t in toolkits if resolve(t.path) == real]
         return hits
     if not is_version(spec):
-        raise SelectError("%r is not a CUDA version (give 12, 12.1, 12.1.105, a toolkit path or `system`)" % spec,
+        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
+        raise SelectError(M("%r is not a CUDA version (give 12, 12.1, 12.1.105, a toolkit path or `system`)", spec),
                           toolkits, kind="not-a-spec")
     return [t for t in toolkits if names_version(spec, t.version)]
 
@@ -128,23 +131,29 @@ def select_toolkits(toolkits: Sequence[Toolkit], spec: str, policy: str = NEWEST
     matching = match_toolkits(toolkits, spec, system, resolve)
     if not matching:
         if spec == "system":
-            raise SelectError("%s points at no installed toolkit" % LINK, toolkits)
+            from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
+            raise SelectError(M("%s points at no installed toolkit", LINK), toolkits)
         if looks_like_path(spec):
-            raise SelectError("no installed CUDA toolkit at %s" % spec, toolkits)
-        raise SelectError("no installed CUDA toolkit matches %s" % spec, toolkits)
+            from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
+            raise SelectError(M("no installed CUDA toolkit at %s", spec), toolkits)
+        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
+        raise SelectError(M("no installed CUDA toolkit matches %s", spec), toolkits)
     if policy == UNIQUE:
         if len(matching) > 1 and not every:
             listing = ", ".join("%s (%s)" % (t.path, t.version or "?") for t in matching)
-            raise SelectError("%s matches %d toolkits: %s" % (spec, len(matching), listing), toolkits, matching,
-                              kind="ambiguous", hint="give the path, or --all to take every one")
+            from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
+            raise SelectError(M("%s matches %d toolkits: %s", spec, len(matching), listing), toolkits, matching,
+                              kind="ambiguous", hint=M("give the path, or --all to take every one"))
         return matching
     if spec == "system" and len(matching) > 1:
-        raise SelectError("%s is ambiguous" % LINK, toolkits, matching, kind="ambiguous")
+        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
+        raise SelectError(M("%s is ambiguous", LINK), toolkits, matching, kind="ambiguous")
     best = newest_toolkits(matching)
     if len(best) > 1:
+        from cudaenv.core.i18n import M  # only where a message is said: a switch imports no mark
         raise SelectError(
-            "CUDA %s is ambiguous: %d toolkits have version %s; give the path instead" % (spec, len(best), best[0].version),
-            toolkits, best, kind="ambiguous", hint="give the path instead")
+            M("CUDA %s is ambiguous: %d toolkits have version %s; give the path instead", spec, len(best), best[0].version),
+            toolkits, best, kind="ambiguous", hint=M("give the path instead"))
     return best
 
 

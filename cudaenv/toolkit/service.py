@@ -14,6 +14,7 @@ import time
 from typing import Callable, Mapping, Optional, Tuple
 
 from cudaenv.core.errors import UserError
+from cudaenv.core.i18n import M
 
 
 class LinkOutcome:
@@ -40,7 +41,7 @@ def link(host, spec: str, env: Mapping[str, str]) -> LinkOutcome:
     from cudaenv.toolkit.select import SelectError, select_toolkit
 
     if host.system == "windows":
-        raise UserError("Windows has no /usr/local/cuda link", hint="switch with `cudaenv use VERSION --shell pwsh` (it sets CUDA_PATH)")
+        raise UserError(M("Windows has no /usr/local/cuda link"), hint=M("switch with `cudaenv use VERSION --shell pwsh` (it sets CUDA_PATH)"))
     if spec.startswith("~") and env.get("HOME"):
         spec = env["HOME"] + spec[1:]
     state = probe_toolkits(host, [])
@@ -83,16 +84,16 @@ def init(env: Mapping[str, str], shell_name: Optional[str], install: bool, rc: O
     try:
         shell = detect_shell(shell_name, env, system)
     except UnknownShell as exc:
-        raise UserError(exc.message, hint="cudaenv init bash|zsh|fish|pwsh") from None
+        raise UserError(exc.message, hint=M("cudaenv init bash|zsh|fish|pwsh")) from None
     if shell.name not in HOOK_SHELLS:
-        raise UserError("no hook for %s" % shell.name, hint="cudaenv init bash|zsh|fish|pwsh")
+        raise UserError(M("no hook for %s", shell.name), hint=M("cudaenv init bash|zsh|fish|pwsh"))
     if not install:
         return InitOutcome("hook", shell, read_shell_template(shell.template))
     path = _expand(rc or shell.rc_file(env, system), env)
     try:
         status, backup = install_hook(path, block(shell.hook_line, "cudaenv init %s --install" % shell.name))
     except OSError as exc:
-        raise UserError("cannot update %s: %s" % (path, exc.strerror or exc), hint="give another file with --rc FILE") from None
+        raise UserError(M("cannot update %s: %s", path, exc.strerror or exc), hint=M("give another file with --rc FILE")) from None
     return InitOutcome(status, shell, rc=path, backup=backup)
 
 

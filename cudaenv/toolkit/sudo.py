@@ -9,7 +9,8 @@ import os
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
 # a sudo that leads a command: at the start, after a pipe, a list operator, a subshell's or $(, or a "read: " in a comment
-_LEADING_SUDO = LazyPattern(r"(^|[;&|(]\s*|:\s+)sudo\s+(?=[^\s-])")
+# (a Chinese comment's full-width colon too: "再查看：sudo dmesg")
+_LEADING_SUDO = LazyPattern(r"(^|[;&|(]\s*|:\s+|\uff1a\s*)sudo\s+(?=[^\s-])")
 
 
 def sudo_prefix(needed: bool, available: bool) -> str:
@@ -19,8 +20,15 @@ def sudo_prefix(needed: bool, available: bool) -> str:
 
 def without_sudo(line: str) -> str:
     """``line`` with every ``sudo`` that leads a command dropped, for a user who is root or has no sudo to use:
-    ``sudo rmmod x && sudo modprobe x`` -> ``rmmod x && modprobe x``; ``printf ... | sudo tee F`` -> ``printf ... | tee F``."""
-    return _LEADING_SUDO.sub(r"\1", line)
+    ``sudo rmmod x && sudo modprobe x`` -> ``rmmod x && modprobe x``; ``printf ... | sudo tee F`` -> ``printf ... | tee F``.
+    A marked line (cudaenv.core.i18n.M) stays marked: its translation loses its sudo the same way."""
+    from cudaenv.core.i18n import edit
+
+    return edit(line, _drop_sudo)
+
+
+def _drop_sudo(text):
+    return _LEADING_SUDO.sub(r"\1", text)
 
 
 def sudo_printed(platform) -> bool:

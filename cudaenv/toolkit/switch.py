@@ -234,7 +234,10 @@ def plan_switch(
     """The change that makes ``toolkit`` the shell's toolkit (see the module docstring)."""
     paths = _Paths(system)
     if paths.pathsep in toolkit.path:
-        raise SelectError("%s contains %r, which PATH cannot hold; move or link the toolkit elsewhere" % (printable(toolkit.path), paths.pathsep))
+        from cudaenv.core.i18n import M  # the error path only
+
+        raise SelectError(M("%s contains %r, which PATH cannot hold; move or link the toolkit elsewhere", printable(toolkit.path),
+                            paths.pathsep))
     stripper = _Stripper(list(toolkits) + [toolkit], env, paths, link)
     desired: List[Tuple[str, Optional[str]]] = []
     if _get(env, ACTIVE, paths) is None:

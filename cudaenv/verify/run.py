@@ -30,6 +30,7 @@ from cudaenv.verify.classify import (
     problem_from_report,
 )
 from cudaenv.verify.records import ChildReport, DevicesReport, DistributedReport, Problem, VerifyError, VerifyReport
+from cudaenv.core.i18n import M
 
 
 def machine_problem(host: Host, python: str, symptom: Optional[Problem] = None) -> Optional[Problem]:
@@ -47,7 +48,7 @@ def machine_problem(host: Host, python: str, symptom: Optional[Problem] = None) 
         also = ("torch: %s" % symptom.message,)
     for f in diagnose(snapshot):
         if f.section in MACHINE_SECTIONS and f.severity in ("error", "warning"):
-            message = "nothing can run on a GPU here: %s" % f.title
+            message = M("nothing can run on a GPU here: %s", f.title)
             return Problem(f.id, message, VerifyError(f.id, "nothing can run on a GPU here", "setup", f.title, f.detail, also,
                                                       fix=tuple(f.fix)))
     if symptom is not None and symptom.id != "torch-cpu-only":
@@ -208,7 +209,7 @@ def _interpreter(host, explicit: Optional[str]) -> str:
 
     found = find_interpreter(host, explicit)
     if found is None:
-        raise UserError("no Python interpreter found to verify", hint="give one with --python /path/to/python")
+        raise UserError(M("no Python interpreter found to verify"), hint=M("give one with --python /path/to/python"))
     return found.path
 
 
@@ -244,13 +245,13 @@ def _toolkit(host, args, hardware):
 
     for cap in args.arch:
         if sm_name(cap) is None:
-            raise UserError("--arch %s is not a compute capability" % cap, hint="for example --arch 6.1 or --arch sm_90")
+            raise UserError(M("--arch %s is not a compute capability", cap), hint=M("for example --arch 6.1 or --arch sm_90"))
     gpus, _ = hardware if hardware is not None else _hardware(host)
     caps: List[str] = list(args.arch) or [g.compute_capability for g in gpus if getattr(g, "compute_capability", None)]
     nvcc = None
     if args.nvcc:
         if not os.path.isfile(args.nvcc):
-            raise UserError("--nvcc %s does not exist" % args.nvcc, hint="give the path of an nvcc program")
+            raise UserError(M("--nvcc %s does not exist", args.nvcc), hint=M("give the path of an nvcc program"))
         nvcc = args.nvcc
     return check_toolkit(host, caps, gpu_present=bool(gpus), nvcc=nvcc)
 

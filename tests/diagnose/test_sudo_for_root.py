@@ -76,3 +76,21 @@ def test_only_a_sudo_that_leads_a_command_goes():
     assert without_sudo("sudo akmods --force || sudo dkms autoinstall") == "akmods --force || dkms autoinstall"
     assert without_sudo("echo pseudo sudoers; visudo") == "echo pseudo sudoers; visudo"
     assert without_sudo("sudo -E make") == "sudo -E make"  # an option of sudo's own: left for the reader
+
+
+def test_a_fix_line_without_sudo_keeps_its_chinese():
+    """The line stripped of sudo is still the marked message it was: in Chinese it reads translated, without sudo."""
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    platform = replace(healthy().platform, distro_id="ubuntu", root_user=True, sudo=False)
+    fixes = [x for s in _machines(platform) for f in diagnose(s) for x in f.fix]
+    assert "reboot    # if modprobe fails, then read: dmesg | grep -i nvidia" in fixes
+    set_language(CHINESE)
+    try:
+        chinese = [tr(x) for x in fixes]
+    finally:
+        set_language(ENGLISH)
+    assert "reboot    # 如果 modprobe 失败，再查看：dmesg | grep -i nvidia" in chinese
+    assert [x for x in chinese if SUDO.search(x)] == []
+    assert [tr(x) for x in fixes] == fixes  # English again: the same lines
+    assert without_sudo("重启    # 再查看：sudo dmesg") == "重启    # 再查看：dmesg"

@@ -65,3 +65,14 @@ def test_any_mix_fits_unless_one_word_is_longer_than_a_line(words, width):
     for line in lines:
         assert width_of(line) <= width or len(line.split()) <= 2, (line, width)
     assert "".join(line.strip(" -") for line in lines).replace(" ", "") == text.replace(" ", "").strip("-")
+
+
+@given(st.lists(WORDS | st.sampled_from(["/a/very/long/path/" * 4, "显存" * 30]), max_size=40),
+       st.integers(min_value=12, max_value=80))
+def test_break_mode_cuts_a_long_piece_to_the_columns_left(words, width):
+    """The one greedy loop (render.text._greedy) measured by display width: "break" cuts a piece longer than a line
+    where the line ends, by columns, so every line fits, and nothing is lost."""
+    text = "".join(words)
+    lines = wrap(text, "", "", width, long_words="break")
+    assert all(width_of(line) <= width for line in lines), (lines, width)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")

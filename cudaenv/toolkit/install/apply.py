@@ -25,6 +25,7 @@ from typing import Callable, Optional, Sequence
 from cudaenv.core.errors import UserError
 from cudaenv.probes.toolkits import store as store
 from cudaenv.toolkit.install import assemble, plan, stub
+from cudaenv.core.i18n import M
 
 HASH_CHUNK = 1024 * 1024
 MAX_WHEEL = 2 * 1024 * 1024 * 1024
@@ -55,19 +56,19 @@ def find_installer(host, installer: str) -> list:
     if installer == "uv":
         uv = host.which("uv")
         if uv is None:
-            raise UserError("--installer uv: uv is not on PATH", hint="install uv, or drop --installer uv (pip is used)")
+            raise UserError(M("--installer uv: uv is not on PATH"), hint=M("install uv, or drop --installer uv (pip is used)"))
         return [uv]
     pip = host.which("pip") or host.which("pip3")
     if pip is None:
-        raise UserError("pip is not on PATH", hint="activate an environment that has pip, or give --installer uv")
+        raise UserError(M("pip is not on PATH"), hint=M("activate an environment that has pip, or give --installer uv"))
     return [pip]
 
 
 def _failed(what: str, result) -> InstallError:
     text = (result.stderr or "") + (result.stdout or "")
     if "No space left on device" in text or "Errno 28" in text:
-        return InstallError("%s failed: no space left on device" % what, hint="free some space, or give --prefix DIR on another disk")
-    return InstallError("%s failed: %s" % (what, result.describe()), hint=(result.excerpt() or None))
+        return InstallError(M("%s failed: no space left on device", what), hint=M("free some space, or give --prefix DIR on another disk"))
+    return InstallError(M("%s failed: %s", what, result.describe()), hint=(result.excerpt() or None))
 
 
 def releases(host, pip: Sequence[str], timeout: float) -> tuple:
@@ -75,10 +76,10 @@ def releases(host, pip: Sequence[str], timeout: float) -> tuple:
 
     result = host.run(list(pip) + ["index", "versions", plan.META], timeout=timeout)
     if not result.ok:
-        raise _failed("`pip index versions %s`" % plan.META, result)
+        raise _failed(M("`pip index versions %s`", plan.META), result)
     found = parse_index_versions(result.stdout)
     if not found:
-        raise InstallError("pip listed no %s releases" % plan.META)
+        raise InstallError(M("pip listed no %s releases", plan.META))
     return found
 
 
@@ -105,7 +106,7 @@ def _lock(path: str, progress: Callable[[str], None], release: str):
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            progress("waiting for another install of %s to finish" % release)
+            progress(M("waiting for another install of %s to finish", release))
             fcntl.flock(fd, fcntl.LOCK_EX)
     except BaseException:
         os.close(fd)
@@ -178,13 +179,13 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
     if store.is_cudaenv_install(host, target) and not reinstall:
         return Outcome("already-installed", release, target)
     if os.path.lexists(target) and not store.is_cudaenv_install(host, target):
-        raise UserError("%s exists and is not a cudaenv install" % target, hint="move it away, or give --prefix DIR")
+        raise UserError(M("%s exists and is not a cudaenv install", target), hint=M("move it away, or give --prefix DIR"))
     pip = find_installer(host, "pip")  # pip reads the pins and hashes (uv has no --report)
     argv = find_installer(host, installer) if installer == "uv" else pip
     try:
         os.makedirs(base, exist_ok=True)
     except OSError as exc:
-        raise UserError("cannot create %s: %s" % (base, exc.strerror or exc), hint="give --prefix DIR you can write") from None
+        raise UserError(M("cannot create %s: %s", base, exc.strerror or exc), hint=M("give --prefix DIR you can write")) from None
     clean_stale(base)
     lock = os.path.join(base, ".%s.lock" % release)
     fd = _lock(lock, progress, release)
@@ -195,7 +196,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         import tempfile
 
         stage = tempfile.mkdtemp(prefix=".%s.tmp-" % release, dir=base)
-        progress("resolving cuda-toolkit %s" % release)
+        progress(M("resolving cuda-toolkit %s", release))
         report_file = os.path.join(stage, "report.json")
         extras = plan.EXTRAS + (added.extras if added else ())
         wanted = [plan.requirement(release, extras)] + list(added.unpinned if added else ())
@@ -227,7 +228,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
         names = ", ".join("%s %s" % (c.name, c.version) for c in the_plan.components)
         download_bytes = 0
         if installer == "uv":
-            progress("installing %s with uv" % names)
+            progress(M("installing %s with uv", names))
             site = os.path.join(stage, "site")
             result = host.run(argv + ["pip", "install", "--no-deps", "--require-hashes", "--target", site, "-r", reqs],
                               timeout=timeout, on_output=output)
@@ -235,7 +236,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
                 raise _failed("uv pip install", result)
             files, links = _tree_from_site(site, tree, host.machine or os.uname().machine)
         else:
-            progress("downloading %s" % names)
+            progress(M("downloading %s", names))
             try:
                 result = download.result()
             except BaseException:  # Ctrl-C while pip downloads: pip stops before the staging folder goes
@@ -247,32 +248,32 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             for c in the_plan.components:
                 path = os.path.join(wheels, c.filename)
                 if not os.path.isfile(path):
-                    raise InstallError("pip download did not leave %s" % c.filename)
+                    raise InstallError(M("pip download did not leave %s", c.filename))
                 got = sha256_of(path)
                 if got != c.sha256:
-                    raise InstallError("sha256 mismatch for %s: the index says %s, the file has %s" % (c.filename, c.sha256, got),
-                                       hint="nothing was installed; try again (a proxy or mirror may have changed the file)")
+                    raise InstallError(M("sha256 mismatch for %s: the index says %s, the file has %s", c.filename, c.sha256, got),
+                                       hint=M("nothing was installed; try again (a proxy or mirror may have changed the file)"))
                 download_bytes += os.path.getsize(path)
                 paths.append(path)
-            progress("unpacking %d wheels (%d MB)" % (len(paths), download_bytes // 1000000))
+            progress(M("unpacking %d wheels (%d MB)", len(paths), download_bytes // 1000000))
             files, links = _tree_from_wheels(paths, tree, host.machine or os.uname().machine)
-        progress("building lib64/stubs/libcuda.so (links -lcuda where no driver is)")
+        progress(M("building lib64/stubs/libcuda.so (links -lcuda where no driver is)"))
         _stub, why = stub.build_stub(host, tree, stage, min(timeout, 120.0))
         _write(os.path.join(tree, "version.json"), assemble.version_json(release, the_plan.components))
         _write(os.path.join(tree, store.MARKER), assemble.marker(release, the_plan.components, installer, version,
                                                                    plan.component_names(added)))
         swap_into_place(tree, target, os.path.join(stage, "old"))
-        progress("installed CUDA %s in %s" % (release, target))
+        progress(M("installed CUDA %s in %s", release, target))
         return Outcome("installed", release, target, the_plan.components, download_bytes, files, links, (why,) if why else ())
     except OSError as exc:
         import errno
 
         if exc.errno == errno.ENOSPC:
-            raise InstallError("no space left on device while installing into %s" % base,
-                               hint="free some space, or give --prefix DIR on another disk") from None
-        raise InstallError("installing into %s failed: %s" % (base, exc.strerror or exc)) from None
+            raise InstallError(M("no space left on device while installing into %s", base),
+                               hint=M("free some space, or give --prefix DIR on another disk")) from None
+        raise InstallError(M("installing into %s failed: %s", base, exc.strerror or exc)) from None
     except assemble.AssembleError as exc:
-        raise InstallError(str(exc), hint="nothing was installed") from None
+        raise InstallError(str(exc), hint=M("nothing was installed")) from None
     finally:
         if stage is not None:
             _remove_tree(stage)
@@ -328,7 +329,7 @@ def _tree_from_site(site: str, tree: str, machine: str):
     roots = [os.path.join(nvidia, n) for n in (os.listdir(nvidia) if os.path.isdir(nvidia) else [])
              if n.startswith("cu") and n[2:].isdigit()]
     if len(roots) != 1:
-        raise InstallError("uv installed no single nvidia/cuNN tree into %s" % site)
+        raise InstallError(M("uv installed no single nvidia/cuNN tree into %s", site))
     os.makedirs(tree)
     files = 0
     for name in sorted(os.listdir(roots[0])):
@@ -347,7 +348,7 @@ def _tree_from_site(site: str, tree: str, machine: str):
                 os.makedirs(dest, exist_ok=True)
                 for name in names:
                     if os.path.lexists(os.path.join(dest, name)):
-                        raise InstallError("two wheels hold %s/%s" % (sub, os.path.join(rel, name)))
+                        raise InstallError(M("two wheels hold %s/%s", sub, os.path.join(rel, name)))
                     os.rename(os.path.join(dirpath, name), os.path.join(dest, name))
     for _dir, _sub, names in os.walk(tree):
         files += len(names)

@@ -18,6 +18,7 @@ from typing import Dict, Optional, Sequence, Tuple
 from cudaenv.model.record import Record
 from cudaenv.parse.pip_output import ReportItem
 from cudaenv.core.version import parse_version, version_key
+from cudaenv.core.i18n import M
 
 META = "cuda-toolkit"
 EXTRAS = ("nvcc", "cudart", "cccl", "crt", "nvvm")  # the five wheels a toolkit that compiles and links needs
@@ -101,8 +102,8 @@ def parse_components(text: Optional[str], release: str, table=None) -> Extras:
     names = [n.strip().lower() for n in (text or "").split(",") if n.strip()]
     bad = [n for n in names if n not in known and n != "cudnn"]
     if bad:
-        raise PlanError("unknown component %s" % ", ".join(repr(n[:40]) for n in bad[:5]),
-                        hint="--components takes %s, cudnn" % ",".join(known))
+        raise PlanError(M("unknown component %s", ", ".join(repr(n[:40]) for n in bad[:5])),
+                        hint=M("--components takes %s, cudnn", ",".join(known)))
     extras = tuple(n for n in known if n in names)  # the table's order, each once
     unpinned = ()
     if "cudnn" in names:
@@ -116,15 +117,15 @@ def choose_release(spec: str, releases: Sequence[str]) -> str:
 
     spec = (spec or "").strip()
     if parse_version(spec) is None:
-        raise PlanError("%r is not a CUDA version" % spec[:40], hint="give 13, 13.0 or 13.0.2")
+        raise PlanError(M("%r is not a CUDA version", spec[:40]), hint=M("give 13, 13.0 or 13.0.2"))
     try:
         hits = match_toolkits([_Release(v) for v in releases if parse_version(v)], spec)
     except SelectError as exc:
         raise PlanError(exc.message) from None
     if not hits:
         newest = sorted({v for v in releases if parse_version(v)}, key=version_key)[-3:]
-        raise PlanError("the package index has no cuda-toolkit release %s" % spec,
-                        hint="newest there: %s (`cudaenv install --list`)" % (", ".join(reversed(newest)) or "none"))
+        raise PlanError(M("the package index has no cuda-toolkit release %s", spec),
+                        hint=M("newest there: %s (`cudaenv install --list`)", ", ".join(reversed(newest)) or "none"))
     return max((h.version for h in hits), key=version_key)
 
 
@@ -160,7 +161,7 @@ def component_pins(requires_dist: Sequence[str], extras: Sequence[str] = EXTRAS)
                 pins[name] = (str(req.specifier), extra)  # the extra named after the project wins (nvcc pulls nvvm too)
             found = True
         if not found:
-            raise PlanError("the cuda-toolkit metadata has no %r component for Linux" % extra)
+            raise PlanError(M("the cuda-toolkit metadata has no %r component for Linux", extra))
     return pins
 
 
@@ -178,10 +179,10 @@ def plan_components(spec: str, report: Sequence[ReportItem], added: Optional[Ext
 
     meta = [item for item in report if canonicalize_name(item.name) == META]
     if len(meta) != 1:
-        raise PlanError("pip's report holds no %s release for %s" % (META, spec))
+        raise PlanError(M("pip's report holds no %s release for %s", META, spec))
     release = parse_version(meta[0].version)
     if release is None:
-        raise PlanError("pip picked %s %r, which is not a plain release" % (META, meta[0].version[:40]))
+        raise PlanError(M("pip picked %s %r, which is not a plain release", META, meta[0].version[:40]))
     extras = EXTRAS + (added.extras if added else ())
     pins = component_pins(meta[0].requires_dist, extras)
     for project in (added.unpinned if added else ()):
@@ -192,18 +193,18 @@ def plan_components(spec: str, report: Sequence[ReportItem], added: Optional[Ext
     for name, (pin, extra) in sorted(pins.items(), key=lambda kv: order.index(kv[1][1])):
         item = by_name.get(name)
         if item is None:
-            raise PlanError("pip's report holds no %s (pinned %s by %s %s)" % (name, pin, META, release))
+            raise PlanError(M("pip's report holds no %s (pinned %s by %s %s)", name, pin, META, release))
         try:
             fits = SpecifierSet(pin).contains(item.version, prereleases=True) if pin else parse_version(item.version) is not None
         except InvalidSpecifier:
             fits = False
         if not fits:
-            raise PlanError("pip picked %s %s, but %s %s pins %s" % (name, item.version, META, release, pin))
+            raise PlanError(M("pip picked %s %s, but %s %s pins %s", name, item.version, META, release, pin))
         if not item.filename.endswith(".whl"):
-            raise PlanError("pip would build %s from %s, not install a wheel" % (name, item.filename[:80]))
+            raise PlanError(M("pip would build %s from %s, not install a wheel", name, item.filename[:80]))
         if item.sha256 is None:
-            raise PlanError("the index gave no sha256 for %s" % item.filename[:80],
-                            hint="cudaenv installs only files whose hash it can check")
+            raise PlanError(M("the index gave no sha256 for %s", item.filename[:80]),
+                            hint=M("cudaenv installs only files whose hash it can check"))
         components.append(Component(name, pin, item.version, item.filename, item.sha256, extra or None))
     return InstallPlan(release, tuple(components))
 
@@ -211,13 +212,13 @@ def plan_components(spec: str, report: Sequence[ReportItem], added: Optional[Ext
 def no_wheel_answer(version: str) -> Tuple[str, Tuple[str, ...]]:
     """(the plain answer, the alternatives in order) for a release no wheel can install."""
     mm = ".".join(str(x) for x in version_key(version)[:2])
-    text = ("CUDA %s cannot be installed from wheels: no pip build of nvcc exists for CUDA 12.x and older "
-            "(the nvidia-cuda-nvcc-cu12 wheels hold only ptxas, libnvvm and headers; NVIDIA/cuda-python#2100)." % version)
+    text = M("CUDA %s cannot be installed from wheels: no pip build of nvcc exists for CUDA 12.x and older "
+             "(the nvidia-cuda-nvcc-cu12 wheels hold only ptxas, libnvvm and headers; NVIDIA/cuda-python#2100).", version)
     alternatives = (
-        "cudaenv install %s --runfile FILE   (NVIDIA's runfile you downloaded: toolkit only, no root, no driver)" % version,
-        "cudaenv install %s --plan           (the repository commands for this distribution, system-wide, toolkit only)" % version,
-        "conda install -c nvidia cuda-toolkit=%s   (in a conda environment)" % mm,
-        "cudaenv install 13   (CUDA 13 installs from wheels; it needs driver >= 580 and builds for sm_75 and newer)",
+        M("cudaenv install %s --runfile FILE   (NVIDIA's runfile you downloaded: toolkit only, no root, no driver)", version),
+        M("cudaenv install %s --plan           (the repository commands for this distribution, system-wide, toolkit only)", version),
+        M("conda install -c nvidia cuda-toolkit=%s   (in a conda environment)", mm),
+        M("cudaenv install 13   (CUDA 13 installs from wheels; it needs driver >= 580 and builds for sm_75 and newer)"),
     )
     return text, alternatives
 

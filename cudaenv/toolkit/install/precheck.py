@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 from cudaenv.core.version import compare_versions, major_minor
+from cudaenv.core.i18n import M
 
 
 def driver_warnings(driver_version, release: str) -> List[str]:
@@ -18,9 +19,9 @@ def driver_warnings(driver_version, release: str) -> List[str]:
     if need is None or compare_versions(driver_version, need) >= 0:
         return []
     best = max_cuda_for_driver(driver_version)
-    instead = (" (CUDA %s runs on it: `cudaenv install %s --plan` or `--runfile FILE`)" % (best, best)) if best else ""
-    return ["driver %s is older than %s, which programs built by CUDA %s need: they will compile here but not run; "
-            "upgrade the driver, or install a CUDA this driver runs%s" % (driver_version, need, major_minor(release), instead)]
+    instead = M(" (CUDA %s runs on it: `cudaenv install %s --plan` or `--runfile FILE`)", best, best) if best else ""
+    return [M("driver %s is older than %s, which programs built by CUDA %s need: they will compile here but not run; "
+              "upgrade the driver, or install a CUDA this driver runs%s", driver_version, need, major_minor(release), instead)]
 
 
 def oldest_cc(release: str, table=None):
@@ -49,9 +50,9 @@ def gpu_warnings(gpus, release: str, table=None) -> List[str]:
     for gpu in gpus:
         cc = cc_tuple(gpu.compute_capability)
         if cc and cc < cc_tuple(oldest):
-            out.append("GPU %d (%s, %s): CUDA %s builds nothing for it (its oldest target is %s); CUDA 12.x still does: "
-                       "`cudaenv install 12.9 --runfile FILE` or `--plan`" % (
-                           gpu.index, gpu.name or "?", sm_name(gpu.compute_capability), major_minor(release), sm_name(oldest)))
+            out.append(M("GPU %d (%s, %s): CUDA %s builds nothing for it (its oldest target is %s); CUDA 12.x still does: "
+                         "`cudaenv install 12.9 --runfile FILE` or `--plan`",
+                         gpu.index, gpu.name or "?", sm_name(gpu.compute_capability), major_minor(release), sm_name(oldest)))
     return out
 
 

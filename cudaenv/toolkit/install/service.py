@@ -16,6 +16,7 @@ from typing import Callable, Optional, Tuple
 from cudaenv.model.record import Record
 from cudaenv.core.errors import UserError
 from cudaenv.toolkit.install import plan
+from cudaenv.core.i18n import M
 
 
 class InstallRequest(Record):
@@ -50,13 +51,13 @@ def install(req: InstallRequest, host, env, version: str, progress: Callable[[st
     from cudaenv.core.version import parse_version
 
     if not req.spec:
-        raise UserError("no CUDA version given", hint="cudaenv install 13 (or 13.0, 13.0.2); cudaenv install --list")
+        raise UserError(M("no CUDA version given"), hint=M("cudaenv install 13 (or 13.0, 13.0.2); cudaenv install --list"))
     spec = req.spec.strip()
     if parse_version(spec) is None:
-        raise UserError("%r is not a CUDA version" % printable(spec[:40]), hint="give 13, 13.0 or 13.0.2")
+        raise UserError(M("%r is not a CUDA version", printable(spec[:40])), hint=M("give 13, 13.0 or 13.0.2"))
     if req.components and (req.runfile or req.plan or plan.needs_runfile(spec)):
-        raise UserError("--components adds NVIDIA's library wheels to a CUDA 13 install from wheels",
-                        hint="a runfile or repository install brings its own libraries")
+        raise UserError(M("--components adds NVIDIA's library wheels to a CUDA 13 install from wheels"),
+                        hint=M("a runfile or repository install brings its own libraries"))
     base = os.path.abspath(req.prefix) if req.prefix else store.toolkits_dir(env, host.system)
     if req.runfile:
         return _runfile(req, host, spec, base, version)
@@ -80,7 +81,7 @@ def _wheels(req, host, env, spec, base, version, progress, output) -> plan.Insta
     apply.find_installer(host, "pip")
     if installer == "uv":
         apply.find_installer(host, "uv")
-    progress("looking up cuda-toolkit releases")
+    progress(M("looking up cuda-toolkit releases"))
     release = _release(env, host, spec, req.timeout)
     if plan.needs_runfile(release):
         return no_wheels(release)
@@ -90,17 +91,18 @@ def _wheels(req, host, env, spec, base, version, progress, output) -> plan.Insta
         raise UserError(exc.message, exc.hint) from None
     warnings, stops = machine_check(host, release)
     for w in warnings:
-        progress("warning: " + w)
+        progress(M("warning: %s", w))
     if stops and not req.force:
         return plan.InstallReport(False, "refused", spec, release, os.path.join(base, release), installer=installer,
-                                  warnings=warnings, message="Not installing CUDA %s: nothing it builds would run on this "
-                                  "machine." % release, hint="--force installs it anyway (these warnings still print)")
+                                  warnings=warnings, message=M("Not installing CUDA %s: nothing it builds would run on this "
+                                                               "machine.", release),
+                                  hint=M("--force installs it anyway (these warnings still print)"))
     missing = _missing_components(host, os.path.join(base, release), added)
     outcome = apply.install_from_wheels(host, release, base, installer, req.reinstall, progress, req.timeout, version,
                                         added, output)
     hint = None
     if outcome.status == "already-installed" and missing:
-        hint = "it was installed without %s: give --reinstall --components %s" % (", ".join(missing), req.components)
+        hint = M("it was installed without %s: give --reinstall --components %s", ", ".join(missing), req.components)
     return plan.InstallReport(True, outcome.status, spec, outcome.release, outcome.path, "cudaenv", installer,
                               outcome.components, outcome.download_bytes, outcome.files,
                               round(time.monotonic() - start, 1), (), tuple(warnings) + outcome.notes,
@@ -142,7 +144,7 @@ def _plan(host, spec) -> plan.InstallReport:
     from cudaenv.toolkit.install.repos import plan_commands
 
     if not plan.needs_runfile(spec):
-        raise UserError("--plan is for CUDA 12.x and older", hint="cudaenv install %s installs it from wheels, without root" % spec)
+        raise UserError(M("--plan is for CUDA 12.x and older"), hint=M("cudaenv install %s installs it from wheels, without root", spec))
     platform = probe_platform(host, [])
     commands, source = plan_commands(spec, platform.distro_id, platform.distro_version, platform.wsl, platform.machine or host.machine,
                                      like=platform.distro_like)
@@ -152,8 +154,8 @@ def _plan(host, spec) -> plan.InstallReport:
         if not sudo_prefix(not is_root(), has_sudo(host)):
             commands = tuple(_without_sudo(c) for c in commands)
     where = "WSL2 " if platform.wsl == 2 else ""
-    title = "CUDA %s toolkit, system-wide, without a driver, on %s%s (cudaenv runs none of this):" % (
-        spec, where, platform.distro or platform.distro_id or "this system")
+    title = M("CUDA %s toolkit, system-wide, without a driver, on %s%s (cudaenv runs none of this):",
+              spec, where, platform.distro or platform.distro_id or M("this system"))
     return plan.InstallReport(True, "planned", spec, spec, installer="repository", commands=commands,
                               message=title, source=source)
 

@@ -5,10 +5,11 @@ from typing import Any, List, Optional
 from cudaenv.model.snapshot import Note, Toolkit
 from cudaenv.toolkit.uninstall.facts import Inspection
 from cudaenv.toolkit.uninstall.records import Step
+from cudaenv.core.i18n import M
 
 
 def label(t: Toolkit) -> str:
-    return "CUDA %s at %s" % (t.version or "(unknown version)", t.path) if t.version else "the toolkit at %s" % t.path
+    return M("CUDA %s at %s", t.version, t.path) if t.version else M("the toolkit at %s", t.path)
 
 
 def under(path: str, folder: Optional[str]) -> bool:

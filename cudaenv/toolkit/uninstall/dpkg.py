@@ -13,6 +13,7 @@ from cudaenv.parse.dpkg import Package, parse_list_bytes
 from cudaenv.probes.dpkg import probe_dpkg_list_bytes, probe_dpkg_status
 from cudaenv.probes.package_db import DPKG_INFO
 from cudaenv.model.snapshot import Note
+from cudaenv.core.i18n import M
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ def probe_dpkg(host, notes: List[Note]) -> Optional[DpkgDatabase]:
         return None
     raw, unreadable = probe_dpkg_list_bytes(host, lambda name: name not in packages or packages[name].present)
     if unreadable:
-        notes.append(Note("uninstall", "cannot read %d dpkg file list(s) in %s (first: %s)" % (len(unreadable), DPKG_INFO, unreadable[0])))
+        notes.append(Note("uninstall", M("cannot read %d dpkg file list(s) in %s (first: %s)", len(unreadable), DPKG_INFO, unreadable[0])))
     return DpkgDatabase(packages, ListFiles(raw))
 
 

@@ -7,6 +7,7 @@ from cudaenv.model.snapshot import Note
 from cudaenv.toolkit.uninstall.builder import Builder
 from cudaenv.toolkit.uninstall.facts import Inspection
 from cudaenv.toolkit.uninstall.records import Guard, HostPath
+from cudaenv.core.i18n import M
 
 
 # ----------------------------------------------------------------------------- step 7: the driver
@@ -15,19 +16,19 @@ from cudaenv.toolkit.uninstall.records import Guard, HostPath
 def driver_steps(b: Builder, inspection: Inspection) -> None:
     d = inspection.driver
     if d is None:
-        b.notes.append(Note("uninstall", "--driver: the driver was not inspected"))
+        b.notes.append(Note("uninstall", M("--driver: the driver was not inspected")))
         return
     if d.wsl:
         b.add(
             "driver-wsl",
-            "The driver is Windows' job under WSL2: update or remove the NVIDIA driver in Windows (Apps & features, or "
-            "the NVIDIA app). Nothing is planned inside WSL; never install a Linux NVIDIA driver there.",
+            M("The driver is Windows' job under WSL2: update or remove the NVIDIA driver in Windows (Apps & features, or "
+            "the NVIDIA app). Nothing is planned inside WSL; never install a Linux NVIDIA driver there."),
         )
         return
     if d.system == "windows":
         b.add(
             "driver-windows",
-            'Uninstall "NVIDIA Graphics Driver" in Windows Settings > Apps > Installed apps (Apps & features)',
+            M('Uninstall "NVIDIA Graphics Driver" in Windows Settings > Apps > Installed apps (Apps & features)'),
             needs_root=True,
             destructive=True,
         )
@@ -36,27 +37,27 @@ def driver_steps(b: Builder, inspection: Inspection) -> None:
     if d.packages and d.package_manager == "dpkg":
         b.add(
             "driver-apt-remove",
-            "Remove the NVIDIA driver packages installed with apt (exact names from the dpkg database)",
+            M("Remove the NVIDIA driver packages installed with apt (exact names from the dpkg database)"),
             commands=(("apt-get", "--purge", "remove", *d.packages),),
             needs_root=True,
             destructive=True,
-            details=("driver packages: %s" % " ".join(d.packages),),
+            details=(M("driver packages: %s", " ".join(d.packages)),),
         )
         planned = True
     elif d.packages and d.package_manager == "rpm":
         b.add(
             "driver-dnf-remove",
-            "Remove the NVIDIA driver packages (exact names from the rpm database)",
+            M("Remove the NVIDIA driver packages (exact names from the rpm database)"),
             commands=(("dnf", "remove", *d.packages),),
             needs_root=True,
             destructive=True,
-            details=("driver packages: %s" % " ".join(d.packages),),
+            details=(M("driver packages: %s", " ".join(d.packages)),),
         )
         planned = True
     if d.runfile_uninstaller:
         b.add(
             "driver-runfile-uninstall",
-            "Remove the NVIDIA driver installed from a .run file with its own uninstaller",
+            M("Remove the NVIDIA driver installed from a .run file with its own uninstaller"),
             commands=((HostPath(d.runfile_uninstaller),),),
             needs_root=True,
             destructive=True,
@@ -64,4 +65,4 @@ def driver_steps(b: Builder, inspection: Inspection) -> None:
         )
         planned = True
     if not planned:
-        b.notes.append(Note("uninstall", "--driver: no driver packages and no nvidia-uninstall found: nothing to remove"))
+        b.notes.append(Note("uninstall", M("--driver: no driver packages and no nvidia-uninstall found: nothing to remove")))

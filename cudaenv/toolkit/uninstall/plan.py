@@ -31,6 +31,7 @@ from cudaenv.toolkit.uninstall.facts import Inspection
 from cudaenv.toolkit.uninstall.records import Options, Plan, Step
 from cudaenv.toolkit.uninstall.reference_steps import alternatives_steps, ldconf_steps, link_steps, rc_steps, wrapper_steps
 from cudaenv.toolkit.uninstall.tool_steps import folder_step, tool_step
+from cudaenv.core.i18n import M, join
 
 
 def plan_uninstall(inspection: Inspection, options: Optional[Options] = None) -> Plan:
@@ -53,7 +54,7 @@ def plan_uninstall(inspection: Inspection, options: Optional[Options] = None) ->
     if inspection.system == "linux" and (touched_ld or removed_libs):
         b.add(
             "ldconfig",
-            "Rebuild the shared-library cache so nothing still finds the removed libraries",
+            M("Rebuild the shared-library cache so nothing still finds the removed libraries"),
             commands=(("ldconfig",),),
             needs_root=True,
         )
@@ -61,8 +62,8 @@ def plan_uninstall(inspection: Inspection, options: Optional[Options] = None) ->
         b.notes.append(
             Note(
                 "uninstall",
-                "paths are those of the system under %s; system tools in the plan (apt-get, dnf, update-alternatives, "
-                "ldconfig) act on the system they run on: for an image, run the script inside it (chroot) with CUDAENV_SCRIPT_ROOT= (empty)" % inspection.root,
+                M("paths are those of the system under %s; system tools in the plan (apt-get, dnf, update-alternatives, "
+                "ldconfig) act on the system they run on: for an image, run the script inside it (chroot) with CUDAENV_SCRIPT_ROOT= (empty)", inspection.root),
             )
         )
     return Plan(
@@ -83,19 +84,19 @@ def _in_use(inspection: Inspection) -> List[str]:
         tk = t.toolkit
         why = []
         if tk.active or t.active:
-            why.append("it is the active toolkit (the nvcc a build uses now)")
+            why.append(M("it is the active toolkit (the nvcc a build uses now)"))
         if tk.on_path:
-            why.append("its bin folder is on PATH")
+            why.append(M("its bin folder is on PATH"))
         if tk.is_cuda_home:
-            why.append("CUDA_HOME/CUDA_PATH points at it")
+            why.append(M("CUDA_HOME/CUDA_PATH points at it"))
         if tk.is_link_target or t.link_points_here:
-            why.append("the /usr/local/cuda link points at it")
+            why.append(M("the /usr/local/cuda link points at it"))
         if tk.in_ld_library_path:
-            why.append("it is in LD_LIBRARY_PATH")
+            why.append(M("it is in LD_LIBRARY_PATH"))
         if t.pip is not None and t.pip.torch:
-            why.append("torch in %s depends on these wheels" % t.pip.site_packages)
+            why.append(M("torch in %s depends on these wheels", t.pip.site_packages))
         if why:
             others = [k for k in inspection.toolkits if k.path not in {x.toolkit.path for x in inspection.targets} and k.version]
-            hint = (" Switch first, e.g. `cudaenv use %s`." % others[0].version) if others else ""
-            out.append("%s is in use: %s.%s" % (label(tk), "; ".join(why), hint))
+            hint = (M(" Switch first, e.g. `cudaenv use %s`.", others[0].version)) if others else ""
+            out.append(M("%s is in use: %s.%s", label(tk), join("; ", why), hint))
     return out

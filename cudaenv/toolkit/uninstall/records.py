@@ -8,6 +8,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from cudaenv.model.record import Record
 from cudaenv.model.snapshot import Note, Toolkit
+from cudaenv.core.i18n import M
 
 # Folders the plan refuses to remove whole, whatever a toolkit record says.
 PROTECTED = frozenset(["/", "/usr", "/usr/local", "/opt", "/usr/lib", "/usr/lib64", "/etc", "/home", "/root", "/var", "/bin", "/lib"])
@@ -28,10 +29,10 @@ class Guard(Record):
 
     def describe(self) -> str:
         if self.kind == "exists":
-            return "%s still exists" % self.path
+            return M("%s still exists", self.path)
         if self.kind == "link-to":
-            return "%s still points at %s" % (self.path, self.value)
-        return "%s still lists %s" % (self.path, self.value)
+            return M("%s still points at %s", self.path, self.value)
+        return M("%s still lists %s", self.path, self.value)
 
 
 class Step(Record):

@@ -12,6 +12,7 @@ from cudaenv.toolkit.uninstall.builder import Builder
 from cudaenv.toolkit.uninstall.facts import Inspection
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE, edit_args
 from cudaenv.toolkit.uninstall.records import Guard, HostPath, Options
+from cudaenv.core.i18n import M
 
 
 # ----------------------------------------------------------------------------- steps 3-4: alternatives and the link
@@ -22,7 +23,7 @@ def alternatives_steps(b: Builder, inspection: Inspection, options: Options) -> 
         for alt in t.alternatives:
             b.add(
                 "alternatives-remove",
-                "Remove %s from the update-alternatives group '%s'" % (alt.path, alt.name),
+                M("Remove %s from the update-alternatives group '%s'", alt.path, alt.name),
                 commands=(("update-alternatives", "--remove", alt.name, alt.path),),
                 needs_root=True,
                 destructive=True,
@@ -33,7 +34,7 @@ def alternatives_steps(b: Builder, inspection: Inspection, options: Options) -> 
             if options.repoint and options.repoint in alt.others:
                 b.add(
                     "alternatives-set",
-                    "Point the '%s' alternative at %s" % (alt.name, options.repoint),
+                    M("Point the '%s' alternative at %s", alt.name, options.repoint),
                     commands=(("update-alternatives", "--set", alt.name, options.repoint),),
                     needs_root=True,
                     destructive=True,
@@ -62,7 +63,7 @@ def link_steps(b: Builder, inspection: Inspection, options: Options) -> List[str
     if options.repoint and not options.remove_link:
         b.add(
             "repoint-link",
-            "Point %s at %s (it points at %s now)" % (link.path, options.repoint, link.target),
+            M("Point %s at %s (it points at %s now)", link.path, options.repoint, link.target),
             commands=(("ln", "-sfn", "--", options.repoint, HostPath(link.path)),),
             needs_root=b.root_for(link.path),
             destructive=True,
@@ -72,7 +73,7 @@ def link_steps(b: Builder, inspection: Inspection, options: Options) -> List[str
         return choices
     b.add(
         "remove-link",
-        "Remove the link %s (-> %s) itself; what it points to is not followed" % (link.path, link.target),
+        M("Remove the link %s (-> %s) itself; what it points to is not followed", link.path, link.target),
         commands=(("rm", "--", HostPath(link.path)),),
         needs_root=b.root_for(link.path),
         destructive=True,
@@ -80,7 +81,7 @@ def link_steps(b: Builder, inspection: Inspection, options: Options) -> List[str
         only_if=guard,
     )
     if not options.remove_link:
-        choices.extend("--repoint %s   (point %s at %s instead of removing it)" % (k.version or k.path, link.path, k.path) for k in others)
+        choices.extend(M("--repoint %s   (point %s at %s instead of removing it)", k.version or k.path, link.path, k.path) for k in others)
     return choices
 
 
@@ -90,7 +91,7 @@ def wrapper_steps(b: Builder, inspection: Inspection) -> None:
     if auto:
         b.add(
             "remove-wrappers",
-            "Remove the programs on PATH that only lead into the removed toolkit (links are removed as links)",
+            M("Remove the programs on PATH that only lead into the removed toolkit (links are removed as links)"),
             commands=(("rm", "-f", "--", *(HostPath(w.path) for w in auto)),),
             needs_root=any(b.root_for(w.path) for w in auto),
             destructive=True,
@@ -100,7 +101,7 @@ def wrapper_steps(b: Builder, inspection: Inspection) -> None:
     if hand:
         b.add(
             "wrappers-by-hand",
-            "Check these scripts on PATH by hand: they use the removed toolkit but also do other things",
+            M("Check these scripts on PATH by hand: they use the removed toolkit but also do other things"),
             paths=tuple(w.path for w in hand),
             details=tuple("%s: %s" % (w.path, w.text) for w in hand),
         )
@@ -116,14 +117,15 @@ def ldconf_steps(b: Builder, inspection: Inspection) -> bool:
         if conf.owner:
             if conf.owner not in purged:
                 b.notes.append(
-                    Note("uninstall", "%s names the toolkit but belongs to the package %s; it is left to the package manager" % (conf.file, conf.owner))
+                    Note("uninstall", M("%s names the toolkit but belongs to the package %s; it is left to the package manager",
+                                        conf.file, conf.owner))
                 )
             continue
         touched = True
         if conf.whole:
             b.add(
                 "remove-ldconf",
-                "Remove %s (it only names the removed toolkit's library folders)" % conf.file,
+                M("Remove %s (it only names the removed toolkit's library folders)", conf.file),
                 commands=(("rm", "--", HostPath(conf.file)),),
                 needs_root=True,
                 destructive=True,
@@ -137,7 +139,7 @@ def ldconf_steps(b: Builder, inspection: Inspection) -> bool:
                 args += [str(n), "remove", text, ""]
             b.add(
                 "edit-ldconf",
-                "Remove the lines naming the toolkit from %s (a backup is kept next to it)" % conf.file,
+                M("Remove the lines naming the toolkit from %s (a backup is kept next to it)", conf.file),
                 commands=(("python3", "-c", EDIT_LINES_CODE, HostPath(conf.file), *args),),
                 needs_root=True,
                 destructive=True,
@@ -163,8 +165,8 @@ def rc_steps(b: Builder, inspection: Inspection) -> None:
                     details.append("    becomes: %s" % l.new_text)
             b.add(
                 "edit-rc",
-                "Take the lines that mention the removed toolkit out of %s (a backup is kept next to it; each line is "
-                "checked to still read exactly as shown)" % file,
+                M("Take the lines that mention the removed toolkit out of %s (a backup is kept next to it; each line is "
+                "checked to still read exactly as shown)", file),
                 commands=(("python3", "-c", EDIT_LINES_CODE, HostPath(file), *edit_args(editable)),),
                 needs_root=b.root_for(file),
                 destructive=True,
@@ -175,7 +177,7 @@ def rc_steps(b: Builder, inspection: Inspection) -> None:
         if by_hand:
             b.add(
                 "rc-by-hand",
-                "Edit %s by hand: these lines mention the removed toolkit but cannot be taken out safely on their own" % file,
+                M("Edit %s by hand: these lines mention the removed toolkit but cannot be taken out safely on their own", file),
                 paths=(file,),
                 details=tuple("%s:%d: %s   (%s)" % (file, l.lineno, l.text, l.reason) for l in by_hand),
             )

@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.probes.package_db import RPM_DB_DIRS, has_rpm_database  # noqa: F401  (the database paths' one home)
 from cudaenv.model.snapshot import Note
+from cudaenv.core.i18n import M
 
 CHUNK = 200
 
@@ -29,8 +30,8 @@ def _rpm_or_note(host, notes: List[Note], what: str, example: str) -> Optional[s
         notes.append(
             Note(
                 "uninstall",
-                "this looks like an rpm install but rpm is not installed here, so %s cannot be read; "
-                "on the machine itself run `%s` to name them" % (what, example),
+                M("this looks like an rpm install but rpm is not installed here, so %s cannot be read; "
+                "on the machine itself run `%s` to name them", what, example),
             )
         )
     return rpm
@@ -38,7 +39,7 @@ def _rpm_or_note(host, notes: List[Note], what: str, example: str) -> Optional[s
 
 def rpm_installed(host, prefixes: Sequence[str], notes: List[Note]) -> Optional[Tuple[str, ...]]:
     """Exact names of the installed packages starting with one of ``prefixes`` (``rpm --root ROOT -qa``), or None."""
-    rpm = _rpm_or_note(host, notes, "the driver packages", "rpm -qa 'nvidia-driver*' 'kmod-nvidia*'")
+    rpm = _rpm_or_note(host, notes, M("the driver packages"), "rpm -qa 'nvidia-driver*' 'kmod-nvidia*'")
     if rpm is None:
         return None
     result = host.run([rpm, "--root", str(host.root), "-qa", "--qf", "%{NAME}\\n"], timeout=max(host.timeout, 30.0))
@@ -50,7 +51,7 @@ def rpm_installed(host, prefixes: Sequence[str], notes: List[Note]) -> Optional[
 
 def rpm_owners(host, files: Sequence[str], notes: List[Note]) -> Optional[Tuple[str, ...]]:
     """Exact names of the packages owning ``files`` (inspected-system paths), or None when rpm cannot tell."""
-    rpm = _rpm_or_note(host, notes, "the owning packages", "rpm -qf %s" % (files[0] if files else "PATH"))
+    rpm = _rpm_or_note(host, notes, M("the owning packages"), "rpm -qf %s" % (files[0] if files else "PATH"))
     if rpm is None:
         return None
     names: set = set()

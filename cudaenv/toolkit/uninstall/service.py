@@ -12,6 +12,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from cudaenv.core.errors import UserError
 from cudaenv.core.text import printable
+from cudaenv.core.i18n import M
 
 
 class Request:
@@ -59,10 +60,10 @@ def _site_packages(host, python: Optional[str]) -> Tuple[str, ...]:
     if not python:
         return ()
     if not os.path.exists(python):
-        raise UserError("--python %s does not exist" % python, hint="give the interpreter of the environment holding the nvidia-* wheels")
+        raise UserError(M("--python %s does not exist", python), hint=M("give the interpreter of the environment holding the nvidia-* wheels"))
     dirs, why = probe_site_packages(host, python, timeout=max(host.timeout, 10.0))
     if why is not None:
-        raise UserError("--python %s could not be run: %s" % (python, why))
+        raise UserError(M("--python %s could not be run: %s", python, why))
     return dirs
 
 
@@ -92,9 +93,9 @@ def uninstall(host, request: Request, confirm: Callable[[Sequence[OwnInstall]], 
     ghosts = [t for t in targets if t.source == "residue"]
     if ghosts and not plan.steps:  # a version named that was never here, and nothing of it is left either
         found = ", ".join("%s (%s)" % (t.version or "?", t.path) for t in toolkits) or "none"
-        raise UserError("no CUDA %s toolkit was found here, and nothing of it is left" % request.spec, hint="toolkits found: %s" % found)
+        raise UserError(M("no CUDA %s toolkit was found here, and nothing of it is left", request.spec), hint=M("toolkits found: %s", found))
     if request.script and plan.system == "windows":
-        raise UserError("--script writes a bash script; on Windows follow the printed steps", hint="drop --script")
+        raise UserError(M("--script writes a bash script; on Windows follow the printed steps"), hint=M("drop --script"))
     return UninstallOutcome("plan", plan=plan)
 
 
@@ -115,11 +116,11 @@ def _remove_own(host, targets, confirm) -> UninstallOutcome:
     removed = []
     for t in targets:
         if not is_cudaenv_install(host, t.path):
-            raise UserError("%s is no longer a cudaenv install; not removed" % printable(t.path))
+            raise UserError(M("%s is no longer a cudaenv install; not removed", printable(t.path)))
         try:
             remove_install(host.local(t.path))
         except OSError as exc:
-            raise UserError("could not remove %s: %s" % (printable(t.path), printable(exc.strerror or exc)), exit_code=1)
+            raise UserError(M("could not remove %s: %s", printable(t.path), printable(exc.strerror or exc)), exit_code=1)
         removed.append(t.path)
     return UninstallOutcome("own", installs=installs, removed=removed)
 
@@ -135,4 +136,4 @@ def write_script(path: str, text: str) -> None:
     try:
         atomic_write_text(path, text, mode=mode | stat.S_IXUSR)
     except OSError as exc:
-        raise UserError("cannot write %s: %s" % (path, exc.strerror or exc))
+        raise UserError(M("cannot write %s: %s", path, exc.strerror or exc))

@@ -16,6 +16,7 @@ from cudaenv.core.text import printable
 from cudaenv.toolkit.select import NEWEST, UNIQUE, SelectError, looks_like_path, match_toolkits, select_toolkits
 from cudaenv.toolkit.uninstall.records import PROTECTED
 from cudaenv.core.version import major_minor
+from cudaenv.core.i18n import M
 
 
 def load_toolkits(host, notes: List[Note], site_packages: Sequence[str] = ()) -> Tuple[Tuple[Toolkit, ...], Optional[CudaSymlink]]:
@@ -44,36 +45,36 @@ def select_targets(host, spec: Optional[str], toolkits: Sequence[Toolkit], every
     notes = [] if notes is None else notes
     if spec is None:
         if not everything:
-            raise UserError("say which toolkit to remove", hint="cudaenv uninstall 12.4, cudaenv uninstall /usr/local/cuda-12.4, or --all")
+            raise UserError(M("say which toolkit to remove"), hint=M("cudaenv uninstall 12.4, cudaenv uninstall /usr/local/cuda-12.4, or --all"))
         if not toolkits:
-            raise UserError("no CUDA toolkit was found here", hint="`cudaenv list` shows what cudaenv finds")
+            raise UserError(M("no CUDA toolkit was found here"), hint=M("`cudaenv list` shows what cudaenv finds"))
         return list(toolkits)
     system = host.system
     if looks_like_path(spec):
         path = spec if system == "windows" else posixpath.normpath(spec)
         if not (path.startswith("/") or (system == "windows" and len(path) > 2 and path[1:3] in (":\\", ":/"))):
-            raise UserError("%s is not an absolute path" % printable(spec), hint="give the toolkit's folder, e.g. /usr/local/cuda-12.4")
+            raise UserError(M("%s is not an absolute path", printable(spec)), hint=M("give the toolkit's folder, e.g. /usr/local/cuda-12.4"))
         found = match_toolkits(toolkits, path, system, resolve=host.resolve)
         if found:
             return found[:1]
         if path.rstrip("/") in PROTECTED or (system != "windows" and path.count("/") < 2):
-            raise UserError("%s is a system folder, not a toolkit" % printable(path), hint="give the toolkit's own folder, e.g. /usr/local/cuda-12.4")
+            raise UserError(M("%s is a system folder, not a toolkit", printable(path)), hint=M("give the toolkit's own folder, e.g. /usr/local/cuda-12.4"))
         if not host.lexists(path):
             return [Toolkit(version=None, path=path, source="residue")]
         markers = ("bin/nvcc", "version.json", "version.txt", "include/cuda.h", "conda-meta", "bin/cuda-uninstaller")
         if host.is_dir(path) and not host.is_link(path) and enclosing_site_packages(path) is None and not any(
             host.lexists(posixpath.join(path, m)) for m in markers
         ):
-            raise UserError("%s does not look like a CUDA toolkit (no bin/nvcc, version.json or include/cuda.h)" % printable(path),
-                            hint="`cudaenv list` shows the toolkits cudaenv finds")
+            raise UserError(M("%s does not look like a CUDA toolkit (no bin/nvcc, version.json or include/cuda.h)", printable(path)),
+                            hint=M("`cudaenv list` shows the toolkits cudaenv finds"))
         return [Toolkit(version=_version_of(host, path, notes) if host.is_dir(path) else None, path=path, source="argument")]
     try:
         return select_toolkits(toolkits, spec, UNIQUE, system, every=everything)
     except SelectError as exc:
         if exc.kind == "not-a-spec":
-            raise UserError("%r is neither a CUDA version nor a path" % spec, hint="for example `cudaenv uninstall 12.4`") from None
+            raise UserError(M("%r is neither a CUDA version nor a path", spec), hint=M("for example `cudaenv uninstall 12.4`")) from None
         if exc.kind == "ambiguous":
-            raise UserError(exc.message, hint="give the path, or --all to remove every one") from None
+            raise UserError(exc.message, hint=M("give the path, or --all to remove every one")) from None
     # the folder a runfile or deb install of that version has: always major.minor (``12`` -> /usr/local/cuda-12.0;
     # /usr/local/cuda-12 is only ever the deb packages' alternatives link, never a toolkit's folder)
     default = "/usr/local/cuda-%s" % major_minor(spec)
@@ -94,6 +95,6 @@ def repoint_target(value: str, toolkits: Sequence[Toolkit], targets: Sequence[To
         return select_toolkits(candidates, value, NEWEST, system)[0].path
     except SelectError:
         listing = ", ".join("%s (%s)" % (t.version or "?", printable(t.path)) for t in candidates) or "none"
-        raise UserError("--repoint %s: no other installed toolkit matches" % printable(value),
-                        hint="installed and not being removed: %s" % listing) from None
+        raise UserError(M("--repoint %s: no other installed toolkit matches", printable(value)),
+                        hint=M("installed and not being removed: %s", listing)) from None
 

@@ -11,6 +11,7 @@ from cudaenv.model.snapshot import Note
 from cudaenv.toolkit.uninstall.builder import Builder, label, under
 from cudaenv.toolkit.uninstall.facts import TargetFacts
 from cudaenv.toolkit.uninstall.records import PROTECTED, Guard, HostPath, Options, Step
+from cudaenv.core.i18n import M
 
 
 # ----------------------------------------------------------------------------- step 1: the tool
@@ -20,12 +21,12 @@ def tool_step(b: Builder, t: TargetFacts, options: Options) -> Optional[Step]:
     tk = t.toolkit
     method = tk.install_method
     if t.packages and t.package_manager == "dpkg":
-        details = ["packages owning files in %s: %s" % (tk.path, " ".join(t.packages))]
+        details = [M("packages owning files in %s: %s", tk.path, " ".join(t.packages))]
         if t.dependents:
-            details.append("apt will also remove these installed packages that depend on them: %s" % " ".join(t.dependents))
+            details.append(M("apt will also remove these installed packages that depend on them: %s", " ".join(t.dependents)))
         return b.add(
             "apt-remove",
-            "Remove the %d Debian package(s) that own the files of %s (exact names from the dpkg database)" % (len(t.packages), label(tk)),
+            M("Remove the %d Debian package(s) that own the files of %s (exact names from the dpkg database)", len(t.packages), label(tk)),
             commands=(("apt-get", "--purge", "remove", *t.packages),),
             needs_root=True,
             destructive=True,
@@ -36,19 +37,18 @@ def tool_step(b: Builder, t: TargetFacts, options: Options) -> Optional[Step]:
     if t.packages and t.package_manager == "rpm":
         return b.add(
             "dnf-remove",
-            "Remove the %d rpm package(s) that own the files of %s (exact names from the rpm database)" % (len(t.packages), label(tk)),
+            M("Remove the %d rpm package(s) that own the files of %s (exact names from the rpm database)", len(t.packages), label(tk)),
             commands=(("dnf", "remove", *t.packages),),
             needs_root=True,
             destructive=True,
             paths=(tk.path,),
-            details=("packages owning files in %s: %s" % (tk.path, " ".join(t.packages)),),
+            details=(M("packages owning files in %s: %s", tk.path, " ".join(t.packages)),),
             target=tk.path,
         )
     if t.packages_unknown:
         return b.add(
             "rpm-unknown",
-            "Find the rpm packages that own %s (`rpm -qf %s/bin/nvcc`) and remove exactly those with `dnf remove NAME...`"
-            % (label(tk), tk.path),
+            M("Find the rpm packages that own %s (`rpm -qf %s/bin/nvcc`) and remove exactly those with `dnf remove NAME...`", label(tk), tk.path),
             target=tk.path,
         )
     if t.uninstaller:
@@ -57,7 +57,7 @@ def tool_step(b: Builder, t: TargetFacts, options: Options) -> Optional[Step]:
             argv = ("perl", HostPath(t.uninstaller))
         return b.add(
             "runfile-uninstaller",
-            "Run %s's own uninstaller (it was installed from a .run file)" % label(tk),
+            M("Run %s's own uninstaller (it was installed from a .run file)", label(tk)),
             commands=(argv,),
             needs_root=b.root_for(tk.path),
             destructive=True,
@@ -66,38 +66,36 @@ def tool_step(b: Builder, t: TargetFacts, options: Options) -> Optional[Step]:
         )
     if method == "conda" and t.conda_prefix:
         if not t.conda_packages:
-            b.notes.append(Note("uninstall", "no CUDA packages are recorded in %s/conda-meta" % t.conda_prefix))
+            b.notes.append(Note("uninstall", M("no CUDA packages are recorded in %s/conda-meta", t.conda_prefix)))
             return None
         return b.add(
             "conda-remove",
-            "Remove the CUDA packages from the conda environment %s (`conda env remove -p %s` would remove the whole environment)"
-            % (t.conda_prefix, t.conda_prefix),
+            M("Remove the CUDA packages from the conda environment %s (`conda env remove -p %s` would remove the whole environment)", t.conda_prefix, t.conda_prefix),
             commands=(("conda", "remove", "-p", HostPath(t.conda_prefix), *t.conda_packages),),
             needs_root=b.root_for(t.conda_prefix),
             destructive=True,
             paths=tuple(t.conda_meta_files),
-            details=("conda packages: %s" % " ".join(t.conda_packages),),
+            details=(M("conda packages: %s", " ".join(t.conda_packages)),),
             target=tk.path,
         )
     if method == "pip" and t.pip is not None:
         if not t.pip.dists:
-            b.notes.append(Note("uninstall", "no nvidia-* distributions found in %s" % t.pip.site_packages))
+            b.notes.append(Note("uninstall", M("no nvidia-* distributions found in %s", t.pip.site_packages)))
             return None
         python = options.python or t.pip.python
         if python is None:
             return b.add(
                 "pip-uninstall",
-                "Uninstall the nvidia-* wheels from %s with the Python that owns it: PY -m pip uninstall -y %s (give --python PY)"
-                % (t.pip.site_packages, " ".join(t.pip.dists)),
+                M("Uninstall the nvidia-* wheels from %s with the Python that owns it: PY -m pip uninstall -y %s (give --python PY)", t.pip.site_packages, " ".join(t.pip.dists)),
                 target=tk.path,
             )
         py = python if options.python else HostPath(python)
-        details = ["wheels: %s" % " ".join(t.pip.dists)]
+        details = [M("wheels: %s", " ".join(t.pip.dists))]
         if t.pip.torch:
-            details.append("torch installed there needs them: reinstall torch (`cudaenv torch recommend`) afterwards")
+            details.append(M("torch installed there needs them: reinstall torch (`cudaenv torch recommend`) afterwards"))
         return b.add(
             "pip-uninstall",
-            "Uninstall the nvidia-* CUDA wheels from %s" % t.pip.site_packages,
+            M("Uninstall the nvidia-* CUDA wheels from %s", t.pip.site_packages),
             commands=((py, "-m", "pip", "uninstall", "-y", *t.pip.dists),),
             needs_root=b.root_for(t.pip.site_packages),
             destructive=True,
@@ -109,8 +107,8 @@ def tool_step(b: Builder, t: TargetFacts, options: Options) -> Optional[Step]:
         entries = t.windows_entries
         return b.add(
             "windows-uninstall",
-            "In Windows Settings > Apps > Installed apps (Apps & features), uninstall the %s entries; each runs "
-            "MsiExec.exe /X{product code} (the codes live in the registry, which cannot be read from here)" % label(tk),
+            M("In Windows Settings > Apps > Installed apps (Apps & features), uninstall the %s entries; each runs "
+            "MsiExec.exe /X{product code} (the codes live in the registry, which cannot be read from here)", label(tk)),
             needs_root=True,
             destructive=True,
             paths=(tk.path,),
@@ -129,8 +127,7 @@ def folder_step(b: Builder, t: TargetFacts, tool: Optional[Step]) -> None:
         if b.inspection.system == "windows" and t.present:
             b.add(
                 "windows-folder",
-                "After the uninstaller, delete what is left of %s (in an administrator PowerShell: Remove-Item -Recurse -LiteralPath '%s')"
-                % (tk.path, tk.path),
+                M("After the uninstaller, delete what is left of %s (in an administrator PowerShell: Remove-Item -Recurse -LiteralPath '%s')", tk.path, tk.path),
                 needs_root=True,
                 destructive=True,
                 paths=(tk.path,),
@@ -142,7 +139,7 @@ def folder_step(b: Builder, t: TargetFacts, tool: Optional[Step]) -> None:
     if t.is_link:
         b.add(
             "remove-link",
-            "Remove the link %s itself (it is a link: nothing it points to is touched)" % path,
+            M("Remove the link %s itself (it is a link: nothing it points to is touched)", path),
             commands=(("rm", "--", HostPath(path)),),
             needs_root=b.root_for(path),
             destructive=True,
@@ -152,20 +149,20 @@ def folder_step(b: Builder, t: TargetFacts, tool: Optional[Step]) -> None:
         )
         return
     if path in PROTECTED or path.count("/") < 2 or under(b.inspection.home or "\0", path):
-        b.notes.append(Note("uninstall", "refusing to plan the removal of %s as a whole: it is not a toolkit's own folder" % path))
+        b.notes.append(Note("uninstall", M("refusing to plan the removal of %s as a whole: it is not a toolkit's own folder", path)))
         return
     if tool is not None and tool.kind in ("apt-remove", "dnf-remove"):
         if not t.unowned_entries:
             return
         remains = t.unowned_entries
-        why = "After the packages are gone, remove what no package owns in %s" % path
+        why = M("After the packages are gone, remove what no package owns in %s", path)
     elif tool is not None:
         remains = t.entries
-        why = "After the uninstaller, remove whatever it leaves of %s" % path
+        why = M("After the uninstaller, remove whatever it leaves of %s", path)
     else:
         remains = t.entries
-        why = "Nothing registered %s (no uninstaller, no package owns it): remove the folder" % label(tk)
-    shown = list(remains[:12]) + (["... and %d more" % (len(remains) - 12)] if len(remains) > 12 else [])
+        why = M("Nothing registered %s (no uninstaller, no package owns it): remove the folder", label(tk))
+    shown = list(remains[:12]) + ([M("... and %d more", len(remains) - 12)] if len(remains) > 12 else [])
     b.add(
         "remove-folder",
         why,
