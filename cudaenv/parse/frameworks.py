@@ -150,6 +150,9 @@ def record_libraries(text: str, limit: int = 200) -> Tuple[str, ...]:
     if not isinstance(text, str):
         return ()
     for line in text.split("\n"):
+        low = line.lower()
+        if ".so" not in low and ".dll" not in low and ".pyd" not in low:
+            continue  # no library's name in it (a big RECORD is mostly headers and sources)
         path = line.split(",", 1)[0].strip()
         if not path or path.startswith(("/", "\\")) or ".." in path.replace("\\", "/").split("/"):
             continue

@@ -77,3 +77,25 @@ def test_the_work_is_linear_on_hostile_runs():
     assert_linear(lambda t: pf.parse_build_info(t, ("cuda_version", "cudnn_version")), "cuda_version'':")
     assert_linear(pf.parse_metadata, "Requires-Dist: a\n")
     assert_linear(pf.record_libraries, "a/b.so.1,,\n")
+
+
+def _record_libraries_every_line(text, limit=200):
+    """record_libraries as it read every line before its pre-filter (the reference the pre-filter must agree with)."""
+    out = []
+    for line in text.split("\n"):
+        path = line.split(",", 1)[0].strip()
+        if not path or path.startswith(("/", "\\")) or ".." in path.replace("\\", "/").split("/"):
+            continue
+        base = path.rsplit("/", 1)[-1].lower()
+        if base.endswith((".so", ".dll", ".pyd")) or ".so." in base:
+            out.append(path)
+            if len(out) >= limit:
+                break
+    return tuple(out)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="aSoOdDlLpPyY./\\,\n \u0130\u03a3", max_size=400), st.integers(min_value=1, max_value=5))
+def test_record_libraries_pre_filter_skips_only_lines_without_a_library(text, limit):
+    """Lines without .so/.dll/.pyd (any case) are skipped unread; the answer is the one of reading every line."""
+    assert pf.record_libraries(text, limit) == _record_libraries_every_line(text, limit)
