@@ -694,3 +694,14 @@ def code_constants(tree):
 
     docs = docstring_ids(tree)
     return [n for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, (str, bytes)) and id(n) not in docs]
+
+
+def python_waiting_for(folder, mark):
+    """``folder/bin/python3``: a script that waits (up to 10 s) until ``mark`` exists, then runs this interpreter with
+    its arguments (exit 3 when ``mark`` never came): a child that can answer only once something beside it has run."""
+    python = Path(folder) / "bin" / "python3"
+    python.parent.mkdir(parents=True, exist_ok=True)
+    python.write_text("#!/bin/sh\ni=0\nwhile [ ! -e %s ] && [ $i -lt 200 ]; do /bin/sleep 0.05; i=$((i+1)); done\n"
+                      "[ -e %s ] || exit 3\nexec %s \"$@\"\n" % (mark, mark, sys.executable))
+    python.chmod(0o755)
+    return python

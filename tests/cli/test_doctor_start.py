@@ -115,6 +115,7 @@ def test_the_toolkits_are_read_while_the_static_torch_child_runs(fake_root, tmp_
     in vain and fail (no torch), and the probe would see no site-packages."""
     from cudaenv.probes import toolkits
     from cudaenv.probes.collect import collect_snapshot
+    from builders import python_waiting_for
     from machine import make_probe_torch
 
     mark = tmp_path / "toolkits-started"
@@ -126,11 +127,7 @@ def test_the_toolkits_are_read_while_the_static_torch_child_runs(fake_root, tmp_
         return None
 
     monkeypatch.setattr(toolkits, "probe_toolkits", probe)
-    python = tmp_path / "bin" / "python3"
-    python.parent.mkdir()
-    python.write_text("#!/bin/sh\ni=0\nwhile [ ! -e %s ] && [ $i -lt 200 ]; do /bin/sleep 0.05; i=$((i+1)); done\n"
-                      "[ -e %s ] || exit 3\nexec %s \"$@\"\n" % (mark, mark, sys.executable))
-    python.chmod(0o755)
+    python = python_waiting_for(tmp_path, mark)
     site = tmp_path / "site-packages"
     site.mkdir()
     make_probe_torch(site)

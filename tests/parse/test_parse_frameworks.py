@@ -80,18 +80,14 @@ def test_the_work_is_linear_on_hostile_runs():
 
 
 def _record_libraries_every_line(text, limit=200):
-    """record_libraries as it read every line before its pre-filter (the reference the pre-filter must agree with)."""
-    out = []
-    for line in text.split("\n"):
-        path = line.split(",", 1)[0].strip()
-        if not path or path.startswith(("/", "\\")) or ".." in path.replace("\\", "/").split("/"):
-            continue
+    """What record_libraries answers when it reads every line (the reference its pre-filter must agree with)."""
+    def a_library(path):
         base = path.rsplit("/", 1)[-1].lower()
-        if base.endswith((".so", ".dll", ".pyd")) or ".so." in base:
-            out.append(path)
-            if len(out) >= limit:
-                break
-    return tuple(out)
+        return base.endswith((".so", ".dll", ".pyd")) or ".so." in base
+
+    paths = [line.split(",", 1)[0].strip() for line in text.split("\n")]
+    kept = [p for p in paths if p and not p.startswith(("/", "\\")) and ".." not in p.replace("\\", "/").split("/")]
+    return tuple([p for p in kept if a_library(p)][:limit])
 
 
 @settings(max_examples=300)

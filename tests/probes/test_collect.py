@@ -13,6 +13,7 @@ from cudaenv.probes.collect import _call, _Failed, _toolkits, collect_snapshot
 from cudaenv.host import Host
 from cudaenv.probes.env import parse_env, probe_env
 from cudaenv.model.snapshot import Snapshot
+from builders import python_waiting_for
 from machine import make_probe_torch as make_fake_torch
 
 
@@ -171,11 +172,7 @@ def test_the_callers_work_runs_beside_the_static_torch_child(fake_root, tmp_path
     interpreter is a wrapper that waits (up to 10 s) for the mark `beside` leaves before it starts Python. Run one
     after the other, the child would wait in vain and the static pass would fail (a note, torch not installed)."""
     mark = tmp_path / "beside-ran"
-    python = tmp_path / "bin" / "python3"
-    python.parent.mkdir()
-    python.write_text("#!/bin/sh\ni=0\nwhile [ ! -e %s ] && [ $i -lt 200 ]; do /bin/sleep 0.05; i=$((i+1)); done\n"
-                      "[ -e %s ] || exit 3\nexec %s \"$@\"\n" % (mark, mark, sys.executable))
-    python.chmod(0o755)
+    python = python_waiting_for(tmp_path, mark)
     site = tmp_path / "site-packages"
     site.mkdir()
     make_fake_torch(site)
