@@ -242,3 +242,32 @@ def cnn(location="cpu", prefix="", start=0):
     base = prefix.rstrip(".")
     meta = (["", base] + ["%s%s" % (prefix, m) for m in ("conv1", "bn1", "fc")]) if prefix else ["", "conv1", "bn1", "fc"]
     return state_dict(items, meta)
+
+
+def zero_files(top, files, ds_globals, drop=(), model_facts=None, optim_facts=None):
+    """The files of a DeepSpeed ZeRO folder under ``top`` as DeepSpeed writes them: model states {module: state_dict,
+    buffer_names, param_shapes, ds_version, plus ``model_facts(name)``}; optimizer states {optimizer_state_dict:
+    {loss_scaler: LossScaler(...), zero_stage: ZeroStageEnum(stage), partition_count, one flat fp32 partition}}, with
+    ``optim_facts(name)`` = (stage, partition_count, the partition's storage key); the DeepSpeed classes named, never
+    imported; the scripts as stand-ins that are never run. ``drop``: file names left out."""
+    for rel in files:
+        if rel in drop:
+            continue
+        path = top / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        name = path.name
+        if name == "latest":
+            path.write_text("global_step1")
+        elif name.endswith(".py"):
+            path.write_text("# stand-in for DeepSpeed's %s: never run by inspect\nraise SystemExit(1)\n" % name)
+        elif name.endswith("_model_states.pt"):
+            model = {"module": cnn("cpu"), "buffer_names": [], "param_shapes": [], **(model_facts(name) if model_facts else {}),
+                     "ds_version": "0.19.8"}
+            path.write_bytes(torch_zip(model, prefix=name[:-3]))
+        else:
+            stage, count, key = optim_facts(name)
+            named = {n: glob(m, n) for m, n in ds_globals}
+            osd = {"loss_scaler": Reduce(named["LossScaler"], ()), "zero_stage": Reduce(named["ZeroStageEnum"], (stage,)),
+                   "partition_count": count, "single_partition_of_fp32_groups": [Tensor(Storage(key, 64, "cpu"), (64,))]}
+            path.write_bytes(torch_zip({"optimizer_state_dict": osd, "ds_config": {}}, prefix=name[:-3]))
+    return top

@@ -189,28 +189,11 @@ def zero_folder(tmp_path, stage=2, drop=(), partition_count=2):
     partition_count, ...}}, the DeepSpeed classes named, never imported), the scripts as stand-ins that are never run.
     ``drop``: file names left out."""
     files, ds_globals = recorded_zero_layout(stage)
-    top = tmp_path / "ds"
-    for rel in files:
-        if rel in drop:
-            continue
-        path = top / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        name = path.name
-        if name == "latest":
-            path.write_text("global_step1")
-        elif name.endswith(".py"):
-            path.write_text("# stand-in for DeepSpeed's %s: never run by inspect\nraise SystemExit(1)\n" % name)
-        elif name.endswith("_model_states.pt"):
-            model = {"module": cb.cnn("cpu"), "buffer_names": [], "param_shapes": [], "ds_version": "0.19.8"}
-            path.write_bytes(cb.torch_zip(model, prefix=name[:-3]))
-        else:
-            rank = int(name.split("zero_pp_rank_")[1].split("_")[0])
-            flat = cb.Tensor(cb.Storage(str(100 + rank), 64, "cpu"), (64,))
-            named = {n: cb.glob(m, n) for m, n in ds_globals}
-            osd = {"loss_scaler": cb.Reduce(named["LossScaler"], ()), "zero_stage": cb.Reduce(named["ZeroStageEnum"], (stage,)),
-                   "partition_count": partition_count, "single_partition_of_fp32_groups": [flat]}
-            path.write_bytes(cb.torch_zip({"optimizer_state_dict": osd, "ds_config": {}}, prefix=name[:-3]))
-    return top
+
+    def optimizer(name):
+        return stage, partition_count, str(100 + int(name.split("zero_pp_rank_")[1].split("_")[0]))
+
+    return cb.zero_files(tmp_path / "ds", files, ds_globals, drop, optim_facts=optimizer)
 
 
 def test_a_zero_folder_says_stage_world_size_and_which_files_hold_what(tmp_path, cli):

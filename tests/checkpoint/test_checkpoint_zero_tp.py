@@ -46,31 +46,15 @@ def tp_folder(tmp_path, stage=2, drop=(), change=None):
     """The recorded folder, each .pt built with the recorded facts (``change``: file name -> facts to use instead)."""
     files, models, optims, ds_globals, _ = recorded_tp(stage)
     facts = {**models, **optims, **(change or {})}
-    top = tmp_path / "ds"
-    for rel in files:
-        if rel in drop:
-            continue
-        path = top / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        name = path.name
-        if name == "latest":
-            path.write_text("global_step1")
-        elif name.endswith(".py"):
-            path.write_text("# stand-in for DeepSpeed's %s: never run\nraise SystemExit(1)\n" % name)
-        elif name.endswith("_model_states.pt"):
-            dp, mp = facts[name]
-            model = {"module": cb.cnn("cpu"), "buffer_names": [], "param_shapes": [], "dp_world_size": dp,
-                     "mp_world_size": mp, "ds_version": "0.19.8"}
-            path.write_bytes(cb.torch_zip(model, prefix=name[:-3]))
-        else:
-            zero_stage, count = facts[name]
-            named = {n: cb.glob(m, n) for m, n in ds_globals}
-            flat = cb.Tensor(cb.Storage("100", 64, "cpu"), (64,))
-            osd = {"loss_scaler": cb.Reduce(named["LossScaler"], ()),
-                   "zero_stage": cb.Reduce(named["ZeroStageEnum"], (zero_stage,)), "partition_count": count,
-                   "single_partition_of_fp32_groups": [flat]}
-            path.write_bytes(cb.torch_zip({"optimizer_state_dict": osd, "ds_config": {}}, prefix=name[:-3]))
-    return top
+
+    def model(name):
+        dp, mp = facts[name]
+        return {"dp_world_size": dp, "mp_world_size": mp}
+
+    def optimizer(name):
+        return facts[name] + ("100",)
+
+    return cb.zero_files(tmp_path / "ds", files, ds_globals, drop, model_facts=model, optim_facts=optimizer)
 
 
 @pytest.mark.parametrize("stage", [2, 3])
