@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+from cudaenv.core.i18n import M, N_
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the fast path
     from typing import List, Mapping, Optional, Tuple
@@ -20,8 +22,8 @@ class NotRegularFile(OSError):
     """The path names a FIFO, a device, a socket or a folder where a file was expected (never opened for reading)."""
 
 
-_KINDS = ((0o010000, "a FIFO"), (0o020000, "a character device"), (0o060000, "a block device"),
-          (0o140000, "a socket"), (0o040000, "a folder"))
+_KINDS = ((0o010000, N_("a FIFO")), (0o020000, N_("a character device")), (0o060000, N_("a block device")),
+          (0o140000, N_("a socket")), (0o040000, N_("a folder")))
 
 
 def _kind(mode: int) -> str:
@@ -56,12 +58,12 @@ def _open_regular_fd(path: str) -> int:
     """:func:`open_regular`'s checks and open, giving the bare descriptor (a whole read needs no file object)."""
     st = os.stat(path)
     if (st.st_mode & 0o170000) != 0o100000:
-        raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)  # EINVAL
+        raise NotRegularFile(22, M("it is %s, not a regular file; not read", M(_kind(st.st_mode))), path)  # EINVAL
     fd = os.open(path, _READ_FLAGS)
     try:
         st = os.fstat(fd)
         if (st.st_mode & 0o170000) != 0o100000:
-            raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)
+            raise NotRegularFile(22, M("it is %s, not a regular file; not read", M(_kind(st.st_mode))), path)
         if _NONBLOCK:
             os.set_blocking(fd, True)
         return fd
@@ -107,9 +109,9 @@ def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes],
     except FileNotFoundError:
         return None, None
     except NotRegularFile as exc:
-        return None, "%s: %s" % (path, exc.strerror)
+        return None, M("%s: %s", path, exc.strerror)
     except (OSError, ValueError) as exc:
-        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+        return None, M("%s could not be read (%s)", path, getattr(exc, "strerror", None) or str(exc))
     try:
         while size < limit:
             chunk = os.read(fd, min(65536, limit - size))
@@ -118,7 +120,7 @@ def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes],
             chunks.append(chunk)
             size += len(chunk)
     except (OSError, ValueError) as exc:
-        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+        return None, M("%s could not be read (%s)", path, getattr(exc, "strerror", None) or str(exc))
     finally:
         os.close(fd)
     return b"".join(chunks), None

@@ -28,6 +28,8 @@ TITLES = {
 MARKS = {"ok": N_("ok"), "info": N_("info"), "warning": N_("warning"), "error": N_("error")}  # the checklist's marks
 SEVERITY_WORDS = {"error": N_("ERROR"), "warning": N_("WARNING"), "info": N_("INFO")}  # a finding's head
 RANK = {"error": 0, "warning": 1, "info": 2}
+# a driver tool's status (ToolStatus.status: a key of the JSON, said in words here); a failure id stays as it is
+TOOL_STATES = {"missing": N_("missing"), "not run": N_("not run"), "timeout": N_("timeout"), "failed": N_("failed")}
 
 
 def _safe(text) -> str:
@@ -93,7 +95,7 @@ def _driver(s, view) -> List[Check]:
     else:
         failed = view.failed_tools
         driver = t("none") + ("" if not failed else " (%s)" % "; ".join(
-            "%s: %s" % (f.tool, f.failure or f.status) for f in failed))
+            "%s: %s" % (f.tool, f.failure or (t(TOOL_STATES[f.status]) if f.status in TOOL_STATES else f.status)) for f in failed))
     if s.gpus:
         gpus = "; ".join(t("GPU %d: %s, compute %s", g.index, g.name or "?", _cc(g)) for g in s.gpus)
     elif s.platform.pci_nvidia_devices:
