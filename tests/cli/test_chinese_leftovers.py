@@ -1,0 +1,147 @@
+"""The texts a Chinese run still printed in English after the first pass of issue 33, each said in Chinese now: a
+command's failure (CommandResult.describe: rpm -qa's error, a probe's note), uninstall's "cannot read" notes and
+by-hand reasons, `list`'s notes and the places it searched, the reasons of the doctor's `cudaenv use` fixes, diff's and
+fleet's reasons for an unreadable report (text and HTML; JSON and Markdown stay English), verify's problems, `explain
+--list`, the doctor's driver tool states and the install plan's comments. The English of each is unchanged.
+"""
+
+import json
+
+import pytest
+
+from cudaenv.core.i18n import CHINESE, ENGLISH, M, set_language, tr
+
+ZH = {"LANG": "zh_CN.UTF-8"}
+
+
+@pytest.fixture
+def chinese():
+    set_language(CHINESE)
+    yield
+    set_language(ENGLISH)
+
+
+def _result(**kw):
+    from cudaenv.host.process import CommandResult
+
+    return CommandResult(argv=("rpm", "-qa"), **{"returncode": None, **kw})
+
+
+def test_describe_is_english_text_said_in_chinese(chinese):
+    from cudaenv.model.snapshot import Note
+
+    cases = [({"error": "missing"}, "rpm was not found", "找不到 rpm"),
+             ({"error": "timeout", "timeout": 5.0}, "rpm timed out after 5 s", "rpm 在 5 s 后超时"),
+             ({"returncode": -11, "signal": "SIGSEGV"}, "rpm crashed (SIGSEGV)", "rpm 崩溃（SIGSEGV）")]
+    for kw, english, said in cases:
+        text = _result(**kw).describe()
+        assert str(text) == english  # JSON and the English run read this
+        assert tr(text) == said
+    note = Note("uninstall", M("rpm -qa: %s", _result(error="missing").describe()))
+    assert note.message == "rpm -qa: rpm was not found" and tr(note.message) == "rpm -qa：找不到 rpm"
+
+
+def test_uninstall_notes_and_by_hand_reasons_in_chinese(chinese):
+    from cudaenv.toolkit.uninstall import rcfiles
+
+    action, _, reason = rcfiles.classify('export PATH=/usr/local/cuda-12.1/bin:/opt/other/bin:$PATH \\', "",
+                                         ["/usr/local/cuda-12.1"])
+    assert action == "hand" and reason.startswith("it ") and "\u4e00" <= tr(reason)[0] <= "\u9fff"
+    from cudaenv.render.plan import render_plan_text
+    from cudaenv.toolkit.uninstall.records import Plan
+    from cudaenv.model.snapshot import Note
+
+    plan = Plan(targets=(), steps=(), notes=(Note("uninstall", M("cannot read %s: shell startup lines there were not checked",
+                                                                "/home/u/.bashrc")),))
+    text = render_plan_text(plan, width=200)
+    assert "无法读取 /home/u/.bashrc：没有检查其中的 shell 启动行" in text
+
+
+def test_list_names_its_notes_and_searched_places_in_chinese(chinese):
+    from cudaenv.model.snapshot import Note
+    from cudaenv.probes.toolkits.candidates import searched_places
+    from cudaenv.render.toolkits import render_toolkit_table
+    from cudaenv.toolkit.table import list_view
+
+    class State:
+        toolkits, cuda_symlink, active_toolkit = (), None, None
+
+    text = render_toolkit_table(State(), list_view(State()), [Note("toolkits", M("cannot read %s", "/opt/x"))],
+                                places=searched_places("linux"), width=200)
+    assert "/usr/bin/nvcc 和 /usr/lib/cuda（发行版的包）" in text and "PATH 上的每个 nvcc" in text
+    assert "无法读取 /opt/x" in text
+    assert "distro packages" not in text and "every nvcc" not in text
+
+
+def test_the_use_fix_reasons_in_chinese(chinese):
+    from cudaenv.diagnose._common import use_fix
+
+    line = use_fix("12.1", M("sets PATH and LD_LIBRARY_PATH together"))
+    assert line == "source <(cudaenv use 12.1)    # sets PATH and LD_LIBRARY_PATH together; fish: cudaenv use 12.1 --shell fish | source"
+    assert tr(line) == "source <(cudaenv use 12.1)    # 同时设置 PATH 和 LD_LIBRARY_PATH；fish：cudaenv use 12.1 --shell fish | source"
+
+
+def _reports(tmp_path):
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "empty.json").write_text("")
+    (folder / "cut.json").write_text('{"schema_version": 1, "platform": ')
+    (folder / "bin.json").write_bytes(b"\xff\xfe\x00garbage")
+    return folder
+
+
+def test_fleet_says_why_a_report_is_unreadable_in_chinese_in_text_and_html(cli, tmp_path):
+    folder = _reports(tmp_path)
+    zh = cli("fleet", "summarize", str(folder), env=ZH)
+    assert "空文件" in zh.out and "不是 JSON（被截断了？）" in zh.out and "不是 UTF-8 文本" in zh.out, zh.out
+    html = cli("fleet", "summarize", str(folder), "--format", "html", env=ZH)
+    assert "空文件" in html.out and "不是 UTF-8 文本" in html.out
+    for machine in (["--json"], ["--format", "markdown"]):  # read by programs and maintainers: English
+        out = cli("fleet", "summarize", str(folder), *machine, env=ZH).out
+        assert "empty file" in out and "空文件" not in out
+    english = cli("fleet", "summarize", str(folder), env={"LANG": "C"})
+    assert "empty file" in english.out and "not JSON (truncated?)" in english.out
+
+
+def test_diff_says_why_a_report_is_unreadable_in_chinese(cli, tmp_path):
+    folder = _reports(tmp_path)
+    zh = cli("diff", str(folder / "empty.json"), str(folder / "cut.json"), env=ZH)
+    assert zh.code == 2 and "空文件" in zh.err, zh.err
+    zh = cli("diff", str(folder), str(folder / "cut.json"), env=dict(ZH, COLUMNS="300"))
+    assert "它是文件夹，不是普通文件；未读取" in "".join(line.strip() for line in zh.err.splitlines()), zh.err
+    english = cli("diff", str(folder), str(folder / "cut.json"), env={"LANG": "C", "COLUMNS": "300"})
+    assert "it is a folder, not a regular file; not read" in " ".join(line.strip() for line in english.err.splitlines())
+
+
+def test_verify_problems_in_chinese(chinese):
+    from cudaenv.verify.classify import import_hang
+
+    problem = import_hang("/usr/bin/python3", 30.0)
+    assert problem.message == "importing torch in /usr/bin/python3 hung: no answer within 30 s"
+    assert tr(problem.message) == "在 /usr/bin/python3 中导入 torch 卡住了：30 秒内没有响应"
+
+
+def test_explain_list_titles_in_chinese(cli):
+    zh = cli("explain", "--list", env=ZH).out
+    english = cli("explain", "--list", env={"LANG": "C"}).out
+    assert "torch sees no GPU" in english and "torch sees no GPU" not in zh
+    assert [line.split()[0] for line in zh.splitlines() if line[:1] not in (" ", "")] == \
+        [line.split()[0] for line in english.splitlines() if line[:1] not in (" ", "")]  # the ids stay, in order
+    assert json.loads(cli("explain", "--list", "--json", env=ZH).out)  # JSON stays JSON (and English)
+
+
+def test_the_install_plans_comments_in_chinese(chinese):
+    from cudaenv.toolkit.install.repos import plan_commands
+
+    steps, _ = plan_commands("12.4", "ubuntu", "22.04", None, "x86_64")
+    assert "sudo apt-get install cuda-toolkit-12-4    # the toolkit only: not `cuda`, which also installs a driver" in steps
+    said = [tr(s) for s in steps]
+    assert "sudo apt-get install cuda-toolkit-12-4    # 只装工具包：不要装 `cuda`，它会连驱动一起装" in said
+    assert "# 或者，不需要 root：" in said and "conda install -c nvidia cuda-toolkit=12.4    # 在 conda 环境中：不需要 root" in said
+
+
+def test_the_doctors_driver_tool_states_in_chinese(chinese):
+    from cudaenv.render.report import TOOL_STATES
+    from cudaenv.core.i18n import t
+
+    assert [t(TOOL_STATES[k]) for k in ("missing", "not run", "timeout", "failed")] == ["未找到", "未运行", "超时", "失败"]
