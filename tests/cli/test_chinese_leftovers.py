@@ -145,3 +145,36 @@ def test_the_doctors_driver_tool_states_in_chinese(chinese):
     from cudaenv.core.i18n import t
 
     assert [t(TOOL_STATES[k]) for k in ("missing", "not run", "timeout", "failed")] == ["未找到", "未运行", "超时", "失败"]
+
+
+def test_a_cuda_visible_devices_problem_in_chinese(chinese):
+    from cudaenv.model.snapshot import Gpu
+    from cudaenv.parse.visible_devices import parse_visible_devices
+
+    gpus = [Gpu(index=0, name="NVIDIA TITAN V"), Gpu(index=1, name="NVIDIA RTX 5880 Ada Generation")]
+    found = parse_visible_devices("0,5", gpus, "FASTEST_FIRST").issues
+    said = [tr(p.message) for p in found]
+    assert "entry '5' is out of range: this machine has 2 GPUs (0..1), so it and every entry after it are ignored" in \
+        [p.message for p in found]
+    assert "条目 '5' 超出范围：这台机器有 2 块 GPU（0..1），所以它及其后的所有条目都被忽略" in said
+    assert any(s.startswith("这些 GPU 型号不同（NVIDIA RTX 5880 Ada Generation, NVIDIA TITAN V）") for s in said), said
+
+
+def test_checkpoint_inspect_and_fix_lines_in_chinese(cli, tmp_path):
+    import checkpoint_builders as cb
+
+    path = tmp_path / "model.pt"
+    path.write_bytes(cb.torch_zip(cb.cnn(prefix="module.")))
+    zh = cli("checkpoint", "inspect", str(path), env=ZH).out
+    assert "module.（顶层的全部 6 个键）" in zh and "of the top level" not in zh, zh
+    english = cli("checkpoint", "inspect", str(path), env={"LANG": "C"}).out
+    assert "module. on all 6 keys of the top level" in english
+    fixed = cli("checkpoint", "fix", str(path), "--strip-prefix", "module.", "-o", str(tmp_path / "out.pt"), env=ZH).out
+    fixed = " ".join(line.strip() for line in fixed.splitlines())
+    assert "（不经 torch 重写）" in fixed and "6 个张量" in fixed and "没有包装前缀" in fixed, fixed
+    assert "rewritten without torch" not in fixed and "no wrapper prefix" not in fixed
+
+
+def test_explain_without_text_hints_in_chinese(cli):
+    zh = cli("explain", "", env=ZH)
+    assert zh.code == 2 and "或者用管道传入日志：cudaenv explain - <" in zh.err, zh.err
