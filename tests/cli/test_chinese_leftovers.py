@@ -166,7 +166,7 @@ def test_checkpoint_inspect_and_fix_lines_in_chinese(cli, tmp_path):
     path = tmp_path / "model.pt"
     path.write_bytes(cb.torch_zip(cb.cnn(prefix="module.")))
     zh = cli("checkpoint", "inspect", str(path), env=ZH).out
-    assert "module.（顶层的全部 6 个键）" in zh and "of the top level" not in zh, zh
+    assert "module.（顶层：全部 6 个键）" in zh and "of the top level" not in zh, zh
     english = cli("checkpoint", "inspect", str(path), env={"LANG": "C"}).out
     assert "module. on all 6 keys of the top level" in english
     fixed = cli("checkpoint", "fix", str(path), "--strip-prefix", "module.", "-o", str(tmp_path / "out.pt"), env=ZH).out
