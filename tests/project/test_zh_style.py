@@ -64,7 +64,7 @@ def values_touching(entries, word_values=frozenset()):
     out = []
     for e in entries:
         english = {key: (start, end) for key, start, end, _ in _placeholders(e.msgid)}
-        for n, text in e.strs.items():
+        for text in e.strs.values():
             for key, start, end, spelling in _placeholders(text):
                 if ".0" in spelling or key not in english or e.msgid in word_values:
                     continue  # %.0s swallows an English plural ending
