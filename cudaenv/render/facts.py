@@ -155,7 +155,7 @@ def _visibility(s, view, width: int = WIDTH) -> List[str]:
     if v.invalid_entry is not None:
         lines += item(t("entry %r is invalid: it and every entry after it are ignored", v.invalid_entry))
     for problem in v.problems:
-        lines += item(problem)
+        lines += item(tr(problem))
     return lines
 
 

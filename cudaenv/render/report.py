@@ -244,7 +244,7 @@ def _frameworks(s, view) -> List[Check]:
 def import_facts(item) -> str:
     """``imported (2.20.0); its device check sees 1 GPU: /physical_device:GPU:0`` or the import's error."""
     if item.imported is None:
-        return t("no answer: %s", printable(item.error or "?"))
+        return t("no answer: %s", printable(tr(item.error or "?")))
     if not item.imported:
         return t("fails: %s", printable((item.error or "?").strip().splitlines()[-1][:300]))
     head = t("imported (%s)", printable(item.version)) if item.version else t("imported")

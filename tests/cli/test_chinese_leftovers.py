@@ -178,3 +178,51 @@ def test_checkpoint_inspect_and_fix_lines_in_chinese(cli, tmp_path):
 def test_explain_without_text_hints_in_chinese(cli):
     zh = cli("explain", "", env=ZH)
     assert zh.code == 2 and "或者用管道传入日志：cudaenv explain - <" in zh.err, zh.err
+
+
+def test_a_framework_import_without_an_answer_in_chinese(chinese):
+    from cudaenv.diagnose.framework_imports import _last_line
+
+    error = M("no answer (%s)", M("timed out after %g s", 3.0))
+    assert error == "no answer (timed out after 3 s)" and tr(_last_line(error)) == "没有响应（3 秒后超时）"
+
+
+def test_the_holders_of_gpu_memory_in_chinese(chinese):
+    from cudaenv.diagnose.resources import _who
+    from cudaenv.model.snapshot import GpuProcess
+
+    who = _who(GpuProcess(pid=4055325, owner="root", name="python3", used_memory_mib=2404, state="zombie"))
+    assert who == "pid 4055325, user root, python3, 2404 MiB, zombie"
+    assert "僵尸进程" in tr(who) and "user root" not in tr(who)
+
+
+def test_an_unreadable_image_says_why_in_chinese(chinese, tmp_path):
+    from cudaenv.core.i18n import Msg
+    from cudaenv.probes.image import probe_image
+
+    page = tmp_path / "page.tar"
+    page.write_bytes(b"<html>not an image</html>\n")
+    facts = probe_image(str(page), str(tmp_path))
+    assert facts.readable is False and isinstance(facts.why, Msg)
+    assert facts.why == "neither a docker save tarball, an OCI layout folder nor image JSON"
+    assert tr(facts.why) == "既不是 docker save 的 tar 包，也不是 OCI 布局文件夹或镜像 JSON"
+
+
+def test_the_xid_names_and_the_explain_line_in_chinese(chinese):
+    from cudaenv.diagnose.health import xid_names
+    from cudaenv.model.snapshot import GpuHealth, XidGroup
+
+    names = xid_names(GpuHealth(xids=(XidGroup(code=79, pci=("0000:2b:00",)),)))
+    assert names == "Xid 79 (GPU has fallen off the bus) on 0000:2b:00"
+    assert tr(names) == "Xid 79 (GPU has fallen off the bus)（在 0000:2b:00 上）"
+    glued = M("torch said: %s", "CUDA unknown error - this may be due to an incorrectly set up environment") + \
+        M(" cudaenv explain reads it as %s (%s).", "cuda-unknown-error", "x")
+    assert "environment cudaenv explain" in tr(glued)  # the Latin error and the next sentence keep their blank
+
+
+def test_doctor_markdown_in_chinese_says_its_facts_in_chinese(cli, tmp_path):
+    env = {"CUDAENV_ROOT": str(tmp_path), "PATH": str(tmp_path / "bin")}
+    zh = cli("doctor", "--quick", "--format", "markdown", "--lang", "zh-CN", env=env).out
+    english = cli("doctor", "--quick", "--format", "markdown", env=dict(env, **ZH)).out  # Markdown stays English by default
+    assert "none (nvml: missing; nvidia-smi: missing)" in english, english
+    assert "无 (nvml: 未找到; nvidia-smi: 未找到)" in zh, zh

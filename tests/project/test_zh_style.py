@@ -95,6 +95,7 @@ WORD_VALUES = {
     "the header declares no checksum for %s: its size and format are right, but the content could not be verified",  # 它的归档
     "this looks like an rpm install but rpm is not installed here, so %s cannot be read; on the machine itself run `%s` "
     "to name them",  # 驱动包
+    "%s shows: %s%s",  # 内核日志（journalctl -k）
 }
 
 
