@@ -146,8 +146,6 @@ def _is_prose(text):
     text = _PLACEHOLDER.sub("value", text)  # "the file %s is missing": a value stands where a word would
     if "    # " in text:
         return _words(text.split("    # ", 1)[1])
-    if re.match(r"value\S* -m [\w.]+ ", text):
-        return False  # "%s -m pip install %s": a Python's -m, a command to paste
     first = text.split(" ", 1)[0]
     first = first[len("value"):] if first.startswith("value") and first != "value" else first  # "%sln": sudo, then ln
     return first not in _COMMANDS and "=" not in first and _words(text)
@@ -257,8 +255,7 @@ def finding(path, n):
     e = "%srm %s    # if no toolkit should be the default" % ("", path)  # a command with a prose comment: found
     g = "%s: %s" % (path, n)                            # no words
     h = "%s %s %s" % (path, "runs", n)                  # values only
-    i = "%s -m pip install %s" % (path, n)              # a Python's -m: a command
-    return a, b, c, d, e, g, h, i
+    return a, b, c, d, e, g, h
 '''
     assert [line for line, _ in unmarked_sentences(planted)] == [4, 5, 8]
 
