@@ -222,3 +222,18 @@ def test_doctor_markdown_in_chinese_says_its_facts_in_chinese(cli, tmp_path):
     english = cli("doctor", "--quick", "--format", "markdown", env=dict(env, **ZH)).out  # Markdown stays English by default
     assert "none (nvml: missing; nvidia-smi: missing)" in english, english
     assert "无 (nvml: 未找到; nvidia-smi: 未找到)" in zh, zh
+
+
+def test_checkpoint_inspect_of_a_folder_in_chinese(cli, tmp_path):
+    import checkpoint_builders as cb
+
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "model-00001-of-00002.safetensors").write_bytes(cb.safetensors_file({"module.a": ("F32", (4,), 16)}))
+    (folder / "model-00002-of-00002.safetensors").write_bytes(cb.safetensors_file({"module.b": ("F32", (4,), 16)}))
+    zh = "".join(line.strip() for line in cli("checkpoint", "inspect", str(folder), env=ZH).out.splitlines())
+    english = " ".join(line.strip() for line in cli("checkpoint", "inspect", str(folder), env={"LANG": "C"}).out.splitlines())
+    assert "sharded safetensors checkpoint" in english and "2 files with tensors" in english
+    assert "module. on all 2 keys of all the shards" in english
+    assert "分片的" in zh and "2 个含张量的文件" in zh and "分片，96 B，1 个张量" in zh and "没有保存（safetensors）" in zh, zh
+    assert "module.（所有分片：全部 2 个键）" in zh and "what to do" not in zh and "怎么办：" in zh, zh
