@@ -184,12 +184,12 @@ def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
 
 
 def render_toolkit(report, color: bool = False, width: int = WIDTH) -> str:
-    lines = ["cudaenv verify --toolkit: %s%s" % (report.nvcc or "no nvcc", (" (CUDA %s)" % report.version) if report.version else "")]
+    lines = ["cudaenv verify --toolkit: %s%s" % (report.nvcc or t("no nvcc"), t(" (CUDA %s)", report.version) if report.version else "")]
     for s in report.stages:
-        lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - width_of(_mark(s.ok, False))), s.seconds, printable(s.detail)))
+        lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - width_of(_mark(s.ok, False))), s.seconds, printable(tr(s.detail))))
     for d in report.devices:
         if d.get("ok"):
-            lines.append("    device %s: %s (%s) ran the kernel" % (d.get("device"), d.get("name"), d.get("capability")))
+            lines.append("    " + t("device %s: %s (%s) ran the kernel", d.get("device"), d.get("name"), d.get("capability")))
     if report.note:
         lines += _wrap(tr(report.note), "  ", width)
     if report.error is not None:

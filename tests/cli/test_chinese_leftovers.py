@@ -237,3 +237,18 @@ def test_checkpoint_inspect_of_a_folder_in_chinese(cli, tmp_path):
     assert "module. on all 2 keys of all the shards" in english
     assert "分片的" in zh and "2 个含张量的文件" in zh and "分片，96 B，1 个张量" in zh and "没有保存（safetensors）" in zh, zh
     assert "module.（所有分片：全部 2 个键）" in zh and "what to do" not in zh and "怎么办：" in zh, zh
+
+
+def test_verify_toolkit_stages_in_chinese(chinese):
+    from cudaenv.render.verify import render_toolkit
+    from cudaenv.verify.toolkit_check import Stage, ToolkitReport
+
+    report = ToolkitReport("/usr/local/cuda-12.4/bin/nvcc", "12.4", ok=True, compiled=True, ran=True, stages=(
+        Stage("compile", True, 1.5, M("compiled for %s", M("nvcc's default architecture"))),
+        Stage("run", True, 0.1, M("%d device(s) ran the kernel", 1))),
+        devices=({"ok": True, "device": 0, "name": "NVIDIA A10G", "capability": "8.6"},))
+    text = render_toolkit(report, width=100)
+    assert "已编译，目标：nvcc 的默认架构" in text and "1 个设备运行了内核" in text and "设备 0：NVIDIA A10G（8.6）运行了内核" in text, text
+    set_language(ENGLISH)
+    english = render_toolkit(report, width=100)
+    assert "compiled for nvcc's default architecture" in english and "device 0: NVIDIA A10G (8.6) ran the kernel" in english
