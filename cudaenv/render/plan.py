@@ -25,7 +25,8 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
     between shell words (render.text.wrap_command); ``sudo`` only where the plan says it is needed and present."""
     lines: List[str] = []
     if plan.targets:
-        targets = "; ".join(t("CUDA %s at %s (%s)", printable(tk.version or "?"), printable(tk.path), printable(tk.install_method))
+        targets = "; ".join(t("CUDA %s at %s (%s)", printable(tk.version or "?"), printable(tk.path),
+                              printable(t("unknown") if tk.install_method == "unknown" else tk.install_method))
                             for tk in plan.targets)
         lines += wrap(t("Plan: remove %s", targets), "", "  ", width, long_words="keep")
     lines += wrap(t("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE."),

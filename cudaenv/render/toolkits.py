@@ -44,7 +44,7 @@ def render_toolkit_table(state, view, notes: Sequence[Any] = (), system: str = "
         rows = [("", t("VERSION"), t("INSTALLED BY"), t("PATH"))]
         for tk in state.toolkits:
             mark = (ACTIVE if tk.active else " ") + (LINK if tk.is_link_target else "  ")
-            method = tk.install_method + ("" if tk.nvcc else t(", no nvcc"))
+            method = (t("unknown") if tk.install_method == "unknown" else tk.install_method) + ("" if tk.nvcc else t(", no nvcc"))
             rows.append((mark, printable(tk.version or "?"), printable(method), printable(tk.path)))
         w_ver = max(width_of(r[1]) for r in rows)
         w_method = max(width_of(r[2]) for r in rows)

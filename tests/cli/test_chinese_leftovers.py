@@ -252,3 +252,12 @@ def test_verify_toolkit_stages_in_chinese(chinese):
     set_language(ENGLISH)
     english = render_toolkit(report, width=100)
     assert "compiled for nvcc's default architecture" in english and "device 0: NVIDIA A10G (8.6) ran the kernel" in english
+
+
+def test_an_install_method_not_known_in_chinese(machine):  # (no "unknown" in its tmp_path)
+    machine.toolkit("12.1.1", on_path=True)
+    env = dict(machine.full_env(), CUDAENV_ROOT=str(machine.root.path))
+    for argv in (("list",), ("uninstall", "12")):
+        english = machine.cli(*argv, env=env).out
+        zh = machine.cli(*argv, env=dict(env, **ZH)).out
+        assert "unknown" in english and "unknown" not in zh and "未知" in zh, (argv, zh)
