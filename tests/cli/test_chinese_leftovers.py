@@ -261,3 +261,13 @@ def test_an_install_method_not_known_in_chinese(machine):  # (no "unknown" in it
         english = machine.cli(*argv, env=env).out
         zh = machine.cli(*argv, env=dict(env, **ZH)).out
         assert "unknown" in english and "unknown" not in zh and "未知" in zh, (argv, zh)
+
+
+def test_uninstall_check_says_what_is_left_in_chinese(machine):
+    machine.toolkit("12.1.1", on_path=True)
+    machine.root.link("usr/local/cuda", "/usr/local/cuda-12.1")
+    env = dict(machine.full_env(), CUDAENV_ROOT=str(machine.root.path))
+    english = machine.cli("uninstall", "12", "--check", env=env).out
+    zh = machine.cli("uninstall", "12", "--check", env=dict(env, **ZH)).out
+    assert "the folder is still there (" in english and "(points at it)" in english, english
+    assert "文件夹仍然存在（" in zh and "（指向它）" in zh and "still there" not in zh, zh
