@@ -271,3 +271,23 @@ def test_uninstall_check_says_what_is_left_in_chinese(machine):
     zh = machine.cli("uninstall", "12", "--check", env=dict(env, **ZH)).out
     assert "the folder is still there (" in english and "(points at it)" in english, english
     assert "文件夹仍然存在（" in zh and "（指向它）" in zh and "still there" not in zh, zh
+
+
+def test_the_doctors_spinner_in_chinese_fits_its_width(chinese):
+    import io
+
+    from cudaenv.render.spinner import Spinner
+    from cudaenv.render.width import width_of
+
+    stream = io.StringIO()
+    spinner = Spinner(stream, enabled=True, width=30)
+    spinner.update(M("importing torch in %s", "/home/user/.venvs/torch/bin/python"))
+    spinner._draw("|")
+    line = stream.getvalue()[1:]
+    assert line.startswith("| 正在 /home") and width_of(line) == 30, line
+    set_language(ENGLISH)
+    english = io.StringIO()
+    spinner = Spinner(english, enabled=True, width=30)
+    spinner.update(M("importing torch in %s", "/home/user/.venvs/torch/bin/python"))
+    spinner._draw("|")
+    assert english.getvalue() == "\r" + "| importing torch in /home/user/.venvs/torch/bin/python"[:30]  # as it always was
