@@ -291,3 +291,12 @@ def test_the_doctors_spinner_in_chinese_fits_its_width(chinese):
     spinner.update(M("importing torch in %s", "/home/user/.venvs/torch/bin/python"))
     spinner._draw("|")
     assert english.getvalue() == "\r" + "| importing torch in /home/user/.venvs/torch/bin/python"[:30]  # as it always was
+
+
+def test_a_chinese_aside_after_an_advice_command_stays_attached():
+    from cudaenv.render.text import wrap_advice
+
+    lines = wrap_advice("安装为这台机器挑选的 CUDA 版本：cudaenv torch recommend（或 cudaenv fix）", "    - ", "      ", 80)
+    assert lines == ["    - 安装为这台机器挑选的 CUDA 版本：cudaenv torch recommend（或 cudaenv fix）"]  # not "torch    recommend"
+    note = wrap_advice('echo "[$CUDA_VISIBLE_DEVICES]"    （括号里为空表示它隐藏了所有 GPU）', "    - ", "      ", 80)
+    assert note == ['    - echo "[$CUDA_VISIBLE_DEVICES]"    （括号里为空表示它隐藏了所有 GPU）']  # a note set off keeps its gap
