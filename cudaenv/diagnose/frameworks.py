@@ -283,6 +283,17 @@ def _libcuda_unreachable(s) -> Tuple[List, List[str]]:
     return (lost, files) if lost and files else ([], [])
 
 
+def _path_only(s) -> List:
+    """The CUDA DLLs that only PATH supplies to a consumer whose own search never looks at PATH (torch on Windows:
+    data/dll_search.json's ``path_fallback``): found by its fallback alone, from a folder outside the environment."""
+    if s.platform is None or s.platform.system != "windows" or not s.libraries:
+        return []
+    from cudaenv.core.resources import load_table
+
+    fallback = {r["package"] for r in load_table("dll_search")["rows"] if r.get("kind") == "consumer" and r.get("path_fallback")}
+    return [lib for lib in s.libraries if lib.via == "PATH" and lib.path and not lib.from_wheel and lib.consumer in fallback]
+
+
 def _plugin_missing(s) -> List:
     return [lib for lib in s.libraries if lib.loaded_by == "plugin" and lib.path is None]
 
@@ -294,9 +305,11 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     missing = {id(lib) for lib in _missing(s)}
     driver = {id(lib) for lib in _libcuda_unreachable(s)[0]}
     plugin = {id(lib) for lib in _plugin_missing(s)}
+    path_only = {id(lib) for lib in _path_only(s)}
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
+                else "dll-only-on-path" if id(lib) in path_only
                 else "libcuda-not-found" if id(lib) in driver else "nccl-net-plugin-not-found" if id(lib) in plugin
                 else "nccl-two-copies" if nccl and lib.needed.startswith("libnccl.so.") else "")
         if lib.consumer not in out or (kind and not out[lib.consumer]):
@@ -345,9 +358,7 @@ def check_libraries(s, tables=None) -> List:
     missing = _missing(s)
     if missing:
         windows = s.platform is not None and s.platform.system == "windows"
-        where = (M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
-                   "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
-                   "specified module could not be found. Error loading ... or one of its dependencies.\"") if windows else
+        where = (_windows_where(missing[0].consumer) if windows else
                  M("not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
                    "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)", missing[0].needed))
         out.append(F(
@@ -359,6 +370,7 @@ def check_libraries(s, tables=None) -> List:
             + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
                else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)],
         ))
+    out += _only_on_path(s, tables)
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)
     if len(copies) > 1:
@@ -385,6 +397,48 @@ def check_libraries(s, tables=None) -> List:
             ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
         ))
     return out
+
+
+def _windows_where(consumer: str):
+    """Where a consumer's DLL search looked on Windows and how the failure shows (data/dll_search.json's orders)."""
+    if consumer == "onnxruntime-gpu":
+        return M("not in the provider DLL's folder, System32, the Windows folders nor PATH (ONNX Runtime loads "
+                 "onnxruntime_providers_cuda.dll with LOAD_WITH_ALTERED_SEARCH_PATH), so a session on the CUDA provider "
+                 "fails with \"LoadLibrary failed with error 126\" and ONNX Runtime runs on the CPU")
+    if consumer.startswith("cupy-"):
+        return M("not in the module's folder, python.exe's folder, the CUDA folder CuPy adds with os.add_dll_directory "
+                 "(CUDA_PATH's bin, else the folder of the nvcc.exe on PATH) nor System32, so importing cupy fails with "
+                 "\"ImportError: DLL load failed while importing ...: The specified module could not be found.\"")
+    return M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
+             "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
+             "specified module could not be found. Error loading ... or one of its dependencies.\"")
+
+
+def _only_on_path(s, tables=None) -> List:
+    """dll-only-on-path: torch's own search finds a CUDA DLL nowhere in the environment; only its fallback through
+    PATH loads it, from a toolkit folder."""
+    lost = _path_only(s)
+    if not lost:
+        return []
+    t = s.torch
+    cuda = t.cuda if t is not None and t.cuda else None
+    folders = list(dict.fromkeys(lib.path.rsplit("\\", 1)[0] for lib in lost))
+    consumer = lost[0].consumer
+    return [F(
+        "dll-only-on-path", "warning",
+        M("CUDA DLLs only PATH supplies: %s", ", ".join("%s (%s)" % (lib.needed, lib.consumer) for lib in lost)),
+        M("%s: torch's own search (its lib folder, python.exe's folder, the folders it adds with os.add_dll_directory, "
+          "System32) finds none, so only its fallback through PATH loads %s. Importing torch then works only where PATH "
+          "holds that folder (a service, a scheduled task or another shell without it fails with \"OSError: [WinError 126] "
+          "The specified module could not be found\"), and the DLL is whatever release is installed there, not the one "
+          "torch was built with (a missing entry point fails with \"[WinError 127] The specified procedure could not be "
+          "found\").", join("; ", (M("%s needs %s", lib.object, lib.needed) for lib in lost)),
+          join("; ", (M("%s from %s", lib.needed, lib.path) for lib in lost))),
+        _reinstall(s, consumer, tables)
+        + [M("# or install the CUDA %s toolkit torch was built with and keep its bin folder on PATH wherever torch is imported (now: %s)",
+             cuda, ", ".join(folders)) if cuda else
+           M("# or keep %s on PATH wherever torch is imported", ", ".join(folders))],
+    )]
 
 
 def _driver_and_plugin(s) -> List:

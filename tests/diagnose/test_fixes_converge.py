@@ -282,6 +282,30 @@ def _extension_mismatch(m):
     dist(site, "flash-attn", "2.7.4", requires=["torch"], binary={"flash_attn_2_cuda.so": ext.read_bytes()})
 
 
+def windows(build):
+    """A scenario on the Windows model machine (tests/windows_machine.py) instead of the Linux one."""
+    build.windows = True
+    return build
+
+
+@windows
+def _dll_only_on_path(m):
+    """torch 2.8.0+cu128 whose torch\\lib lacks cufft64_11.dll (a damaged install) on a machine with the CUDA 12.4
+    toolkit's bin on PATH: torch's own search finds none, its PATH fallback takes the toolkit's; the reinstall of the
+    same build from the PyTorch index puts the DLL back in torch\\lib."""
+    from windows_machine import TORCH_BUNDLED
+
+    m.torch("2.8.0+cu128", bundled=[d for d in TORCH_BUNDLED if d != "cufft64_11.dll"]).toolkit("12.4.131")
+
+
+@windows
+def _dll_not_found_windows(m):
+    """The same torch without a toolkit anywhere: cufft64_11.dll is found nowhere (library-not-found, in Windows words)."""
+    from windows_machine import TORCH_BUNDLED
+
+    m.torch("2.8.0+cu128", bundled=[d for d in TORCH_BUNDLED if d != "cufft64_11.dll"])
+
+
 CONVERGES = {
     "visible-devices-empty": [_visible("")],
     "visible-devices-invalid": [_visible("7"), _visible("0,0")],
@@ -304,7 +328,8 @@ CONVERGES = {
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
-    "library-not-found": [_library_missing],
+    "library-not-found": [_library_missing, _dll_not_found_windows],
+    "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
     "extension-abi-mismatch": [_extension_mismatch],
@@ -323,6 +348,10 @@ def test_every_command_fix_has_a_convergence_case():
 @pytest.mark.parametrize("fid,build", [(i, b) for i, builds in CONVERGES.items() for b in builds],
                          ids=lambda x: x if isinstance(x, str) else x.__name__.strip("_"))
 def test_a_command_fix_converges(machine, fid, build):
+    if getattr(build, "windows", False):
+        from windows_machine import WindowsMachine
+
+        machine = WindowsMachine(machine.root)
     build(machine)
     _converges(machine, fid)
 
