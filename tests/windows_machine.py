@@ -105,6 +105,17 @@ class WindowsMachine:
         self.dist("onnxruntime-gpu", version, files)
         return self
 
+    def cupy(self, version="13.6.0", package="cupy-cuda12x"):
+        """A CuPy wheel: its runtime module imports the CUDA major's DLLs (found through the CUDA folder CuPy adds)."""
+        major = package[len("cupy-cuda"):-1]
+        module = "cupy_backends\\cuda\\api\\runtime.cp312-win_amd64.pyd"
+        files = ["cupy\\__init__.py", "cupy\\_core\\core.cp312-win_amd64.pyd", module]
+        self.put(SITE + "\\cupy\\__init__.py")
+        self.put(SITE + "\\cupy\\_core\\core.cp312-win_amd64.pyd", build_pe(["python312.dll", "KERNEL32.dll"]))
+        self.put(SITE + "\\" + module, build_pe(["cudart64_%s.dll" % major, "nvrtc64_%s0_0.dll" % major, "KERNEL32.dll"]))
+        self.dist(package, version, files)
+        return self
+
     # ---------------------------------------------------------- the doctor
     def host(self):
         return self.root.host(system="windows", env=self.full_env(), path=";".join(self.path))
@@ -188,6 +199,9 @@ class WindowsMachine:
                 self.pip_remove(name)
             elif name == "torch":
                 self.torch(version or self.torch_version or "2.8.0+cu128")
+            elif name.startswith("cupy-cuda"):
+                self.pip_remove(name)
+                self.cupy(version or "13.6.0", name)
             elif name == "onnxruntime-gpu":
                 self.pip_remove(name)
                 self.onnxruntime_gpu(version or "1.23.2")

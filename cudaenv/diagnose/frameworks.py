@@ -175,7 +175,8 @@ def check(s, tables=None) -> List:
             "framework-no-gpu-on-platform", "warning" if gpu_machine else "info",
             M("%s has no GPU support on native %s", ", ".join(_label(f, rows) for f in platform), s.platform.system),
             M("From version %s on, %s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2.",
-              row.get("from_version", "?"), fw.package, s.platform.system),
+              row.get("from_version", "?"), fw.package, s.platform.system) if row.get("from_version") != "0" else
+            M("%s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2.", fw.package, s.platform.system),
             _fill(s, row.get("fix") or (), (), tables),
         ))
     cpu = [by[p] for p, v in found.items() if v == "cpu-build" and rows.get(p, {}).get("role") in ("framework", "extension")]
@@ -366,9 +367,9 @@ def check_libraries(s, tables=None) -> List:
             M("CUDA libraries the loader finds nowhere: %s", ", ".join("%s (%s)" % (lib.needed, lib.consumer) for lib in missing)),
             M("%s: %s.", join("; ", (M("%s loads (dlopen) %s", lib.object, lib.needed) if lib.loaded_by == "dlopen" else
                                       M("%s needs %s", lib.object, lib.needed) for lib in missing)), where),
-            _reinstall(s, missing[0].consumer, tables)
-            + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
-               else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)],
+            (_windows_fix(s, missing[0]) if windows and missing[0].consumer.startswith(("cupy-", "onnxruntime-gpu")) else _reinstall(s, missing[0].consumer, tables)
+             + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
+                else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)]),
         ))
     out += _only_on_path(s, tables)
     out += _driver_and_plugin(s)
@@ -412,6 +413,23 @@ def _windows_where(consumer: str):
     return M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
              "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
              "specified module could not be found. Error loading ... or one of its dependencies.\"")
+
+
+def _windows_fix(s, lib) -> List[str]:
+    """A framework's missing CUDA DLL on Windows: its own search's way to the DLL (data/dll_search.json), not a
+    reinstall (neither ONNX Runtime's nor CuPy's wheel ships the CUDA DLLs). CuPy: CUDA_PATH on this machine's toolkit
+    of CuPy's CUDA major, where there is one; ONNX Runtime: the toolkit's and cuDNN's bin on PATH, or preload_dlls."""
+    if lib.consumer.startswith("cupy-"):
+        fw = next((f for f in s.frameworks if f.package == lib.consumer), None)
+        major = (fw.cuda or "").split(".")[0] if fw is not None else ""
+        tk = next((t for t in s.toolkits if major and (t.version or "").split(".")[0] == major), None)
+        if tk is not None:
+            return ["$env:CUDA_PATH = '%s'" % tk.path.replace("'", "''"),
+                    M("# and set CUDA_PATH to that folder for good (System Properties, Environment Variables)")]
+        return [M("# install the CUDA %s toolkit (%s is built for it) and set CUDA_PATH to its folder", major or "?", lib.consumer)]
+    return [M("# install the CUDA toolkit and the cuDNN that provide %s and put their bin folders on PATH, or call "
+              "onnxruntime.preload_dlls() before the first session (ONNX Runtime 1.21 and later: it loads torch's or the "
+              "nvidia wheels' copies)", lib.needed)]
 
 
 def _only_on_path(s, tables=None) -> List:

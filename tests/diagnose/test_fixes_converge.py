@@ -306,6 +306,13 @@ def _dll_not_found_windows(m):
     m.torch("2.8.0+cu128", bundled=[d for d in TORCH_BUNDLED if d != "cufft64_11.dll"])
 
 
+@windows
+def _cupy_cuda_path_windows(m):
+    """cupy-cuda12x with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed too: CuPy adds CUDA_PATH's bin
+    only, so cudart64_12.dll is found nowhere; the fix points CUDA_PATH at the 12.4 toolkit."""
+    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("13.6.0", "cupy-cuda12x")
+
+
 CONVERGES = {
     "visible-devices-empty": [_visible("")],
     "visible-devices-invalid": [_visible("7"), _visible("0,0")],
@@ -328,7 +335,7 @@ CONVERGES = {
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
-    "library-not-found": [_library_missing, _dll_not_found_windows],
+    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
