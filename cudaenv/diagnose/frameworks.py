@@ -295,6 +295,22 @@ def _path_only(s) -> List:
     return [lib for lib in s.libraries if lib.via == "PATH" and lib.path and not lib.from_wheel and lib.consumer in fallback]
 
 
+def _dll_copies(s) -> Dict[str, Dict[str, List[str]]]:
+    """Windows: a CUDA DLL name that torch and a framework resolve to different files ({lower-case name: {file:
+    [consumers]}}), each file's consumers in order. One module of a name is loaded per process (MS-ORDER's
+    loaded-module step), so the first one imported decides for all of them."""
+    if s.platform is None or s.platform.system != "windows":
+        return {}
+    by: Dict[str, Dict[str, List[str]]] = {}
+    for lib in s.libraries:
+        if lib.path and lib.via != "known-dlls":
+            users = by.setdefault(lib.needed.lower(), {}).setdefault(lib.path, [])
+            if lib.consumer not in users:
+                users.append(lib.consumer)
+    return {name: files for name, files in by.items()
+            if len({p.lower() for p in files}) > 1 and len({u for us in files.values() for u in us}) > 1}
+
+
 def _plugin_missing(s) -> List:
     return [lib for lib in s.libraries if lib.loaded_by == "plugin" and lib.path is None]
 
@@ -307,10 +323,12 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     driver = {id(lib) for lib in _libcuda_unreachable(s)[0]}
     plugin = {id(lib) for lib in _plugin_missing(s)}
     path_only = {id(lib) for lib in _path_only(s)}
+    copies = _dll_copies(s)
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
                 else "dll-only-on-path" if id(lib) in path_only
+                else "dll-two-copies" if lib.needed.lower() in copies
                 else "libcuda-not-found" if id(lib) in driver else "nccl-net-plugin-not-found" if id(lib) in plugin
                 else "nccl-two-copies" if nccl and lib.needed.startswith("libnccl.so.") else "")
         if lib.consumer not in out or (kind and not out[lib.consumer]):
@@ -372,6 +390,7 @@ def check_libraries(s, tables=None) -> List:
                 else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)]),
         ))
     out += _only_on_path(s, tables)
+    out += _two_dll_copies(s)
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)
     if len(copies) > 1:
@@ -456,6 +475,30 @@ def _only_on_path(s, tables=None) -> List:
         + [M("# or install the CUDA %s toolkit torch was built with and keep its bin folder on PATH wherever torch is imported (now: %s)",
              cuda, ", ".join(folders)) if cuda else
            M("# or keep %s on PATH wherever torch is imported", ", ".join(folders))],
+    )]
+
+
+def _two_dll_copies(s) -> List:
+    """dll-two-copies: torch and a framework resolve one CUDA DLL name to different files (a framework whose search
+    reaches PATH, such as ONNX Runtime's, takes a toolkit's or a cuDNN installer's copy while torch ships its own)."""
+    copies = _dll_copies(s)
+    if not copies:
+        return []
+    users = list(dict.fromkeys(u for files in copies.values() for us in files.values() for u in us))
+    parts = [M("%s resolves %s to %s", ", ".join(us), name, path) for name, files in copies.items() for path, us in files.items()]
+    fix = []
+    if "torch" in users and "onnxruntime-gpu" in users:
+        fix.append(M("# import torch before onnxruntime and call onnxruntime.preload_dlls() (ONNX Runtime 1.21 and later): "
+                     "ONNX Runtime then uses torch's CUDA and cuDNN DLLs"))
+    fix.append(M("# or keep one copy: take the folder of the other off PATH, or import first the consumer whose copy all of "
+                 "them should use"))
+    return [F(
+        "dll-two-copies", "warning",
+        M("CUDA DLLs of one name from different files: %s (%s)", ", ".join(copies), ", ".join(users)),
+        M("Windows loads one module of a name per process: whichever of %s is imported first loads its copy, and the "
+          "others get that one too, a release they were not built with (\"[WinError 127] The specified procedure could not "
+          "be found\" at import, or a slower or failing kernel). %s.", ", ".join(users), join("; ", parts)),
+        fix,
     )]
 
 

@@ -475,6 +475,13 @@ def _snapshots():
         ("framework-driver-too-old", healthy(driver=d535, frameworks=(Framework(package="vllm", version="0.11.0+cu130", cuda="13.0",
                                                                                gpu_build=True, cuda_from="local-tag"),))),
         ("nccl-two-copies", healthy(libraries=nccl)),
+        ("dll-two-copies", healthy(  # issue 29: torch's own cuDNN and the one ONNX Runtime's PATH search takes (Windows)
+            platform=Platform(system="windows"),
+            libraries=(LoadedLibrary(consumer="torch", object="C:\\e\\torch\\lib\\torch_cuda.dll", needed="cudnn64_9.dll",
+                                     path="C:\\e\\torch\\lib\\cudnn64_9.dll", via="dll-dir", from_wheel=True),
+                       LoadedLibrary(consumer="onnxruntime-gpu", object="C:\\e\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll",
+                                     needed="cudnn64_9.dll", path="C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll",
+                                     via="PATH")))),
         ("libcuda-not-found", healthy(  # issue 29: WSL 2's /usr/lib/wsl/lib left out of the loader's configuration
             platform=Platform(system="linux", wsl=2, dev_dxg=True, libcuda=("/usr/lib/wsl/lib/libcuda.so.1",)),
             libraries=(LoadedLibrary(consumer="torch", object="/e/nvidia/cuda_runtime/lib/libcudart.so.12", needed="libcuda.so.1",

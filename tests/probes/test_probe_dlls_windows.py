@@ -150,3 +150,25 @@ def test_jax_on_native_windows_is_no_gpu_by_design_not_a_cpu_build(fake_root):
     f = found["framework-no-gpu-on-platform"]
     assert f["title"] == "jax 0.8.1 has no GPU support on native windows" and "From version" not in f["detail"]
     assert "WSL2" in f["fix"][0] and "framework-cpu-build" not in found
+
+
+def test_torch_and_onnxruntime_resolving_one_dll_name_to_two_files(fake_root):
+    """The reverse trap on Windows: torch ships cudnn64_9.dll in torch\\lib, and ONNX Runtime's search (its folder,
+    System32, Windows, PATH) takes a cuDNN installer's cudnn64_9.dll from PATH (the layout of
+    microsoft/onnxruntime#24266): one module of that name per process, so the first imported decides. With the name
+    carrying the major (cudnn64_9, cudart64_12) another major can never share it; another release can."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    m.put("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll")
+    m.path.append("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6")
+    _, found, data = m.findings()
+    f = found["dll-two-copies"]
+    assert f["title"] == "CUDA DLLs of one name from different files: cudnn64_9.dll (torch, onnxruntime-gpu)"
+    assert "onnxruntime-gpu resolves cudnn64_9.dll to C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll" in f["detail"]
+    assert "preload_dlls" in f["fix"][0] and f["fix_kind"] == "user-code"
+    assert found["library-not-found"]["title"].startswith("CUDA libraries the loader finds nowhere: cudart64_12.dll (onnxruntime-gpu)")
+    # one file for both (ONNX Runtime alone; or torch alone): no finding
+    alone = WindowsMachine(fake_root).onnxruntime_gpu("1.23.2")
+    alone.pip_remove("torch")
+    alone.put("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll")
+    alone.path.append("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6")
+    assert "dll-two-copies" not in alone.findings()[1]
