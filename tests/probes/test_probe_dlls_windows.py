@@ -172,3 +172,15 @@ def test_torch_and_onnxruntime_resolving_one_dll_name_to_two_files(fake_root):
     alone.put("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll")
     alone.path.append("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6")
     assert "dll-two-copies" not in alone.findings()[1]
+
+
+def test_a_delay_loaded_dll_names_its_windows_importer_by_file_name():
+    """The report's library line names the DLL that delay-loads a CUDA DLL by its file name, on Windows paths too."""
+    from cudaenv.model.snapshot import LoadedLibrary
+    from cudaenv.render.report import library_facts
+
+    lib = LoadedLibrary(consumer="torch", object="C:\\e\\torch\\lib\\torch_cuda.dll", needed="cufft64_11.dll", loaded_by="dlopen")
+    assert library_facts(lib) == "cufft64_11.dll: not found (dlopen by torch_cuda.dll)"
+    found = LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libnvrtc.so.12", loaded_by="dlopen",
+                          path="/e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", via="runpath")
+    assert library_facts(found) == "libnvrtc.so.12: /e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (via runpath, dlopen by libtorch_cuda.so)"
