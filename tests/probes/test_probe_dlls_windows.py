@@ -5,6 +5,7 @@ LOAD_WITH_ALTERED_SEARCH_PATH: its folder, System32, Windows, PATH; never the os
 CuPy's extension modules (Python's flags, with the CUDA folder CuPy adds: CUDA_PATH's bin, else the one above the
 nvcc.exe on PATH), and the findings they give."""
 
+from pe_builders import build_pe
 from cudaenv.diagnose import diagnose
 from cudaenv.model.snapshot import Framework
 from cudaenv.probes.dlls import dll_table, probe_dlls, resolve_dll
@@ -184,3 +185,30 @@ def test_a_delay_loaded_dll_names_its_windows_importer_by_file_name():
     found = LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libnvrtc.so.12", loaded_by="dlopen",
                           path="/e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", via="runpath")
     assert library_facts(found) == "libnvrtc.so.12: /e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (via runpath, dlopen by libtorch_cuda.so)"
+
+
+def test_a_frameworks_record_is_read_for_at_most_max_objects_modules(fake_root, monkeypatch):
+    """A RECORD listing many modules: the ones named for CUDA are read first, and at most MAX_OBJECTS files are read
+    (counted), so a big framework costs a bounded number of PE reads."""
+    from cudaenv.probes import dlls
+
+    m = WindowsMachine(fake_root)
+    files = ["cupy\\_core\\m%02d.cp312-win_amd64.pyd" % i for i in range(30)]
+    for f in files:
+        m.put(SITE + "\\" + f, build_pe(["python312.dll", "KERNEL32.dll"]))
+    module = "cupy_backends\\cuda\\api\\runtime.cp312-win_amd64.pyd"
+    m.put(SITE + "\\" + module, build_pe(["cudart64_12.dll"]))
+    m.dist("cupy-cuda12x", "13.6.0", files + [module])
+    m.toolkit("12.4.131", on_path=False)
+    reads = []
+    real = dlls._imports
+
+    def counted(host, path):
+        reads.append(path)
+        return real(host, path)
+
+    monkeypatch.setattr(dlls, "_imports", counted)
+    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12")
+    got = probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))
+    assert [x.needed for x in got] == ["cudart64_12.dll"] and got[0].via == "add_dll_directory"
+    assert len(reads) == dlls.MAX_OBJECTS and reads[0].endswith(module)
