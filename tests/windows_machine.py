@@ -116,6 +116,16 @@ class WindowsMachine:
         self.dist(package, version, files)
         return self
 
+    def paddle(self, version="2.6.2", cuda="11.8", cudnn="8.9.7"):
+        """paddlepaddle-gpu: libpaddle.pyd (it loads cuDNN and cuBLAS by name at run time) and its version file."""
+        files = ["paddle\\__init__.py", "paddle\\base\\libpaddle.pyd", "paddle\\version\\__init__.py"]
+        self.put(SITE + "\\paddle\\__init__.py")
+        self.put(SITE + "\\paddle\\base\\libpaddle.pyd", build_pe(["python312.dll", "KERNEL32.dll"]))
+        self.put(SITE + "\\paddle\\version\\__init__.py",
+                 ("full_version = '%s'\ncuda_version = '%s'\ncudnn_version = '%s'\n" % (version, cuda, cudnn)).encode())
+        self.dist("paddlepaddle-gpu", version, files)
+        return self
+
     # ---------------------------------------------------------- the doctor
     def host(self):
         return self.root.host(system="windows", env=self.full_env(), path=";".join(self.path))

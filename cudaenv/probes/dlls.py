@@ -13,6 +13,8 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    Windows, PATH.
 3. CuPy's extension modules (Python's flags, as for torch): the module's folder, python.exe's folder, the CUDA
    folder's ``bin`` and ``cupy\\.data\\lib`` it adds with ``os.add_dll_directory``, System32.
+4. PaddlePaddle loads cuDNN and cuBLAS by name at their first use (``LoadLibrary``: the standard order, python.exe's
+   folder, System32, System, Windows, PATH), then from the toolkit folder it was built with.
 
 A name on the KnownDLLs list is the system's copy, never searched for on disk. File names are matched without regard
 to case, as Windows does. Not modelled (no file shows them): a DLL of the same module name already loaded in the
@@ -186,11 +188,45 @@ def probe_dlls(host, location: str, python: Optional[str], prefix: Optional[str]
             d = d.replace("{site}", site)
             if d and host.is_dir(d):
                 dirs.append(d)
+        if row.get("dynload"):
+            _dynload(host, fw, row, app, path, system, listing, known, out, in_wheel)
+            continue
         for obj, pe in _objects(host, fw, row, prefixes):
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
             resolve(fw.package, obj, pe, first, None)
     return tuple(out)
+
+
+def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], system: Dict[str, str], listing, known,
+             out: List[LoadedLibrary], in_wheel) -> None:
+    """A framework that loads its CUDA DLLs by name at run time (PaddlePaddle's LoadLibrary): each name from its CUDA and
+    cuDNN versions, the alternatives tried in turn, in the standard order (python.exe's folder, System32, System,
+    Windows, PATH) and then the row's ``extra`` folders."""
+    obj = next((host.join(fw.location, o) for o in row.get("objects", ()) if host.is_file(host.join(fw.location, o))), None)
+    cuda = (fw.cuda or "").split(".")
+    cudnn = (fw.cudnn or "").split(".")[0]
+    if obj is None or len(cuda) < 2 or not cuda[0].isdigit():
+        return
+    order = ([(app, "application")] if app else []) + [(system["system32"], "system32"), (system["system"], "system"),
+                                                       (system["windows"], "windows")] + [(d, "PATH") for d in path]
+    order += [(e.replace("{cuda}", "%s.%s" % tuple(cuda[:2])), "build-toolkit") for e in row.get("extra", ())]
+    values = {"{cuda_major}": cuda[0], "{cuda_minor}": cuda[1], "{cudnn_major}": cudnn}
+    for entry in row["dynload"]:
+        if "{cudnn_major}" in entry and not cudnn.isdigit():
+            continue
+        for name in values:
+            entry = entry.replace(name, values[name])
+        names = entry.split(";")
+        hit, via, others = None, None, ()
+        for name in names:
+            hit, via, others = resolve_dll(name, order, listing, host.join, known)
+            if hit is not None:
+                break
+        needed = name if hit is not None else names[-1]
+        out.append(LoadedLibrary(consumer=fw.package, object=obj, needed=needed, path=hit, via=via, real=hit, others=others,
+                                 from_wheel=in_wheel(hit), wheel_copy=next((o for o in others if in_wheel(o)), None),
+                                 loaded_by="dlopen"))
 
 
 def _imports(host, path: str):

@@ -212,3 +212,27 @@ def test_a_frameworks_record_is_read_for_at_most_max_objects_modules(fake_root, 
     got = probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))
     assert [x.needed for x in got] == ["cudart64_12.dll"] and got[0].via == "add_dll_directory"
     assert len(reads) == dlls.MAX_OBJECTS and reads[0].endswith(module)
+
+
+def test_paddle_loads_cudnn_and_cublas_by_name(fake_root):
+    """PaddlePaddle (PADDLE-DYNLOAD): cudnn64_<cuDNN major>.dll and cublas64_<major><minor>.dll, else cublas64_<major>.dll,
+    by LoadLibrary at run time: the standard order (PATH included), then the toolkit folder it was built with
+    (NVIDIA's default folder for its CUDA); a cuDNN found nowhere is library-not-found in Paddle's words, whose fix
+    names the CUDA and cuDNN it is built for."""
+    m = WindowsMachine(fake_root).paddle("2.6.2", cuda="11.8", cudnn="8.9.7")
+    m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cublas64_11.dll", "nvcc.exe"))
+    paddle = Framework(package="paddlepaddle-gpu", version="2.6.2", location=SITE, cuda="11.8", cudnn="8.9")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert set(got) == {"cudnn64_8.dll", "cublas64_11.dll"}
+    assert (got["cublas64_11.dll"].via, got["cublas64_11.dll"].loaded_by) == ("build-toolkit", "dlopen")
+    assert got["cudnn64_8.dll"].path is None and got["cudnn64_8.dll"].object.endswith("\\paddle\\base\\libpaddle.pyd")
+    _, found, _ = m.findings()
+    lost = found["library-not-found"]
+    assert "cudnn64_8.dll (paddlepaddle-gpu)" in lost["title"] and "Paddle depends on is not configured correctly" in lost["detail"]
+    assert lost["fix"] == ["# install the CUDA 11.8 toolkit and cuDNN 8.9.7 (the ones paddlepaddle-gpu is built for) and put "
+                           "their bin folders on PATH"]
+    m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
+    m.path.append("C:\\tools\\cudnn\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert got["cudnn64_8.dll"].via == "PATH"
+    assert "library-not-found" not in m.findings()[1]
