@@ -116,12 +116,13 @@ def _torch_cuda_path(host, dirs: Sequence[str], cuda: Optional[str], row: Dict, 
     return folder if host.is_dir(folder) else None
 
 
-def probe_dlls(host, location: str, python: Optional[str], prefix: Optional[str] = None, cuda: Optional[str] = None,
+def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Optional[str] = None, cuda: Optional[str] = None,
                frameworks: Sequence = ()) -> Tuple[LoadedLibrary, ...]:
     """torch's and the frameworks' CUDA DLLs as Windows resolves them: ``location`` the site-packages folder holding
-    torch, ``python`` the interpreter (its folder is the application folder), ``prefix`` its sys.prefix, whose
-    ``Library\\bin`` torch adds (default: the folder above ``Lib\\site-packages``, as in a conda environment or a
-    venv), ``cuda`` torch's CUDA ("12.8"), ``frameworks`` the Framework records the frameworks probe found."""
+    torch (None: no torch), ``python`` the interpreter (its folder is the application folder), ``prefix`` its
+    sys.prefix, whose ``Library\\bin`` torch adds (default: the folder above ``Lib\\site-packages``, as in a conda
+    environment or a venv), ``cuda`` torch's CUDA ("12.8"), ``frameworks`` the Framework records the frameworks probe
+    found."""
     import ntpath
 
     from cudaenv.probes.site_packages import enclosing_site_packages
