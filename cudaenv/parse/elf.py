@@ -333,13 +333,15 @@ def _dynsym(lay: _Layout, guarded):
 
 
 def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep=None,
-                      budget: int = SYMBOL_BUDGET, needing=None) -> Optional[ElfSymbols]:
+                      budget: int = SYMBOL_BUDGET, needing=None, select=None) -> Optional[ElfSymbols]:
     """The global dynamic symbols of the ELF in ``data``: the undefined ones (what it needs from the libraries it
     loads; weak ones left out: they may stay unresolved), or with ``defined`` the ones it exports; only names for
-    which ``keep(name)`` is true; with its NEEDED entries. ``needing`` (a collection of sonames): when no NEEDED entry
-    is one of them, the symbol table is not read (names ``()``). None when it is no ELF or has no dynamic symbol
-    table. Never raises; never reads more than ``budget`` bytes (a table past the budget gives None, one past
-    MAX_SYMBOLS what came before)."""
+    which ``keep(name)`` is true; with its NEEDED entries. ``select`` (a compiled bytes pattern): only names it matches
+    at their start, picked in the string table's bytes before any name is decoded (the same answer as a ``keep`` doing
+    that match, without a Python step per symbol). ``needing`` (a collection of sonames): when no NEEDED entry is one
+    of them, the symbol table is not read (names ``()``). None when it is no ELF or has no dynamic symbol table. Never
+    raises; never reads more than ``budget`` bytes (a table past the budget gives None, one past MAX_SYMBOLS what came
+    before)."""
     import struct
 
     opened = _open(data, budget)
@@ -358,10 +360,24 @@ def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep
     if found is None:
         return None
     table, text, entsize, cut = found
-    fmt = ("<" if little else ">") + ("IBBHQQ" if entsize == 24 else "IIIBBH")
     names: List[str] = []
     seen = set()
     complete = not cut
+    picked = _picked(table, text, entsize, little, defined, select)
+    if picked is not None:  # the bulk path: the offsets of the names wanted, each NUL-ended within MAX_NAME
+        offsets, whole = picked
+        complete = complete and whole
+        for name_at in offsets:
+            name = text[name_at:text.find(b"\0", name_at)].decode("utf-8", "surrogateescape")
+            if name in seen or (keep is not None and not keep(name)):
+                continue
+            seen.add(name)
+            names.append(name)
+            if len(names) >= MAX_KEPT:
+                complete = False
+                break
+        return ElfSymbols(tuple(names), complete, needed)
+    fmt = ("<" if little else ">") + ("IBBHQQ" if entsize == 24 else "IIIBBH")
     for entry in struct.iter_unpack(fmt, table[: len(table) - len(table) % entsize]):
         if entsize == 24:
             name_at, info, _, shndx = entry[0], entry[1], entry[2], entry[3]
@@ -372,9 +388,11 @@ def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep
             continue
         if bind != STB_GLOBAL and not (defined and bind == STB_WEAK):
             continue
-        end = text.find(b"\0", name_at, name_at + 4096)
+        end = text.find(b"\0", name_at, name_at + MAX_NAME)
         if end < 0:
             complete = False
+            continue
+        if select is not None and not select.match(text, name_at, end):
             continue
         name = text[name_at:end].decode("utf-8", "surrogateescape")
         if name in seen or (keep is not None and not keep(name)):
@@ -385,6 +403,37 @@ def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep
             complete = False
             break
     return ElfSymbols(tuple(names), complete, needed)
+
+
+def _picked(table: bytes, text: bytes, entsize: int, little: bool, defined: bool, select):
+    """(the string offsets of the symbols :func:`parse_elf_symbols` would keep, in table order; whether every name
+    was readable) found without a Python step per symbol: the table cast to 32-bit words in one go, the binding and
+    section index tested in one comprehension, ``select`` matched in the string table's bytes. None where that
+    reading could differ from the entry-by-entry one (a name without its NUL within MAX_NAME bytes, a platform
+    without a 4-byte array type): the caller walks the entries then."""
+    import array
+    import sys
+
+    words = array.array("I")
+    if words.itemsize != 4 or (text and (text[-1:] != b"\0" or max(map(len, text.split(b"\0"))) >= MAX_NAME)):
+        return None
+    words.frombytes(table[: len(table) - len(table) % entsize])
+    if (sys.byteorder == "little") != little:
+        words.byteswap()
+    step = entsize // 4  # st_name is word 0; st_info, st_other, st_shndx share word 1 (ELF64) or word 3 (ELF32)
+    infos = words[1::step] if entsize == 24 else words[3::step]
+    # the word as the file's byte order reads it: little-endian info | other << 8 | shndx << 16, big-endian the reverse
+    if little:
+        binds = (0x10, 0x20) if defined else (0x10,)
+        offsets = [n for n, w in zip(words[0::step], infos) if n and ((w >> 16) != SHN_UNDEF) == defined and (w & 0xF0) in binds]
+    else:
+        binds = (1, 2) if defined else (1,)
+        offsets = [n for n, w in zip(words[0::step], infos) if n and ((w & 0xFFFF) != SHN_UNDEF) == defined and (w >> 28) in binds]
+    whole = not offsets or max(offsets) < len(text)
+    if select is not None:
+        match = select.match
+        offsets = [n for n in offsets if match(text, n)]
+    return [n for n in offsets if n < len(text)], whole
 
 
 def parse_elf_defines(data: Union[bytes, IO[bytes]], names, budget: int = SYMBOL_BUDGET) -> Optional[Dict[str, bool]]:
@@ -412,6 +461,23 @@ def parse_elf_defines(data: Union[bytes, IO[bytes]], names, budget: int = SYMBOL
     return out
 
 
+PAGE = 4096  # the hash lookups read the file in pages of this size (each read once per file)
+_GNU_HASHES: Dict[bytes, int] = {}  # a name's GNU hash, kept for the next library asked (torch has six), bounded
+
+
+def _gnu_hash(name: bytes) -> int:
+    """The GNU hash of ``name`` (bfd's dl_new_hash: h = h * 33 + c from 5381, 32 bits)."""
+    h = _GNU_HASHES.get(name)
+    if h is None:
+        h = 5381
+        for c in name:
+            h = (h * 33 + c) & 0xFFFFFFFF
+        if len(_GNU_HASHES) >= 16384:
+            _GNU_HASHES.clear()
+        _GNU_HASHES[name] = h
+    return h
+
+
 def _hash_lookup(lay: _Layout, guarded):
     """A function name -> defined? over the file's GNU (else SysV) hash table and the dynamic symbols it indexes."""
     import struct
@@ -425,19 +491,28 @@ def _hash_lookup(lay: _Layout, guarded):
         return None
     strings = lay.sections[sym[3]]
     entsize, fmt = (24, order + "IBBHQQ") if lay.wide else (16, order + "IIIBBH")
+    pages: Dict[int, bytes] = {}  # the file's 4 KiB pages read so far: lookups of many names share their reads
+
+    def window(at: int, size: int) -> bytes:
+        first, last = at // PAGE, (at + size - 1) // PAGE
+        if first == last and first in pages:  # the common case: one page, read before
+            return pages[first][at - first * PAGE: at - first * PAGE + size]
+        for page in range(first, last + 1):
+            if page not in pages:
+                guarded.seek(page * PAGE)
+                pages[page] = guarded.read(PAGE)
+        blob = b"".join(pages[p] for p in range(first, last + 1))
+        return blob[at - first * PAGE: at - first * PAGE + size]
 
     def defined(index: int, name: bytes) -> bool:
-        guarded.seek(sym[1] + index * entsize)
-        entry = struct.unpack(fmt, guarded.read(entsize))
+        entry = struct.unpack(fmt, window(sym[1] + index * entsize, entsize))
         name_at, info, shndx = (entry[0], entry[1], entry[3]) if lay.wide else (entry[0], entry[3], entry[5])
-        guarded.seek(strings[1] + name_at)
-        if guarded.read(len(name) + 1) != name + b"\0":
+        if window(strings[1] + name_at, len(name) + 1) != name + b"\0":
             return False
         return shndx != SHN_UNDEF and (info >> 4) in (STB_GLOBAL, STB_WEAK)
 
     def chain_words(at: int, count: int):
-        guarded.seek(at)
-        data = guarded.read(4 * count)
+        data = window(at, 4 * count)
         if len(data) < 4:
             raise ValueError("the hash chain runs past the end of the file")
         return struct.unpack(order + "%dI" % (len(data) // 4), data[: len(data) - len(data) % 4])
@@ -455,9 +530,7 @@ def _hash_lookup(lay: _Layout, guarded):
 
         def gnu(text: str) -> bool:
             name = text.encode("utf-8", "surrogateescape")
-            h = 5381
-            for c in name:
-                h = (h * 33 + c) & 0xFFFFFFFF
+            h = _gnu_hash(name)
             mask = (1 << (h % bits)) | (1 << ((h >> bloom_shift) % bits))
             if bloom[(h // bits) % bloom_size] & mask != mask:
                 return False

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import Note, Torch, TorchExtension
 from cudaenv.parse import frameworks as pf
-from cudaenv.parse.symbols import in_namespaces, string_abi
+from cudaenv.parse.symbols import namespace_selector, string_abi
 
 PROBE = "extensions"
 MAX_PACKAGES = 48  # packages whose modules are read, at most
@@ -105,13 +105,10 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     if not torch_libs:
         return ()
     names = set(row["libraries"])
-    spaces = tuple(row["namespaces"])
-
-    def keep(name: str) -> bool:
-        return in_namespaces(name, spaces)
+    select = namespace_selector(tuple(row["namespaces"]))  # torch's names picked in the tables' bytes
 
     c10 = next((p for p in torch_libs if posixpath.basename(p) == "libc10.so"), None)
-    exported = _read(host, c10, parse_elf_symbols, True, keep) if c10 else None
+    exported = _read(host, c10, parse_elf_symbols, True, None, SYMBOL_BUDGET, None, select) if c10 else None
     torch_abi = string_abi(exported.names) if exported is not None else None
     found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
     for package, (site, entry) in _candidates(host, site_packages, rows, notes):
@@ -121,7 +118,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
         modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]
         for rel in modules:
             path = host.join(site, *rel.split("/"))
-            undefined = _read(host, path, parse_elf_symbols, False, keep, SYMBOL_BUDGET, names)  # one open per module
+            undefined = _read(host, path, parse_elf_symbols, False, None, SYMBOL_BUDGET, names, select)  # one open per module
             if undefined is None or not any(n in names for n in undefined.needed):
                 continue
             found.append((package, version, requires, path, undefined, list(undefined.names), undefined.complete))
