@@ -366,17 +366,14 @@ def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep
     picked = _picked(table, text, entsize, little, defined, select)
     if picked is not None:  # the bulk path: the offsets of the names wanted, each NUL-ended within MAX_NAME
         offsets, whole = picked
-        complete = complete and whole
-        for name_at in offsets:
-            name = text[name_at:text.find(b"\0", name_at)].decode("utf-8", "surrogateescape")
-            if name in seen or (keep is not None and not keep(name)):
-                continue
-            seen.add(name)
-            names.append(name)
-            if len(names) >= MAX_KEPT:
-                complete = False
-                break
-        return ElfSymbols(tuple(names), complete, needed)
+        # decoded in one go (a NUL never ends a UTF-8 sequence, so joining changes no name), each name once, in order
+        joined = b"\0".join([text[n:text.find(b"\0", n)] for n in offsets]).decode("utf-8", "surrogateescape")
+        unique = list(dict.fromkeys(joined.split("\0"))) if offsets else []
+        if keep is not None:
+            unique = [n for n in unique if keep(n)]
+        if len(unique) >= MAX_KEPT:
+            return ElfSymbols(tuple(unique[:MAX_KEPT]), False, needed)
+        return ElfSymbols(tuple(unique), complete and whole, needed)
     fmt = ("<" if little else ">") + ("IBBHQQ" if entsize == 24 else "IIIBBH")
     for entry in struct.iter_unpack(fmt, table[: len(table) - len(table) % entsize]):
         if entsize == 24:
