@@ -404,33 +404,44 @@ def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep
 
 def _picked(table: bytes, text: bytes, entsize: int, little: bool, defined: bool, select):
     """(the string offsets of the symbols :func:`parse_elf_symbols` would keep, in table order; whether every name
-    was readable) found without a Python step per symbol: the table cast to 32-bit words in one go, the binding and
-    section index tested in one comprehension, ``select`` matched in the string table's bytes. None where that
-    reading could differ from the entry-by-entry one (a name without its NUL within MAX_NAME bytes, a platform
-    without a 4-byte array type): the caller walks the entries then."""
+    was readable) found without a Python step per symbol: st_info and the two bytes of st_shndx sliced out of the
+    table as byte strings, turned into 0/1 masks by translate and combined as integers, st_name taken through the
+    mask by compress; then ``select`` matched in the string table's bytes. None where that reading could differ from
+    the entry-by-entry one (a name without its NUL within MAX_NAME bytes, a platform without a 4-byte array type):
+    the caller walks the entries then."""
     import array
     import sys
+    from itertools import compress
 
     words = array.array("I")
     if words.itemsize != 4 or (text and (text[-1:] != b"\0" or max(map(len, text.split(b"\0"))) >= MAX_NAME)):
         return None
-    words.frombytes(table[: len(table) - len(table) % entsize])
+    usable = len(table) - len(table) % entsize
+    count = usable // entsize
+    if not count:
+        return [], True
+    words.frombytes(table[:usable])
     if (sys.byteorder == "little") != little:
         words.byteswap()
-    step = entsize // 4  # st_name is word 0; st_info, st_other, st_shndx share word 1 (ELF64) or word 3 (ELF32)
-    infos = words[1::step] if entsize == 24 else words[3::step]
-    # the word as the file's byte order reads it: little-endian info | other << 8 | shndx << 16, big-endian the reverse
-    if little:
-        binds = (0x10, 0x20) if defined else (0x10,)
-        offsets = [n for n, w in zip(words[0::step], infos) if n and ((w >> 16) != SHN_UNDEF) == defined and (w & 0xF0) in binds]
-    else:
-        binds = (1, 2) if defined else (1,)
-        offsets = [n for n, w in zip(words[0::step], infos) if n and ((w & 0xFFFF) != SHN_UNDEF) == defined and (w >> 28) in binds]
+    at = 4 if entsize == 24 else 12  # st_info, then st_other and st_shndx (whose two bytes are 0 in either order)
+    bind = int.from_bytes(table[at:usable:entsize].translate(_GLOBAL_OR_WEAK if defined else _GLOBAL), "little")
+    undefined = (int.from_bytes(table[at + 2:usable:entsize].translate(_ZERO), "little")
+                 & int.from_bytes(table[at + 3:usable:entsize].translate(_ZERO), "little"))
+    if defined:
+        undefined ^= int.from_bytes(b"\1" * count, "little")  # now: st_shndx is not SHN_UNDEF
+    mask = (bind & undefined).to_bytes(count, "little")
+    offsets = list(filter(None, compress(words[0::entsize // 4], mask)))  # st_name is the entry's first word
     whole = not offsets or max(offsets) < len(text)
     if select is not None:
         match = select.match
         offsets = [n for n in offsets if match(text, n)]
     return [n for n in offsets if n < len(text)], whole
+
+
+# 0/1 tables for bytes.translate: st_info's binding (the high nibble) STB_GLOBAL, or STB_GLOBAL or STB_WEAK; a zero byte
+_GLOBAL = bytes(1 if b >> 4 == STB_GLOBAL else 0 for b in range(256))
+_GLOBAL_OR_WEAK = bytes(1 if b >> 4 in (STB_GLOBAL, STB_WEAK) else 0 for b in range(256))
+_ZERO = bytes(1 if b == 0 else 0 for b in range(256))
 
 
 def parse_elf_defines(data: Union[bytes, IO[bytes]], names, budget: int = SYMBOL_BUDGET) -> Optional[Dict[str, bool]]:
@@ -508,8 +519,12 @@ def _hash_lookup(lay: _Layout, guarded):
             return False
         return shndx != SHN_UNDEF and (info >> 4) in (STB_GLOBAL, STB_WEAK)
 
+    sixteen = struct.Struct(order + "16I")
+
     def chain_words(at: int, count: int):
         data = window(at, 4 * count)
+        if len(data) == 64:
+            return sixteen.unpack(data)
         if len(data) < 4:
             raise ValueError("the hash chain runs past the end of the file")
         return struct.unpack(order + "%dI" % (len(data) // 4), data[: len(data) - len(data) % 4])

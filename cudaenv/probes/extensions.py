@@ -128,7 +128,11 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     for lib in torch_libs:
         if not left:
             break
-        answer = _read(host, lib, parse_elf_defines, sorted(left))
+        if lib == c10 and exported is not None and exported.complete:  # its exports in torch's namespaces, read whole
+            defines = set(exported.names)  # above for the ABI: the answer without a lookup per name
+            answer = {n: n in defines for n in left}
+        else:
+            answer = _read(host, lib, parse_elf_defines, sorted(left))
         if answer is None:  # an unreadable library: what it may export stays unknown, never missing
             unsure |= left
             continue
