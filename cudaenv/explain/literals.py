@@ -61,6 +61,7 @@ LITERALS = {
     'Found no NVIDIA driver on your system': ('found no nvidia driver on your system', ('found no nvidia driver on your system',), ('found no nvidia driver on your system',), ('nvidia', 9)),
     'load library failed: libnvidia-ml\\.so\\.1': ('load library failed: libnvidia-ml.so.1', ('load library failed: libnvidia-ml.so.1',), ('load library failed: libnvidia-ml.so.1',), ('libnvidia-ml.so.1', 21)),
     'Torch not compiled with CUDA enabled': ('torch not compiled with cuda enabled', ('torch not compiled with cuda enabled',), ('torch not compiled with cuda enabled',), ('compiled', 10)),
+    'CUDA-enabled jaxlib is not installed': ('cuda-enabled jaxlib is not installed', ('cuda-enabled jaxlib is not installed',), ('cuda-enabled jaxlib is not installed',), ('cuda-enabled', 0)),
     "Specified provider ['‘]?CUDAExecutionProvider['’]? is not in available provider\\s+names": (' is not in available provider', (' is not in available provider',), (' is not in available provider',), ('available', 53)),
     'Error\\(s\\) in loading state_dict for (?P<model_class>[\\w.]{1,100})': ('error(s) in loading state_dict for ', ('error(s) in loading state_dict for ',), ('error(s) in loading state_dict for ',), ('state_dict', 20)),
     '(?:Missing|Unexpected) key\\(s\\) in state_dict': (' key(s) in state_dict', (' key(s) in state_dict',), (' key(s) in state_dict',), ('state_dict', 21)),
