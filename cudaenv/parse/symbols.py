@@ -41,7 +41,7 @@ def _namespace_pattern(namespaces: Tuple[str, ...]):
 
 @lru_cache(maxsize=16)
 def namespace_selector(namespaces: Tuple[str, ...]):
-    """:func:`in_namespaces` as a bytes pattern, for :func:`cudaenv.parse.elf.parse_elf_symbols`'s ``select``: it
+    """:func:`in_namespaces` as a bytes pattern, for :func:`cudaenv.parse.elf_symbols.parse_elf_symbols`'s ``select``: it
     matches a symbol table's bytes at a name's start exactly where ``in_namespaces`` is true of the decoded name (the
     pattern is ASCII and cannot cross the name's NUL)."""
     return re.compile(_namespace_pattern(tuple(namespaces)).pattern.encode("ascii"))

@@ -6,9 +6,9 @@ do not export (an extension built against another torch fails to import with ``u
 
 The packages looked at: the table's ``torch_extension`` rows and every other distribution whose ``Requires-Dist``
 names torch (METADATA read bounded), at most MAX_PACKAGES; their RECORD's shared libraries, at most
-MAX_MODULES each. Each extension's dynamic symbol table is read bounded (:func:`cudaenv.parse.elf.parse_elf_symbols`);
+MAX_MODULES each. Each extension's dynamic symbol table is read bounded (:func:`cudaenv.parse.elf_symbols.parse_elf_symbols`);
 torch's exports are looked up name by name through each library's hash table, as the loader does
-(:func:`cudaenv.parse.elf.parse_elf_defines`), so a 1 GB ``libtorch_cuda.so`` costs a few reads per name.
+(:func:`cudaenv.parse.elf_symbols.parse_elf_defines`), so a 1 GB ``libtorch_cuda.so`` costs a few reads per name.
 """
 
 import posixpath
@@ -94,7 +94,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
                      rows: Optional[Dict[str, Dict[str, Any]]] = None, table: Optional[Dict[str, Any]] = None) -> Tuple[TorchExtension, ...]:
     """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
     torch/lib); () when torch is not installed there."""
-    from cudaenv.parse.elf import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
     from cudaenv.probes.frameworks import table_packages
 
     if not torch.installed or not torch.location:

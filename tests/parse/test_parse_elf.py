@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elf_builders import build_library
-from cudaenv.parse.elf import Budget, parse_elf_dynamic, parse_elf_symbols
+from cudaenv.parse.elf import Budget, parse_elf_dynamic
+from cudaenv.parse.elf_symbols import parse_elf_symbols
 
 
 def test_needed_soname_runpath_and_version_needs(tmp_path):
@@ -150,7 +151,7 @@ class Counted(io.BytesIO):
 
 def test_undefined_and_exported_symbols_of_real_libraries(tmp_path):
     from elf_builders import exporting, needing
-    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import parse_elf_defines, parse_elf_symbols
 
     dep = build_library(tmp_path, "libdep.so", soname="libdep.so", code=exporting(["_ZN3c103fooEv", "plain_c"]))
     ext = build_library(tmp_path, "ext.so", links=[dep], code=needing(["_ZN3c103fooEv", "plain_c", "puts"]))
@@ -168,7 +169,7 @@ def test_undefined_and_exported_symbols_of_real_libraries(tmp_path):
 def test_a_lookup_in_a_big_export_table_reads_a_few_kilobytes(tmp_path):
     """2,000 exports: looking up three names goes through the hash table, not the whole symbol table."""
     from elf_builders import exporting
-    from cudaenv.parse.elf import parse_elf_defines
+    from cudaenv.parse.elf_symbols import parse_elf_defines
 
     names = ["_ZN2at6native%dop%dEv" % (len("op%d" % i) + 0, i) for i in range(2000)]
     lib = build_library(tmp_path, "libbig.so", soname="libbig.so", code=exporting(names))
@@ -180,7 +181,7 @@ def test_a_lookup_in_a_big_export_table_reads_a_few_kilobytes(tmp_path):
 def test_the_sysv_hash_table_where_there_is_no_gnu_one(tmp_path):
     """Linked with --hash-style=sysv (only .hash, as old toolchains and some distributions write): the same answers."""
     from elf_builders import exporting
-    from cudaenv.parse.elf import parse_elf_defines
+    from cudaenv.parse.elf_symbols import parse_elf_defines
 
     names = ["_ZN3c10%dxEv" % i for i in range(300)]
     for style in ("sysv", "gnu", "both"):
@@ -191,7 +192,7 @@ def test_the_sysv_hash_table_where_there_is_no_gnu_one(tmp_path):
 
 def test_truncations_and_bit_flips_never_raise_in_the_symbol_readers(tmp_path):
     from elf_builders import exporting
-    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import parse_elf_defines, parse_elf_symbols
 
     data = build_library(tmp_path, "libs.so", soname="libs.so", code=exporting(["_ZN3c10%dxEv" % i for i in range(50)])).read_bytes()
     rng = random.Random(291)
@@ -212,7 +213,7 @@ def test_truncations_and_bit_flips_never_raise_in_the_symbol_readers(tmp_path):
 @settings(max_examples=200)
 @given(st.binary(max_size=4096), st.lists(st.text(max_size=40), max_size=5))
 def test_random_bytes_never_raise_in_the_symbol_readers(tail, names):
-    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import parse_elf_defines, parse_elf_symbols
 
     got = parse_elf_symbols(b"\x7fELF" + tail, budget=64 * 1024)
     assert got is None or isinstance(got.names, tuple)
@@ -263,7 +264,7 @@ def test_select_hands_only_the_selected_names_on(tmp_path):
     """Counted work: of an extension's 340 undefined names, the 40 in torch's namespaces are the only ones decoded and
     handed to ``keep``; the entry-by-entry reading (forced) gives the same answer and hands on all 340."""
     from elf_builders import exporting, needing
-    from cudaenv.parse import elf
+    from cudaenv.parse import elf_symbols as elf
     from cudaenv.parse.symbols import namespace_selector
 
     torch_names = ["_ZN5torch%dt%dEv" % (len("t%d" % i), i) for i in range(40)]
@@ -299,7 +300,7 @@ def test_the_bulk_pick_is_the_entry_by_entry_one(wide, little, defined, entries,
     (binding, section index, a name inside the string table), or None; names NUL-ended as the reader needs."""
     import struct
 
-    from cudaenv.parse.elf import SHN_UNDEF, STB_GLOBAL, STB_WEAK, _picked
+    from cudaenv.parse.elf_symbols import SHN_UNDEF, STB_GLOBAL, STB_WEAK, _picked
     from cudaenv.parse.symbols import namespace_selector
 
     text = b"\0" + b"".join(s + b"\0" for s in strings)
@@ -324,7 +325,7 @@ def test_lookups_of_many_names_read_each_page_once(tmp_path):
     """Counted work: 600 names looked up in a library of 2,000 exports read each 4 KiB page at most once (about 3
     reads per name before), and give the same answers as one lookup at a time."""
     from elf_builders import exporting
-    from cudaenv.parse.elf import PAGE, parse_elf_defines
+    from cudaenv.parse.elf_symbols import PAGE, parse_elf_defines
 
     names = ["_ZN2at6native%dop%dEv" % (len("op%d" % i), i) for i in range(2000)]
     lib = build_library(tmp_path, "libbig.so", soname="libbig.so", code=exporting(names)).read_bytes()

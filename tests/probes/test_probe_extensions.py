@@ -152,7 +152,7 @@ def test_libc10_is_answered_from_its_exports_read_for_the_abi(tmp_path, monkeypa
     names the extensions need are looked up through the hash table of the other libraries only; the answers are the
     ones of looking each name up in libc10.so's hash table too (forced here by an incomplete read of its exports)."""
     import cudaenv.probes.extensions as pe
-    from cudaenv.parse.elf import ElfSymbols, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import ElfSymbols, parse_elf_symbols
 
     site = _site(tmp_path)
     looked_up = []
@@ -172,6 +172,6 @@ def test_libc10_is_answered_from_its_exports_read_for_the_abi(tmp_path, monkeypa
         return got._replace(complete=False) if defined and isinstance(got, ElfSymbols) else got
 
     looked_up.clear()
-    monkeypatch.setattr("cudaenv.parse.elf.parse_elf_symbols", incomplete)
+    monkeypatch.setattr("cudaenv.parse.elf_symbols.parse_elf_symbols", incomplete)
     slow = probe_extensions(Host(env={}), Torch(location=str(site), **TORCH), [str(site)], [])
     assert looked_up == ["libc10.so", "libtorch_cpu.so"] and slow == fast
