@@ -372,7 +372,8 @@ def torch_cuda_unavailable(s, tables) -> List:
 # cudaenv.explain.classify_error, the classifier `cudaenv explain` and `verify` use): the doctor adds the check that
 # fits the row it names, and nothing for a text the table does not know.
 DEVICE_NODE_IDS = ("driver-no-permission", "cuda-unknown-error")  # rows whose advice is to check the /dev/nvidia* nodes
-LOADER_IDS = ("cuda-library-missing", "libcudart-missing")  # rows of a library the dynamic loader could not find
+LOADER_IDS = ("cuda-library-missing", "libcudart-missing", "libcuda-not-found", "library-not-found")  # rows of a library
+# the dynamic loader could not find
 
 
 def torch_error_kind(text: str):

@@ -415,7 +415,8 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "torch_wheel": ("pythons", "platforms", "local_tag"),
     "runfile": ("if_no_tty", "if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
     "cudnn_versions": ("compiled_version", "runtime_version"),
-    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps", "if_wrong_arch", "if_broken"),
+    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps", "if_wrong_arch", "if_broken", "if_nvrtc",
+              "if_ort", "if_symbol"),
     "distributed": (),
 }
 
