@@ -1,6 +1,6 @@
 """Run by `cudaenv checkpoint fix --trust` in the user's Python: load a checkpoint with torch (weights_only=False:
 the user said they trust it), change it, save it. Stdlib + torch only; one JSON argument; prints one line
-``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, safetensors, dcp, zero) it reads a checkpoint folder instead of one file
+``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, safetensors, dcp, dcp-safetensors, zero) it reads a checkpoint folder instead of one file
 (:func:`load_folder`).
 
 The argument: {"source", "output", "map_location" (or null), "strip": [prefixes], "add" (or null), "extract" (or
@@ -66,6 +66,22 @@ def load_folder(torch, spec, kwargs, changes):
         obj = torch.load(spec["output"], **dict(kwargs, weights_only=bool(spec.get("weights_only", True))))
         changes.append("consolidated with torch.distributed.checkpoint.format_utils.dcp_to_torch_save (torch %s)"
                        % torch.__version__)
+        return obj
+    if layout == "dcp-safetensors":  # torch's own reader of DCP's HuggingFaceStorageWriter shards
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint import HuggingFaceStorageReader
+
+        meta = HuggingFaceStorageReader(spec["source"]).read_metadata()
+        obj = {k: torch.empty(tuple(m.size), dtype=m.properties.dtype) for k, m in meta.state_dict_metadata.items()}
+        import warnings
+
+        with warnings.catch_warnings():  # ("assuming the intent is to load in a single process": it is)
+            warnings.simplefilter("ignore")
+            dcp.load(obj, storage_reader=HuggingFaceStorageReader(spec["source"]), no_dist=True)
+        if spec.get("map_location") and spec["map_location"] != "cpu":
+            obj = {k: v.to(spec["map_location"]) for k, v in obj.items()}
+        changes.append("consolidated %d tensors with torch.distributed.checkpoint.HuggingFaceStorageReader and dcp.load "
+                       "(torch %s)" % (len(obj), torch.__version__))
         return obj
     if layout == "zero":
         import importlib.util

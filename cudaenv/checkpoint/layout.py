@@ -43,7 +43,10 @@ def worst(verdicts) -> Optional[str]:
 
 def classify(names: Sequence[str], folders: Sequence[str]) -> str:
     """The layout of a folder from the names of its regular files and of its subfolders: ``dcp``,
-    ``deepspeed-zero``, ``safetensors-shards``, ``bin-shards`` or ``unknown``."""
+    ``deepspeed-zero``, ``dcp-safetensors`` (:mod:`cudaenv.checkpoint.hf_dcp`), ``safetensors-shards``,
+    ``bin-shards`` or ``unknown``."""
+    from cudaenv.checkpoint.hf_dcp import shard_name
+
     files = set(names)
     if DCP_METADATA in files and any(n.endswith(DCP_SUFFIX) for n in files):
         return "dcp"
@@ -51,6 +54,8 @@ def classify(names: Sequence[str], folders: Sequence[str]) -> str:
         return "dcp"
     if (ZERO_LATEST in files and folders) or ZERO_SCRIPT in files or any(is_zero_file(n) for n in files):
         return "deepspeed-zero"
+    if any(shard_name(n) is not None for n in files):
+        return "dcp-safetensors"
     if any(n.endswith(INDEX_SUFFIXES[0]) for n in files):
         return "safetensors-shards"
     if any(n.endswith(INDEX_SUFFIXES[1]) for n in files):
