@@ -13,7 +13,8 @@ its small descriptor files say. Pure: names and already-read bytes or walked pic
 * **sharded Hugging Face** checkpoints: ``model.safetensors.index.json`` or ``pytorch_model.bin.index.json``, whose
   ``weight_map`` names the shard of every key.
 
-The names and their sources are rows of ``data/checkpoint_layouts.json``.
+The names and their sources are rows of ``data/checkpoint_layouts.json`` (DCP in the safetensors format:
+:mod:`cudaenv.checkpoint.hf_dcp`).
 """
 
 from __future__ import annotations
