@@ -97,8 +97,18 @@ def load_folder(torch, spec, kwargs, changes):
     raise ValueError("unknown layout %r" % layout)
 
 
+class MissingModules(Exception):
+    """The modules a transform of the folder needs, none of which this Python has: [[descriptor, [module, ...]]]."""
+
+
 def main(argv):
     spec = json.loads(argv[1])
+    import importlib.util
+
+    missing = [need for need in spec.get("need_modules") or ()
+               if not any(importlib.util.find_spec(m) is not None for m in need[1])]
+    if missing:  # said before torch is imported or anything read: torch would raise at the first such item
+        raise MissingModules(missing)
     import torch
 
     changes = []
@@ -255,6 +265,9 @@ if __name__ == "__main__":
     try:
         done = main(sys.argv)
         sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": True, "changes": done}) + "\n")
+    except MissingModules as exc:
+        sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": False, "missing_modules": exc.args[0]}) + "\n")
+        sys.exit(1)
     except BaseException as exc:  # noqa: BLE001 - the parent reads the error from this line
         sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
         sys.exit(1)

@@ -298,7 +298,10 @@ def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: st
         spec.update(layout="bin", sources=[os.path.abspath(os.path.join(folder, n)) for n in report.model_files],
                     weights_only=not trust)
     elif report.layout == "dcp":
-        spec.update(layout="dcp", source=os.path.abspath(folder), weights_only=not trust)
+        from cudaenv.checkpoint.layout import transform_modules
+
+        spec.update(layout="dcp", source=os.path.abspath(folder), weights_only=not trust,
+                    need_modules=transform_modules(report.transforms))  # (checked before torch is imported)
     elif report.layout == "dcp-safetensors":
         spec.update(layout="dcp-safetensors", source=os.path.abspath(folder))
     else:

@@ -238,6 +238,24 @@ def dcp_transforms(meta: DcpMetadata, known: Optional[Dict[str, Tuple[str, str]]
     return tuple(sorted(counts)), tuple(unknown), notes, problems
 
 
+def transform_modules(descriptors: Sequence[str], rows: Optional[Sequence[Dict[str, Any]]] = None) -> List[List[Any]]:
+    """[descriptor, [module, ...]] for each transform of ``descriptors`` that torch's reader reads only with one of
+    those Python modules (``rows``: the ``dcp_transform`` rows of data/checkpoint_layouts.json): what the Python that
+    converts the folder must be able to import, checked before it runs anything (stream.zstd/1: zstandard or
+    pyzstd, T:distributed/checkpoint/_extension.py:91-107)."""
+    if rows is None:
+        from cudaenv.core.resources import load_table
+
+        rows = [r for r in load_table("checkpoint_layouts")["rows"] if r["kind"] == "dcp_transform"]
+    out: List[List[Any]] = []
+    for d in descriptors:
+        name, _, version = d.partition("/")
+        for r in rows:
+            if r["name"] == name and version.partition(".")[0] == r["version"] and r.get("modules"):
+                out.append([d, list(r["modules"])])
+    return out
+
+
 def transform_support(descriptor: str, known: Dict[str, Tuple[str, str]]) -> Optional[str]:
     """What torch's reader needs for one transform descriptor (``name/version``, torch 2.13's ExtensionRegistry):
     the requirement from ``known`` (name -> (major version, requirement), data/checkpoint_layouts.json) when torch
