@@ -349,14 +349,13 @@ def _dcp_safetensors(path: str, folder: str, files: List[str], visible) -> Folde
         joined.append((name, box.safetensors, offsets))
     tensors, problems = hf_dcp.join_shards(joined)
     acc.problems.extend(problems)
+    from math import prod
+
     total = 0
     for t in tensors:
         dtype, bits = _ST_DTYPES.get(t.dtype, (t.dtype[:20], None))
         acc.dtypes[dtype] = acc.dtypes.get(dtype, 0) + 1
-        n = bits or 0
-        for d in t.size:
-            n *= d
-        total += n // 8
+        total += (bits or 0) * prod(t.size) // 8
     acc.prefixes.extend(prefix_findings("", L.prefix_keys([t.fqn for t in tensors])))
     versions.discard(None)
     acc.notes.append("saved by torch.distributed.checkpoint's HuggingFaceStorageWriter%s: no .metadata; each shard's "

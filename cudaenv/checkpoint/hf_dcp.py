@@ -59,8 +59,8 @@ def sharding_info(header: Any) -> Tuple[Optional[Dict[str, Tuple[int, ...]]], Op
     out: Dict[str, Tuple[int, ...]] = {}
     bad = 0
     for key, value in doc.items():
-        offs = value.get(OFFSETS_KEY) if isinstance(value, dict) else None
-        if isinstance(offs, list) and all(isinstance(o, int) and not isinstance(o, bool) and o >= 0 for o in offs):
+        offs = value.get(OFFSETS_KEY) if type(value) is dict else None
+        if type(offs) is list and _naturals(offs):
             out[key] = tuple(offs)
         else:
             bad += 1
@@ -76,11 +76,18 @@ class Joined:
         self.fqn, self.dtype, self.size, self.chunks, self.held = fqn, dtype, size, 0, 0
 
 
+_INT = {int}
+
+
+def _naturals(values: list) -> bool:
+    """Every value an int (not a bool) >= 0 (the type test in C: a header has one shape per tensor)."""
+    return set(map(type, values)) <= _INT and (not values or min(values) >= 0)
+
+
 def _numel(shape) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
+    from math import prod
+
+    return prod(shape)
 
 
 def join_shards(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]]]]) -> Tuple[List[Joined], List[str]]:
@@ -88,34 +95,41 @@ def join_shards(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]
     size: the largest offset plus shape in each dimension), and the problems: a key whose shards disagree on its dtype
     or rank, offsets for a key the header lacks, and a tensor whose chunks hold fewer (or more) elements than its full
     size: a rank's file missing, or chunks that overlap."""
+    from math import prod
+    from operator import add
+
     tensors: Dict[str, Joined] = {}
     problems: List[str] = []
     for name, header, offsets in shards:
         if not isinstance(header, dict):
             continue
+        offsets = offsets or {}
         for key, info in header.items():
-            if key == "__metadata__" or not isinstance(info, dict):
+            if key == "__metadata__" or type(info) is not dict:
                 continue
             shape = info.get("shape")
-            if not (isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
+            if type(shape) is not list or not _naturals(shape):
                 continue  # (the file's own report says so)
-            dtype = info.get("dtype") if isinstance(info.get("dtype"), str) else "?"
-            offs = (offsets or {}).get(key, (0,) * len(shape))
-            if len(offs) != len(shape):
+            dtype = info.get("dtype")
+            dtype = dtype if type(dtype) is str else "?"
+            offs = offsets.get(key)
+            if offs is None:
+                offs = (0,) * len(shape)
+            elif len(offs) != len(shape):
                 problems.append("%s: %s has %d offsets for %d dimensions" % (name, key[:120], len(offs), len(shape)))
                 continue
             t = tensors.get(key)
             if t is None:
-                t = tensors[key] = Joined(key, dtype, [s + o for s, o in zip(shape, offs)])
+                t = tensors[key] = Joined(key, dtype, list(map(add, shape, offs)))
             elif len(t.size) != len(shape) or t.dtype != dtype:
                 problems.append("%s: %s is %s %s here, %s with %d dimensions in another shard" % (
                     name, key[:120], dtype, list(shape), t.dtype, len(t.size)))
                 continue
             else:
-                t.size = [max(a, s + o) for a, s, o in zip(t.size, shape, offs)]
+                t.size = list(map(max, t.size, map(add, shape, offs)))
             t.chunks += 1
-            t.held += _numel(shape)
-        for key in [k for k in (offsets or {}) if k not in header][:3]:
+            t.held += prod(shape)
+        for key in [k for k in offsets if k not in header][:3]:
             problems.append("%s: %s places %s, which its header does not hold" % (name, SHARDING_KEY, key[:120]))
     short = [t for t in tensors.values() if t.held < _numel(t.size)]
     over = [t for t in tensors.values() if t.held > _numel(t.size)]
