@@ -21,11 +21,9 @@ CORPUS = TESTS / "corpus" / "explain"
 NAME = re.compile(r"^(?P<id>[a-z0-9-]+)--(?P<n>\d+)\.txt$")
 MIN_PER_ID = 5
 CUDAENV_OWN = {"dist-timeout", "verify-timeout", "verify-crashed", "torch-import-hang", "wrong-result"}
-# state-dict-random-init (issue 32): four real pastes (mmcv's warning three times, one _IncompatibleKeys print cut
-# before its unexpected list); the fifth is missing: the search excerpts cut the long lists of every other thread
-# with a whole-model mismatch before the second list, and the whole ones are deliberate partial loads, kept apart as
-# negatives (tests/recorded/state-dict-partial-loads.txt)
-NOT_YET_FIVE = {"state-dict-random-init"}
+# (state-dict-random-init, issue 32, has its five: mmcv's warning four times, one _IncompatibleKeys print cut before
+# its unexpected list; the search excerpts cut long lists, so three are two excerpts of one post joined at a [...])
+NOT_YET_FIVE: set = set()
 FILES = sorted(p.name for p in CORPUS.glob("*.txt"))
 
 
@@ -273,7 +271,7 @@ def test_a_deliberate_partial_load_is_not_called_random_init():
 def test_real_whole_model_mismatches_name_the_prefix_and_real_partial_loads_are_not_random_init():
     # the corpus's pastes (tests/corpus/explain/state-dict-random-init--N.txt): what each one says
     want = {1: ("strip", "backbone.", "if_mmcv"), 2: ("strip", "teacher.", "if_mmcv"), 3: ("strip", "backbone.", "if_mmcv"),
-            4: ("wrapped", "module.", None)}
+            4: ("wrapped", "module.", None), 5: ("strip", "backbone.", "if_mmcv")}
     for n, (action, prefix, flag) in want.items():
         ids, values = _classify(read("state-dict-random-init--%d.txt" % n)[3])
         assert ids == "state-dict-random-init" and values["prefix"] == prefix, n
