@@ -1,6 +1,6 @@
 """Run by `cudaenv checkpoint fix --trust` in the user's Python: load a checkpoint with torch (weights_only=False:
 the user said they trust it), change it, save it. Stdlib + torch only; one JSON argument; prints one line
-``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, safetensors, dcp, zero) it reads a checkpoint folder instead of one file
+``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, safetensors, dcp, dcp-safetensors, zero) it reads a checkpoint folder instead of one file
 (:func:`load_folder`).
 
 The argument: {"source", "output", "map_location" (or null), "strip": [prefixes], "add" (or null), "extract" (or
@@ -67,6 +67,22 @@ def load_folder(torch, spec, kwargs, changes):
         changes.append("consolidated with torch.distributed.checkpoint.format_utils.dcp_to_torch_save (torch %s)"
                        % torch.__version__)
         return obj
+    if layout == "dcp-safetensors":  # torch's own reader of DCP's HuggingFaceStorageWriter shards
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint import HuggingFaceStorageReader
+
+        meta = HuggingFaceStorageReader(spec["source"]).read_metadata()
+        obj = {k: torch.empty(tuple(m.size), dtype=m.properties.dtype) for k, m in meta.state_dict_metadata.items()}
+        import warnings
+
+        with warnings.catch_warnings():  # ("assuming the intent is to load in a single process": it is)
+            warnings.simplefilter("ignore")
+            dcp.load(obj, storage_reader=HuggingFaceStorageReader(spec["source"]), no_dist=True)
+        if spec.get("map_location") and spec["map_location"] != "cpu":
+            obj = {k: v.to(spec["map_location"]) for k, v in obj.items()}
+        changes.append("consolidated %d tensors with torch.distributed.checkpoint.HuggingFaceStorageReader and dcp.load "
+                       "(torch %s)" % (len(obj), torch.__version__))
+        return obj
     if layout == "zero":
         import importlib.util
 
@@ -81,8 +97,18 @@ def load_folder(torch, spec, kwargs, changes):
     raise ValueError("unknown layout %r" % layout)
 
 
+class MissingModules(Exception):
+    """The modules a transform of the folder needs, none of which this Python has: [[descriptor, [module, ...]]]."""
+
+
 def main(argv):
     spec = json.loads(argv[1])
+    import importlib.util
+
+    missing = [need for need in spec.get("need_modules") or ()
+               if not any(importlib.util.find_spec(m) is not None for m in need[1])]
+    if missing:  # said before torch is imported or anything read: torch would raise at the first such item
+        raise MissingModules(missing)
     import torch
 
     changes = []
@@ -239,6 +265,9 @@ if __name__ == "__main__":
     try:
         done = main(sys.argv)
         sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": True, "changes": done}) + "\n")
+    except MissingModules as exc:
+        sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": False, "missing_modules": exc.args[0]}) + "\n")
+        sys.exit(1)
     except BaseException as exc:  # noqa: BLE001 - the parent reads the error from this line
         sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
         sys.exit(1)

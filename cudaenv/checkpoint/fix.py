@@ -428,6 +428,11 @@ def _run_child(host, python: Optional[str], timeout: Optional[float], path: str,
                 result = json.loads(line[len("CUDAENV-CHECKPOINT "):])
             except ValueError:
                 result = None
+    if isinstance(result, dict) and result.get("missing_modules"):
+        descriptor, modules = result["missing_modules"][0]
+        raise UserError(M("%s stores items through %s, which torch reads only with the %s module, and %s has none of "
+                          "them: nothing was converted", printable(path), printable(str(descriptor)), printable(" or ".join(map(str, modules))), printable(found.path)),
+                        hint=M("install one into that Python (%s -m pip install %s), or give another with --python", printable(found.path), printable(str(modules[0]))))
     if not run.ok or not isinstance(result, dict) or not result.get("ok"):
         error = result.get("error") if isinstance(result, dict) else run.describe()
         raise UserError(M("torch could not rewrite %s: %s", printable(path), printable(str(error))[:500]))
