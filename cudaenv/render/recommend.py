@@ -127,7 +127,7 @@ def render_refresh_failure(outcome: Any, width: int = 80) -> List[str]:
     """The lines on stderr when the refresh cached nothing, within ``width`` columns."""
     from cudaenv.render.text import wrap
 
-    lines = wrap(printable(outcome.message), "cudaenv: ", "  ", width, long_words="keep")
+    lines = wrap(printable(tr(outcome.message)), "cudaenv: ", "  ", width, long_words="keep")
     for n in grouped_notes(outcome.notes)[:3]:
         lines += wrap(printable(n), "  - ", "    ", width, long_words="keep")
     if outcome.cache_note:
