@@ -176,7 +176,8 @@ def _older_than_tables(req: Request, asked: str, m: Machine, facts: Facts, kind:
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
             gpus = ", ".join(tf.sm_name(cc) for _, cc in m.gpus if cc)
-            reasons.append(M("the oldest release with a build for this machine%s is torch %s %s", (" (%s)" % gpus if gpus else ""), version, best.variant))
+            reasons.append(M("the oldest release with a build for this machine (%s) is torch %s %s", gpus, version, best.variant)
+                           if gpus else M("the oldest release with a build for this machine is torch %s %s", version, best.variant))
             alt = Alternative("torch", M("install torch >= %s with %s or newer", version, best.variant), best.variant, version,
                               "%s/%s" % (base, best.variant))
             return Recommendation(None, None, asked, (), tuple(reasons), (alt,), False, notes=tuple(notes), python=req.python,
