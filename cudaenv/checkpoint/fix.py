@@ -440,4 +440,46 @@ def _run_child(host, python: Optional[str], timeout: Optional[float], path: str,
     if not run.ok or not isinstance(result, dict) or not result.get("ok"):
         error = result.get("error") if isinstance(result, dict) else run.describe()
         raise UserError(M("torch could not rewrite %s: %s", printable(path), printable(str(error))[:500]))
-    return [str(c) for c in result.get("changes", [])]
+    return child_changes(result)
+
+
+# What _child/checkpoint_fix.py says it did (its say() templates), so each is said in the reader's language.
+CHILD_CHANGES = frozenset((
+    N_("merged %d .bin shards (%d keys) with torch.load(weights_only=%s)"),
+    N_("read %d safetensors file%s (%d tensors) with safetensors.safe_open"),
+    N_("%d tied tensors named in the metadata (cudaenv.aliases) share one storage again"),
+    N_("consolidated with torch.distributed.checkpoint.format_utils.dcp_to_torch_save (torch %s)"),
+    N_("consolidated with the folder's own zero_to_fp32.py (get_fp32_state_dict_from_zero_checkpoint)"),
+    N_("storages mapped to %s"),
+    N_("kept only the entry %r"),
+    N_("stripped %s from %d keys"),
+    N_("added %s to %d keys"),
+    N_("keys kept as they were, because their new name is taken: %s"),
+    N_("written as safetensors (%d tensors)"),
+    N_("%d tied tensors written once, their other names in the metadata (cudaenv.aliases): %s"),
+    N_("%d views of shared memory copied (safetensors stores no sharing): %s"),
+    N_("%d values that are not tensors left out (safetensors stores only tensors): %s"),
+))
+
+
+def child_changes(result: Dict[str, Any]) -> List[str]:
+    """The child's changes (its English, as it printed them), each a marked message when the child also said which of
+    :data:`CHILD_CHANGES` it is and with which values (a list value: prefixes stripped one after another). A template
+    this cudaenv does not know, or values that do not make the same English, keep the English as it is."""
+    changes = [str(c) for c in result.get("changes", [])]
+    said = result.get("said")
+    if not isinstance(said, list) or len(said) != len(changes):
+        return changes
+    out: List[str] = []
+    for text, pair in zip(changes, said):
+        template, values = (pair + [None, None])[:2] if isinstance(pair, list) else (None, None)
+        if not isinstance(template, str) or template not in CHILD_CHANGES or not isinstance(values, list):
+            out.append(text)
+            continue
+        values = [then([str(p) for p in v]) if isinstance(v, list) else v for v in values]
+        try:
+            message = M(template, *values) if values else M(template)
+        except (TypeError, ValueError):
+            message = None
+        out.append(message if message == text else text)
+    return out
