@@ -72,3 +72,32 @@ def test_what_cudaenv_cannot_say_again_stays_the_childs_english(chinese):
         got = child_changes({"ok": True, "changes": english, "said": said})
         assert got == english and [tr(c) for c in got] == english
     assert child_changes({"ok": True, "changes": english}) == english  # an older child, without "said"
+
+
+@pytest.mark.torch
+def test_the_real_child_through_torch_says_its_changes_in_chinese(tmp_path, cli):
+    """`checkpoint fix --to safetensors` run by the real child in this interpreter (torch and safetensors; `nox -s
+    torch`): the English it prints is what it printed before, and a Chinese run says the same changes in Chinese."""
+    import sys
+
+    from builders import TOOLS
+
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("safetensors.torch")
+    emb = torch.randn(10, 4)
+    src = tmp_path / "model.pt"
+    torch.save({"model": {"module.emb.weight": emb, "module.head.weight": emb, "module.half": emb[:5]}, "epoch": 3}, src)
+    argv = ["checkpoint", "fix", str(src), "--to", "safetensors", "--extract", "model", "--strip-prefix", "module.",
+            "--python", sys.executable]
+    en = cli(*(argv + ["-o", str(tmp_path / "en.safetensors")]), env={"PATH": TOOLS, "COLUMNS": "80"})
+    zh = cli(*(argv + ["-o", str(tmp_path / "zh.safetensors")]), env={"PATH": TOOLS, "COLUMNS": "80", "LANG": "zh_CN.UTF-8"})
+    assert en.code == zh.code == 0, (en.err, zh.err)
+    english, chinese = " ".join(en.out.split()), "".join(zh.out.split())
+    for said in ("kept only the entry 'model'", "stripped module. from 3 keys", "written as safetensors (2 tensors)",
+                 "1 tied tensors written once, their other names in the metadata (cudaenv.aliases): head.weight = emb.weight",
+                 "1 views of shared memory copied (safetensors stores no sharing): half"):
+        assert said in english
+    for said in ("只保留了条目'model'", "去掉了module.前缀（3个键）", "已写成safetensors（2个张量）",
+                 "1个绑定的张量只写入一次，它们的其他名字记在元数据（cudaenv.aliases）中：head.weight=emb.weight",
+                 "复制了1个共享内存的视图（safetensors不保存共享关系）：half"):
+        assert said in chinese
