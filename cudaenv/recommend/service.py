@@ -12,7 +12,7 @@ from cudaenv.model.record import Record
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
 from cudaenv.core.version import cc_tuple, compare_pep440, parse_driver_version, parse_python_version
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, join
 
 
 class Options(Record):
@@ -102,10 +102,10 @@ def load_index_data(env: Mapping[str, str], base: str, refresh_first: bool, time
             except OSError as exc:
                 notes.append(M("could not write the cache %s: %s", path, exc.strerror or exc))
             if result.pages_failed:
-                notes.append(M("%d index page(s) could not be read: %s", result.pages_failed, "; ".join(result.notes[:3])))
+                notes.append(M("%d index page(s) could not be read: %s", result.pages_failed, join("; ", result.notes[:3])))
             return result.data, notes, True
         data, note = ic.load_cache(path, base, data_date())
-        said = "; ".join(result.notes[:2])
+        said = join("; ", result.notes[:2])
         notes.append(M("offline: %s; using the cache", said) if data is not None else M("offline: %s; using the bundled tables", said))
         if note:
             notes.append(note)

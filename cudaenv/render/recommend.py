@@ -144,7 +144,10 @@ def grouped_notes(notes: List[str]) -> List[str]:
     for note in notes:
         if note.startswith("nothing could be read"):
             continue
-        where, sep, why = note.partition(": ")
+        note = tr(note)  # "cu126: " is a plain piece in every language; "root listing: " is said with a full-width colon
+        cuts = [i for i in (note.find(": "), note.find("\uff1a")) if i >= 0]
+        cut = min(cuts) if cuts else -1
+        where, sep, why = (note[:cut], note[cut], note[cut + (2 if note[cut] == ":" else 1):]) if cut >= 0 else (note, "", "")
         if not sep or " " in where.replace("root listing", "root"):
             where, why = "", note
         if why not in pages:

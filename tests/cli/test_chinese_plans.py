@@ -41,10 +41,12 @@ def zh_flat(text):
 
 def too_wide(text, english, columns):
     """The lines of ``text`` wider than ``columns`` (display width) that are not laid out as English lays them out
+    (the same line, or a line English leaves as wide: `torch refresh`'s summary lines are not wrapped in any language)
     and are not one word that nothing can wrap."""
-    same = set(english.splitlines())
-    return [line for line in text.splitlines()
-            if width_of(line) > columns and line not in same and not columns_matrix._one_word(line)]
+    same, lines = set(english.splitlines()), english.splitlines()
+    return [line for n, line in enumerate(text.splitlines())
+            if width_of(line) > columns and line not in same and not columns_matrix._one_word(line)
+            and not (n < len(lines) and width_of(lines[n]) > columns and not has_wide(lines[n]))]
 
 
 def _both(cli, argv, env, columns):
@@ -233,7 +235,7 @@ RECOMMEND = [
      ["离线：无法从 http://127.0.0.1:9/whl 读取任何内容；继续使用自带的数据表"]),
     (["torch", "recommend", "--driver", "550.54.15", "--compute-capability", "8.6", "--refresh", "--index-base", "http://127.0.0.1:9/whl",
       "--timeout", "1"],
-     ["refused the connection; using the bundled tables"], ["refused the connection；使用自带的数据表"]),
+     ["refused the connection; using the bundled tables"], ["离线：根目录列表：127.0.0.1:9 拒绝了连接; cu126: 127.0.0.1:9 拒绝了连接；使用自带的数据表"]),
 ]
 
 
@@ -267,3 +269,60 @@ def test_the_fix_plans_reasons_in_chinese(machine, columns):
     chinese = zh_flat(zh.out)
     assert "torch 2.13.0+cpu 安装在 %s 中" % machine.python in chinese and "torch 2.13.0 有这些版本：" in chinese
     assert too_wide(zh.out, en.out, columns) == [] and too_wide(zh.err, en.err, columns) == []
+
+
+# ------------------------------------------------------------------ the torch index: its cache's notes, a refresh
+def _index_tests():
+    spec = importlib.util.spec_from_file_location("torch_index_tests", str(Path(__file__).parent.parent / "index" / "test_torch_index.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # its IndexServer (a real HTTP server on 127.0.0.1), not its tests
+    return module
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_index_caches_notes_and_a_refresh_in_chinese(cli, tmp_path, columns):
+    import time
+
+    from cudaenv.index import cache
+    from cudaenv.index import torch as ti
+
+    path = tmp_path / "cache" / cache.CACHE_NAME
+    env = {"PATH": TOOLS, "CUDAENV_CACHE_DIR": str(tmp_path / "cache")}
+    wi = ["torch", "recommend", "--driver", "550.54.15", "--compute-capability", "8.6"]
+    stale = ti.IndexData(ti.index_base({}), time.mktime((2025, 1, 1, 0, 0, 0, 0, 0, 0)), {"cu126": {}})
+    foreign = ti.IndexData("http://elsewhere.example/whl", time.time(), {})
+    cases = [(stale, "is older than the bundled tables", "比自带的数据表（"),
+             (foreign, "the torch index cache was read from http://elsewhere.example/whl, not", "torch 索引缓存读自 http://elsewhere.example/whl，而不是")]
+    missing, wide = [], {}
+    for data, english_says, chinese_says in cases:
+        cache.write_cache(str(path), data)
+        en, zh = _both(cli, wi, env, columns)
+        assert en.code == zh.code == 0
+        missing += [s for s in [english_says] if s not in flat(en.out)] + [s for s in [chinese_says, "已忽略"] if s not in zh_flat(zh.out)]
+        wide.update({"recommend": too_wide(zh.out, en.out, columns)} if too_wide(zh.out, en.out, columns) else {})
+    path.write_text('{"schema": 99}')
+    en, zh = _both(cli, wi, env, columns)
+    assert "was written by a newer cudaenv (cache schema 99; this one reads" in flat(en.out)
+    assert "是由更新的 cudaenv 写入的（缓存格式 99；这个版本读" in zh_flat(zh.out)
+    srv = _index_tests().IndexServer(slow=0.1)
+    try:
+        refresh = ["torch", "refresh", "--index-base", srv.base, "--timeout", "1"]
+        en, zh = _both(cli, refresh, env, columns)
+    finally:
+        srv.close()
+    assert en.code == zh.code == 0, (en.err, zh.err)
+    english, chinese = flat(en.out), zh_flat(zh.out)
+    assert "new since the bundled table: cu134" in english and "cache written to" in english
+    missing += [s for s in ("自带数据表之后新增的：cu134", "缓存已写入", "个索引页面，来自 %s" % srv.base, "变体：") if s not in chinese]
+    if too_wide(zh.out, en.out, columns):
+        wide["refresh"] = too_wide(zh.out, en.out, columns)
+    dead = ["torch", "refresh", "--index-base", "http://127.0.0.1:9/whl", "--timeout", "1"]
+    en, zh = _both(cli, dead, env, columns)
+    assert en.code == zh.code == 1
+    assert "root listing, cu126, " in flat(en.err) and " more: 127.0.0.1:9 refused the connection" in flat(en.err)
+    missing += [s for s in ("根目录列表, cu126, 另外 ", " 个: 127.0.0.1:9 拒绝了连接", "离线：无法从 http://127.0.0.1:9/whl 读取任何内容")
+                if s not in zh_flat(zh.err)]
+    if too_wide(zh.err, en.err, columns):
+        wide["refresh (dead)"] = too_wide(zh.err, en.err, columns)
+    assert missing == [], json.dumps(missing, ensure_ascii=False)
+    assert not wide, json.dumps(wide, indent=1, ensure_ascii=False)
