@@ -48,9 +48,8 @@ def packages(target: str, variant: str, platform: str, companions: Mapping[str, 
         if reused and local:
             built_for = tf.variants_for(version, platform.split("-")[0], platform.split("-")[-1], tables.get("torch_variants"))
             if built_for and variant not in built_for:
-                notes.append(M("%s %s was built only for %s: no build of it is known on the %s index; install it from one of "
-                               "those indexes or leave it out", name, version, ", ".join(v for v in built_for if v != "default"),
-                               variant))
+                notes.append(M("%s %s was built only for %s: no build of it is known on the %s index; install it from one of those "
+                               "indexes or leave it out", name, version, ", ".join(v for v in built_for if v != "default"), variant))
         pkgs.append("%s==%s%s" % (name, version, "+" + local if pin_local else ""))
         plain.append("%s==%s" % (name, version))
     return pkgs, plain, notes
