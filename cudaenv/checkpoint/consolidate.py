@@ -85,7 +85,7 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     if layout == "dcp-safetensors":  # every shard a safetensors file that read whole: nothing of it runs
         expected = _dcp_st_shapes(_folder_of(path, folder), folder, opts)
     elif layout != "safetensors-shards" and folder.verdict != "safe" and not trust:
-        why = "; ".join("%s: %s" % (r.where, r.why) for r in folder.verdict_reasons[:2]) or "verdict %s" % folder.verdict
+        why = "; ".join("%s: %s" % (r.where, r.why) for r in folder.verdict_reasons[:2]) or M("verdict %s", folder.verdict)
         raise UserError(M("%s is not safe to load (%s)", printable(path), printable(why)),
                         hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, which "
                              "runs its code)"))
@@ -94,7 +94,7 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     warnings: List[str] = []
     stale = remove_stale_temps(os.path.dirname(os.path.abspath(target.path)))
     if stale:
-        warnings.append("removed %d temporary file%s a killed fix left" % (len(stale), "" if len(stale) == 1 else "s"))
+        warnings.append(M("removed %d temporary file%s a killed fix left", len(stale), "" if len(stale) == 1 else "s"))
     changes: List[str] = []
     try:
         writer = atomic_binary(target.path)
@@ -109,14 +109,14 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 method = "merge"
                 changes = merge_safetensors(_folder_of(path, folder), folder, fh, opts)
                 if opts.map_location:
-                    changes.append("safetensors stores no device: --map-location %s is for the loader "
-                                   "(safe_open(..., device=%r))" % (opts.map_location, opts.map_location))
+                    changes.append(M("safetensors stores no device: --map-location %s is for the loader "
+                                     "(safe_open(..., device=%r))", opts.map_location, opts.map_location))
                 fh.flush()
                 check_converted(writer.tmp, visible, "safetensors", expected)
                 after = _inspect(writer.tmp, visible)
                 if after.format != "safetensors" or after.inconsistencies or after.tensors != folder.tensors:
                     raise UserError(M("the merged file did not check out (%s): nothing was written", printable(
-                        "; ".join(after.inconsistencies[:3]) or "%d tensors, the shards have %d" % (after.tensors, folder.tensors))),
+                        "; ".join(after.inconsistencies[:3])) or M("%d tensors, the shards have %d", after.tensors, folder.tensors)),
                                     exit_code=EXIT_NOT_WRITTEN)
             else:
                 method = "torch" if layout != "deepspeed-zero" else "zero_to_fp32"
@@ -131,11 +131,12 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                             "; ".join(after.inconsistencies[:3]) or after.format)), exit_code=EXIT_NOT_WRITTEN)
                 elif not F.loadable(after):
                     why = [r.why for r in after.verdict_reasons] + list(after.inconsistencies + after.weights_only_reasons)
-                    raise UserError(M("the consolidated file did not check out (verdict %s: %s); nothing was written", after.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+                    raise UserError(M("the consolidated file did not check out (verdict %s: %s); nothing was written", after.verdict,
+                                      printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
                                     exit_code=EXIT_NOT_WRITTEN)
     except OSError as exc:
         raise UserError(M("cannot write %s: %s; nothing was written", printable(target.path), printable(exc.strerror or str(exc))),
-                        hint="free space or choose another -o folder" if exc.errno == 28 else None,
+                        hint=M("free space or choose another -o folder") if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
     from cudaenv.model.record import replace
 
@@ -247,14 +248,16 @@ def merge_files(paths: List[str], out_fh, opts) -> List[str]:
         if src is not None:
             src.close()
     if len(paths) == 1:
-        changes = ["rewrote the safetensors header (%d tensors, their bytes copied, no torch)" % len(plan)]
+        changes = [M("rewrote the safetensors header (%d tensors, their bytes copied, no torch)", len(plan))]
     else:
-        changes = ["merged %d safetensors shards into one file (%d tensors, header and byte ranges, no torch)" % (
-            len(paths), len(plan))]
+        changes = [M("merged %d safetensors shards into one file (%d tensors, header and byte ranges, no torch)",
+                     len(paths), len(plan))]
     if opts.strip:
-        changes.append("stripped %s from %d keys" % (" then ".join(opts.strip), renamed))
+        from cudaenv.checkpoint.fix import then
+
+        changes.append(M("stripped %s from %d keys", then(opts.strip), renamed))
     if opts.add:
-        changes.append("added %s to every key" % opts.add)
+        changes.append(M("added %s to every key", opts.add))
     return changes
 
 
@@ -377,18 +380,18 @@ def convert_file(host, path: str, out: Optional[str], opts, visible, in_place: b
             raise UserError(M("%s is not safe to load with torch.load(weights_only=True) (%s)", printable(path), printable(why)),
                             hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
                                  "which runs its code)"))
-        warnings.append("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)" % why)
+        warnings.append(M("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)", why))
     expected = source_shapes(path, opts, source_st)
     _check_space(out, before.total_bytes + (1 << 20))
     stale = remove_stale_temps(os.path.dirname(os.path.abspath(out)))
     if stale:
-        warnings.append("removed %d temporary file%s a killed fix left" % (len(stale), "" if len(stale) == 1 else "s"))
+        warnings.append(M("removed %d temporary file%s a killed fix left", len(stale), "" if len(stale) == 1 else "s"))
     try:
         return _convert(host, path, target, opts, visible, in_place, python, timeout, to, before, source_st, safe,
                         expected, warnings)
     except OSError as exc:
         raise UserError(M("cannot write %s: %s; nothing was written", printable(out), printable(exc.strerror or str(exc))),
-                        hint="free space or choose another -o folder" if exc.errno == 28 else None,
+                        hint=M("free space or choose another -o folder") if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
 
 
@@ -407,8 +410,8 @@ def _convert(host, path, target, opts, visible, in_place, python, timeout, to, b
             method = "merge"
             changes = merge_files([path], fh, opts)
             if opts.map_location:
-                changes.append("safetensors stores no device: --map-location %s is for the loader "
-                               "(safe_open(..., device=%r))" % (opts.map_location, opts.map_location))
+                changes.append(M("safetensors stores no device: --map-location %s is for the loader "
+                                 "(safe_open(..., device=%r))", opts.map_location, opts.map_location))
         else:
             method = "convert" if source_st or safe else "torch"  # (torch: --trust, the file's code may run)
             fh.flush()
@@ -471,7 +474,8 @@ def check_converted(tmp: str, visible, to: str, expected) -> None:
         check = inspect_file(tmp, visible, with_tensors=True)
         if not F.loadable(check):
             why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
-            raise UserError(M("the torch.save file did not check out (verdict %s: %s); nothing was written", check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+            raise UserError(M("the torch.save file did not check out (verdict %s: %s); nothing was written", check.verdict,
+                              printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
                             exit_code=EXIT_NOT_WRITTEN)
         got = {e.key: tuple(e.shape) for e in check.tensor_list}
     if expected is not None:
