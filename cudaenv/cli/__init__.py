@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 
 NO_GC_COMMANDS = (("use",), ("list",), ("checkpoint", "inspect"))  # short, small runs: the cyclic collector off
 FAST_COMMANDS = ("use", "list", "checkpoint", "doctor", "explain")  # checkpoint: its FAST_ACTIONS (inspect)
+BUNDLE_COMMANDS = ("use", "list")  # the `cudaenv` command imports their modules' code from one file (cli.bundle)
 
 
 class Context:
@@ -133,6 +134,11 @@ def main(
     err = err if err is not None else Stderr(sys.stderr)
     ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
     saved: List = []
+    bundle = None
+    if entry and argv[:1] and argv[0] in BUNDLE_COMMANDS:  # the shell hook's `use`: its modules found in one read
+        from cudaenv.cli.bundle import use_bundle
+
+        bundle = use_bundle()
     try:
         code = _dispatch(argv, ctx, saved)
         if real_out:
@@ -174,6 +180,8 @@ def main(
     finally:
         _stop_children(entry)
         restore_signal_handlers(saved)
+        if bundle is not None and bundle in sys.meta_path:
+            sys.meta_path.remove(bundle)
         i18n = sys.modules.get("cudaenv.core.i18n")
         if i18n is not None:  # the next main() in this process (the tests) chooses again
             i18n.set_language(i18n.ENGLISH)
