@@ -24,17 +24,18 @@ BEFORE = {"cudaenv", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams",
           "cudaenv.core.options"}
 
 PROBE = """
-import json, sys
+import atexit, json, sys
 entry = sys.argv[2:3] != ["--no-entry"]
 sys.argv = ["cudaenv"] + json.loads(sys.argv[1])
-from cudaenv.cli import main
-code = main() if entry else main(sys.argv[1:])
 def source(name):
     loader = type(getattr(sys.modules[name], "__loader__", None)).__name__
     return "bundle" if loader == "BundleLoader" else "usual"
-report = {m: source(m) for m in sys.modules if m.split(".")[0] == "cudaenv"}
-sys.stderr.write("\\nREPORT " + json.dumps(report) + "\\n")
-sys.exit(code)
+def report():  # at exit (an atexit function: the command then ends with the usual exit, cudaenv.cli._exit_now)
+    report = {m: source(m) for m in sys.modules if m.split(".")[0] == "cudaenv"}
+    sys.stderr.write("\\nREPORT " + json.dumps(report) + "\\n")
+atexit.register(report)
+from cudaenv.cli import main
+sys.exit(main() if entry else main(sys.argv[1:]))
 """
 
 
