@@ -5,15 +5,17 @@ in one file of the wheel, read by one ``open`` instead of a directory listing, a
 The source stays where it is: hatch_build.py compiles each module of :data:`MODULES` from its file when the wheel is
 built (:func:`build_bundle`, loaded from this file there: the package is not installed where the wheel is built) into
 ``cudaenv/cli/startup.bundle``. The `cudaenv` command's fast path (:func:`cudaenv.cli.main`, for the commands of
-``cudaenv.cli.BUNDLE_COMMANDS``) puts :class:`_Finder` first on ``sys.meta_path`` (:func:`use_bundle`) only when the bundle was built
-by this interpreter's bytecode (its magic number, the one ``__pycache__`` files carry) with no ``-O``; each module is
-then taken from it only when its source file is still the size it was compiled from, else found and loaded as usual.
+``cudaenv.cli.BUNDLE_COMMANDS``) puts :class:`_Finder` first on ``sys.meta_path`` (:func:`use_bundle`) only when the
+bundle was built by this interpreter's bytecode (its magic number, the one ``__pycache__`` files carry) with no
+``-O``; each module is then taken from it only when its source file is still the size it was compiled from, else
+found and loaded as usual.
+
 A module taken from the bundle is the module the usual import makes (``__file__``, ``__spec__``, ``__path__``,
 ``__cached__``; its code names the real source file, so a traceback shows that file's lines): only its loader's
 ``get_code`` differs. It saves the finding and reading, not the running (bench/RESULTS.md, issue 35).
 
-Nothing here may import anything the interpreter has not loaded before any code runs (``marshal``, ``_imp`` and the
-import system's own module are built in): it runs before the modules it saves.
+Nothing here imports what the interpreter has not loaded before any code runs (``os`` from ``site``; ``marshal``,
+``_imp`` and the import system's own module are built in): it runs before the modules it saves.
 """
 
 import marshal
@@ -181,10 +183,12 @@ class _Finder:
 
 def use_bundle(path: "Optional[str]" = None) -> "Optional[_Finder]":
     """Put the bundle's finder first on ``sys.meta_path`` (the bundle beside this module unless ``path``) and return
-    it, or None (the usual import) where the bundle cannot be used (:func:`read_bundle`). Undo with
-    :func:`drop_bundle`."""
+    it, or None (the usual import) where the bundle cannot be used (:func:`read_bundle`; on Windows). The caller takes
+    it off ``sys.meta_path`` when the command is done (the modules it loaded stay loaded)."""
     import os
 
+    if os.sep != "/":  # (Windows: the usual import, whose paths name the files with its own separator)
+        return None
     here = os.path.dirname(__file__)
     found = read_bundle(path or os.path.join(here, BUNDLE))
     if found is None:
@@ -193,8 +197,3 @@ def use_bundle(path: "Optional[str]" = None) -> "Optional[_Finder]":
     sys.meta_path.insert(0, finder)
     return finder
 
-
-def drop_bundle(finder: "Optional[_Finder]") -> None:
-    """Take the bundle's finder off ``sys.meta_path`` (the modules it loaded stay loaded)."""
-    if finder is not None and finder in sys.meta_path:
-        sys.meta_path.remove(finder)

@@ -136,3 +136,25 @@ print("\\n".join(out))
     assert bundled.stdout.count("'BundleLoader'") == 2 and usual.stdout.count("'SourceFileLoader'") == 2
     assert bundled.stdout.replace("'BundleLoader'", "'SourceFileLoader'") == usual.stdout
     assert str(package / "cudaenv" / "toolkit" / "switch.py") in bundled.stdout and "def plan_switch(" in bundled.stdout
+
+
+def test_no_bundle_on_windows_and_a_found_one_goes_first(package, monkeypatch):
+    """Windows gets the usual import (its paths use its own separator); elsewhere the finder goes first on
+    sys.meta_path, and vouches only for the bundle's modules (taken off again here: nothing is imported)."""
+    import os
+
+    from cudaenv.cli.bundle import use_bundle
+
+    _bundle(package)
+    path = str(package / "cudaenv" / "cli" / BUNDLE)
+    before = list(sys.meta_path)
+    monkeypatch.setattr(os, "sep", "\\")
+    assert use_bundle(path) is None and sys.meta_path == before
+    monkeypatch.undo()
+    finder = use_bundle(path)
+    try:
+        assert finder is not None and sys.meta_path[0] is finder
+        assert finder.find_spec("json") is None and finder.find_spec("cudaenv.commands.doctor") is None
+    finally:
+        sys.meta_path.remove(finder)
+    assert sys.meta_path == before
