@@ -77,6 +77,8 @@ def test_use_and_list_import_every_module_after_the_entry_from_the_bundle(packag
         usual = {m for m, how in report.items() if how == "usual"}
         assert usual == BEFORE & set(report), (argv, sorted(usual))
         seen |= set(report) - BEFORE
+        if argv[0] == "use":  # in English, no catalog and no renderer on the switch's path
+            assert not {"cudaenv.core.i18n", "cudaenv.render", "cudaenv.core.errors"} & set(report), sorted(report)
     assert b"/sw/12.4/bin" in _run(package, tmp_path, "use", "12.4", "--shell", "bash")[1]
     assert set(MODULES) == seen  # no module of these paths is left out, and none is carried for nothing
     assert set(BUNDLE_COMMANDS) == {"use", "list"}
