@@ -22,6 +22,12 @@ The facts tables in the line format: each ``data/NAME.txt`` is compiled to ``cud
 it (``cudaenv/core/linetable.py``, loaded from its file the same way), which ``load_table`` reads without parsing when
 the Python running cudaenv is the one that built the wheel (issue 26: `checkpoint inspect` reads two such tables on
 every run); another Python parses the text, as an editable install does.
+
+The start-up bundle: the code of the modules on the path of `cudaenv use` and `cudaenv list`
+(``cudaenv/cli/bundle.py``'s ``MODULES``, loaded from its file the same way), compiled from their files into
+``cudaenv/cli/startup.bundle``, which the `cudaenv` command reads in one ``open`` instead of finding and reading each
+module's ``__pycache__`` file, when the Python running cudaenv has the bytecode of the one that built the wheel and
+each source file is the size it was compiled from (issue 35); elsewhere the modules are imported as usual.
 """
 
 import importlib.util
@@ -62,6 +68,7 @@ class CustomBuildHook(BuildHookInterface):
             return
         self._compiled = compile_catalogs(self.root, build_data["force_include"])
         self._tables = compile_tables(self.root, build_data["force_include"])
+        self._bundle = compile_bundle(self.root, build_data["force_include"])
         tag = windows_tag()
         if tag:
             build_data["tag"] = "py3-none-" + tag
@@ -69,7 +76,7 @@ class CustomBuildHook(BuildHookInterface):
             build_data["shared_scripts"][SCRIPT] = "cudaenv"
 
     def finalize(self, version, build_data, artifact_path):
-        for folder in (getattr(self, "_compiled", None), getattr(self, "_tables", None)):
+        for folder in (getattr(self, "_compiled", None), getattr(self, "_tables", None), getattr(self, "_bundle", None)):
             if folder:
                 shutil.rmtree(folder, ignore_errors=True)
 
@@ -117,4 +124,18 @@ def compile_tables(root, force_include):
         with open(target, "wb") as fh:
             fh.write(linetable.compile_table(raw.decode("utf-8"), len(raw), name))
         force_include[target] = "cudaenv/data/%s.marshal" % name
+    return out
+
+
+def compile_bundle(root, force_include):
+    """Compile the start-up bundle (``cudaenv/cli/bundle.py``, loaded from its file) into a temporary folder and map
+    it into the wheel as ``cudaenv/cli/startup.bundle``; the temporary folder."""
+    spec = importlib.util.spec_from_file_location("_cudaenv_bundle", os.path.join(root, "cudaenv", "cli", "bundle.py"))
+    bundle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bundle)
+    out = tempfile.mkdtemp(prefix="cudaenv-bundle-")
+    target = os.path.join(out, bundle.BUNDLE)
+    with open(target, "wb") as fh:
+        fh.write(bundle.build_bundle(root))
+    force_include[target] = "cudaenv/cli/" + bundle.BUNDLE
     return out

@@ -656,7 +656,7 @@ import json, os, sys, time
 from cudaenv.checkpoint.analyze import inspect_file
 from cudaenv.checkpoint.folder import inspect_folder
 folder = sys.argv[1]
-shards = sorted(n for n in os.listdir(folder) if n.endswith(".bin"))
+shards = sorted(n for n in os.listdir(folder) if n.endswith((".bin", ".safetensors")))
 def best(work):
     times = []
     for _ in range(5):
@@ -669,30 +669,44 @@ print(json.dumps({"shards": len(shards), "files_s": one, "folder_s": whole}))
 
 
 def folder_figures(python: str, work: str, env: Dict[str, str], count: int = 8, per_shard: int = 2_500) -> Dict[str, float]:
-    """``inspect_folder`` of ``count`` .bin shards (``per_shard`` small tensors each, an index naming them) over
-    ``inspect_file`` of each shard, in one process (seconds and their ratio)."""
+    """``inspect_folder`` over ``inspect_file`` of each shard, in one process (seconds and their ratio), for ``count``
+    .bin shards (``per_shard`` small tensors each, an index naming them) and for a DCP folder in the safetensors format
+    of ``count`` ranks (each shard ``per_shard`` row chunks with their DCP_SHARDING_INFO, as torch 2.13's
+    HuggingFaceStorageWriter writes them: the join of the chunks is the folder's own work)."""
     cb = _builders()
-    folder = Path(work) / "shards"
-    folder.mkdir()
-    wmap = {}
-    for s in range(count):
-        name = "pytorch_model-%05d-of-%05d.bin" % (s + 1, count)
-        items = [("module.blocks.%d.w" % (s * per_shard + i), cb.Tensor(cb.Storage(str(i), 4), (4,))) for i in range(per_shard)]
-        (folder / name).write_bytes(cb.torch_zip(cb.state_dict(items), prefix=name[:-4]))
-        wmap.update((k, name) for k, _ in items)
-    (folder / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": wmap}))
-    try:
-        r = subprocess.run([python, "-c", FOLDER_RATIO, str(folder)], capture_output=True, text=True, env=env, timeout=1200)
-    finally:
-        import shutil
+    out: Dict[str, float] = {}
+    for kind in ("bin", "dcp-safetensors"):
+        folder = Path(work) / ("shards-" + kind)
+        folder.mkdir()
+        wmap = {}
+        for s in range(count):
+            if kind == "bin":
+                name = "pytorch_model-%05d-of-%05d.bin" % (s + 1, count)
+                items = [("module.blocks.%d.w" % (s * per_shard + i), cb.Tensor(cb.Storage(str(i), 4), (4,))) for i in range(per_shard)]
+                (folder / name).write_bytes(cb.torch_zip(cb.state_dict(items), prefix=name[:-4]))
+                wmap.update((k, name) for k, _ in items)
+            else:
+                name = "shard-%05d-model-00001-of-00001.safetensors" % (s + 1)
+                keys = ["module.blocks.%d.w" % i for i in range(per_shard)]
+                info = json.dumps({k: {"saved_offsets": [4 * s, 0]} for k in keys})
+                (folder / name).write_bytes(cb.safetensors_file({k: ("F32", (4, 4), 64) for k in keys},
+                                                                {"DCP_SHARDING_INFO": info, "DCP_VERSION": "1.0", "format": "pt"}))
+        if wmap:
+            (folder / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {"total_size": 0}, "weight_map": wmap}))
+        try:
+            r = subprocess.run([python, "-c", FOLDER_RATIO, str(folder)], capture_output=True, text=True, env=env, timeout=1200)
+        finally:
+            import shutil
 
-        shutil.rmtree(folder, ignore_errors=True)
-    if r.returncode != 0:
-        raise SystemExit("bench: the folder figures failed: %s" % r.stderr[-2000:])
-    data = json.loads(r.stdout)
-    print("checkpoint folder: %d shards, the files one by one %.3f s, the folder %.3f s" % (
-        data["shards"], data["files_s"], data["folder_s"]))
-    return {"checkpoint folder / its files": data["folder_s"] / data["files_s"]}
+            shutil.rmtree(folder, ignore_errors=True)
+        if r.returncode != 0:
+            raise SystemExit("bench: the folder figures failed: %s" % r.stderr[-2000:])
+        data = json.loads(r.stdout)
+        print("checkpoint folder (%s): %d shards, the files one by one %.3f s, the folder %.3f s" % (
+            kind, data["shards"], data["files_s"], data["folder_s"]))
+        out["checkpoint folder / its files" if kind == "bin" else "dcp safetensors folder / its files"] = (
+            data["folder_s"] / data["files_s"])
+    return out
 
 
 CONSOLE_FLOOR = "python -c 'import re'"
@@ -899,6 +913,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("checkpoint inspect 1.5G peak RSS (MiB)", figures.get("checkpoint inspect 1.5G", {}).get("rss_mib"), 50.0),
         ("checkpoint inspect 20k tensors (s)", figures.get("checkpoint inspect 20k", {}).get("wall"), 0.5),
         ("checkpoint folder of 8 shards / its files one by one", explain.get("checkpoint folder / its files"), 1.3),
+        ("DCP safetensors folder of 8 ranks / its files one by one", explain.get("dcp safetensors folder / its files"), 1.3),
         ("fleet summarize 10k reports (s)", figures.get("fleet summarize 10k", {}).get("wall"), 3.0),
         ("fleet summarize 10k peak RSS (MiB)", figures.get("fleet summarize 10k", {}).get("rss_mib"), 300.0),
         ("fleet summarize 100k reports (s)", figures.get("fleet summarize 100k", {}).get("wall"), 30.0),

@@ -271,3 +271,72 @@ def zero_files(top, files, ds_globals, drop=(), model_facts=None, optim_facts=No
                    "partition_count": count, "single_partition_of_fp32_groups": [Tensor(Storage(key, 64, "cpu"), (64,))]}
             path.write_bytes(torch_zip({"optimizer_state_dict": osd, "ds_config": {}}, prefix=name[:-3]))
     return top
+
+
+# Two gloo ranks on this CPU, a device mesh over both, each weight sharded by rows (Shard(0)), saved by
+# torch.distributed.checkpoint (issue 32). WRITER "fs": the default FileSystemWriter, every rank its half in
+# __{rank}_0.distcp; `step` and `extra` are not tensors, so DCP stores them as pickled bytes. WRITER "hf":
+# HuggingFaceStorageWriter(save_distributed=True), every rank its half in shard-{rank+1:05d}-model-00001-of-00001.safetensors
+# (tensors only, one of them int64: a value that is not a tensor would be written ahead of the safetensors header).
+GLOO_DCP_SAVE = r"""
+import os, socket, sys
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+
+def worker(rank, world, port, out, writer):
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+    import torch.distributed.checkpoint as dcp
+    mesh = init_device_mesh("cpu", (world,))
+    torch.manual_seed(0)
+    full = {"module.fc.weight": torch.randn(512, 512), "module.fc.bias": torch.randn(512),
+            "module.emb.weight": torch.randn(256, 512, dtype=torch.bfloat16)}
+    if writer == "hf":
+        full["module.steps"] = torch.arange(6, dtype=torch.int64)
+    sd = {k: distribute_tensor(v, mesh, [Shard(0)]) for k, v in full.items()}
+    if writer == "hf":
+        from torch.distributed.checkpoint import HuggingFaceStorageWriter
+        dcp.save(sd, storage_writer=HuggingFaceStorageWriter(out, save_distributed=True))
+    else:
+        sd["step"] = 7
+        sd["extra"] = {"note": "hello"}
+        dcp.save({"model": sd}, checkpoint_id=out)
+    dist.barrier()
+    dist.destroy_process_group()
+    # gloo's threads can abort a rank at interpreter exit ("terminate called without an active exception", 3 of 14
+    # saves here): the folder is whole once both ranks pass the barrier, so a rank leaves without C++ teardown
+    os._exit(0)
+
+if __name__ == "__main__":
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
+    mp.spawn(worker, args=(2, port, sys.argv[1], sys.argv[2]), nprocs=2)
+"""
+
+
+def gloo_dcp_full(torch, writer="fs"):
+    """The full tensors GLOO_DCP_SAVE shards (the same seed, in the same order), keyed as saved."""
+    torch.manual_seed(0)
+    full = {"module.fc.weight": torch.randn(512, 512), "module.fc.bias": torch.randn(512),
+            "module.emb.weight": torch.randn(256, 512, dtype=torch.bfloat16)}
+    if writer == "hf":
+        full["module.steps"] = torch.arange(6, dtype=torch.int64)
+    return full
+
+
+def gloo_dcp_save(out, writer="fs"):
+    """Run GLOO_DCP_SAVE (the real torch of this Python) into the folder ``out``; ``out``."""
+    import shutil
+    import subprocess
+    import sys
+
+    script = out.parent / ("save_%s.py" % writer)
+    script.write_text(GLOO_DCP_SAVE)
+    for _attempt in range(2):  # gloo on a loaded 2-core machine can lose a rank once: one more try, never more
+        proc = subprocess.run([sys.executable, str(script), str(out), writer], capture_output=True, text=True, timeout=300)
+        if proc.returncode == 0:
+            break
+        shutil.rmtree(out, ignore_errors=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out

@@ -1,6 +1,8 @@
 """Run by `cudaenv checkpoint fix --trust` in the user's Python: load a checkpoint with torch (weights_only=False:
 the user said they trust it), change it, save it. Stdlib + torch only; one JSON argument; prints one line
-``CUDAENV-CHECKPOINT {json}``. With "layout" (bin, safetensors, dcp, zero) it reads a checkpoint folder instead of one file
+``CUDAENV-CHECKPOINT {json}``: {"ok": true, "changes": [English], "said": [[template, values]]} (:func:`say`) or {"ok":
+false, "error"} (or "missing_modules"). With "layout" (bin, safetensors, dcp, dcp-safetensors, zero) it reads a
+checkpoint folder instead of one file
 (:func:`load_folder`).
 
 The argument: {"source", "output", "map_location" (or null), "strip": [prefixes], "add" (or null), "extract" (or
@@ -13,6 +15,13 @@ torch.nn.modules.utils.consume_prefix_in_state_dict_if_present.
 import json
 import sys
 
+
+def say(changes, template, *values):
+    """Add one change to ``changes``: ``[English, template, values]``. The parent prints the English, or the template
+    said in the reader's language with the same values (cudaenv.checkpoint.fix.CHILD_CHANGES); a list value is
+    prefixes stripped one after another (``a then b``)."""
+    shown = tuple(" then ".join(v) if isinstance(v, list) else v for v in values)
+    changes.append([template % shown if values else template, template, list(values)])
 
 
 def load_folder(torch, spec, kwargs, changes):
@@ -32,8 +41,8 @@ def load_folder(torch, spec, kwargs, changes):
             if twice:
                 raise KeyError("%d keys are in more than one shard, e.g. %r" % (len(twice), twice[0]))
             obj.update(part)
-        changes.append("merged %d .bin shards (%d keys) with torch.load(weights_only=%s)" % (
-            len(spec["sources"]), len(obj), kwargs["weights_only"]))
+        say(changes, "merged %d .bin shards (%d keys) with torch.load(weights_only=%s)", len(spec["sources"]), len(obj),
+            kwargs["weights_only"])
         return obj
     if layout == "safetensors":
         from safetensors import safe_open
@@ -54,18 +63,34 @@ def load_folder(torch, spec, kwargs, changes):
             obj.update(part)
         if spec.get("map_location") and spec["map_location"] != "cpu":
             obj = {k: v.to(spec["map_location"]) for k, v in obj.items()}
-        changes.append("read %d safetensors file%s (%d tensors) with safetensors.safe_open" % (
-            len(spec["sources"]), "" if len(spec["sources"]) == 1 else "s", len(obj)))
+        say(changes, "read %d safetensors file%s (%d tensors) with safetensors.safe_open", len(spec["sources"]),
+            "" if len(spec["sources"]) == 1 else "s", len(obj))
         if tied:
-            changes.append("%d tied tensors named in the metadata (cudaenv.aliases) share one storage again" % tied)
+            say(changes, "%d tied tensors named in the metadata (cudaenv.aliases) share one storage again", tied)
         return obj
     if layout == "dcp":
         from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
 
         dcp_to_torch_save(spec["source"], spec["output"])
         obj = torch.load(spec["output"], **dict(kwargs, weights_only=bool(spec.get("weights_only", True))))
-        changes.append("consolidated with torch.distributed.checkpoint.format_utils.dcp_to_torch_save (torch %s)"
-                       % torch.__version__)
+        say(changes, "consolidated with torch.distributed.checkpoint.format_utils.dcp_to_torch_save (torch %s)",
+            str(torch.__version__))
+        return obj
+    if layout == "dcp-safetensors":  # torch's own reader of DCP's HuggingFaceStorageWriter shards
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint import HuggingFaceStorageReader
+
+        meta = HuggingFaceStorageReader(spec["source"]).read_metadata()
+        obj = {k: torch.empty(tuple(m.size), dtype=m.properties.dtype) for k, m in meta.state_dict_metadata.items()}
+        import warnings
+
+        with warnings.catch_warnings():  # ("assuming the intent is to load in a single process": it is)
+            warnings.simplefilter("ignore")
+            dcp.load(obj, storage_reader=HuggingFaceStorageReader(spec["source"]), no_dist=True)
+        if spec.get("map_location") and spec["map_location"] != "cpu":
+            obj = {k: v.to(spec["map_location"]) for k, v in obj.items()}
+        say(changes, "consolidated %d tensors with torch.distributed.checkpoint.HuggingFaceStorageReader and dcp.load "
+            "(torch %s)", len(obj), str(torch.__version__))
         return obj
     if layout == "zero":
         import importlib.util
@@ -76,20 +101,30 @@ def load_folder(torch, spec, kwargs, changes):
         obj = module.get_fp32_state_dict_from_zero_checkpoint(spec["source"], tag=spec.get("tag"))
         if spec.get("map_location"):
             obj = {k: v.to(spec["map_location"]) if isinstance(v, torch.Tensor) else v for k, v in obj.items()}
-        changes.append("consolidated with the folder's own zero_to_fp32.py (get_fp32_state_dict_from_zero_checkpoint)")
+        say(changes, "consolidated with the folder's own zero_to_fp32.py (get_fp32_state_dict_from_zero_checkpoint)")
         return obj
     raise ValueError("unknown layout %r" % layout)
 
 
+class MissingModules(Exception):
+    """The modules a transform of the folder needs, none of which this Python has: [[descriptor, [module, ...]]]."""
+
+
 def main(argv):
     spec = json.loads(argv[1])
+    import importlib.util
+
+    missing = [need for need in spec.get("need_modules") or ()
+               if not any(importlib.util.find_spec(m) is not None for m in need[1])]
+    if missing:  # said before torch is imported or anything read: torch would raise at the first such item
+        raise MissingModules(missing)
     import torch
 
     changes = []
     kwargs = {"weights_only": False}
     if spec.get("map_location"):
         kwargs["map_location"] = spec["map_location"]
-        changes.append("storages mapped to %s" % spec["map_location"])
+        say(changes, "storages mapped to %s", spec["map_location"])
     layout = spec.get("layout")
     if layout is None:
         if spec.get("weights_only"):  # a file cudaenv's own verdict calls safe: nothing of it runs
@@ -101,7 +136,7 @@ def main(argv):
         if not isinstance(obj, dict) or spec["extract"] not in obj:
             raise KeyError("no top-level entry %r" % spec["extract"])
         obj = obj[spec["extract"]]
-        changes.append("kept only the entry %r" % spec["extract"])
+        say(changes, "kept only the entry %r", spec["extract"])
 
     def tensor_dict(d):
         return isinstance(d, dict) and d and sum(1 for v in d.values() if isinstance(v, torch.Tensor)) * 2 >= len(d)
@@ -162,15 +197,15 @@ def main(argv):
             return k
 
         n = sum(rename(d, s_key, s_meta) for d in list(walk(obj)) if tensor_dict(d))
-        changes.append("stripped %s from %d keys" % (" then ".join(strip), n))
+        say(changes, "stripped %s from %d keys", list(strip), n)
     add = spec.get("add")
     if add:
         bare = add[:-1] if add.endswith(".") else add
         targets = [obj] if tensor_dict(obj) else [v for k, v in obj.items() if k in spec["weights_entries"] and tensor_dict(v)] if isinstance(obj, dict) else []
         n = sum(rename(d, lambda k: add + k, lambda k: bare if k == "" else add + k) for d in targets)
-        changes.append("added %s to %d keys" % (add, n))
+        say(changes, "added %s to %d keys", add, n)
     if kept:
-        changes.append("keys kept as they were, because their new name is taken: %s" % ", ".join(map(str, kept[:5])))
+        say(changes, "keys kept as they were, because their new name is taken: %s", ", ".join(map(str, kept[:5])))
     if spec.get("to") == "safetensors":
         save_safetensors(torch, obj, spec["output"], changes)
     else:
@@ -224,21 +259,25 @@ def save_safetensors(torch, obj, output, changes):
     if aliases:
         metadata["cudaenv.aliases"] = json.dumps(aliases, sort_keys=True)
     save_file(tensors, output, metadata=metadata)
-    changes.append("written as safetensors (%d tensors)" % len(tensors))
+    say(changes, "written as safetensors (%d tensors)", len(tensors))
     if aliases:
-        changes.append("%d tied tensors written once, their other names in the metadata (cudaenv.aliases): %s" % (
-            len(aliases), ", ".join("%s = %s" % kv for kv in list(aliases.items())[:5])))
+        say(changes, "%d tied tensors written once, their other names in the metadata (cudaenv.aliases): %s", len(aliases),
+            ", ".join("%s = %s" % kv for kv in list(aliases.items())[:5]))
     if copied:
-        changes.append("%d views of shared memory copied (safetensors stores no sharing): %s" % (len(copied), ", ".join(copied[:5])))
+        say(changes, "%d views of shared memory copied (safetensors stores no sharing): %s", len(copied), ", ".join(copied[:5]))
     if dropped:
-        changes.append("%d values that are not tensors left out (safetensors stores only tensors): %s" % (
-            len(dropped), ", ".join(dropped[:8])))
+        say(changes, "%d values that are not tensors left out (safetensors stores only tensors): %s", len(dropped),
+            ", ".join(dropped[:8]))
 
 
 if __name__ == "__main__":
     try:
         done = main(sys.argv)
-        sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": True, "changes": done}) + "\n")
+        sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": True, "changes": [c[0] for c in done],
+                                                             "said": [c[1:] for c in done]}) + "\n")
+    except MissingModules as exc:
+        sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": False, "missing_modules": exc.args[0]}) + "\n")
+        sys.exit(1)
     except BaseException as exc:  # noqa: BLE001 - the parent reads the error from this line
         sys.stdout.write("CUDAENV-CHECKPOINT " + json.dumps({"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}) + "\n")
         sys.exit(1)

@@ -8,6 +8,10 @@ devices mapped in the same pass, checked before it replaces anything.
 * **DCP**: torch's own ``torch.distributed.checkpoint.format_utils.dcp_to_torch_save``, in your Python; it loads the
   items DCP stored as bytes with ``torch.load(weights_only=False)``, so the folder's verdict must be safe (else
   ``--trust``).
+* **DCP in the safetensors format** (``HuggingFaceStorageWriter``'s per-rank shards): read by torch's own
+  ``HuggingFaceStorageReader`` through ``dcp.load`` in your Python, into tensors of the full sizes its headers give
+  (torch's ``consolidate_safetensors_files`` is not used: torch 2.13's raises TypeError on an integer tensor,
+  ``torch.finfo``); refused before anything runs when the shards do not make whole tensors.
 * **DeepSpeed ZeRO**: the folder's own ``zero_to_fp32.py`` (``get_fp32_state_dict_from_zero_checkpoint``), only with
   ``--trust``: it is code shipped with the checkpoint.
 
@@ -52,7 +56,7 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     if folder.missing:
         raise UserError(M("%d file%s the checkpoint names %s missing (%s): nothing was written", len(folder.missing), "" if len(folder.missing) == 1 else "s", "is" if len(folder.missing) == 1 else "are", ", ".join(printable(m) for m in folder.missing[:5])), hint=M("copy them from where the checkpoint was saved"))
     fmt = to or F.output_format(target.path, None)
-    if layout == "safetensors-shards" and opts.extract is not None:
+    if layout in ("safetensors-shards", "dcp-safetensors") and opts.extract is not None:
         raise UserError(M("safetensors shards are one flat dict of tensors: --extract does not apply to them"))
     to_safetensors = layout != "safetensors-shards" and fmt == "safetensors"  # torch writes it through safetensors
     expected = _shard_shapes(_folder_of(path, folder), folder, opts) if layout == "safetensors-shards" else None
@@ -73,8 +77,15 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
         raise UserError(M("a DeepSpeed ZeRO folder is consolidated by its own zero_to_fp32.py, which is code shipped "
                         "with the checkpoint: nothing was run"), hint=M("read it, and only if you trust where the folder "
                                                                      "came from: add --trust"))
-    if layout != "safetensors-shards" and folder.verdict != "safe" and not trust:
-        why = "; ".join("%s: %s" % (r.where, r.why) for r in folder.verdict_reasons[:2]) or "verdict %s" % folder.verdict
+    if layout == "dcp-safetensors" and folder.inconsistencies:
+        raise UserError(M("%s is not one whole checkpoint that torch's HuggingFaceStorageReader reads right (%s): "
+                          "nothing was run", printable(path), printable("; ".join(folder.inconsistencies[:2])[:400])),
+                        hint=M("cudaenv checkpoint inspect says what is wrong; a missing rank's file must be copied from "
+                               "where the checkpoint was saved"))
+    if layout == "dcp-safetensors":  # every shard a safetensors file that read whole: nothing of it runs
+        expected = _dcp_st_shapes(_folder_of(path, folder), folder, opts)
+    elif layout != "safetensors-shards" and folder.verdict != "safe" and not trust:
+        why = "; ".join("%s: %s" % (r.where, r.why) for r in folder.verdict_reasons[:2]) or M("verdict %s", folder.verdict)
         raise UserError(M("%s is not safe to load (%s)", printable(path), printable(why)),
                         hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, which "
                              "runs its code)"))
@@ -83,7 +94,7 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     warnings: List[str] = []
     stale = remove_stale_temps(os.path.dirname(os.path.abspath(target.path)))
     if stale:
-        warnings.append("removed %d temporary file%s a killed fix left" % (len(stale), "" if len(stale) == 1 else "s"))
+        warnings.append(M("removed %d temporary file%s a killed fix left", len(stale), "" if len(stale) == 1 else "s"))
     changes: List[str] = []
     try:
         writer = atomic_binary(target.path)
@@ -98,19 +109,21 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 method = "merge"
                 changes = merge_safetensors(_folder_of(path, folder), folder, fh, opts)
                 if opts.map_location:
-                    changes.append("safetensors stores no device: --map-location %s is for the loader "
-                                   "(safe_open(..., device=%r))" % (opts.map_location, opts.map_location))
+                    changes.append(M("safetensors stores no device: --map-location %s is for the loader "
+                                     "(safe_open(..., device=%r))", opts.map_location, opts.map_location))
                 fh.flush()
                 check_converted(writer.tmp, visible, "safetensors", expected)
                 after = _inspect(writer.tmp, visible)
                 if after.format != "safetensors" or after.inconsistencies or after.tensors != folder.tensors:
                     raise UserError(M("the merged file did not check out (%s): nothing was written", printable(
-                        "; ".join(after.inconsistencies[:3]) or "%d tensors, the shards have %d" % (after.tensors, folder.tensors))),
+                        "; ".join(after.inconsistencies[:3])) or M("%d tensors, the shards have %d", after.tensors, folder.tensors)),
                                     exit_code=EXIT_NOT_WRITTEN)
             else:
                 method = "torch" if layout != "deepspeed-zero" else "zero_to_fp32"
                 fh.flush()
                 changes = _torch_merge(host, python, timeout, path, folder, writer.tmp, opts, trust, to_safetensors)
+                if expected is not None:
+                    check_converted(writer.tmp, visible, fmt, expected)
                 after = _inspect(writer.tmp, visible)
                 if to_safetensors:
                     if after.format != "safetensors" or after.inconsistencies:
@@ -118,11 +131,12 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                             "; ".join(after.inconsistencies[:3]) or after.format)), exit_code=EXIT_NOT_WRITTEN)
                 elif not F.loadable(after):
                     why = [r.why for r in after.verdict_reasons] + list(after.inconsistencies + after.weights_only_reasons)
-                    raise UserError(M("the consolidated file did not check out (verdict %s: %s); nothing was written", after.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+                    raise UserError(M("the consolidated file did not check out (verdict %s: %s); nothing was written", after.verdict,
+                                      printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
                                     exit_code=EXIT_NOT_WRITTEN)
     except OSError as exc:
         raise UserError(M("cannot write %s: %s; nothing was written", printable(target.path), printable(exc.strerror or str(exc))),
-                        hint="free space or choose another -o folder" if exc.errno == 28 else None,
+                        hint=M("free space or choose another -o folder") if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
     from cudaenv.model.record import replace
 
@@ -234,14 +248,16 @@ def merge_files(paths: List[str], out_fh, opts) -> List[str]:
         if src is not None:
             src.close()
     if len(paths) == 1:
-        changes = ["rewrote the safetensors header (%d tensors, their bytes copied, no torch)" % len(plan)]
+        changes = [M("rewrote the safetensors header (%d tensors, their bytes copied, no torch)", len(plan))]
     else:
-        changes = ["merged %d safetensors shards into one file (%d tensors, header and byte ranges, no torch)" % (
-            len(paths), len(plan))]
+        changes = [M("merged %d safetensors shards into one file (%d tensors, header and byte ranges, no torch)",
+                     len(paths), len(plan))]
     if opts.strip:
-        changes.append("stripped %s from %d keys" % (" then ".join(opts.strip), renamed))
+        from cudaenv.checkpoint.fix import then
+
+        changes.append(M("stripped %s from %d keys", then(opts.strip), renamed))
     if opts.add:
-        changes.append("added %s to every key" % opts.add)
+        changes.append(M("added %s to every key", opts.add))
     return changes
 
 
@@ -285,7 +301,12 @@ def _torch_merge(host, python: Optional[str], timeout: Optional[float], path: st
         spec.update(layout="bin", sources=[os.path.abspath(os.path.join(folder, n)) for n in report.model_files],
                     weights_only=not trust)
     elif report.layout == "dcp":
-        spec.update(layout="dcp", source=os.path.abspath(folder), weights_only=not trust)
+        from cudaenv.checkpoint.layout import transform_modules
+
+        spec.update(layout="dcp", source=os.path.abspath(folder), weights_only=not trust,
+                    need_modules=transform_modules(report.transforms))  # (checked before torch is imported)
+    elif report.layout == "dcp-safetensors":
+        spec.update(layout="dcp-safetensors", source=os.path.abspath(folder))
     else:
         spec.update(layout="zero", source=os.path.abspath(folder), tag=report.tag,
                     script=os.path.abspath(os.path.join(folder, "zero_to_fp32.py")))
@@ -307,6 +328,21 @@ def _shard_shapes(folder: str, report, opts):
             return None
         shapes.update(flat.safetensors_shapes(box.safetensors))
     return dict(zip(flat.renamed_keys(list(shapes), opts.strip, opts.add), shapes.values()))
+
+
+def _dcp_st_shapes(folder: str, report, opts):
+    """The keys and full sizes of a DCP folder in the safetensors format (its shards' headers joined as torch's
+    reader joins them), renamed as asked: what the one file must hold."""
+    from cudaenv.checkpoint import flat, hf_dcp
+    from cudaenv.checkpoint.container import open_container
+
+    shards = []
+    for name in report.model_files:
+        box = open_container(os.path.join(folder, name))
+        shards.append((name, box.safetensors, hf_dcp.sharding_info(box.safetensors)[0]))
+    tensors, _problems = hf_dcp.join_shards(shards)
+    keys = flat.renamed_keys([t.fqn for t in tensors], opts.strip, opts.add)
+    return dict(zip(keys, (tuple(t.size) for t in tensors)))
 
 
 # ------------------------------------------------------------------ one file to another format (--to)
@@ -344,18 +380,18 @@ def convert_file(host, path: str, out: Optional[str], opts, visible, in_place: b
             raise UserError(M("%s is not safe to load with torch.load(weights_only=True) (%s)", printable(path), printable(why)),
                             hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
                                  "which runs its code)"))
-        warnings.append("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)" % why)
+        warnings.append(M("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)", why))
     expected = source_shapes(path, opts, source_st)
     _check_space(out, before.total_bytes + (1 << 20))
     stale = remove_stale_temps(os.path.dirname(os.path.abspath(out)))
     if stale:
-        warnings.append("removed %d temporary file%s a killed fix left" % (len(stale), "" if len(stale) == 1 else "s"))
+        warnings.append(M("removed %d temporary file%s a killed fix left", len(stale), "" if len(stale) == 1 else "s"))
     try:
         return _convert(host, path, target, opts, visible, in_place, python, timeout, to, before, source_st, safe,
                         expected, warnings)
     except OSError as exc:
         raise UserError(M("cannot write %s: %s; nothing was written", printable(out), printable(exc.strerror or str(exc))),
-                        hint="free space or choose another -o folder" if exc.errno == 28 else None,
+                        hint=M("free space or choose another -o folder") if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
 
 
@@ -374,8 +410,8 @@ def _convert(host, path, target, opts, visible, in_place, python, timeout, to, b
             method = "merge"
             changes = merge_files([path], fh, opts)
             if opts.map_location:
-                changes.append("safetensors stores no device: --map-location %s is for the loader "
-                               "(safe_open(..., device=%r))" % (opts.map_location, opts.map_location))
+                changes.append(M("safetensors stores no device: --map-location %s is for the loader "
+                                 "(safe_open(..., device=%r))", opts.map_location, opts.map_location))
         else:
             method = "convert" if source_st or safe else "torch"  # (torch: --trust, the file's code may run)
             fh.flush()
@@ -438,7 +474,8 @@ def check_converted(tmp: str, visible, to: str, expected) -> None:
         check = inspect_file(tmp, visible, with_tensors=True)
         if not F.loadable(check):
             why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
-            raise UserError(M("the torch.save file did not check out (verdict %s: %s); nothing was written", check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+            raise UserError(M("the torch.save file did not check out (verdict %s: %s); nothing was written", check.verdict,
+                              printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
                             exit_code=EXIT_NOT_WRITTEN)
         got = {e.key: tuple(e.shape) for e in check.tensor_list}
     if expected is not None:

@@ -18,11 +18,19 @@ from typing import Any, Dict, List, Optional
 
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.core.errors import UserError
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, N_
 
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?|mps|meta|xpu(:\d{1,4})?)$")
 SAFE_FORMATS = ("torch-zip", "torch-legacy")
 TRUST_TIMEOUT = 600.0
+
+
+def then(prefixes: List[str]) -> str:
+    """``a then b then c``: the prefixes stripped one after another, as one message."""
+    said = prefixes[0] if prefixes else ""
+    for p in prefixes[1:]:
+        said = M("%s then %s", said, p)
+    return said
 
 
 class Options:
@@ -64,9 +72,9 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
         if not found:
             keys = ", ".join(printable(k) for k, _ in G.pairs_of(root)[:20] if isinstance(k, str))
             raise UserError(M("%s has no top-level entry %s", printable(path), printable(opts.extract)),
-                            hint=M("its top-level keys: %s", keys or "none (not a dict)"))
+                            hint=M("its top-level keys: %s", keys or M("none (not a dict)")))
         root = found[-1]
-        changes.append("kept only the entry %r" % opts.extract)
+        changes.append(M("kept only the entry %r", opts.extract))
     an = G.graph(root, storages)
     if opts.strip:
         n_keys = n_meta = 0
@@ -74,12 +82,12 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
             n, clash = R.rename_pairs(obj.pairs, lambda k: R.strip_key(k, opts.strip), keep_taken=True)
             n_keys += n
             if clash:  # never a value over another: the key stays, and shows as unexpected where it is loaded
-                changes.append("keys kept as they were in %s, because their name without the prefix is taken: %s" % (
-                    cpath or "the top level", ", ".join(printable(c)[:80] for c in clash[:5])))
+                changes.append(M("keys kept as they were in %s, because their name without the prefix is taken: %s",
+                                 cpath or M("the top level"), ", ".join(printable(c)[:80] for c in clash[:5])))
             meta = R.metadata_pairs(obj)
             if meta is not None:
                 n_meta += R.rename_pairs(meta, lambda k: R.strip_metadata_key(k, opts.strip))[0]
-        changes.append("stripped %s from %d keys and %d _metadata keys" % (" then ".join(opts.strip), n_keys, n_meta))
+        changes.append(M("stripped %s from %d keys and %d _metadata keys", then(opts.strip), n_keys, n_meta))
     if opts.add:
         n_keys = n_meta = 0
         for cpath, obj in an.candidates:
@@ -88,12 +96,12 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
             n, clash = R.rename_pairs(obj.pairs, lambda k: opts.add + k, keep_taken=True)
             n_keys += n
             if clash:
-                changes.append("keys kept as they were in %s, because their name with the prefix is taken: %s" % (
-                    cpath or "the top level", ", ".join(printable(c)[:80] for c in clash[:5])))
+                changes.append(M("keys kept as they were in %s, because their name with the prefix is taken: %s",
+                                 cpath or M("the top level"), ", ".join(printable(c)[:80] for c in clash[:5])))
             meta = R.metadata_pairs(obj)
             if meta is not None:
                 n_meta += R.rename_pairs(meta, lambda k: R.add_metadata_key(k, opts.add))[0]
-        changes.append("added %s to %d keys and %d _metadata keys" % (opts.add, n_keys, n_meta))
+        changes.append(M("added %s to %d keys and %d _metadata keys", opts.add, n_keys, n_meta))
 
     used: List[str] = []  # the storage keys, in first-seen order: the new archive's data/0, data/1, ...
     number: Dict[str, str] = {}
@@ -122,13 +130,13 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     except R.Unsupported as exc:
         raise UserError(M("cannot rewrite %s without torch: %s", printable(path), exc), hint=M("use --trust to rewrite it with torch"))
     for old, n in sorted(moved.items(), key=lambda x: str(x[0])):
-        changes.append("%d storage%s %s -> %s" % (n, "" if n == 1 else "s", printable(old), opts.map_location))
+        changes.append(M("%d storage%s %s -> %s", n, "" if n == 1 else "s", printable(old), opts.map_location))
     odd = [k for k in used if not (k.isdigit() and k.isascii())]
     if odd and box.format == "torch-zip":
-        changes.append("storage records renumbered 0..%d as torch.save names them (the file named %s)"
-                       % (len(used) - 1, ", ".join(printable(k)[:40] for k in odd[:3])))
+        changes.append(M("storage records renumbered 0..%d as torch.save names them (the file named %s)",
+                         len(used) - 1, ", ".join(printable(k)[:40] for k in odd[:3])))
     if box.format == "torch-legacy":
-        changes.append("legacy format rewritten as a torch zip")
+        changes.append(M("legacy format rewritten as a torch zip"))
 
     zout = R.ZipOut(out_fh)
     zout.write_bytes("%s/data.pkl" % prefix, data_pkl)
@@ -178,7 +186,7 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
             zout.write_bytes("%s/.data/serialization_id" % prefix, _serial())
     zout.close()
     if len(used) < len(storages):
-        changes.append("%d storage records no longer referenced were left out" % (len(storages) - len(used)))
+        changes.append(M("%d storage records no longer referenced were left out", len(storages) - len(used)))
     return changes
 
 
@@ -234,11 +242,11 @@ class Target:
 def _kind(mode: int) -> str:
     import stat
 
-    for test, name in ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder")):
+    for test, name in ((stat.S_ISCHR, N_("a character device")), (stat.S_ISBLK, N_("a block device")),
+                       (stat.S_ISFIFO, N_("a FIFO")), (stat.S_ISSOCK, N_("a socket")), (stat.S_ISDIR, N_("a folder"))):
         if test(mode):
-            return name
-    return "not a regular file"
+            return M(name)
+    return M("not a regular file")
 
 
 def plan_output(path: str, out: Optional[str], in_place: bool) -> Target:
@@ -262,7 +270,7 @@ def plan_output(path: str, out: Optional[str], in_place: bool) -> Target:
         if not os.path.exists(target):
             raise UserError(M("%s is a link to %s, which does not exist", printable(given), printable(target)),
                             hint=M("give the path of a file (or of one to create)"))
-        notes.append("%s is a link: its target %s was written, the link kept" % (printable(given), printable(target)))
+        notes.append(M("%s is a link: its target %s was written, the link kept", printable(given), printable(target)))
     try:
         st = os.stat(target)
     except FileNotFoundError:
@@ -293,15 +301,15 @@ def fix_checkpoint(host, path: str, out: Optional[str], opts: Options, visible, 
     warnings: List[str] = []
     stale = remove_stale_temps(os.path.dirname(os.path.abspath(target.path)))
     if stale:
-        warnings.append("removed %d temporary file%s a killed fix left: %s" % (
-            len(stale), "" if len(stale) == 1 else "s", ", ".join(printable(n) for n in stale[:3])))
+        warnings.append(M("removed %d temporary file%s a killed fix left: %s",
+                          len(stale), "" if len(stale) == 1 else "s", ", ".join(printable(n) for n in stale[:3])))
     try:
         return _fix(host, path, target, opts, visible, in_place, trust, python, timeout, warnings)
     except RecursionError:
         raise UserError(M("%s is nested too deep to rewrite; nothing was written", printable(path))) from None
     except OSError as exc:  # a full disk, a read-only folder, a file that went away: one line, no traceback
         raise UserError(M("cannot write %s: %s; nothing was written", printable(target.path), printable(exc.strerror or str(exc))),
-                        hint="free space or choose another -o folder" if exc.errno == 28 else None,
+                        hint=M("free space or choose another -o folder") if exc.errno == 28 else None,
                         exit_code=EXIT_NOT_WRITTEN) from None
 
 
@@ -332,9 +340,9 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
         with writer as fh:
             changes = rewrite_file(path, fh, opts, archive_name(out))
             if mended:
-                changes.append("the archive starts at byte 0 (%s)" % mended[0].split(":")[0])
+                changes.append(M("the archive starts at byte 0 (%s)", mended[0].split(":")[0]))
             fh.flush()
-            _check_written(writer.tmp, visible, "the rewritten file")
+            _check_written(writer.tmp, visible, M("the rewritten file"))
             if in_place:
                 backup = _backup(out)
     else:
@@ -343,7 +351,7 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
             raise UserError(M("%s is not safe to rewrite without running it (%s)", printable(path), printable(why)),
                             hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
                                  "which runs its code)"))
-        warnings.append("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)" % why)
+        warnings.append(M("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)", why))
         method = "torch"
         writer = atomic_binary(out)
         with writer:
@@ -353,9 +361,9 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
     after = inspect_file(out, visible, with_tensors=False)
     if method == "torch" and not loadable(after):
         # what you trusted stays what you trusted: written as asked, but not called loadable (the service's exit 1)
-        warnings.append("the result still needs torch.load(weights_only=False), as %s did (verdict %s): %s" % (
-            printable(path), after.verdict, printable("; ".join([r.why for r in after.verdict_reasons[:2]]
-                                                            + list(after.weights_only_reasons[:2]))[:300])))
+        warnings.append(M("the result still needs torch.load(weights_only=False), as %s did (verdict %s): %s",
+                          printable(path), after.verdict, printable("; ".join([r.why for r in after.verdict_reasons[:2]]
+                                                                             + list(after.weights_only_reasons[:2]))[:300])))
     return FixReport(path, out, method, tuple(target.notes + changes), before, after, backup, tuple(warnings))
 
 
@@ -373,7 +381,8 @@ def _check_written(tmp: str, visible, what: str) -> None:
     check = _inspect_written(tmp, visible)
     if not loadable(check):
         why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
-        raise UserError(M("%s did not check out (verdict %s: %s); nothing was written", what, check.verdict, printable("; ".join(why)[:300] or "not loadable with weights_only=True")),
+        raise UserError(M("%s did not check out (verdict %s: %s); nothing was written", what, check.verdict,
+                          printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
                         exit_code=EXIT_NOT_WRITTEN)
 
 
@@ -428,7 +437,55 @@ def _run_child(host, python: Optional[str], timeout: Optional[float], path: str,
                 result = json.loads(line[len("CUDAENV-CHECKPOINT "):])
             except ValueError:
                 result = None
+    if isinstance(result, dict) and result.get("missing_modules"):
+        descriptor, modules = result["missing_modules"][0]
+        raise UserError(M("%s stores items through %s, which torch reads only with the %s module, and %s has none of "
+                          "them: nothing was converted", printable(path), printable(str(descriptor)), printable(" or ".join(map(str, modules))), printable(found.path)),
+                        hint=M("install one into that Python (%s -m pip install %s), or give another with --python", printable(found.path), printable(str(modules[0]))))
     if not run.ok or not isinstance(result, dict) or not result.get("ok"):
         error = result.get("error") if isinstance(result, dict) else run.describe()
         raise UserError(M("torch could not rewrite %s: %s", printable(path), printable(str(error))[:500]))
-    return [str(c) for c in result.get("changes", [])]
+    return child_changes(result)
+
+
+# What _child/checkpoint_fix.py says it did (its say() templates), so each is said in the reader's language.
+CHILD_CHANGES = frozenset((
+    N_("merged %d .bin shards (%d keys) with torch.load(weights_only=%s)"),
+    N_("read %d safetensors file%s (%d tensors) with safetensors.safe_open"),
+    N_("%d tied tensors named in the metadata (cudaenv.aliases) share one storage again"),
+    N_("consolidated with torch.distributed.checkpoint.format_utils.dcp_to_torch_save (torch %s)"),
+    N_("consolidated %d tensors with torch.distributed.checkpoint.HuggingFaceStorageReader and dcp.load (torch %s)"),
+    N_("consolidated with the folder's own zero_to_fp32.py (get_fp32_state_dict_from_zero_checkpoint)"),
+    N_("storages mapped to %s"),
+    N_("kept only the entry %r"),
+    N_("stripped %s from %d keys"),
+    N_("added %s to %d keys"),
+    N_("keys kept as they were, because their new name is taken: %s"),
+    N_("written as safetensors (%d tensors)"),
+    N_("%d tied tensors written once, their other names in the metadata (cudaenv.aliases): %s"),
+    N_("%d views of shared memory copied (safetensors stores no sharing): %s"),
+    N_("%d values that are not tensors left out (safetensors stores only tensors): %s"),
+))
+
+
+def child_changes(result: Dict[str, Any]) -> List[str]:
+    """The child's changes (its English, as it printed them), each a marked message when the child also said which of
+    :data:`CHILD_CHANGES` it is and with which values (a list value: prefixes stripped one after another). A template
+    this cudaenv does not know, or values that do not make the same English, keep the English as it is."""
+    changes = [str(c) for c in result.get("changes", [])]
+    said = result.get("said")
+    if not isinstance(said, list) or len(said) != len(changes):
+        return changes
+    out: List[str] = []
+    for text, pair in zip(changes, said):
+        template, values = (pair + [None, None])[:2] if isinstance(pair, list) else (None, None)
+        if not isinstance(template, str) or template not in CHILD_CHANGES or not isinstance(values, list):
+            out.append(text)
+            continue
+        values = [then([str(p) for p in v]) if isinstance(v, list) else v for v in values]
+        try:
+            message = M(template, *values) if values else M(template)
+        except (TypeError, ValueError):
+            message = None
+        out.append(message if message == text else text)
+    return out

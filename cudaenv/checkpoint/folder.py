@@ -14,10 +14,10 @@ import os
 from typing import Dict, List, Optional, Tuple
 
 from cudaenv.checkpoint import layout as L
-from cudaenv.checkpoint.report import DeviceCount, DtypeCount, FolderReport, KeyPrefix, ShardFile, VerdictReason
+from cudaenv.checkpoint.folder_files import MAX_REASONS, Acc, finish_report, inspect_member
+from cudaenv.checkpoint.report import FolderReport, ShardFile, VerdictReason
 
 MAX_ENTRIES = 200_000  # the most folder entries looked at
-MAX_REASONS = 40  # verdict reasons kept from all the files together
 MAX_DCP_ITEMS = 500_000  # the DCP items walked (a 64-rank FSDP save of a 70B model and its optimizer: ~150,000)
 
 
@@ -67,79 +67,6 @@ def _natural(name: str):
     return out
 
 
-class _Acc:
-    """What the files add up to."""
-
-    def __init__(self):
-        self.files: List[ShardFile] = []
-        self.reasons: List[VerdictReason] = []
-        self.verdicts: List[Optional[str]] = []
-        self.weights_only: List[Optional[bool]] = []
-        self.dtypes: Dict[str, int] = {}
-        self.devices: Dict[Tuple[str, str], int] = {}
-        self.problems: List[str] = []
-        self.notes: List[str] = []
-        self.keys: Dict[str, List[str]] = {}  # file -> its top-level keys (a shard's state_dict keys)
-        self.prefixes: List[KeyPrefix] = []
-
-    def add(self, shard: ShardFile, reasons=(), report=None, count_dtypes: bool = True) -> None:
-        self.files.append(shard)
-        self.verdicts.append(shard.verdict)
-        self.weights_only.append(shard.weights_only)
-        for r in reasons:
-            if len(self.reasons) < MAX_REASONS:
-                self.reasons.append(VerdictReason("%s: %s" % (shard.name, r.where), r.why))
-        for p in shard.problems:
-            self.problems.append("%s: %s" % (shard.name, p))
-        if report is not None and count_dtypes:
-            for d in report.dtypes:
-                self.dtypes[d.dtype] = self.dtypes.get(d.dtype, 0) + d.count
-        if report is not None:
-            for d in report.devices:
-                self.devices[(d.device, d.via)] = self.devices.get((d.device, d.via), 0) + d.count
-
-
-def _inspect_file(folder: str, name: str, role: str, visible, acc: _Acc, rank: Optional[int] = None,
-                  keep_prefixes: bool = True, shown: Optional[str] = None, count_dtypes: bool = True):
-    """Read one pickle or safetensors file of the folder with the single-file readers; its box (for the walked
-    root or the header) and report."""
-    from cudaenv.checkpoint.analyze import build_report
-    from cudaenv.checkpoint.container import open_container
-    from cudaenv.checkpoint.graph import pairs_of
-
-    import gc
-
-    collecting = gc.isenabled()
-    gc.disable()  # as inspect_file, file by file: the cycles a file's walk leaves are collected before the next
-    try:
-        box = open_container(os.path.join(folder, name))
-        report = build_report(box, visible, with_tensors=False)
-    finally:
-        if collecting:
-            gc.enable()
-    if box.format == "safetensors":
-        keys = [k for k in (box.safetensors or {}) if k != "__metadata__"]
-    else:
-        keys = [k for k, _ in pairs_of(box.pickle.root if box.pickle is not None else None) if isinstance(k, str)]
-    acc.keys[name] = keys
-    walked = sum(1 for _ in _pickles(box))
-    shown = shown or name
-    shard = ShardFile(shown, role, report.size, report.format, rank, report.tensors, report.total_bytes, pickles=walked,
-                      verdict=report.verdict, weights_only=report.weights_only, devices=report.devices,
-                      problems=report.inconsistencies)
-    acc.add(shard, report.verdict_reasons, report, count_dtypes=count_dtypes)
-    if keep_prefixes:
-        acc.prefixes.extend(KeyPrefix(shown if not p.container else "%s %s" % (shown, p.container), p.prefix, p.keys, p.of, p.where)
-                            for p in report.prefixes)
-    return box, report
-
-
-def _pickles(box):
-    from cudaenv.checkpoint.tables import walked
-
-    return walked(box)
-
-
 def inspect_folder(path: str, visible=None) -> FolderReport:
     """The report of the checkpoint folder ``path`` (or of the folder an index file or a ``.metadata`` is in)."""
     index = None
@@ -154,23 +81,19 @@ def inspect_folder(path: str, visible=None) -> FolderReport:
         return _dcp(path, folder, files, visible)
     if kind == "deepspeed-zero":
         return _zero(path, folder, files, folders, visible)
+    if kind == "dcp-safetensors":
+        return _dcp_safetensors(path, folder, files, visible)
     if kind in ("safetensors-shards", "bin-shards"):
-        return _shards(path, folder, files, kind, index, visible)
-    acc = _Acc()
-    return _finish(FolderReport(path, "unknown"), acc, visible, shard_count=0)
+        report = _shards(path, folder, files, kind, index, visible)
+        if kind == "safetensors-shards" and "sharded" in folders:  # DCP's HuggingFaceStorageWriter consolidated here
+            from cudaenv.model.record import replace
 
-
-def _finish(report: FolderReport, acc: _Acc, visible, shard_count: int, **more) -> FolderReport:
-    from cudaenv.model.record import replace
-
-    verdict = L.worst(acc.verdicts)
-    loads = [w for w in acc.weights_only if w is not None]
-    return replace(
-        report, files=tuple(acc.files), shard_count=shard_count, verdict=verdict, verdict_reasons=tuple(acc.reasons),
-        weights_only=(all(loads) if loads else None),
-        dtypes=tuple(DtypeCount(k, n) for k, n in sorted(acc.dtypes.items(), key=lambda x: (-x[1], x[0]))),
-        devices=tuple(DeviceCount(d, n, via) for (d, via), n in sorted(acc.devices.items(), key=lambda x: (-x[1], x[0]))),
-        prefixes=tuple(acc.prefixes), inconsistencies=tuple(acc.problems), notes=tuple(acc.notes), visible=visible, **more)
+            report = replace(report, notes=report.notes + (
+                "sharded/ holds the per-rank DCP shards these files may have been consolidated from (inspect it on "
+                "its own)",))
+        return report
+    acc = Acc()
+    return finish_report(FolderReport(path, "unknown"), acc, visible, shard_count=0)
 
 
 # ------------------------------------------------------------------ sharded safetensors / .bin
@@ -178,7 +101,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
     from cudaenv.checkpoint.graph import prefix_findings
     from cudaenv.host.files import read_regular
 
-    acc = _Acc()
+    acc = Acc()
     ext = ".safetensors" if kind == "safetensors-shards" else ".bin"
     if index is None:
         found = [n for n in files if n.endswith(L.INDEX_SUFFIXES[0 if kind == "safetensors-shards" else 1])]
@@ -217,7 +140,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
 
     for name in shards:
         try:
-            _box, report = _inspect_file(folder, name, "shard", visible, acc, keep_prefixes=False)
+            _box, report = inspect_member(folder, name, "shard", visible, acc, keep_prefixes=False)
         except OSError as exc:
             acc.problems.append("%s: cannot be read: %s" % (name, exc.strerror or exc))
             continue
@@ -245,7 +168,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
         if total_size is not None and not missing and total_size != total and kind == "safetensors-shards":
             acc.notes.append("the index's total_size is %d bytes, the shards' tensors are %d" % (total_size, total))
     acc.prefixes.extend(prefix_findings("", L.prefix_keys(list(seen))))
-    return _finish(FolderReport(path, kind, index=index, tensors=tensors, total_bytes=total, missing=missing,
+    return finish_report(FolderReport(path, kind, index=index, tensors=tensors, total_bytes=total, missing=missing,
                                 unlisted=unlisted, model_files=tuple(shards)), acc, visible, shard_count=len(shards))
 
 
@@ -256,7 +179,7 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
     from cudaenv.checkpoint.tables import facts
     from cudaenv.checkpoint.tables import judge
 
-    acc = _Acc()
+    acc = Acc()
     f = facts()
     meta = L.DcpMetadata()
     data_files = [n for n in files if n.endswith(L.DCP_SUFFIX)]
@@ -308,7 +231,7 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
     if meta.byte_keys:
         acc.notes.append("%d keys are stored as pickled bytes (DCP loads them with torch.load(weights_only=False)): %s" % (
             len(meta.byte_keys), ", ".join(meta.byte_keys[:5])))
-    return _finish(FolderReport(path, "dcp", world_size=len(ranks) or None, tensors=len(meta.tensors), total_bytes=total,
+    return finish_report(FolderReport(path, "dcp", world_size=len(ranks) or None, tensors=len(meta.tensors), total_bytes=total,
                                 missing=missing, unlisted=unlisted, model_files=tuple(data_files), transforms=transforms,
                                 unreadable_transforms=unreadable),
                    acc, visible, shard_count=len(data_files))
@@ -388,11 +311,69 @@ def _dcp_file(folder: str, name: str, items: List[L.DcpItem], f, judge):
     return shard, reasons
 
 
+# ------------------------------------------------------------------ DCP in the safetensors format
+def _dcp_safetensors(path: str, folder: str, files: List[str], visible) -> FolderReport:
+    """A folder of DCP's HuggingFaceStorageWriter shards (:mod:`cudaenv.checkpoint.hf_dcp`): each shard's header read
+    (never its tensor bytes; a shard that is not safetensors is walked as any checkpoint), the chunks joined."""
+    from cudaenv.checkpoint import hf_dcp
+    from cudaenv.checkpoint.graph import prefix_findings
+    from cudaenv.checkpoint.safetensors_report import _ST_DTYPES
+
+    acc = Acc()
+    shards = [n for n in files if hf_dcp.shard_name(n) is not None]
+    others = [n for n in files if n.endswith(hf_dcp.SUFFIX) and n not in shards]
+    if others:
+        acc.problems.append("torch's HuggingFaceStorageReader reads every .safetensors file of the folder, and these are "
+                            "not DCP shards: %s" % ", ".join(others[:5]))
+    joined = []
+    versions = set()
+    for name in shards:
+        try:
+            box, _report = inspect_member(folder, name, "data", visible, acc, hf_dcp.shard_name(name)[0] - 1,
+                                          keep_prefixes=False, count_dtypes=False)
+        except OSError as exc:
+            acc.problems.append("%s: cannot be read: %s" % (name, exc.strerror or exc))
+            continue
+        if box.format != "safetensors":
+            acc.problems.append("%s: not a safetensors file (%s): DCP's HuggingFaceStorageWriter writes a value that is "
+                                "not a tensor as a torch.save archive ahead of the safetensors header, and no safetensors "
+                                "reader opens the file" % (name, box.format))
+            if acc.verdicts[-1] is None:  # not read as any checkpoint: what loading it would run is unknown
+                acc.verdicts[-1] = "inconclusive"
+                acc.reasons.append(VerdictReason(name, "neither a safetensors file nor a checkpoint cudaenv reads whole"))
+            continue
+        offsets, version, problem = hf_dcp.sharding_info(box.safetensors)
+        versions.add(version)
+        if problem:
+            acc.problems.append("%s: %s" % (name, problem))
+        joined.append((name, box.safetensors, offsets))
+    tensors, problems = hf_dcp.join_shards(joined)
+    acc.problems.extend(problems)
+    from math import prod
+
+    total = 0
+    for t in tensors:
+        dtype, bits = _ST_DTYPES.get(t.dtype, (t.dtype[:20], None))
+        acc.dtypes[dtype] = acc.dtypes.get(dtype, 0) + 1
+        total += (bits or 0) * prod(t.size) // 8
+    acc.prefixes.extend(prefix_findings("", L.prefix_keys([t.fqn for t in tensors])))
+    versions.discard(None)
+    acc.notes.append("saved by torch.distributed.checkpoint's HuggingFaceStorageWriter%s: no .metadata; each shard's "
+                     "header places its chunks (DCP_SHARDING_INFO), and nothing records the world size: the full sizes "
+                     "are where the chunks present end, so a lost last rank's file shows only as sizes smaller than "
+                     "your model's" % (
+                         " (DCP_VERSION %s)" % ", ".join(sorted(versions)) if versions else ""))
+    ranks = {hf_dcp.shard_name(n)[0] for n in shards}
+    return finish_report(FolderReport(path, "dcp-safetensors", world_size=len(ranks) or None, tensors=len(tensors),
+                                      total_bytes=total, missing=tuple(hf_dcp.missing_shards(shards)),
+                                      model_files=tuple(shards)), acc, visible, shard_count=len(shards))
+
+
 # ------------------------------------------------------------------ DeepSpeed ZeRO
 def _zero(path: str, folder: str, files: List[str], folders: List[str], visible) -> FolderReport:
     from cudaenv.host.files import read_regular
 
-    acc = _Acc()
+    acc = Acc()
     tag = None
     where = folder
     top = files
@@ -406,7 +387,7 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
         tag = L.pick_tag(latest, folders)
         if tag is None:
             acc.problems.append("no global_step* folder with the checkpoint's files")
-            return _finish(FolderReport(path, "deepspeed-zero"), acc, visible, shard_count=0)
+            return finish_report(FolderReport(path, "deepspeed-zero"), acc, visible, shard_count=0)
         where = os.path.join(folder, tag)
         files, _sub = _listing(where)
     rel = (tag + "/") if tag else ""
@@ -423,7 +404,7 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
     for name in models + optims:
         role = L.zero_role(name)
         try:
-            box, report = _inspect_file(where, name, role, visible, acc, L.zero_rank(name), keep_prefixes=role == "model",
+            box, report = inspect_member(where, name, role, visible, acc, L.zero_rank(name), keep_prefixes=role == "model",
                                         shown=rel + name, count_dtypes=role == "model")
         except OSError as exc:
             acc.problems.append("%s%s: cannot be read: %s" % (rel, name, exc.strerror or exc))
@@ -474,7 +455,7 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
     if mp_world > 1:
         acc.notes.append("%d model-parallel (tensor-parallel) ranks: each mp_rank_XX file holds a slice of the model, "
                          "checked rank by rank" % mp_world)
-    return _finish(FolderReport(path, "deepspeed-zero", tag=tag, world_size=world, zero_stage=stage,
+    return finish_report(FolderReport(path, "deepspeed-zero", tag=tag, world_size=world, zero_stage=stage,
                                 mp_world_size=mp_world if (mp_sizes or mp_ranks) else None, tensors=tensors,
                                 total_bytes=total, missing=tuple(missing[:200]),
                                 model_files=tuple(rel + n for n in models), optimizer_files=tuple(rel + n for n in optims)),

@@ -13,7 +13,8 @@ its small descriptor files say. Pure: names and already-read bytes or walked pic
 * **sharded Hugging Face** checkpoints: ``model.safetensors.index.json`` or ``pytorch_model.bin.index.json``, whose
   ``weight_map`` names the shard of every key.
 
-The names and their sources are rows of ``data/checkpoint_layouts.json``.
+The names and their sources are rows of ``data/checkpoint_layouts.json`` (DCP in the safetensors format:
+:mod:`cudaenv.checkpoint.hf_dcp`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ def worst(verdicts) -> Optional[str]:
 
 def classify(names: Sequence[str], folders: Sequence[str]) -> str:
     """The layout of a folder from the names of its regular files and of its subfolders: ``dcp``,
-    ``deepspeed-zero``, ``safetensors-shards``, ``bin-shards`` or ``unknown``."""
+    ``deepspeed-zero``, ``dcp-safetensors`` (:mod:`cudaenv.checkpoint.hf_dcp`), ``safetensors-shards``,
+    ``bin-shards`` or ``unknown``."""
+    from cudaenv.checkpoint.hf_dcp import shard_name
+
     files = set(names)
     if DCP_METADATA in files and any(n.endswith(DCP_SUFFIX) for n in files):
         return "dcp"
@@ -51,6 +55,8 @@ def classify(names: Sequence[str], folders: Sequence[str]) -> str:
         return "dcp"
     if (ZERO_LATEST in files and folders) or ZERO_SCRIPT in files or any(is_zero_file(n) for n in files):
         return "deepspeed-zero"
+    if any(shard_name(n) is not None for n in files):
+        return "dcp-safetensors"
     if any(n.endswith(INDEX_SUFFIXES[0]) for n in files):
         return "safetensors-shards"
     if any(n.endswith(INDEX_SUFFIXES[1]) for n in files):
@@ -230,6 +236,24 @@ def dcp_transforms(meta: DcpMetadata, known: Optional[Dict[str, Tuple[str, str]]
             notes.append("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
                          "decompresses nothing, so their bytes were not walked" % (n, d[:80], needs))
     return tuple(sorted(counts)), tuple(unknown), notes, problems
+
+
+def transform_modules(descriptors: Sequence[str], rows: Optional[Sequence[Dict[str, Any]]] = None) -> List[List[Any]]:
+    """[descriptor, [module, ...]] for each transform of ``descriptors`` that torch's reader reads only with one of
+    those Python modules (``rows``: the ``dcp_transform`` rows of data/checkpoint_layouts.json): what the Python that
+    converts the folder must be able to import, checked before it runs anything (stream.zstd/1: zstandard or
+    pyzstd, T:distributed/checkpoint/_extension.py:91-107)."""
+    if rows is None:
+        from cudaenv.core.resources import load_table
+
+        rows = [r for r in load_table("checkpoint_layouts")["rows"] if r["kind"] == "dcp_transform"]
+    out: List[List[Any]] = []
+    for d in descriptors:
+        name, _, version = d.partition("/")
+        for r in rows:
+            if r["name"] == name and version.partition(".")[0] == r["version"] and r.get("modules"):
+                out.append([d, list(r["modules"])])
+    return out
 
 
 def transform_support(descriptor: str, known: Dict[str, Tuple[str, str]]) -> Optional[str]:

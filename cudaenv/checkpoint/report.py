@@ -150,7 +150,7 @@ class FolderReport(Record):
     _json_envelope = True
 
     path: str
-    layout: str  # dcp | deepspeed-zero | safetensors-shards | bin-shards | unknown
+    layout: str  # dcp | dcp-safetensors | deepspeed-zero | safetensors-shards | bin-shards | unknown
     index: Optional[str] = None  # the index file read (sharded safetensors / .bin)
     tag: Optional[str] = None  # the ZeRO tag folder read (`latest`, else the highest global_step*)
     world_size: Optional[int] = None  # the ranks that wrote it (DCP: from the file names; ZeRO: partition_count)

@@ -40,6 +40,8 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 
 NO_GC_COMMANDS = (("use",), ("list",), ("checkpoint", "inspect"))  # short, small runs: the cyclic collector off
 FAST_COMMANDS = ("use", "list", "checkpoint", "doctor", "explain")  # checkpoint: its FAST_ACTIONS (inspect)
+BUNDLE_COMMANDS = ("use", "list")  # the `cudaenv` command imports their modules' code from one file (cli.bundle)
+EXIT_NOW_COMMANDS = ("use", "list")  # the `cudaenv` command ends without the interpreter's teardown (_exit_now)
 
 
 class Context:
@@ -126,6 +128,33 @@ def main(
     out: Optional[IO[str]] = None,
     err: Optional[IO[str]] = None,
 ) -> int:
+    code = _main(argv, env, out, err)
+    if argv is None and sys.argv[1:2] and sys.argv[1] in EXIT_NOW_COMMANDS:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """End the `cudaenv` command's process here, its output flushed, without the interpreter's teardown (freeing each
+    module and object one by one: about a fifth of `python -c pass` after `use`, issue 35), as ``os._exit`` does.
+    Only where nothing is left to run at exit: no ``atexit`` function and no other thread (else the usual exit); a
+    flush that fails is left to the usual exit too, which reports it as before."""
+    import atexit  # (built in)
+
+    count = getattr(atexit, "_ncallbacks", None)
+    threading = sys.modules.get("threading")
+    if count is None or count() or (threading is not None and threading.active_count() > 1):
+        return
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except (OSError, ValueError):
+        return
+    os._exit(code)
+
+
+def _main(argv, env, out, err) -> int:
     entry = argv is None  # the `cudaenv` command: this process ends when main returns
     argv = list(sys.argv[1:] if argv is None else argv)
     real_out = out is None
@@ -133,6 +162,11 @@ def main(
     err = err if err is not None else Stderr(sys.stderr)
     ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
     saved: List = []
+    bundle = None
+    if entry and argv[:1] and argv[0] in BUNDLE_COMMANDS:  # the shell hook's `use`: its modules found in one read
+        from cudaenv.cli.bundle import use_bundle
+
+        bundle = use_bundle()
     try:
         code = _dispatch(argv, ctx, saved)
         if real_out:
@@ -174,6 +208,8 @@ def main(
     finally:
         _stop_children(entry)
         restore_signal_handlers(saved)
+        if bundle is not None and bundle in sys.meta_path:
+            sys.meta_path.remove(bundle)
         i18n = sys.modules.get("cudaenv.core.i18n")
         if i18n is not None:  # the next main() in this process (the tests) chooses again
             i18n.set_language(i18n.ENGLISH)

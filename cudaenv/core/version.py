@@ -27,13 +27,18 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
-    from typing import Any, Optional, Tuple
+    from typing import Any, Dict, Optional, Tuple
 
 MAX_PARTS = 6  # 12.1.20230222 is 3; a wheel's 9.1.0.70 is 4
 MAX_DIGITS = 9  # date-stamped version.json parts (20230222) have 8
 _KEY_PARTS = 16  # version_key reads at most this many parts
 _KEY_DIGITS = 18  # ... of at most this many leading digits each
 _DIGITS = frozenset("0123456789")
+# version_key's answers for the strings it read last: one toolkit's version is sorted, matched and compared many times
+# on `cudaenv use`'s path (356 readings of 27 strings with 1,000 toolkits); bounded, so any number of versions is safe.
+_KEYS: "Dict[str, Tuple[int, ...]]" = {}
+_KEYS_KEPT = 4096
+_KEYS_LONGEST = 64  # a longer string (a hostile paste's) is read each time, not kept
 
 
 # ------------------------------------------------------------------------------ version strings
@@ -46,6 +51,10 @@ def version_key(version: Any) -> Tuple[int, ...]:
     """
     if not version:
         return ()
+    if type(version) is str:
+        known = _KEYS.get(version)
+        if known is not None:
+            return known
     text = version if isinstance(version, str) else str(version)
     out = []
     for part in text[: _KEY_PARTS * 64].strip().lstrip("vV").split(".", _KEY_PARTS)[:_KEY_PARTS]:
@@ -55,7 +64,12 @@ def version_key(version: Any) -> Tuple[int, ...]:
         if not n:
             break
         out.append(int(part[: min(n, _KEY_DIGITS)]))
-    return tuple(out)
+    key = tuple(out)
+    if type(version) is str and len(version) <= _KEYS_LONGEST:
+        if len(_KEYS) >= _KEYS_KEPT:
+            _KEYS.clear()
+        _KEYS[version] = key
+    return key
 
 
 def is_version(text: Any, max_parts: int = MAX_PARTS, max_digits: int = MAX_DIGITS) -> bool:

@@ -6,12 +6,13 @@ the driver is too old for, packages that must not be installed together, no GPU 
 naming every package it is about (a finding id is reported once). :func:`check_libraries` judges the CUDA libraries
 torch's and the frameworks' libraries load (``Snapshot.libraries``, resolved as the loader does): a system library
 on LD_LIBRARY_PATH shadowing the pip wheel's, a library found nowhere, two NCCLs in one process, and nvidia wheels
-of two CUDA majors side by side.
+of two CUDA majors side by side; the Windows DLL rules are :mod:`cudaenv.diagnose.dlls`'s.
 """
 
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.diagnose import _common as c
+from cudaenv.diagnose import dlls
 from cudaenv.core.version import compare_versions, version_key
 from cudaenv.core.i18n import M, N_, join
 from cudaenv.facts import drivers as drv
@@ -175,7 +176,8 @@ def check(s, tables=None) -> List:
             "framework-no-gpu-on-platform", "warning" if gpu_machine else "info",
             M("%s has no GPU support on native %s", ", ".join(_label(f, rows) for f in platform), s.platform.system),
             M("From version %s on, %s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2.",
-              row.get("from_version", "?"), fw.package, s.platform.system),
+              row.get("from_version", "?"), fw.package, s.platform.system) if row.get("from_version") != "0" else
+            M("%s builds for native %s run on the CPU only, by design; the GPU build runs under WSL2.", fw.package, s.platform.system),
             _fill(s, row.get("fix") or (), (), tables),
         ))
     cpu = [by[p] for p, v in found.items() if v == "cpu-build" and rows.get(p, {}).get("role") in ("framework", "extension")]
@@ -294,9 +296,13 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     missing = {id(lib) for lib in _missing(s)}
     driver = {id(lib) for lib in _libcuda_unreachable(s)[0]}
     plugin = {id(lib) for lib in _plugin_missing(s)}
+    path_only = {id(lib) for lib in dlls.path_only(s)}
+    copies = dlls.dll_copies(s)
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
+                else "dll-only-on-path" if id(lib) in path_only
+                else "dll-two-copies" if lib.needed.lower() in copies
                 else "libcuda-not-found" if id(lib) in driver else "nccl-net-plugin-not-found" if id(lib) in plugin
                 else "nccl-two-copies" if nccl and lib.needed.startswith("libnccl.so.") else "")
         if lib.consumer not in out or (kind and not out[lib.consumer]):
@@ -345,9 +351,7 @@ def check_libraries(s, tables=None) -> List:
     missing = _missing(s)
     if missing:
         windows = s.platform is not None and s.platform.system == "windows"
-        where = (M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
-                   "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
-                   "specified module could not be found. Error loading ... or one of its dependencies.\"") if windows else
+        where = (dlls.windows_where(missing[0].consumer) if windows else
                  M("not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
                    "it fails with \"%s: cannot open shared object file\" (unless something loaded it first)", missing[0].needed))
         out.append(F(
@@ -355,10 +359,11 @@ def check_libraries(s, tables=None) -> List:
             M("CUDA libraries the loader finds nowhere: %s", ", ".join("%s (%s)" % (lib.needed, lib.consumer) for lib in missing)),
             M("%s: %s.", join("; ", (M("%s loads (dlopen) %s", lib.object, lib.needed) if lib.loaded_by == "dlopen" else
                                       M("%s needs %s", lib.object, lib.needed) for lib in missing)), where),
-            _reinstall(s, missing[0].consumer, tables)
-            + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
-               else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)],
+            (dlls.windows_fix(s, missing[0]) if windows and missing[0].consumer.startswith(("cupy-", "onnxruntime-gpu", "paddlepaddle-gpu")) else _reinstall(s, missing[0].consumer, tables)
+             + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
+                else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)]),
         ))
+    out += dlls.check(s, lambda consumer: _reinstall(s, consumer, tables))
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)
     if len(copies) > 1:

@@ -50,19 +50,19 @@ def conda_cuda_above_driver(s, tables=None) -> List:
     need = drv.min_driver_for_cuda(pinned, "windows" if s.platform.wsl == 2 else "linux", (tables or {}).get(drv.TABLE))
     where = "--prefix %s" % c.quote(e.prefix) if e.kind == "conda" and e.prefix else ""
     if e.kind == "pixi":
-        fix = ['pixi add %s"cuda-version<=%s"    # CUDA packages the driver runs, in the manifest'
-               % ("--manifest-path %s " % c.quote(e.manifest) if e.manifest else "", have)]
+        fix = [M('pixi add %s"cuda-version<=%s"    # CUDA packages the driver runs, in the manifest',
+                 "--manifest-path %s " % c.quote(e.manifest) if e.manifest else "", have)]
     else:
-        fix = ['conda install %s"cuda-version<=%s"    # CUDA packages the driver runs' % (where + " " if where else "", have)]
+        fix = [M('conda install %s"cuda-version<=%s"    # CUDA packages the driver runs', where + " " if where else "", have)]
     if need:
-        fix.append("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)" % (need, pinned))
-    title = "the %s environment's CUDA packages are built for CUDA %s, above this driver's CUDA %s" % (e.kind, pinned, have)
-    detail = ("%s holds cuda-version %s: its CUDA libraries (and a conda-forge torch's) are built for CUDA %s. %s" % (
-        e.prefix, pinned, pinned,
-        "The driver runs CUDA %s: a CUDA %d library cannot run on it at all (\"CUDA driver version is insufficient\")."
-        % (have, want[0]) if other_major else
-        "The driver runs CUDA %s: within one major they run by minor-version compatibility, but PTX cannot be JIT-compiled "
-        "and a few newer APIs fail." % have))
+        fix.append(M("# or update the NVIDIA driver to %s or newer (it runs CUDA %s)", need, pinned))
+    title = M("the %s environment's CUDA packages are built for CUDA %s, above this driver's CUDA %s", e.kind, pinned, have)
+    detail = M("%s holds cuda-version %s: its CUDA libraries (and a conda-forge torch's) are built for CUDA %s. %s",
+               e.prefix, pinned, pinned,
+               M("The driver runs CUDA %s: a CUDA %d library cannot run on it at all (\"CUDA driver version is "
+                 "insufficient\").", have, want[0]) if other_major else
+               M("The driver runs CUDA %s: within one major they run by minor-version compatibility, but PTX cannot be "
+                 "JIT-compiled and a few newer APIs fail.", have))
     return [F("conda-cuda-above-driver", "error" if other_major else "warning", title, detail, fix)]
 
 
@@ -119,7 +119,7 @@ def _manifest_first(rec) -> List[str]:
     if plan is None or not plan.snippet:
         return []
     where = getattr(getattr(rec, "solver", None), "manifest", None) or "pixi.toml"
-    return ["# first add to %s: %s" % (where, "; ".join(line for line in plan.snippet if line))]
+    return [M("# first add to %s: %s", where, "; ".join(line for line in plan.snippet if line))]
 
 
 def reinstall_commands(s, tables) -> List[str]:
@@ -372,7 +372,8 @@ def torch_cuda_unavailable(s, tables) -> List:
 # cudaenv.explain.classify_error, the classifier `cudaenv explain` and `verify` use): the doctor adds the check that
 # fits the row it names, and nothing for a text the table does not know.
 DEVICE_NODE_IDS = ("driver-no-permission", "cuda-unknown-error")  # rows whose advice is to check the /dev/nvidia* nodes
-LOADER_IDS = ("cuda-library-missing", "libcudart-missing")  # rows of a library the dynamic loader could not find
+LOADER_IDS = ("cuda-library-missing", "libcudart-missing", "libcuda-not-found", "library-not-found")  # rows of a library
+# the dynamic loader could not find
 
 
 def torch_error_kind(text: str):

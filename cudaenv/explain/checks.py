@@ -129,10 +129,17 @@ def state_dict_prefix(values: Dict[str, str], text: str) -> Optional[Dict[str, s
 def incompatible_lists(text: str) -> Tuple[List[str], List[str]]:
     """(missing, unexpected) of a printed ``_IncompatibleKeys(missing_keys=[...], unexpected_keys=[...])``: what
     ``model.load_state_dict(..., strict=False)`` returns, as ``print`` shows it (the first one in the text)."""
+    missing, unexpected, _cut = _incompatible(text)
+    return missing, unexpected
+
+
+def _incompatible(text: str) -> Tuple[List[str], List[str], bool]:
+    """:func:`incompatible_lists`, and whether a list runs to the end of the text (the paste was cut)."""
     out: List[List[str]] = []
+    cut = False
     at = text.find("_IncompatibleKeys(")
     if at < 0:
-        return [], []
+        return [], [], False
     for label in ("missing_keys=[", "unexpected_keys=["):
         start = text.find(label, at, at + MAX_SEGMENT)
         if start < 0:
@@ -140,29 +147,76 @@ def incompatible_lists(text: str) -> Tuple[List[str], List[str]]:
             continue
         start += len(label)
         stop = text.find("]", start, start + MAX_SEGMENT)
+        cut = cut or stop < 0
         segment = text[start: stop if stop >= 0 else start + MAX_SEGMENT]
         out.append([m.group(1) for _, m in zip(range(MAX_KEYS), _KEY.finditer(segment))])
         at = stop if stop >= 0 else start
-    return out[0], out[1]
+    return out[0], out[1], cut
+
+
+_MMCV_LABELS = ("missing keys in source state_dict:", "unexpected key in source state_dict:")
+_MMCV_CUT = "..."  # where a paste was cut ("......", "[...]": no key holds two dots in a row)
+_BARE_KEY = re.compile(r"[\w.]{1,300}")
+
+
+def mmcv_lists(text: str) -> Tuple[List[str], List[str], bool]:
+    """(missing, unexpected, cut) of mmcv's (and mmengine's) ``load_state_dict`` warning: ``The model and loaded
+    state dict do not match exactly``, then ``unexpected key in source state_dict: a, b`` and ``missing keys in
+    source state_dict: c, d``, each a comma-separated list ended by a blank line (their ``load_checkpoint`` loads
+    with ``strict=False`` by default and only logs this: mmcv/runner/checkpoint.py, load_state_dict). A list is read
+    up to the other's label, a blank line or ``...``; line breaks inside it are a terminal's wrapping and are
+    dropped. ``cut``: a list ran to the end of the text or to ``...``."""
+    lists: List[List[str]] = []
+    cut = False
+    for label in _MMCV_LABELS:
+        start = text.find(label)
+        if start < 0:
+            lists.append([])
+            continue
+        start += len(label)
+        limit = min(len(text), start + MAX_SEGMENT)
+        ends = [e for e in (text.find(x, start, limit) for x in _MMCV_LABELS + ("\n\n",)) if e >= 0]
+        marker = text.find(_MMCV_CUT, start, limit)
+        stop = min(ends + ([marker] if marker >= 0 else []), default=limit)
+        cut = cut or stop == marker or (not ends and not text[start:stop].endswith("\n"))  # (ended: a whole last line)
+        keys = []
+        for part in re.split("[,\uff0c]", text[start:stop].replace("\n", "")):
+            part = part.strip().strip("`*")
+            if _BARE_KEY.fullmatch(part) and len(keys) < MAX_KEYS:
+                keys.append(part)
+        lists.append(keys)
+    return lists[0], lists[1], cut
 
 
 def silent_random_init(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     """A ``strict=False`` load that left the model's keys missing while the checkpoint's went unused (issue 32): the
-    missing layers keep their random initial values. Fits when one prefix turns at least half the missing keys into
-    unexpected ones, or when ten or more keys are left over on each side; a few missing keys alone (a new head) do
-    not."""
-    missing, unexpected = incompatible_lists(text)
+    missing layers keep their random initial values. Read from a printed ``_IncompatibleKeys`` or mmcv's warning.
+    Fits when one prefix turns at least half the missing keys into unexpected ones (three when a list was cut: the
+    pasted parts need not line up), or when ten or more keys are left over on each side, or when a cut paste shows
+    ten or more missing keys that all carry a wrapper prefix (DataParallel/DDP, torch.compile) before its unexpected
+    list; a few missing keys alone (a new head) do not."""
+    missing, unexpected, cut = _incompatible(text)
+    mmcv = not missing and not unexpected
+    if mmcv:
+        missing, unexpected, cut = mmcv_lists(text)
     if not missing:
         return None
     out = {"missing_count": str(len(missing)), "unexpected_count": str(len(unexpected)), "missing_first": missing[0]}
+    if mmcv:
+        out["if_mmcv"] = ""
     found = prefix_fix(missing, unexpected)
-    if found is not None and found[2] * 2 >= min(len(missing), len(unexpected)):
+    if found is not None and (found[2] * 2 >= min(len(missing), len(unexpected)) or (cut and found[2] >= 3)):
         action, prefix, n = found
         out.update({"prefix": prefix, "matched": str(n), "if_strip" if action == "strip" else "if_add": ""})
         return out
     if len(missing) >= 10 and len(unexpected) >= 10:
         out["if_no_prefix"] = ""
         return out
+    if cut and not unexpected and len(missing) >= 10:
+        wrapper = next((p for p in WRAPPER_PREFIXES if all(k.startswith(p) for k in missing)), None)
+        if wrapper is not None:
+            out.update({"prefix": wrapper, "if_wrapped_cut": ""})
+            return out
     return None
 
 
@@ -407,7 +461,7 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "state_dict_mismatch": ("missing_count", "missing_first", "unexpected_count", "unexpected_first", "nested_key",
                             "size_param", "if_nested", "if_size", "if_renamed", "if_optimizer"),
     "silent_random_init": ("missing_count", "unexpected_count", "missing_first", "prefix", "matched", "if_strip",
-                           "if_add", "if_no_prefix"),
+                           "if_add", "if_no_prefix", "if_mmcv", "if_wrapped_cut"),
     "capability_harmless": _CAPABILITY,
     "capability_too_old": _CAPABILITY,
     "capability_no_kernels": _CAPABILITY,
@@ -415,7 +469,8 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "torch_wheel": ("pythons", "platforms", "local_tag"),
     "runfile": ("if_no_tty", "if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
     "cudnn_versions": ("compiled_version", "runtime_version"),
-    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps", "if_wrong_arch", "if_broken"),
+    "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps", "if_wrong_arch", "if_broken", "if_nvrtc",
+              "if_ort", "if_symbol"),
     "distributed": (),
 }
 

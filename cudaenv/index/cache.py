@@ -15,6 +15,7 @@ from typing import Mapping, Optional, Tuple
 
 from cudaenv.index.torch import CacheVersionError, IndexData, iso_date
 from cudaenv.parse.index_pages import json_depth_within
+from cudaenv.core.i18n import M
 
 CACHE_NAME = "torch-index.json"
 MAX_CACHE = 16 * 1024 * 1024  # a cache of PyTorch's whole index is under 100 KB
@@ -46,7 +47,7 @@ def write_cache(path: str, data: IndexData) -> str:
 
 
 def _ignored(path: str, why: str) -> str:
-    return "the torch index cache %s %s; ignored (`cudaenv torch refresh` rebuilds it)" % (path, why)
+    return M("the torch index cache %s %s; ignored (`cudaenv torch refresh` rebuilds it)", path, why)
 
 
 def read_cache_bytes(path: str, limit: int = MAX_CACHE) -> Tuple[Optional[bytes], Optional[str]]:
@@ -59,9 +60,9 @@ def read_cache_bytes(path: str, limit: int = MAX_CACHE) -> Tuple[Optional[bytes]
     if data is None:
         if why is None:
             return None, None
-        return None, "was not read (%s)" % (why[len(path) + 2:] if why.startswith(path + ": ") else why.replace(path + " ", ""))
+        return None, M("was not read (%s)", why[len(path) + 2:] if why.startswith(path + ": ") else why.replace(path + " ", ""))
     if len(data) > limit:
-        return None, "is over %d MiB" % (limit // (1024 * 1024))
+        return None, M("is over %d MiB", limit // (1024 * 1024))
     return data, None
 
 
@@ -75,20 +76,21 @@ def load_cache(path: str, base: str, bundled_date: str) -> Tuple[Optional[IndexD
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        return None, _ignored(path, "is not UTF-8 text")
+        return None, _ignored(path, M("is not UTF-8 text"))
     if not json_depth_within(text):
-        return None, _ignored(path, "is nested too deeply to be a cache")
+        return None, _ignored(path, M("is nested too deeply to be a cache"))
     try:
         data = IndexData.from_dict(json.loads(text))
     except CacheVersionError as exc:  # another cudaenv's layout: never half-read, rebuilt by the next refresh
-        return None, _ignored(path, "was %s" % exc if str(exc).startswith("written") else "has %s" % exc)
+        return None, _ignored(path, M("was %s", exc.message) if str(exc).startswith("written") else M("has %s", exc.message))
     except (ValueError, RecursionError, TypeError, AttributeError, KeyError) as exc:
-        return None, _ignored(path, "is corrupt (%s)" % (str(exc)[:60] if isinstance(exc, ValueError) and "Expecting" not in str(exc)
-                                                         else "not a cudaenv cache"))
+        return None, _ignored(path, M("is corrupt (%s)", str(exc)[:60] if isinstance(exc, ValueError) and "Expecting" not in str(exc)
+                                      else M("not a cudaenv cache")))
     if data.index_base.rstrip("/") != base.rstrip("/"):
-        return None, "the torch index cache was read from %s, not %s; ignored" % (data.index_base[:200], base)
+        return None, M("the torch index cache was read from %s, not %s; ignored", data.index_base[:200], base)
     if iso_date(data.fetched_at)[:10] < bundled_date:
-        return None, "the torch index cache (%s) is older than the bundled tables (%s); ignored" % (iso_date(data.fetched_at)[:10], bundled_date)
+        return None, M("the torch index cache (%s) is older than the bundled tables (%s); ignored", iso_date(data.fetched_at)[:10],
+                       bundled_date)
     return data, None
 
 

@@ -19,6 +19,7 @@ Shared by ``cudaenv torch refresh`` (:mod:`cudaenv.index.torch`) and, later, the
 from typing import Any, Optional, Tuple
 from urllib.parse import urlsplit
 
+from cudaenv.core.i18n import M
 from cudaenv.core.text import seconds_text
 from cudaenv.host.process import Deadline
 
@@ -33,6 +34,7 @@ class FetchError(Exception):
 
     def __init__(self, message: str, answered: bool = False):
         super().__init__(message)
+        self.message = message  # a marked message (cudaenv.core.i18n.M): str(exc) is its English
         self.answered = answered
 
 
@@ -42,11 +44,11 @@ def check_url(url: str) -> Optional[str]:
         parts = urlsplit(url)
         port = parts.port  # raises ValueError for "host:abc"
     except ValueError as exc:
-        return "%s is not a URL (%s)" % (url, exc)
+        return M("%s is not a URL (%s)", url, exc)
     if parts.scheme not in ("http", "https"):
-        return "%s is not an http:// or https:// URL" % url
+        return M("%s is not an http:// or https:// URL", url)
     if not parts.hostname:
-        return "%s has no host name" % url
+        return M("%s has no host name", url)
     del port
     return None
 
@@ -86,18 +88,18 @@ def _words(url: str, exc: BaseException, deadline: "Deadline") -> str:
     host = _host_of(url)
     if "NameResolution" in names or isinstance(exc, socket.gaierror) or any(isinstance(e, socket.gaierror) for e in chain) \
             or "Name or service not known" in text or "nodename nor servname" in text or "Temporary failure in name resolution" in text:
-        return "name resolution failed for %s" % (_hostname(url) or host)
+        return M("name resolution failed for %s", _hostname(url) or host)
     if any(isinstance(e, ConnectionRefusedError) for e in chain) or "Connection refused" in text:
-        return "%s refused the connection" % host
+        return M("%s refused the connection", host)
     if "SSL" in names or "certificate" in text.lower():
-        return "the TLS connection to %s failed (certificate or TLS problem)" % host
+        return M("the TLS connection to %s failed (certificate or TLS problem)", host)
     if "Timeout" in names or any(isinstance(e, socket.timeout) for e in chain) or "timed out" in text:
-        return "%s timed out after %s" % (url, seconds_text(deadline.seconds))
+        return M("%s timed out after %s", url, seconds_text(deadline.seconds))
     if any(isinstance(e, (ConnectionResetError, BrokenPipeError)) for e in chain) or "reset" in text.lower():
-        return "%s closed the connection mid-way" % host
+        return M("%s closed the connection mid-way", host)
     if "ProtocolError" in names or "IncompleteRead" in names or "ChunkedEncoding" in names:
-        return "%s broke off the page mid-way" % host
-    return "%s could not be read (%s)" % (url, type(exc).__name__)
+        return M("%s broke off the page mid-way", host)
+    return M("%s could not be read (%s)", url, type(exc).__name__)
 
 
 def _hostname(url: str) -> Optional[str]:
@@ -151,7 +153,7 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
     import requests
 
     if deadline.expired:
-        raise FetchError("%s not read: the %s the refresh may take had passed" % (url, seconds_text(deadline.seconds)))
+        raise FetchError(M("%s not read: the %s the refresh may take had passed", url, seconds_text(deadline.seconds)))
     wait = max(0.05, deadline.remaining())
     getter = session.get if session is not None else requests.get
     headers = {"Accept": accept, "Accept-Encoding": "gzip, deflate"}
@@ -163,19 +165,19 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
         raise FetchError(_words(url, exc, deadline)) from None
     try:
         if resp.status_code != 200:
-            raise FetchError("%s answered HTTP %d" % (url, resp.status_code), answered=True)
+            raise FetchError(M("%s answered HTTP %d", url, resp.status_code), answered=True)
         encoding = (resp.headers.get("Content-Encoding") or "identity").strip().lower()
         inflater = None
         if encoding in ("gzip", "x-gzip", "deflate"):
             inflater = _Inflater(encoding, limit)
         elif encoding not in ("identity", ""):
-            raise FetchError("%s answered in the %s encoding, which cudaenv does not read" % (url, encoding[:20]), answered=True)
+            raise FetchError(M("%s answered in the %s encoding, which cudaenv does not read", url, encoding[:20]), answered=True)
         raw = resp.raw
         read1 = getattr(raw, "read1", None)  # urllib3 >= 2.3: whatever one recv brings
         body, size = [], 0
         while True:
             if deadline.expired:
-                raise FetchError("%s took longer than %s in all; abandoned" % (url, seconds_text(deadline.seconds)))
+                raise FetchError(M("%s took longer than %s in all; abandoned", url, seconds_text(deadline.seconds)))
             _shorten_wait(raw, deadline)
             chunk = read1(CHUNK, decode_content=False) if read1 else raw.read(CHUNK, decode_content=False)
             if not chunk:
@@ -184,18 +186,18 @@ def fetch_page(url: str, deadline: Deadline, session: Any = None, accept: str = 
                 try:
                     chunk = inflater.feed(chunk)
                 except OverflowError:
-                    raise FetchError("%s inflates to more than %d MiB; abandoned" % (url, limit // (1024 * 1024)), answered=True) from None
+                    raise FetchError(M("%s inflates to more than %d MiB; abandoned", url, limit // (1024 * 1024)), answered=True) from None
                 except Exception:  # noqa: BLE001 - zlib.error: a broken gzip stream
-                    raise FetchError("%s sent a broken %s stream" % (url, encoding)) from None
+                    raise FetchError(M("%s sent a broken %s stream", url, encoding)) from None
             size += len(chunk)
             if size > limit:
-                raise FetchError("%s is larger than %d MiB; abandoned" % (url, limit // (1024 * 1024)), answered=True)
+                raise FetchError(M("%s is larger than %d MiB; abandoned", url, limit // (1024 * 1024)), answered=True)
             body.append(chunk)
     except FetchError:
         raise
     except Exception as exc:  # noqa: BLE001 - urllib3's ReadTimeoutError/ProtocolError and socket errors mid-body
         if deadline.expired:
-            raise FetchError("%s took longer than %s in all; abandoned" % (url, seconds_text(deadline.seconds))) from None
+            raise FetchError(M("%s took longer than %s in all; abandoned", url, seconds_text(deadline.seconds))) from None
         raise FetchError(_words(url, exc, deadline)) from None
     finally:
         resp.close()

@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 from cudaenv.core import config as _config
 from cudaenv.host.process import Deadline
 from cudaenv.index.client import FetchError, fetch_page
+from cudaenv.core.i18n import M
 from cudaenv.parse.index_pages import Wheel, parse_index_page, parse_wheel_filename, python_sort_key
 
 # The version of the cache file's own layout (its "schema" key). The cache is no command output: it is not part of
@@ -44,7 +45,12 @@ def variant_ok(variant: Any) -> bool:
 
 
 class CacheVersionError(ValueError):
-    """A cache written with another :data:`CACHE_SCHEMA` (by a newer or an older cudaenv): never read, rebuilt."""
+    """A cache written with another :data:`CACHE_SCHEMA` (by a newer or an older cudaenv): never read, rebuilt.
+    ``message``: the marked message (str(exc) is its English)."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
 
 
 def check_cache_schema(value: Any) -> None:
@@ -52,9 +58,10 @@ def check_cache_schema(value: Any) -> None:
     if isinstance(value, int) and not isinstance(value, bool) and value == CACHE_SCHEMA:
         return
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 1000:
-        raise CacheVersionError("written by %s cudaenv (cache schema %d; this one reads %d)"
-                                % ("a newer" if value > CACHE_SCHEMA else "an older", value, CACHE_SCHEMA))
-    raise CacheVersionError("no cache schema this cudaenv knows (it reads %d)" % CACHE_SCHEMA)
+        raise CacheVersionError(M("written by a newer cudaenv (cache schema %d; this one reads %d)", value, CACHE_SCHEMA)
+                                if value > CACHE_SCHEMA else
+                                M("written by an older cudaenv (cache schema %d; this one reads %d)", value, CACHE_SCHEMA))
+    raise CacheVersionError(M("no cache schema this cudaenv knows (it reads %d)", CACHE_SCHEMA))
 
 
 @dataclass
@@ -214,13 +221,13 @@ def refresh(base: str, timeout: float = INDEX_TIMEOUT, extra_variants: Sequence[
             page = parse_index_page(text, ctype)
             if page.problem:
                 failed += 1
-                notes.append("root listing: %s" % page.problem)
+                notes.append(M("root listing: %s", page.problem))
             else:
                 root_files = list(page.files)
                 read += 1
         except FetchError as exc:
             failed += 1
-            notes.append("root listing: %s" % exc)
+            notes.append(M("root listing: %s", exc.message))
         # the root listing names every variant; without it (a mirror may not have one) try the bundled ones
         wanted = [v for v in (variants_in_listing(root_files) if root_files else list(extra_variants)) if variant_ok(v)]
 
@@ -228,10 +235,10 @@ def refresh(base: str, timeout: float = INDEX_TIMEOUT, extra_variants: Sequence[
             try:
                 text, ctype = fetch_page("%s/%s/torch/" % (base, variant), budget)  # no shared session across threads
             except FetchError as exc:
-                return variant, None, "%s: %s" % (variant, exc), False
+                return variant, None, variant + ": " + exc.message, False
             page = parse_index_page(text, ctype)
             if page.problem:
-                return variant, None, "%s: %s" % (variant, page.problem), True
+                return variant, None, variant + ": " + page.problem, True
             return variant, list(page.files), None, True
 
         variant_files: Dict[str, List[str]] = {}
@@ -247,7 +254,7 @@ def refresh(base: str, timeout: float = INDEX_TIMEOUT, extra_variants: Sequence[
     finally:
         session.close()
     if read == 0:
-        return RefreshResult(None, notes + ["nothing could be read from %s" % base], read, failed, reachable=reachable)
+        return RefreshResult(None, notes + [M("nothing could be read from %s", base)], read, failed, reachable=reachable)
     data = build_index_data(base, root_files, variant_files, clock(), notes)
     if not data.variants:
         return RefreshResult(None, notes + ["%d page(s) from %s list no torch wheels" % (read, base)], read, failed, reachable=True)

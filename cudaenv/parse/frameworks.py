@@ -143,13 +143,37 @@ def build_cuda(value: Optional[str]) -> Optional[str]:
     return version
 
 
+_LIBRARY_MARK = LazyPattern(r"\.(?:so|dll|pyd)")  # in the lowered text
+
+
+def _library_lines(text: str):
+    """The lines of ``text`` that may name a library, in order: those holding .so, .dll or .pyd in any case, found by
+    one search through the lowered text rather than lowering each line; every line where lowering changes the text's
+    length (offsets would not match then)."""
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer: read line by line
+        yield from text.split("\n")
+        return
+    pos = 0
+    while True:
+        hit = _LIBRARY_MARK.search(low, pos)
+        if hit is None:
+            return
+        start = text.rfind("\n", pos, hit.start()) + 1 or pos
+        end = text.find("\n", hit.end())
+        yield text[start:] if end < 0 else text[start:end]
+        if end < 0:
+            return
+        pos = end + 1
+
+
 def record_libraries(text: str, limit: int = 200) -> Tuple[str, ...]:
     """The shared libraries a RECORD lists (paths relative to site-packages: ``pkg/lib/libx.so.12``, ``x.dll``), at
     most ``limit``; paths that climb out (``..``) or are absolute are left out."""
     out: List[str] = []
     if not isinstance(text, str):
         return ()
-    for line in text.split("\n"):
+    for line in _library_lines(text):
         low = line.lower()
         if ".so" not in low and ".dll" not in low and ".pyd" not in low:
             continue  # no library's name in it (a big RECORD is mostly headers and sources)

@@ -62,16 +62,26 @@ def _record(entry) -> Optional[Tuple[str, str, str]]:
 
 
 def parse_conda_plan(text: object) -> Optional[Tuple[Tuple[Tuple[str, str, str], ...], Tuple[Tuple[str, str, str], ...]]]:
-    """((name, version, build) to link, ... to unlink) of ``conda install --dry-run --json``; None when the text is no
-    such document (an error document, anything else)."""
+    """((name, version, build) to link, ... to unlink) of ``conda install --dry-run --json`` (or mamba's), read from the
+    first document that starts a line; None when there is no such document (an error document, anything else)."""
     import json
 
     from cudaenv.parse.index_pages import json_depth_within
 
     if not isinstance(text, str) or len(text) > MAX_PLAN or not json_depth_within(text):
         return None
+    # the first document that starts a line: a line before it (the DryRunExit a terminal shows) and a second document
+    # after it (mamba's doubled output, mamba-org/mamba#207) are not the plan
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        body = line.lstrip(" \t")
+        if body[:1] == "{":
+            break
+        offset += len(line)
+    else:
+        return None
     try:
-        data = json.loads(text)
+        data = json.JSONDecoder().raw_decode(text, offset + len(line) - len(body))[0]
     except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or "actions" not in data:

@@ -39,6 +39,14 @@ def _namespace_pattern(namespaces: Tuple[str, ...]):
     return re.compile(_HEAD.pattern + "(?:%s)" % (names or "(?!)"))
 
 
+@lru_cache(maxsize=16)
+def namespace_selector(namespaces: Tuple[str, ...]):
+    """:func:`in_namespaces` as a bytes pattern, for :func:`cudaenv.parse.elf_symbols.parse_elf_symbols`'s ``select``: it
+    matches a symbol table's bytes at a name's start exactly where ``in_namespaces`` is true of the decoded name (the
+    pattern is ASCII and cannot cross the name's NUL)."""
+    return re.compile(_namespace_pattern(tuple(namespaces)).pattern.encode("ascii"))
+
+
 def in_namespaces(name: str, namespaces: Sequence[str]) -> bool:
     """The mangled ``name`` lies in one of ``namespaces`` (its first source name is one of them)."""
     return isinstance(name, str) and _namespace_pattern(tuple(namespaces)).match(name) is not None
@@ -47,6 +55,13 @@ def in_namespaces(name: str, namespaces: Sequence[str]) -> bool:
 def string_abi(names: Iterable[str]) -> Optional[bool]:
     """True when a name spells ``std::string`` in the new C++11 ABI (``__cxx11``), False when one spells it in the old
     one (``Ss``) and none in the new, None when no name says."""
+    if isinstance(names, (list, tuple)) and names:  # one search over the names joined, where that says the same
+        try:
+            text = "\0".join(names)
+        except TypeError:  # a name that is no string: the loop below skips it
+            text = None
+        if text is not None and text.count("\0") == len(names) - 1 and max(map(len, names)) <= MAX_NAME:
+            return _string_abi_joined(text)
     old = False
     for name in names:
         text = name[:MAX_NAME] if isinstance(name, str) else ""
@@ -55,6 +70,18 @@ def string_abi(names: Iterable[str]) -> Optional[bool]:
         if not old and text.startswith("_Z") and _OLD_STRING.search(text):
             old = True
     return False if old else None
+
+
+def _string_abi_joined(text: str) -> Optional[bool]:
+    """:func:`string_abi` of the names joined by NUL (none holding a NUL, none longer than MAX_NAME): one search of
+    the whole text instead of one per name; an old-ABI match counts only inside a name that starts with ``_Z``."""
+    if "__cxx11" in text or "B5cxx11" in text:
+        return True
+    for m in _OLD_STRING.finditer(text):
+        start = text.rfind("\0", 0, m.start()) + 1
+        if text.startswith("_Z", start):
+            return False
+    return None
 
 
 def readable(name: str) -> str:

@@ -123,7 +123,7 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     except _Failed:
         found = ()
     if host.system == "windows":
-        return found, _windows_dlls(host, notes, torch), ()
+        return found, _windows_dlls(host, notes, torch, found), ()
     if host.system != "linux":
         return found, (), ()
     try:
@@ -144,14 +144,15 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     return found, libraries, extensions
 
 
-def _windows_dlls(host, notes: List[Note], torch: Torch) -> tuple:
-    """torch's CUDA DLLs resolved in the Windows DLL search order (probes/dlls.py)."""
+def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = ()) -> tuple:
+    """torch's and the frameworks' CUDA DLLs resolved in the Windows DLL search order each uses (probes/dlls.py)."""
     from cudaenv.probes.dlls import probe_dlls
 
-    if not (torch.installed and torch.location):
+    location = torch.location if torch.installed else None
+    if not location and not frameworks:
         return ()
     try:
-        return tuple(_call(notes, "libraries", probe_dlls, host, torch.location, torch.python) or ())
+        return tuple(_call(notes, "libraries", probe_dlls, host, location, torch.python, None, torch.cuda, frameworks) or ())
     except _Failed:
         return ()
 

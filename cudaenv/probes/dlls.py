@@ -1,17 +1,26 @@
-"""Which CUDA DLL files torch will really load on Windows: each CUDA import of torch's ``torch_cuda.dll`` and
-``c10_cuda.dll`` (their import and delay-load tables, :func:`cudaenv.parse.pe.parse_pe_imports`) resolved in the
-order torch's ``_load_dll_libraries`` makes Windows search (``data/dll_search.json``, from Microsoft's and Python's
-documentation and torch's source):
+"""Which CUDA DLL files torch and the frameworks will really load on Windows: each CUDA import (the import and
+delay-load tables, :func:`cudaenv.parse.pe.parse_pe_imports`) of torch's ``torch_cuda.dll`` and ``c10_cuda.dll`` and
+of each framework's DLLs (``data/dll_search.json``'s ``consumer`` rows), resolved in the order that consumer makes
+Windows search (from Microsoft's and Python's documentation and each project's source):
 
-1. ``LoadLibraryExW(dll, None, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR)``: the importing
-   DLL's folder, the application's (python.exe's) folder, the folders torch adds with ``os.add_dll_directory``
-   (``torch\\lib``, the interpreter's ``Library\\bin``), System32. Never PATH.
-2. Only when that finds nothing (error 126): the standard order, torch's folders put first on PATH: python.exe's
-   folder, System32, System, Windows, then PATH: a CUDA toolkit's ``bin`` on PATH supplies what torch's wheel lacks.
+1. torch: ``LoadLibraryExW(dll, None, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR)``: the
+   importing DLL's folder, the application's (python.exe's) folder, the folders torch adds with
+   ``os.add_dll_directory`` (``torch\\lib``, the interpreter's ``Library\\bin``, and a toolkit's ``bin`` named by
+   ``CUDA_PATH_V<major>_<minor>`` when none of those holds a cudart64 DLL), System32. Never PATH. Only when that finds
+   nothing (error 126): the standard order, torch's folders put first on PATH: python.exe's folder, System32, System,
+   Windows, then PATH: a CUDA toolkit's ``bin`` on PATH supplies what torch's wheel lacks.
+2. ONNX Runtime's CUDA provider (``LOAD_WITH_ALTERED_SEARCH_PATH``): the provider's folder, System32, System,
+   Windows, PATH.
+3. CuPy's extension modules (Python's flags, as for torch): the module's folder, python.exe's folder, the CUDA
+   folder's ``bin`` and ``cupy\\.data\\lib`` it adds with ``os.add_dll_directory``, System32.
+4. PaddlePaddle loads cuDNN and cuBLAS by name at their first use (``LoadLibrary``: the standard order, python.exe's
+   folder, System32, System, Windows, PATH), then from the toolkit folder it was built with.
 
-File names are matched without regard to case, as Windows does. Not modelled (no file shows them): a DLL of the same
-module name already loaded in the process (used whatever its folder: the first framework imported decides), Known
-DLLs, the current folder. :func:`resolve_dll` is pure (given a folder listing); the probe reads through Host.
+A name on the KnownDLLs list is the system's copy, never searched for on disk. File names are matched without regard
+to case, as Windows does. Not modelled (no file shows them): a DLL of the same module name already loaded in the
+process (used whatever its folder: the first framework imported decides), the current folder, and what a user's code
+does (``onnxruntime.preload_dlls()``). :func:`resolve_dll` is pure (given a folder listing); the probe reads through
+Host.
 """
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -33,9 +42,15 @@ def cuda_dll(name: str, prefixes: Sequence[str]) -> bool:
 
 
 def resolve_dll(name: str, order: Sequence[Tuple[str, str]], listing: Callable[[str], Dict[str, str]],
-                join: Callable[[str, str], str]) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
+                join: Callable[[str, str], str], known: Tuple[str, str] = ("", "")
+                ) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
     """(the file Windows takes, the step that found it, the files of that name further down) for DLL ``name`` in
-    ``order`` ((folder, step) pairs); ``listing(folder)``: its entries, lower-case name -> name as on disk."""
+    ``order`` ((folder, step) pairs); ``listing(folder)``: its entries, lower-case name -> name as on disk; ``known``:
+    (the KnownDLLs names, lower case, joined by "|" with one on each side, System32): such a name is the system's
+    copy, whatever the folders hold (no folder is searched for it)."""
+    names, system32 = known
+    if names and "|%s|" % name.lower() in names:
+        return join(system32, name), "known-dlls", ()
     hits: List[Tuple[str, str]] = []
     seen = set()
     for folder, step in order:
@@ -51,37 +66,74 @@ def resolve_dll(name: str, order: Sequence[Tuple[str, str]], listing: Callable[[
     return hits[0][0], hits[0][1], tuple(p for p, _ in hits[1:])
 
 
+def flags_order(dll_dir: str, app_dir: Optional[str], dirs: Sequence[str], system: Dict[str, str]) -> List[Tuple[str, str]]:
+    """LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR (Python's extension modules, torch's first
+    call): the importing DLL's folder, the application's, the os.add_dll_directory ``dirs``, System32."""
+    first = [(dll_dir, "dll-dir")] + ([(app_dir, "application")] if app_dir else [])
+    return first + [(d, "add_dll_directory") for d in dirs] + [(system["system32"], "system32")]
+
+
+def altered_order(dll_dir: str, path: Sequence[str], system: Dict[str, str]) -> List[Tuple[str, str]]:
+    """LOAD_WITH_ALTERED_SEARCH_PATH (ONNX Runtime's provider DLL): the loaded DLL's folder, System32, System, Windows,
+    PATH."""
+    return [(dll_dir, "dll-dir"), (system["system32"], "system32"), (system["system"], "system"),
+            (system["windows"], "windows")] + [(d, "PATH") for d in path]
+
+
 def search_orders(dll_dir: str, app_dir: Optional[str], torch_dirs: Sequence[str], path: Sequence[str],
                   system: Dict[str, str]) -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]:
     """(torch's first search: the LOAD_LIBRARY_SEARCH flags, its fallback: the standard order with torch's folders
     first on PATH), each a list of (folder, step)."""
-    first = [(dll_dir, "dll-dir")] + ([(app_dir, "application")] if app_dir else [])
-    first += [(d, "add_dll_directory") for d in torch_dirs] + [(system["system32"], "system32")]
+    first = flags_order(dll_dir, app_dir, torch_dirs, system)
     fallback = ([(app_dir, "application")] if app_dir else []) + [(system["system32"], "system32"), (system["system"], "system"),
                                                                   (system["windows"], "windows")]
     fallback += [(d, "PATH") for d in list(torch_dirs) + list(path)]
     return first, fallback
 
 
-def probe_dlls(host, location: str, python: Optional[str], prefix: Optional[str] = None) -> Tuple[LoadedLibrary, ...]:
-    """torch's CUDA DLLs as Windows resolves them: ``location`` the site-packages folder holding torch, ``python`` the
-    interpreter (its folder is the application folder), ``prefix`` its sys.prefix, whose ``Library\\bin`` torch adds
-    (default: the folder above ``Lib\\site-packages``, as in a conda environment or a venv)."""
+def _cuda_path(host, path: Sequence[str]) -> Optional[str]:
+    """CuPy's CUDA folder (``_get_cuda_path``): CUDA_PATH when that folder exists, else the folder above the first
+    nvcc.exe on PATH."""
     import ntpath
 
-    from cudaenv.host.files import open_regular
-    from cudaenv.parse.pe import parse_pe_imports
+    value = (host.env.get("CUDA_PATH") or "").strip()
+    if value and host.exists(value):
+        return value
+    for folder in path:
+        if host.is_file(host.join(folder, "nvcc.exe")):
+            return ntpath.dirname(folder.rstrip("\\/"))
+    return None
+
+
+def _torch_cuda_path(host, dirs: Sequence[str], cuda: Optional[str], row: Dict, listing) -> Optional[str]:
+    """The toolkit's bin folder torch adds when none of ``dirs`` holds a cudart64*.dll (CUDA_PATH_V12_8, else the
+    toolkit's default folder for torch's CUDA), where it exists."""
+    if not cuda or "." not in cuda or any(n.startswith(row["unless"]) and n.endswith(".dll") for d in dirs for n in listing(d)):
+        return None
+    major, minor = cuda.split(".")[:2]
+    base = host.env.get(row["env"].replace("{major}", major).replace("{minor}", minor)) or row["default"].replace("{cuda}", cuda)
+    folder = host.join(base, row["sub"])
+    return folder if host.is_dir(folder) else None
+
+
+def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Optional[str] = None, cuda: Optional[str] = None,
+               frameworks: Sequence = ()) -> Tuple[LoadedLibrary, ...]:
+    """torch's and the frameworks' CUDA DLLs as Windows resolves them: ``location`` the site-packages folder holding
+    torch (None: no torch), ``python`` the interpreter (its folder is the application folder), ``prefix`` its
+    sys.prefix, whose ``Library\\bin`` torch adds (default: the folder above ``Lib\\site-packages``, as in a conda
+    environment or a venv), ``cuda`` torch's CUDA ("12.8"), ``frameworks`` the Framework records the frameworks probe
+    found."""
+    import ntpath
+
     from cudaenv.probes.site_packages import enclosing_site_packages
 
-    rows = dll_table()["rows"]
+    table = dll_table()
+    rows = table["rows"]
     prefixes = [r["prefix"] for r in rows if r.get("kind") == "cuda-dll"]
     system = next(r for r in rows if r.get("kind") == "windows-dirs")
     dirs_row = next(r for r in rows if r.get("kind") == "torch-dirs")
+    known = ("|%s|" % "|".join(n.lower() for r in rows if r.get("kind") == "known-dlls" for n in r["names"]), system["system32"])
     app = ntpath.dirname(python) if python else None
-    prefix = prefix or ntpath.dirname(ntpath.dirname(location.rstrip("\\")))
-    torch_lib = host.join(location, "torch", "lib")
-    torch_dirs = [d for d in (r.replace("{torch}", host.join(location, "torch")).replace("{prefix}", prefix) for r in dirs_row["dirs"])
-                  if not d.startswith("\\") and host.is_dir(d)]
     path = [p for p in (host.env.get("PATH") or "").split(";") if p.strip()]
     listings: Dict[str, Dict[str, str]] = {}
 
@@ -94,31 +146,121 @@ def probe_dlls(host, location: str, python: Optional[str], prefix: Optional[str]
         return bool(p and enclosing_site_packages(p.replace("\\", "/")))
 
     out: List[LoadedLibrary] = []
-    for name in dirs_row["objects"][:MAX_OBJECTS]:
-        found = listing(torch_lib).get(name.lower())
-        if not found:
-            continue
-        obj = host.join(torch_lib, found)
-        real = host.real(obj)
-        try:
-            with open_regular(str(real)) as stream:
-                pe = parse_pe_imports(stream)
-        except (OSError, TypeError):
-            pe = None
-        if pe is None:
-            continue
-        first, fallback = search_orders(torch_lib, app, torch_dirs, path, system)
+
+    def resolve(consumer: str, obj: str, pe, first, fallback) -> None:
         for dll in pe.imports + pe.delay:
             if not cuda_dll(dll, prefixes):
                 continue
-            hit, via, others = resolve_dll(dll, first, listing, host.join)
-            if hit is None:
-                hit, via, others = resolve_dll(dll, fallback, listing, host.join)
-            else:
-                more = resolve_dll(dll, fallback, listing, host.join)
+            hit, via, others = resolve_dll(dll, first, listing, host.join, known)
+            if hit is None and fallback:
+                hit, via, others = resolve_dll(dll, fallback, listing, host.join, known)
+            elif fallback and via != "known-dlls":
+                more = resolve_dll(dll, fallback, listing, host.join, known)
                 others = tuple(dict.fromkeys(others + tuple(p for p in ((more[0],) + more[2]) if p and p != hit)))
             wheel = next((o for o in others if in_wheel(o)), None)
-            out.append(LoadedLibrary(consumer="torch", object=obj, needed=dll, path=hit, via=via, real=hit, others=others,
+            out.append(LoadedLibrary(consumer=consumer, object=obj, needed=dll, path=hit, via=via, real=hit, others=others,
                                      from_wheel=in_wheel(hit), wheel_copy=wheel,
                                      loaded_by="dlopen" if dll in pe.delay and dll not in pe.imports else "needed"))
+
+    if location:
+        prefix = prefix or ntpath.dirname(ntpath.dirname(location.rstrip("\\")))
+        torch_lib = host.join(location, "torch", "lib")
+        torch_dirs = [d for d in (r.replace("{torch}", host.join(location, "torch")).replace("{prefix}", prefix) for r in dirs_row["dirs"])
+                      if not d.startswith("\\") and host.is_dir(d)]
+        extra = _torch_cuda_path(host, torch_dirs, cuda, next(r for r in rows if r.get("kind") == "torch-cuda-path"), listing)
+        torch_dirs += [extra] if extra else []
+        for name in dirs_row["objects"][:MAX_OBJECTS]:
+            found = listing(torch_lib).get(name.lower())
+            pe = _imports(host, host.join(torch_lib, found)) if found else None
+            if pe is not None:
+                first, fallback = search_orders(torch_lib, app, torch_dirs, path, system)
+                resolve("torch", host.join(torch_lib, found), pe, first, fallback)
+    consumers = {r["package"]: r for r in rows if r.get("kind") == "consumer" and r["package"] != "torch"}
+    for fw in frameworks:
+        row = consumers.get(fw.package)
+        if row is None or not fw.location:
+            continue
+        site = fw.location
+        dirs = []
+        for d in row.get("dirs", ()):
+            if "{cuda_path}" in d:
+                base = _cuda_path(host, path)
+                d = d.replace("{cuda_path}", base) if base else ""
+            d = d.replace("{site}", site)
+            if d and host.is_dir(d):
+                dirs.append(d)
+        if row.get("dynload"):
+            _dynload(host, fw, row, app, path, system, listing, known, out, in_wheel)
+            continue
+        for obj, pe in _objects(host, fw, row, prefixes):
+            folder = ntpath.dirname(obj)
+            first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
+            resolve(fw.package, obj, pe, first, None)
     return tuple(out)
+
+
+def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], system: Dict[str, str], listing, known,
+             out: List[LoadedLibrary], in_wheel) -> None:
+    """A framework that loads its CUDA DLLs by name at run time (PaddlePaddle's LoadLibrary): each name from its CUDA and
+    cuDNN versions, the alternatives tried in turn, in the standard order (python.exe's folder, System32, System,
+    Windows, PATH) and then the row's ``extra`` folders."""
+    obj = next((host.join(fw.location, o) for o in row.get("objects", ()) if host.is_file(host.join(fw.location, o))), None)
+    cuda = (fw.cuda or "").split(".")
+    cudnn = (fw.cudnn or "").split(".")[0]
+    if obj is None or len(cuda) < 2 or not cuda[0].isdigit():
+        return
+    order = ([(app, "application")] if app else []) + [(system["system32"], "system32"), (system["system"], "system"),
+                                                       (system["windows"], "windows")] + [(d, "PATH") for d in path]
+    order += [(e.replace("{cuda}", "%s.%s" % tuple(cuda[:2])), "build-toolkit") for e in row.get("extra", ())]
+    values = {"{cuda_major}": cuda[0], "{cuda_minor}": cuda[1], "{cudnn_major}": cudnn}
+    for entry in row["dynload"]:
+        if "{cudnn_major}" in entry and not cudnn.isdigit():
+            continue
+        for name in values:
+            entry = entry.replace(name, values[name])
+        names = entry.split(";")
+        hit, via, others = None, None, ()
+        for name in names:
+            hit, via, others = resolve_dll(name, order, listing, host.join, known)
+            if hit is not None:
+                break
+        needed = name if hit is not None else names[-1]
+        out.append(LoadedLibrary(consumer=fw.package, object=obj, needed=needed, path=hit, via=via, real=hit, others=others,
+                                 from_wheel=in_wheel(hit), wheel_copy=next((o for o in others if in_wheel(o)), None),
+                                 loaded_by="dlopen"))
+
+
+def _imports(host, path: str):
+    """The PE imports of the file at ``path`` (None when it cannot be read or is no PE file)."""
+    from cudaenv.host.files import open_regular
+    from cudaenv.parse.pe import parse_pe_imports
+
+    real = host.real(path)
+    if real is None:
+        return None
+    try:
+        with open_regular(str(real)) as stream:
+            return parse_pe_imports(stream)
+    except (OSError, TypeError):
+        return None
+
+
+def _objects(host, fw, row: Dict, prefixes: Sequence[str]) -> List[Tuple[str, object]]:
+    """(path, its PE imports) of a framework's DLLs whose imports name a CUDA DLL: the row's fixed ``objects``, or with
+    ``record`` the .dll and .pyd files its RECORD lists (at most MAX_OBJECTS read)."""
+    from cudaenv.parse import frameworks as pf
+    from cudaenv.probes.frameworks import RECORD_LIMIT, installed_distributions
+
+    names = [o.replace("/", "\\") for o in row.get("objects", ())]
+    if row.get("record"):
+        entry = installed_distributions(host, (fw.location,)).get(fw.package)
+        record = host.read_text(host.join(fw.location, entry[1], "RECORD"), limit=RECORD_LIMIT) if entry else None
+        names += [p.replace("/", "\\") for p in pf.record_libraries(record or "") if p.lower().endswith((".dll", ".pyd"))]
+    names.sort(key=lambda n: "cuda" not in n.lower())  # the modules named for CUDA first (cupy_backends\\cuda\\api\\...)
+    out = []
+    for name in names[:MAX_OBJECTS]:
+        obj = host.join(fw.location, name)
+        pe = _imports(host, obj) if host.is_file(obj) else None
+        if pe is not None and any(cuda_dll(d, prefixes) for d in pe.imports + pe.delay):
+            out.append((obj, pe))
+    return out

@@ -6,9 +6,9 @@ do not export (an extension built against another torch fails to import with ``u
 
 The packages looked at: the table's ``torch_extension`` rows and every other distribution whose ``Requires-Dist``
 names torch (METADATA read bounded), at most MAX_PACKAGES; their RECORD's shared libraries, at most
-MAX_MODULES each. Each extension's dynamic symbol table is read bounded (:func:`cudaenv.parse.elf.parse_elf_symbols`);
+MAX_MODULES each. Each extension's dynamic symbol table is read bounded (:func:`cudaenv.parse.elf_symbols.parse_elf_symbols`);
 torch's exports are looked up name by name through each library's hash table, as the loader does
-(:func:`cudaenv.parse.elf.parse_elf_defines`), so a 1 GB ``libtorch_cuda.so`` costs a few reads per name.
+(:func:`cudaenv.parse.elf_symbols.parse_elf_defines`), so a 1 GB ``libtorch_cuda.so`` costs a few reads per name.
 """
 
 import posixpath
@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import Note, Torch, TorchExtension
 from cudaenv.parse import frameworks as pf
-from cudaenv.parse.symbols import in_namespaces, string_abi
+from cudaenv.parse.symbols import namespace_selector, string_abi
 
 PROBE = "extensions"
 MAX_PACKAGES = 48  # packages whose modules are read, at most
@@ -94,7 +94,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
                      rows: Optional[Dict[str, Dict[str, Any]]] = None, table: Optional[Dict[str, Any]] = None) -> Tuple[TorchExtension, ...]:
     """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
     torch/lib); () when torch is not installed there."""
-    from cudaenv.parse.elf import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
     from cudaenv.probes.frameworks import table_packages
 
     if not torch.installed or not torch.location:
@@ -105,13 +105,10 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     if not torch_libs:
         return ()
     names = set(row["libraries"])
-    spaces = tuple(row["namespaces"])
-
-    def keep(name: str) -> bool:
-        return in_namespaces(name, spaces)
+    select = namespace_selector(tuple(row["namespaces"]))  # torch's names picked in the tables' bytes
 
     c10 = next((p for p in torch_libs if posixpath.basename(p) == "libc10.so"), None)
-    exported = _read(host, c10, parse_elf_symbols, True, keep) if c10 else None
+    exported = _read(host, c10, parse_elf_symbols, True, None, SYMBOL_BUDGET, None, select) if c10 else None
     torch_abi = string_abi(exported.names) if exported is not None else None
     found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
     for package, (site, entry) in _candidates(host, site_packages, rows, notes):
@@ -121,7 +118,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
         modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]
         for rel in modules:
             path = host.join(site, *rel.split("/"))
-            undefined = _read(host, path, parse_elf_symbols, False, keep, SYMBOL_BUDGET, names)  # one open per module
+            undefined = _read(host, path, parse_elf_symbols, False, None, SYMBOL_BUDGET, names, select)  # one open per module
             if undefined is None or not any(n in names for n in undefined.needed):
                 continue
             found.append((package, version, requires, path, undefined, list(undefined.names), undefined.complete))
@@ -131,7 +128,11 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     for lib in torch_libs:
         if not left:
             break
-        answer = _read(host, lib, parse_elf_defines, sorted(left))
+        if lib == c10 and exported is not None and exported.complete:  # its exports in torch's namespaces, read whole
+            defines = set(exported.names)  # above for the ABI: the answer without a lookup per name
+            answer = {n: n in defines for n in left}
+        else:
+            answer = _read(host, lib, parse_elf_defines, sorted(left))
         if answer is None:  # an unreadable library: what it may export stays unknown, never missing
             unsure |= left
             continue

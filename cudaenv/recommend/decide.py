@@ -78,13 +78,13 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
             return _older_than_tables(req, tf.public_version(torch_version), m, facts, kind, known, base, notes)
         if target is None:
             return Recommendation(None, None, tf.public_version(torch_version), (), (
-                "torch %s is not in the bundled table (it knows %s to %s)" % (torch_version, known[0], known[-1]),
-                "run `cudaenv torch refresh` to learn newer releases from the index"), notes=tuple(notes), python=python, installer=installer)
+                M("torch %s is not in the bundled table (it knows %s to %s)", torch_version, known[0], known[-1]),
+                M("run `cudaenv torch refresh` to learn newer releases from the index")), notes=tuple(notes), python=python, installer=installer)
         if not facts.released(target) and (index_data is None or target not in index_data.torch_versions()):
             notes.append(M("torch %s is not confirmed released; its table rows are unconfirmed", target))
     elif installed and installed in known:
         target = installed
-        reasons.append(M("torch %s is installed in %s", req.installed, python or "the probed Python"))
+        reasons.append(M("torch %s is installed in %s", req.installed, python or M("the probed Python")))
     else:
         if installed:
             notes.append(M("the installed torch %s is not in the bundled table; planning for the newest release", installed))
@@ -115,7 +115,7 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
         judged = [c for c in cands if c.variant == "default"]
         chosen = best_fitting(judged) if judged else (Candidate("default") if "default" in all_published else None)
         for c in judged:
-            reasons.extend("%s: %s" % (c.variant, p) for p in c.problems)
+            reasons.extend("%s: " % c.variant + p for p in c.problems)  # p may be a marked message: kept as one
         if chosen is None and not judged:
             reasons.append(M("no torch %s wheels for %s", target, m.platform))
     else:
@@ -143,7 +143,7 @@ def _decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, 
     if req.python_asked and req.interpreter_version and m.python_version and m.python_version != req.interpreter_version:
         python = ("py -%s" % m.python_version) if m.system == "windows" else "python%s" % m.python_version.rstrip("t")
         notes.append(M("planned for Python %s, but %s is Python %s: run the install with a Python %s interpreter (%s)",
-                       m.python_version, req.python or "the probed interpreter", req.interpreter_version, m.python_version, python))
+                       m.python_version, req.python or M("the probed interpreter"), req.interpreter_version, m.python_version, python))
     commands = tuple(install.commands(pkgs, index_url, installer, python, m.system, req.externally_managed and python == req.python,
                                       flat=req.index_layout == "flat"))
     return _with_uv_auto(Recommendation(
@@ -171,13 +171,14 @@ def nearest_release(req: Request, rec: Recommendation, index_data: Any = None,
 def _older_than_tables(req: Request, asked: str, m: Machine, facts: Facts, kind: str, known: Sequence[str], base: str,
                        notes: List[str]) -> Recommendation:
     """A release older than every row: the oldest release that does fit, as a real answer."""
-    reasons = ["torch %s is older than the bundled tables (they start at torch %s)" % (asked, known[0])]
+    reasons = [M("torch %s is older than the bundled tables (they start at torch %s)", asked, known[0])]
     for version in known:
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
             gpus = ", ".join(tf.sm_name(cc) for _, cc in m.gpus if cc)
-            reasons.append(M("the oldest release with a build for this machine%s is torch %s %s", (" (%s)" % gpus if gpus else ""), version, best.variant))
-            alt = Alternative("torch", "install torch >= %s with %s or newer" % (version, best.variant), best.variant, version,
+            reasons.append(M("the oldest release with a build for this machine (%s) is torch %s %s", gpus, version, best.variant)
+                           if gpus else M("the oldest release with a build for this machine is torch %s %s", version, best.variant))
+            alt = Alternative("torch", M("install torch >= %s with %s or newer", version, best.variant), best.variant, version,
                               "%s/%s" % (base, best.variant))
             return Recommendation(None, None, asked, (), tuple(reasons), (alt,), False, notes=tuple(notes), python=req.python,
                                   installer=req.installer, platform=m.platform)
@@ -190,15 +191,15 @@ def _already_installed(req: Request, target: str, current: Candidate, chosen: Op
                        alternatives: List[Alternative], notes: List[str], m: Machine, facts: Facts, kind: str,
                        known: Sequence[str], base: str, cands: Sequence[Candidate]) -> Recommendation:
     """The installed build runs here: nothing to install; a newer build or release is an option, never an order."""
-    reasons = list(reasons) + ["torch %s is installed and runs on this machine: nothing to install" % req.installed]
+    reasons = list(reasons) + [M("torch %s is installed and runs on this machine: nothing to install", req.installed)]
     options = [a for a in alternatives if not (a.kind == "variant" and a.variant == current.variant)]
     if chosen is not None and chosen.variant != current.variant:
-        options.insert(0, Alternative("variant", "torch %s %s also fits (a newer CUDA), if you want it" % (target, chosen.variant),
+        options.insert(0, Alternative("variant", M("torch %s %s also fits (a newer CUDA), if you want it", target, chosen.variant),
                                       chosen.variant, target, "%s/%s" % (base, chosen.variant)))
     for version in reversed([v for v in known if compare_pep440(v, target) > 0]):
         best = best_fitting(evaluate(version, m, facts, kind)[0])
         if best:
-            options.append(Alternative("torch", "torch %s %s is newer and fits, if you want to upgrade" % (version, best.variant),
+            options.append(Alternative("torch", M("torch %s %s is newer and fits, if you want to upgrade", version, best.variant),
                                        best.variant, version, "%s/%s" % (base, best.variant)))
             break
     options = [a for a in options if a.kind in ("variant", "torch")]
@@ -227,7 +228,7 @@ def _machine_reasons(m: Machine, kind: str, facts: Facts) -> List[str]:
     elif kind == "cpu":
         out.append(M("no NVIDIA GPU seen: the CPU build"))
     elif kind in ("rocm", "xpu"):
-        out.append("an %s GPU was detected: the %s build" % ("AMD" if kind == "rocm" else "Intel", "ROCm" if kind == "rocm" else "XPU"))
+        out.append(M("an %s GPU was detected: the %s build", "AMD" if kind == "rocm" else "Intel", "ROCm" if kind == "rocm" else "XPU"))
     return out
 
 

@@ -11,6 +11,7 @@ from typing import List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.facts import torch as tf
 from cudaenv.facts import torch_policy as policy
+from cudaenv.core.i18n import M
 
 VENV = "~/.venvs/torch"
 
@@ -34,7 +35,7 @@ def packages(target: str, variant: str, platform: str, companions: Mapping[str, 
             continue
         version = table.get(name)
         if not version:
-            notes.append("the %s matching torch %s is not in the tables: pin it yourself" % (name, target))
+            notes.append(M("the %s matching torch %s is not in the tables: pin it yourself", name, target))
         wanted.append((name, version, have))
     pkgs, plain = [], []
     for name, version, _have in wanted:
@@ -47,8 +48,8 @@ def packages(target: str, variant: str, platform: str, companions: Mapping[str, 
         if reused and local:
             built_for = tf.variants_for(version, platform.split("-")[0], platform.split("-")[-1], tables.get("torch_variants"))
             if built_for and variant not in built_for:
-                notes.append("%s %s was built only for %s: no build of it is known on the %s index; install it from one of those "
-                             "indexes or leave it out" % (name, version, ", ".join(v for v in built_for if v != "default"), variant))
+                notes.append(M("%s %s was built only for %s: no build of it is known on the %s index; install it from one of those "
+                               "indexes or leave it out", name, version, ", ".join(v for v in built_for if v != "default"), variant))
         pkgs.append("%s==%s%s" % (name, version, "+" + local if pin_local else ""))
         plain.append("%s==%s" % (name, version))
     return pkgs, plain, notes
@@ -82,7 +83,7 @@ def commands(pkgs: Sequence[str], index_url: Optional[str], installer: str, pyth
 
 def venv_recipe(python: str, pip_args: str) -> List[str]:
     """THE recipe beside an externally managed system Python (PEP 668 makes pip refuse to install into it)."""
-    return ["%s -m venv %s    # %s is externally managed (PEP 668): pip will not install into it" % (python, VENV, python),
+    return [M("%s -m venv %s    # %s is externally managed (PEP 668): pip will not install into it", python, VENV, python),
             "%s/bin/python -m pip install %s" % (VENV, pip_args)]
 
 

@@ -6,6 +6,7 @@ from cudaenv.core.config import TORCH_INDEX
 from cudaenv.model.visible import hides_every_gpu, planned_gpus
 from cudaenv.recommend.records import Request
 from cudaenv.core.version import version_key
+from cudaenv.core.i18n import M
 
 
 def _mm(version: Optional[str]) -> Optional[str]:
@@ -81,13 +82,13 @@ def request_from_snapshot(
     driver_system = "windows" if (sys_name == "windows" or (wsl and system is None)) else "linux"
     notes: List[str] = []
     if compute_capabilities:
-        gpus = [("compute capability %s" % cc, cc) for cc in compute_capabilities]
+        gpus = [(M("compute capability %s", cc), cc) for cc in compute_capabilities]
         hidden = False
     else:
         gpus, hidden = _planned_gpus(snapshot)
     if hidden:
-        notes.append("CUDA_VISIBLE_DEVICES hides every GPU: planning for the %d GPU%s of this machine "
-                     "(unset CUDA_VISIBLE_DEVICES, or list them, to use them)" % (len(gpus), "" if len(gpus) == 1 else "s"))
+        notes.append(M("CUDA_VISIBLE_DEVICES hides every GPU: planning for the %d GPU%s of this machine "
+                       "(unset CUDA_VISIBLE_DEVICES, or list them, to use them)", len(gpus), "" if len(gpus) == 1 else "s"))
     jetson = jetson or getattr(platform, "jetson", None) or None
     jetpack = None
     if jetson and not isinstance(jetson, str):

@@ -12,7 +12,7 @@ from cudaenv.model.record import Record
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
 from cudaenv.core.version import cc_tuple, compare_pep440, parse_driver_version, parse_python_version
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, join
 
 
 class Options(Record):
@@ -100,12 +100,13 @@ def load_index_data(env: Mapping[str, str], base: str, refresh_first: bool, time
             try:
                 ic.write_cache(path, result.data)
             except OSError as exc:
-                notes.append("could not write the cache %s: %s" % (path, exc.strerror or exc))
+                notes.append(M("could not write the cache %s: %s", path, exc.strerror or exc))
             if result.pages_failed:
-                notes.append("%d index page(s) could not be read: %s" % (result.pages_failed, "; ".join(result.notes[:3])))
+                notes.append(M("%d index page(s) could not be read: %s", result.pages_failed, join("; ", result.notes[:3])))
             return result.data, notes, True
         data, note = ic.load_cache(path, base, data_date())
-        notes.append("offline: %s; using %s" % ("; ".join(result.notes[:2]), "the cache" if data is not None else "the bundled tables"))
+        said = join("; ", result.notes[:2])
+        notes.append(M("offline: %s; using the cache", said) if data is not None else M("offline: %s; using the bundled tables", said))
         if note:
             notes.append(note)
         return data, notes, reachable
@@ -113,7 +114,7 @@ def load_index_data(env: Mapping[str, str], base: str, refresh_first: bool, time
     if note:
         notes.append(note)
     if data is not None and ic.cache_age_days(data) > 30:
-        notes.append("the torch index cache is %d days old: `cudaenv torch refresh` updates it" % ic.cache_age_days(data))
+        notes.append(M("the torch index cache is %d days old: `cudaenv torch refresh` updates it", ic.cache_age_days(data)))
     return data, notes, reachable
 
 
@@ -266,9 +267,9 @@ def refresh_cache(env: Mapping[str, str], base_flag: Optional[str], timeout_flag
         _, note = ic.load_cache(path, base, data_date())
         listed_nothing = result.reachable and result.pages_read > 0
         if listed_nothing:
-            message = "%s lists no torch wheels; the cache was not written" % base
+            message = M("%s lists no torch wheels; the cache was not written", base)
         else:
-            message = "offline: nothing could be read from %s; the bundled tables stay in use" % base
+            message = M("offline: nothing could be read from %s; the bundled tables stay in use", base)
         return RefreshOutcome(False, base, result.notes, message=message, cache_note=note)
     try:
         ic.write_cache(path, result.data)

@@ -10,6 +10,7 @@ from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.recommend.records import Request
 from cudaenv.core.version import pep440_key
+from cudaenv.core.i18n import M
 
 
 class Machine:
@@ -84,9 +85,10 @@ class Facts:
         row = tf.newest_arch_row("cuda", m.system, m.machine, self.t(tf.ARCH), variant=variant) or \
             tf.newest_arch_row("cuda", m.system, m.machine, self.t(tf.ARCH))
         if row is None:
-            return None, None, "the arch list of torch %s %s is not known" % (version, variant)
+            return None, None, M("the arch list of torch %s %s is not known", version, variant)
         return (tuple(row["archs"]), row.get("ptx"),
-                "the arch list of torch %s %s is not in the bundled table; assumed like %s (torch %s)" % (version, variant, row["variant"], row["to"]))
+                M("the arch list of torch %s %s is not in the bundled table; assumed like %s (torch %s)", version, variant,
+                  row["variant"], row["to"]))
 
     def arch_table(self) -> Dict[str, Any]:
         from cudaenv.core.resources import load_table

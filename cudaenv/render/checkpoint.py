@@ -126,15 +126,15 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
     return "\n".join(lines) + "\n"
 
 
-_METHOD_WORDS = {"rewrite": "rewritten without torch", "torch": "through torch, --trust", "merge": "merged without torch",
-                 "zero_to_fp32": "through the folder's zero_to_fp32.py, --trust",
-                 "convert": "converted by torch in your Python, nothing of the file run"}
+_METHOD_WORDS = {"rewrite": N_("rewritten without torch"), "torch": N_("through torch, --trust"), "merge": N_("merged without torch"),
+                 "zero_to_fp32": N_("through the folder's zero_to_fp32.py, --trust"),
+                 "convert": N_("converted by torch in your Python, nothing of the file run")}
 
 
 def render_fix(report: FixReport, width: int = WIDTH) -> str:
-    lines = wrap("%s -> %s (%s)" % (printable(report.source), printable(report.output),
-                                    "through torch in your Python" if report.method == "torch" and report.folder is not None
-                                    else _METHOD_WORDS.get(report.method, report.method)),
+    lines = wrap(t("%s -> %s (%s)", printable(report.source), printable(report.output),
+                                    t("through torch in your Python") if report.method == "torch" and report.folder is not None
+                                    else t(_METHOD_WORDS[report.method]) if report.method in _METHOD_WORDS else report.method),
                  "", "  ", width, long_words="keep")
     for w in report.warnings:
         lines += _item("WARNING", w, width)
@@ -144,17 +144,17 @@ def render_fix(report: FixReport, width: int = WIDTH) -> str:
         lines += _item("backup", report.backup, width)
     if report.folder is not None:  # a checkpoint folder consolidated into one file (issue 32)
         f = report.folder
-        keys = ", ".join("%s on %d/%d keys" % (p.prefix, p.keys, p.of) for p in f.prefixes if p.where == "keys") or "no wrapper prefix"
-        lines += _item("before", "%s, %d files, %d tensors, %s; %s%s" % (
-            f.layout, len(f.files), f.tensors, human_bytes(f.total_bytes), keys,
-            "; world size %d" % f.world_size if f.world_size is not None else ""), width)
+        keys = ", ".join(t("%s on %d/%d keys", p.prefix, p.keys, p.of) for p in f.prefixes if p.where == "keys") or t("no wrapper prefix")
+        lines += _item("before", t("%s, %d files, %d tensors, %s; %s%s",
+                                   f.layout, len(f.files), f.tensors, human_bytes(f.total_bytes), keys,
+                                   t("; world size %d", f.world_size) if f.world_size is not None else ""), width)
     for label, r in (("before", report.before), ("after", report.after)):
         if r is None:
             continue
-        keys = ", ".join("%s on %d/%d keys" % (p.prefix, p.keys, p.of) for p in r.prefixes if p.where == "keys") or "no wrapper prefix"
-        lines += _item(label, "%d tensors, %s; saved on %s; %s; weights_only %s" % (
-            r.tensors, human_bytes(r.total_bytes), device_summary(r), keys,
-            "yes" if r.weights_only else "no" if r.weights_only is False else "n/a"), width)
+        keys = ", ".join(t("%s on %d/%d keys", p.prefix, p.keys, p.of) for p in r.prefixes if p.where == "keys") or t("no wrapper prefix")
+        lines += _item(label, t("%d tensors, %s; saved on %s; %s; weights_only %s",
+                                r.tensors, human_bytes(r.total_bytes), device_summary(r), keys,
+                                t("yes") if r.weights_only else t("no") if r.weights_only is False else "n/a"), width)
     return "\n".join(lines) + "\n"
 
 
@@ -162,8 +162,8 @@ def render_trust_warning(folder: bool = False) -> str:
     """What ``checkpoint fix --trust`` says first, on stderr: of the file, or of a checkpoint folder's files (PATH a
     folder, an index file or DCP's ``.metadata``) and a DeepSpeed ZeRO folder's own script."""
     if folder:
-        return ("warning: --trust: the checkpoint folder's files that are not safe to load without running them are "
-                "loaded by torch in your Python with weights_only=False, and a DeepSpeed ZeRO folder's own "
-                "zero_to_fp32.py is run: either runs any code they carry\n")
-    return ("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
-            "with weights_only=False, which runs any code it carries\n")
+        return t("warning: --trust: the checkpoint folder's files that are not safe to load without running them are "
+                 "loaded by torch in your Python with weights_only=False, and a DeepSpeed ZeRO folder's own "
+                 "zero_to_fp32.py is run: either runs any code they carry\n")
+    return t("warning: --trust: if the file is not safe to rewrite without torch, torch loads it in your Python "
+             "with weights_only=False, which runs any code it carries\n")

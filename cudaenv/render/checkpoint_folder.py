@@ -17,6 +17,8 @@ from cudaenv.render.text import WIDTH, wrap, wrap_advice
 
 LAYOUT_NAMES = {
     "dcp": N_("torch.distributed.checkpoint (DCP) folder: .metadata + .distcp files"),
+    "dcp-safetensors": N_("torch.distributed.checkpoint (DCP) folder in the safetensors format: one "
+                          "shard-*-model-*.safetensors file per rank (HuggingFaceStorageWriter)"),
     "deepspeed-zero": N_("DeepSpeed ZeRO checkpoint folder"),
     "safetensors-shards": N_("sharded safetensors checkpoint"),
     "bin-shards": N_("sharded .bin checkpoint (torch.save shards)"),
@@ -78,12 +80,12 @@ def render_folder(report: FolderReport, width: int = WIDTH) -> str:
         lines += _item("optimizer in", ", ".join(report.optimizer_files[:8]) + (
             t(" ... (%d files)", len(report.optimizer_files)) if len(report.optimizer_files) > 8 else ""), width)
     lines += _item("tensors", "%d, %s%s" % (report.tensors, human_bytes(report.total_bytes),
-                                            t(" (the model's keys, full size)") if report.layout == "dcp" else ""), width)
+                                            t(" (the model's keys, full size)") if report.layout in ("dcp", "dcp-safetensors") else ""), width)
     if report.dtypes:
         lines += _item("dtypes", ", ".join("%s ×%d" % (d.dtype, d.count) for d in report.dtypes), width)
     if report.layout == "dcp":
         lines += _item("saved on", t("none stored: DCP copies each item into the tensor of the state_dict you load into"), width)
-    elif report.layout == "safetensors-shards":
+    elif report.layout in ("safetensors-shards", "dcp-safetensors"):
         lines += _item("saved on", t("none stored (safetensors)"), width)
     elif report.files:
         lines += _item("saved on", device_summary(report), width)
@@ -148,6 +150,13 @@ def folder_advice(report: FolderReport) -> List[str]:
         out.append(t("one file for one GPU: torch's own converter (torch.distributed.checkpoint.format_utils."
                      "dcp_to_torch_save, run in your Python, checked after): cudaenv checkpoint fix -o %s -- %s",
                      q(stem + ".pt" if stem != "." else "consolidated.pt"), q(path)))
+    elif report.layout == "dcp-safetensors" and report.inconsistencies:
+        out.append(t("the shards do not make one whole checkpoint (see the problems above): copy the missing rank's file "
+                     "from where it was saved; cudaenv checkpoint fix refuses to consolidate it until then"))
+    elif report.layout == "dcp-safetensors":
+        out.append(t("one file for one GPU: torch's own reader of this format (torch.distributed.checkpoint."
+                     "HuggingFaceStorageReader with dcp.load, run in your Python, checked after): cudaenv checkpoint fix "
+                     "-o %s -- %s", q(stem + ".safetensors" if stem != "." else "consolidated.safetensors"), q(path)))
     elif report.layout == "deepspeed-zero" and (report.mp_world_size or 1) > 1:
         out.append(t("one file of the whole model: the %d tensor-parallel ranks hold slices of each weight, and DeepSpeed's "
                      "zero_to_fp32.py does not merge them (it reads mp_rank_00 only); merge them with the tool of the "

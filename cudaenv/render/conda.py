@@ -3,34 +3,41 @@ manifest lines to add first, and the machine as a conda or pixi solver sees it (
 
 from typing import Any, List, Optional
 
+from cudaenv.core.i18n import N_, t
 from cudaenv.core.text import printable
 
 SOLVER_SOURCES = {
-    "driver": "the driver's own CUDA",
-    "CONDA_OVERRIDE_CUDA": "set by CONDA_OVERRIDE_CUDA",
-    "GPUs": "the lowest compute capability; only with the nvidia-virtual-packages plugin",
-    "libc": "the C library",
-    "kernel": "the kernel release",
+    "driver": N_("the driver's own CUDA"),
+    "CONDA_OVERRIDE_CUDA": N_("set by CONDA_OVERRIDE_CUDA"),
+    "GPUs": N_("the lowest compute capability; only with the nvidia-virtual-packages plugin"),
+    "libc": N_("the C library"),
+    "kernel": N_("the kernel release"),
     "system": "",
-    "unknown": "not known here",
+    "unknown": N_("not known here"),
 }
 
 
 def _note(kind: str, plan: Any, rec: Any, solver: Optional[str]) -> str:
-    builds = plan.cuda_version or "none"
-    manifest = getattr(getattr(rec, "solver", None), "manifest", None) or "the manifest"
-    return {
-        "minor-compat": "the driver's own CUDA is %s; cuda-version %s is the oldest conda-forge build of this release, and "
-                        "it runs here through CUDA minor-version compatibility" % (solver or "?", builds),
-        "no-build": "conda-forge has no CUDA build of torch %s this driver runs (data/conda_torch.json): this is the PyPI "
-                    "wheel of the %s index, installed by %s" % (rec.torch_version, rec.variant, plan.installer),
-        "arch-too-old": "conda-forge's CUDA 13 builds need compute capability 7.5 (sm_75) or newer: left out for this GPU",
-        "channel-missing": "%s does not list the conda-forge channel: add it to the workspace's channels first" % manifest,
-        "declare-cuda": "%s declares no CUDA for the solver, so pixi would refuse pytorch-gpu (or solve the CPU build): "
-                        "add the lines below first, then run the command" % manifest,
-        "manifest-above-driver": "%s declares a CUDA above the build chosen: set it to the lines below first" % manifest,
-        "no-manifest": "no pixi manifest was found above the probed interpreter: run the command in your workspace",
-    }.get(kind, kind)
+    builds = plan.cuda_version or t("none")
+    manifest = getattr(getattr(rec, "solver", None), "manifest", None) or t("the manifest")
+    if kind == "minor-compat":
+        return t("the driver's own CUDA is %s; cuda-version %s is the oldest conda-forge build of this release, and it runs "
+                 "here through CUDA minor-version compatibility", solver or "?", builds)
+    if kind == "no-build":
+        return t("conda-forge has no CUDA build of torch %s this driver runs (data/conda_torch.json): this is the PyPI wheel "
+                 "of the %s index, installed by %s", rec.torch_version, rec.variant, plan.installer)
+    if kind == "arch-too-old":
+        return t("conda-forge's CUDA 13 builds need compute capability 7.5 (sm_75) or newer: left out for this GPU")
+    if kind == "channel-missing":
+        return t("%s does not list the conda-forge channel: add it to the workspace's channels first", manifest)
+    if kind == "declare-cuda":
+        return t("%s declares no CUDA for the solver, so pixi would refuse pytorch-gpu (or solve the CPU build): add the "
+                 "lines below first, then run the command", manifest)
+    if kind == "manifest-above-driver":
+        return t("%s declares a CUDA above the build chosen: set it to the lines below first", manifest)
+    if kind == "no-manifest":
+        return t("no pixi manifest was found above the probed interpreter: run the command in your workspace")
+    return kind
 
 
 def render_conda(rec: Any, width: int = 80) -> List[str]:
@@ -48,38 +55,39 @@ def render_conda(rec: Any, width: int = 80) -> List[str]:
         lines.append("")
         if plan.route == "conda-forge":
             pins = ", ".join(plan.packages)
-            only = " (--override-channels: no other channel may supply them)" if plan.installer == "conda" else ""
-            lines += prose("from the %s channel%s: %s" % (plan.channel, only, pins), "%s: " % plan.installer, "    ")
+            said = (t("from the %s channel (--override-channels: no other channel may supply them): %s", plan.channel, pins)
+                    if plan.installer == "conda" else t("from the %s channel: %s", plan.channel, pins))
+            lines += prose(said, "%s: " % plan.installer, "    ")
         else:
-            lines += prose("the PyPI wheel (%s)" % ", ".join(plan.packages), "%s: " % plan.installer, "    ")
+            lines += prose(t("the PyPI wheel (%s)", ", ".join(plan.packages)), "%s: " % plan.installer, "    ")
         for kind in plan.notes:
-            lines += prose(_note(kind, plan, rec, solver), "note: ", "      ")
+            lines += prose(_note(kind, plan, rec, solver), t("note: "), "      ")
         if plan.snippet:
-            where = (view.manifest if view is not None and view.manifest else "pixi.toml (or [tool.pixi.*] in pyproject.toml)")
-            lines += ["", "Add to %s:" % printable(where)] + ["  " + printable(s) for s in plan.snippet]
+            where = (view.manifest if view is not None and view.manifest else t("pixi.toml (or [tool.pixi.*] in pyproject.toml)"))
+            lines += ["", t("Add to %s:", printable(where))] + ["  " + printable(s) for s in plan.snippet]
     if view is not None:
-        lines += ["", "What a conda or pixi solver sees here (virtual packages):"]
+        lines += ["", t("What a conda or pixi solver sees here (virtual packages):")]
         for p in view.packages:
             why = SOLVER_SOURCES.get(p.source, p.source)
-            lines += prose("%-12s %s%s" % (p.name, p.value or "none", "  (%s)" % why if why else ""), "  ", "    ")
+            lines += prose("%-12s %s%s" % (p.name, p.value or t("none"), t("  (%s)", t(why)) if why else ""), "  ", "    ")
         if view.declare_cuda:
-            lines += prose('a pixi manifest for this machine declares [system-requirements] cuda = "%s" (the driver\'s CUDA '
-                           'major: a higher one makes pixi refuse to run here)' % view.declare_cuda, "  ", "    ")
+            lines += prose(t('a pixi manifest for this machine declares [system-requirements] cuda = "%s" (the driver\'s CUDA '
+                             'major: a higher one makes pixi refuse to run here)', view.declare_cuda), "  ", "    ")
         if view.problem:
-            lines += prose(solver_problem(view, solver), "problem: ", "    ")
+            lines += prose(solver_problem(view, solver), t("problem: "), "    ")
     return lines
 
 
 def solver_problem(view: Any, solver: Optional[str]) -> str:
     """The sentence for a SolverView's problem (also the doctor's finding detail)."""
     if view.problem == "manifest-above-driver":
-        return ('%s declares cuda = "%s", above this driver\'s CUDA %s: pixi refuses to install or run the environment '
-                'here ("the current system has a mismatching virtual package"); lower it to "%s" or update the driver'
-                % (view.manifest, view.manifest_cuda, solver or "?", view.declare_cuda or "?"))
+        return t('%s declares cuda = "%s", above this driver\'s CUDA %s: pixi refuses to install or run the environment '
+                 'here ("the current system has a mismatching virtual package"); lower it to "%s" or update the driver',
+                 view.manifest, view.manifest_cuda, solver or "?", view.declare_cuda or "?")
     if view.problem == "manifest-missing-cuda":
-        return ('%s declares no CUDA ([system-requirements] cuda): pixi solves CPU-only builds of torch on this GPU '
-                'machine; add cuda = "%s"' % (view.manifest, view.declare_cuda or "12"))
+        return t('%s declares no CUDA ([system-requirements] cuda): pixi solves CPU-only builds of torch on this GPU '
+                 'machine; add cuda = "%s"', view.manifest, view.declare_cuda or "12")
     if view.problem == "override-above-driver":
-        return ("CONDA_OVERRIDE_CUDA=%s is above this driver's CUDA: the solver will install builds the driver cannot run"
-                % solver)
+        return t("CONDA_OVERRIDE_CUDA=%s is above this driver's CUDA: the solver will install builds the driver cannot run",
+                 solver)
     return view.problem or ""

@@ -30,10 +30,10 @@ def render_text(rec: Any, width: int = 80) -> str:
     if rec.commands:
         lines += ["", t("Install:")]
         for c in rec.commands:
-            lines += wrap_command(c, "  ", width)
+            lines += wrap_command(tr(c), "  ", width)
     if getattr(rec, "mirror", None) and rec.commands:
         lines.append("")
-        lines += prose(mirror_text(rec), "mirror: ", "    ")
+        lines += prose(mirror_text(rec), t("mirror: "), "    ")
     if getattr(rec, "conda_install", None) is not None or getattr(rec, "solver", None) is not None:
         from cudaenv.render.conda import render_conda
 
@@ -45,7 +45,7 @@ def render_text(rec: Any, width: int = 80) -> str:
             lines += prose(a.summary, "  - ", "    ")
     if getattr(rec, "uv_auto", None):
         lines.append("")
-        lines += prose(uv_auto_text(rec), "uv: ", "    ")
+        lines += prose(uv_auto_text(rec), t("uv: "), "    ")
     if rec.notes:
         lines.append("")
         for n in rec.notes:
@@ -59,22 +59,24 @@ _HEADINGS = (N_("Options:"), N_("Alternatives:"), N_("What to change:"))  # rend
 def mirror_text(rec: Any) -> str:
     """How the install line uses the --mirror it names (data/torch_mirrors.json's layout)."""
     if rec.index_layout == "flat":
-        return ("%s is a flat listing of wheels: pip and uv read it with --find-links (uv's index needs format = \"flat\", "
-                "pixi's [pypi-options] find-links); the local-tag pins keep PyPI's builds of the same version out. "
-                "`cudaenv torch mirror-check --mirror %s` checks that it serves this build" % (rec.mirror, rec.mirror))
+        return t("%s is a flat listing of wheels: pip and uv read it with --find-links (uv's index needs format = \"flat\", "
+                 "pixi's [pypi-options] find-links); the local-tag pins keep PyPI's builds of the same version out. "
+                 "`cudaenv torch mirror-check --mirror %s` checks that it serves this build", rec.mirror, rec.mirror)
     if rec.index_layout == "upstream":
-        return ("%s sent its downloads back to the official index when last checked: it saves nothing there. "
-                "`cudaenv torch mirror-check --mirror %s` says what it does today" % (rec.mirror, rec.mirror))
-    return ("%s mirrors the simple index: it is the only index for torch in this line (--index-url), so nothing falls "
-            "back to another index. `cudaenv torch mirror-check --mirror %s` checks that it serves this build" % (rec.mirror, rec.mirror))
+        return t("%s sent its downloads back to the official index when last checked: it saves nothing there. "
+                 "`cudaenv torch mirror-check --mirror %s` says what it does today", rec.mirror, rec.mirror)
+    return t("%s mirrors the simple index: it is the only index for torch in this line (--index-url), so nothing falls "
+             "back to another index. `cudaenv torch mirror-check --mirror %s` checks that it serves this build", rec.mirror,
+             rec.mirror)
 
 
 def uv_auto_text(rec: Any) -> str:
     """Why uv's ``--torch-backend=auto`` would pick another build than this one (it reads only the driver)."""
     auto = next((c for c in rec.candidates or () if c.variant == rec.uv_auto), None)
-    why = "; ".join(auto.problems) if auto is not None and auto.problems else "it is newer, and uv takes the newest the driver runs"
-    return ("uv's --torch-backend=auto would pick %s: it reads only the driver, not the GPUs (astral-sh/uv#14742). "
-            "%s. With uv, name the build: --torch-backend=%s" % (rec.uv_auto, why[:1].upper() + why[1:], rec.variant))
+    why = ("; ".join(tr(p) for p in auto.problems) if auto is not None and auto.problems
+           else t("it is newer, and uv takes the newest the driver runs"))
+    return t("uv's --torch-backend=auto would pick %s: it reads only the driver, not the GPUs (astral-sh/uv#14742). "
+             "%s. With uv, name the build: --torch-backend=%s", rec.uv_auto, why[:1].upper() + why[1:], rec.variant)
 
 
 def render_requirements(rec: Any) -> str:
@@ -108,18 +110,18 @@ def render_refresh(outcome: Any, width: int = 80) -> List[str]:
     """The lines `cudaenv torch refresh` prints on stdout for a refresh that learned something."""
     from cudaenv.render.text import wrap
 
-    lines = ["read %d index page(s) from %s%s" % (outcome.pages_read, outcome.base,
-                                                  " (%d could not be read)" % outcome.pages_failed if outcome.pages_failed else "")]
+    lines = [t("read %d index page(s) from %s%s", outcome.pages_read, outcome.base,
+               t(" (%d could not be read)", outcome.pages_failed) if outcome.pages_failed else "")]
     if outcome.versions:
-        lines.append("torch releases: %s to %s" % (outcome.versions[0], outcome.versions[-1]))
-    lines.append("variants: %s" % (", ".join(outcome.variants) or "none"))
+        lines.append(t("torch releases: %s to %s", outcome.versions[0], outcome.versions[-1]))
+    lines.append(t("variants: %s", ", ".join(outcome.variants) or t("none")))
     if outcome.new_variants:
-        lines.append("new since the bundled table: %s" % ", ".join(outcome.new_variants))
+        lines.append(t("new since the bundled table: %s", ", ".join(outcome.new_variants)))
     if outcome.new_versions:
-        lines.append("torch releases the bundled table does not know: %s" % ", ".join(outcome.new_versions))
+        lines.append(t("torch releases the bundled table does not know: %s", ", ".join(outcome.new_versions)))
     for n in outcome.notes:
-        lines += wrap(printable(n), "note: ", "      ", width, long_words="keep")
-    lines.append("cache written to %s" % printable(outcome.cache_file))
+        lines += wrap(printable(tr(n)), t("note: "), "      ", width, long_words="keep")
+    lines.append(t("cache written to %s", printable(outcome.cache_file)))
     return lines
 
 
@@ -127,11 +129,11 @@ def render_refresh_failure(outcome: Any, width: int = 80) -> List[str]:
     """The lines on stderr when the refresh cached nothing, within ``width`` columns."""
     from cudaenv.render.text import wrap
 
-    lines = wrap(printable(outcome.message), "cudaenv: ", "  ", width, long_words="keep")
+    lines = wrap(printable(tr(outcome.message)), "cudaenv: ", "  ", width, long_words="keep")
     for n in grouped_notes(outcome.notes)[:3]:
         lines += wrap(printable(n), "  - ", "    ", width, long_words="keep")
     if outcome.cache_note:
-        lines += wrap(printable(outcome.cache_note), "note: ", "      ", width, long_words="keep")
+        lines += wrap(printable(tr(outcome.cache_note)), t("note: "), "      ", width, long_words="keep")
     return lines
 
 
@@ -142,7 +144,10 @@ def grouped_notes(notes: List[str]) -> List[str]:
     for note in notes:
         if note.startswith("nothing could be read"):
             continue
-        where, sep, why = note.partition(": ")
+        note = tr(note)  # "cu126: " is a plain piece in every language; "root listing: " is said with a full-width colon
+        cuts = [i for i in (note.find(": "), note.find("\uff1a")) if i >= 0]
+        cut = min(cuts) if cuts else -1
+        where, sep, why = (note[:cut], note[cut], note[cut + (2 if note[cut] == ":" else 1):]) if cut >= 0 else (note, "", "")
         if not sep or " " in where.replace("root listing", "root"):
             where, why = "", note
         if why not in pages:
@@ -154,6 +159,6 @@ def grouped_notes(notes: List[str]) -> List[str]:
     for why in order:
         where = pages[why]
         if len(where) > 3:
-            where = where[:2] + ["%d more" % (len(where) - 2)]
+            where = where[:2] + [t("%d more", len(where) - 2)]
         out.append(("%s: %s" % (", ".join(where), why)) if where else why)
     return out

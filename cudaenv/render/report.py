@@ -273,12 +273,17 @@ def extension_facts(ext) -> str:
     return t("%s: %s%s; C++11 ABI %s, torch's %s", name, state, built, abi_words(ext.cxx11_abi), abi_words(ext.torch_cxx11_abi))
 
 
+def _file_name(path: str) -> str:
+    """The last component of a Linux or a Windows path (``C:\\e\\torch\\lib\\torch_cuda.dll`` -> ``torch_cuda.dll``)."""
+    return printable(path.replace("\\", "/").rsplit("/", 1)[-1])
+
+
 def library_facts(lib) -> str:
     """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
     if lib.path is None:
-        return t("%s: not found", lib.needed) + (t(" (dlopen by %s)", lib.object.rsplit("/", 1)[-1]) if lib.loaded_by != "needed" else "")
+        return t("%s: not found", lib.needed) + (t(" (dlopen by %s)", _file_name(lib.object)) if lib.loaded_by != "needed" else "")
     bits = [b for b in (lib.version, t("via %s", lib.via) if lib.via else None,
-                        t("dlopen by %s", lib.object.rsplit("/", 1)[-1]) if lib.loaded_by != "needed" else None) if b]
+                        t("dlopen by %s", _file_name(lib.object)) if lib.loaded_by != "needed" else None) if b]
     return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 

@@ -432,6 +432,29 @@ def test_dcp_transforms_are_read_from_the_metadata_and_said_before_anything_is_w
     assert L.transform_support("stream.zstd", {"stream.zstd": ("1", "zstd")}) is None
 
 
+def test_fix_of_a_zstd_dcp_folder_says_the_missing_module_before_torch_runs(tmp_path, cli):
+    """stream.zstd/1 items need zstandard or pyzstd in the Python that converts them (torch raises at the first such
+    item otherwise): with --trust, the child checks the modules before it imports torch, and fix says which are
+    missing and where; nothing is written. This suite's own Python has neither (nor torch: it is never reached)."""
+    import importlib.util
+    import sys
+
+    if any(importlib.util.find_spec(m) is not None for m in ("zstandard", "pyzstd")):
+        pytest.skip("this Python has zstandard or pyzstd")
+    folder = tmp_path / "dcp"
+    folder.mkdir()
+    item = cb.torch_zip(cb.Tensor(cb.Storage("0", 16), (4, 4)), prefix="archive")
+    (folder / "__0_0.distcp").write_bytes(item)
+    (folder / ".metadata").write_bytes(dcp_metadata([("w", "__0_0.distcp", 0, len(item))], [("w", "float32", (4, 4))],
+                                                    transforms={"w": ["stream.zstd/1"]}))
+    assert L.transform_modules(("stream.zstd/1", "stream.zstd/2", "my.crypt/1")) == [["stream.zstd/1", ["zstandard", "pyzstd"]]]
+    res = cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt"), "--trust", "--python", sys.executable)
+    err = " ".join(res.err.split())
+    assert res.code == 2 and "stream.zstd/1, which torch reads only with the zstandard or pyzstd module" in err, res.err
+    assert sys.executable in err and "-m pip install zstandard" in err
+    assert not (tmp_path / "one.pt").exists() and "torch could not" not in err
+
+
 @settings(max_examples=200)
 @given(st.binary(max_size=600))
 def test_any_index_bytes_give_a_map_or_a_problem(raw):

@@ -18,56 +18,11 @@ pytestmark = pytest.mark.torch
 
 MiB = 1024 * 1024
 
-# Two gloo ranks on this CPU, a device mesh over both, each weight sharded by rows (Shard(0)): every rank writes its
-# half to __{rank}_0.distcp; `step` and `extra` are not tensors, so DCP stores them as pickled bytes.
-DCP_SAVE = r"""
-import os, socket, sys
-import torch, torch.distributed as dist, torch.multiprocessing as mp
-
-def worker(rank, world, port, out):
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(port)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.tensor import Shard, distribute_tensor
-    import torch.distributed.checkpoint as dcp
-    mesh = init_device_mesh("cpu", (world,))
-    torch.manual_seed(0)
-    full = {"module.fc.weight": torch.randn(512, 512), "module.fc.bias": torch.randn(512),
-            "module.emb.weight": torch.randn(256, 512, dtype=torch.bfloat16)}
-    sd = {k: distribute_tensor(v, mesh, [Shard(0)]) for k, v in full.items()}
-    sd["step"] = 7
-    sd["extra"] = {"note": "hello"}
-    dcp.save({"model": sd}, checkpoint_id=out)
-    dist.barrier()
-    dist.destroy_process_group()
-    # gloo's threads can abort a rank at interpreter exit ("terminate called without an active exception", 3 of 14
-    # saves here): the folder is whole once both ranks pass the barrier, so a rank leaves without C++ teardown
-    os._exit(0)
-
-if __name__ == "__main__":
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); port = s.getsockname()[1]; s.close()
-    mp.spawn(worker, args=(2, port, sys.argv[1]), nprocs=2)
-"""
-
-
 @pytest.fixture(scope="module")
 def dcp_folder(tmp_path_factory):
-    import subprocess
+    from checkpoint_builders import gloo_dcp_save
 
-    base = tmp_path_factory.mktemp("dcp")
-    script = base / "save.py"
-    script.write_text(DCP_SAVE)
-    out = base / "ckpt"
-    for _attempt in range(2):  # gloo on a loaded 2-core machine can lose a rank once: one more try, never more
-        proc = subprocess.run([sys.executable, str(script), str(out)], capture_output=True, text=True, timeout=300)
-        if proc.returncode == 0:
-            break
-        import shutil
-
-        shutil.rmtree(out, ignore_errors=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out
+    return gloo_dcp_save(tmp_path_factory.mktemp("dcp") / "ckpt")
 
 
 @pytest.fixture

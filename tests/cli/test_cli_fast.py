@@ -278,3 +278,62 @@ def test_explain_of_a_paste_imports_no_argparse_and_no_verify(tmp_path):
         assert run.returncode == 0, run.stderr
         assert "gpu-arch-unsupported" in run.stdout or '"cuda-oom"' in run.stdout, run.stdout
         assert run.stderr.rsplit("LOADED", 1)[1].split() == []
+
+
+EXIT_PROBE = """
+import atexit, os, sys, threading, time
+class Mark:
+    def __del__(self):  # runs when the interpreter's teardown frees this module's objects
+        os.write(2, b"TORN DOWN\\n")
+mark = Mark()
+how = sys.argv[1]
+sys.argv = ["cudaenv"] + sys.argv[2:]
+if how == "atexit":
+    atexit.register(lambda: os.write(2, b"AT EXIT\\n"))
+if how == "thread":
+    threading.Thread(target=lambda: (time.sleep(0.2), os.write(2, b"THREAD DONE\\n"))).start()
+from cudaenv.cli import main
+code = main(sys.argv[1:]) if how == "called" else main()
+sys.stdout.write("AFTER MAIN\\n") if how == "called" else None
+sys.exit(code)
+"""
+
+
+def test_use_and_list_end_without_the_interpreters_teardown_when_nothing_runs_at_exit(tmp_path):
+    """Counted, not timed (issue 35): the `cudaenv` command's `use` and `list` end with their output written and
+    flushed, without the teardown (an object freed at teardown says so); an atexit function, another thread, or a call
+    of main() with arguments (a test's, a library's) gets the usual exit."""
+    import subprocess
+    import sys
+
+    import cudaenv
+    from builders import TOOLS
+
+    for version in ("12.4.131", "12.1.105"):
+        top = tmp_path / "root" / "sw" / version[:4]
+        (top / "bin").mkdir(parents=True)
+        (top / "version.json").write_text('{"cuda": {"version": "%s"}}' % version)
+    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
+           "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+
+    def run(how, *argv):
+        r = subprocess.run([sys.executable, "-S", "-c", EXIT_PROBE, how, *argv], capture_output=True, text=True,
+                           env=env, timeout=60, cwd=str(tmp_path))
+        return r.returncode, r.stdout, r.stderr
+
+    use = ("use", "12.4", "--shell", "bash")
+    code, out, err = run("entry", *use)
+    assert code == 0 and "/sw/12.4/bin" in out and out.endswith("hash -r 2>/dev/null || true\n")
+    assert "CUDA 12.4.131 at" in err and "TORN DOWN" not in err
+    code, out, err = run("entry", "use", "99", "--shell", "bash")
+    assert code == 1 and out == "" and "no installed CUDA toolkit matches 99" in err and "TORN DOWN" not in err
+    code, out, err = run("entry", "list")
+    assert code == 0 and "12.1.105" in out and "TORN DOWN" not in err
+    code, out, err = run("atexit", *use)
+    assert code == 0 and "/sw/12.4/bin" in out and "AT EXIT" in err and "TORN DOWN" in err
+    code, out, err = run("thread", *use)
+    assert code == 0 and "/sw/12.4/bin" in out and "THREAD DONE" in err and "TORN DOWN" in err
+    code, out, err = run("called", *use)
+    assert code == 0 and out.endswith("AFTER MAIN\n") and "TORN DOWN" in err
+    code, out, err = run("entry", "--version")
+    assert code == 0 and "TORN DOWN" in err  # any other command: the usual exit

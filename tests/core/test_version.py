@@ -100,6 +100,30 @@ def test_version_key_and_comparisons():
     assert v.major_minor("12.4.131") == "12.4" and v.major_minor("12") == "12.0" and v.major_minor("x") is None
 
 
+@settings(max_examples=300)
+@given(st.text(max_size=80))
+def test_version_key_reads_a_string_once_and_answers_as_the_first_reading(text):
+    """Counted work (issue 35): a version string read again is answered from what was read (`cudaenv use` with 1,000
+    toolkits reads 27 strings 356 times), with the same answer; a long string is not kept."""
+    v._KEYS.clear()
+    first = v.version_key(text)
+    kept = text in v._KEYS
+    assert kept == (bool(text) and len(text) <= v._KEYS_LONGEST)
+    if kept:
+        v._KEYS[text] = ("answered", "from", "the", "cache")  # a planted answer: the second reading must return it
+        assert v.version_key(text) == ("answered", "from", "the", "cache")
+        del v._KEYS[text]
+    assert v.version_key(text) == first
+
+
+def test_version_key_keeps_a_bounded_number_of_answers():
+    v._KEYS.clear()
+    for n in range(v._KEYS_KEPT + 10):
+        assert v.version_key("12.%d" % n) == (12, n)
+    assert 0 < len(v._KEYS) <= v._KEYS_KEPT
+    assert v.version_key("x" * 100 + ".1") == () and "x" * 100 + ".1" not in v._KEYS
+
+
 def test_the_one_reading_has_one_name_and_no_old_import_place():
     from cudaenv.model import snapshot
     from cudaenv.facts import drivers

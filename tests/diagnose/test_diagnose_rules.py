@@ -302,7 +302,9 @@ def test_the_doctor_reads_torchs_cuda_error_as_explain_does(name):
     m = classify_error(text)
     assert m is not None and "cudaenv explain reads it as %s (%s)." % (m.id, m.title) in f.detail
     extra = list(f.fix[1:-1])  # between "shows the real CUDA error" and the CUDA_VISIBLE_DEVICES check
-    if m.id in ("cuda-library-missing", "libcudart-missing"):
+    from cudaenv.diagnose.versions import LOADER_IDS
+
+    if m.id in LOADER_IDS:  # cuda-library-missing, libcudart-missing, libcuda-not-found, library-not-found
         library = dict(m.values)["library"]
         assert extra == ["ldconfig -p | grep %s    # %s must be on the loader path"
                          % (library, "the driver's libcuda" if library.startswith("libcuda.") else library)]

@@ -282,6 +282,37 @@ def _extension_mismatch(m):
     dist(site, "flash-attn", "2.7.4", requires=["torch"], binary={"flash_attn_2_cuda.so": ext.read_bytes()})
 
 
+def windows(build):
+    """A scenario on the Windows model machine (tests/windows_machine.py) instead of the Linux one."""
+    build.windows = True
+    return build
+
+
+@windows
+def _dll_only_on_path(m):
+    """torch 2.8.0+cu128 whose torch\\lib lacks cufft64_11.dll (a damaged install) on a machine with the CUDA 12.4
+    toolkit's bin on PATH: torch's own search finds none, its PATH fallback takes the toolkit's; the reinstall of the
+    same build from the PyTorch index puts the DLL back in torch\\lib."""
+    from windows_machine import TORCH_BUNDLED
+
+    m.torch("2.8.0+cu128", bundled=[d for d in TORCH_BUNDLED if d != "cufft64_11.dll"]).toolkit("12.4.131")
+
+
+@windows
+def _dll_not_found_windows(m):
+    """The same torch without a toolkit anywhere: cufft64_11.dll is found nowhere (library-not-found, in Windows words)."""
+    from windows_machine import TORCH_BUNDLED
+
+    m.torch("2.8.0+cu128", bundled=[d for d in TORCH_BUNDLED if d != "cufft64_11.dll"])
+
+
+@windows
+def _cupy_cuda_path_windows(m):
+    """cupy-cuda12x with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed too: CuPy adds CUDA_PATH's bin
+    only, so cudart64_12.dll is found nowhere; the fix points CUDA_PATH at the 12.4 toolkit."""
+    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("13.6.0", "cupy-cuda12x")
+
+
 CONVERGES = {
     "visible-devices-empty": [_visible("")],
     "visible-devices-invalid": [_visible("7"), _visible("0,0")],
@@ -304,7 +335,8 @@ CONVERGES = {
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
-    "library-not-found": [_library_missing],
+    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows],
+    "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
     "extension-abi-mismatch": [_extension_mismatch],
@@ -323,6 +355,10 @@ def test_every_command_fix_has_a_convergence_case():
 @pytest.mark.parametrize("fid,build", [(i, b) for i, builds in CONVERGES.items() for b in builds],
                          ids=lambda x: x if isinstance(x, str) else x.__name__.strip("_"))
 def test_a_command_fix_converges(machine, fid, build):
+    if getattr(build, "windows", False):
+        from windows_machine import WindowsMachine
+
+        machine = WindowsMachine(machine.root)
     build(machine)
     _converges(machine, fid)
 
@@ -439,6 +475,13 @@ def _snapshots():
         ("framework-driver-too-old", healthy(driver=d535, frameworks=(Framework(package="vllm", version="0.11.0+cu130", cuda="13.0",
                                                                                gpu_build=True, cuda_from="local-tag"),))),
         ("nccl-two-copies", healthy(libraries=nccl)),
+        ("dll-two-copies", healthy(  # issue 29: torch's own cuDNN and the one ONNX Runtime's PATH search takes (Windows)
+            platform=Platform(system="windows"),
+            libraries=(LoadedLibrary(consumer="torch", object="C:\\e\\torch\\lib\\torch_cuda.dll", needed="cudnn64_9.dll",
+                                     path="C:\\e\\torch\\lib\\cudnn64_9.dll", via="dll-dir", from_wheel=True),
+                       LoadedLibrary(consumer="onnxruntime-gpu", object="C:\\e\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll",
+                                     needed="cudnn64_9.dll", path="C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll",
+                                     via="PATH")))),
         ("libcuda-not-found", healthy(  # issue 29: WSL 2's /usr/lib/wsl/lib left out of the loader's configuration
             platform=Platform(system="linux", wsl=2, dev_dxg=True, libcuda=("/usr/lib/wsl/lib/libcuda.so.1",)),
             libraries=(LoadedLibrary(consumer="torch", object="/e/nvidia/cuda_runtime/lib/libcudart.so.12", needed="libcuda.so.1",

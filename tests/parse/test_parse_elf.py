@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from elf_builders import build_library
-from cudaenv.parse.elf import Budget, parse_elf_dynamic, parse_elf_symbols
+from cudaenv.parse.elf import Budget, parse_elf_dynamic
+from cudaenv.parse.elf_symbols import parse_elf_symbols
 
 
 def test_needed_soname_runpath_and_version_needs(tmp_path):
@@ -150,7 +151,7 @@ class Counted(io.BytesIO):
 
 def test_undefined_and_exported_symbols_of_real_libraries(tmp_path):
     from elf_builders import exporting, needing
-    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import parse_elf_defines, parse_elf_symbols
 
     dep = build_library(tmp_path, "libdep.so", soname="libdep.so", code=exporting(["_ZN3c103fooEv", "plain_c"]))
     ext = build_library(tmp_path, "ext.so", links=[dep], code=needing(["_ZN3c103fooEv", "plain_c", "puts"]))
@@ -168,7 +169,7 @@ def test_undefined_and_exported_symbols_of_real_libraries(tmp_path):
 def test_a_lookup_in_a_big_export_table_reads_a_few_kilobytes(tmp_path):
     """2,000 exports: looking up three names goes through the hash table, not the whole symbol table."""
     from elf_builders import exporting
-    from cudaenv.parse.elf import parse_elf_defines
+    from cudaenv.parse.elf_symbols import parse_elf_defines
 
     names = ["_ZN2at6native%dop%dEv" % (len("op%d" % i) + 0, i) for i in range(2000)]
     lib = build_library(tmp_path, "libbig.so", soname="libbig.so", code=exporting(names))
@@ -180,7 +181,7 @@ def test_a_lookup_in_a_big_export_table_reads_a_few_kilobytes(tmp_path):
 def test_the_sysv_hash_table_where_there_is_no_gnu_one(tmp_path):
     """Linked with --hash-style=sysv (only .hash, as old toolchains and some distributions write): the same answers."""
     from elf_builders import exporting
-    from cudaenv.parse.elf import parse_elf_defines
+    from cudaenv.parse.elf_symbols import parse_elf_defines
 
     names = ["_ZN3c10%dxEv" % i for i in range(300)]
     for style in ("sysv", "gnu", "both"):
@@ -191,7 +192,7 @@ def test_the_sysv_hash_table_where_there_is_no_gnu_one(tmp_path):
 
 def test_truncations_and_bit_flips_never_raise_in_the_symbol_readers(tmp_path):
     from elf_builders import exporting
-    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import parse_elf_defines, parse_elf_symbols
 
     data = build_library(tmp_path, "libs.so", soname="libs.so", code=exporting(["_ZN3c10%dxEv" % i for i in range(50)])).read_bytes()
     rng = random.Random(291)
@@ -212,9 +213,133 @@ def test_truncations_and_bit_flips_never_raise_in_the_symbol_readers(tmp_path):
 @settings(max_examples=200)
 @given(st.binary(max_size=4096), st.lists(st.text(max_size=40), max_size=5))
 def test_random_bytes_never_raise_in_the_symbol_readers(tail, names):
-    from cudaenv.parse.elf import parse_elf_defines, parse_elf_symbols
+    from cudaenv.parse.elf_symbols import parse_elf_defines, parse_elf_symbols
 
     got = parse_elf_symbols(b"\x7fELF" + tail, budget=64 * 1024)
     assert got is None or isinstance(got.names, tuple)
     answer = parse_elf_defines(b"\x7fELF" + tail, names, budget=64 * 1024)
     assert answer is None or set(answer) <= set(names)
+
+
+# ------------------------------------------------------------------ the bulk symbol reading (issue 29's bench row)
+TORCH_SPACES = ("c10", "at", "torch", "caffe2")
+
+
+def _pyelftools_symbols(path, defined):
+    """pyelftools' reading of the same .dynsym: the global undefined names, or the global and weak defined ones."""
+    from elftools.elf.elffile import ELFFile
+
+    with open(path, "rb") as f:
+        out = []
+        for sym in ELFFile(f).get_section_by_name(".dynsym").iter_symbols():
+            undefined = sym["st_shndx"] == "SHN_UNDEF"
+            bind = sym["st_info"]["bind"]
+            if sym.name and undefined != defined and (bind == "STB_GLOBAL" or (defined and bind == "STB_WEAK")):
+                out.append(sym.name)
+        return tuple(dict.fromkeys(out))
+
+
+def test_the_symbol_reader_agrees_with_pyelftools_and_select_with_keep(tmp_path):
+    """Undefined and exported names as pyelftools reads them, on real libraries; ``select`` (torch's namespaces as a
+    bytes pattern) keeps exactly what a ``keep`` calling in_namespaces keeps, in the same order."""
+    __import__("pytest").importorskip("elftools")
+    from elf_builders import exporting, needing
+    from cudaenv.parse.symbols import in_namespaces, namespace_selector
+
+    torch_names = ["_ZN3c10%dx%dEv" % (len("x%d" % i), i) for i in range(60)] + ["_ZN2at6native%dop%dEv" % (len("op%d" % i), i) for i in range(60)]
+    c_names = ["plain_c_%d" % i for i in range(300)] + ["_ZN3c1023atomic_lookalikeEv", "_ZN2at", "_ZN9torchlike1fEv"]
+    dep = build_library(tmp_path, "libdep.so", soname="libdep.so", code=exporting(torch_names + c_names))
+    ext = build_library(tmp_path, "ext.so", links=[dep], code=needing(torch_names[::3] + c_names))
+    select = namespace_selector(TORCH_SPACES)
+    for path, defined in ((ext, False), (dep, True)):
+        whole = parse_elf_symbols(path.read_bytes(), defined=defined)
+        assert whole.names == _pyelftools_symbols(path, defined) and whole.complete
+        by_keep = parse_elf_symbols(path.read_bytes(), defined=defined, keep=lambda n: in_namespaces(n, TORCH_SPACES))
+        by_select = parse_elf_symbols(path.read_bytes(), defined=defined, select=select)
+        assert by_select == by_keep and by_select.names == tuple(n for n in whole.names if in_namespaces(n, TORCH_SPACES))
+    assert set(parse_elf_symbols(ext.read_bytes(), select=select).names) == set(torch_names[::3]) | {"_ZN3c1023atomic_lookalikeEv", "_ZN2at"}
+
+
+def test_select_hands_only_the_selected_names_on(tmp_path):
+    """Counted work: of an extension's 340 undefined names, the 40 in torch's namespaces are the only ones decoded and
+    handed to ``keep``; the entry-by-entry reading (forced) gives the same answer and hands on all 340."""
+    from elf_builders import exporting, needing
+    from cudaenv.parse import elf_symbols as elf
+    from cudaenv.parse.symbols import namespace_selector
+
+    torch_names = ["_ZN5torch%dt%dEv" % (len("t%d" % i), i) for i in range(40)]
+    c_names = ["plain_c_%d" % i for i in range(300)]
+    dep = build_library(tmp_path, "libdep.so", soname="libdep.so", code=exporting(torch_names + c_names))
+    ext = build_library(tmp_path, "ext.so", links=[dep], code=needing(torch_names + c_names)).read_bytes()
+    seen = []
+
+    def counting(name):
+        seen.append(name)
+        return True
+
+    select = namespace_selector(TORCH_SPACES)
+    fast = parse_elf_symbols(ext, keep=counting, select=select)
+    assert sorted(fast.names) == sorted(torch_names) and len(seen) == 40 and fast.complete
+    seen.clear()
+    slow = parse_elf_symbols(ext, keep=counting)
+    assert len(seen) == len(slow.names) == 340  # (and puts, __cxa_finalize: weak or libc's, left out or counted alike)
+    real = elf._picked
+    try:
+        elf._picked = lambda *a: None  # the entry-by-entry reading
+        assert parse_elf_symbols(ext, keep=counting, select=select) == fast
+    finally:
+        elf._picked = real
+
+
+@settings(max_examples=300)
+@given(st.booleans(), st.booleans(), st.booleans(),
+       st.lists(st.tuples(st.integers(0, 90), st.integers(0, 255), st.sampled_from([0, 0, 1, 7, 0xFFF1])), max_size=40),
+       st.lists(st.sampled_from([b"_ZN3c101fEv", b"_ZN2at1gEv", b"puts", b"", b"_ZN5torchX", b"\xff\xfe"]), max_size=12))
+def test_the_bulk_pick_is_the_entry_by_entry_one(wide, little, defined, entries, strings):
+    """_picked on constructed tables of both widths and byte orders: the same offsets, in order, as reading each entry
+    (binding, section index, a name inside the string table), or None; names NUL-ended as the reader needs."""
+    import struct
+
+    from cudaenv.parse.elf_symbols import SHN_UNDEF, STB_GLOBAL, STB_WEAK, _picked
+    from cudaenv.parse.symbols import namespace_selector
+
+    text = b"\0" + b"".join(s + b"\0" for s in strings)
+    order = "<" if little else ">"
+    fmt = order + ("IBBHQQ" if wide else "IIIBBH")
+    table = b"".join(struct.pack(fmt, *((n, info, 0, shndx, 0, 0) if wide else (n, 0, 0, info, 0, shndx))) for n, info, shndx in entries)
+    select = namespace_selector(TORCH_SPACES)
+    got = _picked(table, text, 24 if wide else 16, little, defined, select)
+    want, whole = [], True
+    for n, info, shndx in entries:
+        if not n or (shndx == SHN_UNDEF) == defined or not ((info >> 4) == STB_GLOBAL or (defined and (info >> 4) == STB_WEAK)):
+            continue
+        if n >= len(text):
+            whole = False
+            continue
+        if select.match(text, n):
+            want.append(n)
+    assert got is None or got == (want, whole)
+
+
+def test_lookups_of_many_names_read_each_page_once(tmp_path):
+    """Counted work: 600 names looked up in a library of 2,000 exports read each 4 KiB page at most once (about 3
+    reads per name before), and give the same answers as one lookup at a time."""
+    from elf_builders import exporting
+    from cudaenv.parse.elf_symbols import PAGE, parse_elf_defines
+
+    names = ["_ZN2at6native%dop%dEv" % (len("op%d" % i), i) for i in range(2000)]
+    lib = build_library(tmp_path, "libbig.so", soname="libbig.so", code=exporting(names)).read_bytes()
+    wanted = names[::4] + ["_ZN2at%dnope%dEv" % (len("nope%d" % i), i) for i in range(100)]
+
+    class Reads(Counted):
+        calls = 0
+
+        def read(self, size=-1):
+            self.calls += 1
+            return super().read(size)
+
+    stream = Reads(lib)
+    answer = parse_elf_defines(stream, wanted)
+    assert answer == {n: n in set(names) for n in wanted}
+    assert stream.calls <= len(lib) // PAGE + 8, (stream.calls, len(wanted))
+    assert {n: parse_elf_defines(lib, [n])[n] for n in wanted[::50]} == {n: answer[n] for n in wanted[::50]}

@@ -95,3 +95,16 @@ def _record_libraries_every_line(text, limit=200):
 def test_record_libraries_pre_filter_skips_only_lines_without_a_library(text, limit):
     """Lines without .so/.dll/.pyd (any case) are skipped unread; the answer is the one of reading every line."""
     assert pf.record_libraries(text, limit) == _record_libraries_every_line(text, limit)
+
+
+def test_a_big_record_hands_on_only_its_library_lines():
+    """Counted work: of a RECORD of 20,000 headers and 3 libraries, the 3 lines with a library's mark are the only
+    ones handed on (one search through the lowered text, not each line lowered); a lower case that changes the
+    text's length falls back to every line, with the same answer."""
+    lines = ["tensorflow/include/x/h%05d.h,sha256=x,100" % i for i in range(20_000)]
+    libs = ["tensorflow/libtensorflow_framework.so.2,,", "tensorflow/python/_pywrap.SO,,", "tf/x.Pyd,,"]
+    text = "\n".join(lines[:5] + libs[:1] + lines[5:] + libs[1:]) + "\n"
+    assert list(pf._library_lines(text)) == libs
+    assert pf.record_libraries(text) == tuple(line.split(",")[0] for line in libs)
+    wide = "\u0130" + text  # İ lowers to two characters
+    assert len(list(pf._library_lines(wide))) == 20_004 and pf.record_libraries(wide) == pf.record_libraries(text)

@@ -1,6 +1,7 @@
 """What an installer's dry run says it would do (parse/install_plans.py): uv 0.13.9's plan lines, recorded from the
 real uv (a replacement of torch, an install beside it, nothing to do), and conda's --dry-run --json transaction,
-recorded from a real paste (conda 4.4, conda/conda#6641) and in the later shape conda's source prints; any text in:
+recorded from a real paste (conda 4.4, conda/conda#6641) and in the later shape (a whole real document from mamba,
+mamba-org/mamba#207, and constructed from conda's source for UNLINK); any text in:
 no exception, bounded."""
 
 from hypothesis import given, settings
@@ -30,6 +31,17 @@ CLOSING = '\n  "dry_run": true,\n  "success": true\n}\n'
 def test_condas_recorded_plan_conda_4_4():
     link, unlink = parse_conda_plan(recorded("conda-update-dry-run-json-4.4.txt") + CLOSING)
     assert link == (("pytest", "3.3.1", "py36_0"),) and unlink == (("pytest", "3.3.0", "py36_0"),)
+
+
+def test_mambas_recorded_plan_in_the_later_shape():
+    """A whole real document in the shape later conda prints ("actions" one object), as a terminal showed it: the
+    DryRunExit line before it and mamba's doubled second document after it (mamba-org/mamba#207)."""
+    text = recorded("mamba-create-dry-run-json-0.3.txt")
+    assert text.startswith("DryRunExit") and text.count('"actions"') == 2
+    assert parse_conda_plan(text) == ((("zlib", "1.2.11", "h01d97ff_1006"),), ())
+    first = text[text.index("{"):text.index("}\n{") + 2]
+    assert parse_conda_plan(first) == parse_conda_plan("  " + first + "\n") == parse_conda_plan(text)
+    assert parse_conda_plan("DryRunExit: Dry run. Exiting.\n") is None and parse_conda_plan("x {\"actions\": {}}") is None
 
 
 def test_condas_later_shape_and_the_string_records():

@@ -48,3 +48,15 @@ def test_work_is_linear_on_long_names():
     assert_linear(readable, "1a", head="_ZN", tail="E", size=800)
     assert_linear(lambda text: string_abi([text]), "RKSt", head="_ZN", size=800)
     assert_linear(lambda text: in_namespaces(text, SPACES), "9", head="_ZN", size=800)
+
+
+@settings(max_examples=400)
+@given(st.lists(st.one_of(st.sampled_from(["_ZN3c106detail14torchCheckFailEPKcS2_jRKSs", "_ZNK3c1010TensorImpl4sizeEl",
+                                           "_ZN2at4_ops5zeros4callEv", "RKSs", "x_ZRKSs", "_ZN5torch3jit5cxx11Ev",
+                                           "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcEE", "\0_ZRKSs",
+                                           "_ZRKSs" + "a" * 4100, "a" * 4090 + "__cxx11"]),
+                            st.text(alphabet="_ZNRKPSsE0123456789abc\0", max_size=30)), max_size=12))
+def test_the_joined_search_says_what_the_loop_says(names):
+    """string_abi reads a list of names in one search where that says the same as one name at a time (the loop,
+    kept for any other iterable): the same answer on any list."""
+    assert string_abi(names) == string_abi(iter(names))

@@ -145,3 +145,33 @@ def test_real_torch_extensions_against_their_torch_and_against_another(tmp_path)
     build_library(other, "libtorch_cpu.so", soname="libtorch_cpu.so", code=exporting([ZEROS]))
     against = probe_extensions(Host(env={}), Torch(python="python3", location=str(tmp_path / "other"), installed=True, version="2.13.0+cpu"), [str(site)], [])
     assert all(e.missing_count > 10 and e.missing_count < e.checked for e in against), against
+
+
+def test_libc10_is_answered_from_its_exports_read_for_the_abi(tmp_path, monkeypatch):
+    """Counted work: libc10.so's exports in torch's namespaces are read whole once (for torch's C++ ABI), so the
+    names the extensions need are looked up through the hash table of the other libraries only; the answers are the
+    ones of looking each name up in libc10.so's hash table too (forced here by an incomplete read of its exports)."""
+    import cudaenv.probes.extensions as pe
+    from cudaenv.parse.elf_symbols import ElfSymbols, parse_elf_symbols
+
+    site = _site(tmp_path)
+    looked_up = []
+    real_defines = pe._read
+
+    def counting(host, path, reader, *args):
+        if reader.__name__ == "parse_elf_defines":
+            looked_up.append(path.rsplit("/", 1)[-1])
+        return real_defines(host, path, reader, *args)
+
+    monkeypatch.setattr(pe, "_read", counting)
+    fast = probe_extensions(Host(env={}), Torch(location=str(site), **TORCH), [str(site)], [])
+    assert looked_up == ["libtorch_cpu.so"]
+
+    def incomplete(data, defined=False, *args):
+        got = parse_elf_symbols(data, defined, *args)
+        return got._replace(complete=False) if defined and isinstance(got, ElfSymbols) else got
+
+    looked_up.clear()
+    monkeypatch.setattr("cudaenv.parse.elf_symbols.parse_elf_symbols", incomplete)
+    slow = probe_extensions(Host(env={}), Torch(location=str(site), **TORCH), [str(site)], [])
+    assert looked_up == ["libc10.so", "libtorch_cpu.so"] and slow == fast

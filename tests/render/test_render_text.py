@@ -106,10 +106,12 @@ def test_wrap_is_textwraps_reading(text, width, first, rest, long_words, newline
 def test_cudaenv_use_does_not_import_the_text_helper(fake_root, tmp_path):
     """The helper (and its textwrap) stays off the `cudaenv use` path."""
     fake_root.toolkit("12.4.131")
-    probe = ("import sys, runpy\n"
+    # (said at exit: an atexit function keeps the command's usual exit, cudaenv.cli._exit_now)
+    probe = ("import atexit, sys, runpy\n"
              "sys.argv = ['cudaenv', 'use', '12.4', '--shell', 'bash', '--root', sys.argv[1]]\n"
-             "try:\n    runpy.run_module('cudaenv', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-             "print([m for m in ('cudaenv.render.text', 'textwrap') if m in sys.modules], file=sys.stderr)\n")
+             "atexit.register(lambda: print([m for m in ('cudaenv.render.text', 'textwrap') if m in sys.modules],"
+             " file=sys.stderr))\n"
+             "runpy.run_module('cudaenv', run_name='__main__')\n")
     env = {"PATH": str(tmp_path), "HOME": str(tmp_path), "LANG": "C.UTF-8"}
     proc = subprocess.run([sys.executable, "-c", probe, str(fake_root.path)], env=env, capture_output=True, text=True,
                           timeout=60, cwd=str(tmp_path))

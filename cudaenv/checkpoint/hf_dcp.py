@@ -1,0 +1,162 @@
+"""DCP folders in the safetensors format (issue 32): what torch 2.13's ``HuggingFaceStorageWriter`` with
+``save_distributed=True`` writes, read from the shards' safetensors headers alone. Pure: already-read headers in,
+values out.
+
+Every rank writes its own ``shard-{rank+1:05d}-model-{n:05d}-of-{N:05d}.safetensors`` (its chunk of each tensor,
+T:distributed/checkpoint/_hf_utils.py:12-13, 58-76); no ``.metadata`` and no index are written unless the writer
+consolidates (hf_storage.py:139-159, then the shards are in ``sharded/`` and the whole tensors beside it, a plain
+sharded safetensors checkpoint). Each shard's header ``__metadata__`` holds ``DCP_SHARDING_INFO``, a JSON object
+``{key: {"saved_offsets": [...]}}`` that places the shard's chunk in the full tensor, ``DCP_VERSION`` and
+``format: pt`` (filesystem.py:451-467). torch's own ``HuggingFaceStorageReader`` reads every ``.safetensors`` file of
+the folder and makes each tensor's full size the largest offset plus shape (hf_storage.py:313-391); it copies the
+chunks into tensors it does not clear first, so a chunk that no file holds stays whatever memory held: a missing
+rank's file is found here, from the chunks' volumes, before anything loads.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+SHARD_PREFIX = "shard-"
+SUFFIX = ".safetensors"
+SHARDING_KEY = "DCP_SHARDING_INFO"
+VERSION_KEY = "DCP_VERSION"
+OFFSETS_KEY = "saved_offsets"
+SHARDED_DIR = "sharded"  # where the writer puts the shards when it also consolidates
+
+
+def shard_name(name: str) -> Optional[Tuple[int, int, int]]:
+    """(shard, file, files) of ``shard-00002-model-00001-of-00004.safetensors``; None for any other name."""
+    if not (name.startswith(SHARD_PREFIX) and name.endswith(SUFFIX)):
+        return None
+    parts = name[len(SHARD_PREFIX):-len(SUFFIX)].split("-")
+    if len(parts) != 5 or parts[1] != "model" or parts[3] != "of":
+        return None
+    nums = (parts[0], parts[2], parts[4])
+    if not all(p.isdigit() and p.isascii() and len(p) <= 9 for p in nums):
+        return None
+    return int(nums[0]), int(nums[1]), int(nums[2])
+
+
+def sharding_info(header: Any) -> Tuple[Optional[Dict[str, Tuple[int, ...]]], Optional[str], Optional[str]]:
+    """(key -> saved offsets, DCP version, problem) of one shard's safetensors header; the map None when the header
+    holds no ``DCP_SHARDING_INFO`` (torch's reader then places every tensor at offset 0)."""
+    import json
+
+    meta = header.get("__metadata__") if isinstance(header, dict) else None
+    if not isinstance(meta, dict) or SHARDING_KEY not in meta:
+        return None, None, "no %s in its header's __metadata__: not written by DCP's HuggingFaceStorageWriter" % SHARDING_KEY
+    version = meta.get(VERSION_KEY) if isinstance(meta.get(VERSION_KEY), str) else None
+    raw = meta[SHARDING_KEY]
+    if not isinstance(raw, str):
+        return None, version, "its %s is not a string" % SHARDING_KEY
+    try:
+        doc = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        return None, version, "its %s is not JSON: %s" % (SHARDING_KEY, str(exc)[:200])
+    if not isinstance(doc, dict):
+        return None, version, "its %s is not a JSON object" % SHARDING_KEY
+    out: Dict[str, Tuple[int, ...]] = {}
+    bad = 0
+    for key, value in doc.items():
+        offs = value.get(OFFSETS_KEY) if type(value) is dict else None
+        if type(offs) is list and _naturals(offs):
+            out[key] = tuple(offs)
+        else:
+            bad += 1
+    return out, version, ("%d %s entries have no list of offsets" % (bad, SHARDING_KEY) if bad else None)
+
+
+class Joined:
+    """One key of the whole checkpoint: its dtype (the header's), full size, chunks and the elements they hold."""
+
+    __slots__ = ("fqn", "dtype", "size", "chunks", "held")
+
+    def __init__(self, fqn: str, dtype: str, size: List[int]):
+        self.fqn, self.dtype, self.size, self.chunks, self.held = fqn, dtype, size, 0, 0
+
+
+_INT = {int}
+
+
+def _naturals(values: list) -> bool:
+    """Every value an int (not a bool) >= 0 (the type test in C: a header has one shape per tensor)."""
+    return set(map(type, values)) <= _INT and (not values or min(values) >= 0)
+
+
+def _numel(shape) -> int:
+    from math import prod
+
+    return prod(shape)
+
+
+def join_shards(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]]]]) -> Tuple[List[Joined], List[str]]:
+    """The whole checkpoint's tensors from every shard's (name, header, offsets), as torch's reader joins them (full
+    size: the largest offset plus shape in each dimension), and the problems: a key whose shards disagree on its dtype
+    or rank, offsets for a key the header lacks, and a tensor whose chunks hold fewer (or more) elements than its full
+    size: a rank's file missing, or chunks that overlap."""
+    from math import prod
+    from operator import add
+
+    tensors: Dict[str, Joined] = {}
+    problems: List[str] = []
+    for name, header, offsets in shards:
+        if not isinstance(header, dict):
+            continue
+        offsets = offsets or {}
+        for key, info in header.items():
+            if key == "__metadata__" or type(info) is not dict:
+                continue
+            shape = info.get("shape")
+            if type(shape) is not list or not _naturals(shape):
+                continue  # (the file's own report says so)
+            dtype = info.get("dtype")
+            dtype = dtype if type(dtype) is str else "?"
+            offs = offsets.get(key)
+            if offs is None:
+                offs = (0,) * len(shape)
+            elif len(offs) != len(shape):
+                problems.append("%s: %s has %d offsets for %d dimensions" % (name, key[:120], len(offs), len(shape)))
+                continue
+            t = tensors.get(key)
+            if t is None:
+                t = tensors[key] = Joined(key, dtype, list(map(add, shape, offs)))
+            elif len(t.size) != len(shape) or t.dtype != dtype:
+                problems.append("%s: %s is %s %s here, %s with %d dimensions in another shard" % (
+                    name, key[:120], dtype, list(shape), t.dtype, len(t.size)))
+                continue
+            else:
+                t.size = list(map(max, t.size, map(add, shape, offs)))
+            t.chunks += 1
+            t.held += prod(shape)
+        for key in [k for k in offsets if k not in header][:3]:
+            problems.append("%s: %s places %s, which its header does not hold" % (name, SHARDING_KEY, key[:120]))
+    short = [t for t in tensors.values() if t.held < _numel(t.size)]
+    over = [t for t in tensors.values() if t.held > _numel(t.size)]
+    if short:
+        problems.append("%d tensors are not whole: their chunks in the shards hold fewer elements than their size (a "
+                        "rank's file is missing; torch's reader would leave the rest uninitialised): %s" % (
+                            len(short), ", ".join("%s %d of %d" % (t.fqn[:120], t.held, _numel(t.size)) for t in short[:5])))
+    if over:
+        problems.append("%d tensors have chunks that overlap (their shards hold more elements than their size): %s" % (
+            len(over), ", ".join(t.fqn[:120] for t in over[:5])))
+    return list(tensors.values()), problems
+
+
+def missing_shards(names: List[str]) -> List[str]:
+    """The shard files a gap in the shard numbers leaves out: for each ``model-{n}-of-{N}`` that some shard has, the
+    shards numbered from 1 to the highest seen (a rank whose whole output is gone)."""
+    parsed = [p for p in (shard_name(n) for n in names) if p is not None]
+    ranks = {p[0] for p in parsed}
+    top = max(ranks, default=0)
+    absent: List[int] = []
+    for shard in range(1, top + 1):  # at most len(ranks) + 200 steps: a hostile shard-999999999 costs no more
+        if shard not in ranks:  # (a rank that wrote other files: its chunks' absence shows in the volumes)
+            absent.append(shard)
+            if len(absent) >= 200:
+                break
+    from itertools import islice
+
+    names_of = ("%s%05d-model-%05d-of-%05d%s" % (SHARD_PREFIX, shard, n, total, SUFFIX)
+                for n, total in sorted({(p[1], p[2]) for p in parsed}) for shard in absent)
+    return list(islice(names_of, 200))

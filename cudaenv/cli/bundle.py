@@ -1,0 +1,199 @@
+"""The start-up bundle of `cudaenv use` and `cudaenv list` (issue 35): the compiled code of the modules on their path,
+in one file of the wheel, read by one ``open`` instead of a directory listing, a ``stat`` and an ``open`` of a
+``__pycache__`` file for each of about 35 modules.
+
+The source stays where it is: hatch_build.py compiles each module of :data:`MODULES` from its file when the wheel is
+built (:func:`build_bundle`, loaded from this file there: the package is not installed where the wheel is built) into
+``cudaenv/cli/startup.bundle``. The `cudaenv` command's fast path (:func:`cudaenv.cli.main`, for the commands of
+``cudaenv.cli.BUNDLE_COMMANDS``) puts :class:`_Finder` first on ``sys.meta_path`` (:func:`use_bundle`) only when the
+bundle was built by this interpreter's bytecode (its magic number, the one ``__pycache__`` files carry) with no
+``-O``; each module is then taken from it only when its source file is still the size it was compiled from, else
+found and loaded as usual.
+
+A module taken from the bundle is the module the usual import makes (``__file__``, ``__spec__``, ``__path__``,
+``__cached__``; its code names the real source file, so a traceback shows that file's lines): only its loader's
+``get_code`` differs. It saves the finding and reading, not the running (bench/RESULTS.md, issue 35).
+
+Nothing here imports what the interpreter has not loaded before any code runs (``os`` from ``site``; ``marshal``,
+``_imp`` and the import system's own module are built in): it runs before the modules it saves.
+"""
+
+import marshal
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
+    from typing import Dict, Iterable, Optional, Tuple
+
+BUNDLE = "startup.bundle"  # beside this module in the wheel (hatch_build.py compile_bundle)
+FORMAT = b"cudaenv-bundle 1"
+
+# The modules imported after the bundle is in place, on `cudaenv use 12.4 --shell bash` and `cudaenv list` (English,
+# the usual toolkits): tests/cli/test_cli_bundle.py fails when one of them is not here, or one here is never imported.
+MODULES = (
+    "cudaenv.commands.use",
+    "cudaenv.commands.list_toolkits",
+    "cudaenv.core.config",
+    "cudaenv.core.errors",
+    "cudaenv.core.i18n",
+    "cudaenv.core.lazy",
+    "cudaenv.core.resources",
+    "cudaenv.core.text",
+    "cudaenv.core.version",
+    "cudaenv.model",
+    "cudaenv.model.record",
+    "cudaenv.model.snapshot",
+    "cudaenv.parse",
+    "cudaenv.parse.dpkg",
+    "cudaenv.parse.toolkit_files",
+    "cudaenv.host",
+    "cudaenv.host.files",
+    "cudaenv.host.resolve",
+    "cudaenv.host.state",
+    "cudaenv.shells",
+    "cudaenv.shells.posix",
+    "cudaenv.probes",
+    "cudaenv.probes.dpkg",
+    "cudaenv.probes.package_db",
+    "cudaenv.probes.paths",
+    "cudaenv.probes.site_packages",
+    "cudaenv.probes.toolkits",
+    "cudaenv.probes.toolkits.candidate",
+    "cudaenv.probes.toolkits.candidates",
+    "cudaenv.probes.toolkits.folder",
+    "cudaenv.probes.toolkits.named",
+    "cudaenv.probes.toolkits.store",
+    "cudaenv.render",
+    "cudaenv.render.text",
+    "cudaenv.render.toolkits",
+    "cudaenv.render.width",
+    "cudaenv.toolkit",
+    "cudaenv.toolkit.project",
+    "cudaenv.toolkit.select",
+    "cudaenv.toolkit.switch",
+    "cudaenv.toolkit.table",
+)
+
+
+def _magic() -> bytes:
+    """This interpreter's bytecode magic number (the import system's own module is loaded before any code runs)."""
+    return sys.modules["_frozen_importlib_external"].MAGIC_NUMBER
+
+
+def _header(magic: bytes) -> bytes:
+    return b"%s %s\n" % (FORMAT, magic.hex().encode())
+
+
+def _source_file(name: str, package_root: str) -> "Tuple[str, bool]":
+    """The source file of module ``name`` under ``package_root`` (the folder holding ``cudaenv/``), and whether it is
+    a package's ``__init__.py``."""
+    import os
+
+    base = os.path.join(package_root, *name.split("."))
+    init = os.path.join(base, "__init__.py")
+    return (init, True) if os.path.isfile(init) else (base + ".py", False)
+
+
+def build_bundle(package_root: str, modules: "Iterable[str]" = MODULES) -> bytes:
+    """The bundle of ``modules`` compiled from their files under ``package_root``: a header line naming this
+    interpreter's magic number, the marshalled index ``{name: (relative path, is a package, source size, start, end)}``
+    (its length first, 8 bytes), then each module's marshalled code. Compiled as the import system compiles a source
+    (``dont_inherit``, no optimisation) under its path relative to ``package_root`` (the loader names the real file)."""
+    index: "Dict[str, tuple]" = {}
+    blobs = []
+    at = 0
+    for name in modules:
+        path, is_package = _source_file(name, package_root)
+        with open(path, "rb") as fh:
+            source = fh.read()
+        relative = "/".join(name.split(".")) + ("/__init__.py" if is_package else ".py")
+        code = marshal.dumps(compile(source, relative, "exec", dont_inherit=True, optimize=0))
+        index[name] = (relative, is_package, len(source), at, at + len(code))
+        blobs.append(code)
+        at += len(code)
+    head = marshal.dumps(index)
+    return _header(_magic()) + b"%08d" % len(head) + head + b"".join(blobs)
+
+
+def read_bundle(path: str) -> "Optional[Tuple[dict, memoryview]]":
+    """The index and the code bytes of the bundle at ``path``, or None where it cannot be used: no such file (an
+    editable install, another build), another interpreter's bytecode, ``python -O``, or a file cut short."""
+    if sys.flags.optimize:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+    except OSError:
+        return None
+    header = _header(_magic())
+    if not blob.startswith(header):
+        return None
+    start = len(header) + 8
+    try:
+        end = start + int(blob[len(header):start])
+        index = marshal.loads(blob[start:end])
+    except (ValueError, EOFError, TypeError):
+        return None
+    return (index, memoryview(blob)[end:]) if isinstance(index, dict) else None
+
+
+class _Finder:
+    """Finds the bundle's modules whose source files are still the size they were compiled from (``sys.meta_path``)."""
+
+    def __init__(self, index: dict, code: memoryview, package_root: str):
+        ext = sys.modules["_frozen_importlib_external"]
+        self.index, self.code, self.root, self.ext = index, code, package_root.rstrip("/") + "/", ext
+        self.loaded = []  # the names taken from the bundle, in order (for the tests)
+        self.skipped = []  # the names found as usual: their source changed since the build
+
+        finder = self
+
+        class BundleLoader(ext.SourceFileLoader):
+            """A source file's loader whose code comes from the bundle (the rest, ``get_source`` included, is the
+            usual loader's)."""
+
+            def get_code(self, fullname):
+                import _imp
+
+                entry = finder.index[fullname]
+                code = marshal.loads(finder.code[entry[3]:entry[4]])
+                _imp._fix_co_filename(code, self.path)  # as the usual loader does for a moved __pycache__ file
+                finder.loaded.append(fullname)
+                return code
+
+        self.loader_class = BundleLoader
+
+    def find_spec(self, name, path=None, target=None):
+        entry = self.index.get(name)
+        if entry is None:
+            return None
+        import os
+
+        origin = self.root + entry[0]
+        try:
+            if os.stat(origin).st_size != entry[2]:
+                self.skipped.append(name)
+                return None
+        except OSError:
+            return None
+        locations = [origin.rpartition("/")[0]] if entry[1] else None
+        return self.ext.spec_from_file_location(name, origin, loader=self.loader_class(name, origin),
+                                                submodule_search_locations=locations)
+
+
+def use_bundle(path: "Optional[str]" = None) -> "Optional[_Finder]":
+    """Put the bundle's finder first on ``sys.meta_path`` (the bundle beside this module unless ``path``) and return
+    it, or None (the usual import) where the bundle cannot be used (:func:`read_bundle`; on Windows). The caller takes
+    it off ``sys.meta_path`` when the command is done (the modules it loaded stay loaded)."""
+    import os
+
+    if os.sep != "/":  # (Windows: the usual import, whose paths name the files with its own separator)
+        return None
+    here = os.path.dirname(__file__)
+    found = read_bundle(path or os.path.join(here, BUNDLE))
+    if found is None:
+        return None
+    finder = _Finder(found[0], found[1], os.path.dirname(os.path.dirname(here)))
+    sys.meta_path.insert(0, finder)
+    return finder
+

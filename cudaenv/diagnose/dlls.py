@@ -1,0 +1,135 @@
+"""Frameworks, the Windows DLL rules: the CUDA DLLs torch's and the frameworks' DLLs load on Windows
+(``Snapshot.libraries`` from :mod:`cudaenv.probes.dlls`, each consumer's search from data/dll_search.json): a DLL
+torch's own search finds nowhere and only its PATH fallback loads (dll-only-on-path), one DLL name resolved to
+different files by torch and a framework (dll-two-copies), and each framework's own words and fix for a DLL found
+nowhere (library-not-found is :mod:`cudaenv.diagnose.frameworks`'s). Pure."""
+
+from typing import Callable, Dict, List
+
+from cudaenv.core.i18n import M, join
+from cudaenv.diagnose import _common as c
+
+F = c.make("frameworks")
+
+
+def check(s, reinstall: Callable[[str], List]) -> List:
+    """The Windows DLL findings; ``reinstall(consumer)``: the lines that reinstall that consumer's same build."""
+    return _only_on_path(s, reinstall) + _two_dll_copies(s)
+
+
+def path_only(s) -> List:
+    """The CUDA DLLs that only PATH supplies to a consumer whose own search never looks at PATH (torch on Windows:
+    data/dll_search.json's ``path_fallback``): found by its fallback alone, from a folder outside the environment."""
+    if s.platform is None or s.platform.system != "windows" or not s.libraries:
+        return []
+    from cudaenv.core.resources import load_table
+
+    fallback = {r["package"] for r in load_table("dll_search")["rows"] if r.get("kind") == "consumer" and r.get("path_fallback")}
+    return [lib for lib in s.libraries if lib.via == "PATH" and lib.path and not lib.from_wheel and lib.consumer in fallback]
+
+
+def dll_copies(s) -> Dict[str, Dict[str, List[str]]]:
+    """Windows: a CUDA DLL name that torch and a framework resolve to different files ({lower-case name: {file:
+    [consumers]}}), each file's consumers in order. One module of a name is loaded per process (MS-ORDER's
+    loaded-module step), so the first one imported decides for all of them."""
+    if s.platform is None or s.platform.system != "windows":
+        return {}
+    by: Dict[str, Dict[str, List[str]]] = {}
+    for lib in s.libraries:
+        if lib.path and lib.via != "known-dlls":
+            users = by.setdefault(lib.needed.lower(), {}).setdefault(lib.path, [])
+            if lib.consumer not in users:
+                users.append(lib.consumer)
+    return {name: files for name, files in by.items()
+            if len({p.lower() for p in files}) > 1 and len({u for us in files.values() for u in us}) > 1}
+
+
+def windows_where(consumer: str):
+    """Where a consumer's DLL search looked on Windows and how the failure shows (data/dll_search.json's orders)."""
+    if consumer == "onnxruntime-gpu":
+        return M("not in the provider DLL's folder, System32, the Windows folders nor PATH (ONNX Runtime loads "
+                 "onnxruntime_providers_cuda.dll with LOAD_WITH_ALTERED_SEARCH_PATH), so a session on the CUDA provider "
+                 "fails with \"LoadLibrary failed with error 126\" and ONNX Runtime runs on the CPU")
+    if consumer.startswith("cupy-"):
+        return M("not in the module's folder, python.exe's folder, the CUDA folder CuPy adds with os.add_dll_directory "
+                 "(CUDA_PATH's bin, else the folder of the nvcc.exe on PATH) nor System32, so importing cupy fails with "
+                 "\"ImportError: DLL load failed while importing ...: The specified module could not be found.\"")
+    if consumer == "paddlepaddle-gpu":
+        return M("not in python.exe's folder, System32, the Windows folders, PATH nor the toolkit folder it was built with "
+                 "(PaddlePaddle loads it by name with LoadLibrary at its first use), so its first GPU operation fails with "
+                 "\"The third-party dynamic library (...) that Paddle depends on is not configured correctly.\"")
+    return M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
+             "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
+             "specified module could not be found. Error loading ... or one of its dependencies.\"")
+
+
+def windows_fix(s, lib) -> List[str]:
+    """A framework's missing CUDA DLL on Windows: its own search's way to the DLL (data/dll_search.json), not a
+    reinstall (neither ONNX Runtime's nor CuPy's wheel ships the CUDA DLLs). CuPy: CUDA_PATH on this machine's toolkit
+    of CuPy's CUDA major, where there is one; ONNX Runtime: the toolkit's and cuDNN's bin on PATH, or preload_dlls."""
+    if lib.consumer.startswith("cupy-"):
+        fw = next((f for f in s.frameworks if f.package == lib.consumer), None)
+        major = (fw.cuda or "").split(".")[0] if fw is not None else ""
+        tk = next((t for t in s.toolkits if major and (t.version or "").split(".")[0] == major), None)
+        if tk is not None:
+            return ["$env:CUDA_PATH = '%s'" % tk.path.replace("'", "''"),
+                    M("# and set CUDA_PATH to that folder for good (System Properties, Environment Variables)")]
+        return [M("# install the CUDA %s toolkit (%s is built for it) and set CUDA_PATH to its folder", major or "?", lib.consumer)]
+    if lib.consumer == "paddlepaddle-gpu":
+        fw = next((f for f in s.frameworks if f.package == lib.consumer), None)
+        return [M("# install the CUDA %s toolkit and cuDNN %s (the ones %s is built for) and put their bin folders on PATH",
+                  (fw.cuda if fw is not None else None) or "?", (fw.cudnn if fw is not None else None) or "?", lib.consumer)]
+    return [M("# install the CUDA toolkit and the cuDNN that provide %s and put their bin folders on PATH, or call "
+              "onnxruntime.preload_dlls() before the first session (ONNX Runtime 1.21 and later: it loads torch's or the "
+              "nvidia wheels' copies)", lib.needed)]
+
+
+def _only_on_path(s, reinstall: Callable[[str], List]) -> List:
+    """dll-only-on-path: torch's own search finds a CUDA DLL nowhere in the environment; only its fallback through
+    PATH loads it, from a toolkit folder."""
+    lost = path_only(s)
+    if not lost:
+        return []
+    t = s.torch
+    cuda = t.cuda if t is not None and t.cuda else None
+    folders = list(dict.fromkeys(lib.path.rsplit("\\", 1)[0] for lib in lost))
+    consumer = lost[0].consumer
+    return [F(
+        "dll-only-on-path", "warning",
+        M("CUDA DLLs only PATH supplies: %s", ", ".join("%s (%s)" % (lib.needed, lib.consumer) for lib in lost)),
+        M("%s: torch's own search (its lib folder, python.exe's folder, the folders it adds with os.add_dll_directory, "
+          "System32) finds none, so only its fallback through PATH loads %s. Importing torch then works only where PATH "
+          "holds that folder (a service, a scheduled task or another shell without it fails with \"OSError: [WinError 126] "
+          "The specified module could not be found\"), and the DLL is whatever release is installed there, not the one "
+          "torch was built with (a missing entry point fails with \"[WinError 127] The specified procedure could not be "
+          "found\").", join("; ", (M("%s needs %s", lib.object, lib.needed) for lib in lost)),
+          join("; ", (M("%s from %s", lib.needed, lib.path) for lib in lost))),
+        reinstall(consumer)
+        + [M("# or install the CUDA %s toolkit torch was built with and keep its bin folder on PATH wherever torch is imported (now: %s)",
+             cuda, ", ".join(folders)) if cuda else
+           M("# or keep %s on PATH wherever torch is imported", ", ".join(folders))],
+    )]
+
+
+def _two_dll_copies(s) -> List:
+    """dll-two-copies: torch and a framework resolve one CUDA DLL name to different files (a framework whose search
+    reaches PATH, such as ONNX Runtime's, takes a toolkit's or a cuDNN installer's copy while torch ships its own)."""
+    copies = dll_copies(s)
+    if not copies:
+        return []
+    users = list(dict.fromkeys(u for files in copies.values() for us in files.values() for u in us))
+    parts = [M("%s resolves %s to %s", ", ".join(us), name, path) for name, files in copies.items() for path, us in files.items()]
+    fix = []
+    if "torch" in users and "onnxruntime-gpu" in users:
+        fix.append(M("# import torch before onnxruntime and call onnxruntime.preload_dlls() (ONNX Runtime 1.21 and later): "
+                     "ONNX Runtime then uses torch's CUDA and cuDNN DLLs"))
+    fix.append(M("# or keep one copy: take the folder of the other off PATH, or import first the consumer whose copy all of "
+                 "them should use"))
+    return [F(
+        "dll-two-copies", "warning",
+        M("CUDA DLLs of one name from different files: %s (%s)", ", ".join(copies), ", ".join(users)),
+        M("Windows loads one module of a name per process: whichever of %s is imported first loads its copy, and the "
+          "others get that one too, a release they were not built with (\"[WinError 127] The specified procedure could not "
+          "be found\" at import, or a slower or failing kernel). %s.", ", ".join(users), join("; ", parts)),
+        fix,
+    )]

@@ -1,0 +1,162 @@
+"""The start-up bundle of `cudaenv use` and `cudaenv list` (cudaenv/cli/bundle.py, issue 35): counted, not timed.
+
+Each test copies the package to a temporary folder, compiles a bundle there with the function the wheel's build
+uses, and runs the `cudaenv` command's entry (``main()`` with no arguments, as bin/cudaenv calls it) in a child
+interpreter on that copy: which modules came from the bundle, which were found as usual, and the output, compared
+byte for byte with the same command run without the bundle.
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cudaenv
+from builders import TOOLS
+from cudaenv.cli import BUNDLE_COMMANDS
+from cudaenv.cli.bundle import BUNDLE, MODULES, build_bundle, read_bundle
+
+# Imported before the bundle is put in place (the command's entry and the bundle's own module): found as usual.
+BEFORE = {"cudaenv", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.core",
+          "cudaenv.core.options"}
+
+PROBE = """
+import atexit, json, sys
+entry = sys.argv[2:3] != ["--no-entry"]
+sys.argv = ["cudaenv"] + json.loads(sys.argv[1])
+def source(name):
+    loader = type(getattr(sys.modules[name], "__loader__", None)).__name__
+    return "bundle" if loader == "BundleLoader" else "usual"
+def report():  # at exit (an atexit function: the command then ends with the usual exit, cudaenv.cli._exit_now)
+    report = {m: source(m) for m in sys.modules if m.split(".")[0] == "cudaenv"}
+    sys.stderr.write("\\nREPORT " + json.dumps(report) + "\\n")
+atexit.register(report)
+from cudaenv.cli import main
+sys.exit(main() if entry else main(sys.argv[1:]))
+"""
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A copy of the installed package (no __pycache__, no bundle) under ``tmp_path / "pkg"``, and a fake root with
+    two toolkits in a CUDAENV_TOOLKITS folder."""
+    top = tmp_path / "pkg"
+    shutil.copytree(Path(cudaenv.__file__).resolve().parent, top / "cudaenv",
+                    ignore=shutil.ignore_patterns("__pycache__", BUNDLE))
+    for version in ("12.4.131", "12.1.105"):
+        tree = tmp_path / "root" / "sw" / version[:4]
+        (tree / "bin").mkdir(parents=True)
+        (tree / "version.json").write_text(json.dumps({"cuda": {"version": version}}))
+    return top
+
+
+def _run(package, tmp_path, *argv, entry=True, flags=()):
+    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
+           "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
+    args = [json.dumps(list(argv))] + ([] if entry else ["--no-entry"])
+    run = subprocess.run([sys.executable, "-S", *flags, "-c", PROBE, *args], capture_output=True, env=env, timeout=60, cwd=str(tmp_path))
+    err, mark, report = run.stderr.decode().rpartition("\nREPORT ")
+    return run.returncode, run.stdout, (err if mark else report), (json.loads(report) if mark else None)
+
+
+def _bundle(package, data=None):
+    (package / "cudaenv" / "cli" / BUNDLE).write_bytes(build_bundle(str(package)) if data is None else data)
+
+
+def test_use_and_list_import_every_module_after_the_entry_from_the_bundle(package, tmp_path):
+    _bundle(package)
+    seen = set()
+    for argv in (["use", "12.4", "--shell", "bash"], ["list"]):
+        plain = _run(package, tmp_path, *argv, entry=False)
+        code, out, err, report = _run(package, tmp_path, *argv)
+        assert (code, out, err) == plain[:3] and code == 0, (argv, err)
+        assert {m for m, how in plain[3].items() if how == "bundle"} == set()  # main(argv): a test's call, no bundle
+        usual = {m for m, how in report.items() if how == "usual"}
+        assert usual == BEFORE & set(report), (argv, sorted(usual))
+        seen |= set(report) - BEFORE
+        if argv[0] == "use":  # in English, no catalog and no renderer on the switch's path
+            assert not {"cudaenv.core.i18n", "cudaenv.render", "cudaenv.core.errors"} & set(report), sorted(report)
+    assert b"/sw/12.4/bin" in _run(package, tmp_path, "use", "12.4", "--shell", "bash")[1]
+    assert set(MODULES) == seen  # no module of these paths is left out, and none is carried for nothing
+    assert set(BUNDLE_COMMANDS) == {"use", "list"}
+
+
+def test_a_module_whose_source_changed_since_the_build_is_imported_from_its_file(package, tmp_path):
+    _bundle(package)
+    switch = package / "cudaenv" / "toolkit" / "switch.py"
+    switch.write_text(switch.read_text() + "\nraise ImportError('the edited file was run')\n")
+    code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash")
+    assert code != 0 and "the edited file was run" in err  # the file's code ran, not the bundle's
+    switch.write_text(switch.read_text().replace("\nraise ImportError('the edited file was run')\n", "\n# edited\n"))
+    code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash")
+    assert code == 0 and report["cudaenv.toolkit.switch"] == "usual"
+    assert report["cudaenv.toolkit.select"] == "bundle"  # the others still come from the bundle
+
+
+def test_a_bundle_of_another_interpreter_or_a_cut_one_is_not_used(package, tmp_path):
+    good = build_bundle(str(package))
+    head, _, rest = good.partition(b"\n")
+    other = head[:-4] + (b"0000" if not head.endswith(b"0000") else b"1111")  # another magic number
+    plain = _run(package, tmp_path, "use", "12.4", "--shell", "bash", entry=False)
+    for data in (other + b"\n" + rest, good[: len(head) + 20], b"", b"cudaenv-bundle 1 x\n"):
+        _bundle(package, data)
+        code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash")
+        assert (code, out, err) == plain[:3]
+        assert set(report.values()) == {"usual"}, data[:40]
+        assert read_bundle(str(package / "cudaenv" / "cli" / BUNDLE)) is None
+    _bundle(package)
+    assert read_bundle(str(package / "cudaenv" / "cli" / BUNDLE)) is not None
+    code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash", flags=("-O",))
+    assert code == 0 and set(report.values()) == {"usual"}  # python -O: the usual optimised import
+
+
+def test_a_module_from_the_bundle_is_the_module_the_usual_import_makes(package, tmp_path):
+    """``__file__``, ``__spec__``, ``__path__``, ``__cached__`` and the code's file name (a traceback's lines) as the
+    usual import gives them."""
+    _bundle(package)
+    probe = """
+import sys, linecache
+from cudaenv.cli.bundle import use_bundle
+finder = use_bundle()
+import cudaenv.toolkit.switch as switch, cudaenv.host as host
+out = []
+for m in (switch, host):
+    out.append(repr((type(m.__loader__).__name__, m.__file__, m.__spec__.origin, m.__cached__, m.__package__,
+                     getattr(m, "__path__", None), m.__spec__.submodule_search_locations, m.__spec__.parent)))
+code = switch.plan_switch.__code__
+out.append(repr((code.co_filename, linecache.getline(code.co_filename, code.co_firstlineno).strip())))
+print("\\n".join(out))
+"""
+    env = {"PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1", "PATH": TOOLS}
+    bundled = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
+    usual = subprocess.run([sys.executable, "-S", "-c", probe.replace("finder = use_bundle()", "finder = None")],
+                           capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
+    assert bundled.returncode == 0 and usual.returncode == 0, bundled.stderr + usual.stderr
+    assert bundled.stdout.count("'BundleLoader'") == 2 and usual.stdout.count("'SourceFileLoader'") == 2
+    assert bundled.stdout.replace("'BundleLoader'", "'SourceFileLoader'") == usual.stdout
+    assert str(package / "cudaenv" / "toolkit" / "switch.py") in bundled.stdout and "def plan_switch(" in bundled.stdout
+
+
+def test_no_bundle_on_windows_and_a_found_one_goes_first(package, monkeypatch):
+    """Windows gets the usual import (its paths use its own separator); elsewhere the finder goes first on
+    sys.meta_path, and vouches only for the bundle's modules (taken off again here: nothing is imported)."""
+    import os
+
+    from cudaenv.cli.bundle import use_bundle
+
+    _bundle(package)
+    path = str(package / "cudaenv" / "cli" / BUNDLE)
+    before = list(sys.meta_path)
+    monkeypatch.setattr(os, "sep", "\\")
+    assert use_bundle(path) is None and sys.meta_path == before
+    monkeypatch.undo()
+    finder = use_bundle(path)
+    try:
+        assert finder is not None and sys.meta_path[0] is finder
+        assert finder.find_spec("json") is None and finder.find_spec("cudaenv.commands.doctor") is None
+    finally:
+        sys.meta_path.remove(finder)
+    assert sys.meta_path == before

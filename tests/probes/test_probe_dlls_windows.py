@@ -1,0 +1,238 @@
+"""The Windows DLL resolver beyond torch's first search (probes/dlls.py, data/dll_search.json) on the Windows model
+machine (tests/windows_machine.py, real PE bytes from tests/pe_builders.py): KnownDLLs, the toolkit folder torch
+adds when its lib holds no cudart64 DLL (CUDA_PATH_V<major>_<minor>), ONNX Runtime's CUDA provider (loaded with
+LOAD_WITH_ALTERED_SEARCH_PATH: its folder, System32, Windows, PATH; never the os.add_dll_directory folders) and
+CuPy's extension modules (Python's flags, with the CUDA folder CuPy adds: CUDA_PATH's bin, else the one above the
+nvcc.exe on PATH), and the findings they give."""
+
+from pe_builders import build_pe
+from cudaenv.diagnose import diagnose
+from cudaenv.model.snapshot import Framework
+from cudaenv.probes.dlls import dll_table, probe_dlls, resolve_dll
+from windows_machine import PROGRAMS, PYTHON, SITE, SYSTEM32, TORCH_BUNDLED, WindowsMachine
+
+
+def _known():
+    rows = dll_table()["rows"]
+    names = [n.lower() for r in rows if r.get("kind") == "known-dlls" for n in r["names"]]
+    return ("|%s|" % "|".join(names), SYSTEM32), names
+
+
+def test_a_known_dll_is_the_systems_never_a_folders():
+    """A KnownDLL (kernel32.dll) is taken from the system whatever a folder earlier in the order holds: no folder is
+    searched for it; a name off the list is searched as before."""
+    known, names = _known()
+    assert "kernel32.dll" in names and "user32.dll" in names
+    listings = {"C:\\e\\torch\\lib": {"kernel32.dll": "KERNEL32.dll", "cudart64_12.dll": "cudart64_12.dll"}}
+    order = [("C:\\e\\torch\\lib", "dll-dir"), (SYSTEM32, "system32")]
+
+    def join(a, b):
+        return a + "\\" + b
+
+    assert resolve_dll("KERNEL32.dll", order, lambda f: listings.get(f, {}), join, known) == (
+        SYSTEM32 + "\\KERNEL32.dll", "known-dlls", ())
+    assert resolve_dll("KERNEL32.dll", order, lambda f: listings.get(f, {}), join)[1] == "dll-dir"  # without the list
+    assert resolve_dll("cudart64_12.dll", order, lambda f: listings.get(f, {}), join, known)[1] == "dll-dir"
+
+
+def test_no_cuda_dll_is_a_known_dll():
+    """The CUDA import names (the table's prefixes) and the KnownDLLs never meet, so KnownDLLs never decide which CUDA
+    DLL loads: the resolver's answers for CUDA DLLs are the folders'."""
+    _, names = _known()
+    prefixes = [r["prefix"] for r in dll_table()["rows"] if r.get("kind") == "cuda-dll"]
+    assert prefixes and not [n for n in names if any(n.startswith(p) for p in prefixes)]
+
+
+def test_torch_adds_its_cuda_toolkit_when_its_lib_has_no_cudart(fake_root):
+    """A torch whose lib holds no cudart64 DLL (a build that does not ship CUDA): torch adds the bin of
+    CUDA_PATH_V12_8 (else Program Files\\...\\CUDA\\v12.8) with os.add_dll_directory, so its first search finds the
+    toolkit's DLLs; a toolkit of another release there is not added."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128", bundled=["cudnn64_9.dll"])
+    m.toolkit("12.8.93", on_path=False)
+    found = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8")}
+    toolkit = PROGRAMS + "\\v12.8\\bin"
+    assert (found["cudart64_12.dll"].path, found["cudart64_12.dll"].via) == (toolkit + "\\cudart64_12.dll", "add_dll_directory")
+    assert found["cudnn64_9.dll"].via == "dll-dir"
+    elsewhere = WindowsMachine(fake_root).torch("2.8.0+cu128", bundled=["cudnn64_9.dll"])
+    elsewhere.env["CUDA_PATH_V12_8"] = "D:\\cuda\\12.8"  # the variable wins over the default folder
+    elsewhere.put("D:\\cuda\\12.8\\bin\\cudart64_12.dll")
+    got = {x.needed: x for x in probe_dlls(elsewhere.host(), SITE, PYTHON, cuda="12.8")}
+    assert got["cudart64_12.dll"].path == "D:\\cuda\\12.8\\bin\\cudart64_12.dll"
+    # torch's lib ships cudart: no toolkit is added, a DLL only the toolkit has is not found by the first search
+    shipped = WindowsMachine(fake_root).torch("2.8.0+cu128", bundled=["cudart64_12.dll"])
+    got = {x.needed: x for x in probe_dlls(shipped.host(), SITE, PYTHON, cuda="12.8")}
+    assert got["cublas64_12.dll"].path is None
+
+
+def test_onnxruntime_gpu_searches_path_and_not_torchs_folders(fake_root):
+    """ONNX Runtime's provider DLL finds the toolkit's cudart on PATH (its search includes PATH: no finding), and
+    not the cuDNN in torch\\lib (torch's os.add_dll_directory folders are not in its search): library-not-found in ONNX
+    Runtime's words."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").toolkit("12.4.131").onnxruntime_gpu("1.23.2")
+    ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE, cuda="12", gpu_build=True)
+    got = [x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(ort,)) if x.consumer == "onnxruntime-gpu"]
+    by = {x.needed: x for x in got}
+    assert by["cudart64_12.dll"].via == "PATH" and by["cudart64_12.dll"].path == PROGRAMS + "\\v12.4\\bin\\cudart64_12.dll"
+    assert by["cudnn64_9.dll"].path is None and by["cudnn64_9.dll"].object.endswith("\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll")
+    _, found, data = m.findings()
+    lost = found["library-not-found"]
+    assert "cudnn64_9.dll (onnxruntime-gpu)" in lost["title"] and "LoadLibrary failed with error 126" in lost["detail"]
+    assert "dll-only-on-path" not in found  # PATH is ONNX Runtime's own search, not a fallback
+    # not a reinstall (the wheel ships no CUDA DLL): the DLL's folder on PATH, or ONNX Runtime's own preload
+    assert lost["fix"] == ["# install the CUDA toolkit and the cuDNN that provide cudnn64_9.dll and put their bin folders on PATH, "
+                           "or call onnxruntime.preload_dlls() before the first session (ONNX Runtime 1.21 and later: it loads "
+                           "torch's or the nvidia wheels' copies)"]
+
+
+def _cupy(m):
+    m.cupy("13.6.0", "cupy-cuda12x")
+    return Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
+
+
+def test_cupy_finds_cuda_through_the_folder_it_adds(fake_root):
+    """CuPy adds CUDA_PATH's bin with os.add_dll_directory: its module's CUDA imports resolve there (via
+    add_dll_directory, not PATH); with CUDA_PATH unset the folder above the nvcc.exe on PATH; CUDA_PATH on a CUDA 11.8
+    toolkit leaves cudart64_12.dll unfound even with a 12.x bin on PATH (Python's flags never search PATH)."""
+    m = WindowsMachine(fake_root).toolkit("12.4.131", on_path=False)
+    cupy = _cupy(m)
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
+    assert set(got) == {"cudart64_12.dll", "nvrtc64_120_0.dll"}  # the modules that import CUDA DLLs only
+    assert got["cudart64_12.dll"].via == "add_dll_directory" and got["cudart64_12.dll"].consumer == "cupy-cuda12x"
+    del m.env["CUDA_PATH"]
+    m.path.insert(0, PROGRAMS + "\\v12.4\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
+    assert got["cudart64_12.dll"].via == "add_dll_directory"  # the folder above nvcc.exe, added by CuPy
+    m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe"))  # CUDA_PATH now names 11.8
+    m.path.insert(0, PROGRAMS + "\\v12.4\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
+    assert got["cudart64_12.dll"].path is None
+    s = m.snapshot()
+    from cudaenv.model.record import replace
+
+    f = {x.id: x for x in diagnose(replace(s, frameworks=(cupy,), libraries=tuple(got.values())))}
+    assert "CuPy adds with os.add_dll_directory" in f["library-not-found"].detail
+
+
+def test_a_framework_without_a_consumer_row_or_location_is_skipped(fake_root):
+    m = WindowsMachine(fake_root)
+    assert probe_dlls(m.host(), None, PYTHON, frameworks=(Framework(package="jax", version="0.8.1", location=SITE),
+                                                          Framework(package="onnxruntime-gpu", version="1.23.2"))) == ()
+
+
+def test_the_collector_resolves_frameworks_without_torch(fake_root):
+    """collect.py's frameworks step on Windows: ONNX Runtime's DLLs are resolved with no torch installed."""
+    from cudaenv.model.snapshot import Torch
+    from cudaenv.probes.collect import _windows_dlls
+
+    m = WindowsMachine(fake_root).toolkit("12.4.131").onnxruntime_gpu()
+    ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE)
+    got = _windows_dlls(m.host(), [], Torch(python=PYTHON, installed=False), (ort,))
+    assert got and {x.consumer for x in got} == {"onnxruntime-gpu"}
+    assert _windows_dlls(m.host(), [], Torch(python=PYTHON, installed=False), ()) == ()
+
+
+def test_torch_shipping_every_dll_has_no_dll_finding(fake_root):
+    """The healthy Windows model: a torch wheel that ships its CUDA DLLs beside a toolkit on PATH gives no DLL finding
+    (the toolkit's copies are further down, never taken)."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128", bundled=TORCH_BUNDLED).toolkit("12.4.131")
+    _, found, data = m.findings()
+    assert not {"dll-only-on-path", "library-not-found", "library-shadowed"} & set(found)
+    cudart = next(x for x in data["libraries"] if x["needed"] == "cudart64_12.dll")
+    assert cudart["via"] == "dll-dir" and cudart["others"] == [PROGRAMS + "\\v12.4\\bin\\cudart64_12.dll"]
+
+
+def test_jax_on_native_windows_is_no_gpu_by_design_not_a_cpu_build(fake_root):
+    """jax with jaxlib on native Windows (JAX-WINDOWS: no NVIDIA GPU there; WSL2 only): the platform verdict, never the
+    CPU-build one whose `pip install "jax[cudaNN]"` has no Windows wheel to install."""
+    m = WindowsMachine(fake_root)
+    m.dist("jax", "0.8.1", ["jax\\__init__.py"])
+    m.dist("jaxlib", "0.8.1", ["jaxlib\\__init__.py"])
+    _, found, _ = m.findings()
+    f = found["framework-no-gpu-on-platform"]
+    assert f["title"] == "jax 0.8.1 has no GPU support on native windows" and "From version" not in f["detail"]
+    assert "WSL2" in f["fix"][0] and "framework-cpu-build" not in found
+
+
+def test_torch_and_onnxruntime_resolving_one_dll_name_to_two_files(fake_root):
+    """The reverse trap on Windows: torch ships cudnn64_9.dll in torch\\lib, and ONNX Runtime's search (its folder,
+    System32, Windows, PATH) takes a cuDNN installer's cudnn64_9.dll from PATH (the layout of
+    microsoft/onnxruntime#24266): one module of that name per process, so the first imported decides. With the name
+    carrying the major (cudnn64_9, cudart64_12) another major can never share it; another release can."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    m.put("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll")
+    m.path.append("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6")
+    _, found, data = m.findings()
+    f = found["dll-two-copies"]
+    assert f["title"] == "CUDA DLLs of one name from different files: cudnn64_9.dll (torch, onnxruntime-gpu)"
+    assert "onnxruntime-gpu resolves cudnn64_9.dll to C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll" in f["detail"]
+    assert "preload_dlls" in f["fix"][0] and f["fix_kind"] == "user-code"
+    assert found["library-not-found"]["title"].startswith("CUDA libraries the loader finds nowhere: cudart64_12.dll (onnxruntime-gpu)")
+    # one file for both (ONNX Runtime alone; or torch alone): no finding
+    alone = WindowsMachine(fake_root).onnxruntime_gpu("1.23.2")
+    alone.pip_remove("torch")
+    alone.put("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll")
+    alone.path.append("C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6")
+    assert "dll-two-copies" not in alone.findings()[1]
+
+
+def test_a_delay_loaded_dll_names_its_windows_importer_by_file_name():
+    """The report's library line names the DLL that delay-loads a CUDA DLL by its file name, on Windows paths too."""
+    from cudaenv.model.snapshot import LoadedLibrary
+    from cudaenv.render.report import library_facts
+
+    lib = LoadedLibrary(consumer="torch", object="C:\\e\\torch\\lib\\torch_cuda.dll", needed="cufft64_11.dll", loaded_by="dlopen")
+    assert library_facts(lib) == "cufft64_11.dll: not found (dlopen by torch_cuda.dll)"
+    found = LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libnvrtc.so.12", loaded_by="dlopen",
+                          path="/e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", via="runpath")
+    assert library_facts(found) == "libnvrtc.so.12: /e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (via runpath, dlopen by libtorch_cuda.so)"
+
+
+def test_a_frameworks_record_is_read_for_at_most_max_objects_modules(fake_root, monkeypatch):
+    """A RECORD listing many modules: the ones named for CUDA are read first, and at most MAX_OBJECTS files are read
+    (counted), so a big framework costs a bounded number of PE reads."""
+    from cudaenv.probes import dlls
+
+    m = WindowsMachine(fake_root)
+    files = ["cupy\\_core\\m%02d.cp312-win_amd64.pyd" % i for i in range(30)]
+    for f in files:
+        m.put(SITE + "\\" + f, build_pe(["python312.dll", "KERNEL32.dll"]))
+    module = "cupy_backends\\cuda\\api\\runtime.cp312-win_amd64.pyd"
+    m.put(SITE + "\\" + module, build_pe(["cudart64_12.dll"]))
+    m.dist("cupy-cuda12x", "13.6.0", files + [module])
+    m.toolkit("12.4.131", on_path=False)
+    reads = []
+    real = dlls._imports
+
+    def counted(host, path):
+        reads.append(path)
+        return real(host, path)
+
+    monkeypatch.setattr(dlls, "_imports", counted)
+    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12")
+    got = probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))
+    assert [x.needed for x in got] == ["cudart64_12.dll"] and got[0].via == "add_dll_directory"
+    assert len(reads) == dlls.MAX_OBJECTS and reads[0].endswith(module)
+
+
+def test_paddle_loads_cudnn_and_cublas_by_name(fake_root):
+    """PaddlePaddle (PADDLE-DYNLOAD): cudnn64_<cuDNN major>.dll and cublas64_<major><minor>.dll, else cublas64_<major>.dll,
+    by LoadLibrary at run time: the standard order (PATH included), then the toolkit folder it was built with
+    (NVIDIA's default folder for its CUDA); a cuDNN found nowhere is library-not-found in Paddle's words, whose fix
+    names the CUDA and cuDNN it is built for."""
+    m = WindowsMachine(fake_root).paddle("2.6.2", cuda="11.8", cudnn="8.9.7")
+    m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cublas64_11.dll", "nvcc.exe"))
+    paddle = Framework(package="paddlepaddle-gpu", version="2.6.2", location=SITE, cuda="11.8", cudnn="8.9")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert set(got) == {"cudnn64_8.dll", "cublas64_11.dll"}
+    assert (got["cublas64_11.dll"].via, got["cublas64_11.dll"].loaded_by) == ("build-toolkit", "dlopen")
+    assert got["cudnn64_8.dll"].path is None and got["cudnn64_8.dll"].object.endswith("\\paddle\\base\\libpaddle.pyd")
+    _, found, _ = m.findings()
+    lost = found["library-not-found"]
+    assert "cudnn64_8.dll (paddlepaddle-gpu)" in lost["title"] and "Paddle depends on is not configured correctly" in lost["detail"]
+    assert lost["fix"] == ["# install the CUDA 11.8 toolkit and cuDNN 8.9.7 (the ones paddlepaddle-gpu is built for) and put "
+                           "their bin folders on PATH"]
+    m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
+    m.path.append("C:\\tools\\cudnn\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert got["cudnn64_8.dll"].via == "PATH"
+    assert "library-not-found" not in m.findings()[1]

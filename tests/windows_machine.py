@@ -1,0 +1,236 @@
+"""A Windows model machine for the convergence harness (tests/diagnose/test_fixes_converge.py): a fake Windows root
+(C:\\ under the test's folder) with a conda environment whose python.exe, Lib\\site-packages\\torch\\lib DLLs (real
+PE bytes from tests/pe_builders.py where the resolver reads imports), frameworks' DLLs, a CUDA toolkit's bin folder
+on PATH, and the environment a Windows python sees.
+
+``findings()`` runs what the doctor runs for the Frameworks section on Windows: the collector's frameworks step
+(cudaenv.probes.collect._frameworks: the frameworks probe, then the DLL resolver of probes/dlls.py through a Host
+with system="windows" on this root), the pure rules (cudaenv.diagnose.diagnose) on a snapshot of this machine, and
+the JSON codec of ``doctor --json``. What it cannot run here is given, not faked: no Windows python can run on this
+machine, so the torch record is the one the torch probe's child reports for the torch this model installed (its
+version, CUDA, interpreter and site-packages); the GPU and driver are healthy()'s A100 on driver 580.
+
+``apply_fix(line)`` applies a finding's fix line as the user would: a pip install or uninstall of torch or a framework
+(the wheel's files laid out as its index gives them: a Windows torch wheel ships its CUDA DLLs in torch\\lib), or
+PowerShell's ``$env:NAME = 'value'``."""
+
+import re
+import shlex
+
+from pe_builders import build_pe
+
+ENV = "C:\\Users\\me\\miniconda3\\envs\\gpu"
+SITE = ENV + "\\Lib\\site-packages"
+PYTHON = ENV + "\\python.exe"
+PROGRAMS = "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA"
+SYSTEM32 = "C:\\Windows\\System32"
+
+# what torch_cuda.dll of a CUDA 12 build imports (its import table; nvcuda.dll, the driver's, delay-loaded), and the
+# CUDA DLLs a CUDA 12 torch wheel for Windows ships in torch\lib (TORCH-LOAD-DLL: torch adds that folder itself)
+TORCH_IMPORTS = ["c10.dll", "c10_cuda.dll", "cudart64_12.dll", "cublas64_12.dll", "cublasLt64_12.dll", "cudnn64_9.dll",
+                 "nvrtc64_120_0.dll", "cufft64_11.dll", "curand64_10.dll", "cusparse64_12.dll", "KERNEL32.dll"]
+TORCH_BUNDLED = [d for d in TORCH_IMPORTS if d not in ("c10.dll", "c10_cuda.dll", "KERNEL32.dll")]
+# a CUDA 12.4 toolkit's bin (CUDA-WIN-NAMES: cudart64_<major>, cufft64_11 for CUDA 12, nvrtc64_<major><minor>_0 with 120 for 12.x)
+TOOLKIT_DLLS = ["cudart64_12.dll", "cublas64_12.dll", "cublasLt64_12.dll", "nvrtc64_120_0.dll", "cufft64_11.dll",
+                "curand64_10.dll", "cusparse64_12.dll", "nvcc.exe"]
+ORT_IMPORTS = ["onnxruntime_providers_shared.dll", "cudart64_12.dll", "cublas64_12.dll", "cublasLt64_12.dll", "cudnn64_9.dll",
+               "cufft64_11.dll", "KERNEL32.dll"]
+
+
+class WindowsMachine:
+    """One Windows scenario on a fake root; ``findings()`` and ``apply_fix()`` as tests/machine.Machine has them."""
+
+    def __init__(self, fake_root):
+        self.root = fake_root
+        self.env = {"SystemRoot": "C:\\Windows", "CONDA_PREFIX": ENV}
+        self.path = [ENV, ENV + "\\Library\\bin", ENV + "\\Scripts", SYSTEM32, "C:\\Windows"]
+        self.torch_version = None
+        self.put(PYTHON)
+        self.put(SYSTEM32 + "\\nvcuda.dll")  # the driver's
+        self.put(SYSTEM32 + "\\kernel32.dll")
+
+    # ---------------------------------------------------------- the machine's files
+    def local(self, path):
+        """Where the Windows path ``path`` lives in the fake root (C:\\x -> ROOT/C/x, as Host maps it)."""
+        drive, rest = path.split(":", 1)
+        return self.root.path.joinpath(drive, *[p for p in rest.split("\\") if p])
+
+    def put(self, path, data=b"MZ"):
+        target = self.local(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        return target
+
+    def dist(self, name, version, files):
+        """A wheel's dist-info in site-packages with its RECORD (what pip uninstall removes): ``files`` relative to it."""
+        info = "%s-%s.dist-info" % (name.replace("-", "_"), version)
+        self.put("%s\\%s\\METADATA" % (SITE, info), ("Metadata-Version: 2.1\nName: %s\nVersion: %s\n\n" % (name, version)).encode())
+        self.put("%s\\%s\\INSTALLER" % (SITE, info), b"pip\n")
+        record = "".join("%s,,\n" % f.replace("\\", "/") for f in list(files) + ["%s/METADATA" % info, "%s/RECORD" % info])
+        self.put("%s\\%s\\RECORD" % (SITE, info), record.encode())
+
+    # ---------------------------------------------------------- what is installed
+    def torch(self, version="2.8.0+cu128", bundled=tuple(TORCH_BUNDLED)):
+        """A CUDA build of torch whose torch\\lib ships ``bundled`` (a wheel from the PyTorch index ships them all)."""
+        self.pip_remove("torch")
+        files = ["torch\\__init__.py", "torch\\lib\\torch_cuda.dll", "torch\\lib\\c10.dll", "torch\\lib\\c10_cuda.dll"]
+        files += ["torch\\lib\\" + d for d in bundled]
+        for f in files:
+            self.put(SITE + "\\" + f, build_pe(TORCH_IMPORTS, ["nvcuda.dll"]) if f.endswith("torch_cuda.dll") else b"MZ")
+        self.dist("torch", version, files)
+        self.torch_version = version
+        return self
+
+    def toolkit(self, version="12.4.131", on_path=True, dlls=tuple(TOOLKIT_DLLS)):
+        """NVIDIA's Windows installer's toolkit: PROGRAMS\\vX.Y (bin, version.json), CUDA_PATH and CUDA_PATH_VX_Y set,
+        its bin on PATH."""
+        import json
+
+        release = ".".join(version.split(".")[:2])
+        home = "%s\\v%s" % (PROGRAMS, release)
+        for d in dlls:
+            self.put(home + "\\bin\\" + d)
+        self.put(home + "\\version.json", json.dumps({"cuda": {"name": "CUDA SDK", "version": version}}).encode())
+        self.env["CUDA_PATH"] = home
+        self.env["CUDA_PATH_V%s" % release.replace(".", "_")] = home
+        if on_path:
+            self.path.insert(0, home + "\\bin")
+        return self
+
+    def onnxruntime_gpu(self, version="1.23.2"):
+        files = ["onnxruntime\\__init__.py", "onnxruntime\\capi\\onnxruntime_providers_cuda.dll",
+                 "onnxruntime\\capi\\onnxruntime_providers_shared.dll"]
+        for f in files:
+            self.put(SITE + "\\" + f, build_pe(ORT_IMPORTS) if f.endswith("_cuda.dll") else b"MZ")
+        self.dist("onnxruntime-gpu", version, files)
+        return self
+
+    def cupy(self, version="13.6.0", package="cupy-cuda12x"):
+        """A CuPy wheel: its runtime module imports the CUDA major's DLLs (found through the CUDA folder CuPy adds)."""
+        major = package[len("cupy-cuda"):-1]
+        module = "cupy_backends\\cuda\\api\\runtime.cp312-win_amd64.pyd"
+        files = ["cupy\\__init__.py", "cupy\\_core\\core.cp312-win_amd64.pyd", module]
+        self.put(SITE + "\\cupy\\__init__.py")
+        self.put(SITE + "\\cupy\\_core\\core.cp312-win_amd64.pyd", build_pe(["python312.dll", "KERNEL32.dll"]))
+        self.put(SITE + "\\" + module, build_pe(["cudart64_%s.dll" % major, "nvrtc64_%s0_0.dll" % major, "KERNEL32.dll"]))
+        self.dist(package, version, files)
+        return self
+
+    def paddle(self, version="2.6.2", cuda="11.8", cudnn="8.9.7"):
+        """paddlepaddle-gpu: libpaddle.pyd (it loads cuDNN and cuBLAS by name at run time) and its version file."""
+        files = ["paddle\\__init__.py", "paddle\\base\\libpaddle.pyd", "paddle\\version\\__init__.py"]
+        self.put(SITE + "\\paddle\\__init__.py")
+        self.put(SITE + "\\paddle\\base\\libpaddle.pyd", build_pe(["python312.dll", "KERNEL32.dll"]))
+        self.put(SITE + "\\paddle\\version\\__init__.py",
+                 ("full_version = '%s'\ncuda_version = '%s'\ncudnn_version = '%s'\n" % (version, cuda, cudnn)).encode())
+        self.dist("paddlepaddle-gpu", version, files)
+        return self
+
+    # ---------------------------------------------------------- the doctor
+    def host(self):
+        return self.root.host(system="windows", env=self.full_env(), path=";".join(self.path))
+
+    def full_env(self):
+        return dict(self.env, PATH=";".join(self.path))
+
+    def snapshot(self):
+        from cudaenv.model.record import replace
+        from cudaenv.model.snapshot import Platform, Torch
+        from cudaenv.probes.collect import _frameworks
+        from cudaenv.probes.toolkits import probe_toolkits
+
+        from machine import cuda_torch, healthy
+
+        version = self.torch_version
+        if version:
+            cuda = re.search(r"\+cu(\d+)(\d)$", version)
+            torch = cuda_torch(version=version, cuda="%s.%s" % cuda.groups() if cuda else None, python=PYTHON, location=SITE,
+                               site_packages=(SITE,))
+        else:
+            torch = Torch(python=PYTHON, installed=False, site_packages=(SITE,))
+        host = self.host()
+        found, libraries, _ = _frameworks(host, [], torch)
+        toolkits = probe_toolkits(host, [], site_packages=())
+        h = healthy()
+        return replace(h, platform=Platform(system="windows", machine="AMD64"), toolkits=toolkits.toolkits, cuda_symlink=None,
+                       active_toolkit=toolkits.active_toolkit,
+                       torch=torch, frameworks=found, libraries=libraries, env=tuple(sorted(self.full_env().items())))
+
+    def findings(self):
+        """(exit code, {id: the finding as `doctor --json` writes it}, the report's JSON) for this machine."""
+        import json
+
+        from cudaenv.diagnose import SECTIONS, diagnose, exit_code
+        from cudaenv.model.codec import to_jsonable
+        from cudaenv.model.reports import DoctorReport
+
+        from machine import filled_in
+
+        s = self.snapshot()
+        found = diagnose(s)
+        data = json.loads(json.dumps(to_jsonable(DoctorReport(s, findings=found))))
+        for f in data["findings"]:
+            filled_in(f)
+        order = [SECTIONS.index(f["section"]) for f in data["findings"]]
+        assert order == sorted(order), [f["id"] for f in data["findings"]]
+        return exit_code(found), {f["id"]: f for f in data["findings"]}, data
+
+    # ---------------------------------------------------------- a fix applied
+    def apply_fix(self, line):
+        body = line.split("    # ")[0].strip()
+        if not body or body.startswith("#"):
+            return False
+        env = re.fullmatch(r"\$env:(\w+) = '((?:[^']|'')*)'", body)
+        if env:
+            value = env.group(2).replace("''", "'")
+            if env.group(1).upper() == "PATH":
+                self.path = [p for p in value.split(";") if p]
+            else:
+                self.env[env.group(1)] = value
+            return True
+        words = shlex.split(body)
+        if "pip" not in words:
+            return False
+        rest = words[words.index("pip") + 1:]
+        verb, specs, skip = rest[0] if rest else "", [], False
+        for w in rest[1:]:
+            if skip:
+                skip = False
+            elif w in ("--index-url", "--extra-index-url", "-i", "--python"):
+                skip = True
+            elif not w.startswith("-"):
+                specs.append(w)
+        if verb not in ("install", "uninstall") or not specs:
+            return False
+        for spec in specs:
+            name, _, version = spec.partition("==")
+            name = re.sub(r"\[.*\]", "", name).lower()
+            if verb == "uninstall":
+                self.pip_remove(name)
+            elif name == "torch":
+                self.torch(version or self.torch_version or "2.8.0+cu128")
+            elif name.startswith("cupy-cuda"):
+                self.pip_remove(name)
+                self.cupy(version or "13.6.0", name)
+            elif name == "onnxruntime-gpu":
+                self.pip_remove(name)
+                self.onnxruntime_gpu(version or "1.23.2")
+            else:
+                return False
+        return True
+
+    def pip_remove(self, name):
+        import shutil
+
+        key = name.replace("-", "_").lower()
+        site = self.local(SITE)
+        for info in list(site.glob("*.dist-info")) if site.is_dir() else []:
+            if info.name[: -len(".dist-info")].rsplit("-", 1)[0].lower() != key:
+                continue
+            for line in (info / "RECORD").read_text().splitlines():
+                path = site / line.split(",", 1)[0]
+                if path.is_file() and info not in path.parents:
+                    path.unlink()
+            shutil.rmtree(info)
+            if key == "torch":
+                self.torch_version = None
