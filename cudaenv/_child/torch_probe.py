@@ -17,7 +17,6 @@ import os
 import sys
 
 MARKER = "CUDAENV_TORCH_PROBE "
-VERSION_KEYS = ("__version__", "cuda", "hip", "git_version", "debug")
 
 
 def _strip_cwd_from_path():
@@ -27,7 +26,8 @@ def _strip_cwd_from_path():
         sys.path.pop(0)
     return cwd
 
-
+# static pass {  (each such block is left out of the dynamic pass's script: less to compile before `import torch`)
+VERSION_KEYS = ("__version__", "cuda", "hip", "git_version", "debug")
 _WORDS = {"None": None, "True": True, "False": False}
 
 
@@ -98,7 +98,7 @@ def _parse_version_py_ast(text):
                 if value is None or isinstance(value, (str, bool)):
                     found[target.id] = value
     return found
-
+# } static pass
 
 def to_json(value):
     """A small JSON encoder (importing ``json`` is a measurable part of this script's start-up)."""
@@ -136,7 +136,7 @@ def _json_str(text):
     out.append('"')
     return "".join(out)
 
-
+# static pass {
 def _read(path, limit=2 * 1024 * 1024):
     try:
         with open(path, "rb") as fh:
@@ -385,7 +385,7 @@ def static():
     result["site_packages"] = site_dirs
     result["nvidia_packages"], result["companions"] = _distributions(site_dirs)
     return result
-
+# } static pass
 
 def _guard(result, key, func):
     try:
@@ -474,11 +474,11 @@ def dynamic():
     finally:
         sys.stdout = real_stdout
 
-
+# static pass {
 def site_packages():
     _strip_cwd_from_path()
     return {"mode": "site-packages", "site_packages": _site_packages()}
-
+# } static pass
 
 def main(argv):
     mode = argv[1] if len(argv) > 1 else "static"

@@ -187,6 +187,7 @@ def subprocess_runner(
     limit: int = MAX_CAPTURE,
     stdin_chunks=None,
     on_output: Optional[Callable[[bytes], None]] = None,
+    on_start: Optional[Callable[[], None]] = None,
 ) -> CommandResult:
     """Run ``argv`` in its own session with a hard timeout and bounded capture.
 
@@ -197,6 +198,7 @@ def subprocess_runner(
     * ``stdin_chunks``: an iterable of bytes written to the child's stdin without blocking (else /dev/null).
     * ``on_output``: called with each chunk of stdout and stderr as it is read (the capture stays bounded; the
       callback bounds what it shows).
+    * ``on_start``: called once the program started, or failed to start, before its output is awaited.
     """
     import errno
     import subprocess
@@ -209,7 +211,8 @@ def subprocess_runner(
     kwargs = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
-        _become_subreaper()
+        if on_start is None:  # else just after the start (ctypes' import off a first child's critical path): its
+            _become_subreaper()  # program (the doctor's torch child: a Python) orphans nothing before it has started
     else:  # pragma: no cover - Windows only
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     _spawning(1)
@@ -233,6 +236,11 @@ def subprocess_runner(
     except BaseException:
         _spawning(-1)
         raise
+    finally:
+        if on_start is not None:
+            on_start()
+    if on_start is not None and os.name == "posix":
+        _become_subreaper()
     if not _register(proc):
         kill_process_group(proc)
         proc.wait()

@@ -179,14 +179,18 @@ def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note], early: O
         return static
 
 
-def _torch_early(host, python: str, notes: List[Note]):
-    """The dynamic pass's child, started beside the static one: (its answer, its notes), or None when it failed."""
-    from cudaenv.probes.torch import run_dynamic
-
+def _torch_early(host, python: str, notes: List[Note], started):
+    """The dynamic pass's child, started before anything else: (its answer, its notes), or None when it failed.
+    ``started`` (a threading.Event) is set once the child started, or failed to: the caller waits for it, so that
+    nothing else competes with the start of the child that is the doctor's critical path."""
     try:
-        return _call(notes, "torch", run_dynamic, host, python)
+        from cudaenv.probes.torch import run_dynamic
+
+        return _call(notes, "torch", run_dynamic, host, python, started.set)
     except _Failed:
         return None
+    finally:
+        started.set()
 
 
 def _python_env(host, interpreter, torch: Torch, notes: List[Note]) -> Any:
@@ -236,14 +240,19 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
     say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
-    static_job = Job(_torch_static, host, interpreter, torch_notes, collect_notes)  # the child first: the rest beside it
     early_notes: List[Note] = []
     early_job = None
-    if not quick:  # `import torch`, the slow one, starts now too: its answer is read when the static pass finds torch
+    if not quick:  # `import torch`, the slow one, starts first: its answer is read when the static pass finds torch
         from cudaenv.probes.torch import early_python
 
         python_now = early_python(host, interpreter)
-        early_job = Job(_torch_early, host, python_now, early_notes) if python_now else None
+        if python_now:
+            import threading
+
+            started = threading.Event()
+            early_job = Job(_torch_early, host, python_now, early_notes, started)
+            started.wait()  # nothing else runs until its child started: the critical path, not competing for the GIL
+    static_job = Job(_torch_static, host, interpreter, torch_notes, collect_notes)  # the children first: the rest beside
     hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch
     # the toolkits too: only their pip candidates need the static pass's site-packages, which they wait for there
     tk_job = Job(_toolkits, host, tk_notes, _SitePackages(static_job))

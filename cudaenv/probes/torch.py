@@ -104,8 +104,8 @@ def merge_dynamic(torch: Torch, data: Dict[str, Any]) -> Torch:
     )
 
 
-def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note]) -> Optional[Dict[str, Any]]:
-    result = host.run([python, "-c", child_script(), mode], timeout=timeout)
+def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note], on_start=None) -> Optional[Dict[str, Any]]:
+    result = host.run([python, "-c", child_script(mode), mode], timeout=timeout, on_start=on_start)
     if result.error is not None:
         what = "the torch probe (%s pass) in %s" % (mode, python)
         if result.error == "timeout":
@@ -175,11 +175,12 @@ def early_python(host, interpreter) -> Optional[str]:
     return shim_target(host, interpreter.path)
 
 
-def run_dynamic(host, python: str) -> Tuple[Optional[Dict[str, Any]], List[Note]]:
+def run_dynamic(host, python: str, on_start=None) -> Tuple[Optional[Dict[str, Any]], List[Note]]:
     """The dynamic pass's child run in ``python``: (its answer or None, the notes it left), for
-    :func:`probe_torch_dynamic`'s ``early`` (its answer is read only when the static pass finds torch)."""
+    :func:`probe_torch_dynamic`'s ``early`` (its answer is read only when the static pass finds torch). ``on_start``:
+    called once the child started (Host.run), so that the doctor starts the rest after it."""
     notes: List[Note] = []
-    return _run_child(host, python, "dynamic", dynamic_timeout(host), notes), notes
+    return _run_child(host, python, "dynamic", dynamic_timeout(host), notes, on_start), notes
 
 
 def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note], early=None) -> Torch:
