@@ -1,0 +1,144 @@
+"""`cudaenv doctor`'s timeline against the torch import floor (issue 35), as counted work: the torch child is the first
+program the doctor starts, and nothing else starts before it has; what the parent has imported by then; what the child
+compiles before its `import torch`; the process ends without the interpreter's teardown once its report is written.
+The timings are bench/run.py's and bench/timeline.py's."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import cudaenv
+import pytest
+
+# What the parent may have imported when the torch child starts: the command, the doctor's service and the probes on
+# the way to the child (the interpreter, the child script, the runner). Everything else (the hardware, toolkit and
+# framework probes, the rules, the facts tables, the renderers) is imported beside the child.
+BEFORE_THE_CHILD = {
+    "cudaenv", "cudaenv._child", "cudaenv.cli", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.commands.doctor",
+    "cudaenv.core", "cudaenv.core.config", "cudaenv.core.errors", "cudaenv.core.i18n", "cudaenv.core.jobs",
+    "cudaenv.core.lazy", "cudaenv.core.options", "cudaenv.core.text", "cudaenv.core.version", "cudaenv.diagnose",
+    "cudaenv.diagnose.service", "cudaenv.host", "cudaenv.host.children", "cudaenv.host.files", "cudaenv.host.process",
+    "cudaenv.host.resolve", "cudaenv.host.state", "cudaenv.model", "cudaenv.model.record", "cudaenv.model.reports",
+    "cudaenv.model.snapshot", "cudaenv.probes", "cudaenv.probes.collect", "cudaenv.probes.env",
+    "cudaenv.probes.python", "cudaenv.probes.site_packages", "cudaenv.probes.torch", "cudaenv.probes.torch_child",
+    "cudaenv.render", "cudaenv.render.spinner",
+}
+NOT_BEFORE_THE_CHILD = ("json", "ctypes", "argparse", "dataclasses", "inspect", "socket", "platform", "pathlib")
+
+SCRIPT = """
+import atexit, json, os, sys
+start = set(sys.modules)
+def hook(event, args):
+    if event == "subprocess.Popen":
+        seen = [str(args[1][-1]), sorted(m for m in set(sys.modules) - start)]
+        os.write(2, ("SPAWN " + json.dumps(seen) + "\\n").encode())
+sys.addaudithook(hook)
+atexit.register(lambda: sys.stderr.write("TEARDOWN\\n"))
+sys.argv = ["cudaenv"] + %r
+from cudaenv.cli import main
+code = main()
+sys.stderr.write("RETURNED %%d\\n" %% code)
+sys.exit(code)
+"""
+
+
+def _doctor(tmp_path, fake_root, argv):
+    """``cudaenv ARGV`` as the `cudaenv` script runs it (main() without argv), a fake torch on PYTHONPATH; each
+    program it starts is written on stderr as it starts, with the modules imported by then (_spawns)."""
+    import os
+
+    from builders import TOOLS
+    from machine import make_probe_torch
+
+    folder = tmp_path / ("run%d" % len(list(tmp_path.glob("run*"))))
+    site = folder / "site-packages"
+    site.mkdir(parents=True)
+    make_probe_torch(site)
+    env = {"PATH": TOOLS, "HOME": str(folder), "CUDAENV_ROOT": str(fake_root.path),
+           "PYTHONPATH": os.pathsep.join((str(Path(cudaenv.__file__).resolve().parent.parent), str(site)))}
+    # -S: no site (its .pth files may import anything); PYTHONPATH names the installed package and the fake torch; the
+    # folder as the current directory, which `python -c` puts first on sys.path (never the source tree's cudaenv)
+    return subprocess.run([sys.executable, "-S", "-c", SCRIPT % (argv,)], capture_output=True, text=True, env=env,
+                          timeout=120, cwd=str(folder))
+
+
+def _spawns(run):
+    return [json.loads(ln[len("SPAWN "):]) for ln in run.stderr.splitlines() if ln.startswith("SPAWN ")]
+
+
+def test_the_torch_child_is_the_first_program_and_starts_before_most_of_cudaenv(tmp_path, fake_root):
+    """`doctor --json`: the first program started is the dynamic torch child (`import torch`), before the static pass's
+    child and every other probe's; when it starts, the parent has imported only BEFORE_THE_CHILD of cudaenv and none
+    of NOT_BEFORE_THE_CHILD (json and ctypes come after it: the child's answer is read later, the subreaper is set just
+    after the start). The report is whole, and the fake torch was imported by the child."""
+    run = _doctor(tmp_path, fake_root, ["doctor", "--json", "--python", sys.executable])
+    assert run.returncode in (0, 1), run.stderr
+    report = json.loads(run.stdout)
+    assert report["schema_version"] == 1 and report["torch"]["dynamic"] is True, report["torch"]
+    spawns = _spawns(run)
+    assert [mode for mode, _ in spawns][:2] == ["dynamic", "static"], spawns
+    loaded = set(spawns[0][1])
+    assert {m for m in loaded if m.startswith("cudaenv")} <= BEFORE_THE_CHILD, sorted(
+        {m for m in loaded if m.startswith("cudaenv")} - BEFORE_THE_CHILD)
+    assert [m for m in NOT_BEFORE_THE_CHILD if m in loaded] == []
+
+
+def test_the_doctor_ends_without_the_interpreters_teardown(tmp_path, fake_root):
+    """The `cudaenv doctor` process ends with os._exit once its report is written and flushed: no atexit handler runs
+    (nor the teardown of its modules), the exit code is the report's, and stdout holds the whole report. `--quick` too;
+    `cudaenv list` (a command that does not ask for it) still ends the ordinary way."""
+    for argv in (["doctor", "--json", "--python", sys.executable], ["doctor", "--json", "--quick", "--python", sys.executable]):
+        run = _doctor(tmp_path, fake_root, argv)
+        assert "TEARDOWN" not in run.stderr and "RETURNED" not in run.stderr, run.stderr
+        report = json.loads(run.stdout)
+        errors = any(f["severity"] == "error" for f in report["findings"])
+        assert run.returncode == (1 if errors else 0), run.stderr
+    listed = _doctor(tmp_path, fake_root, ["list"])
+    assert "RETURNED 0" in listed.stderr and "TEARDOWN" in listed.stderr, listed.stderr
+
+
+def test_an_in_process_main_returns(fake_root, tmp_path, capsys):
+    """main() called with argv (the tests, an embedding program) returns its code: only the `cudaenv` process exits."""
+    from cudaenv.cli import main
+
+    code = main(["doctor", "--json", "--quick", "--python", "/nonexistent/python"],
+                env={"PATH": "", "HOME": str(tmp_path), "CUDAENV_ROOT": str(fake_root.path)})
+    assert code == 2
+    assert "/nonexistent/python" in capsys.readouterr().err
+
+
+def test_the_dynamic_pass_compiles_only_its_own_code(tmp_path):
+    """The dynamic pass's script leaves out the static pass's blocks: about a third of the lines compiled in the child
+    before its `import torch`; its answer is the whole script's answer, on a fake torch."""
+    from cudaenv.probes.torch_child import child_script, parse_child_output
+    from machine import make_probe_torch
+
+    whole, dynamic = child_script(), child_script("dynamic")
+    assert child_script("static") == whole
+    assert len(dynamic.splitlines()) * 5 < len(whole.splitlines()) * 2, (len(dynamic.splitlines()), len(whole.splitlines()))
+    for name in ("def static(", "def site_packages(", "def parse_version_py(", "def _site_packages(", "VERSION_KEYS"):
+        assert name in whole and name not in dynamic, name
+    compile(dynamic, "<dynamic>", "exec")
+    site = tmp_path / "site"
+    site.mkdir()
+    make_probe_torch(site)
+    answers = []
+    for script in (whole, dynamic):
+        run = subprocess.run([sys.executable, "-S", "-c", script, "dynamic"], capture_output=True, text=True,
+                             env={"PYTHONPATH": str(site), "PATH": ""}, timeout=60, cwd=str(tmp_path))
+        answers.append(parse_child_output(run.stdout))
+    assert answers[0] == answers[1] and answers[0]["dynamic"] is True and answers[0]["version"] == "2.7.1+cu126", answers
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_on_start_is_called_once_the_program_started_or_failed_to(tmp_path, fails):
+    """Host.run's ``on_start`` is called once, before run returns, whether the program started or was missing."""
+    from cudaenv.host import Host
+
+    calls = []
+    host = Host("/", env={"PATH": ""}, root_is_this_machine=True)
+    argv = [str(tmp_path / "missing")] if fails else [sys.executable, "-S", "-c", "print('x')"]
+    result = host.run(argv, timeout=30, on_start=lambda: calls.append("started"))
+    assert calls == ["started"]
+    assert (result.error == "missing") if fails else (result.ok and result.stdout == "x\n")
