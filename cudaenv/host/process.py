@@ -188,6 +188,7 @@ def subprocess_runner(
     stdin_chunks=None,
     on_output: Optional[Callable[[bytes], None]] = None,
     on_start: Optional[Callable[[], None]] = None,
+    until: Optional[bytes] = None,
 ) -> CommandResult:
     """Run ``argv`` in its own session with a hard timeout and bounded capture.
 
@@ -199,6 +200,10 @@ def subprocess_runner(
     * ``on_output``: called with each chunk of stdout and stderr as it is read (the capture stays bounded; the
       callback bounds what it shows).
     * ``on_start``: called once the program started, or failed to start, before its output is awaited.
+    * ``until``: when stdout holds these bytes and both streams are closed, the answer is in: the result comes at once
+      (``returncode`` None), the child is killed with its group and reaped later, never waited for (the doctor's torch
+      child closes its output after its answer, then frees torch's address space: 20 ms no one needs to wait for).
+      Without them at the close, the exit is awaited as usual (a crash keeps its signal).
     """
     import errno
     import subprocess
@@ -248,13 +253,15 @@ def subprocess_runner(
     out, err_c = _Capture(limit, on_output), _Capture(limit, on_output)
     try:
         if os.name == "posix":
-            timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks)
+            timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks, until)
         else:  # pragma: no cover - Windows only
             timed_out = _collect_threads(proc, out, err_c, start + timeout, stdin_chunks)
     finally:
         kill_process_group(proc)  # the direct child is a zombie or dead: its pid (the group id) is not reused yet
+        answered = until is not None and proc.poll() is None and until in out.value()  # closed, not yet reaped
         try:
-            proc.wait(timeout=1.0)
+            if not answered:
+                proc.wait(timeout=1.0)
         except Exception:  # noqa: BLE001
             pass
         for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -263,7 +270,7 @@ def subprocess_runner(
                     stream.close()
             except OSError:
                 pass
-        _unregister(proc)
+        _unregister(proc, exiting=answered)
         reap_orphans()
     so, bad1 = _decode(out.value())
     se, bad2 = _decode(err_c.value())
@@ -288,8 +295,9 @@ def _exited(pid: int) -> bool:
     return info is not None
 
 
-def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks) -> bool:
-    """Read both pipes until EOF (or the grace after the child's exit); True when ``end`` passed first."""
+def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks, until: Optional[bytes] = None) -> bool:
+    """Read both pipes until EOF (or the grace after the child's exit); True when ``end`` passed first. ``until``: at
+    EOF with these bytes in stdout, done without waiting for the exit."""
     import selectors
     import time
 
@@ -319,6 +327,8 @@ def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks)
                 exit_seen = now
             if exit_seen is not None and (not streams or now >= exit_seen + EXIT_GRACE):
                 return False
+            if not streams and until is not None and feed is None and until in out.value():
+                return False  # answered and closed: its exit is not waited for (subprocess_runner)
             if now >= end:
                 return True
             wait = end - now

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.core.i18n import M
 from cudaenv.probes.site_packages import site_packages_from
-from cudaenv.probes.torch_child import child_script, parse_child_output
+from cudaenv.probes.torch_child import MARKER, child_script, parse_child_output
 from cudaenv.model.snapshot import Note, Torch, TorchDevice
 from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
@@ -105,7 +105,8 @@ def merge_dynamic(torch: Torch, data: Dict[str, Any]) -> Torch:
 
 
 def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note], on_start=None) -> Optional[Dict[str, Any]]:
-    result = host.run([python, "-c", child_script(mode), mode], timeout=timeout, on_start=on_start)
+    result = host.run([python, "-c", child_script(mode), mode], timeout=timeout, on_start=on_start,
+                      until=MARKER.encode() if mode == "dynamic" else None)  # its answer, not torch's unmapping
     if result.error is not None:
         what = "the torch probe (%s pass) in %s" % (mode, python)
         if result.error == "timeout":

@@ -142,3 +142,41 @@ def test_on_start_is_called_once_the_program_started_or_failed_to(tmp_path, fail
     result = host.run(argv, timeout=30, on_start=lambda: calls.append("started"))
     assert calls == ["started"]
     assert (result.error == "missing") if fails else (result.ok and result.stdout == "x\n")
+
+
+ANSWERS_THEN_WAITS = """
+import os, sys, time
+if %r:
+    sys.stdout.write("ANSWER 1\\n")
+    sys.stdout.flush()
+os.closerange(1, 3)
+if %r:
+    os.kill(os.getpid(), 11)
+for _ in range(200 if %r else 0):  # where the doctor's torch child frees torch's memory, this one waits for the mark
+    if os.path.exists(%r):
+        break
+    time.sleep(0.05)
+os._exit(3)
+"""
+
+
+@pytest.mark.parametrize("answers, crashes", [(True, False), (False, False), (False, True)])
+def test_a_child_that_answered_and_closed_its_output_is_not_waited_for(tmp_path, answers, crashes):
+    """``until``: a child whose stdout holds the mark when both its streams close is done: the result comes at once,
+    before it exits (it waits for a mark the test leaves only afterwards), with no exit status, and the child is
+    killed, not left running. Without the mark at the close, its exit is awaited: its status, or its crash's signal."""
+    from cudaenv.host import Host
+    from cudaenv.host.children import live_children
+
+    mark = tmp_path / "exit-now"
+    host = Host("/", env={"PATH": ""}, root_is_this_machine=True)
+    script = ANSWERS_THEN_WAITS % (answers, crashes, answers, str(mark))
+    result = host.run([sys.executable, "-S", "-c", script], timeout=60, until=b"ANSWER ")
+    mark.touch()
+    assert result.error is None and live_children() == []
+    if answers:
+        assert result.stdout == "ANSWER 1\n" and result.returncode is None, result
+    elif crashes:
+        assert result.signal == "SIGSEGV" and result.stdout == "", result
+    else:
+        assert result.returncode == 3 and result.stdout == "", result
