@@ -6,7 +6,8 @@ Runs, interleaved N times after a warm-up round: the doctor (``PY``'s ``cudaenv 
 floor (``PY -c 'import os, torch; torch.cuda.is_available(); os._exit(0)'``) and the doctor's own torch child alone
 (``PY -c SCRIPT dynamic``). Each runs with a ``sitecustomize`` on PYTHONPATH that writes the time of a few events
 (CLOCK_MONOTONIC, the same clock in every process) to a log: the interpreter reaching site, each subprocess spawn, the
-first ``import torch``, ``os._exit``, and the parent's first write to stdout; the launcher adds the exec and the
+first ``import torch``, ``os._exit`` (or the child's close of its output after its answer), and the parent's first
+write to stdout; the launcher adds the exec and the
 exit (``os.wait4``). ``--variant NAME=DIR``: instead of the installed doctor, one doctor per variant, the cudaenv
 package found in DIR (``pip install --no-deps --target DIR .`` of each commit), PY running the installed ``cudaenv``
 script, interleaved with the rest: a before and an after in the same run. Prints the medians of each leg. Not a target (the hook costs a little in every process): the legs
@@ -40,6 +41,11 @@ def _logged_exit(code):
     _log("os._exit")
     _exit(code)
 os._exit = _logged_exit
+_closerange = os.closerange
+def _logged_closerange(low, high):
+    _log("answered")  # the doctor's torch child closes its output after its answer (then the parent kills it)
+    _closerange(low, high)
+os.closerange = _logged_closerange
 class _Out:
     def __init__(self, stream):
         self._stream, self._said = stream, False
@@ -88,7 +94,7 @@ def doctor_legs(events):
     main = events[0][0]
     spawn = first(events, main, "spawn dynamic")
     child = next(p for p, t, w in events if w == "site dynamic")
-    answer = first(events, child, "os._exit")
+    answer = min(t for p, t, w in events if p == child and w in ("answered", "os._exit"))
     out = first(events, main, "stdout")
     end = first(events, main, "exit")
     return {
