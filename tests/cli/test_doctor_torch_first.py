@@ -98,14 +98,17 @@ def test_the_doctor_ends_without_the_interpreters_teardown(tmp_path, fake_root):
     assert "RETURNED 0" in listed.stderr and "TEARDOWN" in listed.stderr, listed.stderr
 
 
-def test_an_in_process_main_returns(fake_root, tmp_path, capsys):
-    """main() called with argv (the tests, an embedding program) returns its code: only the `cudaenv` process exits."""
-    from cudaenv.cli import main
-
-    code = main(["doctor", "--json", "--quick", "--python", "/nonexistent/python"],
-                env={"PATH": "", "HOME": str(tmp_path), "CUDAENV_ROOT": str(fake_root.path)})
-    assert code == 2
-    assert "/nonexistent/python" in capsys.readouterr().err
+def test_an_in_process_main_returns(fake_root, tmp_path, cli, cli_subprocess):
+    """main() called with argv (the tests, an embedding program) returns its code after a whole doctor run: only the
+    `cudaenv` process exits at once. The installed script's exit code is the report's."""
+    env = {"PATH": "", "HOME": str(tmp_path), "CUDAENV_ROOT": str(fake_root.path)}
+    argv = ("doctor", "--json", "--quick", "--python", sys.executable)
+    inside = cli(*argv, env=env)
+    report = json.loads(inside.out)
+    errors = any(f["severity"] == "error" for f in report["findings"])
+    assert inside.code == (1 if errors else 0), inside.err
+    outside = cli_subprocess(*argv, env=env)
+    assert outside.code == inside.code and json.loads(outside.out)["findings"] == report["findings"], outside.err
 
 
 def test_the_dynamic_pass_compiles_only_its_own_code(tmp_path):
