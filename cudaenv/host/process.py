@@ -198,6 +198,47 @@ def subprocess_runner(
     * ``on_output``: called with each chunk of stdout and stderr as it is read (the capture stays bounded; the
       callback bounds what it shows).
     """
+    return start_process(argv, timeout, env, cwd, limit, stdin_chunks, on_output).result()
+
+
+class Started:
+    """A child :func:`start_process` started (registered, in its own session, its timeout counted from its start):
+    :meth:`result` reads its output to the end or the timeout, kills its group and gives the :class:`CommandResult`.
+    Whoever starts one calls ``result()`` once (an interrupt kills it through the registry meanwhile)."""
+
+    def __init__(self, argv, proc, start: float, timeout: float, limit: int, stdin_chunks, on_output):
+        self.argv, self.proc, self.start, self.timeout = argv, proc, start, timeout
+        self._limit, self._stdin, self._on_output = limit, stdin_chunks, on_output
+        self._result: Optional[CommandResult] = None
+
+    def result(self) -> CommandResult:
+        if self._result is None:
+            self._result = _finish(self)
+        return self._result
+
+
+class _Done:
+    """A run that ended before it started (missing, refused, interrupted): ``result()`` gives it."""
+
+    def __init__(self, result: CommandResult):
+        self._result = result
+
+    def result(self) -> CommandResult:
+        return self._result
+
+
+def start_process(
+    argv: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str],
+    cwd: Optional[str] = None,
+    limit: int = MAX_CAPTURE,
+    stdin_chunks=None,
+    on_output: Optional[Callable[[bytes], None]] = None,
+):
+    """Start ``argv`` as :func:`subprocess_runner` does and return at once: a :class:`Started` (or a finished run
+    when it could not start); its ``result()`` is :func:`subprocess_runner`'s answer. The doctor starts the torch
+    child this way in its main thread, then reads it in a thread while the rest runs."""
     import errno
     import subprocess
     import time
@@ -205,7 +246,7 @@ def subprocess_runner(
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
     if CHILDREN["closing"]:
-        return CommandResult(argv, None, error="interrupted", timeout=timeout)
+        return _Done(CommandResult(argv, None, error="interrupted", timeout=timeout))
     kwargs = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
@@ -214,7 +255,7 @@ def subprocess_runner(
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     _spawning(1)
     try:
-        proc = subprocess.Popen(  # bounded: _collect() waits at most `timeout`, then the group is killed
+        proc = subprocess.Popen(  # bounded: _finish() waits at most `timeout`, then the group is killed
             argv,
             stdin=subprocess.PIPE if stdin_chunks is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -225,24 +266,31 @@ def subprocess_runner(
         )
     except FileNotFoundError:
         _spawning(-1)
-        return CommandResult(argv, None, error="missing", timeout=timeout)
+        return _Done(CommandResult(argv, None, error="missing", timeout=timeout))
     except OSError as exc:
         _spawning(-1)
         err = "missing" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else "oserror"
-        return CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout)
+        return _Done(CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout))
     except BaseException:
         _spawning(-1)
         raise
     if not _register(proc):
         kill_process_group(proc)
         proc.wait()
-        return CommandResult(argv, None, error="interrupted", timeout=timeout)
-    out, err_c = _Capture(limit, on_output), _Capture(limit, on_output)
+        return _Done(CommandResult(argv, None, error="interrupted", timeout=timeout))
+    return Started(argv, proc, start, timeout, limit, stdin_chunks, on_output)
+
+
+def _finish(started: Started) -> CommandResult:
+    import time
+
+    argv, proc, start, timeout = started.argv, started.proc, started.start, started.timeout
+    out, err_c = _Capture(started._limit, started._on_output), _Capture(started._limit, started._on_output)
     try:
         if os.name == "posix":
-            timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks)
+            timed_out = _collect_posix(proc, out, err_c, start + timeout, started._stdin)
         else:  # pragma: no cover - Windows only
-            timed_out = _collect_threads(proc, out, err_c, start + timeout, stdin_chunks)
+            timed_out = _collect_threads(proc, out, err_c, start + timeout, started._stdin)
     finally:
         kill_process_group(proc)  # the direct child is a zombie or dead: its pid (the group id) is not reused yet
         try:
