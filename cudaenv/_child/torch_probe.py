@@ -3,8 +3,7 @@
 Run by cudaenv as ``python -c <this source> static`` or ``... dynamic`` (or ``... site-packages``: only the
 interpreter's site-packages dirs, for ``cudaenv uninstall --python``). Stdlib only, Python 3.7+.
 
-* ``static``: never imports torch (run with ``-S`` by ``doctor --quick``: site's paths are then made here, its .pth
-  files' code not run and listed; see :func:`_site_without_code`). Finds the package on sys.path (then ``importlib.util.find_spec``), reads
+* ``static``: never imports torch (under ``-S``, ``doctor --quick``'s, ``site_paths.py`` runs first). Finds the package on sys.path (then ``importlib.util.find_spec``), reads
   ``torch/version.py`` as text (``ast.literal_eval`` of its assignments, never ``exec``), the
   distribution's METADATA and INSTALLER, the installed ``nvidia-*`` distributions, and facts about the
   interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
@@ -336,96 +335,9 @@ def _interpreter_facts():
     }
 
 
-_UF_HIDDEN, _FILE_ATTRIBUTE_HIDDEN = 0x8000, 0x2  # stat's, as site skips hidden .pth files (stat not imported)
-PTH_LIMIT = 4 * 1024 * 1024
-
-
-def _module_file(name):
-    """The file ``import name`` would load from sys.path's folders (``name.py``, a package, a ``.pyc``, an extension
-    module), found without importing it; None when no folder has one."""
-    try:
-        import _imp
-
-        suffixes = [".py", ".pyc"] + list(_imp.extension_suffixes())
-    except Exception:  # noqa: BLE001
-        suffixes = [".py", ".pyc"]
-    for entry in sys.path:
-        base = os.path.join(entry or ".", name)
-        if os.path.isfile(os.path.join(base, "__init__.py")):
-            return os.path.join(base, "__init__.py")
-        for suffix in suffixes:
-            if os.path.isfile(base + suffix):
-                return base + suffix
-    return None
-
-
-def _site_without_code():
-    """Under ``-S`` (the doctor's ``--quick`` read): sys.path as this interpreter's own ``site.main()`` makes it (its
-    venv, user-site and site-packages rules, each site folder's .pth files in its order), with the .pth files' path
-    lines added and none of their code run. A .pth import line and a sitecustomize or usercustomize module are
-    listed, never executed: they may change sys.path when the interpreter starts, and the full doctor's children run
-    them. Returns those files (each once). A site module without these hooks (an old virtualenv's) runs as it is."""
-    skipped = []
-    import site
-
-    makepath = getattr(site, "makepath", None)
-    if not (callable(getattr(site, "main", None)) and callable(getattr(site, "addpackage", None)) and callable(makepath)):
-        getattr(site, "main", lambda: None)()  # an unknown site.py: run it, code and all (nothing skipped unsaid)
-        return skipped
-
-    def addpackage(sitedir, name, known_paths):
-        reset = known_paths is None
-        if reset:
-            known_paths = site._init_pathinfo()
-        fullname = os.path.join(sitedir, name)
-        try:
-            st = os.lstat(fullname)
-        except OSError:
-            return None if reset else known_paths
-        if getattr(st, "st_flags", 0) & _UF_HIDDEN or getattr(st, "st_file_attributes", 0) & _FILE_ATTRIBUTE_HIDDEN:
-            return None if reset else known_paths
-        try:
-            with open(fullname, "rb") as fh:
-                data = fh.read(PTH_LIMIT)
-        except OSError:
-            return None if reset else known_paths
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            text = data.decode("latin-1")
-        for line in text.splitlines():
-            if line.startswith("#") or not line.strip():
-                continue
-            if line.startswith(("import ", "import\t")):
-                if fullname not in skipped:
-                    skipped.append(fullname)
-                continue
-            try:
-                folder, case = makepath(sitedir, line.rstrip())
-                if case not in known_paths and os.path.exists(folder):
-                    sys.path.append(folder)
-                    known_paths.add(case)
-            except Exception:  # noqa: BLE001 - site reports a bad line and stops reading that file
-                break
-        return None if reset else known_paths
-
-    def customize(module):
-        def check():
-            found = _module_file(module)
-            if found and found not in skipped:
-                skipped.append(found)
-        return check
-
-    site.addpackage = addpackage
-    site.execsitecustomize = customize("sitecustomize")
-    site.execusercustomize = customize("usercustomize")
-    site.main()
-    return skipped
-
-
 def static():
     cwd = _strip_cwd_from_path()
-    skipped = _site_without_code() if sys.flags.no_site else None
+    skipped = globals()["_site_without_code"]() if sys.flags.no_site else None  # -S: site_paths.py, put before this
     result = _interpreter_facts()
     result.update({"mode": "static", "installed": False, "notes": []})
     if skipped is not None:

@@ -43,16 +43,6 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 MAX_LINKS = 40
 
 
-class _Later:
-    """:meth:`Host.start` where the command is run when its answer is asked for."""
-
-    def __init__(self, host: "Host", argv: Tuple[str, ...], timeout: Optional[float]):
-        self._host, self._argv, self._timeout = host, argv, timeout
-
-    def result(self) -> CommandResult:
-        return self._host.run(self._argv, self._timeout)
-
-
 def _process():
     """:mod:`cudaenv.host.process`, loaded on the first command run (never on the `use` path)."""
     from cudaenv.host import process
@@ -460,17 +450,8 @@ class Host:
         return runner(list(argv), seconds, self.env if env is None else env, cwd)
 
     def start(self, argv: Sequence[str], timeout: Optional[float] = None):
-        """:meth:`run`, started now and read later: an object whose ``result()`` is :meth:`run`'s answer. The real
-        runner spawns the child before returning (the doctor starts its torch child first, then does the rest beside
-        it); a runner given to this Host (a test's) runs the whole command when ``result()`` is called."""
-        if self._runner is not None:
-            return _Later(self, tuple(argv), timeout)
-        seconds = self.timeout if timeout is None else timeout
-        if self.deadline is not None:
-            seconds = self.deadline.clip(seconds)
-        if argv and self.inspected_only(argv[0]):
-            return _Later(self, tuple(argv), timeout)
-        return _process().start_process(list(argv), seconds, self.env)
+        """:meth:`run` started now and read later, by ``result()`` (:func:`cudaenv.host.process.start_on`)."""
+        return _process().start_on(self, argv, timeout)
 
     def inspected_only(self, path: str) -> bool:
         """True when ``path`` (a program, a library) lies inside an image's ``--root``: read as a file, never run

@@ -194,12 +194,6 @@ def resolve_python(host, interpreter) -> Optional[str]:
     return shim_target(host, interpreter.path)
 
 
-def early_python(host, interpreter) -> Optional[str]:
-    """The interpreter the dynamic pass can run before the static pass has answered (the doctor starts ``import torch``
-    beside the static pass): :func:`resolve_python`'s."""
-    return resolve_python(host, interpreter)
-
-
 def run_dynamic(host, python: str) -> Tuple[Optional[Dict[str, Any]], List[Note]]:
     """The dynamic pass's child run in ``python``: (its answer or None, the notes it left), for
     :func:`probe_torch_dynamic`'s ``early`` (its answer is read only when the static pass finds torch)."""

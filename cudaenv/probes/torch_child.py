@@ -9,10 +9,11 @@ MARKER = "CUDAENV_TORCH_PROBE "
 
 
 def child_script() -> str:
-    """The source of the child script, read from the installed package when needed (never at import time)."""
+    """The source of the child script, read from the installed package when needed (never at import time):
+    ``site_paths.py`` (what the static pass uses under ``-S``) then ``torch_probe.py``, as one ``-c`` source."""
     from cudaenv._child import source
 
-    return source("torch_probe.py")
+    return source("site_paths.py") + "\n\n" + source("torch_probe.py")
 
 
 def parse_child_output(text: str, marker: str = MARKER) -> Optional[Dict[str, Any]]:
