@@ -20,7 +20,7 @@ from machine import make_probe_torch as make_fake_torch
 CHILD_DIR = str(Path(__import__("cudaenv._child", fromlist=["x"]).__file__).parent)
 
 # the child's own functions under -S: sys.path as its site emulation leaves it, and what it did not run
-EMULATED = ("import sys\nsys.path.insert(0, %r)\nimport site_paths as c\nsys.path.pop(0)\nc._strip_cwd_from_path()\n"
+EMULATED = ("import sys\nsys.path.insert(0, %r)\nimport site_paths as c\nsys.path.pop(0)\nwhile sys.path and sys.path[0] == '':\n    sys.path.pop(0)\n"
             "skipped = c._site_without_code()\nimport json\nprint(json.dumps([sys.path, skipped]))\n" % CHILD_DIR)
 REAL = "import sys, json\nwhile sys.path and sys.path[0] == '':\n    sys.path.pop(0)\nprint(json.dumps([sys.path, []]))\n"
 
@@ -163,3 +163,67 @@ def test_the_report_says_what_the_quick_read_did_not_run():
     assert "`/venv/lib/site-packages/a.pth`" in md and "not run by the quick read" in md
     plain = Snapshot(platform=Platform(system="linux", machine="x86_64"), torch=Torch(python="/venv/bin/python"))
     assert "site code" not in render_report(plain, diagnose(plain), build_view(plain), width=200)
+
+
+# what the -S child may import besides what the interpreter loads at start: site and sysconfig (whose data module's
+# name varies by platform and build), the path finder's helpers; never json, ast, importlib.util or anything a .pth names
+CHILD_MAY_IMPORT = ("site", "_sitebuiltins", "sysconfig", "_sysconfigdata", "_imp", "os", "stat", "_stat", "posixpath",
+                    "genericpath", "_collections_abc", "io", "abc", "codecs", "encodings", "_distutils_system_mod", "_osx_support",
+                    "_aix_support", "threading", "_weakrefset", "warnings", "rlcompleter")
+
+
+def test_the_quick_child_imports_only_site_and_sysconfig(coded_venv):
+    """Counted work: the -S child (the doctor's one source) imports site, sysconfig and their helpers, nothing else
+    (with site, this machine's pyenv Python imports certifi, importlib.resources, pathlib, tempfile and zipfile)."""
+    from cudaenv.probes.torch_child import child_script, parse_child_output
+
+    tmp, site, python = coded_venv
+    code = child_script() + "\nsys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+    env = {"PATH": TOOLS, "HOME": str(tmp), "PYTHONDONTWRITEBYTECODE": "1"}
+    bare = subprocess.run([str(python), "-S", "-c", "import sys; print(' '.join(sorted(sys.modules)))"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    run = subprocess.run([str(python), "-S", "-c", code, "static"], capture_output=True, text=True, env=env, timeout=60)
+    assert run.returncode == 0, run.stderr
+    data = parse_child_output(run.stdout)
+    assert data and data["installed"] and data["site_code_skipped"], run.stdout
+    loaded = run.stdout.rsplit("MODULES ", 1)[1].split()
+    new = sorted(set(loaded) - set(bare.stdout.split()))
+    odd = [m for m in new if not m.startswith(CHILD_MAY_IMPORT)]
+    assert odd == [], new
+    assert "site" in new and "json" not in new and "importlib.util" not in new and "ast" not in new
+
+
+def test_a_pyenv_shim_is_one_start_of_its_interpreter_with_S(tmp_path, refusing_runner, monkeypatch):
+    """Counted work: `doctor --quick` through python3 a pyenv shim starts one program, the version's interpreter with
+    -S (no bash, no `pyenv exec`), resolved once; the record names the shim, which is what the user runs."""
+    from builders import recorded
+    from cudaenv.probes.collect import collect_snapshot
+
+    root = tmp_path / "pyenv"
+    (root / "shims").mkdir(parents=True)
+    shim = root / "shims" / "python3"
+    shim.write_text(recorded("pyenv-2.6.30-shim-python3.sh").replace("/root/.pyenv", str(root)))
+    shim.chmod(0o755)
+    (root / "versions" / "3.11.7" / "bin").mkdir(parents=True)
+    real = root / "versions" / "3.11.7" / "bin" / "python3"
+    os.symlink(sys.executable, real)
+    (root / "version").write_text("3.11.7\n")
+    site = tmp_path / "site-packages"
+    site.mkdir()
+    make_fake_torch(site)
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    real_call = refusing_runner.__class__.__call__
+
+    def counted(self, argv, *args, **kwargs):
+        ran.append(tuple(argv))
+        return real_call(self, argv, *args, **kwargs)
+
+    monkeypatch.setattr(refusing_runner.__class__, "__call__", counted)
+    host = Host(env={"PATH": "%s:%s" % (root / "shims", TOOLS), "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"},
+                system="linux", timeout=30)
+    snap = collect_snapshot(host, python=str(shim), quick=True)
+    children = [argv for argv in refusing_runner.started + ran if "-c" in argv]
+    assert [argv[:2] for argv in children] == [(str(real), "-S")], children
+    assert not any(os.path.basename(argv[0]) in ("bash", "pyenv") for argv in ran)
+    assert snap.torch.installed and snap.torch.python == str(shim)
