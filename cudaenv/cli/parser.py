@@ -105,7 +105,11 @@ def _parser_class():
 
         def parse_args(self, args=None, namespace=None):  # its "unrecognized arguments" is said here
             with _ArgparseWords():
-                return super().parse_args(args, namespace)
+                found, extra = super().parse_known_args(args, namespace)
+                if extra:  # the hint names the chosen command's help, where the options it takes are listed
+                    raise UserError(t("unrecognized arguments: %s") % " ".join(extra),
+                                    hint=M("see `%s --help`", _command_prog(self.prog, found)))
+                return found
 
         def parse_known_args(self, args=None, namespace=None):
             with _ArgparseWords():
@@ -161,6 +165,19 @@ def _add_lang(parser, argparse) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for sub in action.choices.values():
                 sub.add_argument("--lang", metavar="LANG", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def _command_prog(prog: str, found) -> str:
+    """``cudaenv torch guard`` for a run of that action: the words whose ``--help`` lists the options it takes."""
+    words = [prog]
+    command = getattr(found, "command", None)
+    if command:
+        words.append(command)
+        dest = getattr(getattr(found, "_module", None), "ACTION_DEST", None)
+        action = getattr(found, dest, None) if dest else None
+        if isinstance(action, str):
+            words.append(action)
+    return " ".join(words)
 
 
 def build_parser(argv: Sequence[str]):

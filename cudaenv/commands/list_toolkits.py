@@ -8,7 +8,7 @@ from cudaenv.core.options import Option, host_options
 
 HELP = "list the CUDA toolkits installed here"
 
-# The one declaration of `list`'s options: argparse (add_arguments) and the hot path's parser (cli.parse_simple).
+# The one declaration of `list`'s options: argparse (core.options.declare) and the hot path's parser (cli.parse_simple).
 OPTIONS = host_options(python=False) + (Option("--json", help="print the toolkits as JSON (schema_version 1)"),
                                          Option("--available", help="the CUDA releases `cudaenv install` can install "
                                                 "(as `cudaenv install --list`)"))

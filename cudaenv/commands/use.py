@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 
 HELP = "print shell code that switches this shell to a CUDA toolkit"
 
-# The one declaration of `use`'s arguments: argparse (add_arguments) and the hot path's parser (cli.parse_simple).
+# The one declaration of `use`'s arguments: argparse (core.options.declare) and the hot path's parser (cli.parse_simple).
 POSITIONAL = Positional(
     "version",
     help="12 (newest 12.x), 12.1 (newest 12.1.x), 12.1.105, a toolkit path, or `system` (what /usr/local/cuda "

@@ -149,14 +149,12 @@ def add_actions(parser, dest, actions):
 
 def declare(parser, module):
     """Declare a command module's arguments: its ``ACTIONS`` (with ``ACTION_DEST``), else its ``OPTIONS`` and
-    ``POSITIONAL``, else (a command that builds its parser itself) its ``add_arguments(parser)``."""
+    ``POSITIONAL``."""
     actions = getattr(module, "ACTIONS", None)
     if actions is not None:
         add_actions(parser, module.ACTION_DEST, actions)
-    elif hasattr(module, "OPTIONS"):
-        add_options(parser, module.OPTIONS, getattr(module, "POSITIONAL", None))
     else:
-        module.add_arguments(parser)
+        add_options(parser, module.OPTIONS, getattr(module, "POSITIONAL", None))
 
 
 def add_host_options(parser, python=True):

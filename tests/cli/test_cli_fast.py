@@ -32,6 +32,13 @@ def test_fast_path_errors_still_come_from_argparse(cli):
     assert result.code == 2 and "more than 0" in result.err
 
 
+def test_unrecognized_arguments_hint_names_the_command_whose_help_lists_them(cli):
+    assert "see `cudaenv use --help`" in cli("use", "--bogus").err
+    assert "see `cudaenv doctor --help`" in cli("doctor", "--bogus").err
+    result = cli("checkpoint", "inspect", "x.pt", "--bogus")
+    assert result.code == 2 and "see `cudaenv checkpoint inspect --help`" in result.err
+
+
 # ------------------------------------------------------------------ parity: one declaration, two parsers
 def _tokens(module):
     flags = [f for opt in module.OPTIONS for f in opt.flags]
