@@ -1,5 +1,5 @@
 """``python -m cudaenv``: the command line (:func:`cudaenv.cli.main`), the same as the ``cudaenv`` command."""
 
-from cudaenv.cli import exit_now, main
+from cudaenv.cli import main
 
-exit_now(main())
+raise SystemExit(main())

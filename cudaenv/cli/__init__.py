@@ -182,7 +182,8 @@ def main(
 
 
 def exit_now(code) -> None:
-    """The end of the ``cudaenv`` command (bin/cudaenv, ``python -m cudaenv``): ``main()``'s exit status, with its
+    """The end of the ``cudaenv`` command (bin/cudaenv; ``python -m cudaenv`` keeps the ordinary exit, for callers that
+    run it with runpy and look on): ``main()``'s exit status, with its
     output flushed, through ``os._exit``. The interpreter's teardown (every module and every facts table freed: about
     10 % of ``doctor --quick``'s CPU) does nothing for a process that ends here: main() has killed and reaped its
     children, and every file cudaenv writes is closed where it is written. A flush that fails takes the ordinary

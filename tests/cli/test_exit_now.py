@@ -1,5 +1,6 @@
-"""The `cudaenv` command ends through ``os._exit`` once its output is flushed (cli.exit_now, issue 35): the
-interpreter's teardown is skipped, the exit status and every byte written are kept."""
+"""The `cudaenv` command (bin/cudaenv, installed beside the test interpreter) ends through ``os._exit`` once its output is
+flushed (cli.exit_now, issue 35): the interpreter's teardown is skipped, the exit status and every byte written are
+kept. ``python -m cudaenv`` keeps the ordinary exit (a caller may run it with runpy and look on)."""
 
 import subprocess
 import sys
@@ -7,8 +8,9 @@ from pathlib import Path
 
 import cudaenv
 
+SCRIPT = str(Path(sys.executable).parent / "cudaenv")
 RUN = ("import atexit, runpy, sys\natexit.register(lambda: sys.stderr.write('TEARDOWN\\n'))\n"
-       "sys.argv = ['cudaenv'] + %r\nrunpy.run_module('cudaenv', run_name='__main__')\n")
+       "sys.argv = [%r] + %%r\nrunpy.run_path(%r, run_name='__main__')\n" % (SCRIPT, SCRIPT))
 
 
 def _env(tmp_path):
