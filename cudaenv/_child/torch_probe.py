@@ -3,15 +3,14 @@
 Run by cudaenv as ``python -c <this source> static`` or ``... dynamic`` (or ``... site-packages``: only the
 interpreter's site-packages dirs, for ``cudaenv uninstall --python``). Stdlib only, Python 3.7+.
 
-* ``static``: never imports torch. Finds the package on sys.path (then ``importlib.util.find_spec``), reads
-  ``torch/version.py`` as text (``ast.literal_eval`` of its assignments, never ``exec``), the
-  distribution's METADATA and INSTALLER, the installed ``nvidia-*`` distributions, and facts about the
-  interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
+* ``static``: never imports torch (under ``-S``, ``doctor --quick``'s, ``site_paths.py`` runs first). Finds the
+  package on sys.path (then ``importlib.util.find_spec``), reads ``torch/version.py`` as text (``ast.literal_eval`` of
+  its assignments, never ``exec``), the distribution's METADATA and INSTALLER, the installed ``nvidia-*``
+  distributions, and facts about the interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
 * ``dynamic``: imports torch and asks it about CUDA; every call is guarded, warnings are captured.
 
-The result is printed on one line starting with ``MARKER`` (torch or a CUDA library may print on
-stdout themselves; the caller looks for the marker).
-"""
+The result is printed on one line starting with ``MARKER`` (torch or CUDA libraries may print on stdout: the caller
+looks for the marker)."""
 
 import os
 import sys
@@ -337,8 +336,11 @@ def _interpreter_facts():
 
 def static():
     cwd = _strip_cwd_from_path()
+    skipped = globals()["_site_without_code"]() if sys.flags.no_site else None  # -S: site_paths.py, put before this
     result = _interpreter_facts()
     result.update({"mode": "static", "installed": False, "notes": []})
+    if skipped is not None:
+        result["site_code_skipped"] = skipped
     site_dirs = _site_packages()
     kind, path = _find_torch_spec()
     torch_dir = None

@@ -47,7 +47,6 @@ class Context:
     in English (set with the language; a command may then write its words as they are, importing no catalog)."""
 
     english = True
-    exit_at_once = False  # the command's EXIT_AT_ONCE: the `cudaenv` process ends with os._exit once it is done
 
     def __init__(
         self,
@@ -129,30 +128,10 @@ def main(
 ) -> int:
     entry = argv is None  # the `cudaenv` command: this process ends when main returns
     argv = list(sys.argv[1:] if argv is None else argv)
-    ctx = Context(env=dict(os.environ if env is None else env), out=out if out is not None else Stdout(sys.stdout),
-                  err=err if err is not None else Stderr(sys.stderr), stdin=sys.stdin)
-    code = _main(argv, ctx, entry, out is None)
-    if entry and ctx.exit_at_once:
-        _exit_at_once(code)
-    return code
-
-
-def _exit_at_once(code: int) -> None:
-    """End the `cudaenv` process now, its output flushed: without the interpreter's teardown (every module and
-    object freed one by one: about 10 ms after the doctor's 500 modules, a cost its user waits for and no one uses).
-    A command asks with ``EXIT_AT_ONCE = True``; it has joined its threads and children and written everything.
-    When a stream cannot be flushed, the ordinary exit reports it."""
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
-        return
-    os._exit(code)
-
-
-def _main(argv: List[str], ctx: Context, entry: bool, real_out: bool) -> int:
-    out, err = ctx.out, ctx.err
+    real_out = out is None
+    out = out if out is not None else Stdout(sys.stdout)
+    err = err if err is not None else Stderr(sys.stderr)
+    ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
     saved: List = []
     try:
         code = _dispatch(argv, ctx, saved)
@@ -200,6 +179,23 @@ def _main(argv: List[str], ctx: Context, entry: bool, real_out: bool) -> int:
             i18n.set_language(i18n.ENGLISH)
         if isinstance(err, Stderr):
             err.flush()
+
+
+def exit_now(code) -> None:
+    """The end of the ``cudaenv`` command (bin/cudaenv; ``python -m cudaenv`` keeps the ordinary exit, for callers that
+    run it with runpy and look on): ``main()``'s exit status, with its
+    output flushed, through ``os._exit``. The interpreter's teardown (every module and every facts table freed: about
+    10 % of ``doctor --quick``'s CPU) does nothing for a process that ends here: main() has killed and reaped its
+    children, and every file cudaenv writes is closed where it is written. A flush that fails takes the ordinary
+    exit, which reports it."""
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BaseException:  # noqa: BLE001 - the ordinary exit says what went wrong with the stream
+        raise SystemExit(code)
+    os._exit(status)
 
 
 def _parse_fast(module, argv: Sequence[str]):
@@ -303,9 +299,7 @@ def _dispatch_fast(argv: List[str], ctx: Context, saved: List) -> int:
             if getattr(module, "FAST_ACTIONS", None) is not None or getattr(module, "RUNS_CHILDREN", False):
                 # checkpoint inspect runs nvidia-smi, the doctor its probes: their children go with it on a signal
                 install_signal_handlers(saved)
-            code = int(module.run(fast, ctx) or 0)
-            ctx.exit_at_once = getattr(module, "EXIT_AT_ONCE", False)  # after a return: an exception exits as usual
-            return code
+            return int(module.run(fast, ctx) or 0)
     install_signal_handlers(saved)
     _language_before_parsing(argv, ctx)
     from cudaenv.cli.parser import build_parser
@@ -317,6 +311,4 @@ def _dispatch_fast(argv: List[str], ctx: Context, saved: List) -> int:
     if module is None:  # `cudaenv` alone: a usage error, as in most CLIs (the help goes to stderr)
         parser.print_help(ctx.err)
         return 2
-    code = int(module.run(args, ctx) or 0)
-    ctx.exit_at_once = getattr(module, "EXIT_AT_ONCE", False)
-    return code
+    return int(module.run(args, ctx) or 0)

@@ -13,7 +13,6 @@ from cudaenv.core.options import Option, host_options
 from cudaenv.core.i18n import M
 
 RUNS_CHILDREN = True  # read by the fast parser's path (cli): argparse stays off `doctor`'s start-up
-EXIT_AT_ONCE = True  # cli: the `cudaenv` process ends with os._exit once the report is written (no teardown)
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
 FORMATS = ("text", "json", "markdown", "prometheus")
 OPTIONS = host_options() + (

@@ -187,7 +187,6 @@ def subprocess_runner(
     limit: int = MAX_CAPTURE,
     stdin_chunks=None,
     on_output: Optional[Callable[[bytes], None]] = None,
-    on_start: Optional[Callable[[], None]] = None,
     until: Optional[bytes] = None,
 ) -> CommandResult:
     """Run ``argv`` in its own session with a hard timeout and bounded capture.
@@ -199,12 +198,53 @@ def subprocess_runner(
     * ``stdin_chunks``: an iterable of bytes written to the child's stdin without blocking (else /dev/null).
     * ``on_output``: called with each chunk of stdout and stderr as it is read (the capture stays bounded; the
       callback bounds what it shows).
-    * ``on_start``: called once the program started, or failed to start, before its output is awaited.
     * ``until``: when stdout holds these bytes and both streams are closed, the answer is in: the result comes at once
       (``returncode`` None), the child is killed with its group and reaped later, never waited for (the doctor's torch
       child closes its output after its answer, then frees torch's address space: 20 ms no one needs to wait for).
       Without them at the close, the exit is awaited as usual (a crash keeps its signal).
     """
+    return start_process(argv, timeout, env, cwd, limit, stdin_chunks, on_output, until).result()
+
+
+class Started:
+    """A child :func:`start_process` started (registered, in its own session, its timeout counted from its start):
+    :meth:`result` reads its output to the end or the timeout, kills its group and gives the :class:`CommandResult`.
+    Whoever starts one calls ``result()`` once (an interrupt kills it through the registry meanwhile)."""
+
+    def __init__(self, argv, proc, start: float, timeout: float, limit: int, stdin_chunks, on_output, until=None):
+        self.argv, self.proc, self.start, self.timeout = argv, proc, start, timeout
+        self._limit, self._stdin, self._on_output, self._until = limit, stdin_chunks, on_output, until
+        self._result: Optional[CommandResult] = None
+
+    def result(self) -> CommandResult:
+        if self._result is None:
+            self._result = _finish(self)
+        return self._result
+
+
+class _Done:
+    """A run that ended before it started (missing, refused, interrupted): ``result()`` gives it."""
+
+    def __init__(self, result: CommandResult):
+        self._result = result
+
+    def result(self) -> CommandResult:
+        return self._result
+
+
+def start_process(
+    argv: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str],
+    cwd: Optional[str] = None,
+    limit: int = MAX_CAPTURE,
+    stdin_chunks=None,
+    on_output: Optional[Callable[[bytes], None]] = None,
+    until: Optional[bytes] = None,
+):
+    """Start ``argv`` as :func:`subprocess_runner` does and return at once: a :class:`Started` (or a finished run
+    when it could not start); its ``result()`` is :func:`subprocess_runner`'s answer. The doctor starts the torch
+    child this way in its main thread, then reads it in a thread while the rest runs."""
     import errno
     import subprocess
     import time
@@ -212,17 +252,16 @@ def subprocess_runner(
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
     if CHILDREN["closing"]:
-        return CommandResult(argv, None, error="interrupted", timeout=timeout)
+        return _Done(CommandResult(argv, None, error="interrupted", timeout=timeout))
     kwargs = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
-        if on_start is None:  # else just after the start (ctypes' import off a first child's critical path): its
-            _become_subreaper()  # program (the doctor's torch child: a Python) orphans nothing before it has started
+        _become_subreaper()
     else:  # pragma: no cover - Windows only
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     _spawning(1)
     try:
-        proc = subprocess.Popen(  # bounded: _collect() waits at most `timeout`, then the group is killed
+        proc = subprocess.Popen(  # bounded: _finish() waits at most `timeout`, then the group is killed
             argv,
             stdin=subprocess.PIPE if stdin_chunks is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -233,29 +272,56 @@ def subprocess_runner(
         )
     except FileNotFoundError:
         _spawning(-1)
-        return CommandResult(argv, None, error="missing", timeout=timeout)
+        return _Done(CommandResult(argv, None, error="missing", timeout=timeout))
     except OSError as exc:
         _spawning(-1)
         err = "missing" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else "oserror"
-        return CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout)
+        return _Done(CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout))
     except BaseException:
         _spawning(-1)
         raise
-    finally:
-        if on_start is not None:
-            on_start()
-    if on_start is not None and os.name == "posix":
-        _become_subreaper()
     if not _register(proc):
         kill_process_group(proc)
         proc.wait()
-        return CommandResult(argv, None, error="interrupted", timeout=timeout)
-    out, err_c = _Capture(limit, on_output), _Capture(limit, on_output)
+        return _Done(CommandResult(argv, None, error="interrupted", timeout=timeout))
+    return Started(argv, proc, start, timeout, limit, stdin_chunks, on_output, until)
+
+
+class _Later:
+    """:func:`start_on` where the command runs when its answer is asked for."""
+
+    def __init__(self, host, argv: Tuple[str, ...], timeout: Optional[float], until: Optional[bytes] = None):
+        self._host, self._argv, self._timeout, self._until = host, argv, timeout, until
+
+    def result(self) -> CommandResult:
+        return self._host.run(self._argv, self._timeout, until=self._until)
+
+
+def start_on(host, argv: Sequence[str], timeout: Optional[float] = None, until: Optional[bytes] = None):
+    """``host.run(argv, timeout)`` started now and read later: an object whose ``result()`` is its answer. The real
+    runner spawns the child before returning (the doctor starts its torch child first, then does the rest beside it),
+    as does a runner given to the Host that has a ``start`` of :func:`start_process`'s form (the tests' guard);
+    another runs the whole command when ``result()`` is called, as does a program of an inspected ``--root``."""
+    runner = host._runner
+    start = start_process if runner is None else getattr(runner, "start", None)
+    if start is None or (argv and host.inspected_only(argv[0])):
+        return _Later(host, tuple(argv), timeout, until)
+    seconds = host.timeout if timeout is None else timeout
+    if host.deadline is not None:
+        seconds = host.deadline.clip(seconds)
+    return start(list(argv), seconds, host.env, **({"until": until} if until is not None else {}))
+
+
+def _finish(started: Started) -> CommandResult:
+    import time
+
+    argv, proc, start, timeout, until = started.argv, started.proc, started.start, started.timeout, started._until
+    out, err_c = _Capture(started._limit, started._on_output), _Capture(started._limit, started._on_output)
     try:
         if os.name == "posix":
-            timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks, until)
+            timed_out = _collect_posix(proc, out, err_c, start + timeout, started._stdin, until)
         else:  # pragma: no cover - Windows only
-            timed_out = _collect_threads(proc, out, err_c, start + timeout, stdin_chunks)
+            timed_out = _collect_threads(proc, out, err_c, start + timeout, started._stdin)
     finally:
         kill_process_group(proc)  # the direct child is a zombie or dead: its pid (the group id) is not reused yet
         answered = until is not None and proc.poll() is None and until in out.value()  # closed, not yet reaped

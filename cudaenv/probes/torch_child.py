@@ -11,14 +11,16 @@ STATIC_BEGIN, STATIC_END = "# static pass {", "# } static pass"  # the script's 
 
 
 def child_script(mode: str = "static") -> str:
-    """The source of the child script, read from the installed package when needed (never at import time). For the
-    ``dynamic`` pass, without the blocks between ``STATIC_BEGIN`` and ``STATIC_END`` lines (the static and
-    site-packages passes' code): a third of the script, compiled in the child before its ``import torch``."""
+    """The source of the child script, read from the installed package when needed (never at import time):
+    ``site_paths.py`` (what the static pass uses under ``-S``) then ``torch_probe.py``, as one ``-c`` source. For the
+    ``dynamic`` pass (never under ``-S``), ``torch_probe.py`` alone without the blocks between ``STATIC_BEGIN`` and
+    ``STATIC_END`` lines (the static and site-packages passes' code): a third of it, compiled in the child before its
+    ``import torch``."""
     from cudaenv._child import source
 
     text = source("torch_probe.py")
     if mode != "dynamic":
-        return text
+        return source("site_paths.py") + "\n\n" + text
     kept, skip = [], False
     for line in text.splitlines(True):
         if line.startswith(STATIC_BEGIN):
