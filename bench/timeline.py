@@ -9,8 +9,8 @@ floor (``PY -c 'import os, torch; torch.cuda.is_available(); os._exit(0)'``) and
 first ``import torch``, ``os._exit`` (or the child's close of its output after its answer), and the parent's first
 write to stdout; the launcher adds the exec and the
 exit (``os.wait4``). ``--variant NAME=DIR``: instead of the installed doctor, one doctor per variant, the cudaenv
-package found in DIR (``pip install --no-deps --target DIR .`` of each commit), PY running the installed ``cudaenv``
-script, interleaved with the rest: a before and an after in the same run. Prints the medians of each leg. Not a target (the hook costs a little in every process): the legs
+package found in DIR (``pip install --no-deps --target DIR .`` of each commit), PY running DIR/bin/cudaenv (else the
+installed ``cudaenv`` script), interleaved with the rest: a before and an after in the same run. Prints the medians of each leg. Not a target (the hook costs a little in every process): the legs
 say where the doctor's time over the floor goes (bench/RESULTS.md).
 """
 
@@ -139,7 +139,9 @@ def main(argv=None):
     for variant in args.variant:
         name, _, folder = variant.partition("=")
         commands.pop("doctor", None)
-        commands["doctor " + name] = [python, cudaenv, "doctor", "--json", "--python", python]
+        script = os.path.join(folder, "bin", "cudaenv")  # the variant's own script (pip --target puts it there)
+        commands["doctor " + name] = [python, script if os.path.isfile(script) else cudaenv, "doctor", "--json",
+                                      "--python", python]
         envs["doctor " + name] = dict(env, PYTHONPATH=work + os.pathsep + folder)
     commands["floor"] = [python, "-c", "import os, torch; torch.cuda.is_available(); os._exit(0)"]
     commands["child alone"] = [python, "-c", source("torch_probe.py"), "dynamic"]
