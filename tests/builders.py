@@ -108,6 +108,7 @@ class RefusingRunner:
         self.temp = [os.path.realpath(t) for t in temp]
         self.extra = {os.path.abspath(e) for e in extra}
         self.refused: List[str] = []
+        self.started: List[tuple] = []
         exe = os.path.abspath(sys.executable)
         self.interpreters = {exe, os.path.realpath(exe)}
         self.venv_bin = os.path.dirname(exe) if sys.prefix != sys.base_prefix else None
@@ -126,7 +127,7 @@ class RefusingRunner:
         # a venv made from the test interpreter inside the temp folder (its python links to the base interpreter)
         return any(_inside(os.path.realpath(os.path.dirname(a)), t) for t in self.temp) and r in self.interpreters
 
-    def __call__(self, argv, timeout, env, cwd=None, **streaming):
+    def _check(self, argv, env, cwd=None) -> None:
         program = str(argv[0]) if argv else ""
         found = locate_program(program, env, cwd) if program else None
         if found is not None and not self.allows(found):
@@ -134,7 +135,19 @@ class RefusingRunner:
                 program, found)
             self.refused.append(message)
             raise RefusedProgram(message)
+
+    def __call__(self, argv, timeout, env, cwd=None, **streaming):
+        self._check(argv, env, cwd)
         return self.real(argv, timeout, env, cwd, **streaming)  # on_output: `cudaenv install`'s progress passthrough
+
+    def start(self, argv, timeout, env, **streaming):
+        """Host.start's runner form (the real start_process: spawned now, read by ``result()``), guarded the same way;
+        ``started`` keeps each argv in the order they were started."""
+        from cudaenv.host.process import start_process
+
+        self._check(argv, env)
+        self.started.append(tuple(argv))
+        return start_process(argv, timeout, env, **streaming)  # until: the doctor's torch child
 
 
 def interruptible() -> None:

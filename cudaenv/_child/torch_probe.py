@@ -3,21 +3,19 @@
 Run by cudaenv as ``python -c <this source> static`` or ``... dynamic`` (or ``... site-packages``: only the
 interpreter's site-packages dirs, for ``cudaenv uninstall --python``). Stdlib only, Python 3.7+.
 
-* ``static``: never imports torch. Finds the package on sys.path (then ``importlib.util.find_spec``), reads
-  ``torch/version.py`` as text (``ast.literal_eval`` of its assignments, never ``exec``), the
-  distribution's METADATA and INSTALLER, the installed ``nvidia-*`` distributions, and facts about the
-  interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
+* ``static``: never imports torch (under ``-S``, ``doctor --quick``'s, ``site_paths.py`` runs first). Finds the
+  package on sys.path (then ``importlib.util.find_spec``), reads ``torch/version.py`` as text (``ast.literal_eval`` of
+  its assignments, never ``exec``), the distribution's METADATA and INSTALLER, the installed ``nvidia-*``
+  distributions, and facts about the interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
 * ``dynamic``: imports torch and asks it about CUDA; every call is guarded, warnings are captured.
 
-The result is printed on one line starting with ``MARKER`` (torch or a CUDA library may print on
-stdout themselves; the caller looks for the marker).
-"""
+The result is printed on one line starting with ``MARKER`` (torch or CUDA libraries may print on stdout: the caller
+looks for the marker)."""
 
 import os
 import sys
 
 MARKER = "CUDAENV_TORCH_PROBE "
-VERSION_KEYS = ("__version__", "cuda", "hip", "git_version", "debug")
 
 
 def _strip_cwd_from_path():
@@ -27,7 +25,8 @@ def _strip_cwd_from_path():
         sys.path.pop(0)
     return cwd
 
-
+# static pass {  (each such block is left out of the dynamic pass's script: less to compile before `import torch`)
+VERSION_KEYS = ("__version__", "cuda", "hip", "git_version", "debug")
 _WORDS = {"None": None, "True": True, "False": False}
 
 
@@ -98,7 +97,7 @@ def _parse_version_py_ast(text):
                 if value is None or isinstance(value, (str, bool)):
                     found[target.id] = value
     return found
-
+# } static pass
 
 def to_json(value):
     """A small JSON encoder (importing ``json`` is a measurable part of this script's start-up)."""
@@ -136,7 +135,7 @@ def _json_str(text):
     out.append('"')
     return "".join(out)
 
-
+# static pass {
 def _read(path, limit=2 * 1024 * 1024):
     try:
         with open(path, "rb") as fh:
@@ -337,8 +336,11 @@ def _interpreter_facts():
 
 def static():
     cwd = _strip_cwd_from_path()
+    skipped = globals()["_site_without_code"]() if sys.flags.no_site else None  # -S: site_paths.py, put before this
     result = _interpreter_facts()
     result.update({"mode": "static", "installed": False, "notes": []})
+    if skipped is not None:
+        result["site_code_skipped"] = skipped
     site_dirs = _site_packages()
     kind, path = _find_torch_spec()
     torch_dir = None
@@ -385,7 +387,7 @@ def static():
     result["site_packages"] = site_dirs
     result["nvidia_packages"], result["companions"] = _distributions(site_dirs)
     return result
-
+# } static pass
 
 def _guard(result, key, func):
     try:
@@ -474,11 +476,11 @@ def dynamic():
     finally:
         sys.stdout = real_stdout
 
-
+# static pass {
 def site_packages():
     _strip_cwd_from_path()
     return {"mode": "site-packages", "site_packages": _site_packages()}
-
+# } static pass
 
 def main(argv):
     mode = argv[1] if len(argv) > 1 else "static"
@@ -488,8 +490,9 @@ def main(argv):
         result = {"mode": mode, "probe_error": "%s: %s" % (type(exc).__name__, exc)}
     sys.stdout.write(MARKER + to_json(result) + "\n")
     sys.stdout.flush()
-    if mode == "dynamic":
-        os._exit(0)  # skip torch's slow interpreter teardown; everything is written
+    if mode == "dynamic":  # the answer is out: stdout and stderr closed (the parent's EOF comes now, not after
+        os.closerange(1, 3)  # torch's address space is freed), then no interpreter teardown
+        os._exit(0)
     return 0
 
 

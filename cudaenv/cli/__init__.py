@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 NO_GC_COMMANDS = (("use",), ("list",), ("checkpoint", "inspect"))  # short, small runs: the cyclic collector off
 FAST_COMMANDS = ("use", "list", "checkpoint", "doctor", "explain")  # checkpoint: its FAST_ACTIONS (inspect)
 BUNDLE_COMMANDS = ("use", "list")  # the `cudaenv` command imports their modules' code from one file (cli.bundle)
-EXIT_NOW_COMMANDS = ("use", "list")  # the `cudaenv` command ends without the interpreter's teardown (_exit_now)
 
 
 class Context:
@@ -128,33 +127,6 @@ def main(
     out: Optional[IO[str]] = None,
     err: Optional[IO[str]] = None,
 ) -> int:
-    code = _main(argv, env, out, err)
-    if argv is None and sys.argv[1:2] and sys.argv[1] in EXIT_NOW_COMMANDS:
-        _exit_now(code)
-    return code
-
-
-def _exit_now(code: int) -> None:
-    """End the `cudaenv` command's process here, its output flushed, without the interpreter's teardown (freeing each
-    module and object one by one: about a fifth of `python -c pass` after `use`, issue 35), as ``os._exit`` does.
-    Only where nothing is left to run at exit: no ``atexit`` function and no other thread (else the usual exit); a
-    flush that fails is left to the usual exit too, which reports it as before."""
-    import atexit  # (built in)
-
-    count = getattr(atexit, "_ncallbacks", None)
-    threading = sys.modules.get("threading")
-    if count is None or count() or (threading is not None and threading.active_count() > 1):
-        return
-    try:
-        for stream in (sys.stdout, sys.stderr):
-            if stream is not None:
-                stream.flush()
-    except (OSError, ValueError):
-        return
-    os._exit(code)
-
-
-def _main(argv, env, out, err) -> int:
     entry = argv is None  # the `cudaenv` command: this process ends when main returns
     argv = list(sys.argv[1:] if argv is None else argv)
     real_out = out is None
@@ -215,6 +187,40 @@ def _main(argv, env, out, err) -> int:
             i18n.set_language(i18n.ENGLISH)
         if isinstance(err, Stderr):
             err.flush()
+
+
+def exit_now(code) -> None:
+    """The end of the ``cudaenv`` command (bin/cudaenv; ``python -m cudaenv`` keeps the ordinary exit, for callers that
+    run it with runpy and look on): ``main()``'s exit status, its output flushed and its ``atexit`` functions run, then
+    ``os._exit``. The interpreter's teardown (every module and every facts table freed one by one: about a fifth of
+    ``python -c pass`` after ``use``, about 10 % of ``doctor --quick``'s CPU; issue 35) does nothing for a process that
+    ends here: main() has killed and reaped its children, and every file cudaenv writes is closed where it is
+    written. The ordinary exit instead where it has work to do: a flush that fails (it reports it), or another thread
+    that is not a daemon (the ordinary exit waits for it)."""
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    threading = sys.modules.get("threading")
+    if threading is not None and any(t.is_alive() and not t.daemon for t in threading.enumerate()
+                                     if t is not threading.main_thread()):
+        raise SystemExit(code)
+    import atexit  # (built in)
+
+    run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+    if run_exitfuncs is None:  # not CPython: only the ordinary exit knows how to run them
+        raise SystemExit(code)
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BaseException:  # noqa: BLE001 - the ordinary exit says what went wrong with the stream
+        raise SystemExit(code)
+    run_exitfuncs()  # what the ordinary exit runs first (a library's own flush), and then no teardown
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BaseException:  # noqa: BLE001
+        raise SystemExit(code)
+    os._exit(status)
 
 
 def _parse_fast(module, argv: Sequence[str]):

@@ -434,20 +434,24 @@ class Host:
         env: Optional[Mapping[str, str]] = None,
         cwd: Optional[str] = None,
         on_output: Optional[Callable[[bytes], None]] = None,
+        until: Optional[bytes] = None,
     ) -> CommandResult:
         """Run a host command with the host's environment (or ``env``) and a timeout (cut to the deadline, if any).
-
         ``on_output``: each chunk of the command's output as it arrives, besides the bounded capture (``cudaenv
-        install`` passes pip's progress through); only then is the runner called with it."""
+        install`` passes pip's progress through); ``until``: the answer's mark (subprocess_runner: its exit is not
+        awaited once it is in and the output closed). The runner gets each only when given."""
         seconds = self.timeout if timeout is None else timeout
         if self.deadline is not None:
             seconds = self.deadline.clip(seconds)
         if argv and self.inspected_only(argv[0]):
             return _process().CommandResult(tuple(argv), None, error="refused", timeout=seconds)
         runner = self._runner or _process().subprocess_runner
-        if on_output is not None:  # a runner given ``on_output`` streams (subprocess_runner does)
-            return runner(list(argv), seconds, self.env if env is None else env, cwd, on_output=on_output)
-        return runner(list(argv), seconds, self.env if env is None else env, cwd)
+        hooks = {k: v for k, v in (("on_output", on_output), ("until", until)) if v is not None}
+        return runner(list(argv), seconds, self.env if env is None else env, cwd, **hooks)  # subprocess_runner takes both
+
+    def start(self, argv: Sequence[str], timeout: Optional[float] = None, until: Optional[bytes] = None):
+        """:meth:`run` started now and read later, by ``result()`` (:func:`cudaenv.host.process.start_on`)."""
+        return _process().start_on(self, argv, timeout, until)
 
     def inspected_only(self, path: str) -> bool:
         """True when ``path`` (a program, a library) lies inside an image's ``--root``: read as a file, never run

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 # The flags (closing, subreaper, lock, spawning) are cudaenv.host.state.CHILDREN, so that an exit can close them without
 # loading this module.
 _LIVE: Dict[int, object] = {}
+_EXITING: Dict[int, object] = {}  # children that answered and closed their output, killed: reaped without waiting
 
 
 def _lock():
@@ -44,9 +45,13 @@ def _register(proc) -> bool:
         return True
 
 
-def _unregister(proc) -> None:
+def _unregister(proc, exiting: bool = False) -> None:
+    """Forget a child that ended; ``exiting``: one that answered, was killed and may still be exiting (its address
+    space being freed), kept in ``_EXITING`` until a sweep (reap_orphans) finds it reaped, never waited for."""
     with _lock():
         _LIVE.pop(proc.pid, None)
+        if exiting:
+            _EXITING[proc.pid] = proc
 
 
 def live_children() -> List[int]:
@@ -130,7 +135,10 @@ def reap_orphans() -> List[int]:
     with _lock():
         if CHILDREN["spawning"] and not CHILDREN["closing"]:
             return []  # a child is being started and not registered yet: the next sweep gets the orphans
-        owned = set(_LIVE)
+        for pid, proc in list(_EXITING.items()):
+            if proc.poll() is not None:  # reaped now, or still exiting: kept, not waited for
+                del _EXITING[pid]
+        owned = set(_LIVE) | set(_EXITING)
         orphans = [pid for pid in _children_of_self() if pid not in owned]
     for pid in orphans:
         try:

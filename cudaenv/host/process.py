@@ -192,6 +192,7 @@ def subprocess_runner(
     limit: int = MAX_CAPTURE,
     stdin_chunks=None,
     on_output: Optional[Callable[[bytes], None]] = None,
+    until: Optional[bytes] = None,
 ) -> CommandResult:
     """Run ``argv`` in its own session with a hard timeout and bounded capture.
 
@@ -202,7 +203,53 @@ def subprocess_runner(
     * ``stdin_chunks``: an iterable of bytes written to the child's stdin without blocking (else /dev/null).
     * ``on_output``: called with each chunk of stdout and stderr as it is read (the capture stays bounded; the
       callback bounds what it shows).
+    * ``until``: when stdout holds these bytes and both streams are closed, the answer is in: the result comes at once
+      (``returncode`` None), the child is killed with its group and reaped later, never waited for (the doctor's torch
+      child closes its output after its answer, then frees torch's address space: 20 ms no one needs to wait for).
+      Without them at the close, the exit is awaited as usual (a crash keeps its signal).
     """
+    return start_process(argv, timeout, env, cwd, limit, stdin_chunks, on_output, until).result()
+
+
+class Started:
+    """A child :func:`start_process` started (registered, in its own session, its timeout counted from its start):
+    :meth:`result` reads its output to the end or the timeout, kills its group and gives the :class:`CommandResult`.
+    Whoever starts one calls ``result()`` once (an interrupt kills it through the registry meanwhile)."""
+
+    def __init__(self, argv, proc, start: float, timeout: float, limit: int, stdin_chunks, on_output, until=None):
+        self.argv, self.proc, self.start, self.timeout = argv, proc, start, timeout
+        self._limit, self._stdin, self._on_output, self._until = limit, stdin_chunks, on_output, until
+        self._result: Optional[CommandResult] = None
+
+    def result(self) -> CommandResult:
+        if self._result is None:
+            self._result = _finish(self)
+        return self._result
+
+
+class _Done:
+    """A run that ended before it started (missing, refused, interrupted): ``result()`` gives it."""
+
+    def __init__(self, result: CommandResult):
+        self._result = result
+
+    def result(self) -> CommandResult:
+        return self._result
+
+
+def start_process(
+    argv: Sequence[str],
+    timeout: float,
+    env: Mapping[str, str],
+    cwd: Optional[str] = None,
+    limit: int = MAX_CAPTURE,
+    stdin_chunks=None,
+    on_output: Optional[Callable[[bytes], None]] = None,
+    until: Optional[bytes] = None,
+):
+    """Start ``argv`` as :func:`subprocess_runner` does and return at once: a :class:`Started` (or a finished run
+    when it could not start); its ``result()`` is :func:`subprocess_runner`'s answer. The doctor starts the torch
+    child this way in its main thread, then reads it in a thread while the rest runs."""
     import errno
     import subprocess
     import time
@@ -210,7 +257,7 @@ def subprocess_runner(
     argv = tuple(str(a) for a in argv)
     start = time.monotonic()
     if CHILDREN["closing"]:
-        return CommandResult(argv, None, error="interrupted", timeout=timeout)
+        return _Done(CommandResult(argv, None, error="interrupted", timeout=timeout))
     kwargs = {}
     if os.name == "posix":
         kwargs["start_new_session"] = True
@@ -219,7 +266,7 @@ def subprocess_runner(
         kwargs["creationflags"] = getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
     _spawning(1)
     try:
-        proc = subprocess.Popen(  # bounded: _collect() waits at most `timeout`, then the group is killed
+        proc = subprocess.Popen(  # bounded: _finish() waits at most `timeout`, then the group is killed
             argv,
             stdin=subprocess.PIPE if stdin_chunks is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -230,28 +277,64 @@ def subprocess_runner(
         )
     except FileNotFoundError:
         _spawning(-1)
-        return CommandResult(argv, None, error="missing", timeout=timeout)
+        return _Done(CommandResult(argv, None, error="missing", timeout=timeout))
     except OSError as exc:
         _spawning(-1)
         err = "missing" if exc.errno in (errno.ENOENT, errno.ENOTDIR) else "oserror"
-        return CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout)
+        return _Done(CommandResult(argv, None, stderr=str(exc), error=err, timeout=timeout))
     except BaseException:
         _spawning(-1)
         raise
     if not _register(proc):
         kill_process_group(proc)
         proc.wait()
-        return CommandResult(argv, None, error="interrupted", timeout=timeout)
-    out, err_c = _Capture(limit, on_output), _Capture(limit, on_output)
+        return _Done(CommandResult(argv, None, error="interrupted", timeout=timeout))
+    return Started(argv, proc, start, timeout, limit, stdin_chunks, on_output, until)
+
+
+class _Later:
+    """:func:`start_on` where the command runs when its answer is asked for."""
+
+    def __init__(self, host, argv: Tuple[str, ...], timeout: Optional[float], until: Optional[bytes] = None):
+        self._host, self._argv, self._timeout, self._until = host, argv, timeout, until
+
+    def result(self) -> CommandResult:
+        return self._host.run(self._argv, self._timeout, until=self._until)
+
+
+def start_on(host, argv: Sequence[str], timeout: Optional[float] = None, until: Optional[bytes] = None):
+    """``host.run(argv, timeout)`` started now and read later: an object whose ``result()`` is its answer. The real
+    runner spawns the child before returning (the doctor starts its torch child first, then does the rest beside it),
+    as does a runner given to the Host that has a ``start`` of :func:`start_process`'s form (the tests' guard);
+    another runs the whole command when ``result()`` is called, as does a program of an inspected ``--root``."""
+    runner = host._runner
+    start = start_process if runner is None else getattr(runner, "start", None)
+    if start is None or (argv and host.inspected_only(argv[0])):
+        return _Later(host, tuple(argv), timeout, until)
+    seconds = host.timeout if timeout is None else timeout
+    if host.deadline is not None:
+        seconds = host.deadline.clip(seconds)
+    return start(list(argv), seconds, host.env, **({"until": until} if until is not None else {}))
+
+
+def _finish(started: Started) -> CommandResult:
+    import time
+
+    argv, proc, start, timeout, until = started.argv, started.proc, started.start, started.timeout, started._until
+    out, err_c = _Capture(started._limit, started._on_output), _Capture(started._limit, started._on_output)
     try:
         if os.name == "posix":
-            timed_out = _collect_posix(proc, out, err_c, start + timeout, stdin_chunks)
+            timed_out = _collect_posix(proc, out, err_c, start + timeout, started._stdin, until)
         else:  # pragma: no cover - Windows only
-            timed_out = _collect_threads(proc, out, err_c, start + timeout, stdin_chunks)
+            timed_out = _collect_threads(proc, out, err_c, start + timeout, started._stdin)
     finally:
+        # answered: the mark is in and the child had not exited when its streams closed. Decided before the kill, which
+        # a poll after it may already see (a race: the answer would come with the kill's SIGKILL as its status).
+        answered = until is not None and proc.poll() is None and until in out.value()
         kill_process_group(proc)  # the direct child is a zombie or dead: its pid (the group id) is not reused yet
         try:
-            proc.wait(timeout=1.0)
+            if not answered:
+                proc.wait(timeout=1.0)
         except Exception:  # noqa: BLE001
             pass
         for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -260,7 +343,7 @@ def subprocess_runner(
                     stream.close()
             except OSError:
                 pass
-        _unregister(proc)
+        _unregister(proc, exiting=answered)
         reap_orphans()
     so, bad1 = _decode(out.value())
     se, bad2 = _decode(err_c.value())
@@ -270,6 +353,8 @@ def subprocess_runner(
         return CommandResult(argv, None, so, se, "interrupted", seconds, timeout, bad1 or bad2, truncated)
     if timed_out:
         return CommandResult(argv, None, so, se, "timeout", seconds, timeout, bad1 or bad2, truncated)
+    if answered:  # its exit is not awaited, so it has no status: the killed child is reaped later
+        return CommandResult(argv, None, so, se, None, seconds, timeout, bad1 or bad2, truncated, None)
     code = proc.returncode
     return CommandResult(argv, code, so, se, None, seconds, timeout, bad1 or bad2, truncated, signal_name(code))
 
@@ -285,8 +370,9 @@ def _exited(pid: int) -> bool:
     return info is not None
 
 
-def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks) -> bool:
-    """Read both pipes until EOF (or the grace after the child's exit); True when ``end`` passed first."""
+def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks, until: Optional[bytes] = None) -> bool:
+    """Read both pipes until EOF (or the grace after the child's exit); True when ``end`` passed first. ``until``: at
+    EOF with these bytes in stdout, done without waiting for the exit."""
     import selectors
     import time
 
@@ -316,6 +402,8 @@ def _collect_posix(proc, out: _Capture, err: _Capture, end: float, stdin_chunks)
                 exit_seen = now
             if exit_seen is not None and (not streams or now >= exit_seen + EXIT_GRACE):
                 return False
+            if not streams and until is not None and feed is None and until in out.value():
+                return False  # answered and closed: its exit is not waited for (subprocess_runner)
             if now >= end:
                 return True
             wait = end - now

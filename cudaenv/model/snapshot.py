@@ -198,6 +198,7 @@ class Torch(Record):
     site_packages: Tuple[str, ...] = ()  # the target interpreter's site-packages dirs (for pip nvidia-* wheels)
     executable: Optional[str] = None  # sys.executable as the interpreter reported it (a pyenv shim resolved to the real one)
     libc: Optional[str] = None  # os.confstr("CS_GNU_LIBC_VERSION") in that interpreter: "glibc 2.36" (conda's __glibc)
+    site_code_skipped: Tuple[str, ...] = ()  # doctor --quick: the .pth files with import lines and the sitecustomize/usercustomize its read did not run
 
 
 class PythonEnv(Record):

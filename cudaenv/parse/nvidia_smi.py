@@ -26,6 +26,7 @@ Every function is pure, never raises, and is linear in its input (see :mod:`cuda
 import re
 from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
+from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor without nvidia-smi reads none of these
 from cudaenv.parse._lines import is_uint, lines, Text
 from cudaenv.model.snapshot import Gpu, GpuProcess
 from cudaenv.core.version import cc_text
@@ -64,14 +65,14 @@ class SmiBanner(NamedTuple):
 
 # Bounded quantifiers only: no pattern here can backtrack over a long run of digits or blanks.
 _VERSION = r"(\d{1,4}(?:\.\d{1,4}){1,3})"
-_SMI_RE = re.compile(r"NVIDIA-SMI\s{1,40}" + _VERSION)
-_DRIVER_RE = re.compile(r"(?:Driver|KMD) Version:\s{0,40}" + _VERSION)
-_CUDA_RE = re.compile(r"CUDA (?:UMD )?Version:\s{0,40}([^\s|]{1,16})")
-_BUS_RE = re.compile(r"(?<![0-9A-Fa-f:])([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])(?![0-9A-Za-z])")
-_MEM_RE = re.compile(r"(\d{1,9}) {0,3}Mi?B {0,20}/ {0,20}(\d{1,9}) {0,3}Mi?B")  # MB: the tables before R340 or so
-_UUID_RE = re.compile(r"^(?:GPU|MIG)-[0-9A-Za-z/-]{1,120}$")  # R450 MIG names: MIG-GPU-<uuid>/<gi>/<ci>
-_CAP_RE = re.compile(r"^\d{1,2}\.\d{1,2}$")
-_CUDA_VALUE_RE = re.compile(r"^\d{1,3}\.\d{1,3}$")
+_SMI_RE = LazyPattern(r"NVIDIA-SMI\s{1,40}" + _VERSION)
+_DRIVER_RE = LazyPattern(r"(?:Driver|KMD) Version:\s{0,40}" + _VERSION)
+_CUDA_RE = LazyPattern(r"CUDA (?:UMD )?Version:\s{0,40}([^\s|]{1,16})")
+_BUS_RE = LazyPattern(r"(?<![0-9A-Fa-f:])([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])(?![0-9A-Za-z])")
+_MEM_RE = LazyPattern(r"(\d{1,9}) {0,3}Mi?B {0,20}/ {0,20}(\d{1,9}) {0,3}Mi?B")  # MB: the tables before R340 or so
+_UUID_RE = LazyPattern(r"^(?:GPU|MIG)-[0-9A-Za-z/-]{1,120}$")  # R450 MIG names: MIG-GPU-<uuid>/<gi>/<ci>
+_CAP_RE = LazyPattern(r"^\d{1,2}\.\d{1,2}$")
+_CUDA_VALUE_RE = LazyPattern(r"^\d{1,3}\.\d{1,3}$")
 
 
 def clean(value: Optional[str]) -> Optional[str]:
@@ -293,7 +294,7 @@ class SmiLog(NamedTuple):
     gpus: Tuple[Gpu, ...]
 
 
-_GPU_BLOCK = re.compile(r"^GPU\s{1,8}([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$")
+_GPU_BLOCK = LazyPattern(r"^GPU\s{1,8}([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])$")
 
 
 def parse_query_log(text: Text) -> SmiLog:

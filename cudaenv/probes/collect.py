@@ -180,12 +180,13 @@ def _torch_dynamic(host, interpreter, static: Torch, notes: List[Note], early: O
         return static
 
 
-def _torch_early(host, python: str, notes: List[Note]):
-    """The dynamic pass's child, started beside the static one: (its answer, its notes), or None when it failed."""
+def _torch_early(host, python: str, notes: List[Note], started=None):
+    """The dynamic pass's child, started before anything else (``started``: it is running): (its answer, its notes),
+    or None when it failed."""
     from cudaenv.probes.torch import run_dynamic
 
     try:
-        return _call(notes, "torch", run_dynamic, host, python)
+        return _call(notes, "torch", run_dynamic, host, python, started)
     except _Failed:
         return None
 
@@ -202,11 +203,12 @@ def _python_env(host, interpreter, torch: Torch, notes: List[Note]) -> Any:
         return None
 
 
-def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note]) -> Torch:
+def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note], python: Optional[str] = None,
+                  quick: bool = False, started=None) -> Torch:
     from cudaenv.probes.torch import probe_torch_static
 
     try:
-        return probe_torch_static(host, interpreter, notes)
+        return probe_torch_static(host, interpreter, notes, python, quick, started)
     except Exception as exc:  # noqa: BLE001
         collect_notes.append(Note("collect", M("probe torch failed: %s: %s", type(exc).__name__, exc)))
         return Torch(python=interpreter.path if interpreter else None, python_source=interpreter.source if interpreter else None)
@@ -237,14 +239,23 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
     say(M("reading torch in %s", interpreter.path) if interpreter else M("reading torch in %s", M("no Python")))
-    static_job = Job(_torch_static, host, interpreter, torch_notes, collect_notes)  # the child first: the rest beside it
-    early_notes: List[Note] = []
-    early_job = None
-    if not quick:  # `import torch`, the slow one, starts now too: its answer is read when the static pass finds torch
-        from cudaenv.probes.torch import early_python
+    from cudaenv.probes.torch import resolve_python, start_dynamic, start_static
 
-        python_now = early_python(host, interpreter)
-        early_job = Job(_torch_early, host, python_now, early_notes) if python_now else None
+    python_now = resolve_python(host, interpreter)  # once, for both passes (a pyenv shim read, not run)
+    early_notes: List[Note] = []
+    early_job = early = None
+    if not quick and python_now:  # `import torch`, the slow one, starts first: the doctor's critical path
+        try:
+            early = start_dynamic(host, python_now)
+        except Exception:  # noqa: BLE001 - the job runs it again and makes the failure a note
+            early = None
+    try:  # then the static child, both spawned from this thread before any other starts: the rest runs beside them
+        started = start_static(host, interpreter, python_now, quick)
+    except Exception:  # noqa: BLE001 - the job runs it again and makes the failure a note
+        started = None
+    static_job = Job(_torch_static, host, interpreter, torch_notes, collect_notes, python_now, quick, started)
+    if not quick and python_now:  # its answer is read when the static pass finds torch
+        early_job = Job(_torch_early, host, python_now, early_notes, early)
     hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch
     # the toolkits too: only their pip candidates need the static pass's site-packages, which they wait for there
     tk_job = Job(_toolkits, host, tk_notes, _SitePackages(static_job))

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from cudaenv.core.i18n import M
 from cudaenv.probes.site_packages import site_packages_from
-from cudaenv.probes.torch_child import child_script, parse_child_output
+from cudaenv.probes.torch_child import MARKER, child_script, parse_child_output
 from cudaenv.model.snapshot import Note, Torch, TorchDevice
 from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
@@ -69,6 +69,7 @@ def torch_from_static(data: Dict[str, Any], python: Optional[str], source: Optio
         site_packages=site_packages_from(data),
         executable=_text(data.get("executable")),
         libc=_text(data.get("libc")),
+        site_code_skipped=_strs(data.get("site_code_skipped")),
     )
 
 
@@ -104,8 +105,19 @@ def merge_dynamic(torch: Torch, data: Dict[str, Any]) -> Torch:
     )
 
 
-def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note]) -> Optional[Dict[str, Any]]:
-    result = host.run([python, "-c", child_script(), mode], timeout=timeout)
+def _child_argv(python: str, mode: str, quick: bool = False) -> List[str]:
+    return [python, *(("-S",) if quick else ()), "-c", child_script(mode), mode]
+
+
+def _until(mode: str) -> Optional[bytes]:
+    """The dynamic pass's answer, once its child has closed its output: not torch's unmapping (Host.run's until)."""
+    return MARKER.encode() if mode == "dynamic" else None
+
+
+def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note], quick: bool = False,
+               started=None) -> Optional[Dict[str, Any]]:
+    result = started.result() if started is not None else host.run(_child_argv(python, mode, quick), timeout=timeout,
+                                                                   until=_until(mode))
     if result.error is not None:
         what = "the torch probe (%s pass) in %s" % (mode, python)
         if result.error == "timeout":
@@ -142,15 +154,29 @@ def _runnable(path: str) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
-def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
-    """The static pass: no torch import. ``interpreter`` None -> python=None, installed=False and a note."""
+def start_static(host, interpreter, python: Optional[str] = None, quick: bool = False):
+    """The static pass's child started now (:meth:`Host.start`), for :func:`probe_torch_static`'s ``started``; None
+    without an interpreter."""
+    if interpreter is None:
+        return None
+    return host.start(_child_argv(python or resolve_python(host, interpreter) or interpreter.path, "static", quick), host.timeout)
+
+
+def probe_torch_static(host, interpreter, notes: List[Note], python: Optional[str] = None, quick: bool = False,
+                       started=None) -> Torch:
+    """The static pass: no torch import. ``interpreter`` None -> python=None, installed=False and a note.
+
+    ``python``: the program to run (:func:`resolve_python`'s, resolved once by the caller for both passes); by default
+    resolved here. ``quick`` (``doctor --quick``): the child runs with ``-S`` and makes site's sys.path itself,
+    without running the .pth files' import lines or sitecustomize (the interpreter's own .pth code can cost more than
+    the whole read: certifi's, a coverage hook); what it did not run is the record's ``site_code_skipped``.
+    ``started``: :func:`start_static`'s child, already running (the same arguments)."""
     if interpreter is None:
         notes.append(Note(PROBE, M("no Python interpreter found (no --python, VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH)")))
         return Torch(python=None)
-    from cudaenv.probes.python import shim_target
-
     # a pyenv shim runs bash and `pyenv exec` (a dozen programs) before Python: its interpreter is found by reading
-    data = _run_child(host, shim_target(host, interpreter.path) or interpreter.path, "static", host.timeout, notes)
+    program = python or resolve_python(host, interpreter) or interpreter.path
+    data = _run_child(host, program, "static", host.timeout, notes, quick, started)
     if data is None:
         return Torch(python=interpreter.path, python_source=interpreter.source)
     for message in data.get("notes") or ():
@@ -162,10 +188,9 @@ def probe_torch_static(host, interpreter, notes: List[Note]) -> Torch:
     return torch_from_static(data, interpreter.path, interpreter.source)
 
 
-def early_python(host, interpreter) -> Optional[str]:
-    """The interpreter the dynamic pass can run before the static pass has answered (the doctor starts ``import torch``
-    beside the static pass): the interpreter, or the one its pyenv shim leads to; None for another shim (asdf's), whose
-    interpreter the static pass tells."""
+def resolve_python(host, interpreter) -> Optional[str]:
+    """The program both torch passes run, resolved once: the interpreter, or the one its pyenv shim leads to (read, not
+    run); None for another shim (asdf's), whose interpreter only running it tells (the static pass runs the shim)."""
     if interpreter is None:
         return None
     if not is_shim(interpreter.path):
@@ -175,11 +200,18 @@ def early_python(host, interpreter) -> Optional[str]:
     return shim_target(host, interpreter.path)
 
 
-def run_dynamic(host, python: str) -> Tuple[Optional[Dict[str, Any]], List[Note]]:
+def start_dynamic(host, python: str):
+    """The dynamic pass's child started now (:meth:`Host.start`), for :func:`run_dynamic`'s ``started``: the doctor
+    starts it before anything else (it is the critical path), then the static pass's."""
+    return host.start(_child_argv(python, "dynamic"), dynamic_timeout(host), until=_until("dynamic"))
+
+
+def run_dynamic(host, python: str, started=None) -> Tuple[Optional[Dict[str, Any]], List[Note]]:
     """The dynamic pass's child run in ``python``: (its answer or None, the notes it left), for
-    :func:`probe_torch_dynamic`'s ``early`` (its answer is read only when the static pass finds torch)."""
+    :func:`probe_torch_dynamic`'s ``early`` (its answer is read only when the static pass finds torch). ``started``:
+    :func:`start_dynamic`'s child, already running."""
     notes: List[Note] = []
-    return _run_child(host, python, "dynamic", dynamic_timeout(host), notes), notes
+    return _run_child(host, python, "dynamic", dynamic_timeout(host), notes, started=started), notes
 
 
 def probe_torch_dynamic(host, interpreter, static: Torch, notes: List[Note], early=None) -> Torch:

@@ -76,6 +76,9 @@ def facts_rows(s, view) -> List[tuple]:
                 rows.append((N_("torch arch list"), " ".join(md_text(a) for a in tp.arch_list)))
         else:
             rows.append((N_("torch devices"), t("not checked (torch not imported)")))
+    if tp is not None and tp.site_code_skipped:
+        rows.append((N_("site code"), t("not run by the quick read: %s (this code may change sys.path; doctor without --quick runs it)",
+                                        ", ".join(md_code(f) for f in tp.site_code_skipped))))
     e = getattr(s, "python_env", None)
     if e is not None:
         from cudaenv.render.facts import python_env_text

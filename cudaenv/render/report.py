@@ -138,6 +138,12 @@ def _not_imported(torch) -> str:
     return t("import torch failed") if torch.import_error else "--quick" if not torch.dynamic else t("it gave no arch list")
 
 
+def site_code_text(files) -> str:
+    """What ``doctor --quick``'s read of the interpreter did not run (.pth import lines, sitecustomize)."""
+    return t("not run by the quick read: %s (this code may change sys.path; doctor without --quick runs it)",
+             ", ".join(files))
+
+
 def _versions(s, view) -> List[Check]:
     tp = s.torch
     if tp is None or not tp.installed:
@@ -146,6 +152,8 @@ def _versions(s, view) -> List[Check]:
         kind = {"cuda": "CUDA %s" % tp.cuda, "rocm": "ROCm %s" % tp.hip}.get(view.torch_build, t("CPU-only"))
         torch = t("%s (%s) in %s", tp.version, kind, tp.python)
     checks = [("torch", torch, _ids(view, "torch"))]
+    if tp is not None and tp.site_code_skipped:
+        checks.append((t("site code"), site_code_text(tp.site_code_skipped), ()))
     if tp is not None and tp.installed and tp.cuda:
         need = view.torch_min_driver
         have = view.driver_version or t("none")
