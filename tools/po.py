@@ -105,8 +105,11 @@ DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details"
               ("driver_install.json", "rows", ("steps",)),
               ("frameworks.json", "rows", ("gpu_fix", "fix", "older_fix")),
               ("host_driver.json", "rows", ("fix",)),
-              ("xid.json", "rows", ("meaning", "first_step")))  # an Xid's name stays NVIDIA's, as its catalog writes it
+              ("xid.json", "rows", ("meaning", "first_step")),  # an Xid's name stays NVIDIA's, as its catalog writes it
+              ("toolkit_install.json", "rows", ("steps",)),
+              ("toolkit_places.txt", "rows", ("place",)))  # a line table (data/README.md): only its places in words
 COMMAND_FIELDS = ("steps", "gpu_fix", "fix", "older_fix")  # shell lines: only those with a comment (# ...) are words
+WORDED = re.compile(r"(?:^| )[a-z]{2,} ")  # a line table's cell in words ("every nvcc on PATH"), not a path or a name
 
 
 def data_messages(repo=REPO):
@@ -118,16 +121,29 @@ def data_messages(repo=REPO):
     found = OrderedDict()
     for name, key, fields in DATA_TEXTS:
         with open(os.path.join(repo, "data", name), encoding="utf-8") as fh:
-            table = json.load(fh)
+            table = _line_table(fh.read(), name) if name.endswith(".txt") else json.load(fh)
         for row in table.get(key, ()):
             for field in fields:
                 value = row.get(field)
                 for text in (value if isinstance(value, list) else [value]):
+                    if name.endswith(".txt") and not WORDED.search(text or ""):
+                        continue
                     if isinstance(text, str) and text.strip() and (field not in COMMAND_FIELDS or "#" in text):
                         entry = found.setdefault(text, {"plural": None, "where": []})
                         entry["where"].append("data/%s %s" % (name, row.get("id") or row.get("topic") or row.get("when")
-                                                              or row.get("package") or row.get("place") or row.get("code")))
+                                                              or row.get("package") or row.get("label") or row.get("place")
+                                                              or row.get("code")))
     return found
+
+
+def _line_table(text, name):
+    """A data table in the line format (data/README.md), read by the package's own reader (cudaenv/core/linetable.py)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cudaenv_linetable", os.path.join(REPO, "cudaenv", "core", "linetable.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.parse_lines_table(text, name)
 
 
 def all_messages(repo=REPO):

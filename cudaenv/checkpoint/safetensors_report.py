@@ -6,6 +6,7 @@ from __future__ import annotations
 from cudaenv.checkpoint.graph import MAX_TENSOR_LIST, prefix_findings
 from cudaenv.checkpoint.nodes import SDict
 from cudaenv.checkpoint.report import CheckpointReport, DtypeCount, TensorEntry
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -37,7 +38,7 @@ def safetensors_report(box: Container, notes, problems, visible) -> CheckpointRe
         if name == "__metadata__":
             continue
         if not isinstance(info, dict):
-            problems.append("header entry %s is not an object" % name[:80])
+            problems.append(M("header entry %s is not an object", name[:80]))
             continue
         count += 1
         keys.append(name)
@@ -48,28 +49,28 @@ def safetensors_report(box: Container, notes, problems, visible) -> CheckpointRe
             dtype, bits = _ST_DTYPES.get(st, (st[:20], None))
         else:  # a list, a number, an object: JSON the library refuses (and nothing to look up by)
             dtype, bits = "not a dtype", None
-            problems.append("tensor %s has a dtype that is not a string (%s)" % (name[:80], type(st).__name__))
+            problems.append(M("tensor %s has a dtype that is not a string (%s)", name[:80], type(st).__name__))
         dtypes[dtype] = dtypes.get(dtype, 0) + 1
         shape_t = tuple(shape) if isinstance(shape, list) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape) else ()
         if isinstance(offs, list) and len(offs) == 2 and all(isinstance(o, int) for o in offs):
             begin, end = offs
             total += max(0, end - begin)
             if end < begin or end > data_len:
-                problems.append("tensor %s has data offsets %d..%d outside the %d data bytes" % (name[:80], begin, end, data_len))
+                problems.append(M("tensor %s has data offsets %d..%d outside the %d data bytes", name[:80], begin, end, data_len))
             elif bits is not None:
                 n = 1
                 for d in shape_t:
                     n *= d
                 if n * bits != (end - begin) * 8:
-                    need = "%d bytes" % (n * bits // 8) if n * bits % 8 == 0 else "%d bits, not whole bytes" % (n * bits)
-                    problems.append("tensor %s is %s %s = %s, but its data offsets give %d" % (name[:80], dtype, list(shape_t), need, end - begin))
+                    need = M("%d bytes", n * bits // 8) if n * bits % 8 == 0 else M("%d bits, not whole bytes", n * bits)
+                    problems.append(M("tensor %s is %s %s = %s, but its data offsets give %d", name[:80], dtype, list(shape_t), need, end - begin))
         else:
-            problems.append("tensor %s has no valid data_offsets" % name[:80])
+            problems.append(M("tensor %s has no valid data_offsets", name[:80]))
         if len(entries) < MAX_TENSOR_LIST:
             entries.append(TensorEntry(name, dtype, shape_t, None, None, 0))
     sd = SDict([(k, None) for k in keys])
     prefixes = prefix_findings("", sd)
-    notes.append("safetensors stores no device: tensors go where the loader puts them (safe_open(..., device=...))")
+    notes.append(M("safetensors stores no device: tensors go where the loader puts them (safe_open(..., device=...))"))
     report = CheckpointReport(box.path, "safetensors", box.size, markers=tuple(box.markers.items()), kind="state_dict",
                               tensors=count, storages=count, total_bytes=total,
                               dtypes=tuple(DtypeCount(k, n) for k, n in sorted(dtypes.items(), key=lambda x: (-x[1], x[0]))), prefixes=tuple(prefixes),

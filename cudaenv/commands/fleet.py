@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, ctx) -> int:
     try:
         summary = summarize(report_paths(paths), baseline_file=baseline, image=args.image, cwd=ctx.cwd)
     except BaselineError as exc:
-        raise UserError(M("--baseline %s: %s", printable(args.baseline), printable(exc)),
+        raise UserError(M("--baseline %s: %s", printable(args.baseline), printable(exc.args[0] if exc.args else exc)),
                         hint=M("give a report written by `cudaenv doctor --json` on a known-good node")) from None
     if not summary.nodes and not summary.unreadable:
         raise UserError(M("no reports found in %s", ", ".join(printable(p) for p in args.paths)),

@@ -166,13 +166,13 @@ def filled_message(template, text, values):
 
 
 def join(sep, items):
-    """``sep.join(items)`` that keeps the marked pieces (``sep`` itself is not translated)."""
+    """``sep.join(items)`` that keeps the marked pieces (``sep`` is translated only when it is marked: ``M("; ")``)."""
     items = list(items)
     if not any(isinstance(i, Msg) for i in items):
         return sep.join(items)
     parts = ()
     for n, item in enumerate(items):
-        parts += (((sep, None),) if n else ()) + _parts(item)
+        parts += (_parts(sep) if n else ()) + _parts(item)
     return _joined(sep.join(items), parts)
 
 

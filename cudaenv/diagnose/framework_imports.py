@@ -31,6 +31,8 @@ def verdict(s, item) -> str:
 
 def _last_line(text) -> str:
     lines = [line for line in (text or "").strip().splitlines() if line.strip()]
+    if lines == [text] and len(text) <= 300:
+        return text  # one line as it is: a marked message (the probe's "no answer (...)") stays one
     return lines[-1][:300] if lines else M("no error text")
 
 

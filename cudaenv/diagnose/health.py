@@ -48,8 +48,8 @@ def xid_names(h, table=None) -> str:
     out = []
     for g in h.xids[:SHOWN]:
         row = xid_row(g.code, table)
-        out.append("Xid %d%s%s" % (g.code, " (%s)" % row["name"] if row else "", " on %s" % ", ".join(g.pci[:4]) if g.pci else ""))
-    return ", ".join(out)
+        out.append(M("Xid %d%s%s", g.code, " (%s)" % row["name"] if row else "", M(" on %s", ", ".join(g.pci[:4])) if g.pci else ""))
+    return join(M(", "), out)
 
 
 def _worst(h, table=None) -> Optional[str]:

@@ -3,7 +3,7 @@
 from typing import List
 
 from cudaenv.diagnose import _common as c
-from cudaenv.core.i18n import M, join
+from cudaenv.core.i18n import M, N_, join
 
 F = c.make("resources")
 BUSY = 0.90  # used / total at or above this is "nearly full"
@@ -23,10 +23,13 @@ def _short_name(p, limit: int = 32) -> str:
     return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
+STATES = {"zombie": N_("zombie"), "gone": N_("gone")}  # a process's state (GpuProcess.state), said in words
+
+
 def _who(p) -> str:
     bits = ["pid %d" % p.pid]
     if p.owner:
-        bits.append("user %s" % p.owner)
+        bits.append(M("user %s", p.owner))
     if p.name:
         bits.append(p.name)
     if p.used_memory_mib is not None:
@@ -34,8 +37,8 @@ def _who(p) -> str:
     if p.state == "elsewhere":
         bits.append(M("a pid of another PID namespace (another container's job, not this one's to end)"))
     elif p.state and p.state != "running":
-        bits.append(p.state)
-    return join(", ", bits)
+        bits.append(M(STATES[p.state]) if p.state in STATES else p.state)
+    return join(M(", "), bits)
 
 
 def busy(s) -> List:
@@ -50,7 +53,7 @@ def busy(s) -> List:
         procs = sorted(_procs_on(s, g), key=lambda p: -(p.used_memory_mib or 0))
         running = [p for p in procs if p.state in (None, "running") and p.pid not in killed]
         if procs:
-            held = M("Held by: %s.", join("; ", [_who(p) for p in procs]))
+            held = M("Held by: %s.", join(M("; "), [_who(p) for p in procs]))
         else:
             held = M("No process is listed: it belongs to another container or PID namespace (or nvidia-smi may not show it).")
         details.append(M("%s has %d MiB of %d MiB in use (%d%%). %s",
@@ -97,7 +100,7 @@ def stale(s) -> List:
             M("GPU memory is held by %s", M("a dead process") if len(stale_procs) == 1 else M("%d dead processes", len(stale_procs))),
             M("nvidia-smi lists %s. A zombie keeps its GPU memory until its parent reaps it; a pid that no longer exists "
               "here is in another PID namespace (a container) or its memory leaked in the driver.",
-              join("; ", [_who(p) + ("" if p.gpu_index is None else M(" on GPU %d", p.gpu_index)) for p in stale_procs])),
+              join(M("; "), [_who(p) + ("" if p.gpu_index is None else M(" on GPU %d", p.gpu_index)) for p in stale_procs])),
             fix,
         )
     ]

@@ -69,7 +69,7 @@ def link_not_active(s) -> List:
             M("%s points at %s%s, while PATH finds %s (%s%s). Tools that use the link (CMake, CUDA_HOME=%s) and tools "
             "that run nvcc from PATH build with different toolkits.", link.path, link.resolved, (M(" (CUDA %s)", tv) if tv else ""), nvcc, path, (M(", CUDA %s", version) if version else ""), link.path),
             [
-                c.use_fix(tv, "use the link's toolkit in this shell") if tv else None,
+                c.use_fix(tv, M("use the link's toolkit in this shell")) if tv else None,
                 # the system-wide link never points into one user's home (a cudaenv install is that user's)
                 None if private or not version else
                 M("cudaenv link %s    # or point the link at the one on PATH", c.short(version)),
@@ -97,7 +97,7 @@ def several_on_path(s) -> List:
             M("%d CUDA toolkits are on PATH", len(tks)),
             M("PATH holds the bin folders of %s. The first one wins for nvcc, but other tools (ptxas, nvdisasm, "
             "cuda-gdb) and build systems may pick another, mixing CUDA versions.", listing),
-            [c.use_fix(keep, "keeps one toolkit on PATH, removes the others")] if keep else [],
+            [c.use_fix(keep, M("keeps one toolkit on PATH, removes the others"))] if keep else [],
         )
     ]
 

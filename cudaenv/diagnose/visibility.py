@@ -65,7 +65,7 @@ def invalid(s) -> List:
         return []  # other problems (the device order, an entry read like strtoul, unverifiable UUIDs) are not this finding
     visible = mapping_text(s)
     problems = [p.message for p in v.issues if p.kind != "order-differs"]
-    reason = "; ".join(problems) or M("entry %r matches no GPU", v.invalid_entry)
+    reason = join(M("; "), problems) or M("entry %r matches no GPU", v.invalid_entry)
     rule = "" if problems else M(" CUDA stops at the first invalid entry and ignores it and everything after it.")
     detail = M("CUDA_VISIBLE_DEVICES=%s: %s.%s The GPUs actually visible: %s. nvidia-smi shows %d GPU%s, numbered %s.",
                v.cuda_visible_devices, reason, rule, visible, len(s.gpus), "" if len(s.gpus) == 1 else "s", _all_indices(s))

@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from typing import Iterator, List, Optional, Tuple
 
+from cudaenv.core.i18n import M
+
 # The most of one report file read (a doctor report is a few tens of kB; 100 GPUs and 50 toolkits stay under 2 MB).
 MAX_REPORT = 4 * 1024 * 1024
 # The file name each ``--format`` gets in an ``--output`` folder.
@@ -66,11 +68,11 @@ def read_report_bytes(path: str) -> Tuple[Optional[bytes], Optional[str]]:
 
     data, why = read_regular_why(path, MAX_REPORT + 1)
     if data is None:
-        return None, why or "no such file"
+        return None, why or M("no such file")
     if not data:
-        return None, "empty file"
+        return None, M("empty file")
     if len(data) > MAX_REPORT:
-        return None, "larger than %d MiB: not a doctor report" % (MAX_REPORT // (1024 * 1024))
+        return None, M("larger than %d MiB: not a doctor report", MAX_REPORT // (1024 * 1024))
     return data, None
 
 

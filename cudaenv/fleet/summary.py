@@ -27,6 +27,7 @@ from cudaenv.fleet.files import read_report_bytes
 from cudaenv.fleet.records import (Configuration, DimensionGroup, FindingCount, FleetNode, FleetSummary, ImageFleet,
                                    ImageNode, Unreadable, ValueCount)
 from cudaenv.model.schema import SchemaError
+from cudaenv.core.i18n import M
 
 # (key, label): the dimensions a node's configuration is made of, in the order they are shown.
 DIMENSIONS = (("driver", "driver"), ("driver_cuda", "driver CUDA"), ("gpus", "GPUs"), ("toolkits", "toolkits"),
@@ -106,16 +107,16 @@ def _decode_node(data: bytes, notes: Optional[List[str]] = None, cache: Optional
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, None, "not UTF-8 text (a binary file?): byte %d" % exc.start
+        return None, None, M("not UTF-8 text (a binary file?): byte %d", exc.start)
     try:
         parsed = json.loads(text)
     except RecursionError:
-        return None, None, "not a doctor report: JSON nested too deeply"
+        return None, None, M("not a doctor report: JSON nested too deeply")
     except ValueError as exc:  # JSONDecodeError, and integers too long to convert
         # json's own form ("Expecting value: line 1 column 5"): its messages may end in "at" ("Unterminated string
         # starting at"), so " at line" read "starting at at line"
-        where = ": line %d column %d" % (exc.lineno, exc.colno) if hasattr(exc, "lineno") else ""
-        return None, None, "not JSON (truncated?): %s%s" % (getattr(exc, "msg", str(exc))[:100], where)
+        where = M(": line %d column %d", exc.lineno, exc.colno) if hasattr(exc, "lineno") else ""
+        return None, None, M("not JSON (truncated?): %s%s", getattr(exc, "msg", str(exc))[:100], where)
     if isinstance(parsed, dict) and not whole:
         # only the sections a summary uses are decoded (by the one codec: schema check, types); the platform is
         # required by the snapshot and kept to its system; the rest of a report (env, tools, notes, ...) is not read
@@ -157,9 +158,9 @@ def _decode_parsed(parsed, notes: Optional[List[str]]):
         report = DoctorReport.from_dict(parsed, notes)
         return report, node_config(report), None  # the values it holds are readable as a configuration
     except SchemaError as exc:
-        return None, None, "not a doctor report: %s" % _s(exc)
+        return None, None, M("not a doctor report: %s", _s(exc))
     except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
-        return None, None, "not a doctor report: wrong shape (%s)" % type(exc).__name__
+        return None, None, M("not a doctor report: wrong shape (%s)", type(exc).__name__)
 
 
 def read_report(path: str, notes: Optional[List[str]] = None):
@@ -179,8 +180,11 @@ def _read_node(path: str, notes: Optional[List[str]] = None, cache: Optional[dic
     data, why = read_report_bytes(path)
     if data is None:
         prefix = path + ": "
-        why = why or "not read"
-        return None, None, why[len(prefix):] if why.startswith(prefix) else why
+        why = why or M("not read")
+        if why.startswith(prefix):  # the file is named beside its reason: M("%s: %s", path, reason) -> reason
+            parts = getattr(why, "parts", ())
+            why = parts[0][1][1] if len(parts) == 1 and len(parts[0][1] or ()) == 2 else why[len(prefix):]
+        return None, None, why
     if cache is not None and not whole:
         return _decode_raw(data, notes, cache)
     return _decode_node(data, notes, cache, whole)
@@ -307,7 +311,7 @@ class Summarizer:
         notes: List[str] = []
         report, config, why = _read_node(path, notes, self._decoded)
         if report is None:
-            self._unreadable.append(Unreadable(file=path, why=why or "not read"))
+            self._unreadable.append(Unreadable(file=path, why=why or M("not read")))
             return False
         for note in notes:
             self._notes[note] = self._notes.get(note, 0) + 1
@@ -361,7 +365,7 @@ class Summarizer:
         findings = tuple(FindingCount(id=fid, severity=sev, nodes=entry[0], examples=tuple(entry[1]))
                          for (fid, sev), entry in sorted(self._findings.items(),
                                                          key=lambda kv: (order.get(kv[0][1], 3), -kv[1][0], kv[0][0])))
-        notes = tuple(note if n == 1 else "%d reports: %s" % (n, note) for note, n in sorted(self._notes.items()))
+        notes = tuple(note if n == 1 else M("%d reports: %s", n, note) for note, n in sorted(self._notes.items()))
         return FleetSummary(nodes_read=len(self._nodes), reference="baseline" if baseline is not None else "majority",
                             reference_config=tuple(zip(DIMENSION_KEYS, reference)), baseline_file=baseline_file,
                             deviating=deviating, with_errors=with_errors, dimensions=dims, configurations=configs,
@@ -398,7 +402,7 @@ def summarize(paths, baseline_file: Optional[str] = None, image: Optional[str] =
     if baseline_file is not None:
         report, why = read_report(baseline_file)
         if report is None:
-            raise BaselineError(why or "not read")
+            raise BaselineError(why or M("not read"))
         baseline = node_config(report)
     acc = Summarizer()
     for path in paths:
@@ -435,7 +439,7 @@ def diff_files(before_file: str, after_file: str, cwd: str = "."):
     for path in (before_file, after_file):
         report, why = read_whole_report(os.path.join(cwd, path), notes)
         if report is None:
-            raise ReportFileError(path, why or "not read")
+            raise ReportFileError(path, why or M("not read"))
         reports.append(report)
     diff = compare_reports(reports[0], reports[1], before_file, after_file)
     return replace(diff, notes=tuple(dict.fromkeys(_s(n) for n in notes)))

@@ -32,6 +32,20 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _not_regular(mode: int) -> str:
+    """Why a path that is not a regular file was not read, as a marked message (cudaenv.core.i18n is imported here, when
+    a file is refused: `cudaenv use`, which reads through this module, imports no more)."""
+    from cudaenv.core.i18n import M
+
+    said = {"a FIFO": M("it is a FIFO, not a regular file; not read"),
+            "a character device": M("it is a character device, not a regular file; not read"),
+            "a block device": M("it is a block device, not a regular file; not read"),
+            "a socket": M("it is a socket, not a regular file; not read"),
+            "a folder": M("it is a folder, not a regular file; not read")}
+    kind = _kind(mode)
+    return said.get(kind) or M("it is %s, not a regular file; not read", kind)
+
+
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _READ_FLAGS = os.O_RDONLY | _NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 
@@ -56,12 +70,12 @@ def _open_regular_fd(path: str) -> int:
     """:func:`open_regular`'s checks and open, giving the bare descriptor (a whole read needs no file object)."""
     st = os.stat(path)
     if (st.st_mode & 0o170000) != 0o100000:
-        raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)  # EINVAL
+        raise NotRegularFile(22, _not_regular(st.st_mode), path)  # EINVAL
     fd = os.open(path, _READ_FLAGS)
     try:
         st = os.fstat(fd)
         if (st.st_mode & 0o170000) != 0o100000:
-            raise NotRegularFile(22, "it is %s, not a regular file; not read" % _kind(st.st_mode), path)
+            raise NotRegularFile(22, _not_regular(st.st_mode), path)
         if _NONBLOCK:
             os.set_blocking(fd, True)
         return fd
@@ -107,9 +121,13 @@ def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes],
     except FileNotFoundError:
         return None, None
     except NotRegularFile as exc:
-        return None, "%s: %s" % (path, exc.strerror)
+        from cudaenv.core.i18n import M  # (a reason is a marked message; imported only when a read fails: off `use`'s path)
+
+        return None, M("%s: %s", path, exc.strerror)
     except (OSError, ValueError) as exc:
-        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+        from cudaenv.core.i18n import M
+
+        return None, M("%s could not be read (%s)", path, getattr(exc, "strerror", None) or str(exc))
     try:
         while size < limit:
             chunk = os.read(fd, min(65536, limit - size))
@@ -118,7 +136,9 @@ def read_regular_why(path: str, limit: int = MAX_READ) -> Tuple[Optional[bytes],
             chunks.append(chunk)
             size += len(chunk)
     except (OSError, ValueError) as exc:
-        return None, "%s could not be read (%s)" % (path, getattr(exc, "strerror", None) or exc)
+        from cudaenv.core.i18n import M
+
+        return None, M("%s could not be read (%s)", path, getattr(exc, "strerror", None) or str(exc))
     finally:
         os.close(fd)
     return b"".join(chunks), None

@@ -69,27 +69,32 @@ class CommandResult(Record):
         return excerpt(self.output, EXCERPT if limit is None else limit)
 
     def describe(self) -> str:
-        """One line for a note: ``nvidia-smi timed out after 5 s``, ``nvidia-smi crashed (SIGSEGV)``."""
+        """One line for a note: ``nvidia-smi timed out after 5 s``, ``nvidia-smi crashed (SIGSEGV)``; a marked message
+        (cudaenv.core.i18n, imported here: a note's words, off the `use` path), so a renderer says it in the reader's
+        language."""
+        from cudaenv.core.i18n import M
+
         if self.error == "missing":
-            return "%s was not found" % self.name
+            return M("%s was not found", self.name)
         if self.error == "timeout":
-            return "%s timed out after %s" % (self.name, seconds_text(self.timeout))
+            return M("%s timed out after %s", self.name, seconds_text(self.timeout))
         if self.error == "interrupted":
-            return "%s was stopped: cudaenv was interrupted" % self.name
+            return M("%s was stopped: cudaenv was interrupted", self.name)
         if self.error == "oserror":
             from cudaenv.parse._lines import excerpt
 
-            return "%s could not be run: %s" % (self.name, excerpt(self.stderr) or "OS error")
+            return M("%s could not be run: %s", self.name, excerpt(self.stderr) or M("OS error"))
         if self.error == "refused":
-            return "%s was not run: it belongs to the inspected root (--root), and cudaenv never runs its programs" % self.name
+            return M("%s was not run: it belongs to the inspected root (--root), and cudaenv never runs its programs", self.name)
         if self.signal is not None:
-            how = "crashed" if self.signal != "SIGKILL" else "was killed"
             first = self.excerpt()
-            return "%s %s (%s)%s" % (self.name, how, self.signal, (": " + first) if first else "")
+            if self.signal != "SIGKILL":
+                return M("%s crashed (%s)%s", self.name, self.signal, (": " + first) if first else "")
+            return M("%s was killed (%s)%s", self.name, self.signal, (": " + first) if first else "")
         if self.returncode != 0:
             first = self.excerpt()
-            return "%s exited with status %s%s" % (self.name, self.returncode, (": " + first) if first else "")
-        return "%s ran" % self.name
+            return M("%s exited with status %s%s", self.name, self.returncode, (": " + first) if first else "")
+        return M("%s ran", self.name)
 
 
 def signal_name(returncode: Optional[int]) -> Optional[str]:

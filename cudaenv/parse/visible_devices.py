@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspec
     from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.model.snapshot import DeviceMapping, Gpu, VisibleDevices, VisibleProblem
+from cudaenv.core.i18n import M
 
 ORDER_VALUES = ("FASTEST_FIRST", "PCI_BUS_ID")
 MAX_DIGITS = 20  # ULONG_MAX has 20 digits: a longer number overflows strtoul (ERANGE)
@@ -84,7 +85,7 @@ def parse_visible_devices(value: Optional[str], gpus: Sequence[Gpu], device_orde
     issues: List[VisibleProblem] = []
     order = (device_order or "").strip()
     if device_order is not None and order not in ORDER_VALUES:
-        issues.append(_problem("order-unknown", None, "CUDA_DEVICE_ORDER=%s is not a value CUDA knows (FASTEST_FIRST or PCI_BUS_ID)" % _short(device_order)))
+        issues.append(_problem("order-unknown", None, M("CUDA_DEVICE_ORDER=%s is not a value CUDA knows (FASTEST_FIRST or PCI_BUS_ID)", _short(device_order))))
 
     if value is None:
         mapping = tuple(DeviceMapping(i, g.index, g.uuid) for i, g in enumerate(ordered))
@@ -116,17 +117,17 @@ def _by_ordinal(entries: Sequence[str], ordered: Sequence[Gpu], issues: List[Vis
     for entry in entries:
         x = strtoul(entry)
         if x >= 0 and x in [o for o, _ in ordinals]:
-            issues.append(_problem("duplicate", entry, "duplicate entry %r (device %d twice): CUDA treats the whole list as invalid and sees no GPU" % (_short(entry), x)))
+            issues.append(_problem("duplicate", entry, M("duplicate entry %r (device %d twice): CUDA treats the whole list as invalid and sees no GPU", _short(entry), x)))
             return [], entry
         if x < 0:
             invalid = entry
             kind = "negative" if entry[:1] == "-" and "0" <= entry[1:2] <= "9" else "not-a-number" if entry else "empty-entry"
-            what = {"negative": "a negative ordinal", "not-a-number": "not a device number", "empty-entry": "an empty entry"}[kind]
-            issues.append(_problem(kind, entry, "entry %r is %s: it and every entry after it are ignored" % (_short(entry), what)))
+            what = {"negative": M("a negative ordinal"), "not-a-number": M("not a device number"), "empty-entry": M("an empty entry")}[kind]
+            issues.append(_problem(kind, entry, M("entry %r is %s: it and every entry after it are ignored", _short(entry), what)))
             break
         digits = entry.lstrip("+")
         if not (digits and all("0" <= c <= "9" for c in digits)):
-            issues.append(_problem("trailing-text", entry, "entry %r is read as %s (CUDA reads the leading number and ignores the rest)" % (_short(entry), _num(x))))
+            issues.append(_problem("trailing-text", entry, M("entry %r is read as %s (CUDA reads the leading number and ignores the rest)", _short(entry), _num(x))))
         ordinals.append((x, entry))
     mapping: List[DeviceMapping] = []
     if not ordered:
@@ -135,8 +136,8 @@ def _by_ordinal(entries: Sequence[str], ordered: Sequence[Gpu], issues: List[Vis
         if x >= len(ordered):
             issues.append(_problem(
                 "out-of-range", entry,
-                "entry %r is out of range: this machine has %d GPU%s (0..%d), so it and every entry after it are ignored"
-                % (_short(entry), len(ordered), "" if len(ordered) == 1 else "s", len(ordered) - 1)))
+                M("entry %r is out of range: this machine has %d GPU%s (0..%d), so it and every entry after it are ignored",
+                  _short(entry), len(ordered), "" if len(ordered) == 1 else "s", len(ordered) - 1)))
             return mapping, entry
         gpu = ordered[x]
         mapping.append(DeviceMapping(len(mapping), gpu.index, gpu.uuid))
@@ -153,11 +154,11 @@ def _by_uuid(entries: Sequence[str], ordered: Sequence[Gpu], prefix: str, issues
     invalid: Optional[str] = None
     for entry in entries:
         if entry in kept:
-            issues.append(_problem("duplicate", entry, "duplicate entry %r: CUDA treats the whole list as invalid and sees no GPU" % _short(entry)))
+            issues.append(_problem("duplicate", entry, M("duplicate entry %r: CUDA treats the whole list as invalid and sees no GPU", _short(entry))))
             return [], entry
         if not entry.startswith(prefix):
             invalid = entry
-            issues.append(_problem("kind-mismatch", entry, "entry %r is not a %s UUID like the first entry: it and every entry after it are ignored" % (_short(entry), prefix[:-1])))
+            issues.append(_problem("kind-mismatch", entry, M("entry %r is not a %s UUID like the first entry: it and every entry after it are ignored", _short(entry), prefix[:-1])))
             break
         kept.append(entry)
     if not ordered:
@@ -179,12 +180,13 @@ def _by_uuid(entries: Sequence[str], ordered: Sequence[Gpu], prefix: str, issues
         matches = [(u, i) for u, i in targets if u.startswith(entry)]
         if len(matches) != 1:
             kind = "uuid-no-match" if not matches else "uuid-ambiguous"
-            why = "matches no GPU" if not matches else "is ambiguous (it starts %d UUIDs)" % len(matches)
-            issues.append(_problem(kind, entry, "entry %r %s: it and every entry after it are ignored" % (_short(entry), why)))
+            issues.append(_problem(kind, entry, M("entry %r matches no GPU: it and every entry after it are ignored", _short(entry))
+                                   if not matches else M("entry %r is ambiguous (it starts %d UUIDs): it and every entry after it are ignored",
+                                                         _short(entry), len(matches))))
             return mapping, entry
         uuid, physical = matches[0]
         if uuid in seen:
-            issues.append(_problem("duplicate", entry, "entry %r names %s a second time: CUDA treats the whole list as invalid and sees no GPU" % (_short(entry), uuid)))
+            issues.append(_problem("duplicate", entry, M("entry %r names %s a second time: CUDA treats the whole list as invalid and sees no GPU", _short(entry), uuid)))
             return [], entry
         seen.append(uuid)
         mapping.append(DeviceMapping(len(mapping), physical, uuid))
@@ -197,8 +199,8 @@ def _order_problems(ordered: Sequence[Gpu], order: str) -> List[VisibleProblem]:
         return []
     return [_problem(
         "order-differs", None,
-        "the GPUs are different models (%s) and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA numbers them fastest "
-        "first, so cuda:N may not be nvidia-smi's GPU N (set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them agree)" % ", ".join(names))]
+        M("the GPUs are different models (%s) and CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA numbers them fastest "
+          "first, so cuda:N may not be nvidia-smi's GPU N (set CUDA_DEVICE_ORDER=PCI_BUS_ID to make them agree)", ", ".join(names)))]
 
 
 def entry_gpu(entry: str, gpus: Sequence[Gpu]) -> Optional[Gpu]:

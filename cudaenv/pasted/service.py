@@ -13,7 +13,7 @@ from typing import Any, Dict, Optional, Sequence
 from cudaenv.core.errors import UserError
 from cudaenv.core.i18n import M
 
-NO_TEXT_HINT = 'cudaenv explain "the error message", or pipe a log: cudaenv explain - < log.txt'
+NO_TEXT_HINT = M('cudaenv explain "the error message", or pipe a log: cudaenv explain - < log.txt')
 
 
 class ExplainRequest:

@@ -238,7 +238,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     tk_notes: List[Note] = []
 
     interpreter = find_interpreter(host, python, notes=python_notes)  # UserError for a missing --python
-    say("reading torch in %s" % (interpreter.path if interpreter else "no Python"))
+    say(M("reading torch in %s", interpreter.path) if interpreter else M("reading torch in %s", M("no Python")))
     from cudaenv.probes.torch import resolve_python, start_dynamic, start_static
 
     python_now = resolve_python(host, interpreter)  # once, for both passes (a pyenv shim read, not run)
@@ -267,12 +267,12 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     fw_job = Job(_frameworks, host, fw_notes, torch)
     torch_job = None
     if not quick and interpreter is not None and torch.installed:
-        say("importing torch in %s" % interpreter.path)
+        say(M("importing torch in %s", interpreter.path))
         torch_job = Job(_torch_dynamic, host, interpreter, torch, torch_notes, early_job, early_notes)
     else:
         if early_job is not None:
             early_job.result()  # no torch to import: its child's answer is not read, but the child is waited for
-        say("probing the driver, GPUs and toolkits")
+        say(M("probing the driver, GPUs and toolkits"))
     python_env = _python_env(host, interpreter, torch, collect_notes)
     platform, nvidia, visible, health, containers, links = hw_job.result()
     toolkit_state, cudnn = tk_job.result()
@@ -281,9 +281,9 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         torch = torch_job.result()
     imports: tuple = ()
     if import_frameworks and interpreter is not None and frameworks:
-        say("importing the frameworks in %s" % interpreter.path)
+        say(M("importing the frameworks in %s", interpreter.path))
         imports = _imports(host, interpreter.path, frameworks, fw_notes)
-    say("done")
+    say(M("done"))
 
     return Snapshot(
         platform=platform,

@@ -43,10 +43,11 @@ def probe_framework_imports(host, python: str, frameworks: Sequence[Framework], 
         data = parse_framework_output(result.stdout)
         base = dict(package=fw.package, module=spec["module"], check=spec["check"])
         if data is None:
-            why = "timed out after %g s" % timeout if result.error == "timeout" else (
-                result.error or result.signal or "exit status %s" % result.returncode)
+            why = M("timed out after %g s", timeout) if result.error == "timeout" else (
+                result.error or result.signal or M("exit status %s", result.returncode))
             tail = (result.stderr or "").strip().splitlines()[-1:] or [""]
-            out.append(FrameworkImport(error=_text(("no answer (%s) %s" % (why, tail[0])).strip()), timed_out=result.error == "timeout", **base))
+            error = M("no answer (%s) %s", why, tail[0]) if tail[0] else M("no answer (%s)", why)  # a marked message, whole
+            out.append(FrameworkImport(error=error if len(error) <= MAX_ERROR else _text(error), timed_out=result.error == "timeout", **base))
             if result.error == "timeout":
                 notes.append(Note(PROBE, M("importing %s did not finish within %g s (CUDAENV_IMPORT_TIMEOUT)", spec["module"], timeout)))
             continue

@@ -14,6 +14,7 @@ import tarfile
 from typing import Dict, List, Optional, Tuple
 
 from cudaenv.model.reports import ImageFacts
+from cudaenv.core.i18n import M
 from cudaenv.parse import image as p
 from cudaenv.parse.toolkit_files import parse_version_json
 from cudaenv.probes.site_packages import SITE_DIRS
@@ -97,14 +98,14 @@ class _Cap(Exception):
 def _read_capped(fh, limit: int, what: str) -> bytes:
     data = fh.read(limit + 1)
     if len(data) > limit:
-        raise _Unreadable("%s is larger than %d bytes" % (what, limit))
+        raise _Unreadable(M("%s is larger than %d bytes", what, limit))
     return data
 
 
 def _from_config(facts: Dict, data, tags=()) -> None:
     parsed = p.parse_image_config(data)
     if parsed is None:
-        raise _Unreadable("its image config is not JSON with a config section")
+        raise _Unreadable(M("its image config is not JSON with a config section"))
     env, labels, own_tags = parsed
     facts["env"], facts["labels"] = env, labels
     facts["tags"] = tuple(tags) or own_tags
@@ -122,19 +123,19 @@ def _docker_save(path: str, limits, facts: Dict) -> _Layers:
             if name is not None and m.isreg():
                 members[name] = m
             if len(members) > limits["members"]:
-                raise _Unreadable("more than %d entries in the tarball" % limits["members"])
+                raise _Unreadable(M("more than %d entries in the tarball", limits["members"]))
 
         def read(name: str, limit: int) -> bytes:
             m = members.get(p.layer_path(name) or "")
             if m is None:
-                raise _Unreadable("%s is not in the tarball" % name)
+                raise _Unreadable(M("%s is not in the tarball", name))
             if m.size > limit:
-                raise _Unreadable("%s is larger than %d bytes" % (name, limit))
+                raise _Unreadable(M("%s is larger than %d bytes", name, limit))
             return outer.extractfile(m).read(limit)
 
         manifest = p.parse_save_manifest(read("manifest.json", limits["json"])) if "manifest.json" in members else None
         if manifest is None:
-            raise _Unreadable("no docker save manifest.json in it (save it with `docker save IMAGE -o image.tar`)")
+            raise _Unreadable(M("no docker save manifest.json in it (save it with `docker save IMAGE -o image.tar`)"))
         config, layer_names, tags = manifest
         _from_config(facts, read(config, limits["json"]), tags)
         try:
@@ -158,7 +159,7 @@ def _too_many(layers: _Layers, count: int, limits) -> None:
 def _blob(folder: str, hexdigest: str) -> str:
     path = os.path.join(folder, "blobs", "sha256", hexdigest)
     if os.path.islink(path):
-        raise _Unreadable("blob %s is a link (not followed)" % hexdigest[:12])
+        raise _Unreadable(M("blob %s is a link (not followed)", hexdigest[:12]))
     return path
 
 
@@ -167,12 +168,12 @@ def _oci_layout(folder: str, limits, facts: Dict) -> _Layers:
 
     def read_json(path: str, what: str) -> bytes:
         if os.path.islink(path):
-            raise _Unreadable("%s is a link (not followed)" % what)
+            raise _Unreadable(M("%s is a link (not followed)", what))
         data, why = read_regular_why(path, limits["json"] + 1)
         if data is None:
-            raise _Unreadable("%s cannot be read%s" % (what, (" (%s)" % why) if why else ": it is missing"))
+            raise _Unreadable(M("%s cannot be read (%s)", what, why) if why else M("%s cannot be read: it is missing", what))
         if len(data) > limits["json"]:
-            raise _Unreadable("%s is larger than %d bytes" % (what, limits["json"]))
+            raise _Unreadable(M("%s is larger than %d bytes", what, limits["json"]))
         return data
 
     manifest = None
@@ -180,14 +181,14 @@ def _oci_layout(folder: str, limits, facts: Dict) -> _Layers:
     hops = 0
     while todo and manifest is None and hops < 16:  # an index may name an index (one per platform)
         hops += 1
-        data = read_json(_blob(folder, todo.pop(0)), "a manifest blob")
+        data = read_json(_blob(folder, todo.pop(0)), M("a manifest blob"))
         manifest = p.parse_oci_manifest(data)
         if manifest is None:
             todo = list(p.parse_oci_index(data)) + todo
     if manifest is None:
-        raise _Unreadable("index.json leads to no image manifest")
+        raise _Unreadable(M("index.json leads to no image manifest"))
     config, layer_list = manifest
-    _from_config(facts, read_json(_blob(folder, config), "the config blob"))
+    _from_config(facts, read_json(_blob(folder, config), M("the config blob")))
     layers = _Layers(limits)
     from cudaenv.host.files import open_regular
 
@@ -230,7 +231,7 @@ def _kind(path: str) -> str:
     if os.path.isdir(path):
         if os.path.exists(os.path.join(path, "index.json")):
             return "oci-layout"
-        raise _Unreadable("a folder without an OCI index.json")
+        raise _Unreadable(M("a folder without an OCI index.json"))
     try:
         with open_regular(path) as fh:
             head = fh.read(512)
@@ -241,9 +242,9 @@ def _kind(path: str) -> str:
     if len(head) >= 262 and head[257:262] == b"ustar":
         return "docker-save"
     if head.startswith(_GZIP) or head.startswith(_ZSTD):
-        raise _Unreadable("a compressed file: decompress it first (gunzip, zstd -d); `docker save IMAGE -o image.tar` "
-                          "writes an uncompressed tarball, which is read without unpacking")
-    raise _Unreadable("neither a docker save tarball, an OCI layout folder nor image JSON")
+        raise _Unreadable(M("a compressed file: decompress it first (gunzip, zstd -d); `docker save IMAGE -o image.tar` "
+                            "writes an uncompressed tarball, which is read without unpacking"))
+    raise _Unreadable(M("neither a docker save tarball, an OCI layout folder nor image JSON"))
 
 
 # An image reference as the engines name local images ("nvidia/cuda:12.4.1-base-ubuntu22.04", "sha256:...", a digest
@@ -283,11 +284,11 @@ def probe_image(ref: str, cwd: str = ".", limits: Optional[Dict[str, int]] = Non
             data, why = _inspect(host, ref)
             if data is not None:
                 if len(data) > limits["json"]:
-                    raise _Unreadable("the engine's inspect output is larger than %d bytes" % limits["json"])
+                    raise _Unreadable(M("the engine's inspect output is larger than %d bytes", limits["json"]))
                 _from_config(facts, data)
                 return _facts(ref, "engine-inspect", facts, None)
-            raise _Unreadable("no such file or folder here%s; cudaenv reads an image from disk or the local engine, "
-                              "never from a registry: pull or save it first" % (" (%s)" % why if why else ""))
+            raise _Unreadable(M("no such file or folder here%s; cudaenv reads an image from disk or the local engine, "
+                                "never from a registry: pull or save it first", M(" (%s)", why) if why else ""))
         kind = _kind(path)
         if kind == "oci-layout":
             layers = _oci_layout(path, limits, facts)
@@ -297,11 +298,11 @@ def probe_image(ref: str, cwd: str = ".", limits: Optional[Dict[str, int]] = Non
             from cudaenv.host.files import open_regular
 
             with open_regular(path) as fh:
-                data = _read_capped(fh, limits["json"], "the JSON file")
+                data = _read_capped(fh, limits["json"], M("the JSON file"))
             _from_config(facts, data)
             kind = "inspect-json" if data.lstrip()[:1] == b"[" else "config-json"
     except _Unreadable as exc:
-        return ImageFacts(ref, kind, readable=False, why=str(exc))
+        return ImageFacts(ref, kind, readable=False, why=exc.args[0] if exc.args else str(exc))  # a marked message
     except (OSError, tarfile.TarError, EOFError) as exc:
         return ImageFacts(ref, kind, readable=False, why=str(getattr(exc, "strerror", None) or exc))
     return _facts(ref, kind, facts, layers)

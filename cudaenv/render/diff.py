@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import List
 
-from cudaenv.core.i18n import t, tn
+from cudaenv.core.i18n import t, tn, tr
 from cudaenv.core.text import printable
 from cudaenv.render.report import TITLES
 from cudaenv.render.text import WIDTH, md_code, md_inline, md_text, paint, wrap
@@ -70,7 +70,7 @@ def render_text(diff, width: int = WIDTH, color: bool = False) -> str:
                 out += wrap("%s: %s" % (printable(f.id), printable(f.title)),
                             first="  %-5s %-8s " % (mark, printable(f.severity)[:8]), width=width)
     for note in diff.notes:
-        out += [""] + wrap(printable(note), first=t("note: "), width=width)
+        out += [""] + wrap(printable(tr(note)), first=t("note: "), width=width)
     return "\n".join(out) + "\n"
 
 

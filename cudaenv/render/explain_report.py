@@ -15,16 +15,17 @@ def render_catalog(catalog, as_json: bool = False, width: int = WIDTH) -> str:
         from cudaenv.explain import ErrorCatalog
 
         return dumps(ErrorCatalog(tuple(catalog)).to_dict())
+    from cudaenv.core.i18n import t
     from cudaenv.render.text import wrap
 
     column = max(12, min(33, width - 40))  # 80 columns: the id column of 33 it always had
     out = []
     for entry in catalog:
         if len(entry.id) < column:
-            out += wrap(entry.title, entry.id.ljust(column), " " * column, width, newlines=False)
+            out += wrap(t(entry.title), entry.id.ljust(column), " " * column, width, newlines=False)
         else:
             out.append(entry.id)
-            out += wrap(entry.title, " " * column, " " * column, width, newlines=False)
+            out += wrap(t(entry.title), " " * column, " " * column, width, newlines=False)  # a title of data/error_patterns.json
     return "".join(line + "\n" for line in out)
 
 

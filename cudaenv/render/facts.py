@@ -151,11 +151,11 @@ def _visibility(s, view, width: int = WIDTH) -> List[str]:
     if v.device_order is not None:
         lines += kv("CUDA_DEVICE_ORDER", v.device_order)
     for m in v.mapping:
-        lines += item(t("cuda:%d is GPU %d%s", m.logical, m.physical, " (%s)" % m.uuid if m.uuid else ""), bullet="")
+        lines += item(t("cuda:%d is GPU %d%s", m.logical, m.physical, t(" (%s)", m.uuid) if m.uuid else ""), bullet="")
     if v.invalid_entry is not None:
         lines += item(t("entry %r is invalid: it and every entry after it are ignored", v.invalid_entry))
     for problem in v.problems:
-        lines += item(problem)
+        lines += item(tr(problem))
     return lines
 
 
@@ -232,7 +232,7 @@ def _torch(s, view, width: int = WIDTH) -> List[str]:
     if tp.externally_managed:
         extra.append(t("externally managed (PEP 668)"))
     if extra:
-        python += " (%s)" % ", ".join(extra)
+        python += t(" (%s)", t(", ").join(extra))
     lines += kv("python", python)
     e = getattr(s, "python_env", None)
     if e is not None:
@@ -245,7 +245,7 @@ def _torch(s, view, width: int = WIDTH) -> List[str]:
         lines += kv("torch", t("not installed"))
         return lines
     build = {"cuda": "CUDA %s" % tp.cuda, "rocm": "ROCm %s" % tp.hip}.get(view.torch_build) or t("CPU only")
-    lines += kv("torch", "%s (%s)%s" % (tp.version or t("unknown version"), build, t(", installed by %s", tp.installer) if tp.installer else ""))
+    lines += kv("torch", t("%s (%s)%s", tp.version or t("unknown version"), build, t(", installed by %s", tp.installer) if tp.installer else ""))
     if tp.location:
         lines += kv(t("location"), tp.location)
     if view.torch_devices == "import-failed":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import List
 
-from cudaenv.core.i18n import ENGLISH, N_, language, t, tn
+from cudaenv.core.i18n import ENGLISH, N_, language, t, tn, tr
 from cudaenv.render.text import WIDTH, fit, md_code, md_inline, md_text, paint, wrap
 from cudaenv.render.width import pad, width_of
 from cudaenv.core.text import printable
@@ -154,11 +154,11 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
         out += ["", paint(t("Unreadable reports"), "bold", color) + " (%d)" % len(summary.unreadable)]
         shown = summary.unreadable if all_nodes else summary.unreadable[:LIST_LIMIT]
         for u in shown:
-            out += wrap(printable(u.why), first="  %s: " % fit(printable(u.file), width // 2), rest="    ", width=width)
+            out += wrap(printable(tr(u.why)), first="  %s: " % fit(printable(u.file), width // 2), rest="    ", width=width)
         if len(shown) < len(summary.unreadable):
             out.append("  " + t("... %d more (--all lists them all)", len(summary.unreadable) - len(shown)))
     if summary.notes:
-        out += [""] + [line for note in summary.notes for line in wrap(printable(note), first=t("note: "), width=width)]
+        out += [""] + [line for note in summary.notes for line in wrap(printable(tr(note)), first=t("note: "), width=width)]
     if all_nodes and summary.nodes:
         out += ["", paint(t("Every node"), "bold", color) + " (%d)" % len(summary.nodes)]
         for n in summary.nodes:
@@ -347,9 +347,9 @@ def render_html(summary) -> str:
     if summary.unreadable:
         out += ["<h2>%s</h2>" % _h(t("Unreadable reports")), '<table id="unreadable"><thead><tr><th>%s</th><th>%s</th></tr></thead><tbody>'
                 % (_h(t("file")), _h(t("why")))]
-        out += ["<tr><td><code>%s</code></td><td>%s</td></tr>" % (_h(u.file), _h(u.why)) for u in summary.unreadable]
+        out += ["<tr><td><code>%s</code></td><td>%s</td></tr>" % (_h(u.file), _h(tr(u.why))) for u in summary.unreadable]
         out.append("</tbody></table>")
     if summary.notes:
-        out += ["<h2>%s</h2>" % _h(t("Notes")), "<ul>"] + ["<li>%s</li>" % _h(n) for n in summary.notes] + ["</ul>"]
+        out += ["<h2>%s</h2>" % _h(t("Notes")), "<ul>"] + ["<li>%s</li>" % _h(tr(n)) for n in summary.notes] + ["</ul>"]
     out += ["<script>%s</script>" % _SCRIPT, "</body></html>"]
     return "\n".join(out) + "\n"

@@ -16,31 +16,38 @@ def _cell(text) -> str:
     return str(text).replace("\n", " ")
 
 
+def _state(status):
+    """A driver tool's status in words (cudaenv.render.report.TOOL_STATES), any other as it is."""
+    from cudaenv.render.report import TOOL_STATES
+
+    return t(TOOL_STATES[status]) if status in TOOL_STATES else status
+
+
 def facts_rows(s, view) -> List[tuple]:
     """(key, value) rows of the facts table; ``view``: the doctor's facts view (cudaenv.diagnose.view)."""
     p = s.platform
     d = s.driver
     rows = []
-    osline = ", ".join(md_text(x) for x in (p.distro or p.system, p.machine, p.kernel and "kernel %s" % p.kernel) if x)
+    osline = ", ".join(md_text(x) for x in (p.distro or p.system, p.machine, p.kernel and t("kernel %s", p.kernel)) if x)
     if p.wsl:
         osline += ", WSL %d" % p.wsl
     if p.container:
-        osline += ", %s container" % md_text(p.container)
+        osline += t(", %s container", md_text(p.container))
     rows.append((N_("OS"), osline))
     if view.driver_shown and view.l4t is not None:
         rows.append((N_("Driver"), "Jetson L4T %s%s" % (view.l4t, " (JetPack %s)" % view.jetpack if view.jetpack else "")))
     elif view.driver_shown:
-        rows.append((N_("Driver"), "%s (supports CUDA %s)%s" % (md_text(view.driver_shown), md_text(d.cuda_version or view.driver_cuda or "?"),
-                                                             ", %s module" % md_text(d.kernel_module) if d.kernel_module else "")))
+        rows.append((N_("Driver"), t("%s (supports CUDA %s)%s", md_text(view.driver_shown), md_text(d.cuda_version or view.driver_cuda or "?"),
+                                     t(", %s module", md_text(d.kernel_module)) if d.kernel_module else "")))
     else:
         failed = view.failed_tools
-        rows.append((N_("Driver"), "none" + ("" if not failed else " (%s)" % "; ".join(
-            "%s: %s" % (md_text(t.tool), md_text(t.message or t.failure or t.status)) for t in failed))))
+        rows.append((N_("Driver"), t("none") + ("" if not failed else " (%s)" % "; ".join(
+            "%s: %s" % (md_text(f.tool), md_text(tr(f.message) if f.message else f.failure or _state(f.status))) for f in failed))))
     if s.gpus:
         rows.append((N_("GPUs"), "<br>".join(
-            "%d: %s, compute %s, %s/%s MiB used" % (g.index, md_text(g.name or "?"), md_text(g.compute_capability or "?"),
-                                                   "?" if g.memory_used_mib is None else g.memory_used_mib,
-                                                   "?" if g.memory_total_mib is None else g.memory_total_mib)
+            t("%d: %s, compute %s, %s/%s MiB used", g.index, md_text(g.name or "?"), md_text(g.compute_capability or "?"),
+              "?" if g.memory_used_mib is None else g.memory_used_mib,
+              "?" if g.memory_total_mib is None else g.memory_total_mib)
             for g in s.gpus)))
     else:
         rows.append((N_("GPUs"), t("none seen")))
@@ -48,7 +55,7 @@ def facts_rows(s, view) -> List[tuple]:
     if v.cuda_visible_devices is None:
         rows.append(("CUDA_VISIBLE_DEVICES", t("unset")))
     else:
-        mapping = ", ".join("cuda:%d = GPU %d" % (m.logical, m.physical) for m in v.mapping) or "no GPU visible"
+        mapping = ", ".join("cuda:%d = GPU %d" % (m.logical, m.physical) for m in v.mapping) or t("no GPU visible")
         rows.append(("CUDA_VISIBLE_DEVICES", "%s (%s)" % (md_code(v.cuda_visible_devices), mapping)))
     if v.device_order:
         rows.append(("CUDA_DEVICE_ORDER", md_text(v.device_order)))
@@ -56,22 +63,22 @@ def facts_rows(s, view) -> List[tuple]:
     if tp is None or not tp.installed:
         rows.append(("torch", t("not installed") + (t(" in %s", md_code(tp.python)) if tp is not None and tp.python else "")))
     else:
-        rows.append(("torch", "%s, CUDA %s, Python %s at %s" % (md_text(tp.version), md_text(tp.cuda) if view.torch_build == "cuda" else "none (CPU build)",
-                                                              md_text(tp.python_version or "?"), md_code(tp.python))))
+        rows.append(("torch", t("%s, CUDA %s, Python %s at %s", md_text(tp.version), md_text(tp.cuda) if view.torch_build == "cuda" else t("none (CPU build)"),
+                             md_text(tp.python_version or "?"), md_code(tp.python))))
         if view.torch_devices == "import-failed":
-            rows.append((N_("torch devices"), "not known: import torch failed"))
+            rows.append((N_("torch devices"), t("not known: import torch failed")))
         elif view.torch_devices != "not-imported":
-            rows.append((N_("torch devices"), "%s (cuda.is_available() = %s)" % (tp.device_count, tp.cuda_available)
-                         if view.torch_devices == "known" else "not known: torch did not report them"))
+            rows.append((N_("torch devices"), t("%s (cuda.is_available() = %s)", tp.device_count, tp.cuda_available)
+                         if view.torch_devices == "known" else t("not known: torch did not report them")))
             if tp.cudnn or tp.nccl:
                 rows.append(("torch cuDNN / NCCL", "%s / %s" % (md_text(tp.cudnn or "none"), md_text(tp.nccl or "none"))))
             if tp.arch_list:
                 rows.append((N_("torch arch list"), " ".join(md_text(a) for a in tp.arch_list)))
         else:
-            rows.append((N_("torch devices"), "not checked (torch not imported)"))
+            rows.append((N_("torch devices"), t("not checked (torch not imported)")))
     if tp is not None and tp.site_code_skipped:
-        rows.append((N_("site code"), "not run by the quick read: %s (this code may change sys.path; doctor without --quick runs it)"
-                     % ", ".join(md_code(f) for f in tp.site_code_skipped)))
+        rows.append((N_("site code"), t("not run by the quick read: %s (this code may change sys.path; doctor without --quick runs it)",
+                                        ", ".join(md_code(f) for f in tp.site_code_skipped))))
     e = getattr(s, "python_env", None)
     if e is not None:
         from cudaenv.render.facts import python_env_text
@@ -80,7 +87,7 @@ def facts_rows(s, view) -> List[tuple]:
     a = s.active_toolkit
     tks = []
     for tk, flags in zip(s.toolkits, view.toolkit_marks):
-        tks.append("%s at %s (%s%s)" % (md_text(tk.version or "?"), md_code(tk.path), md_text(tk.install_method), (", " + ", ".join(flags)) if flags else ""))
+        tks.append(t("%s at %s (%s%s)", md_text(tk.version or "?"), md_code(tk.path), md_text(tk.install_method), (", " + ", ".join(flags)) if flags else ""))
     rows.append((N_("Toolkits"), "<br>".join(tks) if tks else t("none found")))
     if a is not None and (a.nvcc or a.path):
         rows.append(("nvcc", "%s (CUDA %s)" % (md_code(a.nvcc or a.path), md_text(a.version or "?"))))

@@ -3,7 +3,7 @@
 from cudaenv.render.json_out import dumps
 from typing import List, Sequence
 
-from cudaenv.core.i18n import t, tr
+from cudaenv.core.i18n import N_, t, tr
 from cudaenv.render.text import WIDTH, wrap, wrap_command
 from cudaenv.shells.posix import quote_exact
 from cudaenv.core.text import printable
@@ -25,7 +25,8 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
     between shell words (render.text.wrap_command); ``sudo`` only where the plan says it is needed and present."""
     lines: List[str] = []
     if plan.targets:
-        targets = "; ".join(t("CUDA %s at %s (%s)", printable(tk.version or "?"), printable(tk.path), printable(tk.install_method))
+        targets = "; ".join(t("CUDA %s at %s (%s)", printable(tk.version or "?"), printable(tk.path),
+                              printable(t("unknown") if tk.install_method == "unknown" else tk.install_method))
                             for tk in plan.targets)
         lines += wrap(t("Plan: remove %s", targets), "", "  ", width, long_words="keep")
     lines += wrap(t("cudaenv removes nothing itself: run these steps yourself, or write them as a script with --script FILE."),
@@ -35,9 +36,9 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
     if not plan.steps:
         lines += ["", t("Nothing to remove.")]
     for n, step in enumerate(plan.steps, 1):
-        tags = [tag for tag, on in (("root", step.needs_root), ("removes", step.destructive)) if on]
+        tags = [tag for tag, on in ((N_("root"), step.needs_root), (N_("removes"), step.destructive)) if on]
         lines.append("")
-        head = "%d. %s" % (n, ("[%s] " % ", ".join(tags)) if tags else "")
+        head = "%d. %s" % (n, ("[%s] " % ", ".join(t(tag) for tag in tags)) if tags else "")
         lines += wrap(printable(tr(step.description)), head, "   ", width, long_words="keep")
         for d in step.details:
             lines += wrap(printable(tr(d)), "     ", "       ", width, long_words="keep")

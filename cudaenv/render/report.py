@@ -28,6 +28,13 @@ TITLES = {
 MARKS = {"ok": N_("ok"), "info": N_("info"), "warning": N_("warning"), "error": N_("error")}  # the checklist's marks
 SEVERITY_WORDS = {"error": N_("ERROR"), "warning": N_("WARNING"), "info": N_("INFO")}  # a finding's head
 RANK = {"error": 0, "warning": 1, "info": 2}
+# a driver tool's status (ToolStatus.status: a key of the JSON, said in words here); a failure id stays as it is
+# where a framework's CUDA was read (FrameworkStatus.cuda_from, cudaenv.diagnose.frameworks.CUDA_EVIDENCE), as a phrase:
+# "%s (from %s)" is a fact's source (nvidia-smi), which the Chinese sets apart with a blank; these are words
+CUDA_FROM = {"name": N_("from its package name"), "build-info": N_("from its build-info file"),
+             "local-tag": N_("from its version tag"), "requires": N_("from the nvidia wheels it requires"),
+             "needed": N_("from its libraries' NEEDED entries")}
+TOOL_STATES = {"missing": N_("missing"), "not run": N_("not run"), "timeout": N_("timeout"), "failed": N_("failed")}
 
 
 def _safe(text) -> str:
@@ -83,17 +90,17 @@ def _driver(s, view) -> List[Check]:
         if view.l4t is not None:  # a Jetson: an L4T release, not a driver series
             bits[0] = "L4T %s%s" % (view.l4t, " (JetPack %s)" % view.jetpack if view.jetpack else "")
         elif cuda:
-            bits[0] += " (CUDA %s)" % cuda
+            bits[0] += t(" (%s)", "CUDA %s" % cuda)
         if d.kernel_module:
             bits.append(t("%s module", d.kernel_module))
         if d.wsl_windows_side:
             bits.append(t("Windows host driver"))
         bits.append(t("via %s", d.source))
-        driver = ", ".join(bits)
+        driver = t(", ").join(bits)
     else:
         failed = view.failed_tools
         driver = t("none") + ("" if not failed else " (%s)" % "; ".join(
-            "%s: %s" % (f.tool, f.failure or f.status) for f in failed))
+            "%s: %s" % (f.tool, f.failure or (t(TOOL_STATES[f.status]) if f.status in TOOL_STATES else f.status)) for f in failed))
     if s.gpus:
         gpus = "; ".join(t("GPU %d: %s, compute %s", g.index, g.name or "?", _cc(g)) for g in s.gpus)
     elif s.platform.pci_nvidia_devices:
@@ -124,7 +131,7 @@ def torch_devices_text(torch, state: str) -> str:
         return t("not known: import torch failed (see torch-import-error)")
     if state == "unknown":
         return t("not known: torch did not report them (see Notes)")
-    return "%s (is_available: %s)" % (torch.device_count, torch.cuda_available)
+    return "%s%s" % (torch.device_count, t(" (%s)", "is_available: %s" % torch.cuda_available))
 
 
 def _not_imported(torch) -> str:
@@ -195,14 +202,12 @@ def _toolkits(s, view) -> List[Check]:
 
 def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
     """One framework's line: version, the CUDA (and cuDNN) it was built for and what said so, the verdict's words."""
-    from cudaenv.diagnose.frameworks import CUDA_EVIDENCE
-
     bits = [fw.version or t("version unknown")]
     if fw.gpu_build is False:
         bits.append(t("CPU-only build"))
     elif fw.cuda:
         cuda = "CUDA %s" % fw.cuda + (", cuDNN %s" % fw.cudnn if fw.cudnn else "")
-        bits.append(t("%s (from %s)", cuda, t(CUDA_EVIDENCE.get(fw.cuda_from or "", N_("its files")))))
+        bits.append(t("%s (%s)", cuda, t(CUDA_FROM.get(fw.cuda_from or "", N_("from its files")))))
         if minimum:
             bits.append(t("needs driver >= %s", minimum))
     elif verdict == "plugin":
@@ -247,7 +252,7 @@ def _frameworks(s, view) -> List[Check]:
 def import_facts(item) -> str:
     """``imported (2.20.0); its device check sees 1 GPU: /physical_device:GPU:0`` or the import's error."""
     if item.imported is None:
-        return t("no answer: %s", printable(item.error or "?"))
+        return t("no answer: %s", printable(tr(item.error or "?")))
     if not item.imported:
         return t("fails: %s", printable((item.error or "?").strip().splitlines()[-1][:300]))
     head = t("imported (%s)", printable(item.version)) if item.version else t("imported")

@@ -21,17 +21,23 @@ class Spinner:
         self._drawn = False
 
     def update(self, message: str) -> None:
+        from cudaenv.core.i18n import tr  # a marked message (the doctor's phases) in the reader's language
+
         with self._lock:
-            self.message = message
+            self.message = tr(message)
 
     def __call__(self, message: str) -> None:  # usable as collect_snapshot's progress callback
         self.update(message)
 
     def _draw(self, frame: str) -> None:
         with self._lock:
-            text = ("%s %s" % (frame, self.message))[: self.width]
+            from cudaenv.render.width import fit_wide, has_wide, pad
+
+            text = "%s %s" % (frame, self.message)
+            # a wide (Chinese) character takes two columns; any other line is cut as it always was
+            text = pad(fit_wide(text, self.width), self.width) if has_wide(text) else text[: self.width].ljust(self.width)
             try:
-                self.stream.write("\r" + text.ljust(self.width))
+                self.stream.write("\r" + text)
                 self.stream.flush()
                 self._drawn = True
             except (OSError, ValueError):

@@ -330,6 +330,10 @@ def advice_command(text: str) -> Tuple[int, int, bool]:
             start = i + 1
             i = _top_level(text, "\uff1a", start)
     notes = [i for i in (_top_level(text, "  (", start), _top_level(text, "   ", start)) if i >= 0]
+    noted = bool(notes)  # a note set off by blanks: the text before it is written as a command
+    aside = _top_level(text, "\uff08", start) if not text.isascii() else -1  # "cudaenv torch recommend（或 cudaenv fix）"
+    if aside >= 0 and text[start:aside].split(" ", 1)[0] in _COMMAND_WORDS:
+        notes.append(aside)  # a Chinese aside after a command ends it (it says nothing of the command)
     note = min(notes) if notes else -1
     end = note if note >= 0 else len(text)
     while end > start and text[end - 1] == " ":
@@ -341,7 +345,7 @@ def advice_command(text: str) -> Tuple[int, int, bool]:
         while end > start + 1 and text[end - 1] in ",;":
             end -= 1  # "... --plan, or --runfile FILE": the comma is the sentence's
         cmd = text[start:end]
-    sure = note >= 0 or any(_top_level(cmd, op) >= 0 for op in (" && ", " | ", " || ")) or words[0] in _COMMAND_WORDS
+    sure = noted or any(_top_level(cmd, op) >= 0 for op in (" && ", " | ", " || ")) or words[0] in _COMMAND_WORDS
     return start, end, sure
 
 
@@ -424,7 +428,10 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
         if not lines:
             cont[0] = first + cont[0][len(rest):]
         lines += cont
-    if tail:
+    if tail and text[end:end + 1] == "\uff08":  # a Chinese aside written against the command: it stays attached
+        more = wrap(_glue_quoted(tail), lines[-1], rest, width, newlines=False, long_words="keep")
+        lines[-1:] = [line.replace(_GLUE, " ") for line in more]
+    elif tail:
         gap = "    " if width_of(lines[-1]) + 4 + tail.find(" ") <= width else ""
         more = wrap(_glue_quoted(tail), lines[-1] + gap if gap else rest, rest, width, newlines=False, long_words="keep")
         lines[-1:] = [line.replace(_GLUE, " ") for line in more] if gap else lines[-1:] + [line.replace(_GLUE, " ") for line in more]

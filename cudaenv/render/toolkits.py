@@ -6,7 +6,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # off `cudaenv list`'s import path (typing imports re)
     from typing import Any, Dict, List, Sequence
 
-from cudaenv.core.i18n import t
+from cudaenv.core.i18n import t, tr
 from cudaenv.render.text import WIDTH, fit, wrap
 from cudaenv.render.width import pad, width_of
 from cudaenv.core.text import printable
@@ -32,7 +32,7 @@ def render_toolkit_table(state, view, notes: Sequence[Any] = (), system: str = "
     if not state.toolkits:
         lines.append(t("No CUDA toolkit found."))
         if places:
-            lines += _wrap(t("Looked in %s.", ", ".join(places)), width)
+            lines += _wrap(t("Looked in %s.", ", ".join(t(place) for place in places)), width)  # data/toolkit_places.txt
         sep = ";" if system == "windows" else ":"
         example = "D:\\cuda" if system == "windows" else "/sw/cuda"
         lines += _wrap(
@@ -44,7 +44,7 @@ def render_toolkit_table(state, view, notes: Sequence[Any] = (), system: str = "
         rows = [("", t("VERSION"), t("INSTALLED BY"), t("PATH"))]
         for tk in state.toolkits:
             mark = (ACTIVE if tk.active else " ") + (LINK if tk.is_link_target else "  ")
-            method = tk.install_method + ("" if tk.nvcc else t(", no nvcc"))
+            method = (t("unknown") if tk.install_method == "unknown" else tk.install_method) + ("" if tk.nvcc else t(", no nvcc"))
             rows.append((mark, printable(tk.version or "?"), printable(method), printable(tk.path)))
         w_ver = max(width_of(r[1]) for r in rows)
         w_method = max(width_of(r[2]) for r in rows)
@@ -54,7 +54,7 @@ def render_toolkit_table(state, view, notes: Sequence[Any] = (), system: str = "
         lines.append("")
         lines += _legend(state, view, width)
     for note in notes:
-        lines += _wrap(t("note: %s", printable(getattr(note, "message", note))), width, indent="      ")
+        lines += _wrap(t("note: %s", printable(tr(getattr(note, "message", note)))), width, indent="      ")
     return "\n".join(lines) + "\n"
 
 

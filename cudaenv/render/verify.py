@@ -9,7 +9,7 @@ from typing import Any, List, Optional
 from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command, wrap_quoted
 from cudaenv.core.text import printable
 from cudaenv.core.version import sm_name
-from cudaenv.core.i18n import t, tn, tr
+from cudaenv.core.i18n import Msg, t, tn, tr
 from cudaenv.render.width import width_of
 
 
@@ -33,11 +33,11 @@ def render_text(report, color: bool = False, width: int = WIDTH) -> str:
 
 def _mark(ok: Optional[bool], color: bool, skipped: bool = False) -> str:
     if skipped:
-        text, code = "skipped", "warning"
+        text, code = t("skipped"), "warning"
     elif ok:
-        text, code = "ok", "ok"
+        text, code = t("ok"), "ok"
     else:
-        text, code = "FAILED", "error"
+        text, code = t("FAILED"), "error"
     return paint(text, code, color)
 
 
@@ -49,14 +49,19 @@ def _wrap_item(text: str, first: str, rest: str, width: int = WIDTH) -> List[str
     return wrap_advice(printable(text), first, rest, width)  # between shell words only, like explain and the doctor
 
 
+def _title(title):
+    """An error's title: a marked message, or a plain title of data/error_patterns.json (in the catalog as it is)."""
+    return tr(title) if isinstance(title, Msg) or not title else t(title)
+
+
 def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str]:
     if error is None:
         return []
-    head = indent + t("error %s: %s", error.id or t("(not recognised)"), tr(error.title) or error.message)
+    head = indent + t("error %s: %s", error.id or t("(not recognised)"), _title(error.title) or error.message)
     lines = _wrap(head, "", width)
     lines = [lines[0]] + ["%s  %s" % (indent, x) for x in lines[1:]]
     if error.title:
-        first = next((x.strip() for x in error.message.splitlines() if x.strip()), "")
+        first = next((x.strip() for x in tr(error.message).splitlines() if x.strip()), "")
         lines += _wrap(first, indent + "  ", width)
     if error.explanation:  # explain's words: a quoted phrase (`import torch`) stays on one line, as explain shows it
         lines += wrap_quoted(printable(tr(error.explanation)), indent + "  ", indent + "  ", width)
@@ -108,13 +113,14 @@ def render_devices(report, color: bool = False, width: int = WIDTH) -> str:
         lines.append("")
         header = _device_header(r)
         mark = _mark(r.ok, color)
-        pad = max(1, width - width_of(header) - len(_mark(r.ok, False)))
+        pad = max(1, width - width_of(header) - width_of(_mark(r.ok, False)))
         lines.append(header + " " * pad + mark)
         for c in r.checks:
             status = _mark(c.ok, color, c.skipped)
             plain = _mark(c.ok, False, c.skipped)
-            row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - len(plain)), c.seconds, printable(c.detail))
-            lines.append(row if len(row) <= width + (len(status) - len(plain)) else row[: width + (len(status) - len(plain)) - 3] + "...")
+            row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - width_of(plain)), c.seconds, printable(c.detail))
+            room = width + (len(status) - len(plain)) - (width_of(plain) - len(plain))  # colour codes take no column
+            lines.append(row if len(row) <= room else row[: room - 3] + "...")
         figures = []
         if r.tflops is not None:
             figures.append(t("%.2f TFLOP/s fp32 matmul", r.tflops))
@@ -159,7 +165,7 @@ def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
             extra.append("%.2f GB/s all-reduce" % r.busbw_gbps)
         lines.append("  rank %d: %s %s%s" % (r.rank, where, _mark(r.ok, color), ("  " + ", ".join(extra)) if extra else ""))
         if r.error is not None:
-            lines += _wrap("%s: %s" % (r.error.stage or "error", r.error.message), "    ", width)
+            lines += _wrap("%s: %s" % (r.error.stage or "error", tr(r.error.message)), "    ", width)
         else:
             for c in r.checks:
                 if not c.ok:
@@ -178,12 +184,12 @@ def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
 
 
 def render_toolkit(report, color: bool = False, width: int = WIDTH) -> str:
-    lines = ["cudaenv verify --toolkit: %s%s" % (report.nvcc or "no nvcc", (" (CUDA %s)" % report.version) if report.version else "")]
+    lines = ["cudaenv verify --toolkit: %s%s" % (report.nvcc or t("no nvcc"), t(" (CUDA %s)", report.version) if report.version else "")]
     for s in report.stages:
-        lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - len(_mark(s.ok, False))), s.seconds, printable(s.detail)))
+        lines.append("  %-8s %s%s %6.2f s  %s" % (s.name, _mark(s.ok, color), " " * (8 - width_of(_mark(s.ok, False))), s.seconds, printable(tr(s.detail))))
     for d in report.devices:
         if d.get("ok"):
-            lines.append("    device %s: %s (%s) ran the kernel" % (d.get("device"), d.get("name"), d.get("capability")))
+            lines.append("    " + t("device %s: %s (%s) ran the kernel", d.get("device"), d.get("name"), d.get("capability")))
     if report.note:
         lines += _wrap(tr(report.note), "  ", width)
     if report.error is not None:

@@ -7,6 +7,7 @@ sudo gets the bare command and a note to run it as root. (The ``--script`` form 
 
 import os
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+from cudaenv.core.i18n import N_
 
 # a sudo that leads a command: at the start, after a pipe, a list operator, a subshell's or $(, or a "read: " in a comment
 # (a Chinese comment's full-width colon too: "再查看：sudo dmesg")
@@ -47,4 +48,4 @@ def is_root() -> bool:
     return geteuid is not None and geteuid() == 0
 
 
-NO_SUDO_NOTE = "sudo is not installed here: run the commands marked [root] as root"
+NO_SUDO_NOTE = N_("sudo is not installed here: run the commands marked [root] as root")  # a note: M(NO_SUDO_NOTE)

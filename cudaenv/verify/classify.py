@@ -7,6 +7,7 @@ from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.model.record import replace
 from cudaenv.core.text import seconds_text
+from cudaenv.core.i18n import M
 from cudaenv.host.process import CommandResult
 from cudaenv.verify.child import _tail, nccl_debug_lines, parse_rank_events
 from cudaenv.verify.records import ChildReport, DeviceResult, DistributedReport, Problem, RankResult, VerifyError
@@ -102,12 +103,12 @@ def device_result(logical: Optional[int], report: ChildReport, result: Optional[
         error = classify(message, (first.get("traceback") or "") + "\n" + (stderr or ""), first.get("stage"))
         error = replace(error, message=shown, stage=first.get("stage"))
     elif result is not None and result.error == "timeout":
-        message = "no progress for %s in stage %s" % (seconds_text(result.timeout), "import" if not report.info else "device")
+        message = M("no progress for %s in stage %s", seconds_text(result.timeout), "import" if not report.info else "device")
         error = classify(message, stage="timeout")
     elif report.done is None:
         code = result.returncode if result is not None else None
-        how = "exit status %s" % code if code is not None and code >= 0 else "signal %s" % (-code if code is not None else "?")
-        message = "the check process for %s ended without a result (%s)" % (label, how)
+        how = M("exit status %s", code) if code is not None and code >= 0 else M("signal %s", -code if code is not None else "?")
+        message = M("the check process for %s ended without a result (%s)", label, how)
         error = classify(message, stage="crash")
         extra = classify(stderr) if stderr else None
         if extra is not None and extra.id is not None:
@@ -115,7 +116,7 @@ def device_result(logical: Optional[int], report: ChildReport, result: Optional[
     else:
         bad = [c for c in report.checks if not c.ok]
         if bad:
-            message = "%s gave a wrong result: %s" % (bad[0].name, bad[0].detail)
+            message = M("%s gave a wrong result: %s", bad[0].name, bad[0].detail)
             error = classify(message, stage=bad[0].name)
     ok = error is None and report.done is True and all(c.ok for c in report.checks)
     tail = _tail(stderr) if not ok else ""
@@ -132,7 +133,6 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
     """Why no GPU can be verified at all (no torch, a CPU build, no usable driver); None when GPUs are there."""
     info = report.info
     torch = info.get("torch")
-    where = "in %s" % python
     first = report.errors[0] if report.errors else {}
     stage = first.get("stage")
     if stage == "import" and first.get("type") == "Timeout":
@@ -141,13 +141,13 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
         message = str(first.get("message") or "")
         err = classify(message, first.get("traceback") or "", "import")
         if err.id == "torch-missing":
-            return Problem("torch-missing", "torch is not installed %s" % where, err)
-        return Problem(err.id or "torch-import-error", "torch does not import %s: %s" % (where, message), err)
+            return Problem("torch-missing", M("torch is not installed in %s", python), err)
+        return Problem(err.id or "torch-import-error", M("torch does not import in %s: %s", python, message), err)
     if not info:
         if result is not None and result.error == "timeout":
             return import_hang(python, result.timeout)
         if result is not None and not result.ok:
-            message = "the check process for %s ended without a result (%s)" % (python, result.describe())
+            message = M("the check process for %s ended without a result (%s)", python, result.describe())
             err = classify(message, result.stderr, "start")
             return Problem(err.id, message, err)
         return None
@@ -158,15 +158,15 @@ def problem_from_report(report: ChildReport, python: str, result: Optional[Comma
             return None
         if err.id == "torch-cpu-only" or not (info.get("cuda") or info.get("hip")):
             err = classify("Torch not compiled with CUDA enabled", stage="select")
-            return Problem("torch-cpu-only", "torch %s %s is a CPU-only build (torch.version.cuda is None): there is no GPU to verify" % (torch, where), err)
-        return Problem(err.id, "torch %s %s (built for CUDA %s) cannot use a GPU here: %s" % (torch, where, info.get("cuda") or info.get("hip"), message), err)
+            return Problem("torch-cpu-only", M("torch %s in %s is a CPU-only build (torch.version.cuda is None): there is no GPU to verify", torch, python), err)
+        return Problem(err.id, M("torch %s in %s (built for CUDA %s) cannot use a GPU here: %s", torch, python, info.get("cuda") or info.get("hip"), message), err)
     return None
 
 
 def import_hang(python: str, seconds: Optional[float]) -> Problem:
     """The interpreter gave no answer while importing torch: named as that, never as a GPU hang."""
     shown = seconds_text(seconds, unit="") if seconds is not None else "?"
-    message = "importing torch in %s hung: no answer within %s s" % (python, shown)
+    message = M("importing torch in %s hung: no answer within %s s", python, shown)
     return Problem("torch-import-hang", message, from_id("torch-import-hang", message, "import", {"python": python, "seconds": shown}))
 
 
@@ -187,7 +187,7 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
     for rank in range(nproc):
         text = rank_texts.get(rank)
         if text is None:
-            ranks.append(RankResult(rank, error=VerifyError(None, "rank %d did not start or wrote nothing" % rank, "start")))
+            ranks.append(RankResult(rank, error=VerifyError(None, M("rank %d did not start or wrote nothing", rank), "start")))
             continue
         folded = parse_rank_events(text)
         info, start = folded["info"], folded["start"]
@@ -201,11 +201,11 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
             shown = message if first.get("type") in (None, "Timeout", "Orphaned") or message.startswith(str(first.get("type"))) else "%s: %s" % (first["type"], message)
             error = replace(err, message=shown, stage=first.get("stage"))
         elif folded["done"] is None:
-            error = VerifyError(None, "rank %d ended without a result" % rank, "crash")
+            error = VerifyError(None, M("rank %d ended without a result", rank), "crash")
         else:
             bad = [c for c in folded["checks"] if not c.ok]
             if bad:
-                error = classify("%s gave a wrong result: %s" % (bad[0].name, bad[0].detail), stage=bad[0].name)
+                error = classify(M("%s gave a wrong result: %s", bad[0].name, bad[0].detail), stage=bad[0].name)
         local = start.get("local_rank")
         physical = None
         if info.get("device", "cpu") != "cpu" and local is not None:
@@ -217,18 +217,18 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
     rank_errors = [r.error for r in ranks if r.error is not None and r.error.stage != "start"]
     primary = [r.error for r in ranks if r.error is not None and r.error.stage != "start" and r.rank not in secondary]
     if result.error == "timeout":
-        overall = from_id("dist-timeout", "the ranks did not finish within %s; all were stopped" % seconds_text(timeout), "timeout")
+        overall = from_id("dist-timeout", M("the ranks did not finish within %s; all were stopped", seconds_text(timeout)), "timeout")
     elif result.error is not None:
         overall = VerifyError(None, result.describe(), "launch")
     elif not result.ok and not rank_errors:
-        overall = classify("torchrun exited with status %s" % result.returncode, output, "launch")
+        overall = classify(M("torchrun exited with status %s", result.returncode), output, "launch")
     ok = result.ok and all(r.ok for r in ranks)
     if not ok and overall is None:
         chosen = (primary or rank_errors or [None])[0]
         if chosen is not None:
             overall = chosen
         else:
-            overall = classify("torchrun exited with status %s" % result.returncode, output, "launch")
+            overall = classify(M("torchrun exited with status %s", result.returncode), output, "launch")
     return DistributedReport(python, backend, nproc, ok, tuple(ranks), overall, command, result.seconds,
                              _tail(output, 30), nccl_debug_lines(output) if nccl_debug else ())
 
@@ -237,15 +237,15 @@ def _no_gpu_problem(report, python):
     info = report.info
     if not (info.get("cuda") or info.get("hip")):
         err = classify("Torch not compiled with CUDA enabled")
-        return Problem("torch-cpu-only", "torch %s in %s is a CPU-only build" % (info.get("torch"), python), err)
+        return Problem("torch-cpu-only", M("torch %s in %s is a CPU-only build", info.get("torch"), python), err)
     warnings = [w for w in info.get("warnings") or [] if "CUDA" in w or "NVIDIA" in w]
     message = info.get("cuda_error") or "; ".join(warnings) or "No CUDA GPUs are available"
     err = classify(message, fallback="torch-cuda-unavailable")
-    return Problem(err.id, "torch %s in %s sees no GPU: %s" % (info.get("torch"), python, message), err)
+    return Problem(err.id, M("torch %s in %s sees no GPU: %s", info.get("torch"), python, message), err)
 
 
 def _dist_problem(python, backend, nproc, problem, hint: str = ""):
-    error = problem.error if problem is not None else VerifyError(None, "torch could not be checked in %s" % python)
+    error = problem.error if problem is not None else VerifyError(None, M("torch could not be checked in %s", python))
     message = problem.message if problem is not None else error.message
     if hint:
         message += " (%s)" % hint

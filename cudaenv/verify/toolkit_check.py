@@ -15,6 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from cudaenv import _child  # the one child-script loader: _child.source
 from cudaenv.model.record import Record
 from cudaenv.core.text import seconds_text
+from cudaenv.core.i18n import M
 from cudaenv.host import Host
 from cudaenv.host.files import scratch_dir
 from cudaenv.parse.nvcc import parse_gpu_code_list, parse_nvcc_version
@@ -133,7 +134,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
     exe = str(real) if real is not None else nvcc
     res = host.run([exe, "--version"], timeout=max(host.timeout, 15.0))
     version = parse_nvcc_version(res.stdout)
-    stages.append(Stage("nvcc", res.ok and version is not None, res.seconds, "%s: release %s" % (nvcc, version) if version else res.describe()))
+    stages.append(Stage("nvcc", res.ok and version is not None, res.seconds, M("%s: release %s", nvcc, version) if version else res.describe()))
     if not res.ok:
         err = classify(res.output or res.describe(), stage="nvcc")
         return ToolkitReport(nvcc, version, archs, stages=tuple(stages), error=err)
@@ -141,9 +142,9 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
     supported = parse_gpu_code_list(listing.stdout) if listing.ok else ()
     unsupported = tuple(a for a in archs if supported and a.rstrip("abcdefghijklmnopqrstuvwxyz") not in supported and a not in supported)
     if supported:
-        detail = "nvcc %s targets %s .. %s" % (version, supported[0], supported[-1])
+        detail = M("nvcc %s targets %s .. %s", version, supported[0], supported[-1])
         if unsupported:
-            detail += "; not %s" % ", ".join(unsupported)
+            detail += M("; not %s", ", ".join(unsupported))
         stages.append(Stage("targets", not unsupported, listing.seconds, detail))
     with scratch_dir("cudaenv-nvcc-", {"cudaenv_check.cu": _child.source("check.cu")}) as tmp:
         src = os.path.join(tmp, "cudaenv_check.cu")
@@ -153,7 +154,7 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
         comp = host.run(argv, timeout=compile_timeout, cwd=tmp)
         seconds = time.monotonic() - start
         shown = tuple([nvcc] + [a.replace(tmp + os.sep, "") for a in argv[1:]])
-        target = ", ".join(archs) if archs else "nvcc's default architecture"
+        target = ", ".join(archs) if archs else M("nvcc's default architecture")
         if not comp.ok or not os.path.exists(out):
             text = comp.output.strip() or comp.describe()
             err = classify(text, stage="compile")
@@ -162,11 +163,11 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
             stages.append(Stage("compile", False, seconds, text.splitlines()[0] if text else comp.describe()))
             note = None
             if unsupported and supported:
-                note = "nvcc %s cannot compile for %s; it targets %s to %s" % (version, ", ".join(unsupported), supported[0], supported[-1])
+                note = M("nvcc %s cannot compile for %s; it targets %s to %s", version, ", ".join(unsupported), supported[0], supported[-1])
             return ToolkitReport(nvcc, version, archs, supported, unsupported, False, None, False, tuple(stages), (), err, note, shown)
-        stages.append(Stage("compile", True, seconds, "compiled for %s" % target))
+        stages.append(Stage("compile", True, seconds, M("compiled for %s", target)))
         if not gpu_present:
-            note = "compiled for %s, but there is no GPU here, so it could not run" % target
+            note = M("compiled for %s, but there is no GPU here, so it could not run", target)
             return ToolkitReport(nvcc, version, archs, supported, unsupported, True, None, True, tuple(stages), (), None, note, shown)
         run = host.run([out], timeout=run_timeout, cwd=tmp)
     header, devices = parse_run_output(run.stdout)
@@ -174,16 +175,16 @@ def check_toolkit(host: Host, capabilities: Sequence[str] = (), gpu_present: boo
     ok = run.ok and bool(devices) and not failed
     error = None
     if run.error == "timeout":
-        error = classify("no progress for %s in stage run" % seconds_text(run.timeout), stage="run")
+        error = classify(M("no progress for %s in stage %s", seconds_text(run.timeout), "run"), stage="run")
     elif failed:
         first = failed[0]
-        message = first.get("error") or ("%s wrong results" % first.get("wrong")) if first.get("error") or first.get("wrong") else "device %s failed" % first.get("device")
-        error = classify(str(message), stage=str(first.get("stage") or "run"))
+        message = first.get("error") or (M("%s wrong results", first.get("wrong"))) if first.get("error") or first.get("wrong") else M("device %s failed", first.get("device"))
+        error = classify(message if isinstance(message, str) else str(message), stage=str(first.get("stage") or "run"))
         if error.id is None and first.get("wrong"):
-            error = from_id("wrong-result", "the compiled kernel gave a wrong result on device %s" % first.get("device"), "run")
+            error = from_id("wrong-result", M("the compiled kernel gave a wrong result on device %s", first.get("device")), "run")
     elif not run.ok:
         error = classify(run.output or run.describe(), stage="run")
-    detail = "%d device(s) ran the kernel" % len([d for d in devices if d.get("ok")]) if ok else (error.message if error else run.describe())
+    detail = M("%d device(s) ran the kernel", len([d for d in devices if d.get("ok")])) if ok else (error.message if error else run.describe())
     stages.append(Stage("run", ok, run.seconds, detail))
     return ToolkitReport(nvcc, version, archs, supported, unsupported, True, ok, ok, tuple(stages), devices, error,
-                         None if ok else "compiled for %s, but running it failed" % target, shown)
+                         None if ok else M("compiled for %s, but running it failed", target), shown)

@@ -78,7 +78,12 @@ def plan_commands(version: str, distro_id: Optional[str], distro_version: Option
         "version": version,
     }
     values["repo"] = (r.get("repo") or "").format(**values)
-    steps = tuple(step.format(**values) for step in r["steps"])
+    from cudaenv.core.i18n import M, filled_message
+
+    # a step with a comment is words (tools/po.py reads them from the table): said in the reader's language
+    steps = tuple(filled_message(step, step.format(**values), values) if "#" in step else step.format(**values)
+                  for step in r["steps"])
     mm = ".".join(str(x) for x in version_key(version)[:2])
-    conda = tuple(step.format(mm=mm) for step in row("conda", tbl)["steps"])
-    return steps + ("# or, without root:",) + conda, tbl["sources"][r["source"]]
+    conda = tuple(filled_message(step, step.format(mm=mm), {"mm": mm}) if "#" in step else step.format(mm=mm)
+                  for step in row("conda", tbl)["steps"])
+    return steps + (M("# or, without root:"),) + conda, tbl["sources"][r["source"]]

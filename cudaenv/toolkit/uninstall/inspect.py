@@ -30,6 +30,7 @@ from cudaenv.toolkit.uninstall.facts import AltEntry, DriverFacts, Inspection, L
 from cudaenv.toolkit.uninstall.rcfiles import mentions, probe_rc_lines, system_path
 from cudaenv.toolkit.uninstall.wrappers import probe_wrappers
 from cudaenv.core.version import major_minor
+from cudaenv.core.i18n import M
 
 MAX_WALK = 200000
 
@@ -52,9 +53,9 @@ def _walk(host, path: str, notes: List[Note]) -> List[str]:
     unreadable: List[str] = []
     out = [posixpath.join(folder, name) for folder, dirs, files in walk(host, path, MAX_WALK + 1, unreadable)
            for name in dirs + files]
-    notes.extend(Note("uninstall", "cannot read %s" % p) for p in unreadable)
+    notes.extend(Note("uninstall", M("cannot read %s", p)) for p in unreadable)
     if len(out) > MAX_WALK:
-        notes.append(Note("uninstall", "%s holds more than %d entries; only the first were compared" % (path, MAX_WALK)))
+        notes.append(Note("uninstall", M("%s holds more than %d entries; only the first were compared", path, MAX_WALK)))
         del out[MAX_WALK:]
     return out
 
@@ -87,7 +88,7 @@ def _conda(host, path: str, notes: List[Note]) -> Tuple[Optional[str], Tuple[str
         except (ValueError, KeyError, TypeError):
             name = None
         if name is None:
-            notes.append(Note("uninstall", "cannot read the conda record %s" % meta))
+            notes.append(Note("uninstall", M("cannot read the conda record %s", meta)))
             continue
         if name.startswith(wanted):
             names.append(name)
@@ -223,7 +224,7 @@ def probe_ldconf(host, targets: Sequence[str], db, notes: List[Note]) -> Tuple[L
         if posixpath.dirname(file) != LD_SO_CONF_D or not file.endswith(".conf"):
             continue
         if text is None:
-            notes.append(Note("uninstall", "cannot read %s" % file))
+            notes.append(Note("uninstall", M("cannot read %s", file)))
             continue
         lines, other = [], False
         hit_targets = set()
@@ -293,7 +294,7 @@ def inspect_uninstall(
     root_user = is_root() if root_user is None else root_user
     sudo = has_sudo(host)
     if not root_user and not sudo and host.system != "windows":
-        notes.append(Note("uninstall", NO_SUDO_NOTE))
+        notes.append(Note("uninstall", M(NO_SUDO_NOTE)))
     return Inspection(
         system=host.system,
         targets=facts,

@@ -98,5 +98,5 @@ def _in_use(inspection: Inspection) -> List[str]:
         if why:
             others = [k for k in inspection.toolkits if k.path not in {x.toolkit.path for x in inspection.targets} and k.version]
             hint = (M(" Switch first, e.g. `cudaenv use %s`.", others[0].version)) if others else ""
-            out.append(M("%s is in use: %s.%s", label(tk), join("; ", why), hint))
+            out.append(M("%s is in use: %s.%s", label(tk), join(M("; "), why), hint))  # "；" in Chinese
     return out

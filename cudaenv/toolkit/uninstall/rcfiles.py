@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Iterable, List, Optional, Sequence, Tuple
 
 from cudaenv.model.snapshot import Note
+from cudaenv.core.i18n import M
 
 SYSTEM_FILES = ("/etc/environment",)
 PROFILE_D = "/etc/profile.d"
@@ -126,9 +127,9 @@ def classify(text: str, previous: str, targets: Sequence[str]) -> Tuple[str, Opt
     if stripped.startswith("#"):
         return "remove", None, None
     if text.rstrip().endswith("\\") or previous.rstrip().endswith("\\"):
-        return "hand", None, "it is part of a command continued over several lines"
+        return "hand", None, M("it is part of a command continued over several lines")
     if not _balanced(text):
-        return "hand", None, "it opens or closes a block (if/for/while/case/{ ... }); removing it alone would break the file"
+        return "hand", None, M("it opens or closes a block (if/for/while/case/{ ... }); removing it alone would break the file")
     others = [p for p in _ABSPATH.findall(text) if not any(mentions(p, t) for t in targets)]
     if not others:
         return "remove", None, None
@@ -136,7 +137,7 @@ def classify(text: str, previous: str, targets: Sequence[str]) -> Tuple[str, Opt
     for target in targets:
         new = _cut_entries(new, target) if new is not None else None
     if new is None or any(mentions(new, t) for t in targets):
-        return "hand", None, "it also names %s and the toolkit cannot be cut out of it cleanly" % others[0]
+        return "hand", None, M("it also names %s and the toolkit cannot be cut out of it cleanly", others[0])
     return "rewrite", new, None
 
 
@@ -155,9 +156,9 @@ def find_lines(file: str, text: str, targets: Sequence[str]) -> List[RcLine]:
         previous = lines[index - 1] if index else ""
         action, new, reason = classify(line, previous, hit)
         if inside and action != "hand" and not line.lstrip().startswith("#"):
-            action, new, reason = "hand", None, "it is inside an if/for/while/case/{ ... } block; removing it alone could leave the block empty"
+            action, new, reason = "hand", None, M("it is inside an if/for/while/case/{ ... } block; removing it alone could leave the block empty")
         if "\ufffd" in line and action != "hand":  # bytes that are not UTF-8: the exact text cannot be shown or matched
-            action, new, reason = "hand", None, "it holds bytes that are not UTF-8, so it cannot be matched exactly"
+            action, new, reason = "hand", None, M("it holds bytes that are not UTF-8, so it cannot be matched exactly")
         found.append(RcLine(file, index + 1, line, action, new, reason, hit))
     return found
 
@@ -171,7 +172,7 @@ def probe_rc_lines(host, targets: Sequence[str], notes: List[Note]) -> Tuple[RcL
             continue
         text = host.read_text(file)
         if text is None:
-            notes.append(Note("uninstall", "cannot read %s: shell startup lines there were not checked" % file))
+            notes.append(Note("uninstall", M("cannot read %s: shell startup lines there were not checked", file)))
             continue
         found.extend(find_lines(file, text, targets))
     return tuple(found)
@@ -185,7 +186,7 @@ def __getattr__(name: str):
         value = source("line_editor.py").strip()
         globals()[name] = value
         return value
-    raise AttributeError("module %r has no attribute %r" % (__name__, name))
+    raise AttributeError(name)  # (a module attribute made on first use: any other name is not there)
 
 
 def edit_args(lines: Iterable[RcLine]) -> List[str]:

@@ -53,7 +53,7 @@ def link_steps(b: Builder, inspection: Inspection, options: Options) -> List[str
     managed = link.alternatives and any(t.alternatives for t in here)
     if not here and not (link.dangling and options.remove_link):
         if link.dangling:
-            b.notes.append(Note("uninstall", "%s is a dangling link (-> %s); --remove-link removes it" % (link.path, link.target)))
+            b.notes.append(Note("uninstall", M("%s is a dangling link (-> %s); --remove-link removes it", link.path, link.target)))
         return choices
     if managed:
         return choices
@@ -179,5 +179,5 @@ def rc_steps(b: Builder, inspection: Inspection) -> None:
                 "rc-by-hand",
                 M("Edit %s by hand: these lines mention the removed toolkit but cannot be taken out safely on their own", file),
                 paths=(file,),
-                details=tuple("%s:%d: %s   (%s)" % (file, l.lineno, l.text, l.reason) for l in by_hand),
+                details=tuple(M("%s:%d: %s   (%s)", file, l.lineno, l.text, l.reason) for l in by_hand),
             )

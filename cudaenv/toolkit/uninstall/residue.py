@@ -3,6 +3,7 @@
 from typing import List, Tuple
 
 from cudaenv.model.record import Record
+from cudaenv.core.i18n import M
 from cudaenv.toolkit.uninstall.facts import Inspection
 
 
@@ -29,28 +30,28 @@ def find_residue(inspection: Inspection) -> Tuple[Residue, ...]:
     for t in inspection.targets:
         path = t.toolkit.path
         if t.present:
-            what = ("a link to elsewhere" if t.is_link else "%d entries: %s" % (len(t.entries), ", ".join(t.entries[:8]) + (" ..." if len(t.entries) > 8 else "")))
+            what = (M("a link to elsewhere") if t.is_link else M("%d entries: %s", len(t.entries), ", ".join(t.entries[:8]) + (" ..." if len(t.entries) > 8 else "")))
             if t.toolkit.install_method not in ("conda", "pip"):
-                out.append(Residue("folder", path, "the folder is still there (%s)" % what, path))
+                out.append(Residue("folder", path, M("the folder is still there (%s)", what), path))
         if t.link_points_here and link is not None:
-            state = "dangling" if link.dangling else "points at it"
-            out.append(Residue("link", link.path, "%s -> %s (%s)" % (link.path, link.target, state), path))
+            state = M("dangling") if link.dangling else M("points at it")
+            out.append(Residue("link", link.path, M("%s -> %s (%s)", link.path, link.target, state), path))
         for alt in t.alternatives:
-            out.append(Residue("alternatives", alt.admin_file, "update-alternatives group '%s' still lists %s" % (alt.name, alt.path), path))
+            out.append(Residue("alternatives", alt.admin_file, M("update-alternatives group '%s' still lists %s", alt.name, alt.path), path))
         for name in t.packages:
-            out.append(Residue("package", name, "the %s package %s still owns files in %s" % (t.package_manager or "system", name, path), path))
+            out.append(Residue("package", name, M("the %s package %s still owns files in %s", t.package_manager or M("system"), name, path), path))
         for name in t.related_packages:
-            out.append(Residue("package", name, "the package %s (named for this version) is still installed" % name, path))
+            out.append(Residue("package", name, M("the package %s (named for this version) is still installed", name), path))
         for name in t.conda_packages:
-            out.append(Residue("conda-package", t.conda_prefix or path, "conda package %s is still in %s" % (name, t.conda_prefix), path))
+            out.append(Residue("conda-package", t.conda_prefix or path, M("conda package %s is still in %s", name, t.conda_prefix), path))
         if t.pip is not None:
             for name in t.pip.dists:
-                out.append(Residue("pip-wheel", t.pip.site_packages, "%s is still installed in %s" % (name, t.pip.site_packages), path))
+                out.append(Residue("pip-wheel", t.pip.site_packages, M("%s is still installed in %s", name, t.pip.site_packages), path))
     for conf in inspection.ldconf:
         for n, text in conf.lines:
             out.append(Residue("ldconf", conf.file, "%s:%d: %s" % (conf.file, n, text), ",".join(conf.targets)))
     for w in inspection.wrappers:
-        out.append(Residue("wrapper", w.path, "%s %s %s" % (w.path, "->" if w.kind == "link" else "runs", w.text), w.target))
+        out.append(Residue("wrapper", w.path, M("%s -> %s", w.path, w.text) if w.kind == "link" else M("%s runs %s", w.path, w.text), w.target))
     for line in inspection.rc_lines:
         out.append(Residue("rc-line", line.file, "%s:%d: %s" % (line.file, line.lineno, line.text), ",".join(line.targets)))
     return tuple(out)

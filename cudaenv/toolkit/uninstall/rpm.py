@@ -44,7 +44,7 @@ def rpm_installed(host, prefixes: Sequence[str], notes: List[Note]) -> Optional[
         return None
     result = host.run([rpm, "--root", str(host.root), "-qa", "--qf", "%{NAME}\\n"], timeout=max(host.timeout, 30.0))
     if not result.ok:
-        notes.append(Note("uninstall", "rpm -qa: " + result.describe()))
+        notes.append(Note("uninstall", M("rpm -qa: %s", result.describe())))
         return None
     return tuple(n for n in parse_qf(result.stdout) if n.startswith(tuple(prefixes)))
 
@@ -60,7 +60,7 @@ def rpm_owners(host, files: Sequence[str], notes: List[Note]) -> Optional[Tuple[
         argv = [rpm, "--root", root, "-qf", "--qf", "%{NAME}\\n", *files[start : start + CHUNK]]
         result = host.run(argv, timeout=max(host.timeout, 30.0))
         if result.error is not None:
-            notes.append(Note("uninstall", result.describe()))
+            notes.append(Note("uninstall", result.describe()))  # a marked message (CommandResult.describe)
             return None
         names.update(parse_qf(result.stdout))
     return tuple(sorted(names))
