@@ -17,6 +17,7 @@ PowerShell's ``$env:NAME = 'value'``."""
 import re
 import shlex
 
+from machine import _pip_words
 from pe_builders import build_pe
 
 ENV = "C:\\Users\\me\\miniconda3\\envs\\gpu"
@@ -189,19 +190,10 @@ class WindowsMachine:
                 self.env[env.group(1)] = value
             return True
         words = shlex.split(body)
-        if "pip" not in words:
+        pip = _pip_words(words)  # the Linux model's reading of a pip line: one home
+        if pip is None or not pip[1]:
             return False
-        rest = words[words.index("pip") + 1:]
-        verb, specs, skip = rest[0] if rest else "", [], False
-        for w in rest[1:]:
-            if skip:
-                skip = False
-            elif w in ("--index-url", "--extra-index-url", "-i", "--python"):
-                skip = True
-            elif not w.startswith("-"):
-                specs.append(w)
-        if verb not in ("install", "uninstall") or not specs:
-            return False
+        verb, specs = pip
         for spec in specs:
             name, _, version = spec.partition("==")
             name = re.sub(r"\[.*\]", "", name).lower()

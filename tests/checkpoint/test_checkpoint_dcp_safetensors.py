@@ -7,7 +7,6 @@ header, a header without DCP's sharding info) are built from those headers and s
 import json
 import struct
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -50,38 +49,6 @@ def write_folder(folder, rename=None, drop=()):
             continue
         (folder / (rename or {}).get(name, name)).write_bytes(shard_bytes(header, size))
     return folder
-
-
-@pytest.fixture
-def bytes_read(monkeypatch):
-    """The bytes every checkpoint reader reads through open_regular, counted."""
-    import cudaenv.host
-    import cudaenv.host.files as files
-
-    box = [0]
-    real = files.open_regular
-
-    class Counting:
-        def __init__(self, fh):
-            self.fh = fh
-
-        def read(self, n=-1):
-            data = self.fh.read(n)
-            box[0] += len(data)
-            return data
-
-        def __getattr__(self, name):
-            return getattr(self.fh, name)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.fh.close()
-
-    monkeypatch.setattr(files, "open_regular", lambda path: Counting(real(path)))
-    monkeypatch.setattr(cudaenv.host, "open_regular", lambda path: Counting(real(path)))
-    return box
 
 
 def test_the_recorded_files_are_as_large_as_their_headers_say():

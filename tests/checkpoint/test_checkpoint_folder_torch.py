@@ -25,37 +25,6 @@ def dcp_folder(tmp_path_factory):
     return gloo_dcp_save(tmp_path_factory.mktemp("dcp") / "ckpt")
 
 
-@pytest.fixture
-def bytes_read(monkeypatch):
-    import cudaenv.host
-    import cudaenv.host.files as files
-
-    box = [0]
-    real = files.open_regular
-
-    class Counting:
-        def __init__(self, fh):
-            self.fh = fh
-
-        def read(self, n=-1):
-            data = self.fh.read(n)
-            box[0] += len(data)
-            return data
-
-        def __getattr__(self, name):
-            return getattr(self.fh, name)
-
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *exc):
-            self.fh.close()
-
-    monkeypatch.setattr(files, "open_regular", lambda path: Counting(real(path)))
-    monkeypatch.setattr(cudaenv.host, "open_regular", lambda path: Counting(real(path)))
-    return box
-
-
 def test_a_dcp_folder_from_two_gloo_ranks(dcp_folder, bytes_read, cli):
     names = sorted(os.listdir(dcp_folder))
     assert names == [".metadata", "__0_0.distcp", "__1_0.distcp"]
