@@ -185,3 +185,46 @@ def test_any_header_and_offsets_join_without_a_crash(header, offsets):
     tensors, problems = hf_dcp.join_shards([("a", header, offsets), ("b", header, None)])
     assert all(t.held >= 0 and all(d >= 0 for d in t.size) for t in tensors)
     assert isinstance(problems, list)
+
+
+def _offsets_entry_by_entry(doc):
+    """The reference: each entry on its own (a dict whose saved_offsets is a list of naturals), as sharding_info reads
+    a shard whose entries are not all whole."""
+    out, bad = {}, 0
+    for key, value in doc.items():
+        offs = value.get("saved_offsets") if type(value) is dict else None
+        if type(offs) is list and all(type(v) is int and v >= 0 for v in offs):
+            out[key] = tuple(offs)
+        else:
+            bad += 1
+    return out, bad
+
+
+GOOD = st.fixed_dictionaries({"saved_offsets": st.lists(st.integers(0, 9), max_size=3)})
+ODD = st.one_of(GOOD, st.fixed_dictionaries({"saved_offsets": st.lists(st.one_of(st.integers(-2, 3), st.booleans(),
+                                                                              st.floats(0, 2)), max_size=3)}),
+                st.dictionaries(st.sampled_from(["x", "saved_offsets"]), st.integers()), st.integers(), st.lists(st.integers()))
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.dictionaries(st.text(max_size=6), GOOD, max_size=8), st.dictionaries(st.text(max_size=6), ODD, max_size=8)))
+def test_sharding_info_read_at_once_equals_entry_by_entry(doc):
+    """The fast path (every entry checked in C at once) gives what the entry-by-entry reading gives, and its problem
+    counts the same entries."""
+    offsets, _version, problem = hf_dcp.sharding_info({"__metadata__": {"DCP_SHARDING_INFO": json.dumps(doc)}})
+    want, bad = _offsets_entry_by_entry(doc)
+    assert offsets == want
+    assert (problem is None) == (bad == 0) and (bad == 0 or problem.startswith("%d " % bad))
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.text(max_size=8), ENTRY, max_size=6), OFFSETS)
+def test_join_with_shapes_checked_at_once_equals_each_checked_on_its_own(header, offsets):
+    """A shard whose shapes are all lists of naturals (checked at once) joins as when one odd shape makes each be
+    checked on its own: the odd entry only is left out."""
+    whole = {k: v for k, v in header.items() if isinstance(v, dict) and all(type(d) is int and d >= 0 for d in v["shape"])}
+    with_odd = dict(whole, **{"an odd shape": {"dtype": "F32", "shape": [-1]}})  # (longer than any key drawn)
+    a, pa = hf_dcp.join_shards([("a", whole, offsets), ("b", whole, None)])
+    b, pb = hf_dcp.join_shards([("a", with_odd, offsets), ("b", with_odd, None)])
+    assert [(t.fqn, t.dtype, t.size, t.chunks, t.held) for t in a] == [(t.fqn, t.dtype, t.size, t.chunks, t.held) for t in b]
+    assert pa == pb
