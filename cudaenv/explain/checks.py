@@ -401,10 +401,12 @@ def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
 
 
 def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
-    """``(8, 7, 0)`` -> 8.7.0 and the old integers (``7102`` -> 7.1.2) of both sides of a cuDNN mismatch."""
+    """``(8, 7, 0)`` -> 8.7.0 and the old integers (``7102`` -> 7.1.2) of both sides of a cuDNN mismatch, and whose
+    check said it: XLA's (under JAX and TensorFlow: "Loaded runtime CuDNN library: X but source was compiled with: Y")
+    or torch's."""
     from cudaenv.core.version import cudnn_from_int
 
-    out: Dict[str, str] = {}
+    out: Dict[str, str] = {"framework": "XLA (JAX, TensorFlow)" if "source was compiled with" in text else "torch"}
     for side in ("compiled", "runtime"):
         raw = (values.get(side) or "").strip()
         if raw.startswith("("):
@@ -468,7 +470,7 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "nvcc_arch": ("first_cuda", "family", "arch_cc", "pick_cuda", "cuda_range", "get_cuda"),
     "torch_wheel": ("pythons", "platforms", "local_tag"),
     "runfile": ("if_no_tty", "if_tmp_full", "if_html", "if_cuda", "if_corrupt", "if_not_cuda"),
-    "cudnn_versions": ("compiled_version", "runtime_version"),
+    "cudnn_versions": ("compiled_version", "runtime_version", "framework"),
     "flags": ("if_adb", "if_network", "if_boot", "if_windows", "if_rocm", "if_mps", "if_wrong_arch", "if_broken", "if_nvrtc",
               "if_ort", "if_symbol"),
     "distributed": (),

@@ -192,7 +192,17 @@ def test_cudnn_versions_in_both_forms():
     m = classify_error("RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600")
     assert dict(m.values)["compiled_version"] == "7.1.2" and dict(m.values)["runtime_version"] == "7.6.0"
     m = classify_error("cuDNN version incompatibility: PyTorch was compiled  against (8, 7, 0) but found runtime version (8, 2, 4).")
-    assert dict(m.values)["compiled_version"] == "8.7.0"
+    assert dict(m.values)["compiled_version"] == "8.7.0" and dict(m.values)["framework"] == "torch"
+
+
+def test_xlas_cudnn_mismatch_is_said_of_xla_not_of_torch():
+    """JAX's and TensorFlow's XLA says its own cuDNN check (tests/corpus/explain/cudnn-version-mismatch--8.txt): the
+    detail names XLA and its two versions, never torch."""
+    text = (CORPUS / "cudnn-version-mismatch--8.txt").read_text(encoding="utf-8")
+    m = classify_error(text)
+    assert m.id == "cudnn-version-mismatch"
+    values = dict(m.values)
+    assert (values["framework"], values["compiled_version"], values["runtime_version"]) == ("XLA (JAX, TensorFlow)", "8.6.0", "8.5.0")
 
 
 # ------------------------------------------------------------------ the checks never fail on hostile text
