@@ -61,7 +61,7 @@ def test_the_wheel_carries_data_and_shell(wheel):
     # the command is the wheel's own script (hatch_build.py), with no entry point pip would shadow it with
     assert not any(n.endswith(".dist-info/entry_points.txt") for n in names)
     script = zipfile.ZipFile(wheel).read("cudaenv-%s.data/scripts/cudaenv" % cudaenv.__version__).decode()
-    assert script.startswith("#!python\n") and "from cudaenv.cli import main" in script and "import re" not in script
+    assert script.startswith("#!python\n") and "from cudaenv.cli import exit_now, main" in script and "exit_now(main())" in script and "import re" not in script
     assert wheel.name.endswith("-py3-none-any.whl")
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = [line.split(":", 1)[1].strip().lower() for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
