@@ -6,8 +6,8 @@ from typing import Callable, List, Mapping, Optional, Sequence
 
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
-from cudaenv.recommend.guard import (GuardOutcome, TorchState, dry_run_argv, installer_of, installer_python, keep_argv,
-                                     read_plan, restore_command)
+from cudaenv.recommend.guard import (CONDA_FAMILY, GuardOutcome, TorchState, conda_restore_command, conda_target_python,
+                                     dry_run_argv, installer_of, installer_python, keep_argv, read_plan, restore_command)
 from cudaenv.core.i18n import M
 
 
@@ -27,7 +27,7 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
 
     if not argv:
         raise UserError(M("say which install to guard: `cudaenv torch guard -- pip install PACKAGE`"))
-    own = installer_python(argv)
+    own = installer_python(argv) or conda_target_python(argv, env, host.system)
     if python is None and own is not None and (host.is_file(own) or host.which(own)):
         python = own  # the install says which Python it installs into
     interpreter = find_interpreter(host, python, notes=[])
@@ -37,7 +37,7 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
     before = TorchState(version=first.version if first.installed else None, nvidia=tuple(first.nvidia_packages))
     timeout = config.value(env, "CUDAENV_INSTALL_TIMEOUT")
     base = dict(argv=tuple(argv), python=interpreter.path, before=before)
-    planned = None
+    planned = pin = None
     kind = installer_of(argv)
     dry = dry_run_argv(argv) if before.version else None
     if dry is not None:
@@ -46,12 +46,16 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
             planned, pin = read_plan(kind, result.stdout, result.stderr)
             if planned and planned != before.version and not allow_change:
                 return GuardOutcome(planned=planned, planner=kind, blocked=True, keep=keep_argv(argv, before.version, kind, pin), **base)
+        else:
+            base["dry_code"] = result.returncode if result.returncode is not None else -1
+    base["planner"] = kind
     result = host.run(list(argv), timeout=timeout, on_output=on_output)
     if result.returncode is None and result.error != "timeout":
         return GuardOutcome(planned=planned, error=result.error or "could not start", **base)
     after = _state(host, interpreter)
     restore: List[str] = []
     if before.version and after.version != before.version:
-        restore = list(restore_command(before.version, interpreter.path, first.installer, host.system))
+        restore = list(conda_restore_command(argv, before.version, pin) if kind in CONDA_FAMILY else
+                       restore_command(before.version, interpreter.path, first.installer, host.system))
     return GuardOutcome(planned=planned, after=after, code=result.returncode, timed_out=result.error == "timeout",
                         restore=tuple(restore), **base)

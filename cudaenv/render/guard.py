@@ -1,5 +1,6 @@
 """`cudaenv torch guard`'s words: what the install would do or did to torch, and the line that keeps or restores it."""
 
+from cudaenv.core.i18n import t
 from cudaenv.core.text import printable
 
 
@@ -21,6 +22,12 @@ def render_guard(outcome) -> str:
                   "  " + " ".join(_quote(a) for a in o.keep),
                   "To let the install replace torch anyway: cudaenv torch guard --allow-torch-change -- %s" % " ".join(_quote(a) for a in o.argv)]
         return "\n".join(lines) + "\n"
+    if before is not None and o.planner is None:
+        lines.append(t("cudaenv torch guard: no dry run is known for `%s` (pip, uv pip, conda, mamba and micromamba installs "
+                       "have one): it ran as given, and torch was read again after it.", printable(o.argv[0])))
+    elif before is not None and o.dry_code is not None:
+        lines.append(t("cudaenv torch guard: %s's dry run failed (exit status %d): the install ran unguarded, and torch was "
+                       "read again after it.", printable(o.planner), o.dry_code))
     if o.error:
         lines.append("cudaenv torch guard: the installer could not be started (%s): %s" % (printable(o.error), printable(o.argv[0])))
         return "\n".join(lines) + "\n"
