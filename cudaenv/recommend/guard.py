@@ -2,11 +2,12 @@
 and the line that keeps or brings back the build that was there.
 
 An install is first asked for its plan where the installer has a dry run that says it: pip (``--dry-run --report -``:
-pip resolves and prints what it would install, changing nothing), ``uv pip install --dry-run`` (its `` + torch==X``
+pip resolves and prints what it would install, changing nothing), ``uv pip install|sync --dry-run`` (its `` + torch==X``
 lines) and ``conda install --dry-run --json`` (the transaction's LINK records: conda's package is ``pytorch``; a
 LINK of it is a replacement, another version or another build of the same one); ``mamba`` and ``micromamba``
-``install``/``create``/``update`` print the same document for the same two flags (:data:`CONDA_FAMILY`). When that plan installs another
-torch, nothing runs and the answer is the same command with the installed torch pinned (``torch==2.8.0+cu128`` from
+``install``/``create``/``update`` print the same document for the same two flags (:data:`CONDA_FAMILY`). When that plan
+installs another torch, or uninstalls torch and installs none (``uv pip sync``'s `` - torch==X`` alone, an UNLINK of
+pytorch alone), nothing runs and the answer is the same command with the installed torch pinned (``torch==2.8.0+cu128`` from
 its own index; for conda ``pytorch=VERSION=BUILD``, the build its plan would unlink), which keeps it or makes the
 installer say why it cannot. Any other installer (a script, ``uv sync``) runs; then torch is read again (the
 site-packages reader, nothing imported): a torch replaced (another version, another CUDA build, a CPU build, or
@@ -39,10 +40,12 @@ class GuardOutcome(Record):
     planner: Optional[str] = None  # whose dry run said it (or would have): pip | uv | conda | mamba | micromamba; None: no dry run known
     dry_code: Optional[int] = None  # the dry run's exit status where it failed (the install then ran unguarded)
     blocked: bool = False  # the dry run said torch would change: nothing ran
+    removes: bool = False  # the dry run would uninstall torch and install none (uv pip sync, a conda plan's UNLINK alone)
     code: Optional[int] = None  # the installer's exit status (None: did not run, or timed out)
     timed_out: bool = False
     error: Optional[str] = None  # why the installer could not be started
     keep: Tuple[str, ...] = ()  # the command that keeps torch (after a blocked dry run)
+    keep_requirements: Tuple[str, ...] = ()  # or the lines to add to the requirements file it syncs (uv pip sync)
     restore: Tuple[str, ...] = ()  # the command that brings torch back (after it changed)
 
     @property
@@ -76,10 +79,15 @@ def pip_install_at(argv: Sequence[str]) -> Optional[int]:
     return None
 
 
+UV_SUBCOMMANDS = ("install", "sync")  # `uv pip install|sync --help`: "--dry-run  Perform a dry run, i.e., don't actually
+# install anything but resolve the dependencies and print the resulting plan" (uv 0.13.9); sync also uninstalls what
+# its requirement files leave out (tests/recorded/uv-pip-sync-dry-run-0.13.9.txt: ` - torch==2.8.0+cu128`)
+
+
 def uv_install_at(argv: Sequence[str]) -> Optional[int]:
-    """Where ``install`` is in ``uv pip install ...``; None otherwise."""
+    """Where ``install`` (or ``sync``) is in ``uv pip install ...`` / ``uv pip sync ...``; None otherwise."""
     words = list(argv)
-    if len(words) >= 3 and posixpath.basename(words[0]) == "uv" and words[1:3] == ["pip", "install"]:
+    if len(words) >= 3 and posixpath.basename(words[0]) == "uv" and words[1] == "pip" and words[2] in UV_SUBCOMMANDS:
         return 2
     return None
 
@@ -194,28 +202,30 @@ def planned_torch(items) -> str:
     return next((item.version for item in items if item.name.lower() == "torch"), "")
 
 
-def read_plan(kind: str, stdout: str, stderr: str) -> Tuple[str, Optional[str]]:
-    """(the torch the dry run of installer ``kind`` would install, "" for none; for conda, the spec that pins the
-    torch it would unlink, ``pytorch=2.5.1=cuda126_py312h...``, else None)."""
+def read_plan(kind: str, stdout: str, stderr: str) -> Tuple[str, Optional[str], bool]:
+    """(the torch the dry run of installer ``kind`` would install, "" for none; for conda, mamba and micromamba, the
+    spec that pins the torch it would unlink, ``pytorch=2.5.1=cuda126_py312h...``, else None; whether it would
+    uninstall torch and install none)."""
     if kind == "pip":
         from cudaenv.parse.pip_output import parse_install_report
 
-        return planned_torch(parse_install_report(stdout)), None
+        return planned_torch(parse_install_report(stdout)), None, False  # pip install uninstalls only what it replaces
     if kind == "uv":
         from cudaenv.parse.install_plans import parse_uv_plan
 
         plan = parse_uv_plan(stderr + "\n" + stdout)  # uv prints its plan on stderr
-        return next((v for sign, name, v in plan if sign == "+" and name.lower() == "torch"), ""), None
+        new = next((v for sign, name, v in plan if sign == "+" and name.lower() == "torch"), "")
+        return new, None, not new and any(sign == "-" and name.lower() == "torch" for sign, name, v in plan)
     from cudaenv.parse.install_plans import parse_conda_plan
 
     plan = parse_conda_plan(stdout)
     if plan is None:
-        return "", None
+        return "", None, False
     link, unlink = plan
     new = next(((v, b) for name, v, b in link if name.lower() in CONDA_PACKAGES), None)
     old = next(((name, v, b) for name, v, b in unlink if name.lower() in CONDA_PACKAGES), None)
     pin = "%s=%s=%s" % old if old and old[2] else ("%s==%s" % old[:2] if old else None)
-    return ("%s (%s)" % new if new and new[1] else new[0] if new else ""), pin
+    return ("%s (%s)" % new if new and new[1] else new[0] if new else ""), pin, new is None and old is not None
 
 
 def _index(version: str) -> Optional[str]:
@@ -225,11 +235,23 @@ def _index(version: str) -> Optional[str]:
 
 def keep_argv(argv: Sequence[str], version: str, kind: str = "pip", pin: Optional[str] = None) -> Tuple[str, ...]:
     """The install with the installed torch pinned beside it (and its index as an extra one, for a local tag); conda,
-    mamba, micromamba: ``pin`` (the build its plan would unlink), else ``pytorch==VERSION``."""
+    mamba, micromamba: ``pin`` (the build its plan would unlink), else ``pytorch==VERSION``. None for ``uv pip sync``,
+    whose arguments are requirement files, not packages (:func:`keep_requirements`)."""
     if kind in CONDA_FAMILY:
         return tuple(list(argv) + [pin or "pytorch==%s" % version])
+    if kind == "uv" and list(argv[2:3]) == ["sync"]:
+        return ()
     index = _index(version)
     return tuple(list(argv) + ["torch==%s" % version] + (["--extra-index-url", index] if index else []))
+
+
+def keep_requirements(argv: Sequence[str], version: str, kind: str) -> Tuple[str, ...]:
+    """For ``uv pip sync``: the lines that keep torch ``version`` in the requirement files it syncs (the pin, and its
+    index for a local tag, an option line a requirements file takes); () for any other install."""
+    if kind != "uv" or list(argv[2:3]) != ["sync"]:
+        return ()
+    index = _index(version)
+    return ("torch==%s" % version,) + (("--extra-index-url %s" % index,) if index else ())
 
 
 def conda_restore_command(argv: Sequence[str], version: str, pin: Optional[str] = None) -> Tuple[str, ...]:

@@ -7,7 +7,8 @@ from typing import Callable, List, Mapping, Optional, Sequence
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
 from cudaenv.recommend.guard import (CONDA_FAMILY, GuardOutcome, TorchState, conda_restore_command, conda_target_python,
-                                     dry_run_argv, installer_of, installer_python, keep_argv, read_plan, restore_command)
+                                     dry_run_argv, installer_of, installer_python, keep_argv, keep_requirements, read_plan,
+                                     restore_command)
 from cudaenv.core.i18n import M
 
 
@@ -43,9 +44,11 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
     if dry is not None:
         result = host.run(list(dry), timeout=timeout)
         if result.returncode == 0:
-            planned, pin = read_plan(kind, result.stdout, result.stderr)
-            if planned and planned != before.version and not allow_change:
-                return GuardOutcome(planned=planned, planner=kind, blocked=True, keep=keep_argv(argv, before.version, kind, pin), **base)
+            planned, pin, removes = read_plan(kind, result.stdout, result.stderr)
+            if ((planned and planned != before.version) or removes) and not allow_change:
+                return GuardOutcome(planned=planned, planner=kind, blocked=True, removes=removes,
+                                    keep=keep_argv(argv, before.version, kind, pin),
+                                    keep_requirements=keep_requirements(argv, before.version, kind), **base)
         else:
             base["dry_code"] = result.returncode if result.returncode is not None else -1
     base["planner"] = kind

@@ -15,12 +15,21 @@ def render_guard(outcome) -> str:
     if before is None:
         lines.append("torch was not installed in %s before the install: nothing to guard." % printable(o.python or "?"))
     if o.blocked:
-        lines += ["cudaenv torch guard: stopped before anything changed.",
-                  "%s's dry run of `%s` would replace torch %s with torch %s." % (
-                      printable(o.planner or "pip"), " ".join(printable(a) for a in o.argv), printable(before), printable(o.planned)),
-                  "To keep this torch, install with it pinned (the installer then keeps it, or says which package cannot have it):",
-                  "  " + " ".join(_quote(a) for a in o.keep),
-                  "To let the install replace torch anyway: cudaenv torch guard --allow-torch-change -- %s" % " ".join(_quote(a) for a in o.argv)]
+        command = " ".join(printable(a) for a in o.argv)
+        lines.append("cudaenv torch guard: stopped before anything changed.")
+        if o.removes:
+            lines.append(t("%s's dry run of `%s` would uninstall torch %s and install none.", printable(o.planner or "pip"),
+                           command, printable(before)))
+        else:
+            lines.append("%s's dry run of `%s` would replace torch %s with torch %s." % (
+                printable(o.planner or "pip"), command, printable(before), printable(o.planned)))
+        if o.keep:
+            lines += ["To keep this torch, install with it pinned (the installer then keeps it, or says which package cannot have it):",
+                      "  " + " ".join(_quote(a) for a in o.keep)]
+        if o.keep_requirements:
+            lines.append(t("To keep this torch, add these lines to the requirement files it syncs:"))
+            lines += ["  " + printable(line) for line in o.keep_requirements]
+        lines.append("To let the install replace torch anyway: cudaenv torch guard --allow-torch-change -- %s" % " ".join(_quote(a) for a in o.argv))
         return "\n".join(lines) + "\n"
     if before is not None and o.planner is None:
         lines.append(t("cudaenv torch guard: no dry run is known for `%s` (pip, uv pip, conda, mamba and micromamba installs "

@@ -207,8 +207,8 @@ def test_the_pure_core_of_uv_and_conda():
     assert [installer_of(a) for a in (["pip", "install", "x"], ["uv", "pip", "install", "x"], ["/o/bin/conda", "update", "x"],
                                       ["mamba", "install", "x"], ["uv", "add", "x"])] == ["pip", "uv", "conda", "mamba", None]
     assert keep_argv(["conda", "install", "x"], "2.5.1", "conda") == ("conda", "install", "x", "pytorch==2.5.1")
-    assert read_plan("uv", "", _uv_run("six torch==2.9.1")) == ("2.9.1", None)
-    assert read_plan("conda", "not json", "") == ("", None)
+    assert read_plan("uv", "", _uv_run("six torch==2.9.1")) == ("2.9.1", None, False)
+    assert read_plan("conda", "not json", "") == ("", None, False)
 
 
 # ------------------------------------------------------------------ mamba and micromamba: conda's document (issue 29)
@@ -333,3 +333,57 @@ def test_a_conda_family_restore_line_keeps_the_environment():
                                  "pytorch=2.5.1=cuda126_py312h1763f6d_308") == (
         "micromamba install -n t -r /mm pytorch=2.5.1=cuda126_py312h1763f6d_308",)
     assert conda_restore_command(["conda", "update", "--prefix=/e x", "y"], "2.5.1") == ("conda install '--prefix=/e x' pytorch==2.5.1",)
+
+
+# ------------------------------------------------------------------ a plan that uninstalls torch: uv pip sync, conda's UNLINK
+def _uv_sync_run(args):
+    from builders import recorded_runs
+
+    return recorded_runs("uv-pip-sync-dry-run-0.13.9.txt")[args]  # real uv 0.13.9 output
+
+
+def test_a_uv_pip_sync_that_would_uninstall_torch_is_stopped(machine):
+    """uv pip sync uninstalls what its requirement files leave out: the real plan ` + six==1.17.0`, ` - torch==2.8.0+cu128`
+    installs no torch, and that is a change too. Its arguments are files, so the keep advice is the lines to add."""
+    machine.torch("2.8.0+cu128", "12.8")
+    uv = _tool(machine, "uv", stderr=_uv_sync_run("req-six.txt"))
+    r = _guard(machine, "--", str(uv), "pip", "sync", "req.txt")
+    assert r.code == 3, r
+    assert (uv.parent / "calls.txt").read_text().splitlines() == ["pip sync --dry-run req.txt"]
+    out = " ".join(r.out.split())
+    assert "uv's dry run of `%s pip sync req.txt` would uninstall torch 2.8.0+cu128 and install none." % uv in out
+    assert "add these lines to the requirement files it syncs: torch==2.8.0+cu128 --extra-index-url https://download.pytorch.org/whl/cu128" in out
+    assert "install with it pinned" not in out  # no `uv pip sync req.txt torch==...`: sync takes files
+    quiet = _tool(machine, "uv", stderr=_uv_sync_run("--no-index req-torch.txt"))
+    r = _guard(machine, "--", str(quiet), "pip", "sync", "--no-index", "req.txt")
+    assert r.code == 0 and "torch 2.8.0+cu128 is unchanged." in r.out, r
+    assert (quiet.parent / "calls.txt").read_text().splitlines()[1:] == ["pip sync --dry-run --no-index req.txt", "pip sync --no-index req.txt"]
+
+
+def test_a_conda_plan_that_unlinks_pytorch_alone_is_stopped(machine):
+    """A plan whose UNLINK holds pytorch and whose LINK holds none removes torch (constructed from the recorded
+    micromamba document with its pytorch LINK entry taken out)."""
+    from builders import recorded
+
+    doc = json.loads(recorded("micromamba-install-dry-run-json-pytorch-constructed.txt"))
+    doc["actions"]["LINK"] = [e for e in doc["actions"]["LINK"] if e["name"] != "pytorch"]
+    machine.torch("2.5.1", "12.6")
+    mm = _tool(machine, "micromamba", stdout=json.dumps(doc))
+    r = _guard(machine, "--", str(mm), "install", "-n", "torchenv", "einops")
+    assert r.code == 3, r
+    out = " ".join(r.out.split())
+    assert "micromamba's dry run of `%s install -n torchenv einops` would uninstall torch 2.5.1 and install none." % mm in out
+    assert "%s install -n torchenv einops pytorch=2.5.1=cuda126_py312h1763f6d_308" % mm in r.out
+
+
+def test_the_pure_core_of_removals():
+    from cudaenv.recommend.guard import keep_requirements, read_plan
+
+    assert read_plan("uv", "", _uv_sync_run("req-six.txt")) == ("", None, True)
+    assert read_plan("uv", "", _uv_sync_run("--no-index req-torch.txt")) == ("", None, False)
+    assert read_plan("uv", "", " - torch==2.8.0\n + torch==2.9.0\n") == ("2.9.0", None, False)  # a replacement, said as one
+    assert read_plan("pip", '{"version": "1", "install": []}', "") == ("", None, False)
+    assert dry_run_argv(["uv", "pip", "sync", "r.txt"]) == ("uv", "pip", "sync", "--dry-run", "r.txt")
+    assert keep_argv(["uv", "pip", "sync", "r.txt"], "2.8.0", "uv") == ()
+    assert keep_requirements(["uv", "pip", "sync", "r.txt"], "2.8.0", "uv") == ("torch==2.8.0",)
+    assert keep_requirements(["uv", "pip", "install", "x"], "2.8.0+cpu", "uv") == ()
