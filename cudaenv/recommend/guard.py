@@ -133,29 +133,37 @@ def _option(words: Sequence[str], short: str, long: str) -> Optional[str]:
     return found or None
 
 
-def conda_target_python(argv: Sequence[str], env: Mapping[str, str], system: str = "linux") -> Optional[str]:
-    """The Python of the environment a conda/mamba/micromamba install names: ``-p/--prefix PREFIX``; ``-n/--name NAME``
-    under the root prefix (``-r/--root-prefix``, else ``MAMBA_ROOT_PREFIX`` for micromamba and mamba, else the root
-    the conda program lives in: ``ROOT/bin/conda``); ``base`` is the root itself. None when it names none."""
+def conda_target_python(argv: Sequence[str], env: Mapping[str, str], system: str = "linux",
+                        program: Optional[str] = None) -> Tuple[Optional[str], bool]:
+    """(the Python of the environment a conda/mamba/micromamba install goes into, whether the command line names that
+    environment): ``-p/--prefix PREFIX``; ``-n/--name NAME`` under the root prefix (``-r/--root-prefix``, else
+    ``MAMBA_ROOT_PREFIX`` for micromamba and mamba, else for conda and mamba the root the program lives in,
+    ``ROOT/bin/conda``: ``program`` is where the bare name was found on PATH; micromamba's single binary lives anywhere,
+    and its default root differs between releases, so it is not guessed); ``base`` is the root itself; neither: the active environment,
+    ``CONDA_PREFIX``, as the tools themselves take it. (None, True): it names one whose root is not known."""
     words = list(argv)
     tool = conda_tool(words[0]) if words else None
     if tool is None:
-        return None
+        return None, False
     path = ntpath if system == "windows" else posixpath
     prefix = _option(words, "-p", "--prefix")
-    if prefix is None:
-        name = _option(words, "-n", "--name")
-        if name is None:
-            return None
+    name = _option(words, "-n", "--name") if prefix is None else None
+    named = prefix is not None or name is not None
+    if name is not None:
         root = _option(words, "-r", "--root-prefix")
         if root is None and tool != "conda":
             root = env.get("MAMBA_ROOT_PREFIX") or None
-        if root is None and path.dirname(words[0]):
-            root = path.dirname(path.dirname(words[0]))  # ROOT/bin/conda (ROOT\\Scripts\\conda.exe)
+        where = words[0] if path.dirname(words[0]) else program
+        if root is None and tool != "micromamba" and where and path.dirname(where):  # micromamba's binary lives anywhere
+            root = path.dirname(path.dirname(where))  # ROOT/bin/conda (ROOT\\Scripts\\conda.exe)
         if not root:
-            return None
+            return None, True
         prefix = root if name == "base" else path.join(root, "envs", name)
-    return path.join(prefix, "python.exe") if system == "windows" else path.join(prefix, "bin", "python")
+    elif prefix is None:
+        prefix = env.get("CONDA_PREFIX") or None
+        if prefix is None:
+            return None, False
+    return (path.join(prefix, "python.exe") if system == "windows" else path.join(prefix, "bin", "python")), named
 
 
 def installer_of(argv: Sequence[str]) -> Optional[str]:

@@ -6,6 +6,7 @@ from typing import Callable, List, Mapping, Optional, Sequence
 
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
+from cudaenv.core.text import printable
 from cudaenv.recommend.guard import (CONDA_FAMILY, GuardOutcome, TorchState, conda_restore_command, conda_target_python,
                                      dry_run_argv, installer_of, installer_python, keep_argv, keep_requirements, read_plan,
                                      restore_command)
@@ -28,9 +29,19 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
 
     if not argv:
         raise UserError(M("say which install to guard: `cudaenv torch guard -- pip install PACKAGE`"))
-    own = installer_python(argv) or conda_target_python(argv, env, host.system)
+    own = installer_python(argv)
+    kind = installer_of(argv)
     if python is None and own is not None and (host.is_file(own) or host.which(own)):
         python = own  # the install says which Python it installs into
+    elif python is None and own is None and kind in CONDA_FAMILY:
+        target, named = conda_target_python(argv, env, host.system, host.which(argv[0]))
+        if target is None and named:
+            raise UserError(M("`%s` names an environment whose root prefix is not known: no Python found whose torch to guard", printable(argv[0])),
+                            hint=M("pass --python PATH, or -r/--root-prefix ROOT (micromamba: MAMBA_ROOT_PREFIX)"))
+        if target is not None and host.is_file(target):
+            python = target  # the environment the install goes into
+        elif target is not None and named:
+            return _unguarded(host, argv, target, kind, config.value(env, "CUDAENV_INSTALL_TIMEOUT"), on_output)
     interpreter = find_interpreter(host, python, notes=[])
     if interpreter is None:
         raise UserError(M("no Python found whose torch to guard"), hint=M("pass --python PATH"))
@@ -39,7 +50,6 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
     timeout = config.value(env, "CUDAENV_INSTALL_TIMEOUT")
     base = dict(argv=tuple(argv), python=interpreter.path, before=before)
     planned = pin = None
-    kind = installer_of(argv)
     dry = dry_run_argv(argv) if before.version else None
     if dry is not None:
         result = host.run(list(dry), timeout=timeout)
@@ -62,3 +72,13 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
                        restore_command(before.version, interpreter.path, first.installer, host.system))
     return GuardOutcome(planned=planned, after=after, code=result.returncode, timed_out=result.error == "timeout",
                         restore=tuple(restore), **base)
+
+
+def _unguarded(host, argv, target: str, kind: Optional[str], timeout, on_output) -> GuardOutcome:
+    """An install into an environment that has no Python yet (``micromamba create -n NEW``, a new ``-p`` prefix): no
+    torch there to guard, so it runs as given and is said so."""
+    base = dict(argv=tuple(argv), python=target, before=TorchState(), planner=kind)
+    result = host.run(list(argv), timeout=timeout, on_output=on_output)
+    if result.returncode is None and result.error != "timeout":
+        return GuardOutcome(error=result.error or "could not start", **base)
+    return GuardOutcome(code=result.returncode, timed_out=result.error == "timeout", **base)

@@ -234,19 +234,24 @@ def test_the_pure_core_of_mamba_and_micromamba():
 
 def test_the_environment_a_conda_family_install_names():
     """``-p PREFIX`` is the prefix; ``-n NAME`` is ROOT/envs/NAME under ``-r``, else MAMBA_ROOT_PREFIX (micromamba,
-    mamba), else the root the conda program lives in; ``-n base`` is the root; nothing named: None."""
+    mamba), else the root the program lives in (its path, or where PATH found it); ``-n base`` is the root; neither:
+    the active environment, CONDA_PREFIX. A name whose root is not known: (None, True)."""
     from cudaenv.recommend.guard import conda_target_python
 
-    assert conda_target_python(["micromamba", "install", "-p", "/e/t", "x"], {}) == "/e/t/bin/python"
-    assert conda_target_python(["micromamba", "install", "--prefix=/e/t", "x"], {}) == "/e/t/bin/python"
-    assert conda_target_python(["micromamba", "install", "-r", "/mm", "-n", "t", "x"], {}) == "/mm/envs/t/bin/python"
-    assert conda_target_python(["micromamba", "install", "-n", "t", "x"], {"MAMBA_ROOT_PREFIX": "/mr"}) == "/mr/envs/t/bin/python"
-    assert conda_target_python(["micromamba", "install", "-n", "t", "x"], {}) is None  # no root known
-    assert conda_target_python(["/opt/conda/bin/conda", "install", "-n", "t", "x"], {"MAMBA_ROOT_PREFIX": "/mr"}) == "/opt/conda/envs/t/bin/python"
-    assert conda_target_python(["/opt/conda/bin/mamba", "install", "-n", "base", "x"], {}) == "/opt/conda/bin/python"
-    assert conda_target_python(["micromamba", "install", "-p", "C:\\e\\t", "x"], {}, "windows") == "C:\\e\\t\\python.exe"
-    assert conda_target_python(["micromamba", "install", "x"], {"MAMBA_ROOT_PREFIX": "/mr"}) is None
-    assert conda_target_python(["pip", "install", "-p", "/e", "x"], {}) is None
+    assert conda_target_python(["micromamba", "install", "-p", "/e/t", "x"], {}) == ("/e/t/bin/python", True)
+    assert conda_target_python(["micromamba", "install", "--prefix=/e/t", "x"], {}) == ("/e/t/bin/python", True)
+    assert conda_target_python(["micromamba", "install", "-r", "/mm", "-n", "t", "x"], {}) == ("/mm/envs/t/bin/python", True)
+    assert conda_target_python(["micromamba", "install", "-n", "t", "x"], {"MAMBA_ROOT_PREFIX": "/mr"}) == ("/mr/envs/t/bin/python", True)
+    assert conda_target_python(["micromamba", "install", "-n", "t", "x"], {}) == (None, True)  # no root known
+    assert conda_target_python(["/opt/conda/bin/conda", "install", "-n", "t", "x"], {"MAMBA_ROOT_PREFIX": "/mr"}) == (
+        "/opt/conda/envs/t/bin/python", True)
+    assert conda_target_python(["conda", "install", "-n", "t", "x"], {}, "linux", "/opt/conda/bin/conda") == (
+        "/opt/conda/envs/t/bin/python", True)
+    assert conda_target_python(["/opt/conda/bin/mamba", "install", "-n", "base", "x"], {}) == ("/opt/conda/bin/python", True)
+    assert conda_target_python(["micromamba", "install", "-p", "C:\\e\\t", "x"], {}, "windows") == ("C:\\e\\t\\python.exe", True)
+    assert conda_target_python(["micromamba", "install", "x"], {"CONDA_PREFIX": "/mr/envs/a"}) == ("/mr/envs/a/bin/python", False)
+    assert conda_target_python(["micromamba", "install", "x"], {"MAMBA_ROOT_PREFIX": "/mr"}) == (None, False)
+    assert conda_target_python(["pip", "install", "-p", "/e", "x"], {}) == (None, False)
 
 
 def test_the_real_micromamba_and_mamba_documents_leave_torch_alone(machine):
@@ -282,20 +287,32 @@ def test_a_micromamba_install_that_would_replace_pytorch_is_stopped(machine):
 
 def test_the_environment_the_micromamba_line_names_is_the_one_guarded(machine):
     """Without --python: ``micromamba install -p PREFIX`` guards PREFIX/bin/python (a link to the test interpreter,
-    whose torch is the model's); without a Python there, none is found and it says so."""
+    whose torch is the model's). A prefix with no Python yet (``create`` of a new environment) has no torch to guard:
+    it runs as given, with no dry run, and says so; a ``-n NAME`` whose root prefix is not known is refused."""
     import os
 
     machine.torch("2.5.1", "12.6")
     mm = _tool(machine, "micromamba", stdout='{"success": true}\n')
+    calls = mm.parent / "calls.txt"
     prefix = machine.tmp / "mmenv"
-    r = machine.cli("torch", "guard", "--", str(mm), "install", "-p", str(prefix), "einops", env=machine.full_env())
-    assert r.code == 2 and "no Python found whose torch to guard" in r.err, r
+    r = machine.cli("torch", "guard", "--", str(mm), "create", "-p", str(prefix), "pytorch", env=machine.full_env())
+    assert r.code == 0 and "torch was not installed in %s before the install: nothing to guard." % (prefix / "bin" / "python") in r.out, r
+    assert calls.read_text().splitlines() == ["create -p %s pytorch" % prefix]  # no dry run: nothing there to replace
     (prefix / "bin").mkdir(parents=True)
     os.symlink(sys.executable, prefix / "bin" / "python")
     r = machine.cli("torch", "guard", "--", str(mm), "install", "-p", str(prefix), "einops", env=machine.full_env())
     assert r.code == 0 and "torch 2.5.1 is unchanged." in r.out, r
-    assert (mm.parent / "calls.txt").read_text().splitlines() == [
-        "install --dry-run --json -p %s einops" % prefix, "install -p %s einops" % prefix]
+    assert calls.read_text().splitlines()[1:] == ["install --dry-run --json -p %s einops" % prefix, "install -p %s einops" % prefix]
+    env = machine.full_env()
+    env.pop("MAMBA_ROOT_PREFIX", None)
+    r = machine.cli("torch", "guard", "--", str(mm), "install", "-n", "torchenv", "einops", env=env)
+    assert r.code == 2 and "names an environment whose root prefix is not known" in r.err and "-r/--root-prefix" in r.err, r
+    env["MAMBA_ROOT_PREFIX"] = str(machine.tmp)
+    (machine.tmp / "envs").mkdir(exist_ok=True)
+    os.rename(prefix, machine.tmp / "envs" / "torchenv")  # MAMBA_ROOT_PREFIX/envs/torchenv
+    r = machine.cli("torch", "guard", "--", str(mm), "install", "-n", "torchenv", "einops", env=env)
+    assert r.code == 0 and "torch 2.5.1 is unchanged." in r.out, r
+    assert calls.read_text().splitlines()[-2] == "install --dry-run --json -n torchenv einops"
 
 
 def test_condas_real_unlink_document_through_the_guard(machine):
