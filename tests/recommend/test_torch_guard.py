@@ -404,3 +404,19 @@ def test_the_pure_core_of_removals():
     assert keep_argv(["uv", "pip", "sync", "r.txt"], "2.8.0", "uv") == ()
     assert keep_requirements(["uv", "pip", "sync", "r.txt"], "2.8.0", "uv") == ("torch==2.8.0",)
     assert keep_requirements(["uv", "pip", "install", "x"], "2.8.0+cpu", "uv") == ()
+
+
+def test_the_guard_speaks_chinese(machine):
+    """Every sentence of render/guard.py is marked: a Chinese run says the stop, the plan and the kept line in Chinese,
+    the commands, versions and paths as they are."""
+    from builders import recorded
+
+    machine.torch("2.5.1", "12.6")
+    mm = _tool(machine, "micromamba", stdout=recorded("micromamba-install-dry-run-json-pytorch-constructed.txt"))
+    env = dict(machine.full_env(), LANG="zh_CN.UTF-8")
+    r = machine.cli("torch", "guard", "--python", machine.python, "--", str(mm), "install", "-n", "torchenv", "einops", env=env)
+    assert r.code == 3, r
+    assert "cudaenv torch guard：在任何改动之前就已停止。" in r.out
+    assert "micromamba 对 `%s install -n torchenv einops` 的试运行显示：它会把 torch 2.5.1 替换为 torch 2.5.1 (cpu_generic_py312h0d5e7e4_8)。" % mm in r.out
+    assert "  %s install -n torchenv einops pytorch=2.5.1=cuda126_py312h1763f6d_308" % mm in r.out
+    assert "stopped before" not in r.out and "To keep this torch" not in r.out
