@@ -108,9 +108,10 @@ CONDA_PACKAGES = ("pytorch", "torch")  # the conda packages that are torch (cond
 
 
 def conda_tool(word: str) -> Optional[str]:
-    """conda | mamba | micromamba for a program path (``/opt/conda/bin/mamba``, ``micromamba.exe``); None otherwise."""
+    """conda | mamba | micromamba for a program path (``/opt/conda/bin/mamba``, ``micromamba.exe``, Windows'
+    ``condabin\\conda.bat``); None otherwise."""
     base = ntpath.basename(word)  # both separators
-    base = base[:-4] if base.lower().endswith(".exe") else base
+    base = base[:-4] if base.lower().endswith((".exe", ".bat")) else base
     return base if base in CONDA_FAMILY else None
 
 

@@ -230,6 +230,7 @@ def test_the_pure_core_of_mamba_and_micromamba():
     assert [conda_install_at(a) for a in (["micromamba", "remove", "x"], ["micromamba", "upgrade", "x"], ["mamba", "env", "update"],
                                           ["micromamba"], ["mambaforge", "install", "x"])] == [None] * 5
     assert conda_tool("/usr/bin/conda") == "conda" and conda_tool("condax") is None
+    assert conda_tool("C:\\Miniforge3\\condabin\\conda.bat") == "conda" and conda_tool("mamba.EXE") == "mamba"
 
 
 def test_the_environment_a_conda_family_install_names():
