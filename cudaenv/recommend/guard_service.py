@@ -1,5 +1,5 @@
 """`cudaenv torch guard`'s I/O: torch read from the interpreter's site-packages before and after (the torch probe's
-static pass: nothing imported), pip's dry run, and the install itself, each through Host.run (an argument vector, no
+static pass: nothing imported), the installer's dry run, and the install itself, each through Host.run (an argument vector, no
 shell) with a timeout. The decisions are :mod:`cudaenv.recommend.guard`'s."""
 
 from typing import Callable, List, Mapping, Optional, Sequence
@@ -23,7 +23,8 @@ def _state(host, interpreter) -> TorchState:
 def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Sequence[str], allow_change: bool = False,
                   on_output: Optional[Callable[[bytes], None]] = None) -> GuardOutcome:
     """Run the install ``argv`` guarding the torch of ``python`` (default: the Python the command line installs into
-    where it says, ``PY -m pip`` or ``/venv/bin/pip``; else the one the doctor would probe)."""
+    where it says, ``PY -m pip``, ``/venv/bin/pip``, a conda/mamba/micromamba ``-p``/``-n`` environment or the active
+    one; else the one the doctor would probe)."""
     from cudaenv.probes.python import find_interpreter
     from cudaenv.probes.torch import probe_torch_static
 
