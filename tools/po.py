@@ -101,7 +101,7 @@ def _command_helps(tree):
 
 # The data tables whose texts people read, and the fields of each row that hold them (a list or one string).
 DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details", "advice")),
-              ("explain_rules.json", "variants", ("title", "explanation", "advice")),
+              ("explain_rules.json", "rows", ("title", "explanation", "advice")),  # its variants (other kinds have none)
               ("driver_install.json", "rows", ("steps",)),
               ("frameworks.json", "rows", ("gpu_fix", "fix", "older_fix")),
               ("host_driver.json", "rows", ("fix",)),
