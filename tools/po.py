@@ -122,7 +122,11 @@ def data_messages(repo=REPO):
     for name, key, fields in DATA_TEXTS:
         with open(os.path.join(repo, "data", name), encoding="utf-8") as fh:
             table = _line_table(fh.read(), name) if name.endswith(".txt") else json.load(fh)
-        for row in table.get(key, ()):
+        rows = table[key]  # a key or field the table does not have would translate nothing, silently
+        for field in fields:
+            if not any(field in row for row in rows):
+                raise SystemExit("tools/po.py: data/%s has no row with a %r field (DATA_TEXTS is out of date)" % (name, field))
+        for row in rows:
             for field in fields:
                 value = row.get(field)
                 for text in (value if isinstance(value, list) else [value]):
