@@ -39,6 +39,7 @@ class GuardOutcome(Record):
     planned: Optional[str] = None  # the torch version the dry run would install ("" : it would install none)
     planner: Optional[str] = None  # whose dry run said it (or would have): pip | uv | conda | mamba | micromamba; None: no dry run known
     dry_code: Optional[int] = None  # the dry run's exit status where it failed (the install then ran unguarded)
+    dry_error: Optional[str] = None  # or why it gave none: timeout | missing | oserror | interrupted
     blocked: bool = False  # the dry run said torch would change: nothing ran
     removes: bool = False  # the dry run would uninstall torch and install none (uv pip sync, a conda plan's UNLINK alone)
     code: Optional[int] = None  # the installer's exit status (None: did not run, or timed out)

@@ -61,7 +61,7 @@ def guard_install(env: Mapping[str, str], host, python: Optional[str], argv: Seq
                                     keep=keep_argv(argv, before.version, kind, pin),
                                     keep_requirements=keep_requirements(argv, before.version, kind), **base)
         else:
-            base["dry_code"] = result.returncode if result.returncode is not None else -1
+            base["dry_code"], base["dry_error"] = result.returncode, result.error
     base["planner"] = kind
     result = host.run(list(argv), timeout=timeout, on_output=on_output)
     if result.returncode is None and result.error != "timeout":

@@ -35,6 +35,9 @@ def render_guard(outcome) -> str:
     if before is not None and o.planner is None:
         lines.append(t("cudaenv torch guard: no dry run is known for `%s` (pip, uv pip, conda, mamba and micromamba installs "
                        "have one): it ran as given, and torch was read again after it.", printable(o.argv[0])))
+    elif before is not None and o.dry_error:
+        lines.append(t("cudaenv torch guard: %s's dry run did not finish (%s): the install ran unguarded, and torch was "
+                       "read again after it.", printable(o.planner), printable(o.dry_error)))
     elif before is not None and o.dry_code is not None:
         lines.append(t("cudaenv torch guard: %s's dry run failed (exit status %d): the install ran unguarded, and torch was "
                        "read again after it.", printable(o.planner), o.dry_code))

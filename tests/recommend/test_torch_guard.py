@@ -342,6 +342,10 @@ def test_a_failed_dry_run_is_said(machine):
     r = _guard(machine, "--", str(script), "install", "nosuchpkg")
     assert r.code == 0, r
     assert "micromamba's dry run failed (exit status 1): the install ran unguarded" in " ".join(r.out.split())
+    script.write_text("#!%s\nimport sys, time\nif '--dry-run' in sys.argv: time.sleep(30)\n" % sys.executable)
+    env = dict(machine.full_env(), CUDAENV_INSTALL_TIMEOUT="1")
+    r = machine.cli("torch", "guard", "--python", machine.python, "--", str(script), "install", "x", env=env)
+    assert r.code == 0 and "micromamba's dry run did not finish (timeout): the install ran unguarded" in " ".join(r.out.split()), r
 
 
 def test_a_conda_family_restore_line_keeps_the_environment():
