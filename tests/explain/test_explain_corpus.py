@@ -205,6 +205,17 @@ def test_xlas_cudnn_mismatch_is_said_of_xla_not_of_torch():
     assert (values["framework"], values["compiled_version"], values["runtime_version"]) == ("XLA (JAX, TensorFlow)", "8.6.0", "8.5.0")
 
 
+def test_jaxs_own_cudnn_check_is_said_of_jax():
+    """JAX's start-up check (MIT-REALM/gcbfplus#1) gives both versions as integers; the detail names JAX, never torch.
+    The 'Outdated cuDNN installation' form (rgommers/pixi-dev-scipystack#1) is the same row, without a version detail."""
+    m = classify_error((CORPUS / "cudnn-version-mismatch--11.txt").read_text(encoding="utf-8"))
+    values = dict(m.values)
+    assert m.id == "cudnn-version-mismatch"
+    assert (values["framework"], values["compiled_version"], values["runtime_version"]) == ("JAX", "8.9.6", "8.6.0")
+    m = classify_error((CORPUS / "cudnn-version-mismatch--12.txt").read_text(encoding="utf-8"))
+    assert m.id == "cudnn-version-mismatch" and not any("torch" in d for d in m.details)
+
+
 # ------------------------------------------------------------------ JAX's and XLA's GPU start-up errors (issue 29)
 def _corpus_text(name):
     return (CORPUS / name).read_text(encoding="utf-8").partition("\n")[2]
