@@ -17,10 +17,13 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    folder, System32, System, Windows, PATH), then from the toolkit folder it was built with.
 
 A name on the KnownDLLs list is the system's copy, never searched for on disk. File names are matched without regard
-to case, as Windows does. Not modelled (no file shows them): a DLL of the same module name already loaded in the
-process (used whatever its folder: the first framework imported decides), the current folder, and what a user's code
-does (``onnxruntime.preload_dlls()``). :func:`resolve_dll` is pure (given a folder listing); the probe reads through
-Host.
+to case, as Windows does. Before any folder, a DLL of the same module name already loaded in the process is used,
+whatever its folder (MS-ORDER's loaded-module list): :func:`process_loads` replays the imports in the order a process
+usually makes them (data/dll_search.json's ``process`` row: torch first, whose ``import torch`` loads every DLL of
+``torch\\lib`` by full path, then the frameworks), so what a later framework's by-name load really gets is reported
+(``via="loaded"``, with the file its own search would take in ``own``). Not modelled: the current folder, and what a
+user's code does (``onnxruntime.preload_dlls()``, another import order). :func:`resolve_dll` and
+:func:`process_loads` are pure (given a folder listing); the probe reads through Host.
 """
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -28,6 +31,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from cudaenv.model.snapshot import LoadedLibrary
 
 MAX_OBJECTS = 8
+FULL_PATH = ("known-dlls",)  # steps that are no by-name search: the loaded-module list does not decide them
 
 
 def dll_table():
@@ -64,6 +68,32 @@ def resolve_dll(name: str, order: Sequence[Tuple[str, str]], listing: Callable[[
     if not hits:
         return None, None, ()
     return hits[0][0], hits[0][1], tuple(p for p, _ in hits[1:])
+
+
+def process_loads(libs: Sequence[LoadedLibrary], preloaded: Dict[str, Tuple[str, str]],
+                  in_wheel: Callable[[Optional[str]], bool]) -> List[LoadedLibrary]:
+    """The loaded-module step (MS-ORDER) over ``libs``, each consumer's own resolution in the order the process imports
+    them: a by-name load of a DLL another consumer loaded earlier (``preloaded``: {lower-case name: (file, consumer)}
+    loaded before any of ``libs``, such as torch's own DLLs) gets that file, via "loaded", whatever its own search
+    finds (kept in ``own``; None when it finds none). A load that is no search (a KnownDLL, a full path) is left as
+    it is; the first file a consumer loads of a name is the one later consumers get."""
+    from cudaenv.model.record import replace
+
+    loaded = dict(preloaded)
+    out = []
+    for lib in libs:
+        key = lib.needed.lower()
+        first = loaded.get(key)
+        if lib.via in FULL_PATH or (first is not None and first[1] == lib.consumer):
+            pass
+        elif first is not None and (lib.path or "").lower() != first[0].lower():
+            others = tuple(o for o in ((lib.path,) if lib.path else ()) + lib.others if o.lower() != first[0].lower())
+            lib = replace(lib, path=first[0], real=first[0], via="loaded", first_loaded_by=first[1], own=lib.path,
+                          others=others, from_wheel=in_wheel(first[0]), wheel_copy=next((o for o in others if in_wheel(o)), None))
+        elif first is None and lib.path:
+            loaded[key] = (lib.path, lib.consumer)
+        out.append(lib)
+    return out
 
 
 def flags_order(dll_dir: str, app_dir: Optional[str], dirs: Sequence[str], system: Dict[str, str]) -> List[Tuple[str, str]]:
@@ -162,6 +192,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
                                      from_wheel=in_wheel(hit), wheel_copy=wheel,
                                      loaded_by="dlopen" if dll in pe.delay and dll not in pe.imports else "needed"))
 
+    preloaded: Dict[str, Tuple[str, str]] = {}
+    process = next(r for r in rows if r.get("kind") == "process")
     if location:
         prefix = prefix or ntpath.dirname(ntpath.dirname(location.rstrip("\\")))
         torch_lib = host.join(location, "torch", "lib")
@@ -175,6 +207,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             if pe is not None:
                 first, fallback = search_orders(torch_lib, app, torch_dirs, path, system)
                 resolve("torch", host.join(torch_lib, found), pe, first, fallback)
+        if process.get("torch_preloads"):  # import torch loads every DLL of torch\\lib, by full path, before anything else
+            preloaded = {k: (host.join(torch_lib, n), "torch") for k, n in listing(torch_lib).items() if cuda_dll(k, prefixes)}
     consumers = {r["package"]: r for r in rows if r.get("kind") == "consumer" and r["package"] != "torch"}
     for fw in frameworks:
         row = consumers.get(fw.package)
@@ -196,7 +230,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
             resolve(fw.package, obj, pe, first, None)
-    return tuple(out)
+    return tuple(process_loads(out, preloaded, in_wheel))
 
 
 def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], system: Dict[str, str], listing, known,

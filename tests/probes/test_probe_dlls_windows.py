@@ -66,11 +66,12 @@ def test_torch_adds_its_cuda_toolkit_when_its_lib_has_no_cudart(fake_root):
 
 def test_onnxruntime_gpu_searches_path_and_not_torchs_folders(fake_root):
     """ONNX Runtime's provider DLL finds the toolkit's cudart on PATH (its search includes PATH: no finding), and
-    not the cuDNN in torch\\lib (torch's os.add_dll_directory folders are not in its search): library-not-found in ONNX
-    Runtime's words."""
-    m = WindowsMachine(fake_root).torch("2.8.0+cu128").toolkit("12.4.131").onnxruntime_gpu("1.23.2")
+    not the cuDNN in torch\\lib (torch's os.add_dll_directory folders are not in its search): without torch in the
+    environment, library-not-found in ONNX Runtime's words."""
+    m = WindowsMachine(fake_root).toolkit("12.4.131").onnxruntime_gpu("1.23.2")
+    m.put(SITE + "\\torch\\lib\\cudnn64_9.dll")  # a cuDNN in a torch\lib folder that no installed torch loads
     ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE, cuda="12", gpu_build=True)
-    got = [x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(ort,)) if x.consumer == "onnxruntime-gpu"]
+    got = [x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(ort,)) if x.consumer == "onnxruntime-gpu"]
     by = {x.needed: x for x in got}
     assert by["cudart64_12.dll"].via == "PATH" and by["cudart64_12.dll"].path == PROGRAMS + "\\v12.4\\bin\\cudart64_12.dll"
     assert by["cudnn64_9.dll"].path is None and by["cudnn64_9.dll"].object.endswith("\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll")
@@ -165,8 +166,13 @@ def test_torch_and_onnxruntime_resolving_one_dll_name_to_two_files(fake_root):
     f = found["dll-two-copies"]
     assert f["title"] == "CUDA DLLs of one name from different files: cudnn64_9.dll (torch, onnxruntime-gpu)"
     assert "onnxruntime-gpu resolves cudnn64_9.dll to C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll" in f["detail"]
+    # the process model: torch, imported first, has loaded its own cudnn64_9.dll, which ONNX Runtime then gets
+    assert "onnxruntime-gpu, imported after torch, gets that copy: %s\\torch\\lib\\cudnn64_9.dll" % SITE in f["detail"]
     assert "preload_dlls" in f["fix"][0] and f["fix_kind"] == "user-code"
-    assert found["library-not-found"]["title"].startswith("CUDA libraries the loader finds nowhere: cudart64_12.dll (onnxruntime-gpu)")
+    # cudart64_12.dll, which ONNX Runtime's own search finds nowhere, is torch's loaded copy: no library-not-found,
+    # but a program that imports onnxruntime without torch first fails (dll-import-order)
+    assert "library-not-found" not in found
+    assert found["dll-import-order"]["title"].startswith("CUDA DLLs found only through an earlier import: cudart64_12.dll (onnxruntime-gpu, from torch)")
     # one file for both (ONNX Runtime alone; or torch alone): no finding
     alone = WindowsMachine(fake_root).onnxruntime_gpu("1.23.2")
     alone.pip_remove("torch")
@@ -236,3 +242,60 @@ def test_paddle_loads_cudnn_and_cublas_by_name(fake_root):
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
     assert got["cudnn64_8.dll"].via == "PATH"
     assert "library-not-found" not in m.findings()[1]
+
+
+def test_process_loads_gives_a_later_consumer_the_module_loaded_first():
+    """The loaded-module list (MS-ORDER), pure: a later consumer's by-name load of a name another consumer loaded
+    earlier gets that file (via "loaded"), with its own search's answer kept in ``own`` (None: it found none); the
+    same file, a KnownDLL, or a name nobody loaded earlier is left as it is; the first file loaded of a name is the
+    one every later consumer gets."""
+    from cudaenv.model.snapshot import LoadedLibrary
+    from cudaenv.probes.dlls import process_loads
+
+    torch_copy, path_copy, other = "C:\\e\\torch\\lib\\cudnn64_9.dll", "C:\\cudnn\\bin\\cudnn64_9.dll", "D:\\x\\cudnn64_9.dll"
+    libs = [LoadedLibrary(consumer="onnxruntime-gpu", object="o.dll", needed="cudnn64_9.dll", path=path_copy, via="PATH"),
+            LoadedLibrary(consumer="onnxruntime-gpu", object="o.dll", needed="CUDART64_12.dll", via=None),
+            LoadedLibrary(consumer="cupy-cuda12x", object="c.pyd", needed="cudnn64_9.dll", path=other, via="add_dll_directory",
+                          others=(torch_copy,)),
+            LoadedLibrary(consumer="cupy-cuda12x", object="c.pyd", needed="nvrtc64_120_0.dll", path="C:\\t\\nvrtc64_120_0.dll", via="PATH"),
+            LoadedLibrary(consumer="paddlepaddle-gpu", object="p.pyd", needed="nvrtc64_120_0.dll", path="C:\\p\\nvrtc64_120_0.dll", via="PATH"),
+            LoadedLibrary(consumer="paddlepaddle-gpu", object="p.pyd", needed="kernel32.dll", path="C:\\Windows\\System32\\kernel32.dll",
+                          via="known-dlls")]
+    preloaded = {"cudnn64_9.dll": (torch_copy, "torch"), "cudart64_12.dll": ("C:\\e\\torch\\lib\\cudart64_12.dll", "torch"),
+                 "kernel32.dll": ("C:\\e\\torch\\lib\\kernel32.dll", "torch")}
+    got = process_loads(libs, preloaded, lambda p: bool(p and "\\e\\" in p))
+    ort, cudart, cupy, nvrtc, paddle, known = got
+    assert (ort.path, ort.via, ort.own, ort.first_loaded_by, ort.from_wheel) == (torch_copy, "loaded", path_copy, "torch", True)
+    assert (cudart.path, cudart.via, cudart.own) == ("C:\\e\\torch\\lib\\cudart64_12.dll", "loaded", None)  # matched without case
+    assert (cupy.path, cupy.own, cupy.others) == (torch_copy, other, (other,))  # torch's copy is no longer "further down"
+    assert (nvrtc.via, paddle.path, paddle.via, paddle.own, paddle.first_loaded_by) == (
+        "PATH", "C:\\t\\nvrtc64_120_0.dll", "loaded", "C:\\p\\nvrtc64_120_0.dll", "cupy-cuda12x")
+    assert known == libs[5]
+    assert process_loads(libs, {}, lambda p: False)[0] == libs[0]
+
+
+def test_torch_imported_first_decides_the_cuda_dlls_onnxruntime_gets(fake_root):
+    """On the Windows model: torch ships cudart64_12.dll and cudnn64_9.dll in torch\\lib, and `import torch` loads them;
+    ONNX Runtime's own search finds neither (no toolkit, no cuDNN on PATH), yet in the usual program (torch imported
+    first) it gets torch's: no library-not-found, but dll-import-order, whose fix is the import order or ONNX Runtime's
+    own way to the DLLs, and whose detail says how a program without torch first fails."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE, cuda="12", gpu_build=True)
+    got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(ort,)) if x.consumer == "onnxruntime-gpu"}
+    lib = got["cudnn64_9.dll"]
+    assert (lib.path, lib.via, lib.own, lib.first_loaded_by) == (SITE + "\\torch\\lib\\cudnn64_9.dll", "loaded", None, "torch")
+    assert got["cufft64_11.dll"].via == "loaded"
+    _, found, data = m.findings()
+    assert "library-not-found" not in found and "dll-two-copies" not in found
+    f = found["dll-import-order"]
+    assert f["title"].startswith("CUDA DLLs found only through an earlier import: cudart64_12.dll (onnxruntime-gpu, from torch), ")
+    assert "onnxruntime-gpu gets %s\\torch\\lib\\cudart64_12.dll, which torch loaded" % SITE in f["detail"]
+    assert "LoadLibrary failed with error 126" in f["detail"] and f["fix_kind"] == "user-code"
+    assert f["fix"][0] == "# import torch before onnxruntime in every program that uses it (then it uses torch's copy)"
+    assert "preload_dlls" in f["fix"][1]
+    entry = next(x for x in data["libraries"] if x["consumer"] == "onnxruntime-gpu" and x["needed"] == "cudnn64_9.dll")
+    assert (entry["via"], entry["first_loaded_by"], entry["own"]) == ("loaded", "torch", None)
+    # the same machine without torch: ONNX Runtime's own search decides, and it finds none
+    m.pip_remove("torch")
+    _, found, _ = m.findings()
+    assert "dll-import-order" not in found and "cudnn64_9.dll (onnxruntime-gpu)" in found["library-not-found"]["title"]
