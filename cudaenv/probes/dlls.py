@@ -13,8 +13,10 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    Windows, PATH.
 3. CuPy's extension modules (Python's flags, as for torch): the module's folder, python.exe's folder, the CUDA
    folder's ``bin`` and ``cupy\\.data\\lib`` it adds with ``os.add_dll_directory``, System32.
-4. PaddlePaddle loads cuDNN and cuBLAS by name at their first use (``LoadLibrary``: the standard order, python.exe's
-   folder, System32, System, Windows, PATH), then from the toolkit folder it was built with.
+4. PaddlePaddle loads cuDNN and cuBLAS at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
+   names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
+   System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
+   from the toolkit folder it was built with.
 
 A name on the KnownDLLs list is the system's copy, never searched for on disk. File names are matched without regard
 to case, as Windows does. Before any folder, a DLL of the same module name already loaded in the process is used,
@@ -31,7 +33,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from cudaenv.model.snapshot import LoadedLibrary
 
 MAX_OBJECTS = 8
-FULL_PATH = ("known-dlls",)  # steps that are no by-name search: the loaded-module list does not decide them
+FULL_PATH = ("known-dlls", "flag-dir")  # steps that are no by-name search: the loaded-module list does not decide them
 
 
 def dll_table():
@@ -235,26 +237,39 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
 
 def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], system: Dict[str, str], listing, known,
              out: List[LoadedLibrary], in_wheel) -> None:
-    """A framework that loads its CUDA DLLs by name at run time (PaddlePaddle's LoadLibrary): each name from its CUDA and
-    cuDNN versions, the alternatives tried in turn, in the standard order (python.exe's folder, System32, System,
-    Windows, PATH) and then the row's ``extra`` folders."""
+    """A framework that loads its CUDA DLLs at run time (PaddlePaddle's GetDsoHandleFromSearchPath): each name from
+    its CUDA and cuDNN versions, the alternatives tried in turn, each first in the folder its ``flag`` environment
+    variable names (FLAGS_cudnn_dir: loaded by full path), then by name in the standard order (python.exe's folder,
+    System32, System, Windows, PATH with the folders its import puts first: ``path_adds``), then the row's ``extra``
+    folders."""
+    import ntpath
+
     obj = next((host.join(fw.location, o) for o in row.get("objects", ()) if host.is_file(host.join(fw.location, o))), None)
     cuda = (fw.cuda or "").split(".")
     cudnn = (fw.cudnn or "").split(".")[0]
     if obj is None or len(cuda) < 2 or not cuda[0].isdigit():
         return
+    adds = [a.replace("{object_dir}", ntpath.dirname(obj)).replace("{site}", fw.location) for a in row.get("path_adds", ())]
     order = ([(app, "application")] if app else []) + [(system["system32"], "system32"), (system["system"], "system"),
-                                                       (system["windows"], "windows")] + [(d, "PATH") for d in path]
+                                                       (system["windows"], "windows")]
+    order += [(d, "PATH") for d in adds if host.is_dir(d)] + [(d, "PATH") for d in path]
     order += [(e.replace("{cuda}", "%s.%s" % tuple(cuda[:2])), "build-toolkit") for e in row.get("extra", ())]
     values = {"{cuda_major}": cuda[0], "{cuda_minor}": cuda[1], "{cudnn_major}": cudnn}
     for entry in row["dynload"]:
-        if "{cudnn_major}" in entry and not cudnn.isdigit():
+        names_text = entry["names"]
+        if "{cudnn_major}" in names_text and not cudnn.isdigit():
             continue
         for name in values:
-            entry = entry.replace(name, values[name])
-        names = entry.split(";")
+            names_text = names_text.replace(name, values[name])
+        flag = (host.env.get(entry.get("flag") or "") or "").strip()
+        names = names_text.split(";")
         hit, via, others = None, None, ()
         for name in names:
+            direct = host.join(flag, name) if flag else None
+            if direct and host.is_file(direct):  # join(FLAGS_*_dir, name) loaded by full path: no search
+                rest = resolve_dll(name, order, listing, host.join, known)
+                hit, via, others = direct, "flag-dir", tuple(p for p in (rest[0],) + rest[2] if p)
+                break
             hit, via, others = resolve_dll(name, order, listing, host.join, known)
             if hit is not None:
                 break

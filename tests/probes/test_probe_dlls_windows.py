@@ -236,7 +236,9 @@ def test_paddle_loads_cudnn_and_cublas_by_name(fake_root):
     lost = found["library-not-found"]
     assert "cudnn64_8.dll (paddlepaddle-gpu)" in lost["title"] and "Paddle depends on is not configured correctly" in lost["detail"]
     assert lost["fix"] == ["# install the CUDA 11.8 toolkit and cuDNN 8.9.7 (the ones paddlepaddle-gpu is built for) and put "
-                           "their bin folders on PATH"]
+                           "their bin folders on PATH",
+                           "# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS) to the folder that holds cudnn64_8.dll"]
+    assert "FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS)" in lost["detail"]
     m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
     m.path.append("C:\\tools\\cudnn\\bin")
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
@@ -299,3 +301,57 @@ def test_torch_imported_first_decides_the_cuda_dlls_onnxruntime_gets(fake_root):
     m.pip_remove("torch")
     _, found, _ = m.findings()
     assert "dll-import-order" not in found and "cudnn64_9.dll (onnxruntime-gpu)" in found["library-not-found"]["title"]
+
+
+def _paddle(fake_root):
+    m = WindowsMachine(fake_root).paddle("2.6.2", cuda="11.8", cudnn="8.9.7")
+    return m, Framework(package="paddlepaddle-gpu", version="2.6.2", location=SITE, cuda="11.8", cudnn="8.9")
+
+
+def test_paddle_honours_its_flags_dir_environment_variables(fake_root):
+    """PADDLE-FLAGS: FLAGS_cudnn_dir names the folder cuDNN is loaded from (by full path, before any search: even a
+    cudnn64_8.dll on PATH is not taken); on Windows cuBLAS takes FLAGS_cuda_dir, and FLAGS_cublas_dir (Linux's) is not
+    read; a flag whose folder lacks the DLL falls through to the search, which then finds none."""
+    m, paddle = _paddle(fake_root)
+    m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
+    m.put("C:\\cuda118\\bin\\cublas64_11.dll")
+    m.put("C:\\onpath\\cudnn64_8.dll")
+    m.path.append("C:\\onpath")
+    m.env.update(FLAGS_cudnn_dir="C:\\tools\\cudnn\\bin", FLAGS_cublas_dir="C:\\cuda118\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert (got["cudnn64_8.dll"].path, got["cudnn64_8.dll"].via) == ("C:\\tools\\cudnn\\bin\\cudnn64_8.dll", "flag-dir")
+    assert got["cudnn64_8.dll"].others == ("C:\\onpath\\cudnn64_8.dll",)
+    assert got["cublas64_11.dll"].path is None  # FLAGS_cublas_dir is not Windows' flag for cuBLAS
+    m.env["FLAGS_cuda_dir"] = "C:\\cuda118\\bin"
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert (got["cublas64_11.dll"].path, got["cublas64_11.dll"].via) == ("C:\\cuda118\\bin\\cublas64_11.dll", "flag-dir")
+    _, found, _ = m.findings()
+    assert "library-not-found" not in found
+    m.env["FLAGS_cudnn_dir"] = "C:\\empty"  # no cudnn64_8.dll there: the search decides (PATH)
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert (got["cudnn64_8.dll"].path, got["cudnn64_8.dll"].via) == ("C:\\onpath\\cudnn64_8.dll", "PATH")
+
+
+def test_paddle_puts_its_own_folders_first_on_path(fake_root):
+    """PADDLE-PATH: import paddle puts libpaddle.pyd's folder and paddle\\libs first on PATH in its own process, so a
+    cudnn64_8.dll shipped in paddle\\libs is found by the by-name load, ahead of one on the machine's PATH."""
+    m, paddle = _paddle(fake_root)
+    m.put(SITE + "\\paddle\\libs\\cudnn64_8.dll")
+    m.put("C:\\onpath\\cudnn64_8.dll")
+    m.path.append("C:\\onpath")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    lib = got["cudnn64_8.dll"]
+    assert (lib.path, lib.via, lib.others) == (SITE + "\\paddle\\libs\\cudnn64_8.dll", "PATH", ("C:\\onpath\\cudnn64_8.dll",))
+    assert lib.from_wheel
+
+
+def test_a_flags_dir_load_is_by_full_path_not_the_loaded_module(fake_root):
+    """A load by full path (Paddle's FLAGS_cudnn_dir) is no search: torch's cudnn64_9.dll, loaded first, does not
+    stand in for it, while Paddle's cuBLAS, loaded by name, gets torch's cublas64_12.dll."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").paddle("3.0.0", cuda="12.6", cudnn="9.5.1")
+    paddle = Framework(package="paddlepaddle-gpu", version="3.0.0", location=SITE, cuda="12.6", cudnn="9.5")
+    m.put("C:\\cudnn9\\bin\\cudnn64_9.dll")
+    m.env["FLAGS_cudnn_dir"] = "C:\\cudnn9\\bin"
+    got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(paddle,)) if x.consumer == paddle.package}
+    assert (got["cudnn64_9.dll"].path, got["cudnn64_9.dll"].via) == ("C:\\cudnn9\\bin\\cudnn64_9.dll", "flag-dir")
+    assert (got["cublas64_12.dll"].via, got["cublas64_12.dll"].first_loaded_by) == ("loaded", "torch")
