@@ -12,7 +12,10 @@ Windows search (from Microsoft's and Python's documentation and each project's s
 2. ONNX Runtime's CUDA provider (``LOAD_WITH_ALTERED_SEARCH_PATH``): the provider's folder, System32, System,
    Windows, PATH.
 3. CuPy's extension modules (Python's flags, as for torch): the module's folder, python.exe's folder, the CUDA
-   folder's ``bin`` and ``cupy\\.data\\lib`` it adds with ``os.add_dll_directory``, System32.
+   folder's ``bin`` (a conda package: the CUDA folder itself) and ``cupy\\.data\\lib`` it adds with
+   ``os.add_dll_directory``, System32; before that, a pip wheel loads the cuDNN, cuTENSOR and NCCL its
+   ``cupy\\.data\\_wheel.json`` names by full path from under ``CUPY_CUDA_LIB_PATH`` (default ``~\\.cupy\\cuda_lib``),
+   and the module importing that name gets that file (``via="preload"``).
 4. PaddlePaddle loads cuDNN and cuBLAS at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
    names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
    System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
@@ -179,7 +182,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
 
     out: List[LoadedLibrary] = []
 
-    def resolve(consumer: str, obj: str, pe, first, fallback) -> None:
+    def resolve(consumer: str, obj: str, pe, first, fallback, preloads: Optional[Dict[str, str]] = None) -> None:
         for dll in pe.imports + pe.delay:
             if not cuda_dll(dll, prefixes):
                 continue
@@ -189,6 +192,10 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             elif fallback and via != "known-dlls":
                 more = resolve_dll(dll, fallback, listing, host.join, known)
                 others = tuple(dict.fromkeys(others + tuple(p for p in ((more[0],) + more[2]) if p and p != hit)))
+            pre = (preloads or {}).get(dll.lower())
+            if pre and via != "known-dlls":  # the consumer loaded that name by full path before: the import gets it
+                others = tuple(p for p in ((hit,) if hit else ()) + others if p.lower() != pre.lower())
+                hit, via = pre, "preload"
             wheel = next((o for o in others if in_wheel(o)), None)
             out.append(LoadedLibrary(consumer=consumer, object=obj, needed=dll, path=hit, via=via, real=hit, others=others,
                                      from_wheel=in_wheel(hit), wheel_copy=wheel,
@@ -217,8 +224,9 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
         if row is None or not fw.location:
             continue
         site = fw.location
+        packaging, preloads = _preloads(host, fw, row, listing) if row.get("preload") else (None, {})
         dirs = []
-        for d in row.get("dirs", ()):
+        for d in row.get("conda_dirs" if packaging == "conda" and row.get("conda_dirs") else "dirs", ()):
             if "{cuda_path}" in d:
                 base = _cuda_path(host, path)
                 d = d.replace("{cuda_path}", base) if base else ""
@@ -231,8 +239,33 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
         for obj, pe in _objects(host, fw, row, prefixes):
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
-            resolve(fw.package, obj, pe, first, None)
+            resolve(fw.package, obj, pe, first, None, preloads)
     return tuple(process_loads(out, preloaded, in_wheel))
+
+
+def _preloads(host, fw, row: Dict, listing) -> Tuple[Optional[str], Dict[str, str]]:
+    """(the packaging CuPy's preload configuration says, {lower-case file name: the file CuPy loads by full path
+    before its first use}) (CUPY-PRELOAD): for a pip wheel, each library's file names of ``cupy\\.data\\_wheel.json``
+    looked for under CUPY_CUDA_LIB_PATH (else ~\\.cupy\\cuda_lib) in ``<cuda>\\<lib>\\<version>\\{lib,lib64,bin}``."""
+    from cudaenv.parse.frameworks import parse_cupy_preload
+
+    spec = row["preload"]
+    packaging, cuda, libs = parse_cupy_preload(host.read_text(host.join(fw.location, spec["config"]), limit=65536) or "")
+    root = (host.env.get(spec["env"]) or "").strip()
+    if not root and (host.env.get("USERPROFILE") or "").strip():
+        root = spec["default"].replace("{home}", host.env["USERPROFILE"].strip())
+    found: Dict[str, str] = {}
+    if packaging != "pip" or not cuda or not root:
+        return packaging, found
+    for lib, version, names in libs:
+        for name in names:
+            for sub in spec["subdirs"]:
+                folder = host.join(root, cuda, lib, version, sub)
+                hit = listing(folder).get(name.lower())
+                if hit:
+                    found.setdefault(name.lower(), host.join(folder, hit))
+                    break
+    return packaging, found
 
 
 def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], system: Dict[str, str], listing, known,

@@ -355,3 +355,56 @@ def test_a_flags_dir_load_is_by_full_path_not_the_loaded_module(fake_root):
     got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(paddle,)) if x.consumer == paddle.package}
     assert (got["cudnn64_9.dll"].path, got["cudnn64_9.dll"].via) == ("C:\\cudnn9\\bin\\cudnn64_9.dll", "flag-dir")
     assert (got["cublas64_12.dll"].via, got["cublas64_12.dll"].first_loaded_by) == ("loaded", "torch")
+
+
+def test_cupy_preloads_its_cudnn_from_cupy_cuda_lib_path(fake_root):
+    """CUPY-PRELOAD: a CuPy pip wheel loads the cuDNN its cupy\\.data\\_wheel.json names by full path from
+    CUPY_CUDA_LIB_PATH\\<cuda>\\cudnn\\<version>\\bin (default %USERPROFILE%\\.cupy\\cuda_lib) before its cuDNN module
+    is loaded, so that module's import of cudnn64_8.dll gets that file (via preload), whatever its own search finds
+    (kept in others); without a preloaded file its own search decides."""
+    m = WindowsMachine(fake_root).toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cudnn64_8.dll", "nvcc.exe"))
+    m.cupy("13.6.0", "cupy-cuda11x", cudnn="8.8.1")
+    cupy = Framework(package="cupy-cuda11x", version="13.6.0", location=SITE, cuda="11", gpu_build=True)
+    toolkit_copy = PROGRAMS + "\\v11.8\\bin\\cudnn64_8.dll"
+
+    def cudnn():
+        return next(x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,)) if x.needed == "cudnn64_8.dll")
+
+    assert (cudnn().path, cudnn().via) == (toolkit_copy, "add_dll_directory")  # nothing preloaded: CUDA_PATH's bin
+    m.put("D:\\cupylibs\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll")
+    m.env["CUPY_CUDA_LIB_PATH"] = "D:\\cupylibs"
+    lib = cudnn()
+    assert (lib.path, lib.via, lib.others) == ("D:\\cupylibs\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll", "preload", (toolkit_copy,))
+    del m.env["CUPY_CUDA_LIB_PATH"]
+    m.env["USERPROFILE"] = "C:\\Users\\me"
+    m.put("C:\\Users\\me\\.cupy\\cuda_lib\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll")
+    assert cudnn().path == "C:\\Users\\me\\.cupy\\cuda_lib\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll"
+
+
+def test_a_conda_cupy_preloads_nothing_and_adds_cuda_path_itself(fake_root):
+    """CUPY-PRELOAD: a conda package (_wheel.json's packaging conda) preloads nothing, and CuPy adds CUDA_PATH itself
+    (not its bin) with os.add_dll_directory."""
+    m = WindowsMachine(fake_root).cupy("13.6.0", "cupy-cuda12x", cudnn="9.1.0", packaging="conda")
+    m.env.update(CUDA_PATH="C:\\envs\\cp\\Library\\bin", USERPROFILE="C:\\Users\\me")
+    m.put("C:\\envs\\cp\\Library\\bin\\cudart64_12.dll")
+    m.put("C:\\envs\\cp\\Library\\bin\\cudnn64_9.dll")
+    m.put("C:\\Users\\me\\.cupy\\cuda_lib\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
+    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
+    assert (got["cudnn64_9.dll"].path, got["cudnn64_9.dll"].via) == ("C:\\envs\\cp\\Library\\bin\\cudnn64_9.dll", "add_dll_directory")
+    assert got["cudart64_12.dll"].via == "add_dll_directory"
+
+
+def test_torch_imported_first_outranks_cupys_preload_for_a_by_name_import(fake_root):
+    """torch's cudnn64_9.dll is loaded at import torch; CuPy's preload of its own cudnn64_9.dll comes later, and its
+    cuDNN module's by-name import gets the module loaded first (torch's): dll-two-copies names both files."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").cupy("13.6.0", "cupy-cuda12x", cudnn="9.1.0")
+    m.toolkit("12.4.131", on_path=False)
+    m.put("D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
+    m.env["CUPY_CUDA_LIB_PATH"] = "D:\\cl"
+    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
+    got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(cupy,)) if x.consumer == cupy.package}
+    lib = got["cudnn64_9.dll"]
+    assert (lib.path, lib.via, lib.own) == (SITE + "\\torch\\lib\\cudnn64_9.dll", "loaded", "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
+    _, found, _ = m.findings()
+    assert "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll" in found["dll-two-copies"]["detail"]
