@@ -135,4 +135,5 @@ def test_cupy_preload_never_raises(text):
     packaging, cuda, libs = pf.parse_cupy_preload(text)
     assert packaging is None or isinstance(packaging, str)
     for lib, version, names in libs:
-        assert lib in pf.PRELOAD_LIBS and names and all("\\" not in n and "/" not in n for n in names)
+        assert lib in pf.PRELOAD_LIBS and version not in ("", ".", "..") and "\\" not in version
+        assert names and all("\\" not in n and "/" not in n for n in names)
