@@ -21,7 +21,8 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
    from the toolkit folder it was built with.
 
-A name on the KnownDLLs list is the system's copy, never searched for on disk. File names are matched without regard
+A name on the KnownDLLs list is the system's copy, never searched for on disk: the list is the machine's registry key
+where cudaenv runs on that Windows (:func:`cudaenv.host.registry.read_values`), else the documented defaults of the table. File names are matched without regard
 to case, as Windows does. Before any folder, a DLL of the same module name already loaded in the process is used,
 whatever its folder (MS-ORDER's loaded-module list): :func:`process_loads` replays the imports in the order a process
 usually makes them (data/dll_search.json's ``process`` row: torch first, whose ``import torch`` loads every DLL of
@@ -101,6 +102,20 @@ def process_loads(libs: Sequence[LoadedLibrary], preloaded: Dict[str, Tuple[str,
     return out
 
 
+def known_dll_names(values: Optional[Dict[str, str]]) -> Tuple[str, ...]:
+    """The DLL file names (lower case) a KnownDLLs registry key lists (MS-KNOWN-DLLS: each value ``advapi32`` =
+    ``advapi32.dll``; ``DllDirectory``/``DllDirectory32`` name the folder and are no entry): a value counts only when it
+    is a plain file name ending in .dll. Pure; () when there is none (the caller falls back to the documented list)."""
+    out: List[str] = []
+    for name, data in (values or {}).items():
+        if not isinstance(name, str) or not isinstance(data, str) or name.lower().startswith("dlldirectory"):
+            continue
+        low = data.strip().lower()
+        if low.endswith(".dll") and len(low) <= 255 and not set(low) & set('\\/:"*?<>|%\0') and low not in out:
+            out.append(low)
+    return tuple(out)
+
+
 def flags_order(dll_dir: str, app_dir: Optional[str], dirs: Sequence[str], system: Dict[str, str]) -> List[Tuple[str, str]]:
     """LOAD_LIBRARY_SEARCH_DEFAULT_DIRS | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR (Python's extension modules, torch's first
     call): the importing DLL's folder, the application's, the os.add_dll_directory ``dirs``, System32."""
@@ -160,6 +175,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     found."""
     import ntpath
 
+    from cudaenv.host.registry import read_values
     from cudaenv.probes.site_packages import enclosing_site_packages
 
     table = dll_table()
@@ -167,7 +183,9 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     prefixes = [r["prefix"] for r in rows if r.get("kind") == "cuda-dll"]
     system = next(r for r in rows if r.get("kind") == "windows-dirs")
     dirs_row = next(r for r in rows if r.get("kind") == "torch-dirs")
-    known = ("|%s|" % "|".join(n.lower() for r in rows if r.get("kind") == "known-dlls" for n in r["names"]), system["system32"])
+    known_row = next(r for r in rows if r.get("kind") == "known-dlls")
+    names = known_dll_names(read_values(host, known_row["key"])) or tuple(n.lower() for n in known_row["names"])
+    known = ("|%s|" % "|".join(names), system["system32"])
     app = ntpath.dirname(python) if python else None
     path = [p for p in (host.env.get("PATH") or "").split(";") if p.strip()]
     listings: Dict[str, Dict[str, str]] = {}

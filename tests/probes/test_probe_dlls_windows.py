@@ -408,3 +408,34 @@ def test_torch_imported_first_outranks_cupys_preload_for_a_by_name_import(fake_r
     assert (lib.path, lib.via, lib.own) == (SITE + "\\torch\\lib\\cudnn64_9.dll", "loaded", "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
     _, found, _ = m.findings()
     assert "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll" in found["dll-two-copies"]["detail"]
+
+
+def test_known_dll_names_come_from_the_machines_key_when_read():
+    """known_dll_names: the value data that are plain DLL file names, DllDirectory (the folder) left out, lower case,
+    once each; nothing usable: () (the documented list is used instead)."""
+    from cudaenv.probes.dlls import known_dll_names
+
+    values = {"advapi32": "advapi32.dll", "KERNEL32": "KERNEL32.DLL", "DllDirectory": "%SystemRoot%\\system32",
+              "DllDirectory32": "%SystemRoot%\\syswow64", "x": "..\\evil.dll", "y": "not-a-dll", "z": "kernel32.dll"}
+    assert known_dll_names(values) == ("advapi32.dll", "kernel32.dll")
+    assert known_dll_names(None) == () and known_dll_names({"DllDirectory": "C:\\Windows\\System32"}) == ()
+
+
+def test_the_probe_uses_the_machines_known_dlls(fake_root, monkeypatch):
+    """The resolver's KnownDLLs are the machine's registry key where it can be read (host/registry.read_values), else the
+    table's documented defaults. The key here is constructed to list a CUDA DLL name, which no real list does, so that
+    the difference shows: that name is then the system's copy, whatever torch\\lib holds."""
+    from cudaenv.host import registry
+    from cudaenv.probes import dlls
+
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128")
+    host = m.host()
+    asked = []
+    monkeypatch.setattr(registry, "read_values", lambda h, key: asked.append((h, key)) and None or {
+        "kernel32": "kernel32.dll", "cudart": "cudart64_12.dll"})
+    got = {x.needed: x for x in probe_dlls(host, SITE, PYTHON, cuda="12.8")}
+    assert (got["cudart64_12.dll"].path, got["cudart64_12.dll"].via) == (SYSTEM32 + "\\cudart64_12.dll", "known-dlls")
+    assert asked == [(host, next(r["key"] for r in dlls.dll_table()["rows"] if r.get("kind") == "known-dlls"))]
+    assert asked[0][1] == "SYSTEM\\CurrentControlSet\\Control\\Session Manager\\KnownDLLs"
+    monkeypatch.setattr(registry, "read_values", lambda h, key: None)  # unreadable: the documented list (no CUDA name)
+    assert {x.needed: x for x in probe_dlls(host, SITE, PYTHON, cuda="12.8")}["cudart64_12.dll"].via == "dll-dir"
