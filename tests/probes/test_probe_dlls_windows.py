@@ -191,6 +191,15 @@ def test_a_delay_loaded_dll_names_its_windows_importer_by_file_name():
     found = LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libnvrtc.so.12", loaded_by="dlopen",
                           path="/e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", via="runpath")
     assert library_facts(found) == "libnvrtc.so.12: /e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (via runpath, dlopen by libtorch_cuda.so)"
+    # Windows' loaded-module list: whose import loaded it first, and what the consumer's own search takes (or not)
+    loaded = LoadedLibrary(consumer="onnxruntime-gpu", object="C:\\e\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll",
+                           needed="cudnn64_9.dll", path="C:\\e\\torch\\lib\\cudnn64_9.dll", via="loaded", first_loaded_by="torch",
+                           own="C:\\cudnn\\bin\\cudnn64_9.dll")
+    assert library_facts(loaded) == ("cudnn64_9.dll: C:\\e\\torch\\lib\\cudnn64_9.dll (via loaded, loaded first by torch, "
+                                     "its own search takes C:\\cudnn\\bin\\cudnn64_9.dll)")
+    from cudaenv.model.record import replace
+
+    assert library_facts(replace(loaded, own=None)).endswith("(via loaded, loaded first by torch, its own search finds none)")
 
 
 def test_a_frameworks_record_is_read_for_at_most_max_objects_modules(fake_root, monkeypatch):
