@@ -312,7 +312,7 @@ def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], syste
             continue
         for name in values:
             names_text = names_text.replace(name, values[name])
-        flag = (host.env.get(entry.get("flag") or "") or "").strip()
+        flag = _env(host, entry["flag"]) if entry.get("flag") else ""
         names = names_text.split(";")
         hit, via, others = None, None, ()
         for name in names:
@@ -328,6 +328,16 @@ def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], syste
         out.append(LoadedLibrary(consumer=fw.package, object=obj, needed=needed, path=hit, via=via, real=hit, others=others,
                                  from_wheel=in_wheel(hit), wheel_copy=next((o for o in others if in_wheel(o)), None),
                                  loaded_by="dlopen"))
+
+
+def _env(host, name: str) -> str:
+    """The environment variable ``name`` as Windows reads it, without regard to case (Python on Windows keeps
+    os.environ's keys in upper case: FLAGS_cudnn_dir arrives as FLAGS_CUDNN_DIR); "" when unset."""
+    value = host.env.get(name)
+    if value is None:
+        upper = name.upper()
+        value = next((v for k, v in host.env.items() if k.upper() == upper), None)
+    return (value or "").strip()
 
 
 def _imports(host, path: str):

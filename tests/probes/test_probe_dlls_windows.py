@@ -336,6 +336,12 @@ def test_paddle_honours_its_flags_dir_environment_variables(fake_root):
     assert (got["cublas64_11.dll"].path, got["cublas64_11.dll"].via) == ("C:\\cuda118\\bin\\cublas64_11.dll", "flag-dir")
     _, found, _ = m.findings()
     assert "library-not-found" not in found
+    # Python on Windows hands os.environ's keys over in upper case (its os docs); Windows reads them without case
+    del m.env["FLAGS_cuda_dir"], m.env["FLAGS_cudnn_dir"]
+    m.env.update(FLAGS_CUDA_DIR="C:\\cuda118\\bin", FLAGS_CUDNN_DIR="C:\\tools\\cudnn\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert {x.via for x in got.values()} == {"flag-dir"}
+    del m.env["FLAGS_CUDNN_DIR"]
     m.env["FLAGS_cudnn_dir"] = "C:\\empty"  # no cudnn64_8.dll there: the search decides (PATH)
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
     assert (got["cudnn64_8.dll"].path, got["cudnn64_8.dll"].via) == ("C:\\onpath\\cudnn64_8.dll", "PATH")
