@@ -65,7 +65,7 @@ def windows_where(consumer: str):
                  "(CUDA_PATH's bin, else the folder of the nvcc.exe on PATH) nor System32, so importing cupy fails with "
                  "\"ImportError: DLL load failed while importing ...: The specified module could not be found.\"")
     if consumer == "paddlepaddle-gpu":
-        return M("not in the folder FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS) names, python.exe's folder, System32, "
+        return M("not in the folder FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) names, python.exe's folder, System32, "
                  "the Windows folders, PATH (with paddle's own folders first) nor the toolkit folder it was built with "
                  "(PaddlePaddle loads it at its first use), so its first GPU operation fails with \"The third-party dynamic "
                  "library (...) that Paddle depends on is not configured correctly.\"")
@@ -90,7 +90,7 @@ def windows_fix(s, lib) -> List[str]:
         fw = next((f for f in s.frameworks if f.package == lib.consumer), None)
         return [M("# install the CUDA %s toolkit and cuDNN %s (the ones %s is built for) and put their bin folders on PATH",
                   (fw.cuda if fw is not None else None) or "?", (fw.cudnn if fw is not None else None) or "?", lib.consumer),
-                M("# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS) to the folder that holds %s", lib.needed)]
+                M("# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) to the folder that holds %s", lib.needed)]
     return [M("# install the CUDA toolkit and the cuDNN that provide %s and put their bin folders on PATH, or call "
               "onnxruntime.preload_dlls() before the first session (ONNX Runtime 1.21 and later: it loads torch's or the "
               "nvidia wheels' copies)", lib.needed)]

@@ -16,7 +16,7 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    ``os.add_dll_directory``, System32; before that, a pip wheel loads the cuDNN, cuTENSOR and NCCL its
    ``cupy\\.data\\_wheel.json`` names by full path from under ``CUPY_CUDA_LIB_PATH`` (default ``~\\.cupy\\cuda_lib``),
    and the module importing that name gets that file (``via="preload"``).
-4. PaddlePaddle loads cuDNN and cuBLAS at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
+4. PaddlePaddle loads cuDNN, cuBLAS, cuRAND, cuSOLVER, cuSPARSE and cuFFT at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
    names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
    System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
    from the toolkit folder it was built with.

@@ -235,10 +235,14 @@ def test_paddle_loads_cudnn_and_cublas_by_name(fake_root):
     (NVIDIA's default folder for its CUDA); a cuDNN found nowhere is library-not-found in Paddle's words, whose fix
     names the CUDA and cuDNN it is built for."""
     m = WindowsMachine(fake_root).paddle("2.6.2", cuda="11.8", cudnn="8.9.7")
-    m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cublas64_11.dll", "nvcc.exe"))
+    # a CUDA 11.8 toolkit's bin: cuFFT and cuRAND are 10.x, cuSOLVER and cuSPARSE 11.x in CUDA 11 (CUDA-WIN-NAMES' patterns)
+    m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll",
+                                               "cusparse64_11.dll", "cufft64_10.dll", "nvcc.exe"))
     paddle = Framework(package="paddlepaddle-gpu", version="2.6.2", location=SITE, cuda="11.8", cudnn="8.9")
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
-    assert set(got) == {"cudnn64_8.dll", "cublas64_11.dll"}
+    assert set(got) == {"cudnn64_8.dll", "cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll",
+                        "cufft64_10.dll"}  # each the first of its alternatives found (CUDA 11 and later: <name>64_10 last)
+    assert {got[n].via for n in got if n != "cudnn64_8.dll"} == {"build-toolkit"}
     assert (got["cublas64_11.dll"].via, got["cublas64_11.dll"].loaded_by) == ("build-toolkit", "dlopen")
     assert got["cudnn64_8.dll"].path is None and got["cudnn64_8.dll"].object.endswith("\\paddle\\base\\libpaddle.pyd")
     _, found, _ = m.findings()
@@ -246,8 +250,8 @@ def test_paddle_loads_cudnn_and_cublas_by_name(fake_root):
     assert "cudnn64_8.dll (paddlepaddle-gpu)" in lost["title"] and "Paddle depends on is not configured correctly" in lost["detail"]
     assert lost["fix"] == ["# install the CUDA 11.8 toolkit and cuDNN 8.9.7 (the ones paddlepaddle-gpu is built for) and put "
                            "their bin folders on PATH",
-                           "# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS) to the folder that holds cudnn64_8.dll"]
-    assert "FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS)" in lost["detail"]
+                           "# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) to the folder that holds cudnn64_8.dll"]
+    assert "FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT)" in lost["detail"]
     m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
     m.path.append("C:\\tools\\cudnn\\bin")
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
@@ -323,7 +327,8 @@ def test_paddle_honours_its_flags_dir_environment_variables(fake_root):
     read; a flag whose folder lacks the DLL falls through to the search, which then finds none."""
     m, paddle = _paddle(fake_root)
     m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
-    m.put("C:\\cuda118\\bin\\cublas64_11.dll")
+    for name in ("cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll", "cufft64_10.dll"):
+        m.put("C:\\cuda118\\bin\\" + name)
     m.put("C:\\onpath\\cudnn64_8.dll")
     m.path.append("C:\\onpath")
     m.env.update(FLAGS_cudnn_dir="C:\\tools\\cudnn\\bin", FLAGS_cublas_dir="C:\\cuda118\\bin")
@@ -334,6 +339,7 @@ def test_paddle_honours_its_flags_dir_environment_variables(fake_root):
     m.env["FLAGS_cuda_dir"] = "C:\\cuda118\\bin"
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
     assert (got["cublas64_11.dll"].path, got["cublas64_11.dll"].via) == ("C:\\cuda118\\bin\\cublas64_11.dll", "flag-dir")
+    assert got["cufft64_10.dll"].via == got["cusolver64_11.dll"].via == "flag-dir"  # cuRAND, cuSOLVER, ... take it too
     _, found, _ = m.findings()
     assert "library-not-found" not in found
     # Python on Windows hands os.environ's keys over in upper case (its os docs); Windows reads them without case
