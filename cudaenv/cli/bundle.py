@@ -42,7 +42,7 @@ MODULES = (
     "cudaenv.core.version",
     "cudaenv.model",
     "cudaenv.model.record",
-    "cudaenv.model.snapshot",
+    "cudaenv.model.toolkits",
     "cudaenv.parse",
     "cudaenv.parse.dpkg",
     "cudaenv.parse.toolkit_files",

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import List, Optional, Tuple
 
-    from cudaenv.model.snapshot import Toolkit
+    from cudaenv.model.toolkits import Toolkit
 
 
 def load_toolkits(host, spec: Optional[str] = None) -> Tuple[list, Optional[str], Optional[Toolkit]]:

@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only
     from typing import Callable, List, Optional, Sequence
 
-    from cudaenv.model.snapshot import Toolkit
+    from cudaenv.model.toolkits import Toolkit
 
 NEWEST = "newest"
 UNIQUE = "unique"

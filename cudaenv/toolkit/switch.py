@@ -25,7 +25,7 @@ import posixpath
 
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
-from cudaenv.model.snapshot import Toolkit
+from cudaenv.model.toolkits import Toolkit
 from cudaenv.toolkit.select import LINK, SelectError, norm_path, select_toolkit, unique_toolkits
 from cudaenv.core.version import is_version, version_key
 from cudaenv.core.text import printable

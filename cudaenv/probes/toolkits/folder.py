@@ -20,7 +20,7 @@ from cudaenv.parse.toolkit_files import (
     parse_wrapper_target,
     version_json_raw,
 )
-from cudaenv.model.snapshot import Note
+from cudaenv.model.toolkits import Note
 from cudaenv.core.version import malformed
 from cudaenv.probes.paths import basename, dirname, is_absolute
 
