@@ -39,7 +39,7 @@ MODULES = (
     "cudaenv.core.lazy",
     "cudaenv.core.resources",
     "cudaenv.core.text",
-    "cudaenv.core.version",
+    "cudaenv.core.version_strings",
     "cudaenv.model",
     "cudaenv.model.record",
     "cudaenv.model.toolkits",

@@ -52,7 +52,6 @@ def run(args, ctx) -> int:
     if shell is None and not args.write:
         return 2
     found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env) if args.auto else (None, None)
-    # `chosen`: the toolkit the spec names when load_toolkits already picked it (a version spec): not picked twice
     toolkits, link, chosen = load_toolkits(host, None if args.off or args.write else spec if args.auto else args.version)
     try:
         if args.auto:
@@ -72,7 +71,7 @@ def run(args, ctx) -> int:
                     return _fail(ctx, _words("names-none", printable(found)), toolkits, host.system)
             else:
                 spec = spec_path(spec, start_dir(ctx.env, ctx.cwd), host, ctx.env)
-            toolkit = chosen if chosen is not None and spec == args.version else select.select_toolkit(toolkits, spec, host.system)
+            toolkit = chosen if chosen is not None and spec == args.version else select.select_toolkit(toolkits, spec, host.system)  # one pick
             written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 
 from cudaenv.core.lazy import LazyModule
-from cudaenv.core.version import is_version, version_key
+from cudaenv.core.version_strings import is_version, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only
 

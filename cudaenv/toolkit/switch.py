@@ -27,7 +27,7 @@ from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
 from cudaenv.model.toolkits import Toolkit
 from cudaenv.toolkit.select import LINK, SelectError, norm_path, select_toolkit, unique_toolkits
-from cudaenv.core.version import is_version, version_key
+from cudaenv.core.version_strings import is_version, version_key
 from cudaenv.core.text import printable
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed

@@ -217,6 +217,8 @@ def test_cudaenv_use_imports_at_most_its_budget_of_modules(tmp_path):
     assert "cudaenv.probes.parent" not in loaded
     # the snapshot's 29 records are not defined for the 4 a switch makes (cudaenv.model.toolkits holds those)
     assert "cudaenv.model.snapshot" not in loaded and "cudaenv.model.toolkits" in loaded
+    # nor the version home's other forms (integers, compute capabilities, PEP 440) for the version strings it reads
+    assert "cudaenv.core.version" not in loaded and "cudaenv.core.version_strings" in loaded
     assert len(loaded) <= USE_MODULES, (len(loaded), loaded)
 
 
