@@ -209,3 +209,17 @@ def test_verify_in_chinese_at_80_columns_and_english_unchanged(cli, tmp_path):
     assert all(width_of(line) <= 80 for line in zh.out.splitlines()), zh.out
     zh_old = vcli(cli, tmp_path, "verify", "--device", "0", "--python", old, env={"PATH": "/usr/bin:/bin", **ZH})
     assert "max abs difference 0.0e+00" in zh_old.out  # an older child's English stays English
+
+
+def test_a_torch_that_sees_no_gpu_on_a_machine_without_one_is_said_in_chinese(cli, tmp_path):
+    from cudaenv.verify import MARKER
+
+    info = MARKER + json.dumps({"event": "info", "torch": "2.13.0+cu130", "cuda": "13.0", "cuda_available": False, "device_count": 0})
+    select = MARKER + json.dumps({"event": "error", "stage": "select", "type": "RuntimeError", "message": "No CUDA GPUs are available"})
+    py = fake_python(tmp_path, {"--device 0": (info + "\n" + select + "\n", 1)})
+    zh = vcli(cli, tmp_path, "verify", "--python", py, env={"PATH": "/usr/bin:/bin", **ZH})
+    english = vcli(cli, tmp_path, "verify", "--python", py)
+    assert zh.code == english.code == 1
+    assert "nvidia-smi和NVML也看不到GPU（cudaenvdoctor会说明缺的是驱动还是GPU）" in "".join(zh.out.split()), zh.out
+    assert "show no GPU either" not in zh.out
+    assert "nvidia-smi and NVML show no GPU either" in " ".join(english.out.split())
