@@ -139,8 +139,8 @@ def check_stack(stack: Stack, snapshot: Any, view: Any) -> Tuple[StackDifference
     if stack.driver_min and parse_driver_version(stack.driver_min):
         if not have_driver or compare_versions(have_driver, stack.driver_min) < 0:
             out.append(StackDifference("driver", stack.driver_min, have_driver,
-                                       ("# install NVIDIA driver %s or newer (`cudaenv doctor` names the package for this system)"
-                                        % stack.driver_min,)))
+                                       (M("# install NVIDIA driver %s or newer (`cudaenv doctor` names the package for this system)",
+                                          stack.driver_min),)))
     if stack.gpu_archs:
         for g in s.gpus:
             if g.compute_capability and g.compute_capability not in stack.gpu_archs:

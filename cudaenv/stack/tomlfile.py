@@ -46,7 +46,7 @@ def _value(value: Any) -> str:
         return _string(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError("a stack file holds strings, integers, booleans and arrays, not %s" % type(value).__name__)
+    raise TypeError(M("a stack file holds strings, integers, booleans and arrays, not %s", type(value).__name__))
 
 
 def _key(key: str) -> str:

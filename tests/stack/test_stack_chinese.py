@@ -81,3 +81,25 @@ def test_the_small_readers_errors_in_chinese(chinese, monkeypatch):
         parse_stack("a = 1\na = 2\n")
     assert str(caught.value) == "not TOML: line 2: key a defined twice"
     assert tr(caught.value.args[0]) == "不是 TOML：第 2 行：键 a 定义了两次"
+
+
+def test_the_driver_floors_comment_in_chinese_json_english(machine, tmp_path):
+    from cudaenv.stack.lock import stack_toml
+    from cudaenv.stack.records import Stack
+
+    _helpers.a10g(machine)
+    path = tmp_path / "stack.toml"
+    path.write_text(stack_toml(Stack(driver_min="580.65.06")))
+    english = _helpers.cudaenv(machine, "doctor", "--against", str(path))
+    assert english.code == 1 and "install NVIDIA driver 580.65.06 or newer (`cudaenv doctor` names the package" \
+        in " ".join(english.out.split())
+    machine.env["LANG"] = "zh_CN.UTF-8"
+    try:
+        zh = _helpers.cudaenv(machine, "doctor", "--against", str(path))
+        data = _helpers.cudaenv(machine, "doctor", "--json", "--against", str(path)).json()
+    finally:
+        del machine.env["LANG"]
+    assert zh.code == 1 and _flat("安装 NVIDIA 驱动 580.65.06 或更新的版本（`cudaenv doctor` 会给出这个系统要装的软件包）") \
+        in _flat(zh.out), zh.out
+    assert data["against"]["differences"][0]["commands"] == [
+        "# install NVIDIA driver 580.65.06 or newer (`cudaenv doctor` names the package for this system)"]
