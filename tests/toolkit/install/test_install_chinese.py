@@ -109,3 +109,22 @@ def chinese_language():
     set_language(CHINESE)
     yield
     set_language(ENGLISH)
+
+
+def test_the_torch_index_caches_field_reasons_and_a_pages_problem_in_chinese(chinese_language, tmp_path):
+    """The index's own words (index/torch.py's field checks, parse/index_pages' problems), which the cache note and
+    the release list quote, said in Chinese; their English unchanged."""
+    from cudaenv.core.i18n import tr
+    from cudaenv.index import cache as index_cache
+    from cudaenv.parse.index_pages import parse_index_page
+
+    path = tmp_path / "torch-index.json"
+    path.write_text(json.dumps({"schema": 1, "index_base": "https://download.pytorch.org/whl", "fetched_at": "x",
+                                "variants": {}}))
+    data, why = index_cache.load_cache(str(path), "https://download.pytorch.org/whl", "2025-01-01")
+    assert data is None and why == ("the torch index cache %s is corrupt (fetched_at is not a time); ignored "
+                                    "(`cudaenv torch refresh` rebuilds it)" % path)
+    assert tr(why) == "torch 索引缓存 %s 已损坏（fetched_at 不是时间）；已忽略（`cudaenv torch refresh` 会重建它）" % path
+    page = parse_index_page('{"meta": {}}', "application/vnd.pypi.simple.v1+json")
+    assert page.problem == "JSON page without a 'files' list" and tr(page.problem) == "JSON 页面没有 'files' 列表"
+    assert tr(parse_index_page("\x00\x01", "application/octet-stream").problem) in ("不是文本", "既不是 JSON 也不是 HTML")
