@@ -180,10 +180,10 @@ def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
         if r.nccl:
             extra.append("NCCL %s" % r.nccl)
         if r.busbw_gbps is not None:
-            extra.append("%.2f GB/s all-reduce" % r.busbw_gbps)
+            extra.append(t("%.2f GB/s all-reduce", r.busbw_gbps))
         lines.append("  rank %d: %s %s%s" % (r.rank, where, _mark(r.ok, color), ("  " + ", ".join(extra)) if extra else ""))
         if r.error is not None:
-            lines += _wrap("%s: %s" % (r.error.stage or "error", tr(r.error.message)), "    ", width)
+            lines += _wrap("%s: %s" % (r.error.stage or t("error"), tr(r.error.message)), "    ", width)
         else:
             for c in r.checks:
                 if not c.ok:

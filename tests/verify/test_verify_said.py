@@ -223,3 +223,12 @@ def test_a_torch_that_sees_no_gpu_on_a_machine_without_one_is_said_in_chinese(cl
     assert "nvidia-smi和NVML也看不到GPU（cudaenvdoctor会说明缺的是驱动还是GPU）" in "".join(zh.out.split()), zh.out
     assert "show no GPU either" not in zh.out
     assert "nvidia-smi and NVML show no GPU either" in " ".join(english.out.split())
+
+
+def test_the_ranks_bandwidth_in_chinese_from_an_older_childs_output(chinese):
+    texts = {0: recorded("verify-dist-nccl-rank0-ok.jsonl"), 1: recorded("verify-dist-nccl-rank1-ok.jsonl")}
+    report = distributed_result("p", "nccl", 2, texts, ok_result(), 120)
+    text = render_distributed(report, width=80)
+    assert "all-reduce 9.84 GB/s" in text and "GB/s all-reduce" not in text, text
+    set_language(ENGLISH)
+    assert "9.84 GB/s all-reduce" in render_distributed(report, width=80)
