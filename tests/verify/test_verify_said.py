@@ -232,3 +232,25 @@ def test_the_ranks_bandwidth_in_chinese_from_an_older_childs_output(chinese):
     assert "all-reduce 9.84 GB/s" in text and "GB/s all-reduce" not in text, text
     set_language(ENGLISH)
     assert "9.84 GB/s all-reduce" in render_distributed(report, width=80)
+
+
+@pytest.mark.torch
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed in the test interpreter")
+def test_the_real_child_through_torch_says_its_details_in_chinese(cli):
+    """`verify --cpu` run by the real child with this interpreter's torch (`nox -s torch`): every detail it prints in
+    English is said in Chinese, and the JSON keeps the English."""
+    import sys
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+    english = cli("verify", "--cpu", "--json", "--python", sys.executable, env=env)
+    assert english.code == 0, english
+    details = [c["detail"] for c in english.json()["devices"]["devices"][0]["checks"]]
+    assert any(d.startswith("max abs difference ") for d in details)
+    zh = cli("verify", "--cpu", "--python", sys.executable, env=dict(env, **ZH))
+    assert zh.code == 0
+    for said in ("256 x 256 fp32，在 CPU 内存中", "最大绝对误差", "相对误差", "拷贝了 262144 字节", "CPU 上没有需要等待的操作",
+                 "计时的矩阵乘法 n=512，16 MiB 拷贝"):
+        assert said in zh.out, zh.out
+    assert not any(d in zh.out for d in details), zh.out
+    zh_json = cli("verify", "--cpu", "--json", "--python", sys.executable, env=dict(env, **ZH))
+    assert [c["detail"][:8] for c in zh_json.json()["devices"]["devices"][0]["checks"]] == [d[:8] for d in details]
