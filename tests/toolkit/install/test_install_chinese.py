@@ -128,3 +128,16 @@ def test_the_torch_index_caches_field_reasons_and_a_pages_problem_in_chinese(chi
     page = parse_index_page('{"meta": {}}', "application/vnd.pypi.simple.v1+json")
     assert page.problem == "JSON page without a 'files' list" and tr(page.problem) == "JSON 页面没有 'files' 列表"
     assert tr(parse_index_page("\x00\x01", "application/octet-stream").problem) in ("不是文本", "既不是 JSON 也不是 HTML")
+
+
+def test_how_to_get_an_older_cuda_in_chinese(cli):
+    """The install line explain gives for a CUDA before the wheels (toolkit/install/plan.install_command): its words
+    in Chinese, the command as it is (a real nvcc error, tests/recorded/err-nvcc-arch-unsupported.txt)."""
+    from builders import recorded
+
+    text = recorded("err-nvcc-arch-unsupported.txt")
+    english = cli("explain", "--offline", text, env={"LANG": "C"})
+    zh = cli("explain", "--offline", text, env=ZH)
+    assert "cudaenv install 12.9 --plan" in english.out and ", or --runfile FILE" in " ".join(english.out.split())
+    assert _flat("没有安装的话：cudaenv install 12.9 --plan（或者用 --runfile FILE）") in _flat(zh.out), zh.out
+    assert "or --runfile" not in zh.out
