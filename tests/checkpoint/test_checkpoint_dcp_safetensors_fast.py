@@ -93,14 +93,14 @@ def _seen(joined):
     return [(t.fqn, t.dtype, t.size, t.chunks, t.held) for t in tensors], problems
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(shard_sets())
 def test_the_join_at_once_equals_the_join_chunk_by_chunk(drawn):
     shards, _odd = drawn
     assert _seen(hf_dcp.join_shards(shards)) == _seen(hf_dcp.join_each(shards))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(shard_sets(odd_ok=False))
 def test_the_usual_shard_set_is_joined_at_once(drawn):
     """(Not vacuous: the usual set takes the fast path, and its answer is the exact one.)"""
@@ -150,7 +150,7 @@ ENTRY = st.one_of(
     st.integers(), st.text(max_size=3))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(st.dictionaries(st.text(min_size=1, max_size=6), ENTRY, max_size=6), st.integers(0, 100),
        st.booleans(), st.booleans())
 def test_a_shard_counted_alone_is_the_shard_its_whole_report_makes(header, data, with_meta, count_dtypes):
