@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import checkpoint_builders as cb
+from builders import recorded
 from cudaenv.checkpoint import hf_dcp
 from cudaenv.checkpoint.folder import inspect_folder
 from cudaenv.checkpoint.folder_files import Acc, inspect_member
@@ -189,3 +190,16 @@ def test_the_folder_of_the_bench_is_read_at_once_and_whole(tmp_path, monkeypatch
     assert r.missing == ("shard-00003-model-00001-of-00001.safetensors",)
     assert any("50 tensors are not whole" in p and "module.blocks.0.w 112 of 128" in p for p in r.inconsistencies)
     assert calls == []  # (a lost rank is still the usual set: found by the join at once)
+
+
+def test_the_real_two_rank_save_is_joined_at_once():
+    """torch 2.13's own 2-rank gloo save (tests/recorded/dcp-safetensors-headers.txt) is the usual set: joined at once,
+    as the chunk-by-chunk join joins it."""
+    lines = recorded("dcp-safetensors-headers.txt").strip().splitlines()  # (a file's name and size, its header)
+    shards = [(head.split()[0], json.loads(text), hf_dcp.sharding_info(json.loads(text))[0])
+              for head, text in zip(lines[0::2], lines[1::2])]
+    assert len(shards) == 2
+    fast = hf_dcp._join_at_once(shards)
+    assert fast is not None and _seen(fast) == _seen(hf_dcp.join_each(shards))
+    assert {t.fqn: t.size for t in fast[0]} == {"module.fc.weight": [512, 512], "module.fc.bias": [512],
+                                                "module.emb.weight": [256, 512], "module.steps": [6]}
