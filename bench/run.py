@@ -650,20 +650,20 @@ def parser_figures(python: str, env: Dict[str, str]) -> Dict[str, float]:
 
 
 # issue 32: inspecting a checkpoint folder costs about what inspecting its files one by one costs (in one process,
-# the best of 5 each: the folder's own work is the listing, the index and the merge of the reports)
+# the best of 5 each, interleaved: the folder's own work is the listing, the index and the merge of the reports)
 FOLDER_RATIO = r"""
 import json, os, sys, time
 from cudaenv.checkpoint.analyze import inspect_file
 from cudaenv.checkpoint.folder import inspect_folder
 folder = sys.argv[1]
 shards = sorted(n for n in os.listdir(folder) if n.endswith((".bin", ".safetensors")))
-def best(work):
-    times = []
-    for _ in range(5):
-        t = time.perf_counter(); work(); times.append(time.perf_counter() - t)
-    return min(times)
-one = best(lambda: [inspect_file(os.path.join(folder, n), None, with_tensors=False) for n in shards])
-whole = best(lambda: inspect_folder(folder))
+def timed(work):
+    t = time.perf_counter(); work(); return time.perf_counter() - t
+ones, wholes = [], []
+for _ in range(5):  # the two interleaved, round by round: a change of the machine's load falls on both alike
+    ones.append(timed(lambda: [inspect_file(os.path.join(folder, n), None, with_tensors=False) for n in shards]))
+    wholes.append(timed(lambda: inspect_folder(folder)))
+one, whole = min(ones), min(wholes)
 print(json.dumps({"shards": len(shards), "files_s": one, "folder_s": whole}))
 """
 

@@ -330,7 +330,7 @@ def _dcp_safetensors(path: str, folder: str, files: List[str], visible) -> Folde
     for name in shards:
         try:
             box, _report = inspect_member(folder, name, "data", visible, acc, hf_dcp.shard_name(name)[0] - 1,
-                                          keep_prefixes=False, count_dtypes=False)
+                                          keep_prefixes=False, count_dtypes=False, lean=True)
         except OSError as exc:
             acc.problems.append("%s: cannot be read: %s" % (name, exc.strerror or exc))
             continue

@@ -46,9 +46,11 @@ class Acc:
 
 
 def inspect_member(folder: str, name: str, role: str, visible, acc: Acc, rank: Optional[int] = None,
-                  keep_prefixes: bool = True, shown: Optional[str] = None, count_dtypes: bool = True):
+                  keep_prefixes: bool = True, shown: Optional[str] = None, count_dtypes: bool = True, lean: bool = False):
     """Read one pickle or safetensors file of the folder with the single-file readers; its box (for the walked
-    root or the header) and report."""
+    root or the header) and report. ``lean``: a safetensors file is only counted and checked
+    (:func:`safetensors_tally`: what its :class:`ShardFile` holds, the same as from its whole report) and its report
+    is None: its tensor list, prefixes and advice are not made, and its keys are not kept."""
     from cudaenv.checkpoint.analyze import build_report
     from cudaenv.checkpoint.container import open_container
     from cudaenv.checkpoint.graph import pairs_of
@@ -59,6 +61,18 @@ def inspect_member(folder: str, name: str, role: str, visible, acc: Acc, rank: O
     gc.disable()  # as inspect_file, file by file: the cycles a file's walk leaves are collected before the next
     try:
         box = open_container(os.path.join(folder, name))
+        if lean and box.format == "safetensors":
+            from cudaenv.checkpoint.safetensors_report import safetensors_tally
+
+            problems = list(box.problems)
+            dtypes, count, total = safetensors_tally(box, problems)
+            shard = ShardFile(shown or name, role, box.size, "safetensors", rank, count, total,
+                              pickles=sum(1 for _ in walked_pickles(box)), problems=tuple(problems))
+            acc.add(shard)
+            if count_dtypes:
+                for d, n in dtypes.items():
+                    acc.dtypes[d] = acc.dtypes.get(d, 0) + n
+            return box, None
         report = build_report(box, visible, with_tensors=False)
     finally:
         if collecting:

@@ -15,7 +15,7 @@ rank's file is found here, from the chunks' volumes, before anything loads.
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, islice, repeat
 from typing import Any, Dict, List, Optional, Tuple
 
 SHARD_PREFIX = "shard-"
@@ -43,6 +43,7 @@ def sharding_info(header: Any) -> Tuple[Optional[Dict[str, Tuple[int, ...]]], Op
     """(key -> saved offsets, DCP version, problem) of one shard's safetensors header; the map None when the header
     holds no ``DCP_SHARDING_INFO`` (torch's reader then places every tensor at offset 0)."""
     import json
+    from operator import itemgetter
 
     meta = header.get("__metadata__") if isinstance(header, dict) else None
     if not isinstance(meta, dict) or SHARDING_KEY not in meta:
@@ -60,7 +61,7 @@ def sharding_info(header: Any) -> Tuple[Optional[Dict[str, Tuple[int, ...]]], Op
     out: Dict[str, Tuple[int, ...]] = {}
     bad = 0
     try:  # the usual shard: every entry {"saved_offsets": [naturals]}, checked in C at once
-        lists = [value[OFFSETS_KEY] for value in doc.values()]
+        lists = list(map(itemgetter(OFFSETS_KEY), doc.values()))
         whole = set(map(type, lists)) <= _LIST and _naturals(list(chain.from_iterable(lists)))
     except (TypeError, KeyError):  # (an entry that is no dict, or lacks its offsets)
         whole = False
@@ -80,12 +81,14 @@ class Joined:
 
     __slots__ = ("fqn", "dtype", "size", "chunks", "held")
 
-    def __init__(self, fqn: str, dtype: str, size: List[int]):
-        self.fqn, self.dtype, self.size, self.chunks, self.held = fqn, dtype, size, 0, 0
+    def __init__(self, fqn: str, dtype: str, size: List[int], chunks: int = 0, held: int = 0):
+        self.fqn, self.dtype, self.size, self.chunks, self.held = fqn, dtype, size, chunks, held
 
 
 _INT = {int}
 _LIST = {list}
+_DICT = {dict}
+_STR = {str}
 
 
 def _naturals(values: list) -> bool:
@@ -103,7 +106,79 @@ def join_shards(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]
     """The whole checkpoint's tensors from every shard's (name, header, offsets), as torch's reader joins them (full
     size: the largest offset plus shape in each dimension), and the problems: a key whose shards disagree on its dtype
     or rank, offsets for a key the header lacks, and a tensor whose chunks hold fewer (or more) elements than its full
-    size: a rank's file missing, or chunks that overlap."""
+    size: a rank's file missing, or chunks that overlap.
+
+    The usual folder (every shard the same keys in the same order, each entry a dtype and a shape of naturals, its
+    offsets one per dimension) is joined in C at once (:func:`_join_at_once`); any other is joined chunk by chunk
+    (:func:`join_each`), which gives the same answer for the usual folder (tested on generated shard sets)."""
+    joined = _join_at_once(shards)
+    return joined if joined is not None else join_each(shards)
+
+
+def _join_at_once(shards) -> Optional[Tuple[List[Joined], List[str]]]:
+    """:func:`join_shards` of the usual folder with no Python step per chunk (the maps and the elementwise ``max``
+    over the shards run in C); None where any shard is not the usual one, for :func:`join_each` to read."""
+    from math import prod
+    from operator import add, gt, itemgetter, lt
+
+    keys0 = dtypes0 = ranks0 = None
+    ends: List[list] = []  # per shard: every key's offsets plus shape (its chunk's far corner), flat
+    helds: List[list] = []  # per shard: each key's chunk's elements
+    shape_of, dtype_of = itemgetter("shape"), itemgetter("dtype")
+    for _name, header, offsets in shards:
+        if type(header) is not dict:
+            return None
+        keys = list(header)
+        if "__metadata__" in header:
+            keys.remove("__metadata__")
+        values = list(map(header.__getitem__, keys))
+        if not set(map(type, values)) <= _DICT:
+            return None
+        try:
+            shapes = list(map(shape_of, values))
+            dtypes = list(map(dtype_of, values))
+        except KeyError:
+            return None
+        flat = list(chain.from_iterable(shapes)) if set(map(type, shapes)) <= _LIST else None
+        if flat is None or not (set(map(type, dtypes)) <= _STR and _naturals(flat)):
+            return None
+        ranks = list(map(len, shapes))
+        if keys0 is None:
+            keys0, dtypes0, ranks0 = keys, dtypes, ranks
+        elif keys != keys0 or dtypes != dtypes0 or ranks != ranks0:
+            return None
+        if not offsets:  # (no sharding info: torch's reader places every chunk at 0)
+            ends.append(flat)
+        else:
+            if len(offsets) != len(keys):  # (a key without offsets, or offsets for a key the header lacks)
+                return None
+            try:
+                offs = list(map(offsets.__getitem__, keys))
+            except (KeyError, TypeError):
+                return None
+            if list(map(len, offs)) != ranks:
+                return None
+            ends.append(list(map(add, flat, chain.from_iterable(offs))))
+        helds.append(list(map(prod, shapes)))
+    if keys0 is None:
+        return None
+    if len(ends) == 1:
+        flat, held = ends[0], helds[0]
+    else:
+        flat = list(map(max, *ends))  # each dimension's largest end over the shards
+        held = list(map(sum, zip(*helds)))
+    cut = iter(flat)
+    sizes = list(map(list, map(islice, repeat(cut), ranks0)))  # the flat ends cut back into each key's dimensions
+    tensors = list(map(Joined, keys0, dtypes0, sizes, repeat(len(ends)), held))
+    numels = list(map(prod, sizes))
+    problems: List[str] = []
+    if any(map(lt, held, numels)) or any(map(gt, held, numels)):
+        _volume_problems(tensors, problems)
+    return tensors, problems
+
+
+def join_each(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]]]]) -> Tuple[List[Joined], List[str]]:
+    """:func:`join_shards` chunk by chunk: any shard set (the reference of the reading at once)."""
     from math import prod
     from operator import add
 
@@ -140,8 +215,15 @@ def join_shards(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]
             t.held += prod(shape)
         for key in [k for k in offsets if k not in header][:3]:
             problems.append("%s: %s places %s, which its header does not hold" % (name, SHARDING_KEY, key[:120]))
-    short = [t for t in tensors.values() if t.held < _numel(t.size)]
-    over = [t for t in tensors.values() if t.held > _numel(t.size)]
+    joined = list(tensors.values())
+    _volume_problems(joined, problems)
+    return joined, problems
+
+
+def _volume_problems(tensors: List[Joined], problems: List[str]) -> None:
+    """The tensors whose chunks hold fewer elements than their full size (a rank lost) or more (chunks that overlap)."""
+    short = [t for t in tensors if t.held < _numel(t.size)]
+    over = [t for t in tensors if t.held > _numel(t.size)]
     if short:
         problems.append("%d tensors are not whole: their chunks in the shards hold fewer elements than their size (a "
                         "rank's file is missing; torch's reader would leave the rest uninitialised): %s" % (
@@ -149,7 +231,6 @@ def join_shards(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]
     if over:
         problems.append("%d tensors have chunks that overlap (their shards hold more elements than their size): %s" % (
             len(over), ", ".join(t.fqn[:120] for t in over[:5])))
-    return list(tensors.values()), problems
 
 
 def missing_shards(names: List[str]) -> List[str]:

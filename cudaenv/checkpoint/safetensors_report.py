@@ -26,9 +26,18 @@ _ST_DTYPES = {"F64": ("float64", 64), "F32": ("float32", 32), "F16": ("float16",
               "F6_E2M3": ("F6_E2M3", 6), "F6_E3M2": ("F6_E3M2", 6), "C64": ("complex64", 64)}
 
 
-def safetensors_report(box: Container, notes, problems, visible) -> CheckpointReport:
-    header = box.safetensors or {}
-    data_len = box.size - (box.safetensors_data_start or 0)
+def safetensors_tally(box: Container, problems) -> tuple:
+    """(dtype -> tensors, tensors, their bytes) of a safetensors file, its problems added to ``problems``: what
+    :func:`safetensors_report` counts, without the report's tensor list, prefixes and advice (what a checkpoint
+    folder's shard needs, issue 32)."""
+    dtypes, total, count, _entries, _keys = _walk(box.safetensors or {}, box.size - (box.safetensors_data_start or 0),
+                                                  problems, 0)
+    return dtypes, count, total
+
+
+def _walk(header, data_len: int, problems, most: int):
+    """Every entry of a safetensors header checked: (dtype -> tensors, bytes, tensors, the first ``most`` entries,
+    the keys); each problem added to ``problems``."""
     dtypes: Dict[str, int] = {}
     total = 0
     count = 0
@@ -66,8 +75,15 @@ def safetensors_report(box: Container, notes, problems, visible) -> CheckpointRe
                     problems.append(M("tensor %s is %s %s = %s, but its data offsets give %d", name[:80], dtype, list(shape_t), need, end - begin))
         else:
             problems.append(M("tensor %s has no valid data_offsets", name[:80]))
-        if len(entries) < MAX_TENSOR_LIST:
+        if len(entries) < most:
             entries.append(TensorEntry(name, dtype, shape_t, None, None, 0))
+    return dtypes, total, count, entries, keys
+
+
+def safetensors_report(box: Container, notes, problems, visible) -> CheckpointReport:
+    header = box.safetensors or {}
+    dtypes, total, count, entries, keys = _walk(header, box.size - (box.safetensors_data_start or 0), problems,
+                                                MAX_TENSOR_LIST)
     sd = SDict([(k, None) for k in keys])
     prefixes = prefix_findings("", sd)
     notes.append(M("safetensors stores no device: tensors go where the loader puts them (safe_open(..., device=...))"))
