@@ -4,7 +4,7 @@ recommend: probe this machine (static torch pass only: torch is never imported),
 flags, the cached live index data (never the network unless ``--refresh``) and print the decision.
 refresh: read the live index (``--index-base`` / ``CUDAENV_TORCH_INDEX``) within ``--timeout`` seconds in
 all, and cache what it learned. The work is in :mod:`cudaenv.recommend.service`.
-guard: run an install (argument vector, no shell), stopping first when the dry run of pip, uv pip or conda would replace torch, and say
+guard: run an install (argument vector, no shell), stopping first when the dry run of pip, uv pip, conda, mamba or micromamba would replace torch, and say
 when torch was replaced (:mod:`cudaenv.recommend.guard_service`).
 """
 
@@ -67,9 +67,9 @@ ACTIONS = (
                       help="the most the whole refresh may take (default 15, env: CUDAENV_INDEX_TIMEOUT)"),
                Option("--json", help="print what was learned as JSON"),
            )),
-    Action("guard", help="run an install and say when it replaces torch (pip, uv pip, conda: before anything changes)",
-           description="Run INSTALL (after --, any installer); a pip, uv pip or conda install is dry-run first and stopped when it would replace "
-                       "torch; after it runs, a replaced torch is named with the command that restores it (exit 3; 1: failed).",
+    Action("guard", help="run an install and say when it replaces torch (pip, uv pip, conda, mamba, micromamba: before anything changes)",
+           description="Run INSTALL (after --, any installer); a pip, uv pip, conda, mamba or micromamba install is dry-run first and stopped "
+                       "when it would replace torch; after it runs, a replaced torch is named with the command that restores it (exit 3; 1: failed).",
            options=(Option("--python", metavar="PATH", help="the Python whose torch to guard (default: the one the install names)"),
                     Option("--allow-torch-change", help="run the install even when its dry run would replace torch")),
            positional=Positional("install", nargs="*", metavar="INSTALL", help="the install command line, after --")),

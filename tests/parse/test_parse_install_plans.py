@@ -1,7 +1,8 @@
 """What an installer's dry run says it would do (parse/install_plans.py): uv 0.13.9's plan lines, recorded from the
 real uv (a replacement of torch, an install beside it, nothing to do), and conda's --dry-run --json transaction,
-recorded from a real paste (conda 4.4, conda/conda#6641) and in the later shape (a whole real document from mamba,
-mamba-org/mamba#207, and constructed from conda's source for UNLINK); any text in:
+recorded from a real paste (conda 4.4, conda/conda#6641, the one real UNLINK found) and in the later shape (whole real
+documents from mamba, mamba-org/mamba#207, micromamba 1.5.12 and mamba 2.6.0, and constructed from conda's source for
+an UNLINK of pytorch); any text in:
 no exception, bounded."""
 
 from hypothesis import given, settings
@@ -42,6 +43,16 @@ def test_mambas_recorded_plan_in_the_later_shape():
     first = text[text.index("{"):text.index("}\n{") + 2]
     assert parse_conda_plan(first) == parse_conda_plan("  " + first + "\n") == parse_conda_plan(text)
     assert parse_conda_plan("DryRunExit: Dry run. Exiting.\n") is None and parse_conda_plan("x {\"actions\": {}}") is None
+
+
+def test_micromamba_and_mamba_2_real_documents():
+    """Real captures kept by conda-lock (micromamba 1.5.12, mamba 2.6.0): conda's shape, each LINK entry the full
+    package record with both "build" and "build_string"; the constructed pytorch plan in the same record shape."""
+    assert parse_conda_plan(recorded("micromamba-create-dry-run-json-1.5.12.txt")) == ((("libzlib", "1.3.2", "h25fd6f3_2"),), ())
+    assert parse_conda_plan(recorded("mamba-create-dry-run-json-2.6.0.txt")) == (
+        (("libzlib", "1.3.2", "h25fd6f3_2"), ("zlib", "1.3.2", "h25fd6f3_2")), ())
+    link, unlink = parse_conda_plan(recorded("micromamba-install-dry-run-json-pytorch-constructed.txt"))
+    assert link[1] == ("pytorch", "2.5.1", "cpu_generic_py312h0d5e7e4_8") and unlink == (("pytorch", "2.5.1", "cuda126_py312h1763f6d_308"),)
 
 
 def test_condas_later_shape_and_the_string_records():
