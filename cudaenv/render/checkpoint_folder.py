@@ -110,7 +110,7 @@ def render_folder(report: FolderReport, width: int = WIDTH) -> str:
     if report.verdict is not None:
         lines += _item("verdict", t("%s (the worst of its files')", t(VERDICT_WORDS[report.verdict])), width)
         for r in report.verdict_reasons[:8]:
-            lines += wrap(printable("%s: %s" % (r.where, tr(r.why))), "    - ", "      ", width, newlines=False, long_words="keep")
+            lines += wrap(printable(t("%s: %s", tr(r.where), tr(r.why))), "    - ", "      ", width, newlines=False, long_words="keep")
         if len(report.verdict_reasons) > 8:
             lines.append("    - " + t("... %d more (--json lists them)", len(report.verdict_reasons) - 8))
     if report.weights_only is not None:
