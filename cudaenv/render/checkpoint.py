@@ -28,7 +28,8 @@ FORMAT_NAMES = {
 }
 # the labels of the report's lines (_item says them in the run's language)
 LABELS = (N_("content"), N_("markers"), N_("tensors"), N_("dtypes"), N_("saved on"), N_("key"), N_("prefix"), N_("verdict"),
-          N_("globals"), N_("problem"), N_("note"), N_("this machine"), N_("changed"), N_("backup"), N_("before"), N_("after"))
+          N_("globals"), N_("problem"), N_("note"), N_("this machine"), N_("changed"), N_("backup"), N_("before"), N_("after"),
+          N_("SECURITY"))
 
 
 def human_bytes(n: int) -> str:

@@ -83,3 +83,58 @@ def test_a_folder_names_the_file_and_says_its_reason_in_chinese(tmp_path, cli):
     english = " ".join(line.strip() for line in cli("checkpoint", "inspect", str(folder), env=EN).out.splitlines())
     assert "pytorch_model-00002-of-00002.bin: b/data.pkl: GLOBAL os.system is outside torch's weights_only allowlist" \
            in english, english
+
+
+def _render_zh(report):
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language
+    from cudaenv.render.checkpoint import render_inspect
+
+    english = render_inspect(report, 200)
+    set_language(CHINESE)
+    try:
+        return render_inspect(report, 200), english
+    finally:
+        set_language(ENGLISH)
+
+
+def test_the_readers_problems_and_notes_in_chinese(tmp_path, cli):
+    """What the zip reader, the legacy reader and the walk say (reading.py, container.py, analyze.py's legacy layout,
+    careful.py): marked where they are found, said in Chinese, the same English as before."""
+    from cudaenv.checkpoint.analyze import inspect_file
+
+    front = tmp_path / "pre.pt"
+    front.write_bytes(b"#!junk header\n" * 7 + cb.torch_zip(cb.cnn()))
+    zh = _joined(cli("checkpoint", "inspect", str(front), env=ZH).out)
+    assert "问题：zip 归档之前有 98 字节：只有文件以 zip 开头（PK\\x03\\x04）时 torch.load" in zh, zh
+    english = " ".join(cli("checkpoint", "inspect", str(front), env=EN).out.split())
+    assert "problem: 98 bytes before the zip archive: torch.load reads a file as a zip only when it starts with one" \
+           in english, english
+
+    legacy = tmp_path / "legacy.pt"
+    legacy.write_bytes(cb.legacy_file(cb.cnn())[:-10])
+    said, english = _render_zh(inspect_file(str(legacy)))
+    assert "the legacy data section ends at byte" in english and "past the end of the file" in english, english
+    assert "旧式数据段结束于第 " in said and "超出了文件末尾" in said, said
+
+    cut = tmp_path / "cut.pkl"
+    cut.write_bytes(b"\x80\x02}q\x00(X\x01\x00\x00\x00aq\x01")  # a dict whose pickle ends mid-way
+    said, english = _render_zh(inspect_file(str(cut)))
+    assert "the pickle is cut short at byte" in english or "without STOP" in english, english
+    assert "pickle 在第 " in said and ("字节处被截断" in said or "没有 STOP" in said), said
+    assert "普通 pickle，不是 torch.save 保存的文件" in said and "a plain pickle, not a torch.save file" in english
+
+
+def test_a_folder_problem_and_the_visible_gpus_in_chinese(tmp_path, cli):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    items = list(cb.cnn().items())
+    (folder / "pytorch_model-00001-of-00002.bin").write_bytes(cb.torch_zip(cb.state_dict(items[:3]), prefix="a"))
+    (folder / "pytorch_model-00002-of-00002.bin").write_bytes(cb.torch_zip(cb.state_dict(items[3:]), prefix="b"))
+    zh = _joined(cli("checkpoint", "inspect", str(folder), env=ZH).out)
+    assert "备注：没有索引文件：文件夹里每个 .bin 文件都当作一个分片" in zh, zh
+    assert "结论 安全" in zh and "verdict safe" not in zh, zh
+    english = " ".join(cli("checkpoint", "inspect", str(folder), env=EN).out.split())
+    assert "note: no index file: every .bin file in the folder is taken as a shard" in english, english
+    assert "verdict safe" in english
+    one = _joined(cli("checkpoint", "inspect", str(folder / "pytorch_model-00001-of-00002.bin"), env=ZH).out)
+    assert "可见 0 块 GPU（找不到 nvidia-smi）" in one, one
