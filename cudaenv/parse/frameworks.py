@@ -81,16 +81,30 @@ def nvidia_cuda_major(name: str) -> Optional[int]:
 
 def local_cuda(version: str) -> Optional[str]:
     """The CUDA of a local version tag: ``2.8.0+cu128`` -> ``12.8``, ``+cu118`` -> ``11.8``, ``+cu13`` -> ``13``;
-    ``+cpu`` -> ``cpu``; None without a tag that says."""
+    jaxlib's own CUDA wheels (before the jax-cudaNN-plugin packages): ``0.4.25+cuda12.cudnn89`` -> ``12``,
+    ``0.1.57+cuda111`` -> ``11.1``; ``+cpu`` -> ``cpu``; None without a tag that says."""
     if not isinstance(version, str) or "+" not in version or len(version) > 64:
         return None
     for part in version.split("+", 1)[1].replace("_", ".").split("."):
         low = part.lower()
         if low == "cpu":
             return "cpu"
-        digits = low[2:] if low.startswith("cu") else ""
+        digits = low[4:] if low.startswith("cuda") else low[2:] if low.startswith("cu") else ""
         if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3:
             return digits if len(digits) == 2 else "%s.%s" % (digits[:2], digits[2:])
+    return None
+
+
+def local_cudnn(version: str) -> Optional[str]:
+    """The cuDNN of jaxlib's local version tag: ``0.4.25+cuda12.cudnn89`` -> ``8.9``, ``+cuda11.cudnn805`` -> ``8.0.5``;
+    None without one."""
+    if not isinstance(version, str) or "+" not in version or len(version) > 64:
+        return None
+    for part in version.split("+", 1)[1].split("."):
+        low = part.lower()
+        digits = low[5:] if low.startswith("cudnn") else ""
+        if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3:
+            return ".".join(digits)
     return None
 
 

@@ -29,6 +29,10 @@ def test_local_version_tags():
     assert pf.local_cuda("0.23.0+cpu") == "cpu" and pf.local_cuda("2.8.0") is None
     assert pf.local_cuda("1.0+cu.12.8.torch.2.11") is None  # Astral's tags say cu.12.8: not a cuXYZ word
     assert pf.local_cuda("1.0+pt28cu128") is None
+    # jaxlib's own CUDA wheels before the plugin packages (jax-ml/jax#16082, xai-org/grok-1#249)
+    assert pf.local_cuda("0.4.25+cuda12.cudnn89") == "12" and pf.local_cuda("0.1.57+cuda111") == "11.1"
+    assert pf.local_cudnn("0.4.25+cuda12.cudnn89") == "8.9" and pf.local_cudnn("0.3.20+cuda11.cudnn805") == "8.0.5"
+    assert pf.local_cudnn("2.8.0+cu128") is None and pf.local_cudnn("0.4.25") is None and pf.local_cudnn("1+cudnn8") is None
 
 
 def test_build_info_in_its_three_forms():
@@ -60,6 +64,7 @@ def test_any_input_never_raises(text):
     pf.parse_build_info(text, ("cuda_version", "is_cuda_build"))
     pf.record_libraries(text)
     pf.local_cuda(text)
+    pf.local_cudnn(text)
     pf.nvidia_cuda_major(text)
     pf.requirement_name(text)
     got = pf.parse_build_info(text if isinstance(text, str) else "", ("cuda_version",))
