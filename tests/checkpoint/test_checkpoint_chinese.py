@@ -138,3 +138,23 @@ def test_a_folder_problem_and_the_visible_gpus_in_chinese(tmp_path, cli):
     assert "verdict safe" in english
     one = _joined(cli("checkpoint", "inspect", str(folder / "pytorch_model-00001-of-00002.bin"), env=ZH).out)
     assert "可见 0 块 GPU（找不到 nvidia-smi）" in one, one
+
+
+def test_fix_of_an_unsafe_folder_says_why_in_chinese(tmp_path, cli):
+    """checkpoint fix FOLDER without --trust names the first reasons (consolidate.py), each said in the reader's
+    language and escaped as it is said; the English is the one it had."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    items = list(cb.cnn().items())
+    evil = cb.state_dict(items[3:] + [("x", cb.Reduce(cb.glob("os", "system"), ("touch pwned",)))])
+    (folder / "pytorch_model-00001-of-00002.bin").write_bytes(cb.torch_zip(cb.state_dict(items[:3]), prefix="a"))
+    (folder / "pytorch_model-00002-of-00002.bin").write_bytes(cb.torch_zip(evil, prefix="b"))
+    zh = cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt"), env=ZH)
+    en = cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt"), env=EN)
+    assert zh.code == en.code == 2 and not (tmp_path / "one.pt").exists() and not (tmp_path / "pwned").exists()
+    said = _joined(zh.err)
+    assert "pytorch_model-00002-of-00002.bin：b/data.pkl：GLOBAL os.system 在 torch 的" in said, zh.err
+    assert "is outside torch's weights_only allowlist" not in zh.err
+    english = " ".join(en.err.split())
+    assert "is not safe to load (pytorch_model-00002-of-00002.bin: b/data.pkl: GLOBAL os.system is outside torch's " \
+           "weights_only allowlist" in english, english
