@@ -200,3 +200,38 @@ def record_libraries(text: str, limit: int = 200) -> Tuple[str, ...]:
             if len(out) >= limit:
                 break
     return tuple(out)
+
+
+PRELOAD_LIBS = ("cudnn", "cutensor", "nccl")
+
+
+def parse_cupy_preload(text) -> Tuple[Optional[str], Optional[str], Tuple[Tuple[str, str, Tuple[str, ...]], ...]]:
+    """CuPy's preload configuration (``cupy/.data/_wheel.json``, cupy/_environment.py): (packaging: "pip" | "conda",
+    the CUDA string its folder names use, ((library, version, file names), ...) for cuDNN, cuTENSOR and NCCL) from
+    ``{"packaging": ..., "cuda": ..., "cudnn": {"version": ..., "filenames": [...]}}`` (older wheels: one
+    ``filename``). A name is kept only when it is a plain file name (no folder, no drive); anything else in, (None,
+    None, ()) or the part that reads out."""
+    import json
+
+    try:
+        data = json.loads(text) if isinstance(text, (str, bytes)) else None
+    except (ValueError, RecursionError):
+        return None, None, ()
+    if not isinstance(data, dict):
+        return None, None, ()
+
+    def word(value) -> Optional[str]:
+        return (value if isinstance(value, str) and value and len(value) <= 64 and value not in (".", "..")
+                and not set(value) & set("/\\:\0") else None)
+
+    libs = []
+    for lib in PRELOAD_LIBS:
+        entry = data.get(lib)
+        if not isinstance(entry, dict) or word(entry.get("version")) is None:
+            continue
+        names = entry.get("filenames")
+        names = names if isinstance(names, list) else [entry.get("filename")]
+        names = tuple(n for n in (word(n) for n in names[:8]) if n)
+        if names:
+            libs.append((lib, entry["version"], names))
+    return word(data.get("packaging")), word(data.get("cuda")), tuple(libs)
