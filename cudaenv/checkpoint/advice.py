@@ -42,7 +42,7 @@ def probe_visible_gpus(host) -> VisibleGpus:
     source = "nvidia-smi -L"
     smi = find_nvidia_smi(host)
     if smi is None:
-        source = "no nvidia-smi"
+        source = M("no nvidia-smi")
     else:
         run = host.run([smi, "-L"])
         if run.ok:
@@ -50,14 +50,14 @@ def probe_visible_gpus(host) -> VisibleGpus:
 
             gpus = parse_list(run.stdout)
         else:
-            source = "nvidia-smi -L failed"
+            source = M("nvidia-smi -L failed")
     if not gpus:  # no GPU listed: none is visible whatever CUDA_VISIBLE_DEVICES says (and its parser stays unimported)
-        return VisibleGpus(0, (), source + (" and CUDA_VISIBLE_DEVICES" if host.env.get("CUDA_VISIBLE_DEVICES") is not None else ""))
+        return VisibleGpus(0, (), source + (M(" and CUDA_VISIBLE_DEVICES") if host.env.get("CUDA_VISIBLE_DEVICES") is not None else ""))
     from cudaenv.probes.visibility import probe_visibility
 
     visible = probe_visibility(host, gpus)
     if visible.cuda_visible_devices is not None:
-        source += " and CUDA_VISIBLE_DEVICES"
+        source += M(" and CUDA_VISIBLE_DEVICES")
     return VisibleGpus(len(visible.mapping), tuple("cuda:%d" % m.logical for m in visible.mapping), source)
 
 
@@ -131,7 +131,7 @@ def advise(report: CheckpointReport) -> List[str]:
     unread = [r for r in report.weights_only_reasons if r.startswith(UNREAD)]
     if report.weights_only is False and unread:
         out.append(M("cudaenv did not read the pickle torch.load would run (%s), so it cannot say what loading it does: "
-                   "load it only if you trust where it came from", unread[0][len(UNREAD):]))
+                   "load it only if you trust where it came from", _unread_what(unread[0])))
     elif report.weights_only is False and report.format not in ("unknown", "zip"):
         if report.security:
             out.append(M("torch.load(weights_only=True), the default since torch 2.6, refuses it; do not load it with "
@@ -182,3 +182,12 @@ def needs_mapping(report: CheckpointReport) -> bool:
         if n is not None and (vis is None or n >= vis.count):
             return True
     return False
+
+
+def _unread_what(reason: str) -> str:
+    """The pickle a weights_only reason for one that was not read names (analyze makes it ``M("not read, so not
+    checked: %s", what)``): its value, still a marked message, else the text after :data:`UNREAD`."""
+    parts = getattr(reason, "parts", ())
+    if len(parts) == 1 and isinstance(parts[0][1], tuple) and len(parts[0][1]) == 1:
+        return parts[0][1][0]
+    return reason[len(UNREAD):]

@@ -11,7 +11,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import Any, Dict, List, Optional, Tuple
 
-from cudaenv.checkpoint.advice import UNREAD
 from cudaenv.checkpoint.reading import MENDED_BY_REWRITE, Container
 from cudaenv.checkpoint.graph import Analysis, Storage, pairs_of, prefix_findings, storage_of
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
@@ -19,6 +18,7 @@ from cudaenv.checkpoint.nodes import OPCODE_NAMES, Blob, Call, Global, SDict, SL
 from cudaenv.checkpoint.pickle_vm import first_seen
 from cudaenv.checkpoint.report import CheckpointReport, DeviceCount, DtypeCount, GlobalRef, KeyPrefix, TensorEntry
 from cudaenv.checkpoint.tables import Facts, facts, judge, what_kind
+from cudaenv.core.i18n import M, join
 
 LIGHTNING_KEYS = ("pytorch-lightning_version", "optimizer_states", "lr_schedulers", "callbacks", "global_step")
 
@@ -26,20 +26,20 @@ LIGHTNING_KEYS = ("pytorch-lightning_version", "optimizer_states", "lr_scheduler
 def _describe(value: Any, an: Analysis) -> str:
     if an.tensor(value) is not None:
         t = an.tensor(value)
-        return "tensor %s %s" % (t.dtype or "?", list(t.shape))
+        return M("tensor %s %s", t.dtype or "?", list(t.shape))
     if isinstance(value, (SDict, Call)) and value.pairs:
         n = sum(1 for _, v in value.pairs if an.tensor(v) is not None)
         if n:
-            return "state_dict, %d tensors" % n if n * 2 >= len(value.pairs) else "dict, %d keys (%d tensors)" % (len(value.pairs), n)
-        return "dict, %d keys" % len(value.pairs)
+            return M("state_dict, %d tensors", n) if n * 2 >= len(value.pairs) else M("dict, %d keys (%d tensors)", len(value.pairs), n)
+        return M("dict, %d keys", len(value.pairs))
     if isinstance(value, SDict):
-        return "dict, empty"
+        return M("dict, empty")
     if isinstance(value, SList):
-        return "list, %d items" % len(value.items)
+        return M("list, %d items", len(value.items))
     if isinstance(value, Call):
-        return "%s object" % value.name
+        return M("%s object", value.name)
     if isinstance(value, tuple):
-        return "tuple, %d items" % len(value)
+        return M("tuple, %d items", len(value))
     if isinstance(value, bool):
         return "bool %s" % value
     if isinstance(value, (int, float)):
@@ -49,7 +49,7 @@ def _describe(value: Any, an: Analysis) -> str:
     if value is None:
         return "None"
     if isinstance(value, Blob):
-        return "%s, %d bytes" % (value.kind, value.length)
+        return M("%s, %d bytes", value.kind, value.length)
     return type(value).__name__
 
 
@@ -58,22 +58,22 @@ def _kind(root: Any, an: Analysis, f: Facts) -> Tuple[Optional[str], Optional[st
     if isinstance(root, Call) and an.tensor(root) is None and root.name not in ("collections.OrderedDict", "builtins.dict"):
         if isinstance(root.func, (Global, Unresolved)) and f.verdict(root.name) != "allowed":
             if root.kind in ("newobj", "reduce", "inst", "obj") and root.states:
-                return "whole module (torch.save(model))", root.name
-            return "%s object" % root.name, None
+                return M("whole module (torch.save(model))"), root.name
+            return M("%s object", root.name), None
     if an.tensor(root) is not None:
-        return "a tensor", None
+        return M("a tensor"), None
     pairs = pairs_of(root)
     keys = [k for k, _ in pairs if isinstance(k, str)]
     if not pairs:
         return ("list" if isinstance(root, SList) else None), None
     if sum(1 for _, v in pairs if an.tensor(v) is not None) * 2 >= len(pairs):
         return "state_dict", None
-    ema = " with EMA weights" if any(k in EMA_ENTRIES for k in keys) else ""
+    ema = any(k in EMA_ENTRIES for k in keys)
     if any(k in LIGHTNING_KEYS for k in keys):
-        return "lightning checkpoint" + ema, None
+        return (M("lightning checkpoint with EMA weights") if ema else M("lightning checkpoint")), None
     if any(k in WEIGHTS_ENTRIES for k in keys) or any("optim" in k for k in keys):
-        return "training checkpoint" + ema, None
-    return ("EMA weights" if ema else "dict"), None
+        return (M("training checkpoint with EMA weights") if ema else M("training checkpoint")), None
+    return (M("EMA weights") if ema else "dict"), None
 
 
 def build_report(box: Container, visible=None, with_tensors: bool = True) -> CheckpointReport:
@@ -112,7 +112,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
             if s is None:
                 other_persids += 1
                 if isinstance(p.pid, tuple) and p.pid and p.pid[0] == "module":
-                    notes.append("a legacy ('module', class, file, source) persistent id: the file carries module source")
+                    notes.append(M("a legacy ('module', class, file, source) persistent id: the file carries module source"))
             elif s.key not in storages:
                 storages[s.key] = s
     an = Analysis(f, storages, by_persid)
@@ -132,42 +132,44 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if g.verdict == "allowed":
             continue
         torch_name = f.torch_name(g.name)
-        name = g.name if torch_name == g.name else "%s (torch reads it as %s)" % (g.name, torch_name)
+        name = g.name if torch_name == g.name else M("%s (torch reads it as %s)", g.name, torch_name)
         if g.verdict == "needs-import":
-            reasons.append("GLOBAL %s is allowed only after `import %s` in the loading process" % (name, f.conditional[torch_name]))
+            reasons.append(M("GLOBAL %s is allowed only after `import %s` in the loading process", name, f.conditional[torch_name]))
         elif torch_name.rpartition(".")[0] in f.blocked:  # (T:_weights_only_unpickler.py:334, the module exactly)
-            reasons.append("GLOBAL %s: torch blocks its module even when allowlisted" % name)
+            reasons.append(M("GLOBAL %s: torch blocks its module even when allowlisted", name))
         else:
-            reasons.append("GLOBAL %s is not an allowed global" % name)
+            reasons.append(M("GLOBAL %s is not an allowed global", name))
         if g.verdict == "dangerous":
-            security.append("%s (%d×): can run code or reach the system when loaded with weights_only=False" % (g.name, g.count))
+            security.append(M("%s (%d×): can run code or reach the system when loaded with weights_only=False", g.name, g.count))
         elif g.verdict == "blocked":
-            security.append("%s (%d×): a blocked module; loading with weights_only=False runs it" % (g.name, g.count))
+            security.append(M("%s (%d×): a blocked module; loading with weights_only=False runs it", g.name, g.count))
     outside = [g.name for g in grefs if g.verdict == "not-allowed"]
     if outside:
-        security.append("%d global%s outside torch's weights_only allowlist, imported (and maybe called) by "
-                        "torch.load(weights_only=False): %s" % (len(outside), "" if len(outside) == 1 else "s",
-                                                               ", ".join(outside[:10]) + (" ..." if len(outside) > 10 else "")))
+        names = ", ".join(outside[:10]) + (" ..." if len(outside) > 10 else "")
+        security.append(M("%d global outside torch's weights_only allowlist, imported (and maybe called) by "
+                          "torch.load(weights_only=False): %s", len(outside), names) if len(outside) == 1 else
+                        M("%d globals outside torch's weights_only allowlist, imported (and maybe called) by "
+                          "torch.load(weights_only=False): %s", len(outside), names))
     for r in pickles:
         bad_ops = [op for op in r.opcodes if op not in f.opcodes]
         if bad_ops:
             bad_ops = first_seen(r, bad_ops)  # in the order the pickle has them: torch stops at the first
-            reasons.append("opcodes weights_only does not support: %s (torch: 'Unsupported operand %d')" % (
-                ", ".join("%s (%d)" % (OPCODE_NAMES.get(op, "0x%02x" % op), op) for op in bad_ops), bad_ops[0]))
+            reasons.append(M("opcodes weights_only does not support: %s (torch: 'Unsupported operand %d')",
+                             ", ".join("%s (%d)" % (OPCODE_NAMES.get(op, "0x%02x" % op), op) for op in bad_ops), bad_ops[0]))
         reasons.extend(_target_reasons(r, f))
         if not r.complete:
-            reasons.append("the pickle is incomplete")
+            reasons.append(M("the pickle is incomplete"))
     if other_persids:
-        reasons.append("%d persistent ids that are not storages" % other_persids)
+        reasons.append(M("%d persistent ids that are not storages", other_persids))
     for r in pickles:
         key = _unhashable_key(r.root)
         if key is not None:
-            reasons.append("a dict key is a %s, which is not hashable: torch raises building the dict" % key)
+            reasons.append(M("a dict key is a %s, which is not hashable: torch raises building the dict", key))
             break
     if persid_why is not None:
-        reasons.append("a storage persistent id torch's persistent_load cannot read: %s" % persid_why)
+        reasons.append(M("a storage persistent id torch's persistent_load cannot read: %s", persid_why))
     if res.computed_globals:
-        security.append("%d STACK_GLOBAL with a computed (non-literal) name: a way to hide what is imported" % res.computed_globals)
+        security.append(M("%d STACK_GLOBAL with a computed (non-literal) name: a way to hide what is imported", res.computed_globals))
     weights_only = not reasons
 
     # storages: bytes, devices, record sizes
@@ -178,7 +180,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if isinstance(s.nbytes, int):
             total += s.nbytes
         if s.dtype is None:
-            notes.append("storage %s has an unknown storage type %s" % (s.key, s.type_name))
+            notes.append(M("storage %s has an unknown storage type %s", s.key, s.type_name))
     if box.format in ("torch-zip", "torchscript"):
         from cudaenv.checkpoint.reading import record_refusals
         from cudaenv.host import open_regular
@@ -188,16 +190,16 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         for s in storages.values():
             size = box.record_size(s.key)  # (refused: the records torch's reader cannot read, below)
             if size is None:
-                text = "storage %s has no data/%s record" % (s.key, s.key)
+                text = M("storage %s has no data/%s record", s.key, s.key)
                 problems.append(text)
                 blocking[text] = "record-missing"
             elif s.key in refused:
-                text = "record data/%s: %s" % (s.key, refused[s.key])
+                text = M("record data/%s: %s", s.key, refused[s.key])
                 problems.append(text)
                 blocking[text] = "record-refused"
             elif isinstance(s.nbytes, int) and size != s.nbytes:
-                text = "record data/%s is %d bytes, but its storage says %s elements × %s bytes = %d bytes" % (
-                    s.key, size, s.numel, s.itemsize, s.nbytes)
+                text = M("record data/%s is %d bytes, but its storage says %s elements × %s bytes = %d bytes",
+                         s.key, size, s.numel, s.itemsize, s.nbytes)
                 problems.append(text)
                 blocking[text] = "record-size"
     elif box.format == "torch-legacy" and box.legacy_data_start is not None:
@@ -216,7 +218,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         if s.untyped and t.dtype in f.itemsize and f.itemsize[t.dtype]:
             elements = s.numel // f.itemsize[t.dtype]
         if extent > elements:
-            text = "tensor %s reaches element %d of storage %s, which has %d" % (path or "<top>", extent, s.key, elements)
+            text = M("tensor %s reaches element %d of storage %s, which has %d", path or "<top>", extent, s.key, elements)
             problems.append(text)
             blocking[text] = "view-bounds"  # set_ raises: 'out of bounds for storage of size ...'
     dev_counts = [DeviceCount(d, n) for d, n in sorted(devices.items(), key=lambda x: (-x[1], x[0]))]
@@ -231,17 +233,17 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
 
     kind, whole = _kind(res.root, an, f)
     if box.format == "torchscript":
-        kind = "TorchScript module"
+        kind = M("TorchScript module")
         whole = None
     if whole is None and any(isinstance(p.pid, tuple) and p.pid and p.pid[0] == "module" for r in pickles for p in r.persids):
         whole = "(legacy module persistent id)"
-        kind = "whole module (torch.save(model))"
-    structure = tuple("%s: %s%s" % (_short_key(k), "EMA weights, " if k in EMA_ENTRIES else "", _describe(v, an))
-                      for k, v in pairs_of(res.root)[:40])
+        kind = M("whole module (torch.save(model))")
+    structure = tuple(M("%s: EMA weights, %s", _short_key(k), _describe(v, an)) if k in EMA_ENTRIES else
+                      M("%s: %s", _short_key(k), _describe(v, an)) for k, v in pairs_of(res.root)[:40])
     if len(pairs_of(res.root)) > 40:
-        structure += ("... %d more keys" % (len(pairs_of(res.root)) - 40),)
+        structure += (M("... %d more keys", len(pairs_of(res.root)) - 40),)
     if box.markers.get("byteorder") == "big":
-        notes.append("the tensor bytes are big-endian (byteorder record): torch byteswaps them on load")
+        notes.append(M("the tensor bytes are big-endian (byteorder record): torch byteswaps them on load"))
     tensor_list = tuple(TensorEntry(p, t.dtype, t.shape, t.device or (t.storage.location if t.storage else None),
                                     t.storage.key if t.storage else None, t.offset) for p, t in an.entries) if with_tensors else ()
     report = CheckpointReport(
@@ -256,7 +258,7 @@ def build_report(box: Container, visible=None, with_tensors: bool = True) -> Che
         from cudaenv.model.record import replace
 
         report = replace(report, weights_only=False, weights_only_reasons=report.weights_only_reasons + tuple(
-            "inconclusive: %s: %s" % (r.where, r.why) for r in report.verdict_reasons[:3]))
+            M("inconclusive: %s: %s", r.where, r.why) for r in report.verdict_reasons[:3]))
     return _advised(report)
 
 
@@ -276,9 +278,9 @@ def _unread(box: Container, notes: List[str]) -> Tuple[str, ...]:
     """The weights_only reasons for pickles torch.load would run that were not read (a note for each: nothing in
     it was checked)."""
     for what in box.unread:
-        notes.append("nothing in the unread pickle was checked (%s): its globals, opcodes, tensors and devices are "
-                     "unknown, and it could call anything when loaded with weights_only=False" % what)
-    return tuple(UNREAD + what for what in box.unread)
+        notes.append(M("nothing in the unread pickle was checked (%s): its globals, opcodes, tensors and devices are "
+                       "unknown, and it could call anything when loaded with weights_only=False", what))
+    return tuple(M("not read, so not checked: %s", what) for what in box.unread)  # (starts with advice.UNREAD)
 
 
 # torch's weights_only unpickler (T:_weights_only_unpickler.py:384-477, 578-583): what SETITEM(S), BUILD, APPEND(S),
@@ -349,30 +351,31 @@ def _target_reasons(r: WalkResult, f: Facts) -> List[str]:
     for name, args in r.checked_calls[:100_000]:
         why = problem(name, args, f.itemsize)
         if why is not None:
-            out.append("%s raises when torch calls it: %s" % (name if name.startswith("NEWOBJ ") else "REDUCE of " + name, why))
+            out.append(M("%s raises when torch calls it: %s", name, why) if name.startswith("NEWOBJ ") else
+                       M("REDUCE of %s raises when torch calls it: %s", name, why))
             break  # (torch stops at the first)
     bad = [k for k in r.setitem_targets if f.torch_name(k) not in _SETITEM_OK]
     if bad:
-        out.append("SETITEM on %s (torch: 'Can only SETITEM for dict, collections.OrderedDict, collections.Counter')"
-                   % ", ".join(what_kind(k) for k in bad[:3]))
+        out.append(M("SETITEM on %s (torch: 'Can only SETITEM for dict, collections.OrderedDict, collections.Counter')",
+                     join(", ", (what_kind(k) for k in bad[:3]))))
     bad = [k for k in r.build_targets if not ("." in k or k.startswith("<")) or f.torch_name(k) in _BUILD_REFUSED]
     bad += [k for k in r.build_filled if f.torch_name(k) in _BUILD_NO_DICT and k not in bad]
     if bad:
-        out.append("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
-                   "`add_safe_globals`')" % ", ".join(what_kind(k) for k in bad[:3]))
+        out.append(M("BUILD on %s (torch: 'Can only build Tensor, Parameter, OrderedDict or types allowlisted via "
+                     "`add_safe_globals`')", join(", ", (what_kind(k) for k in bad[:3]))))
     tensors = [k for k in r.build_targets if k.startswith(_TENSOR_MAKERS)]
     if tensors:  # Tensor.set_(*state), Parameter.__setstate__(state): cudaenv does not judge the state
-        out.append("BUILD on the tensor %s makes: torch calls Tensor.set_ (or __setstate__) with its state, which "
-                   "cudaenv cannot be sure it accepts" % ", ".join(what_kind(k) for k in tensors[:3]))
+        out.append(M("BUILD on the tensor %s makes: torch calls Tensor.set_ (or __setstate__) with its state, which "
+                     "cudaenv cannot be sure it accepts", join(", ", (what_kind(k) for k in tensors[:3]))))
     for op, message in (("APPEND", "Can only append to lists"), ("APPENDS", "Can only extend lists")):
         kinds = [kind for on, kind in r.append_targets if on == op]
         if kinds:
-            out.append("%s on %s (torch: '%s')" % (op, ", ".join(what_kind(k) for k in kinds[:3]), message))
+            out.append(M("%s on %s (torch: '%s')", op, join(", ", (what_kind(k) for k in kinds[:3])), message))
     for op, message in (("REDUCE", "Trying to call reduce for unrecognized function"),
                         ("NEWOBJ", "Can only create new object for nn.Parameter or classes allowlisted via `add_safe_globals`")):
         kinds = [kind for on, kind in r.call_targets if on == op]
         if kinds:
-            out.append("%s of %s, not a global (torch: '%s')" % (op, ", ".join(what_kind(k) for k in kinds[:3]), message))
+            out.append(M("%s of %s, not a global (torch: '%s')", op, join(", ", (what_kind(k) for k in kinds[:3])), message))
     return out
 
 
@@ -382,15 +385,15 @@ def _short_key(k: Any) -> str:
 
 def _format_reasons(box: Container) -> Tuple[str, ...]:
     if box.format == "torchscript":
-        return ("a TorchScript archive: torch.load(weights_only=True) refuses it ('Cannot use weights_only=True with "
-                "TorchScript archives'); torch.jit.load runs it",)
+        return (M("a TorchScript archive: torch.load(weights_only=True) refuses it ('Cannot use weights_only=True with "
+                  "TorchScript archives'); torch.jit.load runs it"),)
     if box.format == "torch-legacy-tar":
-        return ("the legacy .tar format: torch.load(weights_only=True) refuses it",)
+        return (M("the legacy .tar format: torch.load(weights_only=True) refuses it"),)
     if box.format in ("unknown", "zip"):
-        return ("not a torch checkpoint",)
+        return (M("not a torch checkpoint"),)
     if box.format == "pickle":
-        return ("a plain pickle, not a torch.save file: torch.load reads its first pickle as the legacy magic number and "
-                "fails ('Invalid magic number; corrupt file?'), after running that pickle when weights_only=False",)
+        return (M("a plain pickle, not a torch.save file: torch.load reads its first pickle as the legacy magic number and "
+                  "fails ('Invalid magic number; corrupt file?'), after running that pickle when weights_only=False"),)
     return ()
 
 
@@ -409,24 +412,24 @@ def _legacy_layout(box: Container, storages: Dict[str, Storage]) -> List[Tuple[s
         for i, key in enumerate(box.legacy_keys):
             s = storages.get(key)
             if s is None or not isinstance(s.nbytes, int):
-                problems.append(("legacy storage %s is listed but no persistent id describes it" % key, "record-missing"))
+                problems.append((M("legacy storage %s is listed but no persistent id describes it", key), "record-missing"))
                 return problems
             if i < 100_000:
                 fh.seek(offset)
                 raw = fh.read(8)
                 if len(raw) < 8:
-                    problems.append(("the file ends before legacy storage %s (byte %d)" % (key, offset), "record-size"))
+                    problems.append((M("the file ends before legacy storage %s (byte %d)", key, offset), "record-size"))
                     return problems
                 count = struct.unpack("<q", raw)[0]
                 if count != s.numel:
-                    problems.append(("legacy storage %s records %d elements, its persistent id says %s" % (
-                        key, count, s.numel), "record-size"))
+                    problems.append((M("legacy storage %s records %d elements, its persistent id says %s",
+                                       key, count, s.numel), "record-size"))
             offset += 8 + s.nbytes
     if offset > box.size:
-        problems.append(("the legacy data section ends at byte %d, past the end of the file (%d bytes)" % (
-            offset, box.size), "record-size"))
+        problems.append((M("the legacy data section ends at byte %d, past the end of the file (%d bytes)",
+                           offset, box.size), "record-size"))
     elif offset != box.size:
-        problems.append(("the legacy data section ends at byte %d, the file is %d bytes" % (offset, box.size), None))
+        problems.append((M("the legacy data section ends at byte %d, the file is %d bytes", offset, box.size), None))
     return problems
 
 

@@ -12,6 +12,7 @@ import struct
 
 from cudaenv.checkpoint.nodes import (_CONSTANTS, _INTS, CHECKED, COUNTED, NEWOBJ_OK, NO_EMPTY, UNSURE, Blob, Call, Global, Persid,
                                       SDict, ShortBytes, SList, SSet, Unresolved, _decode_line_str, c_int, state_filled, target_kind)
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -43,25 +44,25 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
 
     def need(count: int) -> None:
         if pos + count > n:
-            fail("the pickle is cut short at byte %d" % pos, True, True)
+            fail(M("the pickle is cut short at byte %d", pos), True, True)
 
     def pop_mark() -> List[Any]:
         nonlocal stack
         if not metastack:
-            fail("a pickle opcode at byte %d needs a MARK that is not there" % (pos - 1), True)
+            fail(M("a pickle opcode at byte %d needs a MARK that is not there", pos - 1), True)
         items = stack
         stack = metastack.pop()
         return items
 
     def pop() -> Any:
         if not stack:
-            fail("the pickle pops an empty stack at byte %d" % (pos - 1), True)
+            fail(M("the pickle pops an empty stack at byte %d", pos - 1), True)
         return stack.pop()
 
     def text(length: int, kind: str, codec: str) -> Any:
         nonlocal pos
         if length < 0 or pos + length > n:
-            fail("a string at byte %d runs past the end of the pickle" % pos, True, True)
+            fail(M("a string at byte %d runs past the end of the pickle", pos), True, True)
         start = pos
         pos += length
         if kind == "bytes" or length > max_string:
@@ -71,7 +72,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             try:
                 return raw.decode("utf-8", "surrogatepass")  # as pickle decodes it
             except UnicodeDecodeError as exc:  # pickle (so torch.load, either way) raises here: the walk ends too
-                fail("the string at byte %d is not UTF-8 (%s): pickle, and so torch.load, stops there" % (start, exc.reason), True)
+                fail(M("the string at byte %d is not UTF-8 (%s): pickle, and so torch.load, stops there", start, exc.reason), True)
         return ShortBytes(raw)
 
     def line() -> bytes:
@@ -79,7 +80,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         nonlocal pos
         end = buf.find(b"\n", pos)
         if end < 0:
-            fail("an unterminated text argument at byte %d" % pos, True, True)
+            fail(M("an unterminated text argument at byte %d", pos), True, True)
         raw = bytes(buf[pos:end])
         pos = end + 1
         return raw
@@ -103,14 +104,14 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
 
     def put(index: int) -> None:
         if not stack:
-            fail("the pickle memoizes from an empty stack at byte %d" % pos, True)
+            fail(M("the pickle memoizes from an empty stack at byte %d", pos), True)
         if index not in memo and len(memo) >= lim.max_memo:
-            fail("the pickle's memo passes %d entries" % lim.max_memo)
+            fail(M("the pickle's memo passes %d entries", lim.max_memo))
         memo[index] = stack[-1]
 
     def get(index: int) -> None:
         if index not in memo:
-            fail("the pickle reads memo entry %d that was never stored (byte %d)" % (index, pos), True)
+            fail(M("the pickle reads memo entry %d that was never stored (byte %d)", index, pos), True)
         stack.append(memo[index])
 
     def count(table: Dict[Any, int], kind: Any) -> None:
@@ -144,18 +145,18 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             return pos, stack, ops
         first = False
         if pos >= n:
-            fail("the pickle ends without STOP at byte %d" % pos, True, True)
+            fail(M("the pickle ends without STOP at byte %d", pos), True, True)
         op = buf[pos]
         pos += 1
         counts[op] += 1
         ops += 1
         if not ops & 1023:
             if ops > max_ops:
-                fail("the pickle has more than %d opcodes" % max_ops)
+                fail(M("the pickle has more than %d opcodes", max_ops))
             if len(stack) > max_stack:
-                fail("the pickle's stack passes %d entries" % max_stack)
+                fail(M("the pickle's stack passes %d entries", max_stack))
             if len(memo) > max_memo:
-                fail("the pickle's memo passes %d entries" % max_memo)
+                fail(M("the pickle's memo passes %d entries", max_memo))
         if op == 0x72 or op == 0x71:  # r LONG_BINPUT, q BINPUT (the memo's bound: every 1024 opcodes)
             width = 4 if op == 0x72 else 1
             need(width)
@@ -177,7 +178,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             stack.append(_CONSTANTS[op])
         elif op == 0x28:  # ( MARK
             if len(metastack) >= max_stack:
-                fail("the pickle's stack passes %d entries" % max_stack)
+                fail(M("the pickle's stack passes %d entries", max_stack))
             metastack.append(stack)
             stack = []
         elif op == 0x52 or op == 0x81:  # R REDUCE, NEWOBJ (the fast loop does a global's, and records none)
@@ -196,7 +197,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x73:  # s SETITEM
             value = pop()
             key = pop()
-            target = stack[-1] if stack else fail("SETITEM on an empty stack", True)
+            target = stack[-1] if stack else fail(M("SETITEM on an empty stack"), True)
             setitems(target, [(key, value)])
         elif op == 0x7D:  # } EMPTY_DICT
             stack.append(SDict())
@@ -221,27 +222,27 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
                 module = line().decode("utf-8")
                 name = line().decode("utf-8")
             except UnicodeDecodeError:
-                fail("the GLOBAL at byte %d names a module or name that is not UTF-8: pickle stops there" % at, True)
+                fail(M("the GLOBAL at byte %d names a module or name that is not UTF-8: pickle stops there", at), True)
             push_global(module, name)
         elif op == 0x75:  # u SETITEMS
             items = pop_mark()
             if len(items) & 1:  # pickle: 'odd number of items for SETITEMS' (torch's weights_only unpickler fails too)
-                fail("SETITEMS at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
-            target = stack[-1] if stack else fail("SETITEMS on an empty stack", True)
+                fail(M("SETITEMS at byte %d has an odd number of items: pickle stops there", pos - 1), True)
+            target = stack[-1] if stack else fail(M("SETITEMS on an empty stack"), True)
             setitems(target, [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)])
         elif op == 0x5D:  # ] EMPTY_LIST
             stack.append(SList())
         elif op == 0x65:  # e APPENDS
             items = pop_mark()
-            target = stack[-1] if stack else fail("APPENDS on an empty stack", True)
+            target = stack[-1] if stack else fail(M("APPENDS on an empty stack"), True)
             appends(target, items, "APPENDS")
         elif op == 0x61:  # a APPEND
             value = pop()
-            target = stack[-1] if stack else fail("APPEND on an empty stack", True)
+            target = stack[-1] if stack else fail(M("APPEND on an empty stack"), True)
             appends(target, [value], "APPEND")
         elif op == 0x62:  # b BUILD
             state = pop()
-            target = stack[-1] if stack else fail("BUILD on an empty stack", True)
+            target = stack[-1] if stack else fail(M("BUILD on an empty stack"), True)
             count(res.build_targets, target_kind(target))
             if state_filled(state):
                 count(res.build_filled, target_kind(target))
@@ -266,7 +267,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             length = unpack_from("<i", buf, pos)[0]
             pos += 4
             if length < 0:  # pickle: 'LONG pickle has negative byte count'
-                fail("a LONG4 with a negative length at byte %d" % pos, True)
+                fail(M("a LONG4 with a negative length at byte %d", pos), True)
             need(length)
             # any length pickle reads; a long one is kept as its length (its value is no tensor's shape)
             stack.append(int.from_bytes(buf[pos:pos + length], "little", signed=True) if length <= 256 else Blob("int", length))
@@ -278,7 +279,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             pos += 1
         elif op == 0x2E:  # . STOP
             if not stack:  # pickle: 'unpickling stack underflow'; torch's weights_only unpickler: 'pop from empty list'
-                fail("STOP on an empty stack at byte %d: pickle raises there" % (pos - 1), True)
+                fail(M("STOP on an empty stack at byte %d: pickle raises there", pos - 1), True)
             res.root = stack.pop()
             res.complete = True
             res.end = pos
@@ -308,7 +309,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             stack.append(SSet())
         elif op == 0x90:  # ADDITEMS
             items = pop_mark()
-            target = stack[-1] if stack else fail("ADDITEMS on an empty stack", True)
+            target = stack[-1] if stack else fail(M("ADDITEMS on an empty stack"), True)
             appends(target, items)
         elif op == 0x91:  # FROZENSET
             items = pop_mark()  # before naming stack: pop_mark rebinds it
@@ -321,11 +322,11 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x31:  # 1 POP_MARK
             pop_mark()
         elif op == 0x32:  # 2 DUP
-            stack.append(stack[-1] if stack else fail("DUP on an empty stack", True))
+            stack.append(stack[-1] if stack else fail(M("DUP on an empty stack"), True))
         elif op == 0x64:  # d DICT
             items = pop_mark()
             if len(items) & 1:  # pickle: 'odd number of items for DICT'
-                fail("DICT at byte %d has an odd number of items: pickle stops there" % (pos - 1), True)
+                fail(M("DICT at byte %d has an odd number of items: pickle stops there", pos - 1), True)
             stack.append(SDict([(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]))
         elif op == 0x6C:  # l LIST
             items = pop_mark()
@@ -335,9 +336,9 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             what = "PUT" if op == 0x70 else "GET"
             index, why = c_int(line(), 10)
             if index is None:
-                fail("the %s argument at byte %d %s" % (what, at, why), why != UNSURE)
+                fail(_bad_number(what, at, why), why != UNSURE)
             if index < 0:  # pickle: 'negative PUT argument'
-                fail("a negative %s argument at byte %d" % (what, at), True)
+                fail(M("a negative %s argument at byte %d", what, at), True)
             put(index) if op == 0x70 else get(index)
         elif op == 0x49:  # I INT
             at = pos - 1
@@ -347,14 +348,14 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             else:
                 value, why = c_int(raw, 0, strtol=True)
                 if value is None:
-                    fail("the INT argument at byte %d %s" % (at, why), why != UNSURE)
+                    fail(_bad_number("INT", at, why), why != UNSURE)
                 stack.append(value)
         elif op == 0x4C:  # L LONG (pickle drops one trailing L)
             at = pos - 1
             raw = line()
             value, why = c_int(raw[:-1] if raw.endswith(b"L") else raw, 0)
             if value is None:
-                fail("the LONG argument at byte %d %s" % (at, why), why != UNSURE)
+                fail(_bad_number("LONG", at, why), why != UNSURE)
             stack.append(value)
         elif op == 0x46:  # F FLOAT (PyOS_string_to_double: no spaces, no underscores, overflow raises)
             at = pos - 1
@@ -362,9 +363,9 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
             try:
                 value = float(raw)
             except ValueError:
-                fail("the FLOAT argument at byte %d is not a number: pickle stops there" % at, True)
+                fail(M("the FLOAT argument at byte %d is not a number: pickle stops there", at), True)
             if raw != raw.strip() or b"_" in raw or (value in (float("inf"), float("-inf")) and b"inf" not in raw.lower()):
-                fail("the FLOAT argument at byte %d is one Python's float() and pickle may read differently" % at)
+                fail(M("the FLOAT argument at byte %d is one Python's float() and pickle may read differently", at))
             stack.append(value)
         elif op == 0x53:  # S STRING
             stack.append(_decode_line_str(line()))
@@ -385,7 +386,7 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x6F:  # o OBJ
             items = pop_mark()
             if not items:
-                fail("OBJ without a class at byte %d" % pos)
+                fail(M("OBJ without a class at byte %d", pos))
             stack.append(Call(items[0], tuple(items[1:]), "obj"))
         elif op in (0x82, 0x83, 0x84):  # EXT1, EXT2, EXT4
             width = {0x82: 1, 0x83: 2, 0x84: 4}[op]
@@ -398,4 +399,12 @@ def run(buf: bytes, pos: int, stack: List[Any], metastack: List[List[Any]], memo
         elif op == 0x98:  # READONLY_BUFFER
             pass
         else:
-            fail("byte %d is 0x%02x, not a pickle opcode" % (pos - 1, op), True)
+            fail(M("byte %d is 0x%02x, not a pickle opcode", pos - 1, op), True)
+
+
+def _bad_number(opcode: str, at: int, why: str):
+    """Why the text argument of ``opcode`` (INT, LONG, PUT, GET) at byte ``at`` was not read (:func:`c_int`'s
+    ``why``), as a marked message."""
+    if why == UNSURE:
+        return M("the %s argument at byte %d is one cudaenv cannot be sure how pickle reads", opcode, at)
+    return M("the %s argument at byte %d is not a number: pickle stops there", opcode, at)

@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional
 from cudaenv.checkpoint.fix import EXIT_NOT_WRITTEN
 from cudaenv.checkpoint.rewrite import COPY_CHUNK
 from cudaenv.core.errors import UserError
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, edit, join
 
 
 
@@ -85,8 +85,8 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
     if layout == "dcp-safetensors":  # every shard a safetensors file that read whole: nothing of it runs
         expected = _dcp_st_shapes(_folder_of(path, folder), folder, opts)
     elif layout != "safetensors-shards" and folder.verdict != "safe" and not trust:
-        why = "; ".join("%s: %s" % (r.where, r.why) for r in folder.verdict_reasons[:2]) or M("verdict %s", folder.verdict)
-        raise UserError(M("%s is not safe to load (%s)", printable(path), printable(why)),
+        why = join("; ", (M("%s: %s", r.where, r.why) for r in folder.verdict_reasons[:2])) or M("verdict %s", folder.verdict)
+        raise UserError(M("%s is not safe to load (%s)", printable(path), edit(why, printable)),  # (escaped as said)
                         hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, which "
                              "runs its code)"))
     need = _bytes_needed(folder)

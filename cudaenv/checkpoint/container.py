@@ -30,6 +30,7 @@ import struct
 from cudaenv.checkpoint import pickle_vm
 from cudaenv.checkpoint.reading import Container, _read_zip, _walk_at, read_torch_zip
 from cudaenv.checkpoint.zipdir import BadZip, read_directory
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
@@ -106,24 +107,23 @@ def _read_pickles(fh, box: Container, limits) -> None:
         if at is not None:
             _read_zip(fh, box, limits)
             if first.fails and first.end <= 1:  # junk in front: pickle stops at its first byte, nothing runs
-                box.problem("%d bytes before the zip archive: torch.load reads a file as a zip only when it starts with "
-                            "one (PK\\x03\\x04), so it reads this one as a pickle and fails at its first byte" % at,
+                box.problem(M("%d bytes before the zip archive: torch.load reads a file as a zip only when it starts with "
+                            "one (PK\\x03\\x04), so it reads this one as a pickle and fails at its first byte", at),
                             "bytes-before-zip", first=True)
             else:  # a pickle in front, which torch.load runs: never mended away by a rewrite
-                box.problem("%d bytes before the zip archive, read by torch.load as a pickle (it never reads the zip): "
-                            "that pickle is what loading runs" % at, "leading-pickle", first=True)
+                box.problem(M("%d bytes before the zip archive, read by torch.load as a pickle (it never reads the zip): "
+                            "that pickle is what loading runs", at), "leading-pickle", first=True)
             return
         if first.data[:1] not in _PICKLE_STARTS:
             box.format = "unknown"
-            box.notes.append("neither a torch zip, a legacy torch file, TorchScript, safetensors nor a pickle")
+            box.notes.append(M("neither a torch zip, a legacy torch file, TorchScript, safetensors nor a pickle"))
             return
     if first.complete and first.root == LEGACY_MAGIC:
         box.format = "torch-legacy"
         proto, offset = _walk_at(fh, offset, box.size, limits)
         box.markers["legacy_protocol"] = str(proto.root)
         if proto.root != LEGACY_PROTOCOL:
-            box.problem("legacy protocol version %r, torch reads %d ('Invalid protocol version')" % (
-                proto.root, LEGACY_PROTOCOL), "record-refused")
+            box.problem(M("legacy protocol version %r, torch reads %d ('Invalid protocol version')", proto.root, LEGACY_PROTOCOL), "record-refused")
         info, offset = _walk_at(fh, offset, box.size, limits)
         little = _sdict_get(info.root, "little_endian")
         if little is not None:
@@ -136,22 +136,22 @@ def _read_pickles(fh, box: Container, limits) -> None:
         keys, offset = _walk_at(fh, offset, box.size, limits)
         # torch.load unpickles all five (with the weights_only unpickler when asked): a global, an opcode or a
         # damage in any of them counts as in the object pickle
-        box.extra_pickles.update((("legacy magic number", first), ("legacy protocol", proto), ("legacy sys_info", info),
-                                  ("legacy storage keys", keys)))
+        box.extra_pickles.update(((M("legacy magic number"), first), (M("legacy protocol"), proto),
+                                  (M("legacy sys_info"), info), (M("legacy storage keys"), keys)))
         items = getattr(keys.root, "items", None)
         if keys.complete and items is not None:
             box.legacy_keys = [k for k in items if isinstance(k, str)]
             if len(box.legacy_keys) != len(items):  # torch looks each up among the storages: a KeyError
-                box.problem("the legacy storage-key list holds keys that are not strings", "record-missing")
+                box.problem(M("the legacy storage-key list holds keys that are not strings"), "record-missing")
             box.legacy_data_start = offset
         else:
-            box.problems.append("the legacy storage-key list is missing or damaged")
+            box.problems.append(M("the legacy storage-key list is missing or damaged"))
         return
     box.format = "pickle"
     box.pickle = first
     box.markers["protocol"] = str(first.protocol) if first.protocol is not None else "0-1"
     if first.complete and _zip_after(fh, box) is not None:
-        box.notes.append("a zip archive follows the pickle: torch.load never reads it (a zip only at byte 0)")
+        box.notes.append(M("a zip archive follows the pickle: torch.load never reads it (a zip only at byte 0)"))
 
 
 # the bytes a pickle usually starts with (PROTO, MARK, EMPTY_DICT, EMPTY_LIST, GLOBAL, STOP): a file that starts with
@@ -177,11 +177,11 @@ def _read_safetensors(fh, box: Container) -> None:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         box.format = "unknown"
-        box.notes.append("starts like safetensors but its header is not JSON: %s" % str(exc)[:200])
+        box.notes.append(M("starts like safetensors but its header is not JSON: %s", str(exc)[:200]))
         return
     if not isinstance(header, dict):
         box.format = "unknown"
-        box.notes.append("starts like safetensors but its header is not a JSON object")
+        box.notes.append(M("starts like safetensors but its header is not a JSON object"))
         return
     box.format = "safetensors"
     box.safetensors = header
@@ -235,5 +235,7 @@ def _read(fh, box: Container, limits, what: str) -> Container:
     except OSError:
         raise
     except Exception as exc:  # noqa: BLE001 - a hostile container must end in a note, never a crash
-        box.notes.append("the %s could not be read to the end: %s" % (what, str(exc)[:200] or type(exc).__name__))
+        why = str(exc)[:200] or type(exc).__name__
+        box.notes.append(M("the file could not be read to the end: %s", why) if what == "file" else
+                         M("the item could not be read to the end: %s", why))
     return box

@@ -128,7 +128,8 @@ def rewrite_file(path: str, out_fh, opts: Options, prefix: str) -> List[str]:
     try:
         data_pkl = R.PickleWriter(persid).dumps(root)
     except R.Unsupported as exc:
-        raise UserError(M("cannot rewrite %s without torch: %s", printable(path), exc), hint=M("use --trust to rewrite it with torch"))
+        raise UserError(M("cannot rewrite %s without torch: %s", printable(path), exc.args[0] if len(exc.args) == 1 else str(exc)),
+                        hint=M("use --trust to rewrite it with torch"))
     for old, n in sorted(moved.items(), key=lambda x: str(x[0])):
         changes.append(M("%d storage%s %s -> %s", n, "" if n == 1 else "s", printable(old), opts.map_location))
     odd = [k for k in used if not (k.isdigit() and k.isascii())]

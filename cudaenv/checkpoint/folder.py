@@ -16,6 +16,7 @@ from typing import Dict, List, Optional, Tuple
 from cudaenv.checkpoint import layout as L
 from cudaenv.checkpoint.folder_files import MAX_REASONS, Acc, finish_report, inspect_member
 from cudaenv.checkpoint.report import FolderReport, ShardFile, VerdictReason
+from cudaenv.core.i18n import M, join
 
 MAX_ENTRIES = 200_000  # the most folder entries looked at
 MAX_DCP_ITEMS = 500_000  # the DCP items walked (a 64-rank FSDP save of a 70B model and its optimizer: ~150,000)
@@ -89,8 +90,8 @@ def inspect_folder(path: str, visible=None) -> FolderReport:
             from cudaenv.model.record import replace
 
             report = replace(report, notes=report.notes + (
-                "sharded/ holds the per-rank DCP shards these files may have been consolidated from (inspect it on "
-                "its own)",))
+                M("sharded/ holds the per-rank DCP shards these files may have been consolidated from (inspect it on "
+                "its own)"),))
         return report
     acc = Acc()
     return finish_report(FolderReport(path, "unknown"), acc, visible, shard_count=0)
@@ -107,13 +108,13 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
         found = [n for n in files if n.endswith(L.INDEX_SUFFIXES[0 if kind == "safetensors-shards" else 1])]
         index = found[0] if found else None
         if len(found) > 1:
-            acc.notes.append("more than one index in the folder: %s read" % index)
+            acc.notes.append(M("more than one index in the folder: %s read", index))
     wmap: Optional[Dict[str, str]] = None
     total_size = None
     if index is not None:
         raw = read_regular(os.path.join(folder, index), L.MAX_INDEX + 1)
         if raw is None or len(raw) > L.MAX_INDEX:
-            acc.problems.append("%s: not read (missing, not a regular file, or over %d bytes)" % (index, L.MAX_INDEX))
+            acc.problems.append(M("%s: not read (missing, not a regular file, or over %d bytes)", index, L.MAX_INDEX))
         else:
             wmap, total_size, problem = L.parse_index(raw)
             if problem:
@@ -123,7 +124,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
         listed = list(dict.fromkeys(wmap.values()))
         bad = [n for n in listed if not L.safe_member(n)]
         for n in bad[:5]:
-            acc.problems.append("%s names a shard outside the folder: %s (not read)" % (index, n[:200]))
+            acc.problems.append(M("%s names a shard outside the folder: %s (not read)", index, n[:200]))
         listed = [n for n in listed if L.safe_member(n)]
         missing = tuple(n for n in listed if n not in files)
         unlisted = tuple(n for n in on_disk if n not in listed)
@@ -131,7 +132,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
     else:
         missing, unlisted, shards = (), (), on_disk
         if index is None:
-            acc.notes.append("no index file: every %s file in the folder is taken as a shard" % ext)
+            acc.notes.append(M("no index file: every %s file in the folder is taken as a shard", ext))
     per_file: Dict[str, int] = {}
     for f in (wmap or {}).values():
         per_file[f] = per_file.get(f, 0) + 1
@@ -142,7 +143,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
         try:
             _box, report = inspect_member(folder, name, "shard", visible, acc, keep_prefixes=False)
         except OSError as exc:
-            acc.problems.append("%s: cannot be read: %s" % (name, exc.strerror or exc))
+            acc.problems.append(M("%s: cannot be read: %s", name, exc.strerror or exc))
             continue
         acc.files[-1] = replace(acc.files[-1], listed=per_file.get(name) if wmap is not None else None)
         tensors += report.tensors
@@ -156,17 +157,17 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
                 twice.append(k)
             seen[k] = name
     if twice:
-        acc.problems.append("%d keys are in more than one shard (the last loaded wins): %s" % (len(twice), ", ".join(twice[:5])))
+        acc.problems.append(M("%d keys are in more than one shard (the last loaded wins): %s", len(twice), ", ".join(twice[:5])))
     if wmap is not None:
         sets = {f: set(keys) for f, keys in acc.keys.items()}  # (a list's `in` made this quadratic)
         elsewhere = [k for k, f in wmap.items() if f in sets and k not in sets[f]]
         if elsewhere:
-            acc.problems.append("%d keys the index places in a shard are not in it: %s" % (len(elsewhere), ", ".join(elsewhere[:5])))
+            acc.problems.append(M("%d keys the index places in a shard are not in it: %s", len(elsewhere), ", ".join(elsewhere[:5])))
         extra = [k for k in seen if k not in wmap]
         if extra:
-            acc.problems.append("%d keys in the shards are not in the index: %s" % (len(extra), ", ".join(extra[:5])))
+            acc.problems.append(M("%d keys in the shards are not in the index: %s", len(extra), ", ".join(extra[:5])))
         if total_size is not None and not missing and total_size != total and kind == "safetensors-shards":
-            acc.notes.append("the index's total_size is %d bytes, the shards' tensors are %d" % (total_size, total))
+            acc.notes.append(M("the index's total_size is %d bytes, the shards' tensors are %d", total_size, total))
     acc.prefixes.extend(prefix_findings("", L.prefix_keys(list(seen))))
     return finish_report(FolderReport(path, kind, index=index, tensors=tensors, total_bytes=total, missing=missing,
                                 unlisted=unlisted, model_files=tuple(shards)), acc, visible, shard_count=len(shards))
@@ -186,23 +187,23 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
     if L.DCP_METADATA in files:
         box = open_container(os.path.join(folder, L.DCP_METADATA))
         judged = judge(box, _DcpFacts(f)) if box.pickle is not None else {"verdict": "inconclusive", "verdict_reasons": (
-            VerdictReason("the file", "not read as a pickle (%s)" % box.format),)}
+            VerdictReason(M("the file"), M("not read as a pickle (%s)", box.format)),)}
         problems = list(box.problems)
         if box.pickle is not None and box.pickle.complete:
             meta = L.parse_dcp_metadata(box.pickle.root)
             problems += meta.problems
         elif box.pickle is not None:
-            problems.append("its pickle is incomplete: the items it lists are unknown")
+            problems.append(M("its pickle is incomplete: the items it lists are unknown"))
         acc.add(ShardFile(L.DCP_METADATA, "metadata", box.size, box.format, pickles=1, verdict=judged["verdict"],
                           problems=tuple(problems)), judged["verdict_reasons"])
     else:
-        acc.problems.append("no .metadata: DCP cannot load the folder, and which item is where is unknown")
+        acc.problems.append(M("no .metadata: DCP cannot load the folder, and which item is where is unknown"))
     by_file: Dict[str, List[L.DcpItem]] = {}
     for item in meta.items:
         by_file.setdefault(item.file, []).append(item)
     referenced = [n for n in by_file if L.safe_member(n)]
     for n in [n for n in by_file if not L.safe_member(n)][:5]:
-        acc.problems.append(".metadata names a data file outside the folder: %s (not read)" % n[:200])
+        acc.problems.append(M(".metadata names a data file outside the folder: %s (not read)", n[:200]))
     missing = tuple(n for n in referenced if n not in files)
     unlisted = tuple(n for n in data_files if meta.items and n not in by_file)
     for name in data_files:
@@ -229,8 +230,7 @@ def _dcp(path: str, folder: str, files: List[str], visible) -> FolderReport:
             n *= d
         total += n * (f.itemsize.get(t.dtype or "", 0) or 0)
     if meta.byte_keys:
-        acc.notes.append("%d keys are stored as pickled bytes (DCP loads them with torch.load(weights_only=False)): %s" % (
-            len(meta.byte_keys), ", ".join(meta.byte_keys[:5])))
+        acc.notes.append(M("%d keys are stored as pickled bytes (DCP loads them with torch.load(weights_only=False)): %s", len(meta.byte_keys), ", ".join(meta.byte_keys[:5])))
     return finish_report(FolderReport(path, "dcp", world_size=len(ranks) or None, tensors=len(meta.tensors), total_bytes=total,
                                 missing=missing, unlisted=unlisted, model_files=tuple(data_files), transforms=transforms,
                                 unreadable_transforms=unreadable),
@@ -258,29 +258,27 @@ def _dcp_file(folder: str, name: str, items: List[L.DcpItem], f, judge):
     try:
         fh = open_regular(os.path.join(folder, name))
     except OSError as exc:
-        return ShardFile(name, "data", 0, "distcp", L.dcp_rank(name), problems=("cannot be read: %s" % (exc.strerror or exc),)), ()
+        return ShardFile(name, "data", 0, "distcp", L.dcp_rank(name), problems=(M("cannot be read: %s", exc.strerror or exc),)), ()
     seen: Dict[Tuple[int, int], Optional[str]] = {}  # (offset, length) -> its verdict: a range is walked once
     with fh:
         size = os.fstat(fh.fileno()).st_size
         for n, item in enumerate(sorted(items, key=lambda i: i.offset)):
             if n >= MAX_DCP_ITEMS:
                 verdicts.append("inconclusive")
-                reasons.append(VerdictReason("items %d and after" % n, "not walked: more than %d items in one file"
-                                             % MAX_DCP_ITEMS))
+                reasons.append(VerdictReason(M("items %d and after", n), M("not walked: more than %d items in one file", MAX_DCP_ITEMS)))
                 break
-            where = "item %s (bytes %d-%d)" % (item.fqn[:120], item.offset, item.offset + item.length)
+            where = M("item %s (bytes %d-%d)", item.fqn[:120], item.offset, item.offset + item.length)
             if item.offset < 0 or item.length <= 0 or item.offset + item.length > size:
                 verdicts.append("inconclusive")
                 if len(problems) < MAX_REASONS:
-                    problems.append("%s lies outside the %d-byte file" % (where, size))
-                    reasons.append(VerdictReason(where, "not read: it lies outside the file"))
+                    problems.append(M("%s lies outside the %d-byte file", where, size))
+                    reasons.append(VerdictReason(where, M("not read: it lies outside the file")))
                 continue
             if item.transforms:  # compressed or encoded by a DCP extension: not a torch.save archive as stored
                 verdicts.append("inconclusive")
                 n_tensors += item.tensor
                 if len(reasons) < MAX_REASONS:
-                    reasons.append(VerdictReason(where, "stored through %s: its bytes are transformed, not walked" % (
-                        ", ".join(item.transforms)[:120])))
+                    reasons.append(VerdictReason(where, M("stored through %s: its bytes are transformed, not walked", ", ".join(item.transforms)[:120])))
                 if item.tensor:
                     loads = False
                 continue
@@ -304,7 +302,7 @@ def _dcp_file(folder: str, name: str, items: List[L.DcpItem], f, judge):
                 if not ok:
                     loads = False
                     if len(problems) < MAX_REASONS:
-                        problems.append("%s: torch.load(weights_only=True) would refuse it" % where)
+                        problems.append(M("%s: torch.load(weights_only=True) would refuse it", where))
     shard = ShardFile(name, "data", size, "distcp", L.dcp_rank(name), n_tensors, sum(i.length for i in items),
                       pickles=len(seen), verdict=L.worst(verdicts), weights_only=loads if n_tensors else None,
                       problems=tuple(problems))
@@ -323,8 +321,8 @@ def _dcp_safetensors(path: str, folder: str, files: List[str], visible) -> Folde
     shards = [n for n in files if hf_dcp.shard_name(n) is not None]
     others = [n for n in files if n.endswith(hf_dcp.SUFFIX) and n not in shards]
     if others:
-        acc.problems.append("torch's HuggingFaceStorageReader reads every .safetensors file of the folder, and these are "
-                            "not DCP shards: %s" % ", ".join(others[:5]))
+        acc.problems.append(M("torch's HuggingFaceStorageReader reads every .safetensors file of the folder, and these are "
+                            "not DCP shards: %s", ", ".join(others[:5])))
     joined = []
     versions = set()
     for name in shards:
@@ -332,15 +330,15 @@ def _dcp_safetensors(path: str, folder: str, files: List[str], visible) -> Folde
             box, _report = inspect_member(folder, name, "data", visible, acc, hf_dcp.shard_name(name)[0] - 1,
                                           keep_prefixes=False, count_dtypes=False, lean=True)
         except OSError as exc:
-            acc.problems.append("%s: cannot be read: %s" % (name, exc.strerror or exc))
+            acc.problems.append(M("%s: cannot be read: %s", name, exc.strerror or exc))
             continue
         if box.format != "safetensors":
-            acc.problems.append("%s: not a safetensors file (%s): DCP's HuggingFaceStorageWriter writes a value that is "
+            acc.problems.append(M("%s: not a safetensors file (%s): DCP's HuggingFaceStorageWriter writes a value that is "
                                 "not a tensor as a torch.save archive ahead of the safetensors header, and no safetensors "
-                                "reader opens the file" % (name, box.format))
+                                "reader opens the file", name, box.format))
             if acc.verdicts[-1] is None:  # not read as any checkpoint: what loading it would run is unknown
                 acc.verdicts[-1] = "inconclusive"
-                acc.reasons.append(VerdictReason(name, "neither a safetensors file nor a checkpoint cudaenv reads whole"))
+                acc.reasons.append(VerdictReason(name, M("neither a safetensors file nor a checkpoint cudaenv reads whole")))
             continue
         offsets, version, problem = hf_dcp.sharding_info(box.safetensors)
         versions.add(version)
@@ -358,11 +356,10 @@ def _dcp_safetensors(path: str, folder: str, files: List[str], visible) -> Folde
         total += (bits or 0) * prod(t.size) // 8
     acc.prefixes.extend(prefix_findings("", L.prefix_keys([t.fqn for t in tensors])))
     versions.discard(None)
-    acc.notes.append("saved by torch.distributed.checkpoint's HuggingFaceStorageWriter%s: no .metadata; each shard's "
+    acc.notes.append(M("saved by torch.distributed.checkpoint's HuggingFaceStorageWriter%s: no .metadata; each shard's "
                      "header places its chunks (DCP_SHARDING_INFO), and nothing records the world size: the full sizes "
                      "are where the chunks present end, so a lost last rank's file shows only as sizes smaller than "
-                     "your model's" % (
-                         " (DCP_VERSION %s)" % ", ".join(sorted(versions)) if versions else ""))
+                     "your model's", " (DCP_VERSION %s)" % ", ".join(sorted(versions)) if versions else ""))
     ranks = {hf_dcp.shard_name(n)[0] for n in shards}
     return finish_report(FolderReport(path, "dcp-safetensors", world_size=len(ranks) or None, tensors=len(tensors),
                                       total_bytes=total, missing=tuple(hf_dcp.missing_shards(shards)),
@@ -383,10 +380,10 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
             raw = read_regular(os.path.join(folder, L.ZERO_LATEST), 4096)
             latest = raw.decode("utf-8", "replace").strip() if raw is not None else None
             if latest is not None and latest not in folders:
-                acc.problems.append("latest names %s, which is not a folder here" % latest[:200])
+                acc.problems.append(M("latest names %s, which is not a folder here", latest[:200]))
         tag = L.pick_tag(latest, folders)
         if tag is None:
-            acc.problems.append("no global_step* folder with the checkpoint's files")
+            acc.problems.append(M("no global_step* folder with the checkpoint's files"))
             return finish_report(FolderReport(path, "deepspeed-zero"), acc, visible, shard_count=0)
         where = os.path.join(folder, tag)
         files, _sub = _listing(where)
@@ -407,7 +404,7 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
             box, report = inspect_member(where, name, role, visible, acc, L.zero_rank(name), keep_prefixes=role == "model",
                                         shown=rel + name, count_dtypes=role == "model")
         except OSError as exc:
-            acc.problems.append("%s%s: cannot be read: %s" % (rel, name, exc.strerror or exc))
+            acc.problems.append(M("%s%s: cannot be read: %s", rel, name, exc.strerror or exc))
             continue
         acc.files[-1] = replace(acc.files[-1], mp_rank=L.zero_mp_rank(name))
         total += report.total_bytes
@@ -427,19 +424,18 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
                 counts[name] = count_of
     stage = next(iter(stages.values()), None)
     count = next(iter(counts.values()), None)
-    for what, values in (("ZeRO stage", stages), ("partition_count (data-parallel world size)", counts),
+    for what, values in ((M("ZeRO stage"), stages), (M("partition_count (data-parallel world size)"), counts),
                          ("mp_world_size", mp_sizes)):
         if len(set(values.values())) > 1:  # every rank's file must say the same
-            acc.problems.append("the ranks' files disagree on the %s: %s" % (what, ", ".join(
-                "%s%s says %d" % (rel, n, v) for n, v in list(values.items())[:6])))
+            acc.problems.append(M("the ranks' files disagree on the %s: %s", what, join(", ", (
+                M("%s%s says %d", rel, n, v) for n, v in list(values.items())[:6]))))
     if stage is None and any(n.startswith("zero_pp_rank_") and n.endswith("_model_states.pt") for n in models):
         stage = 3
     mp_ranks = {L.zero_mp_rank(n) for n in models + optims} - {None}
     mp_world = max(mp_sizes.values()) if mp_sizes else (max(mp_ranks) + 1 if mp_ranks else 1)
     over = sorted(n for n in models + optims if (L.zero_mp_rank(n) or 0) >= mp_world)
     if over:
-        acc.problems.append("%d files are of model-parallel ranks the model states do not count (mp_world_size %d): %s" % (
-            len(over), mp_world, ", ".join(rel + n for n in over[:5])))
+        acc.problems.append(M("%d files are of model-parallel ranks the model states do not count (mp_world_size %d): %s", len(over), mp_world, ", ".join(rel + n for n in over[:5])))
     world = count if count is not None else (len([n for n in optims if L.zero_mp_rank(n) in (0, None)]) or None)
     missing: List[str] = []
     if world is not None and optims:
@@ -453,8 +449,8 @@ def _zero(path: str, folder: str, files: List[str], folders: List[str], visible)
     if not models:
         missing.append(rel + "mp_rank_00_model_states.pt")
     if mp_world > 1:
-        acc.notes.append("%d model-parallel (tensor-parallel) ranks: each mp_rank_XX file holds a slice of the model, "
-                         "checked rank by rank" % mp_world)
+        acc.notes.append(M("%d model-parallel (tensor-parallel) ranks: each mp_rank_XX file holds a slice of the model, "
+                         "checked rank by rank", mp_world))
     return finish_report(FolderReport(path, "deepspeed-zero", tag=tag, world_size=world, zero_stage=stage,
                                 mp_world_size=mp_world if (mp_sizes or mp_ranks) else None, tensors=tensors,
                                 total_bytes=total, missing=tuple(missing[:200]),

@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Tuple
 
 from cudaenv.checkpoint import layout as L
 from cudaenv.checkpoint.report import DeviceCount, DtypeCount, FolderReport, KeyPrefix, ShardFile, VerdictReason
+from cudaenv.core.i18n import M
 
 MAX_REASONS = 40  # verdict reasons kept from all the files together
 
@@ -34,9 +35,9 @@ class Acc:
         self.weights_only.append(shard.weights_only)
         for r in reasons:
             if len(self.reasons) < MAX_REASONS:
-                self.reasons.append(VerdictReason("%s: %s" % (shard.name, r.where), r.why))
+                self.reasons.append(VerdictReason(M("%s: %s", shard.name, r.where), r.why))
         for p in shard.problems:
-            self.problems.append("%s: %s" % (shard.name, p))
+            self.problems.append(M("%s: %s", shard.name, p))
         if report is not None and count_dtypes:
             for d in report.dtypes:
                 self.dtypes[d.dtype] = self.dtypes.get(d.dtype, 0) + d.count

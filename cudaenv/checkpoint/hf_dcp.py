@@ -18,6 +18,8 @@ from __future__ import annotations
 from itertools import chain, islice, repeat
 from typing import Any, Dict, List, Optional, Tuple
 
+from cudaenv.core.i18n import M
+
 SHARD_PREFIX = "shard-"
 SUFFIX = ".safetensors"
 SHARDING_KEY = "DCP_SHARDING_INFO"
@@ -47,17 +49,17 @@ def sharding_info(header: Any) -> Tuple[Optional[Dict[str, Tuple[int, ...]]], Op
 
     meta = header.get("__metadata__") if isinstance(header, dict) else None
     if not isinstance(meta, dict) or SHARDING_KEY not in meta:
-        return None, None, "no %s in its header's __metadata__: not written by DCP's HuggingFaceStorageWriter" % SHARDING_KEY
+        return None, None, M("no %s in its header's __metadata__: not written by DCP's HuggingFaceStorageWriter", SHARDING_KEY)
     version = meta.get(VERSION_KEY) if isinstance(meta.get(VERSION_KEY), str) else None
     raw = meta[SHARDING_KEY]
     if not isinstance(raw, str):
-        return None, version, "its %s is not a string" % SHARDING_KEY
+        return None, version, M("its %s is not a string", SHARDING_KEY)
     try:
         doc = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        return None, version, "its %s is not JSON: %s" % (SHARDING_KEY, str(exc)[:200])
+        return None, version, M("its %s is not JSON: %s", SHARDING_KEY, str(exc)[:200])
     if not isinstance(doc, dict):
-        return None, version, "its %s is not a JSON object" % SHARDING_KEY
+        return None, version, M("its %s is not a JSON object", SHARDING_KEY)
     out: Dict[str, Tuple[int, ...]] = {}
     bad = 0
     try:  # the usual shard: every entry {"saved_offsets": [naturals]}, checked in C at once
@@ -73,7 +75,7 @@ def sharding_info(header: Any) -> Tuple[Optional[Dict[str, Tuple[int, ...]]], Op
             out[key] = tuple(offs)
         else:
             bad += 1
-    return out, version, ("%d %s entries have no list of offsets" % (bad, SHARDING_KEY) if bad else None)
+    return out, version, (M("%d %s entries have no list of offsets", bad, SHARDING_KEY) if bad else None)
 
 
 class Joined:
@@ -200,21 +202,20 @@ def join_each(shards: List[Tuple[str, Any, Optional[Dict[str, Tuple[int, ...]]]]
             if offs is None:
                 offs = (0,) * len(shape)
             elif len(offs) != len(shape):
-                problems.append("%s: %s has %d offsets for %d dimensions" % (name, key[:120], len(offs), len(shape)))
+                problems.append(M("%s: %s has %d offsets for %d dimensions", name, key[:120], len(offs), len(shape)))
                 continue
             t = tensors.get(key)
             if t is None:
                 t = tensors[key] = Joined(key, dtype, list(map(add, shape, offs)))
             elif len(t.size) != len(shape) or t.dtype != dtype:
-                problems.append("%s: %s is %s %s here, %s with %d dimensions in another shard" % (
-                    name, key[:120], dtype, list(shape), t.dtype, len(t.size)))
+                problems.append(M("%s: %s is %s %s here, %s with %d dimensions in another shard", name, key[:120], dtype, list(shape), t.dtype, len(t.size)))
                 continue
             else:
                 t.size = list(map(max, t.size, map(add, shape, offs)))
             t.chunks += 1
             t.held += prod(shape)
         for key in [k for k in offsets if k not in header][:3]:
-            problems.append("%s: %s places %s, which its header does not hold" % (name, SHARDING_KEY, key[:120]))
+            problems.append(M("%s: %s places %s, which its header does not hold", name, SHARDING_KEY, key[:120]))
     joined = list(tensors.values())
     _volume_problems(joined, problems)
     return joined, problems
@@ -225,12 +226,12 @@ def _volume_problems(tensors: List[Joined], problems: List[str]) -> None:
     short = [t for t in tensors if t.held < _numel(t.size)]
     over = [t for t in tensors if t.held > _numel(t.size)]
     if short:
-        problems.append("%d tensors are not whole: their chunks in the shards hold fewer elements than their size (a "
-                        "rank's file is missing; torch's reader would leave the rest uninitialised): %s" % (
-                            len(short), ", ".join("%s %d of %d" % (t.fqn[:120], t.held, _numel(t.size)) for t in short[:5])))
+        problems.append(M("%d tensors are not whole: their chunks in the shards hold fewer elements than their size (a "
+                          "rank's file is missing; torch's reader would leave the rest uninitialised): %s", len(short),
+                          ", ".join("%s %d of %d" % (t.fqn[:120], t.held, _numel(t.size)) for t in short[:5])))
     if over:
-        problems.append("%d tensors have chunks that overlap (their shards hold more elements than their size): %s" % (
-            len(over), ", ".join(t.fqn[:120] for t in over[:5])))
+        problems.append(M("%d tensors have chunks that overlap (their shards hold more elements than their size): %s",
+                          len(over), ", ".join(t.fqn[:120] for t in over[:5])))
 
 
 def missing_shards(names: List[str]) -> List[str]:

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.checkpoint.graph import pairs_of
 from cudaenv.checkpoint.nodes import Call, Global, SDict, SList
+from cudaenv.core.i18n import M
 
 DCP_METADATA = ".metadata"
 DCP_SUFFIX = ".distcp"
@@ -142,7 +143,7 @@ def parse_dcp_metadata(root: Any) -> DcpMetadata:
     meta = DcpMetadata()
     fields = _fields(root)
     if not fields:
-        meta.problems.append("its pickle is not a DCP Metadata object")
+        meta.problems.append(M("its pickle is not a DCP Metadata object"))
         return meta
     version = fields.get("version")
     meta.version = version if isinstance(version, str) else None
@@ -169,12 +170,12 @@ def parse_dcp_metadata(root: Any) -> DcpMetadata:
         key, where = _fields(index), _fields(info)
         fqn, path, offset, length = key.get("fqn"), where.get("relative_path"), where.get("offset"), where.get("length")
         if not (isinstance(fqn, str) and isinstance(path, str) and isinstance(offset, int) and isinstance(length, int)):
-            meta.problems.append("a storage_data entry without a key, file, offset and length")
+            meta.problems.append(M("a storage_data entry without a key, file, offset and length"))
             continue
         transforms = _descriptors(where.get("transform_descriptors"))
         if transforms is None:
-            meta.problems.append("item %s: its transform_descriptors are not a list of names: its bytes are not "
-                                 "read as a torch.save archive" % fqn[:80])
+            meta.problems.append(M("item %s: its transform_descriptors are not a list of names: its bytes are not "
+                                 "read as a torch.save archive", fqn[:80]))
             transforms = ("?",)
         meta.items.append(DcpItem(fqn, path, offset, length, fqn not in byte_keys, transforms))
     planner = fields.get("planner_data")
@@ -185,10 +186,9 @@ def parse_dcp_metadata(root: Any) -> DcpMetadata:
         meta.planner_paths = len(good)
         if pairs is None or len(good) != len(paths):
             what = planner.name if isinstance(planner, (Call, Global)) else type(planner).__name__
-            meta.problems.append("planner_data is not the default planner's key -> path map (%s): torch's "
-                                 "dcp_to_torch_save rebuilds the nested state_dict from that map only" % (
-                                     what if pairs is None else "%d of %d entries are not paths" % (
-                                         len(paths) - len(good), len(paths))))
+            meta.problems.append(M("planner_data is not the default planner's key -> path map (%s): torch's "
+                                   "dcp_to_torch_save rebuilds the nested state_dict from that map only",
+                                   what if pairs is None else M("%d of %d entries are not paths", len(paths) - len(good), len(paths))))
     return meta
 
 
@@ -230,11 +230,11 @@ def dcp_transforms(meta: DcpMetadata, known: Optional[Dict[str, Tuple[str, str]]
         needs = transform_support(d, known)
         if needs is None:
             unknown.append(d)
-            problems.append("%d items are stored through the transform %s, which torch's DCP reader does not know (it "
-                            "raises 'Unknown extension'): neither torch nor cudaenv can read them" % (n, d[:80]))
+            problems.append(M("%d items are stored through the transform %s, which torch's DCP reader does not know (it "
+                            "raises 'Unknown extension'): neither torch nor cudaenv can read them", n, d[:80]))
         else:
-            notes.append("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
-                         "decompresses nothing, so their bytes were not walked" % (n, d[:80], needs))
+            notes.append(M("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
+                         "decompresses nothing, so their bytes were not walked", n, d[:80], needs))
     return tuple(sorted(counts)), tuple(unknown), notes, problems
 
 
@@ -365,13 +365,13 @@ def parse_index(raw: bytes) -> Tuple[Optional[Dict[str, str]], Optional[int], Op
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        return None, None, "the index is not JSON: %s" % str(exc)[:200]
+        return None, None, M("the index is not JSON: %s", str(exc)[:200])
     if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
-        return None, None, "the index has no weight_map object"
+        return None, None, M("the index has no weight_map object")
     wmap = {k: v for k, v in doc["weight_map"].items() if isinstance(k, str) and isinstance(v, str)}
     problem = None
     if len(wmap) != len(doc["weight_map"]):
-        problem = "%d weight_map entries are not a key and a file name" % (len(doc["weight_map"]) - len(wmap))
+        problem = M("%d weight_map entries are not a key and a file name", len(doc["weight_map"]) - len(wmap))
     meta = doc.get("metadata")
     total = meta.get("total_size") if isinstance(meta, dict) else None
     if isinstance(total, float) and total.is_integer():

@@ -7,6 +7,7 @@ import struct
 
 from cudaenv.checkpoint import pickle_vm
 from cudaenv.checkpoint.reading import MAX_PICKLE, Container, _walk_at
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
@@ -43,7 +44,7 @@ def read_tar(fh, box: Container, limits) -> None:
     import tarfile
 
     box.format = "torch-legacy-tar"
-    box.notes.append("a tar archive: torch before 0.4 wrote checkpoints this way; weights_only refuses it")
+    box.notes.append(M("a tar archive: torch before 0.4 wrote checkpoints this way; weights_only refuses it"))
     first, _ = _walk_at(fh, 0, box.size, limits)
     box.leading = first
     try:
@@ -51,7 +52,7 @@ def read_tar(fh, box: Container, limits) -> None:
         tar = tarfile.open(fileobj=fh, mode="r:", format=tarfile.PAX_FORMAT)
         members = {m.name: m for m in tar.getmembers()}  # the last of a name, as getmember
     except (tarfile.TarError, EOFError, ValueError, UnicodeError) as exc:
-        box.notes.append("tarfile cannot read it (%s): torch.load reads the pickle at byte 0 instead" % str(exc)[:120])
+        box.notes.append(M("tarfile cannot read it (%s): torch.load reads the pickle at byte 0 instead", str(exc)[:120]))
         box.format = "pickle" if first.complete else "unknown"
         box.pickle = first if first.complete else None
         box.leading = None if first.complete else first
@@ -59,18 +60,18 @@ def read_tar(fh, box: Container, limits) -> None:
     f = None
     for name in TAR_MEMBERS:
         m = members.get(name)
-        where = "legacy tar member %s" % name
+        where = M("legacy tar member %s", name)
         if m is None:
-            box.problem("the tar archive has no %s member: torch.load fails there ('filename not found')" % name, "record-missing")
+            box.problem(M("the tar archive has no %s member: torch.load fails there ('filename not found')", name), "record-missing")
             return
         if not m.isreg() or m.sparse is not None:
-            box.ambiguous.append((where, "not a regular file (a link, a directory, a device or sparse): what torch "
-                                         "extracts and unpickles from it is not in the archive"))
+            box.ambiguous.append((where, M("not a regular file (a link, a directory, a device or sparse): what torch "
+                                         "extracts and unpickles from it is not in the archive")))
             return
         start, end = m.offset_data, m.offset_data + m.size
         if end > box.size:
-            box.ambiguous.append((where, "it runs past the end of the file: tarfile raises, and torch falls back to the "
-                                         "pickle at byte 0 after what it already ran"))
+            box.ambiguous.append((where, M("it runs past the end of the file: tarfile raises, and torch falls back to the "
+                                         "pickle at byte 0 after what it already ran")))
         if name == "pickle":
             res, _ = _walk_member(fh, start, end, limits)
             box.pickle = res
@@ -91,28 +92,28 @@ def _walk_member(fh, offset: int, end: int, limits) -> Tuple[pickle_vm.WalkResul
     res = pickle_vm.walk(raw, 0, limits)
     if not res.complete and res.ran_out and offset + len(raw) < end:
         res.fails = False
-        res.notes.append("the pickle at byte %d is longer than the %d bytes read" % (offset, len(raw)))
+        res.notes.append(M("the pickle at byte %d is longer than the %d bytes read", offset, len(raw)))
     return res, offset + res.end
 
 
 def _walk_tar_sequence(fh, box: Container, name: str, at: int, end: int, limits, f) -> bool:
     """The pickles of the ``storages`` or ``tensors`` member, in torch's order; False where the walk cannot go on
     (said in ``box``)."""
-    where = "legacy tar member %s" % name
+    where = M("legacy tar member %s", name)
     count, at = _walk_member(fh, at, end, limits)
-    box.extra_pickles["%s, count" % where] = count
+    box.extra_pickles[M("%s, count", where)] = count
     if not count.complete:
         return False
     n = count.root
     if type(n) is not int or n < 0:
-        box.notes.append("%s does not start with a count: torch.load fails there" % where)
+        box.notes.append(M("%s does not start with a count: torch.load fails there", where))
         return False
     for i in range(n):
         if at >= end:
-            box.notes.append("%s ends after %d of %d entries: torch.load fails there" % (where, i, n))
+            box.notes.append(M("%s ends after %d of %d entries: torch.load fails there", where, i, n))
             return False
         res, at = _walk_member(fh, at, end, limits)
-        box.extra_pickles["%s, entry %d" % (where, i)] = res
+        box.extra_pickles[M("%s, entry %d", where, i)] = res
         if not res.complete:
             return False
         fh.seek(at)
@@ -122,17 +123,17 @@ def _walk_tar_sequence(fh, box: Container, name: str, at: int, end: int, limits,
             itemsize = f.storage_dtype.get(getattr(storage_type, "name", None), (None, None))[1]
             raw = fh.read(8)
             if not itemsize or len(raw) < 8:
-                box.ambiguous.append((where, "entry %d: cudaenv cannot tell the size of its data, so not where the "
-                                             "next pickle starts" % i))
+                box.ambiguous.append((where, M("entry %d: cudaenv cannot tell the size of its data, so not where the "
+                                             "next pickle starts", i)))
                 return False
             size = struct.unpack("<q", raw)[0]
             if size < 0:  # (it would send the walk back before the entry: the next pickle is not there)
-                box.ambiguous.append((where, "entry %d: its data size is %d, below zero: cudaenv cannot tell what "
-                                             "torch reads next" % (i, size)))
+                box.ambiguous.append((where, M("entry %d: its data size is %d, below zero: cudaenv cannot tell what "
+                                             "torch reads next", i, size)))
                 return False
             at += 8 + size * itemsize
             if at > end:  # torch reads that many bytes of the member and fails short of them
-                box.notes.append("%s: entry %d's data runs past the member's end: torch.load fails there" % (where, i))
+                box.notes.append(M("%s: entry %d's data runs past the member's end: torch.load fails there", where, i))
                 return False
         else:
             raw = fh.read(4)
@@ -140,11 +141,11 @@ def _walk_tar_sequence(fh, box: Container, name: str, at: int, end: int, limits,
                 return False
             ndim = struct.unpack("<i", raw)[0]
             if ndim < 0:
-                box.notes.append("%s: a tensor with %d dimensions: torch.load fails there" % (where, ndim))
+                box.notes.append(M("%s: a tensor with %d dimensions: torch.load fails there", where, ndim))
                 return False
             at += 8 + 16 * ndim + 8
     if name == "storages":
         res, at = _walk_member(fh, at, end, limits)
-        box.extra_pickles["%s, views" % where] = res
+        box.extra_pickles[M("%s, views", where)] = res
         return res.complete
     return True

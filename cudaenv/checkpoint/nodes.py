@@ -21,6 +21,8 @@ at start-up, issue 26):
 
 from __future__ import annotations
 
+from cudaenv.core.i18n import M
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
     from typing import Any, Dict, List, Optional, Set, Tuple
@@ -264,50 +266,52 @@ def problem(name: str, args: Any, dtypes: Any = ()) -> Optional[str]:
     """Why torch's call of the allowed global ``name`` with ``args`` raises; None when it may not. ``dtypes``: the
     dtype names (``float32``) a ``_rebuild_tensor_v3`` may name."""
     if name.startswith("NEWOBJ "):
-        return "NEWOBJ of %s, which is not a class torch makes an instance of" % name[7:]
+        return M("NEWOBJ of %s, which is not a class torch makes an instance of", name[7:])
     name = _ALIASES.get(name, name)
     if name in _STORAGE_CLASSES:
-        return "a storage class is a StorageType under weights_only, which cannot be called"
+        return M("a storage class is a StorageType under weights_only, which cannot be called")
     if type(args) is not tuple:
-        return "its arguments are not a tuple" if _not_iterable(args) else None
+        return M("its arguments are not a tuple") if _not_iterable(args) else None
     if name in _ITERABLE_ONE:
         if len(args) > 1:
-            return "it takes at most 1 argument, it gets %d" % len(args)
+            return M("it takes at most 1 argument, it gets %d", len(args))
         if args and _not_iterable(args[0]):
-            return "its argument is a %s, which is not iterable" % type(args[0]).__name__
+            return M("its argument is a %s, which is not iterable", type(args[0]).__name__)
         if args and name == "collections.OrderedDict" and not _pairs(args[0]):
-            return "its argument is neither a dict nor a sequence of pairs cudaenv can read"
+            return M("its argument is neither a dict nor a sequence of pairs cudaenv can read")
         if args and name in ("builtins.set", "collections.Counter") and not _hashables(args[0]):
-            return "its argument holds items cudaenv cannot be sure are hashable"
+            return M("its argument holds items cudaenv cannot be sure are hashable")
         if name == "torch.Size" and args and type(args[0]) in (str, SDict, SSet):
-            return "its argument holds no sizes"
+            return M("its argument holds no sizes")
         return None
     if name == "torch.device":
         if not args or len(args) > 2:
-            return "it takes 1 or 2 arguments, it gets %d" % len(args)
+            return M("it takes 1 or 2 arguments, it gets %d", len(args))
         first = args[0]
         if first is None or type(first) in (float, bool, tuple, SList, SDict):
-            return "its first argument is a %s, not a device string or index" % type(first).__name__
+            return M("its first argument is a %s, not a device string or index", type(first).__name__)
         if type(first) is str and _bad_device(first):
-            return "%r is not a device string torch reads" % first[:40]
+            return M("%r is not a device string torch reads", first[:40])
         return None
     span = _ARITY.get(name)
     if span is not None and not span[0] <= len(args) <= span[1]:
-        return "it takes %s arguments, it gets %d" % ("%d" % span[0] if span[0] == span[1] else "%d or %d" % span, len(args))
+        if span[0] == span[1]:
+            return M("it takes %d arguments, it gets %d", span[0], len(args))
+        return M("it takes %d or %d arguments, it gets %d", span[0], span[1], len(args))
     if name in ("torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3"):
         # set_(storage, offset, size, stride): an int and two tuples of ints, or it raises 'invalid combination'
         offset, size, stride = args[1], args[2], args[3]
         if type(offset) not in (int, bool) or not _ints(size) or not _ints(stride):
-            return "its storage offset, size or stride is not an int and tuples of ints"
+            return M("its storage offset, size or stride is not an int and tuples of ints")
         if len(size) != len(stride):  # set_: 'unequal size length (5) and stride length (4)'
-            return "its size has %d dimensions and its stride %d" % (len(size), len(stride))
+            return M("its size has %d dimensions and its stride %d", len(size), len(stride))
         if type(args[0]) is not Persid:  # _rebuild_tensor reads storage.dtype and hands it to set_
-            return "its storage argument is a %s, not a storage" % type(args[0]).__name__
+            return M("its storage argument is a %s, not a storage", type(args[0]).__name__)
         if name.endswith("_v3") and not (type(args[6]) is Global and args[6].module == "torch"
                                          and args[6].name in dtypes):  # torch.empty(dtype=...)
-            return "its dtype argument is not a torch dtype"
+            return M("its dtype argument is not a torch dtype")
         if type(args[4]) is not bool:  # tensor.requires_grad = ...: 'requires_grad must be a bool'
-            return "its requires_grad is a %s, not a bool" % type(args[4]).__name__
+            return M("its requires_grad is a %s, not a bool", type(args[4]).__name__)
     return None
 
 
@@ -329,24 +333,26 @@ def persid_problem(pid: Any, legacy: bool, storage_names: Any) -> Optional[str]:
     legacy storage class names (``FloatStorage``)."""
     want = 6 if legacy else 5
     if type(pid) is not tuple or len(pid) != want:
-        return "a storage persistent id of %s items, where torch unpacks %d" % (
-            len(pid) if type(pid) is tuple else "not a tuple:", want)
+        if type(pid) is not tuple:
+            return M("a storage persistent id of not a tuple: items, where torch unpacks %d", want)
+        return M("a storage persistent id of %d items, where torch unpacks %d", len(pid), want)
     kind, key, location, numel = pid[1], pid[2], pid[3], pid[4]
     if type(kind) is not Global or not (
             (kind.module in _STORAGE_MODULES and kind.name in storage_names) or (not legacy and kind.full == UNTYPED)):
-        return "its storage type is %s, not a storage class torch reads a dtype from" % (
-            kind.full if type(kind) is Global else "a " + type(kind).__name__)
+        if type(kind) is Global:
+            return M("its storage type is %s, not a storage class torch reads a dtype from", kind.full)
+        return M("its storage type is a %s, not a storage class torch reads a dtype from", type(kind).__name__)
     if type(key) not in (str, int):
-        return "its storage key is a %s (torch looks it up in a dict and names a record with it)" % type(key).__name__
+        return M("its storage key is a %s (torch looks it up in a dict and names a record with it)", type(key).__name__)
     if type(location) is not str:
-        return "its location is a %s, not a device string" % type(location).__name__
+        return M("its location is a %s, not a device string", type(location).__name__)
     if type(numel) is not int:
-        return "its element count is a %s, not an int" % type(numel).__name__
+        return M("its element count is a %s, not an int", type(numel).__name__)
     if legacy:
         view = pid[5]
         if view is not None and not (type(view) is tuple and len(view) == 3 and type(view[0]) in (str, int)
                                      and type(view[1]) is int and type(view[2]) is int):
-            return "its view (key, offset, size) is not a key and two ints"
+            return M("its view (key, offset, size) is not a key and two ints")
     return None
 
 

@@ -25,6 +25,7 @@ import struct
 
 from cudaenv.checkpoint import careful
 from cudaenv.checkpoint.nodes import CHECKED, NEWOBJ_OK, NO_EMPTY, Call, Global, Limits, Persid, SDict, SList, WalkResult, state_filled
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing (and the re it imports) stays off `checkpoint inspect`'s start-up
@@ -77,7 +78,7 @@ def walk(data: bytes, start: int = 0, limits: Optional[Limits] = None, template:
     except careful.Stop:
         pass
     except RecursionError:  # pragma: no cover - nothing here recurses on input
-        res.notes.append("the pickle is nested too deeply to follow")
+        res.notes.append(M("the pickle is nested too deeply to follow"))
     res.opcodes = {op: c for op, c in enumerate(counts) if c}
     return res
 
@@ -92,7 +93,7 @@ def reference_walk(data: bytes, start: int = 0, limits: Optional[Limits] = None)
     except careful.Stop:
         pass
     except RecursionError:  # pragma: no cover - nothing here recurses on input
-        res.notes.append("the pickle is nested too deeply to follow")
+        res.notes.append(M("the pickle is nested too deeply to follow"))
     res.opcodes = {op: c for op, c in enumerate(counts) if c}
     return res
 

@@ -16,6 +16,7 @@ import struct
 from cudaenv.checkpoint import pickle_vm
 from cudaenv.checkpoint import zipdir
 from cudaenv.checkpoint.zipdir import BadZip, Entry, read_directory
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
@@ -80,7 +81,7 @@ def _read_zip(fh, box: Container, limits) -> None:
         directory = read_directory(fh)
     except (BadZip, ValueError, struct.error, EOFError) as exc:
         box.format = "unknown"
-        box.notes.append("starts like a zip but its central directory cannot be read: %s" % str(exc)[:200])
+        box.notes.append(M("starts like a zip but its central directory cannot be read: %s", str(exc)[:200]))
         return
     order, entries, prefixes = box.order, box.entries, box.prefixes
     seen = set()
@@ -94,13 +95,13 @@ def _read_zip(fh, box: Container, limits) -> None:
             prefixes.append(top)
     if not box.order:
         box.format = "unknown"
-        box.notes.append("an empty zip")
+        box.notes.append(M("an empty zip"))
         return
     first = box.order[0]
     box.prefix = first.split("/", 1)[0] if "/" in first else ""
     if len(box.prefixes) > 1:
-        box.problem("entries under %d archive prefixes (%s): torch 2.13 refuses the archive ('file in archive is not in "
-                    "a subdirectory')" % (len(box.prefixes), ", ".join(repr(p) for p in box.prefixes[:4])), "archive-prefixes")
+        box.problem(M("entries under %d archive prefixes (%s): torch 2.13 refuses the archive ('file in archive is not in "
+                    "a subdirectory')", len(box.prefixes), ", ".join(repr(p) for p in box.prefixes[:4])), "archive-prefixes")
     p = box.prefix
     for record, marker in ((".format_version", "format_version"), ("version", "version"), ("byteorder", "byteorder"),
                            (".storage_alignment", "storage_alignment"), (".data/serialization_id", "serialization_id"),
@@ -135,7 +136,7 @@ def _read_pickle(fh, entry: Entry, box: Container) -> Optional[bytes]:
     raw = _read_entry(fh, entry, MAX_PICKLE, box)
     if raw is None:
         said = box.notes[notes:] + box.problems[problems:]  # the one message _read_entry left
-        box.unread.append(said[-1] if said else "%s could not be read" % entry.name)
+        box.unread.append(said[-1] if said else M("%s could not be read", entry.name))
     return raw
 
 
@@ -144,23 +145,24 @@ def _read_entry(fh, entry: Entry, limit: int, box: Container, miniz: bool = Fals
     miniz reads them: a stored entry's uncompressed size from where its data starts, a deflated one inflated to
     exactly that size."""
     if entry.compress_size > limit or entry.file_size > limit:
-        box.notes.append("%s is %d bytes, more than the %d read" % (entry.name, entry.file_size, limit))
+        box.notes.append(M("%s is %d bytes, more than the %d read", entry.name, entry.file_size, limit))
         return None
     try:
         fh.seek(data_offset(fh, entry))
     except ValueError as exc:  # (torch's reader, too, cannot read it: miniz 'invalid header or archive is corrupted')
-        box.problem(str(exc), "record-refused" if miniz else None)
+        box.problem(exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc),
+                    "record-refused" if miniz else None)  # (data_offset's marked message)
         return None
     if miniz and entry.compress_type == 0:  # R-stored-size (and R-crc: never checked)
         raw = fh.read(entry.file_size)
         if len(raw) < entry.file_size:
-            box.problem("%s is cut short (%d of %d bytes): torch cannot read it" % (entry.name, len(raw), entry.file_size),
+            box.problem(M("%s is cut short (%d of %d bytes): torch cannot read it", entry.name, len(raw), entry.file_size),
                         "record-refused")
             return None
         return raw
     raw = fh.read(entry.compress_size)
     if len(raw) < entry.compress_size:
-        box.problems.append("%s is cut short (%d of %d bytes)" % (entry.name, len(raw), entry.compress_size))
+        box.problems.append(M("%s is cut short (%d of %d bytes)", entry.name, len(raw), entry.compress_size))
     if entry.compress_type == 0:
         return raw
     if entry.compress_type == 8:
@@ -169,15 +171,14 @@ def _read_entry(fh, entry: Entry, limit: int, box: Container, miniz: bool = Fals
         d = zlib.decompressobj(-15)
         out = d.decompress(raw, limit + 1)
         if len(out) > limit:
-            box.notes.append("%s inflates past %d bytes" % (entry.name, limit))
+            box.notes.append(M("%s inflates past %d bytes", entry.name, limit))
             return None
-        box.notes.append("%s is deflate-compressed (torch writes every entry stored)" % entry.name)
+        box.notes.append(M("%s is deflate-compressed (torch writes every entry stored)", entry.name))
         if miniz and len(out) != entry.file_size:
-            box.problem("%s inflates to %d bytes, its directory says %d: torch cannot read it" % (
-                entry.name, len(out), entry.file_size), "record-refused")
+            box.problem(M("%s inflates to %d bytes, its directory says %d: torch cannot read it", entry.name, len(out), entry.file_size), "record-refused")
             return None
         return out
-    box.notes.append("%s uses zip compression method %d, which cudaenv does not read" % (entry.name, entry.compress_type))
+    box.notes.append(M("%s uses zip compression method %d, which cudaenv does not read", entry.name, entry.compress_type))
     return None
 
 
@@ -185,11 +186,11 @@ def data_offset(fh, entry: Entry) -> int:
     """Where ``entry``'s stored bytes start (after its local header's name and extra field). ValueError when the
     header is not there (a central directory whose offsets, less the bytes before the zip, point before it)."""
     if entry.header_offset < 0:
-        raise ValueError("the local header of %s is missing or damaged" % entry.name)
+        raise ValueError(M("the local header of %s is missing or damaged", entry.name))
     fh.seek(entry.header_offset)
     header = fh.read(30)
     if len(header) < 30 or header[:4] != b"PK\x03\x04":
-        raise ValueError("the local header of %s is missing or damaged" % entry.name)
+        raise ValueError(M("the local header of %s is missing or damaged", entry.name))
     name_len, extra_len = struct.unpack_from("<HH", header, 26)
     return entry.header_offset + 30 + name_len + extra_len
 
@@ -210,7 +211,7 @@ def _walk_at(fh, offset: int, size: int, limits) -> Tuple[pickle_vm.WalkResult, 
         res = pickle_vm.walk(raw, 0, limits)
     if not res.complete and res.ran_out and offset + len(raw) < size:
         res.fails = False
-        res.notes.append("the pickle at byte %d is longer than the %d bytes read" % (offset, len(raw)))
+        res.notes.append(M("the pickle at byte %d is longer than the %d bytes read", offset, len(raw)))
     return res, offset + res.end
 
 
@@ -263,7 +264,8 @@ def read_torch_zip(fh, box: Container, limits) -> None:
     try:
         directory = zipdir.read_central_directory(fh, box.size)
     except zipdir.Refused as exc:
-        box.problem("torch's zip reader (miniz) refuses the archive: %s" % exc, "zip-refused")
+        box.problem(M("torch's zip reader (miniz) refuses the archive: %s", exc.args[0] if len(exc.args) == 1 else str(exc)),
+                    "zip-refused")
         _read_zip(fh, box, limits)  # read as zipfile does, to judge what it holds
         return
     entries = directory.entries
@@ -272,20 +274,20 @@ def read_torch_zip(fh, box: Container, limits) -> None:
     box.order = [e.name for e in entries]
     if not entries:
         box.format = "unknown"
-        box.notes.append("an empty zip (torch: 'archive does not contain any files')")
+        box.notes.append(M("an empty zip (torch: 'archive does not contain any files')"))
         return
     first = entries[0].raw_name
     slash = first.find(b"/")
     if slash < 0:
         box.format = "zip"
-        box.problem("the first entry %r is not in a folder: torch refuses the archive ('file in archive is not in a "
-                    "subdirectory')" % entries[0].name, "archive-prefixes")
+        box.problem(M("the first entry %r is not in a folder: torch refuses the archive ('file in archive is not in a "
+                    "subdirectory')", entries[0].name), "archive-prefixes")
         return
     raw_prefix = first[:slash]  # R-prefix
     box.prefix = raw_prefix.decode("utf-8", "replace")
     if b"\x00" in raw_prefix:  # every name torch looks up is cut there (a C string): not the records named
-        box.ambiguous.append(("the zip's first entry", "its folder name holds a NUL byte, so the names torch looks up "
-                                                       "are cut short there: which entries it reads is unclear"))
+        box.ambiguous.append((M("the zip's first entry"), M("its folder name holds a NUL byte, so the names torch looks up "
+                                                       "are cut short there: which entries it reads is unclear")))
     # R-all-under-prefix: getAllRecords (torch.load calls it, for _is_torchscript_zip): every name, cut at a NUL and at 511 bytes, must start
     # with the first entry's folder and a slash, case and all (strncmp)
     want = raw_prefix + b"/"
@@ -298,16 +300,15 @@ def read_torch_zip(fh, box: Container, limits) -> None:
             tops.append(top)
     box.prefixes = tops
     if outside:
-        box.problem("entries under %d archive prefixes (%s; outside %r: %s): torch 2.13 refuses the archive ('file in "
-                    "archive is not in a subdirectory')" % (len(tops), ", ".join(repr(p) for p in tops[:4]), box.prefix,
-                                                             ", ".join(repr(n.decode("utf-8", "replace")) for n in outside[:3])),
+        box.problem(M("entries under %d archive prefixes (%s; outside %r: %s): torch 2.13 refuses the archive ('file in "
+                    "archive is not in a subdirectory')", len(tops), ", ".join(repr(p) for p in tops[:4]), box.prefix, ", ".join(repr(n.decode("utf-8", "replace")) for n in outside[:3])),
                     "archive-prefixes")
     for n in names:  # get_all_records hands each name to Python as str: one that is not UTF-8 raises there
         try:
             n.decode("utf-8")
         except UnicodeDecodeError:
-            box.problem("an entry name that is not UTF-8 (%r): torch.load raises UnicodeDecodeError listing the "
-                        "records" % n[:60], "zip-refused")
+            box.problem(M("an entry name that is not UTF-8 (%r): torch.load raises UnicodeDecodeError listing the "
+                        "records", n[:60]), "zip-refused")
             break
     records = set(n[len(want):] for n in names if n.startswith(want))
     torchscript = b"constants.pkl" in records  # R-torchscript: serialization.py _is_torchscript_zip: exact, case and all
@@ -324,17 +325,16 @@ def read_torch_zip(fh, box: Container, limits) -> None:
         for entry in found:
             why = zipdir.unreadable(entry)
             if why is not None:
-                box.problem("%s: %s" % (entry.name, why), "record-refused")
+                box.problem(M("%s: %s", entry.name, why), "record-refused")
                 return None
             if zipdir.is_directory(entry) and entry.file_size:  # R-directory
-                box.ambiguous.append((entry.name, "miniz reads nothing for it (a directory, or 0 compressed bytes) and "
-                                                  "torch uses a buffer it never filled"))
+                box.ambiguous.append((entry.name, M("miniz reads nothing for it (a directory, or 0 compressed bytes) and "
+                                                  "torch uses a buffer it never filled")))
                 return None
             datas.append(_read_entry(fh, entry, limit, box, miniz=True))
         if len(set(datas)) > 1:  # R-duplicates
-            box.ambiguous.append((found[0].name, "%d entries answer to the name %s (miniz ignores ASCII case) with "
-                                                 "different bytes: which one torch reads depends on miniz's sorted index"
-                                 % (len(found), what)))
+            box.ambiguous.append((found[0].name, M("%d entries answer to the name %s (miniz ignores ASCII case) with "
+                                                 "different bytes: which one torch reads depends on miniz's sorted index", len(found), what)))
             box.duplicates[name] = [d for d in datas if d is not None]
         return datas[-1]
 
@@ -349,29 +349,26 @@ def read_torch_zip(fh, box: Container, limits) -> None:
     which = ".data/version" if ".data/version" in box.raw_records else "version"
     raw = box.raw_records.get(which)
     if raw is None:
-        box.problem("no %s/version record: torch's reader refuses the archive before it reads the pickle" % box.prefix, "version")
+        box.problem(M("no %s/version record: torch's reader refuses the archive before it reads the pickle", box.prefix), "version")
     else:
         version = _stoull(raw)
         if version is None or not MIN_VERSION <= version <= MAX_VERSION:
-            box.problem("the %s record says %r: torch 2.13 reads versions %d to %d and refuses the archive" % (
-                which, raw[:40].decode("utf-8", "replace"), MIN_VERSION, MAX_VERSION), "version")
+            box.problem(M("the %s record says %r: torch 2.13 reads versions %d to %d and refuses the archive", which, raw[:40].decode("utf-8", "replace"), MIN_VERSION, MAX_VERSION), "version")
     sid = box.raw_records.get(".data/serialization_id")
     if sid is not None:
         try:
             sid.decode("utf-8")
         except UnicodeDecodeError:  # serialization.py _load: zip_file.serialization_id() as str, after the pickle ran
-            box.problem("the .data/serialization_id record is not UTF-8: torch.load raises at its end", "record-refused")
+            box.problem(M("the .data/serialization_id record is not UTF-8: torch.load raises at its end"), "record-refused")
     order = box.raw_records.get("byteorder")
     if order is not None and order not in (b"little", b"big"):  # R-byteorder  # serialization.py _load: 'Unknown endianness type'
-        box.problem("the byteorder record is %r: torch raises 'Unknown endianness type' before it reads the pickle"
-                    % order[:40].decode("utf-8", "replace"), "byteorder")
+        box.problem(M("the byteorder record is %r: torch raises 'Unknown endianness type' before it reads the pickle", order[:40].decode("utf-8", "replace")), "byteorder")
     align = box.raw_records.get(".storage_alignment")
     if align is not None:  # serialization.py _load: int(zip_file.get_record(".storage_alignment")), before the pickle
         try:
             int(align)
         except ValueError:
-            box.problem("the .storage_alignment record is %r, not a number: torch raises before it reads the pickle"
-                        % align[:40].decode("utf-8", "replace"), "record-refused")
+            box.problem(M("the .storage_alignment record is %r, not a number: torch raises before it reads the pickle", align[:40].decode("utf-8", "replace")), "record-refused")
     for name in ("data.pkl",) + (("constants.pkl",) if torchscript else ()):
         found = directory.find(raw_prefix + b"/" + name.encode())
         if not found:
@@ -381,13 +378,13 @@ def read_torch_zip(fh, box: Container, limits) -> None:
             continue
         raw = record(name, MAX_PICKLE, name)
         if raw is None and not any(u.startswith(found[0].name) for u in box.unread):
-            box.unread.append("%s could not be read as torch reads it" % found[0].name)
+            box.unread.append(M("%s could not be read as torch reads it", found[0].name))
         walked = {}
         for i, data in enumerate(box.duplicates.get(name, [])):  # every distinct candidate is judged
             if data not in walked:
                 walked[data] = pickle_vm.walk(data, 0, limits)
                 if data != raw:
-                    box.extra_pickles["%s (repeated entry %d)" % (found[0].name, i + 1)] = walked[data]
+                    box.extra_pickles[M("%s (repeated entry %d)", found[0].name, i + 1)] = walked[data]
         if raw is None:
             continue
         res = walked.get(raw) or pickle_vm.walk(raw, 0, limits)
@@ -421,8 +418,8 @@ def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
                 continue
             why = zipdir.unreadable(entry)
             if why is None and zipdir.is_directory(entry) and entry.file_size:  # R-directory
-                why = ("miniz takes it for a directory (its attributes) and reads nothing: the tensor torch makes holds "
-                       "memory it never filled, not the record's bytes")
+                why = (M("miniz takes it for a directory (its attributes) and reads nothing: the tensor torch makes holds "
+                       "memory it never filled, not the record's bytes"))
             if why is None:
                 if whole is not None:
                     header = whole[entry.header_offset:entry.header_offset + 30]
@@ -430,11 +427,11 @@ def record_refusals(box: Container, keys, fh) -> Dict[str, str]:
                     fh.seek(entry.header_offset)
                     header = fh.read(30)
                 if len(header) < 30 or header[:4] != b"PK\x03\x04":
-                    why = "its local header is not there (miniz: invalid header or corrupted)"
+                    why = M("its local header is not there (miniz: invalid header or corrupted)")
                 else:
                     start = entry.header_offset + 30 + struct.unpack_from("<H", header, 26)[0] + struct.unpack_from("<H", header, 28)[0]
                     if start + entry.compress_size > box.size:
-                        why = "its data runs past the end of the file (miniz: invalid header or corrupted)"
+                        why = M("its data runs past the end of the file (miniz: invalid header or corrupted)")
             if why is not None:
                 out[key] = why
     return out

@@ -16,6 +16,7 @@ import zlib
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from cudaenv.checkpoint.nodes import Blob, Call, Global, Persid, SDict, ShortBytes, SList
+from cudaenv.core.i18n import M
 
 ALIGNMENT = 64
 MAX_DEPTH = 200  # levels of nesting written (each is two Python frames: a 600-deep dict hit the RecursionError)
@@ -42,7 +43,7 @@ class PickleWriter:
         try:
             self._save(root, 0)
         except RecursionError:  # (MAX_DEPTH keeps it below Python's limit; a caller deep in its own stack may not be)
-            raise Unsupported("the object is nested too deep to write") from None
+            raise Unsupported(M("the object is nested too deep to write")) from None
         self.out += b"."
         return bytes(self.out)
 
@@ -61,7 +62,7 @@ class PickleWriter:
 
     def _save(self, obj: Any, depth: int) -> None:  # noqa: C901 - one dispatch
         if depth > MAX_DEPTH:
-            raise Unsupported("the object is nested more than %d levels deep" % MAX_DEPTH)
+            raise Unsupported(M("the object is nested more than %d levels deep", MAX_DEPTH))
         out = self.out
         if obj is None:
             out += b"N"
@@ -79,13 +80,13 @@ class PickleWriter:
             else:
                 raw = obj.to_bytes((obj.bit_length() + 8) // 8, "little", signed=True)
                 if len(raw) > 255:
-                    raise Unsupported("an integer of %d bytes" % len(raw))
+                    raise Unsupported(M("an integer of %d bytes", len(raw)))
                 out += b"\x8a" + bytes([len(raw)]) + raw
         elif isinstance(obj, float):
             out += b"G" + struct.pack(">d", obj)
         elif isinstance(obj, ShortBytes):
             if len(obj) > 255:
-                raise Unsupported("a byte string of %d bytes" % len(obj))
+                raise Unsupported(M("a byte string of %d bytes", len(obj)))
             out += b"U" + bytes([len(obj)]) + bytes(obj)
         elif isinstance(obj, str):
             if len(obj) >= MEMO_STR and self._get(id(obj)):
@@ -110,7 +111,7 @@ class PickleWriter:
                         self._save(item, depth + 1)
                     out += b"t"
                 if id(obj) in self.memo:  # it holds itself (through a list or a dict): pickle needs POP_MARK for that
-                    raise Unsupported("a tuple that contains itself")
+                    raise Unsupported(M("a tuple that contains itself"))
                 self._put(id(obj), obj)
         elif isinstance(obj, Global):
             if not self._get(("global", obj.full)):
@@ -134,7 +135,7 @@ class PickleWriter:
         elif isinstance(obj, Call):
             if not self._get(id(obj)):
                 if not isinstance(obj.func, Global):
-                    raise Unsupported("a call of something that is not a named global")
+                    raise Unsupported(M("a call of something that is not a named global"))
                 if obj.kind not in ("reduce", "newobj"):
                     raise Unsupported("a %s opcode" % obj.kind.upper())
                 self._save(obj.func, depth + 1)
@@ -147,7 +148,7 @@ class PickleWriter:
                     self._save(state, depth + 1)
                     self.out += b"b"
         elif isinstance(obj, Blob):
-            raise Unsupported("a %s payload of %d bytes" % (obj.kind, obj.length))
+            raise Unsupported(M("a %s payload of %d bytes", obj.kind, obj.length))
         else:
             raise Unsupported("a %s value" % type(obj).__name__)
 
@@ -220,7 +221,7 @@ class ZipOut:
         while left:
             chunk = src.read(min(COPY_CHUNK, left))
             if not chunk:
-                raise OSError("the source ends %d bytes early while copying %s" % (left, name))
+                raise OSError(M("the source ends %d bytes early while copying %s", left, name))
             crc = zlib.crc32(chunk, crc)
             self.fh.write(chunk)
             left -= len(chunk)

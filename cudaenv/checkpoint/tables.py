@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from cudaenv.checkpoint.nodes import Unresolved
 from cudaenv.checkpoint.report import VerdictReason
+from cudaenv.core.i18n import M
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
@@ -143,15 +144,19 @@ def inspect_exit_code(report) -> int:
 
 
 _NODE_TYPES = {"SDict": "dict", "SList": "list", "SSet": "set", "tuple": "tuple", "str": "str", "int": "int",
-               "float": "float", "bool": "bool", "NoneType": "NoneType", "Blob": "bytes", "ShortBytes": "bytes",
-               "Global": "a global itself (a class or function)", "Unresolved": "a computed global",
-               "Persid": "a persistent id's object"}
+               "float": "float", "bool": "bool", "NoneType": "NoneType", "Blob": "bytes", "ShortBytes": "bytes"}
 
 
 def what_kind(kind: str) -> str:
     """A walk's target kind (:func:`cudaenv.checkpoint.nodes.target_kind`) as a person reads it."""
     if "." in kind or kind.startswith("<"):  # a call's result
-        return "the result of %s(...)" % kind
+        return M("the result of %s(...)", kind)
+    if kind == "Global":
+        return M("a global itself (a class or function)")
+    if kind == "Unresolved":
+        return M("a computed global")
+    if kind == "Persid":
+        return M("a persistent id's object")
     return _NODE_TYPES.get(kind, kind)
 
 
@@ -160,17 +165,17 @@ def pickle_name(box: Container) -> str:
     if box.format in ("torch-zip", "torchscript", "zip"):
         return "%s/data.pkl" % box.prefix
     if box.format == "torch-legacy":
-        return "the legacy object pickle"
+        return M("the legacy object pickle")
     if box.format == "torch-legacy-tar":
-        return "legacy tar member pickle"
-    return "the pickle at byte 0"
+        return M("legacy tar member pickle")
+    return M("the pickle at byte 0")
 
 
 def walked(box: Container) -> List[Tuple[str, WalkResult]]:
     """Every pickle torch.load would unpickle that was walked, with its name."""
     out: List[Tuple[str, WalkResult]] = []
     if box.leading is not None:  # torch.load reads the file from byte 0 as a pickle (not a zip there)
-        out.append(("the pickle at byte 0", box.leading))
+        out.append((M("the pickle at byte 0"), box.leading))
     if box.pickle is not None:
         out.append((pickle_name(box), box.pickle))
     out.extend(box.extra_pickles.items())
@@ -186,34 +191,41 @@ def judge(box: Container, f: Facts) -> Dict[str, Any]:
     if box.format == "safetensors":
         return {"verdict": "safe", "verdict_reasons": ()}
     if box.format == "torchscript":
-        unsure.append(VerdictReason("%s/code/" % box.prefix, "a TorchScript archive: torch.load(weights_only=False) "
-                                    "hands it to torch.jit.load, which runs its TorchScript code; cudaenv does not judge that code"))
+        unsure.append(VerdictReason("%s/code/" % box.prefix, M("a TorchScript archive: torch.load(weights_only=False) "
+                                    "hands it to torch.jit.load, which runs its TorchScript code; cudaenv does not judge that code")))
     if box.format == "torch-legacy-tar" and box.pickle is None:
-        unsure.append(VerdictReason("the tar archive", "a legacy tar checkpoint whose members were not walked"))
+        unsure.append(VerdictReason(M("the tar archive"), M("a legacy tar checkpoint whose members were not walked")))
     for what in box.unread:
-        unsure.append(VerdictReason(what.split(" ", 1)[0], "a pickle torch.load reads was not read: %s" % what))
+        unsure.append(VerdictReason(what.split(" ", 1)[0], M("a pickle torch.load reads was not read: %s", what)))
     for where, r in walked(box):
         names = [g for g in r.globals]
         for g in sorted(names):
             v = f.verdict(g)
             if v in ("allowed", "needs-import"):
                 if g in r.dotted:  # weights_only checks the joined name; pickle follows the attribute chain
-                    unsure.append(VerdictReason(where, "GLOBAL %s is spelled with a dotted attribute path (protocol 4 "
-                                                       "resolves it by getattr, one step at a time): cudaenv does not "
-                                                       "follow the chain to be sure it is the allowlisted object" % g))
+                    unsure.append(VerdictReason(where, M("GLOBAL %s is spelled with a dotted attribute path (protocol 4 "
+                                                         "resolves it by getattr, one step at a time): cudaenv does not "
+                                                         "follow the chain to be sure it is the allowlisted object", g)))
                 continue
             if g == Unresolved.full:
-                unsafe.append(VerdictReason(where, "%d STACK_GLOBAL with a computed (non-literal) name: what it imports "
-                                                   "is unknown" % r.computed_globals))
+                unsafe.append(VerdictReason(where, M("%d STACK_GLOBAL with a computed (non-literal) name: what it imports "
+                                                     "is unknown", r.computed_globals)))
                 continue
-            words = {"dangerous": "; it can run code or reach the system", "blocked": "; its module is one torch blocks"}
-            unsafe.append(VerdictReason(where, "GLOBAL %s is outside torch's weights_only allowlist: "
-                                               "torch.load(weights_only=False) imports it, and may call it%s" % (g, words.get(v, ""))))
+            if v == "dangerous":
+                why = M("GLOBAL %s is outside torch's weights_only allowlist: torch.load(weights_only=False) imports it, "
+                        "and may call it; it can run code or reach the system", g)
+            elif v == "blocked":
+                why = M("GLOBAL %s is outside torch's weights_only allowlist: torch.load(weights_only=False) imports it, "
+                        "and may call it; its module is one torch blocks", g)
+            else:
+                why = M("GLOBAL %s is outside torch's weights_only allowlist: torch.load(weights_only=False) imports it, "
+                        "and may call it", g)
+            unsafe.append(VerdictReason(where, why))
         for (op, kind), _n in sorted(r.call_targets.items()):
-            unsafe.append(VerdictReason(where, "%s calls %s, which is not an allowlisted global" % (op, what_kind(kind))))
+            unsafe.append(VerdictReason(where, M("%s calls %s, which is not an allowlisted global", op, what_kind(kind))))
         if not r.complete and not r.fails:  # (a walk that ends where pickle itself raises saw all that runs)
-            unsure.append(VerdictReason("%s, byte %d" % (where, r.end), "the walk stopped before the pickle's end: %s"
-                                        % (r.notes[-1] if r.notes else "no reason recorded")))
+            unsure.append(VerdictReason(M("%s, byte %d", where, r.end), M("the walk stopped before the pickle's end: %s",
+                                        r.notes[-1] if r.notes else M("no reason recorded"))))
     if unsafe:
         return {"verdict": "unsafe", "verdict_reasons": tuple(unsafe + unsure)}
     if unsure:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import struct
 
+from cudaenv.core.i18n import M
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # off inspect's start-up (typing imports re)
     from typing import Dict, List, Optional, Tuple
@@ -138,7 +140,7 @@ def read_directory(fh) -> List[Entry]:
         extra = data[pos:pos + extra_len]
         pos += extra_len + comment_len
         if extract_version > _MAX_EXTRACT_VERSION:
-            raise NotImplementedError("zip file version %.1f" % (extract_version / 10))
+            raise NotImplementedError(M("zip file version %.1f", extract_version / 10))
         if extra:
             file_size, compress_size, header_offset = _zip64_extra(extra, file_size, compress_size, header_offset)
         nul = name.find("\x00")
@@ -157,7 +159,7 @@ def _zip64_extra(extra: bytes, file_size: int, compress_size: int, header_offset
     while len(extra) >= 4:
         tp, ln = unpack_from("<HH", extra, 0)
         if ln + 4 > len(extra):
-            raise BadZip("Corrupt extra field %04x (size=%d)" % (tp, ln))
+            raise BadZip(M("Corrupt extra field %04x (size=%d)", tp, ln))
         if tp == 0x0001:
             data = extra[4:ln + 4]
             field = ""
@@ -234,7 +236,7 @@ def read_central_directory(fh, size: int) -> Directory:
     """The central directory as ``mz_zip_reader_read_central_dir`` reads it; :class:`Refused` where miniz refuses."""
     at = _find_eocd(fh, size)
     if at is None:
-        raise Refused("no end of central directory record in the last 64 KiB (miniz: failed finding central directory)")
+        raise Refused(M("no end of central directory record in the last 64 KiB (miniz: failed finding central directory)"))
     fh.seek(at)
     (_sig, this_disk, cdir_disk, on_disk, total, cdir_size, cdir_ofs, _clen) = _EOCD.unpack(fh.read(_EOCD.size))
     zip64 = None
@@ -243,7 +245,7 @@ def read_central_directory(fh, size: int) -> Directory:
         sig, _disk, rel, disks = _LOCATOR.unpack(fh.read(_LOCATOR.size))
         if sig == b"PK\x06\x07":
             if rel > size - _EOCD64.size:
-                raise Refused("the ZIP64 end record's offset is past the end of the file")
+                raise Refused(M("the ZIP64 end record's offset is past the end of the file"))
             fh.seek(rel)
             raw = fh.read(_EOCD64.size)
             if len(raw) == _EOCD64.size and raw[:4] == b"PK\x06\x06":
@@ -251,26 +253,26 @@ def read_central_directory(fh, size: int) -> Directory:
     if zip64 is not None:
         (_s, rec_size, _m, _v, this_disk, cdir_disk, on_disk, total, cdir_size, cdir_ofs), disks = zip64
         if rec_size < _EOCD64.size - 12:
-            raise Refused("the ZIP64 end record is damaged")
+            raise Refused(M("the ZIP64 end record is damaged"))
         if disks != 1:
-            raise Refused("a multi-disk archive (ZIP64 locator: %d disks); miniz does not read those" % disks)
+            raise Refused(M("a multi-disk archive (ZIP64 locator: %d disks); miniz does not read those", disks))
         if total > 0xFFFFFFFF or on_disk > 0xFFFFFFFF or cdir_size > 0xFFFFFFFF:
-            raise Refused("more entries or a larger central directory than miniz reads")
+            raise Refused(M("more entries or a larger central directory than miniz reads"))
     if total != on_disk:  # R-multidisk
-        raise Refused("a multi-disk archive (%d entries here, %d in all); miniz does not read those" % (on_disk, total))
+        raise Refused(M("a multi-disk archive (%d entries here, %d in all); miniz does not read those", on_disk, total))
     if (this_disk | cdir_disk) != 0 and (this_disk != 1 or cdir_disk != 1):
-        raise Refused("a multi-disk archive (disk %d, directory on disk %d); miniz does not read those" % (this_disk, cdir_disk))
+        raise Refused(M("a multi-disk archive (disk %d, directory on disk %d); miniz does not read those", this_disk, cdir_disk))
     if cdir_size < total * _CDH.size or cdir_ofs + cdir_size > size:
-        raise Refused("the central directory's size or offset does not fit the file (miniz: corrupted)")
+        raise Refused(M("the central directory's size or offset does not fit the file (miniz: corrupted)"))
     fh.seek(cdir_ofs)  # R-cdir-offset: the stated offset, never shifted by bytes before the archive
     data = fh.read(cdir_size)
     if len(data) != cdir_size:
-        raise Refused("the central directory is cut short")
+        raise Refused(M("the central directory is cut short"))
     entries: List[Entry] = []
     pos = 0
     for _ in range(total):
         if cdir_size - pos < _CDH.size or data[pos:pos + 4] != b"PK\x01\x02":
-            raise Refused("a central directory record is damaged (miniz: corrupted)")
+            raise Refused(M("a central directory record is damaged (miniz: corrupted)"))
         (_sig, _cv, _cs, _ev, _eh, flags, method, _t, _d, crc, comp, uncomp, name_len, extra_len, comment_len, disk,
          _ia, external, offset) = _CDH.unpack_from(data, pos)
         name = data[pos + _CDH.size:pos + _CDH.size + name_len]
@@ -280,16 +282,16 @@ def read_central_directory(fh, size: int) -> Directory:
         if comp != 0xFFFFFFFF and uncomp != 0xFFFFFFFF:
             method_and_time = struct.unpack_from("<I", data, pos + 10)[0]  # miniz reads 4 bytes there
             if (method_and_time == 0 and uncomp != comp) or (uncomp and not comp):
-                raise Refused("an entry's sizes do not agree (miniz: corrupted)")
+                raise Refused(M("an entry's sizes do not agree (miniz: corrupted)"))
         if disk == 0xFFFF or (disk != this_disk and disk != 1):
-            raise Refused("an entry on another disk (miniz: multi-disk)")
+            raise Refused(M("an entry on another disk (miniz: multi-disk)"))
         if comp != 0xFFFFFFFF and offset + 30 + comp > size:
-            raise Refused("an entry runs past the end of the file (miniz: corrupted)")
+            raise Refused(M("an entry runs past the end of the file (miniz: corrupted)"))
         if flags & MASKED:  # R-masked
-            raise Refused("an entry with a masked local header (miniz: unsupported encryption)")
+            raise Refused(M("an entry with a masked local header (miniz: unsupported encryption)"))
         total_len = _CDH.size + name_len + extra_len + comment_len
         if total_len > cdir_size - pos:
-            raise Refused("a central directory record runs past the directory (miniz: corrupted)")
+            raise Refused(M("a central directory record runs past the directory (miniz: corrupted)"))
         # R-version-needed: never read (zipfile refuses above 63); R-lookup: the name's full bytes are kept
         e = Entry(name.decode("utf-8", "replace"), offset, comp, uncomp, method, crc)
         e.raw_name, e.flags, e.external = name, flags, external
@@ -305,14 +307,14 @@ def _zip64_sizes(extra: bytes, uncomp: int, comp: int, offset: int):
     while len(extra) - pos >= 4:
         field, length = struct.unpack_from("<HH", extra, pos)
         if length + 4 > len(extra) - pos:
-            raise Refused("a damaged extra field (miniz: corrupted)")
+            raise Refused(M("a damaged extra field (miniz: corrupted)"))
         if field == 1:
             body = extra[pos + 4:pos + 4 + length]
             vals = []
             for present in (uncomp == 0xFFFFFFFF, comp == 0xFFFFFFFF, offset == 0xFFFFFFFF):
                 if present:
                     if len(body) < 8:
-                        raise Refused("a damaged ZIP64 extra field (miniz: corrupted)")
+                        raise Refused(M("a damaged ZIP64 extra field (miniz: corrupted)"))
                     vals.append(struct.unpack_from("<Q", body)[0])
                     body = body[8:]
                 else:
@@ -321,7 +323,7 @@ def _zip64_sizes(extra: bytes, uncomp: int, comp: int, offset: int):
                     vals[2] if vals[2] is not None else offset)
         pos += 4 + length
     if pos != len(extra):
-        raise Refused("a damaged extra field (miniz: corrupted)")
+        raise Refused(M("a damaged extra field (miniz: corrupted)"))
     return uncomp, comp, offset
 
 
@@ -329,9 +331,9 @@ def unreadable(entry: Entry) -> Optional[str]:
     """Why miniz refuses to read this entry's bytes (``mz_zip_reader_extract_to_mem``), None when it reads them
     (R-encryption, R-method)."""
     if entry.flags & (ENCRYPTED | STRONG | PATCH):
-        return "it is flagged encrypted or a patch (general purpose flags 0x%04x): miniz refuses to read it" % entry.flags
+        return M("it is flagged encrypted or a patch (general purpose flags 0x%04x): miniz refuses to read it", entry.flags)
     if entry.compress_type not in (0, 8):
-        return "it uses compression method %d: miniz reads only stored (0) and deflate (8)" % entry.compress_type
+        return M("it uses compression method %d: miniz reads only stored (0) and deflate (8)", entry.compress_type)
     return None
 
 

@@ -28,7 +28,8 @@ FORMAT_NAMES = {
 }
 # the labels of the report's lines (_item says them in the run's language)
 LABELS = (N_("content"), N_("markers"), N_("tensors"), N_("dtypes"), N_("saved on"), N_("key"), N_("prefix"), N_("verdict"),
-          N_("globals"), N_("problem"), N_("note"), N_("this machine"), N_("changed"), N_("backup"), N_("before"), N_("after"))
+          N_("globals"), N_("problem"), N_("note"), N_("this machine"), N_("changed"), N_("backup"), N_("before"), N_("after"),
+          N_("SECURITY"))
 
 
 def human_bytes(n: int) -> str:
@@ -65,8 +66,8 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
     fmt = t(FORMAT_NAMES.get(report.format, report.format))
     lines = wrap(printable(report.path) + ": " + fmt, "", "  ", width, long_words="keep")
     if report.kind:
-        what = report.kind + (" of %s" % report.whole_module if report.whole_module and not report.whole_module.startswith("(") else "")
-        lines += _item("content", what, width)
+        whole = report.whole_module and not report.whole_module.startswith("(")
+        lines += _item("content", t("%s of %s", tr(report.kind), report.whole_module) if whole else report.kind, width)
     markers = ", ".join("%s %s" % (k, v) for k, v in report.markers if k != "serialization_id")
     if report.archive_prefix is not None:
         markers = ("archive %s/, " % report.archive_prefix if report.archive_prefix else "") + markers
@@ -99,14 +100,14 @@ def render_inspect(report: CheckpointReport, width: int = WIDTH) -> str:
     if report.verdict is not None:
         lines += _item("verdict", t(VERDICT_WORDS[report.verdict]), width)
         for r in report.verdict_reasons[:8]:
-            lines += wrap(printable("%s: %s" % (r.where, r.why)), "    - ", "      ", width, newlines=False, long_words="keep")
+            lines += wrap(printable(t("%s: %s", tr(r.where), tr(r.why))), "    - ", "      ", width, newlines=False, long_words="keep")
         if len(report.verdict_reasons) > 8:
             lines.append("    - " + t("... %d more (--json lists them)", len(report.verdict_reasons) - 8))
     if report.weights_only is not None:
         verdict = t("yes") if report.weights_only else t("no")
         lines += _item("weights_only", t("torch.load(weights_only=True) on torch 2.13 in a fresh process: %s", verdict), width)
         for r in report.weights_only_reasons[:8]:
-            lines += wrap(printable(r), "    - ", "      ", width, newlines=False, long_words="keep")
+            lines += wrap(printable(tr(r)), "    - ", "      ", width, newlines=False, long_words="keep")
     odd = [g.name for g in report.globals if g.verdict != "allowed"]
     if report.globals:
         lines += _item("globals", t("%d referenced%s", len(report.globals), t(", outside the allowlist: %s", ", ".join(odd[:12])) if odd

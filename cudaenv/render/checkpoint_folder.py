@@ -31,6 +31,7 @@ ROLE_WORDS = {"metadata": N_("metadata pickle"), "data": N_("data"), "shard": N_
 LABELS = (N_("index"), N_("tag"), N_("layout"), N_("model in"), N_("optimizer in"), N_("file"), N_("MISSING"),
           N_("unlisted"), N_("weights_only"))
 
+VERDICT_SHORT = {"safe": N_("safe"), "unsafe": N_("unsafe"), "inconclusive": N_("inconclusive")}  # a file's verdict
 MAX_FILES = 12  # files listed one by one; the rest summed
 
 
@@ -49,7 +50,7 @@ def _file_line(f: ShardFile, mp: bool = False) -> str:
     if f.role == "data" and f.pickles:
         parts.append(t("%d torch.save items walked", f.pickles))
     if f.verdict is not None:
-        parts.append(t("verdict %s", f.verdict))
+        parts.append(t("verdict %s", t(VERDICT_SHORT.get(f.verdict, f.verdict))))
     if f.weights_only is not None:
         parts.append("weights_only %s" % (t("yes") if f.weights_only else t("no")))
     if f.role == "script":
@@ -110,7 +111,7 @@ def render_folder(report: FolderReport, width: int = WIDTH) -> str:
     if report.verdict is not None:
         lines += _item("verdict", t("%s (the worst of its files')", t(VERDICT_WORDS[report.verdict])), width)
         for r in report.verdict_reasons[:8]:
-            lines += wrap(printable("%s: %s" % (r.where, tr(r.why))), "    - ", "      ", width, newlines=False, long_words="keep")
+            lines += wrap(printable(t("%s: %s", tr(r.where), tr(r.why))), "    - ", "      ", width, newlines=False, long_words="keep")
         if len(report.verdict_reasons) > 8:
             lines.append("    - " + t("... %d more (--json lists them)", len(report.verdict_reasons) - 8))
     if report.weights_only is not None:
