@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 
 # Each costs 1.5-8.5 ms of a fresh interpreter's CPU here (`python -c "import re, json, threading, X"` against the
 # same without X): dataclasses with inspect (recommend's Machine), socket (the host name), platform (the machine's
-# architecture), pathlib with urllib.parse (the report's root), argparse (the fast parser takes doctor's options).
-QUICK_HEAVY = ("argparse", "dataclasses", "inspect", "socket", "platform", "pathlib", "urllib.parse", "tempfile", "shutil")
+# architecture), pathlib with urllib.parse (the report's root), argparse (the fast parser takes doctor's options);
+# typing (about 2 ms: annotations are postponed and typing imported only under TYPE_CHECKING, the parsers' named tuples
+# built by cudaenv.core.tuples, the codec's reading side imports it).
+QUICK_HEAVY = ("argparse", "dataclasses", "inspect", "socket", "platform", "pathlib", "urllib.parse", "tempfile", "shutil",
+               "typing")
 
 REPORT = ("import sys\nfrom cudaenv.cli import main\ncode = main(%r)\n"
           "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n")
