@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 # same without X): dataclasses with inspect (recommend's Machine), socket (the host name), platform (the machine's
 # architecture), pathlib with urllib.parse (the report's root), argparse (the fast parser takes doctor's options);
 # typing (about 2 ms: annotations are postponed and typing imported only under TYPE_CHECKING, the parsers' named tuples
-# built by cudaenv.core.tuples, the codec's reading side imports it).
+# built by cudaenv.core.tuples, the codec's reading side imports it); the ctypes package (about 1.5 ms: the subreaper's
+# prctl is built from its C module, cudaenv.host.children._libc_function).
 QUICK_HEAVY = ("argparse", "dataclasses", "inspect", "socket", "platform", "pathlib", "urllib.parse", "tempfile", "shutil",
-               "typing")
+               "typing", "ctypes")
 
 REPORT = ("import sys\nfrom cudaenv.cli import main\ncode = main(%r)\n"
           "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n")
