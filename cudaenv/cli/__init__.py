@@ -139,6 +139,10 @@ def main(
         from cudaenv.cli.bundle import use_bundle
 
         bundle = use_bundle()
+    elif entry and argv[:1] == ["doctor"]:  # its hundred-odd modules found in one read too (issue 35)
+        from cudaenv.cli.bundle import DOCTOR_BUNDLE, use_bundle
+
+        bundle = use_bundle(name=DOCTOR_BUNDLE)
     try:
         code = _dispatch(argv, ctx, saved)
         if real_out:
