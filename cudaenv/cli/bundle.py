@@ -75,9 +75,9 @@ MODULES = (
 )
 
 
-# The doctor's own bundle (DOCTOR_BUNDLE): the modules `cudaenv doctor` (with or without --quick, any format but HTML
-# and Prometheus) imports after the bundle is in place on a machine without a GPU; a machine with one imports a few
-# more (the NVML reader, the GPU health parsers), found as usual. tests/cli/test_cli_bundle.py fails when a module
+# The doctor's own bundle (DOCTOR_BUNDLE): the modules `cudaenv doctor --json` (with or without --quick, torch installed
+# or not) imports after the bundle is in place on a machine without a GPU; a machine with one imports a few more (the
+# NVML reader, the GPU health parsers), found as usual. tests/cli/test_cli_bundle.py fails when a module
 # `doctor --json --quick` imports in a fake root is not here, or one here is no module. A file of its own, so that
 # `use` reads no more than its own modules.
 DOCTOR_BUNDLE = "doctor.bundle"
@@ -115,6 +115,7 @@ DOCTOR_MODULES = (
     "cudaenv.diagnose.visibility",
     "cudaenv.facts",
     "cudaenv.facts.cuda_arch",
+    "cudaenv.facts.distro",
     "cudaenv.facts.drivers",
     "cudaenv.facts.findings",
     "cudaenv.facts.frameworks",
@@ -143,6 +144,7 @@ DOCTOR_MODULES = (
     "cudaenv.parse.elf_symbols",
     "cudaenv.parse.frameworks",
     "cudaenv.parse.kernel_log",
+    "cudaenv.parse.ldcache",
     "cudaenv.parse.ldconf",
     "cudaenv.parse.lspci",
     "cudaenv.parse.nvidia_smi",
@@ -195,6 +197,8 @@ DOCTOR_MODULES = (
     "cudaenv.render.text",
     "cudaenv.render.width",
     "cudaenv.toolkit",
+    "cudaenv.toolkit.install",
+    "cudaenv.toolkit.install.repos",
     "cudaenv.toolkit.sudo",
 )
 
