@@ -101,7 +101,7 @@ def _command_helps(tree):
 
 # The data tables whose texts people read, and the fields of each row that hold them (a list or one string).
 DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details", "advice")),
-              ("explain_rules.json", "variants", ("title", "explanation", "advice")),
+              ("explain_rules.json", "rows", ("title", "explanation", "advice")),  # its variants (other kinds have none)
               ("driver_install.json", "rows", ("steps",)),
               ("frameworks.json", "rows", ("gpu_fix", "fix", "older_fix")),
               ("host_driver.json", "rows", ("fix",)),
@@ -122,7 +122,11 @@ def data_messages(repo=REPO):
     for name, key, fields in DATA_TEXTS:
         with open(os.path.join(repo, "data", name), encoding="utf-8") as fh:
             table = _line_table(fh.read(), name) if name.endswith(".txt") else json.load(fh)
-        for row in table.get(key, ()):
+        rows = table[key]  # a key or field the table does not have would translate nothing, silently
+        for field in fields:
+            if not any(field in row for row in rows):
+                raise SystemExit("tools/po.py: data/%s has no row with a %r field (DATA_TEXTS is out of date)" % (name, field))
+        for row in rows:
             for field in fields:
                 value = row.get(field)
                 for text in (value if isinstance(value, list) else [value]):

@@ -215,7 +215,8 @@ def silent_random_init(values: Dict[str, str], text: str) -> Optional[Dict[str, 
     if cut and not unexpected and len(missing) >= 10:
         wrapper = next((p for p in WRAPPER_PREFIXES if all(k.startswith(p) for k in missing)), None)
         if wrapper is not None:
-            out.update({"prefix": wrapper, "if_wrapped_cut": ""})
+            del out["unexpected_count"]  # the paste ends before that list: its count is not known, not 0
+            out.update({"prefix": wrapper, "if_wrapped_cut": "", "missing_shown": out["missing_count"]})
             return out
     return None
 
@@ -463,7 +464,7 @@ PROVIDES: Dict[str, Tuple[str, ...]] = {  # the values each check may add (the t
     "state_dict_mismatch": ("missing_count", "missing_first", "unexpected_count", "unexpected_first", "nested_key",
                             "size_param", "if_nested", "if_size", "if_renamed", "if_optimizer"),
     "silent_random_init": ("missing_count", "unexpected_count", "missing_first", "prefix", "matched", "if_strip",
-                           "if_add", "if_no_prefix", "if_mmcv", "if_wrapped_cut"),
+                           "if_add", "if_no_prefix", "if_mmcv", "if_wrapped_cut", "missing_shown"),
     "capability_harmless": _CAPABILITY,
     "capability_too_old": _CAPABILITY,
     "capability_no_kernels": _CAPABILITY,

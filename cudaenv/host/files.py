@@ -29,7 +29,7 @@ def _kind(mode: int) -> str:
     for bits, name in _KINDS:
         if fmt == bits:
             return name
-    return "not a regular file"
+    return ""
 
 
 def _not_regular(mode: int) -> str:
@@ -42,8 +42,7 @@ def _not_regular(mode: int) -> str:
             "a block device": M("it is a block device, not a regular file; not read"),
             "a socket": M("it is a socket, not a regular file; not read"),
             "a folder": M("it is a folder, not a regular file; not read")}
-    kind = _kind(mode)
-    return said.get(kind) or M("it is %s, not a regular file; not read", kind)
+    return said.get(_kind(mode)) or M("it is not a regular file; not read")
 
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)

@@ -145,9 +145,9 @@ def render_fix(report: FixReport, width: int = WIDTH) -> str:
     if report.folder is not None:  # a checkpoint folder consolidated into one file (issue 32)
         f = report.folder
         keys = ", ".join(t("%s on %d/%d keys", p.prefix, p.keys, p.of) for p in f.prefixes if p.where == "keys") or t("no wrapper prefix")
-        lines += _item("before", t("%s, %d files, %d tensors, %s; %s%s",
-                                   f.layout, len(f.files), f.tensors, human_bytes(f.total_bytes), keys,
-                                   t("; world size %d", f.world_size) if f.world_size is not None else ""), width)
+        lines += _item("before", tn("%s, %d file, %d tensors, %s; %s%s", "%s, %d files, %d tensors, %s; %s%s", len(f.files),
+                                    f.layout, len(f.files), f.tensors, human_bytes(f.total_bytes), keys,
+                                    t("; world size %d", f.world_size) if f.world_size is not None else ""), width)
     for label, r in (("before", report.before), ("after", report.after)):
         if r is None:
             continue

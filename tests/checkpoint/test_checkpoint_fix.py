@@ -312,3 +312,18 @@ def test_a_record_whose_directory_sizes_disagree_is_refused_in_words(tmp_path, c
         assert res.code == 2 and ("storage record data/0: the zip directory says" in err
                                   or "torch's zip reader (miniz) refuses the archive" in err), res.err
     assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["a.pt"]
+
+
+def test_a_one_file_folder_is_said_as_one_file():
+    """The fix report's "before" line of a consolidated folder counts its files with the plural rule: "1 file", never
+    "1 files"."""
+    from cudaenv.checkpoint.report import FixReport, FolderReport, ShardFile
+    from cudaenv.render.checkpoint import render_fix
+
+    def said(n):
+        files = tuple(ShardFile(name="model-%05d-of-%05d.safetensors" % (i + 1, n), role="shard", size=8) for i in range(n))
+        folder = FolderReport(path="ckpt", layout="safetensors-shards", files=files, tensors=3, total_bytes=24)
+        return render_fix(FixReport(source="ckpt", output="out.safetensors", method="merge", folder=folder))
+
+    assert "safetensors-shards, 1 file, 3 tensors" in said(1)
+    assert "safetensors-shards, 2 files, 3 tensors" in said(2)

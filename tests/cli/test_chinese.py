@@ -239,3 +239,19 @@ def test_a_pasted_kernel_log_is_explained_in_chinese(tmp_path, cli, columns):
         assert "".join(words.split()) in flat, words
     assert "The doctor's findings" not in r.out and "rarely hardware" not in r.out
     assert [line for line in r.out.splitlines() if width_of(line) > columns and not _one_word(line)] == []
+
+
+def test_explain_variants_are_said_in_chinese(tmp_path, cli):
+    """The variants of data/explain_rules.json (a Mac, an AMD GPU, a container, a cut strict=False print...) replace a
+    row's title, explanation and advice; their texts are in the catalog too (tools/po.py once read a key the table
+    does not have, and a Chinese run printed every variant in English)."""
+    log = tmp_path / "mac.log"
+    log.write_text("Running on a MacBook Pro M2\n"
+                   'Traceback (most recent call last):\n  File "infer.py", line 12, in <module>\n    model = model.cuda()\n'
+                   "AssertionError: Torch not compiled with CUDA enabled\n")
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "COLUMNS": "200"}
+    english = cli("explain", "--file", str(log), env=env)
+    assert english.out.startswith("torch-cpu-only: there is no CUDA on a Mac: use the Apple GPU (mps) or the CPU\n")
+    r = cli("explain", "--file", str(log), env=dict(env, LANG="zh_CN.UTF-8"))
+    assert r.out.startswith("torch-cpu-only: Mac 上没有 CUDA：请用 Apple GPU（mps）或 CPU\n"), r.out
+    assert "macOS 版 torch 编译时不带 CUDA" in r.out and "Pick the device" not in r.out

@@ -365,3 +365,16 @@ def test_a_short_paste_compiles_only_the_patterns_whose_literals_it_holds():
     for row in T.rows():  # every pattern compiled now: the same answer
         list(row.patterns)
     assert [m.id for m in classify_all(paste)] == found
+
+
+def test_a_cut_incompatible_keys_print_does_not_count_the_list_it_lacks():
+    """A paste cut before _IncompatibleKeys' unexpected_keys list does not say "0 of the checkpoint's keys matched
+    nothing": the count is not known; the explanation says the paste ends before that list."""
+    missing = ", ".join("'module.encoder.layer%d.weight'" % i for i in range(12))
+    m = classify_error("_IncompatibleKeys(missing_keys=[%s, 'module.head.weight'," % missing)
+    assert m.id == "state-dict-random-init", m
+    assert "13 of the model's keys not loaded" in m.explanation and "ends before the list" in m.explanation
+    assert "0 of the checkpoint" not in m.explanation and "{" not in m.explanation
+    whole = classify_error("_IncompatibleKeys(missing_keys=[%s], unexpected_keys=[%s])"
+                           % (missing, missing.replace("module.", "")))
+    assert whole.id == "state-dict-random-init" and "12 of the checkpoint's keys matched nothing" in whole.explanation

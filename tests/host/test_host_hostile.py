@@ -117,6 +117,16 @@ def test_devices_sockets_and_links_to_them_are_refused(tmp_path):
     assert read_regular_why(str(tmp_path / "missing")) == (None, None)
 
 
+def test_a_kind_with_no_name_is_said_once():
+    """A file type the table does not name (a symlink's own mode, a BSD whiteout) is said as "not a regular file" once,
+    not "it is not a regular file, not a regular file"."""
+    from cudaenv.host.files import _not_regular
+
+    for mode in (0o120777, 0o160000, 0):
+        assert str(_not_regular(mode)) == "it is not a regular file; not read"
+    assert str(_not_regular(0o010644)) == "it is a FIFO, not a regular file; not read"
+
+
 def test_a_sparse_file_is_read_only_up_to_the_limit(tmp_path):
     big = tmp_path / "version.json"
     with open(big, "wb") as fh:
