@@ -106,14 +106,25 @@ class WindowsMachine:
         self.dist("onnxruntime-gpu", version, files)
         return self
 
-    def cupy(self, version="13.6.0", package="cupy-cuda12x"):
-        """A CuPy wheel: its runtime module imports the CUDA major's DLLs (found through the CUDA folder CuPy adds)."""
+    def cupy(self, version="13.6.0", package="cupy-cuda12x", cudnn=None, packaging="pip"):
+        """A CuPy wheel: its runtime module imports the CUDA major's DLLs (found through the CUDA folder CuPy adds).
+        ``cudnn`` ("8.8.1"): its cuDNN module too, importing cudnn64_<major>.dll, and the preload configuration
+        cupy\\.data\\_wheel.json naming it (constructed: the shape cupy/_environment.py documents and reads, packaging,
+        cuda, and cudnn's version and filenames; the cuda string is the package's "<major>.x")."""
+        import json
+
         major = package[len("cupy-cuda"):-1]
         module = "cupy_backends\\cuda\\api\\runtime.cp312-win_amd64.pyd"
         files = ["cupy\\__init__.py", "cupy\\_core\\core.cp312-win_amd64.pyd", module]
         self.put(SITE + "\\cupy\\__init__.py")
         self.put(SITE + "\\cupy\\_core\\core.cp312-win_amd64.pyd", build_pe(["python312.dll", "KERNEL32.dll"]))
         self.put(SITE + "\\" + module, build_pe(["cudart64_%s.dll" % major, "nvrtc64_%s0_0.dll" % major, "KERNEL32.dll"]))
+        if cudnn:
+            dll = "cudnn64_%s.dll" % cudnn.split(".")[0]
+            files += ["cupy_backends\\cuda\\libs\\cudnn.cp312-win_amd64.pyd", "cupy\\.data\\_wheel.json"]
+            self.put(SITE + "\\" + files[-2], build_pe([dll, "cudart64_%s.dll" % major, "KERNEL32.dll"]))
+            config = {"packaging": packaging, "cuda": "%s.x" % major, "cudnn": {"version": cudnn, "filenames": [dll]}}
+            self.put(SITE + "\\" + files[-1], json.dumps(config).encode())
         self.dist(package, version, files)
         return self
 

@@ -18,7 +18,7 @@ F = c.make("frameworks")
 
 def check(s, reinstall: Callable[[str], List]) -> List:
     """The Windows DLL findings; ``reinstall(consumer)``: the lines that reinstall that consumer's same build."""
-    return _only_on_path(s, reinstall) + _two_dll_copies(s)
+    return _only_on_path(s, reinstall) + _two_dll_copies(s) + _import_order(s)
 
 
 def path_only(s) -> List:
@@ -33,19 +33,29 @@ def path_only(s) -> List:
 
 
 def dll_copies(s) -> Dict[str, Dict[str, List[str]]]:
-    """Windows: a CUDA DLL name that torch and a framework resolve to different files ({lower-case name: {file:
-    [consumers]}}), each file's consumers in order. One module of a name is loaded per process (MS-ORDER's
-    loaded-module step), so the first one imported decides for all of them."""
+    """Windows: a CUDA DLL name whose file differs between consumers in the process model of probes/dlls.py
+    ({lower-case name: {file: [consumers]}}: the file loaded first, with the consumer that loaded it, then the file
+    each later consumer's own search takes, with that consumer). One module of a name is loaded per process
+    (MS-ORDER's loaded-module list): a later consumer gets the first one (``via="loaded"``), not its own."""
     if s.platform is None or s.platform.system != "windows":
         return {}
     by: Dict[str, Dict[str, List[str]]] = {}
     for lib in s.libraries:
-        if lib.path and lib.via != "known-dlls":
-            users = by.setdefault(lib.needed.lower(), {}).setdefault(lib.path, [])
-            if lib.consumer not in users:
-                users.append(lib.consumer)
-    return {name: files for name, files in by.items()
-            if len({p.lower() for p in files}) > 1 and len({u for us in files.values() for u in us}) > 1}
+        if lib.via == "loaded" and lib.path and lib.own and lib.own.lower() != lib.path.lower():
+            files = by.setdefault(lib.needed.lower(), {})
+            for path, user in ((lib.path, lib.first_loaded_by or "?"), (lib.own, lib.consumer)):
+                users = files.setdefault(path, [])
+                if user not in users:
+                    users.append(user)
+    return by
+
+
+def import_order_only(s) -> List:
+    """Windows: the CUDA DLLs a consumer's own search finds nowhere that it gets only because another consumer,
+    imported before it in the process model, has loaded one of that name (``via="loaded"``, no ``own``)."""
+    if s.platform is None or s.platform.system != "windows":
+        return []
+    return [lib for lib in s.libraries if lib.via == "loaded" and lib.path and not lib.own]
 
 
 def windows_where(consumer: str):
@@ -59,9 +69,10 @@ def windows_where(consumer: str):
                  "(CUDA_PATH's bin, else the folder of the nvcc.exe on PATH) nor System32, so importing cupy fails with "
                  "\"ImportError: DLL load failed while importing ...: The specified module could not be found.\"")
     if consumer == "paddlepaddle-gpu":
-        return M("not in python.exe's folder, System32, the Windows folders, PATH nor the toolkit folder it was built with "
-                 "(PaddlePaddle loads it by name with LoadLibrary at its first use), so its first GPU operation fails with "
-                 "\"The third-party dynamic library (...) that Paddle depends on is not configured correctly.\"")
+        return M("not in the folder FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) names, python.exe's folder, System32, "
+                 "the Windows folders, PATH (with paddle's own folders first) nor the toolkit folder it was built with "
+                 "(PaddlePaddle loads it at its first use), so its first GPU operation fails with \"The third-party dynamic "
+                 "library (...) that Paddle depends on is not configured correctly.\"")
     return M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
              "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
              "specified module could not be found. Error loading ... or one of its dependencies.\"")
@@ -82,7 +93,8 @@ def windows_fix(s, lib) -> List[str]:
     if lib.consumer == "paddlepaddle-gpu":
         fw = next((f for f in s.frameworks if f.package == lib.consumer), None)
         return [M("# install the CUDA %s toolkit and cuDNN %s (the ones %s is built for) and put their bin folders on PATH",
-                  (fw.cuda if fw is not None else None) or "?", (fw.cudnn if fw is not None else None) or "?", lib.consumer)]
+                  (fw.cuda if fw is not None else None) or "?", (fw.cudnn if fw is not None else None) or "?", lib.consumer),
+                M("# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) to the folder that holds %s", lib.needed)]
     return [M("# install the CUDA toolkit and the cuDNN that provide %s and put their bin folders on PATH, or call "
               "onnxruntime.preload_dlls() before the first session (ONNX Runtime 1.21 and later: it loads torch's or the "
               "nvidia wheels' copies)", lib.needed)]
@@ -123,6 +135,8 @@ def _two_dll_copies(s) -> List:
         return []
     users = list(dict.fromkeys(u for files in copies.values() for us in files.values() for u in us))
     parts = [M("%s resolves %s to %s", ", ".join(us), name, path) for name, files in copies.items() for path, us in files.items()]
+    parts += [M("%s, imported after %s, gets that copy: %s", lib.consumer, lib.first_loaded_by, lib.path)
+              for lib in s.libraries if lib.via == "loaded" and lib.needed.lower() in copies]
     fix = []
     if "torch" in users and "onnxruntime-gpu" in users:
         fix.append(M("# import torch before onnxruntime and call onnxruntime.preload_dlls() (ONNX Runtime 1.21 and later): "
@@ -137,3 +151,31 @@ def _two_dll_copies(s) -> List:
           "be found\" at import, or a slower or failing kernel). %s.", ", ".join(users), join("; ", parts)),
         fix,
     )]
+
+
+def _import_order(s) -> List:
+    """dll-import-order: a framework finds a CUDA DLL only because torch (imported first in the process model) has
+    loaded one of that name: a program that imports the framework alone, or first, fails to load it."""
+    lost = import_order_only(s)
+    if not lost:
+        return []
+    first = lost[0]
+    return [F(
+        "dll-import-order", "warning",
+        M("CUDA DLLs found only through an earlier import: %s", ", ".join(
+            "%s (%s, from %s)" % (lib.needed, lib.consumer, lib.first_loaded_by) for lib in lost)),
+        M("%s: Windows uses a DLL already loaded in the process whatever its folder, so these load only where %s was "
+          "imported first. Without it, %s is %s.", join("; ", (M("%s gets %s, which %s loaded", lib.consumer, lib.path,
+                                                                 lib.first_loaded_by) for lib in lost)),
+          first.first_loaded_by, first.needed, windows_where(first.consumer)),
+        [M("# import %s before %s in every program that uses it (then it uses %s's copy)", _module(first.first_loaded_by),
+           _module(first.consumer), first.first_loaded_by)] + windows_fix(s, first),
+    )]
+
+
+def _module(package: str) -> str:
+    """The module a program imports for ``package`` (data/frameworks.json's ``import``; torch's is torch)."""
+    from cudaenv.core.resources import load_table
+
+    row = next((r for r in load_table("frameworks")["rows"] if r.get("package") == package and r.get("import")), None)
+    return row["import"].get("module", package) if row else package

@@ -302,11 +302,13 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     plugin = {id(lib) for lib in _plugin_missing(s)}
     path_only = {id(lib) for lib in dlls.path_only(s)}
     copies = dlls.dll_copies(s)
+    order_only = {id(lib) for lib in dlls.import_order_only(s)}
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
                 else "dll-only-on-path" if id(lib) in path_only
                 else "dll-two-copies" if lib.needed.lower() in copies
+                else "dll-import-order" if id(lib) in order_only
                 else "libcuda-not-found" if id(lib) in driver else "nccl-net-plugin-not-found" if id(lib) in plugin
                 else "nccl-two-copies" if nccl and lib.needed.startswith("libnccl.so.") else "")
         if lib.consumer not in out or (kind and not out[lib.consumer]):

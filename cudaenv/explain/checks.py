@@ -403,11 +403,13 @@ def runfile(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
 
 def cudnn_versions(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
     """``(8, 7, 0)`` -> 8.7.0 and the old integers (``7102`` -> 7.1.2) of both sides of a cuDNN mismatch, and whose
-    check said it: XLA's (under JAX and TensorFlow: "Loaded runtime CuDNN library: X but source was compiled with: Y")
-    or torch's."""
+    check said it: XLA's (under JAX and TensorFlow: "Loaded runtime CuDNN library: X but source was compiled with: Y"),
+    JAX's own ("Found cuDNN version X, but JAX was built against version Y") or torch's."""
     from cudaenv.core.version import cudnn_from_int
 
-    out: Dict[str, str] = {"framework": "XLA (JAX, TensorFlow)" if "source was compiled with" in text else "torch"}
+    framework = ("XLA (JAX, TensorFlow)" if "source was compiled with" in text
+                 else "JAX" if "JAX was built against" in text else "torch")
+    out: Dict[str, str] = {"framework": framework}
     for side in ("compiled", "runtime"):
         raw = (values.get(side) or "").strip()
         if raw.startswith("("):

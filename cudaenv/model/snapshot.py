@@ -238,13 +238,17 @@ class LoadedLibrary(Record):
     object: str  # the library whose NEEDED entry this is: ".../torch/lib/libtorch_cuda.so"
     needed: str  # the NEEDED entry: "libcudart.so.12"
     path: Optional[str] = None  # the file the loader takes; None when it finds none
-    via: Optional[str] = None  # rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default
+    via: Optional[str] = None  # rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default; Windows: a step of data/dll_search.json (dll-dir, PATH, loaded, ...)
     version: Optional[str] = None  # from the file's final name: libcudart.so.12.8.90 -> "12.8.90"
     real: Optional[str] = None  # the file after following links
     others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
     from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
     wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
     loaded_by: str = "needed"  # needed: a NEEDED entry of ``object``; dlopen: ``object`` loads it at run time; plugin: NCCL's network plugin
+    # Windows, via "loaded": the DLL of that name another consumer's import loaded earlier in the process is used
+    # (whatever its folder); ``first_loaded_by`` that consumer, ``own`` the file this consumer's own search takes (None: none)
+    first_loaded_by: Optional[str] = None
+    own: Optional[str] = None
 
 
 class TorchExtension(Record):

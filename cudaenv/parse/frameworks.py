@@ -85,16 +85,30 @@ def nvidia_cuda_major(name: str) -> Optional[int]:
 
 def local_cuda(version: str) -> Optional[str]:
     """The CUDA of a local version tag: ``2.8.0+cu128`` -> ``12.8``, ``+cu118`` -> ``11.8``, ``+cu13`` -> ``13``;
-    ``+cpu`` -> ``cpu``; None without a tag that says."""
+    jaxlib's own CUDA wheels (before the jax-cudaNN-plugin packages): ``0.4.25+cuda12.cudnn89`` -> ``12``,
+    ``0.1.57+cuda111`` -> ``11.1``; ``+cpu`` -> ``cpu``; None without a tag that says."""
     if not isinstance(version, str) or "+" not in version or len(version) > 64:
         return None
     for part in version.split("+", 1)[1].replace("_", ".").split("."):
         low = part.lower()
         if low == "cpu":
             return "cpu"
-        digits = low[2:] if low.startswith("cu") else ""
+        digits = low[4:] if low.startswith("cuda") else low[2:] if low.startswith("cu") else ""
         if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3:
             return digits if len(digits) == 2 else "%s.%s" % (digits[:2], digits[2:])
+    return None
+
+
+def local_cudnn(version: str) -> Optional[str]:
+    """The cuDNN of jaxlib's local version tag: ``0.4.25+cuda12.cudnn89`` -> ``8.9``, ``+cuda11.cudnn805`` -> ``8.0.5``;
+    None without one."""
+    if not isinstance(version, str) or "+" not in version or len(version) > 64:
+        return None
+    for part in version.split("+", 1)[1].split("."):
+        low = part.lower()
+        digits = low[5:] if low.startswith("cudnn") else ""
+        if digits.isdigit() and digits.isascii() and 2 <= len(digits) <= 3:
+            return ".".join(digits)
     return None
 
 
@@ -190,3 +204,38 @@ def record_libraries(text: str, limit: int = 200) -> Tuple[str, ...]:
             if len(out) >= limit:
                 break
     return tuple(out)
+
+
+PRELOAD_LIBS = ("cudnn", "cutensor", "nccl")
+
+
+def parse_cupy_preload(text) -> Tuple[Optional[str], Optional[str], Tuple[Tuple[str, str, Tuple[str, ...]], ...]]:
+    """CuPy's preload configuration (``cupy/.data/_wheel.json``, cupy/_environment.py): (packaging: "pip" | "conda",
+    the CUDA string its folder names use, ((library, version, file names), ...) for cuDNN, cuTENSOR and NCCL) from
+    ``{"packaging": ..., "cuda": ..., "cudnn": {"version": ..., "filenames": [...]}}`` (older wheels: one
+    ``filename``). A name is kept only when it is a plain file name (no folder, no drive); anything else in, (None,
+    None, ()) or the part that reads out."""
+    import json
+
+    try:
+        data = json.loads(text) if isinstance(text, (str, bytes)) else None
+    except (ValueError, RecursionError):
+        return None, None, ()
+    if not isinstance(data, dict):
+        return None, None, ()
+
+    def word(value) -> Optional[str]:
+        return (value if isinstance(value, str) and value and len(value) <= 64 and value not in (".", "..")
+                and not set(value) & set("/\\:\0") else None)
+
+    libs = []
+    for lib in PRELOAD_LIBS:
+        entry = data.get(lib)
+        if not isinstance(entry, dict) or word(entry.get("version")) is None:
+            continue
+        names = entry.get("filenames")
+        names = names if isinstance(names, list) else [entry.get("filename")]
+        names = tuple(n for n in (word(n) for n in names[:8]) if n)
+        if names:
+            libs.append((lib, entry["version"], names))
+    return word(data.get("packaging")), word(data.get("cuda")), tuple(libs)

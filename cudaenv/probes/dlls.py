@@ -12,15 +12,24 @@ Windows search (from Microsoft's and Python's documentation and each project's s
 2. ONNX Runtime's CUDA provider (``LOAD_WITH_ALTERED_SEARCH_PATH``): the provider's folder, System32, System,
    Windows, PATH.
 3. CuPy's extension modules (Python's flags, as for torch): the module's folder, python.exe's folder, the CUDA
-   folder's ``bin`` and ``cupy\\.data\\lib`` it adds with ``os.add_dll_directory``, System32.
-4. PaddlePaddle loads cuDNN and cuBLAS by name at their first use (``LoadLibrary``: the standard order, python.exe's
-   folder, System32, System, Windows, PATH), then from the toolkit folder it was built with.
+   folder's ``bin`` (a conda package: the CUDA folder itself) and ``cupy\\.data\\lib`` it adds with
+   ``os.add_dll_directory``, System32; before that, a pip wheel loads the cuDNN, cuTENSOR and NCCL its
+   ``cupy\\.data\\_wheel.json`` names by full path from under ``CUPY_CUDA_LIB_PATH`` (default ``~\\.cupy\\cuda_lib``),
+   and the module importing that name gets that file (``via="preload"``).
+4. PaddlePaddle loads cuDNN, cuBLAS, cuRAND, cuSOLVER, cuSPARSE and cuFFT at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
+   names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
+   System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
+   from the toolkit folder it was built with.
 
-A name on the KnownDLLs list is the system's copy, never searched for on disk. File names are matched without regard
-to case, as Windows does. Not modelled (no file shows them): a DLL of the same module name already loaded in the
-process (used whatever its folder: the first framework imported decides), the current folder, and what a user's code
-does (``onnxruntime.preload_dlls()``). :func:`resolve_dll` is pure (given a folder listing); the probe reads through
-Host.
+A name on the KnownDLLs list is the system's copy, never searched for on disk: the list is the machine's registry key
+where cudaenv runs on that Windows (:func:`cudaenv.host.registry.read_values`), else the documented defaults of the table. File names are matched without regard
+to case, as Windows does. Before any folder, a DLL of the same module name already loaded in the process is used,
+whatever its folder (MS-ORDER's loaded-module list): :func:`process_loads` replays the imports in the order a process
+usually makes them (data/dll_search.json's ``process`` row: torch first, whose ``import torch`` loads every DLL of
+``torch\\lib`` by full path, then the frameworks), so what a later framework's by-name load really gets is reported
+(``via="loaded"``, with the file its own search would take in ``own``). Not modelled: the current folder, and what a
+user's code does (``onnxruntime.preload_dlls()``, another import order). :func:`resolve_dll` and
+:func:`process_loads` are pure (given a folder listing); the probe reads through Host.
 """
 
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -28,6 +37,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from cudaenv.model.snapshot import LoadedLibrary
 
 MAX_OBJECTS = 8
+FULL_PATH = ("known-dlls", "flag-dir")  # steps that are no by-name search: the loaded-module list does not decide them
 
 
 def dll_table():
@@ -64,6 +74,46 @@ def resolve_dll(name: str, order: Sequence[Tuple[str, str]], listing: Callable[[
     if not hits:
         return None, None, ()
     return hits[0][0], hits[0][1], tuple(p for p, _ in hits[1:])
+
+
+def process_loads(libs: Sequence[LoadedLibrary], preloaded: Dict[str, Tuple[str, str]],
+                  in_wheel: Callable[[Optional[str]], bool]) -> List[LoadedLibrary]:
+    """The loaded-module step (MS-ORDER) over ``libs``, each consumer's own resolution in the order the process imports
+    them: a by-name load of a DLL another consumer loaded earlier (``preloaded``: {lower-case name: (file, consumer)}
+    loaded before any of ``libs``, such as torch's own DLLs) gets that file, via "loaded", whatever its own search
+    finds (kept in ``own``; None when it finds none). A load that is no search (a KnownDLL, a full path) is left as
+    it is; the first file a consumer loads of a name is the one later consumers get."""
+    from cudaenv.model.record import replace
+
+    loaded = dict(preloaded)
+    out = []
+    for lib in libs:
+        key = lib.needed.lower()
+        first = loaded.get(key)
+        if lib.via in FULL_PATH or (first is not None and first[1] == lib.consumer):
+            pass
+        elif first is not None and (lib.path or "").lower() != first[0].lower():
+            others = tuple(o for o in ((lib.path,) if lib.path else ()) + lib.others if o.lower() != first[0].lower())
+            lib = replace(lib, path=first[0], real=first[0], via="loaded", first_loaded_by=first[1], own=lib.path,
+                          others=others, from_wheel=in_wheel(first[0]), wheel_copy=next((o for o in others if in_wheel(o)), None))
+        elif first is None and lib.path:
+            loaded[key] = (lib.path, lib.consumer)
+        out.append(lib)
+    return out
+
+
+def known_dll_names(values: Optional[Dict[str, str]]) -> Tuple[str, ...]:
+    """The DLL file names (lower case) a KnownDLLs registry key lists (MS-KNOWN-DLLS: each value ``advapi32`` =
+    ``advapi32.dll``; ``DllDirectory``/``DllDirectory32`` name the folder and are no entry): a value counts only when it
+    is a plain file name ending in .dll. Pure; () when there is none (the caller falls back to the documented list)."""
+    out: List[str] = []
+    for name, data in (values or {}).items():
+        if not isinstance(name, str) or not isinstance(data, str) or name.lower().startswith("dlldirectory"):
+            continue
+        low = data.strip().lower()
+        if low.endswith(".dll") and len(low) <= 255 and not set(low) & set('\\/:"*?<>|%\0') and low not in out:
+            out.append(low)
+    return tuple(out)
 
 
 def flags_order(dll_dir: str, app_dir: Optional[str], dirs: Sequence[str], system: Dict[str, str]) -> List[Tuple[str, str]]:
@@ -125,6 +175,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     found."""
     import ntpath
 
+    from cudaenv.host.registry import read_values
     from cudaenv.probes.site_packages import enclosing_site_packages
 
     table = dll_table()
@@ -132,7 +183,9 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     prefixes = [r["prefix"] for r in rows if r.get("kind") == "cuda-dll"]
     system = next(r for r in rows if r.get("kind") == "windows-dirs")
     dirs_row = next(r for r in rows if r.get("kind") == "torch-dirs")
-    known = ("|%s|" % "|".join(n.lower() for r in rows if r.get("kind") == "known-dlls" for n in r["names"]), system["system32"])
+    known_row = next(r for r in rows if r.get("kind") == "known-dlls")
+    names = known_dll_names(read_values(host, known_row["key"])) or tuple(n.lower() for n in known_row["names"])
+    known = ("|%s|" % "|".join(names), system["system32"])
     app = ntpath.dirname(python) if python else None
     path = [p for p in (host.env.get("PATH") or "").split(";") if p.strip()]
     listings: Dict[str, Dict[str, str]] = {}
@@ -147,7 +200,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
 
     out: List[LoadedLibrary] = []
 
-    def resolve(consumer: str, obj: str, pe, first, fallback) -> None:
+    def resolve(consumer: str, obj: str, pe, first, fallback, preloads: Optional[Dict[str, str]] = None) -> None:
         for dll in pe.imports + pe.delay:
             if not cuda_dll(dll, prefixes):
                 continue
@@ -157,11 +210,17 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             elif fallback and via != "known-dlls":
                 more = resolve_dll(dll, fallback, listing, host.join, known)
                 others = tuple(dict.fromkeys(others + tuple(p for p in ((more[0],) + more[2]) if p and p != hit)))
+            pre = (preloads or {}).get(dll.lower())
+            if pre and via != "known-dlls":  # the consumer loaded that name by full path before: the import gets it
+                others = tuple(p for p in ((hit,) if hit else ()) + others if p.lower() != pre.lower())
+                hit, via = pre, "preload"
             wheel = next((o for o in others if in_wheel(o)), None)
             out.append(LoadedLibrary(consumer=consumer, object=obj, needed=dll, path=hit, via=via, real=hit, others=others,
                                      from_wheel=in_wheel(hit), wheel_copy=wheel,
                                      loaded_by="dlopen" if dll in pe.delay and dll not in pe.imports else "needed"))
 
+    preloaded: Dict[str, Tuple[str, str]] = {}
+    process = next(r for r in rows if r.get("kind") == "process")
     if location:
         prefix = prefix or ntpath.dirname(ntpath.dirname(location.rstrip("\\")))
         torch_lib = host.join(location, "torch", "lib")
@@ -175,14 +234,17 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             if pe is not None:
                 first, fallback = search_orders(torch_lib, app, torch_dirs, path, system)
                 resolve("torch", host.join(torch_lib, found), pe, first, fallback)
+        if process.get("torch_preloads"):  # import torch loads every DLL of torch\\lib, by full path, before anything else
+            preloaded = {k: (host.join(torch_lib, n), "torch") for k, n in listing(torch_lib).items() if cuda_dll(k, prefixes)}
     consumers = {r["package"]: r for r in rows if r.get("kind") == "consumer" and r["package"] != "torch"}
     for fw in frameworks:
         row = consumers.get(fw.package)
         if row is None or not fw.location:
             continue
         site = fw.location
+        packaging, preloads = _preloads(host, fw, row, listing) if row.get("preload") else (None, {})
         dirs = []
-        for d in row.get("dirs", ()):
+        for d in row.get("conda_dirs" if packaging == "conda" and row.get("conda_dirs") else "dirs", ()):
             if "{cuda_path}" in d:
                 base = _cuda_path(host, path)
                 d = d.replace("{cuda_path}", base) if base else ""
@@ -195,32 +257,70 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
         for obj, pe in _objects(host, fw, row, prefixes):
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
-            resolve(fw.package, obj, pe, first, None)
-    return tuple(out)
+            resolve(fw.package, obj, pe, first, None, preloads)
+    return tuple(process_loads(out, preloaded, in_wheel))
+
+
+def _preloads(host, fw, row: Dict, listing) -> Tuple[Optional[str], Dict[str, str]]:
+    """(the packaging CuPy's preload configuration says, {lower-case file name: the file CuPy loads by full path
+    before its first use}) (CUPY-PRELOAD): for a pip wheel, each library's file names of ``cupy\\.data\\_wheel.json``
+    looked for under CUPY_CUDA_LIB_PATH (else ~\\.cupy\\cuda_lib) in ``<cuda>\\<lib>\\<version>\\{lib,lib64,bin}``."""
+    from cudaenv.parse.frameworks import parse_cupy_preload
+
+    spec = row["preload"]
+    packaging, cuda, libs = parse_cupy_preload(host.read_text(host.join(fw.location, spec["config"]), limit=65536) or "")
+    root = (host.env.get(spec["env"]) or "").strip()
+    if not root and (host.env.get("USERPROFILE") or "").strip():
+        root = spec["default"].replace("{home}", host.env["USERPROFILE"].strip())
+    found: Dict[str, str] = {}
+    if packaging != "pip" or not cuda or not root:
+        return packaging, found
+    for lib, version, names in libs:
+        for name in names:
+            for sub in spec["subdirs"]:
+                folder = host.join(root, cuda, lib, version, sub)
+                hit = listing(folder).get(name.lower())
+                if hit:
+                    found.setdefault(name.lower(), host.join(folder, hit))
+                    break
+    return packaging, found
 
 
 def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], system: Dict[str, str], listing, known,
              out: List[LoadedLibrary], in_wheel) -> None:
-    """A framework that loads its CUDA DLLs by name at run time (PaddlePaddle's LoadLibrary): each name from its CUDA and
-    cuDNN versions, the alternatives tried in turn, in the standard order (python.exe's folder, System32, System,
-    Windows, PATH) and then the row's ``extra`` folders."""
+    """A framework that loads its CUDA DLLs at run time (PaddlePaddle's GetDsoHandleFromSearchPath): each name from
+    its CUDA and cuDNN versions, the alternatives tried in turn, each first in the folder its ``flag`` environment
+    variable names (FLAGS_cudnn_dir: loaded by full path), then by name in the standard order (python.exe's folder,
+    System32, System, Windows, PATH with the folders its import puts first: ``path_adds``), then the row's ``extra``
+    folders."""
+    import ntpath
+
     obj = next((host.join(fw.location, o) for o in row.get("objects", ()) if host.is_file(host.join(fw.location, o))), None)
     cuda = (fw.cuda or "").split(".")
     cudnn = (fw.cudnn or "").split(".")[0]
     if obj is None or len(cuda) < 2 or not cuda[0].isdigit():
         return
+    adds = [a.replace("{object_dir}", ntpath.dirname(obj)).replace("{site}", fw.location) for a in row.get("path_adds", ())]
     order = ([(app, "application")] if app else []) + [(system["system32"], "system32"), (system["system"], "system"),
-                                                       (system["windows"], "windows")] + [(d, "PATH") for d in path]
+                                                       (system["windows"], "windows")]
+    order += [(d, "PATH") for d in adds if host.is_dir(d)] + [(d, "PATH") for d in path]
     order += [(e.replace("{cuda}", "%s.%s" % tuple(cuda[:2])), "build-toolkit") for e in row.get("extra", ())]
     values = {"{cuda_major}": cuda[0], "{cuda_minor}": cuda[1], "{cudnn_major}": cudnn}
     for entry in row["dynload"]:
-        if "{cudnn_major}" in entry and not cudnn.isdigit():
+        names_text = entry["names"]
+        if "{cudnn_major}" in names_text and not cudnn.isdigit():
             continue
         for name in values:
-            entry = entry.replace(name, values[name])
-        names = entry.split(";")
+            names_text = names_text.replace(name, values[name])
+        flag = _env(host, entry["flag"]) if entry.get("flag") else ""
+        names = names_text.split(";")
         hit, via, others = None, None, ()
         for name in names:
+            direct = host.join(flag, name) if flag else None
+            if direct and host.is_file(direct):  # join(FLAGS_*_dir, name) loaded by full path: no search
+                rest = resolve_dll(name, order, listing, host.join, known)
+                hit, via, others = direct, "flag-dir", tuple(p for p in (rest[0],) + rest[2] if p)
+                break
             hit, via, others = resolve_dll(name, order, listing, host.join, known)
             if hit is not None:
                 break
@@ -228,6 +328,16 @@ def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], syste
         out.append(LoadedLibrary(consumer=fw.package, object=obj, needed=needed, path=hit, via=via, real=hit, others=others,
                                  from_wheel=in_wheel(hit), wheel_copy=next((o for o in others if in_wheel(o)), None),
                                  loaded_by="dlopen"))
+
+
+def _env(host, name: str) -> str:
+    """The environment variable ``name`` as Windows reads it, without regard to case (Python on Windows keeps
+    os.environ's keys in upper case: FLAGS_cudnn_dir arrives as FLAGS_CUDNN_DIR); "" when unset."""
+    value = host.env.get(name)
+    if value is None:
+        upper = name.upper()
+        value = next((v for k, v in host.env.items() if k.upper() == upper), None)
+    return (value or "").strip()
 
 
 def _imports(host, path: str):

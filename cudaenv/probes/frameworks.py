@@ -83,9 +83,13 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
         gpu = False
     elif tag and cuda is None:
         cuda, cuda_from = tag, "local-tag"
+    if cudnn is None:
+        cudnn = pf.local_cudnn(version or "")
     if row.get("gpu_via"):
         plugins = [p for p in row["gpu_via"] if p in present]
-        if not plugins:
+        if not plugins and any(_tagged_cuda(present[p][1]) for p in row.get("gpu_via_tag", ()) if p in present):
+            pass  # the companion is itself a CUDA build (jaxlib 0.4.25+cuda12.cudnn89): not a CPU build; its own row says its CUDA
+        elif not plugins:
             gpu = False
         elif cuda is None:
             majors = [int((rows or {}).get(p, {}).get("cuda_major") or 0) for p in plugins]
@@ -112,6 +116,12 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
         gpu = True
     return Framework(package=name, version=version, location=site, cuda=cuda, cudnn=cudnn, cuda_from=cuda_from,
                      gpu_build=gpu, nvidia_requires=nvidia, libraries=libraries, needed=needed)
+
+
+def _tagged_cuda(dist_info: str) -> bool:
+    """A dist-info folder whose version has a local tag naming a CUDA build (``jaxlib-0.4.25+cuda12.cudnn89.dist-info``)."""
+    version = dist_info[: -len(".dist-info")].split("-", 1)[1] if "-" in dist_info else ""
+    return pf.local_cuda(version) not in (None, "cpu")
 
 
 def cuda_soname(name: str, cuda_libs: Dict[str, bool]) -> bool:

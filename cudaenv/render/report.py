@@ -292,6 +292,9 @@ def library_facts(lib) -> str:
         return t("%s: not found", lib.needed) + (t(" (dlopen by %s)", _file_name(lib.object)) if lib.loaded_by != "needed" else "")
     bits = [b for b in (lib.version, t("via %s", lib.via) if lib.via else None,
                         t("dlopen by %s", _file_name(lib.object)) if lib.loaded_by != "needed" else None) if b]
+    if lib.via == "loaded" and lib.first_loaded_by:  # Windows: the module another consumer's import loaded first
+        bits.append(t("loaded first by %s", lib.first_loaded_by))
+        bits.append(t("its own search takes %s", printable(lib.own)) if lib.own else t("its own search finds none"))
     return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
 
 

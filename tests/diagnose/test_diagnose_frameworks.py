@@ -54,6 +54,16 @@ def test_a_cpu_build_on_a_gpu_machine_says_the_pip_line():
     assert found(replace(s, gpus=(), driver=None)) == {}
 
 
+def test_a_jaxlib_cuda_wheel_without_a_plugin_is_not_called_a_cpu_build():
+    """jax 0.4.25 with jaxlib 0.4.25+cuda12.cudnn89 (the probe: tests/probes/test_probe_frameworks.py): jaxlib's tag is
+    the CUDA build, shown with its cuDNN; no framework-cpu-build for jax."""
+    s = healthy(frameworks=(fw("jax", "0.4.25"), fw("jaxlib", "0.4.25+cuda12.cudnn89", "12", cudnn="8.9", cuda_from="local-tag")))
+    assert "framework-cpu-build" not in found(s)
+    assert dict(verdicts(s))["jaxlib"] == "gpu"
+    text = render_report(s, diagnose(s), build_view(s)).replace("\n" + " " * 31, " ")
+    assert "0.4.25+cuda12.cudnn89, CUDA 12, cuDNN 8.9 (from its version tag)" in text, text
+
+
 def test_a_cuda_13_build_on_a_535_driver():
     s = healthy(driver=Driver(version="535.104.05", cuda_version="12.2", source="nvml"),
                 frameworks=(fw("cupy-cuda13x", "14.0.0", "13"), fw("vllm", "0.11.0+cu130", "13.0", cuda_from="local-tag"),

@@ -480,8 +480,15 @@ def _snapshots():
             libraries=(LoadedLibrary(consumer="torch", object="C:\\e\\torch\\lib\\torch_cuda.dll", needed="cudnn64_9.dll",
                                      path="C:\\e\\torch\\lib\\cudnn64_9.dll", via="dll-dir", from_wheel=True),
                        LoadedLibrary(consumer="onnxruntime-gpu", object="C:\\e\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll",
-                                     needed="cudnn64_9.dll", path="C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll",
-                                     via="PATH")))),
+                                     needed="cudnn64_9.dll", path="C:\\e\\torch\\lib\\cudnn64_9.dll", via="loaded",
+                                     first_loaded_by="torch", own="C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll")))),
+        ("dll-import-order", healthy(  # issue 29: ONNX Runtime gets cudart64_12.dll only from torch, imported first (Windows)
+            platform=Platform(system="windows"),
+            libraries=(LoadedLibrary(consumer="torch", object="C:\\e\\torch\\lib\\torch_cuda.dll", needed="cudart64_12.dll",
+                                     path="C:\\e\\torch\\lib\\cudart64_12.dll", via="dll-dir", from_wheel=True),
+                       LoadedLibrary(consumer="onnxruntime-gpu", object="C:\\e\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll",
+                                     needed="cudart64_12.dll", path="C:\\e\\torch\\lib\\cudart64_12.dll", via="loaded",
+                                     first_loaded_by="torch")))),
         ("libcuda-not-found", healthy(  # issue 29: WSL 2's /usr/lib/wsl/lib left out of the loader's configuration
             platform=Platform(system="linux", wsl=2, dev_dxg=True, libcuda=("/usr/lib/wsl/lib/libcuda.so.1",)),
             libraries=(LoadedLibrary(consumer="torch", object="/e/nvidia/cuda_runtime/lib/libcudart.so.12", needed="libcuda.so.1",

@@ -205,6 +205,73 @@ def test_xlas_cudnn_mismatch_is_said_of_xla_not_of_torch():
     assert (values["framework"], values["compiled_version"], values["runtime_version"]) == ("XLA (JAX, TensorFlow)", "8.6.0", "8.5.0")
 
 
+def test_jaxs_own_cudnn_check_is_said_of_jax():
+    """JAX's start-up check (MIT-REALM/gcbfplus#1) gives both versions as integers; the detail names JAX, never torch.
+    The 'Outdated cuDNN installation' form (rgommers/pixi-dev-scipystack#1) is the same row, without a version detail."""
+    m = classify_error((CORPUS / "cudnn-version-mismatch--11.txt").read_text(encoding="utf-8"))
+    values = dict(m.values)
+    assert m.id == "cudnn-version-mismatch"
+    assert (values["framework"], values["compiled_version"], values["runtime_version"]) == ("JAX", "8.9.6", "8.6.0")
+    m = classify_error((CORPUS / "cudnn-version-mismatch--12.txt").read_text(encoding="utf-8"))
+    assert m.id == "cudnn-version-mismatch" and not any("torch" in d for d in m.details)
+
+
+# ------------------------------------------------------------------ JAX's and XLA's GPU start-up errors (issue 29)
+def _corpus_text(name):
+    return (CORPUS / name).read_text(encoding="utf-8").partition("\n")[2]
+
+
+def test_xlas_summary_lines_never_outrank_the_cause_printed_above_them():
+    """'DNN library initialization failed', 'No visible GPU devices' and 'DNN library is not found' only sum up an error
+    XLA printed before them: with that line in the paste, its row is the answer; alone, the summary's row is."""
+    summary = "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details."
+    mismatch = _corpus_text("cudnn-version-mismatch--8.txt")  # jax-ml/jax#16038: XLA's own cuDNN check
+    assert classify_error(mismatch + "\n" + summary).id == "cudnn-version-mismatch"
+    assert classify_error(summary).id == "dnn-library-init-failed"
+    no_visible = "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices."
+    for cause, expected in (
+        ("failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized", "cuda-system-not-ready"),
+        ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "cuda-unknown-error"),
+    ):  # jax-ml/jax#24866 and #21998: cuInit's own error is the cause
+        m = classify_error("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] %s\nTraceback (most recent call last):\n%s" % (cause, no_visible))
+        assert m.id == expected, (cause, m.id)
+    assert classify_error(no_visible).id == "framework-no-gpu-seen"
+    not_found = "W tensorflow/core/framework/op_kernel.cc:1830] OP_REQUIRES failed at conv_ops_fused_impl.h:625 : UNIMPLEMENTED: DNN library is not found."
+    assert classify_error(mismatch + "\n" + not_found).id == "cudnn-version-mismatch"  # stardist/stardist#228's order
+    assert classify_error(not_found).id == "cudnn-not-loaded"
+
+
+def test_cuinit_no_device_is_xlas_no_gpu_under_jax_and_stays_torchs_elsewhere():
+    """XLA's 'CUDA error: Failed call to cuInit: CUDA_ERROR_NO_DEVICE' (JAX, jax-ml/jax#28376) and the JAX plugin's
+    'operation cuInit(0) failed' (jax-ml/jax#37668) are the framework's no-GPU row, with cuInit's code in the detail;
+    torch's and the older TensorFlow wording of the same code keep torch-cuda-unavailable's answer."""
+    for name in ("framework-no-gpu-seen--2.txt", "framework-no-gpu-seen--4.txt"):
+        m = classify_error(_corpus_text(name))
+        assert m.id == "framework-no-gpu-seen" and dict(m.values)["cuinit"] == "CUDA_ERROR_NO_DEVICE", name
+        assert any("CUDA_ERROR_NO_DEVICE" in d for d in m.details), m.details
+    tf = "E tensorflow/stream_executor/cuda/cuda_driver.cc:328] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected"
+    assert classify_error(tf).id == "torch-cuda-unavailable"
+    assert classify_error("RuntimeError: No CUDA GPUs are available").id == "torch-cuda-unavailable"
+
+
+def test_the_xla_rows_fill_their_details_from_the_paste_and_name_the_doctors_checks():
+    from cudaenv.facts.findings import finding_ids
+
+    m = classify_error(_corpus_text("dnn-library-init-failed--4.txt"))  # jax-ml/jax#22626
+    assert m.id == "dnn-library-init-failed" and dict(m.values)["status"] == "CUDNN_STATUS_INTERNAL_ERROR"
+    m = classify_error(_corpus_text("cudnn-not-loaded--4.txt"))  # tensorflow/tensorflow#722: no sentence's full stop
+    assert m.id == "cudnn-not-loaded" and dict(m.values)["library"] == "libcudnn.so.6.5"
+    assert dict(classify_error(_corpus_text("cudnn-not-loaded--7.txt")).values)["library"] == "cudnn64_5.dll"
+    assert "library" not in dict(classify_error(_corpus_text("cudnn-not-loaded--1.txt")).values)  # JAX names no file
+    known = set(finding_ids())
+    for row_id, named in (("dnn-library-init-failed", {"library-shadowed", "library-not-found"}),
+                          ("cudnn-not-loaded", {"library-shadowed", "library-not-found"}),
+                          ("framework-no-gpu-seen", {"framework-no-gpu-seen", "visible-devices-empty", "container-no-gpu",
+                                                     "no-driver", "framework-driver-too-old"})):
+        row = next(r for r in load_table("error_patterns")["rows"] if r["id"] == row_id)
+        advice = " ".join(row["advice"])
+        assert named <= known and all(f in advice for f in named), row_id
+
 # ------------------------------------------------------------------ the checks never fail on hostile text
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402

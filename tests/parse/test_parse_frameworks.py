@@ -29,6 +29,10 @@ def test_local_version_tags():
     assert pf.local_cuda("0.23.0+cpu") == "cpu" and pf.local_cuda("2.8.0") is None
     assert pf.local_cuda("1.0+cu.12.8.torch.2.11") is None  # Astral's tags say cu.12.8: not a cuXYZ word
     assert pf.local_cuda("1.0+pt28cu128") is None
+    # jaxlib's own CUDA wheels before the plugin packages (jax-ml/jax#16082, xai-org/grok-1#249)
+    assert pf.local_cuda("0.4.25+cuda12.cudnn89") == "12" and pf.local_cuda("0.1.57+cuda111") == "11.1"
+    assert pf.local_cudnn("0.4.25+cuda12.cudnn89") == "8.9" and pf.local_cudnn("0.3.20+cuda11.cudnn805") == "8.0.5"
+    assert pf.local_cudnn("2.8.0+cu128") is None and pf.local_cudnn("0.4.25") is None and pf.local_cudnn("1+cudnn8") is None
 
 
 def test_build_info_in_its_three_forms():
@@ -60,6 +64,7 @@ def test_any_input_never_raises(text):
     pf.parse_build_info(text, ("cuda_version", "is_cuda_build"))
     pf.record_libraries(text)
     pf.local_cuda(text)
+    pf.local_cudnn(text)
     pf.nvidia_cuda_major(text)
     pf.requirement_name(text)
     got = pf.parse_build_info(text if isinstance(text, str) else "", ("cuda_version",))
@@ -108,3 +113,32 @@ def test_a_big_record_hands_on_only_its_library_lines():
     assert pf.record_libraries(text) == tuple(line.split(",")[0] for line in libs)
     wide = "\u0130" + text  # İ lowers to two characters
     assert len(list(pf._library_lines(wide))) == 20_004 and pf.record_libraries(wide) == pf.record_libraries(text)
+
+
+def test_cupy_preload_configuration():
+    """cupy/.data/_wheel.json (cupy/_environment.py's documented shape: packaging, cuda, and per library a version and
+    its file names; older wheels one filename): the libraries it preloads; a name with a folder or drive is not a
+    file name and is dropped, so no configuration can point the resolver outside the CUPY_CUDA_LIB_PATH tree."""
+    text = ('{"packaging": "pip", "cuda": "12.x", "cudnn": {"version": "8.8.1", "filenames": ["cudnn64_8.dll"]}, '
+            '"cutensor": {"version": "2.0.1", "filenames": ["cutensor.dll", "..\\\\..\\\\evil.dll", "C:x.dll"]}, "nccl": 3}')
+    assert pf.parse_cupy_preload(text) == ("pip", "12.x", (("cudnn", "8.8.1", ("cudnn64_8.dll",)),
+                                                           ("cutensor", "2.0.1", ("cutensor.dll",))))
+    assert pf.parse_cupy_preload('{"packaging": "pip", "cuda": "11.0", "cudnn": {"version": "8.0.0", "filename": "cudnn64_8.dll"}}')[2] == (
+        ("cudnn", "8.0.0", ("cudnn64_8.dll",)),)
+    assert pf.parse_cupy_preload("[1]") == (None, None, ()) and pf.parse_cupy_preload("{") == (None, None, ())
+    assert pf.parse_cupy_preload("[" * 100000) == (None, None, ())  # nesting too deep for json: no exception
+
+
+@settings(max_examples=200)
+@given(st.one_of(st.text(max_size=2000), st.binary(max_size=500), st.none(), st.integers(),
+                 st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=20)),
+                              lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(
+                                  st.sampled_from(["packaging", "cuda", "cudnn", "cutensor", "nccl", "version", "filenames",
+                                                   "filename"]), kids, max_size=5)), max_leaves=30).map(
+                     lambda v: __import__("json").dumps(v))))
+def test_cupy_preload_never_raises(text):
+    packaging, cuda, libs = pf.parse_cupy_preload(text)
+    assert packaging is None or isinstance(packaging, str)
+    for lib, version, names in libs:
+        assert lib in pf.PRELOAD_LIBS and version not in ("", ".", "..") and "\\" not in version
+        assert names and all("\\" not in n and "/" not in n for n in names)

@@ -66,11 +66,12 @@ def test_torch_adds_its_cuda_toolkit_when_its_lib_has_no_cudart(fake_root):
 
 def test_onnxruntime_gpu_searches_path_and_not_torchs_folders(fake_root):
     """ONNX Runtime's provider DLL finds the toolkit's cudart on PATH (its search includes PATH: no finding), and
-    not the cuDNN in torch\\lib (torch's os.add_dll_directory folders are not in its search): library-not-found in ONNX
-    Runtime's words."""
-    m = WindowsMachine(fake_root).torch("2.8.0+cu128").toolkit("12.4.131").onnxruntime_gpu("1.23.2")
+    not the cuDNN in torch\\lib (torch's os.add_dll_directory folders are not in its search): without torch in the
+    environment, library-not-found in ONNX Runtime's words."""
+    m = WindowsMachine(fake_root).toolkit("12.4.131").onnxruntime_gpu("1.23.2")
+    m.put(SITE + "\\torch\\lib\\cudnn64_9.dll")  # a cuDNN in a torch\lib folder that no installed torch loads
     ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE, cuda="12", gpu_build=True)
-    got = [x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(ort,)) if x.consumer == "onnxruntime-gpu"]
+    got = [x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(ort,)) if x.consumer == "onnxruntime-gpu"]
     by = {x.needed: x for x in got}
     assert by["cudart64_12.dll"].via == "PATH" and by["cudart64_12.dll"].path == PROGRAMS + "\\v12.4\\bin\\cudart64_12.dll"
     assert by["cudnn64_9.dll"].path is None and by["cudnn64_9.dll"].object.endswith("\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll")
@@ -165,8 +166,13 @@ def test_torch_and_onnxruntime_resolving_one_dll_name_to_two_files(fake_root):
     f = found["dll-two-copies"]
     assert f["title"] == "CUDA DLLs of one name from different files: cudnn64_9.dll (torch, onnxruntime-gpu)"
     assert "onnxruntime-gpu resolves cudnn64_9.dll to C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6\\cudnn64_9.dll" in f["detail"]
+    # the process model: torch, imported first, has loaded its own cudnn64_9.dll, which ONNX Runtime then gets
+    assert "onnxruntime-gpu, imported after torch, gets that copy: %s\\torch\\lib\\cudnn64_9.dll" % SITE in f["detail"]
     assert "preload_dlls" in f["fix"][0] and f["fix_kind"] == "user-code"
-    assert found["library-not-found"]["title"].startswith("CUDA libraries the loader finds nowhere: cudart64_12.dll (onnxruntime-gpu)")
+    # cudart64_12.dll, which ONNX Runtime's own search finds nowhere, is torch's loaded copy: no library-not-found,
+    # but a program that imports onnxruntime without torch first fails (dll-import-order)
+    assert "library-not-found" not in found
+    assert found["dll-import-order"]["title"].startswith("CUDA DLLs found only through an earlier import: cudart64_12.dll (onnxruntime-gpu, from torch)")
     # one file for both (ONNX Runtime alone; or torch alone): no finding
     alone = WindowsMachine(fake_root).onnxruntime_gpu("1.23.2")
     alone.pip_remove("torch")
@@ -185,6 +191,15 @@ def test_a_delay_loaded_dll_names_its_windows_importer_by_file_name():
     found = LoadedLibrary(consumer="torch", object="/e/torch/lib/libtorch_cuda.so", needed="libnvrtc.so.12", loaded_by="dlopen",
                           path="/e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", via="runpath")
     assert library_facts(found) == "libnvrtc.so.12: /e/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 (via runpath, dlopen by libtorch_cuda.so)"
+    # Windows' loaded-module list: whose import loaded it first, and what the consumer's own search takes (or not)
+    loaded = LoadedLibrary(consumer="onnxruntime-gpu", object="C:\\e\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll",
+                           needed="cudnn64_9.dll", path="C:\\e\\torch\\lib\\cudnn64_9.dll", via="loaded", first_loaded_by="torch",
+                           own="C:\\cudnn\\bin\\cudnn64_9.dll")
+    assert library_facts(loaded) == ("cudnn64_9.dll: C:\\e\\torch\\lib\\cudnn64_9.dll (via loaded, loaded first by torch, "
+                                     "its own search takes C:\\cudnn\\bin\\cudnn64_9.dll)")
+    from cudaenv.model.record import replace
+
+    assert library_facts(replace(loaded, own=None)).endswith("(via loaded, loaded first by torch, its own search finds none)")
 
 
 def test_a_frameworks_record_is_read_for_at_most_max_objects_modules(fake_root, monkeypatch):
@@ -220,19 +235,228 @@ def test_paddle_loads_cudnn_and_cublas_by_name(fake_root):
     (NVIDIA's default folder for its CUDA); a cuDNN found nowhere is library-not-found in Paddle's words, whose fix
     names the CUDA and cuDNN it is built for."""
     m = WindowsMachine(fake_root).paddle("2.6.2", cuda="11.8", cudnn="8.9.7")
-    m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cublas64_11.dll", "nvcc.exe"))
+    # a CUDA 11.8 toolkit's bin: cuFFT and cuRAND are 10.x, cuSOLVER and cuSPARSE 11.x in CUDA 11 (CUDA-WIN-NAMES' patterns)
+    m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll",
+                                               "cusparse64_11.dll", "cufft64_10.dll", "nvcc.exe"))
     paddle = Framework(package="paddlepaddle-gpu", version="2.6.2", location=SITE, cuda="11.8", cudnn="8.9")
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
-    assert set(got) == {"cudnn64_8.dll", "cublas64_11.dll"}
+    assert set(got) == {"cudnn64_8.dll", "cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll",
+                        "cufft64_10.dll"}  # each the first of its alternatives found (CUDA 11 and later: <name>64_10 last)
+    assert {got[n].via for n in got if n != "cudnn64_8.dll"} == {"build-toolkit"}
     assert (got["cublas64_11.dll"].via, got["cublas64_11.dll"].loaded_by) == ("build-toolkit", "dlopen")
     assert got["cudnn64_8.dll"].path is None and got["cudnn64_8.dll"].object.endswith("\\paddle\\base\\libpaddle.pyd")
     _, found, _ = m.findings()
     lost = found["library-not-found"]
     assert "cudnn64_8.dll (paddlepaddle-gpu)" in lost["title"] and "Paddle depends on is not configured correctly" in lost["detail"]
     assert lost["fix"] == ["# install the CUDA 11.8 toolkit and cuDNN 8.9.7 (the ones paddlepaddle-gpu is built for) and put "
-                           "their bin folders on PATH"]
+                           "their bin folders on PATH",
+                           "# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) to the folder that holds cudnn64_8.dll"]
+    assert "FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT)" in lost["detail"]
     m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
     m.path.append("C:\\tools\\cudnn\\bin")
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
     assert got["cudnn64_8.dll"].via == "PATH"
     assert "library-not-found" not in m.findings()[1]
+
+
+def test_process_loads_gives_a_later_consumer_the_module_loaded_first():
+    """The loaded-module list (MS-ORDER), pure: a later consumer's by-name load of a name another consumer loaded
+    earlier gets that file (via "loaded"), with its own search's answer kept in ``own`` (None: it found none); the
+    same file, a KnownDLL, or a name nobody loaded earlier is left as it is; the first file loaded of a name is the
+    one every later consumer gets."""
+    from cudaenv.model.snapshot import LoadedLibrary
+    from cudaenv.probes.dlls import process_loads
+
+    torch_copy, path_copy, other = "C:\\e\\torch\\lib\\cudnn64_9.dll", "C:\\cudnn\\bin\\cudnn64_9.dll", "D:\\x\\cudnn64_9.dll"
+    libs = [LoadedLibrary(consumer="onnxruntime-gpu", object="o.dll", needed="cudnn64_9.dll", path=path_copy, via="PATH"),
+            LoadedLibrary(consumer="onnxruntime-gpu", object="o.dll", needed="CUDART64_12.dll", via=None),
+            LoadedLibrary(consumer="cupy-cuda12x", object="c.pyd", needed="cudnn64_9.dll", path=other, via="add_dll_directory",
+                          others=(torch_copy,)),
+            LoadedLibrary(consumer="cupy-cuda12x", object="c.pyd", needed="nvrtc64_120_0.dll", path="C:\\t\\nvrtc64_120_0.dll", via="PATH"),
+            LoadedLibrary(consumer="paddlepaddle-gpu", object="p.pyd", needed="nvrtc64_120_0.dll", path="C:\\p\\nvrtc64_120_0.dll", via="PATH"),
+            LoadedLibrary(consumer="paddlepaddle-gpu", object="p.pyd", needed="kernel32.dll", path="C:\\Windows\\System32\\kernel32.dll",
+                          via="known-dlls")]
+    preloaded = {"cudnn64_9.dll": (torch_copy, "torch"), "cudart64_12.dll": ("C:\\e\\torch\\lib\\cudart64_12.dll", "torch"),
+                 "kernel32.dll": ("C:\\e\\torch\\lib\\kernel32.dll", "torch")}
+    got = process_loads(libs, preloaded, lambda p: bool(p and "\\e\\" in p))
+    ort, cudart, cupy, nvrtc, paddle, known = got
+    assert (ort.path, ort.via, ort.own, ort.first_loaded_by, ort.from_wheel) == (torch_copy, "loaded", path_copy, "torch", True)
+    assert (cudart.path, cudart.via, cudart.own) == ("C:\\e\\torch\\lib\\cudart64_12.dll", "loaded", None)  # matched without case
+    assert (cupy.path, cupy.own, cupy.others) == (torch_copy, other, (other,))  # torch's copy is no longer "further down"
+    assert (nvrtc.via, paddle.path, paddle.via, paddle.own, paddle.first_loaded_by) == (
+        "PATH", "C:\\t\\nvrtc64_120_0.dll", "loaded", "C:\\p\\nvrtc64_120_0.dll", "cupy-cuda12x")
+    assert known == libs[5]
+    assert process_loads(libs, {}, lambda p: False)[0] == libs[0]
+
+
+def test_torch_imported_first_decides_the_cuda_dlls_onnxruntime_gets(fake_root):
+    """On the Windows model: torch ships cudart64_12.dll and cudnn64_9.dll in torch\\lib, and `import torch` loads them;
+    ONNX Runtime's own search finds neither (no toolkit, no cuDNN on PATH), yet in the usual program (torch imported
+    first) it gets torch's: no library-not-found, but dll-import-order, whose fix is the import order or ONNX Runtime's
+    own way to the DLLs, and whose detail says how a program without torch first fails."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE, cuda="12", gpu_build=True)
+    got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(ort,)) if x.consumer == "onnxruntime-gpu"}
+    lib = got["cudnn64_9.dll"]
+    assert (lib.path, lib.via, lib.own, lib.first_loaded_by) == (SITE + "\\torch\\lib\\cudnn64_9.dll", "loaded", None, "torch")
+    assert got["cufft64_11.dll"].via == "loaded"
+    _, found, data = m.findings()
+    assert "library-not-found" not in found and "dll-two-copies" not in found
+    f = found["dll-import-order"]
+    assert f["title"].startswith("CUDA DLLs found only through an earlier import: cudart64_12.dll (onnxruntime-gpu, from torch), ")
+    assert "onnxruntime-gpu gets %s\\torch\\lib\\cudart64_12.dll, which torch loaded" % SITE in f["detail"]
+    assert "LoadLibrary failed with error 126" in f["detail"] and f["fix_kind"] == "user-code"
+    assert f["fix"][0] == "# import torch before onnxruntime in every program that uses it (then it uses torch's copy)"
+    assert "preload_dlls" in f["fix"][1]
+    entry = next(x for x in data["libraries"] if x["consumer"] == "onnxruntime-gpu" and x["needed"] == "cudnn64_9.dll")
+    assert (entry["via"], entry["first_loaded_by"], entry["own"]) == ("loaded", "torch", None)
+    # the same machine without torch: ONNX Runtime's own search decides, and it finds none
+    m.pip_remove("torch")
+    _, found, _ = m.findings()
+    assert "dll-import-order" not in found and "cudnn64_9.dll (onnxruntime-gpu)" in found["library-not-found"]["title"]
+
+
+def _paddle(fake_root):
+    m = WindowsMachine(fake_root).paddle("2.6.2", cuda="11.8", cudnn="8.9.7")
+    return m, Framework(package="paddlepaddle-gpu", version="2.6.2", location=SITE, cuda="11.8", cudnn="8.9")
+
+
+def test_paddle_honours_its_flags_dir_environment_variables(fake_root):
+    """PADDLE-FLAGS: FLAGS_cudnn_dir names the folder cuDNN is loaded from (by full path, before any search: even a
+    cudnn64_8.dll on PATH is not taken); on Windows cuBLAS takes FLAGS_cuda_dir, and FLAGS_cublas_dir (Linux's) is not
+    read; a flag whose folder lacks the DLL falls through to the search, which then finds none."""
+    m, paddle = _paddle(fake_root)
+    m.put("C:\\tools\\cudnn\\bin\\cudnn64_8.dll")
+    for name in ("cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll", "cufft64_10.dll"):
+        m.put("C:\\cuda118\\bin\\" + name)
+    m.put("C:\\onpath\\cudnn64_8.dll")
+    m.path.append("C:\\onpath")
+    m.env.update(FLAGS_cudnn_dir="C:\\tools\\cudnn\\bin", FLAGS_cublas_dir="C:\\cuda118\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert (got["cudnn64_8.dll"].path, got["cudnn64_8.dll"].via) == ("C:\\tools\\cudnn\\bin\\cudnn64_8.dll", "flag-dir")
+    assert got["cudnn64_8.dll"].others == ("C:\\onpath\\cudnn64_8.dll",)
+    assert got["cublas64_11.dll"].path is None  # FLAGS_cublas_dir is not Windows' flag for cuBLAS
+    m.env["FLAGS_cuda_dir"] = "C:\\cuda118\\bin"
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert (got["cublas64_11.dll"].path, got["cublas64_11.dll"].via) == ("C:\\cuda118\\bin\\cublas64_11.dll", "flag-dir")
+    assert got["cufft64_10.dll"].via == got["cusolver64_11.dll"].via == "flag-dir"  # cuRAND, cuSOLVER, ... take it too
+    _, found, _ = m.findings()
+    assert "library-not-found" not in found
+    # Python on Windows hands os.environ's keys over in upper case (its os docs); Windows reads them without case
+    del m.env["FLAGS_cuda_dir"], m.env["FLAGS_cudnn_dir"]
+    m.env.update(FLAGS_CUDA_DIR="C:\\cuda118\\bin", FLAGS_CUDNN_DIR="C:\\tools\\cudnn\\bin")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert {x.via for x in got.values()} == {"flag-dir"}
+    del m.env["FLAGS_CUDNN_DIR"]
+    m.env["FLAGS_cudnn_dir"] = "C:\\empty"  # no cudnn64_8.dll there: the search decides (PATH)
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    assert (got["cudnn64_8.dll"].path, got["cudnn64_8.dll"].via) == ("C:\\onpath\\cudnn64_8.dll", "PATH")
+
+
+def test_paddle_puts_its_own_folders_first_on_path(fake_root):
+    """PADDLE-PATH: import paddle puts libpaddle.pyd's folder and paddle\\libs first on PATH in its own process, so a
+    cudnn64_8.dll shipped in paddle\\libs is found by the by-name load, ahead of one on the machine's PATH."""
+    m, paddle = _paddle(fake_root)
+    m.put(SITE + "\\paddle\\libs\\cudnn64_8.dll")
+    m.put("C:\\onpath\\cudnn64_8.dll")
+    m.path.append("C:\\onpath")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(paddle,))}
+    lib = got["cudnn64_8.dll"]
+    assert (lib.path, lib.via, lib.others) == (SITE + "\\paddle\\libs\\cudnn64_8.dll", "PATH", ("C:\\onpath\\cudnn64_8.dll",))
+    assert lib.from_wheel
+
+
+def test_a_flags_dir_load_is_by_full_path_not_the_loaded_module(fake_root):
+    """A load by full path (Paddle's FLAGS_cudnn_dir) is no search: torch's cudnn64_9.dll, loaded first, does not
+    stand in for it, while Paddle's cuBLAS, loaded by name, gets torch's cublas64_12.dll."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").paddle("3.0.0", cuda="12.6", cudnn="9.5.1")
+    paddle = Framework(package="paddlepaddle-gpu", version="3.0.0", location=SITE, cuda="12.6", cudnn="9.5")
+    m.put("C:\\cudnn9\\bin\\cudnn64_9.dll")
+    m.env["FLAGS_cudnn_dir"] = "C:\\cudnn9\\bin"
+    got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(paddle,)) if x.consumer == paddle.package}
+    assert (got["cudnn64_9.dll"].path, got["cudnn64_9.dll"].via) == ("C:\\cudnn9\\bin\\cudnn64_9.dll", "flag-dir")
+    assert (got["cublas64_12.dll"].via, got["cublas64_12.dll"].first_loaded_by) == ("loaded", "torch")
+
+
+def test_cupy_preloads_its_cudnn_from_cupy_cuda_lib_path(fake_root):
+    """CUPY-PRELOAD: a CuPy pip wheel loads the cuDNN its cupy\\.data\\_wheel.json names by full path from
+    CUPY_CUDA_LIB_PATH\\<cuda>\\cudnn\\<version>\\bin (default %USERPROFILE%\\.cupy\\cuda_lib) before its cuDNN module
+    is loaded, so that module's import of cudnn64_8.dll gets that file (via preload), whatever its own search finds
+    (kept in others); without a preloaded file its own search decides."""
+    m = WindowsMachine(fake_root).toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cudnn64_8.dll", "nvcc.exe"))
+    m.cupy("13.6.0", "cupy-cuda11x", cudnn="8.8.1")
+    cupy = Framework(package="cupy-cuda11x", version="13.6.0", location=SITE, cuda="11", gpu_build=True)
+    toolkit_copy = PROGRAMS + "\\v11.8\\bin\\cudnn64_8.dll"
+
+    def cudnn():
+        return next(x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,)) if x.needed == "cudnn64_8.dll")
+
+    assert (cudnn().path, cudnn().via) == (toolkit_copy, "add_dll_directory")  # nothing preloaded: CUDA_PATH's bin
+    m.put("D:\\cupylibs\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll")
+    m.env["CUPY_CUDA_LIB_PATH"] = "D:\\cupylibs"
+    lib = cudnn()
+    assert (lib.path, lib.via, lib.others) == ("D:\\cupylibs\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll", "preload", (toolkit_copy,))
+    del m.env["CUPY_CUDA_LIB_PATH"]
+    m.env["USERPROFILE"] = "C:\\Users\\me"
+    m.put("C:\\Users\\me\\.cupy\\cuda_lib\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll")
+    assert cudnn().path == "C:\\Users\\me\\.cupy\\cuda_lib\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll"
+
+
+def test_a_conda_cupy_preloads_nothing_and_adds_cuda_path_itself(fake_root):
+    """CUPY-PRELOAD: a conda package (_wheel.json's packaging conda) preloads nothing, and CuPy adds CUDA_PATH itself
+    (not its bin) with os.add_dll_directory."""
+    m = WindowsMachine(fake_root).cupy("13.6.0", "cupy-cuda12x", cudnn="9.1.0", packaging="conda")
+    m.env.update(CUDA_PATH="C:\\envs\\cp\\Library\\bin", USERPROFILE="C:\\Users\\me")
+    m.put("C:\\envs\\cp\\Library\\bin\\cudart64_12.dll")
+    m.put("C:\\envs\\cp\\Library\\bin\\cudnn64_9.dll")
+    m.put("C:\\Users\\me\\.cupy\\cuda_lib\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
+    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
+    assert (got["cudnn64_9.dll"].path, got["cudnn64_9.dll"].via) == ("C:\\envs\\cp\\Library\\bin\\cudnn64_9.dll", "add_dll_directory")
+    assert got["cudart64_12.dll"].via == "add_dll_directory"
+
+
+def test_torch_imported_first_outranks_cupys_preload_for_a_by_name_import(fake_root):
+    """torch's cudnn64_9.dll is loaded at import torch; CuPy's preload of its own cudnn64_9.dll comes later, and its
+    cuDNN module's by-name import gets the module loaded first (torch's): dll-two-copies names both files."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").cupy("13.6.0", "cupy-cuda12x", cudnn="9.1.0")
+    m.toolkit("12.4.131", on_path=False)
+    m.put("D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
+    m.env["CUPY_CUDA_LIB_PATH"] = "D:\\cl"
+    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
+    got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(cupy,)) if x.consumer == cupy.package}
+    lib = got["cudnn64_9.dll"]
+    assert (lib.path, lib.via, lib.own) == (SITE + "\\torch\\lib\\cudnn64_9.dll", "loaded", "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
+    _, found, _ = m.findings()
+    assert "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll" in found["dll-two-copies"]["detail"]
+
+
+def test_known_dll_names_come_from_the_machines_key_when_read():
+    """known_dll_names: the value data that are plain DLL file names, DllDirectory (the folder) left out, lower case,
+    once each; nothing usable: () (the documented list is used instead)."""
+    from cudaenv.probes.dlls import known_dll_names
+
+    values = {"advapi32": "advapi32.dll", "KERNEL32": "KERNEL32.DLL", "DllDirectory": "%SystemRoot%\\system32",
+              "DllDirectory32": "%SystemRoot%\\syswow64", "x": "..\\evil.dll", "y": "not-a-dll", "z": "kernel32.dll"}
+    assert known_dll_names(values) == ("advapi32.dll", "kernel32.dll")
+    assert known_dll_names(None) == () and known_dll_names({"DllDirectory": "C:\\Windows\\System32"}) == ()
+
+
+def test_the_probe_uses_the_machines_known_dlls(fake_root, monkeypatch):
+    """The resolver's KnownDLLs are the machine's registry key where it can be read (host/registry.read_values), else the
+    table's documented defaults. The key here is constructed to list a CUDA DLL name, which no real list does, so that
+    the difference shows: that name is then the system's copy, whatever torch\\lib holds."""
+    from cudaenv.host import registry
+    from cudaenv.probes import dlls
+
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128")
+    host = m.host()
+    asked = []
+    monkeypatch.setattr(registry, "read_values", lambda h, key: asked.append((h, key)) and None or {
+        "kernel32": "kernel32.dll", "cudart": "cudart64_12.dll"})
+    got = {x.needed: x for x in probe_dlls(host, SITE, PYTHON, cuda="12.8")}
+    assert (got["cudart64_12.dll"].path, got["cudart64_12.dll"].via) == (SYSTEM32 + "\\cudart64_12.dll", "known-dlls")
+    assert asked == [(host, next(r["key"] for r in dlls.dll_table()["rows"] if r.get("kind") == "known-dlls"))]
+    assert asked[0][1] == "SYSTEM\\CurrentControlSet\\Control\\Session Manager\\KnownDLLs"
+    monkeypatch.setattr(registry, "read_values", lambda h, key: None)  # unreadable: the documented list (no CUDA name)
+    assert {x.needed: x for x in probe_dlls(host, SITE, PYTHON, cuda="12.8")}["cudart64_12.dll"].via == "dll-dir"

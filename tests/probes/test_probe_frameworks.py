@@ -60,6 +60,23 @@ def test_jax_takes_its_plugins_major_and_the_first_site_packages_wins(tmp_path):
     assert found["cupy-cuda11x"].version == "12.3.0" and found["cupy-cuda11x"].location == str(user)
 
 
+def test_a_jaxlib_cuda_wheel_before_the_plugins_is_a_cuda_build_with_its_cudnn(tmp_path):
+    """jaxlib was itself the CUDA build before the jax-cudaNN-plugin packages (jax-ml/jax#20519, #18027: jax 0.4.25 with
+    jaxlib 0.4.25+cuda12.cudnn89): its tag says CUDA 12 and cuDNN 8.9, and jax without a plugin is not a CPU build."""
+    site = tmp_path / "site-packages"
+    dist(site, "jax", "0.4.25")
+    dist(site, "jaxlib", "0.4.25+cuda12.cudnn89")
+    found, _ = _read(site)
+    jaxlib = found["jaxlib"]
+    assert (jaxlib.cuda, jaxlib.cudnn, jaxlib.cuda_from, jaxlib.gpu_build) == ("12", "8.9", "local-tag", True)
+    assert found["jax"].gpu_build is None and found["jax"].cuda is None  # not a CPU build; jaxlib's row says the CUDA
+    plain = tmp_path / "plain"
+    dist(plain, "jax", "0.4.25")
+    dist(plain, "jaxlib", "0.4.25")  # the CPU jaxlib of the same release
+    found, _ = _read(plain)
+    assert found["jax"].gpu_build is False and found["jaxlib"].cudnn is None
+
+
 def test_hostile_files_are_read_bounded_and_checked(tmp_path):
     site = tmp_path / "site-packages"
     folder = dist(site, "tensorflow", "2.20.0", files={"tensorflow/python/platform/build_info.py": "cuda_version = '`reboot`'\n" * 5000})
