@@ -39,10 +39,10 @@ MODULES = (
     "cudaenv.core.lazy",
     "cudaenv.core.resources",
     "cudaenv.core.text",
-    "cudaenv.core.version",
+    "cudaenv.core.version_strings",
     "cudaenv.model",
     "cudaenv.model.record",
-    "cudaenv.model.snapshot",
+    "cudaenv.model.toolkits",
     "cudaenv.parse",
     "cudaenv.parse.dpkg",
     "cudaenv.parse.toolkit_files",
@@ -94,6 +94,7 @@ DOCTOR_MODULES = (
     "cudaenv.core.text",
     "cudaenv.core.tuples",
     "cudaenv.core.version",
+    "cudaenv.core.version_strings",
     "cudaenv.diagnose",
     "cudaenv.diagnose._common",
     "cudaenv.diagnose.containers",
@@ -134,6 +135,7 @@ DOCTOR_MODULES = (
     "cudaenv.model.reports",
     "cudaenv.model.schema",
     "cudaenv.model.snapshot",
+    "cudaenv.model.toolkits",
     "cudaenv.model.visible",
     "cudaenv.parse",
     "cudaenv.parse._lines",
@@ -271,6 +273,8 @@ class _Finder:
     def __init__(self, index: dict, code: memoryview, package_root: str):
         ext = sys.modules["_frozen_importlib_external"]
         self.index, self.code, self.root, self.ext = index, code, package_root.rstrip("/") + "/", ext
+        # the __pycache__ tag of __cached__ (None: a PYTHONPYCACHEPREFIX moves it, and the usual computation says where)
+        self.tag = None if sys.pycache_prefix else sys.implementation.cache_tag
         self.loaded = []  # the names taken from the bundle, in order (for the tests)
         self.skipped = []  # the names found as usual: their source changed since the build
 
@@ -304,9 +308,12 @@ class _Finder:
                 return None
         except OSError:
             return None
-        locations = [origin.rpartition("/")[0]] if entry[1] else None
-        return self.ext.spec_from_file_location(name, origin, loader=self.loader_class(name, origin),
-                                                submodule_search_locations=locations)
+        folder, _, file = origin.rpartition("/")
+        spec = self.ext.spec_from_file_location(name, origin, loader=self.loader_class(name, origin),
+                                                submodule_search_locations=[folder] if entry[1] else None)
+        if self.tag is not None:  # __cached__ as the usual import names it, without its path arithmetic per module
+            spec.cached = "%s/__pycache__/%s.%s.pyc" % (folder, file[:-3], self.tag)
+        return spec
 
 
 def use_bundle(path: "Optional[str]" = None, name: str = BUNDLE) -> "Optional[_Finder]":

@@ -42,7 +42,7 @@ def run(args, ctx) -> int:
 
     host = ctx.host(args)
     if args.complete:
-        toolkits, _link = load_toolkits(host)
+        toolkits, _link, _chosen = load_toolkits(host)
         ctx.out.write("".join(w + "\n" for w in switch.completion_words(toolkits)))
         return 0
     misuse = "off-alone" if args.off and (args.version or args.local or args.write) else "local-alone" if args.local and not args.version else None
@@ -52,13 +52,13 @@ def run(args, ctx) -> int:
     if shell is None and not args.write:
         return 2
     found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env) if args.auto else (None, None)
-    toolkits, link = load_toolkits(host, None if args.off or args.write else spec if args.auto else args.version)
+    toolkits, link, chosen = load_toolkits(host, None if args.off or args.write else spec if args.auto else args.version)
     try:
         if args.auto:
             if found is not None and spec is None:
                 ctx.err.write("cudaenv: %s\n" % _words("ignored", printable(found)))
                 return 1
-            change = switch.plan_auto(toolkits, ctx.env, (found, spec) if found else None, host.system, link)
+            change = switch.plan_auto(toolkits, ctx.env, (found, spec) if found else None, host.system, link, chosen)
         elif args.off:
             change = switch.plan_off(toolkits, ctx.env, host.system, link)
         else:
@@ -71,7 +71,7 @@ def run(args, ctx) -> int:
                     return _fail(ctx, _words("names-none", printable(found)), toolkits, host.system)
             else:
                 spec = spec_path(spec, start_dir(ctx.env, ctx.cwd), host, ctx.env)
-            toolkit = select.select_toolkit(toolkits, spec, host.system)
+            toolkit = chosen if chosen is not None and spec == args.version else select.select_toolkit(toolkits, spec, host.system)  # one pick
             written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)
@@ -79,7 +79,7 @@ def run(args, ctx) -> int:
             if args.write:
                 return _write_script(args.write, toolkit, toolkits, link, host.system, ctx)
             if written:  # as if the hook had entered the project: leaving it switches back to what was active
-                change = switch.plan_auto(toolkits, ctx.env, (written, spec), host.system, link)
+                change = switch.plan_auto(toolkits, ctx.env, (written, spec), host.system, link, toolkit)
             else:
                 change = switch.plan_switch(toolkit, toolkits, ctx.env, host.system, link)
     except select.SelectError as exc:

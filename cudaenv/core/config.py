@@ -127,7 +127,7 @@ def value(env, name):
     if s.kind == SECONDS:
         return _seconds(raw, "%s=%s" % (name, raw), name, "%s=10" % name)
     if s.kind == DRIVER:
-        from cudaenv.core.version import parse_driver_version
+        from cudaenv.core.version_strings import parse_driver_version
 
         if parse_driver_version(raw) is None:
             from cudaenv.core.i18n import M

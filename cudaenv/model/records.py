@@ -13,6 +13,7 @@ from cudaenv.model.record import registered
 # The modules whose Record classes are the JSON contract (the snapshot, the command envelopes and what they hold).
 CONTRACT_MODULES = (
     "cudaenv.model.snapshot",
+    "cudaenv.model.toolkits",
     "cudaenv.model.reports",
     "cudaenv.verify.records",
     "cudaenv.verify.toolkit_check",

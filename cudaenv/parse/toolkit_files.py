@@ -18,7 +18,7 @@ Pure, stdlib only (on the ``cudaenv use`` path: ``json`` is imported only for fi
 from __future__ import annotations
 
 from cudaenv.core.lazy import LazyPattern
-from cudaenv.core.version import cuda_from_int, parse_version
+from cudaenv.core.version_strings import parse_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
@@ -125,7 +125,11 @@ def parse_cuda_h(text: str) -> Optional[str]:
     if not isinstance(text, str) or "CUDA_VERSION" not in text:
         return None
     match = _CUDA_H.search(text)
-    return cuda_from_int(match.group(1)) if match else None  # 60,000 digits are no version: None
+    if not match:
+        return None
+    from cudaenv.core.version import cuda_from_int  # (a toolkit without version.json: off `use`'s usual path)
+
+    return cuda_from_int(match.group(1))  # 60,000 digits are no version: None
 
 
 def cuda_h_raw(text: str) -> Optional[str]:

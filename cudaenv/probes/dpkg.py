@@ -12,7 +12,7 @@ from cudaenv.host.files import read_plain_files
 from cudaenv.parse.dpkg import Package, list_package_name, parse_alternatives, parse_list, parse_status
 from cudaenv.probes.package_db import ALTERNATIVES, DPKG_INFO, DPKG_STATUS
 from cudaenv.model.record import Record
-from cudaenv.model.snapshot import Note
+from cudaenv.model.toolkits import Note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `cudaenv list` reads the .list files and imports neither typing nor dataclasses

@@ -12,21 +12,25 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import List, Optional, Tuple
 
+    from cudaenv.model.toolkits import Toolkit
 
-def load_toolkits(host, spec: Optional[str] = None) -> Tuple[list, Optional[str]]:
-    """The toolkits found on ``host`` with paths as this machine names them, and the /usr/local/cuda link's path.
+
+def load_toolkits(host, spec: Optional[str] = None) -> Tuple[list, Optional[str], Optional[Toolkit]]:
+    """The toolkits found on ``host`` with paths as this machine names them, the /usr/local/cuda link's path, and the
+    toolkit ``spec`` names when this already picked it (else None: the caller picks, with ``select_toolkit``).
 
     With a version ``spec``: only the toolkits that can be its answer or own an entry the switch takes out of PATH
     or LD_LIBRARY_PATH (:func:`cudaenv.probes.toolkits.named.probe_toolkits_named`), when their folder names tell
-    and one of them is the answer; else every toolkit. Under ``--root`` the paths are mapped into the root, so the
-    shell code works in a shell on this machine.
+    and one of them is the answer (that pick is the one returned: `use` does not pick twice); else every toolkit,
+    and no pick. Under ``--root`` the paths are mapped into the root, so the shell code works in a shell on this
+    machine.
     """
     from cudaenv.model.record import replace
 
     from cudaenv.probes.site_packages import env_site_packages
     from cudaenv.probes.toolkits import probe_toolkits
 
-    state = None
+    state = chosen = None
     if spec is not None:
         from cudaenv.probes.toolkits.named import probe_toolkits_named
         from cudaenv.toolkit.select import SelectError, select_toolkit
@@ -40,7 +44,7 @@ def load_toolkits(host, spec: Optional[str] = None) -> Tuple[list, Optional[str]
         state = probe_toolkits_named(host, spec, paths, site_packages=env_site_packages(host))
         try:
             if state is not None:
-                select_toolkit(state.toolkits, spec, host.system)
+                chosen = select_toolkit(state.toolkits, spec, host.system)
         except SelectError:
             state = None  # no answer, or two: the message lists every toolkit
     if state is None:
@@ -49,9 +53,11 @@ def load_toolkits(host, spec: Optional[str] = None) -> Tuple[list, Optional[str]
     link = None if host.system == "windows" else "/usr/local/cuda"
     if host.rooted:
         # The shell code runs on this machine: name the toolkits where they are here, inside the root.
+        at = next(i for i, t in enumerate(toolkits) if t is chosen) if chosen is not None else None
         toolkits = [replace(t, path=host.local(t.path), nvcc=host.local(t.nvcc) if t.nvcc else None) for t in toolkits]
         link = host.local(link) if link else None
-    return toolkits, link
+        chosen = toolkits[at] if at is not None else None
+    return toolkits, link, chosen
 
 
 def spec_path(spec: str, base: str, host, env) -> str:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import posixpath
 
 from cudaenv.core.lazy import LazyModule
-from cudaenv.core.version import is_version, version_key
+from cudaenv.core.version_strings import is_version, version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only
 
@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only
     from typing import Callable, List, Optional, Sequence
 
-    from cudaenv.model.snapshot import Toolkit
+    from cudaenv.model.toolkits import Toolkit
 
 NEWEST = "newest"
 UNIQUE = "unique"

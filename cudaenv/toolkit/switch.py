@@ -25,9 +25,9 @@ import posixpath
 
 from cudaenv.core.lazy import LazyModule
 from cudaenv.model.record import Record, replace
-from cudaenv.model.snapshot import Toolkit
+from cudaenv.model.toolkits import Toolkit
 from cudaenv.toolkit.select import LINK, SelectError, norm_path, select_toolkit, unique_toolkits
-from cudaenv.core.version import is_version, version_key
+from cudaenv.core.version_strings import is_version, version_key
 from cudaenv.core.text import printable
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
@@ -325,15 +325,18 @@ def plan_auto(
     found: Optional[Tuple[str, str]],
     system: str = "linux",
     link: Optional[str] = LINK,
+    toolkit: Optional[Toolkit] = None,
 ) -> EnvChange:
     """The hook's switch: ``found`` = (``.cuda-version`` path, its spec) for the current dir, or None.
 
-    Entering a project switches and remembers what was active before; leaving switches back to it.
+    Entering a project switches and remembers what was active before; leaving switches back to it. ``toolkit``: the
+    one of ``toolkits`` that ``found``'s spec names, when the caller has picked it already (else it is picked here).
     """
     paths = _Paths(system)
     if found is not None:
         file, spec = found
-        toolkit = select_toolkit(toolkits, spec, system)
+        if toolkit is None:
+            toolkit = select_toolkit(toolkits, spec, system)
         change = plan_switch(toolkit, toolkits, env, system, link, keep_auto=True)
         extra: List[Tuple[str, Optional[str]]] = [(AUTO, file)]
         if _get(env, AUTO, paths) is None:

@@ -36,7 +36,7 @@ def use_picks(toolkits):
     """The major.minors whose toolkits mix both numberings, each with the one `use X.Y` picks (none on a tie)."""
     if not toolkits:
         return []
-    from cudaenv.core.version import version_key
+    from cudaenv.core.version_strings import version_key
     from cudaenv.toolkit.select import newest_toolkits, numbering
 
     groups = {}

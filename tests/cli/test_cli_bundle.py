@@ -160,14 +160,18 @@ code = switch.plan_switch.__code__
 out.append(repr((code.co_filename, linecache.getline(code.co_filename, code.co_firstlineno).strip())))
 print("\\n".join(out))
 """
-    env = {"PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1", "PATH": TOOLS}
-    bundled = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
-    usual = subprocess.run([sys.executable, "-S", "-c", probe.replace("finder = use_bundle()", "finder = None")],
-                           capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
-    assert bundled.returncode == 0 and usual.returncode == 0, bundled.stderr + usual.stderr
-    assert bundled.stdout.count("'BundleLoader'") == 2 and usual.stdout.count("'SourceFileLoader'") == 2
-    assert bundled.stdout.replace("'BundleLoader'", "'SourceFileLoader'") == usual.stdout
-    assert str(package / "cudaenv" / "toolkit" / "switch.py") in bundled.stdout and "def plan_switch(" in bundled.stdout
+    for prefix in (None, str(tmp_path / "pycache")):  # __cached__ where PYTHONPYCACHEPREFIX moves it too
+        env = {"PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1", "PATH": TOOLS}
+        if prefix:
+            env["PYTHONPYCACHEPREFIX"] = prefix
+        bundled = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
+        usual = subprocess.run([sys.executable, "-S", "-c", probe.replace("finder = use_bundle()", "finder = None")],
+                               capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
+        assert bundled.returncode == 0 and usual.returncode == 0, bundled.stderr + usual.stderr
+        assert bundled.stdout.count("'BundleLoader'") == 2 and usual.stdout.count("'SourceFileLoader'") == 2
+        assert bundled.stdout.replace("'BundleLoader'", "'SourceFileLoader'") == usual.stdout
+        assert str(package / "cudaenv" / "toolkit" / "switch.py") in bundled.stdout and "def plan_switch(" in bundled.stdout
+        assert ("__pycache__" in bundled.stdout) == (prefix is None) and (prefix or "__pycache__") in bundled.stdout
 
 
 def test_no_bundle_on_windows_and_a_found_one_goes_first(package, monkeypatch):

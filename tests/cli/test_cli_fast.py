@@ -215,6 +215,10 @@ def test_cudaenv_use_imports_at_most_its_budget_of_modules(tmp_path):
     assert "/sw/12.4/bin" in run.stdout, run.stdout
     loaded = run.stderr.rsplit("LOADED", 1)[1].split()
     assert "cudaenv.probes.parent" not in loaded
+    # the snapshot's 29 records are not defined for the 4 a switch makes (cudaenv.model.toolkits holds those)
+    assert "cudaenv.model.snapshot" not in loaded and "cudaenv.model.toolkits" in loaded
+    # nor the version home's other forms (integers, compute capabilities, PEP 440) for the version strings it reads
+    assert "cudaenv.core.version" not in loaded and "cudaenv.core.version_strings" in loaded
     assert len(loaded) <= USE_MODULES, (len(loaded), loaded)
 
 
@@ -337,3 +341,44 @@ def test_use_and_list_end_without_the_interpreters_teardown_when_nothing_runs_at
     assert code == 0 and out.endswith("AFTER MAIN\n") and "TORN DOWN" in err
     code, out, err = run("entry", "--version")
     assert code == 0 and "TORN DOWN" in err  # any other command: the usual exit
+
+
+GC_PROBE = """
+import gc, sys
+how = sys.argv[1]
+sys.argv = ["cudaenv"] + sys.argv[2:]
+from cudaenv.cli import main
+code = main() if how == "entry" else main(sys.argv[1:])
+before = sum(s["collections"] for s in gc.get_stats())
+made = [(i,) for i in range(5000)]  # what an exit allocates, and more
+sys.stderr.write("GC %s %d\\n" % (gc.isenabled(), sum(s["collections"] for s in gc.get_stats()) - before))
+sys.exit(code)
+"""
+
+
+def test_the_cudaenv_command_exits_without_collecting_what_use_made(tmp_path):
+    """Counted (issue 35): `use` and `list` run with the cyclic collector off; the `cudaenv` command (main() with no
+    arguments, bin/cudaenv) leaves it off, since switched on again at the end its first collection walks every object
+    the run made (about 2 % of `use`'s instructions) in a process about to exit; main(argv) in a longer-lived process
+    (a test, a library) gets it back on."""
+    import subprocess
+    import sys
+
+    import cudaenv
+    from builders import TOOLS
+
+    for version in ("12.4.131", "12.1.105"):
+        top = tmp_path / "root" / "sw" / version[:4]
+        (top / "bin").mkdir(parents=True)
+        (top / "version.json").write_text('{"cuda": {"version": "%s"}}' % version)
+    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
+           "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+    for argv in (("use", "12.4", "--shell", "bash"), ("list",)):
+        said = {}
+        for how in ("entry", "called"):
+            r = subprocess.run([sys.executable, "-S", "-c", GC_PROBE, how, *argv], capture_output=True, text=True,
+                               env=env, timeout=60, cwd=str(tmp_path))
+            assert r.returncode == 0 and "12.4" in r.stdout, r.stderr
+            said[how] = r.stderr.rsplit("GC ", 1)[1].split()
+        assert said["entry"] == ["False", "0"], said
+        assert said["called"][0] == "True" and int(said["called"][1]) > 0, said

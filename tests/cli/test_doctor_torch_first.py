@@ -18,10 +18,11 @@ import pytest
 BEFORE_THE_CHILD = {
     "cudaenv", "cudaenv._child", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.commands.doctor",
     "cudaenv.core", "cudaenv.core.config", "cudaenv.core.errors", "cudaenv.core.i18n", "cudaenv.core.jobs",
-    "cudaenv.core.lazy", "cudaenv.core.options", "cudaenv.core.text", "cudaenv.core.version", "cudaenv.diagnose",
+    "cudaenv.core.lazy", "cudaenv.core.options", "cudaenv.core.text", "cudaenv.core.version", "cudaenv.core.version_strings",
+    "cudaenv.diagnose",
     "cudaenv.diagnose.service", "cudaenv.host", "cudaenv.host.children", "cudaenv.host.files", "cudaenv.host.process",
     "cudaenv.host.resolve", "cudaenv.host.state", "cudaenv.model", "cudaenv.model.record", "cudaenv.model.reports",
-    "cudaenv.model.snapshot", "cudaenv.probes", "cudaenv.probes.collect", "cudaenv.probes.env",
+    "cudaenv.model.snapshot", "cudaenv.model.toolkits", "cudaenv.probes", "cudaenv.probes.collect", "cudaenv.probes.env",
     "cudaenv.probes.python", "cudaenv.probes.site_packages", "cudaenv.probes.torch", "cudaenv.probes.torch_child",
     "cudaenv.render", "cudaenv.render.spinner",
 }

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from builders import assert_bounded
 from cudaenv.core import version as v
+from cudaenv.core import version_strings as strings
 
 
 # ------------------------------------------------------------------------------ strict versions
@@ -105,23 +106,23 @@ def test_version_key_and_comparisons():
 def test_version_key_reads_a_string_once_and_answers_as_the_first_reading(text):
     """Counted work (issue 35): a version string read again is answered from what was read (`cudaenv use` with 1,000
     toolkits reads 27 strings 356 times), with the same answer; a long string is not kept."""
-    v._KEYS.clear()
+    strings._KEYS.clear()
     first = v.version_key(text)
-    kept = text in v._KEYS
-    assert kept == (bool(text) and len(text) <= v._KEYS_LONGEST)
+    kept = text in strings._KEYS
+    assert kept == (bool(text) and len(text) <= strings._KEYS_LONGEST)
     if kept:
-        v._KEYS[text] = ("answered", "from", "the", "cache")  # a planted answer: the second reading must return it
+        strings._KEYS[text] = ("answered", "from", "the", "cache")  # a planted answer: the second reading must return it
         assert v.version_key(text) == ("answered", "from", "the", "cache")
-        del v._KEYS[text]
+        del strings._KEYS[text]
     assert v.version_key(text) == first
 
 
 def test_version_key_keeps_a_bounded_number_of_answers():
-    v._KEYS.clear()
-    for n in range(v._KEYS_KEPT + 10):
+    strings._KEYS.clear()
+    for n in range(strings._KEYS_KEPT + 10):
         assert v.version_key("12.%d" % n) == (12, n)
-    assert 0 < len(v._KEYS) <= v._KEYS_KEPT
-    assert v.version_key("x" * 100 + ".1") == () and "x" * 100 + ".1" not in v._KEYS
+    assert 0 < len(strings._KEYS) <= strings._KEYS_KEPT
+    assert v.version_key("x" * 100 + ".1") == () and "x" * 100 + ".1" not in strings._KEYS
 
 
 def test_the_one_reading_has_one_name_and_no_old_import_place():
@@ -230,3 +231,11 @@ def test_pep440_reads_any_text_without_raising(text):
 
     pep440_key(text)
     assert compare_pep440(text, text) == 0
+
+
+def test_the_version_strings_are_the_homes_own_and_use_reads_only_them():
+    """`cudaenv use` imports cudaenv.core.version_strings, not the whole home (issue 35): the home gives the same
+    functions, and the strings module holds none of the other forms."""
+    for name in ("version_key", "is_version", "parse_version", "parse_driver_version", "MAX_PARTS", "MAX_DIGITS"):
+        assert getattr(v, name) is getattr(strings, name)
+    assert not {"cc_text", "cuda_from_int", "pep440", "split_arch", "compare_versions"} & set(vars(strings))

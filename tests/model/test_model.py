@@ -177,3 +177,14 @@ def test_every_internal_name_is_a_record_of_a_contract_module():
         module, _, cls = name.rpartition(".")
         assert module in CONTRACT_MODULES, name
         assert hasattr(importlib.import_module(module), cls), name
+
+
+def test_the_toolkit_records_are_the_snapshots_own():
+    """`cudaenv use` imports cudaenv.model.toolkits, not the whole snapshot (issue 35): the snapshot re-exports the same
+    classes, and they are in the JSON contract's registry once."""
+    from cudaenv.model import snapshot, toolkits
+
+    for name in ("Note", "Toolkit", "CudaSymlink", "ActiveToolkit"):
+        cls = getattr(toolkits, name)
+        assert getattr(snapshot, name) is cls and cls.__module__ == "cudaenv.model.toolkits"
+        assert [c for c in CONTRACT if c.__name__ == name] == [cls]

@@ -28,11 +28,13 @@ def test_name_version_reads_the_names_a_toolkit_folder_has():
 
 def switch(host, spec, env, named):
     """The change `use SPEC` plans, with the toolkits load_toolkits gives (named: only what SPEC needs)."""
-    toolkits, link = load_toolkits(host, spec if named else None)
+    toolkits, link, chosen = load_toolkits(host, spec if named else None)
     try:
         toolkit = select_toolkit(toolkits, spec, host.system)
     except SelectError as exc:
+        assert chosen is None
         return ("error", exc.message, exc.kind)
+    assert chosen is None or chosen is toolkit  # load_toolkits' own pick, when it made one, is the pick
     change = plan_switch(toolkit, toolkits, env, host.system, link)
     return (change.changes, change.message)
 
@@ -106,7 +108,7 @@ def test_a_folder_named_for_a_version_it_does_not_hold_reads_every_toolkit(fake_
     fake_root.toolkit("12.4.131", where="sw/cuda", name="newest")
     host = fake_root.host(env={"CUDAENV_TOOLKITS": "/sw/cuda"})
     assert probe_toolkits_named(host, "12", []) is None  # the name lies: the caller reads every toolkit
-    toolkits, _link = load_toolkits(host, "12")
+    toolkits, _link, _chosen = load_toolkits(host, "12")
     assert select_toolkit(toolkits, "12").version == "12.4.131"
 
 
@@ -116,9 +118,9 @@ def test_what_the_names_are_trusted_for(fake_root):
     fake_root.toolkit("12.4.131", where="sw/cuda", name="12.1")
     fake_root.toolkit("12.4.99", where="sw/cuda", name="12.4")
     host = fake_root.host(env={"CUDAENV_TOOLKITS": "/sw/cuda"})
-    toolkits, _link = load_toolkits(host, "12.4")
+    toolkits, _link, _chosen = load_toolkits(host, "12.4")
     assert [tk.version for tk in toolkits] == ["12.4.99"]
-    every, _link = load_toolkits(host)
+    every, _link, _chosen = load_toolkits(host)
     assert select_toolkit(every, "12.4").version == "12.4.131"
 
 
@@ -150,3 +152,36 @@ def test_a_thousand_toolkits_make_a_candidate_only_for_the_folders_read(fake_roo
     from_tree = sorted(p.rsplit("/", 1)[1] for p in made if p.startswith("/sw/cuda/"))
     assert from_tree == sorted(["11.3.110"] + [v for v in versions if v.startswith("12.4.")])
     assert len(made) - len(from_tree) <= 4  # the other places: /opt/cuda and the two links (none of them here)
+
+
+def test_use_picks_the_toolkit_once(fake_root, cli, monkeypatch):
+    """Counted work (issue 35): `use 12.4` (and the hook's `use --auto` on a .cuda-version naming 12.4) picks the
+    toolkit once: load_toolkits' pick among the toolkits the names chose is the one the switch takes, under --root too
+    (the pick mapped into the root with the other toolkits)."""
+    from cudaenv.toolkit import select
+
+    fake_root.toolkit("12.4.131", where="sw/cuda", name="12.4")
+    fake_root.toolkit("12.1.105", where="sw/cuda", name="12.1")
+    picks = []
+    real = select.select_toolkits
+
+    def counting(*args, **kwargs):
+        picks.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(select, "select_toolkits", counting)
+    project = fake_root.path / "project"
+    project.mkdir()
+    (project / ".cuda-version").write_text("12.4\n")
+    env = {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": "/usr/bin", "CUDAENV_ROOT": str(fake_root.path), "PWD": str(project)}
+    for argv in (["use", "12.4", "--shell", "bash"], ["use", "--auto", "--shell", "bash"]):
+        picks.clear()
+        monkeypatch.chdir(project)
+        result = cli(*argv, env=env)
+        assert result.code == 0, result.err
+        assert "%s/sw/cuda/12.4/bin" % fake_root.path in result.out
+        assert picks == ["12.4"], (argv, picks)
+    host = fake_root.host(env={"CUDAENV_TOOLKITS": "/sw/cuda"})
+    toolkits, _link, chosen = load_toolkits(host, "12.1")
+    assert chosen is not None and chosen in toolkits and chosen.path == host.local("/sw/cuda/12.1")
+    assert load_toolkits(host, "/sw/cuda/12.1")[2] is None  # a path spec: the caller picks

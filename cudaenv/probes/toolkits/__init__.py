@@ -41,8 +41,8 @@ from cudaenv.probes.toolkits.folder import (
     wheel_dists,
 )
 from cudaenv.probes.toolkits.store import is_cudaenv_install
-from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Toolkit
-from cudaenv.core.version import version_key
+from cudaenv.model.toolkits import ActiveToolkit, CudaSymlink, Note, Toolkit
+from cudaenv.core.version_strings import version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 

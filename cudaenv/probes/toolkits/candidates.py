@@ -11,8 +11,8 @@ from cudaenv.parse.toolkit_files import parse_conda_meta_name, parse_dist_info_n
 from cudaenv.probes.paths import basename, clean_env_path, dirname, is_absolute
 from cudaenv.probes.toolkits.candidate import FolderListing, ToolkitCandidate
 from cudaenv.probes.toolkits.folder import PROBE, has_toolkit_markers, nvcc_in, root_of_nvcc
-from cudaenv.model.snapshot import Note
-from cudaenv.core.version import version_key
+from cudaenv.model.toolkits import Note
+from cudaenv.core.version_strings import version_key
 
 ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 

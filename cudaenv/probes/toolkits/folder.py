@@ -20,8 +20,7 @@ from cudaenv.parse.toolkit_files import (
     parse_wrapper_target,
     version_json_raw,
 )
-from cudaenv.model.snapshot import Note
-from cudaenv.core.version import malformed
+from cudaenv.model.toolkits import Note
 from cudaenv.probes.paths import basename, dirname, is_absolute
 
 TYPE_CHECKING = False
@@ -50,6 +49,8 @@ def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[Tool
             if version:
                 return version, "version.json", parse_bundled_driver(text)
             raw, where = version_json_raw(text), host.join(root, "version.json")
+            from cudaenv.core.version import malformed  # (a malformed file: off `use`'s usual path)
+
             notes.append(Note(PROBE, malformed(where, raw) if raw else "%s has no readable cuda.version" % where))
     for root in roots:
         version = parse_version_txt(host.read_text(host.join(root, "version.txt"), limit=4096) or "")
@@ -67,6 +68,8 @@ def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[Tool
             return version, "cuda.h", None
         raw = cuda_h_raw(text)
         if raw:
+            from cudaenv.core.version import malformed  # (a malformed header: off `use`'s usual path)
+
             notes.append(Note(PROBE, malformed("%s CUDA_VERSION" % header, raw)))
     return None, None, None
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import posixpath
 
-from cudaenv.core.version import MAX_DIGITS, MAX_PARTS, is_version, version_key
+from cudaenv.core.version_strings import MAX_DIGITS, MAX_PARTS, is_version, version_key
 from cudaenv.probes.toolkits import DISTRO_ALIASES, ToolkitState, _Finder
 from cudaenv.probes.toolkits.candidate import FolderListing
 from cudaenv.probes.toolkits.candidates import candidate_folders
