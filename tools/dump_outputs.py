@@ -170,6 +170,10 @@ def commands_for(box: Box, scratch: Path):
         ("uninstall-repoint.txt", ["uninstall", "12.4", "--repoint", "11.8"], True),
         ("install-plan.txt", ["install", "12.4", "--plan"], True),
         ("install-plan.json", ["install", "12.4", "--plan", "--json"], True),
+        ("doctor-against-not-a-stack.txt", ["doctor", "--against", _written(scratch / "not-a-stack.toml",
+                                                                          "[tool.uv]\nx = 1\n")] + py, True),
+        ("doctor-against-driver.txt", ["doctor", "--against", _written(scratch / "driver-floor.toml",
+                                                                     'schema = 1\n[require]\ndriver_min = "999.1"\n')] + py, True),
     ]
     for key, source in ERRORS.items():
         text = source if " " in source else recorded(source)
@@ -177,6 +181,12 @@ def commands_for(box: Box, scratch: Path):
         out.append(("explain-%s.json" % key, ["explain", "--json", text], True))
         out.append(("explain-%s-offline.txt" % key, ["explain", "--offline", "--all", text], True))
     return [(name, argv, rooted) for name, argv, rooted in out]
+
+
+def _written(path: Path, text: str) -> str:
+    """``path`` with ``text`` written in it (a file a command reads), as an argument."""
+    path.write_text(text, encoding="utf-8")
+    return str(path)
 
 
 def machine_free_commands(scratch: Path):

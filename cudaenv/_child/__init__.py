@@ -2,19 +2,29 @@
 
 The scripts are stdlib only, Python 3.7+, and never imported by cudaenv itself. :func:`source` is the one
 loader for every file here (``torch_probe.py``, ``framework_probe.py``, ``nvml_probe.py``, ``verify_device.py``, ``verify_dist.py``,
-``line_editor.py``, ``check.cu``).
+``line_editor.py``, ``check.cu``); a script that uses a shared helper (:data:`SHARED`) is handed out with the helper's
+text before its own, since it runs as one source.
 """
 
 import os
 
+# The helpers put before a script's own text: ``say.py`` (its ``said``) for the scripts whose sentences cudaenv says
+# again in the reader's language.
+SHARED = {"checkpoint_fix.py": ("say.py",), "verify_device.py": ("say.py",), "verify_dist.py": ("say.py",)}
+
 
 def source(name: str) -> str:
-    """The text of the shipped file ``cudaenv/_child/NAME``.
+    """The text of the shipped file ``cudaenv/_child/NAME``, after the text of its :data:`SHARED` helpers.
 
     A plain read of the file beside this module (bounded, regular files only, through
     :func:`cudaenv.host.read_regular`); ``importlib.resources`` (about 30 ms to import, most of ``doctor
     --quick``'s budget) only when the package is not a folder (a zip import).
     """
+    text = _read(name)
+    return "".join(_read(helper) + "\n\n" for helper in SHARED.get(name, ())) + text
+
+
+def _read(name: str) -> str:
     from cudaenv.host.files import read_regular
 
     data = read_regular(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), 4 * 1024 * 1024)

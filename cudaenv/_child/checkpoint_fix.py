@@ -17,11 +17,11 @@ import sys
 
 
 def say(changes, template, *values):
-    """Add one change to ``changes``: ``[English, template, values]``. The parent prints the English, or the template
-    said in the reader's language with the same values (cudaenv.checkpoint.fix.CHILD_CHANGES); a list value is
-    prefixes stripped one after another (``a then b``)."""
-    shown = tuple(" then ".join(v) if isinstance(v, list) else v for v in values)
-    changes.append([template % shown if values else template, template, list(values)])
+    """Add one change to ``changes``: ``[English, template, values]`` (``said``, the children's shared helper in
+    ``say.py``, put before this text). The parent prints the English, or the template said in the reader's language
+    with the same values (cudaenv.checkpoint.fix.CHILD_CHANGES); a list value is prefixes stripped one after another
+    (``a then b``)."""
+    changes.append(said(template, *values))  # noqa: F821 - said is say.py's, put before this text
 
 
 def load_folder(torch, spec, kwargs, changes):

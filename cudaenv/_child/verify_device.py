@@ -10,10 +10,12 @@ Events, in order (``"event"`` key):
 * ``info``: torch version, ``torch.version.cuda``, ``is_available()``, ``device_count()``, arch list,
   ``CUDA_VISIBLE_DEVICES``, and any warning raised while CUDA initialised.
 * ``device``: name, capability, uuid, PCI bus id, total/free memory of the device under test.
-* ``check``: one per check: ``{"name", "ok", "seconds", "detail", "skipped"}``.
+* ``check``: one per check: ``{"name", "ok", "seconds", "detail", "skipped"}``, and ``"said"`` (the detail's template
+  and values, ``say.py``'s :func:`said`) when the detail is a sentence of this script's, not an exception's text.
 * ``figure``: ``{"tflops", "gbps", "matmul_n", "copy_mib"}`` from the short timed loops.
 * ``error``: ``{"stage", "type", "message", "traceback"}``: an exception (or a watchdog timeout, type
-  ``Timeout``) that stopped the run; a CUDA error is sticky, so nothing more runs after it.
+  ``Timeout``) that stopped the run; a CUDA error is sticky, so nothing more runs after it. ``"said"`` as for a check
+  when the message is this script's own sentence (the watchdog's).
 * ``done``: ``{"ok"}``.
 """
 
@@ -69,8 +71,8 @@ def _watchdog(seconds):
 
     def fire():
         emit("error", stage=_STAGE["name"], type="Timeout",
-             message="no progress for %s s in stage %s (a hung kernel or a wedged GPU)"
-             % (("%d" % round(seconds)) if seconds >= 10 else ("%.2g" % seconds), _STAGE["name"]))
+             **said_fields(said("no progress for %s s in stage %s (a hung kernel or a wedged GPU)",  # noqa: F821
+                                ("%d" % round(seconds)) if seconds >= 10 else ("%.2g" % seconds), _STAGE["name"]), "message"))
         sys.stdout.flush()
         os._exit(3)
 
@@ -171,7 +173,7 @@ class Runner(object):
         if isinstance(result, tuple):
             ok, detail = result[0], result[1]
             skipped = len(result) > 2 and bool(result[2])
-        emit("check", name=name, ok=bool(ok), seconds=round(seconds, 6), detail=detail, skipped=skipped)
+        emit("check", name=name, ok=bool(ok), seconds=round(seconds, 6), skipped=skipped, **said_fields(detail))  # noqa: F821
         if not ok:
             self.ok = False
         return result
@@ -189,7 +191,7 @@ def _matmul_check(run, dtype_name, a_cpu, b_cpu):
     got = a.to(run.device) @ b.to(run.device)
     err = _rel_err(torch, got, ref)
     limit = TOLERANCE[dtype_name]
-    return err <= limit, "relative error %.2e (limit %.0e)" % (err, limit)
+    return err <= limit, said("relative error %.2e (limit %.0e)", err, limit)  # noqa: F821
 
 
 def _bench(run, n, copy_mib):
@@ -269,23 +271,23 @@ def run_device(torch, opts):
     def allocate():
         holder["a"] = a_cpu.to(device)
         holder["b"] = b_cpu.to(device)
-        return True, ("%d x %d fp32 host->device" if run.cuda else "%d x %d fp32 in CPU memory") % (n, n)
+        return True, said("%d x %d fp32 host->device" if run.cuda else "%d x %d fp32 in CPU memory", n, n)  # noqa: F821
 
     def elementwise():
         got = holder["a"] * 2.0 + holder["b"]
         holder["c"] = got
         ref = a_cpu * 2.0 + b_cpu
         diff = float((got.cpu() - ref).abs().max())
-        return diff <= 1e-5, "max abs difference %.1e" % diff
+        return diff <= 1e-5, said("max abs difference %.1e", diff)  # noqa: F821
 
     def copy_back():
         got = holder["c"].to("cpu")
         same = bool(torch.equal(got, holder["c"].cpu()))
-        return same, ("%d bytes device->host" if run.cuda else "%d bytes copied") % (got.numel() * 4)
+        return same, said("%d bytes device->host" if run.cuda else "%d bytes copied", got.numel() * 4)  # noqa: F821
 
     def synchronize():
         run.sync()
-        return True, "torch.cuda.synchronize" if run.cuda else "nothing to wait for on the CPU"
+        return True, "torch.cuda.synchronize" if run.cuda else said("nothing to wait for on the CPU")  # noqa: F821
 
     try:
         run.check("allocate", allocate)
@@ -305,14 +307,15 @@ def run_device(torch, opts):
             if supported:
                 run.check(name, lambda d=dtype_name: _matmul_check(run, d, a_cpu, b_cpu))
             else:
-                emit("check", name=name, ok=True, seconds=0.0, detail="not supported by this GPU", skipped=True)
+                emit("check", name=name, ok=True, seconds=0.0, skipped=True,
+                     **said_fields(said("not supported by this GPU")))  # noqa: F821
         run.check("copy-to-host", copy_back)
         run.check("synchronize", synchronize)
         if run.cuda:
             def memory():
                 free, total = torch.cuda.mem_get_info(device)
                 holder["memory"] = (free, total)
-                return True, "%d MiB free of %d MiB" % (free // 2 ** 20, total // 2 ** 20)
+                return True, said("%d MiB free of %d MiB", free // 2 ** 20, total // 2 ** 20)  # noqa: F821
             run.check("memory", memory)
             free, total = holder["memory"]
             emit("memory", free_mib=int(free // 2 ** 20), total_mib=int(total // 2 ** 20))
@@ -328,7 +331,7 @@ def run_device(torch, opts):
             run.ok = False
             raise _Stop() from None
         emit("check", name="benchmark", ok=True, seconds=round(time.perf_counter() - start, 6),
-             detail="timed matmul n=%d, %d MiB copy" % (bench_n, copy_mib))
+             **said_fields(said("timed matmul n=%d, %d MiB copy", bench_n, copy_mib)))  # noqa: F821
         emit("figure", **figures)
     except _Stop:
         pass

@@ -12,6 +12,9 @@
   workers in their own sessions where the parent's kill does not reach them);
 * ``done``.
 
+A check's detail and an error this script words itself carry ``"said"`` beside their English (``say.py``'s
+:func:`said`, put before this text), so cudaenv says them in the reader's language.
+
 ``--hang-rank R`` makes rank R sleep instead of joining the all-reduce (to test the hang handling).
 Stdlib + torch, Python 3.7+.
 """
@@ -60,7 +63,8 @@ def _parse_args(argv):
 def _watchdogs(deadline):
     def fire():
         emit("error", stage=_STAGE["name"], type="Timeout",
-             message="rank %s made no progress for %g s in stage %s" % (os.environ.get("RANK", "?"), deadline, _STAGE["name"]))
+             **said_fields(said("rank %s made no progress for %g s in stage %s", os.environ.get("RANK", "?"), deadline,  # noqa: F821
+                                _STAGE["name"]), "message"))
         os._exit(3)
 
     timer = threading.Timer(deadline, fire)
@@ -74,7 +78,7 @@ def _watchdogs(deadline):
         while True:
             time.sleep(0.5)
             if os.getppid() != parent:
-                emit("error", stage=_STAGE["name"], type="Orphaned", message="torchrun went away; leaving")
+                emit("error", stage=_STAGE["name"], type="Orphaned", **said_fields(said("torchrun went away; leaving"), "message"))  # noqa: F821
                 os._exit(4)
 
     thread = threading.Thread(target=orphaned)
@@ -85,7 +89,8 @@ def _watchdogs(deadline):
 
         def terminated(signum, frame):
             emit("error", stage=_STAGE["name"], type="Terminated",
-                 message="rank %s was stopped by torchrun in stage %s (another rank failed first)" % (os.environ.get("RANK", "?"), _STAGE["name"]))
+                 **said_fields(said("rank %s was stopped by torchrun in stage %s (another rank failed first)",  # noqa: F821
+                                    os.environ.get("RANK", "?"), _STAGE["name"]), "message"))
             os._exit(128 + signum)
 
         signal.signal(signal.SIGTERM, terminated)
@@ -103,7 +108,7 @@ def check(name, fn):
              detail="%s: %s" % (type(exc).__name__, exc))
         emit("error", stage=name, type=type(exc).__name__, message=str(exc), traceback=traceback.format_exc())
         raise _Stop() from None
-    emit("check", name=name, ok=bool(ok), seconds=round(time.perf_counter() - start, 6), detail=detail)
+    emit("check", name=name, ok=bool(ok), seconds=round(time.perf_counter() - start, 6), **said_fields(detail))  # noqa: F821
     if not ok:
         raise _Stop() from None
 
@@ -146,7 +151,7 @@ def run(opts):
     def init():
         kwargs = {"backend": backend, "timeout": datetime.timedelta(seconds=max(5.0, opts["deadline"] - 5))}
         dist.init_process_group(**kwargs)
-        return True, "%s, world size %d" % (dist.get_backend(), dist.get_world_size())
+        return True, said("%s, world size %d", dist.get_backend(), dist.get_world_size())  # noqa: F821
 
     def all_reduce():
         if rank == int(opts["hang_rank"]):  # test hook: a rank that never joins the collective
@@ -156,20 +161,20 @@ def run(opts):
         expected = world * (world + 1) / 2.0
         got = t.cpu()
         ok = bool((got == expected).all())
-        return ok, "sum of ranks 1..%d = %g (got %g)" % (world, expected, float(got[0]))
+        return ok, said("sum of ranks 1..%d = %g (got %g)", world, expected, float(got[0]))  # noqa: F821
 
     def broadcast():
         t = torch.arange(1024, dtype=torch.float32, device=device) if rank == 0 else torch.zeros(1024, device=device)
         dist.broadcast(t, src=0)
         ok = bool(torch.equal(t.cpu(), torch.arange(1024, dtype=torch.float32)))
-        return ok, "1024 floats from rank 0"
+        return ok, said("%d floats from rank 0", 1024)  # noqa: F821
 
     def barrier():
         if use_cuda:
             dist.barrier(device_ids=[local_rank])
         else:
             dist.barrier()
-        return True, "all %d ranks arrived" % world
+        return True, said("all %d ranks arrived", world)  # noqa: F821
 
     figure = {}
 
@@ -191,7 +196,7 @@ def run(opts):
         algbw = numel * 4.0 * iters / elapsed / 1e9
         busbw = algbw * 2.0 * (world - 1) / world if world > 1 else algbw
         figure.update(busbw_gbps=round(busbw, 3), size_mib=size_mib, iterations=iters)
-        return True, "all-reduce of %d MiB: %.2f GB/s bus bandwidth" % (size_mib, busbw)
+        return True, said("all-reduce of %d MiB: %.2f GB/s bus bandwidth", size_mib, busbw)  # noqa: F821
 
     ok = True
     try:

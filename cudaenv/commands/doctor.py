@@ -10,7 +10,7 @@ also on warnings), 2 on usage errors.
 """
 
 from cudaenv.core.options import Option, host_options
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, edit
 
 RUNS_CHILDREN = True  # read by the fast parser's path (cli): argparse stays off `doctor`'s start-up
 HELP = "inspect this machine's CUDA setup, say what is wrong and how to fix it"
@@ -110,7 +110,7 @@ def _against(args, ctx, outcome):
     try:
         return check_against(args.against, outcome.snapshot, outcome.view, cwd=ctx.cwd)
     except StackFileError as exc:
-        raise UserError(M("--against %s: %s", printable(args.against), printable(exc)),
+        raise UserError(M("--against %s: %s", printable(args.against), edit(exc.args[0] if exc.args else str(exc), printable)),
                         hint=M("give a stack file written by `cudaenv lock`")) from None
 
 

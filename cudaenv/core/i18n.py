@@ -176,6 +176,24 @@ def join(sep, items):
     return _joined(sep.join(items), parts)
 
 
+def said_again(text, said, known):
+    """A sentence a child script said (``cudaenv/_child/say.py``): ``text``, its English as the child printed it, as a
+    marked message when ``said`` is ``[template, [values]]`` with a template of ``known`` (the templates the parent
+    knows its child says, each marked with :func:`N_`) whose values make the same English; ``text`` as it is otherwise
+    (an older child without ``said``, a newer one, values of another kind)."""
+    if not isinstance(said, list) or len(said) != 2:
+        return text
+    template, values = said
+    if not isinstance(template, str) or template not in known or not isinstance(values, list) \
+            or not all(isinstance(v, (str, int, float)) for v in values):
+        return text
+    try:
+        message = M(template, *values)
+    except (TypeError, ValueError, OverflowError):
+        return text
+    return message if message == text else text
+
+
 class Edited:
     """The values of a message part whose words, once said in a language, go through ``fn`` (:func:`edit`)."""
 

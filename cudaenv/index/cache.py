@@ -15,7 +15,7 @@ from typing import Mapping, Optional, Tuple
 
 from cudaenv.index.torch import CacheVersionError, IndexData, iso_date
 from cudaenv.parse.index_pages import json_depth_within
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, Msg
 
 CACHE_NAME = "torch-index.json"
 MAX_CACHE = 16 * 1024 * 1024  # a cache of PyTorch's whole index is under 100 KB
@@ -84,7 +84,8 @@ def load_cache(path: str, base: str, bundled_date: str) -> Tuple[Optional[IndexD
     except CacheVersionError as exc:  # another cudaenv's layout: never half-read, rebuilt by the next refresh
         return None, _ignored(path, M("was %s", exc.message) if str(exc).startswith("written") else M("has %s", exc.message))
     except (ValueError, RecursionError, TypeError, AttributeError, KeyError) as exc:
-        return None, _ignored(path, M("is corrupt (%s)", str(exc)[:60] if isinstance(exc, ValueError) and "Expecting" not in str(exc)
+        why = exc.args[0] if exc.args and isinstance(exc.args[0], Msg) and len(exc.args[0]) <= 60 else str(exc)[:60]
+        return None, _ignored(path, M("is corrupt (%s)", why if isinstance(exc, ValueError) and "Expecting" not in str(exc)
                                       else M("not a cudaenv cache")))
     if data.index_base.rstrip("/") != base.rstrip("/"):
         return None, M("the torch index cache was read from %s, not %s; ignored", data.index_base[:200], base)

@@ -82,25 +82,25 @@ class IndexData:
         """Checked field by field; ValueError says what is wrong (a cache is untrusted input), and
         :class:`CacheVersionError` when the cache has another :data:`CACHE_SCHEMA`."""
         if not isinstance(data, dict):
-            raise ValueError("not a cache object")
+            raise ValueError(M("not a cache object"))
         check_cache_schema(data.get("schema"))
         base, fetched, variants = data.get("index_base"), data.get("fetched_at"), data.get("variants")
         if not isinstance(base, str) or not base:
-            raise ValueError("no index_base")
+            raise ValueError(M("no index_base"))
         if isinstance(fetched, bool) or not isinstance(fetched, (int, float)) or not math.isfinite(fetched) \
                 or not 0 <= fetched <= LATEST_TIME:
-            raise ValueError("fetched_at is not a time")
+            raise ValueError(M("fetched_at is not a time"))
         if not isinstance(variants, dict) or len(variants) > MAX_VARIANTS:
-            raise ValueError("variants is not a mapping")
+            raise ValueError(M("variants is not a mapping"))
         for variant, per_version in variants.items():
             if not variant_ok(variant) or not isinstance(per_version, dict) or len(per_version) > MAX_VERSIONS:
-                raise ValueError("malformed variant")
+                raise ValueError(M("malformed variant"))
             for version, per_platform in per_version.items():
                 if not isinstance(version, str) or len(version) > 40 or not isinstance(per_platform, dict):
-                    raise ValueError("malformed version")
+                    raise ValueError(M("malformed version"))
                 for plat, pythons in per_platform.items():
                     if not isinstance(plat, str) or not isinstance(pythons, list) or not all(isinstance(p, str) and len(p) < 12 for p in pythons):
-                        raise ValueError("malformed cache")
+                        raise ValueError(M("malformed cache"))
         notes = data.get("notes", [])
         notes = [n for n in notes if isinstance(n, str)][:20] if isinstance(notes, list) else []
         return cls(base, float(fetched), variants, notes)

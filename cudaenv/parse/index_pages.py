@@ -18,6 +18,7 @@ import re
 from typing import List, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
+from cudaenv.core.i18n import M
 from cudaenv.model.record import Record
 
 MAX_JSON_DEPTH = 32  # a PEP 691 page nests 4 deep ({files: [{hashes: {}}]})
@@ -140,12 +141,12 @@ def parse_index_page(text: object, content_type: str = "") -> IndexPage:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
     if not isinstance(text, str):
-        return IndexPage(problem="not text")
+        return IndexPage(problem=M("not text"))
     ctype = (content_type or "").lower() if isinstance(content_type, str) else ""
     if "json" in ctype or text.lstrip().startswith("{"):
         return _json_page(text)
     if "<" not in text:
-        return IndexPage(problem="neither JSON nor HTML")
+        return IndexPage(problem=M("neither JSON nor HTML"))
     return IndexPage(tuple(_html_files(text)), None, "html")
 
 
@@ -212,14 +213,14 @@ def json_depth_within(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
 
 def _json_page(text: str) -> IndexPage:
     if not json_depth_within(text):
-        return IndexPage(problem="JSON nested deeper than %d levels; not an index page" % MAX_JSON_DEPTH, format="json")
+        return IndexPage(problem=M("JSON nested deeper than %d levels; not an index page", MAX_JSON_DEPTH), format="json")
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        return IndexPage(problem="not valid JSON: %s" % _short(exc), format="json")
+        return IndexPage(problem=M("not valid JSON: %s", _short(exc)), format="json")
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, list):
-        return IndexPage(problem="JSON page without a 'files' list", format="json")
+        return IndexPage(problem=M("JSON page without a 'files' list"), format="json")
     names = tuple(f["filename"] for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str) and f["filename"])
     return IndexPage(names, None, "json")
 

@@ -10,7 +10,7 @@ from cudaenv.render.text import WIDTH, paint, wrap, wrap_advice, wrap_command, w
 from cudaenv.core.text import printable
 from cudaenv.core.version import sm_name
 from cudaenv.core.i18n import Msg, t, tn, tr
-from cudaenv.render.width import width_of
+from cudaenv.render.width import has_wide, width_of
 
 
 
@@ -52,6 +52,20 @@ def _wrap_item(text: str, first: str, rest: str, width: int = WIDTH) -> List[str
 def _title(title):
     """An error's title: a marked message, or a plain title of data/error_patterns.json (in the catalog as it is)."""
     return tr(title) if isinstance(title, Msg) or not title else t(title)
+
+
+def _cut(row: str, start: int, detail: str, room: int) -> str:
+    """``row``, whose last ``detail`` (wide characters in it) begins at ``start``, within ``room`` (counted as the
+    English row is: ``start`` characters, then the detail's columns), its end written ``...`` when cut."""
+    if start + width_of(detail) <= room:
+        return row
+    kept, columns = [], start
+    for c in detail:
+        columns += width_of(c)
+        if columns > room - 3:
+            break
+        kept.append(c)
+    return row[:start] + "".join(kept) + "..."
 
 
 def render_error(error: Any, indent: str = "  ", width: int = WIDTH) -> List[str]:
@@ -118,9 +132,13 @@ def render_devices(report, color: bool = False, width: int = WIDTH) -> str:
         for c in r.checks:
             status = _mark(c.ok, color, c.skipped)
             plain = _mark(c.ok, False, c.skipped)
-            row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - width_of(plain)), c.seconds, printable(c.detail))
+            detail = printable(tr(c.detail))  # the child's own sentence said in the reader's language (said())
+            row = "  %-13s %s%s %6.3f s  %s" % (c.name, status, " " * (8 - width_of(plain)), c.seconds, detail)
             room = width + (len(status) - len(plain)) - (width_of(plain) - len(plain))  # colour codes take no column
-            lines.append(row if len(row) <= room else row[: room - 3] + "...")
+            if has_wide(detail):  # a Chinese detail is cut by the columns it takes
+                lines.append(_cut(row, len(row) - len(detail), detail, room))
+            else:
+                lines.append(row if len(row) <= room else row[: room - 3] + "...")
         figures = []
         if r.tflops is not None:
             figures.append(t("%.2f TFLOP/s fp32 matmul", r.tflops))
@@ -162,14 +180,14 @@ def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
         if r.nccl:
             extra.append("NCCL %s" % r.nccl)
         if r.busbw_gbps is not None:
-            extra.append("%.2f GB/s all-reduce" % r.busbw_gbps)
+            extra.append(t("%.2f GB/s all-reduce", r.busbw_gbps))
         lines.append("  rank %d: %s %s%s" % (r.rank, where, _mark(r.ok, color), ("  " + ", ".join(extra)) if extra else ""))
         if r.error is not None:
-            lines += _wrap("%s: %s" % (r.error.stage or "error", tr(r.error.message)), "    ", width)
+            lines += _wrap("%s: %s" % (r.error.stage or t("error"), tr(r.error.message)), "    ", width)
         else:
             for c in r.checks:
                 if not c.ok:
-                    lines += _wrap("%s: %s" % (c.name, c.detail), "    ", width)
+                    lines += _wrap(t("%s: %s", c.name, c.detail), "    ", width)
     if report.error is not None:
         lines += render_error(report.error, width=width)
     if report.output_tail and not report.ok:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Tuple
 
+from cudaenv.core.i18n import M, Msg
 from cudaenv.core.version import compare_versions, major_minor, parse_driver_version
 from cudaenv.model.record import replace
 from cudaenv.model.reports import StackDifference
@@ -77,7 +78,7 @@ def _str(value: Any, where: str) -> Optional[str]:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise StackFileError("%s is not a string" % where)
+        raise StackFileError(M("%s is not a string", where))
     return value[:_MAX]
 
 
@@ -85,7 +86,7 @@ def _strs(value: Any, where: str) -> Tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise StackFileError("%s is not an array of strings" % where)
+        raise StackFileError(M("%s is not an array of strings", where))
     return tuple(v[:_MAX] for v in value[:256])
 
 
@@ -95,19 +96,20 @@ def parse_stack(text: str) -> Stack:
     try:
         doc = loads(text)
     except TomlError as exc:
-        raise StackFileError("not TOML: %s" % str(exc)[:200]) from None
+        why = exc.args[0] if exc.args and isinstance(exc.args[0], Msg) and len(exc.args[0]) <= 200 else str(exc)[:200]
+        raise StackFileError(M("not TOML: %s", why)) from None  # this reader's words said again; tomllib's as they are
     schema = doc.get("schema")
     if not isinstance(schema, int) or isinstance(schema, bool):
-        raise StackFileError("no schema key: not a stack file written by `cudaenv lock`")
+        raise StackFileError(M("no schema key: not a stack file written by `cudaenv lock`"))
     if schema > STACK_SCHEMA or schema < 1:
-        raise StackFileError("schema %d: this cudaenv reads stack files of schema %d" % (schema, STACK_SCHEMA))
+        raise StackFileError(M("schema %d: this cudaenv reads stack files of schema %d", schema, STACK_SCHEMA))
     req = doc.get("require", {})
     seen = doc.get("seen", {})
     if not isinstance(req, dict) or not isinstance(seen, dict):
-        raise StackFileError("[require] and [seen] are tables")
+        raise StackFileError(M("[require] and [seen] are tables"))
     major = req.get("cuda_major")
     if major is not None and (not isinstance(major, int) or isinstance(major, bool) or not 0 < major < 1000):
-        raise StackFileError("require.cuda_major is not a CUDA major version")
+        raise StackFileError(M("require.cuda_major is not a CUDA major version"))
     return Stack(
         schema=schema, generated_by=_str(doc.get("generated_by"), "generated_by"),
         generated_at=_str(doc.get("generated_at"), "generated_at"), host=_str(doc.get("host"), "host"),
@@ -137,8 +139,8 @@ def check_stack(stack: Stack, snapshot: Any, view: Any) -> Tuple[StackDifference
     if stack.driver_min and parse_driver_version(stack.driver_min):
         if not have_driver or compare_versions(have_driver, stack.driver_min) < 0:
             out.append(StackDifference("driver", stack.driver_min, have_driver,
-                                       ("# install NVIDIA driver %s or newer (`cudaenv doctor` names the package for this system)"
-                                        % stack.driver_min,)))
+                                       (M("# install NVIDIA driver %s or newer (`cudaenv doctor` names the package for this system)",
+                                          stack.driver_min),)))
     if stack.gpu_archs:
         for g in s.gpus:
             if g.compute_capability and g.compute_capability not in stack.gpu_archs:

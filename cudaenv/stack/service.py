@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Optional, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.stack.lock import StackFileError, check_stack, parse_stack, plan_stack, stack_toml
 from cudaenv.model.reports import StackCheck
 from cudaenv.stack.records import Stack
@@ -45,13 +46,13 @@ def read_stack(path: str) -> Stack:
 
     data, why = read_regular_why(path, MAX_STACK + 1)
     if data is None:
-        raise StackFileError(why or "no such file")
+        raise StackFileError(why or M("no such file"))
     if len(data) > MAX_STACK:
-        raise StackFileError("larger than %d KiB: not a stack file" % (MAX_STACK // 1024))
+        raise StackFileError(M("larger than %d KiB: not a stack file", MAX_STACK // 1024))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StackFileError("not UTF-8 text: byte %d" % exc.start) from None
+        raise StackFileError(M("not UTF-8 text: byte %d", exc.start)) from None
     return parse_stack(text)
 
 

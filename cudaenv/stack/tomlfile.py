@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Any, Dict, List, Sequence, Tuple
 
+from cudaenv.core.i18n import M
+
 _BARE = re.compile(r"\A[A-Za-z0-9_-]+\Z")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 _UNESCAPE = {'"': '"', "\\": "\\", "b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r"}
@@ -44,7 +46,7 @@ def _value(value: Any) -> str:
         return _string(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_value(v) for v in value) + "]"
-    raise TypeError("a stack file holds strings, integers, booleans and arrays, not %s" % type(value).__name__)
+    raise TypeError(M("a stack file holds strings, integers, booleans and arrays, not %s", type(value).__name__))
 
 
 def _key(key: str) -> str:
@@ -88,20 +90,20 @@ def parse_toml(text: str) -> Dict[str, Any]:
             name, at = _read_key(line, 1, number)
             at = _skip(line, at)
             if not line.startswith("]", at) or not _comment_only(line, at + 1):
-                raise TomlError("line %d: a table header is [name]" % number)
+                raise TomlError(M("line %d: a table header is [name]", number))
             if name in doc:
-                raise TomlError("line %d: table [%s] defined twice" % (number, name))
+                raise TomlError(M("line %d: table [%s] defined twice", number, name))
             table = doc[name] = {}
             continue
         key, at = _read_key(line, 0, number)
         at = _skip(line, at)
         if not line.startswith("=", at):
-            raise TomlError("line %d: expected key = value" % number)
+            raise TomlError(M("line %d: expected key = value", number))
         value, at = _read_value(line, _skip(line, at + 1), number)
         if not _comment_only(line, at):
-            raise TomlError("line %d: text after the value" % number)
+            raise TomlError(M("line %d: text after the value", number))
         if key in table:
-            raise TomlError("line %d: key %s defined twice" % (number, key))
+            raise TomlError(M("line %d: key %s defined twice", number, key))
         table[key] = value
     return doc
 
@@ -130,7 +132,7 @@ def _read_key(line: str, at: int, number: int) -> Tuple[str, int]:
         return _read_literal(line, at, number)
     m = _KEY.match(line, at)
     if not m:
-        raise TomlError("line %d: expected a key" % number)
+        raise TomlError(M("line %d: expected a key", number))
     return m.group(0), m.end()
 
 
@@ -156,36 +158,36 @@ def _read_basic(line: str, at: int, number: int) -> Tuple[str, int]:
                 size = 4 if nxt == "u" else 8
                 digits = line[i + 2:i + 2 + size]
                 if len(digits) != size or not all(d in "0123456789abcdefABCDEF" for d in digits):
-                    raise TomlError("line %d: a bad \\%s escape" % (number, nxt))
+                    raise TomlError(M("line %d: a bad \\%s escape", number, nxt))
                 code = int(digits, 16)
                 if code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
-                    raise TomlError("line %d: \\%s%s is no character" % (number, nxt, digits))
+                    raise TomlError(M("line %d: \\%s%s is no character", number, nxt, digits))
                 out.append(chr(code))
                 i += 2 + size
                 continue
-            raise TomlError("line %d: a bad escape" % number)
-        raise TomlError("line %d: a control character in a string" % number)
-    raise TomlError("line %d: a string that does not end" % number)
+            raise TomlError(M("line %d: a bad escape", number))
+        raise TomlError(M("line %d: a control character in a string", number))
+    raise TomlError(M("line %d: a string that does not end", number))
 
 
 def _read_literal(line: str, at: int, number: int) -> Tuple[str, int]:
     end = line.find("'", at + 1)
     if end < 0:
-        raise TomlError("line %d: a string that does not end" % number)
+        raise TomlError(M("line %d: a string that does not end", number))
     body = line[at + 1:end]
     if any((ord(c) < 0x20 and c != "\t") or ord(c) == 0x7F for c in body):
-        raise TomlError("line %d: a control character in a string" % number)
+        raise TomlError(M("line %d: a control character in a string", number))
     return body, end + 1
 
 
 def _read_value(line: str, at: int, number: int) -> Tuple[Any, int]:
     if line.startswith('"', at):
         if line.startswith('"""', at):
-            raise TomlError("line %d: multi-line strings are not read here" % number)
+            raise TomlError(M("line %d: multi-line strings are not read here", number))
         return _read_basic(line, at, number)
     if line.startswith("'", at):
         if line.startswith("'''", at):
-            raise TomlError("line %d: multi-line strings are not read here" % number)
+            raise TomlError(M("line %d: multi-line strings are not read here", number))
         return _read_literal(line, at, number)
     if line.startswith("[", at):
         items: List[Any] = []
@@ -194,18 +196,18 @@ def _read_value(line: str, at: int, number: int) -> Tuple[Any, int]:
             if line.startswith("]", at):
                 return items, at + 1
             if line.startswith("[", at):
-                raise TomlError("line %d: nested arrays are not read here" % number)
+                raise TomlError(M("line %d: nested arrays are not read here", number))
             value, at = _read_value(line, at, number)
             items.append(value)
             at = _skip(line, at)
             if line.startswith(",", at):
                 at = _skip(line, at + 1)
             elif not line.startswith("]", at):
-                raise TomlError("line %d: an array is [a, b] on one line" % number)
+                raise TomlError(M("line %d: an array is [a, b] on one line", number))
     m = _BOOL.match(line, at)
     if m:
         return m.group(1) == "true", m.end()
     m = _INT.match(line, at)
     if m:
         return int(m.group(0).replace("_", "")), m.end()
-    raise TomlError("line %d: a value this reader does not read (strings, integers, booleans, arrays)" % number)
+    raise TomlError(M("line %d: a value this reader does not read (strings, integers, booleans, arrays)", number))

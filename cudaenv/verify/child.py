@@ -5,6 +5,7 @@ environment and command lines (``plan_*``) and what they print, read back (``par
 import json
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from cudaenv.core.i18n import N_, said_again
 from cudaenv.verify.records import Check, ChildReport
 
 MARKER = "CUDAENV_VERIFY "
@@ -58,12 +59,50 @@ def _json_lines(text: str, marker: str = "") -> List[Dict[str, Any]]:
     return events
 
 
+# What the children (verify_device.py, verify_dist.py) say in their own words, through said() (cudaenv/_child/say.py):
+# a check's detail, or an error they word themselves. Each is said again in the reader's language (:func:`_said`).
+CHILD_SAYS = frozenset((
+    N_("%d x %d fp32 host->device"),
+    N_("%d x %d fp32 in CPU memory"),
+    N_("max abs difference %.1e"),
+    N_("relative error %.2e (limit %.0e)"),
+    N_("%d bytes device->host"),
+    N_("%d bytes copied"),
+    N_("nothing to wait for on the CPU"),
+    N_("not supported by this GPU"),
+    N_("%d MiB free of %d MiB"),
+    N_("timed matmul n=%d, %d MiB copy"),
+    N_("no progress for %s s in stage %s (a hung kernel or a wedged GPU)"),
+    N_("%s, world size %d"),
+    N_("sum of ranks 1..%d = %g (got %g)"),
+    N_("%d floats from rank 0"),
+    N_("all %d ranks arrived"),
+    N_("all-reduce of %d MiB: %.2f GB/s bus bandwidth"),
+    N_("rank %s made no progress for %g s in stage %s"),
+    N_("torchrun went away; leaving"),
+    N_("rank %s was stopped by torchrun in stage %s (another rank failed first)"),
+))
+
+
+def _said(event: Mapping[str, Any], name: str) -> str:
+    """The event's ``name`` field as text: a marked message when the child said it with a template of
+    :data:`CHILD_SAYS` (and values that make the same English), its English as it is otherwise."""
+    return said_again(str(event.get(name) or ""), event.get("said"), CHILD_SAYS)
+
+
+def _error(event: Dict[str, Any]) -> Dict[str, Any]:
+    """An error event with its message said again (:func:`_said`) when the child worded it itself."""
+    if "said" in event and isinstance(event.get("message"), str):
+        event["message"] = _said(event, "message")
+    return event
+
+
 def _check(event: Mapping[str, Any]) -> Check:
     try:
         seconds = float(event.get("seconds") or 0.0)
     except (TypeError, ValueError):
         seconds = 0.0
-    return Check(str(event.get("name") or "?"), bool(event.get("ok")), seconds, str(event.get("detail") or ""),
+    return Check(str(event.get("name") or "?"), bool(event.get("ok")), seconds, _said(event, "detail"),
                  bool(event.get("skipped")))
 
 
@@ -89,7 +128,7 @@ def parse_device_output(stdout: str) -> ChildReport:
         elif kind == "memory":
             memory = event
         elif kind == "error":
-            errors.append(event)
+            errors.append(_error(event))
         elif kind == "done":
             done = bool(event.get("ok"))
     return ChildReport(info, device, tuple(checks), figure, memory, tuple(errors), done)
@@ -126,7 +165,7 @@ def parse_rank_events(text: str) -> Dict[str, Any]:
         elif kind == "check":
             folded["checks"].append(_check(event))
         elif kind == "error":
-            folded["errors"].append(event)
+            folded["errors"].append(_error(event))
         elif kind == "done":
             folded["done"] = bool(event.get("ok"))
     return folded

@@ -13,6 +13,13 @@ from cudaenv.verify.child import _tail, nccl_debug_lines, parse_rank_events
 from cudaenv.verify.records import ChildReport, DeviceResult, DistributedReport, Problem, RankResult, VerifyError
 
 
+def _message(event: Mapping[str, Any]) -> str:
+    """A child's error event's message: the text as parsed (a marked message when the child worded it, see
+    :func:`cudaenv.verify.child._said`), else its exception type, else "error"."""
+    message = event.get("message")
+    return message if isinstance(message, str) and message else str(message or event.get("type") or "error")
+
+
 def classify(message: str, extra: str = "", stage: Optional[str] = None, fallback: Optional[str] = None) -> VerifyError:
     """A VerifyError for ``message``, classified on the message first, then on ``extra`` (stderr, traceback)."""
     from cudaenv.explain import classify_error, describe
@@ -95,9 +102,9 @@ def device_result(logical: Optional[int], report: ChildReport, result: Optional[
     label = "cpu" if logical is None else "cuda:%d" % logical
     if report.errors:
         first = report.errors[0]
-        message = str(first.get("message") or first.get("type") or "error")
+        message = _message(first)
         if first.get("type") and first["type"] not in ("Timeout",) and not message.startswith(first["type"]):
-            shown = "%s: %s" % (first["type"], message)
+            shown = "%s: " % first["type"] + message  # a message the child worded stays marked; the type as it is
         else:
             shown = message
         error = classify(message, (first.get("traceback") or "") + "\n" + (stderr or ""), first.get("stage"))
@@ -196,9 +203,9 @@ def distributed_result(python: str, backend: str, nproc: int, rank_texts: Mappin
             first = folded["errors"][0]
             if first.get("type") in SECONDARY_TYPES:
                 secondary.add(rank)
-            message = str(first.get("message") or first.get("type") or "error")
+            message = _message(first)
             err = classify(message, (first.get("traceback") or "") + "\n" + output, first.get("stage"))
-            shown = message if first.get("type") in (None, "Timeout", "Orphaned") or message.startswith(str(first.get("type"))) else "%s: %s" % (first["type"], message)
+            shown = message if first.get("type") in (None, "Timeout", "Orphaned") or message.startswith(str(first.get("type"))) else "%s: " % first["type"] + message
             error = replace(err, message=shown, stage=first.get("stage"))
         elif folded["done"] is None:
             error = VerifyError(None, M("rank %d ended without a result", rank), "crash")

@@ -107,8 +107,8 @@ def verify_devices(host: Host, python: str, devices: Optional[List[int]] = None,
             if machine is not None:
                 problem = machine
             elif problem.id == "torch-cuda-unavailable":
-                problem = Problem(problem.id, problem.message + "; nvidia-smi and NVML show no GPU either "
-                                  "(cudaenv doctor tells whether the driver or the GPU is missing)", problem.error)
+                problem = Problem(problem.id, problem.message + M("; nvidia-smi and NVML show no GPU either "
+                                  "(cudaenv doctor tells whether the driver or the GPU is missing)"), problem.error)
         return DevicesReport(python, first_report.info, (), problem)
     results = [device_result(order[0], first_report, first_res, gpus, mapping, timeout)]
     info = first_report.info

@@ -211,7 +211,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
             result = host.run(list(pip) + ["install", "--dry-run", "--ignore-installed", "--quiet", "--report", report_file]
                               + wanted, timeout=timeout)
             if not result.ok:
-                raise _failed("resolving %s" % " ".join(wanted), result)
+                raise _failed(M("resolving %s", " ".join(wanted)), result)
             text = host.read_text(report_file, limit=8 * 1024 * 1024)
             try:
                 the_plan = plan.plan_components(release, parse_install_report(text or ""), added)
@@ -273,7 +273,7 @@ def install_from_wheels(host, release: str, base: str, installer: str = "pip", r
                                hint=M("free some space, or give --prefix DIR on another disk")) from None
         raise InstallError(M("installing into %s failed: %s", base, exc.strerror or exc)) from None
     except assemble.AssembleError as exc:
-        raise InstallError(str(exc), hint=M("nothing was installed")) from None
+        raise InstallError(exc.args[0] if exc.args else str(exc), hint=M("nothing was installed")) from None
     finally:
         if stage is not None:
             _remove_tree(stage)

@@ -20,6 +20,8 @@ import os
 import stat
 from typing import Dict, Optional, Sequence, Tuple
 
+from cudaenv.core.i18n import M
+
 MAX_MEMBER = 1024 * 1024 * 1024  # nvvm's libnvvm is ~100 MB, nvcc's cicc ~ 70 MB
 MAX_TOTAL = 8 * 1024 * 1024 * 1024  # all wheels of a release, unpacked (13.0: 271 MB; 13.5: 347 MB)
 MAX_MEMBERS = 50000  # 13.0's five wheels hold 1,867 files
@@ -39,10 +41,10 @@ class AssembleError(Exception):
 def _member_path(name: str) -> Optional[str]:
     """The member's path below ``nvidia/cuNN/`` (None: not part of the toolkit tree). Raises for unsafe names."""
     if not name or "\x00" in name or "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        raise AssembleError("refused member name %r (absolute or odd)" % name[:120])
+        raise AssembleError(M("refused member name %r (absolute or odd)", name[:120]))
     parts = name.split("/")
     if ".." in parts:
-        raise AssembleError("refused member name %r (it climbs out with ..)" % name[:120])
+        raise AssembleError(M("refused member name %r (it climbs out with ..)", name[:120]))
     if len(parts) < 3 or parts[0] != "nvidia" or not ((parts[1].startswith("cu") and parts[1][2:].isdigit())
                                                       or parts[1] in LIBRARY_FOLDERS):
         return None  # dist-info, nvidia/__init__.py: not part of the toolkit
@@ -62,28 +64,28 @@ def unpack_wheel(wheel: str, dest: str, seen: Dict[str, Tuple[int, int]], total:
     try:
         zf = zipfile.ZipFile(wheel)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise AssembleError("%s is not a readable wheel (%s)" % (os.path.basename(wheel), exc)) from None
+        raise AssembleError(M("%s is not a readable wheel (%s)", os.path.basename(wheel), exc)) from None
     written = 0
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
-            raise AssembleError("%s has %d members, more than a toolkit wheel holds" % (os.path.basename(wheel), len(infos)))
+            raise AssembleError(M("%s has %d members, more than a toolkit wheel holds", os.path.basename(wheel), len(infos)))
         for info in infos:
             rel = _member_path(info.filename)
             mode = (info.external_attr >> 16) & 0xFFFF
             if stat.S_ISLNK(mode):
-                raise AssembleError("refused member %r of %s: a symlink" % (info.filename[:120], os.path.basename(wheel)))
+                raise AssembleError(M("refused member %r of %s: a symlink", info.filename[:120], os.path.basename(wheel)))
             if rel is None or info.is_dir():
                 continue
             if info.file_size > MAX_MEMBER:
-                raise AssembleError("refused member %r: %d bytes unpacked" % (info.filename[:120], info.file_size))
+                raise AssembleError(M("refused member %r: %d bytes unpacked", info.filename[:120], info.file_size))
             if rel in seen:
                 if seen[rel] == (info.file_size, info.CRC):
                     continue
-                raise AssembleError("two wheels hold different files at %s" % rel)
+                raise AssembleError(M("two wheels hold different files at %s", rel))
             total[0] += info.file_size
             if total[0] > MAX_TOTAL:
-                raise AssembleError("the wheels unpack to more than %d GiB" % (MAX_TOTAL >> 30))
+                raise AssembleError(M("the wheels unpack to more than %d GiB", MAX_TOTAL >> 30))
             target = os.path.join(dest, *rel.split("/"))
             os.makedirs(os.path.dirname(target), exist_ok=True)
             executable = rel.startswith(EXEC_DIRS) or bool(mode & 0o111)
@@ -97,7 +99,7 @@ def unpack_wheel(wheel: str, dest: str, seen: Dict[str, Tuple[int, int]], total:
                         break
                     size += len(chunk)
                     if size > info.file_size:
-                        raise AssembleError("member %r is longer than its header says" % info.filename[:120])
+                        raise AssembleError(M("member %r is longer than its header says", info.filename[:120]))
                     out.write(chunk)
             seen[rel] = (info.file_size, info.CRC)
             written += 1

@@ -18,6 +18,7 @@ import os
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.model.record import Record
 from cudaenv.core.version import parse_version, version_key
 
@@ -92,22 +93,22 @@ def index_base(env, host, timeout: float) -> Tuple[Optional[str], str]:
         value = ((config.value(env, name) if name.startswith("CUDAENV_") else env.get(name)) or "").strip()
         if value:
             why = check_url(value)
-            return (None, "%s: %s" % (name, why)) if why else (value.rstrip("/"), name)
+            return (None, M("%s: %s", name, why)) if why else (value.rstrip("/"), name)
     pip = host.which("pip") or host.which("pip3")
     if pip is None:
-        return None, "pip is not on PATH, and CUDAENV_PACKAGE_INDEX is not set"
+        return None, M("pip is not on PATH, and CUDAENV_PACKAGE_INDEX is not set")
     result = host.run([pip, "config", "list"], timeout=min(timeout, 30.0))
     configured = parse_pip_config(result.stdout) if result.ok else None
     if configured and check_url(configured) is None:
-        return configured.rstrip("/"), "pip's configuration"
+        return configured.rstrip("/"), M("pip's configuration")
     python = _pip_python(host, pip)
     if python is None:
-        return None, "the interpreter of %s could not be read from its first line" % pip
+        return None, M("the interpreter of %s could not be read from its first line", pip)
     result = host.run([python, "-c", PIP_DEFAULT], timeout=min(timeout, 30.0))
     default = (result.stdout or "").strip().splitlines()[-1:] if result.ok else []
     if default and check_url(default[0]) is None:
-        return default[0].rstrip("/"), "pip's default index"
-    return None, "pip did not say its default index (%s)" % result.describe()
+        return default[0].rstrip("/"), M("pip's default index")
+    return None, M("pip did not say its default index (%s)", result.describe())
 
 
 def fetch_releases(base: str, timeout: float) -> List[str]:
@@ -120,10 +121,10 @@ def fetch_releases(base: str, timeout: float) -> List[str]:
     text, ctype = fetch_page(url, Deadline(timeout))
     page = parse_index_page(text, ctype)
     if page.problem:
-        raise FetchError("%s is not an index page (%s)" % (url, page.problem))
+        raise FetchError(M("%s is not an index page (%s)", url, page.problem))
     found = releases_from_page(page.files)
     if not found:
-        raise FetchError("%s lists no %s release" % (url, PROJECT))
+        raise FetchError(M("%s lists no %s release", url, PROJECT))
     return found
 
 
@@ -132,7 +133,7 @@ def read_cache(path: str) -> Tuple[Optional[Dict], Optional[str]]:
 
     raw, why = read_cache_bytes(path, MAX_CACHE)
     if why:
-        return None, "the release cache %s %s; ignored" % (path, why)
+        return None, M("the release cache %s %s; ignored", path, why)
     if raw is None:
         return None, None
     try:
@@ -141,7 +142,7 @@ def read_cache(path: str) -> Tuple[Optional[Dict], Optional[str]]:
         fetched = float(data["fetched_at"])
         index = data.get("index") if isinstance(data.get("index"), str) else None
     except (ValueError, KeyError, TypeError, UnicodeDecodeError, RecursionError, AttributeError):
-        return None, "the release cache %s is corrupt; ignored" % path
+        return None, M("the release cache %s is corrupt; ignored", path)
     return {"releases": releases, "fetched_at": fetched, "index": index}, None
 
 
@@ -156,9 +157,9 @@ def _read_live(env, host, timeout: float) -> Tuple[List[str], str, List[str]]:
         try:
             return fetch_releases(base, timeout), base, []
         except FetchError as exc:
-            raise apply.InstallError("the package index could not be read: %s" % exc,
-                                     hint="set CUDAENV_PACKAGE_INDEX to an index that answers, or try again") from None
-    notes = ["no package index base was found (%s); asked `pip index versions`" % how]
+            raise apply.InstallError(M("the package index could not be read: %s", exc.message),
+                                     hint=M("set CUDAENV_PACKAGE_INDEX to an index that answers, or try again")) from None
+    notes = [M("no package index base was found (%s); asked `pip index versions`", how)]
     return list(apply.releases(host, apply.find_installer(host, "pip"), timeout)), "pip", notes
 
 
@@ -200,7 +201,8 @@ def releases_cached(env, host, timeout: float, refresh: bool = False) -> Release
     except Exception as exc:  # noqa: BLE001 - UserError/InstallError: fall back to a stale cache
         if cached is None:
             raise
-        notes.append("%s; using the cache of %s" % (str(exc), time.strftime("%Y-%m-%d", time.gmtime(cached["fetched_at"]))))
+        why = exc.message if isinstance(getattr(exc, "message", None), str) else str(exc)  # a marked message stays one
+        notes.append(M("%s; using the cache of %s", why, time.strftime("%Y-%m-%d", time.gmtime(cached["fetched_at"]))))
         return _listed(cached["releases"], "cache", cached["index"], path, cached["fetched_at"], notes)
     notes += more
     now = time.time()
@@ -209,5 +211,5 @@ def releases_cached(env, host, timeout: float, refresh: bool = False) -> Release
         # private: the index URL can carry a token (PIP_INDEX_URL=https://user:token@host/simple)
         atomic_write_text(path, json.dumps({"releases": releases, "fetched_at": now, "index": index}), mode=PRIVATE)
     except OSError as exc:
-        notes.append("could not write the release cache %s: %s" % (path, exc.strerror or exc))
+        notes.append(M("could not write the release cache %s: %s", path, exc.strerror or exc))
     return _listed(releases, "pip" if index == "pip" else "index", None if index == "pip" else index, path, now, notes)

@@ -30,7 +30,9 @@ def install_command(release: str, prose: bool = True) -> str:
     the runfile or the distribution's repository (``--plan``) before. ``prose``: with the runfile alternative."""
     if version_key(release)[:1] >= (FIRST_WHEEL_MAJOR,):
         return "cudaenv install %s" % release
-    return "cudaenv install %s --plan%s" % (release, ", or --runfile FILE" if prose else "")
+    if prose:
+        return M("cudaenv install %s --plan, or --runfile FILE", release)
+    return "cudaenv install %s --plan" % release
 
 
 class PlanError(Exception):
