@@ -139,6 +139,10 @@ def main(
         from cudaenv.cli.bundle import use_bundle
 
         bundle = use_bundle()
+    elif entry and argv[:1] == ["doctor"]:  # its hundred-odd modules found in one read too (issue 35)
+        from cudaenv.cli.bundle import DOCTOR_BUNDLE, use_bundle
+
+        bundle = use_bundle(name=DOCTOR_BUNDLE)
     try:
         code = _dispatch(argv, ctx, saved, entry)
         if real_out:
@@ -295,8 +299,18 @@ def _language_before_parsing(argv: Sequence[str], ctx: Context) -> None:
     ctx.english = lang == ENGLISH
 
 
-def _dispatch(argv: List[str], ctx: Context, saved: List, entry: bool = False) -> int:
+def _short_run(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` is one of the short, small runs that go without the cyclic collector: NO_GC_COMMANDS, and
+    `doctor --quick` (no `import torch`: about 160 modules imported and one small report; 1.5-2 ms of its CPU went to
+    collections during those imports, issue 35). A ``--quick`` after ``--`` is no option."""
     if any(tuple(argv[:len(c)]) == c for c in NO_GC_COMMANDS):
+        return True
+    options = argv[1:argv.index("--")] if "--" in argv else argv[1:]
+    return argv[:1] == ["doctor"] and "--quick" in options
+
+
+def _dispatch(argv: List[str], ctx: Context, saved: List, entry: bool = False) -> int:
+    if _short_run(argv):
         import gc
 
         if gc.isenabled():  # short runs that allocate little: no cyclic collection during their imports (a tenth

@@ -75,6 +75,136 @@ MODULES = (
 )
 
 
+# The doctor's own bundle (DOCTOR_BUNDLE): the modules `cudaenv doctor --json` (with or without --quick, torch installed
+# or not) imports after the bundle is in place on a machine without a GPU; a machine with one imports a few more (the
+# NVML reader, the GPU health parsers), found as usual. tests/cli/test_cli_bundle.py fails when a module
+# `doctor --json --quick` imports in a fake root is not here, or one here is no module. A file of its own, so that
+# `use` reads no more than its own modules.
+DOCTOR_BUNDLE = "doctor.bundle"
+DOCTOR_MODULES = (
+    "cudaenv._child",
+    "cudaenv.commands.doctor",
+    "cudaenv.core.config",
+    "cudaenv.core.errors",
+    "cudaenv.core.i18n",
+    "cudaenv.core.jobs",
+    "cudaenv.core.lazy",
+    "cudaenv.core.pep440",
+    "cudaenv.core.resources",
+    "cudaenv.core.text",
+    "cudaenv.core.tuples",
+    "cudaenv.core.version",
+    "cudaenv.core.version_strings",
+    "cudaenv.diagnose",
+    "cudaenv.diagnose._common",
+    "cudaenv.diagnose.containers",
+    "cudaenv.diagnose.dlls",
+    "cudaenv.diagnose.driver",
+    "cudaenv.diagnose.environment",
+    "cudaenv.diagnose.extensions",
+    "cudaenv.diagnose.framework_imports",
+    "cudaenv.diagnose.frameworks",
+    "cudaenv.diagnose.health",
+    "cudaenv.diagnose.hints",
+    "cudaenv.diagnose.inside",
+    "cudaenv.diagnose.resources",
+    "cudaenv.diagnose.service",
+    "cudaenv.diagnose.toolkit_paths",
+    "cudaenv.diagnose.toolkits",
+    "cudaenv.diagnose.versions",
+    "cudaenv.diagnose.view",
+    "cudaenv.diagnose.visibility",
+    "cudaenv.facts",
+    "cudaenv.facts.cuda_arch",
+    "cudaenv.facts.distro",
+    "cudaenv.facts.drivers",
+    "cudaenv.facts.findings",
+    "cudaenv.facts.frameworks",
+    "cudaenv.facts.torch",
+    "cudaenv.facts.torch_policy",
+    "cudaenv.facts.xid",
+    "cudaenv.host",
+    "cudaenv.host.children",
+    "cudaenv.host.files",
+    "cudaenv.host.process",
+    "cudaenv.host.resolve",
+    "cudaenv.host.state",
+    "cudaenv.model",
+    "cudaenv.model.codec",
+    "cudaenv.model.record",
+    "cudaenv.model.reports",
+    "cudaenv.model.schema",
+    "cudaenv.model.snapshot",
+    "cudaenv.model.toolkits",
+    "cudaenv.model.visible",
+    "cudaenv.parse",
+    "cudaenv.parse._lines",
+    "cudaenv.parse.container_config",
+    "cudaenv.parse.cudnn",
+    "cudaenv.parse.decorations",
+    "cudaenv.parse.elf",
+    "cudaenv.parse.elf_symbols",
+    "cudaenv.parse.frameworks",
+    "cudaenv.parse.kernel_log",
+    "cudaenv.parse.ldcache",
+    "cudaenv.parse.ldconf",
+    "cudaenv.parse.lspci",
+    "cudaenv.parse.nvidia_smi",
+    "cudaenv.parse.nvml",
+    "cudaenv.parse.proc",
+    "cudaenv.parse.pyenvs",
+    "cudaenv.parse.symbols",
+    "cudaenv.parse.toolkit_files",
+    "cudaenv.parse.visible_devices",
+    "cudaenv.probes",
+    "cudaenv.probes.collect",
+    "cudaenv.probes.containers",
+    "cudaenv.probes.cudnn",
+    "cudaenv.probes.elf",
+    "cudaenv.probes.env",
+    "cudaenv.probes.extensions",
+    "cudaenv.probes.frameworks",
+    "cudaenv.probes.gpu_health",
+    "cudaenv.probes.ldconf",
+    "cudaenv.probes.libraries",
+    "cudaenv.probes.nvidia",
+    "cudaenv.probes.nvidia_smi_path",
+    "cudaenv.probes.package_db",
+    "cudaenv.probes.paths",
+    "cudaenv.probes.platform",
+    "cudaenv.probes.pyenv",
+    "cudaenv.probes.python",
+    "cudaenv.probes.site_packages",
+    "cudaenv.probes.toolkits",
+    "cudaenv.probes.toolkits.candidate",
+    "cudaenv.probes.toolkits.candidates",
+    "cudaenv.probes.toolkits.folder",
+    "cudaenv.probes.toolkits.store",
+    "cudaenv.probes.torch",
+    "cudaenv.probes.torch_child",
+    "cudaenv.probes.visibility",
+    "cudaenv.recommend",
+    "cudaenv.recommend.alternatives",
+    "cudaenv.recommend.decide",
+    "cudaenv.recommend.install",
+    "cudaenv.recommend.jetson",
+    "cudaenv.recommend.judge",
+    "cudaenv.recommend.records",
+    "cudaenv.recommend.request",
+    "cudaenv.recommend.view",
+    "cudaenv.render",
+    "cudaenv.render.json_out",
+    "cudaenv.render.report",
+    "cudaenv.render.spinner",
+    "cudaenv.render.text",
+    "cudaenv.render.width",
+    "cudaenv.toolkit",
+    "cudaenv.toolkit.install",
+    "cudaenv.toolkit.install.repos",
+    "cudaenv.toolkit.sudo",
+)
+
+
 def _magic() -> bytes:
     """This interpreter's bytecode magic number (the import system's own module is loaded before any code runs)."""
     return sys.modules["_frozen_importlib_external"].MAGIC_NUMBER
@@ -186,8 +316,9 @@ class _Finder:
         return spec
 
 
-def use_bundle(path: "Optional[str]" = None) -> "Optional[_Finder]":
-    """Put the bundle's finder first on ``sys.meta_path`` (the bundle beside this module unless ``path``) and return
+def use_bundle(path: "Optional[str]" = None, name: str = BUNDLE) -> "Optional[_Finder]":
+    """Put the bundle's finder first on ``sys.meta_path`` (the bundle ``name`` beside this module unless ``path``:
+    :data:`BUNDLE`, or :data:`DOCTOR_BUNDLE` for the doctor) and return
     it, or None (the usual import) where the bundle cannot be used (:func:`read_bundle`; on Windows). The caller takes
     it off ``sys.meta_path`` when the command is done (the modules it loaded stay loaded)."""
     import os
@@ -195,7 +326,7 @@ def use_bundle(path: "Optional[str]" = None) -> "Optional[_Finder]":
     if os.sep != "/":  # (Windows: the usual import, whose paths name the files with its own separator)
         return None
     here = os.path.dirname(__file__)
-    found = read_bundle(path or os.path.join(here, BUNDLE))
+    found = read_bundle(path or os.path.join(here, name))
     if found is None:
         return None
     finder = _Finder(found[0], found[1], os.path.dirname(os.path.dirname(here)))

@@ -3,7 +3,11 @@
 Infrastructure: collect.py (the orchestrator) and probes use it; it imports nothing of cudaenv.
 """
 
-from typing import Any, Callable, Optional
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Callable, Optional
 
 
 class Job:

@@ -8,7 +8,7 @@ toolkits -> frameworks -> resources -> hints.
 Every finding id is stable and shared with ``cudaenv explain`` and ``cudaenv verify`` (see README).
 """
 
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.model.reports import Finding  # the finding record lives with the JSON contract
 
@@ -16,7 +16,11 @@ SEVERITIES = ("error", "warning", "info")
 SECTIONS = ("environment", "driver", "containers", "visibility", "versions", "toolkits", "frameworks", "resources", "hints")
 
 
-Rule = Callable[[Any, Optional[Mapping[str, Any]]], List[Finding]]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+
+    Rule = Callable[[Any, Optional[Mapping[str, Any]]], List[Finding]]
 
 
 def rules() -> Sequence[Tuple[str, Rule]]:

@@ -1,13 +1,18 @@
 """Small questions the rules share: which driver column applies, is the GPU usable, how to call pip."""
 
+from __future__ import annotations
+
 import posixpath
 import shlex
-from typing import Any, List, Mapping, Optional, Tuple
 
 from cudaenv.model.reports import Finding
 from cudaenv.facts import drivers as drv
 from cudaenv.core.version import compare_versions, major_minor, version_key
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, List, Mapping, Optional, Tuple
 
 BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")
 

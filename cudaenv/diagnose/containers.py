@@ -7,11 +7,15 @@ install-guide.html (``nvidia-ctk runtime configure --runtime=docker|containerd|c
 (``nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml``), and the daemon-reload notice NVIDIA/nvidia-docker#1730
 (``nvidia-ctk system create-dev-char-symlinks --create-all`` and its udev rule)."""
 
-from typing import List
+from __future__ import annotations
 
 from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import _common as c
 from cudaenv.parse.container_config import gpu_devices
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List
 
 F = c.make("containers")
 INSTALL_GUIDE = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"

@@ -4,10 +4,14 @@ torch's own search finds nowhere and only its PATH fallback loads (dll-only-on-p
 different files by torch and a framework (dll-two-copies), and each framework's own words and fix for a DLL found
 nowhere (library-not-found is :mod:`cudaenv.diagnose.frameworks`'s). Pure."""
 
-from typing import Callable, Dict, List
+from __future__ import annotations
 
 from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import _common as c
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Callable, Dict, List
 
 F = c.make("frameworks")
 

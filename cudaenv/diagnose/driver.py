@@ -1,11 +1,15 @@
 """Driver: none installed, not loaded, userspace/kernel mismatch, a GPU off the bus, a hung nvidia-smi."""
 
-from typing import List
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import health
 from cudaenv.core.version import version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List
 
 F = c.make("driver")
 

@@ -1,11 +1,15 @@
 """Environment: WSL1, a Linux driver inside WSL2, a container started without the GPU, and inside a container its
 NVIDIA capabilities and the image's CUDA against the host's driver (:mod:`cudaenv.diagnose.inside`)."""
 
-from typing import List
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import inside
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List
 
 F = c.make("environment")
 WSL_LIB = "/usr/lib/wsl/"

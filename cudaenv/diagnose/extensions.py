@@ -4,12 +4,16 @@ an extension whose undefined symbols in torch's C++ namespaces the installed tor
 (``_GLIBCXX_USE_CXX11_ABI``). Pure: :func:`check` gives the finding, :func:`broken` the extensions it is about.
 """
 
-from typing import List, Optional
+from __future__ import annotations
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import _common as c
 from cudaenv.parse.symbols import readable
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional
 
 F = c.make("frameworks")
 

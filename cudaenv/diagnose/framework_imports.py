@@ -3,10 +3,14 @@
 device check sees no GPU on a machine with one (an ONNX Runtime session that fell back to the CPU provider, a
 TensorFlow or JAX without its CUDA build or libraries). Pure."""
 
-from typing import List
+from __future__ import annotations
 
 from cudaenv.core.i18n import M, join
 from cudaenv.diagnose import _common as c
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List
 
 F = c.make("frameworks")
 

@@ -9,13 +9,17 @@ on LD_LIBRARY_PATH shadowing the pip wheel's, a library found nowhere, two NCCLs
 of two CUDA majors side by side; the Windows DLL rules are :mod:`cudaenv.diagnose.dlls`'s.
 """
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.diagnose import dlls
 from cudaenv.core.version import compare_versions, version_key
 from cudaenv.core.i18n import M, N_, join
 from cudaenv.facts import drivers as drv
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 F = c.make("frameworks")
 

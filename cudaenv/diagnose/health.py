@@ -10,11 +10,15 @@ activates at the next GPU reset; a remapping failure is an RMA criterion), "Dyna
 event reasons (HW Slowdown: temperature or the power brake; HW Power Brake Slowdown: the external power brake, from
 the system's power supply)."""
 
-from typing import List, Optional
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M, join
 from cudaenv.facts.xid import CATALOG, xid_row
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional
 
 F = c.make("driver")
 SHOWN = 8  # Xid codes described one by one; the rest are named

@@ -1,9 +1,13 @@
 """Hints (info): how to debug what comes next, shown once and briefly, only where they apply."""
 
-from typing import List, Sequence
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Sequence
 
 F = c.make("hints")
 

@@ -8,12 +8,16 @@ CUDA and OpenCL, utility is nvidia-smi and NVML; https://docs.nvidia.com/datacen
 latest/docker-specialized.html); defilantech/LLMKube#1424 (a CUDA 13 image on a 12.4 driver: "driver too old (found
 version 12040)")."""
 
-from typing import List, Optional
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M
 from cudaenv.core.version import compare_versions, major_minor
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional
 
 F = c.make("environment")
 _LIBCUDA = LazyPattern(r"libcuda\.so\.(\d{2,4}\.\d{1,3}(?:\.\d{1,3})?)$")

@@ -1,9 +1,13 @@
 """Resources: a GPU whose memory is nearly full, and memory held by processes that are gone or zombies."""
 
-from typing import List
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M, N_, join
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List
 
 F = c.make("resources")
 BUSY = 0.90  # used / total at or above this is "nearly full"

@@ -5,7 +5,11 @@ builds the doctor's facts view (:mod:`cudaenv.diagnose.view`) once for whichever
 is the outcome's (:func:`cudaenv.diagnose.exit_code`: 1 on an error finding, with ``strict`` on a warning too).
 """
 
-from typing import Any, Optional, Sequence
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Optional, Sequence
 
 
 class DoctorOutcome:

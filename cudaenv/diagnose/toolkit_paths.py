@@ -1,12 +1,17 @@
 """Toolkits on the machine's paths: the /usr/local/cuda link (dangling, or another CUDA than the nvcc on PATH) and
 several toolkits' bin folders on PATH (the toolkits section)."""
 
+from __future__ import annotations
+
 import posixpath
-from typing import List, Optional
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M
 from cudaenv.core.version import compare_versions, version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional
 
 F = c.make("toolkits")
 

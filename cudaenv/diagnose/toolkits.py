@@ -1,6 +1,6 @@
 """Toolkits: nvcc against torch and the driver, the /usr/local/cuda link, PATH, CUDA_HOME, LD_LIBRARY_PATH, cuDNN."""
 
-from typing import List, Optional
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M, join
@@ -8,6 +8,10 @@ from cudaenv.diagnose import toolkit_paths as paths
 from cudaenv.diagnose.driver import upgrade_driver_fix
 from cudaenv.facts import drivers as drv
 from cudaenv.core.version import compare_versions, is_version, sm_name, version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional
 
 F = c.make("toolkits")
 

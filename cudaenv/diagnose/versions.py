@@ -1,6 +1,6 @@
 """Versions: torch against the driver and the GPUs (missing, CPU-only, too new for the driver, no kernel image)."""
 
-from typing import List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M
@@ -8,6 +8,10 @@ from cudaenv.facts import drivers as drv
 from cudaenv.core.version import cc_tuple, compare_versions
 from cudaenv.facts import torch as tf
 from cudaenv.diagnose.driver import upgrade_driver_fix
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 F = c.make("versions")
 

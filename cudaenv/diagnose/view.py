@@ -6,11 +6,15 @@ own format; none calls the rules' helpers or the facts tables, or derives a fact
 not compute). :func:`build_view` is pure; the command builds it once and hands it to the renderer.
 """
 
-from typing import Any, Mapping, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.model.record import Record
 from cudaenv.model.reports import ImageFacts
 from cudaenv.model.snapshot import ToolStatus
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Mapping, Optional, Tuple
 
 
 class ReportView(Record):

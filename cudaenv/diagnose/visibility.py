@@ -1,11 +1,15 @@
 """Visibility: CUDA_VISIBLE_DEVICES that hides GPUs, CUDA's order against nvidia-smi's, torch's device count."""
 
-from typing import List, Optional
+from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
 from cudaenv.core.i18n import M, join
 from cudaenv.core.version import cc_tuple
 from cudaenv.model.visible import visible_gpus
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional
 
 F = c.make("visibility")
 

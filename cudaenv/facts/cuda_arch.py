@@ -11,9 +11,13 @@ Both answers come from the same rows; the torch decision asks :func:`gpu_min_cud
 :func:`first_nvcc`. Every function takes an optional ``table`` (the loaded JSON) so tests can pass their own.
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.core.version import cc_tuple, compare_versions, sm_name
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional, Tuple
 
 TABLE = "cuda_arch"
 

@@ -11,9 +11,13 @@ os-release without it), the ``like`` of its row in ``data/distro_like.json``::
     pick(rows, lineage("rocky", ())) -> (the row naming "rhel", "rhel")
 """
 
-from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.parse.proc import MAX_LIKE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, Iterable, Optional, Sequence, Tuple
 
 TABLE = "distro_like"
 

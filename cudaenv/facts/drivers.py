@@ -12,9 +12,13 @@ Two tables (sources in the JSON):
 Every function takes an optional ``table`` (the loaded JSON) so that callers and tests can pass their own.
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.core.version import compare_versions, major_minor, version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional, Tuple
 
 TABLE = "cuda_drivers"
 

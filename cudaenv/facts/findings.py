@@ -9,8 +9,13 @@ the pasteable set, verify reads the section on the finding, and the doctor's vie
 ('driver', True, ('cuda-link-dangling', 'cuda-link-not-active'))
 """
 
+from __future__ import annotations
+
 from functools import lru_cache
-from typing import Any, Dict, Optional, Tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, Optional, Tuple
 
 TABLE = "findings"
 # who applies a finding's fix: the user in this shell, an administrator or the host, a reboot, the user's program

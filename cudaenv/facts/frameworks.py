@@ -4,7 +4,11 @@ one's build says its CUDA, what is a CPU build, which packages conflict, where a
 Every function takes an optional ``table`` (the loaded JSON) so tests can pass their own.
 """
 
-from typing import Any, Dict, List, Optional
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional
 
 TABLE = "frameworks"
 

@@ -12,12 +12,18 @@
 Every function takes an optional ``table`` (the loaded JSON) so tests can pass their own.
 """
 
-import re
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from __future__ import annotations
 
+import re
+
+from cudaenv.core.tuples import named_tuple
 from cudaenv.core import version as _version
 from cudaenv.core.version import version_key
 from cudaenv.core.version import compare_pep440, pep440, pep440_key, pep440_release
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 VARIANTS, ARCH, COMPANIONS, PYTHONS = "torch_variants", "torch_arch", "torch_companions", "torch_python"
 
@@ -245,7 +251,8 @@ def sm_name(capability: str) -> str:
     return _version.sm_name(capability, suffix=False) or "sm_?"
 
 
-class KernelMatch(NamedTuple):
+@named_tuple
+class KernelMatch:
     """How a GPU runs a build: ``kind`` ``exact`` (a cubin for its very capability), ``binary`` (a cubin of the
     same major and an older minor), ``family`` (a family cubin ``sm_XYf`` of its family) or ``ptx`` (PTX the
     driver JIT-compiles), and the arch-list entry that does it."""

@@ -6,9 +6,13 @@
 * ``local_tag("cpu", "linux-x86_64")``: wheels of that variant carry it as a local tag (``2.7.1+cpu``).
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.core.version import compare_pep440, version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional, Tuple
 
 TABLE = "torch_policy"
 

@@ -4,7 +4,11 @@
 'GPU has fallen off the bus'
 """
 
-from typing import Any, Dict, Optional
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, Optional
 
 TABLE = "xid"
 CATALOG = "https://docs.nvidia.com/deploy/xid-errors/analyzing-xid-catalog.html"  # where an unknown code is looked up

@@ -102,14 +102,38 @@ def _become_subreaper() -> bool:
     ok = False
     if sys.platform.startswith("linux"):
         try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            ok = libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+            ok = _libc_function("prctl")(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
         except Exception:  # noqa: BLE001 - no libc prctl: the limit stays as documented
             ok = False
     CHILDREN["subreaper"] = ok
     return ok
+
+
+def _libc_function(name: str):
+    """The C library's function ``name`` returning an int, as ``ctypes.CDLL(None, use_errno=True).name`` gives it.
+
+    Built from ctypes' own C module (``_ctypes``: the same ``dlopen`` of the running program and the same function
+    pointer class that the ``ctypes`` package builds), because the ``ctypes`` package itself costs about 1.5 ms of a
+    start (its module, ``struct`` and ``ctypes._endian``: a tenth of what `doctor --quick` may cost over the
+    interpreter's start, issue 35). Where ``_ctypes`` lacks any of it (another Python), the ``ctypes`` package."""
+    try:
+        import _ctypes
+
+        class Int(_ctypes._SimpleCData):  # what ctypes.c_int is
+            _type_ = "i"
+
+        class Function(_ctypes.CFuncPtr):  # what CDLL's function class is (cdecl, errno kept)
+            _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+            _restype_ = Int
+
+        class Program:  # what CDLL(None) is to the function pointer: the handle of the running program
+            _handle = _ctypes.dlopen(None, os.RTLD_NOW | os.RTLD_LOCAL)
+
+        return Function((name, Program()))
+    except (ImportError, AttributeError, TypeError):
+        import ctypes
+
+        return getattr(ctypes.CDLL(None, use_errno=True), name)
 
 
 def _children_of_self() -> List[int]:

@@ -24,10 +24,12 @@ Not on the ``cudaenv use`` path: ``Record.to_dict`` / ``from_dict`` import this 
 from __future__ import annotations
 
 import sys
-import typing
-from typing import Any, Dict, List, Optional
 
 from cudaenv.model.schema import SCHEMA_VERSION, SchemaError, check_schema
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only; reading imports typing where it resolves field types (writing never does)
+    from typing import Any, Dict, List, Optional
 
 
 # ------------------------------------------------------------------ writing
@@ -83,6 +85,9 @@ def field_types(cls: type) -> Dict[str, Any]:
     """Each field of record class ``cls`` -> its type, resolved once by ``typing`` in the record's own module."""
     types = _TYPES.get(cls)
     if types is None:
+        import typing
+        from typing import Any
+
         module = sys.modules.get(cls.__module__)
         names = dict(vars(typing))
         names.update(vars(module) if module is not None else {})
@@ -139,6 +144,9 @@ def _decoder(hint: Any):
 
 
 def _build(hint: Any):  # noqa: C901 - one branch per shape, as the reading rules list them
+    import typing
+    from typing import Any
+
     if hint is Any or hint is None:
         return _identity
     if isinstance(hint, type) and getattr(hint, "_json_record", False):

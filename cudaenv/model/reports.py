@@ -9,10 +9,12 @@ hold them. Every record is written and read by the one codec (``to_dict()`` / ``
 
 from __future__ import annotations
 
-from typing import Optional, Tuple
-
 from cudaenv.model.record import Record
 from cudaenv.model.snapshot import ActiveToolkit, CudaSymlink, Note, Snapshot, Toolkit
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Optional, Tuple
 
 
 class Finding(Record):

@@ -6,7 +6,11 @@ doctor's ``visible-devices-*`` findings); it never turns a GPU machine into a CP
 decide the build then.
 """
 
-from typing import Any, Tuple
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Tuple
 
 
 def visible_gpus(s: Any) -> Tuple[Any, ...]:

@@ -8,15 +8,18 @@ lines of at most ``MAX_LINE`` characters each (no real nvidia-smi or /proc line 
 parser that is linear per line is linear in its input, whatever it is given.
 """
 
-from typing import List, Optional, Union
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Union
+
+    Text = Union[str, bytes, None]  # what a parser reads: a tool's output as text or bytes, or nothing
 
 MAX_LINES = 20000
 MAX_LINE = 1000
 MAX_TEXT = 8 * 1024 * 1024  # characters (or bytes) looked at: no tool output this reads comes near it
 EXCERPT = 200  # characters of a foreign text that go into a note
-
-
-Text = Union[str, bytes, None]  # what a parser reads: a tool's output as text or bytes, or nothing
 
 
 def as_text(data: Text) -> str:
@@ -56,3 +59,13 @@ def excerpt(text: Optional[str], limit: int = EXCERPT) -> str:
             first = raw.strip()
             break
     return first if len(first) <= limit else first[: limit - 3].rstrip() + "..."
+
+
+def __getattr__(name: str):
+    """``Text`` (``Union[str, bytes, None]``) for a module that imports it at run time: typing is imported then, not
+    by every parser that names it only in annotations."""
+    if name == "Text":
+        from typing import Union
+
+        return Union[str, bytes, None]
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

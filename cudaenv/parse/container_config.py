@@ -10,13 +10,19 @@ needed on Python 3.9.
 ('nvidia',)
 """
 
+from __future__ import annotations
+
 import json
 import re
-from typing import Any, List, Optional, Tuple
 
 from cudaenv.model.snapshot import CdiSpec, EngineConfig
-from cudaenv.parse._lines import Text, as_text, lines
+from cudaenv.parse._lines import as_text, lines
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, List, Optional, Tuple
+    from cudaenv.parse._lines import Text
 
 _RUNTIME_HEADER = LazyPattern(r"""^\[[^\]]{0,300}\.runtimes\.(?:"([^"]{1,64})"|([A-Za-z0-9_-]{1,64}))\]\s*(?:#.*)?$""")
 _BOOL = LazyPattern(r"^([A-Za-z_]{1,40})\s*=\s*(true|false)\b", re.IGNORECASE)

@@ -3,11 +3,16 @@
 Pure, stdlib only; never raises. Integers are decoded by :func:`cudaenv.core.version.cudnn_from_int` (both schemes).
 """
 
+from __future__ import annotations
+
 import re
-from typing import Dict, Optional
 
 from cudaenv.core.version import cudnn_from_int, parse_version
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Dict, Optional
 
 _MACRO = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_(MAJOR|MINOR|PATCHLEVEL)[ \t]+(\d{1,9})\b", re.MULTILINE)
 _NUMBER = LazyPattern(r"^[ \t]*#[ \t]*define[ \t]+CUDNN_VERSION[ \t]+\(?[ \t]*(\d+)[ \t]*\)?[ \t]*$", re.MULTILINE)

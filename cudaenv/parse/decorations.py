@@ -10,16 +10,16 @@ characters. ``undecorate`` keeps the line structure (a fence becomes an empty li
 'RuntimeError:  CUDA error: out of memory\\n\\nboom'
 """
 
-import re
+from cudaenv.core.lazy import LazyPattern  # compiled on first use: most tool outputs hold none of the marks (issue 35)
 
-ANSI = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\n]{0,512}(?:\x07|\x1b\\)?|\x1b[()][0-9A-Za-z]|\x1b[@-_]?")
-BARE_SGR = re.compile(r"\[(?:\d{1,3};){0,6}\d{1,3}m")  # an SGR sequence whose ESC a forum dropped: "[1;31m"
-FENCE = re.compile(r"(?m)^[ \t]{0,12}(?:`{3,}|~{3,})[\w+.-]{0,40}[ \t]{0,8}$")
-FENCE_LINE = re.compile(r"(?m)^[ \t]{0,12}(?:`{3,}|~{3,})[\w+.-]{0,40}[ \t]{0,8}(?:\n|$)")
-QUOTE = re.compile(r"(?m)^[ \t]{0,12}(?:>[ \t]?){1,12}")
+ANSI = LazyPattern(r"\x1b\[[0-?]{0,32}[ -/]{0,8}[@-~]|\x1b\][^\x07\x1b\n]{0,512}(?:\x07|\x1b\\)?|\x1b[()][0-9A-Za-z]|\x1b[@-_]?")
+BARE_SGR = LazyPattern(r"\[(?:\d{1,3};){0,6}\d{1,3}m")  # an SGR sequence whose ESC a forum dropped: "[1;31m"
+FENCE = LazyPattern(r"(?m)^[ \t]{0,12}(?:`{3,}|~{3,})[\w+.-]{0,40}[ \t]{0,8}$")
+FENCE_LINE = LazyPattern(r"(?m)^[ \t]{0,12}(?:`{3,}|~{3,})[\w+.-]{0,40}[ \t]{0,8}(?:\n|$)")
+QUOTE = LazyPattern(r"(?m)^[ \t]{0,12}(?:>[ \t]?){1,12}")
 
 STOP = "\ue000"  # an ideographic full stop, until it is known whether a sentence or a name (torch。cuda) goes on
-_STOP_SENTENCE = re.compile("\ue000(?=[A-Z\\s]|$)")
+_STOP_SENTENCE = LazyPattern("\ue000(?=[A-Z\\s]|$)")
 
 
 def _table():

@@ -21,7 +21,14 @@ Sample (a CUDA-12 extension)::
     soname="flash_attn_2_cuda.so", needed=("libc10.so", "libcudart.so.12", ...), runpath=("$ORIGIN/../torch/lib",)
 """
 
-from typing import IO, Dict, List, NamedTuple, Optional, Tuple, Union
+from __future__ import annotations
+
+
+from cudaenv.core.tuples import named_tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import IO, Dict, List, Optional, Tuple, Union
 
 BUDGET = 4 * 1024 * 1024  # bytes read per file, at most (the dynamic table and its strings take a few KiB)
 MAX_TAGS = 4096  # dynamic entries read, at most (real libraries have under 100)
@@ -61,7 +68,8 @@ class Budget:
         return self._stream.tell()
 
 
-class ElfDynamic(NamedTuple):
+@named_tuple
+class ElfDynamic:
     """What the dynamic loader reads of one ELF file."""
 
     elf_class: int  # 32 | 64
@@ -74,7 +82,8 @@ class ElfDynamic(NamedTuple):
     complete: bool  # False when the reading stopped at the budget or at a broken part (what came before is kept)
 
 
-class _Head(NamedTuple):
+@named_tuple
+class _Head:
     """The ELF header's facts (64 bytes at fixed places)."""
 
     order: str  # "<" | ">"
@@ -127,7 +136,8 @@ def _string(guarded, at: int, end: int) -> Optional[str]:
     return name.decode("utf-8", "surrogateescape") if name else None
 
 
-class _Dynamic(NamedTuple):
+@named_tuple
+class _Dynamic:
     """The dynamic segment's entries as the loader reads them."""
 
     entries: Tuple[Tuple[int, int], ...]  # (d_tag, d_val), up to DT_NULL

@@ -9,9 +9,15 @@ SysV) hash table as the loader does, reading each 4 KiB page of the file once, s
 few reads per name, never the file.
 """
 
-from typing import IO, Dict, List, NamedTuple, Optional, Tuple, Union
+from __future__ import annotations
 
+
+from cudaenv.core.tuples import named_tuple
 from cudaenv.parse.elf import MAX_NAME, _Head, _needed, _open
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import IO, Dict, List, Optional, Tuple, Union
 
 # The symbol readers below unpack the section headers, .dynsym/.dynstr and the hash tables with struct (see
 # cudaenv.parse.elf's text for why not pyelftools).
@@ -23,7 +29,8 @@ SHN_UNDEF = 0
 STB_GLOBAL, STB_WEAK = 1, 2
 
 
-class ElfSymbols(NamedTuple):
+@named_tuple
+class ElfSymbols:
     """The dynamic symbols of one ELF file that a reader asked for (undefined ones, or defined ones)."""
 
     names: Tuple[str, ...]  # in table order, each once, at most MAX_KEPT
@@ -35,7 +42,8 @@ SHT_HASH, SHT_DYNSYM, SHT_GNU_HASH = 5, 11, 0x6FFFFFF6
 MAX_SECTIONS = 4096
 
 
-class _Layout(NamedTuple):
+@named_tuple
+class _Layout:
     """What the symbol readers need of an ELF file, from its header and section headers (read raw, bounded)."""
 
     order: str  # "<" | ">"

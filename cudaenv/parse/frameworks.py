@@ -13,10 +13,14 @@ Pure and total: any text in, a value or None out (never an exception); every val
 version, a package name is a name), so nothing hostile reaches the report unchecked.
 """
 
-from typing import Dict, List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.core.lazy import LazyPattern
 from cudaenv.core.version import parse_version
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Dict, List, Optional, Tuple
 
 MAX_HEADER_LINES = 4000  # a METADATA header block longer than this is not one
 _NAME = LazyPattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")

@@ -10,11 +10,17 @@ or ``fallen off``.
 [(79, 1, ('0000:41:00',))]
 """
 
+from __future__ import annotations
+
 import re
-from typing import Dict, List, Tuple
 
 from cudaenv.model.snapshot import GpuHealth, XidGroup
-from cudaenv.parse._lines import Text, as_text, lines
+from cudaenv.parse._lines import as_text, lines
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Dict, List, Tuple
+    from cudaenv.parse._lines import Text
 
 FIRST = 300  # characters of a code's first line kept as its evidence
 _PCI = r"(?:[0-9A-Fa-f]{4,8}:)?[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}(?:\.[0-9A-Fa-f])?"

@@ -13,8 +13,15 @@ counted from the start of the new header)::
 class and ABI (0x0303: x86-64 libc6, 0x0a03: AArch64), which the loader compares with its own before taking an entry.
 """
 
+from __future__ import annotations
+
 import struct
-from typing import Dict, NamedTuple, Optional, Tuple
+
+from cudaenv.core.tuples import named_tuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Dict, Optional, Tuple
 
 OLD_MAGIC = b"ld.so-1.7.0"
 NEW_MAGIC = b"glibc-ld.so.cache1.1"
@@ -26,14 +33,16 @@ MAX_STRING = 4096
 HWCAP_EXTENSION = 1 << 62  # an entry of a glibc-hwcaps subfolder (used only on CPUs with those features)
 
 
-class CacheEntry(NamedTuple):
+@named_tuple
+class CacheEntry:
     name: str  # "libcudart.so.12"
     path: str  # "/usr/local/cuda-12.8/targets/x86_64-linux/lib/libcudart.so.12"
     flags: int  # 0x0303: x86-64 libc6
     hwcap: int
 
 
-class LdCache(NamedTuple):
+@named_tuple
+class LdCache:
     entries: Tuple[CacheEntry, ...]  # in the cache's order
     layout: str  # "new" | "old+new"
     complete: bool  # False when the entry table or a string ran past the end, or MAX_ENTRIES cut it

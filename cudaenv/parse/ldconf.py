@@ -9,7 +9,11 @@ Sample (``/etc/ld.so.conf`` on Debian, and a toolkit's ``/etc/ld.so.conf.d/cuda-
 Pure: text in, values out, never an exception.
 """
 
-from typing import List, Optional, Tuple
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 
 def ld_conf_lines(text: Optional[str]) -> List[Tuple[int, str]]:

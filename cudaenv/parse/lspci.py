@@ -6,10 +6,14 @@ space reads all ones), the driver in use, and the PCIe link it can run (``LnkCap
 Formats: pciutils' lspci(8) and the outputs recorded in tests/recorded/lspci-*.txt (tab or space indents).
 """
 
-from typing import List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.model.snapshot import PciDevice
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 _DEVICE = LazyPattern(r"^((?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+([^:\[]{1,80}?)(?:\s*\[[0-9a-fA-F]{4}\])?:\s+(.{1,300})$")
 _REV = LazyPattern(r"\(rev ([0-9a-fA-F]{2})\)")

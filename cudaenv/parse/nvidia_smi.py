@@ -23,13 +23,21 @@
 Every function is pure, never raises, and is linear in its input (see :mod:`cudaenv.parse._lines`).
 """
 
-import re
-from typing import Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
+from cudaenv.core.tuples import named_tuple
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor without nvidia-smi reads none of these
-from cudaenv.parse._lines import is_uint, lines, Text
+from cudaenv.parse._lines import is_uint, lines
 from cudaenv.model.snapshot import Gpu, GpuProcess
 from cudaenv.core.version import cc_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+    from cudaenv.parse._lines import Text
 
 QUERY_FIELDS = ("index", "name", "driver_version", "compute_cap", "memory.total", "memory.used", "uuid", "pci.bus_id")
 QUERY_FIELDS_OLD = tuple(f for f in QUERY_FIELDS if f != "compute_cap")  # 470 and older: no compute_cap
@@ -48,12 +56,14 @@ LIST_MARKER = "(UUID:"  # parse_list
 
 
 
-class SmiQuery(NamedTuple):
+@named_tuple
+class SmiQuery:
     gpus: Tuple[Gpu, ...]
     driver_version: Optional[str]
 
 
-class SmiBanner(NamedTuple):
+@named_tuple
+class SmiBanner:
     smi_version: Optional[str]  # the NVIDIA-SMI (Linux-side on WSL2) version
     driver_version: Optional[str]  # Driver Version / KMD Version
     cuda_version: Optional[str]  # None for N/A, ERR! or absent
@@ -287,7 +297,8 @@ def parse_apps_csv(text: Text) -> Tuple[GpuProcess, ...]:
 
 
 # ------------------------------------------------------------------------------------------- -q / -a
-class SmiLog(NamedTuple):
+@named_tuple
+class SmiLog:
     driver_version: Optional[str]
     cuda_version: Optional[str]  # None for "Not Found", N/A or absent (drivers before 410 print no CUDA line)
     cuda_raw: Optional[str]
@@ -368,7 +379,8 @@ def parse_list(text: Text) -> Tuple[Gpu, ...]:
 
 
 # -------------------------------------------------------------------------------------------- failures
-class FailurePattern(NamedTuple):
+@named_tuple
+class FailurePattern:
     failure: str  # the ToolStatus.failure id: driver-not-loaded, no-permission, ...
     finding: str  # the doctor's (and explain's) id: driver-not-loaded, driver-no-permission, ...
     patterns: Tuple["re.Pattern[str]", ...]

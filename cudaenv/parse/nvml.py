@@ -12,18 +12,25 @@ Failure: ``{"ok": false, "stage": "init", "error_code": 18, "error_name": "...",
 Anything else (a crash's text, deep nesting, huge numbers) is a failure result, never an exception.
 """
 
-import json
-from typing import List, NamedTuple, Optional, Tuple, Union
+from __future__ import annotations
 
+import json
+
+from cudaenv.core.tuples import named_tuple
 from cudaenv.parse._lines import as_text
 from cudaenv.parse.nvidia_smi import capability
 from cudaenv.model.snapshot import Gpu
 from cudaenv.core.version import cuda_from_int
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple, Union
+
 MAX_JSON = 4 * 1024 * 1024
 
 
-class NvmlResult(NamedTuple):
+@named_tuple
+class NvmlResult:
     ok: bool
     driver_version: Optional[str] = None
     cuda_version: Optional[str] = None

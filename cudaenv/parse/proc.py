@@ -14,12 +14,20 @@ Sample inputs (each has a recorded real copy under ``tests/recorded/``)::
     /proc/self/ns/pid (the link)  pid:[4026531836]
 """
 
+from __future__ import annotations
+
 import re
 import shlex
-from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
+from collections.abc import Mapping
 
-from cudaenv.parse._lines import as_text, is_uint, lines, Text
+from cudaenv.core.tuples import named_tuple
+from cudaenv.parse._lines import as_text, is_uint, lines
 from cudaenv.core.version import parse_driver_version
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Dict, List, Optional, Tuple
+    from cudaenv.parse._lines import Text
 
 NVIDIA_VENDOR = "0x10de"
 # PCI class codes of GPUs: 0x0300xx VGA controller, 0x0302xx 3D controller (data-centre GPUs).
@@ -35,7 +43,8 @@ def _driver_version(text: str) -> Optional[str]:
     return text if "." in text and parse_driver_version(text) == text else None
 
 
-class KernelModule(NamedTuple):
+@named_tuple
+class KernelModule:
     version: str
     flavor: str  # open | proprietary
 
@@ -80,7 +89,8 @@ def parse_proc_status(text: Text) -> Dict[str, str]:
     return out
 
 
-class PasswdEntry(NamedTuple):
+@named_tuple
+class PasswdEntry:
     name: str
     uid: str
     home: str  # "" when the line has no home field

@@ -14,10 +14,14 @@
   values), never a whole TOML parser.
 """
 
-from typing import Dict, List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.model.record import Record
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Dict, List, Optional, Tuple
 
 MAX_LINES = 20_000  # a manifest or history of more lines is read up to here
 _KEY = LazyPattern(r"\A\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*\Z")

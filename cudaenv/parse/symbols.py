@@ -5,10 +5,15 @@ name is the new ABI, the ``Ss`` abbreviation the old one), and a readable form o
 (``_ZN3c106detail14torchCheckFailEPKcS2_jRKSs`` -> ``c10::detail::torchCheckFail(...)``). Pure, bounded, never raising.
 """
 
+from __future__ import annotations
+
 import re
 from functools import lru_cache
-from typing import Iterable, Optional, Sequence, Tuple
 from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Iterable, Optional, Sequence, Tuple
 
 MAX_NAME = 4096  # characters of a symbol name read, at most
 _HEAD = LazyPattern(r"_Z(?:T[VIST])?(?:N[rVKRO]*)?")

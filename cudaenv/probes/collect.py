@@ -18,13 +18,17 @@ A probe that raises becomes ``Note("collect", "probe X failed: ...")``, never a 
 keeps its own notes; they are joined in a fixed order so the output does not depend on timing.
 """
 
-from typing import Any, Callable, List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.core.i18n import M
 from cudaenv.core.jobs import Job
 from cudaenv.model.snapshot import Note, Platform, Snapshot, Torch, VisibleDevices
 
-Progress = Callable[[str], None]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Callable, List, Optional, Tuple
+
+    Progress = Callable[[str], None]
 
 
 class _Failed(Exception):

@@ -9,10 +9,14 @@ Inside a container this reads nothing (the engine is the host's); on a machine w
 returns None and the doctor shows no Containers row.
 """
 
-from typing import List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.model.snapshot import CdiSpec, ContainerHost, EngineConfig, Note, Platform
 from cudaenv.parse.container_config import parse_cdi_spec, parse_containers_conf, parse_docker_daemon, parse_toml_runtimes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 PROBE = "containers"
 LIMIT = 4 * 1024 * 1024  # bytes of one config file or CDI spec read (a generated spec is tens of kilobytes)

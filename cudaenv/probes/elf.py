@@ -1,9 +1,13 @@
 """A library file's dynamic section, read through Host: a regular file only (never a FIFO or device), opened once,
 read with a byte budget (:func:`cudaenv.parse.elf.parse_elf_dynamic`); None when it cannot be read or is no ELF."""
 
-from typing import Optional
+from __future__ import annotations
 
 from cudaenv.parse.elf import BUDGET, ElfDynamic, parse_elf_dynamic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Optional
 
 
 def probe_elf_dynamic(host, path: str, budget: int = BUDGET) -> Optional[ElfDynamic]:

@@ -1,6 +1,10 @@
 """The environment variables that steer CUDA, NVIDIA tools, NCCL, cuDNN and torch, as they are set."""
 
-from typing import Mapping, Tuple
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Mapping, Tuple
 
 PREFIXES = ("CUDA_", "NVIDIA_", "NCCL_", "TORCH_", "PYTORCH_", "CUDNN_")
 NAMES = ("LD_LIBRARY_PATH", "WSL_DISTRO_NAME")  # the distro name fills the WSL fixes (wsl --set-version NAME 2)

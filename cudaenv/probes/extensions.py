@@ -11,13 +11,18 @@ torch's exports are looked up name by name through each library's hash table, as
 (:func:`cudaenv.parse.elf_symbols.parse_elf_defines`), so a 1 GB ``libtorch_cuda.so`` costs a few reads per name.
 """
 
+from __future__ import annotations
+
 import posixpath
-from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import Note, Torch, TorchExtension
 from cudaenv.parse import frameworks as pf
 from cudaenv.parse.symbols import namespace_selector, string_abi
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 PROBE = "extensions"
 MAX_PACKAGES = 48  # packages whose modules are read, at most

@@ -8,10 +8,14 @@ bounded: :mod:`cudaenv.probes.elf`). The site-packages list is the torch probe's
 reports, user site included): nothing else is run. Every read is a bounded regular-file read through Host.
 """
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.model.snapshot import Framework, Note
 from cudaenv.parse import frameworks as pf
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 PROBE = "frameworks"
 METADATA_LIMIT = 256 * 1024  # the header block is at the top; a long description after it is cut

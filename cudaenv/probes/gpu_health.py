@@ -7,11 +7,15 @@ may not read (``dmesg_restrict``, no ``systemd-journal`` group) is a note, never
 programs are this machine's (its PATH): one inside an image's ``--root`` is never run (:meth:`Host.run` refuses it).
 """
 
-from typing import List, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import GpuHealth, Note, PciDevice, Platform, ToolStatus
 from cudaenv.parse.kernel_log import parse_xid_log
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Sequence, Tuple
 
 PROBE = "gpu-health"
 JOURNAL = ("journalctl", "-k", "-b", "-q", "--no-pager", "-n", "20000")  # this boot's kernel messages, the newest

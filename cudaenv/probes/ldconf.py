@@ -3,11 +3,16 @@
 removal plan each filter what it returns. Parsing is :mod:`cudaenv.parse.ldconf`.
 """
 
+from __future__ import annotations
+
 import fnmatch
 import posixpath
-from typing import List, Optional, Tuple
 
 from cudaenv.parse.ldconf import parse_ld_so_conf
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 LD_SO_CONF = "/etc/ld.so.conf"
 LD_SO_CONF_D = "/etc/ld.so.conf.d"

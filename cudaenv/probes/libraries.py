@@ -11,11 +11,16 @@ consumer loads lazily (the ``lazy`` rows: torch's ``libcaffe2_nvrtc.so``) are ob
 ELF files through Host.
 """
 
+from __future__ import annotations
+
 import posixpath
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.model.snapshot import LoadedLibrary
 from cudaenv.parse.elf import ElfDynamic
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 MAX_OBJECTS = 24  # libraries whose NEEDED entries are resolved, at most
 LD_SO_CACHE = "/etc/ld.so.cache"

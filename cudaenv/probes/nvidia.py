@@ -11,12 +11,13 @@ nvidia-smi costs one timeout, never one per query. A tool killed by a signal (a 
 is the failure ``crashed``, with the signal named.
 """
 
+from __future__ import annotations
+
 import signal as _signal
 import sys
 from cudaenv.core.i18n import M
 from cudaenv.core.text import seconds_text
 from cudaenv.model.record import Record
-from typing import List, Optional, Sequence, Tuple
 
 from cudaenv.parse._lines import excerpt
 from cudaenv.parse.nvidia_smi import (
@@ -36,6 +37,10 @@ from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_pr
 from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WSL_SMI, find_nvidia_smi
 from cudaenv.probes.platform import driver_library_dirs
 from cudaenv.model.snapshot import Driver, Gpu, GpuCondition, GpuProcess, Note, ToolStatus
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Sequence, Tuple
 
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",

@@ -5,7 +5,7 @@ nodes, PCI devices, Secure Boot.
 are in :mod:`cudaenv.parse.proc`.
 """
 
-from typing import List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.core.i18n import M
 from cudaenv.parse.proc import (
@@ -24,6 +24,10 @@ from cudaenv.parse.proc import (
 )
 from cudaenv.probes.ldconf import ld_conf_dirs
 from cudaenv.model.snapshot import Jetson, Note, Platform
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 AMD_VENDOR = "0x1002"
 # /proc/sys files refuse a 4 MiB read (ENOMEM, seen on a 6.18 kernel): read kernel files in small pieces.

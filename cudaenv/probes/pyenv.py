@@ -8,13 +8,18 @@ package file names), and a prefix ``WORKSPACE/.pixi/envs/NAME`` is a pixi env wh
 :mod:`cudaenv.parse.pyenvs`; nothing is run.
 """
 
+from __future__ import annotations
+
 import ntpath
 import posixpath
-from typing import List, Optional, Tuple
 
 from cudaenv.model.snapshot import PythonEnv
 from cudaenv.parse.pyenvs import parse_conda_history, parse_pixi_manifest, parse_pyvenv_cfg
 from cudaenv.parse.toolkit_files import parse_conda_meta_record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 CFG_LIMIT = 64 * 1024
 HISTORY_LIMIT = 256 * 1024  # the first block is at the top; a long history is cut

@@ -4,14 +4,19 @@ Interpreters are host programs: real paths on this machine, run with ``host.run`
 ``--root`` (an image's Python cannot run here anyway).
 """
 
+from __future__ import annotations
+
 import ntpath
 import os
 import posixpath
 from cudaenv.core.i18n import M
 from cudaenv.model.record import Record
-from typing import List, Optional, Tuple
 
 from cudaenv.core.errors import UserError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Tuple
 
 SOURCES = ("--python", "VIRTUAL_ENV", "CONDA_PREFIX", "PATH")
 

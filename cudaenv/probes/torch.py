@@ -7,7 +7,7 @@ NCCL). The static pass takes the host timeout; the dynamic pass ``CUDAENV_TORCH_
 default ``max(host timeout, 60)``: importing torch takes seconds.
 """
 
-from typing import Any, Dict, List, Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.core.i18n import M
 from cudaenv.probes.site_packages import site_packages_from
@@ -15,6 +15,10 @@ from cudaenv.probes.torch_child import MARKER, child_script, parse_child_output
 from cudaenv.model.snapshot import Note, Torch, TorchDevice
 from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Optional, Tuple
 
 DYNAMIC_TIMEOUT_FLOOR = 60.0
 PROBE = "torch"

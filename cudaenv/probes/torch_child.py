@@ -2,7 +2,11 @@
 reader of the one line of JSON it prints. :mod:`cudaenv.probes.torch` (the static and dynamic passes) and
 :mod:`cudaenv.probes.site_packages` (its ``site-packages`` mode) both run it."""
 
-from typing import Any, Dict, Optional
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, Optional
 
 MARKER = "CUDAENV_TORCH_PROBE "
 

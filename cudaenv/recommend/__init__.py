@@ -16,7 +16,11 @@ install are :mod:`cudaenv.fix`, after the doctor).
 Renderers are in :mod:`cudaenv.render.recommend`.
 """
 
-from typing import Any, Mapping, Optional, Sequence
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Mapping, Optional, Sequence
 
 
 def recommend(snapshot: Any = None, torch_version: Optional[str] = None, driver: Optional[str] = None,

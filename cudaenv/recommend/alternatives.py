@@ -4,7 +4,7 @@ Other variants that fit, another torch release, a driver upgrade, another Python
 tables has kernels for: the CPU build, a source build, the last torch that had them.
 """
 
-from typing import List, Optional, Sequence
+from __future__ import annotations
 
 from cudaenv.facts import torch as tf
 from cudaenv.facts import cuda_arch
@@ -13,6 +13,10 @@ from cudaenv.recommend.records import Alternative, Candidate
 from cudaenv.recommend.view import Facts, Machine
 from cudaenv.core.version import compare_pep440, compare_versions, pep440_key, version_key
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Sequence
 
 
 def alternatives_for(target: str, m: Machine, facts: Facts, kind: str, cands: Sequence[Candidate], chosen: Optional[Candidate],

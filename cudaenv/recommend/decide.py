@@ -15,7 +15,7 @@ This module is the decision's order (which torch, which build, the outcome and i
 :mod:`~cudaenv.recommend.alternatives` and hands a Jetson board to :mod:`~cudaenv.recommend.jetson`.
 """
 
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.facts import drivers as drv
 from cudaenv.model.record import replace
@@ -29,6 +29,10 @@ from cudaenv.recommend.records import Alternative, Candidate, Recommendation, Re
 from cudaenv.recommend.view import Facts, Machine, machine_of
 from cudaenv.core.version import compare_pep440, pep440_release, version_key
 from cudaenv.core.i18n import M, join
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 
 def decide(req: Request, index_data: Any = None, tables: Optional[Mapping[str, Any]] = None) -> Recommendation:

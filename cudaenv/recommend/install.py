@@ -6,12 +6,17 @@ one, for torch and its companions: with an ``extra-index-url`` in the user's pip
 torch release (torchaudio >= 2.11) keeps its plain pin.
 """
 
+from __future__ import annotations
+
 import shlex
-from typing import List, Mapping, Optional, Sequence, Tuple
 
 from cudaenv.facts import torch as tf
 from cudaenv.facts import torch_policy as policy
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Mapping, Optional, Sequence, Tuple
 
 VENV = "~/.venvs/torch"
 

@@ -1,11 +1,15 @@
 """The torch answer for a Jetson board (pure: no I/O): NVIDIA's wheels for its JetPack release (data/jetson_torch.json)."""
 
-from typing import List
+from __future__ import annotations
 
 from cudaenv.recommend.records import Alternative, Recommendation, Request
 from cudaenv.recommend.view import Facts
 from cudaenv.core.version import version_key
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List
 
 
 def decide_jetson(req: Request, facts: Facts) -> Recommendation:

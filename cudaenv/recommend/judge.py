@@ -5,7 +5,7 @@ GPU's family), and every visible GPU has kernels in its arch list (exact sm, sam
 PTX the driver can JIT). Among the variants that fit, the newest the driver runs natively wins (else the newest).
 """
 
-from typing import List, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
@@ -14,6 +14,10 @@ from cudaenv.recommend.records import Candidate
 from cudaenv.recommend.view import Facts, Machine
 from cudaenv.core.version import compare_versions
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import List, Optional, Sequence, Tuple
 
 
 def judge_variant(version: str, variant: str, m: Machine, facts: Facts) -> Tuple[Candidate, List[str]]:

@@ -1,9 +1,13 @@
 """The records of the torch decision: the frozen request in, the recommendation out."""
 
-from typing import Optional, Tuple
+from __future__ import annotations
 
 from cudaenv.model.record import Record
 from cudaenv.core.config import TORCH_INDEX
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Optional, Tuple
 
 
 class Request(Record):

@@ -1,12 +1,16 @@
 """The frozen :class:`~cudaenv.recommend.records.Request` from a Snapshot and the what-if flags (pure)."""
 
-from typing import Any, List, Mapping, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.core.config import TORCH_INDEX
 from cudaenv.model.visible import hides_every_gpu, planned_gpus
 from cudaenv.recommend.records import Request
 from cudaenv.core.version import version_key
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 
 def _mm(version: Optional[str]) -> Optional[str]:

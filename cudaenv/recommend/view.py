@@ -4,13 +4,17 @@
 ``tables``), with what `cudaenv torch refresh` learned from the live index folded in over them.
 """
 
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from __future__ import annotations
 
 from cudaenv.facts import drivers as drv
 from cudaenv.facts import torch as tf
 from cudaenv.recommend.records import Request
 from cudaenv.core.version import pep440_key
 from cudaenv.core.i18n import M
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 
 class Machine:

@@ -1,7 +1,12 @@
 """JSON output: the snapshot (and whatever a command adds) as indented text, keys in contract order."""
 
+from __future__ import annotations
+
 import json
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any
 
 
 def dumps(data: Any) -> str:

@@ -1,7 +1,12 @@
 """A one-line spinner on stderr while the slow probes run; only drawn when stderr is a terminal."""
 
+from __future__ import annotations
+
 import threading
-from typing import IO, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import IO, Optional
 
 FRAMES = "|/-\\"
 

@@ -17,7 +17,7 @@ import pytest
 import cudaenv
 from builders import TOOLS
 from cudaenv.cli import BUNDLE_COMMANDS
-from cudaenv.cli.bundle import BUNDLE, MODULES, build_bundle, read_bundle
+from cudaenv.cli.bundle import BUNDLE, DOCTOR_BUNDLE, DOCTOR_MODULES, MODULES, build_bundle, read_bundle
 
 # Imported before the bundle is put in place (the command's entry and the bundle's own module): found as usual.
 BEFORE = {"cudaenv", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.core",
@@ -45,7 +45,7 @@ def package(tmp_path):
     two toolkits in a CUDAENV_TOOLKITS folder."""
     top = tmp_path / "pkg"
     shutil.copytree(Path(cudaenv.__file__).resolve().parent, top / "cudaenv",
-                    ignore=shutil.ignore_patterns("__pycache__", BUNDLE))
+                    ignore=shutil.ignore_patterns("__pycache__", BUNDLE, DOCTOR_BUNDLE))
     for version in ("12.4.131", "12.1.105"):
         tree = tmp_path / "root" / "sw" / version[:4]
         (tree / "bin").mkdir(parents=True)
@@ -82,6 +82,36 @@ def test_use_and_list_import_every_module_after_the_entry_from_the_bundle(packag
     assert b"/sw/12.4/bin" in _run(package, tmp_path, "use", "12.4", "--shell", "bash")[1]
     assert set(MODULES) == seen  # no module of these paths is left out, and none is carried for nothing
     assert set(BUNDLE_COMMANDS) == {"use", "list"}
+
+
+def test_the_doctor_imports_every_module_after_the_entry_from_its_own_bundle(package, tmp_path):
+    """`doctor --json --quick` and `doctor --json` (no torch in this interpreter) in a fake root: every cudaenv module
+    after the entry comes from the doctor's bundle (DOCTOR_MODULES), and the report is the one the usual import
+    gives."""
+    (package / "cudaenv" / "cli" / DOCTOR_BUNDLE).write_bytes(build_bundle(str(package), DOCTOR_MODULES))
+    env = {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(package),
+           "PYTHONDONTWRITEBYTECODE": "1"}
+    seen = set()
+    for argv in (["doctor", "--json", "--quick", "--python", sys.executable], ["doctor", "--json", "--python", sys.executable]):
+        runs = []
+        for entry in ([], ["--no-entry"]):
+            run = subprocess.run([sys.executable, "-S", "-c", PROBE, json.dumps(argv), *entry], capture_output=True,
+                                 env=env, timeout=120, cwd=str(tmp_path))
+            err, _, report = run.stderr.decode().rpartition("\nREPORT ")
+            assert run.returncode in (0, 1), err
+            out = json.loads(run.stdout)
+            out.pop("generated_at", None)
+            runs.append((run.returncode, out, json.loads(report)))
+        (code, out, report), (plain_code, plain_out, plain_report) = runs
+        assert (code, out) == (plain_code, plain_out)
+        assert set(plain_report.values()) == {"usual"}  # main(argv): a test's call, no bundle
+        usual = {m for m, how in report.items() if how == "usual"}
+        assert usual == BEFORE & set(report), (argv, sorted(usual))
+        seen |= set(report) - BEFORE
+    assert seen <= set(DOCTOR_MODULES)
+    for name in DOCTOR_MODULES:  # each is a module of the package (a bundle of a missing file fails the build)
+        base = package.joinpath(*name.split("."))
+        assert (base / "__init__.py").is_file() or base.with_suffix(".py").is_file(), name
 
 
 def test_a_module_whose_source_changed_since_the_build_is_imported_from_its_file(package, tmp_path):

@@ -12,8 +12,12 @@ from hypothesis import strategies as st
 
 # Each costs 1.5-8.5 ms of a fresh interpreter's CPU here (`python -c "import re, json, threading, X"` against the
 # same without X): dataclasses with inspect (recommend's Machine), socket (the host name), platform (the machine's
-# architecture), pathlib with urllib.parse (the report's root), argparse (the fast parser takes doctor's options).
-QUICK_HEAVY = ("argparse", "dataclasses", "inspect", "socket", "platform", "pathlib", "urllib.parse", "tempfile", "shutil")
+# architecture), pathlib with urllib.parse (the report's root), argparse (the fast parser takes doctor's options);
+# typing (about 2 ms: annotations are postponed and typing imported only under TYPE_CHECKING, the parsers' named tuples
+# built by cudaenv.core.tuples, the codec's reading side imports it); the ctypes package (about 1.5 ms: the subreaper's
+# prctl is built from its C module, cudaenv.host.children._libc_function).
+QUICK_HEAVY = ("argparse", "dataclasses", "inspect", "socket", "platform", "pathlib", "urllib.parse", "tempfile", "shutil",
+               "typing", "ctypes")
 
 REPORT = ("import sys\nfrom cudaenv.cli import main\ncode = main(%r)\n"
           "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n")
@@ -153,3 +157,23 @@ def test_the_doctors_parsers_compile_no_pattern_on_import(tmp_path):
     run = _run(code, {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["37", "[]"], run.stdout
+
+
+def test_doctor_quick_with_torch_installed_imports_nothing_heavy(tmp_path):
+    """The same where the interpreter has torch (a fake CUDA build on PYTHONPATH): the torch-installed path (the loader
+    cache, the distro facts, the install repos) imports none of QUICK_HEAVY either (typing came back through
+    parse.ldcache there)."""
+    from builders import TOOLS
+    from machine import make_fake_torch
+
+    site = tmp_path / "site"
+    make_fake_torch(site, "2.8.0+cu128", "12.8")
+    argv = ["doctor", "--json", "--quick", "--python", sys.executable]
+    env = {"PATH": TOOLS, "HOME": str(tmp_path),
+           "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent) + ":" + str(site)}
+    run = subprocess.run([sys.executable, "-S", "-c", REPORT % (argv, QUICK_HEAVY)], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert run.returncode in (0, 1), run.stderr
+    report = json.loads(run.stdout)
+    assert report["torch"]["installed"] is True and report["torch"]["version"] == "2.8.0+cu128", report["torch"]
+    assert run.stderr.rsplit("LOADED", 1)[1].split() == []

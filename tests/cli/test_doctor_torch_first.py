@@ -13,9 +13,10 @@ import pytest
 
 # What the parent may have imported when the torch child starts: the command, the doctor's service and the probes on
 # the way to the child (the interpreter, the child script, the runner). Everything else (the hardware, toolkit and
-# framework probes, the rules, the facts tables, the renderers) is imported beside the child.
+# framework probes, the rules, the facts tables, the renderers) is imported beside the child. cudaenv.cli.bundle: the
+# doctor's modules come from its bundle (bundle.DOCTOR_MODULES).
 BEFORE_THE_CHILD = {
-    "cudaenv", "cudaenv._child", "cudaenv.cli", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.commands.doctor",
+    "cudaenv", "cudaenv._child", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.commands.doctor",
     "cudaenv.core", "cudaenv.core.config", "cudaenv.core.errors", "cudaenv.core.i18n", "cudaenv.core.jobs",
     "cudaenv.core.lazy", "cudaenv.core.options", "cudaenv.core.text", "cudaenv.core.version", "cudaenv.core.version_strings",
     "cudaenv.diagnose",
@@ -25,7 +26,7 @@ BEFORE_THE_CHILD = {
     "cudaenv.probes.python", "cudaenv.probes.site_packages", "cudaenv.probes.torch", "cudaenv.probes.torch_child",
     "cudaenv.render", "cudaenv.render.spinner",
 }
-NOT_BEFORE_THE_CHILD = ("json", "argparse", "dataclasses", "inspect", "socket", "platform", "pathlib")
+NOT_BEFORE_THE_CHILD = ("json", "argparse", "dataclasses", "inspect", "socket", "platform", "pathlib", "typing", "ctypes")
 
 SCRIPT = """
 import atexit, json, os, sys

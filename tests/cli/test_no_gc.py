@@ -1,4 +1,4 @@
-"""The short commands (`use`, `list`, `checkpoint inspect`) run with Python's cyclic collector off (no collection
+"""The short commands (`use`, `list`, `checkpoint inspect`, `doctor --quick`) run with Python's cyclic collector off (no collection
 during their imports: a tenth of inspect's start-up budget), and main() turns it on again after them."""
 
 import gc
@@ -31,3 +31,19 @@ def test_other_commands_keep_the_collector(monkeypatch):
     monkeypatch.setattr(explain, "run", lambda args, ctx: seen.append(gc.isenabled()) or 0)
     main(["explain", "CUDA out of memory"], env={"PATH": ""}, out=io.StringIO(), err=io.StringIO())
     assert seen == [True] and gc.isenabled()
+
+
+def test_doctor_quick_runs_with_the_collector_off_and_the_full_doctor_with_it(monkeypatch):
+    import io
+
+    from cudaenv.diagnose import service
+
+    seen = []
+    monkeypatch.setattr(service, "doctor", lambda *a, **k: seen.append((k.get("quick"), gc.isenabled())) or 1 / 0)
+    for argv in (["doctor", "--json", "--quick"], ["doctor", "--quick"], ["doctor", "--json"], ["doctor", "--", "--quick"]):
+        try:
+            main(argv, env={"PATH": ""}, out=io.StringIO(), err=io.StringIO())
+        except (ZeroDivisionError, SystemExit):
+            pass
+        assert gc.isenabled()
+    assert seen == [(True, False), (True, False), (False, True)]  # the last: argparse refuses the stray word

@@ -39,3 +39,23 @@ def test_a_pasted_tool_output_with_colours_and_full_width_punctuation_is_read():
 def test_undecorate_keeps_the_line_count_for_any_text(text):
     text = "\n".join(text.splitlines())
     assert len(undecorate(text).split("\n")) == len(text.split("\n"))
+
+
+def test_a_pattern_is_compiled_only_when_its_mark_is_in_the_text():
+    """The doctor reads every tool output through undecorate (parse._lines.lines): an output without a fence or a quote
+    mark compiles none of the patterns (issue 35: six patterns were compiled at import, 0.5 ms of `doctor --quick`)."""
+    import importlib
+
+    from cudaenv.parse import decorations
+
+    importlib.reload(decorations)  # fresh patterns, none compiled yet
+    names = ("ANSI", "BARE_SGR", "FENCE", "FENCE_LINE", "QUOTE", "_STOP_SENTENCE")
+
+    def compiled():
+        return [n for n in names if getattr(decorations, n)._compiled is not None]
+
+    assert decorations.undecorate("NVRM version: 550.135\nID=ubuntu\n", keep_lines=False, marks_only=True) == \
+        "NVRM version: 550.135\nID=ubuntu\n"
+    assert compiled() == []
+    assert decorations.undecorate("> quoted", keep_lines=False, marks_only=True) == "quoted"
+    assert compiled() == ["QUOTE"]

@@ -71,7 +71,6 @@ SAME_NAME: Dict[str, str] = {
     "Options": "each service's own options record (checkpoint fix, torch recommend, uninstall)",
     "Paste": "explain's read paste (text, size, cut) vs explain.rank's normalized views of it",
     "Request": "recommend's torch request vs verify's run request",
-    "Rule": "diagnose's rule entry vs explain.rank's ranking rule",
     "rules": "diagnose's rule order vs explain.rank's loaded ranking rules",
     "SECTIONS": "diagnose's finding sections vs render.facts' fact section titles",
     "classify": "toolkit.uninstall.rcfiles' line classifier vs verify.classify's error classifier",

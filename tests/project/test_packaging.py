@@ -57,6 +57,7 @@ def test_the_wheel_carries_data_and_shell(wheel):
         assert "cudaenv/shell/%s" % name in names
     assert "cudaenv/_child/torch_probe.py" in names
     assert "cudaenv/cli/startup.bundle" in names  # the code of use's and list's modules (hatch_build.py compile_bundle)
+    assert "cudaenv/cli/doctor.bundle" in names  # the doctor's (bundle.DOCTOR_MODULES)
     assert not any(n.startswith(("data/", "shell/", "tests/")) for n in names)
     # the command is the wheel's own script (hatch_build.py), with no entry point pip would shadow it with
     assert not any(n.endswith(".dist-info/entry_points.txt") for n in names)
@@ -108,10 +109,11 @@ def test_the_installed_command_starts_without_re(installed, tmp_path):
     assert {"cudaenv.cli", "cudaenv.toolkit.switch"} <= imported  # the profile saw the command's own imports
     assert not imported & {"re", "enum", "argparse", "json", "typing", "subprocess"}, sorted(imported)
     # the start-up bundle the wheel carries is this interpreter's: the command takes its modules from it
-    from cudaenv.cli.bundle import BUNDLE, read_bundle
+    from cudaenv.cli.bundle import BUNDLE, DOCTOR_BUNDLE, read_bundle
 
     bundle = next(installed.glob("lib/python*/site-packages/cudaenv/cli/" + BUNDLE))
     assert read_bundle(str(bundle)) is not None
+    assert read_bundle(str(bundle.with_name(DOCTOR_BUNDLE))) is not None
 
 
 @pytest.mark.slow

@@ -5,9 +5,11 @@ the doctor's platform probe (os-release ID and VERSION_ID, WSL). :func:`plan_com
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple
-
 from cudaenv.core.version import major_minor, version_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
+    from typing import Any, Dict, Optional, Sequence, Tuple
 
 TABLE = "toolkit_install"
 ARCHES = {"x86_64": "x86_64", "amd64": "x86_64", "aarch64": "sbsa", "arm64": "sbsa"}
