@@ -64,7 +64,8 @@ def shard_sets(draw, odd_ok=True):
             shards[i][2] = dict(offsets or {}, **{"m.nowhere": (0,)})
         elif change == "a dtype that disagrees" and key and isinstance(header[key], dict):
             shards[i][1] = dict(header, **{key: dict(header[key], dtype="F16")})
-        elif change == "a rank that disagrees" and key and isinstance(header[key], dict):
+        elif change == "a rank that disagrees" and key and isinstance(header[key], dict) \
+                and isinstance(header[key].get("shape", []), list):  # (an earlier change may have made it a number)
             shards[i][1] = dict(header, **{key: dict(header[key], shape=list(header[key].get("shape", [])) + [1])})
         elif change == "offsets of the wrong length" and key and offsets and key in offsets:
             shards[i][2] = dict(offsets, **{key: tuple(offsets[key]) + (0,)})
