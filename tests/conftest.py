@@ -127,3 +127,13 @@ def bare_python(tmp_path_factory):
 def machine(fake_root, fake_bin, tmp_path, cli, bare_python):
     """One doctor scenario (machine.Machine): a fake root, a fake nvidia-smi, an environment, a real interpreter."""
     return Machine(fake_root, fake_bin, tmp_path, cli, bare_python)
+
+
+@pytest.fixture
+def chinese():
+    """The renderers speak Chinese for the test (cudaenv.core.i18n), and English again after it."""
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language
+
+    set_language(CHINESE)
+    yield
+    set_language(ENGLISH)

@@ -11,7 +11,7 @@ import pytest
 
 from cudaenv._child import source
 from cudaenv.checkpoint.fix import CHILD_CHANGES, child_changes
-from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+from cudaenv.core.i18n import tr
 
 
 def _child():
@@ -35,13 +35,6 @@ def test_every_template_the_child_says_is_one_cudaenv_translates():
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
              and n.func.attr == "append" and isinstance(n.func.value, ast.Name) and n.func.value.id == "changes"]
     assert len(calls) == 1  # say's own: every change goes through it
-
-
-@pytest.fixture
-def chinese():
-    set_language(CHINESE)
-    yield
-    set_language(ENGLISH)
 
 
 def test_the_childs_changes_print_their_english_and_translate(chinese):

@@ -7,18 +7,10 @@ fleet's reasons for an unreadable report (text and HTML; JSON and Markdown stay 
 
 import json
 
-import pytest
 
-from cudaenv.core.i18n import CHINESE, ENGLISH, M, set_language, tr
+from cudaenv.core.i18n import ENGLISH, M, set_language, tr
 
 ZH = {"LANG": "zh_CN.UTF-8"}
-
-
-@pytest.fixture
-def chinese():
-    set_language(CHINESE)
-    yield
-    set_language(ENGLISH)
 
 
 def _result(**kw):

@@ -14,13 +14,6 @@ from cudaenv.core.i18n import CHINESE, ENGLISH, M, choose_language, join, langua
 from cudaenv.core.msgfmt import PoError, compile_po, read_po
 
 
-@pytest.fixture
-def chinese():
-    set_language(CHINESE)
-    yield
-    set_language(ENGLISH)
-
-
 def test_the_locale_decides_in_posix_order():
     assert choose_language({}) == ENGLISH
     assert choose_language({"LANG": "zh_CN.UTF-8"}) == CHINESE

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+from cudaenv.core.i18n import tr
 from cudaenv.stack import lock
 from cudaenv.stack.lock import StackFileError, parse_stack
 from cudaenv.stack.tomlfile import TomlError, parse_toml
@@ -15,13 +15,6 @@ from cudaenv.stack.tomlfile import TomlError, parse_toml
 _spec = importlib.util.spec_from_file_location("stack_helpers", str(Path(__file__).with_name("test_stack.py")))
 _helpers = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_helpers)  # test_stack's runner and machine, not its tests
-
-
-@pytest.fixture
-def chinese():
-    set_language(CHINESE)
-    yield
-    set_language(ENGLISH)
 
 
 # (file text, the English reason, its Chinese)

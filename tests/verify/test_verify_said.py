@@ -15,7 +15,7 @@ import pytest
 
 from builders import recorded
 from cudaenv._child import SHARED, source
-from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+from cudaenv.core.i18n import ENGLISH, set_language, tr
 from cudaenv.render.verify import render_distributed
 from cudaenv.render.width import width_of
 from cudaenv.verify import device_result, distributed_result, parse_device_output, parse_rank_events
@@ -27,13 +27,6 @@ _spec.loader.exec_module(_helpers)  # test_verify's fake interpreter and runners
 fake_python, ok_result, vcli = _helpers.fake_python, _helpers.ok_result, _helpers.vcli
 
 ZH = {"LANG": "zh_CN.UTF-8"}
-
-
-@pytest.fixture
-def chinese():
-    set_language(CHINESE)
-    yield
-    set_language(ENGLISH)
 
 
 def _child(name):
