@@ -77,13 +77,19 @@ def test_opcodes_structure_and_kinds_in_chinese(tmp_path, cli):
     assert "opcodes weights_only does not support: FRAME (149)" in english
 
 
-def test_a_folder_names_the_file_and_says_its_reason_in_chinese(tmp_path, cli):
+def _unsafe_folder(tmp_path):
+    """A .bin folder of two shards, the second with a GLOBAL os.system call among its tensors."""
     folder = tmp_path / "bin"
     folder.mkdir()
     items = list(cb.cnn().items())
     evil = cb.state_dict(items[3:] + [("x", cb.Reduce(cb.glob("os", "system"), ("touch pwned",)))])
     (folder / "pytorch_model-00001-of-00002.bin").write_bytes(cb.torch_zip(cb.state_dict(items[:3]), prefix="a"))
     (folder / "pytorch_model-00002-of-00002.bin").write_bytes(cb.torch_zip(evil, prefix="b"))
+    return folder
+
+
+def test_a_folder_names_the_file_and_says_its_reason_in_chinese(tmp_path, cli):
+    folder = _unsafe_folder(tmp_path)
     zh = cli("checkpoint", "inspect", str(folder), env=ZH)
     assert zh.code == 3
     said = _joined(zh.out)
@@ -151,12 +157,7 @@ def test_a_folder_problem_and_the_visible_gpus_in_chinese(tmp_path, cli):
 def test_fix_of_an_unsafe_folder_says_why_in_chinese(tmp_path, cli):
     """checkpoint fix FOLDER without --trust names the first reasons (consolidate.py), each said in the reader's
     language and escaped as it is said; the English is the one it had."""
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    items = list(cb.cnn().items())
-    evil = cb.state_dict(items[3:] + [("x", cb.Reduce(cb.glob("os", "system"), ("touch pwned",)))])
-    (folder / "pytorch_model-00001-of-00002.bin").write_bytes(cb.torch_zip(cb.state_dict(items[:3]), prefix="a"))
-    (folder / "pytorch_model-00002-of-00002.bin").write_bytes(cb.torch_zip(evil, prefix="b"))
+    folder = _unsafe_folder(tmp_path)
     zh = cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt"), env=ZH)
     en = cli("checkpoint", "fix", str(folder), "-o", str(tmp_path / "one.pt"), env=EN)
     assert zh.code == en.code == 2 and not (tmp_path / "one.pt").exists() and not (tmp_path / "pwned").exists()

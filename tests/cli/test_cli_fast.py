@@ -303,13 +303,9 @@ sys.exit(code) if how == "called" else exit_now(code)  # bin/cudaenv's last line
 """
 
 
-def test_use_and_list_end_without_the_interpreters_teardown_when_nothing_runs_at_exit(tmp_path):
-    """Counted, not timed (issue 35): the `cudaenv` command's `use` and `list` end with their output written and
-    flushed, without the teardown (an object freed at teardown says so); an atexit function still runs; another
-    thread, or a call of main() with arguments (a test's, a library's) gets the usual exit."""
-    import subprocess
-    import sys
-
+def _two_toolkits_env(tmp_path):
+    """A fake root with CUDA 12.4 and 12.1 under /sw, 12.1 on PATH, and the environment that runs the installed
+    cudaenv's use and list on it."""
     import cudaenv
     from builders import TOOLS
 
@@ -317,8 +313,18 @@ def test_use_and_list_end_without_the_interpreters_teardown_when_nothing_runs_at
         top = tmp_path / "root" / "sw" / version[:4]
         (top / "bin").mkdir(parents=True)
         (top / "version.json").write_text('{"cuda": {"version": "%s"}}' % version)
-    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
-           "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+    return {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
+            "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+
+
+def test_use_and_list_end_without_the_interpreters_teardown_when_nothing_runs_at_exit(tmp_path):
+    """Counted, not timed (issue 35): the `cudaenv` command's `use` and `list` end with their output written and
+    flushed, without the teardown (an object freed at teardown says so); an atexit function still runs; another
+    thread, or a call of main() with arguments (a test's, a library's) gets the usual exit."""
+    import subprocess
+    import sys
+
+    env = _two_toolkits_env(tmp_path)
 
     def run(how, *argv):
         r = subprocess.run([sys.executable, "-S", "-c", EXIT_PROBE, how, *argv], capture_output=True, text=True,
@@ -364,15 +370,7 @@ def test_the_cudaenv_command_exits_without_collecting_what_use_made(tmp_path):
     import subprocess
     import sys
 
-    import cudaenv
-    from builders import TOOLS
-
-    for version in ("12.4.131", "12.1.105"):
-        top = tmp_path / "root" / "sw" / version[:4]
-        (top / "bin").mkdir(parents=True)
-        (top / "version.json").write_text('{"cuda": {"version": "%s"}}' % version)
-    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
-           "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
+    env = _two_toolkits_env(tmp_path)
     for argv in (("use", "12.4", "--shell", "bash"), ("list",)):
         said = {}
         for how in ("entry", "called"):
