@@ -1,5 +1,7 @@
 """Things made on first use, so that importing a module on the `cudaenv use` path stays cheap."""
 
+import sys
+
 
 class LazyPattern:
     """A regular expression compiled on first use: module import stays cheap on the `cudaenv use` path.
@@ -50,3 +52,16 @@ class LazyModule:
 
     def __repr__(self) -> str:
         return "LazyModule(%r)" % self._name
+
+
+def own_annotations(cls: type) -> dict:
+    """The annotations ``cls`` itself declares (not its bases'), in order: its fields, for the records and named
+    tuples. Up to Python 3.13, and on 3.14+ in a module with ``from __future__ import annotations``, they are in the
+    class's ``__dict__``; otherwise Python 3.14+ makes them on first use (PEP 649/749), so they are asked of
+    ``annotationlib``, as strings where a name is not defined yet."""
+    own = cls.__dict__.get("__annotations__")
+    if own is not None or sys.version_info < (3, 14):  # before 3.14: none in the class's __dict__ means none
+        return own or {}
+    from annotationlib import Format, get_annotations
+
+    return get_annotations(cls, format=Format.FORWARDREF)

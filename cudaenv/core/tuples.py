@@ -17,11 +17,13 @@ The result is what ``class KernelModule(NamedTuple)`` gives for everything cudae
 
 from collections import namedtuple
 
+from cudaenv.core.lazy import own_annotations
+
 
 def named_tuple(cls: type) -> type:
     """``cls`` (a plain class whose annotations are its fields, see the module's text) as a named tuple class."""
     own = dict(vars(cls))
-    fields = tuple(own.get("__annotations__", {}))
+    fields = tuple(own_annotations(cls))
     defaults = []
     for name in fields:
         if name in own:

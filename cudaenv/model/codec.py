@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 
+from cudaenv.core.lazy import own_annotations
 from cudaenv.model.schema import SCHEMA_VERSION, SchemaError, check_schema
 
 TYPE_CHECKING = False
@@ -93,7 +94,7 @@ def field_types(cls: type) -> Dict[str, Any]:
         names.update(vars(module) if module is not None else {})
         hints: Dict[str, Any] = {}
         for klass in reversed(cls.__mro__):
-            hints.update(vars(klass).get("__annotations__", {}))
+            hints.update(own_annotations(klass))
         types = {}
         for name in cls._fields:
             hint = hints.get(name, Any)

@@ -28,6 +28,8 @@ shape is declared by class attributes the codec reads (``_json_omit``, ``_json_m
 
 import _thread
 
+from cudaenv.core.lazy import own_annotations
+
 
 class FrozenInstanceError(AttributeError):
     pass
@@ -76,7 +78,7 @@ def _build(cls):
     with _LOCK:
         if type(cls.__dict__.get("_fieldset")) is frozenset:
             return  # another thread was first
-        own = cls.__dict__.get("__annotations__", {})
+        own = own_annotations(cls)
         fields = list(inherited[0])
         defaults = dict(inherited[1])
         hints = dict(inherited[2])

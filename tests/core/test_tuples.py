@@ -72,3 +72,33 @@ def test_a_field_without_a_default_after_one_with_a_default_is_refused_as_typing
         class Wrong:
             a: int = 0
             b: int
+
+
+def test_fields_made_on_first_use_are_asked_of_annotationlib(monkeypatch):
+    """Python 3.14+ keeps a class's annotations out of its __dict__ unless its module has `from __future__ import
+    annotations` (PEP 649/749): the records' and named tuples' fields are then asked of annotationlib, never taken as
+    none (a class of no fields). Simulated here (this interpreter is older): a class with no annotations in its dict, a
+    3.14 version, and an annotationlib that answers."""
+    import sys
+    import types
+
+    from cudaenv.core.lazy import own_annotations
+
+    asked = []
+
+    def get_annotations(cls, format):
+        asked.append((cls.__name__, format))
+        return {"kind": "str", "arch": "str"}
+
+    fake = types.ModuleType("annotationlib")
+    fake.Format = types.SimpleNamespace(FORWARDREF="forwardref")
+    fake.get_annotations = get_annotations
+    lazy = type("Lazy", (), {"kind": "x"})
+    assert own_annotations(lazy) == {}  # before 3.14: nothing in the dict is nothing
+    monkeypatch.setitem(sys.modules, "annotationlib", fake)
+    monkeypatch.setattr(sys, "version_info", (3, 14, 0, "final", 0))
+    assert own_annotations(lazy) == {"kind": "str", "arch": "str"} and asked == [("Lazy", "forwardref")]
+    assert own_annotations(Bare) is Bare.__dict__["__annotations__"]  # in the dict: read there, not asked
+    assert len(asked) == 1
+    Row = named_tuple(type("Row", (), {"__module__": __name__}))
+    assert Row._fields == ("kind", "arch") and Row("a", "b").arch == "b"
