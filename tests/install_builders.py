@@ -85,6 +85,8 @@ if args[:2] == ["index", "versions"]:
     sys.exit(0)
 if args[:2] == ["install", "--dry-run"]:
     beside = os.environ.get("STANDIN_BESIDE")  # the resolve finishes only once the download has started beside it
+    if beside and os.environ.get("STANDIN_FAIL") == "resolve" and os.environ.get("STANDIN_SLOW"):
+        beside = os.environ["STANDIN_SLOW"]  # ... and fails only once the download sits in its slow first file
     if beside:
         for _ in range(400):
             if os.path.exists(beside):

@@ -107,7 +107,8 @@ DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details"
               ("host_driver.json", "rows", ("fix",)),
               ("xid.json", "rows", ("meaning", "first_step")),  # an Xid's name stays NVIDIA's, as its catalog writes it
               ("toolkit_install.json", "rows", ("steps",)),
-              ("toolkit_places.txt", "rows", ("place",)))  # a line table (data/README.md): only its places in words
+              ("toolkit_places.txt", "rows", ("place",)),  # a line table (data/README.md): only its places in words
+              ("checkpoint_layouts.json", "rows", ("needs",)))  # what reading a DCP transform needs
 COMMAND_FIELDS = ("steps", "gpu_fix", "fix", "older_fix")  # shell lines: only those with a comment (# ...) are words
 WORDED = re.compile(r"(?:^| )[a-z]{2,} ")  # a line table's cell in words ("every nvcc on PATH"), not a path or a name
 

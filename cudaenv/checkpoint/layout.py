@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from cudaenv.checkpoint.graph import pairs_of
 from cudaenv.checkpoint.nodes import Call, Global, SDict, SList
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, filled_message
 
 DCP_METADATA = ".metadata"
 DCP_SUFFIX = ".distcp"
@@ -234,7 +234,8 @@ def dcp_transforms(meta: DcpMetadata, known: Optional[Dict[str, Tuple[str, str]]
                             "raises 'Unknown extension'): neither torch nor cudaenv can read them", n, d[:80]))
         else:
             notes.append(M("%d items are stored through %s (compressed): torch reads them only with %s; cudaenv "
-                         "decompresses nothing, so their bytes were not walked", n, d[:80], needs))
+                         "decompresses nothing, so their bytes were not walked", n, d[:80],
+                           filled_message(needs, needs, {})))  # the table's words, said in the reader's language
     return tuple(sorted(counts)), tuple(unknown), notes, problems
 
 

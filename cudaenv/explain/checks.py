@@ -346,8 +346,10 @@ def nvcc_arch(values: Dict[str, str], text: str) -> Optional[Dict[str, str]]:
                 known = known_cuda_versions()
                 newer_too = bool(known) and newest == known[-1]
                 out["pick_cuda"] = newest
-                out["cuda_range"] = ("%s or newer" % found[0]) if newer_too else ("%s to %s" % (found[0], newest))
+                from cudaenv.core.i18n import M
                 from cudaenv.toolkit.install.plan import install_command
+
+                out["cuda_range"] = M("%s or newer", found[0]) if newer_too else M("%s to %s", found[0], newest)
 
                 out["get_cuda"] = install_command(newest)
     return out

@@ -369,6 +369,14 @@ def test_dcp_transforms_are_read_from_the_metadata_and_said_before_anything_is_w
     assert r.transforms == ("stream.zstd/1",) and r.unreadable_transforms == () and r.verdict == "inconclusive"
     assert any("1 items are stored through stream.zstd/1 (compressed): torch reads them only with the zstandard or "
                "pyzstd module" in n for n in r.notes)
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # what reading it needs is the table's words, said in the reader's language too
+    try:
+        said = ["".join(tr(n).split()) for n in r.notes]
+        assert any("torch只有在有读取它的Python里的zstandard或pyzstd模块时才能读取它们" in n for n in said), said
+    finally:
+        set_language(ENGLISH)
     assert any(v.why == "stored through stream.zstd/1: its bytes are transformed, not walked" for v in r.verdict_reasons)
     data = {f.name: f for f in r.files}["__0_0.distcp"]
     assert data.pickles == 1 and data.tensors == 2  # v walked, w not

@@ -409,3 +409,14 @@ def test_prefix_fix_names_the_prefix_that_matches_most_keys():
     assert prefix_fix(["a.w"], ["b.w"]) is None and prefix_fix([], ["x.y"]) is None
     assert most_unmatched(6, 10, 0, 4) and most_unmatched(0, 10, 3, 4) and not most_unmatched(2, 10, 2, 10)
     assert_linear(lambda t: prefix_fix(t.split(","), ["x"]), "m.m.m.m.m.m.m.m.m.m.m.m.a,")
+
+
+def test_the_cuda_range_of_the_nvcc_arch_advice_is_said_in_chinese(chinese):
+    from cudaenv.core.i18n import tr
+
+    m = classify_error("nvcc fatal   : Unsupported gpu architecture 'compute_61'")
+    values = dict(m.values)
+    said = tr(m.advice[0])
+    assert "（CUDA %s 到 %s）" % (values["first_cuda"], values["pick_cuda"]) in said or \
+        "CUDA %s 到 %s" % (values["first_cuda"], values["pick_cuda"]) in said, said
+    assert " to %s" % values["pick_cuda"] not in said
