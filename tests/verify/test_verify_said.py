@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from builders import recorded
+from builders import TOOLS, recorded
 from cudaenv._child import SHARED, source
 from cudaenv.core.i18n import ENGLISH, set_language, tr
 from cudaenv.render.verify import render_distributed
@@ -196,14 +196,14 @@ def test_verify_in_chinese_at_80_columns_and_english_unchanged(cli, tmp_path):
     assert "".join(english_new.out.split()).replace(new, old) == "".join(english_old.out.split())
     assert [len(line) for line in english_new.out.splitlines()] == [len(line) for line in english_old.out.splitlines()]
     assert "max abs difference 0.0e+00" in english_new.out and "80641 MiB free of 81559 MiB" in english_new.out
-    zh = vcli(cli, tmp_path, "verify", "--device", "0", "--python", new, env={"PATH": "/usr/bin:/bin", **ZH})
+    zh = vcli(cli, tmp_path, "verify", "--device", "0", "--python", new, env={"PATH": TOOLS, **ZH})
     assert zh.code == 0
     for said in ("最大绝对误差 0.0e+00", "256 x 256 fp32，主机->设备", "相对误差 3.02e-07（上限 1e-04）",
                  "262144 字节，设备->主机", "80641 MiB 空闲，共 81559 MiB", "计时的矩阵乘法 n=2048，64 MiB 拷贝"):
         assert said in zh.out, zh.out
     assert "max abs difference" not in zh.out and "torch.cuda.synchronize" in zh.out  # code stays
     assert all(width_of(line) <= 80 for line in zh.out.splitlines()), zh.out
-    zh_old = vcli(cli, tmp_path, "verify", "--device", "0", "--python", old, env={"PATH": "/usr/bin:/bin", **ZH})
+    zh_old = vcli(cli, tmp_path, "verify", "--device", "0", "--python", old, env={"PATH": TOOLS, **ZH})
     assert "max abs difference 0.0e+00" in zh_old.out  # an older child's English stays English
 
 
@@ -213,7 +213,7 @@ def test_a_torch_that_sees_no_gpu_on_a_machine_without_one_is_said_in_chinese(cl
     info = MARKER + json.dumps({"event": "info", "torch": "2.13.0+cu130", "cuda": "13.0", "cuda_available": False, "device_count": 0})
     select = MARKER + json.dumps({"event": "error", "stage": "select", "type": "RuntimeError", "message": "No CUDA GPUs are available"})
     py = fake_python(tmp_path, {"--device 0": (info + "\n" + select + "\n", 1)})
-    zh = vcli(cli, tmp_path, "verify", "--python", py, env={"PATH": "/usr/bin:/bin", **ZH})
+    zh = vcli(cli, tmp_path, "verify", "--python", py, env={"PATH": TOOLS, **ZH})
     english = vcli(cli, tmp_path, "verify", "--python", py)
     assert zh.code == english.code == 1
     assert "nvidia-smi和NVML也看不到GPU（cudaenvdoctor会说明缺的是驱动还是GPU）" in "".join(zh.out.split()), zh.out
@@ -237,7 +237,7 @@ def test_the_real_child_through_torch_says_its_details_in_chinese(cli):
     English is said in Chinese, and the JSON keeps the English."""
     import sys
 
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp"}
+    env = {"PATH": TOOLS, "HOME": "/tmp"}
     english = cli("verify", "--cpu", "--json", "--python", sys.executable, env=env)
     assert english.code == 0, english
     details = [c["detail"] for c in english.json()["devices"]["devices"][0]["checks"]]
