@@ -12,13 +12,11 @@ if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (i
 
 def probe_elf_dynamic(host, path: str, budget: int = BUDGET) -> Optional[ElfDynamic]:
     """The dynamic section of the inspected system's ``path`` (links followed inside the root)."""
-    from cudaenv.host.files import open_regular
-
-    real = host.real(path)
-    if real is None:
+    stream = host.open_regular(path)  # no Path built: pathlib stays off the doctor's path (issue 35)
+    if stream is None:
         return None
     try:
-        with open_regular(str(real)) as stream:
+        with stream:
             return parse_elf_dynamic(stream, budget)
     except OSError:
         return None

@@ -41,6 +41,21 @@ def torch_abi_row(table: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     return next(row for row in table["rows"] if row.get("kind") == "torch-abi")
 
 
+def prepare() -> None:
+    """What :func:`probe_extensions` and the frameworks probe need before any file is read: their modules imported,
+    their tables read, their patterns compiled (the doctor does this beside the static torch child, whose answer the
+    probes wait for: issue 35). Reads no file of the inspected system."""
+    from cudaenv.parse import elf_symbols, ldcache  # noqa: F401 - imported now
+    from cudaenv.probes.frameworks import table_cuda_libraries, table_packages
+
+    table_packages()
+    table_cuda_libraries()
+    namespace_selector(tuple(torch_abi_row()["namespaces"]))
+    pf.requirement_name("torch")  # compiles the name pattern
+    pf.record_libraries("x.so\n")  # and the library line's
+    string_abi(("_ZSs",))  # and the old std::string's
+
+
 def torch_pin(requires: Sequence[str]) -> Optional[str]:
     """``torch==2.6.0`` (no extra, no marker other than a platform one) -> ``2.6.0``: the torch a package pins."""
     for line in requires:
@@ -78,13 +93,11 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
 
 def _read(host, path: str, reader, *args):
     """``reader(stream, *args)`` on the inspected system's regular file ``path``; None when it cannot be opened."""
-    from cudaenv.host.files import open_regular
-
-    real = host.real(path)
-    if real is None:
+    stream = host.open_regular(path)  # no Path built: pathlib stays off the doctor's path (issue 35)
+    if stream is None:
         return None
     try:
-        with open_regular(str(real)) as stream:
+        with stream:
             return reader(stream, *args)
     except OSError:
         return None
