@@ -70,7 +70,7 @@ def torch_pin(requires: Sequence[str]) -> Optional[str]:
 
 def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, Any]], notes: List[Note]):
     """(name, site, dist-info) of each package to read: the table's torch extensions, then those requiring torch."""
-    from cudaenv.probes.frameworks import installed_distributions
+    from cudaenv.probes.frameworks import installed_distributions, read_metadata_head
 
     present = installed_distributions(host, site_packages)
     out = [(name, present[name]) for name, row in rows.items() if row.get("torch_extension") and name in present]
@@ -83,7 +83,9 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
             notes.append(Note(PROBE, M("more than %d packages: the rest were not read for a torch requirement", MAX_SCANNED)))
             break
         scanned += 1
-        meta = host.read_text(host.join(where[0], where[1], "METADATA"), limit=METADATA_HEAD) or ""
+        meta = read_metadata_head(host, host.join(where[0], where[1], "METADATA"), METADATA_HEAD)
+        if "torch" not in meta.lower():  # a requirement on torch spells its name (ASCII, any case): nothing to parse
+            continue
         if any(pf.requirement_name(r) == "torch" for r in pf.parse_metadata(meta)[2]):
             out.append((name, where))
     if len(out) > MAX_PACKAGES:
@@ -113,7 +115,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
     torch/lib); () when torch is not installed there."""
     from cudaenv.parse.elf_symbols import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
-    from cudaenv.probes.frameworks import table_packages
+    from cudaenv.probes.frameworks import read_metadata_head, table_packages
 
     if not torch.installed or not torch.location:
         return ()
@@ -130,7 +132,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     torch_abi = string_abi(exported.names) if exported is not None else None
     found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
     for package, (site, entry) in _candidates(host, site_packages, rows, notes):
-        meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_HEAD) or ""
+        meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_HEAD)
         _, version, requires = pf.parse_metadata(meta)
         record = host.read_text(host.join(site, entry, "RECORD"), limit=8 * 1024 * 1024) or ""
         modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]
