@@ -45,6 +45,8 @@ def prepare() -> None:
     """What :func:`probe_extensions` and the frameworks probe need before any file is read: their modules imported,
     their tables read, their patterns compiled (the doctor does this beside the static torch child, whose answer the
     probes wait for: issue 35). Reads no file of the inspected system."""
+    import array  # noqa: F401 - the symbol tables' bulk pick (cudaenv.parse.elf_symbols._picked)
+
     from cudaenv.parse import elf_symbols, ldcache  # noqa: F401 - imported now
     from cudaenv.probes.frameworks import table_cuda_libraries, table_packages
 
@@ -143,16 +145,15 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
                 continue
             found.append((package, version, requires, path, undefined, list(undefined.names), undefined.complete))
     # every name any extension needs, looked up once in each torch library (one open per library for the whole run)
-    left = {n for item in found for n in item[5]}
+    left = set().union(*[item[5] for item in found])
     unsure = set()
     for lib in torch_libs:
         if not left:
             break
         if lib == c10 and exported is not None and exported.complete:  # its exports in torch's namespaces, read whole
-            defines = set(exported.names)  # above for the ABI: the answer without a lookup per name
-            answer = {n: n in defines for n in left}
-        else:
-            answer = _read(host, lib, parse_elf_defines, sorted(left))
+            left -= set(exported.names)  # above for the ABI: the answer without a lookup per name
+            continue
+        answer = _read(host, lib, parse_elf_defines, sorted(left))
         if answer is None:  # an unreadable library: what it may export stays unknown, never missing
             unsure |= left
             continue
@@ -160,12 +161,12 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
         left -= {n for n, ok in answer.items() if ok}
     out: List[TorchExtension] = []
     for package, version, requires, path, dyn, wanted, complete in found:
-        missing = [n for n in wanted if n in left and n not in unsure]
+        missing = [n for n in wanted if n in left and n not in unsure] if left else []  # (all found: no step per name)
         cudart = [n for n in dyn.needed if n.startswith("libcudart.so.")]
         out.append(TorchExtension(
             package=package, version=version, object=path, torch_needed=tuple(n for n in dyn.needed if n in names),
             cuda=cudart[0].rsplit(".", 1)[-1] if cudart and cudart[0].rsplit(".", 1)[-1].isdigit() else None,
             torch_pin=torch_pin(requires), checked=len(wanted), missing=tuple(missing[:MAX_MISSING]),
             missing_count=len(missing), cxx11_abi=string_abi(wanted), torch_cxx11_abi=torch_abi,
-            complete=complete and not any(n in unsure for n in wanted if n in left)))
+            complete=complete and not (left and any(n in unsure for n in wanted if n in left))))
     return tuple(out)
