@@ -152,7 +152,7 @@ def _frameworks_beside(host, notes: List[Note], static_job: Job) -> Tuple[tuple,
     """:func:`_frameworks`, started with the static torch child: its modules imported, its tables read and its patterns
     compiled while the child runs (the job's own work needs the child's site-packages); then the job (issue 35)."""
     try:
-        from cudaenv.probes import elf, libraries  # noqa: F401 - imported now
+        from cudaenv.probes import elf, libraries, site_packages  # noqa: F401 - imported now
         from cudaenv.probes.extensions import prepare
 
         prepare()
