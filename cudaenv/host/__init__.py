@@ -201,18 +201,6 @@ class Host:
         data = read_regular(real, limit)
         return None if data is None else data.decode("utf-8", errors="replace")
 
-    def open_regular(self, p: str):
-        """The regular file ``p`` opened for binary reading (links followed inside the root; a FIFO, a device or a
-        folder refused without a blocking open: :func:`cudaenv.host.files.open_regular`), or None when it cannot be
-        opened. :meth:`real` and ``open`` in one, without building a Path (pathlib stays off the doctor's path)."""
-        real = self._real(p)
-        if real is None:
-            return None
-        try:
-            return open_regular(real)
-        except (OSError, ValueError):
-            return None
-
     def read_bytes(self, p: str, limit: int = MAX_READ) -> Optional[bytes]:
         """Up to ``limit`` bytes of the regular file ``p``; None when missing, unreadable, or a FIFO/device/socket."""
         real = self._real(p)

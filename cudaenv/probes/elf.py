@@ -10,9 +10,24 @@ if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (i
     from typing import Optional
 
 
+def open_file(host, path: str):
+    """The inspected system's regular file ``path`` opened for binary reading (links followed inside the root, as
+    ``host.real`` does, without building a Path: pathlib stays off the doctor's path, issue 35; a FIFO or a device is
+    refused unopened: :func:`cudaenv.host.files.open_regular`), or None when it cannot be opened."""
+    from cudaenv.host.files import open_regular
+
+    resolved = host.resolve(path)
+    if resolved is None:
+        return None
+    try:
+        return open_regular(host.local(resolved))
+    except (OSError, ValueError):
+        return None
+
+
 def probe_elf_dynamic(host, path: str, budget: int = BUDGET) -> Optional[ElfDynamic]:
     """The dynamic section of the inspected system's ``path`` (links followed inside the root)."""
-    stream = host.open_regular(path)  # no Path built: pathlib stays off the doctor's path (issue 35)
+    stream = open_file(host, path)
     if stream is None:
         return None
     try:

@@ -97,7 +97,9 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
 
 def _read(host, path: str, reader, *args):
     """``reader(stream, *args)`` on the inspected system's regular file ``path``; None when it cannot be opened."""
-    stream = host.open_regular(path)  # no Path built: pathlib stays off the doctor's path (issue 35)
+    from cudaenv.probes.elf import open_file
+
+    stream = open_file(host, path)  # no Path built: pathlib stays off the doctor's path (issue 35)
     if stream is None:
         return None
     try:

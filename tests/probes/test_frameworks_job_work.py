@@ -66,7 +66,7 @@ def _site_with_an_extension(base: Path) -> Path:
 def test_after_its_head_start_the_job_imports_nothing(tmp_path):
     """Issue 35: the job's modules, tables and patterns are ready before it waits for the static child (its head
     start, beside the child); after that wait it imports no module at all, and never pathlib, urllib.parse or
-    ipaddress (about 2.6 ms of a fresh interpreter: its ELF files are opened through Host.open_regular, no Path built).
+    ipaddress (about 2.6 ms of a fresh interpreter: its ELF files are opened through probes.elf.open_file, no Path built).
     The answers are the probes' own (a fake root: its torch has no libtorch_cuda.so, so no loader file is read)."""
     _site_with_an_extension(tmp_path)
     before = subprocess.run([sys.executable, "-S", "-c", "import sys; print(' '.join(sorted(sys.modules)))"],
