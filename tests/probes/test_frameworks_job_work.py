@@ -108,7 +108,7 @@ def test_only_the_metadata_that_spells_torch_is_parsed(tmp_path, monkeypatch):
     assert len(parsed) == 2 and all("orch" in text for text in parsed)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.sampled_from([b"Name: x", b"Version: 1.0", b"Requires-Dist: torch", b"", b" ", b"\r", b"\xff\xfe",
                                  b"Summary: \xc3", b"\xa9", b"Name: y"]), max_size=10).map(b"\n".join),
        st.integers(min_value=1, max_value=200))
