@@ -42,3 +42,40 @@ def tensorflow(site: Path, version="2.20.0", cuda="12.5.1", cudnn="9", cuda_buil
     requires = ['nvidia-cublas-cu12==12.5.3.2; extra == "and-cuda"', 'nvidia-cudnn-cu12==9.3.0.75; extra == "and-cuda"'] if and_cuda else []
     return dist(site, "tensorflow", version, requires, {
         "tensorflow/python/platform/build_info.py": TF_BUILD_INFO % (cuda, cudnn, cuda_build)})
+
+
+# the nvidia wheels jax[cuda12] brings besides cuDNN, with the library files XLA opens (the jax-cuda12 runtime row of
+# data/loader_search.json); versions as the with-cuda extra's floors allow
+JAX_CUDA12_WHEELS = {
+    "nvidia-cuda-runtime-cu12==12.9.79": ("nvidia/cuda_runtime/lib/libcudart.so.12",),
+    "nvidia-cublas-cu12==12.9.1.4": ("nvidia/cublas/lib/libcublas.so.12", "nvidia/cublas/lib/libcublasLt.so.12"),
+    "nvidia-cufft-cu12==11.4.1.4": ("nvidia/cufft/lib/libcufft.so.11",),
+    "nvidia-cusolver-cu12==11.7.5.82": ("nvidia/cusolver/lib/libcusolver.so.11",),
+    "nvidia-cusparse-cu12==12.5.10.65": ("nvidia/cusparse/lib/libcusparse.so.12",),
+    "nvidia-nccl-cu12==2.27.7": ("nvidia/nccl/lib/libnccl.so.2",),
+}
+
+
+def jax_cuda12(site: Path, build: Path, plugin=True, pjrt=True, wheels=True) -> None:
+    """``pip install "jax[cuda12]"`` without its cuDNN wheel: jax and jaxlib, the jax-cuda12-plugin with its real
+    METADATA (tests/recorded/wheel-jax-cuda12-plugin-0.10.2-METADATA.txt: it requires nvidia-cudnn-cu12>=9.8 in its
+    with-cuda extra), the jax-cuda12-pjrt whose xla_cuda_plugin.so is an ELF file built here with the real wheel's
+    DT_RPATH (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-dynamic.txt) and no NEEDED CUDA library, and (``wheels``)
+    the other nvidia wheels of that extra (:data:`JAX_CUDA12_WHEELS`, empty stand-ins for their library files)."""
+    from builders import recorded
+    from elf_builders import build_library
+
+    dist(site, "jax", "0.10.2", requires=["jaxlib<=0.10.2,>=0.10.2"])
+    dist(site, "jaxlib", "0.10.2", requires=["scipy>=1.14", "numpy>=2.0", "ml_dtypes>=0.5.0"])
+    if plugin:
+        info = dist(site, "jax-cuda12-plugin", "0.10.2", requires=["jax-cuda12-pjrt==0.10.2"])
+        (info / "METADATA").write_text(recorded("wheel-jax-cuda12-plugin-0.10.2-METADATA.txt"))
+    if pjrt:
+        dynamic = recorded("wheel-jax-cuda12-pjrt-0.12.0.1-dynamic.txt")
+        rpath = next(line for line in dynamic.splitlines() if "(RPATH)" in line).split("[", 1)[1].rstrip("]")
+        so = build_library(build, "xla_cuda_plugin.so", runpath=rpath, old_dtags=True)
+        dist(site, "jax-cuda12-pjrt", "0.12.0.1", files={"jax_plugins/xla_cuda12/__init__.py": "# the plugin's module\n"},
+             binary={"jax_plugins/xla_cuda12/xla_cuda_plugin.so": so.read_bytes()})
+    for spec, files in JAX_CUDA12_WHEELS.items() if wheels else ():
+        name, version = spec.split("==")
+        dist(site, name, version, files={f: "" for f in files})

@@ -282,6 +282,15 @@ def _extension_mismatch(m):
     dist(site, "flash-attn", "2.7.4", requires=["torch"], binary={"flash_attn_2_cuda.so": ext.read_bytes()})
 
 
+def _jax_cudnn_other_major(m):
+    """jax[cuda12] (the real plugin METADATA, an xla_cuda_plugin.so with the real RPATH: tests/framework_builders.py)
+    beside the cuDNN 8.9 wheel: XLA's dlopen of libcudnn.so.9 finds none; the pip line installs the cuDNN 9 wheel."""
+    from framework_builders import jax_cuda12
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==8.9.7.29")
+    jax_cuda12(m.package_site, m.tmp / "build")
+
+
 def windows(build):
     """A scenario on the Windows model machine (tests/windows_machine.py) instead of the Linux one."""
     build.windows = True
@@ -336,6 +345,7 @@ CONVERGES = {
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
     "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows],
+    "framework-cudnn-not-found": [_jax_cudnn_other_major],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],

@@ -1,0 +1,113 @@
+"""The cuDNN XLA opens itself (issue 29): JAX's CUDA plugin links no CUDA library; its xla_cuda_plugin.so opens
+libcudnn.so.N (N the cuDNN major it was built for) with dlopen at run time, after the plugin's Python code has
+loaded the nvidia-cudnn wheel's file by path where it is installed (data/loader_search.json's ``runtime`` rows).
+
+Each scenario is the doctor on a model machine (tests/machine.py) whose site-packages holds jax, jaxlib, the real
+jax-cuda12-plugin METADATA and a jax-cuda12-pjrt whose xla_cuda_plugin.so is an ELF file built here with the real
+wheel's RPATH (tests/framework_builders.py's jax_cuda12): the cuDNN of the right major from the wheel (nothing to say),
+of another major only, none, a system one on LD_LIBRARY_PATH, a CPU-only jaxlib, and a jaxlib of the time before the
+plugins, tagged +cuda12.cudnn89, beside the cuDNN 9 wheel (jax-ml/jax#18027)."""
+
+import os
+
+from framework_builders import dist, jax_cuda12
+from machine import a10g_535
+
+FID = "framework-cudnn-not-found"
+PLUGIN = "jax_plugins/xla_cuda12/xla_cuda_plugin.so"
+
+
+def _jax(m, *wheels):
+    a10g_535(m).packages(*wheels)
+    jax_cuda12(m.package_site, m.tmp / "build")
+    return str(m.package_site)  # the site folder as the interpreter reports it (its PYTHONPATH entry)
+
+
+def _fw(data, package):
+    return next(f for f in data["frameworks"] if f["package"] == package)
+
+
+def test_the_wheels_cudnn_of_the_right_major_is_found(machine):
+    site = _jax(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    _, found, data = machine.findings()
+    assert FID not in found and "library-not-found" not in found, found.keys()
+    pjrt = _fw(data, "jax-cuda12-pjrt")
+    assert pjrt["cudnn_soname"] == "libcudnn.so.9" and pjrt["cudnn"] == "9.8"  # the plugin's floor: nvidia-cudnn-cu12>=9.8
+    assert (pjrt["cudnn_path"], pjrt["cudnn_via"], pjrt["cudnn_version"]) == (
+        site + "/nvidia/cudnn/lib/libcudnn.so.9", "preload", "9.10.2.21")
+    assert pjrt["cudnn_wheels"] == ["nvidia-cudnn-cu12==9.10.2.21"]
+    opened = {x["needed"]: x for x in data["libraries"] if x["consumer"] == "jax-cuda12-pjrt"}
+    assert opened["libcudnn.so.9"]["loaded_by"] == "dlopen" and opened["libcudnn.so.9"]["object"] == site + "/" + PLUGIN
+    assert {"libcublas.so.12", "libcusolver.so.11", "libnccl.so.2"} <= set(opened)  # the others XLA opens, resolved too
+
+
+def test_the_right_major_through_the_plugins_rpath_without_the_preload(machine):
+    """The plugin's RPATH names site-packages/nvidia/cudnn/lib too: a folder the wheel's layout has, found by the
+    loader's search from the plugin even when the preload would not apply (the file put there by hand)."""
+    site = _jax(machine)
+    lib = machine.package_site / "nvidia" / "cudnn" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libcudnn.so.9").write_text("")
+    _, found, data = machine.findings()
+    assert FID not in found
+    assert _fw(data, "jax-cuda12-pjrt")["cudnn_path"] == site + "/nvidia/cudnn/lib/libcudnn.so.9"
+
+
+def test_only_another_major_is_installed(machine):
+    site = _jax(machine, "nvidia-cudnn-cu12==8.9.7.29")
+    _, found, data = machine.findings()
+    f = found[FID]
+    assert f["severity"] == "warning" and "libcudnn.so.9" in f["title"] and "jax-cuda12-pjrt" in f["title"]
+    assert "nvidia-cudnn-cu12==8.9.7.29" in f["detail"] and "libcudnn.so.8" in f["detail"], f["detail"]
+    assert f["fix"][0].endswith('-m pip install "nvidia-cudnn-cu12>=9.8,<10"'), f["fix"]
+    pjrt = _fw(data, "jax-cuda12-pjrt")
+    assert pjrt["cudnn_path"] is None and pjrt["cudnn_other"] == [site + "/nvidia/cudnn/lib/libcudnn.so.8"]
+    lost = next(x for x in data["libraries"] if x["needed"] == "libcudnn.so.9")
+    assert lost["path"] is None and "library-not-found" not in found, found["library-not-found"]  # said once, by the cuDNN finding
+    text = machine.doctor(fmt=None).out
+    assert "libcudnn.so.9: found nowhere" in text and FID in text
+
+
+def test_no_cudnn_at_all(machine):
+    _jax(machine)
+    _, found, data = machine.findings()
+    assert "No other cuDNN is installed." in found[FID]["detail"]
+    assert _fw(data, "jax-cuda12-pjrt")["cudnn_wheels"] == []
+    markdown = machine.doctor("--format", "markdown", fmt=None).out
+    assert "opens libcudnn.so.9: found nowhere" in markdown
+
+
+def test_a_system_cudnn_of_the_right_major_on_ld_library_path(machine):
+    _jax(machine)
+    folder = machine.root.dir("opt/cudnn-9.1/lib")
+    (folder / "libcudnn.so.9.1.0").write_text("")
+    os.symlink("libcudnn.so.9.1.0", folder / "libcudnn.so.9")
+    machine.env["LD_LIBRARY_PATH"] = "/opt/cudnn-9.1/lib"
+    _, found, data = machine.findings()
+    assert FID not in found, found.get(FID)
+    pjrt = _fw(data, "jax-cuda12-pjrt")
+    assert (pjrt["cudnn_path"], pjrt["cudnn_via"], pjrt["cudnn_version"]) == ("/opt/cudnn-9.1/lib/libcudnn.so.9", "LD_LIBRARY_PATH", "9.1.0")
+
+
+def test_a_cpu_only_jaxlib_opens_no_cudnn(machine):
+    a10g_535(machine).packages("jax==0.10.2", "jaxlib==0.10.2")
+    _, found, data = machine.findings()
+    assert FID not in found and "framework-cpu-build" in found
+    assert all(f["cudnn_soname"] is None for f in data["frameworks"])
+    assert not [x for x in data["libraries"] if x["needed"].startswith("libcudnn")]
+
+
+def test_a_jaxlib_built_for_cudnn_8_9_beside_the_cudnn_9_wheel(machine):
+    """jaxlib 0.4.25+cuda12.cudnn89 (the CUDA jaxlib before the plugin packages) with the nvidia-cudnn-cu12 9 wheel:
+    its XLA opens libcudnn.so.8, which nothing provides (jax-ml/jax#18027)."""
+    from elf_builders import build_library
+
+    a10g_535(machine).packages("jax==0.4.25", "nvidia-cudnn-cu12==9.10.2.21")
+    so = build_library(machine.tmp / "build", "xla_extension.so", runpath="$ORIGIN/../nvidia/cudnn/lib", old_dtags=True)
+    dist(machine.package_site, "jaxlib", "0.4.25+cuda12.cudnn89", binary={"jaxlib/xla_extension.so": so.read_bytes()})
+    _, found, data = machine.findings()
+    f = found[FID]
+    assert "libcudnn.so.8" in f["title"] and "jaxlib 0.4.25+cuda12.cudnn89" in f["title"], f["title"]
+    assert "its version tag" in f["detail"] and "nvidia-cudnn-cu12==9.10.2.21" in f["detail"]
+    assert f["fix"][0].endswith('"nvidia-cudnn-cu12>=8.9,<9"'), f["fix"]
+    assert "framework-cpu-build" not in found
