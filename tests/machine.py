@@ -276,7 +276,7 @@ class Machine:
 
         for spec in names:
             name, _, version = spec.partition("==")
-            name = re.split(r"[<>=!~]", name, 1)[0].strip()  # nvidia-cudnn-cu12>=9.8,<10: the model's default release
+            name = re.split(r"[<>=!~]", name, maxsplit=1)[0].strip()  # nvidia-cudnn-cu12>=9.8,<10: the model's default release
             extras = re.findall(r"\[([^\]]*)\]", name)
             name = re.sub(r"\[.*\]", "", name).lower()
             if verb == "uninstall":

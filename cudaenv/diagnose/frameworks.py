@@ -12,7 +12,7 @@ of two CUDA majors side by side; the Windows DLL rules are :mod:`cudaenv.diagnos
 from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
-from cudaenv.diagnose import dlls
+from cudaenv.diagnose import dlls, framework_cudnn
 from cudaenv.core.version import compare_versions, version_key
 from cudaenv.core.i18n import M, N_, join
 from cudaenv.facts import drivers as drv
@@ -25,8 +25,6 @@ F = c.make("frameworks")
 
 VERDICT_FINDING = {"conflict": "framework-conflict", "no-gpu-platform": "framework-no-gpu-on-platform",
                    "cpu-build": "framework-cpu-build", "driver-too-old": "framework-driver-too-old"}
-CUDNN_EVIDENCE = {"local-tag": N_("its version tag"), "requires": N_("the nvidia-cudnn wheel the JAX plugin requires"),
-                  "row": N_("the cuDNN name its plugin opens")}
 CUDA_EVIDENCE = {"name": N_("its package name"), "build-info": N_("its build-info file"), "local-tag": N_("its version tag"),
                  "requires": N_("the nvidia wheels it requires"), "needed": N_("its libraries' NEEDED entries")}
 
@@ -278,17 +276,13 @@ LIBCUDA = "libcuda.so.1"  # the driver's library, which libcudart loads itself (
 
 def _missing(s) -> List:
     """The CUDA libraries found nowhere, but the driver's libcuda.so.1 (:func:`_libcuda_unreachable` says when that is a
-    problem), NCCL's network plugin (:func:`_plugin_missing`) and a framework's own cuDNN major (:func:`cudnn_missing`),
+    problem), NCCL's network plugin (:func:`_plugin_missing`) and a framework's own cuDNN major
+    (:func:`cudaenv.diagnose.framework_cudnn.cudnn_missing`),
     which have findings of their own."""
-    cudnn = {(fw.package, fw.cudnn_soname) for fw in cudnn_missing(s)}
+    cudnn = {(fw.package, fw.cudnn_soname) for fw in framework_cudnn.cudnn_missing(s)}
     return [lib for lib in s.libraries if lib.path is None and lib.needed != LIBCUDA and lib.loaded_by != "plugin"
             and (lib.consumer, lib.needed) not in cudnn]
 
-
-def cudnn_missing(s) -> List:
-    """The frameworks whose runtime opens a ``libcudnn.so.N`` of the major they were built for (XLA's dlopen) that the
-    loader finds nowhere (data/loader_search.json's ``runtime`` rows)."""
-    return [fw for fw in s.frameworks if fw.cudnn_soname and not fw.cudnn_path]
 
 
 def _libcuda_unreachable(s) -> Tuple[List, List[str]]:
@@ -314,7 +308,7 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     path_only = {id(lib) for lib in dlls.path_only(s)}
     copies = dlls.dll_copies(s)
     order_only = {id(lib) for lib in dlls.import_order_only(s)}
-    cudnn = {(fw.package, fw.cudnn_soname) for fw in cudnn_missing(s)}
+    cudnn = {(fw.package, fw.cudnn_soname) for fw in framework_cudnn.cudnn_missing(s)}
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
@@ -382,7 +376,7 @@ def check_libraries(s, tables=None) -> List:
              + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
                 else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)]),
         ))
-    out += _cudnn_not_found(s)
+    out += framework_cudnn.check(s)
     out += dlls.check(s, lambda consumer: _reinstall(s, consumer, tables))
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)
@@ -410,58 +404,6 @@ def check_libraries(s, tables=None) -> List:
             ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
         ))
     return out
-
-
-def _runtime_row(consumer: str) -> Dict[str, Any]:
-    from cudaenv.core.resources import load_table
-
-    return next((r for r in load_table("loader_search")["rows"] if r.get("kind") == "runtime" and r["consumer"] == consumer), {})
-
-
-def cudnn_fix(s, fw) -> List[str]:
-    """The pip line that installs the cuDNN wheel of the major ``fw``'s runtime opens, at least the version it was built
-    for (its row's ``cudnn_fix``), and the row's other ways (``cudnn_also``)."""
-    from cudaenv.core.i18n import filled_message
-
-    row = _runtime_row(fw.package)
-    major = (fw.cudnn_soname or "").rsplit(".so.", 1)[-1]
-    floor = fw.cudnn if fw.cudnn and fw.cudnn.split(".", 1)[0] == major else major
-    cuda = str(row.get("cuda") or (fw.cuda or "").split(".", 1)[0] or "12")
-    values = {"pip": c.pip_cmd(s), "major": cuda, "cudnn": floor, "next": str(int(major) + 1) if major.isdigit() else "?"}
-    out = []
-    for template in ([row["cudnn_fix"]] if row.get("cudnn_fix") else []) + list(row.get("cudnn_also") or ()):
-        line = template
-        for key, value in values.items():
-            line = line.replace("{%s}" % key, value)
-        out.append(filled_message(template, line, values) if "#" in template else line)
-    return out
-
-
-def _cudnn_not_found(s) -> List:
-    """framework-cudnn-not-found: a framework's runtime opens libcudnn.so.N (XLA's dlopen of the cuDNN major it was
-    built for) and the loader finds none, whatever other cuDNN is installed."""
-    lost = cudnn_missing(s)
-    if not lost:
-        return []
-    fw = lost[0]
-    libs = [lib for lib in s.libraries if lib.consumer == fw.package and lib.needed == fw.cudnn_soname]
-    caller = libs[0].object.rsplit("/", 1)[-1] if libs else fw.package
-    major = (fw.cudnn_soname or "").rsplit(".so.", 1)[-1]
-    instead = [M("%s (%s)", path.rsplit("/", 1)[-1], path) for path in fw.cudnn_other] + list(fw.cudnn_wheels)
-    from cudaenv.parse.frameworks import local_cudnn
-
-    said = "local-tag" if local_cudnn(fw.version or "") else "requires" if "." in (fw.cudnn or "") else "row"
-    return [F(
-        "framework-cudnn-not-found", "warning",
-        M("%s needs cuDNN %s and the loader finds no %s", ", ".join("%s %s" % (f.package, f.version or "?") for f in lost), major,
-          fw.cudnn_soname),
-        M("%s is built for cuDNN %s (from %s) and opens it itself at run time: %s loads (dlopen) %s, looked for in the "
-          "nvidia-cudnn wheel's folder, its RPATH, LD_LIBRARY_PATH, the loader cache and the default folders, and found "
-          "nowhere. JAX then stops at start-up (\"Unable to load cuDNN\", \"Could not load dynamic library '%s'\") or "
-          "falls back to the CPU. %s", fw.package, fw.cudnn or major, M(CUDNN_EVIDENCE[said]), caller, fw.cudnn_soname,
-          fw.cudnn_soname, M("Installed, of another major: %s.", ", ".join(instead)) if instead else M("No other cuDNN is installed.")),
-        cudnn_fix(s, fw),
-    )]
 
 
 def _driver_and_plugin(s) -> List:

@@ -110,4 +110,5 @@ def test_a_jaxlib_built_for_cudnn_8_9_beside_the_cudnn_9_wheel(machine):
     assert "libcudnn.so.8" in f["title"] and "jaxlib 0.4.25+cuda12.cudnn89" in f["title"], f["title"]
     assert "its version tag" in f["detail"] and "nvidia-cudnn-cu12==9.10.2.21" in f["detail"]
     assert f["fix"][0].endswith('"nvidia-cudnn-cu12>=8.9,<9"'), f["fix"]
+    assert f["fix"][1].startswith("# or move to the current build") and f["fix"][1].endswith("install -U 'jax[cuda12]'"), f["fix"]
     assert "framework-cpu-build" not in found
