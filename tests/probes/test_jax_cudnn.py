@@ -112,3 +112,18 @@ def test_a_jaxlib_built_for_cudnn_8_9_beside_the_cudnn_9_wheel(machine):
     assert f["fix"][0].endswith('"nvidia-cudnn-cu12>=8.9,<9"'), f["fix"]
     assert f["fix"][1].startswith("# or move to the current build") and f["fix"][1].endswith("install -U 'jax[cuda12]'"), f["fix"]
     assert "framework-cpu-build" not in found
+
+
+def test_the_plugins_preload_of_the_wheel_comes_before_ld_library_path(machine):
+    """The plugin's Python code loads the wheel's libcudnn.so.9 by path before XLA's dlopen by name, so a system
+    cuDNN 9 on LD_LIBRARY_PATH is not the one used (and is kept as the file passed over)."""
+    site = _jax(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    folder = machine.root.dir("opt/cudnn-9.1/lib")
+    (folder / "libcudnn.so.9").write_text("")
+    machine.env["LD_LIBRARY_PATH"] = "/opt/cudnn-9.1/lib"
+    _, found, data = machine.findings()
+    assert FID not in found
+    pjrt = _fw(data, "jax-cuda12-pjrt")
+    assert (pjrt["cudnn_path"], pjrt["cudnn_via"]) == (site + "/nvidia/cudnn/lib/libcudnn.so.9", "preload")
+    lib = next(x for x in data["libraries"] if x["needed"] == "libcudnn.so.9")
+    assert "/opt/cudnn-9.1/lib/libcudnn.so.9" in lib["others"], lib
