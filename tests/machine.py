@@ -295,6 +295,13 @@ class Machine:
                 if name == "jax" and re.fullmatch(r"cuda\d+", extra):
                     self.pip_remove("jax-%s-plugin" % extra)
                     dist(site, "jax-%s-plugin" % extra, version)
+                    if extra == "cuda12":  # the plugin's with-cuda extra: the nvidia wheels XLA opens, cuDNN 9 among them
+                        from framework_builders import JAX_CUDA12_WHEELS
+
+                        for wheel, files in JAX_CUDA12_WHEELS.items():
+                            self.pip_remove(wheel.split("==")[0])
+                            dist(site, wheel.split("==")[0], wheel.split("==")[1], files={f: "" for f in files})
+                        self.pip("install", ["nvidia-cudnn-cu12"])
         return True
 
     def pip_remove(self, name):

@@ -30,6 +30,13 @@ def _runtime_row(consumer: str) -> Dict[str, Any]:
     return next((r for r in load_table("loader_search")["rows"] if r.get("kind") == "runtime" and r["consumer"] == consumer), {})
 
 
+def runtime_fix(s, consumer: str) -> List[str]:
+    """The line that installs the libraries a ``runtime`` row's object opens (its row's ``fix``: JAX's documented
+    ``jax[cudaNN]``, whose plugin's with-cuda extra brings the nvidia wheels); [] for other consumers."""
+    row = _runtime_row(consumer)
+    return [row["fix"].replace("{pip}", c.pip_cmd(s))] if row.get("fix") else []
+
+
 def cudnn_fix(s, fw) -> List[str]:
     """The pip line that installs the cuDNN wheel of the major ``fw``'s runtime opens, at least the version it was built
     for (its row's ``cudnn_fix``); with a row's ``upgrade`` (an old build that wants an old major), the line that moves

@@ -325,13 +325,17 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
 
 def _reinstall(s, consumer: str, tables=None) -> List[str]:
     """The same build of ``consumer`` again, forced, with the pip that installed it (its nvidia-* wheels come back):
-    torch's pinned build where it fits this machine, a framework's installed version; else the step in words."""
+    torch's pinned build where it fits this machine, the line that brings a ``runtime`` row's libraries, a framework's
+    installed version; else the step in words."""
     if consumer == "torch":
         from cudaenv.diagnose.versions import reinstall_commands
 
         lines = reinstall_commands(s, tables)
         if lines:
             return lines
+    brings = framework_cudnn.runtime_fix(s, consumer)  # XLA's plugin: its libraries come with jax[cudaNN], not with it
+    if brings:
+        return brings
     fw = next((f for f in s.frameworks if f.package == consumer), None)
     if fw is not None and fw.version:
         return ["%s install --force-reinstall %s" % (c.pip_cmd(s), c.quote("%s==%s" % (fw.package, fw.version)))]

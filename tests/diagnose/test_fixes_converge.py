@@ -291,6 +291,16 @@ def _jax_cudnn_other_major(m):
     jax_cuda12(m.package_site, m.tmp / "build")
 
 
+def _jax_libraries_missing(m):
+    """jax-cuda12-plugin installed without its with-cuda extra (jax[cuda12] brings it), the cuDNN 9 wheel alone: XLA's
+    dlopen of cuBLAS, cuFFT ... from the plugin finds none; the fix installs jax[cuda12] (the model's pip lays out the
+    extra's nvidia wheels)."""
+    from framework_builders import jax_cuda12
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==9.10.2.21")
+    jax_cuda12(m.package_site, m.tmp / "build", wheels=False)
+
+
 def windows(build):
     """A scenario on the Windows model machine (tests/windows_machine.py) instead of the Linux one."""
     build.windows = True
@@ -344,7 +354,7 @@ CONVERGES = {
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
-    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows],
+    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows, _jax_libraries_missing],
     "framework-cudnn-not-found": [_jax_cudnn_other_major],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],

@@ -127,3 +127,14 @@ def test_the_plugins_preload_of_the_wheel_comes_before_ld_library_path(machine):
     assert (pjrt["cudnn_path"], pjrt["cudnn_via"]) == (site + "/nvidia/cudnn/lib/libcudnn.so.9", "preload")
     lib = next(x for x in data["libraries"] if x["needed"] == "libcudnn.so.9")
     assert "/opt/cudnn-9.1/lib/libcudnn.so.9" in lib["others"], lib
+
+
+def test_the_plugins_other_libraries_missing_are_brought_by_jax_cuda12(machine):
+    """Without the plugin's with-cuda extra, XLA's dlopen of cuBLAS, cuFFT, cuSOLVER ... finds nothing: library-not-found
+    names them, and its fix is JAX's own install line (a reinstall of the pjrt package would bring none of them)."""
+    a10g_535(machine).packages("nvidia-cudnn-cu12==9.10.2.21")
+    jax_cuda12(machine.package_site, machine.tmp / "build", wheels=False)
+    _, found, _ = machine.findings()
+    f = found["library-not-found"]
+    assert "libcublas.so.12 (jax-cuda12-pjrt)" in f["title"] and "libcudnn" not in f["title"] and FID not in found
+    assert f["fix"][0].endswith('-m pip install -U "jax[cuda12]"'), f["fix"]
