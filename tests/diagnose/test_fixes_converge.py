@@ -285,20 +285,20 @@ def _extension_mismatch(m):
 def _jax_cudnn_other_major(m):
     """jax[cuda12] (the real plugin METADATA, an xla_cuda_plugin.so with the real RPATH: tests/framework_builders.py)
     beside the cuDNN 8.9 wheel: XLA's dlopen of libcudnn.so.9 finds none; the pip line installs the cuDNN 9 wheel."""
-    from framework_builders import jax_cuda12
+    from framework_builders import jax_cuda
 
     a10g_535(m).packages("nvidia-cudnn-cu12==8.9.7.29")
-    jax_cuda12(m.package_site, m.tmp / "build")
+    jax_cuda(m.package_site, m.tmp / "build")
 
 
 def _jax_libraries_missing(m):
     """jax-cuda12-plugin installed without its with-cuda extra (jax[cuda12] brings it), the cuDNN 9 wheel alone: XLA's
     dlopen of cuBLAS, cuFFT ... from the plugin finds none; the fix installs jax[cuda12] (the model's pip lays out the
     extra's nvidia wheels)."""
-    from framework_builders import jax_cuda12
+    from framework_builders import jax_cuda
 
     a10g_535(m).packages("nvidia-cudnn-cu12==9.10.2.21")
-    jax_cuda12(m.package_site, m.tmp / "build", wheels=False)
+    jax_cuda(m.package_site, m.tmp / "build", wheels=False)
 
 
 def windows(build):

@@ -4,13 +4,13 @@ loaded the nvidia-cudnn wheel's file by path where it is installed (data/loader_
 
 Each scenario is the doctor on a model machine (tests/machine.py) whose site-packages holds jax, jaxlib, the real
 jax-cuda12-plugin METADATA and a jax-cuda12-pjrt whose xla_cuda_plugin.so is an ELF file built here with the real
-wheel's RPATH (tests/framework_builders.py's jax_cuda12): the cuDNN of the right major from the wheel (nothing to say),
+wheel's RPATH (tests/framework_builders.py's jax_cuda): the cuDNN of the right major from the wheel (nothing to say),
 of another major only, none, a system one on LD_LIBRARY_PATH, a CPU-only jaxlib, and a jaxlib of the time before the
 plugins, tagged +cuda12.cudnn89, beside the cuDNN 9 wheel (jax-ml/jax#18027)."""
 
 import os
 
-from framework_builders import dist, jax_cuda12
+from framework_builders import dist, jax_cuda
 from machine import a10g_535
 
 FID = "framework-cudnn-not-found"
@@ -19,7 +19,7 @@ PLUGIN = "jax_plugins/xla_cuda12/xla_cuda_plugin.so"
 
 def _jax(m, *wheels):
     a10g_535(m).packages(*wheels)
-    jax_cuda12(m.package_site, m.tmp / "build")
+    jax_cuda(m.package_site, m.tmp / "build")
     return str(m.package_site)  # the site folder as the interpreter reports it (its PYTHONPATH entry)
 
 
@@ -129,12 +129,29 @@ def test_the_plugins_preload_of_the_wheel_comes_before_ld_library_path(machine):
     assert "/opt/cudnn-9.1/lib/libcudnn.so.9" in lib["others"], lib
 
 
-def test_the_plugins_other_libraries_missing_are_brought_by_jax_cuda12(machine):
+def test_the_plugins_other_libraries_missing_are_brought_by_jax_cuda(machine):
     """Without the plugin's with-cuda extra, XLA's dlopen of cuBLAS, cuFFT, cuSOLVER ... finds nothing: library-not-found
     names them, and its fix is JAX's own install line (a reinstall of the pjrt package would bring none of them)."""
     a10g_535(machine).packages("nvidia-cudnn-cu12==9.10.2.21")
-    jax_cuda12(machine.package_site, machine.tmp / "build", wheels=False)
+    jax_cuda(machine.package_site, machine.tmp / "build", wheels=False)
     _, found, _ = machine.findings()
     f = found["library-not-found"]
     assert "libcublas.so.12 (jax-cuda12-pjrt)" in f["title"] and "libcudnn" not in f["title"] and FID not in found
     assert f["fix"][0].endswith('-m pip install -U "jax[cuda12]"'), f["fix"]
+
+
+def test_the_cuda13_plugin_wants_the_cu13_cudnn_wheel(machine):
+    """jax[cuda13] without its cuDNN wheel (the real jax-cuda13-plugin METADATA: nvidia-cudnn-cu13>=9.12.0.46; the real
+    RPATH of nvidia/cu13/lib): the finding asks for the cu13 wheel; installed, the plugin's preload finds it."""
+    from framework_builders import jax_cuda
+
+    a10g_535(machine).packages()
+    jax_cuda(machine.package_site, machine.tmp / "build", major=13)
+    _, found, data = machine.findings()
+    assert "library-not-found" not in found, found.get("library-not-found")  # cuBLAS 13 ... from nvidia/cu13/lib
+    assert found[FID]["fix"] == [found[FID]["fix"][0].split(" -m pip ")[0] + ' -m pip install "nvidia-cudnn-cu13>=9.12.0.46,<10"']
+    machine.packages("nvidia-cudnn-cu13==9.13.0.50")
+    _, found, data = machine.findings()
+    assert FID not in found
+    pjrt = _fw(data, "jax-cuda13-pjrt")
+    assert (pjrt["cudnn_via"], pjrt["cudnn_version"], pjrt["cudnn"]) == ("preload", "9.13.0.50", "9.12.0.46")
