@@ -82,14 +82,18 @@ def jax_cuda(site: Path, build: Path, major=12, plugin=True, pjrt=True, wheels=T
     dist(site, "jaxlib", "0.10.2", requires=["scipy>=1.14", "numpy>=2.0", "ml_dtypes>=0.5.0"])
     if plugin:
         info = dist(site, "jax-cuda%d-plugin" % major, "0.10.2", requires=["jax-cuda%d-pjrt==0.10.2" % major])
-        (info / "METADATA").write_text(recorded("wheel-jax-cuda%d-plugin-0.10.2-METADATA.txt" % major))
+        for name in ("METADATA", "RECORD"):  # the real wheel's (its RECORD names modules not laid out here)
+            (info / name).write_text(recorded("wheel-jax-cuda%d-plugin-0.10.2-%s.txt" % (major, name)))
     if pjrt:
         release = {12: "0.12.0.1", 13: "0.12.1"}[major]
         dynamic = recorded("wheel-jax-cuda%d-pjrt-%s-dynamic.txt" % (major, release))
         rpath = next(line for line in dynamic.splitlines() if "(RPATH)" in line).split("[", 1)[1].rstrip("]")
         so = build_library(build, "xla_cuda_plugin.so", runpath=rpath, old_dtags=True)
-        dist(site, "jax-cuda%d-pjrt" % major, release, files={"jax_plugins/xla_cuda%d/__init__.py" % major: "# the plugin's module\n"},
-             binary={"jax_plugins/xla_cuda%d/xla_cuda_plugin.so" % major: so.read_bytes()})
+        info = dist(site, "jax-cuda%d-pjrt" % major, release, files={"jax_plugins/xla_cuda%d/__init__.py" % major: "# the plugin's module\n"},
+                    binary={"jax_plugins/xla_cuda%d/xla_cuda_plugin.so" % major: so.read_bytes()})
+        if major == 12:  # the real wheel's METADATA and RECORD (recorded for CUDA 12)
+            for name in ("METADATA", "RECORD"):
+                (info / name).write_text(recorded("wheel-jax-cuda12-pjrt-0.12.0.1-%s.txt" % name))
     for spec, files in ({12: JAX_CUDA12_WHEELS, 13: JAX_CUDA13_WHEELS}[major] if wheels else {}).items():
         name, version = spec.split("==")
         dist(site, name, version, files={f: "" for f in files})
