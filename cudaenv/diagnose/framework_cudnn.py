@@ -14,6 +14,9 @@ if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (i
 
 F = c.make("frameworks")
 
+CUDNN_VIA = {"preload": N_("the nvidia-cudnn wheel its Python code loads first"), "rpath": N_("its RPATH"),
+             "LD_LIBRARY_PATH": N_("LD_LIBRARY_PATH"), "runpath": N_("its RUNPATH"), "ld.so.cache": N_("the loader cache"),
+             "default": N_("the loader's default folders")}
 CUDNN_EVIDENCE = {"local-tag": N_("its version tag"), "requires": N_("the nvidia-cudnn wheel the JAX plugin requires"),
                   "row": N_("the cuDNN name its plugin opens")}
 
@@ -60,6 +63,11 @@ def cudnn_fix(s, fw) -> List[str]:
 
 
 def check(s) -> List:
+    """framework-cudnn-not-found and framework-cudnn-too-old (:func:`check_too_old`)."""
+    return _not_found(s) + check_too_old(s)
+
+
+def _not_found(s) -> List:
     """framework-cudnn-not-found: a framework's runtime opens libcudnn.so.N (XLA's dlopen of the cuDNN major it was
     built for) and the loader finds none, whatever other cuDNN is installed."""
     lost = cudnn_missing(s)
@@ -82,5 +90,40 @@ def check(s) -> List:
           "nowhere. JAX then stops at start-up (\"Unable to load cuDNN\", \"Could not load dynamic library '%s'\") or "
           "falls back to the CPU. %s", fw.package, fw.cudnn or major, M(CUDNN_EVIDENCE[said]), caller, fw.cudnn_soname,
           fw.cudnn_soname, M("Installed, of another major: %s.", ", ".join(instead)) if instead else M("No other cuDNN is installed.")),
+        cudnn_fix(s, fw),
+    )]
+
+
+def cudnn_too_old(s) -> List:
+    """The frameworks whose runtime gets a ``libcudnn.so.N`` of the right major but of an older minor than the one they
+    were built for (known from the file's name or the nvidia-cudnn wheel holding it): JAX compares major.minor at
+    start-up (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-version-check.txt)."""
+    from cudaenv.core.version import version_key
+
+    out = []
+    for fw in s.frameworks:
+        have, want = version_key(fw.cudnn_version or "")[:2], version_key(fw.cudnn or "")[:2]
+        if fw.cudnn_path and len(have) == 2 and len(want) == 2 and "." in (fw.cudnn or "") and have < want:
+            out.append(fw)
+    return out
+
+
+def check_too_old(s) -> List:
+    """framework-cudnn-too-old: the cuDNN it gets is of its major but older than the one it was built for."""
+    old = cudnn_too_old(s)
+    if not old:
+        return []
+    fw = old[0]
+    want = ".".join(fw.cudnn.split(".")[:2])
+    return [F(
+        "framework-cudnn-too-old", "warning",
+        M("%s needs cuDNN %s or newer and gets %s", ", ".join("%s %s" % (f.package, f.version or "?") for f in old), want,
+          fw.cudnn_version),
+        M("%s opens %s at run time and gets %s (from %s), cuDNN %s; it was built for cuDNN %s, and JAX checks at "
+          "start-up that the loaded cuDNN's major.minor is no lower: it stops with \"Outdated cuDNN installation found\". "
+          "A cuDNN pinned by another package (an older torch's nvidia-cudnn-cu12 pin) or a system cuDNN first on the "
+          "search gives this; a newer cuDNN of the same major also serves the older builds.",
+          fw.package, fw.cudnn_soname, fw.cudnn_path, M(CUDNN_VIA.get(fw.cudnn_via or "", N_("the loader's search"))),
+          fw.cudnn_version, want),
         cudnn_fix(s, fw),
     )]

@@ -309,10 +309,12 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     copies = dlls.dll_copies(s)
     order_only = {id(lib) for lib in dlls.import_order_only(s)}
     cudnn = {(fw.package, fw.cudnn_soname) for fw in framework_cudnn.cudnn_missing(s)}
+    old_cudnn = {(fw.package, fw.cudnn_soname) for fw in framework_cudnn.cudnn_too_old(s)}
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
                 else "framework-cudnn-not-found" if (lib.consumer, lib.needed) in cudnn
+                else "framework-cudnn-too-old" if (lib.consumer, lib.needed) in old_cudnn
                 else "dll-only-on-path" if id(lib) in path_only
                 else "dll-two-copies" if lib.needed.lower() in copies
                 else "dll-import-order" if id(lib) in order_only

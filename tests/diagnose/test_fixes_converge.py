@@ -291,6 +291,15 @@ def _jax_cudnn_other_major(m):
     jax_cuda(m.package_site, m.tmp / "build")
 
 
+def _jax_cudnn_older_minor(m):
+    """jax[cuda12] beside an older torch's cuDNN pin (nvidia-cudnn-cu12==9.1.0.70; the plugin wants >=9.8): the pip line
+    installs the cuDNN 9 wheel the model's pip has (9.10.2.21)."""
+    from framework_builders import jax_cuda
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==9.1.0.70")
+    jax_cuda(m.package_site, m.tmp / "build")
+
+
 def _jax_libraries_missing(m):
     """jax-cuda12-plugin installed without its with-cuda extra (jax[cuda12] brings it), the cuDNN 9 wheel alone: XLA's
     dlopen of cuBLAS, cuFFT ... from the plugin finds none; the fix installs jax[cuda12] (the model's pip lays out the
@@ -356,6 +365,7 @@ CONVERGES = {
     "library-shadowed": [_library_shadowed],
     "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows, _jax_libraries_missing],
     "framework-cudnn-not-found": [_jax_cudnn_other_major],
+    "framework-cudnn-too-old": [_jax_cudnn_older_minor],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],

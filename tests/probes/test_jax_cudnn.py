@@ -14,6 +14,7 @@ from framework_builders import dist, jax_cuda
 from machine import a10g_535
 
 FID = "framework-cudnn-not-found"
+TOO_OLD = "framework-cudnn-too-old"
 PLUGIN = "jax_plugins/xla_cuda12/xla_cuda_plugin.so"
 
 
@@ -30,7 +31,7 @@ def _fw(data, package):
 def test_the_wheels_cudnn_of_the_right_major_is_found(machine):
     site = _jax(machine, "nvidia-cudnn-cu12==9.10.2.21")
     _, found, data = machine.findings()
-    assert FID not in found and "library-not-found" not in found, found.keys()
+    assert not {FID, TOO_OLD, "library-not-found"} & set(found), found.keys()
     pjrt = _fw(data, "jax-cuda12-pjrt")
     assert pjrt["cudnn_soname"] == "libcudnn.so.9" and pjrt["cudnn"] == "9.8"  # the plugin's floor: nvidia-cudnn-cu12>=9.8
     assert (pjrt["cudnn_path"], pjrt["cudnn_via"], pjrt["cudnn_version"]) == (
@@ -77,16 +78,43 @@ def test_no_cudnn_at_all(machine):
     assert "opens libcudnn.so.9: found nowhere" in markdown
 
 
+def _system_cudnn(m, version):
+    """A system cuDNN (a tarball's lib folder: libcudnn.so.9 -> libcudnn.so.VERSION) on LD_LIBRARY_PATH, no wheel."""
+    _jax(m)
+    folder = m.root.dir("opt/cudnn/lib")
+    (folder / ("libcudnn.so." + version)).write_text("")
+    os.symlink("libcudnn.so." + version, folder / "libcudnn.so.9")
+    m.env["LD_LIBRARY_PATH"] = "/opt/cudnn/lib"
+
+
 def test_a_system_cudnn_of_the_right_major_on_ld_library_path(machine):
-    _jax(machine)
-    folder = machine.root.dir("opt/cudnn-9.1/lib")
-    (folder / "libcudnn.so.9.1.0").write_text("")
-    os.symlink("libcudnn.so.9.1.0", folder / "libcudnn.so.9")
-    machine.env["LD_LIBRARY_PATH"] = "/opt/cudnn-9.1/lib"
+    _system_cudnn(machine, "9.10.1")
     _, found, data = machine.findings()
-    assert FID not in found, found.get(FID)
+    assert FID not in found and TOO_OLD not in found, found.keys()
     pjrt = _fw(data, "jax-cuda12-pjrt")
-    assert (pjrt["cudnn_path"], pjrt["cudnn_via"], pjrt["cudnn_version"]) == ("/opt/cudnn-9.1/lib/libcudnn.so.9", "LD_LIBRARY_PATH", "9.1.0")
+    assert (pjrt["cudnn_path"], pjrt["cudnn_via"], pjrt["cudnn_version"]) == ("/opt/cudnn/lib/libcudnn.so.9", "LD_LIBRARY_PATH", "9.10.1")
+
+
+def test_a_system_cudnn_of_the_right_major_but_an_older_minor(machine):
+    """cuDNN 9.1 where the plugin was built for 9.8: JAX's start-up check stops ("Outdated cuDNN installation found");
+    the fix's wheel is then taken first, by the plugin's preload."""
+    _system_cudnn(machine, "9.1.0")
+    _, found, data = machine.findings()
+    f = found[TOO_OLD]
+    assert FID not in found and "cuDNN 9.8 or newer and gets 9.1.0" in f["title"], f["title"]
+    assert "LD_LIBRARY_PATH" in f["detail"] and f["fix"][0].endswith('"nvidia-cudnn-cu12>=9.8,<10"'), f
+    machine.apply_fix(f["fix"][0])
+    _, found, data = machine.findings()
+    assert TOO_OLD not in found and _fw(data, "jax-cuda12-pjrt")["cudnn_via"] == "preload"
+
+
+def test_an_older_torchs_cudnn_pin_is_older_than_jax_needs(machine):
+    """torch 2.5's pin nvidia-cudnn-cu12==9.1.0.70 in the same environment as jax[cuda12] (whose plugin wants >=9.8):
+    pip keeps one cuDNN wheel, the older one here."""
+    _jax(machine, "nvidia-cudnn-cu12==9.1.0.70")
+    _, found, data = machine.findings()
+    assert "9.1.0.70" in found[TOO_OLD]["title"] and FID not in found
+    assert "the nvidia-cudnn wheel its Python code loads first" in found[TOO_OLD]["detail"]
 
 
 def test_a_cpu_only_jaxlib_opens_no_cudnn(machine):
