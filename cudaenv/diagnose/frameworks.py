@@ -12,7 +12,7 @@ of two CUDA majors side by side; the Windows DLL rules are :mod:`cudaenv.diagnos
 from __future__ import annotations
 
 from cudaenv.diagnose import _common as c
-from cudaenv.diagnose import dlls, framework_cudnn
+from cudaenv.diagnose import dlls
 from cudaenv.core.version import compare_versions, version_key
 from cudaenv.core.i18n import M, N_, join
 from cudaenv.facts import drivers as drv
@@ -274,12 +274,22 @@ def _mixed_wheels(s) -> Tuple[List[int], List[str]]:
 LIBCUDA = "libcuda.so.1"  # the driver's library, which libcudart loads itself (data/loader_search.json)
 
 
+def _cudnn(s):
+    """:mod:`cudaenv.diagnose.framework_cudnn` where a framework's runtime opens cuDNN itself (the probe filled its
+    ``cudnn_soname``), else None: the module stays off the path of the doctors without one (issue 35)."""
+    if not any(fw.cudnn_soname for fw in s.frameworks):
+        return None
+    from cudaenv.diagnose import framework_cudnn
+
+    return framework_cudnn
+
+
 def _missing(s) -> List:
     """The CUDA libraries found nowhere, but the driver's libcuda.so.1 (:func:`_libcuda_unreachable` says when that is a
     problem), NCCL's network plugin (:func:`_plugin_missing`) and a framework's own cuDNN major
     (:func:`cudaenv.diagnose.framework_cudnn.cudnn_missing`),
     which have findings of their own."""
-    cudnn = {(fw.package, fw.cudnn_soname) for fw in framework_cudnn.cudnn_missing(s)}
+    cudnn = {(fw.package, fw.cudnn_soname) for fw in _cudnn(s).cudnn_missing(s)} if _cudnn(s) else set()
     return [lib for lib in s.libraries if lib.path is None and lib.needed != LIBCUDA and lib.loaded_by != "plugin"
             and (lib.consumer, lib.needed) not in cudnn]
 
@@ -308,8 +318,9 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     path_only = {id(lib) for lib in dlls.path_only(s)}
     copies = dlls.dll_copies(s)
     order_only = {id(lib) for lib in dlls.import_order_only(s)}
-    cudnn = {(fw.package, fw.cudnn_soname) for fw in framework_cudnn.cudnn_missing(s)}
-    old_cudnn = {(fw.package, fw.cudnn_soname) for fw in framework_cudnn.cudnn_too_old(s)}
+    rules = _cudnn(s)
+    cudnn = {(fw.package, fw.cudnn_soname) for fw in rules.cudnn_missing(s)} if rules else set()
+    old_cudnn = {(fw.package, fw.cudnn_soname) for fw in rules.cudnn_too_old(s)} if rules else set()
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
@@ -335,7 +346,7 @@ def _reinstall(s, consumer: str, tables=None) -> List[str]:
         lines = reinstall_commands(s, tables)
         if lines:
             return lines
-    brings = framework_cudnn.runtime_fix(s, consumer)  # XLA's plugin: its libraries come with jax[cudaNN], not with it
+    brings = _cudnn(s).runtime_fix(s, consumer) if _cudnn(s) else []  # XLA's plugin: jax[cudaNN] brings its libraries
     if brings:
         return brings
     fw = next((f for f in s.frameworks if f.package == consumer), None)
@@ -382,7 +393,7 @@ def check_libraries(s, tables=None) -> List:
              + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
                 else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)]),
         ))
-    out += framework_cudnn.check(s)
+    out += _cudnn(s).check(s) if _cudnn(s) else []
     out += dlls.check(s, lambda consumer: _reinstall(s, consumer, tables))
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)
