@@ -183,3 +183,19 @@ def test_the_cuda13_plugin_wants_the_cu13_cudnn_wheel(machine):
     assert FID not in found
     pjrt = _fw(data, "jax-cuda13-pjrt")
     assert (pjrt["cudnn_via"], pjrt["cudnn_version"], pjrt["cudnn"]) == ("preload", "9.13.0.50", "9.12.0.46")
+
+
+def test_the_runtime_rows_names_and_cudnn_major_pure():
+    """data/loader_search.json's runtime rows: the cuDNN of the build comes from the first cudnn_from record that says
+    (the plugin's floor), else the row's default major; a jaxlib without a CUDA tag opens nothing known."""
+    from cudaenv.model.snapshot import Framework
+    from cudaenv.probes.libraries import runtime_cudnn, runtime_names, runtime_rows
+
+    rows = {r["consumer"]: r for r in runtime_rows()}
+    pjrt, jaxlib = rows["jax-cuda12-pjrt"], rows["jaxlib"]
+    plugin = Framework(package="jax-cuda12-plugin", cudnn="9.8")
+    assert runtime_cudnn(pjrt, [plugin]) == "9.8" and runtime_cudnn(pjrt, []) == "9"
+    assert runtime_names(pjrt, "9.8")[0] == "libcudnn.so.9" and "libcusolver.so.11" in runtime_names(pjrt, "9.8")
+    assert runtime_cudnn(jaxlib, [Framework(package="jaxlib", version="0.10.2")]) is None
+    assert runtime_names(jaxlib, None) == [] and runtime_names(jaxlib, "8.9") == ["libcudnn.so.8"]
+    assert all(name in rows["jax-cuda13-pjrt"]["preload"] for name in runtime_names(rows["jax-cuda13-pjrt"], "9.12.0.46"))
