@@ -200,7 +200,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
 
     out: List[LoadedLibrary] = []
 
-    def resolve(consumer: str, obj: str, pe, first, fallback, preloads: Optional[Dict[str, str]] = None) -> None:
+    def resolve(consumer: str, obj: str, pe, first, fallback, preloads: Optional[Dict[str, str]] = None,
+                optional: bool = False) -> None:
         for dll in pe.imports + pe.delay:
             if not cuda_dll(dll, prefixes):
                 continue
@@ -214,6 +215,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             if pre and via != "known-dlls":  # the consumer loaded that name by full path before: the import gets it
                 others = tuple(p for p in ((hit,) if hit else ()) + others if p.lower() != pre.lower())
                 hit, via = pre, "preload"
+            if hit is None and optional:  # a library the framework uses only where it is installed (CUPY-OPTIONAL)
+                continue
             wheel = next((o for o in others if in_wheel(o)), None)
             out.append(LoadedLibrary(consumer=consumer, object=obj, needed=dll, path=hit, via=via, real=hit, others=others,
                                      from_wheel=in_wheel(hit), wheel_copy=wheel,
@@ -254,10 +257,12 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
         if row.get("dynload"):
             _dynload(host, fw, row, app, path, system, listing, known, out, in_wheel)
             continue
+        optional = tuple(o.lower() for o in row.get("optional", ()))
         for obj, pe in _objects(host, fw, row, prefixes):
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
-            resolve(fw.package, obj, pe, first, None, preloads)
+            inside = obj[len(site):].lstrip("\\").lower()
+            resolve(fw.package, obj, pe, first, None, preloads, bool(optional) and inside.startswith(optional))
     return tuple(process_loads(out, preloaded, in_wheel))
 
 
@@ -357,18 +362,27 @@ def _imports(host, path: str):
 
 def _objects(host, fw, row: Dict, prefixes: Sequence[str]) -> List[Tuple[str, object]]:
     """(path, its PE imports) of a framework's DLLs whose imports name a CUDA DLL: the row's fixed ``objects``, or with
-    ``record`` the .dll and .pyd files its RECORD lists (at most MAX_OBJECTS read)."""
+    ``record`` the .dll and .pyd files its RECORD lists: those under the row's ``modules`` (CUPY-WHEEL: the modules a
+    real wheel's import tables show to import CUDA DLLs; at most its ``max_objects`` read), else the first MAX_OBJECTS,
+    the ones named for CUDA first."""
     from cudaenv.parse import frameworks as pf
     from cudaenv.probes.frameworks import RECORD_LIMIT, installed_distributions
 
     names = [o.replace("/", "\\") for o in row.get("objects", ())]
+    limit = MAX_OBJECTS
     if row.get("record"):
         entry = installed_distributions(host, (fw.location,)).get(fw.package)
         record = host.read_text(host.join(fw.location, entry[1], "RECORD"), limit=RECORD_LIMIT) if entry else None
-        names += [p.replace("/", "\\") for p in pf.record_libraries(record or "") if p.lower().endswith((".dll", ".pyd"))]
-    names.sort(key=lambda n: "cuda" not in n.lower())  # the modules named for CUDA first (cupy_backends\\cuda\\api\\...)
+        listed = [p.replace("/", "\\") for p in pf.record_libraries(record or "") if p.lower().endswith((".dll", ".pyd"))]
+        modules = tuple(m.lower() for m in row.get("modules", ()))
+        chosen = [p for p in listed if modules and p.lower().startswith(modules)]
+        if chosen:
+            names += chosen
+            limit = row.get("max_objects", MAX_OBJECTS)
+        else:  # a layout the row does not know: the modules named for CUDA first (cupy_backends\\cuda\\api\\...)
+            names += sorted(listed, key=lambda n: "cuda" not in n.lower())
     out = []
-    for name in names[:MAX_OBJECTS]:
+    for name in names[:limit]:
         obj = host.join(fw.location, name)
         pe = _imports(host, obj) if host.is_file(obj) else None
         if pe is not None and any(cuda_dll(d, prefixes) for d in pe.imports + pe.delay):

@@ -308,9 +308,10 @@ def _dll_not_found_windows(m):
 
 @windows
 def _cupy_cuda_path_windows(m):
-    """cupy-cuda12x with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed too: CuPy adds CUDA_PATH's bin
-    only, so cudart64_12.dll is found nowhere; the fix points CUDA_PATH at the 12.4 toolkit."""
-    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("13.6.0", "cupy-cuda12x")
+    """cupy-cuda12x (the real 14.2.0 wheel's modules) with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed
+    too: CuPy adds CUDA_PATH's bin only, so cublas64_12.dll and the other CUDA 12 imports are found nowhere; the fix
+    points CUDA_PATH at the 12.4 toolkit."""
+    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("cupy-cuda12x")
 
 
 CONVERGES = {
