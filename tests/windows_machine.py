@@ -50,6 +50,7 @@ class WindowsMachine:
         self.env = {"SystemRoot": "C:\\Windows", "CONDA_PREFIX": ENV}
         self.path = [ENV, ENV + "\\Library\\bin", ENV + "\\Scripts", SYSTEM32, "C:\\Windows"]
         self.torch_version = None
+        self.import_order = ()  # the program's imports as `doctor --import-order` states them; () not stated
         self.put(PYTHON)
         self.put(SYSTEM32 + "\\nvcuda.dll")  # the driver's
         self.put(SYSTEM32 + "\\kernel32.dll")
@@ -165,12 +166,13 @@ class WindowsMachine:
         else:
             torch = Torch(python=PYTHON, installed=False, site_packages=(SITE,))
         host = self.host()
-        found, libraries, _ = _frameworks(host, [], torch)
+        found, libraries, _ = _frameworks(host, [], torch, tuple(self.import_order))
         toolkits = probe_toolkits(host, [], site_packages=())
         h = healthy()
         return replace(h, platform=Platform(system="windows", machine="AMD64"), toolkits=toolkits.toolkits, cuda_symlink=None,
                        active_toolkit=toolkits.active_toolkit,
-                       torch=torch, frameworks=found, libraries=libraries, env=tuple(sorted(self.full_env().items())))
+                       torch=torch, frameworks=found, libraries=libraries, env=tuple(sorted(self.full_env().items())),
+                       import_order=tuple(self.import_order))
 
     def findings(self):
         """(exit code, {id: the finding as `doctor --json` writes it}, the report's JSON) for this machine."""
@@ -196,13 +198,14 @@ class WindowsMachine:
         body = line.split("    # ")[0].strip()
         if not body or body.startswith("#"):
             return False
-        env = re.fullmatch(r"\$env:(\w+) = '((?:[^']|'')*)'", body)
-        if env:
-            value = env.group(2).replace("''", "'")
-            if env.group(1).upper() == "PATH":
-                self.path = [p for p in value.split(";") if p]
-            else:
-                self.env[env.group(1)] = value
+        one = r"\$env:(\w+) = '((?:[^']|'')*)'"
+        if re.fullmatch(r"%s(?:; %s)*" % (one, one), body):  # one or more assignments, PowerShell's `;` between
+            for name, raw in re.findall(one, body):
+                value = raw.replace("''", "'")
+                if name.upper() == "PATH":
+                    self.path = [p for p in value.split(";") if p]
+                else:
+                    self.env[name] = value
             return True
         words = shlex.split(body)
         pip = _pip_words(words)  # the Linux model's reading of a pip line: one home
@@ -225,6 +228,21 @@ class WindowsMachine:
             else:
                 return False
         return True
+
+    def apply_user_code(self, line):
+        """A fix whose step is the user's program (fix_kind user-code), applied as the user would: the program now
+        imports in the order the line says and the doctor is told so (`doctor --import-order A,B`). "# import A before
+        B ..." puts A first; "... call onnxruntime.preload_dlls() before the first session ..." puts that call before
+        the session (after import onnxruntime). False for a line that changes no program."""
+        body = line.lstrip("# ")
+        order = re.match(r"import (\S+) before (\S+) in every program", body)
+        if order:
+            self.import_order = order.groups()
+            return True
+        if "onnxruntime.preload_dlls() before the first session" in body:
+            self.import_order = ("onnxruntime", "onnxruntime.preload_dlls")
+            return True
+        return False
 
     def pip_remove(self, name):
         import shutil

@@ -551,3 +551,102 @@ def test_a_real_known_dlls_key_lists_no_cuda_dll_and_changes_no_cuda_answer(fake
     known = ("|%s|" % "|".join(names), SYSTEM32)
     assert resolve_dll("KERNEL32.dll", [(SITE + "\\torch\\lib", "dll-dir")], lambda f: listing.get(f, {}),
                        lambda a, b: a + "\\" + b, known)[1] == "known-dlls"
+
+
+def test_process_loads_replays_a_stated_import_order():
+    """process_loads with the program's order: each consumer's full-path loads at its turn (torch's torch\\lib DLLs at
+    import torch), a framework imported first loads its own by name and torch's by-name imports then get that file
+    (onnxruntime#24266), and a consumer the order does not name is resolved as a program of its own."""
+    from cudaenv.model.snapshot import LoadedLibrary
+    from cudaenv.probes.dlls import process_loads
+
+    torch_copy, paddle_copy = "C:\\e\\torch\\lib\\cublas64_12.dll", "C:\\cuda\\bin\\cublas64_12.dll"
+    libs = [LoadedLibrary(consumer="torch", object="t.dll", needed="cublas64_12.dll", path=torch_copy, via="dll-dir"),
+            LoadedLibrary(consumer="paddlepaddle-gpu", object="p.pyd", needed="cublas64_12.dll", path=paddle_copy, via="PATH"),
+            LoadedLibrary(consumer="cupy-cuda12x", object="c.pyd", needed="cublas64_12.dll", path=None, via=None)]
+    preloaded = {"cublas64_12.dll": (torch_copy, "torch")}
+    default = process_loads(libs, preloaded, lambda p: False)
+    assert [(x.consumer, x.path, x.via) for x in default] == [
+        ("torch", torch_copy, "dll-dir"), ("paddlepaddle-gpu", torch_copy, "loaded"), ("cupy-cuda12x", torch_copy, "loaded")]
+    got = process_loads(libs, preloaded, lambda p: False, ["paddlepaddle-gpu", "torch"])
+    assert [(x.consumer, x.path, x.via, x.first_loaded_by, x.own) for x in got] == [
+        ("paddlepaddle-gpu", paddle_copy, "PATH", None, None),
+        ("torch", paddle_copy, "loaded", "paddlepaddle-gpu", torch_copy),  # torch's by-name import gets Paddle's
+        ("cupy-cuda12x", None, None, None, None)]  # not imported by this program: its own search alone
+    # a consumer's by-name import of a name it loaded by full path at an earlier step gets that file (via preload)
+    ort = LoadedLibrary(consumer="onnxruntime-gpu", object="o.dll", needed="cudnn64_9.dll", path=None)
+    got = process_loads([ort], {"cudnn64_9.dll": ("C:\\w\\cudnn64_9.dll", "onnxruntime-gpu", "onnxruntime.preload_dlls")},
+                        lambda p: True, ["onnxruntime.preload_dlls", "onnxruntime-gpu"])
+    assert (got[0].path, got[0].via, got[0].own, got[0].from_wheel) == ("C:\\w\\cudnn64_9.dll", "preload", None, True)
+
+
+def test_consumers_in_order_maps_modules_to_the_installed_packages():
+    from cudaenv.probes.dlls import consumers_in_order
+
+    packages = ["torch", "onnxruntime-gpu", "cupy-cuda12x", "paddlepaddle-gpu"]
+    assert consumers_in_order(["paddle", "torch", "numpy", "cupy"], packages) == ["paddlepaddle-gpu", "torch", "cupy-cuda12x"]
+    # the provider DLL loads at the first session: after the program's preload call, wherever onnxruntime is imported
+    assert consumers_in_order(["onnxruntime", "onnxruntime.preload_dlls", "torch"], packages) == [
+        "onnxruntime.preload_dlls", "onnxruntime-gpu", "torch"]
+    assert consumers_in_order([], packages) == [] and consumers_in_order(["torch"], ["onnxruntime-gpu"]) == []
+
+
+def test_onnxruntime_imported_before_torch_finds_no_cuda_runtime_of_its_own(fake_root):
+    """The order `import onnxruntime` then `import torch` (doctor --import-order onnxruntime,torch): ONNX Runtime's own
+    search finds no cudart64_12.dll (library-not-found, with its words), it loads a cuDNN installer's cudnn64_9.dll
+    from PATH first, and torch's by-name import of cudnn64_9.dll then gets that one (dll-two-copies says so); no
+    dll-import-order, whose premise (torch first) the program does not keep. The usual order gives no
+    library-not-found."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    cudnn = "C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6"
+    m.put(cudnn + "\\cudnn64_9.dll")
+    m.path.append(cudnn)
+    _, found, _ = m.findings()
+    assert "library-not-found" not in found and "dll-import-order" in found
+    m.import_order = ("onnxruntime", "torch")
+    _, found, data = m.findings()
+    assert data["import_order"] == ["onnxruntime", "torch"]
+    assert "cudart64_12.dll (onnxruntime-gpu)" in found["library-not-found"]["title"] and "dll-import-order" not in found
+    torch_cudnn = next(x for x in data["libraries"] if x["consumer"] == "torch" and x["needed"] == "cudnn64_9.dll")
+    assert (torch_cudnn["path"], torch_cudnn["via"], torch_cudnn["first_loaded_by"]) == (cudnn + "\\cudnn64_9.dll", "loaded", "onnxruntime-gpu")
+    assert "torch, imported after onnxruntime-gpu, gets that copy: %s\\cudnn64_9.dll" % cudnn in found["dll-two-copies"]["detail"]
+
+
+def test_paddle_imported_first_gives_torch_its_cublas(fake_root):
+    """PaddlePaddle imported before torch (doctor --import-order paddle,torch): its by-name cuBLAS load takes the CUDA
+    12.4 toolkit's cublas64_12.dll from PATH at its first use, and torch's torch_cuda.dll then gets that one, not its
+    own (dll-two-copies); in the usual order Paddle gets torch's."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").paddle("3.0.0", cuda="12.6", cudnn="9.5.1").toolkit("12.4.131")
+    paddle = Framework(package="paddlepaddle-gpu", version="3.0.0", location=SITE, cuda="12.6", cudnn="9.5")
+    toolkit = PROGRAMS + "\\v12.4\\bin\\cublas64_12.dll"
+    usual = {(x.consumer, x.needed): x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(paddle,))}
+    assert (usual["paddlepaddle-gpu", "cublas64_12.dll"].via, usual["paddlepaddle-gpu", "cublas64_12.dll"].own) == ("loaded", toolkit)
+    got = {(x.consumer, x.needed): x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(paddle,),
+                                                        imports=("paddle", "torch"))}
+    assert (got["paddlepaddle-gpu", "cublas64_12.dll"].path, got["paddlepaddle-gpu", "cublas64_12.dll"].via) == (toolkit, "PATH")
+    lib = got["torch", "cublas64_12.dll"]
+    assert (lib.path, lib.via, lib.first_loaded_by, lib.own) == (toolkit, "loaded", "paddlepaddle-gpu", SITE + "\\torch\\lib\\cublas64_12.dll")
+
+
+def test_onnxruntime_preload_dlls_loads_torchs_or_the_nvidia_wheels_dlls(fake_root):
+    """ORT-PRELOAD: a program that calls onnxruntime.preload_dlls() before its first session: with a torch for CUDA 12
+    installed (not imported) ONNX Runtime's CUDA DLLs come from torch\\lib, by full path (via preload), so none is
+    library-not-found; without torch, from the nvidia wheels' bin folders; with torch imported before the call it loads
+    nothing and the provider gets torch's loaded DLLs."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    m.import_order = ("onnxruntime", "onnxruntime.preload_dlls")
+    _, found, data = m.findings()
+    ort = {x["needed"]: x for x in data["libraries"] if x["consumer"] == "onnxruntime-gpu"}
+    assert (ort["cudart64_12.dll"]["path"], ort["cudart64_12.dll"]["via"]) == (SITE + "\\torch\\lib\\cudart64_12.dll", "preload")
+    assert not {"library-not-found", "dll-import-order", "dll-two-copies"} & set(found)
+    m.import_order = ("torch", "onnxruntime", "onnxruntime.preload_dlls")
+    ort = {x["needed"]: x for x in m.findings()[2]["libraries"] if x["consumer"] == "onnxruntime-gpu"}
+    assert (ort["cudart64_12.dll"]["via"], ort["cudart64_12.dll"]["first_loaded_by"]) == ("loaded", "torch")
+    m.pip_remove("torch")
+    m.put(SITE + "\\nvidia\\cuda_runtime\\bin\\cudart64_12.dll")
+    m.put(SITE + "\\nvidia\\cudnn\\bin\\cudnn64_9.dll")
+    m.import_order = ("onnxruntime", "onnxruntime.preload_dlls")
+    _, found, data = m.findings()
+    ort = {x["needed"]: x for x in data["libraries"] if x["consumer"] == "onnxruntime-gpu"}
+    assert (ort["cudnn64_9.dll"]["path"], ort["cudnn64_9.dll"]["via"]) == (SITE + "\\nvidia\\cudnn\\bin\\cudnn64_9.dll", "preload")
+    assert ort["cublas64_12.dll"]["path"] is None and "cublas64_12.dll (onnxruntime-gpu)" in found["library-not-found"]["title"]
