@@ -93,9 +93,6 @@ def process_loads(libs: Sequence[LoadedLibrary], preloaded: Dict[str, Tuple[str,
 
     turns = list(dict.fromkeys(order)) if order is not None else None
     loaded: Dict[str, Tuple[str, str]] = dict(preloaded) if turns is None else {}
-    first_turn = {}
-    for lib in libs:
-        first_turn.setdefault(lib.consumer, lib)
     out = []
     by_turn = sorted(libs, key=lambda lib: turns.index(lib.consumer) if lib.consumer in turns else len(turns)) if turns else list(libs)
     if turns is not None:  # each consumer's full-path loads at its turn, before its own imports

@@ -650,3 +650,21 @@ def test_onnxruntime_preload_dlls_loads_torchs_or_the_nvidia_wheels_dlls(fake_ro
     ort = {x["needed"]: x for x in data["libraries"] if x["consumer"] == "onnxruntime-gpu"}
     assert (ort["cudnn64_9.dll"]["path"], ort["cudnn64_9.dll"]["via"]) == (SITE + "\\nvidia\\cudnn\\bin\\cudnn64_9.dll", "preload")
     assert ort["cublas64_12.dll"]["path"] is None and "cublas64_12.dll (onnxruntime-gpu)" in found["library-not-found"]["title"]
+
+
+def test_the_reports_say_the_stated_import_order(fake_root):
+    """The text report's Frameworks checklist and the Markdown report say the order the DLL loads were replayed in,
+    only where it was stated."""
+    from cudaenv.diagnose.view import build_view
+    from cudaenv.render.markdown import render_markdown
+    from cudaenv.render.report import render_report
+
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    s = m.snapshot()
+    assert "import order" not in render_report(s, diagnose(s), build_view(s)).lower()
+    m.import_order = ("onnxruntime", "torch")
+    s = m.snapshot()
+    found = diagnose(s)
+    text = " ".join(render_report(s, found, build_view(s)).split())  # the checklist wraps long facts
+    assert "import order onnxruntime, torch (as stated: the DLLs are loaded in that order)" in text
+    assert "Import order | onnxruntime, torch" in render_markdown(s, found, build_view(s))
