@@ -668,3 +668,9 @@ def test_the_reports_say_the_stated_import_order(fake_root):
     text = " ".join(render_report(s, found, build_view(s)).split())  # the checklist wraps long facts
     assert "import order onnxruntime, torch (as stated: the DLLs are loaded in that order)" in text
     assert "Import order | onnxruntime, torch" in render_markdown(s, found, build_view(s))
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import Platform
+
+    linux = replace(s, platform=Platform(system="linux"))  # no DLL search there: the order changes nothing, is not said
+    assert "import order" not in render_report(linux, found, build_view(linux)).lower()
+    assert "Import order" not in render_markdown(linux, found, build_view(linux))
