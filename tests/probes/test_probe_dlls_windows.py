@@ -674,3 +674,21 @@ def test_the_reports_say_the_stated_import_order(fake_root):
     linux = replace(s, platform=Platform(system="linux"))  # no DLL search there: the order changes nothing, is not said
     assert "import order" not in render_report(linux, found, build_view(linux)).lower()
     assert "Import order" not in render_markdown(linux, found, build_view(linux))
+
+
+def test_cupy_imported_before_torch_gives_torch_the_toolkits_cublas(fake_root):
+    """The real cupy-cuda12x wheel imported before torch (doctor --import-order cupy,torch): its cuBLAS module's
+    by-name import loads the CUDA_PATH toolkit's cublas64_12.dll (12.4), and torch's torch_cuda.dll then gets that one,
+    not the 12.8 one torch\\lib ships (onnxruntime#24266's failure: "[WinError 127] The specified procedure could not
+    be found" where an entry point is newer); dll-two-copies names both. In the usual order CuPy gets torch's."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").toolkit("12.4.131", on_path=False)
+    cupy = _cupy(m)
+    toolkit, shipped = PROGRAMS + "\\v12.4\\bin\\cublas64_12.dll", SITE + "\\torch\\lib\\cublas64_12.dll"
+    got = {(x.consumer, x.needed): x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(cupy,),
+                                                        imports=("cupy", "torch"))}
+    assert (got["cupy-cuda12x", "cublas64_12.dll"].path, got["cupy-cuda12x", "cublas64_12.dll"].via) == (toolkit, "add_dll_directory")
+    lib = got["torch", "cublas64_12.dll"]
+    assert (lib.path, lib.via, lib.first_loaded_by, lib.own) == (toolkit, "loaded", "cupy-cuda12x", shipped)
+    m.import_order = ("cupy", "torch")
+    f = m.findings()[1]["dll-two-copies"]
+    assert "torch, imported after cupy-cuda12x, gets that copy: %s" % toolkit in f["detail"]
