@@ -5,6 +5,9 @@ LOAD_WITH_ALTERED_SEARCH_PATH: its folder, System32, Windows, PATH; never the os
 CuPy's extension modules (Python's flags, with the CUDA folder CuPy adds: CUDA_PATH's bin, else the one above the
 nvcc.exe on PATH), and the findings they give."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pe_builders import build_pe
 from cudaenv.diagnose import diagnose
 from cudaenv.model.snapshot import Framework
@@ -692,3 +695,38 @@ def test_cupy_imported_before_torch_gives_torch_the_toolkits_cublas(fake_root):
     m.import_order = ("cupy", "torch")
     f = m.findings()[1]["dll-two-copies"]
     assert "torch, imported after cupy-cuda12x, gets that copy: %s" % toolkit in f["detail"]
+
+
+_CONSUMERS = ["torch", "onnxruntime-gpu", "cupy-cuda12x", "paddlepaddle-gpu"]
+_NAMES = ["cudnn64_9.dll", "CUBLAS64_12.dll", "cublas64_12.dll", "cufft64_11.dll"]
+
+
+def _lib(draw_tuple):
+    from cudaenv.model.snapshot import LoadedLibrary
+
+    consumer, name, folder, via = draw_tuple
+    return LoadedLibrary(consumer=consumer, object="x.dll", needed=name, path=None if folder is None else "C:\\%s\\%s" % (folder, name),
+                         via=via if folder is not None else None)
+
+
+@given(st.lists(st.tuples(st.sampled_from(_CONSUMERS), st.sampled_from(_NAMES), st.one_of(st.none(), st.sampled_from("abc")),
+                          st.sampled_from(["dll-dir", "PATH", "flag-dir"])), max_size=12),
+       st.one_of(st.none(), st.lists(st.sampled_from(_CONSUMERS + ["onnxruntime.preload_dlls"]), max_size=5)),
+       st.dictionaries(st.sampled_from([n.lower() for n in _NAMES]), st.tuples(st.sampled_from("abc"), st.sampled_from(_CONSUMERS)),
+                       max_size=3))
+def test_process_loads_keeps_every_load_and_one_module_per_name(specs, order, pre):
+    """process_loads, any loads, any order, any full-path loads: every load comes out once (its consumer and name), and
+    within the program (the consumers the order names, or all of them) every by-name load of a name gets one file,
+    the first loaded, whichever consumer loaded it; a full-path load (flag-dir) keeps its own file."""
+    from collections import Counter
+
+    from cudaenv.probes.dlls import process_loads
+
+    libs = [_lib(s) for s in specs]
+    preloaded = {k: ("C:\\%s\\%s" % (folder, k), who) for k, (folder, who) in pre.items()}
+    out = process_loads(libs, preloaded, lambda p: False, order)
+    assert Counter((x.consumer, x.needed) for x in out) == Counter((x.consumer, x.needed) for x in libs)
+    assert Counter(x.via for x in out if x.via == "flag-dir") == Counter(x.via for x in libs if x.via == "flag-dir")
+    inside = [x for x in out if (order is None or x.consumer in order) and x.via != "flag-dir" and x.path]
+    for name in {x.needed.lower() for x in inside}:
+        assert len({x.path.lower() for x in inside if x.needed.lower() == name}) == 1, (name, inside)
