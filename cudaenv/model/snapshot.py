@@ -190,6 +190,13 @@ class Framework(Record):
     nvidia_requires: Tuple[str, ...] = ()  # the nvidia-* projects its Requires-Dist names (any extra)
     libraries: Tuple[str, ...] = ()  # shared libraries its RECORD lists that link CUDA (site-packages relative)
     needed: Tuple[str, ...] = ()  # the CUDA libraries those libraries' NEEDED entries ask for: "libcudart.so.12"
+    # the cuDNN its runtime opens itself with dlopen (data/loader_search.json's ``runtime`` rows: XLA's plugin, a CUDA jaxlib)
+    cudnn_soname: Optional[str] = None  # the name it opens, of the major it was built for: "libcudnn.so.9"
+    cudnn_path: Optional[str] = None  # the file it gets; None: found nowhere
+    cudnn_via: Optional[str] = None  # preload (its __init__ loads the nvidia wheel's file by path) | rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default
+    cudnn_version: Optional[str] = None  # that file's version: from its name, or the nvidia-cudnn wheel holding it
+    cudnn_other: Tuple[str, ...] = ()  # libcudnn files of other majors its search finds instead: "/usr/lib/x86_64-linux-gnu/libcudnn.so.8"
+    cudnn_wheels: Tuple[str, ...] = ()  # the nvidia-cudnn wheels installed: "nvidia-cudnn-cu12==8.9.7.29"
 
 
 class LoadedLibrary(Record):

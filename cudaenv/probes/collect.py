@@ -26,7 +26,7 @@ from cudaenv.model.snapshot import Note, Platform, Snapshot, Torch, VisibleDevic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
     Progress = Callable[[str], None]
 
@@ -115,8 +115,8 @@ def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, 
     extensions checked against torch: the last two on Linux only; on Windows the DLLs, loaded in ``import_order``)."""
     from cudaenv.probes.elf import probe_needed
     from cudaenv.probes.extensions import probe_extensions
-    from cudaenv.probes.frameworks import probe_frameworks
-    from cudaenv.probes.libraries import lazy_objects, probe_libraries
+    from cudaenv.probes.frameworks import probe_frameworks, with_cudnn
+    from cudaenv.probes.libraries import lazy_objects, probe_libraries, runtime_entries
 
     def read_needed(path: str):
         return probe_needed(host, path)
@@ -139,12 +139,17 @@ def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, 
         objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
         objects += lazy_objects(host, "torch", torch.location)
     objects += [(fw.package, host.join(fw.location, *lib.split("/"))) for fw in found if fw.location for lib in fw.libraries]
-    if not objects:
+    entries = runtime_entries(host, found) if found else []  # the CUDA libraries XLA opens itself (dlopen)
+    if not objects and not entries:
         return found, (), extensions
+    other: Dict[str, Tuple[str, ...]] = {}
     try:
-        libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects) or ())
+        libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects, runtime=entries,
+                                sites=tuple(torch.site_packages), other_cudnn=other) or ())
     except _Failed:
         libraries = ()
+    if entries:
+        found = with_cudnn(host, found, libraries, entries, other, tuple(torch.site_packages))
     return found, libraries, extensions
 
 

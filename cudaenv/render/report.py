@@ -214,6 +214,12 @@ def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
         bits.append(t("part of another package"))
     else:
         bits.append(t("its files do not say which CUDA"))
+    if fw.cudnn_soname:  # the cuDNN its runtime opens itself (XLA's dlopen), as the loader resolves it
+        if fw.cudnn_path:
+            how = ", ".join(b for b in (printable(fw.cudnn_version or ""), t("via %s", printable(fw.cudnn_via)) if fw.cudnn_via else "") if b)
+            bits.append(t("opens %s: %s", printable(fw.cudnn_soname), printable(fw.cudnn_path)) + (" (%s)" % how if how else ""))
+        else:
+            bits.append(t("opens %s: found nowhere", printable(fw.cudnn_soname)))
     words = {"conflict": N_("installed together with a package it conflicts with"),
              "no-gpu-platform": N_("no GPU on this platform by design")}
     if verdict in words:

@@ -282,6 +282,34 @@ def _extension_mismatch(m):
     dist(site, "flash-attn", "2.7.4", requires=["torch"], binary={"flash_attn_2_cuda.so": ext.read_bytes()})
 
 
+def _jax_cudnn_other_major(m):
+    """jax[cuda12] (the real plugin METADATA, an xla_cuda_plugin.so with the real RPATH: tests/framework_builders.py)
+    beside the cuDNN 8.9 wheel: XLA's dlopen of libcudnn.so.9 finds none; the pip line installs the cuDNN 9 wheel."""
+    from framework_builders import jax_cuda
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==8.9.7.29")
+    jax_cuda(m.package_site, m.tmp / "build")
+
+
+def _jax_cudnn_older_minor(m):
+    """jax[cuda12] beside an older torch's cuDNN pin (nvidia-cudnn-cu12==9.1.0.70; the plugin wants >=9.8): the pip line
+    installs the cuDNN 9 wheel the model's pip has (9.10.2.21)."""
+    from framework_builders import jax_cuda
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==9.1.0.70")
+    jax_cuda(m.package_site, m.tmp / "build")
+
+
+def _jax_libraries_missing(m):
+    """jax-cuda12-plugin installed without its with-cuda extra (jax[cuda12] brings it), the cuDNN 9 wheel alone: XLA's
+    dlopen of cuBLAS, cuFFT ... from the plugin finds none; the fix installs jax[cuda12] (the model's pip lays out the
+    extra's nvidia wheels)."""
+    from framework_builders import jax_cuda
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==9.10.2.21")
+    jax_cuda(m.package_site, m.tmp / "build", wheels=False)
+
+
 def windows(build):
     """A scenario on the Windows model machine (tests/windows_machine.py) instead of the Linux one."""
     build.windows = True
@@ -348,7 +376,10 @@ CONVERGES = {
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
-    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows, _paddle_flags_windows],
+    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows, _paddle_flags_windows,
+                          _jax_libraries_missing],
+    "framework-cudnn-not-found": [_jax_cudnn_other_major],
+    "framework-cudnn-too-old": [_jax_cudnn_older_minor],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
