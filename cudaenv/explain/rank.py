@@ -10,10 +10,13 @@ position. Ranked by, in this order:
 2. a match inside a *wrapper* message (``Could not load library X. Error: Y``, ``Error building extension``,
    ``Error(s) in loading state_dict for``) comes after a match in what it wraps (its ``inner`` group, or the
    lines around it): ``Error: libcuda.so: cannot open shared object file`` is the library really missing;
-3. the *section* of a chained traceback: the first raised error (above "During handling of the above exception"
+3. an *after-effect* (a ``kind: after`` row of the table) comes after its cause: one of its causes that matched
+   earlier in the paste, or, for a row with ``order: any`` (a generic failure such as CUDA_ERROR_UNKNOWN, whose
+   diagnosis XLA prints on the lines below it), one that matched anywhere in it;
+4. the *section* of a chained traceback: the first raised error (above "During handling of the above exception"
    or "The above exception was the direct cause") is the cause of what follows;
-4. the row's place in ``data/error_patterns.json`` (specific rows come first there);
-5. the line.
+5. the row's place in ``data/error_patterns.json`` (specific rows come first there);
+6. the line.
 
 Each candidate gets a confidence: ``low`` on a context line or in boilerplate; ``medium`` inside a wrapper, when
 found only by gluing lines a terminal wrapped mid-word, or for a short match (under :data:`SHORT` characters) on
