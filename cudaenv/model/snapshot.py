@@ -202,7 +202,7 @@ class LoadedLibrary(Record):
     via: Optional[str] = None  # rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default; Windows: a step of data/dll_search.json (dll-dir, PATH, loaded, ...)
     version: Optional[str] = None  # from the file's final name: libcudart.so.12.8.90 -> "12.8.90"
     real: Optional[str] = None  # the file after following links
-    others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
+    others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows); Windows, one found nowhere: copies in a toolkit folder its search does not reach
     from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
     wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
     loaded_by: str = "needed"  # needed: a NEEDED entry of ``object``; dlopen: ``object`` loads it at run time; plugin: NCCL's network plugin
@@ -353,6 +353,7 @@ class Snapshot(Record):
     torch: Optional[Torch] = None
     frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
     libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
+    import_order: Tuple[str, ...] = ()  # Windows: the modules the user's program imports, in order (doctor --import-order), whose loads `libraries` replays; () the usual program (torch first)
     extensions: Tuple[TorchExtension, ...] = ()  # compiled torch extensions checked against the installed torch (Linux)
     framework_imports: Tuple[FrameworkImport, ...] = ()  # doctor --import: each framework imported in a child, its GPUs
     processes: Tuple[GpuProcess, ...] = ()

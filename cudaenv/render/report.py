@@ -233,6 +233,10 @@ def _frameworks(s, view) -> List[Check]:
     ids = dict(getattr(view, "framework_findings", ()) or ())
     checks += [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
                 tuple(i for i in _ids(view, "frameworks") if i == ids.get(fw.package))) for fw in frameworks]
+    order = tuple(getattr(s, "import_order", ()) or ())
+    windows = s.platform is not None and s.platform.system == "windows"
+    if order and s.libraries and windows:  # the program's import order the DLL loads were replayed in (doctor --import-order)
+        checks.append((t("import order"), t("%s (as stated: the DLLs are loaded in that order)", ", ".join(printable(m) for m in order)), ()))
     worst = dict(getattr(view, "library_verdicts", ()) or ())
     for consumer in worst:
         libs = [lib for lib in s.libraries if lib.consumer == consumer]

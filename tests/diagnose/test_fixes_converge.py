@@ -308,9 +308,22 @@ def _dll_not_found_windows(m):
 
 @windows
 def _cupy_cuda_path_windows(m):
-    """cupy-cuda12x with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed too: CuPy adds CUDA_PATH's bin
-    only, so cudart64_12.dll is found nowhere; the fix points CUDA_PATH at the 12.4 toolkit."""
-    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("13.6.0", "cupy-cuda12x")
+    """cupy-cuda12x (the real 14.2.0 wheel's modules) with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed
+    too: CuPy adds CUDA_PATH's bin only, so cublas64_12.dll and the other CUDA 12 imports are found nowhere; the fix
+    points CUDA_PATH at the 12.4 toolkit."""
+    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("cupy-cuda12x")
+
+
+@windows
+def _paddle_flags_windows(m):
+    """paddlepaddle-gpu 2.6.2 for CUDA 11.8 and cuDNN 8.9 beside a CUDA 12.4 toolkit on PATH: NVIDIA's installer put
+    CUDA 11.8 in D:\\CUDA\\v11.8 (CUDA_PATH_V11_8; cuDNN's DLLs copied into its bin), which no folder of Paddle's
+    search is, so each of its DLLs is found nowhere; the fix sets FLAGS_cudnn_dir and FLAGS_cuda_dir to that bin
+    (PADDLE-FLAGS: import paddle reads them from the environment)."""
+    m.paddle("2.6.2", cuda="11.8", cudnn="8.9.7").toolkit("12.4.131")
+    for name in ("cudnn64_8.dll", "cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll", "cufft64_10.dll"):
+        m.put("D:\\CUDA\\v11.8\\bin\\" + name)
+    m.env["CUDA_PATH_V11_8"] = "D:\\CUDA\\v11.8"
 
 
 CONVERGES = {
@@ -335,7 +348,7 @@ CONVERGES = {
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
-    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows],
+    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows, _paddle_flags_windows],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
@@ -361,6 +374,38 @@ def test_a_command_fix_converges(machine, fid, build):
         machine = WindowsMachine(machine.root)
     build(machine)
     _converges(machine, fid)
+
+
+def _ort_after_torch(m):
+    """torch 2.8 for CUDA 12.8 (its CUDA and cuDNN DLLs in torch\\lib) and onnxruntime-gpu with no toolkit or cuDNN
+    on the machine: ONNX Runtime's own search finds none of its DLLs; the usual program (torch first) works only
+    because torch loaded them (dll-import-order)."""
+    m.torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+
+
+@pytest.mark.parametrize("pick", ["import torch before", "preload_dlls"])
+def test_a_user_code_fix_converges_on_windows(machine, pick):
+    """issue 29: dll-import-order's fix is the user's program (fix_kind user-code): importing torch before onnxruntime,
+    or calling onnxruntime.preload_dlls() before the first session. Applied as the user does (the program changed, and
+    `doctor --import-order` told its order: WindowsMachine.apply_user_code), the finding is gone and no warning or
+    error appears that was not there before."""
+    from windows_machine import WindowsMachine
+
+    m = WindowsMachine(machine.root)
+    _ort_after_torch(m)
+    _, found, _ = m.findings()
+    f = found["dll-import-order"]
+    assert f["fix_kind"] == "user-code"
+    before = warned(found)
+    line = next(x for x in f["fix"] if pick in x)
+    assert m.apply_user_code(line), line
+    _, after, data = m.findings()
+    assert data["import_order"] == list(m.import_order)
+    assert "dll-import-order" not in after, after.get("dll-import-order")
+    assert warned(after) <= before, warned(after) - before
+    # the program that does not keep the order: onnxruntime alone finds none of its DLLs
+    m.import_order = ("onnxruntime",)
+    assert "cudart64_12.dll (onnxruntime-gpu)" in m.findings()[1]["library-not-found"]["title"]
 
 
 def test_the_link_fix_never_points_the_system_link_into_a_users_install(machine):
