@@ -27,7 +27,7 @@ NOT_FOUND = {"": N_("%s is built for cuDNN %s (from %s) and opens it itself at r
                     "nowhere. JAX then stops at start-up (\"Unable to load cuDNN\", \"Could not load dynamic library '%s'\") or "
                     "falls back to the CPU. %s"),
              "tensorflow": N_("%s is built for cuDNN %s (from %s) and opens it itself at run time: %s loads (dlopen) %s, looked "
-                              "for in LD_LIBRARY_PATH, its RUNPATH (the nvidia wheels' folders of site-packages), the loader "
+                              "for in LD_LIBRARY_PATH, its RUNPATH (the nvidia wheels' folders beside it), the loader "
                               "cache and the default folders, and found nowhere. TensorFlow then says \"Could not load dynamic "
                               "library '%s'\" and \"Cannot dlopen some GPU libraries\", registers no GPU and runs on the "
                               "CPU. %s")}
@@ -64,6 +64,8 @@ def cudnn_fix(s, fw) -> List[str]:
               "version": fw.version or ""}
 
     def filled(template: str) -> str:
+        if not fw.version:
+            template = template.replace("=={version}", "")  # no version read: the package's current release
         for key, value in values.items():
             template = template.replace("{%s}" % key, value)
         return template

@@ -133,3 +133,16 @@ def test_the_real_20000_character_runpath_is_read_whole(tmp_path):
     dyn = parse_elf_dynamic(tensorflow_cuda(tmp_path / "site", tmp_path / "build").read_bytes())
     assert dyn.runpath == tuple(runpath.split(":")) and dyn.rpath == () and dyn.needed[:1] != ("libcudnn.so.9",)
     assert "$ORIGIN/../nvidia/cudnn/lib" in dyn.runpath and dyn.soname == "libtensorflow_framework.so.2"
+
+
+def test_the_fix_without_a_version_read_names_none():
+    """A tensorflow record without a version (a METADATA that says none) gets the extra without a pin, not ``==``;
+    with one, that version."""
+    from cudaenv.diagnose.framework_cudnn import cudnn_fix
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import Framework, Platform, Snapshot
+
+    s = Snapshot(platform=Platform(system="linux"))
+    fw = Framework(package="tensorflow", cuda="12.5.1", cudnn="9", cudnn_soname="libcudnn.so.9")
+    assert cudnn_fix(s, fw) == ['python3 -m pip install "tensorflow[and-cuda]"'], cudnn_fix(s, fw)
+    assert cudnn_fix(s, replace(fw, version="2.20.0")) == ['python3 -m pip install "tensorflow[and-cuda]==2.20.0"']
