@@ -51,3 +51,64 @@ def test_install_plan_on_a_wsl2_root_in_chinese(cli, fake_root, recorded):
         in _flat(zh.out), zh.out
     assert "whose packages hold no driver" not in zh.out and "whose packages hold no driver" in " ".join(en.out.split())
     assert all(width_of(line) <= 80 for line in zh.out.splitlines() if " " in line.strip()), zh.out  # (a URL alone: unbroken)
+
+
+# ------------------------------------------------------------------ `cudaenv fix`: what the install did
+def _outcome(**kw):
+    from types import SimpleNamespace
+
+    from cudaenv.fix.apply import InstallOutcome
+
+    torch = SimpleNamespace(installed=True, version="2.5.1+cu121", cuda="12.1", cuda_available=True)
+    base = dict(argv=("/venv/bin/python", "-m", "pip", "install", "torch"), code=0, timed_out=False, seconds=42.0,
+                output="", timeout=900.0, before="2.5.1+cpu", after=SimpleNamespace(torch=torch))
+    return InstallOutcome(**dict(base, **kw))
+
+
+def _fix_texts():
+    from types import SimpleNamespace
+
+    from cudaenv.core.i18n import M
+    from cudaenv.render.fix import render_install
+
+    still = SimpleNamespace(id="torch-cuda-unavailable", title=M("torch sees no GPU"))
+    return [render_install(_outcome(), "/venv/bin/python", "pip"),
+            render_install(_outcome(remaining=(still,)), "/venv/bin/python", "pip"),
+            render_install(_outcome(code=1, after=SimpleNamespace(torch=SimpleNamespace(installed=False))),
+                           "/venv/bin/python", "pip"),
+            render_install(_outcome(code=None, timed_out=True), "/venv/bin/python", "pip"),
+            render_install(_outcome(code=1), "/venv/bin/python", "uv"),
+            render_install(_outcome(code=1), "/venv/bin/python", "conda"),
+            render_install(_outcome(unreachable="connection refused"), "/venv/bin/python", "pip")]
+
+
+def test_fixs_install_outcome_in_english_as_it_was():
+    ok, still, failed, killed, uv, conda, unreachable = _fix_texts()
+    assert ok == ("\nInstalled in 42 s. torch in /venv/bin/python: 2.5.1+cpu -> 2.5.1+cu121 (CUDA 12.1, "
+                  "cuda.is_available() = True)\nThe doctor finds no torch problem now.\n")
+    assert still.endswith("\nstill: [torch-cuda-unavailable] torch sees no GPU\n")
+    assert failed == ("\nThe install failed: /venv/bin/python exited with status 1 after 42 s.\ntorch in /venv/bin/python "
+                      "is now: not installed (before: 2.5.1+cpu).\npip resolves and downloads everything before it "
+                      "removes the old torch, and puts the old one back when installing the new one fails; it cannot "
+                      "promise that for a process that is killed.\n")
+    assert "\nThe install was stopped after 900 s (CUDAENV_INSTALL_TIMEOUT)." in killed
+    assert "run `/venv/bin/python -m pip install --force-reinstall torch==2.5.1+cpu` to repair it." in killed
+    assert "uv does not promise to restore the previous torch after a failure: check it before use." in uv
+    assert "conda may have changed part of the environment before it stopped" in conda
+    assert unreachable.startswith("\nThe index cannot be reached (connection refused): the install was not run")
+
+
+def test_fixs_install_outcome_in_chinese(chinese):
+    ok, still, failed, killed, uv, conda, unreachable = _fix_texts()
+    assert ok == ("\n安装完成，用时 42 s。/venv/bin/python 中的 torch：2.5.1+cpu -> 2.5.1+cu121（CUDA 12.1，"
+                  "cuda.is_available() = True）\ndoctor 现在没有发现 torch 的问题。\n")
+    assert still.endswith("\n仍有：[torch-cuda-unavailable] torch 看不到 GPU\n")
+    assert failed == ("\n安装失败：/venv/bin/python 以状态 1 退出，用时 42 s。\n/venv/bin/python 中的 torch 现在是：未安装"
+                      "（之前：2.5.1+cpu）。\npip 会在移除旧 torch 之前解析并下载好所有东西，新 torch 安装失败时会把旧的放回去；"
+                      "但进程被终止时它无法保证这一点。\n")
+    assert "\n安装在 900 s 后被停止（CUDAENV_INSTALL_TIMEOUT）。" in killed
+    assert "运行 `/venv/bin/python -m pip install --force-reinstall torch==2.5.1+cpu` 修复它。" in killed
+    assert "uv 不保证失败后恢复原来的 torch：使用前请先检查。" in uv
+    assert "conda 在停止前可能已经改动了环境的一部分：使用前先用 `cudaenv doctor` 检查。" in conda
+    assert unreachable.startswith("\n连不上索引（connection refused）：没有运行安装，什么都没有改动。\n")
+    assert not [line for line in "".join(_fix_texts()).splitlines() if "the install" in line.lower()]
