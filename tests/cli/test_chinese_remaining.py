@@ -112,3 +112,21 @@ def test_fixs_install_outcome_in_chinese(chinese):
     assert "conda 在停止前可能已经改动了环境的一部分：使用前先用 `cudaenv doctor` 检查。" in conda
     assert unreachable.startswith("\n连不上索引（connection refused）：没有运行安装，什么都没有改动。\n")
     assert not [line for line in "".join(_fix_texts()).splitlines() if "the install" in line.lower()]
+
+
+# ------------------------------------------------------------------ `cudaenv init --install`
+def test_init_install_says_what_it_did_in_chinese(cli, tmp_path):
+    rc = tmp_path / ".bashrc"
+    rc.write_text("# mine\n")
+    env = {"HOME": str(tmp_path), "PATH": TOOLS, "SHELL": "/bin/bash", "COLUMNS": "80"}
+    first = cli("init", "bash", "--install", "--rc", str(rc), env=dict(env, **ZH))
+    again = cli("init", "bash", "--install", "--rc", str(rc), env=dict(env, **ZH))
+    assert first.code == again.code == 0, first.err
+    lines = first.err.splitlines()
+    assert lines[0].startswith("cudaenv: 已把钩子加到 %s（备份：" % rc), first.err
+    assert lines[1] == 'cudaenv: 打开一个新的 shell，或者运行：command -v cudaenv >/dev/null 2>&1 && eval "$(cudaenv init bash)"'
+    assert again.err == "cudaenv: 钩子已经在 %s 中；没有任何改动\n" % rc
+    assert "# added by `cudaenv init bash --install`; delete this block to remove it" in rc.read_text()  # (the rc file's
+    # block is a script's comment: English, as the generated scripts are)
+    english = cli("init", "bash", "--install", "--rc", str(rc), env=dict(env, LANG="C"))
+    assert english.err == "cudaenv: the hook is already in %s; nothing changed\n" % rc
