@@ -130,3 +130,57 @@ def test_init_install_says_what_it_did_in_chinese(cli, tmp_path):
     # block is a script's comment: English, as the generated scripts are)
     english = cli("init", "bash", "--install", "--rc", str(rc), env=dict(env, LANG="C"))
     assert english.err == "cudaenv: the hook is already in %s; nothing changed\n" % rc
+
+
+# ------------------------------------------------------------------ `cudaenv torch mirror-check`
+WHEEL = "torch-2.7.1+cu126-cp311-cp311-manylinux_2_28_x86_64.whl"
+
+
+def _mirror_checks():
+    from cudaenv.recommend.mirrors import MirrorCheck, SourceCheck, WheelWant
+
+    want = WheelWant(torch_version="2.7.1", variant="cu126", local="cu126", python="3.11", platform="linux-x86_64")
+    base = "https://mirror.nju.edu.cn/pytorch/whl"
+    page = base + "/cu126/torch/"
+    good = SourceCheck(url=page, layout="simple", file=WHEEL, file_url=base + "/cu126/" + WHEEL, sha256="a" * 64,
+                       served_by="mirror")
+    official = SourceCheck(url="https://download.pytorch.org/whl/cu126/torch/", layout="simple", sha256="a" * 64)
+    return [MirrorCheck(mirror="nju", base=base, expected_layout="simple", want=want, source=good, official=official,
+                        verdict="ok", hash_match=True, commands=("pip install torch==2.7.1+cu126 --index-url %s/cu126" % base,),
+                        snippet=("[pypi-options]",)),
+            MirrorCheck(mirror="nju", base=base, expected_layout="simple", want=want,
+                        source=SourceCheck(url=page, layout="simple", newest="2.7.0"), verdict="lagging"),
+            MirrorCheck(mirror=base, base=base, expected_layout=None, want=WheelWant(torch_version="2.7.1", variant="cu126"),
+                        source=SourceCheck(url=page, problem="unreachable", message="[Errno 111] Connection refused"),
+                        verdict="unreachable")]
+
+
+def test_mirror_check_in_english_as_it_was():
+    from cudaenv.render.mirror import render_mirror_check
+
+    ok, lagging, dead = (render_mirror_check(c) for c in _mirror_checks())
+    assert ok.startswith("Mirror nju (https://mirror.nju.edu.cn/pytorch/whl): a simple index\n"
+                         "  (data/torch_mirrors.json: simple)\n")
+    assert "Looked for torch 2.7.1+cu126, Python 3.11, linux-x86_64 (the build `cudaenv torch recommend` picks here)" \
+        in " ".join(ok.split())
+    assert "  served by: the mirror itself\n" in ok and "\nOK: the mirror serves this build itself, and its sha256 " \
+        "matches the official\n  index's.\n" in ok and "\nInstall from it:\n" in ok and "\npixi (in the manifest):\n" in ok
+    assert "Not usable: the mirror lags: its newest build of this kind is torch 2.7.0, not 2.7.1." in " ".join(lagging.split())
+    assert "Looked for torch 2.7.1, Python any, any platform" in dead and "no index page read" in dead
+    assert "Not usable: the mirror cannot be reached: [Errno 111] Connection refused." in " ".join(dead.split())
+
+
+def test_mirror_check_in_chinese(chinese):
+    from cudaenv.render.mirror import render_mirror_check
+
+    ok, lagging, dead = (render_mirror_check(c) for c in _mirror_checks())
+    assert _flat("镜像源 nju（https://mirror.nju.edu.cn/pytorch/whl）：simple 索引（data/torch_mirrors.json：simple）") \
+        in _flat(ok), ok
+    assert _flat("查找的是 torch 2.7.1+cu126，Python 3.11，linux-x86_64（`cudaenv torch recommend` 在这里选的版本）") in _flat(ok)
+    assert "  提供者：镜像源自己\n" in ok and _flat("可用：镜像源自己提供这个版本，而且它的 sha256 与官方索引的一致。") in _flat(ok)
+    assert "\n从它安装：\n" in ok and "\npixi（写在清单文件里）：\n" in ok
+    assert _flat("不可用：镜像源落后了：它这一类最新的版本是 torch 2.7.0，而不是 2.7.1。") in _flat(lagging)
+    assert "查找的是 torch 2.7.1，Python 任意，任意平台" in dead and "没有读到索引页面" in dead
+    assert _flat("不可用：连不上镜像源：[Errno 111] Connection refused。") in _flat(dead)  # (the quoted error as it is)
+    for text in (ok, lagging, dead):
+        assert all(width_of(line) <= 80 for line in text.splitlines() if " " in line.strip()), text
