@@ -93,3 +93,27 @@ def test_a_rewrite_that_did_not_check_out_says_its_reasons_in_chinese(tmp_path, 
                  "GLOBAL os.system：即使加入白名单，torch 也会拦截它的模块）；未写入任何内容") in _flat(said), zh.err
     assert "weights_only allowlist" not in zh.err and "weights_only allowlist" in " ".join(en.err.split())
     assert "did not check out (verdict unsafe: " in " ".join(en.err.split())
+
+
+def test_a_zip_without_data_pkl_is_noted_in_chinese(tmp_path, cli):
+    import zipfile
+
+    path = tmp_path / "plain.zip"
+    with zipfile.ZipFile(str(path), "w") as zf:
+        zf.writestr("x/readme.txt", "hi")
+    zh = cli("checkpoint", "inspect", str(path), env=ZH)
+    en = cli("checkpoint", "inspect", str(path), env=EN)
+    assert "备注：没有 x/data.pkl 的 zip 归档：不是 torch 的 checkpoint" in zh.out, zh.out
+    assert "a zip without x/data.pkl: not a torch checkpoint" in en.out and "a zip without" not in zh.out
+
+
+def test_an_index_that_is_not_json_is_a_problem_said_in_chinese(tmp_path, chinese):
+    from cudaenv.checkpoint.folder import inspect_folder
+
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    (folder / "model-00001-of-00001.safetensors").write_bytes(cb.safetensors_file({"w": ("F32", (4,), 16)}))
+    (folder / "model.safetensors.index.json").write_text("{not json")
+    problems = [p for p in inspect_folder(str(folder)).inconsistencies if p.startswith("model.safetensors.index.json")]
+    assert [str(p).split(": the index is not JSON: ")[0] for p in problems] == ["model.safetensors.index.json"]
+    assert tr(problems[0]).startswith("model.safetensors.index.json：索引不是 JSON：")
