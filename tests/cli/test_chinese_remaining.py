@@ -184,3 +184,27 @@ def test_mirror_check_in_chinese(chinese):
     assert _flat("不可用：连不上镜像源：[Errno 111] Connection refused。") in _flat(dead)  # (the quoted error as it is)
     for text in (ok, lagging, dead):
         assert all(width_of(line) <= 80 for line in text.splitlines() if " " in line.strip()), text
+
+
+# ------------------------------------------------------------------ explain: why a match is less sure
+def test_explains_confidence_and_its_reasons_in_chinese(cli):
+    text = "RuntimeError: CUDA error: all CUDA-capable devices are busy unavailable"  # "or" missing: medium
+    zh = cli("explain", "--offline", text, env=dict(ZH, COLUMNS="80"))
+    en = cli("explain", "--offline", text, env={"LANG": "C", "COLUMNS": "80"})
+    assert "confidence: medium (found with one word missing or mistyped)" in " ".join(en.out.split()), en.out
+    assert _flat("可信度：中（找到时缺了一个词或有一个词拼错）") in _flat(zh.out), zh.out
+    assert "mistyped" not in zh.out and "medium" not in zh.out
+
+
+def test_every_ranking_note_is_a_marked_message_said_in_chinese(chinese):
+    from cudaenv.explain import classify_all
+
+    said = set()
+    for text in ("RuntimeError: CUDA error: all CUDA-capable devices are busy unavailable",
+                 "UserWarning: CUDA initialization: Found no NVIDIA driver on your system.",
+                 "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some "
+                 "other API call, so the stacktrace below might be incorrect."):
+        for m in classify_all(text):
+            said.update(tr(n) for n in m.notes)
+            assert all(n.parts for n in m.notes)  # marked (cudaenv.core.i18n.M)
+    assert "找到时缺了一个词或有一个词拼错" in said
