@@ -208,3 +208,21 @@ def test_every_ranking_note_is_a_marked_message_said_in_chinese(chinese):
             said.update(tr(n) for n in m.notes)
             assert all(n.parts for n in m.notes)  # marked (cudaenv.core.i18n.M)
     assert "找到时缺了一个词或有一个词拼错" in said
+
+
+# ------------------------------------------------------------------ verify: the failed line's colon
+def test_verifys_failed_line_takes_a_chinese_colon(chinese):
+    from types import SimpleNamespace
+
+    from cudaenv.core.i18n import M
+    from cudaenv.render.verify import render_devices
+
+    report = SimpleNamespace(info={}, python="/venv/bin/python", problem=SimpleNamespace(
+        message=M("torch is not installed in %s", "/venv/bin/python"), error=None, id="torch-missing"))
+    text = render_devices(report, width=80)
+    assert "\n失败：/venv/bin/python 中没有安装 torch\n" in text, text
+    assert "失败: " not in text
+    from cudaenv.core.i18n import ENGLISH, set_language
+
+    set_language(ENGLISH)
+    assert "\nFAILED: torch is not installed in /venv/bin/python\n" in render_devices(report, width=80)
