@@ -226,3 +226,28 @@ def test_verifys_failed_line_takes_a_chinese_colon(chinese):
 
     set_language(ENGLISH)
     assert "\nFAILED: torch is not installed in /venv/bin/python\n" in render_devices(report, width=80)
+
+
+# ------------------------------------------------------------------ full-width punctuation around Chinese words
+def test_the_doctors_driver_line_without_a_driver_in_chinese(cli, fake_root):
+    env = {"PATH": TOOLS, "CUDAENV_ROOT": str(fake_root.path), "COLUMNS": "80"}
+    zh = cli("doctor", "--quick", env=dict(env, **ZH))
+    en = cli("doctor", "--quick", env=dict(env, LANG="C"))
+    driver = [line for line in zh.out.splitlines() if line.split()[1:2] == ["驱动"]]
+    assert driver and driver[0].endswith("无（nvml：未找到；nvidia-smi：未找到）"), zh.out
+    assert any(line.endswith("none (nvml: missing; nvidia-smi: missing)") for line in en.out.splitlines()), en.out
+
+
+def test_the_installed_toolkits_flags_in_chinese(chinese):
+    from cudaenv.model.snapshot import Toolkit
+    from cudaenv.render.switch import render_installed
+
+    toolkits = [Toolkit(path="/usr/local/cuda-12.1", version="12.1.1", source="/usr/local/cuda-*", active=True,
+                        is_link_target=True),
+                Toolkit(path="/usr/local/cuda-11.8", version="11.8.0", source="/usr/local/cuda-*")]
+    text = render_installed(toolkits)
+    assert "  12.1.1     /usr/local/cuda-12.1  （当前使用，/usr/local/cuda）" in text.splitlines(), text
+    from cudaenv.core.i18n import ENGLISH, set_language
+
+    set_language(ENGLISH)
+    assert "  12.1.1     /usr/local/cuda-12.1  (active, /usr/local/cuda)" in render_installed(toolkits).splitlines()
