@@ -74,7 +74,7 @@ CONFIDENCE = {"high": N_("high"), "medium": N_("medium"), "low": N_("low")}  # h
 
 
 def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] = (), others: Sequence[ErrorMatch] = ()) -> str:
-    out = wrap("%s: %s" % (match.id, printable(tr(match.title))), "", "  ", width, newlines=False)
+    out = wrap(t("%s: %s", match.id, printable(tr(match.title))), "", "  ", width, newlines=False)
     if match.matched:
         head = "  " + t("matched: ")
         out.append(head + fit(printable(" ".join(match.matched.split())), width - width_of(head)))

@@ -136,7 +136,7 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             out.append("  " + t("... %d more (--all lists every node)", len(summary.image.nodes) - len(shown)))
     deviating = [n for n in summary.nodes if n.deviations]
     if deviating:
-        out += ["", paint(t("Deviating nodes"), "bold", color) + " (%d)" % len(deviating)]
+        out += ["", paint(t("Deviating nodes"), "bold", color) + t(" (%d)", len(deviating))]
         shown = deviating if all_nodes else deviating[:LIST_LIMIT]
         for n in shown:
             out += _named(n.name, _deviation_text(n, summary.reference_config), width)
@@ -144,14 +144,14 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             out.append("  " + t("... %d more (--all lists every node)", len(deviating) - len(shown)))
     failing = [n for n in summary.nodes if n.errors]
     if failing:
-        out += ["", paint(t("Nodes with errors"), "bold", color) + " (%d)" % len(failing)]
+        out += ["", paint(t("Nodes with errors"), "bold", color) + t(" (%d)", len(failing))]
         shown = failing if all_nodes else failing[:LIST_LIMIT]
         for n in shown:
             out += _named(n.name, ", ".join(printable(e) for e in n.errors), width)
         if len(shown) < len(failing):
             out.append("  " + t("... %d more (--all lists every node)", len(failing) - len(shown)))
     if summary.unreadable:
-        out += ["", paint(t("Unreadable reports"), "bold", color) + " (%d)" % len(summary.unreadable)]
+        out += ["", paint(t("Unreadable reports"), "bold", color) + t(" (%d)", len(summary.unreadable))]
         shown = summary.unreadable if all_nodes else summary.unreadable[:LIST_LIMIT]
         for u in shown:
             out += wrap(printable(tr(u.why)), first="  %s: " % fit(printable(u.file), width // 2), rest="    ", width=width)
@@ -160,7 +160,7 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
     if summary.notes:
         out += [""] + [line for note in summary.notes for line in wrap(printable(tr(note)), first=t("note: "), width=width)]
     if all_nodes and summary.nodes:
-        out += ["", paint(t("Every node"), "bold", color) + " (%d)" % len(summary.nodes)]
+        out += ["", paint(t("Every node"), "bold", color) + t(" (%d)", len(summary.nodes))]
         for n in summary.nodes:
             cfg = dict(n.config)
             state = t("error") if n.errors else t("deviates") if n.deviations else t("ok")

@@ -251,3 +251,57 @@ def test_the_installed_toolkits_flags_in_chinese(chinese):
 
     set_language(ENGLISH)
     assert "  12.1.1     /usr/local/cuda-12.1  (active, /usr/local/cuda)" in render_installed(toolkits).splitlines()
+
+
+def test_a_gpus_label_inside_a_finding_in_chinese(chinese):
+    from cudaenv.diagnose._common import gpu_label
+    from cudaenv.model.snapshot import Gpu
+
+    label = gpu_label(Gpu(index=1, name="NVIDIA GeForce RTX 2080 Ti", compute_capability="7.5"))
+    assert label == "GPU 1 (NVIDIA GeForce RTX 2080 Ti, compute 7.5)"  # JSON and English as they were
+    assert tr(label) == "GPU 1（NVIDIA GeForce RTX 2080 Ti，算力 7.5）"
+    assert gpu_label(Gpu(index=0)) == tr(gpu_label(Gpu(index=0))) == "GPU 0"
+
+
+def test_explains_heading_line_takes_a_chinese_colon(cli):
+    zh = cli("explain", "--offline", "RuntimeError: CUDA error: invalid device ordinal", env=dict(ZH, COLUMNS="80"))
+    en = cli("explain", "--offline", "RuntimeError: CUDA error: invalid device ordinal", env={"LANG": "C", "COLUMNS": "80"})
+    assert zh.out.startswith("invalid-device-ordinal：这个 GPU 编号不存在\n"), zh.out
+    assert en.out.startswith("invalid-device-ordinal: "), en.out
+
+
+def _help(cli, monkeypatch, capsys, env):
+    """`cudaenv fleet summarize --help` (argparse writes it to sys.stdout and exits 0) at 80 columns."""
+    import pytest
+
+    monkeypatch.setenv("COLUMNS", "80")  # argparse's own width (shutil reads os.environ)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as stop:
+        cli("fleet", "summarize", "--help", env=dict(env, COLUMNS="80"))
+    assert stop.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_helps_section_headings_take_a_chinese_colon(cli, monkeypatch, capsys):
+    zh = _help(cli, monkeypatch, capsys, ZH)
+    en = _help(cli, monkeypatch, capsys, {"LANG": "C"})
+    assert "\n位置参数：\n" in zh and "\n选项：\n" in zh and "选项:" not in zh, zh
+    assert "\npositional arguments:\n" in en and "\noptions:\n" in en
+    assert "  --format {text,json,markdown,html}\n" in zh  # an option's line is not a heading
+
+
+def test_fleets_section_counts_take_full_width_brackets(cli, tmp_path):
+    from fleet_builders import planted
+
+    folder = str(planted(tmp_path / "r"))
+    zh = cli("fleet", "summarize", "--all", folder, env={"PATH": "/nonexistent", "COLUMNS": "80", **ZH})
+    en = cli("fleet", "summarize", "--all", folder, env={"PATH": "/nonexistent", "COLUMNS": "80", "LANG": "C"})
+    assert "\n所有节点（20）\n" in zh.out and "节点 (" not in zh.out, zh.out
+    assert "\nEvery node (20)\n" in en.out
+
+
+def test_an_unknown_shell_in_chinese(cli):
+    zh = cli("init", "tcsh", env=ZH)
+    en = cli("init", "tcsh", env={"LANG": "C"})
+    assert zh.code == en.code == 2 and zh.err.startswith("cudaenv: 错误：未知的 shell 'tcsh'\n"), zh.err
+    assert en.err.startswith("cudaenv: error: unknown shell 'tcsh'\n")
