@@ -305,3 +305,14 @@ def test_an_unknown_shell_in_chinese(cli):
     en = cli("init", "tcsh", env={"LANG": "C"})
     assert zh.code == en.code == 2 and zh.err.startswith("cudaenv: 错误：未知的 shell 'tcsh'\n"), zh.err
     assert en.err.startswith("cudaenv: error: unknown shell 'tcsh'\n")
+
+
+def test_a_runfile_that_fails_check_installer_says_its_problems_in_chinese(cli, tmp_path):
+    runfile = tmp_path / "cuda_12.4.1_550.54.15_linux.run"
+    runfile.write_bytes(b"")
+    env = {"PATH": TOOLS, "CUDAENV_DATA_DIR": str(tmp_path / "data"), "HOME": str(tmp_path), "COLUMNS": "80"}
+    zh = cli("install", "12.4", "--runfile", str(runfile), env=dict(env, **ZH))
+    en = cli("install", "12.4", "--runfile", str(runfile), env=dict(env, LANG="C"))
+    assert zh.code == en.code == 1
+    assert _flat("%s 未通过 check-installer：文件是空的" % runfile) in _flat(zh.err), zh.err
+    assert "%s failed check-installer: the file is empty" % runfile in " ".join(en.err.split()), en.err
