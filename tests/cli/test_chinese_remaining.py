@@ -316,3 +316,12 @@ def test_a_runfile_that_fails_check_installer_says_its_problems_in_chinese(cli, 
     assert zh.code == en.code == 1
     assert _flat("%s 未通过 check-installer：文件是空的" % runfile) in _flat(zh.err), zh.err
     assert "%s failed check-installer: the file is empty" % runfile in " ".join(en.err.split()), en.err
+
+
+def test_a_pasted_gpu_line_in_chinese(chinese, recorded):
+    from cudaenv.pasted import read_facts
+    from cudaenv.render.pasted import fact_lines
+
+    lines = fact_lines(read_facts(recorded("smi-banner-550-single.txt")))
+    gpu = [line for line in lines if line.startswith("GPU 0")]
+    assert gpu and gpu[0].startswith("GPU 0：") and ", " not in gpu[0] and "，已用 " in gpu[0], lines
