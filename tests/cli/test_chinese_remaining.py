@@ -325,3 +325,22 @@ def test_a_pasted_gpu_line_in_chinese(chinese, recorded):
     lines = fact_lines(read_facts(recorded("smi-banner-550-single.txt")))
     gpu = [line for line in lines if line.startswith("GPU 0")]
     assert gpu and gpu[0].startswith("GPU 0：") and ", " not in gpu[0] and "，已用 " in gpu[0], lines
+
+
+def test_an_uninstall_steps_tags_in_chinese(chinese):
+    from cudaenv.core.i18n import M
+    from cudaenv.model.snapshot import Toolkit
+    from cudaenv.render.plan import render_plan_text
+    from cudaenv.toolkit.uninstall.records import Plan, Step
+
+    targets = tuple(Toolkit(path="/usr/local/cuda-%s" % v, version=v, source="/usr/local/cuda-*") for v in ("12.4", "11.8"))
+    step = Step(id="rm", kind="remove", description=M("remove %s", "/usr/local/cuda-12.4"), needs_root=True,
+                destructive=True, commands=(("rm", "-rf", "/usr/local/cuda-12.4"),))
+    text = render_plan_text(Plan(targets=targets, steps=(step,)), width=80)
+    assert "\n1. [root，删除] " in text and "[root, " not in text, text
+    assert "（未知）；CUDA 11.8" in text, text
+    from cudaenv.core.i18n import ENGLISH, set_language
+
+    set_language(ENGLISH)
+    english = render_plan_text(Plan(targets=targets, steps=(step,)), width=80)
+    assert "\n1. [root, removes] remove /usr/local/cuda-12.4\n" in english and "(unknown); CUDA 11.8" in english
