@@ -39,10 +39,18 @@ def headline(summary) -> str:
     return t(", ").join(parts)
 
 
+VALUES = {"none": N_("none"), "unknown": N_("unknown")}  # a dimension's value in words (cudaenv.fleet.summary)
+
+
+def _value(value: str) -> str:
+    """A configuration value as shown: the words ``none`` and ``unknown`` in the reader's language, the rest as is."""
+    return t(VALUES[value]) if value in VALUES else printable(value)
+
+
 def _deviation_text(node, reference) -> str:
     ref = dict(reference)
     config = dict(node.config)
-    return t("; ").join(t("%s %s (not %s)", _label(k), printable(config.get(k, "")), printable(ref.get(k, "")))
+    return t("; ").join(t("%s %s (not %s)", _label(k), _value(config.get(k, "")), _value(ref.get(k, "")))
                         for k in node.deviations)
 
 
@@ -106,13 +114,13 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             if summary.reference == "baseline" else t("the %s's value", summary.reference)
         out += ["", paint(t("Configuration"), "bold", color) + t(" (* %s; node counts)", reference)]
         for group in summary.dimensions:
-            items = ["%s%s (%d)" % ("*" if v.reference else "", fit(printable(v.value), 40), v.nodes) for v in group.values]
+            items = ["%s%s (%d)" % ("*" if v.reference else "", fit(_value(v.value), 40), v.nodes) for v in group.values]
             out += wrap("   ".join(items[:8]) + ("   " + t("+%d more", len(items) - 8) if len(items) > 8 else ""),
                         first="  %s " % pad(_label(group.dimension), 12), width=width, long_words="fit")
         if len(summary.configurations) > 1:
             out += ["", t("%s whole configurations; the largest:", len(summary.configurations))]
             for c in summary.configurations[:5]:
-                values = ", ".join(printable(v) for _, v in c.config)
+                values = t(", ").join(_value(v) for _, v in c.config)
                 out += wrap(values, first="  %s%6d  " % ("*" if c.reference else " ", c.nodes), width=width, long_words="fit")
     if summary.findings:
         out += ["", paint(t("Findings"), "bold", color) + t(" (nodes)")]

@@ -300,6 +300,22 @@ def test_fleets_section_counts_take_full_width_brackets(cli, tmp_path):
     assert "\nEvery node (20)\n" in en.out
 
 
+def test_fleets_none_in_chinese(cli, tmp_path):
+    import json
+
+    from fleet_builders import node_report
+
+    folder = tmp_path / "r"
+    folder.mkdir()
+    for name in ("a", "b"):
+        (folder / (name + ".json")).write_text(json.dumps(node_report(name).to_dict()))
+    (folder / "c.json").write_text(json.dumps(node_report("c", driver=None).to_dict()))
+    zh = cli("fleet", "summarize", str(folder), env={"PATH": "/nonexistent", "COLUMNS": "80", **ZH})
+    en = cli("fleet", "summarize", str(folder), env={"PATH": "/nonexistent", "COLUMNS": "80", "LANG": "C"})
+    assert "无 (1)" in zh.out and "none" not in zh.out, zh.out
+    assert "none (1)" in en.out, en.out
+
+
 def test_an_unknown_shell_in_chinese(cli):
     zh = cli("init", "tcsh", env=ZH)
     en = cli("init", "tcsh", env={"LANG": "C"})
