@@ -360,3 +360,34 @@ def test_an_uninstall_steps_tags_in_chinese(chinese):
     set_language(ENGLISH)
     english = render_plan_text(Plan(targets=targets, steps=(step,)), width=80)
     assert "\n1. [root, removes] remove /usr/local/cuda-12.4\n" in english and "(unknown); CUDA 11.8" in english
+
+
+# ------------------------------------------------------------------ install's stub, verify's "no GPU here"
+def test_installs_stub_notes_in_chinese(chinese, tmp_path):
+    from cudaenv.toolkit.install.stub import build_stub
+
+    path, why = build_stub(None, str(tmp_path), str(tmp_path))  # no include/cuda.h: nothing is run
+    assert path is None and why == "no lib64/stubs/libcuda.so: the toolkit has no include/cuda.h to build it from"
+    assert tr(why) == "没有 lib64/stubs/libcuda.so：工具包里没有用来生成它的 include/cuda.h"
+
+
+def test_verifys_no_gpu_here_in_chinese(chinese, monkeypatch):
+    from types import SimpleNamespace
+
+    import cudaenv.diagnose
+    import cudaenv.probes.collect
+    from cudaenv.core.i18n import M
+    from cudaenv.render.verify import render_error
+    from cudaenv.verify.run import machine_problem
+
+    snapshot = SimpleNamespace(gpus=(), driver=None, platform=SimpleNamespace(dev_nvidia=False))
+    monkeypatch.setattr(cudaenv.probes.collect, "collect_snapshot", lambda host, python, quick: snapshot)
+    monkeypatch.setattr(cudaenv.diagnose, "diagnose", lambda s: [])
+    symptom = SimpleNamespace(id="torch-cpu-only", message=M("torch is not installed in %s", "/p"))
+    problem = machine_problem(None, "/p", symptom)
+    assert problem.message == ("nothing can run on a GPU here: no NVIDIA driver answers (nvidia-smi, NVML) and there is "
+                               "no /dev/nvidia* device")
+    text = "\n".join(render_error(problem.error, width=200))
+    assert "错误 no-gpu：这台机器上没有 NVIDIA GPU" in text, text
+    assert "这里没有任何东西能在 GPU 上运行：没有 NVIDIA 驱动响应（nvidia-smi、NVML），也没有 /dev/nvidia* 设备" in text
+    assert "torch：/p 中没有安装 torch" in text and "cudaenv verify --cpu    (在 CPU 上做同样的检查)" in text
