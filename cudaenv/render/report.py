@@ -424,7 +424,7 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
         out.append("")
         out.append(_paint(t("Notes"), "bold", color))
         for n in s.notes:
-            out += _wrap(printable("%s: %s" % (n.probe, tr(n.message))), "  - ", "    ", width)
+            out += _wrap(printable(t("%s: %s", n.probe, n.message)), "  - ", "    ", width)
     if not problems:
         out.append("")
         out.append(_paint(t("No problems found."), "ok", color))

@@ -391,3 +391,17 @@ def test_verifys_no_gpu_here_in_chinese(chinese, monkeypatch):
     assert "错误 no-gpu：这台机器上没有 NVIDIA GPU" in text, text
     assert "这里没有任何东西能在 GPU 上运行：没有 NVIDIA 驱动响应（nvidia-smi、NVML），也没有 /dev/nvidia* 设备" in text
     assert "torch：/p 中没有安装 torch" in text and "cudaenv verify --cpu    (在 CPU 上做同样的检查)" in text
+
+
+# ------------------------------------------------------------------ the doctor's probe notes
+def test_the_probe_notes_in_chinese(cli, fake_root, fake_bin):
+    script = fake_bin.path / "nvidia-smi"  # answers, but with no GPU list (constructed: not any real output)
+    script.write_text("#!/bin/sh\necho 'something unexpected'\n")
+    script.chmod(0o755)
+    env = {"PATH": fake_bin.env_path, "CUDAENV_ROOT": str(fake_root.path), "COLUMNS": "80"}
+    zh = cli("doctor", "--quick", "--verbose", env=dict(env, **ZH))
+    en = cli("doctor", "--quick", "--verbose", env=dict(env, LANG="C"))
+    said = _flat(zh.out)
+    assert _flat("platform：没有 /etc/os-release 或 /usr/lib/os-release") in said, zh.out
+    assert _flat("nvidia-smi：nvidia-smi 没有给出 GPU 列表：something unexpected") in said, zh.out
+    assert "nvidia-smi: nvidia-smi gave no GPU list: something unexpected" in " ".join(en.out.split()), en.out
