@@ -162,7 +162,7 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
         out += ["", paint(t("Unreadable reports"), "bold", color) + t(" (%d)", len(summary.unreadable))]
         shown = summary.unreadable if all_nodes else summary.unreadable[:LIST_LIMIT]
         for u in shown:
-            out += wrap(printable(tr(u.why)), first="  %s: " % fit(printable(u.file), width // 2), rest="    ", width=width)
+            out += wrap(printable(tr(u.why)), first="  " + t("%s: ", fit(printable(u.file), width // 2)), rest="    ", width=width)
         if len(shown) < len(summary.unreadable):
             out.append("  " + t("... %d more (--all lists them all)", len(summary.unreadable) - len(shown)))
     if summary.notes:

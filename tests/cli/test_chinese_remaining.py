@@ -405,3 +405,32 @@ def test_the_probe_notes_in_chinese(cli, fake_root, fake_bin):
     assert _flat("platform：没有 /etc/os-release 或 /usr/lib/os-release") in said, zh.out
     assert _flat("nvidia-smi：nvidia-smi 没有给出 GPU 列表：something unexpected") in said, zh.out
     assert "nvidia-smi: nvidia-smi gave no GPU list: something unexpected" in " ".join(en.out.split()), en.out
+
+
+# ------------------------------------------------------------------ a report of another schema (fleet, diff)
+def test_a_report_of_another_schema_in_chinese(cli, tmp_path):
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "a.json").write_text("[1]")
+    (folder / "b.json").write_text('{"schema_version": 9}')
+    env = {"PATH": "/nonexistent", "COLUMNS": "80"}
+    zh = cli("fleet", "summarize", str(folder), env=dict(env, **ZH))
+    en = cli("fleet", "summarize", str(folder), env=dict(env, LANG="C"))
+    said = _flat(zh.out)
+    assert _flat("a.json：不是 doctor 报告：不是 cudaenv 报告：JSON list，不是对象") in said, zh.out
+    assert _flat("b.json：不是 doctor 报告：schema_version 9：这个 cudaenv 只读 schema 1 的报告（请升级 cudaenv）") in said
+    english = " ".join(en.out.split())
+    assert "a.json: not a doctor report: not a cudaenv report: a JSON list, not an object" in english, en.out
+    assert "b.json: not a doctor report: schema_version 9: this cudaenv reads schema 1 reports only (upgrade cudaenv)" \
+        in english
+    diff = cli("diff", str(folder / "a.json"), str(folder / "b.json"), env=dict(env, **ZH))
+    assert diff.code == 2 and "not a cudaenv report" not in diff.err and "不是 cudaenv 报告" in diff.err, diff.err
+
+
+def test_a_newer_minor_schema_is_noted_in_chinese(chinese):
+    from cudaenv.model.schema import SCHEMA_MINOR, SCHEMA_VERSION, check_schema
+
+    notes = []
+    check_schema({"schema_version": "%d.%d" % (SCHEMA_VERSION, SCHEMA_MINOR + 1)}, notes)
+    assert tr(notes[0]).startswith("schema_version %d.%d 比这个 cudaenv 的 %d.%d 新" % (
+        SCHEMA_VERSION, SCHEMA_MINOR + 1, SCHEMA_VERSION, SCHEMA_MINOR)), notes
