@@ -17,7 +17,7 @@ VERDICT = {  # said in the reader's language (t)
     "upstream": N_("the mirror sends the download back upstream (%s): it saves nothing."),
     "hash-mismatch": N_("the mirror's file differs from the official one (sha256 %s, official %s): do not install it."),
 }
-LAYOUTS = {"simple": N_("a simple index"), "flat": N_("a flat listing of wheels"), None: N_("no index page read")}
+LAYOUT_WORDS = {"simple": N_("a simple index"), "flat": N_("a flat listing of wheels"), None: N_("no index page read")}
 SERVED_BY = {"mirror": N_("the mirror itself"), "upstream": N_("the official index (the link points upstream)"),
              "elsewhere": N_("another server")}
 
@@ -47,7 +47,7 @@ def render_mirror_check(c: Any, width: int = 80) -> str:
         return wrap(printable(text), first, rest, width, long_words="keep")
 
     w, s = c.want, c.source
-    layout = t(LAYOUTS[s.layout]) if s.layout in LAYOUTS else s.layout
+    layout = t(LAYOUT_WORDS[s.layout]) if s.layout in LAYOUT_WORDS else s.layout
     expected = t(" (data/torch_mirrors.json: %s)", c.expected_layout) if c.expected_layout else ""
     lines = prose(t("Mirror %s (%s): %s%s", c.mirror, c.base, layout, expected))
     wanted = "torch %s%s" % (w.torch_version, "+" + w.local if w.local else "")

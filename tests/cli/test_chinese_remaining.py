@@ -263,13 +263,6 @@ def test_a_gpus_label_inside_a_finding_in_chinese(chinese):
     assert gpu_label(Gpu(index=0)) == tr(gpu_label(Gpu(index=0))) == "GPU 0"
 
 
-def test_explains_heading_line_takes_a_chinese_colon(cli):
-    zh = cli("explain", "--offline", "RuntimeError: CUDA error: invalid device ordinal", env=dict(ZH, COLUMNS="80"))
-    en = cli("explain", "--offline", "RuntimeError: CUDA error: invalid device ordinal", env={"LANG": "C", "COLUMNS": "80"})
-    assert zh.out.startswith("invalid-device-ordinal：这个 GPU 编号不存在\n"), zh.out
-    assert en.out.startswith("invalid-device-ordinal: "), en.out
-
-
 def _help(cli, monkeypatch, capsys, env):
     """`cudaenv fleet summarize --help` (argparse writes it to sys.stdout and exits 0) at 80 columns."""
     import pytest
