@@ -116,7 +116,7 @@ def render_devices(report, color: bool = False, width: int = WIDTH) -> str:
     if report.problem is not None:
         p = report.problem
         lines.append("")
-        lines += _wrap("%s: %s" % (_mark(False, color), tr(p.message)), "", width)
+        lines += _wrap(t("%s: %s", _mark(False, color), p.message), "", width)  # (the message said by t: marked)
         if p.error is not None:
             lines += render_error(p.error, width=width)
         lines.append("")
