@@ -109,6 +109,10 @@ DATA_TEXTS = (("error_patterns.json", "rows", ("title", "explanation", "details"
               ("toolkit_install.json", "rows", ("steps",)),
               ("toolkit_places.txt", "rows", ("place",)),  # a line table (data/README.md): only its places in words
               ("checkpoint_layouts.json", "rows", ("needs",)))  # what reading a DCP transform needs
+# The tables whose rows name a source (``"source": "key"``) that a renderer shows with its note in words (``URL (note)``:
+# the note is translated, cudaenv/toolkit/install/repos.py source_text), and the rows whose source is shown: `install
+# --plan`'s platform rows (those with steps; the conda row's steps are added to them, its source is not shown).
+SOURCE_NOTES = (("toolkit_install.json", lambda row: "steps" in row and row.get("when") != "conda"),)
 COMMAND_FIELDS = ("steps", "gpu_fix", "fix", "older_fix")  # shell lines: only those with a comment (# ...) are words
 WORDED = re.compile(r"(?:^| )[a-z]{2,} ")  # a line table's cell in words ("every nvcc on PATH"), not a path or a name
 
@@ -138,6 +142,14 @@ def data_messages(repo=REPO):
                         entry["where"].append("data/%s %s" % (name, row.get("id") or row.get("topic") or row.get("when")
                                                               or row.get("package") or row.get("label") or row.get("place")
                                                               or row.get("code")))
+    for name, shown in SOURCE_NOTES:
+        with open(os.path.join(repo, "data", name), encoding="utf-8") as fh:
+            table = json.load(fh)
+        named = [row["source"] for row in table["rows"] if shown(row)]  # (a key the table lacks: a KeyError)
+        for key in sorted(set(named), key=named.index):
+            url, sep, note = table["sources"][key].partition(" (")
+            if sep and note.endswith(")") and note[:-1].strip():
+                found.setdefault(note[:-1], {"plural": None, "where": []})["where"].append("data/%s sources %s" % (name, key))
     return found
 
 

@@ -29,10 +29,10 @@ from __future__ import annotations
 import os
 from typing import Any, Dict, List, Optional
 
-from cudaenv.checkpoint.fix import EXIT_NOT_WRITTEN
+from cudaenv.checkpoint.fix import EXIT_NOT_WRITTEN, cut_then_escaped
 from cudaenv.checkpoint.rewrite import COPY_CHUNK
 from cudaenv.core.errors import UserError
-from cudaenv.core.i18n import M, edit, join
+from cudaenv.core.i18n import M, edit, join, listing
 
 
 
@@ -79,7 +79,7 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                                                                      "came from: add --trust"))
     if layout == "dcp-safetensors" and folder.inconsistencies:
         raise UserError(M("%s is not one whole checkpoint that torch's HuggingFaceStorageReader reads right (%s): "
-                          "nothing was run", printable(path), printable("; ".join(folder.inconsistencies[:2])[:400])),
+                          "nothing was run", printable(path), listing(M("; "), folder.inconsistencies[:2], cut_then_escaped(400))),
                         hint=M("cudaenv checkpoint inspect says what is wrong; a missing rank's file must be copied from "
                                "where the checkpoint was saved"))
     if layout == "dcp-safetensors":  # every shard a safetensors file that read whole: nothing of it runs
@@ -115,8 +115,8 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 check_converted(writer.tmp, visible, "safetensors", expected)
                 after = _inspect(writer.tmp, visible)
                 if after.format != "safetensors" or after.inconsistencies or after.tensors != folder.tensors:
-                    raise UserError(M("the merged file did not check out (%s): nothing was written", printable(
-                        "; ".join(after.inconsistencies[:3])) or M("%d tensors, the shards have %d", after.tensors, folder.tensors)),
+                    raise UserError(M("the merged file did not check out (%s): nothing was written", listing(
+                        M("; "), after.inconsistencies[:3], printable) or M("%d tensors, the shards have %d", after.tensors, folder.tensors)),
                                     exit_code=EXIT_NOT_WRITTEN)
             else:
                 method = "torch" if layout != "deepspeed-zero" else "zero_to_fp32"
@@ -127,12 +127,12 @@ def consolidate(host, path: str, out: Optional[str], opts, visible, trust: bool 
                 after = _inspect(writer.tmp, visible)
                 if to_safetensors:
                     if after.format != "safetensors" or after.inconsistencies:
-                        raise UserError(M("the safetensors file did not check out (%s): nothing was written", printable(
-                            "; ".join(after.inconsistencies[:3]) or after.format)), exit_code=EXIT_NOT_WRITTEN)
+                        raise UserError(M("the safetensors file did not check out (%s): nothing was written", listing(
+                            M("; "), after.inconsistencies[:3], printable) or printable(after.format)), exit_code=EXIT_NOT_WRITTEN)
                 elif not F.loadable(after):
                     why = [r.why for r in after.verdict_reasons] + list(after.inconsistencies + after.weights_only_reasons)
                     raise UserError(M("the consolidated file did not check out (verdict %s: %s); nothing was written", after.verdict,
-                                      printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
+                                      listing(M("; "), why, cut_then_escaped(300)) or M("not loadable with weights_only=True")),
                                     exit_code=EXIT_NOT_WRITTEN)
     except OSError as exc:
         raise UserError(M("cannot write %s: %s; nothing was written", printable(target.path), printable(exc.strerror or str(exc))),
@@ -374,10 +374,11 @@ def convert_file(host, path: str, out: Optional[str], opts, visible, in_place: b
     safe = (not source_st and before.format in F.SAFE_FORMATS and before.verdict == "safe" and before.weights_only is True
             and not [p for p in before.inconsistencies + before.weights_only_reasons if p not in before.mended_by_fix])
     if not source_st and not safe:
-        why = "; ".join([r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3]
-                                                                             + before.inconsistencies[:2])) or before.format
+        why = listing(M("; "), [r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3]
+                                                                                 + before.inconsistencies[:2])) or before.format
         if not trust:
-            raise UserError(M("%s is not safe to load with torch.load(weights_only=True) (%s)", printable(path), printable(why)),
+            raise UserError(M("%s is not safe to load with torch.load(weights_only=True) (%s)", printable(path),
+                              edit(why, printable)),
                             hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
                                  "which runs its code)"))
         warnings.append(M("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)", why))
@@ -467,18 +468,19 @@ def check_converted(tmp: str, visible, to: str, expected) -> None:
     if to == "safetensors":
         box = open_container(tmp)
         if box.format != "safetensors" or box.safetensors is None or box.problems:
-            raise UserError(M("the safetensors file did not check out (%s); nothing was written", printable(
-                "; ".join(box.problems[:3]) or box.format)), exit_code=EXIT_NOT_WRITTEN)
+            raise UserError(M("the safetensors file did not check out (%s); nothing was written", listing(
+                M("; "), box.problems[:3], printable) or printable(box.format)), exit_code=EXIT_NOT_WRITTEN)
         got = flat.safetensors_shapes(box.safetensors)
     else:
         check = inspect_file(tmp, visible, with_tensors=True)
         if not F.loadable(check):
             why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
             raise UserError(M("the torch.save file did not check out (verdict %s: %s); nothing was written", check.verdict,
-                              printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
+                              listing(M("; "), why, cut_then_escaped(300)) or M("not loadable with weights_only=True")),
                             exit_code=EXIT_NOT_WRITTEN)
         got = {e.key: tuple(e.shape) for e in check.tensor_list}
     if expected is not None:
         problems = flat.compare(expected, got)
         if problems:
-            raise UserError(M("the written file does not hold what the source holds (%s); nothing was written", printable("; ".join(problems))[:600]), exit_code=EXIT_NOT_WRITTEN)
+            raise UserError(M("the written file does not hold what the source holds (%s); nothing was written",
+                              listing(M("; "), problems, lambda text: printable(text)[:600])), exit_code=EXIT_NOT_WRITTEN)

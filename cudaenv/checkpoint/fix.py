@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.core.errors import UserError
-from cudaenv.core.i18n import M, N_, said_again
+from cudaenv.core.i18n import M, N_, edit, listing, said_again
 
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?|mps|meta|xpu(:\d{1,4})?)$")
 SAFE_FORMATS = ("torch-zip", "torch-legacy")
@@ -347,9 +347,10 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
             if in_place:
                 backup = _backup(out)
     else:
-        why = "; ".join([r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3] + before.inconsistencies[:2])) or before.format
+        why = listing(M("; "), [r.why for r in before.verdict_reasons[:2]] + list(before.weights_only_reasons[:3]
+                                                                                 + before.inconsistencies[:2])) or before.format
         if not trust:
-            raise UserError(M("%s is not safe to rewrite without running it (%s)", printable(path), printable(why)),
+            raise UserError(M("%s is not safe to rewrite without running it (%s)", printable(path), edit(why, printable)),
                             hint=M("only if you trust where it came from: add --trust (torch loads it in your Python, "
                                  "which runs its code)"))
         warnings.append(M("--trust: torch.load(weights_only=False) runs the file's code in your Python (%s)", why))
@@ -363,8 +364,8 @@ def _fix(host, path: str, target: Target, opts: Options, visible, in_place: bool
     if method == "torch" and not loadable(after):
         # what you trusted stays what you trusted: written as asked, but not called loadable (the service's exit 1)
         warnings.append(M("the result still needs torch.load(weights_only=False), as %s did (verdict %s): %s",
-                          printable(path), after.verdict, printable("; ".join([r.why for r in after.verdict_reasons[:2]]
-                                                                             + list(after.weights_only_reasons[:2]))[:300])))
+                          printable(path), after.verdict, listing(M("; "), [r.why for r in after.verdict_reasons[:2]]
+                                                                  + list(after.weights_only_reasons[:2]), cut_then_escaped(300))))
     return FixReport(path, out, method, tuple(target.notes + changes), before, after, backup, tuple(warnings))
 
 
@@ -377,14 +378,22 @@ def loadable(report) -> bool:
 def _check_written(tmp: str, visible, what: str) -> None:
     """A rewrite without torch never leaves an output its own verdict does not call loadable: the temporary file is
     inspected before it replaces anything (UserError, exit 1: nothing was written)."""
-    from cudaenv.core.text import printable
-
     check = _inspect_written(tmp, visible)
     if not loadable(check):
         why = [r.why for r in check.verdict_reasons] + list(check.inconsistencies + check.weights_only_reasons)
         raise UserError(M("%s did not check out (verdict %s: %s); nothing was written", what, check.verdict,
-                          printable("; ".join(why)[:300]) or M("not loadable with weights_only=True")),
+                          listing(M("; "), why, cut_then_escaped(300)) or M("not loadable with weights_only=True")),
                         exit_code=EXIT_NOT_WRITTEN)
+
+
+def cut_then_escaped(limit: int):
+    """A checkpoint's reasons as an error says them: joined, cut to ``limit`` characters, then escaped
+    (cudaenv.core.i18n.listing: in the language they are said in, so the cut never drops a translation)."""
+    def edit(text: str) -> str:
+        from cudaenv.core.text import printable
+
+        return printable(text[:limit])
+    return edit
 
 
 def _inspect_written(tmp: str, visible):

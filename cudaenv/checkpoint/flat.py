@@ -113,16 +113,19 @@ def safetensors_shapes(header: Dict[str, Any]) -> Shapes:
 
 
 def compare(expected: Shapes, got: Shapes) -> List[str]:
-    """What differs between the names and shapes the source gives and those written (empty: they match)."""
+    """What differs between the names and shapes the source gives and those written (empty: they match), as marked
+    messages (said in the reader's language; the keys and shapes as they are)."""
+    from cudaenv.core.i18n import M
+
     problems: List[str] = []
     missing = [k for k in expected if k not in got]
     extra = [k for k in got if k not in expected]
     shapes = [k for k in expected if k in got and tuple(expected[k]) != tuple(got[k])]
     if missing:
-        problems.append("%d keys of the source are not in it: %s" % (len(missing), ", ".join(missing[:5])))
+        problems.append(M("%d keys of the source are not in it: %s", len(missing), ", ".join(missing[:5])))
     if extra:
-        problems.append("%d keys in it are not in the source: %s" % (len(extra), ", ".join(extra[:5])))
+        problems.append(M("%d keys in it are not in the source: %s", len(extra), ", ".join(extra[:5])))
     if shapes:
-        problems.append("%d tensors changed shape: %s" % (len(shapes), ", ".join(
+        problems.append(M("%d tensors changed shape: %s", len(shapes), ", ".join(
             "%s %s -> %s" % (k, list(expected[k]), list(got[k])) for k in shapes[:5])))
     return problems

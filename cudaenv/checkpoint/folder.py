@@ -118,7 +118,7 @@ def _shards(path: str, folder: str, files: List[str], kind: str, index: Optional
         else:
             wmap, total_size, problem = L.parse_index(raw)
             if problem:
-                acc.problems.append("%s: %s" % (index, problem))
+                acc.problems.append(M("%s: %s", index, problem))
     on_disk = [n for n in files if n.endswith(ext)]
     if wmap is not None:
         listed = list(dict.fromkeys(wmap.values()))
@@ -343,7 +343,7 @@ def _dcp_safetensors(path: str, folder: str, files: List[str], visible) -> Folde
         offsets, version, problem = hf_dcp.sharding_info(box.safetensors)
         versions.add(version)
         if problem:
-            acc.problems.append("%s: %s" % (name, problem))
+            acc.problems.append(M("%s: %s", name, problem))
         joined.append((name, box.safetensors, offsets))
     tensors, problems = hf_dcp.join_shards(joined)
     acc.problems.extend(problems)

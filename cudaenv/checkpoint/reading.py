@@ -118,7 +118,7 @@ def _read_zip(fh, box: Container, limits) -> None:
     data_pkl = box.entries.get("%s/data.pkl" % p)
     if data_pkl is None:
         box.format = "zip" if not torchscript else box.format
-        box.notes.append("a zip without %s/data.pkl: not a torch checkpoint" % p)
+        box.notes.append(M("a zip without %s/data.pkl: not a torch checkpoint", p))
         return
     raw = _read_pickle(fh, data_pkl, box)
     if raw is not None:
@@ -374,7 +374,7 @@ def read_torch_zip(fh, box: Container, limits) -> None:
         if not found:
             if name == "data.pkl":
                 box.format = "zip" if not torchscript else box.format
-                box.notes.append("a zip without %s/data.pkl: not a torch checkpoint" % box.prefix)
+                box.notes.append(M("a zip without %s/data.pkl: not a torch checkpoint", box.prefix))
             continue
         raw = record(name, MAX_PICKLE, name)
         if raw is None and not any(u.startswith(found[0].name) for u in box.unread):

@@ -76,6 +76,15 @@ def _help_formatter(argparse):
 
             return "\n".join(wrap(" ".join(text.split()), indent, indent, width, newlines=False, long_words="keep"))
 
+        def format_help(self):
+            text = super().format_help()
+            if language() == ENGLISH:
+                return text
+            import re  # (argparse's own import: nothing new on this path)
+
+            # a section's heading in Chinese ends in a full-width colon ("选项："): argparse writes "%s:" after it
+            return re.sub(r"(?m)^( *[^\s:]*[\u3400-\u4dbf\u4e00-\u9fff]):$", "\\1\uff1a", text)
+
         def _format_usage(self, usage, actions, groups, prefix):
             if prefix is None:
                 prefix = argparse._("usage: ")

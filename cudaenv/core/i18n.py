@@ -176,6 +176,30 @@ def join(sep, items):
     return _joined(sep.join(items), parts)
 
 
+class Listed:
+    """The values of a message part that is sentences joined by ``sep``, then, as a whole, edited by ``fn``
+    (:func:`listing`)."""
+
+    __slots__ = ("items", "sep", "fn")
+
+    def __init__(self, items, sep, fn):
+        self.items, self.sep, self.fn = items, sep, fn
+
+    def said(self):
+        text = tr(self.sep).join(tr(item) for item in self.items)
+        return self.fn(text) if self.fn is not None else text
+
+
+def listing(sep, items, fn=None):
+    """``fn(sep.join(items))`` (``fn``: a function from text to text applied to the whole, such as escaping it and
+    cutting it to a length) that stays a marked message: said in a language by :func:`tr`, each item (a marked
+    message) and ``sep`` are said first, then joined, then given to ``fn``, so a cut or an escape never splits a
+    translation from its marks. Empty (falsy) when ``items`` is."""
+    items = list(items)
+    text = sep.join(items)
+    return _joined(fn(text) if fn is not None else text, (("%s", Listed(tuple(items), sep, fn)),))
+
+
 def said_again(text, said, known):
     """A sentence a child script said (``cudaenv/_child/say.py``): ``text``, its English as the child printed it, as a
     marked message when ``said`` is ``[template, [values]]`` with a template of ``known`` (the templates the parent
@@ -223,6 +247,8 @@ def tr(text):
 
 
 def _say(template, values):
+    if isinstance(values, Listed):
+        return values.said()
     if isinstance(values, Edited):
         return values.fn(_say(template, values.values))
     if values == ():

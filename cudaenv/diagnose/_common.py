@@ -8,7 +8,7 @@ import shlex
 from cudaenv.model.reports import Finding
 from cudaenv.facts import drivers as drv
 from cudaenv.core.version import compare_versions, major_minor, version_key
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, join
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
@@ -99,8 +99,9 @@ def usable_gpu(s) -> bool:
 
 
 def gpu_label(g) -> str:
-    bits = [b for b in (g.name, ("compute %s" % g.compute_capability) if g.compute_capability else None) if b]
-    return "GPU %d%s" % (g.index, (" (%s)" % ", ".join(bits)) if bits else "")
+    """``GPU 1 (NVIDIA GeForce RTX 2080 Ti, compute 7.5)``, a marked message (said in the reader's language)."""
+    bits = [b for b in (g.name, M("compute %s", g.compute_capability) if g.compute_capability else None) if b]
+    return M("GPU %d (%s)", g.index, join(M(", "), bits)) if bits else "GPU %d" % g.index
 
 
 def gpu_by_index(s, index: int):

@@ -55,7 +55,7 @@ def empty(s) -> List:
             "error",
             M("CUDA_VISIBLE_DEVICES is set but empty: no GPU is visible"),
             M("CUDA_VISIBLE_DEVICES=%r hides every GPU from CUDA programs, although nvidia-smi shows %d (%s).",
-              cvd, len(s.gpus), ", ".join(c.gpu_label(g) for g in s.gpus)),
+              cvd, len(s.gpus), join(M(", "), [c.gpu_label(g) for g in s.gpus])),
             [M("unset CUDA_VISIBLE_DEVICES    # all GPUs"), "export CUDA_VISIBLE_DEVICES=%s" % _all_indices(s)],
         )
     ]

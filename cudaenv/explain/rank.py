@@ -34,6 +34,7 @@ from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 from cudaenv.explain import normalize as N
 from cudaenv.explain import table as T
 from cudaenv.explain.views import BIG, View
+from cudaenv.core.i18n import M
 
 RULES = "explain_rules"
 CONFIDENCE = ("high", "medium", "low")
@@ -386,30 +387,30 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
         section = sum(1 for s in chain if s[0] < start)
         low = kind is not None or boiler
         if kind is not None:
-            notes.append("matched on a %s line, which is not an error itself" % kind)
+            notes.append(M("matched on a %s line, which is not an error itself", kind))
         if boiler:
-            notes.append("matched in the boilerplate torch adds to every CUDA error")
+            notes.append(M("matched in the boilerplate torch adds to every CUDA error"))
         if wrapped:
-            notes.append("matched in a message that wraps another error")
+            notes.append(M("matched in a message that wraps another error"))
         cause = None if low else _after_effect(c, [o for o in found if _context_at(o.view, paste.context, o.match.start()) is None],
                                                r.after, r.anywhere)
         if cause and cause[1]:
-            notes.append("explained by %s, printed after it" % cause[0])
+            notes.append(M("explained by %s, printed after it", cause[0]))
         elif cause:
-            notes.append("follows the earlier %s, its cause" % cause[0])
+            notes.append(M("follows the earlier %s, its cause", cause[0]))
         warning = any(m.groupdict().get("is_warning") for _, m in c.found)
         if warning:
-            notes.append("a warning, not the failure")
+            notes.append(M("a warning, not the failure"))
         if section:
-            notes.append("raised while handling an earlier error (chained traceback)")
+            notes.append(M("raised while handling an earlier error (chained traceback)"))
         if view.name == "glued":
-            notes.append("found only by joining lines a terminal wrapped mid-word")
+            notes.append(M("found only by joining lines a terminal wrapped mid-word"))
         if c.fuzzy:
-            notes.append("found with one word missing or mistyped")
+            notes.append(M("found with one word missing or mistyped"))
         short = len(" ".join(c.match.group(0).split())) < SHORT and not any(
             _ERROR_LINE.search(paste.norm[i]) for i in range(c.first, c.last + 1))
         if short and not low:
-            notes.append("a short match on a line that reports no error")
+            notes.append(M("a short match on a line that reports no error"))
         confidence = "low" if low else "medium" if (wrapped or warning or short or c.fuzzy or view.name == "glued") else "high"
         key = (1 if low else 0, 1 if wrapped else 0, 1 if warning else 0, 1 if cause else 0, section, c.index, c.first)
         out.append(Ranked(c, key, confidence, tuple(notes)))

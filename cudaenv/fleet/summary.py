@@ -27,7 +27,7 @@ from cudaenv.fleet.files import read_report_bytes
 from cudaenv.fleet.records import (Configuration, DimensionGroup, FindingCount, FleetNode, FleetSummary, ImageFleet,
                                    ImageNode, Unreadable, ValueCount)
 from cudaenv.model.schema import SchemaError
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, Msg
 
 # (key, label): the dimensions a node's configuration is made of, in the order they are shown.
 DIMENSIONS = (("driver", "driver"), ("driver_cuda", "driver CUDA"), ("gpus", "GPUs"), ("toolkits", "toolkits"),
@@ -158,7 +158,8 @@ def _decode_parsed(parsed, notes: Optional[List[str]]):
         report = DoctorReport.from_dict(parsed, notes)
         return report, node_config(report), None  # the values it holds are readable as a configuration
     except SchemaError as exc:
-        return None, None, M("not a doctor report: %s", _s(exc))
+        said = exc.args[0] if exc.args and isinstance(exc.args[0], Msg) else _s(exc)  # (its marks kept: model.schema)
+        return None, None, M("not a doctor report: %s", said)
     except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
         return None, None, M("not a doctor report: wrong shape (%s)", type(exc).__name__)
 

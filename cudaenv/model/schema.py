@@ -33,17 +33,19 @@ def parse_schema_version(value):
 def check_schema(data, notes=None):
     """Raise :class:`SchemaError` unless ``data`` is a report of this major; append a note to ``notes`` (a list)
     when it comes from a newer minor. Returns ``(major, minor)``."""
+    from cudaenv.core.i18n import M  # (the messages are said in the reader's language where they are shown)
+
     if not isinstance(data, dict):
-        raise SchemaError("not a cudaenv report: a JSON %s, not an object" % type(data).__name__)
+        raise SchemaError(M("not a cudaenv report: a JSON %s, not an object", type(data).__name__))
     if "schema_version" not in data:
-        raise SchemaError("not a cudaenv report: no schema_version")
+        raise SchemaError(M("not a cudaenv report: no schema_version"))
     version = parse_schema_version(data["schema_version"])
     if version is None:
-        raise SchemaError("not a cudaenv report: schema_version %r is not a version" % (data["schema_version"],))
+        raise SchemaError(M("not a cudaenv report: schema_version %r is not a version", data["schema_version"]))
     if version[0] != SCHEMA_VERSION:
-        raise SchemaError("schema_version %s: this cudaenv reads schema %d reports only%s" % (
-            data["schema_version"], SCHEMA_VERSION, " (upgrade cudaenv)" if version[0] > SCHEMA_VERSION else ""))
+        raise SchemaError(M("schema_version %s: this cudaenv reads schema %d reports only%s", data["schema_version"],
+                            SCHEMA_VERSION, M(" (upgrade cudaenv)") if version[0] > SCHEMA_VERSION else ""))
     if version[1] > SCHEMA_MINOR and notes is not None:
-        notes.append("schema_version %s is newer than this cudaenv's %d.%d: read as far as %d.%d goes, newer fields "
-                     "ignored" % (data["schema_version"], SCHEMA_VERSION, SCHEMA_MINOR, SCHEMA_VERSION, SCHEMA_MINOR))
+        notes.append(M("schema_version %s is newer than this cudaenv's %d.%d: read as far as %d.%d goes, newer fields "
+                       "ignored", data["schema_version"], SCHEMA_VERSION, SCHEMA_MINOR, SCHEMA_VERSION, SCHEMA_MINOR))
     return version

@@ -205,7 +205,7 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
     if result.ok:
         lost = next((e for e in result.device_errors if "GPU_IS_LOST" in e), None)
         tools.append(ToolStatus("nvml", lib, "ok", "gpu-lost" if lost else None, lost, run.seconds))
-        notes.extend(Note("nvml", "NVML could not read " + e) for e in result.device_errors)
+        notes.extend(Note("nvml", M("NVML could not read %s", e)) for e in result.device_errors)
         return result
     patterns = _failure_patterns()
     failure = failure_for_nvml_code(result.error_code, patterns) if result.error_code is not None else classify_failure(result.message, patterns)
@@ -245,7 +245,7 @@ def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) 
     state.seconds = max(query_run.seconds, apps_run.seconds)
     if query_run.error == "timeout" or apps_run.error == "timeout":
         state.timed_out = True
-        state.message = "nvidia-smi timed out after %s" % seconds_text(query_run.timeout)
+        state.message = M("nvidia-smi timed out after %s", seconds_text(query_run.timeout))
         notes.append(Note("nvidia-smi", M("nvidia-smi timed out after %s: the driver or a GPU may be hung; "
                           "it was not asked again", seconds_text(query_run.timeout))))
         return
@@ -309,7 +309,7 @@ def _record_failure(run, state: _SmiState, notes) -> None:
         return  # ran fine and listed nothing: no GPU, no failure
     if state.failure is None and state.status_text == "ok":
         state.fail(failure, line)
-        notes.append(Note("nvidia-smi", line if failure else "nvidia-smi gave no GPU list: %s" % line))
+        notes.append(Note("nvidia-smi", line if failure else M("nvidia-smi gave no GPU list: %s", line)))
 
 
 def _merge_gpus(smi_gpus: Sequence[Gpu], nvml_gpus: Sequence[Gpu]) -> Tuple[Gpu, ...]:

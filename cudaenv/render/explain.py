@@ -70,14 +70,18 @@ def context_lines(ctx: Optional[ProbeContext]) -> List[str]:
     return lines
 
 
+CONFIDENCE_WORDS = {"high": N_("high"), "medium": N_("medium"), "low": N_("low")}  # how sure a match is (explain/rank.py)
+
+
 def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] = (), others: Sequence[ErrorMatch] = ()) -> str:
     out = wrap("%s: %s" % (match.id, printable(tr(match.title))), "", "  ", width, newlines=False)
     if match.matched:
         head = "  " + t("matched: ")
         out.append(head + fit(printable(" ".join(match.matched.split())), width - width_of(head)))
     if match.confidence in ("medium", "low"):
-        why = "; ".join(match.notes)
-        out += wrap(t("confidence: %s%s", match.confidence, " (%s)" % why if why else ""), "  ", "    ", width, newlines=False)
+        why = t("; ").join(tr(n) for n in match.notes)  # (each note a marked message: explain/rank.py)
+        out += wrap(t("confidence: %s%s", t(CONFIDENCE_WORDS.get(match.confidence, match.confidence)), t(" (%s)", why) if why else ""), "  ", "    ", width,
+                    newlines=False)
     out.append("")
     out += _prose(match.explanation, "  ", width)
     for line in list(match.details) + list(context):

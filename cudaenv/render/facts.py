@@ -277,7 +277,7 @@ def _notes(s, view, width: int = WIDTH) -> List[str]:
         return item(t("none"), bullet="")
     lines: List[str] = []
     for n in s.notes:
-        lines += item("%s: %s" % (n.probe, tr(n.message)))
+        lines += item(t("%s: %s", n.probe, n.message))
     return lines
 
 

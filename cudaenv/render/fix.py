@@ -89,39 +89,42 @@ def render_driver(steps: Sequence[str]) -> str:
 
 def render_install(outcome: Any, python: str, installer: str) -> str:
     lines: List[str] = ["  | %s" % line for line in printable_lines(outcome.output)]
-    t = outcome.after.torch if outcome.after is not None else None
-    now = t.version if t is not None and t.installed else None
+    after = outcome.after.torch if outcome.after is not None else None
+    now = after.version if after is not None and after.installed else None
     old = outcome.before
     if outcome.unreachable:
-        return ("\nThe index cannot be reached (%s): the install was not run and nothing was changed.\n"
-                "Check the network or the index (--index-base, CUDAENV_TORCH_INDEX), then run `cudaenv fix` again.\n"
-                % printable(outcome.unreachable))
+        return t("\nThe index cannot be reached (%s): the install was not run and nothing was changed.\n"
+                 "Check the network or the index (--index-base, CUDAENV_TORCH_INDEX), then run `cudaenv fix` again.\n",
+                 printable(outcome.unreachable))
     if not outcome.ok:
         if outcome.timed_out:
-            lines.append("\nThe install was stopped after %s (CUDAENV_INSTALL_TIMEOUT)." % seconds_text(outcome.timeout))
+            lines.append(t("\nThe install was stopped after %s (CUDAENV_INSTALL_TIMEOUT).", seconds_text(outcome.timeout)))
         else:
-            lines.append("\nThe install failed: %s exited with status %s after %s." % (
-                outcome.argv[0] if installer not in ("uv", "conda", "pixi") else installer, outcome.code, seconds_text(outcome.seconds)))
-        lines.append("torch in %s is now: %s (before: %s)." % (python, now or "not installed", old or "not installed"))
+            lines.append(t("\nThe install failed: %s exited with status %s after %s.",
+                           outcome.argv[0] if installer not in ("uv", "conda", "pixi") else installer, outcome.code,
+                           seconds_text(outcome.seconds)))
+        lines.append(t("torch in %s is now: %s (before: %s).", python, now or t("not installed"), old or t("not installed")))
         if installer == "uv":
-            lines.append("uv does not promise to restore the previous torch after a failure: check it before use.")
+            lines.append(t("uv does not promise to restore the previous torch after a failure: check it before use."))
         elif installer in ("conda", "pixi"):
-            lines.append("%s may have changed part of the environment before it stopped: check it with `cudaenv doctor` "
-                         "before use." % installer)
+            lines.append(t("%s may have changed part of the environment before it stopped: check it with `cudaenv doctor` "
+                           "before use.", installer))
         elif outcome.timed_out:
-            lines.append("pip was killed mid-way, so the environment may be half-installed: "
-                         "run `%s -m pip install --force-reinstall %s` to repair it." % (python, "torch==%s" % old if old else "torch"))
+            lines.append(t("pip was killed mid-way, so the environment may be half-installed: "
+                           "run `%s -m pip install --force-reinstall %s` to repair it.", python,
+                           "torch==%s" % old if old else "torch"))
         else:
-            lines.append("pip resolves and downloads everything before it removes the old torch, and puts the old one back "
-                         "when installing the new one fails; it cannot promise that for a process that is killed.")
+            lines.append(t("pip resolves and downloads everything before it removes the old torch, and puts the old one "
+                           "back when installing the new one fails; it cannot promise that for a process that is killed."))
         return "\n".join(lines) + "\n"
-    head = "\nInstalled in %s. torch in %s: %s -> %s" % (seconds_text(outcome.seconds), python, old or "not installed", now or "not installed")
-    if t is not None and t.installed:
-        head += " (CUDA %s, cuda.is_available() = %s)" % (t.cuda or "none", t.cuda_available)
+    head = t("\nInstalled in %s. torch in %s: %s -> %s", seconds_text(outcome.seconds), python, old or t("not installed"),
+             now or t("not installed"))
+    if after is not None and after.installed:
+        head += t(" (CUDA %s, cuda.is_available() = %s)", after.cuda or t("none"), after.cuda_available)
     lines.append(head)
-    lines += ["still: [%s] %s" % (f.id, f.title) for f in outcome.remaining]
+    lines += [t("still: [%s] %s", f.id, f.title) for f in outcome.remaining]
     if not outcome.remaining:
-        lines.append("The doctor finds no torch problem now.")
+        lines.append(t("The doctor finds no torch problem now."))
     return "\n".join(lines) + "\n"
 
 

@@ -39,10 +39,18 @@ def headline(summary) -> str:
     return t(", ").join(parts)
 
 
+VALUES = {"none": N_("none"), "unknown": N_("unknown")}  # a dimension's value in words (cudaenv.fleet.summary)
+
+
+def _value(value: str) -> str:
+    """A configuration value as shown: the words ``none`` and ``unknown`` in the reader's language, the rest as is."""
+    return t(VALUES[value]) if value in VALUES else printable(value)
+
+
 def _deviation_text(node, reference) -> str:
     ref = dict(reference)
     config = dict(node.config)
-    return t("; ").join(t("%s %s (not %s)", _label(k), printable(config.get(k, "")), printable(ref.get(k, "")))
+    return t("; ").join(t("%s %s (not %s)", _label(k), _value(config.get(k, "")), _value(ref.get(k, "")))
                         for k in node.deviations)
 
 
@@ -106,13 +114,13 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             if summary.reference == "baseline" else t("the %s's value", summary.reference)
         out += ["", paint(t("Configuration"), "bold", color) + t(" (* %s; node counts)", reference)]
         for group in summary.dimensions:
-            items = ["%s%s (%d)" % ("*" if v.reference else "", fit(printable(v.value), 40), v.nodes) for v in group.values]
+            items = ["%s%s (%d)" % ("*" if v.reference else "", fit(_value(v.value), 40), v.nodes) for v in group.values]
             out += wrap("   ".join(items[:8]) + ("   " + t("+%d more", len(items) - 8) if len(items) > 8 else ""),
                         first="  %s " % pad(_label(group.dimension), 12), width=width, long_words="fit")
         if len(summary.configurations) > 1:
             out += ["", t("%s whole configurations; the largest:", len(summary.configurations))]
             for c in summary.configurations[:5]:
-                values = ", ".join(printable(v) for _, v in c.config)
+                values = t(", ").join(_value(v) for _, v in c.config)
                 out += wrap(values, first="  %s%6d  " % ("*" if c.reference else " ", c.nodes), width=width, long_words="fit")
     if summary.findings:
         out += ["", paint(t("Findings"), "bold", color) + t(" (nodes)")]
@@ -136,7 +144,7 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             out.append("  " + t("... %d more (--all lists every node)", len(summary.image.nodes) - len(shown)))
     deviating = [n for n in summary.nodes if n.deviations]
     if deviating:
-        out += ["", paint(t("Deviating nodes"), "bold", color) + " (%d)" % len(deviating)]
+        out += ["", paint(t("Deviating nodes"), "bold", color) + t(" (%d)", len(deviating))]
         shown = deviating if all_nodes else deviating[:LIST_LIMIT]
         for n in shown:
             out += _named(n.name, _deviation_text(n, summary.reference_config), width)
@@ -144,23 +152,23 @@ def render_text(summary, all_nodes: bool = False, width: int = WIDTH, color: boo
             out.append("  " + t("... %d more (--all lists every node)", len(deviating) - len(shown)))
     failing = [n for n in summary.nodes if n.errors]
     if failing:
-        out += ["", paint(t("Nodes with errors"), "bold", color) + " (%d)" % len(failing)]
+        out += ["", paint(t("Nodes with errors"), "bold", color) + t(" (%d)", len(failing))]
         shown = failing if all_nodes else failing[:LIST_LIMIT]
         for n in shown:
             out += _named(n.name, ", ".join(printable(e) for e in n.errors), width)
         if len(shown) < len(failing):
             out.append("  " + t("... %d more (--all lists every node)", len(failing) - len(shown)))
     if summary.unreadable:
-        out += ["", paint(t("Unreadable reports"), "bold", color) + " (%d)" % len(summary.unreadable)]
+        out += ["", paint(t("Unreadable reports"), "bold", color) + t(" (%d)", len(summary.unreadable))]
         shown = summary.unreadable if all_nodes else summary.unreadable[:LIST_LIMIT]
         for u in shown:
-            out += wrap(printable(tr(u.why)), first="  %s: " % fit(printable(u.file), width // 2), rest="    ", width=width)
+            out += wrap(printable(tr(u.why)), first="  " + t("%s: ", fit(printable(u.file), width // 2)), rest="    ", width=width)
         if len(shown) < len(summary.unreadable):
             out.append("  " + t("... %d more (--all lists them all)", len(summary.unreadable) - len(shown)))
     if summary.notes:
         out += [""] + [line for note in summary.notes for line in wrap(printable(tr(note)), first=t("note: "), width=width)]
     if all_nodes and summary.nodes:
-        out += ["", paint(t("Every node"), "bold", color) + " (%d)" % len(summary.nodes)]
+        out += ["", paint(t("Every node"), "bold", color) + t(" (%d)", len(summary.nodes))]
         for n in summary.nodes:
             cfg = dict(n.config)
             state = t("error") if n.errors else t("deviates") if n.deviations else t("ok")

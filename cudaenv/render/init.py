@@ -14,9 +14,11 @@ def render_block(hook_line: str, how: str) -> str:
 
 
 def render_hook_installed(outcome) -> str:
-    """What ``--install`` did (for stderr)."""
+    """What ``--install`` did (for stderr), in the reader's language (the hook line as it is: it is pasted)."""
+    from cudaenv.core.i18n import t
+
     if outcome.kind == "present":
-        return "cudaenv: the hook is already in %s; nothing changed\n" % outcome.rc
-    backup = " (backup: %s)" % outcome.backup if outcome.backup else ""
-    return ("cudaenv: added the hook to %s%s\n" % (outcome.rc, backup)
-            + "cudaenv: open a new shell, or run: %s\n" % outcome.shell.hook_line)
+        return "cudaenv: " + t("the hook is already in %s; nothing changed", outcome.rc) + "\n"
+    backup = t(" (backup: %s)", outcome.backup) if outcome.backup else ""
+    return ("cudaenv: " + t("added the hook to %s%s", outcome.rc, backup) + "\n"
+            + "cudaenv: " + t("open a new shell, or run: %s", outcome.shell.hook_line) + "\n")

@@ -22,7 +22,7 @@ def _gpu(g) -> str:
                     else "%d MiB" % g.memory_total_mib)
     if g.uuid:
         bits.append(printable(g.uuid))
-    return "GPU %d: %s" % (g.index, ", ".join(bits))
+    return t("GPU %d: %s", g.index, t(", ").join(bits))
 
 
 def fact_lines(facts) -> List[str]:

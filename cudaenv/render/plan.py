@@ -25,7 +25,7 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
     between shell words (render.text.wrap_command); ``sudo`` only where the plan says it is needed and present."""
     lines: List[str] = []
     if plan.targets:
-        targets = "; ".join(t("CUDA %s at %s (%s)", printable(tk.version or "?"), printable(tk.path),
+        targets = t("; ").join(t("CUDA %s at %s (%s)", printable(tk.version or "?"), printable(tk.path),
                               printable(t("unknown") if tk.install_method == "unknown" else tk.install_method))
                             for tk in plan.targets)
         lines += wrap(t("Plan: remove %s", targets), "", "  ", width, long_words="keep")
@@ -38,7 +38,7 @@ def render_plan_text(plan: Plan, width: int = WIDTH) -> str:
     for n, step in enumerate(plan.steps, 1):
         tags = [tag for tag, on in ((N_("root"), step.needs_root), (N_("removes"), step.destructive)) if on]
         lines.append("")
-        head = "%d. %s" % (n, ("[%s] " % ", ".join(t(tag) for tag in tags)) if tags else "")
+        head = "%d. %s" % (n, ("[%s] " % t(", ").join(t(tag) for tag in tags)) if tags else "")
         lines += wrap(printable(tr(step.description)), head, "   ", width, long_words="keep")
         for d in step.details:
             lines += wrap(printable(tr(d)), "     ", "       ", width, long_words="keep")

@@ -99,10 +99,10 @@ def _driver(s, view) -> List[Check]:
         driver = t(", ").join(bits)
     else:
         failed = view.failed_tools
-        driver = t("none") + ("" if not failed else " (%s)" % "; ".join(
-            "%s: %s" % (f.tool, f.failure or (t(TOOL_STATES[f.status]) if f.status in TOOL_STATES else f.status)) for f in failed))
+        driver = t("none") + ("" if not failed else t(" (%s)", t("; ").join(
+            t("%s: %s", f.tool, f.failure or (t(TOOL_STATES[f.status]) if f.status in TOOL_STATES else f.status)) for f in failed)))
     if s.gpus:
-        gpus = "; ".join(t("GPU %d: %s, compute %s", g.index, g.name or "?", _cc(g)) for g in s.gpus)
+        gpus = t("; ").join(t("GPU %d: %s, compute %s", g.index, g.name or "?", _cc(g)) for g in s.gpus)
     elif s.platform.pci_nvidia_devices:
         gpus = t("on the PCI bus: %s", ", ".join(s.platform.pci_nvidia_devices))
     else:
@@ -434,7 +434,7 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
         out.append("")
         out.append(_paint(t("Notes"), "bold", color))
         for n in s.notes:
-            out += _wrap(printable("%s: %s" % (n.probe, tr(n.message))), "  - ", "    ", width)
+            out += _wrap(printable(t("%s: %s", n.probe, n.message)), "  - ", "    ", width)
     if not problems:
         out.append("")
         out.append(_paint(t("No problems found."), "ok", color))

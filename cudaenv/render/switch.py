@@ -27,9 +27,10 @@ def render_installed(toolkits: Sequence[Toolkit], system: str = "linux", width: 
     rows = []
     for tk in sorted(toolkits, key=lambda tk: (version_key(tk.version), tk.path), reverse=True):
         flags = [f for f, on in ((t("active"), tk.active), ("/usr/local/cuda", tk.is_link_target)) if on]
-        row = "  %-10s %s%s" % (tk.version or "?", printable(tk.path), ("  (%s)" % ", ".join(flags)) if flags else "")
+        said = t("(%s)", t(", ").join(flags)) if flags else ""  # (full-width in Chinese)
+        row = "  %-10s %s%s" % (tk.version or "?", printable(tk.path), ("  " + said) if said else "")
         if width_of(row) > width:
-            row = ("  %-10s %s" % (tk.version or "?", "(%s)" % ", ".join(flags) if flags else "")).rstrip() + "\n    " + printable(tk.path)
+            row = ("  %-10s %s" % (tk.version or "?", said)).rstrip() + "\n    " + printable(tk.path)
         rows.append(row)
     return t("installed CUDA toolkits:") + "\n" + "\n".join(rows)
 

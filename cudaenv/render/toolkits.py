@@ -32,7 +32,7 @@ def render_toolkit_table(state, view, notes: Sequence[Any] = (), system: str = "
     if not state.toolkits:
         lines.append(t("No CUDA toolkit found."))
         if places:
-            lines += _wrap(t("Looked in %s.", ", ".join(t(place) for place in places)), width)  # data/toolkit_places.txt
+            lines += _wrap(t("Looked in %s.", t(", ").join(t(place) for place in places)), width)  # data/toolkit_places.txt
         sep = ";" if system == "windows" else ":"
         example = "D:\\cuda" if system == "windows" else "/sw/cuda"
         lines += _wrap(

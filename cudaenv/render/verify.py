@@ -116,7 +116,7 @@ def render_devices(report, color: bool = False, width: int = WIDTH) -> str:
     if report.problem is not None:
         p = report.problem
         lines.append("")
-        lines += _wrap("%s: %s" % (_mark(False, color), tr(p.message)), "", width)
+        lines += _wrap(t("%s: %s", _mark(False, color), p.message), "", width)  # (the message said by t: marked)
         if p.error is not None:
             lines += render_error(p.error, width=width)
         lines.append("")
@@ -181,9 +181,9 @@ def render_distributed(report, color: bool = False, width: int = WIDTH) -> str:
             extra.append("NCCL %s" % r.nccl)
         if r.busbw_gbps is not None:
             extra.append(t("%.2f GB/s all-reduce", r.busbw_gbps))
-        lines.append("  rank %d: %s %s%s" % (r.rank, where, _mark(r.ok, color), ("  " + ", ".join(extra)) if extra else ""))
+        lines.append("  " + t("%s: %s", t("rank %d", r.rank), "%s %s%s" % (where, _mark(r.ok, color), ("  " + t(", ").join(extra)) if extra else "")))
         if r.error is not None:
-            lines += _wrap("%s: %s" % (r.error.stage or t("error"), tr(r.error.message)), "    ", width)
+            lines += _wrap(t("%s: %s", r.error.stage or t("error"), tr(r.error.message)), "    ", width)
         else:
             for c in r.checks:
                 if not c.ok:

@@ -24,11 +24,13 @@ PLACEHOLDER = LazyPattern(r"__CUDAENV_([A-Z_]+)__")
 
 class UnknownShell(ValueError):
     def __init__(self, name: str, detected: bool = False):
+        from cudaenv.core.i18n import M  # (only on this error's path: `use` imports no mark otherwise)
+
         self.name = name
         if detected:
-            msg = "cannot tell which shell this is (SHELL=%s)" % (name or "unset")
+            msg = M("cannot tell which shell this is (SHELL=%s)", name or "unset")
         else:
-            msg = "unknown shell %r" % name
+            msg = M("unknown shell %r", name)
         super().__init__(msg)
         self.message = msg
 

@@ -255,6 +255,6 @@ def _dist_problem(python, backend, nproc, problem, hint: str = ""):
     error = problem.error if problem is not None else VerifyError(None, M("torch could not be checked in %s", python))
     message = problem.message if problem is not None else error.message
     if hint:
-        message += " (%s)" % hint
+        message += M(" (%s)", hint)
     error = replace(error, id=problem.id if problem else error.id, message=message, stage="setup")
     return DistributedReport(python, backend, nproc, False, (), error)

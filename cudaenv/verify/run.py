@@ -45,18 +45,19 @@ def machine_problem(host: Host, python: str, symptom: Optional[Problem] = None) 
         return None
     also = ()
     if symptom is not None:
-        also = ("torch: %s" % symptom.message,)
+        also = (M("torch: %s", symptom.message),)
     for f in diagnose(snapshot):
         if f.section in MACHINE_SECTIONS and f.severity in ("error", "warning"):
             message = M("nothing can run on a GPU here: %s", f.title)
-            return Problem(f.id, message, VerifyError(f.id, "nothing can run on a GPU here", "setup", f.title, f.detail, also,
+            return Problem(f.id, message, VerifyError(f.id, M("nothing can run on a GPU here"), "setup", f.title, f.detail, also,
                                                       fix=tuple(f.fix)))
     if symptom is not None and symptom.id != "torch-cpu-only":
         return None  # a CUDA torch that sees no GPU already says that nvidia-smi and NVML see none either
     if snapshot.driver is None and not snapshot.platform.dev_nvidia:
-        message = "nothing can run on a GPU here: no NVIDIA driver answers (nvidia-smi, NVML) and there is no /dev/nvidia* device"
-        return Problem("no-gpu", message, VerifyError("no-gpu", message, "setup", "no NVIDIA GPU on this machine", None, also,
-                                                      ("cudaenv verify --cpu    (the same checks on the CPU)",)))
+        message = M("nothing can run on a GPU here: no NVIDIA driver answers (nvidia-smi, NVML) and there is no /dev/nvidia* "
+                    "device")
+        return Problem("no-gpu", message, VerifyError("no-gpu", message, "setup", M("no NVIDIA GPU on this machine"), None, also,
+                                                      (M("cudaenv verify --cpu    (the same checks on the CPU)"),)))
     return None
 
 
@@ -229,7 +230,7 @@ def _distributed(host, python: str, args, hardware):
             problem = _no_gpu_problem(report, python)
             if problem.id in NO_GPU_SYMPTOMS:
                 problem = machine_problem(host, python, problem) or problem
-            return _dist_problem(python, backend, nproc or 0, problem, "NCCL needs GPUs; --backend gloo checks the process group on the CPU")
+            return _dist_problem(python, backend, nproc or 0, problem, M("NCCL needs GPUs; --backend gloo checks the process group on the CPU"))
         if nproc is None:
             nproc = count or 2
     if hardware is None and backend == "nccl":

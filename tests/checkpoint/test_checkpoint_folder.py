@@ -373,8 +373,10 @@ def test_dcp_transforms_are_read_from_the_metadata_and_said_before_anything_is_w
 
     set_language(CHINESE)  # what reading it needs is the table's words, said in the reader's language too
     try:
-        said = ["".join(tr(n).split()) for n in r.notes]
-        assert any("torch只有在有读取它的Python里的zstandard或pyzstd模块时才能读取它们" in n for n in said), said
+        said = [tr(n) for n in r.notes]  # (exact: the table's Chinese words take no blanks beside them; a colon and
+        # a full-width semicolon set the value apart, so an untranslated, English value would read right too)
+        assert "1 个条目经由 stream.zstd/1 保存（压缩过）：torch 读取它们需要：读取它的 Python 里的 zstandard 或 pyzstd " \
+               "模块；cudaenv 不解压任何东西，所以没有遍历它们的字节" in said, said
     finally:
         set_language(ENGLISH)
     assert any(v.why == "stored through stream.zstd/1: its bytes are transformed, not walked" for v in r.verdict_reasons)

@@ -101,7 +101,7 @@ def test_help_in_chinese_for_every_command(cli, monkeypatch, capsys, columns):
         zh = _help(cli, monkeypatch, capsys, columns, argv, dict(env, **ZH))
         assert english.startswith("usage: cudaenv") and "show this help message and exit" in english, argv
         assert zh.startswith("用法：cudaenv") and "显示此帮助信息并退出" in zh and "usage:" not in zh, argv
-        assert ("选项:" in zh) and ("options:" not in zh), argv  # argparse's section titles
+        assert ("选项：" in zh) and ("options:" not in zh), argv  # argparse's section titles (a full-width colon)
         same = {line.strip() for line in english.splitlines()}  # a usage line English cannot break either (its indent
         long = [line for line in zh.splitlines()  # follows the prefix: "用法：" is three characters, six columns)
                 if width_of(line) > columns and line.strip() not in same and not columns_matrix._one_word(line)]

@@ -96,6 +96,7 @@ WORD_VALUES = {
     "this looks like an rpm install but rpm is not installed here, so %s cannot be read; on the machine itself run `%s` "
     "to name them",  # 驱动包
     "%s shows: %s%s",  # 内核日志（journalctl -k）
+    "%s did not check out (verdict %s: %s); nothing was written",  # 改写后的文件
 }
 
 

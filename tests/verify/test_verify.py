@@ -363,6 +363,16 @@ def test_distributed_missing_rank_and_timeout():
     assert rep.error.id == "dist-timeout" and "did not finish within 30 s" in rep.error.message
 
 
+def test_distributed_ranks_are_said_in_chinese(chinese):
+    """Issue 33: each rank's line and its error's stage took an ASCII colon and English list commas in Chinese."""
+    from cudaenv.render.verify import render_distributed
+
+    texts = ranks_from("verify-dist-nccl-rank0-system-error.jsonl", "verify-dist-nccl-rank1-ok.jsonl")
+    text = render_distributed(distributed_result("p", "nccl", 2, texts, ok_result(code=1), 120))
+    assert "  rank 0：cuda:0" in text and "  rank 1：cuda:1" in text, text
+    assert "rank 0:" not in text and "rank 1:" not in text
+
+
 def test_plan_distributed_argv():
     argv = plan_distributed_argv("/venv/bin/python", "/tmp/x/verify_dist.py", 4, "nccl", "/tmp/x/results", 110)
     assert argv[:6] == ["/venv/bin/python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "4"]

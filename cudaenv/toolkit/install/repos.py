@@ -88,4 +88,16 @@ def plan_commands(version: str, distro_id: Optional[str], distro_version: Option
     mm = ".".join(str(x) for x in version_key(version)[:2])
     conda = tuple(filled_message(step, step.format(mm=mm), {"mm": mm}) if "#" in step else step.format(mm=mm)
                   for step in row("conda", tbl)["steps"])
-    return steps + (M("# or, without root:"),) + conda, tbl["sources"][r["source"]]
+    return steps + (M("# or, without root:"),) + conda, source_text(tbl["sources"][r["source"]])
+
+
+def source_text(source: str):
+    """A table's source as people read it: ``URL (note)``, its note in words (tools/po.py reads the notes of the
+    sources the rows name), said in the reader's language; the URL as it is."""
+    from cudaenv.core.i18n import M, filled_message
+
+    url, sep, note = source.partition(" (")
+    if not sep or not note.endswith(")") or not note[:-1].strip():
+        return source
+    note = note[:-1]
+    return M("%s (%s)", url, filled_message(note, note, {}))

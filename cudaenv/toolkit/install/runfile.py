@@ -11,7 +11,7 @@ import os
 
 from cudaenv.core.errors import UserError
 from cudaenv.core.text import printable
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, listing
 
 
 def runfile_argv(sh: str, runfile: str, toolkit: str, tmp: str, table=None) -> list:
@@ -41,7 +41,7 @@ def install_runfile(host, path: str, spec: str, base: str, reinstall: bool, time
     except OSError as exc:
         raise UserError(M("cannot read %s: %s", printable(path), printable(exc.strerror or exc)))
     if report.verdict not in ("ok", "unverified"):
-        raise UserError(M("%s failed check-installer: %s", printable(path), printable("; ".join(report.problems) or report.verdict)),
+        raise UserError(M("%s failed check-installer: %s", printable(path), listing(M("; "), report.problems, printable) or printable(report.verdict)),
                         hint=M("`cudaenv check-installer %s` says why; download it again", printable(path)), exit_code=1)
     if report.toolkit_version and not names_version(spec, report.toolkit_version):
         raise UserError(M("%s holds CUDA %s, not %s", printable(path), printable(report.toolkit_version), spec))

@@ -12,6 +12,7 @@ never a program of the toolkit being assembled.
 import os
 from typing import Optional, Sequence, Tuple
 
+from cudaenv.core.i18n import M
 from cudaenv.parse.cuda_header import driver_entry_points, stub_error_code
 
 COMPILERS = ("cc", "gcc", "clang")
@@ -29,20 +30,20 @@ def build_stub(host, tree: str, work: str, timeout: float = 120.0) -> Tuple[Opti
     """Write ``tree/lib/stubs/libcuda.so``; returns (its path relative to ``tree``, None) or (None, why not)."""
     header = os.path.join(tree, "include", "cuda.h")
     if not os.path.isfile(header):
-        return None, "no lib64/stubs/libcuda.so: the toolkit has no include/cuda.h to build it from"
+        return None, M("no lib64/stubs/libcuda.so: the toolkit has no include/cuda.h to build it from")
     cc = next((p for p in (host.which(c) for c in COMPILERS) if p), None)
     if cc is None:
-        return None, ("no lib64/stubs/libcuda.so: no C compiler (cc, gcc, clang) on PATH, so -lcuda links only where a "
-                      "driver is; install gcc and run the install again with --reinstall")
+        return None, M("no lib64/stubs/libcuda.so: no C compiler (cc, gcc, clang) on PATH, so -lcuda links only where a "
+                       "driver is; install gcc and run the install again with --reinstall")
     names, code = set(), None
     for define in ((), ("-DCUDA_API_PER_THREAD_DEFAULT_STREAM=1",)):
         result = host.run([cc, "-E", "-P", *define, "-I", os.path.join(tree, "include"), header], timeout=timeout)
         if not result.ok or result.truncated:
-            return None, "no lib64/stubs/libcuda.so: %s could not preprocess cuda.h (%s)" % (os.path.basename(cc), result.describe())
+            return None, M("no lib64/stubs/libcuda.so: %s could not preprocess cuda.h (%s)", os.path.basename(cc), result.describe())
         names.update(driver_entry_points(result.stdout))
         code = code if code is not None else stub_error_code(result.stdout)
     if len(names) < 50 or code is None:
-        return None, "no lib64/stubs/libcuda.so: cuda.h declared %d driver entry points (a stub needs the API)" % len(names)
+        return None, M("no lib64/stubs/libcuda.so: cuda.h declared %d driver entry points (a stub needs the API)", len(names))
     source = os.path.join(work, "libcuda_stub.c")
     with open(source, "w", encoding="ascii") as fh:
         fh.write(stub_source(sorted(names), code))
@@ -53,5 +54,5 @@ def build_stub(host, tree: str, work: str, timeout: float = 120.0) -> Tuple[Opti
     if not result.ok or not os.path.isfile(out):
         if os.path.lexists(out):
             os.unlink(out)
-        return None, "no lib64/stubs/libcuda.so: %s could not build it (%s)" % (os.path.basename(cc), result.describe())
+        return None, M("no lib64/stubs/libcuda.so: %s could not build it (%s)", os.path.basename(cc), result.describe())
     return "lib64/stubs/libcuda.so", None
