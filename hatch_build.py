@@ -29,6 +29,11 @@ The start-up bundle: the code of the modules on the path of `cudaenv use` and `c
 `cudaenv` command reads in one ``open`` instead of finding and reading each
 module's ``__pycache__`` file, when the Python running cudaenv has the bytecode of the one that built the wheel and
 each source file is the size it was compiled from (issue 35); elsewhere the modules are imported as usual.
+
+The torch probe's scripts: each pass's one ``-c`` source (``cudaenv/_child/__init__.py``'s ``torch_script``, loaded
+from its file the same way) compiled into ``cudaenv/_child/torch_probe.<pass>.code``, which the child loads instead of
+compiling the source when its interpreter has the bytecode of the one that built the wheel (issue 35: compiling it was
+about a third of `doctor --quick`'s child); another interpreter compiles the source, as an editable install's does.
 """
 
 import importlib.util
@@ -70,6 +75,7 @@ class CustomBuildHook(BuildHookInterface):
         self._compiled = compile_catalogs(self.root, build_data["force_include"])
         self._tables = compile_tables(self.root, build_data["force_include"])
         self._bundle = compile_bundle(self.root, build_data["force_include"])
+        self._children = compile_children(self.root, build_data["force_include"])
         tag = windows_tag()
         if tag:
             build_data["tag"] = "py3-none-" + tag
@@ -77,7 +83,8 @@ class CustomBuildHook(BuildHookInterface):
             build_data["shared_scripts"][SCRIPT] = "cudaenv"
 
     def finalize(self, version, build_data, artifact_path):
-        for folder in (getattr(self, "_compiled", None), getattr(self, "_tables", None), getattr(self, "_bundle", None)):
+        for folder in (getattr(self, "_compiled", None), getattr(self, "_tables", None), getattr(self, "_bundle", None),
+                       getattr(self, "_children", None)):
             if folder:
                 shutil.rmtree(folder, ignore_errors=True)
 
@@ -141,4 +148,26 @@ def compile_bundle(root, force_include):
         with open(target, "wb") as fh:
             fh.write(bundle.build_bundle(root, modules))
         force_include[target] = "cudaenv/cli/" + name
+    return out
+
+
+def compile_children(root, force_include):
+    """Compile the torch probe's scripts (``cudaenv/_child/__init__.py``'s ``torch_script`` and ``compile_code``, loaded
+    from its file) into a temporary folder and map each into the wheel as ``cudaenv/_child/<its CODE_FILES name>``;
+    the temporary folder."""
+    folder = os.path.join(root, "cudaenv", "_child")
+    spec = importlib.util.spec_from_file_location("_cudaenv_child", os.path.join(folder, "__init__.py"))
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+
+    def read(name):  # the bytes as the installed package's reader decodes them (no newline translation)
+        with open(os.path.join(folder, name), "rb") as fh:
+            return fh.read().decode("utf-8")
+
+    out = tempfile.mkdtemp(prefix="cudaenv-child-")
+    for mode, name in sorted(child.CODE_FILES.items()):
+        target = os.path.join(out, name)
+        with open(target, "wb") as fh:
+            fh.write(child.compile_code(child.torch_script(mode, read), importlib.util.MAGIC_NUMBER))
+        force_include[target] = "cudaenv/_child/" + name
     return out

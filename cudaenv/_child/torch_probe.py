@@ -4,7 +4,7 @@ Run by cudaenv as ``python -c <this source> static`` or ``... dynamic`` (or ``..
 interpreter's site-packages dirs, for ``cudaenv uninstall --python``). Stdlib only, Python 3.7+.
 
 * ``static``: never imports torch (under ``-S``, ``doctor --quick``'s, ``site_paths.py`` runs first). Finds the
-  package on sys.path (then ``importlib.util.find_spec``), reads ``torch/version.py`` as text (``ast.literal_eval`` of
+  package on sys.path (then each ``sys.meta_path`` finder's ``find_spec``), reads ``torch/version.py`` as text (``ast.literal_eval`` of
   its assignments, never ``exec``), the distribution's METADATA and INSTALLER, the installed ``nvidia-*``
   distributions, and facts about the interpreter (version, venv, PEP 668 marker, platform tag, site-packages dirs).
 * ``dynamic``: imports torch and asks it about CUDA; every call is guarded, warnings are captured.
@@ -171,15 +171,36 @@ def _scan_path_for_torch():
     return None, None
 
 
+def _meta_path_spec(name):
+    """``importlib.util.find_spec(name)`` for a top-level name not imported yet: each ``sys.meta_path`` finder's
+    ``find_spec`` in turn, as the import system asks them, without importing ``importlib.util`` (about 3 ms of
+    imports in a ``-S`` child, where the scan above already found everything the path finder would). A finder
+    without ``find_spec`` (the legacy protocol) leaves it to ``importlib.util``."""
+    module = sys.modules.get(name)
+    if module is not None:  # (imported already: a .pth import line of the full doctor's child) its own spec
+        spec = getattr(module, "__spec__", None)
+        if spec is None:
+            raise ValueError("%s.__spec__ is None" % name)  # as importlib.util.find_spec says it
+        return spec
+    finders = list(sys.meta_path or ())
+    if not all(callable(getattr(finder, "find_spec", None)) for finder in finders):
+        import importlib.util
+
+        return importlib.util.find_spec(name)
+    for finder in finders:
+        spec = finder.find_spec(name, None, None)
+        if spec is not None:
+            return spec
+    return None
+
+
 def _find_torch_spec():
     """The sys.path scan, then ``importlib.util.find_spec`` for import hooks (editable installs, zips)."""
     kind, path = _scan_path_for_torch()
     if kind is not None:
         return kind, path
     try:
-        import importlib.util
-
-        spec = importlib.util.find_spec("torch")
+        spec = _meta_path_spec("torch")
     except (ImportError, ValueError, AttributeError):
         spec = None
     if spec is None:
@@ -493,6 +514,9 @@ def main(argv):
     if mode == "dynamic":  # the answer is out: stdout and stderr closed (the parent's EOF comes now, not after
         os.closerange(1, 3)  # torch's address space is freed), then no interpreter teardown
         os._exit(0)
+    if sys.flags.no_site:  # the quick read (-S): only this script ran (no .pth code, no atexit function of theirs),
+        sys.stderr.flush()  # so the interpreter's teardown (every module freed one by one) is skipped once the answer
+        os._exit(0)  # is out
     return 0
 
 

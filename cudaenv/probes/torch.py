@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cudaenv.core.i18n import M
 from cudaenv.probes.site_packages import site_packages_from
-from cudaenv.probes.torch_child import MARKER, child_script, parse_child_output
+from cudaenv.probes.torch_child import MARKER, child_command, parse_child_output
 from cudaenv.model.snapshot import Note, Torch, TorchDevice
 from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
@@ -110,7 +110,7 @@ def merge_dynamic(torch: Torch, data: Dict[str, Any]) -> Torch:
 
 
 def _child_argv(python: str, mode: str, quick: bool = False) -> List[str]:
-    return [python, *(("-S",) if quick else ()), "-c", child_script(mode), mode]
+    return [python, *(("-S",) if quick else ()), "-c", child_command(mode), mode]
 
 
 def _until(mode: str) -> Optional[bytes]:

@@ -11,29 +11,26 @@ if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (i
 MARKER = "CUDAENV_TORCH_PROBE "
 
 
-STATIC_BEGIN, STATIC_END = "# static pass {", "# } static pass"  # the script's blocks the dynamic pass leaves out
-
-
 def child_script(mode: str = "static") -> str:
     """The source of the child script, read from the installed package when needed (never at import time):
     ``site_paths.py`` (what the static pass uses under ``-S``) then ``torch_probe.py``, as one ``-c`` source. For the
-    ``dynamic`` pass (never under ``-S``), ``torch_probe.py`` alone without the blocks between ``STATIC_BEGIN`` and
+    ``dynamic`` pass (never under ``-S``), ``torch_probe.py`` alone without the blocks between ``cudaenv._child``'s ``STATIC_BEGIN`` and
     ``STATIC_END`` lines (the static and site-packages passes' code): a third of it, compiled in the child before its
     ``import torch``."""
-    from cudaenv._child import source
+    from cudaenv._child import torch_script
 
-    text = source("torch_probe.py")
-    if mode != "dynamic":
-        return source("site_paths.py") + "\n\n" + text
-    kept, skip = [], False
-    for line in text.splitlines(True):
-        if line.startswith(STATIC_BEGIN):
-            skip = True
-        elif line.startswith(STATIC_END):
-            skip = False
-        elif not skip:
-            kept.append(line)
-    return "".join(kept)
+    return torch_script(mode)
+
+
+def child_command(mode: str = "static") -> str:
+    """The ``-c`` source the child runs for ``mode``: :func:`child_script`'s, loaded from its compiled file where the
+    installed package has one and the child's interpreter has the bytecode it was compiled to (``cudaenv._child``'s
+    ``code_loader``: compiling the script is about a third of the quick read's CPU), else compiled in the child."""
+    from cudaenv._child import code_file, code_loader
+
+    text = child_script(mode)
+    path = code_file(mode)
+    return code_loader(text, path) if path is not None else text
 
 
 def parse_child_output(text: str, marker: str = MARKER) -> Optional[Dict[str, Any]]:
