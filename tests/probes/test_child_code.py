@@ -23,10 +23,10 @@ COUNT_COMPILES = ("import os, sys\n"
                   "        os.write(2, b'COMPILED <string>\\n')\n"
                   "sys.addaudithook(_audit)\n")
 
-# the modules loaded, written out when the -S child ends (through os._exit)
-LIST_MODULES_AT_EXIT = ("import os, sys\n_exit = os._exit\n"
-                        "def _listed(code):\n    sys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
-                        "    sys.stdout.flush()\n    _exit(code)\nos._exit = _listed\n")
+# the modules loaded, written out when the -S child closes its output (its end, through os._exit)
+LIST_MODULES_AT_EXIT = ("import os, sys\n_closerange = os.closerange\n"
+                        "def _listed(low, high):\n    sys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+                        "    sys.stdout.flush()\n    _closerange(low, high)\nos.closerange = _listed\n")
 
 
 def run_child(source, mode, tmp_path, flags=("-S",), pythonpath="", **env):

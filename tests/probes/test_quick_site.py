@@ -172,10 +172,10 @@ CHILD_MAY_IMPORT = ("site", "_sitebuiltins", "sysconfig", "_sysconfigdata", "_im
                     "_aix_support", "threading", "_weakrefset", "warnings", "rlcompleter")
 
 
-# put before the child's -c source: the modules loaded are written out when the -S child ends (through os._exit)
-LIST_MODULES_AT_EXIT = ("import os, sys\n_exit = os._exit\n"
-                        "def _listed(code):\n    sys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
-                        "    sys.stdout.flush()\n    _exit(code)\nos._exit = _listed\n")
+# put before the child's -c source: the modules loaded are written out when the -S child closes its output (its end)
+LIST_MODULES_AT_EXIT = ("import os, sys\n_closerange = os.closerange\n"
+                        "def _listed(low, high):\n    sys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+                        "    sys.stdout.flush()\n    _closerange(low, high)\nos.closerange = _listed\n")
 
 
 def test_the_quick_child_imports_only_site_and_sysconfig(coded_venv):
