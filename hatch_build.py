@@ -31,9 +31,10 @@ module's ``__pycache__`` file, when the Python running cudaenv has the bytecode 
 each source file is the size it was compiled from (issue 35); elsewhere the modules are imported as usual.
 
 The torch probe's scripts: each pass's one ``-c`` source (``cudaenv/_child/__init__.py``'s ``torch_script``, loaded
-from its file the same way) compiled into ``cudaenv/_child/torch_probe.<pass>.code``, which the child loads instead of
-compiling the source when its interpreter has the bytecode of the one that built the wheel (issue 35: compiling it was
-about a third of `doctor --quick`'s child); another interpreter compiles the source, as an editable install's does.
+from its file the same way) compiled into ``cudaenv/_child/torch_probe.<pass>.code``, whose code the child loads
+instead of compiling the source where it runs the interpreter cudaenv runs in, with the bytecode of the one that built
+the wheel (issue 35: compiling it was about a third of `doctor --quick`'s child); another interpreter is handed the
+source, as with an editable install.
 """
 
 import importlib.util

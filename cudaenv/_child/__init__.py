@@ -64,9 +64,11 @@ def torch_script(mode: str = "static", read=source) -> str:
 
 
 # The torch probe's scripts compiled when the wheel is built (hatch_build.py compile_children), one file a pass
-# (CODE_FILES): the format line with the builder's bytecode magic number, then the marshalled (source, code). The
-# child compiles its 24 KB source in 3.5 to 7 ms, more than its own work under -S; a child whose interpreter has that
-# magic number loads the code instead (code_loader's source), any other compiles the source as before.
+# (CODE_FILES): a format line (CODE_FORMAT, the builder's bytecode magic number, the script's length in characters,
+# the length of the next part), the marshalled script text, then its marshalled code. Compiling the 24 KB source was
+# about a third of the quick read's child (3.5 to 7 ms, more than its own work under -S): where the child runs the
+# interpreter cudaenv runs in (the same file; code_usable checks the rest), it is handed code_loader's few lines instead
+# of the source, and loads the code; anywhere else it gets the source as before.
 CODE_FORMAT = b"cudaenv-child-code 1"
 CODE_FILES = {"static": "torch_probe.static.code", "dynamic": "torch_probe.dynamic.code"}
 CODE_LIMIT = 4 * 1024 * 1024
@@ -77,7 +79,9 @@ def compile_code(text: str, magic: bytes) -> bytes:
     flags, no optimisation), after the format line naming ``magic`` (the compiling interpreter's)."""
     import marshal
 
-    return b"%s %s\n" % (CODE_FORMAT, magic.hex().encode()) + marshal.dumps((text, compile(text, "<string>", "exec", dont_inherit=True)))
+    body = marshal.dumps(text)
+    code = marshal.dumps(compile(text, "<string>", "exec", dont_inherit=True))
+    return b"%s %s %d %d\n" % (CODE_FORMAT, magic.hex().encode(), len(text), len(body)) + body + code
 
 
 def code_file(mode: str):
@@ -87,32 +91,39 @@ def code_file(mode: str):
     return path if os.path.isfile(path) else None
 
 
-# The -c source that runs a compiled script: its code from the file when the file is a regular file in the format,
-# with this interpreter's magic number, no -O, and the very source given here (the check that it was compiled from
-# it); else the source compiled as the plain -c would. Python 3.7+, stdlib only; what the script sees is what the
-# plain -c gives it (its globals are __main__'s, sys.argv is the same).
+def code_usable(path: str, text: str, magic: bytes) -> bool:
+    """Whether the code file ``path`` holds the script ``text`` (its length: the size check of the start-up bundle)
+    compiled to the bytecode ``magic``: its format line read, bounded, from a regular file."""
+    from cudaenv.host.files import read_regular
+
+    data = read_regular(path, 256)
+    fields = (data or b"").partition(b"\n")[0].split(b" ")
+    return len(fields) == 5 and b" ".join(fields[:2]) == CODE_FORMAT and fields[2] == magic.hex().encode() \
+        and fields[3] == b"%d" % len(text)
+
+
+# The -c source that runs a compiled script from its file (Python 3.7+, stdlib only): its code when the file's magic
+# number is this interpreter's and there is no -O, else its text compiled as the plain -c would compile it. The
+# script's globals are __main__'s and sys.argv is the same, as with the plain -c.
 _LOADER = """import sys
-def _cudaenv_code(path, source):
+def _cudaenv_code(path):
+    import marshal, os, stat
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
-        import marshal, os, stat
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        try:
-            st = os.fstat(fd)
-            data = os.read(fd, st.st_size) if stat.S_ISREG(st.st_mode) and st.st_size <= %(limit)d else b""
-        finally:
-            os.close(fd)
-        head = %(format)r + b" " + sys.modules["_frozen_importlib_external"].MAGIC_NUMBER.hex().encode() + b"\\n"
-        if not sys.flags.optimize and data.startswith(head):
-            text, code = marshal.loads(data[len(head):])
-            if text == source:
-                return code
-    except Exception:
-        pass
-    return compile(source, "<string>", "exec")
-exec(_cudaenv_code(%(path)r, %(source)r))
+        st = os.fstat(fd)
+        data = os.read(fd, st.st_size) if stat.S_ISREG(st.st_mode) and st.st_size <= %(limit)d else b""
+    finally:
+        os.close(fd)
+    head, _, body = data.partition(b"\\n")
+    fields = head.split(b" ")
+    magic = sys.modules["_frozen_importlib_external"].MAGIC_NUMBER.hex().encode()
+    if len(fields) == 5 and b" ".join(fields[:2]) == %(format)r and fields[2] == magic and not sys.flags.optimize:
+        return marshal.loads(body[int(fields[4]):])
+    return compile(marshal.loads(body), "<string>", "exec")
+exec(_cudaenv_code(%(path)r))
 """
 
 
-def code_loader(text: str, path: str) -> str:
-    """The ``-c`` source that runs the script ``text`` from its compiled file ``path`` (:data:`_LOADER`)."""
-    return _LOADER % {"limit": CODE_LIMIT, "format": CODE_FORMAT, "path": path, "source": text}
+def code_loader(path: str) -> str:
+    """The ``-c`` source that runs the compiled script in ``path`` (:data:`_LOADER`)."""
+    return _LOADER % {"limit": CODE_LIMIT, "format": CODE_FORMAT, "path": path}

@@ -22,15 +22,30 @@ def child_script(mode: str = "static") -> str:
     return torch_script(mode)
 
 
-def child_command(mode: str = "static") -> str:
-    """The ``-c`` source the child runs for ``mode``: :func:`child_script`'s, loaded from its compiled file where the
-    installed package has one and the child's interpreter has the bytecode it was compiled to (``cudaenv._child``'s
-    ``code_loader``: compiling the script is about a third of the quick read's CPU), else compiled in the child."""
-    from cudaenv._child import code_file, code_loader
+def child_command(mode: str, python: str, host) -> str:
+    """The ``-c`` source the child ``python`` runs for ``mode``: :func:`child_script`'s, or, where ``python`` is the
+    interpreter cudaenv itself runs in (the same file, on an unrooted host) and the installed package has the script
+    compiled to this interpreter's bytecode, the few lines that load that code (``cudaenv._child.code_loader``: the
+    child compiles nothing; compiling the script was about a third of the quick read's CPU)."""
+    from cudaenv._child import code_file, code_loader, code_usable
 
     text = child_script(mode)
     path = code_file(mode)
-    return code_loader(text, path) if path is not None else text
+    if path is None or not _is_this_interpreter(python, host):
+        return text
+    import sys
+
+    return code_loader(path) if code_usable(path, text, sys.modules["_frozen_importlib_external"].MAGIC_NUMBER) else text
+
+
+def _is_this_interpreter(python: str, host) -> bool:
+    """Whether running ``python`` runs the very file this process's interpreter is (links followed)."""
+    import sys
+
+    if host.rooted or host.system == "windows" or not sys.executable or not python:
+        return False
+    mine = host.resolve(sys.executable)  # (unrooted: this machine's own paths, each resolved by the kernel on Linux)
+    return mine is not None and host.resolve(python) == mine
 
 
 def parse_child_output(text: str, marker: str = MARKER) -> Optional[Dict[str, Any]]:

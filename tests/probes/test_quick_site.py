@@ -184,7 +184,7 @@ def test_the_quick_child_imports_only_site_and_sysconfig(coded_venv):
     from cudaenv.probes.torch_child import child_command, parse_child_output
 
     tmp, site, python = coded_venv
-    code = LIST_MODULES_AT_EXIT + child_command()
+    code = LIST_MODULES_AT_EXIT + child_command("static", str(python), Host(env={}, system="linux"))
     env = {"PATH": TOOLS, "HOME": str(tmp), "PYTHONDONTWRITEBYTECODE": "1"}
     bare = subprocess.run([str(python), "-S", "-c", "import sys; print(' '.join(sorted(sys.modules)))"],
                           capture_output=True, text=True, env=env, timeout=60)
