@@ -21,7 +21,8 @@ from its file: the package is not installed where the wheel is built), so the bu
 The facts tables in the line format: each ``data/NAME.txt`` is compiled to ``cudaenv/data/NAME.txt.marshal`` beside
 it (``cudaenv/core/linetable.py``, loaded from its file the same way), which ``load_table`` reads without parsing when
 the Python running cudaenv is the one that built the wheel (issue 26: `checkpoint inspect` reads two such tables on
-every run); another Python parses the text, as an editable install does.
+every run); another Python parses the text, as an editable install does. The JSON tables (``data/NAME.json``) are
+compiled the same way, to ``NAME.json.marshal`` (issue 35: `doctor --quick` reads eight, about 80 KB of JSON).
 
 The start-up bundle: the code of the modules on the path of `cudaenv use` and `cudaenv list`
 (``cudaenv/cli/bundle.py``'s ``MODULES``, loaded from its file the same way), compiled from their files into
@@ -115,11 +116,12 @@ def compile_catalogs(root, force_include):
 
 
 def compile_tables(root, force_include):
-    """Compile every line-format facts table ``data/NAME.txt`` under ``root`` (``cudaenv/core/linetable.py``, loaded
-    from its file) into a temporary folder and map each into the wheel as ``cudaenv/data/NAME.txt.marshal``, beside the
-    text; the temporary folder (None when there is no such table)."""
+    """Compile every facts table under ``root``, the line-format ``data/NAME.txt`` and the JSON ``data/NAME.json``
+    (``cudaenv/core/linetable.py``, loaded from its file), into a temporary folder and map each into the wheel as
+    ``cudaenv/data/NAME.txt.marshal`` (``NAME.json.marshal``), beside the text; the temporary folder (None when there
+    is no table)."""
     data = os.path.join(root, "data")
-    names = sorted(n for n in os.listdir(data) if n.endswith(".txt")) if os.path.isdir(data) else []
+    names = sorted(n for n in os.listdir(data) if n.endswith((".txt", ".json"))) if os.path.isdir(data) else []
     if not names:
         return None
     spec = importlib.util.spec_from_file_location("_cudaenv_linetable", os.path.join(root, "cudaenv", "core", "linetable.py"))

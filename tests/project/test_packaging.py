@@ -51,8 +51,8 @@ def test_the_wheel_carries_data_and_shell(wheel):
     assert data and shell
     for name in data:
         assert "cudaenv/data/%s" % name in names
-        if name.endswith(".txt"):  # a line table and its compiled copy (hatch_build.py compile_tables)
-            assert "cudaenv/data/%s.marshal" % name in names
+        # a line table or a JSON table, and its compiled copy (hatch_build.py compile_tables)
+        assert "cudaenv/data/%s.marshal" % name in names
     for name in shell:
         assert "cudaenv/shell/%s" % name in names
     assert "cudaenv/_child/torch_probe.py" in names
