@@ -228,7 +228,6 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     hardware chain run. A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
     """
     import cudaenv
-    from cudaenv.probes.env import probe_env
     from cudaenv.probes.python import find_interpreter
 
     def say(message: str) -> None:
@@ -263,6 +262,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch
     # the toolkits too: only their pip candidates need the static pass's site-packages, which they wait for there
     tk_job = Job(_toolkits, host, tk_notes, _SitePackages(static_job))
+    from cudaenv.probes.env import probe_env  # (after the children's spawn: their start comes first)
+
     env = probe_env(host)
     if beside is not None:
         beside()
