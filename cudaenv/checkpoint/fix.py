@@ -18,7 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from cudaenv.checkpoint.names import EMA_ENTRIES, WEIGHTS_ENTRIES
 from cudaenv.core.errors import UserError
-from cudaenv.core.i18n import M, N_
+from cudaenv.core.i18n import M, N_, said_again
 
 DEVICE = re.compile(r"^(cpu|cuda(:\d{1,4})?|mps|meta|xpu(:\d{1,4})?)$")
 SAFE_FORMATS = ("torch-zip", "torch-legacy")
@@ -477,16 +477,12 @@ def child_changes(result: Dict[str, Any]) -> List[str]:
     said = result.get("said")
     if not isinstance(said, list) or len(said) != len(changes):
         return changes
-    out: List[str] = []
-    for text, pair in zip(changes, said):
-        template, values = (pair + [None, None])[:2] if isinstance(pair, list) else (None, None)
-        if not isinstance(template, str) or template not in CHILD_CHANGES or not isinstance(values, list):
-            out.append(text)
-            continue
-        values = [then([str(p) for p in v]) if isinstance(v, list) else v for v in values]
-        try:
-            message = M(template, *values) if values else M(template)
-        except (TypeError, ValueError):
-            message = None
-        out.append(message if message == text else text)
-    return out
+    return [said_again(text, joined(pair), CHILD_CHANGES) for text, pair in zip(changes, said)]
+
+
+def joined(pair: Any) -> Any:
+    """The child's ``[template, values]`` with each list value (prefixes stripped one after another) said as one
+    :func:`then` message; anything else as it came, for :func:`said_again` to judge."""
+    if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], list):
+        return pair
+    return [pair[0], [then([str(p) for p in v]) if isinstance(v, list) else v for v in pair[1]]]

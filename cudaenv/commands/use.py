@@ -51,8 +51,10 @@ def run(args, ctx) -> int:
     shell = None if args.write else _shell(args, ctx, host.system)
     if shell is None and not args.write:
         return 2
-    found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env) if args.auto else (None, None)
-    toolkits, link, chosen = load_toolkits(host, None if args.off or args.write else spec if args.auto else args.version)
+    from_file = args.auto or (args.version is None and not args.off)  # the hook, or `use` in a project: its .cuda-version
+    found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env) if from_file else (None, None)
+    want = None if args.off or args.write else spec if from_file else args.version  # what load_toolkits may pick
+    toolkits, link, chosen = load_toolkits(host, want)
     try:
         if args.auto:
             if found is not None and spec is None:
@@ -62,16 +64,14 @@ def run(args, ctx) -> int:
         elif args.off:
             change = switch.plan_off(toolkits, ctx.env, host.system, link)
         else:
-            spec = args.version
-            if spec is None:
-                found, spec = version_file_spec(start_dir(ctx.env, ctx.cwd), host, ctx.env)
+            if args.version is None:
                 if found is None:
                     return _fail(ctx, _words("no-version"), toolkits, host.system)
                 if spec is None:
                     return _fail(ctx, _words("names-none", printable(found)), toolkits, host.system)
             else:
-                spec = spec_path(spec, start_dir(ctx.env, ctx.cwd), host, ctx.env)
-            toolkit = chosen if chosen is not None and spec == args.version else select.select_toolkit(toolkits, spec, host.system)  # one pick
+                spec = spec_path(args.version, start_dir(ctx.env, ctx.cwd), host, ctx.env)
+            toolkit = chosen if chosen is not None and spec == want else select.select_toolkit(toolkits, spec, host.system)  # one pick
             written = None
             if args.local:
                 written = write_version_file(ctx.cwd, args.version)

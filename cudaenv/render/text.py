@@ -428,7 +428,7 @@ def wrap_advice(text: str, first: str, rest: str, width: int = WIDTH) -> List[st
         if not lines:
             cont[0] = first + cont[0][len(rest):]
         lines += cont
-    if tail and text[end:end + 1] == "\uff08":  # a Chinese aside written against the command: it stays attached
+    if tail and text[end:end + 1] in ("\uff08", ",", ";"):  # a Chinese aside, or the sentence's comma: it stays attached
         more = wrap(_glue_quoted(tail), lines[-1], rest, width, newlines=False, long_words="keep")
         lines[-1:] = [line.replace(_GLUE, " ") for line in more]
     elif tail:

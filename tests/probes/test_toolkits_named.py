@@ -185,3 +185,33 @@ def test_use_picks_the_toolkit_once(fake_root, cli, monkeypatch):
     toolkits, _link, chosen = load_toolkits(host, "12.1")
     assert chosen is not None and chosen in toolkits and chosen.path == host.local("/sw/cuda/12.1")
     assert load_toolkits(host, "/sw/cuda/12.1")[2] is None  # a path spec: the caller picks
+
+
+def test_use_in_a_project_reads_only_the_toolkits_its_version_file_names(fake_root, cli, monkeypatch):
+    """Counted work (issue 35, review): `cudaenv use` with no version, in a project whose .cuda-version names 12.4,
+    matches the folders by name as `use 12.4` does; it read every toolkit before (the spec was read after the load)."""
+    from cudaenv.probes import toolkits as toolkits_module
+
+    fake_root.toolkit("12.4.131", where="sw/cuda", name="12.4")
+    fake_root.toolkit("12.1.105", where="sw/cuda", name="12.1")
+    every = []
+    real = toolkits_module.probe_toolkits
+
+    def counting(*args, **kwargs):
+        every.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(toolkits_module, "probe_toolkits", counting)
+    project = fake_root.path / "project"
+    project.mkdir()
+    (project / ".cuda-version").write_text("12.4\n")
+    env = {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": "/usr/bin", "CUDAENV_ROOT": str(fake_root.path), "PWD": str(project)}
+    monkeypatch.chdir(project)
+    for argv in (["use", "--shell", "bash"], ["use", "12.4", "--shell", "bash"], ["use", "--auto", "--shell", "bash"]):
+        result = cli(*argv, env=env)
+        assert result.code == 0, result.err
+        assert "%s/sw/cuda/12.4/bin" % fake_root.path in result.out
+    assert every == []  # each read only the folders named 12.4 (and none PATH names)
+    (project / ".cuda-version").write_text("13.0\n")  # names no toolkit here: every toolkit is read, to list them
+    result = cli("use", "--shell", "bash", env=env)
+    assert result.code != 0 and "12.4" in result.err and len(every) == 1

@@ -371,3 +371,14 @@ def test_the_verbose_facts_follow_the_terminal_width():
         text = render_report(s, diagnose(s), build_view(s), verbose=True, width=width)
         assert "Facts (--verbose" in text and "nvidia-nccl-cu13" in text
         assert max(len(line) for line in text.splitlines()) <= width, width
+
+
+def test_the_sentence_s_comma_after_a_command_stays_against_it():
+    # review: "cudaenv install 12.9 --plan    , or --runfile FILE": the comma after the command was set off like a note
+    from cudaenv.render.text import wrap_advice
+
+    text = "where none is installed: cudaenv install 12.9 --plan, or --runfile FILE"
+    assert wrap_advice(text, "    - ", "      ", 80) == ["    - " + text]
+    lines = wrap_advice(text, "    - ", "      ", 50)
+    assert "cudaenv install 12.9 --plan, or" in " ".join(line.strip() for line in lines), lines
+    assert not any("    ," in line or line.strip().startswith(",") for line in lines), lines
