@@ -276,6 +276,7 @@ class Machine:
 
         for spec in names:
             name, _, version = spec.partition("==")
+            name = re.split(r"[<>=!~]", name, maxsplit=1)[0].strip()  # nvidia-cudnn-cu12>=9.8,<10: the model's default release
             extras = re.findall(r"\[([^\]]*)\]", name)
             name = re.sub(r"\[.*\]", "", name).lower()
             if verb == "uninstall":
@@ -286,12 +287,21 @@ class Machine:
             site = self.package_site
             if name == "onnxruntime-gpu":
                 dist(site, name, version, files={"onnxruntime/capi/build_and_package_info.py": ORT_BUILD_INFO % (version, "12.2")})
+            elif name.startswith("nvidia-cudnn-cu"):  # the wheel's library, as the nvidia-cudnn-cuNN wheels lay it out
+                dist(site, name, version, files={"nvidia/cudnn/lib/libcudnn.so.%s" % version.split(".", 1)[0]: ""})
             else:
                 dist(site, name, version)
             for extra in extras:
                 if name == "jax" and re.fullmatch(r"cuda\d+", extra):
                     self.pip_remove("jax-%s-plugin" % extra)
                     dist(site, "jax-%s-plugin" % extra, version)
+                    if extra == "cuda12":  # the plugin's with-cuda extra: the nvidia wheels XLA opens, cuDNN 9 among them
+                        from framework_builders import JAX_CUDA12_WHEELS
+
+                        for wheel, files in JAX_CUDA12_WHEELS.items():
+                            self.pip_remove(wheel.split("==")[0])
+                            dist(site, wheel.split("==")[0], wheel.split("==")[1], files={f: "" for f in files})
+                        self.pip("install", ["nvidia-cudnn-cu12"])
         return True
 
     def pip_remove(self, name):
@@ -354,7 +364,7 @@ class Machine:
 
 # the version the model's pip installs where a command names none (the releases tests/framework_builders.py's readers know)
 PIP_VERSIONS = {"onnxruntime": "1.23.2", "onnxruntime-gpu": "1.23.2", "jax": "0.8.1", "jaxlib": "0.8.1", "cupy-cuda12x": "13.6.0",
-                "cupy-cuda13x": "14.0.0", "cupy-cuda11x": "13.6.0"}
+                "cupy-cuda13x": "14.0.0", "cupy-cuda11x": "13.6.0", "nvidia-cudnn-cu12": "9.10.2.21"}
 
 
 def _pip_words(words):

@@ -17,6 +17,7 @@ PowerShell's ``$env:NAME = 'value'``."""
 import re
 import shlex
 
+from builders import recorded_runs
 from machine import _pip_words
 from pe_builders import build_pe
 
@@ -32,8 +33,11 @@ TORCH_IMPORTS = ["c10.dll", "c10_cuda.dll", "cudart64_12.dll", "cublas64_12.dll"
                  "nvrtc64_120_0.dll", "cufft64_11.dll", "curand64_10.dll", "cusparse64_12.dll", "KERNEL32.dll"]
 TORCH_BUNDLED = [d for d in TORCH_IMPORTS if d not in ("c10.dll", "c10_cuda.dll", "KERNEL32.dll")]
 # a CUDA 12.4 toolkit's bin (CUDA-WIN-NAMES: cudart64_<major>, cufft64_11 for CUDA 12, nvrtc64_<major><minor>_0 with 120 for 12.x)
-TOOLKIT_DLLS = ["cudart64_12.dll", "cublas64_12.dll", "cublasLt64_12.dll", "nvrtc64_120_0.dll", "cufft64_11.dll",
+TOOLKIT_DLLS = ["cudart64_12.dll", "cublas64_12.dll", "cublasLt64_12.dll", "nvrtc64_120_0.dll", "cufft64_11.dll", "cusolver64_11.dll",
                 "curand64_10.dll", "cusparse64_12.dll", "nvcc.exe"]
+# CuPy's Windows wheels, recorded from the real ones (package -> (version, {section: text}))
+CUPY_WHEELS = {p: (v, recorded_runs("%s-%s-win_amd64-wheel.txt" % (p, v)))
+               for p, v in (("cupy-cuda11x", "13.6.0"), ("cupy-cuda12x", "14.2.0"), ("cupy-cuda13x", "14.2.0"))}
 ORT_IMPORTS = ["onnxruntime_providers_shared.dll", "cudart64_12.dll", "cublas64_12.dll", "cublasLt64_12.dll", "cudnn64_9.dll",
                "cufft64_11.dll", "KERNEL32.dll"]
 
@@ -46,6 +50,7 @@ class WindowsMachine:
         self.env = {"SystemRoot": "C:\\Windows", "CONDA_PREFIX": ENV}
         self.path = [ENV, ENV + "\\Library\\bin", ENV + "\\Scripts", SYSTEM32, "C:\\Windows"]
         self.torch_version = None
+        self.import_order = ()  # the program's imports as `doctor --import-order` states them; () not stated
         self.put(PYTHON)
         self.put(SYSTEM32 + "\\nvcuda.dll")  # the driver's
         self.put(SYSTEM32 + "\\kernel32.dll")
@@ -106,26 +111,26 @@ class WindowsMachine:
         self.dist("onnxruntime-gpu", version, files)
         return self
 
-    def cupy(self, version="13.6.0", package="cupy-cuda12x", cudnn=None, packaging="pip"):
-        """A CuPy wheel: its runtime module imports the CUDA major's DLLs (found through the CUDA folder CuPy adds).
-        ``cudnn`` ("8.8.1"): its cuDNN module too, importing cudnn64_<major>.dll, and the preload configuration
-        cupy\\.data\\_wheel.json naming it (constructed: the shape cupy/_environment.py documents and reads, packaging,
-        cuda, and cudnn's version and filenames; the cuda string is the package's "<major>.x")."""
+    def cupy(self, package="cupy-cuda12x", config=None):
+        """A CuPy wheel for Windows as the package index serves it (tests/recorded/<package>-<version>-win_amd64-wheel.txt:
+        every .pyd and .dll file its RECORD lists, rebuilt by build_pe with that file's real import and delay-load
+        tables, and its real cupy\\.data\\_wheel.json): the CUDA runtime linked in statically, the CUDA libraries
+        imported by cupy_backends\\cuda\\libs\\*, cupy\\cuda\\cufft and cupy\\cuda\\jitify. ``config``: a _wheel.json
+        to write instead (constructed: the test says from what). Returns the machine; ``cupy_version`` is the wheel's."""
         import json
 
-        major = package[len("cupy-cuda"):-1]
-        module = "cupy_backends\\cuda\\api\\runtime.cp312-win_amd64.pyd"
-        files = ["cupy\\__init__.py", "cupy\\_core\\core.cp312-win_amd64.pyd", module]
+        version, sections = CUPY_WHEELS[package]
+        files = ["cupy\\__init__.py", "cupy\\.data\\_wheel.json"]
         self.put(SITE + "\\cupy\\__init__.py")
-        self.put(SITE + "\\cupy\\_core\\core.cp312-win_amd64.pyd", build_pe(["python312.dll", "KERNEL32.dll"]))
-        self.put(SITE + "\\" + module, build_pe(["cudart64_%s.dll" % major, "nvrtc64_%s0_0.dll" % major, "KERNEL32.dll"]))
-        if cudnn:
-            dll = "cudnn64_%s.dll" % cudnn.split(".")[0]
-            files += ["cupy_backends\\cuda\\libs\\cudnn.cp312-win_amd64.pyd", "cupy\\.data\\_wheel.json"]
-            self.put(SITE + "\\" + files[-2], build_pe([dll, "cudart64_%s.dll" % major, "KERNEL32.dll"]))
-            config = {"packaging": packaging, "cuda": "%s.x" % major, "cudnn": {"version": cudnn, "filenames": [dll]}}
-            self.put(SITE + "\\" + files[-1], json.dumps(config).encode())
+        text = sections["_wheel.json"] if config is None else json.dumps(config)
+        self.put(SITE + "\\cupy\\.data\\_wheel.json", text.encode())
+        for line in sections["modules"].splitlines():
+            head, _, delay = line.partition("|")
+            path, *imports = head.split()
+            files.append(path.replace("/", "\\"))
+            self.put(SITE + "\\" + files[-1], build_pe(imports, delay.split()))
         self.dist(package, version, files)
+        self.cupy_version = version
         return self
 
     def paddle(self, version="2.6.2", cuda="11.8", cudnn="8.9.7"):
@@ -161,12 +166,13 @@ class WindowsMachine:
         else:
             torch = Torch(python=PYTHON, installed=False, site_packages=(SITE,))
         host = self.host()
-        found, libraries, _ = _frameworks(host, [], torch)
+        found, libraries, _ = _frameworks(host, [], torch, tuple(self.import_order))
         toolkits = probe_toolkits(host, [], site_packages=())
         h = healthy()
         return replace(h, platform=Platform(system="windows", machine="AMD64"), toolkits=toolkits.toolkits, cuda_symlink=None,
                        active_toolkit=toolkits.active_toolkit,
-                       torch=torch, frameworks=found, libraries=libraries, env=tuple(sorted(self.full_env().items())))
+                       torch=torch, frameworks=found, libraries=libraries, env=tuple(sorted(self.full_env().items())),
+                       import_order=tuple(self.import_order))
 
     def findings(self):
         """(exit code, {id: the finding as `doctor --json` writes it}, the report's JSON) for this machine."""
@@ -192,13 +198,14 @@ class WindowsMachine:
         body = line.split("    # ")[0].strip()
         if not body or body.startswith("#"):
             return False
-        env = re.fullmatch(r"\$env:(\w+) = '((?:[^']|'')*)'", body)
-        if env:
-            value = env.group(2).replace("''", "'")
-            if env.group(1).upper() == "PATH":
-                self.path = [p for p in value.split(";") if p]
-            else:
-                self.env[env.group(1)] = value
+        one = r"\$env:(\w+) = '((?:[^']|'')*)'"
+        if re.fullmatch(r"%s(?:; %s)*" % (one, one), body):  # one or more assignments, PowerShell's `;` between
+            for name, raw in re.findall(one, body):
+                value = raw.replace("''", "'")
+                if name.upper() == "PATH":
+                    self.path = [p for p in value.split(";") if p]
+                else:
+                    self.env[name] = value
             return True
         words = shlex.split(body)
         pip = _pip_words(words)  # the Linux model's reading of a pip line: one home
@@ -214,13 +221,28 @@ class WindowsMachine:
                 self.torch(version or self.torch_version or "2.8.0+cu128")
             elif name.startswith("cupy-cuda"):
                 self.pip_remove(name)
-                self.cupy(version or "13.6.0", name)
+                self.cupy(name)
             elif name == "onnxruntime-gpu":
                 self.pip_remove(name)
                 self.onnxruntime_gpu(version or "1.23.2")
             else:
                 return False
         return True
+
+    def apply_user_code(self, line):
+        """A fix whose step is the user's program (fix_kind user-code), applied as the user would: the program now
+        imports in the order the line says and the doctor is told so (`doctor --import-order A,B`). "# import A before
+        B ..." puts A first; "... call onnxruntime.preload_dlls() before the first session ..." puts that call before
+        the session (after import onnxruntime). False for a line that changes no program."""
+        body = line.lstrip("# ")
+        order = re.match(r"import (\S+) before (\S+) in every program", body)
+        if order:
+            self.import_order = order.groups()
+            return True
+        if "onnxruntime.preload_dlls() before the first session" in body:
+            self.import_order = ("onnxruntime", "onnxruntime.preload_dlls")
+            return True
+        return False
 
     def pip_remove(self, name):
         import shutil
@@ -237,3 +259,17 @@ class WindowsMachine:
             shutil.rmtree(info)
             if key == "torch":
                 self.torch_version = None
+
+
+def reg_query_values(text):
+    """{value name: data} of the string values (REG_SZ, REG_EXPAND_SZ) in a recorded `reg query KEY` output (reg.exe
+    writes the key's full name, then each value indented as NAME, TYPE and DATA separated by four spaces): what
+    cudaenv.host.registry.read_values returns for that key on the machine it was recorded on."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("    "):
+            continue
+        parts = line.strip().split("    ")
+        if len(parts) == 3 and parts[1] in ("REG_SZ", "REG_EXPAND_SZ"):
+            out[parts[0]] = parts[2]
+    return out

@@ -477,10 +477,10 @@ def child_changes(result: Dict[str, Any]) -> List[str]:
     said = result.get("said")
     if not isinstance(said, list) or len(said) != len(changes):
         return changes
-    return [said_again(text, joined(pair), CHILD_CHANGES) for text, pair in zip(changes, said)]
+    return [said_again(text, _with_prefixes_joined(pair), CHILD_CHANGES) for text, pair in zip(changes, said)]
 
 
-def joined(pair: Any) -> Any:
+def _with_prefixes_joined(pair: Any) -> Any:
     """The child's ``[template, values]`` with each list value (prefixes stripped one after another) said as one
     :func:`then` message; anything else as it came, for :func:`said_again` to judge."""
     if not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[1], list):

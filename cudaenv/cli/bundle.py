@@ -102,6 +102,7 @@ DOCTOR_MODULES = (
     "cudaenv.diagnose.driver",
     "cudaenv.diagnose.environment",
     "cudaenv.diagnose.extensions",
+    "cudaenv.diagnose.framework_cudnn",
     "cudaenv.diagnose.framework_imports",
     "cudaenv.diagnose.frameworks",
     "cudaenv.diagnose.health",

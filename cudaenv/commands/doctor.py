@@ -28,6 +28,10 @@ OPTIONS = host_options() + (
            help="also import each CUDA framework found in its own child of the probed Python, with a timeout: its "
                 "import error, and whether its own device check sees a GPU (`doctor --frameworks --import`: that "
                 "section alone)"),
+    Option("--import-order", metavar="MODULES",
+           help="Windows: the modules your program imports, in that order, comma-separated (torch,onnxruntime; "
+                "onnxruntime.preload_dlls where it calls that): the CUDA DLLs each framework gets are worked out for "
+                "that order instead of the usual one (torch first)"),
     Option("-v", "--verbose",
            help="also print every fact the probes saw (GPU UUIDs and bus ids, each toolkit and cuDNN header, torch's arch list)"),
     Option("--output", metavar="PATH",
@@ -60,7 +64,8 @@ def run(args, ctx) -> int:
     with Spinner(ctx.err, enabled=ctx.err_is_tty) as spinner:
         outcome = doctor(ctx.host(args), python=args.python, quick=args.quick, strict=args.strict, progress=spinner,
                          image=args.image, cwd=ctx.cwd, import_frameworks=args.import_frameworks,
-                         sections=("frameworks",) if args.frameworks else None)
+                         sections=("frameworks",) if args.frameworks else None,
+                         import_order=tuple(m.strip() for m in (args.import_order or "").split(",") if m.strip()))
     outcome.against = _against(args, ctx, outcome)
     if fmt == "json":
         from cudaenv.render.json_out import dumps

@@ -52,8 +52,10 @@ def dll_copies(s) -> Dict[str, Dict[str, List[str]]]:
 
 def import_order_only(s) -> List:
     """Windows: the CUDA DLLs a consumer's own search finds nowhere that it gets only because another consumer,
-    imported before it in the process model, has loaded one of that name (``via="loaded"``, no ``own``)."""
-    if s.platform is None or s.platform.system != "windows":
+    imported before it in the process model, has loaded one of that name (``via="loaded"``, no ``own``). None where
+    the user stated the program's import order (``doctor --import-order``): that program then imports them so, and a
+    framework it imports first is resolved on its own (library-not-found where that finds none)."""
+    if s.platform is None or s.platform.system != "windows" or s.import_order:
         return []
     return [lib for lib in s.libraries if lib.via == "loaded" and lib.path and not lib.own]
 
@@ -92,12 +94,30 @@ def windows_fix(s, lib) -> List[str]:
         return [M("# install the CUDA %s toolkit (%s is built for it) and set CUDA_PATH to its folder", major or "?", lib.consumer)]
     if lib.consumer == "paddlepaddle-gpu":
         fw = next((f for f in s.frameworks if f.package == lib.consumer), None)
-        return [M("# install the CUDA %s toolkit and cuDNN %s (the ones %s is built for) and put their bin folders on PATH",
+        return _paddle_flags(s, lib.consumer) + [M("# install the CUDA %s toolkit and cuDNN %s (the ones %s is built for) and put their bin folders on PATH",
                   (fw.cuda if fw is not None else None) or "?", (fw.cudnn if fw is not None else None) or "?", lib.consumer),
                 M("# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) to the folder that holds %s", lib.needed)]
     return [M("# install the CUDA toolkit and the cuDNN that provide %s and put their bin folders on PATH, or call "
               "onnxruntime.preload_dlls() before the first session (ONNX Runtime 1.21 and later: it loads torch's or the "
               "nvidia wheels' copies)", lib.needed)]
+
+
+def _paddle_flags(s, consumer: str) -> List[str]:
+    """PADDLE-FLAGS, where a toolkit folder its search does not reach holds the DLLs PaddlePaddle finds nowhere
+    (LoadedLibrary.others): the PowerShell line that points FLAGS_cudnn_dir (cuDNN) and FLAGS_cuda_dir (the rest) at
+    it, which import paddle reads; [] when no such folder is known (or two folders would be one flag's)."""
+    flags: Dict[str, str] = {}
+    for lib in s.libraries:
+        if lib.consumer != consumer or lib.path is not None or not lib.others:
+            continue
+        flag = "FLAGS_cudnn_dir" if lib.needed.lower().startswith("cudnn") else "FLAGS_cuda_dir"
+        folder = lib.others[0].rsplit("\\", 1)[0]
+        if flags.setdefault(flag, folder).lower() != folder.lower():
+            return []
+    missing = [lib for lib in s.libraries if lib.consumer == consumer and lib.path is None]
+    if not flags or any(not lib.others for lib in missing):
+        return []
+    return ["; ".join("$env:%s = '%s'" % (flag, folder.replace("'", "''")) for flag, folder in sorted(flags.items(), key=lambda kv: kv[0] != "FLAGS_cudnn_dir"))]
 
 
 def _only_on_path(s, reinstall: Callable[[str], List]) -> List:

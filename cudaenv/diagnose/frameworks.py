@@ -274,10 +274,25 @@ def _mixed_wheels(s) -> Tuple[List[int], List[str]]:
 LIBCUDA = "libcuda.so.1"  # the driver's library, which libcudart loads itself (data/loader_search.json)
 
 
+def _cudnn(s):
+    """:mod:`cudaenv.diagnose.framework_cudnn` where a framework's runtime opens cuDNN itself (the probe filled its
+    ``cudnn_soname``), else None: the module stays off the path of the doctors without one (issue 35)."""
+    if not any(fw.cudnn_soname for fw in s.frameworks):
+        return None
+    from cudaenv.diagnose import framework_cudnn
+
+    return framework_cudnn
+
+
 def _missing(s) -> List:
     """The CUDA libraries found nowhere, but the driver's libcuda.so.1 (:func:`_libcuda_unreachable` says when that is a
-    problem) and NCCL's network plugin (:func:`_plugin_missing`), which have findings of their own."""
-    return [lib for lib in s.libraries if lib.path is None and lib.needed != LIBCUDA and lib.loaded_by != "plugin"]
+    problem), NCCL's network plugin (:func:`_plugin_missing`) and a framework's own cuDNN major
+    (:func:`cudaenv.diagnose.framework_cudnn.cudnn_missing`),
+    which have findings of their own."""
+    cudnn = {(fw.package, fw.cudnn_soname) for fw in _cudnn(s).cudnn_missing(s)} if _cudnn(s) else set()
+    return [lib for lib in s.libraries if lib.path is None and lib.needed != LIBCUDA and lib.loaded_by != "plugin"
+            and (lib.consumer, lib.needed) not in cudnn]
+
 
 
 def _libcuda_unreachable(s) -> Tuple[List, List[str]]:
@@ -303,9 +318,14 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
     path_only = {id(lib) for lib in dlls.path_only(s)}
     copies = dlls.dll_copies(s)
     order_only = {id(lib) for lib in dlls.import_order_only(s)}
+    rules = _cudnn(s)
+    cudnn = {(fw.package, fw.cudnn_soname) for fw in rules.cudnn_missing(s)} if rules else set()
+    old_cudnn = {(fw.package, fw.cudnn_soname) for fw in rules.cudnn_too_old(s)} if rules else set()
     out: Dict[str, str] = {}
     for lib in s.libraries:
         kind = ("library-shadowed" if id(lib) in bad_shadow else "library-not-found" if id(lib) in missing
+                else "framework-cudnn-not-found" if (lib.consumer, lib.needed) in cudnn
+                else "framework-cudnn-too-old" if (lib.consumer, lib.needed) in old_cudnn
                 else "dll-only-on-path" if id(lib) in path_only
                 else "dll-two-copies" if lib.needed.lower() in copies
                 else "dll-import-order" if id(lib) in order_only
@@ -318,13 +338,17 @@ def library_verdicts(s) -> Tuple[Tuple[str, str], ...]:
 
 def _reinstall(s, consumer: str, tables=None) -> List[str]:
     """The same build of ``consumer`` again, forced, with the pip that installed it (its nvidia-* wheels come back):
-    torch's pinned build where it fits this machine, a framework's installed version; else the step in words."""
+    torch's pinned build where it fits this machine, the line that brings a ``runtime`` row's libraries, a framework's
+    installed version; else the step in words."""
     if consumer == "torch":
         from cudaenv.diagnose.versions import reinstall_commands
 
         lines = reinstall_commands(s, tables)
         if lines:
             return lines
+    brings = _cudnn(s).runtime_fix(s, consumer) if _cudnn(s) else []  # XLA's plugin: jax[cudaNN] brings its libraries
+    if brings:
+        return brings
     fw = next((f for f in s.frameworks if f.package == consumer), None)
     if fw is not None and fw.version:
         return ["%s install --force-reinstall %s" % (c.pip_cmd(s), c.quote("%s==%s" % (fw.package, fw.version)))]
@@ -369,6 +393,7 @@ def check_libraries(s, tables=None) -> List:
              + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
                 else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)]),
         ))
+    out += _cudnn(s).check(s) if _cudnn(s) else []
     out += dlls.check(s, lambda consumer: _reinstall(s, consumer, tables))
     out += _driver_and_plugin(s)
     copies = _nccl_copies(s)

@@ -45,15 +45,17 @@ class DoctorOutcome:
 
 def doctor(host, python: Optional[str] = None, quick: bool = False, strict: bool = False, progress: Any = None,
            image: Optional[str] = None, cwd: str = ".", import_frameworks: bool = False,
-           sections: Optional[Sequence[str]] = None) -> DoctorOutcome:
+           sections: Optional[Sequence[str]] = None, import_order: Sequence[str] = ()) -> DoctorOutcome:
     """Probe ``host`` (``python``: the interpreter whose torch to inspect; ``quick``: never import torch; ``image``: a
     saved image, OCI layout or inspect JSON to check against this machine's driver, a path relative to ``cwd``;
     ``import_frameworks``: import each framework found in a child of that interpreter; ``sections``: keep only the
-    findings of these doctor sections, ``("frameworks",)`` for ``doctor --frameworks``)."""
+    findings of these doctor sections, ``("frameworks",)`` for ``doctor --frameworks``; ``import_order``: the modules
+    the user's program imports, in order, whose DLL loads Windows replays)."""
     from cudaenv.probes.collect import collect_snapshot
 
     snapshot = collect_snapshot(host, python=python, quick=quick, progress=progress,
-                                beside=_load_rules if quick else _load_rules_and_advice, import_frameworks=import_frameworks)
+                                beside=_load_rules if quick else _load_rules_and_advice, import_frameworks=import_frameworks,
+                                import_order=tuple(import_order))
     from cudaenv.diagnose import diagnose, in_section_order
     from cudaenv.diagnose.view import build_view
 

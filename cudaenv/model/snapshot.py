@@ -190,6 +190,13 @@ class Framework(Record):
     nvidia_requires: Tuple[str, ...] = ()  # the nvidia-* projects its Requires-Dist names (any extra)
     libraries: Tuple[str, ...] = ()  # shared libraries its RECORD lists that link CUDA (site-packages relative)
     needed: Tuple[str, ...] = ()  # the CUDA libraries those libraries' NEEDED entries ask for: "libcudart.so.12"
+    # the cuDNN its runtime opens itself with dlopen (data/loader_search.json's ``runtime`` rows: XLA's plugin, a CUDA jaxlib)
+    cudnn_soname: Optional[str] = None  # the name it opens, of the major it was built for: "libcudnn.so.9"
+    cudnn_path: Optional[str] = None  # the file it gets; None: found nowhere
+    cudnn_via: Optional[str] = None  # preload (its __init__ loads the nvidia wheel's file by path) | rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default
+    cudnn_version: Optional[str] = None  # that file's version: from its name, or the nvidia-cudnn wheel holding it
+    cudnn_other: Tuple[str, ...] = ()  # libcudnn files of other majors its search finds instead: "/usr/lib/x86_64-linux-gnu/libcudnn.so.8"
+    cudnn_wheels: Tuple[str, ...] = ()  # the nvidia-cudnn wheels installed: "nvidia-cudnn-cu12==8.9.7.29"
 
 
 class LoadedLibrary(Record):
@@ -202,7 +209,7 @@ class LoadedLibrary(Record):
     via: Optional[str] = None  # rpath | LD_LIBRARY_PATH | runpath | ld.so.cache | default; Windows: a step of data/dll_search.json (dll-dir, PATH, loaded, ...)
     version: Optional[str] = None  # from the file's final name: libcudart.so.12.8.90 -> "12.8.90"
     real: Optional[str] = None  # the file after following links
-    others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows)
+    others: Tuple[str, ...] = ()  # files of that name further down the search (the ones it shadows); Windows, one found nowhere: copies in a toolkit folder its search does not reach
     from_wheel: bool = False  # the file taken lies in a pip wheel (inside the interpreter's package folders)
     wheel_copy: Optional[str] = None  # the first of ``others`` that lies in a pip wheel
     loaded_by: str = "needed"  # needed: a NEEDED entry of ``object``; dlopen: ``object`` loads it at run time; plugin: NCCL's network plugin
@@ -353,6 +360,7 @@ class Snapshot(Record):
     torch: Optional[Torch] = None
     frameworks: Tuple[Framework, ...] = ()  # other CUDA consumers in the probed interpreter (TensorFlow, JAX, ONNX Runtime, ...)
     libraries: Tuple[LoadedLibrary, ...] = ()  # the CUDA libraries torch's and the frameworks' libraries load (Linux)
+    import_order: Tuple[str, ...] = ()  # Windows: the modules the user's program imports, in order (doctor --import-order), whose loads `libraries` replays; () the usual program (torch first)
     extensions: Tuple[TorchExtension, ...] = ()  # compiled torch extensions checked against the installed torch (Linux)
     framework_imports: Tuple[FrameworkImport, ...] = ()  # doctor --import: each framework imported in a child, its GPUs
     processes: Tuple[GpuProcess, ...] = ()

@@ -72,6 +72,29 @@ def requirement_name(line: str) -> Optional[str]:
     return normalize_name(match.group(0)) if match else None
 
 
+def requirement_floor(line: str) -> Optional[str]:
+    """The lowest version a ``Requires-Dist`` line allows, where it says one: ``nvidia-cudnn-cu12<10.0,>=9.8; ...`` ->
+    ``9.8``, ``nvidia-cudnn-cu12 (==8.9.2.26)`` -> ``8.9.2.26``, ``~=9.1`` -> ``9.1``; None without ``>=``/``==``/``~=``
+    (or with a version that is not plain numbers)."""
+    head = str(line)[:1000].split(";", 1)[0]
+    match = _NAME.match(head.strip())
+    if not match:
+        return None
+    spec = head.strip()[match.end():].strip()
+    if spec.startswith("["):  # extras: jax[cuda12]>=0.4
+        spec = spec.split("]", 1)[-1]
+    spec = spec.strip().strip("()")
+    for clause in spec.split(","):
+        clause = clause.strip().strip("()").strip()
+        for op in (">=", "==", "~="):
+            if clause.startswith(op):
+                value = clause[2:].strip().rstrip(".*").rstrip(".")
+                parts = value.split(".")
+                if value and len(value) <= 32 and all(p.isdigit() and p.isascii() for p in parts):
+                    return value
+    return None
+
+
 def nvidia_cuda_major(name: str) -> Optional[int]:
     """``nvidia-cublas-cu12`` -> 12, ``nvidia-cudnn-cu11`` -> 11; None for a name without a ``-cuXX`` suffix
     (``nvidia-cuda-runtime`` of CUDA 13 has none: its major is its version's)."""

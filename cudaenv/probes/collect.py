@@ -26,7 +26,7 @@ from cudaenv.model.snapshot import Note, Platform, Snapshot, Torch, VisibleDevic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
-    from typing import Any, Callable, List, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Tuple
 
     Progress = Callable[[str], None]
 
@@ -110,13 +110,13 @@ def _toolkits(host, notes: List[Note], site_packages) -> Tuple[Any, tuple]:
     return state, cudnn
 
 
-def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tuple]:
+def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, ...] = ()) -> Tuple[tuple, tuple, tuple]:
     """(the frameworks in torch's interpreter, the CUDA libraries torch's and their libraries load, the compiled torch
-    extensions checked against torch: the last two on Linux only)."""
+    extensions checked against torch: the last two on Linux only; on Windows the DLLs, loaded in ``import_order``)."""
     from cudaenv.probes.elf import probe_needed
     from cudaenv.probes.extensions import probe_extensions
-    from cudaenv.probes.frameworks import probe_frameworks
-    from cudaenv.probes.libraries import lazy_objects, probe_libraries
+    from cudaenv.probes.frameworks import probe_frameworks, with_cudnn
+    from cudaenv.probes.libraries import lazy_objects, probe_libraries, runtime_entries
 
     def read_needed(path: str):
         return probe_needed(host, path)
@@ -127,7 +127,7 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
     except _Failed:
         found = ()
     if host.system == "windows":
-        return found, _windows_dlls(host, notes, torch, found), ()
+        return found, _windows_dlls(host, notes, torch, found, import_order), ()
     if host.system != "linux":
         return found, (), ()
     try:
@@ -139,24 +139,31 @@ def _frameworks(host, notes: List[Note], torch: Torch) -> Tuple[tuple, tuple, tu
         objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
         objects += lazy_objects(host, "torch", torch.location)
     objects += [(fw.package, host.join(fw.location, *lib.split("/"))) for fw in found if fw.location for lib in fw.libraries]
-    if not objects:
+    entries = runtime_entries(host, found) if found else []  # the CUDA libraries XLA opens itself (dlopen)
+    if not objects and not entries:
         return found, (), extensions
+    other: Dict[str, Tuple[str, ...]] = {}
     try:
-        libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects) or ())
+        libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects, runtime=entries,
+                                sites=tuple(torch.site_packages), other_cudnn=other) or ())
     except _Failed:
         libraries = ()
+    if entries:
+        found = with_cudnn(host, found, libraries, entries, other, tuple(torch.site_packages))
     return found, libraries, extensions
 
 
-def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = ()) -> tuple:
-    """torch's and the frameworks' CUDA DLLs resolved in the Windows DLL search order each uses (probes/dlls.py)."""
+def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (), import_order: Tuple[str, ...] = ()) -> tuple:
+    """torch's and the frameworks' CUDA DLLs resolved in the Windows DLL search order each uses (probes/dlls.py), loaded
+    in the program's ``import_order`` (() the usual one)."""
     from cudaenv.probes.dlls import probe_dlls
 
     location = torch.location if torch.installed else None
     if not location and not frameworks:
         return ()
     try:
-        return tuple(_call(notes, "libraries", probe_dlls, host, location, torch.python, None, torch.cuda, frameworks) or ())
+        return tuple(_call(notes, "libraries", probe_dlls, host, location, torch.python, None, torch.cuda, frameworks,
+                           import_order) or ())
     except _Failed:
         return ()
 
@@ -219,9 +226,11 @@ def _torch_static(host, interpreter, notes: List[Note], collect_notes: List[Note
 
 
 def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, progress: Optional[Progress] = None,
-                     beside: Optional[Callable[[], Any]] = None, import_frameworks: bool = False) -> Snapshot:
+                     beside: Optional[Callable[[], Any]] = None, import_frameworks: bool = False,
+                     import_order: Tuple[str, ...] = ()) -> Snapshot:
     """Everything the probes see on ``host``. ``python`` is ``--python``; ``quick`` skips ``import torch``;
-    ``import_frameworks`` (``doctor --import``) imports each framework found in a child of that Python, one at a time.
+    ``import_frameworks`` (``doctor --import``) imports each framework found in a child of that Python, one at a time;
+    ``import_order`` (``doctor --import-order``): the modules the user's program imports, in order (Windows' DLLs).
 
     ``progress(message)`` is called from the calling thread before each phase (for a spinner). ``beside()`` is the
     caller's own work (the doctor imports its rules), run in the calling thread while the static torch child and the
@@ -269,7 +278,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         beside()
     torch = static_job.result()
     fw_notes: List[Note] = []
-    fw_job = Job(_frameworks, host, fw_notes, torch)
+    fw_job = Job(_frameworks, host, fw_notes, torch, tuple(import_order))
     torch_job = None
     if not quick and interpreter is not None and torch.installed:
         say(M("importing torch in %s", interpreter.path))
@@ -303,6 +312,7 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
         torch=torch,
         frameworks=frameworks,
         libraries=libraries,
+        import_order=tuple(import_order),
         extensions=extensions,
         framework_imports=imports,
         processes=tuple(getattr(nvidia, "processes", ()) or ()),

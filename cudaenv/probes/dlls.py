@@ -27,8 +27,8 @@ to case, as Windows does. Before any folder, a DLL of the same module name alrea
 whatever its folder (MS-ORDER's loaded-module list): :func:`process_loads` replays the imports in the order a process
 usually makes them (data/dll_search.json's ``process`` row: torch first, whose ``import torch`` loads every DLL of
 ``torch\\lib`` by full path, then the frameworks), so what a later framework's by-name load really gets is reported
-(``via="loaded"``, with the file its own search would take in ``own``). Not modelled: the current folder, and what a
-user's code does (``onnxruntime.preload_dlls()``, another import order). :func:`resolve_dll` and
+(``via="loaded"``, with the file its own search would take in ``own``); ``doctor --import-order`` states another
+order (``onnxruntime.preload_dlls()`` a step of it). Not modelled: the current folder. :func:`resolve_dll` and
 :func:`process_loads` are pure (given a folder listing); the probe reads through Host.
 """
 
@@ -38,6 +38,7 @@ from cudaenv.model.snapshot import LoadedLibrary
 
 MAX_OBJECTS = 8
 FULL_PATH = ("known-dlls", "flag-dir")  # steps that are no by-name search: the loaded-module list does not decide them
+ORT_PRELOAD = "onnxruntime.preload_dlls"  # the step of a program that calls it (doctor --import-order)
 
 
 def dll_table():
@@ -77,21 +78,46 @@ def resolve_dll(name: str, order: Sequence[Tuple[str, str]], listing: Callable[[
 
 
 def process_loads(libs: Sequence[LoadedLibrary], preloaded: Dict[str, Tuple[str, str]],
-                  in_wheel: Callable[[Optional[str]], bool]) -> List[LoadedLibrary]:
+                  in_wheel: Callable[[Optional[str]], bool], order: Optional[Sequence[str]] = None) -> List[LoadedLibrary]:
     """The loaded-module step (MS-ORDER) over ``libs``, each consumer's own resolution in the order the process imports
-    them: a by-name load of a DLL another consumer loaded earlier (``preloaded``: {lower-case name: (file, consumer)}
-    loaded before any of ``libs``, such as torch's own DLLs) gets that file, via "loaded", whatever its own search
-    finds (kept in ``own``; None when it finds none). A load that is no search (a KnownDLL, a full path) is left as
-    it is; the first file a consumer loads of a name is the one later consumers get."""
+    them: a by-name load of a DLL another consumer loaded earlier (``preloaded``: {lower-case name: (file, consumer)},
+    the DLLs a consumer's import loads by full path, such as torch's own, or (file, consumer, the step of ``order``
+    that loads it)) gets that file, via "loaded", whatever its own
+    search finds (kept in ``own``; None when it finds none). A load that is no search (a KnownDLL, a full path) is left
+    as it is; the first file a consumer loads of a name is the one later consumers get, torch's own imports included
+    (onnxruntime#24266: a cuDNN loaded before import torch is the one torch's DLLs get); a consumer's by-name import of
+    a name it loaded by full path itself gets that file (via "preload"). ``order``: the consumers in
+    the order the program imports them (None: ``preloaded`` first, then ``libs`` in their order); a consumer not in
+    it is resolved on its own, as a program that imports it alone."""
     from cudaenv.model.record import replace
 
-    loaded = dict(preloaded)
+    turns = list(dict.fromkeys(order)) if order is not None else None
+    loaded: Dict[str, Tuple[str, str]] = dict(preloaded) if turns is None else {}
     out = []
-    for lib in libs:
+    by_turn = sorted(libs, key=lambda lib: turns.index(lib.consumer) if lib.consumer in turns else len(turns)) if turns else list(libs)
+    if turns is not None:  # each consumer's full-path loads at its turn, before its own imports
+        plan = []
+        for consumer in turns:
+            plan.append((consumer, None))
+            plan += [(consumer, lib) for lib in by_turn if lib.consumer == consumer]
+        steps = plan
+    else:
+        steps = [(lib.consumer, lib) for lib in by_turn]
+    for consumer, lib in steps:
+        if lib is None:
+            for key, entry in preloaded.items():
+                if (entry[2] if len(entry) > 2 else entry[1]) == consumer:
+                    loaded.setdefault(key, (entry[0], entry[1]))
+            continue
         key = lib.needed.lower()
         first = loaded.get(key)
-        if lib.via in FULL_PATH or (first is not None and first[1] == lib.consumer):
+        if lib.via in FULL_PATH:
             pass
+        elif first is not None and first[1] == lib.consumer:  # its own full-path load of that name, earlier
+            if (lib.path or "").lower() != first[0].lower():
+                others = tuple(o for o in ((lib.path,) if lib.path else ()) + lib.others if o.lower() != first[0].lower())
+                lib = replace(lib, path=first[0], real=first[0], via="preload", own=lib.path, others=others,
+                              from_wheel=in_wheel(first[0]), wheel_copy=next((o for o in others if in_wheel(o)), None))
         elif first is not None and (lib.path or "").lower() != first[0].lower():
             others = tuple(o for o in ((lib.path,) if lib.path else ()) + lib.others if o.lower() != first[0].lower())
             lib = replace(lib, path=first[0], real=first[0], via="loaded", first_loaded_by=first[1], own=lib.path,
@@ -99,7 +125,31 @@ def process_loads(libs: Sequence[LoadedLibrary], preloaded: Dict[str, Tuple[str,
         elif first is None and lib.path:
             loaded[key] = (lib.path, lib.consumer)
         out.append(lib)
+    if turns is not None:
+        out += [lib for lib in libs if lib.consumer not in turns]
     return out
+
+
+def consumers_in_order(modules: Sequence[str], packages: Sequence[str]) -> List[str]:
+    """The consumers (``packages``, "torch" among them where torch is installed) of the modules a program imports, in
+    its order (``doctor --import-order``: "torch", "onnxruntime", "cupy", "paddle", ...; data/frameworks.json's
+    ``import`` module of each package), and ONNX Runtime's preload step (ORT_PRELOAD) where named. Pure."""
+    from cudaenv.core.resources import load_table
+
+    module_of = {r["package"]: r["import"].get("module", r["package"]) for r in load_table("frameworks")["rows"]
+                 if r.get("package") and isinstance(r.get("import"), dict)}
+    module_of["torch"] = "torch"
+    out: List[str] = []
+    for module in modules:
+        module = module.strip()
+        if module == ORT_PRELOAD:
+            out.append(module)
+        out += [p for p in packages if module_of.get(p, p) == module and p not in out]
+    if ORT_PRELOAD in out:  # ONNX Runtime loads its CUDA provider at the first session, after the program's preload call
+        late = [p for p in out[:out.index(ORT_PRELOAD)] if module_of.get(p) == "onnxruntime"]
+        out = [p for p in out if p not in late]
+        out[out.index(ORT_PRELOAD) + 1:out.index(ORT_PRELOAD) + 1] = late
+    return list(dict.fromkeys(out))
 
 
 def known_dll_names(values: Optional[Dict[str, str]]) -> Tuple[str, ...]:
@@ -167,12 +217,13 @@ def _torch_cuda_path(host, dirs: Sequence[str], cuda: Optional[str], row: Dict, 
 
 
 def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Optional[str] = None, cuda: Optional[str] = None,
-               frameworks: Sequence = ()) -> Tuple[LoadedLibrary, ...]:
+               frameworks: Sequence = (), imports: Sequence[str] = ()) -> Tuple[LoadedLibrary, ...]:
     """torch's and the frameworks' CUDA DLLs as Windows resolves them: ``location`` the site-packages folder holding
     torch (None: no torch), ``python`` the interpreter (its folder is the application folder), ``prefix`` its
     sys.prefix, whose ``Library\\bin`` torch adds (default: the folder above ``Lib\\site-packages``, as in a conda
     environment or a venv), ``cuda`` torch's CUDA ("12.8"), ``frameworks`` the Framework records the frameworks probe
-    found."""
+    found, ``imports`` the modules the user's program imports, in order (``doctor --import-order``; () the usual
+    program: torch first, then the frameworks)."""
     import ntpath
 
     from cudaenv.host.registry import read_values
@@ -200,7 +251,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
 
     out: List[LoadedLibrary] = []
 
-    def resolve(consumer: str, obj: str, pe, first, fallback, preloads: Optional[Dict[str, str]] = None) -> None:
+    def resolve(consumer: str, obj: str, pe, first, fallback, preloads: Optional[Dict[str, str]] = None,
+                optional: bool = False) -> None:
         for dll in pe.imports + pe.delay:
             if not cuda_dll(dll, prefixes):
                 continue
@@ -214,6 +266,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             if pre and via != "known-dlls":  # the consumer loaded that name by full path before: the import gets it
                 others = tuple(p for p in ((hit,) if hit else ()) + others if p.lower() != pre.lower())
                 hit, via = pre, "preload"
+            if hit is None and optional:  # a library the framework uses only where it is installed (CUPY-OPTIONAL)
+                continue
             wheel = next((o for o in others if in_wheel(o)), None)
             out.append(LoadedLibrary(consumer=consumer, object=obj, needed=dll, path=hit, via=via, real=hit, others=others,
                                      from_wheel=in_wheel(hit), wheel_copy=wheel,
@@ -254,11 +308,45 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
         if row.get("dynload"):
             _dynload(host, fw, row, app, path, system, listing, known, out, in_wheel)
             continue
+        optional = tuple(o.lower() for o in row.get("optional", ()))
         for obj, pe in _objects(host, fw, row, prefixes):
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
-            resolve(fw.package, obj, pe, first, None, preloads)
-    return tuple(process_loads(out, preloaded, in_wheel))
+            inside = obj[len(site):].lstrip("\\").lower()
+            resolve(fw.package, obj, pe, first, None, preloads, bool(optional) and inside.startswith(optional))
+    if not imports:
+        return tuple(process_loads(out, preloaded, in_wheel))
+    turns = consumers_in_order(imports, (["torch"] if location else []) + [fw.package for fw in frameworks])
+    if ORT_PRELOAD in turns:
+        preloaded.update(_ort_preloads(host, turns, out, location, cuda, frameworks, listing))
+    return tuple(process_loads(out, preloaded, in_wheel, turns))
+
+
+def _ort_preloads(host, turns: Sequence[str], libs: Sequence[LoadedLibrary], location: Optional[str], cuda: Optional[str],
+                  frameworks: Sequence, listing) -> Dict[str, Tuple[str, str, str]]:
+    """What ``onnxruntime.preload_dlls()`` loads by full path where the program calls it (ORT-PRELOAD): each CUDA DLL
+    ONNX Runtime's CUDA provider imports, from torch\\lib when a torch for CUDA 12 is installed, else from the nvidia
+    wheels' bin folders; nothing when such a torch was imported before the call (it then skips the CUDA and cuDNN
+    DLLs). {lower-case name: (file, "onnxruntime-gpu", ORT_PRELOAD)}."""
+    row = next(r for r in dll_table()["rows"] if r.get("kind") == "ort-preload")
+    ort = next((f for f in frameworks if f.package == row["package"] and f.location), None)
+    torch_ok = bool(location) and (cuda or "").split(".")[0] in row["torch_cuda"]
+    if ort is None or (torch_ok and "torch" in turns and turns.index("torch") < turns.index(ORT_PRELOAD)):
+        return {}
+    folders = [host.join(location, "torch", "lib")] if torch_ok else []
+    wheels = host.join(ort.location, row["wheels"])
+    folders += [host.join(wheels, d, "bin") for d in sorted(host.listdir(wheels))[:64]]
+    out: Dict[str, Tuple[str, str, str]] = {}
+    for lib in libs:
+        key = lib.needed.lower()
+        if lib.consumer != row["package"] or key in out:
+            continue
+        for folder in folders:
+            hit = listing(folder).get(key)
+            if hit:
+                out[key] = (host.join(folder, hit), row["package"], ORT_PRELOAD)
+                break
+    return out
 
 
 def _preloads(host, fw, row: Dict, listing) -> Tuple[Optional[str], Dict[str, str]]:
@@ -325,9 +413,30 @@ def _dynload(host, fw, row: Dict, app: Optional[str], path: Sequence[str], syste
             if hit is not None:
                 break
         needed = name if hit is not None else names[-1]
+        if hit is None:  # found nowhere: the toolkit folders its search does not reach that hold it (a FLAGS_*_dir fix)
+            others = _toolkit_copies(host, row, names, listing)
         out.append(LoadedLibrary(consumer=fw.package, object=obj, needed=needed, path=hit, via=via, real=hit, others=others,
                                  from_wheel=in_wheel(hit), wheel_copy=next((o for o in others if in_wheel(o)), None),
                                  loaded_by="dlopen"))
+
+
+def _toolkit_copies(host, row: Dict, names: Sequence[str], listing) -> Tuple[str, ...]:
+    """The files of ``names`` (the first of them found) in the bin folder of each CUDA toolkit the environment names
+    (the row's ``toolkit_env``: CUDA_PATH and NVIDIA's installer's CUDA_PATH_V<major>_<minor>, any case), at most 16
+    folders looked at."""
+    prefix = row.get("toolkit_env")
+    if not prefix:
+        return ()
+    upper = prefix.upper()
+    bases = sorted({v.strip() for k, v in host.env.items() if k.upper() == upper or k.upper().startswith(upper + "_V")} - {""})
+    found: List[str] = []
+    for base in bases[:16]:
+        folder = host.join(base, "bin")
+        hit = next((listing(folder).get(n.lower()) for n in names if listing(folder).get(n.lower())), None)
+        path = host.join(folder, hit) if hit else None
+        if path and path.lower() not in {f.lower() for f in found}:
+            found.append(path)
+    return tuple(found)
 
 
 def _env(host, name: str) -> str:
@@ -357,18 +466,27 @@ def _imports(host, path: str):
 
 def _objects(host, fw, row: Dict, prefixes: Sequence[str]) -> List[Tuple[str, object]]:
     """(path, its PE imports) of a framework's DLLs whose imports name a CUDA DLL: the row's fixed ``objects``, or with
-    ``record`` the .dll and .pyd files its RECORD lists (at most MAX_OBJECTS read)."""
+    ``record`` the .dll and .pyd files its RECORD lists: those under the row's ``modules`` (CUPY-WHEEL: the modules a
+    real wheel's import tables show to import CUDA DLLs; at most its ``max_objects`` read), else the first MAX_OBJECTS,
+    the ones named for CUDA first."""
     from cudaenv.parse import frameworks as pf
     from cudaenv.probes.frameworks import RECORD_LIMIT, installed_distributions
 
     names = [o.replace("/", "\\") for o in row.get("objects", ())]
+    limit = MAX_OBJECTS
     if row.get("record"):
         entry = installed_distributions(host, (fw.location,)).get(fw.package)
         record = host.read_text(host.join(fw.location, entry[1], "RECORD"), limit=RECORD_LIMIT) if entry else None
-        names += [p.replace("/", "\\") for p in pf.record_libraries(record or "") if p.lower().endswith((".dll", ".pyd"))]
-    names.sort(key=lambda n: "cuda" not in n.lower())  # the modules named for CUDA first (cupy_backends\\cuda\\api\\...)
+        listed = [p.replace("/", "\\") for p in pf.record_libraries(record or "") if p.lower().endswith((".dll", ".pyd"))]
+        modules = tuple(m.lower() for m in row.get("modules", ()))
+        chosen = [p for p in listed if modules and p.lower().startswith(modules)]
+        if chosen:
+            names += chosen
+            limit = row.get("max_objects", MAX_OBJECTS)
+        else:  # a layout the row does not know: the modules named for CUDA first (cupy_backends\\cuda\\api\\...)
+            names += sorted(listed, key=lambda n: "cuda" not in n.lower())
     out = []
-    for name in names[:MAX_OBJECTS]:
+    for name in names[:limit]:
         obj = host.join(fw.location, name)
         pe = _imports(host, obj) if host.is_file(obj) else None
         if pe is not None and any(cuda_dll(d, prefixes) for d in pe.imports + pe.delay):

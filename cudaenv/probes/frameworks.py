@@ -85,6 +85,9 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
         cuda, cuda_from = tag, "local-tag"
     if cudnn is None:
         cudnn = pf.local_cudnn(version or "")
+    if cudnn is None:  # the plugin's floor on the cuDNN wheel: nvidia-cudnn-cu12<10.0,>=9.8 (data/loader_search.json, JAX-PLUGIN-META)
+        cudnn = next((f for f in (pf.requirement_floor(line) for line in requires
+                                  if (pf.requirement_name(line) or "").startswith("nvidia-cudnn-")) if f), None)
     if row.get("gpu_via"):
         plugins = [p for p in row["gpu_via"] if p in present]
         if not plugins and any(_tagged_cuda(present[p][1]) for p in row.get("gpu_via_tag", ()) if p in present):
@@ -163,4 +166,33 @@ def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows
     for name, row in rows.items():
         if name in present:
             out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows, cuda_libs))
+    return tuple(out)
+
+
+def with_cudnn(host, frameworks, libraries, entries, other: Dict[str, Tuple[str, ...]], site_packages: Sequence[str]) -> Tuple[Framework, ...]:
+    """``frameworks`` with what the loader gives each ``runtime`` entry's consumer (:func:`cudaenv.probes.libraries.runtime_entries`)
+    for its ``libcudnn.so.N``: the file, how it was found, its version (its name's, or the nvidia-cudnn wheel's that
+    holds it), the other majors' files its search finds (``other``), and the nvidia-cudnn wheels installed."""
+    from cudaenv.model.record import replace
+
+    present = installed_distributions(host, site_packages)
+    wheels = {name: where for name, where in present.items() if name.startswith("nvidia-cudnn-")}
+    labels = tuple("%s==%s" % (name, entry[: -len(".dist-info")].split("-", 1)[1]) for name, (_, entry) in sorted(wheels.items())
+                   if "-" in entry)
+    wanted = {consumer: ("libcudnn.so.%s" % cudnn.split(".", 1)[0], cudnn) for consumer, _, _, cudnn in entries if cudnn}
+    out = []
+    for fw in frameworks:
+        soname, built = wanted.get(fw.package, (None, None))
+        lib = next((x for x in libraries if x.consumer == fw.package and x.needed == soname), None) if soname else None
+        if lib is None:
+            out.append(fw)
+            continue
+        version = lib.version
+        if lib.path and not version:
+            for site, entry in wheels.values():
+                if lib.path.startswith(site.rstrip("/") + "/nvidia/") and "-" in entry:
+                    version = entry[: -len(".dist-info")].split("-", 1)[1]
+                    break
+        out.append(replace(fw, cudnn=fw.cudnn or built, cudnn_soname=soname, cudnn_path=lib.path, cudnn_via=lib.via, cudnn_version=version,
+                           cudnn_other=tuple(other.get(fw.package, ())), cudnn_wheels=labels))
     return tuple(out)

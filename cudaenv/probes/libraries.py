@@ -7,7 +7,10 @@ what it shadows. The libraries a resolved CUDA library loads itself with ``dlope
 sub-libraries, the driver's ``libcuda.so.1`` that libcudart loads, NVRTC's ``libnvrtc-builtins.so.MAJOR.MINOR``,
 NCCL's network plugin named by ``NCCL_NET_PLUGIN``) are resolved the same way from that library, as dlopen(3)
 searches from the calling object (its RPATH/RUNPATH with its own ``$ORIGIN``), not from the program; the libraries a
-consumer loads lazily (the ``lazy`` rows: torch's ``libcaffe2_nvrtc.so``) are objects of their own. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
+consumer loads lazily (the ``lazy`` rows: torch's ``libcaffe2_nvrtc.so``) are objects of their own. The CUDA
+libraries a framework's own library opens at run time (the ``runtime`` rows: XLA's ``xla_cuda_plugin.so`` opens
+``libcudnn.so.9``, cuBLAS, cuFFT ... with dlopen, linking none of them) are resolved from that object the same way,
+after the nvidia wheel file its Python code preloads by full path (``preload``), which a later dlopen by name gets. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
 ELF files through Host.
 """
 
@@ -125,11 +128,14 @@ def probe_ld_cache(host, path: str = LD_SO_CACHE):
 
 def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optional[Dict[str, bool]] = None,
                     conf_dirs: Optional[Sequence[str]] = None, defaults: Callable[[int], List[str]] = default_dirs,
-                    read=None, ld_cache=False) -> Tuple[LoadedLibrary, ...]:
+                    read=None, ld_cache=False, runtime: Sequence[Tuple[str, str, dict, Optional[str]]] = (),
+                    sites: Sequence[str] = (), other_cudnn: Optional[Dict[str, Tuple[str, ...]]] = None) -> Tuple[LoadedLibrary, ...]:
     """Each CUDA NEEDED entry of each ``(consumer, library path)``, resolved. ``read(path) -> ElfDynamic`` reads an
     object (default: :func:`cudaenv.probes.elf.probe_elf_dynamic`); ``ld_cache``: the parsed ld.so.cache (False: read
     it, :func:`probe_ld_cache`; None: none), else ``conf_dirs`` (default: the loader's configuration,
-    :func:`cudaenv.probes.ldconf.ld_conf_dirs`) stand in for it."""
+    :func:`cudaenv.probes.ldconf.ld_conf_dirs`) stand in for it. ``runtime``: :func:`runtime_entries`, each name its
+    object opens resolved from it (``sites``: the interpreter's site-packages, where a ``preload`` file is looked for
+    first); ``other_cudnn``: filled with consumer -> the libcudnn files of other majors its search finds."""
     from cudaenv.probes.elf import probe_elf_dynamic
     from cudaenv.probes.frameworks import cuda_soname, table_cuda_libraries
     from cudaenv.probes.ldconf import ld_conf_dirs
@@ -190,7 +196,89 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
                                         version=file_version(real, name), real=real, others=others,
                                         from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel,
                                         loaded_by=kind))
+    for consumer, path, row, cudnn in runtime:
+        dyn = read(path)
+        if dyn is None:
+            continue
+        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
+        cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
+        for name in runtime_names(row, cudnn):
+            found, via, others = _runtime_resolve(host, name, row, sites, order, cached)
+            real = host.resolve(found) if found else None
+            wheel = next((o for o in others if enclosing_site_packages(o)), None)
+            opened.append(LoadedLibrary(consumer=consumer, object=path, needed=name, path=found, via=via,
+                                        version=file_version(real, name), real=real, others=others,
+                                        from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel,
+                                        loaded_by="dlopen"))
+        if cudnn and other_cudnn is not None:
+            wanted = "libcudnn.so.%s" % cudnn.split(".", 1)[0]
+            other_cudnn[consumer] = tuple(hit for hit in (_runtime_resolve(host, "libcudnn.so.%d" % m, row, sites, order, cached)[0]
+                                                          for m in CUDNN_MAJORS if "libcudnn.so.%d" % m != wanted) if hit)
     return tuple(out + opened)
+
+
+CUDNN_MAJORS = (7, 8, 9, 10)  # the libcudnn.so.N names looked for when a framework's own cuDNN major is found nowhere
+
+
+def _runtime_resolve(host, name: str, row: dict, sites: Sequence[str], order, cached) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
+    """(the file a ``runtime`` row's object gets for ``name``, how, the files of that name it passes over): the
+    ``preload`` folder's file in the first site-packages holding it (the package's Python code loads it by path
+    first), else the loader's search from the object."""
+    found, via, others = resolve(name, order, host.is_file, cached)
+    folder = (row.get("preload") or {}).get(name)
+    for site in sites if folder else ():
+        candidate = host.join(site, *folder.split("/"), name)
+        if host.is_file(candidate):
+            rest = tuple(p for p in ((found,) if found else ()) + others if p != candidate)
+            return candidate, "preload", rest
+    return found, via, others
+
+
+def runtime_names(row: dict, cudnn: Optional[str]) -> List[str]:
+    """The names a ``runtime`` row's object opens: ``libcudnn.so.{cudnn}`` with its cuDNN major (left out when that
+    is not known)."""
+    major = (cudnn or "").split(".", 1)[0]
+    return [n.replace("{cudnn}", major) for n in row["opens"] if major or "{cudnn}" not in n]
+
+
+def runtime_rows() -> List[dict]:
+    """``data/loader_search.json``'s ``runtime`` rows: a framework's library that opens CUDA libraries itself."""
+    from cudaenv.core.resources import load_table
+
+    return [row for row in load_table("loader_search")["rows"] if row.get("kind") == "runtime"]
+
+
+def runtime_cudnn(row: dict, frameworks) -> Optional[str]:
+    """The cuDNN a ``runtime`` row's object was built for (``9.8``, ``8.9``; its major is the soname's): the first of
+    its ``cudnn_from`` packages whose record says (a local version tag, a Requires-Dist floor on nvidia-cudnn), else
+    the row's ``cudnn`` major."""
+    by = {fw.package: fw for fw in frameworks}
+    for name in row.get("cudnn_from") or ():
+        fw = by.get(name)
+        value = (fw.cudnn or "") if fw is not None else ""
+        head = value.split(".", 1)[0]
+        if head.isdigit() and len(head) <= 3:
+            return value
+    return str(row["cudnn"]) if row.get("cudnn") is not None else None
+
+
+def runtime_entries(host, frameworks, rows: Optional[List[dict]] = None) -> List[Tuple[str, str, dict, Optional[str]]]:
+    """(consumer, its object's path, the row, the cuDNN major) of each ``runtime`` row whose package is installed, not a
+    CPU build, with its object there."""
+    rows = runtime_rows() if rows is None else rows
+    by = {fw.package: fw for fw in frameworks}
+    out = []
+    for row in rows:
+        fw = by.get(row["consumer"])
+        if fw is None or not fw.location or fw.gpu_build is False:
+            continue
+        cudnn = runtime_cudnn(row, frameworks)
+        if not runtime_names(row, cudnn):
+            continue  # a jaxlib without a CUDA tag: nothing it is known to open
+        path = host.join(fw.location, *row["object"].split("/"))
+        if host.is_file(path):
+            out.append((fw.package, path, row, cudnn))
+    return out
 
 
 def opened_names(row: dict, env: Dict[str, str], version: Callable[[], Optional[str]]) -> List[Tuple[Tuple[str, ...], bool, str]]:

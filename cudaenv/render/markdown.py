@@ -104,6 +104,8 @@ def facts_rows(s, view) -> List[tuple]:
         from cudaenv.render.report import library_facts
 
         rows.append((N_("CUDA libraries loaded"), "<br>".join("%s: %s" % (md_text(lib.consumer), md_text(library_facts(lib))) for lib in s.libraries)))
+        if getattr(s, "import_order", ()) and s.platform is not None and s.platform.system == "windows":  # Windows' DLL loads
+            rows.append((N_("Import order"), md_text(", ".join(s.import_order))))
     if getattr(s, "extensions", ()):
         from cudaenv.render.report import extension_facts
 

@@ -214,6 +214,12 @@ def framework_facts(fw, verdict: str, minimum: Optional[str]) -> str:
         bits.append(t("part of another package"))
     else:
         bits.append(t("its files do not say which CUDA"))
+    if fw.cudnn_soname:  # the cuDNN its runtime opens itself (XLA's dlopen), as the loader resolves it
+        if fw.cudnn_path:
+            how = ", ".join(b for b in (printable(fw.cudnn_version or ""), t("via %s", printable(fw.cudnn_via)) if fw.cudnn_via else "") if b)
+            bits.append(t("opens %s: %s", printable(fw.cudnn_soname), printable(fw.cudnn_path)) + (" (%s)" % how if how else ""))
+        else:
+            bits.append(t("opens %s: found nowhere", printable(fw.cudnn_soname)))
     words = {"conflict": N_("installed together with a package it conflicts with"),
              "no-gpu-platform": N_("no GPU on this platform by design")}
     if verdict in words:
@@ -233,6 +239,10 @@ def _frameworks(s, view) -> List[Check]:
     ids = dict(getattr(view, "framework_findings", ()) or ())
     checks += [(fw.package, framework_facts(fw, verdicts.get(fw.package, "unknown"), minimums.get(fw.package)),
                 tuple(i for i in _ids(view, "frameworks") if i == ids.get(fw.package))) for fw in frameworks]
+    order = tuple(getattr(s, "import_order", ()) or ())
+    windows = s.platform is not None and s.platform.system == "windows"
+    if order and s.libraries and windows:  # the program's import order the DLL loads were replayed in (doctor --import-order)
+        checks.append((t("import order"), t("%s (as stated: the DLLs are loaded in that order)", ", ".join(printable(m) for m in order)), ()))
     worst = dict(getattr(view, "library_verdicts", ()) or ())
     for consumer in worst:
         libs = [lib for lib in s.libraries if lib.consumer == consumer]

@@ -306,3 +306,12 @@ def test_real_machine_checklist(cli_subprocess):
     assert "ERROR" not in out and all(len(line) <= 80 for line in out.splitlines())
     md = cli_subprocess("doctor", "--quick", "--format", "markdown", "--verbose", env=env).out
     assert "/usr/local/cuda-13.0" in md and "| GPUs | none seen |" in md and "<summary>All facts</summary>" in md
+
+
+def test_import_order_reaches_the_snapshot(machine):
+    """`doctor --import-order` (issue 29, Windows' DLL loads): the comma-separated modules, trimmed and without empty
+    ones, reach the snapshot's import_order (JSON); unstated, it is empty (the usual program: torch first)."""
+    a10g_535(machine)
+    assert machine.findings("--quick", "--frameworks")[2]["import_order"] == []
+    data = machine.findings("--quick", "--frameworks", "--import-order", " paddle, torch ,,onnxruntime.preload_dlls")[2]
+    assert data["import_order"] == ["paddle", "torch", "onnxruntime.preload_dlls"]

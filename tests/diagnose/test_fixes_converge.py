@@ -282,6 +282,34 @@ def _extension_mismatch(m):
     dist(site, "flash-attn", "2.7.4", requires=["torch"], binary={"flash_attn_2_cuda.so": ext.read_bytes()})
 
 
+def _jax_cudnn_other_major(m):
+    """jax[cuda12] (the real plugin METADATA, an xla_cuda_plugin.so with the real RPATH: tests/framework_builders.py)
+    beside the cuDNN 8.9 wheel: XLA's dlopen of libcudnn.so.9 finds none; the pip line installs the cuDNN 9 wheel."""
+    from framework_builders import jax_cuda
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==8.9.7.29")
+    jax_cuda(m.package_site, m.tmp / "build")
+
+
+def _jax_cudnn_older_minor(m):
+    """jax[cuda12] beside an older torch's cuDNN pin (nvidia-cudnn-cu12==9.1.0.70; the plugin wants >=9.8): the pip line
+    installs the cuDNN 9 wheel the model's pip has (9.10.2.21)."""
+    from framework_builders import jax_cuda
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==9.1.0.70")
+    jax_cuda(m.package_site, m.tmp / "build")
+
+
+def _jax_libraries_missing(m):
+    """jax-cuda12-plugin installed without its with-cuda extra (jax[cuda12] brings it), the cuDNN 9 wheel alone: XLA's
+    dlopen of cuBLAS, cuFFT ... from the plugin finds none; the fix installs jax[cuda12] (the model's pip lays out the
+    extra's nvidia wheels)."""
+    from framework_builders import jax_cuda
+
+    a10g_535(m).packages("nvidia-cudnn-cu12==9.10.2.21")
+    jax_cuda(m.package_site, m.tmp / "build", wheels=False)
+
+
 def windows(build):
     """A scenario on the Windows model machine (tests/windows_machine.py) instead of the Linux one."""
     build.windows = True
@@ -308,9 +336,22 @@ def _dll_not_found_windows(m):
 
 @windows
 def _cupy_cuda_path_windows(m):
-    """cupy-cuda12x with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed too: CuPy adds CUDA_PATH's bin
-    only, so cudart64_12.dll is found nowhere; the fix points CUDA_PATH at the 12.4 toolkit."""
-    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("13.6.0", "cupy-cuda12x")
+    """cupy-cuda12x (the real 14.2.0 wheel's modules) with CUDA_PATH on the CUDA 11.8 toolkit while 12.4 is installed
+    too: CuPy adds CUDA_PATH's bin only, so cublas64_12.dll and the other CUDA 12 imports are found nowhere; the fix
+    points CUDA_PATH at the 12.4 toolkit."""
+    m.toolkit("12.4.131").toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe")).cupy("cupy-cuda12x")
+
+
+@windows
+def _paddle_flags_windows(m):
+    """paddlepaddle-gpu 2.6.2 for CUDA 11.8 and cuDNN 8.9 beside a CUDA 12.4 toolkit on PATH: NVIDIA's installer put
+    CUDA 11.8 in D:\\CUDA\\v11.8 (CUDA_PATH_V11_8; cuDNN's DLLs copied into its bin), which no folder of Paddle's
+    search is, so each of its DLLs is found nowhere; the fix sets FLAGS_cudnn_dir and FLAGS_cuda_dir to that bin
+    (PADDLE-FLAGS: import paddle reads them from the environment)."""
+    m.paddle("2.6.2", cuda="11.8", cudnn="8.9.7").toolkit("12.4.131")
+    for name in ("cudnn64_8.dll", "cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll", "cufft64_10.dll"):
+        m.put("D:\\CUDA\\v11.8\\bin\\" + name)
+    m.env["CUDA_PATH_V11_8"] = "D:\\CUDA\\v11.8"
 
 
 CONVERGES = {
@@ -335,7 +376,10 @@ CONVERGES = {
     "framework-cpu-build": [_framework_cpu],
     "gpu-memory-busy": [_memory_busy],
     "library-shadowed": [_library_shadowed],
-    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows],
+    "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows, _paddle_flags_windows,
+                          _jax_libraries_missing],
+    "framework-cudnn-not-found": [_jax_cudnn_other_major],
+    "framework-cudnn-too-old": [_jax_cudnn_older_minor],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],
     "nvidia-wheels-mixed": [_wheels_mixed],
@@ -361,6 +405,38 @@ def test_a_command_fix_converges(machine, fid, build):
         machine = WindowsMachine(machine.root)
     build(machine)
     _converges(machine, fid)
+
+
+def _ort_after_torch(m):
+    """torch 2.8 for CUDA 12.8 (its CUDA and cuDNN DLLs in torch\\lib) and onnxruntime-gpu with no toolkit or cuDNN
+    on the machine: ONNX Runtime's own search finds none of its DLLs; the usual program (torch first) works only
+    because torch loaded them (dll-import-order)."""
+    m.torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+
+
+@pytest.mark.parametrize("pick", ["import torch before", "preload_dlls"])
+def test_a_user_code_fix_converges_on_windows(machine, pick):
+    """issue 29: dll-import-order's fix is the user's program (fix_kind user-code): importing torch before onnxruntime,
+    or calling onnxruntime.preload_dlls() before the first session. Applied as the user does (the program changed, and
+    `doctor --import-order` told its order: WindowsMachine.apply_user_code), the finding is gone and no warning or
+    error appears that was not there before."""
+    from windows_machine import WindowsMachine
+
+    m = WindowsMachine(machine.root)
+    _ort_after_torch(m)
+    _, found, _ = m.findings()
+    f = found["dll-import-order"]
+    assert f["fix_kind"] == "user-code"
+    before = warned(found)
+    line = next(x for x in f["fix"] if pick in x)
+    assert m.apply_user_code(line), line
+    _, after, data = m.findings()
+    assert data["import_order"] == list(m.import_order)
+    assert "dll-import-order" not in after, after.get("dll-import-order")
+    assert warned(after) <= before, warned(after) - before
+    # the program that does not keep the order: onnxruntime alone finds none of its DLLs
+    m.import_order = ("onnxruntime",)
+    assert "cudart64_12.dll (onnxruntime-gpu)" in m.findings()[1]["library-not-found"]["title"]
 
 
 def test_the_link_fix_never_points_the_system_link_into_a_users_install(machine):

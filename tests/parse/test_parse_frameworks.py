@@ -67,6 +67,7 @@ def test_any_input_never_raises(text):
     pf.local_cudnn(text)
     pf.nvidia_cuda_major(text)
     pf.requirement_name(text)
+    pf.requirement_floor(text)
     got = pf.parse_build_info(text if isinstance(text, str) else "", ("cuda_version",))
     assert all(len(v) <= 40 for v in got.values())
 
@@ -78,10 +79,33 @@ def test_build_info_on_near_misses(text):
         assert value and all(ch.isalnum() or ch in ".-_+" for ch in value)
 
 
+def test_a_requirements_floor():
+    """The lowest version a Requires-Dist line allows: the real jax-cuda12/13-plugin 0.10.2 lines
+    (tests/recorded/wheel-jax-cuda1N-plugin-0.10.2-METADATA.txt), an exact pin, a compatible release; none without."""
+    from builders import recorded
+
+    lines = [line[len("Requires-Dist: "):] for name in ("wheel-jax-cuda12-plugin-0.10.2-METADATA.txt", "wheel-jax-cuda13-plugin-0.10.2-METADATA.txt")
+             for line in recorded(name).splitlines() if line.startswith("Requires-Dist: nvidia-cudnn")]
+    assert [pf.requirement_floor(line) for line in lines] == ["9.8", "9.12.0.46"]
+    assert pf.requirement_floor("nvidia-cudnn-cu12 (==8.9.2.26)") == "8.9.2.26"
+    assert pf.requirement_floor("nvidia-cudnn-cu12 ~=9.1 ; extra == \"cuda\"") == "9.1"
+    assert pf.requirement_floor("jax[cuda12]>=0.4.1") == "0.4.1"
+    assert pf.requirement_floor("nvidia-cudnn-cu12<10") is None and pf.requirement_floor("numpy") is None
+    assert pf.requirement_floor("a>=1.0a1") is None and pf.requirement_floor("a>=$(x)") is None
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="nvidia-cudnn<>=~!,.;() 0129[]x\"", max_size=300))
+def test_a_requirements_floor_on_near_misses(text):
+    got = pf.requirement_floor(text)
+    assert got is None or (got and all(part.isdigit() for part in got.split(".")) and got in text)
+
+
 def test_the_work_is_linear_on_hostile_runs():
     assert_linear(lambda t: pf.parse_build_info(t, ("cuda_version", "cudnn_version")), "cuda_version'':")
     assert_linear(pf.parse_metadata, "Requires-Dist: a\n")
     assert_linear(pf.record_libraries, "a/b.so.1,,\n")
+    assert_linear(pf.requirement_floor, ">=1,", head="a")
 
 
 def _record_libraries_every_line(text, limit=200):

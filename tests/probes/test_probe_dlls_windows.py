@@ -5,6 +5,9 @@ LOAD_WITH_ALTERED_SEARCH_PATH: its folder, System32, Windows, PATH; never the os
 CuPy's extension modules (Python's flags, with the CUDA folder CuPy adds: CUDA_PATH's bin, else the one above the
 nvcc.exe on PATH), and the findings they give."""
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pe_builders import build_pe
 from cudaenv.diagnose import diagnose
 from cudaenv.model.snapshot import Framework
@@ -85,33 +88,80 @@ def test_onnxruntime_gpu_searches_path_and_not_torchs_folders(fake_root):
                            "torch's or the nvidia wheels' copies)"]
 
 
+# what the real cupy-cuda12x 14.2.0 wheel's modules import (tests/recorded/cupy-cuda12x-14.2.0-win_amd64-wheel.txt) that
+# a CUDA 12 toolkit's bin holds; cuTENSOR.dll and cuTENSORMg.dll (its optional cutensor module) are no toolkit's
+CUPY12_TOOLKIT_DLLS = {"cublas64_12.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_12.dll", "cufft64_11.dll",
+                       "nvrtc64_120_0.dll"}
+
+
 def _cupy(m):
-    m.cupy("13.6.0", "cupy-cuda12x")
-    return Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
+    m.cupy("cupy-cuda12x")
+    return Framework(package="cupy-cuda12x", version=m.cupy_version, location=SITE, cuda="12", gpu_build=True)
 
 
 def test_cupy_finds_cuda_through_the_folder_it_adds(fake_root):
-    """CuPy adds CUDA_PATH's bin with os.add_dll_directory: its module's CUDA imports resolve there (via
+    """CuPy adds CUDA_PATH's bin with os.add_dll_directory: the real wheel's modules' CUDA imports resolve there (via
     add_dll_directory, not PATH); with CUDA_PATH unset the folder above the nvcc.exe on PATH; CUDA_PATH on a CUDA 11.8
-    toolkit leaves cudart64_12.dll unfound even with a 12.x bin on PATH (Python's flags never search PATH)."""
+    toolkit leaves cublas64_12.dll unfound even with a 12.x bin on PATH (Python's flags never search PATH)."""
     m = WindowsMachine(fake_root).toolkit("12.4.131", on_path=False)
     cupy = _cupy(m)
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
-    assert set(got) == {"cudart64_12.dll", "nvrtc64_120_0.dll"}  # the modules that import CUDA DLLs only
-    assert got["cudart64_12.dll"].via == "add_dll_directory" and got["cudart64_12.dll"].consumer == "cupy-cuda12x"
+    assert set(got) == CUPY12_TOOLKIT_DLLS  # the CUDA runtime is linked in statically: no cudart64 import
+    assert {x.via for x in got.values()} == {"add_dll_directory"} and got["cublas64_12.dll"].consumer == "cupy-cuda12x"
+    assert got["cublas64_12.dll"].object == SITE + "\\cupy_backends\\cuda\\libs\\cublas.cp312-win_amd64.pyd"
     del m.env["CUDA_PATH"]
     m.path.insert(0, PROGRAMS + "\\v12.4\\bin")
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
-    assert got["cudart64_12.dll"].via == "add_dll_directory"  # the folder above nvcc.exe, added by CuPy
+    assert got["cublas64_12.dll"].via == "add_dll_directory"  # the folder above nvcc.exe, added by CuPy
     m.toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "nvcc.exe"))  # CUDA_PATH now names 11.8
     m.path.insert(0, PROGRAMS + "\\v12.4\\bin")
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
-    assert got["cudart64_12.dll"].path is None
+    assert got["cublas64_12.dll"].path is None
     s = m.snapshot()
     from cudaenv.model.record import replace
 
     f = {x.id: x for x in diagnose(replace(s, frameworks=(cupy,), libraries=tuple(got.values())))}
     assert "CuPy adds with os.add_dll_directory" in f["library-not-found"].detail
+
+
+def test_every_cuda_import_of_a_real_cupy_wheel_is_read(fake_root, monkeypatch):
+    """The real wheels (tests/recorded/cupy-cuda1{1,2,3}x-*-win_amd64-wheel.txt) list 64 modules, 27 of them under a
+    folder named cuda: only the modules of data/dll_search.json's ``modules`` are read (CUPY-WHEEL), so every CUDA
+    library a real CuPy imports is resolved; reading the first MAX_OBJECTS named for CUDA (the code before) read 8
+    modules of which only cufft and jitify import one. The optional libraries' modules (cuDNN, cuTENSOR:
+    CUPY-OPTIONAL) give a record only where their DLL is found."""
+    from cudaenv.probes import dlls
+
+    reads = []
+    real = dlls._imports
+
+    def counted(host, path):
+        reads.append(path)
+        return real(host, path)
+
+    monkeypatch.setattr(dlls, "_imports", counted)
+    wanted = {"cupy-cuda11x": {"cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll", "cufft64_10.dll",
+                               "nvrtc64_112_0.dll"},
+              "cupy-cuda12x": CUPY12_TOOLKIT_DLLS,
+              "cupy-cuda13x": {"cublas64_13.dll", "curand64_10.dll", "cusolver64_12.dll", "cusparse64_12.dll", "cufft64_12.dll",
+                               "nvrtc64_130_0.dll"}}
+    for package, names in wanted.items():
+        m = WindowsMachine(fake_root).cupy(package)
+        cupy = Framework(package=package, version=m.cupy_version, location=SITE, gpu_build=True)
+        del reads[:]
+        got = probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))
+        assert {x.needed for x in got} == names and {x.path for x in got} == {None}, package  # no toolkit: all not found
+        assert len(reads) <= 12 and all("\\libs\\" in r or "\\cupy\\cuda\\" in r for r in reads), reads
+        optional = "D:\\opt"
+        m.put(optional + "\\cuTENSOR.dll")
+        m.put(optional + "\\cudnn64_8.dll")
+        m.env["CUDA_PATH"] = "D:\\x"
+        m.put("D:\\x\\bin\\cuTENSOR.dll")
+        m.put("D:\\x\\bin\\cudnn64_8.dll")
+        found = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
+        assert found["cuTENSOR.dll"].path == "D:\\x\\bin\\cuTENSOR.dll"  # the optional one, where it is found
+        assert ("cudnn64_8.dll" in found) == (package == "cupy-cuda11x")  # only the cuda11x wheel has a cuDNN module
+        m.pip_remove(package)
 
 
 def test_a_framework_without_a_consumer_row_or_location_is_skipped(fake_root):
@@ -379,13 +429,14 @@ def test_a_flags_dir_load_is_by_full_path_not_the_loaded_module(fake_root):
 
 
 def test_cupy_preloads_its_cudnn_from_cupy_cuda_lib_path(fake_root):
-    """CUPY-PRELOAD: a CuPy pip wheel loads the cuDNN its cupy\\.data\\_wheel.json names by full path from
-    CUPY_CUDA_LIB_PATH\\<cuda>\\cudnn\\<version>\\bin (default %USERPROFILE%\\.cupy\\cuda_lib) before its cuDNN module
-    is loaded, so that module's import of cudnn64_8.dll gets that file (via preload), whatever its own search finds
-    (kept in others); without a preloaded file its own search decides."""
+    """CUPY-PRELOAD, on the real cupy-cuda11x 13.6.0 wheel and its real _wheel.json (cuDNN 8.8.1: cudnn64_8.dll and its
+    six sub-libraries): the pip wheel loads those by full path from CUPY_CUDA_LIB_PATH\\11.x\\cudnn\\8.8.1\\bin
+    (default %USERPROFILE%\\.cupy\\cuda_lib) before its cuDNN module is loaded, so that module's import of
+    cudnn64_8.dll gets that file (via preload), whatever its own search finds (kept in others); without a preloaded
+    file its own search decides."""
     m = WindowsMachine(fake_root).toolkit("11.8.89", on_path=False, dlls=("cudart64_110.dll", "cudnn64_8.dll", "nvcc.exe"))
-    m.cupy("13.6.0", "cupy-cuda11x", cudnn="8.8.1")
-    cupy = Framework(package="cupy-cuda11x", version="13.6.0", location=SITE, cuda="11", gpu_build=True)
+    m.cupy("cupy-cuda11x")
+    cupy = Framework(package="cupy-cuda11x", version=m.cupy_version, location=SITE, cuda="11", gpu_build=True)
     toolkit_copy = PROGRAMS + "\\v11.8\\bin\\cudnn64_8.dll"
 
     def cudnn():
@@ -400,35 +451,49 @@ def test_cupy_preloads_its_cudnn_from_cupy_cuda_lib_path(fake_root):
     m.env["USERPROFILE"] = "C:\\Users\\me"
     m.put("C:\\Users\\me\\.cupy\\cuda_lib\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll")
     assert cudnn().path == "C:\\Users\\me\\.cupy\\cuda_lib\\11.x\\cudnn\\8.8.1\\bin\\cudnn64_8.dll"
+    # the real cupy-cuda12x 14.2.0 wheel preloads cuTENSOR 2.4.1 (cutensor.dll, cutensorMg.dll; no cuDNN any more)
+    m.pip_remove("cupy-cuda11x")
+    cupy = _cupy(m)
+    m.put("C:\\Users\\me\\.cupy\\cuda_lib\\12.x\\cutensor\\2.4.1\\bin\\cutensor.dll")
+    got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
+    assert (got["cuTENSOR.dll"].path, got["cuTENSOR.dll"].via) == (
+        "C:\\Users\\me\\.cupy\\cuda_lib\\12.x\\cutensor\\2.4.1\\bin\\cutensor.dll", "preload")
+    assert "cuTENSORMg.dll" not in got  # optional, preloaded nowhere, found nowhere: no record
 
 
 def test_a_conda_cupy_preloads_nothing_and_adds_cuda_path_itself(fake_root):
-    """CUPY-PRELOAD: a conda package (_wheel.json's packaging conda) preloads nothing, and CuPy adds CUDA_PATH itself
-    (not its bin) with os.add_dll_directory."""
-    m = WindowsMachine(fake_root).cupy("13.6.0", "cupy-cuda12x", cudnn="9.1.0", packaging="conda")
+    """CUPY-PRELOAD: a conda package (_wheel.json's packaging conda; constructed: the real cupy-cuda12x 14.2.0
+    _wheel.json with packaging "conda") preloads nothing, and CuPy adds CUDA_PATH itself (not its bin) with
+    os.add_dll_directory."""
+    import json
+
+    from windows_machine import CUPY_WHEELS
+
+    config = dict(json.loads(CUPY_WHEELS["cupy-cuda12x"][1]["_wheel.json"]), packaging="conda")
+    m = WindowsMachine(fake_root).cupy("cupy-cuda12x", config=config)
     m.env.update(CUDA_PATH="C:\\envs\\cp\\Library\\bin", USERPROFILE="C:\\Users\\me")
-    m.put("C:\\envs\\cp\\Library\\bin\\cudart64_12.dll")
-    m.put("C:\\envs\\cp\\Library\\bin\\cudnn64_9.dll")
-    m.put("C:\\Users\\me\\.cupy\\cuda_lib\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
-    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
+    m.put("C:\\envs\\cp\\Library\\bin\\cublas64_12.dll")
+    m.put("C:\\envs\\cp\\Library\\bin\\cutensor.dll")
+    m.put("C:\\Users\\me\\.cupy\\cuda_lib\\12.x\\cutensor\\2.4.1\\bin\\cutensor.dll")
+    cupy = Framework(package="cupy-cuda12x", version=m.cupy_version, location=SITE, cuda="12", gpu_build=True)
     got = {x.needed: x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))}
-    assert (got["cudnn64_9.dll"].path, got["cudnn64_9.dll"].via) == ("C:\\envs\\cp\\Library\\bin\\cudnn64_9.dll", "add_dll_directory")
-    assert got["cudart64_12.dll"].via == "add_dll_directory"
+    assert (got["cuTENSOR.dll"].path, got["cuTENSOR.dll"].via) == ("C:\\envs\\cp\\Library\\bin\\cutensor.dll", "add_dll_directory")
+    assert got["cublas64_12.dll"].via == "add_dll_directory"
 
 
-def test_torch_imported_first_outranks_cupys_preload_for_a_by_name_import(fake_root):
-    """torch's cudnn64_9.dll is loaded at import torch; CuPy's preload of its own cudnn64_9.dll comes later, and its
-    cuDNN module's by-name import gets the module loaded first (torch's): dll-two-copies names both files."""
-    m = WindowsMachine(fake_root).torch("2.8.0+cu128").cupy("13.6.0", "cupy-cuda12x", cudnn="9.1.0")
+def test_torch_imported_first_gives_cupy_its_cuda_dlls(fake_root):
+    """torch's torch\\lib DLLs are loaded at import torch; the real CuPy wheel's modules import cublas64_12.dll,
+    cufft64_11.dll, ... by name, so they get torch's copies, not the CUDA_PATH toolkit's their own search takes:
+    dll-two-copies names both files."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128")
+    cupy = _cupy(m)
     m.toolkit("12.4.131", on_path=False)
-    m.put("D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
-    m.env["CUPY_CUDA_LIB_PATH"] = "D:\\cl"
-    cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12", gpu_build=True)
     got = {x.needed: x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(cupy,)) if x.consumer == cupy.package}
-    lib = got["cudnn64_9.dll"]
-    assert (lib.path, lib.via, lib.own) == (SITE + "\\torch\\lib\\cudnn64_9.dll", "loaded", "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll")
+    lib = got["cublas64_12.dll"]
+    assert (lib.path, lib.via, lib.own) == (SITE + "\\torch\\lib\\cublas64_12.dll", "loaded", PROGRAMS + "\\v12.4\\bin\\cublas64_12.dll")
+    assert got["cusolver64_11.dll"].via == "add_dll_directory"  # torch ships no cuSOLVER: CuPy's own search decides
     _, found, _ = m.findings()
-    assert "D:\\cl\\12.x\\cudnn\\9.1.0\\bin\\cudnn64_9.dll" in found["dll-two-copies"]["detail"]
+    assert PROGRAMS + "\\v12.4\\bin\\cublas64_12.dll" in found["dll-two-copies"]["detail"]
 
 
 def test_known_dll_names_come_from_the_machines_key_when_read():
@@ -460,3 +525,208 @@ def test_the_probe_uses_the_machines_known_dlls(fake_root, monkeypatch):
     assert asked[0][1] == "SYSTEM\\CurrentControlSet\\Control\\Session Manager\\KnownDLLs"
     monkeypatch.setattr(registry, "read_values", lambda h, key: None)  # unreadable: the documented list (no CUDA name)
     assert {x.needed: x for x in probe_dlls(host, SITE, PYTHON, cuda="12.8")}["cudart64_12.dll"].via == "dll-dir"
+
+
+def test_a_real_known_dlls_key_lists_no_cuda_dll_and_changes_no_cuda_answer(fake_root, monkeypatch):
+    """A real `reg query` of the KnownDLLs key (tests/recorded/reg-query-knowndlls-win11.txt) read as host/registry
+    returns it: 35 DLL names (value names such as *kernel32 and _wow64cpu are no module names; data in any case: PSAPI.DLL),
+    among them the documented defaults still present on that machine, none a CUDA DLL; the probe on the healthy model
+    then gives the same CUDA answers as with the documented list, and kernel32.dll is the system's."""
+    from builders import recorded
+    from cudaenv.host import registry
+    from cudaenv.probes.dlls import known_dll_names
+    from windows_machine import reg_query_values
+
+    values = reg_query_values(recorded("reg-query-knowndlls-win11.txt"))
+    names = known_dll_names(values)
+    assert len(values) == len(names) == 35 and values["*kernel32"] == "kernel32.dll" and "psapi.dll" in names
+    _, documented = _known()
+    assert set(documented) - set(names) == {"crtdll.dll", "lz32.dll", "olecli32.dll", "olesvr32.dll", "version.dll"}
+    prefixes = [r["prefix"] for r in dll_table()["rows"] if r.get("kind") == "cuda-dll"]
+    assert not [n for n in names if any(n.startswith(p) for p in prefixes)]
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE, cuda="12", gpu_build=True)
+    monkeypatch.setattr(registry, "read_values", lambda h, key: None)
+    expected = probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(ort,))
+    monkeypatch.setattr(registry, "read_values", lambda h, key: values)
+    assert probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(ort,)) == expected
+    listing = {SITE + "\\torch\\lib": {"kernel32.dll": "kernel32.dll"}}
+    known = ("|%s|" % "|".join(names), SYSTEM32)
+    assert resolve_dll("KERNEL32.dll", [(SITE + "\\torch\\lib", "dll-dir")], lambda f: listing.get(f, {}),
+                       lambda a, b: a + "\\" + b, known)[1] == "known-dlls"
+
+
+def test_process_loads_replays_a_stated_import_order():
+    """process_loads with the program's order: each consumer's full-path loads at its turn (torch's torch\\lib DLLs at
+    import torch), a framework imported first loads its own by name and torch's by-name imports then get that file
+    (onnxruntime#24266), and a consumer the order does not name is resolved as a program of its own."""
+    from cudaenv.model.snapshot import LoadedLibrary
+    from cudaenv.probes.dlls import process_loads
+
+    torch_copy, paddle_copy = "C:\\e\\torch\\lib\\cublas64_12.dll", "C:\\cuda\\bin\\cublas64_12.dll"
+    libs = [LoadedLibrary(consumer="torch", object="t.dll", needed="cublas64_12.dll", path=torch_copy, via="dll-dir"),
+            LoadedLibrary(consumer="paddlepaddle-gpu", object="p.pyd", needed="cublas64_12.dll", path=paddle_copy, via="PATH"),
+            LoadedLibrary(consumer="cupy-cuda12x", object="c.pyd", needed="cublas64_12.dll", path=None, via=None)]
+    preloaded = {"cublas64_12.dll": (torch_copy, "torch")}
+    default = process_loads(libs, preloaded, lambda p: False)
+    assert [(x.consumer, x.path, x.via) for x in default] == [
+        ("torch", torch_copy, "dll-dir"), ("paddlepaddle-gpu", torch_copy, "loaded"), ("cupy-cuda12x", torch_copy, "loaded")]
+    got = process_loads(libs, preloaded, lambda p: False, ["paddlepaddle-gpu", "torch"])
+    assert [(x.consumer, x.path, x.via, x.first_loaded_by, x.own) for x in got] == [
+        ("paddlepaddle-gpu", paddle_copy, "PATH", None, None),
+        ("torch", paddle_copy, "loaded", "paddlepaddle-gpu", torch_copy),  # torch's by-name import gets Paddle's
+        ("cupy-cuda12x", None, None, None, None)]  # not imported by this program: its own search alone
+    # a consumer's by-name import of a name it loaded by full path at an earlier step gets that file (via preload)
+    ort = LoadedLibrary(consumer="onnxruntime-gpu", object="o.dll", needed="cudnn64_9.dll", path=None)
+    got = process_loads([ort], {"cudnn64_9.dll": ("C:\\w\\cudnn64_9.dll", "onnxruntime-gpu", "onnxruntime.preload_dlls")},
+                        lambda p: True, ["onnxruntime.preload_dlls", "onnxruntime-gpu"])
+    assert (got[0].path, got[0].via, got[0].own, got[0].from_wheel) == ("C:\\w\\cudnn64_9.dll", "preload", None, True)
+
+
+def test_consumers_in_order_maps_modules_to_the_installed_packages():
+    from cudaenv.probes.dlls import consumers_in_order
+
+    packages = ["torch", "onnxruntime-gpu", "cupy-cuda12x", "paddlepaddle-gpu"]
+    assert consumers_in_order(["paddle", "torch", "numpy", "cupy"], packages) == ["paddlepaddle-gpu", "torch", "cupy-cuda12x"]
+    # the provider DLL loads at the first session: after the program's preload call, wherever onnxruntime is imported
+    assert consumers_in_order(["onnxruntime", "onnxruntime.preload_dlls", "torch"], packages) == [
+        "onnxruntime.preload_dlls", "onnxruntime-gpu", "torch"]
+    assert consumers_in_order([], packages) == [] and consumers_in_order(["torch"], ["onnxruntime-gpu"]) == []
+
+
+def test_onnxruntime_imported_before_torch_finds_no_cuda_runtime_of_its_own(fake_root):
+    """The order `import onnxruntime` then `import torch` (doctor --import-order onnxruntime,torch): ONNX Runtime's own
+    search finds no cudart64_12.dll (library-not-found, with its words), it loads a cuDNN installer's cudnn64_9.dll
+    from PATH first, and torch's by-name import of cudnn64_9.dll then gets that one (dll-two-copies says so); no
+    dll-import-order, whose premise (torch first) the program does not keep. The usual order gives no
+    library-not-found."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    cudnn = "C:\\Program Files\\NVIDIA\\CUDNN\\v9.6\\bin\\12.6"
+    m.put(cudnn + "\\cudnn64_9.dll")
+    m.path.append(cudnn)
+    _, found, _ = m.findings()
+    assert "library-not-found" not in found and "dll-import-order" in found
+    m.import_order = ("onnxruntime", "torch")
+    _, found, data = m.findings()
+    assert data["import_order"] == ["onnxruntime", "torch"]
+    assert "cudart64_12.dll (onnxruntime-gpu)" in found["library-not-found"]["title"] and "dll-import-order" not in found
+    torch_cudnn = next(x for x in data["libraries"] if x["consumer"] == "torch" and x["needed"] == "cudnn64_9.dll")
+    assert (torch_cudnn["path"], torch_cudnn["via"], torch_cudnn["first_loaded_by"]) == (cudnn + "\\cudnn64_9.dll", "loaded", "onnxruntime-gpu")
+    assert "torch, imported after onnxruntime-gpu, gets that copy: %s\\cudnn64_9.dll" % cudnn in found["dll-two-copies"]["detail"]
+
+
+def test_paddle_imported_first_gives_torch_its_cublas(fake_root):
+    """PaddlePaddle imported before torch (doctor --import-order paddle,torch): its by-name cuBLAS load takes the CUDA
+    12.4 toolkit's cublas64_12.dll from PATH at its first use, and torch's torch_cuda.dll then gets that one, not its
+    own (dll-two-copies); in the usual order Paddle gets torch's."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").paddle("3.0.0", cuda="12.6", cudnn="9.5.1").toolkit("12.4.131")
+    paddle = Framework(package="paddlepaddle-gpu", version="3.0.0", location=SITE, cuda="12.6", cudnn="9.5")
+    toolkit = PROGRAMS + "\\v12.4\\bin\\cublas64_12.dll"
+    usual = {(x.consumer, x.needed): x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(paddle,))}
+    assert (usual["paddlepaddle-gpu", "cublas64_12.dll"].via, usual["paddlepaddle-gpu", "cublas64_12.dll"].own) == ("loaded", toolkit)
+    got = {(x.consumer, x.needed): x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(paddle,),
+                                                        imports=("paddle", "torch"))}
+    assert (got["paddlepaddle-gpu", "cublas64_12.dll"].path, got["paddlepaddle-gpu", "cublas64_12.dll"].via) == (toolkit, "PATH")
+    lib = got["torch", "cublas64_12.dll"]
+    assert (lib.path, lib.via, lib.first_loaded_by, lib.own) == (toolkit, "loaded", "paddlepaddle-gpu", SITE + "\\torch\\lib\\cublas64_12.dll")
+
+
+def test_onnxruntime_preload_dlls_loads_torchs_or_the_nvidia_wheels_dlls(fake_root):
+    """ORT-PRELOAD: a program that calls onnxruntime.preload_dlls() before its first session: with a torch for CUDA 12
+    installed (not imported) ONNX Runtime's CUDA DLLs come from torch\\lib, by full path (via preload), so none is
+    library-not-found; without torch, from the nvidia wheels' bin folders; with torch imported before the call it loads
+    nothing and the provider gets torch's loaded DLLs."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    m.import_order = ("onnxruntime", "onnxruntime.preload_dlls")
+    _, found, data = m.findings()
+    ort = {x["needed"]: x for x in data["libraries"] if x["consumer"] == "onnxruntime-gpu"}
+    assert (ort["cudart64_12.dll"]["path"], ort["cudart64_12.dll"]["via"]) == (SITE + "\\torch\\lib\\cudart64_12.dll", "preload")
+    assert not {"library-not-found", "dll-import-order", "dll-two-copies"} & set(found)
+    m.import_order = ("torch", "onnxruntime", "onnxruntime.preload_dlls")
+    ort = {x["needed"]: x for x in m.findings()[2]["libraries"] if x["consumer"] == "onnxruntime-gpu"}
+    assert (ort["cudart64_12.dll"]["via"], ort["cudart64_12.dll"]["first_loaded_by"]) == ("loaded", "torch")
+    m.pip_remove("torch")
+    m.put(SITE + "\\nvidia\\cuda_runtime\\bin\\cudart64_12.dll")
+    m.put(SITE + "\\nvidia\\cudnn\\bin\\cudnn64_9.dll")
+    m.import_order = ("onnxruntime", "onnxruntime.preload_dlls")
+    _, found, data = m.findings()
+    ort = {x["needed"]: x for x in data["libraries"] if x["consumer"] == "onnxruntime-gpu"}
+    assert (ort["cudnn64_9.dll"]["path"], ort["cudnn64_9.dll"]["via"]) == (SITE + "\\nvidia\\cudnn\\bin\\cudnn64_9.dll", "preload")
+    assert ort["cublas64_12.dll"]["path"] is None and "cublas64_12.dll (onnxruntime-gpu)" in found["library-not-found"]["title"]
+
+
+def test_the_reports_say_the_stated_import_order(fake_root):
+    """The text report's Frameworks checklist and the Markdown report say the order the DLL loads were replayed in,
+    only where it was stated."""
+    from cudaenv.diagnose.view import build_view
+    from cudaenv.render.markdown import render_markdown
+    from cudaenv.render.report import render_report
+
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").onnxruntime_gpu("1.23.2")
+    s = m.snapshot()
+    assert "import order" not in render_report(s, diagnose(s), build_view(s)).lower()
+    m.import_order = ("onnxruntime", "torch")
+    s = m.snapshot()
+    found = diagnose(s)
+    text = " ".join(render_report(s, found, build_view(s)).split())  # the checklist wraps long facts
+    assert "import order onnxruntime, torch (as stated: the DLLs are loaded in that order)" in text
+    assert "Import order | onnxruntime, torch" in render_markdown(s, found, build_view(s))
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import Platform
+
+    linux = replace(s, platform=Platform(system="linux"))  # no DLL search there: the order changes nothing, is not said
+    assert "import order" not in render_report(linux, found, build_view(linux)).lower()
+    assert "Import order" not in render_markdown(linux, found, build_view(linux))
+
+
+def test_cupy_imported_before_torch_gives_torch_the_toolkits_cublas(fake_root):
+    """The real cupy-cuda12x wheel imported before torch (doctor --import-order cupy,torch): its cuBLAS module's
+    by-name import loads the CUDA_PATH toolkit's cublas64_12.dll (12.4), and torch's torch_cuda.dll then gets that one,
+    not the 12.8 one torch\\lib ships (onnxruntime#24266's failure: "[WinError 127] The specified procedure could not
+    be found" where an entry point is newer); dll-two-copies names both. In the usual order CuPy gets torch's."""
+    m = WindowsMachine(fake_root).torch("2.8.0+cu128").toolkit("12.4.131", on_path=False)
+    cupy = _cupy(m)
+    toolkit, shipped = PROGRAMS + "\\v12.4\\bin\\cublas64_12.dll", SITE + "\\torch\\lib\\cublas64_12.dll"
+    got = {(x.consumer, x.needed): x for x in probe_dlls(m.host(), SITE, PYTHON, cuda="12.8", frameworks=(cupy,),
+                                                        imports=("cupy", "torch"))}
+    assert (got["cupy-cuda12x", "cublas64_12.dll"].path, got["cupy-cuda12x", "cublas64_12.dll"].via) == (toolkit, "add_dll_directory")
+    lib = got["torch", "cublas64_12.dll"]
+    assert (lib.path, lib.via, lib.first_loaded_by, lib.own) == (toolkit, "loaded", "cupy-cuda12x", shipped)
+    m.import_order = ("cupy", "torch")
+    f = m.findings()[1]["dll-two-copies"]
+    assert "torch, imported after cupy-cuda12x, gets that copy: %s" % toolkit in f["detail"]
+
+
+_CONSUMERS = ["torch", "onnxruntime-gpu", "cupy-cuda12x", "paddlepaddle-gpu"]
+_NAMES = ["cudnn64_9.dll", "CUBLAS64_12.dll", "cublas64_12.dll", "cufft64_11.dll"]
+
+
+def _lib(draw_tuple):
+    from cudaenv.model.snapshot import LoadedLibrary
+
+    consumer, name, folder, via = draw_tuple
+    return LoadedLibrary(consumer=consumer, object="x.dll", needed=name, path=None if folder is None else "C:\\%s\\%s" % (folder, name),
+                         via=via if folder is not None else None)
+
+
+@given(st.lists(st.tuples(st.sampled_from(_CONSUMERS), st.sampled_from(_NAMES), st.one_of(st.none(), st.sampled_from("abc")),
+                          st.sampled_from(["dll-dir", "PATH", "flag-dir"])), max_size=12),
+       st.one_of(st.none(), st.lists(st.sampled_from(_CONSUMERS + ["onnxruntime.preload_dlls"]), max_size=5)),
+       st.dictionaries(st.sampled_from([n.lower() for n in _NAMES]), st.tuples(st.sampled_from("abc"), st.sampled_from(_CONSUMERS)),
+                       max_size=3))
+def test_process_loads_keeps_every_load_and_one_module_per_name(specs, order, pre):
+    """process_loads, any loads, any order, any full-path loads: every load comes out once (its consumer and name), and
+    within the program (the consumers the order names, or all of them) every by-name load of a name gets one file,
+    the first loaded, whichever consumer loaded it; a full-path load (flag-dir) keeps its own file."""
+    from collections import Counter
+
+    from cudaenv.probes.dlls import process_loads
+
+    libs = [_lib(s) for s in specs]
+    preloaded = {k: ("C:\\%s\\%s" % (folder, k), who) for k, (folder, who) in pre.items()}
+    out = process_loads(libs, preloaded, lambda p: False, order)
+    assert Counter((x.consumer, x.needed) for x in out) == Counter((x.consumer, x.needed) for x in libs)
+    assert Counter(x.via for x in out if x.via == "flag-dir") == Counter(x.via for x in libs if x.via == "flag-dir")
+    inside = [x for x in out if (order is None or x.consumer in order) and x.via != "flag-dir" and x.path]
+    for name in {x.needed.lower() for x in inside}:
+        assert len({x.path.lower() for x in inside if x.needed.lower() == name}) == 1, (name, inside)
