@@ -28,14 +28,8 @@ _NAME = LazyPattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")
 
 def normalize_name(name: str) -> str:
     """PEP 503: ``Flash_Attn`` -> ``flash-attn`` (runs of ``-_.`` become one ``-``)."""
-    out: List[str] = []
-    for ch in str(name).lower():
-        if ch in "-_.":
-            if out and out[-1] != "-":
-                out.append("-")
-        else:
-            out.append(ch)
-    return "".join(out).strip("-")
+    # each run of separators one "-", none at either end: the pieces between them joined (no Python step per character)
+    return "-".join(filter(None, str(name).lower().replace("_", "-").replace(".", "-").split("-")))
 
 
 def parse_metadata(text: str) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
@@ -44,7 +38,8 @@ def parse_metadata(text: str) -> Tuple[Optional[str], Optional[str], Tuple[str, 
     requires: List[str] = []
     if not isinstance(text, str):
         return None, None, ()
-    for count, line in enumerate(text.split("\n")):
+    end = text.find("\n\n")  # the header block ends at the first blank line at the latest: the body is not split
+    for count, line in enumerate((text if end < 0 else text[:end]).split("\n")):
         if count >= MAX_HEADER_LINES or not line.strip():
             break
         key, sep, value = line.partition(":")
@@ -184,20 +179,16 @@ def build_cuda(value: Optional[str]) -> Optional[str]:
     return version
 
 
-_LIBRARY_MARK = LazyPattern(r"\.(?:so|dll|pyd)")  # in the lowered text
+_LIBRARY_MARK = LazyPattern(r"\.(?:[sS][oO]|[dD][lL][lL]|[pP][yY][dD])")  # .so, .dll, .pyd in any case
 
 
 def _library_lines(text: str):
     """The lines of ``text`` that may name a library, in order: those holding .so, .dll or .pyd in any case, found by
-    one search through the lowered text rather than lowering each line; every line where lowering changes the text's
-    length (offsets would not match then)."""
-    low = text.lower()
-    if len(low) != len(text):  # a character whose lower case is longer: read line by line
-        yield from text.split("\n")
-        return
+    one search through the text (its letters' cases spelled in the pattern: nothing lowered; no other character lowers
+    to one of these ASCII letters)."""
     pos = 0
     while True:
-        hit = _LIBRARY_MARK.search(low, pos)
+        hit = _LIBRARY_MARK.search(text, pos)
         if hit is None:
             return
         start = text.rfind("\n", pos, hit.start()) + 1 or pos

@@ -82,6 +82,8 @@ def _string_abi_joined(text: str) -> Optional[bool]:
     the whole text instead of one per name; an old-ABI match counts only inside a name that starts with ``_Z``."""
     if "__cxx11" in text or "B5cxx11" in text:
         return True
+    if "Ss" not in text:  # the old spelling's two letters are in every match: no search where they are absent
+        return None
     for m in _OLD_STRING.finditer(text):
         start = text.rfind("\0", 0, m.start()) + 1
         if text.startswith("_Z", start):

@@ -153,6 +153,19 @@ def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, 
     return found, libraries, extensions
 
 
+def _frameworks_beside(host, notes: List[Note], static_job: Job, import_order: Tuple[str, ...] = ()) -> Tuple[tuple, tuple, tuple]:
+    """:func:`_frameworks`, started with the static torch child: its modules imported, its tables read and its patterns
+    compiled while the child runs (the job's own work needs the child's site-packages); then the job (issue 35)."""
+    try:
+        from cudaenv.probes import elf, libraries, site_packages  # noqa: F401 - imported now
+        from cudaenv.probes.extensions import prepare
+
+        prepare()
+    except Exception:  # noqa: BLE001 - only a head start: the job below imports and reads the same, and makes a note
+        pass
+    return _frameworks(host, notes, static_job.result(), import_order)
+
+
 def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (), import_order: Tuple[str, ...] = ()) -> tuple:
     """torch's and the frameworks' CUDA DLLs resolved in the Windows DLL search order each uses (probes/dlls.py), loaded
     in the program's ``import_order`` (() the usual one)."""
@@ -271,14 +284,14 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     hw_job = Job(_hardware, host, hw_notes)  # needs nothing from torch
     # the toolkits too: only their pip candidates need the static pass's site-packages, which they wait for there
     tk_job = Job(_toolkits, host, tk_notes, _SitePackages(static_job))
+    fw_notes: List[Note] = []
+    fw_job = Job(_frameworks_beside, host, fw_notes, static_job, tuple(import_order))  # a head start beside the child
     from cudaenv.probes.env import probe_env  # (after the children's spawn: their start comes first)
 
     env = probe_env(host)
     if beside is not None:
         beside()
     torch = static_job.result()
-    fw_notes: List[Note] = []
-    fw_job = Job(_frameworks, host, fw_notes, torch, tuple(import_order))
     torch_job = None
     if not quick and interpreter is not None and torch.installed:
         say(M("importing torch in %s", interpreter.path))

@@ -10,15 +10,28 @@ if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (i
     from typing import Optional
 
 
-def probe_elf_dynamic(host, path: str, budget: int = BUDGET) -> Optional[ElfDynamic]:
-    """The dynamic section of the inspected system's ``path`` (links followed inside the root)."""
+def open_file(host, path: str):
+    """The inspected system's regular file ``path`` opened for binary reading (links followed inside the root, as
+    ``host.real`` does, without building a Path: pathlib stays off the doctor's path, issue 35; a FIFO or a device is
+    refused unopened: :func:`cudaenv.host.files.open_regular`), or None when it cannot be opened."""
     from cudaenv.host.files import open_regular
 
-    real = host.real(path)
-    if real is None:
+    resolved = host.resolve(path)
+    if resolved is None:
         return None
     try:
-        with open_regular(str(real)) as stream:
+        return open_regular(host.local(resolved))
+    except (OSError, ValueError):
+        return None
+
+
+def probe_elf_dynamic(host, path: str, budget: int = BUDGET) -> Optional[ElfDynamic]:
+    """The dynamic section of the inspected system's ``path`` (links followed inside the root)."""
+    stream = open_file(host, path)
+    if stream is None:
+        return None
+    try:
+        with stream:
             return parse_elf_dynamic(stream, budget)
     except OSError:
         return None

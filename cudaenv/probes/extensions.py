@@ -41,6 +41,23 @@ def torch_abi_row(table: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
     return next(row for row in table["rows"] if row.get("kind") == "torch-abi")
 
 
+def prepare() -> None:
+    """What :func:`probe_extensions` and the frameworks probe need before any file is read: their modules imported,
+    their tables read, their patterns compiled (the doctor does this beside the static torch child, whose answer the
+    probes wait for: issue 35). Reads no file of the inspected system."""
+    import array  # noqa: F401 - the symbol tables' bulk pick (cudaenv.parse.elf_symbols._picked)
+
+    from cudaenv.parse import elf_symbols, ldcache  # noqa: F401 - imported now
+    from cudaenv.probes.frameworks import table_cuda_libraries, table_packages
+
+    table_packages()
+    table_cuda_libraries()
+    namespace_selector(tuple(torch_abi_row()["namespaces"]))
+    pf.requirement_name("torch")  # compiles the name pattern
+    pf.record_libraries("x.so\n")  # and the library line's
+    string_abi(("_ZSs",))  # and the old std::string's
+
+
 def torch_pin(requires: Sequence[str]) -> Optional[str]:
     """``torch==2.6.0`` (no extra, no marker other than a platform one) -> ``2.6.0``: the torch a package pins."""
     for line in requires:
@@ -55,7 +72,7 @@ def torch_pin(requires: Sequence[str]) -> Optional[str]:
 
 def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, Any]], notes: List[Note]):
     """(name, site, dist-info) of each package to read: the table's torch extensions, then those requiring torch."""
-    from cudaenv.probes.frameworks import installed_distributions
+    from cudaenv.probes.frameworks import installed_distributions, read_metadata_head
 
     present = installed_distributions(host, site_packages)
     out = [(name, present[name]) for name, row in rows.items() if row.get("torch_extension") and name in present]
@@ -68,7 +85,9 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
             notes.append(Note(PROBE, M("more than %d packages: the rest were not read for a torch requirement", MAX_SCANNED)))
             break
         scanned += 1
-        meta = host.read_text(host.join(where[0], where[1], "METADATA"), limit=METADATA_HEAD) or ""
+        meta = read_metadata_head(host, host.join(where[0], where[1], "METADATA"), METADATA_HEAD)
+        if "torch" not in meta.lower():  # a requirement on torch spells its name (ASCII, any case): nothing to parse
+            continue
         if any(pf.requirement_name(r) == "torch" for r in pf.parse_metadata(meta)[2]):
             out.append((name, where))
     if len(out) > MAX_PACKAGES:
@@ -78,13 +97,13 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
 
 def _read(host, path: str, reader, *args):
     """``reader(stream, *args)`` on the inspected system's regular file ``path``; None when it cannot be opened."""
-    from cudaenv.host.files import open_regular
+    from cudaenv.probes.elf import open_file
 
-    real = host.real(path)
-    if real is None:
+    stream = open_file(host, path)  # no Path built: pathlib stays off the doctor's path (issue 35)
+    if stream is None:
         return None
     try:
-        with open_regular(str(real)) as stream:
+        with stream:
             return reader(stream, *args)
     except OSError:
         return None
@@ -100,7 +119,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
     torch/lib); () when torch is not installed there."""
     from cudaenv.parse.elf_symbols import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
-    from cudaenv.probes.frameworks import table_packages
+    from cudaenv.probes.frameworks import read_metadata_head, table_packages
 
     if not torch.installed or not torch.location:
         return ()
@@ -117,7 +136,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     torch_abi = string_abi(exported.names) if exported is not None else None
     found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
     for package, (site, entry) in _candidates(host, site_packages, rows, notes):
-        meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_HEAD) or ""
+        meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_HEAD)
         _, version, requires = pf.parse_metadata(meta)
         record = host.read_text(host.join(site, entry, "RECORD"), limit=8 * 1024 * 1024) or ""
         modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]
@@ -128,16 +147,15 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
                 continue
             found.append((package, version, requires, path, undefined, list(undefined.names), undefined.complete))
     # every name any extension needs, looked up once in each torch library (one open per library for the whole run)
-    left = {n for item in found for n in item[5]}
+    left = set().union(*[item[5] for item in found])
     unsure = set()
     for lib in torch_libs:
         if not left:
             break
         if lib == c10 and exported is not None and exported.complete:  # its exports in torch's namespaces, read whole
-            defines = set(exported.names)  # above for the ABI: the answer without a lookup per name
-            answer = {n: n in defines for n in left}
-        else:
-            answer = _read(host, lib, parse_elf_defines, sorted(left))
+            left -= set(exported.names)  # above for the ABI: the answer without a lookup per name
+            continue
+        answer = _read(host, lib, parse_elf_defines, sorted(left))
         if answer is None:  # an unreadable library: what it may export stays unknown, never missing
             unsure |= left
             continue
@@ -145,12 +163,12 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
         left -= {n for n, ok in answer.items() if ok}
     out: List[TorchExtension] = []
     for package, version, requires, path, dyn, wanted, complete in found:
-        missing = [n for n in wanted if n in left and n not in unsure]
+        missing = [n for n in wanted if n in left and n not in unsure] if left else []  # (all found: no step per name)
         cudart = [n for n in dyn.needed if n.startswith("libcudart.so.")]
         out.append(TorchExtension(
             package=package, version=version, object=path, torch_needed=tuple(n for n in dyn.needed if n in names),
             cuda=cudart[0].rsplit(".", 1)[-1] if cudart and cudart[0].rsplit(".", 1)[-1].isdigit() else None,
             torch_pin=torch_pin(requires), checked=len(wanted), missing=tuple(missing[:MAX_MISSING]),
             missing_count=len(missing), cxx11_abi=string_abi(wanted), torch_cxx11_abi=torch_abi,
-            complete=complete and not any(n in unsure for n in wanted if n in left)))
+            complete=complete and not (left and any(n in unsure for n in wanted if n in left))))
     return tuple(out)

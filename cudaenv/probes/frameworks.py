@@ -37,6 +37,18 @@ def _dist_infos(host, site: str) -> List[Tuple[str, str]]:
     return out
 
 
+def read_metadata_head(host, path: str, limit: int = METADATA_LIMIT) -> str:
+    """The header block of the METADATA file ``path``, up to its first blank line (all that
+    :func:`cudaenv.parse.frameworks.parse_metadata` reads), from at most ``limit`` bytes; undecodable bytes replaced
+    (a cut at a newline decodes as the whole text would there); "" when it cannot be read. The description after the
+    block is never decoded."""
+    data = host.read_bytes(path, limit=limit)
+    if not data:
+        return ""
+    end = data.find(b"\n\n")
+    return (data if end < 0 else data[:end]).decode("utf-8", errors="replace")
+
+
 def installed_distributions(host, site_packages: Sequence[str]) -> Dict[str, Tuple[str, str]]:
     """normalized name -> (site-packages folder, dist-info folder), the first site-packages winning (import order)."""
     found: Dict[str, Tuple[str, str]] = {}
@@ -56,7 +68,7 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
                    notes: List[Note], read_needed=None, rows=None, cuda_libs=None) -> Framework:
     """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip)."""
     site, entry = where
-    meta = host.read_text(host.join(site, entry, "METADATA"), limit=METADATA_LIMIT) or ""
+    meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_LIMIT)
     _, version, requires = pf.parse_metadata(meta)
     nvidia = tuple(dict.fromkeys(r for r in (pf.requirement_name(line) for line in requires) if r and r.startswith("nvidia-")))
     record = host.read_text(host.join(site, entry, "RECORD"), limit=RECORD_LIMIT) or ""

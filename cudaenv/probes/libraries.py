@@ -138,16 +138,24 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
     first); ``other_cudnn``: filled with consumer -> the libcudnn files of other majors its search finds."""
     from cudaenv.probes.elf import probe_elf_dynamic
     from cudaenv.probes.frameworks import cuda_soname, table_cuda_libraries
-    from cudaenv.probes.ldconf import ld_conf_dirs
     from cudaenv.probes.site_packages import enclosing_site_packages
 
     from cudaenv.parse.ldcache import cache_paths
 
     cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
-    ld_cache = probe_ld_cache(host) if ld_cache is False else ld_cache
-    if ld_cache is None:
-        conf_dirs = ld_conf_dirs(host) if conf_dirs is None else conf_dirs
-    flags = cache_flags() if ld_cache is not None else {}
+    loader: List[tuple] = []  # (ld_cache, conf_dirs, flags), read when the first object is (issue 35: none readable, none read)
+
+    def loader_state():
+        if not loader:
+            cache = probe_ld_cache(host) if ld_cache is False else ld_cache
+            if cache is None and conf_dirs is None:
+                from cudaenv.probes.ldconf import ld_conf_dirs
+
+                dirs = ld_conf_dirs(host)
+            else:
+                dirs = conf_dirs
+            loader.append((cache, dirs, cache_flags() if cache is not None else {}))
+        return loader[0]
 
     if read is None:
         def read(path):
@@ -165,8 +173,9 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
         dyn = read(path)
         if dyn is None:
             continue
-        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
-        cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
+        cache, dirs, flags = loader_state()
+        order = search_order(posixpath.dirname(path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
+        cached = cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None
         for needed in dyn.needed:
             if not cuda_soname(needed, cuda_libs) or needed.startswith("libcuda.so"):
                 continue  # the driver's libcuda comes with the driver, not with a consumer
@@ -183,8 +192,9 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
         dyn = read(lib.path) if row and lib.path else None
         if dyn is None:
             continue
-        order = search_order(posixpath.dirname(lib.path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
-        cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
+        cache, dirs, flags = loader_state()
+        order = search_order(posixpath.dirname(lib.path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
+        cached = cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None
         for names, optional, kind in opened_names(row, host.env, lambda: caller_version(host, lib, row)):
             hits = [(name,) + resolve(name, order, host.is_file, cached) for name in names]
             name, found, via, others = next((h for h in hits if h[1]), hits[0])
@@ -200,8 +210,9 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
         dyn = read(path)
         if dyn is None:
             continue
-        order = search_order(posixpath.dirname(path), dyn, ld_path, conf_dirs or (), defaults(dyn.elf_class), ld_cache is not None)
-        cached = cache_paths(ld_cache, flags.get(dyn.machine)) if ld_cache is not None else None
+        cache, dirs, flags = loader_state()
+        order = search_order(posixpath.dirname(path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
+        cached = cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None
         for name in runtime_names(row, cudnn):
             found, via, others = _runtime_resolve(host, name, row, sites, order, cached)
             real = host.resolve(found) if found else None

@@ -343,3 +343,35 @@ def test_lookups_of_many_names_read_each_page_once(tmp_path):
     assert answer == {n: n in set(names) for n in wanted}
     assert stream.calls <= len(lib) // PAGE + 8, (stream.calls, len(wanted))
     assert {n: parse_elf_defines(lib, [n])[n] for n in wanted[::50]} == {n: answer[n] for n in wanted[::50]}
+
+
+def _gnu_hash_by_byte(name: bytes) -> int:
+    h = 5381
+    for c in name:
+        h = (h * 33 + c) & 0xFFFFFFFF
+    return h
+
+
+@settings(max_examples=400)
+@given(st.binary(max_size=600))
+def test_the_gnu_hash_in_closed_form_is_the_loaders(name):
+    """Issue 35: the GNU hash summed in C over powers of 33 modulo 2 ** 32 is bfd's dl_new_hash byte by byte."""
+    from cudaenv.parse import elf_symbols
+
+    elf_symbols._GNU_HASHES.pop(name, None)
+    assert elf_symbols._gnu_hash(name) == _gnu_hash_by_byte(name)
+
+
+def test_the_gnu_hash_of_known_names_and_of_a_name_past_max_name():
+    """Published values (https://flapenguin.me/elf-dt-gnu-hash: "" 0x1505, "printf" 0x156b2bb8, "exit" 0x7c967e3f,
+    "syscall" 0xbac212a0), and a name longer than MAX_NAME hashed step by step; the powers kept stay bounded by
+    MAX_NAME."""
+    from cudaenv.parse import elf_symbols
+    from cudaenv.parse.elf import MAX_NAME
+
+    for name, h in ((b"", 0x1505), (b"printf", 0x156B2BB8), (b"exit", 0x7C967E3F), (b"syscall", 0xBAC212A0)):
+        elf_symbols._GNU_HASHES.pop(name, None)
+        assert elf_symbols._gnu_hash(name) == h, name
+    long = b"_ZN2at" + b"x" * (MAX_NAME * 2)
+    assert elf_symbols._gnu_hash(long) == _gnu_hash_by_byte(long)
+    assert len(elf_symbols._POWERS) <= MAX_NAME + 1

@@ -128,15 +128,16 @@ def test_record_libraries_pre_filter_skips_only_lines_without_a_library(text, li
 
 def test_a_big_record_hands_on_only_its_library_lines():
     """Counted work: of a RECORD of 20,000 headers and 3 libraries, the 3 lines with a library's mark are the only
-    ones handed on (one search through the lowered text, not each line lowered); a lower case that changes the
-    text's length falls back to every line, with the same answer."""
+    ones handed on (one search through the text, each letter's two cases in the pattern: nothing lowered, not each
+    line nor the whole text, issue 35); a character whose lower case is longer changes nothing (it hands on the same
+    3 lines: before, the text's lowering moved the offsets and every line was handed on)."""
     lines = ["tensorflow/include/x/h%05d.h,sha256=x,100" % i for i in range(20_000)]
     libs = ["tensorflow/libtensorflow_framework.so.2,,", "tensorflow/python/_pywrap.SO,,", "tf/x.Pyd,,"]
     text = "\n".join(lines[:5] + libs[:1] + lines[5:] + libs[1:]) + "\n"
     assert list(pf._library_lines(text)) == libs
     assert pf.record_libraries(text) == tuple(line.split(",")[0] for line in libs)
     wide = "\u0130" + text  # İ lowers to two characters
-    assert len(list(pf._library_lines(wide))) == 20_004 and pf.record_libraries(wide) == pf.record_libraries(text)
+    assert list(pf._library_lines(wide)) == libs and pf.record_libraries(wide) == pf.record_libraries(text)
 
 
 def test_cupy_preload_configuration():
@@ -166,3 +167,73 @@ def test_cupy_preload_never_raises(text):
     for lib, version, names in libs:
         assert lib in pf.PRELOAD_LIBS and version not in ("", ".", "..") and "\\" not in version
         assert names and all("\\" not in n and "/" not in n for n in names)
+
+
+def _normalize_name_by_character(name: str) -> str:
+    """PEP 503's normalisation one character at a time (the reference: cudaenv's own before issue 35)."""
+    out = []
+    for ch in str(name).lower():
+        if ch in "-_.":
+            if out and out[-1] != "-":
+                out.append("-")
+        else:
+            out.append(ch)
+    return "".join(out).strip("-")
+
+
+def _parse_metadata_every_line(text):
+    """parse_metadata splitting the whole text, description included (the reference: cudaenv's own before issue 35)."""
+    name = version = None
+    requires = []
+    for count, line in enumerate(text.split("\n")):
+        if count >= pf.MAX_HEADER_LINES or not line.strip():
+            break
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip().lower(), value.strip()
+        if key == "name" and name is None:
+            name = value if pf._NAME.fullmatch(value) else None
+        elif key == "version" and version is None:
+            version = value if pf._pep440ish(value) else None
+        elif key == "requires-dist" and len(value) < 300:
+            requires.append(value)
+    return name, version, tuple(requires)
+
+
+@settings(max_examples=400)
+@given(st.text(alphabet="aB-_.9 \u0130\u212a\u00df", max_size=40))
+def test_normalize_name_without_a_step_per_character_says_the_same(name):
+    """Issue 35: the name normalised through replace/split/join (C) is the one of the step per character."""
+    assert pf.normalize_name(name) == _normalize_name_by_character(name)
+
+
+@settings(max_examples=400)
+@given(st.lists(st.sampled_from(["Name: torch", "Version: 2.8.0+cu128", "Requires-Dist: torch>=2", "Requires-Dist: x",
+                                 "", " ", "\r", "Name: other", "Summary: a: b", "no colon", "Version: bad version"]),
+                max_size=12).map("\n".join),
+       st.text(alphabet="\n\r :Nameq", max_size=20))
+def test_metadata_read_up_to_its_blank_line_says_what_the_whole_text_says(head, tail):
+    """Issue 35: parse_metadata splits only the text before the first blank line; the answer is the one of splitting
+    the whole text (a description after it is never split)."""
+    text = head + tail
+    assert pf.parse_metadata(text) == _parse_metadata_every_line(text)
+
+
+def test_a_long_description_is_not_split():
+    """Counted work (issue 35): a METADATA of a 5-line header and a 20,000-line description splits 5 lines, not the
+    description's."""
+    calls = []
+
+    class Text(str):
+        def split(self, *args):
+            parts = str.split(self, *args)
+            calls.append(len(parts))
+            return parts
+
+        def __getitem__(self, key):
+            return Text(str.__getitem__(self, key))
+
+    body = "Name: x\nVersion: 1\nRequires-Dist: torch\nSummary: s\nLicense: l\n\n" + "a description line\n" * 20_000
+    assert pf.parse_metadata(Text(body)) == ("x", "1", ("torch",))
+    assert calls == [5]

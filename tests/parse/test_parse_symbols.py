@@ -60,3 +60,26 @@ def test_the_joined_search_says_what_the_loop_says(names):
     """string_abi reads a list of names in one search where that says the same as one name at a time (the loop,
     kept for any other iterable): the same answer on any list."""
     assert string_abi(names) == string_abi(iter(names))
+
+
+def test_names_without_the_old_spelling_are_not_searched(monkeypatch):
+    """Counted work (issue 35): 800 torch names that hold neither ``__cxx11`` nor ``Ss`` are answered without the
+    old spelling's pattern search (which tries every position of the joined names); one with ``Ss`` is searched once."""
+    from cudaenv.parse import symbols
+
+    searched = []
+
+    class Counting:
+        def finditer(self, text):
+            searched.append(len(text))
+            return symbols._OLD_STRING_REAL.finditer(text)
+
+        def search(self, text):
+            searched.append(len(text))
+            return symbols._OLD_STRING_REAL.search(text)
+
+    monkeypatch.setattr(symbols, "_OLD_STRING_REAL", symbols._OLD_STRING, raising=False)
+    monkeypatch.setattr(symbols, "_OLD_STRING", Counting())
+    names = ["_ZN2at6native%dop%dEv" % (len("op%d" % i), i) for i in range(800)]
+    assert string_abi(names) is None and searched == []
+    assert string_abi(names + [OLD]) is False and len(searched) == 1
