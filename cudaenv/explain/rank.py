@@ -10,10 +10,13 @@ position. Ranked by, in this order:
 2. a match inside a *wrapper* message (``Could not load library X. Error: Y``, ``Error building extension``,
    ``Error(s) in loading state_dict for``) comes after a match in what it wraps (its ``inner`` group, or the
    lines around it): ``Error: libcuda.so: cannot open shared object file`` is the library really missing;
-3. the *section* of a chained traceback: the first raised error (above "During handling of the above exception"
+3. an *after-effect* (a ``kind: after`` row of the table) comes after its cause: one of its causes that matched
+   earlier in the paste, or, for a row with ``order: any`` (a generic failure such as CUDA_ERROR_UNKNOWN, whose
+   diagnosis XLA prints on the lines below it), one that matched anywhere in it;
+4. the *section* of a chained traceback: the first raised error (above "During handling of the above exception"
    or "The above exception was the direct cause") is the cause of what follows;
-4. the row's place in ``data/error_patterns.json`` (specific rows come first there);
-5. the line.
+5. the row's place in ``data/error_patterns.json`` (specific rows come first there);
+6. the line.
 
 Each candidate gets a confidence: ``low`` on a context line or in boilerplate; ``medium`` inside a wrapper, when
 found only by gluing lines a terminal wrapped mid-word, or for a short match (under :data:`SHORT` characters) on
@@ -76,6 +79,8 @@ class Rules(NamedTuple):
     platforms: Tuple[Tuple[str, Tuple[Rule, ...]], ...]
     variants: Tuple[Variant, ...]
     after: Dict[str, Tuple[str, ...]]  # id -> the ids it is an after-effect of (when one of them matched earlier)
+    anywhere: Dict[str, Tuple[str, ...]] = {}  # id -> the ids that explain it wherever they are in the paste (an
+    # after row with order "any": its message names no reason, and a library may print its diagnosis after it)
 
 
 @lru_cache(maxsize=1)
@@ -86,6 +91,7 @@ def rules() -> Rules:
     platforms: Dict[str, List[Rule]] = {}
     variants: List[Variant] = []
     after: Dict[str, Tuple[str, ...]] = {}
+    anywhere: Dict[str, Tuple[str, ...]] = {}
     for raw in load_table(RULES)["rows"]:
         kind = raw["kind"]
         if kind in kinds:
@@ -94,7 +100,8 @@ def rules() -> Rules:
                 rule = rule._replace(until=T.Lazy(raw["until"]))
             kinds[kind].append(rule)
         elif kind == "after":
-            after[raw["id"]] = after.get(raw["id"], ()) + tuple(raw["causes"])
+            into = anywhere if raw.get("order") == "any" else after
+            into[raw["id"]] = into.get(raw["id"], ()) + tuple(raw["causes"])
         elif kind == "platform":
             platforms.setdefault(raw["name"], []).extend(_rule(kind, p, raw["name"], False) for p in raw["patterns"])
         elif kind == "variant":
@@ -103,7 +110,7 @@ def rules() -> Rules:
                                     raw.get("value"), T.Lazy(vp) if vp else None, raw.get("title"),
                                     raw.get("explanation"), tuple(raw["advice"]) if "advice" in raw else None))
     return Rules(tuple(kinds["chain"]), tuple(kinds["boilerplate"]), tuple(kinds["wrapper"]), tuple(kinds["context"]),
-                 tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants), after)
+                 tuple((k, tuple(v)) for k, v in platforms.items()), tuple(variants), after, anywhere)
 
 
 def _rule(kind: str, pattern: str, name: str, then_next: bool) -> Rule:
@@ -344,16 +351,25 @@ def _where(c: Candidate) -> Tuple[int, int]:
     return c.first, offset - starts[max(bisect_right(starts, offset) - 1, 0)] if starts else offset
 
 
-def _after_effect(c: Candidate, found: Sequence[Candidate], causes: Mapping[str, Tuple[str, ...]]) -> Optional[str]:
-    """The id of a candidate ``c`` follows from: one of its causes (``kind: after``) that matched before it."""
-    wanted = causes.get(c.row.id)
-    if not wanted:
+def _after_effect(c: Candidate, found: Sequence[Candidate], causes: Mapping[str, Tuple[str, ...]],
+                  anywhere: Mapping[str, Tuple[str, ...]] = {}) -> Optional[Tuple[str, bool]]:
+    """(the id a candidate ``c`` follows from, whether it was printed after ``c``): one of its causes (``kind:
+    after``) that matched before it, or one of the causes of an ``order: any`` row wherever it matched (a generic
+    failure, CUDA_ERROR_UNKNOWN, whose diagnosis the library prints on the next lines: XLA's cuda_diagnostics)."""
+    wanted = causes.get(c.row.id, ())
+    either = anywhere.get(c.row.id, ())
+    if not wanted and not either:
         return None
     here = _where(c)
+    later = None
     for other in found:
-        if other.row.id in wanted and _where(other) <= here:
-            return other.row.id
-    return None
+        if other.row.id in wanted or other.row.id in either:
+            before = _where(other) <= here
+            if before:
+                return other.row.id, False
+            if other.row.id in either and later is None:
+                later = other.row.id
+    return (later, True) if later else None
 
 
 def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
@@ -376,9 +392,11 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
         if wrapped:
             notes.append("matched in a message that wraps another error")
         cause = None if low else _after_effect(c, [o for o in found if _context_at(o.view, paste.context, o.match.start()) is None],
-                                               r.after)
-        if cause:
-            notes.append("follows the earlier %s, its cause" % cause)
+                                               r.after, r.anywhere)
+        if cause and cause[1]:
+            notes.append("explained by %s, printed after it" % cause[0])
+        elif cause:
+            notes.append("follows the earlier %s, its cause" % cause[0])
         warning = any(m.groupdict().get("is_warning") for _, m in c.found)
         if warning:
             notes.append("a warning, not the failure")

@@ -2,8 +2,8 @@
 and the line that keeps or brings back the build that was there.
 
 An install is first asked for its plan where the installer has a dry run that says it: pip (``--dry-run --report -``:
-pip resolves and prints what it would install, changing nothing), ``uv pip install|sync --dry-run`` (its `` + torch==X``
-lines) and ``conda install --dry-run --json`` (the transaction's LINK records: conda's package is ``pytorch``; a
+pip resolves and prints what it would install, changing nothing; ``PY -m pip`` too), ``uv pip install|sync --dry-run``
+(its `` + torch==X`` lines; ``PY -m uv pip ...`` too) and ``conda install --dry-run --json`` (the transaction's LINK records: conda's package is ``pytorch``; a
 LINK of it is a replacement, another version or another build of the same one); ``mamba`` and ``micromamba``
 ``install``/``create``/``update`` print the same document for the same two flags (:data:`CONDA_FAMILY`). When that plan
 installs another torch, or uninstalls torch and installs none (``uv pip sync``'s `` - torch==X`` alone, an UNLINK of
@@ -74,7 +74,7 @@ def pip_install_at(argv: Sequence[str]) -> Optional[int]:
     for n, word in enumerate(words[:-1]):
         base = posixpath.basename(word)
         if base in ("pip", "pip3") or base.startswith("pip3."):
-            if n > 0 and posixpath.basename(words[n - 1]) == "uv":
+            if n > 0 and ntpath.basename(words[n - 1]) in ("uv", "uv.exe"):
                 return None  # uv pip has --dry-run but no --report
             return n + 1 if words[n + 1] == "install" else None
     return None
@@ -85,12 +85,31 @@ UV_SUBCOMMANDS = ("install", "sync")  # `uv pip install|sync --help`: "--dry-run
 # its requirement files leave out (tests/recorded/uv-pip-sync-dry-run-0.13.9.txt: ` - torch==2.8.0+cu128`)
 
 
-def uv_install_at(argv: Sequence[str]) -> Optional[int]:
-    """Where ``install`` (or ``sync``) is in ``uv pip install ...`` / ``uv pip sync ...``; None otherwise."""
+def uv_at(argv: Sequence[str]) -> Optional[int]:
+    """Where ``uv`` is in a command line: 0 for ``uv ...`` (``/path/uv``, ``uv.exe``), 2 for ``PY -m uv ...`` (the
+    uv package's own ``__main__``, which runs its uv binary: astral-sh/uv python/uv/__main__.py); None otherwise."""
     words = list(argv)
-    if len(words) >= 3 and posixpath.basename(words[0]) == "uv" and words[1] == "pip" and words[2] in UV_SUBCOMMANDS:
+    if words and ntpath.basename(words[0]) in ("uv", "uv.exe"):  # both separators
+        return 0
+    if len(words) >= 3 and words[1:3] == ["-m", "uv"]:
         return 2
     return None
+
+
+def uv_install_at(argv: Sequence[str]) -> Optional[int]:
+    """Where ``install`` (or ``sync``) is in ``uv pip install ...`` / ``uv pip sync ...`` (or ``PY -m uv pip ...``);
+    None otherwise."""
+    words = list(argv)
+    at = uv_at(words)
+    if at is not None and len(words) >= at + 3 and words[at + 1] == "pip" and words[at + 2] in UV_SUBCOMMANDS:
+        return at + 2
+    return None
+
+
+def _uv_sync(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` is ``uv pip sync ...`` (its arguments are requirement files, not packages)."""
+    at = uv_install_at(argv)
+    return at is not None and argv[at] == "sync"
 
 
 # The installers whose ``--dry-run --json`` is conda's transaction document, and the subcommands that install:
@@ -182,13 +201,16 @@ def installer_of(argv: Sequence[str]) -> Optional[str]:
 
 def installer_python(argv: Sequence[str]) -> Optional[str]:
     """The interpreter an install command line installs into, where it says: ``PY -m pip ...`` -> PY,
-    ``/venv/bin/pip ...`` -> /venv/bin/python, ``uv pip install --python PY`` -> PY; None otherwise (a bare ``pip``:
+    ``/venv/bin/pip ...`` -> /venv/bin/python, ``uv pip install --python PY`` -> PY, ``PY -m uv pip ...`` -> PY (an
+    active VIRTUAL_ENV of another environment would win there, as uv's __main__ only sets one that is unset); None otherwise (a bare ``pip``:
     the one on PATH, as the doctor finds it)."""
     words = list(argv)
     if len(words) >= 3 and words[1:3] == ["-m", "pip"]:
         return words[0]
-    if words and posixpath.basename(words[0]) == "uv" and "--python" in words[:-1]:
+    if uv_at(words) is not None and "--python" in words[:-1]:
         return words[words.index("--python") + 1]
+    if uv_at(words) == 2:  # PY -m uv pip ...: uv's __main__ points uv at PY (its venv as VIRTUAL_ENV, PY as the parent)
+        return words[0]
     if words and posixpath.basename(words[0]).startswith("pip") and posixpath.dirname(words[0]):
         return posixpath.join(posixpath.dirname(words[0]), "python")
     return None
@@ -249,7 +271,7 @@ def keep_argv(argv: Sequence[str], version: str, kind: str = "pip", pin: Optiona
     whose arguments are requirement files, not packages (:func:`keep_requirements`)."""
     if kind in CONDA_FAMILY:
         return tuple(list(argv) + [pin or "pytorch==%s" % version])
-    if kind == "uv" and list(argv[2:3]) == ["sync"]:
+    if kind == "uv" and _uv_sync(argv):
         return ()
     index = _index(version)
     return tuple(list(argv) + ["torch==%s" % version] + (["--extra-index-url", index] if index else []))
@@ -258,7 +280,7 @@ def keep_argv(argv: Sequence[str], version: str, kind: str = "pip", pin: Optiona
 def keep_requirements(argv: Sequence[str], version: str, kind: str) -> Tuple[str, ...]:
     """For ``uv pip sync``: the lines that keep torch ``version`` in the requirement files it syncs (the pin, and its
     index for a local tag, an option line a requirements file takes); () for any other install."""
-    if kind != "uv" or list(argv[2:3]) != ["sync"]:
+    if kind != "uv" or not _uv_sync(argv):
         return ()
     index = _index(version)
     return ("torch==%s" % version,) + (("--extra-index-url %s" % index,) if index else ())

@@ -198,3 +198,82 @@ def test_a_chinese_paste_is_prefiltered_too(monkeypatch):
     assert m is not None and m.id == "cuda-oom"
     total = sum(len(r.patterns) for r in T.rows())
     assert len(ran) <= 12 < total, (len(ran), total)
+
+
+# issue 29: a generic failure whose diagnosis the library prints after it. XLA's two lines as jax-ml/jax#25822 printed
+# them (tests/corpus/threads/tuned/jax-cuinit-unknown-then-dso-mismatch.txt), timestamps cut.
+XLA_UNKNOWN_THEN_DSO = (
+    "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:152] failed call to cuInit: INTERNAL: CUDA error: Failed "
+    "call to cuInit: CUDA_ERROR_UNKNOWN: unknown error\n"
+    "E external/xla/xla/stream_executor/cuda/cuda_diagnostics.cc:262] kernel version 535.129.3 does not match DSO "
+    "version 545.23.8 -- cannot find working devices in this configuration\n")
+
+
+def test_a_diagnosis_printed_after_a_generic_failure_is_its_cause():
+    found = classify_all(XLA_UNKNOWN_THEN_DSO)
+    assert [m.id for m in found][:2] == ["driver-library-mismatch", "cuda-unknown-error"]
+    assert dict(found[0].values) == {"client_version": "545.23.8", "kernel_version": "535.129.3"}
+    assert "explained by driver-library-mismatch, printed after it" in found[1].notes
+    # the generic line alone is still read as it is, and a cause the 'order: any' row does not name stays second
+    assert _id(XLA_UNKNOWN_THEN_DSO.splitlines()[0]) == "cuda-unknown-error"
+    later_oom = XLA_UNKNOWN_THEN_DSO.splitlines()[0] + "\nRuntimeError: CUDA error: out of memory\n"
+    assert _id(later_oom) == "cuda-unknown-error"
+
+
+def test_only_an_order_any_row_takes_a_cause_printed_after_it(monkeypatch):
+    """The rule is the table's, not this paste's: without the 'order: any' row the effect printed first wins, as
+    before; an ordinary after row (gpu-busy-or-unavailable) still needs its cause above it."""
+    from cudaenv.explain import rank as R
+
+    real = R.rules()
+    monkeypatch.setattr(R, "rules", lambda: real._replace(anywhere={}))
+    assert _id(XLA_UNKNOWN_THEN_DSO) == "cuda-unknown-error"
+    assert "cuda-unknown-error" in real.anywhere and "gpu-busy-or-unavailable" not in real.anywhere
+
+
+def test_jax_version_checks_name_the_library_and_both_versions():
+    m = classify_error("CUDA backend failed to initialize: Found cuBLAS version 120103, but JAX was built against "
+                       "version 120205, which is newer. The copy of cuBLAS that is installed must be at least as new")
+    assert m.id == "jax-cuda-library-too-old"
+    assert dict(m.values) == {"library": "cuBLAS", "runtime": "120103", "compiled": "120205"}
+    assert any('pip install -U "jax[cuda12]"' in a for a in m.advice)
+    # the newer wording (jax_plugins/cuda/__init__.py _make_msg), as jax-ml/jax#18027 pasted it
+    m = classify_error("Outdated cuSPARSE installation found.\nVersion JAX was built against: 12200\n"
+                       "Minimum supported: 12100\nInstalled version: 12002\n")
+    assert m.id == "jax-cuda-library-too-old"
+    assert dict(m.values)["minimum"] == "12100" and any("12100" in d for d in m.details)
+    # cuDNN keeps its own row (another cuDNN found first), in either wording
+    assert _id("Found cuDNN version 8700, but JAX was built against version 8904, which is newer.") \
+        == "cudnn-version-mismatch"
+    assert _id("Outdated cuDNN installation found.\nVersion JAX was built against: 8907") == "cudnn-version-mismatch"
+
+
+def test_jax_could_not_load_a_library_and_its_cpu_fallback_is_the_effect():
+    # constructed from jax_plugins/cuda/__init__.py: initialize() logs the failed check, then xla_bridge warns that
+    # no CUDA-enabled jaxlib is installed (the order jax-ml/jax#30050 shows)
+    text = ("RuntimeError: Unable to load cuSPARSE. Is it installed?\n"
+            "WARNING:jax._src.xla_bridge:794] An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib "
+            "is not installed. Falling back to cpu.\n")
+    found = classify_all(text)
+    assert [m.id for m in found][:2] == ["jax-cuda-library-not-loaded", "framework-cpu-build"]
+    assert dict(found[0].values)["library"] == "cuSPARSE"
+    assert _id("CUDA backend failed to initialize: Unable to load cuDNN. Is it installed?") == "cudnn-not-loaded"
+    m = classify_error("RuntimeError: jaxlib/cuda/versions_helpers.cc:54: operation cufftGetVersion(&version) "
+                       "failed: cuFFT internal error")
+    assert m.id == "jax-cuda-library-not-loaded" and "cufftGetVersion failed: cuFFT internal error" in m.details
+    # cuInit's failure on the same helper line is no library load (framework-no-gpu-seen reads it)
+    assert _id("RuntimeError: jaxlib/cuda/versions_helpers.cc:113: operation cuInit(0) failed: CUDA_ERROR_NO_DEVICE") \
+        != "jax-cuda-library-not-loaded"
+
+
+def test_a_jax_plugin_of_another_release_is_said_with_both_versions():
+    m = classify_error("RuntimeError: Unable to initialize backend 'cuda': INVALID_ARGUMENT: Mismatched PJRT plugin "
+                       "PJRT API version (0.54) and framework PJRT API version 0.51).")
+    assert m.id == "jax-plugin-mismatch"
+    assert "The plugin speaks PJRT API 0.54; this jaxlib speaks 0.51." in m.details
+    m = classify_error("RuntimeWarning: JAX plugin jax_cuda12_plugin version 0.7.2 is installed, but it is not "
+                       "compatible with the installed jaxlib version 0.7.1, so it will not be used.")
+    assert m.id == "jax-plugin-mismatch"
+    assert dict(m.values)["plugin_version"] == "0.7.2" and dict(m.values)["jaxlib_version"] == "0.7.1"
+    assert _id("INVALID_ARGUMENT: Unexpected PJRT_FFI_UserData_Add_Args size: expected 48, got 40. The plugin is "
+               "likely built with a later version than the framework.") == "jax-plugin-mismatch"

@@ -425,3 +425,65 @@ def test_the_guard_speaks_chinese(machine):
     assert "micromamba 对 `%s install -n torchenv einops` 的试运行显示：它会把 torch 2.5.1 替换为 torch 2.5.1 (cpu_generic_py312h0d5e7e4_8)。" % mm in r.out
     assert "  %s install -n torchenv einops pytorch=2.5.1=cuda126_py312h1763f6d_308" % mm in r.out
     assert "stopped before" not in r.out and "To keep this torch" not in r.out
+
+
+# ------------------------------------------------------------------ uv and pip run as a module of a Python (issue 29)
+def test_uv_run_as_a_module_is_recognised_like_uv():
+    from cudaenv.recommend.guard import installer_of, keep_requirements, uv_install_at
+
+    for py in ("python", "python3", "/path/to/python", "/opt/venv/bin/python3.12"):
+        assert uv_install_at([py, "-m", "uv", "pip", "install", "x"]) == 4
+        assert installer_of([py, "-m", "uv", "pip", "install", "x"]) == "uv"
+        assert pip_install_at([py, "-m", "uv", "pip", "install", "x"]) is None  # uv's pip has no --report
+        assert dry_run_argv([py, "-m", "uv", "pip", "sync", "r.txt"]) == (py, "-m", "uv", "pip", "sync", "--dry-run", "r.txt")
+        assert installer_python([py, "-m", "uv", "pip", "install", "x"]) == py  # uv's __main__ points uv at this Python
+    assert installer_python(["python3", "-m", "uv", "pip", "install", "--python", "/w/bin/python", "x"]) == "/w/bin/python"
+    assert keep_argv(["python3", "-m", "uv", "pip", "sync", "r.txt"], "2.8.0", "uv") == ()
+    assert keep_requirements(["python3", "-m", "uv", "pip", "sync", "r.txt"], "2.8.0", "uv") == ("torch==2.8.0",)
+    assert keep_argv(["python3", "-m", "uv", "pip", "install", "x"], "2.8.0", "uv") == (
+        "python3", "-m", "uv", "pip", "install", "x", "torch==2.8.0")
+    # not uv's pip: another module, another uv subcommand, uv as an argument
+    for argv in (["python3", "-m", "uvicorn", "app"], ["python3", "-m", "uv", "add", "x"], ["python3", "-m", "uv"],
+                 ["python3", "uv", "pip", "install", "x"], ["python3", "-m", "pip", "uv", "install"]):
+        assert uv_install_at(argv) is None, argv
+    assert installer_of(["python3", "-m", "uv", "add", "x"]) is None
+    assert installer_of(["C:\\Tools\\uv.exe", "pip", "install", "x"]) == "uv"
+    # and pip as a module: its own dry run (--report)
+    assert installer_of(["/path/to/python", "-m", "pip", "install", "x"]) == "pip"
+    assert dry_run_argv(["python3", "-m", "pip", "install", "x"]) == (
+        "python3", "-m", "pip", "install", "--dry-run", "--quiet", "--report", "-", "x")
+
+
+def test_a_python_m_uv_pip_install_that_would_replace_torch_is_stopped(machine):
+    """``python3 -m uv pip install`` gets uv's dry run (real uv 0.13.9 plan on stderr), not a plain run."""
+    machine.torch("2.8.0+cu128", "12.8")
+    py = _tool(machine, "python3", stderr=_uv_run("six torch==2.9.1"))
+    r = _guard(machine, "--", str(py), "-m", "uv", "pip", "install", "six", "torch==2.9.1")
+    assert r.code == 3, r
+    assert (py.parent / "calls.txt").read_text().splitlines() == ["-m uv pip install --dry-run six torch==2.9.1"]
+    out = " ".join(r.out.split())
+    assert "uv's dry run of `%s -m uv pip install six torch==2.9.1` would replace torch 2.8.0+cu128 with torch 2.9.1" % py in out
+    assert ("%s -m uv pip install six torch==2.9.1 torch==2.8.0+cu128 --extra-index-url "
+            "https://download.pytorch.org/whl/cu128" % py) in r.out
+
+
+def test_a_python_m_uv_pip_sync_that_would_uninstall_torch_is_stopped(machine):
+    machine.torch("2.8.0+cu128", "12.8")
+    py = _tool(machine, "python", stderr=_uv_sync_run("req-six.txt"))
+    r = _guard(machine, "--", str(py), "-m", "uv", "pip", "sync", "req.txt")
+    assert r.code == 3, r
+    assert (py.parent / "calls.txt").read_text().splitlines() == ["-m uv pip sync --dry-run req.txt"]
+    out = " ".join(r.out.split())
+    assert "would uninstall torch 2.8.0+cu128 and install none." in out
+    assert "add these lines to the requirement files it syncs: torch==2.8.0+cu128" in out
+    assert "install with it pinned" not in out
+
+
+def test_a_python_m_pip_install_that_would_replace_torch_is_stopped(machine):
+    machine.torch("2.8.0+cu128", "12.8")
+    py = _pip(machine, {"vllm": "0.11.0", "torch": "2.9.0"}, name="python3")
+    r = _guard(machine, "--", str(py), "-m", "pip", "install", "vllm")
+    assert r.code == 3, r
+    assert (py.parent / "calls.txt").read_text().splitlines() == ["-m pip install --dry-run --quiet --report - vllm"]
+    assert _torch_version(machine) == ["torch-2.8.0+cu128.dist-info"]  # nothing installed
+    assert "%s -m pip install vllm torch==2.8.0+cu128 --extra-index-url https://download.pytorch.org/whl/cu128" % py in r.out
