@@ -21,7 +21,8 @@ from its file: the package is not installed where the wheel is built), so the bu
 The facts tables in the line format: each ``data/NAME.txt`` is compiled to ``cudaenv/data/NAME.txt.marshal`` beside
 it (``cudaenv/core/linetable.py``, loaded from its file the same way), which ``load_table`` reads without parsing when
 the Python running cudaenv is the one that built the wheel (issue 26: `checkpoint inspect` reads two such tables on
-every run); another Python parses the text, as an editable install does.
+every run); another Python parses the text, as an editable install does. The JSON tables (``data/NAME.json``) are
+compiled the same way, to ``NAME.json.marshal`` (issue 35: `doctor --quick` reads eight, about 80 KB of JSON).
 
 The start-up bundle: the code of the modules on the path of `cudaenv use` and `cudaenv list`
 (``cudaenv/cli/bundle.py``'s ``MODULES``, loaded from its file the same way), compiled from their files into
@@ -29,6 +30,12 @@ The start-up bundle: the code of the modules on the path of `cudaenv use` and `c
 `cudaenv` command reads in one ``open`` instead of finding and reading each
 module's ``__pycache__`` file, when the Python running cudaenv has the bytecode of the one that built the wheel and
 each source file is the size it was compiled from (issue 35); elsewhere the modules are imported as usual.
+
+The torch probe's scripts: each pass's one ``-c`` source (``cudaenv/_child/__init__.py``'s ``torch_script``, loaded
+from its file the same way) compiled into ``cudaenv/_child/torch_probe.<pass>.code``, whose code the child loads
+instead of compiling the source where it runs the interpreter cudaenv runs in, with the bytecode of the one that built
+the wheel (issue 35: compiling it was about a third of `doctor --quick`'s child); another interpreter is handed the
+source, as with an editable install.
 """
 
 import importlib.util
@@ -70,6 +77,7 @@ class CustomBuildHook(BuildHookInterface):
         self._compiled = compile_catalogs(self.root, build_data["force_include"])
         self._tables = compile_tables(self.root, build_data["force_include"])
         self._bundle = compile_bundle(self.root, build_data["force_include"])
+        self._children = compile_children(self.root, build_data["force_include"])
         tag = windows_tag()
         if tag:
             build_data["tag"] = "py3-none-" + tag
@@ -77,7 +85,8 @@ class CustomBuildHook(BuildHookInterface):
             build_data["shared_scripts"][SCRIPT] = "cudaenv"
 
     def finalize(self, version, build_data, artifact_path):
-        for folder in (getattr(self, "_compiled", None), getattr(self, "_tables", None), getattr(self, "_bundle", None)):
+        for folder in (getattr(self, "_compiled", None), getattr(self, "_tables", None), getattr(self, "_bundle", None),
+                       getattr(self, "_children", None)):
             if folder:
                 shutil.rmtree(folder, ignore_errors=True)
 
@@ -107,11 +116,12 @@ def compile_catalogs(root, force_include):
 
 
 def compile_tables(root, force_include):
-    """Compile every line-format facts table ``data/NAME.txt`` under ``root`` (``cudaenv/core/linetable.py``, loaded
-    from its file) into a temporary folder and map each into the wheel as ``cudaenv/data/NAME.txt.marshal``, beside the
-    text; the temporary folder (None when there is no such table)."""
+    """Compile every facts table under ``root``, the line-format ``data/NAME.txt`` and the JSON ``data/NAME.json``
+    (``cudaenv/core/linetable.py``, loaded from its file), into a temporary folder and map each into the wheel as
+    ``cudaenv/data/NAME.txt.marshal`` (``NAME.json.marshal``), beside the text; the temporary folder (None when there
+    is no table)."""
     data = os.path.join(root, "data")
-    names = sorted(n for n in os.listdir(data) if n.endswith(".txt")) if os.path.isdir(data) else []
+    names = sorted(n for n in os.listdir(data) if n.endswith((".txt", ".json"))) if os.path.isdir(data) else []
     if not names:
         return None
     spec = importlib.util.spec_from_file_location("_cudaenv_linetable", os.path.join(root, "cudaenv", "core", "linetable.py"))
@@ -141,4 +151,26 @@ def compile_bundle(root, force_include):
         with open(target, "wb") as fh:
             fh.write(bundle.build_bundle(root, modules))
         force_include[target] = "cudaenv/cli/" + name
+    return out
+
+
+def compile_children(root, force_include):
+    """Compile the torch probe's scripts (``cudaenv/_child/__init__.py``'s ``torch_script`` and ``compile_code``, loaded
+    from its file) into a temporary folder and map each into the wheel as ``cudaenv/_child/<its CODE_FILES name>``;
+    the temporary folder."""
+    folder = os.path.join(root, "cudaenv", "_child")
+    spec = importlib.util.spec_from_file_location("_cudaenv_child", os.path.join(folder, "__init__.py"))
+    child = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(child)
+
+    def read(name):  # the bytes as the installed package's reader decodes them (no newline translation)
+        with open(os.path.join(folder, name), "rb") as fh:
+            return fh.read().decode("utf-8")
+
+    out = tempfile.mkdtemp(prefix="cudaenv-child-")
+    for mode, name in sorted(child.CODE_FILES.items()):
+        target = os.path.join(out, name)
+        with open(target, "wb") as fh:
+            fh.write(child.compile_code(child.torch_script(mode, read), importlib.util.MAGIC_NUMBER))
+        force_include[target] = "cudaenv/_child/" + name
     return out

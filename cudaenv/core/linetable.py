@@ -68,9 +68,17 @@ def parse_lines_table(text: str, name: str = "table") -> "Dict[str, Any]":
 
 
 def compile_table(text: str, size: int, name: str = "table") -> bytes:
-    """The compiled form of a line table (``text``, ``size`` bytes in its file): a first line that names the format,
+    """The compiled form of a line table, or of a JSON table where ``name`` ends in ``.json`` (``text``, ``size``
+    bytes in its file): a first line that names the format,
     this Python's major.minor version (marshal's format is an interpreter's own) and the text's size, then
     :func:`parse_lines_table`'s dict, marshalled. :func:`cudaenv.core.resources.compiled_table` reads it back only when
     all three match; a malformed table raises here, at build time."""
-    table = parse_lines_table(text, name)
+    table = json_loads(text) if name.endswith(".json") else parse_lines_table(text, name)
     return b"cudaenv-table 1 %d.%d %d\n" % (sys.version_info[0], sys.version_info[1], size) + marshal.dumps(table)
+
+
+def json_loads(text: str):
+    """A JSON table (``data/NAME.json``, compiled by :func:`compile_table` when its name ends in ``.json``)."""
+    import json
+
+    return json.loads(text)

@@ -49,6 +49,27 @@ class Version:
     __slots__ = ("epoch", "release", "pre", "post", "dev", "_local", "_key")
 
     def __init__(self, text: str):
+        parts = text.split(".")
+        if all(part.isascii() and part.isdigit() for part in parts):  # a plain release ("2.13.0"), what the pattern
+            self.epoch, self.release = 0, tuple(int(part) for part in parts)  # reads so, without compiling it (the
+            self.pre = self.post = self.dev = self._local = None  # facts tables' torch versions are all such)
+        else:
+            self._read(text)
+        release = self.release
+        while len(release) > 1 and release[-1] == 0:
+            release = release[:-1]
+        if release == (0,):
+            release = ()
+        if self.pre is None and self.post is None and self.dev is not None:
+            pre_key: tuple = (0,)  # 1.0.dev1 < 1.0a1
+        else:
+            pre_key = (2,) if self.pre is None else (1,) + self.pre
+        self._key = (self.epoch, release, pre_key, (0,) if self.post is None else (1, self.post),
+                     (2,) if self.dev is None else (1, self.dev),
+                     (0,) if self._local is None else (1, tuple((1, p, "") if isinstance(p, int) else (0, 0, p) for p in self._local)))
+
+    def _read(self, text: str) -> None:
+        """The fields of any other version, by PEP 440's pattern."""
         m = _match(text)
         if m is None:
             raise InvalidVersion("not a PEP 440 version: %r" % (text,))
@@ -64,18 +85,6 @@ class Version:
         local = m.group("local")
         self._local = tuple(int(p) if p.isdigit() else p.lower()
                             for p in local.replace("-", ".").replace("_", ".").split(".")) if local else None
-        release = self.release
-        while len(release) > 1 and release[-1] == 0:
-            release = release[:-1]
-        if release == (0,):
-            release = ()
-        if self.pre is None and self.post is None and self.dev is not None:
-            pre_key: tuple = (0,)  # 1.0.dev1 < 1.0a1
-        else:
-            pre_key = (2,) if self.pre is None else (1,) + self.pre
-        self._key = (self.epoch, release, pre_key, (0,) if self.post is None else (1, self.post),
-                     (2,) if self.dev is None else (1, self.dev),
-                     (0,) if self._local is None else (1, tuple((1, p, "") if isinstance(p, int) else (0, 0, p) for p in self._local)))
 
     @property
     def local(self) -> Optional[str]:

@@ -110,17 +110,21 @@ def _read_table(name: str) -> "Dict[str, Any]":
         from cudaenv.core.linetable import parse_lines_table  # (only where the wheel's compiled table is not usable)
 
         return parse_lines_table(lines.read_text(encoding="utf-8"), name + LINES_SUFFIX)
+    item = _resource("data", name + ".json")
+    table = compiled_table(getattr(item, "path", None))  # the wheel's copy (hatch_build.py): no json scan at run time
+    if table is not None:
+        return table
     import json
 
-    return json.loads(read_data_text(name + ".json"))
+    return json.loads(item.read_text(encoding="utf-8"))
 
 
-COMPILED_SUFFIX = ".marshal"  # data/NAME.txt -> cudaenv/data/NAME.txt.marshal in the wheel (hatch_build.py)
+COMPILED_SUFFIX = ".marshal"  # data/NAME.txt (.json) -> cudaenv/data/NAME.txt.marshal (.json.marshal) in the wheel (hatch_build.py)
 
 
 def compiled_table(path: "Optional[str]") -> "Optional[Dict[str, Any]]":
-    """The table the wheel's build compiled from the line table at ``path`` (``PATH.marshal``: what
-    :func:`cudaenv.core.linetable.parse_lines_table` gave, marshalled; hatch_build.py writes it with
+    """The table the wheel's build compiled from the line table or JSON table at ``path`` (``PATH.marshal``: what
+    :func:`cudaenv.core.linetable.parse_lines_table` or ``json.loads`` gave, marshalled; hatch_build.py writes it with
     :func:`cudaenv.core.linetable.compile_table`), or None where it cannot be used: no such file (an editable
     install, a zip import), another Python (marshal's format is an interpreter's own: the first line names the
     major.minor version that wrote it), or a text that is not the size it was compiled from. Read without parsing

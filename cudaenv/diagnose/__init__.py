@@ -10,8 +10,6 @@ Every finding id is stable and shared with ``cudaenv explain`` and ``cudaenv ver
 
 from __future__ import annotations
 
-from cudaenv.model.reports import Finding  # the finding record lives with the JSON contract
-
 SEVERITIES = ("error", "warning", "info")
 SECTIONS = ("environment", "driver", "containers", "visibility", "versions", "toolkits", "frameworks", "resources", "hints")
 
@@ -19,6 +17,9 @@ SECTIONS = ("environment", "driver", "containers", "visibility", "versions", "to
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
     from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+
+    from cudaenv.model.reports import Finding  # the finding record lives with the JSON contract (imported by the
+    # rules: the doctor starts its torch child before it, issue 35)
 
     Rule = Callable[[Any, Optional[Mapping[str, Any]]], List[Finding]]
 

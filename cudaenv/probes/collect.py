@@ -250,7 +250,6 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     hardware chain run. A ``--python`` that does not exist raises :class:`cudaenv.core.errors.UserError`.
     """
     import cudaenv
-    from cudaenv.probes.env import probe_env
     from cudaenv.probes.python import find_interpreter
 
     def say(message: str) -> None:
@@ -287,6 +286,8 @@ def collect_snapshot(host, python: Optional[str] = None, quick: bool = False, pr
     tk_job = Job(_toolkits, host, tk_notes, _SitePackages(static_job))
     fw_notes: List[Note] = []
     fw_job = Job(_frameworks_beside, host, fw_notes, static_job, tuple(import_order))  # a head start beside the child
+    from cudaenv.probes.env import probe_env  # (after the children's spawn: their start comes first)
+
     env = probe_env(host)
     if beside is not None:
         beside()

@@ -10,18 +10,17 @@ wrappers, not cuDNN, and are never read (only the folders named above are looked
 
 from __future__ import annotations
 
-import ntpath
-
 from cudaenv.core.i18n import M
 from cudaenv.parse.cudnn import parse_cudnn_dist_info_name, parse_cudnn_header
 from cudaenv.model.snapshot import Cudnn, Note, Toolkit
 from cudaenv.core.version import version_key
-from cudaenv.core.lazy import LazyPattern  # compiled when first used: the doctor's start-up reads few of these
+from cudaenv.core.lazy import LazyModule, LazyPattern  # compiled when first used: the doctor's start-up reads few of these
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
     from typing import List, Optional, Sequence, Tuple
 
+ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 PROBE = "cudnn"
 HEADER_LIMIT = 32 * 1024  # the macros sit right after the licence comment
 MULTIARCH = ("x86_64-linux-gnu", "aarch64-linux-gnu", "powerpc64le-linux-gnu", "sbsa-linux-gnu")

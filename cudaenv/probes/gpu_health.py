@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from cudaenv.core.i18n import M
 from cudaenv.model.snapshot import GpuHealth, Note, PciDevice, Platform, ToolStatus
-from cudaenv.parse.kernel_log import parse_xid_log
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
@@ -103,7 +102,12 @@ def probe_gpu_health(host, notes: List[Note], platform: Platform, gpus: Sequence
     if not is_sick(tools, unreachable):
         return None
     log, text = _read_log(host, notes)
-    health = parse_xid_log(text, log=log) if log else GpuHealth()
+    if not log:
+        health = GpuHealth()
+    else:  # (the kernel log's parser, imported only for a log to read: a sick GPU's)
+        from cudaenv.parse.kernel_log import parse_xid_log
+
+        health = parse_xid_log(text, log=log)
     return GpuHealth(log=health.log, xids=health.xids, fallen_off_bus=health.fallen_off_bus, unreachable=unreachable,
                      dcgmi=host.which("dcgmi"))
 

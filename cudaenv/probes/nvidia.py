@@ -20,19 +20,8 @@ from cudaenv.core.text import seconds_text
 from cudaenv.model.record import Record
 
 from cudaenv.parse._lines import excerpt
-from cudaenv.parse.nvidia_smi import (
-    APPS_FIELDS,
-    QUERY_FIELDS,
-    QUERY_FIELDS_OLD,
-    SmiQuery,
-    classify_failure,
-    failure_for_nvml_code,
-    failure_patterns,
-    parse_apps_csv,
-    parse_banner,
-    parse_query_csv,
-)
-from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
+# nvidia-smi's and NVML's parsers (cudaenv.parse.nvidia_smi, cudaenv.parse.nvml) are imported where there is one of
+# them to read: a machine without either (a login node, a CI runner: `doctor --quick`'s usual case) loads neither
 from cudaenv.parse.proc import parse_passwd, parse_proc_driver_version, parse_proc_status, parse_sys_module_version
 from cudaenv.probes.nvidia_smi_path import MOUNTED_SMI, WSL_SMI, find_nvidia_smi
 from cudaenv.probes.platform import driver_library_dirs
@@ -41,6 +30,8 @@ from cudaenv.model.snapshot import Driver, Gpu, GpuCondition, GpuProcess, Note, 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
     from typing import List, Optional, Sequence, Tuple
+
+    from cudaenv.parse.nvml import NvmlResult
 
 NVML_LIBRARIES_WINDOWS = (
     "C:\\Windows\\System32\\nvml.dll",
@@ -70,6 +61,7 @@ def _failure_patterns():
     global _PATTERNS
     if _PATTERNS is None:
         from cudaenv.core.resources import load_table
+        from cudaenv.parse.nvidia_smi import failure_patterns
 
         _PATTERNS = failure_patterns(load_table("error_patterns")["rows"])
     return _PATTERNS
@@ -80,6 +72,8 @@ _PATTERNS = None
 
 def classify_smi_failure(text: Optional[str]) -> Optional[str]:
     """The failure id a known nvidia-smi/NVML error text stands for (the error table's rows), or None."""
+    from cudaenv.parse.nvidia_smi import classify_failure
+
     return classify_failure(text, _failure_patterns())
 
 
@@ -136,6 +130,8 @@ def probe_nvidia(host, notes: list, platform=None) -> NvidiaState:
     if image_lib or image_smi:
         notes.append(Note("nvidia", M("the inspected root's driver (%s) is read as files, never run or loaded: its GPUs "
                           "are not known from here", ", ".join(n for n, image in (("libnvidia-ml", image_lib), ("nvidia-smi", image_smi)) if image))))
+    if smi and not image_smi:
+        from cudaenv.parse.nvidia_smi import APPS_FIELDS, QUERY_FIELDS
     nvml_job = Job(_run_nvml, host, lib) if lib and not image_lib else None
     query_job = Job(host.run, [smi, "--query-gpu=" + ",".join(QUERY_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
     apps_job = Job(host.run, [smi, "--query-compute-apps=" + ",".join(APPS_FIELDS), "--format=csv,noheader,nounits"]) if smi and not image_smi else None
@@ -191,6 +187,9 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
     if not lib:
         tools.append(ToolStatus("nvml", None, "missing"))
         return None
+    from cudaenv.parse.nvidia_smi import classify_failure, failure_for_nvml_code
+    from cudaenv.parse.nvml import NvmlResult, parse_nvml_output
+
     if run.error == "timeout":
         tools.append(ToolStatus("nvml", lib, "timeout", None, None, run.seconds))
         notes.append(Note("nvml", M("the NVML probe timed out after %s (a hung driver or GPU)", seconds_text(run.timeout))))
@@ -242,6 +241,8 @@ class _SmiState:
 
 
 def _smi_queries(host, smi, query_run, apps_run, nvml, state: _SmiState, notes) -> None:
+    from cudaenv.parse.nvidia_smi import QUERY_FIELDS_OLD, SmiQuery, parse_apps_csv, parse_banner, parse_query_csv
+
     state.seconds = max(query_run.seconds, apps_run.seconds)
     if query_run.error == "timeout" or apps_run.error == "timeout":
         state.timed_out = True

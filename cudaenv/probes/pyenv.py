@@ -10,9 +10,9 @@ package file names), and a prefix ``WORKSPACE/.pixi/envs/NAME`` is a pixi env wh
 
 from __future__ import annotations
 
-import ntpath
 import posixpath
 
+from cudaenv.core.lazy import LazyModule
 from cudaenv.model.snapshot import PythonEnv
 from cudaenv.parse.pyenvs import parse_conda_history, parse_pixi_manifest, parse_pyvenv_cfg
 from cudaenv.parse.toolkit_files import parse_conda_meta_record
@@ -21,6 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
     from typing import List, Optional, Tuple
 
+ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 CFG_LIMIT = 64 * 1024
 HISTORY_LIMIT = 256 * 1024  # the first block is at the top; a long history is cut
 MANIFEST_LIMIT = 512 * 1024

@@ -6,17 +6,19 @@ Interpreters are host programs: real paths on this machine, run with ``host.run`
 
 from __future__ import annotations
 
-import ntpath
 import os
 import posixpath
 from cudaenv.core.i18n import M
 from cudaenv.model.record import Record
 
 from cudaenv.core.errors import UserError
+from cudaenv.core.lazy import LazyModule
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
     from typing import List, Optional, Tuple
+
+ntpath = LazyModule("ntpath")  # Windows paths only: not imported on Linux until needed
 
 SOURCES = ("--python", "VIRTUAL_ENV", "CONDA_PREFIX", "PATH")
 

@@ -61,9 +61,9 @@ def site_packages_from(data: Any) -> Tuple[str, ...]:
 
 def probe_site_packages(host, python: str, timeout: Optional[float] = None) -> Tuple[Tuple[str, ...], Optional[str]]:
     """``python``'s site-packages dirs, as it reports them, and None; or ``((), why)`` when it could not be run."""
-    from cudaenv.probes.torch_child import child_script, parse_child_output
+    from cudaenv.probes.torch_child import child_command, parse_child_output
 
-    result = host.run([python, "-c", child_script(), MODE], timeout=timeout)
+    result = host.run([python, "-c", child_command(MODE, python, host), MODE], timeout=timeout)
     if not result.ok:
         return (), result.describe()
     return tuple(dict.fromkeys(site_packages_from(parse_child_output(result.stdout)))), None

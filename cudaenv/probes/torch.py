@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from cudaenv.core.i18n import M
 from cudaenv.probes.site_packages import site_packages_from
-from cudaenv.probes.torch_child import MARKER, child_script, parse_child_output
+from cudaenv.probes.torch_child import MARKER, child_command, parse_child_output
 from cudaenv.model.snapshot import Note, Torch, TorchDevice
 from cudaenv.model.record import replace
 from cudaenv.core.version import cudnn_from_int
@@ -109,8 +109,8 @@ def merge_dynamic(torch: Torch, data: Dict[str, Any]) -> Torch:
     )
 
 
-def _child_argv(python: str, mode: str, quick: bool = False) -> List[str]:
-    return [python, *(("-S",) if quick else ()), "-c", child_script(mode), mode]
+def _child_argv(host, python: str, mode: str, quick: bool = False) -> List[str]:
+    return [python, *(("-S",) if quick else ()), "-c", child_command(mode, python, host), mode]
 
 
 def _until(mode: str) -> Optional[bytes]:
@@ -120,7 +120,7 @@ def _until(mode: str) -> Optional[bytes]:
 
 def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note], quick: bool = False,
                started=None) -> Optional[Dict[str, Any]]:
-    result = started.result() if started is not None else host.run(_child_argv(python, mode, quick), timeout=timeout,
+    result = started.result() if started is not None else host.run(_child_argv(host, python, mode, quick), timeout=timeout,
                                                                    until=_until(mode))
     if result.error is not None:
         what = "the torch probe (%s pass) in %s" % (mode, python)
@@ -163,7 +163,7 @@ def start_static(host, interpreter, python: Optional[str] = None, quick: bool = 
     without an interpreter."""
     if interpreter is None:
         return None
-    return host.start(_child_argv(python or resolve_python(host, interpreter) or interpreter.path, "static", quick), host.timeout)
+    return host.start(_child_argv(host, python or resolve_python(host, interpreter) or interpreter.path, "static", quick), host.timeout)
 
 
 def probe_torch_static(host, interpreter, notes: List[Note], python: Optional[str] = None, quick: bool = False,
@@ -207,7 +207,7 @@ def resolve_python(host, interpreter) -> Optional[str]:
 def start_dynamic(host, python: str):
     """The dynamic pass's child started now (:meth:`Host.start`), for :func:`run_dynamic`'s ``started``: the doctor
     starts it before anything else (it is the critical path), then the static pass's."""
-    return host.start(_child_argv(python, "dynamic"), dynamic_timeout(host), until=_until("dynamic"))
+    return host.start(_child_argv(host, python, "dynamic"), dynamic_timeout(host), until=_until("dynamic"))
 
 
 def run_dynamic(host, python: str, started=None) -> Tuple[Optional[Dict[str, Any]], List[Note]]:

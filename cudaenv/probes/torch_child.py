@@ -11,29 +11,41 @@ if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (i
 MARKER = "CUDAENV_TORCH_PROBE "
 
 
-STATIC_BEGIN, STATIC_END = "# static pass {", "# } static pass"  # the script's blocks the dynamic pass leaves out
-
-
 def child_script(mode: str = "static") -> str:
     """The source of the child script, read from the installed package when needed (never at import time):
     ``site_paths.py`` (what the static pass uses under ``-S``) then ``torch_probe.py``, as one ``-c`` source. For the
-    ``dynamic`` pass (never under ``-S``), ``torch_probe.py`` alone without the blocks between ``STATIC_BEGIN`` and
+    ``dynamic`` pass (never under ``-S``), ``torch_probe.py`` alone without the blocks between ``cudaenv._child``'s ``STATIC_BEGIN`` and
     ``STATIC_END`` lines (the static and site-packages passes' code): a third of it, compiled in the child before its
     ``import torch``."""
-    from cudaenv._child import source
+    from cudaenv._child import torch_script
 
-    text = source("torch_probe.py")
-    if mode != "dynamic":
-        return source("site_paths.py") + "\n\n" + text
-    kept, skip = [], False
-    for line in text.splitlines(True):
-        if line.startswith(STATIC_BEGIN):
-            skip = True
-        elif line.startswith(STATIC_END):
-            skip = False
-        elif not skip:
-            kept.append(line)
-    return "".join(kept)
+    return torch_script(mode)
+
+
+def child_command(mode: str, python: str, host) -> str:
+    """The ``-c`` source the child ``python`` runs for ``mode``: :func:`child_script`'s, or, where ``python`` is the
+    interpreter cudaenv itself runs in (the same file, on an unrooted host) and the installed package has the script
+    compiled to this interpreter's bytecode, the few lines that load that code (``cudaenv._child.code_loader``: the
+    child compiles nothing; compiling the script was about a third of the quick read's CPU)."""
+    from cudaenv._child import code_file, code_loader, code_usable
+
+    text = child_script(mode)
+    path = code_file(mode)
+    if path is None or not _is_this_interpreter(python, host):
+        return text
+    import sys
+
+    return code_loader(path) if code_usable(path, text, sys.modules["_frozen_importlib_external"].MAGIC_NUMBER) else text
+
+
+def _is_this_interpreter(python: str, host) -> bool:
+    """Whether running ``python`` runs the very file this process's interpreter is (links followed)."""
+    import sys
+
+    if host.rooted or host.system == "windows" or not sys.executable or not python:
+        return False
+    mine = host.resolve(sys.executable)  # (unrooted: this machine's own paths, each resolved by the kernel on Linux)
+    return mine is not None and host.resolve(python) == mine
 
 
 def parse_child_output(text: str, marker: str = MARKER) -> Optional[Dict[str, Any]]:

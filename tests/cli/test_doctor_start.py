@@ -45,6 +45,52 @@ def test_doctor_quick_imports_nothing_heavy(fake_root, tmp_path):
     assert run.stderr.rsplit("LOADED", 1)[1].split() == []
 
 
+# what a machine without nvidia-smi or NVML, whose GPUs (none) are not sick, has no use for: the tools' parsers and the
+# sick GPU's kernel log parser (about 7.5 M of `doctor --quick`'s 193.8 M instructions through a pyenv shim, callgrind),
+# and ntpath (Windows paths only)
+NO_GPU_TOOL = ("cudaenv.parse.nvidia_smi", "cudaenv.parse.nvml", "cudaenv.parse.kernel_log", "ntpath")
+
+
+def test_doctor_quick_without_gpu_tools_imports_no_parser_of_theirs(tmp_path):
+    """Counted: `doctor --json --quick` where there is no nvidia-smi and no libnvidia-ml (the tools named missing in
+    the report) imports none of NO_GPU_TOOL."""
+    from builders import TOOLS
+
+    argv = ["doctor", "--json", "--quick", "--python", sys.executable]
+    root = tmp_path / "root"
+    root.mkdir()
+    run = _run(REPORT % (argv, NO_GPU_TOOL), {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(root)})
+    assert run.returncode in (0, 1), run.stderr
+    tools = {t["tool"]: t["status"] for t in json.loads(run.stdout)["tools"]}
+    assert tools.get("nvidia-smi") == "missing" and tools.get("nvml") == "missing", tools
+    assert run.stderr.rsplit("LOADED", 1)[1].split() == []
+
+
+# put before main(): the modules loaded when the first child is spawned (the static torch child, on `doctor --quick`)
+AT_SPAWN = ("import sys\nseen = []\n"
+            "def _hook(event, args):\n"
+            "    if event == 'subprocess.Popen' and not seen:\n"
+            "        seen.append(sorted(sys.modules))\n"
+            "sys.addaudithook(_hook)\n")
+SPAWNED = "\nsys.stderr.write('AT_SPAWN ' + ' '.join(seen[0] if seen else ['none']) + '\\n')\n"
+
+
+def test_the_quick_child_is_spawned_before_the_report_records_and_the_environment_read(tmp_path):
+    """Counted: when `doctor --quick` spawns its static torch child (the first child), the report's records
+    (model.reports, which cudaenv.diagnose's package names only for annotations), the rules and the environment read
+    are not imported yet: their import time runs beside the child, which is the critical path."""
+    from builders import TOOLS
+
+    argv = ["doctor", "--json", "--quick", "--python", sys.executable]
+    script = AT_SPAWN + (REPORT % (argv, ())).replace("sys.exit(code)", SPAWNED + "sys.exit(code)")
+    run = _run(script, {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(tmp_path)})
+    assert run.returncode in (0, 1), run.stderr
+    loaded = run.stderr.rsplit("AT_SPAWN ", 1)[1].split()
+    assert "cudaenv.probes.torch" in loaded and "subprocess" in loaded, loaded  # the spawn's own
+    for name in ("cudaenv.model.reports", "cudaenv.probes.env", "cudaenv.diagnose.driver", "cudaenv.render.json_out"):
+        assert name not in loaded, name
+
+
 @given(st.text(alphabet="/.ab", max_size=12))
 def test_a_path_reads_as_pathlib_writes_it(p):
     """The report's root is written as ``str(Path(root))`` was, without pathlib where that changes nothing."""

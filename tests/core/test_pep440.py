@@ -100,3 +100,44 @@ def test_doctor_quick_does_not_import_packaging_to_sort_torch_versions():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["[]"]
+
+
+@given(st.lists(NUM, min_size=1, max_size=6))
+def test_a_plain_release_is_read_without_the_pattern_as_the_pattern_reads_it(numbers):
+    """A release of ASCII digits and dots ("2.13.0") is read by str methods, the same version as the pattern reads
+    (a leading "v" sends the same text through the pattern), and the same as packaging's."""
+    text = ".".join(numbers)
+    plain, through = Version(text), Version("v" + text)
+    assert plain == through and hash(plain) == hash(through) and str(plain) == str(through) == str(PVersion(text))
+    for part in ("epoch", "release", "pre", "post", "dev", "local"):
+        assert getattr(plain, part) == getattr(through, part), part
+
+
+@pytest.mark.parametrize("text", ["２.１", "2..1", "2.", ".2", "2.1.", "", "٣.٤"])
+def test_what_only_looks_like_a_plain_release_goes_to_the_pattern(text):
+    """Digits other than ASCII's (str.isdigit's wider set) and empty parts are no plain release: the pattern refuses
+    them, as packaging does."""
+    with pytest.raises(InvalidVersion):
+        Version(text)
+    with pytest.raises(PInvalid):
+        PVersion(text)
+
+
+def test_the_torch_releases_sort_without_compiling_the_pattern(tmp_path):
+    """Counted: the facts tables' torch releases (all plain releases) sort by PEP 440 with no pattern compiled (it
+    was doctor --quick's one compile after its torch child answered: about 6.6 M instructions, issue 35)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import cudaenv
+
+    probe = ("import sys\nfrom cudaenv.facts.torch import known_torch_versions\nimport cudaenv.core.pep440 as p\n"
+             "v = known_torch_versions(include_unreleased=True)\nprint(len(v), len(p._COMPILED), v[0], v[-1])\n")
+    env = {"PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent), "PATH": ""}
+    out = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60,
+                         cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    count, compiled, first, last = out.stdout.split()
+    assert int(count) > 10 and compiled == "0", out.stdout
+    assert PVersion(first) < PVersion(last)

@@ -172,13 +172,19 @@ CHILD_MAY_IMPORT = ("site", "_sitebuiltins", "sysconfig", "_sysconfigdata", "_im
                     "_aix_support", "threading", "_weakrefset", "warnings", "rlcompleter")
 
 
+# put before the child's -c source: the modules loaded are written out when the -S child closes its output (its end)
+LIST_MODULES_AT_EXIT = ("import os, sys\n_closerange = os.closerange\n"
+                        "def _listed(low, high):\n    sys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+                        "    sys.stdout.flush()\n    _closerange(low, high)\nos.closerange = _listed\n")
+
+
 def test_the_quick_child_imports_only_site_and_sysconfig(coded_venv):
     """Counted work: the -S child (the doctor's one source) imports site, sysconfig and their helpers, nothing else
     (with site, this machine's pyenv Python imports certifi, importlib.resources, pathlib, tempfile and zipfile)."""
-    from cudaenv.probes.torch_child import child_script, parse_child_output
+    from cudaenv.probes.torch_child import child_command, parse_child_output
 
     tmp, site, python = coded_venv
-    code = child_script() + "\nsys.stdout.write('MODULES ' + ' '.join(sorted(sys.modules)) + '\\n')\n"
+    code = LIST_MODULES_AT_EXIT + child_command("static", str(python), Host(env={}, system="linux"))
     env = {"PATH": TOOLS, "HOME": str(tmp), "PYTHONDONTWRITEBYTECODE": "1"}
     bare = subprocess.run([str(python), "-S", "-c", "import sys; print(' '.join(sorted(sys.modules)))"],
                           capture_output=True, text=True, env=env, timeout=60)

@@ -51,13 +51,15 @@ def test_the_wheel_carries_data_and_shell(wheel):
     assert data and shell
     for name in data:
         assert "cudaenv/data/%s" % name in names
-        if name.endswith(".txt"):  # a line table and its compiled copy (hatch_build.py compile_tables)
-            assert "cudaenv/data/%s.marshal" % name in names
+        # a line table or a JSON table, and its compiled copy (hatch_build.py compile_tables)
+        assert "cudaenv/data/%s.marshal" % name in names
     for name in shell:
         assert "cudaenv/shell/%s" % name in names
     assert "cudaenv/_child/torch_probe.py" in names
     assert "cudaenv/cli/startup.bundle" in names  # the code of use's and list's modules (hatch_build.py compile_bundle)
     assert "cudaenv/cli/doctor.bundle" in names  # the doctor's (bundle.DOCTOR_MODULES)
+    # the torch probe's scripts compiled (hatch_build.py compile_children), loaded by a child of the same bytecode
+    assert "cudaenv/_child/torch_probe.static.code" in names and "cudaenv/_child/torch_probe.dynamic.code" in names
     assert not any(n.startswith(("data/", "shell/", "tests/")) for n in names)
     # the command is the wheel's own script (hatch_build.py), with no entry point pip would shadow it with
     assert not any(n.endswith(".dist-info/entry_points.txt") for n in names)
