@@ -97,3 +97,22 @@ def jax_cuda(site: Path, build: Path, major=12, plugin=True, pjrt=True, wheels=T
     for spec, files in ({12: JAX_CUDA12_WHEELS, 13: JAX_CUDA13_WHEELS}[major] if wheels else {}).items():
         name, version = spec.split("==")
         dist(site, name, version, files={f: "" for f in files})
+
+
+def tensorflow_cuda(site: Path, build: Path, version="2.21.0") -> Path:
+    """``pip install tensorflow`` (without its and-cuda extra: no nvidia wheel) of the real tensorflow 2.21.0 wheel's
+    layout: its build_info.py (tests/recorded/wheel-tensorflow-2.21.0-build_info.txt: CUDA 12.5.1, cuDNN 9), its
+    METADATA's Requires-Dist lines (the and-cuda extra's nvidia-cudnn-cu12<10.0,>=9.3.0.75 among them) and a
+    tensorflow/libtensorflow_framework.so.2 built here with the real wheel's DT_RUNPATH, as readelf printed it
+    (tests/recorded/wheel-tensorflow-2.21.0-dynamic.txt), and no NEEDED CUDA library. Returns the library's path."""
+    from builders import recorded
+    from elf_builders import build_library
+
+    dynamic = recorded("wheel-tensorflow-2.21.0-dynamic.txt")
+    runpath = next(line for line in dynamic.splitlines() if "(RUNPATH)" in line).split("[", 1)[1].rstrip("]")
+    so = build_library(build, "libtensorflow_framework.so.2", soname="libtensorflow_framework.so.2", runpath=runpath)
+    requires = [line.split(":", 1)[1].strip() for line in recorded("wheel-tensorflow-2.21.0-METADATA-requires.txt").splitlines()
+                if line.startswith("Requires-Dist:")]
+    dist(site, "tensorflow", version, requires, {"tensorflow/python/platform/build_info.py": recorded("wheel-tensorflow-2.21.0-build_info.txt")},
+         binary={"tensorflow/libtensorflow_framework.so.2": so.read_bytes()})
+    return site / "tensorflow" / "libtensorflow_framework.so.2"

@@ -271,7 +271,8 @@ class Machine:
     def pip(self, verb, names):
         """``pip install`` / ``pip uninstall -y`` of the packages besides torch (tests/framework_builders.py's layouts):
         an uninstall removes each one's dist-info and files, an install lays out the package as its index would give it
-        (a ``-cudaNNx``/``-cuNN`` name is that CUDA's build, ``jax[cudaNN]`` brings the jax-cudaNN-plugin)."""
+        (a ``-cudaNNx``/``-cuNN`` name is that CUDA's build, ``jax[cudaNN]`` brings the jax-cudaNN-plugin,
+        ``tensorflow[and-cuda]`` the cuDNN 9 wheel: the cuDNN line of its METADATA, tests/recorded/wheel-tensorflow-2.21.0-METADATA-requires.txt)."""
         from framework_builders import ORT_BUILD_INFO, dist
 
         for spec in names:
@@ -282,6 +283,10 @@ class Machine:
             if verb == "uninstall":
                 self.pip_remove(name)
                 continue
+            if name == "tensorflow" and "and-cuda" in extras:  # its and-cuda extra: the nvidia wheels, cuDNN 9 among them
+                self.pip("install", ["nvidia-cudnn-cu12"])
+                if version and (self.package_site / ("tensorflow-%s.dist-info" % version)).is_dir():
+                    continue  # that tensorflow is installed: pip keeps it and installs only what the extra adds
             self.pip_remove(name)
             version = version or PIP_VERSIONS.get(name, "1.0.0")
             site = self.package_site

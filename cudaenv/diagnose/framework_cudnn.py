@@ -1,5 +1,6 @@
 """A framework whose own runtime opens cuDNN at run time (XLA's dlopen of ``libcudnn.so.N`` from JAX's
-``xla_cuda_plugin.so``, or a ``+cudaNN.cudnnNN`` jaxlib's ``xla_extension.so``: data/loader_search.json's ``runtime``
+``xla_cuda_plugin.so``, a ``+cudaNN.cudnnNN`` jaxlib's ``xla_extension.so``, TensorFlow's TSL from
+``libtensorflow_framework.so.2``: data/loader_search.json's ``runtime``
 rows) and the loader finds no file of the major it was built for (``Framework.cudnn_soname`` without a
 ``cudnn_path``), whatever other cuDNN is installed. Pure; called from :func:`cudaenv.diagnose.frameworks.check_libraries`."""
 
@@ -18,7 +19,18 @@ CUDNN_VIA = {"preload": N_("the nvidia-cudnn wheel its Python code loads first")
              "LD_LIBRARY_PATH": N_("LD_LIBRARY_PATH"), "runpath": N_("its RUNPATH"), "ld.so.cache": N_("the loader cache"),
              "default": N_("the loader's default folders")}
 CUDNN_EVIDENCE = {"local-tag": N_("its version tag"), "requires": N_("the nvidia-cudnn wheel the JAX plugin requires"),
-                  "row": N_("the cuDNN name its plugin opens")}
+                  "row": N_("the cuDNN name its plugin opens"), "build-info": N_("its build_info.py")}
+# what the framework does then, and where its loader looked (JAX's plugin loads the wheel's file first; TensorFlow's
+# libtensorflow_framework.so.2 searches LD_LIBRARY_PATH before its RUNPATH: data/loader_search.json's runtime rows)
+NOT_FOUND = {"": N_("%s is built for cuDNN %s (from %s) and opens it itself at run time: %s loads (dlopen) %s, looked for in the "
+                    "nvidia-cudnn wheel's folder, its RPATH, LD_LIBRARY_PATH, the loader cache and the default folders, and found "
+                    "nowhere. JAX then stops at start-up (\"Unable to load cuDNN\", \"Could not load dynamic library '%s'\") or "
+                    "falls back to the CPU. %s"),
+             "tensorflow": N_("%s is built for cuDNN %s (from %s) and opens it itself at run time: %s loads (dlopen) %s, looked "
+                              "for in LD_LIBRARY_PATH, its RUNPATH (the nvidia wheels' folders beside it), the loader "
+                              "cache and the default folders, and found nowhere. TensorFlow then says \"Could not load dynamic "
+                              "library '%s'\" and \"Cannot dlopen some GPU libraries\", registers no GPU and runs on the "
+                              "CPU. %s")}
 
 
 def cudnn_missing(s) -> List:
@@ -48,9 +60,12 @@ def cudnn_fix(s, fw) -> List[str]:
     major = (fw.cudnn_soname or "").rsplit(".so.", 1)[-1]
     floor = fw.cudnn if fw.cudnn and fw.cudnn.split(".", 1)[0] == major else major
     cuda = str(row.get("cuda") or (fw.cuda or "").split(".", 1)[0] or "12")
-    values = {"pip": c.pip_cmd(s), "major": cuda, "cudnn": floor, "next": str(int(major) + 1) if major.isdigit() else "?"}
+    values = {"pip": c.pip_cmd(s), "major": cuda, "cudnn": floor, "next": str(int(major) + 1) if major.isdigit() else "?",
+              "version": fw.version or ""}
 
     def filled(template: str) -> str:
+        if not fw.version:
+            template = template.replace("=={version}", "")  # no version read: the package's current release
         for key, value in values.items():
             template = template.replace("{%s}" % key, value)
         return template
@@ -80,15 +95,13 @@ def _not_found(s) -> List:
     instead = [M("%s (%s)", path.rsplit("/", 1)[-1], path) for path in fw.cudnn_other] + list(fw.cudnn_wheels)
     from cudaenv.parse.frameworks import local_cudnn
 
-    said = "local-tag" if local_cudnn(fw.version or "") else "requires" if "." in (fw.cudnn or "") else "row"
+    said = ("local-tag" if local_cudnn(fw.version or "") else _runtime_row(fw.package).get("cudnn_said")
+            or ("requires" if "." in (fw.cudnn or "") else "row"))
     return [F(
         "framework-cudnn-not-found", "warning",
         M("%s needs cuDNN %s and the loader finds no %s", ", ".join("%s %s" % (f.package, f.version or "?") for f in lost), major,
           fw.cudnn_soname),
-        M("%s is built for cuDNN %s (from %s) and opens it itself at run time: %s loads (dlopen) %s, looked for in the "
-          "nvidia-cudnn wheel's folder, its RPATH, LD_LIBRARY_PATH, the loader cache and the default folders, and found "
-          "nowhere. JAX then stops at start-up (\"Unable to load cuDNN\", \"Could not load dynamic library '%s'\") or "
-          "falls back to the CPU. %s", fw.package, fw.cudnn or major, M(CUDNN_EVIDENCE[said]), caller, fw.cudnn_soname,
+        M(NOT_FOUND.get(fw.package, NOT_FOUND[""]), fw.package, fw.cudnn or major, M(CUDNN_EVIDENCE[said]), caller, fw.cudnn_soname,
           fw.cudnn_soname, M("Installed, of another major: %s.", ", ".join(instead)) if instead else M("No other cuDNN is installed.")),
         cudnn_fix(s, fw),
     )]

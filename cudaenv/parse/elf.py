@@ -35,6 +35,7 @@ MAX_TAGS = 4096  # dynamic entries read, at most (real libraries have under 100)
 MAX_NEEDS = 512  # version needs read, at most
 MAX_SEGMENTS = 256  # program headers read, at most (real libraries have about a dozen)
 MAX_NAME = 4096  # bytes of one string read, at most
+MAX_PATH = 64 * 1024  # bytes of one DT_RUNPATH/DT_RPATH string read, at most (TensorFlow 2.21's RUNPATH is about 20,000)
 ELF_MAGIC = b"\x7fELF"
 PT_LOAD, PT_DYNAMIC = 1, 2
 DT_NULL, DT_NEEDED, DT_STRTAB, DT_STRSZ, DT_SONAME, DT_RPATH, DT_RUNPATH = 0, 1, 5, 10, 14, 15, 29
@@ -124,12 +125,13 @@ def _open(data, budget: int):
     return _Head(order, wide, machine, phoff, phentsize, phnum, shoff, shentsize, shnum), guarded
 
 
-def _string(guarded, at: int, end: int) -> Optional[str]:
-    """The NUL-ended string at file offset ``at`` (not past ``end``, the string table's end), None when there is none."""
+def _string(guarded, at: int, end: int, limit: int = MAX_NAME) -> Optional[str]:
+    """The NUL-ended string at file offset ``at`` (not past ``end``, the string table's end, nor ``limit`` bytes), None
+    when there is none."""
     if at < 0 or at >= end:
         return None
     guarded.seek(at)
-    raw = guarded.read(min(MAX_NAME, end - at))
+    raw = guarded.read(min(limit, end - at))
     if b"\0" not in raw:
         return None
     name = raw.split(b"\0", 1)[0]
@@ -200,7 +202,7 @@ def _names(head: _Head, guarded, dyn: _Dynamic, tags) -> Tuple[Dict[int, List[st
     try:
         for tag, value in dyn.entries:
             if tag in out:
-                text = _string(guarded, table + value, end)
+                text = _string(guarded, table + value, end, MAX_PATH if tag in (DT_RUNPATH, DT_RPATH) else MAX_NAME)
                 if text is not None:
                     out[tag].append(text)
     except Exception:  # noqa: BLE001 - the budget, or a stream that fails: keep what was read

@@ -310,6 +310,16 @@ def _jax_libraries_missing(m):
     jax_cuda(m.package_site, m.tmp / "build", wheels=False)
 
 
+def _tf_cudnn_missing(m):
+    """tensorflow 2.21.0 installed without its and-cuda extra (the real build_info.py and METADATA, a
+    libtensorflow_framework.so.2 with the real RUNPATH: tests/framework_builders.py): TSL's dlopen of libcudnn.so.9
+    finds none; the pip line reinstalls that tensorflow with its and-cuda extra, which brings the cuDNN 9 wheel."""
+    from framework_builders import tensorflow_cuda
+
+    a10g_535(m).packages()
+    tensorflow_cuda(m.package_site, m.tmp / "build")
+
+
 def windows(build):
     """A scenario on the Windows model machine (tests/windows_machine.py) instead of the Linux one."""
     build.windows = True
@@ -378,7 +388,7 @@ CONVERGES = {
     "library-shadowed": [_library_shadowed],
     "library-not-found": [_library_missing, _dll_not_found_windows, _cupy_cuda_path_windows, _paddle_flags_windows,
                           _jax_libraries_missing],
-    "framework-cudnn-not-found": [_jax_cudnn_other_major],
+    "framework-cudnn-not-found": [_jax_cudnn_other_major, _tf_cudnn_missing],
     "framework-cudnn-too-old": [_jax_cudnn_older_minor],
     "dll-only-on-path": [_dll_only_on_path],
     "nccl-net-plugin-not-found": [_nccl_plugin_missing],

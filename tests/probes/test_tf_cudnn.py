@@ -1,0 +1,148 @@
+"""The cuDNN TensorFlow opens itself (issue 29): the tensorflow wheel links no CUDA library; TSL's DsoLoader in its
+libtensorflow_framework.so.2 opens libcudnn.so.N (N the cuDNN major of its build_info.py) with dlopen at run time,
+searched from that object as glibc's dlopen does: LD_LIBRARY_PATH, then its DT_RUNPATH (the nvidia wheels' folders
+of site-packages), the loader cache, the default folders (data/loader_search.json's ``runtime`` row for tensorflow).
+
+Each scenario is the doctor on a model machine (tests/machine.py) whose site-packages holds tensorflow 2.21.0 with the
+real wheel's build_info.py and Requires-Dist lines and a libtensorflow_framework.so.2 built here with the real
+wheel's RUNPATH (tests/framework_builders.py's tensorflow_cuda): the cuDNN 9 wheel (nothing to say), none, the cuDNN
+8 wheel only, a system cuDNN 9 on LD_LIBRARY_PATH."""
+
+import os
+
+from framework_builders import tensorflow, tensorflow_cuda
+from machine import a10g_535
+
+FID = "framework-cudnn-not-found"
+OBJECT = "tensorflow/libtensorflow_framework.so.2"
+
+
+def _tf(m, *wheels):
+    a10g_535(m).packages(*wheels)
+    tensorflow_cuda(m.package_site, m.tmp / "build")
+    return str(m.package_site)  # the site folder as the interpreter reports it (its PYTHONPATH entry)
+
+
+def _fw(data):
+    return next(f for f in data["frameworks"] if f["package"] == "tensorflow")
+
+
+def test_the_cudnn_9_wheel_is_found_through_the_runpath(machine):
+    site = _tf(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    _, found, data = machine.findings()
+    assert not {FID, "framework-cudnn-too-old", "library-not-found"} & set(found), found.keys()
+    tf = _fw(data)
+    assert (tf["cuda"], tf["cudnn"], tf["cudnn_soname"]) == ("12.5.1", "9", "libcudnn.so.9")
+    assert (tf["cudnn_path"], tf["cudnn_via"], tf["cudnn_version"]) == (
+        site + "/nvidia/cudnn/lib/libcudnn.so.9", "runpath", "9.10.2.21")
+    opened = [x for x in data["libraries"] if x["consumer"] == "tensorflow"]
+    assert [(x["needed"], x["loaded_by"], x["object"]) for x in opened] == [("libcudnn.so.9", "dlopen", site + "/" + OBJECT)]
+
+
+def test_no_cudnn_without_the_and_cuda_extra(machine):
+    """``pip install tensorflow`` alone: the wheel is a CUDA build but brings no cuDNN; the fix keeps that tensorflow
+    and adds its and-cuda extra (whose METADATA pins nvidia-cudnn-cu12<10.0,>=9.3.0.75)."""
+    _tf(machine)
+    _, found, data = machine.findings()
+    f = found[FID]
+    assert f["severity"] == "warning" and f["title"] == "tensorflow 2.21.0 needs cuDNN 9 and the loader finds no libcudnn.so.9", f["title"]
+    assert "(from its build_info.py)" in f["detail"] and "libtensorflow_framework.so.2 loads (dlopen) libcudnn.so.9" in f["detail"]
+    assert "Cannot dlopen some GPU libraries" in f["detail"] and "JAX" not in f["detail"], f["detail"]
+    assert "No other cuDNN is installed." in f["detail"]
+    assert len(f["fix"]) == 1 and f["fix"][0].endswith('-m pip install "tensorflow[and-cuda]==2.21.0"'), f["fix"]
+    assert "library-not-found" not in found  # said once, by the cuDNN finding
+    assert _fw(data)["cudnn_path"] is None and _fw(data)["cudnn_wheels"] == []
+    text = machine.doctor(fmt=None).out
+    assert "libcudnn.so.9: found nowhere" in text and FID in text
+
+
+def test_only_the_cudnn_8_wheel(machine):
+    site = _tf(machine, "nvidia-cudnn-cu12==8.9.7.29")
+    _, found, data = machine.findings()
+    f = found[FID]
+    assert "libcudnn.so.9" in f["title"] and "nvidia-cudnn-cu12==8.9.7.29" in f["detail"], f
+    assert "libcudnn.so.8 (%s/nvidia/cudnn/lib/libcudnn.so.8)" % site in f["detail"], f["detail"]
+    assert _fw(data)["cudnn_other"] == [site + "/nvidia/cudnn/lib/libcudnn.so.8"]
+    machine.apply_fix(f["fix"][0])  # pip moves the cuDNN wheel to one the extra's pin allows
+    _, found, data = machine.findings()
+    assert FID not in found and _fw(data)["cudnn_version"] == "9.10.2.21"
+
+
+def _system_cudnn(m, folder, version="9.1.0"):
+    """A system cuDNN (a tarball's lib folder: libcudnn.so.9 -> libcudnn.so.VERSION) on LD_LIBRARY_PATH."""
+    lib = m.root.dir(folder)
+    (lib / ("libcudnn.so." + version)).write_text("")
+    os.symlink("libcudnn.so." + version, lib / "libcudnn.so.9")
+    m.env["LD_LIBRARY_PATH"] = "/" + folder
+
+
+def test_a_system_cudnn_9_on_ld_library_path(machine):
+    _tf(machine)
+    _system_cudnn(machine, "opt/cudnn/lib", "9.10.1")
+    _, found, data = machine.findings()
+    assert FID not in found, found.keys()
+    tf = _fw(data)
+    assert (tf["cudnn_path"], tf["cudnn_via"], tf["cudnn_version"]) == ("/opt/cudnn/lib/libcudnn.so.9", "LD_LIBRARY_PATH", "9.10.1")
+
+
+def test_ld_library_path_comes_before_the_runpath(machine):
+    """Unlike JAX's plugin (a DT_RPATH, and its Python code loads the wheel's file first), TensorFlow's object has a
+    DT_RUNPATH and nothing preloads: a system cuDNN 9 on LD_LIBRARY_PATH is the one it gets, the wheel's passed over."""
+    site = _tf(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    _system_cudnn(machine, "opt/cudnn-9.1/lib")
+    _, found, data = machine.findings()
+    assert FID not in found
+    tf = _fw(data)
+    assert (tf["cudnn_path"], tf["cudnn_via"]) == ("/opt/cudnn-9.1/lib/libcudnn.so.9", "LD_LIBRARY_PATH")
+    lib = next(x for x in data["libraries"] if x["consumer"] == "tensorflow")
+    assert site + "/nvidia/cudnn/lib/libcudnn.so.9" in lib["others"], lib
+
+
+def test_a_cpu_build_or_no_framework_library_opens_nothing(machine):
+    """A tensorflow whose build_info.py says is_cuda_build False opens no cuDNN; nor does one whose
+    libtensorflow_framework.so.2 is not there (nothing to search from)."""
+    a10g_535(machine).packages()
+    tensorflow(machine.package_site, cuda_build=False)
+    _, found, data = machine.findings()
+    assert FID not in found and _fw(data)["cudnn_soname"] is None
+    assert not [x for x in data["libraries"] if x["consumer"] == "tensorflow"]
+
+
+def test_the_tensorflow_row_pure():
+    """The row's cuDNN comes from the tensorflow record (its build_info.py's cudnn_version); none said: nothing opened."""
+    from cudaenv.model.snapshot import Framework
+    from cudaenv.probes.libraries import runtime_cudnn, runtime_names, runtime_rows
+
+    row = next(r for r in runtime_rows() if r["consumer"] == "tensorflow")
+    assert row["object"] == OBJECT and "preload" not in row
+    assert runtime_cudnn(row, [Framework(package="tensorflow", cudnn="9")]) == "9"
+    assert runtime_names(row, "9") == ["libcudnn.so.9"] and runtime_names(row, "8") == ["libcudnn.so.8"]
+    assert runtime_cudnn(row, [Framework(package="tensorflow")]) is None and runtime_names(row, None) == []
+
+
+def test_the_real_20000_character_runpath_is_read_whole(tmp_path):
+    """The tensorflow wheel's RUNPATH is one string of about 20,000 bytes (the same folders repeated): read whole, its
+    entries in order, not dropped as a string past the 4 KiB bound of a library name."""
+    from builders import recorded
+
+    from cudaenv.parse.elf import parse_elf_dynamic
+
+    line = next(x for x in recorded("wheel-tensorflow-2.21.0-dynamic.txt").splitlines() if "(RUNPATH)" in x)
+    runpath = line.split("[", 1)[1].rstrip("]")
+    assert len(runpath) > 16 * 1024
+    dyn = parse_elf_dynamic(tensorflow_cuda(tmp_path / "site", tmp_path / "build").read_bytes())
+    assert dyn.runpath == tuple(runpath.split(":")) and dyn.rpath == () and dyn.needed[:1] != ("libcudnn.so.9",)
+    assert "$ORIGIN/../nvidia/cudnn/lib" in dyn.runpath and dyn.soname == "libtensorflow_framework.so.2"
+
+
+def test_the_fix_without_a_version_read_names_none():
+    """A tensorflow record without a version (a METADATA that says none) gets the extra without a pin, not ``==``;
+    with one, that version."""
+    from cudaenv.diagnose.framework_cudnn import cudnn_fix
+    from cudaenv.model.record import replace
+    from cudaenv.model.snapshot import Framework, Platform, Snapshot
+
+    s = Snapshot(platform=Platform(system="linux"))
+    fw = Framework(package="tensorflow", cuda="12.5.1", cudnn="9", cudnn_soname="libcudnn.so.9")
+    assert cudnn_fix(s, fw) == ['python3 -m pip install "tensorflow[and-cuda]"'], cudnn_fix(s, fw)
+    assert cudnn_fix(s, replace(fw, version="2.20.0")) == ['python3 -m pip install "tensorflow[and-cuda]==2.20.0"']
