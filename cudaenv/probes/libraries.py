@@ -168,23 +168,30 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
             seen_reads[path] = plain_read(path)
         return seen_reads[path]
     ld_path = host.env.get("LD_LIBRARY_PATH")
+
+    def searched_from(path, dyn):  # the loader's search from the object at ``path``: (its order, the cache's paths)
+        cache, dirs, flags = loader_state()
+        order = search_order(posixpath.dirname(path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
+        return order, (cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None)
+
+    def loaded(consumer, path, name, found, via, others, **more):  # what the loader gives ``path`` for ``name``
+        real = host.resolve(found) if found else None
+        wheel = next((o for o in others if enclosing_site_packages(o)), None)
+        return LoadedLibrary(consumer=consumer, object=path, needed=name, path=found, via=via,
+                             version=file_version(real, name), real=real, others=others,
+                             from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel, **more)
+
     out: List[LoadedLibrary] = []
     for consumer, path in list(objects)[:MAX_OBJECTS]:
         dyn = read(path)
         if dyn is None:
             continue
-        cache, dirs, flags = loader_state()
-        order = search_order(posixpath.dirname(path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
-        cached = cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None
+        order, cached = searched_from(path, dyn)
         for needed in dyn.needed:
             if not cuda_soname(needed, cuda_libs) or needed.startswith("libcuda.so"):
                 continue  # the driver's libcuda comes with the driver, not with a consumer
             found, via, others = resolve(needed, order, host.is_file, cached)
-            real = host.resolve(found) if found else None
-            wheel = next((o for o in others if enclosing_site_packages(o)), None)
-            out.append(LoadedLibrary(consumer=consumer, object=path, needed=needed, path=found, via=via,
-                                     version=file_version(real, needed), real=real, others=others,
-                                     from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel))
+            out.append(loaded(consumer, path, needed, found, via, others))
     opened: List[LoadedLibrary] = []
     callers = dlopen_rows()
     for lib in out:
@@ -192,35 +199,21 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
         dyn = read(lib.path) if row and lib.path else None
         if dyn is None:
             continue
-        cache, dirs, flags = loader_state()
-        order = search_order(posixpath.dirname(lib.path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
-        cached = cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None
+        order, cached = searched_from(lib.path, dyn)
         for names, optional, kind in opened_names(row, host.env, lambda: caller_version(host, lib, row)):
             hits = [(name,) + resolve(name, order, host.is_file, cached) for name in names]
             name, found, via, others = next((h for h in hits if h[1]), hits[0])
             if found is None and optional:
                 continue  # a default that is normally absent (NCCL's libnccl-net.so): its absence is no problem
-            real = host.resolve(found) if found else None
-            wheel = next((o for o in others if enclosing_site_packages(o)), None)
-            opened.append(LoadedLibrary(consumer=lib.consumer, object=lib.path, needed=name, path=found, via=via,
-                                        version=file_version(real, name), real=real, others=others,
-                                        from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel,
-                                        loaded_by=kind))
+            opened.append(loaded(lib.consumer, lib.path, name, found, via, others, loaded_by=kind))
     for consumer, path, row, cudnn in runtime:
         dyn = read(path)
         if dyn is None:
             continue
-        cache, dirs, flags = loader_state()
-        order = search_order(posixpath.dirname(path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
-        cached = cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None
+        order, cached = searched_from(path, dyn)
         for name in runtime_names(row, cudnn):
             found, via, others = _runtime_resolve(host, name, row, sites, order, cached)
-            real = host.resolve(found) if found else None
-            wheel = next((o for o in others if enclosing_site_packages(o)), None)
-            opened.append(LoadedLibrary(consumer=consumer, object=path, needed=name, path=found, via=via,
-                                        version=file_version(real, name), real=real, others=others,
-                                        from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel,
-                                        loaded_by="dlopen"))
+            opened.append(loaded(consumer, path, name, found, via, others, loaded_by="dlopen"))
         if cudnn and other_cudnn is not None:
             wanted = "libcudnn.so.%s" % cudnn.split(".", 1)[0]
             other_cudnn[consumer] = tuple(hit for hit in (_runtime_resolve(host, "libcudnn.so.%d" % m, row, sites, order, cached)[0]
