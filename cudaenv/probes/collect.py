@@ -115,23 +115,24 @@ def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, 
     extensions checked against torch: the last two on Linux only; on Windows the DLLs, loaded in ``import_order``)."""
     from cudaenv.probes.elf import probe_needed
     from cudaenv.probes.extensions import probe_extensions
-    from cudaenv.probes.frameworks import probe_frameworks, with_cudnn
+    from cudaenv.probes.frameworks import installed_distributions, probe_frameworks, with_cudnn
     from cudaenv.probes.libraries import lazy_objects, probe_libraries, runtime_entries
 
     def read_needed(path: str):
         return probe_needed(host, path)
 
-    try:
-        found = tuple(_call(notes, "frameworks", probe_frameworks, host, tuple(torch.site_packages),
-                            notes, None, read_needed) or ())
+    sites = tuple(torch.site_packages)
+    try:  # the site-packages listed once, for the frameworks, the extensions and the cuDNN wheels alike
+        present = _call(notes, "frameworks", installed_distributions, host, sites)
+        found = tuple(_call(notes, "frameworks", probe_frameworks, host, sites, notes, None, read_needed, None, present) or ())
     except _Failed:
-        found = ()
+        present, found = None, ()
     if host.system == "windows":
         return found, _windows_dlls(host, notes, torch, found, import_order), ()
     if host.system != "linux":
         return found, (), ()
     try:
-        extensions = tuple(_call(notes, "extensions", probe_extensions, host, torch, tuple(torch.site_packages), notes) or ())
+        extensions = tuple(_call(notes, "extensions", probe_extensions, host, torch, sites, notes, present=present) or ())
     except _Failed:
         extensions = ()
     objects = []
@@ -145,11 +146,11 @@ def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, 
     other: Dict[str, Tuple[str, ...]] = {}
     try:
         libraries = tuple(_call(notes, "libraries", probe_libraries, host, objects, runtime=entries,
-                                sites=tuple(torch.site_packages), other_cudnn=other) or ())
+                                sites=sites, other_cudnn=other) or ())
     except _Failed:
         libraries = ()
     if entries:
-        found = with_cudnn(host, found, libraries, entries, other, tuple(torch.site_packages))
+        found = with_cudnn(host, found, libraries, entries, other, sites, present)
     return found, libraries, extensions
 
 

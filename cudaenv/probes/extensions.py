@@ -70,11 +70,12 @@ def torch_pin(requires: Sequence[str]) -> Optional[str]:
     return None
 
 
-def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, Any]], notes: List[Note]):
-    """(name, site, dist-info) of each package to read: the table's torch extensions, then those requiring torch."""
+def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, Any]], notes: List[Note], present=None):
+    """(name, site, dist-info) of each package to read: the table's torch extensions, then those requiring torch
+    (``present``: the installed distributions of ``site_packages``, where the caller listed them already)."""
     from cudaenv.probes.frameworks import installed_distributions, read_metadata_head
 
-    present = installed_distributions(host, site_packages)
+    present = installed_distributions(host, site_packages) if present is None else present
     out = [(name, present[name]) for name, row in rows.items() if row.get("torch_extension") and name in present]
     picked = {name for name, _ in out}
     scanned = 0
@@ -115,9 +116,11 @@ def _torch_libraries(host, torch: Torch, row: Dict[str, Any]) -> List[str]:
 
 
 def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: List[Note],
-                     rows: Optional[Dict[str, Dict[str, Any]]] = None, table: Optional[Dict[str, Any]] = None) -> Tuple[TorchExtension, ...]:
+                     rows: Optional[Dict[str, Dict[str, Any]]] = None, table: Optional[Dict[str, Any]] = None,
+                     present: Optional[Dict[str, Tuple[str, str]]] = None) -> Tuple[TorchExtension, ...]:
     """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
-    torch/lib); () when torch is not installed there."""
+    torch/lib); () when torch is not installed there. ``present``: the installed distributions of ``site_packages``
+    (:func:`cudaenv.probes.frameworks.installed_distributions`), where the caller listed them already."""
     from cudaenv.parse.elf_symbols import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
     from cudaenv.probes.frameworks import read_metadata_head, table_packages
 
@@ -135,7 +138,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     exported = _read(host, c10, parse_elf_symbols, True, None, SYMBOL_BUDGET, None, select) if c10 else None
     torch_abi = string_abi(exported.names) if exported is not None else None
     found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
-    for package, (site, entry) in _candidates(host, site_packages, rows, notes):
+    for package, (site, entry) in _candidates(host, site_packages, rows, notes, present):
         meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_HEAD)
         _, version, requires = pf.parse_metadata(meta)
         record = host.read_text(host.join(site, entry, "RECORD"), limit=8 * 1024 * 1024) or ""

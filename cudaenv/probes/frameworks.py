@@ -168,12 +168,14 @@ def table_cuda_libraries() -> Dict[str, bool]:
 
 
 def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Optional[Dict[str, Dict[str, Any]]] = None,
-                     read_needed=None, cuda_libs: Optional[Dict[str, bool]] = None) -> Tuple[Framework, ...]:
+                     read_needed=None, cuda_libs: Optional[Dict[str, bool]] = None,
+                     present: Optional[Dict[str, Tuple[str, str]]] = None) -> Tuple[Framework, ...]:
     """Every package of ``rows`` (default: :func:`table_packages`) installed in ``site_packages``, in the rows' order;
-    ``read_needed(path)`` reads a shipped library's NEEDED entries (None: not read)."""
+    ``read_needed(path)`` reads a shipped library's NEEDED entries (None: not read); ``present``: the
+    :func:`installed_distributions` of ``site_packages`` where the caller listed them already."""
     rows = table_packages() if rows is None else rows
     cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
-    present = installed_distributions(host, site_packages)
+    present = installed_distributions(host, site_packages) if present is None else present
     out = []
     for name, row in rows.items():
         if name in present:
@@ -181,13 +183,15 @@ def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows
     return tuple(out)
 
 
-def with_cudnn(host, frameworks, libraries, entries, other: Dict[str, Tuple[str, ...]], site_packages: Sequence[str]) -> Tuple[Framework, ...]:
+def with_cudnn(host, frameworks, libraries, entries, other: Dict[str, Tuple[str, ...]], site_packages: Sequence[str],
+               present: Optional[Dict[str, Tuple[str, str]]] = None) -> Tuple[Framework, ...]:
     """``frameworks`` with what the loader gives each ``runtime`` entry's consumer (:func:`cudaenv.probes.libraries.runtime_entries`)
     for its ``libcudnn.so.N``: the file, how it was found, its version (its name's, or the nvidia-cudnn wheel's that
-    holds it), the other majors' files its search finds (``other``), and the nvidia-cudnn wheels installed."""
+    holds it), the other majors' files its search finds (``other``), and the nvidia-cudnn wheels installed
+    (``present``: the :func:`installed_distributions` of ``site_packages``, where the caller listed them already)."""
     from cudaenv.model.record import replace
 
-    present = installed_distributions(host, site_packages)
+    present = installed_distributions(host, site_packages) if present is None else present
     wheels = {name: where for name, where in present.items() if name.startswith("nvidia-cudnn-")}
     labels = tuple("%s==%s" % (name, entry[: -len(".dist-info")].split("-", 1)[1]) for name, (_, entry) in sorted(wheels.items())
                    if "-" in entry)

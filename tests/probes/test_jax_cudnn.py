@@ -199,3 +199,23 @@ def test_the_runtime_rows_names_and_cudnn_major_pure():
     assert runtime_cudnn(jaxlib, [Framework(package="jaxlib", version="0.10.2")]) is None
     assert runtime_names(jaxlib, None) == [] and runtime_names(jaxlib, "8.9") == ["libcudnn.so.8"]
     assert all(name in rows["jax-cuda13-pjrt"]["preload"] for name in runtime_names(rows["jax-cuda13-pjrt"], "9.12.0.46"))
+
+
+def test_the_frameworks_job_lists_the_site_packages_once(machine, monkeypatch):
+    """Counted work (review): the frameworks, the extension check and the cuDNN wheels beside JAX's plugin are read
+    from one listing of the site-packages; each listed the folder again before (three listings a doctor)."""
+    from cudaenv.probes import frameworks
+
+    site = _jax(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    listed = []
+    real = frameworks._dist_infos
+
+    def counting(host, folder):
+        listed.append(folder)
+        return real(host, folder)
+
+    monkeypatch.setattr(frameworks, "_dist_infos", counting)
+    _, found, data = machine.findings()
+    assert not {FID, TOO_OLD} & set(found), found.keys()
+    assert _fw(data, "jax-cuda12-pjrt")["cudnn_wheels"] == ["nvidia-cudnn-cu12==9.10.2.21"]
+    assert listed.count(site) == 1, listed
