@@ -154,14 +154,24 @@ def test_a_thousand_toolkits_make_a_candidate_only_for_the_folders_read(fake_roo
     assert len(made) - len(from_tree) <= 4  # the other places: /opt/cuda and the two links (none of them here)
 
 
+def _two_toolkits_and_a_project(fake_root):
+    """Toolkits 12.4 and 12.1 under the root's /sw/cuda (folders named for them) and a project whose .cuda-version
+    names 12.4: (the project folder, the environment `use` runs in there, under the root: its PATH is the root's)."""
+    fake_root.toolkit("12.4.131", where="sw/cuda", name="12.4")
+    fake_root.toolkit("12.1.105", where="sw/cuda", name="12.1")
+    project = fake_root.path / "project"
+    project.mkdir()
+    (project / ".cuda-version").write_text("12.4\n")
+    return project, {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": "/usr/bin", "CUDAENV_ROOT": str(fake_root.path), "PWD": str(project)}
+
+
 def test_use_picks_the_toolkit_once(fake_root, cli, monkeypatch):
     """Counted work (issue 35): `use 12.4` (and the hook's `use --auto` on a .cuda-version naming 12.4) picks the
     toolkit once: load_toolkits' pick among the toolkits the names chose is the one the switch takes, under --root too
     (the pick mapped into the root with the other toolkits)."""
     from cudaenv.toolkit import select
 
-    fake_root.toolkit("12.4.131", where="sw/cuda", name="12.4")
-    fake_root.toolkit("12.1.105", where="sw/cuda", name="12.1")
+    project, env = _two_toolkits_and_a_project(fake_root)
     picks = []
     real = select.select_toolkits
 
@@ -170,10 +180,6 @@ def test_use_picks_the_toolkit_once(fake_root, cli, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(select, "select_toolkits", counting)
-    project = fake_root.path / "project"
-    project.mkdir()
-    (project / ".cuda-version").write_text("12.4\n")
-    env = {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": "/usr/bin", "CUDAENV_ROOT": str(fake_root.path), "PWD": str(project)}
     for argv in (["use", "12.4", "--shell", "bash"], ["use", "--auto", "--shell", "bash"]):
         picks.clear()
         monkeypatch.chdir(project)
@@ -192,8 +198,7 @@ def test_use_in_a_project_reads_only_the_toolkits_its_version_file_names(fake_ro
     matches the folders by name as `use 12.4` does; it read every toolkit before (the spec was read after the load)."""
     from cudaenv.probes import toolkits as toolkits_module
 
-    fake_root.toolkit("12.4.131", where="sw/cuda", name="12.4")
-    fake_root.toolkit("12.1.105", where="sw/cuda", name="12.1")
+    project, env = _two_toolkits_and_a_project(fake_root)
     every = []
     real = toolkits_module.probe_toolkits
 
@@ -202,10 +207,6 @@ def test_use_in_a_project_reads_only_the_toolkits_its_version_file_names(fake_ro
         return real(*args, **kwargs)
 
     monkeypatch.setattr(toolkits_module, "probe_toolkits", counting)
-    project = fake_root.path / "project"
-    project.mkdir()
-    (project / ".cuda-version").write_text("12.4\n")
-    env = {"CUDAENV_TOOLKITS": "/sw/cuda", "PATH": "/usr/bin", "CUDAENV_ROOT": str(fake_root.path), "PWD": str(project)}
     monkeypatch.chdir(project)
     for argv in (["use", "--shell", "bash"], ["use", "12.4", "--shell", "bash"], ["use", "--auto", "--shell", "bash"]):
         result = cli(*argv, env=env)
