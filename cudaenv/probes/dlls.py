@@ -28,7 +28,9 @@ whatever its folder (MS-ORDER's loaded-module list): :func:`process_loads` repla
 usually makes them (data/dll_search.json's ``process`` row: torch first, whose ``import torch`` loads every DLL of
 ``torch\\lib`` by full path, then the frameworks), so what a later framework's by-name load really gets is reported
 (``via="loaded"``, with the file its own search would take in ``own``); ``doctor --import-order`` states another
-order (``onnxruntime.preload_dlls()`` a step of it). Not modelled: the current folder. :func:`resolve_dll` and
+order (``onnxruntime.preload_dlls()`` a step of it). The current folder: never searched with Python's flags (an
+extension module's imports, ctypes: the ``searched: false`` steps); searched by the standard and altered orders
+but not modelled (the program's working folder is not the doctor's). :func:`resolve_dll` and
 :func:`process_loads` are pure (given a folder listing); the probe reads through Host.
 """
 
