@@ -16,7 +16,8 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    ``os.add_dll_directory``, System32; before that, a pip wheel loads the cuDNN, cuTENSOR and NCCL its
    ``cupy\\.data\\_wheel.json`` names by full path from under ``CUPY_CUDA_LIB_PATH`` (default ``~\\.cupy\\cuda_lib``),
    and the module importing that name gets that file (``via="preload"``).
-4. PaddlePaddle loads cuDNN, cuBLAS, cuRAND, cuSOLVER, cuSPARSE and cuFFT at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
+4. PaddlePaddle (and TensorFlow 2.10 and older, whose TSL loader opens ``cudart64_110.dll`` ... ``cudnn64_8.dll`` by
+   name: the standard order) loads cuDNN, cuBLAS, cuRAND, cuSOLVER, cuSPARSE and cuFFT at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
    names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
    System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
    from the toolkit folder it was built with.
@@ -295,8 +296,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     consumers = {r["package"]: r for r in rows if r.get("kind") == "consumer" and r["package"] != "torch"}
     for fw in frameworks:
         row = consumers.get(fw.package)
-        if row is None or not fw.location:
-            continue
+        if row is None or not fw.location or (row.get("cuda") and fw.cuda != row["cuda"]):
+            continue  # (a row whose DLL names are one CUDA build's: TensorFlow's for 11.2)
         site = fw.location
         packaging, preloads = _preloads(host, fw, row, listing) if row.get("preload") else (None, {})
         dirs = []
