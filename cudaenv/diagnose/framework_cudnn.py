@@ -137,6 +137,19 @@ def check_too_old(s) -> List:
           "A cuDNN pinned by another package (an older torch's nvidia-cudnn-cu12 pin) or a system cuDNN first on the "
           "search gives this; a newer cuDNN of the same major also serves the older builds.",
           fw.package, fw.cudnn_soname, fw.cudnn_path, M(CUDNN_VIA.get(fw.cudnn_via or "", N_("the loader's search"))),
-          fw.cudnn_version, want),
-        cudnn_fix(s, fw),
+          fw.cudnn_version, want) + (" " + _hidden(fw) if fw.cudnn_hidden else ""),
+        [M("# upgrade or remove the old nvidia wheels in %s: their nvidia/__init__.py makes Python take its nvidia folder "
+           "alone and pass over %s", _site(fw.cudnn_path or ""), ", ".join(fw.cudnn_hidden))] if fw.cudnn_hidden else cudnn_fix(s, fw),
     )]
+
+
+def _site(path: str) -> str:
+    """The site-packages folder of a file under its nvidia/ folder (a wheel's file)."""
+    return path.split("/nvidia/", 1)[0]
+
+
+def _hidden(fw) -> str:
+    """Why the preload passed over the copies of site-packages before its own on sys.path (Framework.cudnn_hidden)."""
+    return M("Python imports the package nvidia from %s alone (the nvidia/__init__.py of an older nvidia wheel makes it a "
+             "regular package, which hides the nvidia folders of the site-packages before it on sys.path), so %s is never "
+             "loaded.", _site(fw.cudnn_path or ""), ", ".join(fw.cudnn_hidden))

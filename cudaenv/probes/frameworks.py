@@ -223,6 +223,11 @@ def with_cudnn(host, frameworks, libraries, entries, other: Dict[str, Tuple[str,
                     break
             else:  # the wheel of another site-packages than the first holding that name (Python imported its nvidia)
                 version = _cudnn_wheel_beside(host, lib.path)
+        hidden: Tuple[str, ...] = ()
+        if lib.via == "preload" and lib.path:  # an earlier site-packages' copy the import of nvidia passed over
+            earlier = list(site_packages)[:next((i for i, site in enumerate(site_packages) if lib.path.startswith(site.rstrip("/") + "/")),
+                                                 len(site_packages))]
+            hidden = tuple(f for f in (host.join(site, "nvidia", "cudnn", "lib", soname) for site in earlier) if host.is_file(f))
         out.append(replace(fw, cudnn=fw.cudnn or built, cudnn_soname=soname, cudnn_path=lib.path, cudnn_via=lib.via, cudnn_version=version,
-                           cudnn_other=tuple(other.get(fw.package, ())), cudnn_wheels=labels))
+                           cudnn_other=tuple(other.get(fw.package, ())), cudnn_wheels=labels, cudnn_hidden=hidden))
     return tuple(out)

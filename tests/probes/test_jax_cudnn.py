@@ -301,6 +301,12 @@ def test_the_preload_is_the_old_cudnn_a_later_regular_nvidia_package_holds(machi
     pjrt = _fw(data, "jax-cuda12-pjrt")
     assert (pjrt["cudnn_path"], pjrt["cudnn_via"]) == (system + "/nvidia/cudnn/lib/libcudnn.so.9", "preload"), pjrt
     assert TOO_OLD in found and "9.1.0.70" in found[TOO_OLD]["title"], found.keys()
+    venv_copy = str(machine.package_site) + "/nvidia/cudnn/lib/libcudnn.so.9"
+    assert pjrt["cudnn_hidden"] == [venv_copy]
+    f = found[TOO_OLD]  # its fix is that site's old wheels: a pip install of the cuDNN wheel would find 9.10 installed
+    assert "Python imports the package nvidia from %s alone" % system in f["detail"] and venv_copy in f["detail"], f["detail"]
+    assert f["fix"] == ["# upgrade or remove the old nvidia wheels in %s: their nvidia/__init__.py makes Python take its "
+                        "nvidia folder alone and pass over %s" % (system, venv_copy)], f["fix"]
     # the old package nvidia has no cusolver folder, so import nvidia.cusolver fails too, and the plugin's RPATH names
     # no nvidia/cusolver/lib (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-dynamic.txt): XLA's dlopen finds it nowhere
     assert "libcusolver.so.11 (jax-cuda12-pjrt)" in found["library-not-found"]["title"]
@@ -316,4 +322,4 @@ def test_a_later_namespace_site_does_not_change_the_preload(machine):
     _, found, data = machine.findings()
     pjrt = _fw(data, "jax-cuda12-pjrt")
     assert (pjrt["cudnn_path"], pjrt["cudnn_via"]) == (site + "/nvidia/cudnn/lib/libcudnn.so.9", "preload")
-    assert TOO_OLD not in found
+    assert TOO_OLD not in found and pjrt["cudnn_hidden"] == []  # the later copy is simply lower on sys.path
