@@ -151,5 +151,5 @@ def _site(path: str) -> str:
 def _hidden(fw) -> str:
     """Why the preload passed over the copies of site-packages before its own on sys.path (Framework.cudnn_hidden)."""
     return M("Python imports the package nvidia from %s alone (the nvidia/__init__.py of an older nvidia wheel makes it a "
-             "regular package, which hides the nvidia folders of the site-packages before it on sys.path), so %s is never "
+             "regular package, which hides the nvidia folders before it on sys.path), so %s is never "
              "loaded.", _site(fw.cudnn_path or ""), ", ".join(fw.cudnn_hidden))

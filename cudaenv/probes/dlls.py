@@ -16,11 +16,12 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    ``os.add_dll_directory``, System32; before that, a pip wheel loads the cuDNN, cuTENSOR and NCCL its
    ``cupy\\.data\\_wheel.json`` names by full path from under ``CUPY_CUDA_LIB_PATH`` (default ``~\\.cupy\\cuda_lib``),
    and the module importing that name gets that file (``via="preload"``).
-4. PaddlePaddle (and TensorFlow 2.10 and older, whose TSL loader opens ``cudart64_110.dll`` ... ``cudnn64_8.dll`` by
-   name: the standard order) loads cuDNN, cuBLAS, cuRAND, cuSOLVER, cuSPARSE and cuFFT at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
+4. PaddlePaddle loads cuDNN, cuBLAS, cuRAND, cuSOLVER, cuSPARSE and cuFFT at their first use: from the folder ``FLAGS_cudnn_dir`` / ``FLAGS_cuda_dir``
    names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
    System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
    from the toolkit folder it was built with.
+5. TensorFlow 2.5 to 2.10 (CUDA 11.2, the last GPU builds of native Windows): TSL's loader opens ``cudart64_110.dll``
+   ... ``cudnn64_8.dll`` by name when it first needs them, in the standard order (no folder of its own put first).
 
 A name on the KnownDLLs list is the system's copy, never searched for on disk: the list is the machine's registry key
 where cudaenv runs on that Windows (:func:`cudaenv.host.registry.read_values`), else the documented defaults of the table. File names are matched without regard
