@@ -195,12 +195,10 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
             out.append(loaded(consumer, path, needed, found, via, others))
     opened: List[LoadedLibrary] = []
     callers = dlopen_rows()
-    packages: Dict[str, Optional[str]] = {}
+    levels: Dict[tuple, List[str]] = {}
 
-    def imported(package):  # the folder Python imports for a preload's package (nvidia/cudnn), looked for once
-        if package not in packages:
-            packages[package] = imported_folder(sites, package.split("/"), host.is_dir, host.is_file, host.join)
-        return packages[package]
+    def imported(package):  # the folder Python imports for a preload's package (nvidia/cudnn), each level looked for once
+        return imported_folder(sites, package.split("/"), host.is_dir, host.is_file, host.join, levels)
     for lib in out:
         row = callers.get(lib.needed)
         dyn = read(lib.path) if row and lib.path else None
@@ -235,7 +233,7 @@ INIT_FILES = ("__init__.py", "__init__.pyc")  # a folder holding one is a regula
 
 
 def imported_folder(sites: Sequence[str], parts: Sequence[str], is_dir: Callable[[str], bool],
-                    is_file: Callable[[str], bool], join: Callable[..., str]) -> Optional[str]:
+                    is_file: Callable[[str], bool], join: Callable[..., str], memo: Optional[dict] = None) -> Optional[str]:
     """The first folder of the ``__path__`` Python gives the package ``parts`` (``("nvidia", "cudnn")``) when its path
     holds ``sites`` in that order (sys.path's), as the import system finds it (PEP 420, importlib's PathFinder): at each
     level, the first folder of that name holding an ``__init__`` module is a regular package, the only folder of its
@@ -243,21 +241,26 @@ def imported_folder(sites: Sequence[str], parts: Sequence[str], is_dir: Callable
     package's ``__path__``; the next level is looked for in that ``__path__``. None when nothing of that name is there.
     The old nvidia wheels (nvidia-cudnn-cu12 9.1.0.70, nvidia-cuda-runtime-cu12 12.1.105) ship ``nvidia/__init__.py``
     and ``nvidia/<lib>/__init__.py``, the newer ones none (``tests/recorded/wheel-nvidia-layouts.txt``): one old wheel
-    in a later site-packages hides every other site-packages' ``nvidia`` folder."""
+    in a later site-packages hides every other site-packages' ``nvidia`` folder. ``memo``: each level's ``__path__``
+    kept for the next call (the nvidia level, looked for once for nvidia.cudnn, nvidia.cublas ...)."""
     path = list(sites)
-    for part in parts:
-        portions: List[str] = []
-        for entry in path:
-            folder = join(entry, part)
-            if not is_dir(folder):
-                continue
-            if any(is_file(join(folder, init)) for init in INIT_FILES):
-                portions = [folder]
-                break
-            portions.append(folder)
-        if not portions:
+    memo = {} if memo is None else memo
+    for n, part in enumerate(parts):
+        key = tuple(parts[:n + 1])
+        if key not in memo:
+            portions: List[str] = []
+            for entry in path:
+                folder = join(entry, part)
+                if not is_dir(folder):
+                    continue
+                if any(is_file(join(folder, init)) for init in INIT_FILES):
+                    portions = [folder]
+                    break
+                portions.append(folder)
+            memo[key] = portions
+        if not memo[key]:
             return None
-        path = portions
+        path = memo[key]
     return path[0]
 
 

@@ -323,3 +323,22 @@ def test_a_later_namespace_site_does_not_change_the_preload(machine):
     pjrt = _fw(data, "jax-cuda12-pjrt")
     assert (pjrt["cudnn_path"], pjrt["cudnn_via"]) == (site + "/nvidia/cudnn/lib/libcudnn.so.9", "preload")
     assert TOO_OLD not in found and pjrt["cudnn_hidden"] == []  # the later copy is simply lower on sys.path
+
+
+def test_the_nvidia_level_is_looked_for_once_for_all_the_preloads(tmp_path):
+    """Counted work: with one memo, nvidia.cudnn then nvidia.cublas look at the nvidia folders once (3 folders asked
+    about, not 4), and give the same folders as separate calls."""
+    from cudaenv.probes.libraries import imported_folder
+
+    site = _tree(tmp_path / "s", *NEW_CUDNN, "nvidia/cublas/lib/libcublas.so.12")
+    asked = []
+
+    def is_dir(p):
+        asked.append(p)
+        return os.path.isdir(p)
+
+    memo = {}
+    got = [imported_folder([site], ("nvidia", lib), is_dir, os.path.isfile, os.path.join, memo) for lib in ("cudnn", "cublas")]
+    assert got == [_first([site]), _first([site], ("nvidia", "cublas"))] == [
+        os.path.join(site, "nvidia", "cudnn"), os.path.join(site, "nvidia", "cublas")]
+    assert len(asked) == 3, asked
