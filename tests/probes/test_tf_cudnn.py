@@ -14,6 +14,7 @@ from framework_builders import tensorflow, tensorflow_cuda
 from machine import a10g_535
 
 FID = "framework-cudnn-not-found"
+OLD = "framework-cudnn-too-old"
 OBJECT = "tensorflow/libtensorflow_framework.so.2"
 
 
@@ -32,7 +33,7 @@ def test_the_cudnn_9_wheel_is_found_through_the_runpath(machine):
     _, found, data = machine.findings()
     assert not {FID, "framework-cudnn-too-old", "library-not-found"} & set(found), found.keys()
     tf = _fw(data)
-    assert (tf["cuda"], tf["cudnn"], tf["cudnn_soname"]) == ("12.5.1", "9", "libcudnn.so.9")
+    assert (tf["cuda"], tf["cudnn"], tf["cudnn_soname"]) == ("12.5.1", "9.3", "libcudnn.so.9")
     assert (tf["cudnn_path"], tf["cudnn_via"], tf["cudnn_version"]) == (
         site + "/nvidia/cudnn/lib/libcudnn.so.9", "runpath", "9.10.2.21")
     opened = [x for x in data["libraries"] if x["consumer"] == "tensorflow"]
@@ -46,7 +47,7 @@ def test_no_cudnn_without_the_and_cuda_extra(machine):
     _, found, data = machine.findings()
     f = found[FID]
     assert f["severity"] == "warning" and f["title"] == "tensorflow 2.21.0 needs cuDNN 9 and the loader finds no libcudnn.so.9", f["title"]
-    assert "(from its build_info.py)" in f["detail"] and "libtensorflow_framework.so.2 loads (dlopen) libcudnn.so.9" in f["detail"]
+    assert "(from its build_info.py's major and the cuDNN its release is compiled with)" in f["detail"] and "libtensorflow_framework.so.2 loads (dlopen) libcudnn.so.9" in f["detail"]
     assert "Cannot dlopen some GPU libraries" in f["detail"] and "JAX" not in f["detail"], f["detail"]
     assert "No other cuDNN is installed." in f["detail"]
     assert len(f["fix"]) == 1 and f["fix"][0].endswith('-m pip install "tensorflow[and-cuda]==2.21.0"'), f["fix"]
@@ -96,6 +97,12 @@ def test_ld_library_path_comes_before_the_runpath(machine):
     assert (tf["cudnn_path"], tf["cudnn_via"]) == ("/opt/cudnn-9.1/lib/libcudnn.so.9", "LD_LIBRARY_PATH")
     lib = next(x for x in data["libraries"] if x["consumer"] == "tensorflow")
     assert site + "/nvidia/cudnn/lib/libcudnn.so.9" in lib["others"], lib
+    # that system cuDNN is 9.1.0, older than the 9.3 the 2.21.0 release is compiled with: installing the extra alone
+    # changes nothing (LD_LIBRARY_PATH comes first), so the fix also names the folder to take out
+    f = found[OLD]
+    assert f["title"] == "tensorflow 2.21.0 needs cuDNN 9.3 or newer and gets 9.1.0", f["title"]
+    assert "(from LD_LIBRARY_PATH)" in f["detail"], f["detail"]
+    assert f["fix"][-1] == "# and take /opt/cudnn-9.1/lib out of LD_LIBRARY_PATH: the loader looks there first", f["fix"]
 
 
 def test_a_cpu_build_or_no_framework_library_opens_nothing(machine):
@@ -146,3 +153,47 @@ def test_the_fix_without_a_version_read_names_none():
     fw = Framework(package="tensorflow", cuda="12.5.1", cudnn="9", cudnn_soname="libcudnn.so.9")
     assert cudnn_fix(s, fw) == ['python3 -m pip install "tensorflow[and-cuda]"'], cudnn_fix(s, fw)
     assert cudnn_fix(s, replace(fw, version="2.20.0")) == ['python3 -m pip install "tensorflow[and-cuda]==2.20.0"']
+
+
+def test_an_older_cudnn_9_wheel_than_the_release_is_compiled_with(machine):
+    """tensorflow 2.21.0 is compiled with cuDNN 9.3 (data/frameworks.json's build-cudnn row: its .bazelrc's
+    HERMETIC_CUDNN_VERSION, its and-cuda extra's nvidia-cudnn-cu12>=9.3.0.75); a 9.1 wheel (pinned by another
+    package) is of its major and older: XLA refuses it when TensorFlow first uses cuDNN. The fix, pip's install of
+    the extra at the installed version, moves the wheel to one the pin allows and clears the finding."""
+    site = _tf(machine, "nvidia-cudnn-cu12==9.1.0.70")
+    _, found, data = machine.findings()
+    f = found[OLD]
+    assert FID not in found and f["severity"] == "warning"
+    assert f["title"] == "tensorflow 2.21.0 needs cuDNN 9.3 or newer and gets 9.1.0.70", f["title"]
+    assert "%s/nvidia/cudnn/lib/libcudnn.so.9 (from its RUNPATH)" % site in f["detail"], f["detail"]
+    assert "Loaded runtime CuDNN library" in f["detail"] and "DNN library initialization failed" in f["detail"]
+    assert "JAX" not in f["detail"], f["detail"]
+    assert len(f["fix"]) == 1 and f["fix"][0].endswith('-m pip install "tensorflow[and-cuda]==2.21.0"'), f["fix"]
+    tf = _fw(data)
+    assert (tf["cudnn"], tf["cudnn_version"], tf["cudnn_via"]) == ("9.3", "9.1.0.70", "runpath")
+    machine.apply_fix(f["fix"][0])
+    _, found, data = machine.findings()
+    assert OLD not in found and FID not in found, found.keys()
+    assert _fw(data)["cudnn_version"] == "9.10.2.21"
+
+
+def test_a_release_without_a_sourced_build_cudnn_gets_no_verdict(machine):
+    """Fail closed: tensorflow 2.20.0 has no build-cudnn row (its build_info.py says only cuDNN 9), so a 9.1 wheel
+    gets no too-old verdict; the record keeps the major it read."""
+    a10g_535(machine).packages("nvidia-cudnn-cu12==9.1.0.70")
+    tensorflow_cuda(machine.package_site, machine.tmp / "build", version="2.20.0")
+    _, found, data = machine.findings()
+    assert OLD not in found and FID not in found, found.keys()
+    assert (_fw(data)["cudnn"], _fw(data)["cudnn_version"]) == ("9", "9.1.0.70")
+
+
+def test_the_build_cudnn_row_pure():
+    """A release's row applies only to that version, built with that CUDA, of that cuDNN major."""
+    from cudaenv.probes.frameworks import build_cudnn
+
+    assert build_cudnn("tensorflow", "2.21.0", "12.5.1", "9") == "9.3"
+    assert build_cudnn("tensorflow", "2.20.0", "12.5.1", "9") is None
+    assert build_cudnn("tensorflow", "2.21.0", "12.3", "9") is None  # another build of that version: not the row's
+    assert build_cudnn("tensorflow", "2.21.0", "12.5.1", "8") is None
+    assert build_cudnn("tensorflow", None, "12.5.1", "9") is None
+    assert build_cudnn("jax", "2.21.0", "12.5.1", "9") is None
