@@ -48,9 +48,15 @@ def _runtime_row(consumer: str) -> Dict[str, Any]:
 
 def runtime_fix(s, consumer: str) -> List[str]:
     """The line that installs the libraries a ``runtime`` row's object opens (its row's ``fix``: JAX's documented
-    ``jax[cudaNN]``, whose plugin's with-cuda extra brings the nvidia wheels); [] for other consumers."""
+    ``jax[cudaNN]``, whose plugin's with-cuda extra brings the nvidia wheels; TensorFlow's and-cuda extra at the installed
+    version, without a pin where none was read); [] for other consumers."""
     row = _runtime_row(consumer)
-    return [row["fix"].replace("{pip}", c.pip_cmd(s))] if row.get("fix") else []
+    if not row.get("fix"):
+        return []
+    fw = next((f for f in s.frameworks if f.package == consumer), None)
+    version = fw.version if fw is not None else None
+    line = row["fix"].replace("{pip}", c.pip_cmd(s))
+    return [line.replace("{version}", version) if version else line.replace("=={version}", "")]
 
 
 def cudnn_fix(s, fw) -> List[str]:

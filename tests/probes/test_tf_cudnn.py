@@ -10,7 +10,7 @@ wheel's RUNPATH (tests/framework_builders.py's tensorflow_cuda): the cuDNN 9 whe
 
 import os
 
-from framework_builders import tensorflow, tensorflow_cuda
+from framework_builders import TF_CUDA12_WHEELS, dist, tensorflow, tensorflow_cuda
 from machine import a10g_535
 
 FID = "framework-cudnn-not-found"
@@ -18,10 +18,19 @@ OLD = "framework-cudnn-too-old"
 OBJECT = "tensorflow/libtensorflow_framework.so.2"
 
 
-def _tf(m, *wheels):
+def _tf(m, *wheels, extra=False):
+    """tensorflow 2.21.0 with ``wheels``; ``extra``: with the other nvidia wheels its and-cuda extra brings."""
     a10g_535(m).packages(*wheels)
     tensorflow_cuda(m.package_site, m.tmp / "build")
+    if extra:
+        for wheel, files in TF_CUDA12_WHEELS.items():
+            dist(m.package_site, wheel.split("==")[0], wheel.split("==")[1], files={f: "" for f in files})
     return str(m.package_site)  # the site folder as the interpreter reports it (its PYTHONPATH entry)
+
+
+# what TSL in libtensorflow_framework.so.2 opens for a CUDA 12 build (data/loader_search.json's tensorflow row)
+OPENS = ["libcudnn.so.9", "libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11", "libcusolver.so.11",
+         "libcusparse.so.12", "libcupti.so.12", "libnccl.so.2"]
 
 
 def _fw(data):
@@ -29,15 +38,51 @@ def _fw(data):
 
 
 def test_the_cudnn_9_wheel_is_found_through_the_runpath(machine):
-    site = _tf(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    """With the and-cuda extra's wheels, each library TSL opens is found through libtensorflow_framework.so.2's
+    RUNPATH, but cuSOLVER: that RUNPATH names no nvidia/cusolver/lib (TF-CUSOLVER: the real objects, loaded here)."""
+    site = _tf(machine, "nvidia-cudnn-cu12==9.10.2.21", extra=True)
     _, found, data = machine.findings()
-    assert not {FID, "framework-cudnn-too-old", "library-not-found"} & set(found), found.keys()
+    assert not {FID, "framework-cudnn-too-old"} & set(found), found.keys()
     tf = _fw(data)
     assert (tf["cuda"], tf["cudnn"], tf["cudnn_soname"]) == ("12.5.1", "9.3", "libcudnn.so.9")
     assert (tf["cudnn_path"], tf["cudnn_via"], tf["cudnn_version"]) == (
         site + "/nvidia/cudnn/lib/libcudnn.so.9", "runpath", "9.10.2.21")
     opened = [x for x in data["libraries"] if x["consumer"] == "tensorflow"]
-    assert [(x["needed"], x["loaded_by"], x["object"]) for x in opened] == [("libcudnn.so.9", "dlopen", site + "/" + OBJECT)]
+    assert [x["needed"] for x in opened] == OPENS
+    assert {(x["loaded_by"], x["object"]) for x in opened} == {("dlopen", site + "/" + OBJECT)}
+    for x in opened:
+        if x["needed"] == "libcusolver.so.11":
+            assert (x["path"], x["wheel_copy"]) == (None, site + "/nvidia/cusolver/lib/libcusolver.so.11"), x
+        else:
+            folder = TF_FOLDERS[x["needed"]]
+            assert (x["path"], x["via"]) == ("%s/%s/%s" % (site, folder, x["needed"]), "runpath"), x
+    assert found["library-not-found"]["title"] == "CUDA libraries the loader finds nowhere: libcusolver.so.11 (tensorflow)"
+
+
+TF_FOLDERS = {f.rsplit("/", 1)[-1]: f.rsplit("/", 1)[0] for files in TF_CUDA12_WHEELS.values() for f in files}
+TF_FOLDERS["libcudnn.so.9"] = "nvidia/cudnn/lib"
+
+
+def test_cusolver_is_searched_from_the_framework_object_not_from_libtensorflow_cc(machine):
+    """libtensorflow_cc.so.2 asks libtensorflow_framework.so.2's DsoLoader for cuSOLVER; the dlopen is the framework's,
+    so its RUNPATH is searched, not libtensorflow_cc.so.2's (which names nvidia/cusolver/lib): the installed
+    nvidia-cusolver-cu12 wheel's file is outside the search. The fix puts its folder on LD_LIBRARY_PATH (searched
+    first) and converges; a LD_LIBRARY_PATH already set keeps its entries after it."""
+    site = _tf(machine, "nvidia-cudnn-cu12==9.10.2.21", extra=True)
+    machine.env["LD_LIBRARY_PATH"] = "/opt/other/lib"
+    _, found, data = machine.findings()
+    f = found["library-not-found"]
+    folder = site + "/nvidia/cusolver/lib"
+    assert "%s/%s loads (dlopen) libcusolver.so.11" % (site, OBJECT) in f["detail"], f["detail"]
+    assert "installed (%s/libcusolver.so.11)" % folder in f["detail"], f["detail"]
+    assert "RUNPATH of the object that calls dlopen" in f["detail"]
+    assert f["fix"][0] == "export LD_LIBRARY_PATH=%s:/opt/other/lib" % folder, f["fix"]
+    assert len(f["fix"]) == 2 and f["fix"][1].startswith("# and set it where the environment is set up"), f["fix"]
+    assert machine.apply_fix(f["fix"][0])
+    _, found, data = machine.findings()
+    assert "library-not-found" not in found, found.get("library-not-found")
+    lib = next(x for x in data["libraries"] if x["consumer"] == "tensorflow" and x["needed"] == "libcusolver.so.11")
+    assert lib["via"] == "LD_LIBRARY_PATH" and lib["path"].endswith("/site-packages/nvidia/cusolver/lib/libcusolver.so.11"), lib
 
 
 def test_no_cudnn_without_the_and_cuda_extra(machine):
@@ -51,10 +96,21 @@ def test_no_cudnn_without_the_and_cuda_extra(machine):
     assert "Cannot dlopen some GPU libraries" in f["detail"] and "JAX" not in f["detail"], f["detail"]
     assert "No other cuDNN is installed." in f["detail"]
     assert len(f["fix"]) == 1 and f["fix"][0].endswith('-m pip install "tensorflow[and-cuda]==2.21.0"'), f["fix"]
-    assert "library-not-found" not in found  # said once, by the cuDNN finding
     assert _fw(data)["cudnn_path"] is None and _fw(data)["cudnn_wheels"] == []
     text = machine.doctor(fmt=None).out
     assert "libcudnn.so.9: found nowhere" in text and FID in text
+    # the other libraries TSL opens are found nowhere either (cuDNN has its finding): the same line brings them
+    lost = found["library-not-found"]
+    assert lost["title"] == "CUDA libraries the loader finds nowhere: %s" % ", ".join("%s (tensorflow)" % n for n in OPENS[1:]), lost["title"]
+    assert lost["fix"][0].endswith('-m pip install "tensorflow[and-cuda]==2.21.0"'), lost["fix"]
+    machine.apply_fix(lost["fix"][0])
+    _, found, data = machine.findings()
+    assert FID not in found, found.keys()
+    # left: cuSOLVER, whose wheel is now installed outside the framework object's search; its fix clears it
+    assert found["library-not-found"]["title"] == "CUDA libraries the loader finds nowhere: libcusolver.so.11 (tensorflow)"
+    machine.apply_fix(found["library-not-found"]["fix"][0])
+    _, found, _ = machine.findings()
+    assert not {FID, OLD, "library-not-found"} & set(found), found.keys()
 
 
 def test_only_the_cudnn_8_wheel(machine):
@@ -197,3 +253,30 @@ def test_the_build_cudnn_row_pure():
     assert build_cudnn("tensorflow", "2.21.0", "12.5.1", "8") is None
     assert build_cudnn("tensorflow", None, "12.5.1", "9") is None
     assert build_cudnn("jax", "2.21.0", "12.5.1", "9") is None
+
+
+def test_the_libraries_of_the_build_cuda_major_pure():
+    """The names besides cuDNN come from the row's opens_by_cuda for the CUDA major the build says (12.5.1 -> 12:
+    cuFFT and cuSOLVER carry their own major 11); a major without a list opens only cuDNN; a build without a CUDA
+    read the same."""
+    from cudaenv.model.snapshot import Framework
+    from cudaenv.probes.libraries import runtime_entries, runtime_names, runtime_rows
+
+    class Files:  # the object is there; nothing else is asked
+        def join(self, *parts):
+            return "/".join(parts)
+
+        def is_file(self, path):
+            return path.endswith(OBJECT)
+
+    rows = [r for r in runtime_rows() if r["consumer"] == "tensorflow"]
+
+    def names(cuda):
+        fw = Framework(package="tensorflow", version="2.21.0", location="/site", cuda=cuda, cudnn="9.3", gpu_build=True)
+        (consumer, path, row, cudnn), = runtime_entries(Files(), [fw], rows)
+        assert (consumer, path, cudnn) == ("tensorflow", "/site/" + OBJECT, "9.3")
+        return runtime_names(row, cudnn)
+
+    assert names("12.5.1") == OPENS
+    assert names("13.0") == ["libcudnn.so.9"] and names(None) == ["libcudnn.so.9"]
+    assert rows[0]["opens"] == ["libcudnn.so.{cudnn}"]  # the table's row is not changed by a read
