@@ -119,7 +119,8 @@ def _not_found(s) -> List:
 def cudnn_too_old(s) -> List:
     """The frameworks whose runtime gets a ``libcudnn.so.N`` of the right major but of an older minor than the one they
     were built for (known from the file's name or the nvidia-cudnn wheel holding it): JAX compares major.minor at
-    start-up (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-version-check.txt)."""
+    start-up (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-version-check.txt), XLA under TensorFlow when it first uses
+    cuDNN (the release's minor from data/frameworks.json's build-cudnn rows: none, no verdict)."""
     from cudaenv.core.version import version_key
 
     out = []
