@@ -92,6 +92,8 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
             if built and cuda is None:
                 cuda, cuda_from = built, "build-info"
             cudnn = pf.build_cuda(values.get(row.get("cudnn_key") or ""))
+            if cudnn and "." not in cudnn:  # TensorFlow's build_info.py names only the major: its release's row, if any
+                cudnn = build_cudnn(name, version, built, cudnn) or cudnn
             if row.get("cuda_key") and not built and gpu is None and not row.get("gpu_key"):
                 gpu = False  # the build-info file is there and names no CUDA (ONNX Runtime's CPU build, torchvision+cpu)
     tag = pf.local_cuda(version or "")
@@ -135,6 +137,19 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
         gpu = True
     return Framework(package=name, version=version, location=site, cuda=cuda, cudnn=cudnn, cuda_from=cuda_from,
                      gpu_build=gpu, nvidia_requires=nvidia, libraries=libraries, needed=needed)
+
+
+def build_cudnn(package: str, version: Optional[str], cuda: Optional[str], major: str) -> Optional[str]:
+    """The cuDNN major.minor a release was compiled with (data/frameworks.json's ``build-cudnn`` rows: TensorFlow's
+    hermetic build settings), where its build-info file says only ``major``: only a row naming this version, whose CUDA
+    is the build's and whose major is the one read; None otherwise (no verdict on an older minor without it)."""
+    from cudaenv.core.resources import load_table
+
+    for row in load_table("frameworks")["rows"]:
+        if (row.get("kind") == "build-cudnn" and row["package"] == package and version in row["versions"]
+                and row["cuda"] == cuda and row["cudnn"].split(".", 1)[0] == major):
+            return row["cudnn"]
+    return None
 
 
 def _tagged_cuda(dist_info: str) -> bool:
