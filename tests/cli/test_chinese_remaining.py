@@ -196,18 +196,25 @@ def test_explains_confidence_and_its_reasons_in_chinese(cli):
     assert "mistyped" not in zh.out and "medium" not in zh.out
 
 
-def test_every_ranking_note_is_a_marked_message_said_in_chinese(chinese):
+def test_every_ranking_note_is_said_by_the_renderer_in_chinese(chinese):
+    """The ranking notes are data of explain/rank.py ((kind, value) pairs); render/explain.py says each, in Chinese
+    here and in English in the JSON."""
     from cudaenv.explain import classify_all
+    from cudaenv.explain.rank import NOTE_KINDS
+    from cudaenv.render.explain import RANK_NOTES, rank_note, with_notes
 
+    assert set(RANK_NOTES) == set(NOTE_KINDS)  # every kind has its sentence
     said = set()
     for text in ("RuntimeError: CUDA error: all CUDA-capable devices are busy unavailable",
                  "UserWarning: CUDA initialization: Found no NVIDIA driver on your system.",
                  "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some "
                  "other API call, so the stacktrace below might be incorrect."):
         for m in classify_all(text):
-            said.update(tr(n) for n in m.notes)
-            assert all(n.parts for n in m.notes)  # marked (cudaenv.core.i18n.M)
-    assert "找到时缺了一个词或有一个词拼错" in said
+            said.update(rank_note(n) for n in m.why)
+            assert all(kind in NOTE_KINDS and isinstance(value, str) for kind, value in m.why)  # data, not sentences
+            assert m.notes == () and with_notes(m).notes == tuple(  # the JSON's notes: English, in any language
+                RANK_NOTES[k] % ((v,) if "%s" in RANK_NOTES[k] else ()) for k, v in m.why)
+    assert "找到时缺了一个词或有一个词拼错" in said and "found with one word missing or mistyped" not in said
 
 
 # ------------------------------------------------------------------ verify: the failed line's colon
