@@ -123,9 +123,9 @@ def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note], 
     result = started.result() if started is not None else host.run(_child_argv(host, python, mode, quick), timeout=timeout,
                                                                    until=_until(mode))
     if result.error is not None:
-        what = "the torch probe (%s pass) in %s" % (mode, python)
+        what = M("the torch probe (%s pass) in %s", mode, python)
         if result.error == "timeout":
-            hint = " (set CUDAENV_TORCH_TIMEOUT to wait longer)" if mode == "dynamic" else ""
+            hint = M(" (set CUDAENV_TORCH_TIMEOUT to wait longer)") if mode == "dynamic" else ""
             notes.append(Note(PROBE, M("%s timed out after %g s%s", what, result.timeout, hint)))
         else:
             notes.append(Note(PROBE, M("%s could not run: %s", what, result.describe())))

@@ -434,3 +434,28 @@ def test_a_newer_minor_schema_is_noted_in_chinese(chinese):
     check_schema({"schema_version": "%d.%d" % (SCHEMA_VERSION, SCHEMA_MINOR + 1)}, notes)
     assert tr(notes[0]).startswith("schema_version %d.%d 比这个 cudaenv 的 %d.%d 新" % (
         SCHEMA_VERSION, SCHEMA_MINOR + 1, SCHEMA_VERSION, SCHEMA_MINOR)), notes
+
+
+def test_the_torch_probes_timeout_note_in_chinese(chinese):
+    """The torch probe's note when its child times out or cannot run is said whole in Chinese: what timed out (the
+    probe, its pass, the interpreter) and the setting that waits longer were English values inside the marked note."""
+    from types import SimpleNamespace
+
+    from cudaenv.core.i18n import ENGLISH, set_language
+    from cudaenv.host.process import CommandResult
+    from cudaenv.probes.torch import _run_child
+
+    for error, english, chinese_text in (
+            ("timeout", "the torch probe (dynamic pass) in /venv/bin/python timed out after 30 s (set "
+                        "CUDAENV_TORCH_TIMEOUT to wait longer)",
+             "dynamic 阶段的 torch 探测，解释器 /venv/bin/python 在 30 秒后超时（设置 CUDAENV_TORCH_TIMEOUT 可以等待更久）"),
+            ("missing", "the torch probe (dynamic pass) in /venv/bin/python could not run: ",
+             "dynamic 阶段的 torch 探测，解释器 /venv/bin/python 无法运行：")):
+        result = CommandResult(argv=("/venv/bin/python",), returncode=None, error=error, timeout=30.0)
+        notes = []
+        assert _run_child(None, "/venv/bin/python", "dynamic", 30.0, notes, started=SimpleNamespace(result=lambda: result)) is None
+        message = notes[0].message
+        assert message.startswith(english), message
+        assert tr(message).startswith(chinese_text), tr(message)
+        assert "probe" not in tr(message) and "wait longer" not in tr(message)
+    set_language(ENGLISH)
