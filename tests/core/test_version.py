@@ -70,6 +70,15 @@ def test_malformed_note_is_short_and_says_what():
     assert note.endswith("(60018 characters), ignored")
     assert len(note) < 120
     assert v.malformed("f", "12.4$(x)") == "f has a malformed version '12.4$(x)', ignored"
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # a marked message: a Chinese run says the whole note (review: it was made unmarked)
+    try:
+        said = (tr(v.malformed("f", "12.4$(x)")), tr(note))
+    finally:
+        set_language(ENGLISH)
+    assert said[0] == "f 中的版本 '12.4$(x)' 格式不对，已忽略", said
+    assert said[1].startswith("/x/version.json 中的版本 '12.4$(touch PWNED)") and said[1].endswith("（60018 个字符）格式不对，已忽略")
 
 
 @settings(max_examples=300)

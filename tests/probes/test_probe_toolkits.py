@@ -186,6 +186,14 @@ def test_broken_version_json_falls_back_with_a_note(fake_root):
     tk = by_path(state, "/usr/local/cuda-12.3")
     assert (tk.version, tk.version_source) == ("12.3", "cuda.h")
     assert any("no readable cuda.version" in m for m in messages(notes))
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # a marked note (review: it was made unmarked, English in a Chinese run)
+    try:
+        said = [tr(n.message) for n in notes]
+    finally:
+        set_language(ENGLISH)
+    assert any(s.endswith("version.json 中没有可读的 cuda.version") for s in said), said
 
 
 # -------------------------------------------------------------------------------- the link
