@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import assert_bounded
+from builders import CHILD_CWD, assert_bounded
 from cudaenv.core import version as v
 from cudaenv.core import version_strings as strings
 
@@ -198,7 +198,7 @@ def test_split_arch_keeps_the_kind_and_suffix():
 # ------------------------------------------------------------------------------ cheap to import
 def test_importing_it_loads_nothing_heavy():
     code = "import sys; import cudaenv.core.version; print(' '.join(sorted(sys.modules)))"
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=CHILD_CWD).stdout.split())
     assert not loaded & {"re", "typing", "json", "pathlib", "subprocess", "argparse", "dataclasses", "packaging"}
 
 
