@@ -65,10 +65,14 @@ def _cuda_libraries(libraries: Sequence[str]) -> Tuple[str, ...]:
 
 
 def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str], present: Dict[str, Tuple[str, str]],
-                   notes: List[Note], read_needed=None, rows=None, cuda_libs=None) -> Framework:
-    """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip)."""
+                   notes: List[Note], read_needed=None, rows=None, cuda_libs=None, heads: Optional[Dict[str, str]] = None) -> Framework:
+    """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip;
+    ``heads``: the METADATA heads read, by path, for the next reader of the same file)."""
     site, entry = where
-    meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_LIMIT)
+    path = host.join(site, entry, "METADATA")
+    meta = read_metadata_head(host, path, METADATA_LIMIT)
+    if heads is not None:
+        heads[path] = meta
     _, version, requires = pf.parse_metadata(meta)
     nvidia = tuple(dict.fromkeys(r for r in (pf.requirement_name(line) for line in requires) if r and r.startswith("nvidia-")))
     record = host.read_text(host.join(site, entry, "RECORD"), limit=RECORD_LIMIT) or ""
@@ -169,17 +173,19 @@ def table_cuda_libraries() -> Dict[str, bool]:
 
 def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Optional[Dict[str, Dict[str, Any]]] = None,
                      read_needed=None, cuda_libs: Optional[Dict[str, bool]] = None,
-                     present: Optional[Dict[str, Tuple[str, str]]] = None) -> Tuple[Framework, ...]:
+                     present: Optional[Dict[str, Tuple[str, str]]] = None,
+                     heads: Optional[Dict[str, str]] = None) -> Tuple[Framework, ...]:
     """Every package of ``rows`` (default: :func:`table_packages`) installed in ``site_packages``, in the rows' order;
     ``read_needed(path)`` reads a shipped library's NEEDED entries (None: not read); ``present``: the
-    :func:`installed_distributions` of ``site_packages`` where the caller listed them already."""
+    :func:`installed_distributions` of ``site_packages`` where the caller listed them already; ``heads``: filled
+    with each METADATA head read, by path (the extension check reads the same files)."""
     rows = table_packages() if rows is None else rows
     cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
     present = installed_distributions(host, site_packages) if present is None else present
     out = []
     for name, row in rows.items():
         if name in present:
-            out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows, cuda_libs))
+            out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows, cuda_libs, heads))
     return tuple(out)
 
 
