@@ -129,7 +129,7 @@ def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, 
     except _Failed:
         present, found = None, ()
     if host.system == "windows":
-        return found, _windows_dlls(host, notes, torch, found, import_order), ()
+        return found, _windows_dlls(host, notes, torch, found, import_order, present), ()
     if host.system != "linux":
         return found, (), ()
     from cudaenv.probes.memo import open_memo
@@ -174,9 +174,11 @@ def _frameworks_beside(host, notes: List[Note], static_job: Job, import_order: T
     return _frameworks(host, notes, static_job.result(), import_order)
 
 
-def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (), import_order: Tuple[str, ...] = ()) -> tuple:
+def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (), import_order: Tuple[str, ...] = (),
+                  present=None) -> tuple:
     """torch's and the frameworks' CUDA DLLs resolved in the Windows DLL search order each uses (probes/dlls.py), loaded
-    in the program's ``import_order`` (() the usual one)."""
+    in the program's ``import_order`` (() the usual one); ``present``: the site-packages' distributions, listed once
+    by the frameworks job (None: probe_dlls lists each framework's folder itself)."""
     from cudaenv.probes.dlls import probe_dlls
 
     location = torch.location if torch.installed else None
@@ -184,7 +186,7 @@ def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (),
         return ()
     try:
         return tuple(_call(notes, "libraries", probe_dlls, host, location, torch.python, None, torch.cuda, frameworks,
-                           import_order) or ())
+                           import_order, present) or ())
     except _Failed:
         return ()
 

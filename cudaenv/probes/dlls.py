@@ -20,8 +20,7 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
    System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
    from the toolkit folder it was built with.
-5. TensorFlow 2.5 to 2.10 (CUDA 11.2, the last GPU builds of native Windows): TSL's loader opens ``cudart64_110.dll``
-   ... ``cudnn64_8.dll`` by name when it first needs them, in the standard order (no folder of its own put first).
+5. TensorFlow 2.5 to 2.10 (CUDA 11.2): TSL opens ``cudart64_110.dll`` ... ``cudnn64_8.dll`` by name, the standard order.
 
 A name on the KnownDLLs list is the system's copy, never searched for on disk: the list is the machine's registry key
 where cudaenv runs on that Windows (:func:`cudaenv.host.registry.read_values`), else the documented defaults of the table. File names are matched without regard
@@ -30,9 +29,8 @@ whatever its folder (MS-ORDER's loaded-module list): :func:`process_loads` repla
 usually makes them (data/dll_search.json's ``process`` row: torch first, whose ``import torch`` loads every DLL of
 ``torch\\lib`` by full path, then the frameworks), so what a later framework's by-name load really gets is reported
 (``via="loaded"``, with the file its own search would take in ``own``); ``doctor --import-order`` states another
-order (``onnxruntime.preload_dlls()`` a step of it). The current folder: never searched with Python's flags (an
-extension module's imports, ctypes: the ``searched: false`` steps); searched by the standard and altered orders
-but not modelled (the program's working folder is not the doctor's). :func:`resolve_dll` and
+order (``onnxruntime.preload_dlls()`` a step of it). The current folder: never searched with Python's flags (the
+``searched: false`` steps); not modelled in the standard and altered orders (not the doctor's). :func:`resolve_dll` and
 :func:`process_loads` are pure (given a folder listing); the probe reads through Host.
 """
 
@@ -221,13 +219,14 @@ def _torch_cuda_path(host, dirs: Sequence[str], cuda: Optional[str], row: Dict, 
 
 
 def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Optional[str] = None, cuda: Optional[str] = None,
-               frameworks: Sequence = (), imports: Sequence[str] = ()) -> Tuple[LoadedLibrary, ...]:
+               frameworks: Sequence = (), imports: Sequence[str] = (), present=None) -> Tuple[LoadedLibrary, ...]:
     """torch's and the frameworks' CUDA DLLs as Windows resolves them: ``location`` the site-packages folder holding
     torch (None: no torch), ``python`` the interpreter (its folder is the application folder), ``prefix`` its
     sys.prefix, whose ``Library\\bin`` torch adds (default: the folder above ``Lib\\site-packages``, as in a conda
     environment or a venv), ``cuda`` torch's CUDA ("12.8"), ``frameworks`` the Framework records the frameworks probe
     found, ``imports`` the modules the user's program imports, in order (``doctor --import-order``; () the usual
-    program: torch first, then the frameworks)."""
+    program: torch first, then the frameworks), ``present`` the site-packages' distributions where the caller listed
+    them (:func:`cudaenv.probes.frameworks.installed_distributions`; None: each framework's folder listed once a run)."""
     import ntpath
 
     from cudaenv.host.registry import read_values
@@ -244,6 +243,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     app = ntpath.dirname(python) if python else None
     path = [p for p in (host.env.get("PATH") or "").split(";") if p.strip()]
     listings: Dict[str, Dict[str, str]] = {}
+    lists = {s: {n: w for n, w in (present or {}).items() if w[0] == s} for s in {w[0] for w in (present or {}).values()}}
 
     def listing(folder: str) -> Dict[str, str]:
         if folder not in listings:
@@ -313,7 +313,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             _dynload(host, fw, row, app, path, system, listing, known, out, in_wheel)
             continue
         optional = tuple(o.lower() for o in row.get("optional", ()))
-        for obj, pe in _objects(host, fw, row, prefixes):
+        for obj, pe in _objects(host, fw, row, prefixes, lists):
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
             inside = obj[len(site):].lstrip("\\").lower()
@@ -468,18 +468,20 @@ def _imports(host, path: str):
         return None
 
 
-def _objects(host, fw, row: Dict, prefixes: Sequence[str]) -> List[Tuple[str, object]]:
+def _objects(host, fw, row: Dict, prefixes: Sequence[str], lists: Dict) -> List[Tuple[str, object]]:
     """(path, its PE imports) of a framework's DLLs whose imports name a CUDA DLL: the row's fixed ``objects``, or with
     ``record`` the .dll and .pyd files its RECORD lists: those under the row's ``modules`` (CUPY-WHEEL: the modules a
     real wheel's import tables show to import CUDA DLLs; at most its ``max_objects`` read), else the first MAX_OBJECTS,
-    the ones named for CUDA first."""
+    the ones named for CUDA first. ``lists``: {site-packages: its distributions}, each folder listed once a run."""
     from cudaenv.parse import frameworks as pf
     from cudaenv.probes.frameworks import RECORD_LIMIT, installed_distributions
 
     names = [o.replace("/", "\\") for o in row.get("objects", ())]
     limit = MAX_OBJECTS
     if row.get("record"):
-        entry = installed_distributions(host, (fw.location,)).get(fw.package)
+        if fw.location not in lists:  # (the caller's listing where it gave one)
+            lists[fw.location] = installed_distributions(host, (fw.location,))
+        entry = lists[fw.location].get(fw.package)
         record = host.read_text(host.join(fw.location, entry[1], "RECORD"), limit=RECORD_LIMIT) if entry else None
         listed = [p.replace("/", "\\") for p in pf.record_libraries(record or "") if p.lower().endswith((".dll", ".pyd"))]
         modules = tuple(m.lower() for m in row.get("modules", ()))

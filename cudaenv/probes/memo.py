@@ -128,11 +128,16 @@ class Memo:
         from cudaenv.core.fs import PRIVATE, atomic_write_text
 
         entries = list(self._loaded().items())[-MAX_ENTRIES:]
-        doc = {"schema": SCHEMA, "entries": {name: {"files": [list(k) for k in keys], "value": value}
-                                             for name, (keys, value) in entries}}
+        while True:  # the newest entries that fit in MAX_BYTES (a bigger file would be read as no memo at all)
+            doc = {"schema": SCHEMA, "entries": {name: {"files": [list(k) for k in keys], "value": value}
+                                                 for name, (keys, value) in entries}}
+            text = json.dumps(doc, separators=(",", ":"))
+            if len(text) <= MAX_BYTES or not entries:  # (ASCII: json.dumps escapes the rest)
+                break
+            entries = entries[len(entries) // 2 + 1:] if len(entries) > 1 else []
         try:
             os.makedirs(os.path.dirname(self.path) or ".", mode=0o700, exist_ok=True)
-            atomic_write_text(self.path, json.dumps(doc, separators=(",", ":")), mode=PRIVATE)
+            atomic_write_text(self.path, text, mode=PRIVATE)
         except (OSError, ValueError):
             return False
         self._added = False

@@ -169,3 +169,17 @@ def test_the_cache_folder_named_or_none():
         assert config.cache_dir({"XDG_CACHE_HOME": "relative", "HOME": "/h"}) == "/h/.cache/cudaenv"  # XDG: relative is ignored
         assert config.cache_dir({"HOME": "relative"}, fallback=False) == ""
     assert config.cache_dir({}, fallback=False) == ""
+
+
+def test_the_memo_written_stays_readable_keeping_the_newest_entries(tmp_path):
+    """Entries past MAX_BYTES are dropped oldest first when written: a bigger file would be read as no memo at all."""
+    lib = _file(tmp_path)
+    path = str(tmp_path / MEMO_FILE)
+    memo = Memo(path, now_ns=later())
+    for i in range(400):
+        assert memo.put("x%03d" % i, [identity(lib)], {"pad": "y" * 4000})
+    assert memo.save() and os.path.getsize(path) <= MAX_BYTES
+    again = Memo(path)
+    assert again.get("x399", [identity(lib)]) == {"pad": "y" * 4000} and again.get("x000", [identity(lib)]) is None
+    kept = parse_memo(open(path, "rb").read())
+    assert len(kept) > 100 and list(kept)[-1] == "x399"

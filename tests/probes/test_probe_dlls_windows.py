@@ -8,6 +8,7 @@ nvcc.exe on PATH), and the findings they give."""
 from hypothesis import given
 from hypothesis import strategies as st
 
+from builders import calls_to
 from pe_builders import build_pe
 from cudaenv.diagnose import diagnose
 from cudaenv.model.snapshot import Framework
@@ -774,3 +775,22 @@ def test_an_extension_modules_cuda_dll_only_in_the_working_folder_or_on_path_is_
     assert set(mine) == CUPY12_TOOLKIT_DLLS and all(x.path is None and not x.others for x in mine.values()), mine
     theirs = {x.needed: x for x in got if x.consumer == "onnxruntime-gpu"}
     assert (theirs["cublas64_12.dll"].path, theirs["cublas64_12.dll"].via) == (work + "\\cublas64_12.dll", "PATH")
+
+
+def test_the_cupy_rows_read_the_site_packages_listed_once(fake_root, monkeypatch):
+    """Counted work (review): the frameworks job lists the site-packages once and hands the listing to the DLL probe,
+    whose CuPy rows (each reading its RECORD) listed the folder again, once a row; probe_dlls called alone lists a
+    framework's folder once a run, however many CuPy packages it holds."""
+    from cudaenv.probes import frameworks
+
+    m = WindowsMachine(fake_root).cupy("cupy-cuda12x").cupy("cupy-cuda11x")
+    listed = calls_to(monkeypatch, frameworks, "_dist_infos")
+    _, _, data = m.findings()
+    both = {"cupy-cuda11x", "cupy-cuda12x"}
+    assert both <= {fw["package"] for fw in data["frameworks"]}
+    assert both <= {lib["consumer"] for lib in data["libraries"]}  # each row's RECORD was read through the listing
+    assert listed.count(SITE) == 1, listed
+    del listed[:]
+    cupys = tuple(Framework(package=p, version="13.6.0", location=SITE, gpu_build=True) for p in sorted(both))
+    got = probe_dlls(m.host(), None, PYTHON, frameworks=cupys)
+    assert {x.consumer for x in got} == both and listed == [SITE], listed
