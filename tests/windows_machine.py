@@ -76,13 +76,14 @@ class WindowsMachine:
         self.put("%s\\%s\\RECORD" % (SITE, info), record.encode())
 
     # ---------------------------------------------------------- what is installed
-    def torch(self, version="2.8.0+cu128", bundled=tuple(TORCH_BUNDLED)):
-        """A CUDA build of torch whose torch\\lib ships ``bundled`` (a wheel from the PyTorch index ships them all)."""
+    def torch(self, version="2.8.0+cu128", bundled=tuple(TORCH_BUNDLED), imports=tuple(TORCH_IMPORTS)):
+        """A CUDA build of torch whose torch\\lib ships ``bundled`` (a wheel from the PyTorch index ships them all);
+        ``imports``: torch_cuda.dll's import table (a CUDA 12 build's by default)."""
         self.pip_remove("torch")
         files = ["torch\\__init__.py", "torch\\lib\\torch_cuda.dll", "torch\\lib\\c10.dll", "torch\\lib\\c10_cuda.dll"]
         files += ["torch\\lib\\" + d for d in bundled]
         for f in files:
-            self.put(SITE + "\\" + f, build_pe(TORCH_IMPORTS, ["nvcuda.dll"]) if f.endswith("torch_cuda.dll") else b"MZ")
+            self.put(SITE + "\\" + f, build_pe(list(imports), ["nvcuda.dll"]) if f.endswith("torch_cuda.dll") else b"MZ")
         self.dist("torch", version, files)
         self.torch_version = version
         return self
@@ -141,6 +142,21 @@ class WindowsMachine:
         self.put(SITE + "\\paddle\\version\\__init__.py",
                  ("full_version = '%s'\ncuda_version = '%s'\ncudnn_version = '%s'\n" % (version, cuda, cudnn)).encode())
         self.dist("paddlepaddle-gpu", version, files)
+        return self
+
+    def tensorflow(self, version="2.10.1"):
+        """TensorFlow's last GPU build for native Windows, from the real wheel (tests/recorded/
+        wheel-tensorflow-2.10.1-win_amd64.txt): its build_info line (CUDA 64_112, cuDNN 64_8) after the module's import
+        line, and _pywrap_tensorflow_internal.pyd rebuilt by build_pe with the real import table (no CUDA DLL: TSL opens
+        them by name at run time)."""
+        run = recorded_runs("wheel-tensorflow-2.10.1-win_amd64.txt")
+        imports = [line.split(": ", 1)[1] for line in run["imports"].splitlines() if line.startswith("DLL Name: ")]
+        files = ["tensorflow\\__init__.py", "tensorflow\\python\\_pywrap_tensorflow_internal.pyd",
+                 "tensorflow\\python\\platform\\build_info.py"]
+        self.put(SITE + "\\" + files[0])
+        self.put(SITE + "\\" + files[1], build_pe(imports))
+        self.put(SITE + "\\" + files[2], ("import collections\n\n" + run["build_info.py"]).encode())
+        self.dist("tensorflow", version, files)
         return self
 
     # ---------------------------------------------------------- the doctor

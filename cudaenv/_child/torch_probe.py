@@ -255,8 +255,8 @@ def _conda_owns_torch(prefix):
 
 def _site_packages():
     """This interpreter's site-packages dirs: site's (and the user site), sysconfig's purelib and platlib, and the
-    sys.path entries named site-packages or dist-packages; existing folders only, each once, in that order. The one
-    place cudaenv learns them (``static`` and ``site-packages`` modes; parsed by cudaenv.probes.site_packages)."""
+    sys.path entries named site-packages or dist-packages; existing folders only, each once, in sys.path's order (the
+    import system's), others after. The one place cudaenv learns them (``static``, ``site-packages`` modes)."""
     dirs = []
     try:
         import site
@@ -280,11 +280,9 @@ def _site_packages():
     for entry in sys.path:
         if entry and os.path.basename(entry.rstrip("/\\")) in ("site-packages", "dist-packages"):
             dirs.append(entry)
-    seen = []
-    for d in dirs:
-        if d not in seen and os.path.isdir(d):
-            seen.append(d)
-    return seen
+    seen = [d for i, d in enumerate(dirs) if d not in dirs[:i] and os.path.isdir(d)]
+    at = {os.path.normpath(e): len(sys.path) - 1 - i for i, e in enumerate(reversed(sys.path)) if e}  # first index
+    return sorted(seen, key=lambda d: at.get(os.path.normpath(d), len(sys.path)))  # stable: the others keep their order
 
 
 COMPANIONS = ("torchvision", "torchaudio")

@@ -75,6 +75,10 @@ def windows_where(consumer: str):
                  "the Windows folders, PATH (with paddle's own folders first) nor the toolkit folder it was built with "
                  "(PaddlePaddle loads it at its first use), so its first GPU operation fails with \"The third-party dynamic "
                  "library (...) that Paddle depends on is not configured correctly.\"")
+    if consumer == "tensorflow":
+        return M("not in python.exe's folder, System32, the Windows folders nor PATH (TensorFlow's loader opens it by name, "
+                 "in the standard search order, when it first needs the GPU), so TensorFlow says \"Could not load dynamic "
+                 "library '...'\" and \"Cannot dlopen some GPU libraries\", registers no GPU and runs on the CPU")
     return M("not in the importing DLL's folder, python.exe's folder, the folders torch adds with os.add_dll_directory, "
              "System32 nor PATH (torch's fallback), so importing torch fails with \"OSError: [WinError 126] The "
              "specified module could not be found. Error loading ... or one of its dependencies.\"")
@@ -97,6 +101,12 @@ def windows_fix(s, lib) -> List[str]:
         return _paddle_flags(s, lib.consumer) + [M("# install the CUDA %s toolkit and cuDNN %s (the ones %s is built for) and put their bin folders on PATH",
                   (fw.cuda if fw is not None else None) or "?", (fw.cudnn if fw is not None else None) or "?", lib.consumer),
                 M("# or set FLAGS_cudnn_dir (cuDNN) or FLAGS_cuda_dir (cuBLAS, cuRAND, cuSOLVER, cuSPARSE, cuFFT) to the folder that holds %s", lib.needed)]
+    if lib.consumer == "tensorflow":  # TensorFlow's documented setup for its last GPU builds (data/dll_search.json)
+        from cudaenv.core.resources import load_table
+
+        row = next((r for r in load_table("dll_search")["rows"] if r.get("kind") == "consumer" and r["package"] == "tensorflow"), {})
+        return list(row.get("fix") or ()) + [M("# or install the CUDA toolkit and the cuDNN that provide %s and put their "
+                                               "bin folders on PATH", lib.needed)]
     return [M("# install the CUDA toolkit and the cuDNN that provide %s and put their bin folders on PATH, or call "
               "onnxruntime.preload_dlls() before the first session (ONNX Runtime 1.21 and later: it loads torch's or the "
               "nvidia wheels' copies)", lib.needed)]

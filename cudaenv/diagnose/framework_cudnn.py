@@ -146,9 +146,23 @@ def check_too_old(s) -> List:
         M("%s needs cuDNN %s or newer and gets %s", ", ".join("%s %s" % (f.package, f.version or "?") for f in old), want,
           fw.cudnn_version),
         M(TOO_OLD.get(fw.package, TOO_OLD[""]), fw.package, fw.cudnn_soname, fw.cudnn_path,
-          M(CUDNN_VIA.get(fw.cudnn_via or "", N_("the loader's search"))), fw.cudnn_version, want),
-        fix,
+          M(CUDNN_VIA.get(fw.cudnn_via or "", N_("the loader's search"))), fw.cudnn_version, want)
+        + (" " + _hidden(fw) if fw.cudnn_hidden else ""),
+        [M("# upgrade or remove the old nvidia wheels in %s: their nvidia/__init__.py makes Python take its nvidia folder "
+           "alone and pass over %s", _site(fw.cudnn_path or ""), ", ".join(fw.cudnn_hidden))] if fw.cudnn_hidden else fix,
     )]
+
+
+def _site(path: str) -> str:
+    """The site-packages folder of a file under its nvidia/ folder (a wheel's file)."""
+    return path.split("/nvidia/", 1)[0]
+
+
+def _hidden(fw) -> str:
+    """Why the preload passed over the copies of site-packages before its own on sys.path (Framework.cudnn_hidden)."""
+    return M("Python imports the package nvidia from %s alone (the nvidia/__init__.py of an older nvidia wheel makes it a "
+             "regular package, which hides the nvidia folders before it on sys.path), so %s is never "
+             "loaded.", _site(fw.cudnn_path or ""), ", ".join(fw.cudnn_hidden))
 
 
 # what the framework does with an older minor of its cuDNN major (JAX: tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-

@@ -392,7 +392,7 @@ def check_libraries(s, tables=None) -> List:
             M("CUDA libraries the loader finds nowhere: %s", ", ".join("%s (%s)" % (lib.needed, lib.consumer) for lib in missing)),
             M("%s: %s.", join("; ", (M("%s loads (dlopen) %s", lib.object, lib.needed) if lib.loaded_by == "dlopen" else
                                       M("%s needs %s", lib.object, lib.needed) for lib in missing)), where),
-            (dlls.windows_fix(s, missing[0]) if windows and missing[0].consumer.startswith(("cupy-", "onnxruntime-gpu", "paddlepaddle-gpu")) else _reinstall(s, missing[0].consumer, tables)
+            (dlls.windows_fix(s, missing[0]) if windows and missing[0].consumer.startswith(("cupy-", "onnxruntime-gpu", "paddlepaddle-gpu", "tensorflow")) else _reinstall(s, missing[0].consumer, tables)
              + [M("# or install the toolkit or library that provides %s and put its bin folder on PATH", missing[0].needed) if windows
                 else M("# or install the toolkit or library that provides %s and put its lib folder on LD_LIBRARY_PATH", missing[0].needed)]),
         ))

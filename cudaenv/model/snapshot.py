@@ -197,6 +197,7 @@ class Framework(Record):
     cudnn_version: Optional[str] = None  # that file's version: from its name, or the nvidia-cudnn wheel holding it
     cudnn_other: Tuple[str, ...] = ()  # libcudnn files of other majors its search finds instead: "/usr/lib/x86_64-linux-gnu/libcudnn.so.8"
     cudnn_wheels: Tuple[str, ...] = ()  # the nvidia-cudnn wheels installed: "nvidia-cudnn-cu12==8.9.7.29"
+    cudnn_hidden: Tuple[str, ...] = ()  # files of that name in nvidia/cudnn/lib of site-packages before the preloaded one on sys.path, which Python's import of nvidia passes over
 
 
 class LoadedLibrary(Record):

@@ -172,9 +172,15 @@ def _value_after(text: str, at: int) -> Optional[str]:
 
 
 def build_cuda(value: Optional[str]) -> Optional[str]:
-    """A build-info CUDA value as a version (``12.8``, ``12``), None for ``''``, ``None``, ``0.0`` or no version."""
+    """A build-info CUDA value as a version (``12.8``, ``12``), None for ``''``, ``None``, ``0.0`` or no version. The
+    Windows builds' form, the DLL name suffix (TensorFlow 2.10's ``64_112``, ``64_8``: tests/recorded/
+    wheel-tensorflow-2.10.1-win_amd64.txt), is read as its version: three digits are a two-digit major and a minor
+    (``11.2``), fewer a major (``8``)."""
+    if isinstance(value, str) and value.startswith("64_") and value[3:].isdigit() and value[3:].isascii() and len(value) <= 6:
+        digits = value[3:]
+        value = "%s.%s" % (digits[:2], digits[2]) if len(digits) == 3 else digits
     version = parse_version(value) if value else None
-    if version is None or all(part == "0" for part in version.split(".")):
+    if version is None or all(not part.strip("0") for part in version.split(".")):
         return None
     return version
 

@@ -20,6 +20,7 @@ Windows search (from Microsoft's and Python's documentation and each project's s
    names, by full path, when set; else by name (``LoadLibrary``: the standard order, python.exe's folder, System32,
    System, Windows, PATH with the folders ``import paddle`` puts first: libpaddle.pyd's and ``paddle\\libs``), then
    from the toolkit folder it was built with.
+5. TensorFlow 2.5 to 2.10 (CUDA 11.2): TSL opens ``cudart64_110.dll`` ... ``cudnn64_8.dll`` by name, the standard order.
 
 A name on the KnownDLLs list is the system's copy, never searched for on disk: the list is the machine's registry key
 where cudaenv runs on that Windows (:func:`cudaenv.host.registry.read_values`), else the documented defaults of the table. File names are matched without regard
@@ -28,7 +29,8 @@ whatever its folder (MS-ORDER's loaded-module list): :func:`process_loads` repla
 usually makes them (data/dll_search.json's ``process`` row: torch first, whose ``import torch`` loads every DLL of
 ``torch\\lib`` by full path, then the frameworks), so what a later framework's by-name load really gets is reported
 (``via="loaded"``, with the file its own search would take in ``own``); ``doctor --import-order`` states another
-order (``onnxruntime.preload_dlls()`` a step of it). Not modelled: the current folder. :func:`resolve_dll` and
+order (``onnxruntime.preload_dlls()`` a step of it). The current folder: never searched with Python's flags (the
+``searched: false`` steps); not modelled in the standard and altered orders (not the doctor's). :func:`resolve_dll` and
 :func:`process_loads` are pure (given a folder listing); the probe reads through Host.
 """
 
@@ -295,8 +297,8 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     consumers = {r["package"]: r for r in rows if r.get("kind") == "consumer" and r["package"] != "torch"}
     for fw in frameworks:
         row = consumers.get(fw.package)
-        if row is None or not fw.location:
-            continue
+        if row is None or not fw.location or (row.get("cuda") and fw.cuda != row["cuda"]):
+            continue  # (a row whose DLL names are one CUDA build's: TensorFlow's for 11.2)
         site = fw.location
         packaging, preloads = _preloads(host, fw, row, listing) if row.get("preload") else (None, {})
         dirs = []

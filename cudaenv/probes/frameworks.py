@@ -204,6 +204,18 @@ def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows
     return tuple(out)
 
 
+def _cudnn_wheel_beside(host, path: str) -> Optional[str]:
+    """The version of the nvidia-cudnn wheel whose dist-info lies in the site-packages holding ``path`` (one listing,
+    made only when the wheels listed first do not hold it)."""
+    from cudaenv.probes.site_packages import enclosing_site_packages
+
+    site = enclosing_site_packages(path)
+    if not site or not path.startswith(site + "/nvidia/cudnn/"):
+        return None
+    names = sorted(n for n in host.listdir(site) if n.startswith("nvidia_cudnn_cu") and n.endswith(".dist-info") and "-" in n)
+    return names[0][: -len(".dist-info")].split("-", 1)[1] if names else None
+
+
 def with_cudnn(host, frameworks, libraries, entries, other: Dict[str, Tuple[str, ...]], site_packages: Sequence[str],
                present: Optional[Dict[str, Tuple[str, str]]] = None) -> Tuple[Framework, ...]:
     """``frameworks`` with what the loader gives each ``runtime`` entry's consumer (:func:`cudaenv.probes.libraries.runtime_entries`)
@@ -230,6 +242,13 @@ def with_cudnn(host, frameworks, libraries, entries, other: Dict[str, Tuple[str,
                 if lib.path.startswith(site.rstrip("/") + "/nvidia/") and "-" in entry:
                     version = entry[: -len(".dist-info")].split("-", 1)[1]
                     break
+            else:  # the wheel of another site-packages than the first holding that name (Python imported its nvidia)
+                version = _cudnn_wheel_beside(host, lib.path)
+        hidden: Tuple[str, ...] = ()
+        if lib.via == "preload" and lib.path:  # an earlier site-packages' copy the import of nvidia passed over
+            earlier = list(site_packages)[:next((i for i, site in enumerate(site_packages) if lib.path.startswith(site.rstrip("/") + "/")),
+                                                 len(site_packages))]
+            hidden = tuple(f for f in (host.join(site, "nvidia", "cudnn", "lib", soname) for site in earlier) if host.is_file(f))
         out.append(replace(fw, cudnn=fw.cudnn or built, cudnn_soname=soname, cudnn_path=lib.path, cudnn_via=lib.via, cudnn_version=version,
-                           cudnn_other=tuple(other.get(fw.package, ())), cudnn_wheels=labels))
+                           cudnn_other=tuple(other.get(fw.package, ())), cudnn_wheels=labels, cudnn_hidden=hidden))
     return tuple(out)

@@ -10,7 +10,8 @@ searches from the calling object (its RPATH/RUNPATH with its own ``$ORIGIN``), n
 consumer loads lazily (the ``lazy`` rows: torch's ``libcaffe2_nvrtc.so``) are objects of their own. The CUDA
 libraries a framework's own library opens at run time (the ``runtime`` rows: XLA's ``xla_cuda_plugin.so`` opens
 ``libcudnn.so.9``, cuBLAS, cuFFT ... with dlopen, linking none of them) are resolved from that object the same way,
-after the nvidia wheel file its Python code preloads by full path (``preload``), which a later dlopen by name gets. :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
+after the nvidia wheel file its Python code preloads by full path (``preload``), which a later dlopen by name gets
+(only from the package folder Python imports: :func:`imported_folder`). :func:`search_order` and :func:`resolve` are pure (given an ``is_file`` question); the probe reads the
 ELF files through Host.
 """
 
@@ -134,8 +135,8 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
     object (default: :func:`cudaenv.probes.elf.probe_elf_dynamic`); ``ld_cache``: the parsed ld.so.cache (False: read
     it, :func:`probe_ld_cache`; None: none), else ``conf_dirs`` (default: the loader's configuration,
     :func:`cudaenv.probes.ldconf.ld_conf_dirs`) stand in for it. ``runtime``: :func:`runtime_entries`, each name its
-    object opens resolved from it (``sites``: the interpreter's site-packages, where a ``preload`` file is looked for
-    first); ``other_cudnn``: filled with consumer -> the libcudnn files of other majors its search finds."""
+    object opens resolved from it (``sites``: the interpreter's site-packages in sys.path order, where the ``preload``
+    package is imported from, :func:`imported_folder`); ``other_cudnn``: filled with consumer -> the libcudnn files of other majors its search finds."""
     from cudaenv.probes.elf import probe_elf_dynamic
     from cudaenv.probes.frameworks import cuda_soname, table_cuda_libraries
     from cudaenv.probes.site_packages import enclosing_site_packages
@@ -194,6 +195,10 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
             out.append(loaded(consumer, path, needed, found, via, others))
     opened: List[LoadedLibrary] = []
     callers = dlopen_rows()
+    levels: Dict[tuple, List[str]] = {}
+
+    def imported(package):  # the folder Python imports for a preload's package (nvidia/cudnn), each level looked for once
+        return imported_folder(sites, package.split("/"), host.is_dir, host.is_file, host.join, levels)
     for lib in out:
         row = callers.get(lib.needed)
         dyn = read(lib.path) if row and lib.path else None
@@ -212,12 +217,12 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
             continue
         order, cached = searched_from(path, dyn)
         for name in runtime_names(row, cudnn):
-            found, via, others = _runtime_resolve(host, name, row, sites, order, cached)
+            found, via, others = _runtime_resolve(host, name, row, imported, order, cached)
             outside = None if found else wheel_outside(host, name, row, sites)
             opened.append(loaded(consumer, path, name, found, via, others, wheel=outside, loaded_by="dlopen"))
         if cudnn and other_cudnn is not None:
             wanted = "libcudnn.so.%s" % cudnn.split(".", 1)[0]
-            other_cudnn[consumer] = tuple(hit for hit in (_runtime_resolve(host, "libcudnn.so.%d" % m, row, sites, order, cached)[0]
+            other_cudnn[consumer] = tuple(hit for hit in (_runtime_resolve(host, "libcudnn.so.%d" % m, row, imported, order, cached)[0]
                                                           for m in CUDNN_MAJORS if "libcudnn.so.%d" % m != wanted) if hit)
     return tuple(out + opened)
 
@@ -225,17 +230,56 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
 CUDNN_MAJORS = (7, 8, 9, 10)  # the libcudnn.so.N names looked for when a framework's own cuDNN major is found nowhere
 
 
-def _runtime_resolve(host, name: str, row: dict, sites: Sequence[str], order, cached) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
+INIT_FILES = ("__init__.py", "__init__.pyc")  # a folder holding one is a regular package (Python's FileFinder)
+
+
+def imported_folder(sites: Sequence[str], parts: Sequence[str], is_dir: Callable[[str], bool],
+                    is_file: Callable[[str], bool], join: Callable[..., str], memo: Optional[dict] = None) -> Optional[str]:
+    """The first folder of the ``__path__`` Python gives the package ``parts`` (``("nvidia", "cudnn")``) when its path
+    holds ``sites`` in that order (sys.path's), as the import system finds it (PEP 420, importlib's PathFinder): at each
+    level, the first folder of that name holding an ``__init__`` module is a regular package, the only folder of its
+    ``__path__``, even after namespace folders; with none, the folders of that name in order are the namespace
+    package's ``__path__``; the next level is looked for in that ``__path__``. None when nothing of that name is there.
+    The old nvidia wheels (nvidia-cudnn-cu12 9.1.0.70, nvidia-cuda-runtime-cu12 12.1.105) ship ``nvidia/__init__.py``
+    and ``nvidia/<lib>/__init__.py``, the newer ones none (``tests/recorded/wheel-nvidia-layouts.txt``): one old wheel
+    in a later site-packages hides every other site-packages' ``nvidia`` folder. ``memo``: each level's ``__path__``
+    kept for the next call (the nvidia level, looked for once for nvidia.cudnn, nvidia.cublas ...)."""
+    path = list(sites)
+    memo = {} if memo is None else memo
+    for n, part in enumerate(parts):
+        key = tuple(parts[:n + 1])
+        if key not in memo:
+            portions: List[str] = []
+            for entry in path:
+                folder = join(entry, part)
+                if not is_dir(folder):
+                    continue
+                if any(is_file(join(folder, init)) for init in INIT_FILES):
+                    portions = [folder]
+                    break
+                portions.append(folder)
+            memo[key] = portions
+        if not memo[key]:
+            return None
+        path = memo[key]
+    return path[0]
+
+
+def _runtime_resolve(host, name: str, row: dict, imported: Callable[[str], Optional[str]], order, cached
+                     ) -> Tuple[Optional[str], Optional[str], Tuple[str, ...]]:
     """(the file a ``runtime`` row's object gets for ``name``, how, the files of that name it passes over): the
-    ``preload`` folder's file in the first site-packages holding it (the package's Python code loads it by path
-    first), else the loader's search from the object."""
+    ``preload`` file (``<package>/<folder>/<name>``) in the first folder of the package as Python imports it
+    (``imported(package)``, :func:`imported_folder`), which the package's Python code loads by path first (JAX's
+    ``_load``: ``importlib.import_module("nvidia.cudnn")``, then ``__path__[0]/lib/<name>`` only), else the loader's
+    search from the object."""
     found, via, others = resolve(name, order, host.is_file, cached)
-    folder = (row.get("preload") or {}).get(name)
-    for site in sites if folder else ():
-        candidate = host.join(site, *folder.split("/"), name)
-        if host.is_file(candidate):
-            rest = tuple(p for p in ((found,) if found else ()) + others if p != candidate)
-            return candidate, "preload", rest
+    preload = (row.get("preload") or {}).get(name)
+    package, _, sub = (preload or "").rpartition("/")
+    first = imported(package) if package else None
+    candidate = host.join(first, *sub.split("/"), name) if first else None
+    if candidate and host.is_file(candidate):
+        rest = tuple(p for p in ((found,) if found else ()) + others if p != candidate)
+        return candidate, "preload", rest
     return found, via, others
 
 

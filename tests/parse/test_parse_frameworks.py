@@ -49,6 +49,19 @@ def test_build_info_in_its_three_forms():
     assert pf.build_cuda("0.0") is None and pf.build_cuda("") is None and pf.build_cuda("12.8") == "12.8"
 
 
+def test_the_windows_build_info_names_its_versions_by_dll_suffix():
+    """TensorFlow 2.10.1's Windows build_info.py (the real wheel's line): cuda_version '64_112' and cudnn_version
+    '64_8', the DLL name suffixes, read as CUDA 11.2 and cuDNN 8; other shapes of that form are no version."""
+    from builders import recorded_runs
+
+    line = recorded_runs("wheel-tensorflow-2.10.1-win_amd64.txt")["build_info.py"]
+    values = pf.parse_build_info(line, ("cuda_version", "cudnn_version", "is_cuda_build"))
+    assert values == {"cuda_version": "64_112", "cudnn_version": "64_8", "is_cuda_build": "True"}
+    assert pf.build_cuda(values["cuda_version"]) == "11.2" and pf.build_cuda(values["cudnn_version"]) == "8"
+    assert pf.build_cuda("64_110") == "11.0" and pf.build_cuda("64_") is None and pf.build_cuda("64_1x2") is None
+    assert pf.build_cuda("64_00") is None and pf.build_cuda("64_1234567") is None
+
+
 def test_record_libraries_stay_inside_site_packages():
     record = ("onnxruntime/capi/libonnxruntime_providers_cuda.so,sha256=x,1\n../../etc/evil.so,,\n/abs/x.so,,\n"
               "cupy_backends/cuda/libs/libnvrtc.so.12,,\ncupy/__init__.py,,\nx/y.pyd,,\n")

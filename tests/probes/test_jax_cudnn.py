@@ -213,3 +213,126 @@ def test_the_frameworks_job_lists_the_site_packages_once(machine, monkeypatch):
     assert not {FID, TOO_OLD} & set(found), found.keys()
     assert _fw(data, "jax-cuda12-pjrt")["cudnn_wheels"] == ["nvidia-cudnn-cu12==9.10.2.21"]
     assert listed.count(site) == 1, listed
+
+
+# Which nvidia/cudnn folder the plugin's preload takes: the first folder of the package nvidia.cudnn as Python imports
+# it (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-load.txt: importlib.import_module, then __path__[0]/lib/<lib>),
+# with the real wheels' layouts (tests/recorded/wheel-nvidia-layouts.txt: nvidia-cudnn-cu12 9.1.0.70 ships
+# nvidia/__init__.py and nvidia/cudnn/__init__.py, 9.10.2.21 none).
+OLD_CUDNN = ("nvidia/__init__.py", "nvidia/cudnn/__init__.py", "nvidia/cudnn/include/__init__.py",
+             "nvidia/cudnn/lib/__init__.py", "nvidia/cudnn/lib/libcudnn.so.9")  # 9.1.0.70's __init__ files and library
+NEW_CUDNN = ("nvidia/cudnn/lib/libcudnn.so.9",)  # 9.10.2.21's
+
+
+def _tree(root, *files):
+    for rel in files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
+    return str(root)
+
+
+def _first(sites, parts=("nvidia", "cudnn")):
+    from cudaenv.probes.libraries import imported_folder
+
+    return imported_folder([str(s) for s in sites], parts, os.path.isdir, os.path.isfile, os.path.join)
+
+
+def test_a_namespace_nvidia_takes_the_first_nvidia_cudnn_in_sys_path_order(tmp_path):
+    """The newer wheels in two site-packages: both nvidia folders are portions of one namespace package; the first
+    site's nvidia/cudnn is the plugin's, and a site holding nvidia/ without cudnn/ is passed over."""
+    runtime_only = _tree(tmp_path / "a", "nvidia/cuda_runtime/lib/libcudart.so.12")
+    venv = _tree(tmp_path / "b", *NEW_CUDNN)
+    system = _tree(tmp_path / "c", *NEW_CUDNN)
+    assert _first([runtime_only, venv, system]) == os.path.join(venv, "nvidia", "cudnn")
+    assert _first([system, venv]) == os.path.join(system, "nvidia", "cudnn")
+    assert _first([runtime_only]) is None and _first([]) is None
+
+
+def test_an_old_wheels_regular_nvidia_package_later_on_sys_path_hides_the_earlier_namespace_folders(tmp_path):
+    """nvidia-cudnn-cu12 9.1.0.70 (nvidia/__init__.py) in a later site-packages: Python's import takes the first
+    regular package, wherever it is on sys.path, over the namespace portions before it; the venv's 9.10 is never
+    loaded by the plugin."""
+    venv = _tree(tmp_path / "venv", *NEW_CUDNN)
+    system = _tree(tmp_path / "system", *OLD_CUDNN)
+    assert _first([venv, system]) == os.path.join(system, "nvidia", "cudnn")
+
+
+def test_an_old_regular_nvidia_without_cudnn_first_leaves_nvidia_cudnn_unimportable(tmp_path):
+    """nvidia-cuda-runtime-cu12 12.1.105 (a regular nvidia package, no cudnn) earlier on sys.path: nvidia.__path__ is
+    that one folder, so import nvidia.cudnn fails and the plugin preloads no cuDNN at all."""
+    user = _tree(tmp_path / "user", "nvidia/__init__.py", "nvidia/cuda_runtime/__init__.py",
+                 "nvidia/cuda_runtime/lib/libcudart.so.12")
+    venv = _tree(tmp_path / "venv", *NEW_CUDNN)
+    assert _first([user, venv]) is None
+    assert _first([user, venv], ("nvidia", "cuda_runtime")) == os.path.join(user, "nvidia", "cuda_runtime")
+
+
+def test_a_namespace_cudnn_folder_without_the_library_first_is_still_the_one_tried(tmp_path):
+    """The plugin tries __path__[0]/lib/libcudnn.so.9 only: an earlier nvidia/cudnn folder without the library (a
+    wheel half removed) is the folder, and the later site's file is not preloaded."""
+    left = _tree(tmp_path / "left", "nvidia/cudnn/include/cudnn.h")
+    venv = _tree(tmp_path / "venv", *NEW_CUDNN)
+    assert _first([left, venv]) == os.path.join(left, "nvidia", "cudnn")
+
+
+def _second_site(m, *wheels):
+    """A second site-packages after the machine's (a system dist-packages), on PYTHONPATH after it; ``wheels``:
+    (name, version, files) installed there."""
+    site = m.root.dir("usr/lib/python3/dist-packages")
+    for name, version, files in wheels:
+        dist(site, name, version, files={f: "" for f in files})
+    m.env["PYTHONPATH"] = m.env["PYTHONPATH"] + ":" + str(site)
+    return str(site)
+
+
+def test_the_preload_is_the_old_cudnn_a_later_regular_nvidia_package_holds(machine):
+    """jax[cuda12] with cuDNN 9.10 in the environment's site-packages and torch 2.5's nvidia-cudnn-cu12 9.1.0.70 in a
+    later dist-packages: the old wheel's nvidia/__init__.py makes its folder the package nvidia, so the plugin preloads
+    9.1 (JAX stops: "Outdated cuDNN installation found"); the first site-packages holding the file was the 9.10."""
+    _jax(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    system = _second_site(machine, ("nvidia-cudnn-cu12", "9.1.0.70", OLD_CUDNN))
+    _, found, data = machine.findings()
+    pjrt = _fw(data, "jax-cuda12-pjrt")
+    assert (pjrt["cudnn_path"], pjrt["cudnn_via"]) == (system + "/nvidia/cudnn/lib/libcudnn.so.9", "preload"), pjrt
+    assert TOO_OLD in found and "9.1.0.70" in found[TOO_OLD]["title"], found.keys()
+    venv_copy = str(machine.package_site) + "/nvidia/cudnn/lib/libcudnn.so.9"
+    assert pjrt["cudnn_hidden"] == [venv_copy]
+    f = found[TOO_OLD]  # its fix is that site's old wheels: a pip install of the cuDNN wheel would find 9.10 installed
+    assert "Python imports the package nvidia from %s alone" % system in f["detail"] and venv_copy in f["detail"], f["detail"]
+    assert f["fix"] == ["# upgrade or remove the old nvidia wheels in %s: their nvidia/__init__.py makes Python take its "
+                        "nvidia folder alone and pass over %s" % (system, venv_copy)], f["fix"]
+    # the old package nvidia has no cusolver folder, so import nvidia.cusolver fails too, and the plugin's RPATH names
+    # no nvidia/cusolver/lib (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-dynamic.txt): XLA's dlopen finds it nowhere
+    assert "libcusolver.so.11 (jax-cuda12-pjrt)" in found["library-not-found"]["title"]
+    lib = next(x for x in data["libraries"] if x["needed"] == "libcublas.so.12")
+    assert lib["via"] == "rpath" and lib["path"].startswith(str(machine.package_site)), lib  # not preloaded: found by the RPATH
+
+
+def test_a_later_namespace_site_does_not_change_the_preload(machine):
+    """The same two sites with the new wheel's layout in both: the namespace package's first portion (the
+    environment's) is the preload, as before."""
+    site = _jax(machine, "nvidia-cudnn-cu12==9.10.2.21")
+    _second_site(machine, ("nvidia-cudnn-cu12", "9.1.0.70", NEW_CUDNN))
+    _, found, data = machine.findings()
+    pjrt = _fw(data, "jax-cuda12-pjrt")
+    assert (pjrt["cudnn_path"], pjrt["cudnn_via"]) == (site + "/nvidia/cudnn/lib/libcudnn.so.9", "preload")
+    assert TOO_OLD not in found and pjrt["cudnn_hidden"] == []  # the later copy is simply lower on sys.path
+
+
+def test_the_nvidia_level_is_looked_for_once_for_all_the_preloads(tmp_path):
+    """Counted work: with one memo, nvidia.cudnn then nvidia.cublas look at the nvidia folders once (3 folders asked
+    about, not 4), and give the same folders as separate calls."""
+    from cudaenv.probes.libraries import imported_folder
+
+    site = _tree(tmp_path / "s", *NEW_CUDNN, "nvidia/cublas/lib/libcublas.so.12")
+    asked = []
+
+    def is_dir(p):
+        asked.append(p)
+        return os.path.isdir(p)
+
+    memo = {}
+    got = [imported_folder([site], ("nvidia", lib), is_dir, os.path.isfile, os.path.join, memo) for lib in ("cudnn", "cublas")]
+    assert got == [_first([site]), _first([site], ("nvidia", "cublas"))] == [
+        os.path.join(site, "nvidia", "cudnn"), os.path.join(site, "nvidia", "cublas")]
+    assert len(asked) == 3, asked

@@ -733,6 +733,50 @@ def test_process_loads_keeps_every_load_and_one_module_per_name(specs, order, pr
         assert len({x.path.lower() for x in inside if x.needed.lower() == name}) == 1, (name, inside)
 
 
+def test_the_code_searches_each_order_as_its_rows_say():
+    """data/dll_search.json's step rows against the orders the resolver builds: each folder step a row says is searched
+    (neither ``searched: false`` nor ``modelled: false``) is there in that order, and no other; Python's flags
+    (an extension module's imports, ctypes: PY-EXT-LOAD, PY-CTYPES) search neither the current folder nor PATH."""
+    from cudaenv.probes.dlls import altered_order, flags_order, search_orders
+
+    rows = [r for r in dll_table()["rows"] if r.get("kind") == "step"]
+    system = next(r for r in dll_table()["rows"] if r.get("kind") == "windows-dirs")
+    not_folders = ("loaded", "known-dlls")  # the loaded-module list and KnownDLLs come before any folder
+
+    def said(order):
+        return [r["step"] for r in rows if r["order"] == order and r["step"] not in not_folders
+                and r.get("searched", True) and r.get("modelled", True)]
+
+    def steps(pairs):
+        return list(dict.fromkeys(step for _, step in pairs))
+
+    flags = flags_order("C:\\m", "C:\\py", ["C:\\added"], system)
+    assert steps(flags) == said("search-flags") == ["dll-dir", "application", "add_dll_directory", "system32"]
+    unsearched = {r["step"] for r in rows if r["order"] == "search-flags" and r.get("searched") is False}
+    assert unsearched == {"cwd", "PATH"}
+    assert steps(altered_order("C:\\m", ["C:\\on-path"], system)) == said("altered")
+    assert steps(search_orders("C:\\m", "C:\\py", ["C:\\added"], ["C:\\on-path"], system)[1]) == said("standard")
+
+
+def test_an_extension_modules_cuda_dll_only_in_the_working_folder_or_on_path_is_not_found(fake_root):
+    """The real cupy-cuda12x wheel's modules (.pyd, loaded by Python with LOAD_LIBRARY_SEARCH_DEFAULT_DIRS |
+    LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR: PY-EXT-LOAD) with the CUDA DLLs they import only in the program's working folder,
+    which is on PATH too (no CUDA_PATH, no nvcc.exe: CuPy adds no folder): none resolves; ONNX Runtime's provider,
+    loaded with LOAD_WITH_ALTERED_SEARCH_PATH, finds the same folder's cublas64_12.dll through PATH."""
+    m = WindowsMachine(fake_root).onnxruntime_gpu("1.23.2")
+    work = "C:\\Users\\me\\project"
+    for name in sorted(CUPY12_TOOLKIT_DLLS) + ["cublasLt64_12.dll"]:
+        m.put(work + "\\" + name)
+    m.path.append(work)
+    cupy = _cupy(m)
+    ort = Framework(package="onnxruntime-gpu", version="1.23.2", location=SITE, cuda="12", gpu_build=True)
+    got = [x for x in probe_dlls(m.host(), None, PYTHON, frameworks=(cupy, ort))]
+    mine = {x.needed: x for x in got if x.consumer == "cupy-cuda12x"}
+    assert set(mine) == CUPY12_TOOLKIT_DLLS and all(x.path is None and not x.others for x in mine.values()), mine
+    theirs = {x.needed: x for x in got if x.consumer == "onnxruntime-gpu"}
+    assert (theirs["cublas64_12.dll"].path, theirs["cublas64_12.dll"].via) == (work + "\\cublas64_12.dll", "PATH")
+
+
 def test_the_cupy_rows_read_the_site_packages_listed_once(fake_root, monkeypatch):
     """Counted work (review): the frameworks job lists the site-packages once and hands the listing to the DLL probe,
     whose CuPy rows (each reading its RECORD) listed the folder again, once a row; probe_dlls called alone lists a

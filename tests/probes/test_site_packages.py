@@ -127,3 +127,21 @@ def test_the_one_home_check_catches_every_form():
                  'def f(parts):\n    """Finds site-packages."""\n    return parts[-1] in ("site-packages", "dist-packages")'):
         assert spells_site_packages(code), code
     assert spells_site_packages('"""A module about site-packages."""\ndef f():\n    """In site-packages."""\n    return 1') == []
+
+
+def test_the_list_is_in_sys_path_order_the_user_site_before_the_interpreters(tmp_path, monkeypatch):
+    """The import system's order is sys.path's (tests/recorded/python-3.11-sys-path-user-site.txt: CPython puts the
+    user site-packages after a venv's and before the interpreter's own, which site.getsitepackages() lists without
+    it): the child lists the folders in that order, those not on sys.path after, so a first-hit reading (the nvidia
+    package JAX's plugin imports) takes what Python takes."""
+    from cudaenv._child import torch_probe
+
+    venv, user, base, other = (str(tmp_path / name / "site-packages") for name in ("venv", "user", "base", "other"))
+    for folder in (venv, user, base, other):
+        Path(folder).mkdir(parents=True)
+    monkeypatch.setattr(site, "getsitepackages", lambda: [venv, base])
+    monkeypatch.setattr(site, "ENABLE_USER_SITE", True)
+    monkeypatch.setattr(site, "getusersitepackages", lambda: user)
+    monkeypatch.setattr(sysconfig, "get_paths", lambda: {"purelib": other, "platlib": venv})
+    monkeypatch.setattr(sys, "path", [str(tmp_path), venv, user, base])
+    assert torch_probe._site_packages() == [venv, user, base, other]
