@@ -139,6 +139,8 @@ def main(
         from cudaenv.cli.bundle import use_bundle
 
         bundle = use_bundle()
+        if bundle is not None:  # and past the import system's own steps (cli.bundle._Finder.import_directly)
+            bundle.import_directly()
     elif entry and argv[:1] == ["doctor"]:  # its hundred-odd modules found in one read too (issue 35)
         from cudaenv.cli.bundle import DOCTOR_BUNDLE, use_bundle
 
@@ -184,8 +186,8 @@ def main(
     finally:
         _stop_children(entry)
         restore_signal_handlers(saved)
-        if bundle is not None and bundle in sys.meta_path:
-            sys.meta_path.remove(bundle)
+        if bundle is not None:
+            bundle.close()
         i18n = sys.modules.get("cudaenv.core.i18n")
         if i18n is not None:  # the next main() in this process (the tests) chooses again
             i18n.set_language(i18n.ENGLISH)

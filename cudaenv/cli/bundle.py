@@ -18,6 +18,7 @@ Nothing here imports what the interpreter has not loaded before any code runs (`
 ``_imp`` and the import system's own module are built in): it runs before the modules it saves.
 """
 
+import _thread  # (built in, and loaded before any code runs, as marshal is)
 import marshal
 import sys
 
@@ -315,6 +316,94 @@ class _Finder:
         if self.tag is not None:  # __cached__ as the usual import names it, without its path arithmetic per module
             spec.cached = "%s/__pycache__/%s.%s.pyc" % (folder, file[:-3], self.tag)
         return spec
+
+    def import_directly(self) -> None:
+        """Take the bundle's modules past the import system's own steps as well (`use` and `list`): until
+        :meth:`close`, ``builtins.__import__`` is :meth:`_import`, which makes a bundle module the way
+        ``importlib._bootstrap`` does (its parent package first, ``module_from_spec``, in ``sys.modules`` while its
+        code runs, out again where the code raises, then an attribute of its parent) without the module locks, the
+        search of ``sys.meta_path`` and the lock context of each step: about 130,000 instructions of the import
+        system's Python for each of the 40-odd modules, 12 % of `cudaenv use` (bench/RESULTS.md, issue 35).
+
+        Everything else goes to the usual ``__import__``: a relative import, a module not in the bundle (or one whose
+        source changed: :meth:`find_spec`), ``import *``, a name missing from a package, any import once a thread was
+        started (the usual import's locks keep threads from seeing a module half made), and the whole of a run under
+        ``python -v`` or ``-X importtime``, whose reports would miss these modules."""
+        import builtins
+
+        if sys.flags.verbose or "importtime" in sys._xoptions:
+            return
+        self.usual_import = builtins.__import__
+        builtins.__import__ = self._import
+
+    def close(self) -> None:
+        """The usual import again: the finder off ``sys.meta_path``, ``builtins.__import__`` the one it replaced."""
+        if self in sys.meta_path:
+            sys.meta_path.remove(self)
+        if self.usual_import is not None:
+            import builtins
+
+            if builtins.__import__ == self._import:
+                builtins.__import__ = self.usual_import
+            self.usual_import = None
+
+    usual_import = None
+
+    def _import(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """``__import__`` for the bundle's modules (:meth:`import_directly`)."""
+        modules = sys.modules
+        module = modules.get(name, _MISSING)
+        if level or _thread._count() or module is None:
+            return self.usual_import(name, globals, locals, fromlist, level)
+        if module is _MISSING and name not in self.index:  # found as usual, its package from the bundle first
+            parent = name.rpartition(".")[0]
+            if parent in self.index and parent not in modules:
+                self._load(parent)
+            return self.usual_import(name, globals, locals, fromlist, level)
+        if module is _MISSING:
+            module = self._load(name)
+        if not fromlist:
+            return modules[name.partition(".")[0]] if "." in name else module
+        if hasattr(module, "__path__"):
+            for item in fromlist:
+                if not hasattr(module, item):  # a submodule of the bundle, or what the usual import decides
+                    sub = "%s.%s" % (name, item)
+                    if item == "*" or sub not in self.index or sub in modules:
+                        return self.usual_import(name, globals, locals, fromlist, level)
+                    self._load(sub)
+        return module
+
+    def _load(self, name):
+        """Module ``name`` of the bundle made and run as ``importlib._bootstrap._find_and_load_unlocked`` does."""
+        modules = sys.modules
+        parent, _, child = name.rpartition(".")
+        if parent and parent not in modules:
+            self._import(parent)
+            if name in modules:  # the parent's code imported it
+                return modules[name]
+        spec = self.find_spec(name)
+        if spec is None:  # its source changed since the build: found and loaded as usual
+            self.usual_import(name)
+            return modules[name]
+        module = self.ext._bootstrap.module_from_spec(spec)
+        spec._initializing = True
+        try:
+            modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                modules.pop(name, None)
+                raise
+            module = modules.pop(name)  # (what its code left in sys.modules under its name, as the import system)
+            modules[name] = module
+        finally:
+            spec._initializing = False
+        if parent:
+            setattr(modules[parent], child, module)
+        return module
+
+
+_MISSING = object()
 
 
 def use_bundle(path: "Optional[str]" = None, name: str = BUNDLE) -> "Optional[_Finder]":

@@ -194,3 +194,45 @@ def test_no_bundle_on_windows_and_a_found_one_goes_first(package, monkeypatch):
     finally:
         sys.meta_path.remove(finder)
     assert sys.meta_path == before
+
+
+COUNTED = """
+import json, sys
+bootstrap = sys.modules["_frozen_importlib"]
+usual = bootstrap._find_and_load
+through = []
+def counted(name, import_):  # each module the import system itself finds and loads
+    through.append(name)
+    return usual(name, import_)
+bootstrap._find_and_load = counted
+sys.argv = ["cudaenv"] + json.loads(sys.argv[1])
+from cudaenv.cli import main
+code = main()
+sys.stdout.flush()
+sys.stderr.write("\\nREPORT " + json.dumps([name for name in through if name.split(".")[0] == "cudaenv"]) + "\\n")
+sys.exit(code)
+"""
+
+
+def test_use_and_list_take_the_bundles_modules_past_the_import_system(package, tmp_path):
+    """Counted (issue 35): after the bundle is in place, no module of `use` or `list` goes through the import system's
+    own find-and-load (its module locks, its search of sys.meta_path: about 40,000 instructions a module); only the
+    modules imported before the bundle do. The output is the one the usual import gives. Under ``-X importtime`` every
+    module goes the usual way (its report names them all)."""
+    _bundle(package)
+    env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
+           "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1"}
+    for argv in (["use", "12.4", "--shell", "bash"], ["list"], ["use", "9.9", "--shell", "fish"]):
+        plain = _run(package, tmp_path, *argv, entry=False)
+        for flags, expected in (((), BEFORE), (("-X", "importtime"), None)):
+            run = subprocess.run([sys.executable, "-S", *flags, "-c", COUNTED, json.dumps(argv)], capture_output=True,
+                                 env=env, timeout=60, cwd=str(tmp_path))
+            err, _, report = run.stderr.decode().rpartition("\nREPORT ")
+            through = set(json.loads(report))
+            if not flags:
+                assert (run.returncode, run.stdout, err) == plain[:3], argv
+                assert not through & set(MODULES), (argv, sorted(through & set(MODULES)))  # none of the bundle's
+                if argv[1:2] != ["9.9"]:  # (the error's words are no module of the bundle: found as usual)
+                    assert through == expected & (set(plain[3]) | {"cudaenv.cli.bundle"}), (argv, sorted(through))
+            else:
+                assert set(plain[3]) <= through | {"cudaenv.cli.bundle"} and len(through) > len(BEFORE) + 10, argv
