@@ -17,7 +17,8 @@ import pytest
 import cudaenv
 from builders import TOOLS
 from cudaenv.cli import BUNDLE_COMMANDS
-from cudaenv.cli.bundle import BUNDLE, DOCTOR_BUNDLE, DOCTOR_MODULES, MODULES, build_bundle, read_bundle
+from cudaenv.cli.bundle import (BUNDLE, DOCTOR_BUNDLE, DOCTOR_MODULES, GROUPS, LIST_ONLY, MODULES, SHARED, USE_ONLY, build_bundle,
+                                read_bundle)
 
 # Imported before the bundle is put in place (the command's entry and the bundle's own module): found as usual.
 BEFORE = {"cudaenv", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.core",
@@ -236,3 +237,23 @@ def test_use_and_list_take_the_bundles_modules_past_the_import_system(package, t
                     assert through == expected & (set(plain[3]) | {"cudaenv.cli.bundle"}), (argv, sorted(through))
             else:
                 assert set(plain[3]) <= through | {"cudaenv.cli.bundle"} and len(through) > len(BEFORE) + 10, argv
+
+
+def test_use_and_list_each_read_their_own_groups_of_the_bundle(package, tmp_path):
+    """Each group of the bundle is one marshal.loads (cli.bundle.GROUPS): `use` imports every module of SHARED and
+    USE_ONLY and none of LIST_ONLY, `list` every module of SHARED and LIST_ONLY and none of USE_ONLY, so neither reads
+    code it does not run (counted: the modules imported; the groups cover MODULES once)."""
+    _bundle(package)
+    for argv, own, other in ((["use", "12.4", "--shell", "bash"], USE_ONLY, LIST_ONLY), (["list"], LIST_ONLY, USE_ONLY)):
+        code, out, err, report = _run(package, tmp_path, *argv)
+        assert code == 0, err
+        imported = {m for m, how in report.items() if how == "bundle"}
+        assert imported == set(SHARED) | set(own), (argv, sorted(imported ^ (set(SHARED) | set(own))))
+        assert not imported & set(other)
+    names = [name for group in GROUPS for name in group]
+    assert len(names) == len(set(names)) == len(MODULES) and set(names) == set(MODULES)
+    index, spans, code = read_bundle(str(package / "cudaenv" / "cli" / BUNDLE))
+    assert len(spans) == len(GROUPS) and index["cudaenv.toolkit.switch"][3] == GROUPS.index(USE_ONLY)
+    (tmp_path / DOCTOR_BUNDLE).write_bytes(build_bundle(str(package), DOCTOR_MODULES))  # the doctor's: one a module
+    index, spans, code = read_bundle(str(tmp_path / DOCTOR_BUNDLE))
+    assert len(spans) == len(DOCTOR_MODULES) == len({entry[3] for entry in index.values()})
