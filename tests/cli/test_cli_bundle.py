@@ -152,11 +152,14 @@ def test_a_module_from_the_bundle_is_the_module_the_usual_import_makes(package, 
 import sys, linecache
 from cudaenv.cli.bundle import use_bundle
 finder = use_bundle()
+finder.import_directly()  # (use's and list's way: past the import system's steps)
 import cudaenv.toolkit.switch as switch, cudaenv.host as host
 out = []
 for m in (switch, host):
     out.append(repr((type(m.__loader__).__name__, m.__file__, m.__spec__.origin, m.__cached__, m.__package__,
-                     getattr(m, "__path__", None), m.__spec__.submodule_search_locations, m.__spec__.parent)))
+                     getattr(m, "__path__", None), m.__spec__.submodule_search_locations, m.__spec__.parent,
+                     [k for k in vars(m) if k.startswith("__")], m.__spec__._initializing, sys.modules[m.__name__] is m)))
+out.append(repr((host.files is sys.modules["cudaenv.host.files"], sys.modules["cudaenv.toolkit"].switch is switch)))
 code = switch.plan_switch.__code__
 out.append(repr((code.co_filename, linecache.getline(code.co_filename, code.co_firstlineno).strip())))
 print("\\n".join(out))
@@ -166,7 +169,7 @@ print("\\n".join(out))
         if prefix:
             env["PYTHONPYCACHEPREFIX"] = prefix
         bundled = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
-        usual = subprocess.run([sys.executable, "-S", "-c", probe.replace("finder = use_bundle()", "finder = None")],
+        usual = subprocess.run([sys.executable, "-S", "-c", probe.replace("finder = use_bundle()\nfinder.import_directly()", "")],
                                capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
         assert bundled.returncode == 0 and usual.returncode == 0, bundled.stderr + usual.stderr
         assert bundled.stdout.count("'BundleLoader'") == 2 and usual.stdout.count("'SourceFileLoader'") == 2
