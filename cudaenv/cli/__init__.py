@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 
 NO_GC_COMMANDS = (("use",), ("list",), ("checkpoint", "inspect"))  # short, small runs: the cyclic collector off
 FAST_COMMANDS = ("use", "list", "checkpoint", "doctor", "explain")  # checkpoint: its FAST_ACTIONS (inspect)
-BUNDLE_COMMANDS = ("use", "list")  # the `cudaenv` command imports their modules' code from one file (cli.bundle)
 
 
 class Context:
@@ -135,16 +134,10 @@ def main(
     ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
     saved: List = []
     bundle = None
-    if entry and argv[:1] and argv[0] in BUNDLE_COMMANDS:  # the shell hook's `use`: its modules found in one read
-        from cudaenv.cli.bundle import use_bundle
+    if entry:  # `use`, `list` and `doctor`: their modules found in one read (cudaenv.bundle: bin/cudaenv's first import)
+        from cudaenv.bundle import started
 
-        bundle = use_bundle()
-        if bundle is not None:  # and past the import system's own steps (cli.bundle._Finder.import_directly)
-            bundle.import_directly()
-    elif entry and argv[:1] == ["doctor"]:  # its hundred-odd modules found in one read too (issue 35)
-        from cudaenv.cli.bundle import DOCTOR_BUNDLE, use_bundle
-
-        bundle = use_bundle(name=DOCTOR_BUNDLE)
+        bundle = started(argv)
     try:
         code = _dispatch(argv, ctx, saved, entry)
         if real_out:

@@ -1,4 +1,4 @@
-"""The start-up bundle of `cudaenv use` and `cudaenv list` (cudaenv/cli/bundle.py, issue 35): counted, not timed.
+"""The start-up bundle of `cudaenv use` and `cudaenv list` (cudaenv/bundle.py, issue 35): counted, not timed.
 
 Each test copies the package to a temporary folder, compiles a bundle there with the function the wheel's build
 uses, and runs the `cudaenv` command's entry (``main()`` with no arguments, as bin/cudaenv calls it) in a child
@@ -16,13 +16,19 @@ import pytest
 
 import cudaenv
 from builders import TOOLS
-from cudaenv.cli import BUNDLE_COMMANDS
-from cudaenv.cli.bundle import (BUNDLE, DOCTOR_BUNDLE, DOCTOR_MODULES, GROUPS, LIST_ONLY, MODULES, SHARED, USE_ONLY, build_bundle,
-                                read_bundle)
+from cudaenv.bundle import (BUNDLE, BUNDLE_COMMANDS, DOCTOR_BUNDLE, DOCTOR_MODULES, GROUPS, LIST_ONLY, MODULES, SHARED, USE_ONLY,
+                            build_bundle, read_bundle)
 
-# Imported before the bundle is put in place (the command's entry and the bundle's own module): found as usual.
-BEFORE = {"cudaenv", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.core",
-          "cudaenv.core.options"}
+# Imported before the bundle is put in place (bin/cudaenv's first import: the bundle's own module): found as usual.
+BEFORE = {"cudaenv", "cudaenv.bundle"}
+
+# What bin/cudaenv does (the `cudaenv` command), or, with --no-entry, a test's call of main(argv) (no bundle).
+ENTRY_LINES = """
+if entry:
+    from cudaenv.bundle import start
+    start(sys.argv[1:])
+from cudaenv.cli import main
+"""
 
 PROBE = """
 import atexit, json, sys
@@ -35,7 +41,7 @@ def report():  # at exit (an atexit function: the command then ends with the usu
     report = {m: source(m) for m in sys.modules if m.split(".")[0] == "cudaenv"}
     sys.stderr.write("\\nREPORT " + json.dumps(report) + "\\n")
 atexit.register(report)
-from cudaenv.cli import main
+""" + ENTRY_LINES + """
 sys.exit(main() if entry else main(sys.argv[1:]))
 """
 
@@ -64,7 +70,7 @@ def _run(package, tmp_path, *argv, entry=True, flags=()):
 
 
 def _bundle(package, data=None):
-    (package / "cudaenv" / "cli" / BUNDLE).write_bytes(build_bundle(str(package)) if data is None else data)
+    (package / "cudaenv" / "bundle" / BUNDLE).write_bytes(build_bundle(str(package)) if data is None else data)
 
 
 def test_use_and_list_import_every_module_after_the_entry_from_the_bundle(package, tmp_path):
@@ -89,7 +95,7 @@ def test_the_doctor_imports_every_module_after_the_entry_from_its_own_bundle(pac
     """`doctor --json --quick` and `doctor --json` (no torch in this interpreter) in a fake root: every cudaenv module
     after the entry comes from the doctor's bundle (DOCTOR_MODULES), and the report is the one the usual import
     gives."""
-    (package / "cudaenv" / "cli" / DOCTOR_BUNDLE).write_bytes(build_bundle(str(package), DOCTOR_MODULES))
+    (package / "cudaenv" / "bundle" / DOCTOR_BUNDLE).write_bytes(build_bundle(str(package), DOCTOR_MODULES))
     env = {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(package),
            "PYTHONDONTWRITEBYTECODE": "1"}
     seen = set()
@@ -137,9 +143,9 @@ def test_a_bundle_of_another_interpreter_or_a_cut_one_is_not_used(package, tmp_p
         code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash")
         assert (code, out, err) == plain[:3]
         assert set(report.values()) == {"usual"}, data[:40]
-        assert read_bundle(str(package / "cudaenv" / "cli" / BUNDLE)) is None
+        assert read_bundle(str(package / "cudaenv" / "bundle" / BUNDLE)) is None
     _bundle(package)
-    assert read_bundle(str(package / "cudaenv" / "cli" / BUNDLE)) is not None
+    assert read_bundle(str(package / "cudaenv" / "bundle" / BUNDLE)) is not None
     code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash", flags=("-O",))
     assert code == 0 and set(report.values()) == {"usual"}  # python -O: the usual optimised import
 
@@ -150,7 +156,7 @@ def test_a_module_from_the_bundle_is_the_module_the_usual_import_makes(package, 
     _bundle(package)
     probe = """
 import sys, linecache
-from cudaenv.cli.bundle import use_bundle
+from cudaenv.bundle import use_bundle
 finder = use_bundle()
 finder.import_directly()  # (use's and list's way: past the import system's steps)
 import cudaenv.toolkit.switch as switch, cudaenv.host as host
@@ -169,8 +175,8 @@ print("\\n".join(out))
         if prefix:
             env["PYTHONPYCACHEPREFIX"] = prefix
         bundled = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
-        usual = subprocess.run([sys.executable, "-S", "-c", probe.replace("finder = use_bundle()\nfinder.import_directly()", "")],
-                               capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
+        plain = probe.replace("finder = use_bundle()\nfinder.import_directly()", "")
+        usual = subprocess.run([sys.executable, "-S", "-c", plain], capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
         assert bundled.returncode == 0 and usual.returncode == 0, bundled.stderr + usual.stderr
         assert bundled.stdout.count("'BundleLoader'") == 2 and usual.stdout.count("'SourceFileLoader'") == 2
         assert bundled.stdout.replace("'BundleLoader'", "'SourceFileLoader'") == usual.stdout
@@ -183,10 +189,10 @@ def test_no_bundle_on_windows_and_a_found_one_goes_first(package, monkeypatch):
     sys.meta_path, and vouches only for the bundle's modules (taken off again here: nothing is imported)."""
     import os
 
-    from cudaenv.cli.bundle import use_bundle
+    from cudaenv.bundle import use_bundle
 
     _bundle(package)
-    path = str(package / "cudaenv" / "cli" / BUNDLE)
+    path = str(package / "cudaenv" / "bundle" / BUNDLE)
     before = list(sys.meta_path)
     monkeypatch.setattr(os, "sep", "\\")
     assert use_bundle(path) is None and sys.meta_path == before
@@ -210,7 +216,8 @@ def counted(name, import_):  # each module the import system itself finds and lo
     return usual(name, import_)
 bootstrap._find_and_load = counted
 sys.argv = ["cudaenv"] + json.loads(sys.argv[1])
-from cudaenv.cli import main
+entry = True
+""" + ENTRY_LINES + """
 code = main()
 sys.stdout.flush()
 sys.stderr.write("\\nREPORT " + json.dumps([name for name in through if name.split(".")[0] == "cudaenv"]) + "\\n")
@@ -237,13 +244,13 @@ def test_use_and_list_take_the_bundles_modules_past_the_import_system(package, t
                 assert (run.returncode, run.stdout, err) == plain[:3], argv
                 assert not through & set(MODULES), (argv, sorted(through & set(MODULES)))  # none of the bundle's
                 if argv[1:2] != ["9.9"]:  # (the error's words are no module of the bundle: found as usual)
-                    assert through == expected & (set(plain[3]) | {"cudaenv.cli.bundle"}), (argv, sorted(through))
+                    assert through == expected & (set(plain[3]) | {"cudaenv.bundle"}), (argv, sorted(through))
             else:
-                assert set(plain[3]) <= through | {"cudaenv.cli.bundle"} and len(through) > len(BEFORE) + 10, argv
+                assert set(plain[3]) <= through | {"cudaenv.bundle"} and len(through) > len(BEFORE) + 10, argv
 
 
 def test_use_and_list_each_read_their_own_groups_of_the_bundle(package, tmp_path):
-    """Each group of the bundle is one marshal.loads (cli.bundle.GROUPS): `use` imports every module of SHARED and
+    """Each group of the bundle is one marshal.loads (cudaenv.bundle.GROUPS): `use` imports every module of SHARED and
     USE_ONLY and none of LIST_ONLY, `list` every module of SHARED and LIST_ONLY and none of USE_ONLY, so neither reads
     code it does not run (counted: the modules imported; the groups cover MODULES once)."""
     _bundle(package)
@@ -255,7 +262,7 @@ def test_use_and_list_each_read_their_own_groups_of_the_bundle(package, tmp_path
         assert not imported & set(other)
     names = [name for group in GROUPS for name in group]
     assert len(names) == len(set(names)) == len(MODULES) and set(names) == set(MODULES)
-    index, spans, code = read_bundle(str(package / "cudaenv" / "cli" / BUNDLE))
+    index, spans, code = read_bundle(str(package / "cudaenv" / "bundle" / BUNDLE))
     assert len(spans) == len(GROUPS) and index["cudaenv.toolkit.switch"][3] == GROUPS.index(USE_ONLY)
     (tmp_path / DOCTOR_BUNDLE).write_bytes(build_bundle(str(package), DOCTOR_MODULES))  # the doctor's: one a module
     index, spans, code = read_bundle(str(tmp_path / DOCTOR_BUNDLE))

@@ -1,14 +1,16 @@
-"""The start-up bundle of `cudaenv use` and `cudaenv list` (issue 35): the compiled code of the modules on their path,
-in one file of the wheel, read by one ``open`` instead of a directory listing, a ``stat`` and an ``open`` of a
-``__pycache__`` file for each of about 35 modules.
+"""The start-up bundles of the `cudaenv` command (issue 35): the compiled code of the modules on the path of `cudaenv
+use` and `cudaenv list` (and the doctor's), in one file of the wheel, read by one ``open`` instead of a directory
+listing, a ``stat`` and an ``open`` of a ``__pycache__`` file for each of about 40 modules.
 
 The source stays where it is: hatch_build.py compiles each module of :data:`MODULES` from its file when the wheel is
 built (:func:`build_bundle`, loaded from this file there: the package is not installed where the wheel is built) into
-``cudaenv/cli/startup.bundle``. The `cudaenv` command's fast path (:func:`cudaenv.cli.main`, for the commands of
-``cudaenv.cli.BUNDLE_COMMANDS``) puts :class:`_Finder` first on ``sys.meta_path`` (:func:`use_bundle`) only when the
-bundle was built by this interpreter's bytecode (its magic number, the one ``__pycache__`` files carry) with no
-``-O``; each module is then taken from it only when its source file is still the size it was compiled from, else
-found and loaded as usual.
+``cudaenv/bundle/startup.bundle``. The `cudaenv` command (bin/cudaenv) calls :func:`start` before it imports
+:mod:`cudaenv.cli` (which is in the bundle too: this package is outside that one so that it can), and
+:func:`cudaenv.cli.main` takes the finder put in place (:func:`started`); :class:`_Finder` goes first on
+``sys.meta_path`` (:func:`use_bundle`) only when the bundle was built by this interpreter's bytecode (its magic number,
+the one ``__pycache__`` files carry) with no ``-O``; each module is then taken from it only when its source file is
+still the size it was compiled from, else found and loaded as usual. For `use` and `list` the bundle's modules are
+also made past the import system's own steps (:meth:`_Finder.import_directly`).
 
 A module taken from the bundle is the module the usual import makes (``__file__``, ``__spec__``, ``__path__``,
 ``__cached__``; its code names the real source file, so a traceback shows that file's lines): only its loader's
@@ -27,6 +29,7 @@ if TYPE_CHECKING:  # annotations only: typing stays off the `cudaenv use` path
     from typing import Dict, Iterable, Optional, Tuple
 
 BUNDLE = "startup.bundle"  # beside this module in the wheel (hatch_build.py compile_bundle)
+BUNDLE_COMMANDS = ("use", "list")  # the commands whose modules come from BUNDLE (the doctor's from DOCTOR_BUNDLE)
 FORMAT = b"cudaenv-bundle 2"  # 2: the code in groups (GROUPS)
 
 # The modules imported after the bundle is in place, on `cudaenv use 12.4 --shell bash` and `cudaenv list` (English,
@@ -36,52 +39,21 @@ FORMAT = b"cudaenv-bundle 2"  # 2: the code in groups (GROUPS)
 # fewer of 52 M than reading its 30 modules one by one). `use` reads SHARED and USE_ONLY, `list` SHARED
 # and LIST_ONLY (the test fails when one of them imports a module of the other's group); LIST_ONLY holds the dpkg
 # readers, which `list` imports for any toolkit that no cudaenv or pip install marks.
-SHARED = (
-    "cudaenv.core.config",
-    "cudaenv.core.lazy",
-    "cudaenv.core.text",
-    "cudaenv.core.version_strings",
-    "cudaenv.model",
-    "cudaenv.model.record",
-    "cudaenv.model.toolkits",
-    "cudaenv.parse",
-    "cudaenv.parse.toolkit_files",
-    "cudaenv.host",
-    "cudaenv.host.files",
-    "cudaenv.host.resolve",
-    "cudaenv.host.state",
-    "cudaenv.probes",
-    "cudaenv.probes.package_db",
-    "cudaenv.probes.paths",
-    "cudaenv.probes.site_packages",
-    "cudaenv.probes.toolkits",
-    "cudaenv.probes.toolkits.candidate",
-    "cudaenv.probes.toolkits.candidates",
-    "cudaenv.probes.toolkits.folder",
-    "cudaenv.probes.toolkits.store",
-    "cudaenv.toolkit",
-    "cudaenv.toolkit.select",
+ENTRY = ("cudaenv.cli", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.core", "cudaenv.core.options")  # bin/cudaenv's
+SHARED = ENTRY + (
+    "cudaenv.core.config", "cudaenv.core.lazy", "cudaenv.core.text", "cudaenv.core.version_strings",
+    "cudaenv.model", "cudaenv.model.record", "cudaenv.model.toolkits", "cudaenv.parse", "cudaenv.parse.toolkit_files",
+    "cudaenv.host", "cudaenv.host.files", "cudaenv.host.resolve", "cudaenv.host.state",
+    "cudaenv.probes", "cudaenv.probes.package_db", "cudaenv.probes.paths", "cudaenv.probes.site_packages",
+    "cudaenv.probes.toolkits", "cudaenv.probes.toolkits.candidate", "cudaenv.probes.toolkits.candidates",
+    "cudaenv.probes.toolkits.folder", "cudaenv.probes.toolkits.store", "cudaenv.toolkit", "cudaenv.toolkit.select",
 )
-USE_ONLY = (
-    "cudaenv.commands.use",
-    "cudaenv.probes.toolkits.named",
-    "cudaenv.shells",
-    "cudaenv.shells.posix",
-    "cudaenv.toolkit.project",
-    "cudaenv.toolkit.switch",
-)
+USE_ONLY = ("cudaenv.commands.use", "cudaenv.probes.toolkits.named", "cudaenv.shells", "cudaenv.shells.posix",
+            "cudaenv.toolkit.project", "cudaenv.toolkit.switch")
 LIST_ONLY = (
-    "cudaenv.commands.list_toolkits",
-    "cudaenv.core.errors",
-    "cudaenv.core.i18n",
-    "cudaenv.core.resources",
-    "cudaenv.parse.dpkg",
-    "cudaenv.probes.dpkg",
-    "cudaenv.render",
-    "cudaenv.render.text",
-    "cudaenv.render.toolkits",
-    "cudaenv.render.width",
-    "cudaenv.toolkit.table",
+    "cudaenv.commands.list_toolkits", "cudaenv.core.errors", "cudaenv.core.i18n", "cudaenv.core.resources",
+    "cudaenv.parse.dpkg", "cudaenv.probes.dpkg", "cudaenv.render", "cudaenv.render.text", "cudaenv.render.toolkits",
+    "cudaenv.render.width", "cudaenv.toolkit.table",
 )
 GROUPS = (SHARED, USE_ONLY, LIST_ONLY)
 MODULES = tuple(name for group in GROUPS for name in group)
@@ -93,7 +65,7 @@ MODULES = tuple(name for group in GROUPS for name in group)
 # `doctor --json --quick` imports in a fake root is not here, or one here is no module. A file of its own, so that
 # `use` reads no more than its own modules.
 DOCTOR_BUNDLE = "doctor.bundle"
-DOCTOR_MODULES = (
+DOCTOR_MODULES = ENTRY + (
     "cudaenv._child",
     "cudaenv.commands.doctor",
     "cudaenv.core.config",
@@ -364,7 +336,10 @@ class _Finder:
         ``python -v`` or ``-X importtime``, whose reports would miss these modules."""
         import builtins
 
-        if sys.flags.verbose or "importtime" in sys._xoptions:
+        import os
+
+        if self.usual_import is not None or sys.flags.verbose or "importtime" in sys._xoptions or (
+                os.environ.get("PYTHONPROFILEIMPORTTIME") and not sys.flags.ignore_environment):
             return
         self.usual_import = builtins.__import__
         builtins.__import__ = self._import
@@ -473,3 +448,34 @@ def use_bundle(path: "Optional[str]" = None, name: str = BUNDLE) -> "Optional[_F
     sys.meta_path.insert(0, finder)
     return finder
 
+
+
+_early: "list" = []  # the finder start() put in place, until main() takes it (started)
+
+
+def _put_in_place(argv) -> "Optional[_Finder]":
+    """The bundle of the command ``argv`` names in place: BUNDLE, its modules made directly, for `use` and `list`,
+    DOCTOR_BUNDLE for `doctor`; None for the others, or where the bundle cannot be used."""
+    command = argv[0] if argv else None
+    if command in BUNDLE_COMMANDS:
+        finder = use_bundle()
+        if finder is not None:
+            finder.import_directly()
+        return finder
+    if command == "doctor":
+        return use_bundle(name=DOCTOR_BUNDLE)
+    return None
+
+
+def start(argv) -> None:
+    """bin/cudaenv, before it imports :mod:`cudaenv.cli`: the bundle of the command ``argv`` (``sys.argv[1:]``) names
+    in place, so that the command line's own modules come from it too (:data:`ENTRY`)."""
+    _early[:] = [_put_in_place(argv)]
+
+
+def started(argv) -> "Optional[_Finder]":
+    """:func:`cudaenv.cli.main` as the `cudaenv` command: the finder :func:`start` put in place (once), else the bundle
+    put in place now (``python -m cudaenv``); main takes it off (:meth:`_Finder.close`) when the command is done."""
+    if _early:
+        return _early.pop()
+    return _put_in_place(argv)
