@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
+from cudaenv import BUNDLED_COMMANDS
 from cudaenv.cli.streams import (
     Interrupted,
     OutputError,
@@ -134,7 +135,7 @@ def main(
     ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
     saved: List = []
     bundle = None
-    if entry:  # `use`, `list` and `doctor`: their modules found in one read (cudaenv.bundle: bin/cudaenv's first import)
+    if entry and argv[:1] and argv[0] in BUNDLED_COMMANDS:  # their modules found in one read (bin/cudaenv's first)
         from cudaenv.bundle import started
 
         bundle = started(argv)

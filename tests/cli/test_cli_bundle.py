@@ -22,13 +22,14 @@ from cudaenv.bundle import (BUNDLE, BUNDLE_COMMANDS, DOCTOR_BUNDLE, DOCTOR_MODUL
 # Imported before the bundle is put in place (bin/cudaenv's first import: the bundle's own module): found as usual.
 BEFORE = {"cudaenv", "cudaenv.bundle"}
 
-# What bin/cudaenv does (the `cudaenv` command), or, with --no-entry, a test's call of main(argv) (no bundle).
+# The `cudaenv` command: the repository's bin/cudaenv itself, run as the child's main script (its os._exit runs the
+# atexit functions first, where the probes report); with --no-entry, a test's call of main(argv) (no bundle).
+SCRIPT = Path(__file__).resolve().parents[2] / "bin" / "cudaenv"
 ENTRY_LINES = """
 if entry:
-    from cudaenv.bundle import start
-    start(sys.argv[1:])
+    exec(compile(open(%r).read(), %r, "exec"))
 from cudaenv.cli import main
-"""
+""" % (str(SCRIPT), str(SCRIPT))
 
 PROBE = """
 import atexit, json, sys
@@ -217,12 +218,9 @@ def counted(name, import_):  # each module the import system itself finds and lo
 bootstrap._find_and_load = counted
 sys.argv = ["cudaenv"] + json.loads(sys.argv[1])
 entry = True
-""" + ENTRY_LINES + """
-code = main()
-sys.stdout.flush()
-sys.stderr.write("\\nREPORT " + json.dumps([name for name in through if name.split(".")[0] == "cudaenv"]) + "\\n")
-sys.exit(code)
-"""
+import atexit
+atexit.register(lambda: sys.stderr.write("\\nREPORT " + json.dumps([n for n in through if n.split(".")[0] == "cudaenv"]) + "\\n"))
+""" + ENTRY_LINES
 
 
 def test_use_and_list_take_the_bundles_modules_past_the_import_system(package, tmp_path):
@@ -267,3 +265,16 @@ def test_use_and_list_each_read_their_own_groups_of_the_bundle(package, tmp_path
     (tmp_path / DOCTOR_BUNDLE).write_bytes(build_bundle(str(package), DOCTOR_MODULES))  # the doctor's: one a module
     index, spans, code = read_bundle(str(tmp_path / DOCTOR_BUNDLE))
     assert len(spans) == len(DOCTOR_MODULES) == len({entry[3] for entry in index.values()})
+
+
+def test_the_other_commands_do_not_read_the_bundles_module(package, tmp_path):
+    """`cudaenv --version`, `explain`, `fix --help`: bin/cudaenv and main() import cudaenv.bundle only for the commands
+    of cudaenv.BUNDLED_COMMANDS (counted: the modules imported), which are the ones it has a bundle for."""
+    _bundle(package)
+    assert set(cudaenv.BUNDLED_COMMANDS) == set(BUNDLE_COMMANDS) | {"doctor"}
+    for argv in (["--version"], ["fix", "--help"], ["link", "--help"]):
+        code, out, err, report = _run(package, tmp_path, *argv)
+        assert code == 0 and out, (argv, err)
+        assert "cudaenv.bundle" not in report and set(report.values()) == {"usual"}, (argv, sorted(report))
+    code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash")
+    assert code == 0 and "cudaenv.bundle" in report
