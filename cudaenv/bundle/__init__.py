@@ -331,8 +331,9 @@ class _Finder:
         system's Python for each of the 40-odd modules, 12 % of `cudaenv use` (bench/RESULTS.md, issue 35).
 
         Everything else goes to the usual ``__import__``: a relative import, a module not in the bundle (or one whose
-        source changed: :meth:`find_spec`), ``import *``, a name missing from a package, any import once a thread was
-        started (the usual import's locks keep threads from seeing a module half made), and the whole of a run under
+        source changed: :meth:`find_spec`), ``import *``, a name missing from a package, any import while another
+        thread runs (the usual import's locks keep threads from seeing a module half made; no module of the bundle starts
+        one when imported), and the whole of a run under
         ``python -v`` or ``-X importtime``, whose reports would miss these modules."""
         import builtins
 

@@ -278,3 +278,40 @@ def test_the_other_commands_do_not_read_the_bundles_module(package, tmp_path):
         assert "cudaenv.bundle" not in report and set(report.values()) == {"usual"}, (argv, sorted(report))
     code, out, err, report = _run(package, tmp_path, "use", "12.4", "--shell", "bash")
     assert code == 0 and "cudaenv.bundle" in report
+
+
+def test_once_a_thread_runs_the_bundles_modules_take_the_usual_import(package, tmp_path):
+    """The direct making of a bundle module has no module locks: while another thread runs, every import goes through
+    the import system (counted: its find-and-load sees the bundle's modules, still loaded from the bundle), and
+    `builtins.__import__` is the usual one again after close(). (No module of the bundle starts a thread when
+    imported, so no thread can see a module the main thread is making.)"""
+    _bundle(package)
+    probe = """
+import builtins, json, sys, threading
+bootstrap = sys.modules["_frozen_importlib"]
+usual, through = bootstrap._find_and_load, []
+bootstrap._find_and_load = lambda name, import_: (through.append(name), usual(name, import_))[1]
+from cudaenv.bundle import use_bundle
+before = builtins.__import__
+finder = use_bundle()
+finder.import_directly()
+import cudaenv.core.text
+direct = list(through)
+stop = threading.Event()
+worker = threading.Thread(target=stop.wait)
+worker.start()
+import cudaenv.toolkit.select
+stop.set()
+worker.join()
+import cudaenv.host.state
+finder.close()
+print(json.dumps([direct, through, builtins.__import__ is before, sorted(set(finder.loaded))]))
+"""
+    env = {"PYTHONPATH": str(package), "PYTHONDONTWRITEBYTECODE": "1", "PATH": TOOLS}
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=str(tmp_path))
+    assert run.returncode == 0, run.stderr
+    direct, through, restored, loaded = json.loads(run.stdout)
+    assert "cudaenv.core.text" not in direct and "cudaenv.core" not in direct  # made directly: no thread yet
+    assert "cudaenv.toolkit.select" in through and "cudaenv.toolkit" in through  # a thread ran: the import system's
+    assert "cudaenv.host.state" not in through  # the thread is gone: directly again
+    assert {"cudaenv.core.text", "cudaenv.toolkit.select", "cudaenv.host.state"} <= set(loaded) and restored
