@@ -1,6 +1,7 @@
-"""The start-up bundles of the `cudaenv` command (issue 35): the compiled code of the modules on the path of `cudaenv
-use` and `cudaenv list` (and the doctor's), in one file of the wheel, read by one ``open`` instead of a directory
-listing, a ``stat`` and an ``open`` of a ``__pycache__`` file for each of about 40 modules.
+"""The start-up bundles of the `cudaenv` command: the code of the modules of `use` and `list`, and of the doctor's.
+
+Issue 35: the compiled code of the modules on their path in one file of the wheel, read by one ``open`` instead of a
+directory listing, a ``stat`` and an ``open`` of a ``__pycache__`` file for each of about 40 modules.
 
 The source stays where it is: hatch_build.py compiles each module of :data:`MODULES` from its file when the wheel is
 built (:func:`build_bundle`, loaded from this file there: the package is not installed where the wheel is built) into
@@ -39,8 +40,9 @@ FORMAT = b"cudaenv-bundle 2"  # 2: the code in groups (GROUPS)
 # fewer of 52 M than reading its 30 modules one by one). `use` reads SHARED and USE_ONLY, `list` SHARED
 # and LIST_ONLY (the test fails when one of them imports a module of the other's group); LIST_ONLY holds the dpkg
 # readers, which `list` imports for any toolkit that no cudaenv or pip install marks.
-ENTRY = ("cudaenv.cli", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.core", "cudaenv.core.options")  # bin/cudaenv's
-SHARED = ENTRY + (
+CLI_MODULES = (  # what bin/cudaenv imports after start()
+    "cudaenv.cli", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.core", "cudaenv.core.options")
+SHARED = CLI_MODULES + (
     "cudaenv.core.config", "cudaenv.core.lazy", "cudaenv.core.text", "cudaenv.core.version_strings",
     "cudaenv.model", "cudaenv.model.record", "cudaenv.model.toolkits", "cudaenv.parse", "cudaenv.parse.toolkit_files",
     "cudaenv.host", "cudaenv.host.files", "cudaenv.host.resolve", "cudaenv.host.state",
@@ -65,7 +67,7 @@ MODULES = tuple(name for group in GROUPS for name in group)
 # `doctor --json --quick` imports in a fake root is not here, or one here is no module. A file of its own, so that
 # `use` reads no more than its own modules.
 DOCTOR_BUNDLE = "doctor.bundle"
-DOCTOR_MODULES = ENTRY + (
+DOCTOR_MODULES = CLI_MODULES + (
     "cudaenv._child",
     "cudaenv.commands.doctor",
     "cudaenv.core.config",
@@ -470,7 +472,7 @@ def _put_in_place(argv) -> "Optional[_Finder]":
 
 def start(argv) -> None:
     """bin/cudaenv, before it imports :mod:`cudaenv.cli`: the bundle of the command ``argv`` (``sys.argv[1:]``) names
-    in place, so that the command line's own modules come from it too (:data:`ENTRY`)."""
+    in place, so that the command line's own modules come from it too (:data:`CLI_MODULES`)."""
     _early[:] = [_put_in_place(argv)]
 
 
