@@ -68,7 +68,10 @@ The frameworks' site-packages (``--only quick`` runs both doctors, without torch
 ``data/frameworks.json`` as pip lays it out, written by ``tests/framework_builders.py`` (TensorFlow's RECORD with
 20,000 lines, as the real one has, and its build-info file), and, where there is a C compiler, a torch whose
 libc10.so/libtorch_cpu.so export 4,000 names with each torch extension package shipping a module that needs 800 of
-them (the extension check's symbol lookups), on ``PYTHONPATH``, in the run's temporary folder.
+them (the extension check's symbol lookups), on ``PYTHONPATH``, in the run's temporary folder. The doctor keeps what
+it read from those modules in its memo (``facts-memo.json`` in ``CUDAENV_CACHE_DIR``, here the run's temporary folder),
+keyed by each file's identity, as it does on a user's machine from the second doctor on; the same doctor with the
+memo off (``CUDAENV_NO_CACHE=1``: the first doctor after an install) is measured beside it and printed, not a target.
 
 The install case (issue 35) serves a constructed index from 127.0.0.1 (``wheel_index``: the five component wheels of
 tests/install_builders.py, whole wheels with WHEEL and RECORD, and their ``cuda-toolkit`` meta wheel, each link with
@@ -778,7 +781,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         root = container_root(Path(work) / "containers", engines)
         commands[label] = [cudaenv, "doctor", "--json", "--quick", "--python", python, "--root", str(root)]
     envs = {name: env for name in commands}
-    envs["doctor --json --quick (frameworks)"] = dict(env, PYTHONPATH=str(frameworks_site(Path(work) / "fw")))
+    envs["doctor --json --quick (frameworks)"] = dict(env, PYTHONPATH=str(frameworks_site(Path(work) / "fw")),
+                                                      CUDAENV_CACHE_DIR=os.path.join(work, "memo"))
+    commands["doctor --json --quick (frameworks, no memo)"] = commands["doctor --json --quick (frameworks)"]
+    envs["doctor --json --quick (frameworks, no memo)"] = dict(envs["doctor --json --quick (frameworks)"], CUDAENV_NO_CACHE="1")
     if has_command(cudaenv, "use", env):
         commands["use 12.4"] = [cudaenv, "use", "12.4", "--shell", "bash"]
         envs["use 12.4"] = use_env
@@ -935,6 +941,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         print()
         print("%s: %.3f x python -c pass: bin/cudaenv is pip's generated script, which imports re before cudaenv starts"
               % (CONSOLE_FLOOR, floor))
+    cold = ratio("doctor --json --quick (frameworks, no memo)", "doctor --json --quick")
+    if cold is not None:
+        print()
+        print("doctor --quick with the frameworks, memo off: %.3f x without (the first doctor after an install; not a target)" % cold)
     print()
     failed = False
     results = []

@@ -24,6 +24,10 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 RECORDED = Path(__file__).parent / "recorded"
+# The working folder of a child interpreter the suite starts with ``-c``: -c puts the working folder first on sys.path
+# (before PYTHONPATH and site-packages), so a child started in the checkout imports ./cudaenv, the source tree, and not
+# the installed package under test (tests/project/test_suite_rules.py asks every such child for a cwd).
+CHILD_CWD = os.path.abspath(os.sep)
 
 # ------------------------------------------------------------------ the tools folder
 # The real programs the fake commands use (grep tests/ for the bodies of the fakes: `/bin/cat`, `/bin/sleep`,

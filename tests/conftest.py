@@ -51,6 +51,8 @@ def refusing_runner(request, tmp_path_factory, monkeypatch):
     import cudaenv.host as host_module
 
     monkeypatch.setattr(tempfile, "tempdir", str(_session_temp(tmp_path_factory)))
+    # cudaenv's caches (the doctor's memo, the index cache) of a run whose environment names no folder of its own
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
 
     extra = [p for mark in request.node.iter_markers("allow_run") for p in mark.args]
     from cudaenv.host.process import subprocess_runner as real

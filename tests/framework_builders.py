@@ -56,6 +56,20 @@ JAX_CUDA12_WHEELS = {
 }
 
 
+# the nvidia wheels tensorflow[and-cuda] 2.21.0 brings besides cuDNN whose libraries TSL opens (the tensorflow runtime
+# row of data/loader_search.json), at the floors of its setup.py (tests/recorded/wheel-tensorflow-2.21.0-setup-pins.txt),
+# each with its library file where the wheel puts it (empty stand-ins)
+TF_CUDA12_WHEELS = {
+    "nvidia-cuda-runtime-cu12==12.5.82": ("nvidia/cuda_runtime/lib/libcudart.so.12",),
+    "nvidia-cublas-cu12==12.5.3.2": ("nvidia/cublas/lib/libcublas.so.12", "nvidia/cublas/lib/libcublasLt.so.12"),
+    "nvidia-cufft-cu12==11.2.3.61": ("nvidia/cufft/lib/libcufft.so.11",),
+    "nvidia-cusolver-cu12==11.6.3.83": ("nvidia/cusolver/lib/libcusolver.so.11",),
+    "nvidia-cusparse-cu12==12.5.1.3": ("nvidia/cusparse/lib/libcusparse.so.12",),
+    "nvidia-cuda-cupti-cu12==12.5.82": ("nvidia/cuda_cupti/lib/libcupti.so.12",),
+    "nvidia-nccl-cu12==2.27.7": ("nvidia/nccl/lib/libnccl.so.2",),
+}
+
+
 # CUDA 13's: one nvidia/cu13/lib folder for the toolkit's libraries (the jax-cuda13 plugin's RPATH and preloads)
 JAX_CUDA13_WHEELS = {
     "nvidia-cuda-runtime==13.0.96": ("nvidia/cu13/lib/libcudart.so.13",),

@@ -272,7 +272,8 @@ class Machine:
         """``pip install`` / ``pip uninstall -y`` of the packages besides torch (tests/framework_builders.py's layouts):
         an uninstall removes each one's dist-info and files, an install lays out the package as its index would give it
         (a ``-cudaNNx``/``-cuNN`` name is that CUDA's build, ``jax[cudaNN]`` brings the jax-cudaNN-plugin,
-        ``tensorflow[and-cuda]`` the cuDNN 9 wheel: the cuDNN line of its METADATA, tests/recorded/wheel-tensorflow-2.21.0-METADATA-requires.txt)."""
+        ``tensorflow[and-cuda]`` the cuDNN 9 wheel (the cuDNN line of its METADATA, tests/recorded/wheel-tensorflow-2.21.0-METADATA-requires.txt)
+        and the other wheels whose libraries TSL opens (framework_builders.TF_CUDA12_WHEELS)."""
         from framework_builders import ORT_BUILD_INFO, dist
 
         for spec in names:
@@ -284,6 +285,11 @@ class Machine:
                 self.pip_remove(name)
                 continue
             if name == "tensorflow" and "and-cuda" in extras:  # its and-cuda extra: the nvidia wheels, cuDNN 9 among them
+                from framework_builders import TF_CUDA12_WHEELS, dist
+
+                for wheel, files in TF_CUDA12_WHEELS.items():
+                    self.pip_remove(wheel.split("==")[0])
+                    dist(self.package_site, wheel.split("==")[0], wheel.split("==")[1], files={f: "" for f in files})
                 self.pip("install", ["nvidia-cudnn-cu12"])
                 if version and (self.package_site / ("tensorflow-%s.dist-info" % version)).is_dir():
                     continue  # that tensorflow is installed: pip keeps it and installs only what the extra adds

@@ -345,13 +345,13 @@ def static():
     kind, path = _find_torch_spec()
     torch_dir = None
     if kind == "module":
-        result["notes"].append("%s is a module named torch, not the torch package; it shadows any installed torch" % path)
+        result["notes"].append(["module-named-torch", path])  # [kind, path]: the parent says it (probes/torch.py)
         result["shadow"] = path
     elif kind in ("package", "namespace"):
         version_py = os.path.join(path, "version.py")
         text = _read(version_py)
         if text is None:
-            result["notes"].append("%s is a folder named torch without version.py; it is not an installed torch" % path)
+            result["notes"].append(["folder-without-version", path])
             result["shadow"] = path
         else:
             torch_dir = path
@@ -362,7 +362,7 @@ def static():
             result["hip"] = values.get("hip")
             result["git_version"] = values.get("git_version")
             if result["version"] is None:
-                result["notes"].append("%s has no readable __version__" % version_py)
+                result["notes"].append(["no-version", version_py])
     if torch_dir is not None:
         location = os.path.dirname(torch_dir)
         result["location"] = location

@@ -154,6 +154,7 @@ DOCTOR_MODULES = CLI_MODULES + (
     "cudaenv.probes.gpu_health",
     "cudaenv.probes.ldconf",
     "cudaenv.probes.libraries",
+    "cudaenv.probes.memo",
     "cudaenv.probes.nvidia",
     "cudaenv.probes.nvidia_smi_path",
     "cudaenv.probes.package_db",

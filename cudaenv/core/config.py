@@ -52,7 +52,10 @@ _TABLE = (
             "--timeout (torch refresh)"),
     Setting("CUDAENV_PACKAGE_INDEX", TEXT, None, "the package index (simple API) `cudaenv install` reads the cuda-toolkit releases from",
             shown="PIP_INDEX_URL, else pip's configured or default index"),
-    Setting("CUDAENV_CACHE_DIR", PATH, None, "where `torch-index.json`, the index cache, lives", shown="the user cache dir (platformdirs)"),
+    Setting("CUDAENV_CACHE_DIR", PATH, None, "where `torch-index.json`, the index cache, and `facts-memo.json`, what `doctor` read from "
+            "torch extensions' libraries (keyed by each file's identity), live", shown="the user cache dir (XDG on Linux, else platformdirs)"),
+    Setting("CUDAENV_NO_CACHE", CHOICE, None, "`1`: `doctor` neither reads nor writes `facts-memo.json` (every library is read again)",
+            shown="0", choices=("0", "1")),
     Setting("CUDAENV_DATA_DIR", PATH, None, "where `cudaenv install` puts toolkits (`toolkits/<release>/` under it)",
             shown="the user data dir (platformdirs)"),
     Setting("CUDAENV_IMPORT_TIMEOUT", SECONDS, 120.0, "seconds `doctor --import` allows each framework's import-and-device-check child"),
@@ -159,3 +162,26 @@ def check(env, names=None):
     for s in _TABLE:
         if (names is None or s.name in names) and s.kind not in (STATE, SCRIPT):
             value(env, s.name)
+
+
+def cache_dir(env, fallback=True):
+    """cudaenv's cache folder: ``CUDAENV_CACHE_DIR``, else the user cache folder. On Linux that is the XDG Base
+    Directory Specification's (https://specifications.freedesktop.org/basedir-spec/latest/): ``$XDG_CACHE_HOME``, else
+    ``$HOME/.cache``, each only if absolute ("a relative path ... should be considered invalid and ignored"), then
+    ``cudaenv``. Elsewhere, and where neither is absolute, platformdirs' ``user_cache_dir`` (imported only there: it
+    costs a doctor more than the memo it finds saves); without ``fallback``, "" there instead (the environment given
+    names no cache folder)."""
+    explicit = value(env, "CUDAENV_CACHE_DIR")
+    if explicit:
+        return explicit
+    import sys
+
+    if sys.platform.startswith("linux"):
+        for base in (env.get("XDG_CACHE_HOME") or "", (env.get("HOME") or "") and str(env.get("HOME")).rstrip("/") + "/.cache"):
+            if base.startswith("/"):
+                return base.rstrip("/") + "/cudaenv"
+    if not fallback:
+        return ""
+    import platformdirs
+
+    return platformdirs.user_cache_dir("cudaenv", appauthor=False)

@@ -51,11 +51,14 @@ def parse_python_version(text: Any) -> Optional[str]:
 
 
 def malformed(where: str, value: Any, limit: int = 24) -> str:
-    """The note for a version field that is not a version: the value shortened, so a huge one stays one short line."""
+    """The note for a version field that is not a version: the value shortened, so a huge one stays one short line (a
+    marked message)."""
+    from cudaenv.core.i18n import M
+
     text = value if isinstance(value, str) else repr(value)
-    shown = text if len(text) <= limit else text[:limit] + "..."
-    size = "" if len(text) <= limit else " (%d characters)" % len(text)
-    return "%s has a malformed version %r%s, ignored" % (where, shown, size)
+    if len(text) <= limit:
+        return M("%s has a malformed version %r, ignored", where, text)
+    return M("%s has a malformed version %r (%d characters), ignored", where, text[:limit] + "...", len(text))
 
 
 def compare_versions(a: Any, b: Any) -> int:

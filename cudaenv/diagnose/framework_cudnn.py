@@ -19,7 +19,8 @@ CUDNN_VIA = {"preload": N_("the nvidia-cudnn wheel its Python code loads first")
              "LD_LIBRARY_PATH": N_("LD_LIBRARY_PATH"), "runpath": N_("its RUNPATH"), "ld.so.cache": N_("the loader cache"),
              "default": N_("the loader's default folders")}
 CUDNN_EVIDENCE = {"local-tag": N_("its version tag"), "requires": N_("the nvidia-cudnn wheel the JAX plugin requires"),
-                  "row": N_("the cuDNN name its plugin opens"), "build-info": N_("its build_info.py")}
+                  "row": N_("the cuDNN name its plugin opens"), "build-info": N_("its build_info.py"),
+                  "build-table": N_("its build_info.py's major and the cuDNN its release is compiled with")}
 # what the framework does then, and where its loader looked (JAX's plugin loads the wheel's file first; TensorFlow's
 # libtensorflow_framework.so.2 searches LD_LIBRARY_PATH before its RUNPATH: data/loader_search.json's runtime rows)
 NOT_FOUND = {"": N_("%s is built for cuDNN %s (from %s) and opens it itself at run time: %s loads (dlopen) %s, looked for in the "
@@ -47,9 +48,15 @@ def _runtime_row(consumer: str) -> Dict[str, Any]:
 
 def runtime_fix(s, consumer: str) -> List[str]:
     """The line that installs the libraries a ``runtime`` row's object opens (its row's ``fix``: JAX's documented
-    ``jax[cudaNN]``, whose plugin's with-cuda extra brings the nvidia wheels); [] for other consumers."""
+    ``jax[cudaNN]``, whose plugin's with-cuda extra brings the nvidia wheels; TensorFlow's and-cuda extra at the installed
+    version, without a pin where none was read); [] for other consumers."""
     row = _runtime_row(consumer)
-    return [row["fix"].replace("{pip}", c.pip_cmd(s))] if row.get("fix") else []
+    if not row.get("fix"):
+        return []
+    fw = next((f for f in s.frameworks if f.package == consumer), None)
+    version = fw.version if fw is not None else None
+    line = row["fix"].replace("{pip}", c.pip_cmd(s))
+    return [line.replace("{version}", version) if version else line.replace("=={version}", "")]
 
 
 def cudnn_fix(s, fw) -> List[str]:
@@ -97,6 +104,8 @@ def _not_found(s) -> List:
 
     said = ("local-tag" if local_cudnn(fw.version or "") else _runtime_row(fw.package).get("cudnn_said")
             or ("requires" if "." in (fw.cudnn or "") else "row"))
+    if said == "build-info" and "." in (fw.cudnn or ""):
+        said = "build-table"  # data/frameworks.json's build-cudnn row gave the minor
     return [F(
         "framework-cudnn-not-found", "warning",
         M("%s needs cuDNN %s and the loader finds no %s", ", ".join("%s %s" % (f.package, f.version or "?") for f in lost), major,
@@ -110,7 +119,8 @@ def _not_found(s) -> List:
 def cudnn_too_old(s) -> List:
     """The frameworks whose runtime gets a ``libcudnn.so.N`` of the right major but of an older minor than the one they
     were built for (known from the file's name or the nvidia-cudnn wheel holding it): JAX compares major.minor at
-    start-up (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-version-check.txt)."""
+    start-up (tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-version-check.txt), XLA under TensorFlow when it first uses
+    cuDNN (the release's minor from data/frameworks.json's build-cudnn rows: none, no verdict)."""
     from cudaenv.core.version import version_key
 
     out = []
@@ -128,15 +138,28 @@ def check_too_old(s) -> List:
         return []
     fw = old[0]
     want = ".".join(fw.cudnn.split(".")[:2])
+    fix = cudnn_fix(s, fw)
+    if fw.cudnn_via == "LD_LIBRARY_PATH" and fw.cudnn_path:  # found before the wheel's folder: installing alone changes nothing
+        fix.append(M("# and take %s out of LD_LIBRARY_PATH: the loader looks there first", fw.cudnn_path.rsplit("/", 1)[0]))
     return [F(
         "framework-cudnn-too-old", "warning",
         M("%s needs cuDNN %s or newer and gets %s", ", ".join("%s %s" % (f.package, f.version or "?") for f in old), want,
           fw.cudnn_version),
-        M("%s opens %s at run time and gets %s (from %s), cuDNN %s; it was built for cuDNN %s, and JAX checks at "
-          "start-up that the loaded cuDNN's major.minor is no lower: it stops with \"Outdated cuDNN installation found\". "
-          "A cuDNN pinned by another package (an older torch's nvidia-cudnn-cu12 pin) or a system cuDNN first on the "
-          "search gives this; a newer cuDNN of the same major also serves the older builds.",
-          fw.package, fw.cudnn_soname, fw.cudnn_path, M(CUDNN_VIA.get(fw.cudnn_via or "", N_("the loader's search"))),
-          fw.cudnn_version, want),
-        cudnn_fix(s, fw),
+        M(TOO_OLD.get(fw.package, TOO_OLD[""]), fw.package, fw.cudnn_soname, fw.cudnn_path,
+          M(CUDNN_VIA.get(fw.cudnn_via or "", N_("the loader's search"))), fw.cudnn_version, want),
+        fix,
     )]
+
+
+# what the framework does with an older minor of its cuDNN major (JAX: tests/recorded/wheel-jax-cuda12-pjrt-0.12.0.1-
+# version-check.txt; XLA under TensorFlow: data/frameworks.json's TF-CUDNN-BUILD, tensorflow/tensorflow#60913)
+TOO_OLD = {"": N_("%s opens %s at run time and gets %s (from %s), cuDNN %s; it was built for cuDNN %s, and JAX checks at "
+                  "start-up that the loaded cuDNN's major.minor is no lower: it stops with \"Outdated cuDNN installation found\". "
+                  "A cuDNN pinned by another package (an older torch's nvidia-cudnn-cu12 pin) or a system cuDNN first on the "
+                  "search gives this; a newer cuDNN of the same major also serves the older builds."),
+           "tensorflow": N_("%s opens %s at run time and gets %s (from %s), cuDNN %s; its release is compiled with cuDNN %s, "
+                            "and XLA, which runs its GPU work, checks when it first uses cuDNN that the loaded one has the "
+                            "same major and an equal or higher minor: it logs \"Loaded runtime CuDNN library: ... but source "
+                            "was compiled with: ...\" and the operation fails with \"DNN library initialization failed\". "
+                            "A cuDNN pinned by another package (an older torch's nvidia-cudnn-cu12 pin) or a system cuDNN "
+                            "first on the search gives this; a newer cuDNN of the same major also serves the older builds.")}

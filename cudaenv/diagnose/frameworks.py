@@ -379,7 +379,10 @@ def check_libraries(s, tables=None) -> List:
              M("# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)", ", ".join(dirs))],
         ))
     missing = _missing(s)
-    if missing:
+    outside = [lib for lib in missing if lib.wheel_copy and lib.path is None]
+    if outside and not (s.platform is not None and s.platform.system == "windows"):
+        out.append(_wheel_outside_search(s, outside, [lib for lib in missing if lib not in outside], tables))
+    elif missing:
         windows = s.platform is not None and s.platform.system == "windows"
         where = (dlls.windows_where(missing[0].consumer) if windows else
                  M("not in its RUNPATH, LD_LIBRARY_PATH, the loader cache's configured folders or the default folders, so loading "
@@ -421,6 +424,29 @@ def check_libraries(s, tables=None) -> List:
             ["%s uninstall -y %s" % (c.pip_cmd(s), " ".join(stray))],
         ))
     return out
+
+
+def _wheel_outside_search(s, outside: List, rest: List, tables=None):
+    """library-not-found where the nvidia wheel holding the file is installed, in a folder the calling object's search
+    does not include (TensorFlow 2.21.0's cuSOLVER: TSL's dlopen is made from libtensorflow_framework.so.2, whose RUNPATH
+    names no nvidia/cusolver/lib; data/loader_search.json's TF-CUSOLVER): the fix puts those folders on LD_LIBRARY_PATH,
+    which the loader searches first; the libraries found nowhere at all (``rest``) get the reinstall line too."""
+    folders = list(dict.fromkeys(lib.wheel_copy.rsplit("/", 1)[0] for lib in outside))
+    current = [e for e in s.env_map.get("LD_LIBRARY_PATH", "").split(":") if e and e.rstrip("/") not in folders]
+    libs = outside + rest
+    return F(
+        "library-not-found", "warning",
+        M("CUDA libraries the loader finds nowhere: %s", ", ".join("%s (%s)" % (lib.needed, lib.consumer) for lib in libs)),
+        M("%s. The nvidia wheel's file is installed (%s), but in a folder the search from that object does not include: "
+          "a library opened with dlopen is searched for in LD_LIBRARY_PATH, the RUNPATH of the object that calls dlopen "
+          "(not of the one that asked for it), the loader cache and the default folders. Loading it fails with \"%s: "
+          "cannot open shared object file\" (unless something loaded it first).",
+          join("; ", (M("%s loads (dlopen) %s", lib.object, lib.needed) for lib in outside)),
+          ", ".join(lib.wheel_copy for lib in outside), outside[0].needed),
+        ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(folders + current)),
+         M("# and set it where the environment is set up (its activate script, a module file, ~/.bashrc): a new shell "
+           "starts without it")] + (_reinstall(s, rest[0].consumer, tables) if rest else []),
+    )
 
 
 def _driver_and_plugin(s) -> List:

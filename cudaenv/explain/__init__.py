@@ -31,7 +31,7 @@ CONTEXTS = ("devices", "torch_build", "arch")  # the kinds of machine facts a ro
 
 
 class ErrorMatch(Record):
-    _json_omit = ("source",)
+    _json_omit = ("source", "why")
     _json_maps = ("values",)
 
     id: str
@@ -47,6 +47,8 @@ class ErrorMatch(Record):
     line: Optional[int] = None  # the line of the searched text it matched (1 is the first)
     notes: Tuple[str, ...] = ()  # why it ranks where it does, when a ranking rule applied
     variant: Optional[str] = None  # the explanation fits what the paste shows: macos, rocm, driver-library
+    why: Tuple[Tuple[str, str], ...] = ()  # the ranking notes as data: (kind of cudaenv.explain.rank.NOTE_KINDS,
+    # value) pairs; cudaenv.render.explain says them (the text), and writes them into ``notes`` in English (the JSON)
 
 
 class ErrorCatalog(Record):
@@ -122,7 +124,7 @@ def _match(ranked, paste, shown) -> ErrorMatch:
         doctor_finding=row.doctor_finding,
         confidence=ranked.confidence,
         line=c.first + 1,
-        notes=ranked.notes,
+        why=ranked.notes,
         variant=v.name if v is not None else None,
     )
 

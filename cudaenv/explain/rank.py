@@ -34,7 +34,6 @@ from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 from cudaenv.explain import normalize as N
 from cudaenv.explain import table as T
 from cudaenv.explain.views import BIG, View
-from cudaenv.core.i18n import M
 
 RULES = "explain_rules"
 CONFIDENCE = ("high", "medium", "low")
@@ -329,11 +328,17 @@ def _lacks_values(row: T.Row, c: Candidate) -> bool:
 
 
 # ------------------------------------------------------------------ ranking
+# Why a candidate ranks where it does: (kind, value) pairs, said by cudaenv.render.explain (RANK_NOTES); the value is
+# the context kind for "context-line", the cause's id for "explained-after" and "follows", else "".
+NOTE_KINDS = ("context-line", "boilerplate", "wrapper", "explained-after", "follows", "warning", "chained", "glued",
+              "fuzzy", "short")
+
+
 class Ranked(NamedTuple):
     candidate: Candidate
     key: Tuple[int, ...]
     confidence: str
-    notes: Tuple[str, ...]
+    notes: Tuple[Tuple[str, str], ...]  # (kind of NOTE_KINDS, value)
 
 
 def _inside(spans, start: int, end: int) -> bool:
@@ -378,7 +383,7 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
     out = []
     for c in found:
         view, start, end = c.view, c.match.start(), c.match.end()
-        notes = []
+        notes: List[Tuple[str, str]] = []
         kind = _context_at(view, paste.context, start)
         boiler = _inside(view.spans("boilerplate", r.boilerplate), start, end)
         wrappers = view.spans("wrapper", r.wrapper)
@@ -387,30 +392,30 @@ def rank(paste: Paste, found: Sequence[Candidate]) -> List[Ranked]:
         section = sum(1 for s in chain if s[0] < start)
         low = kind is not None or boiler
         if kind is not None:
-            notes.append(M("matched on a %s line, which is not an error itself", kind))
+            notes.append(("context-line", kind))
         if boiler:
-            notes.append(M("matched in the boilerplate torch adds to every CUDA error"))
+            notes.append(("boilerplate", ""))
         if wrapped:
-            notes.append(M("matched in a message that wraps another error"))
+            notes.append(("wrapper", ""))
         cause = None if low else _after_effect(c, [o for o in found if _context_at(o.view, paste.context, o.match.start()) is None],
                                                r.after, r.anywhere)
         if cause and cause[1]:
-            notes.append(M("explained by %s, printed after it", cause[0]))
+            notes.append(("explained-after", cause[0]))
         elif cause:
-            notes.append(M("follows the earlier %s, its cause", cause[0]))
+            notes.append(("follows", cause[0]))
         warning = any(m.groupdict().get("is_warning") for _, m in c.found)
         if warning:
-            notes.append(M("a warning, not the failure"))
+            notes.append(("warning", ""))
         if section:
-            notes.append(M("raised while handling an earlier error (chained traceback)"))
+            notes.append(("chained", ""))
         if view.name == "glued":
-            notes.append(M("found only by joining lines a terminal wrapped mid-word"))
+            notes.append(("glued", ""))
         if c.fuzzy:
-            notes.append(M("found with one word missing or mistyped"))
+            notes.append(("fuzzy", ""))
         short = len(" ".join(c.match.group(0).split())) < SHORT and not any(
             _ERROR_LINE.search(paste.norm[i]) for i in range(c.first, c.last + 1))
         if short and not low:
-            notes.append(M("a short match on a line that reports no error"))
+            notes.append(("short", ""))
         confidence = "low" if low else "medium" if (wrapped or warning or short or c.fuzzy or view.name == "glued") else "high"
         key = (1 if low else 0, 1 if wrapped else 0, 1 if warning else 0, 1 if cause else 0, section, c.index, c.first)
         out.append(Ranked(c, key, confidence, tuple(notes)))

@@ -21,18 +21,9 @@ CACHE_NAME = "torch-index.json"
 MAX_CACHE = 16 * 1024 * 1024  # a cache of PyTorch's whole index is under 100 KB
 
 
-def cache_dir(env: Mapping[str, str]) -> str:
-    from cudaenv.core import config
-
-    explicit = config.value(env, "CUDAENV_CACHE_DIR")
-    if explicit:
-        return explicit
-    import platformdirs
-
-    return platformdirs.user_cache_dir("cudaenv", appauthor=False)
-
-
 def cache_file(env: Mapping[str, str]) -> str:
+    from cudaenv.core.config import cache_dir
+
     return os.path.join(cache_dir(env), CACHE_NAME)
 
 

@@ -257,5 +257,5 @@ def refresh(base: str, timeout: float = INDEX_TIMEOUT, extra_variants: Sequence[
         return RefreshResult(None, notes + [M("nothing could be read from %s", base)], read, failed, reachable=reachable)
     data = build_index_data(base, root_files, variant_files, clock(), notes)
     if not data.variants:
-        return RefreshResult(None, notes + ["%d page(s) from %s list no torch wheels" % (read, base)], read, failed, reachable=True)
+        return RefreshResult(None, notes + [M("%d page(s) from %s list no torch wheels", read, base)], read, failed, reachable=True)
     return RefreshResult(data, notes, read, failed, reachable=True)

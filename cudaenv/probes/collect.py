@@ -122,19 +122,26 @@ def _frameworks(host, notes: List[Note], torch: Torch, import_order: Tuple[str, 
         return probe_needed(host, path)
 
     sites = tuple(torch.site_packages)
+    heads: Dict[str, str] = {}  # the METADATA heads read, for the frameworks and the extensions alike
     try:  # the site-packages listed once, for the frameworks, the extensions and the cuDNN wheels alike
         present = _call(notes, "frameworks", installed_distributions, host, sites)
-        found = tuple(_call(notes, "frameworks", probe_frameworks, host, sites, notes, None, read_needed, None, present) or ())
+        found = tuple(_call(notes, "frameworks", probe_frameworks, host, sites, notes, None, read_needed, None, present, heads) or ())
     except _Failed:
         present, found = None, ()
     if host.system == "windows":
-        return found, _windows_dlls(host, notes, torch, found, import_order), ()
+        return found, _windows_dlls(host, notes, torch, found, import_order, present), ()
     if host.system != "linux":
         return found, (), ()
+    from cudaenv.probes.memo import open_memo
+
+    memo = open_memo(host)  # what the last doctors read from the extensions' libraries, while they are the same files
     try:
-        extensions = tuple(_call(notes, "extensions", probe_extensions, host, torch, sites, notes, present=present) or ())
+        extensions = tuple(_call(notes, "extensions", probe_extensions, host, torch, sites, notes, present=present,
+                                 memo=memo, heads=heads) or ())
     except _Failed:
         extensions = ()
+    if memo is not None:
+        memo.save()
     objects = []
     if torch.installed and torch.location:
         objects.append(("torch", host.join(torch.location, "torch", "lib", "libtorch_cuda.so")))
@@ -158,7 +165,7 @@ def _frameworks_beside(host, notes: List[Note], static_job: Job, import_order: T
     """:func:`_frameworks`, started with the static torch child: its modules imported, its tables read and its patterns
     compiled while the child runs (the job's own work needs the child's site-packages); then the job (issue 35)."""
     try:
-        from cudaenv.probes import elf, libraries, site_packages  # noqa: F401 - imported now
+        from cudaenv.probes import elf, libraries, memo, site_packages  # noqa: F401 - imported now
         from cudaenv.probes.extensions import prepare
 
         prepare()
@@ -167,9 +174,11 @@ def _frameworks_beside(host, notes: List[Note], static_job: Job, import_order: T
     return _frameworks(host, notes, static_job.result(), import_order)
 
 
-def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (), import_order: Tuple[str, ...] = ()) -> tuple:
+def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (), import_order: Tuple[str, ...] = (),
+                  present=None) -> tuple:
     """torch's and the frameworks' CUDA DLLs resolved in the Windows DLL search order each uses (probes/dlls.py), loaded
-    in the program's ``import_order`` (() the usual one)."""
+    in the program's ``import_order`` (() the usual one); ``present``: the site-packages' distributions, listed once
+    by the frameworks job (None: probe_dlls lists each framework's folder itself)."""
     from cudaenv.probes.dlls import probe_dlls
 
     location = torch.location if torch.installed else None
@@ -177,7 +186,7 @@ def _windows_dlls(host, notes: List[Note], torch: Torch, frameworks: tuple = (),
         return ()
     try:
         return tuple(_call(notes, "libraries", probe_dlls, host, location, torch.python, None, torch.cuda, frameworks,
-                           import_order) or ())
+                           import_order, present) or ())
     except _Failed:
         return ()
 

@@ -217,13 +217,14 @@ def _torch_cuda_path(host, dirs: Sequence[str], cuda: Optional[str], row: Dict, 
 
 
 def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Optional[str] = None, cuda: Optional[str] = None,
-               frameworks: Sequence = (), imports: Sequence[str] = ()) -> Tuple[LoadedLibrary, ...]:
+               frameworks: Sequence = (), imports: Sequence[str] = (), present=None) -> Tuple[LoadedLibrary, ...]:
     """torch's and the frameworks' CUDA DLLs as Windows resolves them: ``location`` the site-packages folder holding
     torch (None: no torch), ``python`` the interpreter (its folder is the application folder), ``prefix`` its
     sys.prefix, whose ``Library\\bin`` torch adds (default: the folder above ``Lib\\site-packages``, as in a conda
     environment or a venv), ``cuda`` torch's CUDA ("12.8"), ``frameworks`` the Framework records the frameworks probe
     found, ``imports`` the modules the user's program imports, in order (``doctor --import-order``; () the usual
-    program: torch first, then the frameworks)."""
+    program: torch first, then the frameworks), ``present`` the site-packages' distributions where the caller listed
+    them (:func:`cudaenv.probes.frameworks.installed_distributions`; None: each framework's folder listed once a run)."""
     import ntpath
 
     from cudaenv.host.registry import read_values
@@ -240,6 +241,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
     app = ntpath.dirname(python) if python else None
     path = [p for p in (host.env.get("PATH") or "").split(";") if p.strip()]
     listings: Dict[str, Dict[str, str]] = {}
+    lists = {s: {n: w for n, w in (present or {}).items() if w[0] == s} for s in {w[0] for w in (present or {}).values()}}
 
     def listing(folder: str) -> Dict[str, str]:
         if folder not in listings:
@@ -309,7 +311,7 @@ def probe_dlls(host, location: Optional[str], python: Optional[str], prefix: Opt
             _dynload(host, fw, row, app, path, system, listing, known, out, in_wheel)
             continue
         optional = tuple(o.lower() for o in row.get("optional", ()))
-        for obj, pe in _objects(host, fw, row, prefixes):
+        for obj, pe in _objects(host, fw, row, prefixes, lists):
             folder = ntpath.dirname(obj)
             first = altered_order(folder, path, system) if row["order"] == "altered" else flags_order(folder, app, dirs, system)
             inside = obj[len(site):].lstrip("\\").lower()
@@ -464,18 +466,20 @@ def _imports(host, path: str):
         return None
 
 
-def _objects(host, fw, row: Dict, prefixes: Sequence[str]) -> List[Tuple[str, object]]:
+def _objects(host, fw, row: Dict, prefixes: Sequence[str], lists: Dict) -> List[Tuple[str, object]]:
     """(path, its PE imports) of a framework's DLLs whose imports name a CUDA DLL: the row's fixed ``objects``, or with
     ``record`` the .dll and .pyd files its RECORD lists: those under the row's ``modules`` (CUPY-WHEEL: the modules a
     real wheel's import tables show to import CUDA DLLs; at most its ``max_objects`` read), else the first MAX_OBJECTS,
-    the ones named for CUDA first."""
+    the ones named for CUDA first. ``lists``: {site-packages: its distributions}, each folder listed once a run."""
     from cudaenv.parse import frameworks as pf
     from cudaenv.probes.frameworks import RECORD_LIMIT, installed_distributions
 
     names = [o.replace("/", "\\") for o in row.get("objects", ())]
     limit = MAX_OBJECTS
     if row.get("record"):
-        entry = installed_distributions(host, (fw.location,)).get(fw.package)
+        if fw.location not in lists:  # (the caller's listing where it gave one)
+            lists[fw.location] = installed_distributions(host, (fw.location,))
+        entry = lists[fw.location].get(fw.package)
         record = host.read_text(host.join(fw.location, entry[1], "RECORD"), limit=RECORD_LIMIT) if entry else None
         listed = [p.replace("/", "\\") for p in pf.record_libraries(record or "") if p.lower().endswith((".dll", ".pyd"))]
         modules = tuple(m.lower() for m in row.get("modules", ()))

@@ -70,7 +70,8 @@ def torch_pin(requires: Sequence[str]) -> Optional[str]:
     return None
 
 
-def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, Any]], notes: List[Note], present=None):
+def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, Any]], notes: List[Note], present=None,
+                heads: Optional[Dict[str, str]] = None):
     """(name, site, dist-info) of each package to read: the table's torch extensions, then those requiring torch
     (``present``: the installed distributions of ``site_packages``, where the caller listed them already)."""
     from cudaenv.probes.frameworks import installed_distributions, read_metadata_head
@@ -86,7 +87,10 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
             notes.append(Note(PROBE, M("more than %d packages: the rest were not read for a torch requirement", MAX_SCANNED)))
             break
         scanned += 1
-        meta = read_metadata_head(host, host.join(where[0], where[1], "METADATA"), METADATA_HEAD)
+        path = host.join(where[0], where[1], "METADATA")
+        meta = heads[path] if heads is not None and path in heads else read_metadata_head(host, path, METADATA_HEAD)
+        if heads is not None:
+            heads[path] = meta
         if "torch" not in meta.lower():  # a requirement on torch spells its name (ASCII, any case): nothing to parse
             continue
         if any(pf.requirement_name(r) == "torch" for r in pf.parse_metadata(meta)[2]):
@@ -115,12 +119,37 @@ def _torch_libraries(host, torch: Torch, row: Dict[str, Any]) -> List[str]:
     return [host.join(folder, name) for name in row["libraries"] if host.is_file(host.join(folder, name))]
 
 
+def _remembered(value) -> Optional[Dict[str, Any]]:
+    """A memo entry's value (:mod:`cudaenv.probes.memo`, untrusted) as the fields it gives a record; None unless
+    every field has its type and bound (``links_torch`` False: a library that does not link torch)."""
+    if not isinstance(value, dict) or not isinstance(value.get("links_torch"), bool):
+        return None
+    if not value["links_torch"]:
+        return {}
+    strings = value.get("torch_needed"), value.get("missing")
+    if not all(isinstance(x, list) and len(x) <= 64 and all(isinstance(n, str) and len(n) <= 4096 for n in x) for x in strings):
+        return None
+    if len(value["missing"]) > MAX_MISSING or not (value.get("cuda") is None or isinstance(value["cuda"], str) and value["cuda"].isdigit()
+                                                  and len(value["cuda"]) <= 3):
+        return None
+    if not all(type(value.get(k)) is int and 0 <= value[k] <= 1 << 32 for k in ("checked", "missing_count")):
+        return None
+    if not all(value.get(k) is None or isinstance(value[k], bool) for k in ("cxx11_abi", "torch_cxx11_abi")):
+        return None
+    return {"torch_needed": tuple(value["torch_needed"]), "cuda": value["cuda"], "checked": value["checked"],
+            "missing": tuple(value["missing"]), "missing_count": value["missing_count"], "cxx11_abi": value["cxx11_abi"],
+            "torch_cxx11_abi": value["torch_cxx11_abi"], "complete": True}
+
+
 def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: List[Note],
                      rows: Optional[Dict[str, Dict[str, Any]]] = None, table: Optional[Dict[str, Any]] = None,
-                     present: Optional[Dict[str, Tuple[str, str]]] = None) -> Tuple[TorchExtension, ...]:
+                     present: Optional[Dict[str, Tuple[str, str]]] = None, memo=None,
+                     heads: Optional[Dict[str, str]] = None) -> Tuple[TorchExtension, ...]:
     """Every compiled torch extension of ``site_packages``, checked against ``torch`` (its ``location``'s
     torch/lib); () when torch is not installed there. ``present``: the installed distributions of ``site_packages``
-    (:func:`cudaenv.probes.frameworks.installed_distributions`), where the caller listed them already."""
+    (:func:`cudaenv.probes.frameworks.installed_distributions`), where the caller listed them already; ``memo``: a
+    :class:`cudaenv.probes.memo.Memo` whose entries stand for a library's read while it and torch's libraries keep
+    their identities (complete answers only are stored); ``heads``: METADATA heads already read, by path."""
     from cudaenv.parse.elf_symbols import SYMBOL_BUDGET, parse_elf_defines, parse_elf_symbols
     from cudaenv.probes.frameworks import read_metadata_head, table_packages
 
@@ -133,45 +162,78 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
         return ()
     names = set(row["libraries"])
     select = namespace_selector(tuple(row["namespaces"]))  # torch's names picked in the tables' bytes
+    if memo is not None:
+        from cudaenv.probes.memo import identity
 
-    c10 = next((p for p in torch_libs if posixpath.basename(p) == "libc10.so"), None)
-    exported = _read(host, c10, parse_elf_symbols, True, None, SYMBOL_BUDGET, None, select) if c10 else None
-    torch_abi = string_abi(exported.names) if exported is not None else None
-    found = []  # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole)
-    for package, (site, entry) in _candidates(host, site_packages, rows, notes, present):
-        meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_HEAD)
+        torch_keys = [identity(host.local(p)) for p in torch_libs]
+    heads = {} if heads is None else heads
+
+    # (package, version, requires, path, its symbols and NEEDED, undefined torch names, read whole, identities)
+    found: List[Any] = []
+    order: List[Tuple[str, str, Sequence[str], str, Any]] = []  # each extension: read now (an index in found) or remembered
+    for package, (site, entry) in _candidates(host, site_packages, rows, notes, present, heads):
+        path = host.join(site, entry, "METADATA")
+        meta = heads[path] if path in heads else read_metadata_head(host, path, METADATA_HEAD)
         _, version, requires = pf.parse_metadata(meta)
         record = host.read_text(host.join(site, entry, "RECORD"), limit=8 * 1024 * 1024) or ""
         modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]
         for rel in modules:
             path = host.join(site, *rel.split("/"))
+            keys = None
+            if memo is not None:
+                keys = [identity(host.local(path))] + torch_keys
+                kept = _remembered(memo.get("torch-extension:" + path, keys))
+                if kept is not None:
+                    if kept:
+                        order.append((package, version, requires, path, kept))
+                    continue
             undefined = _read(host, path, parse_elf_symbols, False, None, SYMBOL_BUDGET, names, select)  # one open per module
-            if undefined is None or not any(n in names for n in undefined.needed):
+            if undefined is None:
                 continue
-            found.append((package, version, requires, path, undefined, list(undefined.names), undefined.complete))
-    # every name any extension needs, looked up once in each torch library (one open per library for the whole run)
-    left = set().union(*[item[5] for item in found])
-    unsure = set()
-    for lib in torch_libs:
-        if not left:
-            break
-        if lib == c10 and exported is not None and exported.complete:  # its exports in torch's namespaces, read whole
-            left -= set(exported.names)  # above for the ABI: the answer without a lookup per name
-            continue
-        answer = _read(host, lib, parse_elf_defines, sorted(left))
-        if answer is None:  # an unreadable library: what it may export stays unknown, never missing
-            unsure |= left
-            continue
-        unsure |= left - set(answer)
-        left -= {n for n, ok in answer.items() if ok}
+            if not any(n in names for n in undefined.needed):
+                if memo is not None:
+                    memo.put("torch-extension:" + path, keys, {"links_torch": False})
+                continue
+            order.append((package, version, requires, path, len(found)))
+            found.append((undefined, list(undefined.names), undefined.complete, keys))
+    if not order:
+        return ()
+    exported = torch_abi = None
+    left: set = set()
+    unsure: set = set()
+    if found:
+        c10 = next((p for p in torch_libs if posixpath.basename(p) == "libc10.so"), None)
+        exported = _read(host, c10, parse_elf_symbols, True, None, SYMBOL_BUDGET, None, select) if c10 else None
+        torch_abi = string_abi(exported.names) if exported is not None else None
+        # every name any extension needs, looked up once in each torch library (one open per library for the whole run)
+        left = set().union(*[item[1] for item in found])
+        for lib in torch_libs:
+            if not left:
+                break
+            if lib == c10 and exported is not None and exported.complete:  # its exports in torch's namespaces, read whole
+                left -= set(exported.names)  # above for the ABI: the answer without a lookup per name
+                continue
+            answer = _read(host, lib, parse_elf_defines, sorted(left))
+            if answer is None:  # an unreadable library: what it may export stays unknown, never missing
+                unsure |= left
+                continue
+            unsure |= left - set(answer)
+            left -= {n for n, ok in answer.items() if ok}
     out: List[TorchExtension] = []
-    for package, version, requires, path, dyn, wanted, complete in found:
+    for package, version, requires, path, item in order:
+        if isinstance(item, dict):
+            out.append(TorchExtension(package=package, version=version, object=path, torch_pin=torch_pin(requires), **item))
+            continue
+        dyn, wanted, complete, keys = found[item]
         missing = [n for n in wanted if n in left and n not in unsure] if left else []  # (all found: no step per name)
         cudart = [n for n in dyn.needed if n.startswith("libcudart.so.")]
-        out.append(TorchExtension(
-            package=package, version=version, object=path, torch_needed=tuple(n for n in dyn.needed if n in names),
-            cuda=cudart[0].rsplit(".", 1)[-1] if cudart and cudart[0].rsplit(".", 1)[-1].isdigit() else None,
-            torch_pin=torch_pin(requires), checked=len(wanted), missing=tuple(missing[:MAX_MISSING]),
-            missing_count=len(missing), cxx11_abi=string_abi(wanted), torch_cxx11_abi=torch_abi,
-            complete=complete and not (left and any(n in unsure for n in wanted if n in left))))
+        fields = {"torch_needed": tuple(n for n in dyn.needed if n in names),
+                  "cuda": cudart[0].rsplit(".", 1)[-1] if cudart and cudart[0].rsplit(".", 1)[-1].isdigit() else None,
+                  "checked": len(wanted), "missing": tuple(missing[:MAX_MISSING]), "missing_count": len(missing),
+                  "cxx11_abi": string_abi(wanted), "torch_cxx11_abi": torch_abi,
+                  "complete": complete and not (left and any(n in unsure for n in wanted if n in left))}
+        if memo is not None and fields["complete"] and exported is not None and exported.complete:
+            memo.put("torch-extension:" + path, keys, dict(fields, links_torch=True, torch_needed=list(fields["torch_needed"]),
+                                                          missing=list(fields["missing"])))
+        out.append(TorchExtension(package=package, version=version, object=path, torch_pin=torch_pin(requires), **fields))
     return tuple(out)

@@ -65,10 +65,14 @@ def _cuda_libraries(libraries: Sequence[str]) -> Tuple[str, ...]:
 
 
 def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str], present: Dict[str, Tuple[str, str]],
-                   notes: List[Note], read_needed=None, rows=None, cuda_libs=None) -> Framework:
-    """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip)."""
+                   notes: List[Note], read_needed=None, rows=None, cuda_libs=None, heads: Optional[Dict[str, str]] = None) -> Framework:
+    """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip;
+    ``heads``: the METADATA heads read, by path, for the next reader of the same file)."""
     site, entry = where
-    meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_LIMIT)
+    path = host.join(site, entry, "METADATA")
+    meta = read_metadata_head(host, path, METADATA_LIMIT)
+    if heads is not None:
+        heads[path] = meta
     _, version, requires = pf.parse_metadata(meta)
     nvidia = tuple(dict.fromkeys(r for r in (pf.requirement_name(line) for line in requires) if r and r.startswith("nvidia-")))
     record = host.read_text(host.join(site, entry, "RECORD"), limit=RECORD_LIMIT) or ""
@@ -88,6 +92,8 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
             if built and cuda is None:
                 cuda, cuda_from = built, "build-info"
             cudnn = pf.build_cuda(values.get(row.get("cudnn_key") or ""))
+            if cudnn and "." not in cudnn:  # TensorFlow's build_info.py names only the major: its release's row, if any
+                cudnn = build_cudnn(name, version, built, cudnn) or cudnn
             if row.get("cuda_key") and not built and gpu is None and not row.get("gpu_key"):
                 gpu = False  # the build-info file is there and names no CUDA (ONNX Runtime's CPU build, torchvision+cpu)
     tag = pf.local_cuda(version or "")
@@ -133,6 +139,19 @@ def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str],
                      gpu_build=gpu, nvidia_requires=nvidia, libraries=libraries, needed=needed)
 
 
+def build_cudnn(package: str, version: Optional[str], cuda: Optional[str], major: str) -> Optional[str]:
+    """The cuDNN major.minor a release was compiled with (data/frameworks.json's ``build-cudnn`` rows: TensorFlow's
+    hermetic build settings), where its build-info file says only ``major``: only a row naming this version, whose CUDA
+    is the build's and whose major is the one read; None otherwise (no verdict on an older minor without it)."""
+    from cudaenv.core.resources import load_table
+
+    for row in load_table("frameworks")["rows"]:
+        if (row.get("kind") == "build-cudnn" and row["package"] == package and version in row["versions"]
+                and row["cuda"] == cuda and row["cudnn"].split(".", 1)[0] == major):
+            return row["cudnn"]
+    return None
+
+
 def _tagged_cuda(dist_info: str) -> bool:
     """A dist-info folder whose version has a local tag naming a CUDA build (``jaxlib-0.4.25+cuda12.cudnn89.dist-info``)."""
     version = dist_info[: -len(".dist-info")].split("-", 1)[1] if "-" in dist_info else ""
@@ -169,17 +188,19 @@ def table_cuda_libraries() -> Dict[str, bool]:
 
 def probe_frameworks(host, site_packages: Sequence[str], notes: List[Note], rows: Optional[Dict[str, Dict[str, Any]]] = None,
                      read_needed=None, cuda_libs: Optional[Dict[str, bool]] = None,
-                     present: Optional[Dict[str, Tuple[str, str]]] = None) -> Tuple[Framework, ...]:
+                     present: Optional[Dict[str, Tuple[str, str]]] = None,
+                     heads: Optional[Dict[str, str]] = None) -> Tuple[Framework, ...]:
     """Every package of ``rows`` (default: :func:`table_packages`) installed in ``site_packages``, in the rows' order;
     ``read_needed(path)`` reads a shipped library's NEEDED entries (None: not read); ``present``: the
-    :func:`installed_distributions` of ``site_packages`` where the caller listed them already."""
+    :func:`installed_distributions` of ``site_packages`` where the caller listed them already; ``heads``: filled
+    with each METADATA head read, by path (the extension check reads the same files)."""
     rows = table_packages() if rows is None else rows
     cuda_libs = table_cuda_libraries() if cuda_libs is None else cuda_libs
     present = installed_distributions(host, site_packages) if present is None else present
     out = []
     for name, row in rows.items():
         if name in present:
-            out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows, cuda_libs))
+            out.append(read_framework(host, name, row, present[name], present, notes, read_needed, rows, cuda_libs, heads))
     return tuple(out)
 
 

@@ -14,7 +14,7 @@ import tarfile
 from typing import Dict, List, Optional, Tuple
 
 from cudaenv.model.reports import ImageFacts
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, join
 from cudaenv.parse import image as p
 from cudaenv.parse.toolkit_files import parse_version_json
 from cudaenv.probes.site_packages import SITE_DIRS
@@ -49,7 +49,7 @@ class _Layers:
         """One layer, a stream of a tar (plain or gzip); a layer that is not one is a note, not a failure."""
         head = stream.peek(4)[:4] if hasattr(stream, "peek") else b""
         if head.startswith(_ZSTD):
-            self.notes.append("%s: a zstd layer (not read)" % label)
+            self.notes.append(M("%s: a zstd layer (not read)", label))
             return
         mode = "r|gz" if head.startswith(_GZIP) else "r|"
         seen = 0
@@ -58,15 +58,15 @@ class _Layers:
                 for member in layer:
                     seen += 1
                     if seen > self.limits["members"]:
-                        self.notes.append("%s: more than %d entries (the rest not read)" % (label, self.limits["members"]))
+                        self.notes.append(M("%s: more than %d entries (the rest not read)", label, self.limits["members"]))
                         break
                     self.bytes += max(member.size, 0)
                     if self.bytes > self.limits["bytes"]:
-                        self.notes.append("layers past %d bytes not read" % self.limits["bytes"])
+                        self.notes.append(M("layers past %d bytes not read", self.limits["bytes"]))
                         raise _Cap()
                     self._member(layer, member)
         except (tarfile.TarError, OSError, EOFError) as exc:
-            self.notes.append("%s: not a readable layer (%s)" % (label, exc))
+            self.notes.append(M("%s: not a readable layer (%s)", label, str(exc)))
         self.read += 1
 
     def _member(self, layer, member) -> None:
@@ -142,7 +142,7 @@ def _docker_save(path: str, limits, facts: Dict) -> _Layers:
             for name in layer_names[: limits["layers"]]:
                 m = members.get(p.layer_path(name) or "")
                 if m is None:
-                    layers.notes.append("layer %s is not in the tarball" % name)
+                    layers.notes.append(M("layer %s is not in the tarball", name))
                     continue
                 layers.walk(_Peekable(outer.extractfile(m)), name)
         except _Cap:
@@ -153,7 +153,7 @@ def _docker_save(path: str, limits, facts: Dict) -> _Layers:
 
 def _too_many(layers: _Layers, count: int, limits) -> None:
     if count > limits["layers"]:
-        layers.notes.append("%d layers: only the first %d read" % (count, limits["layers"]))
+        layers.notes.append(M("%d layers: only the first %d read", count, limits["layers"]))
 
 
 def _blob(folder: str, hexdigest: str) -> str:
@@ -196,9 +196,9 @@ def _oci_layout(folder: str, limits, facts: Dict) -> _Layers:
         for hexdigest, _media in layer_list[: limits["layers"]]:
             try:
                 with open_regular(_blob(folder, hexdigest)) as fh:
-                    layers.walk(_Peekable(fh), "layer %s" % hexdigest[:12])
+                    layers.walk(_Peekable(fh), M("layer %s", hexdigest[:12]))
             except OSError as exc:
-                layers.notes.append("layer %s: %s" % (hexdigest[:12], exc.strerror or exc))
+                layers.notes.append(M("layer %s: %s", hexdigest[:12], str(exc.strerror or exc)))
     except _Cap:
         pass
     _too_many(layers, len(layer_list), limits)
@@ -266,8 +266,8 @@ def _inspect(host, ref: str) -> Tuple[Optional[bytes], Optional[str]]:
         result = host.run([program, "image", "inspect", "--", ref])
         if result.ok and result.stdout.lstrip().startswith("["):
             return result.stdout.encode("utf-8"), None
-        whys.append("%s image inspect: %s" % (engine, (result.output.strip().splitlines() or [result.error or "failed"])[0][:200]))
-    return None, "; ".join(whys) or None
+        whys.append(M("%s image inspect: %s", engine, (result.output.strip().splitlines() or [result.error or "failed"])[0][:200]))
+    return None, join("; ", whys) or None
 
 
 def probe_image(ref: str, cwd: str = ".", limits: Optional[Dict[str, int]] = None, host=None) -> ImageFacts:

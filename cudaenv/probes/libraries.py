@@ -174,9 +174,9 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
         order = search_order(posixpath.dirname(path), dyn, ld_path, dirs or (), defaults(dyn.elf_class), cache is not None)
         return order, (cache_paths(cache, flags.get(dyn.machine)) if cache is not None else None)
 
-    def loaded(consumer, path, name, found, via, others, **more):  # what the loader gives ``path`` for ``name``
+    def loaded(consumer, path, name, found, via, others, wheel=None, **more):  # what the loader gives ``path`` for ``name``
         real = host.resolve(found) if found else None
-        wheel = next((o for o in others if enclosing_site_packages(o)), None)
+        wheel = wheel or next((o for o in others if enclosing_site_packages(o)), None)
         return LoadedLibrary(consumer=consumer, object=path, needed=name, path=found, via=via,
                              version=file_version(real, name), real=real, others=others,
                              from_wheel=bool(found and enclosing_site_packages(found)), wheel_copy=wheel, **more)
@@ -213,7 +213,8 @@ def probe_libraries(host, objects: Sequence[Tuple[str, str]], cuda_libs: Optiona
         order, cached = searched_from(path, dyn)
         for name in runtime_names(row, cudnn):
             found, via, others = _runtime_resolve(host, name, row, sites, order, cached)
-            opened.append(loaded(consumer, path, name, found, via, others, loaded_by="dlopen"))
+            outside = None if found else wheel_outside(host, name, row, sites)
+            opened.append(loaded(consumer, path, name, found, via, others, wheel=outside, loaded_by="dlopen"))
         if cudnn and other_cudnn is not None:
             wanted = "libcudnn.so.%s" % cudnn.split(".", 1)[0]
             other_cudnn[consumer] = tuple(hit for hit in (_runtime_resolve(host, "libcudnn.so.%d" % m, row, sites, order, cached)[0]
@@ -236,6 +237,17 @@ def _runtime_resolve(host, name: str, row: dict, sites: Sequence[str], order, ca
             rest = tuple(p for p in ((found,) if found else ()) + others if p != candidate)
             return candidate, "preload", rest
     return found, via, others
+
+
+def wheel_outside(host, name: str, row: dict, sites: Sequence[str]) -> Optional[str]:
+    """The file of ``name`` in its nvidia wheel's folder (a ``runtime`` row's ``wheel``) of the first site-packages
+    holding it, for a name the object's search found nowhere: installed, in a folder that search does not include."""
+    folder = (row.get("wheel") or {}).get(name)
+    for site in sites if folder else ():
+        candidate = host.join(site, *folder.split("/"), name)
+        if host.is_file(candidate):
+            return candidate
+    return None
 
 
 def runtime_names(row: dict, cudnn: Optional[str]) -> List[str]:
@@ -268,7 +280,8 @@ def runtime_cudnn(row: dict, frameworks) -> Optional[str]:
 
 def runtime_entries(host, frameworks, rows: Optional[List[dict]] = None) -> List[Tuple[str, str, dict, Optional[str]]]:
     """(consumer, its object's path, the row, the cuDNN major) of each ``runtime`` row whose package is installed, not a
-    CPU build, with its object there."""
+    CPU build, with its object there; the row's ``opens`` has the names of its ``opens_by_cuda`` for the CUDA major the
+    package's build says added (none known for that major: only the row's own)."""
     rows = runtime_rows() if rows is None else rows
     by = {fw.package: fw for fw in frameworks}
     out = []
@@ -277,6 +290,9 @@ def runtime_entries(host, frameworks, rows: Optional[List[dict]] = None) -> List
         if fw is None or not fw.location or fw.gpu_build is False:
             continue
         cudnn = runtime_cudnn(row, frameworks)
+        more = (row.get("opens_by_cuda") or {}).get((fw.cuda or "").split(".", 1)[0])
+        if more:  # the libraries its build's CUDA major names (TensorFlow's TSL: libcudart.so.12, libcufft.so.11 ...)
+            row = dict(row, opens=list(row["opens"]) + [n for n in more if n not in row["opens"]])
         if not runtime_names(row, cudnn):
             continue  # a jaxlib without a CUDA tag: nothing it is known to open
         path = host.join(fw.location, *row["object"].split("/"))

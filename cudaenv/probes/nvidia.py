@@ -83,13 +83,19 @@ def crash_signal(run) -> Optional[str]:
     return run.signal if getattr(run, "crashed", False) else None
 
 
-def crash_message(run, sig: str) -> str:
+def crash_message(run, sig: str, name=None) -> str:
+    """``nvidia-smi crashed: SIGSEGV (signal 11, exit status 139)``, a marked message; ``name``: what crashed, when not
+    the program ``run`` ran (the NVML probe)."""
+    name = run.name if name is None else name
     try:
-        number = " (signal %d%s)" % (_signal.Signals[sig].value, ", exit status %d" % run.returncode
-                                     if isinstance(run.returncode, int) and run.returncode > 0 else "")
+        number = _signal.Signals[sig]
     except KeyError:
-        number = ""
-    return "%s crashed: %s%s" % (run.name, sig, number)
+        number = None
+    if number is None:
+        return M("%s crashed: %s", name, sig)
+    if isinstance(run.returncode, int) and run.returncode > 0:
+        return M("%s crashed: %s (signal %d, exit status %d)", name, sig, number.value, run.returncode)
+    return M("%s crashed: %s (signal %d)", name, sig, number.value)
 
 
 # ------------------------------------------------------------------------------ probe
@@ -196,7 +202,7 @@ def _nvml_status(host, lib, run, notes, tools) -> Optional[NvmlResult]:
         return None
     sig = crash_signal(run)
     if sig is not None:
-        message = crash_message(run, sig).replace("%s crashed" % run.name, "the NVML probe crashed", 1)
+        message = crash_message(run, sig, M("the NVML probe"))
         tools.append(ToolStatus("nvml", lib, "failed", "crashed", message, run.seconds))
         notes.append(Note("nvml", message))
         return NvmlResult(False, message=message, stage="run")

@@ -9,7 +9,7 @@ default ``max(host timeout, 60)``: importing torch takes seconds.
 
 from __future__ import annotations
 
-from cudaenv.core.i18n import M
+from cudaenv.core.i18n import M, N_
 from cudaenv.probes.site_packages import site_packages_from
 from cudaenv.probes.torch_child import MARKER, child_command, parse_child_output
 from cudaenv.model.snapshot import Note, Torch, TorchDevice
@@ -123,9 +123,9 @@ def _run_child(host, python: str, mode: str, timeout: float, notes: List[Note], 
     result = started.result() if started is not None else host.run(_child_argv(host, python, mode, quick), timeout=timeout,
                                                                    until=_until(mode))
     if result.error is not None:
-        what = "the torch probe (%s pass) in %s" % (mode, python)
+        what = M("the torch probe (%s pass) in %s", mode, python)
         if result.error == "timeout":
-            hint = " (set CUDAENV_TORCH_TIMEOUT to wait longer)" if mode == "dynamic" else ""
+            hint = M(" (set CUDAENV_TORCH_TIMEOUT to wait longer)") if mode == "dynamic" else ""
             notes.append(Note(PROBE, M("%s timed out after %g s%s", what, result.timeout, hint)))
         else:
             notes.append(Note(PROBE, M("%s could not run: %s", what, result.describe())))
@@ -183,13 +183,29 @@ def probe_torch_static(host, interpreter, notes: List[Note], python: Optional[st
     data = _run_child(host, program, "static", host.timeout, notes, quick, started)
     if data is None:
         return Torch(python=interpreter.path, python_source=interpreter.source)
-    for message in data.get("notes") or ():
-        notes.append(Note(PROBE, str(message)))
+    for note in data.get("notes") or ():
+        notes.append(Note(PROBE, static_note(note)))
     if data.get("cwd_shadow"):
         notes.append(
             Note(PROBE, M("%s shadows torch for Python started in this directory (python -c, python -m, the REPL)", data["cwd_shadow"]))
         )
     return torch_from_static(data, interpreter.path, interpreter.source)
+
+
+# what the static child found that is not torch, said by the parent: the child's [kind, path] notes
+# (cudaenv/_child/torch_probe.py)
+STATIC_NOTES = {
+    "module-named-torch": N_("%s is a module named torch, not the torch package; it shadows any installed torch"),
+    "folder-without-version": N_("%s is a folder named torch without version.py; it is not an installed torch"),
+    "no-version": N_("%s has no readable __version__"),
+}
+
+
+def static_note(note) -> str:
+    """One note of the static child (``[kind, path]``) as a marked message; anything else as plain text."""
+    if isinstance(note, list) and len(note) == 2 and note[0] in STATIC_NOTES and isinstance(note[1], str):
+        return M(STATIC_NOTES[note[0]], note[1])
+    return str(note)
 
 
 def resolve_python(host, interpreter) -> Optional[str]:

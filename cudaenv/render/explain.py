@@ -71,6 +71,38 @@ def context_lines(ctx: Optional[ProbeContext]) -> List[str]:
 
 
 CONFIDENCE_WORDS = {"high": N_("high"), "medium": N_("medium"), "low": N_("low")}  # how sure a match is (explain/rank.py)
+# why a match ranks where it does: each (kind, value) note of explain/rank.py (NOTE_KINDS) as a sentence; a template
+# with %s names the value (a context kind: pip, traceback-frame; a cause's id)
+RANK_NOTES = {
+    "context-line": N_("matched on a %s line, which is not an error itself"),
+    "boilerplate": N_("matched in the boilerplate torch adds to every CUDA error"),
+    "wrapper": N_("matched in a message that wraps another error"),
+    "explained-after": N_("explained by %s, printed after it"),
+    "follows": N_("follows the earlier %s, its cause"),
+    "warning": N_("a warning, not the failure"),
+    "chained": N_("raised while handling an earlier error (chained traceback)"),
+    "glued": N_("found only by joining lines a terminal wrapped mid-word"),
+    "fuzzy": N_("found with one word missing or mistyped"),
+    "short": N_("a short match on a line that reports no error"),
+}
+
+
+def with_notes(match: ErrorMatch) -> ErrorMatch:
+    """``match`` with its ranking notes (``why``) said in English in ``notes``, as the JSON writes them."""
+    from cudaenv.model.record import replace
+
+    return replace(match, notes=tuple(rank_note(n, english=True) for n in match.why)) if match.why else match
+
+
+def rank_note(note: Sequence[str], english: bool = False) -> str:
+    """One ranking note (``(kind, value)``, explain/rank.py) as a sentence in the reader's language; ``english``:
+    in English whatever the language (the JSON's ``notes``)."""
+    kind, value = note
+    template = RANK_NOTES[kind]
+    args = (value,) if "%s" in template else ()
+    if english:
+        return template % args if args else template
+    return t(template, *args)
 
 
 def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] = (), others: Sequence[ErrorMatch] = ()) -> str:
@@ -79,7 +111,7 @@ def render_match(match: ErrorMatch, width: int = WIDTH, context: Sequence[str] =
         head = "  " + t("matched: ")
         out.append(head + fit(printable(" ".join(match.matched.split())), width - width_of(head)))
     if match.confidence in ("medium", "low"):
-        why = t("; ").join(tr(n) for n in match.notes)  # (each note a marked message: explain/rank.py)
+        why = t("; ").join(rank_note(n) for n in match.why)
         out += wrap(t("confidence: %s%s", t(CONFIDENCE_WORDS.get(match.confidence, match.confidence)), t(" (%s)", why) if why else ""), "  ", "    ", width,
                     newlines=False)
     out.append("")

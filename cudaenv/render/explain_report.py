@@ -1,7 +1,7 @@
 """`cudaenv explain`'s whole answer from the service's outcome (cudaenv.pasted.service): the text (the note of a
 cut paste, the matches, this machine's context, the pasted facts), the JSON, and ``--list``. Pure."""
 
-from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown
+from cudaenv.render.explain import context_lines, cut_note, render_match, render_unknown, with_notes
 from cudaenv.render.pasted import render_machine, render_pasted
 from cudaenv.render.pasted_context import machine_context_lines
 from cudaenv.render.json_out import dumps
@@ -33,7 +33,7 @@ def render_explain_json(outcome) -> str:
     """``--json``: the ExplainReport, its ``context`` the sentences of the text, ``context_data`` the same as data."""
     from cudaenv.explain import ExplainReport
 
-    matches = outcome.matches
+    matches = [with_notes(m) for m in outcome.matches]  # the ranking notes, in English
     context = (tuple(context_lines(outcome.contexts[0])) if matches else ()) + machine_context_lines(outcome.machine)
     paste = outcome.paste
     report = ExplainReport(bool(matches), matches[0] if matches else None, tuple(matches[1:]), context,

@@ -69,7 +69,7 @@ def image_headline(fleet) -> str:
     img = fleet.image
     name = printable(img.tags[0] if img.tags else img.ref)
     if not img.readable:
-        return t("image %s: not read (%s)", name, printable(img.why or "?"))
+        return t("image %s: not read (%s)", name, printable(tr(img.why or "?")))
     if fleet.needs_driver is None:
         return t("image %s: it says nothing of its CUDA, so no driver floor is known", name)
     parts = [tn("runs on %d node", "runs on %d nodes", fleet.runs), t("driver too old on %d", fleet.too_old)]

@@ -188,7 +188,7 @@ def _toolkits(s, view) -> List[Check]:
         checks.append((t("installed"), "; ".join("%s %s" % (k.version or "?", k.path) for k in s.toolkits), ()))
     link = s.cuda_symlink
     if link is not None:
-        checks.append((link.path, "-> %s%s" % (link.target, t(" (dangling)") if link.dangling else ""),
+        checks.append((printable(link.path), "-> %s%s" % (printable(link.target), t(" (dangling)") if link.dangling else ""),
                        _ids(view, "cuda link")))
     checks.append(("CUDA_HOME", view.cuda_home or t("unset"), _ids(view, "CUDA_HOME")))
     in_ld = view.toolkits_in_ld_library_path
@@ -297,15 +297,17 @@ def _file_name(path: str) -> str:
 
 
 def library_facts(lib) -> str:
-    """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``."""
+    """``libcudart.so.12: /usr/local/cuda-12.1/lib64/libcudart.so.12 (12.1.105, via LD_LIBRARY_PATH)``; every string
+    read from the files (the NEEDED entry, the path, its version) escaped (:func:`printable`)."""
+    needed = printable(lib.needed)
     if lib.path is None:
-        return t("%s: not found", lib.needed) + (t(" (dlopen by %s)", _file_name(lib.object)) if lib.loaded_by != "needed" else "")
-    bits = [b for b in (lib.version, t("via %s", lib.via) if lib.via else None,
+        return t("%s: not found", needed) + (t(" (dlopen by %s)", _file_name(lib.object)) if lib.loaded_by != "needed" else "")
+    bits = [b for b in (printable(lib.version or ""), t("via %s", printable(lib.via)) if lib.via else None,
                         t("dlopen by %s", _file_name(lib.object)) if lib.loaded_by != "needed" else None) if b]
     if lib.via == "loaded" and lib.first_loaded_by:  # Windows: the module another consumer's import loaded first
-        bits.append(t("loaded first by %s", lib.first_loaded_by))
+        bits.append(t("loaded first by %s", printable(lib.first_loaded_by)))
         bits.append(t("its own search takes %s", printable(lib.own)) if lib.own else t("its own search finds none"))
-    return "%s: %s%s" % (lib.needed, lib.path, " (%s)" % ", ".join(bits) if bits else "")
+    return "%s: %s%s" % (needed, printable(lib.path), " (%s)" % ", ".join(bits) if bits else "")
 
 
 def _resources(s, view) -> List[Check]:
@@ -391,7 +393,7 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
     version = s.cudaenv_version or ""
     out.append(_paint("cudaenv doctor%s" % ((" " + version) if version else ""), "bold", color))
     if s.root not in ("/", ""):
-        out += _wrap(t("inspecting files under %s", s.root), "", "  ", width)
+        out += _wrap(t("inspecting files under %s", printable(s.root)), "", "  ", width)
     for section, build in CHECKS.items():
         if sections is not None and section not in sections:
             continue
@@ -427,9 +429,9 @@ def render_report(snapshot, findings: Sequence, view, color: bool = False, verbo
         out.append("")
         out.append(_paint(t("Hints"), "bold", color))
         for f in hints:
-            out += _wrap(tr(f.title), "  - ", "    ", width)
+            out += _wrap(_safe(tr(f.title)), "  - ", "    ", width)
             for cmd in f.fix[:1]:
-                out += wrap_command(tr(cmd), "      ", width)
+                out += wrap_command(printable(tr(cmd)), "      ", width)
     if s.notes and not verbose:  # the facts below end with the notes
         out.append("")
         out.append(_paint(t("Notes"), "bold", color))

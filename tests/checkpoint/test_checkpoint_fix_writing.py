@@ -13,6 +13,7 @@ import pytest
 
 import checkpoint_builders as cb
 from cudaenv.checkpoint.analyze import inspect_file
+from builders import CHILD_CWD
 
 
 def cnn_file(tmp_path, name="a.pt", **kw):
@@ -150,7 +151,7 @@ def test_a_fix_killed_while_writing_leaves_a_copy_the_next_one_removes(tmp_path,
     src = cnn_file(tmp_path)
     code = ("import sys, time; from cudaenv.core.fs import atomic_binary\n"
             "with atomic_binary(sys.argv[1]) as fh:\n    fh.write(b'x' * 4096); fh.flush(); print('ready', flush=True); time.sleep(60)\n")
-    p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "out.pt")], stdout=subprocess.PIPE)
+    p = subprocess.Popen([sys.executable, "-c", code, str(tmp_path / "out.pt")], stdout=subprocess.PIPE, cwd=CHILD_CWD)
     assert p.stdout.readline().strip() == b"ready"
     p.send_signal(signal.SIGKILL)
     p.wait()
@@ -164,7 +165,7 @@ def test_a_fix_killed_while_writing_leaves_a_copy_the_next_one_removes(tmp_path,
 def _dead_pid():
     import subprocess
 
-    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p = subprocess.Popen([sys.executable, "-c", "pass"], cwd=CHILD_CWD)
     p.wait()
     return p.pid
 

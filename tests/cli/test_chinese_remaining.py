@@ -196,18 +196,25 @@ def test_explains_confidence_and_its_reasons_in_chinese(cli):
     assert "mistyped" not in zh.out and "medium" not in zh.out
 
 
-def test_every_ranking_note_is_a_marked_message_said_in_chinese(chinese):
+def test_every_ranking_note_is_said_by_the_renderer_in_chinese(chinese):
+    """The ranking notes are data of explain/rank.py ((kind, value) pairs); render/explain.py says each, in Chinese
+    here and in English in the JSON."""
     from cudaenv.explain import classify_all
+    from cudaenv.explain.rank import NOTE_KINDS
+    from cudaenv.render.explain import RANK_NOTES, rank_note, with_notes
 
+    assert set(RANK_NOTES) == set(NOTE_KINDS)  # every kind has its sentence
     said = set()
     for text in ("RuntimeError: CUDA error: all CUDA-capable devices are busy unavailable",
                  "UserWarning: CUDA initialization: Found no NVIDIA driver on your system.",
                  "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some "
                  "other API call, so the stacktrace below might be incorrect."):
         for m in classify_all(text):
-            said.update(tr(n) for n in m.notes)
-            assert all(n.parts for n in m.notes)  # marked (cudaenv.core.i18n.M)
-    assert "找到时缺了一个词或有一个词拼错" in said
+            said.update(rank_note(n) for n in m.why)
+            assert all(kind in NOTE_KINDS and isinstance(value, str) for kind, value in m.why)  # data, not sentences
+            assert m.notes == () and with_notes(m).notes == tuple(  # the JSON's notes: English, in any language
+                RANK_NOTES[k] % ((v,) if "%s" in RANK_NOTES[k] else ()) for k, v in m.why)
+    assert "找到时缺了一个词或有一个词拼错" in said and "found with one word missing or mistyped" not in said
 
 
 # ------------------------------------------------------------------ verify: the failed line's colon
@@ -427,3 +434,28 @@ def test_a_newer_minor_schema_is_noted_in_chinese(chinese):
     check_schema({"schema_version": "%d.%d" % (SCHEMA_VERSION, SCHEMA_MINOR + 1)}, notes)
     assert tr(notes[0]).startswith("schema_version %d.%d 比这个 cudaenv 的 %d.%d 新" % (
         SCHEMA_VERSION, SCHEMA_MINOR + 1, SCHEMA_VERSION, SCHEMA_MINOR)), notes
+
+
+def test_the_torch_probes_timeout_note_in_chinese(chinese):
+    """The torch probe's note when its child times out or cannot run is said whole in Chinese: what timed out (the
+    probe, its pass, the interpreter) and the setting that waits longer were English values inside the marked note."""
+    from types import SimpleNamespace
+
+    from cudaenv.core.i18n import ENGLISH, set_language
+    from cudaenv.host.process import CommandResult
+    from cudaenv.probes.torch import _run_child
+
+    for error, english, chinese_text in (
+            ("timeout", "the torch probe (dynamic pass) in /venv/bin/python timed out after 30 s (set "
+                        "CUDAENV_TORCH_TIMEOUT to wait longer)",
+             "dynamic 阶段的 torch 探测，解释器 /venv/bin/python 在 30 秒后超时（设置 CUDAENV_TORCH_TIMEOUT 可以等待更久）"),
+            ("missing", "the torch probe (dynamic pass) in /venv/bin/python could not run: ",
+             "dynamic 阶段的 torch 探测，解释器 /venv/bin/python 无法运行：")):
+        result = CommandResult(argv=("/venv/bin/python",), returncode=None, error=error, timeout=30.0)
+        notes = []
+        assert _run_child(None, "/venv/bin/python", "dynamic", 30.0, notes, started=SimpleNamespace(result=lambda: result)) is None
+        message = notes[0].message
+        assert message.startswith(english), message
+        assert tr(message).startswith(chinese_text), tr(message)
+        assert "probe" not in tr(message) and "wait longer" not in tr(message)
+    set_language(ENGLISH)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from cudaenv.cli.parser import build_parser
 from cudaenv.core.errors import UserError
 from cudaenv.core.options import Option, parse_simple
+from builders import CHILD_CWD
 
 OPTIONS = (Option("--off"), Option("--shell", takes_value=True), Option("--timeout", metavar="SECONDS", kind="seconds"))
 
@@ -133,7 +134,7 @@ def test_checkpoint_inspect_imports_nothing_heavy(tmp_path):
         probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(['checkpoint', 'inspect', %r])\n"
                  "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (str(file), heavy))
         env = {"PATH": TOOLS, "HOME": str(tmp_path), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
-        run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+        run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=CHILD_CWD)
         assert run.returncode == code, run.stderr
         text = " ".join(run.stdout.split())  # the long path wraps the first line
         assert "torch zip checkpoint" in text and seen in text, run.stdout
@@ -180,7 +181,7 @@ def test_cudaenv_use_imports_nothing_heavy(tmp_path):
     import cudaenv
 
     env["PYTHONPATH"] = str(Path(cudaenv.__file__).resolve().parent.parent)
-    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=CHILD_CWD)
     assert run.returncode == 0, run.stderr
     assert "export PATH=" in run.stdout and "/sw/12.4/bin" in run.stdout, run.stdout
     loaded = run.stderr.rsplit("LOADED", 1)[1].split()
@@ -210,7 +211,7 @@ def test_cudaenv_use_imports_at_most_its_budget_of_modules(tmp_path):
              "sys.exit(code)\n")
     env = {"PATH": "/sw/12.1/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_TOOLKITS": "/sw",
            "CUDAENV_ROOT": str(tmp_path / "root"), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
-    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=CHILD_CWD)
     assert run.returncode == 0, run.stderr
     assert "/sw/12.4/bin" in run.stdout, run.stdout
     loaded = run.stderr.rsplit("LOADED", 1)[1].split()
@@ -254,7 +255,7 @@ def test_cudaenv_list_imports_nothing_heavy(fake_root, tmp_path):
              "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (HEAVY,))
     env = {"PATH": "/usr/local/cuda-12.4/bin:%s" % TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(fake_root.path),
            "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
-    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=CHILD_CWD)
     assert run.returncode == 0, run.stderr
     rows = {line.split()[-1]: line for line in run.stdout.splitlines() if "/usr/local/cuda-" in line}
     assert "runfile" in rows["/usr/local/cuda-12.4"] and "deb" in rows["/usr/local/cuda-12.1"], run.stdout
@@ -278,7 +279,7 @@ def test_explain_of_a_paste_imports_no_argparse_and_no_verify(tmp_path):
         probe = ("import sys\nfrom cudaenv.cli import main\ncode = main(%r)\n"
                  "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n" % (argv, heavy))
         env = {"PATH": TOOLS, "HOME": str(tmp_path), "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
-        run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+        run = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, env=env, timeout=60, cwd=CHILD_CWD)
         assert run.returncode == 0, run.stderr
         assert "gpu-arch-unsupported" in run.stdout or '"cuda-oom"' in run.stdout, run.stdout
         assert run.stderr.rsplit("LOADED", 1)[1].split() == []

@@ -23,10 +23,21 @@ REPORT = ("import sys\nfrom cudaenv.cli import main\ncode = main(%r)\n"
           "sys.stderr.write('LOADED ' + ' '.join(sorted(m for m in %r if m in sys.modules)) + '\\n')\nsys.exit(code)\n")
 
 
-def _run(script: str, env: dict) -> subprocess.CompletedProcess:
-    # -S: no site (its .pth files may import anything); PYTHONPATH names the installed package
-    env = dict(env, PYTHONPATH=str(Path(cudaenv.__file__).resolve().parent.parent))
-    return subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, env=env, timeout=120)
+INSTALLED = Path(cudaenv.__file__).resolve().parent  # the package under test: the installed one (tests/conftest.py)
+WHERE = "import sys\nimport cudaenv\nsys.stderr.write('CUDAENV_FROM %s\\n' % cudaenv.__file__)\n"  # the child's cudaenv
+
+
+def _run(script: str, env: dict, cwd: Path, more_path: tuple = ()) -> subprocess.CompletedProcess:
+    """``python -S -c script`` (-S: no site, whose .pth files may import anything) with PYTHONPATH naming the installed
+    package (then ``more_path``), run in ``cwd``, a folder without a cudaenv: ``-c`` puts the working folder first on
+    sys.path, before PYTHONPATH, so a child run from the checkout imported ./cudaenv, the source tree. The child says
+    which cudaenv it imported; it must be the installed one."""
+    env = dict(env, PYTHONPATH=":".join((str(INSTALLED.parent),) + tuple(more_path)))
+    run = subprocess.run([sys.executable, "-S", "-c", WHERE + script], capture_output=True, text=True, env=env, timeout=120,
+                         cwd=str(cwd))
+    where = run.stderr.split("CUDAENV_FROM ", 1)[1].split("\n", 1)[0] if "CUDAENV_FROM " in run.stderr else None
+    assert where is not None and Path(where).resolve().parent == INSTALLED, (where, INSTALLED, run.stderr[-2000:])
+    return run
 
 
 def test_doctor_quick_imports_nothing_heavy(fake_root, tmp_path):
@@ -35,7 +46,7 @@ def test_doctor_quick_imports_nothing_heavy(fake_root, tmp_path):
     from builders import TOOLS
 
     argv = ["doctor", "--json", "--quick", "--python", sys.executable]
-    run = _run(REPORT % (argv, QUICK_HEAVY), {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(fake_root.path)})
+    run = _run(REPORT % (argv, QUICK_HEAVY), {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(fake_root.path)}, tmp_path)
     assert run.returncode in (0, 1), run.stderr
     report = json.loads(run.stdout)
     assert report["schema_version"] == 1 and report["root"] == str(fake_root.path)
@@ -59,7 +70,7 @@ def test_doctor_quick_without_gpu_tools_imports_no_parser_of_theirs(tmp_path):
     argv = ["doctor", "--json", "--quick", "--python", sys.executable]
     root = tmp_path / "root"
     root.mkdir()
-    run = _run(REPORT % (argv, NO_GPU_TOOL), {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(root)})
+    run = _run(REPORT % (argv, NO_GPU_TOOL), {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(root)}, tmp_path)
     assert run.returncode in (0, 1), run.stderr
     tools = {t["tool"]: t["status"] for t in json.loads(run.stdout)["tools"]}
     assert tools.get("nvidia-smi") == "missing" and tools.get("nvml") == "missing", tools
@@ -83,7 +94,7 @@ def test_the_quick_child_is_spawned_before_the_report_records_and_the_environmen
 
     argv = ["doctor", "--json", "--quick", "--python", sys.executable]
     script = AT_SPAWN + (REPORT % (argv, ())).replace("sys.exit(code)", SPAWNED + "sys.exit(code)")
-    run = _run(script, {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(tmp_path)})
+    run = _run(script, {"PATH": TOOLS, "HOME": str(tmp_path), "CUDAENV_ROOT": str(tmp_path)}, tmp_path)
     assert run.returncode in (0, 1), run.stderr
     loaded = run.stderr.rsplit("AT_SPAWN ", 1)[1].split()
     assert "cudaenv.probes.torch" in loaded and "subprocess" in loaded, loaded  # the spawn's own
@@ -147,12 +158,12 @@ def test_the_doctor_imports_its_rules_and_advice_beside_the_torch_child(tmp_path
     """What the doctor imports while `import torch` runs in its child (``beside``) is every module the rules, the advice
     they give (a missing torch, a CPU-only one on a GPU machine) and the facts view need: none is left to import after
     the child has answered. `--quick`'s (whose child is short) leaves the advice to the rule that asks."""
-    run = _run(ADVICE % "_load_rules_and_advice", {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    run = _run(ADVICE % "_load_rules_and_advice", {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, tmp_path)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert "torch-missing" in got["ids"][0] and "torch-cpu-only" in got["ids"][1], got["ids"]
     assert got["new"] == [], got["new"]
-    quick = _run(ADVICE % "_load_rules", {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    quick = _run(ADVICE % "_load_rules", {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, tmp_path)
     assert quick.returncode == 0, quick.stderr
     left = json.loads(quick.stdout)["new"]
     assert "cudaenv.recommend.decide" in left and not any(m.startswith("cudaenv.diagnose.") for m in left), left
@@ -200,7 +211,7 @@ def test_the_doctors_parsers_compile_no_pattern_on_import(tmp_path):
             "        if isinstance(v, re.Pattern) or (isinstance(v, LazyPattern) and v._compiled is not None):\n"
             "            out.append(m + '.' + name)\n"
             "print(sum(isinstance(v, LazyPattern) for m in mods for v in vars(sys.modules[m]).values()), out)\n" % (LAZY,))
-    run = _run(code, {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    run = _run(code, {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}, tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["37", "[]"], run.stdout
 
@@ -215,10 +226,7 @@ def test_doctor_quick_with_torch_installed_imports_nothing_heavy(tmp_path):
     site = tmp_path / "site"
     make_fake_torch(site, "2.8.0+cu128", "12.8")
     argv = ["doctor", "--json", "--quick", "--python", sys.executable]
-    env = {"PATH": TOOLS, "HOME": str(tmp_path),
-           "PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent) + ":" + str(site)}
-    run = subprocess.run([sys.executable, "-S", "-c", REPORT % (argv, QUICK_HEAVY)], capture_output=True, text=True,
-                         env=env, timeout=120)
+    run = _run(REPORT % (argv, QUICK_HEAVY), {"PATH": TOOLS, "HOME": str(tmp_path)}, tmp_path, (str(site),))
     assert run.returncode in (0, 1), run.stderr
     report = json.loads(run.stdout)
     assert report["torch"]["installed"] is True and report["torch"]["version"] == "2.8.0+cu128", report["torch"]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import cudaenv
+from builders import CHILD_CWD
 
 SCRIPT = str(Path(sys.executable).parent / "cudaenv")
 RUN = ("import os, runpy, sys\nclass Mark:\n    def __del__(self):  # freed by the interpreter's teardown\n"
@@ -22,7 +23,7 @@ def _env(tmp_path):
 
 def _run(argv, tmp_path):
     return subprocess.run([sys.executable, "-S", "-c", RUN % (argv,)], capture_output=True, text=True,
-                          env=_env(tmp_path), timeout=60)
+                          env=_env(tmp_path), timeout=60, cwd=CHILD_CWD)
 
 
 def test_the_command_skips_the_teardown_and_keeps_its_output_and_status(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 import cudaenv
 from cudaenv.core import config
 from cudaenv.core.errors import UserError
+from builders import CHILD_CWD
 
 PACKAGE = os.path.dirname(cudaenv.__file__)
 SECONDS = [s["name"] for s in config.settings() if s["type"] == config.SECONDS]
@@ -112,5 +113,5 @@ def test_a_bad_driver_version_stops_doctor_and_recommend_naming_the_variable(cli
 
 def test_config_is_cheap_to_import():
     code = "import sys, cudaenv.core.config; print(sorted(m for m in ('json', 'argparse', 'pathlib', 'typing', 'cudaenv.core.errors') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=CHILD_CWD).stdout.strip()
     assert out == "[]"

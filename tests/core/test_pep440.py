@@ -9,6 +9,7 @@ from packaging.version import InvalidVersion as PInvalid
 from packaging.version import Version as PVersion
 
 from cudaenv.core.pep440 import InvalidVersion, Version
+from builders import CHILD_CWD
 
 SEP = st.sampled_from(["", ".", "-", "_"])
 NUM = st.integers(min_value=0, max_value=30).map(str) | st.sampled_from(["00", "007", "20250528", "999999999999"])
@@ -97,7 +98,7 @@ def test_doctor_quick_does_not_import_packaging_to_sort_torch_versions():
     code = ("import sys\nfrom cudaenv.facts.torch import known_torch_versions\nv = known_torch_versions()\n"
             "assert len(v) > 10 and v == tuple(sorted(v, key=__import__('cudaenv.core.version').core.version.pep440_key))\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'packaging'))\n")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=CHILD_CWD)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["[]"]
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import assert_bounded
+from builders import CHILD_CWD, assert_bounded
 from cudaenv.core import version as v
 from cudaenv.core import version_strings as strings
 
@@ -70,6 +70,15 @@ def test_malformed_note_is_short_and_says_what():
     assert note.endswith("(60018 characters), ignored")
     assert len(note) < 120
     assert v.malformed("f", "12.4$(x)") == "f has a malformed version '12.4$(x)', ignored"
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # a marked message: a Chinese run says the whole note (review: it was made unmarked)
+    try:
+        said = (tr(v.malformed("f", "12.4$(x)")), tr(note))
+    finally:
+        set_language(ENGLISH)
+    assert said[0] == "f 中的版本 '12.4$(x)' 格式不对，已忽略", said
+    assert said[1].startswith("/x/version.json 中的版本 '12.4$(touch PWNED)") and said[1].endswith("（60018 个字符）格式不对，已忽略")
 
 
 @settings(max_examples=300)
@@ -189,7 +198,7 @@ def test_split_arch_keeps_the_kind_and_suffix():
 # ------------------------------------------------------------------------------ cheap to import
 def test_importing_it_loads_nothing_heavy():
     code = "import sys; import cudaenv.core.version; print(' '.join(sorted(sys.modules)))"
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=CHILD_CWD).stdout.split())
     assert not loaded & {"re", "typing", "json", "pathlib", "subprocess", "argparse", "dataclasses", "packaging"}
 
 

@@ -86,7 +86,7 @@ def test_a_cause_outranks_its_after_effect_in_time_order():
             "... then on the next run: all CUDA-capable devices are busy or unavailable\n")
     found = classify_all(text)
     assert [m.id for m in found][:2] == ["cuda-launch-failure", "gpu-busy-or-unavailable"]
-    assert any("follows the earlier cuda-launch-failure" in n for n in found[1].notes)
+    assert ("follows", "cuda-launch-failure") in found[1].why
     # the other order is no after-effect: busy first, a launch failure later is its own problem
     later = "all CUDA-capable devices are busy or unavailable\nlater: unspecified launch failure\n"
     assert classify_error(later).id == "gpu-busy-or-unavailable"
@@ -118,7 +118,7 @@ def test_a_row_whose_literals_are_absent_runs_no_pattern(monkeypatch):
 def test_a_message_retyped_with_one_word_missing_or_mistyped():
     m = classify_error("RuntimeError: CUDA error: all CUDA-capable devices are busy unavailable")  # "or" missing
     assert m.id == "gpu-busy-or-unavailable" and m.confidence == "medium"
-    assert "found with one word missing or mistyped" in m.notes
+    assert ("fuzzy", "") in m.why
     m = classify_error("RuntimeError: Found no NVIDIA drvier on your system. Please check that you have an NVIDIA GPU")
     assert m.id == "no-driver" and m.matched == "Found no NVIDIA drvier on your system"
     # the phrase's words scattered through a sentence, or two words wrong, are not the message
@@ -213,7 +213,7 @@ def test_a_diagnosis_printed_after_a_generic_failure_is_its_cause():
     found = classify_all(XLA_UNKNOWN_THEN_DSO)
     assert [m.id for m in found][:2] == ["driver-library-mismatch", "cuda-unknown-error"]
     assert dict(found[0].values) == {"client_version": "545.23.8", "kernel_version": "535.129.3"}
-    assert "explained by driver-library-mismatch, printed after it" in found[1].notes
+    assert ("explained-after", "driver-library-mismatch") in found[1].why
     # the generic line alone is still read as it is, and a cause the 'order: any' row does not name stays second
     assert _id(XLA_UNKNOWN_THEN_DSO.splitlines()[0]) == "cuda-unknown-error"
     later_oom = XLA_UNKNOWN_THEN_DSO.splitlines()[0] + "\nRuntimeError: CUDA error: out of memory\n"

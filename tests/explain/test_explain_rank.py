@@ -54,7 +54,7 @@ def test_boilerplate_never_outranks_the_error_it_sits_under(monkeypatch):
     found = classify_all(text)
     assert [m.id for m in found] == ["illegal-memory-access", "launch-blocking"]
     assert found[0].confidence == "high" and found[1].confidence == "low"
-    assert any("boilerplate" in n for n in found[1].notes)
+    assert ("boilerplate", "") in found[1].why
     one_line = " ".join(text.split("\n"))  # the same pasted as one line (a CLI argument)
     assert classify_error(one_line).id == "illegal-memory-access"
 
@@ -68,7 +68,7 @@ def test_in_a_chained_traceback_the_first_raised_error_is_the_cause(monkeypatch)
                "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`" % (OOM, sep)
         found = classify_all(text)
         assert [m.id for m in found] == ["cuda-oom", "cublas-not-initialized"], sep
-        assert found[0].line == 4 and "chained" in " ".join(found[1].notes)
+        assert found[0].line == 4 and ("chained", "") in found[1].why
     # no separator: the table's order decides, as before
     assert classify_error(OOM + "\nRuntimeError: CUBLAS_STATUS_NOT_INITIALIZED").id == "cublas-not-initialized"
 
@@ -85,7 +85,7 @@ def test_a_loader_message_names_the_library_really_missing(monkeypatch):
                          {"id": "cuda-library-missing", "patterns": [r"libcuda\.so: cannot open shared object file"]}])
     found = classify_all(text)
     assert [x.id for x in found] == ["cuda-library-missing", "cudnn-missing"]
-    assert found[1].confidence == "medium" and "wraps" in " ".join(found[1].notes)
+    assert found[1].confidence == "medium" and ("wrapper", "") in found[1].why
     # the same cuDNN message naming cuDNN's own library: cuDNN is what is missing
     same = "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file"
     _table(monkeypatch, [{"id": "cudnn-missing", "patterns": [r"libcudnn\w*\.so\.\d: cannot open shared object file"]},

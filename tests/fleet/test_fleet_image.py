@@ -50,3 +50,7 @@ def test_every_format_names_them_and_the_exit_code_says_so(cli, tmp_path):
     assert '<p id="image">image nvidia/cuda:13.0.1-base-ubuntu24.04 needs driver 580.65.06 or newer' in html
     bad = run(cli, folder, "--image", str(tmp_path / "nope.tar"))
     assert bad.code == 1 and "nope.tar: not read (no such file or folder here" in " ".join(bad.out.split())
+    zh = cli("fleet", "summarize", folder, "--image", str(tmp_path / "nope.tar"),
+             env={"PATH": "/nonexistent", "COLUMNS": "80", "LANG": "zh_CN.UTF-8"})
+    said = "".join(zh.out.split())  # why the image was not read: a marked message, said in Chinese (review)
+    assert "这里没有这个文件或文件夹" in said and "nosuchfile" not in said, zh.out

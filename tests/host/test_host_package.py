@@ -8,6 +8,7 @@ from pathlib import Path
 
 import cudaenv.host as host_module
 from cudaenv.host import children, files, process
+from builders import CHILD_CWD
 
 PARTS = {
     files: ("NotRegularFile", "read_regular_why", "scratch_dir"),
@@ -38,7 +39,7 @@ def _fresh(code: str) -> str:
     import cudaenv
 
     env = {"PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent), "PATH": ""}
-    run = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    run = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60, cwd=CHILD_CWD)
     assert run.returncode == 0, run.stderr
     return run.stdout
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import cudaenv
+from builders import CHILD_CWD
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's")
 
@@ -27,7 +28,8 @@ print(ok, package, got, flag.value)
 
 def _run(prelude: str = "") -> str:
     env = {"PYTHONPATH": str(Path(cudaenv.__file__).resolve().parent.parent)}
-    run = subprocess.run([sys.executable, "-S", "-c", CHECK % prelude], capture_output=True, text=True, env=env, timeout=60)
+    run = subprocess.run([sys.executable, "-S", "-c", CHECK % prelude], capture_output=True, text=True, env=env, timeout=60,
+                         cwd=CHILD_CWD)
     assert run.returncode == 0, run.stderr
     return run.stdout.split()
 

@@ -159,6 +159,14 @@ def test_a_5000_digit_python_tag_is_no_wheel(hostile):
     result = ti.refresh(hostile.base("digits"), timeout=5)
     assert result.data is None and result.reachable
     assert "list no torch wheels" in result.notes[-1]
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # a marked note: a Chinese run says it whole
+    try:
+        said = tr(result.notes[-1])
+    finally:
+        set_language(ENGLISH)
+    assert said.endswith("）没有列出任何 torch wheel 包") and "list no" not in said, said
 
 
 def test_links_but_no_wheels_do_not_write_a_cache(cli, hostile, tmp_path):

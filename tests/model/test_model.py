@@ -16,6 +16,7 @@ from cudaenv.model.reports import DoctorReport, Finding, ToolkitList
 from cudaenv.model.schema import SCHEMA_VERSION, SchemaError, check_schema
 from cudaenv.model.snapshot import Note, Platform, Snapshot, Toolkit
 from machine import A10G, ARCH_CU121, a10g_535
+from builders import CHILD_CWD
 
 _text = st.text(max_size=12)
 _scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), _text)
@@ -163,7 +164,7 @@ def test_real_doctor_output_round_trips(machine):
 
 def test_the_codec_stays_off_the_use_path():
     code = "import sys, cudaenv.model.snapshot, cudaenv.toolkit.switch; print(sorted(m for m in sys.modules if m in ('typing', 'json', 'cudaenv.model.codec', 'cudaenv.model.reports', 'cudaenv.model.records')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=CHILD_CWD).stdout.strip()
     assert out == "[]"
 
 

@@ -730,3 +730,29 @@ def test_process_loads_keeps_every_load_and_one_module_per_name(specs, order, pr
     inside = [x for x in out if (order is None or x.consumer in order) and x.via != "flag-dir" and x.path]
     for name in {x.needed.lower() for x in inside}:
         assert len({x.path.lower() for x in inside if x.needed.lower() == name}) == 1, (name, inside)
+
+
+def test_the_cupy_rows_read_the_site_packages_listed_once(fake_root, monkeypatch):
+    """Counted work (review): the frameworks job lists the site-packages once and hands the listing to the DLL probe,
+    whose CuPy rows (each reading its RECORD) listed the folder again, once a row; probe_dlls called alone lists a
+    framework's folder once a run, however many CuPy packages it holds."""
+    from cudaenv.probes import frameworks
+
+    m = WindowsMachine(fake_root).cupy("cupy-cuda12x").cupy("cupy-cuda11x")
+    listed = []
+    real = frameworks._dist_infos
+
+    def counting(host, folder):
+        listed.append(folder)
+        return real(host, folder)
+
+    monkeypatch.setattr(frameworks, "_dist_infos", counting)
+    _, _, data = m.findings()
+    both = {"cupy-cuda11x", "cupy-cuda12x"}
+    assert both <= {fw["package"] for fw in data["frameworks"]}
+    assert both <= {lib["consumer"] for lib in data["libraries"]}  # each row's RECORD was read through the listing
+    assert listed.count(SITE) == 1, listed
+    del listed[:]
+    cupys = tuple(Framework(package=p, version="13.6.0", location=SITE, gpu_build=True) for p in sorted(both))
+    got = probe_dlls(m.host(), None, PYTHON, frameworks=cupys)
+    assert {x.consumer for x in got} == both and listed == [SITE], listed

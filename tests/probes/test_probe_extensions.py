@@ -5,6 +5,7 @@ spelled std::string in the old ABI (flash-attn, pinned to another torch), and on
 the table does not name, found by its torch requirement). Then the finding, the report line and the JSON."""
 
 import shutil
+import time
 
 import pytest
 
@@ -175,3 +176,46 @@ def test_libc10_is_answered_from_its_exports_read_for_the_abi(tmp_path, monkeypa
     monkeypatch.setattr("cudaenv.parse.elf_symbols.parse_elf_symbols", incomplete)
     slow = probe_extensions(Host(env={}), Torch(location=str(site), **TORCH), [str(site)], [])
     assert looked_up == ["libc10.so", "libtorch_cpu.so"] and slow == fast
+
+
+def test_the_memo_stands_for_the_reads_until_a_file_changes(tmp_path, monkeypatch):
+    """Counted work: the second doctor reads no ELF file while every extension module and torch library keeps its
+    identity (probes/memo.py), and gives the same records; torch's libc10.so rebuilt (the ones the old extension
+    needed now exported) is read again and the verdict follows; a memo value of the wrong shape is read again too."""
+    import cudaenv.probes.extensions as pe
+    from cudaenv.probes.memo import SETTLED_NS, Memo
+
+    site = _site(tmp_path)
+    torch = Torch(location=str(site), **TORCH)
+    later = time.time_ns() + 10 * SETTLED_NS  # the files built above count as settled
+    path = str(tmp_path / "cache" / "facts-memo.json")
+    reads = []
+    real = pe._read
+
+    def counting(host, p, reader, *args):
+        reads.append(p.rsplit("/", 1)[-1])
+        return real(host, p, reader, *args)
+
+    monkeypatch.setattr(pe, "_read", counting)
+    memo = Memo(path, now_ns=later)
+    first = probe_extensions(Host(env={}), torch, [str(site)], [], memo=memo)
+    assert memo.save() and {e.package: e.missing_count for e in first} == {"flash-attn": 2, "good-ext": 0}
+    assert MODULE in reads and "_speedups.so" not in reads  # ("other" requires no torch: never a candidate)
+    reads.clear()
+    again = probe_extensions(Host(env={}), torch, [str(site)], [], memo=Memo(path, now_ns=later))
+    assert reads == [] and again == first
+
+    lib = site / "torch" / "lib"
+    build_library(lib, "libc10.so", soname="libc10.so", code=exporting([CHECK_NEW, "_ZN3c104HalfC1Ef", CHECK_OLD, GONE]))
+    changed = probe_extensions(Host(env={}), torch, [str(site)], [], memo=Memo(path, now_ns=later))
+    assert "libc10.so" in reads and {e.package: e.missing_count for e in changed} == {"flash-attn": 0, "good-ext": 0}
+
+    import json
+
+    doc = json.loads(open(path).read())
+    for entry in doc["entries"].values():
+        entry["value"]["missing_count"] = "2"  # a string where a count belongs
+    open(path, "w").write(json.dumps(doc))
+    reads.clear()
+    assert probe_extensions(Host(env={}), torch, [str(site)], [], memo=Memo(path, now_ns=later)) == changed
+    assert MODULE in reads

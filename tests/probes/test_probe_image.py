@@ -79,6 +79,14 @@ def test_names_that_climb_out_are_not_read_and_caps_are_notes(tmp_path):
     assert f.layers_read == 1 and f.notes == ("layers past 15 bytes not read", "3 layers: only the first 2 read")
     f = probe_image(str(docker_save(tmp_path / "n.tar", config(), [layer({"a": b"", "b": b"", "c": b"", "d": b""})])), limits={"members": 3})
     assert f.readable and f.notes == ("0/layer.tar: more than 3 entries (the rest not read)",)
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # the notes are marked messages (review: made unmarked, they stayed English)
+    try:
+        said = tr(f.notes[0])
+    finally:
+        set_language(ENGLISH)
+    assert said == "0/layer.tar：条目超过 3 个（其余没有读取）", said
 
 
 def test_an_image_the_local_engine_holds_through_its_inspect(fake_root, fake_bin, tmp_path):

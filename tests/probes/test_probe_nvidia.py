@@ -592,3 +592,17 @@ def test_crash_signal_is_hosts_signal_field():
     assert nv.crash_signal(CommandResult(("nvidia-smi",), None, error="timeout", signal="SIGKILL")) is None  # our kill
     message = nv.crash_message(CommandResult(("nvidia-smi",), 139, signal="SIGSEGV"), "SIGSEGV")
     assert message == "nvidia-smi crashed: SIGSEGV (signal 11, exit status 139)"
+    killed = nv.crash_message(CommandResult(("nvidia-smi",), -6, signal="SIGABRT"), "SIGABRT")
+    odd = nv.crash_message(CommandResult(("nvidia-smi",), -99, signal="SIG99"), "SIG99")
+    nvml = nv.crash_message(CommandResult(("python3",), -11, signal="SIGSEGV"), "SIGSEGV", nv.M("the NVML probe"))
+    assert (killed, odd, nvml) == ("nvidia-smi crashed: SIGABRT (signal 6)", "nvidia-smi crashed: SIG99",
+                                   "the NVML probe crashed: SIGSEGV (signal 11)")
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # marked messages (review: made unmarked, they stayed English in a Chinese run)
+    try:
+        said = [tr(m) for m in (message, killed, odd, nvml)]
+    finally:
+        set_language(ENGLISH)
+    assert said == ["nvidia-smi 崩溃：SIGSEGV（信号 11，退出码 139）", "nvidia-smi 崩溃：SIGABRT（信号 6）",
+                    "nvidia-smi 崩溃：SIG99", "NVML 探测 崩溃：SIGSEGV（信号 11）"], said

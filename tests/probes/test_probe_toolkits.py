@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import recorded
+from builders import CHILD_CWD, recorded
 from cudaenv.host import Host
 from cudaenv.core.version import version_key
 from cudaenv.parse.nvcc import parse_nvcc_version
@@ -186,6 +186,14 @@ def test_broken_version_json_falls_back_with_a_note(fake_root):
     tk = by_path(state, "/usr/local/cuda-12.3")
     assert (tk.version, tk.version_source) == ("12.3", "cuda.h")
     assert any("no readable cuda.version" in m for m in messages(notes))
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # a marked note (review: it was made unmarked, English in a Chinese run)
+    try:
+        said = [tr(n.message) for n in notes]
+    finally:
+        set_language(ENGLISH)
+    assert any(s.endswith("version.json 中没有可读的 cuda.version") for s in said), said
 
 
 # -------------------------------------------------------------------------------- the link
@@ -668,6 +676,6 @@ def test_the_nvcc_parser_is_loaded_only_when_nvcc_must_say_its_version(fake_root
                   "print(state.toolkits[0].version, 'cudaenv.parse.nvcc' in sys.modules)\n"
                   "from cudaenv.parse.nvcc import parse_nvcc_version\n"
                   "print(parse_nvcc_version('Cuda compilation tools, release 12.4, V12.4.131'))\n" % str(fake_root.path))
-    run = subprocess.run([sys.executable, "-c", probe_code], capture_output=True, text=True, timeout=60)
+    run = subprocess.run([sys.executable, "-c", probe_code], capture_output=True, text=True, timeout=60, cwd=CHILD_CWD)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["12.4.131", "False", "12.4.131"]

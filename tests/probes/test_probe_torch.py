@@ -201,6 +201,23 @@ def test_a_torch_py_module_shadows_torch(site):
     t = probe_torch(host_with_path(site), me(), notes)
     assert not t.installed
     assert any("torch.py is a module named torch" in n.message for n in notes)
+    from cudaenv.core.i18n import CHINESE, ENGLISH, set_language, tr
+
+    set_language(CHINESE)  # the child says what it found as [kind, path]; the parent's marked note reads in Chinese
+    try:
+        said = [tr(n.message) for n in notes]
+    finally:
+        set_language(ENGLISH)
+    assert "%s 是一个名为 torch 的模块，不是 torch 软件包；它会遮蔽任何已安装的 torch" % (site / "torch.py") in said, said
+
+
+def test_a_static_childs_note_is_said_by_the_parent():
+    from cudaenv.probes.torch import static_note
+
+    assert static_note(["no-version", "/s/torch/version.py"]) == "/s/torch/version.py has no readable __version__"
+    assert static_note(["folder-without-version", "/s/torch"]).parts  # a marked message
+    assert static_note("an older child's sentence") == "an older child's sentence"  # anything else as it came
+    assert static_note(["unknown-kind", "/x"]) == "['unknown-kind', '/x']"
 
 
 def test_a_torch_py_in_the_current_directory_is_reported(site, tmp_path):

@@ -528,9 +528,10 @@ def test_only_the_host_walks_what_it_inspects():
     assert found == set(WALKERS), sorted(found ^ set(WALKERS))
 
 
-# the capabilities that say what this machine adds to an explanation, and the one renderer of each
+# the capabilities that say what this machine adds to an explanation (and why a match ranks where it does), and the
+# one renderer of each
 CONTEXT_DATA = {"cudaenv.explain": "cudaenv.render.explain", "cudaenv.pasted.context": "cudaenv.render.pasted_context",
-                "cudaenv.pasted.nvcc_context": "cudaenv.render.pasted_context"}
+                "cudaenv.pasted.nvcc_context": "cudaenv.render.pasted_context", "cudaenv.explain.rank": "cudaenv.render.explain"}
 
 
 def sentences(source):
@@ -551,8 +552,9 @@ def sentences(source):
 
 
 def test_machine_context_is_data_and_its_sentences_are_rendered():
-    """explain's probe context and pasted/context.py's machine context are data (NamedTuples); the English is written
-    in render/ only (pasted/context.py and nvcc_context.py built their sentences themselves)."""
+    """explain's probe context and pasted/context.py's machine context are data (NamedTuples), and explain/rank.py's
+    ranking notes (kind, value) pairs; the English is written in render/ only (pasted/context.py and nvcc_context.py
+    built their sentences themselves, rank.py its notes as marked messages)."""
     for module, renderer in CONTEXT_DATA.items():
         with open(MODULES[module], encoding="utf-8") as fh:
             assert sentences(fh.read()) == [], module

@@ -7,7 +7,10 @@
 * no assertion on a duration (``time.monotonic()``, ``perf_counter()``, ``process_time()``, directly or through a
   name assigned from them in the same function): counted work (``builders.count_steps``,
   ``assert_linear``), the values a timeout leaves (``error == "timeout"``, "no answer within 2 s") or bench/ instead.
-  A clock that only bounds a wait loop, or a pytest timeout that keeps a hang from blocking the suite, is fine.
+  A clock that only bounds a wait loop, or a pytest timeout that keeps a hang from blocking the suite, is fine;
+* a child interpreter started with ``-c`` through ``subprocess`` (``[sys.executable, ..., "-c", ...]``) is given a
+  working folder (``cwd=``, builders.CHILD_CWD): ``-c`` puts the working folder first on sys.path, so a child started
+  in the checkout imports ./cudaenv, the source tree, not the installed package the suite tests.
 
 Each check is also run on a planted breach, so that it is known to fail.
 """
@@ -110,6 +113,25 @@ def clock_asserts(source):
     return sorted(out)
 
 
+SPAWNS = {"run", "Popen", "check_output", "check_call", "call"}  # subprocess's ways to start a program
+
+
+def children_in_the_checkout(source):
+    """Line numbers of ``subprocess.X([sys.executable, ..., "-c", ...], ...)`` calls without ``cwd=``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in SPAWNS
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "subprocess"):
+            continue
+        argv = node.args[0] if node.args else None
+        first = argv.elts[0] if isinstance(argv, ast.List) and argv.elts else None
+        if not (isinstance(first, ast.Attribute) and first.attr == "executable" and getattr(first.value, "id", "") == "sys"):
+            continue
+        if any(isinstance(e, ast.Constant) and e.value == "-c" for e in argv.elts) and not any(k.arg == "cwd" for k in node.keywords):
+            out.append(node.lineno)
+    return out
+
+
 # ------------------------------------------------------------------------------------ the checks
 
 
@@ -136,6 +158,12 @@ def test_no_assertion_reads_a_clock():
     bad = ["%s:%d" % (_rel(p), n) for p in files for n in clock_asserts(p.read_text(encoding="utf-8"))]
     assert not bad, ("timing asserts do not belong in unit tests: count the work (builders.count_steps, assert_linear), "
                      "assert the value a timeout leaves, or move the figure to bench/run.py: %s" % bad)
+
+
+def test_no_child_interpreter_runs_in_the_checkout():
+    files = _test_modules() + [TESTS / "builders.py", TESTS / "conftest.py"]
+    bad = ["%s:%d" % (_rel(p), n) for p in files for n in children_in_the_checkout(p.read_text(encoding="utf-8"))]
+    assert not bad, "give the -c child a working folder (cwd=CHILD_CWD): from the checkout it imports ./cudaenv: %s" % bad
 
 
 # ------------------------------------------------------------------------------------ each check fails on a breach
@@ -165,6 +193,17 @@ def test_x(run):
         pass
 '''
 
+PLANTED_CHILDREN = '''
+import subprocess, sys
+
+def test_x(tmp_path):
+    subprocess.run([sys.executable, "-c", "import cudaenv"], capture_output=True)
+    subprocess.Popen([sys.executable, "-S", "-c", "pass"], cwd=str(tmp_path))
+    subprocess.check_output([sys.executable, "-S", "-c", "pass"])
+    subprocess.run([sys.executable, "script.py"])
+    host.run([sys.executable, "-c", "print(1)"])
+'''
+
 PLANTED_DEADLINE = '''
 from hypothesis import settings
 settings.register_profile("cudaenv", deadline=None)
@@ -182,3 +221,4 @@ def test_the_checks_fail_on_planted_breaches():
     assert hollow_asserts(PLANTED_HOLLOW) == [3]
     assert clock_asserts(PLANTED_CLOCK) == [8, 10]
     assert example_deadlines(PLANTED_DEADLINE) == [5]
+    assert children_in_the_checkout(PLANTED_CHILDREN) == [5, 7]

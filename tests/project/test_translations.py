@@ -187,14 +187,19 @@ def unmarked_sentences(source):
     return sorted(found)
 
 
+# the rooms below the capabilities whose modules make notes a person reads (a probe's Note, a ToolStatus message, an
+# index refresh's notes): a module of theirs that marks its messages is held to the same rule
+NOTE_ROOMS = ("probes", "index")
+
+
 def _converted_modules():
-    """{module path: its unmarked sentences} for every capability module that marks its messages (imports
-    cudaenv.core.i18n): the modules the message-value rule has reached."""
+    """{module path: its unmarked sentences} for every capability (and NOTE_ROOMS) module that marks its messages
+    (imports cudaenv.core.i18n): the modules the message-value rule has reached."""
     import cudaenv
 
     package = os.path.dirname(cudaenv.__file__)
     out = {}
-    for room in CAPABILITIES:
+    for room in CAPABILITIES + NOTE_ROOMS:
         for folder, _, files in os.walk(os.path.join(package, room)):
             for name in sorted(files):
                 if name.endswith(".py"):

@@ -382,3 +382,33 @@ def test_the_sentence_s_comma_after_a_command_stays_against_it():
     lines = wrap_advice(text, "    - ", "      ", 50)
     assert "cudaenv install 12.9 --plan, or" in " ".join(line.strip() for line in lines), lines
     assert not any("    ," in line or line.strip().startswith(",") for line in lines), lines
+
+
+def test_the_library_facts_and_the_checklists_paths_are_escaped():
+    """library_facts (the doctor's "torch loads" row, and the Markdown's "CUDA libraries loaded") escapes what it read
+    from the files: the NEEDED entry, the path, its version, and on Windows the consumer that loaded it first and the
+    file its own search takes; the checklist's /usr/local/cuda link row, the --root line and a hint escape theirs."""
+    from cudaenv.model.reports import Finding
+    from cudaenv.model.snapshot import LoadedLibrary
+    from cudaenv.model.toolkits import CudaSymlink
+    from cudaenv.model.record import replace
+    from cudaenv.render.report import library_facts, render_report
+
+    bad = "\x1b]0;owned\x07\x1b[2J\u202e"
+    found = LoadedLibrary(consumer="torch", object="/site/torch/lib/libtorch_cuda.so", needed="libcudart.so.12" + bad,
+                          path="/opt/cuda" + bad + "/lib64/libcudart.so.12", via="LD_LIBRARY_PATH", version="12.8" + bad)
+    loaded = LoadedLibrary(consumer="onnxruntime-gpu", object="C:\\e\\ort\\onnxruntime_providers_cuda.dll",
+                           needed="cudnn64_9.dll", path="C:\\e\\torch\\lib\\cudnn64_9.dll" + bad, via="loaded",
+                           first_loaded_by="torch" + bad, own="C:\\e\\other" + bad + "\\cudnn64_9.dll")
+    missing = LoadedLibrary(consumer="torch", object="/site/torch/lib/libtorch_cuda.so", needed="libnccl.so.2" + bad,
+                            loaded_by="dlopen")
+    for lib in (found, loaded, missing):
+        out = library_facts(lib)
+        assert not {"\x1b", "\x07", "\u202e"} & set(out), out
+        assert "\\x1b]0;owned\\x07\\x1b[2J" in out, out
+    assert library_facts(found).startswith("libcudart.so.12\\x1b]0;owned\\x07\\x1b[2J\\u202e: /opt/cuda\\x1b]0;owned")
+    s = replace(_hostile_snapshot(), root="/mnt/img" + bad, cuda_symlink=CudaSymlink("/usr/local/cuda" + bad, "cuda-12" + bad))
+    hint = Finding("some-hint", "info", "look at /opt/x" + bad, "", ("ls /opt/x" + bad,), "hints")
+    text = render_report(s, [hint], build_view(s))
+    assert not {"\x1b", "\x07", "\u202e"} & set(text), text
+    assert "/usr/local/cuda\\x1b]0;owned" in text and "/mnt/img\\x1b]0;owned" in text and "ls /opt/x\\x1b]0;owned" in text

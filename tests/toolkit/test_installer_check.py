@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import TOOLS, recorded, tools
+from builders import CHILD_CWD, TOOLS, recorded, tools
 from cudaenv.toolkit.installer_check import check_installer, cksum, parse_file_name, parse_header
 
 NAME = "cuda_12.1.0_530.30.02_linux.run"
@@ -162,7 +162,7 @@ def test_skip_pointing_into_a_gigabyte_of_zeros_is_read_bounded(tmp_path):
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, preexec_fn=cap)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, preexec_fn=cap, cwd=CHILD_CWD)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.startswith("bad ") and "run past the first" in res.stdout
 

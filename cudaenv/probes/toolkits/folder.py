@@ -49,9 +49,10 @@ def toolkit_version_from_files(host, path: str, notes: list, cand: Optional[Tool
             if version:
                 return version, "version.json", parse_bundled_driver(text)
             raw, where = version_json_raw(text), host.join(root, "version.json")
+            from cudaenv.core.i18n import M
             from cudaenv.core.version import malformed  # (a malformed file: off `use`'s usual path)
 
-            notes.append(Note(PROBE, malformed(where, raw) if raw else "%s has no readable cuda.version" % where))
+            notes.append(Note(PROBE, malformed(where, raw) if raw else M("%s has no readable cuda.version", where)))
     for root in roots:
         version = parse_version_txt(host.read_text(host.join(root, "version.txt"), limit=4096) or "")
         if version:

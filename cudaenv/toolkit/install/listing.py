@@ -189,7 +189,7 @@ def _listed(releases, source, index, path, fetched, notes) -> ReleaseList:
 def releases_cached(env, host, timeout: float, refresh: bool = False) -> ReleaseList:
     """The fresh cache (unless ``refresh``), else the index (then cached), else a stale cache with a note."""
     from cudaenv.core.fs import PRIVATE, atomic_write_text
-    from cudaenv.index.cache import cache_dir
+    from cudaenv.core.config import cache_dir
 
     path = os.path.join(cache_dir(env), CACHE_NAME)
     cached, note = read_cache(path)

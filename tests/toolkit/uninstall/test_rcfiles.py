@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cudaenv.toolkit.uninstall.rcfiles import EDIT_LINES_CODE, RcLine, classify, edit_args, find_lines, mentions, probe_rc_lines
+from builders import CHILD_CWD
 
 T = "/usr/local/cuda-11.8"
 
@@ -109,7 +110,8 @@ def test_init_writes_the_hook_into_a_file_uninstall_searches(fake_root):
 
 
 def run_editor(path, lines):
-    return subprocess.run([sys.executable, "-c", EDIT_LINES_CODE, str(path), *edit_args(lines)], capture_output=True, text=True, timeout=30)
+    return subprocess.run([sys.executable, "-c", EDIT_LINES_CODE, str(path), *edit_args(lines)], capture_output=True, text=True, timeout=30,
+                          cwd=CHILD_CWD)
 
 
 def test_editor_keeps_backup_and_crlf(tmp_path):
