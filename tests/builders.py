@@ -521,6 +521,21 @@ def read_log(log: Path):
 
 
 # ------------------------------------------------------------------ linear work, counted (never timed)
+def calls_to(monkeypatch, owner, name: str, arg: int = 1) -> list:
+    """``owner.name`` (a module's function) replaced for the test by one that records its argument ``arg`` on each
+    call (the folder a listing read, the path a reader opened) before calling the real one: the list, for counted-work
+    assertions."""
+    real = getattr(owner, name)
+    seen: list = []
+
+    def counting(*args, **kwargs):
+        seen.append(args[arg] if len(args) > arg else None)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, counting)
+    return seen
+
+
 class CountingText(str):
     """A text that counts the characters its own str methods go over (``find`` from an offset to the hit or the end,
     ``split``, a slice's length, ``in``, ...): the work inside one C call that a step count cannot see. A scan from each

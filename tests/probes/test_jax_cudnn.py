@@ -10,6 +10,7 @@ plugins, tagged +cuda12.cudnn89, beside the cuDNN 9 wheel (jax-ml/jax#18027)."""
 
 import os
 
+from builders import calls_to
 from framework_builders import dist, jax_cuda
 from machine import a10g_535
 
@@ -207,14 +208,7 @@ def test_the_frameworks_job_lists_the_site_packages_once(machine, monkeypatch):
     from cudaenv.probes import frameworks
 
     site = _jax(machine, "nvidia-cudnn-cu12==9.10.2.21")
-    listed = []
-    real = frameworks._dist_infos
-
-    def counting(host, folder):
-        listed.append(folder)
-        return real(host, folder)
-
-    monkeypatch.setattr(frameworks, "_dist_infos", counting)
+    listed = calls_to(monkeypatch, frameworks, "_dist_infos")
     _, found, data = machine.findings()
     assert not {FID, TOO_OLD} & set(found), found.keys()
     assert _fw(data, "jax-cuda12-pjrt")["cudnn_wheels"] == ["nvidia-cudnn-cu12==9.10.2.21"]

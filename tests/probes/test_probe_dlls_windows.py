@@ -8,6 +8,7 @@ nvcc.exe on PATH), and the findings they give."""
 from hypothesis import given
 from hypothesis import strategies as st
 
+from builders import calls_to
 from pe_builders import build_pe
 from cudaenv.diagnose import diagnose
 from cudaenv.model.snapshot import Framework
@@ -739,14 +740,7 @@ def test_the_cupy_rows_read_the_site_packages_listed_once(fake_root, monkeypatch
     from cudaenv.probes import frameworks
 
     m = WindowsMachine(fake_root).cupy("cupy-cuda12x").cupy("cupy-cuda11x")
-    listed = []
-    real = frameworks._dist_infos
-
-    def counting(host, folder):
-        listed.append(folder)
-        return real(host, folder)
-
-    monkeypatch.setattr(frameworks, "_dist_infos", counting)
+    listed = calls_to(monkeypatch, frameworks, "_dist_infos")
     _, _, data = m.findings()
     both = {"cupy-cuda11x", "cupy-cuda12x"}
     assert both <= {fw["package"] for fw in data["frameworks"]}
