@@ -25,8 +25,8 @@ every run); another Python parses the text, as an editable install does. The JSO
 compiled the same way, to ``NAME.json.marshal`` (issue 35: `doctor --quick` reads eight, about 80 KB of JSON).
 
 The start-up bundle: the code of the modules on the path of `cudaenv use` and `cudaenv list`
-(``cudaenv/cli/bundle.py``'s ``MODULES``, loaded from its file the same way), compiled from their files into
-``cudaenv/cli/startup.bundle`` (and the doctor's, ``DOCTOR_MODULES``, into ``cudaenv/cli/doctor.bundle``), which the
+(``cudaenv/bundle/__init__.py``'s ``MODULES``, loaded from its file the same way), compiled from their files into
+``cudaenv/bundle/startup.bundle`` (and the doctor's, ``DOCTOR_MODULES``, into ``cudaenv/bundle/doctor.bundle``), which the
 `cudaenv` command reads in one ``open`` instead of finding and reading each
 module's ``__pycache__`` file, when the Python running cudaenv has the bytecode of the one that built the wheel and
 each source file is the size it was compiled from (issue 35); elsewhere the modules are imported as usual.
@@ -139,10 +139,10 @@ def compile_tables(root, force_include):
 
 
 def compile_bundle(root, force_include):
-    """Compile the start-up bundles (``cudaenv/cli/bundle.py``, loaded from its file) into a temporary folder and map
-    them into the wheel as ``cudaenv/cli/startup.bundle`` (use, list) and ``cudaenv/cli/doctor.bundle``; the temporary
+    """Compile the start-up bundles (``cudaenv/bundle/__init__.py``, loaded from its file) into a temporary folder and map
+    them into the wheel as ``cudaenv/bundle/startup.bundle`` (use, list) and ``cudaenv/bundle/doctor.bundle``; the temporary
     folder."""
-    spec = importlib.util.spec_from_file_location("_cudaenv_bundle", os.path.join(root, "cudaenv", "cli", "bundle.py"))
+    spec = importlib.util.spec_from_file_location("_cudaenv_bundle", os.path.join(root, "cudaenv", "bundle", "__init__.py"))
     bundle = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bundle)
     out = tempfile.mkdtemp(prefix="cudaenv-bundle-")
@@ -150,7 +150,7 @@ def compile_bundle(root, force_include):
         target = os.path.join(out, name)
         with open(target, "wb") as fh:
             fh.write(bundle.build_bundle(root, modules))
-        force_include[target] = "cudaenv/cli/" + name
+        force_include[target] = "cudaenv/bundle/" + name
     return out
 
 

@@ -4,3 +4,7 @@ explain, recommend, diagnose, fix, pasted, verify, fleet), render, commands and 
 run in other interpreters and ``portable`` the helper users import."""
 
 __version__ = "0.1.0"
+
+# The commands whose modules the `cudaenv` command takes from a start-up bundle (cudaenv.bundle: use and list from one,
+# the doctor from its own); bin/cudaenv and cli.main import that package only for these.
+BUNDLED_COMMANDS = ("use", "list", "doctor")

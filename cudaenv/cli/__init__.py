@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 
+from cudaenv import BUNDLED_COMMANDS
 from cudaenv.cli.streams import (
     Interrupted,
     OutputError,
@@ -40,7 +41,6 @@ if TYPE_CHECKING:  # annotations are strings at run time: typing stays off the f
 
 NO_GC_COMMANDS = (("use",), ("list",), ("checkpoint", "inspect"))  # short, small runs: the cyclic collector off
 FAST_COMMANDS = ("use", "list", "checkpoint", "doctor", "explain")  # checkpoint: its FAST_ACTIONS (inspect)
-BUNDLE_COMMANDS = ("use", "list")  # the `cudaenv` command imports their modules' code from one file (cli.bundle)
 
 
 class Context:
@@ -135,14 +135,10 @@ def main(
     ctx = Context(env=dict(os.environ if env is None else env), out=out, err=err, stdin=sys.stdin)
     saved: List = []
     bundle = None
-    if entry and argv[:1] and argv[0] in BUNDLE_COMMANDS:  # the shell hook's `use`: its modules found in one read
-        from cudaenv.cli.bundle import use_bundle
+    if entry and argv[:1] and argv[0] in BUNDLED_COMMANDS:  # their modules found in one read (bin/cudaenv's first)
+        from cudaenv.bundle import started
 
-        bundle = use_bundle()
-    elif entry and argv[:1] == ["doctor"]:  # its hundred-odd modules found in one read too (issue 35)
-        from cudaenv.cli.bundle import DOCTOR_BUNDLE, use_bundle
-
-        bundle = use_bundle(name=DOCTOR_BUNDLE)
+        bundle = started(argv)
     try:
         code = _dispatch(argv, ctx, saved, entry)
         if real_out:
@@ -184,8 +180,8 @@ def main(
     finally:
         _stop_children(entry)
         restore_signal_handlers(saved)
-        if bundle is not None and bundle in sys.meta_path:
-            sys.meta_path.remove(bundle)
+        if bundle is not None:
+            bundle.close()
         i18n = sys.modules.get("cudaenv.core.i18n")
         if i18n is not None:  # the next main() in this process (the tests) chooses again
             i18n.set_language(i18n.ENGLISH)

@@ -13,10 +13,10 @@ import pytest
 
 # What the parent may have imported when the torch child starts: the command, the doctor's service and the probes on
 # the way to the child (the interpreter, the child script, the runner). Everything else (the hardware, toolkit and
-# framework probes, the rules, the facts tables, the renderers) is imported beside the child. cudaenv.cli.bundle: the
+# framework probes, the rules, the facts tables, the renderers) is imported beside the child. cudaenv.bundle: the
 # doctor's modules come from its bundle (bundle.DOCTOR_MODULES).
 BEFORE_THE_CHILD = {
-    "cudaenv", "cudaenv._child", "cudaenv.cli", "cudaenv.cli.bundle", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.commands.doctor",
+    "cudaenv", "cudaenv._child", "cudaenv.bundle", "cudaenv.cli", "cudaenv.cli.streams", "cudaenv.commands", "cudaenv.commands.doctor",
     "cudaenv.core", "cudaenv.core.config", "cudaenv.core.errors", "cudaenv.core.i18n", "cudaenv.core.jobs",
     "cudaenv.core.lazy", "cudaenv.core.options", "cudaenv.core.text", "cudaenv.core.version", "cudaenv.core.version_strings",
     "cudaenv.diagnose",

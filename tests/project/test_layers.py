@@ -30,6 +30,7 @@ FLOORS = ("core", "model", "parse", "shells", "host", "probes", "facts", "index"
 ROOMS = {
     "cudaenv": "core",
     "core": "core",  # config, options, errors, text, fs, lazy, jobs, resources, version: imports nothing of cudaenv
+    "bundle": "core",  # the `cudaenv` command's start-up bundles (bin/cudaenv, cli): imports nothing of cudaenv
     "model": "model",  # the record base, the codec, the snapshot and the JSON contract's envelopes
     "parse": "parse",  # pure parsers: text or bytes in, values out
     "shells": "shells",  # each shell's syntax and start-up files: pure writers of shell code (core only)

@@ -56,8 +56,8 @@ def test_the_wheel_carries_data_and_shell(wheel):
     for name in shell:
         assert "cudaenv/shell/%s" % name in names
     assert "cudaenv/_child/torch_probe.py" in names
-    assert "cudaenv/cli/startup.bundle" in names  # the code of use's and list's modules (hatch_build.py compile_bundle)
-    assert "cudaenv/cli/doctor.bundle" in names  # the doctor's (bundle.DOCTOR_MODULES)
+    assert "cudaenv/bundle/startup.bundle" in names  # the code of use's and list's modules (hatch_build.py compile_bundle)
+    assert "cudaenv/bundle/doctor.bundle" in names  # the doctor's (bundle.DOCTOR_MODULES)
     # the torch probe's scripts compiled (hatch_build.py compile_children), loaded by a child of the same bytecode
     assert "cudaenv/_child/torch_probe.static.code" in names and "cudaenv/_child/torch_probe.dynamic.code" in names
     assert not any(n.startswith(("data/", "shell/", "tests/")) for n in names)
@@ -111,9 +111,9 @@ def test_the_installed_command_starts_without_re(installed, tmp_path):
     assert {"cudaenv.cli", "cudaenv.toolkit.switch"} <= imported  # the profile saw the command's own imports
     assert not imported & {"re", "enum", "argparse", "json", "typing", "subprocess"}, sorted(imported)
     # the start-up bundle the wheel carries is this interpreter's: the command takes its modules from it
-    from cudaenv.cli.bundle import BUNDLE, DOCTOR_BUNDLE, read_bundle
+    from cudaenv.bundle import BUNDLE, DOCTOR_BUNDLE, read_bundle
 
-    bundle = next(installed.glob("lib/python*/site-packages/cudaenv/cli/" + BUNDLE))
+    bundle = next(installed.glob("lib/python*/site-packages/cudaenv/bundle/" + BUNDLE))
     assert read_bundle(str(bundle)) is not None
     assert read_bundle(str(bundle.with_name(DOCTOR_BUNDLE))) is not None
 
