@@ -38,6 +38,9 @@ pyenv shim (no ``--python``)
 served local index)                    same wheels from the same index
 ``uninstall 12.4 --script --root R``   ``dpkg --admindir R/var/lib/dpkg     <= 1.5 x
 (879 dpkg lists; SKIP without dpkg)    -S '/usr/local/cuda-12.4/*'``
+``check-installer`` of an all-zero    ``md5sum`` of the same file          <= 1.1 x
+1 GiB download (sparse; SKIP without
+md5sum)
 ``explain --file`` (a 2-line paste)    ``PY -c pass``                       <= 6 x
 ``explain --file`` (a 10 MB log)       ``PY -c pass``                       <= 15 x
 ``checkpoint inspect`` (1.5 GiB file)  ``PY -c pass``                       <= 2 x wall
@@ -147,8 +150,8 @@ def measure(argv: Sequence[str], env: Dict[str, str], cwd: str) -> Dict[str, flo
         raise SystemExit("bench: could not measure %s:\n%s" % (" ".join(argv), proc.stderr.decode("utf-8", "replace")[-2000:]))
     if code != 0:
         # doctor exits 1 when it finds an error (no driver here); anything else is a broken run
-        # fleet: the planted drift; a peer may say so the way the doctor does
-        if not (code == 1 and ("doctor" in argv or "fleet" in argv or os.path.basename(argv[0]) in PEERS)):
+        # fleet: the planted drift; a peer may say so the way the doctor does; check-installer: the all-zero file is BAD
+        if not (code == 1 and ("doctor" in argv or "fleet" in argv or "check-installer" in argv or os.path.basename(argv[0]) in PEERS)):
             err = proc.stderr.decode("utf-8", "replace")
             raise SystemExit("bench: %s exited with %s:\n%s" % (" ".join(argv), code, err[-2000:]))
     return {"wall": wall, "rss_mib": rss_kib / 1024.0}
@@ -712,6 +715,7 @@ def folder_figures(python: str, work: str, env: Dict[str, str], count: int = 8, 
     return out
 
 
+ZERO_PAYLOAD = 1 << 30  # the all-zero download check-installer and md5sum read (the issue measured 4 GiB: the ratio is per byte)
 CONSOLE_FLOOR = "python -c 'import re'"
 TORCH_FLOOR = "torch import floor"  # import torch; torch.cuda.is_available(); os._exit(0), in PY
 # The torch-importing peers (issue 35) and their main check, each installed beside PY or in --peers DIR with torch==2.13.0
@@ -850,6 +854,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         commands["uninstall 12.4 --script"] = [cudaenv, "uninstall", "12.4", "--root", str(root), "--script", os.path.join(work, "plan.sh")]
         commands["dpkg -S"] = [dpkg, "--admindir=%s" % (root / "var/lib/dpkg"), "-S", "/usr/local/cuda-12.4/*"]
         envs["uninstall 12.4 --script"] = envs["dpkg -S"] = env
+    md5sum = shutil.which("md5sum")
+    if md5sum and has_command(cudaenv, "check-installer", env) and (not wanted or any(w in "check-installer md5sum" for w in wanted)):
+        # issue 35: a download that came down as zeros (a preallocated file never written) against md5sum of it
+        zeros = Path(work) / "zeros" / "cuda_12.4.0_550.54.14_linux.run"
+        zeros.parent.mkdir(parents=True, exist_ok=True)
+        with open(zeros, "wb") as fh:
+            fh.truncate(ZERO_PAYLOAD)  # sparse: read as zeros, costs no disk
+        commands["check-installer (all-zero payload)"] = [cudaenv, "check-installer", str(zeros)]
+        commands["md5sum of check-installer's all-zero payload"] = [md5sum, str(zeros)]
+        envs["check-installer (all-zero payload)"] = envs["md5sum of check-installer's all-zero payload"] = env
     if wanted:
         commands = {k: v for k, v in commands.items() if k in ("python -c pass", CONSOLE_FLOOR) or any(w in k for w in wanted)}
     fleet: Dict[str, Sequence[str]] = {}
@@ -911,6 +925,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ("doctor --quick, python3 a pyenv shim / pass", ratio("doctor --json --quick (python3 a pyenv shim)", "python -c pass"), 5.0),
         ("install 13.0 / pip install --target, wheels", ratio("install 13.0 (cached wheels)", "pip install --target"), 1.3),
         ("uninstall --script / dpkg -S, same lists", ratio("uninstall 12.4 --script", "dpkg -S"), 1.5),
+        ("check-installer, all-zero payload / md5sum", ratio("check-installer (all-zero payload)", "md5sum of check-installer's all-zero payload"), 1.1),
         ("explain, 2-line paste / python -c pass", ratio("explain (2-line paste)", "python -c pass"), 6.0),
         ("explain, 10 MB log / python -c pass", ratio("explain (10 MB log)", "python -c pass"), 15.0),
         ("use / python -c pass (peak RSS)", ratio("use 12.4", "python -c pass", "rss_mib"), 1.5),
