@@ -116,12 +116,16 @@ def parse_elf_symbols(data: Union[bytes, IO[bytes]], defined: bool = False, keep
     names: List[str] = []
     seen = set()
     complete = not cut
-    picked = _picked(table, text, entsize, little, defined, select)
+    at_start = _at_name_start(select) if select is not None and not select.groups else None
+    picked = _picked(table, text, entsize, little, defined, None if at_start is not None else select)
     if picked is not None:  # the bulk path: the offsets of the names wanted, each NUL-ended within MAX_NAME
         offsets, whole = picked
+        raw = _names_at(text, offsets)
+        if at_start is not None:  # ``select`` at each name's start, one search over the names joined
+            raw = at_start.findall(b"\0" + b"\0".join(raw))
         # decoded in one go (a NUL never ends a UTF-8 sequence, so joining changes no name), each name once, in order
-        joined = b"\0".join([text[n:text.find(b"\0", n)] for n in offsets]).decode("utf-8", "surrogateescape")
-        unique = list(dict.fromkeys(joined.split("\0"))) if offsets else []
+        joined = b"\0".join(raw).decode("utf-8", "surrogateescape")
+        unique = list(dict.fromkeys(joined.split("\0"))) if raw else []
         if keep is not None:
             unique = [n for n in unique if keep(n)]
         if len(unique) >= MAX_KEPT:
@@ -188,7 +192,37 @@ def _picked(table: bytes, text: bytes, entsize: int, little: bool, defined: bool
     if select is not None:
         match = select.match
         offsets = [n for n in offsets if match(text, n)]
-    return [n for n in offsets if n < len(text)], whole
+    return offsets if whole else [n for n in offsets if n < len(text)], whole
+
+
+def _names_at(text: bytes, offsets) -> list:
+    """The NUL-ended names of the string table ``text`` at ``offsets``: looked up among the table's strings by their
+    start (one split, the starts summed at C level), a name that starts inside another string (a linker may share a
+    string's tail) read from its offset."""
+    from itertools import accumulate
+
+    parts = text.split(b"\0")
+    by_start = dict(zip(accumulate(map((1).__add__, map(len, parts)), initial=0), parts))
+    raw = list(map(by_start.get, offsets))
+    if None in raw:
+        raw = [r if r is not None else text[n:text.find(b"\0", n)] for r, n in zip(raw, offsets)]
+    return raw
+
+
+def _at_name_start(select):
+    """``select`` (a bytes pattern without groups that never matches a NUL) after each NUL of names joined by NUL with
+    one before the first, with the rest of the name as the pattern's group: ``findall`` gives the selected names in
+    order, what ``select.match`` at each name's offset in the string table keeps (the search jumps from NUL to NUL)."""
+    return _AT_START.get(select) or _AT_START.setdefault(select, _compile_at_start(select))
+
+
+_AT_START: dict = {}  # select -> its pattern at a name's start (a few selectors a run)
+
+
+def _compile_at_start(select):
+    import re
+
+    return re.compile(b"\0((?:" + select.pattern + b")[^\0]*)", select.flags)
 
 
 # 0/1 tables for bytes.translate: st_info's binding (the high nibble) STB_GLOBAL, or STB_GLOBAL or STB_WEAK; a zero byte

@@ -375,3 +375,21 @@ def test_the_gnu_hash_of_known_names_and_of_a_name_past_max_name():
     long = b"_ZN2at" + b"x" * (MAX_NAME * 2)
     assert elf_symbols._gnu_hash(long) == _gnu_hash_by_byte(long)
     assert len(elf_symbols._POWERS) <= MAX_NAME + 1
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from([b"_ZN3c101fEv", b"_ZN2at1gEv", b"puts", b"", b"_ZN5torchX", b"\xff\xfe", b"x_ZN2at1gEv",
+                                 b"_ZNK3c104HalfEv", b"_ZN6caffe2"]), max_size=30),
+       st.lists(st.integers(0, 400), max_size=40))
+def test_the_names_at_offsets_and_the_bulk_select_are_the_one_by_one_reading(strings, offsets):
+    """_names_at (the string table's names by their start, a shared tail read from its offset) and _at_name_start's
+    findall over the names joined give what reading each offset to its NUL and matching ``select`` there give."""
+    from cudaenv.parse.elf_symbols import _at_name_start, _names_at
+    from cudaenv.parse.symbols import namespace_selector
+
+    text = b"\0" + b"".join(s + b"\0" for s in strings)
+    inside = [n for n in offsets if n < len(text)]
+    one_by_one = [text[n:text.find(b"\0", n)] for n in inside]
+    assert _names_at(text, inside) == one_by_one
+    select = namespace_selector(TORCH_SPACES)
+    assert _at_name_start(select).findall(b"\0" + b"\0".join(one_by_one)) == [n for n in one_by_one if select.match(n)]
