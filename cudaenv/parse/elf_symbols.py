@@ -212,14 +212,8 @@ def _names_at(text: bytes, offsets) -> list:
 def _at_name_start(select):
     """``select`` (a bytes pattern without groups that never matches a NUL) after each NUL of names joined by NUL with
     one before the first, with the rest of the name as the pattern's group: ``findall`` gives the selected names in
-    order, what ``select.match`` at each name's offset in the string table keeps (the search jumps from NUL to NUL)."""
-    return _AT_START.get(select) or _AT_START.setdefault(select, _compile_at_start(select))
-
-
-_AT_START: dict = {}  # select -> its pattern at a name's start (a few selectors a run)
-
-
-def _compile_at_start(select):
+    order, what ``select.match`` at each name's offset in the string table keeps (the search jumps from NUL to NUL).
+    Compiled once: ``re``'s own cache keeps it."""
     import re
 
     return re.compile(b"\0((?:" + select.pattern + b")[^\0]*)", select.flags)

@@ -133,14 +133,7 @@ def test_every_cuda_import_of_a_real_cupy_wheel_is_read(fake_root, monkeypatch):
     CUPY-OPTIONAL) give a record only where their DLL is found."""
     from cudaenv.probes import dlls
 
-    reads = []
-    real = dlls._imports
-
-    def counted(host, path):
-        reads.append(path)
-        return real(host, path)
-
-    monkeypatch.setattr(dlls, "_imports", counted)
+    reads = calls_to(monkeypatch, dlls, "_imports")
     wanted = {"cupy-cuda11x": {"cublas64_11.dll", "curand64_10.dll", "cusolver64_11.dll", "cusparse64_11.dll", "cufft64_10.dll",
                                "nvrtc64_112_0.dll"},
               "cupy-cuda12x": CUPY12_TOOLKIT_DLLS,
@@ -266,14 +259,7 @@ def test_a_frameworks_record_is_read_for_at_most_max_objects_modules(fake_root, 
     m.put(SITE + "\\" + module, build_pe(["cudart64_12.dll"]))
     m.dist("cupy-cuda12x", "13.6.0", files + [module])
     m.toolkit("12.4.131", on_path=False)
-    reads = []
-    real = dlls._imports
-
-    def counted(host, path):
-        reads.append(path)
-        return real(host, path)
-
-    monkeypatch.setattr(dlls, "_imports", counted)
+    reads = calls_to(monkeypatch, dlls, "_imports")
     cupy = Framework(package="cupy-cuda12x", version="13.6.0", location=SITE, cuda="12")
     got = probe_dlls(m.host(), None, PYTHON, frameworks=(cupy,))
     assert [x.needed for x in got] == ["cudart64_12.dll"] and got[0].via == "add_dll_directory"

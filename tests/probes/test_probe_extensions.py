@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from builders import calls_to
 from elf_builders import build_library, exporting, needing
 from framework_builders import dist
 from cudaenv.diagnose import diagnose
@@ -189,26 +190,23 @@ def test_the_memo_stands_for_the_reads_until_a_file_changes(tmp_path, monkeypatc
     torch = Torch(location=str(site), **TORCH)
     later = time.time_ns() + 10 * SETTLED_NS  # the files built above count as settled
     path = str(tmp_path / "cache" / "facts-memo.json")
-    reads = []
-    real = pe._read
+    opened = calls_to(monkeypatch, pe, "_read")  # the paths of the ELF files read
 
-    def counting(host, p, reader, *args):
-        reads.append(p.rsplit("/", 1)[-1])
-        return real(host, p, reader, *args)
+    def read_names():
+        return [p.rsplit("/", 1)[-1] for p in opened]
 
-    monkeypatch.setattr(pe, "_read", counting)
     memo = Memo(path, now_ns=later)
     first = probe_extensions(Host(env={}), torch, [str(site)], [], memo=memo)
     assert memo.save() and {e.package: e.missing_count for e in first} == {"flash-attn": 2, "good-ext": 0}
-    assert MODULE in reads and "_speedups.so" not in reads  # ("other" requires no torch: never a candidate)
-    reads.clear()
+    assert MODULE in read_names() and "_speedups.so" not in read_names()  # ("other" requires no torch: never a candidate)
+    opened.clear()
     again = probe_extensions(Host(env={}), torch, [str(site)], [], memo=Memo(path, now_ns=later))
-    assert reads == [] and again == first
+    assert opened == [] and again == first
 
     lib = site / "torch" / "lib"
     build_library(lib, "libc10.so", soname="libc10.so", code=exporting([CHECK_NEW, "_ZN3c104HalfC1Ef", CHECK_OLD, GONE]))
     changed = probe_extensions(Host(env={}), torch, [str(site)], [], memo=Memo(path, now_ns=later))
-    assert "libc10.so" in reads and {e.package: e.missing_count for e in changed} == {"flash-attn": 0, "good-ext": 0}
+    assert "libc10.so" in read_names() and {e.package: e.missing_count for e in changed} == {"flash-attn": 0, "good-ext": 0}
 
     import json
 
@@ -216,6 +214,6 @@ def test_the_memo_stands_for_the_reads_until_a_file_changes(tmp_path, monkeypatc
     for entry in doc["entries"].values():
         entry["value"]["missing_count"] = "2"  # a string where a count belongs
     open(path, "w").write(json.dumps(doc))
-    reads.clear()
+    opened.clear()
     assert probe_extensions(Host(env={}), torch, [str(site)], [], memo=Memo(path, now_ns=later)) == changed
-    assert MODULE in reads
+    assert MODULE in read_names()
