@@ -245,10 +245,10 @@ def with_cudnn(host, frameworks, libraries, entries, other: Dict[str, Tuple[str,
             else:  # the wheel of another site-packages than the first holding that name (Python imported its nvidia)
                 version = _cudnn_wheel_beside(host, lib.path)
         hidden: Tuple[str, ...] = ()
-        if lib.via == "preload" and lib.path:  # an earlier site-packages' copy the import of nvidia passed over
-            earlier = list(site_packages)[:next((i for i, site in enumerate(site_packages) if lib.path.startswith(site.rstrip("/") + "/")),
-                                                 len(site_packages))]
-            hidden = tuple(f for f in (host.join(site, "nvidia", "cudnn", "lib", soname) for site in earlier) if host.is_file(f))
+        at = next((i for i, site in enumerate(site_packages) if (lib.path or "").startswith(site.rstrip("/") + "/")), None)
+        if lib.via == "preload" and at is not None:  # the same file in an earlier site-packages, which the import passed over
+            rel = lib.path[len(site_packages[at].rstrip("/")) + 1:]
+            hidden = tuple(f for f in (host.join(site, rel) for site in site_packages[:at]) if host.is_file(f))
         out.append(replace(fw, cudnn=fw.cudnn or built, cudnn_soname=soname, cudnn_path=lib.path, cudnn_via=lib.via, cudnn_version=version,
                            cudnn_other=tuple(other.get(fw.package, ())), cudnn_wheels=labels, cudnn_hidden=hidden))
     return tuple(out)
