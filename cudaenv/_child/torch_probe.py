@@ -166,9 +166,7 @@ def _scan_path_for_torch():
                 return "module", os.path.join(entry or ".", name)
         if namespace is None and os.path.isdir(base):
             namespace = base
-    if namespace is not None:
-        return "namespace", namespace
-    return None, None
+    return ("namespace", namespace) if namespace is not None else (None, None)
 
 
 def _find_torch_spec():
@@ -219,9 +217,7 @@ def _dist_name(folder):
         if folder.endswith(suffix):
             stem = folder[: -len(suffix)]
             name, sep, version = stem.partition("-")
-            if not sep:
-                return None
-            return name.replace("_", "-").replace(".", "-").lower(), version.split("-py")[0]
+            return (name.replace("_", "-").replace(".", "-").lower(), version.split("-py")[0]) if sep else None
     return None
 
 
@@ -238,9 +234,7 @@ def _installer(dist_dir):
     if dist_dir is None:
         return None
     text = _read(os.path.join(dist_dir, "INSTALLER"))
-    if text and text.strip():
-        return text.strip().splitlines()[0].strip().lower()
-    return None
+    return text.strip().splitlines()[0].strip().lower() if text and text.strip() else None
 
 
 def _conda_owns_torch(prefix):
@@ -407,6 +401,7 @@ def _nccl_text(value):
 
 def dynamic():
     _strip_cwd_from_path()
+    import gc
     import warnings
 
     result = {"mode": "dynamic", "dynamic": True, "executable": sys.executable}
@@ -415,11 +410,17 @@ def dynamic():
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            collecting = gc.isenabled()
+            gc.disable()  # off during the import, and what it made then frozen: a tenth of the import (docs/design.md)
             try:
                 import torch
             except BaseException as exc:  # ImportError, OSError (a missing .so), even SystemExit
                 result["import_error"] = "%s: %s" % (type(exc).__name__, exc)
                 return result
+            finally:
+                if collecting:
+                    gc.freeze()
+                    gc.enable()
             result["version"] = str(getattr(torch, "__version__", "") or "") or None
             result["file"] = getattr(torch, "__file__", None)
             version = getattr(torch, "version", None)

@@ -149,6 +149,25 @@ def test_cpu_build_is_not_asked_to_initialise_cuda(site):
     assert t.dynamic and t.cuda_available is False and t.cuda_error is None
 
 
+def test_the_collector_is_off_during_import_torch_then_frozen_and_back_on(site):
+    # the import runs without the cyclic collector's passes (a tenth of a real torch's import), what it made is frozen
+    # (else the collector's first pass after it scans them all), and what torch is then asked runs with it on
+    init = ("import gc\nfrom . import version, cuda, backends\n__version__ = version.__version__\n"
+            "if gc.isenabled():\n    raise ImportError('the collector ran during the import')\n")
+    cuda = FAKE_CUDA_NO_DRIVER.replace("return False", "import gc\n    return gc.isenabled() and gc.get_freeze_count() > 0", 1)
+    make_fake_torch(site, version="2.13.0+cpu", cuda="None", init=init, cuda_module=cuda)
+    t = probe_torch(host_with_path(site), me(), [])
+    assert t.import_error is None and t.dynamic and t.cuda_available is True
+
+
+def test_a_collector_the_interpreter_turned_off_stays_off(site):
+    (site / "sitecustomize.py").write_text("import gc\ngc.disable()\n")
+    cuda = FAKE_CUDA_NO_DRIVER.replace("return False", "import gc\n    return gc.isenabled()", 1)
+    make_fake_torch(site, version="2.13.0+cpu", cuda="None", cuda_module=cuda)
+    t = probe_torch(host_with_path(site), me(), [])
+    assert t.import_error is None and t.dynamic and t.cuda_available is False
+
+
 def test_torch_whose_import_raises(site):
     make_fake_torch(site, init="raise OSError('libcudnn.so.9: cannot open shared object file: No such file or directory')\n")
     notes = []
