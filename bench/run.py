@@ -90,7 +90,10 @@ the 1,000 toolkits are a module tree named for their versions (``many_toolkits``
 The peers (issue 35) are each one's own command, found beside PY or in ``--peers DIR`` (install them with
 torch==2.13.0 into a throwaway venv, never into cudaenv's: ``--peers VENV/bin``); one that is not there is a SKIP.
 They run as they are: on a machine without a network, ``env-doctor check`` waits on its online lookups (tens of
-seconds here), so its ratio says nothing there.
+seconds here), so its ratio says nothing there. The peers import their venv's own torch: the same floor is measured with
+that venv's ``python`` (when ``--peers`` has one) and printed against PY's, not a target. A torch on a slower file
+system or with more packages beside it imports slower (its ``import torch`` stats and reads about 1,000 files), and the
+doctor-to-peer ratios carry that difference.
 
 Also measured, without a target: ``PY -c 'import re'``, the floor under every ``cudaenv ...`` ratio to ``PY -c pass``
 when ``bin/cudaenv`` is pip's generated console script (it imports re for its ``sys.argv[0]`` rewrite before cudaenv's
@@ -718,6 +721,7 @@ def folder_figures(python: str, work: str, env: Dict[str, str], count: int = 8, 
 ZERO_PAYLOAD = 1 << 30  # the all-zero download check-installer and md5sum read (the issue measured 4 GiB: the ratio is per byte)
 CONSOLE_FLOOR = "python -c 'import re'"
 TORCH_FLOOR = "torch import floor"  # import torch; torch.cuda.is_available(); os._exit(0), in PY
+PEERS_FLOOR = "torch import floor (the peers' python)"  # the same, in --peers DIR's python: their torch
 # The torch-importing peers (issue 35) and their main check, each installed beside PY or in --peers DIR with torch==2.13.0
 PEERS = {"env-doctor": ["check"], "cuda-doctor": ["diagnose"], "gpu-doctor": ["--check"], "ai-infradr": []}
 FLEET_FLOOR = ("import json, os, sys\nfor name in sorted(os.listdir(sys.argv[1])):\n"
@@ -807,6 +811,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         if os.access(exe, os.X_OK):
             commands["peer " + peer] = [exe, *peer_args]
             envs["peer " + peer] = env
+    peers_python = os.path.join(args.peers, "python") if args.peers else None
+    if peers_python and os.access(peers_python, os.X_OK) and any(n.startswith("peer ") for n in commands):
+        commands[PEERS_FLOOR] = [peers_python, *commands[TORCH_FLOOR][1:]]
+        envs[PEERS_FLOOR] = env
     if has_command(cudaenv, "explain", env):
         two, ten = Path(work) / "paste-2-lines.txt", Path(work) / "paste-10M.log"
         two.write_text("RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
@@ -956,6 +964,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         print()
         print("%s: %.3f x python -c pass: bin/cudaenv is pip's generated script, which imports re before cudaenv starts"
               % (CONSOLE_FLOOR, floor))
+    peers_floor = ratio(PEERS_FLOOR, TORCH_FLOOR)
+    if peers_floor is not None:
+        print()
+        print("the peers' torch import floor: %.3f x PY's (each doctor / peer ratio carries it; not a target)" % peers_floor)
     cold = ratio("doctor --json --quick (frameworks, no memo)", "doctor --json --quick")
     if cold is not None:
         print()
