@@ -87,10 +87,7 @@ def _candidates(host, site_packages: Sequence[str], rows: Dict[str, Dict[str, An
             notes.append(Note(PROBE, M("more than %d packages: the rest were not read for a torch requirement", MAX_SCANNED)))
             break
         scanned += 1
-        path = host.join(where[0], where[1], "METADATA")
-        meta = heads[path] if heads is not None and path in heads else read_metadata_head(host, path, METADATA_HEAD)
-        if heads is not None:
-            heads[path] = meta
+        meta = read_metadata_head(host, host.join(where[0], where[1], "METADATA"), METADATA_HEAD, heads)
         if "torch" not in meta.lower():  # a requirement on torch spells its name (ASCII, any case): nothing to parse
             continue
         if any(pf.requirement_name(r) == "torch" for r in pf.parse_metadata(meta)[2]):
@@ -172,8 +169,7 @@ def probe_extensions(host, torch: Torch, site_packages: Sequence[str], notes: Li
     found: List[Any] = []
     order: List[Tuple[str, str, Sequence[str], str, Any]] = []  # each extension: read now (an index in found) or remembered
     for package, (site, entry) in _candidates(host, site_packages, rows, notes, present, heads):
-        path = host.join(site, entry, "METADATA")
-        meta = heads[path] if path in heads else read_metadata_head(host, path, METADATA_HEAD)
+        meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_HEAD, heads)
         _, version, requires = pf.parse_metadata(meta)
         record = host.read_text(host.join(site, entry, "RECORD"), limit=8 * 1024 * 1024) or ""
         modules = [p for p in pf.record_libraries(record) if not p.endswith((".dll", ".pyd"))][:MAX_MODULES]

@@ -37,16 +37,20 @@ def _dist_infos(host, site: str) -> List[Tuple[str, str]]:
     return out
 
 
-def read_metadata_head(host, path: str, limit: int = METADATA_LIMIT) -> str:
+def read_metadata_head(host, path: str, limit: int = METADATA_LIMIT, heads: Optional[Dict[str, str]] = None) -> str:
     """The header block of the METADATA file ``path``, up to its first blank line (all that
     :func:`cudaenv.parse.frameworks.parse_metadata` reads), from at most ``limit`` bytes; undecodable bytes replaced
     (a cut at a newline decodes as the whole text would there); "" when it cannot be read. The description after the
-    block is never decoded."""
+    block is never decoded. ``heads``: the heads read so far in this run, by path: one already there is used, a new
+    one is added (the frameworks and the extension check read the same files)."""
+    if heads is not None and path in heads:
+        return heads[path]
     data = host.read_bytes(path, limit=limit)
-    if not data:
-        return ""
-    end = data.find(b"\n\n")
-    return (data if end < 0 else data[:end]).decode("utf-8", errors="replace")
+    end = data.find(b"\n\n") if data else -1
+    head = (data if end < 0 else data[:end]).decode("utf-8", errors="replace") if data else ""
+    if heads is not None:
+        heads[path] = head
+    return head
 
 
 def installed_distributions(host, site_packages: Sequence[str]) -> Dict[str, Tuple[str, str]]:
@@ -67,12 +71,9 @@ def _cuda_libraries(libraries: Sequence[str]) -> Tuple[str, ...]:
 def read_framework(host, name: str, row: Dict[str, Any], where: Tuple[str, str], present: Dict[str, Tuple[str, str]],
                    notes: List[Note], read_needed=None, rows=None, cuda_libs=None, heads: Optional[Dict[str, str]] = None) -> Framework:
     """One package's record from its files (``read_needed(path) -> tuple of NEEDED`` reads a library; None: skip;
-    ``heads``: the METADATA heads read, by path, for the next reader of the same file)."""
+    ``heads``: :func:`read_metadata_head`'s)."""
     site, entry = where
-    path = host.join(site, entry, "METADATA")
-    meta = read_metadata_head(host, path, METADATA_LIMIT)
-    if heads is not None:
-        heads[path] = meta
+    meta = read_metadata_head(host, host.join(site, entry, "METADATA"), METADATA_LIMIT, heads)
     _, version, requires = pf.parse_metadata(meta)
     nvidia = tuple(dict.fromkeys(r for r in (pf.requirement_name(line) for line in requires) if r and r.startswith("nvidia-")))
     record = host.read_text(host.join(site, entry, "RECORD"), limit=RECORD_LIMIT) or ""
