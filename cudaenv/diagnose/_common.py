@@ -12,7 +12,7 @@ from cudaenv.core.i18n import M, join
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: typing stays off doctor --quick's path (issue 35)
-    from typing import Any, List, Mapping, Optional, Tuple
+    from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 BROKEN_FAILURES = ("driver-not-loaded", "driver-library-mismatch", "gpu-lost", "no-devices", "no-permission")
 
@@ -228,6 +228,11 @@ def short(version: Optional[str]) -> str:
 
 def quote(p: str) -> str:
     return shlex.quote(p)
+
+
+def set_ld_library_path(entries: Sequence[str]) -> str:
+    """The fix line that sets LD_LIBRARY_PATH to ``entries`` (quoted), or unsets it when there are none."""
+    return "export LD_LIBRARY_PATH=%s" % quote(":".join(entries)) if entries else "unset LD_LIBRARY_PATH"
 
 
 def distro_id(s) -> str:

@@ -375,7 +375,7 @@ def check_libraries(s, tables=None) -> List:
               "import, or runs with the wrong library.", join("; ", (
                   M("%s's %s loads %s%s instead of %s", lib.consumer, lib.needed, lib.path, (" (%s)" % lib.version) if lib.version else "",
                     lib.wheel_copy) for lib in shadows))),
-            ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
+            [c.set_ld_library_path(kept),
              M("# and drop %s from the script that sets it (a module file, ~/.bashrc, an activate script)", ", ".join(dirs))],
         ))
     missing = _missing(s)
@@ -443,7 +443,7 @@ def _wheel_outside_search(s, outside: List, rest: List, tables=None):
           "cannot open shared object file\" (unless something loaded it first).",
           join("; ", (M("%s loads (dlopen) %s", lib.object, lib.needed) for lib in outside)),
           ", ".join(lib.wheel_copy for lib in outside), outside[0].needed),
-        ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(folders + current)),
+        [c.set_ld_library_path(folders + current),
          M("# and set it where the environment is set up (its activate script, a module file, ~/.bashrc): a new shell "
            "starts without it")] + (_reinstall(s, rest[0].consumer, tables) if rest else []),
     )

@@ -199,7 +199,7 @@ def ld_library_path(s) -> List:
             M("LD_LIBRARY_PATH holds another toolkit's libraries"),
             M("LD_LIBRARY_PATH has the lib folder of %s%s. Programs then load libcudart/libcublas of a different CUDA "
             "than the one they were built with (\"undefined symbol\", \"version `libcublas.so.12' not found\").", listing, (M(", but the active toolkit is %s (CUDA %s)", path, c.short(version)) if path else "")),
-            ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
+            [c.set_ld_library_path(kept),
              c.use_fix(version, M("sets PATH and LD_LIBRARY_PATH together")) if version else None],
         )
     ]
@@ -241,7 +241,7 @@ def ld_library_path_missing(s) -> List:
             M("LD_LIBRARY_PATH has entries inside %s, where cudaenv found no CUDA toolkit (it was removed, or the line was "
             "copied from another machine). The loader skips them, so they do no harm now, but a toolkit installed "
             "there later would be picked up silently; a startup file probably still sets them.", named),
-            ["export LD_LIBRARY_PATH=%s" % c.quote(":".join(kept)) if kept else "unset LD_LIBRARY_PATH",
+            [c.set_ld_library_path(kept),
              M("grep -n %s %s 2>/dev/null    # the line that sets it", c.quote(missing[0]), _startup_files()),
              c.use_fix(version, M("sets PATH and LD_LIBRARY_PATH together")) if version and path else None],
         )
